@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+// Runs the TypeScript sources directly through tsx's loader: no build step between a clone and a run.
+import { register } from 'tsx/esm/api';
+
+register();
+const { main } = await import('../src/cli/main.ts');
+const code = await main(process.argv.slice(2));
+process.exitCode = code;

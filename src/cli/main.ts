@@ -1,0 +1,43 @@
+/**
+ * The `fleetbench` program. Each command lives in its own file under src/cli/ and exports
+ * `register(program)`; this file only wires them and turns errors into exit codes.
+ */
+import { Command, CommanderError } from 'commander';
+import { ExitCode, isFleetbenchError } from '../errors.ts';
+import { VERSION } from '../version.ts';
+import { register as registerSchema } from './schema.ts';
+
+export function buildProgram(): Command {
+  const program = new Command('fleetbench')
+    .description(
+      'Benchmark, budget and chaos-test AI-agent control planes: GitHub API quota, start and recovery speed, park/wake turnover.',
+    )
+    .version(VERSION, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureHelp({ sortSubcommands: true })
+    .exitOverride();
+  registerSchema(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end up here with exit code 0; usage errors were already printed.
+      return error.exitCode === 0 ? ExitCode.ok : ExitCode.badInput;
+    }
+    if (isFleetbenchError(error)) {
+      process.stderr.write(`fleetbench: ${error.message}\n`);
+      if (error.hint) process.stderr.write(`  hint: ${error.hint}\n`);
+      return error.exitCode;
+    }
+    process.stderr.write(
+      `fleetbench: internal error (please report it):\n${(error as Error)?.stack ?? String(error)}\n`,
+    );
+    return ExitCode.internal;
+  }
+}

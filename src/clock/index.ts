@@ -1,0 +1,3 @@
+export * from './clock.ts';
+export * from './real.ts';
+export * from './virtual.ts';

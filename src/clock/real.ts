@@ -1,0 +1,54 @@
+/**
+ * The real clock, optionally scaled: with timeScale 60 one real second is one run minute, so an
+ * hourly rate-limit window lasts a real minute. Run time is measured from construction.
+ */
+import { performance } from 'node:perf_hooks';
+import { type Clock, sleepOn, type TimerId } from './clock.ts';
+
+export class RealClock implements Clock {
+  readonly kind = 'real' as const;
+  readonly epochMs: number;
+  readonly timeScale: number;
+  private readonly startPerf: number;
+  private readonly timers = new Map<TimerId, NodeJS.Timeout>();
+  private nextId = 1;
+
+  constructor(options: { timeScale?: number } = {}) {
+    this.timeScale = options.timeScale ?? 1;
+    if (!(this.timeScale > 0)) throw new RangeError('timeScale must be positive');
+    this.startPerf = performance.now();
+    this.epochMs = Date.now();
+  }
+
+  now(): number {
+    return (performance.now() - this.startPerf) * this.timeScale;
+  }
+
+  /** Run time t happens at real time epoch + t / scale. */
+  toWallMs(t: number): number {
+    return this.epochMs + t / this.timeScale;
+  }
+
+  setTimeout(fn: () => void, delayMs: number): TimerId {
+    const id = this.nextId++;
+    const handle = setTimeout(
+      () => {
+        this.timers.delete(id);
+        fn();
+      },
+      Math.max(0, delayMs / this.timeScale),
+    );
+    this.timers.set(id, handle);
+    return id;
+  }
+
+  clearTimeout(id: TimerId): void {
+    const handle = this.timers.get(id);
+    if (handle) clearTimeout(handle);
+    this.timers.delete(id);
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return sleepOn(this, ms, signal);
+  }
+}

@@ -1,0 +1,3 @@
+export * from './reader.ts';
+export * from './schema.ts';
+export * from './writer.ts';

@@ -1,0 +1,133 @@
+/**
+ * Streaming trace writer. Records are serialised when accepted and buffered; the buffer goes to
+ * disk when it grows past `bufferBytes`, on a timer, on close, and synchronously when the process
+ * exits or is interrupted, so an accepted record is never lost. A process killed with SIGKILL
+ * loses at most the last timer interval, and what it leaves is still line-readable: the reader
+ * reports the missing footer.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  type BodyRecord,
+  type EndFooter,
+  type RecordCounts,
+  type RunHeader,
+  type SpanInput,
+  TRACE_FORMAT,
+} from './schema.ts';
+
+/** Where producers (emulator, control plane, engine) put records. */
+export interface TraceSink {
+  write(record: BodyRecord | (SpanInput & { kind: 'span' })): void;
+}
+
+export type RunHeaderInput = Omit<RunHeader, 'kind' | 'format'>;
+
+export interface TraceWriterOptions {
+  /** Flush when this many bytes are buffered. */
+  bufferBytes?: number;
+  /** Flush at least this often (real time). 0 disables the timer (virtual-time batch runs). */
+  flushIntervalMs?: number;
+}
+
+const openWriters = new Set<TraceWriter>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // 'exit' handlers must be synchronous: that is why every write here is writeSync.
+  process.on('exit', () => {
+    for (const writer of openWriters) writer.close('interrupted');
+  });
+}
+
+export class TraceWriter implements TraceSink {
+  readonly path: string;
+  private fd: number | undefined;
+  private chunks: string[] = [];
+  private bufferedBytes = 0;
+  private readonly bufferBytes: number;
+  private timer: NodeJS.Timeout | undefined;
+  private lastT = 0;
+  private readonly recordCounts: RecordCounts = { api: 0, span: 0, event: 0, gauge: 0 };
+
+  constructor(path: string, header: RunHeaderInput, options: TraceWriterOptions = {}) {
+    this.path = path;
+    this.bufferBytes = options.bufferBytes ?? 256 * 1024;
+    mkdirSync(dirname(path), { recursive: true });
+    this.fd = openSync(path, 'w');
+    const full: RunHeader = { kind: 'run', format: TRACE_FORMAT, ...header };
+    this.append(JSON.stringify(full));
+    this.flush();
+    const interval = options.flushIntervalMs ?? 250;
+    if (interval > 0) {
+      this.timer = setInterval(() => this.flush(), interval);
+      this.timer.unref();
+    }
+    openWriters.add(this);
+    installExitHook();
+  }
+
+  get counts(): Readonly<RecordCounts> {
+    return this.recordCounts;
+  }
+
+  get closed(): boolean {
+    return this.fd === undefined;
+  }
+
+  write(record: BodyRecord | (SpanInput & { kind: 'span' })): void {
+    if (this.fd === undefined) throw new Error(`trace ${this.path} is closed`);
+    this.recordCounts[record.kind]++;
+    const end = record.kind === 'api' || record.kind === 'span' ? record.t + record.dur : record.t;
+    if (end > this.lastT) this.lastT = end;
+    this.append(JSON.stringify(record));
+    if (this.bufferedBytes >= this.bufferBytes) this.flush();
+  }
+
+  flush(): void {
+    if (this.fd === undefined || this.chunks.length === 0) return;
+    const data = this.chunks.join('');
+    this.chunks = [];
+    this.bufferedBytes = 0;
+    writeSync(this.fd, data);
+  }
+
+  /** Write the footer and close. Idempotent: a second close does nothing. */
+  close(reason: EndFooter['reason'] = 'completed', t?: number): void {
+    if (this.fd === undefined) return;
+    const footer: EndFooter = { kind: 'end', t: t ?? this.lastT, reason, counts: { ...this.recordCounts } };
+    this.append(JSON.stringify(footer));
+    this.flush();
+    fsyncSync(this.fd);
+    closeSync(this.fd);
+    this.fd = undefined;
+    if (this.timer) clearInterval(this.timer);
+    openWriters.delete(this);
+  }
+
+  private append(line: string): void {
+    this.chunks.push(line, '\n');
+    this.bufferedBytes += line.length + 1;
+  }
+}
+
+/** Keeps records in memory: for in-process analysis and tests. */
+export class MemorySink implements TraceSink {
+  readonly records: BodyRecord[] = [];
+  write(record: BodyRecord | (SpanInput & { kind: 'span' })): void {
+    this.records.push(record.kind === 'span' ? { outcome: 'ok', ...record } : record);
+  }
+}
+
+/** Sends every record to several sinks (a file and a live analyzer, say). */
+export class TeeSink implements TraceSink {
+  private readonly sinks: TraceSink[];
+  constructor(...sinks: TraceSink[]) {
+    this.sinks = sinks;
+  }
+  write(record: BodyRecord | (SpanInput & { kind: 'span' })): void {
+    for (const sink of this.sinks) sink.write(record);
+  }
+}
