@@ -16,11 +16,14 @@ export function issuePath(path: readonly PropertyKey[]): string {
 function describeIssue(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case 'invalid_type':
-      return `expected ${issue.expected}`;
+      // Zod's default text starts with "Invalid input"; a schema's own message is kept as written.
+      return issue.message.startsWith('Invalid input') ? `expected ${issue.expected}` : issue.message;
     case 'unrecognized_keys':
       return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
     case 'invalid_value':
-      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+      return issue.message.startsWith('Invalid')
+        ? `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`
+        : issue.message;
     case 'invalid_union':
       if ('note' in issue && issue.note === 'No matching discriminator') return 'unknown or missing kind';
       return issue.message;

@@ -1,0 +1,303 @@
+/**
+ * The reference control plane (SPEC §4): a working model of an agent orchestrator, so that
+ * fleetbench runs out of the box and every scenario has something real to measure. It sees
+ * GitHub only through its client (the same request path a real client uses), keeps sessions in
+ * durable state, polls on a schedule with a selectable strategy, serves a dashboard, and can be
+ * restarted, which drops every in-process cache.
+ */
+import type { Clock } from '../clock/clock.ts';
+import type { GitHubTransport } from '../github/types.ts';
+import type { Rng } from '../rng.ts';
+import type { TraceSink } from '../trace/writer.ts';
+import { type Distribution, sample } from '../workload/distribution.ts';
+import { LruMap, TtlCache } from './cache.ts';
+import { Dashboard } from './dashboard.ts';
+import { type CallAttribution, GitHubClient } from './github-client.ts';
+import type { PrSummary } from './github-queries.ts';
+import { Limiter } from './limiter.ts';
+import { type PollCaches, type PollEnv, type PollingStrategyName, runGuardedCycle, runNaiveCycle } from './polling.ts';
+import { type DurableStore, MemoryStore, type SessionRecord, type SessionState, SessionTable } from './sessions.ts';
+
+export type RestartKind = 'hard' | 'graceful' | 'hot';
+
+export interface ReferenceConfig {
+  polling: { strategy: PollingStrategyName; intervalMs: number; concurrency: number; reviewThrottleMs: number };
+  dashboard: { mode: 'enrich' | 'saved'; refreshMs: number; cacheTtlMs: number };
+  /** spawning → working. */
+  spawnTime: Distribution;
+  /** Agent: review comments received → fix pushed and replies posted. */
+  fixAfter: Distribution;
+  /** Kill (or drain end) → ready, per restart kind. */
+  restartOutage: Record<RestartKind, Distribution>;
+  /** ETag LRU sizes (SPEC §4: 100 repos, 500 commits, 500 PRs). */
+  cacheSizes: { repos: number; commits: number; prs: number };
+  project?: string;
+}
+
+export const defaultRestartOutage: Record<RestartKind, Distribution> = {
+  hard: { kind: 'lognormal', median: 2_500, p95: 6_000 },
+  graceful: { kind: 'lognormal', median: 1_500, p95: 3_000 },
+  hot: { kind: 'lognormal', median: 400, p95: 900 },
+};
+
+/** What the simulated agent does to the world when it addresses review comments. */
+export interface AgentWorld {
+  /** Push a fix commit to the session's PR; returns the new head SHA. */
+  pushFix(sessionId: string): Promise<string | undefined>;
+}
+
+export interface SessionSpec {
+  id: string;
+  repo: string;
+  issue: number;
+  branch: string;
+}
+
+export interface ReferenceDeps {
+  clock: Clock;
+  rng: Rng;
+  trace: TraceSink;
+  transport: GitHubTransport;
+  token: string;
+  config: ReferenceConfig;
+  store?: DurableStore;
+  agentWorld?: AgentWorld;
+}
+
+export class ReferenceControlPlane {
+  readonly sessions: SessionTable;
+  private readonly clock: Clock;
+  private readonly trace: TraceSink;
+  private readonly config: ReferenceConfig;
+  private readonly client: GitHubClient;
+  private readonly rng: { spawn: Rng; fix: Rng; outage: Rng };
+  private readonly dashboard: Dashboard;
+  private readonly agentWorld?: AgentWorld;
+  private caches!: PollCaches;
+  private generation = 0;
+  private abort = new AbortController();
+  private running = false;
+  private cycleCounter = 0;
+  private currentCycle: Promise<unknown> | undefined;
+  private botLogin?: string;
+  private readonly failures = { calls: 0 };
+
+  constructor(deps: ReferenceDeps) {
+    this.clock = deps.clock;
+    this.trace = deps.trace;
+    this.config = deps.config;
+    this.agentWorld = deps.agentWorld;
+    this.client = new GitHubClient(deps.transport, deps.token, deps.clock);
+    this.rng = { spawn: deps.rng.fork('spawn'), fix: deps.rng.fork('agent-fix'), outage: deps.rng.fork('outage') };
+    this.sessions = new SessionTable(deps.store ?? new MemoryStore(), deps.clock, deps.trace);
+    this.dashboard = new Dashboard(
+      deps.clock,
+      this.client,
+      deps.trace,
+      { ...deps.config.dashboard, concurrency: deps.config.polling.concurrency },
+      () => this.sessions.active(),
+    );
+    this.resetCaches();
+  }
+
+  get failedCalls(): number {
+    return this.failures.calls;
+  }
+
+  /** Load durable state, learn who we are, start polling, and say we are ready. */
+  async start(): Promise<void> {
+    this.sessions.reload();
+    this.running = true;
+    await this.boot('start');
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.generation++;
+    this.abort.abort();
+    this.dashboard.reset();
+    await this.currentCycle?.catch(() => undefined);
+  }
+
+  createSession(spec: SessionSpec): SessionRecord {
+    const record: SessionRecord = { ...spec, state: 'spawning', createdAt: this.clock.now() };
+    this.sessions.add(record);
+    const delay = sample(this.config.spawnTime, this.rng.spawn);
+    this.clock.setTimeout(() => {
+      const current = this.sessions.get(spec.id);
+      if (current?.state === 'spawning') {
+        this.trace.write({ kind: 'span', name: 'session.spawn', t: record.createdAt, dur: delay, session: spec.id });
+        this.sessions.setState(current, 'working');
+      }
+    }, delay);
+    return record;
+  }
+
+  counts(): Record<SessionState, number> {
+    return this.sessions.counts();
+  }
+
+  setDashboard(open: boolean): void {
+    this.dashboard.setOpen(open);
+  }
+
+  /** Client-side cache loss without a restart (SPEC §5 fault `cache-flush`). */
+  flushCaches(): void {
+    this.resetCaches();
+    this.trace.write({ kind: 'event', name: 'controlplane.cache.flush', t: this.clock.now() });
+  }
+
+  /**
+   * hard: killed at once, in-flight work lost; graceful: the running cycle finishes first;
+   * hot: like graceful for polling (runners survive, which matters for native runs). In every
+   * case the process is new: caches are gone, state is rebuilt from the durable store.
+   */
+  async restart(kind: RestartKind): Promise<{ outageMs: number }> {
+    const killedAt = this.clock.now();
+    this.trace.write({ kind: 'event', name: 'controlplane.restart', t: killedAt, labels: { kind } });
+    if (kind !== 'hard') await this.currentCycle?.catch(() => undefined);
+    const dashboardWasOpen = this.dashboard.isOpen;
+    this.generation++;
+    this.abort.abort();
+    this.dashboard.reset();
+    this.resetCaches();
+    const down = this.clock.now();
+    await this.clock.sleep(sample(this.config.restartOutage[kind], this.rng.outage));
+    this.trace.write({ kind: 'span', name: 'controlplane.outage', t: killedAt, dur: this.clock.now() - killedAt, labels: { kind, drainMs: down - killedAt } });
+    this.sessions.reload();
+    await this.boot(kind);
+    if (dashboardWasOpen) this.dashboard.setOpen(true);
+    return { outageMs: this.clock.now() - killedAt };
+  }
+
+  private resetCaches(): void {
+    const { repos, commits, prs } = this.config.cacheSizes;
+    this.caches = {
+      repoEtags: new LruMap(repos),
+      commitEtags: new LruMap(commits),
+      prEtags: new LruMap(prs),
+      lastReviewCheck: new Map(),
+      issueLists: new TtlCache(this.clock, 300_000),
+      prSummaries: new TtlCache(this.clock, 5_000),
+    };
+  }
+
+  private async boot(reason: string): Promise<void> {
+    this.abort = new AbortController();
+    const generation = this.generation;
+    const user = await this.client.get('/user', { source: 'lifecycle', op: 'whoami' });
+    if (generation !== this.generation) return;
+    this.botLogin = (user.json as { login?: string } | undefined)?.login;
+    this.trace.write({ kind: 'event', name: 'controlplane.ready', t: this.clock.now(), labels: { reason } });
+    void this.pollLoop(generation, this.abort.signal);
+  }
+
+  private env(generation: number): PollEnv {
+    return {
+      clock: this.clock,
+      client: this.client,
+      limiter: new Limiter(this.config.polling.concurrency),
+      caches: this.caches,
+      reviewThrottleMs: this.config.polling.reviewThrottleMs,
+      botLogin: this.botLogin,
+      alive: () => generation === this.generation && this.running,
+      attr: (op, session, cycle): CallAttribution => ({
+        source: 'lifecycle',
+        op,
+        session: session?.id,
+        cycle,
+        phase: session?.state,
+        project: this.config.project,
+      }),
+      prDetected: (session, pr) => {
+        session.pr = pr;
+        this.sessions.save(session);
+        if (session.state === 'working' || session.state === 'spawning') this.sessions.setState(session, 'pr_open');
+      },
+      applySummary: (session, summary) => this.applySummary(session, summary),
+      newReviewComments: (session, ids, newest) => this.reviewComments(session, ids, newest),
+      failed: () => {
+        this.failures.calls++;
+      },
+    };
+  }
+
+  /**
+   * Cycles are due every interval from the loop's start. A cycle that overruns delays the next
+   * one (the lag is recorded on the `poll.cycle` span); cycles missed entirely are skipped and
+   * counted, as a setInterval-driven loop with an overlap guard would.
+   */
+  private async pollLoop(generation: number, signal: AbortSignal): Promise<void> {
+    const { intervalMs, strategy } = this.config.polling;
+    const loopStart = this.clock.now();
+    let due = loopStart;
+    try {
+      while (generation === this.generation && this.running) {
+        const wait = due - this.clock.now();
+        if (wait > 0) await this.clock.sleep(wait, signal);
+        if (generation !== this.generation) return;
+        const started = this.clock.now();
+        const cycle = this.cycleCounter++;
+        const env = this.env(generation);
+        const sessions = this.sessions.active();
+        const run = strategy === 'naive' ? runNaiveCycle(env, sessions, cycle) : runGuardedCycle(env, sessions, cycle);
+        this.currentCycle = run;
+        const stats = await run;
+        if (generation !== this.generation) return;
+        const ended = this.clock.now();
+        this.trace.write({
+          kind: 'span',
+          name: 'poll.cycle',
+          t: started,
+          dur: ended - started,
+          labels: { strategy, cycle, sessions: sessions.length, calls: stats.calls, lagMs: Math.round(started - due) },
+        });
+        due += intervalMs;
+        if (ended > due) {
+          const missed = Math.floor((ended - due) / intervalMs);
+          if (missed > 0) {
+            this.trace.write({ kind: 'event', name: 'poll.cycle.skipped', t: ended, labels: { count: missed } });
+            due += missed * intervalMs;
+          }
+        }
+      }
+    } catch (error) {
+      if (!signal.aborted) throw error;
+    }
+  }
+
+  private applySummary(session: SessionRecord, summary: PrSummary): void {
+    if (summary.headSha && session.pr && summary.headSha !== session.pr.headSha) session.pr.headSha = summary.headSha;
+    if (summary.ci) session.ci = summary.ci;
+    if (summary.reviewDecision !== undefined) session.reviewDecision = summary.reviewDecision ?? undefined;
+    this.sessions.save(session);
+    if (summary.state === 'MERGED') this.sessions.setState(session, 'merged');
+    else if (summary.state === 'CLOSED') this.sessions.setState(session, 'closed');
+    else if (summary.reviewDecision === 'CHANGES_REQUESTED') this.sessions.setState(session, 'review');
+  }
+
+  /** New review comments go to the session's agent, which pushes a fix and replies to each. */
+  private reviewComments(session: SessionRecord, ids: number[], newest: number): void {
+    session.lastCommentId = newest;
+    this.sessions.save(session);
+    if (ids.length === 0) return;
+    this.sessions.setState(session, 'review');
+    this.trace.write({ kind: 'event', name: 'agent.review.received', t: this.clock.now(), session: session.id, labels: { comments: ids.length } });
+    const delay = sample(this.config.fixAfter, this.rng.fix);
+    this.clock.setTimeout(() => void this.addressComments(session.id, ids), delay);
+  }
+
+  private async addressComments(sessionId: string, ids: number[]): Promise<void> {
+    const session = this.sessions.get(sessionId);
+    if (!session?.pr || !this.running) return;
+    const started = this.clock.now();
+    const sha = await this.agentWorld?.pushFix(sessionId);
+    const attr: CallAttribution = { source: 'agent', op: 'reply-review-comment', session: sessionId, phase: session.state, project: this.config.project };
+    for (const id of ids) {
+      await this.client.request('POST', `/repos/${session.repo}/pulls/${session.pr.number}/comments/${id}/replies`, attr, {
+        body: { body: sha ? `Addressed in ${sha.slice(0, 7)}.` : 'Addressed.' },
+      });
+    }
+    this.trace.write({ kind: 'span', name: 'agent.review.addressed', t: started, dur: this.clock.now() - started, session: sessionId, labels: { comments: ids.length } });
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The reference control plane's GitHub client: a thin layer over a GitHubTransport (in-process
+ * or HTTP, the same request path a real client uses). It adds the token, conditional-request
+ * headers and attribution headers, and it honours `retry-after`: after a secondary-limit answer
+ * no request leaves until the wait is over, which is what a well-behaved orchestrator does.
+ */
+import type { Clock } from '../clock/clock.ts';
+import { ATTRIBUTION_HEADERS, type EmulatorResponse, type GitHubTransport } from '../github/types.ts';
+import type { ApiSource } from '../trace/schema.ts';
+
+export interface CallAttribution {
+  source: ApiSource;
+  op: string;
+  session?: string;
+  cycle?: number;
+  phase?: string;
+  project?: string;
+}
+
+export interface GitHubResult {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  etag?: string;
+  /** Parsed JSON body, or undefined for an empty or non-JSON body. */
+  json: unknown;
+}
+
+export interface RequestOptions {
+  /** Send If-None-Match with this ETag. */
+  etag?: string;
+  body?: unknown;
+}
+
+export class GitHubClient {
+  private pausedUntil = 0;
+  /** Answers that were 304, 4xx and 5xx: the control plane's own view of its traffic. */
+  readonly stats = { requests: 0, notModified: 0, errors: 0, limited: 0 };
+
+  constructor(
+    private readonly transport: GitHubTransport,
+    private readonly token: string,
+    private readonly clock: Clock,
+  ) {}
+
+  async request(method: string, path: string, attr: CallAttribution, options: RequestOptions = {}): Promise<GitHubResult> {
+    const wait = this.pausedUntil - this.clock.now();
+    if (wait > 0) await this.clock.sleep(wait);
+    const headers: Record<string, string> = {
+      authorization: `token ${this.token}`,
+      accept: 'application/vnd.github+json',
+      [ATTRIBUTION_HEADERS.source]: attr.source,
+      [ATTRIBUTION_HEADERS.op]: attr.op,
+    };
+    if (attr.session !== undefined) headers[ATTRIBUTION_HEADERS.session] = attr.session;
+    if (attr.cycle !== undefined) headers[ATTRIBUTION_HEADERS.cycle] = String(attr.cycle);
+    if (attr.phase !== undefined) headers[ATTRIBUTION_HEADERS.phase] = attr.phase;
+    if (attr.project !== undefined) headers[ATTRIBUTION_HEADERS.project] = attr.project;
+    if (options.etag) headers['if-none-match'] = options.etag;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = 'application/json';
+    }
+    this.stats.requests++;
+    const response = await this.transport.request({ method, path, headers, body });
+    return this.finish(response);
+  }
+
+  get(path: string, attr: CallAttribution, etag?: string): Promise<GitHubResult> {
+    return this.request('GET', path, attr, { etag });
+  }
+
+  graphql(query: string, attr: CallAttribution): Promise<GitHubResult> {
+    return this.request('POST', '/graphql', attr, { body: { query } });
+  }
+
+  private finish(response: EmulatorResponse): GitHubResult {
+    const { status, headers } = response;
+    if (status === 304) this.stats.notModified++;
+    else if (status >= 400) this.stats.errors++;
+    const retryAfter = headers['retry-after'];
+    if ((status === 403 || status === 429) && retryAfter !== undefined) {
+      this.stats.limited++;
+      this.pausedUntil = Math.max(this.pausedUntil, this.clock.now() + Number(retryAfter) * 1_000);
+    }
+    let json: unknown;
+    if (response.body.length > 0) {
+      try {
+        json = JSON.parse(response.body);
+      } catch {
+        json = undefined;
+      }
+    }
+    return { status, headers, body: response.body, etag: headers.etag, json };
+  }
+}

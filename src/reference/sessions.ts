@@ -1,0 +1,122 @@
+/**
+ * Sessions and the control plane's durable state. A session works on one issue in one repo:
+ * spawning → working → pr_open → review → merged | closed. Everything in a SessionRecord is
+ * durable (survives a restart, like an orchestrator's metadata files); caches are not.
+ */
+import type { Clock } from '../clock/clock.ts';
+import type { TraceSink } from '../trace/writer.ts';
+
+export const sessionStates = ['spawning', 'working', 'pr_open', 'review', 'merged', 'closed'] as const;
+export type SessionState = (typeof sessionStates)[number];
+
+/** How far along the lifecycle a state is, for "wait until every session reached X". */
+export const stateRank: Record<SessionState, number> = {
+  spawning: 0,
+  working: 1,
+  pr_open: 2,
+  review: 3,
+  merged: 4,
+  closed: 4,
+};
+
+export interface SessionRecord {
+  id: string;
+  /** owner/name */
+  repo: string;
+  issue: number;
+  branch: string;
+  state: SessionState;
+  createdAt: number;
+  pr?: { number: number; headSha: string };
+  /** Last CI rollup seen: drives how much the naive strategy fetches. */
+  ci?: 'pending' | 'success' | 'failure';
+  reviewDecision?: string;
+  /** Newest review comment already handed to the agent (guard 3 compares against it). */
+  lastCommentId?: number;
+}
+
+/** Where durable state lives: memory in virtual time, a directory for a real server. */
+export interface DurableStore {
+  load(): SessionRecord[];
+  save(record: SessionRecord): void;
+}
+
+export class MemoryStore implements DurableStore {
+  private readonly records = new Map<string, SessionRecord>();
+  load(): SessionRecord[] {
+    return [...this.records.values()].map((r) => structuredClone(r));
+  }
+  save(record: SessionRecord): void {
+    this.records.set(record.id, structuredClone(record));
+  }
+}
+
+/** The live session table; every state change is saved and traced as a `session.state` event. */
+export type StateChangeListener = (record: SessionRecord, from: SessionState | 'none', to: SessionState) => void;
+
+export class SessionTable {
+  private readonly byId = new Map<string, SessionRecord>();
+  private readonly listeners: StateChangeListener[] = [];
+
+  constructor(
+    private readonly store: DurableStore,
+    private readonly clock: Clock,
+    private readonly trace: TraceSink,
+  ) {}
+
+  onChange(listener: StateChangeListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** Rebuild from durable state (start and restart). */
+  reload(): void {
+    this.byId.clear();
+    for (const record of this.store.load()) this.byId.set(record.id, record);
+  }
+
+  add(record: SessionRecord): void {
+    this.byId.set(record.id, record);
+    this.store.save(record);
+    this.trace.write({
+      kind: 'event',
+      name: 'session.state',
+      t: this.clock.now(),
+      session: record.id,
+      labels: { from: 'none', to: record.state },
+    });
+    for (const listener of this.listeners) listener(record, 'none', record.state);
+  }
+
+  get(id: string): SessionRecord | undefined {
+    return this.byId.get(id);
+  }
+
+  all(): SessionRecord[] {
+    return [...this.byId.values()];
+  }
+
+  /** Sessions the lifecycle loop polls for. */
+  active(): SessionRecord[] {
+    return this.all().filter((s) => s.state === 'working' || s.state === 'pr_open' || s.state === 'review');
+  }
+
+  setState(record: SessionRecord, to: SessionState): void {
+    if (record.state === to) return;
+    const from = record.state;
+    record.state = to;
+    this.store.save(record);
+    this.trace.write({ kind: 'event', name: 'session.state', t: this.clock.now(), session: record.id, labels: { from, to } });
+    for (const listener of this.listeners) listener(record, from, to);
+  }
+
+  /** Persist a field change that is not a state change. */
+  save(record: SessionRecord): void {
+    this.store.save(record);
+  }
+
+  counts(): Record<SessionState, number> {
+    const counts = Object.fromEntries(sessionStates.map((s) => [s, 0])) as Record<SessionState, number>;
+    for (const record of this.byId.values()) counts[record.state]++;
+    return counts;
+  }
+}

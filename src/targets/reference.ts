@@ -1,0 +1,46 @@
+/**
+ * The embedded default target: the reference control plane, in-process, on the run's clock.
+ */
+import { type ReferenceControlPlane, type ReferenceDeps, ReferenceControlPlane as Plane } from '../reference/control-plane.ts';
+import type { RestartKind, SessionSpec, SessionState, SessionStateListener, Target } from './types.ts';
+
+export class ReferenceTarget implements Target {
+  readonly name = 'reference';
+  readonly plane: ReferenceControlPlane;
+
+  constructor(deps: ReferenceDeps) {
+    this.plane = new Plane(deps);
+  }
+
+  start(): Promise<void> {
+    return this.plane.start();
+  }
+
+  stop(): Promise<void> {
+    return this.plane.stop();
+  }
+
+  async createSession(spec: SessionSpec): Promise<void> {
+    this.plane.createSession(spec);
+  }
+
+  async sessionCounts(): Promise<Partial<Record<SessionState, number>>> {
+    return this.plane.counts();
+  }
+
+  onSessionState(listener: SessionStateListener): void {
+    this.plane.sessions.onChange((record, from, to) => listener(record.id, from, to));
+  }
+
+  restart(kind: RestartKind): Promise<{ outageMs: number }> {
+    return this.plane.restart(kind);
+  }
+
+  async flushCaches(): Promise<void> {
+    this.plane.flushCaches();
+  }
+
+  async setDashboard(open: boolean): Promise<void> {
+    this.plane.setDashboard(open);
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * The workload engine: one run of one scenario. It builds the clock, the trace, the GitHub side
+ * (the emulator, in-process for the embedded target), the world script and the target; starts
+ * the executors, schedules faults and markers, samples gauges, brackets the run with
+ * `/rate_limit` snapshots, and closes the trace, with reason `interrupted` if the signal fired.
+ */
+import { join } from 'node:path';
+import type { Clock } from '../clock/clock.ts';
+import { RealClock } from '../clock/real.ts';
+import { VirtualClock } from '../clock/virtual.ts';
+import { FleetbenchError } from '../errors.ts';
+import { defaultRestartOutage } from '../reference/control-plane.ts';
+import { createRng } from '../rng.ts';
+import { ReferenceTarget } from '../targets/reference.ts';
+import type { Target } from '../targets/types.ts';
+import { TraceWriter } from '../trace/writer.ts';
+import { VERSION } from '../version.ts';
+import { runExecutor } from './executors/index.ts';
+import { checkFaults, scheduleFaults } from './faults.ts';
+import { createInProcessGitHub } from './github-side.ts';
+import { scenarioHash } from './load.ts';
+import { MarkerBus } from './markers.ts';
+import type { Scenario } from './scenario.ts';
+import { SessionSpawner } from './spawner.ts';
+import { World } from './world.ts';
+
+export interface RunOptions {
+  /** Directory for trace.jsonl (and, written by the caller, summary.json). */
+  outDir: string;
+  signal?: AbortSignal;
+  /** Matrix cell id, recorded in the trace header. */
+  cell?: string;
+  /** Called every `progressEveryMs` of run time. */
+  onProgress?: (progress: RunProgress) => void;
+  progressEveryMs?: number;
+}
+
+export interface RunProgress {
+  t: number;
+  durationMs: number;
+  sessions: Partial<Record<string, number>>;
+  apiCalls: number;
+}
+
+export interface RunOutcome {
+  scenario: Scenario;
+  tracePath: string;
+  reason: 'completed' | 'interrupted';
+  endedAt: number;
+  sessionsStarted: number;
+  sessionsDropped: number;
+  /** Virtual runs: timer events processed (a measure of simulation work). */
+  events?: number;
+}
+
+const GAUGE_EVERY_MS = 10_000;
+
+export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunOutcome> {
+  if (scenario.target !== 'reference') {
+    throw new FleetbenchError('E_TARGET', `target '${scenario.target}' is not supported by this engine yet (use 'reference')`);
+  }
+  const clock: Clock = scenario.clock === 'virtual' ? new VirtualClock() : new RealClock({ timeScale: scenario.timeScale });
+  const rng = createRng(scenario.seed);
+  const hash = scenarioHash(scenario);
+  const tracePath = join(options.outDir, 'trace.jsonl');
+  const trace = new TraceWriter(
+    tracePath,
+    {
+      runId: scenario.clock === 'virtual' ? `${scenario.name}-seed${scenario.seed}-${hash.slice(0, 8)}` : `${scenario.name}-${new Date(clock.epochMs).toISOString()}`,
+      tool: { name: 'fleetbench', version: VERSION },
+      clock: scenario.clock,
+      ...(scenario.clock === 'real' ? { timeScale: scenario.timeScale } : {}),
+      seed: scenario.seed,
+      scenario: { name: scenario.name, hash, ...(options.cell ? { cell: options.cell } : {}) },
+      target: scenario.target,
+      epochMs: clock.epochMs,
+      startedAt: new Date(clock.epochMs).toISOString(),
+    },
+    { flushIntervalMs: scenario.clock === 'virtual' ? 0 : 250 },
+  );
+
+  const abort = new AbortController();
+  const onAbort = () => abort.abort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  try {
+    const github = createInProcessGitHub(scenario, clock, rng.fork('github'), trace);
+    const markers = new MarkerBus(clock, trace);
+    const world = new World(github.admin, clock, rng.fork('world'), trace, {
+      prAfter: scenario.sessions.prAfter,
+      ciAfter: scenario.sessions.ciAfter,
+      checks: scenario.sessions.checks,
+      mergeAfter: scenario.sessions.mergeAfter,
+    });
+    const target: Target = new ReferenceTarget({
+      clock,
+      rng: rng.fork('target'),
+      trace,
+      transport: github.transport,
+      token: github.token,
+      agentWorld: world,
+      config: {
+        polling: scenario.polling,
+        dashboard: scenario.dashboard,
+        spawnTime: scenario.sessions.spawnTime,
+        fixAfter: scenario.sessions.fixAfter,
+        restartOutage: defaultRestartOutage,
+        cacheSizes: { repos: 100, commits: 500, prs: 500 },
+      },
+    });
+    checkFaults(scenario.faults, target);
+    const spawner = new SessionSpawner(clock, trace, target, world, github.repos);
+
+    await github.snapshot('before');
+    await target.start();
+
+    // Gauges: sessions by state, every 10 s of run time.
+    const sampleGauges = async () => {
+      const counts = await target.sessionCounts();
+      for (const [state, value] of Object.entries(counts)) {
+        trace.write({ kind: 'gauge', name: 'sessions', t: clock.now(), value: value ?? 0, labels: { state } });
+      }
+      if (!abort.signal.aborted) clock.setTimeout(() => void sampleGauges(), GAUGE_EVERY_MS);
+    };
+    clock.setTimeout(() => void sampleGauges(), 0);
+
+    if (options.onProgress) {
+      const every = options.progressEveryMs ?? 60_000;
+      const report = async () => {
+        options.onProgress?.({ t: clock.now(), durationMs: scenario.durationMs, sessions: await target.sessionCounts(), apiCalls: trace.counts.api });
+        if (!abort.signal.aborted) clock.setTimeout(() => void report(), every);
+      };
+      clock.setTimeout(() => void report(), every);
+    }
+
+    if (scenario.markers.steadyStartMs !== undefined) {
+      clock.setTimeout(() => markers.emit('steady.start'), scenario.markers.steadyStartMs);
+    }
+    scheduleFaults(scenario.faults, { clock, trace, target, world, github, markers, sessionCount: scenario.sessions.count });
+    scenario.executors.forEach((executor, i) => {
+      const name = scenario.executors.length > 1 ? `${executor.type}#${i + 1}` : executor.type;
+      markers.schedule(executor, () => void runExecutor(executor, { clock, trace, target, spawner, markers, signal: abort.signal, name }));
+    });
+
+    let events: number | undefined;
+    if (clock instanceof VirtualClock) {
+      const result = await clock.run({ until: scenario.durationMs, signal: abort.signal });
+      events = result.events;
+    } else {
+      await clock.sleep(scenario.durationMs, abort.signal).catch(() => undefined);
+    }
+    const interrupted = options.signal?.aborted ?? false;
+    abort.abort();
+    await target.stop();
+    await github.snapshot('after');
+    const endedAt = clock.now();
+    trace.close(interrupted ? 'interrupted' : 'completed', endedAt);
+    return {
+      scenario,
+      tracePath,
+      reason: interrupted ? 'interrupted' : 'completed',
+      endedAt,
+      sessionsStarted: spawner.count,
+      sessionsDropped: spawner.droppedCount,
+      events,
+    };
+  } catch (error) {
+    trace.close('failed');
+    throw error;
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * Executors decide when sessions start (SPEC §5). Each is one function that schedules its work
+ * on the run's clock and resolves when it has nothing more to start.
+ */
+import type { Clock } from '../../clock/clock.ts';
+import type { Target } from '../../targets/types.ts';
+import type { TraceSink } from '../../trace/writer.ts';
+import type { MarkerBus } from '../markers.ts';
+import type { Executor } from '../scenario.ts';
+import type { SessionSpawner } from '../spawner.ts';
+import { runArrivalRate } from './arrival-rate.ts';
+import { runBatchSpawn } from './batch-spawn.ts';
+import { runFixed } from './fixed.ts';
+
+export interface ExecutorContext {
+  clock: Clock;
+  trace: TraceSink;
+  target: Target;
+  spawner: SessionSpawner;
+  markers: MarkerBus;
+  signal: AbortSignal;
+  /** Name used in labels and markers: `fixed`, `batch-spawn#2`, ... */
+  name: string;
+}
+
+export type ExecutorRunner<E extends Executor> = (executor: E, ctx: ExecutorContext) => Promise<void>;
+
+const runners: { [K in Executor['type']]: ExecutorRunner<Extract<Executor, { type: K }>> } = {
+  fixed: runFixed,
+  'batch-spawn': runBatchSpawn,
+  'arrival-rate': runArrivalRate,
+};
+
+export function runExecutor(executor: Executor, ctx: ExecutorContext): Promise<void> {
+  const runner = runners[executor.type] as ExecutorRunner<Executor>;
+  return runner(executor, ctx);
+}

@@ -1,0 +1,108 @@
+/**
+ * Scheduled faults (SPEC §5). Each fault writes `fault.start` and, when it has a duration,
+ * `fault.end` events, so analysis can line effects up with causes.
+ */
+import type { Clock } from '../clock/clock.ts';
+import { FleetbenchError } from '../errors.ts';
+import { hasCapability, type Target, type TargetCapability } from '../targets/types.ts';
+import type { Labels } from '../trace/schema.ts';
+import type { TraceSink } from '../trace/writer.ts';
+import type { MarkerBus } from './markers.ts';
+import type { Fault } from './scenario.ts';
+import type { World } from './world.ts';
+
+/** GitHub-side fault controls (the emulator's admin API). */
+export interface GitHubFaults {
+  /** Extra latency in ms, share of 5xx answers, share of forced secondary-limit answers. */
+  setFaults(faults: { extraLatencyMs?: number; errorShare?: number; secondaryShare?: number }): Promise<void>;
+}
+
+export interface FaultContext {
+  clock: Clock;
+  trace: TraceSink;
+  target: Target;
+  world: World;
+  github: GitHubFaults;
+  markers: MarkerBus;
+  sessionCount: number;
+}
+
+const needs: Partial<Record<Fault['type'], TargetCapability>> = {
+  restart: 'restart',
+  'cache-flush': 'flushCaches',
+  dashboard: 'setDashboard',
+};
+
+/** Fails up front when the target cannot do what a fault asks. */
+export function checkFaults(faults: readonly Fault[], target: Target): void {
+  for (const fault of faults) {
+    const capability = needs[fault.type];
+    if (capability && !hasCapability(target, capability)) {
+      throw new FleetbenchError('E_TARGET', `fault '${fault.type}' needs a target that supports ${capability}; '${target.name}' does not`);
+    }
+  }
+}
+
+export function scheduleFaults(faults: readonly Fault[], ctx: FaultContext): void {
+  faults.forEach((fault, index) => {
+    ctx.markers.schedule(fault, () => void applyFault(fault, index, ctx));
+  });
+}
+
+async function applyFault(fault: Fault, index: number, ctx: FaultContext): Promise<void> {
+  const { clock, trace, target } = ctx;
+  const event = (name: string, labels: Labels) => trace.write({ kind: 'event', name, t: clock.now(), labels: { type: fault.type, index, ...labels } });
+  const later = (ms: number | undefined, fn: () => Promise<void>) => {
+    if (ms !== undefined) clock.setTimeout(() => void fn(), ms);
+  };
+  switch (fault.type) {
+    case 'restart': {
+      event('fault.start', { kind: fault.kind });
+      const { outageMs } = await target.restart!(fault.kind);
+      event('fault.end', { kind: fault.kind, outageMs: Math.round(outageMs) });
+      return;
+    }
+    case 'cache-flush':
+      event('fault.start', {});
+      await target.flushCaches!();
+      return;
+    case 'review-burst': {
+      const prs = fault.prs ?? Math.min(ctx.sessionCount, 10);
+      const result = await ctx.world.reviewBurst(prs, fault.comments);
+      event('fault.start', { prs: result.prs, comments: result.comments });
+      return;
+    }
+    case 'dashboard':
+      event('fault.start', { durationMs: fault.durationMs });
+      await target.setDashboard!(true);
+      later(fault.durationMs, async () => {
+        await target.setDashboard!(false);
+        event('fault.end', {});
+      });
+      return;
+    case 'github-latency':
+      event('fault.start', { extraMs: fault.extraMs });
+      await ctx.github.setFaults({ extraLatencyMs: fault.extraMs });
+      later(fault.durationMs, async () => {
+        await ctx.github.setFaults({ extraLatencyMs: 0 });
+        event('fault.end', {});
+      });
+      return;
+    case 'github-5xx':
+      event('fault.start', { share: fault.share });
+      await ctx.github.setFaults({ errorShare: fault.share });
+      later(fault.durationMs, async () => {
+        await ctx.github.setFaults({ errorShare: 0 });
+        event('fault.end', {});
+      });
+      return;
+    case 'github-secondary':
+      event('fault.start', { share: fault.share });
+      await ctx.github.setFaults({ secondaryShare: fault.share });
+      later(fault.durationMs, async () => {
+        await ctx.github.setFaults({ secondaryShare: 0 });
+        event('fault.end', {});
+      });
+      return;
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Loading a scenario: YAML text → `--set` overrides → schema validation → resolved Scenario.
+ * Errors name the file, the line when the YAML has one for that field, and the field path:
+ * `my.yaml:7: sessions.count: expected a positive integer`.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { isMap, isSeq, LineCounter, parse as parseYamlValue, parseDocument } from 'yaml';
+import { FleetbenchError, InputFileError } from '../errors.ts';
+import { describeZodIssues } from '../validation.ts';
+import { resolveScenario, type Scenario, userScenarioSchema } from './scenario.ts';
+
+export interface Override {
+  path: string[];
+  value: unknown;
+}
+
+/** `sessions.count=50` → { path: ['sessions','count'], value: 50 }. The value is read as YAML. */
+export function parseOverride(text: string): Override {
+  const eq = text.indexOf('=');
+  if (eq <= 0) throw new FleetbenchError('E_USAGE', `--set expects key=value (e.g. sessions.count=50), got '${text}'`);
+  const key = text.slice(0, eq).trim();
+  const raw = text.slice(eq + 1);
+  let value: unknown;
+  try {
+    value = parseYamlValue(raw);
+  } catch {
+    value = raw;
+  }
+  return { path: key.split('.'), value: value ?? raw };
+}
+
+function applyOverride(target: Record<string, unknown>, override: Override, source: string): void {
+  let node: unknown = target;
+  const { path } = override;
+  for (let i = 0; i < path.length - 1; i++) {
+    const key = path[i]!;
+    const container = node as Record<string, unknown>;
+    if (container[key] === undefined) container[key] = /^\d+$/.test(path[i + 1]!) ? [] : {};
+    node = container[key];
+    if (typeof node !== 'object' || node === null) {
+      throw new FleetbenchError('E_USAGE', `--set ${path.join('.')}: ${path.slice(0, i + 1).join('.')} in ${source} is not an object`);
+    }
+  }
+  (node as Record<string, unknown>)[path[path.length - 1]!] = override.value;
+}
+
+/** Validates a raw scenario object. `file` names it in errors; `lineOf` maps a field path to a line. */
+export function validateScenario(
+  raw: unknown,
+  file: string,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined = () => undefined,
+): Scenario {
+  const parsed = userScenarioSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : '';
+    throw new InputFileError('E_SCENARIO', file, lineOf(issue.path), `${describeZodIssues([issue])[0]}${more}`, {
+      hint: 'the scenario format is documented in docs/scenarios.md',
+    });
+  }
+  return resolveScenario(parsed.data);
+}
+
+/** Parses scenario YAML text (already read) with overrides. */
+export function parseScenarioText(text: string, file: string, overrides: Override[] = []): Scenario {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const error = doc.errors[0]!;
+    const line = error.linePos?.[0]?.line ?? lineCounter.linePos(error.pos[0]).line;
+    throw new InputFileError('E_SCENARIO', file, line, `YAML: ${error.message.split('\n')[0]}`);
+  }
+  const raw = doc.toJS() as unknown;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new InputFileError('E_SCENARIO', file, undefined, 'expected a YAML mapping (name:, sessions:, ...)');
+  }
+  for (const override of overrides) applyOverride(raw as Record<string, unknown>, override, file);
+  const lineOf = (path: readonly PropertyKey[]): number | undefined => {
+    // Walk up the path until a node with a position exists (an override may have added the leaf).
+    for (let n = path.length; n >= 1; n--) {
+      const node = doc.getIn(path.slice(0, n) as unknown[], true) as { range?: [number, number] } | undefined;
+      if (node && (typeof node === 'object') && node.range) return lineCounter.linePos(node.range[0]).line;
+      const parent = doc.getIn(path.slice(0, n - 1) as unknown[], true);
+      if (isMap(parent) || isSeq(parent)) {
+        const item = isMap(parent) ? parent.items.find((p) => (p.key as { value?: unknown })?.value === path[n - 1]) : undefined;
+        const key = item?.key as { range?: [number, number] } | undefined;
+        if (key?.range) return lineCounter.linePos(key.range[0]).line;
+      }
+    }
+    return undefined;
+  };
+  return validateScenario(raw, file, lineOf);
+}
+
+export function loadScenarioFile(file: string, overrides: Override[] = []): Scenario {
+  if (!existsSync(file)) throw new InputFileError('E_FILE', file, undefined, 'no such file');
+  return parseScenarioText(readFileSync(file, 'utf8'), file, overrides);
+}
+
+/** sha256 of the resolved scenario (stable key order), for the trace header. */
+export function scenarioHash(scenario: Scenario): string {
+  return createHash('sha256').update(stableStringify(scenario)).digest('hex');
+}
+
+export function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

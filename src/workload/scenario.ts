@@ -1,0 +1,302 @@
+/**
+ * Scenario files: what to run, against what, for how long, with which faults. Users write YAML
+ * in kebab-case (`target-rps`, `ci-after`); the schema validates it and resolves it into a
+ * `Scenario` (camelCase, every default filled, durations in ms). `UserScenario` is the file's
+ * shape, `Scenario` the resolved one: the defaults live here and in docs/scenarios.md.
+ */
+import { z } from 'zod';
+import { durationField } from './duration.ts';
+import { type Distribution, distributionField, fixed } from './distribution.ts';
+
+const positiveInt = (what = 'a positive integer') =>
+  z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
+const nonNegativeInt = z
+  .number({ error: 'expected a whole number ≥ 0' })
+  .int({ error: 'expected a whole number ≥ 0' })
+  .nonnegative({ error: 'expected a whole number ≥ 0' });
+const share = z.number({ error: 'expected a share between 0 and 1' }).min(0).max(1);
+
+export interface CountRange {
+  min: number;
+  max: number;
+}
+
+/** A count: `7`, or a seeded uniform pick in `{ min: 5, max: 10 }`. */
+const countRange = z.union([
+  positiveInt().transform((n): CountRange => ({ min: n, max: n })),
+  z
+    .object({ min: positiveInt(), max: positiveInt() })
+    .strict()
+    .refine((v) => v.max >= v.min, { message: 'max must not be below min' }),
+]);
+
+/** When something happens: at a run time, or some time after a phase marker. */
+const triggerFields = {
+  at: durationField.optional().describe('run time at which it starts'),
+  after: z.string().optional().describe('a marker name (e.g. turnover.fill.done); starts when it is emitted'),
+  delay: durationField.default(0).describe('extra wait after `after`'),
+};
+
+const faultSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('restart'), kind: z.enum(['hard', 'graceful', 'hot']).default('hard'), ...triggerFields }).strict(),
+  z.object({ type: z.literal('cache-flush'), ...triggerFields }).strict(),
+  z
+    .object({
+      type: z.literal('review-burst'),
+      prs: positiveInt().optional().describe('how many PRs get comments (default: min(sessions, 10))'),
+      comments: countRange.default({ min: 5, max: 10 }).describe('review comments per PR: a number or { min, max }'),
+      ...triggerFields,
+    })
+    .strict(),
+  z.object({ type: z.literal('dashboard'), duration: durationField.default(300_000), ...triggerFields }).strict(),
+  z.object({ type: z.literal('github-latency'), extra: durationField, duration: durationField.optional(), ...triggerFields }).strict(),
+  z.object({ type: z.literal('github-5xx'), share, duration: durationField.optional(), ...triggerFields }).strict(),
+  z.object({ type: z.literal('github-secondary'), share: share.default(1), duration: durationField.optional(), ...triggerFields }).strict(),
+]);
+
+const stageSchema = z
+  .object({ duration: durationField, rate: z.number().nonnegative().describe('sessions per minute at the end of the stage') })
+  .strict();
+
+const executorSchema = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('fixed'),
+      count: positiveInt().optional().describe('default: sessions.count'),
+      'spawn-rate': z.number().positive().optional().describe('sessions per second; default all at once'),
+      ...triggerFields,
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('batch-spawn'),
+      count: positiveInt().optional(),
+      until: z.enum(['working', 'pr_open', 'review', 'merged']).default('pr_open'),
+      ...triggerFields,
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('arrival-rate'),
+      'start-rate': z.number().nonnegative().default(0).describe('sessions per minute at t=0'),
+      stages: z.array(stageSchema).min(1),
+      'max-sessions': positiveInt().optional().describe('cap on sessions alive at once; default sessions.count'),
+      ...triggerFields,
+    })
+    .strict(),
+]);
+
+export const userScenarioSchema = z
+  .object({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    'what-it-tells': z.string().optional().describe('one line: what this scenario tells us'),
+    target: z.string().default('reference').describe('reference | http://HOST:PORT | module:PATH'),
+    clock: z.enum(['virtual', 'real']).default('virtual'),
+    'time-scale': z.number().positive().default(1).describe('real clock: run-ms per real ms'),
+    seed: z.number().int().default(1),
+    duration: durationField.default(1_200_000),
+    github: z
+      .object({
+        latency: distributionField.default({ kind: 'lognormal', median: 80, p95: 250 }),
+        limits: z
+          .object({ core: positiveInt().default(5_000), graphql: positiveInt().default(5_000) })
+          .strict()
+          .default({ core: 5_000, graphql: 5_000 }),
+      })
+      .strict()
+      .default({ latency: { kind: 'lognormal', median: 80, p95: 250 }, limits: { core: 5_000, graphql: 5_000 } }),
+    topology: z
+      .object({
+        layout: z.enum(['concentrated', 'spread']).default('concentrated').describe('T1 all on one repo; T2 N/5 repos (≥ 2)'),
+        repos: positiveInt().optional().describe('overrides the layout'),
+        owner: z.string().default('acme'),
+      })
+      .strict()
+      .default({ layout: 'concentrated', owner: 'acme' }),
+    sessions: z
+      .object({
+        count: positiveInt(),
+        'pr-after': distributionField.default(fixed(0)).describe('spawn → agent opens its PR; 0: the PR exists at start'),
+        'ci-after': distributionField.default(fixed(0)).describe('push → checks complete; 0: already complete'),
+        checks: positiveInt().default(3).describe('check runs per commit'),
+        'fix-after': distributionField.default({ kind: 'uniform', min: 60_000, max: 180_000 }).describe('review comments seen → agent pushes a fix and replies'),
+        'merge-after': distributionField.optional().describe('CI green → PR merged; default never'),
+        'spawn-time': distributionField.default({ kind: 'uniform', min: 2_000, max: 6_000 }).describe('spawning → working'),
+      })
+      .strict(),
+    polling: z
+      .object({
+        strategy: z.enum(['guarded', 'naive']).default('guarded'),
+        interval: durationField.default(30_000),
+        concurrency: positiveInt().default(8).describe('calls a poll cycle runs at once'),
+        'review-throttle': durationField.default(120_000).describe('guard 3: review comments checked at most this often per PR'),
+      })
+      .strict()
+      .default({ strategy: 'guarded', interval: 30_000, concurrency: 8, 'review-throttle': 120_000 }),
+    dashboard: z
+      .object({
+        mode: z.enum(['enrich', 'saved']).default('enrich').describe('enrich: its own calls; saved: reads lifecycle data'),
+        refresh: durationField.default(15_000),
+        'cache-ttl': durationField.default(300_000),
+      })
+      .strict()
+      .default({ mode: 'enrich', refresh: 15_000, 'cache-ttl': 300_000 }),
+    executors: z.array(executorSchema).default([]),
+    faults: z.array(faultSchema).default([]),
+    markers: z
+      .object({ 'steady-start': durationField.optional().describe('emit steady.start at this time') })
+      .strict()
+      .default({}),
+    budgets: z.array(z.string()).default([]).describe('budget sets or files to judge the run against'),
+  })
+  .strict();
+
+export type UserScenario = z.input<typeof userScenarioSchema>;
+type Parsed = z.output<typeof userScenarioSchema>;
+type ParsedFault = Parsed['faults'][number];
+type ParsedExecutor = Parsed['executors'][number];
+
+export interface Trigger {
+  atMs?: number;
+  afterMarker?: string;
+  delayMs: number;
+}
+
+export type Fault =
+  | ({ type: 'restart'; kind: 'hard' | 'graceful' | 'hot' } & Trigger)
+  | ({ type: 'cache-flush' } & Trigger)
+  | ({ type: 'review-burst'; prs?: number; comments: CountRange } & Trigger)
+  | ({ type: 'dashboard'; durationMs: number } & Trigger)
+  | ({ type: 'github-latency'; extraMs: number; durationMs?: number } & Trigger)
+  | ({ type: 'github-5xx'; share: number; durationMs?: number } & Trigger)
+  | ({ type: 'github-secondary'; share: number; durationMs?: number } & Trigger);
+
+export type Executor =
+  | ({ type: 'fixed'; count: number; spawnRate?: number } & Trigger)
+  | ({ type: 'batch-spawn'; count: number; until: 'working' | 'pr_open' | 'review' | 'merged' } & Trigger)
+  | ({
+      type: 'arrival-rate';
+      startRate: number;
+      stages: Array<{ durationMs: number; rate: number }>;
+      maxSessions: number;
+    } & Trigger);
+
+/** A resolved scenario: every default filled, camelCase, durations in ms. */
+export interface Scenario {
+  name: string;
+  description: string;
+  whatItTells?: string;
+  target: string;
+  clock: 'virtual' | 'real';
+  timeScale: number;
+  seed: number;
+  durationMs: number;
+  github: { latency: Distribution; limits: { core: number; graphql: number } };
+  topology: { layout: 'concentrated' | 'spread'; repos: number; owner: string };
+  sessions: {
+    count: number;
+    prAfter: Distribution;
+    ciAfter: Distribution;
+    checks: number;
+    fixAfter: Distribution;
+    mergeAfter?: Distribution;
+    spawnTime: Distribution;
+  };
+  polling: { strategy: 'guarded' | 'naive'; intervalMs: number; concurrency: number; reviewThrottleMs: number };
+  dashboard: { mode: 'enrich' | 'saved'; refreshMs: number; cacheTtlMs: number };
+  executors: Executor[];
+  faults: Fault[];
+  markers: { steadyStartMs?: number };
+  budgets: string[];
+}
+
+function trigger(t: { at?: number; after?: string; delay: number }): Trigger {
+  return { atMs: t.at, afterMarker: t.after, delayMs: t.delay };
+}
+
+function resolveFault(f: ParsedFault): Fault {
+  switch (f.type) {
+    case 'restart':
+      return { type: 'restart', kind: f.kind, ...trigger(f) };
+    case 'cache-flush':
+      return { type: 'cache-flush', ...trigger(f) };
+    case 'review-burst':
+      return { type: 'review-burst', prs: f.prs, comments: f.comments, ...trigger(f) };
+    case 'dashboard':
+      return { type: 'dashboard', durationMs: f.duration, ...trigger(f) };
+    case 'github-latency':
+      return { type: 'github-latency', extraMs: f.extra, durationMs: f.duration, ...trigger(f) };
+    case 'github-5xx':
+      return { type: 'github-5xx', share: f.share, durationMs: f.duration, ...trigger(f) };
+    case 'github-secondary':
+      return { type: 'github-secondary', share: f.share, durationMs: f.duration, ...trigger(f) };
+  }
+}
+
+function resolveExecutor(e: ParsedExecutor, sessions: number): Executor {
+  switch (e.type) {
+    case 'fixed':
+      return { type: 'fixed', count: e.count ?? sessions, spawnRate: e['spawn-rate'], ...trigger(e) };
+    case 'batch-spawn':
+      return { type: 'batch-spawn', count: e.count ?? sessions, until: e.until, ...trigger(e) };
+    case 'arrival-rate':
+      return {
+        type: 'arrival-rate',
+        startRate: e['start-rate'],
+        stages: e.stages.map((s) => ({ durationMs: s.duration, rate: s.rate })),
+        maxSessions: e['max-sessions'] ?? sessions,
+        ...trigger(e),
+      };
+  }
+}
+
+/** T1 concentrated: one repo. T2 spread: N/5 repos, at least 2 (SPEC §5). */
+export function reposFor(layout: 'concentrated' | 'spread', sessions: number): number {
+  return layout === 'concentrated' ? 1 : Math.max(2, Math.floor(sessions / 5));
+}
+
+export function resolveScenario(parsed: Parsed): Scenario {
+  const count = parsed.sessions.count;
+  const executors = parsed.executors.length > 0 ? parsed.executors : [{ type: 'fixed' as const, delay: 0 }];
+  return {
+    name: parsed.name,
+    description: parsed.description ?? parsed.name,
+    whatItTells: parsed['what-it-tells'],
+    target: parsed.target,
+    clock: parsed.clock,
+    timeScale: parsed['time-scale'],
+    seed: parsed.seed,
+    durationMs: parsed.duration,
+    github: parsed.github,
+    topology: {
+      layout: parsed.topology.layout,
+      repos: parsed.topology.repos ?? reposFor(parsed.topology.layout, count),
+      owner: parsed.topology.owner,
+    },
+    sessions: {
+      count,
+      prAfter: parsed.sessions['pr-after'],
+      ciAfter: parsed.sessions['ci-after'],
+      checks: parsed.sessions.checks,
+      fixAfter: parsed.sessions['fix-after'],
+      mergeAfter: parsed.sessions['merge-after'],
+      spawnTime: parsed.sessions['spawn-time'],
+    },
+    polling: {
+      strategy: parsed.polling.strategy,
+      intervalMs: parsed.polling.interval,
+      concurrency: parsed.polling.concurrency,
+      reviewThrottleMs: parsed.polling['review-throttle'],
+    },
+    dashboard: {
+      mode: parsed.dashboard.mode,
+      refreshMs: parsed.dashboard.refresh,
+      cacheTtlMs: parsed.dashboard['cache-ttl'],
+    },
+    executors: executors.map((e) => resolveExecutor(e as ParsedExecutor, count)),
+    faults: parsed.faults.map(resolveFault),
+    markers: { steadyStartMs: parsed.markers['steady-start'] },
+    budgets: parsed.budgets,
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * Creates sessions for executors: gives each an id, a repo (round-robin over the topology) and
+ * an open issue, tells the target and the world, and records intended vs actual start (a
+ * `session.start` span from the intended time, its duration the lag), like k6 does for
+ * iterations. Starts that cannot happen are counted as `executor.dropped` events.
+ */
+import type { Clock } from '../clock/clock.ts';
+import type { SessionSpec, Target } from '../targets/types.ts';
+import type { TraceSink } from '../trace/writer.ts';
+import type { World } from './world.ts';
+
+export interface RepoIssues {
+  /** owner/name */
+  repo: string;
+  issues: number[];
+}
+
+export class SessionSpawner {
+  private created = 0;
+  private dropped = 0;
+  private readonly nextIssue: number[];
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly trace: TraceSink,
+    private readonly target: Target,
+    private readonly world: World,
+    private readonly repos: RepoIssues[],
+  ) {
+    if (repos.length === 0) throw new Error('SessionSpawner needs at least one repo');
+    this.nextIssue = repos.map(() => 0);
+  }
+
+  get count(): number {
+    return this.created;
+  }
+
+  get droppedCount(): number {
+    return this.dropped;
+  }
+
+  async spawn(executor: string, intendedAt: number): Promise<string> {
+    const n = this.created++;
+    const slot = n % this.repos.length;
+    const { repo, issues } = this.repos[slot]!;
+    // More sessions than issues: sessions share issues (the emulator does not mind).
+    const issue = issues[this.nextIssue[slot]! % issues.length]!;
+    this.nextIssue[slot]!++;
+    const id = `s-${String(n + 1).padStart(4, '0')}`;
+    const spec: SessionSpec = { id, repo, issue, branch: `fleet/${id}` };
+    await this.target.createSession(spec);
+    await this.world.sessionCreated(spec);
+    this.trace.write({
+      kind: 'span',
+      name: 'session.start',
+      t: intendedAt,
+      dur: Math.max(0, this.clock.now() - intendedAt),
+      session: id,
+      labels: { executor },
+    });
+    return id;
+  }
+
+  drop(executor: string, reason: string): void {
+    this.dropped++;
+    this.trace.write({ kind: 'event', name: 'executor.dropped', t: this.clock.now(), labels: { executor, reason } });
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The world around the control plane: what agents, CI and reviewers do on GitHub, scripted by
+ * the scenario and applied through the emulator's admin API (free: it is the world changing,
+ * not the control plane spending quota). The control plane under test only finds out by
+ * polling, which is exactly what the cost scenarios measure.
+ */
+import type { Clock } from '../clock/clock.ts';
+import type { Rng } from '../rng.ts';
+import type { SessionSpec } from '../targets/types.ts';
+import type { TraceSink } from '../trace/writer.ts';
+import { type Distribution, sample } from './distribution.ts';
+import type { CountRange } from './scenario.ts';
+
+/** The admin operations the world needs; in-process and over HTTP. */
+export interface WorldAdmin {
+  openPullRequest(repo: string, input: { head: string; title: string; issue: number }): Promise<{ number: number; headSha: string }>;
+  /** New head commit on the PR; returns its SHA. */
+  pushCommit(repo: string, number: number): Promise<string>;
+  /** Create or update the named check runs on a commit. */
+  setChecks(repo: string, sha: string, names: readonly string[], state: 'pending' | 'success' | 'failure'): Promise<void>;
+  /** K review comments from a reviewer, as one review. Returns the comment ids. */
+  postReviewComments(repo: string, number: number, count: number): Promise<number[]>;
+  mergePullRequest(repo: string, number: number): Promise<void>;
+}
+
+export interface SessionScript {
+  prAfter: Distribution;
+  ciAfter: Distribution;
+  checks: number;
+  mergeAfter?: Distribution;
+}
+
+interface WorldSession {
+  spec: SessionSpec;
+  pr?: { number: number; headSha: string };
+}
+
+export class World {
+  private readonly sessions = new Map<string, WorldSession>();
+  private readonly checkNames: string[];
+  private readonly rng: { pr: Rng; ci: Rng; merge: Rng; burst: Rng };
+
+  constructor(
+    private readonly admin: WorldAdmin,
+    private readonly clock: Clock,
+    rng: Rng,
+    private readonly trace: TraceSink,
+    private readonly script: SessionScript,
+  ) {
+    this.checkNames = Array.from({ length: script.checks }, (_, i) => ['build', 'test', 'lint', 'typecheck', 'e2e'][i] ?? `check-${i + 1}`);
+    this.rng = { pr: rng.fork('pr-after'), ci: rng.fork('ci-after'), merge: rng.fork('merge-after'), burst: rng.fork('review-burst') };
+  }
+
+  /** Sessions whose PR is open, in creation order. */
+  sessionsWithPr(): Array<{ id: string; repo: string; number: number }> {
+    return [...this.sessions.values()].filter((s) => s.pr).map((s) => ({ id: s.spec.id, repo: s.spec.repo, number: s.pr!.number }));
+  }
+
+  /** A session was created: schedule its agent's PR (now, if prAfter is 0: the PR already exists). */
+  async sessionCreated(spec: SessionSpec): Promise<void> {
+    const session: WorldSession = { spec };
+    this.sessions.set(spec.id, session);
+    const prAfter = sample(this.script.prAfter, this.rng.pr);
+    if (prAfter <= 0) await this.openPr(session);
+    else this.clock.setTimeout(() => void this.openPr(session), prAfter);
+  }
+
+  /** The agent pushes a fix (reference target's review reaction): new head, CI runs again. */
+  async pushFix(sessionId: string): Promise<string | undefined> {
+    const session = this.sessions.get(sessionId);
+    if (!session?.pr) return undefined;
+    const sha = await this.admin.pushCommit(session.spec.repo, session.pr.number);
+    session.pr.headSha = sha;
+    await this.runCi(session);
+    return sha;
+  }
+
+  /** Review burst: K comments on each of M PRs at once (seeded choice of PRs and K). */
+  async reviewBurst(prs: number, comments: CountRange): Promise<{ prs: number; comments: number }> {
+    const open = [...this.sessions.values()].filter((s) => s.pr);
+    // Seeded partial shuffle: the first `prs` entries are the chosen ones.
+    for (let i = 0; i < Math.min(prs, open.length); i++) {
+      const j = i + Math.floor(this.rng.burst.next() * (open.length - i));
+      [open[i], open[j]] = [open[j]!, open[i]!];
+    }
+    let total = 0;
+    const chosen = open.slice(0, prs);
+    for (const session of chosen) {
+      const count = this.rng.burst.int(comments.min, comments.max);
+      await this.admin.postReviewComments(session.spec.repo, session.pr!.number, count);
+      total += count;
+    }
+    return { prs: chosen.length, comments: total };
+  }
+
+  private async openPr(session: WorldSession): Promise<void> {
+    const { spec } = session;
+    session.pr = await this.admin.openPullRequest(spec.repo, { head: spec.branch, title: `Fix #${spec.issue}`, issue: spec.issue });
+    this.trace.write({ kind: 'event', name: 'world.pr.opened', t: this.clock.now(), session: spec.id, labels: { repo: spec.repo, number: session.pr.number } });
+    await this.runCi(session);
+  }
+
+  /** Checks start on the head commit and complete after ciAfter (at once when it is 0). */
+  private async runCi(session: WorldSession): Promise<void> {
+    const { repo } = session.spec;
+    const sha = session.pr!.headSha;
+    const ciAfter = sample(this.script.ciAfter, this.rng.ci);
+    if (ciAfter <= 0) {
+      await this.admin.setChecks(repo, sha, this.checkNames, 'success');
+      this.scheduleMerge(session);
+      return;
+    }
+    await this.admin.setChecks(repo, sha, this.checkNames, 'pending');
+    this.clock.setTimeout(() => {
+      // A newer push supersedes this run: its own CI completes on its own schedule.
+      if (session.pr?.headSha !== sha) return;
+      void this.admin.setChecks(repo, sha, this.checkNames, 'success').then(() => {
+        this.trace.write({ kind: 'event', name: 'world.ci.completed', t: this.clock.now(), session: session.spec.id, labels: { sha: sha.slice(0, 7) } });
+        this.scheduleMerge(session);
+      });
+    }, ciAfter);
+  }
+
+  private scheduleMerge(session: WorldSession): void {
+    if (!this.script.mergeAfter) return;
+    const delay = sample(this.script.mergeAfter, this.rng.merge);
+    const sha = session.pr!.headSha;
+    this.clock.setTimeout(() => {
+      if (session.pr?.headSha !== sha) return;
+      void this.admin.mergePullRequest(session.spec.repo, session.pr.number);
+    }, delay);
+  }
+}
