@@ -15,13 +15,30 @@ import { Dashboard } from './dashboard.ts';
 import { type CallAttribution, GitHubClient } from './github-client.ts';
 import type { PrSummary } from './github-queries.ts';
 import { Limiter } from './limiter.ts';
-import { type PollCaches, type PollEnv, type PollingStrategyName, runGuardedCycle, runNaiveCycle } from './polling.ts';
-import { type DurableStore, MemoryStore, type SessionRecord, type SessionState, SessionTable } from './sessions.ts';
+import {
+  type PollCaches,
+  type PollEnv,
+  type PollingStrategyName,
+  runGuardedCycle,
+  runNaiveCycle,
+} from './polling.ts';
+import {
+  type DurableStore,
+  MemoryStore,
+  type SessionRecord,
+  type SessionState,
+  SessionTable,
+} from './sessions.ts';
 
 export type RestartKind = 'hard' | 'graceful' | 'hot';
 
 export interface ReferenceConfig {
-  polling: { strategy: PollingStrategyName; intervalMs: number; concurrency: number; reviewThrottleMs: number };
+  polling: {
+    strategy: PollingStrategyName;
+    intervalMs: number;
+    concurrency: number;
+    reviewThrottleMs: number;
+  };
   dashboard: { mode: 'enrich' | 'saved'; refreshMs: number; cacheTtlMs: number };
   /** spawning → working. */
   spawnTime: Distribution;
@@ -88,7 +105,11 @@ export class ReferenceControlPlane {
     this.config = deps.config;
     this.agentWorld = deps.agentWorld;
     this.client = new GitHubClient(deps.transport, deps.token, deps.clock);
-    this.rng = { spawn: deps.rng.fork('spawn'), fix: deps.rng.fork('agent-fix'), outage: deps.rng.fork('outage') };
+    this.rng = {
+      spawn: deps.rng.fork('spawn'),
+      fix: deps.rng.fork('agent-fix'),
+      outage: deps.rng.fork('outage'),
+    };
     this.sessions = new SessionTable(deps.store ?? new MemoryStore(), deps.clock, deps.trace);
     this.dashboard = new Dashboard(
       deps.clock,
@@ -111,12 +132,12 @@ export class ReferenceControlPlane {
     await this.boot('start');
   }
 
+  /** Stops at once: in-flight calls finish in the emulator but their results are dropped. */
   async stop(): Promise<void> {
     this.running = false;
     this.generation++;
     this.abort.abort();
     this.dashboard.reset();
-    await this.currentCycle?.catch(() => undefined);
   }
 
   createSession(spec: SessionSpec): SessionRecord {
@@ -126,7 +147,13 @@ export class ReferenceControlPlane {
     this.clock.setTimeout(() => {
       const current = this.sessions.get(spec.id);
       if (current?.state === 'spawning') {
-        this.trace.write({ kind: 'span', name: 'session.spawn', t: record.createdAt, dur: delay, session: spec.id });
+        this.trace.write({
+          kind: 'span',
+          name: 'session.spawn',
+          t: record.createdAt,
+          dur: delay,
+          session: spec.id,
+        });
         this.sessions.setState(current, 'working');
       }
     }, delay);
@@ -163,7 +190,13 @@ export class ReferenceControlPlane {
     this.resetCaches();
     const down = this.clock.now();
     await this.clock.sleep(sample(this.config.restartOutage[kind], this.rng.outage));
-    this.trace.write({ kind: 'span', name: 'controlplane.outage', t: killedAt, dur: this.clock.now() - killedAt, labels: { kind, drainMs: down - killedAt } });
+    this.trace.write({
+      kind: 'span',
+      name: 'controlplane.outage',
+      t: killedAt,
+      dur: this.clock.now() - killedAt,
+      labels: { kind, drainMs: down - killedAt },
+    });
     this.sessions.reload();
     await this.boot(kind);
     if (dashboardWasOpen) this.dashboard.setOpen(true);
@@ -212,7 +245,8 @@ export class ReferenceControlPlane {
       prDetected: (session, pr) => {
         session.pr = pr;
         this.sessions.save(session);
-        if (session.state === 'working' || session.state === 'spawning') this.sessions.setState(session, 'pr_open');
+        if (session.state === 'working' || session.state === 'spawning')
+          this.sessions.setState(session, 'pr_open');
       },
       applySummary: (session, summary) => this.applySummary(session, summary),
       newReviewComments: (session, ids, newest) => this.reviewComments(session, ids, newest),
@@ -240,7 +274,8 @@ export class ReferenceControlPlane {
         const cycle = this.cycleCounter++;
         const env = this.env(generation);
         const sessions = this.sessions.active();
-        const run = strategy === 'naive' ? runNaiveCycle(env, sessions, cycle) : runGuardedCycle(env, sessions, cycle);
+        const run =
+          strategy === 'naive' ? runNaiveCycle(env, sessions, cycle) : runGuardedCycle(env, sessions, cycle);
         this.currentCycle = run;
         const stats = await run;
         if (generation !== this.generation) return;
@@ -250,13 +285,24 @@ export class ReferenceControlPlane {
           name: 'poll.cycle',
           t: started,
           dur: ended - started,
-          labels: { strategy, cycle, sessions: sessions.length, calls: stats.calls, lagMs: Math.round(started - due) },
+          labels: {
+            strategy,
+            cycle,
+            sessions: sessions.length,
+            calls: stats.calls,
+            lagMs: Math.round(started - due),
+          },
         });
         due += intervalMs;
         if (ended > due) {
           const missed = Math.floor((ended - due) / intervalMs);
           if (missed > 0) {
-            this.trace.write({ kind: 'event', name: 'poll.cycle.skipped', t: ended, labels: { count: missed } });
+            this.trace.write({
+              kind: 'event',
+              name: 'poll.cycle.skipped',
+              t: ended,
+              labels: { count: missed },
+            });
             due += missed * intervalMs;
           }
         }
@@ -267,7 +313,8 @@ export class ReferenceControlPlane {
   }
 
   private applySummary(session: SessionRecord, summary: PrSummary): void {
-    if (summary.headSha && session.pr && summary.headSha !== session.pr.headSha) session.pr.headSha = summary.headSha;
+    if (summary.headSha && session.pr && summary.headSha !== session.pr.headSha)
+      session.pr.headSha = summary.headSha;
     if (summary.ci) session.ci = summary.ci;
     if (summary.reviewDecision !== undefined) session.reviewDecision = summary.reviewDecision ?? undefined;
     this.sessions.save(session);
@@ -282,7 +329,13 @@ export class ReferenceControlPlane {
     this.sessions.save(session);
     if (ids.length === 0) return;
     this.sessions.setState(session, 'review');
-    this.trace.write({ kind: 'event', name: 'agent.review.received', t: this.clock.now(), session: session.id, labels: { comments: ids.length } });
+    this.trace.write({
+      kind: 'event',
+      name: 'agent.review.received',
+      t: this.clock.now(),
+      session: session.id,
+      labels: { comments: ids.length },
+    });
     const delay = sample(this.config.fixAfter, this.rng.fix);
     this.clock.setTimeout(() => void this.addressComments(session.id, ids), delay);
   }
@@ -292,12 +345,25 @@ export class ReferenceControlPlane {
     if (!session?.pr || !this.running) return;
     const started = this.clock.now();
     const sha = await this.agentWorld?.pushFix(sessionId);
-    const attr: CallAttribution = { source: 'agent', op: 'reply-review-comment', session: sessionId, phase: session.state, project: this.config.project };
+    const attr: CallAttribution = {
+      source: 'agent',
+      op: 'reply-review-comment',
+      session: sessionId,
+      phase: session.state,
+      project: this.config.project,
+    };
     for (const id of ids) {
-      await this.client.request('POST', `/repos/${session.repo}/pulls/${session.pr.number}/comments/${id}/replies`, attr, {
-        body: { body: sha ? `Addressed in ${sha.slice(0, 7)}.` : 'Addressed.' },
+      await this.client.request('POST', `/repos/${session.repo}/pulls/${session.pr.number}/comments`, attr, {
+        body: { body: sha ? `Addressed in ${sha.slice(0, 7)}.` : 'Addressed.', in_reply_to: id },
       });
     }
-    this.trace.write({ kind: 'span', name: 'agent.review.addressed', t: started, dur: this.clock.now() - started, session: sessionId, labels: { comments: ids.length } });
+    this.trace.write({
+      kind: 'span',
+      name: 'agent.review.addressed',
+      t: started,
+      dur: this.clock.now() - started,
+      session: sessionId,
+      labels: { comments: ids.length },
+    });
   }
 }

@@ -42,7 +42,12 @@ export class Dashboard {
   setOpen(open: boolean): void {
     if (open === this.open) return;
     this.open = open;
-    this.trace.write({ kind: 'event', name: open ? 'dashboard.open' : 'dashboard.close', t: this.clock.now(), labels: { mode: this.config.mode } });
+    this.trace.write({
+      kind: 'event',
+      name: open ? 'dashboard.open' : 'dashboard.close',
+      t: this.clock.now(),
+      labels: { mode: this.config.mode },
+    });
     if (open) {
       this.abort = new AbortController();
       void this.loop(this.abort.signal);
@@ -84,7 +89,12 @@ export class Dashboard {
       stale.map((s) => async () => {
         const base = `/repos/${s.repo}`;
         const { number, headSha } = s.pr!;
-        const attr = (op: string): CallAttribution => ({ source: 'dashboard', op, session: s.id, phase: s.state });
+        const attr = (op: string): CallAttribution => ({
+          source: 'dashboard',
+          op,
+          session: s.id,
+          phase: s.state,
+        });
         for (const [op, path] of [
           ['dashboard-pr', `${base}/pulls/${number}`],
           ['dashboard-checks', `${base}/commits/${headSha}/check-runs`],

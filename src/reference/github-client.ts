@@ -1,8 +1,10 @@
 /**
  * The reference control plane's GitHub client: a thin layer over a GitHubTransport (in-process
  * or HTTP, the same request path a real client uses). It adds the token, conditional-request
- * headers and attribution headers, and it honours `retry-after`: after a secondary-limit answer
- * no request leaves until the wait is over, which is what a well-behaved orchestrator does.
+ * headers and attribution headers, and it backs off the way a well-behaved client (Octokit's
+ * throttling plugin) does: after a secondary-limit answer no request leaves until `retry-after`
+ * is over; after a primary-limit answer (remaining 0) none of that resource's requests leaves
+ * until `x-ratelimit-reset`.
  */
 import type { Clock } from '../clock/clock.ts';
 import { ATTRIBUTION_HEADERS, type EmulatorResponse, type GitHubTransport } from '../github/types.ts';
@@ -33,7 +35,9 @@ export interface RequestOptions {
 }
 
 export class GitHubClient {
+  /** Run time until which requests wait: all of them (secondary limit), or one resource's. */
   private pausedUntil = 0;
+  private readonly resourcePausedUntil = new Map<string, number>();
   /** Answers that were 304, 4xx and 5xx: the control plane's own view of its traffic. */
   readonly stats = { requests: 0, notModified: 0, errors: 0, limited: 0 };
 
@@ -43,8 +47,14 @@ export class GitHubClient {
     private readonly clock: Clock,
   ) {}
 
-  async request(method: string, path: string, attr: CallAttribution, options: RequestOptions = {}): Promise<GitHubResult> {
-    const wait = this.pausedUntil - this.clock.now();
+  async request(
+    method: string,
+    path: string,
+    attr: CallAttribution,
+    options: RequestOptions = {},
+  ): Promise<GitHubResult> {
+    const resource = path.startsWith('/graphql') ? 'graphql' : 'core';
+    const wait = Math.max(this.pausedUntil, this.resourcePausedUntil.get(resource) ?? 0) - this.clock.now();
     if (wait > 0) await this.clock.sleep(wait);
     const headers: Record<string, string> = {
       authorization: `token ${this.token}`,
@@ -80,9 +90,22 @@ export class GitHubClient {
     if (status === 304) this.stats.notModified++;
     else if (status >= 400) this.stats.errors++;
     const retryAfter = headers['retry-after'];
-    if ((status === 403 || status === 429) && retryAfter !== undefined) {
+    const limited =
+      status === 403 || status === 429 || (status === 200 && headers['x-ratelimit-remaining'] === '0');
+    if (limited && retryAfter !== undefined) {
       this.stats.limited++;
       this.pausedUntil = Math.max(this.pausedUntil, this.clock.now() + Number(retryAfter) * 1_000);
+    } else if (
+      limited &&
+      headers['x-ratelimit-remaining'] === '0' &&
+      headers['x-ratelimit-reset'] !== undefined
+    ) {
+      this.stats.limited++;
+      const resource = headers['x-ratelimit-resource'] ?? 'core';
+      // The reset is wall-clock epoch seconds; turn it back into run time.
+      const resetAt =
+        (Number(headers['x-ratelimit-reset']) * 1_000 - this.clock.epochMs) * this.clock.timeScale;
+      this.resourcePausedUntil.set(resource, Math.max(this.resourcePausedUntil.get(resource) ?? 0, resetAt));
     }
     let json: unknown;
     if (response.body.length > 0) {

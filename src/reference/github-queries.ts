@@ -94,7 +94,8 @@ export function readCheckRuns(json: unknown): PrSummary['ci'] {
   for (const run of runs) {
     const r = obj(run);
     if (r?.status !== 'completed') return 'pending';
-    if (r.conclusion !== 'success' && r.conclusion !== 'neutral' && r.conclusion !== 'skipped') ci = 'failure';
+    if (r.conclusion !== 'success' && r.conclusion !== 'neutral' && r.conclusion !== 'skipped')
+      ci = 'failure';
   }
   return ci;
 }

@@ -103,7 +103,10 @@ class CallCounter {
     const result = await this.env.client.graphql(query, attr);
     if (!this.env.alive()) return undefined;
     const errors = (result.json as { errors?: unknown[] } | undefined)?.errors;
-    if (result.status >= 400 || (Array.isArray(errors) && errors.length > 0 && !(result.json as { data?: unknown }).data)) {
+    if (
+      result.status >= 400 ||
+      (Array.isArray(errors) && errors.length > 0 && !(result.json as { data?: unknown }).data)
+    ) {
       this.env.failed(result);
       return undefined;
     }
@@ -111,17 +114,29 @@ class CallCounter {
   }
 }
 
-async function detectPr(env: PollEnv, calls: CallCounter, session: SessionRecord, cycle: number): Promise<void> {
+async function detectPr(
+  env: PollEnv,
+  calls: CallCounter,
+  session: SessionRecord,
+  cycle: number,
+): Promise<void> {
   const owner = session.repo.slice(0, session.repo.indexOf('/'));
   const result = await calls.get(
     `/repos/${session.repo}/pulls?head=${encodeURIComponent(`${owner}:${session.branch}`)}&state=open&per_page=1`,
     env.attr('detect-pr', session, cycle),
   );
-  const pr = Array.isArray(result?.json) ? (result.json[0] as { number?: number; head?: { sha?: string } }) : undefined;
+  const pr = Array.isArray(result?.json)
+    ? (result.json[0] as { number?: number; head?: { sha?: string } })
+    : undefined;
   if (pr?.number !== undefined) env.prDetected(session, { number: pr.number, headSha: pr.head?.sha ?? '' });
 }
 
-async function batchSummaries(env: PollEnv, calls: CallCounter, sessions: SessionRecord[], cycle: number): Promise<void> {
+async function batchSummaries(
+  env: PollEnv,
+  calls: CallCounter,
+  sessions: SessionRecord[],
+  cycle: number,
+): Promise<void> {
   await env.limiter.all(
     chunks(sessions, BATCH).map((batch) => async () => {
       const result = await calls.graphql(prBatchQuery(batch), env.attr('graphql-batch', undefined, cycle));
@@ -137,7 +152,11 @@ async function batchSummaries(env: PollEnv, calls: CallCounter, sessions: Sessio
   );
 }
 
-export async function runGuardedCycle(env: PollEnv, sessions: SessionRecord[], cycle: number): Promise<CycleStats> {
+export async function runGuardedCycle(
+  env: PollEnv,
+  sessions: SessionRecord[],
+  cycle: number,
+): Promise<CycleStats> {
   const calls = new CallCounter(env);
   const { caches } = env;
   const byRepo = groupByRepo(sessions);
@@ -163,7 +182,10 @@ export async function runGuardedCycle(env: PollEnv, sessions: SessionRecord[], c
     [...byRepo.keys()]
       .filter((repo) => caches.issueLists.get(repo) === undefined)
       .map((repo) => async () => {
-        const result = await calls.get(`/repos/${repo}/issues?state=open&per_page=100`, env.attr('tracker-issue-list', undefined, cycle));
+        const result = await calls.get(
+          `/repos/${repo}/issues?state=open&per_page=100`,
+          env.attr('tracker-issue-list', undefined, cycle),
+        );
         if (result) caches.issueLists.set(repo, true);
       }),
   );
@@ -196,7 +218,9 @@ export async function runGuardedCycle(env: PollEnv, sessions: SessionRecord[], c
 
   // Guard 3: newest review comment, at most once per throttle interval per PR.
   const now = env.clock.now();
-  const due = withPr.filter((s) => now - (caches.lastReviewCheck.get(s.id) ?? Number.NEGATIVE_INFINITY) >= env.reviewThrottleMs);
+  const due = withPr.filter(
+    (s) => now - (caches.lastReviewCheck.get(s.id) ?? Number.NEGATIVE_INFINITY) >= env.reviewThrottleMs,
+  );
   await env.limiter.all(
     due.map((s) => async () => {
       caches.lastReviewCheck.set(s.id, env.clock.now());
@@ -210,22 +234,34 @@ export async function runGuardedCycle(env: PollEnv, sessions: SessionRecord[], c
       if (result.etag) caches.prEtags.set(key, result.etag);
       const newest = firstId(result.json);
       if (newest === undefined || newest === s.lastCommentId) return;
-      const threads = await calls.graphql(reviewThreadsQuery(s), env.attr('graphql-review-threads', s, cycle));
+      const threads = await calls.graphql(
+        reviewThreadsQuery(s),
+        env.attr('graphql-review-threads', s, cycle),
+      );
       if (!threads) return;
-      const fresh = readUnresolvedCommentIds(threads.json, env.botLogin).filter((id) => id > (s.lastCommentId ?? 0));
+      const fresh = readUnresolvedCommentIds(threads.json, env.botLogin).filter(
+        (id) => id > (s.lastCommentId ?? 0),
+      );
       env.newReviewComments(s, fresh, newest);
     }),
   );
   return { calls: calls.calls };
 }
 
-export async function runNaiveCycle(env: PollEnv, sessions: SessionRecord[], cycle: number): Promise<CycleStats> {
+export async function runNaiveCycle(
+  env: PollEnv,
+  sessions: SessionRecord[],
+  cycle: number,
+): Promise<CycleStats> {
   const calls = new CallCounter(env);
   const byRepo = groupByRepo(sessions);
 
   await env.limiter.all(
     [...byRepo.keys()].map((repo) => async () => {
-      await calls.get(`/repos/${repo}/issues?state=open&per_page=100`, env.attr('tracker-issue-list', undefined, cycle));
+      await calls.get(
+        `/repos/${repo}/issues?state=open&per_page=100`,
+        env.attr('tracker-issue-list', undefined, cycle),
+      );
     }),
   );
   const withPr = sessions.filter((s) => s.pr);
@@ -238,7 +274,10 @@ export async function runNaiveCycle(env: PollEnv, sessions: SessionRecord[], cyc
       const base = `/repos/${s.repo}`;
       const pr = s.pr!;
       const state = await calls.get(`${base}/pulls/${pr.number}`, env.attr('pr-state', s, cycle));
-      const checks = await calls.get(`${base}/commits/${pr.headSha}/check-runs`, env.attr('pr-checks', s, cycle));
+      const checks = await calls.get(
+        `${base}/commits/${pr.headSha}/check-runs`,
+        env.attr('pr-checks', s, cycle),
+      );
       const reviews = await calls.get(`${base}/pulls/${pr.number}/reviews`, env.attr('pr-reviews', s, cycle));
       const pull = state?.json as { state?: string; merged?: boolean; head?: { sha?: string } } | undefined;
       const summary: PrSummary = {
@@ -249,14 +288,25 @@ export async function runNaiveCycle(env: PollEnv, sessions: SessionRecord[], cyc
       };
       env.applySummary(s, summary);
       const busy =
-        s.state === 'review' || s.ci !== 'success' || (summary.reviewDecision != null && summary.reviewDecision !== 'APPROVED');
+        s.state === 'review' ||
+        s.ci !== 'success' ||
+        (summary.reviewDecision != null && summary.reviewDecision !== 'APPROVED');
       if (!busy || summary.state !== 'OPEN') return;
       // Mergeability reads state and CI again; then both comment lists.
       await calls.get(`${base}/pulls/${pr.number}`, env.attr('pr-mergeable', s, cycle));
       await calls.get(`${base}/commits/${s.pr!.headSha}/status`, env.attr('pr-ci-status', s, cycle));
-      await calls.get(`${base}/commits/${s.pr!.headSha}/check-runs`, env.attr('pr-mergeable-checks', s, cycle));
-      const comments = await calls.get(`${base}/pulls/${pr.number}/comments?per_page=100`, env.attr('pr-review-comments', s, cycle));
-      await calls.get(`${base}/issues/${pr.number}/comments?per_page=100`, env.attr('pr-issue-comments', s, cycle));
+      await calls.get(
+        `${base}/commits/${s.pr!.headSha}/check-runs`,
+        env.attr('pr-mergeable-checks', s, cycle),
+      );
+      const comments = await calls.get(
+        `${base}/pulls/${pr.number}/comments?per_page=100`,
+        env.attr('pr-review-comments', s, cycle),
+      );
+      await calls.get(
+        `${base}/issues/${pr.number}/comments?per_page=100`,
+        env.attr('pr-issue-comments', s, cycle),
+      );
       if (Array.isArray(comments?.json)) {
         const fresh: number[] = [];
         let newest = s.lastCommentId;

@@ -41,18 +41,27 @@ export interface DurableStore {
   save(record: SessionRecord): void;
 }
 
+/**
+ * Durable state in memory (virtual-time runs). It keeps the saved objects and hands out copies
+ * on load: every mutation of a session is followed by a save, so what a restart reloads is what
+ * was last saved, without paying for a copy on every save.
+ */
 export class MemoryStore implements DurableStore {
   private readonly records = new Map<string, SessionRecord>();
   load(): SessionRecord[] {
     return [...this.records.values()].map((r) => structuredClone(r));
   }
   save(record: SessionRecord): void {
-    this.records.set(record.id, structuredClone(record));
+    this.records.set(record.id, record);
   }
 }
 
 /** The live session table; every state change is saved and traced as a `session.state` event. */
-export type StateChangeListener = (record: SessionRecord, from: SessionState | 'none', to: SessionState) => void;
+export type StateChangeListener = (
+  record: SessionRecord,
+  from: SessionState | 'none',
+  to: SessionState,
+) => void;
 
 export class SessionTable {
   private readonly byId = new Map<string, SessionRecord>();
@@ -105,7 +114,13 @@ export class SessionTable {
     const from = record.state;
     record.state = to;
     this.store.save(record);
-    this.trace.write({ kind: 'event', name: 'session.state', t: this.clock.now(), session: record.id, labels: { from, to } });
+    this.trace.write({
+      kind: 'event',
+      name: 'session.state',
+      t: this.clock.now(),
+      session: record.id,
+      labels: { from, to },
+    });
     for (const listener of this.listeners) listener(record, from, to);
   }
 

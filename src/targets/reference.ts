@@ -1,7 +1,11 @@
 /**
  * The embedded default target: the reference control plane, in-process, on the run's clock.
  */
-import { type ReferenceControlPlane, type ReferenceDeps, ReferenceControlPlane as Plane } from '../reference/control-plane.ts';
+import {
+  ReferenceControlPlane as Plane,
+  type ReferenceControlPlane,
+  type ReferenceDeps,
+} from '../reference/control-plane.ts';
 import type { RestartKind, SessionSpec, SessionState, SessionStateListener, Target } from './types.ts';
 
 export class ReferenceTarget implements Target {

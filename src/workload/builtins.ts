@@ -30,7 +30,11 @@ export interface ResolvedRef {
 export function resolveScenarioRef(ref: string, overrides: Override[] = []): ResolvedRef {
   const cell = parseCellId(ref);
   if (cell) {
-    return { scenario: loadScenarioFile(cellScenarioFile(cell), [...cellOverrides(cell), ...overrides]), cell: cell.id, source: `cell ${cell.id}` };
+    return {
+      scenario: loadScenarioFile(cellScenarioFile(cell), [...cellOverrides(cell), ...overrides]),
+      cell: cell.id,
+      source: `cell ${cell.id}`,
+    };
   }
   if (builtinScenarioNames().includes(ref)) {
     const file = `${SCENARIO_DIR}${ref}.yaml`;

@@ -21,7 +21,15 @@ export type TopologyId = keyof typeof TOPOLOGIES;
 
 export const SCALES = [1, 5, 10, 25, 50] as const;
 
-export const PRIORITY_CELLS = ['S2-T1-1', 'S2-T1-5', 'S2-T1-50', 'S2-T2-50', 'S1-T1-50', 'S3-T1-25', 'S4-T1-10'] as const;
+export const PRIORITY_CELLS = [
+  'S2-T1-1',
+  'S2-T1-5',
+  'S2-T1-50',
+  'S2-T2-50',
+  'S1-T1-50',
+  'S3-T1-25',
+  'S4-T1-10',
+] as const;
 
 export interface Cell {
   id: string;

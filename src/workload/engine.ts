@@ -57,16 +57,23 @@ const GAUGE_EVERY_MS = 10_000;
 
 export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunOutcome> {
   if (scenario.target !== 'reference') {
-    throw new FleetbenchError('E_TARGET', `target '${scenario.target}' is not supported by this engine yet (use 'reference')`);
+    throw new FleetbenchError(
+      'E_TARGET',
+      `target '${scenario.target}' is not supported by this engine yet (use 'reference')`,
+    );
   }
-  const clock: Clock = scenario.clock === 'virtual' ? new VirtualClock() : new RealClock({ timeScale: scenario.timeScale });
+  const clock: Clock =
+    scenario.clock === 'virtual' ? new VirtualClock() : new RealClock({ timeScale: scenario.timeScale });
   const rng = createRng(scenario.seed);
   const hash = scenarioHash(scenario);
   const tracePath = join(options.outDir, 'trace.jsonl');
   const trace = new TraceWriter(
     tracePath,
     {
-      runId: scenario.clock === 'virtual' ? `${scenario.name}-seed${scenario.seed}-${hash.slice(0, 8)}` : `${scenario.name}-${new Date(clock.epochMs).toISOString()}`,
+      runId:
+        scenario.clock === 'virtual'
+          ? `${scenario.name}-seed${scenario.seed}-${hash.slice(0, 8)}`
+          : `${scenario.name}-${new Date(clock.epochMs).toISOString()}`,
       tool: { name: 'fleetbench', version: VERSION },
       clock: scenario.clock,
       ...(scenario.clock === 'real' ? { timeScale: scenario.timeScale } : {}),
@@ -111,14 +118,56 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     checkFaults(scenario.faults, target);
     const spawner = new SessionSpawner(clock, trace, target, world, github.repos);
 
-    await github.snapshot('before');
-    await target.start();
+    // Everything that talks to the target runs on the run's clock: under the virtual clock a
+    // request only completes while the clock is running.
+    let scriptError: unknown;
+    const script = async () => {
+      await github.snapshot('before');
+      await target.start();
+      scheduleFaults(scenario.faults, {
+        clock,
+        trace,
+        target,
+        world,
+        github,
+        markers,
+        sessionCount: scenario.sessions.count,
+      });
+      scenario.executors.forEach((executor, i) => {
+        const name = scenario.executors.length > 1 ? `${executor.type}#${i + 1}` : executor.type;
+        markers.schedule(
+          executor,
+          () =>
+            void runExecutor(executor, {
+              clock,
+              trace,
+              target,
+              spawner,
+              markers,
+              signal: abort.signal,
+              name,
+            }),
+        );
+      });
+    };
+    clock.setTimeout(() => {
+      script().catch((error: unknown) => {
+        scriptError = error;
+        abort.abort();
+      });
+    }, 0);
 
     // Gauges: sessions by state, every 10 s of run time.
     const sampleGauges = async () => {
       const counts = await target.sessionCounts();
       for (const [state, value] of Object.entries(counts)) {
-        trace.write({ kind: 'gauge', name: 'sessions', t: clock.now(), value: value ?? 0, labels: { state } });
+        trace.write({
+          kind: 'gauge',
+          name: 'sessions',
+          t: clock.now(),
+          value: value ?? 0,
+          labels: { state },
+        });
       }
       if (!abort.signal.aborted) clock.setTimeout(() => void sampleGauges(), GAUGE_EVERY_MS);
     };
@@ -127,7 +176,12 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     if (options.onProgress) {
       const every = options.progressEveryMs ?? 60_000;
       const report = async () => {
-        options.onProgress?.({ t: clock.now(), durationMs: scenario.durationMs, sessions: await target.sessionCounts(), apiCalls: trace.counts.api });
+        options.onProgress?.({
+          t: clock.now(),
+          durationMs: scenario.durationMs,
+          sessions: await target.sessionCounts(),
+          apiCalls: trace.counts.api,
+        });
         if (!abort.signal.aborted) clock.setTimeout(() => void report(), every);
       };
       clock.setTimeout(() => void report(), every);
@@ -136,11 +190,6 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     if (scenario.markers.steadyStartMs !== undefined) {
       clock.setTimeout(() => markers.emit('steady.start'), scenario.markers.steadyStartMs);
     }
-    scheduleFaults(scenario.faults, { clock, trace, target, world, github, markers, sessionCount: scenario.sessions.count });
-    scenario.executors.forEach((executor, i) => {
-      const name = scenario.executors.length > 1 ? `${executor.type}#${i + 1}` : executor.type;
-      markers.schedule(executor, () => void runExecutor(executor, { clock, trace, target, spawner, markers, signal: abort.signal, name }));
-    });
 
     let events: number | undefined;
     if (clock instanceof VirtualClock) {
@@ -149,6 +198,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     } else {
       await clock.sleep(scenario.durationMs, abort.signal).catch(() => undefined);
     }
+    if (scriptError !== undefined) throw scriptError;
     const interrupted = options.signal?.aborted ?? false;
     abort.abort();
     await target.stop();

@@ -38,7 +38,10 @@ export function checkFaults(faults: readonly Fault[], target: Target): void {
   for (const fault of faults) {
     const capability = needs[fault.type];
     if (capability && !hasCapability(target, capability)) {
-      throw new FleetbenchError('E_TARGET', `fault '${fault.type}' needs a target that supports ${capability}; '${target.name}' does not`);
+      throw new FleetbenchError(
+        'E_TARGET',
+        `fault '${fault.type}' needs a target that supports ${capability}; '${target.name}' does not`,
+      );
     }
   }
 }
@@ -51,7 +54,8 @@ export function scheduleFaults(faults: readonly Fault[], ctx: FaultContext): voi
 
 async function applyFault(fault: Fault, index: number, ctx: FaultContext): Promise<void> {
   const { clock, trace, target } = ctx;
-  const event = (name: string, labels: Labels) => trace.write({ kind: 'event', name, t: clock.now(), labels: { type: fault.type, index, ...labels } });
+  const event = (name: string, labels: Labels) =>
+    trace.write({ kind: 'event', name, t: clock.now(), labels: { type: fault.type, index, ...labels } });
   const later = (ms: number | undefined, fn: () => Promise<void>) => {
     if (ms !== undefined) clock.setTimeout(() => void fn(), ms);
   };

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { isMap, isSeq, LineCounter, parse as parseYamlValue, parseDocument } from 'yaml';
+import { isMap, isSeq, LineCounter, parseDocument, parse as parseYamlValue } from 'yaml';
 import { FleetbenchError, InputFileError } from '../errors.ts';
 import { describeZodIssues } from '../validation.ts';
 import { resolveScenario, type Scenario, userScenarioSchema } from './scenario.ts';
@@ -18,7 +18,8 @@ export interface Override {
 /** `sessions.count=50` → { path: ['sessions','count'], value: 50 }. The value is read as YAML. */
 export function parseOverride(text: string): Override {
   const eq = text.indexOf('=');
-  if (eq <= 0) throw new FleetbenchError('E_USAGE', `--set expects key=value (e.g. sessions.count=50), got '${text}'`);
+  if (eq <= 0)
+    throw new FleetbenchError('E_USAGE', `--set expects key=value (e.g. sessions.count=50), got '${text}'`);
   const key = text.slice(0, eq).trim();
   const raw = text.slice(eq + 1);
   let value: unknown;
@@ -39,7 +40,10 @@ function applyOverride(target: Record<string, unknown>, override: Override, sour
     if (container[key] === undefined) container[key] = /^\d+$/.test(path[i + 1]!) ? [] : {};
     node = container[key];
     if (typeof node !== 'object' || node === null) {
-      throw new FleetbenchError('E_USAGE', `--set ${path.join('.')}: ${path.slice(0, i + 1).join('.')} in ${source} is not an object`);
+      throw new FleetbenchError(
+        'E_USAGE',
+        `--set ${path.join('.')}: ${path.slice(0, i + 1).join('.')} in ${source} is not an object`,
+      );
     }
   }
   (node as Record<string, unknown>)[path[path.length - 1]!] = override.value;
@@ -55,9 +59,15 @@ export function validateScenario(
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : '';
-    throw new InputFileError('E_SCENARIO', file, lineOf(issue.path), `${describeZodIssues([issue])[0]}${more}`, {
-      hint: 'the scenario format is documented in docs/scenarios.md',
-    });
+    throw new InputFileError(
+      'E_SCENARIO',
+      file,
+      lineOf(issue.path),
+      `${describeZodIssues([issue])[0]}${more}`,
+      {
+        hint: 'the scenario format is documented in docs/scenarios.md',
+      },
+    );
   }
   return resolveScenario(parsed.data);
 }
@@ -73,17 +83,24 @@ export function parseScenarioText(text: string, file: string, overrides: Overrid
   }
   const raw = doc.toJS() as unknown;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new InputFileError('E_SCENARIO', file, undefined, 'expected a YAML mapping (name:, sessions:, ...)');
+    throw new InputFileError(
+      'E_SCENARIO',
+      file,
+      undefined,
+      'expected a YAML mapping (name:, sessions:, ...)',
+    );
   }
   for (const override of overrides) applyOverride(raw as Record<string, unknown>, override, file);
   const lineOf = (path: readonly PropertyKey[]): number | undefined => {
     // Walk up the path until a node with a position exists (an override may have added the leaf).
     for (let n = path.length; n >= 1; n--) {
       const node = doc.getIn(path.slice(0, n) as unknown[], true) as { range?: [number, number] } | undefined;
-      if (node && (typeof node === 'object') && node.range) return lineCounter.linePos(node.range[0]).line;
+      if (node && typeof node === 'object' && node.range) return lineCounter.linePos(node.range[0]).line;
       const parent = doc.getIn(path.slice(0, n - 1) as unknown[], true);
       if (isMap(parent) || isSeq(parent)) {
-        const item = isMap(parent) ? parent.items.find((p) => (p.key as { value?: unknown })?.value === path[n - 1]) : undefined;
+        const item = isMap(parent)
+          ? parent.items.find((p) => (p.key as { value?: unknown })?.value === path[n - 1])
+          : undefined;
         const key = item?.key as { range?: [number, number] } | undefined;
         if (key?.range) return lineCounter.linePos(key.range[0]).line;
       }

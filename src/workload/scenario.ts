@@ -5,11 +5,14 @@
  * shape, `Scenario` the resolved one: the defaults live here and in docs/scenarios.md.
  */
 import { z } from 'zod';
-import { durationField } from './duration.ts';
 import { type Distribution, distributionField, fixed } from './distribution.ts';
+import { durationField } from './duration.ts';
 
 const positiveInt = (what = 'a positive integer') =>
-  z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
+  z
+    .number({ error: `expected ${what}` })
+    .int({ error: `expected ${what}` })
+    .positive({ error: `expected ${what}` });
 const nonNegativeInt = z
   .number({ error: 'expected a whole number ≥ 0' })
   .int({ error: 'expected a whole number ≥ 0' })
@@ -30,6 +33,36 @@ const countRange = z.union([
     .refine((v) => v.max >= v.min, { message: 'max must not be below min' }),
 ]);
 
+export interface LatencySpec {
+  medianMs: number;
+  p95Ms: number;
+}
+export interface GitHubLatency {
+  rest: LatencySpec | null;
+  graphql: LatencySpec | null;
+}
+
+const medianP95 = z
+  .object({ median: durationField, p95: durationField })
+  .strict()
+  .refine((v) => v.p95 >= v.median, { message: 'p95 must not be below median' })
+  .transform((v): LatencySpec | null => (v.median > 0 ? { medianMs: v.median, p95Ms: v.p95 } : null));
+
+/** GitHub's per-call latency: 0 (none), one { median, p95 } for both protocols, or one each. */
+const latencyField = z.union([
+  z.literal(0).transform((): GitHubLatency => ({ rest: null, graphql: null })),
+  medianP95.transform((spec): GitHubLatency => ({ rest: spec, graphql: spec })),
+  z
+    .object({ rest: medianP95.optional(), graphql: medianP95.optional() })
+    .strict()
+    .transform(
+      (v): GitHubLatency => ({
+        rest: v.rest ?? { medianMs: 60, p95Ms: 250 },
+        graphql: v.graphql ?? { medianMs: 120, p95Ms: 500 },
+      }),
+    ),
+]);
+
 /** When something happens: at a run time, or some time after a phase marker. */
 const triggerFields = {
   at: durationField.optional().describe('run time at which it starts'),
@@ -38,24 +71,53 @@ const triggerFields = {
 };
 
 const faultSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('restart'), kind: z.enum(['hard', 'graceful', 'hot']).default('hard'), ...triggerFields }).strict(),
+  z
+    .object({
+      type: z.literal('restart'),
+      kind: z.enum(['hard', 'graceful', 'hot']).default('hard'),
+      ...triggerFields,
+    })
+    .strict(),
   z.object({ type: z.literal('cache-flush'), ...triggerFields }).strict(),
   z
     .object({
       type: z.literal('review-burst'),
       prs: positiveInt().optional().describe('how many PRs get comments (default: min(sessions, 10))'),
-      comments: countRange.default({ min: 5, max: 10 }).describe('review comments per PR: a number or { min, max }'),
+      comments: countRange
+        .default({ min: 5, max: 10 })
+        .describe('review comments per PR: a number or { min, max }'),
       ...triggerFields,
     })
     .strict(),
-  z.object({ type: z.literal('dashboard'), duration: durationField.default(300_000), ...triggerFields }).strict(),
-  z.object({ type: z.literal('github-latency'), extra: durationField, duration: durationField.optional(), ...triggerFields }).strict(),
-  z.object({ type: z.literal('github-5xx'), share, duration: durationField.optional(), ...triggerFields }).strict(),
-  z.object({ type: z.literal('github-secondary'), share: share.default(1), duration: durationField.optional(), ...triggerFields }).strict(),
+  z
+    .object({ type: z.literal('dashboard'), duration: durationField.default(300_000), ...triggerFields })
+    .strict(),
+  z
+    .object({
+      type: z.literal('github-latency'),
+      extra: durationField,
+      duration: durationField.optional(),
+      ...triggerFields,
+    })
+    .strict(),
+  z
+    .object({ type: z.literal('github-5xx'), share, duration: durationField.optional(), ...triggerFields })
+    .strict(),
+  z
+    .object({
+      type: z.literal('github-secondary'),
+      share: share.default(1),
+      duration: durationField.optional(),
+      ...triggerFields,
+    })
+    .strict(),
 ]);
 
 const stageSchema = z
-  .object({ duration: durationField, rate: z.number().nonnegative().describe('sessions per minute at the end of the stage') })
+  .object({
+    duration: durationField,
+    rate: z.number().nonnegative().describe('sessions per minute at the end of the stage'),
+  })
   .strict();
 
 const executorSchema = z.discriminatedUnion('type', [
@@ -80,7 +142,9 @@ const executorSchema = z.discriminatedUnion('type', [
       type: z.literal('arrival-rate'),
       'start-rate': z.number().nonnegative().default(0).describe('sessions per minute at t=0'),
       stages: z.array(stageSchema).min(1),
-      'max-sessions': positiveInt().optional().describe('cap on sessions alive at once; default sessions.count'),
+      'max-sessions': positiveInt()
+        .optional()
+        .describe('cap on sessions alive at once; default sessions.count'),
       ...triggerFields,
     })
     .strict(),
@@ -98,17 +162,34 @@ export const userScenarioSchema = z
     duration: durationField.default(1_200_000),
     github: z
       .object({
-        latency: distributionField.default({ kind: 'lognormal', median: 80, p95: 250 }),
+        latency: latencyField
+          .default({ rest: { medianMs: 60, p95Ms: 250 }, graphql: { medianMs: 120, p95Ms: 500 } })
+          .describe(
+            'per-call latency of the emulated GitHub: 0, { median, p95 }, or { rest: {...}, graphql: {...} }',
+          ),
         limits: z
-          .object({ core: positiveInt().default(5_000), graphql: positiveInt().default(5_000) })
+          .object({
+            core: positiveInt().default(5_000),
+            graphql: positiveInt().default(5_000),
+            secondary: z
+              .boolean()
+              .default(true)
+              .describe('false switches the secondary limits off (capacity tests)'),
+          })
           .strict()
-          .default({ core: 5_000, graphql: 5_000 }),
+          .default({ core: 5_000, graphql: 5_000, secondary: true }),
       })
       .strict()
-      .default({ latency: { kind: 'lognormal', median: 80, p95: 250 }, limits: { core: 5_000, graphql: 5_000 } }),
+      .default({
+        latency: { rest: { medianMs: 60, p95Ms: 250 }, graphql: { medianMs: 120, p95Ms: 500 } },
+        limits: { core: 5_000, graphql: 5_000, secondary: true },
+      }),
     topology: z
       .object({
-        layout: z.enum(['concentrated', 'spread']).default('concentrated').describe('T1 all on one repo; T2 N/5 repos (≥ 2)'),
+        layout: z
+          .enum(['concentrated', 'spread'])
+          .default('concentrated')
+          .describe('T1 all on one repo; T2 N/5 repos (≥ 2)'),
         repos: positiveInt().optional().describe('overrides the layout'),
         owner: z.string().default('acme'),
       })
@@ -117,12 +198,20 @@ export const userScenarioSchema = z
     sessions: z
       .object({
         count: positiveInt(),
-        'pr-after': distributionField.default(fixed(0)).describe('spawn → agent opens its PR; 0: the PR exists at start'),
-        'ci-after': distributionField.default(fixed(0)).describe('push → checks complete; 0: already complete'),
+        'pr-after': distributionField
+          .default(fixed(0))
+          .describe('spawn → agent opens its PR; 0: the PR exists at start'),
+        'ci-after': distributionField
+          .default(fixed(0))
+          .describe('push → checks complete; 0: already complete'),
         checks: positiveInt().default(3).describe('check runs per commit'),
-        'fix-after': distributionField.default({ kind: 'uniform', min: 60_000, max: 180_000 }).describe('review comments seen → agent pushes a fix and replies'),
+        'fix-after': distributionField
+          .default({ kind: 'uniform', min: 60_000, max: 180_000 })
+          .describe('review comments seen → agent pushes a fix and replies'),
         'merge-after': distributionField.optional().describe('CI green → PR merged; default never'),
-        'spawn-time': distributionField.default({ kind: 'uniform', min: 2_000, max: 6_000 }).describe('spawning → working'),
+        'spawn-time': distributionField
+          .default({ kind: 'uniform', min: 2_000, max: 6_000 })
+          .describe('spawning → working'),
       })
       .strict(),
     polling: z
@@ -130,13 +219,18 @@ export const userScenarioSchema = z
         strategy: z.enum(['guarded', 'naive']).default('guarded'),
         interval: durationField.default(30_000),
         concurrency: positiveInt().default(8).describe('calls a poll cycle runs at once'),
-        'review-throttle': durationField.default(120_000).describe('guard 3: review comments checked at most this often per PR'),
+        'review-throttle': durationField
+          .default(120_000)
+          .describe('guard 3: review comments checked at most this often per PR'),
       })
       .strict()
       .default({ strategy: 'guarded', interval: 30_000, concurrency: 8, 'review-throttle': 120_000 }),
     dashboard: z
       .object({
-        mode: z.enum(['enrich', 'saved']).default('enrich').describe('enrich: its own calls; saved: reads lifecycle data'),
+        mode: z
+          .enum(['enrich', 'saved'])
+          .default('enrich')
+          .describe('enrich: its own calls; saved: reads lifecycle data'),
         refresh: durationField.default(15_000),
         'cache-ttl': durationField.default(300_000),
       })
@@ -192,7 +286,7 @@ export interface Scenario {
   timeScale: number;
   seed: number;
   durationMs: number;
-  github: { latency: Distribution; limits: { core: number; graphql: number } };
+  github: { latency: GitHubLatency; limits: { core: number; graphql: number; secondary: boolean } };
   topology: { layout: 'concentrated' | 'spread'; repos: number; owner: string };
   sessions: {
     count: number;
@@ -203,7 +297,12 @@ export interface Scenario {
     mergeAfter?: Distribution;
     spawnTime: Distribution;
   };
-  polling: { strategy: 'guarded' | 'naive'; intervalMs: number; concurrency: number; reviewThrottleMs: number };
+  polling: {
+    strategy: 'guarded' | 'naive';
+    intervalMs: number;
+    concurrency: number;
+    reviewThrottleMs: number;
+  };
   dashboard: { mode: 'enrich' | 'saved'; refreshMs: number; cacheTtlMs: number };
   executors: Executor[];
   faults: Fault[];

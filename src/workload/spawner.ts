@@ -63,6 +63,11 @@ export class SessionSpawner {
 
   drop(executor: string, reason: string): void {
     this.dropped++;
-    this.trace.write({ kind: 'event', name: 'executor.dropped', t: this.clock.now(), labels: { executor, reason } });
+    this.trace.write({
+      kind: 'event',
+      name: 'executor.dropped',
+      t: this.clock.now(),
+      labels: { executor, reason },
+    });
   }
 }

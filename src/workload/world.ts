@@ -13,11 +13,19 @@ import type { CountRange } from './scenario.ts';
 
 /** The admin operations the world needs; in-process and over HTTP. */
 export interface WorldAdmin {
-  openPullRequest(repo: string, input: { head: string; title: string; issue: number }): Promise<{ number: number; headSha: string }>;
+  openPullRequest(
+    repo: string,
+    input: { head: string; title: string; issue: number },
+  ): Promise<{ number: number; headSha: string }>;
   /** New head commit on the PR; returns its SHA. */
   pushCommit(repo: string, number: number): Promise<string>;
   /** Create or update the named check runs on a commit. */
-  setChecks(repo: string, sha: string, names: readonly string[], state: 'pending' | 'success' | 'failure'): Promise<void>;
+  setChecks(
+    repo: string,
+    sha: string,
+    names: readonly string[],
+    state: 'pending' | 'success' | 'failure',
+  ): Promise<void>;
   /** K review comments from a reviewer, as one review. Returns the comment ids. */
   postReviewComments(repo: string, number: number, count: number): Promise<number[]>;
   mergePullRequest(repo: string, number: number): Promise<void>;
@@ -47,13 +55,23 @@ export class World {
     private readonly trace: TraceSink,
     private readonly script: SessionScript,
   ) {
-    this.checkNames = Array.from({ length: script.checks }, (_, i) => ['build', 'test', 'lint', 'typecheck', 'e2e'][i] ?? `check-${i + 1}`);
-    this.rng = { pr: rng.fork('pr-after'), ci: rng.fork('ci-after'), merge: rng.fork('merge-after'), burst: rng.fork('review-burst') };
+    this.checkNames = Array.from(
+      { length: script.checks },
+      (_, i) => ['build', 'test', 'lint', 'typecheck', 'e2e'][i] ?? `check-${i + 1}`,
+    );
+    this.rng = {
+      pr: rng.fork('pr-after'),
+      ci: rng.fork('ci-after'),
+      merge: rng.fork('merge-after'),
+      burst: rng.fork('review-burst'),
+    };
   }
 
   /** Sessions whose PR is open, in creation order. */
   sessionsWithPr(): Array<{ id: string; repo: string; number: number }> {
-    return [...this.sessions.values()].filter((s) => s.pr).map((s) => ({ id: s.spec.id, repo: s.spec.repo, number: s.pr!.number }));
+    return [...this.sessions.values()]
+      .filter((s) => s.pr)
+      .map((s) => ({ id: s.spec.id, repo: s.spec.repo, number: s.pr!.number }));
   }
 
   /** A session was created: schedule its agent's PR (now, if prAfter is 0: the PR already exists). */
@@ -95,8 +113,18 @@ export class World {
 
   private async openPr(session: WorldSession): Promise<void> {
     const { spec } = session;
-    session.pr = await this.admin.openPullRequest(spec.repo, { head: spec.branch, title: `Fix #${spec.issue}`, issue: spec.issue });
-    this.trace.write({ kind: 'event', name: 'world.pr.opened', t: this.clock.now(), session: spec.id, labels: { repo: spec.repo, number: session.pr.number } });
+    session.pr = await this.admin.openPullRequest(spec.repo, {
+      head: spec.branch,
+      title: `Fix #${spec.issue}`,
+      issue: spec.issue,
+    });
+    this.trace.write({
+      kind: 'event',
+      name: 'world.pr.opened',
+      t: this.clock.now(),
+      session: spec.id,
+      labels: { repo: spec.repo, number: session.pr.number },
+    });
     await this.runCi(session);
   }
 
@@ -115,7 +143,13 @@ export class World {
       // A newer push supersedes this run: its own CI completes on its own schedule.
       if (session.pr?.headSha !== sha) return;
       void this.admin.setChecks(repo, sha, this.checkNames, 'success').then(() => {
-        this.trace.write({ kind: 'event', name: 'world.ci.completed', t: this.clock.now(), session: session.spec.id, labels: { sha: sha.slice(0, 7) } });
+        this.trace.write({
+          kind: 'event',
+          name: 'world.ci.completed',
+          t: this.clock.now(),
+          session: session.spec.id,
+          labels: { sha: sha.slice(0, 7) },
+        });
         this.scheduleMerge(session);
       });
     }, ciAfter);

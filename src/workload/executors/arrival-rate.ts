@@ -7,7 +7,10 @@ import type { ExecutorContext } from './index.ts';
  * the target is doing. The rate (sessions per minute) moves linearly across each stage. A start
  * that finds `max-sessions` sessions alive is dropped and counted, never silently delayed.
  */
-export async function runArrivalRate(executor: Extract<Executor, { type: 'arrival-rate' }>, ctx: ExecutorContext): Promise<void> {
+export async function runArrivalRate(
+  executor: Extract<Executor, { type: 'arrival-rate' }>,
+  ctx: ExecutorContext,
+): Promise<void> {
   const start = ctx.clock.now();
   // Starts are not awaited (a slow target must not slow the schedule), so count them at once.
   const mine = new Set<string>();

@@ -7,7 +7,10 @@ import type { ExecutorContext } from './index.ts';
  * Spawn storm: N sessions at once, then wait until every one of them has reached `until`
  * (pr_open by default). The wait is a `batch.settle` span and a `<name>.done` marker.
  */
-export async function runBatchSpawn(executor: Extract<Executor, { type: 'batch-spawn' }>, ctx: ExecutorContext): Promise<void> {
+export async function runBatchSpawn(
+  executor: Extract<Executor, { type: 'batch-spawn' }>,
+  ctx: ExecutorContext,
+): Promise<void> {
   const start = ctx.clock.now();
   const goal = stateRank[executor.until];
   const mine = new Set<string>();
@@ -23,7 +26,9 @@ export async function runBatchSpawn(executor: Extract<Executor, { type: 'batch-s
   });
   for (let i = 0; i < executor.count; i++) mine.add(await ctx.spawner.spawn(ctx.name, start));
   ctx.markers.emit(`${ctx.name}.spawned`, { count: executor.count });
-  const aborted = new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+  const aborted = new Promise<void>((resolve) =>
+    ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
   await Promise.race([done, aborted]);
   if (ctx.signal.aborted && reached.size < executor.count) return;
   ctx.trace.write({

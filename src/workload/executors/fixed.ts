@@ -2,7 +2,10 @@ import type { Executor } from '../scenario.ts';
 import type { ExecutorContext } from './index.ts';
 
 /** Spawn N sessions, all at once or at `spawn-rate` per second, then hold them. */
-export async function runFixed(executor: Extract<Executor, { type: 'fixed' }>, ctx: ExecutorContext): Promise<void> {
+export async function runFixed(
+  executor: Extract<Executor, { type: 'fixed' }>,
+  ctx: ExecutorContext,
+): Promise<void> {
   const start = ctx.clock.now();
   const gap = executor.spawnRate ? 1_000 / executor.spawnRate : 0;
   for (let i = 0; i < executor.count; i++) {
