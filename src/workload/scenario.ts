@@ -13,10 +13,6 @@ const positiveInt = (what = 'a positive integer') =>
     .number({ error: `expected ${what}` })
     .int({ error: `expected ${what}` })
     .positive({ error: `expected ${what}` });
-const nonNegativeInt = z
-  .number({ error: 'expected a whole number ≥ 0' })
-  .int({ error: 'expected a whole number ≥ 0' })
-  .nonnegative({ error: 'expected a whole number ≥ 0' });
 const share = z.number({ error: 'expected a share between 0 and 1' }).min(0).max(1);
 
 export interface CountRange {
@@ -397,5 +393,17 @@ export function resolveScenario(parsed: Parsed): Scenario {
     faults: parsed.faults.map(resolveFault),
     markers: { steadyStartMs: parsed.markers['steady-start'] },
     budgets: parsed.budgets,
+  };
+}
+
+/** The published JSON Schema of a scenario file (the user-facing, kebab-case shape). */
+export function scenarioJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(userScenarioSchema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: 'https://fleetbench.dev/schemas/scenario-1.json',
+    title: 'fleetbench scenario',
+    description: 'A fleetbench scenario file (YAML). Durations are strings like 30s, 2m, 1h30m, or numbers of seconds.',
+    ...schema,
   };
 }
