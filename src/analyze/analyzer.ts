@@ -18,13 +18,8 @@ import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
 import { LatencyHistogram, type LatencyHistogramState } from './histogram.ts';
-import {
-  ANALYSIS_SCHEMA_VERSION,
-  type Analysis,
-  type BurnWindow,
-  type KeyCount,
-  type ScorecardRow,
-} from './schema.ts';
+import type { Analysis, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
+import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
 
 export interface AnalyzerOptions {
   /** The run header: run identity and the epoch that places x-ratelimit-reset in run time. */
@@ -729,7 +724,7 @@ export class Analyzer implements TraceSink {
     if (bracket) for (const w of bracket.warnings) warnings.push(w);
     if (totals.opaque > 0) {
       warnings.push(
-        `${totals.opaque} opaque calls (${api.opaque.sharePct}%): status and cost unknown, not in the burn; the /rate_limit bracket is the way to see them`,
+        `${totals.opaque} opaque calls (${api.opaque.sharePct?.toFixed(1)}%): status and cost unknown, not in the burn; the /rate_limit bracket is the way to see them`,
       );
     }
 

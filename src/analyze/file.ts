@@ -1,10 +1,10 @@
 /**
  * Analysis of a trace file. Small files and gzip input are read in one pass on this thread. A
- * large plain file is cut at newlines into one byte range per core; a worker thread parses and
- * analyses each range, and the analyzers are merged in file order, so the result is exactly the
- * single-pass one (tested), including `file:line` problems, skipped-line counts and footer checks.
+ * large plain file is cut at newlines into one byte range per thread; this thread analyses the
+ * first range while worker threads take the others, and the analyzers are merged in file order,
+ * so the result is exactly the single-pass one (tested), including `file:line` problems,
+ * skipped-line counts and footer checks.
  */
-
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -12,14 +12,16 @@ import { InputFileError } from '../errors.ts';
 import { checkReadable, isGzip, splitAtNewlines } from '../trace/lines.ts';
 import { type LineProblem, MAX_KEPT_REASONS, type ReadStats, TraceParser } from '../trace/parser.ts';
 import { scanTrace } from '../trace/reader.ts';
-import type { EndFooter, RecordCounts } from '../trace/schema.ts';
+import type { EndFooter } from '../trace/schema.ts';
+import { explainRecord, kindJsonSchemas, mainValidator } from '../trace/validate.ts';
 import {
-  type Analyzer,
+  Analyzer,
   type AnalyzerOptions,
   type AnalyzerState,
   analyzerFromState,
   createAnalyzer,
 } from './analyzer.ts';
+import { analyzeRange, type RangeJob, type RangeOutcome } from './range.ts';
 import type { Analysis } from './schema.ts';
 
 /** Below this size one thread is faster than starting workers. */
@@ -31,26 +33,6 @@ export interface AnalyzeFileOptions {
   threads?: number | 'auto';
   analyzer?: AnalyzerOptions;
 }
-
-export interface RangeJob {
-  path: string;
-  start: number;
-  end: number;
-  lenient: boolean;
-}
-
-export type RangeResult =
-  | {
-      ok: true;
-      lines: number;
-      nonEmptyLines: number;
-      counts: RecordCounts;
-      skipped: number;
-      problems: LineProblem[];
-      pendingFooter: { line: number; footer: EndFooter } | undefined;
-      state: AnalyzerState;
-    }
-  | { ok: false; problem: LineProblem };
 
 export interface FileAnalysis {
   analysis: Analysis;
@@ -99,11 +81,11 @@ function readHeader(path: string, parser: TraceParser): { offset: number; lines:
   }
 }
 
-function runWorker(job: RangeJob): Promise<RangeResult> {
+function runWorker(job: RangeJob): Promise<RangeOutcome<AnalyzerState>> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./worker.mjs', import.meta.url), { workerData: job });
     let settled = false;
-    worker.once('message', (result: RangeResult) => {
+    worker.once('message', (result: RangeOutcome<AnalyzerState>) => {
       settled = true;
       resolve(result);
       void worker.terminate();
@@ -118,6 +100,19 @@ function runWorker(job: RangeJob): Promise<RangeResult> {
   });
 }
 
+/** A worker's problem in words and in absolute line numbers (workers cannot run zod). */
+function explain(problem: LineProblem, lineBase: number): LineProblem {
+  const line = problem.line === undefined ? undefined : lineBase + problem.line;
+  if (!problem.unexplained) return { line, reason: problem.reason };
+  let value: unknown;
+  try {
+    value = JSON.parse(problem.unexplained.text);
+  } catch {
+    value = undefined;
+  }
+  return { line, reason: explainRecord(problem.unexplained.kind, value) };
+}
+
 async function analyzeInParallel(
   path: string,
   size: number,
@@ -125,49 +120,49 @@ async function analyzeInParallel(
   options: AnalyzeFileOptions,
 ): Promise<FileAnalysis | undefined> {
   const lenient = options.lenient ?? false;
-  const parser = new TraceParser(path, { lenient });
+  const validator = mainValidator();
+  const parser = new TraceParser(path, { lenient, validator });
   const head = readHeader(path, parser);
   if (head === undefined) return undefined;
   const cuts = splitAtNewlines(path, head.offset, size, threads);
+  const schemas = kindJsonSchemas();
   const jobs: RangeJob[] = [];
-  for (let i = 0; i + 1 < cuts.length; i++) jobs.push({ path, start: cuts[i]!, end: cuts[i + 1]!, lenient });
-  const results = await Promise.all(jobs.map(runWorker));
+  for (let i = 0; i + 1 < cuts.length; i++)
+    jobs.push({ path, start: cuts[i]!, end: cuts[i + 1]!, lenient, schemas });
+  // This thread takes the first range while workers start up and take the others.
+  const others = jobs.slice(1).map(runWorker);
+  const first: RangeOutcome<Analyzer | AnalyzerState> = analyzeRange(jobs[0]!, validator);
+  const outcomes: Array<RangeOutcome<Analyzer | AnalyzerState>> = [first, ...(await Promise.all(others))];
 
   // Judge the ranges in file order, exactly as one pass would have.
   let lineBase = head.lines;
   let pending: { line: number; footer: EndFooter } | undefined;
   let merged: Analyzer | undefined;
   const stats = parser.stats;
-  for (const result of results) {
-    if (pending && (!result.ok || result.nonEmptyLines > 0)) {
+  for (const outcome of outcomes) {
+    if (pending && (!outcome.ok || outcome.nonEmptyLines > 0)) {
       parser.problem(pending.line, 'end footer before the end of the file');
       pending = undefined;
     }
-    if (!result.ok) {
-      const line = result.problem.line === undefined ? undefined : lineBase + result.problem.line;
-      throw new InputFileError('E_TRACE', path, line, result.problem.reason);
+    if (!outcome.ok) {
+      const problem = explain(outcome.problem, lineBase);
+      throw new InputFileError('E_TRACE', path, problem.line, problem.reason);
     }
-    for (const problem of result.problems) {
-      stats.skipped++;
-      if (parser.problems.length < MAX_KEPT_REASONS) {
-        parser.problems.push({
-          line: problem.line === undefined ? undefined : lineBase + problem.line,
-          reason: problem.reason,
-        });
-      }
+    for (const problem of outcome.problems) {
+      if (parser.problems.length < MAX_KEPT_REASONS) parser.problems.push(explain(problem, lineBase));
     }
-    // A worker counts every skipped line, but keeps only its first few reasons.
-    stats.skipped += result.skipped - result.problems.length;
-    for (const kind of ['api', 'span', 'event', 'gauge'] as const) stats.counts[kind] += result.counts[kind];
-    if (result.pendingFooter)
-      pending = { line: lineBase + result.pendingFooter.line, footer: result.pendingFooter.footer };
-    lineBase += result.lines;
-    const next = analyzerFromState(result.state, options.analyzer);
-    merged = merged === undefined ? next : merged.merge(next);
+    stats.skipped += outcome.skipped;
+    for (const kind of ['api', 'span', 'event', 'gauge'] as const) stats.counts[kind] += outcome.counts[kind];
+    if (outcome.pendingFooter)
+      pending = { line: lineBase + outcome.pendingFooter.line, footer: outcome.pendingFooter.footer };
+    lineBase += outcome.lines;
+    const analyzer =
+      outcome.analyzer instanceof Analyzer ? outcome.analyzer : analyzerFromState(outcome.analyzer);
+    merged = merged === undefined ? analyzer : merged.merge(analyzer);
   }
   stats.lines = lineBase;
   parser.pendingFooter = pending;
   parser.finish();
-  const analyzer = merged ?? createAnalyzer(options.analyzer);
-  return { analysis: analyzer.finish({ file: path, stats }), stats, threads: jobs.length };
+  const result = analyzerFromState((merged ?? createAnalyzer()).toState(), options.analyzer);
+  return { analysis: result.finish({ file: path, stats }), stats, threads: jobs.length };
 }

@@ -69,11 +69,14 @@ export class LatencyHistogram {
   percentiles(): Percentiles | null {
     const h = this.histogram;
     if (h === undefined || this.count === 0) return null;
-    const at = (p: number) => round3(Math.min(this.max, h.getValueAtPercentile(p) / 1000));
+    // HDR reports a bucket's highest equivalent value (and a midpoint mean): keep both inside the
+    // exact [min, max] so no percentile reads above the largest sample or below the smallest.
+    const clamp = (ms: number) => Math.min(this.max, Math.max(this.min, ms));
+    const at = (p: number) => round3(clamp(h.getValueAtPercentile(p) / 1000));
     return {
       count: this.count,
       min: round3(this.min),
-      mean: round3(h.mean / 1000),
+      mean: round3(clamp(h.mean / 1000)),
       p50: at(50),
       p90: at(90),
       p95: at(95),

@@ -7,8 +7,9 @@
  * Every metric is described in docs/analysis.md.
  */
 import { z } from 'zod';
+import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
 
-export const ANALYSIS_SCHEMA_VERSION = 1;
+export { ANALYSIS_SCHEMA_VERSION };
 
 const int = z.number().int();
 const count = int.nonnegative();

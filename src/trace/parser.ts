@@ -12,8 +12,9 @@
  * the end of the file"), at its own line.
  */
 import { InputFileError } from '../errors.ts';
+import { type CheckedKind, isBodyKind } from './fast-check.ts';
 import type { BodyRecord, EndFooter, RecordCounts, RunHeader } from './schema.ts';
-import { isBodyKind, validateBody, validateFooter, validateHeader } from './validate.ts';
+import type { TraceValidator } from './validate.ts';
 
 export interface ReadStats {
   header?: RunHeader;
@@ -31,6 +32,8 @@ export interface ReadStats {
 export interface LineProblem {
   line: number | undefined;
   reason: string;
+  /** A worker cannot word schema problems (no zod there): the line, for the main thread to explain. */
+  unexplained?: { kind: CheckedKind; text: string };
 }
 
 export const MAX_KEPT_REASONS = 10;
@@ -60,6 +63,7 @@ export class LineProblemError extends Error {
 }
 
 export interface TraceParserOptions {
+  validator: TraceValidator;
   lenient?: boolean;
   /** false for a worker's byte range, which holds body lines only. */
   expectHeader?: boolean;
@@ -78,10 +82,12 @@ export class TraceParser {
   nonEmptyLines = 0;
   private readonly lenient: boolean;
   private readonly rawProblems: boolean;
+  private readonly validator: TraceValidator;
   private headerSeen: boolean;
 
-  constructor(file: string, options: TraceParserOptions = {}) {
+  constructor(file: string, options: TraceParserOptions) {
     this.file = file;
+    this.validator = options.validator;
     this.lenient = options.lenient ?? false;
     this.rawProblems = options.rawProblems ?? false;
     this.headerSeen = options.expectHeader === false;
@@ -110,32 +116,35 @@ export class TraceParser {
     }
     const kind = (value as { kind?: unknown }).kind;
     if (isBodyKind(kind) && this.headerSeen) {
-      const checked = validateBody(kind, value);
-      if (!checked.ok) {
-        this.problem(lineNo, checked.reason);
+      if (!this.validator.checks[kind](value)) {
+        this.schemaProblem(lineNo, kind, value, text);
         return undefined;
       }
       this.stats.counts[kind]++;
-      return checked.value;
+      return value as BodyRecord;
     }
     if (!this.headerSeen) {
       if (kind !== 'run')
         this.fail(lineNo, `expected a 'run' header as the first record, found ${describeKind(kind)}`);
-      const checked = validateHeader(value);
+      const checked = this.validator.header!(value);
       if (!checked.ok) this.fail(lineNo, checked.reason);
       this.stats.header = checked.value;
       this.headerSeen = true;
       return undefined;
     }
     if (kind === 'end') {
-      const checked = validateFooter(value);
-      if (!checked.ok) this.problem(lineNo, checked.reason);
-      else this.pendingFooter = { line: lineNo, footer: checked.value };
+      if (!this.validator.checks.end(value)) this.schemaProblem(lineNo, 'end', value, text);
+      else this.pendingFooter = { line: lineNo, footer: value as EndFooter };
       return undefined;
     }
     if (kind === 'run') this.problem(lineNo, 'a second run header');
     else this.problem(lineNo, `unknown record kind ${describeKind(kind)}`);
     return undefined;
+  }
+
+  private schemaProblem(lineNo: number, kind: CheckedKind, value: unknown, text: string): void {
+    if (this.validator.explain) this.problem(lineNo, this.validator.explain(kind, value));
+    else this.problem(lineNo, '', { kind, text });
   }
 
   /** End of the file: promote the held footer, report a missing one, check footer counts. */
@@ -169,14 +178,17 @@ export class TraceParser {
   }
 
   /** A bad line: fatal in strict mode, skipped and counted in lenient mode. */
-  problem(line: number | undefined, reason: string): void {
-    if (!this.lenient) this.fail(line, reason);
+  problem(line: number | undefined, reason: string, unexplained?: LineProblem['unexplained']): void {
+    if (!this.lenient) this.fail(line, reason, unexplained);
     this.stats.skipped++;
-    if (this.problems.length < MAX_KEPT_REASONS) this.problems.push({ line, reason });
+    if (this.problems.length < MAX_KEPT_REASONS) {
+      this.problems.push(unexplained ? { line, reason, unexplained } : { line, reason });
+    }
   }
 
-  private fail(line: number | undefined, reason: string): never {
-    if (this.rawProblems) throw new LineProblemError({ line, reason });
+  private fail(line: number | undefined, reason: string, unexplained?: LineProblem['unexplained']): never {
+    if (this.rawProblems)
+      throw new LineProblemError(unexplained ? { line, reason, unexplained } : { line, reason });
     throw new InputFileError('E_TRACE', this.file, line, reason);
   }
 }

@@ -10,6 +10,7 @@ import { InputFileError } from '../errors.ts';
 import { checkReadable, forEachLine, forEachLineInRange, isGzip, LineSplitter } from './lines.ts';
 import { type ReadStats, TraceParser } from './parser.ts';
 import type { BodyRecord } from './schema.ts';
+import { mainValidator } from './validate.ts';
 
 export type { ReadStats } from './parser.ts';
 
@@ -48,7 +49,7 @@ export async function scanTrace(
   onRecord: (record: BodyRecord) => void,
   options: ReadOptions = {},
 ): Promise<ReadStats> {
-  const parser = new TraceParser(path, { lenient: options.lenient });
+  const parser = new TraceParser(path, { lenient: options.lenient, validator: mainValidator() });
   const onLine = (text: string, lineNo: number) => {
     const record = parser.line(text, lineNo);
     if (record !== undefined) onRecord(record);
@@ -66,7 +67,7 @@ export class TraceReader {
 
   constructor(path: string, options: ReadOptions = {}) {
     this.path = path;
-    this.parser = new TraceParser(path, { lenient: options.lenient });
+    this.parser = new TraceParser(path, { lenient: options.lenient, validator: mainValidator() });
   }
 
   get stats(): ReadStats {
