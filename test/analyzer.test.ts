@@ -383,3 +383,27 @@ describe('the Analysis contract', () => {
     ]);
   });
 });
+
+describe('cycle counts', () => {
+  it('stay exact with cycles out of order, re-based and sparse', async () => {
+    const { CycleCounts } = await import('../src/analyze/cycles.ts');
+    const counts = new CycleCounts();
+    const naive = new Map<string, number>();
+    const cycles = [5, 3, 900, 4, -2, 5, 5, 2_000_000_000, 3];
+    for (const [i, cycle] of cycles.entries()) {
+      const key = i % 2 ? 'a' : 'b';
+      const resource = i % 3 ? 'core' : 'graphql';
+      counts.add(key, cycle, resource);
+      naive.set(`${key}/${cycle}`, (naive.get(`${key}/${cycle}`) ?? 0) + 1);
+    }
+    const { cells, freq } = counts.frequencies(() => true);
+    expect(cells).toBe(naive.size);
+    const expected = new Map<number, number>();
+    for (const n of naive.values()) expected.set(n, (expected.get(n) ?? 0) + 1);
+    expect(freq.get('all')).toEqual(expected);
+    const clone = CycleCounts.fromState(structuredClone(counts.toState()));
+    const merged = new CycleCounts();
+    merged.merge(clone);
+    expect(merged.frequencies(() => true).freq).toEqual(freq);
+  });
+});

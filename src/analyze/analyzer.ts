@@ -17,6 +17,7 @@ import type { BodyRecord, EndFooter, RunHeader, SpanInput } from '../trace/schem
 import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
+import { CycleCounts, type CycleRowState } from './cycles.ts';
 import { LatencyHistogram, type LatencyHistogramState } from './histogram.ts';
 import type { Analysis, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
@@ -41,6 +42,8 @@ export interface FinishContext {
 
 export const DEFAULT_LIMITS: Readonly<Record<string, number>> = { core: 5000, graphql: 5000 };
 export const NONE = '(none)';
+/** Key of calls that carry a cycle but no session (repo-level guards, batches). */
+const SHARED = '\u0000shared';
 const HOUR_MS = 3_600_000;
 /** Longest chart series: 2 h of 1 s bins. */
 export const MAX_SERIES_POINTS = 7200;
@@ -59,7 +62,6 @@ const DIMENSIONS = [
 ] as const;
 type Dimension = (typeof DIMENSIONS)[number];
 type Counts = Map<string, KeyCount>;
-type Cell = Record<string, number>;
 type LabelMap = Record<string, string | number | boolean>;
 
 interface ResetWindowAcc {
@@ -161,8 +163,7 @@ export interface AnalyzerState {
   writesPerSecond: Float64Array;
   bins: StartEndBinsState;
   latency: { rest: LatencyHistogramState; graphql: LatencyHistogramState };
-  polling: Map<string, Map<number, Cell>>;
-  shared: Map<number, Cell>;
+  polling: Map<string, CycleRowState>;
   minT: number;
   maxEnd: number;
   spans: Map<string, Omit<SpanAcc, 'latency'> & { latency: LatencyHistogramState }>;
@@ -234,8 +235,7 @@ export class Analyzer implements TraceSink {
     rest: new LatencyHistogram(),
     graphql: new LatencyHistogram(),
   };
-  private polling = new Map<string, Map<number, Cell>>();
-  private shared = new Map<number, Cell>();
+  private polling = new CycleCounts();
   private minT = Number.POSITIVE_INFINITY;
   private maxEnd = Number.NEGATIVE_INFINITY;
   private spans = new Map<string, SpanAcc>();
@@ -379,28 +379,8 @@ export class Analyzer implements TraceSink {
     }
 
     if (r.cycle !== undefined) {
-      let cell: Cell | undefined;
-      if (r.session !== undefined) {
-        totals.cycleAttributed++;
-        let cycles = this.polling.get(r.session);
-        if (cycles === undefined) {
-          cycles = new Map();
-          this.polling.set(r.session, cycles);
-        }
-        cell = cycles.get(r.cycle);
-        if (cell === undefined) {
-          cell = { all: 0 };
-          cycles.set(r.cycle, cell);
-        }
-      } else {
-        cell = this.shared.get(r.cycle);
-        if (cell === undefined) {
-          cell = { all: 0 };
-          this.shared.set(r.cycle, cell);
-        }
-      }
-      cell.all!++;
-      cell[r.resource] = (cell[r.resource] ?? 0) + 1;
+      if (r.session !== undefined) totals.cycleAttributed++;
+      this.polling.add(r.session ?? SHARED, r.cycle, r.resource);
     }
   }
 
@@ -519,15 +499,7 @@ export class Analyzer implements TraceSink {
     this.bins.merge(other.bins);
     this.latency.rest.merge(other.latency.rest);
     this.latency.graphql.merge(other.latency.graphql);
-    for (const [session, cycles] of other.polling) {
-      let mine = this.polling.get(session);
-      if (mine === undefined) {
-        mine = new Map();
-        this.polling.set(session, mine);
-      }
-      for (const [cycle, cell] of cycles) mergeCell(mine, cycle, cell);
-    }
-    for (const [cycle, cell] of other.shared) mergeCell(this.shared, cycle, cell);
+    this.polling.merge(other.polling);
     if (other.minT < this.minT) this.minT = other.minT;
     if (other.maxEnd > this.maxEnd) this.maxEnd = other.maxEnd;
     for (const [target, source] of [
@@ -590,8 +562,7 @@ export class Analyzer implements TraceSink {
         rest: this.latency.rest.toState(),
         graphql: this.latency.graphql.toState(),
       },
-      polling: this.polling,
-      shared: this.shared,
+      polling: this.polling.toState(),
       minT: this.minT,
       maxEnd: this.maxEnd,
       spans: spanState(this.spans),
@@ -625,8 +596,7 @@ export class Analyzer implements TraceSink {
       rest: LatencyHistogram.fromState(state.latency.rest),
       graphql: LatencyHistogram.fromState(state.latency.graphql),
     };
-    out.polling = state.polling;
-    out.shared = state.shared;
+    out.polling = CycleCounts.fromState(state.polling);
     out.minT = state.minT;
     out.maxEnd = state.maxEnd;
     out.spans = spans(state.spans);
@@ -830,48 +800,18 @@ export class Analyzer implements TraceSink {
   }
 
   private pollingFloor(): Analysis['api']['pollingFloor'] {
-    const perSession = new Map<string, Map<number, number>>();
-    const resources = new Set<string>(['all']);
-    const cycles = new Set<number>();
-    let cells = 0;
-    for (const byCycle of this.polling.values()) {
-      for (const [cycle, cell] of byCycle) {
-        cycles.add(cycle);
-        cells++;
-        for (const key of Object.keys(cell)) resources.add(key);
-      }
-    }
-    for (const cell of this.shared.values()) for (const key of Object.keys(cell)) resources.add(key);
-    // For each resource, how many cells made 0, 1, 2, ... calls of it.
-    const tally = (cellsOf: Iterable<Cell>, into: Map<string, Map<number, number>>) => {
-      for (const cell of cellsOf) {
-        for (const resource of resources) {
-          let freq = into.get(resource);
-          if (freq === undefined) {
-            freq = new Map();
-            into.set(resource, freq);
-          }
-          const n = cell[resource] ?? 0;
-          freq.set(n, (freq.get(n) ?? 0) + 1);
-        }
-      }
-    };
-    function* sessionCells(polling: Map<string, Map<number, Cell>>) {
-      for (const byCycle of polling.values()) yield* byCycle.values();
-    }
-    tally(sessionCells(this.polling), perSession);
-    const shared = new Map<string, Map<number, number>>();
-    tally(this.shared.values(), shared);
+    const perSession = this.polling.frequencies((key) => key !== SHARED);
+    const shared = this.polling.frequencies((key) => key === SHARED);
     const out = (freqs: Map<string, Map<number, number>>) =>
       Object.fromEntries(
         [...freqs].sort(([a], [b]) => cmp(a, b)).map(([resource, freq]) => [resource, distribution(freq)]),
       );
     return {
       attributedCalls: this.totals.cycleAttributed,
-      sessions: this.polling.size,
-      cycles: cells === 0 ? 0 : cycles.size,
-      perSessionCycle: cells === 0 ? {} : out(perSession),
-      sharedPerCycle: this.shared.size === 0 ? {} : out(shared),
+      sessions: [...this.polling.rows.keys()].filter((key) => key !== SHARED).length,
+      cycles: perSession.cycles.size,
+      perSessionCycle: perSession.cells === 0 ? {} : out(perSession.freq),
+      sharedPerCycle: shared.cells === 0 ? {} : out(shared.freq),
     };
   }
 
@@ -1136,6 +1076,18 @@ export function createAnalyzer(options: AnalyzerOptions = {}): Analyzer {
   return new Analyzer(options);
 }
 
+/** The array buffers of a state, for postMessage's transfer list (moved, not copied). */
+export function stateTransferables(state: AnalyzerState): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>();
+  const add = (array: Int32Array | Float64Array) => buffers.add(array.buffer as ArrayBuffer);
+  add(state.bins.starts);
+  add(state.bins.ends);
+  add(state.writesPerSecond);
+  for (const map of [state.unwindowedCalls, state.unwindowedPoints, state.pointsPerSecond])
+    for (const a of map.values()) add(a);
+  return [...buffers];
+}
+
 export function analyzerFromState(state: AnalyzerState, options: AnalyzerOptions = {}): Analyzer {
   return Analyzer.fromState(state, options);
 }
@@ -1149,15 +1101,6 @@ function sortCounts(map: Counts): Record<string, KeyCount> {
   return Object.fromEntries(
     entries.map(([key, value]) => [key, { calls: value.calls, points: value.points }]),
   );
-}
-
-function mergeCell(into: Map<number, Cell>, cycle: number, cell: Cell): void {
-  const mine = into.get(cycle);
-  if (mine === undefined) {
-    into.set(cycle, { ...cell });
-    return;
-  }
-  for (const [key, value] of Object.entries(cell)) mine[key] = (mine[key] ?? 0) + value;
 }
 
 function newSpanAcc(name: string, labels: LabelMap): SpanAcc {

@@ -3,7 +3,7 @@
  *
  * `StartEndBins` counts call starts and call ends per bin. The bin width starts at 1 ms and
  * widens along a fixed ladder (1, 2, 4, 8, 40, 200, 1000 ms, ...) when a run outgrows
- * MAX_BINS bins, by summing neighbours: so the memory stays bounded (2 × 2^21 int32 = 16 MB at
+ * MAX_BINS bins, by summing neighbours: so the memory stays bounded (2 × 2^20 int32 = 8 MB at
  * most) whatever the run length, and the result never depends on when the widening happened.
  * Every width divides 1 s and 10 s (up to 1000 ms), so sliding 1 s and 10 s windows stay exact
  * multiples of a bin. Two bins merged are brought to the wider width and added: the same
@@ -13,7 +13,7 @@
  */
 
 export const BIN_LADDER_MS = [1, 2, 4, 8, 40, 200, 1000, 5000, 10_000, 60_000, 300_000, 3_600_000] as const;
-export const MAX_BINS = 1 << 21;
+export const MAX_BINS = 1 << 20;
 const INITIAL_BINS = 1 << 14;
 
 export interface StartEndBinsState {
@@ -97,7 +97,7 @@ export class StartEndBins {
 
   /** Adds another's counts (brought to a common width first). */
   merge(other: StartEndBins): void {
-    const o = other.clone();
+    const o = other.level < this.level ? other.clone() : other;
     while (o.level < this.level) o.widen();
     while (this.level < o.level) this.widen();
     if (o.length > this.starts.length) this.grow(Math.min(MAX_BINS, Math.max(o.length, this.starts.length)));
@@ -126,7 +126,16 @@ export class StartEndBins {
     };
   }
 
+  /** Takes the state's arrays as they are (no copy) when they are large enough. */
   static fromState(state: StartEndBinsState): StartEndBins {
+    if (state.starts.length >= INITIAL_BINS && state.starts.length === state.ends.length) {
+      return new StartEndBins({
+        level: state.level,
+        length: state.length,
+        starts: state.starts,
+        ends: state.ends,
+      });
+    }
     const size = Math.max(INITIAL_BINS, state.length);
     const starts = new Int32Array(size);
     starts.set(state.starts.subarray(0, state.length));

@@ -23,6 +23,7 @@ import {
 } from './analyzer.ts';
 import { analyzeRange, type RangeJob, type RangeOutcome } from './range.ts';
 import type { Analysis } from './schema.ts';
+import { workerEntry } from './worker-source.ts';
 
 /** Below this size one thread is faster than starting workers. */
 export const PARALLEL_MIN_BYTES = 16 * 1024 * 1024;
@@ -83,7 +84,8 @@ function readHeader(path: string, parser: TraceParser): { offset: number; lines:
 
 function runWorker(job: RangeJob): Promise<RangeOutcome<AnalyzerState>> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./worker.mjs', import.meta.url), { workerData: job });
+    const entry = workerEntry();
+    const worker = new Worker(entry.filename, { ...entry.options, workerData: job });
     let settled = false;
     worker.once('message', (result: RangeOutcome<AnalyzerState>) => {
       settled = true;
@@ -131,7 +133,7 @@ async function analyzeInParallel(
     jobs.push({ path, start: cuts[i]!, end: cuts[i + 1]!, lenient, schemas });
   // This thread takes the first range while workers start up and take the others.
   const others = jobs.slice(1).map(runWorker);
-  const first: RangeOutcome<Analyzer | AnalyzerState> = analyzeRange(jobs[0]!, validator);
+  const first: RangeOutcome<Analyzer | AnalyzerState> = analyzeRange(jobs[0]!, validator, options.analyzer);
   const outcomes: Array<RangeOutcome<Analyzer | AnalyzerState>> = [first, ...(await Promise.all(others))];
 
   // Judge the ranges in file order, exactly as one pass would have.
@@ -163,6 +165,6 @@ async function analyzeInParallel(
   stats.lines = lineBase;
   parser.pendingFooter = pending;
   parser.finish();
-  const result = analyzerFromState((merged ?? createAnalyzer()).toState(), options.analyzer);
+  const result = merged ?? createAnalyzer(options.analyzer);
   return { analysis: result.finish({ file: path, stats }), stats, threads: jobs.length };
 }

@@ -10,7 +10,7 @@ import { forEachLineInRange, LineSplitter } from '../trace/lines.ts';
 import { type LineProblem, LineProblemError, TraceParser } from '../trace/parser.ts';
 import type { EndFooter, RecordCounts } from '../trace/schema.ts';
 import type { TraceValidator } from '../trace/validate.ts';
-import { type Analyzer, createAnalyzer } from './analyzer.ts';
+import { type Analyzer, type AnalyzerOptions, createAnalyzer } from './analyzer.ts';
 
 export interface RangeJob {
   path: string;
@@ -33,14 +33,18 @@ export type RangeOutcome<A = Analyzer> =
     }
   | { ok: false; problem: LineProblem };
 
-export function analyzeRange(job: RangeJob, validator: TraceValidator): RangeOutcome {
+export function analyzeRange(
+  job: RangeJob,
+  validator: TraceValidator,
+  options: AnalyzerOptions = {},
+): RangeOutcome {
   const parser = new TraceParser(job.path, {
     lenient: job.lenient,
     expectHeader: false,
     rawProblems: true,
     validator,
   });
-  const analyzer = createAnalyzer();
+  const analyzer = createAnalyzer(options);
   const splitter = new LineSplitter((text, lineNo) => {
     const record = parser.line(text, lineNo);
     if (record !== undefined) analyzer.add(record);

@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { compileChecks } from '../trace/fast-check.ts';
-import type { AnalyzerState } from './analyzer.ts';
+import { type AnalyzerState, stateTransferables } from './analyzer.ts';
 import { analyzeRange, type RangeJob, type RangeOutcome } from './range.ts';
 
 const job = workerData as RangeJob;

@@ -7,7 +7,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { InputFileError } from '../errors.ts';
-import { checkReadable, forEachLine, forEachLineInRange, isGzip, LineSplitter } from './lines.ts';
+import { CHUNK, checkReadable, forEachLine, forEachLineInRange, isGzip, LineSplitter } from './lines.ts';
 import { type ReadStats, TraceParser } from './parser.ts';
 import type { BodyRecord } from './schema.ts';
 import { mainValidator } from './validate.ts';
@@ -24,7 +24,7 @@ export async function* readLines(path: string): AsyncGenerator<[string, number]>
   checkReadable(path);
   let batch: Array<[string, number]> = [];
   const splitter = new LineSplitter((text, lineNo) => batch.push([text, lineNo]));
-  const raw = createReadStream(path, { highWaterMark: 1024 * 1024 });
+  const raw = createReadStream(path, { highWaterMark: CHUNK });
   const stream = (await isGzip(path)) ? raw.pipe(createGunzip()) : raw;
   try {
     for await (const chunk of stream) {
