@@ -147,16 +147,27 @@ export function forEachLineInRange(path: string, start: number, end: number, spl
 }
 
 /**
- * Byte offsets that cut [from, size) into `parts` ranges, each starting just after a newline.
- * Returns the start offsets followed by `size`.
+ * Byte offsets that cut [from, size) into `parts` ranges, each starting just after a newline;
+ * the first range gets `headStart` more bytes than the others share. Returns the start offsets
+ * followed by `size`.
  */
-export function splitAtNewlines(path: string, from: number, size: number, parts: number): number[] {
+export function splitAtNewlines(
+  path: string,
+  from: number,
+  size: number,
+  parts: number,
+  headStart = 0,
+): number[] {
   const cuts = [from];
   const fd = openSync(path, 'r');
   try {
     const probe = Buffer.allocUnsafe(64 * 1024);
     for (let i = 1; i < parts; i++) {
-      let position = Math.max(from + Math.floor(((size - from) * i) / parts), cuts[cuts.length - 1]!);
+      const head = Math.min(headStart, size - from);
+      let position = Math.max(
+        from + head + Math.floor(((size - from - head) * i) / parts),
+        cuts[cuts.length - 1]!,
+      );
       let cut = size;
       while (position < size) {
         const read = readSync(fd, probe, 0, probe.length, position);
