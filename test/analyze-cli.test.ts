@@ -101,6 +101,14 @@ describe('summarize and analyze: bad input through the real CLI', () => {
     expect(a).toEqual(b);
   });
 
+  it('says how to import a raw agent-orchestrator trace given where a trace was expected', async () => {
+    const raw = new URL('../examples/ao-gh-trace.jsonl', import.meta.url).pathname;
+    const result = await runCli(['summarize', raw]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/ao-gh-trace\.jsonl:1: expected a 'run' header/);
+    expect(result.stderr).toMatch(/hint: .*fleetbench import ao-gh FILE/);
+  });
+
   it('rejects bad flags with a usage error', async () => {
     const result = await runCli(['analyze', '--threads', 'many', SAMPLE]);
     expect(result.code).toBe(2);

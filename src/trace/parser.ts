@@ -124,8 +124,10 @@ export class TraceParser {
       return value as BodyRecord;
     }
     if (!this.headerSeen) {
-      if (kind !== 'run')
-        this.fail(lineNo, `expected a 'run' header as the first record, found ${describeKind(kind)}`);
+      if (kind !== 'run') {
+        const reason = `expected a 'run' header as the first record, found ${describeKind(kind)}`;
+        this.fail(lineNo, reason, undefined, importHint(value));
+      }
       const checked = this.validator.header!(value);
       if (!checked.ok) this.fail(lineNo, checked.reason);
       this.stats.header = checked.value;
@@ -186,11 +188,26 @@ export class TraceParser {
     }
   }
 
-  private fail(line: number | undefined, reason: string, unexplained?: LineProblem['unexplained']): never {
+  private fail(
+    line: number | undefined,
+    reason: string,
+    unexplained?: LineProblem['unexplained'],
+    hint?: string,
+  ): never {
     if (this.rawProblems)
       throw new LineProblemError(unexplained ? { line, reason, unexplained } : { line, reason });
-    throw new InputFileError('E_TRACE', this.file, line, reason);
+    throw new InputFileError('E_TRACE', this.file, line, reason, hint ? { hint } : {});
   }
+}
+
+/** Another tool's format where a trace was expected: say how to import it. */
+function importHint(value: object): string | undefined {
+  if ('resourceSpans' in value)
+    return 'this looks like an OTLP/JSON export: run `fleetbench import otlp FILE` first';
+  if ('operation' in value && 'timestamp' in value && 'durationMs' in value) {
+    return 'this looks like an agent-orchestrator gh trace: run `fleetbench import ao-gh FILE` first';
+  }
+  return undefined;
 }
 
 function describeKind(kind: unknown): string {
