@@ -173,6 +173,18 @@ export interface AnalyzerState {
   snapshots: { first?: Snapshot; last?: Snapshot; before?: Snapshot; after?: Snapshot };
 }
 
+const STATUS_KEYS: string[] = [];
+/** `String(status)` without a new string per record. */
+function statusKey(status: number): string {
+  if (status >= 0 && status < 1000) {
+    const key = STATUS_KEYS[status];
+    if (key !== undefined) return key;
+    STATUS_KEYS[status] = String(status);
+    return STATUS_KEYS[status]!;
+  }
+  return String(status);
+}
+
 function bump(map: Counts, key: string, points: number): void {
   const entry = map.get(key);
   if (entry === undefined) map.set(key, { calls: 1, points });
@@ -293,7 +305,7 @@ export class Analyzer implements TraceSink {
     if (r.bytes !== undefined) totals.bytes += r.bytes;
     bump(counts.byOperation, r.op ?? NONE, points);
     bump(counts.byRoute, r.route, points);
-    bump(counts.byStatus, status === null ? 'opaque' : String(status), points);
+    bump(counts.byStatus, status === null ? 'opaque' : statusKey(status), points);
     bump(counts.bySource, r.source ?? NONE, points);
     bump(counts.bySession, r.session ?? NONE, points);
     bump(counts.byRepo, r.repo ?? NONE, points);

@@ -50,7 +50,7 @@ export class StartEndBins {
   /** A call in flight over [start, end) (ms of run time; negatives count at 0). */
   add(start: number, end: number): void {
     const endIndex = this.indexFor(Math.max(end, 0));
-    const startIndex = start > 0 ? Math.floor(start / this.widthMs) : 0;
+    const startIndex = start > 0 ? Math.floor(start / BIN_LADDER_MS[this.level]!) : 0;
     this.starts[startIndex]!++;
     this.ends[endIndex]!++;
   }
