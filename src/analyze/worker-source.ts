@@ -34,13 +34,28 @@ function stamp(path: string): InputStamp {
   return { path, size: stats.size, mtimeMs: stats.mtimeMs };
 }
 
-function cachePaths(): { script: string; inputs: string } {
+/**
+ * The cache lives in a directory of this user's own (mode 0700, checked before use): code that
+ * someone else could have written there is never run.
+ */
+function cachePaths(): { dir: string; script: string; inputs: string } {
   const key = createHash('sha256')
     .update(`${entryPoint}\0${VERSION}\0${process.version}`)
     .digest('hex')
     .slice(0, 16);
-  const dir = join(tmpdir(), 'fleetbench-workers');
-  return { script: join(dir, `${key}.cjs`), inputs: join(dir, `${key}.inputs.json`) };
+  const dir = join(tmpdir(), `fleetbench-workers-${process.getuid?.() ?? 'user'}`);
+  return { dir, script: join(dir, `${key}.cjs`), inputs: join(dir, `${key}.inputs.json`) };
+}
+
+function privateDir(dir: string): boolean {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const stats = statSync(dir);
+    const uid = process.getuid?.();
+    return stats.isDirectory() && (uid === undefined || stats.uid === uid) && (stats.mode & 0o022) === 0;
+  } catch {
+    return false;
+  }
 }
 
 function cached(paths: { script: string; inputs: string }): boolean {
@@ -86,7 +101,8 @@ function bundle(): { code: string; inputs: string[] } | null {
 export function workerEntry(): { filename: string | URL; options: WorkerOptions } {
   if (resolved) return resolved;
   const paths = cachePaths();
-  if (cached(paths)) {
+  const usable = privateDir(paths.dir);
+  if (usable && cached(paths)) {
     resolved = { filename: paths.script, options: {} };
     return resolved;
   }
@@ -96,7 +112,7 @@ export function workerEntry(): { filename: string | URL; options: WorkerOptions 
     return resolved;
   }
   try {
-    mkdirSync(join(paths.script, '..'), { recursive: true });
+    if (!usable) throw new Error('no private cache directory');
     const suffix = `.${process.pid}.tmp`;
     writeFileSync(paths.script + suffix, built.code);
     writeFileSync(paths.inputs + suffix, JSON.stringify(built.inputs.map(stamp)));
