@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { bodyRecordSchema, isBodyKind, validateBody } from '../src/trace/index.ts';
+import { explainRecord, kindJsonSchemas } from '../src/trace/explain.ts';
+import { publishedKindSchemas } from '../src/trace/fast-check.ts';
+import { bodyRecordSchema, isBodyKind, mainValidator } from '../src/trace/index.ts';
+
+/** The reader's verdict on one record: the fast check, worded by zod when it fails. */
+function validateBody(kind: 'api' | 'span' | 'event' | 'gauge', value: object) {
+  return mainValidator().checks[kind](value)
+    ? ({ ok: true, value } as const)
+    : ({ ok: false, reason: explainRecord(kind, value) } as const);
+}
 
 const api = {
   kind: 'api',
@@ -59,6 +68,10 @@ describe('fast validator agrees with the zod schema', () => {
     expect(fast.ok).toBe(zod.success);
     if (fast.ok && zod.success) expect(fast.value).toEqual(zod.data);
     if (!fast.ok) expect(fast.reason).toMatch(new RegExp(`^${String(clean.kind)} record: `));
+  });
+
+  it('checks each kind against the published schema, which is what zod generates', () => {
+    expect(publishedKindSchemas()).toEqual(kindJsonSchemas());
   });
 
   it('fills the span outcome default like zod does', () => {

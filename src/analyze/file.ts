@@ -9,11 +9,12 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { InputFileError } from '../errors.ts';
+import { publishedKindSchemas } from '../trace/fast-check.ts';
 import { checkReadable, isGzip, splitAtNewlines } from '../trace/lines.ts';
 import { type LineProblem, MAX_KEPT_REASONS, type ReadStats, TraceParser } from '../trace/parser.ts';
 import { scanTrace } from '../trace/reader.ts';
 import type { EndFooter } from '../trace/schema.ts';
-import { explainRecord, kindJsonSchemas, mainValidator } from '../trace/validate.ts';
+import { mainValidator, worded, wordProblem } from '../trace/validate.ts';
 import {
   Analyzer,
   type AnalyzerOptions,
@@ -108,19 +109,6 @@ function runWorker(job: RangeJob): Promise<RangeOutcome<AnalyzerState>> {
   });
 }
 
-/** A worker's problem in words and in absolute line numbers (workers cannot run zod). */
-function explain(problem: LineProblem, lineBase: number): LineProblem {
-  const line = problem.line === undefined ? undefined : lineBase + problem.line;
-  if (!problem.unexplained) return { line, reason: problem.reason };
-  let value: unknown;
-  try {
-    value = JSON.parse(problem.unexplained.text);
-  } catch {
-    value = undefined;
-  }
-  return { line, reason: explainRecord(problem.unexplained.kind, value) };
-}
-
 async function analyzeInParallel(
   path: string,
   size: number,
@@ -130,11 +118,16 @@ async function analyzeInParallel(
   const lenient = options.lenient ?? false;
   const validator = mainValidator();
   const parser = new TraceParser(path, { lenient, validator });
-  const head = readHeader(path, parser);
+  let head: { offset: number; lines: number } | undefined;
+  try {
+    head = readHeader(path, parser);
+  } catch (error) {
+    throw await worded(path, error);
+  }
   if (head === undefined) return undefined;
   const headStart = Math.min(WORKER_START_BYTES, Math.floor((size - head.offset) / (threads * 2)));
   const cuts = splitAtNewlines(path, head.offset, size, threads, headStart);
-  const schemas = kindJsonSchemas();
+  const schemas = publishedKindSchemas();
   const jobs: RangeJob[] = [];
   for (let i = 0; i + 1 < cuts.length; i++)
     jobs.push({ path, start: cuts[i]!, end: cuts[i + 1]!, lenient, schemas });
@@ -154,11 +147,12 @@ async function analyzeInParallel(
       pending = undefined;
     }
     if (!outcome.ok) {
-      const problem = explain(outcome.problem, lineBase);
+      const problem = await wordProblem(outcome.problem, lineBase);
       throw new InputFileError('E_TRACE', path, problem.line, problem.reason);
     }
     for (const problem of outcome.problems) {
-      if (parser.problems.length < MAX_KEPT_REASONS) parser.problems.push(explain(problem, lineBase));
+      if (parser.problems.length < MAX_KEPT_REASONS)
+        parser.problems.push(await wordProblem(problem, lineBase));
     }
     stats.skipped += outcome.skipped;
     for (const kind of ['api', 'span', 'event', 'gauge'] as const) stats.counts[kind] += outcome.counts[kind];
@@ -171,6 +165,7 @@ async function analyzeInParallel(
   }
   stats.lines = lineBase;
   parser.pendingFooter = pending;
+  await parser.wordProblems();
   parser.finish();
   const result = merged ?? createAnalyzer(options.analyzer);
   return { analysis: result.finish({ file: path, stats }), stats, threads: jobs.length };

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { FleetbenchError } from '../errors.ts';
-import { importAoGh, importOtlp } from '../trace/importers/index.ts';
 
 /** `gh-trace.jsonl` → `gh-trace.fleetbench.jsonl` beside it. */
 function defaultOutput(input: string): string {
@@ -30,6 +29,8 @@ export function register(program: Command): void {
           );
       }
       const output = flags.output ?? defaultOutput(file);
+      // Loaded on use: the importers' schemas are not needed by other commands.
+      const { importAoGh } = await import('../trace/importers/ao-gh.ts');
       const result = await importAoGh(file, output, { cycleMs, lenient: flags.lenient });
       process.stdout.write(
         `imported ${result.records} calls (${result.opaque} opaque) from ${file} → ${output}\n` +
@@ -51,6 +52,7 @@ export function register(program: Command): void {
         ?.split(',')
         .map((k) => k.trim())
         .filter((k) => k.length > 0);
+      const { importOtlp } = await import('../trace/importers/otlp.ts');
       const result = await importOtlp(file, output, { labelKeys });
       process.stdout.write(
         `imported ${result.spans} spans and ${result.events} events from ${file} → ${output}\n`,

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
-import { analysisJsonSchema } from '../analyze/schema.ts';
 import { FleetbenchError } from '../errors.ts';
-import { traceJsonSchema } from '../trace/schema.ts';
 
-/** Published JSON Schemas, generated from the same zod schemas that validate input. */
-export const jsonSchemas: Record<string, () => Record<string, unknown>> = {
-  trace: traceJsonSchema,
-  analysis: analysisJsonSchema,
+/**
+ * Published JSON Schemas, generated from the same zod schemas that validate input. Loaded on
+ * use: zod is slow to load and the other commands do not need it.
+ */
+export const jsonSchemas: Record<string, () => Promise<Record<string, unknown>>> = {
+  trace: async () => (await import('../trace/schema.ts')).traceJsonSchema(),
+  analysis: async () => (await import('../analyze/schema.ts')).analysisJsonSchema(),
 };
 
 export function register(program: Command): void {
@@ -14,7 +15,7 @@ export function register(program: Command): void {
     .command('schema')
     .description('print the JSON Schema of a format (trace, analysis)')
     .argument('<format>', `one of: ${Object.keys(jsonSchemas).join(', ')}`)
-    .action((format: string) => {
+    .action(async (format: string) => {
       const make = jsonSchemas[format];
       if (!make) {
         throw new FleetbenchError(
@@ -22,6 +23,6 @@ export function register(program: Command): void {
           `unknown format '${format}' (known: ${Object.keys(jsonSchemas).join(', ')})`,
         );
       }
-      process.stdout.write(`${JSON.stringify(make(), null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify(await make(), null, 2)}\n`);
     });
 }

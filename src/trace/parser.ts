@@ -14,7 +14,7 @@
 import { InputFileError } from '../errors.ts';
 import { type CheckedKind, isBodyKind } from './fast-check.ts';
 import type { BodyRecord, EndFooter, RecordCounts, RunHeader } from './schema.ts';
-import type { TraceValidator } from './validate.ts';
+import { type TraceValidator, wordProblem } from './validate.ts';
 
 export interface ReadStats {
   header?: RunHeader;
@@ -67,14 +67,17 @@ export interface TraceParserOptions {
   lenient?: boolean;
   /** false for a worker's byte range, which holds body lines only. */
   expectHeader?: boolean;
-  /** Throw LineProblemError (relative lines, for workers) instead of InputFileError. */
+  /**
+   * Throw LineProblemError (relative lines, for workers) instead of InputFileError. Problems the
+   * validator cannot word are always thrown as LineProblemError, for the caller to word.
+   */
   rawProblems?: boolean;
 }
 
 export class TraceParser {
   readonly file: string;
   readonly stats: ReadStats = emptyStats();
-  /** The first few problems (lenient mode), in file order. */
+  /** The first few problems (lenient mode), in file order; word them before finish(). */
   readonly problems: LineProblem[] = [];
   /** A footer not yet known to be the last line. */
   pendingFooter: { line: number; footer: EndFooter } | undefined;
@@ -128,9 +131,12 @@ export class TraceParser {
         const reason = `expected a 'run' header as the first record, found ${describeKind(kind)}`;
         this.fail(lineNo, reason, undefined, importHint(value));
       }
-      const checked = this.validator.header!(value);
-      if (!checked.ok) this.fail(lineNo, checked.reason);
-      this.stats.header = checked.value;
+      if (!this.validator.checks.run(value)) {
+        // A bad header stops the read even in lenient mode: nothing after it can be placed.
+        if (this.validator.explain) this.fail(lineNo, this.validator.explain('run', value));
+        this.fail(lineNo, '', { kind: 'run', text });
+      }
+      this.stats.header = value as RunHeader;
       this.headerSeen = true;
       return undefined;
     }
@@ -147,6 +153,13 @@ export class TraceParser {
   private schemaProblem(lineNo: number, kind: CheckedKind, value: unknown, text: string): void {
     if (this.validator.explain) this.problem(lineNo, this.validator.explain(kind, value));
     else this.problem(lineNo, '', { kind, text });
+  }
+
+  /** Puts words to the kept problems the validator could not word (loads zod only if needed). */
+  async wordProblems(): Promise<void> {
+    for (let i = 0; i < this.problems.length; i++) {
+      if (this.problems[i]!.unexplained) this.problems[i] = await wordProblem(this.problems[i]!);
+    }
   }
 
   /** End of the file: promote the held footer, report a missing one, check footer counts. */
@@ -194,7 +207,8 @@ export class TraceParser {
     unexplained?: LineProblem['unexplained'],
     hint?: string,
   ): never {
-    if (this.rawProblems)
+    // Unworded problems (no zod loaded here) go to the caller, which words them.
+    if (this.rawProblems || unexplained)
       throw new LineProblemError(unexplained ? { line, reason, unexplained } : { line, reason });
     throw new InputFileError('E_TRACE', this.file, line, reason, hint ? { hint } : {});
   }

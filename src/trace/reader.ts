@@ -10,7 +10,7 @@ import { InputFileError } from '../errors.ts';
 import { CHUNK, checkReadable, forEachLine, forEachLineInRange, isGzip, LineSplitter } from './lines.ts';
 import { type ReadStats, TraceParser } from './parser.ts';
 import type { BodyRecord } from './schema.ts';
-import { mainValidator } from './validate.ts';
+import { mainValidator, worded } from './validate.ts';
 
 export type { ReadStats } from './parser.ts';
 
@@ -55,8 +55,13 @@ export async function scanTrace(
     if (record !== undefined) onRecord(record);
   };
   checkReadable(path);
-  if (await isGzip(path)) await forEachLine(path, onLine);
-  else forEachLineInRange(path, 0, statSync(path).size, new LineSplitter(onLine));
+  try {
+    if (await isGzip(path)) await forEachLine(path, onLine);
+    else forEachLineInRange(path, 0, statSync(path).size, new LineSplitter(onLine));
+  } catch (error) {
+    throw await worded(path, error);
+  }
+  await parser.wordProblems();
   parser.finish();
   return parser.stats;
 }
@@ -77,9 +82,15 @@ export class TraceReader {
   /** Body records (api, span, event, gauge) in file order. Header and footer land in `stats`. */
   async *records(): AsyncGenerator<BodyRecord> {
     for await (const [text, lineNo] of readLines(this.path)) {
-      const record = this.parser.line(text, lineNo);
+      let record: BodyRecord | undefined;
+      try {
+        record = this.parser.line(text, lineNo);
+      } catch (error) {
+        throw await worded(this.path, error);
+      }
       if (record !== undefined) yield record;
     }
+    await this.parser.wordProblems();
     this.parser.finish();
   }
 }

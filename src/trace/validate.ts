@@ -1,87 +1,48 @@
 /**
- * Trace validation as the main thread does it: the fast ajv checks compiled from the zod
- * schemas, and zod itself for every error message. zod stays the one definition; ajv only makes
- * the common case (a valid line) fast: validating millions of lines with zod costs about half the
- * read time.
+ * How the reader checks lines: ajv validators compiled from the published schema (fast-check.ts)
+ * decide whether a line is valid, on every path. Words for a line that fails come from zod
+ * (explain.ts), loaded only when there is a problem to word; a parser without `explain` leaves
+ * the problem unworded (`LineProblem.unexplained`) and its caller words it (wordProblem).
  */
-import { z } from 'zod';
-import { describeZodError } from '../validation.ts';
-import { type CheckedKind, compileChecks, type FastChecks, type KindJsonSchemas } from './fast-check.ts';
-import {
-  apiRecordSchema,
-  type BodyRecord,
-  endFooterSchema,
-  eventRecordSchema,
-  gaugeRecordSchema,
-  type RunHeader,
-  runHeaderSchema,
-  spanRecordSchema,
-  TRACE_FORMAT,
-} from './schema.ts';
+
+import { InputFileError } from '../errors.ts';
+import { type CheckedKind, compileChecks, type FastChecks, publishedKindSchemas } from './fast-check.ts';
+import { type LineProblem, LineProblemError } from './parser.ts';
 
 export { isBodyKind } from './fast-check.ts';
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-/** How a TraceParser checks lines. Workers have no `explain`/`header`: the main thread explains. */
 export interface TraceValidator {
   checks: FastChecks;
   explain?: (kind: CheckedKind, value: unknown) => string;
-  header?: (value: object) => Validated<RunHeader>;
-}
-
-const kindSchemas = {
-  api: apiRecordSchema,
-  span: spanRecordSchema,
-  event: eventRecordSchema,
-  gauge: gaugeRecordSchema,
-  end: endFooterSchema,
-} as const;
-
-/** The JSON Schema of each checked kind, generated from zod like docs/trace.schema.json. */
-export function kindJsonSchemas(): KindJsonSchemas {
-  const out = {} as KindJsonSchemas;
-  for (const [kind, schema] of Object.entries(kindSchemas)) {
-    out[kind as CheckedKind] = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as Record<
-      string,
-      unknown
-    >;
-  }
-  return out;
-}
-
-/** zod's one-line message for a record the fast check rejected. */
-export function explainRecord(kind: CheckedKind, value: unknown): string {
-  const parsed = kindSchemas[kind].safeParse(value);
-  const what = kind === 'end' ? 'end footer' : `${kind} record`;
-  // Should ajv and zod ever disagree (tested that they do not), ajv's verdict stands.
-  return `${what}: ${parsed.success ? 'does not match the trace schema' : describeZodError(parsed.error)}`;
-}
-
-export function validateHeader(value: object): Validated<RunHeader> {
-  const parsed = runHeaderSchema.safeParse(value);
-  if (parsed.success) return { ok: true, value: parsed.data };
-  const format = (value as { format?: unknown }).format;
-  if (format !== TRACE_FORMAT) {
-    return {
-      ok: false,
-      reason: `unsupported trace format ${JSON.stringify(format)} (this fleetbench reads ${TRACE_FORMAT})`,
-    };
-  }
-  return { ok: false, reason: `run header: ${describeZodError(parsed.error)}` };
 }
 
 let shared: TraceValidator | undefined;
 
 /** The main thread's validator (compiled once). */
 export function mainValidator(): TraceValidator {
-  shared ??= { checks: compileChecks(kindJsonSchemas()), explain: explainRecord, header: validateHeader };
+  shared ??= { checks: compileChecks(publishedKindSchemas()) };
   return shared;
 }
 
-/** One body record: the object itself when valid (defaults filled in), else zod's message. */
-export function validateBody(kind: Exclude<CheckedKind, 'end'>, value: object): Validated<BodyRecord> {
-  const validator = mainValidator();
-  if (validator.checks[kind](value)) return { ok: true, value: value as BodyRecord };
-  return { ok: false, reason: explainRecord(kind, value) };
+/** A problem in words, at `lineBase` + its line (workers count lines from their range start). */
+export async function wordProblem(problem: LineProblem, lineBase = 0): Promise<LineProblem> {
+  const line = problem.line === undefined ? undefined : lineBase + problem.line;
+  if (!problem.unexplained) return { line, reason: problem.reason };
+  const { explainRecord } = await import('./explain.ts');
+  let value: unknown;
+  try {
+    value = JSON.parse(problem.unexplained.text);
+  } catch {
+    value = undefined;
+  }
+  return { line, reason: explainRecord(problem.unexplained.kind, value) };
+}
+
+/** A LineProblemError from a parser, as the user-facing `file:line: reason` error. */
+export async function worded(file: string, error: unknown, lineBase = 0): Promise<unknown> {
+  if (!(error instanceof LineProblemError)) return error;
+  const problem = await wordProblem(error.problem, lineBase);
+  return new InputFileError('E_TRACE', file, problem.line, problem.reason);
 }
