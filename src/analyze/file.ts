@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { InputFileError } from '../errors.ts';
 import { publishedKindSchemas } from '../trace/fast-check.ts';
 import { checkReadable, isGzip, splitAtNewlines } from '../trace/lines.ts';
-import { type LineProblem, MAX_KEPT_REASONS, type ReadStats, TraceParser } from '../trace/parser.ts';
+import { MAX_KEPT_REASONS, type ReadStats, TraceParser } from '../trace/parser.ts';
 import { scanTrace } from '../trace/reader.ts';
 import type { EndFooter } from '../trace/schema.ts';
 import { mainValidator, worded, wordProblem } from '../trace/validate.ts';

@@ -9,7 +9,11 @@ import { analyzeRange, type RangeJob, type RangeOutcome } from './range.ts';
 
 const job = workerData as RangeJob;
 const outcome = analyzeRange(job, { checks: compileChecks(job.schemas) });
-const message: RangeOutcome<AnalyzerState> = outcome.ok
-  ? { ...outcome, analyzer: outcome.analyzer.toState() }
-  : outcome;
-parentPort!.postMessage(message);
+if (outcome.ok) {
+  const state = outcome.analyzer.toState();
+  const message: RangeOutcome<AnalyzerState> = { ...outcome, analyzer: state };
+  // The arrays move to the main thread instead of being copied.
+  parentPort!.postMessage(message, stateTransferables(state));
+} else {
+  parentPort!.postMessage(outcome);
+}
