@@ -7,7 +7,7 @@
  * word the problem of a line that fails (explain.ts).
  */
 import { readFileSync } from 'node:fs';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv } from 'ajv';
 
 export const bodyKinds = ['api', 'span', 'event', 'gauge'] as const;
 export type BodyKind = (typeof bodyKinds)[number];
@@ -49,7 +49,10 @@ export function publishedKindSchemas(): KindJsonSchemas {
 
 export function compileChecks(schemas: KindJsonSchemas): FastChecks {
   // useDefaults fills what zod would (a span's outcome); strict off: zod's descriptions are fine.
-  const ajv = new Ajv2020({ strict: false, useDefaults: true, allErrors: false, validateFormats: false });
+  // The draft-07 validator: the schema uses nothing newer (type, properties, required,
+  // additionalProperties, const, enum, anyOf, minimum, minLength, propertyNames, default), and
+  // without the 2020 dialect's unevaluated-properties bookkeeping a check takes half the time.
+  const ajv = new Ajv({ strict: false, useDefaults: true, allErrors: false, validateFormats: false });
   const compile = (schema: Record<string, unknown>) => {
     const { $schema: _ignored, ...rest } = schema;
     return ajv.compile(rest) as (value: unknown) => boolean;
