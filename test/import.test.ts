@@ -242,6 +242,25 @@ describe('import otlp', () => {
     ]);
   });
 
+  it('reads JSON Lines of export requests (the collector file exporter), with file:line errors', async () => {
+    const { importOtlp } = await import('../src/trace/importers/otlp.ts');
+    const doc = JSON.parse(readFileSync(OTLP_SAMPLE, 'utf8'));
+    const part = (from: number, to: number) => {
+      const copy = structuredClone(doc);
+      copy.resourceSpans[0].scopeSpans[0].spans = copy.resourceSpans[0].scopeSpans[0].spans.slice(from, to);
+      return JSON.stringify(copy);
+    };
+    const lines = [part(0, 4), part(4, 10)];
+    const good = join(dir, 'otlp-lines.jsonl');
+    writeFileSync(good, `${lines.join('\n')}\n`);
+    expect(await importOtlp(good, join(dir, 'otlp-lines.out.jsonl'))).toMatchObject({ spans: 10, events: 2 });
+    const bad = join(dir, 'otlp-bad.jsonl');
+    writeFileSync(bad, `${lines[0]}\n{"resourceSpans": 3}\n`);
+    await expect(importOtlp(bad, join(dir, 'otlp-bad.out.jsonl'))).rejects.toThrow(
+      /otlp-bad\.jsonl:2: resourceSpans: expected array/,
+    );
+  });
+
   it('a malformed export is an error naming the field', async () => {
     const path = join(dir, 'bad-otlp.json');
     writeFileSync(
