@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isFleetbenchError } from '../errors.ts';
 import { VERSION } from '../version.ts';
+import { register as registerGithub } from './github.ts';
 import { register as registerSchema } from './schema.ts';
 
 export function buildProgram(): Command {
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .configureHelp({ sortSubcommands: true })
     .exitOverride();
+  registerGithub(program);
   registerSchema(program);
   return program;
 }
