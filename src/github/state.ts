@@ -194,6 +194,11 @@ export interface Repo {
   json?: JsonCache;
   /** Sorted/filtered lists, valid while the matching version is unchanged. */
   listCache: Map<string, { version: number; items: unknown[] }>;
+  /** Rendered list bodies by route and query, valid for one version and URL epoch. */
+  bodyCache: Map<
+    string,
+    { version: number; epoch: number; result: { body: string; page: { page: number; last: number } } }
+  >;
 }
 
 /** A state change that cannot happen (unknown repo, PR already merged): 404 or 422 over HTTP. */
@@ -364,6 +369,7 @@ export class GitHubState {
       issuesVersion: v,
       pullsVersion: v,
       listCache: new Map(),
+      bodyCache: new Map(),
     };
     this.repos.set(fullName.toLowerCase(), repo);
     this.nodes.set(repo.nodeId, repo);
