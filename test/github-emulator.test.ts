@@ -152,6 +152,62 @@ describe('trace records', () => {
   });
 });
 
+describe('admin API over HTTP paths', () => {
+  it('dispatches /_fleetbench/<kebab-name> to the same methods, validated, behind the admin token', async () => {
+    const { emulator, apiRecords } = inProcess();
+    const admin = (method: string, name: string, body?: unknown, token = emulator.adminToken) =>
+      emulator.handle({
+        method,
+        path: `/api/v3/_fleetbench/${name}`,
+        headers: { authorization: `Bearer ${token}` },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    expect((await admin('POST', 'stats', {}, 'wrong')).status).toBe(401);
+    const opened = await admin('POST', 'open-pull-request', {
+      repo: 'fleetbench/repo-1',
+      head: 'feature/x',
+      title: 'X',
+    });
+    expect(opened.status).toBe(200);
+    expect(JSON.parse(opened.body)).toMatchObject({
+      number: 8,
+      state: 'open',
+      head: 'feature/x',
+      base: 'main',
+      checks: null,
+    });
+    const invalid = await admin('POST', 'post-review-comments', {
+      repo: 'fleetbench/repo-1',
+      number: 8,
+      count: 0,
+    });
+    expect(invalid.status).toBe(400);
+    expect(JSON.parse(invalid.body).message).toMatch(/^count: /);
+    const missing = await admin('POST', 'merge-pull-request', { repo: 'fleetbench/repo-1', number: 99 });
+    expect(missing.status).toBe(404);
+    expect(JSON.parse(missing.body).message).toBe('no pull request #99 in fleetbench/repo-1');
+    expect((await admin('POST', 'merge-pull-request', { repo: 'fleetbench/repo-1', number: 8 })).status).toBe(
+      200,
+    );
+    expect((await admin('POST', 'merge-pull-request', { repo: 'fleetbench/repo-1', number: 8 })).status).toBe(
+      405,
+    );
+    const quota = await emulator.handle({
+      method: 'GET',
+      path: '/_fleetbench/quota?user=fleet-agent',
+      headers: { authorization: `Bearer ${emulator.adminToken}` },
+    });
+    expect(JSON.parse(quota.body)).toMatchObject({
+      identity: 'user:fleet-agent',
+      resources: { core: { used: 0, limit: 5000 } },
+    });
+    expect((await admin('GET', 'open-pull-request')).status).toBe(405);
+    expect(JSON.parse((await admin('POST', 'nope', {})).body).methods).toContain('snapshot-rate-limit');
+    // Admin calls are not GitHub calls: nothing traced, nothing charged.
+    expect(apiRecords()).toHaveLength(0);
+  });
+});
+
 describe('faults', () => {
   it('injects a 5xx share, extra latency and a forced secondary window, each with start/end events', async () => {
     const { emulator, get, clock, sink, apiRecords, advance } = inProcess();

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RealClock } from '../src/clock/index.ts';
-import { GitHubEmulator, generateSelfSignedCert } from '../src/github/index.ts';
+import { GitHubEmulator, generateSelfSignedCert, HttpTransport } from '../src/github/index.ts';
 import { Rng } from '../src/rng.ts';
 import { MemorySink } from '../src/trace/writer.ts';
 import { serve } from './helpers/github.ts';
@@ -34,12 +34,14 @@ describe('gh CLI against the emulator over TLS', () => {
   });
   let host = '';
   let certPath = '';
+  let cert = '';
 
   beforeAll(async () => {
     expect(ghPresent, 'the gh CLI must be installed (.ci/run installs Debian gh)').toBe(true);
-    const cert = generateSelfSignedCert(join(dir, 'tls'));
-    certPath = cert.certPath;
-    const server = await serve(emulator, cert);
+    const made = generateSelfSignedCert(join(dir, 'tls'));
+    certPath = made.certPath;
+    cert = made.cert;
+    const server = await serve(emulator, made);
     host = `127.0.0.1:${server.port}`;
   });
 
@@ -109,6 +111,35 @@ describe('gh CLI against the emulator over TLS', () => {
       ['/repos/{owner}/{repo}/pulls', 200, 'cli'],
       ['/repos/{owner}/{repo}/issues/{issue_number}', 200, 'cli'],
     ]);
+  });
+
+  it('HttpTransport speaks to the same server over TLS, trusting the generated certificate', async () => {
+    const { token } = emulator.admin.mintToken({ user: 'transport-user', session: 'tr-1' });
+    const transport = new HttpTransport(`https://${host}/api/v3`, { ca: cert, token });
+    try {
+      const res = await transport.request({
+        method: 'GET',
+        path: '/repos/fleetbench/repo-1/pulls/6',
+        headers: {},
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers['x-ratelimit-used']).toBe('1');
+      expect(JSON.parse(res.body).number).toBe(6);
+      const gql = await transport.request({
+        method: 'POST',
+        path: '/graphql',
+        headers: {},
+        body: JSON.stringify({ query: '{ viewer { login } }' }),
+      });
+      expect(JSON.parse(gql.body).data.viewer.login).toBe('transport-user');
+    } finally {
+      transport.close();
+    }
+    const untrusted = new HttpTransport(`https://${host}`, { token });
+    await expect(untrusted.request({ method: 'GET', path: '/user', headers: {} })).rejects.toThrow(
+      /self[- ]signed/,
+    );
+    untrusted.close();
   });
 
   it('gh api graphql reaches /api/graphql and is charged GraphQL points', async () => {

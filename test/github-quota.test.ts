@@ -134,6 +134,44 @@ describe('primary limit', () => {
     expect(rate(res)).toMatchObject({ used: 2, remaining: 4998, resource: 'core' });
   });
 
+  it('gives an actions token 1,000/h per repository and an enterprise token 15,000/h', async () => {
+    const { emulator } = inProcess({ fixtures: { repos: 2, issuesPerRepo: 1 } });
+    const actions1 = new InProcessTransport(emulator, {
+      token: emulator.admin.mintToken({ kind: 'actions', repo: 'fleetbench/repo-1' }).token,
+    });
+    const actions1b = new InProcessTransport(emulator, {
+      token: emulator.admin.mintToken({ kind: 'actions', repo: 'fleetbench/repo-1' }).token,
+    });
+    const actions2 = new InProcessTransport(emulator, {
+      token: emulator.admin.mintToken({ kind: 'actions', repo: 'fleetbench/repo-2' }).token,
+    });
+    const app = new InProcessTransport(emulator, {
+      token: emulator.admin.mintToken({ kind: 'enterprise', user: 'my-app[bot]' }).token,
+    });
+    const req = { method: 'GET', path: ISSUES, headers: {} };
+    await actions1.request(req);
+    expect(rate(await actions1b.request(req))).toMatchObject({ limit: 1000, used: 2 });
+    expect(rate(await actions2.request(req))).toMatchObject({ limit: 1000, used: 1 });
+    expect(rate(await app.request(req))).toMatchObject({ limit: 15000, used: 1 });
+    expect(emulator.admin.quota({ repo: 'fleetbench/repo-1' })).toMatchObject({
+      kind: 'actions',
+      resources: { core: { used: 2 } },
+    });
+    expect(() => emulator.admin.mintToken({ kind: 'actions' })).toThrow('an actions token needs repo');
+  });
+
+  it('accepts unknown tokens as the default user when asked to', async () => {
+    const { emulator } = inProcess({ acceptUnknownTokens: true });
+    const res = await emulator.handle({
+      method: 'GET',
+      path: '/user',
+      headers: { authorization: 'Bearer whatever-123' },
+    });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body).login).toBe('fleet-agent');
+    expect(rate(res)).toMatchObject({ limit: 5000, used: 1 });
+  });
+
   it('resets quota through the admin API', async () => {
     const { get, emulator } = inProcess({ limits: { primary: { user: { core: 1 } } } });
     await get(ISSUES);
