@@ -1,7 +1,8 @@
 /**
  * A load target for bench/emulator.bench.ts, run in its own process so the load generator does
  * not share its event loop: `emulator TRACE` (the GitHub emulator with quota accounting and a
- * trace writer) or `bare BODYFILE` (node:http answering the same bytes). Prints one READY JSON
+ * trace writer) or `bare RESPONSEFILE` (node:http replaying a captured response: the same status
+ * line, headers and body bytes, with no logic). Prints one READY JSON
  * line, and on SIGTERM one DONE JSON line with what it answered.
  */
 import { readFileSync } from 'node:fs';
@@ -14,6 +15,19 @@ import { TraceWriter } from '../src/trace/writer.ts';
 
 const [kind, file] = process.argv.slice(2);
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
+/** CPU time this process spent (user + system, µs), so figures survive a busy machine. */
+let cpuStart = process.cpuUsage();
+const cpuMicros = () => {
+  const used = process.cpuUsage(cpuStart);
+  return used.user + used.system;
+};
+/** Load generators send SIGUSR2 when the measured run starts (after warm-up). */
+let answeredAtMark = 0;
+process.on('SIGUSR2', () => {
+  cpuStart = process.cpuUsage();
+  answeredAtMark = answeredNow();
+});
+let answeredNow = () => 0;
 
 if (kind === 'emulator') {
   const clock = new RealClock();
@@ -39,16 +53,26 @@ if (kind === 'emulator') {
     },
   });
   const server = await startGitHubServer({ emulator });
+  answeredNow = () => emulator.stats().requests;
   print({ ready: true, port: server.port, token: emulator.defaultToken });
   process.once('SIGTERM', async () => {
+    const measured = answeredNow() - answeredAtMark;
+    const cpu = cpuMicros();
     await server.close();
     trace.close();
-    print({ done: true, answered: emulator.stats().requests, traced: trace.counts.api });
+    print({
+      done: true,
+      answered: emulator.stats().requests,
+      traced: trace.counts.api,
+      measured,
+      cpuMicros: cpu,
+    });
     process.exit(0);
   });
 } else if (kind === 'bare') {
   const body = readFileSync(file!);
   let answered = 0;
+  answeredNow = () => answered;
   const server = createServer((req, res) => {
     req.resume();
     answered++;
@@ -60,12 +84,14 @@ if (kind === 'emulator') {
   });
   server.listen(0, '127.0.0.1', () => print({ ready: true, port: (server.address() as AddressInfo).port }));
   process.once('SIGTERM', () => {
+    const measured = answered - answeredAtMark;
+    const cpu = cpuMicros();
     server.close();
     server.closeAllConnections();
-    print({ done: true, answered });
+    print({ done: true, answered, measured, cpuMicros: cpu });
     process.exit(0);
   });
 } else {
-  console.error('usage: emulator-target.ts emulator TRACE | bare BODYFILE');
+  console.error('usage: emulator-target.ts emulator TRACE | bare RESPONSEFILE');
   process.exit(2);
 }
