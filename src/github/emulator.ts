@@ -194,7 +194,7 @@ export class GitHubEmulator {
     this.admin = new EmulatorAdmin(this);
     for (const token of fixtures.tokens ?? []) this.tokens.mint(token);
     this.defaultToken = this.tokens.mint({}).token;
-    this.adminToken = options.adminToken ?? `fba_${this.tokens.mint({ kind: 'user' }).token.slice(4)}`;
+    this.adminToken = options.adminToken ?? this.tokens.randomToken('fba_');
   }
 
   /** Validates a fixtures object (errors name the field path) or generates one from sizes. */
