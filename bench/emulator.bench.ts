@@ -18,9 +18,9 @@ import { Rng } from '../src/rng.ts';
 import { readTrace, TraceWriter } from '../src/trace/index.ts';
 import type { Bench } from './run.ts';
 
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 6);
 /** Emulator and bare alternate this many times, so background load hits both alike. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const CONNECTIONS = 32;
 /** The full list (5 PRs, about 25 KB) and the guard poll a control plane repeats (about 5 KB). */
 const REQUESTS = [
