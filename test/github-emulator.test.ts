@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../src/clock/index.ts';
 import { InputFileError } from '../src/errors.ts';
@@ -435,6 +436,19 @@ repos:
       reviewDecision: 'APPROVED',
       checks: 'FAILURE',
       linkedIssue: 1,
+    });
+  });
+
+  it('ships a valid example fixtures file', () => {
+    const fixtures = loadFixturesFile(
+      fileURLToPath(new URL('../examples/github-fixtures.yaml', import.meta.url)),
+    );
+    const h = inProcess({ fixtures });
+    expect(h.emulator.state.counts()).toEqual({ repos: 2, issues: 4, pulls: 2 });
+    expect(h.emulator.admin.findPullRequest({ repo: 'acme/widgets', head: 'agent/issue-2' })).toMatchObject({
+      number: 5,
+      checks: 'PENDING',
+      reviewComments: 1,
     });
   });
 
