@@ -7,6 +7,7 @@ import { ExitCode, isFleetbenchError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { register as registerAnalyze } from './analyze.ts';
 import { register as registerImport } from './import.ts';
+import { register as registerGithub } from './github.ts';
 import { register as registerSchema } from './schema.ts';
 import { register as registerSummarize } from './summarize.ts';
 
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerAnalyze(program);
   registerImport(program);
+  registerGithub(program);
   registerSchema(program);
   registerSummarize(program);
   return program;

@@ -16,6 +16,12 @@ export interface EmulatorRequest {
   body?: string;
   /** Client address, for the unauthenticated per-IP limit. */
   remoteAddress?: string;
+  /**
+   * Scheme and host the client used (`https://127.0.0.1:8443`), for absolute URLs in Link
+   * headers. The HTTP binding sets it; in-process requests fall back to the Host header or the
+   * emulator's public URL.
+   */
+  baseUrl?: string;
 }
 
 export interface EmulatorResponse {

@@ -1,0 +1,653 @@
+/**
+ * The GitHub emulator core. `handle()` takes one request (in-process or from the HTTP binding)
+ * through the same steps every time:
+ *
+ *   path and prefix (`/api/v3`, `/api/graphql`) → admin? → token → route → in flight + 1 →
+ *   injected 5xx / forced secondary → secondary limits → primary limit → handler / GraphQL →
+ *   ETag and 304 → charge → latency (clock.sleep) → in flight − 1 → one `api` trace record.
+ *
+ * Everything before the sleep is synchronous, so in virtual time the only waiting is the modelled
+ * latency, and concurrency (the 100-in-flight secondary limit, the record's t/dur) is honest.
+ */
+import type { Clock } from '../clock/index.ts';
+import { FleetbenchError } from '../errors.ts';
+import type { Rng } from '../rng.ts';
+import { type ApiRecord, type ApiSource, type RateLimitSnapshot, sources } from '../trace/schema.ts';
+import type { TraceSink } from '../trace/writer.ts';
+import { describeZodIssues } from '../validation.ts';
+import { EmulatorAdmin } from './admin.ts';
+import { type MintTokenOptions, type TokenInfo, TokenRegistry } from './auth.ts';
+import {
+  type EmulatorLimitsInput,
+  type LatencyConfig,
+  type LatencyInput,
+  type Resource,
+  resolveLatency,
+  resolveLimits,
+} from './config.ts';
+import { FaultBoard } from './faults.ts';
+import {
+  checkFixtures,
+  type Fixtures,
+  fixturesSchema,
+  type GenerateFixturesOptions,
+  generateFixtures,
+} from './fixtures.ts';
+import { GRAPHQL_DOCS, GraphQLEngine } from './graphql.ts';
+import { type Bucket, type Identity, QuotaLedger } from './quota.ts';
+import { buildRestRouter, errorBody, parseQuery, type RestRouter } from './rest.ts';
+import { GitHubState } from './state.ts';
+import { ATTRIBUTION_HEADERS, type EmulatorRequest, type EmulatorResponse } from './types.ts';
+
+const RATE_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
+const SECONDARY_DOCS = `${RATE_DOCS}#about-secondary-rate-limits`;
+
+export interface GitHubEmulatorOptions {
+  clock: Clock;
+  rng: Rng;
+  /** Where `api` records (and rate-limit snapshot / fault events) go. */
+  trace?: TraceSink;
+  /** A fixtures document (as loaded from a file), or sizes to generate one from the Rng. */
+  fixtures: Fixtures | GenerateFixturesOptions;
+  limits?: EmulatorLimitsInput;
+  /** Base latency per protocol; see config.ts for defaults (on: 60/250 ms REST). */
+  latency?: LatencyInput;
+  /** Treat an unknown token as a new token of the default user instead of answering 401. */
+  acceptUnknownTokens?: boolean;
+  /** Guards the `/_fleetbench/` HTTP admin API. Generated from the Rng when absent. */
+  adminToken?: string;
+  /** Origin rendered into JSON bodies (`url`, `html_url`). Default https://api.github.com. */
+  apiUrl?: string;
+}
+
+/** What a request carries besides its route, gathered once. */
+interface Attribution {
+  session?: string;
+  source?: ApiSource;
+  op?: string;
+  cycle?: number;
+  phase?: string;
+  project?: string;
+}
+
+/** Everything decided about one request; one fixed shape, filled in place on the hot path. */
+class Outcome {
+  status = 200;
+  body = '';
+  route = '(unmatched)';
+  protocol: 'rest' | 'graphql' = 'rest';
+  resource: Resource = 'core';
+  bucket: Bucket | undefined = undefined;
+  cost = 0;
+  secondaryCost = 0;
+  conditional = false;
+  notModified = false;
+  limited: 'primary' | 'secondary' | undefined = undefined;
+  retryAfter: number | undefined = undefined;
+  error: string | undefined = undefined;
+  repo: string | undefined = undefined;
+  etag: string | undefined = undefined;
+  link: string | undefined = undefined;
+  /** The x-ratelimit-* values sent, fixed when the request was processed (before the latency). */
+  rl: RateLimitSnapshot | undefined = undefined;
+
+  /** Answered without running the handler (fault, limit, bad input): nothing charged. */
+  reject(status: number, message: string, docs: string): this {
+    this.status = status;
+    this.body = JSON.stringify({ message, documentation_url: docs });
+    this.cost = 0;
+    this.secondaryCost = 0;
+    this.error = message;
+    return this;
+  }
+}
+
+export interface EmulatorStats {
+  requests: number;
+  byStatus: Record<string, number>;
+  notModified: number;
+  limitedPrimary: number;
+  limitedSecondary: number;
+  injectedErrors: number;
+  inFlight: number;
+  traceRecords: number;
+}
+
+const SOURCE_SET = new Set<string>(sources);
+
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(36);
+}
+
+/** UTF-8 sizes of large bodies, which are cached strings answered again and again. */
+const sizes = new Map<string, number>();
+
+function byteLength(body: string): number {
+  if (body.length < 2048) return body === '' ? 0 : Buffer.byteLength(body);
+  let n = sizes.get(body);
+  if (n === undefined) {
+    n = Buffer.byteLength(body);
+    if (sizes.size >= 512) sizes.clear();
+    sizes.set(body, n);
+  }
+  return n;
+}
+
+/** If-None-Match against our ETag: exact, a list, `*`, weak/strong alike. */
+function etagMatches(header: string, etag: string): boolean {
+  if (header === etag || header === '*') return true;
+  const bare = etag.startsWith('W/') ? etag.slice(2) : etag;
+  for (const part of header.split(',')) {
+    const p = part.trim();
+    if (p === etag || p === bare || (p.startsWith('W/') && p.slice(2) === bare)) return true;
+  }
+  return false;
+}
+
+export class GitHubEmulator {
+  readonly clock: Clock;
+  readonly state: GitHubState;
+  readonly ledger: QuotaLedger;
+  readonly tokens: TokenRegistry;
+  readonly faults: FaultBoard;
+  readonly graphql: GraphQLEngine;
+  readonly admin: EmulatorAdmin;
+  readonly latency: LatencyConfig;
+  readonly adminToken: string;
+  /** A token of the fixtures' default user, minted at construction. */
+  readonly defaultToken: string;
+  trace: TraceSink | undefined;
+  private readonly router: RestRouter;
+  private readonly latencyRng: Rng;
+  private readonly acceptUnknownTokens: boolean;
+  private requestSeq = 0;
+  private readonly counters: Omit<EmulatorStats, 'inFlight' | 'byStatus'> = {
+    requests: 0,
+    notModified: 0,
+    limitedPrimary: 0,
+    limitedSecondary: 0,
+    injectedErrors: 0,
+    traceRecords: 0,
+  };
+  private readonly byStatus = new Map<number, number>();
+
+  constructor(options: GitHubEmulatorOptions) {
+    this.clock = options.clock;
+    this.trace = options.trace;
+    const rng = options.rng;
+    const fixtures = GitHubEmulator.resolveFixtures(options.fixtures, rng);
+    this.state = new GitHubState(fixtures, { clock: this.clock, rng: rng.fork('github.state') });
+    if (options.apiUrl) this.state.setUrls(options.apiUrl, options.apiUrl);
+    this.ledger = new QuotaLedger(this.clock, resolveLimits(options.limits));
+    this.tokens = new TokenRegistry(this.state, this.ledger, rng.fork('github.tokens'));
+    this.faults = new FaultBoard(this.clock, rng.fork('github.faults'), this.trace);
+    this.graphql = new GraphQLEngine();
+    this.router = buildRestRouter();
+    this.latency = resolveLatency(options.latency);
+    this.latencyRng = rng.fork('github.latency');
+    this.acceptUnknownTokens = options.acceptUnknownTokens ?? false;
+    this.admin = new EmulatorAdmin(this);
+    for (const token of fixtures.tokens ?? []) this.tokens.mint(token);
+    this.defaultToken = this.tokens.mint({}).token;
+    this.adminToken = options.adminToken ?? this.tokens.randomToken('fba_');
+  }
+
+  /** Validates a fixtures object (errors name the field path) or generates one from sizes. */
+  static resolveFixtures(input: Fixtures | GenerateFixturesOptions, rng: Rng): Fixtures {
+    if (typeof (input as GenerateFixturesOptions).repos === 'number') {
+      return generateFixtures(input as GenerateFixturesOptions, rng.fork('github.fixtures'));
+    }
+    const parsed = fixturesSchema.safeParse(input);
+    if (!parsed.success) {
+      throw new FleetbenchError('E_FIXTURES', `fixtures: ${describeZodIssues(parsed.error.issues, 1)[0]}`);
+    }
+    const problem = checkFixtures(parsed.data)[0];
+    if (problem)
+      throw new FleetbenchError('E_FIXTURES', `fixtures: ${problem.path.join('.')}: ${problem.message}`);
+    return parsed.data;
+  }
+
+  /** Origin the HTTP binding listens on: rendered into `url`/`html_url` fields. */
+  setPublicUrl(origin: string): void {
+    this.state.setUrls(origin, origin);
+  }
+
+  mintToken(options: MintTokenOptions = {}): TokenInfo {
+    return this.tokens.mint(options);
+  }
+
+  stats(): EmulatorStats {
+    let inFlight = 0;
+    for (const identity of this.ledger.identities.values()) inFlight += identity.inFlight;
+    return {
+      ...this.counters,
+      byStatus: Object.fromEntries([...this.byStatus].map(([k, v]) => [String(k), v])),
+      inFlight,
+    };
+  }
+
+  /** Stops fault timers. The emulator holds no other resources. */
+  close(): void {
+    this.faults.clear();
+  }
+
+  async handle(req: EmulatorRequest): Promise<EmulatorResponse> {
+    const t0 = this.clock.now();
+    let path = req.path;
+    if (path.charCodeAt(0) !== 47) {
+      // An absolute URL (a client following a Link header in-process): keep path and query.
+      const slash = path.indexOf('/', path.indexOf('//') + 2);
+      path = slash < 0 ? '/' : path.slice(slash);
+    }
+    const q = path.indexOf('?');
+    let pathname = q < 0 ? path : path.slice(0, q);
+    const qs = q < 0 ? '' : path.slice(q + 1);
+    let prefix = '';
+    if (pathname.startsWith('/api/')) {
+      if (pathname === '/api/graphql') pathname = '/graphql';
+      else if (pathname.startsWith('/api/v3')) {
+        prefix = '/api/v3';
+        pathname = pathname.length === 7 ? '/' : pathname.slice(7);
+      }
+    }
+    if (pathname.startsWith('/_fleetbench/')) return this.admin.handleHttp(req, pathname.slice(13), qs);
+
+    const method = req.method.toUpperCase();
+    const tokenText = TokenRegistry.parseAuthorization(req.headers.authorization);
+    let token: TokenInfo | undefined;
+    let identity: Identity;
+    if (tokenText !== undefined) {
+      token = this.tokens.tokens.get(tokenText);
+      if (token === undefined && this.acceptUnknownTokens) token = this.tokens.mint({ token: tokenText });
+      if (token === undefined) return this.badCredentials(req, method, pathname, t0);
+      identity = token.identity;
+    } else {
+      identity = this.ledger.ipIdentity(req.remoteAddress);
+    }
+
+    identity.inFlight++;
+    if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
+    const outcome = new Outcome();
+    try {
+      if (pathname === '/graphql' || pathname === '/graphql/')
+        this.graphqlOutcome(outcome, req, method, identity, token);
+      else this.restOutcome(outcome, req, method, pathname, qs, prefix, identity, token);
+    } catch (error) {
+      // A bug in a handler must not take the server down: answer 500 and record it.
+      outcome.reject(500, 'Server Error', 'https://docs.github.com/rest');
+      outcome.error = `emulator error: ${(error as Error)?.message ?? String(error)}`;
+      outcome.route = '(error)';
+    }
+    this.stampRate(outcome);
+    try {
+      const base = outcome.protocol === 'graphql' ? this.latency.graphql : this.latency.rest;
+      let delay = base === null ? 0 : this.latencyRng.lognormal(base.medianMs, base.p95Ms);
+      if (this.faults.size > 0) delay += this.faults.latency(outcome.protocol, outcome.route);
+      if (delay > 0) await this.clock.sleep(delay);
+    } finally {
+      identity.inFlight--;
+    }
+    return this.finish(req, method, outcome, token, t0);
+  }
+
+  /** Fixes the bucket's x-ratelimit-* values for the response and the record. */
+  private stampRate(outcome: Outcome): void {
+    const bucket = outcome.bucket;
+    if (bucket === undefined) return;
+    outcome.rl = {
+      limit: bucket.limit,
+      remaining: this.ledger.remaining(bucket),
+      used: bucket.used,
+      reset: this.ledger.resetEpochSeconds(bucket),
+      resource: bucket.resource,
+    };
+  }
+
+  /** Injected 5xx, forced secondary, real secondary limits. Returns true when the request was stopped. */
+  private refused(
+    outcome: Outcome,
+    identity: Identity,
+    endpoint: string,
+    points: number,
+    contentCreating: boolean,
+  ): boolean {
+    const protocol = outcome.protocol;
+    if (this.faults.size > 0) {
+      const status = this.faults.error(protocol, outcome.route);
+      if (status !== undefined) {
+        this.counters.injectedErrors++;
+        const message =
+          status === 503 ? 'Service Unavailable' : status === 502 ? 'Server Error' : 'Internal Server Error';
+        outcome.reject(status, message, 'https://www.githubstatus.com');
+        return true;
+      }
+      const forced = this.faults.secondary(protocol, outcome.route);
+      if (forced !== undefined) {
+        outcome.reject(
+          this.ledger.limits.secondaryStatus,
+          'You have exceeded a secondary rate limit (injected fault). Please wait a few minutes before you try again.',
+          SECONDARY_DOCS,
+        );
+        outcome.limited = 'secondary';
+        outcome.retryAfter =
+          forced.retryAfterS ?? (forced.endsAt !== undefined ? this.ledger.secondsUntil(forced.endsAt) : 60);
+        return true;
+      }
+    }
+    const breach = this.ledger.secondary(identity, endpoint, points, protocol === 'graphql', contentCreating);
+    if (breach === undefined) return false;
+    outcome.reject(this.ledger.limits.secondaryStatus, breach.message, SECONDARY_DOCS);
+    outcome.limited = 'secondary';
+    outcome.retryAfter = breach.retryAfter;
+    return true;
+  }
+
+  private primaryMessage(identity: Identity): string {
+    if (identity.kind === 'unauthenticated') {
+      return `API rate limit exceeded for ${identity.ip}. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.)`;
+    }
+    if (identity.kind === 'actions') return `API rate limit exceeded for installation ID ${identity.userId}.`;
+    return `API rate limit exceeded for user ID ${identity.userId}.`;
+  }
+
+  private restOutcome(
+    outcome: Outcome,
+    req: EmulatorRequest,
+    method: string,
+    pathname: string,
+    qs: string,
+    prefix: string,
+    identity: Identity,
+    token: TokenInfo | undefined,
+  ): void {
+    const params: string[] = [];
+    const route = this.router.match(method, pathname, params);
+    const inm = req.headers['if-none-match'];
+    const resource: Resource = route?.resource ?? 'core';
+    const bucket = this.ledger.bucket(identity, resource);
+    const points = route?.points ?? (method === 'GET' || method === 'HEAD' ? 1 : 5);
+    outcome.resource = resource;
+    outcome.bucket = bucket;
+    outcome.conditional = inm !== undefined || req.headers['if-modified-since'] !== undefined;
+    if (route !== undefined) {
+      outcome.route = route.template;
+      if (route.repoParams) outcome.repo = `${params[route.repoParams[0]]}/${params[route.repoParams[1]]}`;
+    }
+    if (
+      this.refused(
+        outcome,
+        identity,
+        route?.endpoint ?? `${method} (unmatched)`,
+        points,
+        route?.contentCreating ?? false,
+      )
+    ) {
+      return;
+    }
+    outcome.secondaryCost = points;
+    const free = route?.free ?? false;
+    if (!free && this.ledger.remaining(bucket) === 0) {
+      this.counters.limitedPrimary++;
+      outcome.reject(this.ledger.limits.primaryStatus, this.primaryMessage(identity), RATE_DOCS);
+      outcome.secondaryCost = points;
+      outcome.limited = 'primary';
+      return;
+    }
+    if (route === undefined) {
+      this.ledger.charge(bucket, 1);
+      outcome.status = 404;
+      outcome.body = errorBody('Not Found');
+      outcome.cost = 1;
+      outcome.error = `Not Found: ${pathname}`;
+      return;
+    }
+    let body: unknown;
+    if (req.body !== undefined && req.body !== '') {
+      try {
+        body = JSON.parse(req.body);
+      } catch {
+        this.ledger.charge(bucket, 1);
+        outcome.status = 400;
+        outcome.body = errorBody('Problems parsing JSON');
+        outcome.cost = 1;
+        outcome.error = 'Problems parsing JSON';
+        return;
+      }
+    }
+    const result = route.handler({
+      state: this.state,
+      params,
+      query: parseQuery(qs),
+      qs,
+      body,
+      user: token?.user,
+      identity,
+      ledger: this.ledger,
+    });
+    outcome.status = result.status;
+    outcome.body = method === 'HEAD' ? '' : result.body;
+    outcome.error = result.error;
+    if (result.version !== undefined && result.status === 200) {
+      const etag = `W/"${token?.etagSalt ?? identity.etagSalt}${fnv1a(qs === '' ? pathname : `${pathname}?${qs}`)}-${result.version.toString(36)}"`;
+      outcome.etag = etag;
+      if (inm !== undefined && etagMatches(inm, etag)) {
+        outcome.status = 304;
+        outcome.body = '';
+        outcome.notModified = true;
+        this.counters.notModified++;
+      }
+    }
+    if (result.page !== undefined && result.page.last > 1 && !outcome.notModified) {
+      outcome.link = this.linkHeader(req, prefix, pathname, qs, result.page.page, result.page.last);
+    }
+    // Authenticated 304s are free; unauthenticated ones are charged (GitHub's rule).
+    const cost = free || (outcome.notModified && token !== undefined) ? 0 : 1;
+    this.ledger.charge(bucket, cost);
+    outcome.cost = cost;
+  }
+
+  private linkHeader(
+    req: EmulatorRequest,
+    prefix: string,
+    pathname: string,
+    qs: string,
+    page: number,
+    last: number,
+  ): string {
+    const origin = req.baseUrl ?? (req.headers.host ? `http://${req.headers.host}` : this.state.apiUrl);
+    const rest = qs === '' ? [] : qs.split('&').filter((p) => p !== '' && !p.startsWith('page='));
+    const url = (n: number) => `<${origin}${prefix}${pathname}?${[...rest, `page=${n}`].join('&')}>`;
+    const links: string[] = [];
+    if (page > 1) links.push(`${url(Math.min(page - 1, last))}; rel="prev"`);
+    if (page < last) links.push(`${url(page + 1)}; rel="next"`);
+    if (page < last) links.push(`${url(last)}; rel="last"`);
+    if (page > 1) links.push(`${url(1)}; rel="first"`);
+    return links.join(', ');
+  }
+
+  private graphqlOutcome(
+    outcome: Outcome,
+    req: EmulatorRequest,
+    method: string,
+    identity: Identity,
+    token: TokenInfo | undefined,
+  ): void {
+    const bucket = this.ledger.bucket(identity, 'graphql');
+    outcome.route = '/graphql';
+    outcome.protocol = 'graphql';
+    outcome.resource = 'graphql';
+    outcome.bucket = bucket;
+    if (method !== 'POST') {
+      outcome.reject(404, 'Not Found', GRAPHQL_DOCS);
+      return;
+    }
+    if (token === undefined) {
+      outcome.reject(
+        401,
+        'This endpoint requires you to be authenticated.',
+        `${GRAPHQL_DOCS}/guides/forming-calls-with-graphql#authenticating-with-graphql`,
+      );
+      return;
+    }
+    const prepared = this.graphql.prepare(req.body);
+    if (!prepared.ok) {
+      if (this.refused(outcome, identity, 'POST /graphql', 1, false)) return;
+      outcome.status = prepared.status;
+      outcome.body = prepared.body;
+      outcome.error = prepared.error;
+      outcome.secondaryCost = 1;
+      return;
+    }
+    outcome.repo = prepared.repo;
+    const points = prepared.mutation ? 5 : 1;
+    if (this.refused(outcome, identity, 'POST /graphql', points, prepared.mutation)) return;
+    outcome.secondaryCost = points;
+    if (prepared.cost > this.ledger.remaining(bucket) || bucket.limit === 0) {
+      // GitHub answers a GraphQL primary-limit breach with 200 and an error body.
+      this.counters.limitedPrimary++;
+      const message = this.primaryMessage(identity);
+      outcome.body = JSON.stringify({ errors: [{ type: 'RATE_LIMITED', message }] });
+      outcome.error = message;
+      outcome.limited = 'primary';
+      return;
+    }
+    this.ledger.charge(bucket, prepared.cost);
+    outcome.cost = prepared.cost;
+    const view = this.ledger.view(bucket);
+    outcome.body = this.graphql.execute(prepared, this.state, token.user, {
+      limit: view.limit,
+      cost: prepared.cost,
+      remaining: view.remaining,
+      used: view.used,
+      resetAt: new Date(view.reset * 1000).toISOString().replace('.000Z', 'Z'),
+      nodeCount: prepared.nodeCount,
+    });
+  }
+
+  /** 401 for an unknown token: not charged, rate headers of the client's IP. */
+  private badCredentials(
+    req: EmulatorRequest,
+    method: string,
+    pathname: string,
+    t0: number,
+  ): EmulatorResponse {
+    const identity = this.ledger.ipIdentity(req.remoteAddress);
+    const graphql = pathname === '/graphql';
+    const outcome = new Outcome();
+    outcome.protocol = graphql ? 'graphql' : 'rest';
+    outcome.resource = graphql ? 'graphql' : 'core';
+    outcome.route = graphql
+      ? '/graphql'
+      : (this.router.match(method, pathname, [])?.template ?? '(unmatched)');
+    outcome.bucket = this.ledger.bucket(identity, outcome.resource);
+    outcome.reject(401, 'Bad credentials', 'https://docs.github.com/rest');
+    this.stampRate(outcome);
+    return this.finish(req, method, outcome, undefined, t0);
+  }
+
+  private attribution(req: EmulatorRequest, token: TokenInfo | undefined): Attribution {
+    const h = req.headers;
+    const out: Attribution = {};
+    const project = h[ATTRIBUTION_HEADERS.project] ?? token?.project;
+    if (project) out.project = project;
+    const session = h[ATTRIBUTION_HEADERS.session] ?? token?.session;
+    if (session) out.session = session;
+    const source = h[ATTRIBUTION_HEADERS.source];
+    if (source !== undefined && SOURCE_SET.has(source)) out.source = source as ApiSource;
+    else if (token?.source) out.source = token.source;
+    const op = h[ATTRIBUTION_HEADERS.op];
+    if (op) out.op = op;
+    const cycle = h[ATTRIBUTION_HEADERS.cycle];
+    if (cycle !== undefined) {
+      const n = Number(cycle);
+      if (Number.isInteger(n)) out.cycle = n;
+    }
+    const phase = h[ATTRIBUTION_HEADERS.phase];
+    if (phase) out.phase = phase;
+    return out;
+  }
+
+  private finish(
+    req: EmulatorRequest,
+    method: string,
+    outcome: Outcome,
+    token: TokenInfo | undefined,
+    t0: number,
+  ): EmulatorResponse {
+    const rl = outcome.rl;
+    const body = outcome.body;
+    const bytes = byteLength(body);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(bytes),
+      'x-github-api-version-selected': '2022-11-28',
+      'x-github-media-type': 'github.v3; format=json',
+      'x-github-request-id': `FB${(++this.requestSeq).toString(16).toUpperCase()}`,
+      'x-ratelimit-limit': '',
+      'x-ratelimit-remaining': '',
+      'x-ratelimit-reset': '',
+      'x-ratelimit-used': '',
+      'x-ratelimit-resource': '',
+    };
+    if (rl !== undefined) {
+      headers['x-ratelimit-limit'] = String(rl.limit);
+      headers['x-ratelimit-remaining'] = String(rl.remaining);
+      headers['x-ratelimit-reset'] = String(rl.reset);
+      headers['x-ratelimit-used'] = String(rl.used);
+      headers['x-ratelimit-resource'] = rl.resource!;
+    }
+    if (outcome.notModified) delete headers['content-type'];
+    if (token !== undefined) headers['x-oauth-scopes'] = 'repo, read:org, workflow';
+    if (outcome.etag !== undefined) {
+      headers.etag = outcome.etag;
+      headers['cache-control'] = token
+        ? 'private, max-age=60, s-maxage=60'
+        : 'public, max-age=60, s-maxage=60';
+      headers.vary = 'Accept, Authorization, Cookie, X-GitHub-OTP';
+    }
+    if (outcome.link !== undefined) headers.link = outcome.link;
+    if (outcome.retryAfter !== undefined) headers['retry-after'] = String(outcome.retryAfter);
+    this.counters.requests++;
+    this.byStatus.set(outcome.status, (this.byStatus.get(outcome.status) ?? 0) + 1);
+    if (outcome.limited === 'secondary') this.counters.limitedSecondary++;
+    const trace = this.trace;
+    if (trace !== undefined) {
+      const record: ApiRecord = {
+        kind: 'api',
+        t: t0,
+        dur: this.clock.now() - t0,
+        service: 'github',
+        protocol: outcome.protocol,
+        method,
+        route: outcome.route,
+        status: outcome.status,
+        conditional: outcome.conditional,
+        notModified: outcome.notModified,
+        resource: outcome.resource,
+        cost: outcome.cost,
+        secondaryCost: outcome.secondaryCost,
+      };
+      if (rl) record.rl = rl;
+      record.bytes = bytes;
+      if (outcome.retryAfter !== undefined) record.retryAfter = outcome.retryAfter;
+      if (outcome.limited) record.limited = outcome.limited;
+      if (outcome.error) record.error = outcome.error;
+      const a = this.attribution(req, token);
+      if (a.project) record.project = a.project;
+      if (a.session) record.session = a.session;
+      if (outcome.repo) record.repo = outcome.repo;
+      if (a.source) record.source = a.source;
+      if (a.op) record.op = a.op;
+      if (a.cycle !== undefined) record.cycle = a.cycle;
+      if (a.phase) record.phase = a.phase;
+      trace.write(record);
+      this.counters.traceRecords++;
+    }
+    return { status: outcome.status, headers, body };
+  }
+}

@@ -1,0 +1,481 @@
+/**
+ * The GraphQL subset, in GitHub's type and field names: what orchestrators ask for (repository,
+ * pullRequest with state, mergeable, reviewDecision, commits → statusCheckRollup contexts,
+ * reviewThreads, reviews; rateLimit) and what `gh pr list/view/checks` and `gh issue view`
+ * query. Fields a client might select but the emulator has no data for resolve to empty values.
+ */
+export const SDL = /* GraphQL */ `
+scalar DateTime
+scalar URI
+scalar GitObjectID
+scalar HTML
+scalar Date
+
+type Query {
+  repository(owner: String!, name: String!, followRenames: Boolean): Repository
+  rateLimit(dryRun: Boolean): RateLimit
+  viewer: User!
+  user(login: String!): User
+  repositoryOwner(login: String!): RepositoryOwner
+  node(id: ID!): Node
+  nodes(ids: [ID!]!): [Node]!
+}
+
+interface Node { id: ID! }
+
+interface Actor {
+  login: String!
+  avatarUrl(size: Int): URI!
+  url: URI!
+  resourcePath: URI!
+}
+
+interface RepositoryOwner {
+  id: ID!
+  login: String!
+  avatarUrl(size: Int): URI!
+  url: URI!
+  resourcePath: URI!
+}
+
+type User implements Node & Actor & RepositoryOwner {
+  id: ID!
+  databaseId: Int
+  login: String!
+  name: String
+  email: String!
+  avatarUrl(size: Int): URI!
+  url: URI!
+  resourcePath: URI!
+}
+
+type Organization implements Node & Actor & RepositoryOwner {
+  id: ID!
+  databaseId: Int
+  login: String!
+  name: String
+  avatarUrl(size: Int): URI!
+  url: URI!
+  resourcePath: URI!
+}
+
+type Bot implements Node & Actor {
+  id: ID!
+  databaseId: Int
+  login: String!
+  avatarUrl(size: Int): URI!
+  url: URI!
+  resourcePath: URI!
+}
+
+type Mannequin implements Node & Actor {
+  id: ID!
+  login: String!
+  avatarUrl(size: Int): URI!
+  url: URI!
+  resourcePath: URI!
+}
+
+type Team implements Node {
+  id: ID!
+  name: String!
+  slug: String!
+  organization: Organization!
+}
+
+type RateLimit {
+  limit: Int!
+  cost: Int!
+  remaining: Int!
+  used: Int!
+  resetAt: DateTime!
+  nodeCount: Int!
+}
+
+type PageInfo {
+  hasNextPage: Boolean!
+  hasPreviousPage: Boolean!
+  startCursor: String
+  endCursor: String
+}
+
+enum OrderDirection { ASC DESC }
+enum IssueOrderField { CREATED_AT UPDATED_AT COMMENTS }
+input IssueOrder { field: IssueOrderField!, direction: OrderDirection! }
+enum PullRequestState { OPEN CLOSED MERGED }
+enum IssueState { OPEN CLOSED }
+enum IssueStateReason { COMPLETED NOT_PLANNED REOPENED }
+enum MergeableState { MERGEABLE CONFLICTING UNKNOWN }
+enum MergeStateStatus { BEHIND BLOCKED CLEAN DIRTY DRAFT HAS_HOOKS UNKNOWN UNSTABLE }
+enum PullRequestReviewDecision { CHANGES_REQUESTED APPROVED REVIEW_REQUIRED }
+enum PullRequestReviewState { PENDING COMMENTED APPROVED CHANGES_REQUESTED DISMISSED }
+enum StatusState { ERROR EXPECTED FAILURE PENDING SUCCESS }
+enum CheckStatusState { REQUESTED QUEUED IN_PROGRESS COMPLETED WAITING PENDING }
+enum CheckConclusionState { ACTION_REQUIRED TIMED_OUT CANCELLED FAILURE SUCCESS NEUTRAL SKIPPED STARTUP_FAILURE STALE }
+enum CommentAuthorAssociation { MEMBER OWNER MANNEQUIN COLLABORATOR CONTRIBUTOR FIRST_TIME_CONTRIBUTOR FIRST_TIMER NONE }
+enum RepositoryPermission { ADMIN MAINTAIN WRITE TRIAGE READ }
+enum RepositoryVisibility { PRIVATE PUBLIC INTERNAL }
+enum ReactionContent { THUMBS_UP THUMBS_DOWN LAUGH HOORAY CONFUSED HEART ROCKET EYES }
+enum CheckRunType { ALL LATEST }
+enum DiffSide { LEFT RIGHT }
+enum PullRequestReviewThreadSubjectType { LINE FILE }
+enum ProjectCardArchivedState { ARCHIVED NOT_ARCHIVED }
+
+input IssueFilters { assignee: String, createdBy: String, labels: [String!], mentioned: String, milestone: String, since: DateTime, states: [IssueState!] }
+
+type Ref implements Node {
+  id: ID!
+  name: String!
+  prefix: String!
+  target: Commit
+}
+
+type License { key: String!, name: String!, nickname: String }
+
+type Repository implements Node {
+  id: ID!
+  databaseId: Int
+  name: String!
+  nameWithOwner: String!
+  owner: RepositoryOwner!
+  url: URI!
+  sshUrl: String!
+  description: String
+  homepageUrl: URI
+  isPrivate: Boolean!
+  isFork: Boolean!
+  isArchived: Boolean!
+  isInOrganization: Boolean!
+  isEmpty: Boolean!
+  isTemplate: Boolean!
+  isMirror: Boolean!
+  isSecurityPolicyEnabled: Boolean
+  visibility: RepositoryVisibility!
+  hasIssuesEnabled: Boolean!
+  hasWikiEnabled: Boolean!
+  hasProjectsEnabled: Boolean!
+  hasDiscussionsEnabled: Boolean!
+  mergeCommitAllowed: Boolean!
+  squashMergeAllowed: Boolean!
+  rebaseMergeAllowed: Boolean!
+  deleteBranchOnMerge: Boolean!
+  viewerPermission: RepositoryPermission
+  viewerCanAdminister: Boolean!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  pushedAt: DateTime
+  stargazerCount: Int!
+  forkCount: Int!
+  parent: Repository
+  licenseInfo: License
+  defaultBranchRef: Ref
+  ref(qualifiedName: String!): Ref
+  pullRequest(number: Int!): PullRequest
+  pullRequests(states: [PullRequestState!], labels: [String!], headRefName: String, baseRefName: String, orderBy: IssueOrder, first: Int, last: Int, after: String, before: String): PullRequestConnection!
+  issue(number: Int!): Issue
+  issues(states: [IssueState!], labels: [String!], filterBy: IssueFilters, orderBy: IssueOrder, first: Int, last: Int, after: String, before: String): IssueConnection!
+  issueOrPullRequest(number: Int!): IssueOrPullRequest
+  labels(first: Int, last: Int, after: String, before: String, query: String): LabelConnection
+  assignableUsers(first: Int, last: Int, after: String, before: String, query: String): UserConnection!
+  mentionableUsers(first: Int, last: Int, after: String, before: String, query: String): UserConnection!
+  milestones(first: Int, last: Int, after: String, before: String): MilestoneConnection
+  projects(first: Int, last: Int, after: String, before: String): ProjectConnection!
+}
+
+union IssueOrPullRequest = Issue | PullRequest
+
+type PullRequestConnection { totalCount: Int!, nodes: [PullRequest], edges: [PullRequestEdge], pageInfo: PageInfo! }
+type PullRequestEdge { cursor: String!, node: PullRequest }
+type IssueConnection { totalCount: Int!, nodes: [Issue], edges: [IssueEdge], pageInfo: PageInfo! }
+type IssueEdge { cursor: String!, node: Issue }
+type UserConnection { totalCount: Int!, nodes: [User], edges: [UserEdge], pageInfo: PageInfo! }
+type UserEdge { cursor: String!, node: User }
+type LabelConnection { totalCount: Int!, nodes: [Label], edges: [LabelEdge], pageInfo: PageInfo! }
+type LabelEdge { cursor: String!, node: Label }
+type MilestoneConnection { totalCount: Int!, nodes: [Milestone], pageInfo: PageInfo! }
+type ProjectConnection { totalCount: Int!, nodes: [Project], pageInfo: PageInfo! }
+type ProjectCardConnection { totalCount: Int!, nodes: [ProjectCard], pageInfo: PageInfo! }
+type ProjectV2ItemConnection { totalCount: Int!, nodes: [ProjectV2Item], pageInfo: PageInfo! }
+type ReviewRequestConnection { totalCount: Int!, nodes: [ReviewRequest], pageInfo: PageInfo! }
+type IssueCommentConnection { totalCount: Int!, nodes: [IssueComment], edges: [IssueCommentEdge], pageInfo: PageInfo! }
+type IssueCommentEdge { cursor: String!, node: IssueComment }
+type PullRequestReviewConnection { totalCount: Int!, nodes: [PullRequestReview], edges: [PullRequestReviewEdge], pageInfo: PageInfo! }
+type PullRequestReviewEdge { cursor: String!, node: PullRequestReview }
+type PullRequestReviewThreadConnection { totalCount: Int!, nodes: [PullRequestReviewThread], edges: [PullRequestReviewThreadEdge], pageInfo: PageInfo! }
+type PullRequestReviewThreadEdge { cursor: String!, node: PullRequestReviewThread }
+type PullRequestReviewCommentConnection { totalCount: Int!, nodes: [PullRequestReviewComment], edges: [PullRequestReviewCommentEdge], pageInfo: PageInfo! }
+type PullRequestReviewCommentEdge { cursor: String!, node: PullRequestReviewComment }
+type PullRequestCommitConnection { totalCount: Int!, nodes: [PullRequestCommit], edges: [PullRequestCommitEdge], pageInfo: PageInfo! }
+type PullRequestCommitEdge { cursor: String!, node: PullRequestCommit }
+type StatusCheckRollupContextConnection { totalCount: Int!, nodes: [StatusCheckRollupContext], edges: [StatusCheckRollupContextEdge], pageInfo: PageInfo!, checkRunCount: Int!, statusContextCount: Int!, checkRunCountsByState: [CheckRunStateCount!], statusContextCountsByState: [StatusContextStateCount!] }
+type StatusCheckRollupContextEdge { cursor: String!, node: StatusCheckRollupContext }
+type CheckRunStateCount { state: CheckRunState!, count: Int! }
+type StatusContextStateCount { state: StatusState!, count: Int! }
+enum CheckRunState { ACTION_REQUIRED CANCELLED COMPLETED FAILURE IN_PROGRESS NEUTRAL PENDING QUEUED SKIPPED STALE STARTUP_FAILURE SUCCESS TIMED_OUT WAITING }
+type ReactingUserConnection { totalCount: Int! }
+
+type Label implements Node { id: ID!, name: String!, color: String!, description: String, url: URI! }
+type Milestone implements Node { id: ID!, number: Int!, title: String!, description: String, dueOn: DateTime }
+type Project implements Node { id: ID!, name: String! }
+type ProjectColumn { name: String! }
+type ProjectCard implements Node { id: ID!, project: Project!, column: ProjectColumn }
+type ProjectV2 implements Node { id: ID!, title: String! }
+type ProjectV2Item implements Node { id: ID!, project: ProjectV2! }
+type ReactionGroup { content: ReactionContent!, users(first: Int, last: Int): ReactingUserConnection!, viewerHasReacted: Boolean! }
+union RequestedReviewer = User | Team | Mannequin | Bot
+type ReviewRequest implements Node { id: ID!, requestedReviewer: RequestedReviewer }
+type AutoMergeRequest { enabledAt: DateTime }
+
+interface Comment {
+  id: ID!
+  author: Actor
+  authorAssociation: CommentAuthorAssociation!
+  body: String!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  url: URI!
+}
+
+type Issue implements Node & Comment {
+  id: ID!
+  databaseId: Int
+  number: Int!
+  title: String!
+  body: String!
+  bodyText: String!
+  state: IssueState!
+  stateReason: IssueStateReason
+  url: URI!
+  closed: Boolean!
+  closedAt: DateTime
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  author: Actor
+  authorAssociation: CommentAuthorAssociation!
+  repository: Repository!
+  labels(first: Int, last: Int, after: String, before: String): LabelConnection
+  assignees(first: Int, last: Int, after: String, before: String): UserConnection!
+  comments(first: Int, last: Int, after: String, before: String): IssueCommentConnection!
+  milestone: Milestone
+  projectCards(first: Int, last: Int, after: String, before: String, archivedStates: [ProjectCardArchivedState]): ProjectCardConnection!
+  projectItems(first: Int, last: Int, after: String, before: String, includeArchived: Boolean): ProjectV2ItemConnection!
+  reactionGroups: [ReactionGroup!]
+  viewerCanUpdate: Boolean!
+  isPinned: Boolean
+}
+
+type PullRequest implements Node & Comment {
+  id: ID!
+  databaseId: Int
+  number: Int!
+  title: String!
+  body: String!
+  bodyText: String!
+  state: PullRequestState!
+  url: URI!
+  permalink: URI!
+  closed: Boolean!
+  merged: Boolean!
+  isDraft: Boolean!
+  locked: Boolean!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  closedAt: DateTime
+  mergedAt: DateTime
+  mergedBy: Actor
+  author: Actor
+  authorAssociation: CommentAuthorAssociation!
+  mergeable: MergeableState!
+  mergeStateStatus: MergeStateStatus!
+  reviewDecision: PullRequestReviewDecision
+  maintainerCanModify: Boolean!
+  headRefName: String!
+  headRefOid: GitObjectID!
+  headRef: Ref
+  baseRefName: String!
+  baseRefOid: GitObjectID!
+  baseRef: Ref
+  headRepository: Repository
+  headRepositoryOwner: RepositoryOwner
+  isCrossRepository: Boolean!
+  repository: Repository!
+  additions: Int!
+  deletions: Int!
+  changedFiles: Int!
+  autoMergeRequest: AutoMergeRequest
+  potentialMergeCommit: Commit
+  mergeCommit: Commit
+  commits(first: Int, last: Int, after: String, before: String): PullRequestCommitConnection!
+  reviewThreads(first: Int, last: Int, after: String, before: String): PullRequestReviewThreadConnection!
+  reviews(first: Int, last: Int, after: String, before: String, states: [PullRequestReviewState!], author: String): PullRequestReviewConnection
+  latestReviews(first: Int, last: Int, after: String, before: String): PullRequestReviewConnection
+  latestOpinionatedReviews(first: Int, last: Int, after: String, before: String, writersOnly: Boolean): PullRequestReviewConnection
+  reviewRequests(first: Int, last: Int, after: String, before: String): ReviewRequestConnection
+  comments(first: Int, last: Int, after: String, before: String): IssueCommentConnection!
+  labels(first: Int, last: Int, after: String, before: String): LabelConnection
+  assignees(first: Int, last: Int, after: String, before: String): UserConnection!
+  closingIssuesReferences(first: Int, last: Int, after: String, before: String): IssueConnection
+  milestone: Milestone
+  projectCards(first: Int, last: Int, after: String, before: String, archivedStates: [ProjectCardArchivedState]): ProjectCardConnection!
+  projectItems(first: Int, last: Int, after: String, before: String, includeArchived: Boolean): ProjectV2ItemConnection!
+  reactionGroups: [ReactionGroup!]
+  statusCheckRollup: StatusCheckRollup
+  viewerCanUpdate: Boolean!
+}
+
+type PullRequestCommit implements Node {
+  id: ID!
+  commit: Commit!
+  url: URI!
+}
+
+type GitActor { name: String, email: String, date: DateTime, user: User }
+
+type Commit implements Node {
+  id: ID!
+  oid: GitObjectID!
+  abbreviatedOid: String!
+  message: String!
+  messageHeadline: String!
+  messageBody: String!
+  committedDate: DateTime!
+  authoredDate: DateTime!
+  url: URI!
+  author: GitActor
+  committer: GitActor
+  authors(first: Int, last: Int): GitActorConnection!
+  statusCheckRollup: StatusCheckRollup
+  status: Status
+  checkSuites(first: Int, last: Int, after: String, before: String): CheckSuiteConnection
+}
+
+type GitActorConnection { totalCount: Int!, nodes: [GitActor] }
+
+type Status implements Node {
+  id: ID!
+  state: StatusState!
+  contexts: [StatusContext!]!
+}
+
+type StatusCheckRollup implements Node {
+  id: ID!
+  state: StatusState!
+  contexts(first: Int, last: Int, after: String, before: String): StatusCheckRollupContextConnection!
+}
+
+union StatusCheckRollupContext = CheckRun | StatusContext
+
+type StatusContext implements Node {
+  id: ID!
+  context: String!
+  state: StatusState!
+  description: String
+  targetUrl: URI
+  avatarUrl(size: Int): URI
+  createdAt: DateTime!
+  isRequired(pullRequestNumber: Int, pullRequestId: ID): Boolean!
+  creator: Actor
+}
+
+type App implements Node { id: ID!, name: String!, slug: String!, logoUrl(size: Int): URI! }
+type Workflow implements Node { id: ID!, name: String! }
+type WorkflowRun implements Node { id: ID!, databaseId: Int, runNumber: Int!, event: String!, url: URI!, workflow: Workflow! }
+type CheckSuite implements Node {
+  id: ID!
+  databaseId: Int
+  status: CheckStatusState!
+  conclusion: CheckConclusionState
+  app: App
+  workflowRun: WorkflowRun
+}
+type CheckSuiteConnection { totalCount: Int!, nodes: [CheckSuite], pageInfo: PageInfo! }
+
+type CheckRun implements Node {
+  id: ID!
+  databaseId: Int
+  name: String!
+  status: CheckStatusState!
+  conclusion: CheckConclusionState
+  startedAt: DateTime
+  completedAt: DateTime
+  detailsUrl: URI
+  url: URI!
+  permalink: URI!
+  title: String
+  summary: String
+  text: String
+  isRequired(pullRequestNumber: Int, pullRequestId: ID): Boolean!
+  checkSuite: CheckSuite!
+}
+
+type PullRequestReview implements Node & Comment {
+  id: ID!
+  databaseId: Int
+  author: Actor
+  authorAssociation: CommentAuthorAssociation!
+  body: String!
+  state: PullRequestReviewState!
+  submittedAt: DateTime
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  url: URI!
+  commit: Commit
+  includesCreatedEdit: Boolean!
+  reactionGroups: [ReactionGroup!]
+  comments(first: Int, last: Int, after: String, before: String): PullRequestReviewCommentConnection!
+}
+
+type PullRequestReviewThread implements Node {
+  id: ID!
+  isResolved: Boolean!
+  isOutdated: Boolean!
+  isCollapsed: Boolean!
+  path: String!
+  line: Int
+  originalLine: Int
+  startLine: Int
+  diffSide: DiffSide!
+  subjectType: PullRequestReviewThreadSubjectType!
+  resolvedBy: User
+  viewerCanResolve: Boolean!
+  comments(first: Int, last: Int, after: String, before: String, skip: Int): PullRequestReviewCommentConnection!
+}
+
+type PullRequestReviewComment implements Node & Comment {
+  id: ID!
+  databaseId: Int
+  author: Actor
+  authorAssociation: CommentAuthorAssociation!
+  body: String!
+  bodyText: String!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  url: URI!
+  path: String!
+  line: Int
+  originalLine: Int
+  diffHunk: String!
+  outdated: Boolean!
+  isMinimized: Boolean!
+  replyTo: PullRequestReviewComment
+  pullRequestReview: PullRequestReview
+  commit: Commit
+}
+
+type IssueComment implements Node & Comment {
+  id: ID!
+  databaseId: Int
+  author: Actor
+  authorAssociation: CommentAuthorAssociation!
+  body: String!
+  bodyText: String!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  url: URI!
+  isMinimized: Boolean!
+  minimizedReason: String
+  includesCreatedEdit: Boolean!
+  viewerDidAuthor: Boolean!
+  reactionGroups: [ReactionGroup!]
+}
+`;

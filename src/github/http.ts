@@ -1,0 +1,138 @@
+/**
+ * The HTTP binding: a node:http (or node:https) server on loopback that turns each request into
+ * an EmulatorRequest and answers with what `GitHubEmulator.handle()` returns, so HTTP clients
+ * (Octokit, gh, a real orchestrator) get exactly the in-process behaviour. node:http directly
+ * rather than a framework: nothing to route here (handle() routes), and every microsecond of
+ * overhead shows in the benchmark against bare node:http.
+ */
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { GitHubEmulator } from './emulator.ts';
+import type { EmulatorRequest } from './types.ts';
+
+export interface GitHubServerOptions {
+  emulator: GitHubEmulator;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Loopback only: 127.0.0.1 (default) or ::1. */
+  host?: '127.0.0.1' | '::1' | 'localhost';
+  /** PEM key and certificate: serve HTTPS (what `gh` needs). */
+  tls?: { key: string | Buffer; cert: string | Buffer };
+}
+
+export interface RunningGitHubServer {
+  /** `http://127.0.0.1:PORT` (or https). */
+  url: string;
+  port: number;
+  server: Server;
+  /** Stops accepting, closes idle and active connections, resolves when closed. */
+  close(): Promise<void>;
+}
+
+/**
+ * Encoded large bodies: the same cached string goes out again and again (a poller's list), and
+ * writing a Buffer spares the per-response UTF-8 encoding.
+ */
+const encoded = new Map<string, Buffer>();
+
+function encode(body: string): string | Buffer {
+  if (body.length < 2048) return body;
+  let buffer = encoded.get(body);
+  if (buffer === undefined) {
+    buffer = Buffer.from(body);
+    if (encoded.size >= 256) encoded.clear();
+    encoded.set(body, buffer);
+  }
+  return buffer;
+}
+
+const INTERNAL_ERROR = JSON.stringify({
+  message: 'Server Error',
+  documentation_url: 'https://docs.github.com/rest',
+});
+
+export async function startGitHubServer(options: GitHubServerOptions): Promise<RunningGitHubServer> {
+  const { emulator } = options;
+  const host = options.host ?? '127.0.0.1';
+  const scheme = options.tls ? 'https' : 'http';
+  let origin = '';
+
+  const answer = (req: IncomingMessage, res: ServerResponse, body: string | undefined) => {
+    const request: EmulatorRequest = {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: req.headers as Record<string, string | undefined>,
+      body,
+      remoteAddress: req.socket.remoteAddress,
+      baseUrl: req.headers.host ? `${scheme}://${req.headers.host}` : origin,
+    };
+    emulator.handle(request).then(
+      (response) => {
+        res.writeHead(response.status, response.headers);
+        res.end(encode(response.body));
+      },
+      (error: unknown) => {
+        // handle() answers handler bugs itself; this is the last line of defence.
+        process.stderr.write(`github emulator: ${(error as Error)?.stack ?? String(error)}\n`);
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+        res.end(INTERNAL_ERROR);
+      },
+    );
+  };
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    const method = req.method;
+    if (
+      (method === 'GET' || method === 'HEAD') &&
+      req.headers['content-length'] === undefined &&
+      req.headers['transfer-encoding'] === undefined
+    ) {
+      req.resume();
+      answer(req, res, undefined);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () =>
+      answer(req, res, chunks.length === 0 ? undefined : Buffer.concat(chunks).toString('utf8')),
+    );
+    req.on('error', () => res.destroy());
+  };
+
+  const server: Server = options.tls
+    ? (createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, onRequest) as unknown as Server)
+    : createHttpServer({ keepAliveTimeout: 30_000 }, onRequest);
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const hostPart = host === '::1' ? '[::1]' : host;
+  origin = `${scheme}://${hostPart}:${port}`;
+  emulator.setPublicUrl(origin);
+  let closing: Promise<void> | undefined;
+  return {
+    url: origin,
+    port,
+    server,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,12 @@
+export * from './admin.ts';
+export type { MintTokenOptions, TokenInfo } from './auth.ts';
+export * from './config.ts';
+export * from './emulator.ts';
+export * from './faults.ts';
+export * from './fixtures.ts';
+export * from './http.ts';
+export type { RateEntry, RateLimitJson, RateView } from './quota.ts';
+export { GitHubStateError } from './state.ts';
+export * from './tls.ts';
+export * from './transport.ts';
+export * from './types.ts';

@@ -1,0 +1,694 @@
+/**
+ * The REST subset: a segment trie (no regex per request) from method + path to a route with its
+ * templated name, rate-limit resource, secondary-limit key and handler. Handlers are synchronous
+ * and return the body text plus the version its ETag derives from; quota, ETags, Link headers and
+ * tracing are the emulator's job, so every route gets them the same way.
+ */
+import type { Resource } from './config.ts';
+import type { Identity, QuotaLedger } from './quota.ts';
+import {
+  checkRunObject,
+  issueCommentObject,
+  issueJson,
+  pullFullJson,
+  pullFullVersion,
+  pullSimpleJson,
+  repoDetailJson,
+  repoObject,
+  reviewCommentObject,
+  reviewObject,
+  statusObject,
+  userDetailJson,
+} from './shapes.ts';
+import {
+  type Commit,
+  type GitHubState,
+  GitHubStateError,
+  type Issue,
+  type PullRequest,
+  type Repo,
+  type User,
+} from './state.ts';
+
+export const DOCS = 'https://docs.github.com/rest';
+
+export interface RestContext {
+  state: GitHubState;
+  /** Path parameters in template order. */
+  params: string[];
+  query: ReadonlyMap<string, string>;
+  /** The raw query string (cache keys). */
+  qs: string;
+  /** Parsed JSON body of a write (undefined when there was none). */
+  body: unknown;
+  /** The user the token acts as; undefined when unauthenticated. */
+  user: User | undefined;
+  /** Who is charged (for GET /rate_limit). */
+  identity: Identity;
+  ledger: QuotaLedger;
+}
+
+export interface RestResult {
+  status: number;
+  body: string;
+  /** Version of what the body shows: makes the ETag (with token and path). Only for 200 GETs. */
+  version?: number;
+  /** Pagination, for the Link header. */
+  page?: { page: number; last: number };
+  /** GitHub's message, for errors. */
+  error?: string;
+}
+
+export type RestHandler = (ctx: RestContext) => RestResult;
+
+export interface RestRoute {
+  method: string;
+  /** Templated route for the trace: `/repos/{owner}/{repo}/pulls`. */
+  template: string;
+  /** `GET /repos/{owner}/{repo}/pulls`: the key of the per-endpoint secondary limit. */
+  endpoint: string;
+  resource: Resource;
+  /** Not charged against the primary limit (GET /rate_limit). */
+  free: boolean;
+  /** Counts toward the content-creation secondary limits. */
+  contentCreating: boolean;
+  /** Secondary-limit points: 1 for GET/HEAD/OPTIONS, 5 for writes. */
+  points: number;
+  /** Index of the {owner} and {repo} params, for the trace's `repo`. */
+  repoParams?: [number, number];
+  handler: RestHandler;
+}
+
+interface TrieNode {
+  literal: Map<string, TrieNode>;
+  param?: TrieNode;
+  routes: Map<string, RestRoute>;
+}
+
+const node = (): TrieNode => ({ literal: new Map(), routes: new Map() });
+
+export function errorBody(message: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ message, ...extra, documentation_url: DOCS });
+}
+
+export function fail(status: number, message: string, extra: Record<string, unknown> = {}): RestResult {
+  return { status, body: errorBody(message, extra), error: message };
+}
+
+const notFound = (): RestResult => fail(404, 'Not Found');
+
+function validation(resource: string, field: string, code = 'missing_field'): RestResult {
+  return fail(422, 'Validation Failed', { errors: [{ resource, code, field }] });
+}
+
+export class RestRouter {
+  private readonly root = node();
+  readonly routes: RestRoute[] = [];
+
+  add(
+    method: string,
+    template: string,
+    handler: RestHandler,
+    options: { free?: boolean; contentCreating?: boolean; resource?: Resource } = {},
+  ): void {
+    let at = this.root;
+    const parts = template.split('/').filter(Boolean);
+    const names: string[] = [];
+    for (const part of parts) {
+      if (part.startsWith('{')) {
+        names.push(part);
+        at.param ??= node();
+        at = at.param;
+      } else {
+        let next = at.literal.get(part);
+        if (!next) {
+          next = node();
+          at.literal.set(part, next);
+        }
+        at = next;
+      }
+    }
+    const owner = names.indexOf('{owner}');
+    const repo = names.indexOf('{repo}');
+    const write = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
+    const route: RestRoute = {
+      method,
+      template,
+      endpoint: `${method} ${template}`,
+      resource: options.resource ?? 'core',
+      free: options.free ?? false,
+      contentCreating: options.contentCreating ?? false,
+      points: write ? 5 : 1,
+      repoParams: owner >= 0 && repo >= 0 ? [owner, repo] : undefined,
+      handler,
+    };
+    at.routes.set(method, route);
+    if (method === 'GET') {
+      at.routes.set('HEAD', { ...route, method: 'HEAD', endpoint: `HEAD ${template}` });
+    }
+    this.routes.push(route);
+  }
+
+  /**
+   * Finds the route of a path (no query, no /api/v3 prefix). `params` receives the path
+   * parameters. Returns undefined for an unknown path or method.
+   */
+  match(method: string, path: string, params: string[]): RestRoute | undefined {
+    let at: TrieNode | undefined = this.root;
+    let start = 1;
+    const end = path.length;
+    while (start <= end && at !== undefined) {
+      let slash = path.indexOf('/', start);
+      if (slash < 0) slash = end;
+      if (slash > start) {
+        const raw = path.slice(start, slash);
+        const literal: TrieNode | undefined = at.literal.get(raw);
+        if (literal !== undefined) at = literal;
+        else if (at.param !== undefined) {
+          params.push(raw.indexOf('%') >= 0 ? safeDecode(raw) : raw);
+          at = at.param;
+        } else return undefined;
+      }
+      start = slash + 1;
+    }
+    return at?.routes.get(method);
+  }
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+const EMPTY_QUERY: ReadonlyMap<string, string> = new Map();
+/** Parsed query strings, reused: pollers send the same few over and over. */
+const queryCache = new Map<string, ReadonlyMap<string, string>>();
+
+/** `a=1&b=x%20y` → Map (shared and read-only). Repeated keys: the last wins. */
+export function parseQuery(qs: string): ReadonlyMap<string, string> {
+  if (qs === '') return EMPTY_QUERY;
+  const hit = queryCache.get(qs);
+  if (hit !== undefined) return hit;
+  const out = new Map<string, string>();
+  for (const pair of qs.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const k = eq < 0 ? pair : pair.slice(0, eq);
+    let v = eq < 0 ? '' : pair.slice(eq + 1);
+    if (v.indexOf('+') >= 0) v = v.replaceAll('+', ' ');
+    out.set(k.indexOf('%') >= 0 ? safeDecode(k) : k, v.indexOf('%') >= 0 ? safeDecode(v) : v);
+  }
+  if (queryCache.size >= 10_000) queryCache.clear();
+  queryCache.set(qs, out);
+  return out;
+}
+
+function intParam(query: ReadonlyMap<string, string>, name: string, fallback: number): number {
+  const raw = query.get(name);
+  if (raw === undefined) return fallback;
+  const n = Number.parseInt(raw, 10);
+  return Number.isFinite(n) && n > 0 ? n : fallback;
+}
+
+/** One page of a list, GitHub's way: per_page 30 by default, at most 100. */
+function paginate<T>(
+  ctx: RestContext,
+  items: readonly T[],
+): { items: T[]; page: { page: number; last: number } } {
+  const perPage = Math.min(intParam(ctx.query, 'per_page', 30), 100);
+  const page = intParam(ctx.query, 'page', 1);
+  const last = Math.max(1, Math.ceil(items.length / perPage));
+  return { items: items.slice((page - 1) * perPage, page * perPage), page: { page, last } };
+}
+
+function listOf(texts: string[]): string {
+  return texts.length === 0 ? '[]' : `[${texts.join(',')}]`;
+}
+
+function findRepo(ctx: RestContext): Repo | undefined {
+  return ctx.state.findRepo(ctx.params[0]!, ctx.params[1]!);
+}
+
+function numberParam(text: string | undefined): number {
+  if (text === undefined || text.length > 9) return -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return -1;
+  }
+  return text.length === 0 ? -1 : Number(text);
+}
+
+/** Sorted by a key, ties broken by version (a global sequence): deterministic. */
+function sortBy<T extends { version: number }>(items: T[], key: (item: T) => number, desc: boolean): T[] {
+  const sign = desc ? -1 : 1;
+  return items.sort((a, b) => sign * (key(a) - key(b) || a.version - b.version));
+}
+
+function cachedList<T>(repo: Repo, key: string, version: number, build: () => T[]): T[] {
+  const hit = repo.listCache.get(key);
+  if (hit !== undefined && hit.version === version) return hit.items as T[];
+  const items = build();
+  repo.listCache.set(key, { version, items });
+  return items;
+}
+
+/**
+ * A list answer rendered once per (route, query, version): pollers repeat the same request, and
+ * handing back the same string object also spares hashing and re-encoding it downstream.
+ */
+function cachedBody(
+  ctx: RestContext,
+  repo: Repo,
+  key: string,
+  version: number,
+  render: () => { body: string; page: { page: number; last: number } },
+): RestResult {
+  const epoch = ctx.state.urlEpoch;
+  const hit = repo.bodyCache.get(key);
+  if (hit !== undefined && hit.version === version && hit.epoch === epoch) {
+    return { status: 200, body: hit.result.body, version, page: hit.result.page };
+  }
+  const result = render();
+  if (repo.bodyCache.size >= 1_000) repo.bodyCache.clear();
+  repo.bodyCache.set(key, { version, epoch, result });
+  return { status: 200, body: result.body, version, page: result.page };
+}
+
+function pullsList(ctx: RestContext): RestResult {
+  const repo = findRepo(ctx);
+  if (!repo) return notFound();
+  return cachedBody(ctx, repo, `pulls?${ctx.qs}`, repo.pullsVersion, () => renderPulls(ctx, repo));
+}
+
+function renderPulls(ctx: RestContext, repo: Repo): { body: string; page: { page: number; last: number } } {
+  const q = ctx.query;
+  const stateFilter = q.get('state') ?? 'open';
+  const sort = q.get('sort') ?? 'created';
+  const direction = q.get('direction') ?? (sort === 'created' ? 'desc' : 'asc');
+  const key = `pulls|${stateFilter}|${sort}|${direction}`;
+  let list = cachedList(repo, key, repo.pullsVersion, () => {
+    const items: (PullRequest & { version: number })[] = [];
+    for (const pull of repo.pulls.values()) {
+      if (stateFilter === 'all' || pull.issue.state === stateFilter) items.push(pull);
+    }
+    const keyFn =
+      sort === 'updated'
+        ? (p: PullRequest) => p.issue.updatedAt
+        : sort === 'popularity'
+          ? (p: PullRequest) => p.issue.comments.length
+          : (p: PullRequest) => p.issue.createdAt;
+    const desc = sort === 'long-running' ? direction !== 'desc' : direction === 'desc';
+    return sortBy(items, keyFn, desc);
+  });
+  const head = q.get('head');
+  const base = q.get('base');
+  if (head !== undefined || base !== undefined) {
+    let headRef = head;
+    if (head !== undefined) {
+      const colon = head.indexOf(':');
+      if (colon >= 0) {
+        if (head.slice(0, colon).toLowerCase() !== repo.owner.login.toLowerCase()) list = [];
+        headRef = head.slice(colon + 1);
+      }
+    }
+    list = list.filter(
+      (p) => (headRef === undefined || p.head === headRef) && (base === undefined || p.base === base),
+    );
+  }
+  const page = paginate(ctx, list);
+  return { body: listOf(page.items.map((p) => pullSimpleJson(ctx.state, p))), page: page.page };
+}
+
+function issuesList(ctx: RestContext): RestResult {
+  const repo = findRepo(ctx);
+  if (!repo) return notFound();
+  return cachedBody(ctx, repo, `issues?${ctx.qs}`, repo.issuesVersion, () => renderIssues(ctx, repo));
+}
+
+function renderIssues(ctx: RestContext, repo: Repo): { body: string; page: { page: number; last: number } } {
+  const q = ctx.query;
+  const stateFilter = q.get('state') ?? 'open';
+  const sort = q.get('sort') ?? 'created';
+  const direction = q.get('direction') ?? 'desc';
+  let list = cachedList(repo, `issues|${stateFilter}|${sort}|${direction}`, repo.issuesVersion, () => {
+    const items: Issue[] = [];
+    for (const issue of repo.issues.values()) {
+      if (stateFilter === 'all' || issue.state === stateFilter) items.push(issue);
+    }
+    const keyFn =
+      sort === 'updated'
+        ? (i: Issue) => i.updatedAt
+        : sort === 'comments'
+          ? (i: Issue) => i.comments.length
+          : (i: Issue) => i.createdAt;
+    return sortBy(items, keyFn, direction === 'desc');
+  });
+  const labels = q.get('labels');
+  const creator = q.get('creator');
+  const assignee = q.get('assignee');
+  const since = q.get('since');
+  if (labels || creator || assignee || since) {
+    const wanted = labels ? labels.split(',').map((l) => l.trim()) : [];
+    const sinceMs = since ? Date.parse(since) : Number.NaN;
+    list = list.filter(
+      (i) =>
+        wanted.every((w) => i.labels.some((l) => l.name === w)) &&
+        (!creator || i.user.login === creator) &&
+        (!assignee ||
+          (assignee === 'none'
+            ? i.assignees.length === 0
+            : assignee === '*'
+              ? i.assignees.length > 0
+              : i.assignees.some((u) => u.login === assignee))) &&
+        (Number.isNaN(sinceMs) || ctx.state.clock.toWallMs(i.updatedAt) >= sinceMs),
+    );
+  }
+  const page = paginate(ctx, list);
+  return { body: listOf(page.items.map((i) => issueJson(ctx.state, i))), page: page.page };
+}
+
+function withIssue(ctx: RestContext, index: number, fn: (issue: Issue) => RestResult): RestResult {
+  const repo = findRepo(ctx);
+  const issue = repo?.issues.get(numberParam(ctx.params[index]));
+  return issue ? fn(issue) : notFound();
+}
+
+function withPull(ctx: RestContext, fn: (pull: PullRequest) => RestResult): RestResult {
+  const repo = findRepo(ctx);
+  const pull = repo?.pulls.get(numberParam(ctx.params[2]));
+  return pull ? fn(pull) : notFound();
+}
+
+function bodyField(ctx: RestContext, field: string): unknown {
+  const body = ctx.body;
+  return body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[field] : undefined;
+}
+
+function str(ctx: RestContext, field: string): string | undefined {
+  const v = bodyField(ctx, field);
+  return typeof v === 'string' ? v : undefined;
+}
+
+function actor(ctx: RestContext): User {
+  return ctx.user ?? ctx.state.defaultUser;
+}
+
+/** Runs a state mutation, turning its refusal into GitHub's answer. */
+function mutate(fn: () => RestResult, resource: string): RestResult {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof GitHubStateError) {
+      if (error.status === 422) {
+        return fail(422, 'Validation Failed', {
+          errors: [{ resource, code: 'custom', message: error.message }],
+        });
+      }
+      return fail(error.status, error.status === 404 ? 'Not Found' : error.message);
+    }
+    throw error;
+  }
+}
+
+function renderCheckRuns(
+  ctx: RestContext,
+  repo: Repo,
+  commit: Commit,
+): { body: string; page: { page: number; last: number } } {
+  const name = ctx.query.get('check_name');
+  const status = ctx.query.get('status');
+  const runs =
+    name || status
+      ? commit.checkRuns.filter((run) => (!name || run.name === name) && (!status || run.status === status))
+      : commit.checkRuns;
+  const page = paginate(ctx, runs);
+  return {
+    body: JSON.stringify({
+      total_count: runs.length,
+      check_runs: page.items.map((run) => checkRunObject(ctx.state, repo, run)),
+    }),
+    page: page.page,
+  };
+}
+
+export function buildRestRouter(): RestRouter {
+  const r = new RestRouter();
+
+  r.add('GET', '/', (ctx) => ({
+    status: 200,
+    body: JSON.stringify({
+      current_user_url: `${ctx.state.apiUrl}/user`,
+      rate_limit_url: `${ctx.state.apiUrl}/rate_limit`,
+      repository_url: `${ctx.state.apiUrl}/repos/{owner}/{repo}`,
+      user_url: `${ctx.state.apiUrl}/users/{user}`,
+    }),
+  }));
+
+  r.add(
+    'GET',
+    '/rate_limit',
+    (ctx) => ({ status: 200, body: JSON.stringify(ctx.ledger.rateLimitJson(ctx.identity)) }),
+    {
+      free: true,
+    },
+  );
+
+  r.add('GET', '/user', (ctx) =>
+    ctx.user
+      ? { status: 200, body: userDetailJson(ctx.state, ctx.user), version: ctx.user.id }
+      : fail(401, 'Requires authentication'),
+  );
+
+  r.add('GET', '/user/repos', (ctx) => {
+    if (!ctx.user) return fail(401, 'Requires authentication');
+    const repos = [...ctx.state.repos.values()].sort((a, b) => (a.fullName < b.fullName ? -1 : 1));
+    const page = paginate(ctx, repos);
+    return {
+      status: 200,
+      body: JSON.stringify(page.items.map((repo) => repoObject(ctx.state, repo))),
+      version: ctx.state.reposVersion,
+      page: page.page,
+    };
+  });
+
+  r.add('GET', '/users/{username}', (ctx) => {
+    const user = ctx.state.findUser(ctx.params[0]!);
+    return user ? { status: 200, body: userDetailJson(ctx.state, user), version: user.id } : notFound();
+  });
+
+  r.add('GET', '/repos/{owner}/{repo}', (ctx) => {
+    const repo = findRepo(ctx);
+    if (!repo) return notFound();
+    return {
+      status: 200,
+      body: repoDetailJson(ctx.state, repo),
+      version: Math.max(repo.version, repo.issuesVersion),
+    };
+  });
+
+  r.add('GET', '/repos/{owner}/{repo}/issues', issuesList);
+
+  r.add(
+    'POST',
+    '/repos/{owner}/{repo}/issues',
+    (ctx) => {
+      const repo = findRepo(ctx);
+      if (!repo) return notFound();
+      const title = str(ctx, 'title');
+      if (!title) return validation('Issue', 'title');
+      const labels = bodyField(ctx, 'labels');
+      return mutate(() => {
+        const issue = ctx.state.createIssue(repo, {
+          title,
+          body: str(ctx, 'body'),
+          user: actor(ctx).login,
+          labels: Array.isArray(labels)
+            ? labels.filter((l): l is string => typeof l === 'string')
+            : undefined,
+        });
+        return { status: 201, body: issueJson(ctx.state, issue) };
+      }, 'Issue');
+    },
+    { contentCreating: true },
+  );
+
+  r.add('GET', '/repos/{owner}/{repo}/issues/{issue_number}', (ctx) =>
+    withIssue(ctx, 2, (issue) => ({
+      status: 200,
+      body: issueJson(ctx.state, issue),
+      version: issue.version,
+    })),
+  );
+
+  r.add('GET', '/repos/{owner}/{repo}/issues/{issue_number}/comments', (ctx) =>
+    withIssue(ctx, 2, (issue) => {
+      const page = paginate(ctx, issue.comments);
+      return {
+        status: 200,
+        body: JSON.stringify(page.items.map((c) => issueCommentObject(ctx.state, issue, c))),
+        version: issue.commentsVersion,
+        page: page.page,
+      };
+    }),
+  );
+
+  r.add(
+    'POST',
+    '/repos/{owner}/{repo}/issues/{issue_number}/comments',
+    (ctx) =>
+      withIssue(ctx, 2, (issue) => {
+        const body = str(ctx, 'body');
+        if (body === undefined) return validation('IssueComment', 'body');
+        const comment = ctx.state.postIssueComment(issue, { body, user: actor(ctx).login });
+        return { status: 201, body: JSON.stringify(issueCommentObject(ctx.state, issue, comment)) };
+      }),
+    { contentCreating: true },
+  );
+
+  r.add('GET', '/repos/{owner}/{repo}/pulls', pullsList);
+
+  r.add(
+    'POST',
+    '/repos/{owner}/{repo}/pulls',
+    (ctx) => {
+      const repo = findRepo(ctx);
+      if (!repo) return notFound();
+      const head = str(ctx, 'head');
+      const base = str(ctx, 'base');
+      const title = str(ctx, 'title');
+      const issueNumber = bodyField(ctx, 'issue');
+      if (!head) return validation('PullRequest', 'head');
+      if (!base) return validation('PullRequest', 'base');
+      if (!title && typeof issueNumber !== 'number') return validation('PullRequest', 'title');
+      const colon = head.indexOf(':');
+      return mutate(() => {
+        const pull = ctx.state.openPullRequest(repo, {
+          head: colon >= 0 ? head.slice(colon + 1) : head,
+          base,
+          title,
+          body: str(ctx, 'body'),
+          user: actor(ctx).login,
+          draft: bodyField(ctx, 'draft') === true,
+          issue: typeof issueNumber === 'number' ? issueNumber : undefined,
+        });
+        return { status: 201, body: pullFullJson(ctx.state, pull) };
+      }, 'PullRequest');
+    },
+    { contentCreating: true },
+  );
+
+  r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}', (ctx) =>
+    withPull(ctx, (pull) => ({
+      status: 200,
+      body: pullFullJson(ctx.state, pull),
+      version: pullFullVersion(pull),
+    })),
+  );
+
+  r.add('PUT', '/repos/{owner}/{repo}/pulls/{pull_number}/merge', (ctx) =>
+    withPull(ctx, (pull) => {
+      if (pull.issue.state !== 'open' || pull.mergeable === false) {
+        return fail(405, 'Pull Request is not mergeable');
+      }
+      ctx.state.mergePullRequest(pull, { user: actor(ctx).login });
+      return {
+        status: 200,
+        body: JSON.stringify({
+          sha: pull.mergeCommitSha,
+          merged: true,
+          message: 'Pull Request successfully merged',
+        }),
+      };
+    }),
+  );
+
+  r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', (ctx) =>
+    withPull(ctx, (pull) => {
+      const page = paginate(ctx, pull.reviews);
+      return {
+        status: 200,
+        body: JSON.stringify(page.items.map((rv) => reviewObject(ctx.state, pull, rv))),
+        version: pull.reviewsVersion,
+        page: page.page,
+      };
+    }),
+  );
+
+  r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/comments', (ctx) =>
+    withPull(ctx, (pull) => {
+      const desc = ctx.query.get('direction') === 'desc';
+      const items = desc ? [...pull.reviewComments].reverse() : pull.reviewComments;
+      const page = paginate(ctx, items);
+      return {
+        status: 200,
+        body: JSON.stringify(page.items.map((c) => reviewCommentObject(ctx.state, pull, c))),
+        version: pull.reviewCommentsVersion,
+        page: page.page,
+      };
+    }),
+  );
+
+  r.add(
+    'POST',
+    '/repos/{owner}/{repo}/pulls/{pull_number}/comments',
+    (ctx) =>
+      withPull(ctx, (pull) => {
+        const body = str(ctx, 'body');
+        if (body === undefined) return validation('PullRequestReviewComment', 'body');
+        const inReplyTo = bodyField(ctx, 'in_reply_to');
+        const path = str(ctx, 'path');
+        if (typeof inReplyTo !== 'number' && !path) return validation('PullRequestReviewComment', 'path');
+        const line = bodyField(ctx, 'line') ?? bodyField(ctx, 'position');
+        return mutate(() => {
+          const comment = ctx.state.createReviewComment(pull, {
+            user: actor(ctx).login,
+            body,
+            path: path ?? '',
+            line: typeof line === 'number' ? line : undefined,
+            inReplyTo: typeof inReplyTo === 'number' ? inReplyTo : undefined,
+            commitId: str(ctx, 'commit_id'),
+          });
+          return { status: 201, body: JSON.stringify(reviewCommentObject(ctx.state, pull, comment)) };
+        }, 'PullRequestReviewComment');
+      }),
+    { contentCreating: true },
+  );
+
+  r.add('GET', '/repos/{owner}/{repo}/commits/{ref}/check-runs', (ctx) => {
+    const repo = findRepo(ctx);
+    if (!repo) return notFound();
+    const commit = ctx.state.commit(repo, ctx.params[2]!);
+    if (!commit) return fail(422, `No commit found for SHA: ${ctx.params[2]}`);
+    return cachedBody(ctx, repo, `check-runs/${commit.sha}?${ctx.qs}`, commit.version, () =>
+      renderCheckRuns(ctx, repo, commit),
+    );
+  });
+
+  r.add('GET', '/repos/{owner}/{repo}/commits/{ref}/status', (ctx) => {
+    const repo = findRepo(ctx);
+    if (!repo) return notFound();
+    const commit = ctx.state.commit(repo, ctx.params[2]!);
+    if (!commit) return fail(422, `No commit found for SHA: ${ctx.params[2]}`);
+    const statuses = ctx.state.latestStatuses(commit);
+    const page = paginate(ctx, statuses);
+    return {
+      status: 200,
+      body: JSON.stringify({
+        state: ctx.state.combinedStatus(commit),
+        statuses: page.items.map((s) => statusObject(ctx.state, repo, commit, s)),
+        sha: commit.sha,
+        total_count: statuses.length,
+        repository: repoObject(ctx.state, repo),
+        commit_url: `${ctx.state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}`,
+        url: `${ctx.state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}/status`,
+      }),
+      version: commit.version,
+      page: page.page,
+    };
+  });
+
+  return r;
+}

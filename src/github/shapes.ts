@@ -1,0 +1,404 @@
+/**
+ * GitHub REST JSON shapes: the fields clients read, named and nested as api.github.com does.
+ * Objects that are listed often (users, repos, issues, pull requests) are rendered to JSON text
+ * once per version and reused, so a list body is a join of cached strings.
+ */
+import type {
+  CheckRun,
+  Commit,
+  CommitStatus,
+  GitHubState,
+  Issue,
+  IssueComment,
+  JsonCache,
+  PullRequest,
+  Repo,
+  Review,
+  ReviewComment,
+  User,
+} from './state.ts';
+
+function cached(
+  state: GitHubState,
+  holder: { [k: string]: unknown },
+  field: string,
+  version: number,
+  render: () => unknown,
+): string {
+  const cache = holder[field] as JsonCache | undefined;
+  if (cache !== undefined && cache.version === version && cache.epoch === state.urlEpoch) return cache.text;
+  const text = JSON.stringify(render());
+  holder[field] = { version, epoch: state.urlEpoch, text };
+  return text;
+}
+
+const userObjects = new WeakMap<User, { epoch: number; value: Record<string, unknown> }>();
+
+export function userObject(state: GitHubState, user: User): Record<string, unknown> {
+  const hit = userObjects.get(user);
+  if (hit && hit.epoch === state.urlEpoch) return hit.value;
+  const api = state.apiUrl;
+  const value = {
+    login: user.login,
+    id: user.id,
+    node_id: user.nodeId,
+    avatar_url: `https://avatars.githubusercontent.com/u/${user.id}?v=4`,
+    gravatar_id: '',
+    url: `${api}/users/${user.login}`,
+    html_url: `${state.webUrl}/${user.login}`,
+    repos_url: `${api}/users/${user.login}/repos`,
+    type: user.type,
+    site_admin: false,
+  };
+  userObjects.set(user, { epoch: state.urlEpoch, value });
+  return value;
+}
+
+export function userDetailJson(state: GitHubState, user: User): string {
+  return JSON.stringify({
+    ...userObject(state, user),
+    name: user.name,
+    company: null,
+    blog: '',
+    location: null,
+    email: null,
+    bio: null,
+    public_repos: [...state.repos.values()].filter((r) => r.owner === user).length,
+    followers: 0,
+    following: 0,
+    created_at: state.iso(-365 * 86_400_000),
+    updated_at: state.iso(-86_400_000),
+  });
+}
+
+const repoObjects = new WeakMap<Repo, { epoch: number; value: Record<string, unknown> }>();
+
+export function repoObject(state: GitHubState, repo: Repo): Record<string, unknown> {
+  const hit = repoObjects.get(repo);
+  if (hit && hit.epoch === state.urlEpoch) return hit.value;
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const value = {
+    id: repo.id,
+    node_id: repo.nodeId,
+    name: repo.name,
+    full_name: repo.fullName,
+    private: repo.private,
+    owner: userObject(state, repo.owner),
+    html_url: `${state.webUrl}/${repo.fullName}`,
+    description: repo.description,
+    fork: false,
+    url: api,
+    pulls_url: `${api}/pulls{/number}`,
+    issues_url: `${api}/issues{/number}`,
+    clone_url: `${state.webUrl}/${repo.fullName}.git`,
+    created_at: state.iso(repo.createdAt),
+    updated_at: state.iso(repo.updatedAt),
+    pushed_at: state.iso(repo.pushedAt),
+    archived: false,
+    disabled: false,
+    visibility: repo.private ? 'private' : 'public',
+    default_branch: repo.defaultBranch,
+  };
+  repoObjects.set(repo, { epoch: state.urlEpoch, value });
+  return value;
+}
+
+export function repoDetailJson(state: GitHubState, repo: Repo): string {
+  let open = 0;
+  for (const issue of repo.issues.values()) if (issue.state === 'open') open++;
+  return JSON.stringify({
+    ...repoObject(state, repo),
+    has_issues: true,
+    has_projects: false,
+    has_wiki: false,
+    open_issues_count: open,
+    open_issues: open,
+    forks_count: 0,
+    stargazers_count: 0,
+    watchers_count: 0,
+    permissions: { admin: false, maintain: false, push: true, triage: true, pull: true },
+    allow_merge_commit: true,
+    allow_squash_merge: true,
+    allow_rebase_merge: true,
+  });
+}
+
+function labelsJson(state: GitHubState, repo: Repo, issue: Issue): unknown[] {
+  return issue.labels.map((l) => ({
+    id: l.id,
+    node_id: l.nodeId,
+    url: `${state.apiUrl}/repos/${repo.fullName}/labels/${encodeURIComponent(l.name)}`,
+    name: l.name,
+    color: l.color,
+    default: false,
+    description: null,
+  }));
+}
+
+export function issueJson(state: GitHubState, issue: Issue): string {
+  return cached(state, issue as never, 'json', issue.version, () => {
+    const repo = issue.repo;
+    const api = `${state.apiUrl}/repos/${repo.fullName}`;
+    const html = `${state.webUrl}/${repo.fullName}`;
+    const pull = issue.pull;
+    return {
+      url: `${api}/issues/${issue.number}`,
+      repository_url: api,
+      comments_url: `${api}/issues/${issue.number}/comments`,
+      html_url: `${html}/${pull ? 'pull' : 'issues'}/${issue.number}`,
+      id: issue.id,
+      node_id: issue.nodeId,
+      number: issue.number,
+      title: issue.title,
+      user: userObject(state, issue.user),
+      labels: labelsJson(state, repo, issue),
+      state: issue.state,
+      locked: false,
+      assignee: issue.assignees[0] ? userObject(state, issue.assignees[0]) : null,
+      assignees: issue.assignees.map((u) => userObject(state, u)),
+      milestone: null,
+      comments: issue.comments.length,
+      created_at: state.iso(issue.createdAt),
+      updated_at: state.iso(issue.updatedAt),
+      closed_at: issue.closedAt === null ? null : state.iso(issue.closedAt),
+      author_association: issue.user === repo.owner ? 'OWNER' : 'CONTRIBUTOR',
+      active_lock_reason: null,
+      ...(pull
+        ? {
+            draft: pull.draft,
+            pull_request: {
+              url: `${api}/pulls/${issue.number}`,
+              html_url: `${html}/pull/${issue.number}`,
+              diff_url: `${html}/pull/${issue.number}.diff`,
+              patch_url: `${html}/pull/${issue.number}.patch`,
+              merged_at: pull.mergedAt === null ? null : state.iso(pull.mergedAt),
+            },
+          }
+        : {}),
+      body: issue.body,
+      state_reason: issue.stateReason,
+    };
+  });
+}
+
+function branchRef(state: GitHubState, repo: Repo, ref: string, sha: string): Record<string, unknown> {
+  return {
+    label: `${repo.owner.login}:${ref}`,
+    ref,
+    sha,
+    user: userObject(state, repo.owner),
+    repo: repoObject(state, repo),
+  };
+}
+
+function pullObject(state: GitHubState, pull: PullRequest): Record<string, unknown> {
+  const issue = pull.issue;
+  const repo = issue.repo;
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const html = `${state.webUrl}/${repo.fullName}/pull/${issue.number}`;
+  return {
+    url: `${api}/pulls/${issue.number}`,
+    id: pull.id,
+    node_id: pull.nodeId,
+    html_url: html,
+    diff_url: `${html}.diff`,
+    patch_url: `${html}.patch`,
+    issue_url: `${api}/issues/${issue.number}`,
+    commits_url: `${api}/pulls/${issue.number}/commits`,
+    review_comments_url: `${api}/pulls/${issue.number}/comments`,
+    review_comment_url: `${api}/pulls/comments{/number}`,
+    comments_url: `${api}/issues/${issue.number}/comments`,
+    statuses_url: `${api}/statuses/${pull.headSha}`,
+    number: issue.number,
+    state: issue.state,
+    locked: false,
+    title: issue.title,
+    user: userObject(state, issue.user),
+    body: issue.body,
+    labels: labelsJson(state, repo, issue),
+    milestone: null,
+    active_lock_reason: null,
+    created_at: state.iso(issue.createdAt),
+    updated_at: state.iso(issue.updatedAt),
+    closed_at: issue.closedAt === null ? null : state.iso(issue.closedAt),
+    merged_at: pull.mergedAt === null ? null : state.iso(pull.mergedAt),
+    merge_commit_sha: pull.mergeCommitSha,
+    assignee: issue.assignees[0] ? userObject(state, issue.assignees[0]) : null,
+    assignees: issue.assignees.map((u) => userObject(state, u)),
+    requested_reviewers: [],
+    requested_teams: [],
+    head: branchRef(state, repo, pull.head, pull.headSha),
+    base: branchRef(state, repo, pull.base, pull.baseSha),
+    _links: {
+      self: { href: `${api}/pulls/${issue.number}` },
+      html: { href: html },
+      issue: { href: `${api}/issues/${issue.number}` },
+      comments: { href: `${api}/issues/${issue.number}/comments` },
+      review_comments: { href: `${api}/pulls/${issue.number}/comments` },
+      review_comment: { href: `${api}/pulls/comments{/number}` },
+      commits: { href: `${api}/pulls/${issue.number}/commits` },
+      statuses: { href: `${api}/statuses/${pull.headSha}` },
+    },
+    author_association: issue.user === repo.owner ? 'OWNER' : 'CONTRIBUTOR',
+    auto_merge: null,
+    draft: pull.draft,
+  };
+}
+
+/** The list-item shape ("pull-request-simple"). */
+export function pullSimpleJson(state: GitHubState, pull: PullRequest): string {
+  return cached(state, pull as never, 'json', pull.version, () => pullObject(state, pull));
+}
+
+/** Version of everything the full pull request shows (its own fields and its head's checks). */
+export function pullFullVersion(pull: PullRequest): number {
+  const commit = pull.issue.repo.commits.get(pull.headSha);
+  return commit && commit.version > pull.version ? commit.version : pull.version;
+}
+
+export function pullFullJson(state: GitHubState, pull: PullRequest): string {
+  return cached(state, pull as never, 'fullJson', pullFullVersion(pull), () => ({
+    ...pullObject(state, pull),
+    merged: pull.merged,
+    mergeable: pull.issue.state === 'open' ? pull.mergeable : null,
+    rebaseable: pull.issue.state === 'open' ? pull.mergeable : null,
+    mergeable_state: state.mergeableState(pull),
+    merged_by: pull.mergedBy ? userObject(state, pull.mergedBy) : null,
+    comments: pull.issue.comments.length,
+    review_comments: pull.reviewComments.length,
+    maintainer_can_modify: false,
+    commits: pull.commits.length,
+    additions: 10 * pull.commits.length,
+    deletions: 2 * pull.commits.length,
+    changed_files: pull.commits.length,
+  }));
+}
+
+export function issueCommentObject(
+  state: GitHubState,
+  issue: Issue,
+  c: IssueComment,
+): Record<string, unknown> {
+  const api = `${state.apiUrl}/repos/${issue.repo.fullName}`;
+  return {
+    url: `${api}/issues/comments/${c.id}`,
+    html_url: `${state.webUrl}/${issue.repo.fullName}/${issue.pull ? 'pull' : 'issues'}/${issue.number}#issuecomment-${c.id}`,
+    issue_url: `${api}/issues/${issue.number}`,
+    id: c.id,
+    node_id: c.nodeId,
+    user: userObject(state, c.user),
+    created_at: state.iso(c.createdAt),
+    updated_at: state.iso(c.updatedAt),
+    author_association: c.user === issue.repo.owner ? 'OWNER' : 'CONTRIBUTOR',
+    body: c.body,
+  };
+}
+
+export function reviewObject(state: GitHubState, pull: PullRequest, r: Review): Record<string, unknown> {
+  const repo = pull.issue.repo;
+  const html = `${state.webUrl}/${repo.fullName}/pull/${pull.issue.number}`;
+  return {
+    id: r.id,
+    node_id: r.nodeId,
+    user: userObject(state, r.user),
+    body: r.body,
+    state: r.state,
+    html_url: `${html}#pullrequestreview-${r.id}`,
+    pull_request_url: `${state.apiUrl}/repos/${repo.fullName}/pulls/${pull.issue.number}`,
+    author_association: 'CONTRIBUTOR',
+    _links: {
+      html: { href: `${html}#pullrequestreview-${r.id}` },
+      pull_request: { href: `${state.apiUrl}/repos/${repo.fullName}/pulls/${pull.issue.number}` },
+    },
+    submitted_at: state.iso(r.submittedAt),
+    commit_id: r.commitId,
+  };
+}
+
+export function reviewCommentObject(
+  state: GitHubState,
+  pull: PullRequest,
+  c: ReviewComment,
+): Record<string, unknown> {
+  const repo = pull.issue.repo;
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const html = `${state.webUrl}/${repo.fullName}/pull/${pull.issue.number}#discussion_r${c.id}`;
+  return {
+    url: `${api}/pulls/comments/${c.id}`,
+    pull_request_review_id: c.reviewId,
+    id: c.id,
+    node_id: c.nodeId,
+    diff_hunk: `@@ -${c.line},3 +${c.line},4 @@`,
+    path: c.path,
+    position: c.line,
+    original_position: c.line,
+    commit_id: c.commitId,
+    original_commit_id: c.commitId,
+    ...(c.inReplyToId === null ? {} : { in_reply_to_id: c.inReplyToId }),
+    user: userObject(state, c.user),
+    body: c.body,
+    created_at: state.iso(c.createdAt),
+    updated_at: state.iso(c.updatedAt),
+    html_url: html,
+    pull_request_url: `${api}/pulls/${pull.issue.number}`,
+    author_association: 'CONTRIBUTOR',
+    _links: {
+      self: { href: `${api}/pulls/comments/${c.id}` },
+      html: { href: html },
+      pull_request: { href: `${api}/pulls/${pull.issue.number}` },
+    },
+    line: c.line,
+    original_line: c.line,
+    side: 'RIGHT',
+    subject_type: 'line',
+  };
+}
+
+export function checkRunObject(state: GitHubState, repo: Repo, run: CheckRun): Record<string, unknown> {
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  return {
+    id: run.id,
+    node_id: run.nodeId,
+    head_sha: run.headSha,
+    external_id: '',
+    url: `${api}/check-runs/${run.id}`,
+    html_url: `${state.webUrl}/${repo.fullName}/runs/${run.id}`,
+    details_url: `${state.webUrl}/${repo.fullName}/runs/${run.id}`,
+    status: run.status,
+    conclusion: run.conclusion,
+    started_at: state.iso(run.startedAt),
+    completed_at: run.completedAt === null ? null : state.iso(run.completedAt),
+    output: {
+      title: null,
+      summary: null,
+      text: null,
+      annotations_count: 0,
+      annotations_url: `${api}/check-runs/${run.id}/annotations`,
+    },
+    name: run.name,
+    check_suite: { id: run.id },
+    app: { id: 15368, slug: 'github-actions', name: 'GitHub Actions', owner: null },
+    pull_requests: [],
+  };
+}
+
+export function statusObject(
+  state: GitHubState,
+  repo: Repo,
+  commit: Commit,
+  s: CommitStatus,
+): Record<string, unknown> {
+  return {
+    url: `${state.apiUrl}/repos/${repo.fullName}/statuses/${commit.sha}`,
+    avatar_url: `https://avatars.githubusercontent.com/u/${s.creator.id}?v=4`,
+    id: s.id,
+    node_id: s.nodeId,
+    state: s.state,
+    description: s.description,
+    target_url: s.targetUrl,
+    context: s.context,
+    created_at: state.iso(s.createdAt),
+    updated_at: state.iso(s.updatedAt),
+    creator: userObject(state, s.creator),
+  };
+}
