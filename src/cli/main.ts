@@ -6,8 +6,8 @@ import { Command, CommanderError } from 'commander';
 import { ExitCode, isFleetbenchError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { register as registerAnalyze } from './analyze.ts';
-import { register as registerImport } from './import.ts';
 import { register as registerGithub } from './github.ts';
+import { register as registerImport } from './import.ts';
 import { register as registerSchema } from './schema.ts';
 import { register as registerSummarize } from './summarize.ts';
 
