@@ -21,7 +21,9 @@ const files = readdirSync(dir)
   .sort();
 const unknown = wanted.filter((w) => !files.includes(`${w}.bench.ts`));
 if (unknown.length > 0) {
-  console.error(`unknown bench: ${unknown.join(', ')} (have: ${files.map((f) => f.replace('.bench.ts', '')).join(', ')})`);
+  console.error(
+    `unknown bench: ${unknown.join(', ')} (have: ${files.map((f) => f.replace('.bench.ts', '')).join(', ')})`,
+  );
   process.exit(2);
 }
 const summary: Record<string, Record<string, number | string>> = {};

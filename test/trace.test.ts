@@ -97,6 +97,11 @@ describe('trace writer and reader', () => {
     ['an empty file', () => '', /bad\.jsonl: empty trace/],
     ['a truncated file', (l) => [l[0], l[1]].join('\n'), /bad\.jsonl: truncated: no end footer/],
     [
+      'an end footer before the last record',
+      (l) => [l[0], l[2], l[1], l[2]].join('\n'),
+      /bad\.jsonl:2: end footer before the end of the file/,
+    ],
+    [
       'footer counts that disagree',
       (l) => [l[0], l[2]].join('\n'),
       /footer counts 1 api records, the file has 0/,

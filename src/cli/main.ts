@@ -5,7 +5,11 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isFleetbenchError } from '../errors.ts';
 import { VERSION } from '../version.ts';
+import { register as registerAnalyze } from './analyze.ts';
+import { register as registerGithub } from './github.ts';
+import { register as registerImport } from './import.ts';
 import { register as registerSchema } from './schema.ts';
+import { register as registerSummarize } from './summarize.ts';
 
 export function buildProgram(): Command {
   const program = new Command('fleetbench')
@@ -16,7 +20,11 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .configureHelp({ sortSubcommands: true })
     .exitOverride();
+  registerAnalyze(program);
+  registerImport(program);
+  registerGithub(program);
   registerSchema(program);
+  registerSummarize(program);
   return program;
 }
 

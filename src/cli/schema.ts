@@ -1,20 +1,22 @@
 import type { Command } from 'commander';
 import { FleetbenchError } from '../errors.ts';
-import { traceJsonSchema } from '../trace/schema.ts';
-import { scenarioJsonSchema } from '../workload/scenario.ts';
 
-/** Published JSON Schemas, generated from the same zod schemas that validate input. */
-export const jsonSchemas: Record<string, () => Record<string, unknown>> = {
-  trace: traceJsonSchema,
-  scenario: scenarioJsonSchema,
+/**
+ * Published JSON Schemas, generated from the same zod schemas that validate input. Loaded on
+ * use: zod is slow to load and the other commands do not need it.
+ */
+export const jsonSchemas: Record<string, () => Promise<Record<string, unknown>>> = {
+  trace: async () => (await import('../trace/schema.ts')).traceJsonSchema(),
+  analysis: async () => (await import('../analyze/schema.ts')).analysisJsonSchema(),
+  scenario: async () => (await import('../workload/scenario.ts')).scenarioJsonSchema(),
 };
 
 export function register(program: Command): void {
   program
     .command('schema')
-    .description('print the JSON Schema of an input format (trace, scenario)')
+    .description('print the JSON Schema of a format (trace, analysis, scenario)')
     .argument('<format>', `one of: ${Object.keys(jsonSchemas).join(', ')}`)
-    .action((format: string) => {
+    .action(async (format: string) => {
       const make = jsonSchemas[format];
       if (!make) {
         throw new FleetbenchError(
@@ -22,6 +24,6 @@ export function register(program: Command): void {
           `unknown format '${format}' (known: ${Object.keys(jsonSchemas).join(', ')})`,
         );
       }
-      process.stdout.write(`${JSON.stringify(make(), null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify(await make(), null, 2)}\n`);
     });
 }

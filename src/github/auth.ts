@@ -82,7 +82,7 @@ export class TokenRegistry {
       }
     }
     if (options.limits) this.ledger.setLimits(identity, options.limits);
-    const token = options.token ?? this.generate(kind);
+    const token = options.token ?? this.randomToken(kind === 'actions' ? 'ghs_' : 'ghp_');
     if (this.tokens.has(token)) throw new GitHubStateError(422, 'token already exists');
     const info: TokenInfo = {
       token,
@@ -99,8 +99,9 @@ export class TokenRegistry {
     return info;
   }
 
-  private generate(kind: TokenInfo['kind']): string {
-    let out = kind === 'actions' ? 'ghs_' : 'ghp_';
+  /** A GitHub-looking token text from the seeded stream (not registered). */
+  randomToken(prefix: string): string {
+    let out = prefix;
     for (let i = 0; i < 36; i++) out += TOKEN_CHARS[Math.floor(this.rng.next() * TOKEN_CHARS.length)];
     return out;
   }

@@ -124,6 +124,20 @@ function fnv1a(text: string): string {
   return (h >>> 0).toString(36);
 }
 
+/** UTF-8 sizes of large bodies, which are cached strings answered again and again. */
+const sizes = new Map<string, number>();
+
+function byteLength(body: string): number {
+  if (body.length < 2048) return body === '' ? 0 : Buffer.byteLength(body);
+  let n = sizes.get(body);
+  if (n === undefined) {
+    n = Buffer.byteLength(body);
+    if (sizes.size >= 512) sizes.clear();
+    sizes.set(body, n);
+  }
+  return n;
+}
+
 /** If-None-Match against our ETag: exact, a list, `*`, weak/strong alike. */
 function etagMatches(header: string, etag: string): boolean {
   if (header === etag || header === '*') return true;
@@ -180,7 +194,7 @@ export class GitHubEmulator {
     this.admin = new EmulatorAdmin(this);
     for (const token of fixtures.tokens ?? []) this.tokens.mint(token);
     this.defaultToken = this.tokens.mint({}).token;
-    this.adminToken = options.adminToken ?? `fba_${this.tokens.mint({ kind: 'user' }).token.slice(4)}`;
+    this.adminToken = options.adminToken ?? this.tokens.randomToken('fba_');
   }
 
   /** Validates a fixtures object (errors name the field path) or generates one from sizes. */
@@ -409,6 +423,7 @@ export class GitHubEmulator {
       state: this.state,
       params,
       query: parseQuery(qs),
+      qs,
       body,
       user: token?.user,
       identity,
@@ -566,7 +581,7 @@ export class GitHubEmulator {
   ): EmulatorResponse {
     const rl = outcome.rl;
     const body = outcome.body;
-    const bytes = body === '' ? 0 : Buffer.byteLength(body);
+    const bytes = byteLength(body);
     const headers: Record<string, string> = {
       'content-type': 'application/json; charset=utf-8',
       'content-length': String(bytes),

@@ -17,6 +17,8 @@ type Query {
   viewer: User!
   user(login: String!): User
   repositoryOwner(login: String!): RepositoryOwner
+  node(id: ID!): Node
+  nodes(ids: [ID!]!): [Node]!
 }
 
 interface Node { id: ID! }

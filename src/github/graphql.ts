@@ -22,8 +22,10 @@ import {
   isObjectType,
   Kind,
   type OperationDefinitionNode,
+  OverlappingFieldsCanBeMergedRule,
   parse,
   type SelectionSetNode,
+  specifiedRules,
   validate,
   valueFromASTUntyped,
 } from 'graphql';
@@ -45,6 +47,13 @@ import type {
 
 export const GRAPHQL_DOCS = 'https://docs.github.com/graphql';
 const MAX_NODES = 500_000;
+
+/**
+ * graphql-js's rules minus OverlappingFieldsCanBeMerged: GitHub's server accepts
+ * `...on Issue{state} ...on PullRequest{state}` (two different enums under one name), and
+ * `gh issue view` sends exactly that.
+ */
+const VALIDATION_RULES = specifiedRules.filter((rule) => rule !== OverlappingFieldsCanBeMergedRule);
 
 export interface RateLimitInfo {
   limit: number;
@@ -992,7 +1001,24 @@ class RepoNode {
   }
 }
 
+function nodeById(state: GitHubState, id: string): unknown {
+  const entity = state.nodes.get(id);
+  if (entity === undefined) return null;
+  if ('login' in entity) return new UserNode(state, entity);
+  if ('fullName' in entity) return new RepoNode(state, entity);
+  if ('issue' in entity) return new PullNode(state, entity);
+  return new IssueNode(state, entity);
+}
+
 const root = {
+  node(args: { id: string }, ctx: GqlContext) {
+    const node = nodeById(ctx.state, args.id);
+    if (node === null) throw notFound(`Could not resolve to a node with the global id of '${args.id}'`);
+    return node;
+  },
+  nodes(args: { ids: string[] }, ctx: GqlContext) {
+    return args.ids.map((id) => nodeById(ctx.state, id));
+  },
   repository(args: { owner: string; name: string }, ctx: GqlContext) {
     const repo = ctx.state.findRepo(args.owner, args.name);
     if (!repo)
@@ -1137,7 +1163,7 @@ export class GraphQLEngine {
     let entry: CachedDocument;
     try {
       const document = parse(query);
-      const errors = validate(this.schema, document);
+      const errors = validate(this.schema, document, VALIDATION_RULES);
       entry = errors.length > 0 ? { errors } : { document };
     } catch (error) {
       entry = { errors: [error instanceof GraphQLError ? error : new GraphQLError(String(error))] };
@@ -1264,7 +1290,9 @@ function analyze(
         repos.add(`${owner}/${repoName}`);
       }
       if (type.name.endsWith('Connection')) {
-        const size = typeof first === 'number' ? first : typeof last === 'number' ? last : undefined;
+        let size = typeof first === 'number' ? first : typeof last === 'number' ? last : undefined;
+        // Asking only for totalCount/pageInfo needs no bounds (gh does this); it fetches no nodes.
+        if (size === undefined && sel.selectionSet && !selectsItems(sel.selectionSet)) size = 0;
         if (size === undefined) {
           out.error = {
             type: 'MISSING_PAGINATION_BOUNDARIES',
@@ -1295,6 +1323,13 @@ function analyze(
       if (sel.selectionSet) walk(sel.selectionSet, type, childMult, here);
     }
   };
+  const selectsItems = (set: SelectionSetNode): boolean =>
+    set.selections.some((sel) => {
+      if (sel.kind === Kind.FIELD) return sel.name.value === 'nodes' || sel.name.value === 'edges';
+      if (sel.kind === Kind.INLINE_FRAGMENT) return selectsItems(sel.selectionSet);
+      const frag = fragments.get(sel.name.value);
+      return frag !== undefined && selectsItems(frag.selectionSet);
+    });
   walk(operation.selectionSet, rootType, 1, []);
   if (repos && repos.size === 1) out.repo = [...repos][0];
   return out;

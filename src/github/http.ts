@@ -35,6 +35,23 @@ export interface RunningGitHubServer {
   close(): Promise<void>;
 }
 
+/**
+ * Encoded large bodies: the same cached string goes out again and again (a poller's list), and
+ * writing a Buffer spares the per-response UTF-8 encoding.
+ */
+const encoded = new Map<string, Buffer>();
+
+function encode(body: string): string | Buffer {
+  if (body.length < 2048) return body;
+  let buffer = encoded.get(body);
+  if (buffer === undefined) {
+    buffer = Buffer.from(body);
+    if (encoded.size >= 256) encoded.clear();
+    encoded.set(body, buffer);
+  }
+  return buffer;
+}
+
 const INTERNAL_ERROR = JSON.stringify({
   message: 'Server Error',
   documentation_url: 'https://docs.github.com/rest',
@@ -58,7 +75,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
     emulator.handle(request).then(
       (response) => {
         res.writeHead(response.status, response.headers);
-        res.end(response.body);
+        res.end(encode(response.body));
       },
       (error: unknown) => {
         // handle() answers handler bugs itself; this is the last line of defence.

@@ -21,6 +21,7 @@ import {
   userDetailJson,
 } from './shapes.ts';
 import {
+  type Commit,
   type GitHubState,
   GitHubStateError,
   type Issue,
@@ -36,6 +37,8 @@ export interface RestContext {
   /** Path parameters in template order. */
   params: string[];
   query: ReadonlyMap<string, string>;
+  /** The raw query string (cache keys). */
+  qs: string;
   /** Parsed JSON body of a write (undefined when there was none). */
   body: unknown;
   /** The user the token acts as; undefined when unauthenticated. */
@@ -252,9 +255,35 @@ function cachedList<T>(repo: Repo, key: string, version: number, build: () => T[
   return items;
 }
 
+/**
+ * A list answer rendered once per (route, query, version): pollers repeat the same request, and
+ * handing back the same string object also spares hashing and re-encoding it downstream.
+ */
+function cachedBody(
+  ctx: RestContext,
+  repo: Repo,
+  key: string,
+  version: number,
+  render: () => { body: string; page: { page: number; last: number } },
+): RestResult {
+  const epoch = ctx.state.urlEpoch;
+  const hit = repo.bodyCache.get(key);
+  if (hit !== undefined && hit.version === version && hit.epoch === epoch) {
+    return { status: 200, body: hit.result.body, version, page: hit.result.page };
+  }
+  const result = render();
+  if (repo.bodyCache.size >= 1_000) repo.bodyCache.clear();
+  repo.bodyCache.set(key, { version, epoch, result });
+  return { status: 200, body: result.body, version, page: result.page };
+}
+
 function pullsList(ctx: RestContext): RestResult {
   const repo = findRepo(ctx);
   if (!repo) return notFound();
+  return cachedBody(ctx, repo, `pulls?${ctx.qs}`, repo.pullsVersion, () => renderPulls(ctx, repo));
+}
+
+function renderPulls(ctx: RestContext, repo: Repo): { body: string; page: { page: number; last: number } } {
   const q = ctx.query;
   const stateFilter = q.get('state') ?? 'open';
   const sort = q.get('sort') ?? 'created';
@@ -290,17 +319,16 @@ function pullsList(ctx: RestContext): RestResult {
     );
   }
   const page = paginate(ctx, list);
-  return {
-    status: 200,
-    body: listOf(page.items.map((p) => pullSimpleJson(ctx.state, p))),
-    version: repo.pullsVersion,
-    page: page.page,
-  };
+  return { body: listOf(page.items.map((p) => pullSimpleJson(ctx.state, p))), page: page.page };
 }
 
 function issuesList(ctx: RestContext): RestResult {
   const repo = findRepo(ctx);
   if (!repo) return notFound();
+  return cachedBody(ctx, repo, `issues?${ctx.qs}`, repo.issuesVersion, () => renderIssues(ctx, repo));
+}
+
+function renderIssues(ctx: RestContext, repo: Repo): { body: string; page: { page: number; last: number } } {
   const q = ctx.query;
   const stateFilter = q.get('state') ?? 'open';
   const sort = q.get('sort') ?? 'created';
@@ -339,12 +367,7 @@ function issuesList(ctx: RestContext): RestResult {
     );
   }
   const page = paginate(ctx, list);
-  return {
-    status: 200,
-    body: listOf(page.items.map((i) => issueJson(ctx.state, i))),
-    version: repo.issuesVersion,
-    page: page.page,
-  };
+  return { body: listOf(page.items.map((i) => issueJson(ctx.state, i))), page: page.page };
 }
 
 function withIssue(ctx: RestContext, index: number, fn: (issue: Issue) => RestResult): RestResult {
@@ -388,6 +411,27 @@ function mutate(fn: () => RestResult, resource: string): RestResult {
     }
     throw error;
   }
+}
+
+function renderCheckRuns(
+  ctx: RestContext,
+  repo: Repo,
+  commit: Commit,
+): { body: string; page: { page: number; last: number } } {
+  const name = ctx.query.get('check_name');
+  const status = ctx.query.get('status');
+  const runs =
+    name || status
+      ? commit.checkRuns.filter((run) => (!name || run.name === name) && (!status || run.status === status))
+      : commit.checkRuns;
+  const page = paginate(ctx, runs);
+  return {
+    body: JSON.stringify({
+      total_count: runs.length,
+      check_runs: page.items.map((run) => checkRunObject(ctx.state, repo, run)),
+    }),
+    page: page.page,
+  };
 }
 
 export function buildRestRouter(): RestRouter {
@@ -618,22 +662,9 @@ export function buildRestRouter(): RestRouter {
     if (!repo) return notFound();
     const commit = ctx.state.commit(repo, ctx.params[2]!);
     if (!commit) return fail(422, `No commit found for SHA: ${ctx.params[2]}`);
-    const name = ctx.query.get('check_name');
-    const status = ctx.query.get('status');
-    const runs =
-      name || status
-        ? commit.checkRuns.filter((run) => (!name || run.name === name) && (!status || run.status === status))
-        : commit.checkRuns;
-    const page = paginate(ctx, runs);
-    return {
-      status: 200,
-      body: JSON.stringify({
-        total_count: runs.length,
-        check_runs: page.items.map((run) => checkRunObject(ctx.state, repo, run)),
-      }),
-      version: commit.version,
-      page: page.page,
-    };
+    return cachedBody(ctx, repo, `check-runs/${commit.sha}?${ctx.qs}`, commit.version, () =>
+      renderCheckRuns(ctx, repo, commit),
+    );
   });
 
   r.add('GET', '/repos/{owner}/{repo}/commits/{ref}/status', (ctx) => {

@@ -194,6 +194,11 @@ export interface Repo {
   json?: JsonCache;
   /** Sorted/filtered lists, valid while the matching version is unchanged. */
   listCache: Map<string, { version: number; items: unknown[] }>;
+  /** Rendered list bodies by route and query, valid for one version and URL epoch. */
+  bodyCache: Map<
+    string,
+    { version: number; epoch: number; result: { body: string; page: { page: number; last: number } } }
+  >;
 }
 
 /** A state change that cannot happen (unknown repo, PR already merged): 404 or 422 over HTTP. */
@@ -232,6 +237,8 @@ export class GitHubState {
   readonly defaultUser: User;
   private seq = 0;
   private nextId = 1;
+  /** Global node ids (GraphQL `node(id:)`) of users, repositories, issues and pull requests. */
+  readonly nodes = new Map<string, User | Repo | Issue | PullRequest>();
   /** Bumped when a repository is added: the version of `GET /user/repos`. */
   reposVersion = 0;
   /** URLs rendered into JSON; changing them invalidates every cached body. */
@@ -295,6 +302,7 @@ export class GitHubState {
     const prefix = type === 'Organization' ? 'O' : type === 'Bot' ? 'BOT' : 'U';
     const user: User = { login, id, nodeId: nodeId(prefix, id), type, name: name ?? null };
     this.users.set(key, user);
+    this.nodes.set(user.nodeId, user);
     return user;
   }
 
@@ -361,8 +369,10 @@ export class GitHubState {
       issuesVersion: v,
       pullsVersion: v,
       listCache: new Map(),
+      bodyCache: new Map(),
     };
     this.repos.set(fullName.toLowerCase(), repo);
+    this.nodes.set(repo.nodeId, repo);
     this.reposVersion = v;
     this.addCommit(repo, this.newSha(), 'Initial commit', at);
     repo.branches.set(repo.defaultBranch, [...repo.commits.keys()][0]!);
@@ -454,6 +464,7 @@ export class GitHubState {
     }
     repo.issues.set(number, issue);
     repo.issuesVersion = v;
+    this.nodes.set(issue.nodeId, issue);
     return issue;
   }
 
@@ -560,6 +571,8 @@ export class GitHubState {
     };
     issue.pull = pull;
     repo.pulls.set(number, pull);
+    this.nodes.delete(issue.nodeId);
+    this.nodes.set(pull.nodeId, pull);
     repo.pullsVersion = issue.version;
     return pull;
   }

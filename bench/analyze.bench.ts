@@ -1,0 +1,196 @@
+/**
+ * `npm run bench -- analyze`: how fast `fleetbench analyze` reads a trace and how much memory
+ * it takes, beside DuckDB computing the same group-by counts and percentiles on the same file.
+ *
+ * - Synthetic traces of 200,000 and 2,000,000 api records (bench/synthetic.ts, ~465 bytes a
+ *   line) are generated once into .bench-data/ (git-ignored) and reused.
+ * - fleetbench runs as a subprocess exactly as a user runs it (`node bin/fleetbench.js analyze
+ *   --json FILE`), under /usr/bin/time for wall time and peak RSS. Its wall time includes the
+ *   process start (Node + tsx + modules), measured separately with `--version`.
+ * - DuckDB (@duckdb/node-api, in this process, all cores) loads the api records' group-by
+ *   columns from the same file and computes counts by operation, route, status, source and
+ *   session, and p50/p90/p95/p99/max of the duration: once with the columns declared (its
+ *   fastest way) and once with read_json_auto (what a user would type first).
+ * - The limits: read + split lines only, and read + split + JSON.parse only, both one thread,
+ *   in this process, on the 200k file; two threads can do at most twice that.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { forEachLineInRange, LineSplitter } from '../src/trace/lines.ts';
+import type { Bench } from './run.ts';
+import { writeSyntheticTrace } from './synthetic.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dataDir = `${root}.bench-data`;
+const bin = `${root}bin/fleetbench.js`;
+const TIME = '/usr/bin/time';
+
+function traceFile(records: number): string {
+  mkdirSync(dataDir, { recursive: true });
+  const path = `${dataDir}/analyze-v1-${records}.jsonl`;
+  if (!existsSync(path)) {
+    const started = performance.now();
+    process.stdout.write(`generating ${records.toLocaleString('en-US')} records into ${path} … `);
+    writeSyntheticTrace(path, { records });
+    process.stdout.write(`${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+  }
+  return path;
+}
+
+interface CliRun {
+  wallS: number;
+  rssMb: number | null;
+  records: number;
+}
+
+function runCli(args: string[]): CliRun {
+  const hasTime = existsSync(TIME);
+  const started = performance.now();
+  const result = hasTime
+    ? spawnSync(TIME, ['-f', '%e %M', process.execPath, bin, ...args], {
+        encoding: 'utf8',
+        maxBuffer: 256 * 1024 * 1024,
+      })
+    : spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const wall = (performance.now() - started) / 1000;
+  if (result.status !== 0) throw new Error(`fleetbench ${args.join(' ')} failed:\n${result.stderr}`);
+  let rssMb: number | null = null;
+  let wallS = wall;
+  if (hasTime) {
+    const last = result.stderr.trim().split('\n').pop()!;
+    const [elapsed, rssKb] = last.split(' ').map(Number);
+    wallS = elapsed!;
+    rssMb = rssKb! / 1024;
+  }
+  let records = 0;
+  if (args.includes('--json'))
+    records = (JSON.parse(result.stdout) as { input: { records: { api: number } } }).input.records.api;
+  return { wallS, rssMb, records };
+}
+
+async function duckdb(path: string, declared: boolean): Promise<{ wallS: number; records: number }> {
+  const started = performance.now();
+  const instance = await DuckDBInstance.create(':memory:');
+  const con = await instance.connect();
+  const source = declared
+    ? `read_json('${path}', format = 'newline_delimited', columns = {kind: 'VARCHAR', op: 'VARCHAR', route: 'VARCHAR', status: 'INTEGER', source: 'VARCHAR', session: 'VARCHAR', dur: 'DOUBLE'})`
+    : `read_json_auto('${path}', format = 'newline_delimited')`;
+  await con.run(
+    `CREATE TEMP TABLE calls AS SELECT op, route, status, source, session, dur FROM ${source} WHERE kind = 'api'`,
+  );
+  for (const column of ['op', 'route', 'status', 'source', 'session']) {
+    await con.runAndReadAll(`SELECT ${column}, count(*) FROM calls GROUP BY ${column}`);
+  }
+  const summary = await con.runAndReadAll(
+    'SELECT count(*) AS n, quantile_cont(dur, [0.5, 0.9, 0.95, 0.99]) AS q, max(dur) AS mx FROM calls',
+  );
+  const records = Number(summary.getRowObjects()[0]!.n);
+  con.closeSync();
+  instance.closeSync();
+  return { wallS: (performance.now() - started) / 1000, records };
+}
+
+/** One thread, this process: lines/s for read+split, and for read+split+JSON.parse. */
+function limits(path: string): { splitPerS: number; parsePerS: number } {
+  const size = statSync(path).size;
+  const measure = (parse: boolean) => {
+    let best = 0;
+    for (let round = 0; round < 3; round++) {
+      let lines = 0;
+      const started = performance.now();
+      forEachLineInRange(
+        path,
+        0,
+        size,
+        new LineSplitter((text) => {
+          if (parse) JSON.parse(text);
+          lines++;
+        }),
+      );
+      best = Math.max(best, lines / ((performance.now() - started) / 1000));
+    }
+    return best;
+  };
+  return { splitPerS: measure(false), parsePerS: measure(true) };
+}
+
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+const bench: Bench = {
+  name: 'analyze',
+  description: 'fleetbench analyze on 200k and 2M api records: records/s and peak RSS, against DuckDB',
+  async run() {
+    const small = traceFile(200_000);
+    const large = traceFile(2_000_000);
+    const cores = availableParallelism();
+    console.log(
+      `machine: ${cores} cores, Node ${process.version}; load average ${execFileSync('cat', ['/proc/loadavg']).toString().trim()}`,
+    );
+
+    const startup = runCli(['--version']);
+    const rows: string[][] = [];
+    const figures: Record<string, number | string> = {};
+    for (const [label, path, records] of [
+      ['200k', small, 200_000],
+      ['2M', large, 2_000_000],
+    ] as const) {
+      const mb = statSync(path).size / 1024 ** 2;
+      const ours = runCli(['analyze', '--json', path]);
+      if (ours.records !== records)
+        throw new Error(`fleetbench saw ${ours.records} records, expected ${records}`);
+      const duck = await duckdb(path, true);
+      if (duck.records !== records)
+        throw new Error(`DuckDB saw ${duck.records} records, expected ${records}`);
+      const recordsPerS = records / ours.wallS;
+      const analysisPerS = records / Math.max(0.001, ours.wallS - startup.wallS);
+      rows.push([
+        label,
+        fmt(mb),
+        fmt(ours.wallS, 2),
+        fmt(recordsPerS),
+        fmt(analysisPerS),
+        ours.rssMb === null ? '–' : fmt(ours.rssMb),
+        fmt(duck.wallS, 2),
+        fmt(ours.wallS / duck.wallS, 2),
+      ]);
+      figures[`${label}.wallS`] = Number(ours.wallS.toFixed(2));
+      figures[`${label}.recordsPerS`] = Math.round(recordsPerS);
+      figures[`${label}.analysisRecordsPerS`] = Math.round(analysisPerS);
+      figures[`${label}.peakRssMb`] = ours.rssMb === null ? 'n/a' : Math.round(ours.rssMb);
+      figures[`${label}.duckdbS`] = Number(duck.wallS.toFixed(2));
+      figures[`${label}.ratioVsDuckdb`] = Number((ours.wallS / duck.wallS).toFixed(2));
+    }
+    const auto = await duckdb(large, false);
+    figures['2M.duckdbAutoS'] = Number(auto.wallS.toFixed(2));
+
+    console.log(
+      '\n| trace | MB | fleetbench s | records/s | records/s without process start | peak RSS MB | DuckDB s (columns declared) | ratio |',
+    );
+    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+    console.log(
+      `\nfleetbench process start (--version): ${fmt(startup.wallS, 2)} s. DuckDB with read_json_auto on 2M: ${fmt(auto.wallS, 2)} s (ratio ${fmt((figures['2M.wallS'] as number) / auto.wallS, 2)}).`,
+    );
+
+    const limit = limits(small);
+    const ceiling = Math.min(cores, 2) * limit.parsePerS;
+    figures['limit.splitLinesPerS'] = Math.round(limit.splitPerS);
+    figures['limit.jsonParseLinesPerS'] = Math.round(limit.parsePerS);
+    figures['limit.twoThreadParseCeiling'] = Math.round(ceiling);
+    console.log('\n| limit (one thread, 200k file) | lines/s |');
+    console.log('| --- | ---: |');
+    console.log(`| read + split lines | ${fmt(limit.splitPerS)} |`);
+    console.log(`| read + split + JSON.parse | ${fmt(limit.parsePerS)} |`);
+    console.log(`| JSON.parse ceiling for ${Math.min(cores, 2)} threads | ${fmt(ceiling)} |`);
+    console.log(
+      `\n2M analysis (process start excluded) runs at ${fmt((100 * (figures['2M.analysisRecordsPerS'] as number)) / ceiling)}% of the JSON.parse ceiling.`,
+    );
+    return figures;
+  },
+};
+
+export default bench;

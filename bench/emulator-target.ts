@@ -1,0 +1,97 @@
+/**
+ * A load target for bench/emulator.bench.ts, run in its own process so the load generator does
+ * not share its event loop: `emulator TRACE` (the GitHub emulator with quota accounting and a
+ * trace writer) or `bare RESPONSEFILE` (node:http replaying a captured response: the same status
+ * line, headers and body bytes, with no logic). Prints one READY JSON
+ * line, and on SIGTERM one DONE JSON line with what it answered.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { RealClock } from '../src/clock/index.ts';
+import { GitHubEmulator, startGitHubServer } from '../src/github/index.ts';
+import { Rng } from '../src/rng.ts';
+import { TraceWriter } from '../src/trace/writer.ts';
+
+const [kind, file] = process.argv.slice(2);
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
+/** CPU time this process spent (user + system, µs), so figures survive a busy machine. */
+let cpuStart = process.cpuUsage();
+const cpuMicros = () => {
+  const used = process.cpuUsage(cpuStart);
+  return used.user + used.system;
+};
+/** Load generators send SIGUSR2 when the measured run starts (after warm-up). */
+let answeredAtMark = 0;
+process.on('SIGUSR2', () => {
+  cpuStart = process.cpuUsage();
+  answeredAtMark = answeredNow();
+});
+let answeredNow = () => 0;
+
+if (kind === 'emulator') {
+  const clock = new RealClock();
+  const trace = new TraceWriter(file!, {
+    runId: 'bench',
+    tool: { name: 'fleetbench', version: 'bench' },
+    clock: 'real',
+    seed: 1,
+    scenario: { name: 'emulator-bench', hash: null },
+    epochMs: clock.epochMs,
+    startedAt: new Date(clock.epochMs).toISOString(),
+  });
+  const big = 1_000_000_000;
+  const emulator = new GitHubEmulator({
+    clock,
+    rng: new Rng(1),
+    trace,
+    fixtures: { repos: 1, issuesPerRepo: 10, pullsPerRepo: 5 },
+    latency: false,
+    limits: {
+      primary: { user: { core: big } },
+      secondary: { restPointsPerMinute: big, concurrent: big },
+    },
+  });
+  const server = await startGitHubServer({ emulator });
+  answeredNow = () => emulator.stats().requests;
+  print({ ready: true, port: server.port, token: emulator.defaultToken });
+  process.once('SIGTERM', async () => {
+    const measured = answeredNow() - answeredAtMark;
+    const cpu = cpuMicros();
+    await server.close();
+    trace.close();
+    print({
+      done: true,
+      answered: emulator.stats().requests,
+      traced: trace.counts.api,
+      measured,
+      cpuMicros: cpu,
+    });
+    process.exit(0);
+  });
+} else if (kind === 'bare') {
+  const body = readFileSync(file!);
+  let answered = 0;
+  answeredNow = () => answered;
+  const server = createServer((req, res) => {
+    req.resume();
+    answered++;
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(body.length),
+    });
+    res.end(body);
+  });
+  server.listen(0, '127.0.0.1', () => print({ ready: true, port: (server.address() as AddressInfo).port }));
+  process.once('SIGTERM', () => {
+    const measured = answered - answeredAtMark;
+    const cpu = cpuMicros();
+    server.close();
+    server.closeAllConnections();
+    print({ done: true, answered, measured, cpuMicros: cpu });
+    process.exit(0);
+  });
+} else {
+  console.error('usage: emulator-target.ts emulator TRACE | bare RESPONSEFILE');
+  process.exit(2);
+}

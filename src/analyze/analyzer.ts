@@ -1,0 +1,1194 @@
+/**
+ * The one place metrics are computed, whatever produced the records (a trace file, an imported
+ * trace, a live in-process run). Streaming and mergeable:
+ *
+ *   const analyzer = createAnalyzer({ header });
+ *   for (const record of records) analyzer.add(record);   // or use it as a TraceSink
+ *   const analysis = analyzer.finish();                   // pure: may be called again later
+ *
+ * `merge(other)` folds in an analyzer that saw the records *after* this one's (in file order);
+ * the result equals one pass over all of them, which is what lets a file be split across worker
+ * threads. `toState()` / `analyzerFromState()` carry an analyzer across a thread boundary
+ * (structured-clone safe). Memory is bounded by the number of distinct keys (operations,
+ * routes, sessions, (session, cycle) pairs, span label sets), never by the number of records.
+ */
+import type { ReadStats } from '../trace/parser.ts';
+import type { BodyRecord, EndFooter, RunHeader, SpanInput } from '../trace/schema.ts';
+import type { TraceSink } from '../trace/writer.ts';
+import { VERSION } from '../version.ts';
+import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
+import { CycleCounts, type CycleRowState } from './cycles.ts';
+import { LatencyHistogram, type LatencyHistogramState } from './histogram.ts';
+import type { Analysis, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
+import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
+
+export interface AnalyzerOptions {
+  /** The run header: run identity and the epoch that places x-ratelimit-reset in run time. */
+  header?: RunHeader;
+  /** Sessions for per-session figures; default: distinct sessions of the api records. */
+  sessions?: number;
+  /** Hourly limits per resource when no response carried x-ratelimit-limit. */
+  defaultLimits?: Record<string, number>;
+  /** The session count the Track B scorecard judges at. */
+  scorecardSessions?: number;
+}
+
+export interface FinishContext {
+  /** Where the records came from. */
+  file?: string;
+  /** The reader's statistics (header, footer, skipped lines). */
+  stats?: ReadStats;
+}
+
+export const DEFAULT_LIMITS: Readonly<Record<string, number>> = { core: 5000, graphql: 5000 };
+export const NONE = '(none)';
+/** Key of calls that carry a cycle but no session (repo-level guards, batches). */
+const SHARED = '\u0000shared';
+const HOUR_MS = 3_600_000;
+/** Longest chart series: 2 h of 1 s bins. */
+export const MAX_SERIES_POINTS = 7200;
+const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
+const DIMENSIONS = [
+  'byOperation',
+  'byRoute',
+  'byStatus',
+  'bySource',
+  'bySession',
+  'byRepo',
+  'byPhase',
+  'byResource',
+  'byMethod',
+  'byProtocol',
+] as const;
+type Dimension = (typeof DIMENSIONS)[number];
+type Counts = Map<string, KeyCount>;
+type LabelMap = Record<string, string | number | boolean>;
+
+interface ResetWindowAcc {
+  resource: string;
+  reset: number;
+  calls: number;
+  points: number;
+  limit: number;
+  usedMax: number | null;
+  remainingMin: number;
+}
+
+interface HotResource {
+  points: SecondSeries;
+  rlLimit: number;
+  lastReset: number;
+  lastWindow: ResetWindowAcc | undefined;
+}
+
+interface SpanAcc {
+  name: string;
+  labels: LabelMap;
+  ok: number;
+  error: number;
+  cancelled: number;
+  latency: LatencyHistogram;
+}
+
+interface GaugeAcc {
+  name: string;
+  labels: LabelMap;
+  count: number;
+  last: number;
+  lastT: number;
+  min: number;
+  max: number;
+}
+
+interface Snapshot {
+  t: number;
+  data: Record<string, unknown>;
+}
+
+interface Totals {
+  calls: number;
+  points: number;
+  secondaryPoints: number;
+  bytes: number;
+  errors: number;
+  writes: number;
+  conditional: number;
+  conditionalNotModified: number;
+  notModified: number;
+  opaque: number;
+  status403: number;
+  status429: number;
+  retryAfter: number;
+  limitedAnswers: number;
+  limitedPrimary: number;
+  limitedSecondary: number;
+  cycleAttributed: number;
+  beyondSeries: number;
+}
+
+function emptyTotals(): Totals {
+  return {
+    calls: 0,
+    points: 0,
+    secondaryPoints: 0,
+    bytes: 0,
+    errors: 0,
+    writes: 0,
+    conditional: 0,
+    conditionalNotModified: 0,
+    notModified: 0,
+    opaque: 0,
+    status403: 0,
+    status429: 0,
+    retryAfter: 0,
+    limitedAnswers: 0,
+    limitedPrimary: 0,
+    limitedSecondary: 0,
+    cycleAttributed: 0,
+    beyondSeries: 0,
+  };
+}
+
+/** Everything an analyzer holds, in structured-clone-safe form (for worker threads). */
+export interface AnalyzerState {
+  totals: Totals;
+  counts: Record<Dimension, Counts>;
+  opaqueByResource: Map<string, number>;
+  sharedPoints: Map<string, number>;
+  rlLimits: Map<string, number>;
+  resetWindows: Map<string, ResetWindowAcc>;
+  unwindowedCalls: Map<string, Float64Array>;
+  unwindowedPoints: Map<string, Float64Array>;
+  pointsPerSecond: Map<string, Float64Array>;
+  writesPerSecond: Float64Array;
+  bins: StartEndBinsState;
+  latency: { rest: LatencyHistogramState; graphql: LatencyHistogramState };
+  polling: Map<string, CycleRowState>;
+  minT: number;
+  maxEnd: number;
+  spans: Map<string, Omit<SpanAcc, 'latency'> & { latency: LatencyHistogramState }>;
+  spansByName: Map<string, Omit<SpanAcc, 'latency'> & { latency: LatencyHistogramState }>;
+  events: Map<string, number>;
+  gauges: Map<string, GaugeAcc>;
+  snapshots: { first?: Snapshot; last?: Snapshot; before?: Snapshot; after?: Snapshot };
+}
+
+const STATUS_KEYS: string[] = [];
+/** `String(status)` without a new string per record. */
+function statusKey(status: number): string {
+  if (status >= 0 && status < 1000) {
+    const key = STATUS_KEYS[status];
+    if (key !== undefined) return key;
+    STATUS_KEYS[status] = String(status);
+    return STATUS_KEYS[status]!;
+  }
+  return String(status);
+}
+
+function bump(map: Counts, key: string, points: number): void {
+  const entry = map.get(key);
+  if (entry === undefined) map.set(key, { calls: 1, points });
+  else {
+    entry.calls++;
+    entry.points += points;
+  }
+}
+
+function addTo(map: Map<string, number>, key: string, value: number): void {
+  map.set(key, (map.get(key) ?? 0) + value);
+}
+
+function seriesOf(map: Map<string, SecondSeries>, key: string): SecondSeries {
+  let series = map.get(key);
+  if (series === undefined) {
+    series = new SecondSeries();
+    map.set(key, series);
+  }
+  return series;
+}
+
+/** Stable key of a label set: keys sorted. */
+export function labelKey(labels: LabelMap | undefined): string {
+  if (labels === undefined) return '';
+  const keys = Object.keys(labels);
+  if (keys.length === 0) return '';
+  keys.sort();
+  let out = '';
+  for (const key of keys) out += `${JSON.stringify(key)}:${JSON.stringify(labels[key])},`;
+  return out;
+}
+
+function sortedLabels(labels: LabelMap | undefined): LabelMap {
+  const out: LabelMap = {};
+  if (labels === undefined) return out;
+  for (const key of Object.keys(labels).sort()) out[key] = labels[key]!;
+  return out;
+}
+
+const round = (value: number, digits = 3) => {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+};
+
+export class Analyzer implements TraceSink {
+  readonly options: AnalyzerOptions;
+  private totals = emptyTotals();
+  private counts: Record<Dimension, Counts>;
+  private opaqueByResource = new Map<string, number>();
+  private sharedPoints = new Map<string, number>();
+  private rlLimits = new Map<string, number>();
+  private resetWindows = new Map<string, ResetWindowAcc>();
+  private unwindowedCalls = new Map<string, SecondSeries>();
+  private unwindowedPoints = new Map<string, SecondSeries>();
+  private pointsPerSecond = new Map<string, SecondSeries>();
+  private writesPerSecond = new SecondSeries();
+  private bins = new StartEndBins();
+  private latency = {
+    rest: new LatencyHistogram(),
+    graphql: new LatencyHistogram(),
+  };
+  private polling = new CycleCounts();
+  private minT = Number.POSITIVE_INFINITY;
+  private maxEnd = Number.NEGATIVE_INFINITY;
+  private spans = new Map<string, SpanAcc>();
+  private spansByName = new Map<string, SpanAcc>();
+  private events = new Map<string, number>();
+  private gauges = new Map<string, GaugeAcc>();
+  private snapshots: AnalyzerState['snapshots'] = {};
+  /** Per-resource shortcuts for the hot path (not state: rebuilt on demand). */
+  private hotName: string | undefined;
+  private hot: HotResource | undefined;
+  private readonly hotByName = new Map<string, HotResource>();
+
+  constructor(options: AnalyzerOptions = {}) {
+    this.options = options;
+    this.counts = Object.fromEntries(DIMENSIONS.map((d) => [d, new Map()])) as Record<Dimension, Counts>;
+  }
+
+  /** TraceSink: lets a live run tee its records into an analyzer. */
+  write(record: BodyRecord | (SpanInput & { kind: 'span' })): void {
+    this.add(
+      record.kind === 'span' && record.outcome === undefined
+        ? { ...record, outcome: 'ok' }
+        : (record as BodyRecord),
+    );
+  }
+
+  add(record: BodyRecord): void {
+    const end = record.kind === 'api' || record.kind === 'span' ? record.t + record.dur : record.t;
+    if (record.t < this.minT) this.minT = record.t;
+    if (end > this.maxEnd) this.maxEnd = end;
+    switch (record.kind) {
+      case 'api':
+        this.addApi(record);
+        return;
+      case 'span':
+        this.addSpan(record);
+        return;
+      case 'event':
+        this.addEvent(record);
+        return;
+      case 'gauge':
+        this.addGauge(record);
+        return;
+    }
+  }
+
+  private addApi(r: Extract<BodyRecord, { kind: 'api' }>): void {
+    const totals = this.totals;
+    const counts = this.counts;
+    const points = r.cost;
+    const status = r.status;
+    totals.calls++;
+    totals.points += points;
+    totals.secondaryPoints += r.secondaryCost;
+    if (r.bytes !== undefined) totals.bytes += r.bytes;
+    bump(counts.byOperation, r.op ?? NONE, points);
+    bump(counts.byRoute, r.route, points);
+    bump(counts.byStatus, status === null ? 'opaque' : statusKey(status), points);
+    bump(counts.bySource, r.source ?? NONE, points);
+    bump(counts.bySession, r.session ?? NONE, points);
+    bump(counts.byRepo, r.repo ?? NONE, points);
+    bump(counts.byPhase, r.phase ?? NONE, points);
+    bump(counts.byResource, r.resource, points);
+    bump(counts.byMethod, r.method, points);
+    bump(counts.byProtocol, r.protocol, points);
+
+    if (r.conditional) {
+      totals.conditional++;
+      if (r.notModified) totals.conditionalNotModified++;
+    }
+    if (r.notModified) totals.notModified++;
+    let limited = false;
+    if (status === null) {
+      totals.opaque++;
+      addTo(this.opaqueByResource, r.resource, 1);
+    } else {
+      if (status >= 400) totals.errors++;
+      if (status === 403) {
+        totals.status403++;
+        limited = true;
+      } else if (status === 429) {
+        totals.status429++;
+        limited = true;
+      }
+    }
+    if (r.retryAfter !== undefined) {
+      totals.retryAfter++;
+      limited = true;
+    }
+    if (limited) totals.limitedAnswers++;
+    if (r.limited === 'primary') totals.limitedPrimary++;
+    else if (r.limited === 'secondary') totals.limitedSecondary++;
+
+    const t = r.t;
+    if (r.protocol === 'rest' && WRITE_METHODS.has(r.method)) {
+      totals.writes++;
+      if (!this.writesPerSecond.add(t, 1)) totals.beyondSeries++;
+    }
+    (r.protocol === 'graphql' ? this.latency.graphql : this.latency.rest).record(r.dur);
+    this.bins.add(t, t + r.dur);
+
+    if (status !== null) {
+      if (r.session === undefined) addTo(this.sharedPoints, r.resource, points);
+      const hot = r.resource === this.hotName ? this.hot! : this.hotFor(r.resource);
+      if (!hot.points.add(t, points)) totals.beyondSeries++;
+      const rl = r.rl;
+      if (rl !== undefined) {
+        if (rl.limit > hot.rlLimit) {
+          hot.rlLimit = rl.limit;
+          this.rlLimits.set(r.resource, rl.limit);
+        }
+        const used = rl.used ?? rl.limit - rl.remaining;
+        let window = hot.lastReset === rl.reset ? hot.lastWindow : undefined;
+        if (window === undefined) {
+          const key = `${r.resource}\u0000${rl.reset}`;
+          window = this.resetWindows.get(key);
+          if (window === undefined) {
+            window = {
+              resource: r.resource,
+              reset: rl.reset,
+              calls: 0,
+              points: 0,
+              limit: rl.limit,
+              usedMax: used,
+              remainingMin: rl.remaining,
+            };
+            this.resetWindows.set(key, window);
+          }
+          hot.lastReset = rl.reset;
+          hot.lastWindow = window;
+        }
+        window.calls++;
+        window.points += points;
+        if (rl.limit > window.limit) window.limit = rl.limit;
+        if (window.usedMax === null || used > window.usedMax) window.usedMax = used;
+        if (rl.remaining < window.remainingMin) window.remainingMin = rl.remaining;
+      } else {
+        seriesOf(this.unwindowedCalls, r.resource).add(t, 1);
+        seriesOf(this.unwindowedPoints, r.resource).add(t, points);
+      }
+    }
+
+    if (r.cycle !== undefined) {
+      if (r.session !== undefined) totals.cycleAttributed++;
+      this.polling.add(r.session ?? SHARED, r.cycle, r.resource);
+    }
+  }
+
+  private hotFor(resource: string): HotResource {
+    let hot = this.hotByName.get(resource);
+    if (hot === undefined) {
+      hot = {
+        points: seriesOf(this.pointsPerSecond, resource),
+        rlLimit: this.rlLimits.get(resource) ?? Number.NEGATIVE_INFINITY,
+        lastReset: Number.NaN,
+        lastWindow: undefined,
+      };
+      this.hotByName.set(resource, hot);
+    }
+    this.hotName = resource;
+    this.hot = hot;
+    return hot;
+  }
+
+  private addSpan(r: Extract<BodyRecord, { kind: 'span' }>): void {
+    const key = r.labels === undefined ? r.name : `${r.name}\u0000${labelKey(r.labels)}`;
+    let acc = this.spans.get(key);
+    if (acc === undefined) {
+      acc = newSpanAcc(r.name, sortedLabels(r.labels));
+      this.spans.set(key, acc);
+    }
+    countSpan(acc, r.outcome, r.dur);
+    let byName = this.spansByName.get(r.name);
+    if (byName === undefined) {
+      byName = newSpanAcc(r.name, {});
+      this.spansByName.set(r.name, byName);
+    }
+    countSpan(byName, r.outcome, r.dur);
+  }
+
+  private addEvent(r: Extract<BodyRecord, { kind: 'event' }>): void {
+    addTo(this.events, r.name, 1);
+    if (r.name !== RATELIMIT_SNAPSHOT_EVENT || r.data === undefined) return;
+    const snapshot: Snapshot = { t: r.t, data: r.data };
+    const s = this.snapshots;
+    if (s.first === undefined || r.t < s.first.t) s.first = snapshot;
+    if (s.last === undefined || r.t >= s.last.t) s.last = snapshot;
+    const phase = r.data.phase ?? r.labels?.phase;
+    if (phase === 'before' && (s.before === undefined || r.t < s.before.t)) s.before = snapshot;
+    if (phase === 'after' && (s.after === undefined || r.t >= s.after.t)) s.after = snapshot;
+  }
+
+  private addGauge(r: Extract<BodyRecord, { kind: 'gauge' }>): void {
+    const key = r.labels === undefined ? r.name : `${r.name}\u0000${labelKey(r.labels)}`;
+    const acc = this.gauges.get(key);
+    if (acc === undefined) {
+      this.gauges.set(key, {
+        name: r.name,
+        labels: sortedLabels(r.labels),
+        count: 1,
+        last: r.value,
+        lastT: r.t,
+        min: r.value,
+        max: r.value,
+      });
+      return;
+    }
+    acc.count++;
+    if (r.t >= acc.lastT) {
+      acc.last = r.value;
+      acc.lastT = r.t;
+    }
+    if (r.value < acc.min) acc.min = r.value;
+    if (r.value > acc.max) acc.max = r.value;
+  }
+
+  /** Folds in an analyzer that saw the records after this one's. Mutates this; not `other`. */
+  merge(other: Analyzer): this {
+    this.hotByName.clear();
+    this.hotName = undefined;
+    const a = this.totals;
+    const b = other.totals;
+    for (const key of Object.keys(a) as Array<keyof Totals>) a[key] += b[key];
+    for (const dimension of DIMENSIONS) {
+      const mine = this.counts[dimension];
+      for (const [key, value] of other.counts[dimension]) {
+        const entry = mine.get(key);
+        if (entry === undefined) mine.set(key, { ...value });
+        else {
+          entry.calls += value.calls;
+          entry.points += value.points;
+        }
+      }
+    }
+    for (const [key, value] of other.opaqueByResource) addTo(this.opaqueByResource, key, value);
+    for (const [key, value] of other.sharedPoints) addTo(this.sharedPoints, key, value);
+    for (const [key, value] of other.rlLimits) {
+      const mine = this.rlLimits.get(key);
+      if (mine === undefined || value > mine) this.rlLimits.set(key, value);
+    }
+    for (const [key, w] of other.resetWindows) {
+      const mine = this.resetWindows.get(key);
+      if (mine === undefined) this.resetWindows.set(key, { ...w });
+      else {
+        mine.calls += w.calls;
+        mine.points += w.points;
+        mine.limit = Math.max(mine.limit, w.limit);
+        if (w.usedMax !== null && (mine.usedMax === null || w.usedMax > mine.usedMax))
+          mine.usedMax = w.usedMax;
+        mine.remainingMin = Math.min(mine.remainingMin, w.remainingMin);
+      }
+    }
+    for (const [target, source] of [
+      [this.unwindowedCalls, other.unwindowedCalls],
+      [this.unwindowedPoints, other.unwindowedPoints],
+      [this.pointsPerSecond, other.pointsPerSecond],
+    ] as const) {
+      for (const [key, series] of source) seriesOf(target, key).merge(series);
+    }
+    this.writesPerSecond.merge(other.writesPerSecond);
+    this.bins.merge(other.bins);
+    this.latency.rest.merge(other.latency.rest);
+    this.latency.graphql.merge(other.latency.graphql);
+    this.polling.merge(other.polling);
+    if (other.minT < this.minT) this.minT = other.minT;
+    if (other.maxEnd > this.maxEnd) this.maxEnd = other.maxEnd;
+    for (const [target, source] of [
+      [this.spans, other.spans],
+      [this.spansByName, other.spansByName],
+    ] as const) {
+      for (const [key, acc] of source) {
+        let mine = target.get(key);
+        if (mine === undefined) {
+          mine = newSpanAcc(acc.name, acc.labels);
+          target.set(key, mine);
+        }
+        mine.ok += acc.ok;
+        mine.error += acc.error;
+        mine.cancelled += acc.cancelled;
+        mine.latency.merge(acc.latency);
+      }
+    }
+    for (const [key, value] of other.events) addTo(this.events, key, value);
+    for (const [key, g] of other.gauges) {
+      const mine = this.gauges.get(key);
+      if (mine === undefined) this.gauges.set(key, { ...g });
+      else {
+        mine.count += g.count;
+        if (g.lastT >= mine.lastT) {
+          mine.last = g.last;
+          mine.lastT = g.lastT;
+        }
+        mine.min = Math.min(mine.min, g.min);
+        mine.max = Math.max(mine.max, g.max);
+      }
+    }
+    const s = this.snapshots;
+    const o = other.snapshots;
+    if (o.first && (s.first === undefined || o.first.t < s.first.t)) s.first = o.first;
+    if (o.last && (s.last === undefined || o.last.t >= s.last.t)) s.last = o.last;
+    if (o.before && (s.before === undefined || o.before.t < s.before.t)) s.before = o.before;
+    if (o.after && (s.after === undefined || o.after.t >= s.after.t)) s.after = o.after;
+    return this;
+  }
+
+  toState(): AnalyzerState {
+    const seriesState = (map: Map<string, SecondSeries>) =>
+      new Map([...map].map(([key, series]) => [key, series.toState()]));
+    const spanState = (map: Map<string, SpanAcc>) =>
+      new Map([...map].map(([key, acc]) => [key, { ...acc, latency: acc.latency.toState() }]));
+    return {
+      totals: this.totals,
+      counts: this.counts,
+      opaqueByResource: this.opaqueByResource,
+      sharedPoints: this.sharedPoints,
+      rlLimits: this.rlLimits,
+      resetWindows: this.resetWindows,
+      unwindowedCalls: seriesState(this.unwindowedCalls),
+      unwindowedPoints: seriesState(this.unwindowedPoints),
+      pointsPerSecond: seriesState(this.pointsPerSecond),
+      writesPerSecond: this.writesPerSecond.toState(),
+      bins: this.bins.toState(),
+      latency: {
+        rest: this.latency.rest.toState(),
+        graphql: this.latency.graphql.toState(),
+      },
+      polling: this.polling.toState(),
+      minT: this.minT,
+      maxEnd: this.maxEnd,
+      spans: spanState(this.spans),
+      spansByName: spanState(this.spansByName),
+      events: this.events,
+      gauges: this.gauges,
+      snapshots: this.snapshots,
+    };
+  }
+
+  static fromState(state: AnalyzerState, options: AnalyzerOptions = {}): Analyzer {
+    const out = new Analyzer(options);
+    const series = (map: Map<string, Float64Array>) =>
+      new Map([...map].map(([key, values]) => [key, new SecondSeries(values)]));
+    const spans = (map: AnalyzerState['spans']) =>
+      new Map(
+        [...map].map(([key, acc]) => [key, { ...acc, latency: LatencyHistogram.fromState(acc.latency) }]),
+      );
+    out.totals = state.totals;
+    out.counts = state.counts;
+    out.opaqueByResource = state.opaqueByResource;
+    out.sharedPoints = state.sharedPoints;
+    out.rlLimits = state.rlLimits;
+    out.resetWindows = state.resetWindows;
+    out.unwindowedCalls = series(state.unwindowedCalls);
+    out.unwindowedPoints = series(state.unwindowedPoints);
+    out.pointsPerSecond = series(state.pointsPerSecond);
+    out.writesPerSecond = new SecondSeries(state.writesPerSecond);
+    out.bins = StartEndBins.fromState(state.bins);
+    out.latency = {
+      rest: LatencyHistogram.fromState(state.latency.rest),
+      graphql: LatencyHistogram.fromState(state.latency.graphql),
+    };
+    out.polling = CycleCounts.fromState(state.polling);
+    out.minT = state.minT;
+    out.maxEnd = state.maxEnd;
+    out.spans = spans(state.spans);
+    out.spansByName = spans(state.spansByName);
+    out.events = state.events;
+    out.gauges = state.gauges;
+    out.snapshots = state.snapshots;
+    return out;
+  }
+
+  /** The Analysis of everything added so far. Does not change the analyzer. */
+  finish(context: FinishContext = {}): Analysis {
+    const header = this.options.header ?? context.stats?.header;
+    const footer: EndFooter | undefined = context.stats?.footer;
+    const totals = this.totals;
+    const hasRecords = Number.isFinite(this.minT);
+    const startMs = hasRecords ? Math.min(0, this.minT) : 0;
+    const endMs = Math.max(hasRecords ? this.maxEnd : 0, footer?.t ?? 0, startMs);
+    const durationMs = endMs - startMs;
+    const knownSessions = [...this.counts.bySession.keys()].filter((k) => k !== NONE).length;
+    const sessions = this.options.sessions ?? knownSessions;
+    const epochMs = header?.epochMs ?? null;
+    const warnings: string[] = [];
+    if (totals.beyondSeries > 0) {
+      warnings.push(
+        `${totals.beyondSeries} records start more than a year into the run: left out of per-second series`,
+      );
+    }
+
+    const burn = this.burnWindows(epochMs, startMs, endMs);
+    const bracket = this.bracket();
+    const projection = this.projection(sessions, durationMs);
+    const max1s = this.bins.maxInWindow(1000);
+    const max10s = this.bins.maxInWindow(10_000);
+    const perSecond = this.bins.series(1000);
+    const first60s = new Array<number>(60).fill(0);
+    if (perSecond) for (let i = 0; i < 60 && i < perSecond.length; i++) first60s[i] = perSecond[i]!;
+    const concurrency = this.bins.peakConcurrency();
+    const writesMax = this.writesPerSecond.maxInWindow(60);
+
+    const api: Analysis['api'] = {
+      totals: {
+        calls: totals.calls,
+        points: totals.points,
+        secondaryPoints: totals.secondaryPoints,
+        bytes: totals.bytes,
+        errors: totals.errors,
+        writes: totals.writes,
+        conditional: totals.conditional,
+        notModified: totals.notModified,
+        opaque: totals.opaque,
+      },
+      counts: Object.fromEntries(
+        DIMENSIONS.map((d) => [d, sortCounts(this.counts[d])]),
+      ) as Analysis['api']['counts'],
+      conditional: {
+        requests: totals.conditional,
+        notModified: totals.conditionalNotModified,
+        notModifiedPct:
+          totals.conditional > 0 ? round((100 * totals.conditionalNotModified) / totals.conditional) : null,
+      },
+      opaque: {
+        calls: totals.opaque,
+        sharePct: totals.calls > 0 ? round((100 * totals.opaque) / totals.calls) : null,
+        byResource: Object.fromEntries([...this.opaqueByResource].sort(([a], [b]) => cmp(a, b))),
+      },
+      pollingFloor: this.pollingFloor(),
+      burn,
+      bracket,
+      burst: {
+        method: 'sliding',
+        stepMs: this.bins.widthMs,
+        max1s: max1s ? { calls: max1s.calls, perSecond: max1s.calls, atMs: max1s.atMs } : null,
+        max10s: max10s ? { calls: max10s.calls, perSecond: max10s.calls / 10, atMs: max10s.atMs } : null,
+        first60s,
+      },
+      concurrency: { peak: concurrency.peak, atMs: concurrency.atMs, resolutionMs: this.bins.widthMs },
+      writes: { total: totals.writes, maxPerMinute: writesMax.value, atMs: writesMax.atMs },
+      limited: {
+        answers: totals.limitedAnswers,
+        status403: totals.status403,
+        status429: totals.status429,
+        retryAfter: totals.retryAfter,
+        primary: totals.limitedPrimary,
+        secondary: totals.limitedSecondary,
+      },
+      latency: {
+        all: this.allLatency().percentiles(),
+        rest: this.latency.rest.percentiles(),
+        graphql: this.latency.graphql.percentiles(),
+      },
+      projection,
+    };
+    for (const w of burn.warnings) warnings.push(w);
+    if (bracket) for (const w of bracket.warnings) warnings.push(w);
+    if (totals.opaque > 0) {
+      warnings.push(
+        `${totals.opaque} opaque calls (${api.opaque.sharePct?.toFixed(1)}%): status and cost unknown, not in the burn; the /rate_limit bracket is the way to see them`,
+      );
+    }
+
+    const scorecard = this.scorecard(api, sessions);
+    const input: Analysis['input'] = {
+      file: context.file ?? null,
+      lines: context.stats?.lines ?? 0,
+      records: context.stats ? { ...context.stats.counts } : this.recordCounts(),
+      skipped: context.stats?.skipped ?? 0,
+      skippedReasons: context.stats?.skippedReasons ?? [],
+      truncated: context.stats?.truncated ?? false,
+      footer: footer?.reason ?? null,
+      warnings: context.stats?.warnings ?? [],
+    };
+    if (input.skipped > 0) warnings.unshift(`${input.skipped} bad lines skipped (--lenient)`);
+    for (const w of input.warnings) warnings.unshift(w);
+
+    return {
+      schemaVersion: ANALYSIS_SCHEMA_VERSION,
+      generator: { name: 'fleetbench', version: VERSION },
+      run: {
+        runId: header?.runId ?? null,
+        clock: header?.clock ?? null,
+        scenario: header?.scenario.name ?? null,
+        cell: header?.scenario.cell ?? null,
+        seed: header?.seed ?? null,
+        source: header?.source ?? null,
+        epochMs,
+        startedAt: header?.startedAt ?? null,
+        startMs,
+        endMs,
+        durationMs,
+        sessions,
+        repos: [...this.counts.byRepo.keys()].filter((k) => k !== NONE).length,
+      },
+      input,
+      api,
+      scorecard,
+      spans: {
+        byName: [...this.spansByName.values()].sort((a, b) => cmp(a.name, b.name)).map(spanOut),
+        byLabels: [...this.spans.entries()]
+          .sort(([a], [b]) => cmp(a, b))
+          .map(([, acc]) => ({ ...spanOut(acc), labels: acc.labels })),
+      },
+      events: { byName: Object.fromEntries([...this.events].sort(([a], [b]) => cmp(a, b))) },
+      gauges: [...this.gauges.entries()]
+        .sort(([a], [b]) => cmp(a, b))
+        .map(([, g]) => ({
+          name: g.name,
+          labels: g.labels,
+          count: g.count,
+          last: g.last,
+          lastAtMs: g.lastT,
+          min: g.min,
+          max: g.max,
+        })),
+      series: this.series(endMs),
+      warnings,
+    };
+  }
+
+  /** Time series for charts. Bins are fixed, from t = 0; at most MAX_SERIES_POINTS per series. */
+  private series(endMs: number): Analysis['series'] {
+    const totalSeconds = Math.ceil(Math.max(0, endMs) / 1000);
+    const pick = (choices: number[]) =>
+      choices.find(
+        (binMs) => binMs % this.bins.widthMs === 0 && Math.ceil(endMs / binMs) <= MAX_SERIES_POINTS,
+      ) ?? choices[choices.length - 1]!;
+    const callSeries = (binMs: number) => {
+      const values = this.bins.series(binMs) ?? [];
+      const want = Math.max(values.length, Math.ceil(Math.max(0, endMs) / binMs));
+      while (values.length < want) values.push(0);
+      return { binMs, values };
+    };
+    const points: Record<string, number[]> = {};
+    for (const [resource, series] of [...this.pointsPerSecond].sort(([a], [b]) => cmp(a, b))) {
+      points[resource] = series.bins(60, totalSeconds);
+    }
+    return {
+      calls: callSeries(pick([1000, 10_000, 60_000, 300_000, 3_600_000])),
+      calls10s: callSeries(pick([10_000, 60_000, 300_000, 3_600_000])),
+      writes: { binMs: 60_000, values: this.writesPerSecond.bins(60, totalSeconds) },
+      points: { binMs: 60_000, byResource: points },
+    };
+  }
+
+  /** All calls: the REST and GraphQL histograms added (exact; cheaper than recording twice). */
+  private allLatency(): LatencyHistogram {
+    const all = new LatencyHistogram();
+    all.merge(this.latency.rest);
+    all.merge(this.latency.graphql);
+    return all;
+  }
+
+  private recordCounts(): Analysis['input']['records'] {
+    let span = 0;
+    for (const acc of this.spansByName.values()) span += acc.ok + acc.error + acc.cancelled;
+    let event = 0;
+    for (const n of this.events.values()) event += n;
+    let gauge = 0;
+    for (const g of this.gauges.values()) gauge += g.count;
+    return { api: this.totals.calls, span, event, gauge };
+  }
+
+  private pollingFloor(): Analysis['api']['pollingFloor'] {
+    const perSession = this.polling.frequencies((key) => key !== SHARED);
+    const shared = this.polling.frequencies((key) => key === SHARED);
+    const out = (freqs: Map<string, Map<number, number>>) =>
+      Object.fromEntries(
+        [...freqs].sort(([a], [b]) => cmp(a, b)).map(([resource, freq]) => [resource, distribution(freq)]),
+      );
+    return {
+      attributedCalls: this.totals.cycleAttributed,
+      sessions: [...this.polling.rows.keys()].filter((key) => key !== SHARED).length,
+      cycles: perSession.cycles.size,
+      perSessionCycle: perSession.cells === 0 ? {} : out(perSession.freq),
+      sharedPerCycle: shared.cells === 0 ? {} : out(shared.freq),
+    };
+  }
+
+  private burnWindows(epochMs: number | null, startMs: number, endMs: number): Analysis['api']['burn'] {
+    const windows: BurnWindow[] = [];
+    const covered = (from: number, to: number) => Math.max(0, Math.min(to, endMs) - Math.max(from, startMs));
+    const limitFor = (resource: string) =>
+      this.rlLimits.get(resource) ?? { ...DEFAULT_LIMITS, ...this.options.defaultLimits }[resource] ?? null;
+    const byResource = new Map<string, BurnWindow[]>();
+    const push = (w: BurnWindow) => {
+      windows.push(w);
+      let list = byResource.get(w.resource);
+      if (list === undefined) {
+        list = [];
+        byResource.set(w.resource, list);
+      }
+      list.push(w);
+    };
+    for (const acc of this.resetWindows.values()) {
+      const endRun = epochMs === null ? null : acc.reset * 1000 - epochMs;
+      const startRun = endRun === null ? null : endRun - HOUR_MS;
+      push({
+        resource: acc.resource,
+        basis: 'reset',
+        reset: acc.reset,
+        startMs: startRun,
+        endMs: endRun,
+        coveredMs: startRun === null || endRun === null ? null : covered(startRun, endRun),
+        calls: acc.calls,
+        points: acc.points,
+        pointsPerHour: null,
+        limit: acc.limit,
+        usedMax: acc.usedMax,
+        remainingMin: acc.remainingMin,
+        headroomPct: null,
+      });
+    }
+    // Calls whose response carried no x-ratelimit-reset: into the reset window that contains
+    // them when one is known, otherwise into hourly windows counted from the run epoch.
+    for (const [resource, callSeries] of this.unwindowedCalls) {
+      const pointSeries = this.unwindowedPoints.get(resource)!;
+      const known = (byResource.get(resource) ?? []).filter((w) => w.startMs !== null);
+      const hourly = new Map<number, BurnWindow>();
+      for (let second = 0; second < callSeries.length; second++) {
+        const calls = callSeries.get(second);
+        if (calls === 0) continue;
+        const points = pointSeries.get(second);
+        const t = second * 1000;
+        const home = known.find((w) => t >= w.startMs! && t < w.endMs!);
+        if (home) {
+          home.calls += calls;
+          home.points += points;
+          continue;
+        }
+        const hour = Math.floor(t / HOUR_MS);
+        let w = hourly.get(hour);
+        if (w === undefined) {
+          const from = hour * HOUR_MS;
+          w = {
+            resource,
+            basis: 'hourly',
+            reset: null,
+            startMs: from,
+            endMs: from + HOUR_MS,
+            coveredMs: covered(from, from + HOUR_MS),
+            calls: 0,
+            points: 0,
+            pointsPerHour: null,
+            limit: limitFor(resource),
+            usedMax: null,
+            remainingMin: null,
+            headroomPct: null,
+          };
+          hourly.set(hour, w);
+          push(w);
+        }
+        w.calls += calls;
+        w.points += points;
+      }
+    }
+    for (const w of windows) {
+      if (w.coveredMs !== null && w.coveredMs > 0)
+        w.pointsPerHour = round((w.points * HOUR_MS) / w.coveredMs, 1);
+      if (w.limit !== null && w.limit > 0) w.headroomPct = round((100 * (w.limit - w.points)) / w.limit);
+    }
+    windows.sort(
+      (a, b) => cmp(a.resource, b.resource) || (a.startMs ?? a.reset ?? 0) - (b.startMs ?? b.reset ?? 0),
+    );
+    const straddles = [...byResource].filter(([, list]) => list.length > 1).map(([resource]) => resource);
+    straddles.sort(cmp);
+    const warnings = straddles.map(
+      (resource) =>
+        `${resource}: the run straddles a rate-limit reset (${byResource.get(resource)!.length} windows); burn is reported per window, never summed`,
+    );
+    return { windows, straddles, warnings };
+  }
+
+  private bracket(): Analysis['api']['bracket'] {
+    const s = this.snapshots;
+    const before = s.before ?? (s.first !== s.last ? s.first : undefined);
+    const after = s.after ?? (s.first !== s.last ? s.last : undefined);
+    if (before === undefined || after === undefined) return null;
+    const warnings: string[] = [];
+    if (after.t < before.t)
+      warnings.push('rate-limit bracket: the "after" snapshot is earlier than "before"');
+    const resourcesOf = (snapshot: Snapshot) => {
+      const value = snapshot.data.resources;
+      return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+    };
+    const b = resourcesOf(before);
+    const a = resourcesOf(after);
+    const byResource: NonNullable<Analysis['api']['bracket']>['byResource'] = {};
+    for (const resource of [...new Set([...Object.keys(b), ...Object.keys(a)])].sort(cmp)) {
+      const x = readSnapshot(b[resource]);
+      const y = readSnapshot(a[resource]);
+      const sameWindow = x !== null && y !== null && x.reset === y.reset;
+      const deltaUsed = sameWindow ? y.used - x.used : null;
+      const series = this.pointsPerSecond.get(resource);
+      const tracePoints = series ? series.sum(Math.floor(before.t / 1000), Math.floor(after.t / 1000)) : 0;
+      if (x !== null && y !== null && !sameWindow) {
+        warnings.push(
+          `rate-limit bracket: ${resource} reset between the snapshots; its delta is not comparable`,
+        );
+      }
+      byResource[resource] = {
+        before: x,
+        after: y,
+        sameWindow,
+        deltaUsed,
+        tracePoints,
+        unseenPoints: deltaUsed === null ? null : deltaUsed - tracePoints,
+      };
+    }
+    return { beforeAtMs: before.t, afterAtMs: after.t, byResource, warnings };
+  }
+
+  private projection(sessions: number, durationMs: number): Analysis['api']['projection'] {
+    const limits = { ...DEFAULT_LIMITS, ...this.options.defaultLimits };
+    const resources = new Set<string>([
+      ...Object.keys(limits).filter((r) => r in DEFAULT_LIMITS),
+      ...this.rlLimits.keys(),
+    ]);
+    const byResource: Analysis['api']['projection']['byResource'] = {};
+    const hours = durationMs / HOUR_MS;
+    for (const resource of [...resources].sort(cmp)) {
+      const fromResponse = this.rlLimits.get(resource);
+      const limit = fromResponse ?? limits[resource];
+      if (limit === undefined) continue;
+      const points = this.pointsPerSecond.get(resource);
+      const total = points ? points.sum(0, points.length - 1) : 0;
+      const sharedPoints = this.sharedPoints.get(resource) ?? 0;
+      const pointsPerHour = hours > 0 ? round(total / hours, 1) : null;
+      const perSession = hours > 0 && sessions > 0 ? total / hours / sessions : null;
+      byResource[resource] = {
+        limit,
+        limitSource: fromResponse === undefined ? 'default' : 'response',
+        pointsPerHour,
+        sharedPointsPerHour: hours > 0 ? round(sharedPoints / hours, 1) : null,
+        perSessionPointsPerHour: perSession === null ? null : round(perSession, 2),
+        sessionsThatFit:
+          perSession === null ? null : perSession === 0 ? null : Math.floor(limit / perSession),
+      };
+    }
+    return {
+      sessions,
+      model:
+        'per-session cost = points per hour ÷ sessions; calls without a session (shared guards, batches) are assumed to grow with sessions too, so the projection errs on the safe side',
+      byResource,
+    };
+  }
+
+  private scorecard(api: Analysis['api'], sessions: number): Analysis['scorecard'] {
+    const at = this.options.scorecardSessions ?? 50;
+    const projected = sessions !== at;
+    const costBasis =
+      sessions === 0
+        ? 'no session attribution: per-session cost unknown'
+        : projected
+          ? `projected from ${sessions} to ${at} sessions at the measured per-session cost`
+          : `measured at ${at} sessions`;
+    const measuredBasis = projected
+      ? `measured at ${sessions} sessions (not projected)`
+      : `measured at ${at} sessions`;
+    const headroom = (resource: string): number | null => {
+      const p = api.projection.byResource[resource];
+      if (p === undefined || p.perSessionPointsPerHour === null) {
+        if (p && p.pointsPerHour === 0) return 100;
+        return null;
+      }
+      const perSession = p.pointsPerHour! / sessions;
+      return round(100 * (1 - (perSession * at) / p.limit), 2);
+    };
+    const rows: ScorecardRow[] = [
+      row(
+        'rest-core-headroom',
+        `REST core headroom at ${at} sessions`,
+        headroom('core'),
+        '>=',
+        40,
+        '%',
+        costBasis,
+      ),
+      row(
+        'graphql-headroom',
+        `GraphQL headroom at ${at} sessions`,
+        headroom('graphql'),
+        '>=',
+        40,
+        '%',
+        costBasis,
+      ),
+      row('peak-concurrency', 'peak concurrency', api.concurrency.peak, '<', 50, 'in flight', measuredBasis),
+      row(
+        'max-1s',
+        'max req/s over any 1 s',
+        api.burst.max1s?.perSecond ?? null,
+        '<=',
+        30,
+        'req/s',
+        measuredBasis,
+      ),
+      row(
+        'max-10s',
+        'max req/s over any 10 s',
+        api.burst.max10s?.perSecond ?? null,
+        '<=',
+        20,
+        'req/s',
+        measuredBasis,
+      ),
+      row(
+        'writes-per-minute',
+        'writes per minute',
+        api.writes.maxPerMinute,
+        '<',
+        200,
+        'writes/min',
+        measuredBasis,
+      ),
+      row(
+        'limited-answers',
+        '403 / 429 / retry-after answers',
+        api.limited.answers,
+        '==',
+        0,
+        'answers',
+        measuredBasis,
+      ),
+    ];
+    const verdict = rows.some((r) => r.verdict === 'fail')
+      ? 'fail'
+      : rows.some((r) => r.verdict === 'unknown')
+        ? 'unknown'
+        : 'pass';
+    return { name: 'track-b', sessions, at, projected, verdict, rows };
+  }
+}
+
+export const RATELIMIT_SNAPSHOT_EVENT = 'ratelimit.snapshot';
+
+export function createAnalyzer(options: AnalyzerOptions = {}): Analyzer {
+  return new Analyzer(options);
+}
+
+/** The array buffers of a state, for postMessage's transfer list (moved, not copied). */
+export function stateTransferables(state: AnalyzerState): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>();
+  const add = (array: Int32Array | Float64Array) => buffers.add(array.buffer as ArrayBuffer);
+  add(state.bins.starts);
+  add(state.bins.ends);
+  add(state.writesPerSecond);
+  for (const map of [state.unwindowedCalls, state.unwindowedPoints, state.pointsPerSecond])
+    for (const a of map.values()) add(a);
+  return [...buffers];
+}
+
+export function analyzerFromState(state: AnalyzerState, options: AnalyzerOptions = {}): Analyzer {
+  return Analyzer.fromState(state, options);
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function sortCounts(map: Counts): Record<string, KeyCount> {
+  const entries = [...map].sort(([ka, a], [kb, b]) => b.calls - a.calls || cmp(ka, kb));
+  return Object.fromEntries(
+    entries.map(([key, value]) => [key, { calls: value.calls, points: value.points }]),
+  );
+}
+
+function newSpanAcc(name: string, labels: LabelMap): SpanAcc {
+  return { name, labels, ok: 0, error: 0, cancelled: 0, latency: new LatencyHistogram() };
+}
+
+function countSpan(acc: SpanAcc, outcome: 'ok' | 'error' | 'cancelled', dur: number): void {
+  acc[outcome]++;
+  acc.latency.record(dur);
+}
+
+function spanOut(acc: SpanAcc): Analysis['spans']['byName'][number] {
+  return {
+    name: acc.name,
+    count: acc.ok + acc.error + acc.cancelled,
+    outcomes: { ok: acc.ok, error: acc.error, cancelled: acc.cancelled },
+    latency: acc.latency.percentiles(),
+  };
+}
+
+/** p50 (nearest rank), mean and max of integer counts given as value → frequency. */
+function distribution(freq: Map<number, number>): Analysis['api']['pollingFloor']['perSessionCycle'][string] {
+  const values = [...freq].sort(([a], [b]) => a - b);
+  let cells = 0;
+  let calls = 0;
+  for (const [value, n] of values) {
+    cells += n;
+    calls += value * n;
+  }
+  if (cells === 0) return { cells: 0, calls: 0, p50: null, mean: null, max: null };
+  const rank = Math.ceil(cells * 0.5);
+  let seen = 0;
+  let p50 = 0;
+  for (const [value, n] of values) {
+    seen += n;
+    if (seen >= rank) {
+      p50 = value;
+      break;
+    }
+  }
+  return { cells, calls, p50, mean: round(calls / cells), max: values[values.length - 1]![0] };
+}
+
+function readSnapshot(
+  value: unknown,
+): { limit: number; remaining: number; used: number; reset: number } | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const v = value as Record<string, unknown>;
+  const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
+  const limit = num(v.limit);
+  const remaining = num(v.remaining);
+  const reset = num(v.reset);
+  if (limit === undefined || remaining === undefined || reset === undefined) return null;
+  return { limit, remaining, reset, used: num(v.used) ?? limit - remaining };
+}
+
+function row(
+  id: string,
+  title: string,
+  measured: number | null,
+  comparison: ScorecardRow['comparison'],
+  limit: number,
+  unit: string,
+  basis: string,
+): ScorecardRow {
+  let verdict: ScorecardRow['verdict'] = 'unknown';
+  if (measured !== null) {
+    const ok =
+      comparison === '>='
+        ? measured >= limit
+        : comparison === '<'
+          ? measured < limit
+          : comparison === '<='
+            ? measured <= limit
+            : measured === limit;
+    verdict = ok ? 'pass' : 'fail';
+  }
+  return { id, title, measured, limit, comparison, unit, verdict, basis };
+}

@@ -1,0 +1,214 @@
+/**
+ * Calls per (session, poll cycle), per rate-limit resource: what the polling floor is computed
+ * from. Stored densely: one int32 array per session and resource, indexed by cycle id minus the
+ * session's first cycle, so a 50-session, 24-hour run (2,880 cycles of 30 s) takes about 1 MB,
+ * where a map entry per (session, cycle) took a hundred times that. A session whose cycle ids
+ * span more than MAX_SPAN falls back to a map. Merging adds counts, so it is exact in any order.
+ */
+
+const MAX_SPAN = 1 << 22;
+/** The key under which every call is counted, beside its resource. */
+export const ALL = 'all';
+
+export interface CycleRowState {
+  base: number;
+  length: number;
+  counts: Map<string, Int32Array>;
+  sparse: Map<number, Map<string, number>> | null;
+}
+
+class CycleRow {
+  base = 0;
+  length = 0;
+  counts = new Map<string, Int32Array>();
+  /** Map fallback for sparse cycle ids. */
+  sparse: Map<number, Map<string, number>> | null = null;
+  private capacity = 0;
+
+  add(cycle: number, resource: string, n = 1): void {
+    if (this.sparse) {
+      addSparse(this.sparse, cycle, resource, n);
+      return;
+    }
+    if (this.length === 0) this.base = cycle;
+    let index = cycle - this.base;
+    if (index < 0 || index >= this.capacity) {
+      const from = Math.min(this.base, cycle);
+      const to = Math.max(this.base + this.length - 1, cycle);
+      if (to - from + 1 > MAX_SPAN) {
+        this.toSparse();
+        addSparse(this.sparse!, cycle, resource, n);
+        return;
+      }
+      this.resize(from, Math.max(to - from + 1, Math.min(MAX_SPAN, this.capacity * 2), 64));
+      index = cycle - this.base;
+    }
+    if (index >= this.length) this.length = index + 1;
+    this.array(ALL)[index]! += n;
+    this.array(resource)[index]! += n;
+  }
+
+  private array(resource: string): Int32Array {
+    let array = this.counts.get(resource);
+    if (array === undefined) {
+      array = new Int32Array(this.capacity);
+      this.counts.set(resource, array);
+    }
+    return array;
+  }
+
+  /** New capacity starting at cycle `from`, keeping the counts. */
+  private resize(from: number, capacity: number): void {
+    const shift = this.base - from;
+    for (const [resource, old] of this.counts) {
+      const grown = new Int32Array(capacity);
+      grown.set(old.subarray(0, this.length), shift);
+      this.counts.set(resource, grown);
+    }
+    if (this.length > 0) this.length += shift;
+    this.base = from;
+    this.capacity = capacity;
+  }
+
+  private toSparse(): void {
+    const sparse = new Map<number, Map<string, number>>();
+    for (const [resource, array] of this.counts) {
+      if (resource === ALL) continue;
+      for (let i = 0; i < this.length; i++)
+        if (array[i]! > 0) addSparse(sparse, this.base + i, resource, array[i]!);
+    }
+    this.sparse = sparse;
+    this.counts.clear();
+    this.length = 0;
+  }
+
+  /** Every cycle with at least one call: its counts by resource (and ALL). */
+  *cells(): Generator<[number, (resource: string) => number]> {
+    if (this.sparse) {
+      for (const [cycle, counts] of this.sparse)
+        yield [cycle, (r) => (r === ALL ? sum(counts) : (counts.get(r) ?? 0))];
+      return;
+    }
+    const all = this.counts.get(ALL);
+    if (all === undefined) return;
+    for (let i = 0; i < this.length; i++) {
+      if (all[i] === 0) continue;
+      yield [this.base + i, (r) => this.counts.get(r)?.[i] ?? 0];
+    }
+  }
+
+  resources(): string[] {
+    if (this.sparse) {
+      const out = new Set<string>();
+      for (const counts of this.sparse.values()) for (const r of counts.keys()) out.add(r);
+      return [...out];
+    }
+    return [...this.counts.keys()].filter((r) => r !== ALL);
+  }
+
+  mergeFrom(other: CycleRow): void {
+    if (other.sparse) {
+      for (const [cycle, counts] of other.sparse) for (const [r, n] of counts) this.add(cycle, r, n);
+      return;
+    }
+    for (const [resource, array] of other.counts) {
+      if (resource === ALL) continue;
+      for (let i = 0; i < other.length; i++) if (array[i]! > 0) this.add(other.base + i, resource, array[i]!);
+    }
+  }
+
+  toState(): CycleRowState {
+    const counts = new Map<string, Int32Array>();
+    for (const [r, a] of this.counts) counts.set(r, a.slice(0, this.length));
+    return { base: this.base, length: this.length, counts, sparse: this.sparse };
+  }
+
+  static fromState(state: CycleRowState): CycleRow {
+    const row = new CycleRow();
+    row.base = state.base;
+    row.length = state.length;
+    row.capacity = state.length;
+    row.counts = state.counts;
+    row.sparse = state.sparse;
+    return row;
+  }
+}
+
+function addSparse(map: Map<number, Map<string, number>>, cycle: number, resource: string, n: number): void {
+  let counts = map.get(cycle);
+  if (counts === undefined) {
+    counts = new Map();
+    map.set(cycle, counts);
+  }
+  counts.set(resource, (counts.get(resource) ?? 0) + n);
+}
+
+function sum(counts: Map<string, number>): number {
+  let total = 0;
+  for (const n of counts.values()) total += n;
+  return total;
+}
+
+/** Per key (a session, or '' for calls with a cycle but no session): counts per cycle. */
+export class CycleCounts {
+  rows = new Map<string, CycleRow>();
+
+  add(key: string, cycle: number, resource: string): void {
+    let row = this.rows.get(key);
+    if (row === undefined) {
+      row = new CycleRow();
+      this.rows.set(key, row);
+    }
+    row.add(cycle, resource);
+  }
+
+  merge(other: CycleCounts): void {
+    for (const [key, row] of other.rows) {
+      let mine = this.rows.get(key);
+      if (mine === undefined) {
+        mine = new CycleRow();
+        this.rows.set(key, mine);
+      }
+      mine.mergeFrom(row);
+    }
+  }
+
+  toState(): Map<string, CycleRowState> {
+    return new Map([...this.rows].map(([key, row]) => [key, row.toState()]));
+  }
+
+  static fromState(state: Map<string, CycleRowState>): CycleCounts {
+    const out = new CycleCounts();
+    for (const [key, row] of state) out.rows.set(key, CycleRow.fromState(row));
+    return out;
+  }
+
+  /**
+   * For each resource (and ALL): how many cells made 0, 1, 2, ... calls of it. A cell is a
+   * (key, cycle) with at least one call; cells without a resource's calls count as 0 for it.
+   */
+  frequencies(keys: (key: string) => boolean): {
+    cells: number;
+    cycles: Set<number>;
+    freq: Map<string, Map<number, number>>;
+  } {
+    const resources = new Set<string>([ALL]);
+    for (const [key, row] of this.rows) if (keys(key)) for (const r of row.resources()) resources.add(r);
+    const freq = new Map<string, Map<number, number>>([...resources].map((r) => [r, new Map()]));
+    const cycles = new Set<number>();
+    let cells = 0;
+    for (const [key, row] of this.rows) {
+      if (!keys(key)) continue;
+      for (const [cycle, countOf] of row.cells()) {
+        cells++;
+        cycles.add(cycle);
+        for (const r of resources) {
+          const f = freq.get(r)!;
+          const n = countOf(r);
+          f.set(n, (f.get(n) ?? 0) + 1);
+        }
+      }
+    }
+    return { cells, cycles, freq };
+  }
+}

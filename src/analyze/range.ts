@@ -1,0 +1,68 @@
+/**
+ * One byte range of body lines → an analyzer plus what is needed to judge the file as a whole
+ * (line count, problems with range-relative line numbers, a footer that may or may not be the
+ * last line). The same function runs on the main thread for the first range and in each worker
+ * for the others. Loads no zod: workers get the JSON Schemas and compile them with ajv.
+ */
+
+import type { KindJsonSchemas } from '../trace/fast-check.ts';
+import { forEachLineInRange, LineSplitter } from '../trace/lines.ts';
+import { type LineProblem, LineProblemError, TraceParser } from '../trace/parser.ts';
+import type { EndFooter, RecordCounts } from '../trace/schema.ts';
+import type { TraceValidator } from '../trace/validate.ts';
+import { type Analyzer, type AnalyzerOptions, createAnalyzer } from './analyzer.ts';
+
+export interface RangeJob {
+  path: string;
+  start: number;
+  end: number;
+  lenient: boolean;
+  schemas: KindJsonSchemas;
+}
+
+export type RangeOutcome<A = Analyzer> =
+  | {
+      ok: true;
+      lines: number;
+      nonEmptyLines: number;
+      counts: RecordCounts;
+      skipped: number;
+      problems: LineProblem[];
+      pendingFooter: { line: number; footer: EndFooter } | undefined;
+      analyzer: A;
+    }
+  | { ok: false; problem: LineProblem };
+
+export function analyzeRange(
+  job: RangeJob,
+  validator: TraceValidator,
+  options: AnalyzerOptions = {},
+): RangeOutcome {
+  const parser = new TraceParser(job.path, {
+    lenient: job.lenient,
+    expectHeader: false,
+    rawProblems: true,
+    validator,
+  });
+  const analyzer = createAnalyzer(options);
+  const splitter = new LineSplitter((text, lineNo) => {
+    const record = parser.line(text, lineNo);
+    if (record !== undefined) analyzer.add(record);
+  });
+  try {
+    forEachLineInRange(job.path, job.start, job.end, splitter);
+  } catch (error) {
+    if (error instanceof LineProblemError) return { ok: false, problem: error.problem };
+    throw error;
+  }
+  return {
+    ok: true,
+    lines: splitter.lineNo,
+    nonEmptyLines: parser.nonEmptyLines,
+    counts: parser.stats.counts,
+    skipped: parser.stats.skipped,
+    problems: parser.problems,
+    pendingFooter: parser.pendingFooter,
+    analyzer,
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * How analysis workers are started. Worker threads do not inherit the tsx loader the CLI runs
+ * under; registering tsx in each worker costs it a loader thread of its own (about 30 MB and
+ * half a second). Instead the worker's module graph (worker.ts: the line parser, ajv, the
+ * analyzer; no zod) is bundled with esbuild (already installed: tsx runs on it) into one
+ * CommonJS script that a worker runs directly.
+ *
+ * Bundling takes a few hundred milliseconds, on the critical path of every parallel run, so the
+ * bundle is cached in the OS temp directory (like tsx caches its transforms), next to the list
+ * of its input files with their sizes and modification times; it is rebuilt when any of them
+ * changes. Should the cache be unwritable the bundle is kept in memory, and should bundling fail
+ * altogether, workers fall back to worker.mjs, which registers tsx itself.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { WorkerOptions } from 'node:worker_threads';
+import { VERSION } from '../version.ts';
+
+interface InputStamp {
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+const entryPoint = fileURLToPath(new URL('./worker.ts', import.meta.url));
+let resolved: { filename: string | URL; options: WorkerOptions } | undefined;
+
+function stamp(path: string): InputStamp {
+  const stats = statSync(path);
+  return { path, size: stats.size, mtimeMs: stats.mtimeMs };
+}
+
+/**
+ * The cache lives in a directory of this user's own (mode 0700, checked before use): code that
+ * someone else could have written there is never run.
+ */
+function cachePaths(): { dir: string; script: string; inputs: string } {
+  const key = createHash('sha256')
+    .update(`${entryPoint}\0${VERSION}\0${process.version}`)
+    .digest('hex')
+    .slice(0, 16);
+  const dir = join(tmpdir(), `fleetbench-workers-${process.getuid?.() ?? 'user'}`);
+  return { dir, script: join(dir, `${key}.cjs`), inputs: join(dir, `${key}.inputs.json`) };
+}
+
+function privateDir(dir: string): boolean {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const stats = statSync(dir);
+    const uid = process.getuid?.();
+    return stats.isDirectory() && (uid === undefined || stats.uid === uid) && (stats.mode & 0o022) === 0;
+  } catch {
+    return false;
+  }
+}
+
+function cached(paths: { script: string; inputs: string }): boolean {
+  try {
+    const inputs = JSON.parse(readFileSync(paths.inputs, 'utf8')) as InputStamp[];
+    statSync(paths.script);
+    return inputs.every((input) => {
+      const now = stamp(input.path);
+      return now.size === input.size && now.mtimeMs === input.mtimeMs;
+    });
+  } catch {
+    return false;
+  }
+}
+
+function bundle(): { code: string; inputs: string[] } | null {
+  try {
+    // Loaded lazily: single-threaded runs never pay for it.
+    const { buildSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+    const result = buildSync({
+      entryPoints: [entryPoint],
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+      absWorkingDir: fileURLToPath(new URL('../..', import.meta.url)),
+      // The only import.meta in the worker's graph is version.ts reading package.json.
+      define: { 'import.meta.url': JSON.stringify(new URL('../version.ts', import.meta.url).href) },
+    });
+    const code = result.outputFiles[0]?.text;
+    if (code === undefined) return null;
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    return { code, inputs: Object.keys(result.metafile.inputs).map((input) => join(root, input)) };
+  } catch {
+    return null;
+  }
+}
+
+/** What to pass to `new Worker(...)`. */
+export function workerEntry(): { filename: string | URL; options: WorkerOptions } {
+  if (resolved) return resolved;
+  const paths = cachePaths();
+  const usable = privateDir(paths.dir);
+  if (usable && cached(paths)) {
+    resolved = { filename: paths.script, options: {} };
+    return resolved;
+  }
+  const built = bundle();
+  if (built === null) {
+    resolved = { filename: new URL('./worker.mjs', import.meta.url), options: {} };
+    return resolved;
+  }
+  try {
+    if (!usable) throw new Error('no private cache directory');
+    const suffix = `.${process.pid}.tmp`;
+    writeFileSync(paths.script + suffix, built.code);
+    writeFileSync(paths.inputs + suffix, JSON.stringify(built.inputs.map(stamp)));
+    renameSync(paths.script + suffix, paths.script);
+    renameSync(paths.inputs + suffix, paths.inputs);
+    resolved = { filename: paths.script, options: {} };
+  } catch {
+    resolved = { filename: built.code, options: { eval: true } };
+  }
+  return resolved;
+}

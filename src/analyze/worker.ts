@@ -1,0 +1,19 @@
+/**
+ * A worker of the parallel analysis: one byte range (range.ts), its analyzer posted back as
+ * structured-clone-safe state. Compiles the JSON Schemas the main thread sent; no zod here.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { compileChecks } from '../trace/fast-check.ts';
+import { type AnalyzerState, stateTransferables } from './analyzer.ts';
+import { analyzeRange, type RangeJob, type RangeOutcome } from './range.ts';
+
+const job = workerData as RangeJob;
+const outcome = analyzeRange(job, { checks: compileChecks(job.schemas) });
+if (outcome.ok) {
+  const state = outcome.analyzer.toState();
+  const message: RangeOutcome<AnalyzerState> = { ...outcome, analyzer: state };
+  // The arrays move to the main thread instead of being copied.
+  parentPort!.postMessage(message, stateTransferables(state));
+} else {
+  parentPort!.postMessage(outcome);
+}

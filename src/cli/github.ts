@@ -1,0 +1,237 @@
+/**
+ * `fleetbench github serve`: the GitHub emulator as a real HTTP(S) server on 127.0.0.1, for
+ * Octokit, the gh CLI or a real orchestrator. Prints the base URL, a user token and the admin
+ * token (and, with --tls, the certificate and the exact environment for gh). Ctrl-C or SIGTERM
+ * stops it and closes the trace with its footer.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Command, InvalidArgumentError } from 'commander';
+import { RealClock } from '../clock/index.ts';
+import { FleetbenchError } from '../errors.ts';
+import {
+  applyLimitFlag,
+  type EmulatorLimitsInput,
+  GitHubEmulator,
+  generateSelfSignedCert,
+  type LatencyInput,
+  loadFixturesFile,
+  parseLatencyFlag,
+  startGitHubServer,
+} from '../github/index.ts';
+import { Rng } from '../rng.ts';
+import { TraceWriter } from '../trace/writer.ts';
+import { VERSION } from '../version.ts';
+
+interface ServeOptions {
+  port: number;
+  fixtures?: string;
+  repos?: number;
+  issuesPerRepo?: number;
+  pullsPerRepo?: number;
+  seed: number;
+  timeScale: number;
+  trace?: string;
+  tls?: boolean;
+  tlsDir?: string;
+  latency?: LatencyInput;
+  limit: string[];
+  adminToken?: string;
+  acceptAnyToken?: boolean;
+  json?: boolean;
+}
+
+function integer(min: number) {
+  return (text: string): number => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
+    return n;
+  };
+}
+
+function positiveNumber(text: string): number {
+  const n = Number(text);
+  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('expected a positive number');
+  return n;
+}
+
+function latency(text: string): LatencyInput {
+  const parsed = parseLatencyFlag(text);
+  if (typeof parsed === 'string') throw new InvalidArgumentError(parsed);
+  return parsed;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+export function register(program: Command): void {
+  const github = program
+    .command('github')
+    .description('the GitHub API emulator (REST + GraphQL, quota, ETags)');
+  github
+    .command('serve')
+    .description('serve the GitHub emulator on 127.0.0.1 for real clients (Octokit, gh, an orchestrator)')
+    .option('--port <n>', 'port (0 picks a free one)', integer(0), 0)
+    .option('--fixtures <file>', 'YAML or JSON fixtures (repos, issues, pull requests, tokens)')
+    .option('--repos <n>', 'generate this many repos (default 1)', integer(1))
+    .option('--issues-per-repo <n>', 'open issues per generated repo (default 10)', integer(0))
+    .option(
+      '--pulls-per-repo <n>',
+      'open pull requests per generated repo, each closing an issue (default 0)',
+      integer(0),
+    )
+    .option('--seed <n>', 'seed for generated fixtures, tokens and latency', integer(0), 1)
+    .option(
+      '--time-scale <x>',
+      'run-time ms per real ms: 60 makes an hourly window last a real minute',
+      positiveNumber,
+      1,
+    )
+    .option('--trace <file>', 'write every request as an api record to this JSONL trace')
+    .option('--tls', 'serve HTTPS with a fresh self-signed certificate for 127.0.0.1 (needed by gh)')
+    .option('--tls-dir <dir>', 'where to write cert.pem and key.pem (default: a new temp dir)')
+    .option('--latency <ms>', 'added latency MEDIAN[:P95] in ms (log-normal, seeded); default none', latency)
+    .option(
+      '--limit <key=n>',
+      'override a limit: core=100, graphql=50, enterprise.core=15000, unauthenticated.core=60, secondary.concurrent=10, window.core=60000, primaryStatus=429 (repeatable)',
+      collect,
+      [],
+    )
+    .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)')
+    .option('--accept-any-token', 'treat unknown tokens as tokens of the default user instead of 401')
+    .option('--json', 'print the connection details as one JSON line instead of text')
+    .action((options: ServeOptions) => serve(options));
+}
+
+async function serve(options: ServeOptions): Promise<void> {
+  const generated =
+    options.repos !== undefined || options.issuesPerRepo !== undefined || options.pullsPerRepo !== undefined;
+  if (options.fixtures && generated) {
+    throw new FleetbenchError(
+      'E_USAGE',
+      '--fixtures and --repos/--issues-per-repo/--pulls-per-repo exclude each other',
+    );
+  }
+  const limits: EmulatorLimitsInput = {};
+  for (const flag of options.limit) {
+    const problem = applyLimitFlag(limits, flag);
+    if (problem) throw new FleetbenchError('E_USAGE', problem);
+  }
+  const fixtures = options.fixtures
+    ? loadFixturesFile(options.fixtures)
+    : {
+        repos: options.repos ?? 1,
+        issuesPerRepo: options.issuesPerRepo ?? 10,
+        pullsPerRepo: options.pullsPerRepo ?? 0,
+      };
+  if (!options.fixtures && (options.pullsPerRepo ?? 0) > (options.issuesPerRepo ?? 10)) {
+    throw new FleetbenchError(
+      'E_USAGE',
+      '--pulls-per-repo cannot exceed --issues-per-repo (each PR closes an issue)',
+    );
+  }
+  const tls = options.tls
+    ? generateSelfSignedCert(options.tlsDir ?? mkdtempSync(join(tmpdir(), 'fleetbench-tls-')))
+    : undefined;
+
+  const clock = new RealClock({ timeScale: options.timeScale });
+  const trace = options.trace
+    ? new TraceWriter(options.trace, {
+        runId: randomUUID(),
+        tool: { name: 'fleetbench', version: VERSION },
+        clock: 'real',
+        timeScale: options.timeScale,
+        seed: options.seed,
+        scenario: { name: 'github-serve', hash: null },
+        target: 'github-emulator',
+        epochMs: clock.epochMs,
+        startedAt: new Date(clock.epochMs).toISOString(),
+      })
+    : undefined;
+  const emulator = new GitHubEmulator({
+    clock,
+    rng: new Rng(options.seed),
+    trace,
+    fixtures,
+    limits,
+    latency: options.latency ?? false,
+    acceptUnknownTokens: options.acceptAnyToken ?? false,
+    adminToken: options.adminToken ?? `fba_${randomBytes(18).toString('base64url')}`,
+  });
+  let server: Awaited<ReturnType<typeof startGitHubServer>>;
+  try {
+    server = await startGitHubServer({ emulator, port: options.port, tls });
+  } catch (error) {
+    trace?.close('failed', clock.now());
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new FleetbenchError('E_USAGE', `port ${options.port} is already in use`);
+    throw error;
+  }
+
+  const host = `127.0.0.1:${server.port}`;
+  const repos = [...emulator.state.repos.values()].map((r) => r.fullName);
+  const counts = emulator.state.counts();
+  const defaultUser = emulator.state.defaultUser.login;
+  const ghEnv = tls
+    ? {
+        GH_HOST: host,
+        GH_ENTERPRISE_TOKEN: emulator.defaultToken,
+        SSL_CERT_FILE: tls.certPath,
+        GH_CONFIG_DIR: '$(mktemp -d)',
+      }
+    : undefined;
+  if (options.json) {
+    process.stdout.write(
+      `${JSON.stringify({
+        url: server.url,
+        port: server.port,
+        graphqlUrl: `${server.url}/graphql`,
+        token: emulator.defaultToken,
+        user: defaultUser,
+        adminToken: emulator.adminToken,
+        repos,
+        cert: tls?.certPath,
+        ghEnv,
+        trace: options.trace,
+      })}\n`,
+    );
+  } else {
+    const lines = [
+      `fleetbench github emulator listening on ${server.url}`,
+      `  REST      ${server.url}/   (also ${server.url}/api/v3/)`,
+      `  GraphQL   ${server.url}/graphql   (also /api/graphql)`,
+      `  token     ${emulator.defaultToken}   (user ${defaultUser}; mint more via POST /_fleetbench/mint-token)`,
+      `  admin     ${emulator.adminToken}   (Authorization: Bearer <admin> on /_fleetbench/*)`,
+      `  fixtures  ${counts.repos} repo(s), ${counts.issues} issue(s), ${counts.pulls} pull request(s): ${repos.slice(0, 5).join(', ')}${repos.length > 5 ? ', ...' : ''}`,
+      `  clock     real${options.timeScale === 1 ? '' : `, time scale ${options.timeScale} (an hourly window lasts ${(3600 / options.timeScale).toFixed(1)} s)`}`,
+    ];
+    if (options.trace) lines.push(`  trace     ${options.trace}`);
+    if (tls && ghEnv) {
+      lines.push(`  cert      ${tls.certPath}`);
+      lines.push('gh:');
+      lines.push(
+        `  GH_HOST=${ghEnv.GH_HOST} GH_ENTERPRISE_TOKEN=${ghEnv.GH_ENTERPRISE_TOKEN} SSL_CERT_FILE=${ghEnv.SSL_CERT_FILE} GH_CONFIG_DIR=$(mktemp -d) gh pr list -R ${host}/${repos[0]}`,
+      );
+    }
+    lines.push('Octokit:');
+    lines.push(`  new Octokit({ baseUrl: '${server.url}', auth: '${emulator.defaultToken}' })`);
+    lines.push('Ctrl-C stops the server.');
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      server.close().then(() => {
+        emulator.close();
+        trace?.close('completed', clock.now());
+        if (!options.json) process.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);
+        resolve();
+      });
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

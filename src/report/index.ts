@@ -1,0 +1,32 @@
+/**
+ * Reporters, by name. Each turns one report (a document plus the sections that present it) into
+ * text; what a report contains is decided once, in sections.ts.
+ */
+import { createJsonReporter } from './json.ts';
+import { createMarkdownReporter } from './markdown.ts';
+import type { Section } from './table.ts';
+import { createTerminalReporter } from './terminal.ts';
+
+export interface ReportInput {
+  /** e.g. `analyze examples/sample-trace.jsonl` */
+  title: string;
+  /** What --json prints. */
+  document: unknown;
+  sections: Section[];
+}
+
+export interface Reporter {
+  render(input: ReportInput): string;
+}
+
+export const reporters = {
+  terminal: createTerminalReporter,
+  json: createJsonReporter,
+  markdown: createMarkdownReporter,
+} satisfies Record<string, () => Reporter>;
+
+export type ReportFormat = keyof typeof reporters;
+
+export * from './sections.ts';
+export * from './summary.ts';
+export * from './table.ts';

@@ -1,0 +1,556 @@
+/**
+ * What a summary and an analysis show, format-neutral: sections of tables, key/value pairs and
+ * notes. The terminal and Markdown reporters render the same sections, so they never disagree.
+ */
+import { NONE } from '../analyze/analyzer.ts';
+import type { Analysis, AnalysisPercentiles, KeyCount } from '../analyze/schema.ts';
+import { type Block, fmtBytes, fmtInt, fmtMs, fmtNum, fmtPct, type Section } from './table.ts';
+
+export interface SectionOptions {
+  /** Rows shown per breakdown table (the rest are counted as "more"). */
+  top: number;
+}
+
+function countsTable(label: string, counts: Record<string, KeyCount>, total: number, top: number): Block {
+  const entries = Object.entries(counts).sort(([ka, a], [kb, b]) => b.calls - a.calls || (ka < kb ? -1 : 1));
+  const rows = entries
+    .slice(0, top)
+    .map(([key, v]) => [
+      key,
+      fmtInt(v.calls),
+      fmtPct(total > 0 ? (100 * v.calls) / total : null),
+      fmtNum(v.points),
+    ]);
+  return {
+    kind: 'table',
+    columns: [
+      { header: label },
+      { header: 'calls', align: 'right' },
+      { header: 'share', align: 'right' },
+      { header: 'points', align: 'right' },
+    ],
+    rows,
+    more: Math.max(0, entries.length - top),
+  };
+}
+
+function percentileRow(name: string, p: AnalysisPercentiles | null): string[] {
+  if (p === null) return [name, '0', '–', '–', '–', '–', '–', '–', '–'];
+  return [
+    name,
+    fmtInt(p.count),
+    fmtMs(p.min),
+    fmtMs(p.mean),
+    fmtMs(p.p50),
+    fmtMs(p.p90),
+    fmtMs(p.p95),
+    fmtMs(p.p99),
+    fmtMs(p.max),
+  ];
+}
+
+const percentileColumns = (first: string) => [
+  { header: first },
+  { header: 'count', align: 'right' as const },
+  { header: 'min', align: 'right' as const },
+  { header: 'avg', align: 'right' as const },
+  { header: 'p50', align: 'right' as const },
+  { header: 'p90', align: 'right' as const },
+  { header: 'p95', align: 'right' as const },
+  { header: 'p99', align: 'right' as const },
+  { header: 'max', align: 'right' as const },
+];
+
+function runSection(a: Analysis): Section {
+  const r = a.run;
+  const pairs: Array<[string, string]> = [
+    ['run', r.runId ?? '–'],
+    ['scenario', r.cell ? `${r.scenario} (${r.cell})` : (r.scenario ?? '–')],
+    ['clock', r.clock ?? '–'],
+  ];
+  if (r.source) pairs.push(['imported from', r.source]);
+  if (r.startedAt) pairs.push(['started', r.startedAt]);
+  pairs.push(['duration', fmtMs(r.durationMs)], ['sessions', fmtInt(r.sessions)], ['repos', fmtInt(r.repos)]);
+  const i = a.input;
+  if (i.file) pairs.push(['trace', i.file]);
+  const records = i.records;
+  pairs.push([
+    'records',
+    `${fmtInt(records.api)} api · ${fmtInt(records.span)} span · ${fmtInt(records.event)} event · ${fmtInt(records.gauge)} gauge`,
+  ]);
+  const blocks: Block[] = [{ kind: 'pairs', pairs }];
+  const notes: string[] = [];
+  if (i.skipped > 0) {
+    notes.push(`${fmtInt(i.skipped)} bad lines skipped (--lenient):`);
+    for (const reason of i.skippedReasons) notes.push(`  ${reason}`);
+    if (i.skipped > i.skippedReasons.length)
+      notes.push(`  … and ${fmtInt(i.skipped - i.skippedReasons.length)} more`);
+  }
+  if (i.truncated)
+    notes.push(
+      'the trace has no end footer: the run was killed or the file was cut; figures cover what is there',
+    );
+  else if (i.footer && i.footer !== 'completed') notes.push(`the run ended ${i.footer}`);
+  if (notes.length > 0) blocks.push({ kind: 'notes', lines: notes, tone: 'warning' });
+  return { title: 'Run', blocks };
+}
+
+function totalsSection(a: Analysis): Section {
+  const t = a.api.totals;
+  const byResource = Object.entries(a.api.counts.byResource)
+    .map(([resource, v]) => `${resource} ${fmtNum(v.points)}`)
+    .join(' · ');
+  const pairs: Array<[string, string]> = [
+    ['calls', fmtInt(t.calls)],
+    ['points (primary)', `${fmtNum(t.points)}${byResource ? `  (${byResource})` : ''}`],
+    ['points (secondary)', fmtNum(t.secondaryPoints)],
+    ['errors (≥ 400)', fmtInt(t.errors)],
+    ['conditional / 304', `${fmtInt(t.conditional)} / ${fmtInt(t.notModified)}`],
+    ['writes', fmtInt(t.writes)],
+    ['opaque (status unknown)', `${fmtInt(a.api.opaque.calls)} (${fmtPct(a.api.opaque.sharePct)})`],
+    ['bytes', fmtBytes(t.bytes)],
+  ];
+  return { title: 'API calls', blocks: [{ kind: 'pairs', pairs }] };
+}
+
+function breakdownSections(
+  a: Analysis,
+  top: number,
+  dimensions: Array<[keyof Analysis['api']['counts'], string]>,
+): Section[] {
+  const total = a.api.totals.calls;
+  return dimensions.map(([key, label]) => {
+    const counts = a.api.counts[key];
+    const keys = Object.keys(counts);
+    const unattributed = keys.length === 1 && keys[0] === NONE;
+    return {
+      title: `Calls by ${label}`,
+      blocks: [
+        unattributed
+          ? { kind: 'notes', lines: [`no call carries a ${label}`], tone: 'info' }
+          : countsTable(label, counts, total, top),
+      ],
+    };
+  });
+}
+
+function burnSection(a: Analysis): Section {
+  const burn = a.api.burn;
+  const rows = burn.windows.map((w) => [
+    w.resource,
+    w.basis === 'reset' && w.reset !== null
+      ? `resets ${new Date(w.reset * 1000).toISOString().slice(11, 19)}Z`
+      : `hour ${fmtMs(w.startMs)}`,
+    fmtMs(w.coveredMs),
+    fmtInt(w.calls),
+    fmtNum(w.points),
+    fmtNum(w.pointsPerHour, 0),
+    fmtInt(w.limit),
+    fmtInt(w.usedMax),
+    fmtPct(w.headroomPct),
+  ]);
+  const blocks: Block[] = [
+    {
+      kind: 'table',
+      columns: [
+        { header: 'resource' },
+        { header: 'window' },
+        { header: 'covered', align: 'right' },
+        { header: 'calls', align: 'right' },
+        { header: 'points', align: 'right' },
+        { header: 'points/h', align: 'right' },
+        { header: 'limit', align: 'right' },
+        { header: 'used max', align: 'right' },
+        { header: 'headroom', align: 'right' },
+      ],
+      rows,
+    },
+  ];
+  const notes = [...burn.warnings];
+  const opaque = Object.entries(a.api.opaque.byResource);
+  if (opaque.length > 0) {
+    notes.push(
+      `not in the burn: ${opaque.map(([r, n]) => `${fmtInt(n)} opaque ${r} calls`).join(', ')} (cost unknown)`,
+    );
+  }
+  if (notes.length > 0) blocks.push({ kind: 'notes', lines: notes, tone: 'warning' });
+  return { title: 'Primary-limit burn per reset window', blocks };
+}
+
+function warningsSection(a: Analysis, shown: Set<string>): Section[] {
+  const rest = a.warnings.filter((w) => !shown.has(w));
+  return rest.length === 0
+    ? []
+    : [{ title: 'Warnings', blocks: [{ kind: 'notes', lines: rest, tone: 'warning' }] }];
+}
+
+export function summarySections(a: Analysis, options: SectionOptions): Section[] {
+  const shown = new Set(a.api.burn.warnings);
+  return [
+    runSection(a),
+    totalsSection(a),
+    ...breakdownSections(a, options.top, [
+      ['byOperation', 'operation'],
+      ['byRoute', 'route'],
+      ['byStatus', 'status'],
+      ['bySource', 'source'],
+      ['bySession', 'session'],
+    ]),
+    burnSection(a),
+    ...warningsSection(a, shown),
+  ];
+}
+
+function scorecardSection(a: Analysis): Section {
+  const s = a.scorecard;
+  const mark = { pass: '✓ pass', fail: '✗ FAIL', unknown: '? unknown' } as const;
+  const rows = s.rows.map((r) => [
+    r.title,
+    r.measured === null ? '–' : `${fmtNum(r.measured)} ${r.unit}`,
+    `${r.comparison} ${fmtNum(r.limit)}`,
+    mark[r.verdict],
+    r.basis,
+  ]);
+  const notes = [`verdict: ${mark[s.verdict]}`];
+  if (s.projected && s.sessions > 0) {
+    notes.push(
+      `the run had ${s.sessions} sessions: the cost rows are projected to ${s.at} at the measured per-session cost`,
+    );
+  }
+  return {
+    title: 'Track B scorecard',
+    blocks: [
+      {
+        kind: 'table',
+        columns: [
+          { header: 'row' },
+          { header: 'measured', align: 'right' },
+          { header: 'limit' },
+          { header: 'verdict' },
+          { header: 'basis' },
+        ],
+        rows,
+      },
+      { kind: 'notes', lines: notes, tone: s.verdict === 'fail' ? 'warning' : 'info' },
+    ],
+  };
+}
+
+function costSections(a: Analysis): Section[] {
+  const api = a.api;
+  const pf = api.pollingFloor;
+  const sections: Section[] = [];
+  const c = api.conditional;
+  sections.push({
+    title: 'Conditional requests',
+    blocks: [
+      {
+        kind: 'pairs',
+        pairs: [
+          ['conditional requests', fmtInt(c.requests)],
+          ['answered 304', `${fmtInt(c.notModified)} (${fmtPct(c.notModifiedPct)})`],
+        ],
+      },
+    ],
+  });
+  const distRows = (
+    d: Record<
+      string,
+      { cells: number; calls: number; p50: number | null; mean: number | null; max: number | null }
+    >,
+  ) =>
+    Object.entries(d).map(([resource, v]) => [
+      resource,
+      fmtInt(v.cells),
+      fmtInt(v.calls),
+      fmtNum(v.p50),
+      fmtNum(v.mean),
+      fmtNum(v.max),
+    ]);
+  const distColumns = (first: string) => [
+    { header: 'resource' },
+    { header: first, align: 'right' as const },
+    { header: 'calls', align: 'right' as const },
+    { header: 'p50', align: 'right' as const },
+    { header: 'mean', align: 'right' as const },
+    { header: 'max', align: 'right' as const },
+  ];
+  const pfBlocks: Block[] = [];
+  if (pf.attributedCalls === 0 && Object.keys(pf.sharedPerCycle).length === 0) {
+    pfBlocks.push({
+      kind: 'notes',
+      lines: [
+        'no call carries a poll cycle id (attribution `cycle`): the polling floor cannot be computed per session per cycle',
+      ],
+      tone: 'info',
+    });
+  } else {
+    pfBlocks.push({
+      kind: 'pairs',
+      pairs: [
+        ['session-attributed calls', fmtInt(pf.attributedCalls)],
+        ['sessions × cycles', `${fmtInt(pf.sessions)} × ${fmtInt(pf.cycles)}`],
+      ],
+    });
+    if (Object.keys(pf.perSessionCycle).length > 0)
+      pfBlocks.push({
+        kind: 'table',
+        columns: distColumns('session·cycles'),
+        rows: distRows(pf.perSessionCycle),
+      });
+    if (Object.keys(pf.sharedPerCycle).length > 0) {
+      pfBlocks.push({
+        kind: 'notes',
+        lines: ['calls with a cycle but no session (shared, per cycle):'],
+        tone: 'info',
+      });
+      pfBlocks.push({ kind: 'table', columns: distColumns('cycles'), rows: distRows(pf.sharedPerCycle) });
+    }
+  }
+  sections.push({ title: 'Polling floor (calls per session per poll cycle)', blocks: pfBlocks });
+
+  const b = api.burst;
+  sections.push({
+    title: 'Burst shape',
+    blocks: [
+      {
+        kind: 'pairs',
+        pairs: [
+          ['max req/s, any 1 s', b.max1s ? `${fmtNum(b.max1s.perSecond)} (at ${fmtMs(b.max1s.atMs)})` : '–'],
+          [
+            'max req/s, any 10 s',
+            b.max10s
+              ? `${fmtNum(b.max10s.perSecond)} (${fmtInt(b.max10s.calls)} calls at ${fmtMs(b.max10s.atMs)})`
+              : '–',
+          ],
+          [
+            'peak concurrency',
+            `${fmtInt(api.concurrency.peak)} in flight (at ${fmtMs(api.concurrency.atMs)}, ±${fmtMs(api.concurrency.resolutionMs)})`,
+          ],
+          [
+            'writes per minute (max)',
+            `${fmtInt(api.writes.maxPerMinute)} (of ${fmtInt(api.writes.total)} writes)`,
+          ],
+          [
+            '403 / 429 / retry-after',
+            `${fmtInt(api.limited.answers)} (403: ${fmtInt(api.limited.status403)}, 429: ${fmtInt(api.limited.status429)}, retry-after: ${fmtInt(api.limited.retryAfter)})`,
+          ],
+          ['first 60 s, calls per second', sparkline(b.first60s)],
+        ],
+      },
+      {
+        kind: 'notes',
+        lines: [
+          `windows slide ${fmtMs(b.stepMs)} at a time; concurrency bins are ${fmtMs(api.concurrency.resolutionMs)} wide`,
+        ],
+        tone: 'info',
+      },
+    ],
+  });
+
+  sections.push({
+    title: 'Call latency',
+    blocks: [
+      {
+        kind: 'table',
+        columns: percentileColumns('calls'),
+        rows: [
+          percentileRow('all', api.latency.all),
+          percentileRow('rest', api.latency.rest),
+          percentileRow('graphql', api.latency.graphql),
+        ],
+      },
+      {
+        kind: 'notes',
+        lines: ['HDR histogram, 3 significant digits (1 µs unit); min and max exact'],
+        tone: 'info',
+      },
+    ],
+  });
+
+  const p = api.projection;
+  sections.push({
+    title: 'Projection: sessions under the hourly limit',
+    blocks: [
+      {
+        kind: 'table',
+        columns: [
+          { header: 'resource' },
+          { header: 'limit/h', align: 'right' },
+          { header: 'points/h', align: 'right' },
+          { header: 'shared/h', align: 'right' },
+          { header: 'per session/h', align: 'right' },
+          { header: 'sessions that fit', align: 'right' },
+        ],
+        rows: Object.entries(p.byResource).map(([resource, v]) => [
+          resource,
+          `${fmtInt(v.limit)}${v.limitSource === 'default' ? '*' : ''}`,
+          fmtNum(v.pointsPerHour, 1),
+          fmtNum(v.sharedPointsPerHour, 1),
+          fmtNum(v.perSessionPointsPerHour, 2),
+          v.sessionsThatFit === null ? '–' : fmtInt(v.sessionsThatFit),
+        ]),
+      },
+      {
+        kind: 'notes',
+        lines: [
+          `at ${fmtInt(p.sessions)} sessions; ${p.model}`,
+          ...(Object.values(p.byResource).some((v) => v.limitSource === 'default')
+            ? ['* limit not seen in any response: the default']
+            : []),
+        ],
+        tone: 'info',
+      },
+    ],
+  });
+
+  const br = api.bracket;
+  if (br) {
+    sections.push({
+      title: '/rate_limit bracket',
+      blocks: [
+        {
+          kind: 'table',
+          columns: [
+            { header: 'resource' },
+            { header: 'used before', align: 'right' },
+            { header: 'used after', align: 'right' },
+            { header: 'delta', align: 'right' },
+            { header: 'trace points', align: 'right' },
+            { header: 'unseen', align: 'right' },
+          ],
+          rows: Object.entries(br.byResource).map(([resource, v]) => [
+            resource,
+            fmtNum(v.before?.used),
+            fmtNum(v.after?.used),
+            fmtNum(v.deltaUsed),
+            fmtNum(v.tracePoints),
+            fmtNum(v.unseenPoints),
+          ]),
+        },
+        ...(br.warnings.length > 0
+          ? [{ kind: 'notes' as const, lines: br.warnings, tone: 'warning' as const }]
+          : []),
+      ],
+    });
+  }
+  return sections;
+}
+
+function speedSections(a: Analysis, top: number): Section[] {
+  const sections: Section[] = [];
+  if (a.spans.byName.length > 0) {
+    const labelled = a.spans.byLabels.filter((s) => Object.keys(s.labels).length > 0);
+    sections.push({
+      title: 'Spans',
+      blocks: [
+        {
+          kind: 'table',
+          columns: percentileColumns('span'),
+          rows: a.spans.byName.map((s) => percentileRow(s.name, s.latency)),
+        },
+        {
+          kind: 'notes',
+          lines: a.spans.byName
+            .filter((s) => s.outcomes.error + s.outcomes.cancelled > 0)
+            .map((s) => `${s.name}: ${s.outcomes.error} errors, ${s.outcomes.cancelled} cancelled`),
+          tone: 'warning',
+        },
+      ],
+    });
+    if (labelled.length > 0) {
+      const labelText = (labels: Record<string, unknown>) =>
+        Object.entries(labels)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(' ');
+      sections.push({
+        title: 'Spans by label set',
+        blocks: [
+          {
+            kind: 'table',
+            columns: percentileColumns('span {labels}'),
+            rows: labelled
+              .slice(0, top * 2)
+              .map((s) => percentileRow(`${s.name} {${labelText(s.labels)}}`, s.latency)),
+            more: Math.max(0, labelled.length - top * 2),
+          },
+        ],
+      });
+    }
+  }
+  const events = Object.entries(a.events.byName);
+  if (events.length > 0) {
+    sections.push({
+      title: 'Events',
+      blocks: [
+        {
+          kind: 'table',
+          columns: [{ header: 'event' }, { header: 'count', align: 'right' }],
+          rows: events.map(([name, n]) => [name, fmtInt(n)]),
+        },
+      ],
+    });
+  }
+  if (a.gauges.length > 0) {
+    sections.push({
+      title: 'Gauges',
+      blocks: [
+        {
+          kind: 'table',
+          columns: [
+            { header: 'gauge' },
+            { header: 'samples', align: 'right' },
+            { header: 'last', align: 'right' },
+            { header: 'min', align: 'right' },
+            { header: 'max', align: 'right' },
+          ],
+          rows: a.gauges.map((g) => [
+            `${g.name}${
+              Object.keys(g.labels).length > 0
+                ? ` {${Object.entries(g.labels)
+                    .map(([k, v]) => `${k}=${String(v)}`)
+                    .join(' ')}}`
+                : ''
+            }`,
+            fmtInt(g.count),
+            fmtNum(g.last),
+            fmtNum(g.min),
+            fmtNum(g.max),
+          ]),
+        },
+      ],
+    });
+  }
+  return sections;
+}
+
+export function analysisSections(a: Analysis, options: SectionOptions): Section[] {
+  const shown = new Set([...a.api.burn.warnings, ...(a.api.bracket?.warnings ?? [])]);
+  return [
+    runSection(a),
+    totalsSection(a),
+    ...breakdownSections(a, options.top, [
+      ['byOperation', 'operation'],
+      ['byRoute', 'route'],
+      ['byStatus', 'status'],
+      ['bySource', 'source'],
+      ['bySession', 'session'],
+      ['byRepo', 'repo'],
+      ['byPhase', 'phase'],
+    ]),
+    burnSection(a),
+    ...costSections(a),
+    scorecardSection(a),
+    ...speedSections(a, options.top),
+    ...warningsSection(a, shown),
+  ];
+}
+
+const BARS = ' ▁▂▃▄▅▆▇█';
+
+/** Calls per second as a one-line bar chart (max shown after it). */
+export function sparkline(values: number[]): string {
+  const max = Math.max(0, ...values);
+  if (max === 0) return '(no calls)';
+  return `${values.map((v) => BARS[Math.ceil((v / max) * (BARS.length - 1))]).join('')}  max ${fmtInt(max)}`;
+}

@@ -1,0 +1,283 @@
+/**
+ * agent-orchestrator's `AO_GH_TRACE_FILE` rows (one JSON row per `gh` subprocess) → canonical
+ * `api` records. The mapping, field by field, is in docs/trace-format.md; the facts it rests on:
+ *
+ * - `timestamp` is the ISO time at the *end* of the call: start = timestamp − durationMs.
+ * - Only rows of `gh api -i ...` carry `httpStatus` and the rate-limit headers. Rows without
+ *   `httpStatus` (e.g. `gh pr list`, which prints no headers) are **opaque**: status null, cost
+ *   0 (unknown, not zero: the analysis lists them beside the burn), never a guessed status.
+ * - A 304 shows up as `ok:false, exitCode:1` with `httpStatus:304`: not modified, cost 0.
+ * - `method` defaults to GET even for `gh api graphql`, which is really a POST.
+ * - GraphQL rows may carry `graphqlCost`: the points charged to the `graphql` resource.
+ * - A request was conditional when its args carry an `If-None-Match` header, or when it was
+ *   answered 304. An `etag` in the *response* alone says nothing about the request.
+ */
+import { basename } from 'node:path';
+import { z } from 'zod';
+import { InputFileError } from '../../errors.ts';
+import { describeZodError } from '../../validation.ts';
+import { VERSION } from '../../version.ts';
+import { forEachLine } from '../lines.ts';
+import type { ApiRecord, ApiSource } from '../schema.ts';
+import { TraceWriter } from '../writer.ts';
+
+const optionalNumber = z.number().nullish();
+const optionalString = z.string().nullish();
+
+export const aoGhRowSchema = z.looseObject({
+  timestamp: z.string().describe('ISO time at the end of the call'),
+  component: z.string(),
+  operation: z.string(),
+  projectId: optionalString,
+  sessionId: optionalString,
+  cwd: optionalString,
+  args: z.array(z.string()).nullish(),
+  endpoint: optionalString,
+  method: optionalString,
+  ok: z.boolean(),
+  exitCode: optionalNumber,
+  signal: optionalString,
+  durationMs: z.number().nonnegative(),
+  stdoutBytes: optionalNumber,
+  stderrBytes: optionalNumber,
+  statusLine: optionalString,
+  httpStatus: z.number().int().nullish(),
+  etag: optionalString,
+  rateLimitLimit: optionalNumber,
+  rateLimitRemaining: optionalNumber,
+  rateLimitReset: optionalNumber,
+  rateLimitResource: optionalString,
+  graphqlCost: z.number().nonnegative().nullish(),
+  graphqlRemaining: optionalNumber,
+  graphqlResetAt: optionalString,
+});
+export type AoGhRow = z.infer<typeof aoGhRowSchema>;
+
+/** agent-orchestrator components whose calls come from its lifecycle polling. */
+const LIFECYCLE_COMPONENTS = new Set(['scm-github', 'scm-github-batch', 'tracker-github']);
+/** `gh` subcommands that talk GraphQL under the hood (their rows are opaque: no headers). */
+const GRAPHQL_SUBCOMMANDS = new Set(['pr', 'issue', 'repo', 'project', 'release', 'search']);
+const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
+
+/** GitHub's REST route template for a `gh api` endpoint (query string dropped). */
+export function templateRoute(endpoint: string): string {
+  const path = endpoint
+    .replace(/^https?:\/\/[^/]+/, '')
+    .split('?')[0]!
+    .replace(/^\/+/, '');
+  const parts = path.split('/').filter((p) => p.length > 0);
+  if (parts.length === 1 && parts[0] === 'graphql') return '/graphql';
+  const out: string[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    const previous = parts[i - 1];
+    if (i === 1 && parts[0] === 'repos') out.push('{owner}');
+    else if (i === 2 && parts[0] === 'repos') out.push('{repo}');
+    else if (previous === 'commits' || previous === 'branches' || previous === 'refs') out.push('{ref}');
+    else if (/^\d+$/.test(part)) {
+      const names: Record<string, string> = {
+        pulls: '{pull_number}',
+        issues: '{issue_number}',
+        comments: '{comment_id}',
+        reviews: '{review_id}',
+        'check-runs': '{check_run_id}',
+        'check-suites': '{check_suite_id}',
+      };
+      out.push(names[previous ?? ''] ?? '{id}');
+    } else if (i === 1 && (parts[0] === 'users' || parts[0] === 'orgs'))
+      out.push(parts[0] === 'users' ? '{username}' : '{org}');
+    else out.push(part);
+  }
+  return `/${out.join('/')}`;
+}
+
+function repoOf(row: AoGhRow): string | undefined {
+  const endpoint = row.endpoint ?? '';
+  const match = /^\/?repos\/([^/?]+)\/([^/?]+)/.exec(endpoint);
+  if (match) return `${match[1]}/${match[2]}`;
+  const args = row.args ?? [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if ((arg === '--repo' || arg === '-R') && args[i + 1]) return args[i + 1];
+    if (arg.startsWith('--repo=')) return arg.slice('--repo='.length);
+  }
+  return undefined;
+}
+
+function hasIfNoneMatch(args: readonly string[] | null | undefined): boolean {
+  return (args ?? []).some((arg) => /if-none-match\s*:/i.test(arg));
+}
+
+/** `gh pr list` from args or, failing that, from the operation name (`gh.pr.list`). */
+function subcommandOf(row: AoGhRow): string[] {
+  const args = (row.args ?? []).filter((a) => !a.startsWith('-')).slice(0, 2);
+  if (args.length > 0) return args;
+  return row.operation.replace(/^gh\./, '').split('.').slice(0, 2);
+}
+
+export interface AoGhImportOptions {
+  /** Assign poll cycles as floor(start / cycleMs) (AO rows carry no cycle id). */
+  cycleMs?: number;
+}
+
+/** One row → one api record; `epochMs` is the run's t = 0 (the earliest call start). */
+export function aoGhRowToApi(row: AoGhRow, epochMs: number, options: AoGhImportOptions = {}): ApiRecord {
+  const endMs = Date.parse(row.timestamp);
+  const startWall = endMs - row.durationMs;
+  const t = round3(startWall - epochMs);
+  const isApi = row.endpoint != null || row.args?.[0] === 'api';
+  const isGraphql = isApi ? (row.endpoint ?? '').replace(/^\/+/, '') === 'graphql' : false;
+  const sub = subcommandOf(row);
+  const opaqueGraphql = !isApi && GRAPHQL_SUBCOMMANDS.has(sub[0] ?? '');
+  const protocol = isGraphql || opaqueGraphql ? 'graphql' : 'rest';
+  const route = isGraphql
+    ? '/graphql'
+    : isApi && row.endpoint
+      ? templateRoute(row.endpoint)
+      : `gh ${sub.join(' ')}`;
+  const method = protocol === 'graphql' ? 'POST' : (row.method ?? 'GET').toUpperCase();
+  const status = row.httpStatus ?? null;
+  const notModified = status === 304;
+  const resource =
+    row.rateLimitResource ??
+    (protocol === 'graphql' ? 'graphql' : route.startsWith('/search/') ? 'search' : 'core');
+  let cost = 0;
+  if (status !== null && !notModified) cost = protocol === 'graphql' ? (row.graphqlCost ?? 1) : 1;
+  const secondaryCost = status === null ? 0 : protocol === 'rest' && WRITE_METHODS.has(method) ? 5 : 1;
+  const record: ApiRecord = {
+    kind: 'api',
+    t,
+    dur: row.durationMs,
+    service: 'github',
+    protocol,
+    method,
+    route,
+    status,
+    conditional: notModified || hasIfNoneMatch(row.args),
+    notModified,
+    resource,
+    cost,
+    secondaryCost,
+  };
+  if (row.rateLimitLimit != null && row.rateLimitRemaining != null && row.rateLimitReset != null) {
+    record.rl = {
+      limit: row.rateLimitLimit,
+      remaining: row.rateLimitRemaining,
+      used: row.rateLimitLimit - row.rateLimitRemaining,
+      reset: row.rateLimitReset,
+      resource,
+    };
+  }
+  if (row.stdoutBytes != null) record.bytes = row.stdoutBytes;
+  if (status !== null && (status === 403 || status === 429) && row.rateLimitRemaining === 0)
+    record.limited = 'primary';
+  if (!row.ok && !notModified) {
+    record.error = row.signal ? `signal ${row.signal}` : `exit ${row.exitCode ?? 'unknown'}`;
+  }
+  if (row.projectId) record.project = row.projectId;
+  if (row.sessionId) record.session = row.sessionId;
+  const repo = repoOf(row);
+  if (repo) record.repo = repo;
+  if (LIFECYCLE_COMPONENTS.has(row.component)) record.source = 'lifecycle' satisfies ApiSource;
+  record.op = row.operation;
+  if (options.cycleMs !== undefined && options.cycleMs > 0)
+    record.cycle = Math.floor(Math.max(0, t) / options.cycleMs);
+  return record;
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+export interface ImportResult {
+  output: string;
+  records: number;
+  skipped: number;
+  skippedReasons: string[];
+  opaque: number;
+}
+
+function parseRow(text: string): AoGhRow | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return /[\u0000-\u0008\u000e-\u001f]/.test(text)
+      ? 'not JSON (binary data?)'
+      : `malformed JSON: ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`;
+  }
+  const parsed = aoGhRowSchema.safeParse(value);
+  if (!parsed.success) return describeZodError(parsed.error);
+  if (Number.isNaN(Date.parse(parsed.data.timestamp))) return 'timestamp: expected an ISO time';
+  return parsed.data;
+}
+
+/**
+ * Streams an AO trace file into a canonical trace, in two passes (the first finds the earliest
+ * call start, the run's t = 0, and checks every row).
+ */
+export async function importAoGh(
+  input: string,
+  output: string,
+  options: AoGhImportOptions & { lenient?: boolean } = {},
+): Promise<ImportResult> {
+  let epochMs = Number.POSITIVE_INFINITY;
+  let rows = 0;
+  let skipped = 0;
+  const skippedReasons: string[] = [];
+  const bad = new Set<number>();
+  await forEachLine(input, (text, lineNo) => {
+    if (text.trim() === '') return;
+    const row = parseRow(text);
+    if (typeof row === 'string') {
+      if (!options.lenient) throw new InputFileError('E_IMPORT', input, lineNo, row);
+      skipped++;
+      bad.add(lineNo);
+      if (skippedReasons.length < 10) skippedReasons.push(`line ${lineNo}: ${row}`);
+      return;
+    }
+    rows++;
+    const start = Date.parse(row.timestamp) - row.durationMs;
+    if (start < epochMs) epochMs = start;
+  });
+  if (rows === 0) {
+    throw new InputFileError(
+      'E_IMPORT',
+      input,
+      undefined,
+      skipped > 0 ? 'no valid rows' : 'empty file: no rows',
+    );
+  }
+  epochMs = Math.floor(epochMs);
+  const writer = new TraceWriter(
+    output,
+    {
+      runId: `ao-gh-${basename(input).replace(/\.[^.]*$/, '')}`,
+      tool: { name: 'fleetbench', version: VERSION },
+      clock: 'real',
+      seed: null,
+      scenario: { name: 'imported: agent-orchestrator gh trace', hash: null },
+      epochMs,
+      startedAt: new Date(epochMs).toISOString(),
+      source: 'ao-gh',
+    },
+    { flushIntervalMs: 0 },
+  );
+  let opaque = 0;
+  let records = 0;
+  try {
+    await forEachLine(input, (text, lineNo) => {
+      if (text.trim() === '' || bad.has(lineNo)) return;
+      const row = parseRow(text) as AoGhRow;
+      const record = aoGhRowToApi(row, epochMs, options);
+      if (record.status === null) opaque++;
+      records++;
+      writer.write(record);
+    });
+  } catch (error) {
+    writer.close('failed');
+    throw error;
+  }
+  writer.close('completed');
+  return { output, records, skipped, skippedReasons, opaque };
+}

@@ -1,0 +1,2 @@
+export * from './ao-gh.ts';
+export * from './otlp.ts';

@@ -1,0 +1,222 @@
+/**
+ * OpenTelemetry OTLP/JSON trace exports → canonical `span` (and `event`) records.
+ *
+ * Input: one ExportTraceServiceRequest (`{"resourceSpans": [...]}`), as an OTLP/HTTP JSON body
+ * or a collector's file export, or JSON Lines of them (the collector file exporter's format).
+ * resourceSpans → scopeSpans → spans; times are nanosecond Unix strings (or numbers), read with
+ * BigInt so nothing is lost; t = 0 is the earliest span start. Span attributes become labels,
+ * plus `service` from the resource's `service.name`; a `session.id` (or `fleetbench.session`,
+ * `session`) attribute becomes the record's session; status code ERROR becomes outcome `error`.
+ * Span events become `event` records. The whole file is read into memory: OTLP exports are
+ * documents, not streams.
+ */
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { z } from 'zod';
+import { InputFileError } from '../../errors.ts';
+import { describeZodError } from '../../validation.ts';
+import { VERSION } from '../../version.ts';
+import { checkReadable } from '../lines.ts';
+import type { EventRecord, Labels, SpanRecord } from '../schema.ts';
+import { TraceWriter } from '../writer.ts';
+
+const nanos = z.union([
+  z.string().regex(/^\d+$/, 'expected nanoseconds as digits'),
+  z.number().int().nonnegative(),
+]);
+
+const anyValueSchema: z.ZodType<unknown> = z.lazy(() =>
+  z.looseObject({
+    stringValue: z.string().optional(),
+    boolValue: z.boolean().optional(),
+    intValue: z.union([z.string(), z.number()]).optional(),
+    doubleValue: z.number().optional(),
+    arrayValue: z.looseObject({ values: z.array(anyValueSchema).optional() }).optional(),
+    kvlistValue: z.looseObject({ values: z.array(keyValueSchema).optional() }).optional(),
+    bytesValue: z.string().optional(),
+  }),
+);
+const keyValueSchema = z.looseObject({ key: z.string(), value: anyValueSchema.optional() });
+const attributesSchema = z.array(keyValueSchema).optional();
+
+const spanSchema = z.looseObject({
+  traceId: z.string().optional(),
+  spanId: z.string().optional(),
+  parentSpanId: z.string().optional(),
+  name: z.string().min(1),
+  startTimeUnixNano: nanos,
+  endTimeUnixNano: nanos,
+  attributes: attributesSchema,
+  events: z
+    .array(z.looseObject({ timeUnixNano: nanos, name: z.string().min(1), attributes: attributesSchema }))
+    .optional(),
+  status: z
+    .looseObject({ code: z.union([z.number(), z.string()]).optional(), message: z.string().optional() })
+    .optional(),
+});
+
+export const otlpRequestSchema = z.looseObject({
+  resourceSpans: z.array(
+    z.looseObject({
+      resource: z.looseObject({ attributes: attributesSchema }).optional(),
+      scopeSpans: z
+        .array(
+          z.looseObject({
+            scope: z.looseObject({ name: z.string().optional() }).optional(),
+            spans: z.array(spanSchema).optional(),
+          }),
+        )
+        .optional(),
+    }),
+  ),
+});
+type OtlpRequest = z.infer<typeof otlpRequestSchema>;
+type KeyValue = z.infer<typeof keyValueSchema>;
+
+const SESSION_KEYS = ['session.id', 'fleetbench.session', 'session'];
+
+function scalar(value: unknown): string | number | boolean | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (typeof v.stringValue === 'string') return v.stringValue;
+  if (typeof v.boolValue === 'boolean') return v.boolValue;
+  if (v.intValue !== undefined) return Number(v.intValue);
+  if (typeof v.doubleValue === 'number') return v.doubleValue;
+  if (v.arrayValue !== undefined || v.kvlistValue !== undefined || v.bytesValue !== undefined)
+    return JSON.stringify(v);
+  return undefined;
+}
+
+function toLabels(
+  attributes: KeyValue[] | undefined,
+  keep: Set<string> | undefined,
+): { labels: Labels; session?: string } {
+  const labels: Labels = {};
+  let session: string | undefined;
+  for (const { key, value } of attributes ?? []) {
+    const v = scalar(value);
+    if (v === undefined) continue;
+    if (SESSION_KEYS.includes(key)) {
+      session = String(v);
+      continue;
+    }
+    if (keep && !keep.has(key)) continue;
+    labels[key] = v;
+  }
+  return session === undefined ? { labels } : { labels, session };
+}
+
+function isError(code: number | string | undefined): boolean {
+  return code === 2 || code === 'STATUS_CODE_ERROR' || code === 'ERROR';
+}
+
+export interface OtlpImportOptions {
+  /** Keep only these attribute keys as labels (high-cardinality ids make one label set per span). */
+  labelKeys?: string[];
+}
+
+/** Parses the file: one JSON document, or JSON Lines of them (file:line errors). */
+function readRequests(input: string): OtlpRequest[] {
+  checkReadable(input);
+  const text = readFileSync(input, 'utf8');
+  if (text.trim() === '') throw new InputFileError('E_IMPORT', input, undefined, 'empty file');
+  const check = (value: unknown, line: number | undefined): OtlpRequest => {
+    const parsed = otlpRequestSchema.safeParse(value);
+    if (!parsed.success) throw new InputFileError('E_IMPORT', input, line, describeZodError(parsed.error));
+    return parsed.data;
+  };
+  try {
+    return [check(JSON.parse(text), undefined)];
+  } catch (error) {
+    if (error instanceof InputFileError) throw error;
+  }
+  const requests: OtlpRequest[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      const reason = /[\u0000-\u0008\u000e-\u001f]/.test(line)
+        ? 'not JSON (binary data?)'
+        : `malformed JSON: ${line.length > 60 ? `${line.slice(0, 60)}…` : line}`;
+      throw new InputFileError('E_IMPORT', input, i + 1, reason);
+    }
+    requests.push(check(value, i + 1));
+  }
+  return requests;
+}
+
+export async function importOtlp(
+  input: string,
+  output: string,
+  options: OtlpImportOptions = {},
+): Promise<{ output: string; spans: number; events: number }> {
+  const requests = readRequests(input);
+  const keep = options.labelKeys ? new Set(options.labelKeys) : undefined;
+  let epochNs: bigint | undefined;
+  for (const request of requests)
+    for (const rs of request.resourceSpans)
+      for (const ss of rs.scopeSpans ?? [])
+        for (const span of ss.spans ?? []) {
+          const start = BigInt(span.startTimeUnixNano);
+          if (epochNs === undefined || start < epochNs) epochNs = start;
+        }
+  if (epochNs === undefined) throw new InputFileError('E_IMPORT', input, undefined, 'no spans in the export');
+  const epoch = epochNs;
+  const ms = (ns: string | number) => Number(BigInt(ns) - epoch) / 1e6;
+  const epochMs = Number(epoch / 1_000_000n);
+  const writer = new TraceWriter(
+    output,
+    {
+      runId: `otlp-${basename(input).replace(/\.[^.]*$/, '')}`,
+      tool: { name: 'fleetbench', version: VERSION },
+      clock: 'real',
+      seed: null,
+      scenario: { name: 'imported: OTLP/JSON', hash: null },
+      epochMs,
+      startedAt: new Date(epochMs).toISOString(),
+      source: 'otlp',
+    },
+    { flushIntervalMs: 0 },
+  );
+  let spans = 0;
+  let events = 0;
+  for (const request of requests) {
+    for (const rs of request.resourceSpans) {
+      const resource = toLabels(rs.resource?.attributes, undefined);
+      const service = resource.labels['service.name'];
+      for (const ss of rs.scopeSpans ?? []) {
+        for (const span of ss.spans ?? []) {
+          const { labels, session } = toLabels(span.attributes, keep);
+          if (service !== undefined) labels.service = service;
+          const t = ms(span.startTimeUnixNano);
+          const record: SpanRecord = {
+            kind: 'span',
+            name: span.name,
+            t,
+            dur: Math.max(0, ms(span.endTimeUnixNano) - t),
+            outcome: isError(span.status?.code) ? 'error' : 'ok',
+          };
+          if (session ?? resource.session) record.session = session ?? resource.session;
+          if (Object.keys(labels).length > 0) record.labels = labels;
+          writer.write(record);
+          spans++;
+          for (const e of span.events ?? []) {
+            const attrs = toLabels(e.attributes, keep);
+            const event: EventRecord = { kind: 'event', name: e.name, t: ms(e.timeUnixNano) };
+            if (record.session) event.session = record.session;
+            const eventLabels = { ...attrs.labels, span: span.name };
+            event.labels = eventLabels;
+            writer.write(event);
+            events++;
+          }
+        }
+      }
+    }
+  }
+  writer.close('completed');
+  return { output, spans, events };
+}

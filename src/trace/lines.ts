@@ -1,0 +1,189 @@
+/**
+ * Line splitting for trace files, at the byte level: a chunk is cut after its last newline
+ * (0x0A never occurs inside a multi-byte UTF-8 sequence), so a character split across two
+ * reads is never mangled. Used by the streaming reader and by the parallel analysis workers.
+ */
+
+import { isAscii } from 'node:buffer';
+import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createGunzip } from 'node:zlib';
+import { InputFileError } from '../errors.ts';
+
+const NEWLINE = 0x0a;
+/**
+ * Read size. 64 KB keeps each decoded chunk string in V8's young generation (strings above
+ * ~128 KB go straight to the large-object space and linger until a full GC): measured faster
+ * and about 30 MB smaller than 256 KB or 1 MB reads.
+ */
+export const CHUNK = 64 * 1024;
+
+/**
+ * Bytes to text. Traces are almost always pure ASCII, and Node's ASCII decoder is about ten
+ * times faster than its UTF-8 one, so the (SIMD) check pays for itself many times over.
+ */
+function decode(buffer: Buffer, start: number, end: number): string {
+  return isAscii(buffer.subarray(start, end))
+    ? buffer.toString('ascii', start, end)
+    : buffer.toString('utf8', start, end);
+}
+
+export type LineHandler = (text: string, lineNo: number) => void;
+
+/** Throws the user-facing error for a path that cannot be a trace (missing, a directory). */
+export function checkReadable(path: string): void {
+  if (!existsSync(path)) throw new InputFileError('E_FILE', path, undefined, 'no such file');
+  if (statSync(path).isDirectory())
+    throw new InputFileError('E_FILE', path, undefined, 'is a directory, not a trace file');
+}
+
+export async function isGzip(path: string): Promise<boolean> {
+  const handle = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(2);
+    const { bytesRead } = await handle.read(buf, 0, 2, 0);
+    return bytesRead === 2 && buf[0] === 0x1f && buf[1] === 0x8b;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Splits byte chunks into lines; keeps the unfinished tail between chunks. */
+export class LineSplitter {
+  private carry: Buffer | undefined;
+  lineNo: number;
+  private readonly onLine: LineHandler;
+
+  constructor(onLine: LineHandler, firstLineNo = 1) {
+    this.onLine = onLine;
+    this.lineNo = firstLineNo - 1;
+  }
+
+  push(chunk: Buffer): void {
+    let from = 0;
+    if (this.carry) {
+      // Finish the line left over from the previous chunk without copying the whole chunk.
+      const first = chunk.indexOf(NEWLINE);
+      if (first === -1) {
+        this.carry = Buffer.concat([this.carry, chunk]);
+        return;
+      }
+      const joined = Buffer.concat([this.carry, chunk.subarray(0, first)]);
+      this.carry = undefined;
+      this.onLine(decode(joined, 0, joined.length), ++this.lineNo);
+      from = first + 1;
+    }
+    const last = chunk.lastIndexOf(NEWLINE);
+    if (last < from) {
+      if (from < chunk.length) this.carry = Buffer.from(chunk.subarray(from));
+      return;
+    }
+    const text = decode(chunk, from, last);
+    this.carry = last + 1 < chunk.length ? Buffer.from(chunk.subarray(last + 1)) : undefined;
+    let start = 0;
+    let nl = text.indexOf('\n');
+    while (nl !== -1) {
+      this.onLine(text.slice(start, nl), ++this.lineNo);
+      start = nl + 1;
+      nl = text.indexOf('\n', start);
+    }
+    this.onLine(text.slice(start), ++this.lineNo);
+  }
+
+  /** The last line when the file does not end with a newline. */
+  end(): void {
+    if (this.carry && this.carry.length > 0)
+      this.onLine(decode(this.carry, 0, this.carry.length), ++this.lineNo);
+    this.carry = undefined;
+  }
+}
+
+/** Every line of a file (plain or gzip), in order, to a synchronous handler. */
+export async function forEachLine(path: string, onLine: LineHandler): Promise<number> {
+  checkReadable(path);
+  const splitter = new LineSplitter(onLine);
+  if (await isGzip(path)) {
+    const stream = createReadStream(path, { highWaterMark: CHUNK }).pipe(createGunzip());
+    try {
+      for await (const chunk of stream) splitter.push(chunk as Buffer);
+    } catch (error) {
+      if (error instanceof InputFileError) throw error;
+      throw new InputFileError(
+        'E_FILE',
+        path,
+        splitter.lineNo + 1,
+        `cannot read: ${(error as Error).message}`,
+      );
+    }
+  } else {
+    forEachLineInRange(path, 0, statSync(path).size, splitter);
+    return splitter.lineNo;
+  }
+  splitter.end();
+  return splitter.lineNo;
+}
+
+/**
+ * Lines of the byte range [start, end) of a plain file, read synchronously (the fastest path,
+ * and what a worker thread does). `end` should sit just after a newline or at the file's end.
+ */
+export function forEachLineInRange(path: string, start: number, end: number, splitter: LineSplitter): void {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(CHUNK);
+    let position = start;
+    while (position < end) {
+      const want = Math.min(CHUNK, end - position);
+      const read = readSync(fd, buffer, 0, want, position);
+      if (read === 0) break;
+      position += read;
+      // The buffer is reused: push() copies whatever tail it keeps.
+      splitter.push(buffer.subarray(0, read));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  splitter.end();
+}
+
+/**
+ * Byte offsets that cut [from, size) into `parts` ranges, each starting just after a newline;
+ * the first range gets `headStart` more bytes than the others share. Returns the start offsets
+ * followed by `size`.
+ */
+export function splitAtNewlines(
+  path: string,
+  from: number,
+  size: number,
+  parts: number,
+  headStart = 0,
+): number[] {
+  const cuts = [from];
+  const fd = openSync(path, 'r');
+  try {
+    const probe = Buffer.allocUnsafe(64 * 1024);
+    for (let i = 1; i < parts; i++) {
+      const head = Math.min(headStart, size - from);
+      let position = Math.max(
+        from + head + Math.floor(((size - from - head) * i) / parts),
+        cuts[cuts.length - 1]!,
+      );
+      let cut = size;
+      while (position < size) {
+        const read = readSync(fd, probe, 0, probe.length, position);
+        if (read === 0) break;
+        const nl = probe.subarray(0, read).indexOf(NEWLINE);
+        if (nl !== -1) {
+          cut = position + nl + 1;
+          break;
+        }
+        position += read;
+      }
+      if (cut > cuts[cuts.length - 1]! && cut < size) cuts.push(cut);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  cuts.push(size);
+  return cuts;
+}

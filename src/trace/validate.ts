@@ -1,0 +1,48 @@
+/**
+ * How the reader checks lines: ajv validators compiled from the published schema (fast-check.ts)
+ * decide whether a line is valid, on every path. Words for a line that fails come from zod
+ * (explain.ts), loaded only when there is a problem to word; a parser without `explain` leaves
+ * the problem unworded (`LineProblem.unexplained`) and its caller words it (wordProblem).
+ */
+
+import { InputFileError } from '../errors.ts';
+import { type CheckedKind, compileChecks, type FastChecks, publishedKindSchemas } from './fast-check.ts';
+import { type LineProblem, LineProblemError } from './parser.ts';
+
+export { isBodyKind } from './fast-check.ts';
+
+export type Validated<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+export interface TraceValidator {
+  checks: FastChecks;
+  explain?: (kind: CheckedKind, value: unknown) => string;
+}
+
+let shared: TraceValidator | undefined;
+
+/** The main thread's validator (compiled once). */
+export function mainValidator(): TraceValidator {
+  shared ??= { checks: compileChecks(publishedKindSchemas()) };
+  return shared;
+}
+
+/** A problem in words, at `lineBase` + its line (workers count lines from their range start). */
+export async function wordProblem(problem: LineProblem, lineBase = 0): Promise<LineProblem> {
+  const line = problem.line === undefined ? undefined : lineBase + problem.line;
+  if (!problem.unexplained) return { line, reason: problem.reason };
+  const { explainRecord } = await import('./explain.ts');
+  let value: unknown;
+  try {
+    value = JSON.parse(problem.unexplained.text);
+  } catch {
+    value = undefined;
+  }
+  return { line, reason: explainRecord(problem.unexplained.kind, value) };
+}
+
+/** A LineProblemError from a parser, as the user-facing `file:line: reason` error. */
+export async function worded(file: string, error: unknown, lineBase = 0): Promise<unknown> {
+  if (!(error instanceof LineProblemError)) return error;
+  const problem = await wordProblem(error.problem, lineBase);
+  return new InputFileError('E_TRACE', file, problem.line, problem.reason);
+}

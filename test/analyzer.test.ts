@@ -1,0 +1,409 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  analysisJsonSchema,
+  analysisSchema,
+  analyzerFromState,
+  createAnalyzer,
+} from '../src/analyze/index.ts';
+import type { ApiRecord, BodyRecord, RunHeader } from '../src/trace/index.ts';
+
+const EPOCH = Date.UTC(2026, 0, 1, 0, 30, 0);
+const HOUR = 3_600_000;
+const header: RunHeader = {
+  kind: 'run',
+  format: 'fleetbench-trace/1',
+  runId: 'unit',
+  tool: { name: 'fleetbench', version: 'test' },
+  clock: 'virtual',
+  seed: 1,
+  scenario: { name: 'unit', hash: null },
+  epochMs: EPOCH,
+  startedAt: new Date(EPOCH).toISOString(),
+};
+
+function api(t: number, extra: Partial<ApiRecord> = {}): ApiRecord {
+  return {
+    kind: 'api',
+    t,
+    dur: 10,
+    service: 'github',
+    protocol: 'rest',
+    method: 'GET',
+    route: '/repos/{owner}/{repo}/pulls',
+    status: 200,
+    conditional: false,
+    notModified: false,
+    resource: 'core',
+    cost: 1,
+    secondaryCost: 1,
+    ...extra,
+  };
+}
+
+function analyze(records: BodyRecord[], options: Parameters<typeof createAnalyzer>[0] = {}) {
+  const analyzer = createAnalyzer({ header, ...options });
+  for (const record of records) analyzer.add(record);
+  const analysis = analyzer.finish();
+  // Every analysis is a valid document of the published shape.
+  expect(analysisSchema.safeParse(analysis).success).toBe(true);
+  return analysis;
+}
+
+describe('analyzer: API cost metrics', () => {
+  it('burst shape: sliding 1 s and 10 s windows, first 60 s bins', () => {
+    const records: ApiRecord[] = [];
+    for (let i = 0; i < 30; i++) records.push(api(i * 100)); // 10/s for 3 s
+    for (let i = 0; i < 25; i++) records.push(api(10_000 + i * 20)); // 25 calls in 0.5 s
+    const { api: a } = analyze(records);
+    expect(a.burst.max1s).toMatchObject({ calls: 25, perSecond: 25 });
+    // The best 10 s window holds the cluster and the calls from t = 500 on: 25 + 25.
+    expect(a.burst.max10s).toMatchObject({ calls: 50, perSecond: 5 });
+    expect(a.burst.first60s.slice(0, 4)).toEqual([10, 10, 10, 0]);
+    expect(a.burst.first60s[10]).toBe(25);
+    expect(a.burst.stepMs).toBe(1);
+  });
+
+  it('peak concurrency counts overlapping calls in flight', () => {
+    const { api: a } = analyze([
+      api(0, { dur: 100 }),
+      api(50, { dur: 100 }),
+      api(60, { dur: 10 }),
+      api(200, { dur: 100 }),
+      api(299, { dur: 5 }),
+    ]);
+    expect(a.concurrency).toEqual({ peak: 3, atMs: 60, resolutionMs: 1 });
+  });
+
+  it('writes per minute (REST only, sliding 60 s) and 403/429/retry-after answers', () => {
+    const records = [
+      ...[0, 1000, 2000, 3000, 4000].map((t) => api(t, { method: 'POST', status: 201 })),
+      ...[65_000, 66_000, 67_000].map((t) => api(t, { method: 'PATCH' })),
+      api(5000, { protocol: 'graphql', method: 'POST', route: '/graphql', resource: 'graphql' }),
+      api(6000, { status: 403, limited: 'secondary', retryAfter: 60 }),
+      api(7000, { status: 429 }),
+      api(8000, { retryAfter: 5 }),
+      api(9000, { status: 404 }),
+    ];
+    const { api: a } = analyze(records);
+    expect(a.writes).toMatchObject({ total: 8, maxPerMinute: 5 });
+    expect(a.limited).toEqual({
+      answers: 3,
+      status403: 1,
+      status429: 1,
+      retryAfter: 2,
+      primary: 0,
+      secondary: 1,
+    });
+    expect(a.totals.errors).toBe(3);
+  });
+
+  it('polling floor is per session per cycle, with shared calls apart', () => {
+    const { api: a } = analyze([
+      api(0, { session: 's1', cycle: 0 }),
+      api(1, { session: 's1', cycle: 0 }),
+      api(2, { session: 's1', cycle: 0, resource: 'graphql', protocol: 'graphql' }),
+      api(30_000, { session: 's1', cycle: 1 }),
+      api(3, { session: 's2', cycle: 0 }),
+      api(4, { session: 's2', cycle: 0 }),
+      api(5, { cycle: 0 }), // a shared repo guard
+      api(6, { session: 's2' }), // no cycle: not in the floor
+    ]);
+    expect(a.pollingFloor.attributedCalls).toBe(6);
+    expect(a.pollingFloor.sessions).toBe(2);
+    expect(a.pollingFloor.cycles).toBe(2);
+    expect(a.pollingFloor.perSessionCycle).toEqual({
+      all: { cells: 3, calls: 6, p50: 2, mean: 2, max: 3 },
+      core: { cells: 3, calls: 5, p50: 2, mean: 1.667, max: 2 },
+      graphql: { cells: 3, calls: 1, p50: 0, mean: 0.333, max: 1 },
+    });
+    expect(a.pollingFloor.sharedPerCycle.all).toEqual({ cells: 1, calls: 1, p50: 1, mean: 1, max: 1 });
+  });
+
+  it('burn per reset window, straddle warning, hourly fallback, 304s free', () => {
+    const reset1 = (EPOCH + 30 * 60_000) / 1000; // the window ends 30 min into the run
+    const reset2 = reset1 + 3600;
+    const rl = (reset: number, remaining: number) => ({ limit: 5000, remaining, reset, resource: 'core' });
+    const { api: a, warnings } = analyze([
+      api(0, { rl: rl(reset1, 4000) }),
+      api(1000, { status: 304, notModified: true, conditional: true, cost: 0, rl: rl(reset1, 4000) }),
+      api(2000, { cost: 1 }), // no headers: lands in the reset window that contains it
+      api(40 * 60_000, { rl: rl(reset2, 4999) }),
+      api(40 * 60_000 + 1, { resource: 'graphql', protocol: 'graphql', cost: 3 }), // no headers at all
+      api(40 * 60_000 + 2, { status: null, resource: 'graphql', cost: 0 }), // opaque
+    ]);
+    const core = a.burn.windows.filter((w) => w.resource === 'core');
+    expect(core.map((w) => [w.basis, w.reset, w.calls, w.points, w.startMs, w.endMs])).toEqual([
+      ['reset', reset1, 3, 2, -30 * 60_000, 30 * 60_000],
+      ['reset', reset2, 1, 1, 30 * 60_000, 90 * 60_000],
+    ]);
+    expect(core[0]!.usedMax).toBe(1000);
+    expect(core[0]!.headroomPct).toBe(99.96);
+    const graphql = a.burn.windows.filter((w) => w.resource === 'graphql');
+    expect(graphql.map((w) => [w.basis, w.calls, w.points, w.startMs, w.limit])).toEqual([
+      ['hourly', 1, 3, 0, 5000],
+    ]);
+    expect(a.burn.straddles).toEqual(['core']);
+    expect(warnings.some((w) => /core: the run straddles a rate-limit reset \(2 windows\)/.test(w))).toBe(
+      true,
+    );
+    expect(a.opaque).toEqual({ calls: 1, sharePct: 16.667, byResource: { graphql: 1 } });
+    expect(a.conditional).toEqual({ requests: 1, notModified: 1, notModifiedPct: 100 });
+  });
+
+  it('the /rate_limit bracket compares the used delta with the points the trace saw', () => {
+    const snapshot = (t: number, phase: string, used: number) => ({
+      kind: 'event' as const,
+      name: 'ratelimit.snapshot',
+      t,
+      data: {
+        phase,
+        resources: { core: { limit: 5000, remaining: 5000 - used, used, reset: 1_767_232_800 } },
+      },
+    });
+    const { api: a } = analyze([
+      snapshot(0, 'before', 100),
+      api(10),
+      api(20),
+      api(30, { status: 304, notModified: true, cost: 0 }),
+      snapshot(5000, 'after', 105),
+    ]);
+    expect(a.bracket?.byResource.core).toMatchObject({
+      deltaUsed: 5,
+      tracePoints: 2,
+      unseenPoints: 3,
+      sameWindow: true,
+    });
+  });
+
+  it('projection and the Track B scorecard: measured at 50 sessions, projected otherwise', () => {
+    // One hour; 50 sessions each making 40 core calls and 10 GraphQL points.
+    const records: ApiRecord[] = [];
+    for (let s = 0; s < 50; s++) {
+      for (let i = 0; i < 40; i++) records.push(api((i * HOUR) / 40 + s, { session: `s${s}` }));
+      records.push(
+        api(s * 1000, {
+          session: `s${s}`,
+          protocol: 'graphql',
+          method: 'POST',
+          route: '/graphql',
+          resource: 'graphql',
+          cost: 10,
+        }),
+      );
+    }
+    records.push(api(HOUR - 10, { dur: 10 }));
+    const at50 = analyze(records);
+    expect(at50.run.sessions).toBe(50);
+    expect(at50.api.projection.byResource.core).toMatchObject({
+      limit: 5000,
+      limitSource: 'default',
+      perSessionPointsPerHour: 40.02,
+    });
+    expect(at50.api.projection.byResource.core?.sessionsThatFit).toBe(124);
+    const rows = Object.fromEntries(at50.scorecard.rows.map((r) => [r.id, r]));
+    expect(at50.scorecard.projected).toBe(false);
+    expect(rows['rest-core-headroom']).toMatchObject({
+      measured: 59.98,
+      verdict: 'pass',
+      basis: 'measured at 50 sessions',
+    });
+    expect(rows['graphql-headroom']).toMatchObject({ measured: 90, verdict: 'pass' });
+    expect(rows['limited-answers']).toMatchObject({ measured: 0, verdict: 'pass' });
+    // The same records judged as if they came from 10 sessions: 5× the per-session cost.
+    const at10 = analyze(records, { sessions: 10 });
+    const rows10 = Object.fromEntries(at10.scorecard.rows.map((r) => [r.id, r]));
+    expect(at10.scorecard.projected).toBe(true);
+    expect(rows10['rest-core-headroom']).toMatchObject({ measured: -100.1, verdict: 'fail' });
+    expect(rows10['rest-core-headroom']!.basis).toMatch(/projected from 10 to 50 sessions/);
+    expect(at10.scorecard.verdict).toBe('fail');
+  });
+
+  it('spans by name and label set, events, gauges (last by time)', () => {
+    const a = analyze([
+      {
+        kind: 'span',
+        name: 'agent.boot',
+        t: 0,
+        dur: 1000,
+        outcome: 'ok',
+        labels: { adapter: 'codex', start: 'cold' },
+      },
+      {
+        kind: 'span',
+        name: 'agent.boot',
+        t: 0,
+        dur: 3000,
+        outcome: 'error',
+        labels: { start: 'cold', adapter: 'codex' },
+      },
+      {
+        kind: 'span',
+        name: 'agent.boot',
+        t: 0,
+        dur: 500,
+        outcome: 'ok',
+        labels: { adapter: 'claude', start: 'warm' },
+      },
+      { kind: 'event', name: 'steady.start', t: 5 },
+      { kind: 'event', name: 'steady.start', t: 6 },
+      { kind: 'gauge', name: 'sessions', t: 2, value: 4, labels: { state: 'awake' } },
+      { kind: 'gauge', name: 'sessions', t: 1, value: 9, labels: { state: 'awake' } },
+      { kind: 'gauge', name: 'sessions', t: 2, value: 3, labels: { state: 'awake' } },
+    ]);
+    expect(a.spans.byName).toEqual([
+      {
+        name: 'agent.boot',
+        count: 3,
+        outcomes: { ok: 2, error: 1, cancelled: 0 },
+        latency: expect.objectContaining({ count: 3, min: 500, max: 3000, p99: 3000 }),
+      },
+    ]);
+    // 1000 ms within the histogram's 3 significant digits.
+    expect(Math.abs(a.spans.byName[0]!.latency!.p50 - 1000)).toBeLessThanOrEqual(1);
+    expect(a.spans.byLabels.map((s) => [s.labels, s.count])).toEqual([
+      [{ adapter: 'claude', start: 'warm' }, 1],
+      [{ adapter: 'codex', start: 'cold' }, 2],
+    ]);
+    expect(a.events.byName).toEqual({ 'steady.start': 2 });
+    expect(a.gauges).toEqual([
+      { name: 'sessions', labels: { state: 'awake' }, count: 3, last: 3, lastAtMs: 2, min: 3, max: 9 },
+    ]);
+  });
+
+  it('latency percentiles come from the HDR histogram within its precision', () => {
+    const records = Array.from({ length: 1000 }, (_, i) => api(i, { dur: i + 1 }));
+    const { api: a } = analyze(records);
+    const all = a.latency.all!;
+    expect(all.count).toBe(1000);
+    expect(all.min).toBe(1);
+    expect(all.max).toBe(1000);
+    for (const [p, exact] of [
+      [all.p50, 500],
+      [all.p90, 900],
+      [all.p95, 950],
+      [all.p99, 990],
+    ] as const) {
+      expect(Math.abs(p - exact) / exact).toBeLessThanOrEqual(0.001);
+    }
+  });
+});
+
+describe('analyzer: merge', () => {
+  // A mix of every kind, with time ties (gauges, snapshots) and calls out of time order.
+  const records: BodyRecord[] = [];
+  for (let i = 0; i < 400; i++) {
+    const t = (i * 997) % 50_000;
+    records.push(
+      api(t, {
+        dur: (i % 7) * 13 + 1,
+        session: `s${i % 9}`,
+        cycle: Math.floor(t / 30_000),
+        op: i % 3 ? 'guard' : 'detect',
+        status: i % 11 === 0 ? null : i % 5 === 0 ? 304 : 200,
+        method: i % 13 === 0 ? 'POST' : 'GET',
+        cost: i % 5 === 0 ? 0 : 1,
+        rl:
+          i % 4 === 0
+            ? undefined
+            : { limit: 5000, remaining: 4000, reset: (EPOCH + (t < 20_000 ? 0 : HOUR)) / 1000 + 600 },
+      }),
+    );
+    if (i % 50 === 0) records.push({ kind: 'gauge', name: 'inflight', t: 100, value: i });
+    if (i % 60 === 0)
+      records.push({ kind: 'span', name: 'boot', t, dur: i, outcome: 'ok', labels: { n: i % 2 } });
+    if (i % 100 === 0) {
+      records.push({
+        kind: 'event',
+        name: 'ratelimit.snapshot',
+        t: 0,
+        data: {
+          phase: i === 0 ? 'before' : 'after',
+          resources: { core: { limit: 5000, remaining: 4000 - i, reset: 1 } },
+        },
+      });
+    }
+  }
+  const single = createAnalyzer({ header });
+  for (const r of records) single.add(r);
+  const expected = single.finish();
+
+  it.each([0, 1, 137, 200, records.length - 1, records.length])(
+    'two halves split at %i merge to the single pass',
+    (cut) => {
+      const a = createAnalyzer({ header });
+      const b = createAnalyzer({ header });
+      for (const r of records.slice(0, cut)) a.add(r);
+      for (const r of records.slice(cut)) b.add(r);
+      expect(a.merge(b).finish()).toEqual(expected);
+    },
+  );
+
+  it('survives a structured clone of its state (what a worker posts)', () => {
+    const parts = [0, 100, 250, records.length];
+    let merged = createAnalyzer({ header });
+    for (let i = 0; i + 1 < parts.length; i++) {
+      const part = createAnalyzer();
+      for (const r of records.slice(parts[i], parts[i + 1])) part.add(r);
+      merged = merged.merge(analyzerFromState(structuredClone(part.toState())));
+    }
+    expect(merged.finish()).toEqual(expected);
+  });
+
+  it('finish() is repeatable and adding more later keeps counting (live runs)', () => {
+    const live = createAnalyzer({ header });
+    for (const r of records.slice(0, 100)) live.add(r);
+    const early = live.finish();
+    expect(live.finish()).toEqual(early);
+    for (const r of records.slice(100)) live.add(r);
+    expect(live.finish()).toEqual(expected);
+  });
+});
+
+describe('the Analysis contract', () => {
+  it('publishes a JSON Schema generated from the zod schema (docs/analysis.schema.json)', () => {
+    const committed = JSON.parse(
+      readFileSync(new URL('../docs/analysis.schema.json', import.meta.url), 'utf8'),
+    );
+    expect(committed).toEqual(analysisJsonSchema());
+    expect(JSON.stringify(committed)).toContain('"schemaVersion"');
+  });
+
+  it('an empty analyzer still gives a complete document', () => {
+    const a = createAnalyzer().finish();
+    expect(analysisSchema.parse(a)).toEqual(a);
+    expect(a.scorecard.rows.map((r) => r.verdict)).toEqual([
+      'unknown',
+      'unknown',
+      'pass',
+      'pass',
+      'pass',
+      'pass',
+      'pass',
+    ]);
+  });
+});
+
+describe('cycle counts', () => {
+  it('stay exact with cycles out of order, re-based and sparse', async () => {
+    const { CycleCounts } = await import('../src/analyze/cycles.ts');
+    const counts = new CycleCounts();
+    const naive = new Map<string, number>();
+    const cycles = [5, 3, 900, 4, -2, 5, 5, 2_000_000_000, 3];
+    for (const [i, cycle] of cycles.entries()) {
+      const key = i % 2 ? 'a' : 'b';
+      const resource = i % 3 ? 'core' : 'graphql';
+      counts.add(key, cycle, resource);
+      naive.set(`${key}/${cycle}`, (naive.get(`${key}/${cycle}`) ?? 0) + 1);
+    }
+    const { cells, freq } = counts.frequencies(() => true);
+    expect(cells).toBe(naive.size);
+    const expected = new Map<number, number>();
+    for (const n of naive.values()) expected.set(n, (expected.get(n) ?? 0) + 1);
+    expect(freq.get('all')).toEqual(expected);
+    const clone = CycleCounts.fromState(structuredClone(counts.toState()));
+    const merged = new CycleCounts();
+    merged.merge(clone);
+    expect(merged.frequencies(() => true).freq).toEqual(freq);
+  });
+});

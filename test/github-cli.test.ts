@@ -1,0 +1,118 @@
+/**
+ * `fleetbench github serve` as users run it: the real CLI as a subprocess.
+ */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readTrace } from '../src/trace/index.ts';
+import { BIN, runCli } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+
+const dir = scratchDir();
+
+describe('fleetbench github serve: bad input', () => {
+  it('names the file, line and field of a bad fixtures file, with no stack trace', async () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(
+      file,
+      'repos:\n  - owner: acme\n    name: widgets\n    issues:\n      - title: ok\n      - titel: typo\n',
+    );
+    const res = await runCli(['github', 'serve', '--fixtures', file]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe(`fleetbench: ${file}:6: repos[0].issues[1].title: expected string\n`);
+    expect(res.stdout).toBe('');
+  });
+
+  it('rejects a missing file, conflicting flags and a bad --limit', async () => {
+    const missing = await runCli(['github', 'serve', '--fixtures', join(dir, 'nope.yaml')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/nope\.yaml: cannot read: ENOENT/);
+    const both = await runCli(['github', 'serve', '--fixtures', join(dir, 'x.yaml'), '--repos', '2']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain(
+      '--fixtures and --repos/--issues-per-repo/--pulls-per-repo exclude each other',
+    );
+    const limit = await runCli(['github', 'serve', '--limit', 'core=lots']);
+    expect(limit.code).toBe(2);
+    expect(limit.stderr).toContain('--limit core=lots: expected a non-negative number');
+    const latency = await runCli(['github', 'serve', '--latency', '100:50']);
+    expect(latency.code).toBe(2);
+    expect(latency.stderr).toContain('--latency 100:50');
+  });
+});
+
+describe('fleetbench github serve: running', () => {
+  it('prints connection details, serves, and on Ctrl-C stops with the trace footer written', async () => {
+    const trace = join(dir, 'serve.jsonl');
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'github',
+        'serve',
+        '--json',
+        '--repos',
+        '2',
+        '--issues-per-repo',
+        '3',
+        '--time-scale',
+        '60',
+        '--trace',
+        trace,
+        '--limit',
+        'core=50',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    try {
+      const info = await new Promise<{ url: string; token: string; adminToken: string; repos: string[] }>(
+        (resolve, reject) => {
+          let out = '';
+          child.stdout.on('data', (d) => {
+            out += d;
+            const nl = out.indexOf('\n');
+            if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)));
+          });
+          child.on('close', (code) => reject(new Error(`exited ${code}`)));
+        },
+      );
+      expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(info.repos).toEqual(['fleetbench/repo-1', 'fleetbench/repo-2']);
+      const auth = { authorization: `token ${info.token}` };
+      const first = await fetch(`${info.url}/repos/fleetbench/repo-2/issues`, { headers: auth });
+      expect(first.status).toBe(200);
+      expect(first.headers.get('x-ratelimit-limit')).toBe('50');
+      expect(((await first.json()) as unknown[]).length).toBe(3);
+      const viaV3 = await fetch(`${info.url}/api/v3/rate_limit`, { headers: auth });
+      expect(((await viaV3.json()) as { rate: { used: number } }).rate.used).toBe(1);
+      const admin = await fetch(`${info.url}/_fleetbench/mint-token`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${info.adminToken}` },
+        body: JSON.stringify({ session: 'cli-s1', source: 'agent' }),
+      });
+      const minted = (await admin.json()) as { token: string };
+      const attributed = await fetch(`${info.url}/user`, {
+        headers: { authorization: `token ${minted.token}` },
+      });
+      expect(((await attributed.json()) as { login: string }).login).toBe('fleet-agent');
+      const refused = await fetch(`${info.url}/_fleetbench/stats`);
+      expect(refused.status).toBe(401);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      clearTimeout(killer);
+      child.kill('SIGKILL');
+    }
+    const { records, stats } = await readTrace(trace);
+    expect(stats.header).toMatchObject({ clock: 'real', timeScale: 60, seed: 1, target: 'github-emulator' });
+    expect(stats.footer).toMatchObject({ reason: 'completed', counts: { api: 3 } });
+    expect(records.map((r) => (r.kind === 'api' ? [r.route, r.session ?? null] : r.kind))).toEqual([
+      ['/repos/{owner}/{repo}/issues', null],
+      ['/rate_limit', null],
+      ['/user', 'cli-s1'],
+    ]);
+  });
+});

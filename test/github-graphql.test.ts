@@ -1,0 +1,302 @@
+/**
+ * GraphQL through handle(): GitHub's cost rule, the free rateLimit field, primary-limit breach
+ * as 200 with an error body, GitHub-style refusals, and the data the subset serves.
+ */
+import { describe, expect, it } from 'vitest';
+import { inProcess, rate } from './helpers/github.ts';
+
+const PR_FIELDS = `
+  number state mergeable reviewDecision headRefName
+  commits(last: 1) { nodes { commit { oid statusCheckRollup { state contexts(first: 10) { nodes {
+    __typename ... on CheckRun { name status conclusion } ... on StatusContext { context state } } } } } } }
+  reviewThreads(first: 10) { totalCount nodes { isResolved } }
+  reviews(last: 5) { nodes { state author { login } } }`;
+
+function batchQuery(numbers: number[]): string {
+  const aliases = numbers.map((n) => `pr${n}: pullRequest(number: ${n}) { ...pr }`).join('\n');
+  return `query Batch($owner: String!, $name: String!) {
+    repository(owner: $owner, name: $name) { ${aliases} }
+    rateLimit { limit cost remaining used resetAt }
+  }
+  fragment pr on PullRequest { ${PR_FIELDS} }`;
+}
+
+const vars = { owner: 'fleetbench', name: 'repo-1' };
+
+describe('GraphQL cost', () => {
+  it('charges 1 point for 25 aliased pull requests (4 connections each = 100 requests)', async () => {
+    const { graphql, apiRecords } = inProcess({
+      fixtures: { repos: 1, issuesPerRepo: 25, pullsPerRepo: 25 },
+    });
+    const numbers = Array.from({ length: 25 }, (_, i) => 26 + i);
+    const res = await graphql(batchQuery(numbers), vars);
+    expect(res.status).toBe(200);
+    const body = JSON.parse(res.body);
+    expect(body.errors).toBeUndefined();
+    expect(Object.keys(body.data.repository)).toHaveLength(25);
+    expect(body.data.repository.pr26).toMatchObject({
+      number: 26,
+      state: 'OPEN',
+      mergeable: 'MERGEABLE',
+      reviewDecision: 'REVIEW_REQUIRED',
+    });
+    expect(body.data.repository.pr26.commits.nodes[0].commit.statusCheckRollup).toEqual({
+      state: 'SUCCESS',
+      contexts: {
+        nodes: [{ __typename: 'CheckRun', name: 'ci', status: 'COMPLETED', conclusion: 'SUCCESS' }],
+      },
+    });
+    expect(body.data.rateLimit).toEqual({
+      limit: 5000,
+      cost: 1,
+      remaining: 4999,
+      used: 1,
+      resetAt: '2026-01-01T01:00:00Z',
+    });
+    expect(rate(res)).toMatchObject({ resource: 'graphql', used: 1, remaining: 4999 });
+    expect(apiRecords()[0]).toMatchObject({
+      protocol: 'graphql',
+      route: '/graphql',
+      cost: 1,
+      secondaryCost: 1,
+      repo: 'fleetbench/repo-1',
+    });
+    // One more connection inside each thread costs 10 requests per PR: 25 x 14 = 350 -> 4 points.
+    const heavier = batchQuery(numbers).replace(
+      'nodes { isResolved }',
+      'nodes { isResolved comments(first: 1) { nodes { body } } }',
+    );
+    expect(JSON.parse((await graphql(heavier, vars)).body).data.rateLimit).toMatchObject({
+      cost: 4,
+      used: 5,
+    });
+  });
+
+  it('multiplies nested connections by their parents: 1 + 100 + 100x100 requests = 101 points', async () => {
+    const { graphql } = inProcess();
+    const res = await graphql(
+      `{ repository(owner: "fleetbench", name: "repo-1") {
+          pullRequests(first: 100) { nodes { reviews(first: 100) { nodes { comments(first: 10) { totalCount } } } } } }
+        rateLimit { cost used nodeCount } }`,
+    );
+    expect(JSON.parse(res.body).data.rateLimit).toEqual({
+      cost: 101,
+      used: 101,
+      nodeCount: 100 + 10_000 + 100_000,
+    });
+    expect(rate(res).used).toBe(101);
+  });
+
+  it('rounds small queries to 1 and makes a rateLimit-only query free', async () => {
+    const { graphql, apiRecords } = inProcess();
+    const free = await graphql('{ rateLimit { limit cost remaining used } }');
+    expect(JSON.parse(free.body).data.rateLimit).toEqual({ limit: 5000, cost: 0, remaining: 5000, used: 0 });
+    const one = await graphql('{ viewer { login } rateLimit { cost } }');
+    expect(JSON.parse(one.body).data).toEqual({ viewer: { login: 'fleet-agent' }, rateLimit: { cost: 1 } });
+    expect(apiRecords().map((r) => r.cost)).toEqual([0, 1]);
+  });
+
+  it('answers a primary-limit breach with 200, an error body and remaining 0', async () => {
+    const { graphql, apiRecords } = inProcess({ limits: { primary: { user: { graphql: 2 } } } });
+    expect((await graphql('{ viewer { login } }')).status).toBe(200);
+    expect((await graphql('{ viewer { login } }')).status).toBe(200);
+    const over = await graphql('{ viewer { login } }');
+    expect(over.status).toBe(200);
+    expect(JSON.parse(over.body)).toEqual({
+      errors: [{ type: 'RATE_LIMITED', message: 'API rate limit exceeded for user ID 1.' }],
+    });
+    expect(rate(over)).toMatchObject({ limit: 2, remaining: 0, used: 2, resource: 'graphql' });
+    expect(apiRecords()[2]).toMatchObject({ status: 200, limited: 'primary', cost: 0 });
+  });
+
+  it('refuses a query costing more than what remains, before running it', async () => {
+    const { graphql } = inProcess({ limits: { primary: { user: { graphql: 50 } } } });
+    const big = await graphql(
+      '{ repository(owner: "fleetbench", name: "repo-1") { pullRequests(first: 100) { nodes { reviews(first: 100) { nodes { comments(first: 10) { totalCount } } } } } } }',
+    );
+    expect(JSON.parse(big.body).errors[0].type).toBe('RATE_LIMITED');
+    expect(rate(big)).toMatchObject({ remaining: 50, used: 0 });
+  });
+});
+
+describe('GraphQL refusals', () => {
+  it('returns an errors array for a malformed query, free', async () => {
+    const { graphql, apiRecords } = inProcess();
+    const res = await graphql('{ repository(owner: "x" { id }');
+    expect(res.status).toBe(200);
+    const body = JSON.parse(res.body);
+    expect(body.errors[0].message).toMatch(/Syntax Error/);
+    expect(body.errors[0].locations[0]).toEqual({ line: 1, column: 25 });
+    const unknown = JSON.parse((await graphql('{ viewer { nope } }')).body);
+    expect(unknown.errors[0].message).toMatch(/^Cannot query field "nope" on type "User"\./);
+    expect(apiRecords().map((r) => r.cost)).toEqual([0, 0]);
+  });
+
+  it('refuses a query that could touch more than 500,000 nodes', async () => {
+    const { graphql } = inProcess();
+    const res = JSON.parse(
+      (
+        await graphql(
+          '{ repository(owner: "fleetbench", name: "repo-1") { pullRequests(first: 100) { nodes { reviews(first: 100) { nodes { comments(first: 100) { totalCount } } } } } } }',
+        )
+      ).body,
+    );
+    expect(res.errors[0]).toMatchObject({ type: 'MAX_NODE_LIMIT_EXCEEDED' });
+  });
+
+  it('requires pagination bounds when nodes are asked for, and at most 100', async () => {
+    const { graphql } = inProcess();
+    const q = (args: string) =>
+      graphql(
+        `{ repository(owner: "fleetbench", name: "repo-1") { pullRequests${args} { totalCount nodes { number } } } }`,
+      );
+    const missing = JSON.parse((await q('')).body);
+    expect(missing.errors[0]).toMatchObject({
+      type: 'MISSING_PAGINATION_BOUNDARIES',
+      message:
+        'You must provide a `first` or `last` value to properly paginate the `pullRequests` connection.',
+    });
+    const excessive = JSON.parse((await q('(last: 101)')).body);
+    expect(excessive.errors[0].message).toBe(
+      'Requesting 101 records on the `pullRequests` connection exceeds the `last` limit of 100 records.',
+    );
+    const countOnly = JSON.parse(
+      (await graphql('{ repository(owner: "fleetbench", name: "repo-1") { pullRequests { totalCount } } }'))
+        .body,
+    );
+    expect(countOnly.data.repository.pullRequests.totalCount).toBe(2);
+  });
+
+  it('answers bad JSON with 400, no query with 400, unauthenticated with 401', async () => {
+    const { emulator, transport } = inProcess();
+    const badJson = await transport.request({ method: 'POST', path: '/graphql', headers: {}, body: '{nope' });
+    expect(badJson.status).toBe(400);
+    expect(JSON.parse(badJson.body).message).toBe('Problems parsing JSON');
+    const noQuery = await transport.request({ method: 'POST', path: '/graphql', headers: {}, body: '{}' });
+    expect(noQuery.status).toBe(400);
+    const anon = await emulator.handle({
+      method: 'POST',
+      path: '/api/graphql',
+      headers: {},
+      body: '{"query":"{viewer{login}}"}',
+    });
+    expect(anon.status).toBe(401);
+    expect(JSON.parse(anon.body).message).toBe('This endpoint requires you to be authenticated.');
+  });
+
+  it('reports a missing repository or pull request as NOT_FOUND next to partial data', async () => {
+    const { graphql } = inProcess();
+    const repo = JSON.parse((await graphql('{ repository(owner: "nobody", name: "nothing") { id } }')).body);
+    expect(repo).toEqual({
+      data: { repository: null },
+      errors: [
+        {
+          type: 'NOT_FOUND',
+          path: ['repository'],
+          locations: [{ line: 1, column: 3 }],
+          message: "Could not resolve to a Repository with the name 'nobody/nothing'.",
+        },
+      ],
+    });
+    const pr = JSON.parse(
+      (
+        await graphql(
+          '{ repository(owner: "fleetbench", name: "repo-1") { pullRequest(number: 99) { id } } }',
+        )
+      ).body,
+    );
+    expect(pr.data).toEqual({ repository: { pullRequest: null } });
+    expect(pr.errors[0].message).toBe('Could not resolve to a PullRequest with the number of 99.');
+  });
+});
+
+describe('GraphQL data follows the state', () => {
+  it('shows review decision, threads, reviews, checks and merge state after admin changes', async () => {
+    const { graphql, emulator } = inProcess();
+    const admin = emulator.admin;
+    const opened = admin.openPullRequest({ repo: 'fleetbench/repo-1', head: 'agent/issue-3', issue: 3 });
+    expect(opened.number).toBe(8);
+    const query = `query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) {
+      pr: pullRequest(number: 8) { ${PR_FIELDS} mergeStateStatus closingIssuesReferences(first: 1) { nodes { number } }
+        threads: reviewThreads(first: 10) { nodes { comments(first: 1) { nodes { body } } } } } } }`;
+    let pr = JSON.parse((await graphql(query, vars)).body).data.repository.pr;
+    expect(pr.commits.nodes[0].commit.statusCheckRollup).toBeNull();
+    expect(pr.closingIssuesReferences.nodes).toEqual([{ number: 3 }]);
+    admin.setCheckRun({ repo: 'fleetbench/repo-1', number: 8, name: 'ci', status: 'in_progress' });
+    admin.setStatus({ repo: 'fleetbench/repo-1', number: 8, context: 'lint', state: 'success' });
+    admin.postReviewComments({ repo: 'fleetbench/repo-1', number: 8, count: 2, user: 'reviewer-2' });
+    admin.submitReview({
+      repo: 'fleetbench/repo-1',
+      number: 8,
+      state: 'CHANGES_REQUESTED',
+      user: 'reviewer-1',
+    });
+    pr = JSON.parse((await graphql(query, vars)).body).data.repository.pr;
+    expect(pr.reviewDecision).toBe('CHANGES_REQUESTED');
+    expect(pr.mergeStateStatus).toBe('BLOCKED');
+    expect(pr.reviewThreads.totalCount).toBe(2);
+    expect(pr.threads.nodes[1].comments.nodes[0].body).toBe('Review comment 2: please look at this.');
+    expect(pr.reviews.nodes).toEqual([
+      { state: 'COMMENTED', author: { login: 'reviewer-2' } },
+      { state: 'CHANGES_REQUESTED', author: { login: 'reviewer-1' } },
+    ]);
+    expect(pr.commits.nodes[0].commit.statusCheckRollup).toEqual({
+      state: 'PENDING',
+      contexts: {
+        nodes: [
+          { __typename: 'CheckRun', name: 'ci', status: 'IN_PROGRESS', conclusion: null },
+          { __typename: 'StatusContext', context: 'lint', state: 'SUCCESS' },
+        ],
+      },
+    });
+    admin.submitReview({ repo: 'fleetbench/repo-1', number: 8, state: 'APPROVED', user: 'reviewer-1' });
+    admin.setCheckRun({ repo: 'fleetbench/repo-1', number: 8, name: 'ci', conclusion: 'success' });
+    pr = JSON.parse((await graphql(query, vars)).body).data.repository.pr;
+    expect(pr.reviewDecision).toBe('APPROVED');
+    expect(pr.mergeStateStatus).toBe('CLEAN');
+    expect(pr.commits.nodes[0].commit.statusCheckRollup.state).toBe('SUCCESS');
+    admin.mergePullRequest({ repo: 'fleetbench/repo-1', number: 8 });
+    pr = JSON.parse((await graphql(query, vars)).body).data.repository.pr;
+    expect(pr.state).toBe('MERGED');
+    const issue = JSON.parse(
+      (
+        await graphql(
+          '{ repository(owner: "fleetbench", name: "repo-1") { issue(number: 3) { state stateReason } } }',
+        )
+      ).body,
+    );
+    expect(issue.data.repository.issue).toEqual({ state: 'CLOSED', stateReason: 'COMPLETED' });
+  });
+
+  it('filters pull requests by head branch and state, and pages with cursors', async () => {
+    const { graphql } = inProcess({ fixtures: { repos: 1, issuesPerRepo: 5, pullsPerRepo: 5 } });
+    const byHead = JSON.parse(
+      (
+        await graphql(
+          '{ repository(owner: "fleetbench", name: "repo-1") { pullRequests(first: 5, headRefName: "agent/issue-3", states: [OPEN]) { totalCount nodes { number headRefName } } } }',
+        )
+      ).body,
+    );
+    expect(byHead.data.repository.pullRequests).toEqual({
+      totalCount: 1,
+      nodes: [{ number: 8, headRefName: 'agent/issue-3' }],
+    });
+    const seen: number[] = [];
+    let after: string | null = null;
+    for (let page = 0; page < 5; page++) {
+      const res = JSON.parse(
+        (
+          await graphql(
+            'query($after: String) { repository(owner: "fleetbench", name: "repo-1") { pullRequests(first: 2, after: $after, orderBy: {field: CREATED_AT, direction: DESC}) { nodes { number } pageInfo { hasNextPage endCursor } } } }',
+            { after },
+          )
+        ).body,
+      );
+      const conn = res.data.repository.pullRequests;
+      seen.push(...conn.nodes.map((n: { number: number }) => n.number));
+      if (!conn.pageInfo.hasNextPage) break;
+      after = conn.pageInfo.endCursor;
+    }
+    expect(seen).toEqual([10, 9, 8, 7, 6]);
+  });
+});
