@@ -93,7 +93,11 @@ export const spanRecordSchema = z
     writtenAt: time.optional().describe('when the span was written, if later than its end'),
     session: z.string().optional(),
     outcome: z.enum(['ok', 'error', 'cancelled']).default('ok'),
-    labels: labelsSchema.optional(),
+    labels: labelsSchema.optional().describe('dimensions spans are grouped by (adapter, start kind, ...)'),
+    data: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('per-span values that are not dimensions (cycle id, call count, lag)'),
   })
   .strict();
 
