@@ -419,6 +419,9 @@ export class GitHubEmulator {
         return;
       }
     }
+    // The ETag depends only on who asks, the path and the version of what it shows, so a handler
+    // can learn that its answer would be a 304 before it renders a body nobody will read.
+    const etagPrefix = `W/"${token?.etagSalt ?? identity.etagSalt}${fnv1a(qs === '' ? pathname : `${pathname}?${qs}`)}-`;
     const result = route.handler({
       state: this.state,
       params,
@@ -428,12 +431,16 @@ export class GitHubEmulator {
       user: token?.user,
       identity,
       ledger: this.ledger,
+      notModified:
+        inm === undefined
+          ? undefined
+          : (version: number) => etagMatches(inm, `${etagPrefix}${version.toString(36)}"`),
     });
     outcome.status = result.status;
     outcome.body = method === 'HEAD' ? '' : result.body;
     outcome.error = result.error;
     if (result.version !== undefined && result.status === 200) {
-      const etag = `W/"${token?.etagSalt ?? identity.etagSalt}${fnv1a(qs === '' ? pathname : `${pathname}?${qs}`)}-${result.version.toString(36)}"`;
+      const etag = `${etagPrefix}${result.version.toString(36)}"`;
       outcome.etag = etag;
       if (inm !== undefined && etagMatches(inm, etag)) {
         outcome.status = 304;

@@ -46,6 +46,11 @@ export interface RestContext {
   /** Who is charged (for GET /rate_limit). */
   identity: Identity;
   ledger: QuotaLedger;
+  /**
+   * Present on conditional requests: true when a 200 showing this version would be answered
+   * 304, so the handler may skip rendering its body.
+   */
+  notModified?: (version: number) => boolean;
 }
 
 export interface RestResult {
@@ -259,6 +264,11 @@ function cachedList<T>(repo: Repo, key: string, version: number, build: () => T[
  * A list answer rendered once per (route, query, version): pollers repeat the same request, and
  * handing back the same string object also spares hashing and re-encoding it downstream.
  */
+/** What a handler returns when the client already has this version: the emulator answers 304. */
+function unchanged(ctx: RestContext, version: number): RestResult | undefined {
+  return ctx.notModified?.(version) ? { status: 200, body: '', version } : undefined;
+}
+
 function cachedBody(
   ctx: RestContext,
   repo: Repo,
@@ -266,6 +276,9 @@ function cachedBody(
   version: number,
   render: () => { body: string; page: { page: number; last: number } },
 ): RestResult {
+  // A conditional hit is answered 304 with no body: do not render one.
+  const hit304 = unchanged(ctx, version);
+  if (hit304) return hit304;
   const epoch = ctx.state.urlEpoch;
   const hit = repo.bodyCache.get(key);
   if (hit !== undefined && hit.version === version && hit.epoch === epoch) {
@@ -288,36 +301,34 @@ function renderPulls(ctx: RestContext, repo: Repo): { body: string; page: { page
   const stateFilter = q.get('state') ?? 'open';
   const sort = q.get('sort') ?? 'created';
   const direction = q.get('direction') ?? (sort === 'created' ? 'desc' : 'asc');
-  const key = `pulls|${stateFilter}|${sort}|${direction}`;
-  let list = cachedList(repo, key, repo.pullsVersion, () => {
-    const items: (PullRequest & { version: number })[] = [];
-    for (const pull of repo.pulls.values()) {
-      if (stateFilter === 'all' || pull.issue.state === stateFilter) items.push(pull);
-    }
-    const keyFn =
-      sort === 'updated'
-        ? (p: PullRequest) => p.issue.updatedAt
-        : sort === 'popularity'
-          ? (p: PullRequest) => p.issue.comments.length
-          : (p: PullRequest) => p.issue.createdAt;
-    const desc = sort === 'long-running' ? direction !== 'desc' : direction === 'desc';
-    return sortBy(items, keyFn, desc);
-  });
+  const keyFn =
+    sort === 'updated'
+      ? (p: PullRequest) => p.issue.updatedAt
+      : sort === 'popularity'
+        ? (p: PullRequest) => p.issue.comments.length
+        : (p: PullRequest) => p.issue.createdAt;
+  const desc = sort === 'long-running' ? direction !== 'desc' : direction === 'desc';
+  const wanted = (pull: PullRequest) => stateFilter === 'all' || pull.issue.state === stateFilter;
   const head = q.get('head');
   const base = q.get('base');
-  if (head !== undefined || base !== undefined) {
-    let headRef = head;
-    if (head !== undefined) {
-      const colon = head.indexOf(':');
-      if (colon >= 0) {
-        if (head.slice(0, colon).toLowerCase() !== repo.owner.login.toLowerCase()) list = [];
-        headRef = head.slice(colon + 1);
-      }
-    }
-    list = list.filter(
-      (p) => (headRef === undefined || p.head === headRef) && (base === undefined || p.base === base),
+  let list: PullRequest[];
+  if (head !== undefined) {
+    // A head filter starts from the PRs on that branch (a handful), not every PR in the repo.
+    const colon = head.indexOf(':');
+    const ownerMatches = colon < 0 || head.slice(0, colon).toLowerCase() === repo.owner.login.toLowerCase();
+    const headRef = colon < 0 ? head : head.slice(colon + 1);
+    const onHead = ownerMatches ? (repo.pullsByHead.get(headRef) ?? []) : [];
+    list = sortBy(
+      onHead.filter(wanted).map((p) => p as PullRequest & { version: number }),
+      keyFn,
+      desc,
+    );
+  } else {
+    list = cachedList(repo, `pulls|${stateFilter}|${sort}|${direction}`, repo.pullsVersion, () =>
+      sortBy([...repo.pulls.values()].filter(wanted) as (PullRequest & { version: number })[], keyFn, desc),
     );
   }
+  if (base !== undefined) list = list.filter((p) => p.base === base);
   const page = paginate(ctx, list);
   return { body: listOf(page.items.map((p) => pullSimpleJson(ctx.state, p))), page: page.page };
 }
@@ -516,15 +527,22 @@ export function buildRestRouter(): RestRouter {
   );
 
   r.add('GET', '/repos/{owner}/{repo}/issues/{issue_number}', (ctx) =>
-    withIssue(ctx, 2, (issue) => ({
-      status: 200,
-      body: issueJson(ctx.state, issue),
-      version: issue.version,
-    })),
+    withIssue(
+      ctx,
+      2,
+      (issue) =>
+        unchanged(ctx, issue.version) ?? {
+          status: 200,
+          body: issueJson(ctx.state, issue),
+          version: issue.version,
+        },
+    ),
   );
 
   r.add('GET', '/repos/{owner}/{repo}/issues/{issue_number}/comments', (ctx) =>
     withIssue(ctx, 2, (issue) => {
+      const hit = unchanged(ctx, issue.commentsVersion);
+      if (hit) return hit;
       const page = paginate(ctx, issue.comments);
       return {
         status: 200,
@@ -581,11 +599,10 @@ export function buildRestRouter(): RestRouter {
   );
 
   r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}', (ctx) =>
-    withPull(ctx, (pull) => ({
-      status: 200,
-      body: pullFullJson(ctx.state, pull),
-      version: pullFullVersion(pull),
-    })),
+    withPull(ctx, (pull) => {
+      const version = pullFullVersion(pull);
+      return unchanged(ctx, version) ?? { status: 200, body: pullFullJson(ctx.state, pull), version };
+    }),
   );
 
   r.add('PUT', '/repos/{owner}/{repo}/pulls/{pull_number}/merge', (ctx) =>
@@ -607,6 +624,8 @@ export function buildRestRouter(): RestRouter {
 
   r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', (ctx) =>
     withPull(ctx, (pull) => {
+      const hit = unchanged(ctx, pull.reviewsVersion);
+      if (hit) return hit;
       const page = paginate(ctx, pull.reviews);
       return {
         status: 200,
@@ -619,6 +638,8 @@ export function buildRestRouter(): RestRouter {
 
   r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/comments', (ctx) =>
     withPull(ctx, (pull) => {
+      const hit = unchanged(ctx, pull.reviewCommentsVersion);
+      if (hit) return hit;
       const desc = ctx.query.get('direction') === 'desc';
       const items = desc ? [...pull.reviewComments].reverse() : pull.reviewComments;
       const page = paginate(ctx, items);
@@ -672,6 +693,8 @@ export function buildRestRouter(): RestRouter {
     if (!repo) return notFound();
     const commit = ctx.state.commit(repo, ctx.params[2]!);
     if (!commit) return fail(422, `No commit found for SHA: ${ctx.params[2]}`);
+    const hit = unchanged(ctx, commit.version);
+    if (hit) return hit;
     const statuses = ctx.state.latestStatuses(commit);
     const page = paginate(ctx, statuses);
     return {

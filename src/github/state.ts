@@ -187,6 +187,8 @@ export interface Repo {
   /** Issues and pull requests (every PR is an issue), by number. */
   issues: Map<number, Issue>;
   pulls: Map<number, PullRequest>;
+  /** Pull requests by head branch: the duplicate check stays O(1) with thousands of PRs. */
+  pullsByHead: Map<string, PullRequest[]>;
   nextNumber: number;
   version: number;
   issuesVersion: number;
@@ -364,6 +366,7 @@ export class GitHubState {
       commits: new Map(),
       issues: new Map(),
       pulls: new Map(),
+      pullsByHead: new Map(),
       nextNumber: 1,
       version: v,
       issuesVersion: v,
@@ -518,8 +521,8 @@ export class GitHubState {
     if (baseSha === undefined)
       throw new GitHubStateError(422, `base branch '${base}' does not exist in ${repo.fullName}`);
     if (input.head === base) throw new GitHubStateError(422, `head and base are both '${base}'`);
-    for (const other of repo.pulls.values()) {
-      if (other.head === input.head && other.base === base && other.issue.state === 'open') {
+    for (const other of repo.pullsByHead.get(input.head) ?? []) {
+      if (other.base === base && other.issue.state === 'open') {
         throw new GitHubStateError(
           422,
           `A pull request already exists for ${repo.owner.login}:${input.head}.`,
@@ -571,6 +574,9 @@ export class GitHubState {
     };
     issue.pull = pull;
     repo.pulls.set(number, pull);
+    const sameHead = repo.pullsByHead.get(pull.head);
+    if (sameHead) sameHead.push(pull);
+    else repo.pullsByHead.set(pull.head, [pull]);
     this.nodes.delete(issue.nodeId);
     this.nodes.set(pull.nodeId, pull);
     repo.pullsVersion = issue.version;

@@ -38,6 +38,8 @@ export interface ReferenceConfig {
     intervalMs: number;
     concurrency: number;
     reviewThrottleMs: number;
+    /** Requests per second the client sends at most (0: unpaced). */
+    maxRps: number;
   };
   dashboard: { mode: 'enrich' | 'saved'; refreshMs: number; cacheTtlMs: number };
   /** spawning → working. */
@@ -104,7 +106,9 @@ export class ReferenceControlPlane {
     this.trace = deps.trace;
     this.config = deps.config;
     this.agentWorld = deps.agentWorld;
-    this.client = new GitHubClient(deps.transport, deps.token, deps.clock);
+    this.client = new GitHubClient(deps.transport, deps.token, deps.clock, {
+      maxRps: deps.config.polling.maxRps,
+    });
     this.rng = {
       spawn: deps.rng.fork('spawn'),
       fix: deps.rng.fork('agent-fix'),
@@ -195,7 +199,8 @@ export class ReferenceControlPlane {
       name: 'controlplane.outage',
       t: killedAt,
       dur: this.clock.now() - killedAt,
-      labels: { kind, drainMs: down - killedAt },
+      labels: { kind },
+      data: { drainMs: down - killedAt },
     });
     this.sessions.reload();
     await this.boot(kind);
@@ -285,12 +290,13 @@ export class ReferenceControlPlane {
           name: 'poll.cycle',
           t: started,
           dur: ended - started,
-          labels: {
-            strategy,
+          labels: { strategy },
+          data: {
             cycle,
             sessions: sessions.length,
             calls: stats.calls,
             lagMs: Math.round(started - due),
+            intervalMs,
           },
         });
         due += intervalMs;
@@ -334,7 +340,7 @@ export class ReferenceControlPlane {
       name: 'agent.review.received',
       t: this.clock.now(),
       session: session.id,
-      labels: { comments: ids.length },
+      data: { comments: ids.length },
     });
     const delay = sample(this.config.fixAfter, this.rng.fix);
     this.clock.setTimeout(() => void this.addressComments(session.id, ids), delay);
@@ -363,7 +369,7 @@ export class ReferenceControlPlane {
       t: started,
       dur: this.clock.now() - started,
       session: sessionId,
-      labels: { comments: ids.length },
+      data: { comments: ids.length },
     });
   }
 }

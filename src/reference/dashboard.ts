@@ -72,7 +72,8 @@ export class Dashboard {
           name: 'dashboard.refresh',
           t: started,
           dur: this.clock.now() - started,
-          labels: { mode: this.config.mode, calls },
+          labels: { mode: this.config.mode },
+          data: { calls },
         });
         await this.clock.sleep(Math.max(0, started + this.config.refreshMs - this.clock.now()), signal);
       }

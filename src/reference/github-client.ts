@@ -4,7 +4,8 @@
  * headers and attribution headers, and it backs off the way a well-behaved client (Octokit's
  * throttling plugin) does: after a secondary-limit answer no request leaves until `retry-after`
  * is over; after a primary-limit answer (remaining 0) none of that resource's requests leaves
- * until `x-ratelimit-reset`.
+ * until `x-ratelimit-reset`. It can also pace itself (`maxRps`), which is how a control plane
+ * keeps its bursts under GitHub's guidance and the Track B row of 30 req/s.
  */
 import type { Clock } from '../clock/clock.ts';
 import { ATTRIBUTION_HEADERS, type EmulatorResponse, type GitHubTransport } from '../github/types.ts';
@@ -41,11 +42,18 @@ export class GitHubClient {
   /** Answers that were 304, 4xx and 5xx: the control plane's own view of its traffic. */
   readonly stats = { requests: 0, notModified: 0, errors: 0, limited: 0 };
 
+  /** Pacing: request starts are at least this far apart (0: unpaced). */
+  private readonly spacingMs: number;
+  private nextStart = 0;
+
   constructor(
     private readonly transport: GitHubTransport,
     private readonly token: string,
     private readonly clock: Clock,
-  ) {}
+    options: { maxRps?: number } = {},
+  ) {
+    this.spacingMs = options.maxRps && options.maxRps > 0 ? 1_000 / options.maxRps : 0;
+  }
 
   async request(
     method: string,
@@ -56,6 +64,13 @@ export class GitHubClient {
     const resource = path.startsWith('/graphql') ? 'graphql' : 'core';
     const wait = Math.max(this.pausedUntil, this.resourcePausedUntil.get(resource) ?? 0) - this.clock.now();
     if (wait > 0) await this.clock.sleep(wait);
+    if (this.spacingMs > 0) {
+      // Starts are handed out in call order, one every spacingMs: at most maxRps a second.
+      const now = this.clock.now();
+      const slot = Math.max(now, this.nextStart);
+      this.nextStart = slot + this.spacingMs;
+      if (slot > now) await this.clock.sleep(slot - now);
+    }
     const headers: Record<string, string> = {
       authorization: `token ${this.token}`,
       accept: 'application/vnd.github+json',

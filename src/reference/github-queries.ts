@@ -118,3 +118,9 @@ export function firstId(json: unknown): number | undefined {
   const id = obj(json[0])?.id;
   return typeof id === 'number' ? id : undefined;
 }
+
+export function firstAuthor(json: unknown): string | undefined {
+  if (!Array.isArray(json) || json.length === 0) return undefined;
+  const login = obj(obj(json[0])?.user)?.login;
+  return typeof login === 'string' ? login : undefined;
+}

@@ -16,6 +16,7 @@ import type { Clock } from '../clock/clock.ts';
 import type { LruMap, TtlCache } from './cache.ts';
 import type { CallAttribution, GitHubClient, GitHubResult } from './github-client.ts';
 import {
+  firstAuthor,
   firstId,
   type PrSummary,
   prBatchQuery,
@@ -234,6 +235,11 @@ export async function runGuardedCycle(
       if (result.etag) caches.prEtags.set(key, result.etag);
       const newest = firstId(result.json);
       if (newest === undefined || newest === s.lastCommentId) return;
+      if (env.botLogin !== undefined && firstAuthor(result.json) === env.botLogin) {
+        // The newest comment is our own reply: nothing new to read.
+        env.newReviewComments(s, [], newest);
+        return;
+      }
       const threads = await calls.graphql(
         reviewThreadsQuery(s),
         env.attr('graphql-review-threads', s, cycle),

@@ -35,6 +35,10 @@ export interface SessionRecord {
   lastCommentId?: number;
 }
 
+function emptyCounts(): Record<SessionState, number> {
+  return Object.fromEntries(sessionStates.map((s) => [s, 0])) as Record<SessionState, number>;
+}
+
 /** Where durable state lives: memory in virtual time, a directory for a real server. */
 export interface DurableStore {
   load(): SessionRecord[];
@@ -65,6 +69,8 @@ export type StateChangeListener = (
 
 export class SessionTable {
   private readonly byId = new Map<string, SessionRecord>();
+  /** Kept up to date on every change: gauges read it every few seconds with thousands of sessions. */
+  private readonly stateCounts = emptyCounts();
   private readonly listeners: StateChangeListener[] = [];
 
   constructor(
@@ -80,11 +86,18 @@ export class SessionTable {
   /** Rebuild from durable state (start and restart). */
   reload(): void {
     this.byId.clear();
-    for (const record of this.store.load()) this.byId.set(record.id, record);
+    for (const state of sessionStates) this.stateCounts[state] = 0;
+    for (const record of this.store.load()) {
+      this.byId.set(record.id, record);
+      this.stateCounts[record.state]++;
+    }
   }
 
   add(record: SessionRecord): void {
+    const previous = this.byId.get(record.id);
+    if (previous) this.stateCounts[previous.state]--;
     this.byId.set(record.id, record);
+    this.stateCounts[record.state]++;
     this.store.save(record);
     this.trace.write({
       kind: 'event',
@@ -113,6 +126,8 @@ export class SessionTable {
     if (record.state === to) return;
     const from = record.state;
     record.state = to;
+    this.stateCounts[from]--;
+    this.stateCounts[to]++;
     this.store.save(record);
     this.trace.write({
       kind: 'event',
@@ -130,8 +145,6 @@ export class SessionTable {
   }
 
   counts(): Record<SessionState, number> {
-    const counts = Object.fromEntries(sessionStates.map((s) => [s, 0])) as Record<SessionState, number>;
-    for (const record of this.byId.values()) counts[record.state]++;
-    return counts;
+    return { ...this.stateCounts };
   }
 }

@@ -112,7 +112,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
         spawnTime: scenario.sessions.spawnTime,
         fixAfter: scenario.sessions.fixAfter,
         restartOutage: defaultRestartOutage,
-        cacheSizes: { repos: 100, commits: 500, prs: 500 },
+        cacheSizes: scenario.caches,
       },
     });
     checkFaults(scenario.faults, target);

@@ -218,9 +218,29 @@ export const userScenarioSchema = z
         'review-throttle': durationField
           .default(120_000)
           .describe('guard 3: review comments checked at most this often per PR'),
+        'max-rps': z
+          .number()
+          .nonnegative()
+          .default(10)
+          .describe('the control plane sends at most this many requests a second (all sources); 0: unpaced'),
       })
       .strict()
-      .default({ strategy: 'guarded', interval: 30_000, concurrency: 8, 'review-throttle': 120_000 }),
+      .default({
+        strategy: 'guarded',
+        interval: 30_000,
+        concurrency: 8,
+        'review-throttle': 120_000,
+        'max-rps': 10,
+      }),
+    caches: z
+      .object({
+        repos: positiveInt().default(100).describe('guard 1 ETag LRU entries'),
+        commits: positiveInt().default(500).describe('guard 2 ETag LRU entries'),
+        prs: positiveInt().default(500).describe('guard 3 ETag LRU entries'),
+      })
+      .strict()
+      .default({ repos: 100, commits: 500, prs: 500 })
+      .describe('the reference control plane ETag caches (SPEC §4 sizes by default)'),
     dashboard: z
       .object({
         mode: z
@@ -298,7 +318,9 @@ export interface Scenario {
     intervalMs: number;
     concurrency: number;
     reviewThrottleMs: number;
+    maxRps: number;
   };
+  caches: { repos: number; commits: number; prs: number };
   dashboard: { mode: 'enrich' | 'saved'; refreshMs: number; cacheTtlMs: number };
   executors: Executor[];
   faults: Fault[];
@@ -383,7 +405,9 @@ export function resolveScenario(parsed: Parsed): Scenario {
       intervalMs: parsed.polling.interval,
       concurrency: parsed.polling.concurrency,
       reviewThrottleMs: parsed.polling['review-throttle'],
+      maxRps: parsed.polling['max-rps'],
     },
+    caches: parsed.caches,
     dashboard: {
       mode: parsed.dashboard.mode,
       refreshMs: parsed.dashboard.refresh,
@@ -398,12 +422,16 @@ export function resolveScenario(parsed: Parsed): Scenario {
 
 /** The published JSON Schema of a scenario file (the user-facing, kebab-case shape). */
 export function scenarioJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(userScenarioSchema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(userScenarioSchema, { target: 'draft-2020-12', io: 'input' }) as Record<
+    string,
+    unknown
+  >;
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     $id: 'https://fleetbench.dev/schemas/scenario-1.json',
     title: 'fleetbench scenario',
-    description: 'A fleetbench scenario file (YAML). Durations are strings like 30s, 2m, 1h30m, or numbers of seconds.',
+    description:
+      'A fleetbench scenario file (YAML). Durations are strings like 30s, 2m, 1h30m, or numbers of seconds.',
     ...schema,
   };
 }

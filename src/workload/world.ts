@@ -123,7 +123,8 @@ export class World {
       name: 'world.pr.opened',
       t: this.clock.now(),
       session: spec.id,
-      labels: { repo: spec.repo, number: session.pr.number },
+      labels: { repo: spec.repo },
+      data: { number: session.pr.number },
     });
     await this.runCi(session);
   }
@@ -148,7 +149,7 @@ export class World {
           name: 'world.ci.completed',
           t: this.clock.now(),
           session: session.spec.id,
-          labels: { sha: sha.slice(0, 7) },
+          data: { sha: sha.slice(0, 7) },
         });
         this.scheduleMerge(session);
       });

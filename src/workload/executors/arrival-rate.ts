@@ -32,7 +32,8 @@ export async function runArrivalRate(
       const r1 = from + ((to - from) * (elapsed + slice)) / stage.durationMs;
       owed += ((r0 + r1) / 2) * slice;
       t += slice;
-      while (owed >= 1) {
+      // The epsilon keeps float error in the sum from losing the start that ends a stage.
+      while (owed >= 1 - 1e-9) {
         owed -= 1;
         const intended = start + t;
         const wait = intended - ctx.clock.now();

@@ -36,7 +36,8 @@ export async function runBatchSpawn(
     name: 'batch.settle',
     t: start,
     dur: ctx.clock.now() - start,
-    labels: { executor: ctx.name, count: executor.count, until: executor.until },
+    labels: { executor: ctx.name, until: executor.until },
+    data: { count: executor.count },
   });
   ctx.markers.emit(`${ctx.name}.done`, { until: executor.until });
 }

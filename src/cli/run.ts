@@ -1,0 +1,105 @@
+/**
+ * `fleetbench run <scenario>`: one run of a built-in cell, a built-in scenario or a YAML file.
+ * Writes trace.jsonl and summary.json under --out and prints a compact summary.
+ */
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { ExitCode, FleetbenchError } from '../errors.ts';
+import { analysisSections, reporters } from '../report/index.ts';
+import { resolveScenarioRef } from '../workload/builtins.ts';
+import { runScenario } from '../workload/engine.ts';
+import { type Override, parseOverride } from '../workload/load.ts';
+import { writeRunSummary } from '../workload/summary.ts';
+
+interface RunFlags {
+  set: string[];
+  seed?: string;
+  out?: string;
+  json?: boolean;
+  markdown?: boolean;
+}
+
+/** Sections of the analysis worth reading right after a run (the rest: fleetbench analyze). */
+const RUN_SECTIONS = new Set([
+  'Run',
+  'API calls',
+  'Primary-limit burn per reset window',
+  'Polling floor (calls per session per poll cycle)',
+  'Burst shape',
+  'Track B scorecard',
+  'Warnings',
+]);
+
+export function register(program: Command): void {
+  program
+    .command('run')
+    .description('run a scenario: an A2 cell (S2-T1-50), a built-in scenario, or a YAML file')
+    .argument('<scenario>', 'cell id, built-in scenario name, or path to a scenario YAML file')
+    .option(
+      '--set <key=value>',
+      'override a scenario field (repeatable), e.g. --set sessions.count=50',
+      collect,
+      [],
+    )
+    .option('--seed <n>', 'shorthand for --set seed=N')
+    .option('--out <dir>', 'where trace.jsonl and summary.json go (default fleetbench-out/runs/<name>)')
+    .option('--json', 'print summary.json instead of the terminal summary')
+    .option('--markdown', 'print the summary as Markdown')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n\nScenario fields: docs/scenarios.md. Exit codes: 0 done, 2 bad input, 130 interrupted (partial summary written).',
+    )
+    .action(async (ref: string, flags: RunFlags) => {
+      const overrides: Override[] = flags.set.map(parseOverride);
+      if (flags.seed !== undefined) {
+        if (!/^-?\d+$/.test(flags.seed))
+          throw new FleetbenchError('E_USAGE', `--seed: expected an integer, got '${flags.seed}'`);
+        overrides.push({ path: ['seed'], value: Number(flags.seed) });
+      }
+      const { scenario, cell } = resolveScenarioRef(ref, overrides);
+      const outDir = flags.out ?? join('fleetbench-out', 'runs', scenario.name);
+
+      // First Ctrl-C: stop the run, keep the trace, write a partial summary. Second: leave now.
+      const abort = new AbortController();
+      let interrupts = 0;
+      const onSignal = (signal: NodeJS.Signals) => {
+        interrupts++;
+        if (interrupts > 1) process.exit(ExitCode.interrupted);
+        process.stderr.write(
+          `\nfleetbench: ${signal}: stopping the run, writing a partial summary (again to quit at once)\n`,
+        );
+        abort.abort();
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        const started = performance.now();
+        const outcome = await runScenario(scenario, { outDir, signal: abort.signal, cell });
+        const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
+        const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
+        const sections = analysisSections(summary.analysis, { top: 10 }).filter((s) =>
+          RUN_SECTIONS.has(s.title),
+        );
+        process.stdout.write(
+          reporters[format]().render({
+            title: `run ${cell ?? scenario.name}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : ''}`,
+            document: summary,
+            sections,
+          }),
+        );
+        if (format === 'terminal') {
+          process.stdout.write(
+            `\n  trace....: ${outcome.tracePath}\n  summary..: ${summary.outcome.summaryPath}\n  details..: fleetbench analyze ${outcome.tracePath}\n\n`,
+          );
+        }
+        if (outcome.reason === 'interrupted') process.exitCode = ExitCode.interrupted;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    });
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}

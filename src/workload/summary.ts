@@ -1,0 +1,66 @@
+/**
+ * summary.json: what a run leaves beside its trace. One document: the resolved scenario, how the
+ * run ended, and the Analysis of its trace (computed by the one analysis module, from the file,
+ * exactly as `fleetbench analyze` would).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { analyzeFile } from '../analyze/file.ts';
+import type { Analysis } from '../analyze/schema.ts';
+import type { RunOutcome } from './engine.ts';
+import { scenarioHash } from './load.ts';
+import type { Scenario } from './scenario.ts';
+
+export const RUN_SUMMARY_VERSION = 1;
+
+export interface RunSummary {
+  kind: 'fleetbench-run';
+  schemaVersion: number;
+  scenario: Scenario & { hash: string; cell?: string };
+  outcome: {
+    reason: RunOutcome['reason'];
+    partial: boolean;
+    endedAtMs: number;
+    sessionsStarted: number;
+    sessionsDropped: number;
+    wallMs: number;
+    tracePath: string;
+    summaryPath: string;
+  };
+  analysis: Analysis;
+}
+
+export async function writeRunSummary(
+  outcome: RunOutcome,
+  options: { outDir: string; cell?: string; wallMs: number },
+): Promise<RunSummary> {
+  const summaryPath = join(options.outDir, 'summary.json');
+  const { analysis } = await analyzeFile(outcome.tracePath, {
+    // An interrupted run still has its footer; lenient only guards against a cut last line.
+    lenient: outcome.reason === 'interrupted',
+    threads: 1,
+    analyzer: { sessions: outcome.sessionsStarted || undefined },
+  });
+  const summary: RunSummary = {
+    kind: 'fleetbench-run',
+    schemaVersion: RUN_SUMMARY_VERSION,
+    scenario: {
+      ...outcome.scenario,
+      hash: scenarioHash(outcome.scenario),
+      ...(options.cell ? { cell: options.cell } : {}),
+    },
+    outcome: {
+      reason: outcome.reason,
+      partial: outcome.reason !== 'completed',
+      endedAtMs: outcome.endedAt,
+      sessionsStarted: outcome.sessionsStarted,
+      sessionsDropped: outcome.sessionsDropped,
+      wallMs: Math.round(options.wallMs),
+      tracePath: outcome.tracePath,
+      summaryPath,
+    },
+    analysis,
+  };
+  writeFileSync(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
+  return summary;
+}

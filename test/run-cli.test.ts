@@ -1,0 +1,100 @@
+/**
+ * `fleetbench run` through the real CLI, as a user runs it: outputs, bad input, Ctrl-C.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readTrace } from '../src/trace/reader.ts';
+import { BIN, runCli } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+
+const dir = scratchDir();
+
+describe('fleetbench run', () => {
+  it('runs a cell, writes trace.jsonl and summary.json, and prints the scorecard', async () => {
+    const out = join(dir, 'cell');
+    const result = await runCli(['run', 'S2-T1-5', '--out', out]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Track B scorecard');
+    expect(result.stdout).toContain('verdict: ✓ pass');
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+    expect(summary).toMatchObject({ kind: 'fleetbench-run', outcome: { reason: 'completed', sessionsStarted: 5, partial: false } });
+    expect(summary.scenario).toMatchObject({ name: 'S2-T1-5', cell: 'S2-T1-5', polling: { strategy: 'guarded' } });
+    expect(summary.analysis.run.sessions).toBe(5);
+    const { stats } = await readTrace(join(out, 'trace.jsonl'));
+    expect(stats.footer?.reason).toBe('completed');
+    expect(summary.analysis.input.records.api).toBe(stats.counts.api);
+  });
+
+  it('--set overrides reach the run and --json prints summary.json', async () => {
+    const out = join(dir, 'naive');
+    const result = await runCli(['run', 'S2-T1-5', '--set', 'polling.strategy=naive', '--set', 'duration=3m', '--seed', '9', '--out', out, '--json']);
+    expect(result.code).toBe(0);
+    const printed = JSON.parse(result.stdout);
+    expect(printed.scenario).toMatchObject({ seed: 9, durationMs: 180_000, polling: { strategy: 'naive' } });
+    expect(printed.analysis.api.counts.byOperation['pr-state'].calls).toBeGreaterThan(0);
+  });
+
+  const badInput: Array<[string, string[], string | (() => string), RegExp]> = [
+    ['an unknown cell id lists the valid ones', ['run', 'S7-T1-50'], '', /unknown scenario or cell 'S7-T1-50'[\s\S]*S2-T1-1 S2-T1-5 S2-T1-10 S2-T1-25 S2-T1-50 S2-T2-5/],
+    ['scale 1 spread is not a cell', ['run', 'S2-T2-1'], '', /unknown scenario or cell 'S2-T2-1'/],
+    ['a bad --set value names the field', ['run', 'S2-T1-5', '--set', 'sessions.count=-1'], '', /S2\.yaml:\d+: sessions\.count: expected a positive integer/],
+    ['an unknown field', ['run', 'S2-T1-5', '--set', 'polling.stratgy=naive'], '', /polling: unknown field 'stratgy'/],
+    ['a malformed --set', ['run', 'S2-T1-5', '--set', 'sessions.count'], '', /--set expects key=value/],
+    ['a missing file', ['run', 'nope/missing.yaml'], '', /nope\/missing\.yaml: no such file/],
+  ];
+
+  it.each(badInput)('%s', async (_name, args, _unused, expected) => {
+    const result = await runCli(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(expected);
+    expect(result.stderr).not.toMatch(/at .*\.ts:\d+/);
+  });
+
+  it('a scenario file with a bad field reports file:line: path: reason', async () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'name: bad\nsessions:\n  count: 3\nfaults:\n  - type: restart\n    kind: warm\n');
+    const result = await runCli(['run', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${file}:6: faults[0].kind: expected one of "hard", "graceful", "hot"`);
+    writeFileSync(file, 'name: bad\nsessions: [1, 2\n');
+    const yaml = await runCli(['run', file]);
+    expect(yaml.code).toBe(2);
+    expect(yaml.stderr).toMatch(new RegExp(`${file}:\\d+: YAML: `));
+  });
+
+  it('Ctrl-C stops the run, keeps a readable trace with its footer, and writes a partial summary', async () => {
+    const out = join(dir, 'interrupted');
+    // Big enough to take several seconds in virtual time.
+    const child = spawn(
+      process.execPath,
+      [BIN, 'run', 'S2-T1-50', '--set', 'sessions.count=3000', '--set', 'duration=3h', '--set', 'github.limits.secondary=false', '--set', 'github.limits.core=1000000', '--out', out],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const trace = join(out, 'trace.jsonl');
+    for (let i = 0; i < 100 && !existsSync(trace); i++) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 1_500));
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).toContain('SIGINT: stopping the run');
+    expect(code).toBe(130);
+    const { stats, records } = await readTrace(trace);
+    expect(stats.footer?.reason).toBe('interrupted');
+    expect(records.length).toBeGreaterThan(0);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+    expect(summary.outcome).toMatchObject({ reason: 'interrupted', partial: true });
+    expect(summary.outcome.endedAtMs).toBeLessThan(3 * 3_600_000);
+    expect(summary.analysis.input.footer).toBe('interrupted');
+    expect(stdout).toContain('interrupted: partial');
+  });
+});
