@@ -23,17 +23,28 @@ interface ChildResult {
 
 function runChild(ref: string, outDir: string, sets: string[]): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', child, ref, outDir, ...sets], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(process.execPath, ['--import', 'tsx', child, ref, outDir, ...sets], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     p.stdout.on('data', (d) => {
       out += d;
     });
     p.on('error', reject);
-    p.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`engine child exited ${code}`))));
+    p.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`engine child exited ${code}`)),
+    );
   });
 }
 
-const CASES: Array<{ name: string; ref: string; sets: string[]; target: string; limitS?: number; limitRssMb?: number }> = [
+const CASES: Array<{
+  name: string;
+  ref: string;
+  sets: string[];
+  target: string;
+  limitS?: number;
+  limitRssMb?: number;
+}> = [
   { name: 'S2-T1-50 (20 min)', ref: 'S2-T1-50', sets: [], target: '< 2 s', limitS: 2 },
   {
     name: 'S2, 5,000 sessions (20 min)',
@@ -75,8 +86,14 @@ const bench: Bench = {
   async run() {
     const dir = mkdtempSync(join(tmpdir(), 'fleetbench-engine-bench-'));
     const figures: Record<string, number | string> = {};
-    console.log(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
-    console.log('| run | wall s | run time simulated | run-s per wall-s | events/s | API calls | trace MB | peak RSS MB | target | verdict |');
+    console.log(
+      `load average at start: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}\n`,
+    );
+    console.log(
+      '| run | wall s | run time simulated | run-s per wall-s | events/s | API calls | trace MB | peak RSS MB | target | verdict |',
+    );
     console.log('| --- | --: | --: | --: | --: | --: | --: | --: | --- | --- |');
     try {
       for (const c of CASES) {
@@ -85,7 +102,9 @@ const bench: Bench = {
         const trace = join(out, 'trace.jsonl');
         const footer = JSON.parse(readFileSync(trace, 'utf8').trimEnd().split('\n').pop()!);
         const wallS = r.wallMs / 1000;
-        const ok = (c.limitS === undefined || wallS < c.limitS) && (c.limitRssMb === undefined || r.maxRssMb < c.limitRssMb);
+        const ok =
+          (c.limitS === undefined || wallS < c.limitS) &&
+          (c.limitRssMb === undefined || r.maxRssMb < c.limitRssMb);
         console.log(
           `| ${c.name} | ${wallS.toFixed(2)} | ${(r.virtualMs / 60_000).toFixed(0)} min | ${(r.virtualMs / r.wallMs).toFixed(0)}× | ${Math.round(r.events / wallS).toLocaleString('en-US')} | ${footer.counts.api.toLocaleString('en-US')} | ${(statSync(trace).size / 1e6).toFixed(0)} | ${r.maxRssMb.toFixed(0)} | ${c.target} | ${c.limitS === undefined ? '–' : ok ? 'met' : 'not met'} |`,
         );

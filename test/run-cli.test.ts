@@ -20,8 +20,15 @@ describe('fleetbench run', () => {
     expect(result.stdout).toContain('Track B scorecard');
     expect(result.stdout).toContain('verdict: ✓ pass');
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
-    expect(summary).toMatchObject({ kind: 'fleetbench-run', outcome: { reason: 'completed', sessionsStarted: 5, partial: false } });
-    expect(summary.scenario).toMatchObject({ name: 'S2-T1-5', cell: 'S2-T1-5', polling: { strategy: 'guarded' } });
+    expect(summary).toMatchObject({
+      kind: 'fleetbench-run',
+      outcome: { reason: 'completed', sessionsStarted: 5, partial: false },
+    });
+    expect(summary.scenario).toMatchObject({
+      name: 'S2-T1-5',
+      cell: 'S2-T1-5',
+      polling: { strategy: 'guarded' },
+    });
     expect(summary.analysis.run.sessions).toBe(5);
     const { stats } = await readTrace(join(out, 'trace.jsonl'));
     expect(stats.footer?.reason).toBe('completed');
@@ -30,7 +37,19 @@ describe('fleetbench run', () => {
 
   it('--set overrides reach the run and --json prints summary.json', async () => {
     const out = join(dir, 'naive');
-    const result = await runCli(['run', 'S2-T1-5', '--set', 'polling.strategy=naive', '--set', 'duration=3m', '--seed', '9', '--out', out, '--json']);
+    const result = await runCli([
+      'run',
+      'S2-T1-5',
+      '--set',
+      'polling.strategy=naive',
+      '--set',
+      'duration=3m',
+      '--seed',
+      '9',
+      '--out',
+      out,
+      '--json',
+    ]);
     expect(result.code).toBe(0);
     const printed = JSON.parse(result.stdout);
     expect(printed.scenario).toMatchObject({ seed: 9, durationMs: 180_000, polling: { strategy: 'naive' } });
@@ -38,10 +57,25 @@ describe('fleetbench run', () => {
   });
 
   const badInput: Array<[string, string[], string | (() => string), RegExp]> = [
-    ['an unknown cell id lists the valid ones', ['run', 'S7-T1-50'], '', /unknown scenario or cell 'S7-T1-50'[\s\S]*S2-T1-1 S2-T1-5 S2-T1-10 S2-T1-25 S2-T1-50 S2-T2-5/],
+    [
+      'an unknown cell id lists the valid ones',
+      ['run', 'S7-T1-50'],
+      '',
+      /unknown scenario or cell 'S7-T1-50'[\s\S]*S2-T1-1 S2-T1-5 S2-T1-10 S2-T1-25 S2-T1-50 S2-T2-5/,
+    ],
     ['scale 1 spread is not a cell', ['run', 'S2-T2-1'], '', /unknown scenario or cell 'S2-T2-1'/],
-    ['a bad --set value names the field', ['run', 'S2-T1-5', '--set', 'sessions.count=-1'], '', /S2\.yaml:\d+: sessions\.count: expected a positive integer/],
-    ['an unknown field', ['run', 'S2-T1-5', '--set', 'polling.stratgy=naive'], '', /polling: unknown field 'stratgy'/],
+    [
+      'a bad --set value names the field',
+      ['run', 'S2-T1-5', '--set', 'sessions.count=-1'],
+      '',
+      /S2\.yaml:\d+: sessions\.count: expected a positive integer/,
+    ],
+    [
+      'an unknown field',
+      ['run', 'S2-T1-5', '--set', 'polling.stratgy=naive'],
+      '',
+      /polling: unknown field 'stratgy'/,
+    ],
     ['a malformed --set', ['run', 'S2-T1-5', '--set', 'sessions.count'], '', /--set expects key=value/],
     ['a missing file', ['run', 'nope/missing.yaml'], '', /nope\/missing\.yaml: no such file/],
   ];
@@ -70,7 +104,21 @@ describe('fleetbench run', () => {
     // Big enough to take several seconds in virtual time.
     const child = spawn(
       process.execPath,
-      [BIN, 'run', 'S2-T1-50', '--set', 'sessions.count=3000', '--set', 'duration=3h', '--set', 'github.limits.secondary=false', '--set', 'github.limits.core=1000000', '--out', out],
+      [
+        BIN,
+        'run',
+        'S2-T1-50',
+        '--set',
+        'sessions.count=3000',
+        '--set',
+        'duration=3h',
+        '--set',
+        'github.limits.secondary=false',
+        '--set',
+        'github.limits.core=1000000',
+        '--out',
+        out,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';

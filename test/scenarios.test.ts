@@ -10,9 +10,11 @@ describe('A2 scenarios', () => {
   it('S1 cold start: the first minute misses every cache and pays for it, then the cost settles', async () => {
     const { analysis, records } = await runRef('S1-T1-25');
     const api = apiRecords(records).filter((r) => r.source === 'lifecycle');
-    const points = (from: number, to: number) => api.filter((r) => r.t >= from && r.t < to).reduce((s, r) => s + r.cost, 0);
+    const points = (from: number, to: number) =>
+      api.filter((r) => r.t >= from && r.t < to).reduce((s, r) => s + r.cost, 0);
     // Cache misses: lifecycle calls not answered 304 (no ETag yet, or it changed).
-    const misses = (from: number, to: number) => api.filter((r) => r.t >= from && r.t < to && !r.notModified).length;
+    const misses = (from: number, to: number) =>
+      api.filter((r) => r.t >= from && r.t < to && !r.notModified).length;
     expect(misses(0, 60_000)).toBeGreaterThanOrEqual(25 * 3);
     expect(misses(0, 60_000)).toBeGreaterThan(3 * misses(180_000, 240_000));
     expect(points(0, 60_000)).toBeGreaterThan(3 * points(180_000, 240_000));
@@ -60,7 +62,9 @@ describe('A2 scenarios', () => {
     const api = apiRecords(records);
     const pointsPerMinute = (from: number, to: number) =>
       (api.filter((r) => r.t >= from && r.t < to).reduce((s, r) => s + r.cost, 0) * 60_000) / (to - from);
-    expect(pointsPerMinute(0, settledAt)).toBeGreaterThan(5 * pointsPerMinute(settledAt + 60_000, 15 * 60_000) + 1);
+    expect(pointsPerMinute(0, settledAt)).toBeGreaterThan(
+      5 * pointsPerMinute(settledAt + 60_000, 15 * 60_000) + 1,
+    );
     expect(analysis.api.concurrency.peak).toBeGreaterThanOrEqual(2);
     expect(analysis.api.concurrency.atMs!).toBeLessThan(settledAt);
   });
@@ -87,7 +91,8 @@ describe('A2 scenarios', () => {
     const ready = events(records, 'controlplane.ready').filter((e) => e.t > restart.t)[0]!;
     expect(ready.t - restart.t).toBeGreaterThan(0);
     const api = apiRecords(records).filter((r) => r.source === 'lifecycle');
-    const points = (from: number, to: number) => api.filter((r) => r.t >= from && r.t < to).reduce((s, r) => s + r.cost, 0);
+    const points = (from: number, to: number) =>
+      api.filter((r) => r.t >= from && r.t < to).reduce((s, r) => s + r.cost, 0);
     const before = points(restart.t - 120_000, restart.t);
     const after = points(ready.t, ready.t + 120_000);
     expect(before).toBeLessThanOrEqual(2);
@@ -111,7 +116,8 @@ describe('polling strategies', () => {
   it('at 50 sessions guarded spends far fewer REST and GraphQL points per hour than naive, and passes Track B', async () => {
     const guarded = await runRef('S2-T1-50');
     const naive = await runRef('S2-T1-50', ['polling.strategy=naive']);
-    const perHour = (a: typeof guarded.analysis, resource: string) => a.api.projection.byResource[resource]!.pointsPerHour!;
+    const perHour = (a: typeof guarded.analysis, resource: string) =>
+      a.api.projection.byResource[resource]!.pointsPerHour!;
     expect(perHour(naive.analysis, 'core')).toBeGreaterThan(10 * perHour(guarded.analysis, 'core'));
     expect(perHour(naive.analysis, 'graphql')).toBeGreaterThan(10 * perHour(guarded.analysis, 'graphql'));
     expect(naive.analysis.api.totals.calls).toBeGreaterThan(1.5 * guarded.analysis.api.totals.calls);

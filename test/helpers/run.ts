@@ -30,17 +30,25 @@ export function apiRecords(records: BodyRecord[]) {
 }
 
 export function spans(records: BodyRecord[], name: string) {
-  return records.filter((r): r is Extract<BodyRecord, { kind: 'span' }> => r.kind === 'span' && r.name === name);
+  return records.filter(
+    (r): r is Extract<BodyRecord, { kind: 'span' }> => r.kind === 'span' && r.name === name,
+  );
 }
 
 export function events(records: BodyRecord[], name: string) {
-  return records.filter((r): r is Extract<BodyRecord, { kind: 'event' }> => r.kind === 'event' && r.name === name);
+  return records.filter(
+    (r): r is Extract<BodyRecord, { kind: 'event' }> => r.kind === 'event' && r.name === name,
+  );
 }
 
 /** Sum of values in [fromMs, toMs) of a 1-s series. */
 export function sumSeries(series: { binMs: number; values: number[] }, fromMs: number, toMs: number): number {
   let total = 0;
-  for (let i = Math.floor(fromMs / series.binMs); i < Math.ceil(toMs / series.binMs) && i < series.values.length; i++) {
+  for (
+    let i = Math.floor(fromMs / series.binMs);
+    i < Math.ceil(toMs / series.binMs) && i < series.values.length;
+    i++
+  ) {
     total += series.values[i] ?? 0;
   }
   return total;
