@@ -18,6 +18,7 @@ import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
 import { CycleCounts, type CycleRowState } from './cycles.ts';
+import { FINISHERS, type FinisherContext, type RetainedRecord, retainedByAnyFinisher } from './finishers.ts';
 import { LatencyHistogram, type LatencyHistogramState } from './histogram.ts';
 import type { Analysis, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
@@ -171,6 +172,7 @@ export interface AnalyzerState {
   events: Map<string, number>;
   gauges: Map<string, GaugeAcc>;
   snapshots: { first?: Snapshot; last?: Snapshot; before?: Snapshot; after?: Snapshot };
+  retained: RetainedRecord[];
 }
 
 const STATUS_KEYS: string[] = [];
@@ -255,6 +257,8 @@ export class Analyzer implements TraceSink {
   private events = new Map<string, number>();
   private gauges = new Map<string, GaugeAcc>();
   private snapshots: AnalyzerState['snapshots'] = {};
+  /** Records the finishers join at the end (see finishers.ts), in arrival order. */
+  private retained: RetainedRecord[] = [];
   /** Per-resource shortcuts for the hot path (not state: rebuilt on demand). */
   private hotName: string | undefined;
   private hot: HotResource | undefined;
@@ -284,14 +288,16 @@ export class Analyzer implements TraceSink {
         return;
       case 'span':
         this.addSpan(record);
-        return;
+        break;
       case 'event':
         this.addEvent(record);
-        return;
+        break;
       case 'gauge':
         this.addGauge(record);
-        return;
+        break;
     }
+    // api records return above: only spans, events and gauges are ever joined.
+    if (retainedByAnyFinisher(record.name)) this.retained.push(record);
   }
 
   private addApi(r: Extract<BodyRecord, { kind: 'api' }>): void {
@@ -551,6 +557,7 @@ export class Analyzer implements TraceSink {
     if (o.last && (s.last === undefined || o.last.t >= s.last.t)) s.last = o.last;
     if (o.before && (s.before === undefined || o.before.t < s.before.t)) s.before = o.before;
     if (o.after && (s.after === undefined || o.after.t >= s.after.t)) s.after = o.after;
+    for (const record of other.retained) this.retained.push(record);
     return this;
   }
 
@@ -583,6 +590,7 @@ export class Analyzer implements TraceSink {
       events: this.events,
       gauges: this.gauges,
       snapshots: this.snapshots,
+      retained: this.retained,
     };
   }
 
@@ -617,6 +625,7 @@ export class Analyzer implements TraceSink {
     out.events = state.events;
     out.gauges = state.gauges;
     out.snapshots = state.snapshots;
+    out.retained = state.retained;
     return out;
   }
 
@@ -765,8 +774,25 @@ export class Analyzer implements TraceSink {
           max: g.max,
         })),
       series: this.series(endMs),
+      ...this.finished({ header, startMs, endMs }),
       warnings,
     };
+  }
+
+  /** The joined metrics (speed, turnover) from the retained records, in time order. */
+  private finished(context: FinisherContext): Pick<Analysis, 'speed' | 'turnover'> {
+    const out: Pick<Analysis, 'speed' | 'turnover'> = {};
+    if (FINISHERS.length === 0) return out;
+    // Stable sort: ties keep trace order, so the result does not depend on thread splits.
+    const records = this.retained
+      .map((r, i) => [r, i] as const)
+      .sort(([a, i], [b, j]) => a.t - b.t || i - j)
+      .map(([r]) => r);
+    for (const finisher of FINISHERS) {
+      const own = records.filter((r) => finisher.retains(r.name));
+      (out as Record<string, unknown>)[finisher.key] = finisher.finish(own, context);
+    }
+    return out;
   }
 
   /** Time series for charts. Bins are fixed, from t = 0; at most MAX_SERIES_POINTS per series. */

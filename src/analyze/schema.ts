@@ -268,6 +268,14 @@ export const analysisSchema = z.object({
     writes: seriesSchema.describe('REST writes per minute'),
     points: z.object({ binMs: z.number(), byResource: z.record(z.string(), z.array(z.number())) }),
   }),
+  speed: z
+    .unknown()
+    .optional()
+    .describe('speed metrics (time to first activity, boot, restart recovery): see docs/analysis.md'),
+  turnover: z
+    .unknown()
+    .optional()
+    .describe('turnover metrics (wake, park, steady window): see docs/analysis.md'),
   warnings: z.array(z.string()),
 });
 
