@@ -31,6 +31,11 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // `fleetbench analyze t.jsonl | head`: a closed pipe ends the output, it is not an error.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(ExitCode.ok);
+    throw error;
+  });
   const program = buildProgram();
   try {
     await program.parseAsync(argv, { from: 'user' });
