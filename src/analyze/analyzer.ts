@@ -435,7 +435,8 @@ export class Analyzer implements TraceSink {
     const s = this.snapshots;
     if (s.first === undefined || r.t < s.first.t) s.first = snapshot;
     if (s.last === undefined || r.t >= s.last.t) s.last = snapshot;
-    const phase = r.data.phase ?? r.labels?.phase;
+    // The emulator labels its snapshots (label: before|after); other producers may say phase.
+    const phase = r.data.phase ?? r.labels?.phase ?? r.labels?.label;
     if (phase === 'before' && (s.before === undefined || r.t < s.before.t)) s.before = snapshot;
     if (phase === 'after' && (s.after === undefined || r.t >= s.after.t)) s.after = snapshot;
   }
