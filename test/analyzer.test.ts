@@ -6,7 +6,9 @@ import {
   analyzerFromState,
   createAnalyzer,
 } from '../src/analyze/index.ts';
+import { VIRTUAL_EPOCH_MS } from '../src/clock/index.ts';
 import type { ApiRecord, BodyRecord, RunHeader } from '../src/trace/index.ts';
+import { inProcess } from './helpers/github.ts';
 
 const EPOCH = Date.UTC(2026, 0, 1, 0, 30, 0);
 const HOUR = 3_600_000;
@@ -174,6 +176,91 @@ describe('analyzer: API cost metrics', () => {
       unseenPoints: 3,
       sameWindow: true,
     });
+  });
+
+  it('the bracket of a window not yet started at "before" (used 0, moving reset) is comparable', () => {
+    // GitHub reports reset = now + 1 h for a window nobody has opened: the two resets differ.
+    const resetAt = (t: number) => Math.ceil((EPOCH + t) / 1000);
+    const snapshot = (t: number, label: string, used: number, reset: number) => ({
+      kind: 'event' as const,
+      name: 'ratelimit.snapshot',
+      t,
+      labels: { identity: 'user:fleet-agent', label },
+      data: {
+        resources: {
+          core: { limit: 5000, remaining: 5000 - used, used, reset },
+          search: { limit: 30, remaining: 30, used: 0, reset: resetAt(t + 60_000) },
+        },
+      },
+    });
+    const within = analyze([
+      snapshot(0, 'before', 0, resetAt(HOUR)),
+      api(1000),
+      api(2000),
+      snapshot(50 * 60_000, 'after', 4, resetAt(1000 + HOUR)),
+    ]);
+    expect(within.api.bracket?.byResource).toEqual({
+      core: {
+        before: { limit: 5000, remaining: 5000, used: 0, reset: resetAt(HOUR) },
+        after: { limit: 5000, remaining: 4996, used: 4, reset: resetAt(1000 + HOUR) },
+        sameWindow: false,
+        deltaBasis: 'window-opened',
+        deltaUsed: 4,
+        tracePoints: 2,
+        unseenPoints: 2,
+      },
+    });
+    // search: unused in both snapshots, no trace points: no row, and no warning either.
+    expect(within.api.bracket?.warnings).toEqual([]);
+    expect(within.warnings.filter((w) => w.includes('bracket'))).toEqual([]);
+
+    // After more than one window: the window may have reset in between.
+    const apart = analyze([
+      snapshot(0, 'before', 0, resetAt(HOUR)),
+      api(1000),
+      snapshot(HOUR + 5000, 'after', 1, resetAt(HOUR + 2000 + HOUR)),
+    ]);
+    expect(apart.api.bracket?.byResource.core).toMatchObject({ deltaBasis: null, deltaUsed: null });
+    expect(apart.api.bracket?.warnings).toEqual([
+      'rate-limit bracket: core: the snapshots are more than one rate-limit window apart; its delta is not comparable',
+    ]);
+
+    // Used before and a different reset: a real reset in between.
+    const reset = analyze([
+      snapshot(0, 'before', 7, resetAt(60_000)),
+      api(61_000),
+      snapshot(120_000, 'after', 1, resetAt(61_000 + HOUR)),
+    ]);
+    expect(reset.api.bracket?.byResource.core).toMatchObject({ sameWindow: false, deltaUsed: null });
+    expect(reset.api.bracket?.warnings).toEqual([
+      'rate-limit bracket: core reset between the snapshots; its delta is not comparable',
+    ]);
+  });
+
+  it('brackets a run through the real emulator: snapshots labelled before/after, unused resources left out', async () => {
+    const { emulator, get, graphql, advance, sink } = inProcess();
+    emulator.admin.snapshotRateLimit({ label: 'before' });
+    await advance(5000);
+    await get('/repos/fleetbench/repo-1/issues');
+    await get('/repos/fleetbench/repo-1/pulls');
+    await graphql('query { viewer { login } }');
+    await advance(20 * 60_000);
+    await get('/repos/fleetbench/repo-1/issues');
+    emulator.admin.snapshotRateLimit({ label: 'after' });
+    const analyzer = createAnalyzer({ header: { ...header, epochMs: VIRTUAL_EPOCH_MS } });
+    for (const record of sink.records) analyzer.add(record as BodyRecord);
+    const { api: a, warnings } = analyzer.finish();
+    expect(Object.keys(a.bracket!.byResource)).toEqual(['core', 'graphql']);
+    expect(a.bracket!.byResource.core).toMatchObject({
+      sameWindow: false,
+      deltaBasis: 'window-opened',
+      deltaUsed: 3,
+      tracePoints: 3,
+      unseenPoints: 0,
+    });
+    expect(a.bracket!.byResource.graphql).toMatchObject({ deltaUsed: 1, tracePoints: 1, unseenPoints: 0 });
+    expect(a.bracket!.warnings).toEqual([]);
+    expect(warnings).toEqual([]);
   });
 
   it('projection and the Track B scorecard: measured at 50 sessions, projected otherwise', () => {

@@ -19,7 +19,7 @@ import { VERSION } from '../version.ts';
 import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
 import { CycleCounts, type CycleRowState } from './cycles.ts';
 import { LatencyHistogram, type LatencyHistogramState } from './histogram.ts';
-import type { Analysis, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
+import type { Analysis, BracketResource, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
 
 export interface AnalyzerOptions {
@@ -640,7 +640,7 @@ export class Analyzer implements TraceSink {
     }
 
     const burn = this.burnWindows(epochMs, startMs, endMs);
-    const bracket = this.bracket();
+    const bracket = this.bracket(header);
     const projection = this.projection(sessions, durationMs);
     const max1s = this.bins.maxInWindow(1000);
     const max10s = this.bins.maxInWindow(10_000);
@@ -922,7 +922,7 @@ export class Analyzer implements TraceSink {
     return { windows, straddles, warnings };
   }
 
-  private bracket(): Analysis['api']['bracket'] {
+  private bracket(header: RunHeader | undefined): Analysis['api']['bracket'] {
     const s = this.snapshots;
     const before = s.before ?? (s.first !== s.last ? s.first : undefined);
     const after = s.after ?? (s.first !== s.last ? s.last : undefined);
@@ -937,22 +937,43 @@ export class Analyzer implements TraceSink {
     const b = resourcesOf(before);
     const a = resourcesOf(after);
     const byResource: NonNullable<Analysis['api']['bracket']>['byResource'] = {};
+    // Wall-clock ms of run time t (x-ratelimit-reset is wall time); without an epoch, assume
+    // GitHub's hourly window.
+    const scale = header?.timeScale ?? 1;
+    const withinOneWindow = (resetS: number) =>
+      header === undefined
+        ? after.t - before.t <= HOUR_MS
+        : header.epochMs + after.t / scale <= resetS * 1000;
     for (const resource of [...new Set([...Object.keys(b), ...Object.keys(a)])].sort(cmp)) {
       const x = readSnapshot(b[resource]);
       const y = readSnapshot(a[resource]);
-      const sameWindow = x !== null && y !== null && x.reset === y.reset;
-      const deltaUsed = sameWindow ? y.used - x.used : null;
       const series = this.pointsPerSecond.get(resource);
       const tracePoints = series ? series.sum(Math.floor(before.t / 1000), Math.floor(after.t / 1000)) : 0;
-      if (x !== null && y !== null && !sameWindow) {
+      // GitHub lists every resource, used or not: one nobody touched says nothing.
+      if ((x?.used ?? 0) === 0 && (y?.used ?? 0) === 0 && tracePoints === 0) continue;
+      const sameWindow = x !== null && y !== null && x.reset === y.reset;
+      let deltaBasis: BracketResource['deltaBasis'] = null;
+      if (sameWindow) deltaBasis = 'same-window';
+      else if (x !== null && y !== null && x.used === 0 && withinOneWindow(x.reset)) {
+        // Nothing used at "before": the window had not started, and GitHub reports a moving
+        // reset (now + the window length). A window opened with the first call after the
+        // snapshot, and cannot have reset before that moving reset: so if "after" comes no
+        // later, everything it counts was used between the two.
+        deltaBasis = 'window-opened';
+      }
+      const deltaUsed = deltaBasis === null ? null : y!.used - x!.used;
+      if (x !== null && y !== null && deltaBasis === null) {
         warnings.push(
-          `rate-limit bracket: ${resource} reset between the snapshots; its delta is not comparable`,
+          x.used === 0
+            ? `rate-limit bracket: ${resource}: the snapshots are more than one rate-limit window apart; its delta is not comparable`
+            : `rate-limit bracket: ${resource} reset between the snapshots; its delta is not comparable`,
         );
       }
       byResource[resource] = {
         before: x,
         after: y,
         sameWindow,
+        deltaBasis,
         deltaUsed,
         tracePoints,
         unseenPoints: deltaUsed === null ? null : deltaUsed - tracePoints,

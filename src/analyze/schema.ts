@@ -67,8 +67,16 @@ const snapshotResourceSchema = z.object({
 const bracketResourceSchema = z.object({
   before: snapshotResourceSchema.nullable(),
   after: snapshotResourceSchema.nullable(),
-  sameWindow: z.boolean(),
-  deltaUsed: nullableNumber.describe('after.used − before.used; null when the window reset in between'),
+  sameWindow: z.boolean().describe('both snapshots name the same reset'),
+  deltaBasis: z
+    .enum(['same-window', 'window-opened'])
+    .nullable()
+    .describe(
+      'why deltaUsed is comparable: the same reset window, or a window not yet started at "before" (used 0) with the snapshots at most one window apart; null: not comparable',
+    ),
+  deltaUsed: nullableNumber.describe(
+    'after.used − before.used; null when the window reset in between (see deltaBasis)',
+  ),
   tracePoints: z.number().describe('points the trace charged between the snapshots (1 s granularity)'),
   unseenPoints: nullableNumber.describe('deltaUsed − tracePoints: calls the trace did not see'),
 });
@@ -276,6 +284,7 @@ export type AnalysisPercentiles = z.infer<typeof percentilesSchema>;
 export type ScorecardRow = z.infer<typeof scorecardRowSchema>;
 export type BurnWindow = z.infer<typeof burnWindowSchema>;
 export type KeyCount = z.infer<typeof keyCountSchema>;
+export type BracketResource = z.infer<typeof bracketResourceSchema>;
 
 export function analysisJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(analysisSchema, { target: 'draft-2020-12' }) as Record<string, unknown>;
