@@ -122,6 +122,106 @@ describe('analyzer: API cost metrics', () => {
     expect(a.pollingFloor.sharedPerCycle.all).toEqual({ cells: 1, calls: 1, p50: 1, mean: 1, max: 1 });
   });
 
+  it('the steady-state polling floor counts only the cycles that start at or after steady.start', () => {
+    const records: BodyRecord[] = [];
+    // Cycle 0 is a cold start (5 calls per session), later cycles poll 2 per session; cycle 1's
+    // first call goes out 500 ms before the marker, so the whole of cycle 1 is before it.
+    const calls = [5, 2, 2, 2];
+    const starts = [0, 29_500, 60_000, 90_000];
+    for (let cycle = 0; cycle < 4; cycle++) {
+      for (const session of ['s1', 's2'])
+        for (let i = 0; i < calls[cycle]!; i++)
+          records.push(api(starts[cycle]! + 1000 + i, { session, cycle }));
+      records.push(api(starts[cycle]!, { cycle, op: 'guard' })); // shared guard opens the cycle
+    }
+    // The cycle-1 guard went out before the marker too; the cycle-2 span opens at the cycle's due time.
+    records.push({ kind: 'event', name: 'steady.start', t: 30_000 });
+    records.push({ kind: 'event', name: 'steady.start', t: 95_000 }); // a later marker: the earliest counts
+    records.push({
+      kind: 'span',
+      name: 'poll.cycle',
+      t: 60_000,
+      dur: 1200,
+      outcome: 'ok',
+      labels: { strategy: 'guarded' },
+      data: { cycle: 2, sessions: 2, calls: 5, lagMs: 0, intervalMs: 30_000 },
+    });
+    const { api: a } = analyze(records);
+    const pf = a.pollingFloor;
+    expect(pf.perSessionCycle.all).toEqual({ cells: 8, calls: 22, p50: 2, mean: 2.75, max: 5 });
+    expect(pf.steady).toEqual({
+      sinceMs: 30_000,
+      attributedCalls: 8,
+      sessions: 2,
+      cycles: 2,
+      perSessionCycle: {
+        all: { cells: 4, calls: 8, p50: 2, mean: 2, max: 2 },
+        core: { cells: 4, calls: 8, p50: 2, mean: 2, max: 2 },
+      },
+      sharedPerCycle: {
+        all: { cells: 2, calls: 2, p50: 1, mean: 1, max: 1 },
+        core: { cells: 2, calls: 2, p50: 1, mean: 1, max: 1 },
+      },
+    });
+    // A poll.cycle span that starts a cycle earlier than its calls moves the cycle's start.
+    const early = analyze([
+      ...records,
+      { kind: 'span', name: 'poll.cycle', t: 29_000, dur: 1, outcome: 'ok', data: { cycle: 3 } },
+    ]);
+    expect(early.api.pollingFloor.steady?.cycles).toBe(1);
+    expect(analyze(records.filter((r) => r.kind !== 'event')).api.pollingFloor.steady).toBeNull();
+  });
+
+  it('poll cycles: duration percentiles, interval, overruns, lag and skipped cycles', () => {
+    const cycle = (t: number, dur: number, lagMs: number, intervalMs?: number): BodyRecord => ({
+      kind: 'span',
+      name: 'poll.cycle',
+      t,
+      dur,
+      outcome: 'ok',
+      labels: { strategy: 'naive' },
+      data: { cycle: t / 30_000, sessions: 10, calls: 40, lagMs, ...(intervalMs ? { intervalMs } : {}) },
+    });
+    const skipped = (t: number, count: number): BodyRecord => ({
+      kind: 'event',
+      name: 'poll.cycle.skipped',
+      t,
+      labels: { count },
+    });
+    const a = analyze([
+      cycle(0, 1000, 0, 30_000),
+      cycle(30_000, 2000, 0, 30_000),
+      cycle(60_000, 45_000, 0, 30_000), // overran: the next one is 15 s late
+      cycle(120_000, 31_000, 15_000, 30_000), // overran by 1 s
+      cycle(180_000, 500, 0), // declares no interval: not judged
+      skipped(105_000, 1),
+      skipped(151_000, 2),
+    ]);
+    const pc = a.controlPlane.pollCycles!;
+    expect(pc).toMatchObject({
+      count: 5,
+      intervalMs: 30_000,
+      intervalKnown: 4,
+      overruns: 2,
+      overrunPct: 50,
+      skipped: 3,
+    });
+    expect(pc.durationMs).toMatchObject({ count: 5, min: 500, max: 45_000 });
+    // HDR, 3 significant digits: within 0.1 % of the sample.
+    expect(pc.durationMs!.p50).toBeGreaterThanOrEqual(2000);
+    expect(pc.durationMs!.p50).toBeLessThanOrEqual(2002);
+    expect(pc.durationMs!.p95).toBeCloseTo(45_000, -2);
+    expect(pc.lagMs).toMatchObject({ count: 5, min: 0, max: 15_000 });
+    expect(pc.lagMs!.p95).toBeCloseTo(15_000, -2);
+    expect(a.warnings).toEqual([]);
+    expect(analyze([api(0)]).controlPlane.pollCycles).toBeNull();
+    const mixed = analyze([cycle(0, 20_000, 0, 30_000), cycle(30_000, 20_000, 0, 10_000)]);
+    expect(mixed.controlPlane.pollCycles).toMatchObject({ intervalMs: 30_000, overruns: 1 });
+    expect(mixed.warnings).toEqual([
+      "poll cycles declare different intervals (10000–30000 ms): each cycle's overrun is judged against its own; intervalMs shows the longest",
+    ]);
+  });
+
   it('burn per reset window, straddle warning, hourly fallback, 304s free', () => {
     const reset1 = (EPOCH + 30 * 60_000) / 1000; // the window ends 30 min into the run
     const reset2 = reset1 + 3600;
@@ -397,6 +497,19 @@ describe('analyzer: merge', () => {
       }),
     );
     if (i % 50 === 0) records.push({ kind: 'gauge', name: 'inflight', t: 100, value: i });
+    if (i % 40 === 7) {
+      records.push({
+        kind: 'span',
+        name: 'poll.cycle',
+        t: Math.max(0, t - 500),
+        dur: (i % 3) * 20_000,
+        outcome: 'ok',
+        data: { cycle: Math.floor(t / 30_000), lagMs: i % 5, intervalMs: 30_000 },
+      });
+      records.push({ kind: 'event', name: 'poll.cycle.skipped', t, labels: { count: i % 3 } });
+    }
+    if (i === 150 || i === 390)
+      records.push({ kind: 'event', name: 'steady.start', t: i === 150 ? 31_000 : 29_000 });
     if (i % 60 === 0)
       records.push({ kind: 'span', name: 'boot', t, dur: i, outcome: 'ok', labels: { n: i % 2 } });
     if (i % 100 === 0) {

@@ -17,8 +17,16 @@ import type { BodyRecord, EndFooter, RunHeader, SpanInput } from '../trace/schem
 import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
-import { CycleCounts, type CycleRowState } from './cycles.ts';
+import { ALL, CycleCounts, type CycleRowState } from './cycles.ts';
 import { LatencyHistogram, type LatencyHistogramState } from './histogram.ts';
+import {
+  CycleStarts,
+  numberOf,
+  POLL_CYCLE_SKIPPED_EVENT,
+  POLL_CYCLE_SPAN,
+  PollCycles,
+  type PollCyclesState,
+} from './poll-cycles.ts';
 import type { Analysis, BracketResource, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
 
@@ -164,6 +172,9 @@ export interface AnalyzerState {
   bins: StartEndBinsState;
   latency: { rest: LatencyHistogramState; graphql: LatencyHistogramState };
   polling: Map<string, CycleRowState>;
+  cycleStarts: Map<number, number>;
+  steadyAt: number;
+  pollCycles: PollCyclesState;
   minT: number;
   maxEnd: number;
   spans: Map<string, Omit<SpanAcc, 'latency'> & { latency: LatencyHistogramState }>;
@@ -248,6 +259,10 @@ export class Analyzer implements TraceSink {
     graphql: new LatencyHistogram(),
   };
   private polling = new CycleCounts();
+  private cycleStarts = new CycleStarts();
+  /** Run time of the earliest steady.start marker. */
+  private steadyAt = Number.POSITIVE_INFINITY;
+  private pollCycles = new PollCycles();
   private minT = Number.POSITIVE_INFINITY;
   private maxEnd = Number.NEGATIVE_INFINITY;
   private spans = new Map<string, SpanAcc>();
@@ -393,6 +408,7 @@ export class Analyzer implements TraceSink {
     if (r.cycle !== undefined) {
       if (r.session !== undefined) totals.cycleAttributed++;
       this.polling.add(r.session ?? SHARED, r.cycle, r.resource);
+      this.cycleStarts.add(r.cycle, t);
     }
   }
 
@@ -426,10 +442,23 @@ export class Analyzer implements TraceSink {
       this.spansByName.set(r.name, byName);
     }
     countSpan(byName, r.outcome, r.dur);
+    if (r.name === POLL_CYCLE_SPAN) {
+      this.pollCycles.addSpan(r);
+      const cycle = numberOf(r.data?.cycle);
+      if (cycle !== undefined && Number.isInteger(cycle)) this.cycleStarts.add(cycle, r.t);
+    }
   }
 
   private addEvent(r: Extract<BodyRecord, { kind: 'event' }>): void {
     addTo(this.events, r.name, 1);
+    if (r.name === STEADY_START_EVENT) {
+      if (r.t < this.steadyAt) this.steadyAt = r.t;
+      return;
+    }
+    if (r.name === POLL_CYCLE_SKIPPED_EVENT) {
+      this.pollCycles.addSkipped(r.labels);
+      return;
+    }
     if (r.name !== RATELIMIT_SNAPSHOT_EVENT || r.data === undefined) return;
     const snapshot: Snapshot = { t: r.t, data: r.data };
     const s = this.snapshots;
@@ -513,6 +542,9 @@ export class Analyzer implements TraceSink {
     this.latency.rest.merge(other.latency.rest);
     this.latency.graphql.merge(other.latency.graphql);
     this.polling.merge(other.polling);
+    this.cycleStarts.merge(other.cycleStarts);
+    if (other.steadyAt < this.steadyAt) this.steadyAt = other.steadyAt;
+    this.pollCycles.merge(other.pollCycles);
     if (other.minT < this.minT) this.minT = other.minT;
     if (other.maxEnd > this.maxEnd) this.maxEnd = other.maxEnd;
     for (const [target, source] of [
@@ -576,6 +608,9 @@ export class Analyzer implements TraceSink {
         graphql: this.latency.graphql.toState(),
       },
       polling: this.polling.toState(),
+      cycleStarts: this.cycleStarts.starts,
+      steadyAt: this.steadyAt,
+      pollCycles: this.pollCycles.toState(),
       minT: this.minT,
       maxEnd: this.maxEnd,
       spans: spanState(this.spans),
@@ -610,6 +645,9 @@ export class Analyzer implements TraceSink {
       graphql: LatencyHistogram.fromState(state.latency.graphql),
     };
     out.polling = CycleCounts.fromState(state.polling);
+    out.cycleStarts = CycleStarts.fromState(state.cycleStarts);
+    out.steadyAt = state.steadyAt;
+    out.pollCycles = PollCycles.fromState(state.pollCycles);
     out.minT = state.minT;
     out.maxEnd = state.maxEnd;
     out.spans = spans(state.spans);
@@ -711,6 +749,8 @@ export class Analyzer implements TraceSink {
       );
     }
 
+    const { pollCycles, warnings: pollWarnings } = this.pollCycles.result();
+    for (const w of pollWarnings) warnings.push(w);
     const scorecard = this.scorecard(api, sessions);
     const input: Analysis['input'] = {
       file: context.file ?? null,
@@ -745,6 +785,7 @@ export class Analyzer implements TraceSink {
       },
       input,
       api,
+      controlPlane: { pollCycles },
       scorecard,
       spans: {
         byName: [...this.spansByName.values()].sort((a, b) => cmp(a.name, b.name)).map(spanOut),
@@ -819,12 +860,29 @@ export class Analyzer implements TraceSink {
       Object.fromEntries(
         [...freqs].sort(([a], [b]) => cmp(a, b)).map(([resource, freq]) => [resource, distribution(freq)]),
       );
+    let steady: Analysis['api']['pollingFloor']['steady'] = null;
+    if (Number.isFinite(this.steadyAt)) {
+      const since = this.steadyAt;
+      const starts = this.cycleStarts.starts;
+      const inSteady = (cycle: number) => (starts.get(cycle) ?? Number.NEGATIVE_INFINITY) >= since;
+      const s = this.polling.frequencies((key) => key !== SHARED, inSteady);
+      const sh = this.polling.frequencies((key) => key === SHARED, inSteady);
+      steady = {
+        sinceMs: since,
+        attributedCalls: s.cells === 0 ? 0 : distribution(s.freq.get(ALL)!).calls,
+        sessions: s.keys,
+        cycles: s.cycles.size,
+        perSessionCycle: s.cells === 0 ? {} : out(s.freq),
+        sharedPerCycle: sh.cells === 0 ? {} : out(sh.freq),
+      };
+    }
     return {
       attributedCalls: this.totals.cycleAttributed,
       sessions: [...this.polling.rows.keys()].filter((key) => key !== SHARED).length,
       cycles: perSession.cycles.size,
       perSessionCycle: perSession.cells === 0 ? {} : out(perSession.freq),
       sharedPerCycle: shared.cells === 0 ? {} : out(shared.freq),
+      steady,
     };
   }
 
@@ -1105,6 +1163,8 @@ export class Analyzer implements TraceSink {
 }
 
 export const RATELIMIT_SNAPSHOT_EVENT = 'ratelimit.snapshot';
+/** The phase marker the steady-state polling floor starts at. */
+export const STEADY_START_EVENT = 'steady.start';
 
 export function createAnalyzer(options: AnalyzerOptions = {}): Analyzer {
   return new Analyzer(options);

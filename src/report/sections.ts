@@ -306,6 +306,32 @@ function costSections(a: Analysis): Section[] {
       });
       pfBlocks.push({ kind: 'table', columns: distColumns('cycles'), rows: distRows(pf.sharedPerCycle) });
     }
+    const st = pf.steady;
+    if (st) {
+      pfBlocks.push({
+        kind: 'notes',
+        lines: [
+          `steady state: the ${fmtInt(st.cycles)} cycles from the steady.start marker (${fmtMs(st.sinceMs)}) on, ${fmtInt(st.sessions)} sessions:`,
+        ],
+        tone: 'info',
+      });
+      if (Object.keys(st.perSessionCycle).length > 0)
+        pfBlocks.push({
+          kind: 'table',
+          columns: distColumns('session·cycles'),
+          rows: distRows(st.perSessionCycle),
+        });
+      else
+        pfBlocks.push({
+          kind: 'notes',
+          lines: ['no session-attributed calls after the marker'],
+          tone: 'info',
+        });
+      if (Object.keys(st.sharedPerCycle).length > 0) {
+        pfBlocks.push({ kind: 'notes', lines: ['steady state, shared (per cycle):'], tone: 'info' });
+        pfBlocks.push({ kind: 'table', columns: distColumns('cycles'), rows: distRows(st.sharedPerCycle) });
+      }
+    }
   }
   sections.push({ title: 'Polling floor (calls per session per poll cycle)', blocks: pfBlocks });
 
@@ -437,6 +463,38 @@ function costSections(a: Analysis): Section[] {
   return sections;
 }
 
+/** The poll loop: does it keep its interval? */
+function pollCyclesSection(a: Analysis): Section[] {
+  const pc = a.controlPlane.pollCycles;
+  if (pc === null) return [];
+  const d = pc.durationMs;
+  const lag = pc.lagMs;
+  const pairs: Array<[string, string]> = [
+    ['cycles', fmtInt(pc.count)],
+    ['interval', pc.intervalMs === null ? '– (the cycles declare none)' : fmtMs(pc.intervalMs)],
+    ['duration p50 / p95 / max', d ? `${fmtMs(d.p50)} / ${fmtMs(d.p95)} / ${fmtMs(d.max)}` : '–'],
+    [
+      'overruns (duration > interval)',
+      pc.intervalMs === null
+        ? '–'
+        : `${fmtInt(pc.overruns)} of ${fmtInt(pc.intervalKnown)} (${fmtPct(pc.overrunPct)})`,
+    ],
+    ['start lag p95 / max', lag ? `${fmtMs(lag.p95)} / ${fmtMs(lag.max)}` : '–'],
+    ['skipped cycles', fmtInt(pc.skipped)],
+  ];
+  const blocks: Block[] = [{ kind: 'pairs', pairs }];
+  if (pc.overruns > 0 || pc.skipped > 0) {
+    blocks.push({
+      kind: 'notes',
+      lines: [
+        'the poll loop does not keep its interval: cycles outlast it, start late or are skipped (more concurrency, fewer calls per cycle, or a longer interval)',
+      ],
+      tone: 'warning',
+    });
+  }
+  return [{ title: 'Poll cycles (control plane)', blocks }];
+}
+
 function speedSections(a: Analysis, top: number): Section[] {
   const sections: Section[] = [];
   if (a.spans.byName.length > 0) {
@@ -540,6 +598,7 @@ export function analysisSections(a: Analysis, options: SectionOptions): Section[
     ]),
     burnSection(a),
     ...costSections(a),
+    ...pollCyclesSection(a),
     scorecardSection(a),
     ...speedSections(a, options.top),
     ...warningsSection(a, shown),
