@@ -210,8 +210,8 @@ describe('a control-plane trace (real emulator, sequential poll loop) through an
     expect(a.api.bracket!.byResource).toEqual({
       core: expect.objectContaining({
         deltaBasis: 'same-window',
-        deltaUsed: 78,
-        tracePoints: 78,
+        deltaUsed: 73,
+        tracePoints: 73,
         unseenPoints: 0,
       }),
     });

@@ -80,21 +80,30 @@ export async function writeControlPlaneTrace(path: string): Promise<void> {
 
   const loop = async () => {
     let due = 0;
+    let guardEtag: string | undefined;
     for (let cycle = 0; cycle < CP.cycles; cycle++) {
       const wait = due - clock.now();
       if (wait > 0) await clock.sleep(wait);
       const started = clock.now();
       let calls = 0;
-      const call = async (path: string, op: string, session?: string) => {
+      const call = async (path: string, op: string, session?: string, etag?: string) => {
         calls++;
-        await get(path, {
+        const res = await get(path, {
           'x-fleetbench-op': op,
           'x-fleetbench-cycle': String(cycle),
           'x-fleetbench-source': 'lifecycle',
           ...(session ? { 'x-fleetbench-session': session } : {}),
+          ...(etag ? { 'if-none-match': etag } : {}),
         });
+        return res.headers.etag;
       };
-      await call(`${base}/pulls?state=open&sort=updated&direction=desc&per_page=1`, 'guard-pr-list');
+      // The repo guard is conditional: once it has an ETag, nothing changed answers 304 (free).
+      guardEtag = await call(
+        `${base}/pulls?state=open&sort=updated&direction=desc&per_page=1`,
+        'guard-pr-list',
+        undefined,
+        guardEtag,
+      );
       for (const session of sessions) {
         if (cycle === 0) {
           // Cold start: detection and a full read of everything (8 calls per session).
