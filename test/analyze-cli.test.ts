@@ -1,11 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticTrace } from '../bench/synthetic.ts';
 import { type Analysis, analyzeFile } from '../src/analyze/index.ts';
 import { InputFileError } from '../src/errors.ts';
 import { runCli } from './helpers/cli.ts';
+import { CP, writeControlPlaneTrace } from './helpers/control-plane-trace.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
@@ -177,5 +178,65 @@ describe('parallel analysis equals the single pass', () => {
     expect(two.stderr).toBe('');
     expect(two.code).toBe(0);
     expect(JSON.parse(two.stdout)).toEqual(JSON.parse(one.stdout));
+  });
+});
+
+describe('a control-plane trace (real emulator, sequential poll loop) through analyze', () => {
+  const path = join(dir, 'control-plane.jsonl');
+  beforeAll(() => writeControlPlaneTrace(path));
+
+  it('reports the steady-state floor, the poll loop and a clean /rate_limit bracket', async () => {
+    const { analysis: a } = await analyzeFile(path, { threads: 1 });
+    // Whole run: the cold-start cycle (8 calls per session) pulls the mean up.
+    expect(a.api.pollingFloor.perSessionCycle.all).toEqual({ cells: 24, calls: 72, p50: 2, mean: 3, max: 8 });
+    expect(a.api.pollingFloor.steady).toMatchObject({
+      sinceMs: CP.steadyAtMs,
+      cycles: 5,
+      sessions: 4,
+      attributedCalls: 40,
+      perSessionCycle: { all: { cells: 20, calls: 40, p50: 2, mean: 2, max: 2 } },
+      sharedPerCycle: { all: { cells: 5, calls: 5, p50: 1, mean: 1, max: 1 } },
+    });
+    const pc = a.controlPlane.pollCycles!;
+    expect(pc).toMatchObject({
+      count: 6,
+      intervalMs: 30_000,
+      intervalKnown: 6,
+      overruns: 1,
+      skipped: 1,
+    });
+    expect([pc.durationMs!.min, pc.durationMs!.max, pc.lagMs!.max]).toEqual([18_000, 66_000, 6000]);
+    // One row: the other resources the snapshots list (search, graphql, ...) were never used.
+    expect(a.api.bracket!.byResource).toEqual({
+      core: expect.objectContaining({
+        deltaBasis: 'same-window',
+        deltaUsed: 73,
+        tracePoints: 73,
+        unseenPoints: 0,
+      }),
+    });
+    expect(a.warnings).toEqual([]);
+
+    // Byte ranges on worker threads give the same document.
+    const three = await analyzeFile(path, { threads: 3 });
+    expect(three.threads).toBe(3);
+    expect(three.analysis).toEqual(a);
+
+    const terminal = await runCli(['analyze', path]);
+    expect(terminal.code).toBe(0);
+    expect(terminal.stdout).toContain(
+      'steady state: the 5 cycles from the steady.start marker (1m00s) on, 4 sessions:',
+    );
+    expect(terminal.stdout).toMatch(
+      /▸ Poll cycles \(control plane\)\n\s+cycles\.+: 6\n\s+interval\.+: 30s\n/,
+    );
+    expect(terminal.stdout).toMatch(/duration p50 \/ p95 \/ max\.+: 18\.01s \/ 1m06s \/ 1m06s/);
+    expect(terminal.stdout).toMatch(/overruns \(duration > interval\)\.+: 1 of 6 \(16\.7%\)/);
+    expect(terminal.stdout).toMatch(/start lag p95 \/ max\.+: 6s \/ 6s/);
+    expect(terminal.stdout).toMatch(/skipped cycles\.+: 1\n/);
+    expect(terminal.stdout).not.toContain('reset between the snapshots');
+    const markdown = await runCli(['analyze', '--markdown', path]);
+    expect(markdown.stdout).toContain('### Poll cycles (control plane)');
+    expect(markdown.stdout).toContain('| overruns (duration > interval) | 1 of 6 (16.7%) |');
   });
 });

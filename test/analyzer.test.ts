@@ -6,7 +6,9 @@ import {
   analyzerFromState,
   createAnalyzer,
 } from '../src/analyze/index.ts';
+import { VIRTUAL_EPOCH_MS } from '../src/clock/index.ts';
 import type { ApiRecord, BodyRecord, RunHeader } from '../src/trace/index.ts';
+import { inProcess } from './helpers/github.ts';
 
 const EPOCH = Date.UTC(2026, 0, 1, 0, 30, 0);
 const HOUR = 3_600_000;
@@ -120,6 +122,106 @@ describe('analyzer: API cost metrics', () => {
     expect(a.pollingFloor.sharedPerCycle.all).toEqual({ cells: 1, calls: 1, p50: 1, mean: 1, max: 1 });
   });
 
+  it('the steady-state polling floor counts only the cycles that start at or after steady.start', () => {
+    const records: BodyRecord[] = [];
+    // Cycle 0 is a cold start (5 calls per session), later cycles poll 2 per session; cycle 1's
+    // first call goes out 500 ms before the marker, so the whole of cycle 1 is before it.
+    const calls = [5, 2, 2, 2];
+    const starts = [0, 29_500, 60_000, 90_000];
+    for (let cycle = 0; cycle < 4; cycle++) {
+      for (const session of ['s1', 's2'])
+        for (let i = 0; i < calls[cycle]!; i++)
+          records.push(api(starts[cycle]! + 1000 + i, { session, cycle }));
+      records.push(api(starts[cycle]!, { cycle, op: 'guard' })); // shared guard opens the cycle
+    }
+    // The cycle-1 guard went out before the marker too; the cycle-2 span opens at the cycle's due time.
+    records.push({ kind: 'event', name: 'steady.start', t: 30_000 });
+    records.push({ kind: 'event', name: 'steady.start', t: 95_000 }); // a later marker: the earliest counts
+    records.push({
+      kind: 'span',
+      name: 'poll.cycle',
+      t: 60_000,
+      dur: 1200,
+      outcome: 'ok',
+      labels: { strategy: 'guarded' },
+      data: { cycle: 2, sessions: 2, calls: 5, lagMs: 0, intervalMs: 30_000 },
+    });
+    const { api: a } = analyze(records);
+    const pf = a.pollingFloor;
+    expect(pf.perSessionCycle.all).toEqual({ cells: 8, calls: 22, p50: 2, mean: 2.75, max: 5 });
+    expect(pf.steady).toEqual({
+      sinceMs: 30_000,
+      attributedCalls: 8,
+      sessions: 2,
+      cycles: 2,
+      perSessionCycle: {
+        all: { cells: 4, calls: 8, p50: 2, mean: 2, max: 2 },
+        core: { cells: 4, calls: 8, p50: 2, mean: 2, max: 2 },
+      },
+      sharedPerCycle: {
+        all: { cells: 2, calls: 2, p50: 1, mean: 1, max: 1 },
+        core: { cells: 2, calls: 2, p50: 1, mean: 1, max: 1 },
+      },
+    });
+    // A poll.cycle span that starts a cycle earlier than its calls moves the cycle's start.
+    const early = analyze([
+      ...records,
+      { kind: 'span', name: 'poll.cycle', t: 29_000, dur: 1, outcome: 'ok', data: { cycle: 3 } },
+    ]);
+    expect(early.api.pollingFloor.steady?.cycles).toBe(1);
+    expect(analyze(records.filter((r) => r.kind !== 'event')).api.pollingFloor.steady).toBeNull();
+  });
+
+  it('poll cycles: duration percentiles, interval, overruns, lag and skipped cycles', () => {
+    const cycle = (t: number, dur: number, lagMs: number, intervalMs?: number): BodyRecord => ({
+      kind: 'span',
+      name: 'poll.cycle',
+      t,
+      dur,
+      outcome: 'ok',
+      labels: { strategy: 'naive' },
+      data: { cycle: t / 30_000, sessions: 10, calls: 40, lagMs, ...(intervalMs ? { intervalMs } : {}) },
+    });
+    const skipped = (t: number, count: number): BodyRecord => ({
+      kind: 'event',
+      name: 'poll.cycle.skipped',
+      t,
+      labels: { count },
+    });
+    const a = analyze([
+      cycle(0, 1000, 0, 30_000),
+      cycle(30_000, 2000, 0, 30_000),
+      cycle(60_000, 45_000, 0, 30_000), // overran: the next one is 15 s late
+      cycle(120_000, 31_000, 15_000, 30_000), // overran by 1 s
+      cycle(180_000, 500, 0), // declares no interval: not judged
+      skipped(105_000, 1),
+      skipped(151_000, 2),
+    ]);
+    const pc = a.controlPlane.pollCycles!;
+    expect(pc).toMatchObject({
+      count: 5,
+      intervalMs: 30_000,
+      intervalKnown: 4,
+      overruns: 2,
+      overrunPct: 50,
+      skipped: 3,
+    });
+    expect(pc.durationMs).toMatchObject({ count: 5, min: 500, max: 45_000 });
+    // HDR, 3 significant digits: within 0.1 % of the sample.
+    expect(pc.durationMs!.p50).toBeGreaterThanOrEqual(2000);
+    expect(pc.durationMs!.p50).toBeLessThanOrEqual(2002);
+    expect(pc.durationMs!.p95).toBeCloseTo(45_000, -2);
+    expect(pc.lagMs).toMatchObject({ count: 5, min: 0, max: 15_000 });
+    expect(pc.lagMs!.p95).toBeCloseTo(15_000, -2);
+    expect(a.warnings).toEqual([]);
+    expect(analyze([api(0)]).controlPlane.pollCycles).toBeNull();
+    const mixed = analyze([cycle(0, 20_000, 0, 30_000), cycle(30_000, 20_000, 0, 10_000)]);
+    expect(mixed.controlPlane.pollCycles).toMatchObject({ intervalMs: 30_000, overruns: 1 });
+    expect(mixed.warnings).toEqual([
+      "poll cycles declare different intervals (10000–30000 ms): each cycle's overrun is judged against its own; intervalMs shows the longest",
+    ]);
+  });
+
   it('burn per reset window, straddle warning, hourly fallback, 304s free', () => {
     const reset1 = (EPOCH + 30 * 60_000) / 1000; // the window ends 30 min into the run
     const reset2 = reset1 + 3600;
@@ -174,6 +276,91 @@ describe('analyzer: API cost metrics', () => {
       unseenPoints: 3,
       sameWindow: true,
     });
+  });
+
+  it('the bracket of a window not yet started at "before" (used 0, moving reset) is comparable', () => {
+    // GitHub reports reset = now + 1 h for a window nobody has opened: the two resets differ.
+    const resetAt = (t: number) => Math.ceil((EPOCH + t) / 1000);
+    const snapshot = (t: number, label: string, used: number, reset: number) => ({
+      kind: 'event' as const,
+      name: 'ratelimit.snapshot',
+      t,
+      labels: { identity: 'user:fleet-agent', label },
+      data: {
+        resources: {
+          core: { limit: 5000, remaining: 5000 - used, used, reset },
+          search: { limit: 30, remaining: 30, used: 0, reset: resetAt(t + 60_000) },
+        },
+      },
+    });
+    const within = analyze([
+      snapshot(0, 'before', 0, resetAt(HOUR)),
+      api(1000),
+      api(2000),
+      snapshot(50 * 60_000, 'after', 4, resetAt(1000 + HOUR)),
+    ]);
+    expect(within.api.bracket?.byResource).toEqual({
+      core: {
+        before: { limit: 5000, remaining: 5000, used: 0, reset: resetAt(HOUR) },
+        after: { limit: 5000, remaining: 4996, used: 4, reset: resetAt(1000 + HOUR) },
+        sameWindow: false,
+        deltaBasis: 'window-opened',
+        deltaUsed: 4,
+        tracePoints: 2,
+        unseenPoints: 2,
+      },
+    });
+    // search: unused in both snapshots, no trace points: no row, and no warning either.
+    expect(within.api.bracket?.warnings).toEqual([]);
+    expect(within.warnings.filter((w) => w.includes('bracket'))).toEqual([]);
+
+    // After more than one window: the window may have reset in between.
+    const apart = analyze([
+      snapshot(0, 'before', 0, resetAt(HOUR)),
+      api(1000),
+      snapshot(HOUR + 5000, 'after', 1, resetAt(HOUR + 2000 + HOUR)),
+    ]);
+    expect(apart.api.bracket?.byResource.core).toMatchObject({ deltaBasis: null, deltaUsed: null });
+    expect(apart.api.bracket?.warnings).toEqual([
+      'rate-limit bracket: core: the snapshots are more than one rate-limit window apart; its delta is not comparable',
+    ]);
+
+    // Used before and a different reset: a real reset in between.
+    const reset = analyze([
+      snapshot(0, 'before', 7, resetAt(60_000)),
+      api(61_000),
+      snapshot(120_000, 'after', 1, resetAt(61_000 + HOUR)),
+    ]);
+    expect(reset.api.bracket?.byResource.core).toMatchObject({ sameWindow: false, deltaUsed: null });
+    expect(reset.api.bracket?.warnings).toEqual([
+      'rate-limit bracket: core reset between the snapshots; its delta is not comparable',
+    ]);
+  });
+
+  it('brackets a run through the real emulator: snapshots labelled before/after, unused resources left out', async () => {
+    const { emulator, get, graphql, advance, sink } = inProcess();
+    emulator.admin.snapshotRateLimit({ label: 'before' });
+    await advance(5000);
+    await get('/repos/fleetbench/repo-1/issues');
+    await get('/repos/fleetbench/repo-1/pulls');
+    await graphql('query { viewer { login } }');
+    await advance(20 * 60_000);
+    await get('/repos/fleetbench/repo-1/issues');
+    emulator.admin.snapshotRateLimit({ label: 'after' });
+    const analyzer = createAnalyzer({ header: { ...header, epochMs: VIRTUAL_EPOCH_MS } });
+    for (const record of sink.records) analyzer.add(record as BodyRecord);
+    const { api: a, warnings } = analyzer.finish();
+    expect(Object.keys(a.bracket!.byResource)).toEqual(['core', 'graphql']);
+    expect(a.bracket!.byResource.core).toMatchObject({
+      sameWindow: false,
+      deltaBasis: 'window-opened',
+      deltaUsed: 3,
+      tracePoints: 3,
+      unseenPoints: 0,
+    });
+    expect(a.bracket!.byResource.graphql).toMatchObject({ deltaUsed: 1, tracePoints: 1, unseenPoints: 0 });
+    expect(a.bracket!.warnings).toEqual([]);
+    expect(warnings).toEqual([]);
   });
 
   it('projection and the Track B scorecard: measured at 50 sessions, projected otherwise', () => {
@@ -310,6 +497,19 @@ describe('analyzer: merge', () => {
       }),
     );
     if (i % 50 === 0) records.push({ kind: 'gauge', name: 'inflight', t: 100, value: i });
+    if (i % 40 === 7) {
+      records.push({
+        kind: 'span',
+        name: 'poll.cycle',
+        t: Math.max(0, t - 500),
+        dur: (i % 3) * 20_000,
+        outcome: 'ok',
+        data: { cycle: Math.floor(t / 30_000), lagMs: i % 5, intervalMs: 30_000 },
+      });
+      records.push({ kind: 'event', name: 'poll.cycle.skipped', t, labels: { count: i % 3 } });
+    }
+    if (i === 150 || i === 390)
+      records.push({ kind: 'event', name: 'steady.start', t: i === 150 ? 31_000 : 29_000 });
     if (i % 60 === 0)
       records.push({ kind: 'span', name: 'boot', t, dur: i, outcome: 'ok', labels: { n: i % 2 } });
     if (i % 100 === 0) {

@@ -1,6 +1,10 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { privateCacheDir } from '../src/cache-dir.ts';
+import { loadChecks } from '../src/trace/checks-code.ts';
 import { explainRecord, kindJsonSchemas } from '../src/trace/explain.ts';
-import { publishedKindSchemas } from '../src/trace/fast-check.ts';
+import { cachedValidatorCode, publishedKindSchemas, validatorCode } from '../src/trace/fast-check.ts';
 import { bodyRecordSchema, isBodyKind, mainValidator } from '../src/trace/index.ts';
 
 /** The reader's verdict on one record: the fast check, worded by zod when it fails. */
@@ -78,5 +82,39 @@ describe('fast validator agrees with the zod schema', () => {
     const record = { kind: 'span', name: 'x', t: 0, dur: 1 };
     const fast = validateBody('span', record);
     expect(fast.ok && fast.value).toMatchObject({ outcome: 'ok' });
+  });
+});
+
+describe("the validators run from ajv's generated code, compiled once and cached", () => {
+  it('caches the code under a hash of the schema and gives the same verdicts as a fresh compile', () => {
+    const schemas = publishedKindSchemas();
+    const code = cachedValidatorCode(schemas);
+    expect(code).toBe(validatorCode(schemas));
+    const dir = privateCacheDir()!;
+    const cached = readdirSync(dir).filter((name) => /^checks-[0-9a-f]{16}\.cjs$/.test(name));
+    expect(cached.some((name) => readFileSync(join(dir, name), 'utf8') === code)).toBe(true);
+    const checks = loadChecks(code);
+    for (const [, record] of cases) {
+      const clean = JSON.parse(JSON.stringify(record)) as { kind: 'api' };
+      expect(checks[clean.kind](clean)).toBe(bodyRecordSchema.safeParse(clean).success);
+    }
+    // An edited schema is another entry: stale code is never run for it.
+    const changed = {
+      ...schemas,
+      gauge: { ...schemas.gauge, required: ['kind', 'name', 't', 'value', 'labels'] },
+    };
+    const changedCode = cachedValidatorCode(changed);
+    expect(changedCode).not.toBe(code);
+    expect(loadChecks(changedCode).gauge({ kind: 'gauge', name: 'g', t: 1, value: 2 })).toBe(false);
+    expect(checks.gauge({ kind: 'gauge', name: 'g', t: 1, value: 2 })).toBe(true);
+  });
+
+  it("runs generated code that requires only ajv's runtime helpers", () => {
+    expect(() => loadChecks('require("node:child_process");')).toThrow(
+      'generated validator requires node:child_process',
+    );
+    expect(() => loadChecks('module.exports = { api() { return true; } };')).toThrow(
+      "generated validators lack 'run'",
+    );
   });
 });

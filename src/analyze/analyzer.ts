@@ -17,10 +17,18 @@ import type { BodyRecord, EndFooter, RunHeader, SpanInput } from '../trace/schem
 import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
-import { CycleCounts, type CycleRowState } from './cycles.ts';
+import { ALL, CycleCounts, type CycleRowState } from './cycles.ts';
 import { FINISHERS, type FinisherContext, type RetainedRecord, retainedByAnyFinisher } from './finishers.ts';
 import { LatencyHistogram, type LatencyHistogramState } from './histogram.ts';
-import type { Analysis, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
+import {
+  CycleStarts,
+  numberOf,
+  POLL_CYCLE_SKIPPED_EVENT,
+  POLL_CYCLE_SPAN,
+  PollCycles,
+  type PollCyclesState,
+} from './poll-cycles.ts';
+import type { Analysis, BracketResource, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
 
 export interface AnalyzerOptions {
@@ -165,6 +173,9 @@ export interface AnalyzerState {
   bins: StartEndBinsState;
   latency: { rest: LatencyHistogramState; graphql: LatencyHistogramState };
   polling: Map<string, CycleRowState>;
+  cycleStarts: Map<number, number>;
+  steadyAt: number;
+  pollCycles: PollCyclesState;
   minT: number;
   maxEnd: number;
   spans: Map<string, Omit<SpanAcc, 'latency'> & { latency: LatencyHistogramState }>;
@@ -250,6 +261,10 @@ export class Analyzer implements TraceSink {
     graphql: new LatencyHistogram(),
   };
   private polling = new CycleCounts();
+  private cycleStarts = new CycleStarts();
+  /** Run time of the earliest steady.start marker. */
+  private steadyAt = Number.POSITIVE_INFINITY;
+  private pollCycles = new PollCycles();
   private minT = Number.POSITIVE_INFINITY;
   private maxEnd = Number.NEGATIVE_INFINITY;
   private spans = new Map<string, SpanAcc>();
@@ -399,6 +414,7 @@ export class Analyzer implements TraceSink {
     if (r.cycle !== undefined) {
       if (r.session !== undefined) totals.cycleAttributed++;
       this.polling.add(r.session ?? SHARED, r.cycle, r.resource);
+      this.cycleStarts.add(r.cycle, t);
     }
   }
 
@@ -432,10 +448,23 @@ export class Analyzer implements TraceSink {
       this.spansByName.set(r.name, byName);
     }
     countSpan(byName, r.outcome, r.dur);
+    if (r.name === POLL_CYCLE_SPAN) {
+      this.pollCycles.addSpan(r);
+      const cycle = numberOf(r.data?.cycle);
+      if (cycle !== undefined && Number.isInteger(cycle)) this.cycleStarts.add(cycle, r.t);
+    }
   }
 
   private addEvent(r: Extract<BodyRecord, { kind: 'event' }>): void {
     addTo(this.events, r.name, 1);
+    if (r.name === STEADY_START_EVENT) {
+      if (r.t < this.steadyAt) this.steadyAt = r.t;
+      return;
+    }
+    if (r.name === POLL_CYCLE_SKIPPED_EVENT) {
+      this.pollCycles.addSkipped(r.labels);
+      return;
+    }
     if (r.name !== RATELIMIT_SNAPSHOT_EVENT || r.data === undefined) return;
     const snapshot: Snapshot = { t: r.t, data: r.data };
     const s = this.snapshots;
@@ -519,6 +548,9 @@ export class Analyzer implements TraceSink {
     this.latency.rest.merge(other.latency.rest);
     this.latency.graphql.merge(other.latency.graphql);
     this.polling.merge(other.polling);
+    this.cycleStarts.merge(other.cycleStarts);
+    if (other.steadyAt < this.steadyAt) this.steadyAt = other.steadyAt;
+    this.pollCycles.merge(other.pollCycles);
     if (other.minT < this.minT) this.minT = other.minT;
     if (other.maxEnd > this.maxEnd) this.maxEnd = other.maxEnd;
     for (const [target, source] of [
@@ -583,6 +615,9 @@ export class Analyzer implements TraceSink {
         graphql: this.latency.graphql.toState(),
       },
       polling: this.polling.toState(),
+      cycleStarts: this.cycleStarts.starts,
+      steadyAt: this.steadyAt,
+      pollCycles: this.pollCycles.toState(),
       minT: this.minT,
       maxEnd: this.maxEnd,
       spans: spanState(this.spans),
@@ -618,6 +653,9 @@ export class Analyzer implements TraceSink {
       graphql: LatencyHistogram.fromState(state.latency.graphql),
     };
     out.polling = CycleCounts.fromState(state.polling);
+    out.cycleStarts = CycleStarts.fromState(state.cycleStarts);
+    out.steadyAt = state.steadyAt;
+    out.pollCycles = PollCycles.fromState(state.pollCycles);
     out.minT = state.minT;
     out.maxEnd = state.maxEnd;
     out.spans = spans(state.spans);
@@ -649,7 +687,7 @@ export class Analyzer implements TraceSink {
     }
 
     const burn = this.burnWindows(epochMs, startMs, endMs);
-    const bracket = this.bracket();
+    const bracket = this.bracket(header);
     const projection = this.projection(sessions, durationMs);
     const max1s = this.bins.maxInWindow(1000);
     const max10s = this.bins.maxInWindow(10_000);
@@ -720,6 +758,8 @@ export class Analyzer implements TraceSink {
       );
     }
 
+    const { pollCycles, warnings: pollWarnings } = this.pollCycles.result();
+    for (const w of pollWarnings) warnings.push(w);
     const scorecard = this.scorecard(api, sessions);
     const input: Analysis['input'] = {
       file: context.file ?? null,
@@ -754,6 +794,7 @@ export class Analyzer implements TraceSink {
       },
       input,
       api,
+      controlPlane: { pollCycles },
       scorecard,
       spans: {
         byName: [...this.spansByName.values()].sort((a, b) => cmp(a.name, b.name)).map(spanOut),
@@ -845,12 +886,29 @@ export class Analyzer implements TraceSink {
       Object.fromEntries(
         [...freqs].sort(([a], [b]) => cmp(a, b)).map(([resource, freq]) => [resource, distribution(freq)]),
       );
+    let steady: Analysis['api']['pollingFloor']['steady'] = null;
+    if (Number.isFinite(this.steadyAt)) {
+      const since = this.steadyAt;
+      const starts = this.cycleStarts.starts;
+      const inSteady = (cycle: number) => (starts.get(cycle) ?? Number.NEGATIVE_INFINITY) >= since;
+      const s = this.polling.frequencies((key) => key !== SHARED, inSteady);
+      const sh = this.polling.frequencies((key) => key === SHARED, inSteady);
+      steady = {
+        sinceMs: since,
+        attributedCalls: s.cells === 0 ? 0 : distribution(s.freq.get(ALL)!).calls,
+        sessions: s.keys,
+        cycles: s.cycles.size,
+        perSessionCycle: s.cells === 0 ? {} : out(s.freq),
+        sharedPerCycle: sh.cells === 0 ? {} : out(sh.freq),
+      };
+    }
     return {
       attributedCalls: this.totals.cycleAttributed,
       sessions: [...this.polling.rows.keys()].filter((key) => key !== SHARED).length,
       cycles: perSession.cycles.size,
       perSessionCycle: perSession.cells === 0 ? {} : out(perSession.freq),
       sharedPerCycle: shared.cells === 0 ? {} : out(shared.freq),
+      steady,
     };
   }
 
@@ -948,7 +1006,7 @@ export class Analyzer implements TraceSink {
     return { windows, straddles, warnings };
   }
 
-  private bracket(): Analysis['api']['bracket'] {
+  private bracket(header: RunHeader | undefined): Analysis['api']['bracket'] {
     const s = this.snapshots;
     const before = s.before ?? (s.first !== s.last ? s.first : undefined);
     const after = s.after ?? (s.first !== s.last ? s.last : undefined);
@@ -963,22 +1021,43 @@ export class Analyzer implements TraceSink {
     const b = resourcesOf(before);
     const a = resourcesOf(after);
     const byResource: NonNullable<Analysis['api']['bracket']>['byResource'] = {};
+    // Wall-clock ms of run time t (x-ratelimit-reset is wall time); without an epoch, assume
+    // GitHub's hourly window.
+    const scale = header?.timeScale ?? 1;
+    const withinOneWindow = (resetS: number) =>
+      header === undefined
+        ? after.t - before.t <= HOUR_MS
+        : header.epochMs + after.t / scale <= resetS * 1000;
     for (const resource of [...new Set([...Object.keys(b), ...Object.keys(a)])].sort(cmp)) {
       const x = readSnapshot(b[resource]);
       const y = readSnapshot(a[resource]);
-      const sameWindow = x !== null && y !== null && x.reset === y.reset;
-      const deltaUsed = sameWindow ? y.used - x.used : null;
       const series = this.pointsPerSecond.get(resource);
       const tracePoints = series ? series.sum(Math.floor(before.t / 1000), Math.floor(after.t / 1000)) : 0;
-      if (x !== null && y !== null && !sameWindow) {
+      // GitHub lists every resource, used or not: one nobody touched says nothing.
+      if ((x?.used ?? 0) === 0 && (y?.used ?? 0) === 0 && tracePoints === 0) continue;
+      const sameWindow = x !== null && y !== null && x.reset === y.reset;
+      let deltaBasis: BracketResource['deltaBasis'] = null;
+      if (sameWindow) deltaBasis = 'same-window';
+      else if (x !== null && y !== null && x.used === 0 && withinOneWindow(x.reset)) {
+        // Nothing used at "before": the window had not started, and GitHub reports a moving
+        // reset (now + the window length). A window opened with the first call after the
+        // snapshot, and cannot have reset before that moving reset: so if "after" comes no
+        // later, everything it counts was used between the two.
+        deltaBasis = 'window-opened';
+      }
+      const deltaUsed = deltaBasis === null ? null : y!.used - x!.used;
+      if (x !== null && y !== null && deltaBasis === null) {
         warnings.push(
-          `rate-limit bracket: ${resource} reset between the snapshots; its delta is not comparable`,
+          x.used === 0
+            ? `rate-limit bracket: ${resource}: the snapshots are more than one rate-limit window apart; its delta is not comparable`
+            : `rate-limit bracket: ${resource} reset between the snapshots; its delta is not comparable`,
         );
       }
       byResource[resource] = {
         before: x,
         after: y,
         sameWindow,
+        deltaBasis,
         deltaUsed,
         tracePoints,
         unseenPoints: deltaUsed === null ? null : deltaUsed - tracePoints,
@@ -1110,6 +1189,8 @@ export class Analyzer implements TraceSink {
 }
 
 export const RATELIMIT_SNAPSHOT_EVENT = 'ratelimit.snapshot';
+/** The phase marker the steady-state polling floor starts at. */
+export const STEADY_START_EVENT = 'steady.start';
 
 export function createAnalyzer(options: AnalyzerOptions = {}): Analyzer {
   return new Analyzer(options);

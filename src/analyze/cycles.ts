@@ -187,9 +187,14 @@ export class CycleCounts {
    * For each resource (and ALL): how many cells made 0, 1, 2, ... calls of it. A cell is a
    * (key, cycle) with at least one call; cells without a resource's calls count as 0 for it.
    */
-  frequencies(keys: (key: string) => boolean): {
+  frequencies(
+    keys: (key: string) => boolean,
+    cycleFilter?: (cycle: number) => boolean,
+  ): {
     cells: number;
     cycles: Set<number>;
+    /** Keys with at least one cell. */
+    keys: number;
     freq: Map<string, Map<number, number>>;
   } {
     const resources = new Set<string>([ALL]);
@@ -197,9 +202,16 @@ export class CycleCounts {
     const freq = new Map<string, Map<number, number>>([...resources].map((r) => [r, new Map()]));
     const cycles = new Set<number>();
     let cells = 0;
+    let withCells = 0;
     for (const [key, row] of this.rows) {
       if (!keys(key)) continue;
+      let counted = false;
       for (const [cycle, countOf] of row.cells()) {
+        if (cycleFilter !== undefined && !cycleFilter(cycle)) continue;
+        if (!counted) {
+          counted = true;
+          withCells++;
+        }
         cells++;
         cycles.add(cycle);
         for (const r of resources) {
@@ -209,6 +221,6 @@ export class CycleCounts {
         }
       }
     }
-    return { cells, cycles, freq };
+    return { cells, cycles, keys: withCells, freq };
   }
 }

@@ -9,12 +9,11 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { InputFileError } from '../errors.ts';
-import { publishedKindSchemas } from '../trace/fast-check.ts';
 import { checkReadable, isGzip, splitAtNewlines } from '../trace/lines.ts';
 import { MAX_KEPT_REASONS, type ReadStats, TraceParser } from '../trace/parser.ts';
 import { scanTrace } from '../trace/reader.ts';
 import type { EndFooter } from '../trace/schema.ts';
-import { mainValidator, worded, wordProblem } from '../trace/validate.ts';
+import { mainValidator, worded, wordParserProblems, wordProblem } from '../trace/validate.ts';
 import {
   Analyzer,
   type AnalyzerOptions,
@@ -27,10 +26,11 @@ import type { Analysis } from './schema.ts';
 import { workerEntry } from './worker-source.ts';
 
 /**
- * This thread starts on its range at once, a worker about 0.2-0.3 s later: the first range gets
- * this many bytes more (about what one thread parses in that time) so both end together.
+ * This thread starts on its range at once, a worker about 0.1 s later (thread start and loading
+ * its bundle; it no longer compiles validators nor loads ajv and zod): the first range gets this
+ * many bytes more (about what one thread parses in that time) so both end together.
  */
-const WORKER_START_BYTES = 24 * 1024 * 1024;
+const WORKER_START_BYTES = 8 * 1024 * 1024;
 
 /** Below this size one thread is faster than starting workers. */
 export const PARALLEL_MIN_BYTES = 16 * 1024 * 1024;
@@ -127,10 +127,9 @@ async function analyzeInParallel(
   if (head === undefined) return undefined;
   const headStart = Math.min(WORKER_START_BYTES, Math.floor((size - head.offset) / (threads * 2)));
   const cuts = splitAtNewlines(path, head.offset, size, threads, headStart);
-  const schemas = publishedKindSchemas();
   const jobs: RangeJob[] = [];
   for (let i = 0; i + 1 < cuts.length; i++)
-    jobs.push({ path, start: cuts[i]!, end: cuts[i + 1]!, lenient, schemas });
+    jobs.push({ path, start: cuts[i]!, end: cuts[i + 1]!, lenient, checksCode: validator.code! });
   // This thread takes the first range while workers start up and take the others.
   const others = jobs.slice(1).map(runWorker);
   const first: RangeOutcome<Analyzer | AnalyzerState> = analyzeRange(jobs[0]!, validator, options.analyzer);
@@ -165,7 +164,7 @@ async function analyzeInParallel(
   }
   stats.lines = lineBase;
   parser.pendingFooter = pending;
-  await parser.wordProblems();
+  await wordParserProblems(parser);
   parser.finish();
   const result = merged ?? createAnalyzer(options.analyzer);
   return { analysis: result.finish({ file: path, stats }), stats, threads: jobs.length };

@@ -2,10 +2,10 @@
  * One byte range of body lines → an analyzer plus what is needed to judge the file as a whole
  * (line count, problems with range-relative line numbers, a footer that may or may not be the
  * last line). The same function runs on the main thread for the first range and in each worker
- * for the others. Loads no zod: workers get the JSON Schemas and compile them with ajv.
+ * for the others. Loads no zod: workers get the validators' code the main thread compiled from
+ * the published schema, and evaluate it.
  */
 
-import type { KindJsonSchemas } from '../trace/fast-check.ts';
 import { forEachLineInRange, LineSplitter } from '../trace/lines.ts';
 import { type LineProblem, LineProblemError, TraceParser } from '../trace/parser.ts';
 import type { EndFooter, RecordCounts } from '../trace/schema.ts';
@@ -17,7 +17,8 @@ export interface RangeJob {
   start: number;
   end: number;
   lenient: boolean;
-  schemas: KindJsonSchemas;
+  /** The trace validators' generated code (checks-code.ts). */
+  checksCode: string;
 }
 
 export type RangeOutcome<A = Analyzer> =

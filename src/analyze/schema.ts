@@ -67,8 +67,16 @@ const snapshotResourceSchema = z.object({
 const bracketResourceSchema = z.object({
   before: snapshotResourceSchema.nullable(),
   after: snapshotResourceSchema.nullable(),
-  sameWindow: z.boolean(),
-  deltaUsed: nullableNumber.describe('after.used − before.used; null when the window reset in between'),
+  sameWindow: z.boolean().describe('both snapshots name the same reset'),
+  deltaBasis: z
+    .enum(['same-window', 'window-opened'])
+    .nullable()
+    .describe(
+      'why deltaUsed is comparable: the same reset window, or a window not yet started at "before" (used 0) with the snapshots at most one window apart; null: not comparable',
+    ),
+  deltaUsed: nullableNumber.describe(
+    'after.used − before.used; null when the window reset in between (see deltaBasis)',
+  ),
   tracePoints: z.number().describe('points the trace charged between the snapshots (1 s granularity)'),
   unseenPoints: nullableNumber.describe('deltaUsed − tracePoints: calls the trace did not see'),
 });
@@ -163,6 +171,19 @@ export const analysisSchema = z.object({
       cycles: count,
       perSessionCycle: z.record(z.string(), distributionSchema).describe("by resource, plus 'all'"),
       sharedPerCycle: z.record(z.string(), distributionSchema).describe('calls with a cycle but no session'),
+      steady: z
+        .object({
+          sinceMs: z.number().describe('run time of the steady.start marker (the earliest one)'),
+          attributedCalls: count.describe('calls with both session and cycle, in steady cycles'),
+          sessions: count,
+          cycles: count,
+          perSessionCycle: z.record(z.string(), distributionSchema).describe("by resource, plus 'all'"),
+          sharedPerCycle: z.record(z.string(), distributionSchema),
+        })
+        .nullable()
+        .describe(
+          'the same over the poll cycles that start at or after the steady.start marker (a cycle starts at the earliest t of the records with its id); null without a marker',
+        ),
     }),
     burn: z.object({
       windows: z.array(burnWindowSchema),
@@ -222,6 +243,27 @@ export const analysisSchema = z.object({
         }),
       ),
     }),
+  }),
+  controlPlane: z.object({
+    pollCycles: z
+      .object({
+        count: count.describe('poll.cycle spans'),
+        durationMs: percentilesSchema.nullable(),
+        intervalMs: nullableNumber.describe(
+          'the interval the cycles declared (data.intervalMs); the longest if they differ',
+        ),
+        intervalKnown: count.describe('cycles that declared their interval: overruns are judged over these'),
+        overruns: count.describe('cycles that took longer than their interval'),
+        overrunPct: nullableNumber.describe('overruns / intervalKnown'),
+        lagMs: percentilesSchema
+          .nullable()
+          .describe('how late cycles started against their schedule (data.lagMs)'),
+        skipped: count.describe('cycles missed entirely: the sum of poll.cycle.skipped labels.count'),
+      })
+      .nullable()
+      .describe(
+        'the poll loop, from poll.cycle spans and poll.cycle.skipped events; null when there are none',
+      ),
   }),
   scorecard: z.object({
     name: z.literal('track-b'),
@@ -284,6 +326,7 @@ export type AnalysisPercentiles = z.infer<typeof percentilesSchema>;
 export type ScorecardRow = z.infer<typeof scorecardRowSchema>;
 export type BurnWindow = z.infer<typeof burnWindowSchema>;
 export type KeyCount = z.infer<typeof keyCountSchema>;
+export type BracketResource = z.infer<typeof bracketResourceSchema>;
 
 export function analysisJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(analysisSchema, { target: 'draft-2020-12' }) as Record<string, unknown>;

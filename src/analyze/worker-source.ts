@@ -1,23 +1,24 @@
 /**
- * How analysis workers are started. Worker threads do not inherit the tsx loader the CLI runs
- * under; registering tsx in each worker costs it a loader thread of its own (about 30 MB and
- * half a second). Instead the worker's module graph (worker.ts: the line parser, ajv, the
- * analyzer; no zod) is bundled with esbuild (already installed: tsx runs on it) into one
- * CommonJS script that a worker runs directly.
+ * How analysis workers are started. Worker threads cannot load the TypeScript sources (they do
+ * not inherit the tsx loader when the CLI runs under it; registering tsx in each worker costs it
+ * a loader thread of its own, about 30 MB and half a second). Instead the worker's module graph
+ * (worker.ts: the line parser, the validators' runtime, the analyzer; no zod, no ajv compiler)
+ * is bundled with esbuild (already installed: tsx runs on it) into one CommonJS script that a
+ * worker runs directly.
  *
  * Bundling takes a few hundred milliseconds, on the critical path of every parallel run, so the
- * bundle is cached in the OS temp directory (like tsx caches its transforms), next to the list
+ * bundle is cached in a private temp directory (cache-dir.ts), next to the list
  * of its input files with their sizes and modification times; it is rebuilt when any of them
  * changes. Should the cache be unwritable the bundle is kept in memory, and should bundling fail
  * altogether, workers fall back to worker.mjs, which registers tsx itself.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WorkerOptions } from 'node:worker_threads';
+import { privateCacheDir } from '../cache-dir.ts';
 import { VERSION } from '../version.ts';
 
 interface InputStamp {
@@ -34,28 +35,13 @@ function stamp(path: string): InputStamp {
   return { path, size: stats.size, mtimeMs: stats.mtimeMs };
 }
 
-/**
- * The cache lives in a directory of this user's own (mode 0700, checked before use): code that
- * someone else could have written there is never run.
- */
-function cachePaths(): { dir: string; script: string; inputs: string } {
+/** The bundle and the list of its inputs, in the private cache directory (see cache-dir.ts). */
+function cachePaths(dir: string): { script: string; inputs: string } {
   const key = createHash('sha256')
     .update(`${entryPoint}\0${VERSION}\0${process.version}`)
     .digest('hex')
     .slice(0, 16);
-  const dir = join(tmpdir(), `fleetbench-workers-${process.getuid?.() ?? 'user'}`);
-  return { dir, script: join(dir, `${key}.cjs`), inputs: join(dir, `${key}.inputs.json`) };
-}
-
-function privateDir(dir: string): boolean {
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const stats = statSync(dir);
-    const uid = process.getuid?.();
-    return stats.isDirectory() && (uid === undefined || stats.uid === uid) && (stats.mode & 0o022) === 0;
-  } catch {
-    return false;
-  }
+  return { script: join(dir, `worker-${key}.cjs`), inputs: join(dir, `worker-${key}.inputs.json`) };
 }
 
 function cached(paths: { script: string; inputs: string }): boolean {
@@ -100,8 +86,9 @@ function bundle(): { code: string; inputs: string[] } | null {
 /** What to pass to `new Worker(...)`. */
 export function workerEntry(): { filename: string | URL; options: WorkerOptions } {
   if (resolved) return resolved;
-  const paths = cachePaths();
-  const usable = privateDir(paths.dir);
+  const dir = privateCacheDir();
+  const paths = cachePaths(dir ?? '');
+  const usable = dir !== undefined;
   if (usable && cached(paths)) {
     resolved = { filename: paths.script, options: {} };
     return resolved;

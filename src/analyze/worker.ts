@@ -1,14 +1,15 @@
 /**
  * A worker of the parallel analysis: one byte range (range.ts), its analyzer posted back as
- * structured-clone-safe state. Compiles the JSON Schemas the main thread sent; no zod here.
+ * structured-clone-safe state. Runs the validators' code the main thread sent; no zod, no
+ * schema compiling here.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { compileChecks } from '../trace/fast-check.ts';
+import { loadChecks } from '../trace/checks-code.ts';
 import { type AnalyzerState, stateTransferables } from './analyzer.ts';
 import { analyzeRange, type RangeJob, type RangeOutcome } from './range.ts';
 
 const job = workerData as RangeJob;
-const outcome = analyzeRange(job, { checks: compileChecks(job.schemas) });
+const outcome = analyzeRange(job, { checks: loadChecks(job.checksCode) });
 if (outcome.ok) {
   const state = outcome.analyzer.toState();
   const message: RangeOutcome<AnalyzerState> = { ...outcome, analyzer: state };

@@ -9,20 +9,15 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
-import { RealClock } from '../clock/index.ts';
 import { FleetbenchError } from '../errors.ts';
+// Only the flag parsers load with the program: the emulator (GraphQL, zod, YAML) loads when the
+// command runs, so other commands do not pay for it at every start.
 import {
   applyLimitFlag,
   type EmulatorLimitsInput,
-  GitHubEmulator,
-  generateSelfSignedCert,
   type LatencyInput,
-  loadFixturesFile,
   parseLatencyFlag,
-  startGitHubServer,
-} from '../github/index.ts';
-import { Rng } from '../rng.ts';
-import { TraceWriter } from '../trace/writer.ts';
+} from '../github/config.ts';
 import { VERSION } from '../version.ts';
 
 interface ServeOptions {
@@ -105,6 +100,13 @@ export function register(program: Command): void {
 }
 
 async function serve(options: ServeOptions): Promise<void> {
+  const [github, { RealClock }, { Rng }, { TraceWriter }] = await Promise.all([
+    import('../github/index.ts'),
+    import('../clock/index.ts'),
+    import('../rng.ts'),
+    import('../trace/writer.ts'),
+  ]);
+  const { GitHubEmulator, generateSelfSignedCert, loadFixturesFile, startGitHubServer } = github;
   const generated =
     options.repos !== undefined || options.issuesPerRepo !== undefined || options.pullsPerRepo !== undefined;
   if (options.fixtures && generated) {

@@ -306,6 +306,32 @@ function costSections(a: Analysis): Section[] {
       });
       pfBlocks.push({ kind: 'table', columns: distColumns('cycles'), rows: distRows(pf.sharedPerCycle) });
     }
+    const st = pf.steady;
+    if (st) {
+      pfBlocks.push({
+        kind: 'notes',
+        lines: [
+          `steady state: the ${fmtInt(st.cycles)} cycles from the steady.start marker (${fmtMs(st.sinceMs)}) on, ${fmtInt(st.sessions)} sessions:`,
+        ],
+        tone: 'info',
+      });
+      if (Object.keys(st.perSessionCycle).length > 0)
+        pfBlocks.push({
+          kind: 'table',
+          columns: distColumns('session·cycles'),
+          rows: distRows(st.perSessionCycle),
+        });
+      else
+        pfBlocks.push({
+          kind: 'notes',
+          lines: ['no session-attributed calls after the marker'],
+          tone: 'info',
+        });
+      if (Object.keys(st.sharedPerCycle).length > 0) {
+        pfBlocks.push({ kind: 'notes', lines: ['steady state, shared (per cycle):'], tone: 'info' });
+        pfBlocks.push({ kind: 'table', columns: distColumns('cycles'), rows: distRows(st.sharedPerCycle) });
+      }
+    }
   }
   sections.push({ title: 'Polling floor (calls per session per poll cycle)', blocks: pfBlocks });
 
@@ -437,6 +463,38 @@ function costSections(a: Analysis): Section[] {
   return sections;
 }
 
+/** The poll loop: does it keep its interval? */
+function pollCyclesSection(a: Analysis): Section[] {
+  const pc = a.controlPlane.pollCycles;
+  if (pc === null) return [];
+  const d = pc.durationMs;
+  const lag = pc.lagMs;
+  const pairs: Array<[string, string]> = [
+    ['cycles', fmtInt(pc.count)],
+    ['interval', pc.intervalMs === null ? '– (the cycles declare none)' : fmtMs(pc.intervalMs)],
+    ['duration p50 / p95 / max', d ? `${fmtMs(d.p50)} / ${fmtMs(d.p95)} / ${fmtMs(d.max)}` : '–'],
+    [
+      'overruns (duration > interval)',
+      pc.intervalMs === null
+        ? '–'
+        : `${fmtInt(pc.overruns)} of ${fmtInt(pc.intervalKnown)} (${fmtPct(pc.overrunPct)})`,
+    ],
+    ['start lag p95 / max', lag ? `${fmtMs(lag.p95)} / ${fmtMs(lag.max)}` : '–'],
+    ['skipped cycles', fmtInt(pc.skipped)],
+  ];
+  const blocks: Block[] = [{ kind: 'pairs', pairs }];
+  if (pc.overruns > 0 || pc.skipped > 0) {
+    blocks.push({
+      kind: 'notes',
+      lines: [
+        'the poll loop does not keep its interval: cycles outlast it, start late or are skipped (more concurrency, fewer calls per cycle, or a longer interval)',
+      ],
+      tone: 'warning',
+    });
+  }
+  return [{ title: 'Poll cycles (control plane)', blocks }];
+}
+
 function speedSections(a: Analysis, top: number): Section[] {
   const sections: Section[] = [];
   if (a.spans.byName.length > 0) {
@@ -540,6 +598,7 @@ export function analysisSections(a: Analysis, options: SectionOptions): Section[
     ]),
     burnSection(a),
     ...costSections(a),
+    ...pollCyclesSection(a),
     scorecardSection(a),
     ...speedSections(a, options.top),
     ...warningsSection(a, shown),
@@ -553,4 +612,145 @@ export function sparkline(values: number[]): string {
   const max = Math.max(0, ...values);
   if (max === 0) return '(no calls)';
   return `${values.map((v) => BARS[Math.ceil((v / max) * (BARS.length - 1))]).join('')}  max ${fmtInt(max)}`;
+}
+
+/** How a run ended, as the `run` command knows it (the trace alone does not say all of it). */
+export interface RunOutcome {
+  reason: 'completed' | 'interrupted';
+  /** Sessions the executors started, and those they could not start on schedule. */
+  sessionsStarted: number;
+  sessionsDropped: number;
+  tracePath: string;
+  summaryPath?: string | null;
+  /** Wall-clock time the run took. */
+  wallMs: number;
+}
+
+export interface RunSummaryOptions {
+  outcome: RunOutcome;
+}
+
+/** The sessions gauges of the last sample: final sessions by state, busiest first. */
+function finalSessionStates(a: Analysis): string {
+  const gauges = a.gauges.filter((g) => g.name === 'sessions' && typeof g.labels.state === 'string');
+  if (gauges.length === 0) return '–';
+  const lastAt = Math.max(...gauges.map((g) => g.lastAtMs));
+  const states = gauges
+    .filter((g) => g.lastAtMs === lastAt && g.last > 0)
+    .sort((x, y) => y.last - x.last || (String(x.labels.state) < String(y.labels.state) ? -1 : 1))
+    .map((g) => `${fmtNum(g.last)} ${String(g.labels.state)}`);
+  return states.length === 0 ? 'none' : `${states.join(', ')} (at ${fmtMs(lastAt)})`;
+}
+
+/**
+ * The end-of-run summary `fleetbench run` prints, k6-like: about 25 lines with what a load
+ * tester reads first (the run, quota burn, the steady polling floor, burst shape, the poll
+ * loop) and the Track B scorecard. The whole analysis is in the summary file.
+ */
+export function runSummarySections(a: Analysis, options: RunSummaryOptions): Section[] {
+  const o = options.outcome;
+  const r = a.run;
+  const api = a.api;
+  const scenario = r.cell ? `${r.cell} ${r.scenario ?? ''}`.trim() : (r.scenario ?? '–');
+  const interrupted = o.reason === 'interrupted';
+  const runPairs: Array<[string, string]> = [
+    ['scenario', `${scenario} · ${r.clock ?? '?'} clock · seed ${r.seed ?? '–'}`],
+    [
+      'duration',
+      `${fmtMs(r.durationMs)} run time in ${fmtMs(o.wallMs)} wall · ${interrupted ? 'INTERRUPTED' : 'completed'}`,
+    ],
+    [
+      'sessions',
+      `${fmtInt(o.sessionsStarted)} started, ${fmtInt(o.sessionsDropped)} dropped · final: ${finalSessionStates(a)}`,
+    ],
+    ['files', `trace ${o.tracePath}${o.summaryPath ? ` · summary ${o.summaryPath}` : ''}`],
+  ];
+  const runBlocks: Block[] = [{ kind: 'pairs', pairs: runPairs }];
+  const runNotes: string[] = [];
+  if (interrupted) runNotes.push('the run was interrupted: every figure covers only what ran');
+  if (o.sessionsDropped > 0)
+    runNotes.push(`${fmtInt(o.sessionsDropped)} sessions could not start on schedule (dropped)`);
+  if (runNotes.length > 0) runBlocks.push({ kind: 'notes', lines: runNotes, tone: 'warning' });
+
+  const c = api.conditional;
+  const apiPairs: Array<[string, string]> = [
+    [
+      'calls',
+      c.requests === 0
+        ? `${fmtInt(api.totals.calls)} · no conditional requests`
+        : `${fmtInt(api.totals.calls)} · 304 ${fmtPct(c.notModifiedPct)} of ${fmtInt(c.requests)} conditional`,
+    ],
+  ];
+  for (const [resource, counts] of Object.entries(api.counts.byResource)) {
+    const p = api.projection.byResource[resource];
+    const perHour = p?.pointsPerHour ?? null;
+    const headroom = p && perHour !== null ? (100 * (p.limit - perHour)) / p.limit : null;
+    apiPairs.push([
+      resource,
+      `${fmtInt(counts.calls)} calls · ${fmtNum(counts.points)} points · ${fmtNum(perHour, 0)}/h of ${fmtInt(p?.limit)} · headroom ${fmtPct(headroom)}`,
+    ]);
+  }
+  const pf = api.pollingFloor;
+  const steady = pf.steady;
+  const floor = steady ? steady.perSessionCycle.all : pf.perSessionCycle.all;
+  apiPairs.push([
+    steady ? 'polling floor (steady)' : 'polling floor (whole run)',
+    floor === undefined || floor.p50 === null
+      ? '– (no calls carry a session and a cycle)'
+      : `p50 ${fmtNum(floor.p50)} · mean ${fmtNum(floor.mean)} · max ${fmtNum(floor.max)} calls/session/cycle${
+          steady
+            ? ` (${fmtInt(steady.cycles)} cycles from ${fmtMs(steady.sinceMs)})`
+            : ' (no steady.start marker)'
+        }`,
+  ]);
+  apiPairs.push(
+    [
+      'max req/s 1 s · 10 s',
+      `${fmtNum(api.burst.max1s?.perSecond ?? null)} · ${fmtNum(api.burst.max10s?.perSecond ?? null)}`,
+    ],
+    ['peak concurrency', `${fmtInt(api.concurrency.peak)} in flight`],
+    ['writes/min (max)', `${fmtInt(api.writes.maxPerMinute)} (of ${fmtInt(api.writes.total)} writes)`],
+    [
+      '403 / 429 / retry-after',
+      `${fmtInt(api.limited.status403)} / ${fmtInt(api.limited.status429)} / ${fmtInt(api.limited.retryAfter)}`,
+    ],
+  );
+  const pc = a.controlPlane.pollCycles;
+  if (pc !== null) {
+    apiPairs.push([
+      'poll cycles',
+      `${fmtInt(pc.count)} · p95 ${fmtMs(pc.durationMs?.p95 ?? null)} vs ${fmtMs(pc.intervalMs)} interval · ${fmtInt(pc.overruns)} overran it · ${fmtInt(pc.skipped)} skipped · lag max ${fmtMs(pc.lagMs?.max ?? null)}`,
+    ]);
+  }
+
+  const s = a.scorecard;
+  const mark = { pass: '✓ pass', fail: '✗ FAIL', unknown: '? unknown' } as const;
+  const scoreBlocks: Block[] = [
+    {
+      kind: 'table',
+      columns: [
+        { header: 'row' },
+        { header: 'measured', align: 'right' },
+        { header: 'limit' },
+        { header: 'verdict' },
+      ],
+      rows: s.rows.map((row) => [
+        row.title,
+        row.measured === null ? '–' : `${fmtNum(row.measured)} ${row.unit}`,
+        `${row.comparison} ${fmtNum(row.limit)}`,
+        mark[row.verdict],
+      ]),
+    },
+  ];
+  if (s.projected && s.sessions > 0)
+    scoreBlocks.push({
+      kind: 'notes',
+      lines: [`headroom rows projected from ${fmtInt(s.sessions)} to ${fmtInt(s.at)} sessions`],
+      tone: 'info',
+    });
+  return [
+    { title: 'Run', blocks: runBlocks },
+    { title: 'GitHub API', blocks: [{ kind: 'pairs', pairs: apiPairs }] },
+    { title: `Track B scorecard: ${mark[s.verdict]}`, blocks: scoreBlocks },
+  ];
 }

@@ -10,11 +10,14 @@
  * A footer is only known to be the last line once the file ends, so an `end` record is held
  * back: when another non-empty line follows it, the footer is the problem ("end footer before
  * the end of the file"), at its own line.
+ *
+ * Problems a validator cannot word stay unworded here (validate.ts's wordParserProblems words
+ * them), so that a worker, which runs this parser, never loads zod.
  */
 import { InputFileError } from '../errors.ts';
-import { type CheckedKind, isBodyKind } from './fast-check.ts';
+import { type CheckedKind, isBodyKind } from './checks-code.ts';
 import type { BodyRecord, EndFooter, RecordCounts, RunHeader } from './schema.ts';
-import { type TraceValidator, wordProblem } from './validate.ts';
+import type { TraceValidator } from './validate.ts';
 
 export interface ReadStats {
   header?: RunHeader;
@@ -153,13 +156,6 @@ export class TraceParser {
   private schemaProblem(lineNo: number, kind: CheckedKind, value: unknown, text: string): void {
     if (this.validator.explain) this.problem(lineNo, this.validator.explain(kind, value));
     else this.problem(lineNo, '', { kind, text });
-  }
-
-  /** Puts words to the kept problems the validator could not word (loads zod only if needed). */
-  async wordProblems(): Promise<void> {
-    for (let i = 0; i < this.problems.length; i++) {
-      if (this.problems[i]!.unexplained) this.problems[i] = await wordProblem(this.problems[i]!);
-    }
   }
 
   /** End of the file: promote the held footer, report a missing one, check footer counts. */

@@ -10,7 +10,7 @@ import { InputFileError } from '../errors.ts';
 import { CHUNK, checkReadable, forEachLine, forEachLineInRange, isGzip, LineSplitter } from './lines.ts';
 import { type ReadStats, TraceParser } from './parser.ts';
 import type { BodyRecord } from './schema.ts';
-import { mainValidator, worded } from './validate.ts';
+import { mainValidator, worded, wordParserProblems } from './validate.ts';
 
 export type { ReadStats } from './parser.ts';
 
@@ -61,7 +61,7 @@ export async function scanTrace(
   } catch (error) {
     throw await worded(path, error);
   }
-  await parser.wordProblems();
+  await wordParserProblems(parser);
   parser.finish();
   return parser.stats;
 }
@@ -90,7 +90,7 @@ export class TraceReader {
       }
       if (record !== undefined) yield record;
     }
-    await this.parser.wordProblems();
+    await wordParserProblems(this.parser);
     this.parser.finish();
   }
 }

@@ -6,8 +6,14 @@
  */
 
 import { InputFileError } from '../errors.ts';
-import { type CheckedKind, compileChecks, type FastChecks, publishedKindSchemas } from './fast-check.ts';
-import { type LineProblem, LineProblemError } from './parser.ts';
+import { loadChecks } from './checks-code.ts';
+import {
+  type CheckedKind,
+  cachedValidatorCode,
+  type FastChecks,
+  publishedKindSchemas,
+} from './fast-check.ts';
+import { type LineProblem, LineProblemError, type TraceParser } from './parser.ts';
 
 export { isBodyKind } from './fast-check.ts';
 
@@ -15,6 +21,8 @@ export type Validated<T> = { ok: true; value: T } | { ok: false; reason: string 
 
 export interface TraceValidator {
   checks: FastChecks;
+  /** The validators' generated code (what workers evaluate instead of compiling). */
+  code?: string;
   explain?: (kind: CheckedKind, value: unknown) => string;
 }
 
@@ -22,7 +30,10 @@ let shared: TraceValidator | undefined;
 
 /** The main thread's validator (compiled once). */
 export function mainValidator(): TraceValidator {
-  shared ??= { checks: compileChecks(publishedKindSchemas()) };
+  if (shared === undefined) {
+    const code = cachedValidatorCode(publishedKindSchemas());
+    shared = { checks: loadChecks(code), code };
+  }
   return shared;
 }
 
@@ -38,6 +49,14 @@ export async function wordProblem(problem: LineProblem, lineBase = 0): Promise<L
     value = undefined;
   }
   return { line, reason: explainRecord(problem.unexplained.kind, value) };
+}
+
+/** Puts words to a parser's kept problems that its validator could not word (loads zod only then). */
+export async function wordParserProblems(parser: TraceParser): Promise<void> {
+  const problems = parser.problems;
+  for (let i = 0; i < problems.length; i++) {
+    if (problems[i]!.unexplained) problems[i] = await wordProblem(problems[i]!);
+  }
 }
 
 /** A LineProblemError from a parser, as the user-facing `file:line: reason` error. */

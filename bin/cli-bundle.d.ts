@@ -1,0 +1,11 @@
+// Types of cli-bundle.js (plain JavaScript: it runs before TypeScript can be loaded).
+export interface BundlePaths {
+  root: string;
+  entry: string;
+  cacheDir: string;
+  manifest: string;
+}
+export function bundlePaths(root?: string): BundlePaths;
+export function freshBundle(paths?: BundlePaths): string | undefined;
+export function buildBundle(paths?: BundlePaths): Promise<string | undefined>;
+export function loadCli(paths?: BundlePaths): Promise<{ main(argv: string[]): Promise<number> }>;

@@ -1,0 +1,82 @@
+/**
+ * The cached bundle bin/fleetbench.js starts from (bin/cli-bundle.js): built from the sources,
+ * reused while they are unchanged, rebuilt when one changes, never taken from a directory others
+ * can write, and equal in behaviour to running the sources through tsx.
+ */
+import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { buildBundle, bundlePaths, freshBundle } from '../bin/cli-bundle.js';
+import { runCli } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+
+const dir = scratchDir();
+
+function file(root: string, path: string, text: string): void {
+  mkdirSync(dirname(join(root, path)), { recursive: true });
+  writeFileSync(join(root, path), text);
+}
+
+async function run(main: string): Promise<string> {
+  const mod = (await import(pathToFileURL(main).href)) as { main(): Promise<string> };
+  return mod.main();
+}
+
+describe('the CLI bundle cache', () => {
+  it('bundles the sources, keeps module-relative paths and lazy imports, and rebuilds on a change', async () => {
+    const root = join(dir, 'project');
+    file(root, 'data.txt', 'data\n');
+    file(
+      root,
+      'src/cli/main.ts',
+      [
+        "import { readFileSync } from 'node:fs';",
+        "import { helper } from '../lib/helper.ts';",
+        'export async function main(): Promise<string> {',
+        "  const data = readFileSync(new URL('../../data.txt', import.meta.url), 'utf8').trim();",
+        "  const { lazy } = await import('../lib/lazy.ts');",
+        "  return [data, helper(), lazy()].join(' ');",
+        '}',
+      ].join('\n'),
+    );
+    file(root, 'src/lib/helper.ts', "export const helper = (): string => 'helper-1';\n");
+    file(root, 'src/lib/lazy.ts', "export const lazy = (): string => 'lazy';\n");
+    const paths = bundlePaths(root);
+    expect(freshBundle(paths)).toBeUndefined();
+
+    const first = await buildBundle(paths);
+    expect(first).toBeDefined();
+    expect(await run(first!)).toBe('data helper-1 lazy');
+    // The dynamic import stays a chunk of its own, loaded on use.
+    expect(readdirSync(dirname(first!)).some((name) => /^lazy-.*\.mjs$/.test(name))).toBe(true);
+    expect(freshBundle(paths)).toBe(first);
+
+    file(root, 'src/lib/helper.ts', "export const helper = (): string => 'helper-2';\n");
+    expect(freshBundle(paths)).toBeUndefined();
+    const second = await buildBundle(paths);
+    expect(second).not.toBe(first);
+    expect(await run(second!)).toBe('data helper-2 lazy');
+    expect(freshBundle(paths)).toBe(second);
+
+    // A cache directory others can write is never used: code found there is not run.
+    chmodSync(paths.cacheDir, 0o777);
+    expect(freshBundle(paths)).toBeUndefined();
+    expect(await buildBundle(paths)).toBeUndefined();
+    chmodSync(paths.cacheDir, 0o700);
+    expect(freshBundle(paths)).toBe(second);
+  });
+
+  it('runs the real CLI the same way from the bundle and through tsx', async () => {
+    const sample = new URL('../examples/sample-trace.jsonl', import.meta.url).pathname;
+    const [bundled, tsx] = await Promise.all([
+      runCli(['analyze', '--json', sample]),
+      runCli(['analyze', '--json', sample], { env: { FLEETBENCH_BUNDLE: '0' } }),
+    ]);
+    expect(bundled.code).toBe(0);
+    expect(tsx.code).toBe(0);
+    expect(bundled.stderr).toBe('');
+    expect(JSON.parse(bundled.stdout)).toEqual(JSON.parse(tsx.stdout));
+    expect(freshBundle()).toBeDefined();
+  });
+});
