@@ -70,7 +70,7 @@ export function validateScenario(
       },
     );
   }
-  return resolveScenario(parsed.data);
+  return resolveScenario(parsed.data, { file, lineOf });
 }
 
 /** Parses scenario YAML text (already read) with overrides. */
