@@ -27,6 +27,18 @@ const RUN_SECTIONS = new Set([
   'Polling floor (calls per session per poll cycle)',
   'Burst shape',
   'Track B scorecard',
+  'Turnover window',
+  'Turnover (whole run)',
+  'Actor failures',
+  'Warnings',
+]);
+
+/** A turnover run without GitHub sessions: its cost sections would only show the boot call. */
+const TURNOVER_RUN_SECTIONS = new Set([
+  'Run',
+  'Turnover window',
+  'Turnover (whole run)',
+  'Actor failures',
   'Warnings',
 ]);
 
@@ -77,9 +89,9 @@ export function register(program: Command): void {
         const outcome = await runScenario(scenario, { outDir, signal: abort.signal, cell });
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
-        const sections = analysisSections(summary.analysis, { top: 10 }).filter((s) =>
-          RUN_SECTIONS.has(s.title),
-        );
+        const shown =
+          summary.analysis.turnover && scenario.sessions.count === 0 ? TURNOVER_RUN_SECTIONS : RUN_SECTIONS;
+        const sections = analysisSections(summary.analysis, { top: 10 }).filter((s) => shown.has(s.title));
         process.stdout.write(
           reporters[format]().render({
             title: `run ${cell ?? scenario.name}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : ''}`,
