@@ -45,7 +45,7 @@ const TURNOVER_RUN_SECTIONS = new Set([
 export function register(program: Command): void {
   program
     .command('run')
-    .description('run a scenario: an A2 cell (S2-T1-50), a built-in scenario, or a YAML file')
+    .description('run a scenario: an A2 cell (S2-T1-50), a built-in scenario (turnover, ...), or a YAML file')
     .argument('<scenario>', 'cell id, built-in scenario name, or path to a scenario YAML file')
     .option(
       '--set <key=value>',
@@ -59,7 +59,7 @@ export function register(program: Command): void {
     .option('--markdown', 'print the summary as Markdown')
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n\nScenario fields: docs/scenarios.md. Exit codes: 0 done, 2 bad input, 130 interrupted (partial summary written).',
+      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n\nScenario fields: docs/scenarios.md. Exit codes: 0 done, 2 bad input, 130 interrupted (partial summary written).',
     )
     .action(async (ref: string, flags: RunFlags) => {
       const overrides: Override[] = flags.set.map(parseOverride);
