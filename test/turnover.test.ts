@@ -11,6 +11,7 @@ import type { BodyRecord } from '../src/trace/schema.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
 import { thinkDelay } from '../src/workload/executors/turnover.ts';
 import { parseOverride } from '../src/workload/load.ts';
+import { profileJsonSchema } from '../src/workload/profiles/index.ts';
 import { events, runRef, spans } from './helpers/run.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
@@ -266,6 +267,13 @@ describe('turnover scenarios', () => {
       .scenario.turnover!.profile;
     expect(pa.steps[0]!.thinkMs).toBe(55 * 60_000);
     expect(pa.steps.slice(1).every((s) => s.thinkMs <= 30_000)).toBe(true);
+  });
+
+  it('publishes the profile JSON Schema generated from the zod schema (docs/profile.schema.json)', () => {
+    const published = JSON.parse(
+      readFileSync(new URL('../docs/profile.schema.json', import.meta.url), 'utf8'),
+    );
+    expect(published).toEqual(JSON.parse(JSON.stringify(profileJsonSchema())));
   });
 
   it('turnover-large is the benchmark case: 100,000 registered, 2,000 awake, 200 swaps/s, 20 minutes', () => {
