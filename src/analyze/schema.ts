@@ -103,6 +103,91 @@ const seriesSchema = z.object({
   values: z.array(z.number()),
 });
 
+// ── Turnover (SPEC §6): park/wake actors, from the turnover finisher (turnover.ts) ──────────
+const turnoverOperations = ['create', 'park_register', 'park', 'wake', 'wake_first_touch', 'step'] as const;
+const missReasons = z.object({ 'no-idle-awake': count, 'no-parked': count, 'no-parked-ready': count });
+const failureKinds = z.object({ busy: count, crashed: count, not_found: count });
+
+const turnoverOperationSchema = z.object({
+  operation: z.enum(turnoverOperations),
+  span: z.string().describe('the span name it is computed from'),
+  count: count.describe('operations (spans) started in the scope'),
+  errors: count.describe('operations that failed in the end (outcome error)'),
+  failures: count.describe('failed attempts (actor.failure events), whatever the reaction'),
+  perSecond: nullableNumber.describe('count ÷ the scope duration'),
+  latency: percentilesSchema.nullable(),
+});
+
+const stateStatsSchema = z.object({ min: z.number(), max: z.number(), mean: z.number(), last: z.number() });
+
+const swapsSchema = z.object({
+  asked: count.describe('target-rps × seconds, from turnover.tick events'),
+  done: count.describe('swaps started on schedule'),
+  missed: count,
+  missedByReason: missReasons,
+  donePct: nullableNumber,
+});
+
+export const turnoverAnalysisSchema = z.object({
+  lifecycleMode: z.string().nullable(),
+  resumeMode: z.string().nullable(),
+  registered: count.describe('sessions registered: the largest sum of the actors gauge'),
+  markers: z.object({
+    registrationDoneMs: nullableNumber,
+    fillStartMs: nullableNumber,
+    fillDoneMs: nullableNumber,
+    doneMs: nullableNumber.describe('turnover.done (steady phase over), when the scenario set `steady`'),
+  }),
+  operations: z.array(turnoverOperationSchema).describe('the whole run, every phase'),
+  timeToWake: z.object({
+    all: percentilesSchema.nullable(),
+    implicit: percentilesSchema.nullable(),
+    explicit: percentilesSchema.nullable(),
+  }),
+  failures: z.object({
+    total: count,
+    byKind: failureKinds,
+    byOperation: z.record(z.string(), failureKinds),
+    byReaction: z.object({ retry: count, replace: count, give_up: count }),
+  }),
+  swaps: swapsSchema,
+  states: z
+    .object({
+      binMs: z.number(),
+      awake: z.array(z.number()),
+      parked: z.array(z.number()),
+      waking: z.array(z.number()),
+      parking: z.array(z.number()),
+    })
+    .describe('the actors gauge per bin from t = 0 (last sample in the bin; 0 before the first)'),
+  window: z
+    .object({
+      name: z.literal('turnover_window'),
+      startMs: z.number().describe('turnover.fill.done'),
+      endMs: z.number().describe('turnover.done, or the end of the run'),
+      durationMs: z.number(),
+      rows: z
+        .array(turnoverOperationSchema)
+        .describe('park, wake, wake_first_touch, step: started in the window'),
+      swaps: swapsSchema,
+      failuresByKind: failureKinds,
+      states: z.object({
+        awake: stateStatsSchema,
+        parked: stateStatsSchema,
+        waking: stateStatsSchema,
+        parking: stateStatsSchema,
+        total: z
+          .object({ min: z.number(), max: z.number() })
+          .describe('sum of the four: the sessions registered'),
+      }),
+    })
+    .nullable()
+    .describe('the steady window, from turnover.fill.done; null without the marker'),
+});
+
+export type TurnoverAnalysis = z.infer<typeof turnoverAnalysisSchema>;
+export type TurnoverOperation = (typeof turnoverOperations)[number];
+
 export const analysisSchema = z.object({
   schemaVersion: z.literal(ANALYSIS_SCHEMA_VERSION),
   generator: z.object({ name: z.string(), version: z.string() }),
@@ -314,8 +399,7 @@ export const analysisSchema = z.object({
     .unknown()
     .optional()
     .describe('speed metrics (time to first activity, boot, restart recovery): see docs/analysis.md'),
-  turnover: z
-    .unknown()
+  turnover: turnoverAnalysisSchema
     .optional()
     .describe('turnover metrics (wake, park, steady window): see docs/analysis.md'),
   warnings: z.array(z.string()),

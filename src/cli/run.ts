@@ -27,13 +27,25 @@ const RUN_SECTIONS = new Set([
   'Polling floor (calls per session per poll cycle)',
   'Burst shape',
   'Track B scorecard',
+  'Turnover window',
+  'Turnover (whole run)',
+  'Actor failures',
+  'Warnings',
+]);
+
+/** A turnover run without GitHub sessions: its cost sections would only show the boot call. */
+const TURNOVER_RUN_SECTIONS = new Set([
+  'Run',
+  'Turnover window',
+  'Turnover (whole run)',
+  'Actor failures',
   'Warnings',
 ]);
 
 export function register(program: Command): void {
   program
     .command('run')
-    .description('run a scenario: an A2 cell (S2-T1-50), a built-in scenario, or a YAML file')
+    .description('run a scenario: an A2 cell (S2-T1-50), a built-in scenario (turnover, ...), or a YAML file')
     .argument('<scenario>', 'cell id, built-in scenario name, or path to a scenario YAML file')
     .option(
       '--set <key=value>',
@@ -47,7 +59,7 @@ export function register(program: Command): void {
     .option('--markdown', 'print the summary as Markdown')
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n\nScenario fields: docs/scenarios.md. Exit codes: 0 done, 2 bad input, 130 interrupted (partial summary written).',
+      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n\nScenario fields: docs/scenarios.md. Exit codes: 0 done, 2 bad input, 130 interrupted (partial summary written).',
     )
     .action(async (ref: string, flags: RunFlags) => {
       const overrides: Override[] = flags.set.map(parseOverride);
@@ -77,9 +89,9 @@ export function register(program: Command): void {
         const outcome = await runScenario(scenario, { outDir, signal: abort.signal, cell });
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
-        const sections = analysisSections(summary.analysis, { top: 10 }).filter((s) =>
-          RUN_SECTIONS.has(s.title),
-        );
+        const shown =
+          summary.analysis.turnover && scenario.sessions.count === 0 ? TURNOVER_RUN_SECTIONS : RUN_SECTIONS;
+        const sections = analysisSections(summary.analysis, { top: 10 }).filter((s) => shown.has(s.title));
         process.stdout.write(
           reporters[format]().render({
             title: `run ${cell ?? scenario.name}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : ''}`,

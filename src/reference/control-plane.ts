@@ -10,6 +10,7 @@ import type { GitHubTransport } from '../github/types.ts';
 import type { Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { type Distribution, sample } from '../workload/distribution.ts';
+import { ActorHost, type ActorHostConfig } from './actors.ts';
 import { LruMap, TtlCache } from './cache.ts';
 import { Dashboard } from './dashboard.ts';
 import { type CallAttribution, GitHubClient } from './github-client.ts';
@@ -51,6 +52,8 @@ export interface ReferenceConfig {
   /** ETag LRU sizes (SPEC §4: 100 repos, 500 commits, 500 PRs). */
   cacheSizes: { repos: number; commits: number; prs: number };
   project?: string;
+  /** Actors (park/wake): lifecycle and resume modes, failure rates. Default: suspend, implicit. */
+  actors?: ActorHostConfig;
 }
 
 export const defaultRestartOutage: Record<RestartKind, Distribution> = {
@@ -85,6 +88,8 @@ export interface ReferenceDeps {
 
 export class ReferenceControlPlane {
   readonly sessions: SessionTable;
+  /** Sessions that park and wake (SPEC §4 actors): see actors.ts. */
+  readonly actors: ActorHost;
   private readonly clock: Clock;
   private readonly trace: TraceSink;
   private readonly config: ReferenceConfig;
@@ -123,6 +128,12 @@ export class ReferenceControlPlane {
       () => this.sessions.active(),
     );
     this.resetCaches();
+    this.actors = new ActorHost({
+      clock: deps.clock,
+      rng: deps.rng.fork('actors'),
+      trace: deps.trace,
+      config: deps.config.actors ?? { lifecycle: 'suspend', resume: 'implicit' },
+    });
   }
 
   get failedCalls(): number {

@@ -582,6 +582,181 @@ function speedSections(a: Analysis, top: number): Section[] {
   return sections;
 }
 
+// ── Turnover (park/wake): analysis.turnover ──────────────────────────────────────────────────
+const OPERATION_TITLES: Record<string, string> = {
+  create: 'create (register)',
+  park_register: 'park_register',
+  park: 'park',
+  wake: 'time to wake',
+  wake_first_touch: 'wake first touch',
+  step: 'step',
+};
+
+/** The steady window (`turnover_window`), the whole run's latencies, and failures by kind. */
+export function turnoverSections(a: Analysis): Section[] {
+  const t = a.turnover;
+  if (t === undefined) return [];
+  const sections: Section[] = [];
+  const w = t.window;
+  const reasons = (m: Record<string, number>) =>
+    Object.entries(m)
+      .filter(([, n]) => n > 0)
+      .map(([r, n]) => `${r} ${fmtInt(n)}`)
+      .join(', ');
+  if (w === null) {
+    sections.push({
+      title: 'Turnover window',
+      blocks: [
+        {
+          kind: 'notes',
+          lines: ['no turnover.fill.done marker: the fill did not finish, so there is no steady window'],
+          tone: 'warning',
+        },
+      ],
+    });
+  } else {
+    const sw = w.swaps;
+    const missed = reasons(sw.missedByReason);
+    sections.push({
+      title: 'Turnover window',
+      blocks: [
+        {
+          kind: 'pairs',
+          pairs: [
+            [
+              'window',
+              `${fmtMs(w.startMs)} → ${fmtMs(w.endMs)} (${fmtMs(w.durationMs)}, from turnover.fill.done)`,
+            ],
+            ['modes', `lifecycle ${t.lifecycleMode ?? '–'}, resume ${t.resumeMode ?? '–'}`],
+            ['sessions registered', fmtInt(t.registered)],
+            [
+              'swaps done / asked',
+              `${fmtInt(sw.done)} / ${fmtInt(sw.asked)} (${fmtPct(sw.donePct)})${missed ? `; missed: ${missed}` : ''}`,
+            ],
+            [
+              'failures (attempts)',
+              `busy ${fmtInt(w.failuresByKind.busy)}, crashed ${fmtInt(w.failuresByKind.crashed)}, not_found ${fmtInt(w.failuresByKind.not_found)}`,
+            ],
+          ],
+        },
+        {
+          kind: 'table',
+          columns: [
+            { header: 'turnover_window' },
+            { header: 'count', align: 'right' },
+            { header: 'per s', align: 'right' },
+            { header: 'failures', align: 'right' },
+            { header: 'errors', align: 'right' },
+            { header: 'p50', align: 'right' },
+            { header: 'p90', align: 'right' },
+            { header: 'p95', align: 'right' },
+            { header: 'p99', align: 'right' },
+            { header: 'max', align: 'right' },
+          ],
+          rows: w.rows.map((r) => [
+            OPERATION_TITLES[r.operation] ?? r.operation,
+            fmtInt(r.count),
+            fmtNum(r.perSecond),
+            fmtInt(r.failures),
+            fmtInt(r.errors),
+            fmtMs(r.latency?.p50),
+            fmtMs(r.latency?.p90),
+            fmtMs(r.latency?.p95),
+            fmtMs(r.latency?.p99),
+            fmtMs(r.latency?.max),
+          ]),
+        },
+        {
+          kind: 'table',
+          columns: [
+            { header: 'sessions by state' },
+            { header: 'min', align: 'right' },
+            { header: 'mean', align: 'right' },
+            { header: 'max', align: 'right' },
+            { header: 'last', align: 'right' },
+          ],
+          rows: [
+            ...(['awake', 'parked', 'waking', 'parking'] as const).map((state) => [
+              state,
+              fmtInt(w.states[state].min),
+              fmtNum(w.states[state].mean, 1),
+              fmtInt(w.states[state].max),
+              fmtInt(w.states[state].last),
+            ]),
+            ['total', fmtInt(w.states.total.min), '', fmtInt(w.states.total.max), ''],
+          ],
+        },
+      ],
+    });
+  }
+  const swaps = t.swaps;
+  const missed = reasons(swaps.missedByReason);
+  sections.push({
+    title: 'Turnover (whole run)',
+    blocks: [
+      {
+        kind: 'table',
+        columns: percentileColumns('operation'),
+        rows: [
+          ...t.operations.map((r) => percentileRow(OPERATION_TITLES[r.operation] ?? r.operation, r.latency)),
+          ...(t.timeToWake.implicit && t.timeToWake.explicit
+            ? [
+                percentileRow('time to wake {implicit}', t.timeToWake.implicit),
+                percentileRow('time to wake {explicit}', t.timeToWake.explicit),
+              ]
+            : []),
+        ],
+      },
+      {
+        kind: 'pairs',
+        pairs: [
+          [
+            'markers',
+            `registration done ${fmtMs(t.markers.registrationDoneMs)}, fill done ${fmtMs(t.markers.fillDoneMs)}${t.markers.doneMs !== null ? `, turnover done ${fmtMs(t.markers.doneMs)}` : ''}`,
+          ],
+          [
+            'swaps done / asked',
+            `${fmtInt(swaps.done)} / ${fmtInt(swaps.asked)} (${fmtPct(swaps.donePct)})${missed ? `; missed: ${missed}` : ''}`,
+          ],
+        ],
+      },
+    ],
+  });
+  const f = t.failures;
+  const ops = Object.keys(f.byOperation).sort();
+  sections.push({
+    title: 'Actor failures',
+    blocks:
+      f.total === 0
+        ? [{ kind: 'notes', lines: ['no failed attempts'], tone: 'info' }]
+        : [
+            {
+              kind: 'table',
+              columns: [
+                { header: 'kind' },
+                ...ops.map((op) => ({ header: op, align: 'right' as const })),
+                { header: 'total', align: 'right' },
+              ],
+              rows: (['busy', 'crashed', 'not_found'] as const).map((kind) => [
+                kind,
+                ...ops.map((op) => fmtInt(f.byOperation[op]?.[kind])),
+                fmtInt(f.byKind[kind]),
+              ]),
+            },
+            {
+              kind: 'pairs',
+              pairs: [
+                [
+                  'reactions',
+                  `retried ${fmtInt(f.byReaction.retry)}, replaced ${fmtInt(f.byReaction.replace)}, gave up ${fmtInt(f.byReaction.give_up)}`,
+                ],
+              ],
+            },
+          ],
+  });
+  return sections;
+}
+
 export function analysisSections(a: Analysis, options: SectionOptions): Section[] {
   const shown = new Set([...a.api.burn.warnings, ...(a.api.bracket?.warnings ?? [])]);
   return [
@@ -600,6 +775,7 @@ export function analysisSections(a: Analysis, options: SectionOptions): Section[
     ...costSections(a),
     ...pollCyclesSection(a),
     scorecardSection(a),
+    ...turnoverSections(a),
     ...speedSections(a, options.top),
     ...warningsSection(a, shown),
   ];

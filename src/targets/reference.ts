@@ -6,7 +6,18 @@ import {
   type ReferenceControlPlane,
   type ReferenceDeps,
 } from '../reference/control-plane.ts';
-import type { RestartKind, SessionSpec, SessionState, SessionStateListener, Target } from './types.ts';
+import type {
+  ActorCounts,
+  ActorFootprint,
+  ActorPhase,
+  ActorReply,
+  ActorStepRequest,
+  RestartKind,
+  SessionSpec,
+  SessionState,
+  SessionStateListener,
+  Target,
+} from './types.ts';
 
 export class ReferenceTarget implements Target {
   readonly name = 'reference';
@@ -46,5 +57,26 @@ export class ReferenceTarget implements Target {
 
   async setDashboard(open: boolean): Promise<void> {
     this.plane.setDashboard(open);
+  }
+
+  // Actors (park/wake): the control plane's ActorHost.
+  createActor(id: string, base: ActorFootprint, phase: ActorPhase): Promise<ActorReply> {
+    return this.plane.actors.create(id, base, phase);
+  }
+
+  parkActor(id: string, phase: ActorPhase): Promise<ActorReply> {
+    return this.plane.actors.park(id, phase);
+  }
+
+  wakeActor(id: string, phase: ActorPhase): Promise<ActorReply> {
+    return this.plane.actors.wake(id, phase);
+  }
+
+  actorStep(id: string, step: ActorStepRequest, phase: ActorPhase): Promise<ActorReply> {
+    return this.plane.actors.step(id, step, phase);
+  }
+
+  async actorCounts(): Promise<ActorCounts> {
+    return this.plane.actors.counts();
   }
 }

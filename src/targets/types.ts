@@ -30,10 +30,74 @@ export interface Target {
   restart?(kind: RestartKind): Promise<{ outageMs: number }>;
   flushCaches?(): Promise<void>;
   setDashboard?(open: boolean): Promise<void>;
+
+  // Actors (park/wake, SPEC §4): what the `turnover` executor drives. See ActorTarget.
+  createActor?(id: string, base: ActorFootprint, phase: ActorPhase): Promise<ActorReply>;
+  parkActor?(id: string, phase: ActorPhase): Promise<ActorReply>;
+  wakeActor?(id: string, phase: ActorPhase): Promise<ActorReply>;
+  actorStep?(id: string, step: ActorStepRequest, phase: ActorPhase): Promise<ActorReply>;
+  actorCounts?(): Promise<ActorCounts>;
 }
 
-export type TargetCapability = 'restart' | 'flushCaches' | 'setDashboard';
+export type TargetCapability =
+  | 'restart'
+  | 'flushCaches'
+  | 'setDashboard'
+  | 'createActor'
+  | 'parkActor'
+  | 'wakeActor'
+  | 'actorStep'
+  | 'actorCounts';
 
 export function hasCapability(target: Target, capability: TargetCapability): boolean {
   return typeof target[capability] === 'function';
+}
+
+// ── Actors (park/wake) ──────────────────────────────────────────────────────────────────────
+// A session the control plane can park (snapshot, free its resources) and wake (restore). The
+// target executes each step's operations, keeps the session's memory and disk footprint, and
+// records the actor spans itself (it is the only one who knows when a restore ended):
+// docs/reference-control-plane.md and docs/trace-format.md.
+
+/** What a session holds: resident memory and disk, in bytes. */
+export interface ActorFootprint {
+  memoryBytes: number;
+  diskBytes: number;
+}
+
+/** Which part of a turnover run an operation belongs to (a label on the actor spans). */
+export type ActorPhase = 'register' | 'fill' | 'turnover';
+
+/** The states the `actors` gauge counts; they always sum to the sessions registered so far. */
+export const actorStates = ['awake', 'parked', 'waking', 'parking'] as const;
+export type ActorState = (typeof actorStates)[number];
+export type ActorCounts = Record<ActorState, number>;
+
+/** One operation of a scripted step (a session profile's `ops`). */
+export type ActorOp =
+  | { op: 'ingest'; bytes: number }
+  | { op: 'cpu'; ms: number }
+  | { op: 'disk-write'; bytes: number }
+  | { op: 'disk-read'; bytes: number }
+  | { op: 'memory-fill'; bytes: number }
+  | { op: 'memory-touch'; bytes: number }
+  | { op: 'ping'; count: number };
+
+export interface ActorStepRequest {
+  /** Step name and 0-based index in its profile (for the trace). */
+  name: string;
+  index: number;
+  ops: readonly ActorOp[];
+  /** Footprint caps: growth stops there (a session's memory and disk do not grow forever). */
+  max: ActorFootprint;
+}
+
+/**
+ * What an actor call answers. `ok: false` means the operation failed for good (after the
+ * control plane's own retries); `state` is where the session is now, so the caller knows which
+ * pool it belongs to (a failed park leaves it `awake`, a failed wake leaves it `parked`).
+ */
+export interface ActorReply {
+  ok: boolean;
+  state: ActorState;
 }

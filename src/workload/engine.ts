@@ -15,13 +15,14 @@ import { ReferenceTarget } from '../targets/reference.ts';
 import type { Target } from '../targets/types.ts';
 import { TraceWriter } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
-import { runExecutor } from './executors/index.ts';
+import { checkExecutors, runExecutor } from './executors/index.ts';
 import { checkFaults, scheduleFaults } from './faults.ts';
 import { createInProcessGitHub } from './github-side.ts';
 import { scenarioHash } from './load.ts';
 import { MarkerBus } from './markers.ts';
 import type { Scenario } from './scenario.ts';
 import { SessionSpawner } from './spawner.ts';
+import { actorConfigOf } from './turnover-scenario.ts';
 import { World } from './world.ts';
 
 export interface RunOptions {
@@ -113,9 +114,11 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
         fixAfter: scenario.sessions.fixAfter,
         restartOutage: defaultRestartOutage,
         cacheSizes: scenario.caches,
+        ...(scenario.turnover ? { actors: actorConfigOf(scenario.turnover) } : {}),
       },
     });
     checkFaults(scenario.faults, target);
+    checkExecutors(scenario.executors, target);
     const spawner = new SessionSpawner(clock, trace, target, world, github.repos);
 
     // Everything that talks to the target runs on the run's clock: under the virtual clock a
@@ -146,6 +149,8 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
               markers,
               signal: abort.signal,
               name,
+              rng: rng.fork(`executor.${name}`),
+              endRun: () => abort.abort(),
             }),
         );
       });

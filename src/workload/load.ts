@@ -5,10 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { isMap, isSeq, LineCounter, parseDocument, parse as parseYamlValue } from 'yaml';
+import { LineCounter, parseDocument, parse as parseYamlValue } from 'yaml';
 import { FleetbenchError, InputFileError } from '../errors.ts';
 import { describeZodIssues } from '../validation.ts';
 import { resolveScenario, type Scenario, userScenarioSchema } from './scenario.ts';
+import { yamlLineOf } from './yaml-lines.ts';
 
 export interface Override {
   path: string[];
@@ -69,7 +70,7 @@ export function validateScenario(
       },
     );
   }
-  return resolveScenario(parsed.data);
+  return resolveScenario(parsed.data, { file, lineOf });
 }
 
 /** Parses scenario YAML text (already read) with overrides. */
@@ -91,22 +92,7 @@ export function parseScenarioText(text: string, file: string, overrides: Overrid
     );
   }
   for (const override of overrides) applyOverride(raw as Record<string, unknown>, override, file);
-  const lineOf = (path: readonly PropertyKey[]): number | undefined => {
-    // Walk up the path until a node with a position exists (an override may have added the leaf).
-    for (let n = path.length; n >= 1; n--) {
-      const node = doc.getIn(path.slice(0, n) as unknown[], true) as { range?: [number, number] } | undefined;
-      if (node && typeof node === 'object' && node.range) return lineCounter.linePos(node.range[0]).line;
-      const parent = doc.getIn(path.slice(0, n - 1) as unknown[], true);
-      if (isMap(parent) || isSeq(parent)) {
-        const item = isMap(parent)
-          ? parent.items.find((p) => (p.key as { value?: unknown })?.value === path[n - 1])
-          : undefined;
-        const key = item?.key as { range?: [number, number] } | undefined;
-        if (key?.range) return lineCounter.linePos(key.range[0]).line;
-      }
-    }
-    return undefined;
-  };
+  const lineOf = yamlLineOf(doc, lineCounter);
   return validateScenario(raw, file, lineOf);
 }
 

@@ -7,6 +7,12 @@
 import { z } from 'zod';
 import { type Distribution, distributionField, fixed } from './distribution.ts';
 import { durationField } from './duration.ts';
+import {
+  type ResolveContext,
+  resolveTurnover,
+  type TurnoverConfig,
+  turnoverSection,
+} from './turnover-scenario.ts';
 
 const positiveInt = (what = 'a positive integer') =>
   z
@@ -144,6 +150,8 @@ const executorSchema = z.discriminatedUnion('type', [
       ...triggerFields,
     })
     .strict(),
+  // Turnover: configured by the scenario's `turnover:` section (turnover-scenario.ts).
+  z.object({ type: z.literal('turnover'), ...triggerFields }).strict(),
 ]);
 
 export const userScenarioSchema = z
@@ -193,7 +201,7 @@ export const userScenarioSchema = z
       .default({ layout: 'concentrated', owner: 'acme' }),
     sessions: z
       .object({
-        count: positiveInt(),
+        count: positiveInt().optional().describe('required, except in turnover scenarios (default 0 there)'),
         'pr-after': distributionField
           .default(fixed(0))
           .describe('spawn → agent opens its PR; 0: the PR exists at start'),
@@ -209,7 +217,8 @@ export const userScenarioSchema = z
           .default({ kind: 'uniform', min: 2_000, max: 6_000 })
           .describe('spawning → working'),
       })
-      .strict(),
+      .strict()
+      .prefault({}),
     polling: z
       .object({
         strategy: z.enum(['guarded', 'naive']).default('guarded'),
@@ -259,8 +268,22 @@ export const userScenarioSchema = z
       .strict()
       .default({}),
     budgets: z.array(z.string()).default([]).describe('budget sets or files to judge the run against'),
+    turnover: turnoverSection
+      .optional()
+      .describe('the turnover executor: park/wake swaps (docs/scenarios.md)'),
   })
-  .strict();
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.sessions.count === undefined && s.turnover === undefined)
+      ctx.addIssue({ code: 'custom', path: ['sessions', 'count'], message: 'expected a positive integer' });
+    const i = s.executors.findIndex((e) => e.type === 'turnover');
+    if (i >= 0 && s.turnover === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['executors', i],
+        message: 'a turnover executor needs a `turnover:` section',
+      });
+  });
 
 export type UserScenario = z.input<typeof userScenarioSchema>;
 type Parsed = z.output<typeof userScenarioSchema>;
@@ -290,7 +313,8 @@ export type Executor =
       startRate: number;
       stages: Array<{ durationMs: number; rate: number }>;
       maxSessions: number;
-    } & Trigger);
+    } & Trigger)
+  | ({ type: 'turnover'; turnover: TurnoverConfig } & Trigger);
 
 /** A resolved scenario: every default filled, camelCase, durations in ms. */
 export interface Scenario {
@@ -326,6 +350,8 @@ export interface Scenario {
   faults: Fault[];
   markers: { steadyStartMs?: number };
   budgets: string[];
+  /** The turnover section, when the scenario has one. */
+  turnover?: TurnoverConfig;
 }
 
 function trigger(t: { at?: number; after?: string; delay: number }): Trigger {
@@ -351,7 +377,7 @@ function resolveFault(f: ParsedFault): Fault {
   }
 }
 
-function resolveExecutor(e: ParsedExecutor, sessions: number): Executor {
+function resolveExecutor(e: ParsedExecutor, sessions: number, turnover?: TurnoverConfig): Executor {
   switch (e.type) {
     case 'fixed':
       return { type: 'fixed', count: e.count ?? sessions, spawnRate: e['spawn-rate'], ...trigger(e) };
@@ -365,6 +391,8 @@ function resolveExecutor(e: ParsedExecutor, sessions: number): Executor {
         maxSessions: e['max-sessions'] ?? sessions,
         ...trigger(e),
       };
+    case 'turnover':
+      return { type: 'turnover', turnover: turnover!, ...trigger(e) };
   }
 }
 
@@ -373,9 +401,12 @@ export function reposFor(layout: 'concentrated' | 'spread', sessions: number): n
   return layout === 'concentrated' ? 1 : Math.max(2, Math.floor(sessions / 5));
 }
 
-export function resolveScenario(parsed: Parsed): Scenario {
-  const count = parsed.sessions.count;
-  const executors = parsed.executors.length > 0 ? parsed.executors : [{ type: 'fixed' as const, delay: 0 }];
+/** `context` (the scenario file) resolves a turnover profile path relative to the scenario. */
+export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): Scenario {
+  const count = parsed.sessions.count ?? 0;
+  const turnover = parsed.turnover ? resolveTurnover(parsed.turnover, context) : undefined;
+  const defaultExecutor = { type: turnover ? ('turnover' as const) : ('fixed' as const), delay: 0 };
+  const executors = parsed.executors.length > 0 ? parsed.executors : [defaultExecutor];
   return {
     name: parsed.name,
     description: parsed.description ?? parsed.name,
@@ -413,10 +444,11 @@ export function resolveScenario(parsed: Parsed): Scenario {
       refreshMs: parsed.dashboard.refresh,
       cacheTtlMs: parsed.dashboard['cache-ttl'],
     },
-    executors: executors.map((e) => resolveExecutor(e as ParsedExecutor, count)),
+    executors: executors.map((e) => resolveExecutor(e as ParsedExecutor, count, turnover)),
     faults: parsed.faults.map(resolveFault),
     markers: { steadyStartMs: parsed.markers['steady-start'] },
     budgets: parsed.budgets,
+    ...(turnover ? { turnover } : {}),
   };
 }
 

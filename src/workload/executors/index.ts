@@ -3,7 +3,9 @@
  * on the run's clock and resolves when it has nothing more to start.
  */
 import type { Clock } from '../../clock/clock.ts';
-import type { Target } from '../../targets/types.ts';
+import { FleetbenchError } from '../../errors.ts';
+import type { Rng } from '../../rng.ts';
+import { hasCapability, type Target, type TargetCapability } from '../../targets/types.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { MarkerBus } from '../markers.ts';
 import type { Executor } from '../scenario.ts';
@@ -11,6 +13,7 @@ import type { SessionSpawner } from '../spawner.ts';
 import { runArrivalRate } from './arrival-rate.ts';
 import { runBatchSpawn } from './batch-spawn.ts';
 import { runFixed } from './fixed.ts';
+import { runTurnover } from './turnover.ts';
 
 export interface ExecutorContext {
   clock: Clock;
@@ -21,6 +24,10 @@ export interface ExecutorContext {
   signal: AbortSignal;
   /** Name used in labels and markers: `fixed`, `batch-spawn#2`, ... */
   name: string;
+  /** The executor's own random stream (forked from the run's seed by its name). */
+  rng: Rng;
+  /** Ends the run now (completed), for executors that know when they are done. */
+  endRun: () => void;
 }
 
 export type ExecutorRunner<E extends Executor> = (executor: E, ctx: ExecutorContext) => Promise<void>;
@@ -29,7 +36,26 @@ const runners: { [K in Executor['type']]: ExecutorRunner<Extract<Executor, { typ
   fixed: runFixed,
   'batch-spawn': runBatchSpawn,
   'arrival-rate': runArrivalRate,
+  turnover: runTurnover,
 };
+
+/** What a target must support for an executor type. */
+const needs: Partial<Record<Executor['type'], TargetCapability[]>> = {
+  turnover: ['createActor', 'parkActor', 'wakeActor', 'actorStep', 'actorCounts'],
+};
+
+/** Fails up front when the target cannot do what an executor needs. */
+export function checkExecutors(executors: readonly Executor[], target: Target): void {
+  for (const executor of executors) {
+    const missing = (needs[executor.type] ?? []).filter((c) => !hasCapability(target, c));
+    if (missing.length > 0) {
+      throw new FleetbenchError(
+        'E_TARGET',
+        `executor '${executor.type}' needs a target that supports ${missing.join(', ')}; '${target.name}' does not`,
+      );
+    }
+  }
+}
 
 export function runExecutor(executor: Executor, ctx: ExecutorContext): Promise<void> {
   const runner = runners[executor.type] as ExecutorRunner<Executor>;

@@ -1,0 +1,87 @@
+/**
+ * Finding and loading session profiles: a built-in name (scenarios/profiles/NAME.yaml) or a
+ * YAML file. Errors read `file:line: steps[2].ops[0].ingset: unknown operation 'ingset' (…)`.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LineCounter, parseDocument } from 'yaml';
+import { FleetbenchError, InputFileError } from '../../errors.ts';
+import { describeZodIssues } from '../../validation.ts';
+import { yamlLineOf } from '../yaml-lines.ts';
+import { type Profile, resolveProfile, userProfileSchema } from './schema.ts';
+
+const PROFILE_DIR = fileURLToPath(new URL('../../../scenarios/profiles/', import.meta.url));
+
+export function builtinProfileNames(): string[] {
+  if (!existsSync(PROFILE_DIR)) return [];
+  return readdirSync(PROFILE_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => f.slice(0, -'.yaml'.length))
+    .sort();
+}
+
+/** Parses profile YAML text; `file` names it in errors, `source` is recorded in the profile. */
+export function parseProfileText(text: string, file: string, source = file): Profile {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const error = doc.errors[0]!;
+    const line = error.linePos?.[0]?.line ?? lineCounter.linePos(error.pos[0]).line;
+    throw new InputFileError('E_PROFILE', file, line, `YAML: ${error.message.split('\n')[0]}`);
+  }
+  const raw = doc.toJS() as unknown;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new InputFileError('E_PROFILE', file, undefined, 'expected a YAML mapping (name:, steps:, ...)');
+  }
+  const parsed = userProfileSchema.safeParse(raw);
+  if (!parsed.success) {
+    // An unknown field first: a misspelt key also shows up as the missing one it was meant to be.
+    const issues = [...parsed.error.issues].sort(
+      (a, b) => Number(b.code === 'unrecognized_keys') - Number(a.code === 'unrecognized_keys'),
+    );
+    const issue = issues[0]!;
+    // An unknown key's own line, not its parent's.
+    const lineOf = yamlLineOf(doc, lineCounter);
+    const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : '';
+    throw new InputFileError(
+      'E_PROFILE',
+      file,
+      lineOf(issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path),
+      `${describeZodIssues([issue])[0]}${more}`,
+      { hint: 'the session profile format is documented in docs/scenarios.md (Session profiles)' },
+    );
+  }
+  return resolveProfile(parsed.data, source);
+}
+
+export function loadProfileFile(file: string): Profile {
+  if (!existsSync(file)) throw new InputFileError('E_FILE', file, undefined, 'no such file');
+  return parseProfileText(readFileSync(file, 'utf8'), file);
+}
+
+/**
+ * A profile by what a scenario says: a built-in name, or a path (absolute, relative to the
+ * scenario file, or relative to the current directory, in that order).
+ */
+export function resolveProfileRef(
+  ref: string,
+  scenario: { file?: string; lineOf?: (path: readonly PropertyKey[]) => number | undefined } = {},
+): Profile {
+  const scenarioFile = scenario.file;
+  if (builtinProfileNames().includes(ref)) {
+    return parseProfileText(
+      readFileSync(`${PROFILE_DIR}${ref}.yaml`, 'utf8'),
+      `${PROFILE_DIR}${ref}.yaml`,
+      'built-in',
+    );
+  }
+  const candidates = isAbsolute(ref)
+    ? [ref]
+    : [...(scenarioFile ? [resolve(dirname(scenarioFile), ref)] : []), resolve(ref)];
+  const found = candidates.find((c) => existsSync(c));
+  if (found) return loadProfileFile(found);
+  const reason = `turnover.profile: unknown profile '${ref}' (built-in: ${builtinProfileNames().join(', ')}; or the path of a profile YAML file)`;
+  if (scenarioFile === undefined) throw new FleetbenchError('E_PROFILE', reason);
+  throw new InputFileError('E_PROFILE', scenarioFile, scenario.lineOf?.(['turnover', 'profile']), reason);
+}
