@@ -7,6 +7,7 @@
  * number of such operations, never with API calls.
  */
 import type { BodyRecord, RunHeader } from '../trace/schema.ts';
+import { speedFinisher } from './speed.ts';
 
 export type RetainedRecord = Exclude<BodyRecord, { kind: 'api' }>;
 
@@ -26,7 +27,9 @@ export interface Finisher {
 }
 
 /** Every finisher the analyzer runs. */
-export const FINISHERS: readonly Finisher[] = [];
+export const FINISHERS: readonly Finisher[] = [
+  speedFinisher, // issue 5
+];
 
 export function retainedByAnyFinisher(name: string): boolean {
   for (const finisher of FINISHERS) if (finisher.retains(name)) return true;

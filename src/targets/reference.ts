@@ -6,7 +6,16 @@ import {
   type ReferenceControlPlane,
   type ReferenceDeps,
 } from '../reference/control-plane.ts';
-import type { RestartKind, SessionSpec, SessionState, SessionStateListener, Target } from './types.ts';
+import type {
+  ProviderFault,
+  RestartKind,
+  RunNotice,
+  RunStartSpec,
+  SessionSpec,
+  SessionState,
+  SessionStateListener,
+  Target,
+} from './types.ts';
 
 export class ReferenceTarget implements Target {
   readonly name = 'reference';
@@ -46,5 +55,25 @@ export class ReferenceTarget implements Target {
 
   async setDashboard(open: boolean): Promise<void> {
     this.plane.setDashboard(open);
+  }
+
+  startRun(spec: RunStartSpec): Promise<{ run: string; start: 'cold' | 'warm' }> {
+    return this.plane.runs.startRun(spec.session, spec.adapter, spec.input);
+  }
+
+  sendInput(session: string, input: string): Promise<void> {
+    return this.plane.runs.sendInput(session, input);
+  }
+
+  endRun(session: string): Promise<void> {
+    return this.plane.runs.endRun(session);
+  }
+
+  onRunNotice(listener: (notice: RunNotice) => void): void {
+    this.plane.runs.onNotice(listener);
+  }
+
+  async providerFault(fault: ProviderFault): Promise<void> {
+    this.plane.runs.providerFault(fault);
   }
 }

@@ -34,7 +34,8 @@ const UNLIMITED_SECONDARY = {
 /** Enough open issues for every session the executors can start, spread over the repos. */
 export function issuesNeeded(scenario: Scenario): number {
   let total = 0;
-  for (const e of scenario.executors) total += e.type === 'arrival-rate' ? e.maxSessions : e.count;
+  for (const e of scenario.executors)
+    total += e.type === 'arrival-rate' ? e.maxSessions : e.type === 'chaos-wave' ? e.concurrency : e.count;
   return Math.max(total, scenario.sessions.count);
 }
 
