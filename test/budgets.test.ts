@@ -174,7 +174,9 @@ budgets:
     ).toBe(true);
     const other = judge(set, [{ name: 'run', analysis: analysis({ cp: [1_000], adapter: 'gemini' }) }]);
     expect(other.verdict).toBe('error');
-    expect(other.errors.at(-1)).toMatch(/no entry of native-speed applies to the input \(adapter: gemini\)/);
+    expect(other.errors.at(-1)).toMatch(
+      /no entry of native-speed applies to the input \(its adapter: gemini\)/,
+    );
   });
 
   it('judges aggregates against p50 and p95, a single sample against p95 only', () => {

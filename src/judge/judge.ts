@@ -315,7 +315,10 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[]): Verdict {
   }
   if (set.per.length > 0 && set.entries.length > 0 && rows.every((r) => r.status === 'skipped')) {
     const have = set.per
-      .map((key) => `${key}: ${[...(seen.get(key) ?? [])].join(', ') || 'none'}`)
+      .map((key) => {
+        const values = [...(seen.get(key) ?? [])];
+        return values.length > 0 ? `its ${key}: ${values.join(', ')}` : `no sample carries a '${key}' label`;
+      })
       .join('; ');
     errors.push(`${set.file}: no entry of ${set.name} applies to the input (${have})`);
   }
