@@ -85,7 +85,16 @@ export function register(program: Command): void {
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
         const sections = [
-          ...analysisSections(summary.analysis, { top: 10 }).filter((s) => RUN_SECTIONS.has(s.title)),
+          ...analysisSections(summary.analysis, { top: 10 }).filter(
+            (s) =>
+              RUN_SECTIONS.has(s.title) &&
+              // A speed run (a chaos wave) is not judged on cost: its scorecard would only confuse.
+              !(
+                s.title === 'Track B scorecard' &&
+                summary.analysis.speed &&
+                !scenario.budgets.includes('track-b')
+              ),
+          ),
           ...(outcome.verdicts ?? []).map(verdictSection),
         ];
         process.stdout.write(
