@@ -7,8 +7,8 @@
  * and then executes turns: the provider emits `provider.event`s (turn submitted/accepted/
  * started, item started/delta/completed, tool execution started/progressed/completed, session
  * resumed, diagnostics). The control plane's stages are spans written when they end; the
- * runner's spans (`provider.boot`, `provider.session.load`) too, and a detached runner (hot
- * restart) holds them and its events until it is reattached.
+ * runner's spans (`provider.boot`, `provider.session.load`) too. A detached runner (hot restart)
+ * pauses its output (events) until it is reattached.
  *
  * Restarts (ReferenceControlPlane.restart calls `kill` at the kill and `ready` at
  * `controlplane.ready`): `hard` kills the runners, `graceful` drains them to an item boundary
@@ -142,8 +142,6 @@ class Runner {
   /** Paused at an item boundary by a drain. */
   paused = false;
   readonly abort = new AbortController();
-  /** Spans finished while detached: written on reattach. */
-  readonly held: Array<() => void> = [];
   private attachWaiters: Array<() => void> = [];
   private boundaryWaiters: Array<() => void> = [];
 
@@ -166,7 +164,6 @@ class Runner {
 
   attach(): void {
     this.attached = true;
-    for (const write of this.held.splice(0)) write();
     const waiters = this.attachWaiters.splice(0);
     for (const resolve of waiters) resolve();
   }
@@ -552,7 +549,7 @@ export class NativeRuns {
     if (epoch !== this.epoch) return;
     run.launching = false;
     if (!ok || !runner.alive || run.runner !== runner) return;
-    // The provider acknowledges the new subscription before anything it held back.
+    // The provider acknowledges the new subscription, then its paused output goes on.
     this.writeProviderEvent(run, 'session.resumed');
     runner.attach();
   }
@@ -587,7 +584,7 @@ export class NativeRuns {
       const process = draw(start === 'cold' ? profile.bootCold : profile.bootWarmProcess, rng);
       await runner.sleep(process * this.slowdown(run.adapter));
       if (start === 'warm') await this.load(run, runner, reason);
-      this.runnerSpan(runner, {
+      this.runnerSpan({
         name: 'provider.boot',
         t: t0,
         session: run.session,
@@ -621,7 +618,7 @@ export class NativeRuns {
         await this.providerEvent(run, runner, 'session.resumed');
         await runner.sleep(t0 + duration - this.clock.now());
       }
-      this.runnerSpan(runner, {
+      this.runnerSpan({
         name: 'provider.session.load',
         t: t0,
         session: run.session,
@@ -750,21 +747,18 @@ export class NativeRuns {
     });
   }
 
-  /** A runner's span, written when it ends; a detached runner writes it on reattach (late). */
-  private runnerSpan(
-    runner: Runner,
-    span: { name: string; t: number; session: string; labels: Labels; data: Record<string, unknown> },
-  ): void {
-    const end = this.clock.now();
-    const write = () =>
-      this.trace.write({
-        kind: 'span',
-        ...span,
-        dur: end - span.t,
-        ...(this.clock.now() > end ? { writtenAt: this.clock.now() } : {}),
-      });
-    if (runner.attached) write();
-    else runner.held.push(write);
+  /**
+   * A runner's span, written when it ends, also while the runner is detached: the provider
+   * exports its own telemetry, only its events flow through the control plane's stream.
+   */
+  private runnerSpan(span: {
+    name: string;
+    t: number;
+    session: string;
+    labels: Labels;
+    data: Record<string, unknown>;
+  }): void {
+    this.trace.write({ kind: 'span', ...span, dur: this.clock.now() - span.t });
   }
 
   private notify(notice: RunNotice): void {
