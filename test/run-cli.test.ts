@@ -50,8 +50,15 @@ describe('fleetbench run', () => {
       out,
       '--json',
     ]);
-    expect(result.code).toBe(0);
+    // Naive polling projected to 50 sessions breaks the Track B headroom budget the cell names:
+    // the run judges it (exit 99, like k6's failed thresholds) and says which row in summary.json.
+    expect(result.code).toBe(99);
     const printed = JSON.parse(result.stdout);
+    const headroom = printed.budgets[0].rows.find(
+      (r: { metric: string }) => r.metric === 'scorecard.rest-core-headroom',
+    );
+    expect(headroom).toMatchObject({ status: 'fail', mode: 'judged' });
+    expect(headroom.value).toBeLessThan(40);
     expect(printed.scenario).toMatchObject({ seed: 9, durationMs: 180_000, polling: { strategy: 'naive' } });
     expect(printed.analysis.api.counts.byOperation['pr-state'].calls).toBeGreaterThan(0);
   });

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { apiRecords, events, runRef, spans, sumSeries } from './helpers/run.ts';
+import { apiRecords, events, runRef, spans } from './helpers/run.ts';
 
 describe('A2 scenarios', () => {
   it('S1 cold start: the first minute misses every cache and pays for it, then the cost settles', async () => {

@@ -7,6 +7,7 @@
  * number of such operations, never with API calls.
  */
 import type { BodyRecord, RunHeader } from '../trace/schema.ts';
+import { speedFinisher } from './speed.ts';
 import { turnoverFinisher } from './turnover.ts';
 
 export type RetainedRecord = Exclude<BodyRecord, { kind: 'api' }>;
@@ -27,7 +28,7 @@ export interface Finisher {
 }
 
 /** Every finisher the analyzer runs. */
-export const FINISHERS: readonly Finisher[] = [turnoverFinisher];
+export const FINISHERS: readonly Finisher[] = [speedFinisher, turnoverFinisher];
 
 export function retainedByAnyFinisher(name: string): boolean {
   for (const finisher of FINISHERS) if (finisher.retains(name)) return true;

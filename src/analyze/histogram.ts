@@ -85,6 +85,14 @@ export class LatencyHistogram {
     };
   }
 
+  /** Any percentile (0-100], by the same rule as percentiles(): inside the exact [min, max]. */
+  valueAt(percentile: number): number | null {
+    const h = this.histogram;
+    if (h === undefined || this.count === 0) return null;
+    const ms = h.getValueAtPercentile(percentile) / 1000;
+    return round3(Math.min(this.max, Math.max(this.min, ms)));
+  }
+
   toState(): LatencyHistogramState {
     return {
       encoded: this.histogram ? hdr.encodeIntoCompressedBase64(this.histogram) : null,

@@ -187,6 +187,87 @@ export const turnoverAnalysisSchema = z.object({
 
 export type TurnoverAnalysis = z.infer<typeof turnoverAnalysisSchema>;
 export type TurnoverOperation = (typeof turnoverOperations)[number];
+// ── Speed (SPEC §6; computed by speed.ts) ─────────────────────────────────────────────────────
+export const SPEED_METRIC_KEYS = [
+  'time_to_first_activity',
+  'time_to_first_text',
+  'input_wait',
+  'agent_boot',
+  'restart_recovery',
+  'restart_recovery_control_plane',
+  'restart_provider_load',
+] as const;
+export type SpeedMetricName = (typeof SPEED_METRIC_KEYS)[number];
+
+const speedGroupSchema = z.object({
+  labels: z
+    .record(z.string(), z.string())
+    .describe('adapter and start kind (cold|warm|unknown), or restart kind'),
+  latency: percentilesSchema,
+  values: z.array(z.number()).describe('every sample (ms, time order): aggregates pool them'),
+});
+
+const speedMetricSchema = z.object({
+  role: z.enum(['judged', 'report']).describe('what SPEC §6 says: judged against budgets, or reported only'),
+  labels: z.array(z.string()).describe('the labels its groups carry (budget scopes)'),
+  description: z.string(),
+  samples: count,
+  groups: z.array(speedGroupSchema),
+});
+
+export const speedSchema = z.object({
+  metrics: z.object(
+    Object.fromEntries(SPEED_METRIC_KEYS.map((k) => [k, speedMetricSchema])) as Record<
+      SpeedMetricName,
+      typeof speedMetricSchema
+    >,
+  ),
+  runs: z.object({
+    created: count,
+    withActivity: count,
+    interrupted: count.describe('a restart came before the first activity: not a first-activity sample'),
+    noActivity: count,
+  }),
+  restarts: z.array(
+    z.object({
+      kind: z.string(),
+      killAtMs: z.number(),
+      readyAtMs: nullableNumber,
+      outageMs: nullableNumber.describe('kill → controlplane.ready'),
+    }),
+  ),
+  recoveries: z
+    .array(
+      z.object({
+        session: z.string(),
+        run: z.string().nullable(),
+        adapter: z.string(),
+        kind: z.string(),
+        readyAtMs: z.number().describe('the ready the recovery is measured from'),
+        eventAtMs: z.number().describe('the next provider event'),
+        eventType: z.string(),
+        fullMs: z.number().describe('restart_recovery sample'),
+        controlPlaneMs: z.number().describe('restart_recovery_control_plane sample'),
+        providerLoadMs: nullableNumber.describe('restart_provider_load sample; null when nothing reloaded'),
+        loadStartMs: nullableNumber.describe('write time − duration of the load span'),
+        outageRemovedMs: z.number(),
+        absorbedRestarts: count.describe('restarts that landed while this run was still recovering'),
+      }),
+    )
+    .describe('one row per recovered run and restart'),
+  unrecovered: z.array(
+    z.object({
+      session: z.string(),
+      run: z.string().nullable(),
+      adapter: z.string(),
+      kind: z.string(),
+      readyAtMs: z.number(),
+    }),
+  ),
+  notes: z.array(z.string()),
+});
+export type SpeedAnalysis = z.infer<typeof speedSchema>;
+// ── end of speed ────────────────────────────────────────────────────────────────────────────
 
 export const analysisSchema = z.object({
   schemaVersion: z.literal(ANALYSIS_SCHEMA_VERSION),
@@ -395,8 +476,7 @@ export const analysisSchema = z.object({
     writes: seriesSchema.describe('REST writes per minute'),
     points: z.object({ binMs: z.number(), byResource: z.record(z.string(), z.array(z.number())) }),
   }),
-  speed: z
-    .unknown()
+  speed: speedSchema
     .optional()
     .describe('speed metrics (time to first activity, boot, restart recovery): see docs/analysis.md'),
   turnover: turnoverAnalysisSchema

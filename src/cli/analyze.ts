@@ -7,7 +7,7 @@ export function register(program: Command): void {
     program
       .command('analyze')
       .description(
-        'every metric: API cost (burn, polling floor, burst shape, concurrency, writes, 403/429, latency, projection), the Track B scorecard, span percentiles, events and gauges',
+        'every metric: API cost (burn, polling floor, burst shape, concurrency, writes, 403/429, latency, projection), the Track B scorecard, speed metrics (first activity, boot, restart recovery), span percentiles, events and gauges',
       ),
   ).action((trace: string, flags: TraceReportFlags) =>
     runTraceReport(trace, flags, {

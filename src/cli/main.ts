@@ -6,6 +6,8 @@ import { Command, CommanderError } from 'commander';
 import { ExitCode, isFleetbenchError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { register as registerAnalyze } from './analyze.ts';
+import { register as registerBudgets } from './budgets.ts';
+import { register as registerCheck } from './check.ts';
 import { register as registerGithub } from './github.ts';
 import { register as registerImport } from './import.ts';
 import { register as registerRun } from './run.ts';
@@ -22,6 +24,8 @@ export function buildProgram(): Command {
     .configureHelp({ sortSubcommands: true })
     .exitOverride();
   registerAnalyze(program);
+  registerBudgets(program);
+  registerCheck(program);
   registerImport(program);
   registerGithub(program);
   registerRun(program);

@@ -5,11 +5,13 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../errors.ts';
+import { verdictSection } from '../judge/report.ts';
 import { analysisSections, reporters } from '../report/index.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { runScenario } from '../workload/engine.ts';
 import { type Override, parseOverride } from '../workload/load.ts';
 import { writeRunSummary } from '../workload/summary.ts';
+import { verdictExitCode } from './check.ts';
 
 interface RunFlags {
   set: string[];
@@ -17,6 +19,8 @@ interface RunFlags {
   out?: string;
   json?: boolean;
   markdown?: boolean;
+  /** --no-budgets: commander sets budgets false. */
+  budgets?: boolean;
 }
 
 /** Sections of the analysis worth reading right after a run (the rest: fleetbench analyze). */
@@ -30,6 +34,7 @@ const RUN_SECTIONS = new Set([
   'Turnover window',
   'Turnover (whole run)',
   'Actor failures',
+  'Speed',
   'Warnings',
 ]);
 
@@ -39,6 +44,7 @@ const TURNOVER_RUN_SECTIONS = new Set([
   'Turnover window',
   'Turnover (whole run)',
   'Actor failures',
+  'Speed',
   'Warnings',
 ]);
 
@@ -57,9 +63,10 @@ export function register(program: Command): void {
     .option('--out <dir>', 'where trace.jsonl and summary.json go (default fleetbench-out/runs/<name>)')
     .option('--json', 'print summary.json instead of the terminal summary')
     .option('--markdown', 'print the summary as Markdown')
+    .option('--no-budgets', "run without judging the scenario's budgets")
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n\nScenario fields: docs/scenarios.md. Exit codes: 0 done, 2 bad input, 130 interrupted (partial summary written).',
+      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n\nScenario fields: docs/scenarios.md. Exit codes: 0 done (every judged budget holds), 2 bad input, 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
     )
     .action(async (ref: string, flags: RunFlags) => {
       const overrides: Override[] = flags.set.map(parseOverride);
@@ -68,6 +75,7 @@ export function register(program: Command): void {
           throw new FleetbenchError('E_USAGE', `--seed: expected an integer, got '${flags.seed}'`);
         overrides.push({ path: ['seed'], value: Number(flags.seed) });
       }
+      if (flags.budgets === false) overrides.push({ path: ['budgets'], value: [] });
       const { scenario, cell } = resolveScenarioRef(ref, overrides);
       const outDir = flags.out ?? join('fleetbench-out', 'runs', scenario.name);
 
@@ -91,7 +99,19 @@ export function register(program: Command): void {
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
         const shown =
           summary.analysis.turnover && scenario.sessions.count === 0 ? TURNOVER_RUN_SECTIONS : RUN_SECTIONS;
-        const sections = analysisSections(summary.analysis, { top: 10 }).filter((s) => shown.has(s.title));
+        const sections = [
+          ...analysisSections(summary.analysis, { top: 10 }).filter(
+            (s) =>
+              shown.has(s.title) &&
+              // A speed run (a chaos wave) is not judged on cost: its scorecard would only confuse.
+              !(
+                s.title === 'Track B scorecard' &&
+                summary.analysis.speed &&
+                !scenario.budgets.includes('track-b')
+              ),
+          ),
+          ...(outcome.verdicts ?? []).map(verdictSection),
+        ];
         process.stdout.write(
           reporters[format]().render({
             title: `run ${cell ?? scenario.name}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : ''}`,
@@ -105,6 +125,11 @@ export function register(program: Command): void {
           );
         }
         if (outcome.reason === 'interrupted') process.exitCode = ExitCode.interrupted;
+        else if (outcome.verdicts) {
+          for (const verdict of outcome.verdicts)
+            for (const error of verdict.errors) process.stderr.write(`fleetbench: ${error}\n`);
+          process.exitCode = verdictExitCode(outcome.verdicts);
+        }
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);

@@ -23,6 +23,7 @@ import {
   runGuardedCycle,
   runNaiveCycle,
 } from './polling.ts';
+import { defaultNativeRunConfig, type NativeRunConfig, NativeRuns } from './runs.ts';
 import {
   type DurableStore,
   MemoryStore,
@@ -54,6 +55,8 @@ export interface ReferenceConfig {
   project?: string;
   /** Actors (park/wake): lifecycle and resume modes, failure rates. Default: suspend, implicit. */
   actors?: ActorHostConfig;
+  /** Native runs and providers (runs.ts); defaults when absent. */
+  runs?: NativeRunConfig;
 }
 
 export const defaultRestartOutage: Record<RestartKind, Distribution> = {
@@ -90,6 +93,8 @@ export class ReferenceControlPlane {
   readonly sessions: SessionTable;
   /** Sessions that park and wake (SPEC §4 actors): see actors.ts. */
   readonly actors: ActorHost;
+  /** Native runs on sessions: stages, providers, recovery (runs.ts). */
+  readonly runs: NativeRuns;
   private readonly clock: Clock;
   private readonly trace: TraceSink;
   private readonly config: ReferenceConfig;
@@ -105,6 +110,8 @@ export class ReferenceControlPlane {
   private currentCycle: Promise<unknown> | undefined;
   private botLogin?: string;
   private readonly failures = { calls: 0 };
+  /** Restarts happen one at a time: a second one waits for the first to be ready. */
+  private restarting: Promise<unknown> = Promise.resolve();
 
   constructor(deps: ReferenceDeps) {
     this.clock = deps.clock;
@@ -134,6 +141,12 @@ export class ReferenceControlPlane {
       trace: deps.trace,
       config: deps.config.actors ?? { lifecycle: 'suspend', resume: 'implicit' },
     });
+    this.runs = new NativeRuns({
+      clock: deps.clock,
+      trace: deps.trace,
+      rng: deps.rng.fork('runs'),
+      config: deps.config.runs ?? defaultNativeRunConfig(),
+    });
   }
 
   get failedCalls(): number {
@@ -153,6 +166,7 @@ export class ReferenceControlPlane {
     this.generation++;
     this.abort.abort();
     this.dashboard.reset();
+    this.runs.stop();
   }
 
   createSession(spec: SessionSpec): SessionRecord {
@@ -190,14 +204,23 @@ export class ReferenceControlPlane {
   }
 
   /**
-   * hard: killed at once, in-flight work lost; graceful: the running cycle finishes first;
-   * hot: like graceful for polling (runners survive, which matters for native runs). In every
-   * case the process is new: caches are gone, state is rebuilt from the durable store.
+   * hard: killed at once, in-flight work lost; graceful: the running cycle finishes and runners
+   * drain to an item boundary first; hot: like graceful for polling, and runners survive to be
+   * reattached. In every case the process is new: caches are gone, state is rebuilt from the
+   * durable store, and at `controlplane.ready` every active native run is recovered (runs.ts).
+   * The outage (the `controlplane.outage` span) runs from the kill to `ready`.
    */
-  async restart(kind: RestartKind): Promise<{ outageMs: number }> {
+  restart(kind: RestartKind): Promise<{ outageMs: number }> {
+    const next = this.restarting.then(() => this.restartNow(kind));
+    this.restarting = next.catch(() => undefined);
+    return next;
+  }
+
+  private async restartNow(kind: RestartKind): Promise<{ outageMs: number }> {
     const killedAt = this.clock.now();
     this.trace.write({ kind: 'event', name: 'controlplane.restart', t: killedAt, labels: { kind } });
     if (kind !== 'hard') await this.currentCycle?.catch(() => undefined);
+    await this.runs.kill(kind);
     const dashboardWasOpen = this.dashboard.isOpen;
     this.generation++;
     this.abort.abort();
@@ -205,6 +228,8 @@ export class ReferenceControlPlane {
     this.resetCaches();
     const down = this.clock.now();
     await this.clock.sleep(sample(this.config.restartOutage[kind], this.rng.outage));
+    this.sessions.reload();
+    await this.boot(kind);
     this.trace.write({
       kind: 'span',
       name: 'controlplane.outage',
@@ -213,8 +238,7 @@ export class ReferenceControlPlane {
       labels: { kind },
       data: { drainMs: down - killedAt },
     });
-    this.sessions.reload();
-    await this.boot(kind);
+    if (this.running) this.runs.ready(kind);
     if (dashboardWasOpen) this.dashboard.setOpen(true);
     return { outageMs: this.clock.now() - killedAt };
   }

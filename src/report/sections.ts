@@ -757,6 +757,68 @@ export function turnoverSections(a: Analysis): Section[] {
   return sections;
 }
 
+/** SPEC §6 speed metrics (analysis.speed): one row per metric and label set, HDR percentiles. */
+function speedMetricsSection(a: Analysis): Section[] {
+  const speed = a.speed;
+  if (!speed) return [];
+  const rows: string[][] = [];
+  for (const [name, metric] of Object.entries(speed.metrics)) {
+    for (const group of metric.groups) {
+      const p = group.latency;
+      rows.push([
+        name,
+        Object.entries(group.labels)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' '),
+        metric.role,
+        fmtInt(p.count),
+        fmtMs(p.p50),
+        fmtMs(p.p90),
+        fmtMs(p.p95),
+        fmtMs(p.p99),
+        fmtMs(p.max),
+      ]);
+    }
+  }
+  const byKind = new Map<string, number>();
+  for (const r of speed.restarts) byKind.set(r.kind, (byKind.get(r.kind) ?? 0) + 1);
+  const outages = speed.restarts.map((r) => r.outageMs).filter((x): x is number => x !== null);
+  const runs = speed.runs;
+  const pairs: Array<[string, string]> = [
+    [
+      'runs',
+      `${fmtInt(runs.created)} created · ${fmtInt(runs.withActivity)} showed activity · ${fmtInt(runs.interrupted)} interrupted by a restart · ${fmtInt(runs.noActivity)} without activity`,
+    ],
+  ];
+  if (speed.restarts.length > 0) {
+    pairs.push(
+      [
+        'restarts',
+        `${speed.restarts.length} (${[...byKind].map(([k, n]) => `${k} ${n}`).join(' · ')}), outage max ${fmtMs(outages.length > 0 ? Math.max(...outages) : null)} (removed from recoveries)`,
+      ],
+      [
+        'recoveries',
+        `${fmtInt(speed.recoveries.length)} measured · ${fmtInt(speed.unrecovered.length)} without a provider event before the end`,
+      ],
+    );
+  }
+  const blocks: Section['blocks'] = [
+    {
+      kind: 'table',
+      columns: [
+        { header: 'metric' },
+        { header: 'scope' },
+        { header: 'role' },
+        ...['n', 'p50', 'p90', 'p95', 'p99', 'max'].map((header) => ({ header, align: 'right' as const })),
+      ],
+      rows,
+    },
+    { kind: 'pairs', pairs },
+  ];
+  if (speed.notes.length > 0) blocks.push({ kind: 'notes', lines: speed.notes, tone: 'info' });
+  return [{ title: 'Speed', blocks }];
+}
+
 export function analysisSections(a: Analysis, options: SectionOptions): Section[] {
   const shown = new Set([...a.api.burn.warnings, ...(a.api.bracket?.warnings ?? [])]);
   return [
@@ -776,6 +838,7 @@ export function analysisSections(a: Analysis, options: SectionOptions): Section[
     ...pollCyclesSection(a),
     scorecardSection(a),
     ...turnoverSections(a),
+    ...speedMetricsSection(a),
     ...speedSections(a, options.top),
     ...warningsSection(a, shown),
   ];

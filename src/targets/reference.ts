@@ -12,7 +12,10 @@ import type {
   ActorPhase,
   ActorReply,
   ActorStepRequest,
+  ProviderFault,
   RestartKind,
+  RunNotice,
+  RunStartSpec,
   SessionSpec,
   SessionState,
   SessionStateListener,
@@ -78,5 +81,26 @@ export class ReferenceTarget implements Target {
 
   async actorCounts(): Promise<ActorCounts> {
     return this.plane.actors.counts();
+  }
+
+  // Native runs (runs.ts).
+  startRun(spec: RunStartSpec): Promise<{ run: string; start: 'cold' | 'warm' }> {
+    return this.plane.runs.startRun(spec.session, spec.adapter, spec.input);
+  }
+
+  sendInput(session: string, input: string): Promise<void> {
+    return this.plane.runs.sendInput(session, input);
+  }
+
+  endRun(session: string): Promise<void> {
+    return this.plane.runs.endRun(session);
+  }
+
+  onRunNotice(listener: (notice: RunNotice) => void): void {
+    this.plane.runs.onNotice(listener);
+  }
+
+  async providerFault(fault: ProviderFault): Promise<void> {
+    this.plane.runs.providerFault(fault);
   }
 }

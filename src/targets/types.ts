@@ -17,6 +17,28 @@ export interface SessionSpec {
   branch: string;
 }
 
+/** Native runs (SPEC §4 providers): a run on a session, started by an input. */
+export interface RunStartSpec {
+  session: string;
+  /** Provider adapter: claude, codex, opencode, ... */
+  adapter: string;
+  /** The input (prompt) that opens the run. */
+  input: string;
+}
+
+/** What a target reports about runs: a turn finished, a run ended. */
+export interface RunNotice {
+  type: 'turn.completed' | 'run.ended';
+  session: string;
+  run: string;
+  turn: number;
+}
+
+/** Provider faults (SPEC §5): slow a provider down, or crash provider processes. */
+export type ProviderFault =
+  | { type: 'slowdown'; adapter?: string; factor: number; durationMs?: number }
+  | { type: 'crash'; adapter?: string; count: number };
+
 export type SessionStateListener = (sessionId: string, from: SessionState | 'none', to: SessionState) => void;
 
 export interface Target {
@@ -37,6 +59,15 @@ export interface Target {
   wakeActor?(id: string, phase: ActorPhase): Promise<ActorReply>;
   actorStep?(id: string, step: ActorStepRequest, phase: ActorPhase): Promise<ActorReply>;
   actorCounts?(): Promise<ActorCounts>;
+
+  // Native runs (issue 5): all four together, or none.
+  /** Resolves when the run exists; `start` is warm when the provider resumes a saved session. */
+  startRun?(spec: RunStartSpec): Promise<{ run: string; start: 'cold' | 'warm' }>;
+  /** The next turn's input for the session's active run. */
+  sendInput?(session: string, input: string): Promise<void>;
+  endRun?(session: string): Promise<void>;
+  onRunNotice?(listener: (notice: RunNotice) => void): void;
+  providerFault?(fault: ProviderFault): Promise<void>;
 }
 
 export type TargetCapability =
@@ -47,7 +78,12 @@ export type TargetCapability =
   | 'parkActor'
   | 'wakeActor'
   | 'actorStep'
-  | 'actorCounts';
+  | 'actorCounts'
+  | 'startRun'
+  | 'sendInput'
+  | 'endRun'
+  | 'onRunNotice'
+  | 'providerFault';
 
 export function hasCapability(target: Target, capability: TargetCapability): boolean {
   return typeof target[capability] === 'function';

@@ -44,6 +44,7 @@ function installExitHook(): void {
 
 export class TraceWriter implements TraceSink {
   readonly path: string;
+  readonly header: RunHeader;
   private fd: number | undefined;
   private chunks: string[] = [];
   private bufferedBytes = 0;
@@ -51,6 +52,7 @@ export class TraceWriter implements TraceSink {
   private timer: NodeJS.Timeout | undefined;
   private lastT = 0;
   private readonly recordCounts: RecordCounts = { api: 0, span: 0, event: 0, gauge: 0 };
+  private readonly observers: TraceSink[] = [];
 
   constructor(path: string, header: RunHeaderInput, options: TraceWriterOptions = {}) {
     this.path = path;
@@ -58,6 +60,7 @@ export class TraceWriter implements TraceSink {
     mkdirSync(dirname(path), { recursive: true });
     this.fd = openSync(path, 'w');
     const full: RunHeader = { kind: 'run', format: TRACE_FORMAT, ...header };
+    this.header = full;
     this.append(JSON.stringify(full));
     this.flush();
     const interval = options.flushIntervalMs ?? 250;
@@ -84,6 +87,12 @@ export class TraceWriter implements TraceSink {
     if (end > this.lastT) this.lastT = end;
     this.append(JSON.stringify(record));
     if (this.bufferedBytes >= this.bufferBytes) this.flush();
+    for (const observer of this.observers) observer.write(record);
+  }
+
+  /** Also hands every accepted record to `sink` (a live analyzer judging the run, say). */
+  observe(sink: TraceSink): void {
+    this.observers.push(sink);
   }
 
   flush(): void {

@@ -9,6 +9,8 @@ import type { Clock } from '../clock/clock.ts';
 import { RealClock } from '../clock/real.ts';
 import { VirtualClock } from '../clock/virtual.ts';
 import { FleetbenchError } from '../errors.ts';
+import type { Verdict } from '../judge/judge.ts';
+import { prepareRunJudge } from '../judge/run.ts';
 import { defaultRestartOutage } from '../reference/control-plane.ts';
 import { createRng } from '../rng.ts';
 import { ReferenceTarget } from '../targets/reference.ts';
@@ -20,6 +22,7 @@ import { checkFaults, scheduleFaults } from './faults.ts';
 import { createInProcessGitHub } from './github-side.ts';
 import { scenarioHash } from './load.ts';
 import { MarkerBus } from './markers.ts';
+import { nativeRunConfig } from './run-driver.ts';
 import type { Scenario } from './scenario.ts';
 import { SessionSpawner } from './spawner.ts';
 import { actorConfigOf } from './turnover-scenario.ts';
@@ -52,6 +55,8 @@ export interface RunOutcome {
   sessionsDropped: number;
   /** Virtual runs: timer events processed (a measure of simulation work). */
   events?: number;
+  /** The scenario's budgets, judged before the footer (absent without budgets or when interrupted). */
+  verdicts?: Verdict[];
 }
 
 const GAUGE_EVERY_MS = 10_000;
@@ -65,6 +70,8 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   }
   const clock: Clock =
     scenario.clock === 'virtual' ? new VirtualClock() : new RealClock({ timeScale: scenario.timeScale });
+  // Budget sets load before anything runs: a bad one fails at once (exit 104).
+  const judge = prepareRunJudge(scenario.budgets);
   const rng = createRng(scenario.seed);
   const hash = scenarioHash(scenario);
   const tracePath = join(options.outDir, 'trace.jsonl');
@@ -87,6 +94,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     { flushIntervalMs: scenario.clock === 'virtual' ? 0 : 250 },
   );
 
+  judge?.observe(trace);
   const abort = new AbortController();
   const onAbort = () => abort.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -115,6 +123,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
         restartOutage: defaultRestartOutage,
         cacheSizes: scenario.caches,
         ...(scenario.turnover ? { actors: actorConfigOf(scenario.turnover) } : {}),
+        runs: nativeRunConfig(scenario),
       },
     });
     checkFaults(scenario.faults, target);
@@ -149,8 +158,9 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
               markers,
               signal: abort.signal,
               name,
-              rng: rng.fork(`executor.${name}`),
+              rng: rng.fork(`executor:${name}`),
               endRun: () => abort.abort(),
+              durationMs: scenario.durationMs,
             }),
         );
       });
@@ -209,6 +219,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     await target.stop();
     await github.snapshot('after');
     const endedAt = clock.now();
+    const verdicts = judge && !interrupted ? judge.finish(trace, endedAt, spawner.count) : undefined;
     trace.close(interrupted ? 'interrupted' : 'completed', endedAt);
     return {
       scenario,
@@ -218,6 +229,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       sessionsStarted: spawner.count,
       sessionsDropped: spawner.droppedCount,
       events,
+      ...(verdicts ? { verdicts } : {}),
     };
   } catch (error) {
     trace.close('failed');

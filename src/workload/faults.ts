@@ -31,6 +31,8 @@ const needs: Partial<Record<Fault['type'], TargetCapability>> = {
   restart: 'restart',
   'cache-flush': 'flushCaches',
   dashboard: 'setDashboard',
+  'provider-slowdown': 'providerFault',
+  'provider-crash': 'providerFault',
 };
 
 /** Fails up front when the target cannot do what a fault asks. */
@@ -107,6 +109,20 @@ async function applyFault(fault: Fault, index: number, ctx: FaultContext): Promi
         await ctx.github.setFaults({ secondaryShare: 0 });
         event('fault.end', {});
       });
+      return;
+    case 'provider-slowdown':
+      event('fault.start', { factor: fault.factor, ...(fault.adapter ? { adapter: fault.adapter } : {}) });
+      await target.providerFault!({
+        type: 'slowdown',
+        adapter: fault.adapter,
+        factor: fault.factor,
+        durationMs: fault.durationMs,
+      });
+      later(fault.durationMs, async () => event('fault.end', {}));
+      return;
+    case 'provider-crash':
+      event('fault.start', { count: fault.count, ...(fault.adapter ? { adapter: fault.adapter } : {}) });
+      await target.providerFault!({ type: 'crash', adapter: fault.adapter, count: fault.count });
       return;
   }
 }

@@ -36,7 +36,7 @@ export function issuesNeeded(scenario: Scenario): number {
   let total = 0;
   for (const e of scenario.executors) {
     if (e.type === 'turnover') continue; // actors, not GitHub sessions: no issues needed
-    total += e.type === 'arrival-rate' ? e.maxSessions : e.count;
+    total += e.type === 'arrival-rate' ? e.maxSessions : e.type === 'chaos-wave' ? e.concurrency : e.count;
   }
   return Math.max(total, scenario.sessions.count);
 }

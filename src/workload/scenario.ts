@@ -5,6 +5,7 @@
  * shape, `Scenario` the resolved one: the defaults live here and in docs/scenarios.md.
  */
 import { z } from 'zod';
+import { ADAPTERS, type Adapter } from '../reference/providers.ts';
 import { type Distribution, distributionField, fixed } from './distribution.ts';
 import { durationField } from './duration.ts';
 import {
@@ -72,6 +73,116 @@ const triggerFields = {
   delay: durationField.default(0).describe('extra wait after `after`'),
 };
 
+// ── Native runs, chaos waves, providers (SPEC §4-§5; issue 5) ─────────────────────────────
+const adapterField = z.enum(ADAPTERS).describe('provider adapter: claude, codex or opencode');
+const restartKind = z.enum(['hard', 'graceful', 'hot']);
+
+const providerFaultSchemas = [
+  z
+    .object({
+      type: z.literal('provider-slowdown'),
+      adapter: adapterField.optional().describe('default: every provider'),
+      factor: z.number().positive().describe('multiplies boot, session load and first-activity latency'),
+      duration: durationField.optional(),
+      ...triggerFields,
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('provider-crash'),
+      adapter: adapterField.optional().describe('default: any provider'),
+      count: positiveInt().default(1).describe('provider processes killed (seeded pick among live runners)'),
+      ...triggerFields,
+    })
+    .strict(),
+] as const;
+
+const nativeRunExecutorSchemas = [
+  z
+    .object({
+      type: z.literal('native-runs'),
+      adapter: adapterField.default('claude'),
+      count: positiveInt().optional().describe('sessions (default: sessions.count)'),
+      'runs-per-session': positiveInt()
+        .default(2)
+        .describe('runs one after another on each session: the first starts cold, the rest warm'),
+      turns: countRange.default({ min: 1, max: 1 }).describe('turns per run'),
+      think: distributionField
+        .default({ kind: 'uniform', min: 2_000, max: 8_000 })
+        .describe('a turn ends → the next input (and a run ends → the next run)'),
+      stagger: distributionField
+        .default({ kind: 'uniform', min: 0, max: 5_000 })
+        .describe('when each session starts its first run'),
+      ...triggerFields,
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('chaos-wave'),
+      adapter: adapterField.default('claude'),
+      concurrency: positiveInt().optional().describe('C concurrent long runs (default: sessions.count)'),
+      turns: countRange
+        .default({ min: 3, max: 6 })
+        .describe('turns per run; a finished run is followed by a warm one'),
+      think: distributionField.default({ kind: 'uniform', min: 3_000, max: 12_000 }),
+      restarts: positiveInt().default(6).describe('control-plane restarts in the seeded sequence'),
+      kinds: z
+        .array(restartKind)
+        .min(1)
+        .default(['hard', 'graceful', 'hot'])
+        .describe('restart kinds the sequence mixes'),
+      'provider-faults': z
+        .number()
+        .int()
+        .nonnegative()
+        .default(2)
+        .describe('provider crashes and slowdowns mixed into the sequence'),
+      'first-fault': durationField.default(60_000).describe('after the wave starts'),
+      gap: distributionField
+        .default({ kind: 'uniform', min: 20_000, max: 50_000 })
+        .describe('from one fault (its ready, for a restart) to the next'),
+      ...triggerFields,
+    })
+    .strict(),
+] as const;
+
+const providersSection = z
+  .object(
+    Object.fromEntries(
+      ADAPTERS.map((a) => [
+        a,
+        z
+          .object({
+            slowdown: z
+              .number()
+              .positive()
+              .default(1)
+              .describe('factor on boot, session load and first-activity latency'),
+          })
+          .strict()
+          .default({ slowdown: 1 }),
+      ]),
+    ) as Record<Adapter, z.ZodDefault<z.ZodObject<{ slowdown: z.ZodDefault<z.ZodNumber> }>>>,
+  )
+  .strict()
+  .default({ claude: { slowdown: 1 }, codex: { slowdown: 1 }, opencode: { slowdown: 1 } })
+  .describe('provider knobs for native runs');
+
+const controlPlaneSection = z
+  .object({
+    'recovery-delay': distributionField
+      .default(fixed(0))
+      .describe("extra control-plane work per recovered run: slows the control plane's own share"),
+    'recovery-concurrency': positiveInt().default(3).describe('runs recovered at once after a restart'),
+    'drain-timeout': durationField
+      .default(10_000)
+      .describe('graceful restart: runners get this long to drain'),
+  })
+  .strict()
+  .default({ 'recovery-delay': fixed(0), 'recovery-concurrency': 3, 'drain-timeout': 10_000 })
+  .describe('reference control plane knobs for native runs and recovery');
+// ── end of native runs ──────────────────────────────────────────────────────────────────────
+
 const faultSchema = z.discriminatedUnion('type', [
   z
     .object({
@@ -113,6 +224,7 @@ const faultSchema = z.discriminatedUnion('type', [
       ...triggerFields,
     })
     .strict(),
+  ...providerFaultSchemas,
 ]);
 
 const stageSchema = z
@@ -152,6 +264,7 @@ const executorSchema = z.discriminatedUnion('type', [
     .strict(),
   // Turnover: configured by the scenario's `turnover:` section (turnover-scenario.ts).
   z.object({ type: z.literal('turnover'), ...triggerFields }).strict(),
+  ...nativeRunExecutorSchemas,
 ]);
 
 export const userScenarioSchema = z
@@ -261,6 +374,8 @@ export const userScenarioSchema = z
       })
       .strict()
       .default({ mode: 'enrich', refresh: 15_000, 'cache-ttl': 300_000 }),
+    providers: providersSection,
+    'control-plane': controlPlaneSection,
     executors: z.array(executorSchema).default([]),
     faults: z.array(faultSchema).default([]),
     markers: z
@@ -303,7 +418,9 @@ export type Fault =
   | ({ type: 'dashboard'; durationMs: number } & Trigger)
   | ({ type: 'github-latency'; extraMs: number; durationMs?: number } & Trigger)
   | ({ type: 'github-5xx'; share: number; durationMs?: number } & Trigger)
-  | ({ type: 'github-secondary'; share: number; durationMs?: number } & Trigger);
+  | ({ type: 'github-secondary'; share: number; durationMs?: number } & Trigger)
+  | ({ type: 'provider-slowdown'; adapter?: Adapter; factor: number; durationMs?: number } & Trigger)
+  | ({ type: 'provider-crash'; adapter?: Adapter; count: number } & Trigger);
 
 export type Executor =
   | ({ type: 'fixed'; count: number; spawnRate?: number } & Trigger)
@@ -314,7 +431,28 @@ export type Executor =
       stages: Array<{ durationMs: number; rate: number }>;
       maxSessions: number;
     } & Trigger)
-  | ({ type: 'turnover'; turnover: TurnoverConfig } & Trigger);
+  | ({ type: 'turnover'; turnover: TurnoverConfig } & Trigger)
+  | ({
+      type: 'native-runs';
+      adapter: Adapter;
+      count: number;
+      runsPerSession: number;
+      turns: CountRange;
+      think: Distribution;
+      stagger: Distribution;
+    } & Trigger)
+  | ({
+      type: 'chaos-wave';
+      adapter: Adapter;
+      concurrency: number;
+      turns: CountRange;
+      think: Distribution;
+      restarts: number;
+      kinds: Array<'hard' | 'graceful' | 'hot'>;
+      providerFaults: number;
+      firstFaultMs: number;
+      gap: Distribution;
+    } & Trigger);
 
 /** A resolved scenario: every default filled, camelCase, durations in ms. */
 export interface Scenario {
@@ -346,6 +484,10 @@ export interface Scenario {
   };
   caches: { repos: number; commits: number; prs: number };
   dashboard: { mode: 'enrich' | 'saved'; refreshMs: number; cacheTtlMs: number };
+  /** Native runs: per-adapter provider knobs. */
+  providers: Record<Adapter, { slowdown: number }>;
+  /** Native runs: the reference control plane's recovery knobs. */
+  controlPlane: { recoveryDelay: Distribution; recoveryConcurrency: number; drainTimeoutMs: number };
   executors: Executor[];
   faults: Fault[];
   markers: { steadyStartMs?: number };
@@ -374,6 +516,16 @@ function resolveFault(f: ParsedFault): Fault {
       return { type: 'github-5xx', share: f.share, durationMs: f.duration, ...trigger(f) };
     case 'github-secondary':
       return { type: 'github-secondary', share: f.share, durationMs: f.duration, ...trigger(f) };
+    case 'provider-slowdown':
+      return {
+        type: 'provider-slowdown',
+        adapter: f.adapter,
+        factor: f.factor,
+        durationMs: f.duration,
+        ...trigger(f),
+      };
+    case 'provider-crash':
+      return { type: 'provider-crash', adapter: f.adapter, count: f.count, ...trigger(f) };
   }
 }
 
@@ -393,6 +545,31 @@ function resolveExecutor(e: ParsedExecutor, sessions: number, turnover?: Turnove
       };
     case 'turnover':
       return { type: 'turnover', turnover: turnover!, ...trigger(e) };
+    case 'native-runs':
+      return {
+        type: 'native-runs',
+        adapter: e.adapter,
+        count: e.count ?? sessions,
+        runsPerSession: e['runs-per-session'],
+        turns: e.turns,
+        think: e.think,
+        stagger: e.stagger,
+        ...trigger(e),
+      };
+    case 'chaos-wave':
+      return {
+        type: 'chaos-wave',
+        adapter: e.adapter,
+        concurrency: e.concurrency ?? sessions,
+        turns: e.turns,
+        think: e.think,
+        restarts: e.restarts,
+        kinds: e.kinds,
+        providerFaults: e['provider-faults'],
+        firstFaultMs: e['first-fault'],
+        gap: e.gap,
+        ...trigger(e),
+      };
   }
 }
 
@@ -445,6 +622,12 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
       cacheTtlMs: parsed.dashboard['cache-ttl'],
     },
     executors: executors.map((e) => resolveExecutor(e as ParsedExecutor, count, turnover)),
+    providers: parsed.providers,
+    controlPlane: {
+      recoveryDelay: parsed['control-plane']['recovery-delay'],
+      recoveryConcurrency: parsed['control-plane']['recovery-concurrency'],
+      drainTimeoutMs: parsed['control-plane']['drain-timeout'],
+    },
     faults: parsed.faults.map(resolveFault),
     markers: { steadyStartMs: parsed.markers['steady-start'] },
     budgets: parsed.budgets,

@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyzeFile } from '../analyze/file.ts';
 import type { Analysis } from '../analyze/schema.ts';
+import type { Verdict } from '../judge/judge.ts';
 import type { RunOutcome } from './engine.ts';
 import { scenarioHash } from './load.ts';
 import type { Scenario } from './scenario.ts';
@@ -28,6 +29,8 @@ export interface RunSummary {
     summaryPath: string;
   };
   analysis: Analysis;
+  /** The scenario's budgets, judged at the end of the run (docs/budgets.md). */
+  budgets?: Verdict[];
 }
 
 export async function writeRunSummary(
@@ -60,6 +63,7 @@ export async function writeRunSummary(
       summaryPath,
     },
     analysis,
+    ...(outcome.verdicts ? { budgets: outcome.verdicts } : {}),
   };
   writeFileSync(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
   return summary;

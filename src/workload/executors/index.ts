@@ -12,7 +12,9 @@ import type { Executor } from '../scenario.ts';
 import type { SessionSpawner } from '../spawner.ts';
 import { runArrivalRate } from './arrival-rate.ts';
 import { runBatchSpawn } from './batch-spawn.ts';
+import { runChaosWave } from './chaos-wave.ts';
 import { runFixed } from './fixed.ts';
+import { runNativeRuns } from './native-runs.ts';
 import { runTurnover } from './turnover.ts';
 
 export interface ExecutorContext {
@@ -24,10 +26,12 @@ export interface ExecutorContext {
   signal: AbortSignal;
   /** Name used in labels and markers: `fixed`, `batch-spawn#2`, ... */
   name: string;
-  /** The executor's own random stream (forked from the run's seed by its name). */
-  rng: Rng;
   /** Ends the run now (completed), for executors that know when they are done. */
   endRun: () => void;
+  /** This executor's own seeded stream, forked from the run's seed by its name (`executor:<name>`). */
+  rng: Rng;
+  /** The scenario's run time, for executors that must leave time to settle at the end. */
+  durationMs: number;
 }
 
 export type ExecutorRunner<E extends Executor> = (executor: E, ctx: ExecutorContext) => Promise<void>;
@@ -37,11 +41,15 @@ const runners: { [K in Executor['type']]: ExecutorRunner<Extract<Executor, { typ
   'batch-spawn': runBatchSpawn,
   'arrival-rate': runArrivalRate,
   turnover: runTurnover,
+  'native-runs': runNativeRuns,
+  'chaos-wave': runChaosWave,
 };
 
 /** What a target must support for an executor type. */
 const needs: Partial<Record<Executor['type'], TargetCapability[]>> = {
   turnover: ['createActor', 'parkActor', 'wakeActor', 'actorStep', 'actorCounts'],
+  'native-runs': ['startRun', 'sendInput', 'endRun', 'onRunNotice'],
+  'chaos-wave': ['startRun', 'sendInput', 'endRun', 'onRunNotice'],
 };
 
 /** Fails up front when the target cannot do what an executor needs. */

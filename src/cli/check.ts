@@ -1,0 +1,88 @@
+/**
+ * `fleetbench check <run|trace|summary.json>... --budgets <set|file>`: judge results against
+ * budgets (docs/budgets.md). Several inputs are one aggregate (their samples pool). Exit codes
+ * follow k6: 0 every judged budget holds, 99 a judged budget was breached, 104 the budgets are
+ * misconfigured (an unknown metric, a scope that matches no samples, a repeated entry, ...).
+ */
+import type { Command } from 'commander';
+import { ExitCode, FleetbenchError } from '../errors.ts';
+import {
+  judge,
+  type LoadedInput,
+  loadInput,
+  resolveBudgets,
+  type Verdict,
+  verdictSection,
+} from '../judge/index.ts';
+import { reporters } from '../report/index.ts';
+
+interface CheckFlags {
+  budgets: string[];
+  json?: boolean;
+  markdown?: boolean;
+  lenient?: boolean;
+}
+
+export function budgetRefs(values: string[]): string[] {
+  return values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+}
+
+/** Exit code of a set of verdicts: misconfiguration first, then a judged breach. */
+export function verdictExitCode(verdicts: readonly Verdict[]): number {
+  if (verdicts.some((v) => v.verdict === 'error')) return ExitCode.budgetMisconfigured;
+  if (verdicts.some((v) => v.verdict === 'fail')) return ExitCode.budgetBreached;
+  return ExitCode.ok;
+}
+
+export function register(program: Command): void {
+  program
+    .command('check')
+    .description(
+      'judge runs, traces or results against budgets: a table, and exit 0 / 99 breach / 104 misconfigured',
+    )
+    .argument(
+      '<inputs...>',
+      'run directories, traces, summary.json or analysis JSON files (several: one aggregate)',
+    )
+    .option(
+      '--budgets <set>',
+      "a built-in budget set (native-speed, track-b) or a budget file; repeatable or comma-separated (default: the budgets the run's scenario names)",
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
+    .option('--json', 'print the verdicts as JSON')
+    .option('--markdown', 'print Markdown tables')
+    .option('--lenient', 'skip bad trace lines (counted) instead of failing')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n\nExit codes: 0 every judged budget holds, 99 a judged budget failed, 104 budgets misconfigured, 2 bad input. Budget files: docs/budgets.md.',
+    )
+    .action(async (paths: string[], flags: CheckFlags) => {
+      const inputs: LoadedInput[] = [];
+      for (const path of paths) inputs.push(await loadInput(path, { lenient: flags.lenient }));
+      let refs = budgetRefs(flags.budgets);
+      if (refs.length === 0) refs = [...new Set(inputs.flatMap((i) => i.scenarioBudgets ?? []))];
+      if (refs.length === 0) {
+        throw new FleetbenchError(
+          'E_USAGE',
+          'no budgets to judge: give --budgets <native-speed|track-b|file> (the input names none)',
+        );
+      }
+      const sets = refs.map(resolveBudgets);
+      const verdicts = sets.map((set) => judge(set, inputs));
+      const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
+      process.stdout.write(
+        reporters[format]().render({
+          title: `check ${paths.join(' ')}`,
+          document: { kind: 'fleetbench-check', inputs: paths, verdicts },
+          sections: verdicts.map(verdictSection),
+        }),
+      );
+      for (const verdict of verdicts)
+        for (const error of verdict.errors) process.stderr.write(`fleetbench: ${error}\n`);
+      process.exitCode = verdictExitCode(verdicts);
+    });
+}

@@ -1,0 +1,7 @@
+export * from './budgets.ts';
+export * from './derive.ts';
+export * from './inputs.ts';
+export * from './judge.ts';
+export * from './metrics.ts';
+export * from './report.ts';
+export * from './run.ts';

@@ -1,0 +1,429 @@
+/**
+ * Judging: a budget set against one or more analyses (SPEC §7, docs/budgets.md).
+ *
+ * - Distribution metrics pool the samples of every group a scope selects, across all inputs
+ *   (a wave is many runs; several run directories are one aggregate), and take percentiles
+ *   from an HDR histogram over the pool. With a single sample only p95 and above (and max,
+ *   min, count) are judged: a single run is judged against p95, aggregates against p50 too.
+ * - Samples whose start kind is unknown are judged against the looser of the cold and warm
+ *   budgets of the same scope, in a row of their own.
+ * - A judged row fails when one of its limits fails; a report row is shown `over`, never
+ *   fails the verdict. Both become `budget.breach` events (breachEvents).
+ * - Misconfiguration is an error, never a pass: an entry whose scope matches no samples (an
+ *   adapter absent from a `per:` key is skipped instead, but not every entry), a value metric
+ *   the analysis does not have.
+ */
+import { LatencyHistogram } from '../analyze/histogram.ts';
+import type { Analysis } from '../analyze/schema.ts';
+import type { EventRecord } from '../trace/schema.ts';
+import type { BudgetEntry, BudgetSet, Op, Threshold } from './budgets.ts';
+import { distributionGroups, labelValuesSeen, type SampleGroup } from './metrics.ts';
+
+export interface JudgeInput {
+  /** What the analysis came from (a run directory, a trace path): shown in errors. */
+  name: string;
+  analysis: Analysis;
+}
+
+export interface StatResult {
+  threshold: Threshold;
+  measured: number | null;
+  /** False when the statistic is shown but not judged (p50 of a single sample). */
+  judged: boolean;
+  ok: boolean;
+}
+
+export interface VerdictRow {
+  metric: string;
+  scope: Record<string, string>;
+  mode: 'judged' | 'report';
+  unit: string;
+  kind: 'distribution' | 'value';
+  /** Samples (distribution) or inputs with a value. */
+  n: number;
+  p50: number | null;
+  p95: number | null;
+  value: number | null;
+  stats: StatResult[];
+  status: 'pass' | 'fail' | 'skipped';
+  note?: string;
+  line?: number;
+  /** For restart_recovery_control_plane breaches: the full restart and provider-load parts. */
+  context?: Record<string, unknown>;
+}
+
+export interface Verdict {
+  budget: string;
+  baseline: string;
+  source: string;
+  inputs: string[];
+  rows: VerdictRow[];
+  /** Misconfiguration found while judging (`file:line: reason`): exit 104. */
+  errors: string[];
+  judgedBreaches: number;
+  reportBreaches: number;
+  verdict: 'pass' | 'fail' | 'error';
+}
+
+export function statLabel(t: Threshold): string {
+  if (t.stat !== 'p') return t.stat;
+  return Number.isInteger(t.percentile) ? `p${t.percentile}` : `p(${t.percentile})`;
+}
+
+function compare(measured: number, op: Op, limit: number): boolean {
+  switch (op) {
+    case '<':
+      return measured < limit;
+    case '<=':
+      return measured <= limit;
+    case '>':
+      return measured > limit;
+    case '>=':
+      return measured >= limit;
+    case '==':
+      return measured === limit;
+    case '!=':
+      return measured !== limit;
+  }
+}
+
+const matches = (labels: Record<string, string>, scope: Record<string, string>) =>
+  Object.entries(scope).every(([k, v]) => labels[k] === v);
+
+function pooled(groups: readonly SampleGroup[]): number[] {
+  return groups.flatMap((g) => g.values);
+}
+
+function distributionStat(
+  values: readonly number[],
+  t: Threshold,
+  histogram: LatencyHistogram,
+): number | null {
+  if (values.length === 0) return null;
+  switch (t.stat) {
+    case 'p':
+      return histogram.valueAt(t.percentile ?? 50);
+    case 'avg':
+      return Math.round((values.reduce((s, v) => s + v, 0) / values.length) * 1000) / 1000;
+    case 'min':
+      return histogram.min;
+    case 'max':
+      return histogram.max;
+    case 'count':
+      return values.length;
+    default:
+      return null;
+  }
+}
+
+/** One sample cannot say anything about a median: only p95 and up (and extremes) are judged. */
+function judgedWith(t: Threshold, n: number): boolean {
+  if (n !== 1) return true;
+  if (t.stat === 'p') return (t.percentile ?? 0) >= 95;
+  return t.stat !== 'avg';
+}
+
+function histogramOf(values: readonly number[]): LatencyHistogram {
+  const h = new LatencyHistogram();
+  for (const v of values) h.record(v);
+  return h;
+}
+
+function distributionRow(
+  entry: BudgetEntry,
+  scope: Record<string, string>,
+  thresholds: Threshold[],
+  values: number[],
+  mode: 'judged' | 'report',
+): VerdictRow {
+  const histogram = histogramOf(values);
+  const stats = thresholds.map((threshold): StatResult => {
+    const measured = distributionStat(values, threshold, histogram);
+    const judged = judgedWith(threshold, values.length);
+    return {
+      threshold,
+      measured,
+      judged,
+      ok: measured === null || compare(measured, threshold.op, threshold.limit),
+    };
+  });
+  const failing = stats.some((s) => s.judged && !s.ok);
+  return {
+    metric: entry.metric.name,
+    scope,
+    mode,
+    unit: 'ms',
+    kind: 'distribution',
+    n: values.length,
+    p50: histogram.valueAt(50),
+    p95: histogram.valueAt(95),
+    value: null,
+    stats,
+    status: failing ? 'fail' : 'pass',
+    ...(values.length === 1 && stats.some((s) => !s.judged)
+      ? { note: 'a single sample: judged against p95 only' }
+      : {}),
+    line: entry.line,
+  };
+}
+
+/** The looser of two limits on the same statistic: larger for upper bounds, smaller for lower. */
+function looser(a: Threshold, b: Threshold): Threshold {
+  const upper = a.op === '<' || a.op === '<=';
+  const pick = upper
+    ? a.limit >= b.limit
+      ? a
+      : b
+    : a.op === '>' || a.op === '>='
+      ? a.limit <= b.limit
+        ? a
+        : b
+      : a;
+  return pick;
+}
+
+export function judge(set: BudgetSet, inputs: readonly JudgeInput[]): Verdict {
+  const analyses = inputs.map((i) => i.analysis);
+  const rows: VerdictRow[] = [];
+  const errors: string[] = [];
+  const where = (entry: BudgetEntry) => `${set.file}${entry.line === undefined ? '' : `:${entry.line}`}`;
+  const scopeText = (scope: Record<string, string>) =>
+    Object.keys(scope).length === 0
+      ? '(all)'
+      : `{${Object.entries(scope)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}}`;
+
+  // Which per-key values the run has (its adapters): entries for the others are skipped.
+  const seen = new Map(set.per.map((key) => [key, labelValuesSeen(key, analyses)]));
+  const skippedFor = (entry: BudgetEntry): string | undefined => {
+    for (const [key, values] of seen) {
+      const want = entry.scope[key];
+      if (want !== undefined && !values.has(want)) return `no ${key}=${want} in this run`;
+    }
+    return undefined;
+  };
+
+  // Unknown start kinds: one extra row per (metric, scope without start), against the looser
+  // of the cold and warm entries of that scope.
+  const pairs = new Map<string, { cold?: BudgetEntry; warm?: BudgetEntry; rest: Record<string, string> }>();
+  for (const entry of set.entries) {
+    const start = entry.scope.start;
+    if (entry.metric.kind !== 'distribution' || (start !== 'cold' && start !== 'warm')) continue;
+    const rest = { ...entry.scope };
+    delete rest.start;
+    const key = `${entry.metric.name} ${JSON.stringify(Object.entries(rest).sort())}`;
+    const pair = pairs.get(key) ?? { rest };
+    pair[start] = entry;
+    pairs.set(key, pair);
+  }
+  const unknownRows = new Map<BudgetEntry, VerdictRow>();
+  for (const pair of pairs.values()) {
+    const first = (pair.cold ?? pair.warm)!;
+    const values = pooled(
+      distributionGroups(first.metric.name, analyses).filter(
+        (g) => g.labels.start === 'unknown' && matches(g.labels, pair.rest),
+      ),
+    );
+    if (values.length === 0 || skippedFor(first)) continue;
+    const thresholds: Threshold[] = [];
+    const all = [...(pair.cold?.thresholds ?? []), ...(pair.warm?.thresholds ?? [])];
+    for (const t of all) {
+      const same = (u: Threshold) => u.stat === t.stat && u.percentile === t.percentile && u.op === t.op;
+      const index = thresholds.findIndex(same);
+      if (index < 0) thresholds.push(t);
+      else thresholds[index] = looser(thresholds[index]!, t);
+    }
+    const mode = pair.cold?.mode === 'judged' || pair.warm?.mode === 'judged' ? 'judged' : 'report';
+    const row = distributionRow(first, { ...pair.rest, start: 'unknown' }, thresholds, values, mode);
+    row.note = 'start kind unknown: judged against the looser of the cold and warm budgets';
+    if (pair.cold) unknownRows.set(pair.cold, row);
+    if (pair.warm) unknownRows.set(pair.warm, row);
+  }
+  const emittedUnknown = new Set<VerdictRow>();
+
+  for (const entry of set.entries) {
+    const metric = entry.metric;
+    const skip = skippedFor(entry);
+    if (skip) {
+      rows.push({
+        metric: metric.name,
+        scope: entry.scope,
+        mode: entry.mode,
+        unit: metric.unit,
+        kind: metric.kind,
+        n: 0,
+        p50: null,
+        p95: null,
+        value: null,
+        stats: entry.thresholds.map((threshold) => ({ threshold, measured: null, judged: false, ok: true })),
+        status: 'skipped',
+        note: skip,
+        line: entry.line,
+      });
+      continue;
+    }
+    if (metric.kind === 'distribution') {
+      const groups = distributionGroups(metric.name, analyses);
+      const values = pooled(groups.filter((g) => matches(g.labels, entry.scope)));
+      const unknown = unknownRows.get(entry);
+      if (values.length > 0)
+        rows.push(distributionRow(entry, entry.scope, entry.thresholds, values, entry.mode));
+      else if (!unknown) {
+        const have = [...new Set(groups.map((g) => scopeText(g.labels)))];
+        errors.push(
+          `${where(entry)}: budgets[${entry.index}]: ${metric.name} ${scopeText(entry.scope)} matches no samples ` +
+            (have.length > 0
+              ? `(the input has ${have.join(', ')})`
+              : `(the input has no ${metric.name} samples)`),
+        );
+      }
+      if (unknown && !emittedUnknown.has(unknown)) {
+        emittedUnknown.add(unknown);
+        rows.push(unknown);
+      }
+      continue;
+    }
+    const measured = analyses.map((a) => metric.read(a)).filter((v): v is number => v !== null);
+    if (measured.length === 0) {
+      errors.push(
+        `${where(entry)}: budgets[${entry.index}]: ${metric.name} has no value in ${inputs.map((i) => i.name).join(', ')}`,
+      );
+      continue;
+    }
+    const stats = entry.thresholds.map((threshold): StatResult => {
+      // Several runs: every one must hold, so the worst value is the one judged.
+      const lower = threshold.op === '>' || threshold.op === '>=';
+      const failing = measured.find((v) => !compare(v, threshold.op, threshold.limit));
+      const value = failing ?? (lower ? Math.min(...measured) : Math.max(...measured));
+      return { threshold, measured: value, judged: true, ok: failing === undefined };
+    });
+    rows.push({
+      metric: metric.name,
+      scope: entry.scope,
+      mode: entry.mode,
+      unit: metric.unit,
+      kind: 'value',
+      n: measured.length,
+      p50: null,
+      p95: null,
+      value: stats[0]?.measured ?? null,
+      stats,
+      status: stats.some((s) => !s.ok) ? 'fail' : 'pass',
+      line: entry.line,
+    });
+  }
+  if (set.per.length > 0 && set.entries.length > 0 && rows.every((r) => r.status === 'skipped')) {
+    const have = set.per
+      .map((key) => {
+        const values = [...(seen.get(key) ?? [])];
+        return values.length > 0 ? `its ${key}: ${values.join(', ')}` : `no sample carries a '${key}' label`;
+      })
+      .join('; ');
+    errors.push(`${set.file}: no entry of ${set.name} applies to the input (${have})`);
+  }
+
+  for (const row of rows) {
+    if (row.status === 'fail' && row.metric === 'restart_recovery_control_plane') {
+      row.context = restartContext(row, analyses);
+    }
+  }
+  const failing = (r: VerdictRow) => r.status === 'fail';
+  const judgedBreaches = rows.filter((r) => failing(r) && r.mode === 'judged').length;
+  const reportBreaches = rows.filter((r) => failing(r) && r.mode === 'report').length;
+  return {
+    budget: set.name,
+    baseline: set.baseline,
+    source: set.source,
+    inputs: inputs.map((i) => i.name),
+    rows,
+    errors,
+    judgedBreaches,
+    reportBreaches,
+    verdict: errors.length > 0 ? 'error' : judgedBreaches > 0 ? 'fail' : 'pass',
+  };
+}
+
+/**
+ * What a control-plane breach needs to be read: in the same scope, the full restart latency
+ * and the provider-load part at each failing statistic, and the recovery with the largest
+ * control-plane share.
+ */
+function restartContext(row: VerdictRow, analyses: readonly Analysis[]): Record<string, unknown> {
+  const pick = (metric: string) =>
+    pooled(distributionGroups(metric, analyses).filter((g) => matches(g.labels, row.scope)));
+  const full = pick('restart_recovery');
+  const load = pick('restart_provider_load');
+  const fullH = histogramOf(full);
+  const loadH = histogramOf(load);
+  const at: Record<string, { restartRecoveryMs: number | null; providerLoadMs: number | null }> = {};
+  for (const s of row.stats) {
+    if (s.ok || !s.judged) continue;
+    at[statLabel(s.threshold)] = {
+      restartRecoveryMs: distributionStat(full, s.threshold, fullH),
+      providerLoadMs: distributionStat(load, s.threshold, loadH),
+    };
+  }
+  let worst: NonNullable<Analysis['speed']>['recoveries'][number] | undefined;
+  for (const a of analyses) {
+    for (const r of a.speed?.recoveries ?? []) {
+      if (!matches({ adapter: r.adapter, kind: r.kind }, row.scope)) continue;
+      if (!worst || r.controlPlaneMs > worst.controlPlaneMs) worst = r;
+    }
+  }
+  return {
+    ...at,
+    worst: worst
+      ? {
+          session: worst.session,
+          run: worst.run,
+          kind: worst.kind,
+          readyAtMs: worst.readyAtMs,
+          restartRecoveryMs: worst.fullMs,
+          controlPlaneMs: worst.controlPlaneMs,
+          providerLoadMs: worst.providerLoadMs,
+          outageRemovedMs: worst.outageRemovedMs,
+        }
+      : null,
+  };
+}
+
+/** `budget.breach` events for every failing limit (judged and report rows). */
+export function breachEvents(verdict: Verdict, t: number): EventRecord[] {
+  const out: EventRecord[] = [];
+  for (const row of verdict.rows) {
+    if (row.status !== 'fail') continue;
+    const limits = Object.fromEntries(row.stats.map((s) => [statLabel(s.threshold), s.threshold.limit]));
+    for (const s of row.stats) {
+      if (s.ok || !s.judged) continue;
+      const label = statLabel(s.threshold);
+      out.push({
+        kind: 'event',
+        name: 'budget.breach',
+        t,
+        labels: { budget: verdict.budget, metric: row.metric, stat: label, mode: row.mode },
+        data: {
+          scope: row.scope,
+          measured: s.measured,
+          op: s.threshold.op,
+          limit: s.threshold.limit,
+          limits,
+          unit: row.unit,
+          ...(s.threshold.percentile !== undefined ? { percentile: s.threshold.percentile } : {}),
+          baseline: verdict.baseline,
+          samples: row.n,
+          ...(row.context
+            ? {
+                restartRecoveryMs: (row.context[label] as { restartRecoveryMs?: number } | undefined)
+                  ?.restartRecoveryMs,
+                providerLoadMs: (row.context[label] as { providerLoadMs?: number } | undefined)
+                  ?.providerLoadMs,
+                worst: row.context.worst,
+              }
+            : {}),
+        },
+      });
+    }
+  }
+  return out;
+}

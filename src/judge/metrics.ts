@@ -1,0 +1,152 @@
+/**
+ * The metrics a budget can name, and where their samples come from in an Analysis. Two kinds:
+ *
+ * - distributions (the speed metrics of SPEC §6): samples in ms, grouped by labels; a budget
+ *   scope selects groups, their samples are pooled (across runs too) and percentiles come from
+ *   an HDR histogram over the pool;
+ * - single values (the Track B scorecard rows and a few API counters): one value per run.
+ */
+import { type Analysis, SPEED_METRIC_KEYS } from '../analyze/schema.ts';
+import { SPEED_METRIC_INFO } from '../analyze/speed.ts';
+
+export type Stat = 'p' | 'avg' | 'min' | 'max' | 'count' | 'rate' | 'value';
+
+export interface DistributionMetric {
+  kind: 'distribution';
+  name: string;
+  unit: 'ms';
+  labels: string[];
+  /** What SPEC §6 says: judged or report-only (the default mode of a budget on it). */
+  role: 'judged' | 'report';
+  description: string;
+}
+
+export interface ValueMetric {
+  kind: 'value';
+  name: string;
+  unit: string;
+  /** The statistic names a budget may use for it (`value` always). */
+  stats: Stat[];
+  description: string;
+  read(analysis: Analysis): number | null;
+}
+
+export type BudgetMetric = DistributionMetric | ValueMetric;
+
+const scorecard =
+  (id: string) =>
+  (a: Analysis): number | null =>
+    a.scorecard.rows.find((r) => r.id === id)?.measured ?? null;
+
+const VALUE_METRICS: ValueMetric[] = [
+  {
+    kind: 'value',
+    name: 'scorecard.rest-core-headroom',
+    unit: '%',
+    stats: ['value'],
+    description: 'REST core headroom at 50 sessions (projected)',
+    read: scorecard('rest-core-headroom'),
+  },
+  {
+    kind: 'value',
+    name: 'scorecard.graphql-headroom',
+    unit: '%',
+    stats: ['value'],
+    description: 'GraphQL headroom at 50 sessions (projected)',
+    read: scorecard('graphql-headroom'),
+  },
+  {
+    kind: 'value',
+    name: 'scorecard.peak-concurrency',
+    unit: 'in flight',
+    stats: ['value', 'max'],
+    description: 'peak concurrent API calls',
+    read: scorecard('peak-concurrency'),
+  },
+  {
+    kind: 'value',
+    name: 'scorecard.max-1s',
+    unit: 'req/s',
+    stats: ['value', 'rate'],
+    description: 'most requests started in any 1 s window',
+    read: scorecard('max-1s'),
+  },
+  {
+    kind: 'value',
+    name: 'scorecard.max-10s',
+    unit: 'req/s',
+    stats: ['value', 'rate'],
+    description: 'most requests per second over any 10 s window',
+    read: scorecard('max-10s'),
+  },
+  {
+    kind: 'value',
+    name: 'scorecard.writes-per-minute',
+    unit: 'writes/min',
+    stats: ['value', 'rate'],
+    description: 'most REST writes in any 60 s window',
+    read: scorecard('writes-per-minute'),
+  },
+  {
+    kind: 'value',
+    name: 'scorecard.limited-answers',
+    unit: 'answers',
+    stats: ['value', 'count'],
+    description: '403 / 429 / retry-after answers',
+    read: scorecard('limited-answers'),
+  },
+  {
+    kind: 'value',
+    name: 'api.calls',
+    unit: 'calls',
+    stats: ['value', 'count'],
+    description: 'API calls',
+    read: (a) => a.api.totals.calls,
+  },
+  {
+    kind: 'value',
+    name: 'api.errors',
+    unit: 'calls',
+    stats: ['value', 'count'],
+    description: 'API calls answered ≥ 400',
+    read: (a) => a.api.totals.errors,
+  },
+];
+
+export const BUDGET_METRICS: ReadonlyMap<string, BudgetMetric> = new Map<string, BudgetMetric>([
+  ...SPEED_METRIC_KEYS.map((name): [string, BudgetMetric] => [
+    name,
+    { kind: 'distribution', name, unit: 'ms', ...SPEED_METRIC_INFO[name] },
+  ]),
+  ...VALUE_METRICS.map((m): [string, BudgetMetric] => [m.name, m]),
+]);
+
+export function knownMetricNames(): string[] {
+  return [...BUDGET_METRICS.keys()];
+}
+
+export interface SampleGroup {
+  labels: Record<string, string>;
+  values: number[];
+}
+
+/** Every group of a distribution metric across the inputs (their samples pool when judged). */
+export function distributionGroups(name: string, analyses: readonly Analysis[]): SampleGroup[] {
+  const out: SampleGroup[] = [];
+  for (const a of analyses) {
+    const metric = a.speed?.metrics[name as keyof NonNullable<Analysis['speed']>['metrics']];
+    if (metric) for (const g of metric.groups) out.push({ labels: g.labels, values: g.values });
+  }
+  return out;
+}
+
+/** Values of a label key seen in any speed metric of the inputs (for `per:`). */
+export function labelValuesSeen(key: string, analyses: readonly Analysis[]): Set<string> {
+  const seen = new Set<string>();
+  for (const a of analyses) {
+    for (const metric of Object.values(a.speed?.metrics ?? {})) {
+      for (const g of metric.groups) if (g.labels[key] !== undefined) seen.add(g.labels[key]);
+    }
+  }
+  return seen;
+}

@@ -1,0 +1,41 @@
+import { sample } from '../distribution.ts';
+import { RunDriver, requireRuns } from '../run-driver.ts';
+import type { Executor } from '../scenario.ts';
+import type { ExecutorContext } from './index.ts';
+
+/**
+ * Plain native runs: `count` sessions, each starting (after a seeded stagger) `runs-per-session`
+ * runs one after another: the first starts cold, the next ones resume the saved provider
+ * session (warm). Measures first activity and boot without faults; emits `<name>.done`.
+ */
+export async function runNativeRuns(
+  executor: Extract<Executor, { type: 'native-runs' }>,
+  ctx: ExecutorContext,
+): Promise<void> {
+  requireRuns(ctx.target, executor.type);
+  const driver = new RunDriver(ctx.clock, ctx.target, ctx.signal);
+  const start = ctx.clock.now();
+  const work: Array<Promise<void>> = [];
+  for (let i = 0; i < executor.count; i++) {
+    const rng = ctx.rng.fork(`session:${i}`);
+    const intended = start + sample(executor.stagger, rng);
+    const wait = intended - ctx.clock.now();
+    if (wait > 0) await ctx.clock.sleep(wait, ctx.signal).catch(() => undefined);
+    if (ctx.signal.aborted) return;
+    const session = await ctx.spawner.spawn(ctx.name, intended);
+    work.push(
+      driver.drive(
+        session,
+        {
+          adapter: executor.adapter,
+          runs: executor.runsPerSession,
+          turns: executor.turns,
+          think: executor.think,
+        },
+        rng,
+      ),
+    );
+  }
+  await Promise.all(work);
+  if (!ctx.signal.aborted) ctx.markers.emit(`${ctx.name}.done`, { runs: driver.started });
+}

@@ -1,0 +1,120 @@
+/**
+ * Drives native runs on sessions for the `native-runs` and `chaos-wave` executors: a run opens
+ * with an input, each finished turn is followed (after a seeded think time) by the next input,
+ * and a finished run by the next run on the same session, which then starts warm. The driver
+ * only talks to the target's run methods, so a remote target drives the same way.
+ */
+import type { Clock } from '../clock/clock.ts';
+import { FleetbenchError } from '../errors.ts';
+import { defaultNativeRunConfig, type NativeRunConfig } from '../reference/runs.ts';
+import type { Rng } from '../rng.ts';
+import { hasCapability, type RunNotice, type Target } from '../targets/types.ts';
+import { type Distribution, sample } from './distribution.ts';
+import type { CountRange, Scenario } from './scenario.ts';
+
+/** The reference control plane's run config from a scenario's `providers` and `control-plane`. */
+export function nativeRunConfig(scenario: Scenario): NativeRunConfig {
+  const defaults = defaultNativeRunConfig();
+  return {
+    providers: scenario.providers,
+    controlPlane: {
+      ...defaults.controlPlane,
+      recoveryDelay: scenario.controlPlane.recoveryDelay,
+      recoveryConcurrency: scenario.controlPlane.recoveryConcurrency,
+      drainTimeoutMs: scenario.controlPlane.drainTimeoutMs,
+    },
+  };
+}
+
+export function requireRuns(target: Target, executor: string): void {
+  if (!hasCapability(target, 'startRun')) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `executor '${executor}' needs a target that runs native agent runs; '${target.name}' does not`,
+    );
+  }
+}
+
+export interface SessionPlan {
+  adapter: string;
+  /** Runs one after another (Infinity: until the run is stopped). */
+  runs: number;
+  turns: CountRange;
+  think: Distribution;
+}
+
+export class RunDriver {
+  private readonly waiters = new Map<string, () => void>();
+  private runsStarted = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly target: Target,
+    private readonly signal: AbortSignal,
+  ) {
+    target.onRunNotice!((notice: RunNotice) => {
+      if (notice.type !== 'turn.completed') return;
+      const resolve = this.waiters.get(notice.session);
+      this.waiters.delete(notice.session);
+      resolve?.();
+    });
+  }
+
+  get started(): number {
+    return this.runsStarted;
+  }
+
+  /** Runs, turns and think times on one session until the plan is done or the run stops. */
+  async drive(session: string, plan: SessionPlan, rng: Rng): Promise<void> {
+    try {
+      await this.driveRuns(session, plan, rng);
+    } catch (error) {
+      // Stopping the target fails the calls in flight: expected once the run is over.
+      if (!this.signal.aborted) throw error;
+    }
+  }
+
+  private async driveRuns(session: string, plan: SessionPlan, rng: Rng): Promise<void> {
+    const target = this.target;
+    for (let r = 0; r < plan.runs; r++) {
+      if (r > 0 && !(await this.think(plan.think, rng))) return;
+      const turns = rng.int(plan.turns.min, plan.turns.max);
+      let done = this.nextTurn(session);
+      this.runsStarted++;
+      await target.startRun!({ session, adapter: plan.adapter, input: `run ${r + 1}, turn 1` });
+      if (!(await done)) return;
+      for (let turn = 2; turn <= turns; turn++) {
+        if (!(await this.think(plan.think, rng))) return;
+        done = this.nextTurn(session);
+        await target.sendInput!(session, `run ${r + 1}, turn ${turn}`);
+        if (!(await done)) return;
+      }
+      await target.endRun!(session);
+    }
+  }
+
+  /** Resolves true on the session's next completed turn, false if the run is stopped first. */
+  private nextTurn(session: string): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      if (this.signal.aborted) {
+        resolve(false);
+        return;
+      }
+      const onAbort = () => resolve(false);
+      this.signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.set(session, () => {
+        this.signal.removeEventListener('abort', onAbort);
+        resolve(true);
+      });
+    });
+  }
+
+  private async think(think: Distribution, rng: Rng): Promise<boolean> {
+    try {
+      await this.clock.sleep(sample(think, rng), this.signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
