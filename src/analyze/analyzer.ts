@@ -19,6 +19,14 @@ import { VERSION } from '../version.ts';
 import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
 import { CycleCounts, type CycleRowState } from './cycles.ts';
 import { FINISHERS, type FinisherContext, type RetainedRecord, retainedByAnyFinisher } from './finishers.ts';
+import {
+  type GaugeTrack,
+  MAX_GAUGE_TRACKS,
+  newTrack,
+  trackAdd,
+  trackMerge,
+  trackPoints,
+} from './gauge-track.ts';
 import { LatencyHistogram, type LatencyHistogramState } from './histogram.ts';
 import type { Analysis, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
@@ -94,6 +102,8 @@ interface SpanAcc {
 interface GaugeAcc {
   name: string;
   labels: LabelMap;
+  /** Samples over time for charts; null when the gauge came after MAX_GAUGE_TRACKS others. */
+  track: GaugeTrack | null;
   count: number;
   last: number;
   lastT: number;
@@ -451,9 +461,12 @@ export class Analyzer implements TraceSink {
     const key = r.labels === undefined ? r.name : `${r.name}\u0000${labelKey(r.labels)}`;
     const acc = this.gauges.get(key);
     if (acc === undefined) {
+      const track = this.gauges.size < MAX_GAUGE_TRACKS ? newTrack() : null;
+      if (track) trackAdd(track, r.t, r.value);
       this.gauges.set(key, {
         name: r.name,
         labels: sortedLabels(r.labels),
+        track,
         count: 1,
         last: r.value,
         lastT: r.t,
@@ -463,6 +476,7 @@ export class Analyzer implements TraceSink {
       return;
     }
     acc.count++;
+    if (acc.track) trackAdd(acc.track, r.t, r.value);
     if (r.t >= acc.lastT) {
       acc.last = r.value;
       acc.lastT = r.t;
@@ -540,8 +554,12 @@ export class Analyzer implements TraceSink {
     for (const [key, value] of other.events) addTo(this.events, key, value);
     for (const [key, g] of other.gauges) {
       const mine = this.gauges.get(key);
-      if (mine === undefined) this.gauges.set(key, { ...g });
-      else {
+      if (mine === undefined) {
+        // Tracked only if this analyzer still had room for it, as one pass would have.
+        this.gauges.set(key, { ...g, track: this.gauges.size < MAX_GAUGE_TRACKS ? g.track : null });
+      } else {
+        if (mine.track && g.track) trackMerge(mine.track, g.track);
+        else mine.track = null;
         mine.count += g.count;
         if (g.lastT >= mine.lastT) {
           mine.last = g.last;
@@ -649,7 +667,7 @@ export class Analyzer implements TraceSink {
     }
 
     const burn = this.burnWindows(epochMs, startMs, endMs);
-    const bracket = this.bracket();
+    const bracket = this.bracket(epochMs);
     const projection = this.projection(sessions, durationMs);
     const max1s = this.bins.maxInWindow(1000);
     const max10s = this.bins.maxInWindow(10_000);
@@ -817,7 +835,20 @@ export class Analyzer implements TraceSink {
       calls10s: callSeries(pick([10_000, 60_000, 300_000, 3_600_000])),
       writes: { binMs: 60_000, values: this.writesPerSecond.bins(60, totalSeconds) },
       points: { binMs: 60_000, byResource: points },
+      gauges: this.gaugeSeries(endMs),
     };
+  }
+
+  /** Each tracked gauge over time: the last sample per bin (1 s bins up to 2 h, wider beyond). */
+  private gaugeSeries(endMs: number): NonNullable<Analysis['series']['gauges']> {
+    const binMs =
+      [1000, 10_000, 60_000, 300_000, 3_600_000].find((w) => Math.ceil(endMs / w) <= MAX_SERIES_POINTS) ??
+      3_600_000;
+    return [...this.gauges.entries()]
+      .sort(([a], [b]) => cmp(a, b))
+      .flatMap(([, g]) =>
+        g.track ? [{ name: g.name, labels: g.labels, binMs, ...trackPoints(g.track, binMs) }] : [],
+      );
   }
 
   /** All calls: the REST and GraphQL histograms added (exact; cheaper than recording twice). */
@@ -948,7 +979,7 @@ export class Analyzer implements TraceSink {
     return { windows, straddles, warnings };
   }
 
-  private bracket(): Analysis['api']['bracket'] {
+  private bracket(epochMs: number | null): Analysis['api']['bracket'] {
     const s = this.snapshots;
     const before = s.before ?? (s.first !== s.last ? s.first : undefined);
     const after = s.after ?? (s.first !== s.last ? s.last : undefined);
@@ -967,10 +998,15 @@ export class Analyzer implements TraceSink {
       const x = readSnapshot(b[resource]);
       const y = readSnapshot(a[resource]);
       const sameWindow = x !== null && y !== null && x.reset === y.reset;
-      const deltaUsed = sameWindow ? y.used - x.used : null;
+      // A window that opened after the "before" snapshot (hourly windows) holds only use from
+      // inside the bracket: its `used` is the delta even though the reset moved.
+      const openedInside =
+        !sameWindow && y !== null && epochMs !== null && y.reset * 1000 - HOUR_MS >= epochMs + before.t;
+      const deltaUsed = sameWindow ? y.used - x.used : openedInside ? y!.used : null;
       const series = this.pointsPerSecond.get(resource);
       const tracePoints = series ? series.sum(Math.floor(before.t / 1000), Math.floor(after.t / 1000)) : 0;
-      if (x !== null && y !== null && !sameWindow) {
+      const touched = (x?.used ?? 0) > 0 || (y?.used ?? 0) > 0 || tracePoints > 0;
+      if (x !== null && y !== null && deltaUsed === null && touched) {
         warnings.push(
           `rate-limit bracket: ${resource} reset between the snapshots; its delta is not comparable`,
         );

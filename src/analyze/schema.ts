@@ -68,7 +68,9 @@ const bracketResourceSchema = z.object({
   before: snapshotResourceSchema.nullable(),
   after: snapshotResourceSchema.nullable(),
   sameWindow: z.boolean(),
-  deltaUsed: nullableNumber.describe('after.used − before.used; null when the window reset in between'),
+  deltaUsed: nullableNumber.describe(
+    'after.used − before.used; after.used when the window reset in between and the new one opened after the before snapshot; else null',
+  ),
   tracePoints: z.number().describe('points the trace charged between the snapshots (1 s granularity)'),
   unseenPoints: nullableNumber.describe('deltaUsed − tracePoints: calls the trace did not see'),
 });
@@ -267,6 +269,18 @@ export const analysisSchema = z.object({
     calls10s: seriesSchema,
     writes: seriesSchema.describe('REST writes per minute'),
     points: z.object({ binMs: z.number(), byResource: z.record(z.string(), z.array(z.number())) }),
+    gauges: z
+      .array(
+        z.object({
+          name: z.string(),
+          labels: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+          binMs: z.number(),
+          t: z.array(z.number()).describe('run time of each point (the sample’s own time)'),
+          v: z.array(z.number()),
+        }),
+      )
+      .optional()
+      .describe('each gauge label set over time: the last sample in each bin (bins as in `calls`)'),
   }),
   speed: z
     .unknown()
