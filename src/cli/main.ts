@@ -6,8 +6,10 @@ import { Command, CommanderError } from 'commander';
 import { ExitCode, isFleetbenchError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { register as registerAnalyze } from './analyze.ts';
+import { register as registerCompare } from './compare.ts';
 import { register as registerGithub } from './github.ts';
 import { register as registerImport } from './import.ts';
+import { register as registerMatrix } from './matrix.ts';
 import { register as registerRun } from './run.ts';
 import { register as registerSchema } from './schema.ts';
 import { register as registerSummarize } from './summarize.ts';
@@ -22,8 +24,10 @@ export function buildProgram(): Command {
     .configureHelp({ sortSubcommands: true })
     .exitOverride();
   registerAnalyze(program);
+  registerCompare(program);
   registerImport(program);
   registerGithub(program);
+  registerMatrix(program);
   registerRun(program);
   registerSchema(program);
   registerSummarize(program);
