@@ -10,6 +10,7 @@ import { register as registerCompare } from './compare.ts';
 import { register as registerGithub } from './github.ts';
 import { register as registerImport } from './import.ts';
 import { register as registerMatrix } from './matrix.ts';
+import { register as registerReport } from './report.ts';
 import { register as registerRun } from './run.ts';
 import { register as registerSchema } from './schema.ts';
 import { register as registerSummarize } from './summarize.ts';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerImport(program);
   registerGithub(program);
   registerMatrix(program);
+  registerReport(program);
   registerRun(program);
   registerSchema(program);
   registerSummarize(program);
