@@ -7,6 +7,7 @@ import { ExitCode, isFleetbenchError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { register as registerAnalyze } from './analyze.ts';
 import { register as registerCompare } from './compare.ts';
+import { register as registerDemo } from './demo.ts';
 import { register as registerGithub } from './github.ts';
 import { register as registerImport } from './import.ts';
 import { register as registerMatrix } from './matrix.ts';
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerAnalyze(program);
   registerCompare(program);
+  registerDemo(program);
   registerImport(program);
   registerGithub(program);
   registerMatrix(program);

@@ -1,0 +1,135 @@
+/**
+ * `fleetbench demo` (what `npm start` runs): the A2 priority cells, plus a chaos wave and a
+ * turnover run when those scenarios are built in, on the embedded reference control plane in
+ * virtual time; judged against the built-in budgets; baseline.md, baseline.json and report.html
+ * under ./fleetbench-out/. One command that shows what fleetbench does.
+ */
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { ExitCode } from '../errors.ts';
+import type { Baseline } from '../matrix/baseline.ts';
+import { loadResults } from '../matrix/results.ts';
+import { scorecardWords } from '../matrix/summary.ts';
+import { writeHtmlReport } from '../report/html/index.ts';
+import { fmtInt, fmtMs, fmtNum, textTable } from '../report/table.ts';
+import { builtinScenarioNames } from '../workload/builtins.ts';
+import { PRIORITY_CELLS } from '../workload/cells.ts';
+import { parseCount, runMatricesInteractive } from './matrix.ts';
+
+/**
+ * Runs beyond the cost cells, each joining the demo once its scenario is built in
+ * (scenarios/<name>.yaml): a chaos wave for the speed budgets, a turnover run for park/wake.
+ */
+export const DEMO_EXTRAS = [
+  { name: 'chaos-codex-c4', what: 'a chaos wave (restart recovery against the native-speed budgets)' },
+  { name: 'turnover', what: 'a turnover run (park/wake at a target swap rate)' },
+] as const;
+
+interface DemoFlags {
+  out: string;
+  jobs?: string;
+  check?: boolean;
+}
+
+export function demoSelection(): { selection: string; missing: string[] } {
+  const builtins = builtinScenarioNames();
+  const extras = DEMO_EXTRAS.filter((e) => builtins.includes(e.name));
+  return {
+    selection: ['priority', ...extras.map((e) => e.name)].join(','),
+    missing: DEMO_EXTRAS.filter((e) => !builtins.includes(e.name)).map((e) => e.what),
+  };
+}
+
+function summaryLines(b: Baseline): string[] {
+  return textTable(
+    [
+      { header: 'run' },
+      { header: 'Track B' },
+      { header: 'core points/h', align: 'right' },
+      { header: 'per session', align: 'right' },
+      { header: 'calls/session/cycle', align: 'right' },
+      { header: 'peak in flight', align: 'right' },
+      { header: 'max req/s (1 s)', align: 'right' },
+    ],
+    b.units.map((u) => {
+      const a = u.runs[0]?.analysis;
+      if (!a) return [u.id, 'did not run'];
+      const core = a.api.projection.byResource.core;
+      return [
+        u.id,
+        a.scorecard.verdict === 'fail' ? 'FAIL' : a.scorecard.verdict,
+        fmtNum(core?.pointsPerHour, 0),
+        fmtNum(core?.perSessionPointsPerHour, 1),
+        fmtNum(a.api.pollingFloor.perSessionCycle.all?.mean),
+        fmtInt(a.api.concurrency.peak),
+        fmtNum(a.api.burst.max1s?.perSecond),
+      ];
+    }),
+    '  ',
+  );
+}
+
+function failureLines(b: Baseline): string[] {
+  return b.units.flatMap((u) => {
+    const a = u.runs[0]?.analysis;
+    return a && a.scorecard.verdict === 'fail' ? [`  ${u.id} ${scorecardWords(a)}`] : [];
+  });
+}
+
+export function register(program: Command): void {
+  program
+    .command('demo')
+    .description('the main job: the A2 priority cells in virtual time, judged, with baseline and HTML report')
+    .option('--out <dir>', 'where baseline.md, baseline.json, report.html and cells/ go', 'fleetbench-out')
+    .option('--jobs <n>', 'child processes running cells in parallel (default: the number of cores)')
+    .option('--check', 'exit 99 when a run fails a judged budget')
+    .addHelpText(
+      'after',
+      `
+Runs the 7 A2 priority cells (${PRIORITY_CELLS.join(', ')})
+against the embedded reference control plane in virtual time, judges each against the Track B
+scorecard, and writes <out>/baseline.md, <out>/baseline.json and <out>/report.html.
+Exit codes: 0 done, 99 a judged budget failed (--check), 130 interrupted.`,
+    )
+    .action(async (flags: DemoFlags) => {
+      const started = performance.now();
+      const { selection, missing } = demoSelection();
+      const outDir = flags.out;
+      const jobs = parseCount('--jobs', flags.jobs, availableParallelism());
+      const { outcomes, interrupted } = await runMatricesInteractive([{ selection, outDir }], jobs, 'demo');
+      const outcome = outcomes[0]!;
+      const b = outcome.baseline;
+      const reportPath = join(outDir, 'report.html');
+      writeHtmlReport(loadResults(outDir), reportPath, {
+        title: `fleetbench demo: ${b.units.length} runs of the reference control plane`,
+      });
+      const failing = b.units.filter((u) => u.runs.some((r) => r.analysis.scorecard.verdict === 'fail'));
+      const lines = [
+        '',
+        `fleetbench demo: ${b.units.length} runs in virtual time on ${b.timing.jobs} job${b.timing.jobs === 1 ? '' : 's'}, ${fmtMs(performance.now() - started)} in all`,
+        '',
+        ...summaryLines(b),
+        '',
+        failing.length === 0
+          ? `  Track B scorecard (the built-in API cost budget): all ${b.units.length} runs pass.`
+          : `  Track B scorecard (the built-in API cost budget): ${failing.length} of ${b.units.length} fail:`,
+        ...failureLines(b),
+      ];
+      if (missing.length > 0) lines.push(`  Not in this build yet: ${missing.join('; ')}.`);
+      lines.push(
+        '',
+        `  report......: ${reportPath}   (open it in a browser: charts and verdicts, offline)`,
+        `  baseline....: ${outcome.markdownPath}`,
+        `  json........: ${outcome.jsonPath}`,
+        '',
+        '  next: fleetbench matrix                       all 54 cells, with the pruning table',
+        '        fleetbench compare S2-T1-50 S2-T1-50 --set-b polling.strategy=naive',
+        '                                                 is the naive strategy worse, beyond noise?',
+        '',
+      );
+      process.stdout.write(lines.join('\n'));
+      if (interrupted) process.exitCode = ExitCode.interrupted;
+      else if (flags.check && failing.length > 0) process.exitCode = ExitCode.budgetBreached;
+    });
+}
