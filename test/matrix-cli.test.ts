@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Baseline } from '../src/matrix/baseline.ts';
 import { pruneCells } from '../src/matrix/prune.ts';
-import { runCli } from './helpers/cli.ts';
+import { BIN, runCli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir('fleetbench-matrix-');
@@ -103,6 +104,39 @@ describe('fleetbench matrix (real CLI, virtual time)', { timeout: 240_000 }, () 
     expect(readFileSync(join(out1, 'baseline.md'), 'utf8')).toBe(markdown);
     expect(readFileSync(join(out1, 'cells/S2-T1-10/trace.jsonl'))).toEqual(
       readFileSync(join(out2, 'cells/S2-T1-10/trace.jsonl')),
+    );
+  });
+
+  it('Ctrl-C: running cells stop, the baseline is written with what finished, exit 130', async () => {
+    const out = join(dir, 'interrupted');
+    const child = spawn(process.execPath, [BIN, 'matrix', '--cells', 'S2-*', '--jobs', '1', '--out', out], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    let stderr = '';
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 200_000);
+      child.stderr.on('data', (d) => {
+        stderr += d;
+        // After the first cell: interrupt (the second is running or about to).
+        if (/S2-T1-1 done/.test(stderr) && !child.killed) child.kill('SIGINT');
+      });
+      child.on('close', (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    expect(code, stderr).toBe(130);
+    expect(stderr).toContain('SIGINT: stopping');
+    const b: Baseline = JSON.parse(readFileSync(join(out, 'baseline.json'), 'utf8'));
+    expect(b.partial).toBe(true);
+    expect(b.units).toHaveLength(9);
+    const ran = b.units.filter((u) => u.runs.length > 0);
+    expect(ran.length).toBeGreaterThanOrEqual(1);
+    expect(ran.length).toBeLessThan(9);
+    expect(ran[0]!.runs[0]!.reason).toBe('completed');
+    expect(readFileSync(join(out, 'baseline.md'), 'utf8')).toContain(
+      'Did not run (the matrix was interrupted).',
     );
   });
 

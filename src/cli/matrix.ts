@@ -8,8 +8,9 @@ import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import type { Baseline } from '../matrix/baseline.ts';
 import { keptSelector } from '../matrix/markdown.ts';
-import { type MatrixOutcome, type MatrixSpec, runMatrices } from '../matrix/run.ts';
+import { type Judge, type MatrixOutcome, type MatrixSpec, runMatrices } from '../matrix/run.ts';
 import { SELECTOR_HELP } from '../matrix/select.ts';
+import { failingUnits } from '../matrix/summary.ts';
 import { fmtInt, fmtMs, fmtNum, textTable } from '../report/table.ts';
 import { createMatrixProgress } from './progress.ts';
 
@@ -50,6 +51,7 @@ export async function runMatricesInteractive(
   specs: MatrixSpec[],
   jobs: number,
   label = 'matrix',
+  judge?: Judge,
 ): Promise<{ outcomes: MatrixOutcome[]; interrupted: boolean }> {
   const abort = new AbortController();
   let interrupts = 0;
@@ -67,6 +69,7 @@ export async function runMatricesInteractive(
   try {
     const outcomes = await runMatrices(specs, {
       jobs,
+      judge,
       signal: abort.signal,
       onPlan: (runs) => progress.plan(runs),
       onStart: (_job, running) => progress.started(running),
@@ -172,11 +175,11 @@ Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrup
         '',
       ];
       out.push(...matrixTable(b), '');
-      const failing = b.units.filter((u) => u.runs.some((r) => r.analysis.scorecard.verdict === 'fail'));
+      const failing = failingUnits(b);
       out.push(
         failing.length === 0
-          ? '  Track B: every cell passes'
-          : `  Track B: ${failing.length} of ${b.units.length} cells fail: ${failing.map((u) => u.id).join(', ')}`,
+          ? '  budgets: every cell passes the Track B scorecard'
+          : `  budgets: ${failing.length} of ${b.units.length} cells fail a judged budget: ${failing.map((u) => u.id).join(', ')}`,
       );
       if (b.pruning) {
         const kept = b.pruning.decisions.filter((d) => d.kept).length;

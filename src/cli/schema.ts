@@ -9,12 +9,13 @@ export const jsonSchemas: Record<string, () => Promise<Record<string, unknown>>>
   trace: async () => (await import('../trace/schema.ts')).traceJsonSchema(),
   analysis: async () => (await import('../analyze/schema.ts')).analysisJsonSchema(),
   scenario: async () => (await import('../workload/scenario.ts')).scenarioJsonSchema(),
+  baseline: async () => (await import('../matrix/baseline.ts')).baselineJsonSchema(),
 };
 
 export function register(program: Command): void {
   program
     .command('schema')
-    .description('print the JSON Schema of a format (trace, analysis, scenario)')
+    .description('print the JSON Schema of a format (trace, analysis, scenario, baseline)')
     .argument('<format>', `one of: ${Object.keys(jsonSchemas).join(', ')}`)
     .action(async (format: string) => {
       const make = jsonSchemas[format];

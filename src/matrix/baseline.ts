@@ -13,6 +13,15 @@ import { describeZodIssues } from '../validation.ts';
 
 export const BASELINE_SCHEMA_VERSION = 1;
 
+export const checkRowSchema = z.object({
+  metric: z.string(),
+  scope: z.string().describe('labels the row is scoped to, e.g. adapter=codex start=cold'),
+  measured: z.string().describe('as displayed, with its unit'),
+  limit: z.string(),
+  verdict: z.enum(['pass', 'fail', 'unknown']),
+  judged: z.boolean().describe('false: reported only, never fails'),
+});
+
 const runSchema = z.object({
   seed: z.number().int(),
   dir: z.string().describe('the run directory (trace.jsonl, summary.json), relative to baseline.json'),
@@ -20,6 +29,12 @@ const runSchema = z.object({
   sessionsStarted: z.number().int().nonnegative(),
   sessionsDropped: z.number().int().nonnegative(),
   analysis: analysisSchema,
+  checks: z
+    .array(checkRowSchema)
+    .nullable()
+    .describe(
+      'budget checks beyond the Track B scorecard (speed, turnover), when a judge ran; null otherwise',
+    ),
 });
 
 const pruneDifferenceSchema = z.object({
@@ -80,6 +95,7 @@ export const baselineSchema = z.object({
 export type Baseline = z.infer<typeof baselineSchema>;
 export type BaselineUnit = z.infer<typeof unitSchema>;
 export type BaselineRun = z.infer<typeof runSchema>;
+export type CheckRow = z.infer<typeof checkRowSchema>;
 
 export function baselineJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(baselineSchema, { target: 'draft-2020-12' }) as Record<string, unknown>;

@@ -4,7 +4,6 @@
  * Track B scorecard rows (SPEC §6) and, when the run carries them, judged budget rows. Every
  * other metric is reported with the same statistics but never changes the exit code.
  */
-import { NONE } from '../analyze/analyzer.ts';
 import type { Analysis, AnalysisPercentiles } from '../analyze/schema.ts';
 
 export type Better = 'lower' | 'higher';
@@ -190,11 +189,4 @@ export function extractMetrics(a: Analysis): MetricValue[] {
     }
   }
   return out;
-}
-
-/** Calls per session key, without the unattributed bucket. */
-export function sessionCalls(a: Analysis): Array<[string, number]> {
-  return Object.entries(a.api.counts.bySession)
-    .filter(([key]) => key !== NONE)
-    .map(([key, v]) => [key, v.calls] as [string, number]);
 }

@@ -9,13 +9,13 @@ import { basename, join } from 'node:path';
 import type { Analysis } from '../analyze/schema.ts';
 import { FleetbenchError } from '../errors.ts';
 import type { RunSummary } from '../workload/summary.ts';
-import { type Baseline, parseBaseline } from './baseline.ts';
+import { type Baseline, type CheckRow, parseBaseline } from './baseline.ts';
 
 export interface ResultUnit {
   id: string;
   heading: string;
   whatItTells: string | null;
-  runs: Array<{ seed: number | null; dir: string | null; analysis: Analysis }>;
+  runs: Array<{ seed: number | null; dir: string | null; analysis: Analysis; checks?: CheckRow[] | null }>;
 }
 
 export interface ResultSet {
@@ -71,7 +71,7 @@ function fromJsonFile(file: string): ResultSet {
         id: u.id,
         heading: u.heading,
         whatItTells: u.whatItTells,
-        runs: u.runs.map((r) => ({ seed: r.seed, dir: r.dir, analysis: r.analysis })),
+        runs: u.runs.map((r) => ({ seed: r.seed, dir: r.dir, analysis: r.analysis, checks: r.checks })),
       })),
     };
   }

@@ -5,10 +5,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import type { Analysis } from '../analyze/schema.ts';
 import { VERSION } from '../version.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { parseOverride, scenarioHash } from '../workload/load.ts';
-import { BASELINE_SCHEMA_VERSION, type Baseline, type BaselineUnit } from './baseline.ts';
+import { BASELINE_SCHEMA_VERSION, type Baseline, type BaselineUnit, type CheckRow } from './baseline.ts';
 import { baselineMarkdown } from './markdown.ts';
 import { type JobResult, type PoolEvents, runPool } from './pool.ts';
 import type { RunJob } from './protocol.ts';
@@ -32,8 +33,15 @@ export interface MatrixSpec {
   label?: string;
 }
 
-/** How the runs are carried out: job slots, interruption, progress. */
+/**
+ * Judges one run against budgets beyond the Track B scorecard (which every Analysis carries):
+ * the rows are kept in baseline.json and shown by the report; judged failures fail --check.
+ */
+export type Judge = (analysis: Analysis, unitId: string) => CheckRow[] | null;
+
+/** How the runs are carried out: job slots, interruption, progress, extra judging. */
 export interface RunControl extends PoolEvents {
+  judge?: Judge;
   jobs: number;
   signal?: AbortSignal;
   /** Called once the selection is expanded, with the number of runs to do. */
@@ -127,7 +135,7 @@ export async function runMatrices(specs: MatrixSpec[], control: RunControl): Pro
       scenarioHash: p.scenarioHash,
       runs: p.jobs.flatMap((job) => {
         const r = mine(job);
-        return r ? [baselineRun(r, spec.outDir)] : [];
+        return r ? [baselineRun(r, spec.outDir, control.judge)] : [];
       }),
     }));
     const planned = plan.flatMap((p) => p.jobs);
@@ -159,9 +167,10 @@ export async function runMatrices(specs: MatrixSpec[], control: RunControl): Pro
   });
 }
 
-function baselineRun(r: JobResult, outDir: string): BaselineUnit['runs'][number] {
+function baselineRun(r: JobResult, outDir: string, judge?: Judge): BaselineUnit['runs'][number] {
   const s = r.summary;
   return {
+    checks: judge?.(s.analysis, r.job.unitId) ?? null,
     seed: s.scenario.seed,
     dir: relative(outDir, r.job.outDir) || '.',
     reason: s.outcome.reason,

@@ -4,6 +4,7 @@
  */
 import type { Analysis } from '../analyze/schema.ts';
 import { fmtInt, fmtMs, fmtNum, fmtPct } from '../report/table.ts';
+import type { Baseline } from './baseline.ts';
 
 export interface BracketRow {
   resource: string;
@@ -88,4 +89,15 @@ export function keyFigures(a: Analysis): Array<[string, string]> {
     ['writes per minute (max)', fmtInt(api.writes.maxPerMinute)],
     ['403 / 429 / retry-after answers', fmtInt(api.limited.answers)],
   ];
+}
+
+/** Units with a run that fails the Track B scorecard or a judged budget check. */
+export function failingUnits(b: Baseline): Baseline['units'] {
+  return b.units.filter((u) =>
+    u.runs.some(
+      (r) =>
+        r.analysis.scorecard.verdict === 'fail' ||
+        (r.checks ?? []).some((c) => c.judged && c.verdict === 'fail'),
+    ),
+  );
 }

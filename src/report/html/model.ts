@@ -88,8 +88,9 @@ function gaugeGroups(a: Analysis): GaugeGroup[] {
 const TURNOVER_STATES = ['awake', 'parked', 'waking', 'parking'];
 
 /**
- * Budget verdicts, when the run carries them (`analysis.budgets` or `summary.check`, written by
- * `fleetbench check`): rows with metric, scope, measured, limit, verdict and judged.
+ * Budget verdicts carried by the analysis itself (`analysis.budgets` or `analysis.check`), for
+ * results that were judged outside a matrix: rows with metric, scope, measured, limit, verdict
+ * and judged. Matrix runs carry theirs as `checks` in baseline.json.
  */
 export function budgetRows(doc: unknown): BudgetRow[] | null {
   const d = doc as Record<string, unknown> | null;
@@ -112,7 +113,7 @@ export function budgetRows(doc: unknown): BudgetRow[] | null {
   });
 }
 
-export function unitReport(unit: ResultUnit, extra: { budgets?: unknown } = {}): UnitReport {
+export function unitReport(unit: ResultUnit): UnitReport {
   const run = unit.runs[0]!;
   const a = run.analysis;
   const sessions = Object.entries(a.api.counts.bySession)
@@ -136,7 +137,7 @@ export function unitReport(unit: ResultUnit, extra: { budgets?: unknown } = {}):
     figures: keyFigures(a),
     bracket: activeBracket(a),
     scorecard: a.scorecard.rows,
-    budgets: budgetRows(extra.budgets ?? a),
+    budgets: run.checks ?? budgetRows(a),
     durationMs: a.run.durationMs,
     sessions: a.run.sessions,
     calls: a.series.calls,
@@ -253,10 +254,8 @@ function overall(units: UnitReport[]): ReportData['overall'] {
   };
 }
 
-export function reportData(set: ResultSet, options: { title?: string; budgets?: unknown } = {}): ReportData {
-  const units = set.units
-    .filter((u) => u.runs.length > 0)
-    .map((u) => unitReport(u, { budgets: options.budgets }));
+export function reportData(set: ResultSet, options: { title?: string } = {}): ReportData {
+  const units = set.units.filter((u) => u.runs.length > 0).map((u) => unitReport(u));
   const b = set.baseline;
   const cells = b?.units.filter((u) => u.cell !== null && u.runs.length > 0) ?? [];
   const scenarios = [...new Set(cells.map((u) => u.cell!.scenario))];
