@@ -248,9 +248,17 @@ function overall(units: UnitReport[]): ReportData['overall'] {
   if (failing.length === 0 && budgetFails.length === 0) {
     return { verdict: 'pass', words: `All ${units.length} cells pass every Track B rule.` };
   }
+  const rules = new Map<string, number>();
+  for (const u of failing) {
+    for (const r of u.scorecard) if (r.verdict === 'fail') rules.set(r.title, (rules.get(r.title) ?? 0) + 1);
+  }
+  const which = [...rules].map(([title, n]) => `${title} (${n} cell${n === 1 ? '' : 's'})`).join(', ');
   return {
     verdict: 'fail',
-    words: `${failing.length} of ${units.length} cells fail the Track B scorecard (${failing.map((u) => u.id).join(', ')}); the others pass.`,
+    words:
+      failing.length > 0
+        ? `${failing.length} of ${units.length} cells fail the Track B scorecard (${failing.map((u) => u.id).join(', ')}); the others pass. Rules broken: ${which}.`
+        : `Every cell passes the Track B scorecard, but ${budgetFails.length} judged budget check${budgetFails.length === 1 ? '' : 's'} fail.`,
   };
 }
 
