@@ -112,7 +112,9 @@ describe('fleetbench run + check', () => {
 
     const c = await runCli(['check', wave, '--budgets', 'native-sped']);
     expect(c.code).toBe(104);
-    expect(c.stderr).toMatch(/unknown budget set 'native-sped': not a built-in \(native-speed, track-b\)/);
+    expect(c.stderr).toMatch(
+      /unknown budget set 'native-sped': not a built-in \(native-speed, track-b, turnover\)/,
+    );
 
     // A run scenario naming a bad budget fails before it runs.
     const scenario = join(dir, 'bad-budgets.yaml');

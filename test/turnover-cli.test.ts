@@ -27,7 +27,12 @@ describe('fleetbench run turnover', () => {
       timeoutMs: 150_000,
     });
     expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
+    // 50 swaps a second is five times the scenario's rate: the laptop pool saturates (awake
+    // sessions are all busy, swaps are missed) and the built-in turnover budgets say so.
+    expect(run.code).toBe(99);
+    expect(run.stdout).toMatch(
+      /turnover\.swaps-done\s+\(all\)\s+judged\s+1\s+[\d.]+%\s+value ≥ 99%\s+✗ FAIL/,
+    );
     const window = section(run.stdout, 'Turnover window');
     expect(window).toMatch(/swaps done \/ asked\.*: [\d,]+ \/ 15,000/);
     expect(window).toMatch(

@@ -19,6 +19,14 @@ import { VERSION } from '../version.ts';
 import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
 import { ALL, CycleCounts, type CycleRowState } from './cycles.ts';
 import { FINISHERS, type FinisherContext, type RetainedRecord, retainedByAnyFinisher } from './finishers.ts';
+import {
+  type GaugeTrack,
+  MAX_GAUGE_TRACKS,
+  newTrack,
+  trackAdd,
+  trackMerge,
+  trackPoints,
+} from './gauge-track.ts';
 import { LatencyHistogram, type LatencyHistogramState } from './histogram.ts';
 import {
   CycleStarts,
@@ -102,6 +110,8 @@ interface SpanAcc {
 interface GaugeAcc {
   name: string;
   labels: LabelMap;
+  /** Samples over time for charts; null when the gauge came after MAX_GAUGE_TRACKS others. */
+  track: GaugeTrack | null;
   count: number;
   last: number;
   lastT: number;
@@ -480,9 +490,12 @@ export class Analyzer implements TraceSink {
     const key = r.labels === undefined ? r.name : `${r.name}\u0000${labelKey(r.labels)}`;
     const acc = this.gauges.get(key);
     if (acc === undefined) {
+      const track = this.gauges.size < MAX_GAUGE_TRACKS ? newTrack() : null;
+      if (track) trackAdd(track, r.t, r.value);
       this.gauges.set(key, {
         name: r.name,
         labels: sortedLabels(r.labels),
+        track,
         count: 1,
         last: r.value,
         lastT: r.t,
@@ -492,6 +505,7 @@ export class Analyzer implements TraceSink {
       return;
     }
     acc.count++;
+    if (acc.track) trackAdd(acc.track, r.t, r.value);
     if (r.t >= acc.lastT) {
       acc.last = r.value;
       acc.lastT = r.t;
@@ -572,8 +586,12 @@ export class Analyzer implements TraceSink {
     for (const [key, value] of other.events) addTo(this.events, key, value);
     for (const [key, g] of other.gauges) {
       const mine = this.gauges.get(key);
-      if (mine === undefined) this.gauges.set(key, { ...g });
-      else {
+      if (mine === undefined) {
+        // Tracked only if this analyzer still had room for it, as one pass would have.
+        this.gauges.set(key, { ...g, track: this.gauges.size < MAX_GAUGE_TRACKS ? g.track : null });
+      } else {
+        if (mine.track && g.track) trackMerge(mine.track, g.track);
+        else mine.track = null;
         mine.count += g.count;
         if (g.lastT >= mine.lastT) {
           mine.last = g.last;
@@ -858,7 +876,20 @@ export class Analyzer implements TraceSink {
       calls10s: callSeries(pick([10_000, 60_000, 300_000, 3_600_000])),
       writes: { binMs: 60_000, values: this.writesPerSecond.bins(60, totalSeconds) },
       points: { binMs: 60_000, byResource: points },
+      gauges: this.gaugeSeries(endMs),
     };
+  }
+
+  /** Each tracked gauge over time: the last sample per bin (1 s bins up to 2 h, wider beyond). */
+  private gaugeSeries(endMs: number): NonNullable<Analysis['series']['gauges']> {
+    const binMs =
+      [1000, 10_000, 60_000, 300_000, 3_600_000].find((w) => Math.ceil(endMs / w) <= MAX_SERIES_POINTS) ??
+      3_600_000;
+    return [...this.gauges.entries()]
+      .sort(([a], [b]) => cmp(a, b))
+      .flatMap(([, g]) =>
+        g.track ? [{ name: g.name, labels: g.labels, binMs, ...trackPoints(g.track, binMs) }] : [],
+      );
   }
 
   /** All calls: the REST and GraphQL histograms added (exact; cheaper than recording twice). */

@@ -475,6 +475,18 @@ export const analysisSchema = z.object({
     calls10s: seriesSchema,
     writes: seriesSchema.describe('REST writes per minute'),
     points: z.object({ binMs: z.number(), byResource: z.record(z.string(), z.array(z.number())) }),
+    gauges: z
+      .array(
+        z.object({
+          name: z.string(),
+          labels: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+          binMs: z.number(),
+          t: z.array(z.number()).describe('run time of each point (the sample’s own time)'),
+          v: z.array(z.number()),
+        }),
+      )
+      .optional()
+      .describe('each gauge label set over time: the last sample in each bin (bins as in `calls`)'),
   }),
   speed: speedSchema
     .optional()

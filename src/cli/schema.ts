@@ -10,12 +10,13 @@ export const jsonSchemas: Record<string, () => Promise<Record<string, unknown>>>
   analysis: async () => (await import('../analyze/schema.ts')).analysisJsonSchema(),
   scenario: async () => (await import('../workload/scenario.ts')).scenarioJsonSchema(),
   profile: async () => (await import('../workload/profiles/schema.ts')).profileJsonSchema(),
+  baseline: async () => (await import('../matrix/baseline.ts')).baselineJsonSchema(),
 };
 
 export function register(program: Command): void {
   program
     .command('schema')
-    .description('print the JSON Schema of a format (trace, analysis, scenario, profile)')
+    .description('print the JSON Schema of a format (trace, analysis, scenario, profile, baseline)')
     .argument('<format>', `one of: ${Object.keys(jsonSchemas).join(', ')}`)
     .action(async (format: string) => {
       const make = jsonSchemas[format];

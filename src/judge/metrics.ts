@@ -4,7 +4,8 @@
  * - distributions (the speed metrics of SPEC §6): samples in ms, grouped by labels; a budget
  *   scope selects groups, their samples are pooled (across runs too) and percentiles come from
  *   an HDR histogram over the pool;
- * - single values (the Track B scorecard rows and a few API counters): one value per run.
+ * - single values (the Track B scorecard rows, a few API counters, the turnover window's
+ *   percentiles and swap rate): one value per run.
  */
 import { type Analysis, SPEED_METRIC_KEYS } from '../analyze/schema.ts';
 import { SPEED_METRIC_INFO } from '../analyze/speed.ts';
@@ -113,12 +114,56 @@ const VALUE_METRICS: ValueMetric[] = [
   },
 ];
 
+/** A turnover window row's percentile (SPEC §6 turnover metrics), null without a window. */
+const turnoverWindow =
+  (operation: string, stat: 'p50' | 'p95') =>
+  (a: Analysis): number | null =>
+    a.turnover?.window?.rows.find((r) => r.operation === operation)?.latency?.[stat] ?? null;
+
+const TURNOVER_OPERATIONS: Array<[string, string, string]> = [
+  ['wake', 'time-to-wake', 'time to wake (park → awake)'],
+  ['wake_first_touch', 'wake-first-touch', "a woken session's first request"],
+  ['park', 'park', 'park (snapshot and free)'],
+  ['step', 'step', 'one profile step'],
+];
+
+const TURNOVER_METRICS: ValueMetric[] = [
+  {
+    kind: 'value',
+    name: 'turnover.swaps-done',
+    unit: '%',
+    stats: ['value', 'min'],
+    description: 'swaps done of those asked in the steady turnover window',
+    read: (a) => a.turnover?.window?.swaps.donePct ?? null,
+  },
+  {
+    kind: 'value',
+    name: 'turnover.given-up',
+    unit: 'operations',
+    stats: ['value', 'count'],
+    description: 'actor operations that failed for good (reaction give_up), whole run',
+    read: (a) => a.turnover?.failures.byReaction.give_up ?? null,
+  },
+  ...TURNOVER_OPERATIONS.flatMap(([operation, slug, what]) =>
+    (['p50', 'p95'] as const).map(
+      (stat): ValueMetric => ({
+        kind: 'value',
+        name: `turnover.${slug}.${stat}`,
+        unit: 'ms',
+        stats: ['value', 'max'],
+        description: `${stat} of ${what} in the steady turnover window`,
+        read: turnoverWindow(operation, stat),
+      }),
+    ),
+  ),
+];
+
 export const BUDGET_METRICS: ReadonlyMap<string, BudgetMetric> = new Map<string, BudgetMetric>([
   ...SPEED_METRIC_KEYS.map((name): [string, BudgetMetric] => [
     name,
     { kind: 'distribution', name, unit: 'ms', ...SPEED_METRIC_INFO[name] },
   ]),
-  ...VALUE_METRICS.map((m): [string, BudgetMetric] => [m.name, m]),
+  ...[...VALUE_METRICS, ...TURNOVER_METRICS].map((m): [string, BudgetMetric] => [m.name, m]),
 ]);
 
 export function knownMetricNames(): string[] {

@@ -6,7 +6,7 @@ import { type Block, type Column, fmtInt, fmtMs, fmtNum, type Section } from '..
 import type { Threshold } from './budgets.ts';
 import { statLabel, type Verdict, type VerdictRow } from './judge.ts';
 
-function fmtValue(value: number | null, unit: string): string {
+export function fmtValue(value: number | null, unit: string): string {
   if (value === null) return '–';
   return unit === 'ms' ? fmtMs(value) : `${fmtNum(value)}${unit === '%' ? '%' : ` ${unit}`}`;
 }
@@ -27,7 +27,7 @@ const OPS: Record<Threshold['op'], string> = {
   '!=': '≠',
 };
 
-function limitText(row: VerdictRow): string {
+export function limitText(row: VerdictRow): string {
   if (row.stats.length === 0) return '–';
   return row.stats
     .map((s) => {

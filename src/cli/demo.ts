@@ -1,0 +1,162 @@
+/**
+ * `fleetbench demo` (what `npm start` runs): the A2 priority cells, plus a chaos wave and a
+ * turnover run when those scenarios are built in, on the embedded reference control plane in
+ * virtual time; judged against the built-in budgets; baseline.md, baseline.json and report.html
+ * under ./fleetbench-out/. One command that shows what fleetbench does.
+ */
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { ExitCode } from '../errors.ts';
+import type { Baseline } from '../matrix/baseline.ts';
+import { loadResults } from '../matrix/results.ts';
+import { failingUnits, scorecardWords, trackBText } from '../matrix/summary.ts';
+import { writeHtmlReport } from '../report/html/index.ts';
+import { fmtInt, fmtMs, fmtNum, textTable } from '../report/table.ts';
+import { builtinScenarioNames } from '../workload/builtins.ts';
+import { PRIORITY_CELLS } from '../workload/cells.ts';
+import { parseCount, runMatricesInteractive } from './matrix.ts';
+
+/**
+ * Runs beyond the cost cells, each joining the demo once its scenario is built in
+ * (scenarios/<name>.yaml): a chaos wave for the speed budgets, a turnover run for park/wake.
+ */
+export const DEMO_EXTRAS = [
+  { name: 'chaos-codex-c4', what: 'a chaos wave (restart recovery against the native-speed budgets)' },
+  { name: 'turnover', what: 'a turnover run (park/wake at a target swap rate)' },
+] as const;
+
+interface DemoFlags {
+  out: string;
+  jobs?: string;
+  check?: boolean;
+}
+
+export function demoSelection(): { selection: string; missing: string[] } {
+  const builtins = builtinScenarioNames();
+  const extras = DEMO_EXTRAS.filter((e) => builtins.includes(e.name));
+  return {
+    selection: ['priority', ...extras.map((e) => e.name)].join(','),
+    missing: DEMO_EXTRAS.filter((e) => !builtins.includes(e.name)).map((e) => e.what),
+  };
+}
+
+function summaryLines(b: Baseline): string[] {
+  return textTable(
+    [
+      { header: 'run' },
+      { header: 'Track B' },
+      { header: 'core points/h', align: 'right' },
+      { header: 'per session', align: 'right' },
+      { header: 'calls/session/cycle', align: 'right' },
+      { header: 'peak in flight', align: 'right' },
+      { header: 'max req/s (1 s)', align: 'right' },
+    ],
+    b.units.map((u) => {
+      const a = u.runs[0]?.analysis;
+      if (!a) return [u.id, 'did not run'];
+      const core = a.api.projection.byResource.core;
+      return [
+        u.id,
+        trackBText(u, a),
+        fmtNum(core?.pointsPerHour, 0),
+        fmtNum(core?.perSessionPointsPerHour, 1),
+        fmtNum(a.api.pollingFloor.perSessionCycle.all?.mean),
+        fmtInt(a.api.concurrency.peak),
+        fmtNum(a.api.burst.max1s?.perSecond),
+      ];
+    }),
+    '  ',
+  );
+}
+
+/** `chaos-codex-c4 native-speed, turnover turnover`: what the other runs were judged on. */
+function budgetNames(b: Baseline): string {
+  const others = b.units.filter((u) => !u.scorecardJudged);
+  if (others.length === 0) return 'no other budget';
+  return others
+    .map((u) => {
+      const sets = [...new Set((u.runs[0]?.checks ?? []).map((c) => c.budget))];
+      return `${u.id} ${sets.length > 0 ? sets.join(' + ') : 'no budget'}`;
+    })
+    .join(', ');
+}
+
+function failureLines(b: Baseline): string[] {
+  return failingUnits(b).flatMap((u) => {
+    const run = u.runs[0];
+    if (!run) return [];
+    const lines =
+      u.scorecardJudged && run.analysis.scorecard.verdict === 'fail'
+        ? [`  ${u.id} ${scorecardWords(run.analysis)}`]
+        : [];
+    for (const c of run.checks ?? []) {
+      if (c.judged && c.verdict === 'fail')
+        lines.push(
+          `  ${u.id} fails ${c.metric}${c.scope ? ` {${c.scope}}` : ''}: ${c.measured} (limit ${c.limit})`,
+        );
+    }
+    return lines;
+  });
+}
+
+export function register(program: Command): void {
+  program
+    .command('demo')
+    .description('the main job: the A2 priority cells in virtual time, judged, with baseline and HTML report')
+    .option('--out <dir>', 'where baseline.md, baseline.json, report.html and cells/ go', 'fleetbench-out')
+    .option('--jobs <n>', 'child processes running cells in parallel (default: the number of cores)')
+    .option('--check', 'exit 99 when a run fails a judged budget')
+    .addHelpText(
+      'after',
+      `
+Runs the 7 A2 priority cells (${PRIORITY_CELLS.join(', ')}),
+${DEMO_EXTRAS.map((e) => `${e.name} (${e.what})`).join(' and ')}
+against the embedded reference control plane in virtual time; judges the cells against the Track B
+scorecard and the others against their scenario's budgets (native-speed, turnover); writes
+<out>/baseline.md, <out>/baseline.json and <out>/report.html.
+Exit codes: 0 done, 99 a judged budget failed (--check), 130 interrupted.`,
+    )
+    .action(async (flags: DemoFlags) => {
+      const started = performance.now();
+      const { selection, missing } = demoSelection();
+      const outDir = flags.out;
+      const jobs = parseCount('--jobs', flags.jobs, availableParallelism());
+      // The Track B scorecard is in every Analysis; the matrix judges each run against its own
+      // scenario's other budgets (native-speed for the chaos wave, turnover for turnover).
+      const { outcomes, interrupted } = await runMatricesInteractive([{ selection, outDir }], jobs, 'demo');
+      const outcome = outcomes[0]!;
+      const b = outcome.baseline;
+      const reportPath = join(outDir, 'report.html');
+      writeHtmlReport(loadResults(outDir), reportPath, {
+        title: `fleetbench demo: ${b.units.length} runs of the reference control plane`,
+      });
+      const failing = failingUnits(b);
+      const lines = [
+        '',
+        `fleetbench demo: ${b.units.length} runs in virtual time on ${b.timing.jobs} job${b.timing.jobs === 1 ? '' : 's'}, ${fmtMs(performance.now() - started)} in all`,
+        '',
+        ...summaryLines(b),
+        '',
+        failing.length === 0
+          ? `  Budgets: all ${b.units.length} runs pass: the cells the Track B scorecard (API cost), ${budgetNames(b)}.`
+          : `  Budgets: ${failing.length} of ${b.units.length} runs fail a judged budget:`,
+        ...failureLines(b),
+      ];
+      if (missing.length > 0) lines.push(`  Not in this build yet: ${missing.join('; ')}.`);
+      lines.push(
+        '',
+        `  report......: ${reportPath}   (open it in a browser: charts and verdicts, offline)`,
+        `  baseline....: ${outcome.markdownPath}`,
+        `  json........: ${outcome.jsonPath}`,
+        '',
+        '  next: fleetbench matrix                       all 54 cells, with the pruning table',
+        '        fleetbench compare S2-T1-50 S2-T1-50 --set-b polling.strategy=naive',
+        '                                                 is the naive strategy worse, beyond noise?',
+        '',
+      );
+      process.stdout.write(lines.join('\n'));
+      if (interrupted) process.exitCode = ExitCode.interrupted;
+      else if (flags.check && failing.length > 0) process.exitCode = ExitCode.budgetBreached;
+    });
+}

@@ -1,0 +1,201 @@
+/**
+ * `fleetbench matrix`: runs A2 cells (and built-in scenarios) in virtual time on a pool of child
+ * processes and writes baseline.json and baseline.md, with per-cell run directories.
+ */
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { ExitCode, FleetbenchError } from '../errors.ts';
+import type { Baseline } from '../matrix/baseline.ts';
+import { keptSelector } from '../matrix/markdown.ts';
+import { type Judge, type MatrixOutcome, type MatrixSpec, runMatrices } from '../matrix/run.ts';
+import { SELECTOR_HELP } from '../matrix/select.ts';
+import { failingUnits, trackBText } from '../matrix/summary.ts';
+import { fmtInt, fmtMs, fmtNum, textTable } from '../report/table.ts';
+import { createMatrixProgress } from './progress.ts';
+
+interface MatrixFlags {
+  cells: string;
+  jobs?: string;
+  out?: string;
+  seed?: string;
+  set: string[];
+  repeat: string;
+  check?: boolean;
+}
+
+export function parseCount(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new FleetbenchError('E_USAGE', `${flag}: expected a positive integer, got '${value}'`);
+  return Number(value);
+}
+
+export function parseSeed(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^-?\d+$/.test(value))
+    throw new FleetbenchError('E_USAGE', `--seed: expected an integer, got '${value}'`);
+  return Number(value);
+}
+
+export function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/**
+ * Runs matrices (one, or the two sides of a comparison) on one pool, with a progress bar on
+ * stderr and Ctrl-C handling: the first stops the running cells early and writes the baseline
+ * with what finished (exit 130), the second leaves at once.
+ */
+export async function runMatricesInteractive(
+  specs: MatrixSpec[],
+  jobs: number,
+  label = 'matrix',
+  judge?: Judge,
+): Promise<{ outcomes: MatrixOutcome[]; interrupted: boolean }> {
+  const abort = new AbortController();
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupts++;
+    if (interrupts > 1) process.exit(ExitCode.interrupted);
+    process.stderr.write(
+      `\nfleetbench: ${signal}: stopping; running cells end early, the baseline is written with what finished (again to quit at once)\n`,
+    );
+    abort.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const progress = createMatrixProgress(label);
+  try {
+    const outcomes = await runMatrices(specs, {
+      jobs,
+      judge,
+      signal: abort.signal,
+      onPlan: (runs) => progress.plan(runs),
+      onStart: (_job, running) => progress.started(running),
+      onDone: (result, running) => progress.done(result.job.key, result.wallMs, running),
+    });
+    return { outcomes, interrupted: abort.signal.aborted };
+  } finally {
+    progress.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+export function matrixTable(b: Baseline): string[] {
+  return textTable(
+    [
+      { header: 'cell' },
+      { header: 'Track B' },
+      { header: 'calls', align: 'right' },
+      { header: 'core pts/h', align: 'right' },
+      { header: 'calls/sess/cycle', align: 'right' },
+      { header: 'peak', align: 'right' },
+      { header: 'max 1s', align: 'right' },
+      { header: 'max 10s', align: 'right' },
+      { header: 'writes/min', align: 'right' },
+      { header: 'run time', align: 'right' },
+      { header: 'wall', align: 'right' },
+    ],
+    b.units.map((u) => {
+      const a = u.runs[0]?.analysis;
+      if (!a) return [u.id, 'did not run'];
+      const api = a.api;
+      const wall = u.runs.reduce((n, r) => n + (b.timing.runs[runKey(u.id, r.seed, b.repeats)] ?? 0), 0);
+      return [
+        u.id,
+        trackBText(u, a),
+        fmtInt(api.totals.calls),
+        fmtNum(api.projection.byResource.core?.pointsPerHour, 0),
+        fmtNum(api.pollingFloor.perSessionCycle.all?.mean),
+        fmtInt(api.concurrency.peak),
+        fmtNum(api.burst.max1s?.perSecond),
+        fmtNum(api.burst.max10s?.perSecond),
+        fmtInt(api.writes.maxPerMinute),
+        fmtMs(a.run.durationMs),
+        fmtMs(wall),
+      ];
+    }),
+    '  ',
+  );
+}
+
+export function runKey(unitId: string, seed: number, repeats: number): string {
+  return repeats > 1 ? `${unitId}#${seed}` : unitId;
+}
+
+export function register(program: Command): void {
+  program
+    .command('matrix')
+    .description('run the A2 cost matrix (scenario × topology × scale) in virtual time and write a baseline')
+    .option('--cells <selector>', SELECTOR_HELP, 'all')
+    .option('--jobs <n>', 'child processes running cells in parallel (default: the number of cores)')
+    .option(
+      '--out <dir>',
+      'where baseline.json, baseline.md and cells/<id>/ go',
+      join('fleetbench-out', 'matrix'),
+    )
+    .option('--seed <n>', 'seed of every cell (default: each scenario’s own); repeat i uses seed + i')
+    .option('--repeat <n>', 'runs per cell with consecutive seeds (for compare’s noise estimate)', '1')
+    .option('--set <key=value>', 'override a scenario field in every cell (repeatable)', collect, [])
+    .option('--check', 'exit 99 when a cell fails a judged Track B rule')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  fleetbench matrix                          # all 54 cells, one per core
+  fleetbench matrix --cells priority --jobs 2
+  fleetbench matrix --cells 'S2-*-50,S4-T1-10' --set polling.strategy=naive --out runs/naive
+  fleetbench matrix --cells priority --repeat 5 --out runs/before   # then: fleetbench compare runs/before runs/after
+
+Writes <out>/baseline.json (every metric of every run), <out>/baseline.md (one section per cell,
+the pruning table) and <out>/cells/<id>/{trace.jsonl,summary.json}. See docs/matrix.md.
+Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrupted.`,
+    )
+    .action(async (flags: MatrixFlags) => {
+      const outDir = flags.out ?? join('fleetbench-out', 'matrix');
+      const { outcomes, interrupted } = await runMatricesInteractive(
+        [
+          {
+            selection: flags.cells,
+            overrides: flags.set,
+            seed: parseSeed(flags.seed),
+            repeats: parseCount('--repeat', flags.repeat, 1),
+            outDir,
+          },
+        ],
+        parseCount('--jobs', flags.jobs, availableParallelism()),
+      );
+      const outcome = outcomes[0]!;
+      const b = outcome.baseline;
+      const out: string[] = [
+        '',
+        `fleetbench matrix: ${b.units.length} units, ${b.repeats > 1 ? `${b.repeats} seeds each, ` : ''}${b.timing.jobs} jobs, ${fmtMs(b.timing.wallMs)} wall`,
+        '',
+      ];
+      out.push(...matrixTable(b), '');
+      const failing = failingUnits(b);
+      out.push(
+        failing.length === 0
+          ? '  budgets: every cell passes the Track B scorecard'
+          : `  budgets: ${failing.length} of ${b.units.length} cells fail a judged budget: ${failing.map((u) => u.id).join(', ')}`,
+      );
+      if (b.pruning) {
+        const kept = b.pruning.decisions.filter((d) => d.kept).length;
+        out.push(
+          `  pruning: ${kept} of ${b.pruning.decisions.length} cells differ by more than 15% from an adjacent scale point (baseline.md says why); keep: --cells ${keptSelector(b)}`,
+        );
+      }
+      out.push(
+        '',
+        `  baseline..: ${outcome.markdownPath}`,
+        `  json......: ${outcome.jsonPath}`,
+        `  report....: fleetbench report ${outDir}`,
+        '',
+      );
+      process.stdout.write(out.join('\n'));
+      if (interrupted) process.exitCode = ExitCode.interrupted;
+      else if (flags.check && failing.length > 0) process.exitCode = ExitCode.budgetBreached;
+    });
+}

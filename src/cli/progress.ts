@@ -1,0 +1,60 @@
+/**
+ * Progress of a matrix on stderr: cells done, running and left. A cli-progress bar on a
+ * terminal; plain lines otherwise (CI logs, pipes), one per finished run.
+ */
+import cliProgress from 'cli-progress';
+
+export interface MatrixProgress {
+  /** The number of runs is known once the selection is expanded. */
+  plan(total: number): void;
+  started(running: number): void;
+  done(key: string, wallMs: number, running: number): void;
+  stop(): void;
+}
+
+export function createMatrixProgress(
+  label: string,
+  stream: NodeJS.WriteStream = process.stderr,
+): MatrixProgress {
+  let total = 0;
+  let finished = 0;
+  let bar: cliProgress.SingleBar | undefined;
+  const payload = (running: number) => ({ running, left: Math.max(0, total - finished - running) });
+  return {
+    plan(n) {
+      total = n;
+      if (stream.isTTY) {
+        bar = new cliProgress.SingleBar(
+          {
+            stream,
+            format: `${label} [{bar}] {value}/{total} done · {running} running · {left} left · {duration_formatted}`,
+            hideCursor: true,
+            barsize: 30,
+            fps: 10,
+          },
+          cliProgress.Presets.shades_classic,
+        );
+        bar.start(total, 0, payload(0));
+      } else {
+        stream.write(`fleetbench ${label}: ${total} run${total === 1 ? '' : 's'} to do\n`);
+      }
+    },
+    started(running) {
+      bar?.update(finished, payload(running));
+    },
+    done(key, wallMs, running) {
+      finished++;
+      if (bar) bar.update(finished, payload(running));
+      else {
+        const p = payload(running);
+        stream.write(
+          `fleetbench ${label}: ${key} done in ${(wallMs / 1000).toFixed(2)} s (${finished}/${total} done, ${p.running} running, ${p.left} left)\n`,
+        );
+      }
+    },
+    stop() {
+      bar?.stop();
+      bar = undefined;
+    },
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * baseline.json: the machine-readable result of a matrix (SPEC §8): every unit (cell) with every
+ * run of it (one per repeat) and each run's full Analysis, the pruning decisions, and how long it
+ * took. `compare` and `report` read it back. The zod schema is its one definition (validator,
+ * types, `fleetbench schema baseline`). Everything but `timing` is deterministic: the same
+ * cells, seeds and overrides give the same bytes.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { analysisSchema } from '../analyze/schema.ts';
+import { FleetbenchError } from '../errors.ts';
+import { describeZodIssues } from '../validation.ts';
+
+export const BASELINE_SCHEMA_VERSION = 1;
+
+export const checkRowSchema = z.object({
+  budget: z.string().describe('the budget set the row comes from (native-speed, turnover, a file)'),
+  metric: z.string(),
+  scope: z.string().describe('labels the row is scoped to, e.g. adapter=codex start=cold'),
+  measured: z.string().describe('as displayed, with its unit'),
+  limit: z.string(),
+  verdict: z.enum(['pass', 'fail', 'unknown']),
+  judged: z.boolean().describe('false: reported only, never fails'),
+});
+
+const runSchema = z.object({
+  seed: z.number().int(),
+  dir: z.string().describe('the run directory (trace.jsonl, summary.json), relative to baseline.json'),
+  reason: z.enum(['completed', 'interrupted']),
+  sessionsStarted: z.number().int().nonnegative(),
+  sessionsDropped: z.number().int().nonnegative(),
+  analysis: analysisSchema,
+  checks: z
+    .array(checkRowSchema)
+    .nullable()
+    .describe(
+      'budget checks beyond the Track B scorecard (speed, turnover), when a judge ran; null otherwise',
+    ),
+});
+
+const pruneDifferenceSchema = z.object({
+  metric: z.string(),
+  neighbour: z.string(),
+  value: z.number().nullable(),
+  neighbourValue: z.number().nullable(),
+  relative: z.number().nullable().describe('|x − n| / |n|; null stands for infinite (against 0 or none)'),
+});
+
+const unitSchema = z.object({
+  id: z.string().describe('cell id (S2-T1-50) or built-in scenario name'),
+  ref: z.string(),
+  cell: z
+    .object({ scenario: z.string(), topology: z.string(), scale: z.number().int().positive() })
+    .nullable(),
+  heading: z.string().describe('`S2-T1-50: Quiet steady state, concentrated, 50 sessions`'),
+  whatItTells: z.string().nullable(),
+  scenarioHash: z.string(),
+  scorecardJudged: z
+    .boolean()
+    .describe(
+      "the unit's scenario judges the Track B scorecard (its budgets name track-b, as every A2 cell does); false: the scorecard is shown, never fails (a chaos wave, a turnover run)",
+    ),
+  runs: z.array(runSchema),
+});
+
+export const baselineSchema = z.object({
+  kind: z.literal('fleetbench-baseline'),
+  schemaVersion: z.literal(BASELINE_SCHEMA_VERSION),
+  generator: z.object({ name: z.string(), version: z.string() }),
+  selection: z.string().describe('what --cells selected'),
+  overrides: z.array(z.string()).describe('--set overrides applied to every unit'),
+  repeats: z.number().int().positive(),
+  partial: z.boolean().describe('interrupted: some units or repeats did not run'),
+  units: z.array(unitSchema),
+  pruning: z
+    .object({
+      threshold: z.number(),
+      metrics: z.string(),
+      decisions: z.array(
+        z.object({
+          id: z.string(),
+          kept: z.boolean(),
+          representative: z.boolean(),
+          neighbours: z.array(z.string()),
+          largest: pruneDifferenceSchema.nullable(),
+          reason: z.string(),
+        }),
+      ),
+    })
+    .nullable()
+    .describe('null when fewer than two A2 cells ran'),
+  timing: z
+    .object({
+      wallMs: z.number(),
+      jobs: z.number().int().positive(),
+      runs: z.record(z.string(), z.number()).describe('wall ms of each run (engine + analysis) in its child'),
+    })
+    .describe('the only part that changes between identical runs'),
+});
+
+export type Baseline = z.infer<typeof baselineSchema>;
+export type BaselineUnit = z.infer<typeof unitSchema>;
+export type BaselineRun = z.infer<typeof runSchema>;
+export type CheckRow = z.infer<typeof checkRowSchema>;
+
+export function baselineJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(baselineSchema, { target: 'draft-2020-12' }) as Record<string, unknown>;
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: 'https://fleetbench.dev/schemas/baseline-1.json',
+    title: `fleetbench baseline (schemaVersion ${BASELINE_SCHEMA_VERSION})`,
+    description: 'baseline.json, written by `fleetbench matrix` and `fleetbench demo`. See docs/matrix.md.',
+    ...schema,
+  };
+}
+
+export function readBaseline(file: string): Baseline {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new FleetbenchError('E_RESULTS', `${file}: not readable as JSON (${(error as Error).message})`);
+  }
+  return parseBaseline(raw, file);
+}
+
+export function parseBaseline(raw: unknown, file: string): Baseline {
+  const kind = (raw as { kind?: unknown } | null)?.kind;
+  if (kind !== 'fleetbench-baseline') {
+    throw new FleetbenchError(
+      'E_RESULTS',
+      `${file}: not a fleetbench baseline (kind is ${JSON.stringify(kind)})`,
+    );
+  }
+  const parsed = baselineSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new FleetbenchError(
+      'E_RESULTS',
+      `${file}: ${describeZodIssues(parsed.error.issues, 3).join('; ')}`,
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,74 @@
+/**
+ * The matrix's budget checks beyond the Track B scorecard (which every Analysis already
+ * carries): each unit is judged against its own scenario's `budgets:` (a chaos wave against
+ * native-speed, turnover against the turnover set), the same judge `fleetbench run` and
+ * `fleetbench check` use. The rows are kept per run in baseline.json and shown by the report.
+ */
+import {
+  type BudgetSet,
+  fmtValue,
+  judge,
+  limitText,
+  resolveBudgets,
+  type Verdict,
+  type VerdictRow,
+} from '../judge/index.ts';
+import { resolveScenarioRef } from '../workload/builtins.ts';
+import { parseOverride } from '../workload/load.ts';
+import type { CheckRow } from './baseline.ts';
+import type { Judge } from './run.ts';
+
+/** Judged already through the scorecard: repeating its rows would only say the same twice. */
+export const SCORECARD_SET = 'track-b';
+
+function measuredText(row: VerdictRow): string {
+  if (row.kind === 'value') return fmtValue(row.value, row.unit);
+  return `p50 ${fmtValue(row.p50, row.unit)} · p95 ${fmtValue(row.p95, row.unit)} (n ${row.n})`;
+}
+
+function checkRow(budget: string, row: VerdictRow): CheckRow {
+  return {
+    budget,
+    metric: row.metric,
+    scope: Object.entries(row.scope)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' '),
+    measured: measuredText(row),
+    limit: limitText(row),
+    verdict: row.status === 'fail' ? 'fail' : 'pass',
+    judged: row.mode === 'judged',
+  };
+}
+
+/** A verdict's rows as baseline check rows (skipped rows left out; errors as failing rows). */
+export function verdictCheckRows(verdict: Verdict): CheckRow[] {
+  const rows = verdict.rows.filter((r) => r.status !== 'skipped').map((r) => checkRow(verdict.budget, r));
+  // A misconfigured set (no samples for a budget, ...) fails loudly, as in `fleetbench check`.
+  for (const error of verdict.errors)
+    rows.push({
+      budget: verdict.budget,
+      metric: verdict.budget,
+      scope: '',
+      measured: error,
+      limit: '',
+      verdict: 'fail',
+      judged: true,
+    });
+  return rows;
+}
+
+/** A judge for the units of one matrix (the same `--set` overrides as its runs). */
+export function scenarioBudgetJudge(overrides: readonly string[] = []): Judge {
+  const parsed = overrides.map(parseOverride);
+  const setsByUnit = new Map<string, BudgetSet[]>();
+  return (analysis, unitId) => {
+    let sets = setsByUnit.get(unitId);
+    if (!sets) {
+      const { scenario } = resolveScenarioRef(unitId, parsed);
+      sets = scenario.budgets.filter((ref) => ref !== SCORECARD_SET).map(resolveBudgets);
+      setsByUnit.set(unitId, sets);
+    }
+    if (sets.length === 0) return null;
+    return sets.flatMap((set) => verdictCheckRows(judge(set, [{ name: unitId, analysis }])));
+  };
+}

@@ -1,0 +1,232 @@
+/**
+ * `fleetbench compare A B`: per unit (cell) and metric, the medians of A and B, the change, and
+ * a verdict that accounts for run-to-run noise. The noise estimate comes from repeats (runs with
+ * different seeds): with two or more runs a side, a two-sided Mann–Whitney U test per metric,
+ * Holm–Bonferroni across the judged metrics (one family) and across the reported ones (another),
+ * and a minimum practical change. One run a side cannot tell noise from change: such metrics are
+ * shown but `untested`. docs/matrix.md#compare explains the choices.
+ */
+import type { Analysis } from '../analyze/schema.ts';
+import { extractMetrics, type MetricDef } from './metrics.ts';
+import type { ResultSet, ResultUnit } from './results.ts';
+import { holm, mannWhitney, median, minimumP, type RankTest } from './stats.ts';
+
+export type Verdict =
+  | 'regression'
+  | 'improvement'
+  | 'no change'
+  | 'negligible'
+  | 'untested'
+  | 'only in A'
+  | 'only in B';
+
+export interface CompareOptions {
+  /** Family-wise error rate per family (judged, reported). Default 0.05. */
+  alpha?: number;
+  /** Smallest relative change of the median that counts (0.05 = 5%). */
+  minChange?: number;
+}
+
+export interface MetricComparison {
+  unit: string;
+  def: MetricDef;
+  a: number[];
+  b: number[];
+  medianA: number | null;
+  medianB: number | null;
+  /** (median B − median A) / |median A|; ±Infinity from 0; null when a side has no value. */
+  change: number | null;
+  /** B is on the worse side of A (by the metric's direction). */
+  worse: boolean;
+  test: RankTest | null;
+  /** Holm-adjusted p (within its family); null when untested. */
+  pAdjusted: number | null;
+  verdict: Verdict;
+}
+
+export interface UnitComparison {
+  /** `S2-T1-50`, or `A-id vs B-id` when single units with different ids were paired. */
+  id: string;
+  heading: string;
+  runsA: number;
+  runsB: number;
+  metrics: MetricComparison[];
+}
+
+export interface Comparison {
+  a: string;
+  b: string;
+  alpha: number;
+  minChange: number;
+  method: string;
+  units: UnitComparison[];
+  onlyA: string[];
+  onlyB: string[];
+  /** Judged metrics that got worse beyond noise: the exit code. */
+  regressions: MetricComparison[];
+  notes: string[];
+}
+
+interface Pair {
+  id: string;
+  heading: string;
+  a: ResultUnit;
+  b: ResultUnit;
+}
+
+function pairUnits(a: ResultSet, b: ResultSet): { pairs: Pair[]; onlyA: string[]; onlyB: string[] } {
+  if (a.units.length === 1 && b.units.length === 1) {
+    const [ua, ub] = [a.units[0]!, b.units[0]!];
+    const id = ua.id === ub.id ? ua.id : `${ua.id} vs ${ub.id}`;
+    return {
+      pairs: [{ id, heading: ua.id === ub.id ? ua.heading : id, a: ua, b: ub }],
+      onlyA: [],
+      onlyB: [],
+    };
+  }
+  const inB = new Map(b.units.map((u) => [u.id, u]));
+  const pairs: Pair[] = [];
+  const onlyA: string[] = [];
+  for (const ua of a.units) {
+    const ub = inB.get(ua.id);
+    if (ub) pairs.push({ id: ua.id, heading: ua.heading, a: ua, b: ub });
+    else onlyA.push(ua.id);
+  }
+  const inA = new Set(a.units.map((u) => u.id));
+  return { pairs, onlyA, onlyB: b.units.filter((u) => !inA.has(u.id)).map((u) => u.id) };
+}
+
+/** Metric id → definition and the values of each run (nulls dropped). */
+function collect(analyses: Analysis[]): Map<string, { def: MetricDef; values: number[] }> {
+  const out = new Map<string, { def: MetricDef; values: number[] }>();
+  for (const analysis of analyses) {
+    for (const { def, value } of extractMetrics(analysis)) {
+      let entry = out.get(def.id);
+      if (!entry) {
+        entry = { def, values: [] };
+        out.set(def.id, entry);
+      }
+      if (value !== null) entry.values.push(value);
+    }
+  }
+  return out;
+}
+
+export function relativeChange(medianA: number, medianB: number): number {
+  if (medianA === 0)
+    return medianB === 0 ? 0 : medianB > 0 ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+  return (medianB - medianA) / Math.abs(medianA);
+}
+
+/** One metric, before the family correction: medians, change, direction and the rank test. */
+export function measureMetric(unit: string, def: MetricDef, a: number[], b: number[]): MetricComparison {
+  const medianA = a.length > 0 ? median(a) : null;
+  const medianB = b.length > 0 ? median(b) : null;
+  const base = { unit, def, a, b, medianA, medianB, pAdjusted: null };
+  if (medianA === null || medianB === null) {
+    return {
+      ...base,
+      change: null,
+      worse: false,
+      test: null,
+      verdict: medianA === null ? 'only in B' : 'only in A',
+    };
+  }
+  const change = relativeChange(medianA, medianB);
+  const worse = def.better === 'lower' ? medianB > medianA : medianB < medianA;
+  if (a.length < 2 || b.length < 2) return { ...base, change, worse, test: null, verdict: 'untested' };
+  return { ...base, change, worse, test: mannWhitney(a, b), verdict: 'no change' };
+}
+
+/**
+ * Holm within each family, then the verdicts. Tests whose samples are all tied (`degenerate`)
+ * cannot reject whatever the labels, so they are left out of the family (Tarone's refinement):
+ * counting them would only make the others harder to call.
+ */
+export function judgeFamily(family: MetricComparison[], alpha: number, minChange: number): void {
+  const tested = family.filter((m) => m.test !== null && m.test.method !== 'degenerate');
+  const adjusted = holm(tested.map((m) => m.test!.p));
+  tested.forEach((m, i) => {
+    m.pAdjusted = adjusted[i]!;
+  });
+  for (const m of family) {
+    if (m.test === null) continue;
+    if (m.test.method === 'degenerate') {
+      m.pAdjusted = 1;
+      m.verdict = 'no change';
+      continue;
+    }
+    const significant = m.pAdjusted! < alpha;
+    if (!significant) m.verdict = 'no change';
+    else if (Math.abs(m.change ?? 0) < minChange) m.verdict = 'negligible';
+    else m.verdict = m.worse ? 'regression' : 'improvement';
+  }
+}
+
+/** Repeats needed a side before any difference can be significant in a family of `k` tests. */
+export function repeatsNeeded(k: number, alpha: number): number {
+  for (let n = 2; n <= 50; n++) if (minimumP(n, n) * k < alpha) return n;
+  return 50;
+}
+
+export function compareResults(a: ResultSet, b: ResultSet, options: CompareOptions = {}): Comparison {
+  const alpha = options.alpha ?? 0.05;
+  const minChange = options.minChange ?? 0.05;
+  const { pairs, onlyA, onlyB } = pairUnits(a, b);
+  const units: UnitComparison[] = pairs.map((pair) => {
+    const ma = collect(pair.a.runs.map((r) => r.analysis));
+    const mb = collect(pair.b.runs.map((r) => r.analysis));
+    const ids = [...ma.keys(), ...[...mb.keys()].filter((k) => !ma.has(k))];
+    return {
+      id: pair.id,
+      heading: pair.heading,
+      runsA: pair.a.runs.length,
+      runsB: pair.b.runs.length,
+      metrics: ids.map((id) => {
+        const def = (ma.get(id) ?? mb.get(id))!.def;
+        return measureMetric(pair.id, def, ma.get(id)?.values ?? [], mb.get(id)?.values ?? []);
+      }),
+    };
+  });
+  const all = units.flatMap((u) => u.metrics);
+  const judged = all.filter((m) => m.def.judged);
+  judgeFamily(judged, alpha, minChange);
+  judgeFamily(
+    all.filter((m) => !m.def.judged),
+    alpha,
+    minChange,
+  );
+
+  const notes: string[] = [];
+  if (units.some((u) => u.runsA < 2 || u.runsB < 2)) {
+    notes.push(
+      'one run on a side: run-to-run noise is unknown, so no change can be called significant (metrics marked untested). Run repeats: `fleetbench compare --repeat 6 REF_A REF_B`, or `fleetbench matrix --repeat 6` for each side.',
+    );
+  } else {
+    const family = judged.filter((m) => m.test && m.test.method !== 'degenerate').length;
+    const smallest = Math.min(...units.flatMap((u) => [u.runsA, u.runsB]));
+    const biggest = Math.max(...units.flatMap((u) => [u.runsA, u.runsB]));
+    if (family > 0 && minimumP(smallest, biggest) * family >= alpha) {
+      notes.push(
+        `with ${smallest} run(s) on the smaller side and ${family} judged metrics tested, even a complete separation of A and B stays above α = ${alpha} after Holm's correction: use at least ${repeatsNeeded(family, alpha)} runs a side`,
+      );
+    }
+  }
+  if (onlyA.length > 0) notes.push(`only in A (not compared): ${onlyA.join(', ')}`);
+  if (onlyB.length > 0) notes.push(`only in B (not compared): ${onlyB.join(', ')}`);
+  if (pairs.length === 0) notes.push('A and B have no cell or scenario in common: nothing was compared');
+
+  return {
+    a: a.source,
+    b: b.source,
+    alpha,
+    minChange,
+    method:
+      'two-sided Mann–Whitney U per metric (exact permutation p with mid-ranks up to 60 runs, normal approximation beyond), Holm–Bonferroni within the judged and within the reported metrics, change of medians ≥ min-change',
+    units,
+    onlyA,
+    onlyB,
+    regressions: judged.filter((m) => m.verdict === 'regression'),
+    notes,
+  };
+}

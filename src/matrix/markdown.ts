@@ -1,0 +1,193 @@
+/**
+ * baseline.md: the human-readable baseline (SPEC §8). An overview table, the pruning table, then
+ * one section per cell: `### S2-T1-50: Quiet steady state, concentrated, 50 sessions`, what the
+ * cell tells us, the `/rate_limit` bracket before/after and its delta, the summary, and the
+ * analysis (the same sections `fleetbench analyze --markdown` prints). Deterministic: no wall
+ * times, no dates.
+ */
+import type { Analysis } from '../analyze/schema.ts';
+import { analysisSections } from '../report/sections.ts';
+import { type Block, fmtInt, fmtNum, markdownTable, type Section } from '../report/table.ts';
+import type { Baseline, BaselineUnit } from './baseline.ts';
+import { activeBracket, bracketDeltaText, keyFigures, trackBText } from './summary.ts';
+
+/** Sections of `analyze` that the cell section already shows in its own words. */
+const SHOWN_ABOVE = new Set(['/rate_limit bracket']);
+
+function blocksMarkdown(blocks: Block[]): string[] {
+  const lines: string[] = [];
+  for (const block of blocks) {
+    if (block.kind === 'pairs') {
+      lines.push(
+        ...markdownTable(
+          [{ header: 'metric' }, { header: 'value' }],
+          block.pairs.map(([k, v]) => [k, v]),
+        ),
+        '',
+      );
+    } else if (block.kind === 'table') {
+      if (block.rows.length === 0) lines.push('(none)', '');
+      else lines.push(...markdownTable(block.columns, block.rows), '');
+      if (block.more) lines.push(`… ${block.more} more rows (see baseline.json).`, '');
+    } else if (block.lines.length > 0) {
+      const mark = block.tone === 'warning' ? '> ⚠ ' : '> ';
+      lines.push(...block.lines.map((l) => `${mark}${l}`), '');
+    }
+  }
+  return lines;
+}
+
+function sectionsMarkdown(sections: Section[], level: string): string[] {
+  return sections.flatMap((s) => [`${level} ${s.title}`, '', ...blocksMarkdown(s.blocks)]);
+}
+
+function bracketMarkdown(a: Analysis): string[] {
+  const rows = activeBracket(a);
+  if (a.api.bracket === null) return ['No `/rate_limit` snapshots in this run.', ''];
+  if (rows.length === 0) return ['No resource was used between the snapshots.', ''];
+  const at = `before at ${fmtNum(a.api.bracket.beforeAtMs / 1000)} s, after at ${fmtNum(a.api.bracket.afterAtMs / 1000)} s`;
+  return [
+    `Rate-limit bracket (\`/rate_limit\` ${at}):`,
+    '',
+    ...markdownTable(
+      [
+        { header: 'resource' },
+        { header: 'used before', align: 'right' },
+        { header: 'used after', align: 'right' },
+        { header: 'limit', align: 'right' },
+        { header: 'delta', align: 'right' },
+        { header: 'charged in the trace', align: 'right' },
+        { header: 'unseen by the trace', align: 'right' },
+      ],
+      rows.map((r) => [
+        r.resource,
+        fmtInt(r.beforeUsed),
+        fmtInt(r.afterUsed),
+        fmtInt(r.limit),
+        bracketDeltaText(r),
+        fmtNum(r.tracePoints),
+        fmtNum(r.unseenPoints),
+      ]),
+    ),
+    '',
+  ];
+}
+
+function unitMarkdown(unit: BaselineUnit): string[] {
+  const lines = [`### ${unit.heading}`, ''];
+  lines.push(`What this cell tells us: ${unit.whatItTells ?? '(the scenario does not say)'}`, '');
+  const first = unit.runs[0];
+  if (!first) return [...lines, 'Did not run (the matrix was interrupted).', ''];
+  const a = first.analysis;
+  if (unit.runs.length > 1) {
+    lines.push(
+      `${unit.runs.length} runs with seeds ${unit.runs.map((r) => r.seed).join(', ')}; the figures below are the first run's (every run is in baseline.json and under \`${first.dir.replace(/[^/]+$/, '')}\`).`,
+      '',
+    );
+  }
+  if (first.reason !== 'completed') lines.push('> ⚠ interrupted: partial figures', '');
+  lines.push(...bracketMarkdown(a));
+  lines.push('#### Summary', '');
+  lines.push(
+    ...markdownTable(
+      [{ header: 'metric' }, { header: 'value' }],
+      [
+        ...keyFigures(a),
+        ['sessions started (dropped)', `${fmtInt(first.sessionsStarted)} (${fmtInt(first.sessionsDropped)})`],
+        ['run directory', `\`${first.dir}\``],
+      ],
+    ),
+    '',
+  );
+  lines.push('#### Analysis', '');
+  lines.push(
+    ...sectionsMarkdown(
+      analysisSections(a, { top: 10 }).filter((s) => !SHOWN_ABOVE.has(s.title)),
+      '#####',
+    ),
+  );
+  return lines;
+}
+
+export function baselineMarkdown(b: Baseline): string {
+  const lines = ['# fleetbench baseline', ''];
+  const runs = b.units.reduce((n, u) => n + u.runs.length, 0);
+  lines.push(
+    `${b.units.length} unit${b.units.length === 1 ? '' : 's'} (\`--cells ${b.selection}\`), ${runs} run${runs === 1 ? '' : 's'}` +
+      (b.repeats > 1 ? ` (${b.repeats} seeds each)` : '') +
+      `, virtual time, ${b.generator.name} ${b.generator.version}.` +
+      (b.overrides.length > 0 ? ` Overrides: ${b.overrides.map((o) => `\`${o}\``).join(', ')}.` : ''),
+    '',
+    'Every metric of every run is in `baseline.json` (schema: `fleetbench schema baseline`); each run directory holds its trace.',
+    '',
+  );
+  if (b.partial) lines.push('> ⚠ The matrix was interrupted: some cells are missing or partial.', '');
+
+  lines.push('## Overview', '');
+  lines.push(
+    ...markdownTable(
+      [
+        { header: 'cell' },
+        { header: 'Track B' },
+        { header: 'calls', align: 'right' },
+        { header: 'core points/h', align: 'right' },
+        { header: 'calls/session/cycle', align: 'right' },
+        { header: 'peak in flight', align: 'right' },
+        { header: 'max req/s 1 s', align: 'right' },
+        { header: 'max req/s 10 s', align: 'right' },
+        { header: 'writes/min', align: 'right' },
+        { header: '403/429', align: 'right' },
+      ],
+      b.units.map((u) => {
+        const a = u.runs[0]?.analysis;
+        if (!a) return [u.id, 'did not run', '', '', '', '', '', '', '', ''];
+        const api = a.api;
+        return [
+          u.id,
+          trackBText(u, a),
+          fmtInt(api.totals.calls),
+          fmtNum(api.projection.byResource.core?.pointsPerHour, 0),
+          fmtNum(api.pollingFloor.perSessionCycle.all?.mean),
+          fmtInt(api.concurrency.peak),
+          fmtNum(api.burst.max1s?.perSecond),
+          fmtNum(api.burst.max10s?.perSecond),
+          fmtInt(api.writes.maxPerMinute),
+          fmtInt(api.limited.answers),
+        ];
+      }),
+    ),
+    '',
+  );
+
+  lines.push('## Pruning', '');
+  if (b.pruning === null) {
+    lines.push('Not applied: it needs at least two A2 cells of one scenario at different scales.', '');
+  } else {
+    const kept = b.pruning.decisions.filter((d) => d.kept).length;
+    lines.push(
+      `Rule: keep a cell only if one of its Track B scorecard metrics differs by more than ${fmtNum(100 * b.pruning.threshold)}% from an adjacent scale point (the next smaller or larger scale of the same scenario and topology; S·-T1-1 is the scale-1 point of both lines). ${kept} of ${b.pruning.decisions.length} cells kept; run only those next time with \`--cells ${keptSelector(b) || '…'}\`.`,
+      '',
+      ...markdownTable(
+        [{ header: 'cell' }, { header: 'decision' }, { header: 'why' }],
+        b.pruning.decisions.map((d) => [
+          d.id,
+          d.kept ? (d.representative ? 'kept (representative)' : 'kept') : 'pruned',
+          d.reason,
+        ]),
+      ),
+      '',
+    );
+  }
+
+  lines.push('## Cells', '');
+  for (const unit of b.units) lines.push(...unitMarkdown(unit));
+  return `${lines.join('\n').trimEnd()}\n`;
+}
+
+/** The kept cells as a --cells value. */
+export function keptSelector(b: Baseline): string {
+  return (b.pruning?.decisions ?? [])
+    .filter((d) => d.kept)
+    .map((d) => d.id)
+    .join(',');
+}

@@ -1,0 +1,155 @@
+/**
+ * Reading results back for `compare` and `report`: a run directory or its summary.json, a
+ * matrix directory or its baseline.json, an `analyze --json` document, or a directory of run
+ * directories (e.g. repeats). Whatever the input, the result is a set of units (cells or
+ * scenarios), each with one Analysis per run.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { Analysis } from '../analyze/schema.ts';
+import { FleetbenchError } from '../errors.ts';
+import type { RunSummary } from '../workload/summary.ts';
+import { type Baseline, type CheckRow, parseBaseline } from './baseline.ts';
+import { SCORECARD_SET, verdictCheckRows } from './checks.ts';
+
+export interface ResultUnit {
+  id: string;
+  heading: string;
+  whatItTells: string | null;
+  /** Whether the Track B scorecard verdict counts (see baseline.json `scorecardJudged`). */
+  scorecardJudged: boolean;
+  runs: Array<{ seed: number | null; dir: string | null; analysis: Analysis; checks?: CheckRow[] | null }>;
+}
+
+export interface ResultSet {
+  /** What the user gave. */
+  source: string;
+  kind: 'baseline' | 'run' | 'runs' | 'analysis';
+  units: ResultUnit[];
+  /** The baseline itself when the input was one (pruning, overrides, ...). */
+  baseline?: Baseline;
+}
+
+const ACCEPTED =
+  'a run directory (with summary.json), a summary.json, a matrix directory (with baseline.json), a baseline.json, an `analyze --json` file, or a directory of run directories';
+
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new FleetbenchError('E_RESULTS', `${file}: not readable as JSON (${(error as Error).message})`);
+  }
+}
+
+function unitIdOf(a: Analysis, fallback: string): string {
+  return a.run.cell ?? a.run.scenario ?? fallback;
+}
+
+function fromSummary(summary: RunSummary, dir: string | null): ResultUnit {
+  const a = summary.analysis;
+  const id = summary.scenario.cell ?? summary.scenario.name ?? unitIdOf(a, 'run');
+  return {
+    id,
+    heading: `${id}: ${summary.scenario.description ?? summary.scenario.name}`,
+    whatItTells: summary.scenario.whatItTells ?? null,
+    // A run judged on budgets counts its scorecard only when one of them is the Track B set; a
+    // run judged on nothing (--no-budgets, an older summary) shows the scorecard's own verdict.
+    scorecardJudged: summary.budgets === undefined || summary.budgets.some((v) => v.budget === SCORECARD_SET),
+    runs: [
+      {
+        seed: summary.scenario.seed ?? a.run.seed,
+        dir,
+        analysis: a,
+        checks: summary.budgets
+          ? summary.budgets.filter((v) => v.budget !== SCORECARD_SET).flatMap(verdictCheckRows)
+          : null,
+      },
+    ],
+  };
+}
+
+function isAnalysis(raw: unknown): raw is Analysis {
+  const r = raw as Partial<Analysis> | null;
+  return !!r && typeof r === 'object' && typeof r.schemaVersion === 'number' && !!r.api && !!r.scorecard;
+}
+
+function fromJsonFile(file: string): ResultSet {
+  const raw = readJson(file);
+  const kind = (raw as { kind?: unknown } | null)?.kind;
+  if (kind === 'fleetbench-baseline') {
+    const baseline = parseBaseline(raw, file);
+    return {
+      source: file,
+      kind: 'baseline',
+      baseline,
+      units: baseline.units.map((u) => ({
+        id: u.id,
+        heading: u.heading,
+        whatItTells: u.whatItTells,
+        scorecardJudged: u.scorecardJudged,
+        runs: u.runs.map((r) => ({ seed: r.seed, dir: r.dir, analysis: r.analysis, checks: r.checks })),
+      })),
+    };
+  }
+  if (kind === 'fleetbench-run') {
+    const summary = raw as RunSummary;
+    if (!isAnalysis(summary.analysis))
+      throw new FleetbenchError('E_RESULTS', `${file}: summary without an analysis`);
+    return { source: file, kind: 'run', units: [fromSummary(summary, null)] };
+  }
+  if (isAnalysis(raw)) {
+    const id = unitIdOf(raw, basename(file, '.json'));
+    return {
+      source: file,
+      kind: 'analysis',
+      units: [
+        {
+          id,
+          heading: id,
+          whatItTells: null,
+          scorecardJudged: true,
+          runs: [{ seed: raw.run.seed, dir: null, analysis: raw }],
+        },
+      ],
+    };
+  }
+  throw new FleetbenchError('E_RESULTS', `${file}: not a fleetbench result; expected ${ACCEPTED}`);
+}
+
+/** summary.json files up to three levels below `dir`, in path order. */
+function findSummaries(dir: string, depth = 3): string[] {
+  const out: string[] = [];
+  const entries = readdirSync(dir, { withFileTypes: true }).sort((x, y) => (x.name < y.name ? -1 : 1));
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isFile() && entry.name === 'summary.json') out.push(path);
+    else if (entry.isDirectory() && depth > 0) out.push(...findSummaries(path, depth - 1));
+  }
+  return out;
+}
+
+export function loadResults(path: string): ResultSet {
+  if (!existsSync(path))
+    throw new FleetbenchError('E_RESULTS', `${path}: no such file or directory; expected ${ACCEPTED}`);
+  if (statSync(path).isFile()) return fromJsonFile(path);
+  for (const name of ['baseline.json', 'summary.json']) {
+    const file = join(path, name);
+    if (existsSync(file)) return { ...fromJsonFile(file), source: path };
+  }
+  const summaries = findSummaries(path);
+  if (summaries.length === 0)
+    throw new FleetbenchError(
+      'E_RESULTS',
+      `${path}: no summary.json or baseline.json in it; expected ${ACCEPTED}`,
+    );
+  const units = new Map<string, ResultUnit>();
+  for (const file of summaries) {
+    const raw = readJson(file) as RunSummary;
+    if (raw?.kind !== 'fleetbench-run') continue;
+    const unit = fromSummary(raw, file.slice(0, -'/summary.json'.length));
+    const mine = units.get(unit.id);
+    if (mine) mine.runs.push(...unit.runs);
+    else units.set(unit.id, unit);
+  }
+  return { source: path, kind: 'runs', units: [...units.values()] };
+}

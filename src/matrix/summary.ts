@@ -1,0 +1,109 @@
+/**
+ * The few figures that summarise one cell, shared by baseline.md, the terminal table of
+ * `fleetbench matrix` and the HTML report, so the three never disagree.
+ */
+import type { Analysis } from '../analyze/schema.ts';
+import { fmtInt, fmtMs, fmtNum, fmtPct } from '../report/table.ts';
+import type { Baseline } from './baseline.ts';
+
+export interface BracketRow {
+  resource: string;
+  beforeUsed: number | null;
+  afterUsed: number | null;
+  limit: number | null;
+  /** after.used − before.used, or null when the window reset in between. */
+  delta: number | null;
+  sameWindow: boolean;
+  tracePoints: number;
+  unseenPoints: number | null;
+}
+
+/** The `/rate_limit` bracket, for the resources the run touched (used, or charged by the trace). */
+export function activeBracket(a: Analysis): BracketRow[] {
+  const br = a.api.bracket;
+  if (!br) return [];
+  return Object.entries(br.byResource)
+    .filter(([, v]) => (v.before?.used ?? 0) > 0 || (v.after?.used ?? 0) > 0 || v.tracePoints > 0)
+    .map(([resource, v]) => ({
+      resource,
+      beforeUsed: v.before?.used ?? null,
+      afterUsed: v.after?.used ?? null,
+      limit: v.after?.limit ?? v.before?.limit ?? null,
+      delta: v.deltaUsed,
+      sameWindow: v.sameWindow,
+      tracePoints: v.tracePoints,
+      unseenPoints: v.unseenPoints,
+    }));
+}
+
+export function bracketDeltaText(row: BracketRow): string {
+  if (row.delta !== null) return `${row.delta >= 0 ? '+' : ''}${fmtNum(row.delta)}`;
+  return 'window reset in between';
+}
+
+/** One line per judged rule failing, or the all-clear. */
+export function scorecardWords(a: Analysis): string {
+  const s = a.scorecard;
+  const failing = s.rows.filter((r) => r.verdict === 'fail');
+  const unknown = s.rows.filter((r) => r.verdict === 'unknown');
+  if (failing.length > 0) {
+    return `fails ${failing.length} of ${s.rows.length} Track B rules: ${failing
+      .map((r) => `${r.title} ${fmtNum(r.measured)} ${r.unit} (limit ${r.comparison} ${fmtNum(r.limit)})`)
+      .join('; ')}`;
+  }
+  if (unknown.length === s.rows.length) return 'nothing to judge (no Track B rule could be measured)';
+  return `passes all ${s.rows.length - unknown.length} Track B rules${unknown.length > 0 ? ` (${unknown.length} not measurable)` : ''}`;
+}
+
+function resourceRate(a: Analysis, resource: string): number | null {
+  return a.api.projection.byResource[resource]?.pointsPerHour ?? null;
+}
+
+/** Label → value: the summary of one run. */
+export function keyFigures(a: Analysis): Array<[string, string]> {
+  const api = a.api;
+  const pf = api.pollingFloor.perSessionCycle.all;
+  return [
+    ['Track B scorecard', `${a.scorecard.verdict.toUpperCase()}: ${scorecardWords(a)}`],
+    [
+      'run time, sessions, repos',
+      `${fmtMs(a.run.durationMs)}, ${fmtInt(a.run.sessions)}, ${fmtInt(a.run.repos)}`,
+    ],
+    [
+      'API calls (points)',
+      `${fmtInt(api.totals.calls)} (${fmtNum(api.totals.points)} points; ${fmtInt(api.totals.notModified)} answered 304)`,
+    ],
+    [
+      'points per hour',
+      `core ${fmtNum(resourceRate(a, 'core'), 0)}, graphql ${fmtNum(resourceRate(a, 'graphql'), 0)}`,
+    ],
+    [
+      'calls per session per poll cycle',
+      pf ? `p50 ${fmtNum(pf.p50)}, mean ${fmtNum(pf.mean)}, max ${fmtNum(pf.max)}` : '–',
+    ],
+    ['conditional requests answered 304', fmtPct(api.conditional.notModifiedPct)],
+    [
+      'peak concurrency; max req/s (1 s, 10 s)',
+      `${fmtInt(api.concurrency.peak)} in flight; ${fmtNum(api.burst.max1s?.perSecond)}, ${fmtNum(api.burst.max10s?.perSecond)}`,
+    ],
+    ['writes per minute (max)', fmtInt(api.writes.maxPerMinute)],
+    ['403 / 429 / retry-after answers', fmtInt(api.limited.answers)],
+  ];
+}
+
+/** Units with a run that fails the Track B scorecard or a judged budget check. */
+/** The Track B column of the tables: the verdict, or `not judged` for a unit judged otherwise. */
+export function trackBText(unit: Baseline['units'][number], a: Analysis): string {
+  if (!unit.scorecardJudged) return 'not judged';
+  return a.scorecard.verdict === 'fail' ? 'FAIL' : a.scorecard.verdict;
+}
+
+export function failingUnits(b: Baseline): Baseline['units'] {
+  return b.units.filter((u) =>
+    u.runs.some(
+      (r) =>
+        (u.scorecardJudged && r.analysis.scorecard.verdict === 'fail') ||
+        (r.checks ?? []).some((c) => c.judged && c.verdict === 'fail'),
+    ),
+  );
+}

@@ -1,0 +1,339 @@
+/**
+ * What the HTML report draws: one JSON document built from a run (summary.json) or a matrix
+ * (baseline.json), embedded in the page. Only what the charts and tables need is kept (series,
+ * percentiles, counts), so a 54-cell matrix stays a few hundred kB. Speed, turnover and budget
+ * verdicts are read when the analysis carries them and reported absent otherwise.
+ */
+import { NONE } from '../../analyze/analyzer.ts';
+import type { Analysis, AnalysisPercentiles } from '../../analyze/schema.ts';
+import { percentileBlocks } from '../../matrix/metrics.ts';
+import type { ResultSet, ResultUnit } from '../../matrix/results.ts';
+import { activeBracket, keyFigures, scorecardWords } from '../../matrix/summary.ts';
+import type {
+  BudgetRow,
+  GaugeGroup,
+  LatencyGroup,
+  Percentiles,
+  ReportData,
+  ScaleMetric,
+  UnitReport,
+} from './types.ts';
+
+export type * from './types.ts';
+
+export const REPORT_DATA_VERSION = 1;
+
+const MAX_SESSIONS_SHOWN = 200;
+
+function percentiles(p: AnalysisPercentiles): Percentiles {
+  return { count: p.count, min: p.min, p50: p.p50, p90: p.p90, p95: p.p95, p99: p.p99, max: p.max };
+}
+
+function latencyGroups(a: Analysis): LatencyGroup[] {
+  const groups: LatencyGroup[] = [];
+  const api = Object.entries(a.api.latency).flatMap(([name, p]) =>
+    p === null
+      ? []
+      : [{ name: name === 'all' ? 'all calls' : name === 'rest' ? 'REST' : 'GraphQL', p: percentiles(p) }],
+  );
+  if (api.length > 0) {
+    groups.push({
+      id: 'api',
+      title: 'API call latency',
+      explain:
+        'How long GitHub (the emulator) took to answer, per protocol: each line goes from the fastest call (min) through the percentiles to the slowest (max).',
+      rows: api,
+    });
+  }
+  const spans = a.spans.byName
+    .filter((s) => s.latency !== null)
+    .sort((x, y) => y.count - x.count)
+    .slice(0, 8)
+    .map((s) => ({ name: s.name, p: percentiles(s.latency!) }));
+  if (spans.length > 0) {
+    groups.push({
+      id: 'spans',
+      title: 'Span durations',
+      explain:
+        'Timed operations of the control plane and the workload (poll cycles, session starts, ...): the most frequent ones, min to max.',
+      rows: spans,
+    });
+  }
+  return groups;
+}
+
+function blocksGroup(root: unknown, key: string, title: string, explain: string): LatencyGroup | null {
+  const rows = percentileBlocks(root, key).map(({ path, percentiles: p }) => ({
+    name: path.slice(key.length + 1) || key,
+    p: percentiles(p),
+  }));
+  return rows.length === 0 ? null : { id: key, title, explain, rows };
+}
+
+function gaugeGroups(a: Analysis): GaugeGroup[] {
+  const byName = new Map<string, GaugeGroup>();
+  for (const g of a.series.gauges ?? []) {
+    const keys = Object.keys(g.labels);
+    const label = keys.length === 0 ? g.name : keys.map((k) => String(g.labels[k])).join(' ');
+    let group = byName.get(g.name);
+    if (!group) {
+      group = { name: g.name, by: keys.join(', '), lines: [] };
+      byName.set(g.name, group);
+    }
+    group.lines.push({ label, t: g.t, v: g.v });
+  }
+  return [...byName.values()];
+}
+
+const TURNOVER_STATES = ['awake', 'parked', 'waking', 'parking'];
+
+/**
+ * Budget verdicts carried by the analysis itself (`analysis.budgets` or `analysis.check`), for
+ * results that were judged outside a matrix: rows with metric, scope, measured, limit, verdict
+ * and judged. Matrix runs carry theirs as `checks` in baseline.json.
+ */
+export function budgetRows(doc: unknown): BudgetRow[] | null {
+  const d = doc as Record<string, unknown> | null;
+  const container = (d?.budgets ?? d?.check) as Record<string, unknown> | unknown[] | undefined;
+  const rows = Array.isArray(container) ? container : (container as { rows?: unknown } | undefined)?.rows;
+  if (!Array.isArray(rows)) return null;
+  const text = (v: unknown) =>
+    v === undefined || v === null ? '–' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return rows.map((raw) => {
+    const r = raw as Record<string, unknown>;
+    const verdict = String(r.verdict ?? r.status ?? 'unknown');
+    return {
+      metric: text(r.metric ?? r.name),
+      scope: text(r.scope ?? r.labels ?? ''),
+      measured: text(r.measured ?? r.value),
+      limit: text(r.limit),
+      verdict: verdict === 'pass' || verdict === 'fail' ? verdict : 'unknown',
+      judged: r.judged !== false && r.mode !== 'report',
+    };
+  });
+}
+
+/**
+ * A unit's verdict: its Track B scorecard when its scenario judges it (the A2 cells), otherwise
+ * the budgets it was judged on (a chaos wave on native-speed, turnover on turnover).
+ */
+function unitVerdict(
+  unit: ResultUnit,
+  a: Analysis,
+  budgets: BudgetRow[] | null,
+): Pick<UnitReport, 'verdict' | 'verdictWords'> {
+  if (unit.scorecardJudged) return { verdict: a.scorecard.verdict, verdictWords: scorecardWords(a) };
+  const judged = (budgets ?? []).filter((b) => b.judged);
+  if (judged.length === 0)
+    return {
+      verdict: 'unknown',
+      verdictWords: 'is judged on no budget (the Track B scorecard does not apply to it)',
+    };
+  const failing = judged.filter((b) => b.verdict === 'fail');
+  return failing.length === 0
+    ? { verdict: 'pass', verdictWords: `holds all ${judged.length} judged budgets` }
+    : {
+        verdict: 'fail',
+        verdictWords: `breaches ${failing.length} of ${judged.length} judged budgets: ${failing
+          .map((b) => `${b.metric}${b.scope ? ` {${b.scope}}` : ''} ${b.measured} (limit ${b.limit})`)
+          .join('; ')}`,
+      };
+}
+
+export function unitReport(unit: ResultUnit): UnitReport {
+  const run = unit.runs[0]!;
+  const a = run.analysis;
+  const budgets = run.checks ?? budgetRows(a);
+  const sessions = Object.entries(a.api.counts.bySession)
+    .filter(([key]) => key !== NONE)
+    .sort(([ka, x], [kb, y]) => y.calls - x.calls || (ka < kb ? -1 : 1));
+  const limits = a.api.projection.byResource;
+  const turnoverStates = gaugeGroups(a).find((g) =>
+    g.lines.some((l) => TURNOVER_STATES.includes(l.label.split(' ').pop() ?? '')),
+  );
+  const turnoverPresent = a.turnover !== undefined && a.turnover !== null;
+  return {
+    id: unit.id,
+    heading: unit.heading,
+    whatItTells: unit.whatItTells,
+    runs: unit.runs.length,
+    seed: run.seed,
+    dir: run.dir,
+    ...unitVerdict(unit, a, budgets),
+    scorecardJudged: unit.scorecardJudged,
+    projected: a.scorecard.projected,
+    figures: keyFigures(a),
+    bracket: activeBracket(a),
+    scorecard: a.scorecard.rows,
+    budgets,
+    durationMs: a.run.durationMs,
+    sessions: a.run.sessions,
+    calls: a.series.calls,
+    calls10s: a.series.calls10s,
+    first60s: a.api.burst.first60s,
+    perSession: {
+      ids: sessions.slice(0, MAX_SESSIONS_SHOWN).map(([k]) => k),
+      calls: sessions.slice(0, MAX_SESSIONS_SHOWN).map(([, v]) => v.calls),
+      unattributed: a.api.counts.bySession[NONE]?.calls ?? 0,
+      more: Math.max(0, sessions.length - MAX_SESSIONS_SHOWN),
+    },
+    burn: {
+      binMs: a.series.points.binMs,
+      resources: Object.entries(a.series.points.byResource)
+        .filter(([, values]) => values.some((v) => v > 0))
+        .map(([resource, points]) => ({ resource, points, limit: limits[resource]?.limit ?? null })),
+    },
+    latency: latencyGroups(a),
+    gauges: gaugeGroups(a),
+    speed: blocksGroup(
+      a.speed,
+      'speed',
+      'Speed metrics',
+      'Time to first activity, agent boot and restart recovery (SPEC §6), min to max.',
+    ),
+    turnover: turnoverPresent
+      ? {
+          latency: blocksGroup(
+            a.turnover,
+            'turnover',
+            'Turnover latencies',
+            'Time to wake, wake first touch, park and step latency over the steady window, min to max.',
+          ),
+          states: turnoverStates ?? null,
+        }
+      : null,
+    warnings: a.warnings,
+  };
+}
+
+const SCALE_METRICS: Array<ScaleMetric & { get: (a: Analysis) => number | null | undefined }> = [
+  {
+    id: 'core-per-session-hour',
+    title: 'REST core points per session per hour',
+    unit: 'points/h',
+    better: 'lower',
+    get: (a) => a.api.projection.byResource.core?.perSessionPointsPerHour,
+  },
+  {
+    id: 'core-per-hour',
+    title: 'REST core points per hour (all sessions)',
+    unit: 'points/h',
+    better: 'lower',
+    get: (a) => a.api.projection.byResource.core?.pointsPerHour,
+  },
+  {
+    id: 'calls-per-session-cycle',
+    title: 'calls per session per poll cycle (mean)',
+    unit: 'calls',
+    better: 'lower',
+    get: (a) => a.api.pollingFloor.perSessionCycle.all?.mean,
+  },
+  {
+    id: 'rest-core-headroom',
+    title: 'REST core headroom at 50 sessions',
+    unit: '%',
+    better: 'higher',
+    get: (a) => a.scorecard.rows.find((r) => r.id === 'rest-core-headroom')?.measured,
+  },
+  {
+    id: 'peak',
+    title: 'peak concurrency',
+    unit: 'in flight',
+    better: 'lower',
+    get: (a) => a.api.concurrency.peak,
+  },
+  {
+    id: 'max-1s',
+    title: 'max req/s over any 1 s',
+    unit: 'req/s',
+    better: 'lower',
+    get: (a) => a.api.burst.max1s?.perSecond,
+  },
+  {
+    id: 'max-10s',
+    title: 'max req/s over any 10 s',
+    unit: 'req/s',
+    better: 'lower',
+    get: (a) => a.api.burst.max10s?.perSecond,
+  },
+  {
+    id: 'writes',
+    title: 'writes per minute (max)',
+    unit: 'writes/min',
+    better: 'lower',
+    get: (a) => a.api.writes.maxPerMinute,
+  },
+];
+
+function overall(units: UnitReport[]): ReportData['overall'] {
+  const budgetFails = (u: UnitReport) => (u.budgets ?? []).filter((b) => b.judged && b.verdict === 'fail');
+  const failing = units.filter((u) => u.verdict === 'fail' || budgetFails(u).length > 0);
+  if (units.length === 1) {
+    const u = units[0]!;
+    return { verdict: failing.length > 0 ? 'fail' : u.verdict, words: `${u.id} ${u.verdictWords}.` };
+  }
+  const judgedOn = units.some((u) => !u.scorecardJudged)
+    ? 'its budgets (the A2 cells: the Track B scorecard)'
+    : 'every Track B rule';
+  if (failing.length === 0) return { verdict: 'pass', words: `All ${units.length} runs pass ${judgedOn}.` };
+  const reasons = failing.map((u) => {
+    const rules = u.scorecardJudged
+      ? u.scorecard.filter((r) => r.verdict === 'fail').map((r) => r.title)
+      : [];
+    const budgets = budgetFails(u).map((b) => b.metric);
+    return `${u.id} (${[...rules, ...budgets].join(', ')})`;
+  });
+  return {
+    verdict: 'fail',
+    words: `${failing.length} of ${units.length} runs fail: ${reasons.join('; ')}; the others pass.`,
+  };
+}
+
+export function reportData(set: ResultSet, options: { title?: string } = {}): ReportData {
+  const units = set.units.filter((u) => u.runs.length > 0).map((u) => unitReport(u));
+  const b = set.baseline;
+  const cells = b?.units.filter((u) => u.cell !== null && u.runs.length > 0) ?? [];
+  const scenarios = [...new Set(cells.map((u) => u.cell!.scenario))];
+  return {
+    version: REPORT_DATA_VERSION,
+    kind: set.kind === 'baseline' ? 'matrix' : 'run',
+    title:
+      options.title ??
+      (set.kind === 'baseline'
+        ? `fleetbench matrix: ${units.length} cell${units.length === 1 ? '' : 's'}`
+        : `fleetbench run: ${units[0]?.heading ?? set.source}`),
+    source: set.source,
+    generator:
+      `${units[0] ? set.units[0]!.runs[0]!.analysis.generator.name : 'fleetbench'} ${set.units[0]?.runs[0]?.analysis.generator.version ?? ''}`.trim(),
+    overall: overall(units),
+    units,
+    scale:
+      cells.length > 1
+        ? {
+            metrics: SCALE_METRICS.map(({ get: _get, ...m }) => m),
+            scenarios: scenarios.map((id) => ({
+              id,
+              title: cells
+                .find((c) => c.cell!.scenario === id)!
+                .heading.split(',')[0]!
+                .replace(/^\S+: /, ''),
+            })),
+            cells: cells.map((u) => ({
+              id: u.id,
+              scenario: u.cell!.scenario,
+              topology: u.cell!.topology,
+              scale: u.cell!.scale,
+              values: Object.fromEntries(
+                SCALE_METRICS.map((m) => {
+                  const v = m.get(u.runs[0]!.analysis);
+                  return [m.id, v === undefined || v === null || !Number.isFinite(v) ? null : v];
+                }),
+              ),
+            })),
+          }
+        : null,
+    pruning: b?.pruning ?? null,
+    overrides: b?.overrides ?? [],
+    repeats: b?.repeats ?? 1,
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * The shape of the report data (built by model.ts, drawn by client/main.ts). Self-contained:
+ * the browser code type-checks against it without Node's types.
+ */
+
+export interface ScorecardRowData {
+  id: string;
+  title: string;
+  measured: number | null;
+  limit: number;
+  comparison: '>=' | '<' | '<=' | '==';
+  unit: string;
+  verdict: 'pass' | 'fail' | 'unknown';
+  basis: string;
+}
+
+export interface BracketRowData {
+  resource: string;
+  beforeUsed: number | null;
+  afterUsed: number | null;
+  limit: number | null;
+  delta: number | null;
+  sameWindow: boolean;
+  tracePoints: number;
+  unseenPoints: number | null;
+}
+
+export interface PruningData {
+  threshold: number;
+  metrics: string;
+  decisions: Array<{
+    id: string;
+    kept: boolean;
+    representative: boolean;
+    neighbours: string[];
+    reason: string;
+  }>;
+}
+
+export interface Percentiles {
+  count: number;
+  min: number;
+  p50: number;
+  p90: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+export interface LatencyGroup {
+  id: string;
+  title: string;
+  explain: string;
+  rows: Array<{ name: string; p: Percentiles }>;
+}
+
+export interface GaugeGroup {
+  name: string;
+  /** The label that varies between the lines (e.g. `state`). */
+  by: string;
+  lines: Array<{ label: string; t: number[]; v: number[] }>;
+}
+
+/** A budget check row (SPEC §7), when the results carry them. */
+export interface BudgetRow {
+  metric: string;
+  scope: string;
+  measured: string;
+  limit: string;
+  verdict: 'pass' | 'fail' | 'unknown';
+  judged: boolean;
+}
+
+export interface UnitReport {
+  id: string;
+  heading: string;
+  whatItTells: string | null;
+  runs: number;
+  seed: number | null;
+  dir: string | null;
+  verdict: 'pass' | 'fail' | 'unknown';
+  verdictWords: string;
+  /** Whether `verdict` is the Track B scorecard's (an A2 cell) or the unit's other budgets'. */
+  scorecardJudged: boolean;
+  projected: boolean;
+  figures: Array<[string, string]>;
+  bracket: BracketRowData[];
+  scorecard: ScorecardRowData[];
+  budgets: BudgetRow[] | null;
+  durationMs: number;
+  sessions: number;
+  calls: { binMs: number; values: number[] };
+  calls10s: { binMs: number; values: number[] };
+  first60s: number[];
+  perSession: { ids: string[]; calls: number[]; unattributed: number; more: number };
+  burn: { binMs: number; resources: Array<{ resource: string; points: number[]; limit: number | null }> };
+  latency: LatencyGroup[];
+  gauges: GaugeGroup[];
+  speed: LatencyGroup | null;
+  turnover: { latency: LatencyGroup | null; states: GaugeGroup | null } | null;
+  warnings: string[];
+}
+
+export interface ScaleMetric {
+  id: string;
+  title: string;
+  unit: string;
+  better: 'lower' | 'higher';
+}
+
+export interface ReportData {
+  version: number;
+  kind: 'run' | 'matrix';
+  title: string;
+  source: string;
+  generator: string;
+  overall: { verdict: 'pass' | 'fail' | 'unknown'; words: string };
+  units: UnitReport[];
+  scale: {
+    metrics: ScaleMetric[];
+    scenarios: Array<{ id: string; title: string }>;
+    cells: Array<{
+      id: string;
+      scenario: string;
+      topology: string;
+      scale: number;
+      values: Record<string, number | null>;
+    }>;
+  } | null;
+  pruning: PruningData | null;
+  overrides: string[];
+  repeats: number;
+}

@@ -1,0 +1,98 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Comparison } from '../src/matrix/compare.ts';
+import { runCli } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+
+const dir = scratchDir('fleetbench-compare-');
+
+// Whole runs through the real CLI: slow when the shared machine is busy.
+describe('fleetbench compare (real CLI)', { timeout: 240_000 }, () => {
+  const out = join(dir, 'naive');
+
+  it('flags the naive polling strategy against the guarded one as a significant regression', async () => {
+    const r = await runCli(
+      [
+        'compare',
+        'S2-T1-5',
+        'S2-T1-5',
+        '--set',
+        'duration=6m',
+        '--set-b',
+        'polling.strategy=naive',
+        '--repeat',
+        '6',
+        '--jobs',
+        '2',
+        '--out',
+        out,
+      ],
+      { timeoutMs: 220_000 },
+    );
+    expect(r.code, r.stderr).toBe(99);
+    expect(r.stdout).toContain('A: S2-T1-5 --set duration=6m (6 runs a cell, seeds 1,2,3,4,5,6;');
+    expect(r.stdout).toContain(
+      'B: S2-T1-5 --set duration=6m --set polling.strategy=naive (6 runs a cell, seeds 7,8,9,10,11,12;',
+    );
+    expect(r.stdout).toMatch(/REST core headroom at 50 sessions \(%, higher is better\) \*.*✗ REGRESSION/);
+    expect(r.stdout).toContain('verdict: REGRESSION: B is worse than A beyond run-to-run noise');
+  });
+
+  it('works on the two matrix directories it wrote, and says so in JSON', async () => {
+    const r = await runCli(['compare', join(out, 'A'), join(out, 'B'), '--json']);
+    expect(r.code, r.stderr).toBe(99);
+    const c: Comparison = JSON.parse(r.stdout);
+    expect(c.units.map((u) => [u.id, u.runsA, u.runsB])).toEqual([['S2-T1-5', 6, 6]]);
+    const headroom = c.units[0]!.metrics.find((m) => m.def.id === 'track-b.rest-core-headroom')!;
+    expect(headroom.def).toMatchObject({ better: 'higher', judged: true });
+    expect(headroom.a).toHaveLength(6);
+    expect(headroom.medianB!).toBeLessThan(headroom.medianA!);
+    expect(headroom.pAdjusted!).toBeLessThan(0.05);
+    expect(c.regressions.map((m) => m.def.id)).toContain('track-b.rest-core-headroom');
+    const calls = c.units[0]!.metrics.find((m) => m.def.id === 'api.calls')!;
+    expect(calls.verdict).toBe('regression');
+    expect(calls.change!).toBeGreaterThan(0.5); // naive makes more than 1.5× the calls
+  });
+
+  it('two sets of seeds of the same code: nothing significant, exit 0', async () => {
+    const r = await runCli(
+      [
+        'compare',
+        'S2-T1-5',
+        'S2-T1-5',
+        '--set',
+        'duration=6m',
+        '--repeat',
+        '6',
+        '--jobs',
+        '2',
+        '--out',
+        join(dir, 'same'),
+      ],
+      {
+        timeoutMs: 220_000,
+      },
+    );
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('REGRESSION');
+    expect(r.stdout).toContain('verdict: no judged metric changed beyond run-to-run noise');
+  });
+
+  it('single runs are compared but not judged', async () => {
+    const r = await runCli([
+      'compare',
+      join(out, 'A', 'cells', 'S2-T1-5', 'seed-1'),
+      join(out, 'B', 'cells', 'S2-T1-5', 'seed-7'),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('untested (one run a side)');
+    expect(r.stdout).toContain('verdict: NOT JUDGED');
+  });
+
+  it('explains what it accepts when a path is not a result', async () => {
+    const empty = scratchDir('fleetbench-empty-');
+    const r = await runCli(['compare', empty, join(out, 'B')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('expected a run directory (with summary.json)');
+  });
+});

@@ -1,0 +1,178 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, launchChromium } from './helpers/browser.ts';
+import { runCli } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+
+const dir = scratchDir('fleetbench-report-');
+const ARTIFACTS = join(import.meta.dirname, '..', 'test-artifacts');
+
+interface Opened {
+  page: Page;
+  errors: string[];
+  requests: string[];
+}
+
+/**
+ * Opens the report as its own document with every request routed: anything that is not data:
+ * or about: is recorded and refused, so a single network request fails the test.
+ */
+async function open(context: BrowserContext, html: string): Promise<Opened> {
+  const page = await context.newPage();
+  const errors: string[] = [];
+  const requests: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') errors.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('request', (r) => {
+    if (!/^(data|about):/.test(r.url())) requests.push(r.url());
+  });
+  await page.route('**/*', (route) => {
+    const url = route.request().url();
+    if (/^(data|about):/.test(url)) return route.continue();
+    requests.push(url);
+    return route.abort();
+  });
+  await page.setContent(html, { waitUntil: 'load' });
+  // Browser-side code as text: this file is type-checked without the DOM library.
+  await page.waitForFunction('window.fleetbenchReady === true');
+  // Charts draw in microtasks after the page script: one more frame and they are there.
+  await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => resolve(null)))');
+  return { page, errors, requests };
+}
+
+interface ChartPixels {
+  id: string;
+  width: number;
+  inked: number;
+  plotted: number;
+}
+
+/**
+ * Per chart: its id, how many pixels are painted, and how many of those are coloured (not the
+ * grey of axes and grid): a series was drawn.
+ */
+const DRAWN_PIXELS = `[...document.querySelectorAll('[data-chart]')].map((holder) => {
+  const canvas = holder.querySelector('canvas');
+  if (!canvas) return { id: holder.dataset.chart, width: 0, inked: 0, plotted: 0 };
+  const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+  let inked = 0;
+  let plotted = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    if (data[i + 3] === 0) continue;
+    inked++;
+    const r = data[i], g = data[i + 1], b = data[i + 2];
+    if (Math.max(r, g, b) - Math.min(r, g, b) > 40) plotted++;
+  }
+  return { id: holder.dataset.chart, width: canvas.width, inked, plotted };
+})`;
+
+function drawnPixels(page: Page): Promise<ChartPixels[]> {
+  return page.evaluate(DRAWN_PIXELS) as Promise<ChartPixels[]>;
+}
+
+describe.skipIf(!existsSync(CHROMIUM))(
+  'fleetbench report: one self-contained HTML file, in real Chromium',
+  { timeout: 240_000 },
+  () => {
+    let browser: Awaited<ReturnType<typeof launchChromium>>;
+    const matrixDir = join(dir, 'matrix');
+
+    beforeAll(async () => {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      const m = await runCli(
+        ['matrix', '--cells', 'S2-T1-1,S2-T1-5,S2-T2-5,S4-T1-5', '--jobs', '2', '--out', matrixDir],
+        { timeoutMs: 220_000 },
+      );
+      expect(m.code, m.stderr).toBe(0);
+      browser = await launchChromium();
+    }, 240_000);
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    it('a matrix report: no console errors, no requests, every chart drawn, verdicts in words', async () => {
+      const r = await runCli(['report', matrixDir]);
+      expect(r.code, r.stderr).toBe(0);
+      const file = join(matrixDir, 'report.html');
+      expect(r.stdout).toContain(`fleetbench report: ${file}`);
+      const html = readFileSync(file, 'utf8');
+      expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+stylesheet|@import|url\(http/i);
+
+      const { page, errors, requests } = await open(browser.context, html);
+      await page.screenshot({ path: join(ARTIFACTS, 'report-matrix.png'), fullPage: true });
+      expect(errors).toEqual([]);
+      expect(requests).toEqual([]);
+
+      const charts = await drawnPixels(page);
+      const ids = charts.map((c) => c.id);
+      // Scale curves for both scenarios, then the first cell's charts.
+      expect(ids).toEqual(
+        expect.arrayContaining([
+          'scale-S2',
+          'scale-S4',
+          'calls',
+          'burst',
+          'per-session',
+          'burn',
+          'latency-api',
+          'latency-spans',
+          'gauge-0',
+        ]),
+      );
+      for (const c of charts) {
+        expect(c.width, c.id).toBeGreaterThan(300);
+        expect(c.inked, c.id).toBeGreaterThan(2000);
+        expect(c.plotted, `${c.id}: no coloured series pixels`).toBeGreaterThan(50);
+      }
+      const text = (await page.evaluate('document.body.innerText')) as string;
+      expect(text).toContain('fleetbench matrix: 4 cells');
+      expect(text).toContain('All 4 runs pass every Track B rule.');
+      expect(text).toContain('Budget verdicts per cell');
+      expect(text).toContain('Scale curves per scenario');
+      expect(text).toContain('Pruning');
+      expect(text).toContain('No turnover in this run');
+      expect(text).toContain('How to read this report');
+
+      // Another cell and another scale metric redraw without errors.
+      await page.selectOption('#unit-select', 'S4-T1-5');
+      await page.selectOption('#scale-metric', 'peak');
+      const again = await drawnPixels(page);
+      expect(again.length).toBe(charts.length);
+      for (const c of again) expect(c.plotted, c.id).toBeGreaterThan(50);
+      expect((await page.evaluate("document.getElementById('unit-detail').innerText")) as string).toContain(
+        'S4-T1-5: Review backlog burst, concentrated, 5 sessions',
+      );
+      await page.screenshot({ path: join(ARTIFACTS, 'report-matrix-s4.png'), fullPage: true });
+      expect(errors).toEqual([]);
+      expect(requests).toEqual([]);
+      await page.close();
+    });
+
+    it('a single-run report explains the run and its verdict', async () => {
+      const runDir = join(matrixDir, 'cells', 'S2-T1-5');
+      const out = join(dir, 'run.html');
+      const r = await runCli(['report', runDir, '-o', out]);
+      expect(r.code, r.stderr).toBe(0);
+      const { page, errors, requests } = await open(browser.context, readFileSync(out, 'utf8'));
+      await page.screenshot({ path: join(ARTIFACTS, 'report-run.png'), fullPage: true });
+      expect(errors).toEqual([]);
+      expect(requests).toEqual([]);
+      const charts = await drawnPixels(page);
+      expect(charts.map((c) => c.id)).toEqual(
+        expect.arrayContaining(['calls', 'burst', 'per-session', 'burn', 'latency-api']),
+      );
+      for (const c of charts) expect(c.plotted, c.id).toBeGreaterThan(50);
+      const text = (await page.evaluate('document.body.innerText')) as string;
+      expect(text).toMatch(/S2-T1-5 passes all 7 Track B rules/);
+      expect(text).toContain('What this tells us: The polling floor');
+      expect(text).toContain(
+        'This run had 5 session(s): the two headroom rows project its per-session cost to 50 sessions',
+      );
+      await page.close();
+    });
+  },
+);
