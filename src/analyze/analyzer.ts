@@ -20,6 +20,7 @@ import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
 import { CycleCounts, type CycleRowState } from './cycles.ts';
 import { FINISHERS, type FinisherContext, type RetainedRecord, retainedByAnyFinisher } from './finishers.ts';
 import { LatencyHistogram, type LatencyHistogramState } from './histogram.ts';
+import { scheduleSummary, scheduleWarning } from './schedule.ts';
 import type { Analysis, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
 
@@ -721,6 +722,9 @@ export class Analyzer implements TraceSink {
     }
 
     const scorecard = this.scorecard(api, sessions);
+    const schedule = scheduleSummary(this.spans.values(), this.events, header?.timeScale ?? 1);
+    const scheduleNote = scheduleWarning(schedule);
+    if (scheduleNote) warnings.push(scheduleNote);
     const input: Analysis['input'] = {
       file: context.file ?? null,
       lines: context.stats?.lines ?? 0,
@@ -774,6 +778,7 @@ export class Analyzer implements TraceSink {
           max: g.max,
         })),
       series: this.series(endMs),
+      schedule,
       ...this.finished({ header, startMs, endMs }),
       warnings,
     };

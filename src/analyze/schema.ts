@@ -268,6 +268,20 @@ export const analysisSchema = z.object({
     writes: seriesSchema.describe('REST writes per minute'),
     points: z.object({ binMs: z.number(), byResource: z.record(z.string(), z.array(z.number())) }),
   }),
+  schedule: z
+    .object({
+      operations: count.describe('scheduled starts: `*.start` spans with an `executor` label'),
+      missed: count.describe('starts that could not happen (`executor.dropped` events)'),
+      lag: percentilesSchema.nullable().describe('actual − intended start, run ms'),
+      byExecutor: z.record(z.string(), z.object({ operations: count, lagP99Ms: nullableNumber })),
+      toleranceMs: z.number().describe('largest lag p99 (real ms) a kept schedule may have'),
+      timeScale: z.number().describe('run ms per real ms of the run (lag is compared in real ms)'),
+      kept: z.boolean().describe('false: not a valid ceiling (the offered load fell short)'),
+      reasons: z.array(z.string()),
+    })
+    .nullable()
+    .optional()
+    .describe('open-model schedule accuracy; null when nothing was scheduled: see docs/analysis.md'),
   speed: z
     .unknown()
     .optional()

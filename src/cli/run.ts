@@ -27,6 +27,7 @@ const RUN_SECTIONS = new Set([
   'Polling floor (calls per session per poll cycle)',
   'Burst shape',
   'Track B scorecard',
+  'Schedule',
   'Warnings',
 ]);
 
