@@ -8,6 +8,7 @@ import { VERSION } from '../version.ts';
 import { register as registerAnalyze } from './analyze.ts';
 import { register as registerGithub } from './github.ts';
 import { register as registerImport } from './import.ts';
+import { register as registerReference } from './reference.ts';
 import { register as registerRun } from './run.ts';
 import { register as registerSchema } from './schema.ts';
 import { register as registerSummarize } from './summarize.ts';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerAnalyze(program);
   registerImport(program);
   registerGithub(program);
+  registerReference(program);
   registerRun(program);
   registerSchema(program);
   registerSummarize(program);

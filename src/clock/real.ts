@@ -13,11 +13,17 @@ export class RealClock implements Clock {
   private readonly timers = new Map<TimerId, NodeJS.Timeout>();
   private nextId = 1;
 
-  constructor(options: { timeScale?: number } = {}) {
+  /**
+   * `epochMs` puts run time 0 at that wall-clock instant instead of now, so two processes (the
+   * load generator and a served control plane) read the same run time on one host.
+   */
+  constructor(options: { timeScale?: number; epochMs?: number } = {}) {
     this.timeScale = options.timeScale ?? 1;
     if (!(this.timeScale > 0)) throw new RangeError('timeScale must be positive');
-    this.startPerf = performance.now();
-    this.epochMs = Date.now();
+    const perfNow = performance.now();
+    const wallNow = Date.now();
+    this.epochMs = options.epochMs ?? wallNow;
+    this.startPerf = perfNow - (wallNow - this.epochMs);
   }
 
   now(): number {

@@ -51,6 +51,7 @@ export class TraceWriter implements TraceSink {
   private timer: NodeJS.Timeout | undefined;
   private lastT = 0;
   private readonly recordCounts: RecordCounts = { api: 0, span: 0, event: 0, gauge: 0 };
+  private readonly taps: Array<(record: BodyRecord | (SpanInput & { kind: 'span' })) => void> = [];
 
   constructor(path: string, header: RunHeaderInput, options: TraceWriterOptions = {}) {
     this.path = path;
@@ -84,6 +85,16 @@ export class TraceWriter implements TraceSink {
     if (end > this.lastT) this.lastT = end;
     this.append(JSON.stringify(record));
     if (this.bufferedBytes >= this.bufferBytes) this.flush();
+    for (const tap of this.taps) tap(record);
+  }
+
+  /** Sees every accepted record after it is buffered (live telemetry); returns an unsubscribe. */
+  tap(listener: (record: BodyRecord | (SpanInput & { kind: 'span' })) => void): () => void {
+    this.taps.push(listener);
+    return () => {
+      const i = this.taps.indexOf(listener);
+      if (i >= 0) this.taps.splice(i, 1);
+    };
   }
 
   flush(): void {
