@@ -12,6 +12,7 @@ export class RealClock implements Clock {
   private readonly startPerf: number;
   private readonly timers = new Map<TimerId, NodeJS.Timeout>();
   private nextId = 1;
+  private disposed = false;
 
   /**
    * `epochMs` puts run time 0 at that wall-clock instant instead of now, so two processes (the
@@ -35,8 +36,20 @@ export class RealClock implements Clock {
     return this.epochMs + t / this.timeScale;
   }
 
+  /**
+   * Cancels every pending timer and ignores new ones: a run that ended (or was interrupted)
+   * must not have faults, polls or samplers fire into its closed trace while the process goes
+   * on to write its summary.
+   */
+  dispose(): void {
+    this.disposed = true;
+    for (const handle of this.timers.values()) clearTimeout(handle);
+    this.timers.clear();
+  }
+
   setTimeout(fn: () => void, delayMs: number): TimerId {
     const id = this.nextId++;
+    if (this.disposed) return id;
     const handle = setTimeout(
       () => {
         this.timers.delete(id);

@@ -41,12 +41,32 @@ export function modulePath(target: string): string {
   return isAbsolute(path) ? path : resolve(process.cwd(), path);
 }
 
+/**
+ * A `.ts` file outside an ESM package (no `"type": "module"` above it) is CommonJS to Node,
+ * and its `export` syntax then fails to load through the plain import; tsx's isolated import
+ * loads it as a module whatever the package says.
+ */
+async function importModule(path: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  } catch (error) {
+    if (!/require\(\) ES Module|ERR_REQUIRE/.test(String((error as Error)?.message))) throw error;
+    const { tsImport } = await import('tsx/esm/api');
+    const loaded = (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
+    const inner = loaded.default as Record<string, unknown> | undefined;
+    // CommonJS interop wraps the exports once more.
+    return inner && typeof inner === 'object' && ('default' in inner || 'createTarget' in inner)
+      ? inner
+      : loaded;
+  }
+}
+
 export async function loadModuleTarget(target: string, context: TargetContext): Promise<Target> {
   const path = modulePath(target);
   if (!existsSync(path)) throw new FleetbenchError('E_TARGET', `target ${target}: no such file ${path}`);
   let loaded: Record<string, unknown>;
   try {
-    loaded = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+    loaded = await importModule(path);
   } catch (error) {
     throw new FleetbenchError('E_TARGET', `target ${target}: cannot load it: ${(error as Error).message}`, {
       cause: error,

@@ -239,6 +239,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     await target.stop();
     await github.snapshot('after');
     const endedAt = clock.now();
+    if (clock instanceof RealClock) clock.dispose();
     trace.close(interrupted ? 'interrupted' : 'completed', endedAt);
     return {
       scenario,
@@ -252,6 +253,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   } catch (error) {
     await detach().catch(() => undefined);
     await opened?.stop().catch(() => undefined);
+    if (clock instanceof RealClock) clock.dispose();
     trace.close('failed');
     throw error;
   } finally {
