@@ -69,8 +69,16 @@ export async function paceOpen(
   const start = options.start ?? clock.now();
   for (const offset of offsets) {
     const intended = start + offset;
-    const wait = intended - clock.now();
-    if (wait > 0) await clock.sleep(wait, signal).catch(() => undefined);
+    // Node's timers run on a millisecond loop clock and may fire up to ~1 ms before the
+    // performance clock reaches the due time: sleep again while a whole millisecond remains
+    // (under the virtual clock a timer is exactly on time). A start less than 1 ms early fires;
+    // lag is recorded as max(0, actual − intended).
+    let wait = intended - clock.now();
+    while (wait > 0 && !signal.aborted) {
+      await clock.sleep(wait, signal).catch(() => undefined);
+      wait = intended - clock.now();
+      if (clock.kind === 'real' && wait < 1) break;
+    }
     if (signal.aborted) return;
     fire(intended);
   }

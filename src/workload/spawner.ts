@@ -20,6 +20,7 @@ export interface RepoIssues {
 export class SessionSpawner {
   private created = 0;
   private dropped = 0;
+  private failed = 0;
   private readonly nextIssue: number[];
 
   constructor(
@@ -41,6 +42,11 @@ export class SessionSpawner {
     return this.dropped;
   }
 
+  /** Starts the target refused or could not be reached for (`executor.failed` events). */
+  get failedCount(): number {
+    return this.failed;
+  }
+
   /** `onId` hears the session id before the target is asked (state changes may come first). */
   async spawn(executor: string, intendedAt: number, onId?: (id: string) => void): Promise<string> {
     const issuedAt = this.clock.now();
@@ -53,16 +59,34 @@ export class SessionSpawner {
     const id = `s-${String(n + 1).padStart(4, '0')}`;
     const spec: SessionSpec = { id, repo, issue, branch: `fleet/${id}` };
     onId?.(id);
-    await this.target.createSession(spec);
-    await this.world.sessionCreated(spec);
+    let failure: string | undefined;
+    try {
+      await this.target.createSession(spec);
+    } catch (error) {
+      // A real target can refuse or be unreachable: count it, never crash the run over it.
+      failure = (error as Error)?.message ?? String(error);
+    }
+    if (failure === undefined) await this.world.sessionCreated(spec);
     this.trace.write({
       kind: 'span',
       name: 'session.start',
       t: intendedAt,
       dur: Math.max(0, issuedAt - intendedAt),
       session: id,
+      ...(failure === undefined ? {} : { outcome: 'error' as const }),
       labels: { executor },
     });
+    if (failure !== undefined) {
+      this.failed++;
+      this.trace.write({
+        kind: 'event',
+        name: 'executor.failed',
+        t: this.clock.now(),
+        session: id,
+        labels: { executor },
+        data: { message: failure },
+      });
+    }
     return id;
   }
 
