@@ -8,12 +8,12 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/reader.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 import { BIN, runCli } from './helpers/cli.ts';
 import { events, spans } from './helpers/run.ts';
-import { alive, startCliServer } from './helpers/serve.ts';
+import { alive, startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const SCENARIO = new URL('./fixtures/live-restart.yaml', import.meta.url).pathname;
@@ -27,6 +27,7 @@ interface ServeInfo {
 
 describe('reference serve over the http target', () => {
   const dir = scratchDir('fleetbench-live-');
+  afterAll(stopAll);
 
   it('a real-clock run with a hard restart: the process is replaced, recovery is traced, no event is lost', async () => {
     const server = await startCliServer<ServeInfo>([
@@ -109,6 +110,12 @@ describe('reference serve over the http target', () => {
     expect(records.some((r) => r.kind === 'api' && r.op === 'whoami')).toBe(true);
     expect(summary.analysis.spans.byName.find((s) => s.name === 'controlplane.outage')?.count).toBe(1);
     expect(wallS).toBeLessThan(40);
+
+    // Stopping the server stops both processes.
+    await server.stop();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(alive(server.info.pid)).toBe(false);
+    expect(alive(pidAfter)).toBe(false);
   });
 
   it('Ctrl-C during a live run: a readable trace with its footer, a partial summary, nothing left running', async () => {

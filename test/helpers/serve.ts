@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { afterAll } from 'vitest';
 import { BIN } from './cli.ts';
 
 export interface CliServer<T> {
@@ -12,9 +11,18 @@ export interface CliServer<T> {
 }
 
 /**
- * Starts a long-running CLI command (`github serve`, `reference serve`) with --json, waits for
- * its JSON line, and stops it after the file's tests, whatever happened.
+ * Starts a long-running CLI command (`github serve`, `reference serve`) with --json and waits
+ * for its JSON line. The caller stops it (`stop()` in a finally, or through `stopAll` in an
+ * afterAll registered at collection time: hooks registered inside a test never run).
  */
+const started = new Set<() => Promise<void>>();
+
+/** Stops every server this file started (for an afterAll at the top level of a file). */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...started].map((stop) => stop()));
+  started.clear();
+}
+
 export function startCliServer<T = Record<string, unknown>>(
   args: string[],
   timeoutMs = 60_000,
@@ -33,7 +41,7 @@ export function startCliServer<T = Record<string, unknown>>(
     await exited;
     clearTimeout(timer);
   };
-  afterAll(stop);
+  started.add(stop);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       void stop();
