@@ -144,6 +144,11 @@ describe('http target', () => {
       record: { t: 1_000, dur: 10 },
     });
     expect(eventToRecord({ type: 'event', name: 'e' }, base)).toMatchObject({ record: { t: 42 } });
+    expect(
+      eventToRecord({ type: 'span', name: 'late', ts: 1_000_100, dur: 50, writtenTs: 1_000_400 }, base),
+    ).toMatchObject({
+      record: { t: 200, dur: 100, writtenAt: 800 },
+    });
     expect(eventToRecord({ type: 'gauge', name: 'g', t: 1 }, base)).toEqual({
       ok: false,
       reason: 'value: Invalid input: expected number, received undefined',

@@ -273,7 +273,7 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
   let barrierId = 0;
   const barrier = (): Promise<void> => {
     const target = child;
-    if (!target || !target.process.connected) return Promise.resolve();
+    if (!target?.process.connected) return Promise.resolve();
     const id = ++barrierId;
     return withTimeout(
       new Promise<void>((resolve) => {

@@ -93,6 +93,7 @@ export const errorBodySchema = z.object({ error: z.object({ code: z.string(), me
  * One event on the stream (one NDJSON line, or one SSE `data:`). `type` is the trace record
  * kind; the other fields are the record's. Time: `t` (run ms: Unix ms − epochMs, × timeScale)
  * or `ts` (Unix ms; then `dur` is in real ms). Without either, fleetbench stamps the arrival.
+ * A late span's write time is `writtenAt` (run ms) or `writtenTs` (Unix ms).
  * `seq` numbers events from 1 within a run.
  */
 export interface TargetEvent {
@@ -123,14 +124,18 @@ export type EventConversion = { ok: true; record: BodyRecord } | { ok: false; re
 
 /** Turns one stream event into a trace record, validated by the trace schema. */
 export function eventToRecord(event: TargetEvent, base: TimeBase): EventConversion {
-  const { seq: _seq, type, ts, t, dur, ...rest } = event;
+  const { seq: _seq, type, ts, t, dur, writtenTs, ...rest } = event;
   let time: number;
   let duration = typeof dur === 'number' ? dur : undefined;
+  const toRun = (unixMs: number) => (unixMs - base.epochMs) * base.timeScale;
   if (typeof t === 'number') time = t;
   else if (typeof ts === 'number') {
-    time = (ts - base.epochMs) * base.timeScale;
+    time = toRun(ts);
     if (duration !== undefined) duration *= base.timeScale;
   } else time = base.now();
+  // A span written after it ended (SPEC §6: late spans still count) says when: `writtenAt` in
+  // run ms, or `writtenTs` in Unix ms.
+  if (typeof writtenTs === 'number') rest.writtenAt = toRun(writtenTs);
   const candidate: Record<string, unknown> = { kind: type, t: time, ...rest };
   if (type === 'span' || type === 'api') candidate.dur = duration ?? 0;
   const parsed = bodyRecordSchema.safeParse(candidate);

@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import type { Clock } from '../clock/clock.ts';
 import { RealClock } from '../clock/real.ts';
 import { VirtualClock } from '../clock/virtual.ts';
-import { FleetbenchError } from '../errors.ts';
 import { defaultRestartOutage } from '../reference/control-plane.ts';
 import { createRng } from '../rng.ts';
 import { openTarget, targetKind } from '../targets/index.ts';
