@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { RealClock } from '../clock/real.ts';
 import { HttpTransport } from '../github/transport.ts';
-import { createRng } from '../rng.ts';
+import { createRng, type Rng } from '../rng.ts';
 import {
   dashboardRequestSchema,
   type ErrorCode,
@@ -29,7 +29,7 @@ import {
 } from '../targets/protocol.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
-import type { Distribution } from '../workload/distribution.ts';
+import { type Distribution, sample } from '../workload/distribution.ts';
 import { defaultRestartOutage, type ReferenceConfig, ReferenceControlPlane } from './control-plane.ts';
 import { FileStore, readJson, writeAtomic } from './file-store.ts';
 
@@ -138,6 +138,37 @@ function parse<T>(
   return result.data;
 }
 
+/**
+ * After a real kill, sessions that were still spawning lost their spawn timer with the process:
+ * the new process picks them up again (a fresh spawn time from now), as an orchestrator reclaims
+ * half-started work. Their `session.spawn` span runs from creation, so it includes the outage.
+ */
+function resumeSpawns(
+  plane: ReferenceControlPlane,
+  sink: TraceSink,
+  clock: RealClock,
+  rng: Rng,
+  config: ReferenceConfig,
+): void {
+  for (const record of plane.sessions.all()) {
+    if (record.state !== 'spawning') continue;
+    const delay = sample(config.spawnTime, rng);
+    clock.setTimeout(() => {
+      const current = plane.sessions.get(record.id);
+      if (current?.state !== 'spawning') return;
+      sink.write({
+        kind: 'span',
+        name: 'session.spawn',
+        t: current.createdAt,
+        dur: clock.now() - current.createdAt,
+        session: current.id,
+        data: { resumed: true },
+      });
+      plane.sessions.setState(current, 'working');
+    }, delay);
+  }
+}
+
 export async function startReferenceServer(options: ReferenceServerOptions): Promise<RunningReferenceServer> {
   const store = new FileStore(options.stateDir);
   const runPath = join(options.stateDir, 'run.json');
@@ -169,6 +200,8 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       config: { ...servedConfig(saved.config), project: saved.scenario },
     });
     await plane.start(reason);
+    if (reason !== 'start')
+      resumeSpawns(plane, sink, clock, createRng(saved.seed).fork('respawn'), servedConfig(saved.config));
   };
 
   if (options.recover !== undefined) {
