@@ -111,6 +111,19 @@ describe('reference serve over the http target', () => {
     expect(summary.analysis.spans.byName.find((s) => s.name === 'controlplane.outage')?.count).toBe(1);
     expect(wallS).toBeLessThan(60);
 
+    // The same events as SSE, replayed from a sequence number (a client that reconnects).
+    const abort = new AbortController();
+    const sse = await fetch(`${server.info.url}/v1/events?since=2`, {
+      headers: { accept: 'text/event-stream' },
+      signal: abort.signal,
+    });
+    expect(sse.headers.get('content-type')).toBe('text/event-stream');
+    const reader = sse.body!.getReader();
+    let text = '';
+    while (!text.includes('id: 3\n')) text += new TextDecoder().decode((await reader.read()).value);
+    abort.abort();
+    expect(text).toMatch(/^data: \{"type":"hello","since":2,"oldest":1\}\n\nid: 2\ndata: \{"seq":2,"type":"/);
+
     // Stopping the server stops both processes.
     await server.stop();
     await new Promise((resolve) => setTimeout(resolve, 500));
