@@ -36,6 +36,7 @@ import {
   PollCycles,
   type PollCyclesState,
 } from './poll-cycles.ts';
+import { scheduleSummary, scheduleWarning } from './schedule.ts';
 import type { Analysis, BracketResource, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
 
@@ -779,6 +780,9 @@ export class Analyzer implements TraceSink {
     const { pollCycles, warnings: pollWarnings } = this.pollCycles.result();
     for (const w of pollWarnings) warnings.push(w);
     const scorecard = this.scorecard(api, sessions);
+    const schedule = scheduleSummary(this.spans.values(), this.events, header?.timeScale ?? 1);
+    const scheduleNote = scheduleWarning(schedule);
+    if (scheduleNote) warnings.push(scheduleNote);
     const input: Analysis['input'] = {
       file: context.file ?? null,
       lines: context.stats?.lines ?? 0,
@@ -833,6 +837,7 @@ export class Analyzer implements TraceSink {
           max: g.max,
         })),
       series: this.series(endMs),
+      schedule,
       ...this.finished({ header, startMs, endMs }),
       warnings,
     };

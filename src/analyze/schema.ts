@@ -488,6 +488,20 @@ export const analysisSchema = z.object({
       .optional()
       .describe('each gauge label set over time: the last sample in each bin (bins as in `calls`)'),
   }),
+  schedule: z
+    .object({
+      operations: count.describe('scheduled starts: `*.start` spans with an `executor` label'),
+      missed: count.describe('starts that could not happen (`executor.dropped` events)'),
+      lag: percentilesSchema.nullable().describe('actual − intended start, run ms'),
+      byExecutor: z.record(z.string(), z.object({ operations: count, lagP99Ms: nullableNumber })),
+      toleranceMs: z.number().describe('largest lag p99 (real ms) a kept schedule may have'),
+      timeScale: z.number().describe('run ms per real ms of the run (lag is compared in real ms)'),
+      kept: z.boolean().describe('false: not a valid ceiling (the offered load fell short)'),
+      reasons: z.array(z.string()),
+    })
+    .nullable()
+    .optional()
+    .describe('open-model schedule accuracy; null when nothing was scheduled: see docs/analysis.md'),
   speed: speedSchema
     .optional()
     .describe('speed metrics (time to first activity, boot, restart recovery): see docs/analysis.md'),

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
+import { liveTelemetry } from '../live/index.ts';
 import { analysisSections, reporters } from '../report/index.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { runScenario } from '../workload/engine.ts';
@@ -21,6 +22,19 @@ interface RunFlags {
   markdown?: boolean;
   /** --no-budgets: commander sets budgets false. */
   budgets?: boolean;
+  target?: string;
+  clock?: string;
+  timeScale?: string;
+  metricsPort?: number;
+  otlpPort?: number;
+  progress: boolean;
+}
+
+function portNumber(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535)
+    throw new FleetbenchError('E_USAGE', `expected a port (0-65535), got '${text}'`);
+  return n;
 }
 
 /** Sections of the analysis worth reading right after a run (the rest: fleetbench analyze). */
@@ -35,6 +49,7 @@ const RUN_SECTIONS = new Set([
   'Turnover (whole run)',
   'Actor failures',
   'Speed',
+  'Schedule',
   'Warnings',
 ]);
 
@@ -63,10 +78,24 @@ export function register(program: Command): void {
     .option('--out <dir>', 'where trace.jsonl and summary.json go (default fleetbench-out/runs/<name>)')
     .option('--json', 'print summary.json instead of the terminal summary')
     .option('--markdown', 'print the summary as Markdown')
+    .option('--target <target>', 'shorthand for --set target=...: reference, http://HOST:PORT or module:PATH')
+    .option('--clock <kind>', 'shorthand for --set clock=...: virtual or real')
+    .option('--time-scale <x>', 'shorthand for --set time-scale=X (real clock: run ms per real ms)')
+    .option(
+      '--metrics-port <n>',
+      'real clock: serve Prometheus metrics on 127.0.0.1:N/metrics (0: a free port)',
+      portNumber,
+    )
+    .option(
+      '--otlp-port <n>',
+      'real clock: accept OTLP/JSON spans on 127.0.0.1:N/v1/traces into the trace',
+      portNumber,
+    )
+    .option('--no-progress', 'real clock: no progress line on stderr')
     .option('--no-budgets', "run without judging the scenario's budgets")
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n\nScenario fields: docs/scenarios.md. Exit codes: 0 done (every judged budget holds), 2 bad input, 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
+      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --metrics-port 9464\n\nScenario fields: docs/scenarios.md. Live runs (real clock, targets, telemetry): docs/live-runs.md.\nExit codes: 0 done (every judged budget holds), 2 bad input, 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
     )
     .action(async (ref: string, flags: RunFlags) => {
       const overrides: Override[] = flags.set.map(parseOverride);
@@ -76,6 +105,10 @@ export function register(program: Command): void {
         overrides.push({ path: ['seed'], value: Number(flags.seed) });
       }
       if (flags.budgets === false) overrides.push({ path: ['budgets'], value: [] });
+      if (flags.target !== undefined) overrides.push({ path: ['target'], value: flags.target });
+      if (flags.clock !== undefined) overrides.push({ path: ['clock'], value: flags.clock });
+      if (flags.timeScale !== undefined)
+        overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
       const { scenario, cell } = resolveScenarioRef(ref, overrides);
       const outDir = flags.out ?? join('fleetbench-out', 'runs', scenario.name);
 
@@ -94,7 +127,20 @@ export function register(program: Command): void {
       process.on('SIGTERM', onSignal);
       try {
         const started = performance.now();
-        const outcome = await runScenario(scenario, { outDir, signal: abort.signal, cell });
+        const outcome = await runScenario(scenario, {
+          outDir,
+          signal: abort.signal,
+          cell,
+          attach: liveTelemetry({
+            progress: flags.progress,
+            metricsPort: flags.metricsPort,
+            otlpPort: flags.otlpPort,
+            onListening: ({ metrics, otlp }) => {
+              if (metrics) process.stderr.write(`fleetbench: metrics at ${metrics}\n`);
+              if (otlp) process.stderr.write(`fleetbench: OTLP/JSON spans accepted at ${otlp}\n`);
+            },
+          }),
+        });
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
         const shown =
@@ -103,10 +149,11 @@ export function register(program: Command): void {
           ...analysisSections(summary.analysis, { top: 10 }).filter(
             (s) =>
               shown.has(s.title) &&
-              // A speed run (a chaos wave) is not judged on cost: its scorecard would only confuse.
+              // A run judged on other budgets (a chaos wave) is not judged on API cost: its
+              // scorecard would only confuse (the same rule as the matrix: src/matrix/checks.ts).
               !(
                 s.title === 'Track B scorecard' &&
-                summary.analysis.speed &&
+                scenario.budgets.length > 0 &&
                 !scenario.budgets.includes('track-b')
               ),
           ),

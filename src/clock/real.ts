@@ -12,12 +12,19 @@ export class RealClock implements Clock {
   private readonly startPerf: number;
   private readonly timers = new Map<TimerId, NodeJS.Timeout>();
   private nextId = 1;
+  private disposed = false;
 
-  constructor(options: { timeScale?: number } = {}) {
+  /**
+   * `epochMs` puts run time 0 at that wall-clock instant instead of now, so two processes (the
+   * load generator and a served control plane) read the same run time on one host.
+   */
+  constructor(options: { timeScale?: number; epochMs?: number } = {}) {
     this.timeScale = options.timeScale ?? 1;
     if (!(this.timeScale > 0)) throw new RangeError('timeScale must be positive');
-    this.startPerf = performance.now();
-    this.epochMs = Date.now();
+    const perfNow = performance.now();
+    const wallNow = Date.now();
+    this.epochMs = options.epochMs ?? wallNow;
+    this.startPerf = perfNow - (wallNow - this.epochMs);
   }
 
   now(): number {
@@ -29,8 +36,20 @@ export class RealClock implements Clock {
     return this.epochMs + t / this.timeScale;
   }
 
+  /**
+   * Cancels every pending timer and ignores new ones: a run that ended (or was interrupted)
+   * must not have faults, polls or samplers fire into its closed trace while the process goes
+   * on to write its summary.
+   */
+  dispose(): void {
+    this.disposed = true;
+    for (const handle of this.timers.values()) clearTimeout(handle);
+    this.timers.clear();
+  }
+
   setTimeout(fn: () => void, delayMs: number): TimerId {
     const id = this.nextId++;
+    if (this.disposed) return id;
     const handle = setTimeout(
       () => {
         this.timers.delete(id);

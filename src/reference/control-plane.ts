@@ -153,11 +153,21 @@ export class ReferenceControlPlane {
     return this.failures.calls;
   }
 
-  /** Load durable state, learn who we are, start polling, and say we are ready. */
-  async start(): Promise<void> {
+  /**
+   * Load durable state, learn who we are, start polling, and say we are ready. `reason` labels
+   * the `controlplane.ready` event: a served control plane started again after a real kill
+   * passes the restart kind, as the in-process restart does.
+   */
+  async start(reason = 'start'): Promise<void> {
     this.sessions.reload();
     this.running = true;
-    await this.boot('start');
+    await this.boot(reason);
+  }
+
+  /** Graceful stop of a served process: the running cycle finishes, then everything stops. */
+  async drain(): Promise<void> {
+    await this.currentCycle?.catch(() => undefined);
+    await this.stop();
   }
 
   /** Stops at once: in-flight calls finish in the emulator but their results are dropped. */

@@ -495,6 +495,27 @@ function pollCyclesSection(a: Analysis): Section[] {
   return [{ title: 'Poll cycles (control plane)', blocks }];
 }
 
+/** Open-model schedule accuracy: intended vs actual starts, missed starts, the verdict. */
+export function scheduleSection(a: Analysis): Section[] {
+  const s = a.schedule;
+  if (!s) return [];
+  const pairs: Array<[string, string]> = [
+    ['scheduled starts', fmtInt(s.operations)],
+    ['missed', fmtInt(s.missed)],
+    [
+      'start lag',
+      s.lag ? `p50 ${fmtMs(s.lag.p50)} · p99 ${fmtMs(s.lag.p99)} · max ${fmtMs(s.lag.max)}` : '–',
+    ],
+    [
+      'schedule',
+      s.kept ? 'kept (a valid ceiling)' : 'NOT kept: not a valid ceiling (the offered load fell short)',
+    ],
+  ];
+  const blocks: Block[] = [{ kind: 'pairs', pairs }];
+  if (!s.kept) blocks.push({ kind: 'notes', lines: s.reasons, tone: 'warning' });
+  return [{ title: 'Schedule', blocks }];
+}
+
 function speedSections(a: Analysis, top: number): Section[] {
   const sections: Section[] = [];
   if (a.spans.byName.length > 0) {
@@ -839,6 +860,7 @@ export function analysisSections(a: Analysis, options: SectionOptions): Section[
     scorecardSection(a),
     ...turnoverSections(a),
     ...speedMetricsSection(a),
+    ...scheduleSection(a),
     ...speedSections(a, options.top),
     ...warningsSection(a, shown),
   ];

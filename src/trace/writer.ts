@@ -52,7 +52,7 @@ export class TraceWriter implements TraceSink {
   private timer: NodeJS.Timeout | undefined;
   private lastT = 0;
   private readonly recordCounts: RecordCounts = { api: 0, span: 0, event: 0, gauge: 0 };
-  private readonly observers: TraceSink[] = [];
+  private readonly taps: Array<(record: BodyRecord | (SpanInput & { kind: 'span' })) => void> = [];
 
   constructor(path: string, header: RunHeaderInput, options: TraceWriterOptions = {}) {
     this.path = path;
@@ -87,12 +87,21 @@ export class TraceWriter implements TraceSink {
     if (end > this.lastT) this.lastT = end;
     this.append(JSON.stringify(record));
     if (this.bufferedBytes >= this.bufferBytes) this.flush();
-    for (const observer of this.observers) observer.write(record);
+    for (const tap of this.taps) tap(record);
   }
 
   /** Also hands every accepted record to `sink` (a live analyzer judging the run, say). */
-  observe(sink: TraceSink): void {
-    this.observers.push(sink);
+  observe(sink: TraceSink): () => void {
+    return this.tap((record) => sink.write(record));
+  }
+
+  /** Sees every accepted record after it is buffered (live telemetry); returns an unsubscribe. */
+  tap(listener: (record: BodyRecord | (SpanInput & { kind: 'span' })) => void): () => void {
+    this.taps.push(listener);
+    return () => {
+      const i = this.taps.indexOf(listener);
+      if (i >= 0) this.taps.splice(i, 1);
+    };
   }
 
   flush(): void {

@@ -8,18 +8,18 @@ import { join } from 'node:path';
 import type { Clock } from '../clock/clock.ts';
 import { RealClock } from '../clock/real.ts';
 import { VirtualClock } from '../clock/virtual.ts';
-import { FleetbenchError } from '../errors.ts';
 import type { Verdict } from '../judge/judge.ts';
 import { prepareRunJudge } from '../judge/run.ts';
 import { defaultRestartOutage } from '../reference/control-plane.ts';
 import { createRng } from '../rng.ts';
+import { openTarget, targetKind } from '../targets/index.ts';
 import { ReferenceTarget } from '../targets/reference.ts';
 import type { Target } from '../targets/types.ts';
 import { TraceWriter } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { checkExecutors, runExecutor } from './executors/index.ts';
 import { checkFaults, scheduleFaults } from './faults.ts';
-import { createInProcessGitHub } from './github-side.ts';
+import { createInProcessGitHub, type GitHubSide } from './github-side.ts';
 import { scenarioHash } from './load.ts';
 import { MarkerBus } from './markers.ts';
 import { nativeRunConfig } from './run-driver.ts';
@@ -37,6 +37,24 @@ export interface RunOptions {
   /** Called every `progressEveryMs` of run time. */
   onProgress?: (progress: RunProgress) => void;
   progressEveryMs?: number;
+  /**
+   * Watches the run once the target is open (live telemetry, src/live/); closed before the
+   * target stops and the trace closes, whether the run completes, is interrupted or fails.
+   */
+  attach?: (run: RunHandle) => Promise<RunAttachment> | RunAttachment;
+}
+
+export interface RunHandle {
+  scenario: Scenario;
+  clock: Clock;
+  trace: TraceWriter;
+  target: Target;
+  github: GitHubSide;
+  signal: AbortSignal;
+}
+
+export interface RunAttachment {
+  close(): Promise<void>;
 }
 
 export interface RunProgress {
@@ -62,12 +80,7 @@ export interface RunOutcome {
 const GAUGE_EVERY_MS = 10_000;
 
 export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunOutcome> {
-  if (scenario.target !== 'reference') {
-    throw new FleetbenchError(
-      'E_TARGET',
-      `target '${scenario.target}' is not supported by this engine yet (use 'reference')`,
-    );
-  }
+  targetKind(scenario.target);
   const clock: Clock =
     scenario.clock === 'virtual' ? new VirtualClock() : new RealClock({ timeScale: scenario.timeScale });
   // Budget sets load before anything runs: a bad one fails at once (exit 104).
@@ -75,13 +88,14 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   const rng = createRng(scenario.seed);
   const hash = scenarioHash(scenario);
   const tracePath = join(options.outDir, 'trace.jsonl');
+  const runId =
+    scenario.clock === 'virtual'
+      ? `${scenario.name}-seed${scenario.seed}-${hash.slice(0, 8)}`
+      : `${scenario.name}-${new Date(clock.epochMs).toISOString()}`;
   const trace = new TraceWriter(
     tracePath,
     {
-      runId:
-        scenario.clock === 'virtual'
-          ? `${scenario.name}-seed${scenario.seed}-${hash.slice(0, 8)}`
-          : `${scenario.name}-${new Date(clock.epochMs).toISOString()}`,
+      runId,
       tool: { name: 'fleetbench', version: VERSION },
       clock: scenario.clock,
       ...(scenario.clock === 'real' ? { timeScale: scenario.timeScale } : {}),
@@ -98,6 +112,13 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   const abort = new AbortController();
   const onAbort = () => abort.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
+  let opened: Target | undefined;
+  let attachment: RunAttachment | undefined;
+  const detach = async () => {
+    const current = attachment;
+    attachment = undefined;
+    await current?.close();
+  };
 
   try {
     const github = createInProcessGitHub(scenario, clock, rng.fork('github'), trace);
@@ -108,26 +129,37 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       checks: scenario.sessions.checks,
       mergeAfter: scenario.sessions.mergeAfter,
     });
-    const target: Target = new ReferenceTarget({
-      clock,
-      rng: rng.fork('target'),
-      trace,
-      transport: github.transport,
-      token: github.token,
-      agentWorld: world,
-      config: {
-        polling: scenario.polling,
-        dashboard: scenario.dashboard,
-        spawnTime: scenario.sessions.spawnTime,
-        fixAfter: scenario.sessions.fixAfter,
-        restartOutage: defaultRestartOutage,
-        cacheSizes: scenario.caches,
-        ...(scenario.turnover ? { actors: actorConfigOf(scenario.turnover) } : {}),
-        runs: nativeRunConfig(scenario),
-      },
-    });
+    // http and module targets (src/targets/): opened here; the embedded one is built below.
+    opened =
+      scenario.target !== 'reference'
+        ? await openTarget({ scenario, clock, rng: rng.fork('target'), trace, github, runId })
+        : undefined;
+    let target: Target;
+    if (opened) target = opened;
+    else {
+      target = new ReferenceTarget({
+        clock,
+        rng: rng.fork('target'),
+        trace,
+        transport: github.transport,
+        token: github.token,
+        agentWorld: world,
+        config: {
+          polling: scenario.polling,
+          dashboard: scenario.dashboard,
+          spawnTime: scenario.sessions.spawnTime,
+          fixAfter: scenario.sessions.fixAfter,
+          restartOutage: defaultRestartOutage,
+          cacheSizes: scenario.caches,
+          ...(scenario.turnover ? { actors: actorConfigOf(scenario.turnover) } : {}),
+          runs: nativeRunConfig(scenario),
+        },
+      });
+    }
     checkFaults(scenario.faults, target);
     checkExecutors(scenario.executors, target);
+    if (options.attach)
+      attachment = await options.attach({ scenario, clock, trace, target, github, signal: abort.signal });
     const spawner = new SessionSpawner(clock, trace, target, world, github.repos);
 
     // Everything that talks to the target runs on the run's clock: under the virtual clock a
@@ -216,10 +248,13 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     if (scriptError !== undefined) throw scriptError;
     const interrupted = options.signal?.aborted ?? false;
     abort.abort();
+    await detach();
+    opened = undefined;
     await target.stop();
     await github.snapshot('after');
     const endedAt = clock.now();
     const verdicts = judge && !interrupted ? judge.finish(trace, endedAt, spawner.count) : undefined;
+    if (clock instanceof RealClock) clock.dispose();
     trace.close(interrupted ? 'interrupted' : 'completed', endedAt);
     return {
       scenario,
@@ -232,6 +267,9 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       ...(verdicts ? { verdicts } : {}),
     };
   } catch (error) {
+    await detach().catch(() => undefined);
+    await opened?.stop().catch(() => undefined);
+    if (clock instanceof RealClock) clock.dispose();
     trace.close('failed');
     throw error;
   } finally {

@@ -2,7 +2,9 @@
  * Creates sessions for executors: gives each an id, a repo (round-robin over the topology) and
  * an open issue, tells the target and the world, and records intended vs actual start (a
  * `session.start` span from the intended time, its duration the lag), like k6 does for
- * iterations. Starts that cannot happen are counted as `executor.dropped` events.
+ * iterations. The lag is measured when the start is issued (before the target answers), so it
+ * is the generator's own delay, not the target's latency. Starts that cannot happen are counted
+ * as `executor.dropped` events.
  */
 import type { Clock } from '../clock/clock.ts';
 import type { SessionSpec, Target } from '../targets/types.ts';
@@ -18,6 +20,7 @@ export interface RepoIssues {
 export class SessionSpawner {
   private created = 0;
   private dropped = 0;
+  private failed = 0;
   private readonly nextIssue: number[];
 
   constructor(
@@ -39,7 +42,14 @@ export class SessionSpawner {
     return this.dropped;
   }
 
-  async spawn(executor: string, intendedAt: number): Promise<string> {
+  /** Starts the target refused or could not be reached for (`executor.failed` events). */
+  get failedCount(): number {
+    return this.failed;
+  }
+
+  /** `onId` hears the session id before the target is asked (state changes may come first). */
+  async spawn(executor: string, intendedAt: number, onId?: (id: string) => void): Promise<string> {
+    const issuedAt = this.clock.now();
     const n = this.created++;
     const slot = n % this.repos.length;
     const { repo, issues } = this.repos[slot]!;
@@ -48,16 +58,35 @@ export class SessionSpawner {
     this.nextIssue[slot]!++;
     const id = `s-${String(n + 1).padStart(4, '0')}`;
     const spec: SessionSpec = { id, repo, issue, branch: `fleet/${id}` };
-    await this.target.createSession(spec);
-    await this.world.sessionCreated(spec);
+    onId?.(id);
+    let failure: string | undefined;
+    try {
+      await this.target.createSession(spec);
+    } catch (error) {
+      // A real target can refuse or be unreachable: count it, never crash the run over it.
+      failure = (error as Error)?.message ?? String(error);
+    }
+    if (failure === undefined) await this.world.sessionCreated(spec);
     this.trace.write({
       kind: 'span',
       name: 'session.start',
       t: intendedAt,
-      dur: Math.max(0, this.clock.now() - intendedAt),
+      dur: Math.max(0, issuedAt - intendedAt),
       session: id,
+      ...(failure === undefined ? {} : { outcome: 'error' as const }),
       labels: { executor },
     });
+    if (failure !== undefined) {
+      this.failed++;
+      this.trace.write({
+        kind: 'event',
+        name: 'executor.failed',
+        t: this.clock.now(),
+        session: id,
+        labels: { executor },
+        data: { message: failure },
+      });
+    }
     return id;
   }
 

@@ -149,6 +149,50 @@ function readRequests(input: string): OtlpRequest[] {
   return requests;
 }
 
+/**
+ * One OTLP request's spans (and their events) as trace records, in request order. `toMs` maps a
+ * Unix-nanosecond time to run time (the importer: from the earliest span; the live receiver of
+ * a real run: from the run's epoch). Shared by `fleetbench import otlp` and the live receiver.
+ */
+export function otlpToRecords(
+  request: OtlpRequest,
+  toMs: (ns: string | number) => number,
+  keep: Set<string> | undefined,
+): Array<SpanRecord | EventRecord> {
+  const out: Array<SpanRecord | EventRecord> = [];
+  for (const rs of request.resourceSpans) {
+    const resource = toLabels(rs.resource?.attributes, undefined);
+    const service = resource.labels['service.name'];
+    for (const ss of rs.scopeSpans ?? []) {
+      for (const span of ss.spans ?? []) {
+        const { labels, session } = toLabels(span.attributes, keep);
+        if (service !== undefined) labels.service = service;
+        const t = toMs(span.startTimeUnixNano);
+        const record: SpanRecord = {
+          kind: 'span',
+          name: span.name,
+          t,
+          dur: Math.max(0, toMs(span.endTimeUnixNano) - t),
+          outcome: isError(span.status?.code) ? 'error' : 'ok',
+        };
+        if (session ?? resource.session) record.session = session ?? resource.session;
+        if (Object.keys(labels).length > 0) record.labels = labels;
+        out.push(record);
+        for (const e of span.events ?? []) {
+          const attrs = toLabels(e.attributes, keep);
+          const event: EventRecord = { kind: 'event', name: e.name, t: toMs(e.timeUnixNano) };
+          if (record.session) event.session = record.session;
+          event.labels = { ...attrs.labels, span: span.name };
+          out.push(event);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+export type { OtlpRequest };
+
 export async function importOtlp(
   input: string,
   output: string,
@@ -185,36 +229,10 @@ export async function importOtlp(
   let spans = 0;
   let events = 0;
   for (const request of requests) {
-    for (const rs of request.resourceSpans) {
-      const resource = toLabels(rs.resource?.attributes, undefined);
-      const service = resource.labels['service.name'];
-      for (const ss of rs.scopeSpans ?? []) {
-        for (const span of ss.spans ?? []) {
-          const { labels, session } = toLabels(span.attributes, keep);
-          if (service !== undefined) labels.service = service;
-          const t = ms(span.startTimeUnixNano);
-          const record: SpanRecord = {
-            kind: 'span',
-            name: span.name,
-            t,
-            dur: Math.max(0, ms(span.endTimeUnixNano) - t),
-            outcome: isError(span.status?.code) ? 'error' : 'ok',
-          };
-          if (session ?? resource.session) record.session = session ?? resource.session;
-          if (Object.keys(labels).length > 0) record.labels = labels;
-          writer.write(record);
-          spans++;
-          for (const e of span.events ?? []) {
-            const attrs = toLabels(e.attributes, keep);
-            const event: EventRecord = { kind: 'event', name: e.name, t: ms(e.timeUnixNano) };
-            if (record.session) event.session = record.session;
-            const eventLabels = { ...attrs.labels, span: span.name };
-            event.labels = eventLabels;
-            writer.write(event);
-            events++;
-          }
-        }
-      }
+    for (const record of otlpToRecords(request, ms, keep)) {
+      writer.write(record);
+      if (record.kind === 'span') spans++;
+      else events++;
     }
   }
   writer.close('completed');

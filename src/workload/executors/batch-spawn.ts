@@ -24,7 +24,11 @@ export async function runBatchSpawn(
     reached.add(id);
     if (reached.size === executor.count) resolveDone();
   });
-  for (let i = 0; i < executor.count; i++) mine.add(await ctx.spawner.spawn(ctx.name, start));
+  // All at once: no start waits for the target to answer the one before it.
+  const starts: Promise<string>[] = [];
+  for (let i = 0; i < executor.count; i++)
+    starts.push(ctx.spawner.spawn(ctx.name, start, (id) => mine.add(id)));
+  await Promise.all(starts);
   ctx.markers.emit(`${ctx.name}.spawned`, { count: executor.count });
   const aborted = new Promise<void>((resolve) =>
     ctx.signal.addEventListener('abort', () => resolve(), { once: true }),

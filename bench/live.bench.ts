@@ -1,0 +1,213 @@
+/**
+ * Live runs: the open-model generator under the real clock, against the GitHub emulator served
+ * by `fleetbench github serve` in its own process.
+ *
+ * 1. Schedule accuracy: start lag (actual − intended) p50/p99 at 100 and 1,000 operations/s,
+ *    each operation a GET on the emulator (bench/live-child.ts: the engine's pacing code).
+ *    Target: p99 under 10 ms at 1,000/s.
+ * 2. Load-generation efficiency beside Locust (Debian's python3-locust, HttpUser, headless, one
+ *    process) driving the same route at the same rate for the same time: requests per
+ *    CPU-second of the generator process over the load window. Target: at least 3× Locust.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Bench } from './run.ts';
+
+const BIN = fileURLToPath(new URL('../bin/fleetbench.js', import.meta.url));
+const CHILD = fileURLToPath(new URL('./live-child.ts', import.meta.url));
+const LOCUSTFILE = fileURLToPath(new URL('./locustfile.py', import.meta.url));
+const LOCUST = '/usr/bin/locust';
+const SECONDS = Number(process.env.LIVE_BENCH_SECONDS ?? 10);
+const PATH = '/repos/fleetbench/repo-1/issues/1';
+
+interface ChildResult {
+  operations: number;
+  completed: number;
+  errors: number;
+  wallS: number;
+  cpuS: number;
+  lag: { p50: number; p99: number; max: number } | null;
+  latency: { p50: number; p99: number } | null;
+}
+
+function collect(proc: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  proc.stdout?.on('data', (d) => {
+    stdout += d;
+  });
+  proc.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  return new Promise((resolve, reject) => {
+    proc.on('error', reject);
+    proc.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function startEmulator(): Promise<{ url: string; token: string; proc: ChildProcess }> {
+  const proc = spawn(
+    process.execPath,
+    [
+      BIN,
+      'github',
+      'serve',
+      '--json',
+      '--port',
+      '0',
+      '--issues-per-repo',
+      '5',
+      '--limit',
+      'core=1000000000',
+      '--limit',
+      'secondary.restPointsPerMinute=1000000000',
+      '--limit',
+      'secondary.concurrent=1000000',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+    });
+    proc.on('exit', (code) => reject(new Error(`github serve exited ${code}`)));
+  });
+  const info = JSON.parse(line) as { url: string; token: string };
+  return { url: info.url, token: info.token, proc };
+}
+
+async function runOurs(rate: number, url: string, token: string, dir: string): Promise<ChildResult> {
+  const proc = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      CHILD,
+      String(rate),
+      String(SECONDS),
+      url,
+      token,
+      PATH,
+      join(dir, `trace-${rate}.jsonl`),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const { code, stdout, stderr } = await collect(proc);
+  if (code !== 0) throw new Error(`live-child exited ${code}: ${stderr}`);
+  return JSON.parse(stdout) as ChildResult;
+}
+
+async function runLocust(
+  rate: number,
+  url: string,
+  token: string,
+  dir: string,
+): Promise<{ requests: number; failures: number; cpuS: number; wallS: number; p50: number; p99: number }> {
+  const users = Math.max(1, Math.round(rate / 10));
+  const out = join(dir, `locust-${rate}.json`);
+  const proc = spawn(
+    LOCUST,
+    [
+      '-f',
+      LOCUSTFILE,
+      '--headless',
+      '--only-summary',
+      '--loglevel',
+      'WARNING',
+      '-u',
+      String(users),
+      '-r',
+      String(users),
+      '-t',
+      `${SECONDS}s`,
+      '--host',
+      url,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        BENCH_PATH: PATH,
+        BENCH_TOKEN: token,
+        BENCH_RATE_PER_USER: String(rate / users),
+        BENCH_OUT: out,
+      },
+    },
+  );
+  const { stderr } = await collect(proc);
+  if (!existsSync(out)) throw new Error(`locust wrote no result: ${stderr.slice(-2000)}`);
+  return JSON.parse(readFileSync(out, 'utf8'));
+}
+
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
+const bench: Bench = {
+  name: 'live',
+  description:
+    'real-clock open-model generator vs Locust, against `fleetbench github serve` in its own process',
+  async run() {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetbench-live-bench-'));
+    const figures: Record<string, number | string> = {};
+    const emulator = await startEmulator();
+    console.log(`load average at start: ${load()}; ${SECONDS} s per run; route GET ${PATH}\n`);
+    try {
+      console.log('### Schedule accuracy (fleetbench, open model)\n');
+      console.log(
+        '| rate | operations | completed/s | lag p50 ms | lag p99 ms | lag max ms | response p50 ms | response p99 ms | CPU s | ops per CPU-s | target | verdict |',
+      );
+      console.log('| --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --- | --- |');
+      const ours = new Map<number, ChildResult>();
+      for (const rate of [100, 1000]) {
+        const r = await runOurs(rate, emulator.url, emulator.token, dir);
+        ours.set(rate, r);
+        const target = rate === 1000 ? 'p99 < 10 ms' : '–';
+        const verdict = rate === 1000 ? (r.lag && r.lag.p99 < 10 ? 'met' : 'not met') : '–';
+        console.log(
+          `| ${rate}/s | ${r.operations} | ${(r.completed / r.wallS).toFixed(0)} | ${r.lag?.p50.toFixed(3)} | ${r.lag?.p99.toFixed(3)} | ${r.lag?.max.toFixed(1)} | ${r.latency?.p50.toFixed(2)} | ${r.latency?.p99.toFixed(2)} | ${r.cpuS.toFixed(2)} | ${(r.completed / r.cpuS).toFixed(0)} | ${target} | ${verdict} |`,
+        );
+        figures[`lag p50 ms @${rate}/s`] = Number(r.lag?.p50.toFixed(3));
+        figures[`lag p99 ms @${rate}/s`] = Number(r.lag?.p99.toFixed(3));
+        if (r.errors > 0) console.log(`\n(${r.errors} errors at ${rate}/s)`);
+      }
+
+      console.log('\n### Requests per CPU-second of the generator (same route, rate and duration)\n');
+      const rate = 1000;
+      const l = await runLocust(rate, emulator.url, emulator.token, dir);
+      const o = ours.get(rate)!;
+      const oursPerCpu = o.completed / o.cpuS;
+      const locustPerCpu = (l.requests - l.failures) / l.cpuS;
+      console.log(
+        '| generator | requests ok | req/s | CPU s | req per CPU-s | response p50 ms | response p99 ms |',
+      );
+      console.log('| --- | --: | --: | --: | --: | --: | --: |');
+      console.log(
+        `| fleetbench (open model, ${rate}/s) | ${o.completed} | ${(o.completed / o.wallS).toFixed(0)} | ${o.cpuS.toFixed(2)} | ${oursPerCpu.toFixed(0)} | ${o.latency?.p50.toFixed(2)} | ${o.latency?.p99.toFixed(2)} |`,
+      );
+      console.log(
+        `| Locust 2.12 HttpUser (${Math.round(rate / 10)} users × 10/s) | ${l.requests - l.failures} | ${((l.requests - l.failures) / l.wallS).toFixed(0)} | ${l.cpuS.toFixed(2)} | ${locustPerCpu.toFixed(0)} | ${l.p50} | ${l.p99} |`,
+      );
+      const ratio = oursPerCpu / locustPerCpu;
+      console.log(
+        `\nratio: ${ratio.toFixed(2)}× Locust's requests per CPU-second (target ≥ 3×: ${ratio >= 3 ? 'met' : 'not met'})`,
+      );
+      figures['req per CPU-s fleetbench'] = Math.round(oursPerCpu);
+      figures['req per CPU-s locust'] = Math.round(locustPerCpu);
+      figures['ratio vs locust'] = Number(ratio.toFixed(2));
+      console.log(`\nload average at end: ${load()}`);
+    } finally {
+      emulator.proc.kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+    }
+    return figures;
+  },
+};
+
+export default bench;

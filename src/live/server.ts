@@ -1,0 +1,127 @@
+/**
+ * The live HTTP endpoints of a real-clock run, on 127.0.0.1:
+ *
+ * - `GET /metrics`: Prometheus text format 0.0.4 (metrics.ts decides what is in it);
+ * - `POST /v1/traces`: an OTLP/HTTP JSON receiver. Spans the system under test exports go into
+ *   the run's trace (the one TraceWriter) as `span` and `event` records, mapped exactly as
+ *   `fleetbench import otlp` maps them, with times placed on the run's clock (Unix ns → run ms).
+ *   Protobuf bodies are refused with 415 (configure the exporter for `http/json`).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Clock } from '../clock/clock.ts';
+import { otlpRequestSchema, otlpToRecords } from '../trace/importers/otlp.ts';
+import type { TraceSink } from '../trace/writer.ts';
+import { describeZodError } from '../validation.ts';
+import { CONTENT_TYPE } from './prometheus.ts';
+
+export interface LiveServerOptions {
+  port: number;
+  clock: Clock;
+  trace: TraceSink;
+  /** Text of GET /metrics (absent: 404). */
+  metrics?: () => Promise<string>;
+  /** Accept OTLP/JSON spans on POST /v1/traces. */
+  otlp?: boolean;
+  /** Biggest OTLP body accepted (bytes, default 16 MiB). */
+  maxBodyBytes?: number;
+}
+
+export interface RunningLiveServer {
+  url: string;
+  port: number;
+  /** OTLP spans and events written so far. */
+  readonly received: { requests: number; spans: number; events: number; rejected: number };
+  close(): Promise<void>;
+}
+
+export async function startLiveServer(options: LiveServerOptions): Promise<RunningLiveServer> {
+  const received = { requests: 0, spans: 0, events: 0, rejected: 0 };
+  const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
+  const { clock } = options;
+  const epochNs = BigInt(Math.round(clock.epochMs)) * 1_000_000n;
+  const toMs = (ns: string | number) => (Number(BigInt(ns) - epochNs) / 1e6) * clock.timeScale;
+
+  const reply = (res: ServerResponse, status: number, body: string, type = 'application/json') => {
+    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+
+  const receiveTraces = async (req: IncomingMessage, res: ServerResponse) => {
+    const type = req.headers['content-type'] ?? '';
+    if (!type.includes('json')) {
+      req.resume();
+      received.rejected++;
+      return reply(
+        res,
+        415,
+        JSON.stringify({ code: 3, message: 'only OTLP/HTTP JSON (application/json) is accepted' }),
+      );
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > maxBody) {
+        received.rejected++;
+        return reply(res, 413, JSON.stringify({ code: 8, message: `body over ${maxBody} bytes` }));
+      }
+      chunks.push(chunk as Buffer);
+    }
+    let parsed: ReturnType<typeof otlpRequestSchema.safeParse>;
+    try {
+      parsed = otlpRequestSchema.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+    } catch {
+      received.rejected++;
+      return reply(res, 400, JSON.stringify({ code: 3, message: 'malformed JSON' }));
+    }
+    if (!parsed.success) {
+      received.rejected++;
+      return reply(res, 400, JSON.stringify({ code: 3, message: describeZodError(parsed.error) }));
+    }
+    received.requests++;
+    for (const record of otlpToRecords(parsed.data, toMs, undefined)) {
+      options.trace.write(record);
+      if (record.kind === 'span') received.spans++;
+      else received.events++;
+    }
+    reply(res, 200, '{}');
+  };
+
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && path === '/metrics' && options.metrics) {
+      options.metrics().then(
+        (text) => reply(res, 200, text, CONTENT_TYPE),
+        (error: Error) => reply(res, 500, `# error: ${error.message}\n`, CONTENT_TYPE),
+      );
+      return;
+    }
+    if (req.method === 'POST' && path === '/v1/traces' && options.otlp) {
+      receiveTraces(req, res).catch((error: Error) => {
+        if (!res.headersSent) reply(res, 500, JSON.stringify({ code: 13, message: error.message }));
+      });
+      return;
+    }
+    req.resume();
+    reply(res, 404, JSON.stringify({ message: 'not found: GET /metrics, POST /v1/traces' }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

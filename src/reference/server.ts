@@ -1,0 +1,317 @@
+/**
+ * The reference control plane as a real HTTP server (one process of `fleetbench reference
+ * serve`; the supervisor in supervisor.ts owns the public port and runs this in a child it can
+ * kill). It speaks the `http` target protocol (src/targets/protocol.ts, docs/http-target.md):
+ * a run begins with POST /v1/run, sessions are created with POST /v1/sessions, and every record
+ * the control plane would trace in-process goes out as an event through `emit` (to the
+ * supervisor, which streams it to fleetbench).
+ *
+ * Durable state lives in the state directory (file-store.ts): a process started with
+ * `recover` reloads the run and its sessions from there and says `controlplane.ready` with the
+ * restart kind as its reason, exactly as the in-process restart does.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { RealClock } from '../clock/real.ts';
+import { HttpTransport } from '../github/transport.ts';
+import { createRng, type Rng } from '../rng.ts';
+import {
+  dashboardRequestSchema,
+  type ErrorCode,
+  type InfoResponse,
+  type RunStartRequest,
+  recordToEvent,
+  runStartSchema,
+  sessionSpecSchema,
+  TARGET_PROTOCOL,
+  type TargetEvent,
+} from '../targets/protocol.ts';
+import type { TraceSink } from '../trace/writer.ts';
+import { VERSION } from '../version.ts';
+import { type Distribution, sample } from '../workload/distribution.ts';
+import { defaultRestartOutage, type ReferenceConfig, ReferenceControlPlane } from './control-plane.ts';
+import { FileStore, readJson, writeAtomic } from './file-store.ts';
+
+export interface ReferenceServerOptions {
+  stateDir: string;
+  /** 0 (default): a free port. Always loopback. */
+  port?: number;
+  /** A GitHub of its own (`--github`, `--token`): used instead of the one a run offers. */
+  github?: { url: string; token: string };
+  /** Where events go (the supervisor's hub). */
+  emit(event: TargetEvent): void;
+  /** Start again after a restart of this kind: reload the saved run and its sessions. */
+  recover?: string;
+  log?: (line: string) => void;
+}
+
+export interface RunningReferenceServer {
+  port: number;
+  server: Server;
+  /** Graceful: the running poll cycle finishes, then the control plane stops. */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** What run.json holds: enough to serve the run again after a kill. */
+interface SavedRun extends RunStartRequest {
+  github: { url: string; token: string };
+}
+
+const uniform = (min: number, max: number): Distribution => ({ kind: 'uniform', min, max });
+
+/** Settings when a run sends none (a hand-written client, curl): the scenario defaults. */
+export const DEFAULT_SERVED_CONFIG: ReferenceConfig = {
+  polling: { strategy: 'guarded', intervalMs: 30_000, concurrency: 8, reviewThrottleMs: 120_000, maxRps: 10 },
+  dashboard: { mode: 'enrich', refreshMs: 15_000, cacheTtlMs: 300_000 },
+  spawnTime: uniform(2_000, 6_000),
+  fixAfter: uniform(60_000, 180_000),
+  restartOutage: defaultRestartOutage,
+  cacheSizes: { repos: 100, commits: 500, prs: 500 },
+};
+
+/** The scenario's settings as a run sends them (`config` of POST /v1/run), over the defaults. */
+export function servedConfig(config: Record<string, unknown> | undefined): ReferenceConfig {
+  const c = (config ?? {}) as Partial<ReferenceConfig>;
+  return {
+    ...DEFAULT_SERVED_CONFIG,
+    ...c,
+    polling: { ...DEFAULT_SERVED_CONFIG.polling, ...c.polling },
+    dashboard: { ...DEFAULT_SERVED_CONFIG.dashboard, ...c.dashboard },
+    cacheSizes: { ...DEFAULT_SERVED_CONFIG.cacheSizes, ...c.cacheSizes },
+    // A real restart's outage is real: the modelled one does not apply.
+    restartOutage: defaultRestartOutage,
+  };
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function send(res: ServerResponse, status: number, body?: unknown): void {
+  if (body === undefined) {
+    res.writeHead(status).end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, status: number, code: ErrorCode, message: string): void {
+  send(res, status, { error: { code, message } });
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  if (chunks.length === 0) return {};
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'bad_request', 'body: malformed JSON');
+  }
+}
+
+function parse<T>(
+  schema: {
+    safeParse(
+      v: unknown,
+    ):
+      | { success: true; data: T }
+      | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } };
+  },
+  value: unknown,
+): T {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new HttpError(400, 'bad_request', `${issue?.path.join('.') || 'body'}: ${issue?.message}`);
+  }
+  return result.data;
+}
+
+/**
+ * After a real kill, sessions that were still spawning lost their spawn timer with the process:
+ * the new process picks them up again (a fresh spawn time from now), as an orchestrator reclaims
+ * half-started work. Their `session.spawn` span runs from creation, so it includes the outage.
+ */
+function resumeSpawns(
+  plane: ReferenceControlPlane,
+  sink: TraceSink,
+  clock: RealClock,
+  rng: Rng,
+  config: ReferenceConfig,
+): void {
+  for (const record of plane.sessions.all()) {
+    if (record.state !== 'spawning') continue;
+    const delay = sample(config.spawnTime, rng);
+    clock.setTimeout(() => {
+      const current = plane.sessions.get(record.id);
+      if (current?.state !== 'spawning') return;
+      sink.write({
+        kind: 'span',
+        name: 'session.spawn',
+        t: current.createdAt,
+        dur: clock.now() - current.createdAt,
+        session: current.id,
+        data: { resumed: true },
+      });
+      plane.sessions.setState(current, 'working');
+    }, delay);
+  }
+}
+
+export async function startReferenceServer(options: ReferenceServerOptions): Promise<RunningReferenceServer> {
+  const store = new FileStore(options.stateDir);
+  const runPath = join(options.stateDir, 'run.json');
+  const log = options.log ?? (() => undefined);
+  let plane: ReferenceControlPlane | undefined;
+  let transport: HttpTransport | undefined;
+  let run: SavedRun | undefined;
+  const sink: TraceSink = { write: (record) => options.emit(recordToEvent(record as never)) };
+
+  const stopPlane = async () => {
+    await plane?.stop();
+    transport?.close();
+    plane = undefined;
+    transport = undefined;
+  };
+
+  const begin = async (saved: SavedRun, reason: string) => {
+    await stopPlane();
+    const clock = new RealClock({ epochMs: saved.epochMs, timeScale: saved.timeScale });
+    transport = new HttpTransport(saved.github.url, { maxSockets: 16 });
+    run = saved;
+    plane = new ReferenceControlPlane({
+      clock,
+      rng: createRng(saved.seed).fork('target'),
+      trace: sink,
+      transport,
+      token: saved.github.token,
+      store,
+      config: { ...servedConfig(saved.config), project: saved.scenario },
+    });
+    await plane.start(reason);
+    if (reason !== 'start')
+      resumeSpawns(plane, sink, clock, createRng(saved.seed).fork('respawn'), servedConfig(saved.config));
+  };
+
+  if (options.recover !== undefined) {
+    const saved = readJson<SavedRun>(runPath);
+    if (saved) {
+      await begin(saved, options.recover);
+      if (store.tornLines > 0) log(`recovered with ${store.tornLines} torn journal line(s) skipped`);
+    }
+  }
+
+  const info = (): InfoResponse => ({
+    protocol: TARGET_PROTOCOL,
+    name: 'fleetbench-reference',
+    version: VERSION,
+    capabilities: ['restart', 'flushCaches', 'setDashboard', 'events'],
+    pid: process.pid,
+    ...(run ? { github: { url: run.github.url, own: options.github !== undefined } } : {}),
+  });
+
+  const requirePlane = (): ReferenceControlPlane => {
+    if (!plane) throw new HttpError(409, 'no_run', 'no run: POST /v1/run first');
+    return plane;
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname;
+    const method = req.method ?? 'GET';
+    if (method === 'GET' && path === '/v1/info') return send(res, 200, info());
+    if (method === 'POST' && path === '/v1/run') {
+      const body = parse(runStartSchema, await readBody(req));
+      const github = options.github ?? body.github;
+      if (!github)
+        throw new HttpError(
+          400,
+          'bad_request',
+          'github: this server has no GitHub of its own; the run must offer one',
+        );
+      await stopPlane();
+      store.clear();
+      const saved: SavedRun = { ...body, github };
+      writeAtomic(runPath, JSON.stringify(saved));
+      await begin(saved, 'start');
+      return send(res, 200, { since: 0, github: { url: github.url, own: options.github !== undefined } });
+    }
+    if (method === 'POST' && path === '/v1/run/stop') {
+      await stopPlane();
+      return send(res, 200, { events: 0 });
+    }
+    if (path === '/v1/sessions' && method === 'POST') {
+      const p = requirePlane();
+      const spec = parse(sessionSpecSchema, await readBody(req));
+      const existing = p.sessions.get(spec.id);
+      // Idempotent: a client retrying after a restart may re-send a create that was saved.
+      if (existing) return send(res, 200, { id: existing.id, state: existing.state });
+      const record = p.createSession(spec);
+      return send(res, 201, { id: record.id, state: record.state });
+    }
+    if (path === '/v1/sessions' && method === 'GET') {
+      return send(res, 200, { counts: plane ? plane.counts() : {} });
+    }
+    const session = /^\/v1\/sessions\/([^/]+)(\/(turns|park|wake))?$/.exec(path);
+    if (session) {
+      const p = requirePlane();
+      const record = p.sessions.get(decodeURIComponent(session[1]!));
+      if (!record) throw new HttpError(404, 'not_found', `no session '${session[1]}'`);
+      if (session[3] !== undefined)
+        throw new HttpError(501, 'not_supported', `${session[3]}: not supported by the reference server yet`);
+      if (method === 'GET') return send(res, 200, { id: record.id, state: record.state, pr: record.pr });
+    }
+    if (method === 'POST' && path === '/v1/caches/flush') {
+      requirePlane().flushCaches();
+      return send(res, 204);
+    }
+    if (method === 'POST' && path === '/v1/dashboard') {
+      const { open } = parse(dashboardRequestSchema, await readBody(req));
+      requirePlane().setDashboard(open);
+      return send(res, 204);
+    }
+    throw new HttpError(404, 'not_found', `${method} ${path}: no such endpoint`);
+  };
+
+  const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    route(req, res).catch((error: unknown) => {
+      if (error instanceof HttpError) return sendError(res, error.status, error.code, error.message);
+      log(`internal error: ${(error as Error)?.stack ?? String(error)}`);
+      if (!res.headersSent) sendError(res, 500, 'internal', String((error as Error)?.message ?? error));
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    server,
+    async drain() {
+      await plane?.drain();
+    },
+    async close() {
+      await stopPlane();
+      store.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

@@ -1,0 +1,478 @@
+/**
+ * `fleetbench reference serve`: a small supervisor that owns the public port and runs the
+ * reference control plane (server.ts) in a child process it can really kill and start again.
+ *
+ *   client ──HTTP──► supervisor (port P) ──proxy──► control-plane child (loopback, own port)
+ *                        ▲   event hub ◄──IPC events── child
+ *                        └── GET /v1/events streams the hub: it survives the child's death
+ *
+ * A `hard` restart (POST /v1/restart) is a SIGKILL of the child; `graceful` and `hot` ask it to
+ * drain (the running poll cycle finishes) and exit. Either way a new child starts with
+ * `--recover KIND`, rebuilds from the state directory and says `controlplane.ready`. From the
+ * kill until then every proxied request is answered 503 `unavailable` with `retry-after: 1`
+ * (the supervisor is up, the control plane is not), which is what a load balancer in front of
+ * a restarting orchestrator answers. The supervisor writes `controlplane.restart` at the kill
+ * and the `controlplane.outage` span (kill → ready) once the new child is ready.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { RealClock } from '../clock/real.ts';
+import {
+  type RestartResponse,
+  restartRequestSchema,
+  runStartSchema,
+  type TargetEvent,
+} from '../targets/protocol.ts';
+import { sendError } from './server.ts';
+
+const WORKER = fileURLToPath(new URL('../../bin/reference-worker.js', import.meta.url));
+
+export interface SupervisorOptions {
+  port?: number;
+  stateDir: string;
+  github?: { url: string; token: string };
+  /** Events kept for streams that (re)connect with `since` (default 200,000). */
+  bufferEvents?: number;
+  log?: (line: string) => void;
+  /** How long a restart may take before it is reported failed (real ms, default 60 s). */
+  readyTimeoutMs?: number;
+}
+
+export interface RunningSupervisor {
+  url: string;
+  port: number;
+  /** The control plane's current pid (undefined while it is down). */
+  childPid(): number | undefined;
+  close(): Promise<void>;
+}
+
+type WorkerMessage =
+  | { type: 'listening'; port: number; pid: number }
+  | { type: 'event'; event: TargetEvent }
+  | { type: 'log'; line: string };
+
+interface Child {
+  process: ChildProcess;
+  port?: number;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  listening: Promise<number>;
+}
+
+/** Events of the current run, numbered, fanned out to every open stream. */
+class EventHub {
+  private base = 1;
+  private last = 0;
+  private buffer: string[] = [];
+  private readonly streams = new Set<{ res: ServerResponse; sse: boolean }>();
+  private readonly watchers = new Set<(event: TargetEvent) => void>();
+
+  constructor(private readonly capacity: number) {}
+
+  get since(): number {
+    return this.base;
+  }
+
+  /** Events of this run so far. */
+  get count(): number {
+    return this.last - this.base + 1;
+  }
+
+  newRun(): number {
+    this.base = this.last + 1;
+    this.buffer = [];
+    return this.base;
+  }
+
+  publish(event: TargetEvent): void {
+    const seq = ++this.last;
+    const line = JSON.stringify({ seq, ...event });
+    this.buffer.push(line);
+    if (this.buffer.length > this.capacity) this.buffer.splice(0, this.buffer.length - this.capacity);
+    for (const stream of this.streams) stream.res.write(frame(line, seq, stream.sse));
+    for (const watcher of this.watchers) watcher(event);
+  }
+
+  watch(fn: (event: TargetEvent) => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+
+  subscribe(req: IncomingMessage, res: ServerResponse, since: number): void {
+    const sse = (req.headers.accept ?? '').includes('text/event-stream');
+    res.writeHead(200, {
+      'content-type': sse ? 'text/event-stream' : 'application/x-ndjson',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+    });
+    const first = this.last - this.buffer.length + 1;
+    const from = Math.max(since, this.base);
+    res.write(frame(JSON.stringify({ type: 'hello', since: from, oldest: first }), undefined, sse));
+    for (let seq = Math.max(from, first); seq <= this.last; seq++) {
+      res.write(frame(this.buffer[seq - first]!, seq, sse));
+    }
+    const stream = { res, sse };
+    this.streams.add(stream);
+    res.on('close', () => this.streams.delete(stream));
+  }
+
+  /** Tells every stream the run ended and how many events it had, then closes them. */
+  endRun(): number {
+    const events = this.count;
+    const line = JSON.stringify({ type: 'end', events });
+    for (const stream of this.streams) stream.res.end(frame(line, undefined, stream.sse));
+    this.streams.clear();
+    return events;
+  }
+
+  closeAll(): void {
+    for (const stream of this.streams) stream.res.end();
+    this.streams.clear();
+  }
+}
+
+function frame(line: string, seq: number | undefined, sse: boolean): string {
+  if (!sse) return `${line}\n`;
+  return `${seq !== undefined ? `id: ${seq}\n` : ''}data: ${line}\n\n`;
+}
+
+async function readAll(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export async function startSupervisor(options: SupervisorOptions): Promise<RunningSupervisor> {
+  const log = options.log ?? (() => undefined);
+  const hub = new EventHub(options.bufferEvents ?? 200_000);
+  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+  let child: Child | undefined;
+  /** Up: requests go through. Down: 503 (a restart, or the child died). */
+  let up = false;
+  let closing = false;
+  let restarting = false;
+  let clock: RealClock | undefined;
+  const now = () => clock?.now() ?? 0;
+
+  const spawnChild = (recover?: string): Child => {
+    const args = [WORKER, '--state', options.stateDir];
+    if (recover) args.push('--recover', recover);
+    if (options.github) args.push('--github', options.github.url, '--token', options.github.token);
+    const proc = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let resolveListening!: (port: number) => void;
+    let rejectListening!: (error: Error) => void;
+    const listening = new Promise<number>((resolve, reject) => {
+      resolveListening = resolve;
+      rejectListening = reject;
+    });
+    listening.catch(() => undefined);
+    const created: Child = {
+      process: proc,
+      listening,
+      exited: new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal }))),
+    };
+    proc.on('message', (message: WorkerMessage) => {
+      if (message.type === 'event') hub.publish(message.event);
+      else if (message.type === 'listening') {
+        created.port = message.port;
+        resolveListening(message.port);
+      } else if (message.type === 'log') log(message.line);
+    });
+    void created.exited.then(({ code, signal }) => {
+      rejectListening(new Error(`control plane exited (${signal ?? code}) before listening`));
+      if (child !== created) return;
+      up = false;
+      child = undefined;
+      if (closing || restarting) return;
+      // Not asked for: the process crashed. Start it again as after a hard kill.
+      log(`control plane ${proc.pid} exited unexpectedly (${signal ?? code}); starting it again`);
+      hub.publish({
+        type: 'event',
+        name: 'controlplane.exit',
+        t: now(),
+        data: { pid: proc.pid, code, signal },
+      });
+      void startChild('hard').catch((error: Error) =>
+        log(`could not start the control plane: ${error.message}`),
+      );
+    });
+    return created;
+  };
+
+  const startChild = async (recover?: string): Promise<Child> => {
+    const next = spawnChild(recover);
+    child = next;
+    await withTimeout(next.listening, readyTimeoutMs, 'control plane did not start listening');
+    if (child === next) up = true;
+    return next;
+  };
+
+  await startChild();
+
+  interface Answer {
+    status: number;
+    headers: Record<string, string | string[] | undefined>;
+    body: Buffer;
+  }
+
+  /** Forwards a request to the control plane; rejects when it is down or dies mid-request. */
+  const forward = (req: IncomingMessage, body: Buffer): Promise<Answer> =>
+    new Promise((resolve, reject) => {
+      const target = child;
+      if (!up || target?.port === undefined) {
+        reject(new Error('down'));
+        return;
+      }
+      const out = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: target.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, connection: 'close', 'content-length': String(body.length) },
+        },
+        (answer) => {
+          const chunks: Buffer[] = [];
+          answer.on('data', (c: Buffer) => chunks.push(c));
+          answer.on('end', () => {
+            const headers = { ...answer.headers };
+            delete headers.connection;
+            delete headers['keep-alive'];
+            delete headers['transfer-encoding'];
+            resolve({ status: answer.statusCode ?? 502, headers, body: Buffer.concat(chunks) });
+          });
+          answer.on('error', reject);
+        },
+      );
+      out.on('error', reject);
+      out.end(body);
+    });
+
+  const relay = (res: ServerResponse, answer: Answer) => {
+    res.writeHead(answer.status, { ...answer.headers, 'content-length': String(answer.body.length) });
+    res.end(answer.body);
+  };
+
+  const json = (res: ServerResponse, status: number, body: unknown) => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+
+  /**
+   * Resolves once every event the child sent before now has reached the hub: IPC messages
+   * arrive in order, so the child's answer to a barrier comes after them.
+   */
+  let barrierId = 0;
+  const barrier = (): Promise<void> => {
+    const target = child;
+    if (!target?.process.connected) return Promise.resolve();
+    const id = ++barrierId;
+    return withTimeout(
+      new Promise<void>((resolve) => {
+        const onMessage = (message: { type?: string; id?: number }) => {
+          if (message.type === 'barrier' && message.id === id) {
+            target.process.off('message', onMessage);
+            resolve();
+          }
+        };
+        target.process.on('message', onMessage);
+        target.process.send({ type: 'barrier', id });
+      }),
+      5_000,
+      'control plane did not answer the event barrier',
+    ).catch(() => undefined);
+  };
+
+  const unavailable = (res: ServerResponse) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.setHeader('retry-after', '1');
+    sendError(res, 503, 'unavailable', 'the control plane is restarting');
+  };
+
+  const restart = async (kind: 'hard' | 'graceful' | 'hot'): Promise<RestartResponse> => {
+    const current = child;
+    const before = current?.process.pid;
+    const killedAt = now();
+    hub.publish({
+      type: 'event',
+      name: 'controlplane.restart',
+      t: killedAt,
+      labels: { kind },
+      data: { pid: before },
+    });
+    restarting = true;
+    try {
+      up = false;
+      if (current) {
+        if (kind === 'hard') current.process.kill('SIGKILL');
+        else current.process.send({ type: 'drain' });
+        const exited = await Promise.race([current.exited, sleep(30_000).then(() => undefined)]);
+        if (exited === undefined) {
+          current.process.kill('SIGKILL');
+          await current.exited;
+        }
+      }
+      const drainedAt = now();
+      let resolveReady!: (t: number) => void;
+      const ready = new Promise<number>((resolve) => {
+        resolveReady = resolve;
+      });
+      const unwatch = hub.watch((event) => {
+        if (event.name === 'controlplane.ready' && typeof event.t === 'number') resolveReady(event.t);
+      });
+      try {
+        const next = await startChild(kind);
+        const readyAt = await withTimeout(ready, readyTimeoutMs, 'control plane did not become ready');
+        const after = next.process.pid;
+        hub.publish({
+          type: 'span',
+          name: 'controlplane.outage',
+          t: killedAt,
+          dur: Math.max(0, readyAt - killedAt),
+          labels: { kind },
+          data: { drainMs: drainedAt - killedAt, pidBefore: before, pidAfter: after },
+        });
+        return {
+          outageMs: Math.max(0, readyAt - killedAt) / (clock?.timeScale ?? 1),
+          pid: { before, after },
+        };
+      } finally {
+        unwatch();
+      }
+    } finally {
+      restarting = false;
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = req.method ?? 'GET';
+    if (method === 'GET' && url.pathname === '/v1/events') {
+      const since = Number(url.searchParams.get('since') ?? hub.since);
+      hub.subscribe(req, res, Number.isFinite(since) ? since : hub.since);
+      return;
+    }
+    const body = await readAll(req);
+    if (method === 'POST' && url.pathname === '/v1/restart') {
+      let input: unknown;
+      try {
+        input = JSON.parse(body.toString('utf8') || '{}');
+      } catch {
+        input = undefined;
+      }
+      const parsed = restartRequestSchema.safeParse(input);
+      if (!parsed.success) return sendError(res, 400, 'bad_request', 'kind: expected hard, graceful or hot');
+      if (clock === undefined) return sendError(res, 409, 'no_run', 'no run: POST /v1/run first');
+      if (restarting) return sendError(res, 409, 'conflict', 'a restart is already under way');
+      return json(res, 200, await restart(parsed.data.kind));
+    }
+    let answer: Answer;
+    try {
+      if (method === 'POST' && url.pathname === '/v1/run') {
+        let parsed: ReturnType<typeof runStartSchema.safeParse> | undefined;
+        try {
+          parsed = runStartSchema.safeParse(JSON.parse(body.toString('utf8')));
+        } catch {
+          parsed = undefined;
+        }
+        if (parsed?.success) {
+          clock = new RealClock({ epochMs: parsed.data.epochMs, timeScale: parsed.data.timeScale });
+          hub.endRun();
+          hub.newRun();
+        }
+        answer = await forward(req, body);
+        if (answer.status !== 200) return relay(res, answer);
+        const started = JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
+        return json(res, 200, { ...started, since: hub.since });
+      }
+      if (method === 'POST' && url.pathname === '/v1/run/stop') {
+        answer = await forward(req, body);
+        if (answer.status !== 200) return relay(res, answer);
+        await barrier();
+        return json(res, 200, { events: hub.endRun() });
+      }
+      answer = await forward(req, body);
+    } catch {
+      return unavailable(res);
+    }
+    relay(res, answer);
+  };
+
+  const server: Server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log(`supervisor: ${(error as Error)?.stack ?? String(error)}`);
+      if (!res.headersSent) sendError(res, 500, 'internal', String((error as Error)?.message ?? error));
+      else res.destroy();
+    });
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    closing = true;
+    child?.process.kill('SIGKILL');
+    throw error;
+  }
+  const port = (server.address() as AddressInfo).port;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    childPid: () => (up ? child?.process.pid : undefined),
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        up = false;
+        hub.closeAll();
+        const current = child;
+        if (current && current.process.exitCode === null && current.process.signalCode === null) {
+          current.process.kill('SIGTERM');
+          const exited = await Promise.race([current.exited, sleep(3_000).then(() => undefined)]);
+          if (exited === undefined) {
+            current.process.kill('SIGKILL');
+            await current.exited;
+          }
+        }
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+      })();
+      return closed;
+    },
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<T>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}

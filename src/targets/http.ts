@@ -1,0 +1,473 @@
+/**
+ * The `http` target: fleetbench drives a system under test through the small JSON protocol of
+ * docs/http-target.md (src/targets/protocol.ts). A real orchestrator implements it in a shim;
+ * `fleetbench reference serve` implements it for the reference control plane.
+ *
+ * Requests the system cannot take right now (503, connection refused or reset: a restart under
+ * way) are retried with back-off for up to `retryForMs`, as a real client would. Events arrive
+ * on one long-lived stream (NDJSON), become trace records through the run's one TraceSink, and
+ * are counted: at the end the count the target declares is compared with what was received and
+ * written (`target.events`), so a lost record is a reported fact, not a silent gap.
+ */
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Clock } from '../clock/clock.ts';
+import { FleetbenchError } from '../errors.ts';
+import type { TraceSink } from '../trace/writer.ts';
+import {
+  countsResponseSchema,
+  eventToRecord,
+  type InfoResponse,
+  infoSchema,
+  type RestartResponse,
+  restartResponseSchema,
+  runStartResponseSchema,
+  runStopResponseSchema,
+  TARGET_PROTOCOL,
+  type TargetEvent,
+} from './protocol.ts';
+import type { RestartKind, SessionSpec, SessionState, SessionStateListener, Target } from './types.ts';
+
+export interface HttpTargetOptions {
+  /** `http://HOST:PORT` (a path prefix is kept: `http://host/fleet` → `/fleet/v1/...`). */
+  baseUrl: string;
+  clock: Clock;
+  trace: TraceSink;
+  run: { runId: string; seed: number; scenario: string };
+  /** The GitHub this run offers the target (the emulator fleetbench serves). */
+  github?: { url: string; token: string };
+  /** Target-specific settings sent with POST /v1/run. */
+  config?: Record<string, unknown>;
+  /** Real ms per request before it fails (default 30 s; restarts wait up to 120 s). */
+  requestTimeoutMs?: number;
+  /** How long a request the target cannot take (503, refused) is retried, real ms (default 60 s). */
+  retryForMs?: number;
+}
+
+export interface EventStreamStats {
+  /** Event lines received (control lines not counted). */
+  received: number;
+  /** Received events that became trace records. */
+  written: number;
+  /** Received events that were not valid records (each reported once per reason). */
+  rejected: number;
+  /** Events the target says it emitted for the run (from POST /v1/run/stop), if it said. */
+  declared: number | undefined;
+  reconnects: number;
+  /** Sequence numbers the target skipped (events it sent that never arrived). */
+  gaps: number;
+}
+
+interface Answer {
+  status: number;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+const RETRYABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'socket hang up']);
+
+function sleepReal(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+class Http {
+  readonly base: URL;
+  private readonly agent: Agent;
+  private readonly send: typeof httpRequest;
+
+  constructor(
+    baseUrl: string,
+    private readonly timeoutMs: number,
+  ) {
+    this.base = new URL(baseUrl.endsWith('/') ? baseUrl.slice(0, -1) : baseUrl);
+    const https = this.base.protocol === 'https:';
+    this.agent = https
+      ? new HttpsAgent({ keepAlive: true, maxSockets: 64 })
+      : new Agent({ keepAlive: true, maxSockets: 64 });
+    this.send = https ? (httpsRequest as unknown as typeof httpRequest) : httpRequest;
+  }
+
+  path(p: string): string {
+    return `${this.base.pathname === '/' ? '' : this.base.pathname}${p}`;
+  }
+
+  request(method: string, path: string, body?: unknown, timeoutMs = this.timeoutMs): Promise<Answer> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const req = this.send(
+        {
+          protocol: this.base.protocol,
+          hostname: this.base.hostname,
+          port: this.base.port,
+          method,
+          path: this.path(path),
+          agent: this.agent,
+          timeout: timeoutMs,
+          headers: {
+            accept: 'application/json',
+            ...(payload !== undefined
+              ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+              : {}),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms`)));
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  stream(path: string, onResponse: (res: IncomingMessage) => void, onError: (error: Error) => void) {
+    const req = this.send(
+      {
+        protocol: this.base.protocol,
+        hostname: this.base.hostname,
+        port: this.base.port,
+        method: 'GET',
+        path: this.path(path),
+        headers: { accept: 'application/x-ndjson' },
+      },
+      onResponse,
+    );
+    req.on('error', onError);
+    req.end();
+    return req;
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** Connects: reads GET /v1/info (retrying while the target starts) and checks the protocol. */
+export async function connectHttpTarget(options: HttpTargetOptions): Promise<HttpTarget> {
+  const http = new Http(options.baseUrl, options.requestTimeoutMs ?? 30_000);
+  const deadline = Date.now() + Math.min(options.retryForMs ?? 60_000, 15_000);
+  let lastError = '';
+  for (;;) {
+    try {
+      const answer = await http.request('GET', '/v1/info', undefined, 5_000);
+      if (answer.status === 200) {
+        const info = infoSchema.safeParse(JSON.parse(answer.body));
+        if (!info.success)
+          throw new FleetbenchError('E_TARGET', `${options.baseUrl}/v1/info: not a fleetbench target answer`);
+        const [name, version] = info.data.protocol.split('/');
+        if (name !== 'fleetbench-target' || version !== TARGET_PROTOCOL.split('/')[1]) {
+          throw new FleetbenchError(
+            'E_TARGET',
+            `${options.baseUrl} speaks '${info.data.protocol}', fleetbench speaks '${TARGET_PROTOCOL}'`,
+          );
+        }
+        return new HttpTarget(options, http, info.data);
+      }
+      lastError = `HTTP ${answer.status}`;
+    } catch (error) {
+      if (error instanceof FleetbenchError) throw error;
+      lastError = (error as Error).message;
+    }
+    if (Date.now() > deadline) {
+      http.close();
+      throw new FleetbenchError(
+        'E_TARGET',
+        `cannot reach the http target at ${options.baseUrl}: ${lastError}`,
+        {
+          hint: 'is it running? (fleetbench reference serve prints its URL)',
+        },
+      );
+    }
+    await sleepReal(250);
+  }
+}
+
+export class HttpTarget implements Target {
+  readonly name = 'http';
+  readonly info: InfoResponse;
+  restart?: (kind: RestartKind) => Promise<{ outageMs: number }>;
+  flushCaches?: () => Promise<void>;
+  setDashboard?: (open: boolean) => Promise<void>;
+  /** The last restart's answer (pids before and after, when the target says). */
+  lastRestart: RestartResponse | undefined;
+
+  private readonly listeners: SessionStateListener[] = [];
+  private readonly stats: EventStreamStats = {
+    received: 0,
+    written: 0,
+    rejected: 0,
+    declared: undefined,
+    reconnects: 0,
+    gaps: 0,
+  };
+  private readonly rejectReasons = new Map<string, number>();
+  private lastCounts: Partial<Record<SessionState, number>> = {};
+  private since = 1;
+  private lastSeq = 0;
+  private streamReq: ReturnType<Http['stream']> | undefined;
+  private streaming = false;
+  private stopping = false;
+  private ended: (() => void) | undefined;
+  private readonly endedPromise: Promise<void>;
+
+  constructor(
+    private readonly options: HttpTargetOptions,
+    private readonly http: Http,
+    info: InfoResponse,
+  ) {
+    this.info = info;
+    this.endedPromise = new Promise((resolve) => {
+      this.ended = resolve;
+    });
+    const has = (c: string) => info.capabilities.includes(c);
+    if (has('restart')) this.restart = (kind) => this.doRestart(kind);
+    if (has('flushCaches'))
+      this.flushCaches = async () => {
+        await this.call('POST', '/v1/caches/flush', {});
+      };
+    if (has('setDashboard'))
+      this.setDashboard = async (open) => {
+        await this.call('POST', '/v1/dashboard', { open });
+      };
+  }
+
+  get eventStats(): Readonly<EventStreamStats> {
+    return this.stats;
+  }
+
+  async start(): Promise<void> {
+    const { clock } = this.options;
+    const answer = await this.call('POST', '/v1/run', {
+      runId: this.options.run.runId,
+      epochMs: clock.epochMs,
+      timeScale: clock.timeScale,
+      seed: this.options.run.seed,
+      scenario: this.options.run.scenario,
+      ...(this.options.github ? { github: this.options.github } : {}),
+      ...(this.options.config ? { config: this.options.config } : {}),
+    });
+    const started = runStartResponseSchema.safeParse(JSON.parse(answer.body || '{}'));
+    this.since = started.success ? started.data.since : 1;
+    this.lastSeq = this.since - 1;
+    if (this.info.capabilities.includes('events')) this.openStream();
+    else this.ended?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    try {
+      const answer = await this.call('POST', '/v1/run/stop', {}, { retryForMs: 5_000, timeoutMs: 10_000 });
+      const stopped = runStopResponseSchema.safeParse(JSON.parse(answer.body || '{}'));
+      if (stopped.success) this.stats.declared = stopped.data.events;
+    } catch (error) {
+      this.options.trace.write({
+        kind: 'event',
+        name: 'target.error',
+        t: this.options.clock.now(),
+        labels: { op: 'stop' },
+        data: { message: (error as Error).message },
+      });
+    }
+    // The stream ends with an `end` line after the stop; wait for it, but not forever.
+    if (this.streaming) await Promise.race([this.endedPromise, sleepReal(5_000)]);
+    this.streamReq?.destroy();
+    this.streaming = false;
+    const rejected = Object.fromEntries(this.rejectReasons);
+    this.options.trace.write({
+      kind: 'event',
+      name: 'target.events',
+      t: this.options.clock.now(),
+      data: {
+        ...this.stats,
+        declared: this.stats.declared ?? null,
+        ...(this.rejectReasons.size > 0 ? { rejectedReasons: rejected } : {}),
+      },
+    });
+    this.http.close();
+  }
+
+  async createSession(spec: SessionSpec): Promise<void> {
+    await this.call('POST', '/v1/sessions', spec);
+  }
+
+  async sessionCounts(): Promise<Partial<Record<SessionState, number>>> {
+    try {
+      const answer = await this.http.request('GET', '/v1/sessions', undefined, 2_000);
+      if (answer.status === 200) {
+        const parsed = countsResponseSchema.safeParse(JSON.parse(answer.body));
+        if (parsed.success) this.lastCounts = parsed.data.counts as Partial<Record<SessionState, number>>;
+      }
+    } catch {
+      // Down (a restart): the last counts stand.
+    }
+    return this.lastCounts;
+  }
+
+  onSessionState(listener: SessionStateListener): void {
+    this.listeners.push(listener);
+  }
+
+  private async doRestart(kind: RestartKind): Promise<{ outageMs: number }> {
+    const started = performance.now();
+    try {
+      const answer = await this.call('POST', '/v1/restart', { kind }, { timeoutMs: 120_000 });
+      const parsed = restartResponseSchema.safeParse(JSON.parse(answer.body));
+      if (!parsed.success) throw new Error('restart: unexpected answer');
+      this.lastRestart = parsed.data;
+      return { outageMs: parsed.data.outageMs * this.options.clock.timeScale };
+    } catch (error) {
+      this.options.trace.write({
+        kind: 'event',
+        name: 'target.error',
+        t: this.options.clock.now(),
+        labels: { op: 'restart', kind },
+        data: { message: (error as Error).message },
+      });
+      return { outageMs: (performance.now() - started) * this.options.clock.timeScale };
+    }
+  }
+
+  /** One JSON request, retried while the target cannot take it. Non-2xx answers throw. */
+  private async call(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { timeoutMs?: number; retryForMs?: number } = {},
+  ): Promise<Answer> {
+    const deadline = Date.now() + (options.retryForMs ?? this.options.retryForMs ?? 60_000);
+    let wait = 100;
+    for (;;) {
+      let answer: Answer | undefined;
+      let failure: string;
+      try {
+        answer = await this.http.request(method, path, body, options.timeoutMs);
+        if (answer.status >= 200 && answer.status < 300) return answer;
+        failure = describeError(answer);
+        if (answer.status !== 503) throw new FleetbenchError('E_TARGET', `${method} ${path}: ${failure}`);
+        const retryAfter = Number(answer.headers['retry-after']);
+        if (Number.isFinite(retryAfter) && retryAfter > 0) wait = Math.min(retryAfter * 1000, 1_000);
+      } catch (error) {
+        if (error instanceof FleetbenchError) throw error;
+        const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+        if (!RETRYABLE.has(code))
+          throw new FleetbenchError('E_TARGET', `${method} ${path}: ${(error as Error).message}`);
+        failure = code;
+      }
+      if (Date.now() + wait > deadline)
+        throw new FleetbenchError('E_TARGET', `${method} ${path}: still unavailable (${failure})`);
+      await sleepReal(wait);
+      wait = Math.min(wait * 2, 1_000);
+    }
+  }
+
+  private openStream(): void {
+    this.streaming = true;
+    let buffered = '';
+    const req = this.http.stream(
+      `/v1/events?since=${this.lastSeq + 1}`,
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          this.reconnect();
+          return;
+        }
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffered += chunk;
+          let newline = buffered.indexOf('\n');
+          while (newline >= 0) {
+            const line = buffered.slice(0, newline);
+            buffered = buffered.slice(newline + 1);
+            if (line.trim() !== '') this.onLine(line);
+            newline = buffered.indexOf('\n');
+          }
+        });
+        res.on('end', () => this.reconnect());
+        res.on('error', () => this.reconnect());
+      },
+      () => this.reconnect(),
+    );
+    this.streamReq = req;
+  }
+
+  private reconnect(): void {
+    if (!this.streaming) return;
+    if (this.stopping) {
+      this.streaming = false;
+      this.ended?.();
+      return;
+    }
+    this.stats.reconnects++;
+    setTimeout(() => {
+      if (this.streaming) this.openStream();
+    }, 200);
+  }
+
+  private onLine(line: string): void {
+    let event: TargetEvent & { events?: number };
+    try {
+      event = JSON.parse(line);
+    } catch {
+      this.stats.received++;
+      this.reject('malformed JSON');
+      return;
+    }
+    if ((event.type as string) === 'hello') return;
+    if ((event.type as string) === 'end') {
+      if (typeof event.events === 'number') this.stats.declared = event.events;
+      this.streaming = false;
+      this.ended?.();
+      this.streamReq?.destroy();
+      return;
+    }
+    if (typeof event.seq === 'number') {
+      if (event.seq <= this.lastSeq) return; // a replay after a reconnect
+      if (event.seq > this.lastSeq + 1) this.stats.gaps += event.seq - this.lastSeq - 1;
+      this.lastSeq = event.seq;
+    }
+    this.stats.received++;
+    const { clock } = this.options;
+    const converted = eventToRecord(event, {
+      epochMs: clock.epochMs,
+      timeScale: clock.timeScale,
+      now: () => clock.now(),
+    });
+    if (!converted.ok) {
+      this.reject(converted.reason);
+      return;
+    }
+    const record = converted.record;
+    this.options.trace.write(record);
+    this.stats.written++;
+    if (record.kind === 'event' && record.name === 'session.state' && record.session !== undefined) {
+      const from = record.labels?.from as SessionState | 'none' | undefined;
+      const to = record.labels?.to as SessionState | undefined;
+      if (to !== undefined)
+        for (const listener of this.listeners) listener(record.session, from ?? 'none', to);
+    }
+  }
+
+  private reject(reason: string): void {
+    this.stats.rejected++;
+    this.rejectReasons.set(reason, (this.rejectReasons.get(reason) ?? 0) + 1);
+  }
+}
+
+function describeError(answer: Answer): string {
+  try {
+    const body = JSON.parse(answer.body) as { error?: { code?: string; message?: string } };
+    if (body.error) return `${answer.status} ${body.error.code}: ${body.error.message}`;
+  } catch {
+    // not JSON
+  }
+  return `HTTP ${answer.status}`;
+}

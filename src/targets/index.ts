@@ -1,0 +1,108 @@
+/**
+ * Targets: what the workload engine drives. `reference` (the embedded reference control plane,
+ * built by the engine), `http://HOST:PORT` (the http protocol, http.ts) and `module:PATH` (a
+ * user's module, module.ts). `openTarget` builds the last two for a run and, under the real
+ * clock, serves the run's GitHub emulator over HTTP for them.
+ */
+
+import type { Clock } from '../clock/clock.ts';
+import { FleetbenchError } from '../errors.ts';
+import { type RunningGitHubServer, startGitHubServer } from '../github/http.ts';
+import type { Rng } from '../rng.ts';
+import type { TraceSink } from '../trace/writer.ts';
+import type { GitHubSide } from '../workload/github-side.ts';
+import type { Scenario } from '../workload/scenario.ts';
+import { connectHttpTarget } from './http.ts';
+import { loadModuleTarget } from './module.ts';
+import type { Target } from './types.ts';
+
+export type { EventStreamStats, HttpTargetOptions } from './http.ts';
+export { HttpTarget } from './http.ts';
+export type { TargetContext, TargetFactory } from './module.ts';
+export * from './protocol.ts';
+export * from './types.ts';
+
+export type TargetKind = 'reference' | 'http' | 'module';
+
+export function targetKind(target: string): TargetKind {
+  if (target === 'reference') return 'reference';
+  if (/^https?:\/\//.test(target)) return 'http';
+  if (target.startsWith('module:')) return 'module';
+  throw new FleetbenchError(
+    'E_TARGET',
+    `target '${target}': expected reference, http://HOST:PORT or module:PATH`,
+  );
+}
+
+/** The scenario's settings for the reference control plane, as the served one reads them. */
+export function referenceConfigFor(scenario: Scenario): Record<string, unknown> {
+  return {
+    polling: scenario.polling,
+    dashboard: scenario.dashboard,
+    spawnTime: scenario.sessions.spawnTime,
+    fixAfter: scenario.sessions.fixAfter,
+    cacheSizes: scenario.caches,
+  };
+}
+
+export interface OpenTargetContext {
+  scenario: Scenario;
+  clock: Clock;
+  rng: Rng;
+  trace: TraceSink;
+  github: GitHubSide;
+  runId: string;
+}
+
+/** Builds an http or module target; its stop() also stops what was opened for it. */
+export async function openTarget(ctx: OpenTargetContext): Promise<Target> {
+  const { scenario, clock } = ctx;
+  const kind = targetKind(scenario.target);
+  if (kind === 'reference') throw new Error('openTarget: the engine builds the reference target itself');
+  if (kind === 'http' && clock.kind !== 'real') {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `target ${scenario.target} is a real system: it needs the real clock`,
+      {
+        hint: 'add --clock real (or clock: real in the scenario)',
+      },
+    );
+  }
+  let served: RunningGitHubServer | undefined;
+  if (clock.kind === 'real' && ctx.github.emulator)
+    served = await startGitHubServer({ emulator: ctx.github.emulator });
+  const githubUrl = served?.url;
+  let target: Target;
+  try {
+    target =
+      kind === 'http'
+        ? await connectHttpTarget({
+            baseUrl: scenario.target,
+            clock,
+            trace: ctx.trace,
+            run: { runId: ctx.runId, seed: scenario.seed, scenario: scenario.name },
+            github: githubUrl ? { url: githubUrl, token: ctx.github.token } : undefined,
+            config: referenceConfigFor(scenario),
+          })
+        : await loadModuleTarget(scenario.target, {
+            clock,
+            rng: ctx.rng,
+            trace: ctx.trace,
+            github: { transport: ctx.github.transport, token: ctx.github.token, url: githubUrl },
+            scenario,
+          });
+  } catch (error) {
+    await served?.close();
+    throw error;
+  }
+  if (!served) return target;
+  const stop = target.stop.bind(target);
+  target.stop = async () => {
+    try {
+      await stop();
+    } finally {
+      await served.close();
+    }
+  };
+  return target;
+}

@@ -1,0 +1,158 @@
+/**
+ * The `http` target protocol, version 1 (docs/http-target.md): a small JSON protocol a real
+ * orchestrator can implement in a shim, and that the reference control plane serves
+ * (`fleetbench reference serve`). This file is its one definition: the request and response
+ * shapes, the event shape and how an event becomes a trace record. The client is
+ * src/targets/http.ts, the reference implementation src/reference/server.ts and supervisor.ts.
+ */
+import { z } from 'zod';
+import { type BodyRecord, bodyRecordSchema } from '../trace/schema.ts';
+
+export const TARGET_PROTOCOL = 'fleetbench-target/1';
+
+/** Optional capabilities; a target lists the ones it implements in GET /v1/info. */
+export const capabilities = [
+  'restart',
+  'flushCaches',
+  'setDashboard',
+  'sendTurn',
+  'park',
+  'wake',
+  'events',
+] as const;
+export type ProtocolCapability = (typeof capabilities)[number];
+
+export const infoSchema = z.object({
+  protocol: z.string(),
+  name: z.string(),
+  version: z.string().optional(),
+  capabilities: z.array(z.string()),
+  pid: z.number().int().optional().describe('the process answering (the control plane, not a supervisor)'),
+  github: z.object({ url: z.string(), own: z.boolean() }).optional(),
+});
+export type InfoResponse = z.infer<typeof infoSchema>;
+
+/** POST /v1/run: a run begins. The target forgets the previous run's sessions. */
+export const runStartSchema = z.object({
+  runId: z.string(),
+  /** Unix ms of run time 0, and run ms per real ms: how `t` in events is read. */
+  epochMs: z.number(),
+  timeScale: z.number().positive(),
+  seed: z.number().int(),
+  scenario: z.string(),
+  /** GitHub the run provides (the emulator, served by fleetbench); a target may use its own. */
+  github: z.object({ url: z.string(), token: z.string() }).optional(),
+  /** Target-specific settings from the scenario (the reference server reads polling, ...). */
+  config: z.record(z.string(), z.unknown()).optional(),
+});
+export type RunStartRequest = z.infer<typeof runStartSchema>;
+
+export const runStartResponseSchema = z.object({
+  /** Stream events from this sequence number (GET /v1/events?since=...). */
+  since: z.number().int().nonnegative(),
+  github: z.object({ url: z.string(), own: z.boolean() }).optional(),
+});
+export type RunStartResponse = z.infer<typeof runStartResponseSchema>;
+
+/** POST /v1/run/stop: the run ends; `events` is how many events the target emitted for it. */
+export const runStopResponseSchema = z.object({ events: z.number().int().nonnegative() });
+
+export const sessionSpecSchema = z.object({
+  id: z.string().min(1),
+  repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'expected owner/name'),
+  issue: z.number().int().positive(),
+  branch: z.string().min(1),
+});
+
+export const countsResponseSchema = z.object({ counts: z.record(z.string(), z.number().int()) });
+
+export const restartRequestSchema = z.object({ kind: z.enum(['hard', 'graceful', 'hot']) });
+export const restartResponseSchema = z.object({
+  outageMs: z.number().nonnegative().describe('real ms from kill (or drain start) to ready'),
+  pid: z.object({ before: z.number().int().optional(), after: z.number().int().optional() }).optional(),
+});
+export type RestartResponse = z.infer<typeof restartResponseSchema>;
+
+export const dashboardRequestSchema = z.object({ open: z.boolean() });
+
+/** Every error answer: `{ "error": { "code": "...", "message": "..." } }`. */
+export type ErrorCode =
+  | 'bad_request'
+  | 'not_found'
+  | 'conflict'
+  | 'not_supported'
+  | 'unavailable'
+  | 'no_run'
+  | 'internal';
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string };
+}
+export const errorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+
+/**
+ * One event on the stream (one NDJSON line, or one SSE `data:`). `type` is the trace record
+ * kind; the other fields are the record's. Time: `t` (run ms: Unix ms − epochMs, × timeScale)
+ * or `ts` (Unix ms; then `dur` is in real ms). Without either, fleetbench stamps the arrival.
+ * A late span's write time is `writtenAt` (run ms) or `writtenTs` (Unix ms).
+ * `seq` numbers events from 1 within a run.
+ */
+export interface TargetEvent {
+  seq?: number;
+  type: 'span' | 'event' | 'gauge' | 'api';
+  name?: string;
+  t?: number;
+  ts?: number;
+  dur?: number;
+  [field: string]: unknown;
+}
+
+/** Stream control lines, not records: `hello` opens a stream, `end` closes the run's stream. */
+export interface StreamControl {
+  type: 'hello' | 'end';
+  since?: number;
+  events?: number;
+}
+
+export interface TimeBase {
+  epochMs: number;
+  timeScale: number;
+  /** Run time now, for events that carry no time. */
+  now(): number;
+}
+
+export type EventConversion = { ok: true; record: BodyRecord } | { ok: false; reason: string };
+
+/** Turns one stream event into a trace record, validated by the trace schema. */
+export function eventToRecord(event: TargetEvent, base: TimeBase): EventConversion {
+  const { seq: _seq, type, ts, t, dur, writtenTs, ...rest } = event;
+  let time: number;
+  let duration = typeof dur === 'number' ? dur : undefined;
+  const toRun = (unixMs: number) => (unixMs - base.epochMs) * base.timeScale;
+  if (typeof t === 'number') time = t;
+  else if (typeof ts === 'number') {
+    time = toRun(ts);
+    if (duration !== undefined) duration *= base.timeScale;
+  } else time = base.now();
+  // A span written after it ended (SPEC §6: late spans still count) says when: `writtenAt` in
+  // run ms, or `writtenTs` in Unix ms.
+  if (typeof writtenTs === 'number') rest.writtenAt = toRun(writtenTs);
+  const candidate: Record<string, unknown> = { kind: type, t: time, ...rest };
+  if (type === 'span' || type === 'api') candidate.dur = duration ?? 0;
+  const parsed = bodyRecordSchema.safeParse(candidate);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      ok: false,
+      reason: `${issue?.path.join('.') || '(event)'}: ${issue?.message ?? 'invalid'}`,
+    };
+  }
+  return { ok: true, record: parsed.data };
+}
+
+/** The other way round: what a served control plane sends for a record it would have traced. */
+export function recordToEvent(
+  record: BodyRecord | (Omit<BodyRecord, 'outcome'> & { kind: string }),
+): TargetEvent {
+  const { kind, ...rest } = record as { kind: TargetEvent['type'] } & Record<string, unknown>;
+  return { type: kind, ...rest } as TargetEvent;
+}

@@ -1,0 +1,206 @@
+/**
+ * Live runs against a real server: `fleetbench reference serve` (a supervisor and a control-plane
+ * child) driven over the http target by `fleetbench run --clock real`, with a hard restart that
+ * really kills the control-plane process, and an interrupted run. Loopback only; every process
+ * is stopped at the end of the file.
+ */
+
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readTrace } from '../src/trace/reader.ts';
+import type { BodyRecord } from '../src/trace/schema.ts';
+import { BIN, runCli } from './helpers/cli.ts';
+import { events, spans } from './helpers/run.ts';
+import { alive, startCliServer, stopAll } from './helpers/serve.ts';
+import { scratchDir } from './helpers/tmp.ts';
+
+const SCENARIO = new URL('./fixtures/live-restart.yaml', import.meta.url).pathname;
+
+interface ServeInfo {
+  url: string;
+  pid: number;
+  controlPlanePid: number;
+  state: string;
+}
+
+describe('reference serve over the http target', () => {
+  const dir = scratchDir('fleetbench-live-');
+  afterAll(stopAll);
+
+  it('a real-clock run with a hard restart: the process is replaced, recovery is traced, no event is lost', async () => {
+    const server = await startCliServer<ServeInfo>([
+      'reference',
+      'serve',
+      '--port',
+      '0',
+      '--state',
+      join(dir, 'state'),
+    ]);
+    const firstPid = server.info.controlPlanePid;
+    expect(alive(firstPid)).toBe(true);
+    const out = join(dir, 'run');
+    const started = performance.now();
+    const result = await runCli(
+      ['run', SCENARIO, '--target', server.info.url, '--out', out, '--json', '--no-progress'],
+      { timeoutMs: 60_000 },
+    );
+    const wallS = (performance.now() - started) / 1000;
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const { records, stats } = await readTrace(join(out, 'trace.jsonl'));
+    expect(stats.footer?.reason).toBe('completed');
+    expect(stats.header?.clock).toBe('real');
+
+    // The process was really replaced: the old pid is gone, the server answers from the new one.
+    const outage = spans(records, 'controlplane.outage');
+    expect(outage).toHaveLength(1);
+    const { pidBefore, pidAfter } = outage[0]!.data as { pidBefore: number; pidAfter: number };
+    expect(pidBefore).toBe(firstPid);
+    expect(pidAfter).not.toBe(firstPid);
+    expect(alive(firstPid)).toBe(false);
+    const info = (await (await fetch(`${server.info.url}/v1/info`)).json()) as { pid: number };
+    expect(info.pid).toBe(pidAfter);
+
+    // Recovery: restart at the kill, ready with the restart kind after it, the outage between.
+    const restart = events(records, 'controlplane.restart');
+    const ready = events(records, 'controlplane.ready');
+    expect(restart).toHaveLength(1);
+    expect(ready.map((e) => e.labels?.reason)).toEqual(['start', 'hard']);
+    expect(outage[0]!.t).toBe(restart[0]!.t);
+    expect(outage[0]!.t + outage[0]!.dur).toBeCloseTo(ready[1]!.t, 3);
+    expect(outage[0]!.dur).toBeGreaterThan(0);
+    const faultEnd = events(records, 'fault.end')[0]!;
+    expect(Math.abs(Number(faultEnd.labels?.outageMs) - outage[0]!.dur)).toBeLessThan(2);
+
+    // Durable state: the new process polls the same four sessions it reloaded from disk.
+    const cyclesAfter = spans(records, 'poll.cycle').filter((s) => s.t > ready[1]!.t);
+    expect(cyclesAfter.length).toBeGreaterThan(0);
+    expect(cyclesAfter.every((c) => (c.data as { sessions: number }).sessions === 4)).toBe(true);
+    expect(events(records, 'session.state').filter((e) => e.labels?.from === 'none')).toHaveLength(4);
+
+    // No accepted record lost: every event the target declared arrived and was written.
+    const stream = events(records, 'target.events')[0]!.data as Record<string, number>;
+    expect(stream.declared).toBeGreaterThan(10);
+    expect(stream.received).toBe(stream.declared);
+    expect(stream.written).toBe(stream.declared);
+    expect(stream.rejected).toBe(0);
+    expect(stream.gaps).toBe(0);
+    const fromTarget = records.filter(
+      (r: BodyRecord) =>
+        (r.kind === 'span' && ['poll.cycle', 'session.spawn', 'controlplane.outage'].includes(r.name)) ||
+        (r.kind === 'event' &&
+          ['controlplane.ready', 'controlplane.restart', 'session.state'].includes(r.name)),
+    );
+    expect(fromTarget.length).toBe(stream.declared);
+    // The footer counts every line of the file.
+    const lines = readFileSync(join(out, 'trace.jsonl'), 'utf8').trim().split('\n');
+    const counts = stats.footer!.counts;
+    expect(counts.api + counts.span + counts.event + counts.gauge).toBe(lines.length - 2);
+
+    // The API calls of the served control plane are in the run's trace, attributed.
+    const summary = JSON.parse(result.stdout) as {
+      analysis: {
+        api: { totals: { calls: number } };
+        spans: { byName: Array<{ name: string; count: number }> };
+      };
+    };
+    expect(summary.analysis.api.totals.calls).toBeGreaterThan(10);
+    expect(records.some((r) => r.kind === 'api' && r.op === 'whoami')).toBe(true);
+    expect(summary.analysis.spans.byName.find((s) => s.name === 'controlplane.outage')?.count).toBe(1);
+    expect(wallS).toBeLessThan(60);
+
+    // The same events as SSE, replayed from a sequence number (a client that reconnects).
+    const abort = new AbortController();
+    const sse = await fetch(`${server.info.url}/v1/events?since=2`, {
+      headers: { accept: 'text/event-stream' },
+      signal: abort.signal,
+    });
+    expect(sse.headers.get('content-type')).toBe('text/event-stream');
+    const reader = sse.body!.getReader();
+    let text = '';
+    while (!text.includes('id: 3\n')) text += new TextDecoder().decode((await reader.read()).value);
+    abort.abort();
+    expect(text).toMatch(/^data: \{"type":"hello","since":2,"oldest":1\}\n\nid: 2\ndata: \{"seq":2,"type":"/);
+
+    // Stopping the server stops both processes.
+    await server.stop();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(alive(server.info.pid)).toBe(false);
+    expect(alive(pidAfter)).toBe(false);
+  });
+
+  it('Ctrl-C during a live run: a readable trace with its footer, a partial summary, nothing left running', async () => {
+    const server = await startCliServer<ServeInfo>([
+      'reference',
+      'serve',
+      '--port',
+      '0',
+      '--state',
+      join(dir, 'state2'),
+    ]);
+    const out = join(dir, 'interrupted');
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'run',
+        SCENARIO,
+        '--target',
+        server.info.url,
+        '--out',
+        out,
+        '--metrics-port',
+        '0',
+        '--set',
+        'duration=2m',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+    );
+    let stderr = '';
+    let metricsUrl: string | undefined;
+    const listening = new Promise<void>((resolve) =>
+      child.stderr.on('data', (d) => {
+        stderr += d;
+        const m = /metrics at (\S+)/.exec(stderr);
+        if (m) {
+          metricsUrl = m[1];
+          resolve();
+        }
+      }),
+    );
+    child.stdout.resume();
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    await listening;
+    // Let sessions start and poll cycles run, then interrupt.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const before = await (await fetch(metricsUrl!)).text();
+    expect(before).toMatch(/^fleetbench_api_calls_total\{status="200"\} \d+$/m);
+    const sent = performance.now();
+    child.kill('SIGINT');
+    const code = await exited;
+    clearTimeout(killer);
+    expect(code).toBe(130);
+    expect(performance.now() - sent).toBeLessThan(20_000);
+    const { records, stats } = await readTrace(join(out, 'trace.jsonl'));
+    expect(stats.footer?.reason).toBe('interrupted');
+    expect(records.some((r) => r.kind === 'api')).toBe(true);
+    const stream = events(records, 'target.events')[0]!.data as Record<string, number>;
+    expect(stream.written).toBe(stream.declared);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as {
+      outcome: { reason: string; partial: boolean };
+    };
+    expect(summary.outcome).toMatchObject({ reason: 'interrupted', partial: true });
+    // The metrics endpoint closed with the run.
+    await expect(fetch(metricsUrl!)).rejects.toThrow();
+    // The server is still up, its run stopped by the interrupted client.
+    const info = await fetch(`${server.info.url}/v1/info`);
+    expect(info.status).toBe(200);
+    const counts = (await (await fetch(`${server.info.url}/v1/sessions`)).json()) as { counts: object };
+    expect(counts.counts).toEqual({});
+    await server.stop();
+    expect(alive(server.info.controlPlanePid)).toBe(false);
+  });
+});
