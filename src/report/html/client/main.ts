@@ -156,7 +156,7 @@ function verdictSection(u: UnitReport): HTMLElement {
       u.scorecardJudged
         ? 'The Track B scorecard is the built-in budget for API cost: every rule must hold for a control plane to run 50 sessions on one 5,000/h GitHub token without being throttled. '
         : 'This run is judged on the budgets its scenario names (the table after the scorecard), not on the Track B scorecard: a chaos wave or a turnover run is not sized for the API cost rules, which are shown for reference only. ',
-      u.projected
+      u.projected && u.sessions > 0
         ? `This run had ${u.sessions} session(s): the two headroom rows project its per-session cost to 50 sessions; the other rows are measured as they were.`
         : '',
     ),
