@@ -12,6 +12,7 @@ import { type Judge, type MatrixOutcome, type MatrixSpec, runMatrices } from '..
 import { SELECTOR_HELP } from '../matrix/select.ts';
 import { failingUnits, trackBText } from '../matrix/summary.ts';
 import { fmtInt, fmtMs, fmtNum, textTable } from '../report/table.ts';
+import { onInterrupt } from './interrupt.ts';
 import { createMatrixProgress } from './progress.ts';
 
 interface MatrixFlags {
@@ -53,33 +54,23 @@ export async function runMatricesInteractive(
   label = 'matrix',
   judge?: Judge,
 ): Promise<{ outcomes: MatrixOutcome[]; interrupted: boolean }> {
-  const abort = new AbortController();
-  let interrupts = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupts++;
-    if (interrupts > 1) process.exit(ExitCode.interrupted);
-    process.stderr.write(
-      `\nfleetbench: ${signal}: stopping; running cells end early, the baseline is written with what finished (again to quit at once)\n`,
-    );
-    abort.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const interrupt = onInterrupt(
+    'stopping; running cells end early, the baseline is written with what finished',
+  );
   const progress = createMatrixProgress(label);
   try {
     const outcomes = await runMatrices(specs, {
       jobs,
       judge,
-      signal: abort.signal,
+      signal: interrupt.signal,
       onPlan: (runs) => progress.plan(runs),
       onStart: (_job, running) => progress.started(running),
       onDone: (result, running) => progress.done(result.job.key, result.wallMs, running),
     });
-    return { outcomes, interrupted: abort.signal.aborted };
+    return { outcomes, interrupted: interrupt.signal.aborted };
   } finally {
     progress.stop();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    interrupt.dispose();
   }
 }
 

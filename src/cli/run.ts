@@ -13,6 +13,7 @@ import { runScenario } from '../workload/engine.ts';
 import { type Override, parseOverride } from '../workload/load.ts';
 import { writeRunSummary } from '../workload/summary.ts';
 import { verdictExitCode } from './check.ts';
+import { onInterrupt } from './interrupt.ts';
 
 interface RunFlags {
   set: string[];
@@ -113,23 +114,12 @@ export function register(program: Command): void {
       const outDir = flags.out ?? join('fleetbench-out', 'runs', scenario.name);
 
       // First Ctrl-C: stop the run, keep the trace, write a partial summary. Second: leave now.
-      const abort = new AbortController();
-      let interrupts = 0;
-      const onSignal = (signal: NodeJS.Signals) => {
-        interrupts++;
-        if (interrupts > 1) process.exit(ExitCode.interrupted);
-        process.stderr.write(
-          `\nfleetbench: ${signal}: stopping the run, writing a partial summary (again to quit at once)\n`,
-        );
-        abort.abort();
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
+      const interrupt = onInterrupt('stopping the run, writing a partial summary');
       try {
         const started = performance.now();
         const outcome = await runScenario(scenario, {
           outDir,
-          signal: abort.signal,
+          signal: interrupt.signal,
           cell,
           attach: liveTelemetry({
             progress: flags.progress,
@@ -178,8 +168,7 @@ export function register(program: Command): void {
           process.exitCode = verdictExitCode(outcome.verdicts);
         }
       } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
+        interrupt.dispose();
       }
     });
 }

@@ -6,39 +6,17 @@
  * times, no dates.
  */
 import type { Analysis } from '../analyze/schema.ts';
+import { markdownBlocks } from '../report/markdown.ts';
 import { analysisSections } from '../report/sections.ts';
-import { type Block, fmtInt, fmtNum, markdownTable, type Section } from '../report/table.ts';
+import { fmtInt, fmtNum, markdownTable, type Section } from '../report/table.ts';
 import type { Baseline, BaselineUnit } from './baseline.ts';
 import { activeBracket, bracketDeltaText, keyFigures, trackBText } from './summary.ts';
 
 /** Sections of `analyze` that the cell section already shows in its own words. */
 const SHOWN_ABOVE = new Set(['/rate_limit bracket']);
 
-function blocksMarkdown(blocks: Block[]): string[] {
-  const lines: string[] = [];
-  for (const block of blocks) {
-    if (block.kind === 'pairs') {
-      lines.push(
-        ...markdownTable(
-          [{ header: 'metric' }, { header: 'value' }],
-          block.pairs.map(([k, v]) => [k, v]),
-        ),
-        '',
-      );
-    } else if (block.kind === 'table') {
-      if (block.rows.length === 0) lines.push('(none)', '');
-      else lines.push(...markdownTable(block.columns, block.rows), '');
-      if (block.more) lines.push(`… ${block.more} more rows (see baseline.json).`, '');
-    } else if (block.lines.length > 0) {
-      const mark = block.tone === 'warning' ? '> ⚠ ' : '> ';
-      lines.push(...block.lines.map((l) => `${mark}${l}`), '');
-    }
-  }
-  return lines;
-}
-
 function sectionsMarkdown(sections: Section[], level: string): string[] {
-  return sections.flatMap((s) => [`${level} ${s.title}`, '', ...blocksMarkdown(s.blocks)]);
+  return sections.flatMap((s) => [`${level} ${s.title}`, '', ...markdownBlocks(s.blocks, 'baseline.json')]);
 }
 
 function bracketMarkdown(a: Analysis): string[] {

@@ -1,0 +1,32 @@
+/**
+ * Ctrl-C (SIGINT) and SIGTERM for commands that stop gracefully: the first signal says what
+ * happens (`doing`) and aborts, so the command writes what it has (a partial summary, a partial
+ * baseline) and exits 130; a second leaves at once.
+ */
+import { ExitCode } from '../errors.ts';
+
+export interface Interrupt {
+  signal: AbortSignal;
+  /** Stop listening (call in `finally`). */
+  dispose(): void;
+}
+
+export function onInterrupt(doing: string): Interrupt {
+  const abort = new AbortController();
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupts++;
+    if (interrupts > 1) process.exit(ExitCode.interrupted);
+    process.stderr.write(`\nfleetbench: ${signal}: ${doing} (again to quit at once)\n`);
+    abort.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: abort.signal,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
