@@ -13,6 +13,46 @@ const dir = scratchDir();
 const wave = join(dir, 'wave');
 
 describe('fleetbench run + check', () => {
+  it('check reads a matrix: every run of baseline.json pools into one aggregate', async () => {
+    const out = join(dir, 'matrix');
+    const m = await runCli([
+      'matrix',
+      '--cells',
+      'chaos-codex-c4',
+      '--repeat',
+      '2',
+      '--out',
+      out,
+      '--jobs',
+      '2',
+    ]);
+    expect(m.code, m.stderr).toBe(0);
+    const one = await runCli([
+      'check',
+      join(out, 'cells', 'chaos-codex-c4', 'seed-1'),
+      '--budgets',
+      'native-speed',
+      '--json',
+    ]);
+    const both = await runCli(['check', out, '--budgets', 'native-speed', '--json']);
+    expect(both.code, both.stderr).toBe(0);
+    type CheckJson = {
+      verdicts: Array<{
+        inputs: string[];
+        rows: Array<{ metric: string; scope: { adapter?: string }; n: number }>;
+      }>;
+    };
+    const row = (stdout: string) =>
+      (JSON.parse(stdout) as CheckJson).verdicts[0]!.rows.find(
+        (r) => r.metric === 'restart_recovery_control_plane' && r.scope.adapter === 'codex',
+      )!;
+    expect(row(both.stdout).n).toBeGreaterThan(row(one.stdout).n);
+    expect((JSON.parse(both.stdout) as CheckJson).verdicts[0]!.inputs).toEqual([
+      `${join(out, 'baseline.json')} chaos-codex-c4#1`,
+      `${join(out, 'baseline.json')} chaos-codex-c4#2`,
+    ]);
+  }, 120_000);
+
   it('run chaos-codex-c6, then check: restart, first-activity and boot rows, judged and report marked', async () => {
     const run = await runCli(['run', 'chaos-codex-c6', '--out', wave]);
     expect(run.stderr).toBe('');

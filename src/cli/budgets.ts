@@ -9,7 +9,7 @@ import {
   builtinBudgetNames,
   deriveBudgets,
   type LoadedInput,
-  loadInput,
+  loadInputs,
   resolveBudgets,
 } from '../judge/index.ts';
 import { parseDuration } from '../workload/duration.ts';
@@ -49,7 +49,7 @@ export function register(program: Command): void {
       if (roundMs === undefined)
         throw new FleetbenchError('E_USAGE', `--round: expected a duration like 0.5s, got '${flags.round}'`);
       const inputs: LoadedInput[] = [];
-      for (const path of paths) inputs.push(await loadInput(path, { lenient: flags.lenient }));
+      for (const path of paths) inputs.push(...(await loadInputs(path, { lenient: flags.lenient })));
       const derived = deriveBudgets(inputs, {
         factor,
         roundMs,

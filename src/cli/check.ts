@@ -9,7 +9,7 @@ import { ExitCode, FleetbenchError } from '../errors.ts';
 import {
   judge,
   type LoadedInput,
-  loadInput,
+  loadInputs,
   resolveBudgets,
   type Verdict,
   verdictSection,
@@ -45,11 +45,11 @@ export function register(program: Command): void {
     )
     .argument(
       '<inputs...>',
-      'run directories, traces, summary.json or analysis JSON files (several: one aggregate)',
+      'run directories, traces, summary.json or analysis JSON files, or matrix results (baseline.json or its directory: every run); several pool into one aggregate',
     )
     .option(
       '--budgets <set>',
-      "a built-in budget set (native-speed, track-b) or a budget file; repeatable or comma-separated (default: the budgets the run's scenario names)",
+      "a built-in budget set (native-speed, track-b, turnover) or a budget file; repeatable or comma-separated (default: the budgets the run's scenario names)",
       (value: string, previous: string[]) => [...previous, value],
       [],
     )
@@ -58,11 +58,11 @@ export function register(program: Command): void {
     .option('--lenient', 'skip bad trace lines (counted) instead of failing')
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n\nExit codes: 0 every judged budget holds, 99 a judged budget failed, 104 budgets misconfigured, 2 bad input. Budget files: docs/budgets.md.',
+      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n\nExit codes: 0 every judged budget holds, 99 a judged budget failed, 104 budgets misconfigured, 2 bad input. Budget files: docs/budgets.md.',
     )
     .action(async (paths: string[], flags: CheckFlags) => {
       const inputs: LoadedInput[] = [];
-      for (const path of paths) inputs.push(await loadInput(path, { lenient: flags.lenient }));
+      for (const path of paths) inputs.push(...(await loadInputs(path, { lenient: flags.lenient })));
       let refs = budgetRefs(flags.budgets);
       if (refs.length === 0) refs = [...new Set(inputs.flatMap((i) => i.scenarioBudgets ?? []))];
       if (refs.length === 0) {
