@@ -17,8 +17,15 @@ describe('fleetbench run', () => {
     const result = await runCli(['run', 'S2-T1-5', '--out', out]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('Track B scorecard');
-    expect(result.stdout).toContain('verdict: ✓ pass');
+    // The compact summary, then the Track B budgets judged with their limits.
+    expect(result.stdout).toMatch(/▸ Run\n {4}scenario\.\.: S2-T1-5 · virtual clock · seed 1\n/);
+    expect(result.stdout).toMatch(/sessions\.\.: 5 started, 0 dropped · final: 5 pr_open/);
+    expect(result.stdout).toMatch(/polling floor \(steady\)\.+: p50 \d/);
+    expect(result.stdout).toContain('Budgets: track-b');
+    expect(result.stdout).toMatch(
+      /scorecard\.rest-core-headroom\s+\(all\)\s+judged\s+1\s+[\d.]+%\s+value ≥ 40%\s+✓ pass/,
+    );
+    expect(result.stdout).toContain('verdict: ✓ every judged budget holds');
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     expect(summary).toMatchObject({
       kind: 'fleetbench-run',

@@ -7,7 +7,8 @@ import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry } from '../live/index.ts';
-import { analysisSections, reporters } from '../report/index.ts';
+import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
+import type { Section } from '../report/table.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { runScenario } from '../workload/engine.ts';
 import { type Override, parseOverride } from '../workload/load.ts';
@@ -38,14 +39,12 @@ function portNumber(text: string): number {
   return n;
 }
 
-/** Sections of the analysis worth reading right after a run (the rest: fleetbench analyze). */
-const RUN_SECTIONS = new Set([
-  'Run',
-  'API calls',
-  'Primary-limit burn per reset window',
-  'Polling floor (calls per session per poll cycle)',
-  'Burst shape',
-  'Track B scorecard',
+/**
+ * What `fleetbench run` prints after the compact k6-like summary (runSummarySections: the run,
+ * the GitHub API figures, the scorecard): the sections of the analysis that belong to what the
+ * scenario exercised. Everything else is one `fleetbench analyze` away.
+ */
+const EXTRA_SECTIONS = new Set([
   'Turnover window',
   'Turnover (whole run)',
   'Actor failures',
@@ -54,15 +53,19 @@ const RUN_SECTIONS = new Set([
   'Warnings',
 ]);
 
-/** A turnover run without GitHub sessions: its cost sections would only show the boot call. */
-const TURNOVER_RUN_SECTIONS = new Set([
-  'Run',
-  'Turnover window',
-  'Turnover (whole run)',
-  'Actor failures',
-  'Speed',
-  'Warnings',
-]);
+/**
+ * The compact summary's blocks for this run: the GitHub API block only when the run made
+ * sessions; the scorecard only when nothing else judges the run (with `track-b` among the
+ * budgets its verdict table says it with limits; with other budgets, a chaos wave, API cost is
+ * not what the run is judged on: the same rule as the matrix, src/matrix/checks.ts).
+ */
+function summarySections(all: Section[], sessions: number, budgets: readonly string[]): Section[] {
+  return all.filter((section, i) => {
+    if (i === 0) return true;
+    if (section.title === 'GitHub API') return sessions > 0;
+    return budgets.length === 0;
+  });
+}
 
 export function register(program: Command): void {
   program
@@ -133,20 +136,12 @@ export function register(program: Command): void {
         });
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
-        const shown =
-          summary.analysis.turnover && scenario.sessions.count === 0 ? TURNOVER_RUN_SECTIONS : RUN_SECTIONS;
+        const compact = runSummarySections(summary.analysis, {
+          outcome: summary.outcome,
+        });
         const sections = [
-          ...analysisSections(summary.analysis, { top: 10 }).filter(
-            (s) =>
-              shown.has(s.title) &&
-              // A run judged on other budgets (a chaos wave) is not judged on API cost: its
-              // scorecard would only confuse (the same rule as the matrix: src/matrix/checks.ts).
-              !(
-                s.title === 'Track B scorecard' &&
-                scenario.budgets.length > 0 &&
-                !scenario.budgets.includes('track-b')
-              ),
-          ),
+          ...summarySections(compact, summary.outcome.sessionsStarted, scenario.budgets),
+          ...analysisSections(summary.analysis, { top: 10 }).filter((s) => EXTRA_SECTIONS.has(s.title)),
           ...(outcome.verdicts ?? []).map(verdictSection),
         ];
         process.stdout.write(
@@ -158,7 +153,7 @@ export function register(program: Command): void {
         );
         if (format === 'terminal') {
           process.stdout.write(
-            `\n  trace....: ${outcome.tracePath}\n  summary..: ${summary.outcome.summaryPath}\n  details..: fleetbench analyze ${outcome.tracePath}\n\n`,
+            `\n  details..: fleetbench analyze ${outcome.tracePath}   (every metric; --markdown, --json)\n\n`,
           );
         }
         if (outcome.reason === 'interrupted') process.exitCode = ExitCode.interrupted;

@@ -29,7 +29,10 @@ function fromJson(path: string): LoadedInput[] {
   if ((doc as { kind?: unknown } | null)?.kind === 'fleetbench-baseline') {
     const baseline = parseBaseline(doc, path);
     return baseline.units.flatMap((u) =>
-      u.runs.map((r) => ({ name: `${path} ${u.id}${u.runs.length > 1 ? `#${r.seed}` : ''}`, analysis: r.analysis })),
+      u.runs.map((r) => ({
+        name: `${path} ${u.id}${u.runs.length > 1 ? `#${r.seed}` : ''}`,
+        analysis: r.analysis,
+      })),
     );
   }
   const record = doc as { kind?: unknown; analysis?: unknown; scenario?: { budgets?: unknown } };
@@ -54,10 +57,7 @@ function fromJson(path: string): LoadedInput[] {
 }
 
 /** The runs one path holds: one for a run, a trace or an Analysis; every run of a baseline. */
-export async function loadInputs(
-  path: string,
-  options: { lenient?: boolean } = {},
-): Promise<LoadedInput[]> {
+export async function loadInputs(path: string, options: { lenient?: boolean } = {}): Promise<LoadedInput[]> {
   if (!existsSync(path)) throw new InputFileError('E_FILE', path, undefined, 'no such file or directory');
   if (statSync(path).isDirectory()) {
     const baseline = join(path, 'baseline.json');

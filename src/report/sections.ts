@@ -912,7 +912,8 @@ export function runSummarySections(a: Analysis, options: RunSummaryOptions): Sec
   const o = options.outcome;
   const r = a.run;
   const api = a.api;
-  const scenario = r.cell ? `${r.cell} ${r.scenario ?? ''}`.trim() : (r.scenario ?? '–');
+  const scenario =
+    r.cell && r.cell !== r.scenario ? `${r.cell} ${r.scenario ?? ''}`.trim() : (r.scenario ?? r.cell ?? '–');
   const interrupted = o.reason === 'interrupted';
   const runPairs: Array<[string, string]> = [
     ['scenario', `${scenario} · ${r.clock ?? '?'} clock · seed ${r.seed ?? '–'}`],
