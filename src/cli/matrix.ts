@@ -10,8 +10,8 @@ import type { Baseline } from '../matrix/baseline.ts';
 import { keptSelector } from '../matrix/markdown.ts';
 import { type Judge, type MatrixOutcome, type MatrixSpec, runMatrices } from '../matrix/run.ts';
 import { SELECTOR_HELP } from '../matrix/select.ts';
-import { failingUnits, trackBText } from '../matrix/summary.ts';
-import { fmtInt, fmtMs, fmtNum, textTable } from '../report/table.ts';
+import { failingUnits, OVERVIEW_COLUMNS, overviewCells } from '../matrix/summary.ts';
+import { fmtMs, textTable } from '../report/table.ts';
 import { onInterrupt } from './interrupt.ts';
 import { createMatrixProgress } from './progress.ts';
 
@@ -76,37 +76,12 @@ export async function runMatricesInteractive(
 
 export function matrixTable(b: Baseline): string[] {
   return textTable(
-    [
-      { header: 'cell' },
-      { header: 'Track B' },
-      { header: 'calls', align: 'right' },
-      { header: 'core pts/h', align: 'right' },
-      { header: 'calls/sess/cycle', align: 'right' },
-      { header: 'peak', align: 'right' },
-      { header: 'max 1s', align: 'right' },
-      { header: 'max 10s', align: 'right' },
-      { header: 'writes/min', align: 'right' },
-      { header: 'run time', align: 'right' },
-      { header: 'wall', align: 'right' },
-    ],
+    [...OVERVIEW_COLUMNS, { header: 'run time', align: 'right' }, { header: 'wall', align: 'right' }],
     b.units.map((u) => {
       const a = u.runs[0]?.analysis;
       if (!a) return [u.id, 'did not run'];
-      const api = a.api;
       const wall = u.runs.reduce((n, r) => n + (b.timing.runs[runKey(u.id, r.seed, b.repeats)] ?? 0), 0);
-      return [
-        u.id,
-        trackBText(u, a),
-        fmtInt(api.totals.calls),
-        fmtNum(api.projection.byResource.core?.pointsPerHour, 0),
-        fmtNum(api.pollingFloor.perSessionCycle.all?.mean),
-        fmtInt(api.concurrency.peak),
-        fmtNum(api.burst.max1s?.perSecond),
-        fmtNum(api.burst.max10s?.perSecond),
-        fmtInt(api.writes.maxPerMinute),
-        fmtMs(a.run.durationMs),
-        fmtMs(wall),
-      ];
+      return [...overviewCells(u, a), fmtMs(a.run.durationMs), fmtMs(wall)];
     }),
     '  ',
   );

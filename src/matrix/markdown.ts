@@ -10,7 +10,7 @@ import { markdownBlocks } from '../report/markdown.ts';
 import { analysisSections } from '../report/sections.ts';
 import { fmtInt, fmtNum, markdownTable, type Section } from '../report/table.ts';
 import type { Baseline, BaselineUnit } from './baseline.ts';
-import { activeBracket, bracketDeltaText, keyFigures, trackBText } from './summary.ts';
+import { activeBracket, bracketDeltaText, keyFigures, OVERVIEW_COLUMNS, overviewCells } from './summary.ts';
 
 /** Sections of `analyze` that the cell section already shows in its own words. */
 const SHOWN_ABOVE = new Set(['/rate_limit bracket']);
@@ -104,34 +104,11 @@ export function baselineMarkdown(b: Baseline): string {
   lines.push('## Overview', '');
   lines.push(
     ...markdownTable(
-      [
-        { header: 'cell' },
-        { header: 'Track B' },
-        { header: 'calls', align: 'right' },
-        { header: 'core points/h', align: 'right' },
-        { header: 'calls/session/cycle', align: 'right' },
-        { header: 'peak in flight', align: 'right' },
-        { header: 'max req/s 1 s', align: 'right' },
-        { header: 'max req/s 10 s', align: 'right' },
-        { header: 'writes/min', align: 'right' },
-        { header: '403/429', align: 'right' },
-      ],
+      [...OVERVIEW_COLUMNS, { header: '403/429', align: 'right' }],
       b.units.map((u) => {
         const a = u.runs[0]?.analysis;
         if (!a) return [u.id, 'did not run', '', '', '', '', '', '', '', ''];
-        const api = a.api;
-        return [
-          u.id,
-          trackBText(u, a),
-          fmtInt(api.totals.calls),
-          fmtNum(api.projection.byResource.core?.pointsPerHour, 0),
-          fmtNum(api.pollingFloor.perSessionCycle.all?.mean),
-          fmtInt(api.concurrency.peak),
-          fmtNum(api.burst.max1s?.perSecond),
-          fmtNum(api.burst.max10s?.perSecond),
-          fmtInt(api.writes.maxPerMinute),
-          fmtInt(api.limited.answers),
-        ];
+        return [...overviewCells(u, a), fmtInt(a.api.limited.answers)];
       }),
     ),
     '',

@@ -3,7 +3,7 @@
  * `fleetbench matrix` and the HTML report, so the three never disagree.
  */
 import type { Analysis } from '../analyze/schema.ts';
-import { fmtInt, fmtMs, fmtNum, fmtPct } from '../report/table.ts';
+import { type Column, fmtInt, fmtMs, fmtNum, fmtPct } from '../report/table.ts';
 import type { Baseline } from './baseline.ts';
 
 export interface BracketRow {
@@ -106,4 +106,32 @@ export function failingUnits(b: Baseline): Baseline['units'] {
         (r.checks ?? []).some((c) => c.judged && c.verdict === 'fail'),
     ),
   );
+}
+
+/** The overview table's columns (baseline.md and the `matrix` terminal table), one row a unit. */
+export const OVERVIEW_COLUMNS: Column[] = [
+  { header: 'cell' },
+  { header: 'Track B' },
+  { header: 'calls', align: 'right' },
+  { header: 'core points/h', align: 'right' },
+  { header: 'calls/session/cycle', align: 'right' },
+  { header: 'peak in flight', align: 'right' },
+  { header: 'max req/s 1 s', align: 'right' },
+  { header: 'max req/s 10 s', align: 'right' },
+  { header: 'writes/min', align: 'right' },
+];
+
+export function overviewCells(unit: Baseline['units'][number], a: Analysis): string[] {
+  const api = a.api;
+  return [
+    unit.id,
+    trackBText(unit, a),
+    fmtInt(api.totals.calls),
+    fmtNum(api.projection.byResource.core?.pointsPerHour, 0),
+    fmtNum(api.pollingFloor.perSessionCycle.all?.mean),
+    fmtInt(api.concurrency.peak),
+    fmtNum(api.burst.max1s?.perSecond),
+    fmtNum(api.burst.max10s?.perSecond),
+    fmtInt(api.writes.maxPerMinute),
+  ];
 }
