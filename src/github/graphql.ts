@@ -391,27 +391,38 @@ class CommitNode {
   }
 }
 
-class IssueCommentNode {
-  readonly __typename = 'IssueComment';
+/** What comments and reviews share: node and database ids, the author and their association, the body. */
+abstract class AuthoredNode {
   constructor(
-    private readonly s: GitHubState,
-    private readonly issue: Issue,
-    private readonly comment: IssueComment,
+    protected readonly s: GitHubState,
+    private readonly repo: Repo,
+    private readonly item: { nodeId: string; id: number; user: User; body: string },
   ) {}
   get id() {
-    return this.comment.nodeId;
+    return this.item.nodeId;
   }
   get databaseId() {
-    return this.comment.id;
+    return this.item.id;
   }
   get author() {
-    return actor(this.s, this.comment.user);
+    return actor(this.s, this.item.user);
   }
   get authorAssociation() {
-    return association(this.comment.user, this.issue.repo);
+    return association(this.item.user, this.repo);
   }
   get body() {
-    return this.comment.body;
+    return this.item.body;
+  }
+}
+
+class IssueCommentNode extends AuthoredNode {
+  readonly __typename = 'IssueComment';
+  constructor(
+    s: GitHubState,
+    private readonly issue: Issue,
+    private readonly comment: IssueComment,
+  ) {
+    super(s, issue.repo, comment);
   }
   get bodyText() {
     return this.comment.body;
@@ -435,27 +446,14 @@ class IssueCommentNode {
   readonly reactionGroups = [];
 }
 
-class ReviewCommentNode {
+class ReviewCommentNode extends AuthoredNode {
   readonly __typename = 'PullRequestReviewComment';
   constructor(
-    private readonly s: GitHubState,
+    s: GitHubState,
     private readonly pull: PullRequest,
     private readonly comment: ReviewComment,
-  ) {}
-  get id() {
-    return this.comment.nodeId;
-  }
-  get databaseId() {
-    return this.comment.id;
-  }
-  get author() {
-    return actor(this.s, this.comment.user);
-  }
-  get authorAssociation() {
-    return association(this.comment.user, this.pull.issue.repo);
-  }
-  get body() {
-    return this.comment.body;
+  ) {
+    super(s, pull.issue.repo, comment);
   }
   get bodyText() {
     return this.comment.body;
@@ -498,27 +496,14 @@ class ReviewCommentNode {
   }
 }
 
-class ReviewNode {
+class ReviewNode extends AuthoredNode {
   readonly __typename = 'PullRequestReview';
   constructor(
-    private readonly s: GitHubState,
+    s: GitHubState,
     private readonly pull: PullRequest,
     private readonly review: Review,
-  ) {}
-  get id() {
-    return this.review.nodeId;
-  }
-  get databaseId() {
-    return this.review.id;
-  }
-  get author() {
-    return actor(this.s, this.review.user);
-  }
-  get authorAssociation() {
-    return association(this.review.user, this.pull.issue.repo);
-  }
-  get body() {
-    return this.review.body;
+  ) {
+    super(s, pull.issue.repo, review);
   }
   get state() {
     return this.review.state;
