@@ -182,7 +182,7 @@ describe('reference serve over the http target', () => {
     child.kill('SIGINT');
     const code = await exited;
     clearTimeout(killer);
-    expect(code).toBe(130);
+    expect(code, stderr).toBe(130);
     expect(performance.now() - sent).toBeLessThan(20_000);
     const { records, stats } = await readTrace(join(out, 'trace.jsonl'));
     expect(stats.footer?.reason).toBe('interrupted');

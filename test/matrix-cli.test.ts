@@ -157,7 +157,7 @@ describe('fleetbench matrix (real CLI, virtual time)', { timeout: 240_000 }, () 
       join(dir, 'bad'),
     ]);
     expect(set.code).toBe(2);
-    expect(set.stderr).toContain('sessions.count: expected a positive integer');
+    expect(set.stderr).toContain('--set sessions.count=-1: expected a positive integer');
     expect(existsSync(join(dir, 'bad'))).toBe(false);
   });
 });

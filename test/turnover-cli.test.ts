@@ -139,8 +139,9 @@ describe('fleetbench run turnover', () => {
       `${file}:6: turnover.profile: unknown profile 'nope' (built-in: coding-session, personal-assistant-light; or the path of a profile YAML file)`,
     );
     expect(tooMany.code).toBe(2);
+    // The value came from --set: the message names the flag, not the scenario file's line.
     expect(tooMany.stderr).toMatch(
-      /turnover\.yaml:\d+: turnover\.awake: must not exceed turnover\.registered/,
+      /^fleetbench: --set turnover\.awake=5000: must not exceed turnover\.registered \(scenario .*turnover\.yaml\)/,
     );
   }, 180_000);
 });

@@ -1,6 +1,7 @@
 /**
  * `fleetbench check <run|trace|summary.json>... --budgets <set|file>`: judge results against
- * budgets (docs/budgets.md). Several inputs are one aggregate (their samples pool). Exit codes
+ * budgets (docs/budgets.md). Several inputs are one aggregate (their samples pool). Without
+ * --budgets, each input is judged on the budgets its scenario named. Exit codes
  * follow k6: 0 every judged budget holds, 99 a judged budget was breached, 104 the budgets are
  * misconfigured (an unknown metric, a scope that matches no samples, a repeated entry, ...).
  */
@@ -63,16 +64,22 @@ export function register(program: Command): void {
     .action(async (paths: string[], flags: CheckFlags) => {
       const inputs: LoadedInput[] = [];
       for (const path of paths) inputs.push(...(await loadInputs(path, { lenient: flags.lenient })));
-      let refs = budgetRefs(flags.budgets);
-      if (refs.length === 0) refs = [...new Set(inputs.flatMap((i) => i.scenarioBudgets ?? []))];
+      const given = budgetRefs(flags.budgets);
+      // Given budgets judge every input; without, each set the inputs' scenarios name judges
+      // the inputs that name it (a demo's cells on track-b, its chaos wave on native-speed).
+      const refs = given.length > 0 ? given : [...new Set(inputs.flatMap((i) => i.scenarioBudgets ?? []))];
       if (refs.length === 0) {
         throw new FleetbenchError(
           'E_USAGE',
-          'no budgets to judge: give --budgets <native-speed|track-b|file> (the input names none)',
+          'no budgets to judge: give --budgets <native-speed|track-b|turnover|file> (the input names none)',
         );
       }
-      const sets = refs.map(resolveBudgets);
-      const verdicts = sets.map((set) => judge(set, inputs));
+      const verdicts = refs.map((ref) =>
+        judge(
+          resolveBudgets(ref),
+          given.length > 0 ? inputs : inputs.filter((i) => i.scenarioBudgets?.includes(ref)),
+        ),
+      );
       const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
       process.stdout.write(
         reporters[format]().render({

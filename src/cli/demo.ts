@@ -77,7 +77,7 @@ function budgetNames(b: Baseline): string {
   return others
     .map((u) => {
       const sets = [...new Set((u.runs[0]?.checks ?? []).map((c) => c.budget))];
-      return `${u.id} ${sets.length > 0 ? sets.join(' + ') : 'no budget'}`;
+      return `${u.id} on ${sets.length > 0 ? sets.join(' + ') : 'no budget'}`;
     })
     .join(', ');
 }
@@ -139,7 +139,7 @@ Exit codes: 0 done, 99 a judged budget failed (--check), 130 interrupted.`,
         ...summaryLines(b),
         '',
         failing.length === 0
-          ? `  Budgets: all ${b.units.length} runs pass: the cells the Track B scorecard (API cost), ${budgetNames(b)}.`
+          ? `  Budgets: all ${b.units.length} runs pass their budgets: the ${b.units.filter((u) => u.scorecardJudged).length} cells on the Track B scorecard (API cost), ${budgetNames(b)}.`
           : `  Budgets: ${failing.length} of ${b.units.length} runs fail a judged budget:`,
         ...failureLines(b),
       ];

@@ -148,9 +148,10 @@ Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrup
           : `  budgets: ${failing.length} of ${b.units.length} cells fail a judged budget: ${failing.map((u) => u.id).join(', ')}`,
       );
       if (b.pruning) {
-        const kept = b.pruning.decisions.filter((d) => d.kept).length;
+        const kept = b.pruning.decisions.filter((d) => d.kept);
+        const alone = kept.filter((d) => d.neighbours.length === 0).length;
         out.push(
-          `  pruning: ${kept} of ${b.pruning.decisions.length} cells differ by more than 15% from an adjacent scale point (baseline.md says why); keep: --cells ${keptSelector(b)}`,
+          `  pruning: ${kept.length} of ${b.pruning.decisions.length} cells kept: ${kept.length - alone} differ by more than 15% from an adjacent scale point${alone > 0 ? `, ${alone} have no adjacent scale point in this run` : ''} (baseline.md says why); keep: --cells ${keptSelector(b)}`,
         );
       }
       out.push(

@@ -79,7 +79,10 @@ export function register(program: Command): void {
       [],
     )
     .option('--seed <n>', 'shorthand for --set seed=N')
-    .option('--out <dir>', 'where trace.jsonl and summary.json go (default fleetbench-out/runs/<name>)')
+    .option(
+      '--out <dir>',
+      'where trace.jsonl and summary.json go (default fleetbench-out/runs/<name>, with --<overrides> appended when --set or --seed is given)',
+    )
     .option('--json', 'print summary.json instead of the terminal summary')
     .option('--markdown', 'print the summary as Markdown')
     .option('--target <target>', 'shorthand for --set target=...: reference, http://HOST:PORT or module:PATH')
@@ -114,7 +117,10 @@ export function register(program: Command): void {
       if (flags.timeScale !== undefined)
         overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
       const { scenario, cell } = resolveScenarioRef(ref, overrides);
-      const outDir = flags.out ?? join('fleetbench-out', 'runs', scenario.name);
+      // What the user changed, in words: shown in the summary and, by default, in the run's
+      // directory name, so a run with overrides does not overwrite the plain one.
+      const changed = [...flags.set, ...(flags.seed !== undefined ? [`seed=${flags.seed}`] : [])];
+      const outDir = flags.out ?? join('fleetbench-out', 'runs', runDirName(scenario.name, changed));
 
       // First Ctrl-C: stop the run, keep the trace, write a partial summary. Second: leave now.
       const interrupt = onInterrupt('stopping the run, writing a partial summary');
@@ -136,9 +142,11 @@ export function register(program: Command): void {
         });
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
-        const compact = runSummarySections(summary.analysis, {
-          outcome: summary.outcome,
-        });
+        const compact = runSummarySections(summary.analysis, { outcome: summary.outcome });
+        if (changed.length > 0) {
+          const first = compact[0]!.blocks[0];
+          if (first?.kind === 'pairs') first.pairs.splice(1, 0, ['overrides', changed.join(' · ')]);
+        }
         const sections = [
           ...summarySections(compact, summary.outcome.sessionsStarted, scenario.budgets),
           ...analysisSections(summary.analysis, { top: 10 }).filter((s) => EXTRA_SECTIONS.has(s.title)),
@@ -166,6 +174,16 @@ export function register(program: Command): void {
         interrupt.dispose();
       }
     });
+}
+
+/** `S2-T1-50`, or `S2-T1-50--polling.strategy=naive` with overrides (a safe, bounded name). */
+export function runDirName(name: string, overrides: readonly string[]): string {
+  if (overrides.length === 0) return name;
+  const suffix = overrides
+    .join('--')
+    .replace(/[^A-Za-z0-9._=-]+/g, '_')
+    .slice(0, 80);
+  return `${name}--${suffix}`;
 }
 
 function collect(value: string, previous: string[]): string[] {

@@ -82,7 +82,10 @@ export async function runPool(jobs: RunJob[], options: PoolOptions): Promise<Poo
             events: message.events,
           };
           results.set(current.key, result);
+          // The slot is refilled first, so progress counts the run that takes its place.
+          next();
           options.onDone?.(result, running);
+          return;
         } else {
           failure ??=
             message.code !== undefined

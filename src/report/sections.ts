@@ -891,9 +891,9 @@ export interface RunSummaryOptions {
   outcome: RunOutcome;
 }
 
-/** The sessions gauges of the last sample: final sessions by state, busiest first. */
-function finalSessionStates(a: Analysis): string {
-  const gauges = a.gauges.filter((g) => g.name === 'sessions' && typeof g.labels.state === 'string');
+/** A by-state gauge's last sample (`sessions`, or turnover's `actors`): final states, busiest first. */
+function finalSessionStates(a: Analysis, gauge = 'sessions'): string {
+  const gauges = a.gauges.filter((g) => g.name === gauge && typeof g.labels.state === 'string');
   if (gauges.length === 0) return '–';
   const lastAt = Math.max(...gauges.map((g) => g.lastAtMs));
   const states = gauges
@@ -921,10 +921,15 @@ export function runSummarySections(a: Analysis, options: RunSummaryOptions): Sec
       'duration',
       `${fmtMs(r.durationMs)} run time in ${fmtMs(o.wallMs)} wall · ${interrupted ? 'INTERRUPTED' : 'completed'}`,
     ],
-    [
-      'sessions',
-      `${fmtInt(o.sessionsStarted)} started, ${fmtInt(o.sessionsDropped)} dropped · final: ${finalSessionStates(a)}`,
-    ],
+    o.sessionsStarted === 0 && a.turnover
+      ? [
+          'sessions',
+          `${fmtInt(a.turnover.registered)} registered by the turnover executor · final: ${finalSessionStates(a, 'actors')}`,
+        ]
+      : [
+          'sessions',
+          `${fmtInt(o.sessionsStarted)} started, ${fmtInt(o.sessionsDropped)} dropped · final: ${finalSessionStates(a)}`,
+        ],
     ['files', `trace ${o.tracePath}${o.summaryPath ? ` · summary ${o.summaryPath}` : ''}`],
   ];
   const runBlocks: Block[] = [{ kind: 'pairs', pairs: runPairs }];

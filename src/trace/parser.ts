@@ -226,6 +226,7 @@ function describeKind(kind: unknown): string {
 
 export function describeBadJson(line: string): string {
   // Binary garbage and half-written lines are the usual causes; say which it looks like.
-  if (/[\u0000-\u0008\u000e-\u001f]/.test(line)) return 'not JSON (binary data?)';
+  // U+FFFD: bytes that are not UTF-8 at all, as random binary mostly is.
+  if (/[\u0000-\u0008\u000e-\u001f\ufffd]/.test(line)) return 'not JSON (binary data?)';
   return `malformed JSON: ${line.length > 60 ? `${line.slice(0, 60)}…` : line}`;
 }

@@ -50,16 +50,40 @@ function applyOverride(target: Record<string, unknown>, override: Override, sour
   (node as Record<string, unknown>)[path[path.length - 1]!] = override.value;
 }
 
+/** The --set override a validation issue is about: its path, or an unknown key it added. */
+function overrideAt(
+  issue: { path: readonly PropertyKey[]; code: string; keys?: readonly string[] },
+  overrides: readonly Override[],
+): Override | undefined {
+  const paths =
+    issue.code === 'unrecognized_keys' && issue.keys
+      ? issue.keys.map((k) => [...issue.path.map(String), k])
+      : [issue.path.map(String)];
+  const prefix = (a: readonly string[], b: readonly string[]) => a.every((x, i) => b[i] === x);
+  // The last one wins, as when they were applied (a cell's own overrides come first).
+  return overrides.findLast((o) => paths.some((p) => prefix(p, o.path) || prefix(o.path, p)));
+}
+
 /** Validates a raw scenario object. `file` names it in errors; `lineOf` maps a field path to a line. */
 export function validateScenario(
   raw: unknown,
   file: string,
   lineOf: (path: readonly PropertyKey[]) => number | undefined = () => undefined,
+  overrides: readonly Override[] = [],
 ): Scenario {
   const parsed = userScenarioSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : '';
+    // A value that came from --set is the flag's fault, not the scenario file's.
+    const culprit = overrideAt(issue, overrides);
+    if (culprit) {
+      throw new FleetbenchError(
+        'E_USAGE',
+        `--set ${culprit.path.join('.')}=${typeof culprit.value === 'string' ? culprit.value : JSON.stringify(culprit.value)}: ${describeZodIssues([issue])[0]!.replace(`${issue.path.join('.')}: `, '')}${more} (scenario ${file})`,
+        { hint: 'the scenario fields are documented in docs/scenarios.md' },
+      );
+    }
     throw new InputFileError(
       'E_SCENARIO',
       file,
@@ -93,7 +117,7 @@ export function parseScenarioText(text: string, file: string, overrides: Overrid
   }
   for (const override of overrides) applyOverride(raw as Record<string, unknown>, override, file);
   const lineOf = yamlLineOf(doc, lineCounter);
-  return validateScenario(raw, file, lineOf);
+  return validateScenario(raw, file, lineOf, overrides);
 }
 
 export function loadScenarioFile(file: string, overrides: Override[] = []): Scenario {

@@ -18,6 +18,7 @@ import { InputFileError } from '../../errors.ts';
 import { describeZodError } from '../../validation.ts';
 import { VERSION } from '../../version.ts';
 import { forEachLine } from '../lines.ts';
+import { describeBadJson } from '../parser.ts';
 import type { ApiRecord, ApiSource } from '../schema.ts';
 import { TraceWriter } from '../writer.ts';
 
@@ -202,9 +203,7 @@ function parseRow(text: string): AoGhRow | string {
   try {
     value = JSON.parse(text);
   } catch {
-    return /[\u0000-\u0008\u000e-\u001f]/.test(text)
-      ? 'not JSON (binary data?)'
-      : `malformed JSON: ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`;
+    return /[\u0000-\u0008\u000e-\u001f]/.test(text) ? 'not JSON (binary data?)' : describeBadJson(text);
   }
   const parsed = aoGhRowSchema.safeParse(value);
   if (!parsed.success) return describeZodError(parsed.error);

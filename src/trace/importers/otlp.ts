@@ -17,6 +17,7 @@ import { InputFileError } from '../../errors.ts';
 import { describeZodError } from '../../validation.ts';
 import { VERSION } from '../../version.ts';
 import { checkReadable } from '../lines.ts';
+import { describeBadJson } from '../parser.ts';
 import type { EventRecord, Labels, SpanRecord } from '../schema.ts';
 import { TraceWriter } from '../writer.ts';
 
@@ -141,7 +142,7 @@ function readRequests(input: string): OtlpRequest[] {
     } catch {
       const reason = /[\u0000-\u0008\u000e-\u001f]/.test(line)
         ? 'not JSON (binary data?)'
-        : `malformed JSON: ${line.length > 60 ? `${line.slice(0, 60)}…` : line}`;
+        : describeBadJson(line);
       throw new InputFileError('E_IMPORT', input, i + 1, reason);
     }
     requests.push(check(value, i + 1));

@@ -502,6 +502,18 @@ function runSections(u: UnitReport): HTMLElement {
   return root;
 }
 
+/** `9 runs: 7 cells of the A2 cost matrix, and chaos-codex-c4, turnover`. */
+function leadForMatrix(data: ReportData): string {
+  const cells = data.units.filter((u) => u.scorecardJudged);
+  const others = data.units.filter((u) => !u.scorecardJudged);
+  const seeds = data.repeats > 1 ? ` (${data.repeats} seeds each)` : '';
+  const what =
+    others.length === 0
+      ? `${cells.length} cells of the A2 cost matrix${seeds}`
+      : `${data.units.length} runs${seeds}: ${cells.length} cells of the A2 cost matrix, measured for GitHub API quota, and ${others.map((u) => u.id).join(', ')}, judged on their own budgets`;
+  return `fleetbench ran ${what}, against its embedded reference control plane in virtual time.`;
+}
+
 // ——— a matrix ————————————————————————————————————————————————————————————————————————————
 
 function verdictMatrix(data: ReportData): HTMLElement {
@@ -737,8 +749,8 @@ function main(): void {
       'p',
       { class: 'lead' },
       data.kind === 'matrix'
-        ? `fleetbench ran ${data.units.length} cells of the A2 cost matrix${data.repeats > 1 ? ` (${data.repeats} seeds each)` : ''} against its embedded reference control plane in virtual time, and measured what each costs in GitHub API quota.`
-        : 'fleetbench ran this scenario against its embedded reference control plane in virtual time and measured what it costs in GitHub API quota.',
+        ? leadForMatrix(data)
+        : 'fleetbench ran this scenario and measured what it costs in GitHub API quota, and, where the scenario exercises them, how fast agents start and recover and what park/wake turnover costs.',
       data.overrides.length > 0 ? ` Overrides: ${data.overrides.join(', ')}.` : '',
     ),
     el(
