@@ -205,17 +205,22 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     }, 0);
 
     // Gauges: sessions by state, every 10 s of run time.
-    const sampleGauges = async () => {
+    const writeSessionGauges = async () => {
       const counts = await target.sessionCounts();
+      // One sample, one time: under the real clock now() moves between writes.
+      const t = clock.now();
       for (const [state, value] of Object.entries(counts)) {
         trace.write({
           kind: 'gauge',
           name: 'sessions',
-          t: clock.now(),
+          t,
           value: value ?? 0,
           labels: { state },
         });
       }
+    };
+    const sampleGauges = async () => {
+      await writeSessionGauges();
       if (!abort.signal.aborted) clock.setTimeout(() => void sampleGauges(), GAUGE_EVERY_MS);
     };
     clock.setTimeout(() => void sampleGauges(), 0);
@@ -246,6 +251,9 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       await clock.sleep(scenario.durationMs, abort.signal).catch(() => undefined);
     }
     if (scriptError !== undefined) throw scriptError;
+    // Under the real clock the last 10 s sample can be up to 10 s old: one more at the end, so
+    // the final states are the target's at the end (virtual time already samples at the end).
+    if (!(clock instanceof VirtualClock)) await writeSessionGauges().catch(() => undefined);
     const interrupted = options.signal?.aborted ?? false;
     abort.abort();
     await detach();
