@@ -316,7 +316,7 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
       up = false;
       if (current) {
         if (kind === 'hard') current.process.kill('SIGKILL');
-        else current.process.send({ type: 'drain' });
+        else current.process.send({ type: 'drain', kind });
         const exited = await Promise.race([current.exited, sleep(30_000).then(() => undefined)]);
         if (exited === undefined) {
           current.process.kill('SIGKILL');
