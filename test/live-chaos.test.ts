@@ -243,3 +243,66 @@ executors:
     await server.stop();
   }, 60_000);
 });
+
+describe('turnover against reference serve over the http target', () => {
+  afterAll(stopAll);
+
+  it('a tiny pool parks and wakes over the protocol: actor spans from the served process, swaps done', async () => {
+    const dir = scratchDir('fleetbench-live-turnover-');
+    const file = join(dir, 'turnover.yaml');
+    writeFileSync(
+      file,
+      `name: live-turnover
+description: a tiny park/wake pool over http (test/live-chaos.test.ts)
+clock: real
+time-scale: 20
+duration: 3m
+turnover:
+  registered: 10
+  awake: 4
+  target-rps: 1
+  registration-concurrency: 4
+  steady: 30s
+  profile: coding-session
+`,
+    );
+    const server = await startCliServer<ServeInfo>([
+      'reference',
+      'serve',
+      '--port',
+      '0',
+      '--state',
+      join(dir, 'state'),
+    ]);
+    const out = join(dir, 'run');
+    const result = await runCli(
+      ['run', file, '--target', server.info.url, '--out', out, '--json', '--no-progress'],
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const { records, stats } = await readTrace(join(out, 'trace.jsonl'));
+    expect(stats.footer?.reason).toBe('completed');
+    // The actor spans come from the served control plane, over the stream.
+    expect(spans(records, 'actor.create')).toHaveLength(10);
+    expect(spans(records, 'actor.wake').length).toBeGreaterThan(0);
+    const turnover = (
+      JSON.parse(result.stdout) as {
+        analysis: { turnover: { registered: number; window: { swaps: { asked: number; done: number } } } };
+      }
+    ).analysis.turnover;
+    expect(turnover.registered).toBe(10);
+    expect(turnover.window.swaps.asked).toBeGreaterThan(10);
+    expect(turnover.window.swaps.done).toBeGreaterThan(0);
+    // The gauge is read from GET /v1/actors: the four states sum to the pool.
+    const last = records.filter((r) => r.kind === 'gauge' && r.name === 'actors').slice(-4);
+    expect(last.reduce((sum, g) => sum + (g.kind === 'gauge' ? g.value : 0), 0)).toBe(10);
+    const stream = events(records, 'target.events')[0]!.data as Record<string, number>;
+    expect(stream.received).toBe(stream.declared);
+    expect(stream.written).toBe(stream.declared);
+    expect(stream.gaps).toBe(0);
+    await server.stop();
+  }, 60_000);
+});
