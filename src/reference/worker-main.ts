@@ -51,9 +51,7 @@ if (supervised) {
       void server.drain(message.kind === 'hot' ? 'hot' : 'graceful').then(async () => {
         await server.close();
         // Exit once every event sent so far has left over the IPC channel.
-        process.send!({ type: 'log', line: `control plane ${process.pid} drained (${message.kind})` }, () =>
-          process.exit(0),
-        );
+        process.send!({ type: 'drained', pid: process.pid }, () => process.exit(0));
       });
     }
   });
