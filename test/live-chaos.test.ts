@@ -7,6 +7,8 @@
  */
 
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/reader.ts';
@@ -304,5 +306,59 @@ turnover:
     expect(stream.written).toBe(stream.declared);
     expect(stream.gaps).toBe(0);
     await server.stop();
+  }, 60_000);
+});
+
+describe('capabilities an http target lists', () => {
+  it('a chaos wave is refused up front, naming what is missing, before the run starts', async () => {
+    const dir = scratchDir('fleetbench-live-caps-');
+    const posted: string[] = [];
+    let capabilities = ['events', 'restart'];
+    const server = createServer((req, res) => {
+      if (req.method === 'GET' && req.url === '/v1/info') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ protocol: 'fleetbench-target/1', name: 'shim', capabilities }));
+        return;
+      }
+      posted.push(`${req.method} ${req.url}`);
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'not_found', message: 'no' } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const run = (...sets: string[]) =>
+        runCli(
+          [
+            'run',
+            'chaos-codex-c4',
+            '--target',
+            url,
+            '--clock',
+            'real',
+            '--out',
+            join(dir, 'run'),
+            '--no-progress',
+            ...sets.flatMap((s) => ['--set', s]),
+          ],
+          { timeoutMs: 30_000 },
+        );
+      let result = await run();
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(
+        "executor 'chaos-wave' needs a target that supports startRun, sendInput, endRun, onRunNotice, providerFault; 'http' does not",
+      );
+      // Runs without provider faults: a wave without them asks for no more.
+      capabilities = ['events', 'restart', 'runs'];
+      result = await run();
+      expect(result.stderr).toContain(
+        "executor 'chaos-wave' needs a target that supports providerFault; 'http' does not",
+      );
+      // Nothing was started on the target.
+      expect(posted.filter((p) => p.startsWith('POST /v1/run ') || p === 'POST /v1/run')).toEqual([]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   }, 60_000);
 });
