@@ -209,7 +209,7 @@ executors:
     kinds: [graceful, hot]
     provider-faults: 0
     first-fault: 30s
-    gap: { min: 3s, max: 5s }
+    gap: { min: 15s, max: 20s }
 `,
       ),
     );
@@ -237,10 +237,14 @@ executors:
     ).toHaveLength(0);
 
     const summary = JSON.parse(result.stdout) as RunSummary;
-    expect(groupOf(summary, 'restart_recovery_control_plane', 'graceful')?.values.length).toBe(
-      gracefulLoads.length,
-    );
-    expect(groupOf(summary, 'restart_recovery_control_plane', 'hot')?.values.length).toBe(attached.length);
+    // One sample per run active at the kill (a run still recovering from the graceful restart
+    // when the hot one lands gives one sample for both: SPEC §6, outage removed).
+    const graceful = groupOf(summary, 'restart_recovery_control_plane', 'graceful')!.values;
+    const hot = groupOf(summary, 'restart_recovery_control_plane', 'hot')!.values;
+    expect(graceful.length).toBeGreaterThanOrEqual(gracefulLoads.length);
+    expect(graceful.length).toBeLessThanOrEqual(3);
+    expect(hot.length).toBeGreaterThanOrEqual(1);
+    expect(hot.length).toBeLessThanOrEqual(attached.length);
     expectNothingLost(records);
     await server.stop();
   }, 60_000);

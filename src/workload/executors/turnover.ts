@@ -106,6 +106,7 @@ export async function runTurnover(executor: TurnoverExecutor, ctx: ExecutorConte
   const sample = async () => {
     if (signal.aborted) return;
     const counts = await actorCounts();
+    if (signal.aborted) return; // answered after the run ended
     const t = clock.now();
     for (const state of actorStates) {
       trace.write({ kind: 'gauge', name: 'actors', t, value: counts[state], labels: { state } });
