@@ -32,7 +32,11 @@ export function register(program: Command): void {
     .command('serve')
     .description('serve the reference control plane over the http target protocol on 127.0.0.1')
     .option('--port <n>', 'port (0 picks a free one)', port, 0)
-    .option('--state <dir>', 'durable state (sessions, the current run)', 'fleetbench-out/reference-state')
+    .option(
+      '--state <dir>',
+      'durable state (sessions, native runs, the current run)',
+      'fleetbench-out/reference-state',
+    )
     .option(
       '--github <url>',
       "a GitHub of its own (e.g. a 'fleetbench github serve'); default: the one each run offers",
@@ -41,7 +45,7 @@ export function register(program: Command): void {
     .option('--json', 'print the connection details as one JSON line')
     .addHelpText(
       'after',
-      '\nThen, in another terminal:\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --set duration=2m\n\nA restart fault really kills the control plane (hard: SIGKILL) and starts it again from --state.\nProtocol: docs/http-target.md. Live runs: docs/live-runs.md.',
+      '\nThen, in another terminal:\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --set duration=2m\n  fleetbench run chaos-codex-c4 --target http://127.0.0.1:PORT --clock real --time-scale 10\n\nA restart fault really kills the control plane (hard: SIGKILL) and starts it again from --state;\nnative runs are recovered by the new process (graceful: drained first; hot: runners handed over).\nProtocol: docs/http-target.md. Live runs: docs/live-runs.md.',
     )
     .action((flags: ServeFlags) => serve(flags));
 }
@@ -77,7 +81,8 @@ async function serve(flags: ServeFlags): Promise<void> {
         `  github    ${flags.github ?? 'the one each run offers'}`,
         'Run against it:',
         `  fleetbench run S2-T1-5 --target ${supervisor.url} --clock real --set duration=2m`,
-        'Ctrl-C stops it.',
+        `  fleetbench run chaos-codex-c4 --target ${supervisor.url} --clock real --time-scale 10`,
+        'Restarts are logged here. Ctrl-C stops it.',
         '',
       ].join('\n'),
     );

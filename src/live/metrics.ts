@@ -93,6 +93,24 @@ export async function metricsText(src: MetricsSources): Promise<string> {
       samples: [{ value: stats.restarts }],
     },
     {
+      name: 'fleetbench_native_runs_total',
+      help: 'native runs started (run.created events)',
+      type: 'counter',
+      samples: [{ value: stats.runsCreated }],
+    },
+    {
+      name: 'fleetbench_native_runs_active',
+      help: 'native runs started and not ended',
+      type: 'gauge',
+      samples: [{ value: stats.runsCreated - stats.runsEnded }],
+    },
+    {
+      name: 'fleetbench_native_turns_total',
+      help: 'native-run turns completed (run.turn spans)',
+      type: 'counter',
+      samples: [{ value: stats.turns }],
+    },
+    {
       name: 'fleetbench_scheduled_starts_total',
       help: 'operations started by open-model executors',
       type: 'counter',

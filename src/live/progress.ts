@@ -1,8 +1,8 @@
 /**
  * The progress line of a live run, on stderr (stdout keeps the report): elapsed / planned run
  * time, sessions by state, calls per second over the last interval, quota left per resource,
- * limited answers and budget breaches so far, the schedule (start lag p99, missed starts) and
- * restarts. On a terminal it redraws in place every second; otherwise (CI, a pipe) it prints a
+ * limited answers and budget breaches so far, the schedule (start lag p99, missed starts), native
+ * runs (active, started, turns) and restarts (with one under way). On a terminal it redraws in place every second; otherwise (CI, a pipe) it prints a
  * plain line every 10 s, like k6's non-interactive output.
  */
 import type { Clock } from '../clock/clock.ts';
@@ -72,7 +72,12 @@ export class ProgressLine {
     ];
     if (stats.scheduled > 0 || stats.missed > 0)
       parts.push(`lag p99 ${lag ? `${lag.p99.toFixed(1)}ms` : '–'} missed ${stats.missed}`);
-    if (stats.restarts > 0) parts.push(`restarts ${stats.restarts}`);
+    if (stats.runsCreated > 0)
+      parts.push(
+        `runs ${stats.runsCreated - stats.runsEnded} active (${int(stats.runsCreated)} started, ${int(stats.turns)} turns)`,
+      );
+    if (stats.restarts > 0)
+      parts.push(`restarts ${stats.restarts}${stats.restarting ? ' (restarting)' : ''}`);
     return parts.join(' · ');
   }
 

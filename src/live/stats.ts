@@ -28,6 +28,12 @@ export class LiveStats {
   readonly lag = new LatencyHistogram();
   lagSumMs = 0;
   restarts = 0;
+  /** A restart is under way: `controlplane.restart` seen, its `controlplane.ready` not yet. */
+  restarting = false;
+  /** Native runs created and ended, turns completed (run.created, run.ended, run.turn). */
+  runsCreated = 0;
+  runsEnded = 0;
+  turns = 0;
   readonly records: RecordCounts = { api: 0, span: 0, event: 0, gauge: 0 };
   /** Last value of every trace gauge, by name and labels. */
   readonly gauges = new Map<
@@ -58,6 +64,7 @@ export class LiveStats {
         return;
       }
       case 'span':
+        if (record.name === 'run.turn') this.turns++;
         if (isScheduledStart(record.name, record.labels)) {
           this.scheduled++;
           this.lag.record(record.dur);
@@ -67,7 +74,12 @@ export class LiveStats {
       case 'event':
         if (record.name === MISSED_START_EVENT) this.missed++;
         else if (record.name === 'budget.breach') this.breaches++;
-        else if (record.name === 'controlplane.restart') this.restarts++;
+        else if (record.name === 'controlplane.restart') {
+          this.restarts++;
+          this.restarting = true;
+        } else if (record.name === 'controlplane.ready') this.restarting = false;
+        else if (record.name === 'run.created') this.runsCreated++;
+        else if (record.name === 'run.ended') this.runsEnded++;
         return;
       case 'gauge': {
         const key = `${record.name}\u0000${JSON.stringify(record.labels ?? {})}`;

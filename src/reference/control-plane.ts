@@ -23,7 +23,7 @@ import {
   runGuardedCycle,
   runNaiveCycle,
 } from './polling.ts';
-import { defaultNativeRunConfig, type NativeRunConfig, NativeRuns } from './runs.ts';
+import { defaultNativeRunConfig, type NativeRunConfig, NativeRuns, type RunStore } from './runs.ts';
 import {
   type DurableStore,
   MemoryStore,
@@ -86,6 +86,8 @@ export interface ReferenceDeps {
   token: string;
   config: ReferenceConfig;
   store?: DurableStore;
+  /** The native runs' durable state (a served control plane: its state directory). */
+  runStore?: RunStore;
   agentWorld?: AgentWorld;
 }
 
@@ -146,6 +148,7 @@ export class ReferenceControlPlane {
       trace: deps.trace,
       rng: deps.rng.fork('runs'),
       config: deps.config.runs ?? defaultNativeRunConfig(),
+      ...(deps.runStore ? { store: deps.runStore } : {}),
     });
   }
 
@@ -160,13 +163,23 @@ export class ReferenceControlPlane {
    */
   async start(reason = 'start'): Promise<void> {
     this.sessions.reload();
+    const restart = reason === 'hard' || reason === 'graceful' || reason === 'hot' ? reason : undefined;
+    // A served process started after a real restart takes the native runs over from disk.
+    if (restart) this.runs.restore(restart);
     this.running = true;
     await this.boot(reason);
+    // ...and recovers them at its ready, as restartNow does in-process.
+    if (restart && this.running) this.runs.ready(restart);
   }
 
-  /** Graceful stop of a served process: the running cycle finishes, then everything stops. */
-  async drain(): Promise<void> {
+  /**
+   * The old process's side of a served graceful or hot restart: the running poll cycle
+   * finishes, runners drain to an item boundary (graceful) or are detached and handed over
+   * through the durable state (hot), then everything stops and the process can exit.
+   */
+  async drain(kind: 'graceful' | 'hot' = 'graceful'): Promise<void> {
     await this.currentCycle?.catch(() => undefined);
+    await this.runs.kill(kind);
     await this.stop();
   }
 

@@ -7,6 +7,8 @@
  *   nothing it saved (a machine crash may: there is no fsync per save, as in most orchestrators'
  *   metadata files). `load()` replays it (the last save of a session wins), skips a torn last
  *   line, and compacts the journal to one line per session (write + rename, atomic).
+ * - `runs.json`: the native runs' durable state (runs.ts RunsSnapshot: active runs, queued
+ *   inputs, turn progress, the providers' saved sessions), rewritten atomically on each change.
  * - `run.json`: the current run (id, epoch, time scale, GitHub, settings), written atomically,
  *   so a control plane started again after a kill knows which run it serves.
  */
@@ -22,9 +24,10 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import type { RunStore, RunsSnapshot } from './runs.ts';
 import type { DurableStore, SessionRecord } from './sessions.ts';
 
-export class FileStore implements DurableStore {
+export class FileStore implements DurableStore, RunStore {
   readonly dir: string;
   private readonly journalPath: string;
   private fd: number | undefined;
@@ -35,6 +38,17 @@ export class FileStore implements DurableStore {
     this.dir = dir;
     mkdirSync(dir, { recursive: true });
     this.journalPath = join(dir, 'sessions.jsonl');
+    this.runsPath = join(dir, 'runs.json');
+  }
+
+  private readonly runsPath: string;
+
+  loadRuns(): RunsSnapshot | undefined {
+    return readJson<RunsSnapshot>(this.runsPath);
+  }
+
+  saveRuns(snapshot: RunsSnapshot): void {
+    writeAtomic(this.runsPath, JSON.stringify(snapshot));
   }
 
   load(): SessionRecord[] {
@@ -67,6 +81,7 @@ export class FileStore implements DurableStore {
   clear(): void {
     this.closeJournal();
     rmSync(this.journalPath, { force: true });
+    rmSync(this.runsPath, { force: true });
   }
 
   close(): void {

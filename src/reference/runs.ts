@@ -130,6 +130,43 @@ interface NativeRun {
   ended: boolean;
   /** The provider's saved session was closed cleanly (a drained runner, or never opened). */
   cleanSave: boolean;
+  /** The runner's phase, as durable state knows it: none, booting (boot or load), running. */
+  runnerPhase: 'none' | 'booting' | 'running';
+  /** The client's idempotency keys: the request that opened the run, the last input. */
+  openKey?: string;
+  inputKey?: string;
+}
+
+/**
+ * The run manager's durable state (a served control plane writes it to its state directory
+ * after every change, so a process started after a real kill recovers the runs: restore()).
+ */
+export interface RunsSnapshot {
+  counter: number;
+  /** How many processes restored this state before (forks fresh random streams each time). */
+  incarnation: number;
+  saved: Array<[string, number]>;
+  slowdowns: Array<{ adapter?: Adapter; factor: number; until: number | null }>;
+  runs: Array<{
+    id: string;
+    session: string;
+    adapter: Adapter;
+    start: StartKind;
+    createdAt: number;
+    inputs: string[];
+    turns: number;
+    turn?: TurnState;
+    cleanSave: boolean;
+    runnerPhase: 'none' | 'booting' | 'running';
+    openKey?: string;
+    inputKey?: string;
+  }>;
+}
+
+/** Where a served control plane keeps the runs' durable state (file-store.ts). */
+export interface RunStore {
+  loadRuns(): RunsSnapshot | undefined;
+  saveRuns(snapshot: RunsSnapshot): void;
 }
 
 /** The provider process of one run, as the control plane sees it. */
@@ -212,6 +249,8 @@ export interface NativeRunDeps {
   trace: TraceSink;
   rng: Rng;
   config: NativeRunConfig;
+  /** Durable state on disk (a served control plane); in memory only when absent. */
+  store?: RunStore;
 }
 
 export class NativeRuns {
@@ -234,6 +273,10 @@ export class NativeRuns {
   private recoveryLimiter: Limiter;
   private loadsInFlight = 0;
   private stopped = false;
+  private readonly store?: RunStore;
+  private incarnation = 0;
+  /** Runs restored with a runner that survives a hot restart (reattached, pump started anew). */
+  private readonly handedOver = new Set<NativeRun>();
 
   constructor(deps: NativeRunDeps) {
     this.clock = deps.clock;
@@ -242,6 +285,7 @@ export class NativeRuns {
     this.faultRng = deps.rng.fork('provider-faults');
     this.config = deps.config;
     this.recoveryLimiter = new Limiter(deps.config.controlPlane.recoveryConcurrency);
+    this.store = deps.store;
   }
 
   onNotice(listener: (notice: RunNotice) => void): void {
@@ -261,7 +305,12 @@ export class NativeRuns {
     session: string,
     adapterName: string,
     input: string,
+    key?: string,
   ): Promise<{ run: string; start: StartKind }> {
+    const existing = this.active.get(session);
+    // A client retrying a request whose answer a restart lost gets the run it opened.
+    if (existing && key !== undefined && existing.openKey === key)
+      return { run: existing.id, start: existing.start };
     if (!isAdapter(adapterName)) {
       throw new Error(`unknown provider adapter '${adapterName}' (known: ${ADAPTERS.join(', ')})`);
     }
@@ -304,8 +353,11 @@ export class NativeRuns {
       launching: false,
       ended: false,
       cleanSave: true,
+      runnerPhase: 'none',
+      ...(key !== undefined ? { openKey: key } : {}),
     };
     this.active.set(session, run);
+    this.persist();
     this.trace.write({
       kind: 'event',
       name: 'run.created',
@@ -319,9 +371,11 @@ export class NativeRuns {
   }
 
   /** The next turn's input for the session's run (queued while the run is busy or recovering). */
-  async sendInput(session: string, input: string): Promise<void> {
+  async sendInput(session: string, input: string, key?: string): Promise<void> {
     const run = this.active.get(session);
     if (!run) throw new Error(`session ${session} has no active run`);
+    if (key !== undefined && run.inputKey === key) return; // a retry of an input already taken
+    if (key !== undefined) run.inputKey = key;
     this.trace.write({
       kind: 'event',
       name: 'input.received',
@@ -331,6 +385,7 @@ export class NativeRuns {
       data: { run: run.id },
     });
     run.inputs.push(input);
+    this.persist();
     const runner = run.runner;
     if (runner?.alive && runner.idle) {
       runner.idle = false;
@@ -347,6 +402,7 @@ export class NativeRuns {
     run.runner?.kill();
     run.runner = undefined;
     this.active.delete(session);
+    this.persist();
     this.trace.write({
       kind: 'event',
       name: 'run.ended',
@@ -370,6 +426,7 @@ export class NativeRuns {
         factor: fault.factor,
         until: fault.durationMs === undefined ? Number.POSITIVE_INFINITY : now + fault.durationMs,
       });
+      this.persist();
       return;
     }
     const candidates = [...this.active.values()]
@@ -381,6 +438,8 @@ export class NativeRuns {
       runner.kill();
       run.runner = undefined;
       run.cleanSave = false;
+      run.runnerPhase = 'none';
+      this.persist();
       this.trace.write({
         kind: 'event',
         name: 'provider.crash',
@@ -423,6 +482,7 @@ export class NativeRuns {
     for (const run of runs) run.launching = false;
     if (kind === 'hot') {
       for (const run of runs) run.runner?.detach();
+      this.persist();
       return;
     }
     if (kind === 'graceful') {
@@ -442,7 +502,9 @@ export class NativeRuns {
       run.cleanSave = kind === 'graceful' && (runner.paused || runner.idle);
       runner.kill();
       run.runner = undefined;
+      run.runnerPhase = 'none';
     }
+    this.persist();
   }
 
   /** `controlplane.ready` after a restart: reclaim and recover every active run, in run order. */
@@ -452,9 +514,77 @@ export class NativeRuns {
     for (const resolve of this.upWaiters.splice(0)) resolve();
     const runs = [...this.active.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
     for (const run of runs) {
-      if (kind === 'hot' && run.runner?.alive) void this.reattach(run);
+      if (kind === 'hot' && (run.runner?.alive || this.handedOver.has(run))) void this.reattach(run);
       else void this.launch(run, 'recovery');
     }
+  }
+
+  /**
+   * A new process of a served control plane takes over the durable state a previous one left
+   * (before its `controlplane.ready`; `ready(kind)` then recovers the runs as in-process). A
+   * hard kill left busy runners' saved sessions unclean; after a hot restart, runners that were
+   * running are handed over (reattached without a reload, their pump started again from the
+   * last item boundary); runners still booting are launched again.
+   */
+  restore(kind: RestartKind): void {
+    const snapshot = this.store?.loadRuns();
+    if (!snapshot) return;
+    this.incarnation = snapshot.incarnation + 1;
+    this.counter = snapshot.counter;
+    this.saved.clear();
+    for (const [session, bytes] of snapshot.saved) this.saved.set(session, bytes);
+    this.slowdowns.splice(0);
+    for (const s of snapshot.slowdowns)
+      this.slowdowns.push({ ...s, until: s.until ?? Number.POSITIVE_INFINITY });
+    this.active.clear();
+    for (const r of snapshot.runs) {
+      const base = this.rng.fork(`run:${r.id}:incarnation:${this.incarnation}`);
+      const run: NativeRun = {
+        ...r,
+        profile: PROVIDER_PROFILES[r.adapter],
+        cpRng: base.fork('control-plane'),
+        providerRng: base.fork('provider'),
+        knobRng: base.fork('knobs'),
+        launching: false,
+        ended: false,
+      };
+      if (kind === 'hot' && r.runnerPhase === 'running') this.handedOver.add(run);
+      else if (r.runnerPhase !== 'none') run.cleanSave = false;
+      if (!this.handedOver.has(run)) run.runnerPhase = 'none';
+      this.active.set(run.session, run);
+    }
+    this.persist();
+  }
+
+  /** The durable state as it is now. */
+  snapshot(): RunsSnapshot {
+    return {
+      counter: this.counter,
+      incarnation: this.incarnation,
+      saved: [...this.saved],
+      slowdowns: this.slowdowns.map((s) => ({
+        ...s,
+        until: Number.isFinite(s.until) ? s.until : null,
+      })),
+      runs: [...this.active.values()].map((run) => ({
+        id: run.id,
+        session: run.session,
+        adapter: run.adapter,
+        start: run.start,
+        createdAt: run.createdAt,
+        inputs: [...run.inputs],
+        turns: run.turns,
+        ...(run.turn ? { turn: { ...run.turn, items: [...run.turn.items] } } : {}),
+        cleanSave: run.cleanSave,
+        runnerPhase: run.runnerPhase,
+        ...(run.openKey !== undefined ? { openKey: run.openKey } : {}),
+        ...(run.inputKey !== undefined ? { inputKey: run.inputKey } : {}),
+      })),
+    };
+  }
+
+  private persist(): void {
+    if (this.store && !this.stopped) this.store.saveRuns(this.snapshot());
   }
 
   /** End of the run: everything stops where it is, nothing more is written. */
@@ -526,11 +656,20 @@ export class NativeRuns {
     if (!ok || run.ended) return;
     const runner = new Runner(this.clock);
     run.runner = runner;
+    run.runnerPhase = 'booting';
+    this.persist();
     this.guard(runner, this.provider(run, runner, reason));
   }
 
   /** Hot restart: the surviving runner is reclaimed and reattached; it says `session.resumed`. */
   private async reattach(run: NativeRun): Promise<void> {
+    const handedOver = this.handedOver.delete(run);
+    if (handedOver) {
+      // Restored from durable state by a new process: the runner's state was handed over.
+      const runner = new Runner(this.clock);
+      runner.detach();
+      run.runner = runner;
+    }
     const runner = run.runner!;
     run.launching = true;
     const epoch = this.epoch;
@@ -552,6 +691,7 @@ export class NativeRuns {
     // The provider acknowledges the new subscription, then its paused output goes on.
     this.writeProviderEvent(run, 'session.resumed');
     runner.attach();
+    if (handedOver) this.startPump(run, runner);
   }
 
   // ── the provider side (the runner) ─────────────────────────────────────────────────────
@@ -592,10 +732,13 @@ export class NativeRuns {
         data: { run: run.id },
       });
       if (!hasSession) this.saved.set(run.session, 0);
+      this.persist();
       if (rng.chance(0.3)) await this.providerEvent(run, runner, 'diagnostic');
     } else {
       await this.load(run, runner, reason);
     }
+    run.runnerPhase = 'running';
+    this.persist();
     this.startPump(run, runner);
   }
 
@@ -653,6 +796,7 @@ export class NativeRuns {
         while (items.length < count) items.push(laterItemKind(rng));
         run.turns++;
         run.turn = { index: run.turns, items, done: 0, startedAt: this.clock.now(), first: run.turns === 1 };
+        this.persist();
         await this.providerEvent(run, runner, 'turn.submitted');
         await runner.sleep(rng.uniform(10, 60));
         await this.providerEvent(run, runner, 'turn.accepted');
@@ -667,8 +811,11 @@ export class NativeRuns {
         const [lo, hi] = profile.bytesPerTurn;
         const grown = (this.saved.get(run.session) ?? 0) + rng.uniform(lo, hi) / turn.items.length;
         this.saved.set(run.session, Math.round(grown));
+        this.persist();
       }
       run.turn = undefined;
+      // The span (what a remote client's notice comes from) goes out before the durable state
+      // says the turn is over: a kill between the two redoes the notice, never loses it.
       this.trace.write({
         kind: 'span',
         name: 'run.turn',
@@ -678,6 +825,7 @@ export class NativeRuns {
         labels: { adapter: run.adapter },
         data: { run: run.id, turn: turn.index, items: turn.items.length },
       });
+      this.persist();
       this.notify({ type: 'turn.completed', session: run.session, run: run.id, turn: turn.index });
     }
   }

@@ -17,15 +17,21 @@ import { RealClock } from '../clock/real.ts';
 import { HttpTransport } from '../github/transport.ts';
 import { createRng, type Rng } from '../rng.ts';
 import {
+  actorCreateSchema,
+  actorPhaseSchema,
+  actorStepSchema,
   dashboardRequestSchema,
   type ErrorCode,
   type InfoResponse,
+  providerFaultSchema,
   type RunStartRequest,
   recordToEvent,
+  runOpenRequestSchema,
   runStartSchema,
   sessionSpecSchema,
   TARGET_PROTOCOL,
   type TargetEvent,
+  turnRequestSchema,
 } from '../targets/protocol.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
@@ -49,8 +55,8 @@ export interface ReferenceServerOptions {
 export interface RunningReferenceServer {
   port: number;
   server: Server;
-  /** Graceful: the running poll cycle finishes, then the control plane stops. */
-  drain(): Promise<void>;
+  /** Graceful or hot: the running poll cycle finishes, runners drain or are handed over, then the control plane stops. */
+  drain(kind?: 'graceful' | 'hot'): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -169,6 +175,27 @@ function resumeSpawns(
   }
 }
 
+/** Native-run errors as protocol answers: a bad adapter is the request's fault, the rest conflicts. */
+async function runCall<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const message = (error as Error).message;
+    if (/unknown provider adapter/.test(message)) throw new HttpError(400, 'bad_request', message);
+    if (/control plane stopped/.test(message)) throw new HttpError(503, 'unavailable', message);
+    throw new HttpError(409, 'conflict', message);
+  }
+}
+
+/** Actor errors (an unknown actor, an operation its state does not allow) are conflicts. */
+async function actorCall<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw new HttpError(409, 'conflict', (error as Error).message);
+  }
+}
+
 export async function startReferenceServer(options: ReferenceServerOptions): Promise<RunningReferenceServer> {
   const store = new FileStore(options.stateDir);
   const runPath = join(options.stateDir, 'run.json');
@@ -197,6 +224,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       transport,
       token: saved.github.token,
       store,
+      runStore: store,
       config: { ...servedConfig(saved.config), project: saved.scenario },
     });
     await plane.start(reason);
@@ -216,7 +244,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     protocol: TARGET_PROTOCOL,
     name: 'fleetbench-reference',
     version: VERSION,
-    capabilities: ['restart', 'flushCaches', 'setDashboard', 'events'],
+    capabilities: ['restart', 'flushCaches', 'setDashboard', 'events', 'runs', 'providerFaults', 'actors'],
     pid: process.pid,
     ...(run ? { github: { url: run.github.url, own: options.github !== undefined } } : {}),
   });
@@ -263,14 +291,55 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     if (path === '/v1/sessions' && method === 'GET') {
       return send(res, 200, { counts: plane ? plane.counts() : {} });
     }
-    const session = /^\/v1\/sessions\/([^/]+)(\/(turns|park|wake))?$/.exec(path);
+    const session = /^\/v1\/sessions\/([^/]+)(\/(turns|run))?$/.exec(path);
     if (session) {
       const p = requirePlane();
       const record = p.sessions.get(decodeURIComponent(session[1]!));
       if (!record) throw new HttpError(404, 'not_found', `no session '${session[1]}'`);
-      if (session[3] !== undefined)
-        throw new HttpError(501, 'not_supported', `${session[3]}: not supported by the reference server yet`);
-      if (method === 'GET') return send(res, 200, { id: record.id, state: record.state, pr: record.pr });
+      if (session[3] === 'run' && method === 'POST') {
+        const body = parse(runOpenRequestSchema, await readBody(req));
+        const opened = await runCall(() => p.runs.startRun(record.id, body.adapter, body.input, body.key));
+        return send(res, 201, opened);
+      }
+      if (session[3] === 'run' && method === 'DELETE') {
+        await runCall(() => p.runs.endRun(record.id));
+        return send(res, 204);
+      }
+      if (session[3] === 'turns' && method === 'POST') {
+        const body = parse(turnRequestSchema, await readBody(req));
+        await runCall(() => p.runs.sendInput(record.id, body.input, body.key));
+        return send(res, 202, {});
+      }
+      if (session[3] === undefined && method === 'GET')
+        return send(res, 200, { id: record.id, state: record.state, pr: record.pr });
+    }
+    if (method === 'POST' && path === '/v1/providers/faults') {
+      const fault = parse(providerFaultSchema, await readBody(req));
+      const p = requirePlane();
+      await runCall(async () => p.runs.providerFault(fault));
+      return send(res, 204);
+    }
+    if (path === '/v1/actors' && method === 'GET')
+      return send(res, 200, { counts: requirePlane().actors.counts() });
+    if (path === '/v1/actors' && method === 'POST') {
+      const body = parse(actorCreateSchema, await readBody(req));
+      return send(res, 200, await requirePlane().actors.create(body.id, body.base, body.phase));
+    }
+    const actor = /^\/v1\/actors\/([^/]+)\/(park|wake|steps)$/.exec(path);
+    if (actor && method === 'POST') {
+      const host = requirePlane().actors;
+      const id = decodeURIComponent(actor[1]!);
+      const input = await readBody(req);
+      if (actor[2] === 'steps') {
+        const body = parse(actorStepSchema, input);
+        return send(res, 200, await actorCall(() => host.step(id, body.step, body.phase)));
+      }
+      const { phase } = parse(actorPhaseSchema, input);
+      return send(
+        res,
+        200,
+        await actorCall(() => (actor[2] === 'park' ? host.park(id, phase) : host.wake(id, phase))),
+      );
     }
     if (method === 'POST' && path === '/v1/caches/flush') {
       requirePlane().flushCaches();
@@ -302,8 +371,8 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   return {
     port: (server.address() as AddressInfo).port,
     server,
-    async drain() {
-      await plane?.drain();
+    async drain(kind = 'graceful') {
+      await plane?.drain(kind);
     },
     async close() {
       await stopPlane();

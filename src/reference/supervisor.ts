@@ -56,6 +56,7 @@ export interface RunningSupervisor {
 
 type WorkerMessage =
   | { type: 'listening'; port: number; pid: number }
+  | { type: 'drained'; pid: number }
   | { type: 'event'; event: TargetEvent }
   | { type: 'log'; line: string };
 
@@ -316,7 +317,7 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
       up = false;
       if (current) {
         if (kind === 'hard') current.process.kill('SIGKILL');
-        else current.process.send({ type: 'drain' });
+        else current.process.send({ type: 'drain', kind });
         const exited = await Promise.race([current.exited, sleep(30_000).then(() => undefined)]);
         if (exited === undefined) {
           current.process.kill('SIGKILL');
@@ -335,6 +336,10 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
         const next = await startChild(kind);
         const readyAt = await withTimeout(ready, readyTimeoutMs, 'control plane did not become ready');
         const after = next.process.pid;
+        const realMs = Math.max(0, readyAt - killedAt) / (clock?.timeScale ?? 1);
+        log(
+          `restart ${kind}: control plane ${before} ${kind === 'hard' ? 'killed (SIGKILL)' : kind === 'hot' ? 'handed its runners over' : 'drained'}, ${after} ready after ${(realMs / 1000).toFixed(2)} s`,
+        );
         hub.publish({
           type: 'span',
           name: 'controlplane.outage',

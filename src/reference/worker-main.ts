@@ -1,7 +1,8 @@
 /**
  * Entry of a control-plane child of the supervisor: `reference-worker.js --state DIR
  * [--recover KIND] [--github URL --token T]`. Talks to its supervisor over the IPC channel:
- * sends `listening`, every event, and answers `barrier`s; obeys `drain` (graceful restart).
+ * sends `listening`, every event, and answers `barrier`s; obeys `drain` (graceful or hot
+ * restart: `{type: 'drain', kind}`).
  * Without a supervisor (no IPC channel) it prints events as NDJSON on stdout, which makes it
  * usable alone for debugging.
  */
@@ -44,12 +45,13 @@ const server = await startReferenceServer({
 
 if (supervised) {
   process.send!({ type: 'listening', port: server.port, pid: process.pid });
-  process.on('message', (message: { type?: string; id?: number }) => {
+  process.on('message', (message: { type?: string; id?: number; kind?: 'graceful' | 'hot' }) => {
     if (message.type === 'barrier') process.send!({ type: 'barrier', id: message.id });
     else if (message.type === 'drain') {
-      void server.drain().then(async () => {
+      void server.drain(message.kind === 'hot' ? 'hot' : 'graceful').then(async () => {
         await server.close();
-        process.exit(0);
+        // Exit once every event sent so far has left over the IPC channel.
+        process.send!({ type: 'drained', pid: process.pid }, () => process.exit(0));
       });
     }
   });

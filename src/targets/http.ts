@@ -15,18 +15,35 @@ import type { Clock } from '../clock/clock.ts';
 import { FleetbenchError } from '../errors.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import {
+  actorCountsSchema,
+  actorReplySchema,
   countsResponseSchema,
   eventToRecord,
   type InfoResponse,
   infoSchema,
   type RestartResponse,
   restartResponseSchema,
+  runOpenResponseSchema,
   runStartResponseSchema,
   runStopResponseSchema,
   TARGET_PROTOCOL,
   type TargetEvent,
 } from './protocol.ts';
-import type { RestartKind, SessionSpec, SessionState, SessionStateListener, Target } from './types.ts';
+import type {
+  ActorCounts,
+  ActorFootprint,
+  ActorPhase,
+  ActorReply,
+  ActorStepRequest,
+  ProviderFault,
+  RestartKind,
+  RunNotice,
+  RunStartSpec,
+  SessionSpec,
+  SessionState,
+  SessionStateListener,
+  Target,
+} from './types.ts';
 
 export interface HttpTargetOptions {
   /** `http://HOST:PORT` (a path prefix is kept: `http://host/fleet` → `/fleet/v1/...`). */
@@ -197,10 +214,25 @@ export class HttpTarget implements Target {
   restart?: (kind: RestartKind) => Promise<{ outageMs: number }>;
   flushCaches?: () => Promise<void>;
   setDashboard?: (open: boolean) => Promise<void>;
+  // Native runs (capability `runs`, with `events`: notices come from the stream).
+  startRun?: (spec: RunStartSpec) => Promise<{ run: string; start: 'cold' | 'warm' }>;
+  sendInput?: (session: string, input: string) => Promise<void>;
+  endRun?: (session: string) => Promise<void>;
+  onRunNotice?: (listener: (notice: RunNotice) => void) => void;
+  providerFault?: (fault: ProviderFault) => Promise<void>;
+  // Actors (capability `actors`).
+  createActor?: (id: string, base: ActorFootprint, phase: ActorPhase) => Promise<ActorReply>;
+  parkActor?: (id: string, phase: ActorPhase) => Promise<ActorReply>;
+  wakeActor?: (id: string, phase: ActorPhase) => Promise<ActorReply>;
+  actorStep?: (id: string, step: ActorStepRequest, phase: ActorPhase) => Promise<ActorReply>;
+  actorCounts?: () => Promise<ActorCounts>;
   /** The last restart's answer (pids before and after, when the target says). */
   lastRestart: RestartResponse | undefined;
 
   private readonly listeners: SessionStateListener[] = [];
+  private readonly runListeners: Array<(notice: RunNotice) => void> = [];
+  /** Idempotency keys of run requests (a retry after a restart is not done twice). */
+  private requestCounter = 0;
   private readonly stats: EventStreamStats = {
     received: 0,
     written: 0,
@@ -238,6 +270,57 @@ export class HttpTarget implements Target {
       this.setDashboard = async (open) => {
         await this.call('POST', '/v1/dashboard', { open });
       };
+    // Run notices come from the event stream: without it, runs cannot be driven.
+    if (has('runs') && has('events')) {
+      const session = (id: string) => `/v1/sessions/${encodeURIComponent(id)}`;
+      this.startRun = async (spec) => {
+        const answer = await this.call('POST', `${session(spec.session)}/run`, {
+          adapter: spec.adapter,
+          input: spec.input,
+          key: this.key(),
+        });
+        const parsed = runOpenResponseSchema.safeParse(JSON.parse(answer.body));
+        if (!parsed.success)
+          throw new FleetbenchError('E_TARGET', 'POST /v1/sessions/{id}/run: unexpected answer');
+        return parsed.data;
+      };
+      this.sendInput = async (id, input) => {
+        await this.call('POST', `${session(id)}/turns`, { input, key: this.key() });
+      };
+      this.endRun = async (id) => {
+        await this.call('DELETE', `${session(id)}/run`);
+      };
+      this.onRunNotice = (listener) => {
+        this.runListeners.push(listener);
+      };
+    }
+    if (has('providerFaults'))
+      this.providerFault = async (fault) => {
+        await this.call('POST', '/v1/providers/faults', fault);
+      };
+    if (has('actors')) {
+      const reply = async (path: string, body: unknown): Promise<ActorReply> => {
+        const answer = await this.call('POST', path, body);
+        const parsed = actorReplySchema.safeParse(JSON.parse(answer.body));
+        if (!parsed.success) throw new FleetbenchError('E_TARGET', `POST ${path}: unexpected answer`);
+        return parsed.data;
+      };
+      const actor = (id: string, op: string) => `/v1/actors/${encodeURIComponent(id)}/${op}`;
+      this.createActor = (id, base, phase) => reply('/v1/actors', { id, base, phase });
+      this.parkActor = (id, phase) => reply(actor(id, 'park'), { phase });
+      this.wakeActor = (id, phase) => reply(actor(id, 'wake'), { phase });
+      this.actorStep = (id, step, phase) => reply(actor(id, 'steps'), { step, phase });
+      this.actorCounts = async () => {
+        const answer = await this.call('GET', '/v1/actors');
+        const parsed = actorCountsSchema.safeParse(JSON.parse(answer.body));
+        if (!parsed.success) throw new FleetbenchError('E_TARGET', 'GET /v1/actors: unexpected answer');
+        return parsed.data.counts;
+      };
+    }
+  }
+
+  private key(): string {
+    return `${this.options.run.runId}:${++this.requestCounter}`;
   }
 
   get eventStats(): Readonly<EventStreamStats> {
@@ -453,6 +536,19 @@ export class HttpTarget implements Target {
       const to = record.labels?.to as SessionState | undefined;
       if (to !== undefined)
         for (const listener of this.listeners) listener(record.session, from ?? 'none', to);
+    }
+    // Run notices: a `run.turn` span is a completed turn, a `run.ended` event an ended run.
+    if (this.runListeners.length > 0 && (record.kind === 'span' || record.kind === 'event')) {
+      const session = record.session;
+      const data = record.data ?? {};
+      const run = typeof data.run === 'string' ? data.run : '';
+      let notice: RunNotice | undefined;
+      if (session === undefined) notice = undefined;
+      else if (record.kind === 'span' && record.name === 'run.turn')
+        notice = { type: 'turn.completed', session, run, turn: Number(data.turn ?? 0) };
+      else if (record.kind === 'event' && record.name === 'run.ended')
+        notice = { type: 'run.ended', session, run, turn: Number(data.turns ?? 0) };
+      if (notice) for (const listener of this.runListeners) listener(notice);
     }
   }
 

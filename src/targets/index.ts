@@ -11,7 +11,9 @@ import { type RunningGitHubServer, startGitHubServer } from '../github/http.ts';
 import type { Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { GitHubSide } from '../workload/github-side.ts';
+import { nativeRunConfig } from '../workload/run-driver.ts';
 import type { Scenario } from '../workload/scenario.ts';
+import { actorConfigOf } from '../workload/turnover-scenario.ts';
 import { connectHttpTarget } from './http.ts';
 import { loadModuleTarget } from './module.ts';
 import type { Target } from './types.ts';
@@ -42,6 +44,8 @@ export function referenceConfigFor(scenario: Scenario): Record<string, unknown> 
     spawnTime: scenario.sessions.spawnTime,
     fixAfter: scenario.sessions.fixAfter,
     cacheSizes: scenario.caches,
+    runs: nativeRunConfig(scenario),
+    ...(scenario.turnover ? { actors: actorConfigOf(scenario.turnover) } : {}),
   };
 }
 

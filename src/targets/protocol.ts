@@ -15,10 +15,13 @@ export const capabilities = [
   'restart',
   'flushCaches',
   'setDashboard',
-  'sendTurn',
-  'park',
-  'wake',
   'events',
+  /** Native runs: start a run on a session, send its next input, end it (needs `events`). */
+  'runs',
+  /** Provider faults (slowdown, crash) for the chaos wave. */
+  'providerFaults',
+  /** Park/wake actors for the turnover executor. */
+  'actors',
 ] as const;
 export type ProtocolCapability = (typeof capabilities)[number];
 
@@ -74,6 +77,75 @@ export const restartResponseSchema = z.object({
 export type RestartResponse = z.infer<typeof restartResponseSchema>;
 
 export const dashboardRequestSchema = z.object({ open: z.boolean() });
+
+// ── Native runs (capability `runs`) ───────────────────────────────────────────────────────
+// POST /v1/sessions/{id}/run: an input opens a run; answered when the run exists.
+// POST /v1/sessions/{id}/turns: the next input of the session's run.
+// DELETE /v1/sessions/{id}/run: the run ends. `key` makes a retried request idempotent.
+// Notices come from the event stream: a `run.turn` span is a completed turn, a `run.ended`
+// event an ended run (both carry `session`, `data.run` and `data.turn`/`data.turns`).
+
+/** A request key: a retry after a lost answer (a restart) with the same key is not done twice. */
+const requestKey = z.string().min(1).max(200).optional();
+
+export const runOpenRequestSchema = z.object({
+  adapter: z.string().min(1),
+  input: z.string(),
+  key: requestKey,
+});
+export const runOpenResponseSchema = z.object({ run: z.string(), start: z.enum(['cold', 'warm']) });
+export const turnRequestSchema = z.object({ input: z.string(), key: requestKey });
+
+/** POST /v1/providers/faults (capability `providerFaults`). `durationMs` is run time. */
+export const providerFaultSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('slowdown'),
+    adapter: z.string().optional(),
+    factor: z.number().positive(),
+    durationMs: z.number().positive().optional(),
+  }),
+  z.object({ type: z.literal('crash'), adapter: z.string().optional(), count: z.number().int().positive() }),
+]);
+
+// ── Actors (capability `actors`) ──────────────────────────────────────────────────────────
+// POST /v1/actors {id, base, phase}, POST /v1/actors/{id}/park|wake {phase},
+// POST /v1/actors/{id}/steps {step, phase}: each answers an ActorReply {ok, state}.
+// GET /v1/actors: {counts: {awake, parked, waking, parking}}.
+
+const actorPhase = z.enum(['register', 'fill', 'turnover']);
+const footprint = z.object({ memoryBytes: z.number().nonnegative(), diskBytes: z.number().nonnegative() });
+export const actorCreateSchema = z.object({ id: z.string().min(1), base: footprint, phase: actorPhase });
+export const actorPhaseSchema = z.object({ phase: actorPhase });
+const actorOp = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('ingest'), bytes: z.number().nonnegative() }),
+  z.object({ op: z.literal('cpu'), ms: z.number().nonnegative() }),
+  z.object({ op: z.literal('disk-write'), bytes: z.number().nonnegative() }),
+  z.object({ op: z.literal('disk-read'), bytes: z.number().nonnegative() }),
+  z.object({ op: z.literal('memory-fill'), bytes: z.number().nonnegative() }),
+  z.object({ op: z.literal('memory-touch'), bytes: z.number().nonnegative() }),
+  z.object({ op: z.literal('ping'), count: z.number().int().nonnegative() }),
+]);
+export const actorStepSchema = z.object({
+  step: z.object({
+    name: z.string(),
+    index: z.number().int().nonnegative(),
+    ops: z.array(actorOp),
+    max: footprint,
+  }),
+  phase: actorPhase,
+});
+export const actorReplySchema = z.object({
+  ok: z.boolean(),
+  state: z.enum(['awake', 'parked', 'waking', 'parking']),
+});
+export const actorCountsSchema = z.object({
+  counts: z.object({
+    awake: z.number().int(),
+    parked: z.number().int(),
+    waking: z.number().int(),
+    parking: z.number().int(),
+  }),
+});
 
 /** Every error answer: `{ "error": { "code": "...", "message": "..." } }`. */
 export type ErrorCode =

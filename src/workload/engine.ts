@@ -207,6 +207,8 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     // Gauges: sessions by state, every 10 s of run time.
     const writeSessionGauges = async () => {
       const counts = await target.sessionCounts();
+      // A remote target may answer after the run ended (and the trace closed): drop it.
+      if (abort.signal.aborted) return;
       // One sample, one time: under the real clock now() moves between writes.
       const t = clock.now();
       for (const [state, value] of Object.entries(counts)) {

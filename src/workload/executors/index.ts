@@ -45,17 +45,30 @@ const runners: { [K in Executor['type']]: ExecutorRunner<Extract<Executor, { typ
   'chaos-wave': runChaosWave,
 };
 
-/** What a target must support for an executor type. */
-const needs: Partial<Record<Executor['type'], TargetCapability[]>> = {
-  turnover: ['createActor', 'parkActor', 'wakeActor', 'actorStep', 'actorCounts'],
-  'native-runs': ['startRun', 'sendInput', 'endRun', 'onRunNotice'],
-  'chaos-wave': ['startRun', 'sendInput', 'endRun', 'onRunNotice'],
-};
+const RUNS: TargetCapability[] = ['startRun', 'sendInput', 'endRun', 'onRunNotice'];
+
+/** What a target must support for an executor (a chaos wave: also what its faults need). */
+function needs(executor: Executor): TargetCapability[] {
+  switch (executor.type) {
+    case 'turnover':
+      return ['createActor', 'parkActor', 'wakeActor', 'actorStep', 'actorCounts'];
+    case 'native-runs':
+      return RUNS;
+    case 'chaos-wave':
+      return [
+        ...RUNS,
+        ...(executor.restarts > 0 ? (['restart'] as const) : []),
+        ...(executor.providerFaults > 0 ? (['providerFault'] as const) : []),
+      ];
+    default:
+      return [];
+  }
+}
 
 /** Fails up front when the target cannot do what an executor needs. */
 export function checkExecutors(executors: readonly Executor[], target: Target): void {
   for (const executor of executors) {
-    const missing = (needs[executor.type] ?? []).filter((c) => !hasCapability(target, c));
+    const missing = needs(executor).filter((c) => !hasCapability(target, c));
     if (missing.length > 0) {
       throw new FleetbenchError(
         'E_TARGET',

@@ -45,11 +45,22 @@ export async function runTurnover(executor: TurnoverExecutor, ctx: ExecutorConte
   const cfg = executor.turnover;
   const { clock, trace, markers, signal } = ctx;
   const target = ctx.target;
-  const createActor = target.createActor!.bind(target);
-  const parkActor = target.parkActor!.bind(target);
-  const wakeActor = target.wakeActor!.bind(target);
-  const actorStep = target.actorStep!.bind(target);
-  const actorCounts = target.actorCounts!.bind(target);
+  /**
+   * A call in flight when the run stops is dropped, not failed: a remote target (http) answers
+   * it with an error once its run is over, which is no fault of the run.
+   */
+  const dropAfterStop =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      fn.apply(target, args).catch((error: unknown) => {
+        if (signal.aborted) return new Promise<R>(() => undefined);
+        throw error;
+      });
+  const createActor = dropAfterStop(target.createActor!);
+  const parkActor = dropAfterStop(target.parkActor!);
+  const wakeActor = dropAfterStop(target.wakeActor!);
+  const actorStep = dropAfterStop(target.actorStep!);
+  const actorCounts = dropAfterStop(target.actorCounts!);
   const profile = cfg.profile;
   if (profile.steps.length > MAX_STEPS)
     throw new FleetbenchError('E_PROFILE', `a profile has at most ${MAX_STEPS} steps`);
@@ -95,6 +106,7 @@ export async function runTurnover(executor: TurnoverExecutor, ctx: ExecutorConte
   const sample = async () => {
     if (signal.aborted) return;
     const counts = await actorCounts();
+    if (signal.aborted) return; // answered after the run ended
     const t = clock.now();
     for (const state of actorStates) {
       trace.write({ kind: 'gauge', name: 'actors', t, value: counts[state], labels: { state } });
