@@ -26,6 +26,11 @@ describe('fleetbench run', () => {
       /scorecard\.rest-core-headroom\s+\(all\)\s+judged\s+1\s+[\d.]+%\s+value ≥ 40%\s+✓ pass/,
     );
     expect(result.stdout).toContain('verdict: ✓ every judged budget holds');
+    // The HTML report beside the summary, for this run and its verdict.
+    expect(result.stdout).toContain(`report...: ${join(out, 'report.html')}`);
+    const html = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(html).toContain('S2-T1-5: Quiet steady state, concentrated, 5 sessions');
+    expect(html).toContain('"kind":"run"');
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     expect(summary).toMatchObject({
       kind: 'fleetbench-run',
@@ -158,5 +163,7 @@ describe('fleetbench run', () => {
     expect(summary.outcome.endedAtMs).toBeLessThan(3 * 3_600_000);
     expect(summary.analysis.input.footer).toBe('interrupted');
     expect(stdout).toContain('interrupted: partial');
+    // A partial report too: the run's charts up to the interrupt.
+    expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('"ended":"interrupted"');
   });
 });

@@ -24,6 +24,8 @@ interface RunFlags {
   markdown?: boolean;
   /** --no-budgets: commander sets budgets false. */
   budgets?: boolean;
+  /** --no-report: commander sets report false. */
+  report?: boolean;
   target?: string;
   clock?: string;
   timeScale?: string;
@@ -100,6 +102,7 @@ export function register(program: Command): void {
     )
     .option('--no-progress', 'real clock: no progress line on stderr')
     .option('--no-budgets', "run without judging the scenario's budgets")
+    .option('--no-report', 'do not write report.html beside summary.json')
     .addHelpText(
       'after',
       '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --metrics-port 9464\n\nScenario fields: docs/scenarios.md. Live runs (real clock, targets, telemetry): docs/live-runs.md.\nExit codes: 0 done (every judged budget holds), 2 bad input, 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
@@ -141,6 +144,8 @@ export function register(program: Command): void {
           }),
         });
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
+        // The HTML report beside the summary (partial too, after Ctrl-C): what a user opens.
+        const reportPath = flags.report === false ? undefined : await writeRunReport(outDir);
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
         const compact = runSummarySections(summary.analysis, { outcome: summary.outcome });
         if (changed.length > 0) {
@@ -161,7 +166,7 @@ export function register(program: Command): void {
         );
         if (format === 'terminal') {
           process.stdout.write(
-            `\n  details..: fleetbench analyze ${outcome.tracePath}   (every metric; --markdown, --json)\n\n`,
+            `${reportPath ? `\n  report...: ${reportPath}   (open it in a browser: charts and verdicts, offline)` : ''}\n  details..: fleetbench analyze ${outcome.tracePath}   (every metric; --markdown, --json)\n\n`,
           );
         }
         if (outcome.reason === 'interrupted') process.exitCode = ExitCode.interrupted;
@@ -174,6 +179,19 @@ export function register(program: Command): void {
         interrupt.dispose();
       }
     });
+}
+
+/** Writes <outDir>/report.html; a failure is said, never fatal (the trace and summary exist). */
+async function writeRunReport(outDir: string): Promise<string | undefined> {
+  const path = join(outDir, 'report.html');
+  try {
+    const { htmlReportFor } = await import('../report/html/index.ts');
+    htmlReportFor(outDir, path);
+    return path;
+  } catch (error) {
+    process.stderr.write(`fleetbench: report.html not written: ${(error as Error).message}\n`);
+    return undefined;
+  }
 }
 
 /** `S2-T1-50`, or `S2-T1-50--polling.strategy=naive` with overrides (a safe, bounded name). */

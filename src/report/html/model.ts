@@ -184,6 +184,7 @@ export function unitReport(unit: ResultUnit): UnitReport {
     dir: run.dir,
     ...unitVerdict(unit, a, budgets),
     scorecardJudged: unit.scorecardJudged,
+    ended: a.input.footer,
     projected: a.scorecard.projected,
     figures: keyFigures(a),
     bracket: activeBracket(a),

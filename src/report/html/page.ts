@@ -3,8 +3,10 @@
  * and the page script (client/main.ts bundled with uPlot by esbuild, in memory) inline. Nothing
  * is fetched: no fonts, no icons, no scripts; a Content-Security-Policy says so to the browser.
  */
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ReportData } from './types.ts';
 
@@ -12,12 +14,42 @@ const require = createRequire(import.meta.url);
 
 let cachedScript: string | undefined;
 
-/** client/main.ts and uPlot as one minified IIFE. */
+const CLIENT_ENTRY = fileURLToPath(new URL('./client/main.ts', import.meta.url));
+const CACHE_DIR = fileURLToPath(new URL('../../../node_modules/.cache/fleetbench/', import.meta.url));
+
+/**
+ * client/main.ts and uPlot as one minified IIFE. Building it takes about a second, which every
+ * `fleetbench run` would pay for its report.html: so it is cached on disk, keyed by the client's
+ * sources and uPlot's version (best effort: any problem with the cache just builds again).
+ */
 export function clientScript(): string {
   if (cachedScript !== undefined) return cachedScript;
+  const hash = createHash('sha256');
+  for (const file of [CLIENT_ENTRY, fileURLToPath(new URL('./types.ts', import.meta.url))])
+    hash.update(readFileSync(file));
+  hash.update(readFileSync(require.resolve('uplot/package.json')));
+  const cacheFile = join(CACHE_DIR, `report-client-${hash.digest('hex').slice(0, 20)}.js`);
+  try {
+    cachedScript = readFileSync(cacheFile, 'utf8');
+    return cachedScript;
+  } catch {
+    // not cached yet
+  }
+  cachedScript = buildClientScript();
+  try {
+    mkdirSync(CACHE_DIR, { recursive: true });
+    writeFileSync(`${cacheFile}.${process.pid}`, cachedScript);
+    renameSync(`${cacheFile}.${process.pid}`, cacheFile);
+  } catch {
+    // a read-only install: build every time
+  }
+  return cachedScript;
+}
+
+function buildClientScript(): string {
   const { buildSync } = require('esbuild') as typeof import('esbuild');
   const result = buildSync({
-    entryPoints: [fileURLToPath(new URL('./client/main.ts', import.meta.url))],
+    entryPoints: [CLIENT_ENTRY],
     bundle: true,
     platform: 'browser',
     format: 'iife',
@@ -27,8 +59,7 @@ export function clientScript(): string {
     logLevel: 'silent',
     legalComments: 'inline',
   });
-  cachedScript = result.outputFiles[0]!.text;
-  return cachedScript;
+  return result.outputFiles[0]!.text;
 }
 
 function uplotCss(): string {

@@ -80,6 +80,8 @@ export interface UnitReport {
   dir: string | null;
   verdict: 'pass' | 'fail' | 'unknown';
   verdictWords: string;
+  /** How the run's trace ended: `completed`, or `interrupted`/`failed`/null (no footer): partial. */
+  ended: 'completed' | 'interrupted' | 'failed' | null;
   /** Whether `verdict` is the Track B scorecard's (an A2 cell) or the unit's other budgets'. */
   scorecardJudged: boolean;
   projected: boolean;

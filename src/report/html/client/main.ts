@@ -160,6 +160,14 @@ function verdictSection(u: UnitReport): HTMLElement {
         ? `This run had ${u.sessions} session(s): the two headroom rows project its per-session cost to 50 sessions; the other rows are measured as they were.`
         : '',
     ),
+    u.ended === 'completed'
+      ? ''
+      : note(
+          u.ended === null
+            ? 'This trace has no footer (the run was killed or is still being written): every figure covers only what was recorded.'
+            : `This run ended ${u.ended} (Ctrl-C or a failure): every figure covers only what ran before that.`,
+          'warn',
+        ),
     el('p', { class: `verdict ${u.verdict}` }, badge(u.verdict), ` ${u.id} ${u.verdictWords}.`),
     table(['rule', 'measured', 'limit', 'verdict', 'how it was measured'], rows, 'scorecard'),
   );
