@@ -1,41 +1,8 @@
-/**
- * The workload engine in virtual time: the reference control plane polling the in-process
- * emulator. The reference it is compared with is the wall clock itself: a virtual run's worth
- * is how many run-seconds it simulates per real second (the same cell in real time would take
- * its whole duration). Each run is its own process, so wall time and peak RSS are its own.
- */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { loadLine, runEngineChild } from './engine-run.ts';
 import type { Bench } from './run.ts';
-
-const child = fileURLToPath(new URL('./engine-child.ts', import.meta.url));
-
-interface ChildResult {
-  wallMs: number;
-  virtualMs: number;
-  events: number;
-  sessions: number;
-  maxRssMb: number;
-}
-
-function runChild(ref: string, outDir: string, sets: string[]): Promise<ChildResult> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', child, ref, outDir, ...sets], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    p.stdout.on('data', (d) => {
-      out += d;
-    });
-    p.on('error', reject);
-    p.on('close', (code) =>
-      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`engine child exited ${code}`)),
-    );
-  });
-}
 
 const CASES: Array<{
   name: string;
@@ -86,11 +53,7 @@ const bench: Bench = {
   async run() {
     const dir = mkdtempSync(join(tmpdir(), 'fleetbench-engine-bench-'));
     const figures: Record<string, number | string> = {};
-    console.log(
-      `load average at start: ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')}\n`,
-    );
+    console.log(`${loadLine('at start')}\n`);
     console.log(
       '| run | wall s | run time simulated | run-s per wall-s | events/s | API calls | trace MB | peak RSS MB | target | verdict |',
     );
@@ -98,7 +61,7 @@ const bench: Bench = {
     try {
       for (const c of CASES) {
         const out = join(dir, c.name.replace(/[^a-z0-9]+/gi, '-'));
-        const r = await runChild(c.ref, out, c.sets);
+        const r = await runEngineChild(c.ref, out, c.sets);
         const trace = join(out, 'trace.jsonl');
         const footer = JSON.parse(readFileSync(trace, 'utf8').trimEnd().split('\n').pop()!);
         const wallS = r.wallMs / 1000;

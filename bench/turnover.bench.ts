@@ -1,44 +1,9 @@
-/**
- * Turnover at scale (issue 6): 100,000 registered sessions, 2,000 awake, 200 swaps a second for
- * 20 virtual minutes after the fill (the built-in `turnover-large`), in virtual time. Targets:
- * under 60 s of wall time and under 1.5 GB peak RSS. The reference is the wall clock itself: how
- * many run-seconds the engine simulates per wall-second (the same run in real time would take its
- * whole duration). Each run is its own process (bench/engine-child.ts), so wall time and peak
- * RSS are its own. The trace is then scanned once to check the rate was held (swaps done vs
- * asked) without the analyzer's cost.
- */
-import { spawn } from 'node:child_process';
 import { createReadStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { loadLine, runEngineChild } from './engine-run.ts';
 import type { Bench } from './run.ts';
-
-const child = fileURLToPath(new URL('./engine-child.ts', import.meta.url));
-
-interface ChildResult {
-  wallMs: number;
-  virtualMs: number;
-  events: number;
-  maxRssMb: number;
-}
-
-function runChild(ref: string, outDir: string, sets: string[]): Promise<ChildResult> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', child, ref, outDir, ...sets], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    p.stdout.on('data', (d) => {
-      out += d;
-    });
-    p.on('error', reject);
-    p.on('close', (code) =>
-      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`child exited ${code}`)),
-    );
-  });
-}
 
 interface TraceFacts {
   asked: number;
@@ -108,11 +73,7 @@ const bench: Bench = {
   async run() {
     const dir = mkdtempSync(join(tmpdir(), 'fleetbench-turnover-bench-'));
     const figures: Record<string, number | string> = {};
-    console.log(
-      `load average at start: ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')}\n`,
-    );
+    console.log(`${loadLine('at start')}\n`);
     console.log(
       '| run | wall s | run time simulated | run-s per wall-s | events/s | swaps done / asked | wakes | parks | trace MB | peak RSS MB | target | verdict |',
     );
@@ -120,7 +81,7 @@ const bench: Bench = {
     try {
       for (const c of CASES) {
         const out = join(dir, c.name.replace(/[^a-z0-9]+/gi, '-'));
-        const r = await runChild(c.ref, out, c.sets);
+        const r = await runEngineChild(c.ref, out, c.sets);
         const trace = join(out, 'trace.jsonl');
         const footer = JSON.parse(readFileSync(trace, 'utf8').slice(-400).trimEnd().split('\n').pop()!);
         const facts = await scan(trace);
@@ -142,11 +103,7 @@ const bench: Bench = {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    console.log(
-      `\nload average at end: ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')}`,
-    );
+    console.log(`\n${loadLine('at end')}`);
     return figures;
   },
 };
