@@ -203,7 +203,7 @@ function parseRow(text: string): AoGhRow | string {
   try {
     value = JSON.parse(text);
   } catch {
-    return /[\u0000-\u0008\u000e-\u001f]/.test(text) ? 'not JSON (binary data?)' : describeBadJson(text);
+    return describeBadJson(text);
   }
   const parsed = aoGhRowSchema.safeParse(value);
   if (!parsed.success) return describeZodError(parsed.error);

@@ -140,10 +140,7 @@ function readRequests(input: string): OtlpRequest[] {
     try {
       value = JSON.parse(line);
     } catch {
-      const reason = /[\u0000-\u0008\u000e-\u001f]/.test(line)
-        ? 'not JSON (binary data?)'
-        : describeBadJson(line);
-      throw new InputFileError('E_IMPORT', input, i + 1, reason);
+      throw new InputFileError('E_IMPORT', input, i + 1, describeBadJson(line));
     }
     requests.push(check(value, i + 1));
   }
