@@ -37,7 +37,7 @@ export function clientScript(): string {
   }
   cachedScript = buildClientScript();
   try {
-    mkdirSync(CACHE_DIR, { recursive: true });
+    mkdirSync(CACHE_DIR, { recursive: true, mode: 0o700 });
     writeFileSync(`${cacheFile}.${process.pid}`, cachedScript);
     renameSync(`${cacheFile}.${process.pid}`, cacheFile);
   } catch {
