@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode } from '../errors.ts';
 import type { Baseline } from '../matrix/baseline.ts';
+import { scorecardCounts } from '../matrix/checks.ts';
 import { loadResults } from '../matrix/results.ts';
 import { failingUnits, scorecardWords, trackBText } from '../matrix/summary.ts';
 import { writeHtmlReport } from '../report/html/index.ts';
@@ -72,7 +73,7 @@ function summaryLines(b: Baseline): string[] {
 
 /** `chaos-codex-c4 native-speed, turnover turnover`: what the other runs were judged on. */
 function budgetNames(b: Baseline): string {
-  const others = b.units.filter((u) => !u.scorecardJudged);
+  const others = b.units.filter((u) => !scorecardCounts(u.budgets));
   if (others.length === 0) return 'no other budget';
   return others
     .map((u) => {
@@ -87,7 +88,7 @@ function failureLines(b: Baseline): string[] {
     const run = u.runs[0];
     if (!run) return [];
     const lines =
-      u.scorecardJudged && run.analysis.scorecard.verdict === 'fail'
+      scorecardCounts(u.budgets) && run.analysis.scorecard.verdict === 'fail'
         ? [`  ${u.id} ${scorecardWords(run.analysis)}`]
         : [];
     for (const c of run.checks ?? []) {
@@ -139,7 +140,7 @@ Exit codes: 0 done, 99 a judged budget failed (--check), 130 interrupted.`,
         ...summaryLines(b),
         '',
         failing.length === 0
-          ? `  Budgets: all ${b.units.length} runs pass their budgets: the ${b.units.filter((u) => u.scorecardJudged).length} cells on the Track B scorecard (API cost), ${budgetNames(b)}.`
+          ? `  Budgets: all ${b.units.length} runs pass their budgets: the ${b.units.filter((u) => scorecardCounts(u.budgets)).length} cells on the Track B scorecard (API cost), ${budgetNames(b)}.`
           : `  Budgets: ${failing.length} of ${b.units.length} runs fail a judged budget:`,
         ...failureLines(b),
       ];

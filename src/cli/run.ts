@@ -8,7 +8,6 @@ import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry } from '../live/index.ts';
 import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
-import type { Section } from '../report/table.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { runScenario } from '../workload/engine.ts';
 import { type Override, parseOverride } from '../workload/load.ts';
@@ -54,20 +53,6 @@ const EXTRA_SECTIONS = new Set([
   'Schedule',
   'Warnings',
 ]);
-
-/**
- * The compact summary's blocks for this run: the GitHub API block only when the run made
- * sessions; the scorecard only when nothing else judges the run (with `track-b` among the
- * budgets its verdict table says it with limits; with other budgets, a chaos wave, API cost is
- * not what the run is judged on: the same rule as the matrix, src/matrix/checks.ts).
- */
-function summarySections(all: Section[], sessions: number, budgets: readonly string[]): Section[] {
-  return all.filter((section, i) => {
-    if (i === 0) return true;
-    if (section.title === 'GitHub API') return sessions > 0;
-    return budgets.length === 0;
-  });
-}
 
 export function register(program: Command): void {
   program
@@ -147,13 +132,15 @@ export function register(program: Command): void {
         // The HTML report beside the summary (partial too, after Ctrl-C): what a user opens.
         const reportPath = flags.report === false ? undefined : await writeRunReport(outDir);
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
-        const compact = runSummarySections(summary.analysis, { outcome: summary.outcome });
-        if (changed.length > 0) {
-          const first = compact[0]!.blocks[0];
-          if (first?.kind === 'pairs') first.pairs.splice(1, 0, ['overrides', changed.join(' · ')]);
-        }
         const sections = [
-          ...summarySections(compact, summary.outcome.sessionsStarted, scenario.budgets),
+          // The scorecard shows when no budget judges the run: with track-b among the budgets its
+          // verdict table says the same with limits; with others (a chaos wave), API cost is not
+          // what the run is judged on.
+          ...runSummarySections(summary.analysis, {
+            outcome: summary.outcome,
+            overrides: changed,
+            scorecard: scenario.budgets.length === 0,
+          }),
           ...analysisSections(summary.analysis, { top: 10 }).filter((s) => EXTRA_SECTIONS.has(s.title)),
           ...(outcome.verdicts ?? []).map(verdictSection),
         ];

@@ -12,22 +12,11 @@ import { type Analysis, analysisSchema } from '../analyze/schema.ts';
 import { FleetbenchError, InputFileError } from '../errors.ts';
 import { parseBaseline } from '../matrix/baseline.ts';
 import { describeZodError } from '../validation.ts';
-import { resolveScenarioRef } from '../workload/builtins.ts';
-import { type Override, parseOverride } from '../workload/load.ts';
 import type { JudgeInput } from './judge.ts';
 
 export interface LoadedInput extends JudgeInput {
   /** Budget sets the run's scenario named (summary.json), when known. */
   scenarioBudgets?: string[];
-}
-
-/** The budgets a baseline unit's scenario names, as the matrix resolved it (undefined if gone). */
-function unitBudgets(ref: string, overrides: Override[]): string[] | undefined {
-  try {
-    return resolveScenarioRef(ref, overrides).scenario.budgets;
-  } catch {
-    return undefined;
-  }
 }
 
 function fromJson(path: string): LoadedInput[] {
@@ -39,15 +28,13 @@ function fromJson(path: string): LoadedInput[] {
   }
   if ((doc as { kind?: unknown } | null)?.kind === 'fleetbench-baseline') {
     const baseline = parseBaseline(doc, path);
-    const overrides = baseline.overrides.map(parseOverride);
-    return baseline.units.flatMap((u) => {
-      const scenarioBudgets = unitBudgets(u.ref, overrides);
-      return u.runs.map((r) => ({
+    return baseline.units.flatMap((u) =>
+      u.runs.map((r) => ({
         name: `${path} ${u.id}${u.runs.length > 1 ? `#${r.seed}` : ''}`,
         analysis: r.analysis,
-        ...(scenarioBudgets ? { scenarioBudgets } : {}),
-      }));
-    });
+        scenarioBudgets: u.budgets,
+      })),
+    );
   }
   const record = doc as { kind?: unknown; analysis?: unknown; scenario?: { budgets?: unknown } };
   const candidate = record?.kind === 'fleetbench-run' ? record.analysis : doc;

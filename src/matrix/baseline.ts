@@ -55,10 +55,10 @@ const unitSchema = z.object({
   heading: z.string().describe('`S2-T1-50: Quiet steady state, concentrated, 50 sessions`'),
   whatItTells: z.string().nullable(),
   scenarioHash: z.string(),
-  scorecardJudged: z
-    .boolean()
+  budgets: z
+    .array(z.string())
     .describe(
-      "the unit's scenario judges the Track B scorecard (its budgets name track-b, as every A2 cell does); false: the scorecard is shown, never fails (a chaos wave, a turnover run)",
+      "the budget sets the unit's scenario names: its Track B scorecard counts when they include track-b (every A2 cell) or are empty; other sets are judged into each run's checks",
     ),
   runs: z.array(runSchema),
 });

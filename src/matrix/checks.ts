@@ -13,8 +13,6 @@ import {
   type Verdict,
   type VerdictRow,
 } from '../judge/index.ts';
-import { resolveScenarioRef } from '../workload/builtins.ts';
-import { parseOverride } from '../workload/load.ts';
 import type { CheckRow } from './baseline.ts';
 import type { Judge } from './run.ts';
 
@@ -57,15 +55,24 @@ export function verdictCheckRows(verdict: Verdict): CheckRow[] {
   return rows;
 }
 
-/** A judge for the units of one matrix (the same `--set` overrides as its runs). */
-export function scenarioBudgetJudge(overrides: readonly string[] = []): Judge {
-  const parsed = overrides.map(parseOverride);
+/**
+ * Whether a run's Track B scorecard verdict counts, from the budget sets its scenario names: yes
+ * when they include `track-b` (every A2 cell) or when it names none (nothing else judges it; the
+ * scorecard is all there is); no for a run judged on other budgets (a chaos wave, turnover).
+ */
+export function scorecardCounts(budgets: readonly string[] | undefined): boolean {
+  return budgets === undefined || budgets.length === 0 || budgets.includes(SCORECARD_SET);
+}
+
+/** A judge for the units of one matrix, given each unit's budget sets as its plan resolved them. */
+export function scenarioBudgetJudge(budgetsOf: (unitId: string) => readonly string[]): Judge {
   const setsByUnit = new Map<string, BudgetSet[]>();
   return (analysis, unitId) => {
     let sets = setsByUnit.get(unitId);
     if (!sets) {
-      const { scenario } = resolveScenarioRef(unitId, parsed);
-      sets = scenario.budgets.filter((ref) => ref !== SCORECARD_SET).map(resolveBudgets);
+      sets = budgetsOf(unitId)
+        .filter((ref) => ref !== SCORECARD_SET)
+        .map(resolveBudgets);
       setsByUnit.set(unitId, sets);
     }
     if (sets.length === 0) return null;

@@ -10,13 +10,13 @@ import type { Analysis } from '../analyze/schema.ts';
 import { FleetbenchError } from '../errors.ts';
 import type { RunSummary } from '../workload/summary.ts';
 import { type Baseline, type CheckRow, parseBaseline } from './baseline.ts';
-import { SCORECARD_SET, verdictCheckRows } from './checks.ts';
+import { SCORECARD_SET, scorecardCounts, verdictCheckRows } from './checks.ts';
 
 export interface ResultUnit {
   id: string;
   heading: string;
   whatItTells: string | null;
-  /** Whether the Track B scorecard verdict counts (see baseline.json `scorecardJudged`). */
+  /** Whether the Track B scorecard verdict counts (`scorecardCounts` of the unit's budgets). */
   scorecardJudged: boolean;
   runs: Array<{ seed: number | null; dir: string | null; analysis: Analysis; checks?: CheckRow[] | null }>;
 }
@@ -54,7 +54,7 @@ function fromSummary(summary: RunSummary, dir: string | null): ResultUnit {
     whatItTells: summary.scenario.whatItTells ?? null,
     // A run judged on budgets counts its scorecard only when one of them is the Track B set; a
     // run judged on nothing (--no-budgets, an older summary) shows the scorecard's own verdict.
-    scorecardJudged: summary.budgets === undefined || summary.budgets.some((v) => v.budget === SCORECARD_SET),
+    scorecardJudged: scorecardCounts(summary.budgets?.map((v) => v.budget)),
     runs: [
       {
         seed: summary.scenario.seed ?? a.run.seed,
@@ -86,7 +86,7 @@ function fromJsonFile(file: string): ResultSet {
         id: u.id,
         heading: u.heading,
         whatItTells: u.whatItTells,
-        scorecardJudged: u.scorecardJudged,
+        scorecardJudged: scorecardCounts(u.budgets),
         runs: u.runs.map((r) => ({ seed: r.seed, dir: r.dir, analysis: r.analysis, checks: r.checks })),
       })),
     };

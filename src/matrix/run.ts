@@ -65,8 +65,8 @@ interface PlannedUnit {
   heading: string;
   whatItTells: string | null;
   scenarioHash: string;
-  /** The scenario names the Track B set among its budgets: its scorecard verdict counts. */
-  scorecardJudged: boolean;
+  /** The budget sets the unit's scenario names (as resolved with the matrix's overrides). */
+  budgets: string[];
   jobs: RunJob[];
 }
 
@@ -98,7 +98,7 @@ export function planMatrix(options: MatrixSpec): PlannedUnit[] {
       heading: unitHeading(unit, scenario.description),
       whatItTells: scenario.whatItTells ?? null,
       scenarioHash: scenarioHash(scenario),
-      scorecardJudged: scenario.budgets.includes('track-b'),
+      budgets: scenario.budgets,
       jobs,
     };
   });
@@ -128,7 +128,8 @@ export async function runMatrices(specs: MatrixSpec[], control: RunControl): Pro
   const byKey = new Map(results.map((r) => [r.job.key, r]));
   return specs.map((spec, i) => {
     const plan = plans[i]!;
-    const judge = control.judge ?? scenarioBudgetJudge(spec.overrides ?? []);
+    const budgetsByUnit = new Map(plan.map((p) => [p.unit.id, p.budgets]));
+    const judge = control.judge ?? scenarioBudgetJudge((id) => budgetsByUnit.get(id) ?? []);
     const mine = (job: RunJob) => byKey.get(`${prefix(i)}${job.key}`);
     const units: BaselineUnit[] = plan.map((p) => ({
       id: p.unit.id,
@@ -139,7 +140,7 @@ export async function runMatrices(specs: MatrixSpec[], control: RunControl): Pro
       heading: p.heading,
       whatItTells: p.whatItTells,
       scenarioHash: p.scenarioHash,
-      scorecardJudged: p.scorecardJudged,
+      budgets: p.budgets,
       runs: p.jobs.flatMap((job) => {
         const r = mine(job);
         return r ? [baselineRun(r, spec.outDir, judge)] : [];

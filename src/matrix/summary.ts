@@ -5,6 +5,7 @@
 import type { Analysis } from '../analyze/schema.ts';
 import { type Column, fmtInt, fmtMs, fmtNum, fmtPct } from '../report/table.ts';
 import type { Baseline } from './baseline.ts';
+import { scorecardCounts } from './checks.ts';
 
 export interface BracketRow {
   resource: string;
@@ -94,7 +95,7 @@ export function keyFigures(a: Analysis): Array<[string, string]> {
 /** Units with a run that fails the Track B scorecard or a judged budget check. */
 /** The Track B column of the tables: the verdict, or `not judged` for a unit judged otherwise. */
 export function trackBText(unit: Baseline['units'][number], a: Analysis): string {
-  if (!unit.scorecardJudged) return 'not judged';
+  if (!scorecardCounts(unit.budgets)) return 'not judged';
   return a.scorecard.verdict === 'fail' ? 'FAIL' : a.scorecard.verdict;
 }
 
@@ -102,7 +103,7 @@ export function failingUnits(b: Baseline): Baseline['units'] {
   return b.units.filter((u) =>
     u.runs.some(
       (r) =>
-        (u.scorecardJudged && r.analysis.scorecard.verdict === 'fail') ||
+        (scorecardCounts(u.budgets) && r.analysis.scorecard.verdict === 'fail') ||
         (r.checks ?? []).some((c) => c.judged && c.verdict === 'fail'),
     ),
   );

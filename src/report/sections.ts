@@ -889,6 +889,10 @@ export interface RunOutcome {
 
 export interface RunSummaryOptions {
   outcome: RunOutcome;
+  /** `--set` overrides and `--seed` as the user wrote them, shown under the scenario. */
+  overrides?: readonly string[];
+  /** Show the Track B scorecard (default true; `fleetbench run` leaves it to a budget verdict). */
+  scorecard?: boolean;
 }
 
 /** A by-state gauge's last sample (`sessions`, or turnover's `actors`): final states, busiest first. */
@@ -917,6 +921,9 @@ export function runSummarySections(a: Analysis, options: RunSummaryOptions): Sec
   const interrupted = o.reason === 'interrupted';
   const runPairs: Array<[string, string]> = [
     ['scenario', `${scenario} · ${r.clock ?? '?'} clock · seed ${r.seed ?? '–'}`],
+    ...(options.overrides && options.overrides.length > 0
+      ? [['overrides', options.overrides.join(' · ')] as [string, string]]
+      : []),
     [
       'duration',
       `${fmtMs(r.durationMs)} run time in ${fmtMs(o.wallMs)} wall · ${interrupted ? 'INTERRUPTED' : 'completed'}`,
@@ -1017,7 +1024,12 @@ export function runSummarySections(a: Analysis, options: RunSummaryOptions): Sec
     });
   return [
     { title: 'Run', blocks: runBlocks },
-    { title: 'GitHub API', blocks: [{ kind: 'pairs', pairs: apiPairs }] },
-    { title: `Track B scorecard: ${mark[s.verdict]}`, blocks: scoreBlocks },
+    // A run that started no sessions (turnover) made no API calls worth a block.
+    ...(o.sessionsStarted > 0
+      ? [{ title: 'GitHub API', blocks: [{ kind: 'pairs', pairs: apiPairs }] as Block[] }]
+      : []),
+    ...(options.scorecard === false
+      ? []
+      : [{ title: `Track B scorecard: ${mark[s.verdict]}`, blocks: scoreBlocks }]),
   ];
 }
