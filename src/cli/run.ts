@@ -9,7 +9,7 @@ import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry } from '../live/index.ts';
 import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
-import { runScenario } from '../workload/engine.ts';
+import { type RunOptions, runScenario } from '../workload/engine.ts';
 import { type Override, parseOverride } from '../workload/load.ts';
 import { writeRunSummary } from '../workload/summary.ts';
 import { verdictExitCode } from './check.ts';
@@ -72,7 +72,10 @@ export function register(program: Command): void {
     )
     .option('--json', 'print summary.json instead of the terminal summary')
     .option('--markdown', 'print the summary as Markdown')
-    .option('--target <target>', 'shorthand for --set target=...: reference, http://HOST:PORT or module:PATH')
+    .option(
+      '--target <target>',
+      'shorthand for --set target=...: reference, ao (agent-orchestrator, real clock), ao:DIR, http://HOST:PORT or module:PATH',
+    )
     .option('--clock <kind>', 'shorthand for --set clock=...: virtual or real')
     .option('--time-scale <x>', 'shorthand for --set time-scale=X (real clock: run ms per real ms)')
     .option(
@@ -118,15 +121,17 @@ export function register(program: Command): void {
           outDir,
           signal: interrupt.signal,
           cell,
-          attach: liveTelemetry({
-            progress: flags.progress,
-            metricsPort: flags.metricsPort,
-            otlpPort: flags.otlpPort,
-            onListening: ({ metrics, otlp }) => {
-              if (metrics) process.stderr.write(`fleetbench: metrics at ${metrics}\n`);
-              if (otlp) process.stderr.write(`fleetbench: OTLP/JSON spans accepted at ${otlp}\n`);
-            },
-          }),
+          attach: withTargetHeader(
+            liveTelemetry({
+              progress: flags.progress,
+              metricsPort: flags.metricsPort,
+              otlpPort: flags.otlpPort,
+              onListening: ({ metrics, otlp }) => {
+                if (metrics) process.stderr.write(`fleetbench: metrics at ${metrics}\n`);
+                if (otlp) process.stderr.write(`fleetbench: OTLP/JSON spans accepted at ${otlp}\n`);
+              },
+            }),
+          ),
         });
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
         // The HTML report beside the summary (partial too, after Ctrl-C): what a user opens.
@@ -166,6 +171,15 @@ export function register(program: Command): void {
         interrupt.dispose();
       }
     });
+}
+
+/** What a target says about itself at the start (the `ao` target: AO's version, gh, time scale). */
+function withTargetHeader(attach: NonNullable<RunOptions['attach']>): NonNullable<RunOptions['attach']> {
+  return (run) => {
+    const describe = (run.target as { describe?: () => string[] }).describe;
+    for (const line of describe?.call(run.target) ?? []) process.stderr.write(`fleetbench: ${line}\n`);
+    return attach(run);
+  };
 }
 
 /** Writes <outDir>/report.html; a failure is said, never fatal (the trace and summary exist). */

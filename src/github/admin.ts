@@ -136,6 +136,15 @@ export const adminSchemas = {
   injectFault: faultInputSchema,
   clearFaults: z.object({ id: z.string().optional() }).strict(),
   stats: z.object({}).strict(),
+  registerSession: z
+    .object({
+      session: z.string().min(1),
+      repo,
+      branch: z.string().min(1).optional(),
+      issue: number.optional(),
+    })
+    .strict(),
+  setCycle: z.object({ repo, cycle: z.number().int().nonnegative().nullable() }).strict(),
 } as const;
 
 type Schemas = typeof adminSchemas;
@@ -451,6 +460,24 @@ export class EmulatorAdmin {
 
   stats(_input: AdminInput<'stats'> = {}): EmulatorStats {
     return this.emulator.stats();
+  }
+
+  /**
+   * Attribution by content (attribution.ts): requests about this branch, its pull request or
+   * this issue are the session's, for clients that send no attribution headers.
+   */
+  registerSession(input: AdminInput<'registerSession'>): { registered: string } {
+    const o = adminSchemas.registerSession.parse(input);
+    this.state.repo(o.repo); // 404 for an unknown repository
+    this.emulator.attribution.register(o);
+    return { registered: o.session };
+  }
+
+  /** The poll cycle now under way for a repository's registered sessions (null: none). */
+  setCycle(input: AdminInput<'setCycle'>): { repo: string; cycle: number | null } {
+    const o = adminSchemas.setCycle.parse(input);
+    this.emulator.attribution.setCycle(o.repo, o.cycle ?? undefined);
+    return { repo: o.repo, cycle: o.cycle };
   }
 
   /** `/_fleetbench/<kebab-name>`: the HTTP face of the methods above (not traced: not GitHub calls). */

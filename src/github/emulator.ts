@@ -16,6 +16,7 @@ import { type ApiRecord, type ApiSource, type RateLimitSnapshot, sources } from 
 import type { TraceSink } from '../trace/writer.ts';
 import { describeZodIssues } from '../validation.ts';
 import { EmulatorAdmin } from './admin.ts';
+import { ContentAttribution, newTouched, type Touched } from './attribution.ts';
 import { type MintTokenOptions, type TokenInfo, TokenRegistry } from './auth.ts';
 import {
   type EmulatorLimitsInput,
@@ -90,6 +91,8 @@ class Outcome {
   link: string | undefined = undefined;
   /** The x-ratelimit-* values sent, fixed when the request was processed (before the latency). */
   rl: RateLimitSnapshot | undefined = undefined;
+  /** What the request named, when content attribution is on (attribution.ts). */
+  touched: Touched | undefined = undefined;
 
   /** Answered without running the handler (fault, limit, bad input): nothing charged. */
   reject(status: number, message: string, docs: string): this {
@@ -149,6 +152,26 @@ function etagMatches(header: string, etag: string): boolean {
   return false;
 }
 
+/** What a REST request names, from its path parameters and its `head` filter. */
+function touchedByRoute(names: readonly string[], params: readonly string[], qs: string): Touched {
+  const touched = newTouched();
+  for (let i = 0; i < names.length; i++) {
+    const value = params[i];
+    if (value === undefined) continue;
+    const name = names[i];
+    if (name === 'pull_number') touched.pulls.push(Number(value));
+    else if (name === 'issue_number') touched.issues.push(Number(value));
+    else if (name === 'ref' || name === 'commit_sha' || name === 'sha')
+      touched.shas.push(decodeURIComponent(value));
+  }
+  const head = /(?:^|&)head=([^&]*)/.exec(qs)?.[1];
+  if (head) {
+    const branch = decodeURIComponent(head.replace(/\+/g, ' '));
+    touched.branches.push(branch.includes(':') ? branch.slice(branch.indexOf(':') + 1) : branch);
+  }
+  return touched;
+}
+
 export class GitHubEmulator {
   readonly clock: Clock;
   readonly state: GitHubState;
@@ -157,6 +180,8 @@ export class GitHubEmulator {
   readonly faults: FaultBoard;
   readonly graphql: GraphQLEngine;
   readonly admin: EmulatorAdmin;
+  /** Sessions registered for attribution by content; empty (and free) unless a client needs it. */
+  readonly attribution: ContentAttribution;
   readonly latency: LatencyConfig;
   readonly adminToken: string;
   /** A token of the fixtures' default user, minted at construction. */
@@ -192,6 +217,7 @@ export class GitHubEmulator {
     this.latencyRng = rng.fork('github.latency');
     this.acceptUnknownTokens = options.acceptUnknownTokens ?? false;
     this.admin = new EmulatorAdmin(this);
+    this.attribution = new ContentAttribution(this.state);
     for (const token of fixtures.tokens ?? []) this.tokens.mint(token);
     this.defaultToken = this.tokens.mint({}).token;
     this.adminToken = options.adminToken ?? this.tokens.randomToken('fba_');
@@ -377,6 +403,7 @@ export class GitHubEmulator {
     if (route !== undefined) {
       outcome.route = route.template;
       if (route.repoParams) outcome.repo = `${params[route.repoParams[0]]}/${params[route.repoParams[1]]}`;
+      if (this.attribution.size > 0) outcome.touched = touchedByRoute(route.paramNames, params, qs);
     }
     if (
       this.refused(
@@ -526,6 +553,7 @@ export class GitHubEmulator {
     this.ledger.charge(bucket, prepared.cost);
     outcome.cost = prepared.cost;
     const view = this.ledger.view(bucket);
+    if (this.attribution.size > 0) this.state.touched = outcome.touched = newTouched();
     outcome.body = this.graphql.execute(prepared, this.state, token.user, {
       limit: view.limit,
       cost: prepared.cost,
@@ -534,6 +562,7 @@ export class GitHubEmulator {
       resetAt: new Date(view.reset * 1000).toISOString().replace('.000Z', 'Z'),
       nodeCount: prepared.nodeCount,
     });
+    this.state.touched = undefined;
   }
 
   /** 401 for an unknown token: not charged, rate headers of the client's IP. */
@@ -557,7 +586,7 @@ export class GitHubEmulator {
     return this.finish(req, method, outcome, undefined, t0);
   }
 
-  private attribution(req: EmulatorRequest, token: TokenInfo | undefined): Attribution {
+  private attributionOf(req: EmulatorRequest, token: TokenInfo | undefined): Attribution {
     const h = req.headers;
     const out: Attribution = {};
     const project = h[ATTRIBUTION_HEADERS.project] ?? token?.project;
@@ -644,7 +673,14 @@ export class GitHubEmulator {
       if (outcome.retryAfter !== undefined) record.retryAfter = outcome.retryAfter;
       if (outcome.limited) record.limited = outcome.limited;
       if (outcome.error) record.error = outcome.error;
-      const a = this.attribution(req, token);
+      const a = this.attributionOf(req, token);
+      if (outcome.touched !== undefined && a.session === undefined) {
+        outcome.touched.repo = outcome.repo;
+        const found = this.attribution.resolve(outcome.touched);
+        if (found.session !== undefined) a.session = found.session;
+        if (found.cycle !== undefined && a.cycle === undefined) a.cycle = found.cycle;
+        if (found.source !== undefined && a.source === undefined) a.source = found.source;
+      }
       if (a.project) record.project = a.project;
       if (a.session) record.session = a.session;
       if (outcome.repo) record.repo = outcome.repo;

@@ -900,6 +900,7 @@ class RepoNode {
     return this.repo.branches.has(name) ? new RefNode(this.s, this.repo, name) : null;
   }
   pullRequest(args: { number: number }) {
+    this.s.touched?.pulls.push(args.number);
     const pull = this.repo.pulls.get(args.number);
     if (!pull) throw notFound(`Could not resolve to a PullRequest with the number of ${args.number}.`);
     return new PullNode(this.s, pull);
@@ -913,6 +914,7 @@ class RepoNode {
       orderBy?: { field: string; direction: string } | null;
     },
   ) {
+    if (args.headRefName) this.s.touched?.branches.push(args.headRefName);
     const items: PullRequest[] = [];
     for (const pull of this.repo.pulls.values()) {
       const state = pull.merged ? 'MERGED' : pull.issue.state === 'open' ? 'OPEN' : 'CLOSED';
@@ -929,6 +931,7 @@ class RepoNode {
     return connection(issues, args, (issue) => new PullNode(this.s, issue.pull!));
   }
   issue(args: { number: number }) {
+    this.s.touched?.issues.push(args.number);
     const issue = this.repo.issues.get(args.number);
     if (!issue || issue.pull)
       throw notFound(`Could not resolve to an Issue with the number of ${args.number}.`);
@@ -957,6 +960,7 @@ class RepoNode {
     return connection(orderItems(items, args.orderBy), args, (i) => new IssueNode(this.s, i));
   }
   issueOrPullRequest(args: { number: number }) {
+    this.s.touched?.issues.push(args.number);
     const issue = this.repo.issues.get(args.number);
     if (!issue)
       throw notFound(`Could not resolve to an issue or pull request with the number of ${args.number}.`);

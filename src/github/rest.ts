@@ -81,6 +81,8 @@ export interface RestRoute {
   points: number;
   /** Index of the {owner} and {repo} params, for the trace's `repo`. */
   repoParams?: [number, number];
+  /** The path parameters' names in order (`pull_number`, `ref`, ...), for content attribution. */
+  paramNames: string[];
   handler: RestHandler;
 }
 
@@ -145,6 +147,7 @@ export class RestRouter {
       contentCreating: options.contentCreating ?? false,
       points: write ? 5 : 1,
       repoParams: owner >= 0 && repo >= 0 ? [owner, repo] : undefined,
+      paramNames: names.map((name) => name.slice(1, -1)),
       handler,
     };
     at.routes.set(method, route);

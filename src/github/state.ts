@@ -7,8 +7,10 @@
  *
  * Times are run-time milliseconds from the Clock; JSON renders them through `clock.toWallMs`.
  */
+
 import type { Clock } from '../clock/index.ts';
 import type { Rng } from '../rng.ts';
+import type { Touched } from './attribution.ts';
 import {
   type CHECK_CONCLUSIONS,
   type CHECK_STATUSES,
@@ -247,6 +249,11 @@ export class GitHubState {
   apiUrl = 'https://api.github.com';
   webUrl = 'https://github.com';
   urlEpoch = 0;
+  /**
+   * While set, GraphQL resolvers note the pull requests, issues and branches a query looks up
+   * by name (content attribution, attribution.ts). Unset (the default) it costs nothing.
+   */
+  touched: Touched | undefined = undefined;
 
   constructor(fixtures: Fixtures, options: { clock: Clock; rng: Rng }) {
     this.clock = options.clock;

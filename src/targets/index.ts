@@ -14,6 +14,7 @@ import type { GitHubSide } from '../workload/github-side.ts';
 import { nativeRunConfig } from '../workload/run-driver.ts';
 import type { Scenario } from '../workload/scenario.ts';
 import { actorConfigOf } from '../workload/turnover-scenario.ts';
+import type { World } from '../workload/world.ts';
 import { connectHttpTarget } from './http.ts';
 import { loadModuleTarget } from './module.ts';
 import type { Target } from './types.ts';
@@ -24,15 +25,19 @@ export type { TargetContext, TargetFactory } from './module.ts';
 export * from './protocol.ts';
 export * from './types.ts';
 
-export type TargetKind = 'reference' | 'http' | 'module';
+export type TargetKind = 'reference' | 'http' | 'module' | 'ao';
 
 export function targetKind(target: string): TargetKind {
   if (target === 'reference') return 'reference';
   if (/^https?:\/\//.test(target)) return 'http';
   if (target.startsWith('module:')) return 'module';
+  if (target === 'ao' || target.startsWith('ao:')) {
+    if (target === 'ao:') throw new FleetbenchError('E_TARGET', "target 'ao:': expected ao or ao:DIR");
+    return 'ao';
+  }
   throw new FleetbenchError(
     'E_TARGET',
-    `target '${target}': expected reference, http://HOST:PORT or module:PATH`,
+    `target '${target}': expected reference, ao, ao:DIR, http://HOST:PORT or module:PATH`,
   );
 }
 
@@ -56,6 +61,10 @@ export interface OpenTargetContext {
   trace: TraceSink;
   github: GitHubSide;
   runId: string;
+  /** The scripted world (agents, CI, reviewers): the `ao` target's stand-in agents act through it. */
+  world: World;
+  /** The run's directory (the `ao` target keeps AO's own log there). */
+  outDir: string;
 }
 
 /** Builds an http or module target; its stop() also stops what was opened for it. */
@@ -63,6 +72,13 @@ export async function openTarget(ctx: OpenTargetContext): Promise<Target> {
   const { scenario, clock } = ctx;
   const kind = targetKind(scenario.target);
   if (kind === 'reference') throw new Error('openTarget: the engine builds the reference target itself');
+  if (kind === 'ao') {
+    if (clock.kind !== 'real')
+      throw new FleetbenchError('E_TARGET', 'the ao target runs on the real clock only');
+    const { AoTarget } = await import('./ao/target.ts');
+    const dir = scenario.target.startsWith('ao:') ? scenario.target.slice(3) : undefined;
+    return new AoTarget({ ...ctx, ...(dir ? { dir } : {}) });
+  }
   if (kind === 'http' && clock.kind !== 'real') {
     throw new FleetbenchError(
       'E_TARGET',

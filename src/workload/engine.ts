@@ -132,7 +132,16 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     // http and module targets (src/targets/): opened here; the embedded one is built below.
     opened =
       scenario.target !== 'reference'
-        ? await openTarget({ scenario, clock, rng: rng.fork('target'), trace, github, runId })
+        ? await openTarget({
+            scenario,
+            clock,
+            rng: rng.fork('target'),
+            trace,
+            github,
+            runId,
+            world,
+            outDir: options.outDir,
+          })
         : undefined;
     let target: Target;
     if (opened) target = opened;

@@ -272,7 +272,10 @@ export const userScenarioSchema = z
     name: z.string().min(1),
     description: z.string().optional(),
     'what-it-tells': z.string().optional().describe('one line: what this scenario tells us'),
-    target: z.string().default('reference').describe('reference | http://HOST:PORT | module:PATH'),
+    target: z
+      .string()
+      .default('reference')
+      .describe('reference | ao | ao:DIR | http://HOST:PORT | module:PATH'),
     clock: z.enum(['virtual', 'real']).default('virtual'),
     'time-scale': z.number().positive().default(1).describe('real clock: run-ms per real ms'),
     seed: z.number().int().default(1),
@@ -578,6 +581,10 @@ export function reposFor(layout: 'concentrated' | 'spread', sessions: number): n
   return layout === 'concentrated' ? 1 : Math.max(2, Math.floor(sessions / 5));
 }
 
+export function isAoTarget(target: string): boolean {
+  return target === 'ao' || target.startsWith('ao:');
+}
+
 /** `context` (the scenario file) resolves a turnover profile path relative to the scenario. */
 export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): Scenario {
   const count = parsed.sessions.count ?? 0;
@@ -589,7 +596,9 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
     description: parsed.description ?? parsed.name,
     whatItTells: parsed['what-it-tells'],
     target: parsed.target,
-    clock: parsed.clock,
+    // agent-orchestrator runs on the real clock only (its loop is setInterval, its calls real
+    // processes): `target: ao` implies `clock: real` (docs/agent-orchestrator.md).
+    clock: isAoTarget(parsed.target) ? 'real' : parsed.clock,
     timeScale: parsed['time-scale'],
     seed: parsed.seed,
     durationMs: parsed.duration,

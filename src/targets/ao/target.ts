@@ -1,0 +1,576 @@
+/**
+ * The `ao` target: agent-orchestrator's real code as the system under test (docs/agent-orchestrator.md).
+ *
+ * The run's GitHub emulator is served over TLS on loopback (HTTP/1.1 or h2, as `github serve
+ * --tls`), with web URLs on https://github.com as AO expects; a child process (child.ts) runs
+ * AO's session manager and one lifecycle manager per project (one project per repository of
+ * the topology) with fleetbench's stand-in runtime, agent and workspace, and AO's own
+ * scm-github and tracker-github plugins, which shell out to the real `gh` pointed at the
+ * emulator (GH_HOST, GH_ENTERPRISE_TOKEN, SSL_CERT_FILE, a private GH_CONFIG_DIR and HOME).
+ *
+ * `gh` sends no attribution headers, so every session is registered with the emulator by
+ * branch and issue (content attribution) and each project's poll cycle is announced while it
+ * runs: api records carry the session, the cycle and the source (`lifecycle` inside a cycle,
+ * `cli` for AO's spawn path) without AO knowing. AO runs on the real clock only.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import type { Clock } from '../../clock/clock.ts';
+import { FleetbenchError } from '../../errors.ts';
+import type { GitHubEmulator } from '../../github/emulator.ts';
+import { type RunningGitHubServer, startGitHubServer } from '../../github/http.ts';
+import { generateSelfSignedCert } from '../../github/tls.ts';
+import type { Rng } from '../../rng.ts';
+import type { TraceSink } from '../../trace/writer.ts';
+import { sample } from '../../workload/distribution.ts';
+import type { GitHubSide } from '../../workload/github-side.ts';
+import type { Scenario } from '../../workload/scenario.ts';
+import type { World } from '../../workload/world.ts';
+import type { RestartKind, SessionSpec, SessionState, SessionStateListener, Target } from '../types.ts';
+import { detectGh, type GhInfo, ghNote } from './gh.ts';
+import { type AoPackages, resolveAoPackages } from './packages.ts';
+import type { AoChildConfig, AoChildMessage, AoRequest, AoRequestBody } from './protocol.ts';
+
+const WORKER = fileURLToPath(new URL('../../../bin/ao-worker.js', import.meta.url));
+/** The web origin AO 0.2.0 parses PR URLs against (`github.com/owner/repo/pull/N`). */
+export const AO_WEB_URL = 'https://github.com';
+const READY_TIMEOUT_MS = 60_000;
+const REQUEST_TIMEOUT_MS = 120_000;
+
+/** AO's session statuses, as the workload engine's states. */
+export function stateOfAoStatus(status: string): SessionState | undefined {
+  switch (status) {
+    case 'spawning':
+      return 'spawning';
+    case 'working':
+    case 'stuck':
+    case 'needs_input':
+      return 'working';
+    case 'pr_open':
+    case 'ci_failed':
+    case 'review_pending':
+      return 'pr_open';
+    case 'changes_requested':
+    case 'approved':
+    case 'mergeable':
+      return 'review';
+    case 'merged':
+      return 'merged';
+    case 'killed':
+    case 'done':
+    case 'terminated':
+    case 'errored':
+    case 'cleanup':
+      return 'closed';
+    default:
+      return undefined;
+  }
+}
+
+/** A review-comment reaction (AO's `changes-requested` and `bugbot-comments` messages). */
+function isReviewMessage(message: string): boolean {
+  return /review comments/i.test(message);
+}
+
+export interface AoTargetOptions {
+  scenario: Scenario;
+  clock: Clock;
+  rng: Rng;
+  trace: TraceSink;
+  github: GitHubSide;
+  world: World;
+  /** Where ao.log (AO's own stderr) goes: the run's directory. */
+  outDir: string;
+  /** `ao:DIR`: a local install or checkout instead of the pinned packages. */
+  dir?: string;
+}
+
+interface Project {
+  id: string;
+  repo: string;
+  cycle?: { id: number; startedAt: number };
+  /** Run time when this project's loop (re)started: its ticks are due every interval from here. */
+  loopStartedAt: number;
+}
+
+export class AoTarget implements Target {
+  readonly name = 'ao';
+  private readonly emulator: GitHubEmulator;
+  private readonly packages: AoPackages;
+  private readonly gh: GhInfo;
+  private server?: RunningGitHubServer;
+  private workDir?: string;
+  private child?: ChildProcess;
+  private childEnv: NodeJS.ProcessEnv = {};
+  private readonly projects = new Map<string, Project>();
+  private readonly projectOfRepo = new Map<string, Project>();
+  private readonly states = new Map<string, SessionState>();
+  private readonly listeners: SessionStateListener[] = [];
+  private readonly pending = new Map<
+    number,
+    { resolve: (m: AoChildMessage) => void; reject: (e: Error) => void }
+  >();
+  private nextRequest = 1;
+  private stopping = false;
+  private readonly fixRng: Rng;
+  private readonly intervalMs: number;
+
+  constructor(private readonly options: AoTargetOptions) {
+    if (!options.github.emulator) throw new Error('the ao target needs the run’s emulator');
+    this.emulator = options.github.emulator;
+    this.fixRng = options.rng.fork('ao-agent-fix');
+    this.intervalMs = options.scenario.polling.intervalMs;
+    // Refused before anything starts: AO's packages and gh are found (or the run stops here).
+    this.packages = resolveAoPackages(options.dir);
+    this.gh = detectGh();
+  }
+
+  /** What the run header shows: where AO came from, gh, and what the time scale does not scale. */
+  describe(): string[] {
+    const lines = [
+      `agent-orchestrator ${this.packages.versions.core} (${this.packages.origin}), poll interval ${this.intervalMs / 1000} s`,
+    ];
+    lines.push(ghNote(this.gh));
+    if (this.options.scenario.timeScale !== 1)
+      lines.push(
+        `time scale ${this.options.scenario.timeScale}: AO's interval and the scenario's timeline are shortened, gh's process and network time are not (they read ${this.options.scenario.timeScale}× longer in run time)`,
+      );
+    return lines;
+  }
+
+  async start(): Promise<void> {
+    const work = mkdtempSync(join(tmpdir(), 'fleetbench-ao-'));
+    this.workDir = work;
+    for (const sub of ['home', 'gh-config', 'projects', 'workspaces'])
+      mkdirSync(join(work, sub), { mode: 0o700 });
+    const cert = generateSelfSignedCert(join(work, 'tls'));
+    this.server = await startGitHubServer({ emulator: this.emulator, tls: cert });
+    // API URLs stay on the emulator; web URLs are github.com's, which AO parses PR URLs against.
+    this.emulator.state.setUrls(this.server.url, AO_WEB_URL);
+    this.emulator.attribution.sources = { inCycle: 'lifecycle', outside: 'cli' };
+
+    const aoProjects: Record<string, unknown> = {};
+    this.options.github.repos.forEach(({ repo }, i) => {
+      const id = `p${i + 1}-${repo.split('/')[1]!.replace(/[^a-zA-Z0-9_-]/g, '-')}`;
+      const project: Project = { id, repo, loopStartedAt: 0 };
+      this.projects.set(id, project);
+      this.projectOfRepo.set(repo, project);
+      aoProjects[id] = {
+        repo,
+        path: join(work, 'projects', id),
+        defaultBranch: 'main',
+        sessionPrefix: `fb${i + 1}`,
+        scm: { plugin: 'github' },
+        tracker: { plugin: 'github' },
+      };
+    });
+    const aoConfigPath = join(work, 'agent-orchestrator.yaml');
+    writeFileSync(
+      aoConfigPath,
+      stringify({
+        defaults: {
+          runtime: 'fleetbench',
+          agent: 'fleetbench-agent',
+          workspace: 'fleetbench',
+          notifiers: [],
+        },
+        notificationRouting: {},
+        projects: aoProjects,
+      }),
+    );
+    const childConfig: AoChildConfig = {
+      packages: this.packages.entries,
+      configPath: aoConfigPath,
+      workspacesDir: join(work, 'workspaces'),
+      intervalMs: Math.max(1, Math.round(this.intervalMs / this.options.scenario.timeScale)),
+      projects: Object.fromEntries([...this.projects.values()].map((p) => [p.id, p.repo])),
+    };
+    const childConfigPath = join(work, 'child.json');
+    writeFileSync(childConfigPath, JSON.stringify(childConfig));
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of [
+      'GH_TOKEN',
+      'GITHUB_TOKEN',
+      'GH_REPO',
+      'GITHUB_ENTERPRISE_TOKEN',
+      'GH_DEBUG',
+      'AO_CONFIG_PATH',
+    ])
+      delete env[name];
+    this.childEnv = Object.assign(env, {
+      HOME: join(work, 'home'),
+      GH_HOST: `127.0.0.1:${this.server.port}`,
+      GH_ENTERPRISE_TOKEN: this.options.github.token,
+      SSL_CERT_FILE: cert.certPath,
+      GH_CONFIG_DIR: join(work, 'gh-config'),
+      GH_PROMPT_DISABLED: '1',
+      GH_NO_UPDATE_NOTIFIER: '1',
+      GH_PAGER: 'cat',
+      NO_COLOR: '1',
+      AO_LOG_LEVEL: 'info',
+      FLEETBENCH_AO_CONFIG: childConfigPath,
+    });
+    const ready = await this.startChild();
+    this.options.trace.write({
+      kind: 'event',
+      name: 'ao.started',
+      t: this.options.clock.now(),
+      labels: { core: ready.core ?? '?', gh: this.gh.version },
+      data: {
+        versions: ready,
+        origin: this.packages.origin,
+        gh: this.gh.version,
+        ghPrChecksJson: this.gh.prChecksJson,
+        intervalMs: this.intervalMs,
+        projects: this.projects.size,
+      },
+    });
+  }
+
+  /** Starts the child and waits for `ready` (or its failure, with AO's own words). */
+  private startChild(): Promise<Record<string, string>> {
+    const log = openSync(join(this.options.outDir, 'ao.log'), 'a');
+    const child = spawn(process.execPath, [WORKER], {
+      env: this.childEnv,
+      stdio: ['ignore', log, log, 'ipc'],
+    });
+    closeSync(log);
+    this.child = child;
+    const now = this.options.clock.now();
+    for (const project of this.projects.values()) {
+      project.loopStartedAt = now;
+      project.cycle = undefined;
+      this.emulator.attribution.setCycle(project.repo, undefined);
+    }
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const fail = (message: string) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(
+          new FleetbenchError('E_TARGET', `agent-orchestrator did not start: ${message}`, {
+            hint: `its own output is in ${join(this.options.outDir, 'ao.log')}`,
+          }),
+        );
+      };
+      const timer = setTimeout(() => fail(`no answer in ${READY_TIMEOUT_MS / 1000} s`), READY_TIMEOUT_MS);
+      child.on('message', (message: AoChildMessage) => {
+        if (!settled && message.type === 'ready') {
+          settled = true;
+          clearTimeout(timer);
+          resolve(message.versions);
+        } else if (!settled && message.type === 'fatal') fail(message.message);
+        else this.onMessage(message);
+      });
+      child.on('exit', (code, signal) => {
+        fail(`the process exited (${signal ?? `code ${code}`})`);
+        this.onChildExit(child, code, signal);
+      });
+    });
+  }
+
+  private onChildExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.child !== child) return;
+    this.child = undefined;
+    for (const { reject } of this.pending.values())
+      reject(new Error(`agent-orchestrator exited (${signal ?? `code ${code}`})`));
+    this.pending.clear();
+    if (!this.stopping) {
+      this.options.trace.write({
+        kind: 'event',
+        name: 'ao.exited',
+        t: this.options.clock.now(),
+        labels: { reason: signal ?? `code ${code}` },
+      });
+    }
+  }
+
+  private onMessage(message: AoChildMessage): void {
+    const { trace, clock } = this.options;
+    switch (message.type) {
+      case 'reply': {
+        const waiter = this.pending.get(message.id);
+        this.pending.delete(message.id);
+        waiter?.resolve(message);
+        return;
+      }
+      case 'cycle-start': {
+        const project = this.projects.get(message.project);
+        if (!project) return;
+        project.cycle = { id: message.cycle, startedAt: clock.now() };
+        this.emulator.attribution.setCycle(project.repo, message.cycle);
+        return;
+      }
+      case 'cycle-end': {
+        const project = this.projects.get(message.project);
+        const cycle = project?.cycle;
+        if (!project || cycle?.id !== message.cycle) return;
+        project.cycle = undefined;
+        this.emulator.attribution.setCycle(project.repo, undefined);
+        const ended = clock.now();
+        const interval = this.intervalMs;
+        const due =
+          project.loopStartedAt + Math.floor((cycle.startedAt - project.loopStartedAt) / interval) * interval;
+        trace.write({
+          kind: 'span',
+          name: 'poll.cycle',
+          t: cycle.startedAt,
+          dur: ended - cycle.startedAt,
+          ...(message.ok ? {} : { outcome: 'error' as const }),
+          labels: { strategy: 'ao', project: project.id },
+          data: {
+            cycle: message.cycle,
+            ...(message.sessions !== undefined ? { sessions: message.sessions } : {}),
+            lagMs: Math.round(cycle.startedAt - due),
+            intervalMs: interval,
+            aoDurationMs: message.durationMs,
+            ...(message.reason ? { reason: message.reason } : {}),
+          },
+        });
+        return;
+      }
+      case 'tick-skipped':
+        trace.write({
+          kind: 'event',
+          name: 'poll.cycle.skipped',
+          t: clock.now(),
+          labels: { count: 1, project: message.project },
+          data: { runningCycle: message.cycle },
+        });
+        return;
+      case 'transition':
+        this.setState(message.session, message.to, message.from);
+        return;
+      case 'agent-message':
+        this.onAgentMessage(message.session, message.message);
+        return;
+      case 'fatal':
+        trace.write({
+          kind: 'event',
+          name: 'ao.error',
+          t: clock.now(),
+          data: { message: message.message },
+        });
+        return;
+      default:
+        return;
+    }
+  }
+
+  private setState(session: string, aoStatus: string, aoFrom?: string): void {
+    const to = stateOfAoStatus(aoStatus);
+    const from = this.states.get(session);
+    if (to === undefined || !this.states.has(session)) return;
+    this.options.trace.write({
+      kind: 'event',
+      name: 'ao.status',
+      t: this.options.clock.now(),
+      session,
+      labels: { from: aoFrom ?? '', to: aoStatus },
+    });
+    if (from === to) return;
+    this.states.set(session, to);
+    this.options.trace.write({
+      kind: 'event',
+      name: 'session.state',
+      t: this.options.clock.now(),
+      session,
+      labels: { from: from ?? 'none', to },
+    });
+    for (const listener of this.listeners) listener(session, from ?? 'none', to);
+  }
+
+  /**
+   * AO sent text to a session's agent (a reaction). The stand-in agent of a review reaction does
+   * what AO's message asks, after the scenario's fix-after: reads the inline comments, pushes a
+   * fix (a new head commit: CI runs again) and replies to each comment, as source `agent`.
+   */
+  private onAgentMessage(session: string, message: string): void {
+    const { trace, clock, world, scenario } = this.options;
+    const review = isReviewMessage(message);
+    trace.write({
+      kind: 'event',
+      name: 'ao.agent.message',
+      t: clock.now(),
+      session,
+      labels: { reaction: review ? 'review-comments' : 'other' },
+      data: { message: message.slice(0, 200) },
+    });
+    if (!review) return;
+    const delay = sample(scenario.sessions.fixAfter, this.fixRng);
+    clock.setTimeout(() => {
+      if (this.stopping) return;
+      void this.addressReview(session).catch(() => undefined);
+    }, delay);
+    void world;
+  }
+
+  private async addressReview(session: string): Promise<void> {
+    const { world, github, clock, trace } = this.options;
+    const pr = world.sessionsWithPr().find((s) => s.id === session);
+    if (!pr) return;
+    const started = clock.now();
+    const headers = {
+      authorization: `token ${github.token}`,
+      'x-fleetbench-session': session,
+      'x-fleetbench-source': 'agent',
+    };
+    const listed = await github.transport.request({
+      method: 'GET',
+      path: `/repos/${pr.repo}/pulls/${pr.number}/comments?per_page=100`,
+      headers: { ...headers, 'x-fleetbench-op': 'agent-read-comments' },
+    });
+    const comments = (
+      JSON.parse(listed.body || '[]') as Array<{
+        id: number;
+        in_reply_to_id?: number;
+        user?: { login?: string };
+      }>
+    ).filter((c) => c.in_reply_to_id === undefined);
+    const sha = await world.pushFix(session);
+    for (const comment of comments) {
+      await github.transport.request({
+        method: 'POST',
+        path: `/repos/${pr.repo}/pulls/${pr.number}/comments`,
+        headers: {
+          ...headers,
+          'x-fleetbench-op': 'reply-review-comment',
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({
+          body: sha ? `Addressed in ${sha.slice(0, 7)}.` : 'Addressed.',
+          in_reply_to: comment.id,
+        }),
+      });
+    }
+    trace.write({
+      kind: 'span',
+      name: 'agent.review.addressed',
+      t: started,
+      dur: clock.now() - started,
+      session,
+      data: { comments: comments.length },
+    });
+  }
+
+  private request(body: AoRequestBody, timeoutMs = REQUEST_TIMEOUT_MS): Promise<AoChildMessage> {
+    const child = this.child;
+    if (!child?.connected) return Promise.reject(new Error('agent-orchestrator is not running'));
+    const id = this.nextRequest++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`agent-orchestrator did not answer ${body.type} in ${timeoutMs / 1000} s`));
+      }, timeoutMs);
+      this.pending.set(id, {
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      child.send({ ...body, id } as AoRequest);
+    });
+  }
+
+  async createSession(spec: SessionSpec): Promise<void> {
+    const project = this.projectOfRepo.get(spec.repo);
+    if (!project) throw new Error(`no AO project for ${spec.repo}`);
+    this.emulator.attribution.register({
+      session: spec.id,
+      repo: spec.repo,
+      branch: spec.branch,
+      issue: spec.issue,
+    });
+    this.states.set(spec.id, 'spawning');
+    this.options.trace.write({
+      kind: 'event',
+      name: 'session.state',
+      t: this.options.clock.now(),
+      session: spec.id,
+      labels: { from: 'none', to: 'spawning' },
+    });
+    for (const listener of this.listeners) listener(spec.id, 'none', 'spawning');
+    const reply = await this.request({
+      type: 'spawn',
+      projectId: project.id,
+      issue: spec.issue,
+      branch: spec.branch,
+      session: spec.id,
+    });
+    if (reply.type === 'reply' && !reply.ok) throw new Error(`ao spawn: ${reply.message}`);
+  }
+
+  async sessionCounts(): Promise<Partial<Record<SessionState, number>>> {
+    const counts: Partial<Record<SessionState, number>> = {};
+    for (const state of this.states.values()) counts[state] = (counts[state] ?? 0) + 1;
+    return counts;
+  }
+
+  onSessionState(listener: SessionStateListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** S5's cache flush: AO's lifecycle managers stopped and created anew (their state is in memory). */
+  async flushCaches(): Promise<void> {
+    this.options.trace.write({
+      kind: 'event',
+      name: 'controlplane.cache.flush',
+      t: this.options.clock.now(),
+    });
+    const reply = await this.request({ type: 'restart-lifecycle' });
+    if (reply.type === 'reply' && !reply.ok) throw new Error(`ao restart-lifecycle: ${reply.message}`);
+    const now = this.options.clock.now();
+    for (const project of this.projects.values()) project.loopStartedAt = now;
+  }
+
+  /**
+   * A real restart of the AO process: `hard` kills it (SIGKILL), `graceful` and `hot` ask it to
+   * stop its loops and exit (AO 0.2.0 has no runner handover: hot is graceful). The new process
+   * reads AO's session metadata back from disk, as `ao start` after a crash would.
+   */
+  async restart(kind: RestartKind): Promise<{ outageMs: number }> {
+    const { trace, clock } = this.options;
+    const killedAt = clock.now();
+    trace.write({ kind: 'event', name: 'controlplane.restart', t: killedAt, labels: { kind } });
+    const old = this.child;
+    if (old) {
+      const exited = new Promise<void>((resolve) => old.once('exit', () => resolve()));
+      if (kind === 'hard') old.kill('SIGKILL');
+      else await this.request({ type: 'stop' }, 30_000).catch(() => old.kill('SIGKILL'));
+      await exited;
+    }
+    await this.startChild();
+    trace.write({ kind: 'event', name: 'controlplane.ready', t: clock.now(), labels: { reason: kind } });
+    trace.write({
+      kind: 'span',
+      name: 'controlplane.outage',
+      t: killedAt,
+      dur: clock.now() - killedAt,
+      labels: { kind },
+    });
+    return { outageMs: clock.now() - killedAt };
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const child = this.child;
+    if (child) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      await this.request({ type: 'stop' }, 15_000).catch(() => child.kill('SIGKILL'));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await this.server?.close();
+    if (this.workDir) rmSync(this.workDir, { recursive: true, force: true });
+  }
+}
