@@ -56,8 +56,14 @@ export interface GitHubEmulatorOptions {
   acceptUnknownTokens?: boolean;
   /** Guards the `/_fleetbench/` HTTP admin API. Generated from the Rng when absent. */
   adminToken?: string;
-  /** Origin rendered into JSON bodies (`url`, `html_url`). Default https://api.github.com. */
+  /** Origin rendered into API `url` fields. Default https://api.github.com; the HTTP binding sets its own. */
   apiUrl?: string;
+  /**
+   * Origin of web links (`html_url`, GraphQL `url`), e.g. `https://github.com` for clients that
+   * parse `github.com/OWNER/REPO` out of them. Default: the fixtures' `web_url`, else the API
+   * origin (https://github.com in-process).
+   */
+  webUrl?: string;
 }
 
 /** What a request carries besides its route, gathered once. */
@@ -162,6 +168,8 @@ export class GitHubEmulator {
   /** A token of the fixtures' default user, minted at construction. */
   readonly defaultToken: string;
   trace: TraceSink | undefined;
+  /** The configured web origin (option or fixtures' `web_url`), if any. */
+  readonly webUrl: string | undefined;
   private readonly router: RestRouter;
   private readonly latencyRng: Rng;
   private readonly acceptUnknownTokens: boolean;
@@ -182,7 +190,9 @@ export class GitHubEmulator {
     const rng = options.rng;
     const fixtures = GitHubEmulator.resolveFixtures(options.fixtures, rng);
     this.state = new GitHubState(fixtures, { clock: this.clock, rng: rng.fork('github.state') });
-    if (options.apiUrl) this.state.setUrls(options.apiUrl, options.apiUrl);
+    this.webUrl = options.webUrl ?? (fixtures as Fixtures).web_url;
+    if (options.apiUrl) this.state.setUrls(options.apiUrl, this.webUrl ?? options.apiUrl);
+    else if (this.webUrl) this.state.setUrls(this.state.apiUrl, this.webUrl);
     this.ledger = new QuotaLedger(this.clock, resolveLimits(options.limits));
     this.tokens = new TokenRegistry(this.state, this.ledger, rng.fork('github.tokens'));
     this.faults = new FaultBoard(this.clock, rng.fork('github.faults'), this.trace);
@@ -212,9 +222,12 @@ export class GitHubEmulator {
     return parsed.data;
   }
 
-  /** Origin the HTTP binding listens on: rendered into `url`/`html_url` fields. */
+  /**
+   * Origin the HTTP binding listens on: rendered into API `url` fields, and into web links
+   * (`html_url`) unless a web URL was configured.
+   */
   setPublicUrl(origin: string): void {
-    this.state.setUrls(origin, origin);
+    this.state.setUrls(origin, this.webUrl ?? origin);
   }
 
   mintToken(options: MintTokenOptions = {}): TokenInfo {
