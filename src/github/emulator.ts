@@ -94,6 +94,8 @@ class Outcome {
   repo: string | undefined = undefined;
   etag: string | undefined = undefined;
   link: string | undefined = undefined;
+  /** The GraphQL operation name: the record's `op` when no x-fleetbench-op header names one. */
+  op: string | undefined = undefined;
   /** The x-ratelimit-* values sent, fixed when the request was processed (before the latency). */
   rl: RateLimitSnapshot | undefined = undefined;
 
@@ -515,6 +517,7 @@ export class GitHubEmulator {
       return;
     }
     const prepared = this.graphql.prepare(req.body);
+    outcome.op = prepared.opName;
     if (!prepared.ok) {
       if (this.refused(outcome, identity, 'POST /graphql', 1, false)) return;
       outcome.status = prepared.status;
@@ -663,6 +666,7 @@ export class GitHubEmulator {
       if (outcome.repo) record.repo = outcome.repo;
       if (a.source) record.source = a.source;
       if (a.op) record.op = a.op;
+      else if (outcome.op) record.op = outcome.op;
       if (a.cycle !== undefined) record.cycle = a.cycle;
       if (a.phase) record.phase = a.phase;
       trace.write(record);
