@@ -35,7 +35,7 @@ import {
 } from './fixtures.ts';
 import { GRAPHQL_DOCS, GraphQLEngine } from './graphql.ts';
 import { type Bucket, type Identity, QuotaLedger } from './quota.ts';
-import { buildRestRouter, errorBody, parseQuery, type RestRouter } from './rest.ts';
+import { buildRestRouter, contentHash, errorBody, parseQuery, type RestRouter } from './rest.ts';
 import { GitHubState } from './state.ts';
 import { ATTRIBUTION_HEADERS, type EmulatorRequest, type EmulatorResponse } from './types.ts';
 
@@ -123,13 +123,18 @@ export interface EmulatorStats {
 
 const SOURCE_SET = new Set<string>(sources);
 
-function fnv1a(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
+/** Content hashes of large bodies, which are cached strings answered again and again. */
+const hashes = new Map<string, string>();
+
+function bodyHash(body: string): string {
+  if (body.length < 2048) return contentHash(body);
+  let h = hashes.get(body);
+  if (h === undefined) {
+    h = contentHash(body);
+    if (hashes.size >= 512) hashes.clear();
+    hashes.set(body, h);
   }
-  return (h >>> 0).toString(36);
+  return h;
 }
 
 /** UTF-8 sizes of large bodies, which are cached strings answered again and again. */
@@ -185,6 +190,12 @@ export class GitHubEmulator {
     traceRecords: 0,
   };
   private readonly byStatus = new Map<number, number>();
+  /**
+   * The content hash last rendered for (user, path and query) at a version: lets a conditional
+   * request for an unchanged version answer 304 without rendering. Lists keep theirs in the
+   * repo's body cache instead.
+   */
+  private readonly hashMemo = new Map<string, { version: number; epoch: number; hash: string }>();
 
   constructor(options: GitHubEmulatorOptions) {
     this.clock = options.clock;
@@ -308,6 +319,10 @@ export class GitHubEmulator {
       identity.inFlight--;
     }
     return this.finish(req, method, outcome, token, t0);
+  }
+
+  private hashMemoKey(pathname: string, qs: string, token: TokenInfo | undefined): string {
+    return `${token?.user.login ?? ''} ${pathname}?${qs}`;
   }
 
   /** Fixes the bucket's x-ratelimit-* values for the response and the record. */
@@ -434,9 +449,12 @@ export class GitHubEmulator {
         return;
       }
     }
-    // The ETag depends only on who asks, the path and the version of what it shows, so a handler
-    // can learn that its answer would be a 304 before it renders a body nobody will read.
-    const etagPrefix = `W/"${token?.etagSalt ?? identity.etagSalt}${fnv1a(qs === '' ? pathname : `${pathname}?${qs}`)}-`;
+    // The ETag is the body's content hash, per token (GitHub varies ETags on Authorization). A
+    // version seen before remembers its hash, so a conditional request for an unchanged answer
+    // is a 304 without rendering; a changed version is rendered and hashed, and an identical
+    // body still answers 304.
+    const salt = token?.etagSalt ?? identity.etagSalt;
+    let memoKey: string | undefined;
     const result = route.handler({
       state: this.state,
       params,
@@ -449,13 +467,29 @@ export class GitHubEmulator {
       notModified:
         inm === undefined
           ? undefined
-          : (version: number) => etagMatches(inm, `${etagPrefix}${version.toString(36)}"`),
+          : (version: number) => {
+              memoKey ??= this.hashMemoKey(pathname, qs, token);
+              const known = this.hashMemo.get(memoKey);
+              return known !== undefined &&
+                known.version === version &&
+                known.epoch === this.state.urlEpoch &&
+                etagMatches(inm, `W/"${salt}${known.hash}"`)
+                ? known.hash
+                : undefined;
+            },
     });
     outcome.status = result.status;
     outcome.body = method === 'HEAD' ? '' : result.body;
     outcome.error = result.error;
     if (result.version !== undefined && result.status === 200) {
-      const etag = `${etagPrefix}${result.version.toString(36)}"`;
+      let hash = result.hash;
+      if (hash === undefined) {
+        hash = bodyHash(result.body);
+        memoKey ??= this.hashMemoKey(pathname, qs, token);
+        if (this.hashMemo.size >= 20_000) this.hashMemo.clear();
+        this.hashMemo.set(memoKey, { version: result.version, epoch: this.state.urlEpoch, hash });
+      }
+      const etag = `W/"${salt}${hash}"`;
       outcome.etag = etag;
       if (inm !== undefined && etagMatches(inm, etag)) {
         outcome.status = 304;
