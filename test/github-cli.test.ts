@@ -39,6 +39,10 @@ describe('fleetbench github serve: bad input', () => {
     const latency = await runCli(['github', 'serve', '--latency', '100:50']);
     expect(latency.code).toBe(2);
     expect(latency.stderr).toContain('--latency 100:50');
+    const web = await runCli(['github', 'serve', '--web-url', 'https://github.com/acme']);
+    expect(web.code).toBe(2);
+    expect(web.stderr).toContain('--web-url');
+    expect(web.stderr).toContain('expected an origin such as https://github.com');
   });
 });
 
@@ -114,5 +118,59 @@ describe('fleetbench github serve: running', () => {
       ['/rate_limit', null],
       ['/user', 'cli-s1'],
     ]);
+  });
+});
+
+describe('fleetbench github serve --web-url', () => {
+  it('renders web links on the given origin and API URLs on the emulator', async () => {
+    const child = spawn(
+      process.execPath,
+      [BIN, 'github', 'serve', '--json', '--pulls-per-repo', '1', '--web-url', 'https://github.com'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    try {
+      const info = await new Promise<{ url: string; token: string }>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (d) => {
+          out += d;
+          const nl = out.indexOf('\n');
+          if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)));
+        });
+        child.on('close', (code) => reject(new Error(`exited ${code}`)));
+      });
+      const auth = { authorization: `token ${info.token}` };
+      const pulls = (await (
+        await fetch(`${info.url}/repos/fleetbench/repo-1/pulls`, { headers: auth })
+      ).json()) as {
+        url: string;
+        html_url: string;
+        number: number;
+        user: { html_url: string; url: string };
+      }[];
+      expect(pulls[0]!.html_url).toBe(`https://github.com/fleetbench/repo-1/pull/${pulls[0]!.number}`);
+      expect(pulls[0]!.url).toBe(`${info.url}/repos/fleetbench/repo-1/pulls/${pulls[0]!.number}`);
+      expect(pulls[0]!.user.html_url).toBe('https://github.com/fleet-agent');
+      expect(pulls[0]!.user.url).toBe(`${info.url}/users/fleet-agent`);
+      const graphql = await fetch(`${info.url}/graphql`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({
+          query: `{ repository(owner: "fleetbench", name: "repo-1") { url pullRequest(number: ${pulls[0]!.number}) { url } } }`,
+        }),
+      });
+      expect(((await graphql.json()) as { data: unknown }).data).toEqual({
+        repository: {
+          url: 'https://github.com/fleetbench/repo-1',
+          pullRequest: { url: `https://github.com/fleetbench/repo-1/pull/${pulls[0]!.number}` },
+        },
+      });
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      clearTimeout(killer);
+      child.kill('SIGKILL');
+    }
   });
 });

@@ -16,7 +16,7 @@ import {
 } from '../src/github/index.ts';
 import { Rng } from '../src/rng.ts';
 import { apiRecordSchema, eventRecordSchema } from '../src/trace/schema.ts';
-import { inProcess, rate } from './helpers/github.ts';
+import { inProcess, rate, serve } from './helpers/github.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
@@ -437,6 +437,28 @@ repos:
       checks: 'FAILURE',
       linkedIssue: 1,
     });
+  });
+
+  it('takes web_url from a fixtures file: web links on it, API URLs on the server origin', async () => {
+    const file = join(dir, 'web.yaml');
+    writeFileSync(
+      file,
+      'web_url: https://github.example.com\nrepos:\n  - owner: acme\n    name: w\n    issues: [{ title: t }]\n',
+    );
+    const h = inProcess({ fixtures: loadFixturesFile(file) });
+    const server = await serve(h.emulator);
+    const res = await fetch(`${server.url}/repos/acme/w/issues/1`, {
+      headers: { authorization: `token ${h.emulator.defaultToken}` },
+    });
+    expect(await res.json()).toMatchObject({
+      url: `${server.url}/repos/acme/w/issues/1`,
+      html_url: 'https://github.example.com/acme/w/issues/1',
+      repository_url: `${server.url}/repos/acme/w`,
+    });
+    writeFileSync(file, 'web_url: github.com\nrepos:\n  - owner: acme\n    name: w\n');
+    expect(() => loadFixturesFile(file)).toThrow(
+      `${file}:1: web_url: expected an origin such as https://github.com`,
+    );
   });
 
   it('ships a valid example fixtures file', () => {

@@ -300,3 +300,26 @@ describe('GraphQL data follows the state', () => {
     expect(seen).toEqual([10, 9, 8, 7, 6]);
   });
 });
+
+describe('GraphQL operation names in the trace', () => {
+  it('records operationName, else the named operation, as op; the x-fleetbench-op header wins', async () => {
+    const { post, graphql, apiRecords } = inProcess();
+    const two = 'query A { viewer { login } } query B { rateLimit { cost } }';
+    await post('/graphql', { query: two, operationName: 'B' });
+    await graphql('query PullRequestForBranch { viewer { login } }');
+    await graphql('query PullRequestForBranch { viewer { login } }', undefined, {
+      'x-fleetbench-op': 'guard',
+    });
+    await graphql('{ viewer { login } }');
+    await graphql('query Broken { viewer { nope } }');
+    await post('/graphql', { query: two });
+    expect(apiRecords().map((r) => r.op ?? null)).toEqual([
+      'B',
+      'PullRequestForBranch',
+      'guard',
+      null,
+      'Broken',
+      'A',
+    ]);
+  });
+});

@@ -262,6 +262,43 @@ describe('conditional requests', () => {
     expect(latest.status).toBe(304);
   });
 
+  it('derives ETags from the answer: an unchanged body keeps its ETag and is a free 304', async () => {
+    const { get, post, emulator, apiRecords } = inProcess();
+    // Newest-created first: a comment on PR 6 bumps the repo's pulls version but not this page.
+    const page = `${PULLS}?state=open&sort=created&direction=desc&per_page=1`;
+    const before = await get(page);
+    expect(before.headers.etag).toMatch(/^W\/"[0-9a-z]+[0-9a-f]{32}"$/);
+    expect(JSON.parse(before.body)[0].number).toBe(7);
+    const pr6 = emulator.admin.findPullRequest({ repo: 'fleetbench/repo-1', number: 6 })!;
+    const status = `/repos/fleetbench/repo-1/commits/${pr6.headSha}/status`;
+    const statusBefore = await get(status);
+    expect((await post('/repos/fleetbench/repo-1/issues/6/comments', { body: 'hi' })).status).toBe(201);
+    // A check run changes the commit's version, not its combined status (statuses only).
+    emulator.admin.setCheckRun({ repo: 'fleetbench/repo-1', number: 6, name: 'ci', conclusion: 'failure' });
+    const after = await get(page, { 'if-none-match': before.headers.etag! });
+    expect(after.status).toBe(304);
+    expect(after.headers.etag).toBe(before.headers.etag);
+    const statusAfter = await get(status, { 'if-none-match': statusBefore.headers.etag! });
+    expect(statusAfter.status).toBe(304);
+    // The same request again, now that the new version's hash is known: still 304.
+    expect((await get(status, { 'if-none-match': statusBefore.headers.etag! })).status).toBe(304);
+    // ...and a real change shows: a status on the commit changes the combined status.
+    emulator.admin.setStatus({ repo: 'fleetbench/repo-1', number: 6, context: 'lint', state: 'failure' });
+    const changed = await get(status, { 'if-none-match': statusBefore.headers.etag! });
+    expect(changed.status).toBe(200);
+    expect(JSON.parse(changed.body).state).toBe('failure');
+    const costs = apiRecords().map((r) => [r.status, r.cost]);
+    expect(costs).toEqual([
+      [200, 1],
+      [200, 1],
+      [201, 1],
+      [304, 0],
+      [304, 0],
+      [304, 0],
+      [200, 1],
+    ]);
+  });
+
   it('matches weak, strong and listed validators', async () => {
     const { get } = inProcess();
     const etag = (await get(PULLS)).headers.etag!;

@@ -36,6 +36,7 @@ interface ServeOptions {
   adminToken?: string;
   acceptAnyToken?: boolean;
   json?: boolean;
+  webUrl?: string;
 }
 
 function integer(min: number) {
@@ -50,6 +51,23 @@ function positiveNumber(text: string): number {
   const n = Number(text);
   if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('expected a positive number');
   return n;
+}
+
+function webOrigin(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new InvalidArgumentError('expected an origin such as https://github.com');
+  }
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    (url.pathname !== '/' && url.pathname !== '')
+  )
+    throw new InvalidArgumentError(
+      'expected an origin such as https://github.com (scheme and host, no path)',
+    );
+  return url.origin;
 }
 
 function latency(text: string): LatencyInput {
@@ -92,6 +110,11 @@ export function register(program: Command): void {
       'override a limit: core=100, graphql=50, enterprise.core=15000, unauthenticated.core=60, secondary.concurrent=10, window.core=60000, primaryStatus=429 (repeatable)',
       collect,
       [],
+    )
+    .option(
+      '--web-url <origin>',
+      'origin of web links (html_url, GraphQL url), e.g. https://github.com; API URLs keep the emulator origin (default: the emulator origin, or the fixtures web_url)',
+      webOrigin,
     )
     .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)')
     .option('--accept-any-token', 'treat unknown tokens as tokens of the default user instead of 401')
@@ -159,6 +182,7 @@ async function serve(options: ServeOptions): Promise<void> {
     limits,
     latency: options.latency ?? false,
     acceptUnknownTokens: options.acceptAnyToken ?? false,
+    webUrl: options.webUrl,
     adminToken: options.adminToken ?? `fba_${randomBytes(18).toString('base64url')}`,
   });
   let server: Awaited<ReturnType<typeof startGitHubServer>>;

@@ -36,7 +36,7 @@ import {
 } from './fixtures.ts';
 import { GRAPHQL_DOCS, GraphQLEngine } from './graphql.ts';
 import { type Bucket, type Identity, QuotaLedger } from './quota.ts';
-import { buildRestRouter, errorBody, parseQuery, type RestRouter } from './rest.ts';
+import { buildRestRouter, contentHash, errorBody, parseQuery, type RestRouter } from './rest.ts';
 import { GitHubState } from './state.ts';
 import { ATTRIBUTION_HEADERS, type EmulatorRequest, type EmulatorResponse } from './types.ts';
 
@@ -57,8 +57,14 @@ export interface GitHubEmulatorOptions {
   acceptUnknownTokens?: boolean;
   /** Guards the `/_fleetbench/` HTTP admin API. Generated from the Rng when absent. */
   adminToken?: string;
-  /** Origin rendered into JSON bodies (`url`, `html_url`). Default https://api.github.com. */
+  /** Origin rendered into API `url` fields. Default https://api.github.com; the HTTP binding sets its own. */
   apiUrl?: string;
+  /**
+   * Origin of web links (`html_url`, GraphQL `url`), e.g. `https://github.com` for clients that
+   * parse `github.com/OWNER/REPO` out of them. Default: the fixtures' `web_url`, else the API
+   * origin (https://github.com in-process).
+   */
+  webUrl?: string;
 }
 
 /** What a request carries besides its route, gathered once. */
@@ -89,6 +95,8 @@ class Outcome {
   repo: string | undefined = undefined;
   etag: string | undefined = undefined;
   link: string | undefined = undefined;
+  /** The GraphQL operation name: the record's `op` when no x-fleetbench-op header names one. */
+  op: string | undefined = undefined;
   /** The x-ratelimit-* values sent, fixed when the request was processed (before the latency). */
   rl: RateLimitSnapshot | undefined = undefined;
   /** What the request named, when content attribution is on (attribution.ts). */
@@ -118,13 +126,18 @@ export interface EmulatorStats {
 
 const SOURCE_SET = new Set<string>(sources);
 
-function fnv1a(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
+/** Content hashes of large bodies, which are cached strings answered again and again. */
+const hashes = new Map<string, string>();
+
+function bodyHash(body: string): string {
+  if (body.length < 2048) return contentHash(body);
+  let h = hashes.get(body);
+  if (h === undefined) {
+    h = contentHash(body);
+    if (hashes.size >= 512) hashes.clear();
+    hashes.set(body, h);
   }
-  return (h >>> 0).toString(36);
+  return h;
 }
 
 /** UTF-8 sizes of large bodies, which are cached strings answered again and again. */
@@ -187,6 +200,8 @@ export class GitHubEmulator {
   /** A token of the fixtures' default user, minted at construction. */
   readonly defaultToken: string;
   trace: TraceSink | undefined;
+  /** The configured web origin (option or fixtures' `web_url`), if any. */
+  readonly webUrl: string | undefined;
   private readonly router: RestRouter;
   private readonly latencyRng: Rng;
   private readonly acceptUnknownTokens: boolean;
@@ -200,6 +215,12 @@ export class GitHubEmulator {
     traceRecords: 0,
   };
   private readonly byStatus = new Map<number, number>();
+  /**
+   * The content hash last rendered for (user, path and query) at a version: lets a conditional
+   * request for an unchanged version answer 304 without rendering. Lists keep theirs in the
+   * repo's body cache instead.
+   */
+  private readonly hashMemo = new Map<string, { version: number; epoch: number; hash: string }>();
 
   constructor(options: GitHubEmulatorOptions) {
     this.clock = options.clock;
@@ -207,7 +228,9 @@ export class GitHubEmulator {
     const rng = options.rng;
     const fixtures = GitHubEmulator.resolveFixtures(options.fixtures, rng);
     this.state = new GitHubState(fixtures, { clock: this.clock, rng: rng.fork('github.state') });
-    if (options.apiUrl) this.state.setUrls(options.apiUrl, options.apiUrl);
+    this.webUrl = options.webUrl ?? (fixtures as Fixtures).web_url;
+    if (options.apiUrl) this.state.setUrls(options.apiUrl, this.webUrl ?? options.apiUrl);
+    else if (this.webUrl) this.state.setUrls(this.state.apiUrl, this.webUrl);
     this.ledger = new QuotaLedger(this.clock, resolveLimits(options.limits));
     this.tokens = new TokenRegistry(this.state, this.ledger, rng.fork('github.tokens'));
     this.faults = new FaultBoard(this.clock, rng.fork('github.faults'), this.trace);
@@ -238,9 +261,12 @@ export class GitHubEmulator {
     return parsed.data;
   }
 
-  /** Origin the HTTP binding listens on: rendered into `url`/`html_url` fields. */
+  /**
+   * Origin the HTTP binding listens on: rendered into API `url` fields, and into web links
+   * (`html_url`) unless a web URL was configured.
+   */
   setPublicUrl(origin: string): void {
-    this.state.setUrls(origin, origin);
+    this.state.setUrls(origin, this.webUrl ?? origin);
   }
 
   mintToken(options: MintTokenOptions = {}): TokenInfo {
@@ -319,6 +345,10 @@ export class GitHubEmulator {
       identity.inFlight--;
     }
     return this.finish(req, method, outcome, token, t0);
+  }
+
+  private hashMemoKey(pathname: string, qs: string, token: TokenInfo | undefined): string {
+    return `${token?.user.login ?? ''} ${pathname}?${qs}`;
   }
 
   /** Fixes the bucket's x-ratelimit-* values for the response and the record. */
@@ -446,9 +476,12 @@ export class GitHubEmulator {
         return;
       }
     }
-    // The ETag depends only on who asks, the path and the version of what it shows, so a handler
-    // can learn that its answer would be a 304 before it renders a body nobody will read.
-    const etagPrefix = `W/"${token?.etagSalt ?? identity.etagSalt}${fnv1a(qs === '' ? pathname : `${pathname}?${qs}`)}-`;
+    // The ETag is the body's content hash, per token (GitHub varies ETags on Authorization). A
+    // version seen before remembers its hash, so a conditional request for an unchanged answer
+    // is a 304 without rendering; a changed version is rendered and hashed, and an identical
+    // body still answers 304.
+    const salt = token?.etagSalt ?? identity.etagSalt;
+    let memoKey: string | undefined;
     const result = route.handler({
       state: this.state,
       params,
@@ -461,13 +494,29 @@ export class GitHubEmulator {
       notModified:
         inm === undefined
           ? undefined
-          : (version: number) => etagMatches(inm, `${etagPrefix}${version.toString(36)}"`),
+          : (version: number) => {
+              memoKey ??= this.hashMemoKey(pathname, qs, token);
+              const known = this.hashMemo.get(memoKey);
+              return known !== undefined &&
+                known.version === version &&
+                known.epoch === this.state.urlEpoch &&
+                etagMatches(inm, `W/"${salt}${known.hash}"`)
+                ? known.hash
+                : undefined;
+            },
     });
     outcome.status = result.status;
     outcome.body = method === 'HEAD' ? '' : result.body;
     outcome.error = result.error;
     if (result.version !== undefined && result.status === 200) {
-      const etag = `${etagPrefix}${result.version.toString(36)}"`;
+      let hash = result.hash;
+      if (hash === undefined) {
+        hash = bodyHash(result.body);
+        memoKey ??= this.hashMemoKey(pathname, qs, token);
+        if (this.hashMemo.size >= 20_000) this.hashMemo.clear();
+        this.hashMemo.set(memoKey, { version: result.version, epoch: this.state.urlEpoch, hash });
+      }
+      const etag = `W/"${salt}${hash}"`;
       outcome.etag = etag;
       if (inm !== undefined && etagMatches(inm, etag)) {
         outcome.status = 304;
@@ -529,6 +578,7 @@ export class GitHubEmulator {
       return;
     }
     const prepared = this.graphql.prepare(req.body);
+    outcome.op = prepared.opName;
     if (!prepared.ok) {
       if (this.refused(outcome, identity, 'POST /graphql', 1, false)) return;
       outcome.status = prepared.status;
@@ -686,6 +736,7 @@ export class GitHubEmulator {
       if (outcome.repo) record.repo = outcome.repo;
       if (a.source) record.source = a.source;
       if (a.op) record.op = a.op;
+      else if (outcome.op) record.op = outcome.op;
       if (a.cycle !== undefined) record.cycle = a.cycle;
       if (a.phase) record.phase = a.phase;
       trace.write(record);

@@ -137,6 +137,11 @@ export const fixturesSchema = z
   .object({
     /** The login new tokens and admin mutations act as when none is named. */
     default_user: login.optional(),
+    /** Origin of web links (`html_url`, GraphQL `url`), e.g. https://github.com. */
+    web_url: z
+      .string()
+      .regex(/^https?:\/\/[^/\s]+\/?$/, 'expected an origin such as https://github.com')
+      .optional(),
     users: z.array(userSchema).optional(),
     tokens: z.array(tokenSchema).optional(),
     repos: z.array(repoSchema).min(1),

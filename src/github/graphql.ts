@@ -1038,6 +1038,8 @@ export interface PreparedQuery {
   document: DocumentNode;
   variables: Record<string, unknown> | undefined;
   operationName: string | undefined;
+  /** What the trace records as `op`: operationName, else the executed operation's own name. */
+  opName: string | undefined;
   /** Primary-limit points (0 for a rateLimit-only query). */
   cost: number;
   nodeCount: number;
@@ -1052,11 +1054,15 @@ export interface RejectedQuery {
   status: number;
   body: string;
   error: string;
+  /** operationName, else the document's first named operation, when there is one to name. */
+  opName?: string;
 }
 
 interface CachedDocument {
   document?: DocumentNode;
   errors?: readonly GraphQLError[];
+  /** The first named operation, so even a query that failed validation can be grouped by name. */
+  firstOperationName?: string;
 }
 
 function errorsBody(errors: readonly Record<string, unknown>[]): string {
@@ -1113,12 +1119,14 @@ export class GraphQLEngine {
     const operationName =
       typeof b.operationName === 'string' && b.operationName !== '' ? b.operationName : undefined;
     const parsed = this.document(b.query);
+    const opName = operationName ?? parsed.firstOperationName;
     if (parsed.errors) {
       return {
         ok: false,
         status: 200,
         body: errorsBody(parsed.errors.map(formatError)),
         error: parsed.errors[0]!.message,
+        opName,
       };
     }
     const document = parsed.document!;
@@ -1127,11 +1135,17 @@ export class GraphQLEngine {
       const message = operationName
         ? `Unknown operation named "${operationName}".`
         : 'Must provide operation name if query contains multiple operations.';
-      return { ok: false, status: 200, body: errorsBody([{ message }]), error: message };
+      return { ok: false, status: 200, body: errorsBody([{ message }]), error: message, opName };
     }
     const analysis = analyze(this.schema, document, operation, variables ?? {});
     if (analysis.error) {
-      return { ok: false, status: 200, body: errorsBody([analysis.error]), error: analysis.error.message };
+      return {
+        ok: false,
+        status: 200,
+        body: errorsBody([analysis.error]),
+        error: analysis.error.message,
+        opName,
+      };
     }
     const cost = analysis.free ? 0 : Math.max(1, Math.round(analysis.requests / 100));
     return {
@@ -1139,6 +1153,7 @@ export class GraphQLEngine {
       document,
       variables,
       operationName,
+      opName: operationName ?? operation.name?.value,
       cost,
       nodeCount: analysis.nodes,
       mutation: operation.operation === 'mutation',
@@ -1154,6 +1169,12 @@ export class GraphQLEngine {
       const document = parse(query);
       const errors = validate(this.schema, document, VALIDATION_RULES);
       entry = errors.length > 0 ? { errors } : { document };
+      for (const def of document.definitions) {
+        if (def.kind === Kind.OPERATION_DEFINITION && def.name) {
+          entry.firstOperationName = def.name.value;
+          break;
+        }
+      }
     } catch (error) {
       entry = { errors: [error instanceof GraphQLError ? error : new GraphQLError(String(error))] };
     }

@@ -198,10 +198,17 @@ export interface Repo {
   json?: JsonCache;
   /** Sorted/filtered lists, valid while the matching version is unchanged. */
   listCache: Map<string, { version: number; items: unknown[] }>;
-  /** Rendered list bodies by route and query, valid for one version and URL epoch. */
+  /**
+   * Rendered list bodies by route and query, valid for one version and URL epoch, with the
+   * content hash their ETag is made from (hashed once per render, not per request).
+   */
   bodyCache: Map<
     string,
-    { version: number; epoch: number; result: { body: string; page: { page: number; last: number } } }
+    {
+      version: number;
+      epoch: number;
+      result: { body: string; hash: string; page: { page: number; last: number } };
+    }
   >;
 }
 
