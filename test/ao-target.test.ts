@@ -1,0 +1,105 @@
+/**
+ * The real agent-orchestrator (its published packages, pinned in package.json) driven by
+ * `fleetbench run --target ao` through the real gh CLI against the run's emulator: a few
+ * sessions for about 80 s of real time, a review burst AO must react to and a hard restart of
+ * AO's process. What is asserted is what AO did, read from the trace.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
+
+const dir = scratchDir('fleetbench-ao-');
+const hasGh = systemTool('gh', 'gh');
+
+interface Line {
+  kind: string;
+  name?: string;
+  session?: string;
+  status?: number;
+  route?: string;
+  op?: string;
+  source?: string;
+  cycle?: number;
+  labels?: Record<string, unknown>;
+  reason?: string;
+}
+
+describe.skipIf(!hasGh)('--target ao: agent-orchestrator 0.2.0 through gh against the emulator', () => {
+  it('polls, reacts to review comments, survives a hard restart; every call attributed to its session', async () => {
+    const scenario = join(dir, 'ao-short.yaml');
+    writeFileSync(
+      scenario,
+      [
+        'name: ao-short',
+        'duration: 80s',
+        'target: ao',
+        'polling: { interval: 10s }',
+        'sessions: { count: 3, pr-after: 0, ci-after: 0, fix-after: 2s }',
+        'faults:',
+        '  - { type: review-burst, at: 25s, comments: { min: 2, max: 3 } }',
+        '  - { type: restart, kind: hard, at: 50s }',
+        'budgets: [track-b]',
+        '',
+      ].join('\n'),
+    );
+    const out = join(dir, 'run');
+    mkdirSync(out, { recursive: true });
+    const result = await runCli(['run', scenario, '--out', out, '--no-progress'], { timeoutMs: 170_000 });
+    // Track B judges the run (its headroom rows fail at 10 s polling projected to 50 sessions).
+    expect([0, 99], result.stderr).toContain(result.code);
+    expect(result.stderr).toContain('agent-orchestrator 0.2.0');
+    expect(result.stdout).toContain('Budgets: track-b');
+
+    const lines = readFileSync(join(out, 'trace.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Line);
+    expect(lines.at(-1)).toMatchObject({ kind: 'end', reason: 'completed' });
+    const api = lines.filter((l) => l.kind === 'api');
+    expect(api.length).toBeGreaterThan(30);
+    // Attribution by content: gh sends no fleetbench header, yet every call has its session.
+    expect(api.filter((r) => r.session === undefined)).toEqual([]);
+    expect(new Set(api.map((r) => r.session))).toEqual(new Set(['s-0001', 's-0002', 's-0003']));
+    // Nothing AO asked for was missing from the emulator.
+    expect(api.filter((r) => r.status === 404 || r.status === 422 || (r.status ?? 0) >= 500)).toEqual([]);
+    // gh's named GraphQL queries are the operations; calls inside a cycle carry its id.
+    expect(api.some((r) => r.op === 'PullRequestByNumber')).toBe(true);
+    expect(api.filter((r) => r.source === 'lifecycle').every((r) => typeof r.cycle === 'number')).toBe(true);
+
+    const events = (name: string) => lines.filter((l) => l.kind === 'event' && l.name === name);
+    const spans = (name: string) => lines.filter((l) => l.kind === 'span' && l.name === name);
+    // Every session's PR was found by AO itself (gh pr list --head), so it left spawning.
+    for (const s of ['s-0001', 's-0002', 's-0003'])
+      expect(events('session.state').some((e) => e.session === s && e.labels?.to === 'pr_open')).toBe(true);
+    // The review burst made AO send its changes-requested reaction to the agents.
+    expect(events('ao.agent.message').some((e) => e.labels?.reaction === 'review-comments')).toBe(true);
+    expect(spans('agent.review.addressed').length).toBeGreaterThan(0);
+    // The hard restart replaced AO's process, and the new one went on polling.
+    expect(events('controlplane.ready')).toHaveLength(1);
+    const readyAt = (events('controlplane.ready')[0] as unknown as { t: number }).t;
+    expect(spans('poll.cycle').some((s) => (s as unknown as { t: number }).t > readyAt)).toBe(true);
+
+    const analyzed = await runCli(['analyze', join(out, 'trace.jsonl'), '--json'], { timeoutMs: 60_000 });
+    expect(analyzed.code, analyzed.stderr).toBe(0);
+    const analysis = JSON.parse(analyzed.stdout);
+    expect(analysis.api.totals.calls).toBe(api.length);
+  }, 180_000);
+
+  it('refuses a bad ao:DIR in seconds, naming what is missing', async () => {
+    const missing = await runCli(['run', 'S2-T1-1', '--target', `ao:${join(dir, 'nope')}`, '--no-progress'], {
+      timeoutMs: 30_000,
+    });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('no such directory');
+    const empty = join(dir, 'empty-checkout');
+    mkdirSync(empty, { recursive: true });
+    const result = await runCli(['run', 'S2-T1-1', '--target', `ao:${empty}`, '--no-progress'], {
+      timeoutMs: 30_000,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('@composio/ao-core');
+  }, 60_000);
+});
