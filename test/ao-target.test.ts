@@ -4,10 +4,11 @@
  * sessions for about 80 s of real time, a review burst AO must react to and a hard restart of
  * AO's process. What is asserted is what AO did, read from the trace.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.ts';
+import { BIN, runCli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
 
@@ -87,6 +88,50 @@ describe.skipIf(!hasGh)('--target ao: agent-orchestrator 0.2.0 through gh agains
     const analysis = JSON.parse(analyzed.stdout);
     expect(analysis.api.totals.calls).toBe(api.length);
   }, 180_000);
+
+  it('AO dying during the run fails the run: exit non-zero, trace kept with its footer', async () => {
+    const out = join(dir, 'crash');
+    const cli = spawn(
+      process.execPath,
+      [
+        BIN,
+        'run',
+        'S2-T1-1',
+        '--target',
+        'ao',
+        '--set',
+        'polling.interval=5s',
+        '--set',
+        'duration=2m',
+        '--no-progress',
+        '--out',
+        out,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+    );
+    let stderr = '';
+    cli.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const exited = new Promise<number | null>((resolve) => cli.on('close', (code) => resolve(code)));
+    // Wait (bounded) until AO has made calls, then kill AO's process (the CLI's child).
+    const trace = join(out, 'trace.jsonl');
+    for (
+      let i = 0;
+      i < 120 && !(existsSync(trace) && readFileSync(trace, 'utf8').includes('"kind":"api"'));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 250));
+    const children = spawnSync('pgrep', ['-P', String(cli.pid)], { encoding: 'utf8' })
+      .stdout.trim()
+      .split(/\s+/);
+    for (const pid of children.filter(Boolean)) process.kill(Number(pid), 'SIGKILL');
+    const code = await exited;
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('agent-orchestrator exited during the run');
+    const last = JSON.parse(readFileSync(trace, 'utf8').trim().split('\n').at(-1)!);
+    expect(last).toMatchObject({ kind: 'end', reason: 'failed' });
+  }, 90_000);
 
   it('refuses a bad ao:DIR in seconds, naming what is missing', async () => {
     const missing = await runCli(['run', 'S2-T1-1', '--target', `ao:${join(dir, 'nope')}`, '--no-progress'], {

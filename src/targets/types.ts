@@ -49,6 +49,11 @@ export interface Target {
   /** Sessions by state, for gauges and "wait until all reached X". */
   sessionCounts(): Promise<Partial<Record<SessionState, number>>>;
   onSessionState(listener: SessionStateListener): void;
+  /**
+   * The system under test failed for good (its process died outside a restart): the engine
+   * ends the run as failed, keeping the trace with its footer.
+   */
+  onFailure?(listener: (error: Error) => void): void;
   restart?(kind: RestartKind): Promise<{ outageMs: number }>;
   flushCaches?(): Promise<void>;
   setDashboard?(open: boolean): Promise<void>;

@@ -113,6 +113,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   const onAbort = () => abort.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   let opened: Target | undefined;
+  let scriptError: unknown;
   let attachment: RunAttachment | undefined;
   const detach = async () => {
     const current = attachment;
@@ -165,6 +166,10 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
         },
       });
     }
+    target.onFailure?.((error) => {
+      scriptError ??= error;
+      abort.abort();
+    });
     checkFaults(scenario.faults, target);
     checkExecutors(scenario.executors, target);
     if (options.attach)
@@ -173,7 +178,6 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
 
     // Everything that talks to the target runs on the run's clock: under the virtual clock a
     // request only completes while the clock is running.
-    let scriptError: unknown;
     const script = async () => {
       await github.snapshot('before');
       await target.start();

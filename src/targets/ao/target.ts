@@ -116,6 +116,9 @@ export class AoTarget implements Target {
   >();
   private nextRequest = 1;
   private stopping = false;
+  /** The process a restart is replacing: its exit is expected. */
+  private expectedExit: ChildProcess | undefined;
+  private readonly failureListeners: Array<(error: Error) => void> = [];
   private readonly fixRng: Rng;
   private readonly intervalMs: number;
 
@@ -277,17 +280,25 @@ export class AoTarget implements Target {
   private onChildExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.child !== child) return;
     this.child = undefined;
-    for (const { reject } of this.pending.values())
-      reject(new Error(`agent-orchestrator exited (${signal ?? `code ${code}`})`));
+    const how = signal ?? `code ${code}`;
+    for (const { reject } of this.pending.values()) reject(new Error(`agent-orchestrator exited (${how})`));
     this.pending.clear();
-    if (!this.stopping) {
-      this.options.trace.write({
-        kind: 'event',
-        name: 'ao.exited',
-        t: this.options.clock.now(),
-        labels: { reason: signal ?? `code ${code}` },
-      });
-    }
+    if (this.stopping || this.expectedExit === child) return;
+    // AO died on its own: the run measured a dead control plane from here on, so it fails.
+    this.options.trace.write({
+      kind: 'event',
+      name: 'ao.exited',
+      t: this.options.clock.now(),
+      labels: { reason: how },
+    });
+    const error = new FleetbenchError('E_TARGET', `agent-orchestrator exited during the run (${how})`, {
+      hint: `its own output is in ${join(this.options.outDir, 'ao.log')}`,
+    });
+    for (const listener of this.failureListeners) listener(error);
+  }
+
+  onFailure(listener: (error: Error) => void): void {
+    this.failureListeners.push(listener);
   }
 
   private onMessage(message: AoChildMessage): void {
@@ -542,6 +553,7 @@ export class AoTarget implements Target {
     const killedAt = clock.now();
     trace.write({ kind: 'event', name: 'controlplane.restart', t: killedAt, labels: { kind } });
     const old = this.child;
+    this.expectedExit = old;
     if (old) {
       const exited = new Promise<void>((resolve) => old.once('exit', () => resolve()));
       if (kind === 'hard') old.kill('SIGKILL');
