@@ -5,7 +5,6 @@
  * regression of a judged metric.
  */
 import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../errors.ts';
@@ -13,9 +12,18 @@ import { type Comparison, compareResults, type MetricComparison } from '../matri
 import { loadResults, type ResultSet } from '../matrix/results.ts';
 import type { MatrixOutcome, MatrixSpec } from '../matrix/run.ts';
 import { fmtNum, textTable } from '../report/table.ts';
-import { collect, parseCount, parseSeed, runMatricesInteractive } from './matrix.ts';
+import {
+  collect,
+  defaultJobs,
+  parseCount,
+  parseSeed,
+  runMatricesInteractive,
+  TARGET_JOBS_NOTE,
+  withTarget,
+} from './matrix.ts';
 
 interface CompareFlags {
+  target?: string;
   repeat?: string;
   set: string[];
   setA: string[];
@@ -158,6 +166,7 @@ export function register(program: Command): void {
     .option('--set-b <key=value>', 'override for side B only (repeatable)', collect, [])
     .option('--seed <n>', 'first seed of side A; side B continues after A’s last seed')
     .option('--jobs <n>', 'child processes for the runs (default: the number of cores)')
+    .option('--target <target>', `shorthand for --set target=... (both sides run here); ${TARGET_JOBS_NOTE}`)
     .option(
       '--out <dir>',
       'where runs go (A/ and B/, each a matrix directory)',
@@ -190,7 +199,8 @@ Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad in
       if (!(minChange >= 0))
         throw new FleetbenchError('E_USAGE', `--min-change: expected a percentage, got '${flags.minChange}'`);
       const repeats = parseCount('--repeat', flags.repeat, DEFAULT_REPEATS);
-      const jobs = parseCount('--jobs', flags.jobs, availableParallelism());
+      const jobs = parseCount('--jobs', flags.jobs, defaultJobs(flags.target));
+      flags.set = withTarget(flags.set, flags.target);
       const outDir = flags.out ?? join('fleetbench-out', 'compare');
       const seed = parseSeed(flags.seed);
       const pathA = isResultPath(refA);

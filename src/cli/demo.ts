@@ -4,7 +4,6 @@
  * virtual time; judged against the built-in budgets; baseline.md, baseline.json and report.html
  * under ./fleetbench-out/. One command that shows what fleetbench does.
  */
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode } from '../errors.ts';
@@ -16,7 +15,14 @@ import { writeHtmlReport } from '../report/html/index.ts';
 import { fmtInt, fmtMs, fmtNum, textTable } from '../report/table.ts';
 import { builtinScenarioNames } from '../workload/builtins.ts';
 import { PRIORITY_CELLS } from '../workload/cells.ts';
-import { parseCount, runMatricesInteractive } from './matrix.ts';
+import {
+  collect,
+  defaultJobs,
+  parseCount,
+  runMatricesInteractive,
+  TARGET_JOBS_NOTE,
+  withTarget,
+} from './matrix.ts';
 
 /**
  * Runs beyond the cost cells, each joining the demo once its scenario is built in
@@ -28,12 +34,19 @@ export const DEMO_EXTRAS = [
 ] as const;
 
 interface DemoFlags {
+  target?: string;
+  set: string[];
   out: string;
   jobs?: string;
   check?: boolean;
 }
 
-export function demoSelection(): { selection: string; missing: string[] } {
+/**
+ * The A2 priority cells run on any target; the chaos wave and the turnover run need native runs
+ * and actors, which agent-orchestrator (`--target ao`) does not have: its demo is the cells.
+ */
+export function demoSelection(target?: string): { selection: string; missing: string[] } {
+  if (target === 'ao' || target?.startsWith('ao:')) return { selection: 'priority', missing: [] };
   const builtins = builtinScenarioNames();
   const extras = DEMO_EXTRAS.filter((e) => builtins.includes(e.name));
   return {
@@ -107,6 +120,11 @@ export function register(program: Command): void {
     .description('the main job: the A2 priority cells in virtual time, judged, with baseline and HTML report')
     .option('--out <dir>', 'where baseline.md, baseline.json, report.html and cells/ go', 'fleetbench-out')
     .option('--jobs <n>', 'child processes running cells in parallel (default: the number of cores)')
+    .option(
+      '--target <target>',
+      `run the demo against another target (ao: the A2 priority cells only); ${TARGET_JOBS_NOTE}`,
+    )
+    .option('--set <key=value>', 'override a scenario field in every run (repeatable)', collect, [])
     .option('--check', 'exit 99 when a run fails a judged budget')
     .addHelpText(
       'after',
@@ -120,22 +138,27 @@ Exit codes: 0 done, 99 a judged budget failed (--check), 130 interrupted.`,
     )
     .action(async (flags: DemoFlags) => {
       const started = performance.now();
-      const { selection, missing } = demoSelection();
+      const { selection, missing } = demoSelection(flags.target);
       const outDir = flags.out;
-      const jobs = parseCount('--jobs', flags.jobs, availableParallelism());
+      const jobs = parseCount('--jobs', flags.jobs, defaultJobs(flags.target));
+      const overrides = withTarget(flags.set, flags.target);
       // The Track B scorecard is in every Analysis; the matrix judges each run against its own
       // scenario's other budgets (native-speed for the chaos wave, turnover for turnover).
-      const { outcomes, interrupted } = await runMatricesInteractive([{ selection, outDir }], jobs, 'demo');
+      const { outcomes, interrupted } = await runMatricesInteractive(
+        [{ selection, outDir, overrides }],
+        jobs,
+        'demo',
+      );
       const outcome = outcomes[0]!;
       const b = outcome.baseline;
       const reportPath = join(outDir, 'report.html');
       writeHtmlReport(loadResults(outDir), reportPath, {
-        title: `fleetbench demo: ${b.units.length} runs of the reference control plane`,
+        title: `fleetbench demo: ${b.units.length} runs of ${flags.target ?? 'the reference control plane'}`,
       });
       const failing = failingUnits(b);
       const lines = [
         '',
-        `fleetbench demo: ${b.units.length} runs in virtual time on ${b.timing.jobs} job${b.timing.jobs === 1 ? '' : 's'}, ${fmtMs(performance.now() - started)} in all`,
+        `fleetbench demo: ${b.units.length} runs ${flags.target ? `against ${flags.target}` : 'in virtual time'} on ${b.timing.jobs} job${b.timing.jobs === 1 ? '' : 's'}, ${fmtMs(performance.now() - started)} in all`,
         '',
         ...summaryLines(b),
         '',

@@ -16,6 +16,7 @@ import { onInterrupt } from './interrupt.ts';
 import { createMatrixProgress } from './progress.ts';
 
 interface MatrixFlags {
+  target?: string;
   cells: string;
   jobs?: string;
   out?: string;
@@ -91,6 +92,22 @@ export function runKey(unitId: string, seed: number, repeats: number): string {
   return repeats > 1 ? `${unitId}#${seed}` : unitId;
 }
 
+/** `--target X` is `--set target=X`, last so it wins. */
+export function withTarget(sets: readonly string[], target: string | undefined): string[] {
+  return target === undefined ? [...sets] : [...sets, `target=${target}`];
+}
+
+export const TARGET_JOBS_NOTE =
+  'with --target ao the runs are real-time agent-orchestrator processes, one at a time unless --jobs says otherwise';
+
+/**
+ * Cells of a real-time target (agent-orchestrator) share the machine with the system under test,
+ * whose own processes are what is measured: one at a time by default. Virtual runs: one per core.
+ */
+export function defaultJobs(target: string | undefined): number {
+  return target === 'ao' || target?.startsWith('ao:') ? 1 : availableParallelism();
+}
+
 export function register(program: Command): void {
   program
     .command('matrix')
@@ -105,6 +122,7 @@ export function register(program: Command): void {
     .option('--seed <n>', 'seed of every cell (default: each scenario’s own); repeat i uses seed + i')
     .option('--repeat <n>', 'runs per cell with consecutive seeds (for compare’s noise estimate)', '1')
     .option('--set <key=value>', 'override a scenario field in every cell (repeatable)', collect, [])
+    .option('--target <target>', `shorthand for --set target=...; ${TARGET_JOBS_NOTE}`)
     .option('--check', 'exit 99 when a cell fails a judged Track B rule')
     .addHelpText(
       'after',
@@ -121,17 +139,18 @@ Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrup
     )
     .action(async (flags: MatrixFlags) => {
       const outDir = flags.out ?? join('fleetbench-out', 'matrix');
+      const overrides = withTarget(flags.set, flags.target);
       const { outcomes, interrupted } = await runMatricesInteractive(
         [
           {
             selection: flags.cells,
-            overrides: flags.set,
+            overrides,
             seed: parseSeed(flags.seed),
             repeats: parseCount('--repeat', flags.repeat, 1),
             outDir,
           },
         ],
-        parseCount('--jobs', flags.jobs, availableParallelism()),
+        parseCount('--jobs', flags.jobs, defaultJobs(flags.target)),
       );
       const outcome = outcomes[0]!;
       const b = outcome.baseline;
