@@ -5,6 +5,7 @@
  * durable state, polls on a schedule with a selectable strategy, serves a dashboard, and can be
  * restarted, which drops every in-process cache.
  */
+
 import type { Clock } from '../clock/clock.ts';
 import type { GitHubTransport } from '../github/types.ts';
 import type { Rng } from '../rng.ts';
@@ -23,6 +24,7 @@ import {
   runGuardedCycle,
   runNaiveCycle,
 } from './polling.ts';
+import { type AoGhMode, runAoCycle } from './polling-ao.ts';
 import { defaultNativeRunConfig, type NativeRunConfig, NativeRuns, type RunStore } from './runs.ts';
 import {
   type DurableStore,
@@ -37,6 +39,8 @@ export type RestartKind = 'hard' | 'graceful' | 'hot';
 export interface ReferenceConfig {
   polling: {
     strategy: PollingStrategyName;
+    /** `ao-0.2` only: which gh the modelled agent-orchestrator shells out to. */
+    aoGh?: AoGhMode;
     intervalMs: number;
     concurrency: number;
     reviewThrottleMs: number;
@@ -338,7 +342,11 @@ export class ReferenceControlPlane {
         const env = this.env(generation);
         const sessions = this.sessions.active();
         const run =
-          strategy === 'naive' ? runNaiveCycle(env, sessions, cycle) : runGuardedCycle(env, sessions, cycle);
+          strategy === 'naive'
+            ? runNaiveCycle(env, sessions, cycle)
+            : strategy === 'ao-0.2'
+              ? runAoCycle(env, sessions, cycle, this.config.polling.aoGh ?? 'current')
+              : runGuardedCycle(env, sessions, cycle);
         this.currentCycle = run;
         const stats = await run;
         if (generation !== this.generation) return;

@@ -29,7 +29,7 @@ import {
 import type { Limiter } from './limiter.ts';
 import type { SessionRecord } from './sessions.ts';
 
-export type PollingStrategyName = 'guarded' | 'naive';
+export type PollingStrategyName = 'guarded' | 'naive' | 'ao-0.2';
 
 export interface PollCaches {
   repoEtags: LruMap<string, string>;
@@ -84,7 +84,8 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-class CallCounter {
+/** Counts a cycle's calls; a failed answer is reported and read as no answer. */
+export class CallCounter {
   calls = 0;
   constructor(private readonly env: PollEnv) {}
   async get(path: string, attr: CallAttribution, etag?: string): Promise<GitHubResult | undefined> {

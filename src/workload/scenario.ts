@@ -337,7 +337,16 @@ export const userScenarioSchema = z
       .prefault({}),
     polling: z
       .object({
-        strategy: z.enum(['guarded', 'naive']).default('guarded'),
+        strategy: z
+          .enum(['guarded', 'naive', 'ao-0.2'])
+          .default('guarded')
+          .describe('ao-0.2: a model of agent-orchestrator 0.2.0 (docs/calibration.md)'),
+        'ao-gh': z
+          .enum(['current', 'legacy'])
+          .default('current')
+          .describe(
+            'ao-0.2 only: the gh it shells out to; legacy = without `gh pr checks --json` (Debian 12 gh 2.23)',
+          ),
         interval: durationField.default(30_000),
         concurrency: positiveInt().default(8).describe('calls a poll cycle runs at once'),
         'review-throttle': durationField
@@ -352,6 +361,7 @@ export const userScenarioSchema = z
       .strict()
       .default({
         strategy: 'guarded',
+        'ao-gh': 'current',
         interval: 30_000,
         concurrency: 8,
         'review-throttle': 120_000,
@@ -479,7 +489,8 @@ export interface Scenario {
     spawnTime: Distribution;
   };
   polling: {
-    strategy: 'guarded' | 'naive';
+    strategy: 'guarded' | 'naive' | 'ao-0.2';
+    aoGh: 'current' | 'legacy';
     intervalMs: number;
     concurrency: number;
     reviewThrottleMs: number;
@@ -619,6 +630,7 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
     },
     polling: {
       strategy: parsed.polling.strategy,
+      aoGh: parsed.polling['ao-gh'],
       intervalMs: parsed.polling.interval,
       concurrency: parsed.polling.concurrency,
       reviewThrottleMs: parsed.polling['review-throttle'],
