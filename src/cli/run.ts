@@ -11,6 +11,7 @@ import { analysisSections, reporters, runSummarySections } from '../report/index
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { type RunOptions, runScenario } from '../workload/engine.ts';
 import { type Override, parseOverride } from '../workload/load.ts';
+import { isAoTarget } from '../workload/scenario.ts';
 import { writeRunSummary } from '../workload/summary.ts';
 import { verdictExitCode } from './check.ts';
 import { onInterrupt } from './interrupt.ts';
@@ -45,6 +46,8 @@ function portNumber(text: string): number {
  * the GitHub API figures, the scorecard): the sections of the analysis that belong to what the
  * scenario exercised. Everything else is one `fleetbench analyze` away.
  */
+const AO_SECTIONS = new Set(['Calls by operation', 'Calls by session']);
+
 const EXTRA_SECTIONS = new Set([
   'Turnover window',
   'Turnover (whole run)',
@@ -146,7 +149,12 @@ export function register(program: Command): void {
             overrides: changed,
             scorecard: scenario.budgets.length === 0,
           }),
-          ...analysisSections(summary.analysis, { top: 10 }).filter((s) => EXTRA_SECTIONS.has(s.title)),
+          ...analysisSections(summary.analysis, { top: 10 }).filter(
+            (s) =>
+              EXTRA_SECTIONS.has(s.title) ||
+              // A real control plane's calls: who and what, AO's own blind spots made visible.
+              (isAoTarget(scenario.target) && AO_SECTIONS.has(s.title)),
+          ),
           ...(outcome.verdicts ?? []).map(verdictSection),
         ];
         process.stdout.write(
