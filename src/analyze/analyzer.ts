@@ -806,6 +806,7 @@ export class Analyzer implements TraceSink {
         cell: header?.scenario.cell ?? null,
         seed: header?.seed ?? null,
         source: header?.source ?? null,
+        target: header?.target ?? null,
         epochMs,
         startedAt: header?.startedAt ?? null,
         startMs,

@@ -279,6 +279,10 @@ export const analysisSchema = z.object({
     cell: z.string().nullable(),
     seed: z.number().nullable(),
     source: z.string().nullable().describe('what produced the trace when imported'),
+    target: z
+      .string()
+      .nullable()
+      .describe('the system under test: reference, ao, ao:DIR, an http URL or module:PATH (trace header)'),
     epochMs: nullableNumber,
     startedAt: z.string().nullable(),
     startMs: z.number().describe('run time of the first record (0 at most)'),

@@ -68,6 +68,7 @@ function runSection(a: Analysis): Section {
     ['scenario', r.cell ? `${r.scenario} (${r.cell})` : (r.scenario ?? '–')],
     ['clock', r.clock ?? '–'],
   ];
+  if (r.target) pairs.push(['target', r.target]);
   if (r.source) pairs.push(['imported from', r.source]);
   if (r.startedAt) pairs.push(['started', r.startedAt]);
   pairs.push(['duration', fmtMs(r.durationMs)], ['sessions', fmtInt(r.sessions)], ['repos', fmtInt(r.repos)]);
@@ -921,6 +922,7 @@ export function runSummarySections(a: Analysis, options: RunSummaryOptions): Sec
   const interrupted = o.reason === 'interrupted';
   const runPairs: Array<[string, string]> = [
     ['scenario', `${scenario} · ${r.clock ?? '?'} clock · seed ${r.seed ?? '–'}`],
+    ...(r.target && r.target !== 'reference' ? [['target', r.target] as [string, string]] : []),
     ...(options.overrides && options.overrides.length > 0
       ? [['overrides', options.overrides.join(' · ')] as [string, string]]
       : []),
