@@ -24,7 +24,7 @@ import {
   runGuardedCycle,
   runNaiveCycle,
 } from './polling.ts';
-import { type AoGhMode, runAoCycle } from './polling-ao.ts';
+import { type AoGhMode, aoSpawnCalls, runAoCycle } from './polling-ao.ts';
 import { defaultNativeRunConfig, type NativeRunConfig, NativeRuns, type RunStore } from './runs.ts';
 import {
   type DurableStore,
@@ -199,6 +199,7 @@ export class ReferenceControlPlane {
   createSession(spec: SessionSpec): SessionRecord {
     const record: SessionRecord = { ...spec, state: 'spawning', createdAt: this.clock.now() };
     this.sessions.add(record);
+    if (this.config.polling.strategy === 'ao-0.2') void aoSpawnCalls(this.client, spec);
     const delay = sample(this.config.spawnTime, this.rng.spawn);
     this.clock.setTimeout(() => {
       const current = this.sessions.get(spec.id);
@@ -285,9 +286,12 @@ export class ReferenceControlPlane {
   private async boot(reason: string): Promise<void> {
     this.abort = new AbortController();
     const generation = this.generation;
-    const user = await this.client.get('/user', { source: 'lifecycle', op: 'whoami' });
-    if (generation !== this.generation) return;
-    this.botLogin = (user.json as { login?: string } | undefined)?.login;
+    // agent-orchestrator 0.2.0 never asks who it is: the ao-0.2 model does not either.
+    if (this.config.polling.strategy !== 'ao-0.2') {
+      const user = await this.client.get('/user', { source: 'lifecycle', op: 'whoami' });
+      if (generation !== this.generation) return;
+      this.botLogin = (user.json as { login?: string } | undefined)?.login;
+    }
     this.trace.write({ kind: 'event', name: 'controlplane.ready', t: this.clock.now(), labels: { reason } });
     void this.pollLoop(generation, this.abort.signal);
   }

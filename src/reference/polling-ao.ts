@@ -15,8 +15,10 @@
  * - then, for every session with a PR, its review backlog: the review-threads GraphQL query
  *   (`gh api graphql`) and the inline comments list (`gh api …/pulls/N/comments?per_page=100`).
  *
+ * At spawn, AO's tracker reads the issue twice (`gh issue view`: getIssue, generatePrompt).
  * Sessions are polled concurrently (`Promise.allSettled` in AO), which the limiter bounds here.
  */
+import type { GitHubClient } from './github-client.ts';
 import { type PrSummary, readUnresolvedCommentIds } from './github-queries.ts';
 import type { CycleStats, PollEnv } from './polling.ts';
 import { CallCounter } from './polling.ts';
@@ -49,6 +51,20 @@ const CHECKS_FIELDS =
 function reviewThreadsQuery(session: SessionRecord): string {
   const { owner, name } = split(session.repo);
   return `query { repository(owner: ${JSON.stringify(owner)}, name: ${JSON.stringify(name)}) { pullRequest(number: ${session.pr!.number}) { reviewThreads(first: 100) { nodes { isResolved comments(first: 1) { nodes { databaseId author { login } body path line url createdAt } } } } } } }`;
+}
+
+/**
+ * AO's spawn path reads the issue twice through `gh issue view` (the tracker's getIssue, then
+ * generatePrompt): two IssueByNumber queries, source `cli`, before the session exists for the loop.
+ */
+export async function aoSpawnCalls(
+  client: GitHubClient,
+  spec: { id: string; repo: string; issue: number },
+): Promise<void> {
+  const { owner, name } = split(spec.repo);
+  const query = `query IssueByNumber { repository(owner: ${JSON.stringify(owner)}, name: ${JSON.stringify(name)}) { issue(number: ${spec.issue}) { number title body url state labels(first: 100) { nodes { name } } assignees(first: 100) { nodes { login } } } } }`;
+  for (let i = 0; i < 2; i++)
+    await client.graphql(query, { source: 'cli', op: 'IssueByNumber', session: spec.id });
 }
 
 type Json = Record<string, unknown> | undefined;
