@@ -30,10 +30,13 @@ const { values } = parseArgs({
     steady: { type: 'string', default: '2m' },
     out: { type: 'string', default: join('fleetbench-out', 'calibration') },
     reuse: { type: 'boolean', default: false },
+    'gh-process': { type: 'string', default: 'auto' },
+    cpus: { type: 'string', default: '2' },
   },
 });
 
 interface Figures {
+  sessions: number;
   perSessionCycle: number | null;
   corePerHour: number | null;
   graphqlPerHour: number | null;
@@ -51,6 +54,7 @@ function figuresOf(a: Analysis): Figures {
     .map(([op, n]) => `${op} ${n}`)
     .join(', ');
   return {
+    sessions: a.run.sessions,
     perSessionCycle: floor?.mean ?? null,
     corePerHour: a.api.projection.byResource.core?.pointsPerHour ?? 0,
     graphqlPerHour: a.api.projection.byResource.graphql?.pointsPerHour ?? 0,
@@ -96,18 +100,41 @@ const lines: string[] = [
   '',
 ];
 const ghMode = gh.prChecksJson ? 'current' : 'legacy';
+/**
+ * The CPU time of one gh process on this machine, fitted from the first cell's real cycles:
+ * a cycle's calls all queue their process time on the cores, so p50 cycle ≈ calls × t / cores.
+ */
+let ghProcessMs: number | undefined =
+  values['gh-process'] === 'auto' ? undefined : Number.parseInt(values['gh-process'], 10);
+const cpus = Number.parseInt(values.cpus, 10);
 for (const cell of values.cells.split(',')) {
   const ao = figuresOf(await runOnce(cell, [...common, 'target=ao'], join(values.out, cell, 'ao')));
+  if (ghProcessMs === undefined && ao.cycleP50 !== null && ao.perSessionCycle) {
+    ghProcessMs = Math.round((ao.cycleP50 * cpus) / (ao.perSessionCycle * ao.sessions));
+    lines.push(
+      `gh process CPU time fitted from ${cell}: ${ghProcessMs} ms per call on ${cpus} cores (cycle p50 ${ms(ao.cycleP50)}, ${num(ao.perSessionCycle * ao.sessions, 0)} calls per cycle); used as polling.ao-gh-process for every ao-0.2 row`,
+      '',
+    );
+  }
   const rows: Array<[string, Figures]> = [[`AO ${packages.versions.core} (real, gh ${gh.version})`, ao]];
   for (const strategy of ['naive', 'guarded', 'ao-0.2'] as const) {
     const sets = [
       ...common,
       `polling.strategy=${strategy}`,
-      ...(strategy === 'ao-0.2' ? [`polling.ao-gh=${ghMode}`] : []),
+      ...(strategy === 'ao-0.2'
+        ? [
+            `polling.ao-gh=${ghMode}`,
+            `polling.ao-gh-process=${ghProcessMs ?? 0}ms`,
+            `polling.ao-cpus=${cpus}`,
+          ]
+        : []),
     ];
     const dir = join(values.out, cell, strategy);
     const figures = figuresOf(await runOnce(cell, sets, dir));
-    rows.push([`reference ${strategy}${strategy === 'ao-0.2' ? ` (ao-gh ${ghMode})` : ''}`, figures]);
+    rows.push([
+      `reference ${strategy}${strategy === 'ao-0.2' ? ` (ao-gh ${ghMode}, gh process ${ghProcessMs ?? 0} ms)` : ''}`,
+      figures,
+    ]);
   }
   lines.push(
     `### ${cell}`,

@@ -35,4 +35,17 @@ describe('reference strategy ao-0.2 (agent-orchestrator 0.2.0)', () => {
     expect(floor.graphql!.mean).toBe(4);
     expect(floor.core!.mean).toBe(1);
   });
+
+  it('gh process time queues on the cores: 20 calls × 500 ms on 2 cores make a cycle of at least 5 s', async () => {
+    const { analysis } = await runRef('S2-T1-5', [
+      ...sets('legacy'),
+      'polling.ao-gh-process=500ms',
+      'polling.ao-cpus=2',
+    ]);
+    const cycles = analysis.controlPlane.pollCycles!;
+    // 5 sessions × 4 calls = 20 gh processes a cycle, 500 ms of CPU each, 2 at a time: ≥ 5,000 ms.
+    expect(cycles.durationMs!.p50!).toBeGreaterThanOrEqual(5_000);
+    // And the quota is unchanged: the same 4 calls per session per cycle.
+    expect(analysis.api.pollingFloor.steady!.perSessionCycle.all!.mean).toBe(4);
+  });
 });

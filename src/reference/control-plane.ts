@@ -41,6 +41,9 @@ export interface ReferenceConfig {
     strategy: PollingStrategyName;
     /** `ao-0.2` only: which gh the modelled agent-orchestrator shells out to. */
     aoGh?: AoGhMode;
+    /** `ao-0.2` only: CPU time of one gh process, queued on `aoCpus` cores (0: not modelled). */
+    aoGhProcessMs?: number;
+    aoCpus?: number;
     intervalMs: number;
     concurrency: number;
     reviewThrottleMs: number;
@@ -349,7 +352,11 @@ export class ReferenceControlPlane {
           strategy === 'naive'
             ? runNaiveCycle(env, sessions, cycle)
             : strategy === 'ao-0.2'
-              ? runAoCycle(env, sessions, cycle, this.config.polling.aoGh ?? 'current')
+              ? runAoCycle(env, sessions, cycle, {
+                  gh: this.config.polling.aoGh ?? 'current',
+                  processMs: this.config.polling.aoGhProcessMs ?? 0,
+                  cpus: this.config.polling.aoCpus ?? 2,
+                })
               : runGuardedCycle(env, sessions, cycle);
         this.currentCycle = run;
         const stats = await run;

@@ -18,8 +18,9 @@
  * At spawn, AO's tracker reads the issue twice (`gh issue view`: getIssue, generatePrompt).
  * Sessions are polled concurrently (`Promise.allSettled` in AO), which the limiter bounds here.
  */
-import type { GitHubClient } from './github-client.ts';
+import type { CallAttribution, GitHubClient, GitHubResult } from './github-client.ts';
 import { type PrSummary, readUnresolvedCommentIds } from './github-queries.ts';
+import { Limiter } from './limiter.ts';
 import type { CycleStats, PollEnv } from './polling.ts';
 import { CallCounter } from './polling.ts';
 import type { SessionRecord } from './sessions.ts';
@@ -83,13 +84,50 @@ function ciOf(pull: Json): PrSummary['ci'] {
   return undefined;
 }
 
+export interface AoModel {
+  gh: AoGhMode;
+  /** CPU time of one gh process before its request goes out (0: not modelled). */
+  processMs: number;
+  /** Cores the cycle's gh processes share: their CPU time queues on these. */
+  cpus: number;
+}
+
+/**
+ * Each `gh` is a process: its start, TLS handshake and JSON work cost CPU before and after the
+ * request. With every session polled at once (AO's Promise.allSettled) those processes queue on
+ * the machine's cores, which is what makes a 50-session cycle outlast its interval on 2 cores
+ * (docs/calibration.md). Modelled as `processMs` of CPU per call, queued on `cpus` cores.
+ */
+class GhProcesses extends CallCounter {
+  private readonly cores: Limiter;
+  constructor(
+    env: PollEnv,
+    private readonly model: AoModel,
+  ) {
+    super(env);
+    this.cores = new Limiter(model.cpus);
+  }
+  private async spawnCost(env: PollEnv): Promise<void> {
+    if (this.model.processMs > 0) await this.cores.run(() => env.clock.sleep(this.model.processMs));
+  }
+  override async get(path: string, attr: CallAttribution): Promise<GitHubResult | undefined> {
+    await this.spawnCost(this.envRef);
+    return super.get(path, attr);
+  }
+  override async graphql(query: string, attr: CallAttribution): Promise<GitHubResult | undefined> {
+    await this.spawnCost(this.envRef);
+    return super.graphql(query, attr);
+  }
+}
+
 export async function runAoCycle(
   env: PollEnv,
   sessions: SessionRecord[],
   cycle: number,
-  gh: AoGhMode,
+  model: AoModel,
 ): Promise<CycleStats> {
-  const calls = new CallCounter(env);
+  const gh = model.gh;
+  const calls = new GhProcesses(env, model);
   await env.limiter.all(
     sessions.map((s) => async () => {
       if (!s.pr) {

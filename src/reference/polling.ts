@@ -88,6 +88,9 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 export class CallCounter {
   calls = 0;
   constructor(private readonly env: PollEnv) {}
+  protected get envRef(): PollEnv {
+    return this.env;
+  }
   async get(path: string, attr: CallAttribution, etag?: string): Promise<GitHubResult | undefined> {
     if (!this.env.alive()) return undefined;
     this.calls++;

@@ -347,6 +347,14 @@ export const userScenarioSchema = z
           .describe(
             'ao-0.2 only: the gh it shells out to; legacy = without `gh pr checks --json` (Debian 12 gh 2.23)',
           ),
+        'ao-gh-process': durationField
+          .default(0)
+          .describe(
+            'ao-0.2 only: CPU time of one gh process (start, TLS, JSON) before its request; 0: not modelled',
+          ),
+        'ao-cpus': positiveInt()
+          .default(2)
+          .describe('ao-0.2 only: cores the gh processes share (their CPU time queues on these)'),
         interval: durationField.default(30_000),
         concurrency: positiveInt().default(8).describe('calls a poll cycle runs at once'),
         'review-throttle': durationField
@@ -362,6 +370,8 @@ export const userScenarioSchema = z
       .default({
         strategy: 'guarded',
         'ao-gh': 'current',
+        'ao-gh-process': 0,
+        'ao-cpus': 2,
         interval: 30_000,
         concurrency: 8,
         'review-throttle': 120_000,
@@ -491,6 +501,8 @@ export interface Scenario {
   polling: {
     strategy: 'guarded' | 'naive' | 'ao-0.2';
     aoGh: 'current' | 'legacy';
+    aoGhProcessMs: number;
+    aoCpus: number;
     intervalMs: number;
     concurrency: number;
     reviewThrottleMs: number;
@@ -631,6 +643,8 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
     polling: {
       strategy: parsed.polling.strategy,
       aoGh: parsed.polling['ao-gh'],
+      aoGhProcessMs: parsed.polling['ao-gh-process'],
+      aoCpus: parsed.polling['ao-cpus'],
       intervalMs: parsed.polling.interval,
       concurrency: parsed.polling.concurrency,
       reviewThrottleMs: parsed.polling['review-throttle'],
