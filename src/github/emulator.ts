@@ -562,7 +562,7 @@ export class GitHubEmulator {
     }
     outcome.repo = prepared.repo;
     const points = prepared.mutation ? 5 : 1;
-    if (this.refused(outcome, identity, 'POST /graphql', points, prepared.mutation)) return;
+    if (this.refused(outcome, identity, 'POST /graphql', points, prepared.contentCreating)) return;
     outcome.secondaryCost = points;
     if (prepared.cost > this.ledger.remaining(bucket) || bucket.limit === 0) {
       // GitHub answers a GraphQL primary-limit breach with 200 and an error body.
@@ -576,7 +576,7 @@ export class GitHubEmulator {
     this.ledger.charge(bucket, prepared.cost);
     outcome.cost = prepared.cost;
     const view = this.ledger.view(bucket);
-    outcome.body = this.graphql.execute(prepared, this.state, token.user, {
+    const executed = this.graphql.execute(prepared, this.state, token.user, {
       limit: view.limit,
       cost: prepared.cost,
       remaining: view.remaining,
@@ -584,6 +584,8 @@ export class GitHubEmulator {
       resetAt: new Date(view.reset * 1000).toISOString().replace('.000Z', 'Z'),
       nodeCount: prepared.nodeCount,
     });
+    outcome.body = executed.body;
+    if (executed.touched !== undefined) outcome.repo ??= executed.touched;
   }
 
   /** 401 for an unknown token: not charged, rate headers of the client's IP. */
