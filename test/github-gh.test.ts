@@ -96,7 +96,7 @@ describe('gh CLI against the emulator over TLS', () => {
     const first = await gh(['api', '-i', 'repos/fleetbench/repo-1/pulls'], token);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(first.stdout).toMatch(/^HTTP\/2\.0 200 OK/);
     expect(first.stdout).toContain('X-Ratelimit-Limit: 5000');
     expect(first.stdout).toContain('X-Ratelimit-Remaining: 4999');
     expect(first.stdout).toContain('X-Ratelimit-Used: 1');
