@@ -37,7 +37,7 @@ import { GRAPHQL_DOCS, GraphQLEngine } from './graphql.ts';
 import { type Bucket, type Identity, QuotaLedger } from './quota.ts';
 import { buildRestRouter, contentHash, errorBody, parseQuery, type RestRouter } from './rest.ts';
 import { GitHubState } from './state.ts';
-import { ATTRIBUTION_HEADERS, type EmulatorRequest, type EmulatorResponse } from './types.ts';
+import { type Admission, ATTRIBUTION_HEADERS, type EmulatorRequest, type EmulatorResponse } from './types.ts';
 
 const RATE_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
 const SECONDARY_DOCS = `${RATE_DOCS}#about-secondary-rate-limits`;
@@ -262,6 +262,51 @@ export class GitHubEmulator {
     this.faults.clear();
   }
 
+  private tokenFor(tokenText: string): TokenInfo | undefined {
+    const token = this.tokens.tokens.get(tokenText);
+    if (token === undefined && this.acceptUnknownTokens) return this.tokens.mint({ token: tokenText });
+    return token;
+  }
+
+  /**
+   * Counts a request in flight for its identity from now until `release()`: the HTTP binding calls
+   * it when a request's headers arrive and releases when the answer is written, so clients fanning
+   * out meet the concurrency limit without modelled latency. Undefined (nothing counted) for the
+   * admin API and unknown tokens (answered 401).
+   */
+  admit(
+    path: string,
+    headers: Record<string, string | string[] | undefined>,
+    remoteAddress: string | undefined,
+  ): Admission | undefined {
+    if (path.includes('/_fleetbench/')) return undefined;
+    const authorization = headers.authorization;
+    const tokenText = TokenRegistry.parseAuthorization(
+      typeof authorization === 'string' ? authorization : undefined,
+    );
+    let token: TokenInfo | undefined;
+    let identity: Identity;
+    if (tokenText !== undefined) {
+      token = this.tokenFor(tokenText);
+      if (token === undefined) return undefined;
+      identity = token.identity;
+    } else {
+      identity = this.ledger.ipIdentity(remoteAddress);
+    }
+    identity.inFlight++;
+    if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
+    let released = false;
+    return {
+      identity,
+      token,
+      release() {
+        if (released) return;
+        released = true;
+        identity.inFlight--;
+      },
+    };
+  }
+
   async handle(req: EmulatorRequest): Promise<EmulatorResponse> {
     const t0 = this.clock.now();
     let path = req.path;
@@ -284,20 +329,25 @@ export class GitHubEmulator {
     if (pathname.startsWith('/_fleetbench/')) return this.admin.handleHttp(req, pathname.slice(13), qs);
 
     const method = req.method.toUpperCase();
-    const tokenText = TokenRegistry.parseAuthorization(req.headers.authorization);
+    // Counted in flight by the caller since the request arrived (HTTP binding), or from here.
+    const admitted = req.admission;
     let token: TokenInfo | undefined;
     let identity: Identity;
-    if (tokenText !== undefined) {
-      token = this.tokens.tokens.get(tokenText);
-      if (token === undefined && this.acceptUnknownTokens) token = this.tokens.mint({ token: tokenText });
-      if (token === undefined) return this.badCredentials(req, method, pathname, t0);
-      identity = token.identity;
+    if (admitted !== undefined) {
+      token = admitted.token;
+      identity = admitted.identity;
     } else {
-      identity = this.ledger.ipIdentity(req.remoteAddress);
+      const tokenText = TokenRegistry.parseAuthorization(req.headers.authorization);
+      if (tokenText !== undefined) {
+        token = this.tokenFor(tokenText);
+        if (token === undefined) return this.badCredentials(req, method, pathname, t0);
+        identity = token.identity;
+      } else {
+        identity = this.ledger.ipIdentity(req.remoteAddress);
+      }
+      identity.inFlight++;
+      if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
     }
-
-    identity.inFlight++;
-    if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
     const outcome = new Outcome();
     try {
       if (pathname === '/graphql' || pathname === '/graphql/')
@@ -316,7 +366,7 @@ export class GitHubEmulator {
       if (this.faults.size > 0) delay += this.faults.latency(outcome.protocol, outcome.route);
       if (delay > 0) await this.clock.sleep(delay);
     } finally {
-      identity.inFlight--;
+      if (admitted === undefined) identity.inFlight--;
     }
     return this.finish(req, method, outcome, token, t0);
   }

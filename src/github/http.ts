@@ -21,7 +21,7 @@ import {
 } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import type { GitHubEmulator } from './emulator.ts';
-import type { EmulatorRequest } from './types.ts';
+import type { Admission, EmulatorRequest } from './types.ts';
 
 export interface GitHubServerOptions {
   emulator: GitHubEmulator;
@@ -77,7 +77,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
 
   type Req = IncomingMessage | Http2ServerRequest;
   type Res = ServerResponse | Http2ServerResponse;
-  const answer = (req: Req, res: Res, body: string | undefined) => {
+  const answer = (req: Req, res: Res, body: string | undefined, admission: Admission | undefined) => {
     // HTTP/2 names the host in the :authority pseudo-header instead of Host.
     const host = req.headers.host ?? (req.headers[':authority'] as string | undefined);
     const request: EmulatorRequest = {
@@ -87,6 +87,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
       body,
       remoteAddress: req.socket.remoteAddress,
       baseUrl: host ? `${scheme}://${host}` : origin,
+      admission,
     };
     emulator.handle(request).then(
       (response) => {
@@ -103,6 +104,9 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
   };
 
   const onRequest = (req: Req, res: Res) => {
+    // In flight from arrival until the answer is written (or the client goes away).
+    const admission = emulator.admit(req.url ?? '/', req.headers, req.socket.remoteAddress);
+    if (admission !== undefined) res.once('close', admission.release);
     const method = req.method;
     if (
       (method === 'GET' || method === 'HEAD') &&
@@ -110,13 +114,13 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
       req.headers['transfer-encoding'] === undefined
     ) {
       req.resume();
-      answer(req, res, undefined);
+      answer(req, res, undefined, admission);
       return;
     }
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () =>
-      answer(req, res, chunks.length === 0 ? undefined : Buffer.concat(chunks).toString('utf8')),
+      answer(req, res, chunks.length === 0 ? undefined : Buffer.concat(chunks).toString('utf8'), admission),
     );
     req.on('error', () => res.destroy());
   };
