@@ -88,13 +88,13 @@ describe('GraphQL cost', () => {
     expect(rate(res).used).toBe(101);
   });
 
-  it('rounds small queries to 1 and makes a rateLimit-only query free', async () => {
+  it('rounds small queries to 1, a rateLimit-only query too (the minimum of a call)', async () => {
     const { graphql, apiRecords } = inProcess();
-    const free = await graphql('{ rateLimit { limit cost remaining used } }');
-    expect(JSON.parse(free.body).data.rateLimit).toEqual({ limit: 5000, cost: 0, remaining: 5000, used: 0 });
+    const only = await graphql('{ rateLimit { limit cost remaining used } }');
+    expect(JSON.parse(only.body).data.rateLimit).toEqual({ limit: 5000, cost: 1, remaining: 4999, used: 1 });
     const one = await graphql('{ viewer { login } rateLimit { cost } }');
     expect(JSON.parse(one.body).data).toEqual({ viewer: { login: 'fleet-agent' }, rateLimit: { cost: 1 } });
-    expect(apiRecords().map((r) => r.cost)).toEqual([0, 1]);
+    expect(apiRecords().map((r) => r.cost)).toEqual([1, 1]);
   });
 
   it('answers a primary-limit breach with 200, an error body and remaining 0', async () => {
@@ -111,12 +111,16 @@ describe('GraphQL cost', () => {
   });
 
   it('refuses a query costing more than what remains, before running it', async () => {
-    const { graphql } = inProcess({ limits: { primary: { user: { graphql: 50 } } } });
+    const { graphql, apiRecords } = inProcess({ limits: { primary: { user: { graphql: 50 } } } });
     const big = await graphql(
       '{ repository(owner: "fleetbench", name: "repo-1") { pullRequests(first: 100) { nodes { reviews(first: 100) { nodes { comments(first: 10) { totalCount } } } } } } }',
     );
     expect(JSON.parse(big.body).errors[0].type).toBe('RATE_LIMITED');
-    expect(rate(big)).toMatchObject({ remaining: 50, used: 0 });
+    // GitHub: a 200 with an error and x-ratelimit-remaining 0, though 50 points are left.
+    expect(rate(big)).toMatchObject({ remaining: 0, used: 0 });
+    expect(apiRecords()[0]).toMatchObject({ limited: 'primary', cost: 0, secondaryCost: 0 });
+    const small = await graphql('{ viewer { login } }');
+    expect(rate(small)).toMatchObject({ remaining: 49, used: 1 });
   });
 });
 

@@ -94,6 +94,8 @@ class Outcome {
   repo: string | undefined = undefined;
   etag: string | undefined = undefined;
   link: string | undefined = undefined;
+  /** Answered as out of quota: x-ratelimit-remaining 0 whatever the bucket still holds. */
+  exhausted = false;
   /** The GraphQL operation name: the record's `op` when no x-fleetbench-op header names one. */
   op: string | undefined = undefined;
   /** The x-ratelimit-* values sent, fixed when the request was processed (before the latency). */
@@ -364,6 +366,9 @@ export class GitHubEmulator {
       const base = outcome.protocol === 'graphql' ? this.latency.graphql : this.latency.rest;
       let delay = base === null ? 0 : this.latencyRng.lognormal(base.medianMs, base.p95Ms);
       if (this.faults.size > 0) delay += this.faults.latency(outcome.protocol, outcome.route);
+      // The CPU-time limit counts the response time of requests served (refused ones take none).
+      if (delay > 0 && outcome.secondaryCost > 0)
+        this.ledger.chargeCpu(identity, delay, outcome.protocol === 'graphql');
       if (delay > 0) await this.clock.sleep(delay);
     } finally {
       if (admitted === undefined) identity.inFlight--;
@@ -381,7 +386,7 @@ export class GitHubEmulator {
     if (bucket === undefined) return;
     outcome.rl = {
       limit: bucket.limit,
-      remaining: this.ledger.remaining(bucket),
+      remaining: outcome.exhausted ? 0 : this.ledger.remaining(bucket),
       used: bucket.used,
       reset: this.ledger.resetEpochSeconds(bucket),
       resource: bucket.resource,
@@ -458,23 +463,16 @@ export class GitHubEmulator {
       outcome.route = route.template;
       if (route.repoParams) outcome.repo = `${params[route.repoParams[0]]}/${params[route.repoParams[1]]}`;
     }
-    if (
-      this.refused(
-        outcome,
-        identity,
-        route?.endpoint ?? `${method} (unmatched)`,
-        points,
-        route?.contentCreating ?? false,
-      )
-    ) {
-      return;
-    }
+    const endpoint = route?.endpoint ?? `${method} (unmatched)`;
+    const contentCreating = route?.contentCreating ?? false;
+    if (this.refused(outcome, identity, endpoint, points, contentCreating)) return;
     outcome.secondaryCost = points;
     const free = route?.free ?? false;
     if (!free && this.ledger.remaining(bucket) === 0) {
+      // Refused requests charge nothing: give back the secondary points just taken.
       this.counters.limitedPrimary++;
+      this.ledger.refundSecondary(identity, endpoint, points, false, contentCreating);
       outcome.reject(this.ledger.limits.primaryStatus, this.primaryMessage(identity), RATE_DOCS);
-      outcome.secondaryCost = points;
       outcome.limited = 'primary';
       return;
     }
@@ -616,11 +614,17 @@ export class GitHubEmulator {
     outcome.secondaryCost = points;
     if (prepared.cost > this.ledger.remaining(bucket) || bucket.limit === 0) {
       // GitHub answers a GraphQL primary-limit breach with 200 and an error body.
+      // GitHub: "the response status will still be 200, but you will receive an error message,
+      // and the value of the x-ratelimit-remaining header will be 0" (also when what remains is
+      // more than 0 but less than this query's cost). Refused: no secondary point either.
       this.counters.limitedPrimary++;
+      this.ledger.refundSecondary(identity, 'POST /graphql', points, true, prepared.contentCreating);
       const message = this.primaryMessage(identity);
       outcome.body = JSON.stringify({ errors: [{ type: 'RATE_LIMITED', message }] });
       outcome.error = message;
+      outcome.secondaryCost = 0;
       outcome.limited = 'primary';
+      outcome.exhausted = true;
       return;
     }
     this.ledger.charge(bucket, prepared.cost);

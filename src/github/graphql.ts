@@ -5,9 +5,9 @@
  *
  * Cost (docs.github.com, "Rate limits and node limits for the GraphQL API"): add up the requests
  * needed to fill each connection, assuming each reaches its `first`/`last`, nested connections
- * multiplied by their parents' sizes; divide by 100, round, minimum 1. A query that selects only
- * `rateLimit` is free. Every connection needs `first` or `last` (at most 100), and a query may
- * touch at most 500,000 nodes.
+ * multiplied by their parents' sizes; divide by 100, round, minimum 1 (a query that selects only
+ * `rateLimit` costs 1 too: the field adds nothing, the call has its minimum). Every connection
+ * needs `first` or `last` (at most 100), and a query may touch at most 500,000 nodes.
  */
 import {
   buildSchema,
@@ -1046,7 +1046,7 @@ export interface PreparedQuery {
   operationName: string | undefined;
   /** What the trace records as `op`: operationName, else the executed operation's own name. */
   opName: string | undefined;
-  /** Primary-limit points (0 for a rateLimit-only query). */
+  /** Primary-limit points: at least 1. */
   cost: number;
   nodeCount: number;
   mutation: boolean;
@@ -1155,7 +1155,8 @@ export class GraphQLEngine {
         opName,
       };
     }
-    const cost = analysis.free ? 0 : Math.max(1, Math.round(analysis.requests / 100));
+    // "The minimum point value of a call to the GraphQL API is 1", a rateLimit-only call too.
+    const cost = Math.max(1, Math.round(analysis.requests / 100));
     return {
       ok: true,
       document,
@@ -1237,7 +1238,6 @@ function findOperation(
 interface Analysis {
   requests: number;
   nodes: number;
-  free: boolean;
   contentCreating: boolean;
   repo?: string;
   error?: { type: string; message: string; path?: string[] };
@@ -1259,25 +1259,11 @@ function analyze(
     if (name in variables) vars[name] = variables[name];
     else if (def.defaultValue) vars[name] = valueFromASTUntyped(def.defaultValue, {});
   }
-  const out: Analysis = { requests: 0, nodes: 0, free: true, contentCreating: false };
+  const out: Analysis = { requests: 0, nodes: 0, contentCreating: false };
   let repos: Set<string> | undefined;
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) return out;
 
-  const topLevel = (set: SelectionSetNode): boolean => {
-    for (const sel of set.selections) {
-      if (sel.kind === Kind.FIELD) {
-        if (sel.name.value !== 'rateLimit' && sel.name.value !== '__typename') return false;
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        if (!topLevel(sel.selectionSet)) return false;
-      } else {
-        const frag = fragments.get(sel.name.value);
-        if (frag && !topLevel(frag.selectionSet)) return false;
-      }
-    }
-    return true;
-  };
-  out.free = operation.operation === 'query' && topLevel(operation.selectionSet);
   if (operation.operation === 'mutation') {
     for (const sel of operation.selectionSet.selections)
       if (sel.kind === Kind.FIELD && CONTENT_CREATING_MUTATIONS.has(sel.name.value))
