@@ -586,6 +586,8 @@ export class GitHubEmulator {
     outcome.protocol = 'graphql';
     outcome.resource = 'graphql';
     outcome.bucket = bucket;
+    // GraphQL answers carry no ETag: a conditional POST is recorded as such and charged in full.
+    outcome.conditional = req.headers['if-none-match'] !== undefined;
     if (method !== 'POST') {
       outcome.reject(404, 'Not Found', GRAPHQL_DOCS);
       return;

@@ -1,0 +1,25 @@
+import { spawnSync } from 'node:child_process';
+
+/**
+ * A system tool a test needs (gh, promtool, …). Missing on a developer machine: the suite is
+ * skipped with one line naming the Debian package. Missing with CI set: the suite runs and fails
+ * in `require()`, since .ci/run installs every package the tests need.
+ */
+export function systemTool(command: string, versionArgs: string[], debianPackage: string) {
+  const present = spawnSync(command, versionArgs, { stdio: 'ignore' }).status === 0;
+  const ci = Boolean(process.env.CI);
+  if (!present && !ci) {
+    process.stderr.write(`skipped: needs \`${command}\` (Debian package ${debianPackage})\n`);
+  }
+  return {
+    present,
+    /** True when the suite should be skipped (missing, and not on CI). */
+    skip: !present && !ci,
+    require(): void {
+      if (!present)
+        throw new Error(
+          `\`${command}\` is missing: install the Debian package ${debianPackage} (.ci/run does)`,
+        );
+    },
+  };
+}
