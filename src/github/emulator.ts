@@ -4,7 +4,11 @@
  *
  *   path and prefix (`/api/v3`, `/api/graphql`) → admin? → token → route → in flight + 1 →
  *   injected 5xx / forced secondary → secondary limits → primary limit → handler / GraphQL →
- *   ETag and 304 → charge → latency (clock.sleep) → in flight − 1 → one `api` trace record.
+ *   ETag (content hash) and 304 → charge → latency (clock.sleep) → in flight − 1 → one `api`
+ *   trace record.
+ *
+ * Over HTTP the binding counts the request in flight itself, from its arrival (`admit()`) until
+ * its answer is written, and hands the admission to `handle()`.
  *
  * Everything before the sleep is synchronous, so in virtual time the only waiting is the modelled
  * latency, and concurrency (the 100-in-flight secondary limit, the record's t/dur) is honest.
