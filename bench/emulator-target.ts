@@ -3,11 +3,15 @@
  * not share its event loop: `emulator TRACE` (the GitHub emulator with quota accounting and a
  * trace writer) or `bare RESPONSEFILE` (node:http replaying a captured response: the same status
  * line, headers and body bytes, with no logic). Prints one READY JSON
- * line, and on SIGTERM one DONE JSON line with what it answered.
+ * line, and on SIGTERM one DONE JSON line with what it answered. With BENCH_TLS_DIR set (a
+ * directory holding cert.pem and key.pem) both serve TLS with HTTP/2 by ALPN, as
+ * `github serve --tls` does.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { RealClock } from '../src/clock/index.ts';
 import { GitHubEmulator, startGitHubServer } from '../src/github/index.ts';
 import { Rng } from '../src/rng.ts';
@@ -28,6 +32,10 @@ process.on('SIGUSR2', () => {
   answeredAtMark = answeredNow();
 });
 let answeredNow = () => 0;
+const tlsDir = process.env.BENCH_TLS_DIR;
+const tls = tlsDir
+  ? { key: readFileSync(join(tlsDir, 'key.pem')), cert: readFileSync(join(tlsDir, 'cert.pem')) }
+  : undefined;
 
 if (kind === 'emulator') {
   const clock = new RealClock();
@@ -52,7 +60,7 @@ if (kind === 'emulator') {
       secondary: { restPointsPerMinute: big, concurrent: big },
     },
   });
-  const server = await startGitHubServer({ emulator });
+  const server = await startGitHubServer({ emulator, tls });
   answeredNow = () => emulator.stats().requests;
   print({ ready: true, port: server.port, token: emulator.defaultToken });
   process.once('SIGTERM', async () => {
@@ -73,7 +81,10 @@ if (kind === 'emulator') {
   const body = readFileSync(file!);
   let answered = 0;
   answeredNow = () => answered;
-  const server = createServer((req, res) => {
+  const handler = (
+    req: { resume(): void },
+    res: { writeHead(status: number, headers: Record<string, string>): unknown; end(b: Buffer): unknown },
+  ) => {
     req.resume();
     answered++;
     res.writeHead(200, {
@@ -81,13 +92,14 @@ if (kind === 'emulator') {
       'content-length': String(body.length),
     });
     res.end(body);
-  });
+  };
+  const server = tls ? createSecureServer({ ...tls, allowHTTP1: true }, handler) : createServer(handler);
   server.listen(0, '127.0.0.1', () => print({ ready: true, port: (server.address() as AddressInfo).port }));
   process.once('SIGTERM', () => {
     const measured = answered - answeredAtMark;
     const cpu = cpuMicros();
     server.close();
-    server.closeAllConnections();
+    if ('closeAllConnections' in server) server.closeAllConnections();
     print({ done: true, answered, measured, cpuMicros: cpu });
     process.exit(0);
   });

@@ -3,17 +3,21 @@
  * (status, headers, body bytes):
  * autocannon against an authenticated `GET /repos/{owner}/{repo}/pulls` with quota accounting
  * and trace recording on, then a check that every answered request became a trace record.
- * Also in-process handle() throughput under the VirtualClock (what virtual-time runs use).
+ * Also the guard poll over TLS with HTTP/2 (`github serve --tls`) against a bare node:http2
+ * server replaying the same answer, with a small node:http2 load generator (autocannon speaks
+ * HTTP/1.1 only), and in-process handle() throughput under the VirtualClock (what virtual-time
+ * runs use).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, constants } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { VirtualClock } from '../src/clock/index.ts';
-import { GitHubEmulator } from '../src/github/index.ts';
+import { GitHubEmulator, generateSelfSignedCert } from '../src/github/index.ts';
 import { Rng } from '../src/rng.ts';
 import { readTrace, TraceWriter } from '../src/trace/index.ts';
 import type { Bench } from './run.ts';
@@ -38,9 +42,13 @@ interface Target {
   ready: { port: number; token?: string };
 }
 
+/** With a TLS directory the targets serve HTTP/2 over TLS (and the load is HTTP/2). */
+let tlsDir: string | undefined;
+
 async function start(kind: 'emulator' | 'bare', file: string): Promise<Target> {
   const child = spawn(process.execPath, ['--import', 'tsx', target, kind, file], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: tlsDir ? { ...process.env, BENCH_TLS_DIR: tlsDir } : process.env,
   });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const first = await lines.next();
@@ -63,14 +71,77 @@ async function stop(t: Target): Promise<Done> {
   return JSON.parse(line.value);
 }
 
-async function load(t: Target, path: string, headers: Record<string, string>) {
+type Result = Pick<Awaited<ReturnType<typeof autocannon>>, 'duration' | 'non2xx' | 'errors'> & {
+  requests: { total: number; average: number };
+  latency: { p50: number; p99: number };
+};
+
+/**
+ * HTTP/2 load: SESSIONS connections, each keeping CONNECTIONS / SESSIONS streams in flight (so as
+ * many requests outstanding as autocannon's connections), for `seconds`.
+ */
+async function h2load(port: number, path: string, headers: Record<string, string>, seconds: number) {
+  const SESSIONS = 4;
+  const ca = tlsDir ? readFileSync(join(tlsDir, 'cert.pem')) : undefined;
+  const latencies: number[] = [];
+  let non2xx = 0;
+  let errors = 0;
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: SESSIONS }, async () => {
+      const session = connect(`https://127.0.0.1:${port}`, { ca });
+      session.on('error', () => errors++);
+      const one = () =>
+        new Promise<void>((resolve) => {
+          const t0 = performance.now();
+          const stream = session.request({ [constants.HTTP2_HEADER_PATH]: path, ...headers });
+          stream.on('response', (h) => {
+            if (Number(h[constants.HTTP2_HEADER_STATUS]) >= 300) non2xx++;
+          });
+          stream.resume();
+          stream.on('end', () => {
+            latencies.push(performance.now() - t0);
+            resolve();
+          });
+          stream.on('error', () => {
+            errors++;
+            resolve();
+          });
+          stream.end();
+        });
+      await Promise.all(
+        Array.from({ length: CONNECTIONS / SESSIONS }, async () => {
+          while (performance.now() < until) await one();
+        }),
+      );
+      session.close();
+    }),
+  );
+  const duration = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) =>
+    Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+  return {
+    duration,
+    non2xx,
+    errors,
+    requests: { total: latencies.length, average: latencies.length / duration },
+    latency: { p50: at(0.5), p99: at(0.99) },
+  } satisfies Result;
+}
+
+async function load(t: Target, path: string, headers: Record<string, string>): Promise<Result> {
+  if (tlsDir) {
+    await h2load(t.ready.port, path, headers, 2); // warm-up (JIT)
+    t.child.kill('SIGUSR2');
+    return h2load(t.ready.port, path, headers, DURATION_S);
+  }
   const url = `http://127.0.0.1:${t.ready.port}${path}`;
   await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 }); // warm-up (JIT)
   t.child.kill('SIGUSR2'); // start the server's CPU count
   return autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_S });
 }
-
-type Result = Awaited<ReturnType<typeof autocannon>>;
 
 /** Rounds pooled: total requests over total time; p50/p99 the worst round's (conservative). */
 function summarize(runs: Result[]) {
@@ -162,6 +233,9 @@ async function compare(dir: string, name: string, path: string): Promise<Compari
   const refCpu = { micros: 0, requests: 0 };
   // What bare Node replays: the emulator's own answer (headers and body), captured once.
   const bodyPath = join(dir, 'response.json');
+  // Probed over plain HTTP: the same answer whichever protocol carries it.
+  const tls = tlsDir;
+  tlsDir = undefined;
   const probe = await start('emulator', join(dir, 'probe.jsonl'));
   const sample = await fetch(`http://127.0.0.1:${probe.ready.port}${path}`, {
     headers: { authorization: `token ${probe.ready.token}` },
@@ -174,6 +248,7 @@ async function compare(dir: string, name: string, path: string): Promise<Compari
   });
   writeFileSync(bodyPath, JSON.stringify({ headers, body: body.toString('base64') }));
   await stop(probe);
+  tlsDir = tls;
   const runEmulator = async (round: number) => {
     const tracePath = join(dir, `emulator-${round}.jsonl`);
     const emulator = await start('emulator', tracePath);
@@ -224,6 +299,11 @@ const bench: Bench = {
     try {
       const comparisons: Comparison[] = [];
       for (const r of REQUESTS) comparisons.push(await compare(dir, r.name, r.path));
+      // The guard poll again over TLS + HTTP/2, both servers alike: reported separately.
+      generateSelfSignedCert(join(dir, 'tls'));
+      tlsDir = join(dir, 'tls');
+      comparisons.push(await compare(dir, 'h2 guard (TLS, HTTP/2)', REQUESTS[1].path));
+      tlsDir = undefined;
       const inVirtual = await inProcess(dir, true);
       const inBare = await inProcess(dir, false);
 

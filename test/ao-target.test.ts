@@ -13,7 +13,7 @@ import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
 
 const dir = scratchDir('fleetbench-ao-');
-const hasGh = systemTool('gh', 'gh');
+const gh = systemTool('gh', ['--version'], 'gh');
 
 interface Line {
   kind: string;
@@ -28,7 +28,7 @@ interface Line {
   reason?: string;
 }
 
-describe.skipIf(!hasGh)('--target ao: agent-orchestrator 0.2.0 through gh against the emulator', () => {
+describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh against the emulator', () => {
   it('polls, reacts to review comments, survives a hard restart; every call attributed to its session', async () => {
     const scenario = join(dir, 'ao-short.yaml');
     writeFileSync(

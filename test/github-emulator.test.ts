@@ -378,6 +378,56 @@ describe('REST', () => {
   });
 });
 
+describe('REST writes mirrored by the GraphQL mutations', () => {
+  it('edits, labels, reviews and closes through PATCH/POST as GraphQL does', async () => {
+    const h = inProcess();
+    const send = (method: string, path: string, body: unknown, token = h.emulator.defaultToken) =>
+      new InProcessTransport(h.emulator, { token }).request({
+        method,
+        path,
+        headers: {},
+        body: JSON.stringify(body),
+      });
+    const repo = '/repos/fleetbench/repo-1';
+    const label = [...h.emulator.state.repoLabels(h.emulator.state.repo('fleetbench/repo-1')).keys()][0]!;
+    const edited = await send('PATCH', `${repo}/pulls/6`, { title: 'Renamed', body: 'B' });
+    expect(edited.status).toBe(200);
+    expect(JSON.parse(edited.body)).toMatchObject({ title: 'Renamed', body: 'B', state: 'open' });
+    const labelled = await send('POST', `${repo}/issues/3/labels`, { labels: [label, 'brand-new'] });
+    expect(JSON.parse(labelled.body).map((l: { name: string }) => l.name)).toEqual(
+      expect.arrayContaining([label, 'brand-new']),
+    );
+    const issue = await send('PATCH', `${repo}/issues/3`, { state: 'closed', labels: ['brand-new'] });
+    expect(JSON.parse(issue.body)).toMatchObject({ state: 'closed', labels: [{ name: 'brand-new' }] });
+    const own = await send('POST', `${repo}/pulls/6/reviews`, { event: 'APPROVE' });
+    expect(own.status).toBe(422);
+    expect(own.body).toContain('Can not approve your own pull request');
+    const reviewer = h.emulator.admin.mintToken({ user: 'reviewer-1' }).token;
+    const review = await send(
+      'POST',
+      `${repo}/pulls/6/reviews`,
+      { event: 'APPROVE', body: 'ok', comments: [{ path: 'a.ts', line: 2, body: 'nit' }] },
+      reviewer,
+    );
+    expect(review.status).toBe(200);
+    expect(JSON.parse(review.body)).toMatchObject({ state: 'APPROVED', user: { login: 'reviewer-1' } });
+    expect(h.emulator.admin.findPullRequest({ repo: 'fleetbench/repo-1', number: 6 })).toMatchObject({
+      reviewDecision: 'APPROVED',
+      reviewComments: 1,
+    });
+    const closed = await send('PATCH', `${repo}/pulls/6`, { state: 'closed' });
+    expect(JSON.parse(closed.body)).toMatchObject({ state: 'closed', merged: false });
+    expect(h.apiRecords().map((r) => [r.method, r.route, r.status, r.secondaryCost])).toEqual([
+      ['PATCH', '/repos/{owner}/{repo}/pulls/{pull_number}', 200, 5],
+      ['POST', '/repos/{owner}/{repo}/issues/{issue_number}/labels', 200, 5],
+      ['PATCH', '/repos/{owner}/{repo}/issues/{issue_number}', 200, 5],
+      ['POST', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', 422, 5],
+      ['POST', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', 200, 5],
+      ['PATCH', '/repos/{owner}/{repo}/pulls/{pull_number}', 200, 5],
+    ]);
+  });
+});
+
 describe('fixtures', () => {
   it('generates the same world from the same seed', () => {
     const a = generateFixtures({ repos: 10, issuesPerRepo: 8 }, new Rng(3));

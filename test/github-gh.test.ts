@@ -1,9 +1,13 @@
 /**
- * The real `gh` CLI (Debian's gh, installed by .ci/run) against the emulator over TLS with a
- * generated self-signed certificate: GH_HOST=127.0.0.1:PORT, GH_ENTERPRISE_TOKEN, SSL_CERT_FILE
- * and a scratch GH_CONFIG_DIR, exactly as docs/github-emulator.md tells users.
+ * The real `gh` CLI (Debian's gh 2.23, installed by .ci/run) against the emulator's TLS binding
+ * (what `fleetbench github serve --tls` runs: HTTP/2 by ALPN, a generated self-signed
+ * certificate) with GH_HOST=127.0.0.1:PORT, GH_ENTERPRISE_TOKEN, SSL_CERT_FILE and a scratch
+ * GH_CONFIG_DIR, exactly as docs/github-emulator.md tells users. One test per row of the
+ * compatibility table there: the command succeeds, changes what it should, and each request is
+ * charged what GitHub documents (a GraphQL query 1 primary + 1 secondary point, a mutation
+ * 1 + 5, a REST GET 1 + 1, an authenticated 304 0 + 1, GET /rate_limit 0 + 1).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,11 +15,13 @@ import { RealClock } from '../src/clock/index.ts';
 import { GitHubEmulator, generateSelfSignedCert, HttpTransport } from '../src/github/index.ts';
 import { Rng } from '../src/rng.ts';
 import { MemorySink } from '../src/trace/writer.ts';
+import { BIN } from './helpers/cli.ts';
 import { serve } from './helpers/github.ts';
 import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
 
 const dir = scratchDir('fleetbench-gh-');
-const ghPresent = spawnSync('gh', ['--version']).status === 0;
+const ghTool = systemTool('gh', ['--version'], 'gh');
 
 interface GhResult {
   code: number | null;
@@ -23,13 +29,61 @@ interface GhResult {
   stderr: string;
 }
 
-describe('gh CLI against the emulator over TLS', () => {
+/** gh's environment for a host: only the emulator's token, a scratch config, no pager or colour. */
+function ghEnv(host: string, token: string, certPath: string): NodeJS.ProcessEnv {
+  const config = join(dir, `config-${Math.random().toString(36).slice(2)}`);
+  mkdirSync(config);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of [
+    'GH_TOKEN',
+    'GITHUB_TOKEN',
+    'GH_REPO',
+    'GH_ENTERPRISE_TOKEN',
+    'GITHUB_ENTERPRISE_TOKEN',
+    'GH_DEBUG',
+  ])
+    delete env[name];
+  return Object.assign(env, {
+    GH_HOST: host,
+    GH_ENTERPRISE_TOKEN: token,
+    SSL_CERT_FILE: certPath,
+    GH_CONFIG_DIR: config,
+    GH_PROMPT_DISABLED: '1',
+    GH_NO_UPDATE_NOTIFIER: '1',
+    GH_PAGER: 'cat',
+    NO_COLOR: '1',
+  });
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<GhResult> {
+  return new Promise((resolve, reject) => {
+    // Asynchronous on purpose: the server runs in this process and must keep answering.
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe.skipIf(ghTool.skip)('gh CLI against the emulator over TLS (compatibility table)', () => {
   const sink = new MemorySink();
   const emulator = new GitHubEmulator({
     clock: new RealClock(),
     rng: new Rng(5),
     trace: sink,
-    fixtures: { repos: 1, issuesPerRepo: 5, pullsPerRepo: 2 },
+    // PRs 9..13 on agent/issue-1..5, each closing its issue.
+    fixtures: { repos: 1, issuesPerRepo: 8, pullsPerRepo: 5 },
     latency: false,
   });
   let host = '';
@@ -37,7 +91,7 @@ describe('gh CLI against the emulator over TLS', () => {
   let cert = '';
 
   beforeAll(async () => {
-    expect(ghPresent, 'the gh CLI must be installed (.ci/run installs Debian gh)').toBe(true);
+    ghTool.require();
     const made = generateSelfSignedCert(join(dir, 'tls'));
     certPath = made.certPath;
     cert = made.cert;
@@ -45,93 +99,104 @@ describe('gh CLI against the emulator over TLS', () => {
     host = `127.0.0.1:${server.port}`;
   });
 
-  function gh(args: string[], token: string): Promise<GhResult> {
-    const config = join(dir, `config-${Math.random().toString(36).slice(2)}`);
-    mkdirSync(config);
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of [
-      'GH_TOKEN',
-      'GITHUB_TOKEN',
-      'GH_REPO',
-      'GH_ENTERPRISE_TOKEN',
-      'GITHUB_ENTERPRISE_TOKEN',
-      'GH_DEBUG',
-    ]) {
-      delete env[name];
-    }
-    Object.assign(env, {
-      GH_HOST: host,
-      GH_ENTERPRISE_TOKEN: token,
-      SSL_CERT_FILE: certPath,
-      GH_CONFIG_DIR: config,
-      GH_PROMPT_DISABLED: '1',
-      GH_NO_UPDATE_NOTIFIER: '1',
-      GH_PAGER: 'cat',
-      NO_COLOR: '1',
-    });
-    return new Promise((resolve, reject) => {
-      // Asynchronous on purpose: the server runs in this process and must keep answering.
-      const child = spawn('gh', args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => {
-        stdout += d;
-      });
-      child.stderr.on('data', (d) => {
-        stderr += d;
-      });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      child.on('error', reject);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
+  let sessions = 0;
+  /** A fresh user and session per row, so each row's charges are its own. */
+  function identity(user = `gh-user-${sessions + 1}`) {
+    const session = `gh-${++sessions}`;
+    return { session, token: emulator.admin.mintToken({ user, session, source: 'cli' }).token };
   }
-
+  const gh = (args: string[], token: string) => run('gh', args, ghEnv(host, token, certPath));
   const repoArg = () => ['-R', `${host}/fleetbench/repo-1`];
+  /** [operation or route, primary points, secondary points] of a session's requests. */
+  const charges = (session: string) =>
+    sink.records.flatMap((r) =>
+      r.kind === 'api' && r.session === session
+        ? [[r.op ?? `${r.method} ${r.route}`, r.cost, r.secondaryCost]]
+        : [],
+    );
+  const pull = (n: number) => emulator.state.pull(emulator.state.repo('fleetbench/repo-1'), n);
+  const issue = (n: number) => emulator.state.issue(emulator.state.repo('fleetbench/repo-1'), n);
 
-  it('gh api -i shows the rate-limit headers, with exact numbers', async () => {
-    const { token } = emulator.admin.mintToken({ user: 'gh-user-1', session: 'gh-s1', source: 'cli' });
+  it('gh api -i: HTTP/2.0, the rate-limit headers, and a free 304 with If-None-Match', async () => {
+    const { session, token } = identity();
     const first = await gh(['api', '-i', 'repos/fleetbench/repo-1/pulls'], token);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(first.stdout).toMatch(/^HTTP\/2\.0 200 OK/);
     expect(first.stdout).toContain('X-Ratelimit-Limit: 5000');
     expect(first.stdout).toContain('X-Ratelimit-Remaining: 4999');
     expect(first.stdout).toContain('X-Ratelimit-Used: 1');
     expect(first.stdout).toContain('X-Ratelimit-Resource: core');
     expect(first.stdout).toMatch(/X-Ratelimit-Reset: \d{10}/);
     const body = JSON.parse(first.stdout.slice(first.stdout.indexOf('\r\n\r\n') + 4));
-    expect(body.map((p: { number: number }) => p.number)).toEqual([7, 6]);
-    const second = await gh(['api', '-i', 'repos/fleetbench/repo-1/issues/1'], token);
-    expect(second.stdout).toContain('X-Ratelimit-Remaining: 4998');
-    const records = sink.records.filter((r) => r.kind === 'api' && r.session === 'gh-s1');
-    expect(records.map((r) => (r.kind === 'api' ? [r.route, r.status, r.source] : []))).toEqual([
-      ['/repos/{owner}/{repo}/pulls', 200, 'cli'],
-      ['/repos/{owner}/{repo}/issues/{issue_number}', 200, 'cli'],
+    expect(body.map((p: { number: number }) => p.number)).toEqual([13, 12, 11, 10, 9]);
+    const etag = /^Etag: (.+)\r$/m.exec(first.stdout)![1]!;
+    expect(etag).toMatch(/^W\/"[0-9a-z]+"$/);
+    const again = await gh(
+      ['api', '-i', 'repos/fleetbench/repo-1/pulls', '-H', `If-None-Match: ${etag}`],
+      token,
+    );
+    // gh exits 1 on a 304 (it treats every status >= 300 as an error) but prints the answer.
+    expect(again.stdout).toMatch(/^HTTP\/2\.0 304 Not Modified/);
+    expect(again.stdout).toContain('X-Ratelimit-Remaining: 4999');
+    expect(again.stderr).toContain('HTTP 304');
+    expect(charges(session)).toEqual([
+      ['GET /repos/{owner}/{repo}/pulls', 1, 1],
+      ['GET /repos/{owner}/{repo}/pulls', 0, 1],
     ]);
+    expect(
+      sink.records
+        .filter((r) => r.kind === 'api' && r.session === session)
+        .map((r) => r.kind === 'api' && r.source),
+    ).toEqual(['cli', 'cli']);
   });
 
-  it('HttpTransport speaks to the same server over TLS, trusting the generated certificate', async () => {
-    const { token } = emulator.admin.mintToken({ user: 'transport-user', session: 'tr-1' });
+  it('gh api -i graphql: HTTP/2.0; If-None-Match changes nothing (GraphQL has no ETags)', async () => {
+    const { session, token } = identity();
+    const res = await gh(
+      [
+        'api',
+        '-i',
+        'graphql',
+        '-H',
+        'If-None-Match: W/"anything"',
+        '-f',
+        'query=query Who { viewer { login } rateLimit { cost remaining used } }',
+      ],
+      token,
+    );
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^HTTP\/2\.0 200 OK/);
+    expect(res.stdout).toContain('X-Ratelimit-Resource: graphql');
+    expect(res.stdout).not.toMatch(/^Etag:/m);
+    expect(JSON.parse(res.stdout.slice(res.stdout.indexOf('\r\n\r\n') + 4))).toEqual({
+      data: { viewer: { login: 'gh-user-2' }, rateLimit: { cost: 1, remaining: 4999, used: 1 } },
+    });
+    expect(charges(session)).toEqual([['Who', 1, 1]]);
+    const record = sink.records.find((r) => r.kind === 'api' && r.session === session);
+    expect(record).toMatchObject({ conditional: true, notModified: false });
+  });
+
+  it('gh api rate_limit is free', async () => {
+    const { session, token } = identity();
+    const res = await gh(['api', 'rate_limit'], token);
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout).resources.core).toMatchObject({ limit: 5000, used: 0, remaining: 5000 });
+    expect(charges(session)).toEqual([['GET /rate_limit', 0, 1]]);
+  });
+
+  it('HttpTransport speaks HTTP/1.1 to the same TLS server, trusting the generated certificate', async () => {
+    const { token } = identity('transport-user');
     const transport = new HttpTransport(`https://${host}/api/v3`, { ca: cert, token });
     try {
       const res = await transport.request({
         method: 'GET',
-        path: '/repos/fleetbench/repo-1/pulls/6',
+        path: '/repos/fleetbench/repo-1/pulls/9',
         headers: {},
       });
       expect(res.status).toBe(200);
       expect(res.headers['x-ratelimit-used']).toBe('1');
-      expect(JSON.parse(res.body).number).toBe(6);
-      const gql = await transport.request({
-        method: 'POST',
-        path: '/graphql',
-        headers: {},
-        body: JSON.stringify({ query: '{ viewer { login } }' }),
-      });
-      expect(JSON.parse(gql.body).data.viewer.login).toBe('transport-user');
+      expect(JSON.parse(res.body).number).toBe(9);
     } finally {
       transport.close();
     }
@@ -142,127 +207,332 @@ describe('gh CLI against the emulator over TLS', () => {
     untrusted.close();
   });
 
-  it('gh api graphql reaches /api/graphql and is charged GraphQL points', async () => {
-    const { token } = emulator.admin.mintToken({ user: 'gh-user-2' });
-    const res = await gh(
-      ['api', 'graphql', '-f', 'query={ viewer { login } rateLimit { cost remaining used } }'],
-      token,
-    );
-    expect(res.code).toBe(0);
-    expect(JSON.parse(res.stdout)).toEqual({
-      data: { viewer: { login: 'gh-user-2' }, rateLimit: { cost: 1, remaining: 4999, used: 1 } },
-    });
-  });
-
   it('gh pr list --head finds the pull request of a branch', async () => {
-    const { token } = emulator.admin.mintToken({ user: 'gh-user-3' });
+    const { session, token } = identity();
     const res = await gh(['pr', 'list', ...repoArg(), '--head', 'agent/issue-2'], token);
     expect(res.code).toBe(0);
     const lines = res.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]!.split('\t').slice(0, 4)).toEqual([
-      '7',
+      '10',
       expect.stringMatching(/^Fix #2: /),
       'agent/issue-2',
       'OPEN',
     ]);
-    const none = await gh(['pr', 'list', ...repoArg(), '--head', 'no-such-branch'], token);
-    expect(none.stdout.trim()).toBe('');
+    expect(charges(session)).toEqual([['PullRequestList', 1, 1]]);
   });
 
-  it('gh pr view shows the pull request', async () => {
-    const { token } = emulator.admin.mintToken({ user: 'gh-user-4' });
-    const res = await gh(['pr', 'view', '6', ...repoArg()], token);
+  it('gh pr view (and --json) shows the pull request', async () => {
+    const { session, token } = identity();
+    const res = await gh(['pr', 'view', '9', ...repoArg()], token);
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/^title:\tFix #1: /m);
     expect(res.stdout).toMatch(/^state:\tOPEN$/m);
-    expect(res.stdout).toMatch(/^number:\t6$/m);
+    expect(res.stdout).toMatch(/^number:\t9$/m);
     expect(res.stdout).toContain('Closes #1');
     const json = await gh(
-      ['pr', 'view', '6', ...repoArg(), '--json', 'number,state,reviewDecision,mergeable,headRefName'],
+      ['pr', 'view', '9', ...repoArg(), '--json', 'number,state,reviewDecision,mergeable,headRefName'],
       token,
     );
     expect(JSON.parse(json.stdout)).toEqual({
-      number: 6,
+      number: 9,
       state: 'OPEN',
       reviewDecision: 'REVIEW_REQUIRED',
       mergeable: 'MERGEABLE',
       headRefName: 'agent/issue-1',
     });
+    // The default view asks for reviews, comments, labels… (first: 100 each): 2 points by the
+    // cost formula; --json with scalar fields only: the minimum, 1.
+    expect(charges(session)).toEqual([
+      ['PullRequestByNumber', 2, 1],
+      ['PullRequestByNumber', 1, 1],
+    ]);
   });
 
-  it('gh pr checks follows check runs and statuses set through the admin API', async () => {
-    const { token } = emulator.admin.mintToken({ user: 'gh-user-5' });
-    const opened = emulator.admin.openPullRequest({
-      repo: 'fleetbench/repo-1',
-      head: 'agent/issue-4',
-      issue: 4,
-    });
+  it('gh pr checks follows check runs and statuses (no --json in gh 2.23)', async () => {
+    const { session, token } = identity();
     emulator.admin.setCheckRun({
       repo: 'fleetbench/repo-1',
-      number: opened.number,
+      number: 13,
       name: 'build',
       status: 'in_progress',
     });
-    emulator.admin.setStatus({
-      repo: 'fleetbench/repo-1',
-      number: opened.number,
-      context: 'lint',
-      state: 'failure',
-    });
-    const pending = await gh(['pr', 'checks', String(opened.number), ...repoArg()], token);
-    const rows = pending.stdout
-      .trim()
-      .split('\n')
-      .map((l) => l.split('\t').slice(0, 2));
-    expect(rows).toEqual(
-      expect.arrayContaining([
-        ['build', 'pending'],
-        ['lint', 'fail'],
-      ]),
-    );
-    expect(pending.code).not.toBe(0);
-    emulator.admin.setCheckRun({
-      repo: 'fleetbench/repo-1',
-      number: opened.number,
-      name: 'build',
-      conclusion: 'success',
-    });
-    emulator.admin.setStatus({
-      repo: 'fleetbench/repo-1',
-      number: opened.number,
-      context: 'lint',
-      state: 'success',
-    });
-    const passing = await gh(['pr', 'checks', String(opened.number), ...repoArg()], token);
-    expect(passing.code).toBe(0);
-    expect(
-      passing.stdout
+    emulator.admin.setStatus({ repo: 'fleetbench/repo-1', number: 13, context: 'lint', state: 'failure' });
+    const pending = await gh(['pr', 'checks', '13', ...repoArg()], token);
+    const rows = (out: string) =>
+      out
         .trim()
         .split('\n')
         .map((l) => l.split('\t').slice(0, 2))
-        .sort(),
-    ).toEqual([
+        .sort();
+    expect(rows(pending.stdout)).toEqual([
+      ['build', 'pending'],
+      ['ci', 'pass'],
+      ['lint', 'fail'],
+    ]);
+    expect(pending.code).not.toBe(0);
+    emulator.admin.setCheckRun({
+      repo: 'fleetbench/repo-1',
+      number: 13,
+      name: 'build',
+      conclusion: 'success',
+    });
+    emulator.admin.setStatus({ repo: 'fleetbench/repo-1', number: 13, context: 'lint', state: 'success' });
+    const passing = await gh(['pr', 'checks', '13', ...repoArg()], token);
+    expect(passing.code).toBe(0);
+    expect(rows(passing.stdout)).toEqual([
       ['build', 'pass'],
+      ['ci', 'pass'],
       ['lint', 'pass'],
+    ]);
+    expect(charges(session)).toEqual([
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestStatusChecks', 1, 1],
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestStatusChecks', 1, 1],
+    ]);
+  });
+
+  it('gh pr comment posts an issue comment (addComment: 1 + 5 points, content-creating)', async () => {
+    const { session, token } = identity();
+    const res = await gh(['pr', 'comment', '9', ...repoArg(), '--body', 'Looking into it.'], token);
+    expect(res.code).toBe(0);
+    expect(res.stdout.trim()).toMatch(
+      new RegExp(`^https://${host}/fleetbench/repo-1/pull/9#issuecomment-\\d+$`),
+    );
+    expect(issue(9).comments.at(-1)).toMatchObject({
+      body: 'Looking into it.',
+      user: { login: 'gh-user-8' },
+    });
+    expect(charges(session)).toEqual([
+      ['PullRequestByNumber', 1, 1],
+      ['CommentCreate', 1, 5],
+    ]);
+  });
+
+  it("gh pr review --approve / --request-changes / --comment, refused on one's own PR", async () => {
+    const author = identity('fleet-agent');
+    const own = await gh(['pr', 'review', '10', ...repoArg(), '--approve'], author.token);
+    expect(own.code).not.toBe(0);
+    expect(own.stderr).toContain('Can not approve your own pull request');
+    const { session, token } = identity('reviewer-1');
+    expect(
+      (await gh(['pr', 'review', '10', ...repoArg(), '--request-changes', '-b', 'Please add a test.'], token))
+        .code,
+    ).toBe(0);
+    expect(emulator.state.reviewDecision(pull(10))).toBe('CHANGES_REQUESTED');
+    expect((await gh(['pr', 'review', '10', ...repoArg(), '--comment', '-b', 'Better.'], token)).code).toBe(
+      0,
+    );
+    expect((await gh(['pr', 'review', '10', ...repoArg(), '--approve'], token)).code).toBe(0);
+    expect(emulator.state.reviewDecision(pull(10))).toBe('APPROVED');
+    expect(
+      pull(10)
+        .reviews.map((r) => r.state)
+        .slice(-3),
+    ).toEqual(['CHANGES_REQUESTED', 'COMMENTED', 'APPROVED']);
+    expect(charges(session)).toEqual([
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestReviewAdd', 1, 5],
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestReviewAdd', 1, 5],
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestReviewAdd', 1, 5],
+    ]);
+  });
+
+  it('gh pr merge --merge merges an approved, green PR and closes its issue', async () => {
+    emulator.admin.submitReview({
+      repo: 'fleetbench/repo-1',
+      number: 11,
+      user: 'reviewer-2',
+      state: 'APPROVED',
+    });
+    const { session, token } = identity();
+    const res = await gh(['pr', 'merge', '11', ...repoArg(), '--merge'], token);
+    expect(res.code).toBe(0);
+    expect(pull(11).merged).toBe(true);
+    expect(issue(3).state).toBe('closed');
+    expect(charges(session)).toEqual([
+      ['PullRequest_fields', 1, 1],
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestMerge', 1, 5],
+    ]);
+  });
+
+  it('gh pr close closes without merging', async () => {
+    const { session, token } = identity();
+    const res = await gh(['pr', 'close', '12', ...repoArg()], token);
+    expect(res.code).toBe(0);
+    expect(pull(12)).toMatchObject({ merged: false, issue: { state: 'closed' } });
+    expect(issue(4).state).toBe('open');
+    expect(charges(session)).toEqual([
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestClose', 1, 5],
+    ]);
+  });
+
+  it('gh pr edit changes title and body and adds a label', async () => {
+    const { session, token } = identity();
+    const label = [...emulator.state.repoLabels(emulator.state.repo('fleetbench/repo-1')).keys()][0]!;
+    const res = await gh(
+      ['pr', 'edit', '9', ...repoArg(), '--title', 'Renamed', '--body', 'New body', '--add-label', label],
+      token,
+    );
+    expect(res.code).toBe(0);
+    expect(issue(9)).toMatchObject({ title: 'Renamed', body: 'New body' });
+    expect(issue(9).labels.map((l) => l.name)).toContain(label);
+    expect(charges(session)).toEqual([
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestProjectItems', 1, 1],
+      ['RepositoryLabelList', 1, 1],
+      ['PullRequestUpdate', 1, 5],
+      ['LabelAdd', 1, 5],
+    ]);
+  });
+
+  it('gh pr ready marks a draft ready for review', async () => {
+    const draft = emulator.admin.openPullRequest({
+      repo: 'fleetbench/repo-1',
+      head: 'agent/issue-7',
+      issue: 7,
+    });
+    pull(draft.number).draft = true;
+    const { session, token } = identity();
+    const res = await gh(['pr', 'ready', String(draft.number), ...repoArg()], token);
+    expect(res.code).toBe(0);
+    expect(pull(draft.number).draft).toBe(false);
+    expect(charges(session)).toEqual([
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestReadyForReview', 1, 5],
     ]);
   });
 
   it('gh issue view shows the issue and its comments', async () => {
-    const { token } = emulator.admin.mintToken({ user: 'gh-user-6' });
     emulator.admin.postIssueComment({
       repo: 'fleetbench/repo-1',
-      number: 3,
+      number: 6,
       body: 'Taking this one.',
       user: 'reviewer-2',
     });
-    const res = await gh(['issue', 'view', '3', ...repoArg()], token);
+    const { session, token } = identity();
+    const res = await gh(['issue', 'view', '6', ...repoArg()], token);
     expect(res.code).toBe(0);
-    expect(res.stdout).toMatch(/^title:\t.+\(#3\)$/m);
+    expect(res.stdout).toMatch(/^title:\t.+\(#6\)$/m);
     expect(res.stdout).toMatch(/^state:\tOPEN$/m);
     expect(res.stdout).toMatch(/^comments:\t1$/m);
-    expect(res.stdout).toContain('Generated issue 3 of fleetbench/repo-1.');
-    const comments = await gh(['issue', 'view', '3', ...repoArg(), '--comments'], token);
+    expect(res.stdout).toContain('Generated issue 6 of fleetbench/repo-1.');
+    const comments = await gh(['issue', 'view', '6', ...repoArg(), '--comments'], token);
     expect(comments.stdout).toContain('Taking this one.');
+    // gh 2.23 first asks which Issue fields the server has (an introspection query, 1 point).
+    expect(charges(session)).toEqual([
+      ['Issue_fields', 1, 1],
+      ['IssueByNumber', 1, 1],
+      ['IssueByNumber', 2, 1],
+      ['CommentsForIssue', 2, 1],
+    ]);
+  });
+
+  it('gh issue list lists the open issues', async () => {
+    const { session, token } = identity();
+    const res = await gh(['issue', 'list', ...repoArg()], token);
+    expect(res.code).toBe(0);
+    const numbers = res.stdout
+      .trim()
+      .split('\n')
+      .map((l) => Number(l.split('\t')[0]));
+    const open = [...emulator.state.repo('fleetbench/repo-1').issues.values()]
+      .filter((i) => !i.pull && i.state === 'open')
+      .map((i) => i.number);
+    expect(numbers.sort((a, b) => a - b)).toEqual(open.sort((a, b) => a - b));
+    expect(charges(session)).toEqual([
+      ['Issue_fields', 1, 1],
+      ['IssueList', 1, 1],
+    ]);
+  });
+
+  it('gh issue comment posts a comment (addComment)', async () => {
+    const { session, token } = identity();
+    const res = await gh(['issue', 'comment', '6', ...repoArg(), '--body', 'On it.'], token);
+    expect(res.code).toBe(0);
+    expect(issue(6).comments.at(-1)!.body).toBe('On it.');
+    expect(charges(session)).toEqual([
+      ['IssueByNumber', 1, 1],
+      ['CommentCreate', 1, 5],
+    ]);
+  });
+
+  it('gh issue edit changes the title and labels', async () => {
+    const { session, token } = identity();
+    const label = [...emulator.state.repoLabels(emulator.state.repo('fleetbench/repo-1')).keys()][0]!;
+    const res = await gh(
+      ['issue', 'edit', '6', ...repoArg(), '--title', 'Retitled', '--add-label', label],
+      token,
+    );
+    expect(res.code).toBe(0);
+    expect(issue(6).title).toBe('Retitled');
+    expect(issue(6).labels.map((l) => l.name)).toContain(label);
+    expect(charges(session)).toEqual([
+      ['IssueByNumber', 1, 1],
+      ['RepositoryLabelList', 1, 1],
+      ['IssueUpdate', 1, 5],
+      ['LabelAdd', 1, 5],
+    ]);
+  });
+});
+
+describe.skipIf(ghTool.skip)('gh against `fleetbench github serve --tls` itself', () => {
+  it('starts, prints the gh environment, and answers gh over HTTP/2 with web links on --web-url', async () => {
+    ghTool.require();
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'github',
+        'serve',
+        '--json',
+        '--tls',
+        '--tls-dir',
+        join(dir, 'cli-tls'),
+        '--pulls-per-repo',
+        '1',
+        '--web-url',
+        'https://github.com',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    try {
+      const info = await new Promise<{ token: string; cert: string; ghEnv: { GH_HOST: string } }>(
+        (resolve, reject) => {
+          let out = '';
+          child.stdout.on('data', (d) => {
+            out += d;
+            const nl = out.indexOf('\n');
+            if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)));
+          });
+          child.on('close', (code) => reject(new Error(`exited ${code}`)));
+        },
+      );
+      const env = ghEnv(info.ghEnv.GH_HOST, info.token, info.cert);
+      const api = await run('gh', ['api', '-i', 'repos/fleetbench/repo-1/pulls/11'], env);
+      expect(api.code).toBe(0);
+      expect(api.stdout).toMatch(/^HTTP\/2\.0 200 OK/);
+      const body = JSON.parse(api.stdout.slice(api.stdout.indexOf('\r\n\r\n') + 4));
+      expect(body.html_url).toBe('https://github.com/fleetbench/repo-1/pull/11');
+      expect(body.url).toBe(`https://${info.ghEnv.GH_HOST}/repos/fleetbench/repo-1/pulls/11`);
+      const view = await run(
+        'gh',
+        ['pr', 'view', '11', '-R', `${info.ghEnv.GH_HOST}/fleetbench/repo-1`, '--json', 'url'],
+        env,
+      );
+      expect(JSON.parse(view.stdout)).toEqual({ url: 'https://github.com/fleetbench/repo-1/pull/11' });
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      clearTimeout(killer);
+      child.kill('SIGKILL');
+    }
   });
 });

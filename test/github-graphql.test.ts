@@ -3,6 +3,7 @@
  * as 200 with an error body, GitHub-style refusals, and the data the subset serves.
  */
 import { describe, expect, it } from 'vitest';
+import { InProcessTransport } from '../src/github/index.ts';
 import { inProcess, rate } from './helpers/github.ts';
 
 const PR_FIELDS = `
@@ -87,13 +88,13 @@ describe('GraphQL cost', () => {
     expect(rate(res).used).toBe(101);
   });
 
-  it('rounds small queries to 1 and makes a rateLimit-only query free', async () => {
+  it('rounds small queries to 1, a rateLimit-only query too (the minimum of a call)', async () => {
     const { graphql, apiRecords } = inProcess();
-    const free = await graphql('{ rateLimit { limit cost remaining used } }');
-    expect(JSON.parse(free.body).data.rateLimit).toEqual({ limit: 5000, cost: 0, remaining: 5000, used: 0 });
+    const only = await graphql('{ rateLimit { limit cost remaining used } }');
+    expect(JSON.parse(only.body).data.rateLimit).toEqual({ limit: 5000, cost: 1, remaining: 4999, used: 1 });
     const one = await graphql('{ viewer { login } rateLimit { cost } }');
     expect(JSON.parse(one.body).data).toEqual({ viewer: { login: 'fleet-agent' }, rateLimit: { cost: 1 } });
-    expect(apiRecords().map((r) => r.cost)).toEqual([0, 1]);
+    expect(apiRecords().map((r) => r.cost)).toEqual([1, 1]);
   });
 
   it('answers a primary-limit breach with 200, an error body and remaining 0', async () => {
@@ -110,12 +111,16 @@ describe('GraphQL cost', () => {
   });
 
   it('refuses a query costing more than what remains, before running it', async () => {
-    const { graphql } = inProcess({ limits: { primary: { user: { graphql: 50 } } } });
+    const { graphql, apiRecords } = inProcess({ limits: { primary: { user: { graphql: 50 } } } });
     const big = await graphql(
       '{ repository(owner: "fleetbench", name: "repo-1") { pullRequests(first: 100) { nodes { reviews(first: 100) { nodes { comments(first: 10) { totalCount } } } } } } }',
     );
     expect(JSON.parse(big.body).errors[0].type).toBe('RATE_LIMITED');
-    expect(rate(big)).toMatchObject({ remaining: 50, used: 0 });
+    // GitHub: a 200 with an error and x-ratelimit-remaining 0, though 50 points are left.
+    expect(rate(big)).toMatchObject({ remaining: 0, used: 0 });
+    expect(apiRecords()[0]).toMatchObject({ limited: 'primary', cost: 0, secondaryCost: 0 });
+    const small = await graphql('{ viewer { login } }');
+    expect(rate(small)).toMatchObject({ remaining: 49, used: 1 });
   });
 });
 
@@ -321,5 +326,174 @@ describe('GraphQL operation names in the trace', () => {
       'Broken',
       'A',
     ]);
+  });
+});
+
+describe('GraphQL mutations', () => {
+  const REPO = '/repos/fleetbench/repo-1';
+  const idsQuery =
+    '{ repository(owner: "fleetbench", name: "repo-1") { pullRequest(number: 6) { id } issue(number: 3) { id } labels(first: 10, orderBy: {field: NAME, direction: ASC}) { nodes { id name } } } }';
+
+  async function ids(graphql: ReturnType<typeof inProcess>['graphql']) {
+    const data = JSON.parse((await graphql(idsQuery)).body).data.repository;
+    return {
+      pr: data.pullRequest.id as string,
+      issue: data.issue.id as string,
+      labels: data.labels.nodes as { id: string; name: string }[],
+    };
+  }
+
+  it('addComment posts the comment REST lists, at 1 primary and 5 secondary points, content-creating', async () => {
+    const { graphql, get, apiRecords } = inProcess({ limits: { secondary: { contentPerMinute: 1 } } });
+    const { pr } = await ids(graphql);
+    const before = await get(`${REPO}/issues/6/comments`);
+    const res = await graphql(
+      'mutation CommentCreate($input: AddCommentInput!) { addComment(input: $input) { commentEdge { node { url body author { login } } } subject { id } } }',
+      { input: { subjectId: pr, body: 'from graphql' } },
+    );
+    expect(JSON.parse(res.body).data.addComment).toEqual({
+      commentEdge: {
+        node: {
+          url: expect.stringMatching(/\/fleetbench\/repo-1\/pull\/6#issuecomment-\d+$/),
+          body: 'from graphql',
+          author: { login: 'fleet-agent' },
+        },
+      },
+      subject: { id: pr },
+    });
+    const after = await get(`${REPO}/issues/6/comments`, { 'if-none-match': before.headers.etag! });
+    expect(after.status).toBe(200);
+    expect(JSON.parse(after.body).map((c: { body: string }) => c.body)).toEqual(['from graphql']);
+    // The second content-creating request within the minute meets the 1/min limit set here...
+    const again = await graphql(
+      'mutation { addComment(input: {subjectId: "' + pr + '", body: "x"}) { clientMutationId } }',
+    );
+    expect(again.status).toBe(403);
+    expect(JSON.parse(again.body).message).toMatch(/content-creating requests per minute/);
+    // ...while an edit is not content creation.
+    const edit = await graphql(
+      `mutation { updatePullRequest(input: {pullRequestId: "${pr}", title: "Renamed"}) { pullRequest { title } } }`,
+    );
+    expect(JSON.parse(edit.body).data.updatePullRequest.pullRequest.title).toBe('Renamed');
+    expect(JSON.parse((await get(`${REPO}/pulls/6`)).body).title).toBe('Renamed');
+    const mutations = apiRecords()
+      .filter((r) => r.protocol === 'graphql')
+      .slice(1);
+    expect(mutations.map((r) => [r.op ?? null, r.status, r.cost, r.secondaryCost, r.repo ?? null])).toEqual([
+      ['CommentCreate', 200, 1, 5, 'fleetbench/repo-1'],
+      [null, 403, 0, 0, null],
+      [null, 200, 1, 5, 'fleetbench/repo-1'],
+    ]);
+  });
+
+  it("addPullRequestReview: refuses approving one's own PR; a reviewer's approval and inline threads show in REST", async () => {
+    const { graphql, get, emulator } = inProcess();
+    const { pr } = await ids(graphql);
+    const review = (event: string) =>
+      `mutation { addPullRequestReview(input: {pullRequestId: "${pr}", event: ${event}, body: "ok", threads: [{path: "a.ts", line: 3, body: "nit"}]}) { pullRequestReview { state author { login } comments(first: 5) { nodes { path line body } } } } }`;
+    const own = JSON.parse((await graphql(review('APPROVE'))).body);
+    expect(own).toMatchObject({
+      data: { addPullRequestReview: null },
+      errors: [
+        {
+          type: 'UNPROCESSABLE',
+          path: ['addPullRequestReview'],
+          message: 'Can not approve your own pull request',
+        },
+      ],
+    });
+    const reviewer = new InProcessTransport(emulator, {
+      token: emulator.admin.mintToken({ user: 'reviewer-2' }).token,
+    });
+    const approved = await reviewer.request({
+      method: 'POST',
+      path: '/graphql',
+      headers: {},
+      body: JSON.stringify({ query: review('APPROVE') }),
+    });
+    expect(JSON.parse(approved.body).data.addPullRequestReview.pullRequestReview).toEqual({
+      state: 'APPROVED',
+      author: { login: 'reviewer-2' },
+      comments: { nodes: [{ path: 'a.ts', line: 3, body: 'nit' }] },
+    });
+    expect(JSON.parse((await get(`${REPO}/pulls/6/reviews`)).body).at(-1)).toMatchObject({
+      state: 'APPROVED',
+      user: { login: 'reviewer-2' },
+    });
+    expect(JSON.parse((await get(`${REPO}/pulls/6/comments`)).body).at(-1)).toMatchObject({
+      path: 'a.ts',
+      body: 'nit',
+    });
+    expect(JSON.parse((await get(`${REPO}/pulls/6`)).body).mergeable_state).toBe('clean');
+  });
+
+  it('merges, closes, marks ready and labels through the state REST reads', async () => {
+    const { graphql, get, emulator } = inProcess();
+    const { pr, issue, labels } = await ids(graphql);
+    const stale = await graphql(
+      `mutation { mergePullRequest(input: {pullRequestId: "${pr}", mergeMethod: SQUASH, expectedHeadOid: "${'0'.repeat(40)}"}) { pullRequest { state } } }`,
+    );
+    expect(JSON.parse(stale.body).errors[0]).toMatchObject({
+      type: 'UNPROCESSABLE',
+      message: 'Head branch was modified. Review and try the merge again.',
+    });
+    const merged = await graphql(
+      `mutation { mergePullRequest(input: {pullRequestId: "${pr}", mergeMethod: MERGE}) { pullRequest { state merged } actor { login } } }`,
+    );
+    expect(JSON.parse(merged.body).data.mergePullRequest).toEqual({
+      pullRequest: { state: 'MERGED', merged: true },
+      actor: { login: 'fleet-agent' },
+    });
+    expect(JSON.parse((await get(`${REPO}/pulls/6`)).body)).toMatchObject({ state: 'closed', merged: true });
+    expect(JSON.parse((await get(`${REPO}/issues/1`)).body).state).toBe('closed'); // PR 6 closes #1
+    const again = await graphql(
+      `mutation { mergePullRequest(input: {pullRequestId: "${pr}"}) { clientMutationId } }`,
+    );
+    expect(JSON.parse(again.body).errors[0].message).toBe('Pull Request is not mergeable');
+
+    const draft = emulator.admin.openPullRequest({
+      repo: 'fleetbench/repo-1',
+      head: 'agent/issue-4',
+      issue: 4,
+    });
+    emulator.state.pull(emulator.state.repo('fleetbench/repo-1'), draft.number).draft = true;
+    const draftId = emulator.state.pull(emulator.state.repo('fleetbench/repo-1'), draft.number).nodeId;
+    const ready = await graphql(
+      `mutation { markPullRequestReadyForReview(input: {pullRequestId: "${draftId}"}) { pullRequest { isDraft } } }`,
+    );
+    expect(JSON.parse(ready.body).data.markPullRequestReadyForReview.pullRequest.isDraft).toBe(false);
+    const closed = await graphql(
+      `mutation { closePullRequest(input: {pullRequestId: "${draftId}"}) { pullRequest { state closed } } }`,
+    );
+    expect(JSON.parse(closed.body).data.closePullRequest.pullRequest).toEqual({
+      state: 'CLOSED',
+      closed: true,
+    });
+    expect(JSON.parse((await get(`${REPO}/pulls/${draft.number}`)).body)).toMatchObject({
+      state: 'closed',
+      merged: false,
+    });
+
+    const label = labels[0]!;
+    const labelled = await graphql(
+      `mutation { addLabelsToLabelable(input: {labelableId: "${issue}", labelIds: ["${label.id}"]}) { labelable { ... on Issue { labels(first: 5) { nodes { name } } } } } }`,
+    );
+    expect(JSON.parse(labelled.body).data.addLabelsToLabelable.labelable.labels.nodes).toContainEqual({
+      name: label.name,
+    });
+    const edited = await graphql(
+      `mutation IssueUpdate { updateIssue(input: {id: "${issue}", title: "New title", state: CLOSED}) { issue { title state } } }`,
+    );
+    expect(JSON.parse(edited.body).data.updateIssue.issue).toEqual({ title: 'New title', state: 'CLOSED' });
+    const rest = JSON.parse((await get(`${REPO}/issues/3`)).body);
+    expect(rest).toMatchObject({ title: 'New title', state: 'closed' });
+    expect(rest.labels.map((l: { name: string }) => l.name)).toContain(label.name);
+    const missing = await graphql(
+      'mutation { closePullRequest(input: {pullRequestId: "PR_nope"}) { clientMutationId } }',
+    );
+    expect(JSON.parse(missing.body).errors[0]).toMatchObject({
+      type: 'NOT_FOUND',
+      message: "Could not resolve to a PullRequest with the global id of 'PR_nope'.",
+    });
   });
 });

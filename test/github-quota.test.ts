@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { VIRTUAL_EPOCH_MS } from '../src/clock/index.ts';
-import { InProcessTransport } from '../src/github/index.ts';
+import { type EmulatorResponse, InProcessTransport } from '../src/github/index.ts';
 import { inProcess, rate } from './helpers/github.ts';
 
 const EPOCH_S = VIRTUAL_EPOCH_MS / 1000;
@@ -178,6 +178,57 @@ describe('primary limit', () => {
     expect((await get(ISSUES)).status).toBe(403);
     expect(emulator.admin.resetQuota({ resource: 'core' })).toEqual({ identities: 1 });
     expect(rate(await get(ISSUES))).toMatchObject({ used: 1, remaining: 0 });
+  });
+});
+
+describe('refused requests charge nothing', () => {
+  it('gives back the secondary point of a request the primary limit refuses', async () => {
+    const { get, apiRecords } = inProcess({
+      limits: { primary: { user: { core: 2 } }, secondary: { restPointsPerMinute: 3 } },
+    });
+    for (let i = 0; i < 2; i++) expect((await get(ISSUES)).status).toBe(200);
+    // Had refusals taken a point, the fourth would meet the 3-point secondary limit instead.
+    for (let i = 0; i < 3; i++) expect((await get(ISSUES)).status).toBe(403);
+    expect(apiRecords().map((r) => [r.limited ?? null, r.cost, r.secondaryCost])).toEqual([
+      [null, 1, 1],
+      [null, 1, 1],
+      ['primary', 0, 0],
+      ['primary', 0, 0],
+      ['primary', 0, 0],
+    ]);
+  });
+});
+
+describe('CPU-time secondary limit', () => {
+  it('refuses once a minute of response time reaches the limit, GraphQL with its own share', async () => {
+    const h = inProcess({
+      latency: { rest: { medianMs: 1000, p95Ms: 1000 }, graphql: { medianMs: 1000, p95Ms: 1000 } },
+      limits: { secondary: { cpuMsPerMinute: 4000, graphqlCpuMsPerMinute: 2000 } },
+    });
+    // One request at a time, each taking its modelled second of virtual time.
+    const run = async (pending: Promise<EmulatorResponse>) => {
+      await h.clock.run();
+      return pending;
+    };
+    const query = () => run(h.graphql('{ viewer { login } }'));
+    const answers = [await query(), await query(), await query()]; // GraphQL's 2 s are used
+    answers.push(await run(h.get(ISSUES)), await run(h.get(ISSUES))); // 4 s in all
+    answers.push(await run(h.get(ISSUES)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 403, 200, 200, 403]);
+    expect(JSON.parse(answers[2]!.body).message).toMatch(
+      /more than 2 seconds of CPU time per minute for the GraphQL API/,
+    );
+    expect(JSON.parse(answers[5]!.body).message).toMatch(/more than 4 seconds of CPU time per minute\./);
+    // The window opened at 0; five answers later (a refusal takes its latency but no CPU), 55 s remain.
+    expect(answers[5]!.headers['retry-after']).toBe('55');
+    expect(h.apiRecords().map((r) => r.limited ?? null)).toEqual([
+      null,
+      null,
+      'secondary',
+      null,
+      null,
+      'secondary',
+    ]);
   });
 });
 

@@ -44,6 +44,13 @@ export interface SecondaryLimits {
   contentPerHour: number;
   /** `retry-after` (s) sent for a concurrency breach: the in-flight requests drain in about that time. */
   concurrencyRetryAfterS: number;
+  /**
+   * CPU time per minute, REST and GraphQL together, in ms: GitHub allows 90 s per 60 s of real
+   * time, estimated by "the total response time"; here the modelled response time (latency).
+   */
+  cpuMsPerMinute: number;
+  /** Of which GraphQL may use (60 s per minute on GitHub). */
+  graphqlCpuMsPerMinute: number;
 }
 
 export interface EmulatorLimits {
@@ -97,6 +104,8 @@ export function defaultLimits(): EmulatorLimits {
       contentPerMinute: 80,
       contentPerHour: 500,
       concurrencyRetryAfterS: 1,
+      cpuMsPerMinute: 90_000,
+      graphqlCpuMsPerMinute: 60_000,
     },
     primaryStatus: 403,
     secondaryStatus: 403,

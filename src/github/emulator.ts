@@ -4,7 +4,11 @@
  *
  *   path and prefix (`/api/v3`, `/api/graphql`) → admin? → token → route → in flight + 1 →
  *   injected 5xx / forced secondary → secondary limits → primary limit → handler / GraphQL →
- *   ETag and 304 → charge → latency (clock.sleep) → in flight − 1 → one `api` trace record.
+ *   ETag (content hash) and 304 → charge → latency (clock.sleep) → in flight − 1 → one `api`
+ *   trace record.
+ *
+ * Over HTTP the binding counts the request in flight itself, from its arrival (`admit()`) until
+ * its answer is written, and hands the admission to `handle()`.
  *
  * Everything before the sleep is synchronous, so in virtual time the only waiting is the modelled
  * latency, and concurrency (the 100-in-flight secondary limit, the record's t/dur) is honest.
@@ -38,7 +42,7 @@ import { GRAPHQL_DOCS, GraphQLEngine } from './graphql.ts';
 import { type Bucket, type Identity, QuotaLedger } from './quota.ts';
 import { buildRestRouter, contentHash, errorBody, parseQuery, type RestRouter } from './rest.ts';
 import { GitHubState } from './state.ts';
-import { ATTRIBUTION_HEADERS, type EmulatorRequest, type EmulatorResponse } from './types.ts';
+import { type Admission, ATTRIBUTION_HEADERS, type EmulatorRequest, type EmulatorResponse } from './types.ts';
 
 const RATE_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
 const SECONDARY_DOCS = `${RATE_DOCS}#about-secondary-rate-limits`;
@@ -95,6 +99,8 @@ class Outcome {
   repo: string | undefined = undefined;
   etag: string | undefined = undefined;
   link: string | undefined = undefined;
+  /** Answered as out of quota: x-ratelimit-remaining 0 whatever the bucket still holds. */
+  exhausted = false;
   /** The GraphQL operation name: the record's `op` when no x-fleetbench-op header names one. */
   op: string | undefined = undefined;
   /** The x-ratelimit-* values sent, fixed when the request was processed (before the latency). */
@@ -288,6 +294,51 @@ export class GitHubEmulator {
     this.faults.clear();
   }
 
+  private tokenFor(tokenText: string): TokenInfo | undefined {
+    const token = this.tokens.tokens.get(tokenText);
+    if (token === undefined && this.acceptUnknownTokens) return this.tokens.mint({ token: tokenText });
+    return token;
+  }
+
+  /**
+   * Counts a request in flight for its identity from now until `release()`: the HTTP binding calls
+   * it when a request's headers arrive and releases when the answer is written, so clients fanning
+   * out meet the concurrency limit without modelled latency. Undefined (nothing counted) for the
+   * admin API and unknown tokens (answered 401).
+   */
+  admit(
+    path: string,
+    headers: Record<string, string | string[] | undefined>,
+    remoteAddress: string | undefined,
+  ): Admission | undefined {
+    if (path.includes('/_fleetbench/')) return undefined;
+    const authorization = headers.authorization;
+    const tokenText = TokenRegistry.parseAuthorization(
+      typeof authorization === 'string' ? authorization : undefined,
+    );
+    let token: TokenInfo | undefined;
+    let identity: Identity;
+    if (tokenText !== undefined) {
+      token = this.tokenFor(tokenText);
+      if (token === undefined) return undefined;
+      identity = token.identity;
+    } else {
+      identity = this.ledger.ipIdentity(remoteAddress);
+    }
+    identity.inFlight++;
+    if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
+    let released = false;
+    return {
+      identity,
+      token,
+      release() {
+        if (released) return;
+        released = true;
+        identity.inFlight--;
+      },
+    };
+  }
+
   async handle(req: EmulatorRequest): Promise<EmulatorResponse> {
     const t0 = this.clock.now();
     let path = req.path;
@@ -310,20 +361,25 @@ export class GitHubEmulator {
     if (pathname.startsWith('/_fleetbench/')) return this.admin.handleHttp(req, pathname.slice(13), qs);
 
     const method = req.method.toUpperCase();
-    const tokenText = TokenRegistry.parseAuthorization(req.headers.authorization);
+    // Counted in flight by the caller since the request arrived (HTTP binding), or from here.
+    const admitted = req.admission;
     let token: TokenInfo | undefined;
     let identity: Identity;
-    if (tokenText !== undefined) {
-      token = this.tokens.tokens.get(tokenText);
-      if (token === undefined && this.acceptUnknownTokens) token = this.tokens.mint({ token: tokenText });
-      if (token === undefined) return this.badCredentials(req, method, pathname, t0);
-      identity = token.identity;
+    if (admitted !== undefined) {
+      token = admitted.token;
+      identity = admitted.identity;
     } else {
-      identity = this.ledger.ipIdentity(req.remoteAddress);
+      const tokenText = TokenRegistry.parseAuthorization(req.headers.authorization);
+      if (tokenText !== undefined) {
+        token = this.tokenFor(tokenText);
+        if (token === undefined) return this.badCredentials(req, method, pathname, t0);
+        identity = token.identity;
+      } else {
+        identity = this.ledger.ipIdentity(req.remoteAddress);
+      }
+      identity.inFlight++;
+      if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
     }
-
-    identity.inFlight++;
-    if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
     const outcome = new Outcome();
     try {
       if (pathname === '/graphql' || pathname === '/graphql/')
@@ -340,9 +396,12 @@ export class GitHubEmulator {
       const base = outcome.protocol === 'graphql' ? this.latency.graphql : this.latency.rest;
       let delay = base === null ? 0 : this.latencyRng.lognormal(base.medianMs, base.p95Ms);
       if (this.faults.size > 0) delay += this.faults.latency(outcome.protocol, outcome.route);
+      // The CPU-time limit counts the response time of requests served (refused ones take none).
+      if (delay > 0 && outcome.secondaryCost > 0)
+        this.ledger.chargeCpu(identity, delay, outcome.protocol === 'graphql');
       if (delay > 0) await this.clock.sleep(delay);
     } finally {
-      identity.inFlight--;
+      if (admitted === undefined) identity.inFlight--;
     }
     return this.finish(req, method, outcome, token, t0);
   }
@@ -357,7 +416,7 @@ export class GitHubEmulator {
     if (bucket === undefined) return;
     outcome.rl = {
       limit: bucket.limit,
-      remaining: this.ledger.remaining(bucket),
+      remaining: outcome.exhausted ? 0 : this.ledger.remaining(bucket),
       used: bucket.used,
       reset: this.ledger.resetEpochSeconds(bucket),
       resource: bucket.resource,
@@ -435,23 +494,16 @@ export class GitHubEmulator {
       if (route.repoParams) outcome.repo = `${params[route.repoParams[0]]}/${params[route.repoParams[1]]}`;
       if (this.attribution.size > 0) outcome.touched = touchedByRoute(route.paramNames, params, qs);
     }
-    if (
-      this.refused(
-        outcome,
-        identity,
-        route?.endpoint ?? `${method} (unmatched)`,
-        points,
-        route?.contentCreating ?? false,
-      )
-    ) {
-      return;
-    }
+    const endpoint = route?.endpoint ?? `${method} (unmatched)`;
+    const contentCreating = route?.contentCreating ?? false;
+    if (this.refused(outcome, identity, endpoint, points, contentCreating)) return;
     outcome.secondaryCost = points;
     const free = route?.free ?? false;
     if (!free && this.ledger.remaining(bucket) === 0) {
+      // Refused requests charge nothing: give back the secondary points just taken.
       this.counters.limitedPrimary++;
+      this.ledger.refundSecondary(identity, endpoint, points, false, contentCreating);
       outcome.reject(this.ledger.limits.primaryStatus, this.primaryMessage(identity), RATE_DOCS);
-      outcome.secondaryCost = points;
       outcome.limited = 'primary';
       return;
     }
@@ -565,6 +617,8 @@ export class GitHubEmulator {
     outcome.protocol = 'graphql';
     outcome.resource = 'graphql';
     outcome.bucket = bucket;
+    // GraphQL answers carry no ETag: a conditional POST is recorded as such and charged in full.
+    outcome.conditional = req.headers['if-none-match'] !== undefined;
     if (method !== 'POST') {
       outcome.reject(404, 'Not Found', GRAPHQL_DOCS);
       return;
@@ -589,22 +643,28 @@ export class GitHubEmulator {
     }
     outcome.repo = prepared.repo;
     const points = prepared.mutation ? 5 : 1;
-    if (this.refused(outcome, identity, 'POST /graphql', points, prepared.mutation)) return;
+    if (this.refused(outcome, identity, 'POST /graphql', points, prepared.contentCreating)) return;
     outcome.secondaryCost = points;
     if (prepared.cost > this.ledger.remaining(bucket) || bucket.limit === 0) {
       // GitHub answers a GraphQL primary-limit breach with 200 and an error body.
+      // GitHub: "the response status will still be 200, but you will receive an error message,
+      // and the value of the x-ratelimit-remaining header will be 0" (also when what remains is
+      // more than 0 but less than this query's cost). Refused: no secondary point either.
       this.counters.limitedPrimary++;
+      this.ledger.refundSecondary(identity, 'POST /graphql', points, true, prepared.contentCreating);
       const message = this.primaryMessage(identity);
       outcome.body = JSON.stringify({ errors: [{ type: 'RATE_LIMITED', message }] });
       outcome.error = message;
+      outcome.secondaryCost = 0;
       outcome.limited = 'primary';
+      outcome.exhausted = true;
       return;
     }
     this.ledger.charge(bucket, prepared.cost);
     outcome.cost = prepared.cost;
     const view = this.ledger.view(bucket);
     if (this.attribution.size > 0) this.state.touched = outcome.touched = newTouched();
-    outcome.body = this.graphql.execute(prepared, this.state, token.user, {
+    const executed = this.graphql.execute(prepared, this.state, token.user, {
       limit: view.limit,
       cost: prepared.cost,
       remaining: view.remaining,
@@ -613,6 +673,8 @@ export class GitHubEmulator {
       nodeCount: prepared.nodeCount,
     });
     this.state.touched = undefined;
+    outcome.body = executed.body;
+    if (executed.touched !== undefined) outcome.repo ??= executed.touched;
   }
 
   /** 401 for an unknown token: not charged, rate headers of the client's IP. */

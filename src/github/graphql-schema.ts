@@ -2,7 +2,9 @@
  * The GraphQL subset, in GitHub's type and field names: what orchestrators ask for (repository,
  * pullRequest with state, mergeable, reviewDecision, commits → statusCheckRollup contexts,
  * reviewThreads, reviews; rateLimit) and what `gh pr list/view/checks` and `gh issue view`
- * query. Fields a client might select but the emulator has no data for resolve to empty values.
+ * query, and the mutations `gh pr comment/review/merge/close/edit/ready` and `gh issue
+ * comment/edit` send, with GitHub's input and payload types. Fields a client might select but the
+ * emulator has no data for resolve to empty values.
  */
 export const SDL = /* GraphQL */ `
 scalar DateTime
@@ -20,6 +22,61 @@ type Query {
   node(id: ID!): Node
   nodes(ids: [ID!]!): [Node]!
 }
+
+type Mutation {
+  addComment(input: AddCommentInput!): AddCommentPayload
+  addPullRequestReview(input: AddPullRequestReviewInput!): AddPullRequestReviewPayload
+  mergePullRequest(input: MergePullRequestInput!): MergePullRequestPayload
+  closePullRequest(input: ClosePullRequestInput!): ClosePullRequestPayload
+  reopenPullRequest(input: ReopenPullRequestInput!): ReopenPullRequestPayload
+  updatePullRequest(input: UpdatePullRequestInput!): UpdatePullRequestPayload
+  markPullRequestReadyForReview(input: MarkPullRequestReadyForReviewInput!): MarkPullRequestReadyForReviewPayload
+  addLabelsToLabelable(input: AddLabelsToLabelableInput!): AddLabelsToLabelablePayload
+  removeLabelsFromLabelable(input: RemoveLabelsFromLabelableInput!): RemoveLabelsFromLabelablePayload
+  updateIssue(input: UpdateIssueInput!): UpdateIssuePayload
+  closeIssue(input: CloseIssueInput!): CloseIssuePayload
+  reopenIssue(input: ReopenIssueInput!): ReopenIssuePayload
+}
+
+input AddCommentInput { body: String!, clientMutationId: String, subjectId: ID! }
+type AddCommentPayload { clientMutationId: String, commentEdge: IssueCommentEdge, subject: Node, timelineEdge: IssueTimelineItemEdge }
+type IssueTimelineItemEdge { cursor: String!, node: IssueComment }
+
+enum PullRequestReviewEvent { APPROVE COMMENT DISMISS REQUEST_CHANGES }
+input DraftPullRequestReviewComment { path: String!, position: Int!, body: String! }
+input DraftPullRequestReviewThread { path: String!, line: Int!, body: String!, side: DiffSide, startLine: Int, startSide: DiffSide }
+input AddPullRequestReviewInput { pullRequestId: ID!, body: String, event: PullRequestReviewEvent, commitOID: GitObjectID, comments: [DraftPullRequestReviewComment], threads: [DraftPullRequestReviewThread], clientMutationId: String }
+type AddPullRequestReviewPayload { clientMutationId: String, pullRequestReview: PullRequestReview, reviewEdge: PullRequestReviewEdge }
+
+enum PullRequestMergeMethod { MERGE SQUASH REBASE }
+input MergePullRequestInput { pullRequestId: ID!, mergeMethod: PullRequestMergeMethod, commitHeadline: String, commitBody: String, expectedHeadOid: GitObjectID, authorEmail: String, clientMutationId: String }
+type MergePullRequestPayload { clientMutationId: String, pullRequest: PullRequest, actor: Actor }
+
+input ClosePullRequestInput { pullRequestId: ID!, clientMutationId: String }
+type ClosePullRequestPayload { clientMutationId: String, pullRequest: PullRequest }
+input ReopenPullRequestInput { pullRequestId: ID!, clientMutationId: String }
+type ReopenPullRequestPayload { clientMutationId: String, pullRequest: PullRequest }
+
+enum PullRequestUpdateState { OPEN CLOSED }
+input UpdatePullRequestInput { pullRequestId: ID!, title: String, body: String, baseRefName: String, state: PullRequestUpdateState, maintainerCanModify: Boolean, assigneeIds: [ID!], labelIds: [ID!], milestoneId: ID, projectIds: [ID!], clientMutationId: String }
+type UpdatePullRequestPayload { clientMutationId: String, pullRequest: PullRequest, actor: Actor }
+
+input MarkPullRequestReadyForReviewInput { pullRequestId: ID!, clientMutationId: String }
+type MarkPullRequestReadyForReviewPayload { clientMutationId: String, pullRequest: PullRequest }
+
+interface Labelable { labels(first: Int, last: Int, after: String, before: String, orderBy: LabelOrder): LabelConnection }
+input AddLabelsToLabelableInput { labelableId: ID!, labelIds: [ID!]!, clientMutationId: String }
+type AddLabelsToLabelablePayload { clientMutationId: String, labelable: Labelable }
+input RemoveLabelsFromLabelableInput { labelableId: ID!, labelIds: [ID!]!, clientMutationId: String }
+type RemoveLabelsFromLabelablePayload { clientMutationId: String, labelable: Labelable }
+
+input UpdateIssueInput { id: ID!, title: String, body: String, state: IssueState, assigneeIds: [ID!], labelIds: [ID!], milestoneId: ID, projectIds: [ID!], clientMutationId: String }
+type UpdateIssuePayload { clientMutationId: String, issue: Issue, actor: Actor }
+enum IssueClosedStateReason { COMPLETED NOT_PLANNED }
+input CloseIssueInput { issueId: ID!, stateReason: IssueClosedStateReason, clientMutationId: String }
+type CloseIssuePayload { clientMutationId: String, issue: Issue }
+input ReopenIssueInput { issueId: ID!, clientMutationId: String }
+type ReopenIssuePayload { clientMutationId: String, issue: Issue }
 
 interface Node { id: ID! }
 
@@ -101,6 +158,8 @@ type PageInfo {
 
 enum OrderDirection { ASC DESC }
 enum IssueOrderField { CREATED_AT UPDATED_AT COMMENTS }
+enum LabelOrderField { NAME CREATED_AT }
+input LabelOrder { field: LabelOrderField!, direction: OrderDirection! }
 input IssueOrder { field: IssueOrderField!, direction: OrderDirection! }
 enum PullRequestState { OPEN CLOSED MERGED }
 enum IssueState { OPEN CLOSED }
@@ -175,7 +234,7 @@ type Repository implements Node {
   issue(number: Int!): Issue
   issues(states: [IssueState!], labels: [String!], filterBy: IssueFilters, orderBy: IssueOrder, first: Int, last: Int, after: String, before: String): IssueConnection!
   issueOrPullRequest(number: Int!): IssueOrPullRequest
-  labels(first: Int, last: Int, after: String, before: String, query: String): LabelConnection
+  labels(first: Int, last: Int, after: String, before: String, query: String, orderBy: LabelOrder): LabelConnection
   assignableUsers(first: Int, last: Int, after: String, before: String, query: String): UserConnection!
   mentionableUsers(first: Int, last: Int, after: String, before: String, query: String): UserConnection!
   milestones(first: Int, last: Int, after: String, before: String): MilestoneConnection
@@ -236,7 +295,7 @@ interface Comment {
   url: URI!
 }
 
-type Issue implements Node & Comment {
+type Issue implements Node & Comment & Labelable {
   id: ID!
   databaseId: Int
   number: Int!
@@ -253,7 +312,7 @@ type Issue implements Node & Comment {
   author: Actor
   authorAssociation: CommentAuthorAssociation!
   repository: Repository!
-  labels(first: Int, last: Int, after: String, before: String): LabelConnection
+  labels(first: Int, last: Int, after: String, before: String, orderBy: LabelOrder): LabelConnection
   assignees(first: Int, last: Int, after: String, before: String): UserConnection!
   comments(first: Int, last: Int, after: String, before: String): IssueCommentConnection!
   milestone: Milestone
@@ -264,7 +323,7 @@ type Issue implements Node & Comment {
   isPinned: Boolean
 }
 
-type PullRequest implements Node & Comment {
+type PullRequest implements Node & Comment & Labelable {
   id: ID!
   databaseId: Int
   number: Int!
@@ -312,7 +371,7 @@ type PullRequest implements Node & Comment {
   latestOpinionatedReviews(first: Int, last: Int, after: String, before: String, writersOnly: Boolean): PullRequestReviewConnection
   reviewRequests(first: Int, last: Int, after: String, before: String): ReviewRequestConnection
   comments(first: Int, last: Int, after: String, before: String): IssueCommentConnection!
-  labels(first: Int, last: Int, after: String, before: String): LabelConnection
+  labels(first: Int, last: Int, after: String, before: String, orderBy: LabelOrder): LabelConnection
   assignees(first: Int, last: Int, after: String, before: String): UserConnection!
   closingIssuesReferences(first: Int, last: Int, after: String, before: String): IssueConnection
   milestone: Milestone

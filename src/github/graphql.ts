@@ -5,9 +5,9 @@
  *
  * Cost (docs.github.com, "Rate limits and node limits for the GraphQL API"): add up the requests
  * needed to fill each connection, assuming each reaches its `first`/`last`, nested connections
- * multiplied by their parents' sizes; divide by 100, round, minimum 1. A query that selects only
- * `rateLimit` is free. Every connection needs `first` or `last` (at most 100), and a query may
- * touch at most 500,000 nodes.
+ * multiplied by their parents' sizes; divide by 100, round, minimum 1 (a query that selects only
+ * `rateLimit` costs 1 too: the field adds nothing, the call has its minimum). Every connection
+ * needs `first` or `last` (at most 100), and a query may touch at most 500,000 nodes.
  */
 import {
   buildSchema,
@@ -29,6 +29,7 @@ import {
   validate,
   valueFromASTUntyped,
 } from 'graphql';
+import { CONTENT_CREATING_MUTATIONS, mutationRoot } from './graphql-mutations.ts';
 import { SDL } from './graphql-schema.ts';
 import type {
   CheckRun,
@@ -64,10 +65,12 @@ export interface RateLimitInfo {
   nodeCount: number;
 }
 
-interface GqlContext {
+export interface GqlContext {
   state: GitHubState;
   viewer: User;
   rate: RateLimitInfo;
+  /** The repository a mutation changed (owner/name), for the trace's `repo`. */
+  touched?: string;
 }
 
 interface ConnArgs {
@@ -77,7 +80,7 @@ interface ConnArgs {
   before?: string | null;
 }
 
-function cursor(index: number): string {
+export function cursor(index: number): string {
   return Buffer.from(`cursor:${index + 1}`).toString('base64');
 }
 
@@ -121,13 +124,13 @@ function connection<T>(
 
 const EMPTY_CONNECTION = (args: ConnArgs) => connection([], args, (x) => x);
 
-function notFound(message: string): GraphQLError {
+export function notFound(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { type: 'NOT_FOUND' } });
 }
 
 const upper = (s: string) => s.toUpperCase();
 
-class UserNode {
+export class UserNode {
   readonly __typename: string;
   readonly id: string;
   readonly databaseId: number;
@@ -158,7 +161,7 @@ function association(user: User, repo: Repo): string {
   return user === repo.owner ? 'OWNER' : 'CONTRIBUTOR';
 }
 
-class LabelNode {
+export class LabelNode {
   readonly __typename = 'Label';
   readonly id: string;
   readonly name: string;
@@ -415,7 +418,7 @@ abstract class AuthoredNode {
   }
 }
 
-class IssueCommentNode extends AuthoredNode {
+export class IssueCommentNode extends AuthoredNode {
   readonly __typename = 'IssueComment';
   constructor(
     s: GitHubState,
@@ -496,7 +499,7 @@ class ReviewCommentNode extends AuthoredNode {
   }
 }
 
-class ReviewNode extends AuthoredNode {
+export class ReviewNode extends AuthoredNode {
   readonly __typename = 'PullRequestReview';
   constructor(
     s: GitHubState,
@@ -627,7 +630,7 @@ class IssueLikeNode {
   readonly viewerCanUpdate = true;
 }
 
-class IssueNode extends IssueLikeNode {
+export class IssueNode extends IssueLikeNode {
   readonly __typename = 'Issue';
   get id() {
     return this.issue.nodeId;
@@ -653,7 +656,7 @@ const MERGE_STATE: Record<string, string> = {
   unknown: 'UNKNOWN',
 };
 
-class PullNode extends IssueLikeNode {
+export class PullNode extends IssueLikeNode {
   readonly __typename = 'PullRequest';
   private readonly pull: PullRequest;
   constructor(s: GitHubState, pull: PullRequest) {
@@ -821,7 +824,7 @@ function orderItems<T extends Issue>(
   return items.sort((a, b) => sign * (key(a) - key(b) || a.version - b.version));
 }
 
-class RepoNode {
+export class RepoNode {
   readonly __typename = 'Repository';
   constructor(
     private readonly s: GitHubState,
@@ -966,11 +969,17 @@ class RepoNode {
       throw notFound(`Could not resolve to an issue or pull request with the number of ${args.number}.`);
     return issue.pull ? new PullNode(this.s, issue.pull) : new IssueNode(this.s, issue);
   }
-  labels(args: ConnArgs) {
-    const seen = new Map<string, Label>();
-    for (const issue of this.repo.issues.values())
-      for (const l of issue.labels) if (!seen.has(l.name)) seen.set(l.name, l);
-    return connection([...seen.values()], args, (l) => new LabelNode(this.s, this.repo, l));
+  labels(args: ConnArgs & { orderBy?: { field: string; direction: string } | null }) {
+    const labels = [...this.s.repoLabels(this.repo).values()];
+    if (args.orderBy) {
+      const sign = args.orderBy.direction === 'DESC' ? -1 : 1;
+      labels.sort((a, b) =>
+        args.orderBy!.field === 'NAME'
+          ? sign * (a.name.toLowerCase() < b.name.toLowerCase() ? -1 : 1)
+          : sign * (a.id - b.id),
+      );
+    }
+    return connection(labels, args, (l) => new LabelNode(this.s, this.repo, l));
   }
   assignableUsers(args: ConnArgs) {
     return connection(
@@ -1030,6 +1039,7 @@ const root = {
     const user = ctx.state.findUser(args.login);
     return user && user.type !== 'Bot' ? new UserNode(ctx.state, user) : null;
   },
+  ...mutationRoot,
 };
 
 /** A request that parsed, validated and was costed: ready to charge and execute. */
@@ -1040,10 +1050,12 @@ export interface PreparedQuery {
   operationName: string | undefined;
   /** What the trace records as `op`: operationName, else the executed operation's own name. */
   opName: string | undefined;
-  /** Primary-limit points (0 for a rateLimit-only query). */
+  /** Primary-limit points: at least 1. */
   cost: number;
   nodeCount: number;
   mutation: boolean;
+  /** A mutation that creates content (addComment, addPullRequestReview): content-creation limits apply. */
+  contentCreating: boolean;
   /** owner/name when the query addresses exactly one repository. */
   repo?: string;
 }
@@ -1147,7 +1159,8 @@ export class GraphQLEngine {
         opName,
       };
     }
-    const cost = analysis.free ? 0 : Math.max(1, Math.round(analysis.requests / 100));
+    // "The minimum point value of a call to the GraphQL API is 1", a rateLimit-only call too.
+    const cost = Math.max(1, Math.round(analysis.requests / 100));
     return {
       ok: true,
       document,
@@ -1157,6 +1170,7 @@ export class GraphQLEngine {
       cost,
       nodeCount: analysis.nodes,
       mutation: operation.operation === 'mutation',
+      contentCreating: analysis.contentCreating,
       repo: analysis.repo,
     };
   }
@@ -1183,20 +1197,30 @@ export class GraphQLEngine {
     return entry;
   }
 
-  /** Executes a prepared query; `rate` is what the rateLimit field reports (after the charge). */
-  execute(prepared: PreparedQuery, state: GitHubState, viewer: User, rate: RateLimitInfo): string {
+  /**
+   * Executes a prepared query; `rate` is what the rateLimit field reports (after the charge).
+   * `touched` is the repository a mutation changed (owner/name), when there was one.
+   */
+  execute(
+    prepared: PreparedQuery,
+    state: GitHubState,
+    viewer: User,
+    rate: RateLimitInfo,
+  ): { body: string; touched?: string } {
+    const context: GqlContext = { state, viewer, rate };
     const result = executeSync({
       schema: this.schema,
       document: prepared.document,
       rootValue: root,
-      contextValue: { state, viewer, rate } satisfies GqlContext,
+      contextValue: context,
       variableValues: prepared.variables,
       operationName: prepared.operationName,
     });
-    if (result.errors && result.errors.length > 0) {
-      return JSON.stringify({ data: result.data ?? null, errors: result.errors.map(formatError) });
-    }
-    return JSON.stringify({ data: result.data });
+    const body =
+      result.errors && result.errors.length > 0
+        ? JSON.stringify({ data: result.data ?? null, errors: result.errors.map(formatError) })
+        : JSON.stringify({ data: result.data });
+    return context.touched === undefined ? { body } : { body, touched: context.touched };
   }
 }
 
@@ -1218,7 +1242,7 @@ function findOperation(
 interface Analysis {
   requests: number;
   nodes: number;
-  free: boolean;
+  contentCreating: boolean;
   repo?: string;
   error?: { type: string; message: string; path?: string[] };
 }
@@ -1239,25 +1263,16 @@ function analyze(
     if (name in variables) vars[name] = variables[name];
     else if (def.defaultValue) vars[name] = valueFromASTUntyped(def.defaultValue, {});
   }
-  const out: Analysis = { requests: 0, nodes: 0, free: true };
+  const out: Analysis = { requests: 0, nodes: 0, contentCreating: false };
   let repos: Set<string> | undefined;
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) return out;
 
-  const topLevel = (set: SelectionSetNode): boolean => {
-    for (const sel of set.selections) {
-      if (sel.kind === Kind.FIELD) {
-        if (sel.name.value !== 'rateLimit' && sel.name.value !== '__typename') return false;
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        if (!topLevel(sel.selectionSet)) return false;
-      } else {
-        const frag = fragments.get(sel.name.value);
-        if (frag && !topLevel(frag.selectionSet)) return false;
-      }
-    }
-    return true;
-  };
-  out.free = operation.operation === 'query' && topLevel(operation.selectionSet);
+  if (operation.operation === 'mutation') {
+    for (const sel of operation.selectionSet.selections)
+      if (sel.kind === Kind.FIELD && CONTENT_CREATING_MUTATIONS.has(sel.name.value))
+        out.contentCreating = true;
+  }
 
   const walk = (
     set: SelectionSetNode,

@@ -1,9 +1,11 @@
 /**
- * The HTTP binding: a node:http (or node:https) server on loopback that turns each request into
- * an EmulatorRequest and answers with what `GitHubEmulator.handle()` returns, so HTTP clients
- * (Octokit, gh, a real orchestrator) get exactly the in-process behaviour. node:http directly
- * rather than a framework: nothing to route here (handle() routes), and every microsecond of
- * overhead shows in the benchmark against bare node:http.
+ * The HTTP binding: a node:http server on loopback (or, with TLS, a node:http2 secure server
+ * that speaks HTTP/2 to clients offering `h2` by ALPN and HTTP/1.1 to the others, as github.com
+ * does) that turns each request into an EmulatorRequest and answers with what
+ * `GitHubEmulator.handle()` returns, so HTTP clients (Octokit, gh, a real orchestrator) get
+ * exactly the in-process behaviour. node:http directly rather than a framework: nothing to route
+ * here (handle() routes), and every microsecond of overhead shows in the benchmark against bare
+ * node:http.
  */
 import {
   createServer as createHttpServer,
@@ -11,10 +13,15 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import {
+  createSecureServer,
+  type Http2SecureServer,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+} from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
 import type { GitHubEmulator } from './emulator.ts';
-import type { EmulatorRequest } from './types.ts';
+import type { Admission, EmulatorRequest } from './types.ts';
 
 export interface GitHubServerOptions {
   emulator: GitHubEmulator;
@@ -22,15 +29,20 @@ export interface GitHubServerOptions {
   port?: number;
   /** Loopback only: 127.0.0.1 (default) or ::1. */
   host?: '127.0.0.1' | '::1' | 'localhost';
-  /** PEM key and certificate: serve HTTPS (what `gh` needs). */
+  /**
+   * PEM key and certificate: serve HTTPS (what `gh` needs), HTTP/2 by ALPN with HTTP/1.1 for
+   * clients that do not offer h2.
+   */
   tls?: { key: string | Buffer; cert: string | Buffer };
+  /** With `tls`: false serves HTTP/1.1 only (ALPN offers no h2). Default true. */
+  http2?: boolean;
 }
 
 export interface RunningGitHubServer {
   /** `http://127.0.0.1:PORT` (or https). */
   url: string;
   port: number;
-  server: Server;
+  server: Server | Http2SecureServer;
   /** Stops accepting, closes idle and active connections, resolves when closed. */
   close(): Promise<void>;
 }
@@ -63,14 +75,19 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
   const scheme = options.tls ? 'https' : 'http';
   let origin = '';
 
-  const answer = (req: IncomingMessage, res: ServerResponse, body: string | undefined) => {
+  type Req = IncomingMessage | Http2ServerRequest;
+  type Res = ServerResponse | Http2ServerResponse;
+  const answer = (req: Req, res: Res, body: string | undefined, admission: Admission | undefined) => {
+    // HTTP/2 names the host in the :authority pseudo-header instead of Host.
+    const host = req.headers.host ?? (req.headers[':authority'] as string | undefined);
     const request: EmulatorRequest = {
       method: req.method ?? 'GET',
       path: req.url ?? '/',
       headers: req.headers as Record<string, string | undefined>,
       body,
       remoteAddress: req.socket.remoteAddress,
-      baseUrl: req.headers.host ? `${scheme}://${req.headers.host}` : origin,
+      baseUrl: host ? `${scheme}://${host}` : origin,
+      admission,
     };
     emulator.handle(request).then(
       (response) => {
@@ -86,7 +103,10 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
     );
   };
 
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+  const onRequest = (req: Req, res: Res) => {
+    // In flight from arrival until the answer is written (or the client goes away).
+    const admission = emulator.admit(req.url ?? '/', req.headers, req.socket.remoteAddress);
+    if (admission !== undefined) res.once('close', admission.release);
     const method = req.method;
     if (
       (method === 'GET' || method === 'HEAD') &&
@@ -94,23 +114,40 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
       req.headers['transfer-encoding'] === undefined
     ) {
       req.resume();
-      answer(req, res, undefined);
+      answer(req, res, undefined, admission);
       return;
     }
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () =>
-      answer(req, res, chunks.length === 0 ? undefined : Buffer.concat(chunks).toString('utf8')),
+      answer(req, res, chunks.length === 0 ? undefined : Buffer.concat(chunks).toString('utf8'), admission),
     );
     req.on('error', () => res.destroy());
   };
 
-  const server: Server = options.tls
-    ? (createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, onRequest) as unknown as Server)
+  const tls = options.tls;
+  const server: Server | Http2SecureServer = tls
+    ? createSecureServer(
+        {
+          key: tls.key,
+          cert: tls.cert,
+          allowHTTP1: true,
+          ALPNProtocols: options.http2 === false ? ['http/1.1'] : ['h2', 'http/1.1'],
+        },
+        onRequest,
+      )
     : createHttpServer({ keepAliveTimeout: 30_000 }, onRequest);
-  server.on('clientError', (_error, socket) => {
+  server.on('clientError', (_error: Error, socket: Socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
   });
+  // An HTTP/2 server has no closeAllConnections(): close() ends its sockets itself.
+  const sockets = new Set<Socket>();
+  if (tls) {
+    server.on('secureConnection', (socket: Socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => {
@@ -130,7 +167,8 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
-        server.closeAllConnections();
+        if ('closeAllConnections' in server) server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
       });
       return closing;
     },

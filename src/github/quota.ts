@@ -52,6 +52,9 @@ export interface Identity {
   readonly graphqlPoints: Window;
   readonly contentMinute: Window;
   readonly contentHour: Window;
+  /** Response time (ms) in the current minute, all requests and GraphQL's: the CPU-time limit. */
+  readonly cpu: Window;
+  readonly graphqlCpu: Window;
   /** ETag salt for unauthenticated requests (per IP); tokens have their own. */
   readonly etagSalt: string;
 }
@@ -71,7 +74,8 @@ export type SecondaryKind =
   | 'rest-points'
   | 'graphql-points'
   | 'content-minute'
-  | 'content-hour';
+  | 'content-hour'
+  | 'cpu-time';
 
 export interface SecondaryBreach {
   kind: SecondaryKind;
@@ -114,6 +118,8 @@ export class QuotaLedger {
       graphqlPoints: { end: Number.NEGATIVE_INFINITY, used: 0 },
       contentMinute: { end: Number.NEGATIVE_INFINITY, used: 0 },
       contentHour: { end: Number.NEGATIVE_INFINITY, used: 0 },
+      cpu: { end: Number.NEGATIVE_INFINITY, used: 0 },
+      graphqlCpu: { end: Number.NEGATIVE_INFINITY, used: 0 },
       etagSalt: `i${(++this.serial).toString(36)}`,
     };
     this.identities.set(key, identity);
@@ -224,6 +230,8 @@ export class QuotaLedger {
         message: `You have exceeded a secondary rate limit: more than ${s.concurrent} concurrent requests. Please wait a few minutes before you try again.`,
       };
     }
+    const cpu = this.cpuBreach(identity, graphql);
+    if (cpu !== undefined) return cpu;
     if (contentCreating) {
       const minute = identity.contentMinute;
       const hour = identity.contentHour;
@@ -280,6 +288,55 @@ export class QuotaLedger {
     return undefined;
   }
 
+  /** The CPU-time limit: refused while this minute's response time is at the limit. */
+  private cpuBreach(identity: Identity, graphql: boolean): SecondaryBreach | undefined {
+    const s = this.limits.secondary;
+    const now = this.clock.now();
+    for (const [window, limit, what] of [
+      [identity.cpu, s.cpuMsPerMinute, ''],
+      [identity.graphqlCpu, s.graphqlCpuMsPerMinute, ' for the GraphQL API'],
+    ] as const) {
+      if (window === identity.graphqlCpu && !graphql) continue;
+      if (now >= window.end) {
+        window.end = now + MINUTE;
+        window.used = 0;
+      }
+      if (window.used >= limit) {
+        return {
+          kind: 'cpu-time',
+          retryAfter: this.secondsUntil(window.end),
+          message: `You have exceeded a secondary rate limit: more than ${limit / 1000} seconds of CPU time per minute${what}. Please wait a few minutes before you try again.`,
+        };
+      }
+    }
+    return undefined;
+  }
+
+  /** Adds a served request's response time (run-time ms) to its identity's CPU-time windows. */
+  chargeCpu(identity: Identity, ms: number, graphql: boolean): void {
+    identity.cpu.used += ms;
+    if (graphql) identity.graphqlCpu.used += ms;
+  }
+
+  /**
+   * Gives back what `secondary()` took for a request that a later check refused (the primary
+   * limit): refused requests charge nothing. Same instant, so the windows are the same.
+   */
+  refundSecondary(
+    identity: Identity,
+    endpoint: string,
+    points: number,
+    graphql: boolean,
+    contentCreating: boolean,
+  ): void {
+    const window = graphql ? identity.graphqlPoints : identity.restPoints.get(endpoint);
+    if (window !== undefined) window.used = Math.max(0, window.used - points);
+    if (contentCreating) {
+      identity.contentMinute.used = Math.max(0, identity.contentMinute.used - 1);
+      identity.contentHour.used = Math.max(0, identity.contentHour.used - 1);
+    }
+  }
+
   /** Forgets usage: every identity, or one; every resource, or one. Secondary windows too. */
   reset(identity?: Identity, resource?: Resource): number {
     const targets = identity ? [identity] : [...this.identities.values()];
@@ -291,7 +348,7 @@ export class QuotaLedger {
       }
       if (resource === undefined) {
         id.restPoints.clear();
-        for (const w of [id.graphqlPoints, id.contentMinute, id.contentHour]) {
+        for (const w of [id.graphqlPoints, id.contentMinute, id.contentHour, id.cpu, id.graphqlCpu]) {
           w.end = Number.NEGATIVE_INFINITY;
           w.used = 0;
         }

@@ -11,6 +11,7 @@ import {
   checkRunObject,
   issueCommentObject,
   issueJson,
+  labelsJson,
   pullFullJson,
   pullFullVersion,
   pullSimpleJson,
@@ -627,6 +628,93 @@ export function buildRestRouter(): RestRouter {
       const version = pullFullVersion(pull);
       return unchanged(ctx, version) ?? { status: 200, body: pullFullJson(ctx.state, pull), version };
     }),
+  );
+
+  r.add('PATCH', '/repos/{owner}/{repo}/issues/{issue_number}', (ctx) =>
+    withIssue(ctx, 2, (issue) => {
+      const state = str(ctx, 'state');
+      if (state !== undefined && state !== 'open' && state !== 'closed')
+        return validation('Issue', 'state', 'invalid');
+      const labels = bodyField(ctx, 'labels');
+      return mutate(() => {
+        ctx.state.editIssue(issue, { title: str(ctx, 'title'), body: str(ctx, 'body'), state });
+        if (Array.isArray(labels)) {
+          const names = labels.filter((l): l is string => typeof l === 'string');
+          ctx.state.removeLabels(
+            issue,
+            issue.labels.map((l) => l.name).filter((n) => !names.includes(n)),
+          );
+          ctx.state.addLabels(issue, names);
+        }
+        return { status: 200, body: issueJson(ctx.state, issue) };
+      }, 'Issue');
+    }),
+  );
+
+  r.add('POST', '/repos/{owner}/{repo}/issues/{issue_number}/labels', (ctx) =>
+    withIssue(ctx, 2, (issue) => {
+      const labels = Array.isArray(ctx.body) ? ctx.body : bodyField(ctx, 'labels');
+      if (!Array.isArray(labels)) return validation('Label', 'labels');
+      const names = labels.filter((l): l is string => typeof l === 'string');
+      return mutate(() => {
+        ctx.state.addLabels(issue, names);
+        return { status: 200, body: JSON.stringify(labelsJson(ctx.state, issue.repo, issue)) };
+      }, 'Label');
+    }),
+  );
+
+  r.add('PATCH', '/repos/{owner}/{repo}/pulls/{pull_number}', (ctx) =>
+    withPull(ctx, (pull) => {
+      const state = str(ctx, 'state');
+      if (state !== undefined && state !== 'open' && state !== 'closed')
+        return validation('PullRequest', 'state', 'invalid');
+      return mutate(() => {
+        ctx.state.editIssue(pull.issue, {
+          title: str(ctx, 'title'),
+          body: str(ctx, 'body'),
+          base: str(ctx, 'base'),
+          state,
+        });
+        return { status: 200, body: pullFullJson(ctx.state, pull) };
+      }, 'PullRequest');
+    }),
+  );
+
+  r.add(
+    'POST',
+    '/repos/{owner}/{repo}/pulls/{pull_number}/reviews',
+    (ctx) =>
+      withPull(ctx, (pull) => {
+        const event = str(ctx, 'event');
+        const state =
+          event === 'APPROVE'
+            ? 'APPROVED'
+            : event === 'REQUEST_CHANGES'
+              ? 'CHANGES_REQUESTED'
+              : event === 'COMMENT'
+                ? 'COMMENTED'
+                : undefined;
+        // Without an event GitHub creates a PENDING review; pending reviews are not modelled.
+        if (state === undefined) return validation('PullRequestReview', 'event', 'invalid');
+        const raw = bodyField(ctx, 'comments');
+        const comments = (Array.isArray(raw) ? raw : []).flatMap((c: unknown) => {
+          const o = c as { path?: unknown; line?: unknown; position?: unknown; body?: unknown };
+          const line = typeof o.line === 'number' ? o.line : typeof o.position === 'number' ? o.position : 1;
+          return typeof o.path === 'string' && typeof o.body === 'string'
+            ? [{ path: o.path, line, body: o.body }]
+            : [];
+        });
+        return mutate(() => {
+          const review = ctx.state.submitReviewWithComments(pull, {
+            user: actor(ctx).login,
+            state,
+            body: str(ctx, 'body'),
+            comments,
+          });
+          return { status: 200, body: JSON.stringify(reviewObject(ctx.state, pull, review)) };
+        }, 'PullRequestReview');
+      }),
+    { contentCreating: true },
   );
 
   r.add('PUT', '/repos/{owner}/{repo}/pulls/{pull_number}/merge', (ctx) =>

@@ -123,7 +123,7 @@ export function repoDetailJson(state: GitHubState, repo: Repo): string {
   });
 }
 
-function labelsJson(state: GitHubState, repo: Repo, issue: Issue): unknown[] {
+export function labelsJson(state: GitHubState, repo: Repo, issue: Issue): unknown[] {
   return issue.labels.map((l) => ({
     id: l.id,
     node_id: l.nodeId,

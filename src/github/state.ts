@@ -889,6 +889,112 @@ export class GitHubState {
     return issue;
   }
 
+  /**
+   * Edits an issue or pull request (REST PATCH, GraphQL updateIssue/updatePullRequest): title,
+   * body, base branch (PRs), and state (closing a PR this way does not merge it; reopening a
+   * merged PR is refused, as on GitHub).
+   */
+  editIssue(
+    issue: Issue,
+    input: { title?: string; body?: string; state?: 'open' | 'closed'; base?: string },
+  ): Issue {
+    const pull = issue.pull;
+    const at = this.clock.now();
+    if (input.title !== undefined) {
+      if (input.title.trim() === '') throw new GitHubStateError(422, 'title cannot be blank');
+      issue.title = input.title;
+    }
+    if (input.body !== undefined) issue.body = input.body;
+    if (input.base !== undefined && pull) {
+      if (!issue.repo.branches.has(input.base))
+        throw new GitHubStateError(422, `no branch ${input.base} in ${issue.repo.fullName}`);
+      pull.base = input.base;
+    }
+    if (input.state === 'closed' && issue.state === 'open') {
+      if (pull) this.closePull(pull, false, undefined, at);
+      else this.closeIssue(issue, at);
+      return issue;
+    }
+    if (input.state === 'open' && issue.state === 'closed') {
+      if (pull?.merged)
+        throw new GitHubStateError(422, `pull request #${issue.number} is merged and cannot be reopened`);
+      issue.state = 'open';
+      issue.stateReason = 'reopened';
+      issue.closedAt = null;
+    }
+    this.touchIssue(issue, at);
+    return issue;
+  }
+
+  /** The repository's labels by name (every label used on an issue or PR of the repo). */
+  repoLabels(repo: Repo): Map<string, Label> {
+    const out = new Map<string, Label>();
+    for (const issue of repo.issues.values())
+      for (const label of issue.labels) if (!out.has(label.name)) out.set(label.name, label);
+    return out;
+  }
+
+  /** Adds labels (existing ones of the repo by name, else new ones) to an issue or PR. */
+  addLabels(issue: Issue, names: readonly string[]): Issue {
+    const known = this.repoLabels(issue.repo);
+    const fresh = names.filter((n, i) => names.indexOf(n) === i && !issue.labels.some((l) => l.name === n));
+    if (fresh.length === 0) return issue;
+    const missing = fresh.filter((n) => !known.has(n));
+    const made = this.labels(missing);
+    for (const name of fresh) issue.labels.push(known.get(name) ?? made[missing.indexOf(name)]!);
+    this.touchIssue(issue);
+    return issue;
+  }
+
+  removeLabels(issue: Issue, names: readonly string[]): Issue {
+    const before = issue.labels.length;
+    issue.labels = issue.labels.filter((l) => !names.includes(l.name));
+    if (issue.labels.length !== before) this.touchIssue(issue);
+    return issue;
+  }
+
+  /** A draft pull request becomes ready for review. */
+  markReadyForReview(pull: PullRequest): PullRequest {
+    if (pull.issue.state !== 'open')
+      throw new GitHubStateError(422, `pull request #${pull.issue.number} is closed`);
+    if (pull.draft) {
+      pull.draft = false;
+      this.touchIssue(pull.issue);
+    }
+    return pull;
+  }
+
+  /**
+   * A submitted review with its inline comments, as one state change (GraphQL
+   * addPullRequestReview, REST POST .../reviews). GitHub refuses an approval or a change request
+   * on one's own pull request.
+   */
+  submitReviewWithComments(
+    pull: PullRequest,
+    input: {
+      user: string;
+      state: ReviewState;
+      body?: string;
+      comments?: { path: string; line: number; body: string }[];
+    },
+  ): Review {
+    if (pull.issue.state !== 'open')
+      throw new GitHubStateError(422, `pull request #${pull.issue.number} is closed`);
+    if (input.user === pull.issue.user.login && input.state !== 'COMMENTED') {
+      throw new GitHubStateError(
+        422,
+        input.state === 'APPROVED'
+          ? 'Can not approve your own pull request'
+          : 'Can not request changes on your own pull request',
+      );
+    }
+    const at = this.clock.now();
+    const review = this.putReview(pull, input.user, input.state, input.body ?? '', at);
+    for (const c of input.comments ?? [])
+      this.putReviewComment(pull, review, input.user, c.body, c.path, c.line, at);
+    return review;
+  }
+
   setMergeable(pull: PullRequest, mergeable: boolean | null): PullRequest {
     pull.mergeable = mergeable;
     this.touchIssue(pull.issue);

@@ -6,6 +6,21 @@
  * one piece of code whichever way a request arrives.
  */
 
+import type { TokenInfo } from './auth.ts';
+import type { Identity } from './quota.ts';
+
+/**
+ * A request counted in flight for its identity since it arrived (`GitHubEmulator.admit()`), until
+ * `release()`. The HTTP binding admits a request when its headers arrive and releases it when the
+ * answer is written, so the concurrency limit sees body upload and response write time too.
+ */
+export interface Admission {
+  readonly identity: Identity;
+  readonly token: TokenInfo | undefined;
+  /** Idempotent. */
+  release(): void;
+}
+
 export interface EmulatorRequest {
   method: string;
   /** Path and query as sent: `/repos/o/r/pulls?state=open`; `/api/v3` prefix allowed. */
@@ -22,6 +37,8 @@ export interface EmulatorRequest {
    * emulator's public URL.
    */
   baseUrl?: string;
+  /** Set by a caller that counted the request in flight itself (the HTTP binding). */
+  admission?: Admission;
 }
 
 export interface EmulatorResponse {

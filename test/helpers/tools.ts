@@ -1,20 +1,25 @@
 import { spawnSync } from 'node:child_process';
-import { it } from 'vitest';
 
 /**
- * Whether a system tool the tests drive for real is installed. Missing on a developer's machine:
- * one line naming the Debian package, and the tests that need it skip. Missing under CI (`CI`
- * set, which .ci/run guarantees to install): a failing test, never a silent skip.
+ * A system tool a test needs (gh, promtool, …). Missing on a developer machine: the suite is
+ * skipped with one line naming the Debian package. Missing with CI set: the suite runs and fails
+ * in `require()`, since .ci/run installs every package the tests need.
  */
-export function systemTool(command: string, debianPackage: string, args = ['--version']): boolean {
-  const present = spawnSync(command, args, { stdio: 'ignore' }).status === 0;
-  if (present) return true;
-  if (process.env.CI) {
-    it(`needs ${command} (CI installs the Debian package ${debianPackage})`, () => {
-      throw new Error(`${command} is not installed: apt-get install -y ${debianPackage}`);
-    });
-  } else {
-    console.log(`skipped: these tests need ${command} (Debian: apt-get install ${debianPackage})`);
+export function systemTool(command: string, versionArgs: string[], debianPackage: string) {
+  const present = spawnSync(command, versionArgs, { stdio: 'ignore' }).status === 0;
+  const ci = Boolean(process.env.CI);
+  if (!present && !ci) {
+    process.stderr.write(`skipped: needs \`${command}\` (Debian package ${debianPackage})\n`);
   }
-  return false;
+  return {
+    present,
+    /** True when the suite should be skipped (missing, and not on CI). */
+    skip: !present && !ci,
+    require(): void {
+      if (!present)
+        throw new Error(
+          `\`${command}\` is missing: install the Debian package ${debianPackage} (.ci/run does)`,
+        );
+    },
+  };
 }

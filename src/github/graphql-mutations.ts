@@ -1,0 +1,318 @@
+/**
+ * The GraphQL mutations `gh` and orchestrators send (addComment, addPullRequestReview,
+ * mergePullRequest, closePullRequest, updatePullRequest, markPullRequestReadyForReview,
+ * addLabelsToLabelable, and the issue counterparts), with GitHub's input and payload types.
+ * Each calls the same GitHubState method the REST write or the admin API calls, so a comment
+ * posted through GraphQL moves the same versions, `updated_at` and ETags as one posted through
+ * REST. Refusals come back as GitHub's GraphQL errors (`type` NOT_FOUND or UNPROCESSABLE next to
+ * `data: {field: null}`); charging is the emulator's job (see emulator.ts).
+ */
+import { GraphQLError } from 'graphql';
+import {
+  cursor,
+  type GqlContext,
+  IssueCommentNode,
+  IssueNode,
+  notFound,
+  PullNode,
+  ReviewNode,
+  UserNode,
+} from './graphql.ts';
+import { GitHubStateError, type Issue, type Label, type PullRequest, type ReviewState } from './state.ts';
+
+/** Top-level mutation fields that create content (GitHub's 80/min and 500/h secondary limits). */
+export const CONTENT_CREATING_MUTATIONS: ReadonlySet<string> = new Set([
+  'addComment',
+  'addPullRequestReview',
+]);
+
+function unprocessable(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { type: 'UNPROCESSABLE' } });
+}
+
+/** Runs a state change; its refusal becomes GitHub's GraphQL error. */
+function change<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof GitHubStateError) {
+      throw error.status === 404 ? notFound(error.message) : unprocessable(error.message);
+    }
+    throw error;
+  }
+}
+
+function unresolved(id: string): GraphQLError {
+  return notFound(`Could not resolve to a node with the global id of '${id}'.`);
+}
+
+/**
+ * An issue or pull request by node id (a PR's id gives its issue). Its repository becomes the
+ * trace record's `repo`, refused or not.
+ */
+function issueById(ctx: GqlContext, id: string): Issue {
+  const entity = ctx.state.nodes.get(id);
+  let issue: Issue | undefined;
+  if (entity !== undefined && 'issue' in entity) issue = entity.issue;
+  else if (entity !== undefined && 'number' in entity && 'repo' in entity) issue = entity;
+  if (issue === undefined) throw unresolved(id);
+  ctx.touched = issue.repo.fullName;
+  return issue;
+}
+
+function pullById(ctx: GqlContext, id: string): PullRequest {
+  const entity = ctx.state.nodes.get(id);
+  let pull: PullRequest | undefined;
+  if (entity !== undefined && 'issue' in entity) pull = entity;
+  else if (entity !== undefined && 'pull' in entity && entity.pull) pull = entity.pull;
+  if (pull === undefined) throw notFound(`Could not resolve to a PullRequest with the global id of '${id}'.`);
+  ctx.touched = pull.issue.repo.fullName;
+  return pull;
+}
+
+function labelsById(ctx: GqlContext, issue: Issue, ids: readonly string[]): Label[] {
+  const byId = new Map<string, Label>();
+  for (const label of ctx.state.repoLabels(issue.repo).values()) byId.set(label.nodeId, label);
+  return ids.map((id) => {
+    const label = byId.get(id);
+    if (!label) throw unresolved(id);
+    return label;
+  });
+}
+
+function usersById(ctx: GqlContext, ids: readonly string[]) {
+  return ids.map((id) => {
+    const entity = ctx.state.nodes.get(id);
+    if (entity === undefined || !('login' in entity)) throw unresolved(id);
+    return entity;
+  });
+}
+
+/** labelIds / assigneeIds of updateIssue and updatePullRequest replace the current sets. */
+function replaceLabelsAndAssignees(
+  ctx: GqlContext,
+  issue: Issue,
+  input: { labelIds?: string[] | null; assigneeIds?: string[] | null },
+): void {
+  if (input.labelIds != null) {
+    const labels = labelsById(ctx, issue, input.labelIds);
+    change(() => {
+      ctx.state.removeLabels(
+        issue,
+        issue.labels.map((l) => l.name),
+      );
+      ctx.state.addLabels(
+        issue,
+        labels.map((l) => l.name),
+      );
+    });
+  }
+  if (input.assigneeIds != null) {
+    issue.assignees = usersById(ctx, input.assigneeIds);
+    ctx.state.touchIssue(issue);
+  }
+}
+
+const pullPayload = (ctx: GqlContext, pull: PullRequest, input: { clientMutationId?: string | null }) => ({
+  clientMutationId: input.clientMutationId ?? null,
+  pullRequest: new PullNode(ctx.state, pull),
+  actor: new UserNode(ctx.state, ctx.viewer),
+});
+
+const issueNode = (ctx: GqlContext, issue: Issue) =>
+  issue.pull ? new PullNode(ctx.state, issue.pull) : new IssueNode(ctx.state, issue);
+
+const REVIEW_EVENTS: Record<string, ReviewState> = {
+  APPROVE: 'APPROVED',
+  REQUEST_CHANGES: 'CHANGES_REQUESTED',
+  COMMENT: 'COMMENTED',
+};
+
+type Input<T> = { input: T & { clientMutationId?: string | null } };
+
+/** Resolvers of the Mutation type, on the same root value as the queries. */
+export const mutationRoot = {
+  addComment({ input }: Input<{ subjectId: string; body: string }>, ctx: GqlContext) {
+    const issue = issueById(ctx, input.subjectId);
+    const comment = change(() =>
+      ctx.state.postIssueComment(issue, { body: input.body, user: ctx.viewer.login }),
+    );
+    const edge = {
+      cursor: cursor(issue.comments.length - 1),
+      node: new IssueCommentNode(ctx.state, issue, comment),
+    };
+    return {
+      clientMutationId: input.clientMutationId ?? null,
+      commentEdge: edge,
+      subject: issueNode(ctx, issue),
+      timelineEdge: edge,
+    };
+  },
+
+  addPullRequestReview(
+    {
+      input,
+    }: Input<{
+      pullRequestId: string;
+      body?: string | null;
+      event?: string | null;
+      comments?: { path: string; position: number; body: string }[] | null;
+      threads?: { path: string; line: number; body: string }[] | null;
+    }>,
+    ctx: GqlContext,
+  ) {
+    const pull = pullById(ctx, input.pullRequestId);
+    const state = input.event ? REVIEW_EVENTS[input.event] : undefined;
+    if (state === undefined) {
+      // A review without an event stays PENDING on GitHub; pending reviews are not modelled.
+      throw unprocessable(
+        input.event === 'DISMISS'
+          ? 'A new review cannot be created with the DISMISS event.'
+          : 'The emulator does not model pending reviews: send event APPROVE, REQUEST_CHANGES or COMMENT.',
+      );
+    }
+    const comments = [
+      ...(input.comments ?? []).map((c) => ({ path: c.path, line: c.position, body: c.body })),
+      ...(input.threads ?? []).map((t) => ({ path: t.path, line: t.line, body: t.body })),
+    ];
+    const review = change(() =>
+      ctx.state.submitReviewWithComments(pull, {
+        user: ctx.viewer.login,
+        state,
+        body: input.body ?? '',
+        comments,
+      }),
+    );
+    const node = new ReviewNode(ctx.state, pull, review);
+    return {
+      clientMutationId: input.clientMutationId ?? null,
+      pullRequestReview: node,
+      reviewEdge: { cursor: cursor(pull.reviews.length - 1), node },
+    };
+  },
+
+  mergePullRequest(
+    { input }: Input<{ pullRequestId: string; mergeMethod?: string | null; expectedHeadOid?: string | null }>,
+    ctx: GqlContext,
+  ) {
+    const pull = pullById(ctx, input.pullRequestId);
+    // The REST merge endpoint's rule: an open pull request that is not conflicting.
+    if (pull.issue.state !== 'open' || pull.mergeable === false)
+      throw unprocessable('Pull Request is not mergeable');
+    if (input.expectedHeadOid && input.expectedHeadOid !== pull.headSha)
+      throw unprocessable('Head branch was modified. Review and try the merge again.');
+    change(() => ctx.state.mergePullRequest(pull, { user: ctx.viewer.login }));
+    return pullPayload(ctx, pull, input);
+  },
+
+  closePullRequest({ input }: Input<{ pullRequestId: string }>, ctx: GqlContext) {
+    const pull = pullById(ctx, input.pullRequestId);
+    change(() => ctx.state.editIssue(pull.issue, { state: 'closed' }));
+    return pullPayload(ctx, pull, input);
+  },
+
+  reopenPullRequest({ input }: Input<{ pullRequestId: string }>, ctx: GqlContext) {
+    const pull = pullById(ctx, input.pullRequestId);
+    change(() => ctx.state.editIssue(pull.issue, { state: 'open' }));
+    return pullPayload(ctx, pull, input);
+  },
+
+  updatePullRequest(
+    {
+      input,
+    }: Input<{
+      pullRequestId: string;
+      title?: string | null;
+      body?: string | null;
+      baseRefName?: string | null;
+      state?: string | null;
+      labelIds?: string[] | null;
+      assigneeIds?: string[] | null;
+    }>,
+    ctx: GqlContext,
+  ) {
+    const pull = pullById(ctx, input.pullRequestId);
+    change(() =>
+      ctx.state.editIssue(pull.issue, {
+        title: input.title ?? undefined,
+        body: input.body ?? undefined,
+        base: input.baseRefName ?? undefined,
+        state: input.state === 'CLOSED' ? 'closed' : input.state === 'OPEN' ? 'open' : undefined,
+      }),
+    );
+    replaceLabelsAndAssignees(ctx, pull.issue, input);
+    return pullPayload(ctx, pull, input);
+  },
+
+  markPullRequestReadyForReview({ input }: Input<{ pullRequestId: string }>, ctx: GqlContext) {
+    const pull = pullById(ctx, input.pullRequestId);
+    change(() => ctx.state.markReadyForReview(pull));
+    return { clientMutationId: input.clientMutationId ?? null, pullRequest: new PullNode(ctx.state, pull) };
+  },
+
+  addLabelsToLabelable({ input }: Input<{ labelableId: string; labelIds: string[] }>, ctx: GqlContext) {
+    const issue = issueById(ctx, input.labelableId);
+    const labels = labelsById(ctx, issue, input.labelIds);
+    change(() =>
+      ctx.state.addLabels(
+        issue,
+        labels.map((l) => l.name),
+      ),
+    );
+    return { clientMutationId: input.clientMutationId ?? null, labelable: issueNode(ctx, issue) };
+  },
+
+  removeLabelsFromLabelable({ input }: Input<{ labelableId: string; labelIds: string[] }>, ctx: GqlContext) {
+    const issue = issueById(ctx, input.labelableId);
+    const labels = labelsById(ctx, issue, input.labelIds);
+    change(() =>
+      ctx.state.removeLabels(
+        issue,
+        labels.map((l) => l.name),
+      ),
+    );
+    return { clientMutationId: input.clientMutationId ?? null, labelable: issueNode(ctx, issue) };
+  },
+
+  updateIssue(
+    {
+      input,
+    }: Input<{
+      id: string;
+      title?: string | null;
+      body?: string | null;
+      state?: string | null;
+      labelIds?: string[] | null;
+      assigneeIds?: string[] | null;
+    }>,
+    ctx: GqlContext,
+  ) {
+    const issue = issueById(ctx, input.id);
+    change(() =>
+      ctx.state.editIssue(issue, {
+        title: input.title ?? undefined,
+        body: input.body ?? undefined,
+        state: input.state === 'CLOSED' ? 'closed' : input.state === 'OPEN' ? 'open' : undefined,
+      }),
+    );
+    replaceLabelsAndAssignees(ctx, issue, input);
+    return {
+      clientMutationId: input.clientMutationId ?? null,
+      issue: new IssueNode(ctx.state, issue),
+      actor: new UserNode(ctx.state, ctx.viewer),
+    };
+  },
+
+  closeIssue({ input }: Input<{ issueId: string; stateReason?: string | null }>, ctx: GqlContext) {
+    const issue = issueById(ctx, input.issueId);
+    change(() => ctx.state.editIssue(issue, { state: 'closed' }));
+    if (input.stateReason === 'NOT_PLANNED') issue.stateReason = 'not_planned';
+    return { clientMutationId: input.clientMutationId ?? null, issue: new IssueNode(ctx.state, issue) };
+  },
+
+  reopenIssue({ input }: Input<{ issueId: string }>, ctx: GqlContext) {
+    const issue = issueById(ctx, input.issueId);
+    change(() => ctx.state.editIssue(issue, { state: 'open' }));
+    return { clientMutationId: input.clientMutationId ?? null, issue: new IssueNode(ctx.state, issue) };
+  },
+};
