@@ -322,7 +322,7 @@ describe('GraphQL operation names in the trace', () => {
       'B',
       'PullRequestForBranch',
       'guard',
-      null,
+      'query viewer.login',
       'Broken',
       'A',
     ]);
@@ -381,8 +381,8 @@ describe('GraphQL mutations', () => {
       .slice(1);
     expect(mutations.map((r) => [r.op ?? null, r.status, r.cost, r.secondaryCost, r.repo ?? null])).toEqual([
       ['CommentCreate', 200, 1, 5, 'fleetbench/repo-1'],
-      [null, 403, 0, 0, null],
-      [null, 200, 1, 5, 'fleetbench/repo-1'],
+      ['mutation addComment', 403, 0, 0, null],
+      ['mutation addComment', 200, 1, 5, 'fleetbench/repo-1'],
     ]);
   });
 

@@ -13,6 +13,7 @@ import {
   buildSchema,
   type DocumentNode,
   executeSync,
+  type FieldNode,
   type FragmentDefinitionNode,
   GraphQLError,
   type GraphQLNamedType,
@@ -1166,7 +1167,7 @@ export class GraphQLEngine {
       document,
       variables,
       operationName,
-      opName: operationName ?? operation.name?.value,
+      opName: operationName ?? operation.name?.value ?? anonymousOpName(operation),
       cost,
       nodeCount: analysis.nodes,
       mutation: operation.operation === 'mutation',
@@ -1222,6 +1223,30 @@ export class GraphQLEngine {
         : JSON.stringify({ data: result.data });
     return context.touched === undefined ? { body } : { body, touched: context.touched };
   }
+}
+
+/**
+ * A name for an anonymous operation (`gh api graphql` sends them): its operation type and the
+ * path of single fields it descends, at most three deep (`query repository.pullRequest.reviewThreads`),
+ * so `analyze` groups such calls by what they ask for instead of lumping them together.
+ */
+function anonymousOpName(operation: OperationDefinitionNode): string {
+  const path: string[] = [];
+  let selections = operation.selectionSet.selections;
+  // A mutation is named by the mutation field itself (`mutation addComment`).
+  const depth = operation.operation === 'mutation' ? 1 : 3;
+  while (path.length < depth) {
+    const fields = selections.filter(
+      (sel): sel is FieldNode =>
+        sel.kind === Kind.FIELD && sel.name.value !== '__typename' && sel.name.value !== 'rateLimit',
+    );
+    if (fields.length !== 1) break;
+    const field = fields[0]!;
+    path.push(field.name.value);
+    if (!field.selectionSet) break;
+    selections = field.selectionSet.selections;
+  }
+  return path.length > 0 ? `${operation.operation} ${path.join('.')}` : operation.operation;
 }
 
 function findOperation(
