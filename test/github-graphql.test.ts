@@ -382,7 +382,7 @@ describe('GraphQL mutations', () => {
     expect(mutations.map((r) => [r.op ?? null, r.status, r.cost, r.secondaryCost, r.repo ?? null])).toEqual([
       ['CommentCreate', 200, 1, 5, 'fleetbench/repo-1'],
       ['mutation addComment', 403, 0, 0, null],
-      ['mutation addComment', 200, 1, 5, 'fleetbench/repo-1'],
+      ['mutation updatePullRequest', 200, 1, 5, 'fleetbench/repo-1'],
     ]);
   });
 
