@@ -25,8 +25,16 @@ export const percentilesSchema = z
     p95: z.number(),
     p99: z.number(),
     max: z.number(),
+    method: z
+      .enum(['exact', 'hdr'])
+      .optional()
+      .describe(
+        'exact: nearest-rank over the raw values (up to 10,000 samples); hdr: from the HDR histogram beyond',
+      ),
   })
-  .describe('milliseconds; from an HDR histogram with 3 significant digits (1 µs unit); min and max exact');
+  .describe(
+    'milliseconds; exact nearest-rank percentiles up to 10,000 samples, beyond from an HDR histogram with 3 significant digits (1 µs unit); min and max exact',
+  );
 
 const keyCountSchema = z.object({ calls: count, points: z.number() });
 const countsBySchema = z.record(z.string(), keyCountSchema);

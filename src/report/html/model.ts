@@ -128,7 +128,7 @@ export function budgetRows(doc: unknown): BudgetRow[] | null {
     return {
       metric: text(r.metric ?? r.name),
       scope: text(r.scope ?? r.labels ?? ''),
-      measured: text(r.measured ?? r.value),
+      measured: r.noSamples === true || verdict === 'no-samples' ? 'no samples' : text(r.measured ?? r.value),
       limit: text(r.limit),
       verdict: verdict === 'pass' || verdict === 'fail' ? verdict : 'unknown',
       judged: r.judged !== false && r.mode !== 'report',
@@ -146,11 +146,15 @@ function unitVerdict(
   budgets: BudgetRow[] | null,
 ): Pick<UnitReport, 'verdict' | 'verdictWords'> {
   if (unit.scorecardJudged) return { verdict: a.scorecard.verdict, verdictWords: scorecardWords(a) };
-  const judged = (budgets ?? []).filter((b) => b.judged);
+  // A row with no samples was not judged: it neither holds nor fails (docs/budgets.md).
+  const judged = (budgets ?? []).filter((b) => b.judged && b.verdict !== 'unknown');
   if (judged.length === 0)
     return {
       verdict: 'unknown',
-      verdictWords: 'is judged on no budget (the Track B scorecard does not apply to it)',
+      verdictWords:
+        (budgets ?? []).length > 0
+          ? 'has no samples for any of its budget rows: nothing judged'
+          : 'is judged on no budget (the Track B scorecard does not apply to it)',
     };
   const failing = judged.filter((b) => b.verdict === 'fail');
   return failing.length === 0
