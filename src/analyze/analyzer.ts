@@ -131,6 +131,8 @@ interface Totals {
   secondaryPoints: number;
   bytes: number;
   errors: number;
+  failed: number;
+  killed: number;
   writes: number;
   conditional: number;
   conditionalNotModified: number;
@@ -153,6 +155,8 @@ function emptyTotals(): Totals {
     secondaryPoints: 0,
     bytes: 0,
     errors: 0,
+    failed: 0,
+    killed: 0,
     writes: 0,
     conditional: 0,
     conditionalNotModified: 0,
@@ -352,6 +356,10 @@ export class Analyzer implements TraceSink {
     }
     if (r.notModified) totals.notModified++;
     let limited = false;
+    // A failed call: answered ≥ 400, or no answer and the client reported an error (a gh that
+    // exited non-zero, or was killed by a signal: `error: "signal …"`), as the runbook counts.
+    if ((status !== null && status >= 400) || (status === null && r.error !== undefined)) totals.failed++;
+    if (r.error !== undefined && isKilledError(r.error)) totals.killed++;
     if (status === null) {
       totals.opaque++;
       addTo(this.opaqueByResource, r.resource, 1);
@@ -723,6 +731,8 @@ export class Analyzer implements TraceSink {
         secondaryPoints: totals.secondaryPoints,
         bytes: totals.bytes,
         errors: totals.errors,
+        failed: totals.failed,
+        killed: totals.killed,
         writes: totals.writes,
         conditional: totals.conditional,
         notModified: totals.notModified,
@@ -1225,6 +1235,14 @@ export class Analyzer implements TraceSink {
 }
 
 export const RATELIMIT_SNAPSHOT_EVENT = 'ratelimit.snapshot';
+
+/**
+ * Whether an api record's `error` says its client was killed by a signal (docs/trace-format.md:
+ * `signal SIGKILL`, or `signal (exit 137)` when only the exit code ≥ 128 tells).
+ */
+export function isKilledError(error: string): boolean {
+  return error.startsWith('signal');
+}
 /** The phase marker the steady-state polling floor starts at. */
 export const STEADY_START_EVENT = 'steady.start';
 

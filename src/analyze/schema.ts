@@ -312,6 +312,12 @@ export const analysisSchema = z.object({
       secondaryPoints: z.number(),
       bytes: z.number(),
       errors: count.describe('status ≥ 400'),
+      failed: count
+        .default(0)
+        .describe(
+          'failed calls: answered ≥ 400, or no answer and the client reported an error (non-zero exit, killed by a signal)',
+        ),
+      killed: count.default(0).describe('calls whose client was killed by a signal (of `failed`)'),
       writes: count.describe('REST POST/PATCH/PUT/DELETE'),
       conditional: count,
       notModified: count,

@@ -105,6 +105,10 @@ function totalsSection(a: Analysis): Section {
     ['points (primary)', `${fmtNum(t.points)}${byResource ? `  (${byResource})` : ''}`],
     ['points (secondary)', fmtNum(t.secondaryPoints)],
     ['errors (≥ 400)', fmtInt(t.errors)],
+    [
+      'failed calls',
+      `${fmtInt(t.failed)} (answered ≥ 400, or no answer and the client failed; ${fmtInt(t.killed)} killed by a signal)`,
+    ],
     ['conditional / 304', `${fmtInt(t.conditional)} / ${fmtInt(t.notModified)}`],
     ['writes', fmtInt(t.writes)],
     ['opaque (status unknown)', `${fmtInt(a.api.opaque.calls)} (${fmtPct(a.api.opaque.sharePct)})`],
