@@ -216,7 +216,9 @@ const speedGroupSchema = z.object({
 });
 
 const speedMetricSchema = z.object({
-  role: z.enum(['judged', 'report']).describe('what SPEC §6 says: judged against budgets, or reported only'),
+  role: z
+    .enum(['judged', 'report'])
+    .describe('the metric’s role (docs/analysis.md#speed): judged against budgets, or reported only'),
   labels: z.array(z.string()).describe('the labels its groups carry (budget scopes)'),
   description: z.string(),
   samples: count,

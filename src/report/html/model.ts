@@ -80,7 +80,7 @@ function speedGroup(a: Analysis): LatencyGroup | null {
         id: 'speed',
         title: 'Speed metrics',
         explain:
-          'Time to first activity, agent boot and restart recovery (SPEC §6) per adapter, start kind and restart kind, min to max. restart_recovery_control_plane is the control plane’s own share (judged); restart_recovery and restart_provider_load are reported.',
+          'Time to first activity, agent boot and restart recovery (docs/analysis.md#speed) per adapter, start kind and restart kind, min to max. restart_recovery_control_plane is the control plane’s own share (judged); restart_recovery and restart_provider_load are reported.',
         rows,
       };
 }

@@ -178,7 +178,7 @@ function verdictSection(u: UnitReport): HTMLElement {
 function budgetTable(budgets: BudgetRow[] | null): HTMLElement {
   if (budgets === null || budgets.length === 0) {
     return note(
-      'No speed or turnover budget checks in these results: they appear here when the run carries budget verdicts (fleetbench check, SPEC §7).',
+      'No speed or turnover budget checks in these results: they appear here when the run carries budget verdicts (fleetbench check, docs/budgets.md).',
     );
   }
   return el(
