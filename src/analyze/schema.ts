@@ -104,6 +104,14 @@ const scorecardRowSchema = z.object({
   unit: z.string(),
   verdict: z.enum(['pass', 'fail', 'unknown']),
   basis: z.string().describe('how `measured` was obtained (measured, or projected to 50 sessions)'),
+  projected: z
+    .boolean()
+    .optional()
+    .describe('`measured` is a projection to the scorecard’s sessions, not a measurement (headroom rows)'),
+  observed: nullableNumber
+    .optional()
+    .describe('a projected row: the same figure as measured in the run, at its own sessions (`observedAt`)'),
+  observedAt: count.optional().describe('a projected row: the sessions the run had'),
 });
 
 const seriesSchema = z.object({
