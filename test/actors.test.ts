@@ -201,14 +201,16 @@ describe('actors: failures and reactions', () => {
     await h.run(() => h.actors.step('c', step([{ op: 'memory-fill', bytes: 900 * MB }]), 'register'));
     expect(h.actors.footprint('c').memoryBytes).toBe(1_000 * MB);
     const parked = await h.run(() => h.actors.park('c', 'register'));
-    expect(parked.value).toEqual({ ok: false, state: 'parked' });
+    // One rule (docs/trace-format.md): an operation answered by a replacement is `ok` with
+    // `replaced: true`; only one that failed for good is `error`. The park ends parked (cold).
+    expect(parked.value).toEqual({ ok: true, state: 'parked' });
     expect(h.failures()[0]!.labels).toEqual({
       mode: 'suspend',
       op: 'park',
       kind: 'not_found',
       reaction: 'replace',
     });
-    expect(h.spans('actor.park_register')[0]).toMatchObject({ outcome: 'error', data: { replaced: true } });
+    expect(h.spans('actor.park_register')[0]).toMatchObject({ outcome: 'ok', data: { replaced: true } });
     expect(h.actors.footprint('c')).toEqual(base);
     // A cold wake boots a fresh session (not_found is not drawn for a boot): 1 s + 1 GB image at 1 GB/s.
     const woke = await h.run(() => h.actors.wake('c', 'turnover'));

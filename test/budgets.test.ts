@@ -5,7 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../src/analyze/analyzer.ts';
 import { ExitCode, InputFileError } from '../src/errors.ts';
-import { deriveBudgets, judge, parseBudgetText, resolveBudgets, scaleUp } from '../src/judge/index.ts';
+import {
+  breachEvents,
+  deriveBudgets,
+  judge,
+  parseBudgetText,
+  resolveBudgets,
+  scaleUp,
+} from '../src/judge/index.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 
 function configError(text: string): InputFileError {
@@ -149,33 +156,51 @@ budgets:
     expect(configError(text).message).toMatch(message);
   });
 
-  it('a scope that matches no samples is an error when judging, never a pass', () => {
-    const set = parseBudgetText(
-      'name: x\nbudgets:\n  - { metric: restart_recovery_control_plane, scope: { adapter: codex, kind: hot }, p95: 4s }\n',
-      'x.yaml',
-    );
+  it('a scope that matches no samples is "no samples": never a pass, never a misconfiguration; it fails only when required', () => {
+    const text =
+      'name: x\nbudgets:\n  - { metric: restart_recovery_control_plane, scope: { adapter: codex, kind: hot }, p95: 4s }\n';
+    const set = parseBudgetText(text, 'x.yaml');
+    // The input has one hard-restart sample; the row asks for hot restarts: nothing matches.
     const verdict = judge(set, [{ name: 'run', analysis: analysis({ cp: [1_000] }) }]);
-    expect(verdict.verdict).toBe('error');
-    expect(verdict.errors).toEqual([
-      'x.yaml:3: budgets[0]: restart_recovery_control_plane {adapter=codex kind=hot} matches no samples (the input has {adapter=codex kind=hard})',
+    expect(verdict.errors).toEqual([]);
+    expect(verdict.verdict).toBe('no-samples');
+    expect(verdict.rows[0]).toMatchObject({ status: 'no-samples', noSamples: true, n: 0, p95: null });
+    expect(verdict.rows[0]!.note).toContain(
+      'matches nothing in this input (it has {adapter=codex kind=hard})',
+    );
+    // Required (flag or row): the missing samples fail the verdict, as a judged failure.
+    const flagged = judge(set, [{ name: 'run', analysis: analysis({ cp: [1_000] }) }], {
+      requireSamples: true,
+    });
+    expect(flagged).toMatchObject({ verdict: 'fail', judgedBreaches: 1 });
+    expect(breachEvents(flagged, 0)).toEqual([
+      expect.objectContaining({ labels: expect.objectContaining({ stat: 'samples' }) }),
     ]);
+    const row = parseBudgetText(text.replace('p95: 4s }', 'p95: 4s, require: true }'), 'x.yaml');
+    expect(judge(row, [{ name: 'run', analysis: analysis({ cp: [1_000] }) }]).verdict).toBe('fail');
   });
 
-  it('per: [adapter] skips entries for adapters the run did not use, but not all of them', () => {
+  it('per: [adapter] skips entries for adapters the run did not use; a run whose adapter has no entry has no budget', () => {
     const set = resolveBudgets('native-speed');
     const codex = judge(set, [
       { name: 'run', analysis: analysis({ cp: [1_000, 1_200], fa: [3_000, 4_000] }) },
     ]);
     const shown = codex.rows.filter((r) => r.status !== 'skipped');
     expect(new Set(shown.map((r) => r.scope.adapter))).toEqual(new Set(['codex']));
-    // codex rows the built run has no samples for (warm first activity, boot) are errors.
+    // codex rows the built run has no samples for (warm first activity, boot) are "no samples".
+    expect(codex.errors).toEqual([]);
     expect(
-      codex.errors.some((e) => e.includes('agent_boot {adapter=codex start=cold} matches no samples')),
-    ).toBe(true);
+      codex.rows.find(
+        (r) => r.metric === 'agent_boot' && r.scope.adapter === 'codex' && r.scope.start === 'cold',
+      ),
+    ).toMatchObject({ status: 'no-samples' });
+    // Judged rows with samples decide the verdict: cp [1 s, 1.2 s] hold p50 2.5 s / p95 4 s.
+    expect(codex.verdict).toBe('pass');
     const other = judge(set, [{ name: 'run', analysis: analysis({ cp: [1_000], adapter: 'gemini' }) }]);
-    expect(other.verdict).toBe('error');
-    expect(other.errors.at(-1)).toMatch(
-      /no entry of native-speed applies to the input \(its adapter: gemini\)/,
+    expect(other.errors).toEqual([]);
+    expect(other.verdict).toBe('no-samples');
+    expect(other.noBudget).toMatch(
+      /no budget: native-speed has no entry for this input \(its adapter: gemini\)/,
     );
   });
 

@@ -114,6 +114,10 @@ describe('fleetbench matrix (real CLI, virtual time)', { timeout: 240_000 }, () 
       env: { ...process.env, NO_COLOR: '1' },
     });
     let stderr = '';
+    let stdout = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
     const code = await new Promise<number | null>((resolve) => {
       const timer = setTimeout(() => child.kill('SIGKILL'), 200_000);
       child.stderr.on('data', (d) => {
@@ -138,6 +142,15 @@ describe('fleetbench matrix (real CLI, virtual time)', { timeout: 240_000 }, () 
     expect(readFileSync(join(out, 'baseline.md'), 'utf8')).toContain(
       'Did not run (the matrix was interrupted).',
     );
+    // The footer counts what did not run, by name, and never calls a cut-short cell a pass.
+    const notRun = b.units.filter((u) => u.runs.length === 0).map((u) => u.id);
+    expect(stdout).toContain(`${notRun.length} did not run: ${notRun.join(', ')}`);
+    const partial = ran.filter((u) => u.runs.some((r) => r.reason !== 'completed')).map((u) => u.id);
+    if (partial.length > 0) {
+      expect(stdout).toContain(`${partial.length} partial (interrupted, not judged): ${partial.join(', ')}`);
+      for (const id of partial) expect(stdout).toMatch(new RegExp(`${id}\\s+partial: not judged`));
+    }
+    expect(stdout).not.toContain('every cell passes');
   });
 
   it('rejects a bad selection or override before running anything', async () => {

@@ -2,7 +2,7 @@
  * The turnover executor (SPEC §5) and its metrics (SPEC §6), on real virtual-time runs of the
  * reference control plane, read back from the trace and analysed by the real analyzer.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analysisSchema } from '../src/analyze/schema.ts';
@@ -166,9 +166,32 @@ describe('turnover executor', () => {
     expect(swaps.missedByReason['no-parked']).toBe(80);
   });
 
-  it('a parked session is woken only once its user has thought: long thinks miss with no-parked-ready', async () => {
+  it('by default a swap wakes a parked session every second, whether or not its user has thought', async () => {
+    // The method: every second, swap target-rps sessions. 8 swaps/s over a 40 s window asks
+    // 8 × 40 = 320 swaps; with 160 parked and 40 awake neither pool runs dry, so all 320 are
+    // done, and none waits for a think time (20 × the profile's, longer than the window).
+    const { analysis } = await runRef('turnover', [
+      ...SMALL,
+      'turnover.think-scale=20',
+      'turnover.registration-quiet=0s',
+      'turnover.steady=40s',
+    ]);
+    expect(analysis.turnover!.window!.swaps).toMatchObject({
+      asked: 320,
+      done: 320,
+      missedByReason: { 'no-parked-ready': 0 },
+    });
+  });
+
+  it('with the profile’s think-gate a parked session is woken only once its user has thought: long thinks miss with no-parked-ready', async () => {
+    const gated = join(dir, 'coding-session-gated.yaml');
+    writeFileSync(
+      gated,
+      `${readFileSync(new URL('../scenarios/profiles/coding-session.yaml', import.meta.url), 'utf8')}\nthink-gate: true\n`,
+    );
     const { records, analysis } = await runRef('turnover', [
       ...SMALL,
+      `turnover.profile=${gated}`,
       'turnover.think-scale=20',
       'turnover.registration-quiet=0s',
       'turnover.steady=40s',

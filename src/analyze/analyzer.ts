@@ -131,6 +131,8 @@ interface Totals {
   secondaryPoints: number;
   bytes: number;
   errors: number;
+  failed: number;
+  killed: number;
   writes: number;
   conditional: number;
   conditionalNotModified: number;
@@ -153,6 +155,8 @@ function emptyTotals(): Totals {
     secondaryPoints: 0,
     bytes: 0,
     errors: 0,
+    failed: 0,
+    killed: 0,
     writes: 0,
     conditional: 0,
     conditionalNotModified: 0,
@@ -352,6 +356,10 @@ export class Analyzer implements TraceSink {
     }
     if (r.notModified) totals.notModified++;
     let limited = false;
+    // A failed call: answered ≥ 400, or no answer and the client reported an error (a gh that
+    // exited non-zero, or was killed by a signal: `error: "signal …"`), as the runbook counts.
+    if ((status !== null && status >= 400) || (status === null && r.error !== undefined)) totals.failed++;
+    if (r.error !== undefined && isKilledError(r.error)) totals.killed++;
     if (status === null) {
       totals.opaque++;
       addTo(this.opaqueByResource, r.resource, 1);
@@ -723,6 +731,8 @@ export class Analyzer implements TraceSink {
         secondaryPoints: totals.secondaryPoints,
         bytes: totals.bytes,
         errors: totals.errors,
+        failed: totals.failed,
+        killed: totals.killed,
         writes: totals.writes,
         conditional: totals.conditional,
         notModified: totals.notModified,
@@ -1150,33 +1160,45 @@ export class Analyzer implements TraceSink {
     const measuredBasis = projected
       ? `measured at ${sessions} sessions (not projected)`
       : `measured at ${at} sessions`;
-    const headroom = (resource: string): number | null => {
+    const headroom = (resource: string, atSessions = at): number | null => {
       const p = api.projection.byResource[resource];
       if (p === undefined || p.perSessionPointsPerHour === null) {
         if (p && p.pointsPerHour === 0) return 100;
         return null;
       }
       const perSession = p.pointsPerHour! / sessions;
-      return round(100 * (1 - (perSession * at) / p.limit), 2);
+      return round(100 * (1 - (perSession * atSessions) / p.limit), 2);
     };
+    // A projected headroom row carries the figure measured in the run beside it, so no report
+    // shows a projection as if it were measured (docs/analysis.md#the-track-b-scorecard).
+    const projection = (row: ScorecardRow, resource: string): ScorecardRow =>
+      projected && sessions > 0
+        ? { ...row, projected: true, observed: headroom(resource, sessions), observedAt: sessions }
+        : row;
     const rows: ScorecardRow[] = [
-      row(
-        'rest-core-headroom',
-        `REST core headroom at ${at} sessions`,
-        headroom('core'),
-        '>=',
-        40,
-        '%',
-        costBasis,
+      projection(
+        row(
+          'rest-core-headroom',
+          `REST core headroom at ${at} sessions`,
+          headroom('core'),
+          '>=',
+          40,
+          '%',
+          costBasis,
+        ),
+        'core',
       ),
-      row(
-        'graphql-headroom',
-        `GraphQL headroom at ${at} sessions`,
-        headroom('graphql'),
-        '>=',
-        40,
-        '%',
-        costBasis,
+      projection(
+        row(
+          'graphql-headroom',
+          `GraphQL headroom at ${at} sessions`,
+          headroom('graphql'),
+          '>=',
+          40,
+          '%',
+          costBasis,
+        ),
+        'graphql',
       ),
       row('peak-concurrency', 'peak concurrency', api.concurrency.peak, '<', 50, 'in flight', measuredBasis),
       row(
@@ -1226,6 +1248,14 @@ export class Analyzer implements TraceSink {
 }
 
 export const RATELIMIT_SNAPSHOT_EVENT = 'ratelimit.snapshot';
+
+/**
+ * Whether an api record's `error` says its client was killed by a signal (docs/trace-format.md:
+ * `signal SIGKILL`, or `signal (exit 137)` when only the exit code ≥ 128 tells).
+ */
+export function isKilledError(error: string): boolean {
+  return error.startsWith('signal');
+}
 /** The phase marker the steady-state polling floor starts at. */
 export const STEADY_START_EVENT = 'steady.start';
 

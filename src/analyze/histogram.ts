@@ -1,15 +1,25 @@
 /**
- * Latency percentiles from an HDR histogram (hdr-histogram-js): fixed memory, mergeable, and
- * final percentiles over the whole window (never averages of window percentiles).
+ * Latency percentiles: exact for small samples, from an HDR histogram (hdr-histogram-js) beyond.
+ * Always final percentiles over the whole window (never averages of window percentiles).
  *
- * Values are recorded in whole microseconds with 3 significant digits: a reported percentile is
- * within 0.1% of the recorded value (and within 1 µs). Min and max are tracked exactly beside
- * the histogram.
+ * - Up to EXACT_SAMPLE_LIMIT (10,000) values per series the raw values are kept, and a percentile
+ *   is the **nearest-rank** value: p of n sorted values is the value at rank ⌈p/100 × n⌉ (rank 1
+ *   at least), always one of the samples. A budget of two samples [5 s, 6 s] has p50 = 5 s, not a
+ *   bucket's upper edge (docs/analysis.md#percentiles).
+ * - Beyond that, the raw values are dropped and percentiles come from the HDR histogram, recorded
+ *   in whole microseconds with 3 significant digits: within 0.1% of the recorded value (and
+ *   within 1 µs). Min and max are tracked exactly beside it.
+ *
+ * `method` in every Percentiles says which rule gave the figures.
  */
 import * as hdr from 'hdr-histogram-js';
 
 export const HISTOGRAM_SIGNIFICANT_DIGITS = 3;
 export const HISTOGRAM_UNIT_MS = 0.001;
+/** Raw values kept per series for exact percentiles; the histogram alone beyond (docs/limits.md). */
+export const EXACT_SAMPLE_LIMIT = 10_000;
+
+export type PercentileMethod = 'exact' | 'hdr';
 
 export interface Percentiles {
   count: number;
@@ -20,6 +30,8 @@ export interface Percentiles {
   p95: number;
   p99: number;
   max: number;
+  /** `exact`: nearest-rank over the raw values; `hdr`: from the histogram (more samples than the limit). */
+  method: PercentileMethod;
 }
 
 export interface LatencyHistogramState {
@@ -27,6 +39,14 @@ export interface LatencyHistogramState {
   count: number;
   min: number;
   max: number;
+  /** The raw values while the series is small enough to keep them (absent in older states). */
+  raw?: number[] | null;
+}
+
+/** Nearest-rank percentile of sorted values: the value at rank ⌈p/100 × n⌉, at least rank 1. */
+export function nearestRank(sorted: readonly number[], percentile: number): number {
+  const rank = Math.max(1, Math.ceil((percentile / 100) * sorted.length - 1e-9));
+  return sorted[Math.min(sorted.length, rank) - 1]!;
 }
 
 function build(): hdr.Histogram {
@@ -47,12 +67,20 @@ export class LatencyHistogram {
   count = 0;
   min = Number.POSITIVE_INFINITY;
   max = Number.NEGATIVE_INFINITY;
+  /** Raw values (ms) while count ≤ EXACT_SAMPLE_LIMIT; null once the series outgrew it. */
+  private raw: number[] | null = [];
+  private sorted = true;
+
+  get method(): PercentileMethod {
+    return this.raw === null ? 'hdr' : 'exact';
+  }
 
   /** Records a duration in ms. */
   record(ms: number): void {
     if (this.histogram === undefined) this.histogram = build();
     this.histogram.recordValue(Math.round(ms * 1000));
     this.count++;
+    this.keep([ms]);
     if (ms < this.min) this.min = ms;
     if (ms > this.max) this.max = ms;
   }
@@ -62,13 +90,49 @@ export class LatencyHistogram {
     if (this.histogram === undefined) this.histogram = build();
     this.histogram.add(other.histogram);
     this.count += other.count;
+    if (other.raw === null) this.raw = null;
+    else this.keep(other.raw);
     if (other.min < this.min) this.min = other.min;
     if (other.max > this.max) this.max = other.max;
+  }
+
+  private keep(values: readonly number[]): void {
+    if (this.raw === null) return;
+    if (this.count > EXACT_SAMPLE_LIMIT) {
+      this.raw = null;
+      return;
+    }
+    for (const v of values) this.raw.push(v);
+    this.sorted = false;
+  }
+
+  private exact(): number[] | null {
+    if (this.raw === null) return null;
+    if (!this.sorted) {
+      this.raw.sort((a, b) => a - b);
+      this.sorted = true;
+    }
+    return this.raw;
   }
 
   percentiles(): Percentiles | null {
     const h = this.histogram;
     if (h === undefined || this.count === 0) return null;
+    const exact = this.exact();
+    if (exact !== null && exact.length === this.count) {
+      const at = (p: number) => round3(nearestRank(exact, p));
+      return {
+        count: this.count,
+        min: round3(this.min),
+        mean: round3(exact.reduce((sum, v) => sum + v, 0) / exact.length),
+        p50: at(50),
+        p90: at(90),
+        p95: at(95),
+        p99: at(99),
+        max: round3(this.max),
+        method: 'exact',
+      };
+    }
     // HDR reports a bucket's highest equivalent value (and a midpoint mean): keep both inside the
     // exact [min, max] so no percentile reads above the largest sample or below the smallest.
     const clamp = (ms: number) => Math.min(this.max, Math.max(this.min, ms));
@@ -82,13 +146,16 @@ export class LatencyHistogram {
       p95: at(95),
       p99: at(99),
       max: round3(this.max),
+      method: 'hdr',
     };
   }
 
-  /** Any percentile (0-100], by the same rule as percentiles(): inside the exact [min, max]. */
+  /** Any percentile (0-100], by the same rule as percentiles(): exact, or inside [min, max]. */
   valueAt(percentile: number): number | null {
     const h = this.histogram;
     if (h === undefined || this.count === 0) return null;
+    const exact = this.exact();
+    if (exact !== null && exact.length === this.count) return round3(nearestRank(exact, percentile));
     const ms = h.getValueAtPercentile(percentile) / 1000;
     return round3(Math.min(this.max, Math.max(this.min, ms)));
   }
@@ -99,6 +166,7 @@ export class LatencyHistogram {
       count: this.count,
       min: this.min,
       max: this.max,
+      raw: this.raw === null ? null : [...this.raw],
     };
   }
 
@@ -112,6 +180,9 @@ export class LatencyHistogram {
     out.count = state.count;
     out.min = state.min;
     out.max = state.max;
+    // A state without raw values (an older one) can only give histogram percentiles.
+    out.raw = state.raw && state.raw.length === state.count ? [...state.raw] : state.count === 0 ? [] : null;
+    out.sorted = false;
     return out;
   }
 }

@@ -25,8 +25,16 @@ export const percentilesSchema = z
     p95: z.number(),
     p99: z.number(),
     max: z.number(),
+    method: z
+      .enum(['exact', 'hdr'])
+      .optional()
+      .describe(
+        'exact: nearest-rank over the raw values (up to 10,000 samples); hdr: from the HDR histogram beyond',
+      ),
   })
-  .describe('milliseconds; from an HDR histogram with 3 significant digits (1 µs unit); min and max exact');
+  .describe(
+    'milliseconds; exact nearest-rank percentiles up to 10,000 samples, beyond from an HDR histogram with 3 significant digits (1 µs unit); min and max exact',
+  );
 
 const keyCountSchema = z.object({ calls: count, points: z.number() });
 const countsBySchema = z.record(z.string(), keyCountSchema);
@@ -96,6 +104,14 @@ const scorecardRowSchema = z.object({
   unit: z.string(),
   verdict: z.enum(['pass', 'fail', 'unknown']),
   basis: z.string().describe('how `measured` was obtained (measured, or projected to 50 sessions)'),
+  projected: z
+    .boolean()
+    .optional()
+    .describe('`measured` is a projection to the scorecard’s sessions, not a measurement (headroom rows)'),
+  observed: nullableNumber
+    .optional()
+    .describe('a projected row: the same figure as measured in the run, at its own sessions (`observedAt`)'),
+  observedAt: count.optional().describe('a projected row: the sessions the run had'),
 });
 
 const seriesSchema = z.object({
@@ -208,7 +224,9 @@ const speedGroupSchema = z.object({
 });
 
 const speedMetricSchema = z.object({
-  role: z.enum(['judged', 'report']).describe('what SPEC §6 says: judged against budgets, or reported only'),
+  role: z
+    .enum(['judged', 'report'])
+    .describe('the metric’s role (docs/analysis.md#speed): judged against budgets, or reported only'),
   labels: z.array(z.string()).describe('the labels its groups carry (budget scopes)'),
   description: z.string(),
   samples: count,
@@ -308,6 +326,12 @@ export const analysisSchema = z.object({
       secondaryPoints: z.number(),
       bytes: z.number(),
       errors: count.describe('status ≥ 400'),
+      failed: count
+        .default(0)
+        .describe(
+          'failed calls: answered ≥ 400, or no answer and the client reported an error (non-zero exit, killed by a signal)',
+        ),
+      killed: count.default(0).describe('calls whose client was killed by a signal (of `failed`)'),
       writes: count.describe('REST POST/PATCH/PUT/DELETE'),
       conditional: count,
       notModified: count,

@@ -6,13 +6,14 @@
  *   (a text delta, a tool-call start, a reasoning indicator). time_to_first_text: → the first
  *   text delta. input_wait: the `input.received` that opened the run → `run.created`.
  * - agent_boot: `provider.boot` spans (process start → ready), by adapter and start kind.
- * - restart_recovery: `controlplane.ready` → the recovered run's next provider event
- *   (diagnostics do not count). restart_recovery_control_plane: ready → the start of the
- *   `provider.session.load` that led to that event (its write time minus its duration), or the
+ * - restart_recovery: `controlplane.ready` → the recovered run's next provider event of a
+ *   listed agent-activity type (RECOVERY_EVENT_TYPES: diagnostics and unlisted types do not
+ *   count). restart_recovery_control_plane: ready → the start of that run's
+ *   `provider.session.load` (its end minus its duration, however late it was written), or the
  *   full latency when nothing was reloaded. restart_provider_load: that load's duration.
- *   Outage time (kill → ready) inside a recovery is removed: a run still recovering when the
- *   next restart lands gives one sample, anchored at the first ready, with the second outage
- *   taken out.
+ *   Outage time (kill → ready) is removed from all three: a run still recovering when the next
+ *   restart lands gives one sample, anchored at the first ready, with the second outage taken
+ *   out of the full latency, the control-plane share and the load alike.
  *
  * Everything is computed after the whole trace is read, so a span written after the event it
  * explains (a load span that ends after `session.resumed`) still counts.
@@ -98,6 +99,8 @@ interface ProviderEv {
 interface Load {
   start: number;
   dur: number;
+  /** `data.run` of the span, when it names its run. */
+  run?: string;
 }
 
 interface Restart {
@@ -111,9 +114,28 @@ const str = (value: unknown): string | undefined =>
 
 const startKind = (value: unknown): string => (value === 'cold' || value === 'warm' ? value : 'unknown');
 
-/** Counted provider events: everything but diagnostics. */
+/**
+ * The provider events a recovery ends at, as the method lists them: turn submitted / accepted /
+ * started, item started / delta / completed, tool execution started / progressed / completed,
+ * session resumed. Anything else (diagnostics, `rate_limits.updated`, a type this list does not
+ * name) is not the recovered run doing work, so it never ends a recovery.
+ */
+export const RECOVERY_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'turn.submitted',
+  'turn.accepted',
+  'turn.started',
+  'item.started',
+  'item.delta',
+  'item.completed',
+  'tool.execution.started',
+  'tool.execution.progressed',
+  'tool.execution.completed',
+  'session.resumed',
+]);
+
+/** Whether a provider event can end a recovery (only the listed agent-activity types). */
 export function countsAsProviderEvent(type: string): boolean {
-  return !type.startsWith('diagnostic');
+  return RECOVERY_EVENT_TYPES.has(type);
 }
 
 /** First activity a user sees: a text delta, a tool-call start, or a reasoning indicator. */
@@ -249,9 +271,11 @@ export function computeSpeed(
       case 'provider.session.load': {
         if (r.kind !== 'span' || r.session === undefined) break;
         const span = r as Span;
-        // SPEC §6: the load's start is its write time minus its duration.
-        const written = span.writtenAt ?? span.t + span.dur;
-        push(loadsBySession, r.session, { start: written - span.dur, dur: span.dur });
+        // The load's start is its end minus its duration: the span's own `t`. When it was
+        // written (`writtenAt`, possibly long after) only says when it arrived; the whole trace
+        // is read before the join, so a late span counts like any other.
+        const run = str(span.data?.run);
+        push(loadsBySession, r.session, { start: span.t, dur: span.dur, ...(run ? { run } : {}) });
         break;
       }
     }
@@ -312,15 +336,22 @@ export function computeSpeed(
           continue;
         }
         coveredUntil = next.t;
+        // The load of this run (by its run id when the span names one) that this restart
+        // caused: the last one starting between ready and the run's next provider event.
         let load: Load | undefined;
-        for (const l of loads) if (l.start >= anchor && l.start <= next.t) load = l;
+        for (const l of loads) {
+          if (l.run !== undefined && run.run !== null && l.run !== run.run) continue;
+          if (l.start >= anchor && l.start <= next.t) load = l;
+        }
         const removed = outageWithin(completed, anchor, next.t);
         const full = next.t - anchor - removed;
         const cp = load ? load.start - anchor - outageWithin(completed, anchor, load.start) : full;
+        // Outage time is removed from all three figures, the load's too (a restart during it).
+        const loadMs = load ? load.dur - outageWithin(completed, load.start, load.start + load.dur) : null;
         const absorbed = completed.filter((r) => r.killAt > anchor && r.killAt < next.t).length;
         recovery.add(recoveryLabels, full);
         controlPlane.add(recoveryLabels, cp);
-        if (load) providerLoad.add(recoveryLabels, load.dur);
+        if (loadMs !== null) providerLoad.add(recoveryLabels, loadMs);
         recoveries.push({
           session,
           run: run.run,
@@ -331,7 +362,7 @@ export function computeSpeed(
           eventType: next.type,
           fullMs: round3(full),
           controlPlaneMs: round3(cp),
-          providerLoadMs: load ? round3(load.dur) : null,
+          providerLoadMs: loadMs === null ? null : round3(loadMs),
           loadStartMs: load ? round3(load.start) : null,
           outageRemovedMs: round3(removed),
           absorbedRestarts: absorbed,

@@ -2,8 +2,9 @@
  * `fleetbench check <run|trace|summary.json>... --budgets <set|file>`: judge results against
  * budgets (docs/budgets.md). Several inputs are one aggregate (their samples pool). Without
  * --budgets, each input is judged on the budgets its scenario named. Exit codes
- * follow k6: 0 every judged budget holds, 99 a judged budget was breached, 104 the budgets are
- * misconfigured (an unknown metric, a scope that matches no samples, a repeated entry, ...).
+ * follow k6: 0 every judged budget holds (rows with no samples included, unless required), 99 a
+ * judged budget was breached, 104 the budgets are misconfigured (an unknown metric or label, a
+ * bad expression, a repeated entry, ...).
  */
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../errors.ts';
@@ -22,6 +23,7 @@ interface CheckFlags {
   json?: boolean;
   markdown?: boolean;
   lenient?: boolean;
+  requireSamples?: boolean;
 }
 
 export function budgetRefs(values: string[]): string[] {
@@ -57,9 +59,10 @@ export function register(program: Command): void {
     .option('--json', 'print the verdicts as JSON')
     .option('--markdown', 'print Markdown tables')
     .option('--lenient', 'skip bad trace lines (counted) instead of failing')
+    .option('--require-samples', 'a budget row whose scope matches no sample fails (exit 99)')
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n\nExit codes: 0 every judged budget holds, 99 a judged budget failed, 104 budgets misconfigured, 2 bad input. Budget files: docs/budgets.md.',
+      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n\nExit codes: 0 every judged budget holds (rows with no samples too, unless --require-samples or require: true), 99 a judged budget failed, 104 budgets misconfigured, 2 bad input. Budget files: docs/budgets.md.',
     )
     .action(async (paths: string[], flags: CheckFlags) => {
       const inputs: LoadedInput[] = [];
@@ -78,6 +81,7 @@ export function register(program: Command): void {
         judge(
           resolveBudgets(ref),
           given.length > 0 ? inputs : inputs.filter((i) => i.scenarioBudgets?.includes(ref)),
+          { requireSamples: flags.requireSamples === true },
         ),
       );
       const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';

@@ -18,27 +18,49 @@ export function register(program: Command): void {
     .option('-o, --output <file>', 'canonical trace to write (default: <file>.fleetbench.jsonl)')
     .option('--cycle-ms <ms>', 'assign poll cycles as floor(start / ms) (AO rows carry none; e.g. 30000)')
     .option('--lenient', 'skip bad rows (counted) instead of stopping at the first')
-    .action(async (file: string, flags: { output?: string; cycleMs?: string; lenient?: boolean }) => {
-      let cycleMs: number | undefined;
-      if (flags.cycleMs !== undefined) {
-        cycleMs = Number(flags.cycleMs);
-        if (!Number.isFinite(cycleMs) || cycleMs <= 0)
-          throw new FleetbenchError(
-            'E_USAGE',
-            `--cycle-ms: expected a positive number of milliseconds, got '${flags.cycleMs}'`,
-          );
-      }
-      const output = flags.output ?? defaultOutput(file);
-      // Loaded on use: the importers' schemas are not needed by other commands.
-      const { importAoGh } = await import('../trace/importers/ao-gh.ts');
-      const result = await importAoGh(file, output, { cycleMs, lenient: flags.lenient });
-      process.stdout.write(
-        `imported ${result.records} calls (${result.opaque} opaque) from ${file} → ${output}\n` +
-          (result.skipped > 0
-            ? `skipped ${result.skipped} bad rows:\n${result.skippedReasons.map((r) => `  ${r}`).join('\n')}\n`
-            : ''),
-      );
-    });
+    .option(
+      '--bracket-before <file>',
+      "the runbook's /rate_limit capture before the run (gh api /rate_limit --jq '{ core: .resources.core, captured_at: now | todate }')",
+    )
+    .option('--bracket-after <file>', 'the same capture after the run')
+    .action(
+      async (
+        file: string,
+        flags: {
+          output?: string;
+          cycleMs?: string;
+          lenient?: boolean;
+          bracketBefore?: string;
+          bracketAfter?: string;
+        },
+      ) => {
+        let cycleMs: number | undefined;
+        if (flags.cycleMs !== undefined) {
+          cycleMs = Number(flags.cycleMs);
+          if (!Number.isFinite(cycleMs) || cycleMs <= 0)
+            throw new FleetbenchError(
+              'E_USAGE',
+              `--cycle-ms: expected a positive number of milliseconds, got '${flags.cycleMs}'`,
+            );
+        }
+        const output = flags.output ?? defaultOutput(file);
+        // Loaded on use: the importers' schemas are not needed by other commands.
+        const { importAoGh } = await import('../trace/importers/ao-gh.ts');
+        const result = await importAoGh(file, output, {
+          cycleMs,
+          lenient: flags.lenient,
+          bracketBefore: flags.bracketBefore,
+          bracketAfter: flags.bracketAfter,
+        });
+        const brackets = [flags.bracketBefore && 'before', flags.bracketAfter && 'after'].filter(Boolean);
+        process.stdout.write(
+          `imported ${result.records} calls (${result.opaque} opaque)${brackets.length > 0 ? ` and the ${brackets.join(' and ')} rate-limit bracket` : ''} from ${file} → ${output}\n` +
+            (result.skipped > 0
+              ? `skipped ${result.skipped} bad rows:\n${result.skippedReasons.map((r) => `  ${r}`).join('\n')}\n`
+              : ''),
+        );
+      },
+    );
 
   command
     .command('otlp')

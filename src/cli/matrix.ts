@@ -10,7 +10,7 @@ import type { Baseline } from '../matrix/baseline.ts';
 import { keptSelector } from '../matrix/markdown.ts';
 import { type Judge, type MatrixOutcome, type MatrixSpec, runMatrices } from '../matrix/run.ts';
 import { SELECTOR_HELP } from '../matrix/select.ts';
-import { failingUnits, OVERVIEW_COLUMNS, overviewCells } from '../matrix/summary.ts';
+import { budgetFooter, failingUnits, OVERVIEW_COLUMNS, overviewCells } from '../matrix/summary.ts';
 import { fmtMs, textTable } from '../report/table.ts';
 import { onInterrupt } from './interrupt.ts';
 import { createMatrixProgress } from './progress.ts';
@@ -161,11 +161,7 @@ Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrup
       ];
       out.push(...matrixTable(b), '');
       const failing = failingUnits(b);
-      out.push(
-        failing.length === 0
-          ? '  budgets: every cell passes the Track B scorecard'
-          : `  budgets: ${failing.length} of ${b.units.length} cells fail a judged budget: ${failing.map((u) => u.id).join(', ')}`,
-      );
+      out.push(`  ${budgetFooter(b)}`);
       if (b.pruning) {
         const kept = b.pruning.decisions.filter((d) => d.kept);
         const alone = kept.filter((d) => d.neighbours.length === 0).length;

@@ -2,7 +2,7 @@
  * Budget files (docs/budgets.md): YAML listing metrics with limits, label scopes and a mode.
  *
  *   name: native-speed
- *   baseline: reference control plane, SPEC §7
+ *   baseline: reference control plane (docs/budgets.md#native-speed)
  *   per: [adapter]              # entries for an adapter the run did not use are skipped
  *   budgets:
  *     - metric: restart_recovery_control_plane
@@ -15,7 +15,8 @@
  * Everything a file can get wrong is an error naming the file and line, exit code 104 (like
  * k6's invalid thresholds): bad YAML, an unknown field, an unknown metric, a label the metric
  * does not have, a statistic it does not have, an unreadable limit, a repeated entry, a file
- * with no budgets. Scopes that match no samples are found when judging (judge.ts), also 104.
+ * with no budgets. A scope that matches no samples is not a misconfiguration: judging shows it as
+ * "no samples" (judge.ts), exit 0 unless samples are required.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +46,8 @@ export interface BudgetEntry {
   scope: Record<string, string>;
   thresholds: Threshold[];
   mode: 'judged' | 'report';
+  /** Fail when the scope matches no sample (default: shown as "no samples", exit 0). */
+  require: boolean;
   description?: string;
   line?: number;
 }
@@ -84,7 +87,14 @@ const entrySchema = z
       z.ZodOptional<typeof limitValue>
     >),
     thresholds: z.array(z.string()).optional().describe("k6-style expressions: 'p(95)<4s', 'rate<=30'"),
-    mode: z.enum(['judged', 'report']).optional().describe("default: the metric's role in SPEC §6"),
+    mode: z
+      .enum(['judged', 'report'])
+      .optional()
+      .describe("default: the metric's role (docs/analysis.md#speed)"),
+    require: z
+      .boolean()
+      .optional()
+      .describe('fail when the scope matches no sample (default false: shown as "no samples")'),
     description: z.string().optional(),
   })
   .strict();
@@ -289,6 +299,7 @@ export function parseBudgetText(text: string, file: string, source = file): Budg
       scope,
       thresholds,
       mode,
+      require: entry.require ?? false,
       description: entry.description,
       line: at(),
     });

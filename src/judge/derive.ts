@@ -1,8 +1,8 @@
 /**
- * `fleetbench budgets derive`: new budgets from a baseline run (SPEC §7): every speed metric's
- * p50 and p95 per scope (adapter and start kind by default), times a factor (1.2), rounded UP
- * to the next step (0.5 s): 3.1 s × 1.2 = 3.72 s → 4 s. Modes follow SPEC §6 (judged or
- * report). The result is a budget file that `fleetbench check` reads back.
+ * `fleetbench budgets derive`: new budgets from a baseline run (docs/budgets.md#derive): every
+ * speed metric's p50 and p95 per scope (adapter and start kind by default), exact nearest-rank
+ * for up to 10,000 samples, times a factor (1.2), rounded UP to the next step (0.5 s):
+ * 3.1 s × 1.2 = 3.72 s → 4 s. Modes follow each metric's role (judged or report). The result is a budget file that `fleetbench check` reads back.
  */
 import { stringify } from 'yaml';
 import { LatencyHistogram } from '../analyze/histogram.ts';
@@ -71,7 +71,7 @@ export function deriveBudgets(inputs: readonly JudgeInput[], options: DeriveOpti
         p50: limit(50),
         p95: limit(95),
         mode: info.role,
-        description: `baseline p50 ${formatDuration(h.valueAt(50)!)}, p95 ${formatDuration(h.valueAt(95)!)} over ${values.length} samples`,
+        description: `baseline p50 ${formatDuration(h.valueAt(50)!)}, p95 ${formatDuration(h.valueAt(95)!)} over ${values.length} samples (${h.method === 'exact' ? 'exact nearest-rank' : 'HDR histogram'} percentiles)`,
       });
     }
   }

@@ -1,19 +1,24 @@
 /**
- * Judging: a budget set against one or more analyses (SPEC §7, docs/budgets.md).
+ * Judging: a budget set against one or more analyses (docs/budgets.md).
  *
  * - Distribution metrics pool the samples of every group a scope selects, across all inputs
  *   (a wave is many runs; several run directories are one aggregate), and take percentiles
- *   from an HDR histogram over the pool. With a single sample only p95 and above (and max,
- *   min, count) are judged: a single run is judged against p95, aggregates against p50 too.
+ *   over the pool: exact (nearest-rank) up to EXACT_SAMPLE_LIMIT samples, from an HDR
+ *   histogram beyond; each row says which (`percentileMethod`). With a single sample only p95
+ *   and above (and max, min, count) are judged: a single run is judged against p95, aggregates
+ *   against p50 too.
  * - Samples whose start kind is unknown are judged against the looser of the cold and warm
  *   budgets of the same scope, in a row of their own.
  * - A judged row fails when one of its limits fails; a report row is shown `over`, never
  *   fails the verdict. Both become `budget.breach` events (breachEvents).
- * - Misconfiguration is an error, never a pass: an entry whose scope matches no samples (an
- *   adapter absent from a `per:` key is skipped instead, but not every entry), a value metric
- *   the analysis does not have.
+ * - A row whose scope matches no sample in this input (or a value metric the input has no value
+ *   for) is **no samples**: shown as such, never a pass, never a misconfiguration, and it fails
+ *   only when samples are required (`require: true` on the entry, or `requireSamples`). A run
+ *   whose adapter has no entry in a `per: [adapter]` set has no budget: said, not failed.
+ * - Misconfiguration (exit 104) is found when the file is read (budgets.ts): an unknown metric
+ *   or label, a bad expression, a repeated entry.
  */
-import { LatencyHistogram } from '../analyze/histogram.ts';
+import { LatencyHistogram, type PercentileMethod } from '../analyze/histogram.ts';
 import type { Analysis } from '../analyze/schema.ts';
 import type { EventRecord } from '../trace/schema.ts';
 import type { BudgetEntry, BudgetSet, Op, Threshold } from './budgets.ts';
@@ -45,7 +50,16 @@ export interface VerdictRow {
   p95: number | null;
   value: number | null;
   stats: StatResult[];
-  status: 'pass' | 'fail' | 'skipped';
+  /**
+   * `no-samples`: the scope matched nothing in this input (not judged, not a pass); a row that
+   * requires samples and has none is `fail` with `noSamples` set. `skipped`: an adapter the run
+   * did not use (`per:`).
+   */
+  status: 'pass' | 'fail' | 'skipped' | 'no-samples';
+  /** Set when the row had no samples (status `no-samples`, or `fail` when they were required). */
+  noSamples?: boolean;
+  /** Distribution rows: how the percentiles were taken (exact nearest-rank, or HDR). */
+  percentileMethod?: PercentileMethod;
   note?: string;
   line?: number;
   /** For restart_recovery_control_plane breaches: the full restart and provider-load parts. */
@@ -62,7 +76,21 @@ export interface Verdict {
   errors: string[];
   judgedBreaches: number;
   reportBreaches: number;
-  verdict: 'pass' | 'fail' | 'error';
+  /** Rows with no samples in this input (not judged; failing only when required). */
+  noSamples: number;
+  /** Why nothing applies when the run's adapter (a `per:` key) has no entry: no budget. */
+  noBudget?: string;
+  /**
+   * `pass`: every judged row holds; `fail`: a judged breach (or required samples missing);
+   * `no-samples`: nothing was judged (every row without samples, or no budget for the run);
+   * `error`: misconfigured.
+   */
+  verdict: 'pass' | 'fail' | 'error' | 'no-samples';
+}
+
+export interface JudgeOptions {
+  /** Rows with no samples fail (`--require-samples`) instead of being shown as no samples. */
+  requireSamples?: boolean;
 }
 
 export function statLabel(t: Threshold): string {
@@ -149,6 +177,7 @@ function distributionRow(
   });
   const failing = stats.some((s) => s.judged && !s.ok);
   return {
+    percentileMethod: histogram.method,
     metric: entry.metric.name,
     scope,
     mode,
@@ -182,11 +211,31 @@ function looser(a: Threshold, b: Threshold): Threshold {
   return pick;
 }
 
-export function judge(set: BudgetSet, inputs: readonly JudgeInput[]): Verdict {
+/** A row for an entry whose scope matched no sample: failing only when samples are required. */
+function noSamplesRow(entry: BudgetEntry, required: boolean, why: string): VerdictRow {
+  return {
+    metric: entry.metric.name,
+    scope: entry.scope,
+    mode: entry.mode,
+    unit: entry.metric.unit,
+    kind: entry.metric.kind,
+    n: 0,
+    p50: null,
+    p95: null,
+    value: null,
+    stats: entry.thresholds.map((threshold) => ({ threshold, measured: null, judged: false, ok: true })),
+    status: required ? 'fail' : 'no-samples',
+    noSamples: true,
+    note: required ? `no samples, and samples are required: ${why}` : `no samples: ${why}`,
+    line: entry.line,
+  };
+}
+
+export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: JudgeOptions = {}): Verdict {
   const analyses = inputs.map((i) => i.analysis);
   const rows: VerdictRow[] = [];
   const errors: string[] = [];
-  const where = (entry: BudgetEntry) => `${set.file}${entry.line === undefined ? '' : `:${entry.line}`}`;
+  const required = (entry: BudgetEntry) => entry.require || options.requireSamples === true;
   const scopeText = (scope: Record<string, string>) =>
     Object.keys(scope).length === 0
       ? '(all)'
@@ -271,11 +320,13 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[]): Verdict {
         rows.push(distributionRow(entry, entry.scope, entry.thresholds, values, entry.mode));
       else if (!unknown) {
         const have = [...new Set(groups.map((g) => scopeText(g.labels)))];
-        errors.push(
-          `${where(entry)}: budgets[${entry.index}]: ${metric.name} ${scopeText(entry.scope)} matches no samples ` +
-            (have.length > 0
-              ? `(the input has ${have.join(', ')})`
-              : `(the input has no ${metric.name} samples)`),
+        rows.push(
+          noSamplesRow(
+            entry,
+            required(entry),
+            `${metric.name} ${scopeText(entry.scope)} matches nothing in this input ` +
+              (have.length > 0 ? `(it has ${have.join(', ')})` : `(it has no ${metric.name} samples)`),
+          ),
         );
       }
       if (unknown && !emittedUnknown.has(unknown)) {
@@ -286,8 +337,12 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[]): Verdict {
     }
     const measured = analyses.map((a) => metric.read(a)).filter((v): v is number => v !== null);
     if (measured.length === 0) {
-      errors.push(
-        `${where(entry)}: budgets[${entry.index}]: ${metric.name} has no value in ${inputs.map((i) => i.name).join(', ')}`,
+      rows.push(
+        noSamplesRow(
+          entry,
+          required(entry),
+          `${metric.name} has no value in ${inputs.map((i) => i.name).join(', ')}`,
+        ),
       );
       continue;
     }
@@ -313,6 +368,8 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[]): Verdict {
       line: entry.line,
     });
   }
+  // A run whose adapter has no entry has no budget (as in the source method): said, not failed.
+  let noBudget: string | undefined;
   if (set.per.length > 0 && set.entries.length > 0 && rows.every((r) => r.status === 'skipped')) {
     const have = set.per
       .map((key) => {
@@ -320,7 +377,7 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[]): Verdict {
         return values.length > 0 ? `its ${key}: ${values.join(', ')}` : `no sample carries a '${key}' label`;
       })
       .join('; ');
-    errors.push(`${set.file}: no entry of ${set.name} applies to the input (${have})`);
+    noBudget = `no budget: ${set.name} has no entry for this input (${have})`;
   }
 
   for (const row of rows) {
@@ -329,8 +386,10 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[]): Verdict {
     }
   }
   const failing = (r: VerdictRow) => r.status === 'fail';
-  const judgedBreaches = rows.filter((r) => failing(r) && r.mode === 'judged').length;
-  const reportBreaches = rows.filter((r) => failing(r) && r.mode === 'report').length;
+  // Missing samples that were required fail the verdict whatever the row's mode.
+  const judgedBreaches = rows.filter((r) => failing(r) && (r.mode === 'judged' || r.noSamples)).length;
+  const reportBreaches = rows.filter((r) => failing(r) && r.mode === 'report' && !r.noSamples).length;
+  const judgedRows = rows.filter((r) => r.status === 'pass' || r.status === 'fail').length;
   return {
     budget: set.name,
     baseline: set.baseline,
@@ -340,7 +399,10 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[]): Verdict {
     errors,
     judgedBreaches,
     reportBreaches,
-    verdict: errors.length > 0 ? 'error' : judgedBreaches > 0 ? 'fail' : 'pass',
+    noSamples: rows.filter((r) => r.noSamples).length,
+    ...(noBudget ? { noBudget } : {}),
+    verdict:
+      errors.length > 0 ? 'error' : judgedBreaches > 0 ? 'fail' : judgedRows === 0 ? 'no-samples' : 'pass',
   };
 }
 
@@ -394,6 +456,23 @@ export function breachEvents(verdict: Verdict, t: number): EventRecord[] {
   for (const row of verdict.rows) {
     if (row.status !== 'fail') continue;
     const limits = Object.fromEntries(row.stats.map((s) => [statLabel(s.threshold), s.threshold.limit]));
+    if (row.noSamples) {
+      out.push({
+        kind: 'event',
+        name: 'budget.breach',
+        t,
+        labels: { budget: verdict.budget, metric: row.metric, stat: 'samples', mode: row.mode },
+        data: {
+          scope: row.scope,
+          measured: 0,
+          required: true,
+          limits,
+          unit: row.unit,
+          baseline: verdict.baseline,
+        },
+      });
+      continue;
+    }
     for (const s of row.stats) {
       if (s.ok || !s.judged) continue;
       const label = statLabel(s.threshold);

@@ -37,12 +37,20 @@ export function limitText(row: VerdictRow): string {
     .join(' · ');
 }
 
-function verdictText(row: VerdictRow): string {
+export function verdictText(row: VerdictRow): string {
   if (row.status === 'skipped') return '– skipped';
+  if (row.noSamples) return row.status === 'fail' ? '✗ FAIL (no samples; required)' : '– no samples';
   if (row.stats.length === 0) return 'reported';
   const failed = row.stats.filter((s) => s.judged && !s.ok).map((s) => statLabel(s.threshold));
   if (row.mode === 'report') return failed.length > 0 ? `over (${failed.join(', ')})` : 'ok';
   return failed.length > 0 ? `✗ FAIL (${failed.join(', ')})` : '✓ pass';
+}
+
+/** How a verdict's percentiles were taken, in words (docs/analysis.md#percentiles). */
+export function methodText(method: 'exact' | 'hdr'): string {
+  return method === 'exact'
+    ? 'exact (nearest-rank over every sample)'
+    : 'from an HDR histogram, 3 significant digits (more than 10,000 samples)';
 }
 
 export function scopeText(scope: Record<string, string>): string {
@@ -76,8 +84,14 @@ export function verdictSection(verdict: Verdict): Section {
       scopeText(r.scope),
       r.mode,
       fmtInt(r.n),
-      ...(hasDistribution ? [fmtValue(r.p50, r.unit), fmtValue(r.p95, r.unit)] : []),
-      ...(hasValue ? [r.kind === 'value' ? fmtValue(r.value, r.unit) : ''] : []),
+      ...(hasDistribution
+        ? r.noSamples
+          ? ['no samples', '']
+          : [fmtValue(r.p50, r.unit), fmtValue(r.p95, r.unit)]
+        : []),
+      ...(hasValue
+        ? [r.kind === 'value' ? (r.noSamples ? 'no samples' : fmtValue(r.value, r.unit)) : '']
+        : []),
       limitText(r),
       verdictText(r),
     ]);
@@ -86,6 +100,9 @@ export function verdictSection(verdict: Verdict): Section {
   for (const r of verdict.rows) {
     if (r.note && r.status !== 'skipped') notes.push(`${r.metric} ${scopeText(r.scope)}: ${r.note}`);
   }
+  const methods = new Set(verdict.rows.flatMap((r) => (r.percentileMethod ? [r.percentileMethod] : [])));
+  if (methods.size > 0) notes.push(`percentiles: ${[...methods].map(methodText).join('; ')}`);
+  if (verdict.noBudget) notes.push(verdict.noBudget);
   const skipped = verdict.rows.filter((r) => r.status === 'skipped');
   if (skipped.length > 0) {
     const why = [...new Set(skipped.map((r) => r.note))].join('; ');
@@ -109,14 +126,28 @@ export function verdictSection(verdict: Verdict): Section {
       ? '✗ misconfigured'
       : verdict.verdict === 'fail'
         ? `✗ ${verdict.judgedBreaches} judged budget${verdict.judgedBreaches === 1 ? '' : 's'} breached`
-        : '✓ every judged budget holds';
-  const extra =
-    verdict.reportBreaches > 0
-      ? ` (${verdict.reportBreaches} report-only row${verdict.reportBreaches === 1 ? '' : 's'} over the limit)`
-      : '';
+        : verdict.verdict === 'no-samples'
+          ? verdict.noBudget
+            ? '– no budget for this input: nothing judged'
+            : '– no samples: nothing judged'
+          : '✓ every judged budget holds';
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const extras = [
+    ...(verdict.reportBreaches > 0
+      ? [`${plural(verdict.reportBreaches, 'report-only row')} over the limit`]
+      : []),
+    ...(verdict.noSamples > 0 && verdict.verdict !== 'no-samples'
+      ? [`${plural(verdict.noSamples, 'row')} with no samples, not judged`]
+      : []),
+  ];
+  const extra = extras.length > 0 ? ` (${extras.join('; ')})` : '';
   notes.push(`verdict: ${mark}${extra}`);
   for (const error of verdict.errors) notes.push(error);
-  blocks.push({ kind: 'notes', lines: notes, tone: verdict.verdict === 'pass' ? 'info' : 'warning' });
+  blocks.push({
+    kind: 'notes',
+    lines: notes,
+    tone: verdict.verdict === 'pass' || verdict.verdict === 'no-samples' ? 'info' : 'warning',
+  });
   return {
     title: `Budgets: ${verdict.budget} (${verdict.source}; baseline: ${verdict.baseline})`,
     blocks,

@@ -43,7 +43,12 @@ const pruneDifferenceSchema = z.object({
   neighbour: z.string(),
   value: z.number().nullable(),
   neighbourValue: z.number().nullable(),
-  relative: z.number().nullable().describe('|x − n| / |n|; null stands for infinite (against 0 or none)'),
+  relative: z
+    .number()
+    .nullable()
+    .describe(
+      '|x − n| / max(|x|, |n|), the same from either cell; null stands for infinite (a value against none)',
+    ),
 });
 
 const unitSchema = z.object({

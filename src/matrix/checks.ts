@@ -20,6 +20,7 @@ import type { Judge } from './run.ts';
 export const SCORECARD_SET = 'track-b';
 
 function measuredText(row: VerdictRow): string {
+  if (row.noSamples) return 'no samples';
   if (row.kind === 'value') return fmtValue(row.value, row.unit);
   return `p50 ${fmtValue(row.p50, row.unit)} · p95 ${fmtValue(row.p95, row.unit)} (n ${row.n})`;
 }
@@ -33,7 +34,8 @@ function checkRow(budget: string, row: VerdictRow): CheckRow {
       .join(' '),
     measured: measuredText(row),
     limit: limitText(row),
-    verdict: row.status === 'fail' ? 'fail' : 'pass',
+    // No samples is neither a pass nor a failure (unless required): shown as not measured.
+    verdict: row.status === 'fail' ? 'fail' : row.status === 'no-samples' ? 'unknown' : 'pass',
     judged: row.mode === 'judged',
   };
 }
@@ -41,7 +43,7 @@ function checkRow(budget: string, row: VerdictRow): CheckRow {
 /** A verdict's rows as baseline check rows (skipped rows left out; errors as failing rows). */
 export function verdictCheckRows(verdict: Verdict): CheckRow[] {
   const rows = verdict.rows.filter((r) => r.status !== 'skipped').map((r) => checkRow(verdict.budget, r));
-  // A misconfigured set (no samples for a budget, ...) fails loudly, as in `fleetbench check`.
+  // A misconfigured set fails loudly, as in `fleetbench check`.
   for (const error of verdict.errors)
     rows.push({
       budget: verdict.budget,

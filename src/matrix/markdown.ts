@@ -10,7 +10,14 @@ import { markdownBlocks } from '../report/markdown.ts';
 import { analysisSections } from '../report/sections.ts';
 import { fmtInt, fmtNum, markdownTable, type Section } from '../report/table.ts';
 import type { Baseline, BaselineUnit } from './baseline.ts';
-import { activeBracket, bracketDeltaText, keyFigures, OVERVIEW_COLUMNS, overviewCells } from './summary.ts';
+import {
+  activeBracket,
+  bracketDeltaText,
+  budgetFooter,
+  keyFigures,
+  OVERVIEW_COLUMNS,
+  overviewCells,
+} from './summary.ts';
 
 /** Sections of `analyze` that the cell section already shows in its own words. */
 const SHOWN_ABOVE = new Set(['/rate_limit bracket']);
@@ -63,7 +70,7 @@ function unitMarkdown(unit: BaselineUnit): string[] {
       '',
     );
   }
-  if (first.reason !== 'completed') lines.push('> ⚠ interrupted: partial figures', '');
+  if (first.reason !== 'completed') lines.push('> ⚠ interrupted: partial figures, not judged', '');
   lines.push(...bracketMarkdown(a));
   lines.push('#### Summary', '');
   lines.push(
@@ -111,6 +118,8 @@ export function baselineMarkdown(b: Baseline): string {
         return [...overviewCells(u, a), fmtInt(a.api.limited.answers)];
       }),
     ),
+    '',
+    `${budgetFooter(b).replace(/^budgets: /, 'Budgets: ')}.`,
     '',
   );
 

@@ -1,5 +1,5 @@
 /**
- * The pruning rule (SPEC §8): after one full run of the matrix, keep only the cells whose
+ * The pruning rule (docs/matrix.md#pruning): after one full run of the matrix, keep only the cells whose
  * scorecard metrics differ by more than 15% from an adjacent scale point; the others tell
  * nothing their neighbours do not. Pure: cells and their metric values in, a decision with its
  * reason per cell out (docs/matrix.md#pruning).
@@ -7,8 +7,10 @@
  * - Adjacent scale points are the next smaller and next larger scale of the same scenario and
  *   topology among the cells given. Scale 1 exists only as T1 (one session uses one repo in
  *   either layout), so S·-T1-1 is the scale-1 point of the T2 line as well.
- * - A metric differs from its neighbour's by |x − n| / |n| (relative to the neighbour); 0 against
- *   0 or null against null is no difference, a value against 0 or null is a difference.
+ * - Two adjacent values differ by |x − n| / max(|x|, |n|): relative to the larger of the two, so
+ *   the change is the same seen from either cell (100 vs 86.5 is 13.5% both ways, and both
+ *   cells are pruned or both kept). 0 against 0 or null against null is no difference; a value
+ *   against null is an infinite one (a value against 0 is 100%).
  * - A cell with no adjacent point in the run is kept (nothing to compare with).
  * - If every cell of a (scenario, topology) line would go, its largest scale is kept so the
  *   scenario stays in the matrix (flagged `representative`).
@@ -30,7 +32,7 @@ export interface PruneDifference {
   neighbour: string;
   value: number | null;
   neighbourValue: number | null;
-  /** |x − n| / |n| (Infinity against 0 or null). */
+  /** |x − n| / max(|x|, |n|) (0 for 0 vs 0 and null vs null; Infinity for a value vs null). */
   relative: number;
 }
 
@@ -45,10 +47,11 @@ export interface PruneDecision {
   reason: string;
 }
 
+/** The change between two adjacent scale points, symmetric: relative to the larger of the two. */
 export function relativeDifference(value: number | null, neighbour: number | null): number {
   if (value === null || neighbour === null) return value === neighbour ? 0 : Number.POSITIVE_INFINITY;
-  if (neighbour === 0) return value === 0 ? 0 : Number.POSITIVE_INFINITY;
-  return Math.abs(value - neighbour) / Math.abs(neighbour);
+  const larger = Math.max(Math.abs(value), Math.abs(neighbour));
+  return larger === 0 ? 0 : Math.abs(value - neighbour) / larger;
 }
 
 /** The cells of one scale line, by scale; lines without a scale-1 cell borrow the scenario's. */
@@ -73,7 +76,8 @@ function neighboursOf(cell: PruneCell, cells: PruneCell[]): PruneCell[] {
   return out;
 }
 
-const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(x < 0.1 ? 1 : 0)}%` : '∞');
+/** The percentage that decided, to one decimal (13.5%, not a rounded 14%). */
+const pct = (x: number) => (Number.isFinite(x) ? `${Math.round(1000 * x) / 10}%` : '∞');
 const show = (v: number | null) => (v === null ? 'none' : String(Math.round(v * 100) / 100));
 
 function describe(d: PruneDifference): string {

@@ -17,6 +17,7 @@ import type { RunJob } from './protocol.ts';
 import { PRUNE_THRESHOLD, type PruneCell, pruneCells } from './prune.ts';
 import { selectUnits, type Unit, unitHeading } from './select.ts';
 import { median } from './stats.ts';
+import { isPartialUnit } from './summary.ts';
 
 /** One matrix: what to run and where its baseline goes. */
 export interface MatrixSpec {
@@ -195,7 +196,8 @@ function baselineRun(r: JobResult, outDir: string, judge?: Judge): BaselineUnit[
 /** Pruning over the A2 cells that ran; null when no cell has an adjacent scale point. */
 export function pruneBaseline(units: BaselineUnit[]): Baseline['pruning'] {
   const cells: PruneCell[] = units.flatMap((u) => {
-    if (u.cell === null || u.runs.length === 0) return [];
+    // A partial cell's figures would decide on a run cut short: it takes no part.
+    if (u.cell === null || u.runs.length === 0 || isPartialUnit(u)) return [];
     const metrics: Record<string, number | null> = {};
     for (const row of u.runs[0]!.analysis.scorecard.rows) {
       const values = u.runs

@@ -42,6 +42,21 @@ export function bracketDeltaText(row: BracketRow): string {
   return 'window reset in between';
 }
 
+/**
+ * A scorecard row's figure, the one text every report shows (terminal, Markdown, HTML): a
+ * projection says so, with the figure measured in the run beside it:
+ * `-21.5 % (projected to 50; measured 90.3 % at 4)`: the projection first (it is what the rule
+ * judges), the run's own figure at its own sessions beside it.
+ */
+export function scorecardFigure(row: Analysis['scorecard']['rows'][number], at = 50): string {
+  if (row.measured === null) return '–';
+  const value = `${fmtNum(row.measured)} ${row.unit}`;
+  if (!row.projected) return value;
+  const observed =
+    row.observed === null || row.observed === undefined ? '–' : `${fmtNum(row.observed)} ${row.unit}`;
+  return `${value} (projected to ${fmtInt(at)}; measured ${observed} at ${fmtInt(row.observedAt ?? null)})`;
+}
+
 /** One line per judged rule failing, or the all-clear. */
 export function scorecardWords(a: Analysis): string {
   const s = a.scorecard;
@@ -49,7 +64,7 @@ export function scorecardWords(a: Analysis): string {
   const unknown = s.rows.filter((r) => r.verdict === 'unknown');
   if (failing.length > 0) {
     return `fails ${failing.length} of ${s.rows.length} Track B rules: ${failing
-      .map((r) => `${r.title} ${fmtNum(r.measured)} ${r.unit} (limit ${r.comparison} ${fmtNum(r.limit)})`)
+      .map((r) => `${r.title} ${scorecardFigure(r, s.at)} (limit ${r.comparison} ${fmtNum(r.limit)})`)
       .join('; ')}`;
   }
   if (unknown.length === s.rows.length) return 'nothing to judge (no Track B rule could be measured)';
@@ -92,21 +107,62 @@ export function keyFigures(a: Analysis): Array<[string, string]> {
   ];
 }
 
-/** Units with a run that fails the Track B scorecard or a judged budget check. */
-/** The Track B column of the tables: the verdict, or `not judged` for a unit judged otherwise. */
+/**
+ * A unit cut short (Ctrl-C, a failed run): its figures are partial, so it is marked partial and
+ * never judged, neither pass nor fail (docs/matrix.md#interrupted-matrices).
+ */
+export function isPartialUnit(unit: Baseline['units'][number]): boolean {
+  return unit.runs.some((r) => r.reason !== 'completed' || isPartialRun(r.analysis));
+}
+
+/** A run whose trace ends interrupted or failed (its footer says so): partial figures. */
+export function isPartialRun(a: Analysis): boolean {
+  return a.input.footer === 'interrupted' || a.input.footer === 'failed';
+}
+
+/** The Track B column of the tables: the verdict, `partial`, or `not judged` for a unit judged otherwise. */
 export function trackBText(unit: Baseline['units'][number], a: Analysis): string {
+  if (isPartialUnit(unit)) return 'partial: not judged';
   if (!scorecardCounts(unit.budgets)) return 'not judged';
   return a.scorecard.verdict === 'fail' ? 'FAIL' : a.scorecard.verdict;
 }
 
+/** Units with a run that fails the Track B scorecard or a judged budget check (partial ones are not judged). */
 export function failingUnits(b: Baseline): Baseline['units'] {
-  return b.units.filter((u) =>
-    u.runs.some(
-      (r) =>
-        (scorecardCounts(u.budgets) && r.analysis.scorecard.verdict === 'fail') ||
-        (r.checks ?? []).some((c) => c.judged && c.verdict === 'fail'),
-    ),
+  return b.units.filter(
+    (u) =>
+      !isPartialUnit(u) &&
+      u.runs.some(
+        (r) =>
+          (scorecardCounts(u.budgets) && r.analysis.scorecard.verdict === 'fail') ||
+          (r.checks ?? []).some((c) => c.judged && c.verdict === 'fail'),
+      ),
   );
+}
+
+/**
+ * The matrix footer's budget line: what was judged and how it went, and what was not judged
+ * (partial cells) or did not run at all (an interrupted matrix), counted, never hidden.
+ */
+export function budgetFooter(b: Baseline): string {
+  const notRun = b.units.filter((u) => u.runs.length === 0);
+  const partial = b.units.filter((u) => u.runs.length > 0 && isPartialUnit(u));
+  const judged = b.units.length - notRun.length - partial.length;
+  const failing = failingUnits(b);
+  const plural = (n: number) => (n === 1 ? '' : 's');
+  const head =
+    judged === 0
+      ? 'budgets: no cell ran to the end: nothing judged'
+      : failing.length === 0
+        ? `budgets: ${judged === b.units.length ? 'every cell passes' : `all ${judged} judged cell${plural(judged)} pass`} the Track B scorecard`
+        : `budgets: ${failing.length} of ${judged} judged cell${plural(judged)} fail a judged budget: ${failing.map((u) => u.id).join(', ')}`;
+  const tail = [
+    ...(partial.length > 0
+      ? [`${partial.length} partial (interrupted, not judged): ${partial.map((u) => u.id).join(', ')}`]
+      : []),
+    ...(notRun.length > 0 ? [`${notRun.length} did not run: ${notRun.map((u) => u.id).join(', ')}`] : []),
+  ];
+  return tail.length > 0 ? `${head}; ${tail.join('; ')}` : head;
 }
 
 /** The overview table's columns (baseline.md and the `matrix` terminal table), one row a unit. */

@@ -208,7 +208,10 @@ export class ActorHost {
         continue;
       }
       // The sandbox died while snapshotting (or was already gone): nothing usable was saved.
-      // It is replaced by a fresh session on its next wake; its state is lost.
+      // It is replaced by a fresh session on its next wake; its state is lost. The park itself
+      // got where it was going (the session is parked, its slot free), so by the one rule of
+      // docs/trace-format.md a replaced operation is `ok` with `replaced: true`; the crash is
+      // the `actor.failure` event (reaction `replace`).
       await this.clock.sleep(
         kind === 'crashed' ? this.timer.crashAfterMs(full) : this.model.failure.notFoundMs,
       );
@@ -217,8 +220,8 @@ export class ActorHost {
       this.reset(i);
       this.flags[i] = COLD;
       this.setState(i, PARKED);
-      this.span(name, i, start, 'error', labels, { ...lost, replaced: true });
-      return { ok: false, state: 'parked' };
+      this.span(name, i, start, 'ok', labels, { ...lost, replaced: true });
+      return { ok: true, state: 'parked' };
     }
   }
 

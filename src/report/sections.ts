@@ -4,6 +4,7 @@
  */
 import { NONE } from '../analyze/analyzer.ts';
 import type { Analysis, AnalysisPercentiles, KeyCount } from '../analyze/schema.ts';
+import { scorecardFigure } from '../matrix/summary.ts';
 import { type Block, fmtBytes, fmtInt, fmtMs, fmtNum, fmtPct, type Section } from './table.ts';
 
 export interface SectionOptions {
@@ -106,6 +107,10 @@ function totalsSection(a: Analysis): Section {
     ['points (primary)', `${fmtNum(t.points)}${byResource ? `  (${byResource})` : ''}`],
     ['points (secondary)', fmtNum(t.secondaryPoints)],
     ['errors (≥ 400)', fmtInt(t.errors)],
+    [
+      'failed calls',
+      `${fmtInt(t.failed)} (answered ≥ 400, or no answer and the client failed; ${fmtInt(t.killed)} killed by a signal)`,
+    ],
     ['conditional / 304', `${fmtInt(t.conditional)} / ${fmtInt(t.notModified)}`],
     ['writes', fmtInt(t.writes)],
     ['opaque (status unknown)', `${fmtInt(a.api.opaque.calls)} (${fmtPct(a.api.opaque.sharePct)})`],
@@ -207,9 +212,9 @@ function scorecardSection(a: Analysis): Section {
   const mark = { pass: '✓ pass', fail: '✗ FAIL', unknown: '? unknown' } as const;
   const rows = s.rows.map((r) => [
     r.title,
-    r.measured === null ? '–' : `${fmtNum(r.measured)} ${r.unit}`,
+    scorecardFigure(r, s.at),
     `${r.comparison} ${fmtNum(r.limit)}`,
-    mark[r.verdict],
+    `${mark[r.verdict]}${r.projected && r.verdict !== 'unknown' ? ' (projected)' : ''}`,
     r.basis,
   ]);
   const notes = [`verdict: ${mark[s.verdict]}`];
@@ -960,10 +965,13 @@ export function runSummarySections(a: Analysis, options: RunSummaryOptions): Sec
   for (const [resource, counts] of Object.entries(api.counts.byResource)) {
     const p = api.projection.byResource[resource];
     const perHour = p?.pointsPerHour ?? null;
-    const headroom = p && perHour !== null ? (100 * (p.limit - perHour)) / p.limit : null;
+    // The headroom measured at the run's own sessions: the same figure (and precision) the
+    // scorecard shows beside a projected headroom row.
+    const headroom =
+      p && perHour !== null ? Math.round((10_000 * (p.limit - perHour)) / p.limit) / 100 : null;
     apiPairs.push([
       resource,
-      `${fmtInt(counts.calls)} calls · ${fmtNum(counts.points)} points · ${fmtNum(perHour, 0)}/h of ${fmtInt(p?.limit)} · headroom ${fmtPct(headroom)}`,
+      `${fmtInt(counts.calls)} calls · ${fmtNum(counts.points)} points · ${fmtNum(perHour, 0)}/h of ${fmtInt(p?.limit)} · headroom ${headroom === null ? '–' : `${fmtNum(headroom)} %`} measured`,
     ]);
   }
   const pf = api.pollingFloor;
@@ -1012,9 +1020,9 @@ export function runSummarySections(a: Analysis, options: RunSummaryOptions): Sec
       ],
       rows: s.rows.map((row) => [
         row.title,
-        row.measured === null ? '–' : `${fmtNum(row.measured)} ${row.unit}`,
+        scorecardFigure(row, s.at),
         `${row.comparison} ${fmtNum(row.limit)}`,
-        mark[row.verdict],
+        `${mark[row.verdict]}${row.projected && row.verdict !== 'unknown' ? ' (projected)' : ''}`,
       ]),
     },
   ];

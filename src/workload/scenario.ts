@@ -385,7 +385,7 @@ export const userScenarioSchema = z
       })
       .strict()
       .default({ repos: 100, commits: 500, prs: 500 })
-      .describe('the reference control plane ETag caches (SPEC §4 sizes by default)'),
+      .describe('the reference control plane ETag caches (default sizes: docs/reference-control-plane.md)'),
     dashboard: z
       .object({
         mode: z

@@ -8,7 +8,13 @@ import { NONE } from '../../analyze/analyzer.ts';
 import type { Analysis, AnalysisPercentiles } from '../../analyze/schema.ts';
 import { percentileBlocks } from '../../matrix/metrics.ts';
 import type { ResultSet, ResultUnit } from '../../matrix/results.ts';
-import { activeBracket, keyFigures, scorecardWords } from '../../matrix/summary.ts';
+import {
+  activeBracket,
+  isPartialRun,
+  keyFigures,
+  scorecardFigure,
+  scorecardWords,
+} from '../../matrix/summary.ts';
 import type {
   BudgetRow,
   GaugeGroup,
@@ -80,7 +86,7 @@ function speedGroup(a: Analysis): LatencyGroup | null {
         id: 'speed',
         title: 'Speed metrics',
         explain:
-          'Time to first activity, agent boot and restart recovery (SPEC §6) per adapter, start kind and restart kind, min to max. restart_recovery_control_plane is the control plane’s own share (judged); restart_recovery and restart_provider_load are reported.',
+          'Time to first activity, agent boot and restart recovery (docs/analysis.md#speed) per adapter, start kind and restart kind, min to max. restart_recovery_control_plane is the control plane’s own share (judged); restart_recovery and restart_provider_load are reported.',
         rows,
       };
 }
@@ -128,7 +134,7 @@ export function budgetRows(doc: unknown): BudgetRow[] | null {
     return {
       metric: text(r.metric ?? r.name),
       scope: text(r.scope ?? r.labels ?? ''),
-      measured: text(r.measured ?? r.value),
+      measured: r.noSamples === true || verdict === 'no-samples' ? 'no samples' : text(r.measured ?? r.value),
       limit: text(r.limit),
       verdict: verdict === 'pass' || verdict === 'fail' ? verdict : 'unknown',
       judged: r.judged !== false && r.mode !== 'report',
@@ -145,12 +151,22 @@ function unitVerdict(
   a: Analysis,
   budgets: BudgetRow[] | null,
 ): Pick<UnitReport, 'verdict' | 'verdictWords'> {
+  // Cut short (Ctrl-C): partial figures are shown, never judged (docs/matrix.md).
+  if (unit.runs.some((r) => isPartialRun(r.analysis)))
+    return {
+      verdict: 'unknown',
+      verdictWords: 'is partial (interrupted): its figures are shown, not judged',
+    };
   if (unit.scorecardJudged) return { verdict: a.scorecard.verdict, verdictWords: scorecardWords(a) };
-  const judged = (budgets ?? []).filter((b) => b.judged);
+  // A row with no samples was not judged: it neither holds nor fails (docs/budgets.md).
+  const judged = (budgets ?? []).filter((b) => b.judged && b.verdict !== 'unknown');
   if (judged.length === 0)
     return {
       verdict: 'unknown',
-      verdictWords: 'is judged on no budget (the Track B scorecard does not apply to it)',
+      verdictWords:
+        (budgets ?? []).length > 0
+          ? 'has no samples for any of its budget rows: nothing judged'
+          : 'is judged on no budget (the Track B scorecard does not apply to it)',
     };
   const failing = judged.filter((b) => b.verdict === 'fail');
   return failing.length === 0
@@ -188,7 +204,7 @@ export function unitReport(unit: ResultUnit): UnitReport {
     projected: a.scorecard.projected,
     figures: keyFigures(a),
     bracket: activeBracket(a),
-    scorecard: a.scorecard.rows,
+    scorecard: a.scorecard.rows.map((r) => ({ ...r, shown: scorecardFigure(r, a.scorecard.at) })),
     budgets,
     durationMs: a.run.durationMs,
     sessions: a.run.sessions,
@@ -284,17 +300,34 @@ const SCALE_METRICS: Array<ScaleMetric & { get: (a: Analysis) => number | null |
   },
 ];
 
-function overall(units: UnitReport[]): ReportData['overall'] {
+function overall(units: UnitReport[], notRun: string[] = []): ReportData['overall'] {
   const budgetFails = (u: UnitReport) => (u.budgets ?? []).filter((b) => b.judged && b.verdict === 'fail');
-  const failing = units.filter((u) => u.verdict === 'fail' || budgetFails(u).length > 0);
-  if (units.length === 1) {
+  const isPartial = (u: UnitReport) => u.ended === 'interrupted' || u.ended === 'failed';
+  const partial = units.filter(isPartial);
+  const failing = units.filter((u) => !isPartial(u) && (u.verdict === 'fail' || budgetFails(u).length > 0));
+  // What was not judged is counted beside the verdict, never folded into it.
+  const unjudged = [
+    ...(partial.length > 0
+      ? [`${partial.length} partial (interrupted, not judged): ${partial.map((u) => u.id).join(', ')}`]
+      : []),
+    ...(notRun.length > 0 ? [`${notRun.length} did not run: ${notRun.join(', ')}`] : []),
+  ];
+  const after = unjudged.length > 0 ? ` ${unjudged.join('; ')}.` : '';
+  if (units.length === 1 && notRun.length === 0) {
     const u = units[0]!;
     return { verdict: failing.length > 0 ? 'fail' : u.verdict, words: `${u.id} ${u.verdictWords}.` };
   }
   const judgedOn = units.some((u) => !u.scorecardJudged)
     ? 'its budgets (the A2 cells: the Track B scorecard)'
     : 'every Track B rule';
-  if (failing.length === 0) return { verdict: 'pass', words: `All ${units.length} runs pass ${judgedOn}.` };
+  const judged = units.length - partial.length;
+  if (failing.length === 0) {
+    if (judged === 0) return { verdict: 'unknown', words: `No run ran to the end: nothing judged.${after}` };
+    return {
+      verdict: unjudged.length > 0 ? 'unknown' : 'pass',
+      words: `${judged === units.length && notRun.length === 0 ? `All ${judged} runs pass` : `All ${judged} judged runs pass`} ${judgedOn}.${after}`,
+    };
+  }
   const reasons = failing.map((u) => {
     const rules = u.scorecardJudged
       ? u.scorecard.filter((r) => r.verdict === 'fail').map((r) => r.title)
@@ -304,7 +337,7 @@ function overall(units: UnitReport[]): ReportData['overall'] {
   });
   return {
     verdict: 'fail',
-    words: `${failing.length} of ${units.length} runs fail: ${reasons.join('; ')}; the others pass.`,
+    words: `${failing.length} of ${judged} judged runs fail: ${reasons.join('; ')}; the others pass.${after}`,
   };
 }
 
@@ -324,7 +357,10 @@ export function reportData(set: ResultSet, options: { title?: string } = {}): Re
     source: set.source,
     generator:
       `${units[0] ? set.units[0]!.runs[0]!.analysis.generator.name : 'fleetbench'} ${set.units[0]?.runs[0]?.analysis.generator.version ?? ''}`.trim(),
-    overall: overall(units),
+    overall: overall(
+      units,
+      set.units.filter((u) => u.runs.length === 0).map((u) => u.id),
+    ),
     units,
     scale:
       cells.length > 1

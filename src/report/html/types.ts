@@ -12,6 +12,9 @@ export interface ScorecardRowData {
   unit: string;
   verdict: 'pass' | 'fail' | 'unknown';
   basis: string;
+  /** The figure as every report shows it (a projection says so, the measured figure beside it). */
+  shown: string;
+  projected?: boolean;
 }
 
 export interface BracketRowData {

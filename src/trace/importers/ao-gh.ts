@@ -11,7 +11,11 @@
  * - GraphQL rows may carry `graphqlCost`: the points charged to the `graphql` resource.
  * - A request was conditional when its args carry an `If-None-Match` header, or when it was
  *   answered 304. An `etag` in the *response* alone says nothing about the request.
+ * - The runbook brackets a run with two `/rate_limit` captures (`gh api /rate_limit --jq
+ *   '{ core: .resources.core, captured_at: now | todate }'`): given as `bracketBefore` and
+ *   `bracketAfter`, they become the `ratelimit.snapshot` events an emulated run writes.
  */
+import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { InputFileError } from '../../errors.ts';
@@ -121,6 +125,72 @@ export interface AoGhImportOptions {
   cycleMs?: number;
 }
 
+const bracketResourceSchema = z.looseObject({
+  limit: z.number().nonnegative(),
+  remaining: z.number().nonnegative(),
+  reset: z.number().nonnegative().describe('epoch seconds'),
+  used: z.number().nonnegative().optional(),
+});
+
+/** The runbook's capture: `{ core: {...}, captured_at: "2026-01-01T00:00:00Z" }`, or GitHub's whole answer. */
+const bracketFileSchema = z.looseObject({ captured_at: z.string() });
+
+export interface Bracket {
+  /** Wall-clock ms of the capture. */
+  capturedMs: number;
+  resources: Record<string, { limit: number; remaining: number; reset: number; used: number }>;
+}
+
+/**
+ * Reads one bracket file. Every key holding a `{limit, remaining, reset}` object is a resource
+ * (`core`, and any other the capture kept); `resources: {...}` (GitHub's full answer plus
+ * `captured_at`) is read the same way. `used` is `limit − remaining` when absent.
+ */
+export function readBracketFile(path: string): Bracket {
+  const fail = (reason: string): never => {
+    throw new InputFileError('E_IMPORT', path, undefined, `rate-limit bracket: ${reason}`, {
+      hint: "capture it with gh api /rate_limit --jq '{ core: .resources.core, captured_at: now | todate }' (docs/trace-format.md#agent-orchestrator-ao_gh_trace_file)",
+    });
+  };
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    return fail(`cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return fail(`not JSON: ${describeBadJson(text.trim().split('\n')[0] ?? '')}`);
+  }
+  const parsed = bracketFileSchema.safeParse(value);
+  if (!parsed.success) return fail(describeZodError(parsed.error));
+  const capturedMs = Date.parse(parsed.data.captured_at);
+  if (Number.isNaN(capturedMs))
+    return fail(`captured_at: expected an ISO time, got '${parsed.data.captured_at}'`);
+  const holder = (
+    typeof parsed.data.resources === 'object' && parsed.data.resources !== null
+      ? parsed.data.resources
+      : parsed.data
+  ) as Record<string, unknown>;
+  const resources: Bracket['resources'] = {};
+  for (const [key, raw] of Object.entries(holder)) {
+    if (key === 'captured_at' || typeof raw !== 'object' || raw === null) continue;
+    const r = bracketResourceSchema.safeParse(raw);
+    if (!r.success) return fail(`${key}: ${describeZodError(r.error)}`);
+    resources[key] = {
+      limit: r.data.limit,
+      remaining: r.data.remaining,
+      reset: r.data.reset,
+      used: r.data.used ?? r.data.limit - r.data.remaining,
+    };
+  }
+  if (Object.keys(resources).length === 0)
+    return fail('no resource in it (expected e.g. core: {limit, remaining, reset, used})');
+  return { capturedMs, resources };
+}
+
 /** One row → one api record; `epochMs` is the run's t = 0 (the earliest call start). */
 export function aoGhRowToApi(row: AoGhRow, epochMs: number, options: AoGhImportOptions = {}): ApiRecord {
   const endMs = Date.parse(row.timestamp);
@@ -172,9 +242,11 @@ export function aoGhRowToApi(row: AoGhRow, epochMs: number, options: AoGhImportO
   if (row.stdoutBytes != null) record.bytes = row.stdoutBytes;
   if (status !== null && (status === 403 || status === 429) && row.rateLimitRemaining === 0)
     record.limited = 'primary';
-  if (!row.ok && !notModified) {
-    record.error = row.signal ? `signal ${row.signal}` : `exit ${row.exitCode ?? 'unknown'}`;
-  }
+  // A gh killed by a signal failed whatever `ok` says: `signal`, or an exit code ≥ 128 (the
+  // shell's 128 + signal number). The analysis counts these as failed calls (`killed`).
+  const killed = row.signal != null || (row.exitCode != null && row.exitCode >= 128);
+  if (killed) record.error = row.signal ? `signal ${row.signal}` : `signal (exit ${row.exitCode})`;
+  else if (!row.ok && !notModified) record.error = `exit ${row.exitCode ?? 'unknown'}`;
   if (row.projectId) record.project = row.projectId;
   if (row.sessionId) record.session = row.sessionId;
   const repo = repoOf(row);
@@ -218,8 +290,19 @@ function parseRow(text: string): AoGhRow | string {
 export async function importAoGh(
   input: string,
   output: string,
-  options: AoGhImportOptions & { lenient?: boolean } = {},
+  options: AoGhImportOptions & { lenient?: boolean; bracketBefore?: string; bracketAfter?: string } = {},
 ): Promise<ImportResult> {
+  // Read first: a bad bracket file fails before anything is written.
+  const before = options.bracketBefore !== undefined ? readBracketFile(options.bracketBefore) : undefined;
+  const after = options.bracketAfter !== undefined ? readBracketFile(options.bracketAfter) : undefined;
+  if (before && after && after.capturedMs < before.capturedMs) {
+    throw new InputFileError(
+      'E_IMPORT',
+      options.bracketAfter!,
+      undefined,
+      `rate-limit bracket: captured at ${new Date(after.capturedMs).toISOString()}, before the "before" capture (${new Date(before.capturedMs).toISOString()})`,
+    );
+  }
   let epochMs = Number.POSITIVE_INFINITY;
   let rows = 0;
   let skipped = 0;
@@ -247,6 +330,8 @@ export async function importAoGh(
       skipped > 0 ? 'no valid rows' : 'empty file: no rows',
     );
   }
+  // t = 0 is the earliest call start, or the "before" capture when it came first (it should).
+  if (before && before.capturedMs < epochMs) epochMs = before.capturedMs;
   epochMs = Math.floor(epochMs);
   const writer = new TraceWriter(
     output,
@@ -264,7 +349,15 @@ export async function importAoGh(
   );
   let opaque = 0;
   let records = 0;
+  const snapshot = (bracket: Bracket, phase: 'before' | 'after') =>
+    writer.write({
+      kind: 'event',
+      name: 'ratelimit.snapshot',
+      t: round3(bracket.capturedMs - epochMs),
+      data: { phase, resources: bracket.resources },
+    });
   try {
+    if (before) snapshot(before, 'before');
     await forEachLine(input, (text, lineNo) => {
       if (text.trim() === '' || bad.has(lineNo)) return;
       const row = parseRow(text) as AoGhRow;
@@ -273,6 +366,7 @@ export async function importAoGh(
       records++;
       writer.write(record);
     });
+    if (after) snapshot(after, 'after');
   } catch (error) {
     writer.close('failed');
     throw error;

@@ -14,9 +14,12 @@
  *    skipped. With `steady`, turnover stops after that long (`turnover.done`), in-flight
  *    operations finish, and the run ends.
  *
- * A parked session can only be woken for its next request, which its user sends a think time
- * after its previous step ended (× think-scale, ±20 % seeded jitter). All along, a gauge of
- * sessions by state (`actors` {state}) every second; the states sum to the sessions registered.
+ * As the method says, a swap wakes a parked session every second whether or not its user's
+ * think time has passed. A profile with `think-gate: true` wakes (in the fill and in swaps) only
+ * sessions whose user has sent the next request, a think time after the previous step ended
+ * (× think-scale, ±20 % seeded jitter); a swap with none ready is missed `no-parked-ready`.
+ * All along, a gauge of sessions by state (`actors` {state}) every second; the states sum to
+ * the sessions registered.
  *
  * `lifecycle-mode: none` never parks: registration leaves every session resident, fill has
  * nothing to do, and each "swap" is the next request to the session idle the longest.
@@ -72,6 +75,7 @@ export async function runTurnover(executor: TurnoverExecutor, ctx: ExecutorConte
   }));
   const thinkRng = ctx.rng.fork('think');
   const never = cfg.lifecycleMode === 'none';
+  const thinkGate = profile.thinkGate;
   const explicit = cfg.resumeMode === 'explicit';
 
   const n = cfg.registered;
@@ -179,7 +183,7 @@ export async function runTurnover(executor: TurnoverExecutor, ctx: ExecutorConte
     for (;;) {
       if (signal.aborted) return -1;
       const top = parked.peek();
-      const wait = top < 0 ? IDLE_POLL_MS : readyAt[top]! - clock.now();
+      const wait = top < 0 ? IDLE_POLL_MS : thinkGate ? readyAt[top]! - clock.now() : 0;
       if (wait <= 0) return parked.pop();
       await clock.sleep(wait, signal).catch(() => undefined);
     }
@@ -233,7 +237,7 @@ export async function runTurnover(executor: TurnoverExecutor, ctx: ExecutorConte
         missed['no-parked']++;
         continue;
       }
-      if (readyAt[top]! > now) {
+      if (thinkGate && readyAt[top]! > now) {
         missed['no-parked-ready']++;
         continue;
       }

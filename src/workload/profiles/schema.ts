@@ -26,6 +26,11 @@ export interface Profile {
   base: ActorFootprint;
   /** Growth stops here. */
   max: ActorFootprint;
+  /**
+   * The think-time gate: a parked session is woken only once its user's think time has passed.
+   * Off by default: the method swaps with parked sessions every second, whoever is next.
+   */
+  thinkGate: boolean;
   steps: ProfileStep[];
 }
 
@@ -158,6 +163,12 @@ export const userProfileSchema = z
     description: z.string().optional(),
     base: footprintField.optional().describe("a fresh session's memory and disk (default 128MB, 512MB)"),
     max: footprintField.optional().describe('growth stops here (default 4GB memory, 20GB disk)'),
+    'think-gate': z
+      .boolean()
+      .default(false)
+      .describe(
+        "turnover wakes a parked session only once its user's think time has passed (default false: every swap wakes the parked session that has waited longest)",
+      ),
     steps: z.array(stepSchema).min(1, { error: 'expected at least one step' }),
   })
   .strict()
@@ -204,6 +215,7 @@ export function resolveProfile(parsed: z.output<typeof userProfileSchema>, sourc
     source,
     base: parsed.base ?? DEFAULT_BASE,
     max: parsed.max ?? DEFAULT_MAX,
+    thinkGate: parsed['think-gate'],
     steps: parsed.steps.map((s) => ({ name: s.name, thinkMs: s.think, ops: s.ops })),
   };
 }

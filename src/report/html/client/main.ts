@@ -141,7 +141,7 @@ function comparisonWords(c: string): string {
 function verdictSection(u: UnitReport): HTMLElement {
   const rows = u.scorecard.map((r) => [
     r.title,
-    r.measured === null ? '–' : `${fmt(r.measured)} ${r.unit}`,
+    r.shown,
     `${comparisonWords(r.comparison)} ${fmt(r.limit)} ${r.unit}`,
     badge(r.verdict),
     r.basis,
@@ -178,7 +178,7 @@ function verdictSection(u: UnitReport): HTMLElement {
 function budgetTable(budgets: BudgetRow[] | null): HTMLElement {
   if (budgets === null || budgets.length === 0) {
     return note(
-      'No speed or turnover budget checks in these results: they appear here when the run carries budget verdicts (fleetbench check, SPEC §7).',
+      'No speed or turnover budget checks in these results: they appear here when the run carries budget verdicts (fleetbench check, docs/budgets.md).',
     );
   }
   return el(
@@ -536,11 +536,9 @@ function verdictMatrix(data: ReportData): HTMLElement {
     ...rowIds.map((id) => {
       const r = u.scorecard.find((x) => x.id === id);
       if (!r) return '–';
-      return el(
-        'span',
-        { class: `cell ${r.verdict}`, title: r.basis },
-        r.measured === null ? '–' : fmt(r.measured),
-      );
+      // The same figure as every other report (a projection says so); a run not judged on the
+      // scorecard is not coloured as if it were.
+      return el('span', { class: u.scorecardJudged ? `cell ${r.verdict}` : 'cell', title: r.basis }, r.shown);
     }),
   ]);
   return el(

@@ -1,0 +1,214 @@
+/**
+ * Issue 14, items 12-14: what the terminal and the reports say. Inputs are built by hand and the
+ * expected figures worked out in comments, never read back from fleetbench's output.
+ */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createAnalyzer } from '../src/analyze/analyzer.ts';
+import type { Analysis } from '../src/analyze/schema.ts';
+import type { Baseline } from '../src/matrix/baseline.ts';
+import { baselineMarkdown } from '../src/matrix/markdown.ts';
+import { budgetFooter, trackBText } from '../src/matrix/summary.ts';
+import { reportData } from '../src/report/html/model.ts';
+import type { ApiRecord } from '../src/trace/schema.ts';
+import { TraceWriter } from '../src/trace/writer.ts';
+import { runCli } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+
+const dir = scratchDir();
+const HOUR = 3_600_000;
+
+/**
+ * 4 sessions, 1,000 core calls of 1 point over exactly one hour (the last call ends at 1 h):
+ * 1,000 points/h against the 5,000 limit.
+ */
+function fourSessionHour(): ApiRecord[] {
+  return Array.from({ length: 1000 }, (_, k) => ({
+    kind: 'api',
+    t: k * 3_600,
+    dur: k === 999 ? 3_600 : 100,
+    service: 'github',
+    protocol: 'rest',
+    method: 'GET',
+    route: '/repos/{owner}/{repo}/pulls',
+    status: 200,
+    conditional: false,
+    notModified: false,
+    resource: 'core',
+    cost: 1,
+    secondaryCost: 1,
+    session: `s${k % 4}`,
+    rl: { limit: 5000, remaining: 4000, used: 1000, reset: 1_767_232_800, resource: 'core' },
+  }));
+}
+
+describe('12. a projection is shown as a projection, with the measured figure beside it', () => {
+  // Measured at 4 sessions: 100 × (1 − 1,000 / 5,000) = 80 %. Per session 250 points/h; at 50
+  // sessions 12,500/h: 100 × (1 − 12,500 / 5,000) = −150 %, the judged (projected) figure.
+  const SHOWN = '-150 % (projected to 50; measured 80 % at 4)';
+
+  it('the analysis keeps both figures on the headroom row', () => {
+    const analyzer = createAnalyzer();
+    for (const r of fourSessionHour()) analyzer.add(r);
+    const a = analyzer.finish();
+    expect(a.run.durationMs).toBe(HOUR);
+    expect(a.scorecard.rows.find((r) => r.id === 'rest-core-headroom')).toMatchObject({
+      measured: -150,
+      projected: true,
+      observed: 80,
+      observedAt: 4,
+      verdict: 'fail',
+    });
+  });
+
+  it('terminal, Markdown and HTML show the same figure', async () => {
+    const trace = join(dir, 'four.jsonl');
+    const writer = new TraceWriter(
+      trace,
+      {
+        runId: 'four',
+        tool: { name: 'fleetbench', version: 'test' },
+        clock: 'virtual',
+        seed: 1,
+        scenario: { name: 'four', hash: null },
+        epochMs: 0,
+        startedAt: new Date(0).toISOString(),
+      },
+      { flushIntervalMs: 0 },
+    );
+    for (const r of fourSessionHour()) writer.write(r);
+    writer.close('completed');
+
+    const terminal = await runCli(['analyze', trace]);
+    expect(terminal.code).toBe(0);
+    expect(terminal.stdout).toContain(SHOWN);
+    expect(terminal.stdout).toContain('✗ FAIL (projected)');
+    // The burn table's measured headroom for the hour is the same 80 % (5,000 − 1,000 of 5,000).
+    expect(terminal.stdout).toMatch(/core\s+resets \S+\s+\S+\s+1,000\s+1,000\s+\S+\s+5,000\s+1,000\s+80\.0%/);
+    const markdown = await runCli(['analyze', trace, '--markdown']);
+    expect(markdown.stdout).toContain(SHOWN);
+
+    const json = await runCli(['analyze', trace, '--json']);
+    const analysisFile = join(dir, 'four.json');
+    writeFileSync(analysisFile, json.stdout);
+    const html = join(dir, 'four.html');
+    const report = await runCli(['report', analysisFile, '-o', html]);
+    expect(report.code, report.stderr).toBe(0);
+    expect(readFileSync(html, 'utf8')).toContain(SHOWN);
+  }, 60_000);
+});
+
+describe('13. an interrupted matrix: partial cells are not judged, and what did not run is counted', () => {
+  const base = (() => {
+    const analyzer = createAnalyzer();
+    for (const r of fourSessionHour()) analyzer.add(r);
+    return analyzer.finish();
+  })();
+  const withVerdict = (verdict: 'pass' | 'fail', footer: Analysis['input']['footer']): Analysis => {
+    const a = structuredClone(base);
+    a.scorecard.verdict = verdict;
+    a.input.footer = footer;
+    return a;
+  };
+  const unit = (id: string, runs: Array<{ analysis: Analysis; reason: 'completed' | 'interrupted' }>) => ({
+    id,
+    ref: id,
+    cell: { scenario: id.split('-')[0]!, topology: id.split('-')[1]!, scale: Number(id.split('-')[2]) },
+    heading: `${id}: hand-built`,
+    whatItTells: null,
+    scenarioHash: 'x',
+    budgets: ['track-b'],
+    runs: runs.map((r, i) => ({
+      seed: i + 1,
+      dir: `cells/${id}`,
+      reason: r.reason,
+      sessionsStarted: 4,
+      sessionsDropped: 0,
+      analysis: r.analysis,
+      checks: null,
+    })),
+  });
+  // S2-T1-1 completed and passes; S2-T1-5 completed and fails; S2-T1-10 was cut by Ctrl-C with
+  // figures that would "pass"; S2-T1-25 and S2-T1-50 never ran.
+  const b: Baseline = {
+    kind: 'fleetbench-baseline',
+    schemaVersion: 1 as Baseline['schemaVersion'],
+    generator: { name: 'fleetbench', version: 'test' },
+    selection: 'S2-T1-*',
+    overrides: [],
+    repeats: 1,
+    partial: true,
+    units: [
+      unit('S2-T1-1', [{ analysis: withVerdict('pass', 'completed'), reason: 'completed' }]),
+      unit('S2-T1-5', [{ analysis: withVerdict('fail', 'completed'), reason: 'completed' }]),
+      unit('S2-T1-10', [{ analysis: withVerdict('pass', 'interrupted'), reason: 'interrupted' }]),
+      unit('S2-T1-25', []),
+      unit('S2-T1-50', []),
+    ],
+    pruning: null,
+    timing: { wallMs: 1, jobs: 1, runs: {} },
+  } as Baseline;
+
+  it('the partial cell is marked partial, never pass; the footer counts 2 judged, 1 partial, 2 not run', () => {
+    expect(trackBText(b.units[2]!, b.units[2]!.runs[0]!.analysis)).toBe('partial: not judged');
+    expect(budgetFooter(b)).toBe(
+      'budgets: 1 of 2 judged cells fail a judged budget: S2-T1-5; 1 partial (interrupted, not judged): S2-T1-10; 2 did not run: S2-T1-25, S2-T1-50',
+    );
+    const md = baselineMarkdown(b);
+    expect(md).toContain('| S2-T1-10 | partial: not judged |');
+    expect(md).toContain('Budgets: 1 of 2 judged cells fail');
+    expect(md).toContain('> ⚠ interrupted: partial figures, not judged');
+  });
+
+  it('the HTML report does not call the partial cell a pass, and counts what did not run', () => {
+    const data = reportData({
+      source: 'hand',
+      kind: 'baseline',
+      baseline: b,
+      units: b.units.map((u) => ({
+        id: u.id,
+        heading: u.heading,
+        whatItTells: null,
+        scorecardJudged: true,
+        runs: u.runs.map((r) => ({ seed: r.seed, dir: r.dir, analysis: r.analysis, checks: r.checks })),
+      })),
+    });
+    expect(data.units.find((u) => u.id === 'S2-T1-10')!.verdict).toBe('unknown');
+    expect(data.overall.words).toContain('1 partial (interrupted, not judged): S2-T1-10');
+    expect(data.overall.words).toContain('2 did not run: S2-T1-25, S2-T1-50');
+  });
+});
+
+describe('14. user-facing text cites the project’s docs, never SPEC.md', () => {
+  it('docs, built-in budgets and scenarios, schemas and CLI help name no SPEC section', async () => {
+    const root = new URL('..', import.meta.url).pathname;
+    const files = [
+      ...readdirSync(join(root, 'docs'))
+        .filter((f) => f !== 'contributing.md') // for contributors, who may have the spec
+        .map((f) => join('docs', f)),
+      ...readdirSync(join(root, 'budgets')).map((f) => join('budgets', f)),
+      ...readdirSync(join(root, 'scenarios'), { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith('.yaml'))
+        .map((f) => join('scenarios', f)),
+      'README.md',
+    ];
+    const cited = files.filter((f) => /SPEC(\.md| §)/.test(readFileSync(join(root, f), 'utf8')));
+    expect(cited).toEqual([]);
+    // String literals in src (what users see: messages, help, report text, schema descriptions).
+    const literals: string[] = [];
+    for (const f of readdirSync(join(root, 'src'), { recursive: true }).map(String)) {
+      if (!f.endsWith('.ts')) continue;
+      for (const line of readFileSync(join(root, 'src', f), 'utf8').split('\n')) {
+        const code = line.trim();
+        if (code.startsWith('*') || code.startsWith('//') || code.startsWith('/*')) continue;
+        if (/['"`][^'"`]*SPEC §/.test(code)) literals.push(`${f}: ${code}`);
+      }
+    }
+    expect(literals).toEqual([]);
+    const help = await runCli(['check', '--help']);
+    expect(help.stdout).not.toMatch(/SPEC/);
+    expect(help.stdout).toContain('docs/budgets.md');
+  }, 60_000);
+});
