@@ -236,6 +236,15 @@ export class GitHubEmulator {
     this.faults.clear();
   }
 
+  /**
+   * False when the request carries a token this emulator would answer 401 to: the HTTP binding
+   * then answers without reading the body (a stranger's upload is never buffered).
+   */
+  acceptsCredentials(authorization: string | undefined): boolean {
+    const tokenText = TokenRegistry.parseAuthorization(authorization);
+    return tokenText === undefined || this.acceptUnknownTokens || this.tokens.tokens.has(tokenText);
+  }
+
   async handle(req: EmulatorRequest): Promise<EmulatorResponse> {
     const t0 = this.clock.now();
     let path = req.path;

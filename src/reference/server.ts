@@ -15,6 +15,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { RealClock } from '../clock/real.ts';
 import { HttpTransport } from '../github/transport.ts';
+import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
+import { BODY_LIMITS } from '../limits.ts';
 import { createRng, type Rng } from '../rng.ts';
 import {
   actorCreateSchema,
@@ -116,11 +118,16 @@ export function sendError(res: ServerResponse, status: number, code: ErrorCode, 
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  if (chunks.length === 0) return {};
+  let body: Buffer;
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    body = await readBoundedBody(req, BODY_LIMITS.reference);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new HttpError(413, 'too_large', error.message);
+    throw error;
+  }
+  if (body.length === 0) return {};
+  try {
+    return JSON.parse(body.toString('utf8'));
   } catch {
     throw new HttpError(400, 'bad_request', 'body: malformed JSON');
   }
@@ -355,6 +362,8 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
 
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     route(req, res).catch((error: unknown) => {
+      if (error instanceof HttpError && error.status === 413)
+        return refuseBody(res, { error: { code: error.code, message: error.message } });
       if (error instanceof HttpError) return sendError(res, error.status, error.code, error.message);
       log(`internal error: ${(error as Error)?.stack ?? String(error)}`);
       if (!res.headersSent) sendError(res, 500, 'internal', String((error as Error)?.message ?? error));

@@ -25,6 +25,8 @@ import {
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { RealClock } from '../clock/real.ts';
+import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
+import { BODY_LIMITS } from '../limits.ts';
 import {
   type RestartResponse,
   restartRequestSchema,
@@ -142,12 +144,6 @@ class EventHub {
 function frame(line: string, seq: number | undefined, sse: boolean): string {
   if (!sse) return `${line}\n`;
   return `${seq !== undefined ? `id: ${seq}\n` : ''}data: ${line}\n\n`;
-}
-
-async function readAll(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }
 
 export async function startSupervisor(options: SupervisorOptions): Promise<RunningSupervisor> {
@@ -368,7 +364,13 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
       hub.subscribe(req, res, Number.isFinite(since) ? since : hub.since);
       return;
     }
-    const body = await readAll(req);
+    let body: Buffer;
+    try {
+      body = await readBoundedBody(req, BODY_LIMITS.reference);
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) throw error;
+      return refuseBody(res, { error: { code: 'too_large', message: error.message } });
+    }
     if (method === 'POST' && url.pathname === '/v1/restart') {
       let input: unknown;
       try {

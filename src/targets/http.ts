@@ -555,6 +555,20 @@ export class HttpTarget implements Target {
   private reject(reason: string): void {
     this.stats.rejected++;
     this.rejectReasons.set(reason, (this.rejectReasons.get(reason) ?? 0) + 1);
+    // The first few refusals are reported in the trace as they happen (the rest are counted in
+    // `target.events`): a bad record from the system under test never fails the run.
+    if (this.stats.rejected > 20) return;
+    try {
+      this.options.trace.write({
+        kind: 'event',
+        name: 'target.bad_record',
+        t: this.options.clock.now(),
+        labels: { source: 'http' },
+        data: { count: 1, reason },
+      });
+    } catch {
+      // The trace closed under a late event: it is counted in `target.events` all the same.
+    }
   }
 }
 
