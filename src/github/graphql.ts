@@ -23,12 +23,12 @@ import {
   Kind,
   type OperationDefinitionNode,
   OverlappingFieldsCanBeMergedRule,
-  parse,
   type SelectionSetNode,
   specifiedRules,
   validate,
   valueFromASTUntyped,
 } from 'graphql';
+import { parseBounded } from './graphql-limits.ts';
 import { SDL } from './graphql-schema.ts';
 import type {
   CheckRun,
@@ -1147,7 +1147,7 @@ export class GraphQLEngine {
     if (hit) return hit;
     let entry: CachedDocument;
     try {
-      const document = parse(query);
+      const document = parseBounded(query);
       const errors = validate(this.schema, document, VALIDATION_RULES);
       entry = errors.length > 0 ? { errors } : { document };
     } catch (error) {
