@@ -104,11 +104,7 @@ export async function startLiveServer(options: LiveServerOptions): Promise<Runni
       labels: { source: 'otlp' },
       data: { count: bad.length, reason: bad[0] },
     });
-    reply(
-      res,
-      200,
-      JSON.stringify({ partialSuccess: { rejectedSpans: bad.length, errorMessage: bad[0] } }),
-    );
+    reply(res, 200, JSON.stringify({ partialSuccess: { rejectedSpans: bad.length, errorMessage: bad[0] } }));
   };
 
   const server: Server = createServer((req, res) => {
