@@ -38,8 +38,10 @@ export const SCENARIO_LIMITS = {
   maxDurationMs: MAX_RUN_MS,
   /** Poll cycles, dashboard refreshes and intervals of that kind: no shorter than this. */
   minIntervalMs: 100,
-  /** Sessions (or actors) one process runs; beyond, split the run (docs/limits.md). */
-  maxSessions: 100_000,
+  /** Control-plane sessions one process simulates (5,000 take ~550 MB: docs/performance.md). */
+  maxSessions: 10_000,
+  /** Turnover actors (parked sessions cost ~70 bytes each in the executor). */
+  maxActors: 1_000_000,
   /** Arrival and swap rates (per second or minute, as the field says). */
   maxRate: 100_000,
   /** Repos in a topology. */
