@@ -90,7 +90,7 @@ export function register(program: Command): void {
     .option('--no-report', 'do not write report.html beside summary.json')
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --metrics-port 9464\n\nScenario fields: docs/scenarios.md. Live runs (real clock, targets, telemetry): docs/live-runs.md.\nExit codes: 0 done (every judged budget holds), 2 bad input, 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
+      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --metrics-port 9464\n\nScenario fields: docs/scenarios.md. Live runs (real clock, targets, telemetry): docs/live-runs.md.\nExit codes: 0 done (every judged budget holds), 2 bad input, 3 the run failed (target lost, clock stalled: partial summary written), 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
     )
     .action(async (ref: string, flags: RunFlags) => {
       const overrides: Override[] = flags.set.map(parseOverride);
@@ -146,7 +146,7 @@ export function register(program: Command): void {
         ];
         process.stdout.write(
           reporters[format]().render({
-            title: `run ${cell ?? scenario.name}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : ''}`,
+            title: `run ${cell ?? scenario.name}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : outcome.reason === 'failed' ? ' (FAILED: partial)' : ''}`,
             document: summary,
             sections,
           }),
@@ -156,7 +156,12 @@ export function register(program: Command): void {
             `${reportPath ? `\n  report...: ${reportPath}   (open it in a browser: charts and verdicts, offline)` : ''}\n  details..: fleetbench analyze ${outcome.tracePath}   (every metric; --markdown, --json)\n\n`,
           );
         }
-        if (outcome.reason === 'interrupted') process.exitCode = ExitCode.interrupted;
+        if (outcome.reason === 'failed') {
+          process.stderr.write(
+            `fleetbench: the run failed (${outcome.failure?.source}): ${outcome.failure?.message}\n  partial trace and summary in ${outDir}; budgets not judged\n`,
+          );
+          process.exitCode = ExitCode.runFailed;
+        } else if (outcome.reason === 'interrupted') process.exitCode = ExitCode.interrupted;
         else if (outcome.verdicts) {
           for (const verdict of outcome.verdicts)
             for (const error of verdict.errors) process.stderr.write(`fleetbench: ${error}\n`);

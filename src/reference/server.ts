@@ -39,7 +39,7 @@ import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { type Distribution, sample } from '../workload/distribution.ts';
 import { defaultRestartOutage, type ReferenceConfig, ReferenceControlPlane } from './control-plane.ts';
-import { FileStore, readJson, writeAtomic } from './file-store.ts';
+import { type CorruptStateHandler, FileStore, readJson, writeAtomic } from './file-store.ts';
 
 export interface ReferenceServerOptions {
   stateDir: string;
@@ -204,9 +204,19 @@ async function actorCall<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export async function startReferenceServer(options: ReferenceServerOptions): Promise<RunningReferenceServer> {
-  const store = new FileStore(options.stateDir);
-  const runPath = join(options.stateDir, 'run.json');
   const log = options.log ?? (() => undefined);
+  // A state file that does not parse: said with its path and what is lost, moved aside, and the
+  // control plane goes on without it (docs/live-runs.md), never a crash loop on every restart.
+  const onCorrupt: CorruptStateHandler = (path, lost, reason, movedTo) => {
+    log(`state file ${path} is corrupt (${reason}): moved to ${movedTo}; lost: ${lost}`);
+    options.emit({
+      type: 'event',
+      name: 'controlplane.state_corrupt',
+      data: { path, lost, reason, movedTo },
+    } as TargetEvent);
+  };
+  const store = new FileStore(options.stateDir, { onCorrupt });
+  const runPath = join(options.stateDir, 'run.json');
   let plane: ReferenceControlPlane | undefined;
   let transport: HttpTransport | undefined;
   let run: SavedRun | undefined;
@@ -240,7 +250,14 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   };
 
   if (options.recover !== undefined) {
-    const saved = readJson<SavedRun>(runPath);
+    const saved = readJson<SavedRun>(runPath, (reason, movedTo) =>
+      onCorrupt(
+        runPath,
+        'the run this control plane served (it starts with none: POST /v1/run)',
+        reason,
+        movedTo,
+      ),
+    );
     if (saved) {
       await begin(saved, options.recover);
       if (store.tornLines > 0) log(`recovered with ${store.tornLines} torn journal line(s) skipped`);

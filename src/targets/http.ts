@@ -12,7 +12,7 @@
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Clock } from '../clock/clock.ts';
-import { FleetbenchError } from '../errors.ts';
+import { ExitCode, FleetbenchError } from '../errors.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import {
   actorCountsSchema,
@@ -408,14 +408,20 @@ export class HttpTarget implements Target {
       this.lastRestart = parsed.data;
       return { outageMs: parsed.data.outageMs * this.options.clock.timeScale };
     } catch (error) {
+      const message = (error as Error).message;
+      const realMs = performance.now() - started;
       this.options.trace.write({
         kind: 'event',
         name: 'target.error',
         t: this.options.clock.now(),
         labels: { op: 'restart', kind },
-        data: { message: (error as Error).message },
+        data: { message, afterMs: Math.round(realMs * this.options.clock.timeScale) },
       });
-      return { outageMs: (performance.now() - started) * this.options.clock.timeScale };
+      // A restart that did not bring the control plane back is a lost target, not an outage
+      // to measure: the run fails (engine.ts) rather than go on against nothing.
+      throw new FleetbenchError('E_TARGET', `target lost: restart ${kind} failed: ${message}`, {
+        exitCode: ExitCode.runFailed,
+      });
     }
   }
 
