@@ -8,6 +8,7 @@ import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry } from '../live/index.ts';
 import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
+import { safePathSegment } from '../safe-name.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { runScenario } from '../workload/engine.ts';
 import { type Override, parseOverride } from '../workload/load.ts';
@@ -139,7 +140,8 @@ export function register(program: Command): void {
           ...runSummarySections(summary.analysis, {
             outcome: summary.outcome,
             overrides: changed,
-            scorecard: scenario.budgets.length === 0,
+            // A failed run shows no verdict of any kind: nothing it measured is whole.
+            scorecard: scenario.budgets.length === 0 && outcome.reason !== 'failed',
           }),
           ...analysisSections(summary.analysis, { top: 10 }).filter((s) => EXTRA_SECTIONS.has(s.title)),
           ...(outcome.verdicts ?? []).map(verdictSection),
@@ -187,7 +189,9 @@ async function writeRunReport(outDir: string): Promise<string | undefined> {
 }
 
 /** `S2-T1-50`, or `S2-T1-50--polling.strategy=naive` with overrides (a safe, bounded name). */
-export function runDirName(name: string, overrides: readonly string[]): string {
+export function runDirName(scenarioName: string, overrides: readonly string[]): string {
+  // The scenario's name is the user's text: one safe segment, so no run writes outside --out.
+  const name = safePathSegment(scenarioName);
   if (overrides.length === 0) return name;
   const suffix = overrides
     .join('--')

@@ -300,11 +300,18 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
 
     let events: number | undefined;
     if (clock instanceof VirtualClock) {
-      const result = await clock.run({
-        until: scenario.durationMs,
-        signal: abort.signal,
-        maxEventsAtOneInstant: guardLimit,
-      });
+      let result: Awaited<ReturnType<VirtualClock['run']>>;
+      try {
+        result = await clock.run({
+          until: scenario.durationMs,
+          signal: abort.signal,
+          maxEventsAtOneInstant: guardLimit,
+        });
+      } catch (error) {
+        // The guard's error thrown inside a timer callback: the run failed, said above.
+        if (failure === undefined) throw error;
+        result = { events: clock.events, endedAt: clock.now(), reason: 'aborted' };
+      }
       events = result.events;
       guardOn = false;
       if (result.reason === 'stalled')
