@@ -151,10 +151,12 @@ describe('line length', () => {
     const file = join(dir, 'no-newline.jsonl');
     writeFileSync(file, `${HEADER}\n${'x'.repeat(MAX_LINE_BYTES + 1024)}`);
     await refused(['analyze', file], 2, /no-newline\.jsonl:2: line longer than 16777216 bytes/);
+    const bare = join(dir, 'bare.jsonl');
+    writeFileSync(bare, 'x'.repeat(MAX_LINE_BYTES + 1024));
     await refused(
-      ['import', 'ao-gh', file, '-o', join(dir, 'x.jsonl')],
+      ['import', 'ao-gh', bare, '-o', join(dir, 'x.jsonl')],
       2,
-      /no-newline\.jsonl:2: line longer than/,
+      /bare\.jsonl:1: line longer than/,
     );
   });
 
