@@ -46,7 +46,9 @@ try {
   });
 } catch (error) {
   // Said in one line (the supervisor reports the failed start); no stack for a state it cannot read.
-  process.stderr.write(`reference control plane: cannot start: ${(error as Error)?.message ?? String(error)}\n`);
+  process.stderr.write(
+    `reference control plane: cannot start: ${(error as Error)?.message ?? String(error)}\n`,
+  );
   process.exit(1);
 }
 

@@ -13,6 +13,7 @@ import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Clock } from '../clock/clock.ts';
 import { ExitCode, FleetbenchError } from '../errors.ts';
+import { MAX_LINE_BYTES } from '../limits.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import {
   actorCountsSchema,
@@ -129,7 +130,14 @@ class Http {
         },
         (res) => {
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            // A protocol answer is small JSON: one of gigabytes is refused, not buffered.
+            if (size > MAX_LINE_BYTES)
+              return req.destroy(new Error(`answer over ${MAX_LINE_BYTES} bytes (docs/limits.md)`));
+            chunks.push(c);
+          });
           res.on('end', () =>
             resolve({
               status: res.statusCode ?? 0,
@@ -461,6 +469,7 @@ export class HttpTarget implements Target {
   private openStream(): void {
     this.streaming = true;
     let buffered = '';
+    let skipping = false;
     const req = this.http.stream(
       `/v1/events?since=${this.lastSeq + 1}`,
       (res) => {
@@ -476,8 +485,15 @@ export class HttpTarget implements Target {
           while (newline >= 0) {
             const line = buffered.slice(0, newline);
             buffered = buffered.slice(newline + 1);
-            if (line.trim() !== '') this.onLine(line);
+            if (skipping) skipping = false;
+            else if (line.trim() !== '') this.onLine(line);
             newline = buffered.indexOf('\n');
+          }
+          // An event line with no end in sight: refused and counted, the rest of it skipped.
+          if (buffered.length > MAX_LINE_BYTES) {
+            if (!skipping) this.reject(`event line longer than ${MAX_LINE_BYTES} bytes (docs/limits.md)`);
+            skipping = true;
+            buffered = '';
           }
         });
         res.on('end', () => this.reconnect());
