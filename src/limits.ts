@@ -13,6 +13,9 @@ export const MAX_RUN_MS = 30 * DAY_MS;
 /** The longest trace (or imported file) line, in bytes: far above any real record (a few KB). */
 export const MAX_LINE_BYTES = 16 * MIB;
 
+/** An OTLP/JSON export file (read whole: an export is one document). */
+export const MAX_OTLP_FILE_BYTES = 256 * MIB;
+
 /** Request bodies each server accepts (bytes). */
 export const BODY_LIMITS = {
   /** The GitHub emulator's REST and GraphQL bodies (GitHub itself refuses far smaller JSON). */

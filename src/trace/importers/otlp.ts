@@ -10,10 +10,11 @@
  * Span events become `event` records. The whole file is read into memory: OTLP exports are
  * documents, not streams.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { InputFileError } from '../../errors.ts';
+import { MAX_OTLP_FILE_BYTES } from '../../limits.ts';
 import { describeZodError } from '../../validation.ts';
 import { VERSION } from '../../version.ts';
 import { checkReadable } from '../lines.ts';
@@ -119,6 +120,15 @@ export interface OtlpImportOptions {
 /** Parses the file: one JSON document, or JSON Lines of them (file:line errors). */
 function readRequests(input: string): OtlpRequest[] {
   checkReadable(input);
+  const size = statSync(input).size;
+  if (size > MAX_OTLP_FILE_BYTES)
+    throw new InputFileError(
+      'E_IMPORT',
+      input,
+      undefined,
+      `${size} bytes: an OTLP export is read whole, at most ${MAX_OTLP_FILE_BYTES} bytes (docs/limits.md)`,
+      { hint: 'export in smaller files (the collector file exporter rotates them)' },
+    );
   const text = readFileSync(input, 'utf8');
   if (text.trim() === '') throw new InputFileError('E_IMPORT', input, undefined, 'empty file');
   const check = (value: unknown, line: number | undefined): OtlpRequest => {
