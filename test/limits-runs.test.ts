@@ -181,6 +181,25 @@ describe('runs that cannot finish', () => {
     expect(records.some((r) => r.kind === 'event' && r.name === 'run.failed')).toBe(true);
   }, 60_000);
 
+  it('records with impossible times from the target are counted (target.bad_record), never fatal', async () => {
+    const out = join(dir, 'bad-records');
+    const result = await runCli(['run', stuck('bad-records'), '--out', out, '--no-report', '--json'], {
+      timeoutMs: 60_000,
+    });
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.outcome.reason).toBe('completed');
+    expect(summary.analysis.events.byName['target.bad_record']).toBe(2);
+    expect(summary.analysis.warnings.join('\n')).toMatch(/target\.bad_record: 2 report/);
+    const { records } = await readTrace(join(out, 'trace.jsonl'));
+    const bad = records.filter((r) => r.kind === 'event' && r.name === 'target.bad_record');
+    expect(bad.map((r) => (r.kind === 'event' ? r.data?.reason : undefined))).toEqual([
+      expect.stringMatching(/^t: 10000000000000 ms is beyond/),
+      expect.stringMatching(/^dur: 1e\+308 ms is beyond/),
+    ]);
+    expect(records.some((r) => r.kind === 'event' && r.name === 'fine')).toBe(true);
+  }, 60_000);
+
   it('--set __proto__ leaves Object.prototype alone in this process too', async () => {
     const { parseOverride } = await import('../src/workload/load.ts');
     expect(() => parseOverride('__proto__.polluted=1')).toThrow(/not a scenario field name/);
