@@ -197,6 +197,22 @@ export function timeProblem(record: {
   dur?: unknown;
   writtenAt?: unknown;
 }): string | undefined {
+  // The fast path (every record a writer takes): plain comparisons, no closure, no string.
+  const t = record.t;
+  if (typeof t === 'number' && t >= 0 && t <= MAX_RUN_MS && record.writtenAt === undefined) {
+    if (record.kind !== 'api' && record.kind !== 'span') return undefined;
+    const dur = record.dur;
+    if (typeof dur === 'number' && dur >= 0 && dur <= MAX_RUN_MS) return undefined;
+  }
+  return describeTimeProblem(record);
+}
+
+function describeTimeProblem(record: {
+  kind: string;
+  t?: unknown;
+  dur?: unknown;
+  writtenAt?: unknown;
+}): string | undefined {
   const check = (field: string, value: unknown): string | undefined =>
     typeof value !== 'number' || !Number.isFinite(value)
       ? `${field}: expected a finite number of ms`
