@@ -108,7 +108,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
       return;
     }
     // The token first: a request GitHub would answer 401 is answered without reading its body.
-    if (!emulator.acceptsCredentials(req.headers.authorization)) {
+    if (!emulator.acceptsCredentials(req.url ?? '/', req.headers.authorization)) {
       answer(req, res, undefined);
       req.resume();
       return;
