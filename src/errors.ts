@@ -9,6 +9,8 @@ export const ExitCode = {
   ok: 0,
   internal: 1,
   badInput: 2,
+  /** The run did not complete: its target failed or was lost, or its clock stopped advancing. */
+  runFailed: 3,
   budgetBreached: 99,
   budgetMisconfigured: 104,
   interrupted: 130,
@@ -24,7 +26,8 @@ export type ErrorCode =
   | 'E_PROFILE'
   | 'E_BUDGET_CONFIG'
   | 'E_TARGET'
-  | 'E_RESULTS';
+  | 'E_RESULTS'
+  | 'E_STALLED';
 
 export class FleetbenchError extends Error {
   readonly code: ErrorCode;

@@ -793,6 +793,12 @@ export class Analyzer implements TraceSink {
     const schedule = scheduleSummary(this.spans.values(), this.events, header?.timeScale ?? 1);
     const scheduleNote = scheduleWarning(schedule);
     if (scheduleNote) warnings.push(scheduleNote);
+    const badRecordReports = this.events.get('target.bad_record') ?? 0;
+    if (badRecordReports > 0) {
+      warnings.push(
+        `target.bad_record: ${badRecordReports} report(s) of records from the system under test refused (times out of range, a span ending before it starts: docs/limits.md); the events say how many and why`,
+      );
+    }
     const input: Analysis['input'] = {
       file: context.file ?? null,
       lines: context.stats?.lines ?? 0,

@@ -8,6 +8,7 @@ import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry } from '../live/index.ts';
 import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
+import { safePathSegment } from '../safe-name.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { type RunOptions, runScenario } from '../workload/engine.ts';
 import { type Override, parseOverride } from '../workload/load.ts';
@@ -96,7 +97,7 @@ export function register(program: Command): void {
     .option('--no-report', 'do not write report.html beside summary.json')
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --metrics-port 9464\n\nScenario fields: docs/scenarios.md. Live runs (real clock, targets, telemetry): docs/live-runs.md.\nExit codes: 0 done (every judged budget holds), 2 bad input, 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
+      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --metrics-port 9464\n\nScenario fields: docs/scenarios.md. Live runs (real clock, targets, telemetry): docs/live-runs.md.\nExit codes: 0 done (every judged budget holds), 2 bad input, 3 the run failed (target lost, clock stalled: partial summary written), 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
     )
     .action(async (ref: string, flags: RunFlags) => {
       const overrides: Override[] = flags.set.map(parseOverride);
@@ -147,7 +148,8 @@ export function register(program: Command): void {
           ...runSummarySections(summary.analysis, {
             outcome: summary.outcome,
             overrides: changed,
-            scorecard: scenario.budgets.length === 0,
+            // A failed run shows no verdict of any kind: nothing it measured is whole.
+            scorecard: scenario.budgets.length === 0 && outcome.reason !== 'failed',
           }),
           ...analysisSections(summary.analysis, { top: 10 }).filter(
             (s) =>
@@ -159,7 +161,7 @@ export function register(program: Command): void {
         ];
         process.stdout.write(
           reporters[format]().render({
-            title: `run ${cell ?? scenario.name}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : ''}`,
+            title: `run ${cell ?? scenario.name}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : outcome.reason === 'failed' ? ' (FAILED: partial)' : ''}`,
             document: summary,
             sections,
           }),
@@ -169,7 +171,12 @@ export function register(program: Command): void {
             `${reportPath ? `\n  report...: ${reportPath}   (open it in a browser: charts and verdicts, offline)` : ''}\n  details..: fleetbench analyze ${outcome.tracePath}   (every metric; --markdown, --json)\n\n`,
           );
         }
-        if (outcome.reason === 'interrupted') process.exitCode = ExitCode.interrupted;
+        if (outcome.reason === 'failed') {
+          process.stderr.write(
+            `fleetbench: the run failed (${outcome.failure?.source}): ${outcome.failure?.message}\n  partial trace and summary in ${outDir}; budgets not judged\n`,
+          );
+          process.exitCode = ExitCode.runFailed;
+        } else if (outcome.reason === 'interrupted') process.exitCode = ExitCode.interrupted;
         else if (outcome.verdicts) {
           for (const verdict of outcome.verdicts)
             for (const error of verdict.errors) process.stderr.write(`fleetbench: ${error}\n`);
@@ -204,7 +211,9 @@ async function writeRunReport(outDir: string): Promise<string | undefined> {
 }
 
 /** `S2-T1-50`, or `S2-T1-50--polling.strategy=naive` with overrides (a safe, bounded name). */
-export function runDirName(name: string, overrides: readonly string[]): string {
+export function runDirName(scenarioName: string, overrides: readonly string[]): string {
+  // The scenario's name is the user's text: one safe segment, so no run writes outside --out.
+  const name = safePathSegment(scenarioName);
   if (overrides.length === 0) return name;
   const suffix = overrides
     .join('--')

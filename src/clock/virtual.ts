@@ -26,12 +26,14 @@ export interface VirtualRunOptions {
   until?: number;
   /** Stop early (Ctrl-C). */
   signal?: AbortSignal;
+  /** Stop with reason `stalled` after this many events at one instant (the clock does not advance). */
+  maxEventsAtOneInstant?: number;
 }
 
 export interface VirtualRunResult {
   events: number;
   endedAt: number;
-  reason: 'idle' | 'until' | 'aborted';
+  reason: 'idle' | 'until' | 'aborted' | 'stalled';
 }
 
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -87,7 +89,9 @@ export class VirtualClock implements Clock {
   /** Fire timers in order until none are left, `until` is reached, or the signal aborts. */
   async run(options: VirtualRunOptions = {}): Promise<VirtualRunResult> {
     const { until, signal } = options;
+    const maxAtOnce = options.maxEventsAtOneInstant ?? Number.POSITIVE_INFINITY;
     let events = 0;
+    let atOnce = 0;
     await settle();
     for (;;) {
       if (signal?.aborted) return { events, endedAt: this.current, reason: 'aborted' };
@@ -97,6 +101,8 @@ export class VirtualClock implements Clock {
         this.current = Math.max(this.current, until);
         return { events, endedAt: this.current, reason: 'until' };
       }
+      atOnce = next.at === this.current ? atOnce + 1 : 0;
+      if (atOnce >= maxAtOnce) return { events, endedAt: this.current, reason: 'stalled' };
       this.pop();
       this.current = next.at;
       events++;

@@ -339,6 +339,17 @@ export class GitHubEmulator {
     };
   }
 
+  /**
+   * False when the request carries a token this emulator would answer 401 to: the HTTP binding
+   * then answers without reading the body (a stranger's upload is never buffered).
+   */
+  acceptsCredentials(path: string, authorization: string | undefined): boolean {
+    // The admin API has a token of its own (admin.ts checks it; its bodies are bounded too).
+    if (path.includes('/_fleetbench/')) return true;
+    const tokenText = TokenRegistry.parseAuthorization(authorization);
+    return tokenText === undefined || this.acceptUnknownTokens || this.tokens.tokens.has(tokenText);
+  }
+
   async handle(req: EmulatorRequest): Promise<EmulatorResponse> {
     const t0 = this.clock.now();
     let path = req.path;

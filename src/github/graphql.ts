@@ -24,12 +24,12 @@ import {
   Kind,
   type OperationDefinitionNode,
   OverlappingFieldsCanBeMergedRule,
-  parse,
   type SelectionSetNode,
   specifiedRules,
   validate,
   valueFromASTUntyped,
 } from 'graphql';
+import { parseBounded } from './graphql-limits.ts';
 import { CONTENT_CREATING_MUTATIONS, mutationRoot } from './graphql-mutations.ts';
 import { SDL } from './graphql-schema.ts';
 import type {
@@ -1181,7 +1181,7 @@ export class GraphQLEngine {
     if (hit) return hit;
     let entry: CachedDocument;
     try {
-      const document = parse(query);
+      const document = parseBounded(query);
       const errors = validate(this.schema, document, VALIDATION_RULES);
       entry = errors.length > 0 ? { errors } : { document };
       for (const def of document.definitions) {

@@ -20,6 +20,8 @@ import {
   type Http2ServerResponse,
 } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
+import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
+import { BODY_LIMITS } from '../limits.ts';
 import type { GitHubEmulator } from './emulator.ts';
 import type { Admission, EmulatorRequest } from './types.ts';
 
@@ -69,6 +71,14 @@ const INTERNAL_ERROR = JSON.stringify({
   documentation_url: 'https://docs.github.com/rest',
 });
 
+/** GitHub's error shape for a body over the limit (413, as GitHub answers one). */
+function tooLarge(limit: number) {
+  return {
+    message: `Request body too large: over ${limit} bytes (fleetbench docs/limits.md)`,
+    documentation_url: 'https://docs.github.com/rest',
+  };
+}
+
 export async function startGitHubServer(options: GitHubServerOptions): Promise<RunningGitHubServer> {
   const { emulator } = options;
   const host = options.host ?? '127.0.0.1';
@@ -117,12 +127,20 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
       answer(req, res, undefined, admission);
       return;
     }
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () =>
-      answer(req, res, chunks.length === 0 ? undefined : Buffer.concat(chunks).toString('utf8'), admission),
+    // The token first: a request GitHub would answer 401 is answered without reading its body.
+    if (!emulator.acceptsCredentials(req.url ?? '/', req.headers.authorization)) {
+      answer(req, res, undefined, admission);
+      req.resume();
+      return;
+    }
+    readBoundedBody(req, BODY_LIMITS.github).then(
+      (body) => answer(req, res, body.length === 0 ? undefined : body.toString('utf8'), admission),
+      (error: unknown) => {
+        if (error instanceof BodyTooLargeError) refuseBody(res, tooLarge(error.limit));
+        else if ('stream' in res) res.stream.close();
+        else res.destroy();
+      },
     );
-    req.on('error', () => res.destroy());
   };
 
   const tls = options.tls;

@@ -128,6 +128,18 @@ function readLimit(
   bareUnit: 's' | 'ms',
   where: string,
 ): number | string {
+  const limit = readLimitValue(raw, metric, bareUnit, where);
+  // No metric fleetbench judges goes below zero: a negative limit is a typo, never a budget.
+  if (typeof limit === 'number' && limit < 0) return `${where}: expected a limit of 0 or more, got '${raw}'`;
+  return limit;
+}
+
+function readLimitValue(
+  raw: string | number,
+  metric: BudgetMetric,
+  bareUnit: 's' | 'ms',
+  where: string,
+): number | string {
   if (metric.unit === 'ms') {
     if (typeof raw === 'number') return bareUnit === 's' ? raw * 1000 : raw;
     const text = raw.trim();

@@ -10,6 +10,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock/clock.ts';
+import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
+import { BODY_LIMITS } from '../limits.ts';
 import { otlpRequestSchema, otlpToRecords } from '../trace/importers/otlp.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { describeZodError } from '../validation.ts';
@@ -23,7 +25,7 @@ export interface LiveServerOptions {
   metrics?: () => Promise<string>;
   /** Accept OTLP/JSON spans on POST /v1/traces. */
   otlp?: boolean;
-  /** Biggest OTLP body accepted (bytes, default 16 MiB). */
+  /** Biggest OTLP body accepted (bytes, default BODY_LIMITS.otlp, 16 MiB). */
   maxBodyBytes?: number;
 }
 
@@ -31,13 +33,20 @@ export interface RunningLiveServer {
   url: string;
   port: number;
   /** OTLP spans and events written so far. */
-  readonly received: { requests: number; spans: number; events: number; rejected: number };
+  readonly received: {
+    requests: number;
+    spans: number;
+    events: number;
+    rejected: number;
+    /** Spans and events refused for their times (each request's count is a `target.bad_record` event). */
+    badRecords: number;
+  };
   close(): Promise<void>;
 }
 
 export async function startLiveServer(options: LiveServerOptions): Promise<RunningLiveServer> {
-  const received = { requests: 0, spans: 0, events: 0, rejected: 0 };
-  const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
+  const received = { requests: 0, spans: 0, events: 0, rejected: 0, badRecords: 0 };
+  const maxBody = options.maxBodyBytes ?? BODY_LIMITS.otlp;
   const { clock } = options;
   const epochNs = BigInt(Math.round(clock.epochMs)) * 1_000_000n;
   const toMs = (ns: string | number) => (Number(BigInt(ns) - epochNs) / 1e6) * clock.timeScale;
@@ -58,19 +67,17 @@ export async function startLiveServer(options: LiveServerOptions): Promise<Runni
         JSON.stringify({ code: 3, message: 'only OTLP/HTTP JSON (application/json) is accepted' }),
       );
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > maxBody) {
-        received.rejected++;
-        return reply(res, 413, JSON.stringify({ code: 8, message: `body over ${maxBody} bytes` }));
-      }
-      chunks.push(chunk as Buffer);
+    let body: Buffer;
+    try {
+      body = await readBoundedBody(req, maxBody);
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) throw error;
+      received.rejected++;
+      return refuseBody(res, { code: 8, message: `body over ${maxBody} bytes (docs/limits.md)` });
     }
     let parsed: ReturnType<typeof otlpRequestSchema.safeParse>;
     try {
-      parsed = otlpRequestSchema.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      parsed = otlpRequestSchema.safeParse(JSON.parse(body.toString('utf8')));
     } catch {
       received.rejected++;
       return reply(res, 400, JSON.stringify({ code: 3, message: 'malformed JSON' }));
@@ -80,12 +87,24 @@ export async function startLiveServer(options: LiveServerOptions): Promise<Runni
       return reply(res, 400, JSON.stringify({ code: 3, message: describeZodError(parsed.error) }));
     }
     received.requests++;
-    for (const record of otlpToRecords(parsed.data, toMs, undefined)) {
+    // A bad span from the system under test is counted and reported, never fatal to the run:
+    // OTLP's partial success says how many were refused and why.
+    const bad: string[] = [];
+    for (const record of otlpToRecords(parsed.data, toMs, undefined, (reason) => bad.push(reason))) {
       options.trace.write(record);
       if (record.kind === 'span') received.spans++;
       else received.events++;
     }
-    reply(res, 200, '{}');
+    if (bad.length === 0) return reply(res, 200, '{}');
+    received.badRecords += bad.length;
+    options.trace.write({
+      kind: 'event',
+      name: 'target.bad_record',
+      t: clock.now(),
+      labels: { source: 'otlp' },
+      data: { count: bad.length, reason: bad[0] },
+    });
+    reply(res, 200, JSON.stringify({ partialSuccess: { rejectedSpans: bad.length, errorMessage: bad[0] } }));
   };
 
   const server: Server = createServer((req, res) => {

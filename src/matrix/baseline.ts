@@ -26,7 +26,7 @@ export const checkRowSchema = z.object({
 const runSchema = z.object({
   seed: z.number().int(),
   dir: z.string().describe('the run directory (trace.jsonl, summary.json), relative to baseline.json'),
-  reason: z.enum(['completed', 'interrupted']),
+  reason: z.enum(['completed', 'interrupted', 'failed']),
   sessionsStarted: z.number().int().nonnegative(),
   sessionsDropped: z.number().int().nonnegative(),
   analysis: analysisSchema,

@@ -3,9 +3,11 @@
  * unit is one A2 cell (scenario × topology × scale) or one built-in named scenario (a chaos wave,
  * a turnover run); each unit runs once per repeat.
  */
+
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { FleetbenchError } from '../errors.ts';
+import { safePathSegment } from '../safe-name.ts';
 import { builtinScenarioNames } from '../workload/builtins.ts';
 import {
   A2_SCENARIOS,
@@ -78,7 +80,7 @@ export function selectUnits(selector: string): Unit[] {
   return [
     ...cells.filter((c) => wanted.has(c.id)).map(cellUnit),
     ...named.map((name) => ({
-      id: isScenarioFile(name) ? basename(name).replace(/\.ya?ml$/i, '') : name,
+      id: safePathSegment(isScenarioFile(name) ? basename(name).replace(/\.ya?ml$/i, '') : name),
       ref: name,
     })),
   ];

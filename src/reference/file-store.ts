@@ -13,6 +13,7 @@
  *   so a control plane started again after a kill knows which run it serves.
  */
 import {
+  chmodSync,
   closeSync,
   existsSync,
   mkdirSync,
@@ -34,9 +35,13 @@ export class FileStore implements DurableStore, RunStore {
   /** Lines skipped by the last load (a torn write at the end of a killed process's journal). */
   tornLines = 0;
 
-  constructor(dir: string) {
+  private readonly onCorrupt: CorruptStateHandler;
+
+  constructor(dir: string, options: { onCorrupt?: CorruptStateHandler } = {}) {
     this.dir = dir;
-    mkdirSync(dir, { recursive: true });
+    this.onCorrupt = options.onCorrupt ?? (() => undefined);
+    // Private: run.json holds the GitHub token the run gave the control plane.
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.journalPath = join(dir, 'sessions.jsonl');
     this.runsPath = join(dir, 'runs.json');
   }
@@ -44,7 +49,14 @@ export class FileStore implements DurableStore, RunStore {
   private readonly runsPath: string;
 
   loadRuns(): RunsSnapshot | undefined {
-    return readJson<RunsSnapshot>(this.runsPath);
+    return readJson<RunsSnapshot>(this.runsPath, (reason, movedTo) =>
+      this.onCorrupt(
+        this.runsPath,
+        'the native runs (active runs, queued inputs, saved provider sessions)',
+        reason,
+        movedTo,
+      ),
+    );
   }
 
   saveRuns(snapshot: RunsSnapshot): void {
@@ -73,7 +85,7 @@ export class FileStore implements DurableStore, RunStore {
   }
 
   save(record: SessionRecord): void {
-    this.fd ??= openSync(this.journalPath, 'a');
+    this.fd ??= openSync(this.journalPath, 'a', 0o600);
     writeSync(this.fd, `${JSON.stringify(record)}\n`);
   }
 
@@ -96,11 +108,33 @@ export class FileStore implements DurableStore, RunStore {
 
 export function writeAtomic(path: string, text: string): void {
   const tmp = `${path}.tmp`;
-  writeFileSync(tmp, text);
+  writeFileSync(tmp, text, { mode: 0o600 });
+  // A leftover .tmp keeps its old mode through writeFileSync: state files are private (0600).
+  chmodSync(tmp, 0o600);
   renameSync(tmp, path);
 }
 
-export function readJson<T>(path: string): T | undefined {
+/** Called for a state file that cannot be read: its path, what is lost, why, and where it went. */
+export type CorruptStateHandler = (path: string, lost: string, reason: string, movedTo: string) => void;
+
+/**
+ * A JSON state file, or undefined when there is none. A file that does not parse (a disk
+ * problem, a hand edit) is moved aside to `<path>.corrupt` and reported through `onCorrupt`,
+ * and undefined is returned: the control plane starts without it instead of crash-looping.
+ */
+export function readJson<T>(
+  path: string,
+  onCorrupt?: (reason: string, movedTo: string) => void,
+): T | undefined {
   if (!existsSync(path)) return undefined;
-  return JSON.parse(readFileSync(path, 'utf8')) as T;
+  const text = readFileSync(path, 'utf8');
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    if (!onCorrupt) throw error;
+    const movedTo = `${path}.corrupt`;
+    renameSync(path, movedTo);
+    onCorrupt((error as Error).message, movedTo);
+    return undefined;
+  }
 }

@@ -15,6 +15,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { RealClock } from '../clock/real.ts';
 import { HttpTransport } from '../github/transport.ts';
+import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
+import { BODY_LIMITS } from '../limits.ts';
 import { createRng, type Rng } from '../rng.ts';
 import {
   actorCreateSchema,
@@ -37,7 +39,7 @@ import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { type Distribution, sample } from '../workload/distribution.ts';
 import { defaultRestartOutage, type ReferenceConfig, ReferenceControlPlane } from './control-plane.ts';
-import { FileStore, readJson, writeAtomic } from './file-store.ts';
+import { type CorruptStateHandler, FileStore, readJson, writeAtomic } from './file-store.ts';
 
 export interface ReferenceServerOptions {
   stateDir: string;
@@ -116,11 +118,16 @@ export function sendError(res: ServerResponse, status: number, code: ErrorCode, 
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  if (chunks.length === 0) return {};
+  let body: Buffer;
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    body = await readBoundedBody(req, BODY_LIMITS.reference);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new HttpError(413, 'too_large', error.message);
+    throw error;
+  }
+  if (body.length === 0) return {};
+  try {
+    return JSON.parse(body.toString('utf8'));
   } catch {
     throw new HttpError(400, 'bad_request', 'body: malformed JSON');
   }
@@ -197,9 +204,19 @@ async function actorCall<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export async function startReferenceServer(options: ReferenceServerOptions): Promise<RunningReferenceServer> {
-  const store = new FileStore(options.stateDir);
-  const runPath = join(options.stateDir, 'run.json');
   const log = options.log ?? (() => undefined);
+  // A state file that does not parse: said with its path and what is lost, moved aside, and the
+  // control plane goes on without it (docs/live-runs.md), never a crash loop on every restart.
+  const onCorrupt: CorruptStateHandler = (path, lost, reason, movedTo) => {
+    log(`state file ${path} is corrupt (${reason}): moved to ${movedTo}; lost: ${lost}`);
+    options.emit({
+      type: 'event',
+      name: 'controlplane.state_corrupt',
+      data: { path, lost, reason, movedTo },
+    } as TargetEvent);
+  };
+  const store = new FileStore(options.stateDir, { onCorrupt });
+  const runPath = join(options.stateDir, 'run.json');
   let plane: ReferenceControlPlane | undefined;
   let transport: HttpTransport | undefined;
   let run: SavedRun | undefined;
@@ -233,7 +250,14 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   };
 
   if (options.recover !== undefined) {
-    const saved = readJson<SavedRun>(runPath);
+    const saved = readJson<SavedRun>(runPath, (reason, movedTo) =>
+      onCorrupt(
+        runPath,
+        'the run this control plane served (it starts with none: POST /v1/run)',
+        reason,
+        movedTo,
+      ),
+    );
     if (saved) {
       await begin(saved, options.recover);
       if (store.tornLines > 0) log(`recovered with ${store.tornLines} torn journal line(s) skipped`);
@@ -355,6 +379,8 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
 
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     route(req, res).catch((error: unknown) => {
+      if (error instanceof HttpError && error.status === 413)
+        return refuseBody(res, { error: { code: error.code, message: error.message } });
       if (error instanceof HttpError) return sendError(res, error.status, error.code, error.message);
       log(`internal error: ${(error as Error)?.stack ?? String(error)}`);
       if (!res.headersSent) sendError(res, 500, 'internal', String((error as Error)?.message ?? error));

@@ -25,6 +25,8 @@ import {
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { RealClock } from '../clock/real.ts';
+import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
+import { BODY_LIMITS } from '../limits.ts';
 import {
   type RestartResponse,
   restartRequestSchema,
@@ -144,12 +146,6 @@ function frame(line: string, seq: number | undefined, sse: boolean): string {
   return `${seq !== undefined ? `id: ${seq}\n` : ''}data: ${line}\n\n`;
 }
 
-async function readAll(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
 export async function startSupervisor(options: SupervisorOptions): Promise<RunningSupervisor> {
   const log = options.log ?? (() => undefined);
   const hub = new EventHub(options.bufferEvents ?? 200_000);
@@ -159,6 +155,8 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
   let up = false;
   let closing = false;
   let restarting = false;
+  /** Why the control plane is gone for good (a restart that failed), until one succeeds. */
+  let lost: string | undefined;
   let clock: RealClock | undefined;
   const now = () => clock?.now() ?? 0;
 
@@ -192,6 +190,8 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
       up = false;
       child = undefined;
       if (closing || restarting) return;
+      // A child that died before it listened is reported by whoever started it (no crash loop).
+      if (created.port === undefined) return;
       // Not asked for: the process crashed. Start it again as after a hard kill.
       log(`control plane ${proc.pid} exited unexpectedly (${signal ?? code}); starting it again`);
       hub.publish({
@@ -200,9 +200,10 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
         t: now(),
         data: { pid: proc.pid, code, signal },
       });
-      void startChild('hard').catch((error: Error) =>
-        log(`could not start the control plane: ${error.message}`),
-      );
+      void startChild('hard').catch((error: Error) => {
+        lost = error.message;
+        log(`could not start the control plane: ${error.message}`);
+      });
     });
     return created;
   };
@@ -297,6 +298,8 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
       res.destroy();
       return;
     }
+    if (lost !== undefined && !restarting)
+      return sendError(res, 500, 'internal', `the control plane is down: ${lost}`);
     res.setHeader('retry-after', '1');
     sendError(res, 503, 'unavailable', 'the control plane is restarting');
   };
@@ -333,8 +336,26 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
         if (event.name === 'controlplane.ready' && typeof event.t === 'number') resolveReady(event.t);
       });
       try {
-        const next = await startChild(kind);
-        const readyAt = await withTimeout(ready, readyTimeoutMs, 'control plane did not become ready');
+        let next: Child;
+        let readyAt: number;
+        try {
+          next = await startChild(kind);
+          readyAt = await withTimeout(ready, readyTimeoutMs, 'control plane did not become ready');
+        } catch (error) {
+          // Not an outage but a lost control plane: said once, answered 500 from now on (a 503
+          // would tell clients to wait for a restart that is not happening).
+          lost = (error as Error).message;
+          log(`restart ${kind}: the control plane did not come back: ${lost}`);
+          hub.publish({
+            type: 'event',
+            name: 'controlplane.lost',
+            t: now(),
+            labels: { kind },
+            data: { message: lost, pidBefore: before },
+          });
+          throw error;
+        }
+        lost = undefined;
         const after = next.process.pid;
         const realMs = Math.max(0, readyAt - killedAt) / (clock?.timeScale ?? 1);
         log(
@@ -368,7 +389,13 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
       hub.subscribe(req, res, Number.isFinite(since) ? since : hub.since);
       return;
     }
-    const body = await readAll(req);
+    let body: Buffer;
+    try {
+      body = await readBoundedBody(req, BODY_LIMITS.reference);
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) throw error;
+      return refuseBody(res, { error: { code: 'too_large', message: error.message } });
+    }
     if (method === 'POST' && url.pathname === '/v1/restart') {
       let input: unknown;
       try {

@@ -34,14 +34,23 @@ const log = (line: string) => {
   else process.stderr.write(`${line}\n`);
 };
 
-const server = await startReferenceServer({
-  stateDir: values.state,
-  port: Number(values.port),
-  github: values.github && values.token ? { url: values.github, token: values.token } : undefined,
-  recover: values.recover,
-  emit,
-  log,
-});
+let server: Awaited<ReturnType<typeof startReferenceServer>>;
+try {
+  server = await startReferenceServer({
+    stateDir: values.state,
+    port: Number(values.port),
+    github: values.github && values.token ? { url: values.github, token: values.token } : undefined,
+    recover: values.recover,
+    emit,
+    log,
+  });
+} catch (error) {
+  // Said in one line (the supervisor reports the failed start); no stack for a state it cannot read.
+  process.stderr.write(
+    `reference control plane: cannot start: ${(error as Error)?.message ?? String(error)}\n`,
+  );
+  process.exit(1);
+}
 
 if (supervised) {
   process.send!({ type: 'listening', port: server.port, pid: process.pid });

@@ -821,7 +821,7 @@ function speedMetricsSection(a: Analysis): Section[] {
     pairs.push(
       [
         'restarts',
-        `${speed.restarts.length} (${[...byKind].map(([k, n]) => `${k} ${n}`).join(' · ')}), outage max ${fmtMs(outages.length > 0 ? Math.max(...outages) : null)} (removed from recoveries)`,
+        `${speed.restarts.length} (${[...byKind].map(([k, n]) => `${k} ${n}`).join(' · ')})${outages.length < speed.restarts.length ? `, ${speed.restarts.length - outages.length} FAILED (never ready)` : ''}, outage max ${fmtMs(outages.length > 0 ? Math.max(...outages) : null)} (removed from recoveries)`,
       ],
       [
         'recoveries',
@@ -883,7 +883,9 @@ export function sparkline(values: number[]): string {
 
 /** How a run ended, as the `run` command knows it (the trace alone does not say all of it). */
 export interface RunOutcome {
-  reason: 'completed' | 'interrupted';
+  reason: 'completed' | 'interrupted' | 'failed';
+  /** Why a failed run stopped. */
+  failure?: { source: string; message: string };
   /** Sessions the executors started, and those they could not start on schedule. */
   sessionsStarted: number;
   sessionsDropped: number;
@@ -933,7 +935,7 @@ export function runSummarySections(a: Analysis, options: RunSummaryOptions): Sec
       : []),
     [
       'duration',
-      `${fmtMs(r.durationMs)} run time in ${fmtMs(o.wallMs)} wall · ${interrupted ? 'INTERRUPTED' : 'completed'}`,
+      `${fmtMs(r.durationMs)} run time in ${fmtMs(o.wallMs)} wall · ${o.reason === 'failed' ? 'FAILED' : interrupted ? 'INTERRUPTED' : 'completed'}`,
     ],
     o.sessionsStarted === 0 && a.turnover
       ? [
@@ -949,6 +951,10 @@ export function runSummarySections(a: Analysis, options: RunSummaryOptions): Sec
   const runBlocks: Block[] = [{ kind: 'pairs', pairs: runPairs }];
   const runNotes: string[] = [];
   if (interrupted) runNotes.push('the run was interrupted: every figure covers only what ran');
+  if (o.reason === 'failed')
+    runNotes.push(
+      `the run FAILED (${o.failure?.source ?? 'target'}: ${o.failure?.message ?? 'unknown'}): partial, budgets not judged`,
+    );
   if (o.sessionsDropped > 0)
     runNotes.push(`${fmtInt(o.sessionsDropped)} sessions could not start on schedule (dropped)`);
   if (runNotes.length > 0) runBlocks.push({ kind: 'notes', lines: runNotes, tone: 'warning' });

@@ -12,7 +12,8 @@
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Clock } from '../clock/clock.ts';
-import { FleetbenchError } from '../errors.ts';
+import { ExitCode, FleetbenchError } from '../errors.ts';
+import { MAX_LINE_BYTES } from '../limits.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import {
   actorCountsSchema,
@@ -129,7 +130,14 @@ class Http {
         },
         (res) => {
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            // A protocol answer is small JSON: one of gigabytes is refused, not buffered.
+            if (size > MAX_LINE_BYTES)
+              return req.destroy(new Error(`answer over ${MAX_LINE_BYTES} bytes (docs/limits.md)`));
+            chunks.push(c);
+          });
           res.on('end', () =>
             resolve({
               status: res.statusCode ?? 0,
@@ -408,14 +416,20 @@ export class HttpTarget implements Target {
       this.lastRestart = parsed.data;
       return { outageMs: parsed.data.outageMs * this.options.clock.timeScale };
     } catch (error) {
+      const message = (error as Error).message;
+      const realMs = performance.now() - started;
       this.options.trace.write({
         kind: 'event',
         name: 'target.error',
         t: this.options.clock.now(),
         labels: { op: 'restart', kind },
-        data: { message: (error as Error).message },
+        data: { message, afterMs: Math.round(realMs * this.options.clock.timeScale) },
       });
-      return { outageMs: (performance.now() - started) * this.options.clock.timeScale };
+      // A restart that did not bring the control plane back is a lost target, not an outage
+      // to measure: the run fails (engine.ts) rather than go on against nothing.
+      throw new FleetbenchError('E_TARGET', `target lost: restart ${kind} failed: ${message}`, {
+        exitCode: ExitCode.runFailed,
+      });
     }
   }
 
@@ -455,6 +469,7 @@ export class HttpTarget implements Target {
   private openStream(): void {
     this.streaming = true;
     let buffered = '';
+    let skipping = false;
     const req = this.http.stream(
       `/v1/events?since=${this.lastSeq + 1}`,
       (res) => {
@@ -470,8 +485,15 @@ export class HttpTarget implements Target {
           while (newline >= 0) {
             const line = buffered.slice(0, newline);
             buffered = buffered.slice(newline + 1);
-            if (line.trim() !== '') this.onLine(line);
+            if (skipping) skipping = false;
+            else if (line.trim() !== '') this.onLine(line);
             newline = buffered.indexOf('\n');
+          }
+          // An event line with no end in sight: refused and counted, the rest of it skipped.
+          if (buffered.length > MAX_LINE_BYTES) {
+            if (!skipping) this.reject(`event line longer than ${MAX_LINE_BYTES} bytes (docs/limits.md)`);
+            skipping = true;
+            buffered = '';
           }
         });
         res.on('end', () => this.reconnect());
@@ -555,6 +577,20 @@ export class HttpTarget implements Target {
   private reject(reason: string): void {
     this.stats.rejected++;
     this.rejectReasons.set(reason, (this.rejectReasons.get(reason) ?? 0) + 1);
+    // The first few refusals are reported in the trace as they happen (the rest are counted in
+    // `target.events`): a bad record from the system under test never fails the run.
+    if (this.stats.rejected > 20) return;
+    try {
+      this.options.trace.write({
+        kind: 'event',
+        name: 'target.bad_record',
+        t: this.options.clock.now(),
+        labels: { source: 'http' },
+        data: { count: 1, reason },
+      });
+    } catch {
+      // The trace closed under a late event: it is counted in `target.events` all the same.
+    }
   }
 }
 

@@ -150,6 +150,7 @@ export const actorCountsSchema = z.object({
 /** Every error answer: `{ "error": { "code": "...", "message": "..." } }`. */
 export type ErrorCode =
   | 'bad_request'
+  | 'too_large'
   | 'not_found'
   | 'conflict'
   | 'not_supported'

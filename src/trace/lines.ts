@@ -9,6 +9,8 @@ import { closeSync, createReadStream, existsSync, openSync, readSync, statSync }
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import { InputFileError } from '../errors.ts';
+import { MAX_LINE_BYTES } from '../limits.ts';
+import { LineProblemError } from './parser.ts';
 
 const NEWLINE = 0x0a;
 /**
@@ -27,6 +29,9 @@ function decode(buffer: Buffer, start: number, end: number): string {
     ? buffer.toString('ascii', start, end)
     : buffer.toString('utf8', start, end);
 }
+
+/** A line over the limit (a LineProblemError, so trace readers word it as `file:line: reason`). */
+export class LineTooLongError extends LineProblemError {}
 
 export type LineHandler = (text: string, lineNo: number) => void;
 
@@ -48,53 +53,83 @@ export async function isGzip(path: string): Promise<boolean> {
   }
 }
 
-/** Splits byte chunks into lines; keeps the unfinished tail between chunks. */
+/**
+ * Splits byte chunks into lines; keeps the unfinished tail between chunks as a list of pieces,
+ * joined once when its line ends (linear time however long the line), and refuses a line longer
+ * than `maxLineBytes` (MAX_LINE_BYTES by default) as soon as it gets there, with the line's
+ * number: a file with no newline is not read into memory whole.
+ */
 export class LineSplitter {
-  private carry: Buffer | undefined;
+  private carry: Buffer[] = [];
+  private carryBytes = 0;
   lineNo: number;
   private readonly onLine: LineHandler;
+  private readonly maxLineBytes: number;
 
-  constructor(onLine: LineHandler, firstLineNo = 1) {
+  constructor(onLine: LineHandler, firstLineNo = 1, maxLineBytes = MAX_LINE_BYTES) {
     this.onLine = onLine;
     this.lineNo = firstLineNo - 1;
+    this.maxLineBytes = maxLineBytes;
   }
 
   push(chunk: Buffer): void {
     let from = 0;
-    if (this.carry) {
-      // Finish the line left over from the previous chunk without copying the whole chunk.
+    if (this.carryBytes > 0) {
+      // Finish the line left over from earlier chunks without copying the whole chunk.
       const first = chunk.indexOf(NEWLINE);
       if (first === -1) {
-        this.carry = Buffer.concat([this.carry, chunk]);
+        this.keep(chunk, 0);
         return;
       }
-      const joined = Buffer.concat([this.carry, chunk.subarray(0, first)]);
-      this.carry = undefined;
+      this.checkLength(this.carryBytes + first);
+      const joined = Buffer.concat([...this.carry, chunk.subarray(0, first)]);
+      this.carry = [];
+      this.carryBytes = 0;
       this.onLine(decode(joined, 0, joined.length), ++this.lineNo);
       from = first + 1;
     }
     const last = chunk.lastIndexOf(NEWLINE);
     if (last < from) {
-      if (from < chunk.length) this.carry = Buffer.from(chunk.subarray(from));
+      if (from < chunk.length) this.keep(chunk, from);
       return;
     }
     const text = decode(chunk, from, last);
-    this.carry = last + 1 < chunk.length ? Buffer.from(chunk.subarray(last + 1)) : undefined;
     let start = 0;
     let nl = text.indexOf('\n');
     while (nl !== -1) {
+      this.checkLength(nl - start);
       this.onLine(text.slice(start, nl), ++this.lineNo);
       start = nl + 1;
       nl = text.indexOf('\n', start);
     }
+    this.checkLength(text.length - start);
     this.onLine(text.slice(start), ++this.lineNo);
+    if (last + 1 < chunk.length) this.keep(chunk, last + 1);
   }
 
   /** The last line when the file does not end with a newline. */
   end(): void {
-    if (this.carry && this.carry.length > 0)
-      this.onLine(decode(this.carry, 0, this.carry.length), ++this.lineNo);
-    this.carry = undefined;
+    if (this.carryBytes > 0) {
+      const joined = Buffer.concat(this.carry);
+      this.carry = [];
+      this.carryBytes = 0;
+      this.onLine(decode(joined, 0, joined.length), ++this.lineNo);
+    }
+  }
+
+  /** Keeps chunk[from..] for the line in progress (a copy: readers reuse their buffer). */
+  private keep(chunk: Buffer, from: number): void {
+    this.checkLength(this.carryBytes + chunk.length - from);
+    this.carry.push(Buffer.from(chunk.subarray(from)));
+    this.carryBytes += chunk.length - from;
+  }
+
+  private checkLength(bytes: number): void {
+    if (bytes > this.maxLineBytes)
+      throw new LineTooLongError({
+        line: this.lineNo + 1,
+        reason: `line longer than ${this.maxLineBytes} bytes, the longest line read (docs/limits.md): not a record`,
+      });
   }
 }
 
@@ -102,24 +137,28 @@ export class LineSplitter {
 export async function forEachLine(path: string, onLine: LineHandler): Promise<number> {
   checkReadable(path);
   const splitter = new LineSplitter(onLine);
-  if (await isGzip(path)) {
-    const stream = createReadStream(path, { highWaterMark: CHUNK }).pipe(createGunzip());
-    try {
-      for await (const chunk of stream) splitter.push(chunk as Buffer);
-    } catch (error) {
-      if (error instanceof InputFileError) throw error;
-      throw new InputFileError(
-        'E_FILE',
-        path,
-        splitter.lineNo + 1,
-        `cannot read: ${(error as Error).message}`,
-      );
-    }
-  } else {
-    forEachLineInRange(path, 0, statSync(path).size, splitter);
-    return splitter.lineNo;
+  try {
+    if (await isGzip(path)) {
+      const stream = createReadStream(path, { highWaterMark: CHUNK }).pipe(createGunzip());
+      try {
+        for await (const chunk of stream) splitter.push(chunk as Buffer);
+      } catch (error) {
+        if (error instanceof InputFileError || error instanceof LineProblemError) throw error;
+        throw new InputFileError(
+          'E_FILE',
+          path,
+          splitter.lineNo + 1,
+          `cannot read: ${(error as Error).message}`,
+        );
+      }
+      splitter.end();
+    } else forEachLineInRange(path, 0, statSync(path).size, splitter);
+  } catch (error) {
+    // A line over the limit, for callers that do not word parser problems themselves.
+    if (error instanceof LineTooLongError)
+      throw new InputFileError('E_FILE', path, error.problem.line, error.problem.reason);
+    throw error;
   }
-  splitter.end();
   return splitter.lineNo;
 }
 

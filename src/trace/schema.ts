@@ -7,11 +7,23 @@
  * sub-millisecond allowed, so a virtual and a real run read the same way.
  */
 import { z } from 'zod';
+import { MAX_RUN_MS } from '../limits.ts';
 
 export const TRACE_FORMAT = 'fleetbench-trace/1';
 
-const time = z.number().finite().describe('milliseconds since the run epoch');
-const duration = z.number().finite().nonnegative().describe('milliseconds');
+// One range for every time of every record (docs/limits.md): a run lasts at most MAX_RUN_MS, so
+// no reader ever sizes anything from a time it could not hold.
+const RANGE = `expected at most ${MAX_RUN_MS} ms (30 days, the longest run a trace holds: docs/limits.md)`;
+const time = z
+  .number()
+  .min(0, { error: 'expected ms since the run epoch, not negative' })
+  .max(MAX_RUN_MS, { error: RANGE })
+  .describe('milliseconds since the run epoch (at most 30 days)');
+const duration = z
+  .number()
+  .min(0, { error: 'expected a duration in ms, not negative' })
+  .max(MAX_RUN_MS, { error: RANGE })
+  .describe('milliseconds (at most 30 days)');
 const labelValue = z.union([z.string(), z.number(), z.boolean()]);
 export const labelsSchema = z.record(z.string(), labelValue);
 
@@ -173,6 +185,48 @@ export type SpanInput = z.input<typeof spanRecordSchema>;
 
 export const recordKinds = ['run', 'api', 'span', 'event', 'gauge', 'end'] as const;
 export type RecordKind = (typeof recordKinds)[number];
+
+/**
+ * Why a record's times are out of the trace's range, or undefined when they are fine: the check
+ * a writer makes on records it did not produce itself (a target's events, OTLP spans), so that a
+ * bad one is counted instead of poisoning the whole trace.
+ */
+export function timeProblem(record: {
+  kind: string;
+  t?: unknown;
+  dur?: unknown;
+  writtenAt?: unknown;
+}): string | undefined {
+  // The fast path (every record a writer takes): plain comparisons, no closure, no string.
+  const t = record.t;
+  if (typeof t === 'number' && t >= 0 && t <= MAX_RUN_MS && record.writtenAt === undefined) {
+    if (record.kind !== 'api' && record.kind !== 'span') return undefined;
+    const dur = record.dur;
+    if (typeof dur === 'number' && dur >= 0 && dur <= MAX_RUN_MS) return undefined;
+  }
+  return describeTimeProblem(record);
+}
+
+function describeTimeProblem(record: {
+  kind: string;
+  t?: unknown;
+  dur?: unknown;
+  writtenAt?: unknown;
+}): string | undefined {
+  const check = (field: string, value: unknown): string | undefined =>
+    typeof value !== 'number' || !Number.isFinite(value)
+      ? `${field}: expected a finite number of ms`
+      : value < 0
+        ? `${field}: ${value} is negative`
+        : value > MAX_RUN_MS
+          ? `${field}: ${value} ms is beyond the ${MAX_RUN_MS} ms (30 days) a trace can hold`
+          : undefined;
+  return (
+    check('t', record.t) ??
+    (record.kind === 'api' || record.kind === 'span' ? check('dur', record.dur) : undefined) ??
+    (record.writtenAt !== undefined ? check('writtenAt', record.writtenAt) : undefined)
+  );
+}
 
 /** The published JSON Schema of one trace line. */
 export function traceJsonSchema(): Record<string, unknown> {

@@ -14,6 +14,7 @@ import {
   type RunHeader,
   type SpanInput,
   TRACE_FORMAT,
+  timeProblem,
 } from './schema.ts';
 
 /** Where producers (emulator, control plane, engine) put records. */
@@ -82,6 +83,11 @@ export class TraceWriter implements TraceSink {
 
   write(record: BodyRecord | (SpanInput & { kind: 'span' })): void {
     if (this.fd === undefined) throw new Error(`trace ${this.path} is closed`);
+    const problem = timeProblem(record);
+    if (problem !== undefined) {
+      this.refuse(record, problem);
+      return;
+    }
     this.recordCounts[record.kind]++;
     const end = record.kind === 'api' || record.kind === 'span' ? record.t + record.dur : record.t;
     if (end > this.lastT) this.lastT = end;
@@ -89,6 +95,32 @@ export class TraceWriter implements TraceSink {
     if (this.bufferedBytes >= this.bufferBytes) this.flush();
     for (const tap of this.taps) tap(record);
   }
+
+  /**
+   * A record whose times no trace can hold (a module target's `t: 1e13`) is left out, so the
+   * trace stays readable to the end: counted, and reported as `target.bad_record` events (the
+   * first 20, then every 1,000th with the running total).
+   */
+  private refuse(record: { kind: string; name?: string }, problem: string): void {
+    this.badRecords++;
+    if (this.badRecords > 20 && this.badRecords % 1_000 !== 0) return;
+    this.write({
+      kind: 'event',
+      name: 'target.bad_record',
+      t: this.lastT,
+      labels: { source: 'trace' },
+      data: {
+        // Left out since the previous report.
+        count: this.badRecords <= 20 ? 1 : this.badRecords === 1_000 ? 980 : 1_000,
+        total: this.badRecords,
+        record: record.name ?? record.kind,
+        reason: problem,
+      },
+    });
+  }
+
+  /** Records left out for their times (see refuse). */
+  badRecords = 0;
 
   /** Also hands every accepted record to `sink` (a live analyzer judging the run, say). */
   observe(sink: TraceSink): () => void {

@@ -8,8 +8,10 @@ import { join } from 'node:path';
 import type { Clock } from '../clock/clock.ts';
 import { RealClock } from '../clock/real.ts';
 import { VirtualClock } from '../clock/virtual.ts';
+import { FleetbenchError } from '../errors.ts';
 import type { Verdict } from '../judge/judge.ts';
 import { prepareRunJudge } from '../judge/run.ts';
+import { MAX_EVENTS_AT_ONE_INSTANT } from '../limits.ts';
 import { defaultRestartOutage } from '../reference/control-plane.ts';
 import { createRng } from '../rng.ts';
 import { openTarget, targetKind } from '../targets/index.ts';
@@ -42,6 +44,8 @@ export interface RunOptions {
    * target stops and the trace closes, whether the run completes, is interrupted or fails.
    */
   attach?: (run: RunHandle) => Promise<RunAttachment> | RunAttachment;
+  /** The progress guard (virtual clock): events or records at one instant before the run stops. */
+  maxEventsAtOneInstant?: number;
 }
 
 export interface RunHandle {
@@ -67,7 +71,13 @@ export interface RunProgress {
 export interface RunOutcome {
   scenario: Scenario;
   tracePath: string;
-  reason: 'completed' | 'interrupted';
+  /**
+   * `failed`: the run did not complete (its target failed or was lost, or its clock stopped
+   * advancing): partial, never judged (`failure` says why).
+   */
+  reason: 'completed' | 'interrupted' | 'failed';
+  /** Why a `failed` run stopped, and what failed. */
+  failure?: { source: string; message: string };
   endedAt: number;
   sessionsStarted: number;
   sessionsDropped: number;
@@ -110,6 +120,48 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
 
   judge?.observe(trace);
   const abort = new AbortController();
+  // A part of the run that fails (a restart that never came back, an executor that cannot go
+  // on) fails the run: it stops, the trace says why, and nothing judges what was left.
+  let failure: RunOutcome['failure'];
+  // The progress guard: under the virtual clock, a loop that writes record after record without
+  // time passing (a zero interval) would fill the disk and starve signals (no macrotask ever
+  // runs). Past the limit every record at that instant throws in its producer, which breaks the
+  // loop, and the run fails. Off for the engine's own records and once the clock has stopped.
+  const guardLimit = options.maxEventsAtOneInstant ?? MAX_EVENTS_AT_ONE_INSTANT;
+  let guardOn = clock instanceof VirtualClock;
+  const fail = (source: string) => (error: unknown) => {
+    if (abort.signal.aborted) return;
+    failure = { source, message: (error as Error)?.message ?? String(error) };
+    const guarding = guardOn;
+    guardOn = false;
+    try {
+      trace.write({
+        kind: 'event',
+        name: 'run.failed',
+        t: clock.now(),
+        labels: { source },
+        data: { message: failure.message },
+      });
+    } finally {
+      guardOn = guarding;
+    }
+    abort.abort();
+  };
+  let instant = -1;
+  let atInstant = 0;
+  trace.tap(() => {
+    if (!guardOn) return;
+    const now = clock.now();
+    if (now !== instant) {
+      instant = now;
+      atInstant = 0;
+      return;
+    }
+    if (++atInstant < guardLimit) return;
+    const error = stalled(now, guardLimit, 'trace records');
+    fail('progress-guard')(error);
+    throw error;
+  });
   const onAbort = () => abort.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   let opened: Target | undefined;
@@ -166,10 +218,8 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
         },
       });
     }
-    target.onFailure?.((error) => {
-      scriptError ??= error;
-      abort.abort();
-    });
+    // The system under test failed for good (e.g. agent-orchestrator's process died).
+    target.onFailure?.(fail('target'));
     checkFaults(scenario.faults, target);
     checkExecutors(scenario.executors, target);
     if (options.attach)
@@ -182,6 +232,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       await github.snapshot('before');
       await target.start();
       scheduleFaults(scenario.faults, {
+        onFailure: (index, error) => fail(`fault ${index + 1} (${scenario.faults[index]?.type})`)(error),
         clock,
         trace,
         target,
@@ -206,7 +257,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
               rng: rng.fork(`executor:${name}`),
               endRun: () => abort.abort(),
               durationMs: scenario.durationMs,
-            }),
+            }).catch(fail(`executor ${name}`)),
         );
       });
     };
@@ -260,29 +311,49 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
 
     let events: number | undefined;
     if (clock instanceof VirtualClock) {
-      const result = await clock.run({ until: scenario.durationMs, signal: abort.signal });
+      let result: Awaited<ReturnType<VirtualClock['run']>>;
+      try {
+        result = await clock.run({
+          until: scenario.durationMs,
+          signal: abort.signal,
+          maxEventsAtOneInstant: guardLimit,
+        });
+      } catch (error) {
+        // The guard's error thrown inside a timer callback: the run failed, said above.
+        if (failure === undefined) throw error;
+        result = { events: clock.events, endedAt: clock.now(), reason: 'aborted' };
+      }
       events = result.events;
+      guardOn = false;
+      if (result.reason === 'stalled')
+        fail('progress-guard')(stalled(result.endedAt, guardLimit, 'clock events'));
     } else {
       await clock.sleep(scenario.durationMs, abort.signal).catch(() => undefined);
     }
-    if (scriptError !== undefined) throw scriptError;
+    if (scriptError !== undefined && failure === undefined) throw scriptError;
     // Under the real clock the last 10 s sample can be up to 10 s old: one more at the end, so
     // the final states are the target's at the end (virtual time already samples at the end).
     if (!(clock instanceof VirtualClock)) await writeSessionGauges().catch(() => undefined);
-    const interrupted = options.signal?.aborted ?? false;
+    const interrupted = failure === undefined && (options.signal?.aborted ?? false);
+    const reason: RunOutcome['reason'] = failure ? 'failed' : interrupted ? 'interrupted' : 'completed';
     abort.abort();
     await detach();
     opened = undefined;
-    await target.stop();
+    // A lost target may not answer its stop: that must not hide why the run failed.
+    if (failure) await target.stop().catch(() => undefined);
+    else await target.stop();
     await github.snapshot('after');
     const endedAt = clock.now();
-    const verdicts = judge && !interrupted ? judge.finish(trace, endedAt, spawner.count) : undefined;
+    // Only a completed run is judged: a partial one would pass budgets it never faced.
+    const verdicts =
+      judge && reason === 'completed' ? judge.finish(trace, endedAt, spawner.count) : undefined;
     if (clock instanceof RealClock) clock.dispose();
-    trace.close(interrupted ? 'interrupted' : 'completed', endedAt);
+    trace.close(reason, endedAt);
     return {
       scenario,
       tracePath,
-      reason: interrupted ? 'interrupted' : 'completed',
+      reason,
+      ...(failure ? { failure } : {}),
       endedAt,
       sessionsStarted: spawner.count,
       sessionsDropped: spawner.droppedCount,
@@ -298,4 +369,14 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+function stalled(at: number, limit: number, what: string): FleetbenchError {
+  return new FleetbenchError(
+    'E_STALLED',
+    `the run's clock stopped advancing: ${limit} ${what} at run time ${Math.round(at * 1000) / 1000} ms; a loop schedules itself with no delay`,
+    {
+      hint: 'check intervals and rates in the scenario, or the target module (limits: docs/limits.md)',
+    },
+  );
 }

@@ -48,9 +48,27 @@ export function checkFaults(faults: readonly Fault[], target: Target): void {
   }
 }
 
-export function scheduleFaults(faults: readonly Fault[], ctx: FaultContext): void {
+export function scheduleFaults(
+  faults: readonly Fault[],
+  ctx: FaultContext & {
+    /** A fault that could not be applied (a restart that never came back): the run fails. */
+    onFailure?: (index: number, error: unknown) => void;
+  },
+): void {
   faults.forEach((fault, index) => {
-    ctx.markers.schedule(fault, () => void applyFault(fault, index, ctx));
+    ctx.markers.schedule(fault, () =>
+      applyFault(fault, index, ctx).catch((error: unknown) => {
+        ctx.trace.write({
+          kind: 'event',
+          name: 'fault.failed',
+          t: ctx.clock.now(),
+          labels: { type: fault.type, index },
+          data: { message: (error as Error)?.message ?? String(error) },
+        });
+        if (ctx.onFailure) ctx.onFailure(index, error);
+        else throw error;
+      }),
+    );
   });
 }
 

@@ -23,14 +23,31 @@ export function parseOverride(text: string): Override {
     throw new FleetbenchError('E_USAGE', `--set expects key=value (e.g. sessions.count=50), got '${text}'`);
   const key = text.slice(0, eq).trim();
   const raw = text.slice(eq + 1);
+  const path = key.split('.');
+  // Keys are checked before they touch any object: only field names and list indexes, never
+  // __proto__ and its kin (which would reach Object.prototype), and a first part the scenario has.
+  for (const part of path) {
+    if (!/^[A-Za-z0-9_-]+$/.test(part) || FORBIDDEN_KEYS.has(part))
+      throw new FleetbenchError(
+        'E_USAGE',
+        `--set ${key}: '${part}' is not a scenario field name (letters, digits, - and _; list items by index)`,
+        { hint: 'the scenario fields are documented in docs/scenarios.md' },
+      );
+  }
+  if (!Object.hasOwn(userScenarioSchema.shape, path[0]!))
+    throw new FleetbenchError('E_USAGE', `--set ${key}: no scenario field '${path[0]}'`, {
+      hint: `fields: ${Object.keys(userScenarioSchema.shape).join(', ')} (docs/scenarios.md)`,
+    });
   let value: unknown;
   try {
     value = parseYamlValue(raw);
   } catch {
     value = raw;
   }
-  return { path: key.split('.'), value: value ?? raw };
+  return { path, value: value ?? raw };
 }
+
+const FORBIDDEN_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 
 function applyOverride(target: Record<string, unknown>, override: Override, source: string): void {
   let node: unknown = target;
@@ -38,7 +55,8 @@ function applyOverride(target: Record<string, unknown>, override: Override, sour
   for (let i = 0; i < path.length - 1; i++) {
     const key = path[i]!;
     const container = node as Record<string, unknown>;
-    if (container[key] === undefined) container[key] = /^\d+$/.test(path[i + 1]!) ? [] : {};
+    if (!Object.hasOwn(container, key) || container[key] === undefined)
+      container[key] = /^\d+$/.test(path[i + 1]!) ? [] : {};
     node = container[key];
     if (typeof node !== 'object' || node === null) {
       throw new FleetbenchError(

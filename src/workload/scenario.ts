@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ADAPTERS, type Adapter } from '../reference/providers.ts';
 import { type Distribution, distributionField, fixed } from './distribution.ts';
 import { durationField } from './duration.ts';
+import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
   type ResolveContext,
   resolveTurnover,
@@ -412,6 +413,7 @@ export const userScenarioSchema = z
   })
   .strict()
   .superRefine((s, ctx) => {
+    refineScenarioBounds(s as unknown as BoundedScenario, ctx);
     if (s.sessions.count === undefined && s.turnover === undefined)
       ctx.addIssue({ code: 'custom', path: ['sessions', 'count'], message: 'expected a positive integer' });
     const i = s.executors.findIndex((e) => e.type === 'turnover');

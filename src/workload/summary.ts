@@ -20,6 +20,8 @@ export interface RunSummary {
   scenario: Scenario & { hash: string; cell?: string };
   outcome: {
     reason: RunOutcome['reason'];
+    /** Why a `failed` run stopped (what failed, and its message). */
+    failure?: RunOutcome['failure'];
     partial: boolean;
     endedAtMs: number;
     sessionsStarted: number;
@@ -40,7 +42,7 @@ export async function writeRunSummary(
   const summaryPath = join(options.outDir, 'summary.json');
   const { analysis } = await analyzeFile(outcome.tracePath, {
     // An interrupted run still has its footer; lenient only guards against a cut last line.
-    lenient: outcome.reason === 'interrupted',
+    lenient: outcome.reason !== 'completed',
     threads: 1,
     analyzer: { sessions: outcome.sessionsStarted || undefined },
   });
@@ -54,6 +56,7 @@ export async function writeRunSummary(
     },
     outcome: {
       reason: outcome.reason,
+      ...(outcome.failure ? { failure: outcome.failure } : {}),
       partial: outcome.reason !== 'completed',
       endedAtMs: outcome.endedAt,
       sessionsStarted: outcome.sessionsStarted,

@@ -291,9 +291,10 @@ export class AoTarget implements Target {
       t: this.options.clock.now(),
       labels: { reason: how },
     });
-    const error = new FleetbenchError('E_TARGET', `agent-orchestrator exited during the run (${how})`, {
-      hint: `its own output is in ${join(this.options.outDir, 'ao.log')}`,
-    });
+    const error = new FleetbenchError(
+      'E_TARGET',
+      `agent-orchestrator exited during the run (${how}); its own output is in ${join(this.options.outDir, 'ao.log')}`,
+    );
     for (const listener of this.failureListeners) listener(error);
   }
 

@@ -19,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { InputFileError } from '../../errors.ts';
+import { MAX_RUN_MS } from '../../limits.ts';
 import { describeZodError } from '../../validation.ts';
 import { VERSION } from '../../version.ts';
 import { forEachLine } from '../lines.ts';
@@ -42,7 +43,10 @@ export const aoGhRowSchema = z.looseObject({
   ok: z.boolean(),
   exitCode: optionalNumber,
   signal: optionalString,
-  durationMs: z.number().nonnegative(),
+  durationMs: z
+    .number()
+    .nonnegative()
+    .max(MAX_RUN_MS, { error: `expected at most ${MAX_RUN_MS} ms (30 days: docs/limits.md)` }),
   stdoutBytes: optionalNumber,
   stderrBytes: optionalNumber,
   statusLine: optionalString,
@@ -304,6 +308,9 @@ export async function importAoGh(
     );
   }
   let epochMs = Number.POSITIVE_INFINITY;
+  let latestEnd = Number.NEGATIVE_INFINITY;
+  let earliestLine = 0;
+  let latestLine = 0;
   let rows = 0;
   let skipped = 0;
   const skippedReasons: string[] = [];
@@ -319,9 +326,28 @@ export async function importAoGh(
       return;
     }
     rows++;
-    const start = Date.parse(row.timestamp) - row.durationMs;
-    if (start < epochMs) epochMs = start;
+    const end = Date.parse(row.timestamp);
+    const start = end - row.durationMs;
+    if (start < epochMs) {
+      epochMs = start;
+      earliestLine = lineNo;
+    }
+    if (end > latestEnd) {
+      latestEnd = end;
+      latestLine = lineNo;
+    }
   });
+  // One trace spans at most MAX_RUN_MS: a far-off timestamp (a year 9999, a clock reset) is an
+  // error naming both ends, not a trace no analysis could hold.
+  if (rows > 0 && latestEnd - epochMs > MAX_RUN_MS) {
+    throw new InputFileError(
+      'E_IMPORT',
+      input,
+      latestLine,
+      `timestamp: ${new Date(latestEnd).toISOString()} is more than 30 days after the earliest call (line ${earliestLine}, ${new Date(epochMs).toISOString()}); one trace covers at most 30 days`,
+      { hint: 'split the file by day, or remove the row with the wrong clock (docs/limits.md)' },
+    );
+  }
   if (rows === 0) {
     throw new InputFileError(
       'E_IMPORT',

@@ -10,15 +10,16 @@
  * Span events become `event` records. The whole file is read into memory: OTLP exports are
  * documents, not streams.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { InputFileError } from '../../errors.ts';
+import { MAX_OTLP_FILE_BYTES } from '../../limits.ts';
 import { describeZodError } from '../../validation.ts';
 import { VERSION } from '../../version.ts';
 import { checkReadable } from '../lines.ts';
 import { describeBadJson } from '../parser.ts';
-import type { EventRecord, Labels, SpanRecord } from '../schema.ts';
+import { type EventRecord, type Labels, type SpanRecord, timeProblem } from '../schema.ts';
 import { TraceWriter } from '../writer.ts';
 
 const nanos = z.union([
@@ -119,6 +120,15 @@ export interface OtlpImportOptions {
 /** Parses the file: one JSON document, or JSON Lines of them (file:line errors). */
 function readRequests(input: string): OtlpRequest[] {
   checkReadable(input);
+  const size = statSync(input).size;
+  if (size > MAX_OTLP_FILE_BYTES)
+    throw new InputFileError(
+      'E_IMPORT',
+      input,
+      undefined,
+      `${size} bytes: an OTLP export is read whole, at most ${MAX_OTLP_FILE_BYTES} bytes (docs/limits.md)`,
+      { hint: 'export in smaller files (the collector file exporter rotates them)' },
+    );
   const text = readFileSync(input, 'utf8');
   if (text.trim() === '') throw new InputFileError('E_IMPORT', input, undefined, 'empty file');
   const check = (value: unknown, line: number | undefined): OtlpRequest => {
@@ -156,13 +166,23 @@ export function otlpToRecords(
   request: OtlpRequest,
   toMs: (ns: string | number) => number,
   keep: Set<string> | undefined,
+  onBad: (reason: string) => void = (reason) => {
+    throw new Error(reason);
+  },
 ): Array<SpanRecord | EventRecord> {
   const out: Array<SpanRecord | EventRecord> = [];
-  for (const rs of request.resourceSpans) {
+  request.resourceSpans.forEach((rs, r) => {
     const resource = toLabels(rs.resource?.attributes, undefined);
     const service = resource.labels['service.name'];
-    for (const ss of rs.scopeSpans ?? []) {
-      for (const span of ss.spans ?? []) {
+    (rs.scopeSpans ?? []).forEach((ss, s) => {
+      (ss.spans ?? []).forEach((span, i) => {
+        const where = `resourceSpans[${r}].scopeSpans[${s}].spans[${i}] '${span.name}'`;
+        // A span ending before it starts, or outside the times a trace holds, is refused (the
+        // caller counts it): a clamped or absurd time would be a wrong measurement.
+        if (BigInt(span.endTimeUnixNano) < BigInt(span.startTimeUnixNano)) {
+          onBad(`${where}: endTimeUnixNano is before startTimeUnixNano`);
+          return;
+        }
         const { labels, session } = toLabels(span.attributes, keep);
         if (service !== undefined) labels.service = service;
         const t = toMs(span.startTimeUnixNano);
@@ -170,22 +190,32 @@ export function otlpToRecords(
           kind: 'span',
           name: span.name,
           t,
-          dur: Math.max(0, toMs(span.endTimeUnixNano) - t),
+          dur: toMs(span.endTimeUnixNano) - t,
           outcome: isError(span.status?.code) ? 'error' : 'ok',
         };
+        const problem = timeProblem(record);
+        if (problem !== undefined) {
+          onBad(`${where}: ${problem}`);
+          return;
+        }
         if (session ?? resource.session) record.session = session ?? resource.session;
         if (Object.keys(labels).length > 0) record.labels = labels;
         out.push(record);
-        for (const e of span.events ?? []) {
+        (span.events ?? []).forEach((e, j) => {
           const attrs = toLabels(e.attributes, keep);
           const event: EventRecord = { kind: 'event', name: e.name, t: toMs(e.timeUnixNano) };
+          const eventProblem = timeProblem(event);
+          if (eventProblem !== undefined) {
+            onBad(`${where}.events[${j}]: ${eventProblem}`);
+            return;
+          }
           if (record.session) event.session = record.session;
           event.labels = { ...attrs.labels, span: span.name };
           out.push(event);
-        }
-      }
-    }
-  }
+        });
+      });
+    });
+  });
   return out;
 }
 
@@ -210,6 +240,11 @@ export async function importOtlp(
   const epoch = epochNs;
   const ms = (ns: string | number) => Number(BigInt(ns) - epoch) / 1e6;
   const epochMs = Number(epoch / 1_000_000n);
+  const refuse = (reason: string) => {
+    throw new InputFileError('E_IMPORT', input, undefined, reason, { hint: 'time limits: docs/limits.md' });
+  };
+  // Every record checked before the output is created: a refused export leaves no half trace.
+  const records = requests.flatMap((request) => otlpToRecords(request, ms, keep, refuse));
   const writer = new TraceWriter(
     output,
     {
@@ -226,12 +261,10 @@ export async function importOtlp(
   );
   let spans = 0;
   let events = 0;
-  for (const request of requests) {
-    for (const record of otlpToRecords(request, ms, keep)) {
-      writer.write(record);
-      if (record.kind === 'span') spans++;
-      else events++;
-    }
+  for (const record of records) {
+    writer.write(record);
+    if (record.kind === 'span') spans++;
+    else events++;
   }
   writer.close('completed');
   return { output, spans, events };

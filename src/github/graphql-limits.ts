@@ -1,0 +1,66 @@
+/**
+ * GraphQL documents bounded before anything recursive touches them: at most
+ * GRAPHQL_LIMITS.maxTokens tokens (graphql-js's parser stops there) and selection sets nested at
+ * most GRAPHQL_LIMITS.maxDepth deep (fragments followed), so a query nested thousands deep is an
+ * error answer, never a stack overflow in validation or execution. GitHub's own node limit
+ * (500,000) is checked with the cost, in graphql.ts.
+ */
+import { type DocumentNode, GraphQLError, Kind, parse, type SelectionSetNode } from 'graphql';
+import { GRAPHQL_LIMITS } from '../limits.ts';
+
+/** Parses with the token limit; a query too deep for the parser itself is a GraphQLError too. */
+export function parseBounded(query: string): DocumentNode {
+  let document: DocumentNode;
+  try {
+    document = parse(query, { maxTokens: GRAPHQL_LIMITS.maxTokens });
+  } catch (error) {
+    if (error instanceof RangeError) throw tooDeep();
+    throw error;
+  }
+  const depth = maxDepth(document);
+  if (depth > GRAPHQL_LIMITS.maxDepth) throw tooDeep(depth);
+  return document;
+}
+
+function tooDeep(depth?: number): GraphQLError {
+  return new GraphQLError(
+    `Query has depth of ${depth ?? 'more than ' + GRAPHQL_LIMITS.maxDepth}, which exceeds max depth of ${GRAPHQL_LIMITS.maxDepth}`,
+  );
+}
+
+/** The deepest selection-set nesting of any operation, fragments expanded (iterative, no recursion). */
+function maxDepth(document: DocumentNode): number {
+  const fragments = new Map<string, SelectionSetNode>();
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION)
+      fragments.set(definition.name.value, definition.selectionSet);
+  let deepest = 0;
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    const stack: Array<{ set: SelectionSetNode; depth: number; via: ReadonlySet<string> }> = [
+      { set: definition.selectionSet, depth: 1, via: new Set() },
+    ];
+    let visited = 0;
+    while (stack.length > 0) {
+      const { set, depth, via } = stack.pop()!;
+      if (depth > deepest) deepest = depth;
+      // Past the limit the answer is known; fragment fan-out must not make this loop long either.
+      if (deepest > GRAPHQL_LIMITS.maxDepth || ++visited > GRAPHQL_LIMITS.maxTokens) return deepest;
+      for (const selection of set.selections) {
+        if (selection.kind === Kind.FRAGMENT_SPREAD) {
+          const name = selection.name.value;
+          const fragment = fragments.get(name);
+          // A cycle is validation's to report (NoFragmentCyclesRule); here it just stops.
+          if (fragment && !via.has(name)) stack.push({ set: fragment, depth, via: new Set([...via, name]) });
+        } else if (selection.selectionSet) {
+          stack.push({
+            set: selection.selectionSet,
+            depth: selection.kind === Kind.FIELD ? depth + 1 : depth,
+            via,
+          });
+        }
+      }
+    }
+  }
+  return deepest;
+}

@@ -1,0 +1,59 @@
+/**
+ * Every bound fleetbench puts on its input, in one place (docs/limits.md lists them with the
+ * reasons). An input outside these is refused in seconds with a message naming the file, line
+ * or field, never left to grow until the process runs out of memory or time.
+ */
+
+const MIB = 1024 * 1024;
+const DAY_MS = 86_400_000;
+
+/** The longest run a trace can describe: every `t` and `dur` lies in [0, this] (30 days). */
+export const MAX_RUN_MS = 30 * DAY_MS;
+
+/** The longest trace (or imported file) line, in bytes: far above any real record (a few KB). */
+export const MAX_LINE_BYTES = 16 * MIB;
+
+/** An OTLP/JSON export file (read whole: an export is one document). */
+export const MAX_OTLP_FILE_BYTES = 256 * MIB;
+
+/** Request bodies each server accepts (bytes). */
+export const BODY_LIMITS = {
+  /** The GitHub emulator's REST and GraphQL bodies (GitHub itself refuses far smaller JSON). */
+  github: 5 * MIB,
+  /** The emulator's admin API (fixture mutations, token minting). */
+  githubAdmin: 5 * MIB,
+  /** `fleetbench reference serve` (the http target protocol: small JSON requests). */
+  reference: 1 * MIB,
+  /** A live run's OTLP/HTTP receiver (an exporter's batch). */
+  otlp: 16 * MIB,
+} as const;
+
+/** GraphQL documents, as GitHub bounds them (its node limit lives beside its cost, graphql.ts). */
+export const GRAPHQL_LIMITS = {
+  /** Lexical tokens in one query: graphql-js stops parsing there. */
+  maxTokens: 50_000,
+  /** Nested selection sets (fields and fragments) in one operation. */
+  maxDepth: 50,
+} as const;
+
+/** Scenario bounds: what one machine can simulate or drive (docs/limits.md). */
+export const SCENARIO_LIMITS = {
+  maxDurationMs: MAX_RUN_MS,
+  /** Poll cycles, dashboard refreshes and intervals of that kind: no shorter than this. */
+  minIntervalMs: 100,
+  /** Control-plane sessions one process simulates (5,000 take ~550 MB: docs/performance.md). */
+  maxSessions: 10_000,
+  /** Turnover actors (parked sessions cost ~70 bytes each in the executor). */
+  maxActors: 1_000_000,
+  /** Arrival and swap rates (per second or minute, as the field says). */
+  maxRate: 100_000,
+  /** Repos in a topology. */
+  maxRepos: 10_000,
+} as const;
+
+/**
+ * The progress guard of a virtual-time run: this many clock events, or trace records, at one
+ * instant of run time means the run's clock no longer advances (a loop that schedules itself
+ * with no delay): the run stops with an error instead of filling the disk.
+ */
+export const MAX_EVENTS_AT_ONE_INSTANT = 1_000_000;

@@ -1,0 +1,109 @@
+/**
+ * A scenario's numbers checked against each other and against what one machine can run
+ * (SCENARIO_LIMITS, docs/limits.md): a run of no length, a poll loop with no interval, a billion
+ * sessions or a fault ten hours into a two-minute run is refused up front, naming the field,
+ * instead of looping, filling the disk or passing silently.
+ */
+import type { z } from 'zod';
+import { SCENARIO_LIMITS } from '../limits.ts';
+import { formatDuration } from './duration.ts';
+
+type Issue = { path: PropertyKey[]; message: string };
+
+/** The parsed scenario fields the bounds read (durations in ms, as the schema produces them). */
+export interface BoundedScenario {
+  duration: number;
+  sessions: { count?: number };
+  topology: { repos?: number };
+  polling: { interval: number; concurrency: number };
+  dashboard: { refresh: number };
+  markers: { 'steady-start'?: number };
+  executors: Array<Record<string, unknown> & { type: string; at?: number }>;
+  faults: Array<Record<string, unknown> & { type: string; at?: number }>;
+  turnover?: { registered: number; awake: number; 'target-rps': number; steady?: number };
+}
+
+const L = SCENARIO_LIMITS;
+const ONE_MACHINE = 'what one fleetbench process runs; split the load over several runs (docs/limits.md)';
+
+export function scenarioBoundIssues(s: BoundedScenario): Issue[] {
+  const issues: Issue[] = [];
+  const add = (path: PropertyKey[], message: string) => issues.push({ path, message });
+  const duration = s.duration;
+
+  if (duration <= 0) add(['duration'], 'expected a run longer than 0 (e.g. 2m)');
+  else if (duration > L.maxDurationMs)
+    add(['duration'], `expected at most ${formatDuration(L.maxDurationMs)} (30 days: docs/limits.md)`);
+
+  const count = s.sessions.count;
+  if (count !== undefined && count > L.maxSessions)
+    add(['sessions', 'count'], `expected at most ${L.maxSessions} sessions, ${ONE_MACHINE}`);
+  if (s.topology.repos !== undefined && s.topology.repos > L.maxRepos)
+    add(['topology', 'repos'], `expected at most ${L.maxRepos} repos (docs/limits.md)`);
+
+  const interval = (path: PropertyKey[], ms: number) => {
+    if (ms < L.minIntervalMs)
+      add(
+        path,
+        `expected at least ${L.minIntervalMs}ms: a shorter loop never lets time pass (docs/limits.md)`,
+      );
+  };
+  interval(['polling', 'interval'], s.polling.interval);
+  interval(['dashboard', 'refresh'], s.dashboard.refresh);
+  if (s.polling.concurrency > L.maxSessions)
+    add(['polling', 'concurrency'], `expected at most ${L.maxSessions} (docs/limits.md)`);
+
+  // Something scheduled at a run time must happen within the run.
+  const within = (path: PropertyKey[], at: number | undefined, what: string) => {
+    if (at !== undefined && duration > 0 && at > duration)
+      add(
+        path,
+        `${what} at ${formatDuration(at)} is after the run's end (duration ${formatDuration(duration)})`,
+      );
+  };
+  // `markers.steady-start` past the end is allowed: a shortened cell (`--set duration=2m`) just has
+  // no steady window, which its report says. A fault or executor that would never happen is not.
+  s.faults.forEach((fault, i) => {
+    within(['faults', i, 'at'], fault.at, `the ${fault.type} fault`);
+    const long = fault.duration;
+    if (typeof long === 'number' && long > L.maxDurationMs)
+      add(['faults', i, 'duration'], `expected at most ${formatDuration(L.maxDurationMs)}`);
+  });
+  s.executors.forEach((executor, i) => {
+    within(['executors', i, 'at'], executor.at, `the ${executor.type} executor`);
+    for (const field of ['count', 'concurrency', 'max-sessions'] as const) {
+      const n = executor[field];
+      if (typeof n === 'number' && n > L.maxSessions)
+        add(['executors', i, field], `expected at most ${L.maxSessions}, ${ONE_MACHINE}`);
+    }
+    const spawnRate = executor['spawn-rate'];
+    if (typeof spawnRate === 'number' && spawnRate > L.maxRate)
+      add(['executors', i, 'spawn-rate'], `expected at most ${L.maxRate} a second (docs/limits.md)`);
+    const stages = executor.stages;
+    if (Array.isArray(stages))
+      stages.forEach((stage: { rate?: number; duration?: number }, j) => {
+        if ((stage.rate ?? 0) > L.maxRate)
+          add(
+            ['executors', i, 'stages', j, 'rate'],
+            `expected at most ${L.maxRate} a minute (docs/limits.md)`,
+          );
+      });
+  });
+
+  const t = s.turnover;
+  if (t) {
+    if (t.registered > L.maxActors)
+      add(['turnover', 'registered'], `expected at most ${L.maxActors} sessions, ${ONE_MACHINE}`);
+    if (t['target-rps'] > L.maxRate)
+      add(['turnover', 'target-rps'], `expected at most ${L.maxRate} swaps a second (docs/limits.md)`);
+    if (t.steady !== undefined && t.steady > L.maxDurationMs)
+      add(['turnover', 'steady'], `expected at most ${formatDuration(L.maxDurationMs)}`);
+  }
+  return issues;
+}
+
+/** Adds the bound issues to a zod refinement context. */
+export function refineScenarioBounds(s: BoundedScenario, ctx: z.core.$RefinementCtx): void {
+  for (const issue of scenarioBoundIssues(s))
+    ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+}

@@ -1,0 +1,310 @@
+/**
+ * Hostile and absurd runs (issue 19), through the real CLI: scenario numbers that cannot run are
+ * refused in seconds naming the file, line and field; a run whose clock stops advancing is
+ * stopped by the progress guard (exit 3, partial summary, no verdict); SIGINT and SIGTERM stop a
+ * run stuck on purpose (exit 130, partial summary); a run whose target is lost is `failed`, never
+ * judged; `--set` cannot reach Object.prototype; a scenario's name cannot write outside the
+ * output directory; `reference serve` survives corrupt state files and keeps them private.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startReferenceServer } from '../src/reference/server.ts';
+import { startSupervisor } from '../src/reference/supervisor.ts';
+import type { TargetEvent } from '../src/targets/protocol.ts';
+import { readTrace } from '../src/trace/reader.ts';
+import { BIN, runCli } from './helpers/cli.ts';
+import { inProcess, serve } from './helpers/github.ts';
+import { scratchDir } from './helpers/tmp.ts';
+
+const STUCK = new URL('./fixtures/stuck-target.ts', import.meta.url).pathname;
+const LOST = new URL('./fixtures/lost-target.ts', import.meta.url).pathname;
+
+describe('scenario bounds', () => {
+  const dir = scratchDir('fleetbench-bounds-');
+  const scenario = (name: string, body: string) => {
+    const file = join(dir, `${name}.yaml`);
+    writeFileSync(file, `name: ${name}\nsessions:\n  count: 2\n${body}`);
+    return file;
+  };
+  const cases: Array<[string, string, string[], RegExp]> = [
+    ['zero-duration', 'duration: 0\n', [], /zero-duration\.yaml:4: duration: expected a run longer than 0/],
+    [
+      'zero-interval',
+      'duration: 2m\npolling:\n  interval: 0\n',
+      [],
+      /zero-interval\.yaml:6: polling\.interval: expected at least 100ms/,
+    ],
+    [
+      'late-fault',
+      'duration: 2m\nfaults:\n  - type: cache-flush\n    at: 10h\n',
+      [],
+      /late-fault\.yaml:7: faults\[0\]\.at: the cache-flush fault at 10h is after the run's end \(duration 2m\)/,
+    ],
+    [
+      'billion-sessions',
+      'duration: 2m\n',
+      ['--set', 'sessions.count=1000000000'],
+      /--set sessions\.count=1000000000: expected at most 10000 sessions.*docs\/limits\.md/,
+    ],
+    [
+      'long-run',
+      'duration: 2m\n',
+      ['--set', 'duration=1e9'],
+      /--set duration=1000000000: expected at most 720h/,
+    ],
+    [
+      'prototype',
+      'duration: 2m\n',
+      ['--set', '__proto__.polluted=1'],
+      /--set __proto__\.polluted: '__proto__' is not a scenario field name/,
+    ],
+    [
+      'constructor',
+      'duration: 2m\n',
+      ['--set', 'sessions.constructor.x=1'],
+      /'constructor' is not a scenario field/,
+    ],
+  ];
+  for (const [name, body, extra, message] of cases) {
+    it(`${name}: exit 2 in seconds, naming the field`, async () => {
+      const out = join(dir, `out-${name}`);
+      const started = performance.now();
+      const result = await runCli(['run', scenario(name, body), '--out', out, ...extra], {
+        timeoutMs: 30_000,
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+      expect(performance.now() - started).toBeLessThan(15_000);
+      expect(existsSync(join(out, 'trace.jsonl'))).toBe(false);
+    });
+  }
+
+  it("a scenario's name cannot put files outside the output directory", async () => {
+    const cwd = join(dir, 'cwd');
+    mkdirSync(cwd, { recursive: true });
+    const file = join(dir, 'escape.yaml');
+    writeFileSync(file, 'name: "../../../escaped"\nduration: 1m\nsessions:\n  count: 1\n');
+    const result = await runCli(['run', file, '--no-report', '--json'], { cwd, timeoutMs: 60_000 });
+    expect(result.code).toBe(0);
+    expect(readdirSync(join(cwd, 'fleetbench-out', 'runs'))).toEqual(['___.._.._escaped']);
+    expect(existsSync(join(dir, 'escaped'))).toBe(false);
+    expect(existsSync(join(cwd, '..', '..', '..', 'escaped'))).toBe(false);
+  });
+});
+
+describe('runs that cannot finish', () => {
+  const dir = scratchDir('fleetbench-stuck-');
+  const stuck = (name: string) => {
+    const file = join(dir, `${name}.yaml`);
+    writeFileSync(file, `name: ${name}\ntarget: module:${STUCK}\nduration: 2m\nsessions:\n  count: 1\n`);
+    return file;
+  };
+
+  it('a loop that writes without time passing (no yield at all) is stopped by the progress guard: exit 3, partial, no verdict', async () => {
+    const out = join(dir, 'guard');
+    const started = performance.now();
+    const result = await runCli(['run', stuck('stuck-microtasks'), '--out', out, '--no-report'], {
+      timeoutMs: 60_000,
+    });
+    const wallMs = performance.now() - started;
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/the run failed \(progress-guard\): the run's clock stopped advancing/);
+    expect(result.stdout).not.toMatch(/pass/);
+    expect(wallMs).toBeLessThan(30_000);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+    expect(summary.outcome).toMatchObject({
+      reason: 'failed',
+      partial: true,
+      failure: { source: 'progress-guard' },
+    });
+    expect(summary.budgets).toBeUndefined();
+    // Bounded: the guard stops it at 1,000,000 records (~43 MB), not when the disk is full.
+    expect(statSync(join(out, 'trace.jsonl')).size).toBeLessThan(100 * 1024 * 1024);
+    const { stats } = await readTrace(join(out, 'trace.jsonl'));
+    expect(stats.footer?.reason).toBe('failed');
+  }, 60_000);
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`${signal} stops a run stuck at one instant of virtual time: exit 130 in seconds, partial summary`, async () => {
+      const out = join(dir, `signal-${signal}`);
+      const child = spawn(
+        process.execPath,
+        [BIN, 'run', stuck('stuck-timers'), '--out', out, '--no-report'],
+        {
+          env: { ...process.env, NO_COLOR: '1' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      child.stdout.resume();
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      // Wait until the run is under way (its trace exists), then signal it.
+      for (let i = 0; i < 200 && !existsSync(join(out, 'trace.jsonl')); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 300));
+      const sentAt = performance.now();
+      child.kill(signal);
+      const code = await exited;
+      clearTimeout(guard);
+      expect(code).toBe(130);
+      expect(performance.now() - sentAt).toBeLessThan(5_000);
+      expect(stderr).toMatch(new RegExp(`${signal}: stopping the run`));
+      const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+      expect(summary.outcome).toMatchObject({ reason: 'interrupted', partial: true });
+    }, 60_000);
+  }
+
+  it('a restart that never comes back fails the run: reason failed, not judged, exit 3, the failed fault in the trace', async () => {
+    const file = join(dir, 'lost.yaml');
+    writeFileSync(
+      file,
+      `name: lost\ntarget: module:${LOST}\nduration: 5m\nsessions:\n  count: 2\nfaults:\n  - type: restart\n    at: 1m\nbudgets: [track-b]\n`,
+    );
+    const out = join(dir, 'lost');
+    const result = await runCli(['run', file, '--out', out, '--no-report'], { timeoutMs: 60_000 });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/the run failed \(fault 1 \(restart\)\): target lost/);
+    expect(result.stdout).not.toMatch(/every judged budget holds|✓ pass/);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+    expect(summary.outcome).toMatchObject({ reason: 'failed', partial: true });
+    expect(summary.budgets).toBeUndefined();
+    const { records, stats } = await readTrace(join(out, 'trace.jsonl'));
+    expect(stats.footer?.reason).toBe('failed');
+    expect(records.some((r) => r.kind === 'event' && r.name === 'fault.failed')).toBe(true);
+    expect(records.some((r) => r.kind === 'event' && r.name === 'run.failed')).toBe(true);
+  }, 60_000);
+
+  it('records with impossible times from the target are counted (target.bad_record), never fatal', async () => {
+    const out = join(dir, 'bad-records');
+    const result = await runCli(['run', stuck('bad-records'), '--out', out, '--no-report', '--json'], {
+      timeoutMs: 60_000,
+    });
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.outcome.reason).toBe('completed');
+    expect(summary.analysis.events.byName['target.bad_record']).toBe(2);
+    expect(summary.analysis.warnings.join('\n')).toMatch(/target\.bad_record: 2 report/);
+    const { records } = await readTrace(join(out, 'trace.jsonl'));
+    const bad = records.filter((r) => r.kind === 'event' && r.name === 'target.bad_record');
+    expect(bad.map((r) => (r.kind === 'event' ? r.data?.reason : undefined))).toEqual([
+      expect.stringMatching(/^t: 10000000000000 ms is beyond/),
+      expect.stringMatching(/^dur: 1e\+308 ms is beyond/),
+    ]);
+    expect(records.some((r) => r.kind === 'event' && r.name === 'fine')).toBe(true);
+  }, 60_000);
+
+  it('--set __proto__ leaves Object.prototype alone in this process too', async () => {
+    const { parseOverride } = await import('../src/workload/load.ts');
+    expect(() => parseOverride('__proto__.polluted=1')).toThrow(/not a scenario field name/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('reference serve state', () => {
+  const dir = scratchDir('fleetbench-state-');
+  /** A GitHub emulator for the served control plane to poll (stopped after the file). */
+  const github = async () => {
+    const { emulator } = inProcess();
+    const server = await serve(emulator);
+    return { url: server.url, token: emulator.defaultToken };
+  };
+
+  it('corrupt run.json and runs.json: reported with their paths and what was lost, moved aside, the server starts empty', async () => {
+    const state = join(dir, 'corrupt');
+    mkdirSync(state, { recursive: true });
+    writeFileSync(join(state, 'run.json'), '{"runId": "x", "epochMs": 1');
+    writeFileSync(join(state, 'runs.json'), 'not json');
+    const events: TargetEvent[] = [];
+    const logs: string[] = [];
+    const server = await startReferenceServer({
+      stateDir: state,
+      recover: 'hard',
+      emit: (e) => events.push(e),
+      log: (line) => logs.push(line),
+    });
+    try {
+      expect(logs.join('\n')).toMatch(
+        /state file .*run\.json is corrupt .*moved to .*run\.json\.corrupt; lost: the run/,
+      );
+      expect(
+        events
+          .filter((e) => e.name === 'controlplane.state_corrupt')
+          .map((e) => (e.data as { path?: string } | undefined)?.path),
+      ).toEqual([join(state, 'run.json')]);
+      expect(existsSync(join(state, 'run.json.corrupt'))).toBe(true);
+      const info = await fetch(`http://127.0.0.1:${server.port}/v1/sessions`, { method: 'GET' });
+      expect(info.status).toBe(200);
+      expect(await info.json()).toEqual({ counts: {} });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('the run token is kept in a 0600 file of a 0700 directory', async () => {
+    const state = join(dir, 'private');
+    const server = await startReferenceServer({ stateDir: state, emit: () => undefined });
+    try {
+      const res = await fetch(`http://127.0.0.1:${server.port}/v1/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          runId: 'r',
+          epochMs: Date.now(),
+          timeScale: 1,
+          seed: 1,
+          scenario: 's',
+          github: await github(),
+        }),
+      });
+      expect(res.status).toBe(200);
+      expect(statSync(join(state, 'run.json')).mode & 0o777).toBe(0o600);
+      expect(statSync(state).mode & 0o777).toBe(0o700);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a restart whose control plane cannot start: the supervisor says so (500, controlplane.lost), not 503 for ever', async () => {
+    const state = join(dir, 'lost');
+    const supervisor = await startSupervisor({ stateDir: state, readyTimeoutMs: 20_000 });
+    try {
+      const started = await fetch(`${supervisor.url}/v1/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          runId: 'r',
+          epochMs: Date.now(),
+          timeScale: 1,
+          seed: 1,
+          scenario: 's',
+          github: await github(),
+        }),
+      });
+      expect(started.status).toBe(200);
+      // A state the next process cannot even read: run.json is a directory now.
+      const { rmSync } = await import('node:fs');
+      rmSync(join(state, 'run.json'));
+      mkdirSync(join(state, 'run.json'));
+      const restart = await fetch(`${supervisor.url}/v1/restart`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"kind":"hard"}',
+      });
+      expect(restart.status).toBe(500);
+      const after = await fetch(`${supervisor.url}/v1/sessions`);
+      expect(after.status).toBe(500);
+      expect(((await after.json()) as { error: { message: string } }).error.message).toMatch(
+        /the control plane is down: control plane exited/,
+      );
+    } finally {
+      await supervisor.close();
+    }
+  }, 60_000);
+});
