@@ -43,6 +43,11 @@ export const SCENARIO_LIMITS = {
   minIntervalMs: 100,
   /** Control-plane sessions one process simulates (5,000 take ~550 MB: docs/performance.md). */
   maxSessions: 10_000,
+  /**
+   * Sessions of the real agent-orchestrator (`target: ao`): each one is several `gh` processes a
+   * cycle, and on 2 cores 50 sessions already outlast a 30 s interval (docs/calibration.md).
+   */
+  maxAoSessions: 200,
   /** Turnover actors (parked sessions cost ~70 bytes each in the executor). */
   maxActors: 1_000_000,
   /** Arrival and swap rates (per second or minute, as the field says). */

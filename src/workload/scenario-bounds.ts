@@ -12,6 +12,7 @@ type Issue = { path: PropertyKey[]; message: string };
 
 /** The parsed scenario fields the bounds read (durations in ms, as the schema produces them). */
 export interface BoundedScenario {
+  target?: string;
   duration: number;
   sessions: { count?: number };
   topology: { repos?: number };
@@ -38,6 +39,15 @@ export function scenarioBoundIssues(s: BoundedScenario): Issue[] {
   const count = s.sessions.count;
   if (count !== undefined && count > L.maxSessions)
     add(['sessions', 'count'], `expected at most ${L.maxSessions} sessions, ${ONE_MACHINE}`);
+  if (s.target === 'ao' || s.target?.startsWith('ao:')) {
+    const ao = `expected at most ${L.maxAoSessions} sessions with target ao: each is several gh processes a poll cycle; for more, run polling.strategy=ao-0.2 in virtual time (docs/agent-orchestrator.md)`;
+    if (count !== undefined && count > L.maxAoSessions) add(['sessions', 'count'], ao);
+    s.executors.forEach((e, i) => {
+      for (const key of ['count', 'max-sessions', 'concurrency'])
+        if (typeof e[key] === 'number' && (e[key] as number) > L.maxAoSessions)
+          add(['executors', i, key], ao);
+    });
+  }
   if (s.topology.repos !== undefined && s.topology.repos > L.maxRepos)
     add(['topology', 'repos'], `expected at most ${L.maxRepos} repos (docs/limits.md)`);
 
