@@ -13,6 +13,7 @@ import { register as registerDemo } from './demo.ts';
 import { register as registerGithub } from './github.ts';
 import { register as registerImport } from './import.ts';
 import { register as registerMatrix } from './matrix.ts';
+import { register as registerMerge } from './merge.ts';
 import { register as registerReference } from './reference.ts';
 import { register as registerReport } from './report.ts';
 import { register as registerRun } from './run.ts';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerImport(program);
   registerGithub(program);
   registerMatrix(program);
+  registerMerge(program);
   registerReport(program);
   registerReference(program);
   registerRun(program);
