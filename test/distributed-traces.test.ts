@@ -12,6 +12,8 @@ import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir('fleetbench-trace-merge-');
 
+const sessionOf = (r: BodyRecord): string | undefined => ('session' in r ? r.session : undefined);
+
 const withoutInput = (a: Analysis) => {
   const { input: _input, ...rest } = a;
   return rest;
@@ -32,7 +34,8 @@ async function splitTrace(path: string, count: number, epochShift: (i: number) =
       ),
   );
   records.forEach((r: BodyRecord, k) => {
-    const i = r.session ? Number(r.session.replace(/\D/g, '')) % count : k % count;
+    const session = sessionOf(r);
+    const i = session ? Number(session.replace(/\D/g, '')) % count : k % count;
     writers[i]!.write({ ...r, t: r.t - epochShift(i) });
   });
   for (const w of writers) w.close('completed', stats.footer!.t - 0);
@@ -52,11 +55,8 @@ describe('merging segment traces (streaming, analyzers merged)', { timeout: 120_
     expect(merged.records).toBe(run.records.length);
     expect(merged.reason).toBe('completed');
     expect(merged.segments.map((s) => s.records).reduce((a, b) => a + b)).toBe(run.records.length);
-    // The merged trace is in time order across segments (each keeps its own order).
     const { records, stats } = await readTrace(out);
-    expect(stats.footer?.counts).toEqual(
-      readTrace(run.outcome.tracePath).then((r) => r.stats.footer?.counts) && stats.counts,
-    );
+    expect(stats.footer?.counts).toEqual((await readTrace(run.outcome.tracePath)).stats.footer?.counts);
     expect(records.map((r) => JSON.stringify(r)).sort()).toEqual(
       run.records.map((r) => JSON.stringify(r)).sort(),
     );
@@ -75,9 +75,9 @@ describe('merging segment traces (streaming, analyzers merged)', { timeout: 120_
     );
     expect(shifted.analysis.api.totals).toEqual(original.api.totals);
     const s1 = (await readTrace(join(dir, 'shifted.jsonl'))).records.find(
-      (r) => r.session === 's-0001' && r.kind === 'span',
+      (r) => sessionOf(r) === 's-0001' && r.kind === 'span',
     );
-    const o1 = run.records.find((r) => r.session === 's-0001' && r.kind === 'span');
+    const o1 = run.records.find((r) => sessionOf(r) === 's-0001' && r.kind === 'span');
     expect(s1!.t).toBeCloseTo(o1!.t, 6);
   });
 
@@ -97,5 +97,20 @@ describe('merging segment traces (streaming, analyzers merged)', { timeout: 120_
         join(dir, 'm3.jsonl'),
       ),
     ).rejects.toThrow(/not a segment of the same run/);
+  });
+});
+
+describe('fleetbench run refuses --segment, saying why', () => {
+  it('a virtual run is not split (one quota, one clock); a live run in an Indexed Job is refused too', async () => {
+    const { runCli } = await import('./helpers/cli.ts');
+    const virtual = await runCli(['run', 'S2-T1-1', '--segment', '1/3', '--out', join(dir, 'refused')]);
+    expect(virtual.code).toBe(2);
+    expect(virtual.stderr).toContain('a virtual-time run is not split: its sessions share one GitHub quota');
+    expect(virtual.stderr).toContain('fleetbench matrix --segment i/n');
+    const live = await runCli(['run', 'S2-T1-1', '--clock', 'real', '--out', join(dir, 'refused')], {
+      env: { JOB_COMPLETION_INDEX: '0', FLEETBENCH_SEGMENTS: '2' },
+    });
+    expect(live.code).toBe(2);
+    expect(live.stderr).toContain('segment 0/2 asked, but live-run segments are not available yet');
   });
 });
