@@ -12,6 +12,7 @@ import { register as registerCompare } from './compare.ts';
 import { register as registerDemo } from './demo.ts';
 import { register as registerGithub } from './github.ts';
 import { register as registerImport } from './import.ts';
+import { register as registerK8s } from './k8s.ts';
 import { register as registerMatrix } from './matrix.ts';
 import { register as registerMerge } from './merge.ts';
 import { register as registerReference } from './reference.ts';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerDemo(program);
   registerImport(program);
   registerGithub(program);
+  registerK8s(program);
   registerMatrix(program);
   registerMerge(program);
   registerReport(program);
