@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { resolveSegment } from '../distributed/segment.ts';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import type { Baseline } from '../matrix/baseline.ts';
 import { keptSelector } from '../matrix/markdown.ts';
@@ -13,6 +14,7 @@ import { SELECTOR_HELP } from '../matrix/select.ts';
 import { budgetFooter, failingUnits, OVERVIEW_COLUMNS, overviewCells } from '../matrix/summary.ts';
 import { fmtMs, textTable } from '../report/table.ts';
 import { onInterrupt } from './interrupt.ts';
+import { runMatrixSegmentCommand } from './matrix-segment.ts';
 import { createMatrixProgress } from './progress.ts';
 
 interface MatrixFlags {
@@ -24,6 +26,7 @@ interface MatrixFlags {
   set: string[];
   repeat: string;
   check?: boolean;
+  segment?: string;
 }
 
 export function parseCount(flag: string, value: string | undefined, fallback: number): number {
@@ -124,6 +127,10 @@ export function register(program: Command): void {
     .option('--set <key=value>', 'override a scenario field in every cell (repeatable)', collect, [])
     .option('--target <target>', `shorthand for --set target=...; ${TARGET_JOBS_NOTE}`)
     .option('--check', 'exit 99 when a cell fails a judged Track B rule')
+    .option(
+      '--segment <i/n>',
+      'run only segment i of n (0-based; default: JOB_COMPLETION_INDEX and FLEETBENCH_SEGMENTS when set), then fleetbench merge (docs/distributed.md)',
+    )
     .addHelpText(
       'after',
       `
@@ -140,6 +147,21 @@ Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrup
     .action(async (flags: MatrixFlags) => {
       const outDir = flags.out ?? join('fleetbench-out', 'matrix');
       const overrides = withTarget(flags.set, flags.target);
+      const segment = resolveSegment(flags.segment);
+      if (segment) {
+        const spec = {
+          selection: flags.cells,
+          overrides,
+          seed: parseSeed(flags.seed),
+          repeats: parseCount('--repeat', flags.repeat, 1),
+          outDir,
+        };
+        return runMatrixSegmentCommand(
+          spec,
+          segment,
+          parseCount('--jobs', flags.jobs, defaultJobs(flags.target)),
+        );
+      }
       const { outcomes, interrupted } = await runMatricesInteractive(
         [
           {

@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { refuseRunSegment } from '../distributed/run-segment.ts';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry } from '../live/index.ts';
@@ -29,6 +30,7 @@ interface RunFlags {
   report?: boolean;
   target?: string;
   clock?: string;
+  segment?: string;
   timeScale?: string;
   metricsPort?: number;
   otlpPort?: number;
@@ -95,6 +97,7 @@ export function register(program: Command): void {
     .option('--no-progress', 'real clock: no progress line on stderr')
     .option('--no-budgets', "run without judging the scenario's budgets")
     .option('--no-report', 'do not write report.html beside summary.json')
+    .option('--segment <i/n>', 'refused, with the reason: runs are not split (docs/distributed.md)')
     .addHelpText(
       'after',
       '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --metrics-port 9464\n\nScenario fields: docs/scenarios.md. Live runs (real clock, targets, telemetry): docs/live-runs.md.\nExit codes: 0 done (every judged budget holds), 2 bad input, 3 the run failed (target lost, clock stalled: partial summary written), 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
@@ -112,6 +115,7 @@ export function register(program: Command): void {
       if (flags.timeScale !== undefined)
         overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
       const { scenario, cell } = resolveScenarioRef(ref, overrides);
+      refuseRunSegment(flags.segment, scenario);
       // What the user changed, in words: shown in the summary and, by default, in the run's
       // directory name, so a run with overrides does not overwrite the plain one.
       const changed = [...flags.set, ...(flags.seed !== undefined ? [`seed=${flags.seed}`] : [])];

@@ -176,7 +176,7 @@ export async function runMatrices(specs: MatrixSpec[], control: RunControl): Pro
   });
 }
 
-function baselineRun(r: JobResult, outDir: string, judge?: Judge): BaselineUnit['runs'][number] {
+export function baselineRun(r: JobResult, outDir: string, judge?: Judge): BaselineUnit['runs'][number] {
   const s = r.summary;
   return {
     checks: judge?.(s.analysis, r.job.unitId) ?? null,

@@ -1,0 +1,156 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Job } from 'kubernetes-models/batch/v1/Job';
+import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { matrixManifests } from '../src/distributed/k8s.ts';
+import { runCli } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+
+const dir = scratchDir('fleetbench-k8s-');
+const CELLS = 'S2-T1-1,S4-T1-1';
+
+interface Container {
+  args: string[];
+  env: Array<{ name: string; value: string }>;
+}
+// biome-ignore lint/suspicious/noExplicitAny: manifests are plain JSON read back from YAML
+type Doc = any;
+
+/** Validates one object against the Kubernetes OpenAPI schema (kubernetes-models' ajv validators). */
+function validate(doc: Doc): void {
+  if (doc.kind === 'Job') new Job(doc).validate();
+  else if (doc.kind === 'PersistentVolumeClaim') new PersistentVolumeClaim(doc).validate();
+  else throw new Error(`unexpected kind ${doc.kind}`);
+}
+
+describe('fleetbench k8s manifest matrix', { timeout: 240_000 }, () => {
+  it('writes a PVC, an Indexed Job and a suspended merge Job that the Kubernetes schema accepts', async () => {
+    const r = await runCli([
+      'k8s',
+      'manifest',
+      'matrix',
+      '--cells',
+      CELLS,
+      '--segments',
+      '2',
+      '--image',
+      'ghcr.io/acme/fleetbench:0.1.0',
+      '--namespace',
+      'bench',
+      '--jobs',
+      '2',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const docs: Doc[] = parseAllDocuments(r.stdout).map((d) => d.toJS());
+    expect(docs.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      'PersistentVolumeClaim/fleetbench-matrix-results',
+      'Job/fleetbench-matrix',
+      'Job/fleetbench-matrix-merge',
+    ]);
+    for (const doc of docs) validate(doc);
+    const [pvc, job, merge] = docs;
+    expect(pvc.spec.accessModes).toEqual(['ReadWriteMany']);
+    expect(job.spec).toMatchObject({ completionMode: 'Indexed', completions: 2, parallelism: 2 });
+    expect(job.metadata.namespace).toBe('bench');
+    const c = job.spec.template.spec.containers[0];
+    expect(c.image).toBe('ghcr.io/acme/fleetbench:0.1.0');
+    expect(c.env).toContainEqual({ name: 'FLEETBENCH_SEGMENTS', value: '2' });
+    expect(c.resources.requests.cpu).toBe('2');
+    expect(merge.spec.suspend).toBe(true);
+    expect(merge.spec.template.spec.containers[0].args).toEqual([
+      'merge',
+      '/results/fleetbench-matrix',
+      '--report',
+    ]);
+    // The validator is real: a Job the API server would refuse fails here too.
+    expect(() => validate({ ...job, spec: { ...job.spec, completionMode: 'Striped' } })).toThrow(
+      /completionMode/,
+    );
+    expect(() => validate({ ...job, spec: { ...job.spec, completions: '2' } })).toThrow(
+      /completions must be integer/,
+    );
+    // An existing claim: no PVC written, the pods mount it.
+    const own = matrixManifests({
+      name: 'm',
+      image: 'x',
+      segments: 3,
+      matrixArgs: [],
+      claim: 'shared',
+      accessMode: 'ReadWriteOnce',
+    });
+    expect(own.map((m) => m.kind)).toEqual(['Job', 'Job']);
+    for (const m of own) validate(m);
+  });
+
+  it('the pods, run here exactly as the Indexed Job runs them, give the single-process baseline', async () => {
+    const yamlPath = join(dir, 'matrix.yaml');
+    const r = await runCli([
+      'k8s',
+      'manifest',
+      'matrix',
+      '--cells',
+      CELLS,
+      '--segments',
+      '2',
+      '-o',
+      yamlPath,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const docs: Doc[] = parseAllDocuments(readFileSync(yamlPath, 'utf8')).map((d) => d.toJS());
+    const segment: Container = docs[1].spec.template.spec.containers[0];
+    const merge: Container = docs[2].spec.template.spec.containers[0];
+    const results = join(dir, 'volume');
+    const onVolume = (args: string[]) => args.map((a) => a.replace(/^\/results/, results));
+    const env = (c: Container) => Object.fromEntries(c.env.map((e) => [e.name, e.value]));
+    const pods = await Promise.all(
+      [0, 1].map((index) =>
+        runCli(onVolume(segment.args), {
+          env: { ...env(segment), JOB_COMPLETION_INDEX: String(index) },
+          timeoutMs: 200_000,
+        }),
+      ),
+    );
+    for (const pod of pods) expect(pod.code, pod.stderr).toBe(0);
+    const merged = await runCli(onVolume(merge.args), { env: env(merge), timeoutMs: 120_000 });
+    expect(merged.code, merged.stderr).toBe(0);
+    expect(merged.stdout).toContain('fleetbench merge: 2 segments, 2 of 2 runs');
+    expect(existsSync(join(results, 'fleetbench-matrix', 'report.html'))).toBe(true);
+    const single = join(dir, 'single');
+    const one = await runCli(['matrix', '--cells', CELLS, '--jobs', '1', '--out', single], {
+      timeoutMs: 200_000,
+    });
+    expect(one.code, one.stderr).toBe(0);
+    expect(readFileSync(join(results, 'fleetbench-matrix', 'baseline.md'), 'utf8')).toBe(
+      readFileSync(join(single, 'baseline.md'), 'utf8'),
+    );
+  });
+
+  it('refuses bad input before a cluster is involved', async () => {
+    const bad = await runCli(['k8s', 'manifest', 'matrix', '--cells', 'S9-T1-1', '--segments', '2']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--cells: unknown cell or scenario 'S9-T1-1'");
+    const many = await runCli(['k8s', 'manifest', 'matrix', '--cells', 'S2-T1-1', '--segments', '3']);
+    expect(many.code).toBe(2);
+    expect(many.stderr).toContain(
+      '--segments: 3 segments for 1 run: some pods would have nothing to do; at most 1',
+    );
+    const name = await runCli([
+      'k8s',
+      'manifest',
+      'matrix',
+      '--cells',
+      'S2-T1-1',
+      '--segments',
+      '1',
+      '--name',
+      'Bad_Name',
+    ]);
+    expect(name.code).toBe(2);
+    expect(name.stderr).toContain("--name: 'Bad_Name' is not usable as a Kubernetes name");
+    const run = await runCli(['k8s', 'manifest', 'run', 'S2-T1-5']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('live-run segments are not available yet');
+  });
+});
