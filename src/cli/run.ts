@@ -82,7 +82,7 @@ export function register(program: Command): void {
     )
     .option(
       '--otlp-port <n>',
-      'real clock: accept OTLP/JSON spans on 127.0.0.1:N/v1/traces into the trace',
+      'real clock: accept OTLP/HTTP spans (protobuf or JSON, gzip or not) on 127.0.0.1:N/v1/traces into the trace',
       portNumber,
     )
     .option('--no-progress', 'real clock: no progress line on stderr')
@@ -124,7 +124,7 @@ export function register(program: Command): void {
             otlpPort: flags.otlpPort,
             onListening: ({ metrics, otlp }) => {
               if (metrics) process.stderr.write(`fleetbench: metrics at ${metrics}\n`);
-              if (otlp) process.stderr.write(`fleetbench: OTLP/JSON spans accepted at ${otlp}\n`);
+              if (otlp) process.stderr.write(`fleetbench: OTLP spans accepted at ${otlp}\n`);
             },
           }),
         });

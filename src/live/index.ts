@@ -1,6 +1,6 @@
 /**
  * Live telemetry of a real-clock run (docs/live-runs.md): the progress line, the Prometheus
- * endpoint and the OTLP/JSON receiver, attached to the run through the engine's `attach` hook
+ * endpoint and the OTLP/HTTP receiver (protobuf or JSON), attached to the run through the engine's `attach` hook
  * and closed before the target stops and the trace closes (so nothing writes to a closed trace
  * and no server is left open after an interrupt).
  */
@@ -21,7 +21,7 @@ export interface LiveOptions {
   progressEveryMs?: number;
   /** Serve GET /metrics here (0: a free port). */
   metricsPort?: number;
-  /** Accept OTLP/JSON spans here (may equal metricsPort: one server answers both). */
+  /** Accept OTLP spans here (may equal metricsPort: one server answers both). */
   otlpPort?: number;
   /** Told where the endpoints listen. */
   onListening?: (endpoints: { metrics?: string; otlp?: string }) => void;

@@ -2,15 +2,25 @@
  * The live HTTP endpoints of a real-clock run, on 127.0.0.1:
  *
  * - `GET /metrics`: Prometheus text format 0.0.4 (metrics.ts decides what is in it);
- * - `POST /v1/traces`: an OTLP/HTTP JSON receiver. Spans the system under test exports go into
- *   the run's trace (the one TraceWriter) as `span` and `event` records, mapped exactly as
- *   `fleetbench import otlp` maps them, with times placed on the run's clock (Unix ns → run ms).
- *   Protobuf bodies are refused with 415 (configure the exporter for `http/json`).
+ * - `POST /v1/traces`: an OTLP/HTTP receiver (protobuf or JSON, gzip or not: otlp-proto.ts).
+ *   Spans the system under test exports go into the run's trace (the one TraceWriter) as `span`
+ *   and `event` records, mapped exactly as `fleetbench import otlp` maps them, with times placed
+ *   on the run's clock (Unix ns → run ms). A refused body is answered as OTLP does: 4xx with a
+ *   `google.rpc.Status` in the request's encoding.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock/clock.ts';
-import { otlpRequestSchema, otlpToRecords } from '../trace/importers/otlp.ts';
+import { type OtlpRequest, otlpRequestSchema, otlpToRecords } from '../trace/importers/otlp.ts';
+import {
+  decodeContent,
+  decodeTraceRequest,
+  encodingOf,
+  type OtlpEncoding,
+  OtlpRequestError,
+  statusBody,
+  successBody,
+} from '../trace/importers/otlp-proto.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { describeZodError } from '../validation.ts';
 import { CONTENT_TYPE } from './prometheus.ts';
@@ -21,7 +31,7 @@ export interface LiveServerOptions {
   trace: TraceSink;
   /** Text of GET /metrics (absent: 404). */
   metrics?: () => Promise<string>;
-  /** Accept OTLP/JSON spans on POST /v1/traces. */
+  /** Accept OTLP spans (protobuf or JSON, gzip or not) on POST /v1/traces. */
   otlp?: boolean;
   /** Biggest OTLP body accepted (bytes, default 16 MiB). */
   maxBodyBytes?: number;
@@ -46,46 +56,52 @@ export async function startLiveServer(options: LiveServerOptions): Promise<Runni
     res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
     res.end(body);
   };
+  const replyBytes = (res: ServerResponse, status: number, body: Buffer, encoding: OtlpEncoding) => {
+    const type = encoding === 'json' ? 'application/json' : 'application/x-protobuf';
+    res.writeHead(status, { 'content-type': type, 'content-length': body.length });
+    res.end(body);
+  };
 
   const receiveTraces = async (req: IncomingMessage, res: ServerResponse) => {
-    const type = req.headers['content-type'] ?? '';
-    if (!type.includes('json')) {
-      req.resume();
+    const encoding = encodingOf(req.headers['content-type']);
+    const refuse = (error: OtlpRequestError, as: OtlpEncoding = encoding ?? 'json') => {
       received.rejected++;
-      return reply(
-        res,
-        415,
-        JSON.stringify({ code: 3, message: 'only OTLP/HTTP JSON (application/json) is accepted' }),
+      replyBytes(res, error.httpStatus, statusBody(error.rpcCode, error.message, as), as);
+    };
+    if (!encoding) {
+      req.resume();
+      return refuse(
+        new OtlpRequestError(
+          415,
+          3,
+          'OTLP/HTTP bodies are application/x-protobuf or application/json (gzip allowed)',
+        ),
       );
     }
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of req) {
       size += (chunk as Buffer).length;
-      if (size > maxBody) {
-        received.rejected++;
-        return reply(res, 413, JSON.stringify({ code: 8, message: `body over ${maxBody} bytes` }));
-      }
+      if (size > maxBody) return refuse(new OtlpRequestError(413, 8, `body over ${maxBody} bytes`));
       chunks.push(chunk as Buffer);
     }
-    let parsed: ReturnType<typeof otlpRequestSchema.safeParse>;
+    let request: OtlpRequest;
     try {
-      parsed = otlpRequestSchema.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-    } catch {
-      received.rejected++;
-      return reply(res, 400, JSON.stringify({ code: 3, message: 'malformed JSON' }));
-    }
-    if (!parsed.success) {
-      received.rejected++;
-      return reply(res, 400, JSON.stringify({ code: 3, message: describeZodError(parsed.error) }));
+      const body = decodeContent(Buffer.concat(chunks), req.headers['content-encoding'], maxBody);
+      const parsed = otlpRequestSchema.safeParse(decodeTraceRequest(body, encoding));
+      if (!parsed.success) throw new OtlpRequestError(400, 3, describeZodError(parsed.error));
+      request = parsed.data;
+    } catch (error) {
+      if (error instanceof OtlpRequestError) return refuse(error);
+      throw error;
     }
     received.requests++;
-    for (const record of otlpToRecords(parsed.data, toMs, undefined)) {
+    for (const record of otlpToRecords(request, toMs, undefined)) {
       options.trace.write(record);
       if (record.kind === 'span') received.spans++;
       else received.events++;
     }
-    reply(res, 200, '{}');
+    replyBytes(res, 200, successBody(encoding), encoding);
   };
 
   const server: Server = createServer((req, res) => {
