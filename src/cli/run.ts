@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
-import { liveTelemetry } from '../live/index.ts';
+import { liveTelemetry, type MetricsLinger } from '../live/index.ts';
 import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { runScenario } from '../workload/engine.ts';
@@ -30,7 +30,15 @@ interface RunFlags {
   timeScale?: string;
   metricsPort?: number;
   otlpPort?: number;
+  metricsLinger: number;
   progress: boolean;
+}
+
+function seconds(text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0 || n > 3600)
+    throw new FleetbenchError('E_USAGE', `expected seconds (0-3600), got '${text}'`);
+  return n;
 }
 
 function portNumber(text: string): number {
@@ -85,6 +93,12 @@ export function register(program: Command): void {
       'real clock: accept OTLP/HTTP spans (protobuf or JSON, gzip or not) on 127.0.0.1:N/v1/traces into the trace',
       portNumber,
     )
+    .option(
+      '--metrics-linger <seconds>',
+      'real clock: keep /metrics up this long after the run, with the final values and budget verdicts',
+      seconds,
+      15,
+    )
     .option('--no-progress', 'real clock: no progress line on stderr')
     .option('--no-budgets', "run without judging the scenario's budgets")
     .option('--no-report', 'do not write report.html beside summary.json')
@@ -105,6 +119,17 @@ export function register(program: Command): void {
       if (flags.timeScale !== undefined)
         overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
       const { scenario, cell } = resolveScenarioRef(ref, overrides);
+      if (scenario.clock === 'virtual') {
+        const inert = [
+          flags.metricsPort !== undefined && '--metrics-port',
+          flags.otlpPort !== undefined && '--otlp-port',
+          flags.timeScale !== undefined && '--time-scale',
+        ].filter((f): f is string => typeof f === 'string');
+        for (const flag of inert)
+          process.stderr.write(
+            `fleetbench: warning: ${flag} has no effect with the virtual clock (add --clock real; docs/live-runs.md)\n`,
+          );
+      }
       // What the user changed, in words: shown in the summary and, by default, in the run's
       // directory name, so a run with overrides does not overwrite the plain one.
       const changed = [...flags.set, ...(flags.seed !== undefined ? [`seed=${flags.seed}`] : [])];
@@ -112,6 +137,7 @@ export function register(program: Command): void {
 
       // First Ctrl-C: stop the run, keep the trace, write a partial summary. Second: leave now.
       const interrupt = onInterrupt('stopping the run, writing a partial summary');
+      let linger: MetricsLinger | undefined;
       try {
         const started = performance.now();
         const outcome = await runScenario(scenario, {
@@ -126,8 +152,15 @@ export function register(program: Command): void {
               if (metrics) process.stderr.write(`fleetbench: metrics at ${metrics}\n`);
               if (otlp) process.stderr.write(`fleetbench: OTLP spans accepted at ${otlp}\n`);
             },
+            onFinished:
+              flags.metricsLinger > 0
+                ? (handle) => {
+                    linger = handle;
+                  }
+                : undefined,
           }),
         });
+        linger?.setVerdicts(outcome.verdicts ?? []);
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
         // The HTML report beside the summary (partial too, after Ctrl-C): what a user opens.
         const reportPath = flags.report === false ? undefined : await writeRunReport(outDir);
@@ -162,7 +195,14 @@ export function register(program: Command): void {
             for (const error of verdict.errors) process.stderr.write(`fleetbench: ${error}\n`);
           process.exitCode = verdictExitCode(outcome.verdicts);
         }
+        if (linger && outcome.reason !== 'interrupted') {
+          process.stderr.write(
+            `fleetbench: final metrics stay up at ${linger.url} for ${flags.metricsLinger} s (Ctrl-C or --metrics-linger 0 to skip)\n`,
+          );
+          await linger.hold(flags.metricsLinger * 1000, interrupt.signal);
+        }
       } finally {
+        await linger?.close();
         interrupt.dispose();
       }
     });

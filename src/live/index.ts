@@ -5,9 +5,11 @@
  * and no server is left open after an interrupt).
  */
 import { FleetbenchError } from '../errors.ts';
+import type { Verdict } from '../judge/judge.ts';
 import type { RunAttachment, RunHandle } from '../workload/engine.ts';
-import { metricsText } from './metrics.ts';
+import { budgetFamilies, metricsText } from './metrics.ts';
 import { ProgressLine } from './progress.ts';
+import { formatFamilies } from './prometheus.ts';
 import { type RunningLiveServer, startLiveServer } from './server.ts';
 import { LiveStats } from './stats.ts';
 
@@ -25,6 +27,22 @@ export interface LiveOptions {
   otlpPort?: number;
   /** Told where the endpoints listen. */
   onListening?: (endpoints: { metrics?: string; otlp?: string }) => void;
+  /**
+   * Keep GET /metrics up after the run with its final values (a scraper's last scrape sees
+   * them): the metrics server is handed to `onFinished` instead of being closed, and whoever
+   * takes it closes it (MetricsLinger.hold). Without `onFinished` everything closes with the run.
+   */
+  onFinished?: (linger: MetricsLinger) => void;
+}
+
+/** The metrics endpoint of a run that has ended, serving its final values. */
+export interface MetricsLinger {
+  url: string;
+  /** Adds the budgets' verdicts (judged on the finished trace) to what the endpoint serves. */
+  setVerdicts(verdicts: readonly Verdict[]): void;
+  /** Serves for `ms` (or until `signal` aborts), then closes. */
+  hold(ms: number, signal?: AbortSignal): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** An `attach` for runScenario. Only a real-clock run gets live telemetry. */
@@ -43,20 +61,27 @@ export function liveTelemetry(options: LiveOptions) {
       scenario: run.scenario.name,
     };
     const endpoints: { metrics?: string; otlp?: string } = {};
+    let metricsServer: RunningLiveServer | undefined;
+    let serveMetrics = () => metricsText(sources);
+    /** The options of a server that also receives OTLP: receiving stops with the run. */
+    const receivers: Array<{ otlp?: boolean }> = [];
     try {
       const same =
         options.metricsPort !== undefined &&
         options.metricsPort === options.otlpPort &&
         options.metricsPort !== 0;
       if (options.metricsPort !== undefined) {
-        const server = await startLiveServer({
+        const serverOptions = {
           port: options.metricsPort,
           clock: run.clock,
           trace: run.trace,
-          metrics: () => metricsText(sources),
+          metrics: () => serveMetrics(),
           otlp: same,
-        });
+        };
+        const server = await startLiveServer(serverOptions);
         servers.push(server);
+        receivers.push(serverOptions);
+        metricsServer = server;
         endpoints.metrics = `${server.url}/metrics`;
         if (same) endpoints.otlp = `${server.url}/v1/traces`;
       }
@@ -94,7 +119,33 @@ export function liveTelemetry(options: LiveOptions) {
     progress?.start();
     return {
       async close() {
-        await Promise.all(servers.map((s) => s.close()));
+        const lingering = metricsServer && options.onFinished ? metricsServer : undefined;
+        if (lingering) {
+          // Final values, taken while the target still answers; the trace closes after this.
+          const final = await metricsText({ ...sources, finished: true });
+          let verdictText = '';
+          serveMetrics = async () => final + verdictText;
+          for (const receiver of receivers) receiver.otlp = false;
+          options.onFinished!({
+            url: endpoints.metrics!,
+            setVerdicts: (verdicts) => {
+              verdictText = formatFamilies(budgetFamilies(verdicts));
+            },
+            hold: (ms, signal) =>
+              new Promise<void>((resolve) => {
+                const done = () => {
+                  clearTimeout(timer);
+                  signal?.removeEventListener('abort', done);
+                  lingering.close().then(resolve, resolve);
+                };
+                const timer = setTimeout(done, ms);
+                if (signal?.aborted) done();
+                else signal?.addEventListener('abort', done, { once: true });
+              }),
+            close: () => lingering.close(),
+          });
+        }
+        await Promise.all(servers.filter((s) => s !== lingering).map((s) => s.close()));
         await progress?.stop();
         untap();
       },
