@@ -14,7 +14,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dir = scratchDir('fleetbench-pack-');
 
 function sh(command: string, args: string[], cwd: string, timeout = 240_000) {
-  const env = { ...process.env, NO_COLOR: '1', npm_config_update_notifier: 'false' };
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', npm_config_update_notifier: 'false' };
   // Not the test runner's own npm settings (vitest started by `npm test` exports npm_* vars).
   for (const key of Object.keys(env))
     if (key.startsWith('npm_config_') && key !== 'npm_config_update_notifier') delete env[key];

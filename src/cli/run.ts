@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
-import { liveTelemetry, type MetricsLinger } from '../live/index.ts';
+import { liveTelemetry, type MetricsLinger, type OtlpExporter } from '../live/index.ts';
 import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { runScenario } from '../workload/engine.ts';
@@ -31,7 +31,20 @@ interface RunFlags {
   metricsPort?: number;
   otlpPort?: number;
   metricsLinger: number;
+  otlpExport?: string;
   progress: boolean;
+}
+
+function otlpUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new FleetbenchError('E_USAGE', `--otlp-export: expected an http(s) URL, got '${text}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new FleetbenchError('E_USAGE', `--otlp-export: expected an http(s) URL, got '${text}'`);
+  return text;
 }
 
 function seconds(text: string): number {
@@ -99,6 +112,11 @@ export function register(program: Command): void {
       seconds,
       15,
     )
+    .option(
+      '--otlp-export <url>',
+      "real clock: send the run's spans and metrics to this OTLP/HTTP endpoint (protobuf; e.g. http://127.0.0.1:4318)",
+      otlpUrl,
+    )
     .option('--no-progress', 'real clock: no progress line on stderr')
     .option('--no-budgets', "run without judging the scenario's budgets")
     .option('--no-report', 'do not write report.html beside summary.json')
@@ -124,6 +142,7 @@ export function register(program: Command): void {
           flags.metricsPort !== undefined && '--metrics-port',
           flags.otlpPort !== undefined && '--otlp-port',
           flags.timeScale !== undefined && '--time-scale',
+          flags.otlpExport !== undefined && '--otlp-export',
         ].filter((f): f is string => typeof f === 'string');
         for (const flag of inert)
           process.stderr.write(
@@ -138,6 +157,7 @@ export function register(program: Command): void {
       // First Ctrl-C: stop the run, keep the trace, write a partial summary. Second: leave now.
       const interrupt = onInterrupt('stopping the run, writing a partial summary');
       let linger: MetricsLinger | undefined;
+      let exporter: OtlpExporter | undefined;
       try {
         const started = performance.now();
         const outcome = await runScenario(scenario, {
@@ -152,6 +172,10 @@ export function register(program: Command): void {
               if (metrics) process.stderr.write(`fleetbench: metrics at ${metrics}\n`);
               if (otlp) process.stderr.write(`fleetbench: OTLP spans accepted at ${otlp}\n`);
             },
+            otlpExport: flags.otlpExport,
+            onExporter: (handle) => {
+              exporter = handle;
+            },
             onFinished:
               flags.metricsLinger > 0
                 ? (handle) => {
@@ -161,6 +185,16 @@ export function register(program: Command): void {
           }),
         });
         linger?.setVerdicts(outcome.verdicts ?? []);
+        if (exporter) {
+          if (outcome.verdicts) await exporter.exportVerdicts(outcome.verdicts);
+          const x = exporter.stats;
+          process.stderr.write(
+            `fleetbench: OTLP export to ${flags.otlpExport}: ${x.spansSent} spans sent` +
+              (x.spansDropped > 0 ? `, ${x.spansDropped} dropped (endpoint too slow)` : '') +
+              (x.failedRequests > 0 ? `, ${x.failedRequests} of ${x.requests} requests failed (${x.lastError})` : '') +
+              '\n',
+          );
+        }
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
         // The HTML report beside the summary (partial too, after Ctrl-C): what a user opens.
         const reportPath = flags.report === false ? undefined : await writeRunReport(outDir);

@@ -8,11 +8,13 @@ import { FleetbenchError } from '../errors.ts';
 import type { Verdict } from '../judge/judge.ts';
 import type { RunAttachment, RunHandle } from '../workload/engine.ts';
 import { budgetFamilies, metricsText } from './metrics.ts';
+import { OtlpExporter } from './otlp-export.ts';
 import { ProgressLine } from './progress.ts';
 import { formatFamilies } from './prometheus.ts';
 import { type RunningLiveServer, startLiveServer } from './server.ts';
 import { LiveStats } from './stats.ts';
 
+export type { OtlpExporter } from './otlp-export.ts';
 export { formatFamilies } from './prometheus.ts';
 export { LiveStats } from './stats.ts';
 
@@ -33,6 +35,10 @@ export interface LiveOptions {
    * takes it closes it (MetricsLinger.hold). Without `onFinished` everything closes with the run.
    */
   onFinished?: (linger: MetricsLinger) => void;
+  /** Send the run's spans and metrics to this OTLP/HTTP endpoint (otlp-export.ts). */
+  otlpExport?: string;
+  /** Handed the exporter (to export the budgets' verdicts after the run, and read its stats). */
+  onExporter?: (exporter: OtlpExporter) => void;
 }
 
 /** The metrics endpoint of a run that has ended, serving its final values. */
@@ -50,7 +56,19 @@ export function liveTelemetry(options: LiveOptions) {
   return async (run: RunHandle): Promise<RunAttachment> => {
     if (run.clock.kind !== 'real') return { close: async () => undefined };
     const stats = new LiveStats();
-    const untap = run.trace.tap((record) => stats.add(record));
+    const exporter = options.otlpExport
+      ? new OtlpExporter({
+          url: options.otlpExport,
+          clock: run.clock,
+          runId: run.trace.header.runId,
+          scenario: run.scenario.name,
+        })
+      : undefined;
+    if (exporter) options.onExporter?.(exporter);
+    const untap = run.trace.tap((record) => {
+      stats.add(record);
+      exporter?.add(record);
+    });
     const servers: RunningLiveServer[] = [];
     const sources = {
       clock: run.clock,
@@ -98,6 +116,7 @@ export function liveTelemetry(options: LiveOptions) {
     } catch (error) {
       untap();
       await Promise.all(servers.map((s) => s.close()));
+      await exporter?.close(0);
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
         throw new FleetbenchError(
           'E_USAGE',
@@ -148,6 +167,7 @@ export function liveTelemetry(options: LiveOptions) {
         await Promise.all(servers.filter((s) => s !== lingering).map((s) => s.close()));
         await progress?.stop();
         untap();
+        await exporter?.close();
       },
     };
   };
