@@ -4,6 +4,7 @@
  * virtual time; judged against the built-in budgets; baseline.md, baseline.json and report.html
  * under ./fleetbench-out/. One command that shows what fleetbench does.
  */
+
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -17,6 +18,7 @@ import { fmtInt, fmtMs, fmtNum, textTable } from '../report/table.ts';
 import { builtinScenarioNames } from '../workload/builtins.ts';
 import { PRIORITY_CELLS } from '../workload/cells.ts';
 import { parseCount, runMatricesInteractive } from './matrix.ts';
+import { colourVerdicts } from './output.ts';
 
 /**
  * Runs beyond the cost cells, each joining the demo once its scenario is built in
@@ -156,7 +158,7 @@ Exit codes: 0 done, 99 a judged budget failed (--check), 130 interrupted.`,
         '                                                 is the naive strategy worse, beyond noise?',
         '',
       );
-      process.stdout.write(lines.join('\n'));
+      process.stdout.write(colourVerdicts(lines.join('\n')));
       if (interrupted) process.exitCode = ExitCode.interrupted;
       else if (flags.check && failing.length > 0) process.exitCode = ExitCode.budgetBreached;
     });

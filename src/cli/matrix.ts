@@ -2,6 +2,7 @@
  * `fleetbench matrix`: runs A2 cells (and built-in scenarios) in virtual time on a pool of child
  * processes and writes baseline.json and baseline.md, with per-cell run directories.
  */
+
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -13,6 +14,7 @@ import { SELECTOR_HELP } from '../matrix/select.ts';
 import { failingUnits, OVERVIEW_COLUMNS, overviewCells } from '../matrix/summary.ts';
 import { fmtMs, textTable } from '../report/table.ts';
 import { onInterrupt } from './interrupt.ts';
+import { colourVerdicts } from './output.ts';
 import { createMatrixProgress } from './progress.ts';
 
 interface MatrixFlags {
@@ -161,7 +163,7 @@ Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrup
         `  report....: fleetbench report ${outDir}`,
         '',
       );
-      process.stdout.write(out.join('\n'));
+      process.stdout.write(colourVerdicts(out.join('\n')));
       if (interrupted) process.exitCode = ExitCode.interrupted;
       else if (flags.check && failing.length > 0) process.exitCode = ExitCode.budgetBreached;
     });

@@ -14,6 +14,7 @@ import { type Override, parseOverride } from '../workload/load.ts';
 import { writeRunSummary } from '../workload/summary.ts';
 import { verdictExitCode } from './check.ts';
 import { onInterrupt } from './interrupt.ts';
+import { isQuiet, notice } from './output.ts';
 
 interface RunFlags {
   set: string[];
@@ -89,7 +90,7 @@ export function register(program: Command): void {
     .option('--seed <n>', 'shorthand for --set seed=N')
     .option(
       '--out <dir>',
-      'where trace.jsonl and summary.json go (default fleetbench-out/runs/<name>, with --<overrides> appended when --set or --seed is given)',
+      'where trace.jsonl and summary.json go (default fleetbench-out/runs/<name>, with --real-<target> for a real-clock run and --<overrides> when --set or --seed is given)',
     )
     .option('--json', 'print summary.json instead of the terminal summary')
     .option('--markdown', 'print the summary as Markdown')
@@ -152,7 +153,11 @@ export function register(program: Command): void {
       // What the user changed, in words: shown in the summary and, by default, in the run's
       // directory name, so a run with overrides does not overwrite the plain one.
       const changed = [...flags.set, ...(flags.seed !== undefined ? [`seed=${flags.seed}`] : [])];
-      const outDir = flags.out ?? join('fleetbench-out', 'runs', runDirName(scenario.name, changed));
+      // A live run never overwrites the virtual run of the same scenario: its directory names
+      // the clock and the target (`S2-T1-5--real-reference`, `S2-T1-5--real-http-127.0.0.1-7070`).
+      const live = scenario.clock === 'real' ? [`real-${targetTag(scenario.target)}`] : [];
+      const outDir =
+        flags.out ?? join('fleetbench-out', 'runs', runDirName(scenario.name, [...live, ...changed]));
 
       // First Ctrl-C: stop the run, keep the trace, write a partial summary. Second: leave now.
       const interrupt = onInterrupt('stopping the run, writing a partial summary');
@@ -165,12 +170,12 @@ export function register(program: Command): void {
           signal: interrupt.signal,
           cell,
           attach: liveTelemetry({
-            progress: flags.progress,
+            progress: flags.progress && !isQuiet(),
             metricsPort: flags.metricsPort,
             otlpPort: flags.otlpPort,
             onListening: ({ metrics, otlp }) => {
-              if (metrics) process.stderr.write(`fleetbench: metrics at ${metrics}\n`);
-              if (otlp) process.stderr.write(`fleetbench: OTLP spans accepted at ${otlp}\n`);
+              if (metrics) notice(`fleetbench: metrics at ${metrics}\n`);
+              if (otlp) notice(`fleetbench: OTLP spans accepted at ${otlp}\n`);
             },
             otlpExport: flags.otlpExport,
             onExporter: (handle) => {
@@ -188,10 +193,12 @@ export function register(program: Command): void {
         if (exporter) {
           if (outcome.verdicts) await exporter.exportVerdicts(outcome.verdicts);
           const x = exporter.stats;
-          process.stderr.write(
+          notice(
             `fleetbench: OTLP export to ${flags.otlpExport}: ${x.spansSent} spans sent` +
               (x.spansDropped > 0 ? `, ${x.spansDropped} dropped (endpoint too slow)` : '') +
-              (x.failedRequests > 0 ? `, ${x.failedRequests} of ${x.requests} requests failed (${x.lastError})` : '') +
+              (x.failedRequests > 0
+                ? `, ${x.failedRequests} of ${x.requests} requests failed (${x.lastError})`
+                : '') +
               '\n',
           );
         }
@@ -230,7 +237,7 @@ export function register(program: Command): void {
           process.exitCode = verdictExitCode(outcome.verdicts);
         }
         if (linger && outcome.reason !== 'interrupted') {
-          process.stderr.write(
+          notice(
             `fleetbench: final metrics stay up at ${linger.url} for ${flags.metricsLinger} s (Ctrl-C or --metrics-linger 0 to skip)\n`,
           );
           await linger.hold(flags.metricsLinger * 1000, interrupt.signal);
@@ -263,6 +270,13 @@ export function runDirName(name: string, overrides: readonly string[]): string {
     .replace(/[^A-Za-z0-9._=-]+/g, '_')
     .slice(0, 80);
   return `${name}--${suffix}`;
+}
+
+/** `reference`, `http-127.0.0.1-7070`, `module-shim` (from module:./shim.ts). */
+export function targetTag(target: string): string {
+  if (target.startsWith('module:'))
+    return `module-${target.slice('module:'.length).replace(/^.*\//, '').replace(/\.[cm]?[jt]s$/, '')}`;
+  return target.replace(/^(https?):\/\//, '$1-').replace(/[:/]+/g, '-').replace(/-+$/, '');
 }
 
 function collect(value: string, previous: string[]): string[] {
