@@ -275,8 +275,14 @@ export function runDirName(name: string, overrides: readonly string[]): string {
 /** `reference`, `http-127.0.0.1-7070`, `module-shim` (from module:./shim.ts). */
 export function targetTag(target: string): string {
   if (target.startsWith('module:'))
-    return `module-${target.slice('module:'.length).replace(/^.*\//, '').replace(/\.[cm]?[jt]s$/, '')}`;
-  return target.replace(/^(https?):\/\//, '$1-').replace(/[:/]+/g, '-').replace(/-+$/, '');
+    return `module-${target
+      .slice('module:'.length)
+      .replace(/^.*\//, '')
+      .replace(/\.[cm]?[jt]s$/, '')}`;
+  return target
+    .replace(/^(https?):\/\//, '$1-')
+    .replace(/[:/]+/g, '-')
+    .replace(/-+$/, '');
 }
 
 function collect(value: string, previous: string[]): string[] {
