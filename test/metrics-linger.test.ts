@@ -48,7 +48,7 @@ describe('fleetbench run --metrics-linger', () => {
     );
     child.stdout.resume();
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const killer = setTimeout(() => child.kill('SIGKILL'), 150_000);
     try {
       const url = await lingering;
       const lingerStart = performance.now();
@@ -79,7 +79,7 @@ describe('fleetbench run --metrics-linger', () => {
       clearTimeout(killer);
       child.kill('SIGKILL');
     }
-  }, 60_000);
+  }, 180_000);
 
   it('warns when a live-only flag has no effect (virtual clock)', async () => {
     const r = await runCli([

@@ -178,6 +178,7 @@ export function register(program: Command): void {
               if (otlp) notice(`fleetbench: OTLP spans accepted at ${otlp}\n`);
             },
             otlpExport: flags.otlpExport,
+            interrupt: interrupt.signal,
             onExporter: (handle) => {
               exporter = handle;
             },

@@ -35,6 +35,8 @@ export interface LiveOptions {
    * takes it closes it (MetricsLinger.hold). Without `onFinished` everything closes with the run.
    */
   onFinished?: (linger: MetricsLinger) => void;
+  /** The user's Ctrl-C: once aborted, nothing lingers. */
+  interrupt?: AbortSignal;
   /** Send the run's spans and metrics to this OTLP/HTTP endpoint (otlp-export.ts). */
   otlpExport?: string;
   /** Handed the exporter (to export the budgets' verdicts after the run, and read its stats). */
@@ -50,6 +52,9 @@ export interface MetricsLinger {
   hold(ms: number, signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Stands in for a target that no longer answers, for the final metrics. */
+const NO_SESSIONS = { sessionCounts: async () => ({}) } as unknown as RunHandle['target'];
 
 /** An `attach` for runScenario. Only a real-clock run gets live telemetry. */
 export function liveTelemetry(options: LiveOptions) {
@@ -138,10 +143,20 @@ export function liveTelemetry(options: LiveOptions) {
     progress?.start();
     return {
       async close() {
-        const lingering = metricsServer && options.onFinished ? metricsServer : undefined;
+        // An interrupted run does not linger: the user asked to stop.
+        const lingering =
+          metricsServer && options.onFinished && !options.interrupt?.aborted ? metricsServer : undefined;
         if (lingering) {
-          // Final values, taken while the target still answers; the trace closes after this.
-          const final = await metricsText({ ...sources, finished: true });
+          // Final values, taken while the target still answers (a target that does not answer
+          // within 5 s leaves out its session counts); the trace closes after this.
+          let slowTarget: NodeJS.Timeout | undefined;
+          const final = await Promise.race([
+            metricsText({ ...sources, finished: true }),
+            new Promise<void>((resolve) => {
+              slowTarget = setTimeout(resolve, 5_000);
+            }).then(() => metricsText({ ...sources, finished: true, target: NO_SESSIONS })),
+          ]);
+          clearTimeout(slowTarget);
           let verdictText = '';
           serveMetrics = async () => final + verdictText;
           for (const receiver of receivers) receiver.otlp = false;
@@ -152,12 +167,13 @@ export function liveTelemetry(options: LiveOptions) {
             },
             hold: (ms, signal) =>
               new Promise<void>((resolve) => {
+                let timer: NodeJS.Timeout | undefined;
                 const done = () => {
                   clearTimeout(timer);
                   signal?.removeEventListener('abort', done);
                   lingering.close().then(resolve, resolve);
                 };
-                const timer = setTimeout(done, ms);
+                timer = setTimeout(done, ms);
                 if (signal?.aborted) done();
                 else signal?.addEventListener('abort', done, { once: true });
               }),
