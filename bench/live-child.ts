@@ -5,14 +5,17 @@
  * (arrivalTimes + paceOpen on a RealClock, what the arrival-rate executor runs), writes one
  * span per operation to a trace (as a run does) and prints one JSON line: start lag and
  * response-time percentiles, operations, errors, and the CPU seconds of the load window.
+ * An 7th argument OTLP_URL also sends every trace record there, as `--otlp-export` does
+ * (src/live/otlp-export.ts), to measure what exporting costs the schedule.
  */
 import { LatencyHistogram } from '../src/analyze/histogram.ts';
 import { RealClock } from '../src/clock/real.ts';
 import { HttpTransport } from '../src/github/transport.ts';
+import { OtlpExporter } from '../src/live/otlp-export.ts';
 import { TraceWriter } from '../src/trace/writer.ts';
 import { arrivalTimes, paceOpen } from '../src/workload/schedule.ts';
 
-const [rateText, secondsText, url, token, path, tracePath] = process.argv.slice(2);
+const [rateText, secondsText, url, token, path, tracePath, otlpUrl] = process.argv.slice(2);
 const rate = Number(rateText);
 const durationMs = Number(secondsText) * 1000;
 const clock = new RealClock();
@@ -25,6 +28,10 @@ const trace = new TraceWriter(tracePath!, {
   epochMs: clock.epochMs,
   startedAt: new Date(clock.epochMs).toISOString(),
 });
+const exporter = otlpUrl
+  ? new OtlpExporter({ url: otlpUrl, clock, runId: 'live-bench', scenario: 'live-bench' })
+  : undefined;
+if (exporter) trace.tap((record) => exporter.add(record));
 const transport = new HttpTransport(url!, { token, maxSockets: 64 });
 const lag = new LatencyHistogram();
 const latency = new LatencyHistogram();
@@ -64,6 +71,7 @@ const deadline = performance.now() + 10_000;
 while (settled < issued && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
 const cpu = process.cpuUsage(cpu0);
 const wallS = (performance.now() - t0) / 1000;
+await exporter?.close();
 trace.close('completed');
 transport.close();
 process.stdout.write(
@@ -75,5 +83,6 @@ process.stdout.write(
     cpuS: (cpu.user + cpu.system) / 1e6,
     lag: lag.percentiles(),
     latency: latency.percentiles(),
+    exported: exporter?.stats,
   })}\n`,
 );

@@ -177,7 +177,7 @@ describe('reference serve over the http target', () => {
     // Let sessions start and poll cycles run, then interrupt.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     const before = await (await fetch(metricsUrl!)).text();
-    expect(before).toMatch(/^fleetbench_api_calls_total\{status="200"\} \d+$/m);
+    expect(before).toMatch(/^fleetbench_api_calls_total\{resource="core",status="200"\} \d+$/m);
     const sent = performance.now();
     child.kill('SIGINT');
     const code = await exited;

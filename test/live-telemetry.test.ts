@@ -11,6 +11,7 @@ import { resolveScenarioRef } from '../src/workload/builtins.ts';
 import { runScenario } from '../src/workload/engine.ts';
 import { parseOverride } from '../src/workload/load.ts';
 import { spans } from './helpers/run.ts';
+import { haveSystemTool, PROMTOOL, promtoolCheck } from './helpers/system-tool.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 interface ParsedFamily {
@@ -52,7 +53,9 @@ function parseExposition(text: string): Map<string, ParsedFamily> {
     const base = families.get(current!)!;
     const suffixOk =
       sampleName === current ||
-      (base.type === 'summary' && [`${current}_sum`, `${current}_count`].includes(sampleName!));
+      (base.type === 'summary' && [`${current}_sum`, `${current}_count`].includes(sampleName!)) ||
+      (base.type === 'histogram' &&
+        [`${current}_bucket`, `${current}_sum`, `${current}_count`].includes(sampleName!));
     expect(suffixOk, `${sampleName} under ${current}`).toBe(true);
     const labels: Record<string, string> = {};
     if (labelText) {
@@ -169,12 +172,25 @@ describe('live telemetry', () => {
     const calls = families.get('fleetbench_api_calls_total')!;
     expect(calls.type).toBe('counter');
     expect(calls.samples.find((s) => s.labels.status === '200')!.value).toBeGreaterThan(0);
+    expect(calls.samples.every((s) => ['core', 'graphql', 'search'].includes(s.labels.resource!))).toBe(true);
     const lag = families.get('fleetbench_schedule_lag_seconds')!;
-    expect(lag.type).toBe('summary');
+    expect(lag.type).toBe('histogram');
     expect(lag.samples.find((s) => s.name.endsWith('_count'))!.value).toBe(5);
-    expect(families.get('fleetbench_trace_gauge')!.samples.some((s) => s.labels.gauge === 'sessions')).toBe(
+    expect(lag.samples.find((s) => s.labels.le === '+Inf')!.value).toBe(5);
+    const latency = families.get('fleetbench_api_call_duration_seconds')!;
+    expect(latency.type).toBe('histogram');
+    const core = latency.samples.filter((s) => s.labels.resource === 'core' && s.name.endsWith('_bucket'));
+    // Cumulative buckets, ending in +Inf = the count.
+    expect(core.map((s) => s.value)).toEqual([...core.map((s) => s.value)].sort((a, b) => a - b));
+    expect(core.at(-1)!.value).toBe(
+      latency.samples.find((s) => s.labels.resource === 'core' && s.name.endsWith('_count'))!.value,
+    );
+    expect(families.get('fleetbench_trace_value')!.samples.some((s) => s.labels.name === 'sessions')).toBe(
       true,
     );
+    expect(families.get('fleetbench_run_finished')!.samples[0]!.value).toBe(0);
+    if (haveSystemTool(PROMTOOL, 'prometheus'))
+      expect(promtoolCheck(scraped!.text)).toEqual({ code: 0, problems: '' });
 
     expect(posted?.status).toBe(200);
     const { records, stats } = await readTrace(outcome.tracePath);
@@ -195,7 +211,7 @@ describe('live telemetry', () => {
     await expect(fetch(endpoints.metrics!)).rejects.toThrow();
   });
 
-  it('refuses protobuf OTLP and malformed bodies with the OTLP error shape', async () => {
+  it('refuses bodies it cannot read with the OTLP error shape', async () => {
     const { scenario } = resolveScenarioRef('S2-T1-1', ['clock=real', 'duration=1500ms'].map(parseOverride));
     const answers: Array<{ status: number; body: string }> = [];
     await runScenario(scenario, {
@@ -209,7 +225,7 @@ describe('live telemetry', () => {
           },
         })(run);
         for (const [type, body] of [
-          ['application/x-protobuf', 'x'],
+          ['text/plain', 'x'],
           ['application/json', '{"resourceSpans": "nope"}'],
           ['application/json', '{not json'],
         ]) {

@@ -74,6 +74,40 @@ function drawnPixels(page: Page): Promise<ChartPixels[]> {
   return page.evaluate(DRAWN_PIXELS) as Promise<ChartPixels[]>;
 }
 
+interface ChartLayout {
+  id: string;
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  series: string[];
+}
+
+/**
+ * The page's layout rules, on what the page says it drew: every chart has a title and both axis
+ * labels, at most 6 series (more become small multiples), human series names (no field paths
+ * such as `window.rows.step.latency`), no two series with one name, and a painted canvas.
+ */
+async function expectReadableLayout(page: Page, drawn?: ChartPixels[]): Promise<ChartLayout[]> {
+  const layout = (await page.evaluate('window.fleetbenchReport.layout')) as ChartLayout[];
+  // Each canvas is read back once per test (Chromium warns on repeated readbacks).
+  const pixels = new Map((drawn ?? (await drawnPixels(page))).map((c) => [c.id, c]));
+  expect(layout.length).toBeGreaterThan(0);
+  for (const chart of layout) {
+    expect(chart.title, chart.id).not.toBe('');
+    expect(chart.xLabel, chart.id).not.toBe('');
+    expect(chart.yLabel, chart.id).not.toBe('');
+    expect(chart.series.length, `${chart.id}: ${chart.series.join(' | ')}`).toBeLessThanOrEqual(6);
+    expect(new Set(chart.series).size, chart.id).toBe(chart.series.length);
+    for (const name of chart.series)
+      expect(name, chart.id).not.toMatch(/\b(window|rows|operations)\.|\.latency\b|\{\w+=/);
+    expect(pixels.get(chart.id)?.plotted ?? 0, `${chart.id}: empty canvas`).toBeGreaterThan(50);
+  }
+  // A latency axis never mixes units ("milliseconds" beside "1 min 40 s").
+  for (const chart of layout.filter((c) => /log scale/.test(c.yLabel)))
+    expect(chart.yLabel).toMatch(/^(milliseconds|seconds|minutes) \(log scale\)$/);
+  return layout;
+}
+
 describe.skipIf(!existsSync(CHROMIUM))(
   'fleetbench report: one self-contained HTML file, in real Chromium',
   { timeout: 240_000 },
@@ -131,6 +165,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
       const text = (await page.evaluate('document.body.innerText')) as string;
       expect(text).toContain('fleetbench matrix: 4 cells');
       expect(text).toContain('All 4 runs pass every Track B rule.');
+      await expectReadableLayout(page, charts);
       expect(text).toContain('Budget verdicts per cell');
       expect(text).toContain('Scale curves per scenario');
       expect(text).toContain('Pruning');
@@ -170,8 +205,40 @@ describe.skipIf(!existsSync(CHROMIUM))(
       expect(text).toMatch(/S2-T1-5 passes all 7 Track B rules/);
       expect(text).toContain('What this tells us: The polling floor');
       expect(text).toContain(
-        'This run had 5 session(s): the two headroom rows project its per-session cost to 50 sessions',
+        'This run had 5 sessions: the two headroom rows project its per-session cost to 50 sessions',
       );
+      await expectReadableLayout(page, charts);
+      await page.close();
+    });
+
+    it('a chaos wave: small multiples of percentile spectra, restarts on the timelines, terminal verdict words', async () => {
+      const runDir = join(dir, 'chaos');
+      const run = await runCli(['run', 'chaos-codex-c4', '--out', runDir, '--quiet']);
+      expect(run.code, run.stderr).toBe(0);
+      const { page, errors, requests } = await open(
+        browser.context,
+        readFileSync(join(runDir, 'report.html'), 'utf8'),
+      );
+      await page.screenshot({ path: join(ARTIFACTS, 'report-chaos.png'), fullPage: true });
+      expect(errors).toEqual([]);
+      expect(requests).toEqual([]);
+      const layout = await expectReadableLayout(page);
+      const byId = new Map(layout.map((c) => [c.id, c]));
+      // One chart per speed metric, series named by adapter and kind, percentiles on x.
+      const recovery = byId.get('latency-speed-restart_recovery_control_plane')!;
+      expect(recovery.title).toBe('Restart recovery: the control plane’s share');
+      expect(recovery.xLabel).toBe('percentile');
+      expect(recovery.series.slice(1)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^codex · hard restart \(\d+ samples\)$/)]),
+      );
+      const text = (await page.evaluate('document.body.innerText')) as string;
+      expect(text).toContain('Dashed lines: restarts (red)');
+      // Report-only rows say what the terminal says, never PASS/FAIL.
+      const reportRows = (await page.evaluate(
+        `[...document.querySelectorAll('tr')].filter((tr) => tr.innerText.includes('report only')).map((tr) => tr.lastElementChild.innerText)`,
+      )) as string[];
+      expect(reportRows.length).toBeGreaterThan(0);
+      for (const verdict of reportRows) expect(['ok', 'over', 'reported']).toContain(verdict);
       await page.close();
     });
   },

@@ -77,10 +77,16 @@ describe('fleetbench run', () => {
 
   const badInput: Array<[string, string[], string | (() => string), RegExp]> = [
     [
-      'an unknown cell id lists the valid ones',
+      'an unknown cell id: the closest ones, and where the list is',
       ['run', 'S7-T1-50'],
       '',
-      /unknown scenario or cell 'S7-T1-50'[\s\S]*S2-T1-1 S2-T1-5 S2-T1-10 S2-T1-25 S2-T1-50 S2-T2-5/,
+      /unknown scenario or cell 'S7-T1-50'\. Did you mean S1-T1-50 or S2-T1-50 or S3-T1-50\?\n {2}hint: fleetbench scenarios lists every cell/,
+    ],
+    [
+      'a mistyped scenario name: did you mean',
+      ['run', 'chaos-codx-c4'],
+      '',
+      /unknown scenario or cell 'chaos-codx-c4'\. Did you mean chaos-codex-c4 or chaos-codex-c6\?/,
     ],
     ['scale 1 spread is not a cell', ['run', 'S2-T2-1'], '', /unknown scenario or cell 'S2-T2-1'/],
     [

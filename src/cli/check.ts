@@ -24,6 +24,7 @@ interface CheckFlags {
   markdown?: boolean;
   lenient?: boolean;
   requireSamples?: boolean;
+  junit?: string;
 }
 
 export function budgetRefs(values: string[]): string[] {
@@ -60,9 +61,10 @@ export function register(program: Command): void {
     .option('--markdown', 'print Markdown tables')
     .option('--lenient', 'skip bad trace lines (counted) instead of failing')
     .option('--require-samples', 'a budget row whose scope matches no sample fails (exit 99)')
+    .option('--junit <file>', 'also write the verdicts as JUnit XML (one test case per budget row) for CI')
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n\nExit codes: 0 every judged budget holds (rows with no samples too, unless --require-samples or require: true), 99 a judged budget failed, 104 budgets misconfigured, 2 bad input. Budget files: docs/budgets.md.',
+      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n  fleetbench check runs/wave --budgets native-speed --junit budgets.xml   # CI: JUnit, and the GitHub step summary when $GITHUB_STEP_SUMMARY is set\n\nExit codes: 0 every judged budget holds (rows with no samples too, unless --require-samples or require: true), 99 a judged budget failed, 104 budgets misconfigured, 2 bad input. Budget files: docs/budgets.md.',
     )
     .action(async (paths: string[], flags: CheckFlags) => {
       const inputs: LoadedInput[] = [];
@@ -77,13 +79,26 @@ export function register(program: Command): void {
           'no budgets to judge: give --budgets <native-speed|track-b|turnover|file> (the input names none)',
         );
       }
-      const verdicts = refs.map((ref) =>
-        judge(
-          resolveBudgets(ref),
-          given.length > 0 ? inputs : inputs.filter((i) => i.scenarioBudgets?.includes(ref)),
-          { requireSamples: flags.requireSamples === true },
-        ),
-      );
+      const { appendStepSummary, misconfiguredVerdict, writeJunit } = await import('../judge/ci.ts');
+      let verdicts: Verdict[];
+      try {
+        verdicts = refs.map((ref) =>
+          judge(
+            resolveBudgets(ref),
+            given.length > 0 ? inputs : inputs.filter((i) => i.scenarioBudgets?.includes(ref)),
+            { requireSamples: flags.requireSamples === true },
+          ),
+        );
+      } catch (error) {
+        // A budget file that does not load is still a red test in CI, not a missing report.
+        if (
+          flags.junit &&
+          error instanceof FleetbenchError &&
+          error.exitCode === ExitCode.budgetMisconfigured
+        )
+          writeJunit(flags.junit, [misconfiguredVerdict(given.join(','), paths, error.message)]);
+        throw error;
+      }
       const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
       process.stdout.write(
         reporters[format]().render({
@@ -94,6 +109,9 @@ export function register(program: Command): void {
       );
       for (const verdict of verdicts)
         for (const error of verdict.errors) process.stderr.write(`fleetbench: ${error}\n`);
+      // CI outputs (docs/ci.md): JUnit when asked, GitHub's step summary whenever it is there.
+      if (flags.junit) writeJunit(flags.junit, verdicts, `fleetbench check ${paths.join(' ')}`);
+      appendStepSummary(verdicts, `check ${paths.join(' ')}`);
       process.exitCode = verdictExitCode(verdicts);
     });
 }

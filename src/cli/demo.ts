@@ -23,6 +23,7 @@ import {
   TARGET_JOBS_NOTE,
   withTarget,
 } from './matrix.ts';
+import { colourVerdicts } from './output.ts';
 
 /**
  * Runs beyond the cost cells, each joining the demo once its scenario is built in
@@ -179,7 +180,7 @@ Exit codes: 0 done, 99 a judged budget failed (--check), 130 interrupted.`,
         '                                                 is the naive strategy worse, beyond noise?',
         '',
       );
-      process.stdout.write(lines.join('\n'));
+      process.stdout.write(colourVerdicts(lines.join('\n')));
       if (interrupted) process.exitCode = ExitCode.interrupted;
       else if (flags.check && failing.length > 0) process.exitCode = ExitCode.budgetBreached;
     });

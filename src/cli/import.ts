@@ -64,8 +64,11 @@ export function register(program: Command): void {
 
   command
     .command('otlp')
-    .description('OpenTelemetry OTLP/JSON trace export → span (and event) records')
-    .argument('<file>', 'OTLP/JSON export: one document, or JSON Lines of them')
+    .description('OpenTelemetry OTLP trace export (JSON or protobuf, gzip or not) → span (and event) records')
+    .argument(
+      '<file>',
+      'OTLP export: JSON (one document or JSON Lines) or protobuf (one request or the Collector file stream)',
+    )
     .option('-o, --output <file>', 'canonical trace to write (default: <file>.fleetbench.jsonl)')
     .option('--labels <keys>', 'comma-separated attribute keys to keep as labels (default: all)')
     .action(async (file: string, flags: { output?: string; labels?: string }) => {

@@ -15,9 +15,11 @@ import { register as registerImport } from './import.ts';
 import { register as registerK8s } from './k8s.ts';
 import { register as registerMatrix } from './matrix.ts';
 import { register as registerMerge } from './merge.ts';
+import { configureOutput } from './output.ts';
 import { register as registerReference } from './reference.ts';
 import { register as registerReport } from './report.ts';
 import { register as registerRun } from './run.ts';
+import { register as registerScenarios } from './scenarios.ts';
 import { register as registerSchema } from './schema.ts';
 import { register as registerSummarize } from './summarize.ts';
 
@@ -29,6 +31,12 @@ export function buildProgram(): Command {
     .version(VERSION, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     .configureHelp({ sortSubcommands: true })
+    .option('--no-color', 'plain text even on a terminal (NO_COLOR=1 does the same)')
+    .option('-q, --quiet', 'no progress lines or notices on stderr (results, warnings and errors still show)')
+    .hook('preAction', () => {
+      const options = program.opts<{ color: boolean; quiet?: boolean }>();
+      configureOutput({ quiet: options.quiet === true, colour: options.color });
+    })
     .exitOverride();
   registerAnalyze(program);
   registerBudgets(program);
@@ -43,6 +51,7 @@ export function buildProgram(): Command {
   registerReport(program);
   registerReference(program);
   registerRun(program);
+  registerScenarios(program);
   registerSchema(program);
   registerSummarize(program);
   return program;

@@ -2,6 +2,7 @@
  * `fleetbench matrix`: runs A2 cells (and built-in scenarios) in virtual time on a pool of child
  * processes and writes baseline.json and baseline.md, with per-cell run directories.
  */
+
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -15,6 +16,7 @@ import { budgetFooter, failingUnits, OVERVIEW_COLUMNS, overviewCells } from '../
 import { fmtMs, textTable } from '../report/table.ts';
 import { onInterrupt } from './interrupt.ts';
 import { runMatrixSegmentCommand } from './matrix-segment.ts';
+import { colourVerdicts } from './output.ts';
 import { createMatrixProgress } from './progress.ts';
 
 interface MatrixFlags {
@@ -198,7 +200,7 @@ Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrup
         `  report....: fleetbench report ${outDir}`,
         '',
       );
-      process.stdout.write(out.join('\n'));
+      process.stdout.write(colourVerdicts(out.join('\n')));
       if (interrupted) process.exitCode = ExitCode.interrupted;
       else if (flags.check && failing.length > 0) process.exitCode = ExitCode.budgetBreached;
     });

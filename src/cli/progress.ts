@@ -3,6 +3,7 @@
  * terminal; plain lines otherwise (CI logs, pipes), one per finished run.
  */
 import cliProgress from 'cli-progress';
+import { isQuiet } from './output.ts';
 
 export interface MatrixProgress {
   /** The number of runs is known once the selection is expanded. */
@@ -16,6 +17,7 @@ export function createMatrixProgress(
   label: string,
   stream: NodeJS.WriteStream = process.stderr,
 ): MatrixProgress {
+  if (isQuiet()) return { plan() {}, started() {}, done() {}, stop() {} };
   let total = 0;
   let finished = 0;
   let bar: cliProgress.SingleBar | undefined;

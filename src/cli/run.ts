@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { refuseRunSegment } from '../distributed/run-segment.ts';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
-import { liveTelemetry } from '../live/index.ts';
+import { liveTelemetry, type MetricsLinger, type OtlpExporter } from '../live/index.ts';
 import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
 import { safePathSegment } from '../safe-name.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
@@ -17,6 +17,7 @@ import { isAoTarget } from '../workload/scenario.ts';
 import { writeRunSummary } from '../workload/summary.ts';
 import { verdictExitCode } from './check.ts';
 import { onInterrupt } from './interrupt.ts';
+import { isQuiet, notice } from './output.ts';
 
 interface RunFlags {
   set: string[];
@@ -34,7 +35,28 @@ interface RunFlags {
   timeScale?: string;
   metricsPort?: number;
   otlpPort?: number;
+  metricsLinger: number;
+  otlpExport?: string;
   progress: boolean;
+}
+
+function otlpUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new FleetbenchError('E_USAGE', `--otlp-export: expected an http(s) URL, got '${text}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new FleetbenchError('E_USAGE', `--otlp-export: expected an http(s) URL, got '${text}'`);
+  return text;
+}
+
+function seconds(text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0 || n > 3600)
+    throw new FleetbenchError('E_USAGE', `expected seconds (0-3600), got '${text}'`);
+  return n;
 }
 
 function portNumber(text: string): number {
@@ -74,7 +96,7 @@ export function register(program: Command): void {
     .option('--seed <n>', 'shorthand for --set seed=N')
     .option(
       '--out <dir>',
-      'where trace.jsonl and summary.json go (default fleetbench-out/runs/<name>, with --<overrides> appended when --set or --seed is given)',
+      'where trace.jsonl and summary.json go (default fleetbench-out/runs/<name>, with --real-<target> for a real-clock run and --<overrides> when --set or --seed is given)',
     )
     .option('--json', 'print summary.json instead of the terminal summary')
     .option('--markdown', 'print the summary as Markdown')
@@ -91,8 +113,19 @@ export function register(program: Command): void {
     )
     .option(
       '--otlp-port <n>',
-      'real clock: accept OTLP/JSON spans on 127.0.0.1:N/v1/traces into the trace',
+      'real clock: accept OTLP/HTTP spans (protobuf or JSON, gzip or not) on 127.0.0.1:N/v1/traces into the trace',
       portNumber,
+    )
+    .option(
+      '--metrics-linger <seconds>',
+      'real clock: keep /metrics up this long after the run, with the final values and budget verdicts',
+      seconds,
+      15,
+    )
+    .option(
+      '--otlp-export <url>',
+      "real clock: send the run's spans and metrics to this OTLP/HTTP endpoint (protobuf; e.g. http://127.0.0.1:4318)",
+      otlpUrl,
     )
     .option('--no-progress', 'real clock: no progress line on stderr')
     .option('--no-budgets', "run without judging the scenario's budgets")
@@ -116,13 +149,31 @@ export function register(program: Command): void {
         overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
       const { scenario, cell } = resolveScenarioRef(ref, overrides);
       refuseRunSegment(flags.segment, scenario);
+      if (scenario.clock === 'virtual') {
+        const inert = [
+          flags.metricsPort !== undefined && '--metrics-port',
+          flags.otlpPort !== undefined && '--otlp-port',
+          flags.timeScale !== undefined && '--time-scale',
+          flags.otlpExport !== undefined && '--otlp-export',
+        ].filter((f): f is string => typeof f === 'string');
+        for (const flag of inert)
+          process.stderr.write(
+            `fleetbench: warning: ${flag} has no effect with the virtual clock (add --clock real; docs/live-runs.md)\n`,
+          );
+      }
       // What the user changed, in words: shown in the summary and, by default, in the run's
       // directory name, so a run with overrides does not overwrite the plain one.
       const changed = [...flags.set, ...(flags.seed !== undefined ? [`seed=${flags.seed}`] : [])];
-      const outDir = flags.out ?? join('fleetbench-out', 'runs', runDirName(scenario.name, changed));
+      // A live run never overwrites the virtual run of the same scenario: its directory names
+      // the clock and the target (`S2-T1-5--real-reference`, `S2-T1-5--real-http-127.0.0.1-7070`).
+      const live = scenario.clock === 'real' ? [`real-${targetTag(scenario.target)}`] : [];
+      const outDir =
+        flags.out ?? join('fleetbench-out', 'runs', runDirName(scenario.name, [...live, ...changed]));
 
       // First Ctrl-C: stop the run, keep the trace, write a partial summary. Second: leave now.
       const interrupt = onInterrupt('stopping the run, writing a partial summary');
+      let linger: MetricsLinger | undefined;
+      let exporter: OtlpExporter | undefined;
       try {
         const started = performance.now();
         const outcome = await runScenario(scenario, {
@@ -131,16 +182,40 @@ export function register(program: Command): void {
           cell,
           attach: withTargetHeader(
             liveTelemetry({
-              progress: flags.progress,
+              progress: flags.progress && !isQuiet(),
               metricsPort: flags.metricsPort,
               otlpPort: flags.otlpPort,
               onListening: ({ metrics, otlp }) => {
-                if (metrics) process.stderr.write(`fleetbench: metrics at ${metrics}\n`);
-                if (otlp) process.stderr.write(`fleetbench: OTLP/JSON spans accepted at ${otlp}\n`);
+                if (metrics) notice(`fleetbench: metrics at ${metrics}\n`);
+                if (otlp) notice(`fleetbench: OTLP spans accepted at ${otlp}\n`);
               },
+              otlpExport: flags.otlpExport,
+              interrupt: interrupt.signal,
+              onExporter: (handle) => {
+                exporter = handle;
+              },
+              onFinished:
+                flags.metricsLinger > 0
+                  ? (handle) => {
+                      linger = handle;
+                    }
+                  : undefined,
             }),
           ),
         });
+        linger?.setVerdicts(outcome.verdicts ?? []);
+        if (exporter) {
+          if (outcome.verdicts) await exporter.exportVerdicts(outcome.verdicts);
+          const x = exporter.stats;
+          notice(
+            `fleetbench: OTLP export to ${flags.otlpExport}: ${x.spansSent} spans sent` +
+              (x.spansDropped > 0 ? `, ${x.spansDropped} dropped (endpoint too slow)` : '') +
+              (x.failedRequests > 0
+                ? `, ${x.failedRequests} of ${x.requests} requests failed (${x.lastError})`
+                : '') +
+              '\n',
+          );
+        }
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
         // The HTML report beside the summary (partial too, after Ctrl-C): what a user opens.
         const reportPath = flags.report === false ? undefined : await writeRunReport(outDir);
@@ -186,7 +261,14 @@ export function register(program: Command): void {
             for (const error of verdict.errors) process.stderr.write(`fleetbench: ${error}\n`);
           process.exitCode = verdictExitCode(outcome.verdicts);
         }
+        if (linger && outcome.reason !== 'interrupted') {
+          notice(
+            `fleetbench: final metrics stay up at ${linger.url} for ${flags.metricsLinger} s (Ctrl-C or --metrics-linger 0 to skip)\n`,
+          );
+          await linger.hold(flags.metricsLinger * 1000, interrupt.signal);
+        }
       } finally {
+        await linger?.close();
         interrupt.dispose();
       }
     });
@@ -196,7 +278,7 @@ export function register(program: Command): void {
 function withTargetHeader(attach: NonNullable<RunOptions['attach']>): NonNullable<RunOptions['attach']> {
   return (run) => {
     const describe = (run.target as { describe?: () => string[] }).describe;
-    for (const line of describe?.call(run.target) ?? []) process.stderr.write(`fleetbench: ${line}\n`);
+    for (const line of describe?.call(run.target) ?? []) notice(`fleetbench: ${line}\n`);
     return attach(run);
   };
 }
@@ -224,6 +306,19 @@ export function runDirName(scenarioName: string, overrides: readonly string[]): 
     .replace(/[^A-Za-z0-9._=-]+/g, '_')
     .slice(0, 80);
   return `${name}--${suffix}`;
+}
+
+/** `reference`, `http-127.0.0.1-7070`, `module-shim` (from module:./shim.ts). */
+export function targetTag(target: string): string {
+  if (target.startsWith('module:'))
+    return `module-${target
+      .slice('module:'.length)
+      .replace(/^.*\//, '')
+      .replace(/\.[cm]?[jt]s$/, '')}`;
+  return target
+    .replace(/^(https?):\/\//, '$1-')
+    .replace(/[:/]+/g, '-')
+    .replace(/-+$/, '');
 }
 
 function collect(value: string, previous: string[]): string[] {

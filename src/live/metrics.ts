@@ -6,9 +6,11 @@
  */
 import type { Clock } from '../clock/clock.ts';
 import type { GitHubEmulator } from '../github/emulator.ts';
+import { statLabel, type Verdict } from '../judge/judge.ts';
+import { scopeText } from '../judge/report.ts';
 import { HttpTarget } from '../targets/http.ts';
 import type { Target } from '../targets/types.ts';
-import { type Family, formatFamilies } from './prometheus.ts';
+import { type Family, formatFamilies, type Sample } from './prometheus.ts';
 import type { LiveStats } from './stats.ts';
 
 export interface MetricsSources {
@@ -18,6 +20,8 @@ export interface MetricsSources {
   target: Target;
   emulator?: GitHubEmulator;
   scenario: string;
+  /** The run has ended: these are its final values. */
+  finished?: boolean;
 }
 
 export async function metricsText(src: MetricsSources): Promise<string> {
@@ -61,10 +65,24 @@ export async function metricsText(src: MetricsSources): Promise<string> {
       samples: [...stats.quota].map(([resource, q]) => ({ labels: { resource }, value: q.limit })),
     },
     {
+      name: 'fleetbench_run_finished',
+      help: '1 once the run has ended (the endpoint then shows final values for --metrics-linger)',
+      type: 'gauge',
+      samples: [{ labels: { scenario: src.scenario }, value: src.finished ? 1 : 0 }],
+    },
+    {
       name: 'fleetbench_api_calls_total',
-      help: 'GitHub API calls answered, by HTTP status',
+      help: 'GitHub API calls answered, by rate-limit resource and HTTP status (opaque: no status known)',
       type: 'counter',
-      samples: [...stats.callsByStatus].sort().map(([status, value]) => ({ labels: { status }, value })),
+      samples: [...stats.callsByResourceStatus.values()]
+        .sort((a, b) => a.resource.localeCompare(b.resource) || a.status.localeCompare(b.status))
+        .map(({ resource, status, calls }) => ({ labels: { resource, status }, value: calls })),
+    },
+    {
+      name: 'fleetbench_api_call_duration_seconds',
+      help: 'GitHub API call latency as the trace recorded it, by rate-limit resource',
+      type: 'histogram',
+      samples: stats.callLatency.samples(),
     },
     {
       name: 'fleetbench_api_points_total',
@@ -124,9 +142,9 @@ export async function metricsText(src: MetricsSources): Promise<string> {
     },
     {
       name: 'fleetbench_schedule_lag_seconds',
-      help: 'start lag: actual minus intended start (run seconds)',
-      type: 'summary',
-      samples: lagSamples(stats),
+      help: 'start lag of open-model executors: actual minus intended start (run seconds)',
+      type: 'histogram',
+      samples: stats.lagBuckets.samples(),
     },
     {
       name: 'fleetbench_trace_records_total',
@@ -135,11 +153,11 @@ export async function metricsText(src: MetricsSources): Promise<string> {
       samples: Object.entries(stats.records).map(([kind, value]) => ({ labels: { kind }, value })),
     },
     {
-      name: 'fleetbench_trace_gauge',
-      help: 'last value of every gauge record in the trace (gauge = its name, other labels as recorded)',
+      name: 'fleetbench_trace_value',
+      help: 'last value of every sampled value (gauge record) in the trace: name = its name, other labels as recorded',
       type: 'gauge',
       samples: [...stats.gauges.values()].map((g) => ({
-        labels: { gauge: g.name, ...g.labels },
+        labels: { name: g.name, ...g.labels },
         value: g.value,
       })),
     },
@@ -159,18 +177,60 @@ export async function metricsText(src: MetricsSources): Promise<string> {
   return formatFamilies(families);
 }
 
-function lagSamples(stats: LiveStats) {
-  const p = stats.lag.percentiles();
-  const quantiles = p
-    ? ([
-        ['0.5', p.p50],
-        ['0.9', p.p90],
-        ['0.99', p.p99],
-      ] as const)
-    : [];
+/**
+ * The budgets' verdicts as gauges (after the run: they are judged on the finished trace), one
+ * series per budget row and statistic. Values are in the row's unit, milliseconds as seconds.
+ */
+export function budgetFamilies(verdicts: readonly Verdict[]): Family[] {
+  const ok: Sample[] = [];
+  const measured: Sample[] = [];
+  const limit: Sample[] = [];
+  const overall: Sample[] = [];
+  const scale = (unit: string, value: number) => (unit === 'ms' ? value / 1000 : value);
+  for (const verdict of verdicts) {
+    overall.push({ labels: { budget: verdict.budget }, value: verdict.verdict === 'pass' ? 1 : 0 });
+    for (const row of verdict.rows) {
+      if (row.status === 'skipped') continue;
+      for (const stat of row.stats) {
+        const labels = {
+          budget: verdict.budget,
+          metric: row.metric,
+          scope: scopeText(row.scope),
+          stat: statLabel(stat.threshold),
+          mode: row.mode,
+          unit: row.unit === 'ms' ? 'seconds' : row.unit,
+        };
+        limit.push({ labels, value: scale(row.unit, stat.threshold.limit) });
+        if (stat.measured === null) continue;
+        measured.push({ labels, value: scale(row.unit, stat.measured) });
+        ok.push({ labels, value: stat.ok ? 1 : 0 });
+      }
+    }
+  }
   return [
-    ...quantiles.map(([quantile, ms]) => ({ labels: { quantile }, value: ms / 1000 })),
-    { suffix: '_sum', value: stats.lagSumMs / 1000 },
-    { suffix: '_count', value: stats.scheduled },
+    {
+      name: 'fleetbench_budget_passed',
+      help: 'verdict of each budget set: 1 every judged budget holds, 0 breached or misconfigured',
+      type: 'gauge',
+      samples: overall,
+    },
+    {
+      name: 'fleetbench_budget_within_limit',
+      help: 'per budget row and statistic: 1 within the limit, 0 over it (mode=report rows are not judged)',
+      type: 'gauge',
+      samples: ok,
+    },
+    {
+      name: 'fleetbench_budget_measured',
+      help: "per budget row and statistic: the measured value, in the unit label's unit",
+      type: 'gauge',
+      samples: measured,
+    },
+    {
+      name: 'fleetbench_budget_limit',
+      help: "per budget row and statistic: the limit, in the unit label's unit",
+      type: 'gauge',
+      samples: limit,
+    },
   ];
 }

@@ -3,12 +3,12 @@
  * with `# HELP` and `# TYPE`, samples `name{label="value"} number`. Label values escape `\`, `"`
  * and newlines; HELP text escapes `\` and newlines.
  */
-export type MetricType = 'gauge' | 'counter' | 'summary';
+export type MetricType = 'gauge' | 'counter' | 'summary' | 'histogram';
 
 export interface Sample {
   labels?: Record<string, string | number | boolean>;
   value: number;
-  /** For summaries: `_sum` / `_count` samples. */
+  /** For summaries and histograms: `_sum` / `_count` / `_bucket` samples. */
   suffix?: string;
 }
 
@@ -51,4 +51,53 @@ export function formatFamilies(families: readonly Family[]): string {
     }
   }
   return out;
+}
+
+/** Prometheus's default buckets (seconds): web-request latencies from 5 ms to 10 s. */
+export const LATENCY_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Schedule lag is mostly under a few ms when the load generator keeps up: finer at the low end. */
+export const LAG_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * A Prometheus histogram (fixed upper bounds, cumulative buckets), per label set. The HDR
+ * histograms the analysis uses answer percentiles exactly; this one answers what Prometheus and
+ * Grafana aggregate across scrapes and instances (histogram_quantile over rate of buckets).
+ */
+export class BucketHistogram {
+  private readonly series = new Map<
+    string,
+    { labels: Record<string, string>; counts: number[]; sum: number; count: number }
+  >();
+
+  constructor(private readonly bounds: readonly number[]) {}
+
+  observe(value: number, labels: Record<string, string> = {}): void {
+    const key = JSON.stringify(labels);
+    let s = this.series.get(key);
+    if (!s) {
+      s = { labels, counts: new Array<number>(this.bounds.length).fill(0), sum: 0, count: 0 };
+      this.series.set(key, s);
+    }
+    const i = this.bounds.findIndex((b) => value <= b);
+    if (i >= 0) s.counts[i]!++;
+    s.sum += value;
+    s.count++;
+  }
+
+  samples(): Sample[] {
+    const out: Sample[] = [];
+    for (const s of [...this.series.values()].sort((a, b) =>
+      JSON.stringify(a.labels).localeCompare(JSON.stringify(b.labels)),
+    )) {
+      let cumulative = 0;
+      this.bounds.forEach((bound, i) => {
+        cumulative += s.counts[i]!;
+        out.push({ suffix: '_bucket', labels: { ...s.labels, le: String(bound) }, value: cumulative });
+      });
+      out.push({ suffix: '_bucket', labels: { ...s.labels, le: '+Inf' }, value: s.count });
+      out.push({ suffix: '_sum', labels: s.labels, value: s.sum });
+      out.push({ suffix: '_count', labels: s.labels, value: s.count });
+    }
+    return out;
+  }
 }

@@ -2,17 +2,27 @@
  * The live HTTP endpoints of a real-clock run, on 127.0.0.1:
  *
  * - `GET /metrics`: Prometheus text format 0.0.4 (metrics.ts decides what is in it);
- * - `POST /v1/traces`: an OTLP/HTTP JSON receiver. Spans the system under test exports go into
- *   the run's trace (the one TraceWriter) as `span` and `event` records, mapped exactly as
- *   `fleetbench import otlp` maps them, with times placed on the run's clock (Unix ns → run ms).
- *   Protobuf bodies are refused with 415 (configure the exporter for `http/json`).
+ * - `POST /v1/traces`: an OTLP/HTTP receiver (protobuf or JSON, gzip or not: otlp-proto.ts).
+ *   Spans the system under test exports go into the run's trace (the one TraceWriter) as `span`
+ *   and `event` records, mapped exactly as `fleetbench import otlp` maps them, with times placed
+ *   on the run's clock (Unix ns → run ms). A refused body is answered as OTLP does: 4xx with a
+ *   `google.rpc.Status` in the request's encoding.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock/clock.ts';
-import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
+import { BodyTooLargeError, readBoundedBody } from '../http-body.ts';
 import { BODY_LIMITS } from '../limits.ts';
-import { otlpRequestSchema, otlpToRecords } from '../trace/importers/otlp.ts';
+import { type OtlpRequest, otlpRequestSchema, otlpToRecords } from '../trace/importers/otlp.ts';
+import {
+  decodeContent,
+  decodeTraceRequest,
+  encodingOf,
+  type OtlpEncoding,
+  OtlpRequestError,
+  statusBody,
+  successBody,
+} from '../trace/importers/otlp-proto.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { describeZodError } from '../validation.ts';
 import { CONTENT_TYPE } from './prometheus.ts';
@@ -23,7 +33,7 @@ export interface LiveServerOptions {
   trace: TraceSink;
   /** Text of GET /metrics (absent: 404). */
   metrics?: () => Promise<string>;
-  /** Accept OTLP/JSON spans on POST /v1/traces. */
+  /** Accept OTLP spans (protobuf or JSON, gzip or not) on POST /v1/traces. */
   otlp?: boolean;
   /** Biggest OTLP body accepted (bytes, default BODY_LIMITS.otlp, 16 MiB). */
   maxBodyBytes?: number;
@@ -55,56 +65,72 @@ export async function startLiveServer(options: LiveServerOptions): Promise<Runni
     res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
     res.end(body);
   };
+  const replyBytes = (res: ServerResponse, status: number, body: Buffer, encoding: OtlpEncoding) => {
+    const type = encoding === 'json' ? 'application/json' : 'application/x-protobuf';
+    res.writeHead(status, { 'content-type': type, 'content-length': body.length });
+    res.end(body);
+  };
 
   const receiveTraces = async (req: IncomingMessage, res: ServerResponse) => {
-    const type = req.headers['content-type'] ?? '';
-    if (!type.includes('json')) {
-      req.resume();
+    const encoding = encodingOf(req.headers['content-type']);
+    const refuse = (error: OtlpRequestError, as: OtlpEncoding = encoding ?? 'json') => {
       received.rejected++;
-      return reply(
-        res,
-        415,
-        JSON.stringify({ code: 3, message: 'only OTLP/HTTP JSON (application/json) is accepted' }),
+      replyBytes(res, error.httpStatus, statusBody(error.rpcCode, error.message, as), as);
+    };
+    if (!encoding) {
+      req.resume();
+      return refuse(
+        new OtlpRequestError(
+          415,
+          3,
+          'OTLP/HTTP bodies are application/x-protobuf or application/json (gzip allowed)',
+        ),
       );
     }
-    let body: Buffer;
+    let raw: Buffer;
     try {
-      body = await readBoundedBody(req, maxBody);
+      raw = await readBoundedBody(req, maxBody);
     } catch (error) {
       if (!(error instanceof BodyTooLargeError)) throw error;
-      received.rejected++;
-      return refuseBody(res, { code: 8, message: `body over ${maxBody} bytes (docs/limits.md)` });
+      // Whatever of the body still arrives is discarded, never kept (docs/limits.md).
+      req.resume();
+      return refuse(new OtlpRequestError(413, 8, `body over ${maxBody} bytes (docs/limits.md)`));
     }
-    let parsed: ReturnType<typeof otlpRequestSchema.safeParse>;
+    let request: OtlpRequest;
     try {
-      parsed = otlpRequestSchema.safeParse(JSON.parse(body.toString('utf8')));
-    } catch {
-      received.rejected++;
-      return reply(res, 400, JSON.stringify({ code: 3, message: 'malformed JSON' }));
-    }
-    if (!parsed.success) {
-      received.rejected++;
-      return reply(res, 400, JSON.stringify({ code: 3, message: describeZodError(parsed.error) }));
+      const body = decodeContent(raw, req.headers['content-encoding'], maxBody);
+      const parsed = otlpRequestSchema.safeParse(decodeTraceRequest(body, encoding));
+      if (!parsed.success) throw new OtlpRequestError(400, 3, describeZodError(parsed.error));
+      request = parsed.data;
+    } catch (error) {
+      if (error instanceof OtlpRequestError) return refuse(error);
+      throw error;
     }
     received.requests++;
     // A bad span from the system under test is counted and reported, never fatal to the run:
     // OTLP's partial success says how many were refused and why.
     const bad: string[] = [];
-    for (const record of otlpToRecords(parsed.data, toMs, undefined, (reason) => bad.push(reason))) {
+    for (const record of otlpToRecords(request, toMs, undefined, (reason) => bad.push(reason))) {
       options.trace.write(record);
       if (record.kind === 'span') received.spans++;
       else received.events++;
     }
-    if (bad.length === 0) return reply(res, 200, '{}');
-    received.badRecords += bad.length;
-    options.trace.write({
-      kind: 'event',
-      name: 'target.bad_record',
-      t: clock.now(),
-      labels: { source: 'otlp' },
-      data: { count: bad.length, reason: bad[0] },
-    });
-    reply(res, 200, JSON.stringify({ partialSuccess: { rejectedSpans: bad.length, errorMessage: bad[0] } }));
+    if (bad.length > 0) {
+      received.badRecords += bad.length;
+      options.trace.write({
+        kind: 'event',
+        name: 'target.bad_record',
+        t: clock.now(),
+        labels: { source: 'otlp' },
+        data: { count: bad.length, reason: bad[0] },
+      });
+    }
+    replyBytes(
+      res,
+      200,
+      successBody(encoding, bad.length > 0 ? { spans: bad.length, message: bad[0]! } : undefined),
+      encoding,
+    );
   };
 
   const server: Server = createServer((req, res) => {

@@ -7,6 +7,7 @@
 import { LatencyHistogram } from '../analyze/histogram.ts';
 import { isScheduledStart, MISSED_START_EVENT } from '../analyze/schedule.ts';
 import type { BodyRecord, RecordCounts, SpanInput } from '../trace/schema.ts';
+import { BucketHistogram, LAG_BUCKETS_S, LATENCY_BUCKETS_S } from './prometheus.ts';
 
 export interface QuotaView {
   limit: number;
@@ -18,6 +19,12 @@ export interface QuotaView {
 export class LiveStats {
   calls = 0;
   readonly callsByStatus = new Map<string, number>();
+  /** Calls by resource (core, graphql, search) and HTTP status. */
+  readonly callsByResourceStatus = new Map<string, { resource: string; status: string; calls: number }>();
+  /** Call latency (seconds, as the trace recorded it) by resource. */
+  readonly callLatency = new BucketHistogram(LATENCY_BUCKETS_S);
+  /** Schedule lag (run seconds) of open-model starts. */
+  readonly lagBuckets = new BucketHistogram(LAG_BUCKETS_S);
   readonly pointsByResource = new Map<string, number>();
   readonly quota = new Map<string, QuotaView>();
   /** 403/429/retry-after answers. */
@@ -48,6 +55,11 @@ export class LiveStats {
         this.calls++;
         const status = record.status === null ? 'opaque' : String(record.status);
         this.callsByStatus.set(status, (this.callsByStatus.get(status) ?? 0) + 1);
+        const key = `${record.resource}\u0000${status}`;
+        const byResource = this.callsByResourceStatus.get(key);
+        if (byResource) byResource.calls++;
+        else this.callsByResourceStatus.set(key, { resource: record.resource, status, calls: 1 });
+        this.callLatency.observe(record.dur / 1000, { resource: record.resource });
         this.pointsByResource.set(
           record.resource,
           (this.pointsByResource.get(record.resource) ?? 0) + record.cost,
@@ -68,6 +80,7 @@ export class LiveStats {
         if (isScheduledStart(record.name, record.labels)) {
           this.scheduled++;
           this.lag.record(record.dur);
+          this.lagBuckets.observe(record.dur / 1000);
           this.lagSumMs += record.dur;
         }
         return;

@@ -2,6 +2,7 @@
  * The default terminal output: compact, k6-like. Key/value pairs with dotted leaders, aligned
  * tables, warnings marked with `!`.
  */
+import { colourVerdicts } from '../cli/output.ts';
 import type { Reporter, ReportInput } from './index.ts';
 import { type Section, textTable, width } from './table.ts';
 
@@ -31,7 +32,7 @@ export function createTerminalReporter(): Reporter {
     render({ title, sections }: ReportInput): string {
       const lines = ['', `${INDENT}fleetbench ${title}`, ''];
       for (const section of sections) lines.push(...renderSection(section), '');
-      return `${lines.join('\n')}\n`;
+      return colourVerdicts(`${lines.join('\n')}\n`);
     },
   };
 }

@@ -4,6 +4,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { distance } from 'fastest-levenshtein';
 import { FleetbenchError } from '../errors.ts';
 import { allCells, cellOverrides, cellScenarioFile, parseCellId } from './cells.ts';
 import { loadScenarioFile, type Override } from './load.ts';
@@ -43,14 +44,25 @@ export function resolveScenarioRef(ref: string, overrides: Override[] = []): Res
   if (existsSync(ref) || /\.(ya?ml)$/i.test(ref) || ref.includes('/')) {
     return { scenario: loadScenarioFile(ref, overrides), source: ref };
   }
-  const byScenario = new Map<string, string[]>();
-  for (const c of allCells()) byScenario.set(c.scenario, [...(byScenario.get(c.scenario) ?? []), c.id]);
-  const lines = [...byScenario.values()].map((ids) => `  ${ids.join(' ')}`);
   const named = builtinScenarioNames();
+  const near = closestNames(ref, [...allCells().map((c) => c.id), ...named]);
   throw new FleetbenchError(
     'E_USAGE',
-    `unknown scenario or cell '${ref}'. Valid cell ids:\n${lines.join('\n')}` +
-      (named.length > 0 ? `\nBuilt-in scenarios: ${named.join(', ')}` : '') +
-      '\nOr give the path of a scenario YAML file.',
+    `unknown scenario or cell '${ref}'${near.length > 0 ? `. Did you mean ${near.join(' or ')}?` : ''}`,
+    {
+      hint: 'fleetbench scenarios lists every cell and built-in scenario; or give the path of a scenario YAML file',
+    },
   );
+}
+
+/** Names within a small edit distance of a mistyped one, closest first (at most 3). */
+export function closestNames(typed: string, names: readonly string[]): string[] {
+  const wanted = typed.toLowerCase();
+  const limit = Math.max(1, Math.min(3, Math.floor(wanted.length / 3)));
+  return names
+    .map((name) => ({ name, d: distance(wanted, name.toLowerCase()) }))
+    .filter(({ d }) => d <= limit)
+    .sort((a, b) => a.d - b.d || a.name.localeCompare(b.name))
+    .slice(0, 3)
+    .map(({ name }) => name);
 }

@@ -6,7 +6,6 @@
  */
 import { NONE } from '../../analyze/analyzer.ts';
 import type { Analysis, AnalysisPercentiles } from '../../analyze/schema.ts';
-import { percentileBlocks } from '../../matrix/metrics.ts';
 import type { ResultSet, ResultUnit } from '../../matrix/results.ts';
 import {
   activeBracket,
@@ -68,35 +67,108 @@ function latencyGroups(a: Analysis): LatencyGroup[] {
   return groups;
 }
 
-/** One line per speed metric and label set: `restart_recovery {adapter=codex kind=hard}`. */
-function speedGroup(a: Analysis): LatencyGroup | null {
-  const rows = Object.entries(a.speed?.metrics ?? {}).flatMap(([name, metric]) =>
-    metric.groups
-      .filter((g) => g.latency.count > 0)
-      .map((g) => {
-        const labels = Object.entries(g.labels)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(' ');
-        return { name: labels ? `${name} {${labels}}` : name, p: percentiles(g.latency) };
-      }),
+const SPEED_TITLES: Record<string, [string, string]> = {
+  time_to_first_activity: [
+    'Time to first activity',
+    'Run created → the first thing a user would see (text, tool call or reasoning indicator). Judged.',
+  ],
+  time_to_first_text: ['Time to first text', 'Run created → the first text delta. Reported, never judged.'],
+  input_wait: ['Input wait', 'How long the input waited for its run to exist. Reported, never judged.'],
+  agent_boot: ['Agent boot', 'Provider process start → ready. Judged.'],
+  restart_recovery: [
+    'Restart recovery (full)',
+    'Control plane ready → the recovered run’s next provider event, outage removed. Reported.',
+  ],
+  restart_recovery_control_plane: [
+    'Restart recovery: the control plane’s share',
+    'Control plane ready → start of the provider’s session load (or the next event when nothing reloads). Judged.',
+  ],
+  restart_provider_load: ['Restart: provider session load', 'The provider.session.load duration. Reported.'],
+};
+
+/** `codex · cold start`, `codex · hard restart`: label values as words, no field names. */
+function seriesName(labels: Record<string, unknown>): string {
+  const words = Object.entries(labels).map(([k, v]) =>
+    k === 'start' ? `${v} start` : k === 'kind' ? `${v} restart` : String(v),
   );
+  return words.length === 0 ? 'all' : words.join(' · ');
+}
+
+/** One group per speed metric, a series per label set (adapter, start kind, restart kind). */
+function speedGroups(a: Analysis): LatencyGroup[] {
+  return Object.entries(a.speed?.metrics ?? {}).flatMap(([name, metric]) => {
+    const rows = metric.groups
+      .filter((g) => g.latency.count > 0)
+      .map((g) => ({ name: seriesName(g.labels), p: percentiles(g.latency) }));
+    if (rows.length === 0) return [];
+    const [title, explain] = SPEED_TITLES[name] ?? [name.replace(/_/g, ' '), ''];
+    return [{ id: `speed-${name}`, title, explain, rows }];
+  });
+}
+
+/** Restarts (kill and ready) and turnover's phase markers, in run ms. */
+function timelineMarkers(a: Analysis): UnitReport['markers'] {
+  const markers: UnitReport['markers'] = [];
+  for (const r of a.speed?.restarts ?? []) {
+    markers.push({ tMs: r.killAtMs, label: `${r.kind} restart`, kind: 'restart' });
+    if (r.readyAtMs !== null && r.readyAtMs !== undefined)
+      markers.push({ tMs: r.readyAtMs, label: 'ready', kind: 'ready' });
+  }
+  const t = a.turnover?.markers as Record<string, number | null | undefined> | undefined;
+  const names: Array<[string, string]> = [
+    ['fillStartMs', 'fill starts'],
+    ['fillDoneMs', 'fill done'],
+    ['doneMs', 'turnover done'],
+  ];
+  for (const [key, label] of names) {
+    const v = t?.[key];
+    if (typeof v === 'number') markers.push({ tMs: v, label, kind: 'marker' });
+  }
+  return markers.sort((x, y) => x.tMs - y.tMs);
+}
+
+const TURNOVER_NAMES: Record<string, string> = {
+  park: 'park',
+  park_register: 'park at registration',
+  wake: 'time to wake',
+  wake_first_touch: 'wake: first touch',
+  step: 'step',
+  create: 'create',
+};
+
+/**
+ * Turnover latencies: the steady window's operations (what the budgets judge), plus parking at
+ * registration from the whole run; one series each (the whole-run copies of the same samples
+ * would draw the same line twice).
+ */
+function turnoverLatency(a: Analysis): LatencyGroup | null {
+  const t = a.turnover as
+    | {
+        window?: { rows?: Array<{ operation: string; latency: AnalysisPercentiles | null }> };
+        operations?: Array<{ operation: string; latency: AnalysisPercentiles | null }>;
+      }
+    | null
+    | undefined;
+  const windowRows = t?.window?.rows ?? [];
+  const seen = new Set(windowRows.map((r) => r.operation));
+  const extra = (t?.operations ?? []).filter(
+    (o) => o.operation === 'park_register' && !seen.has(o.operation),
+  );
+  const rows = [...windowRows, ...extra]
+    .filter((r) => r.latency !== null && r.latency.count > 0)
+    .map((r) => ({
+      name: TURNOVER_NAMES[r.operation] ?? r.operation.replace(/_/g, ' '),
+      p: percentiles(r.latency!),
+    }));
   return rows.length === 0
     ? null
     : {
-        id: 'speed',
-        title: 'Speed metrics',
+        id: 'turnover',
+        title: 'Turnover latencies',
         explain:
-          'Time to first activity, agent boot and restart recovery (docs/analysis.md#speed) per adapter, start kind and restart kind, min to max. restart_recovery_control_plane is the control plane’s own share (judged); restart_recovery and restart_provider_load are reported.',
+          'Park, wake, first touch after a wake and step latency over the steady window; parking at registration over the whole run.',
         rows,
       };
-}
-
-function blocksGroup(root: unknown, key: string, title: string, explain: string): LatencyGroup | null {
-  const rows = percentileBlocks(root, key).map(({ path, percentiles: p }) => ({
-    name: path.slice(key.length + 1) || key,
-    p: percentiles(p),
-  }));
-  return rows.length === 0 ? null : { id: key, title, explain, rows };
 }
 
 function gaugeGroups(a: Analysis): GaugeGroup[] {
@@ -170,10 +242,14 @@ function unitVerdict(
     };
   const failing = judged.filter((b) => b.verdict === 'fail');
   return failing.length === 0
-    ? { verdict: 'pass', verdictWords: `holds all ${judged.length} judged budgets` }
+    ? {
+        verdict: 'pass',
+        verdictWords:
+          judged.length === 1 ? 'holds its one judged budget' : `holds all ${judged.length} judged budgets`,
+      }
     : {
         verdict: 'fail',
-        verdictWords: `breaches ${failing.length} of ${judged.length} judged budgets: ${failing
+        verdictWords: `breaches ${failing.length} of ${judged.length} judged budget${judged.length === 1 ? '' : 's'}: ${failing
           .map((b) => `${b.metric}${b.scope ? ` {${b.scope}}` : ''} ${b.measured} (limit ${b.limit})`)
           .join('; ')}`,
       };
@@ -225,15 +301,11 @@ export function unitReport(unit: ResultUnit): UnitReport {
     },
     latency: latencyGroups(a),
     gauges: gaugeGroups(a),
-    speed: speedGroup(a),
+    speed: speedGroups(a),
+    markers: timelineMarkers(a),
     turnover: turnoverPresent
       ? {
-          latency: blocksGroup(
-            a.turnover,
-            'turnover',
-            'Turnover latencies',
-            'Time to wake, wake first touch, park and step latency over the steady window, min to max.',
-          ),
+          latency: turnoverLatency(a),
           states: turnoverStates ?? null,
         }
       : null,
@@ -318,7 +390,7 @@ function overall(units: UnitReport[], notRun: string[] = []): ReportData['overal
     return { verdict: failing.length > 0 ? 'fail' : u.verdict, words: `${u.id} ${u.verdictWords}.` };
   }
   const judgedOn = units.some((u) => !u.scorecardJudged)
-    ? 'its budgets (the A2 cells: the Track B scorecard)'
+    ? 'their budgets (the A2 cells: the Track B scorecard)'
     : 'every Track B rule';
   const judged = units.length - partial.length;
   if (failing.length === 0) {

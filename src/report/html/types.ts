@@ -57,6 +57,13 @@ export interface LatencyGroup {
   rows: Array<{ name: string; p: Percentiles }>;
 }
 
+/** Something that happened at a moment of the run, drawn on every timeline. */
+export interface TimelineMarker {
+  tMs: number;
+  label: string;
+  kind: 'restart' | 'ready' | 'fault' | 'marker';
+}
+
 export interface GaugeGroup {
   name: string;
   /** The label that varies between the lines (e.g. `state`). */
@@ -64,7 +71,7 @@ export interface GaugeGroup {
   lines: Array<{ label: string; t: number[]; v: number[] }>;
 }
 
-/** A budget check row (SPEC §7), when the results carry them. */
+/** A budget check row (docs/budgets.md), when the results carry them. */
 export interface BudgetRow {
   metric: string;
   scope: string;
@@ -101,7 +108,9 @@ export interface UnitReport {
   burn: { binMs: number; resources: Array<{ resource: string; points: number[]; limit: number | null }> };
   latency: LatencyGroup[];
   gauges: GaugeGroup[];
-  speed: LatencyGroup | null;
+  /** One group per speed metric (time to first activity, boot, ...), series per label set. */
+  speed: LatencyGroup[];
+  markers: TimelineMarker[];
   turnover: { latency: LatencyGroup | null; states: GaugeGroup | null } | null;
   warnings: string[];
 }

@@ -1,8 +1,9 @@
 /**
- * OpenTelemetry OTLP/JSON trace exports → canonical `span` (and `event`) records.
+ * OpenTelemetry OTLP trace exports → canonical `span` (and `event`) records.
  *
  * Input: one ExportTraceServiceRequest (`{"resourceSpans": [...]}`), as an OTLP/HTTP JSON body
- * or a collector's file export, or JSON Lines of them (the collector file exporter's format).
+ * or a collector's file export, or JSON Lines of them (the collector file exporter's format),
+ * or the same in protobuf (otlp-proto.ts decodes it into the JSON shape), gzipped or not.
  * resourceSpans → scopeSpans → spans; times are nanosecond Unix strings (or numbers), read with
  * BigInt so nothing is lost; t = 0 is the earliest span start. Span attributes become labels,
  * plus `service` from the resource's `service.name`; a `session.id` (or `fleetbench.session`,
@@ -12,6 +13,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { InputFileError } from '../../errors.ts';
 import { MAX_OTLP_FILE_BYTES } from '../../limits.ts';
@@ -21,6 +23,7 @@ import { checkReadable } from '../lines.ts';
 import { describeBadJson } from '../parser.ts';
 import { type EventRecord, type Labels, type SpanRecord, timeProblem } from '../schema.ts';
 import { TraceWriter } from '../writer.ts';
+import { decodeTraceRequest, splitProtobufFile } from './otlp-proto.ts';
 
 const nanos = z.union([
   z.string().regex(/^\d+$/, 'expected nanoseconds as digits'),
@@ -117,7 +120,14 @@ export interface OtlpImportOptions {
   labelKeys?: string[];
 }
 
-/** Parses the file: one JSON document, or JSON Lines of them (file:line errors). */
+/** Biggest file (after gunzip) the importer reads: the whole export is held in memory. */
+export const MAX_IMPORT_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * Parses the file: one JSON document, JSON Lines of them (file:line errors), or protobuf (one
+ * ExportTraceServiceRequest, or the Collector file exporter's length-prefixed stream of them);
+ * any of these gzipped.
+ */
 function readRequests(input: string): OtlpRequest[] {
   checkReadable(input);
   const size = statSync(input).size;
@@ -129,8 +139,18 @@ function readRequests(input: string): OtlpRequest[] {
       `${size} bytes: an OTLP export is read whole, at most ${MAX_OTLP_FILE_BYTES} bytes (docs/limits.md)`,
       { hint: 'export in smaller files (the collector file exporter rotates them)' },
     );
-  const text = readFileSync(input, 'utf8');
-  if (text.trim() === '') throw new InputFileError('E_IMPORT', input, undefined, 'empty file');
+  let data = readFileSync(input);
+  if (data.length >= 2 && data[0] === 0x1f && data[1] === 0x8b) {
+    try {
+      data = gunzipSync(data, { maxOutputLength: MAX_IMPORT_BYTES });
+    } catch (error) {
+      throw new InputFileError('E_IMPORT', input, undefined, `bad gzip: ${(error as Error).message}`);
+    }
+  }
+  const first = data.find((byte) => byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09);
+  if (first === undefined) throw new InputFileError('E_IMPORT', input, undefined, 'empty file');
+  if (first !== 0x7b) return readProtobuf(input, data);
+  const text = data.toString('utf8');
   const check = (value: unknown, line: number | undefined): OtlpRequest => {
     const parsed = otlpRequestSchema.safeParse(value);
     if (!parsed.success) throw new InputFileError('E_IMPORT', input, line, describeZodError(parsed.error));
@@ -155,6 +175,28 @@ function readRequests(input: string): OtlpRequest[] {
     requests.push(check(value, i + 1));
   }
   return requests;
+}
+
+function readProtobuf(input: string, data: Buffer): OtlpRequest[] {
+  const messages = splitProtobufFile(data);
+  return messages.map((bytes, i) => {
+    const where = messages.length > 1 ? `message ${i + 1}: ` : '';
+    let value: unknown;
+    try {
+      value = decodeTraceRequest(bytes, 'protobuf');
+    } catch (error) {
+      throw new InputFileError(
+        'E_IMPORT',
+        input,
+        undefined,
+        `${where}${(error as Error).message} (expected OTLP/JSON, JSON Lines or protobuf)`,
+      );
+    }
+    const parsed = otlpRequestSchema.safeParse(value);
+    if (!parsed.success)
+      throw new InputFileError('E_IMPORT', input, undefined, `${where}${describeZodError(parsed.error)}`);
+    return parsed.data;
+  });
 }
 
 /**
@@ -252,7 +294,7 @@ export async function importOtlp(
       tool: { name: 'fleetbench', version: VERSION },
       clock: 'real',
       seed: null,
-      scenario: { name: 'imported: OTLP/JSON', hash: null },
+      scenario: { name: 'imported: OTLP', hash: null },
       epochMs,
       startedAt: new Date(epochMs).toISOString(),
       source: 'otlp',

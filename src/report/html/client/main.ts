@@ -4,7 +4,15 @@
  * but `window.fleetbenchReport` (what was drawn, for tests and for curious readers).
  */
 import uPlot from 'uplot';
-import type { BudgetRow, GaugeGroup, LatencyGroup, ReportData, ScaleMetric, UnitReport } from '../types.ts';
+import type {
+  BudgetRow,
+  GaugeGroup,
+  LatencyGroup,
+  ReportData,
+  ScaleMetric,
+  TimelineMarker,
+  UnitReport,
+} from '../types.ts';
 
 type Child = Node | string | null | undefined | false;
 
@@ -19,7 +27,10 @@ function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
-const PALETTE = ['#2563eb', '#dc2626', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#4b5563'];
+/** Okabe–Ito: six colours told apart with every common colour-vision deficiency. */
+const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9'];
+/** A chart with more series than this is split into small multiples. */
+const MAX_SERIES = PALETTE.length;
 const nf = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
 const fmt = (v: number | null | undefined) =>
   v === null || v === undefined || Number.isNaN(v) ? '–' : nf.format(v);
@@ -43,7 +54,12 @@ function clock(seconds: number): string {
 }
 
 const charts: Array<{ id: string; plot: uPlot }> = [];
-const report = { charts: [] as string[], notes: [] as string[] };
+/** What was drawn: chart ids, and each chart's title, axis labels and series (tests read it). */
+const report = {
+  charts: [] as string[],
+  notes: [] as string[],
+  layout: [] as Array<{ id: string; title: string; xLabel: string; yLabel: string; series: string[] }>,
+};
 (window as unknown as { fleetbenchReport: typeof report }).fleetbenchReport = report;
 
 interface ChartSpec {
@@ -59,6 +75,8 @@ interface ChartSpec {
   xFormat?: (v: number) => string;
   height?: number;
   legendNote?: string;
+  /** Vertical lines at these moments (x in the chart's own unit). */
+  markers?: Array<{ x: number; label: string; kind: TimelineMarker['kind'] }>;
 }
 
 function figure(spec: ChartSpec): HTMLElement {
@@ -90,11 +108,70 @@ function draw(spec: ChartSpec, holder: HTMLElement): void {
     ],
     legend: { live: true },
     cursor: { drag: { x: true, y: false } },
+    hooks: spec.markers && spec.markers.length > 0 ? { draw: [(u) => drawMarkers(u, spec.markers!)] } : {},
   };
   const plot = new uPlot(opts, spec.data, holder);
   charts.push({ id: spec.id, plot });
+  report.charts = report.charts.filter((id) => id !== spec.id);
   report.charts.push(spec.id);
+  report.layout = report.layout.filter((l) => l.id !== spec.id);
+  report.layout.push({
+    id: spec.id,
+    title: spec.title,
+    xLabel: String(opts.axes?.[0]?.label ?? ''),
+    yLabel: String(opts.axes?.[1]?.label ?? ''),
+    series: spec.series.map((s) => String(s.label ?? '')),
+  });
 }
+
+const MARKER_COLOUR = { restart: '#b91c1c', ready: '#15803d', fault: '#b45309', marker: '#4b5563' } as const;
+
+/** Restarts, faults and phase markers as labelled dashed lines across the plot. */
+function drawMarkers(u: uPlot, markers: NonNullable<ChartSpec['markers']>): void {
+  const { ctx } = u;
+  const { top, height } = u.bbox;
+  ctx.save();
+  ctx.font = `${Math.round(10 * devicePixelRatio)}px sans-serif`;
+  ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
+  ctx.lineWidth = devicePixelRatio;
+  let lastLabelX = Number.NEGATIVE_INFINITY;
+  for (const m of markers) {
+    const x = Math.round(u.valToPos(m.x, 'x', true));
+    if (!Number.isFinite(x) || x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+    ctx.strokeStyle = MARKER_COLOUR[m.kind];
+    ctx.beginPath();
+    ctx.moveTo(x, top);
+    ctx.lineTo(x, top + height);
+    ctx.stroke();
+    // Labels that would overlap the previous one are left out (the line stays).
+    if (x - lastLabelX > 70 * devicePixelRatio) {
+      ctx.fillStyle = MARKER_COLOUR[m.kind];
+      ctx.fillText(m.label, x + 3 * devicePixelRatio, top + 12 * devicePixelRatio);
+      lastLabelX = x;
+    }
+  }
+  ctx.restore();
+}
+
+/** The run's markers in the x unit of a timeline (run seconds by default). */
+function markersInSeconds(u: UnitReport, scale = 1000): ChartSpec['markers'] {
+  return u.markers.map((m) => ({ x: m.tMs / scale, label: m.label, kind: m.kind }));
+}
+
+function markerNote(u: UnitReport): string {
+  if (u.markers.length === 0) return '';
+  const words = {
+    restart: 'restarts (red)',
+    ready: 'control plane ready again (green)',
+    fault: 'faults (amber)',
+    marker: 'phase markers (grey)',
+  };
+  const kinds = [...new Set(u.markers.map((m) => words[m.kind]))];
+  return ` Dashed lines: ${kinds.join(', ')}.`;
+}
+
+/** A y scale that starts at 0 (counts and rates are never drawn from an arbitrary floor). */
+const FROM_ZERO: uPlot.Scale = { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] };
 
 function line(label: string, i: number, extra: Partial<uPlot.Series> = {}): uPlot.Series {
   return { label, stroke: PALETTE[i % PALETTE.length]!, width: 1.5, value: (_u, v) => fmt(v), ...extra };
@@ -157,7 +234,7 @@ function verdictSection(u: UnitReport): HTMLElement {
         ? 'The Track B scorecard is the built-in budget for API cost: every rule must hold for a control plane to run 50 sessions on one 5,000/h GitHub token without being throttled. '
         : 'This run is judged on the budgets its scenario names (the table after the scorecard), not on the Track B scorecard: a chaos wave or a turnover run is not sized for the API cost rules, which are shown for reference only. ',
       u.projected && u.sessions > 0
-        ? `This run had ${u.sessions} session(s): the two headroom rows project its per-session cost to 50 sessions; the other rows are measured as they were.`
+        ? `This run had ${u.sessions} session${u.sessions === 1 ? '' : 's'}: the two headroom rows project its per-session cost to 50 sessions; the other rows are measured as they were.`
         : '',
     ),
     u.ended === 'completed'
@@ -186,17 +263,27 @@ function budgetTable(budgets: BudgetRow[] | null): HTMLElement {
     {},
     el('h4', {}, 'Budget checks'),
     table(
-      ['metric', 'scope', 'measured', 'limit', 'judged', 'verdict'],
+      ['metric', 'scope', 'measured', 'limit', 'mode', 'verdict'],
       budgets.map((b) => [
         b.metric,
         b.scope,
         b.measured,
         b.limit,
         b.judged ? 'judged' : 'report only',
-        badge(b.verdict),
+        budgetVerdict(b),
       ]),
     ),
   );
+}
+
+/**
+ * The terminal's words (fleetbench check): judged rows pass or FAIL; report-only rows are never
+ * a pass or a failure, they are `ok`, `over` their limit, or `reported` (no limit).
+ */
+function budgetVerdict(b: BudgetRow): HTMLElement {
+  if (b.judged) return badge(b.verdict);
+  const words = b.verdict === 'fail' ? 'over' : b.verdict === 'pass' ? 'ok' : 'reported';
+  return el('span', { class: `cell ${b.verdict === 'fail' ? 'unknown' : ''}` }, words);
 }
 
 function figuresSection(u: UnitReport): HTMLElement {
@@ -251,7 +338,7 @@ function callsChart(u: UnitReport): HTMLElement {
   return figure({
     id: 'calls',
     title: 'Calls over time',
-    explain: `API calls started per second (grey bars: ${binS} s bins) and their average over ${tenS} s windows (blue line), over the ${fmtMs(u.durationMs)} run. Spikes are poll cycles, spawns or bursts; the Track B limits are 30 req/s over any 1 s and 20 req/s over any 10 s.`,
+    explain: `API calls started per second (grey bars: ${binS} s bins) and their average over ${tenS} s windows (blue line), over the ${fmtMs(u.durationMs)} run. Spikes are poll cycles, spawns or bursts; the Track B limits are 30 req/s over any 1 s and 20 req/s over any 10 s.${markerNote(u)}`,
     data: [x, perSecond, smooth],
     series: [
       { ...bars(`calls/s (${binS} s bins)`, '#9ca3af') },
@@ -260,6 +347,8 @@ function callsChart(u: UnitReport): HTMLElement {
     xLabel: 'run time (m:ss)',
     yLabel: 'calls per second',
     xFormat: clock,
+    scales: { y: FROM_ZERO },
+    markers: markersInSeconds(u),
   });
 }
 
@@ -274,6 +363,7 @@ function burstChart(u: UnitReport): HTMLElement {
     xLabel: 'second of the run',
     yLabel: 'calls',
     xFormat: (v) => `${Math.round(v)} s`,
+    scales: { y: FROM_ZERO },
   });
 }
 
@@ -293,6 +383,8 @@ function perSessionChart(u: UnitReport): HTMLElement {
     xLabel: 'session (busiest first)',
     yLabel: 'calls',
     xFormat: (v) => ids[Math.round(v) - 1] ?? String(Math.round(v)),
+    // Half a bar of room at each end, so the first and last bars are whole; calls from 0.
+    scales: { x: { time: false, range: [0.5, ids.length + 0.5] }, y: FROM_ZERO },
     axes: [
       {
         label: 'sessions, busiest first',
@@ -342,53 +434,91 @@ function burnChart(u: UnitReport): HTMLElement {
     xLabel: 'run time (minutes)',
     yLabel: 'points',
     xFormat: (v) => `${fmt(v)} min`,
+    scales: { y: FROM_ZERO },
+    markers: markersInSeconds(u, 60_000),
   });
 }
 
-const PCT_LABELS = ['min', 'p50', 'p90', 'p95', 'p99', 'max'];
+/**
+ * A percentile spectrum, HDR-style: the x axis is −log10(1 − q), so 50 %, 90 %, 99 % and the
+ * maximum are evenly spaced and the tail gets the room it deserves.
+ */
+const SPECTRUM: Array<{ label: string; x: number; key: 'min' | 'p50' | 'p90' | 'p95' | 'p99' | 'max' }> = [
+  { label: '0 %', x: 0, key: 'min' },
+  { label: '50 %', x: Math.log10(2), key: 'p50' },
+  { label: '90 %', x: 1, key: 'p90' },
+  { label: '95 %', x: Math.log10(20), key: 'p95' },
+  { label: '99 %', x: 2, key: 'p99' },
+  { label: 'max', x: 3, key: 'max' },
+];
+const spectrumLabel = (v: number) => SPECTRUM.find((s) => Math.abs(s.x - v) < 1e-9)?.label ?? '';
 
+/** One readable unit for a chart's latencies: ms, s or min, whichever fits its largest value. */
+function latencyUnit(maxMs: number): { name: string; short: string; perMs: number } {
+  if (maxMs >= 120_000) return { name: 'minutes', short: 'min', perMs: 1 / 60_000 };
+  if (maxMs >= 2_000) return { name: 'seconds', short: 's', perMs: 1 / 1000 };
+  return { name: 'milliseconds', short: 'ms', perMs: 1 };
+}
+
+/** Latency distributions as small multiples: at most MAX_SERIES series a chart, then a table. */
 function latencyChart(g: LatencyGroup, id: string): HTMLElement {
-  if (!g.rows.some((r) => r.p.max > 0)) {
+  const drawn = g.rows.filter((r) => r.p.max > 0);
+  if (drawn.length === 0) {
     return el('div', {}, el('h4', {}, g.title), note(`${g.title}: every sample was 0 ms.`));
   }
-  const x = PCT_LABELS.map((_, i) => i);
-  const data: Array<number[]> = [x];
-  const series: uPlot.Series[] = [];
-  // A log scale has no 0: operations that always took 0 ms stay in the table only.
-  const drawn = g.rows.filter((r) => r.p.max > 0);
-  drawn.forEach((r, i) => {
-    data.push([r.p.min, r.p.p50, r.p.p90, r.p.p95, r.p.p99, r.p.max].map((v) => Math.max(v, 0.001)));
-    series.push(line(`${r.name} (${fmt(r.p.count)} samples)`, i, { width: 2, value: (_u, v) => fmtMs(v) }));
-  });
+  const chunks: Array<typeof drawn> = [];
+  for (let i = 0; i < drawn.length; i += MAX_SERIES) chunks.push(drawn.slice(i, i + MAX_SERIES));
   const zero = g.rows.filter((r) => r.p.max === 0).map((r) => r.name);
-  return el(
-    'div',
-    {},
-    figure({
-      id,
-      title: g.title,
-      explain: `${g.explain} Milliseconds on a log scale; percentiles from HDR histograms (3 significant digits).`,
+  const figures = chunks.map((rows, k) => {
+    const unit = latencyUnit(Math.max(...rows.map((r) => r.p.max)));
+    const data: Array<Array<number | null>> = [SPECTRUM.map((s) => s.x)];
+    const series: uPlot.Series[] = [];
+    rows.forEach((r, i) => {
+      // A log axis has no 0: a 0 ms percentile is left out (a gap), never drawn at 1 µs.
+      data.push(SPECTRUM.map((s) => (r.p[s.key] > 0 ? r.p[s.key] * unit.perMs : null)));
+      series.push(
+        line(`${r.name} (${fmt(r.p.count)} sample${r.p.count === 1 ? '' : 's'})`, i, {
+          width: 2,
+          value: (_u, v) => (v === null ? '–' : `${fmt(v)} ${unit.short}`),
+        }),
+      );
+    });
+    const part = chunks.length > 1 ? ` (${k + 1} of ${chunks.length})` : '';
+    return figure({
+      id: k === 0 ? id : `${id}-${k + 1}`,
+      title: `${g.title}${part}`,
+      explain:
+        k === 0
+          ? `${g.explain} Each line is one distribution, from its fastest sample (0 %) through 50 %, 90 %, 95 % and 99 % to the slowest (max); HDR histograms, 3 significant digits.`
+          : '',
       data: data as uPlot.AlignedData,
       series,
       xLabel: 'percentile',
-      yLabel: 'ms',
-      xFormat: (v) => PCT_LABELS[Math.round(v)] ?? '',
-      scales: { y: { distr: 3 } },
-      legendNote: zero.length > 0 ? `Always 0 ms, not drawn: ${zero.join(', ')}.` : undefined,
+      yLabel: `${unit.name} (log scale)`,
+      xFormat: spectrumLabel,
+      scales: { x: { time: false, range: [-0.05, 3.05] }, y: { distr: 3 } },
+      height: 220,
       axes: [
         {
           label: 'percentile',
-          values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? (PCT_LABELS[v] ?? '') : '')),
+          splits: () => SPECTRUM.map((s) => s.x),
+          values: (_u, splits) => splits.map(spectrumLabel),
           stroke: '#374151',
         },
         {
-          label: 'milliseconds (log)',
+          label: `${unit.name} (log scale)`,
           stroke: '#374151',
-          size: 70,
-          values: (_u, splits) => splits.map((v) => fmtMs(v)),
+          size: 60,
+          values: (_u, splits) => splits.map((v) => fmt(v)),
         },
       ],
-    }),
+    });
+  });
+  return el(
+    'div',
+    { class: 'multiples' },
+    ...figures,
+    zero.length > 0 ? el('p', { class: 'note' }, `Always 0 ms, not drawn: ${zero.join(', ')}.`) : null,
     table(
       ['', 'count', 'min', 'p50', 'p90', 'p95', 'p99', 'max'],
       g.rows.map((r) => [
@@ -406,7 +536,13 @@ function latencyChart(g: LatencyGroup, id: string): HTMLElement {
   );
 }
 
-function gaugeChart(group: GaugeGroup, id: string, title: string, explain: string): HTMLElement {
+function gaugeChart(
+  group: GaugeGroup,
+  id: string,
+  title: string,
+  explain: string,
+  markers: ChartSpec['markers'] = [],
+): HTMLElement {
   const flat = group.lines.filter((l) => l.v.every((v) => v === 0)).map((l) => l.label);
   const g = { ...group, lines: group.lines.filter((l) => l.v.some((v) => v !== 0)) };
   if (g.lines.length === 0) return el('div', {}, el('h4', {}, title), note(`${title}: every sample was 0.`));
@@ -432,6 +568,8 @@ function gaugeChart(group: GaugeGroup, id: string, title: string, explain: strin
     xLabel: 'run time (m:ss)',
     yLabel: g.name,
     xFormat: clock,
+    scales: { y: FROM_ZERO },
+    markers,
     legendNote: flat.length > 0 ? `Always 0, not drawn: ${flat.join(', ')}.` : undefined,
   });
 }
@@ -458,8 +596,8 @@ function runSections(u: UnitReport): HTMLElement {
   u.latency.forEach((g) => {
     latency.append(latencyChart(g, `latency-${g.id}`));
   });
-  if (u.speed) latency.append(latencyChart(u.speed, 'latency-speed'));
-  else
+  for (const g of u.speed) latency.append(latencyChart(g, `latency-${g.id}`));
+  if (u.speed.length === 0)
     latency.append(
       note(
         'No speed metrics (time to first activity, agent boot, restart recovery) in this run: they come from native runs and chaos waves.',
@@ -478,7 +616,8 @@ function runSections(u: UnitReport): HTMLElement {
         g,
         `gauge-${i}`,
         `${g.name} by ${g.by || 'value'}`,
-        `The “${g.name}” gauge sampled during the run, one line per ${g.by || 'series'}: how many sessions were in each state at each moment.`,
+        `The “${g.name}” gauge sampled during the run, one line per ${g.by || 'series'}: how many sessions were in each state at each moment.${markerNote(u)}`,
+        markersInSeconds(u),
       ),
     );
   });
@@ -489,7 +628,8 @@ function runSections(u: UnitReport): HTMLElement {
           u.turnover.states,
           'turnover-states',
           'Turnover: sessions by state',
-          'Registered sessions that are awake, parked, waking or parking, sampled every second. The steady window starts when the fill is done.',
+          `Registered sessions that are awake, parked, waking or parking, sampled every second. The steady window starts when the fill is done.${markerNote(u)}`,
+          markersInSeconds(u),
         ),
       );
     } else states.append(note('This run has turnover metrics but no sessions-by-state gauge to draw.'));
