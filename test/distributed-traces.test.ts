@@ -67,8 +67,10 @@ describe('merging segment traces (streaming, analyzers merged)', { timeout: 120_
     expect(JSON.stringify(withoutInput(again))).toBe(JSON.stringify(withoutInput(original)));
     expect(readFileSync(out, 'utf8').split('\n')[0]).toContain('"segments":3');
 
-    // A segment that started 1.5 s later (its own epoch): its records move onto the earliest one.
-    const late = await splitTrace(run.outcome.tracePath, 3, (i) => (i === 1 ? 1500 : 0));
+    // A segment that started 1.5 s earlier (its own epoch): the merged trace starts at the
+    // earliest epoch, so every record moves 1.5 s later on it, with no negative time (a record
+    // before its run's start is refused: docs/limits.md).
+    const late = await splitTrace(run.outcome.tracePath, 3, (i) => (i === 1 ? -1500 : 0));
     const shifted = await mergeSegmentTraces(
       late.map((path, index) => ({ path, index })),
       join(dir, 'shifted.jsonl'),
@@ -78,7 +80,7 @@ describe('merging segment traces (streaming, analyzers merged)', { timeout: 120_
       (r) => sessionOf(r) === 's-0001' && r.kind === 'span',
     );
     const o1 = run.records.find((r) => sessionOf(r) === 's-0001' && r.kind === 'span');
-    expect(s1!.t).toBeCloseTo(o1!.t, 6);
+    expect(s1!.t).toBeCloseTo(o1!.t + 1500, 6);
   });
 
   it('a segment without a footer (a lost pod) makes the merged trace failed; another run is refused', async () => {
