@@ -13,7 +13,7 @@ import { FleetbenchError } from '../errors.ts';
 import { baselineSchema } from '../matrix/baseline.ts';
 import { scenarioBudgetJudge } from '../matrix/checks.ts';
 import { runPool } from '../matrix/pool.ts';
-import { baselineRun, type MatrixSpec, planMatrix, type RunControl } from '../matrix/run.ts';
+import { baselineUnit, type MatrixSpec, planMatrix, type RunControl } from '../matrix/run.ts';
 import { describeZodIssues } from '../validation.ts';
 import { VERSION } from '../version.ts';
 import { inSegment, type Segment } from './segment.ts';
@@ -98,21 +98,7 @@ export async function runMatrixSegment(
         keys: all.map((j) => j.key),
       },
       assigned: mine.map((j) => j.key),
-      units: plan.map((p) => ({
-        id: p.unit.id,
-        ref: p.unit.ref,
-        cell: p.unit.cell
-          ? { scenario: p.unit.cell.scenario, topology: p.unit.cell.topology, scale: p.unit.cell.scale }
-          : null,
-        heading: p.heading,
-        whatItTells: p.whatItTells,
-        scenarioHash: p.scenarioHash,
-        budgets: p.budgets,
-        runs: p.jobs.flatMap((job) => {
-          const r = byKey.get(job.key);
-          return r ? [baselineRun(r, spec.outDir, judge)] : [];
-        }),
-      })),
+      units: plan.map((p) => baselineUnit(p, (job) => byKey.get(job.key), spec.outDir, judge)),
       timing: {
         wallMs: Math.round(performance.now() - started),
         jobs: Math.max(1, Math.min(control.jobs, mine.length)),

@@ -61,7 +61,7 @@ export interface MatrixOutcome {
   skipped: number;
 }
 
-interface PlannedUnit {
+export interface PlannedUnit {
   unit: Unit;
   heading: string;
   whatItTells: string | null;
@@ -132,21 +132,7 @@ export async function runMatrices(specs: MatrixSpec[], control: RunControl): Pro
     const budgetsByUnit = new Map(plan.map((p) => [p.unit.id, p.budgets]));
     const judge = control.judge ?? scenarioBudgetJudge((id) => budgetsByUnit.get(id) ?? []);
     const mine = (job: RunJob) => byKey.get(`${prefix(i)}${job.key}`);
-    const units: BaselineUnit[] = plan.map((p) => ({
-      id: p.unit.id,
-      ref: p.unit.ref,
-      cell: p.unit.cell
-        ? { scenario: p.unit.cell.scenario, topology: p.unit.cell.topology, scale: p.unit.cell.scale }
-        : null,
-      heading: p.heading,
-      whatItTells: p.whatItTells,
-      scenarioHash: p.scenarioHash,
-      budgets: p.budgets,
-      runs: p.jobs.flatMap((job) => {
-        const r = mine(job);
-        return r ? [baselineRun(r, spec.outDir, judge)] : [];
-      }),
-    }));
+    const units: BaselineUnit[] = plan.map((p) => baselineUnit(p, mine, spec.outDir, judge));
     const planned = plan.flatMap((p) => p.jobs);
     const done = planned.flatMap((job) => {
       const r = mine(job);
@@ -174,6 +160,30 @@ export async function runMatrices(specs: MatrixSpec[], control: RunControl): Pro
     writeFileSync(markdownPath, baselineMarkdown(baseline));
     return { baseline, jsonPath, markdownPath, skipped: planned.length - done.length };
   });
+}
+
+/** A planned unit with the runs that finished (looked up by `resultOf`), as baseline.json has it. */
+export function baselineUnit(
+  p: PlannedUnit,
+  resultOf: (job: RunJob) => JobResult | undefined,
+  outDir: string,
+  judge?: Judge,
+): BaselineUnit {
+  return {
+    id: p.unit.id,
+    ref: p.unit.ref,
+    cell: p.unit.cell
+      ? { scenario: p.unit.cell.scenario, topology: p.unit.cell.topology, scale: p.unit.cell.scale }
+      : null,
+    heading: p.heading,
+    whatItTells: p.whatItTells,
+    scenarioHash: p.scenarioHash,
+    budgets: p.budgets,
+    runs: p.jobs.flatMap((job) => {
+      const r = resultOf(job);
+      return r ? [baselineRun(r, outDir, judge)] : [];
+    }),
+  };
 }
 
 export function baselineRun(r: JobResult, outDir: string, judge?: Judge): BaselineUnit['runs'][number] {
