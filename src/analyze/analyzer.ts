@@ -861,8 +861,8 @@ export class Analyzer implements TraceSink {
   }
 
   /** The joined metrics (speed, turnover) from the retained records, in time order. */
-  private finished(context: FinisherContext): Pick<Analysis, 'speed' | 'turnover'> {
-    const out: Pick<Analysis, 'speed' | 'turnover'> = {};
+  private finished(context: FinisherContext): Pick<Analysis, 'speed' | 'turnover' | 'faults'> {
+    const out: Pick<Analysis, 'speed' | 'turnover' | 'faults'> = {};
     if (FINISHERS.length === 0) return out;
     // Stable sort: ties keep trace order, so the result does not depend on thread splits.
     const records = this.retained

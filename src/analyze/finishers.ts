@@ -7,6 +7,7 @@
  * number of such operations, never with API calls.
  */
 import type { BodyRecord, RunHeader } from '../trace/schema.ts';
+import { faultsFinisher } from './faults.ts';
 import { speedFinisher } from './speed.ts';
 import { turnoverFinisher } from './turnover.ts';
 
@@ -20,7 +21,7 @@ export interface FinisherContext {
 
 export interface Finisher {
   /** The Analysis field the result goes into. */
-  key: 'speed' | 'turnover';
+  key: 'speed' | 'turnover' | 'faults';
   /** Which span, event and gauge names to keep for it. */
   retains(name: string): boolean;
   /** Records in time order (ties: trace order). */
@@ -28,7 +29,7 @@ export interface Finisher {
 }
 
 /** Every finisher the analyzer runs. */
-export const FINISHERS: readonly Finisher[] = [speedFinisher, turnoverFinisher];
+export const FINISHERS: readonly Finisher[] = [speedFinisher, turnoverFinisher, faultsFinisher];
 
 export function retainedByAnyFinisher(name: string): boolean {
   for (const finisher of FINISHERS) if (finisher.retains(name)) return true;

@@ -7,6 +7,7 @@
  * Every metric is described in docs/analysis.md.
  */
 import { z } from 'zod';
+import { faultsSchema } from './faults.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
 
 export { ANALYSIS_SCHEMA_VERSION };
@@ -536,6 +537,7 @@ export const analysisSchema = z.object({
   turnover: turnoverAnalysisSchema
     .optional()
     .describe('turnover metrics (wake, park, steady window): see docs/analysis.md'),
+  faults: faultsSchema.optional(),
   warnings: z.array(z.string()),
 });
 

@@ -106,13 +106,19 @@ function speedGroups(a: Analysis): LatencyGroup[] {
   });
 }
 
-/** Restarts (kill and ready) and turnover's phase markers, in run ms. */
+/** Restarts (kill and ready), injected faults and turnover's phase markers, in run ms. */
 function timelineMarkers(a: Analysis): UnitReport['markers'] {
   const markers: UnitReport['markers'] = [];
   for (const r of a.speed?.restarts ?? []) {
     markers.push({ tMs: r.killAtMs, label: `${r.kind} restart`, kind: 'restart' });
     if (r.readyAtMs !== null && r.readyAtMs !== undefined)
       markers.push({ tMs: r.readyAtMs, label: 'ready', kind: 'ready' });
+  }
+  for (const f of a.faults ?? []) {
+    // Restarts are drawn from the recovery they caused (kill and ready) when there is one.
+    if (f.phase === 'start' && f.type === 'restart' && (a.speed?.restarts?.length ?? 0) > 0) continue;
+    if (f.phase === 'end') continue;
+    markers.push({ tMs: f.tMs, label: f.phase === 'failed' ? `${f.type} failed` : f.type, kind: 'fault' });
   }
   const t = a.turnover?.markers as Record<string, number | null | undefined> | undefined;
   const names: Array<[string, string]> = [

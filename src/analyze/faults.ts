@@ -1,0 +1,37 @@
+/**
+ * The run's injected faults on its timeline: each `fault.start`, `fault.end` and `fault.failed`
+ * event (docs/scenarios.md#faults) with its time and fault type, so reports can mark them where
+ * the calls, latencies and states they caused are drawn. A finisher (finishers.ts): the events
+ * are retained and merged across threads like the speed and turnover records.
+ */
+import { z } from 'zod';
+import type { Finisher, RetainedRecord } from './finishers.ts';
+
+const FAULT_EVENTS = new Set(['fault.start', 'fault.end', 'fault.failed']);
+
+/** A run schedules at most a few hundred faults (a chaos wave a dozen); more are left out. */
+export const MAX_FAULT_MARKS = 1_000;
+
+export const faultsSchema = z
+  .array(
+    z.object({
+      tMs: z.number().describe('run time of the event'),
+      type: z.string().describe('the fault type (restart, review-burst, github-latency, ...)'),
+      phase: z.enum(['start', 'end', 'failed']),
+    }),
+  )
+  .describe(`injected faults in time order (at most ${MAX_FAULT_MARKS})`);
+
+export type FaultMarks = z.infer<typeof faultsSchema>;
+
+export const faultsFinisher: Finisher = {
+  key: 'faults',
+  retains: (name: string) => FAULT_EVENTS.has(name),
+  finish(records: readonly RetainedRecord[]): FaultMarks {
+    return records.slice(0, MAX_FAULT_MARKS).map((r) => ({
+      tMs: r.t,
+      type: String((r.kind === 'event' ? r.labels?.type : undefined) ?? 'fault'),
+      phase: r.name === 'fault.end' ? 'end' : r.name === 'fault.failed' ? 'failed' : 'start',
+    }));
+  },
+};
