@@ -30,6 +30,7 @@ interface Line {
 
 describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh against the emulator', () => {
   it('polls, reacts to review comments, survives a hard restart; every call attributed to its session', async () => {
+    gh.require();
     const scenario = join(dir, 'ao-short.yaml');
     writeFileSync(
       scenario,

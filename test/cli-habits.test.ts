@@ -6,10 +6,10 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN, runCli } from './helpers/cli.ts';
-import { haveSystemTool } from './helpers/system-tool.ts';
 import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
 
 const dir = scratchDir('fleetbench-habits-');
 const SAMPLE = new URL('../examples/sample-trace.jsonl', import.meta.url).pathname;
@@ -33,8 +33,11 @@ function onTerminal(args: string[], env: Record<string, string | undefined> = {}
   return r.stdout;
 }
 
+const script = systemTool('/usr/bin/script', ['--version'], 'util-linux');
+
 describe('CLI habits', () => {
-  describe.skipIf(!haveSystemTool('/usr/bin/script', 'util-linux'))('colour', () => {
+  describe.skipIf(script.skip)('colour', () => {
+    beforeAll(() => script.require());
     const check = ['check', SAMPLE, '--budgets', 'track-b'];
     it('colours verdicts on a terminal', () => {
       const shown = onTerminal(check);

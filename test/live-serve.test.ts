@@ -15,6 +15,7 @@ import { BIN, runCli } from './helpers/cli.ts';
 import { events, spans } from './helpers/run.ts';
 import { alive, startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const SCENARIO = new URL('./fixtures/live-restart.yaml', import.meta.url).pathname;
 
@@ -126,7 +127,10 @@ describe('reference serve over the http target', () => {
 
     // Stopping the server stops both processes.
     await server.stop();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await waitUntil(
+      'the server and its control plane to exit',
+      () => !alive(server.info.pid) && !alive(pidAfter),
+    );
     expect(alive(server.info.pid)).toBe(false);
     expect(alive(pidAfter)).toBe(false);
   });
@@ -174,10 +178,14 @@ describe('reference serve over the http target', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     await listening;
-    // Let sessions start and poll cycles run, then interrupt.
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
-    const before = await (await fetch(metricsUrl!)).text();
-    expect(before).toMatch(/^fleetbench_api_calls_total\{resource="core",status="200"\} \d+$/m);
+    // Let sessions start and poll cycles run (answered core calls on the metrics endpoint), then interrupt.
+    const answered = /^fleetbench_api_calls_total\{resource="core",status="200"\} [1-9]\d*$/m;
+    let before = '';
+    await waitUntil('answered core calls on the metrics endpoint', async () => {
+      before = await (await fetch(metricsUrl!)).text();
+      return answered.test(before);
+    });
+    expect(before).toMatch(answered);
     const sent = performance.now();
     child.kill('SIGINT');
     const code = await exited;

@@ -11,8 +11,8 @@ import { resolveScenarioRef } from '../src/workload/builtins.ts';
 import { runScenario } from '../src/workload/engine.ts';
 import { parseOverride } from '../src/workload/load.ts';
 import { spans } from './helpers/run.ts';
-import { haveSystemTool, PROMTOOL, promtoolCheck } from './helpers/system-tool.ts';
 import { scratchDir } from './helpers/tmp.ts';
+import { PROMTOOL, promtoolCheck, systemTool } from './helpers/tools.ts';
 
 interface ParsedFamily {
   help: string;
@@ -74,6 +74,8 @@ function parseExposition(text: string): Map<string, ParsedFamily> {
   }
   return families;
 }
+
+const promtool = systemTool(PROMTOOL, ['--version'], 'prometheus');
 
 describe('live telemetry', () => {
   const dir = scratchDir('fleetbench-telemetry-');
@@ -189,8 +191,10 @@ describe('live telemetry', () => {
       true,
     );
     expect(families.get('fleetbench_run_finished')!.samples[0]!.value).toBe(0);
-    if (haveSystemTool(PROMTOOL, 'prometheus'))
+    if (!promtool.skip) {
+      promtool.require();
       expect(promtoolCheck(scraped!.text)).toEqual({ code: 0, problems: '' });
+    }
 
     expect(posted?.status).toBe(200);
     const { records, stats } = await readTrace(outcome.tracePath);

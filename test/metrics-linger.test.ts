@@ -8,10 +8,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, runCli } from './helpers/cli.ts';
-import { haveSystemTool, PROMTOOL, promtoolCheck } from './helpers/system-tool.ts';
 import { scratchDir } from './helpers/tmp.ts';
+import { PROMTOOL, promtoolCheck, systemTool } from './helpers/tools.ts';
 
 const dir = scratchDir('fleetbench-linger-');
+
+const promtool = systemTool(PROMTOOL, ['--version'], 'prometheus');
 
 describe('fleetbench run --metrics-linger', () => {
   it('keeps /metrics up after the run with final values and budget verdicts', async () => {
@@ -59,8 +61,10 @@ describe('fleetbench run --metrics-linger', () => {
       expect(text).toMatch(
         /^fleetbench_api_call_duration_seconds_bucket\{resource="core",le="\+Inf"\} \d+$/m,
       );
-      if (haveSystemTool(PROMTOOL, 'prometheus'))
+      if (!promtool.skip) {
+        promtool.require();
         expect(promtoolCheck(text)).toEqual({ code: 0, problems: '' });
+      }
       // The Grafana dashboard in examples/ is built on names the endpoint serves.
       const served = new Set([...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].map((m) => m[1]!));
       const dashboard = readFileSync(new URL('../examples/grafana-dashboard.json', import.meta.url), 'utf8');

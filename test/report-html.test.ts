@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, launchChromium } from './helpers/browser.ts';
 import { runCli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
 
 const dir = scratchDir('fleetbench-report-');
 const ARTIFACTS = join(import.meta.dirname, '..', 'test-artifacts');
@@ -108,7 +109,9 @@ async function expectReadableLayout(page: Page, drawn?: ChartPixels[]): Promise<
   return layout;
 }
 
-describe.skipIf(!existsSync(CHROMIUM))(
+const chromium = systemTool(CHROMIUM, ['--version'], 'chromium');
+
+describe.skipIf(chromium.skip)(
   'fleetbench report: one self-contained HTML file, in real Chromium',
   { timeout: 240_000 },
   () => {
@@ -116,6 +119,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
     const matrixDir = join(dir, 'matrix');
 
     beforeAll(async () => {
+      chromium.require();
       mkdirSync(ARTIFACTS, { recursive: true });
       const m = await runCli(
         ['matrix', '--cells', 'S2-T1-1,S2-T1-5,S2-T2-5,S4-T1-5', '--jobs', '2', '--out', matrixDir],

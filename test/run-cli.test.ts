@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/reader.ts';
 import { BIN, runCli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const dir = scratchDir();
 
@@ -155,8 +156,11 @@ describe('fleetbench run', () => {
       stderr += d;
     });
     const trace = join(out, 'trace.jsonl');
-    for (let i = 0; i < 100 && !existsSync(trace); i++) await new Promise((r) => setTimeout(r, 100));
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Interrupt once the run is under way: its trace holds the header and at least one record.
+    await waitUntil(
+      'the trace to hold a record',
+      () => existsSync(trace) && readFileSync(trace, 'utf8').split('\n').length > 2,
+    );
     child.kill('SIGINT');
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(stderr).toContain('SIGINT: stopping the run');

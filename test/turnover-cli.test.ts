@@ -11,11 +11,14 @@ import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
 
-/** The lines of one section of the terminal output, from its title to the next title. */
+/**
+ * The lines of one section of the terminal output, from its title to the next title. A missing
+ * section fails the test (two missing sections must not compare equal).
+ */
 function section(output: string, title: string): string {
   const lines = output.split('\n');
   const start = lines.findIndex((l) => l.trim() === `▸ ${title}`);
-  if (start < 0) return '';
+  if (start < 0) throw new Error(`no section "${title}" in the output:\n${output}`);
   const end = lines.findIndex((l, i) => i > start && l.trim() === '');
   return lines.slice(start, end < 0 ? undefined : end).join('\n');
 }

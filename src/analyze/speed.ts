@@ -76,8 +76,6 @@ export const SPEED_METRIC_INFO: Record<
   },
 };
 
-export const SPEED_METRIC_NAMES = Object.keys(SPEED_METRIC_INFO) as SpeedMetricName[];
-
 type Ev = Extract<RetainedRecord, { kind: 'event' }>;
 type Span = Extract<RetainedRecord, { kind: 'span' }>;
 

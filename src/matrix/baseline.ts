@@ -5,7 +5,6 @@
  * types, `fleetbench schema baseline`). Everything but `timing` is deterministic: the same
  * cells, seeds and overrides give the same bytes.
  */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { analysisSchema } from '../analyze/schema.ts';
 import { FleetbenchError } from '../errors.ts';
@@ -117,16 +116,6 @@ export function baselineJsonSchema(): Record<string, unknown> {
     description: 'baseline.json, written by `fleetbench matrix` and `fleetbench demo`. See docs/matrix.md.',
     ...schema,
   };
-}
-
-export function readBaseline(file: string): Baseline {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new FleetbenchError('E_RESULTS', `${file}: not readable as JSON (${(error as Error).message})`);
-  }
-  return parseBaseline(raw, file);
 }
 
 export function parseBaseline(raw: unknown, file: string): Baseline {

@@ -9,6 +9,7 @@
 import type { Clock } from '../clock/clock.ts';
 import type { GitHubTransport } from '../github/types.ts';
 import type { Rng } from '../rng.ts';
+import type { RestartKind, SessionSpec, SessionState } from '../targets/types.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { type Distribution, sample } from '../workload/distribution.ts';
 import { ActorHost, type ActorHostConfig } from './actors.ts';
@@ -26,15 +27,7 @@ import {
 } from './polling.ts';
 import { type AoGhMode, aoSpawnCalls, runAoCycle } from './polling-ao.ts';
 import { defaultNativeRunConfig, type NativeRunConfig, NativeRuns, type RunStore } from './runs.ts';
-import {
-  type DurableStore,
-  MemoryStore,
-  type SessionRecord,
-  type SessionState,
-  SessionTable,
-} from './sessions.ts';
-
-export type RestartKind = 'hard' | 'graceful' | 'hot';
+import { type DurableStore, MemoryStore, type SessionRecord, SessionTable } from './sessions.ts';
 
 export interface ReferenceConfig {
   polling: {
@@ -76,13 +69,6 @@ export const defaultRestartOutage: Record<RestartKind, Distribution> = {
 export interface AgentWorld {
   /** Push a fix commit to the session's PR; returns the new head SHA. */
   pushFix(sessionId: string): Promise<string | undefined>;
-}
-
-export interface SessionSpec {
-  id: string;
-  repo: string;
-  issue: number;
-  branch: string;
 }
 
 export interface ReferenceDeps {

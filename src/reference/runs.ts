@@ -23,6 +23,7 @@
  */
 import type { Clock } from '../clock/clock.ts';
 import type { Rng } from '../rng.ts';
+import type { RestartKind, RunNotice } from '../targets/types.ts';
 import type { Labels } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { type Distribution, sample } from '../workload/distribution.ts';
@@ -41,7 +42,6 @@ import {
   type StartKind,
 } from './providers.ts';
 
-export type RestartKind = 'hard' | 'graceful' | 'hot';
 export type LaunchReason = 'start' | 'recovery' | 'crash';
 
 export interface NativeRunConfig {
@@ -88,14 +88,6 @@ export function defaultNativeRunConfig(): NativeRunConfig {
       drainTimeoutMs: 10_000,
     },
   };
-}
-
-/** What the run manager tells the harness: a turn finished, a run ended. */
-export interface RunNotice {
-  type: 'turn.completed' | 'run.ended';
-  session: string;
-  run: string;
-  turn: number;
 }
 
 export type ProviderFaultSpec =

@@ -4,10 +4,8 @@
  * durable (survives a restart, like an orchestrator's metadata files); caches are not.
  */
 import type { Clock } from '../clock/clock.ts';
+import { type SessionState, sessionStates } from '../targets/types.ts';
 import type { TraceSink } from '../trace/writer.ts';
-
-export const sessionStates = ['spawning', 'working', 'pr_open', 'review', 'merged', 'closed'] as const;
-export type SessionState = (typeof sessionStates)[number];
 
 /** How far along the lifecycle a state is, for "wait until every session reached X". */
 export const stateRank: Record<SessionState, number> = {

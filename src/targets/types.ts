@@ -5,7 +5,9 @@
  * Optional capabilities are optional methods: an executor or fault that needs one a target
  * lacks fails the run up front with a clear message.
  */
-export type SessionState = 'spawning' | 'working' | 'pr_open' | 'review' | 'merged' | 'closed';
+/** A session's lifecycle, in order: spawning → working → pr_open → review → merged | closed. */
+export const sessionStates = ['spawning', 'working', 'pr_open', 'review', 'merged', 'closed'] as const;
+export type SessionState = (typeof sessionStates)[number];
 export type RestartKind = 'hard' | 'graceful' | 'hot';
 
 export interface SessionSpec {

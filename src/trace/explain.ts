@@ -7,7 +7,6 @@ import { describeZodError } from '../validation.ts';
 import type { CheckedKind, KindJsonSchemas } from './fast-check.ts';
 import {
   apiRecordSchema,
-  type BodyRecord,
   endFooterSchema,
   eventRecordSchema,
   gaugeRecordSchema,
@@ -15,7 +14,6 @@ import {
   spanRecordSchema,
   TRACE_FORMAT,
 } from './schema.ts';
-import type { Validated } from './validate.ts';
 
 const kindSchemas = {
   run: runHeaderSchema,
@@ -48,15 +46,4 @@ export function explainRecord(kind: CheckedKind, value: unknown): string {
   const what = kind === 'end' ? 'end footer' : kind === 'run' ? 'run header' : `${kind} record`;
   // Should ajv and zod ever disagree (tested that they do not), ajv's verdict stands.
   return `${what}: ${parsed.success ? 'does not match the trace schema' : describeZodError(parsed.error)}`;
-}
-
-/** One body record checked by zod alone (tests compare it with the fast path). */
-export function validateBodyWithZod(
-  kind: Exclude<CheckedKind, 'run' | 'end'>,
-  value: object,
-): Validated<BodyRecord> {
-  const parsed = kindSchemas[kind].safeParse(value);
-  return parsed.success
-    ? { ok: true, value: parsed.data as BodyRecord }
-    : { ok: false, reason: explainRecord(kind, value) };
 }

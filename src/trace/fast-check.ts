@@ -11,13 +11,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { privateCacheDir } from '../cache-dir.ts';
-import {
-  type CheckedKind,
-  checkedKinds,
-  type FastChecks,
-  type KindJsonSchemas,
-  loadChecks,
-} from './checks-code.ts';
+import { type CheckedKind, checkedKinds, type KindJsonSchemas } from './checks-code.ts';
 
 export {
   type BodyKind,
@@ -78,10 +72,6 @@ export function validatorCode(schemas: KindJsonSchemas): string {
     default: typeof import('ajv/dist/standalone/index.js').default;
   };
   return standalone.default(ajv, exports);
-}
-
-export function compileChecks(schemas: KindJsonSchemas): FastChecks {
-  return loadChecks(validatorCode(schemas));
 }
 
 /**

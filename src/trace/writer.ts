@@ -170,14 +170,3 @@ export class MemorySink implements TraceSink {
     this.records.push(record.kind === 'span' ? { outcome: 'ok', ...record } : record);
   }
 }
-
-/** Sends every record to several sinks (a file and a live analyzer, say). */
-export class TeeSink implements TraceSink {
-  private readonly sinks: TraceSink[];
-  constructor(...sinks: TraceSink[]) {
-    this.sinks = sinks;
-  }
-  write(record: BodyRecord | (SpanInput & { kind: 'span' })): void {
-    for (const sink of this.sinks) sink.write(record);
-  }
-}

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { Rng } from '../rng.ts';
-import { durationField, formatDuration } from './duration.ts';
+import { durationField } from './duration.ts';
 
 export type Distribution =
   | { kind: 'fixed'; ms: number }
@@ -38,17 +38,6 @@ export function sample(distribution: Distribution, rng: Rng): number {
       return distribution.p95 === distribution.median
         ? distribution.median
         : rng.lognormal(distribution.median, distribution.p95);
-  }
-}
-
-export function describeDistribution(distribution: Distribution): string {
-  switch (distribution.kind) {
-    case 'fixed':
-      return formatDuration(distribution.ms);
-    case 'uniform':
-      return `${formatDuration(distribution.min)}..${formatDuration(distribution.max)}`;
-    case 'lognormal':
-      return `median ${formatDuration(distribution.median)}, p95 ${formatDuration(distribution.p95)}`;
   }
 }
 

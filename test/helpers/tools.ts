@@ -1,12 +1,13 @@
 import { spawnSync } from 'node:child_process';
 
 /**
- * A system tool a test needs (gh, promtool, …). Missing on a developer machine: the suite is
- * skipped with one line naming the Debian package. Missing with CI set: the suite runs and fails
- * in `require()`, since .ci/run installs every package the tests need.
+ * A system tool a test needs (gh, promtool, Chromium, …), by name on PATH or by absolute path.
+ * Missing on a developer machine: the suite is skipped with one line naming the Debian package.
+ * Missing with CI set: the suite runs and fails in `require()`, since .ci/run installs every
+ * package the tests need.
  */
 export function systemTool(command: string, versionArgs: string[], debianPackage: string) {
-  const present = spawnSync(command, versionArgs, { stdio: 'ignore' }).status === 0;
+  const present = spawnSync(command, versionArgs, { stdio: 'ignore', timeout: 30_000 }).status === 0;
   const ci = Boolean(process.env.CI);
   if (!present && !ci) {
     process.stderr.write(`skipped: needs \`${command}\` (Debian package ${debianPackage})\n`);
@@ -22,4 +23,16 @@ export function systemTool(command: string, versionArgs: string[], debianPackage
         );
     },
   };
+}
+
+export const PROMTOOL = '/usr/bin/promtool';
+
+/** `promtool check metrics` on an exposition text: its complaints (empty when clean). */
+export function promtoolCheck(text: string): { code: number | null; problems: string } {
+  const result = spawnSync(PROMTOOL, ['check', 'metrics'], {
+    input: text,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { code: result.status, problems: `${result.stdout}${result.stderr}`.trim() };
 }

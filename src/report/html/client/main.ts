@@ -1,6 +1,6 @@
 /**
  * The report page's script: reads the embedded JSON (model.ts) and draws the tables and charts
- * with uPlot. Bundled with uPlot by esbuild into the page (bundle.ts): no network, no globals
+ * with uPlot. Bundled with uPlot by esbuild into the page (page.ts): no network, no globals
  * but `window.fleetbenchReport` (what was drawn, for tests and for curious readers).
  */
 import uPlot from 'uplot';

@@ -1,2 +1,0 @@
-export * from './ao-gh.ts';
-export * from './otlp.ts';
