@@ -6,7 +6,6 @@
  * process start, and every cell run in this process one after the other, engine and analysis
  * timed apart.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +16,7 @@ import { allCells } from '../src/workload/cells.ts';
 import { runScenario } from '../src/workload/engine.ts';
 import { writeRunSummary } from '../src/workload/summary.ts';
 import type { Bench } from './run.ts';
+import { timedNode } from './timed.ts';
 
 const BIN = fileURLToPath(new URL('../bin/fleetbench.js', import.meta.url));
 const TARGET_S = 60;
@@ -27,28 +27,8 @@ function load(): string {
     .join(' ');
 }
 
-/** Runs the CLI under /usr/bin/time: wall ms and CPU seconds (user + sys, children included). */
-function cli(args: string[]): Promise<{ wallMs: number; cpuS: number }> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const p = spawn('/usr/bin/time', ['-f', 'cpu %U %S', process.execPath, BIN, ...args], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
-    });
-    let err = '';
-    p.stderr.on('data', (d) => {
-      err += d;
-    });
-    p.on('error', reject);
-    p.on('close', (code) => {
-      const wallMs = performance.now() - started;
-      const m = /cpu (\S+) (\S+)/.exec(err);
-      if (code !== 0 || !m)
-        reject(new Error(`fleetbench ${args.join(' ')} exited ${code}: ${err.slice(-500)}`));
-      else resolve({ wallMs, cpuS: Number(m[1]) + Number(m[2]) });
-    });
-  });
-}
+/** The CLI under /usr/bin/time (bench/timed.ts). */
+const cli = (args: string[]) => timedNode([BIN, ...args]);
 
 const bench: Bench = {
   name: 'matrix',

@@ -8,13 +8,13 @@
  *    analysis: time and peak memory, against `fleetbench analyze` of the merged trace (one
  *    streaming pass over the same records) as the reference.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Bench } from './run.ts';
 import { writeSyntheticTrace } from './synthetic.ts';
+import { timedNode } from './timed.ts';
 
 const BIN = fileURLToPath(new URL('../bin/fleetbench.js', import.meta.url));
 const CHILD = fileURLToPath(new URL('./merge-child.ts', import.meta.url));
@@ -28,26 +28,7 @@ const load = () =>
     .map((l) => l.toFixed(2))
     .join(' ');
 
-/** Runs node under /usr/bin/time: wall ms and peak RSS (MB). */
-function timed(args: string[]): Promise<{ wallMs: number; rssMb: number }> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const p = spawn('/usr/bin/time', ['-f', 'rss %M', process.execPath, ...args], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
-    });
-    let err = '';
-    p.stderr.on('data', (d) => {
-      err += d;
-    });
-    p.on('error', reject);
-    p.on('close', (code) => {
-      const m = /rss (\d+)/.exec(err);
-      if (code !== 0 || !m) reject(new Error(`${args.join(' ')} exited ${code}: ${err.slice(-500)}`));
-      else resolve({ wallMs: performance.now() - started, rssMb: Number(m[1]) / 1024 });
-    });
-  });
-}
+const timed = timedNode;
 
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
