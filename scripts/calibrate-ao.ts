@@ -94,25 +94,55 @@ const common = [
   `markers.steady-start=${values.steady}`,
 ];
 const lines: string[] = [
-  `AO ${packages.versions.core} (scm-github ${packages.versions.scm}, tracker-github ${packages.versions.tracker}), ${gh.version.startsWith('unknown') ? 'gh ?' : `gh ${gh.version}`}${gh.prChecksJson ? '' : ' (no `pr checks --json`)'}; interval ${values.interval}, duration ${values.duration}, steady from ${values.steady}; load average at the start ${loadavg()
+  `AO ${packages.versions.core} (scm-github ${packages.versions.scm}, tracker-github ${packages.versions.tracker}), ${gh.version.startsWith('unknown') ? 'gh ?' : `gh ${gh.version}`}${gh.prChecksJson ? '' : ' (no `pr checks --json`)'}; interval ${values.interval}, duration ${values.duration}, steady from ${values.steady}${values.reuse ? ' (AO runs reused from disk)' : ''}; load average at the start ${loadavg()
     .map((l) => l.toFixed(1))
     .join(' ')}`,
   '',
 ];
 const ghMode = gh.prChecksJson ? 'current' : 'legacy';
 /**
- * The CPU time of one gh process on this machine, fitted from the first cell's real cycles:
- * a cycle's calls all queue their process time on the cores, so p50 cycle ≈ calls × t / cores.
+ * The CPU time of one gh process on this machine, fitted by simulation from the first cell's
+ * real cycles: the ao-0.2 model of that cell runs in virtual time (seconds each) with candidate
+ * times, bisected until its median cycle matches AO's. A closed formula (calls × t ÷ cores)
+ * would ignore that each session's calls run one after another with the network between them.
  */
+async function fitGhProcess(cell: string, aoCycleP50: number, cpus: number): Promise<number> {
+  const modelP50 = async (processMs: number) => {
+    const { scenario } = resolveScenarioRef(
+      cell,
+      [
+        ...common,
+        'polling.strategy=ao-0.2',
+        `polling.ao-gh=${ghMode}`,
+        `polling.ao-gh-process=${processMs}ms`,
+        `polling.ao-cpus=${cpus}`,
+      ].map(parseOverride),
+    );
+    const dir = join(values.out, cell, 'fit');
+    mkdirSync(dir, { recursive: true });
+    await runScenario(scenario, { outDir: dir });
+    const analysis = (await analyzeFile(join(dir, 'trace.jsonl'), { threads: 1 })).analysis;
+    return analysis.controlPlane.pollCycles?.durationMs?.p50 ?? 0;
+  };
+  let low = 0;
+  let high = 2_000;
+  for (let i = 0; i < 9; i++) {
+    const mid = Math.round((low + high) / 2);
+    if ((await modelP50(mid)) < aoCycleP50) low = mid;
+    else high = mid;
+  }
+  return Math.round((low + high) / 2);
+}
+
 let ghProcessMs: number | undefined =
   values['gh-process'] === 'auto' ? undefined : Number.parseInt(values['gh-process'], 10);
 const cpus = Number.parseInt(values.cpus, 10);
 for (const cell of values.cells.split(',')) {
   const ao = figuresOf(await runOnce(cell, [...common, 'target=ao'], join(values.out, cell, 'ao')));
-  if (ghProcessMs === undefined && ao.cycleP50 !== null && ao.perSessionCycle) {
-    ghProcessMs = Math.round((ao.cycleP50 * cpus) / (ao.perSessionCycle * ao.sessions));
+  if (ghProcessMs === undefined && ao.cycleP50 !== null) {
+    ghProcessMs = await fitGhProcess(cell, ao.cycleP50, cpus);
     lines.push(
-      `gh process CPU time fitted from ${cell}: ${ghProcessMs} ms per call on ${cpus} cores (cycle p50 ${ms(ao.cycleP50)}, ${num(ao.perSessionCycle * ao.sessions, 0)} calls per cycle); used as polling.ao-gh-process for every ao-0.2 row`,
+      `gh process CPU time fitted from ${cell}: ${ghProcessMs} ms per call on ${cpus} cores (the ao-0.2 model's median cycle matches AO's ${ms(ao.cycleP50)}); used as polling.ao-gh-process for every ao-0.2 row`,
       '',
     );
   }
