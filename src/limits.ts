@@ -28,7 +28,7 @@ export const BODY_LIMITS = {
   otlp: 16 * MIB,
 } as const;
 
-/** GraphQL documents, as GitHub bounds them (its node limit lives beside its cost, graphql.ts). */
+/** GraphQL documents, as GitHub bounds them (its node limit lives beside its cost, github/graphql/cost.ts). */
 export const GRAPHQL_LIMITS = {
   /** Lexical tokens in one query: graphql-js stops parsing there. */
   maxTokens: 50_000,

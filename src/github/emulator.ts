@@ -38,7 +38,7 @@ import {
   type GenerateFixturesOptions,
   generateFixtures,
 } from './fixtures.ts';
-import { GRAPHQL_DOCS, GraphQLEngine } from './graphql.ts';
+import { GRAPHQL_DOCS, GraphQLEngine } from './graphql/index.ts';
 import { type Bucket, type Identity, QuotaLedger } from './quota.ts';
 import { buildRestRouter, contentHash, errorBody, parseQuery, type RestRouter } from './rest.ts';
 import { GitHubState } from './state.ts';

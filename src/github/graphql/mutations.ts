@@ -5,20 +5,15 @@
  * Each calls the same GitHubState method the REST write or the admin API calls, so a comment
  * posted through GraphQL moves the same versions, `updated_at` and ETags as one posted through
  * REST. Refusals come back as GitHub's GraphQL errors (`type` NOT_FOUND or UNPROCESSABLE next to
- * `data: {field: null}`); charging is the emulator's job (see emulator.ts).
+ * `data: {field: null}`); charging is the emulator's job (see ../emulator.ts).
  */
 import { GraphQLError } from 'graphql';
-import {
-  cursor,
-  type GqlContext,
-  IssueCommentNode,
-  IssueNode,
-  notFound,
-  PullNode,
-  ReviewNode,
-  UserNode,
-} from './graphql.ts';
-import { GitHubStateError, type Issue, type Label, type PullRequest, type ReviewState } from './state.ts';
+import { GitHubStateError, type Issue, type Label, type PullRequest, type ReviewState } from '../state.ts';
+import { cursor } from './connection.ts';
+import { type GqlContext, notFound } from './context.ts';
+import { IssueNode, PullNode } from './issues.ts';
+import { IssueCommentNode, ReviewNode } from './reviews.ts';
+import { UserNode } from './users.ts';
 
 /** Top-level mutation fields that create content (GitHub's 80/min and 500/h secondary limits). */
 export const CONTENT_CREATING_MUTATIONS: ReadonlySet<string> = new Set([

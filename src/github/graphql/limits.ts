@@ -3,10 +3,10 @@
  * GRAPHQL_LIMITS.maxTokens tokens (graphql-js's parser stops there) and selection sets nested at
  * most GRAPHQL_LIMITS.maxDepth deep (fragments followed), so a query nested thousands deep is an
  * error answer, never a stack overflow in validation or execution. GitHub's own node limit
- * (500,000) is checked with the cost, in graphql.ts.
+ * (500,000) is checked with the cost, in cost.ts.
  */
 import { type DocumentNode, GraphQLError, Kind, parse, type SelectionSetNode } from 'graphql';
-import { GRAPHQL_LIMITS } from '../limits.ts';
+import { GRAPHQL_LIMITS } from '../../limits.ts';
 
 /** Parses with the token limit; a query too deep for the parser itself is a GraphQLError too. */
 export function parseBounded(query: string): DocumentNode {

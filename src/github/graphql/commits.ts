@@ -1,0 +1,223 @@
+/** Commits and what hangs off them: refs, check runs, status contexts and the status check rollup. */
+import type { CheckRun, Commit, CommitStatus, GitHubState, Repo } from '../state.ts';
+import { type ConnArgs, connection } from './connection.ts';
+import { upper } from './context.ts';
+import { UserNode } from './users.ts';
+
+export class RefNode {
+  readonly __typename = 'Ref';
+  readonly id: string;
+  readonly prefix = 'refs/heads/';
+  constructor(
+    private readonly s: GitHubState,
+    private readonly repo: Repo,
+    readonly name: string,
+  ) {
+    this.id = Buffer.from(`ref:${repo.id}:${name}`).toString('base64');
+  }
+  target(): CommitNode | null {
+    const commit = this.s.commit(this.repo, this.name);
+    return commit ? new CommitNode(this.s, this.repo, commit) : null;
+  }
+}
+
+class CheckRunNode {
+  readonly __typename = 'CheckRun';
+  constructor(
+    private readonly s: GitHubState,
+    private readonly repo: Repo,
+    private readonly run: CheckRun,
+  ) {}
+  get id() {
+    return this.run.nodeId;
+  }
+  get databaseId() {
+    return this.run.id;
+  }
+  get name() {
+    return this.run.name;
+  }
+  get status() {
+    return upper(this.run.status);
+  }
+  get conclusion() {
+    return this.run.conclusion ? upper(this.run.conclusion) : null;
+  }
+  get startedAt() {
+    return this.s.iso(this.run.startedAt);
+  }
+  get completedAt() {
+    return this.run.completedAt === null ? null : this.s.iso(this.run.completedAt);
+  }
+  get detailsUrl() {
+    return `${this.s.webUrl}/${this.repo.fullName}/actions/runs/${this.run.id}`;
+  }
+  get url() {
+    return `${this.s.webUrl}/${this.repo.fullName}/runs/${this.run.id}`;
+  }
+  get permalink() {
+    return this.url;
+  }
+  readonly title = null;
+  readonly summary = null;
+  readonly text = null;
+  isRequired(): boolean {
+    return false;
+  }
+  checkSuite() {
+    const run = this.run;
+    return {
+      id: Buffer.from(`suite:${run.id}`).toString('base64'),
+      databaseId: run.id,
+      status: upper(run.status),
+      conclusion: run.conclusion ? upper(run.conclusion) : null,
+      app: { id: 'A_github_actions', name: 'GitHub Actions', slug: 'github-actions', logoUrl: () => '' },
+      workflowRun: {
+        id: Buffer.from(`run:${run.id}`).toString('base64'),
+        databaseId: run.id,
+        runNumber: run.id,
+        event: 'pull_request',
+        url: this.detailsUrl,
+        workflow: { id: 'W_ci', name: 'CI' },
+      },
+    };
+  }
+}
+
+class StatusContextNode {
+  readonly __typename = 'StatusContext';
+  constructor(
+    private readonly s: GitHubState,
+    private readonly status: CommitStatus,
+  ) {}
+  get id() {
+    return this.status.nodeId;
+  }
+  get context() {
+    return this.status.context;
+  }
+  get state() {
+    return upper(this.status.state);
+  }
+  get description() {
+    return this.status.description;
+  }
+  get targetUrl() {
+    return this.status.targetUrl;
+  }
+  avatarUrl(): string {
+    return `https://avatars.githubusercontent.com/u/${this.status.creator.id}?v=4`;
+  }
+  get createdAt() {
+    return this.s.iso(this.status.createdAt);
+  }
+  isRequired(): boolean {
+    return false;
+  }
+  get creator() {
+    return new UserNode(this.s, this.status.creator);
+  }
+}
+
+const CHECK_RUN_STATES = (run: CheckRun) =>
+  run.status === 'completed' ? upper(run.conclusion ?? 'neutral') : upper(run.status);
+
+class RollupNode {
+  readonly __typename = 'StatusCheckRollup';
+  readonly id: string;
+  readonly state: string;
+  constructor(
+    private readonly s: GitHubState,
+    private readonly repo: Repo,
+    private readonly commit: Commit,
+    state: string,
+  ) {
+    this.id = Buffer.from(`rollup:${commit.sha}`).toString('base64');
+    this.state = state;
+  }
+  contexts(args: ConnArgs) {
+    const statuses = this.s.latestStatuses(this.commit);
+    const items: (CheckRun | CommitStatus)[] = [...this.commit.checkRuns, ...statuses];
+    const count = <T>(values: T[], key: (v: T) => string) => {
+      const m = new Map<string, number>();
+      for (const v of values) m.set(key(v), (m.get(key(v)) ?? 0) + 1);
+      return [...m].map(([state, n]) => ({ state, count: n }));
+    };
+    return connection(
+      items,
+      args,
+      (item) =>
+        'context' in item
+          ? new StatusContextNode(this.s, item)
+          : new CheckRunNode(this.s, this.repo, item as CheckRun),
+      {
+        checkRunCount: this.commit.checkRuns.length,
+        statusContextCount: statuses.length,
+        checkRunCountsByState: count(this.commit.checkRuns, CHECK_RUN_STATES),
+        statusContextCountsByState: count(statuses, (st) => upper(st.state)),
+      },
+    );
+  }
+}
+
+export class CommitNode {
+  readonly __typename = 'Commit';
+  constructor(
+    private readonly s: GitHubState,
+    private readonly repo: Repo,
+    private readonly commit: Commit,
+  ) {}
+  get id() {
+    return this.commit.nodeId;
+  }
+  get oid() {
+    return this.commit.sha;
+  }
+  get abbreviatedOid() {
+    return this.commit.sha.slice(0, 7);
+  }
+  get message() {
+    return this.commit.message;
+  }
+  get messageHeadline() {
+    return this.commit.message.split('\n')[0];
+  }
+  readonly messageBody = '';
+  get committedDate() {
+    return this.s.iso(this.commit.createdAt);
+  }
+  get authoredDate() {
+    return this.committedDate;
+  }
+  get url() {
+    return `${this.s.webUrl}/${this.repo.fullName}/commit/${this.commit.sha}`;
+  }
+  author() {
+    const user = this.s.defaultUser;
+    return { name: user.login, email: '', date: this.committedDate, user: new UserNode(this.s, user) };
+  }
+  committer() {
+    return this.author();
+  }
+  authors(args: ConnArgs) {
+    return connection([this.author()], args, (a) => a);
+  }
+  statusCheckRollup(): RollupNode | null {
+    const state = this.s.rollupState(this.commit);
+    return state === null ? null : new RollupNode(this.s, this.repo, this.commit, state);
+  }
+  status() {
+    const statuses = this.s.latestStatuses(this.commit);
+    if (statuses.length === 0) return null;
+    return {
+      id: Buffer.from(`status:${this.commit.sha}`).toString('base64'),
+      state: upper(this.s.combinedStatus(this.commit)),
+      contexts: statuses.map((s) => new StatusContextNode(this.s, s)),
+    };
+  }
+  checkSuites(args: ConnArgs) {
+    return connection(this.commit.checkRuns, args, (run) =>
+      new CheckRunNode(this.s, this.repo, run).checkSuite(),
+    );
+  }
+}

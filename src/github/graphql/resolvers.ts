@@ -1,0 +1,53 @@
+/**
+ * The root resolvers: the Query fields (node lookups, repository, rateLimit, viewer, users) and
+ * the mutations, over the object types in users/commits/reviews/issues.ts. Types and fields are
+ * declared in schema.ts.
+ */
+import type { GitHubState } from '../state.ts';
+import { type GqlContext, notFound } from './context.ts';
+import { IssueNode, PullNode, RepoNode } from './issues.ts';
+import { mutationRoot } from './mutations.ts';
+import { UserNode } from './users.ts';
+
+function nodeById(state: GitHubState, id: string): unknown {
+  const entity = state.nodes.get(id);
+  if (entity === undefined) return null;
+  if ('login' in entity) return new UserNode(state, entity);
+  if ('fullName' in entity) return new RepoNode(state, entity);
+  if ('issue' in entity) return new PullNode(state, entity);
+  return new IssueNode(state, entity);
+}
+
+export const root = {
+  node(args: { id: string }, ctx: GqlContext) {
+    const node = nodeById(ctx.state, args.id);
+    if (node === null) throw notFound(`Could not resolve to a node with the global id of '${args.id}'`);
+    return node;
+  },
+  nodes(args: { ids: string[] }, ctx: GqlContext) {
+    return args.ids.map((id) => nodeById(ctx.state, id));
+  },
+  repository(args: { owner: string; name: string }, ctx: GqlContext) {
+    const repo = ctx.state.findRepo(args.owner, args.name);
+    if (!repo)
+      throw notFound(`Could not resolve to a Repository with the name '${args.owner}/${args.name}'.`);
+    return new RepoNode(ctx.state, repo);
+  },
+  rateLimit(_args: unknown, ctx: GqlContext) {
+    return ctx.rate;
+  },
+  viewer(_args: unknown, ctx: GqlContext) {
+    return new UserNode(ctx.state, ctx.viewer);
+  },
+  user(args: { login: string }, ctx: GqlContext) {
+    const user = ctx.state.findUser(args.login);
+    if (!user || user.type === 'Organization')
+      throw notFound(`Could not resolve to a User with the login of '${args.login}'.`);
+    return new UserNode(ctx.state, user);
+  },
+  repositoryOwner(args: { login: string }, ctx: GqlContext) {
+    const user = ctx.state.findUser(args.login);
+    return user && user.type !== 'Bot' ? new UserNode(ctx.state, user) : null;
+  },
+  ...mutationRoot,
+};

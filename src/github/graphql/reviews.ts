@@ -1,0 +1,189 @@
+/** Issue comments, pull request reviews, review comments and review threads. */
+import type {
+  GitHubState,
+  Issue,
+  IssueComment,
+  PullRequest,
+  Repo,
+  Review,
+  ReviewComment,
+  User,
+} from '../state.ts';
+import { CommitNode } from './commits.ts';
+import { type ConnArgs, connection } from './connection.ts';
+import type { GqlContext } from './context.ts';
+import { actor, association } from './users.ts';
+
+/** What comments and reviews share: node and database ids, the author and their association, the body. */
+abstract class AuthoredNode {
+  constructor(
+    protected readonly s: GitHubState,
+    private readonly repo: Repo,
+    private readonly item: { nodeId: string; id: number; user: User; body: string },
+  ) {}
+  get id() {
+    return this.item.nodeId;
+  }
+  get databaseId() {
+    return this.item.id;
+  }
+  get author() {
+    return actor(this.s, this.item.user);
+  }
+  get authorAssociation() {
+    return association(this.item.user, this.repo);
+  }
+  get body() {
+    return this.item.body;
+  }
+}
+
+export class IssueCommentNode extends AuthoredNode {
+  readonly __typename = 'IssueComment';
+  constructor(
+    s: GitHubState,
+    private readonly issue: Issue,
+    private readonly comment: IssueComment,
+  ) {
+    super(s, issue.repo, comment);
+  }
+  get bodyText() {
+    return this.comment.body;
+  }
+  get createdAt() {
+    return this.s.iso(this.comment.createdAt);
+  }
+  get updatedAt() {
+    return this.s.iso(this.comment.updatedAt);
+  }
+  get url() {
+    const kind = this.issue.pull ? 'pull' : 'issues';
+    return `${this.s.webUrl}/${this.issue.repo.fullName}/${kind}/${this.issue.number}#issuecomment-${this.comment.id}`;
+  }
+  readonly isMinimized = false;
+  readonly minimizedReason = null;
+  readonly includesCreatedEdit = false;
+  viewerDidAuthor(_args: unknown, ctx: GqlContext): boolean {
+    return ctx.viewer === this.comment.user;
+  }
+  readonly reactionGroups = [];
+}
+
+class ReviewCommentNode extends AuthoredNode {
+  readonly __typename = 'PullRequestReviewComment';
+  constructor(
+    s: GitHubState,
+    private readonly pull: PullRequest,
+    private readonly comment: ReviewComment,
+  ) {
+    super(s, pull.issue.repo, comment);
+  }
+  get bodyText() {
+    return this.comment.body;
+  }
+  get createdAt() {
+    return this.s.iso(this.comment.createdAt);
+  }
+  get updatedAt() {
+    return this.s.iso(this.comment.updatedAt);
+  }
+  get url() {
+    return `${this.s.webUrl}/${this.pull.issue.repo.fullName}/pull/${this.pull.issue.number}#discussion_r${this.comment.id}`;
+  }
+  get path() {
+    return this.comment.path;
+  }
+  get line() {
+    return this.comment.line;
+  }
+  get originalLine() {
+    return this.comment.line;
+  }
+  get diffHunk() {
+    return `@@ -${this.comment.line},3 +${this.comment.line},4 @@`;
+  }
+  readonly outdated = false;
+  readonly isMinimized = false;
+  replyTo() {
+    const parent = this.pull.reviewComments.find((c) => c.id === this.comment.inReplyToId);
+    return parent ? new ReviewCommentNode(this.s, this.pull, parent) : null;
+  }
+  pullRequestReview() {
+    const review = this.pull.reviews.find((r) => r.id === this.comment.reviewId);
+    return review ? new ReviewNode(this.s, this.pull, review) : null;
+  }
+  commit() {
+    const repo = this.pull.issue.repo;
+    const commit = repo.commits.get(this.comment.commitId);
+    return commit ? new CommitNode(this.s, repo, commit) : null;
+  }
+}
+
+export class ReviewNode extends AuthoredNode {
+  readonly __typename = 'PullRequestReview';
+  constructor(
+    s: GitHubState,
+    private readonly pull: PullRequest,
+    private readonly review: Review,
+  ) {
+    super(s, pull.issue.repo, review);
+  }
+  get state() {
+    return this.review.state;
+  }
+  get submittedAt() {
+    return this.s.iso(this.review.submittedAt);
+  }
+  get createdAt() {
+    return this.submittedAt;
+  }
+  get updatedAt() {
+    return this.submittedAt;
+  }
+  get url() {
+    return `${this.s.webUrl}/${this.pull.issue.repo.fullName}/pull/${this.pull.issue.number}#pullrequestreview-${this.review.id}`;
+  }
+  commit() {
+    const repo = this.pull.issue.repo;
+    const commit = repo.commits.get(this.review.commitId);
+    return commit ? new CommitNode(this.s, repo, commit) : null;
+  }
+  readonly includesCreatedEdit = false;
+  readonly reactionGroups = [];
+  comments(args: ConnArgs) {
+    const items = this.pull.reviewComments.filter((c) => c.reviewId === this.review.id);
+    return connection(items, args, (c) => new ReviewCommentNode(this.s, this.pull, c));
+  }
+}
+
+export class ReviewThreadNode {
+  readonly __typename = 'PullRequestReviewThread';
+  constructor(
+    private readonly s: GitHubState,
+    private readonly pull: PullRequest,
+    private readonly comments_: ReviewComment[],
+  ) {}
+  get id() {
+    return this.comments_[0]!.threadNodeId;
+  }
+  readonly isResolved = false;
+  readonly isOutdated = false;
+  readonly isCollapsed = false;
+  get path() {
+    return this.comments_[0]!.path;
+  }
+  get line() {
+    return this.comments_[0]!.line;
+  }
+  get originalLine() {
+    return this.comments_[0]!.line;
+  }
+  readonly startLine = null;
+  readonly diffSide = 'RIGHT';
+  readonly subjectType = 'LINE';
+  readonly resolvedBy = null;
+  readonly viewerCanResolve = true;
+  comments(args: ConnArgs) {
+    return connection(this.comments_, args, (c) => new ReviewCommentNode(this.s, this.pull, c));
+  }
+}
