@@ -7,7 +7,7 @@
  */
 import type { Analysis } from '../analyze/schema.ts';
 import { markdownBlocks } from '../report/markdown.ts';
-import { analysisSections } from '../report/sections.ts';
+import { analysisSections } from '../report/sections/index.ts';
 import { fmtInt, fmtNum, markdownTable, type Section } from '../report/table.ts';
 import type { Baseline, BaselineUnit } from './baseline.ts';
 import {

@@ -1,6 +1,6 @@
 /**
  * Reporters, by name. Each turns one report (a document plus the sections that present it) into
- * text; what a report contains is decided once, in sections.ts.
+ * text; what a report contains is decided once, in sections/.
  */
 import { createJsonReporter } from './json.ts';
 import { createMarkdownReporter } from './markdown.ts';
@@ -27,6 +27,6 @@ export const reporters = {
 
 export type ReportFormat = keyof typeof reporters;
 
-export * from './sections.ts';
+export * from './sections/index.ts';
 export * from './summary.ts';
 export * from './table.ts';

@@ -1,6 +1,6 @@
 /**
  * The small shared table formatter, and number formats every reporter uses. A report is a list
- * of sections (sections.ts decides what is shown); reporters only decide how it looks.
+ * of sections (sections/ decides what is shown); reporters only decide how it looks.
  */
 
 export interface Column {

@@ -1,0 +1,61 @@
+/**
+ * What a summary and an analysis show, format-neutral: sections of tables, key/value pairs and
+ * notes. The terminal and Markdown reporters render the same sections, so they never disagree.
+ * One file per area (overview, cost, scorecard, control plane, turnover, speed, the run
+ * summary), built with build.ts; this file decides their order.
+ */
+import type { Analysis } from '../../analyze/schema.ts';
+import type { Section } from '../table.ts';
+import { pollCyclesSection, scheduleSection } from './control-plane.ts';
+import { burnSection, costSections } from './cost.ts';
+import { breakdownSections, type Dimension, runSection, totalsSection, warningsSection } from './overview.ts';
+import { scorecardSection } from './scorecard.ts';
+import { speedMetricsSection, traceRecordSections } from './speed.ts';
+import { turnoverSections } from './turnover.ts';
+
+export { scheduleSection } from './control-plane.ts';
+export { sparkline } from './cost.ts';
+export { type RunOutcome, type RunSummaryOptions, runSummarySections } from './run-summary.ts';
+export { turnoverSections } from './turnover.ts';
+
+export interface SectionOptions {
+  /** Rows shown per breakdown table (the rest are counted as "more"). */
+  top: number;
+}
+
+const SUMMARY_DIMENSIONS: Dimension[] = [
+  ['byOperation', 'operation'],
+  ['byRoute', 'route'],
+  ['byStatus', 'status'],
+  ['bySource', 'source'],
+  ['bySession', 'session'],
+];
+
+export function summarySections(a: Analysis, options: SectionOptions): Section[] {
+  const shown = new Set(a.api.burn.warnings);
+  return [
+    runSection(a),
+    totalsSection(a),
+    ...breakdownSections(a, options.top, SUMMARY_DIMENSIONS),
+    burnSection(a),
+    ...warningsSection(a, shown),
+  ];
+}
+
+export function analysisSections(a: Analysis, options: SectionOptions): Section[] {
+  const shown = new Set([...a.api.burn.warnings, ...(a.api.bracket?.warnings ?? [])]);
+  return [
+    runSection(a),
+    totalsSection(a),
+    ...breakdownSections(a, options.top, [...SUMMARY_DIMENSIONS, ['byRepo', 'repo'], ['byPhase', 'phase']]),
+    burnSection(a),
+    ...costSections(a),
+    ...pollCyclesSection(a),
+    scorecardSection(a),
+    ...turnoverSections(a),
+    ...speedMetricsSection(a),
+    ...scheduleSection(a),
+    ...traceRecordSections(a, options.top),
+    ...warningsSection(a, shown),
+  ];
+}

@@ -1,0 +1,163 @@
+/**
+ * The end-of-run summary `fleetbench run` prints, k6-like: about 25 lines with what a load
+ * tester reads first (the run, quota burn, the steady polling floor, burst shape, the poll
+ * loop) and the Track B scorecard. The whole analysis is in the summary file.
+ */
+import type { Analysis } from '../../analyze/schema.ts';
+import { type Block, fmtInt, fmtMs, fmtNum, fmtPct, type Section } from '../table.ts';
+import { note, notesIf, type Pair, pairs, table } from './build.ts';
+import { scorecardColumns, scorecardRow, VERDICT_MARK } from './scorecard.ts';
+
+/** How a run ended, as the `run` command knows it (the trace alone does not say all of it). */
+export interface RunOutcome {
+  reason: 'completed' | 'interrupted' | 'failed';
+  /** Why a failed run stopped. */
+  failure?: { source: string; message: string };
+  /** Sessions the executors started, and those they could not start on schedule. */
+  sessionsStarted: number;
+  sessionsDropped: number;
+  tracePath: string;
+  summaryPath?: string | null;
+  /** Wall-clock time the run took. */
+  wallMs: number;
+}
+
+export interface RunSummaryOptions {
+  outcome: RunOutcome;
+  /** `--set` overrides and `--seed` as the user wrote them, shown under the scenario. */
+  overrides?: readonly string[];
+  /** Show the Track B scorecard (default true; `fleetbench run` leaves it to a budget verdict). */
+  scorecard?: boolean;
+}
+
+/** A by-state gauge's last sample (`sessions`, or turnover's `actors`): final states, busiest first. */
+function finalSessionStates(a: Analysis, gauge = 'sessions'): string {
+  const gauges = a.gauges.filter((g) => g.name === gauge && typeof g.labels.state === 'string');
+  if (gauges.length === 0) return '–';
+  const lastAt = Math.max(...gauges.map((g) => g.lastAtMs));
+  const states = gauges
+    .filter((g) => g.lastAtMs === lastAt && g.last > 0)
+    .sort((x, y) => y.last - x.last || (String(x.labels.state) < String(y.labels.state) ? -1 : 1))
+    .map((g) => `${fmtNum(g.last)} ${String(g.labels.state)}`);
+  return states.length === 0 ? 'none' : `${states.join(', ')} (at ${fmtMs(lastAt)})`;
+}
+
+function runBlocks(a: Analysis, options: RunSummaryOptions): Block[] {
+  const o = options.outcome;
+  const r = a.run;
+  const scenario =
+    r.cell && r.cell !== r.scenario ? `${r.cell} ${r.scenario ?? ''}`.trim() : (r.scenario ?? r.cell ?? '–');
+  const interrupted = o.reason === 'interrupted';
+  const list: Pair[] = [
+    ['scenario', `${scenario} · ${r.clock ?? '?'} clock · seed ${r.seed ?? '–'}`],
+    ...(r.target && r.target !== 'reference' ? [['target', r.target] as Pair] : []),
+    ...(options.overrides && options.overrides.length > 0
+      ? [['overrides', options.overrides.join(' · ')] as Pair]
+      : []),
+    [
+      'duration',
+      `${fmtMs(r.durationMs)} run time in ${fmtMs(o.wallMs)} wall · ${o.reason === 'failed' ? 'FAILED' : interrupted ? 'INTERRUPTED' : 'completed'}`,
+    ],
+    o.sessionsStarted === 0 && a.turnover
+      ? [
+          'sessions',
+          `${fmtInt(a.turnover.registered)} registered by the turnover executor · final: ${finalSessionStates(a, 'actors')}`,
+        ]
+      : [
+          'sessions',
+          `${fmtInt(o.sessionsStarted)} started, ${fmtInt(o.sessionsDropped)} dropped · final: ${finalSessionStates(a)}`,
+        ],
+    ['files', `trace ${o.tracePath}${o.summaryPath ? ` · summary ${o.summaryPath}` : ''}`],
+  ];
+  const notes: string[] = [];
+  if (interrupted) notes.push('the run was interrupted: every figure covers only what ran');
+  if (o.reason === 'failed')
+    notes.push(
+      `the run FAILED (${o.failure?.source ?? 'target'}: ${o.failure?.message ?? 'unknown'}): partial, budgets not judged`,
+    );
+  if (o.sessionsDropped > 0)
+    notes.push(`${fmtInt(o.sessionsDropped)} sessions could not start on schedule (dropped)`);
+  return [pairs(list), ...notesIf(notes, 'warning')];
+}
+
+function apiPairs(a: Analysis): Pair[] {
+  const api = a.api;
+  const c = api.conditional;
+  const list: Pair[] = [
+    [
+      'calls',
+      c.requests === 0
+        ? `${fmtInt(api.totals.calls)} · no conditional requests`
+        : `${fmtInt(api.totals.calls)} · 304 ${fmtPct(c.notModifiedPct)} of ${fmtInt(c.requests)} conditional`,
+    ],
+  ];
+  for (const [resource, counts] of Object.entries(api.counts.byResource)) {
+    const p = api.projection.byResource[resource];
+    const perHour = p?.pointsPerHour ?? null;
+    // The headroom measured at the run's own sessions: the same figure (and precision) the
+    // scorecard shows beside a projected headroom row.
+    const headroom =
+      p && perHour !== null ? Math.round((10_000 * (p.limit - perHour)) / p.limit) / 100 : null;
+    list.push([
+      resource,
+      `${fmtInt(counts.calls)} calls · ${fmtNum(counts.points)} points · ${fmtNum(perHour, 0)}/h of ${fmtInt(p?.limit)} · headroom ${headroom === null ? '–' : `${fmtNum(headroom)} %`} measured`,
+    ]);
+  }
+  const pf = api.pollingFloor;
+  const steady = pf.steady;
+  const floor = steady ? steady.perSessionCycle.all : pf.perSessionCycle.all;
+  list.push([
+    steady ? 'polling floor (steady)' : 'polling floor (whole run)',
+    floor === undefined || floor.p50 === null
+      ? '– (no calls carry a session and a cycle)'
+      : `p50 ${fmtNum(floor.p50)} · mean ${fmtNum(floor.mean)} · max ${fmtNum(floor.max)} calls/session/cycle${
+          steady
+            ? ` (${fmtInt(steady.cycles)} cycles from ${fmtMs(steady.sinceMs)})`
+            : ' (no steady.start marker)'
+        }`,
+  ]);
+  list.push(
+    [
+      'max req/s 1 s · 10 s',
+      `${fmtNum(api.burst.max1s?.perSecond ?? null)} · ${fmtNum(api.burst.max10s?.perSecond ?? null)}`,
+    ],
+    ['peak concurrency', `${fmtInt(api.concurrency.peak)} in flight`],
+    ['writes/min (max)', `${fmtInt(api.writes.maxPerMinute)} (of ${fmtInt(api.writes.total)} writes)`],
+    [
+      '403 / 429 / retry-after',
+      `${fmtInt(api.limited.status403)} / ${fmtInt(api.limited.status429)} / ${fmtInt(api.limited.retryAfter)}`,
+    ],
+  );
+  const pc = a.controlPlane.pollCycles;
+  if (pc !== null) {
+    list.push([
+      'poll cycles',
+      `${fmtInt(pc.count)} · p95 ${fmtMs(pc.durationMs?.p95 ?? null)} vs ${fmtMs(pc.intervalMs)} interval · ${fmtInt(pc.overruns)} overran it · ${fmtInt(pc.skipped)} skipped · lag max ${fmtMs(pc.lagMs?.max ?? null)}`,
+    ]);
+  }
+  return list;
+}
+
+function scorecardBlocks(a: Analysis): Block[] {
+  const s = a.scorecard;
+  return [
+    table(
+      scorecardColumns,
+      s.rows.map((row) => scorecardRow(s, row)),
+    ),
+    ...(s.projected && s.sessions > 0
+      ? [note([`headroom rows projected from ${fmtInt(s.sessions)} to ${fmtInt(s.at)} sessions`], 'info')]
+      : []),
+  ];
+}
+
+export function runSummarySections(a: Analysis, options: RunSummaryOptions): Section[] {
+  return [
+    { title: 'Run', blocks: runBlocks(a, options) },
+    // A run that started no sessions (turnover) made no API calls worth a block.
+    ...(options.outcome.sessionsStarted > 0 ? [{ title: 'GitHub API', blocks: [pairs(apiPairs(a))] }] : []),
+    ...(options.scorecard === false
+      ? []
+      : [{ title: `Track B scorecard: ${VERDICT_MARK[a.scorecard.verdict]}`, blocks: scorecardBlocks(a) }]),
+  ];
+}

@@ -1,0 +1,139 @@
+/**
+ * Speed: the SPEC §6 metrics (first activity, boot, restart recovery) from analysis.speed, and
+ * what the trace's own spans, events and gauges say.
+ */
+import type { Analysis } from '../../analyze/schema.ts';
+import { type Block, fmtInt, fmtMs, fmtNum, type Section } from '../table.ts';
+import {
+  columns,
+  labelText,
+  note,
+  notesIf,
+  type Pair,
+  pairs,
+  percentileColumns,
+  percentileRow,
+  table,
+  textColumn,
+} from './build.ts';
+
+/** One row per metric and label set, HDR percentiles; runs, restarts and recoveries below. */
+export function speedMetricsSection(a: Analysis): Section[] {
+  const speed = a.speed;
+  if (!speed) return [];
+  const rows: string[][] = [];
+  for (const [name, metric] of Object.entries(speed.metrics)) {
+    for (const group of metric.groups) {
+      const p = group.latency;
+      rows.push([
+        name,
+        labelText(group.labels),
+        metric.role,
+        fmtInt(p.count),
+        fmtMs(p.p50),
+        fmtMs(p.p90),
+        fmtMs(p.p95),
+        fmtMs(p.p99),
+        fmtMs(p.max),
+      ]);
+    }
+  }
+  const byKind = new Map<string, number>();
+  for (const r of speed.restarts) byKind.set(r.kind, (byKind.get(r.kind) ?? 0) + 1);
+  const outages = speed.restarts.map((r) => r.outageMs).filter((x): x is number => x !== null);
+  const runs = speed.runs;
+  const list: Pair[] = [
+    [
+      'runs',
+      `${fmtInt(runs.created)} created · ${fmtInt(runs.withActivity)} showed activity · ${fmtInt(runs.interrupted)} interrupted by a restart · ${fmtInt(runs.noActivity)} without activity`,
+    ],
+  ];
+  if (speed.restarts.length > 0) {
+    list.push(
+      [
+        'restarts',
+        `${speed.restarts.length} (${[...byKind].map(([k, n]) => `${k} ${n}`).join(' · ')})${outages.length < speed.restarts.length ? `, ${speed.restarts.length - outages.length} FAILED (never ready)` : ''}, outage max ${fmtMs(outages.length > 0 ? Math.max(...outages) : null)} (removed from recoveries)`,
+      ],
+      [
+        'recoveries',
+        `${fmtInt(speed.recoveries.length)} measured · ${fmtInt(speed.unrecovered.length)} without a provider event before the end`,
+      ],
+    );
+  }
+  const blocks: Block[] = [
+    table(
+      [textColumn('metric'), textColumn('scope'), ...columns('role', 'n', 'p50', 'p90', 'p95', 'p99', 'max')],
+      rows,
+    ),
+    pairs(list),
+    ...notesIf(speed.notes, 'info'),
+  ];
+  return [{ title: 'Speed', blocks }];
+}
+
+/** Span percentiles (by name, then by label set), event counts, gauges. */
+export function traceRecordSections(a: Analysis, top: number): Section[] {
+  const sections: Section[] = [];
+  if (a.spans.byName.length > 0) {
+    const labelled = a.spans.byLabels.filter((s) => Object.keys(s.labels).length > 0);
+    sections.push({
+      title: 'Spans',
+      blocks: [
+        table(
+          percentileColumns('span'),
+          a.spans.byName.map((s) => percentileRow(s.name, s.latency)),
+        ),
+        note(
+          a.spans.byName
+            .filter((s) => s.outcomes.error + s.outcomes.cancelled > 0)
+            .map((s) => `${s.name}: ${s.outcomes.error} errors, ${s.outcomes.cancelled} cancelled`),
+          'warning',
+        ),
+      ],
+    });
+    if (labelled.length > 0) {
+      sections.push({
+        title: 'Spans by label set',
+        blocks: [
+          table(
+            percentileColumns('span {labels}'),
+            labelled
+              .slice(0, top * 2)
+              .map((s) => percentileRow(`${s.name} {${labelText(s.labels)}}`, s.latency)),
+            Math.max(0, labelled.length - top * 2),
+          ),
+        ],
+      });
+    }
+  }
+  const events = Object.entries(a.events.byName);
+  if (events.length > 0) {
+    sections.push({
+      title: 'Events',
+      blocks: [
+        table(
+          columns('event', 'count'),
+          events.map(([name, n]) => [name, fmtInt(n)]),
+        ),
+      ],
+    });
+  }
+  if (a.gauges.length > 0) {
+    sections.push({
+      title: 'Gauges',
+      blocks: [
+        table(
+          columns('gauge', 'samples', 'last', 'min', 'max'),
+          a.gauges.map((g) => [
+            `${g.name}${Object.keys(g.labels).length > 0 ? ` {${labelText(g.labels)}}` : ''}`,
+            fmtInt(g.count),
+            fmtNum(g.last),
+            fmtNum(g.min),
+            fmtNum(g.max),
+          ]),
+        ),
+      ],
+    });
+  }
+  return sections;
+}
