@@ -36,9 +36,11 @@ import {
   PollCycles,
   type PollCyclesState,
 } from './poll-cycles.ts';
+import { round } from './round.ts';
 import { scheduleSummary, scheduleWarning } from './schedule.ts';
-import type { Analysis, BracketResource, BurnWindow, KeyCount, ScorecardRow } from './schema.ts';
+import type { Analysis, BracketResource, BurnWindow, KeyCount } from './schema.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
+import { trackBScorecard } from './scorecard.ts';
 
 export interface AnalyzerOptions {
   /** The run header: run identity and the epoch that places x-ratelimit-reset in run time. */
@@ -252,11 +254,6 @@ function sortedLabels(labels: LabelMap | undefined): LabelMap {
   for (const key of Object.keys(labels).sort()) out[key] = labels[key]!;
   return out;
 }
-
-const round = (value: number, digits = 3) => {
-  const f = 10 ** digits;
-  return Math.round(value * f) / f;
-};
 
 export class Analyzer implements TraceSink {
   readonly options: AnalyzerOptions;
@@ -789,7 +786,7 @@ export class Analyzer implements TraceSink {
 
     const { pollCycles, warnings: pollWarnings } = this.pollCycles.result();
     for (const w of pollWarnings) warnings.push(w);
-    const scorecard = this.scorecard(api, sessions);
+    const scorecard = trackBScorecard(api, sessions, this.options.scorecardSessions ?? 50);
     const schedule = scheduleSummary(this.spans.values(), this.events, header?.timeScale ?? 1);
     const scheduleNote = scheduleWarning(schedule);
     if (scheduleNote) warnings.push(scheduleNote);
@@ -1153,104 +1150,6 @@ export class Analyzer implements TraceSink {
       byResource,
     };
   }
-
-  private scorecard(api: Analysis['api'], sessions: number): Analysis['scorecard'] {
-    const at = this.options.scorecardSessions ?? 50;
-    const projected = sessions !== at;
-    const costBasis =
-      sessions === 0
-        ? 'no session attribution: per-session cost unknown'
-        : projected
-          ? `projected from ${sessions} to ${at} sessions at the measured per-session cost`
-          : `measured at ${at} sessions`;
-    const measuredBasis = projected
-      ? `measured at ${sessions} sessions (not projected)`
-      : `measured at ${at} sessions`;
-    const headroom = (resource: string, atSessions = at): number | null => {
-      const p = api.projection.byResource[resource];
-      if (p === undefined || p.perSessionPointsPerHour === null) {
-        if (p && p.pointsPerHour === 0) return 100;
-        return null;
-      }
-      const perSession = p.pointsPerHour! / sessions;
-      return round(100 * (1 - (perSession * atSessions) / p.limit), 2);
-    };
-    // A projected headroom row carries the figure measured in the run beside it, so no report
-    // shows a projection as if it were measured (docs/analysis.md#the-track-b-scorecard).
-    const projection = (row: ScorecardRow, resource: string): ScorecardRow =>
-      projected && sessions > 0
-        ? { ...row, projected: true, observed: headroom(resource, sessions), observedAt: sessions }
-        : row;
-    const rows: ScorecardRow[] = [
-      projection(
-        row(
-          'rest-core-headroom',
-          `REST core headroom at ${at} sessions`,
-          headroom('core'),
-          '>=',
-          40,
-          '%',
-          costBasis,
-        ),
-        'core',
-      ),
-      projection(
-        row(
-          'graphql-headroom',
-          `GraphQL headroom at ${at} sessions`,
-          headroom('graphql'),
-          '>=',
-          40,
-          '%',
-          costBasis,
-        ),
-        'graphql',
-      ),
-      row('peak-concurrency', 'peak concurrency', api.concurrency.peak, '<', 50, 'in flight', measuredBasis),
-      row(
-        'max-1s',
-        'max req/s over any 1 s',
-        api.burst.max1s?.perSecond ?? null,
-        '<=',
-        30,
-        'req/s',
-        measuredBasis,
-      ),
-      row(
-        'max-10s',
-        'max req/s over any 10 s',
-        api.burst.max10s?.perSecond ?? null,
-        '<=',
-        20,
-        'req/s',
-        measuredBasis,
-      ),
-      row(
-        'writes-per-minute',
-        'writes per minute',
-        api.writes.maxPerMinute,
-        '<',
-        200,
-        'writes/min',
-        measuredBasis,
-      ),
-      row(
-        'limited-answers',
-        '403 / 429 / retry-after answers',
-        api.limited.answers,
-        '==',
-        0,
-        'answers',
-        measuredBasis,
-      ),
-    ];
-    const verdict = rows.some((r) => r.verdict === 'fail')
-      ? 'fail'
-      : rows.some((r) => r.verdict === 'unknown')
-        ? 'unknown'
-        : 'pass';
-    return { name: 'track-b', sessions, at, projected, verdict, rows };
-  }
 }
 
 export const RATELIMIT_SNAPSHOT_EVENT = 'ratelimit.snapshot';
@@ -1348,28 +1247,4 @@ function readSnapshot(
   const reset = num(v.reset);
   if (limit === undefined || remaining === undefined || reset === undefined) return null;
   return { limit, remaining, reset, used: num(v.used) ?? limit - remaining };
-}
-
-function row(
-  id: string,
-  title: string,
-  measured: number | null,
-  comparison: ScorecardRow['comparison'],
-  limit: number,
-  unit: string,
-  basis: string,
-): ScorecardRow {
-  let verdict: ScorecardRow['verdict'] = 'unknown';
-  if (measured !== null) {
-    const ok =
-      comparison === '>='
-        ? measured >= limit
-        : comparison === '<'
-          ? measured < limit
-          : comparison === '<='
-            ? measured <= limit
-            : measured === limit;
-    verdict = ok ? 'pass' : 'fail';
-  }
-  return { id, title, measured, limit, comparison, unit, verdict, basis };
 }
