@@ -17,7 +17,9 @@ import type { BodyRecord, EndFooter, RunHeader, SpanInput } from '../trace/schem
 import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
+import { rateLimitBracket, type Snapshot, type Snapshots } from './bracket.ts';
 import { ALL, CycleCounts, type CycleRowState } from './cycles.ts';
+import { cmp, HOUR_MS, round } from './figures.ts';
 import { FINISHERS, type FinisherContext, type RetainedRecord, retainedByAnyFinisher } from './finishers.ts';
 import {
   type GaugeTrack,
@@ -36,9 +38,9 @@ import {
   PollCycles,
   type PollCyclesState,
 } from './poll-cycles.ts';
-import { round } from './round.ts';
+import { DEFAULT_LIMITS, sessionProjection } from './projection.ts';
 import { scheduleSummary, scheduleWarning } from './schedule.ts';
-import type { Analysis, BracketResource, BurnWindow, KeyCount } from './schema.ts';
+import type { Analysis, BurnWindow, KeyCount } from './schema.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
 import { trackBScorecard } from './scorecard.ts';
 
@@ -60,11 +62,9 @@ export interface FinishContext {
   stats?: ReadStats;
 }
 
-export const DEFAULT_LIMITS: Readonly<Record<string, number>> = { core: 5000, graphql: 5000 };
 export const NONE = '(none)';
 /** Key of calls that carry a cycle but no session (repo-level guards, batches). */
 const SHARED = '\u0000shared';
-const HOUR_MS = 3_600_000;
 /** Longest chart series: 2 h of 1 s bins. */
 export const MAX_SERIES_POINTS = 7200;
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
@@ -120,11 +120,6 @@ interface GaugeAcc {
   lastT: number;
   min: number;
   max: number;
-}
-
-interface Snapshot {
-  t: number;
-  data: Record<string, unknown>;
 }
 
 interface Totals {
@@ -199,7 +194,7 @@ export interface AnalyzerState {
   spansByName: Map<string, Omit<SpanAcc, 'latency'> & { latency: LatencyHistogramState }>;
   events: Map<string, number>;
   gauges: Map<string, GaugeAcc>;
-  snapshots: { first?: Snapshot; last?: Snapshot; before?: Snapshot; after?: Snapshot };
+  snapshots: Snapshots;
   retained: RetainedRecord[];
 }
 
@@ -711,8 +706,17 @@ export class Analyzer implements TraceSink {
     }
 
     const burn = this.burnWindows(epochMs, startMs, endMs);
-    const bracket = this.bracket(header);
-    const projection = this.projection(sessions, durationMs);
+    const bracket = rateLimitBracket(this.snapshots, this.pointsPerSecond, header);
+    const projection = sessionProjection(
+      {
+        defaultLimits: this.options.defaultLimits,
+        responseLimits: this.rlLimits,
+        pointsPerSecond: this.pointsPerSecond,
+        sharedPoints: this.sharedPoints,
+      },
+      sessions,
+      durationMs,
+    );
     const max1s = this.bins.maxInWindow(1000);
     const max10s = this.bins.maxInWindow(10_000);
     const perSecond = this.bins.series(1000);
@@ -1055,101 +1059,6 @@ export class Analyzer implements TraceSink {
     );
     return { windows, straddles, warnings };
   }
-
-  private bracket(header: RunHeader | undefined): Analysis['api']['bracket'] {
-    const s = this.snapshots;
-    const before = s.before ?? (s.first !== s.last ? s.first : undefined);
-    const after = s.after ?? (s.first !== s.last ? s.last : undefined);
-    if (before === undefined || after === undefined) return null;
-    const warnings: string[] = [];
-    if (after.t < before.t)
-      warnings.push('rate-limit bracket: the "after" snapshot is earlier than "before"');
-    const resourcesOf = (snapshot: Snapshot) => {
-      const value = snapshot.data.resources;
-      return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
-    };
-    const b = resourcesOf(before);
-    const a = resourcesOf(after);
-    const byResource: NonNullable<Analysis['api']['bracket']>['byResource'] = {};
-    // Wall-clock ms of run time t (x-ratelimit-reset is wall time); without an epoch, assume
-    // GitHub's hourly window.
-    const scale = header?.timeScale ?? 1;
-    const withinOneWindow = (resetS: number) =>
-      header === undefined
-        ? after.t - before.t <= HOUR_MS
-        : header.epochMs + after.t / scale <= resetS * 1000;
-    for (const resource of [...new Set([...Object.keys(b), ...Object.keys(a)])].sort(cmp)) {
-      const x = readSnapshot(b[resource]);
-      const y = readSnapshot(a[resource]);
-      const series = this.pointsPerSecond.get(resource);
-      const tracePoints = series ? series.sum(Math.floor(before.t / 1000), Math.floor(after.t / 1000)) : 0;
-      // GitHub lists every resource, used or not: one nobody touched says nothing.
-      if ((x?.used ?? 0) === 0 && (y?.used ?? 0) === 0 && tracePoints === 0) continue;
-      const sameWindow = x !== null && y !== null && x.reset === y.reset;
-      let deltaBasis: BracketResource['deltaBasis'] = null;
-      if (sameWindow) deltaBasis = 'same-window';
-      else if (x !== null && y !== null && x.used === 0 && withinOneWindow(x.reset)) {
-        // Nothing used at "before": the window had not started, and GitHub reports a moving
-        // reset (now + the window length). A window opened with the first call after the
-        // snapshot, and cannot have reset before that moving reset: so if "after" comes no
-        // later, everything it counts was used between the two.
-        deltaBasis = 'window-opened';
-      }
-      const deltaUsed = deltaBasis === null ? null : y!.used - x!.used;
-      if (x !== null && y !== null && deltaBasis === null) {
-        warnings.push(
-          x.used === 0
-            ? `rate-limit bracket: ${resource}: the snapshots are more than one rate-limit window apart; its delta is not comparable`
-            : `rate-limit bracket: ${resource} reset between the snapshots; its delta is not comparable`,
-        );
-      }
-      byResource[resource] = {
-        before: x,
-        after: y,
-        sameWindow,
-        deltaBasis,
-        deltaUsed,
-        tracePoints,
-        unseenPoints: deltaUsed === null ? null : deltaUsed - tracePoints,
-      };
-    }
-    return { beforeAtMs: before.t, afterAtMs: after.t, byResource, warnings };
-  }
-
-  private projection(sessions: number, durationMs: number): Analysis['api']['projection'] {
-    const limits = { ...DEFAULT_LIMITS, ...this.options.defaultLimits };
-    const resources = new Set<string>([
-      ...Object.keys(limits).filter((r) => r in DEFAULT_LIMITS),
-      ...this.rlLimits.keys(),
-    ]);
-    const byResource: Analysis['api']['projection']['byResource'] = {};
-    const hours = durationMs / HOUR_MS;
-    for (const resource of [...resources].sort(cmp)) {
-      const fromResponse = this.rlLimits.get(resource);
-      const limit = fromResponse ?? limits[resource];
-      if (limit === undefined) continue;
-      const points = this.pointsPerSecond.get(resource);
-      const total = points ? points.sum(0, points.length - 1) : 0;
-      const sharedPoints = this.sharedPoints.get(resource) ?? 0;
-      const pointsPerHour = hours > 0 ? round(total / hours, 1) : null;
-      const perSession = hours > 0 && sessions > 0 ? total / hours / sessions : null;
-      byResource[resource] = {
-        limit,
-        limitSource: fromResponse === undefined ? 'default' : 'response',
-        pointsPerHour,
-        sharedPointsPerHour: hours > 0 ? round(sharedPoints / hours, 1) : null,
-        perSessionPointsPerHour: perSession === null ? null : round(perSession, 2),
-        sessionsThatFit:
-          perSession === null ? null : perSession === 0 ? null : Math.floor(limit / perSession),
-      };
-    }
-    return {
-      sessions,
-      model:
-        'per-session cost = points per hour ÷ sessions; calls without a session (shared guards, batches) are assumed to grow with sessions too, so the projection errs on the safe side',
-      byResource,
-    };
-  }
 }
 
 export const RATELIMIT_SNAPSHOT_EVENT = 'ratelimit.snapshot';
@@ -1182,10 +1091,6 @@ export function stateTransferables(state: AnalyzerState): ArrayBuffer[] {
 
 export function analyzerFromState(state: AnalyzerState, options: AnalyzerOptions = {}): Analyzer {
   return Analyzer.fromState(state, options);
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function sortCounts(map: Counts): Record<string, KeyCount> {
@@ -1234,17 +1139,4 @@ function distribution(freq: Map<number, number>): Analysis['api']['pollingFloor'
     }
   }
   return { cells, calls, p50, mean: round(calls / cells), max: values[values.length - 1]![0] };
-}
-
-function readSnapshot(
-  value: unknown,
-): { limit: number; remaining: number; used: number; reset: number } | null {
-  if (typeof value !== 'object' || value === null) return null;
-  const v = value as Record<string, unknown>;
-  const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
-  const limit = num(v.limit);
-  const remaining = num(v.remaining);
-  const reset = num(v.reset);
-  if (limit === undefined || remaining === undefined || reset === undefined) return null;
-  return { limit, remaining, reset, used: num(v.used) ?? limit - remaining };
 }

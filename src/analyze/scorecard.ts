@@ -3,7 +3,7 @@
  * figures, judged at `at` sessions; headroom rows are projected from the run's own sessions at
  * the measured per-session cost.
  */
-import { round } from './round.ts';
+import { round } from './figures.ts';
 import type { Analysis, ScorecardRow } from './schema.ts';
 
 /** The scorecard of `api`, measured with `sessions` sessions, judged at `at` (the analyzer option scorecardSessions, 50 unless set). */
