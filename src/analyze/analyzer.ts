@@ -18,8 +18,9 @@ import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
 import { rateLimitBracket, type Snapshot, type Snapshots } from './bracket.ts';
+import { burnWindows, type ResetWindowAcc } from './burn.ts';
 import { ALL, CycleCounts, type CycleRowState } from './cycles.ts';
-import { cmp, HOUR_MS, round } from './figures.ts';
+import { cmp, round } from './figures.ts';
 import { FINISHERS, type FinisherContext, type RetainedRecord, retainedByAnyFinisher } from './finishers.ts';
 import {
   type GaugeTrack,
@@ -40,7 +41,7 @@ import {
 } from './poll-cycles.ts';
 import { DEFAULT_LIMITS, sessionProjection } from './projection.ts';
 import { scheduleSummary, scheduleWarning } from './schedule.ts';
-import type { Analysis, BurnWindow, KeyCount } from './schema.ts';
+import type { Analysis, KeyCount } from './schema.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
 import { trackBScorecard } from './scorecard.ts';
 
@@ -83,16 +84,6 @@ const DIMENSIONS = [
 type Dimension = (typeof DIMENSIONS)[number];
 type Counts = Map<string, KeyCount>;
 type LabelMap = Record<string, string | number | boolean>;
-
-interface ResetWindowAcc {
-  resource: string;
-  reset: number;
-  calls: number;
-  points: number;
-  limit: number;
-  usedMax: number | null;
-  remainingMin: number;
-}
 
 interface HotResource {
   points: SecondSeries;
@@ -705,7 +696,20 @@ export class Analyzer implements TraceSink {
       );
     }
 
-    const burn = this.burnWindows(epochMs, startMs, endMs);
+    const burn = burnWindows(
+      {
+        resetWindows: this.resetWindows.values(),
+        unwindowedCalls: this.unwindowedCalls,
+        unwindowedPoints: this.unwindowedPoints,
+        limitFor: (resource) =>
+          this.rlLimits.get(resource) ??
+          { ...DEFAULT_LIMITS, ...this.options.defaultLimits }[resource] ??
+          null,
+      },
+      epochMs,
+      startMs,
+      endMs,
+    );
     const bracket = rateLimitBracket(this.snapshots, this.pointsPerSecond, header);
     const projection = sessionProjection(
       {
@@ -964,100 +968,6 @@ export class Analyzer implements TraceSink {
       sharedPerCycle: shared.cells === 0 ? {} : out(shared.freq),
       steady,
     };
-  }
-
-  private burnWindows(epochMs: number | null, startMs: number, endMs: number): Analysis['api']['burn'] {
-    const windows: BurnWindow[] = [];
-    const covered = (from: number, to: number) => Math.max(0, Math.min(to, endMs) - Math.max(from, startMs));
-    const limitFor = (resource: string) =>
-      this.rlLimits.get(resource) ?? { ...DEFAULT_LIMITS, ...this.options.defaultLimits }[resource] ?? null;
-    const byResource = new Map<string, BurnWindow[]>();
-    const push = (w: BurnWindow) => {
-      windows.push(w);
-      let list = byResource.get(w.resource);
-      if (list === undefined) {
-        list = [];
-        byResource.set(w.resource, list);
-      }
-      list.push(w);
-    };
-    for (const acc of this.resetWindows.values()) {
-      const endRun = epochMs === null ? null : acc.reset * 1000 - epochMs;
-      const startRun = endRun === null ? null : endRun - HOUR_MS;
-      push({
-        resource: acc.resource,
-        basis: 'reset',
-        reset: acc.reset,
-        startMs: startRun,
-        endMs: endRun,
-        coveredMs: startRun === null || endRun === null ? null : covered(startRun, endRun),
-        calls: acc.calls,
-        points: acc.points,
-        pointsPerHour: null,
-        limit: acc.limit,
-        usedMax: acc.usedMax,
-        remainingMin: acc.remainingMin,
-        headroomPct: null,
-      });
-    }
-    // Calls whose response carried no x-ratelimit-reset: into the reset window that contains
-    // them when one is known, otherwise into hourly windows counted from the run epoch.
-    for (const [resource, callSeries] of this.unwindowedCalls) {
-      const pointSeries = this.unwindowedPoints.get(resource)!;
-      const known = (byResource.get(resource) ?? []).filter((w) => w.startMs !== null);
-      const hourly = new Map<number, BurnWindow>();
-      for (let second = 0; second < callSeries.length; second++) {
-        const calls = callSeries.get(second);
-        if (calls === 0) continue;
-        const points = pointSeries.get(second);
-        const t = second * 1000;
-        const home = known.find((w) => t >= w.startMs! && t < w.endMs!);
-        if (home) {
-          home.calls += calls;
-          home.points += points;
-          continue;
-        }
-        const hour = Math.floor(t / HOUR_MS);
-        let w = hourly.get(hour);
-        if (w === undefined) {
-          const from = hour * HOUR_MS;
-          w = {
-            resource,
-            basis: 'hourly',
-            reset: null,
-            startMs: from,
-            endMs: from + HOUR_MS,
-            coveredMs: covered(from, from + HOUR_MS),
-            calls: 0,
-            points: 0,
-            pointsPerHour: null,
-            limit: limitFor(resource),
-            usedMax: null,
-            remainingMin: null,
-            headroomPct: null,
-          };
-          hourly.set(hour, w);
-          push(w);
-        }
-        w.calls += calls;
-        w.points += points;
-      }
-    }
-    for (const w of windows) {
-      if (w.coveredMs !== null && w.coveredMs > 0)
-        w.pointsPerHour = round((w.points * HOUR_MS) / w.coveredMs, 1);
-      if (w.limit !== null && w.limit > 0) w.headroomPct = round((100 * (w.limit - w.points)) / w.limit);
-    }
-    windows.sort(
-      (a, b) => cmp(a.resource, b.resource) || (a.startMs ?? a.reset ?? 0) - (b.startMs ?? b.reset ?? 0),
-    );
-    const straddles = [...byResource].filter(([, list]) => list.length > 1).map(([resource]) => resource);
-    straddles.sort(cmp);
-    const warnings = straddles.map(
-      (resource) =>
-        `${resource}: the run straddles a rate-limit reset (${byResource.get(resource)!.length} windows); burn is reported per window, never summed`,
-    );
-    return { windows, straddles, warnings };
   }
 }
 
