@@ -19,7 +19,7 @@ import { VERSION } from '../version.ts';
 import { SecondSeries, StartEndBins, type StartEndBinsState } from './bins.ts';
 import { rateLimitBracket, type Snapshot, type Snapshots } from './bracket.ts';
 import { burnWindows, type ResetWindowAcc } from './burn.ts';
-import { ALL, CycleCounts, type CycleRowState } from './cycles.ts';
+import { CycleCounts, type CycleRowState } from './cycles.ts';
 import { cmp, round } from './figures.ts';
 import { FINISHERS, type FinisherContext, type RetainedRecord, retainedByAnyFinisher } from './finishers.ts';
 import {
@@ -39,6 +39,7 @@ import {
   PollCycles,
   type PollCyclesState,
 } from './poll-cycles.ts';
+import { pollingFloor, SHARED } from './polling-floor.ts';
 import { DEFAULT_LIMITS, sessionProjection } from './projection.ts';
 import { scheduleSummary, scheduleWarning } from './schedule.ts';
 import type { Analysis, KeyCount } from './schema.ts';
@@ -64,8 +65,6 @@ export interface FinishContext {
 }
 
 export const NONE = '(none)';
-/** Key of calls that carry a cycle but no session (repo-level guards, batches). */
-const SHARED = '\u0000shared';
 /** Longest chart series: 2 h of 1 s bins. */
 export const MAX_SERIES_POINTS = 7200;
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
@@ -757,7 +756,7 @@ export class Analyzer implements TraceSink {
         sharePct: totals.calls > 0 ? round((100 * totals.opaque) / totals.calls) : null,
         byResource: Object.fromEntries([...this.opaqueByResource].sort(([a], [b]) => cmp(a, b))),
       },
-      pollingFloor: this.pollingFloor(),
+      pollingFloor: pollingFloor(this.polling, this.cycleStarts, this.steadyAt, totals.cycleAttributed),
       burn,
       bracket,
       burst: {
@@ -936,39 +935,6 @@ export class Analyzer implements TraceSink {
     for (const g of this.gauges.values()) gauge += g.count;
     return { api: this.totals.calls, span, event, gauge };
   }
-
-  private pollingFloor(): Analysis['api']['pollingFloor'] {
-    const perSession = this.polling.frequencies((key) => key !== SHARED);
-    const shared = this.polling.frequencies((key) => key === SHARED);
-    const out = (freqs: Map<string, Map<number, number>>) =>
-      Object.fromEntries(
-        [...freqs].sort(([a], [b]) => cmp(a, b)).map(([resource, freq]) => [resource, distribution(freq)]),
-      );
-    let steady: Analysis['api']['pollingFloor']['steady'] = null;
-    if (Number.isFinite(this.steadyAt)) {
-      const since = this.steadyAt;
-      const starts = this.cycleStarts.starts;
-      const inSteady = (cycle: number) => (starts.get(cycle) ?? Number.NEGATIVE_INFINITY) >= since;
-      const s = this.polling.frequencies((key) => key !== SHARED, inSteady);
-      const sh = this.polling.frequencies((key) => key === SHARED, inSteady);
-      steady = {
-        sinceMs: since,
-        attributedCalls: s.cells === 0 ? 0 : distribution(s.freq.get(ALL)!).calls,
-        sessions: s.keys,
-        cycles: s.cycles.size,
-        perSessionCycle: s.cells === 0 ? {} : out(s.freq),
-        sharedPerCycle: sh.cells === 0 ? {} : out(sh.freq),
-      };
-    }
-    return {
-      attributedCalls: this.totals.cycleAttributed,
-      sessions: [...this.polling.rows.keys()].filter((key) => key !== SHARED).length,
-      cycles: perSession.cycles.size,
-      perSessionCycle: perSession.cells === 0 ? {} : out(perSession.freq),
-      sharedPerCycle: shared.cells === 0 ? {} : out(shared.freq),
-      steady,
-    };
-  }
 }
 
 export const RATELIMIT_SNAPSHOT_EVENT = 'ratelimit.snapshot';
@@ -1029,24 +995,3 @@ function spanOut(acc: SpanAcc): Analysis['spans']['byName'][number] {
 }
 
 /** p50 (nearest rank), mean and max of integer counts given as value → frequency. */
-function distribution(freq: Map<number, number>): Analysis['api']['pollingFloor']['perSessionCycle'][string] {
-  const values = [...freq].sort(([a], [b]) => a - b);
-  let cells = 0;
-  let calls = 0;
-  for (const [value, n] of values) {
-    cells += n;
-    calls += value * n;
-  }
-  if (cells === 0) return { cells: 0, calls: 0, p50: null, mean: null, max: null };
-  const rank = Math.ceil(cells * 0.5);
-  let seen = 0;
-  let p50 = 0;
-  for (const [value, n] of values) {
-    seen += n;
-    if (seen >= rank) {
-      p50 = value;
-      break;
-    }
-  }
-  return { cells, calls, p50, mean: round(calls / cells), max: values[values.length - 1]![0] };
-}
