@@ -65,7 +65,6 @@ export interface HttpTransportOptions extends TransportDefaults {
  */
 export class HttpTransport implements GitHubTransport {
   readonly baseUrl: URL;
-  private readonly options: HttpTransportOptions;
   private readonly agent: HttpAgent;
   private readonly send: typeof httpRequest;
   private readonly pathPrefix: string;
@@ -81,7 +80,6 @@ export class HttpTransport implements GitHubTransport {
 
   constructor(baseUrl: string, options: HttpTransportOptions = {}) {
     this.baseUrl = new URL(baseUrl.endsWith('/') ? baseUrl.slice(0, -1) : baseUrl);
-    this.options = options;
     const https = this.baseUrl.protocol === 'https:';
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64 };
     this.agent = https ? new HttpsAgent({ ...agentOptions, ca: options.ca }) : new HttpAgent(agentOptions);
