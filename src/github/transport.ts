@@ -11,6 +11,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { GitHubEmulator } from './emulator.ts';
+import { Http1Pool } from './http1.ts';
 import type { EmulatorRequest, EmulatorResponse, GitHubTransport } from './types.ts';
 
 export interface TransportDefaults {
@@ -77,6 +78,8 @@ export class HttpTransport implements GitHubTransport {
   /** Requests in flight with their deadlines (performance.now() ms), swept by one interval. */
   private readonly inFlight = new Map<ClientRequest, number>();
   private sweeper: NodeJS.Timeout | undefined;
+  /** Plain http: the lean client (http1.ts); https goes through node:https. */
+  private readonly pool: Http1Pool | undefined;
 
   constructor(baseUrl: string, options: HttpTransportOptions = {}) {
     this.baseUrl = new URL(baseUrl.endsWith('/') ? baseUrl.slice(0, -1) : baseUrl);
@@ -91,6 +94,14 @@ export class HttpTransport implements GitHubTransport {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.authorization = options.token === undefined ? undefined : `token ${options.token}`;
     this.defaultHeaders = Object.entries(options.headers ?? {});
+    this.pool = https
+      ? undefined
+      : new Http1Pool(
+          this.hostname.startsWith('[') ? this.hostname.slice(1, -1) : this.hostname,
+          Number(this.port || 80),
+          options.maxSockets ?? 64,
+          this.timeoutMs,
+        );
   }
 
   request(req: EmulatorRequest): Promise<EmulatorResponse> {
@@ -107,6 +118,7 @@ export class HttpTransport implements GitHubTransport {
     if (req.body !== undefined && headers['content-type'] === undefined)
       headers['content-type'] = 'application/json';
     const path = req.path.startsWith('/') ? this.pathPrefix + req.path : req.path;
+    if (this.pool !== undefined) return this.pool.request(req.method, path, headers, req.body);
     return new Promise((resolve, reject) => {
       const outgoing = this.send(
         {
@@ -173,6 +185,7 @@ export class HttpTransport implements GitHubTransport {
   close(): void {
     if (this.sweeper !== undefined) clearInterval(this.sweeper);
     this.sweeper = undefined;
+    this.pool?.close();
     this.agent.destroy();
   }
 }
