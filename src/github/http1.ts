@@ -33,6 +33,8 @@ interface Pending {
 
 /** Answer heads beyond this many bytes are refused (node:http's default limit is 16 KB). */
 const MAX_HEAD_BYTES = 64 * 1024;
+/** A whole answer beyond this is refused, never buffered further (docs/limits.md). */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 const INVALID_HEADER_CHAR = /[\r\n\0]/;
 
@@ -81,6 +83,10 @@ class Connection {
       return;
     }
     this.received += chunk.length;
+    if (this.received > MAX_ANSWER_BYTES) {
+      this.fail(protocolError(`answer over ${MAX_ANSWER_BYTES} bytes (docs/limits.md)`));
+      return;
+    }
     this.acc = this.acc === undefined ? chunk : Buffer.concat([this.acc, chunk]);
     let answer: { answer: Http1Answer; keepAlive: boolean } | undefined;
     try {
