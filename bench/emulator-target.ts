@@ -78,7 +78,13 @@ if (kind === 'emulator') {
     process.exit(0);
   });
 } else if (kind === 'bare') {
-  const body = readFileSync(file!);
+  // The emulator's captured answer: the same status, headers and body bytes, with no logic.
+  const captured = JSON.parse(readFileSync(file!, 'utf8')) as {
+    status: number;
+    headers: Record<string, string>;
+    body: string;
+  };
+  const body = Buffer.from(captured.body, 'base64');
   let answered = 0;
   answeredNow = () => answered;
   const handler = (
@@ -87,10 +93,7 @@ if (kind === 'emulator') {
   ) => {
     req.resume();
     answered++;
-    res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': String(body.length),
-    });
+    res.writeHead(captured.status, captured.headers);
     res.end(body);
   };
   const server = tls ? createSecureServer({ ...tls, allowHTTP1: true }, handler) : createServer(handler);

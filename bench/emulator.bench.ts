@@ -27,13 +27,18 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? 6);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const CONNECTIONS = 32;
 /** The full list (5 PRs, about 25 KB) and the guard poll a control plane repeats (about 5 KB). */
+const GUARD = '/repos/fleetbench/repo-1/pulls?state=open&sort=updated&direction=desc&per_page=1';
 const REQUESTS = [
-  { name: 'list pulls', path: '/repos/fleetbench/repo-1/pulls' },
-  {
-    name: 'guard (per_page=1)',
-    path: '/repos/fleetbench/repo-1/pulls?state=open&sort=updated&direction=desc&per_page=1',
-  },
+  { name: 'list pulls', path: '/repos/fleetbench/repo-1/pulls', conditional: false },
+  { name: 'guard (per_page=1)', path: GUARD, conditional: false },
+  // What a guarded poller sends once it holds the ETag: If-None-Match, answered 304 (free).
+  { name: 'guard 304 (If-None-Match)', path: GUARD, conditional: true },
 ] as const;
+/** Issue 17 target 3: emulator CPU per 304 at most this many times bare node:http's. */
+const NOT_MODIFIED_CPU_TARGET = 1.5;
+/** BENCH_ONLY=304 (or list, guard, h2, inproc; comma-separated) runs only those parts. */
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const wanted = (part: string) => ONLY === undefined || ONLY.includes(part);
 const target = fileURLToPath(new URL('./emulator-target.ts', import.meta.url));
 
 interface Target {
@@ -222,8 +227,23 @@ interface Comparison {
   footerApi: number;
 }
 
+/** The request's headers: the token, and with `conditional` the ETag of a first GET. */
+async function requestHeaders(
+  t: Target,
+  path: string,
+  conditional: boolean,
+): Promise<Record<string, string>> {
+  const headers: Record<string, string> = { authorization: `token ${t.ready.token}` };
+  if (!conditional) return headers;
+  const first = await fetch(`http://127.0.0.1:${t.ready.port}${path}`, { headers });
+  await first.arrayBuffer();
+  const etag = first.headers.get('etag');
+  if (etag === null) throw new Error(`${path} answered without an ETag`);
+  return { ...headers, 'if-none-match': etag };
+}
+
 /** Emulator and bare node:http on one request, in rounds that alternate which goes first. */
-async function compare(dir: string, name: string, path: string): Promise<Comparison> {
+async function compare(dir: string, name: string, path: string, conditional = false): Promise<Comparison> {
   const emuRuns: Result[] = [];
   const refRuns: Result[] = [];
   let answered = 0;
@@ -237,22 +257,24 @@ async function compare(dir: string, name: string, path: string): Promise<Compari
   const tls = tlsDir;
   tlsDir = undefined;
   const probe = await start('emulator', join(dir, 'probe.jsonl'));
-  const sample = await fetch(`http://127.0.0.1:${probe.ready.port}${path}`, {
-    headers: { authorization: `token ${probe.ready.token}` },
-  });
+  const probeHeaders = await requestHeaders(probe, path, conditional);
+  const sample = await fetch(`http://127.0.0.1:${probe.ready.port}${path}`, { headers: probeHeaders });
+  if (sample.status !== (conditional ? 304 : 200))
+    throw new Error(`probe of ${path} answered ${sample.status}`);
   const body = Buffer.from(await sample.arrayBuffer());
   const headers: Record<string, string> = {};
   sample.headers.forEach((value, key) => {
     // Node adds these itself on every response.
     if (key !== 'date' && key !== 'connection' && key !== 'keep-alive') headers[key] = value;
   });
-  writeFileSync(bodyPath, JSON.stringify({ headers, body: body.toString('base64') }));
+  writeFileSync(bodyPath, JSON.stringify({ status: sample.status, headers, body: body.toString('base64') }));
   await stop(probe);
   tlsDir = tls;
   const runEmulator = async (round: number) => {
     const tracePath = join(dir, `emulator-${round}.jsonl`);
     const emulator = await start('emulator', tracePath);
-    emuRuns.push(await load(emulator, path, { authorization: `token ${emulator.ready.token}` }));
+    // Each emulator process has its own token, so its own ETags: asked for before the load.
+    emuRuns.push(await load(emulator, path, await requestHeaders(emulator, path, conditional)));
     const done = await stop(emulator);
     emuCpu.micros += done.cpuMicros;
     emuCpu.requests += done.measured;
@@ -298,14 +320,18 @@ const bench: Bench = {
     const dir = mkdtempSync(join(tmpdir(), 'fleetbench-bench-'));
     try {
       const comparisons: Comparison[] = [];
-      for (const r of REQUESTS) comparisons.push(await compare(dir, r.name, r.path));
+      const parts = ['list', 'guard', '304'];
+      for (const [i, r] of REQUESTS.entries())
+        if (wanted(parts[i]!)) comparisons.push(await compare(dir, r.name, r.path, r.conditional));
       // The guard poll again over TLS + HTTP/2, both servers alike: reported separately.
-      generateSelfSignedCert(join(dir, 'tls'));
-      tlsDir = join(dir, 'tls');
-      comparisons.push(await compare(dir, 'h2 guard (TLS, HTTP/2)', REQUESTS[1].path));
-      tlsDir = undefined;
-      const inVirtual = await inProcess(dir, true);
-      const inBare = await inProcess(dir, false);
+      if (wanted('h2')) {
+        generateSelfSignedCert(join(dir, 'tls'));
+        tlsDir = join(dir, 'tls');
+        comparisons.push(await compare(dir, 'h2 guard (TLS, HTTP/2)', GUARD));
+        tlsDir = undefined;
+      }
+      const inVirtual = wanted('inproc') ? await inProcess(dir, true) : { rps: 0, requests: 0 };
+      const inBare = wanted('inproc') ? await inProcess(dir, false) : { rps: 0, requests: 0 };
 
       const rows = [
         [
@@ -355,7 +381,7 @@ const bench: Bench = {
         console.log(
           `${c.name}: emulator answered ${c.answered}, trace records ${c.traced} (footers api=${c.footerApi}): ${lost}`,
         );
-        const key = c.name.split(' ')[0]!;
+        const key = c.name.startsWith('guard 304') ? 'guard304' : c.name.split(' ')[0]!;
         Object.assign(figures, {
           [`${key}BareRps`]: c.ref.rps,
           [`${key}BareP99Ms`]: c.ref.p99,
@@ -372,12 +398,22 @@ const bench: Bench = {
       console.log(
         `\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n\n(target: emulator >= 50% of bare. "bare / emulator CPU" is the throughput ratio each would reach if the server alone were the bottleneck.)`,
       );
-      console.log(
-        `\nin-process handle(), 200 pollers x 1,000 conditional GETs under the VirtualClock, trace to file:\n` +
-          `| latency model | requests | handle() req/s (wall) |\n| --- | --- | --- |\n` +
-          `| on (60/250 ms log-normal, clock.sleep) | ${inVirtual.requests} | ${inVirtual.rps} |\n` +
-          `| off | ${inBare.requests} | ${inBare.rps} |`,
-      );
+      const notModified = comparisons.find((c) => c.name.startsWith('guard 304'));
+      if (notModified !== undefined) {
+        const times = notModified.emuCpuUs / notModified.refCpuUs;
+        console.log(
+          `\nguard 304 server CPU: emulator ${notModified.emuCpuUs.toFixed(1)} µs vs bare node:http ${notModified.refCpuUs.toFixed(1)} µs per request = ${times.toFixed(2)}× (target ≤ ${NOT_MODIFIED_CPU_TARGET}×: ${times <= NOT_MODIFIED_CPU_TARGET ? 'met' : 'not met'}); records ${notModified.traced} of ${notModified.answered} answered (${notModified.traced === notModified.answered ? 'none lost' : 'LOST'})`,
+        );
+        figures['304EmulatorOverBareCpu'] = Number(times.toFixed(2));
+        figures['304Target'] = times <= NOT_MODIFIED_CPU_TARGET ? 'met' : 'not met';
+      }
+      if (wanted('inproc'))
+        console.log(
+          `\nin-process handle(), 200 pollers x 1,000 conditional GETs under the VirtualClock, trace to file:\n` +
+            `| latency model | requests | handle() req/s (wall) |\n| --- | --- | --- |\n` +
+            `| on (60/250 ms log-normal, clock.sleep) | ${inVirtual.requests} | ${inVirtual.rps} |\n` +
+            `| off | ${inBare.requests} | ${inBare.rps} |`,
+        );
       return { ...figures, inProcessRpsWithLatency: inVirtual.rps, inProcessRpsNoLatency: inBare.rps };
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -81,6 +81,8 @@ process.stdout.write(
     errors,
     wallS,
     cpuS: (cpu.user + cpu.system) / 1e6,
+    userS: cpu.user / 1e6,
+    systemS: cpu.system / 1e6,
     lag: lag.percentiles(),
     latency: latency.percentiles(),
     exported: exporter?.stats,

@@ -741,26 +741,28 @@ export class GitHubEmulator {
     const rl = outcome.rl;
     const body = outcome.body;
     const bytes = byteLength(body);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': String(bytes),
-      'x-github-api-version-selected': '2022-11-28',
-      'x-github-media-type': 'github.v3; format=json',
-      'x-github-request-id': `FB${(++this.requestSeq).toString(16).toUpperCase()}`,
-      'x-ratelimit-limit': '',
-      'x-ratelimit-remaining': '',
-      'x-ratelimit-reset': '',
-      'x-ratelimit-used': '',
-      'x-ratelimit-resource': '',
-    };
+    // Built in its final order, never deleted from: a `delete` turns the object into a
+    // dictionary that every later read (writeHead walks it) pays for, on every 304.
+    const headers: Record<string, string> = outcome.notModified
+      ? {}
+      : { 'content-type': 'application/json; charset=utf-8' };
+    headers['content-length'] = String(bytes);
+    headers['x-github-api-version-selected'] = '2022-11-28';
+    headers['x-github-media-type'] = 'github.v3; format=json';
+    headers['x-github-request-id'] = `FB${(++this.requestSeq).toString(16).toUpperCase()}`;
     if (rl !== undefined) {
       headers['x-ratelimit-limit'] = String(rl.limit);
       headers['x-ratelimit-remaining'] = String(rl.remaining);
       headers['x-ratelimit-reset'] = String(rl.reset);
       headers['x-ratelimit-used'] = String(rl.used);
       headers['x-ratelimit-resource'] = rl.resource!;
+    } else {
+      headers['x-ratelimit-limit'] = '';
+      headers['x-ratelimit-remaining'] = '';
+      headers['x-ratelimit-reset'] = '';
+      headers['x-ratelimit-used'] = '';
+      headers['x-ratelimit-resource'] = '';
     }
-    if (outcome.notModified) delete headers['content-type'];
     if (token !== undefined) headers['x-oauth-scopes'] = 'repo, read:org, workflow';
     if (outcome.etag !== undefined) {
       headers.etag = outcome.etag;

