@@ -41,7 +41,7 @@ function scanned(line: string): unknown {
   for (const [key, value] of Object.entries(scanner.record)) {
     if (value === undefined) continue;
     out[key] =
-      key === 'rl' ? Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) : value;
+      key === 'rl' ? Object.fromEntries(Object.entries(value as object).filter(([, v]) => v !== undefined)) : value;
   }
   return out;
 }
