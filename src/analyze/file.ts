@@ -40,7 +40,11 @@ export interface AnalyzeFileOptions {
   /** Worker threads: 'auto' (one per core for large plain files), or a number (1 = this thread). */
   threads?: number | 'auto';
   analyzer?: AnalyzerOptions;
-  /** Read canonical api lines with the scanner (default); false: JSON.parse every line (tests). */
+  /**
+   * Read canonical api lines with the scanner (src/trace/scanner.ts; the default); false:
+   * JSON.parse every line. Default from FLEETBENCH_FAST_PATH (`0` turns it off, for the
+   * side-by-side figures of `npm run bench -- analyze`).
+   */
   fastPath?: boolean;
 }
 
@@ -50,7 +54,8 @@ export interface FileAnalysis {
   threads: number;
 }
 
-export async function analyzeFile(path: string, options: AnalyzeFileOptions = {}): Promise<FileAnalysis> {
+export async function analyzeFile(path: string, given: AnalyzeFileOptions = {}): Promise<FileAnalysis> {
+  const options = { ...given, fastPath: given.fastPath ?? process.env.FLEETBENCH_FAST_PATH !== '0' };
   checkReadable(path);
   const size = statSync(path).size;
   const wanted = options.threads ?? 'auto';
@@ -64,7 +69,7 @@ export async function analyzeFile(path: string, options: AnalyzeFileOptions = {}
   // The analyzer keeps no api record, so the scanner's fast path applies (scanner.ts).
   const stats = await scanTrace(path, (record) => analyzer.add(record), {
     lenient: options.lenient,
-    transientApi: options.fastPath ?? true,
+    transientApi: options.fastPath,
   });
   return { analysis: analyzer.finish({ file: path, stats }), stats, threads: 1 };
 }

@@ -169,6 +169,13 @@ function objectCode(schema: JsonSchema, nested: string[]): { name: string; creat
   const cases = fields
     .map((f, i) => `      case ${i}: { let v; ${f.read} o[${JSON.stringify(f.name)}] = v; break; }`)
     .join('\n');
+  const keyChecks = fields
+    .map((f, i) => {
+      const key = `${JSON.stringify(f.name)}:`;
+      const test = [...key].map((ch, j) => `b[p + ${j}] === ${ch.charCodeAt(0)}`).join(' && ');
+      return `        case ${i}: if (!(${test})) k = -1; break;`;
+    })
+    .join('\n');
   nested.push(`function ${name}(b, p, end, o) {
   if (b[p] !== 123) return -1;
   p++;
@@ -177,8 +184,13 @@ function objectCode(schema: JsonSchema, nested: string[]): { name: string; creat
   let previous = ${fields.length};
   if (b[p] !== 125) {
     for (;;) {
+      // The key that followed the previous one last time, compared byte by byte as constants.
       let k = ${next}[previous];
-      if (k < 0 || !same(b, p, ${keyTable}List[k])) {
+      switch (k) {
+${keyChecks}
+        default: k = -1;
+      }
+      if (k < 0) {
         k = keyAt(b, p, end, ${keyTable});
         if (k < 0) return -1;
         ${next}[previous] = k;
