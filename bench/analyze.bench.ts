@@ -15,7 +15,8 @@
  *   in this process, on the 200k file; two threads can do at most twice that.
  * - Issue 17's targets on the 2M file: three alternating rounds of fleetbench (the scanner's fast
  *   path, the default), fleetbench with FLEETBENCH_FAST_PATH=0 (JSON.parse + ajv on every line,
- *   for the side-by-side) and DuckDB; medians of CPU seconds (user + system, all threads: what
+ *   for the side-by-side) and DuckDB (columns declared, as a process: bench/duckdb-query.mjs),
+ *   each a whole process under /usr/bin/time; medians of CPU seconds (user + system, all threads: what
  *   a shared machine bends least), records/s and peak RSS, each target with met / not met.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -82,13 +83,8 @@ function runCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   return { wallS, cpuS, rssMb, records };
 }
 
-async function duckdb(
-  path: string,
-  declared: boolean,
-): Promise<{ wallS: number; cpuS: number; records: number }> {
+async function duckdb(path: string, declared: boolean): Promise<{ wallS: number; records: number }> {
   const started = performance.now();
-  // DuckDB runs in this process (all its threads count): nothing else runs here meanwhile.
-  const cpuBefore = process.cpuUsage();
   const instance = await DuckDBInstance.create(':memory:');
   const con = await instance.connect();
   const source = declared
@@ -106,8 +102,23 @@ async function duckdb(
   const records = Number(summary.getRowObjects()[0]!.n);
   con.closeSync();
   instance.closeSync();
-  const cpu = process.cpuUsage(cpuBefore);
-  return { wallS: (performance.now() - started) / 1000, cpuS: (cpu.user + cpu.system) / 1e6, records };
+  return { wallS: (performance.now() - started) / 1000, records };
+}
+
+/** DuckDB as a whole process (bench/duckdb-query.mjs), measured as fleetbench is. */
+function duckdbProcess(path: string): { wallS: number; cpuS: number | null; rssMb: number | null } {
+  const script = `${root}bench/duckdb-query.mjs`;
+  const hasTime = existsSync(TIME);
+  const started = performance.now();
+  const result = hasTime
+    ? spawnSync(TIME, ['-f', '%e %M %U %S', process.execPath, script, path, 'declared'], { encoding: 'utf8' })
+    : spawnSync(process.execPath, [script, path, 'declared'], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`DuckDB failed:\n${result.stderr}`);
+  if (Number(result.stdout.trim()) !== 2_000_000 && path.includes('2000000'))
+    throw new Error(`DuckDB saw ${result.stdout.trim()} records`);
+  if (!hasTime) return { wallS: (performance.now() - started) / 1000, cpuS: null, rssMb: null };
+  const [elapsed, rssKb, user, system] = result.stderr.trim().split('\n').pop()!.split(' ').map(Number);
+  return { wallS: elapsed!, cpuS: user! + system!, rssMb: rssKb! / 1024 };
 }
 
 const median = (values: number[]) => {
@@ -211,14 +222,15 @@ const bench: Bench = {
     );
 
     // The targets: ROUNDS alternating rounds on the 2M file of the fast path (the default), the
-    // full path (FLEETBENCH_FAST_PATH=0: JSON.parse + ajv on every line) and DuckDB; medians.
+    // full path (FLEETBENCH_FAST_PATH=0: JSON.parse + ajv on every line) and DuckDB, each a whole
+    // process under /usr/bin/time (as issue 17 measured them); medians.
     // CPU seconds (user + system, every thread) are the figure that holds on a shared machine.
     const fast: CliRun[] = [];
     const full: CliRun[] = [];
-    const duck: Array<{ wallS: number; cpuS: number }> = [];
+    const duck: Array<{ wallS: number; cpuS: number | null }> = [];
     for (let round = 0; round < ROUNDS; round++) {
       fast.push(runCli(['analyze', '--json', large]));
-      duck.push(await duckdb(large, true));
+      duck.push(duckdbProcess(large));
       full.push(runCli(['analyze', '--json', large], { FLEETBENCH_FAST_PATH: '0' }));
     }
     const m = (runs: Array<{ wallS: number; cpuS: number | null }>, key: 'wallS' | 'cpuS') =>
@@ -242,7 +254,7 @@ const bench: Bench = {
         `DuckDB (columns declared) ${fmt(duckCpu, 2)} CPU s, ${fmt(m(duck, 'wallS'), 2)} s wall.`,
     );
     console.log(
-      `each round, CPU s: fast ${fast.map((r) => fmt(r.cpuS ?? 0, 2)).join(' / ')}; full ${full.map((r) => fmt(r.cpuS ?? 0, 2)).join(' / ')}; DuckDB ${duck.map((r) => fmt(r.cpuS, 2)).join(' / ')}`,
+      `each round, CPU s: fast ${fast.map((r) => fmt(r.cpuS ?? 0, 2)).join(' / ')}; full ${full.map((r) => fmt(r.cpuS ?? 0, 2)).join(' / ')}; DuckDB ${duck.map((r) => fmt(r.cpuS ?? 0, 2)).join(' / ')}`,
     );
     console.log('\n| target (issue 17, 2M records) | measured | ratio | verdict |');
     console.log('| --- | ---: | ---: | --- |');
