@@ -25,6 +25,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { forEachLineInRange, LineSplitter } from '../src/trace/lines.ts';
+import { mainScanner } from '../src/trace/validate.ts';
 import type { Bench } from './run.ts';
 import { writeSyntheticTrace } from './synthetic.ts';
 
@@ -131,28 +132,35 @@ const median = (values: number[]) => {
 const TARGETS = { cpuVsDuckdb: 1.0, recordsPerS: 700_000, peakRssMb: 300 };
 const ROUNDS = 3;
 
-/** One thread, this process: lines/s for read+split, and for read+split+JSON.parse. */
-function limits(path: string): { splitPerS: number; parsePerS: number } {
+/**
+ * One thread, this process, lines/s: read + split; read + split + JSON.parse (the full path's
+ * floor, before validation and analysis); read + split on bytes + the scanner (the fast path's
+ * floor, validation included, before analysis).
+ */
+function limits(path: string): { splitPerS: number; parsePerS: number; scanPerS: number } {
   const size = statSync(path).size;
-  const measure = (parse: boolean) => {
+  const scanner = mainScanner()!.scanner;
+  const measure = (mode: 'split' | 'parse' | 'scan') => {
     let best = 0;
     for (let round = 0; round < 3; round++) {
       let lines = 0;
       const started = performance.now();
-      forEachLineInRange(
-        path,
-        0,
-        size,
-        new LineSplitter((text) => {
-          if (parse) JSON.parse(text);
-          lines++;
-        }),
-      );
+      const splitter =
+        mode === 'scan'
+          ? LineSplitter.spans((bytes, start, end) => {
+              scanner.scan(bytes, start, end);
+              lines++;
+            })
+          : new LineSplitter((text) => {
+              if (mode === 'parse') JSON.parse(text);
+              lines++;
+            });
+      forEachLineInRange(path, 0, size, splitter);
       best = Math.max(best, lines / ((performance.now() - started) / 1000));
     }
     return best;
   };
-  return { splitPerS: measure(false), parsePerS: measure(true) };
+  return { splitPerS: measure('split'), parsePerS: measure('parse'), scanPerS: measure('scan') };
 }
 
 const fmt = (n: number, digits = 0) =>
@@ -272,11 +280,13 @@ const bench: Bench = {
     const ceiling = Math.min(cores, 2) * limit.parsePerS;
     figures['limit.splitLinesPerS'] = Math.round(limit.splitPerS);
     figures['limit.jsonParseLinesPerS'] = Math.round(limit.parsePerS);
+    figures['limit.scanLinesPerS'] = Math.round(limit.scanPerS);
     figures['limit.twoThreadParseCeiling'] = Math.round(ceiling);
     console.log('\n| limit (one thread, 200k file) | lines/s |');
     console.log('| --- | ---: |');
     console.log(`| read + split lines | ${fmt(limit.splitPerS)} |`);
     console.log(`| read + split + JSON.parse | ${fmt(limit.parsePerS)} |`);
+    console.log(`| read + split + scan (the fast path, values checked) | ${fmt(limit.scanPerS)} |`);
     console.log(`| JSON.parse ceiling for ${Math.min(cores, 2)} threads | ${fmt(ceiling)} |`);
     console.log(
       `\n2M analysis (process start excluded) runs at ${fmt((100 * (figures['2M.analysisRecordsPerS'] as number)) / ceiling)}% of the JSON.parse ceiling.`,
