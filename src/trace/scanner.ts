@@ -65,7 +65,7 @@ function valueCode(schema: JsonSchema, nested: string[]): string | undefined {
     if (nullIndex === -1) return undefined;
     const inner = valueCode(options[1 - nullIndex]!, nested);
     if (inner === undefined) return undefined;
-    return `if (b[p] === 110) { if (!same(b, p, NULL)) return -1; v = null; p += 4; } else { ${inner} }`;
+    return `if (b[p] === 110) { if (!same(b, p, end, NULL)) return -1; v = null; p += 4; } else { ${inner} }`;
   }
   const type = schema.type;
   const known = (allowed: string[]) => keys.every((k) => k === 'type' || allowed.includes(k));
@@ -73,7 +73,7 @@ function valueCode(schema: JsonSchema, nested: string[]): string | undefined {
   switch (type) {
     case 'boolean':
       if (!known([])) return undefined;
-      return `if (b[p] === 116) { if (!same(b, p, TRUE)) return -1; v = true; p += 4; } else { if (!same(b, p, FALSE)) return -1; v = false; p += 5; }`;
+      return `if (b[p] === 116) { if (!same(b, p, end, TRUE)) return -1; v = true; p += 4; } else { if (!same(b, p, end, FALSE)) return -1; v = false; p += 5; }`;
     case 'number':
     case 'integer': {
       if (!known(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'])) return undefined;
@@ -169,13 +169,6 @@ function objectCode(schema: JsonSchema, nested: string[]): { name: string; creat
   const cases = fields
     .map((f, i) => `      case ${i}: { let v; ${f.read} o[${JSON.stringify(f.name)}] = v; break; }`)
     .join('\n');
-  const keyChecks = fields
-    .map((f, i) => {
-      const key = `${JSON.stringify(f.name)}:`;
-      const test = [...key].map((ch, j) => `b[p + ${j}] === ${ch.charCodeAt(0)}`).join(' && ');
-      return `        case ${i}: if (!(${test})) k = -1; break;`;
-    })
-    .join('\n');
   nested.push(`function ${name}(b, p, end, o) {
   if (b[p] !== 123) return -1;
   p++;
@@ -184,13 +177,8 @@ function objectCode(schema: JsonSchema, nested: string[]): { name: string; creat
   let previous = ${fields.length};
   if (b[p] !== 125) {
     for (;;) {
-      // The key that followed the previous one last time, compared byte by byte as constants.
       let k = ${next}[previous];
-      switch (k) {
-${keyChecks}
-        default: k = -1;
-      }
-      if (k < 0) {
+      if (k < 0 || !same(b, p, end, ${keyTable}List[k])) {
         k = keyAt(b, p, end, ${keyTable});
         if (k < 0) return -1;
         ${next}[previous] = k;
@@ -211,8 +199,9 @@ ${cases}
   if ((seen & ${requiredMask}) !== ${requiredMask}) return -1;
   return p + 1;
 }`);
-  // Every field present from the start, so the object keeps one shape.
-  const create = `{ ${fields.map((f) => `${JSON.stringify(f.name)}: undefined`).join(', ')} }`;
+  // Every field present from the start and already holding every kind of value it will, so the
+  // object keeps one shape and no optimized code is thrown away when a field first changes kind.
+  const create = `generalized({ ${fields.map((f) => `${JSON.stringify(f.name)}: undefined`).join(', ')} })`;
   return { name, create };
 }
 
@@ -248,9 +237,11 @@ function num(b, p) {
   NUM = negative ? -value : value;
   return p;
 }
-// b[p..] holds the bytes of word.
-function same(b, p, word) {
+// b[p..] holds the bytes of word, before end (never reading past the buffer: a read out of
+// bounds would throw the optimized code away).
+function same(b, p, end, word) {
   const n = word.length;
+  if (p + n > end) return false;
   for (let i = 0; i < n; i++) if (b[p + i] !== word[i]) return false;
   return true;
 }
@@ -265,7 +256,7 @@ function str(b, p, end, cache) {
   if (b[p] !== 34) return -1;
   const a = p + 1;
   const lastBytes = cache.lastBytes;
-  if (lastBytes !== undefined && b[a + lastBytes.length] === 34 && same(b, a, lastBytes)) {
+  if (lastBytes !== undefined && a + lastBytes.length < end && b[a + lastBytes.length] === 34 && same(b, a, end, lastBytes)) {
     STR = cache.last;
     return a + lastBytes.length + 1;
   }
@@ -282,7 +273,7 @@ function str(b, p, end, cache) {
   const slot = h & (SLOTS - 1);
   let bytes = cache.bytes[slot];
   let value;
-  if (bytes !== undefined && bytes.length === q - a && same(b, a, bytes)) value = cache.strings[slot];
+  if (bytes !== undefined && bytes.length === q - a && same(b, a, end, bytes)) value = cache.strings[slot];
   else {
     if (q - a > 4096) return -1;
     bytes = new Uint8Array(b.subarray(a, q));
@@ -303,6 +294,15 @@ function keyAt(b, p, end, keys) {
   if (q - p > 256 || q + 1 >= end || b[q + 1] !== 58) return -1;
   const k = keys.get(String.fromCharCode.apply(null, b.subarray(p, q + 2)));
   return k === undefined ? -1 : k;
+}
+function generalized(o) {
+  for (const key of Object.keys(o)) {
+    o[key] = 0.5;
+    o[key] = 'x';
+    o[key] = null;
+    o[key] = undefined;
+  }
+  return o;
 }
 function codePoints(v) {
   let n = 0;
@@ -334,7 +334,7 @@ const PREFIX = bytesOf('{"kind":"api",');
 return {
   record,
   scan(b, start, end) {
-    if (!same(b, start, PREFIX)) return false;
+    if (!same(b, start, end, PREFIX)) return false;
     return ${top.name}(b, start, end, record) === end;
   },
 };`;
