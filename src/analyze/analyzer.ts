@@ -290,6 +290,11 @@ export class Analyzer implements TraceSink {
     );
   }
 
+  /**
+   * One record. An api record is never kept past this call: the trace scanner's fast path
+   * (src/trace/scanner.ts) hands every api line over as the same reused object. Whoever
+   * reshapes these accumulators must keep it so (or copy what they keep).
+   */
   add(record: BodyRecord): void {
     const end = record.kind === 'api' || record.kind === 'span' ? record.t + record.dur : record.t;
     if (record.t < this.minT) this.minT = record.t;

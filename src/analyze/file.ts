@@ -13,7 +13,7 @@ import { checkReadable, isGzip, splitAtNewlines } from '../trace/lines.ts';
 import { MAX_KEPT_REASONS, type ReadStats, TraceParser } from '../trace/parser.ts';
 import { scanTrace } from '../trace/reader.ts';
 import type { EndFooter } from '../trace/schema.ts';
-import { mainValidator, worded, wordParserProblems, wordProblem } from '../trace/validate.ts';
+import { mainScanner, mainValidator, worded, wordParserProblems, wordProblem } from '../trace/validate.ts';
 import {
   Analyzer,
   type AnalyzerOptions,
@@ -40,6 +40,12 @@ export interface AnalyzeFileOptions {
   /** Worker threads: 'auto' (one per core for large plain files), or a number (1 = this thread). */
   threads?: number | 'auto';
   analyzer?: AnalyzerOptions;
+  /**
+   * Read canonical api lines with the scanner (src/trace/scanner.ts; the default); false:
+   * JSON.parse every line. Default from FLEETBENCH_FAST_PATH (`0` turns it off, for the
+   * side-by-side figures of `npm run bench -- analyze`).
+   */
+  fastPath?: boolean;
 }
 
 export interface FileAnalysis {
@@ -48,7 +54,8 @@ export interface FileAnalysis {
   threads: number;
 }
 
-export async function analyzeFile(path: string, options: AnalyzeFileOptions = {}): Promise<FileAnalysis> {
+export async function analyzeFile(path: string, given: AnalyzeFileOptions = {}): Promise<FileAnalysis> {
+  const options = { ...given, fastPath: given.fastPath ?? process.env.FLEETBENCH_FAST_PATH !== '0' };
   checkReadable(path);
   const size = statSync(path).size;
   const wanted = options.threads ?? 'auto';
@@ -59,7 +66,11 @@ export async function analyzeFile(path: string, options: AnalyzeFileOptions = {}
     if (parallel) return parallel;
   }
   const analyzer = createAnalyzer(options.analyzer);
-  const stats = await scanTrace(path, (record) => analyzer.add(record), { lenient: options.lenient });
+  // The analyzer keeps no api record, so the scanner's fast path applies (scanner.ts).
+  const stats = await scanTrace(path, (record) => analyzer.add(record), {
+    lenient: options.lenient,
+    transientApi: options.fastPath,
+  });
   return { analysis: analyzer.finish({ file: path, stats }), stats, threads: 1 };
 }
 
@@ -117,6 +128,7 @@ async function analyzeInParallel(
 ): Promise<FileAnalysis | undefined> {
   const lenient = options.lenient ?? false;
   const validator = mainValidator();
+  const scanner = options.fastPath === false ? null : mainScanner();
   const parser = new TraceParser(path, { lenient, validator });
   let head: { offset: number; lines: number } | undefined;
   try {
@@ -129,10 +141,22 @@ async function analyzeInParallel(
   const cuts = splitAtNewlines(path, head.offset, size, threads, headStart);
   const jobs: RangeJob[] = [];
   for (let i = 0; i + 1 < cuts.length; i++)
-    jobs.push({ path, start: cuts[i]!, end: cuts[i + 1]!, lenient, checksCode: validator.code! });
+    jobs.push({
+      path,
+      start: cuts[i]!,
+      end: cuts[i + 1]!,
+      lenient,
+      checksCode: validator.code!,
+      ...(scanner ? { scannerCode: scanner.code } : {}),
+    });
   // This thread takes the first range while workers start up and take the others.
   const others = jobs.slice(1).map(runWorker);
-  const first: RangeOutcome<Analyzer | AnalyzerState> = analyzeRange(jobs[0]!, validator, options.analyzer);
+  const first: RangeOutcome<Analyzer | AnalyzerState> = analyzeRange(
+    jobs[0]!,
+    validator,
+    options.analyzer,
+    scanner?.scanner,
+  );
   const outcomes: Array<RangeOutcome<Analyzer | AnalyzerState>> = [first, ...(await Promise.all(others))];
 
   // Judge the ranges in file order, exactly as one pass would have.

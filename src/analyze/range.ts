@@ -8,6 +8,7 @@
 
 import { forEachLineInRange, LineSplitter } from '../trace/lines.ts';
 import { type LineProblem, LineProblemError, TraceParser } from '../trace/parser.ts';
+import type { TraceScanner } from '../trace/scanner.ts';
 import type { EndFooter, RecordCounts } from '../trace/schema.ts';
 import type { TraceValidator } from '../trace/validate.ts';
 import { type Analyzer, type AnalyzerOptions, createAnalyzer } from './analyzer.ts';
@@ -19,6 +20,8 @@ export interface RangeJob {
   lenient: boolean;
   /** The trace validators' generated code (checks-code.ts). */
   checksCode: string;
+  /** The api-line scanner's generated code (scanner.ts), if any. */
+  scannerCode?: string;
 }
 
 export type RangeOutcome<A = Analyzer> =
@@ -38,18 +41,26 @@ export function analyzeRange(
   job: RangeJob,
   validator: TraceValidator,
   options: AnalyzerOptions = {},
+  scanner?: TraceScanner,
 ): RangeOutcome {
   const parser = new TraceParser(job.path, {
     lenient: job.lenient,
     expectHeader: false,
     rawProblems: true,
     validator,
+    scanner,
   });
   const analyzer = createAnalyzer(options);
-  const splitter = new LineSplitter((text, lineNo) => {
-    const record = parser.line(text, lineNo);
-    if (record !== undefined) analyzer.add(record);
-  });
+  // The analyzer keeps no api record: the scanner's reused one is safe here.
+  const splitter = scanner
+    ? LineSplitter.spans((bytes, start, end, lineNo) => {
+        const record = parser.lineAt(bytes, start, end, lineNo);
+        if (record !== undefined) analyzer.add(record);
+      })
+    : new LineSplitter((text, lineNo) => {
+        const record = parser.line(text, lineNo);
+        if (record !== undefined) analyzer.add(record);
+      });
   try {
     forEachLineInRange(job.path, job.start, job.end, splitter);
   } catch (error) {

@@ -5,11 +5,13 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadChecks } from '../trace/checks-code.ts';
+import { loadScanner } from '../trace/scanner.ts';
 import { type AnalyzerState, stateTransferables } from './analyzer.ts';
 import { analyzeRange, type RangeJob, type RangeOutcome } from './range.ts';
 
 const job = workerData as RangeJob;
-const outcome = analyzeRange(job, { checks: loadChecks(job.checksCode) });
+const scanner = job.scannerCode === undefined ? undefined : loadScanner(job.scannerCode);
+const outcome = analyzeRange(job, { checks: loadChecks(job.checksCode) }, {}, scanner);
 if (outcome.ok) {
   const state = outcome.analyzer.toState();
   const message: RangeOutcome<AnalyzerState> = { ...outcome, analyzer: state };

@@ -4,12 +4,12 @@
  * reads is never mangled. Used by the streaming reader and by the parallel analysis workers.
  */
 
-import { isAscii } from 'node:buffer';
 import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import { InputFileError } from '../errors.ts';
 import { MAX_LINE_BYTES } from '../limits.ts';
+import { decode } from './decode.ts';
 import { LineProblemError } from './parser.ts';
 
 const NEWLINE = 0x0a;
@@ -20,20 +20,15 @@ const NEWLINE = 0x0a;
  */
 export const CHUNK = 64 * 1024;
 
-/**
- * Bytes to text. Traces are almost always pure ASCII, and Node's ASCII decoder is about ten
- * times faster than its UTF-8 one, so the (SIMD) check pays for itself many times over.
- */
-function decode(buffer: Buffer, start: number, end: number): string {
-  return isAscii(buffer.subarray(start, end))
-    ? buffer.toString('ascii', start, end)
-    : buffer.toString('utf8', start, end);
-}
-
 /** A line over the limit (a LineProblemError, so trace readers word it as `file:line: reason`). */
 export class LineTooLongError extends LineProblemError {}
 
 export type LineHandler = (text: string, lineNo: number) => void;
+/**
+ * A line as bytes[start, end) of a chunk (no newline), not yet decoded: the scanner reads it in
+ * place. The chunk is reused after the handler returns.
+ */
+export type SpanHandler = (bytes: Buffer, start: number, end: number, lineNo: number) => void;
 
 /** Throws the user-facing error for a path that cannot be a trace (missing, a directory). */
 export function checkReadable(path: string): void {
@@ -64,12 +59,20 @@ export class LineSplitter {
   private carryBytes = 0;
   lineNo: number;
   private readonly onLine: LineHandler;
+  private onSpan: SpanHandler | undefined;
   private readonly maxLineBytes: number;
 
   constructor(onLine: LineHandler, firstLineNo = 1, maxLineBytes = MAX_LINE_BYTES) {
     this.onLine = onLine;
     this.lineNo = firstLineNo - 1;
     this.maxLineBytes = maxLineBytes;
+  }
+
+  /** A splitter that hands each line over as bytes of the chunk, undecoded (see SpanHandler). */
+  static spans(onSpan: SpanHandler, firstLineNo = 1, maxLineBytes = MAX_LINE_BYTES): LineSplitter {
+    const splitter = new LineSplitter(() => {}, firstLineNo, maxLineBytes);
+    splitter.onSpan = onSpan;
+    return splitter;
   }
 
   push(chunk: Buffer): void {
@@ -85,8 +88,13 @@ export class LineSplitter {
       const joined = Buffer.concat([...this.carry, chunk.subarray(0, first)]);
       this.carry = [];
       this.carryBytes = 0;
-      this.onLine(decode(joined, 0, joined.length), ++this.lineNo);
+      if (this.onSpan) this.onSpan(joined, 0, joined.length, ++this.lineNo);
+      else this.onLine(decode(joined, 0, joined.length), ++this.lineNo);
       from = first + 1;
+    }
+    if (this.onSpan) {
+      this.pushSpans(chunk, from, this.onSpan);
+      return;
     }
     const last = chunk.lastIndexOf(NEWLINE);
     if (last < from) {
@@ -107,13 +115,27 @@ export class LineSplitter {
     if (last + 1 < chunk.length) this.keep(chunk, last + 1);
   }
 
+  /** push() for a span handler: lines cut on the bytes (memchr), none decoded here. */
+  private pushSpans(chunk: Buffer, from: number, onSpan: SpanHandler): void {
+    let start = from;
+    let nl = chunk.indexOf(NEWLINE, start);
+    while (nl !== -1) {
+      this.checkLength(nl - start);
+      onSpan(chunk, start, nl, ++this.lineNo);
+      start = nl + 1;
+      nl = chunk.indexOf(NEWLINE, start);
+    }
+    if (start < chunk.length) this.keep(chunk, start);
+  }
+
   /** The last line when the file does not end with a newline. */
   end(): void {
     if (this.carryBytes > 0) {
       const joined = Buffer.concat(this.carry);
       this.carry = [];
       this.carryBytes = 0;
-      this.onLine(decode(joined, 0, joined.length), ++this.lineNo);
+      if (this.onSpan) this.onSpan(joined, 0, joined.length, ++this.lineNo);
+      else this.onLine(decode(joined, 0, joined.length), ++this.lineNo);
     }
   }
 
@@ -133,10 +155,13 @@ export class LineSplitter {
   }
 }
 
-/** Every line of a file (plain or gzip), in order, to a synchronous handler. */
-export async function forEachLine(path: string, onLine: LineHandler): Promise<number> {
+/**
+ * Every line of a file (plain or gzip), in order, to a synchronous handler (or a splitter of
+ * the caller's, for spans).
+ */
+export async function forEachLine(path: string, onLine: LineHandler | LineSplitter): Promise<number> {
   checkReadable(path);
-  const splitter = new LineSplitter(onLine);
+  const splitter = onLine instanceof LineSplitter ? onLine : new LineSplitter(onLine);
   try {
     if (await isGzip(path)) {
       const stream = createReadStream(path, { highWaterMark: CHUNK }).pipe(createGunzip());

@@ -16,6 +16,8 @@
  */
 import { InputFileError } from '../errors.ts';
 import { type CheckedKind, isBodyKind } from './checks-code.ts';
+import { decode } from './decode.ts';
+import type { TraceScanner } from './scanner.ts';
 import type { BodyRecord, EndFooter, RecordCounts, RunHeader } from './schema.ts';
 import type { TraceValidator } from './validate.ts';
 
@@ -75,6 +77,11 @@ export interface TraceParserOptions {
    * validator cannot word are always thrown as LineProblemError, for the caller to word.
    */
   rawProblems?: boolean;
+  /**
+   * The fast path for `api` lines (scanner.ts), for callers that use each record before the
+   * next line and keep none of the api ones (the analyzer): see lineAt.
+   */
+  scanner?: TraceScanner;
 }
 
 export class TraceParser {
@@ -89,6 +96,7 @@ export class TraceParser {
   private readonly lenient: boolean;
   private readonly rawProblems: boolean;
   private readonly validator: TraceValidator;
+  private readonly scanner: TraceScanner | undefined;
   private headerSeen: boolean;
 
   constructor(file: string, options: TraceParserOptions) {
@@ -96,7 +104,30 @@ export class TraceParser {
     this.validator = options.validator;
     this.lenient = options.lenient ?? false;
     this.rawProblems = options.rawProblems ?? false;
+    this.scanner = options.scanner;
     this.headerSeen = options.expectHeader === false;
+  }
+
+  /**
+   * One line, as bytes[start, end): a body line in the canonical form (scanner.ts) is read in
+   * place into the scanner's reused record, valid until the next line; any other line is
+   * decoded and goes through line(), the full parse and validation. Both count and judge lines
+   * the same way.
+   */
+  lineAt(bytes: Buffer, start: number, end: number, lineNo: number): BodyRecord | undefined {
+    const scanner = this.scanner;
+    if (
+      scanner !== undefined &&
+      this.headerSeen &&
+      this.pendingFooter === undefined &&
+      scanner.scan(bytes, start, end)
+    ) {
+      this.stats.lines = lineNo;
+      this.nonEmptyLines++;
+      this.stats.counts.api++;
+      return scanner.record;
+    }
+    return this.line(decode(bytes, start, end), lineNo);
   }
 
   /** One line; returns the body record it holds, if any. */

@@ -10,13 +10,21 @@ import { InputFileError } from '../errors.ts';
 import { CHUNK, checkReadable, forEachLine, forEachLineInRange, isGzip, LineSplitter } from './lines.ts';
 import { type ReadStats, TraceParser } from './parser.ts';
 import type { BodyRecord } from './schema.ts';
-import { mainValidator, worded, wordParserProblems } from './validate.ts';
+import { mainScanner, mainValidator, worded, wordParserProblems } from './validate.ts';
 
 export type { ReadStats } from './parser.ts';
 
 export interface ReadOptions {
   /** Skip bad lines (counted in `stats.skipped`) and accept a missing footer. */
   lenient?: boolean;
+}
+
+export interface ScanOptions extends ReadOptions {
+  /**
+   * `onRecord` uses each api record before it returns and keeps none: canonical api lines are
+   * then read by the scanner (scanner.ts) into one reused object instead of JSON.parse.
+   */
+  transientApi?: boolean;
 }
 
 /** Raw lines with their 1-based numbers (plain or gzip). */
@@ -47,17 +55,23 @@ export async function* readLines(path: string): AsyncGenerator<[string, number]>
 export async function scanTrace(
   path: string,
   onRecord: (record: BodyRecord) => void,
-  options: ReadOptions = {},
+  options: ScanOptions = {},
 ): Promise<ReadStats> {
-  const parser = new TraceParser(path, { lenient: options.lenient, validator: mainValidator() });
-  const onLine = (text: string, lineNo: number) => {
-    const record = parser.line(text, lineNo);
-    if (record !== undefined) onRecord(record);
-  };
+  const scanner = options.transientApi ? mainScanner()?.scanner : undefined;
+  const parser = new TraceParser(path, { lenient: options.lenient, validator: mainValidator(), scanner });
+  const splitter = scanner
+    ? LineSplitter.spans((bytes, start, end, lineNo) => {
+        const record = parser.lineAt(bytes, start, end, lineNo);
+        if (record !== undefined) onRecord(record);
+      })
+    : new LineSplitter((text, lineNo) => {
+        const record = parser.line(text, lineNo);
+        if (record !== undefined) onRecord(record);
+      });
   checkReadable(path);
   try {
-    if (await isGzip(path)) await forEachLine(path, onLine);
-    else forEachLineInRange(path, 0, statSync(path).size, new LineSplitter(onLine));
+    if (await isGzip(path)) await forEachLine(path, splitter);
+    else forEachLineInRange(path, 0, statSync(path).size, splitter);
   } catch (error) {
     throw await worded(path, error);
   }

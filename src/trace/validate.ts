@@ -14,6 +14,7 @@ import {
   publishedKindSchemas,
 } from './fast-check.ts';
 import { type LineProblem, LineProblemError, type TraceParser } from './parser.ts';
+import { loadScanner, scannerCode, type TraceScanner } from './scanner.ts';
 
 export { isBodyKind } from './fast-check.ts';
 
@@ -35,6 +36,20 @@ export function mainValidator(): TraceValidator {
     shared = { checks: loadChecks(code), code };
   }
   return shared;
+}
+
+let sharedScanner: { code: string; scanner: TraceScanner } | null | undefined;
+
+/**
+ * The main thread's api-line scanner, generated from the same published schema as the
+ * validators (its code is what workers run); null if the schema has outgrown the generator.
+ */
+export function mainScanner(): { code: string; scanner: TraceScanner } | null {
+  if (sharedScanner === undefined) {
+    const code = scannerCode(publishedKindSchemas().api);
+    sharedScanner = code === undefined ? null : { code, scanner: loadScanner(code) };
+  }
+  return sharedScanner;
 }
 
 /** A problem in words, at `lineBase` + its line (workers count lines from their range start). */

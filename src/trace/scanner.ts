@@ -1,0 +1,346 @@
+/**
+ * The analyzer's fast path: reads an `api` line without `JSON.parse`. Most of the cost of
+ * analysing a trace was `JSON.parse` building an object per line (and ajv checking it) that the
+ * analyzer then read a few fields from; this scanner reads the fields straight off the chunk's
+ * text into one reused object, checking each value against the schema as it goes.
+ *
+ * One definition: the scanner is generated, when a reading thread starts, from the published
+ * JSON Schema of the record kind (docs/trace.schema.json, itself generated from schema.ts and
+ * tested against it), the same document the ajv validators are compiled from. Every type,
+ * enum, bound, required field and "no other field" rule comes from there; a keyword the
+ * generator does not know makes that property (or, if required, the whole kind) go through the
+ * full path instead, so the scanner can be conservative but never more lenient than the schema.
+ *
+ * What it accepts, and only that (anything else returns false and the line goes through the
+ * full parse and validation, with its usual errors): a line that starts `{"kind":"api",` with
+ * no whitespace between tokens (what JSON.stringify writes), keys in any order but none twice,
+ * no escape sequence anywhere it reads a string, numbers without an exponent and with at most
+ * 15 significant digits (so that digits ÷ 10^scale, one correctly rounded division, is exactly
+ * the double JSON.parse gives). Strings are deduplicated per field (the last value, then a
+ * bounded map of flat copies), so no map key the analyzer keeps pins a 64 KB chunk string.
+ *
+ * Only `api` records take this path: they are nearly every line of a trace, and the analyzer
+ * never keeps an api record (src/analyze/analyzer.ts `add`), so one object can be reused.
+ */
+import type { ApiRecord } from './schema.ts';
+
+/** Record kinds read by the scanner: the analyzer must not keep their records (see above). */
+export const SCANNED_KINDS = ['api'] as const;
+
+export interface TraceScanner {
+  /**
+   * Reads bytes[start, end) (one line, no newline) into `record`; false when the line is not
+   * one the scanner can vouch for (it must then go through the full parse).
+   */
+  scan(bytes: Uint8Array, start: number, end: number): boolean;
+  /** The last scanned record: the same object every time, valid until the next scan. */
+  readonly record: ApiRecord;
+}
+
+type JsonSchema = Record<string, unknown>;
+
+/** Keywords that say nothing about which values are valid. */
+const ANNOTATIONS = new Set(['description', 'title', 'examples', '$comment']);
+
+/** A property the generator understands: the code that reads and checks its value. */
+interface FieldCode {
+  name: string;
+  /** Statements that read the value at `p` into `v` (p past it), or `return -1`. */
+  read: string;
+}
+
+let helperId = 0;
+
+/**
+ * Code that reads one value of `schema` at `p` into `v`, or undefined when the schema uses
+ * something the scanner does not implement (the property then always takes the full path).
+ * `nested` collects the functions of nested objects.
+ */
+function valueCode(schema: JsonSchema, nested: string[]): string | undefined {
+  const keys = Object.keys(schema).filter((k) => !ANNOTATIONS.has(k));
+  if ('anyOf' in schema) {
+    const options = schema.anyOf as JsonSchema[];
+    if (keys.length !== 1 || options.length !== 2) return undefined;
+    const nullIndex = options.findIndex((o) => o.type === 'null' && Object.keys(o).length === 1);
+    if (nullIndex === -1) return undefined;
+    const inner = valueCode(options[1 - nullIndex]!, nested);
+    if (inner === undefined) return undefined;
+    return `if (b[p] === 110) { if (!same(b, p, end, NULL)) return -1; v = null; p += 4; } else { ${inner} }`;
+  }
+  const type = schema.type;
+  const known = (allowed: string[]) => keys.every((k) => k === 'type' || allowed.includes(k));
+  const checks: string[] = [];
+  switch (type) {
+    case 'boolean':
+      if (!known([])) return undefined;
+      return `if (b[p] === 116) { if (!same(b, p, end, TRUE)) return -1; v = true; p += 4; } else { if (!same(b, p, end, FALSE)) return -1; v = false; p += 5; }`;
+    case 'number':
+    case 'integer': {
+      if (!known(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'])) return undefined;
+      if (type === 'integer') checks.push('!Number.isInteger(v)');
+      const bound = (key: string, op: string) => {
+        if (key in schema) {
+          const limit = schema[key];
+          if (typeof limit !== 'number') return false;
+          checks.push(`!(v ${op} ${limit})`);
+        }
+        return true;
+      };
+      if (
+        !bound('minimum', '>=') ||
+        !bound('maximum', '<=') ||
+        !bound('exclusiveMinimum', '>') ||
+        !bound('exclusiveMaximum', '<')
+      )
+        return undefined;
+      return `p = num(b, p); if (p < 0) return -1; v = NUM;${checks.length ? ` if (${checks.join(' || ')}) return -1;` : ''}`;
+    }
+    case 'string': {
+      if (!known(['enum', 'const', 'minLength'])) return undefined;
+      if ('enum' in schema) {
+        const values = schema.enum as unknown[];
+        if (!values.every((x) => typeof x === 'string')) return undefined;
+        checks.push(values.map((x) => `v !== ${JSON.stringify(x)}`).join(' && '));
+      }
+      if ('const' in schema) {
+        if (typeof schema.const !== 'string') return undefined;
+        checks.push(`v !== ${JSON.stringify(schema.const)}`);
+      }
+      if ('minLength' in schema) {
+        if (typeof schema.minLength !== 'number') return undefined;
+        checks.push(`codePoints(v) < ${schema.minLength}`);
+      }
+      const cache = `c${helperId++}`;
+      nested.push(`const ${cache} = newCache();`);
+      return `p = str(b, p, end, ${cache}); if (p < 0) return -1; v = STR;${checks.length ? ` if (${checks.join(' || ')}) return -1;` : ''}`;
+    }
+    case 'object': {
+      const fn = objectCode(schema, nested);
+      if (fn === undefined) return undefined;
+      const holder = `o${helperId++}`;
+      nested.push(`const ${holder} = ${fn.create};`);
+      return `p = ${fn.name}(b, p, end, ${holder}); if (p < 0) return -1; v = ${holder};`;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A function `(s, p, end, o) → p after the object, or -1` that reads an object of `schema`
+ * into `o` (fields absent from the line set to undefined), and the expression creating `o`.
+ */
+function objectCode(schema: JsonSchema, nested: string[]): { name: string; create: string } | undefined {
+  const keys = Object.keys(schema).filter((k) => !ANNOTATIONS.has(k));
+  if (!keys.every((k) => ['type', 'properties', 'required', 'additionalProperties'].includes(k)))
+    return undefined;
+  // With other properties allowed the scanner would still refuse them: only stricter, fine.
+  if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) return undefined;
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema.required ?? []) as string[]);
+  const fields: FieldCode[] = [];
+  for (const [name, property] of Object.entries(properties)) {
+    // A default fills an absent property: only a line that carries it can skip the full path.
+    const { default: withDefault, ...rest } = property;
+    if (withDefault !== undefined) required.add(name);
+    const read = valueCode(rest, nested);
+    // A property the scanner cannot read: present means the full path; required, never fast.
+    if (read === undefined && required.has(name)) return undefined;
+    fields.push({ name, read: read ?? 'return -1;' });
+  }
+  if (fields.length > 30) return undefined;
+  for (const name of required) if (!(name in properties)) return undefined;
+  const name = `object${helperId++}`;
+  const keyTable = `keys${helperId++}`;
+  const next = `next${helperId++}`;
+  let requiredMask = 0;
+  fields.forEach((field, i) => {
+    if (required.has(field.name)) requiredMask |= 1 << i;
+  });
+  nested.push(
+    `const ${keyTable} = new Map([${fields.map((f, i) => `[${JSON.stringify(`${JSON.stringify(f.name)}:`)}, ${i}]`).join(', ')}]);`,
+    `const ${keyTable}List = [...${keyTable}.keys()].map(bytesOf);`,
+    `const ${next} = new Int32Array(${fields.length + 1}).fill(-1);`,
+  );
+  const resets = fields
+    .filter((f) => !required.has(f.name))
+    .map((f) => `o[${JSON.stringify(f.name)}] = undefined;`)
+    .join(' ');
+  const cases = fields
+    .map((f, i) => `      case ${i}: { let v; ${f.read} o[${JSON.stringify(f.name)}] = v; break; }`)
+    .join('\n');
+  nested.push(`function ${name}(b, p, end, o) {
+  if (b[p] !== 123) return -1;
+  p++;
+  ${resets}
+  let seen = 0;
+  let previous = ${fields.length};
+  if (b[p] !== 125) {
+    for (;;) {
+      let k = ${next}[previous];
+      if (k < 0 || !same(b, p, end, ${keyTable}List[k])) {
+        k = keyAt(b, p, end, ${keyTable});
+        if (k < 0) return -1;
+        ${next}[previous] = k;
+      }
+      p += ${keyTable}List[k].length;
+      if ((seen & (1 << k)) !== 0) return -1;
+      seen |= 1 << k;
+      switch (k) {
+${cases}
+      }
+      previous = k;
+      const c = b[p];
+      if (c === 44) { p++; continue; }
+      if (c === 125) break;
+      return -1;
+    }
+  }
+  if ((seen & ${requiredMask}) !== ${requiredMask}) return -1;
+  return p + 1;
+}`);
+  // Every field present from the start and already holding every kind of value it will, so the
+  // object keeps one shape and no optimized code is thrown away when a field first changes kind.
+  const create = `generalized({ ${fields.map((f) => `${JSON.stringify(f.name)}: undefined`).join(', ')} })`;
+  return { name, create };
+}
+
+/** Shared by every generated scanner: numbers, strings and keys at a byte position. */
+const RUNTIME = `
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+let NUM = 0;
+let STR = '';
+const bytesOf = (word) => Uint8Array.from(word, (ch) => ch.charCodeAt(0));
+// A JSON number without exponent and with at most 15 significant digits: digits / 10^scale is
+// one correctly rounded division of two exact doubles, the value JSON.parse gives.
+function num(b, p) {
+  let c = b[p];
+  let negative = false;
+  if (c === 45) { negative = true; c = b[++p]; }
+  let m = 0;
+  let digits = 0;
+  let scale = 0;
+  if (c === 48) {
+    c = b[++p];
+    if (c >= 48 && c <= 57) return -1;
+  } else if (c >= 49 && c <= 57) {
+    do { m = m * 10 + (c - 48); digits++; c = b[++p]; } while (c >= 48 && c <= 57);
+  } else return -1;
+  if (c === 46) {
+    c = b[++p];
+    if (!(c >= 48 && c <= 57)) return -1;
+    do { m = m * 10 + (c - 48); digits++; scale++; c = b[++p]; } while (c >= 48 && c <= 57);
+  }
+  if (c === 101 || c === 69 || digits > 15 || scale > 22) return -1;
+  const value = scale === 0 ? m : m / POW10[scale];
+  NUM = negative ? -value : value;
+  return p;
+}
+// b[p..] holds the bytes of word, before end (never reading past the buffer: a read out of
+// bounds would throw the optimized code away).
+function same(b, p, end, word) {
+  const n = word.length;
+  if (p + n > end) return false;
+  for (let i = 0; i < n; i++) if (b[p + i] !== word[i]) return false;
+  return true;
+}
+const SLOTS = 1024;
+// Per field: the last value, then a direct-mapped table of values by hash (bounded memory).
+function newCache() {
+  return { lastBytes: undefined, last: '', bytes: new Array(SLOTS).fill(undefined), strings: new Array(SLOTS).fill('') };
+}
+// A string of printable ASCII without escapes (anything else: the full path), the same string
+// object each time a value repeats, so the analyzer's maps hash nothing new.
+function str(b, p, end, cache) {
+  if (b[p] !== 34) return -1;
+  const a = p + 1;
+  const lastBytes = cache.lastBytes;
+  if (lastBytes !== undefined && a + lastBytes.length < end && b[a + lastBytes.length] === 34 && same(b, a, end, lastBytes)) {
+    STR = cache.last;
+    return a + lastBytes.length + 1;
+  }
+  let q = a;
+  let h = 0;
+  for (;;) {
+    if (q >= end) return -1;
+    const c = b[q];
+    if (c === 34) break;
+    if (c < 32 || c === 92 || c > 126) return -1;
+    h = (Math.imul(h, 31) + c) | 0;
+    q++;
+  }
+  const slot = h & (SLOTS - 1);
+  let bytes = cache.bytes[slot];
+  let value;
+  if (bytes !== undefined && bytes.length === q - a && same(b, a, end, bytes)) value = cache.strings[slot];
+  else {
+    if (q - a > 4096) return -1;
+    bytes = new Uint8Array(b.subarray(a, q));
+    value = String.fromCharCode.apply(null, bytes);
+    cache.bytes[slot] = bytes;
+    cache.strings[slot] = value;
+  }
+  cache.lastBytes = bytes;
+  cache.last = value;
+  STR = value;
+  return q + 1;
+}
+// The field a key names, or -1 (unknown, or escaped: the full path).
+function keyAt(b, p, end, keys) {
+  if (b[p] !== 34) return -1;
+  let q = p + 1;
+  while (q < end && b[q] !== 34) { if (b[q] === 92) return -1; q++; }
+  if (q - p > 256 || q + 1 >= end || b[q + 1] !== 58) return -1;
+  const k = keys.get(String.fromCharCode.apply(null, b.subarray(p, q + 2)));
+  return k === undefined ? -1 : k;
+}
+function generalized(o) {
+  for (const key of Object.keys(o)) {
+    o[key] = 0.5;
+    o[key] = 'x';
+    o[key] = null;
+    o[key] = undefined;
+  }
+  return o;
+}
+function codePoints(v) {
+  let n = 0;
+  for (const _ of v) n++;
+  return n;
+}
+`;
+
+/**
+ * The scanner's source for the `api` record of the published schema (one kind's entry of
+ * docs/trace.schema.json), or undefined when the schema uses something the generator does not
+ * implement for a required field (then every line takes the full path; a test fails).
+ */
+export function scannerCode(apiSchema: JsonSchema): string | undefined {
+  helperId = 0;
+  const nested: string[] = [];
+  const { $schema: _ignored, ...schema } = apiSchema;
+  const kind = (schema.properties as Record<string, JsonSchema> | undefined)?.kind;
+  if (kind?.const !== 'api') return undefined;
+  const top = objectCode(schema, nested);
+  if (top === undefined) return undefined;
+  return `${RUNTIME}
+const NULL = bytesOf('null');
+const TRUE = bytesOf('true');
+const FALSE = bytesOf('false');
+${nested.join('\n')}
+const record = ${top.create};
+const PREFIX = bytesOf('{"kind":"api",');
+return {
+  record,
+  scan(b, start, end) {
+    if (!same(b, start, end, PREFIX)) return false;
+    return ${top.name}(b, start, end, record) === end;
+  },
+};`;
+}
+
+/** Runs generated scanner code (on the main thread or in a worker; no compiler needed). */
+export function loadScanner(code: string): TraceScanner {
+  return new Function(code)() as TraceScanner;
+}

@@ -1,0 +1,339 @@
+/**
+ * The analyzer's fast path (src/trace/scanner.ts) against the full path (JSON.parse + the ajv
+ * validators): line by line on every record kind and on deliberately odd lines, on seeded
+ * random mutations of canonical lines, and file by file (one pass and two threads, strict and
+ * lenient, errors included) on a real run's trace.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { analyzeFile } from '../src/analyze/file.ts';
+import { Rng } from '../src/rng.ts';
+import { kindSchemasOf, publishedKindSchemas } from '../src/trace/fast-check.ts';
+import { loadScanner, scannerCode } from '../src/trace/scanner.ts';
+import { type ApiRecord, traceJsonSchema } from '../src/trace/schema.ts';
+import { isBodyKind, mainScanner, mainValidator } from '../src/trace/validate.ts';
+import { runRef } from './helpers/run.ts';
+import { scratchDir } from './helpers/tmp.ts';
+
+const dir = scratchDir('fleetbench-fastpath-');
+const scanner = mainScanner()!.scanner;
+const checks = mainValidator().checks;
+
+/** What the full path makes of a line: the record, or undefined when it refuses it. */
+function fullPath(line: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const kind = (value as { kind?: unknown } | null)?.kind;
+  if (!isBodyKind(kind) || !checks[kind](value)) return undefined;
+  return value;
+}
+
+/** The scanner's record without the fields it left undefined (what JSON.parse would not have). */
+function scanned(line: string): unknown {
+  const bytes = Buffer.from(`${line}\n`);
+  if (!scanner.scan(bytes, 0, bytes.length - 1)) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(scanner.record)) {
+    if (value === undefined) continue;
+    out[key] =
+      key === 'rl'
+        ? Object.fromEntries(Object.entries(value as object).filter(([, v]) => v !== undefined))
+        : value;
+  }
+  return out;
+}
+
+/** The fast path may refuse a line, never accept one the full path refuses or read it otherwise. */
+function expectAgreement(line: string): 'scanned' | 'full path' {
+  const fast = scanned(line);
+  if (fast === undefined) return 'full path';
+  expect(fullPath(line), line).toEqual(fast);
+  // -0 and 0 are equal to toEqual's eye, not to Object.is: compare the numbers exactly too.
+  const full = fullPath(line) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(fast as Record<string, unknown>))
+    if (typeof value === 'number') expect(Object.is(value, full[key]), `${key} in ${line}`).toBe(true);
+  return 'scanned';
+}
+
+const api: ApiRecord = {
+  kind: 'api',
+  t: 1234.567,
+  dur: 89.5,
+  service: 'github',
+  protocol: 'rest',
+  method: 'GET',
+  route: '/repos/{owner}/{repo}/pulls',
+  status: 304,
+  conditional: true,
+  notModified: true,
+  resource: 'core',
+  cost: 0,
+  secondaryCost: 1,
+  rl: { limit: 5000, remaining: 4990, used: 10, reset: 1767229200, resource: 'core' },
+  bytes: 0,
+  session: 'ses-1',
+  repo: 'acme/repo-1',
+  source: 'lifecycle',
+  op: 'guard-pr-list',
+  cycle: 3,
+  phase: 'steady',
+};
+const canonical = JSON.stringify(api);
+
+describe('the api scanner', () => {
+  it('is generated from the published schema, which is what the zod schema generates', () => {
+    const published = scannerCode(publishedKindSchemas().api);
+    expect(published).toBeDefined();
+    expect(scannerCode(kindSchemasOf(traceJsonSchema()).api)).toBe(published);
+    // Every property of the api record is one the generator reads (none left to the full path).
+    for (const property of Object.keys(publishedKindSchemas().api.properties as object))
+      expect(published, property).toContain(`"${property}":`);
+  });
+
+  it('reads canonical api lines exactly as JSON.parse and the validators do', () => {
+    expect(expectAgreement(canonical)).toBe('scanned');
+    const minimal: ApiRecord = {
+      kind: 'api',
+      t: 0,
+      dur: 0,
+      service: 'github',
+      protocol: 'graphql',
+      method: 'POST',
+      route: '/graphql',
+      status: null,
+      conditional: false,
+      notModified: false,
+      resource: 'graphql',
+      cost: 1,
+      secondaryCost: 1,
+    };
+    expect(expectAgreement(JSON.stringify(minimal))).toBe('scanned');
+    const everything = {
+      ...api,
+      status: 429,
+      retryAfter: 60,
+      limited: 'secondary',
+      error: 'signal SIGKILL',
+      project: 'acme',
+      rl: { limit: 5000, remaining: 0, reset: 1767229200 },
+    };
+    expect(expectAgreement(JSON.stringify(everything))).toBe('scanned');
+  });
+
+  it('leaves the other record kinds to the full path', () => {
+    const others = [
+      {
+        kind: 'span',
+        name: 'poll.cycle',
+        t: 1,
+        dur: 2,
+        outcome: 'ok',
+        labels: { a: 'b' },
+        data: { cycle: 1 },
+      },
+      { kind: 'event', name: 'steady.start', t: 3 },
+      { kind: 'gauge', name: 'sessions', t: 4, value: 5 },
+      { kind: 'run', format: 'fleetbench-trace/1' },
+      { kind: 'end', t: 9, reason: 'completed', counts: { api: 1, span: 0, event: 0, gauge: 0 } },
+    ];
+    for (const record of others) expect(expectAgreement(JSON.stringify(record))).toBe('full path');
+  });
+
+  it('agrees with the full path on odd lines, and refuses what it cannot vouch for', () => {
+    const replace = (from: string, to: string) => {
+      expect(canonical).toContain(from);
+      return canonical.replace(from, to);
+    };
+    const reordered = JSON.stringify(Object.fromEntries(Object.entries(api).reverse()));
+    const cases: Array<[string, string, 'scanned' | 'full path']> = [
+      [
+        'other key order, kind first',
+        `{"kind":"api",${reordered.slice(1).replace(',"kind":"api"', '')}`,
+        'scanned',
+      ],
+      ['kind not first', reordered, 'full path'],
+      ['escaped slash', replace('"/repos/', '"\\/repos/'), 'full path'],
+      ['escaped key', replace('"route":', '"\\u0072oute":'), 'full path'],
+      ['unicode in a string', replace('ses-1', 'sés-1'), 'full path'],
+      ['unicode escape', replace('ses-1', 'ses-\\u00e9'), 'full path'],
+      ['exponent', replace('"t":1234.567', '"t":1.234567e3'), 'full path'],
+      ['exponent, capital', replace('"bytes":0', '"bytes":0E0'), 'full path'],
+      ['duplicate key', replace('"status":304', '"status":304,"status":200'), 'full path'],
+      ['duplicate nested key', replace('"used":10', '"used":10,"used":11'), 'full path'],
+      ['negative zero', replace('"cost":0', '"cost":-0'), 'scanned'],
+      ['0.1', replace('"dur":89.5', '"dur":0.1'), 'scanned'],
+      ['many decimals', replace('"dur":89.5', '"dur":0.123456789012345'), 'scanned'],
+      ['16 significant digits', replace('"dur":89.5', '"dur":1.234567890123456'), 'full path'],
+      ['integer written 3.0', replace('"cycle":3', '"cycle":3.0'), 'scanned'],
+      ['integer written 3.5', replace('"cycle":3', '"cycle":3.5'), 'full path'],
+      ['leading zero', replace('"cycle":3', '"cycle":03'), 'full path'],
+      ['bare point', replace('"dur":89.5', '"dur":89.'), 'full path'],
+      ['negative time', replace('"t":1234.567', '"t":-1'), 'full path'],
+      ['time beyond 30 days', replace('"t":1234.567', '"t":2592000001'), 'full path'],
+      ['time at 30 days', replace('"t":1234.567', '"t":2592000000'), 'scanned'],
+      ['status null', replace('"status":304', '"status":null'), 'scanned'],
+      ['status a string', replace('"status":304', '"status":"304"'), 'full path'],
+      ['boolean as number', replace('"conditional":true', '"conditional":1'), 'full path'],
+      ['enum value unknown', replace('"protocol":"rest"', '"protocol":"soap"'), 'full path'],
+      ['enum value prefix', replace('"protocol":"rest"', '"protocol":"res"'), 'full path'],
+      ['missing required', replace('"service":"github",', ''), 'full path'],
+      ['unknown field', replace('"phase":"steady"', '"phase":"steady","extra":1'), 'full path'],
+      ['__proto__ field', replace('"phase":"steady"', '"phase":"steady","__proto__":{}'), 'full path'],
+      ['unknown nested field', replace('"used":10', '"used":10,"other":1'), 'full path'],
+      ['optional as null', replace('"op":"guard-pr-list"', '"op":null'), 'full path'],
+      ['whitespace after a colon', replace('"t":1234', '"t": 1234'), 'full path'],
+      ['trailing whitespace', `${canonical} `, 'full path'],
+      ['trailing CR', `${canonical}\r`, 'full path'],
+      ['trailing garbage', `${canonical}x`, 'full path'],
+      ['cut short', canonical.slice(0, -10), 'full path'],
+      ['tab in a string', replace('ses-1', 'ses\t1'), 'full path'],
+      ['empty strings', replace('"method":"GET"', '"method":""'), 'scanned'],
+      ['string with a quote escaped', replace('ses-1', 'ses\\"1'), 'full path'],
+    ];
+    for (const [name, line, expected] of cases)
+      expect([name, expectAgreement(line)]).toEqual([name, expected]);
+  });
+
+  it('never accepts a mutated line the full path reads otherwise (seeded mutations)', () => {
+    const rng = new Rng(17);
+    const alphabet = '{}[]",:.-+eE0123456789 \\/tfnulaé\u0000';
+    const lines = [canonical, JSON.stringify({ ...api, status: null, rl: undefined, cycle: 12345 })];
+    let scannedCount = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const base = lines[i % lines.length]!;
+      const at = Math.floor(rng.next() * base.length);
+      const op = rng.next();
+      const char = alphabet[Math.floor(rng.next() * alphabet.length)]!;
+      const line =
+        op < 0.4
+          ? base.slice(0, at) + char + base.slice(at + 1)
+          : op < 0.7
+            ? base.slice(0, at) + char + base.slice(at)
+            : base.slice(0, at) + base.slice(at + 1);
+      if (expectAgreement(line) === 'scanned') scannedCount++;
+    }
+    // Digits changed inside numbers and letters inside strings stay readable: some get through.
+    expect(scannedCount).toBeGreaterThan(1000);
+  });
+
+  it('deduplicates strings without mixing up values that share a hash slot', () => {
+    const fresh = loadScanner(mainScanner()!.code);
+    const seen = new Map<string, string>();
+    for (let i = 0; i < 5000; i++) {
+      const session = `ses-${(i * 7919) % 3001}`;
+      const bytes = Buffer.from(JSON.stringify({ ...api, session }));
+      expect(fresh.scan(bytes, 0, bytes.length)).toBe(true);
+      expect(fresh.record.session).toBe(session);
+      seen.set(session, fresh.record.session!);
+    }
+    expect(seen.size).toBe(3001);
+  });
+});
+
+describe('analyzeFile, fast path against full path', () => {
+  const header = {
+    kind: 'run',
+    format: 'fleetbench-trace/1',
+    runId: 'fastpath',
+    tool: { name: 'fleetbench', version: 'test' },
+    clock: 'virtual',
+    seed: 1,
+    scenario: { name: 'fastpath', hash: null },
+    epochMs: Date.UTC(2026, 0, 1),
+    startedAt: new Date(Date.UTC(2026, 0, 1)).toISOString(),
+  };
+
+  /** Every kind, canonical and odd api lines mixed, with `extra` lines planted in the middle. */
+  function writeTrace(name: string, extra: string[] = []): string {
+    const lines = [JSON.stringify(header)];
+    const counts = { api: 0, span: 0, event: 0, gauge: 0 };
+    for (let i = 0; i < 3000; i++) {
+      const t = i * 10;
+      const record = {
+        ...api,
+        t,
+        session: `ses-${i % 37}`,
+        status: i % 50 === 0 ? null : i % 3 === 0 ? 200 : 304,
+        cycle: Math.floor(t / 1000),
+      };
+      let line = JSON.stringify(record);
+      if (i % 11 === 0) line = line.replace('"route":"/repos/', '"route":"\\/repos/');
+      if (i % 13 === 0) line = line.replace('"phase":"steady"', '"phase":"st\\u00e9ady"');
+      if (i % 17 === 0) line = line.replace(`"t":${t},`, `"t":${t / 1000}e3,`);
+      if (i % 19 === 0) line = line.replace('"cycle":', '"cycle":0,"cycle":');
+      if (i % 23 === 0) line = JSON.stringify(Object.fromEntries(Object.entries(record).reverse()));
+      lines.push(line);
+      counts.api++;
+      if (i % 5 === 0) {
+        lines.push(
+          JSON.stringify({ kind: 'span', name: 'poll.cycle', t, dur: 5, labels: { strategy: 'guarded' } }),
+        );
+        lines.push(JSON.stringify({ kind: 'event', name: 'steady.start', t }));
+        lines.push(JSON.stringify({ kind: 'gauge', name: 'sessions', t, value: i % 7 }));
+        counts.span++;
+        counts.event++;
+        counts.gauge++;
+      }
+      if (i === 1500) {
+        lines.push(...extra);
+        for (const line of extra) if (line.startsWith('{"kind":"api"') && fullPath(line)) counts.api++;
+      }
+    }
+    lines.push(JSON.stringify({ kind: 'end', t: 30_000, reason: 'completed', counts }));
+    const path = join(dir, name);
+    writeFileSync(path, `${lines.join('\n')}\n`);
+    return path;
+  }
+
+  async function bothWays(path: string, lenient = false) {
+    const full = await analyzeFile(path, { threads: 1, fastPath: false, lenient });
+    for (const threads of [1, 2]) {
+      const fast = await analyzeFile(path, { threads, lenient });
+      expect(fast.analysis).toEqual(full.analysis);
+      expect(fast.stats).toEqual(full.stats);
+    }
+    return full;
+  }
+
+  it('gives the same analysis on every kind and on odd lines, in one pass and on two threads', async () => {
+    // A line longer than a read (64 KB) crosses chunks: the splitter joins it, the scanner refuses it.
+    const long = JSON.stringify({ ...api, error: 'x'.repeat(100_000) });
+    const path = writeTrace('mixed.jsonl', [long]);
+    const { analysis } = await bothWays(path);
+    expect(analysis.api.totals.calls).toBe(3001);
+    // gzip: read in one pass through the stream, the same lines the same way.
+    const gz = `${path}.gz`;
+    writeFileSync(gz, gzipSync(readFileSync(path)));
+    const gzipped = await analyzeFile(gz);
+    expect(gzipped.analysis).toEqual({ ...analysis, input: { ...analysis.input, file: gz } });
+  });
+
+  it('reports a bad line the same way (file, line, field), strict and lenient', async () => {
+    const bad = JSON.stringify({ ...api, t: -5 });
+    const path = writeTrace('bad.jsonl', [bad, '{"kind":"api","t":1,']);
+    const errors: string[] = [];
+    for (const options of [{ fastPath: false, threads: 1 }, { threads: 1 }, { threads: 2 }] as const) {
+      const error = await analyzeFile(path, options).catch((e: Error) => e);
+      expect(error).toBeInstanceOf(Error);
+      errors.push((error as Error).message);
+    }
+    expect(errors[0]).toMatch(/bad\.jsonl:\d+: .*t/);
+    expect(errors[1]).toBe(errors[0]);
+    expect(errors[2]).toBe(errors[0]);
+    const lenient = await bothWays(path, true);
+    expect(lenient.stats.skipped).toBe(2);
+  });
+
+  it("gives the same analysis of a real run's trace", async () => {
+    const run = await runRef('S2-T1-5');
+    expect(run.analysis.api.totals.calls).toBeGreaterThan(0);
+    const { analysis } = await bothWays(run.outcome.tracePath);
+    expect(analysis).toEqual(run.analysis);
+  });
+});
