@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/reader.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
-import { BIN, runCli } from './helpers/cli.ts';
+import { BIN, cli } from './helpers/cli.ts';
 import { events, spans } from './helpers/run.ts';
 import { alive, startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
@@ -43,10 +43,16 @@ describe('reference serve over the http target', () => {
     expect(alive(firstPid)).toBe(true);
     const out = join(dir, 'run');
     const started = performance.now();
-    const result = await runCli(
-      ['run', SCENARIO, '--target', server.info.url, '--out', out, '--json', '--no-progress'],
-      { timeoutMs: 60_000 },
-    );
+    const result = await cli([
+      'run',
+      SCENARIO,
+      '--target',
+      server.info.url,
+      '--out',
+      out,
+      '--json',
+      '--no-progress',
+    ]);
     const wallS = (performance.now() - started) / 1000;
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
