@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { BIN, cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const dir = scratchDir('fleetbench-ao-');
 const gh = systemTool('gh', ['--version'], 'gh');
@@ -117,12 +118,11 @@ describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh again
     const exited = new Promise<number | null>((resolve) => cli.on('close', (code) => resolve(code)));
     // Wait (bounded) until AO has made calls, then kill AO's process (the CLI's child).
     const trace = join(out, 'trace.jsonl');
-    for (
-      let i = 0;
-      i < 120 && !(existsSync(trace) && readFileSync(trace, 'utf8').includes('"kind":"api"'));
-      i++
-    )
-      await new Promise((r) => setTimeout(r, 250));
+    await waitUntil(
+      'AO to make a call',
+      () => existsSync(trace) && readFileSync(trace, 'utf8').includes('"kind":"api"'),
+      { timeoutMs: 30_000, everyMs: 250 },
+    );
     const children = spawnSync('pgrep', ['-P', String(cli.pid)], { encoding: 'utf8' })
       .stdout.trim()
       .split(/\s+/);
