@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/reader.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
-import { cli } from './helpers/cli.ts';
+import { cli, runCli } from './helpers/cli.ts';
 import { events, spans } from './helpers/run.ts';
 import { alive, startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
@@ -77,7 +77,9 @@ async function runWave(dir: string, scenario: string) {
   const firstPid = server.info.controlPlanePid;
   const out = join(dir, 'run');
   const started = performance.now();
-  const result = await cli(
+  // The real-clock waves run as a process: in-process, the hot restart of the graceful/hot wave
+  // went missing once on a heavily loaded machine (load 20); not yet understood, so not changed.
+  const result = await runCli(
     ['run', file, '--target', server.info.url, '--out', out, '--json', '--no-progress'],
     { cwd: dir },
   );
@@ -281,7 +283,7 @@ turnover:
       join(dir, 'state'),
     ]);
     const out = join(dir, 'run');
-    const result = await cli([
+    const result = await runCli([
       'run',
       file,
       '--target',
