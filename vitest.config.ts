@@ -1,12 +1,33 @@
 import { defineConfig } from 'vitest/config';
 
+// Two projects (docs/contributing.md): `unit` runs the CLI in-process (test/helpers/cli.ts `cli()`)
+// and everything else; `e2e` (test/e2e/) runs the real bin as a process: signals, exit codes as
+// a process, pipes, the bundle and the packaged install, with timeouts of their own.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
     // Two cores: run test files on both, but never more (servers and subprocesses share them).
     maxWorkers: 2,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/e2e/**'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
   },
 });

@@ -1,9 +1,19 @@
 #!/usr/bin/env node
 // Runs the TypeScript sources with no build step between a clone and a run: from a bundle of them
 // cached under node_modules/.cache (rebuilt when a source changes), or through tsx's loader.
-// See cli-bundle.js.
+// See cli-bundle.js. The program itself (src/cli/main.ts) takes its streams and environment;
+// this file gives it the process's, and owns what only a process has: its exit code and pipes.
 import { loadCli } from './cli-bundle.js';
 
+// `fleetbench analyze t.jsonl | head`: a closed pipe ends the output, it is not an error.
+process.stdout.on('error', (error) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 const { main } = await loadCli();
-const code = await main(process.argv.slice(2));
-process.exitCode = code;
+process.exitCode = await main(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+});

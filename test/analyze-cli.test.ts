@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticTrace } from '../bench/synthetic.ts';
 import { type Analysis, analyzeFile } from '../src/analyze/index.ts';
 import { InputFileError } from '../src/errors.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { CP, writeControlPlaneTrace } from './helpers/control-plane-trace.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
@@ -57,7 +57,7 @@ describe('summarize and analyze: bad input through the real CLI', () => {
       ([name, make, expected], i) => [name, i % 2 ? 'summarize' : 'analyze', make, expected] as const,
     ),
   )('%s (%s): file:line and reason, exit 2, no stack trace', async (_name, command, make, expected) => {
-    const result = await runCli([command, make()]);
+    const result = await cli([command, make()]);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(expected);
@@ -71,9 +71,9 @@ describe('summarize and analyze: bad input through the real CLI', () => {
       [head, 'not json', first, '{"kind":"api"}', ...rest.slice(0, -1)].join('\n'),
     );
     const [json, text, md] = await Promise.all([
-      runCli(['analyze', '--lenient', '--json', path]),
-      runCli(['summarize', '--lenient', path]),
-      runCli(['summarize', '--lenient', '--markdown', path]),
+      cli(['analyze', '--lenient', '--json', path]),
+      cli(['summarize', '--lenient', path]),
+      cli(['summarize', '--lenient', '--markdown', path]),
     ]);
     expect(json.code).toBe(0);
     const a = JSON.parse(json.stdout) as Analysis;
@@ -92,8 +92,8 @@ describe('summarize and analyze: bad input through the real CLI', () => {
   it('reads gzip input', async () => {
     const path = write('sample.jsonl.gz', gzipSync(readFileSync(SAMPLE)));
     const [zipped, plain] = await Promise.all([
-      runCli(['summarize', '--json', path]),
-      runCli(['summarize', '--json', SAMPLE]),
+      cli(['summarize', '--json', path]),
+      cli(['summarize', '--json', SAMPLE]),
     ]);
     expect(zipped.code).toBe(0);
     const a = JSON.parse(zipped.stdout);
@@ -104,14 +104,14 @@ describe('summarize and analyze: bad input through the real CLI', () => {
 
   it('says how to import a raw agent-orchestrator trace given where a trace was expected', async () => {
     const raw = new URL('../examples/ao-gh-trace.jsonl', import.meta.url).pathname;
-    const result = await runCli(['summarize', raw]);
+    const result = await cli(['summarize', raw]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/ao-gh-trace\.jsonl:1: expected a 'run' header/);
     expect(result.stderr).toMatch(/hint: .*fleetbench import ao-gh FILE/);
   });
 
   it('rejects bad flags with a usage error', async () => {
-    const result = await runCli(['analyze', '--threads', 'many', SAMPLE]);
+    const result = await cli(['analyze', '--threads', 'many', SAMPLE]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--threads: expected a positive integer, got 'many'/);
   });
@@ -169,16 +169,6 @@ describe('parallel analysis equals the single pass', () => {
       expect((error as Error).message).toBe(`${file}:25001: api record: status: expected number`);
     }
   });
-
-  it('worker threads start from the CLI subprocess (tsx loader in workers)', async () => {
-    const [one, two] = await Promise.all([
-      runCli(['analyze', '--json', '--threads', '1', path]),
-      runCli(['analyze', '--json', '--threads', '2', path]),
-    ]);
-    expect(two.stderr).toBe('');
-    expect(two.code).toBe(0);
-    expect(JSON.parse(two.stdout)).toEqual(JSON.parse(one.stdout));
-  });
 });
 
 describe('a control-plane trace (real emulator, sequential poll loop) through analyze', () => {
@@ -222,7 +212,7 @@ describe('a control-plane trace (real emulator, sequential poll loop) through an
     expect(three.threads).toBe(3);
     expect(three.analysis).toEqual(a);
 
-    const terminal = await runCli(['analyze', path]);
+    const terminal = await cli(['analyze', path]);
     expect(terminal.code).toBe(0);
     expect(terminal.stdout).toContain(
       'steady state: the 5 cycles from the steady.start marker (1m00s) on, 4 sessions:',
@@ -237,7 +227,7 @@ describe('a control-plane trace (real emulator, sequential poll loop) through an
     expect(terminal.stdout).toMatch(/start lag p95 \/ max\.+: 6s \/ 6s/);
     expect(terminal.stdout).toMatch(/skipped cycles\.+: 1\n/);
     expect(terminal.stdout).not.toContain('reset between the snapshots');
-    const markdown = await runCli(['analyze', '--markdown', path]);
+    const markdown = await cli(['analyze', '--markdown', path]);
     expect(markdown.stdout).toContain('### Poll cycles (control plane)');
     expect(markdown.stdout).toContain('| overruns (duration > interval) | 1 of 6 (16.7%) |');
   });

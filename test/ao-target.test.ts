@@ -8,9 +8,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, runCli } from './helpers/cli.ts';
+import { BIN, cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const dir = scratchDir('fleetbench-ao-');
 const gh = systemTool('gh', ['--version'], 'gh');
@@ -49,7 +50,7 @@ describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh again
     );
     const out = join(dir, 'run');
     mkdirSync(out, { recursive: true });
-    const result = await runCli(['run', scenario, '--out', out, '--no-progress'], { timeoutMs: 170_000 });
+    const result = await cli(['run', scenario, '--out', out, '--no-progress']);
     // Track B judges the run (its headroom rows fail at 10 s polling projected to 50 sessions).
     expect([0, 99], result.stderr).toContain(result.code);
     expect(result.stderr).toContain('agent-orchestrator 0.2.0');
@@ -84,7 +85,7 @@ describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh again
     const readyAt = (events('controlplane.ready')[0] as unknown as { t: number }).t;
     expect(spans('poll.cycle').some((s) => (s as unknown as { t: number }).t > readyAt)).toBe(true);
 
-    const analyzed = await runCli(['analyze', join(out, 'trace.jsonl'), '--json'], { timeoutMs: 60_000 });
+    const analyzed = await cli(['analyze', join(out, 'trace.jsonl'), '--json']);
     expect(analyzed.code, analyzed.stderr).toBe(0);
     const analysis = JSON.parse(analyzed.stdout);
     expect(analysis.api.totals.calls).toBe(api.length);
@@ -117,12 +118,11 @@ describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh again
     const exited = new Promise<number | null>((resolve) => cli.on('close', (code) => resolve(code)));
     // Wait (bounded) until AO has made calls, then kill AO's process (the CLI's child).
     const trace = join(out, 'trace.jsonl');
-    for (
-      let i = 0;
-      i < 120 && !(existsSync(trace) && readFileSync(trace, 'utf8').includes('"kind":"api"'));
-      i++
-    )
-      await new Promise((r) => setTimeout(r, 250));
+    await waitUntil(
+      'AO to make a call',
+      () => existsSync(trace) && readFileSync(trace, 'utf8').includes('"kind":"api"'),
+      { timeoutMs: 30_000, everyMs: 250 },
+    );
     const children = spawnSync('pgrep', ['-P', String(cli.pid)], { encoding: 'utf8' })
       .stdout.trim()
       .split(/\s+/);
@@ -135,16 +135,12 @@ describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh again
   }, 90_000);
 
   it('refuses a bad ao:DIR in seconds, naming what is missing', async () => {
-    const missing = await runCli(['run', 'S2-T1-1', '--target', `ao:${join(dir, 'nope')}`, '--no-progress'], {
-      timeoutMs: 30_000,
-    });
+    const missing = await cli(['run', 'S2-T1-1', '--target', `ao:${join(dir, 'nope')}`, '--no-progress']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('no such directory');
     const empty = join(dir, 'empty-checkout');
     mkdirSync(empty, { recursive: true });
-    const result = await runCli(['run', 'S2-T1-1', '--target', `ao:${empty}`, '--no-progress'], {
-      timeoutMs: 30_000,
-    });
+    const result = await cli(['run', 'S2-T1-1', '--target', `ao:${empty}`, '--no-progress']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('@composio/ao-core');
   }, 60_000);

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/reader.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
@@ -15,7 +15,7 @@ const wave = join(dir, 'wave');
 describe('fleetbench run + check', () => {
   it('check reads a matrix: every run of baseline.json pools into one aggregate', async () => {
     const out = join(dir, 'matrix');
-    const m = await runCli([
+    const m = await cli([
       'matrix',
       '--cells',
       'chaos-codex-c4',
@@ -24,17 +24,17 @@ describe('fleetbench run + check', () => {
       '--out',
       out,
       '--jobs',
-      '2',
+      '1',
     ]);
     expect(m.code, m.stderr).toBe(0);
-    const one = await runCli([
+    const one = await cli([
       'check',
       join(out, 'cells', 'chaos-codex-c4', 'seed-1'),
       '--budgets',
       'native-speed',
       '--json',
     ]);
-    const both = await runCli(['check', out, '--budgets', 'native-speed', '--json']);
+    const both = await cli(['check', out, '--budgets', 'native-speed', '--json']);
     expect(both.code, both.stderr).toBe(0);
     type CheckJson = {
       verdicts: Array<{
@@ -54,13 +54,13 @@ describe('fleetbench run + check', () => {
   }, 120_000);
 
   it('run chaos-codex-c6, then check: restart, first-activity and boot rows, judged and report marked', async () => {
-    const run = await runCli(['run', 'chaos-codex-c6', '--out', wave]);
+    const run = await cli(['run', 'chaos-codex-c6', '--out', wave]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Budgets: native-speed');
     expect(run.stdout).toContain('verdict: ✓ every judged budget holds');
 
-    const check = await runCli(['check', wave]);
+    const check = await cli(['check', wave]);
     expect(check.code).toBe(0);
     const lines = check.stdout.split('\n');
     const rowOf = (metric: string, scope: string) =>
@@ -98,7 +98,7 @@ describe('fleetbench run + check', () => {
       '18 rows not shown: no adapter=claude in this run; no adapter=opencode in this run',
     );
     // --json: the verdict document.
-    const json = await runCli(['check', join(wave, 'trace.jsonl'), '--budgets', 'native-speed', '--json']);
+    const json = await cli(['check', join(wave, 'trace.jsonl'), '--budgets', 'native-speed', '--json']);
     expect(json.code).toBe(0);
     const doc = JSON.parse(json.stdout);
     expect(doc.verdicts[0]).toMatchObject({ budget: 'native-speed', verdict: 'pass', judgedBreaches: 0 });
@@ -106,7 +106,7 @@ describe('fleetbench run + check', () => {
 
   it('a slowed control plane: the run exits 99, its breaches are in the trace, check agrees', async () => {
     const out = join(dir, 'slow');
-    const run = await runCli([
+    const run = await cli([
       'run',
       'chaos-codex-c6',
       '--set',
@@ -130,14 +130,14 @@ describe('fleetbench run + check', () => {
         'restart_recovery_control_plane p95 judged',
       ]),
     );
-    const check = await runCli(['check', out, '--budgets', 'native-speed']);
+    const check = await cli(['check', out, '--budgets', 'native-speed']);
     expect(check.code).toBe(99);
   });
 
   it('misconfigured budgets exit 104 with the file and line', async () => {
     const unknown = join(dir, 'unknown.yaml');
     writeFileSync(unknown, 'name: u\nbudgets:\n  - metric: restart_recovry\n    p95: 4s\n');
-    const a = await runCli(['check', wave, '--budgets', unknown]);
+    const a = await cli(['check', wave, '--budgets', unknown]);
     expect(a.code).toBe(104);
     expect(a.stderr).toContain(`${unknown}:3: budgets[0]: unknown metric 'restart_recovry'`);
 
@@ -147,15 +147,15 @@ describe('fleetbench run + check', () => {
       'name: n\nbudgets:\n  - { metric: agent_boot, scope: { adapter: claude }, p95: 4s }\n',
     );
     // A scope that matches nothing (claude in a codex wave) is no samples, not misconfigured.
-    const b = await runCli(['check', wave, '--budgets', nothing]);
+    const b = await cli(['check', wave, '--budgets', nothing]);
     expect(b.code).toBe(0);
     expect(b.stdout).toContain('no samples');
     expect(b.stdout).toContain('– no samples: nothing judged');
-    const required = await runCli(['check', wave, '--budgets', nothing, '--require-samples']);
+    const required = await cli(['check', wave, '--budgets', nothing, '--require-samples']);
     expect(required.code).toBe(99);
     expect(required.stdout).toContain('FAIL (no samples; required)');
 
-    const c = await runCli(['check', wave, '--budgets', 'native-sped']);
+    const c = await cli(['check', wave, '--budgets', 'native-sped']);
     expect(c.code).toBe(104);
     expect(c.stderr).toMatch(
       /unknown budget set 'native-sped': not a built-in \(native-speed, track-b, turnover\)/,
@@ -164,21 +164,21 @@ describe('fleetbench run + check', () => {
     // A run scenario naming a bad budget fails before it runs.
     const scenario = join(dir, 'bad-budgets.yaml');
     writeFileSync(scenario, `name: bad\nsessions: { count: 1 }\nbudgets: [${unknown}]\n`);
-    const d = await runCli(['run', scenario, '--out', join(dir, 'never')]);
+    const d = await cli(['run', scenario, '--out', join(dir, 'never')]);
     expect(d.code).toBe(104);
     expect(d.stderr).toContain('unknown metric');
   });
 
   it('budgets derive writes a file that check reads back: × 1.2, rounded up to 0.5 s', async () => {
     const file = join(dir, 'derived.yaml');
-    const derive = await runCli(['budgets', 'derive', wave, '-o', file, '--name', 'from-wave']);
+    const derive = await cli(['budgets', 'derive', wave, '-o', file, '--name', 'from-wave']);
     expect(derive.code).toBe(0);
     const text = readFileSync(file, 'utf8');
     expect(text).toMatch(/^name: from-wave$/m);
     const limits = [...text.matchAll(/^\s+p(?:50|95): (\d+(?:\.\d+)?)s$/gm)].map((m) => Number(m[1]));
     expect(limits.length).toBeGreaterThan(10);
     for (const limit of limits) expect((limit * 2) % 1).toBe(0);
-    const check = await runCli(['check', wave, '--budgets', file]);
+    const check = await cli(['check', wave, '--budgets', file]);
     expect(check.stderr).toBe('');
     expect(check.code).toBe(0);
   });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parse, type TestSuites } from 'junit2json';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir('fleetbench-ci-');
@@ -17,7 +17,7 @@ const run = join(dir, 'wave');
 
 describe('fleetbench check --junit and the GitHub step summary', () => {
   beforeAll(async () => {
-    const r = await runCli(['run', 'chaos-codex-c4', '--no-report', '--out', run]);
+    const r = await cli(['run', 'chaos-codex-c4', '--no-report', '--out', run]);
     expect(r.code, r.stderr).toBe(0);
   }, 120_000);
 
@@ -46,7 +46,7 @@ describe('fleetbench check --junit and the GitHub step summary', () => {
     const junit = join(dir, 'budgets.xml');
     const summary = join(dir, 'step-summary.md');
     writeFileSync(summary, '# earlier step\n');
-    const r = await runCli(['check', run, '--budgets', budgets, '--junit', junit], {
+    const r = await cli(['check', run, '--budgets', budgets, '--junit', junit], {
       env: { GITHUB_STEP_SUMMARY: summary },
     });
     expect(r.code, r.stderr).toBe(99);
@@ -74,7 +74,7 @@ describe('fleetbench check --junit and the GitHub step summary', () => {
 
   it('a pass, and a misconfigured set is an <error>, not a pass', async () => {
     const ok = join(dir, 'ok.xml');
-    const pass = await runCli(['check', run, '--budgets', 'native-speed', '--junit', ok], {
+    const pass = await cli(['check', run, '--budgets', 'native-speed', '--junit', ok], {
       env: { GITHUB_STEP_SUMMARY: '' },
     });
     expect(pass.code, pass.stderr).toBe(0);
@@ -89,7 +89,7 @@ describe('fleetbench check --junit and the GitHub step summary', () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'name: bad\nbudgets:\n  - metric: restart_recovry\n    p95: 4s\n');
     const badXml = join(dir, 'bad.xml');
-    const r = await runCli(['check', run, '--budgets', bad, '--junit', badXml]);
+    const r = await cli(['check', run, '--budgets', bad, '--junit', badXml]);
     expect(r.code).toBe(104);
     expect(existsSync(badXml)).toBe(true);
     {
@@ -110,7 +110,7 @@ describe('fleetbench check --junit and the GitHub step summary', () => {
     expect(commands.some((c) => c.includes(' check ') && c.includes('--junit'))).toBe(true);
     for (const command of commands) {
       const sub = command.split(/\s+/)[2]!;
-      const help = await runCli([sub, '--help']);
+      const help = await cli([sub, '--help']);
       expect(help.code, `${command}: ${help.stderr}`).toBe(0);
       for (const flag of command.match(/--[a-z-]+/g) ?? []) expect(help.stdout, command).toContain(flag);
     }

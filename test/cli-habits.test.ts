@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BIN, runCli } from './helpers/cli.ts';
+import { BIN, cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
 
@@ -49,33 +49,33 @@ describe('CLI habits', () => {
       const plain = onTerminal([...check, '--no-color']);
       expect(plain).toContain('✓ pass');
       expect(plain).not.toContain(ESC);
-      const piped = await runCli(check, { env: { NO_COLOR: undefined } });
+      const piped = await cli(check, { env: { NO_COLOR: undefined } });
       expect(piped.stdout).toContain('✓ pass');
       expect(piped.stdout).not.toContain(ESC);
     });
   });
 
   it('--quiet: no progress on stderr, the results still on stdout', async () => {
-    const loud = await runCli(['matrix', '--cells', 'S2-T1-1', '--out', join(dir, 'loud')]);
+    const loud = await cli(['matrix', '--cells', 'S2-T1-1', '--out', join(dir, 'loud')]);
     expect(loud.code, loud.stderr).toBe(0);
     expect(loud.stderr).toMatch(/S2-T1-1 done in/);
-    const quiet = await runCli(['matrix', '--cells', 'S2-T1-1', '--out', join(dir, 'quiet'), '--quiet']);
+    const quiet = await cli(['matrix', '--cells', 'S2-T1-1', '--out', join(dir, 'quiet'), '--quiet']);
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(quiet.stderr).toBe('');
     expect(quiet.stdout).toContain('S2-T1-1');
   });
 
   it('fleetbench scenarios: every built-in and cell, one line each', async () => {
-    const r = await runCli(['scenarios']);
+    const r = await cli(['scenarios']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ {2}chaos-codex-c4 +Chaos wave, codex, 4 concurrent runs$/m);
     expect(r.stdout).toMatch(/^ {2}S2 {2}Quiet steady state: S2-T1-1 S2-T1-5 .* S2-T2-50$/m);
-    const json = JSON.parse((await runCli(['scenarios', '--json'])).stdout) as { cells: unknown[] };
+    const json = JSON.parse((await cli(['scenarios', '--json'])).stdout) as { cells: unknown[] };
     expect(json.cells).toHaveLength(54);
   });
 
   it('a live run gets a directory naming its clock and target', async () => {
-    const r = await runCli(
+    const r = await cli(
       [
         'run',
         'S2-T1-1',

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Comparison } from '../src/matrix/compare.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir('fleetbench-compare-');
@@ -11,24 +11,21 @@ describe('fleetbench compare (real CLI)', { timeout: 240_000 }, () => {
   const out = join(dir, 'naive');
 
   it('flags the naive polling strategy against the guarded one as a significant regression', async () => {
-    const r = await runCli(
-      [
-        'compare',
-        'S2-T1-5',
-        'S2-T1-5',
-        '--set',
-        'duration=6m',
-        '--set-b',
-        'polling.strategy=naive',
-        '--repeat',
-        '6',
-        '--jobs',
-        '2',
-        '--out',
-        out,
-      ],
-      { timeoutMs: 220_000 },
-    );
+    const r = await cli([
+      'compare',
+      'S2-T1-5',
+      'S2-T1-5',
+      '--set',
+      'duration=6m',
+      '--set-b',
+      'polling.strategy=naive',
+      '--repeat',
+      '6',
+      '--jobs',
+      '1',
+      '--out',
+      out,
+    ]);
     expect(r.code, r.stderr).toBe(99);
     expect(r.stdout).toContain('A: S2-T1-5 --set duration=6m (6 runs a cell, seeds 1,2,3,4,5,6;');
     expect(r.stdout).toContain(
@@ -39,7 +36,7 @@ describe('fleetbench compare (real CLI)', { timeout: 240_000 }, () => {
   });
 
   it('works on the two matrix directories it wrote, and says so in JSON', async () => {
-    const r = await runCli(['compare', join(out, 'A'), join(out, 'B'), '--json']);
+    const r = await cli(['compare', join(out, 'A'), join(out, 'B'), '--json']);
     expect(r.code, r.stderr).toBe(99);
     const c: Comparison = JSON.parse(r.stdout);
     expect(c.units.map((u) => [u.id, u.runsA, u.runsB])).toEqual([['S2-T1-5', 6, 6]]);
@@ -55,31 +52,26 @@ describe('fleetbench compare (real CLI)', { timeout: 240_000 }, () => {
   });
 
   it('two sets of seeds of the same code: nothing significant, exit 0', async () => {
-    const r = await runCli(
-      [
-        'compare',
-        'S2-T1-5',
-        'S2-T1-5',
-        '--set',
-        'duration=6m',
-        '--repeat',
-        '6',
-        '--jobs',
-        '2',
-        '--out',
-        join(dir, 'same'),
-      ],
-      {
-        timeoutMs: 220_000,
-      },
-    );
+    const r = await cli([
+      'compare',
+      'S2-T1-5',
+      'S2-T1-5',
+      '--set',
+      'duration=6m',
+      '--repeat',
+      '6',
+      '--jobs',
+      '1',
+      '--out',
+      join(dir, 'same'),
+    ]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).not.toContain('REGRESSION');
     expect(r.stdout).toContain('verdict: no judged metric changed beyond run-to-run noise');
   });
 
   it('single runs are compared but not judged', async () => {
-    const r = await runCli([
+    const r = await cli([
       'compare',
       join(out, 'A', 'cells', 'S2-T1-5', 'seed-1'),
       join(out, 'B', 'cells', 'S2-T1-5', 'seed-7'),
@@ -91,7 +83,7 @@ describe('fleetbench compare (real CLI)', { timeout: 240_000 }, () => {
 
   it('explains what it accepts when a path is not a result', async () => {
     const empty = scratchDir('fleetbench-empty-');
-    const r = await runCli(['compare', empty, join(out, 'B')]);
+    const r = await cli(['compare', empty, join(out, 'B')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('expected a run directory (with summary.json)');
   });

@@ -4,14 +4,14 @@ import { describe, expect, it } from 'vitest';
 import type { Baseline } from '../src/matrix/baseline.ts';
 import { scorecardCounts } from '../src/matrix/checks.ts';
 import { PRIORITY_CELLS } from '../src/workload/cells.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 // Whole runs through the real CLI: slow when the shared machine is busy.
 describe('fleetbench demo (what npm start runs)', { timeout: 240_000 }, () => {
   it('runs the priority cells, judges them, and writes baseline.md, baseline.json and report.html', async () => {
     const out = join(scratchDir('fleetbench-demo-'), 'out');
-    const r = await runCli(['demo', '--out', out, '--jobs', '2'], { timeoutMs: 220_000 });
+    const r = await cli(['demo', '--out', out, '--jobs', '1']);
     expect(r.code, r.stderr).toBe(0);
     const b: Baseline = JSON.parse(readFileSync(join(out, 'baseline.json'), 'utf8'));
     expect(
@@ -29,7 +29,7 @@ describe('fleetbench demo (what npm start runs)', { timeout: 240_000 }, () => {
     expect(html.length).toBeGreaterThan(50_000);
     expect(existsSync(join(out, 'cells', 'S2-T1-50', 'trace.jsonl'))).toBe(true);
 
-    expect(r.stdout).toMatch(/fleetbench demo: \d+ runs in virtual time on 2 jobs/);
+    expect(r.stdout).toMatch(/fleetbench demo: \d+ runs in virtual time on 1 job,/);
     expect(r.stdout).toMatch(/S2-T1-50\s+pass\s+\d+/);
     expect(r.stdout).toMatch(
       /Budgets: all 9 runs pass their budgets: the 7 cells on the Track B scorecard \(API cost\), chaos-codex-c4 on native-speed, turnover on turnover\./,

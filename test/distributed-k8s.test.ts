@@ -5,7 +5,7 @@ import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClai
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { matrixManifests } from '../src/distributed/k8s.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir('fleetbench-k8s-');
@@ -27,7 +27,7 @@ function validate(doc: Doc): void {
 
 describe('fleetbench k8s manifest matrix', { timeout: 240_000 }, () => {
   it('writes a PVC, an Indexed Job and a suspended merge Job that the Kubernetes schema accepts', async () => {
-    const r = await runCli([
+    const r = await cli([
       'k8s',
       'manifest',
       'matrix',
@@ -86,17 +86,7 @@ describe('fleetbench k8s manifest matrix', { timeout: 240_000 }, () => {
 
   it('the pods, run here exactly as the Indexed Job runs them, give the single-process baseline', async () => {
     const yamlPath = join(dir, 'matrix.yaml');
-    const r = await runCli([
-      'k8s',
-      'manifest',
-      'matrix',
-      '--cells',
-      CELLS,
-      '--segments',
-      '2',
-      '-o',
-      yamlPath,
-    ]);
+    const r = await cli(['k8s', 'manifest', 'matrix', '--cells', CELLS, '--segments', '2', '-o', yamlPath]);
     expect(r.code, r.stderr).toBe(0);
     const docs: Doc[] = parseAllDocuments(readFileSync(yamlPath, 'utf8')).map((d) => d.toJS());
     const segment: Container = docs[1].spec.template.spec.containers[0];
@@ -106,21 +96,18 @@ describe('fleetbench k8s manifest matrix', { timeout: 240_000 }, () => {
     const env = (c: Container) => Object.fromEntries(c.env.map((e) => [e.name, e.value]));
     const pods = await Promise.all(
       [0, 1].map((index) =>
-        runCli(onVolume(segment.args), {
+        cli(onVolume(segment.args), {
           env: { ...env(segment), JOB_COMPLETION_INDEX: String(index) },
-          timeoutMs: 200_000,
         }),
       ),
     );
     for (const pod of pods) expect(pod.code, pod.stderr).toBe(0);
-    const merged = await runCli(onVolume(merge.args), { env: env(merge), timeoutMs: 120_000 });
+    const merged = await cli(onVolume(merge.args), { env: env(merge) });
     expect(merged.code, merged.stderr).toBe(0);
     expect(merged.stdout).toContain('fleetbench merge: 2 segments, 2 of 2 runs');
     expect(existsSync(join(results, 'fleetbench-matrix', 'report.html'))).toBe(true);
     const single = join(dir, 'single');
-    const one = await runCli(['matrix', '--cells', CELLS, '--jobs', '1', '--out', single], {
-      timeoutMs: 200_000,
-    });
+    const one = await cli(['matrix', '--cells', CELLS, '--jobs', '1', '--out', single]);
     expect(one.code, one.stderr).toBe(0);
     expect(readFileSync(join(results, 'fleetbench-matrix', 'baseline.md'), 'utf8')).toBe(
       readFileSync(join(single, 'baseline.md'), 'utf8'),
@@ -128,15 +115,15 @@ describe('fleetbench k8s manifest matrix', { timeout: 240_000 }, () => {
   });
 
   it('refuses bad input before a cluster is involved', async () => {
-    const bad = await runCli(['k8s', 'manifest', 'matrix', '--cells', 'S9-T1-1', '--segments', '2']);
+    const bad = await cli(['k8s', 'manifest', 'matrix', '--cells', 'S9-T1-1', '--segments', '2']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--cells: unknown cell or scenario 'S9-T1-1'");
-    const many = await runCli(['k8s', 'manifest', 'matrix', '--cells', 'S2-T1-1', '--segments', '3']);
+    const many = await cli(['k8s', 'manifest', 'matrix', '--cells', 'S2-T1-1', '--segments', '3']);
     expect(many.code).toBe(2);
     expect(many.stderr).toContain(
       '--segments: 3 segments for 1 run: some pods would have nothing to do; at most 1',
     );
-    const name = await runCli([
+    const name = await cli([
       'k8s',
       'manifest',
       'matrix',
@@ -149,7 +136,7 @@ describe('fleetbench k8s manifest matrix', { timeout: 240_000 }, () => {
     ]);
     expect(name.code).toBe(2);
     expect(name.stderr).toContain("--name: 'Bad_Name' is not usable as a Kubernetes name");
-    const run = await runCli(['k8s', 'manifest', 'run', 'S2-T1-5']);
+    const run = await cli(['k8s', 'manifest', 'run', 'S2-T1-5']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('live-run segments are not available yet');
   });

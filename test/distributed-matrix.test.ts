@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inSegment, parseSegment, resolveSegment } from '../src/distributed/segment.ts';
 import type { Baseline } from '../src/matrix/baseline.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir('fleetbench-distributed-');
@@ -59,14 +59,13 @@ describe('a 12-cell matrix in 3 segments, merged (real CLI, virtual time)', { ti
   const single = join(dir, 'single');
   const shared = join(dir, 'shared');
   const segmentRun = (index: number, extra: string[] = [], env: NodeJS.ProcessEnv = {}) =>
-    runCli(['matrix', '--cells', CELLS, '--jobs', '1', '--out', shared, ...extra], {
+    cli(['matrix', '--cells', CELLS, '--jobs', '1', '--out', shared, ...extra], {
       env: { JOB_COMPLETION_INDEX: String(index), FLEETBENCH_SEGMENTS: '3', ...env },
-      timeoutMs: 240_000,
     });
 
   it('the merge of 3 segment processes equals the single-process matrix, byte for byte', async () => {
     const [one, ...segments] = await Promise.all([
-      runCli(['matrix', '--cells', CELLS, '--jobs', '1', '--out', single], { timeoutMs: 240_000 }),
+      cli(['matrix', '--cells', CELLS, '--jobs', '1', '--out', single]),
       segmentRun(0),
       segmentRun(1),
       segmentRun(2),
@@ -78,7 +77,7 @@ describe('a 12-cell matrix in 3 segments, merged (real CLI, virtual time)', { ti
     }
     // A segment writes no baseline: alone it is not the matrix.
     expect(() => readFileSync(join(shared, 'baseline.json'))).toThrow();
-    const merged = await runCli(['merge', shared]);
+    const merged = await cli(['merge', shared]);
     expect(merged.code, merged.stderr).toBe(0);
     expect(merged.stdout).toContain('fleetbench merge: 3 segments, 12 of 12 runs, 12 units,');
     expect(merged.stdout).not.toContain('PARTIAL');
@@ -110,7 +109,7 @@ describe('a 12-cell matrix in 3 segments, merged (real CLI, virtual time)', { ti
       }),
     );
     rmSync(join(records, 'matrix-1-of-3.json'));
-    const partial = await runCli(['merge', shared]);
+    const partial = await cli(['merge', shared]);
     expect(partial.code).toBe(2);
     expect(partial.stdout).toContain('4 of 12 runs');
     expect(partial.stdout).toContain('segment 1: MISSING');
@@ -121,14 +120,9 @@ describe('a 12-cell matrix in 3 segments, merged (real CLI, virtual time)', { ti
     expect(b.units.filter((u) => u.runs.length === 1)).toHaveLength(4);
 
     copyFileSync(join(dir, 'segment-2.json'), lost);
-    const again = await runCli(
-      ['matrix', '--cells', CELLS, '--jobs', '1', '--out', shared, '--segment', '1/3'],
-      {
-        timeoutMs: 240_000,
-      },
-    );
+    const again = await cli(['matrix', '--cells', CELLS, '--jobs', '1', '--out', shared, '--segment', '1/3']);
     expect(again.code, again.stderr).toBe(0);
-    const complete = await runCli(['merge', shared]);
+    const complete = await cli(['merge', shared]);
     expect(complete.code, complete.stderr).toBe(0);
     expect(JSON.stringify(withoutTiming(readJson(join(shared, 'baseline.json'))))).toBe(
       JSON.stringify(withoutTiming(readJson(join(single, 'baseline.json')))),
@@ -144,7 +138,7 @@ describe('a 12-cell matrix in 3 segments, merged (real CLI, virtual time)', { ti
       cpSync(shared, d, { recursive: true });
       for (const j of [0, 1, 2]) if (j !== i) rmSync(join(d, 'segments', `matrix-${j}-of-3.json`));
     }
-    const r = await runCli(['merge', ...perSegment, '--out', out]);
+    const r = await cli(['merge', ...perSegment, '--out', out]);
     expect(r.code, r.stderr).toBe(0);
     const b: Baseline = readJson(join(out, 'baseline.json'));
     expect(b.units[0]!.runs[0]!.dir).toBe('../pod-0/cells/S1-T1-1');
@@ -155,11 +149,11 @@ describe('a 12-cell matrix in 3 segments, merged (real CLI, virtual time)', { ti
   });
 
   it('refuses bad input with a clear message: no segments, two matrices, a count without an index', async () => {
-    const none = await runCli(['merge', single]);
+    const none = await cli(['merge', single]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('no segments found (looked for segments/matrix-*.json)');
     const other = join(dir, 'other');
-    const seg = await runCli([
+    const seg = await cli([
       'matrix',
       '--cells',
       'S2-T1-1',
@@ -171,10 +165,10 @@ describe('a 12-cell matrix in 3 segments, merged (real CLI, virtual time)', { ti
       '0/1',
     ]);
     expect(seg.code, seg.stderr).toBe(0);
-    const mixed = await runCli(['merge', shared, other, '--out', join(dir, 'mixed')]);
+    const mixed = await cli(['merge', shared, other, '--out', join(dir, 'mixed')]);
     expect(mixed.code).toBe(2);
     expect(mixed.stderr).toContain('belongs to another matrix');
-    const env = await runCli(['matrix', '--cells', 'S2-T1-1', '--out', other], {
+    const env = await cli(['matrix', '--cells', 'S2-T1-1', '--out', other], {
       env: { FLEETBENCH_SEGMENTS: '3' },
     });
     expect(env.code).toBe(2);

@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/index.ts';
-import { BIN, runCli } from './helpers/cli.ts';
+import { BIN, cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
@@ -18,28 +18,28 @@ describe('fleetbench github serve: bad input', () => {
       file,
       'repos:\n  - owner: acme\n    name: widgets\n    issues:\n      - title: ok\n      - titel: typo\n',
     );
-    const res = await runCli(['github', 'serve', '--fixtures', file]);
+    const res = await cli(['github', 'serve', '--fixtures', file]);
     expect(res.code).toBe(2);
     expect(res.stderr).toBe(`fleetbench: ${file}:6: repos[0].issues[1].title: expected string\n`);
     expect(res.stdout).toBe('');
   });
 
   it('rejects a missing file, conflicting flags and a bad --limit', async () => {
-    const missing = await runCli(['github', 'serve', '--fixtures', join(dir, 'nope.yaml')]);
+    const missing = await cli(['github', 'serve', '--fixtures', join(dir, 'nope.yaml')]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/nope\.yaml: cannot read: ENOENT/);
-    const both = await runCli(['github', 'serve', '--fixtures', join(dir, 'x.yaml'), '--repos', '2']);
+    const both = await cli(['github', 'serve', '--fixtures', join(dir, 'x.yaml'), '--repos', '2']);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain(
       '--fixtures and --repos/--issues-per-repo/--pulls-per-repo exclude each other',
     );
-    const limit = await runCli(['github', 'serve', '--limit', 'core=lots']);
+    const limit = await cli(['github', 'serve', '--limit', 'core=lots']);
     expect(limit.code).toBe(2);
     expect(limit.stderr).toContain('--limit core=lots: expected a non-negative number');
-    const latency = await runCli(['github', 'serve', '--latency', '100:50']);
+    const latency = await cli(['github', 'serve', '--latency', '100:50']);
     expect(latency.code).toBe(2);
     expect(latency.stderr).toContain('--latency 100:50');
-    const web = await runCli(['github', 'serve', '--web-url', 'https://github.com/acme']);
+    const web = await cli(['github', 'serve', '--web-url', 'https://github.com/acme']);
     expect(web.code).toBe(2);
     expect(web.stderr).toContain('--web-url');
     expect(web.stderr).toContain('expected an origin such as https://github.com');

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Analysis } from '../src/analyze/index.ts';
 import type { Summary } from '../src/report/index.ts';
 import { type ApiRecord, readTrace, type SpanRecord } from '../src/trace/index.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
@@ -49,7 +49,7 @@ describe('import ao-gh', () => {
   let records: ApiRecord[];
 
   beforeAll(async () => {
-    const result = await runCli(['import', 'ao-gh', AO_SAMPLE, '-o', out, '--cycle-ms', '30000']);
+    const result = await cli(['import', 'ao-gh', AO_SAMPLE, '-o', out, '--cycle-ms', '30000']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('imported 44 calls (14 opaque)');
@@ -122,7 +122,7 @@ describe('import ao-gh', () => {
   });
 
   it('summarize --json matches the hand count', async () => {
-    const result = await runCli(['summarize', '--json', out]);
+    const result = await cli(['summarize', '--json', out]);
     expect(result.code).toBe(0);
     const summary = JSON.parse(result.stdout) as Summary;
     expect(summary.api.totals).toMatchObject({
@@ -145,7 +145,7 @@ describe('import ao-gh', () => {
   });
 
   it('analyze --json and the terminal table agree with the hand count', async () => {
-    const [json, text] = await Promise.all([runCli(['analyze', '--json', out]), runCli(['analyze', out])]);
+    const [json, text] = await Promise.all([cli(['analyze', '--json', out]), cli(['analyze', out])]);
     expect(json.code).toBe(0);
     const a = JSON.parse(json.stdout) as Analysis;
     expect(a.schemaVersion).toBe(1);
@@ -189,11 +189,11 @@ describe('import ao-gh', () => {
     async (_name, i, line, expected) => {
       const path = join(dir, `bad-ao-${i}.jsonl`);
       writeFileSync(path, `${JSON.stringify(rows[0])}\n${line}\n${JSON.stringify(rows[1])}\n`);
-      const result = await runCli(['import', 'ao-gh', path, '-o', join(dir, `bad-out-${i}.jsonl`)]);
+      const result = await cli(['import', 'ao-gh', path, '-o', join(dir, `bad-out-${i}.jsonl`)]);
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(expected);
       expect(result.stderr).not.toMatch(/\n\s+at /);
-      const lenient = await runCli([
+      const lenient = await cli([
         'import',
         'ao-gh',
         path,
@@ -210,7 +210,7 @@ describe('import ao-gh', () => {
 describe('import otlp', () => {
   it('turns spans into span records and attributes into labels', async () => {
     const out = join(dir, 'otlp.jsonl');
-    const result = await runCli(['import', 'otlp', OTLP_SAMPLE, '-o', out, '--labels', 'adapter,start']);
+    const result = await cli(['import', 'otlp', OTLP_SAMPLE, '-o', out, '--labels', 'adapter,start']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('imported 10 spans and 2 events');
     const { records, stats } = await readTrace(out);
@@ -231,7 +231,7 @@ describe('import otlp', () => {
       ['provider.retry', 5000],
       ['first.tool_call', 5210],
     ]);
-    const analysis = JSON.parse((await runCli(['analyze', '--json', out])).stdout) as Analysis;
+    const analysis = JSON.parse((await cli(['analyze', '--json', out])).stdout) as Analysis;
     const boot = analysis.spans.byName.find((s) => s.name === 'agent.boot')!;
     expect(boot.count).toBe(5);
     expect(boot.latency).toMatchObject({ min: 1380, max: 9120 });
@@ -269,7 +269,7 @@ describe('import otlp', () => {
         resourceSpans: [{ scopeSpans: [{ spans: [{ name: 'x', startTimeUnixNano: 'soon' }] }] }],
       }),
     );
-    const result = await runCli(['import', 'otlp', path, '-o', join(dir, 'x.jsonl')]);
+    const result = await cli(['import', 'otlp', path, '-o', join(dir, 'x.jsonl')]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(
       /bad-otlp\.json: resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.startTimeUnixNano: /,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_LINE_BYTES, MAX_RUN_MS } from '../src/limits.ts';
 import { LineSplitter } from '../src/trace/lines.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const SAMPLE = new URL('../examples/sample-trace.jsonl', import.meta.url).pathname;
@@ -20,7 +20,7 @@ const FOOTER = '{"kind":"end","t":1,"reason":"completed","counts":{"api":0,"span
 /** A CLI run that must fail cleanly: the code, the message, no stack, within the time bound. */
 async function refused(args: string[], code: number, message: RegExp, boundMs = 15_000) {
   const started = performance.now();
-  const result = await runCli(args, { timeoutMs: 60_000 });
+  const result = await cli(args);
   expect(result.stderr).toMatch(message);
   expect(result.code).toBe(code);
   expect(result.stderr).not.toMatch(/\n\s+at |RangeError|heap out of memory/);
@@ -55,7 +55,7 @@ describe('times outside the range a trace holds', () => {
       `${HEADER}\n{"kind":"span","name":"x","t":0,"dur":1}\n{"kind":"span","name":"x","t":${t},"dur":1}\n${FOOTER.replace('"span":1', '"span":2').replace('"t":1,', `"t":${t + 1},`)}\n`,
     );
     const started = performance.now();
-    const result = await runCli(['analyze', file, '--json'], { timeoutMs: 60_000 });
+    const result = await cli(['analyze', file, '--json']);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout).run.durationMs).toBe(MAX_RUN_MS);
     expect(performance.now() - started).toBeLessThan(20_000);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/reader.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli, runCli } from './helpers/cli.ts';
 import { events, spans } from './helpers/run.ts';
 import { alive, startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
@@ -77,9 +77,11 @@ async function runWave(dir: string, scenario: string) {
   const firstPid = server.info.controlPlanePid;
   const out = join(dir, 'run');
   const started = performance.now();
+  // The real-clock waves run as a process: in-process, the hot restart of the graceful/hot wave
+  // went missing once on a heavily loaded machine (load 20); not yet understood, so not changed.
   const result = await runCli(
     ['run', file, '--target', server.info.url, '--out', out, '--json', '--no-progress'],
-    { timeoutMs: 60_000, cwd: dir },
+    { cwd: dir },
   );
   const wallS = (performance.now() - started) / 1000;
   const { records, stats } = await readTrace(join(out, 'trace.jsonl'));
@@ -281,12 +283,16 @@ turnover:
       join(dir, 'state'),
     ]);
     const out = join(dir, 'run');
-    const result = await runCli(
-      ['run', file, '--target', server.info.url, '--out', out, '--json', '--no-progress'],
-      {
-        timeoutMs: 60_000,
-      },
-    );
+    const result = await runCli([
+      'run',
+      file,
+      '--target',
+      server.info.url,
+      '--out',
+      out,
+      '--json',
+      '--no-progress',
+    ]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const { records, stats } = await readTrace(join(out, 'trace.jsonl'));
@@ -332,21 +338,18 @@ describe('capabilities an http target lists', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
       const run = (...sets: string[]) =>
-        runCli(
-          [
-            'run',
-            'chaos-codex-c4',
-            '--target',
-            url,
-            '--clock',
-            'real',
-            '--out',
-            join(dir, 'run'),
-            '--no-progress',
-            ...sets.flatMap((s) => ['--set', s]),
-          ],
-          { timeoutMs: 30_000 },
-        );
+        cli([
+          'run',
+          'chaos-codex-c4',
+          '--target',
+          url,
+          '--clock',
+          'real',
+          '--out',
+          join(dir, 'run'),
+          '--no-progress',
+          ...sets.flatMap((s) => ['--set', s]),
+        ]);
       let result = await run();
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(

@@ -1,17 +1,16 @@
 /**
  * Live runs against a real server: `fleetbench reference serve` (a supervisor and a control-plane
  * child) driven over the http target by `fleetbench run --clock real`, with a hard restart that
- * really kills the control-plane process, and an interrupted run. Loopback only; every process
- * is stopped at the end of the file.
+ * really kills the control-plane process (Ctrl-C of a live run: test/e2e/live-interrupt.test.ts).
+ * Loopback only; every process is stopped at the end of the file.
  */
 
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/reader.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
-import { BIN, runCli } from './helpers/cli.ts';
+import { runCli } from './helpers/cli.ts';
 import { events, spans } from './helpers/run.ts';
 import { alive, startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
@@ -43,10 +42,18 @@ describe('reference serve over the http target', () => {
     expect(alive(firstPid)).toBe(true);
     const out = join(dir, 'run');
     const started = performance.now();
-    const result = await runCli(
-      ['run', SCENARIO, '--target', server.info.url, '--out', out, '--json', '--no-progress'],
-      { timeoutMs: 60_000 },
-    );
+    // Kept as a process: in-process, its after-restart check (every cycle polls 4 sessions)
+    // failed once on a heavily loaded machine (load 23); not yet understood, so not changed.
+    const result = await runCli([
+      'run',
+      SCENARIO,
+      '--target',
+      server.info.url,
+      '--out',
+      out,
+      '--json',
+      '--no-progress',
+    ]);
     const wallS = (performance.now() - started) / 1000;
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -133,82 +140,5 @@ describe('reference serve over the http target', () => {
     );
     expect(alive(server.info.pid)).toBe(false);
     expect(alive(pidAfter)).toBe(false);
-  });
-
-  it('Ctrl-C during a live run: a readable trace with its footer, a partial summary, nothing left running', async () => {
-    const server = await startCliServer<ServeInfo>([
-      'reference',
-      'serve',
-      '--port',
-      '0',
-      '--state',
-      join(dir, 'state2'),
-    ]);
-    const out = join(dir, 'interrupted');
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        'run',
-        SCENARIO,
-        '--target',
-        server.info.url,
-        '--out',
-        out,
-        '--metrics-port',
-        '0',
-        '--set',
-        'duration=2m',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
-    );
-    let stderr = '';
-    let metricsUrl: string | undefined;
-    const listening = new Promise<void>((resolve) =>
-      child.stderr.on('data', (d) => {
-        stderr += d;
-        const m = /metrics at (\S+)/.exec(stderr);
-        if (m) {
-          metricsUrl = m[1];
-          resolve();
-        }
-      }),
-    );
-    child.stdout.resume();
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    await listening;
-    // Let sessions start and poll cycles run (answered core calls on the metrics endpoint), then interrupt.
-    const answered = /^fleetbench_api_calls_total\{resource="core",status="200"\} [1-9]\d*$/m;
-    let before = '';
-    await waitUntil('answered core calls on the metrics endpoint', async () => {
-      before = await (await fetch(metricsUrl!)).text();
-      return answered.test(before);
-    });
-    expect(before).toMatch(answered);
-    const sent = performance.now();
-    child.kill('SIGINT');
-    const code = await exited;
-    clearTimeout(killer);
-    expect(code, stderr).toBe(130);
-    expect(performance.now() - sent).toBeLessThan(20_000);
-    const { records, stats } = await readTrace(join(out, 'trace.jsonl'));
-    expect(stats.footer?.reason).toBe('interrupted');
-    expect(records.some((r) => r.kind === 'api')).toBe(true);
-    const stream = events(records, 'target.events')[0]!.data as Record<string, number>;
-    expect(stream.written).toBe(stream.declared);
-    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as {
-      outcome: { reason: string; partial: boolean };
-    };
-    expect(summary.outcome).toMatchObject({ reason: 'interrupted', partial: true });
-    // The metrics endpoint closed with the run.
-    await expect(fetch(metricsUrl!)).rejects.toThrow();
-    // The server is still up, its run stopped by the interrupted client.
-    const info = await fetch(`${server.info.url}/v1/info`);
-    expect(info.status).toBe(200);
-    const counts = (await (await fetch(`${server.info.url}/v1/sessions`)).json()) as { counts: object };
-    expect(counts.counts).toEqual({});
-    await server.stop();
-    expect(alive(server.info.controlPlanePid)).toBe(false);
   });
 });

@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Baseline } from '../src/matrix/baseline.ts';
 import { pruneCells } from '../src/matrix/prune.ts';
-import { BIN, runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir('fleetbench-matrix-');
@@ -22,9 +21,7 @@ describe('fleetbench matrix (real CLI, virtual time)', { timeout: 240_000 }, () 
   let markdown: string;
 
   it('runs a few cells on 2 child processes and writes baseline.json, baseline.md and run dirs', async () => {
-    const r = await runCli(['matrix', '--cells', CELLS, '--jobs', '2', '--out', out2], {
-      timeoutMs: 220_000,
-    });
+    const r = await cli(['matrix', '--cells', CELLS, '--jobs', '2', '--out', out2]);
     expect(r.stderr).toContain('fleetbench matrix: 4 runs to do');
     expect(r.stderr).toMatch(/S2-T1-5 done in \d+\.\d\d s \(\d\/4 done, \d running, \d left\)/);
     expect(r.code, r.stderr).toBe(0);
@@ -94,9 +91,7 @@ describe('fleetbench matrix (real CLI, virtual time)', { timeout: 240_000 }, () 
 
   it('is deterministic: --jobs 1 gives the same baseline (timing aside) and the same traces', async () => {
     const out1 = join(dir, 'jobs1');
-    const r = await runCli(['matrix', '--cells', CELLS, '--jobs', '1', '--out', out1], {
-      timeoutMs: 220_000,
-    });
+    const r = await cli(['matrix', '--cells', CELLS, '--jobs', '1', '--out', out1]);
     expect(r.code, r.stderr).toBe(0);
     const again: Baseline = JSON.parse(readFileSync(join(out1, 'baseline.json'), 'utf8'));
     expect(again.timing.jobs).toBe(1);
@@ -107,60 +102,14 @@ describe('fleetbench matrix (real CLI, virtual time)', { timeout: 240_000 }, () 
     );
   });
 
-  it('Ctrl-C: running cells stop, the baseline is written with what finished, exit 130', async () => {
-    const out = join(dir, 'interrupted');
-    const child = spawn(process.execPath, [BIN, 'matrix', '--cells', 'S2-*', '--jobs', '1', '--out', out], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
-    });
-    let stderr = '';
-    let stdout = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    const code = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => child.kill('SIGKILL'), 200_000);
-      child.stderr.on('data', (d) => {
-        stderr += d;
-        // After the first cell: interrupt (the second is running or about to).
-        if (/S2-T1-1 done/.test(stderr) && !child.killed) child.kill('SIGINT');
-      });
-      child.on('close', (c) => {
-        clearTimeout(timer);
-        resolve(c);
-      });
-    });
-    expect(code, stderr).toBe(130);
-    expect(stderr).toContain('SIGINT: stopping');
-    const b: Baseline = JSON.parse(readFileSync(join(out, 'baseline.json'), 'utf8'));
-    expect(b.partial).toBe(true);
-    expect(b.units).toHaveLength(9);
-    const ran = b.units.filter((u) => u.runs.length > 0);
-    expect(ran.length).toBeGreaterThanOrEqual(1);
-    expect(ran.length).toBeLessThan(9);
-    expect(ran[0]!.runs[0]!.reason).toBe('completed');
-    expect(readFileSync(join(out, 'baseline.md'), 'utf8')).toContain(
-      'Did not run (the matrix was interrupted).',
-    );
-    // The footer counts what did not run, by name, and never calls a cut-short cell a pass.
-    const notRun = b.units.filter((u) => u.runs.length === 0).map((u) => u.id);
-    expect(stdout).toContain(`${notRun.length} did not run: ${notRun.join(', ')}`);
-    const partial = ran.filter((u) => u.runs.some((r) => r.reason !== 'completed')).map((u) => u.id);
-    if (partial.length > 0) {
-      expect(stdout).toContain(`${partial.length} partial (interrupted, not judged): ${partial.join(', ')}`);
-      for (const id of partial) expect(stdout).toMatch(new RegExp(`${id}\\s+partial: not judged`));
-    }
-    expect(stdout).not.toContain('every cell passes');
-  });
-
   it('rejects a bad selection or override before running anything', async () => {
-    const bad = await runCli(['matrix', '--cells', 'S9-T1-1', '--out', join(dir, 'bad')]);
+    const bad = await cli(['matrix', '--cells', 'S9-T1-1', '--out', join(dir, 'bad')]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("fleetbench: --cells: unknown cell or scenario 'S9-T1-1'");
-    const glob = await runCli(['matrix', '--cells', 'S2-T3-*', '--out', join(dir, 'bad')]);
+    const glob = await cli(['matrix', '--cells', 'S2-T3-*', '--out', join(dir, 'bad')]);
     expect(glob.code).toBe(2);
     expect(glob.stderr).toContain("'S2-T3-*' matches no cell");
-    const set = await runCli([
+    const set = await cli([
       'matrix',
       '--cells',
       'S2-T1-1',

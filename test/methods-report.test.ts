@@ -13,7 +13,7 @@ import { budgetFooter, trackBText } from '../src/matrix/summary.ts';
 import { reportData } from '../src/report/html/model.ts';
 import type { ApiRecord } from '../src/trace/schema.ts';
 import { TraceWriter } from '../src/trace/writer.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
@@ -80,20 +80,20 @@ describe('12. a projection is shown as a projection, with the measured figure be
     for (const r of fourSessionHour()) writer.write(r);
     writer.close('completed');
 
-    const terminal = await runCli(['analyze', trace]);
+    const terminal = await cli(['analyze', trace]);
     expect(terminal.code).toBe(0);
     expect(terminal.stdout).toContain(SHOWN);
     expect(terminal.stdout).toContain('✗ FAIL (projected)');
     // The burn table's measured headroom for the hour is the same 80 % (5,000 − 1,000 of 5,000).
     expect(terminal.stdout).toMatch(/core\s+resets \S+\s+\S+\s+1,000\s+1,000\s+\S+\s+5,000\s+1,000\s+80\.0%/);
-    const markdown = await runCli(['analyze', trace, '--markdown']);
+    const markdown = await cli(['analyze', trace, '--markdown']);
     expect(markdown.stdout).toContain(SHOWN);
 
-    const json = await runCli(['analyze', trace, '--json']);
+    const json = await cli(['analyze', trace, '--json']);
     const analysisFile = join(dir, 'four.json');
     writeFileSync(analysisFile, json.stdout);
     const html = join(dir, 'four.html');
-    const report = await runCli(['report', analysisFile, '-o', html]);
+    const report = await cli(['report', analysisFile, '-o', html]);
     expect(report.code, report.stderr).toBe(0);
     expect(readFileSync(html, 'utf8')).toContain(SHOWN);
   }, 60_000);
@@ -207,7 +207,7 @@ describe('14. user-facing text cites the project’s docs, never SPEC.md', () =>
       }
     }
     expect(literals).toEqual([]);
-    const help = await runCli(['check', '--help']);
+    const help = await cli(['check', '--help']);
     expect(help.stdout).not.toMatch(/SPEC/);
     expect(help.stdout).toContain('docs/budgets.md');
   }, 60_000);

@@ -11,7 +11,7 @@ import { analyzeFile } from '../src/analyze/file.ts';
 import { readTrace } from '../src/trace/reader.ts';
 import type { ApiRecord, BodyRecord } from '../src/trace/schema.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
@@ -57,7 +57,7 @@ describe('6. the runbook’s bracket files', () => {
     const before = capture('before.json', '2026-01-01T00:00:00Z', 100);
     const after = capture('after.json', '2026-01-01T00:01:00Z', 105);
     const out = join(dir, 'gh.fleetbench.jsonl');
-    const result = await runCli([
+    const result = await cli([
       'import',
       'ao-gh',
       trace,
@@ -113,15 +113,7 @@ describe('6. the runbook’s bracket files', () => {
     writeFileSync(trace, `${ROWS[0]}\n`);
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ core: { limit: 5000, used: 1, remaining: 4999, reset: RESET } }));
-    const r = await runCli([
-      'import',
-      'ao-gh',
-      trace,
-      '-o',
-      join(dir, 'never.jsonl'),
-      '--bracket-before',
-      bad,
-    ]);
+    const r = await cli(['import', 'ao-gh', trace, '-o', join(dir, 'never.jsonl'), '--bracket-before', bad]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${bad}: rate-limit bracket: captured_at`);
   }, 60_000);
@@ -132,7 +124,7 @@ describe('9. a gh call killed by a signal is a failure', () => {
     const trace = join(dir, 'killed.jsonl');
     writeFileSync(trace, `${ROWS.join('\n')}\n`);
     const out = join(dir, 'killed.fleetbench.jsonl');
-    const result = await runCli(['import', 'ao-gh', trace, '-o', out]);
+    const result = await cli(['import', 'ao-gh', trace, '-o', out]);
     expect(result.code).toBe(0);
     const { records } = await readTrace(out);
     const errors = (records as ApiRecord[]).map((r) => r.error ?? null);
@@ -140,7 +132,7 @@ describe('9. a gh call killed by a signal is a failure', () => {
     const { analysis } = await analyzeFile(out, { threads: 1 });
     // Failed: C, D (killed) and F (exit 1, no answer) = 3; killed: C and D = 2. E (304) is not.
     expect(analysis.api.totals).toMatchObject({ failed: 3, killed: 2, errors: 0 });
-    const shown = await runCli(['analyze', out]);
+    const shown = await cli(['analyze', out]);
     expect(shown.stdout).toMatch(
       /failed calls\.+: 3 \(answered ≥ 400, or no answer and the client failed; 2 killed by a signal\)/,
     );

@@ -13,7 +13,7 @@ import { deriveBudgets, judge, parseBudgetText } from '../src/judge/index.ts';
 import { verdictCheckRows } from '../src/matrix/checks.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 import { TraceWriter } from '../src/trace/writer.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
@@ -102,7 +102,7 @@ describe('1. a judged row with no samples is "no samples", not a misconfiguratio
     const trace = writeTrace('no-load', noLoad);
     const budgets = join(dir, 'restart.yaml');
     writeFileSync(budgets, RESTART_BUDGET);
-    const check = await runCli(['check', trace, '--budgets', budgets]);
+    const check = await cli(['check', trace, '--budgets', budgets]);
     expect(check.code).toBe(99);
     expect(check.stdout).toMatch(/restart_provider_load .*no samples/);
   }, 60_000);
@@ -119,13 +119,13 @@ describe('1. a judged row with no samples is "no samples", not a misconfiguratio
     const trace = writeTrace('hot', hot);
     const budgets = join(dir, 'restart-hot.yaml');
     writeFileSync(budgets, RESTART_BUDGET);
-    const terminal = await runCli(['check', trace, '--budgets', budgets]);
+    const terminal = await cli(['check', trace, '--budgets', budgets]);
     expect(terminal.stderr).toBe('');
     expect(terminal.code).toBe(0);
     expect(terminal.stdout).toContain('– no samples: nothing judged');
     expect(terminal.stdout.match(/– no samples$/gm)?.length).toBe(3);
 
-    const json = await runCli(['check', trace, '--budgets', budgets, '--json']);
+    const json = await cli(['check', trace, '--budgets', budgets, '--json']);
     expect(json.code).toBe(0);
     const doc = JSON.parse(json.stdout) as {
       verdicts: Array<{ verdict: string; rows: Array<{ status: string }> }>;
@@ -133,16 +133,16 @@ describe('1. a judged row with no samples is "no samples", not a misconfiguratio
     expect(doc.verdicts[0]!.verdict).toBe('no-samples');
     expect(doc.verdicts[0]!.rows.map((r) => r.status)).toEqual(['no-samples', 'no-samples', 'no-samples']);
 
-    const md = await runCli(['check', trace, '--budgets', budgets, '--markdown']);
+    const md = await cli(['check', trace, '--budgets', budgets, '--markdown']);
     expect(md.code).toBe(0);
     expect(md.stdout).toMatch(/\| restart_recovery_control_plane .*\| no samples .*\| – no samples \|/);
 
     // Required: the same input fails (99), by flag or by the row's `require: true`.
-    const required = await runCli(['check', trace, '--budgets', budgets, '--require-samples']);
+    const required = await cli(['check', trace, '--budgets', budgets, '--require-samples']);
     expect(required.code).toBe(99);
     const rowRequired = join(dir, 'restart-required.yaml');
     writeFileSync(rowRequired, RESTART_BUDGET.replace('p95: 4s }', 'p95: 4s, require: true }'));
-    expect((await runCli(['check', trace, '--budgets', rowRequired])).code).toBe(99);
+    expect((await cli(['check', trace, '--budgets', rowRequired])).code).toBe(99);
   }, 60_000);
 
   it('the HTML report shows a row without samples as not measured, with "no samples" as its figure', () => {
@@ -167,7 +167,7 @@ describe('1. a judged row with no samples is "no samples", not a misconfiguratio
       ...restart(5_000, 10_000),
       ev(15_000, 'provider.event', 's1', { adapter: 'gemini', type: 'session.resumed' }),
     ];
-    const check = await runCli(['check', writeTrace('gemini', gemini), '--budgets', 'native-speed']);
+    const check = await cli(['check', writeTrace('gemini', gemini), '--budgets', 'native-speed']);
     expect(check.code).toBe(0);
     expect(check.stdout).toContain(
       'no budget: native-speed has no entry for this input (its adapter: gemini)',

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, runCli } from './helpers/cli.ts';
+import { BIN, cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { PROMTOOL, promtoolCheck, systemTool } from './helpers/tools.ts';
 
@@ -86,7 +86,7 @@ describe('fleetbench run --metrics-linger', () => {
   }, 180_000);
 
   it('warns when a live-only flag has no effect (virtual clock)', async () => {
-    const r = await runCli([
+    const r = await cli([
       'run',
       'S2-T1-1',
       '--metrics-port',

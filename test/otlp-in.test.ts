@@ -21,7 +21,7 @@ import { type RunningLiveServer, startLiveServer } from '../src/live/server.ts';
 import { decodeStatus, encodeTraceRequest } from '../src/trace/importers/otlp-proto.ts';
 import { readTrace } from '../src/trace/reader.ts';
 import type { EventRecord, SpanRecord } from '../src/trace/schema.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir('fleetbench-otlp-in-');
@@ -177,7 +177,7 @@ describe('fleetbench import otlp: protobuf, gzip, JSON Lines', () => {
 
   async function importAndRead(path: string) {
     const out = `${path}.fleetbench.jsonl`;
-    const result = await runCli(['import', 'otlp', path, '-o', out]);
+    const result = await cli(['import', 'otlp', path, '-o', out]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const trace = await readTrace(out);
@@ -225,7 +225,7 @@ describe('fleetbench import otlp: protobuf, gzip, JSON Lines', () => {
   it('names the file when protobuf does not decode', async () => {
     const junk = join(dir, 'junk.pb');
     writeFileSync(junk, Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f]));
-    const result = await runCli(['import', 'otlp', junk, '-o', join(dir, 'junk.out.jsonl')]);
+    const result = await cli(['import', 'otlp', junk, '-o', join(dir, 'junk.out.jsonl')]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/junk\.pb: not an OTLP ExportTraceServiceRequest \(protobuf\)/);
   });

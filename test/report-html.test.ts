@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, launchChromium } from './helpers/browser.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
 
@@ -121,10 +121,15 @@ describe.skipIf(chromium.skip)(
     beforeAll(async () => {
       chromium.require();
       mkdirSync(ARTIFACTS, { recursive: true });
-      const m = await runCli(
-        ['matrix', '--cells', 'S2-T1-1,S2-T1-5,S2-T2-5,S4-T1-5', '--jobs', '2', '--out', matrixDir],
-        { timeoutMs: 220_000 },
-      );
+      const m = await cli([
+        'matrix',
+        '--cells',
+        'S2-T1-1,S2-T1-5,S2-T2-5,S4-T1-5',
+        '--jobs',
+        '1',
+        '--out',
+        matrixDir,
+      ]);
       expect(m.code, m.stderr).toBe(0);
       browser = await launchChromium();
     }, 240_000);
@@ -133,7 +138,7 @@ describe.skipIf(chromium.skip)(
     });
 
     it('a matrix report: no console errors, no requests, every chart drawn, verdicts in words', async () => {
-      const r = await runCli(['report', matrixDir]);
+      const r = await cli(['report', matrixDir]);
       expect(r.code, r.stderr).toBe(0);
       const file = join(matrixDir, 'report.html');
       expect(r.stdout).toContain(`fleetbench report: ${file}`);
@@ -194,7 +199,7 @@ describe.skipIf(chromium.skip)(
     it('a single-run report explains the run and its verdict', async () => {
       const runDir = join(matrixDir, 'cells', 'S2-T1-5');
       const out = join(dir, 'run.html');
-      const r = await runCli(['report', runDir, '-o', out]);
+      const r = await cli(['report', runDir, '-o', out]);
       expect(r.code, r.stderr).toBe(0);
       const { page, errors, requests } = await open(browser.context, readFileSync(out, 'utf8'));
       await page.screenshot({ path: join(ARTIFACTS, 'report-run.png'), fullPage: true });
@@ -217,7 +222,7 @@ describe.skipIf(chromium.skip)(
 
     it('a chaos wave: small multiples of percentile spectra, restarts on the timelines, terminal verdict words', async () => {
       const runDir = join(dir, 'chaos');
-      const run = await runCli(['run', 'chaos-codex-c4', '--out', runDir, '--quiet']);
+      const run = await cli(['run', 'chaos-codex-c4', '--out', runDir, '--quiet']);
       expect(run.code, run.stderr).toBe(0);
       const { page, errors, requests } = await open(
         browser.context,

@@ -15,7 +15,7 @@ import { resolveScenarioRef } from '../src/workload/builtins.ts';
 import { runScenario } from '../src/workload/engine.ts';
 import { parseOverride } from '../src/workload/load.ts';
 import { arrivalTimes } from '../src/workload/schedule.ts';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { apiRecords, events, runRef, spans } from './helpers/run.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
@@ -45,7 +45,7 @@ describe('module target', () => {
 
   it('runs from the CLI as a user would, relative path and all', async () => {
     const out = join(dir, 'cli');
-    const res = await runCli(
+    const res = await cli(
       [
         'run',
         'S2-T1-1',
@@ -70,7 +70,7 @@ describe('module target', () => {
   it('says what is wrong with a module that is not a target', async () => {
     const bad = join(dir, 'bad-target.ts');
     writeFileSync(bad, 'export default () => ({ start: async () => {} });\n');
-    const res = await runCli([
+    const res = await cli([
       'run',
       'S2-T1-1',
       '--target',
@@ -84,7 +84,7 @@ describe('module target', () => {
     expect(res.stderr).toMatch(
       /the Target it returned lacks stop, createSession, sessionCounts, onSessionState/,
     );
-    const missing = await runCli([
+    const missing = await cli([
       'run',
       'S2-T1-1',
       '--target',
@@ -100,10 +100,10 @@ describe('http target', () => {
   const dir = scratchDir('fleetbench-http-');
 
   it('needs the real clock, and a known target kind', async () => {
-    const res = await runCli(['run', 'S2-T1-1', '--target', 'http://127.0.0.1:9', '--out', join(dir, 'v')]);
+    const res = await cli(['run', 'S2-T1-1', '--target', 'http://127.0.0.1:9', '--out', join(dir, 'v')]);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/is a real system: it needs the real clock\n {2}hint: add --clock real/);
-    const unknown = await runCli(['run', 'S2-T1-1', '--target', 'ftp://x', '--out', join(dir, 'u')]);
+    const unknown = await cli(['run', 'S2-T1-1', '--target', 'ftp://x', '--out', join(dir, 'u')]);
     expect(unknown.stderr).toMatch(
       /target 'ftp:\/\/x': expected reference, ao, ao:DIR, http:\/\/HOST:PORT or module:PATH/,
     );

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
@@ -26,9 +26,7 @@ function section(output: string, title: string): string {
 describe('fleetbench run turnover', () => {
   it('prints the turnover window with wake/park percentiles and state counts; analyze agrees', async () => {
     const out = join(dir, 'run');
-    const run = await runCli(['run', 'turnover', '--set', 'turnover.target-rps=50', '--out', out], {
-      timeoutMs: 150_000,
-    });
+    const run = await cli(['run', 'turnover', '--set', 'turnover.target-rps=50', '--out', out]);
     expect(run.stderr).toBe('');
     // 50 swaps a second is five times the scenario's rate: the laptop pool saturates (awake
     // sessions are all busy, swaps are missed) and the built-in turnover budgets say so.
@@ -52,8 +50,8 @@ describe('fleetbench run turnover', () => {
 
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     const [analyzed, json] = await Promise.all([
-      runCli(['analyze', join(out, 'trace.jsonl')], { timeoutMs: 150_000 }),
-      runCli(['analyze', join(out, 'trace.jsonl'), '--json'], { timeoutMs: 150_000 }),
+      cli(['analyze', join(out, 'trace.jsonl')]),
+      cli(['analyze', join(out, 'trace.jsonl'), '--json']),
     ]);
     expect(analyzed.code).toBe(0);
     for (const title of ['Turnover window', 'Turnover (whole run)', 'Actor failures'])
@@ -114,9 +112,7 @@ describe('fleetbench run turnover', () => {
         );
         return {
           name,
-          result: await runCli(['run', join(caseDir, 'scenario.yaml'), '--out', join(caseDir, 'out')], {
-            timeoutMs: 150_000,
-          }),
+          result: await cli(['run', join(caseDir, 'scenario.yaml'), '--out', join(caseDir, 'out')]),
         };
       }),
     );
@@ -134,8 +130,8 @@ describe('fleetbench run turnover', () => {
       'name: x\nturnover:\n  registered: 10\n  awake: 2\n  target-rps: 1\n  profile: nope\n',
     );
     const [unknown, tooMany] = await Promise.all([
-      runCli(['run', file], { timeoutMs: 150_000 }),
-      runCli(['run', 'turnover', '--set', 'turnover.awake=5000'], { timeoutMs: 150_000 }),
+      cli(['run', file]),
+      cli(['run', 'turnover', '--set', 'turnover.awake=5000']),
     ]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain(

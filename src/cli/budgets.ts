@@ -13,6 +13,7 @@ import {
   resolveBudgets,
 } from '../judge/index.ts';
 import { parseDuration } from '../workload/duration.ts';
+import type { CommandIo } from './output.ts';
 
 interface DeriveFlags {
   factor: string;
@@ -23,7 +24,7 @@ interface DeriveFlags {
   lenient?: boolean;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   const budgets = program
     .command('budgets')
     .description('budget files: derive them from a baseline run, list the built-in sets');
@@ -67,11 +68,11 @@ export function register(program: Command): void {
         );
       }
       const text = budgetYaml(derived);
-      for (const note of derived.skipped) process.stderr.write(`fleetbench: left out: ${note}\n`);
+      for (const note of derived.skipped) io.stderr.write(`fleetbench: left out: ${note}\n`);
       if (flags.output) {
         writeFileSync(flags.output, text);
-        process.stderr.write(`fleetbench: wrote ${derived.file.budgets.length} budgets to ${flags.output}\n`);
-      } else process.stdout.write(text);
+        io.stderr.write(`fleetbench: wrote ${derived.file.budgets.length} budgets to ${flags.output}\n`);
+      } else io.stdout.write(text);
     });
   budgets
     .command('list')
@@ -79,7 +80,7 @@ export function register(program: Command): void {
     .action(() => {
       for (const name of builtinBudgetNames()) {
         const set = resolveBudgets(name);
-        process.stdout.write(`${name.padEnd(14)} ${set.entries.length} budgets  ${set.description ?? ''}\n`);
+        io.stdout.write(`${name.padEnd(14)} ${set.entries.length} budgets  ${set.description ?? ''}\n`);
       }
     });
 }

@@ -17,6 +17,7 @@ import {
   verdictSection,
 } from '../judge/index.ts';
 import { reporters } from '../report/index.ts';
+import type { CommandIo } from './output.ts';
 
 interface CheckFlags {
   budgets: string[];
@@ -41,7 +42,7 @@ export function verdictExitCode(verdicts: readonly Verdict[]): number {
   return ExitCode.ok;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   program
     .command('check')
     .description(
@@ -100,18 +101,17 @@ export function register(program: Command): void {
         throw error;
       }
       const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
-      process.stdout.write(
-        reporters[format]().render({
-          title: `check ${paths.join(' ')}`,
-          document: { kind: 'fleetbench-check', inputs: paths, verdicts },
-          sections: verdicts.map(verdictSection),
-        }),
-      );
+      const text = reporters[format]().render({
+        title: `check ${paths.join(' ')}`,
+        document: { kind: 'fleetbench-check', inputs: paths, verdicts },
+        sections: verdicts.map(verdictSection),
+      });
+      io.stdout.write(format === 'terminal' ? io.colourVerdicts(text) : text);
       for (const verdict of verdicts)
-        for (const error of verdict.errors) process.stderr.write(`fleetbench: ${error}\n`);
+        for (const error of verdict.errors) io.stderr.write(`fleetbench: ${error}\n`);
       // CI outputs (docs/ci.md): JUnit when asked, GitHub's step summary whenever it is there.
       if (flags.junit) writeJunit(flags.junit, verdicts, `fleetbench check ${paths.join(' ')}`);
-      appendStepSummary(verdicts, `check ${paths.join(' ')}`);
-      process.exitCode = verdictExitCode(verdicts);
+      appendStepSummary(verdicts, `check ${paths.join(' ')}`, io.env);
+      io.exitCode = verdictExitCode(verdicts);
     });
 }

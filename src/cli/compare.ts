@@ -21,6 +21,7 @@ import {
   TARGET_JOBS_NOTE,
   withTarget,
 } from './matrix.ts';
+import type { CommandIo } from './output.ts';
 
 interface CompareFlags {
   target?: string;
@@ -148,7 +149,7 @@ function maxSeed(set: ResultSet): number | undefined {
   return seeds.length > 0 ? Math.max(...seeds) : undefined;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   program
     .command('compare')
     .description('compare two sets of results per metric, with a verdict beyond run-to-run noise')
@@ -232,7 +233,7 @@ Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad in
       const label = (ref: string, s: MatrixSpec, outcome: MatrixOutcome) =>
         `${ref}${(s.overrides ?? []).map((o) => ` --set ${o}`).join('')} (${repeats} runs a cell, seeds ${outcome.baseline.units[0]?.runs.map((r) => r.seed).join(',') ?? ''}; ${s.outDir})`;
       const run = async (sides: MatrixSpec[]) => {
-        const { outcomes, interrupted } = await runMatricesInteractive(sides, jobs, 'compare');
+        const { outcomes, interrupted } = await runMatricesInteractive(io, sides, jobs, 'compare');
         if (interrupted)
           throw new FleetbenchError('E_USAGE', 'interrupted', { exitCode: ExitCode.interrupted });
         return outcomes.map((outcome, i) => ({
@@ -261,12 +262,12 @@ Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad in
       }
 
       const comparison = compareResults(a, b, { alpha, minChange });
-      process.stdout.write(
+      io.stdout.write(
         flags.json
           ? `${JSON.stringify(comparison, jsonNumbers, 2)}\n`
           : renderComparison(comparison, flags.all === true),
       );
-      if (comparison.regressions.length > 0) process.exitCode = ExitCode.budgetBreached;
+      if (comparison.regressions.length > 0) io.exitCode = ExitCode.budgetBreached;
     });
 }
 

@@ -23,7 +23,7 @@ import {
   TARGET_JOBS_NOTE,
   withTarget,
 } from './matrix.ts';
-import { colourVerdicts } from './output.ts';
+import type { CommandIo } from './output.ts';
 
 /**
  * Runs beyond the cost cells, each joining the demo once its scenario is built in
@@ -115,7 +115,7 @@ function failureLines(b: Baseline): string[] {
   });
 }
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   program
     .command('demo')
     .description('the main job: the A2 priority cells in virtual time, judged, with baseline and HTML report')
@@ -146,6 +146,7 @@ Exit codes: 0 done, 99 a judged budget failed (--check), 130 interrupted.`,
       // The Track B scorecard is in every Analysis; the matrix judges each run against its own
       // scenario's other budgets (native-speed for the chaos wave, turnover for turnover).
       const { outcomes, interrupted } = await runMatricesInteractive(
+        io,
         [{ selection, outDir, overrides }],
         jobs,
         'demo',
@@ -180,8 +181,8 @@ Exit codes: 0 done, 99 a judged budget failed (--check), 130 interrupted.`,
         '                                                 is the naive strategy worse, beyond noise?',
         '',
       );
-      process.stdout.write(colourVerdicts(lines.join('\n')));
-      if (interrupted) process.exitCode = ExitCode.interrupted;
-      else if (flags.check && failing.length > 0) process.exitCode = ExitCode.budgetBreached;
+      io.stdout.write(io.colourVerdicts(lines.join('\n')));
+      if (interrupted) io.exitCode = ExitCode.interrupted;
+      else if (flags.check && failing.length > 0) io.exitCode = ExitCode.budgetBreached;
     });
 }

@@ -19,6 +19,7 @@ import {
   parseLatencyFlag,
 } from '../github/config.ts';
 import { VERSION } from '../version.ts';
+import type { CommandIo } from './output.ts';
 
 interface ServeOptions {
   port: number;
@@ -78,7 +79,7 @@ function latency(text: string): LatencyInput {
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   const github = program
     .command('github')
     .description('the GitHub API emulator (REST + GraphQL, quota, ETags)');
@@ -119,10 +120,10 @@ export function register(program: Command): void {
     .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)')
     .option('--accept-any-token', 'treat unknown tokens as tokens of the default user instead of 401')
     .option('--json', 'print the connection details as one JSON line instead of text')
-    .action((options: ServeOptions) => serve(options));
+    .action((options: ServeOptions) => serve(options, io));
 }
 
-async function serve(options: ServeOptions): Promise<void> {
+async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
   const [github, { RealClock }, { Rng }, { TraceWriter }] = await Promise.all([
     import('../github/index.ts'),
     import('../clock/index.ts'),
@@ -208,7 +209,7 @@ async function serve(options: ServeOptions): Promise<void> {
       }
     : undefined;
   if (options.json) {
-    process.stdout.write(
+    io.stdout.write(
       `${JSON.stringify({
         url: server.url,
         port: server.port,
@@ -243,7 +244,7 @@ async function serve(options: ServeOptions): Promise<void> {
     lines.push('Octokit:');
     lines.push(`  new Octokit({ baseUrl: '${server.url}', auth: '${emulator.defaultToken}' })`);
     lines.push('Ctrl-C stops the server.');
-    process.stdout.write(`${lines.join('\n')}\n`);
+    io.stdout.write(`${lines.join('\n')}\n`);
   }
 
   await new Promise<void>((resolve) => {
@@ -253,7 +254,7 @@ async function serve(options: ServeOptions): Promise<void> {
       server.close().then(() => {
         emulator.close();
         trace?.close('completed', clock.now());
-        if (!options.json) process.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);
+        if (!options.json) io.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);
         resolve();
       });
     };

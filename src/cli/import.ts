@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { FleetbenchError } from '../errors.ts';
+import type { CommandIo } from './output.ts';
 
 /** `gh-trace.jsonl` → `gh-trace.fleetbench.jsonl` beside it. */
 function defaultOutput(input: string): string {
   return `${input.replace(/\.(jsonl|json|ndjson)(\.gz)?$/, '')}.fleetbench.jsonl`;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   const command = program
     .command('import')
     .description("turn other tools' records into a canonical fleetbench trace");
@@ -53,7 +54,7 @@ export function register(program: Command): void {
           bracketAfter: flags.bracketAfter,
         });
         const brackets = [flags.bracketBefore && 'before', flags.bracketAfter && 'after'].filter(Boolean);
-        process.stdout.write(
+        io.stdout.write(
           `imported ${result.records} calls (${result.opaque} opaque)${brackets.length > 0 ? ` and the ${brackets.join(' and ')} rate-limit bracket` : ''} from ${file} → ${output}\n` +
             (result.skipped > 0
               ? `skipped ${result.skipped} bad rows:\n${result.skippedReasons.map((r) => `  ${r}`).join('\n')}\n`
@@ -79,7 +80,7 @@ export function register(program: Command): void {
         .filter((k) => k.length > 0);
       const { importOtlp } = await import('../trace/importers/otlp.ts');
       const result = await importOtlp(file, output, { labelKeys });
-      process.stdout.write(
+      io.stdout.write(
         `imported ${result.spans} spans and ${result.events} events from ${file} → ${output}\n`,
       );
     });

@@ -1,9 +1,10 @@
 /**
  * Ctrl-C (SIGINT) and SIGTERM for commands that stop gracefully: the first signal says what
- * happens (`doing`) and aborts, so the command writes what it has (a partial summary, a partial
+ * happens (`doing`, on the command's stderr) and aborts, so the command writes what it has (a partial summary, a partial
  * baseline) and exits 130; a second leaves at once.
  */
 import { ExitCode } from '../errors.ts';
+import type { CliIo } from './output.ts';
 
 export interface Interrupt {
   signal: AbortSignal;
@@ -11,13 +12,13 @@ export interface Interrupt {
   dispose(): void;
 }
 
-export function onInterrupt(doing: string): Interrupt {
+export function onInterrupt(doing: string, io: Pick<CliIo, 'stderr'>): Interrupt {
   const abort = new AbortController();
   let interrupts = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;
     if (interrupts > 1) process.exit(ExitCode.interrupted);
-    process.stderr.write(`\nfleetbench: ${signal}: ${doing} (again to quit at once)\n`);
+    io.stderr.write(`\nfleetbench: ${signal}: ${doing} (again to quit at once)\n`);
     abort.abort();
   };
   process.on('SIGINT', onSignal);

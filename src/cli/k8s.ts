@@ -11,6 +11,7 @@ import { FleetbenchError } from '../errors.ts';
 import { planMatrix } from '../matrix/run.ts';
 import { SELECTOR_HELP } from '../matrix/select.ts';
 import { collect, parseCount, parseSeed, withTarget } from './matrix.ts';
+import type { CommandIo } from './output.ts';
 
 interface ManifestFlags {
   cells: string;
@@ -33,7 +34,7 @@ interface ManifestFlags {
   output?: string;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   const k8s = program
     .command('k8s')
     .description('Kubernetes manifests for distributed matrices (docs/distributed.md)');
@@ -130,8 +131,8 @@ Every cell is checked here first (a bad --set fails now, not in a pod). See docs
       const yaml = `# fleetbench k8s manifest matrix: ${runs} runs in ${segments} segments (docs/distributed.md)\n${manifests.map((m) => stringify(m)).join('---\n')}`;
       if (flags.output) {
         writeFileSync(flags.output, yaml);
-        process.stderr.write(`fleetbench k8s: wrote ${manifests.length} objects to ${flags.output}\n`);
-      } else process.stdout.write(yaml);
+        io.stderr.write(`fleetbench k8s: wrote ${manifests.length} objects to ${flags.output}\n`);
+      } else io.stdout.write(yaml);
     });
   manifest
     .command('run')

@@ -1,6 +1,8 @@
 /**
  * The `fleetbench` program. Each command lives in its own file under src/cli/ and exports
- * `register(program)`; this file only wires them and turns errors into exit codes.
+ * `register(program, io)`; this file only wires them and turns errors into exit codes.
+ * `main(argv, io)` runs one invocation on the streams and environment it is given and returns
+ * the exit code: bin/fleetbench.js passes the process's, tests call it in-process.
  */
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isFleetbenchError } from '../errors.ts';
@@ -15,7 +17,7 @@ import { register as registerImport } from './import.ts';
 import { register as registerK8s } from './k8s.ts';
 import { register as registerMatrix } from './matrix.ts';
 import { register as registerMerge } from './merge.ts';
-import { configureOutput } from './output.ts';
+import { type CliIo, CommandIo } from './output.ts';
 import { register as registerReference } from './reference.ts';
 import { register as registerReport } from './report.ts';
 import { register as registerRun } from './run.ts';
@@ -23,8 +25,17 @@ import { register as registerScenarios } from './scenarios.ts';
 import { register as registerSchema } from './schema.ts';
 import { register as registerSummarize } from './summarize.ts';
 
-export function buildProgram(): Command {
+export function buildProgram(io: CommandIo): Command {
   const program = new Command('fleetbench')
+    // Before the commands are added: subcommands inherit it.
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      getOutHelpWidth: () => (io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80),
+      getErrHelpWidth: () => (io.stderr.isTTY ? (io.stderr.columns ?? 80) : 80),
+      getOutHasColors: () => false,
+      getErrHasColors: () => false,
+    })
     .description(
       'Benchmark, budget and chaos-test AI-agent control planes: GitHub API quota, start and recovery speed, park/wake turnover.',
     )
@@ -35,49 +46,45 @@ export function buildProgram(): Command {
     .option('-q, --quiet', 'no progress lines or notices on stderr (results, warnings and errors still show)')
     .hook('preAction', () => {
       const options = program.opts<{ color: boolean; quiet?: boolean }>();
-      configureOutput({ quiet: options.quiet === true, colour: options.color });
+      io.configure({ quiet: options.quiet === true, colour: options.color });
     })
     .exitOverride();
-  registerAnalyze(program);
-  registerBudgets(program);
-  registerCheck(program);
-  registerCompare(program);
-  registerDemo(program);
-  registerImport(program);
-  registerGithub(program);
-  registerK8s(program);
-  registerMatrix(program);
-  registerMerge(program);
-  registerReport(program);
-  registerReference(program);
-  registerRun(program);
-  registerScenarios(program);
-  registerSchema(program);
-  registerSummarize(program);
+  registerAnalyze(program, io);
+  registerBudgets(program, io);
+  registerCheck(program, io);
+  registerCompare(program, io);
+  registerDemo(program, io);
+  registerImport(program, io);
+  registerGithub(program, io);
+  registerK8s(program, io);
+  registerMatrix(program, io);
+  registerMerge(program, io);
+  registerReport(program, io);
+  registerReference(program, io);
+  registerRun(program, io);
+  registerScenarios(program, io);
+  registerSchema(program, io);
+  registerSummarize(program, io);
   return program;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  // `fleetbench analyze t.jsonl | head`: a closed pipe ends the output, it is not an error.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(ExitCode.ok);
-    throw error;
-  });
-  const program = buildProgram();
+export async function main(argv: string[], given: CliIo): Promise<number> {
+  const io = new CommandIo(given);
+  const program = buildProgram(io);
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.ok;
+    return io.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       // --help and --version end up here with exit code 0; usage errors were already printed.
       return error.exitCode === 0 ? ExitCode.ok : ExitCode.badInput;
     }
     if (isFleetbenchError(error)) {
-      process.stderr.write(`fleetbench: ${error.message}\n`);
-      if (error.hint) process.stderr.write(`  hint: ${error.hint}\n`);
+      io.stderr.write(`fleetbench: ${error.message}\n`);
+      if (error.hint) io.stderr.write(`  hint: ${error.hint}\n`);
       return error.exitCode;
     }
-    process.stderr.write(
+    io.stderr.write(
       `fleetbench: internal error (please report it):\n${(error as Error)?.stack ?? String(error)}\n`,
     );
     return ExitCode.internal;

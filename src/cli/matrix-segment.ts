@@ -11,18 +11,21 @@ import { ExitCode } from '../errors.ts';
 import type { MatrixSpec } from '../matrix/run.ts';
 import { fmtMs } from '../report/table.ts';
 import { onInterrupt } from './interrupt.ts';
+import type { CommandIo } from './output.ts';
 import { createMatrixProgress } from './progress.ts';
 
 export async function runMatrixSegmentCommand(
   spec: MatrixSpec,
   segment: Segment,
   jobs: number,
+  io: CommandIo,
 ): Promise<void> {
   const label = `matrix segment ${segmentLabel(segment)}`;
   const interrupt = onInterrupt(
     'stopping; running cells end early, the segment is recorded with what finished',
+    io,
   );
-  const progress = createMatrixProgress(label);
+  const progress = createMatrixProgress(label, io);
   try {
     const outcome = await runMatrixSegment(spec, segment, {
       jobs,
@@ -34,7 +37,7 @@ export async function runMatrixSegmentCommand(
     progress.stop();
     const r = outcome.record;
     const done = r.units.reduce((n, u) => n + u.runs.length, 0);
-    process.stdout.write(
+    io.stdout.write(
       [
         '',
         `fleetbench ${label}: ${done} of ${r.assigned.length} runs (of ${r.plan.keys.length} in the matrix) ${r.status}, ${fmtMs(r.timing.wallMs)} wall`,
@@ -44,7 +47,7 @@ export async function runMatrixSegmentCommand(
         '',
       ].join('\n'),
     );
-    if (interrupt.signal.aborted) process.exitCode = ExitCode.interrupted;
+    if (interrupt.signal.aborted) io.exitCode = ExitCode.interrupted;
   } finally {
     progress.stop();
     interrupt.dispose();

@@ -16,7 +16,7 @@ import { budgetFooter, failingUnits, OVERVIEW_COLUMNS, overviewCells } from '../
 import { fmtMs, textTable } from '../report/table.ts';
 import { onInterrupt } from './interrupt.ts';
 import { runMatrixSegmentCommand } from './matrix-segment.ts';
-import { colourVerdicts } from './output.ts';
+import type { CommandIo } from './output.ts';
 import { createMatrixProgress } from './progress.ts';
 
 interface MatrixFlags {
@@ -55,6 +55,7 @@ export function collect(value: string, previous: string[]): string[] {
  * with what finished (exit 130), the second leaves at once.
  */
 export async function runMatricesInteractive(
+  io: CommandIo,
   specs: MatrixSpec[],
   jobs: number,
   label = 'matrix',
@@ -62,8 +63,9 @@ export async function runMatricesInteractive(
 ): Promise<{ outcomes: MatrixOutcome[]; interrupted: boolean }> {
   const interrupt = onInterrupt(
     'stopping; running cells end early, the baseline is written with what finished',
+    io,
   );
-  const progress = createMatrixProgress(label);
+  const progress = createMatrixProgress(label, io);
   try {
     const outcomes = await runMatrices(specs, {
       jobs,
@@ -113,7 +115,7 @@ export function defaultJobs(target: string | undefined): number {
   return target === 'ao' || target?.startsWith('ao:') ? 1 : availableParallelism();
 }
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   program
     .command('matrix')
     .description('run the A2 cost matrix (scenario × topology × scale) in virtual time and write a baseline')
@@ -149,7 +151,7 @@ Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrup
     .action(async (flags: MatrixFlags) => {
       const outDir = flags.out ?? join('fleetbench-out', 'matrix');
       const overrides = withTarget(flags.set, flags.target);
-      const segment = resolveSegment(flags.segment);
+      const segment = resolveSegment(flags.segment, io.env);
       if (segment) {
         const spec = {
           selection: flags.cells,
@@ -162,9 +164,11 @@ Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrup
           spec,
           segment,
           parseCount('--jobs', flags.jobs, defaultJobs(flags.target)),
+          io,
         );
       }
       const { outcomes, interrupted } = await runMatricesInteractive(
+        io,
         [
           {
             selection: flags.cells,
@@ -200,8 +204,8 @@ Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrup
         `  report....: fleetbench report ${outDir}`,
         '',
       );
-      process.stdout.write(colourVerdicts(out.join('\n')));
-      if (interrupted) process.exitCode = ExitCode.interrupted;
-      else if (flags.check && failing.length > 0) process.exitCode = ExitCode.budgetBreached;
+      io.stdout.write(io.colourVerdicts(out.join('\n')));
+      if (interrupted) io.exitCode = ExitCode.interrupted;
+      else if (flags.check && failing.length > 0) io.exitCode = ExitCode.budgetBreached;
     });
 }

@@ -11,13 +11,14 @@ import { ExitCode, FleetbenchError } from '../errors.ts';
 import { htmlReportFor } from '../report/html/index.ts';
 import { fmtMs } from '../report/table.ts';
 import { matrixTable } from './matrix.ts';
+import type { CommandIo } from './output.ts';
 
 interface MergeFlags {
   out?: string;
   report?: boolean;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   program
     .command('merge')
     .description(
@@ -65,8 +66,8 @@ Exit codes: 0 complete, 2 bad input or a partial result.`,
         htmlReportFor(outDir, out);
         lines.push(`  report....: ${out}`);
       }
-      process.stdout.write(`${lines.join('\n')}\n`);
-      if (outcome.baseline.partial) process.exitCode = ExitCode.badInput;
+      io.stdout.write(`${lines.join('\n')}\n`);
+      if (outcome.baseline.partial) io.exitCode = ExitCode.badInput;
     });
 }
 

@@ -3,7 +3,7 @@
  * terminal; plain lines otherwise (CI logs, pipes), one per finished run.
  */
 import cliProgress from 'cli-progress';
-import { isQuiet } from './output.ts';
+import type { CommandIo } from './output.ts';
 
 export interface MatrixProgress {
   /** The number of runs is known once the selection is expanded. */
@@ -13,11 +13,9 @@ export interface MatrixProgress {
   stop(): void;
 }
 
-export function createMatrixProgress(
-  label: string,
-  stream: NodeJS.WriteStream = process.stderr,
-): MatrixProgress {
-  if (isQuiet()) return { plan() {}, started() {}, done() {}, stop() {} };
+export function createMatrixProgress(label: string, io: CommandIo): MatrixProgress {
+  const stream = io.stderr;
+  if (io.quiet) return { plan() {}, started() {}, done() {}, stop() {} };
   let total = 0;
   let finished = 0;
   let bar: cliProgress.SingleBar | undefined;
@@ -28,7 +26,8 @@ export function createMatrixProgress(
       if (stream.isTTY) {
         bar = new cliProgress.SingleBar(
           {
-            stream,
+            // A terminal is the process's own stderr, a real tty stream.
+            stream: stream as NodeJS.WriteStream,
             format: `${label} [{bar}] {value}/{total} done · {running} running · {left} left · {duration_formatted}`,
             hideCursor: true,
             barsize: 30,

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { FleetbenchError } from '../errors.ts';
 import { startSupervisor } from '../reference/supervisor.ts';
+import type { CommandIo } from './output.ts';
 
 interface ServeFlags {
   port: number;
@@ -24,7 +25,7 @@ function port(text: string): number {
   return n;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   const reference = program
     .command('reference')
     .description('the reference control plane (the embedded default target) as a real server');
@@ -47,10 +48,10 @@ export function register(program: Command): void {
       'after',
       '\nThen, in another terminal:\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --set duration=2m\n  fleetbench run chaos-codex-c4 --target http://127.0.0.1:PORT --clock real --time-scale 10\n\nA restart fault really kills the control plane (hard: SIGKILL) and starts it again from --state;\nnative runs are recovered by the new process (graceful: drained first; hot: runners handed over).\nProtocol: docs/http-target.md. Live runs: docs/live-runs.md.',
     )
-    .action((flags: ServeFlags) => serve(flags));
+    .action((flags: ServeFlags) => serve(flags, io));
 }
 
-async function serve(flags: ServeFlags): Promise<void> {
+async function serve(flags: ServeFlags, io: CommandIo): Promise<void> {
   if ((flags.github === undefined) !== (flags.token === undefined))
     throw new FleetbenchError('E_USAGE', '--github and --token go together');
   const stateDir = resolve(flags.state);
@@ -60,7 +61,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       port: flags.port,
       stateDir,
       github: flags.github ? { url: flags.github, token: flags.token! } : undefined,
-      log: (line) => process.stderr.write(`reference: ${line}\n`),
+      log: (line) => io.stderr.write(`reference: ${line}\n`),
     });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
@@ -68,11 +69,11 @@ async function serve(flags: ServeFlags): Promise<void> {
     throw error;
   }
   if (flags.json) {
-    process.stdout.write(
+    io.stdout.write(
       `${JSON.stringify({ url: supervisor.url, port: supervisor.port, pid: process.pid, controlPlanePid: supervisor.childPid(), state: stateDir })}\n`,
     );
   } else {
-    process.stdout.write(
+    io.stdout.write(
       [
         `fleetbench reference control plane listening on ${supervisor.url}`,
         `  protocol  fleetbench-target/1 (docs/http-target.md)`,

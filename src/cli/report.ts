@@ -6,12 +6,13 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { htmlReportFor } from '../report/html/index.ts';
+import type { CommandIo } from './output.ts';
 
 interface ReportFlags {
   output?: string;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   program
     .command('report')
     .description('write one self-contained HTML report (charts, verdicts) of a run or a matrix')
@@ -32,7 +33,7 @@ What it shows: docs/report.md.`,
       const out = flags.output ?? join(dir, 'report.html');
       const { bytes, set } = htmlReportFor(results, out);
       const runs = set.units.reduce((n, u) => n + u.runs.length, 0);
-      process.stdout.write(
+      io.stdout.write(
         `fleetbench report: ${out} (${(bytes / 1024).toFixed(0)} kB; ${set.units.length} unit${set.units.length === 1 ? '' : 's'}, ${runs} run${runs === 1 ? '' : 's'})\n`,
       );
     });

@@ -17,7 +17,7 @@ import { isAoTarget } from '../workload/scenario.ts';
 import { writeRunSummary } from '../workload/summary.ts';
 import { verdictExitCode } from './check.ts';
 import { onInterrupt } from './interrupt.ts';
-import { isQuiet, notice } from './output.ts';
+import type { CommandIo } from './output.ts';
 
 interface RunFlags {
   set: string[];
@@ -82,7 +82,7 @@ const EXTRA_SECTIONS = new Set([
   'Warnings',
 ]);
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   program
     .command('run')
     .description('run a scenario: an A2 cell (S2-T1-50), a built-in scenario (turnover, ...), or a YAML file')
@@ -157,7 +157,7 @@ export function register(program: Command): void {
           flags.otlpExport !== undefined && '--otlp-export',
         ].filter((f): f is string => typeof f === 'string');
         for (const flag of inert)
-          process.stderr.write(
+          io.stderr.write(
             `fleetbench: warning: ${flag} has no effect with the virtual clock (add --clock real; docs/live-runs.md)\n`,
           );
       }
@@ -171,7 +171,7 @@ export function register(program: Command): void {
         flags.out ?? join('fleetbench-out', 'runs', runDirName(scenario.name, [...live, ...changed]));
 
       // First Ctrl-C: stop the run, keep the trace, write a partial summary. Second: leave now.
-      const interrupt = onInterrupt('stopping the run, writing a partial summary');
+      const interrupt = onInterrupt('stopping the run, writing a partial summary', io);
       let linger: MetricsLinger | undefined;
       let exporter: OtlpExporter | undefined;
       try {
@@ -181,13 +181,15 @@ export function register(program: Command): void {
           signal: interrupt.signal,
           cell,
           attach: withTargetHeader(
+            io,
             liveTelemetry({
-              progress: flags.progress && !isQuiet(),
+              progress: flags.progress && !io.quiet,
+              progressOut: io.stderr,
               metricsPort: flags.metricsPort,
               otlpPort: flags.otlpPort,
               onListening: ({ metrics, otlp }) => {
-                if (metrics) notice(`fleetbench: metrics at ${metrics}\n`);
-                if (otlp) notice(`fleetbench: OTLP spans accepted at ${otlp}\n`);
+                if (metrics) io.notice(`fleetbench: metrics at ${metrics}\n`);
+                if (otlp) io.notice(`fleetbench: OTLP spans accepted at ${otlp}\n`);
               },
               otlpExport: flags.otlpExport,
               interrupt: interrupt.signal,
@@ -207,7 +209,7 @@ export function register(program: Command): void {
         if (exporter) {
           if (outcome.verdicts) await exporter.exportVerdicts(outcome.verdicts);
           const x = exporter.stats;
-          notice(
+          io.notice(
             `fleetbench: OTLP export to ${flags.otlpExport}: ${x.spansSent} spans sent` +
               (x.spansDropped > 0 ? `, ${x.spansDropped} dropped (endpoint too slow)` : '') +
               (x.failedRequests > 0
@@ -218,7 +220,7 @@ export function register(program: Command): void {
         }
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
         // The HTML report beside the summary (partial too, after Ctrl-C): what a user opens.
-        const reportPath = flags.report === false ? undefined : await writeRunReport(outDir);
+        const reportPath = flags.report === false ? undefined : await writeRunReport(outDir, io);
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
         const sections = [
           // The scorecard shows when no budget judges the run: with track-b among the budgets its
@@ -238,31 +240,30 @@ export function register(program: Command): void {
           ),
           ...(outcome.verdicts ?? []).map(verdictSection),
         ];
-        process.stdout.write(
-          reporters[format]().render({
-            title: `run ${cell ?? scenario.name}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : outcome.reason === 'failed' ? ' (FAILED: partial)' : ''}`,
-            document: summary,
-            sections,
-          }),
-        );
+        const text = reporters[format]().render({
+          title: `run ${cell ?? scenario.name}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : outcome.reason === 'failed' ? ' (FAILED: partial)' : ''}`,
+          document: summary,
+          sections,
+        });
+        io.stdout.write(format === 'terminal' ? io.colourVerdicts(text) : text);
         if (format === 'terminal') {
-          process.stdout.write(
+          io.stdout.write(
             `${reportPath ? `\n  report...: ${reportPath}   (open it in a browser: charts and verdicts, offline)` : ''}\n  details..: fleetbench analyze ${outcome.tracePath}   (every metric; --markdown, --json)\n\n`,
           );
         }
         if (outcome.reason === 'failed') {
-          process.stderr.write(
+          io.stderr.write(
             `fleetbench: the run failed (${outcome.failure?.source}): ${outcome.failure?.message}\n  partial trace and summary in ${outDir}; budgets not judged\n`,
           );
-          process.exitCode = ExitCode.runFailed;
-        } else if (outcome.reason === 'interrupted') process.exitCode = ExitCode.interrupted;
+          io.exitCode = ExitCode.runFailed;
+        } else if (outcome.reason === 'interrupted') io.exitCode = ExitCode.interrupted;
         else if (outcome.verdicts) {
           for (const verdict of outcome.verdicts)
-            for (const error of verdict.errors) process.stderr.write(`fleetbench: ${error}\n`);
-          process.exitCode = verdictExitCode(outcome.verdicts);
+            for (const error of verdict.errors) io.stderr.write(`fleetbench: ${error}\n`);
+          io.exitCode = verdictExitCode(outcome.verdicts);
         }
         if (linger && outcome.reason !== 'interrupted') {
-          notice(
+          io.notice(
             `fleetbench: final metrics stay up at ${linger.url} for ${flags.metricsLinger} s (Ctrl-C or --metrics-linger 0 to skip)\n`,
           );
           await linger.hold(flags.metricsLinger * 1000, interrupt.signal);
@@ -275,23 +276,26 @@ export function register(program: Command): void {
 }
 
 /** What a target says about itself at the start (the `ao` target: AO's version, gh, time scale). */
-function withTargetHeader(attach: NonNullable<RunOptions['attach']>): NonNullable<RunOptions['attach']> {
+function withTargetHeader(
+  io: CommandIo,
+  attach: NonNullable<RunOptions['attach']>,
+): NonNullable<RunOptions['attach']> {
   return (run) => {
     const describe = (run.target as { describe?: () => string[] }).describe;
-    for (const line of describe?.call(run.target) ?? []) notice(`fleetbench: ${line}\n`);
+    for (const line of describe?.call(run.target) ?? []) io.notice(`fleetbench: ${line}\n`);
     return attach(run);
   };
 }
 
 /** Writes <outDir>/report.html; a failure is said, never fatal (the trace and summary exist). */
-async function writeRunReport(outDir: string): Promise<string | undefined> {
+async function writeRunReport(outDir: string, io: CommandIo): Promise<string | undefined> {
   const path = join(outDir, 'report.html');
   try {
     const { htmlReportFor } = await import('../report/html/index.ts');
     htmlReportFor(outDir, path);
     return path;
   } catch (error) {
-    process.stderr.write(`fleetbench: report.html not written: ${(error as Error).message}\n`);
+    io.stderr.write(`fleetbench: report.html not written: ${(error as Error).message}\n`);
     return undefined;
   }
 }

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { builtinScenarioNames, resolveScenarioRef } from '../workload/builtins.ts';
 import { A2_SCENARIOS, allCells, PRIORITY_CELLS } from '../workload/cells.ts';
+import type { CommandIo } from './output.ts';
 
 export function scenarioListing(): string {
   const lines: string[] = ['Built-in scenarios (fleetbench run NAME):'];
@@ -29,7 +30,7 @@ export function scenarioListing(): string {
   return `${lines.join('\n')}\n`;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   program
     .command('scenarios')
     .description('list the built-in scenarios and the A2 cells, one line each')
@@ -46,9 +47,9 @@ export function register(program: Command): void {
           topology: c.topology,
           scale: c.scale,
         }));
-        process.stdout.write(`${JSON.stringify({ builtins, cells, priority: PRIORITY_CELLS }, null, 2)}\n`);
+        io.stdout.write(`${JSON.stringify({ builtins, cells, priority: PRIORITY_CELLS }, null, 2)}\n`);
         return;
       }
-      process.stdout.write(scenarioListing());
+      io.stdout.write(scenarioListing());
     });
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { FleetbenchError } from '../errors.ts';
+import type { CommandIo } from './output.ts';
 
 /**
  * Published JSON Schemas, generated from the same zod schemas that validate input. Loaded on
@@ -13,7 +14,7 @@ export const jsonSchemas: Record<string, () => Promise<Record<string, unknown>>>
   baseline: async () => (await import('../matrix/baseline.ts')).baselineJsonSchema(),
 };
 
-export function register(program: Command): void {
+export function register(program: Command, io: CommandIo): void {
   program
     .command('schema')
     .description('print the JSON Schema of a format (trace, analysis, scenario, profile, baseline)')
@@ -26,6 +27,6 @@ export function register(program: Command): void {
           `unknown format '${format}' (known: ${Object.keys(jsonSchemas).join(', ')})`,
         );
       }
-      process.stdout.write(`${JSON.stringify(await make(), null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify(await make(), null, 2)}\n`);
     });
 }

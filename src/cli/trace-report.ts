@@ -7,6 +7,7 @@ import { analyzeFile } from '../analyze/file.ts';
 import type { Analysis } from '../analyze/schema.ts';
 import { FleetbenchError } from '../errors.ts';
 import { type ReportFormat, reporters, type Section } from '../report/index.ts';
+import type { CommandIo } from './output.ts';
 
 export interface TraceReportFlags {
   json?: boolean;
@@ -52,6 +53,7 @@ export async function runTraceReport(
     document(a: Analysis): unknown;
     sections(a: Analysis, top: number): Section[];
   },
+  io: CommandIo,
 ): Promise<void> {
   const threads = flags.threads === 'auto' ? 'auto' : positiveInt('--threads', flags.threads);
   const top = positiveInt('--top', flags.top);
@@ -67,5 +69,5 @@ export async function runTraceReport(
     document: view.document(analysis),
     sections: view.sections(analysis, top),
   });
-  process.stdout.write(text);
+  io.stdout.write(format === 'terminal' ? io.colourVerdicts(text) : text);
 }

@@ -145,8 +145,12 @@ export function stepSummaryMarkdown(verdicts: readonly Verdict[], title: string)
 }
 
 /** Appends to $GITHUB_STEP_SUMMARY when it is set (GitHub Actions); says whether it did. */
-export function appendStepSummary(verdicts: readonly Verdict[], title: string): boolean {
-  const path = process.env.GITHUB_STEP_SUMMARY;
+export function appendStepSummary(
+  verdicts: readonly Verdict[],
+  title: string,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
+  const path = env.GITHUB_STEP_SUMMARY;
   if (!path) return false;
   appendFileSync(path, stepSummaryMarkdown(verdicts, title));
   return true;

@@ -2,7 +2,6 @@
  * The default terminal output: compact, k6-like. Key/value pairs with dotted leaders, aligned
  * tables, warnings marked with `!`.
  */
-import { colourVerdicts } from '../cli/output.ts';
 import type { Reporter, ReportInput } from './index.ts';
 import { type Section, textTable, width } from './table.ts';
 
@@ -32,7 +31,8 @@ export function createTerminalReporter(): Reporter {
     render({ title, sections }: ReportInput): string {
       const lines = ['', `${INDENT}fleetbench ${title}`, ''];
       for (const section of sections) lines.push(...renderSection(section), '');
-      return colourVerdicts(`${lines.join('\n')}\n`);
+      // Plain: the CLI colours the verdict words when its stdout is a terminal (cli/output.ts).
+      return `${lines.join('\n')}\n`;
     },
   };
 }

@@ -8,9 +8,9 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { scratchDir } from './helpers/tmp.ts';
+import { scratchDir } from '../helpers/tmp.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = scratchDir('fleetbench-pack-');
 
 function sh(command: string, args: string[], cwd: string, timeout = 240_000) {

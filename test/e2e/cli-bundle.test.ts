@@ -7,9 +7,9 @@ import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { buildBundle, bundlePaths, freshBundle } from '../bin/cli-bundle.js';
-import { runCli } from './helpers/cli.ts';
-import { scratchDir } from './helpers/tmp.ts';
+import { buildBundle, bundlePaths, freshBundle } from '../../bin/cli-bundle.js';
+import { runCli } from '../helpers/cli.ts';
+import { scratchDir } from '../helpers/tmp.ts';
 
 const dir = scratchDir();
 
@@ -68,7 +68,7 @@ describe('the CLI bundle cache', () => {
   });
 
   it('runs the real CLI the same way from the bundle and through tsx', async () => {
-    const sample = new URL('../examples/sample-trace.jsonl', import.meta.url).pathname;
+    const sample = new URL('../../examples/sample-trace.jsonl', import.meta.url).pathname;
     const [bundled, tsx] = await Promise.all([
       runCli(['analyze', '--json', sample]),
       runCli(['analyze', '--json', sample], { env: { FLEETBENCH_BUNDLE: '0' } }),
