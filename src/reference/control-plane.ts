@@ -7,11 +7,11 @@
  */
 
 import type { Clock } from '../clock/clock.ts';
+import { type Distribution, sample } from '../distribution.ts';
 import type { GitHubTransport } from '../github/types.ts';
 import type { Rng } from '../rng.ts';
 import type { RestartKind, SessionSpec, SessionState } from '../targets/types.ts';
 import type { TraceSink } from '../trace/writer.ts';
-import { type Distribution, sample } from '../workload/distribution.ts';
 import { ActorHost, type ActorHostConfig } from './actors.ts';
 import { LruMap, TtlCache } from './cache.ts';
 import { Dashboard } from './dashboard.ts';

@@ -22,11 +22,11 @@
  * does not change what the providers draw.
  */
 import type { Clock } from '../clock/clock.ts';
+import { type Distribution, sample } from '../distribution.ts';
 import type { Rng } from '../rng.ts';
 import type { RestartKind, RunNotice } from '../targets/types.ts';
 import type { Labels } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
-import { type Distribution, sample } from '../workload/distribution.ts';
 import { Limiter } from './limiter.ts';
 import {
   ADAPTERS,

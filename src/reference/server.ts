@@ -14,6 +14,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { RealClock } from '../clock/real.ts';
+import { type Distribution, sample } from '../distribution.ts';
 import { HttpTransport } from '../github/transport.ts';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
 import { BODY_LIMITS } from '../limits.ts';
@@ -37,7 +38,6 @@ import {
 } from '../targets/protocol.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
-import { type Distribution, sample } from '../workload/distribution.ts';
 import { defaultRestartOutage, type ReferenceConfig, ReferenceControlPlane } from './control-plane.ts';
 import { type CorruptStateHandler, FileStore, readJson, writeAtomic } from './file-store.ts';
 

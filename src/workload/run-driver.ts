@@ -5,11 +5,11 @@
  * only talks to the target's run methods, so a remote target drives the same way.
  */
 import type { Clock } from '../clock/clock.ts';
+import { type Distribution, sample } from '../distribution.ts';
 import { FleetbenchError } from '../errors.ts';
 import { defaultNativeRunConfig, type NativeRunConfig } from '../reference/runs.ts';
 import type { Rng } from '../rng.ts';
 import { hasCapability, type RunNotice, type Target } from '../targets/types.ts';
-import { type Distribution, sample } from './distribution.ts';
 import type { CountRange, Scenario } from './scenario.ts';
 
 /** The reference control plane's run config from a scenario's `providers` and `control-plane`. */

@@ -5,9 +5,9 @@
  * shape, `Scenario` the resolved one: the defaults live here and in docs/scenarios.md.
  */
 import { z } from 'zod';
+import { type Distribution, distributionField, fixed } from '../distribution.ts';
+import { durationField } from '../duration.ts';
 import { ADAPTERS, type Adapter } from '../reference/providers.ts';
-import { type Distribution, distributionField, fixed } from './distribution.ts';
-import { durationField } from './duration.ts';
 import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
   type ResolveContext,

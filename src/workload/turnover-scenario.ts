@@ -4,6 +4,7 @@
  * with the session profile loaded (so the scenario hash covers the profile's content).
  */
 import { z } from 'zod';
+import { durationField } from '../duration.ts';
 import {
   defaultFailureRates,
   type FailureRates,
@@ -11,7 +12,6 @@ import {
   type ResumeMode,
 } from '../reference/actor-model.ts';
 import type { ActorHostConfig } from '../reference/actors.ts';
-import { durationField } from './duration.ts';
 import { type Profile, resolveProfileRef } from './profiles/index.ts';
 
 const positiveInt = z

@@ -6,8 +6,8 @@
  *   `{ median: 4s, p95: 9s }` log-normal, the way latency profiles are usually stated
  */
 import { z } from 'zod';
-import type { Rng } from '../rng.ts';
 import { durationField } from './duration.ts';
+import type { Rng } from './rng.ts';
 
 export type Distribution =
   | { kind: 'fixed'; ms: number }
