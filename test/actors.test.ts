@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../src/clock/index.ts';
-import { type ActorModel, defaultActorModel, type FailureRates } from '../src/reference/actor-model.ts';
+import { type ActorModel, defaultActorModel } from '../src/reference/actor-model.ts';
+import type { FailureRates } from '../src/targets/types.ts';
 import { ActorHost, type ActorHostConfig } from '../src/reference/actors.ts';
 import { Rng } from '../src/rng.ts';
 import type { ActorStepRequest } from '../src/targets/types.ts';

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { judge, resolveBudgets } from '../src/judge/index.ts';
-import { ADAPTERS, draw, loadDuration, PROVIDER_PROFILES } from '../src/reference/providers.ts';
+import { draw, loadDuration, PROVIDER_PROFILES } from '../src/reference/providers.ts';
+import { ADAPTERS } from '../src/targets/types.ts';
 import { Rng } from '../src/rng.ts';
 import { runRef } from './helpers/run.ts';
 

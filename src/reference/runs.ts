@@ -24,17 +24,14 @@
 import type { Clock } from '../clock/clock.ts';
 import { type Distribution, sample } from '../distribution.ts';
 import type { Rng } from '../rng.ts';
-import type { RestartKind, RunNotice } from '../targets/types.ts';
+import { ADAPTERS, type Adapter, isAdapter, type RestartKind, type RunNotice } from '../targets/types.ts';
 import type { Labels } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { Limiter } from './limiter.ts';
 import {
-  ADAPTERS,
-  type Adapter,
   draw,
   firstItemKind,
   type ItemKind,
-  isAdapter,
   laterItemKind,
   loadDuration,
   PROVIDER_PROFILES,

@@ -12,10 +12,8 @@ import { FleetbenchError } from '../errors.ts';
 import type { Verdict } from '../judge/judge.ts';
 import { prepareRunJudge } from '../judge/run.ts';
 import { MAX_EVENTS_AT_ONE_INSTANT } from '../limits.ts';
-import { defaultRestartOutage } from '../reference/control-plane.ts';
 import { createRng } from '../rng.ts';
 import { openTarget, targetKind } from '../targets/index.ts';
-import { ReferenceTarget } from '../targets/reference.ts';
 import type { Target } from '../targets/types.ts';
 import { TraceWriter } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
@@ -24,10 +22,8 @@ import { checkFaults, scheduleFaults } from './faults.ts';
 import { createInProcessGitHub, type GitHubSide } from './github-side.ts';
 import { scenarioHash } from './load.ts';
 import { MarkerBus } from './markers.ts';
-import { nativeRunConfig } from './run-driver.ts';
 import type { Scenario } from './scenario.ts';
 import { SessionSpawner } from './spawner.ts';
-import { actorConfigOf } from './turnover-scenario.ts';
 import { World } from './world.ts';
 
 export interface RunOptions {
@@ -182,42 +178,17 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       checks: scenario.sessions.checks,
       mergeAfter: scenario.sessions.mergeAfter,
     });
-    // http and module targets (src/targets/): opened here; the embedded one is built below.
-    opened =
-      scenario.target !== 'reference'
-        ? await openTarget({
-            scenario,
-            clock,
-            rng: rng.fork('target'),
-            trace,
-            github,
-            runId,
-            world,
-            outDir: options.outDir,
-          })
-        : undefined;
-    let target: Target;
-    if (opened) target = opened;
-    else {
-      target = new ReferenceTarget({
-        clock,
-        rng: rng.fork('target'),
-        trace,
-        transport: github.transport,
-        token: github.token,
-        agentWorld: world,
-        config: {
-          polling: scenario.polling,
-          dashboard: scenario.dashboard,
-          spawnTime: scenario.sessions.spawnTime,
-          fixAfter: scenario.sessions.fixAfter,
-          restartOutage: defaultRestartOutage,
-          cacheSizes: scenario.caches,
-          ...(scenario.turnover ? { actors: actorConfigOf(scenario.turnover) } : {}),
-          runs: nativeRunConfig(scenario),
-        },
-      });
-    }
+    const target = await openTarget({
+      scenario,
+      clock,
+      rng: rng.fork('target'),
+      trace,
+      github,
+      runId,
+      world,
+      outDir: options.outDir,
+    });
+    opened = target;
     // The system under test failed for good (e.g. agent-orchestrator's process died).
     target.onFailure?.(fail('target'));
     checkFaults(scenario.faults, target);

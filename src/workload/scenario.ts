@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { type Distribution, distributionField, fixed } from '../distribution.ts';
 import { durationField } from '../duration.ts';
-import { ADAPTERS, type Adapter } from '../reference/providers.ts';
+import { ADAPTERS, type Adapter } from '../targets/types.ts';
 import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
   type ResolveContext,

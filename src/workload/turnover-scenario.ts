@@ -10,8 +10,7 @@ import {
   type FailureRates,
   type LifecycleMode,
   type ResumeMode,
-} from '../reference/actor-model.ts';
-import type { ActorHostConfig } from '../reference/actors.ts';
+} from '../targets/types.ts';
 import { type Profile, resolveProfileRef } from './profiles/index.ts';
 
 const positiveInt = z
@@ -114,9 +113,4 @@ export function resolveTurnover(
       notFound: t.failures?.['not-found'] ?? defaults.notFound,
     },
   };
-}
-
-/** What the reference control plane's actors are configured with for this scenario. */
-export function actorConfigOf(t: TurnoverConfig): ActorHostConfig {
-  return { lifecycle: t.lifecycleMode, resume: t.resumeMode, failures: t.failures };
 }
