@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { judge, resolveBudgets } from '../src/judge/index.ts';
 import { draw, loadDuration, PROVIDER_PROFILES } from '../src/reference/providers.ts';
-import { ADAPTERS } from '../src/targets/types.ts';
 import { Rng } from '../src/rng.ts';
+import { ADAPTERS } from '../src/targets/types.ts';
 import { runRef } from './helpers/run.ts';
 
 const NATIVE = resolveBudgets('native-speed');

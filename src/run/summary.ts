@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { analyzeFile } from '../analyze/file.ts';
 import type { Analysis } from '../analyze/schema.ts';
 import type { Verdict } from '../judge/judge.ts';
+import { scenarioHash } from '../workload/load.ts';
+import type { Scenario } from '../workload/scenario.ts';
 import type { RunOutcome } from './engine.ts';
-import { scenarioHash } from './load.ts';
-import type { Scenario } from './scenario.ts';
 
 export const RUN_SUMMARY_VERSION = 1;
 

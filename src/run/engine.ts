@@ -10,21 +10,21 @@ import { RealClock } from '../clock/real.ts';
 import { VirtualClock } from '../clock/virtual.ts';
 import { FleetbenchError } from '../errors.ts';
 import type { Verdict } from '../judge/judge.ts';
-import { prepareRunJudge } from '../judge/run.ts';
 import { MAX_EVENTS_AT_ONE_INSTANT } from '../limits.ts';
 import { createRng } from '../rng.ts';
 import { openTarget, targetKind } from '../targets/index.ts';
 import type { Target } from '../targets/types.ts';
 import { TraceWriter } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
-import { checkExecutors, runExecutor } from './executors/index.ts';
-import { checkFaults, scheduleFaults } from './faults.ts';
-import { createInProcessGitHub, type GitHubSide } from './github-side.ts';
-import { scenarioHash } from './load.ts';
-import { MarkerBus } from './markers.ts';
-import type { Scenario } from './scenario.ts';
-import { SessionSpawner } from './spawner.ts';
-import { World } from './world.ts';
+import { checkExecutors, runExecutor } from '../workload/executors/index.ts';
+import { checkFaults, scheduleFaults } from '../workload/faults.ts';
+import { createInProcessGitHub, type GitHubSide } from '../workload/github-side.ts';
+import { scenarioHash } from '../workload/load.ts';
+import { MarkerBus } from '../workload/markers.ts';
+import type { Scenario } from '../workload/scenario.ts';
+import { SessionSpawner } from '../workload/spawner.ts';
+import { World } from '../workload/world.ts';
+import { prepareRunJudge } from './judge.ts';
 
 export interface RunOptions {
   /** Directory for trace.jsonl (and, written by the caller, summary.json). */
