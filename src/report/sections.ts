@@ -4,7 +4,7 @@
  */
 import { NONE } from '../analyze/analyzer.ts';
 import type { Analysis, AnalysisPercentiles, KeyCount } from '../analyze/schema.ts';
-import { scorecardFigure } from '../matrix/summary.ts';
+import { scorecardFigure } from './scorecard.ts';
 import { type Block, fmtBytes, fmtInt, fmtMs, fmtNum, fmtPct, type Section } from './table.ts';
 
 export interface SectionOptions {
