@@ -10,7 +10,7 @@ import { ADAPTERS, type Adapter, type RestartKind } from '../targets/types.ts';
 import type { ActorHostConfig } from './actors.ts';
 import type { PollingStrategyName } from './polling.ts';
 import type { AoGhMode } from './polling-ao.ts';
-import type { NativeRunConfig } from './runs.ts';
+import type { NativeRunConfig } from './runs/config.ts';
 
 export interface ReferenceConfig {
   polling: {

@@ -19,15 +19,11 @@ import { Dashboard } from './dashboard.ts';
 import { type CallAttribution, GitHubClient } from './github-client.ts';
 import type { PrSummary } from './github-queries.ts';
 import { Limiter } from './limiter.ts';
-import {
-  type PollCaches,
-  type PollEnv,
-  type PollingStrategyName,
-  runGuardedCycle,
-  runNaiveCycle,
-} from './polling.ts';
-import { type AoGhMode, aoSpawnCalls, runAoCycle } from './polling-ao.ts';
-import { defaultNativeRunConfig, type NativeRunConfig, NativeRuns, type RunStore } from './runs.ts';
+import { type PollCaches, type PollEnv, runGuardedCycle, runNaiveCycle } from './polling.ts';
+import { aoSpawnCalls, runAoCycle } from './polling-ao.ts';
+import { defaultNativeRunConfig } from './runs/config.ts';
+import type { RunStore } from './runs/durable-state.ts';
+import { NativeRuns } from './runs/native-runs.ts';
 import { type DurableStore, MemoryStore, type SessionRecord, SessionTable } from './sessions.ts';
 
 /** What the simulated agent does to the world when it addresses review comments. */

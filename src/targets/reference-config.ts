@@ -4,7 +4,7 @@
  * with the same schema, src/reference/config.ts).
  */
 import { defaultRestartOutage, type ReferenceConfig, referenceConfigSchema } from '../reference/config.ts';
-import { defaultNativeRunConfig, type NativeRunConfig } from '../reference/runs.ts';
+import { defaultNativeRunConfig, type NativeRunConfig } from '../reference/runs/config.ts';
 import type { Scenario } from '../workload/scenario.ts';
 
 /** The native runs' settings from a scenario's `providers` and `control-plane`. */
