@@ -10,7 +10,7 @@ import type { Clock } from '../clock/clock.ts';
 import { sample } from '../distribution.ts';
 import type { GitHubTransport } from '../github/types.ts';
 import type { Rng } from '../rng.ts';
-import type { RestartKind, SessionSpec, SessionState } from '../targets/types.ts';
+import { isRestartKind, type RestartKind, type SessionSpec, type SessionState } from '../targets/types.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { ActorHost } from './actors.ts';
 import { LruMap, TtlCache } from './cache.ts';
@@ -117,7 +117,7 @@ export class ReferenceControlPlane {
    */
   async start(reason = 'start'): Promise<void> {
     this.sessions.reload();
-    const restart = reason === 'hard' || reason === 'graceful' || reason === 'hot' ? reason : undefined;
+    const restart = isRestartKind(reason) ? reason : undefined;
     // A served process started after a real restart takes the native runs over from disk.
     if (restart) this.runs.restore(restart);
     this.running = true;

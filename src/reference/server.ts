@@ -24,8 +24,8 @@ import {
   actorPhaseSchema,
   actorStepSchema,
   dashboardRequestSchema,
-  type ErrorCode,
   type InfoResponse,
+  type ProtocolErrorCode,
   providerFaultSchema,
   type RunStartRequest,
   recordToEvent,
@@ -75,7 +75,7 @@ const referenceRunStartSchema = runStartSchema.extend({ config: servedConfigSche
 class HttpError extends Error {
   constructor(
     readonly status: number,
-    readonly code: ErrorCode,
+    readonly code: ProtocolErrorCode,
     message: string,
   ) {
     super(message);
@@ -92,7 +92,12 @@ function send(res: ServerResponse, status: number, body?: unknown): void {
   res.end(text);
 }
 
-export function sendError(res: ServerResponse, status: number, code: ErrorCode, message: string): void {
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  code: ProtocolErrorCode,
+  message: string,
+): void {
   send(res, status, { error: { code, message } });
 }
 

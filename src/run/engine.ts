@@ -64,7 +64,7 @@ export interface RunProgress {
   apiCalls: number;
 }
 
-export interface RunOutcome {
+export interface RunResult {
   scenario: Scenario;
   tracePath: string;
   /**
@@ -85,7 +85,7 @@ export interface RunOutcome {
 
 const GAUGE_EVERY_MS = 10_000;
 
-export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunOutcome> {
+export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunResult> {
   targetKind(scenario.target);
   const clock: Clock =
     scenario.clock === 'virtual' ? new VirtualClock() : new RealClock({ timeScale: scenario.timeScale });
@@ -118,7 +118,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   const abort = new AbortController();
   // A part of the run that fails (a restart that never came back, an executor that cannot go
   // on) fails the run: it stops, the trace says why, and nothing judges what was left.
-  let failure: RunOutcome['failure'];
+  let failure: RunResult['failure'];
   // The progress guard: under the virtual clock, a loop that writes record after record without
   // time passing (a zero interval) would fill the disk and starve signals (no macrotask ever
   // runs). Past the limit every record at that instant throws in its producer, which breaks the
@@ -306,7 +306,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     // the final states are the target's at the end (virtual time already samples at the end).
     if (!(clock instanceof VirtualClock)) await writeSessionGauges().catch(() => undefined);
     const interrupted = failure === undefined && (options.signal?.aborted ?? false);
-    const reason: RunOutcome['reason'] = failure ? 'failed' : interrupted ? 'interrupted' : 'completed';
+    const reason: RunResult['reason'] = failure ? 'failed' : interrupted ? 'interrupted' : 'completed';
     abort.abort();
     await detach();
     opened = undefined;

@@ -8,7 +8,12 @@
 /** A session's lifecycle, in order: spawning → working → pr_open → review → merged | closed. */
 export const sessionStates = ['spawning', 'working', 'pr_open', 'review', 'merged', 'closed'] as const;
 export type SessionState = (typeof sessionStates)[number];
-export type RestartKind = 'hard' | 'graceful' | 'hot';
+export const restartKinds = ['hard', 'graceful', 'hot'] as const;
+export type RestartKind = (typeof restartKinds)[number];
+
+export function isRestartKind(name: string): name is RestartKind {
+  return (restartKinds as readonly string[]).includes(name);
+}
 
 /** How far along the lifecycle a state is, for "wait until every session reached X". */
 export const stateRank: Record<SessionState, number> = {

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyzeFile } from '../../src/analyze/file.ts';
 import type { Analysis } from '../../src/analyze/schema.ts';
-import { type RunOutcome, runScenario } from '../../src/run/engine.ts';
+import { type RunResult, runScenario } from '../../src/run/engine.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import type { BodyRecord } from '../../src/trace/schema.ts';
 import { resolveScenarioRef } from '../../src/workload/builtins.ts';
@@ -13,7 +13,7 @@ import { scratchDir } from './tmp.ts';
 const runsDir = scratchDir('fleetbench-run-');
 
 export interface TestRun {
-  outcome: RunOutcome;
+  outcome: RunResult;
   analysis: Analysis;
   records: BodyRecord[];
 }
