@@ -243,7 +243,13 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       ),
     );
     if (saved) {
-      await begin(saved, options.recover);
+      // run.json was checked when the run began; a hand-edited or foreign one is refused here.
+      const config = servedConfigSchema.safeParse(saved.config ?? {});
+      if (!config.success) {
+        const issue = config.error.issues[0];
+        throw new Error(`${runPath}: config.${issue?.path.join('.')}: ${issue?.message}`);
+      }
+      await begin({ ...saved, config: config.data }, options.recover);
       if (store.tornLines > 0) log(`recovered with ${store.tornLines} torn journal line(s) skipped`);
     }
   }
