@@ -6,10 +6,11 @@
  */
 import { z } from 'zod';
 import { type Distribution, distributionSchema } from '../distribution.ts';
-import { ADAPTERS, type Adapter, type RestartKind } from '../targets/types.ts';
+import { ADAPTERS, type Adapter, lifecycleModes, type RestartKind, resumeModes } from '../targets/types.ts';
 import type { ActorHostConfig } from './actors.ts';
-import type { PollingStrategyName } from './polling.ts';
-import type { AoGhMode } from './polling-ao.ts';
+import { type DashboardMode, dashboardModes } from './dashboard.ts';
+import { type PollingStrategyName, pollingStrategies } from './polling.ts';
+import { type AoGhMode, aoGhModes } from './polling-ao.ts';
 import type { NativeRunConfig } from './runs/config.ts';
 
 export interface ReferenceConfig {
@@ -26,7 +27,7 @@ export interface ReferenceConfig {
     /** Requests per second the client sends at most (0: unpaced). */
     maxRps: number;
   };
-  dashboard: { mode: 'enrich' | 'saved'; refreshMs: number; cacheTtlMs: number };
+  dashboard: { mode: DashboardMode; refreshMs: number; cacheTtlMs: number };
   /** spawning → working. */
   spawnTime: Distribution;
   /** Agent: review comments received → fix pushed and replies posted. */
@@ -53,8 +54,8 @@ const count = z.number().int().nonnegative();
 const ms = z.number().nonnegative();
 
 const pollingSchema = z.object({
-  strategy: z.enum(['guarded', 'naive', 'ao-0.2']),
-  aoGh: z.enum(['current', 'legacy']).optional(),
+  strategy: z.enum(pollingStrategies),
+  aoGh: z.enum(aoGhModes).optional(),
   aoGhProcessMs: ms.optional(),
   aoCpus: count.optional(),
   intervalMs: ms,
@@ -62,7 +63,7 @@ const pollingSchema = z.object({
   reviewThrottleMs: ms,
   maxRps: z.number().nonnegative(),
 });
-const dashboardSchema = z.object({ mode: z.enum(['enrich', 'saved']), refreshMs: ms, cacheTtlMs: ms });
+const dashboardSchema = z.object({ mode: z.enum(dashboardModes), refreshMs: ms, cacheTtlMs: ms });
 const cacheSizesSchema = z.object({ repos: count, commits: count, prs: count });
 const restartOutageSchema = z.object({
   hard: distributionSchema,
@@ -75,8 +76,8 @@ const failureRatesSchema = z.object({
   notFound: z.number().min(0).max(1),
 });
 const actorsSchema = z.object({
-  lifecycle: z.enum(['suspend', 'pause', 'none']),
-  resume: z.enum(['implicit', 'explicit']),
+  lifecycle: z.enum(lifecycleModes),
+  resume: z.enum(resumeModes),
   failures: failureRatesSchema.optional(),
 });
 const providersSchema = z.object(

@@ -122,8 +122,10 @@ export function hasCapability(target: Target, capability: TargetCapability): boo
 // ── Actors (park/wake) ──────────────────────────────────────────────────────────────────────
 
 /** How a parked actor is kept (SPEC §4): a snapshot (`suspend`), a paused process or not at all. */
-export type LifecycleMode = 'suspend' | 'pause' | 'none';
-export type ResumeMode = 'implicit' | 'explicit';
+export const lifecycleModes = ['suspend', 'pause', 'none'] as const;
+export type LifecycleMode = (typeof lifecycleModes)[number];
+export const resumeModes = ['implicit', 'explicit'] as const;
+export type ResumeMode = (typeof resumeModes)[number];
 
 /** Failure rates per attempt, by kind (SPEC §4). */
 export interface FailureRates {

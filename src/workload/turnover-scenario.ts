@@ -9,7 +9,9 @@ import {
   defaultFailureRates,
   type FailureRates,
   type LifecycleMode,
+  lifecycleModes,
   type ResumeMode,
+  resumeModes,
 } from '../targets/types.ts';
 import { type Profile, resolveProfileRef } from './profiles/index.ts';
 
@@ -48,11 +50,11 @@ export const turnoverSection = z
       .default(1)
       .describe('multiplies think times (each with ±20 % seeded jitter)'),
     'lifecycle-mode': z
-      .enum(['suspend', 'pause', 'none'])
+      .enum(lifecycleModes)
       .default('suspend')
       .describe('suspend: durable snapshots; pause: node-local; none: never parked'),
     'resume-mode': z
-      .enum(['implicit', 'explicit'])
+      .enum(resumeModes)
       .default('implicit')
       .describe('implicit: the first request wakes a parked session; explicit: a wake call first'),
     failures: z
