@@ -2,8 +2,9 @@
  * One virtual-time run in its own process, so its wall time and peak RSS are its own:
  * `tsx bench/engine-child.ts REF OUTDIR [key=value ...]` prints one JSON line.
  */
+
+import { runScenario } from '../src/run/engine.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
-import { runScenario } from '../src/workload/engine.ts';
 import { parseOverride } from '../src/workload/load.ts';
 
 const [ref, outDir, ...sets] = process.argv.slice(2);

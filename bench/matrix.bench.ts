@@ -11,10 +11,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Baseline } from '../src/matrix/baseline.ts';
+import { runScenario } from '../src/run/engine.ts';
+import { writeRunSummary } from '../src/run/summary.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
 import { allCells } from '../src/workload/cells.ts';
-import { runScenario } from '../src/workload/engine.ts';
-import { writeRunSummary } from '../src/workload/summary.ts';
 import type { Bench } from './run.ts';
 import { timedNode } from './timed.ts';
 

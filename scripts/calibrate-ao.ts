@@ -16,10 +16,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { analyzeFile } from '../src/analyze/file.ts';
 import type { Analysis } from '../src/analyze/schema.ts';
+import { runScenario } from '../src/run/engine.ts';
 import { detectGh } from '../src/targets/ao/gh.ts';
 import { resolveAoPackages } from '../src/targets/ao/packages.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
-import { runScenario } from '../src/workload/engine.ts';
 import { parseOverride } from '../src/workload/load.ts';
 
 const { values } = parseArgs({

@@ -6,9 +6,9 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveTelemetry } from '../src/live/index.ts';
+import { runScenario } from '../src/run/engine.ts';
 import { readTrace } from '../src/trace/reader.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
-import { runScenario } from '../src/workload/engine.ts';
 import { parseOverride } from '../src/workload/load.ts';
 import { spans } from './helpers/run.ts';
 import { scratchDir } from './helpers/tmp.ts';

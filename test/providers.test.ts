@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { judge, resolveBudgets } from '../src/judge/index.ts';
-import { ADAPTERS, draw, loadDuration, PROVIDER_PROFILES } from '../src/reference/providers.ts';
+import { draw, loadDuration, PROVIDER_PROFILES } from '../src/reference/providers.ts';
 import { Rng } from '../src/rng.ts';
+import { ADAPTERS } from '../src/targets/types.ts';
 import { runRef } from './helpers/run.ts';
 
 const NATIVE = resolveBudgets('native-speed');

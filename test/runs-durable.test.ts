@@ -5,12 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../src/clock/virtual.ts';
-import {
-  defaultNativeRunConfig,
-  NativeRuns,
-  type RunStore,
-  type RunsSnapshot,
-} from '../src/reference/runs.ts';
+import { defaultNativeRunConfig } from '../src/reference/runs/config.ts';
+import type { RunStore, RunsSnapshot } from '../src/reference/runs/durable-state.ts';
+import { NativeRuns } from '../src/reference/runs/native-runs.ts';
 import { createRng } from '../src/rng.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 

@@ -3,6 +3,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { parseDuration } from '../duration.ts';
 import { FleetbenchError } from '../errors.ts';
 import {
   budgetYaml,
@@ -12,7 +13,6 @@ import {
   loadInputs,
   resolveBudgets,
 } from '../judge/index.ts';
-import { parseDuration } from '../workload/duration.ts';
 import type { CommandIo } from './output.ts';
 
 interface DeriveFlags {

@@ -22,9 +22,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
+import { parseDuration } from '../duration.ts';
 import { ExitCode, FleetbenchError, InputFileError } from '../errors.ts';
 import { describeZodIssues } from '../validation.ts';
-import { parseDuration } from '../workload/duration.ts';
 import { BUDGET_METRICS, type BudgetMetric, knownMetricNames, type Stat } from './metrics.ts';
 
 export type Op = '<' | '<=' | '>' | '>=' | '==' | '!=';

@@ -4,4 +4,3 @@ export * from './inputs.ts';
 export * from './judge.ts';
 export * from './metrics.ts';
 export * from './report.ts';
-export * from './run.ts';

@@ -6,7 +6,7 @@
  */
 import { FleetbenchError } from '../errors.ts';
 import type { Verdict } from '../judge/judge.ts';
-import type { RunAttachment, RunHandle } from '../workload/engine.ts';
+import type { RunAttachment, RunHandle } from '../run/engine.ts';
 import { budgetFamilies, metricsText } from './metrics.ts';
 import { OtlpExporter } from './otlp-export.ts';
 import { ProgressLine } from './progress.ts';

@@ -5,9 +5,9 @@
  * decide (an `abort` message stops the current run, which still writes its partial summary).
  */
 import { isFleetbenchError } from '../errors.ts';
+import { runScenario } from '../run/engine.ts';
+import { writeRunSummary } from '../run/summary.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
-import { runScenario } from '../workload/engine.ts';
-import { writeRunSummary } from '../workload/summary.ts';
 import type { ChildMessage, ParentMessage, RunJob } from './protocol.ts';
 
 let current: AbortController | undefined;

@@ -11,7 +11,7 @@ import { extractMetrics, type MetricDef } from './metrics.ts';
 import type { ResultSet, ResultUnit } from './results.ts';
 import { holm, mannWhitney, median, minimumP, type RankTest } from './stats.ts';
 
-export type Verdict =
+export type CompareVerdict =
   | 'regression'
   | 'improvement'
   | 'no change'
@@ -41,7 +41,7 @@ export interface MetricComparison {
   test: RankTest | null;
   /** Holm-adjusted p (within its family); null when untested. */
   pAdjusted: number | null;
-  verdict: Verdict;
+  verdict: CompareVerdict;
 }
 
 export interface UnitComparison {

@@ -2,8 +2,9 @@
  * The messages between the matrix parent and its child processes (src/matrix/pool.ts and
  * child.ts). One run at a time per child; the child answers every `run` with `done` or `failed`.
  */
+
+import type { RunSummary } from '../run/summary.ts';
 import type { Override } from '../workload/load.ts';
-import type { RunSummary } from '../workload/summary.ts';
 
 export interface RunJob {
   /** Unique in a pool: the unit id, plus `#seed` when a unit repeats. */

@@ -3,6 +3,7 @@
  * `fleetbench matrix` and the HTML report, so the three never disagree.
  */
 import type { Analysis } from '../analyze/schema.ts';
+import { scorecardFigure } from '../report/scorecard.ts';
 import { type Column, fmtInt, fmtMs, fmtNum, fmtPct } from '../report/table.ts';
 import type { Baseline } from './baseline.ts';
 import { scorecardCounts } from './checks.ts';
@@ -40,21 +41,6 @@ export function activeBracket(a: Analysis): BracketRow[] {
 export function bracketDeltaText(row: BracketRow): string {
   if (row.delta !== null) return `${row.delta >= 0 ? '+' : ''}${fmtNum(row.delta)}`;
   return 'window reset in between';
-}
-
-/**
- * A scorecard row's figure, the one text every report shows (terminal, Markdown, HTML): a
- * projection says so, with the figure measured in the run beside it:
- * `-21.5 % (projected to 50; measured 90.3 % at 4)`: the projection first (it is what the rule
- * judges), the run's own figure at its own sessions beside it.
- */
-export function scorecardFigure(row: Analysis['scorecard']['rows'][number], at = 50): string {
-  if (row.measured === null) return '–';
-  const value = `${fmtNum(row.measured)} ${row.unit}`;
-  if (!row.projected) return value;
-  const observed =
-    row.observed === null || row.observed === undefined ? '–' : `${fmtNum(row.observed)} ${row.unit}`;
-  return `${value} (projected to ${fmtInt(at)}; measured ${observed} at ${fmtInt(row.observedAt ?? null)})`;
 }
 
 /** One line per judged rule failing, or the all-clear. */

@@ -7,10 +7,7 @@
  * Sizes are bytes, rates bytes per millisecond (1 MB/s = 1,000 bytes/ms), times milliseconds.
  */
 import type { Rng } from '../rng.ts';
-import type { ActorFootprint, ActorOp } from '../targets/types.ts';
-
-export type LifecycleMode = 'suspend' | 'pause' | 'none';
-export type ResumeMode = 'implicit' | 'explicit';
+import type { ActorFootprint, ActorOp, FailureRates } from '../targets/types.ts';
 
 /** A log-normal time stated the usual way (median and p95, ms). */
 export interface MedianP95 {
@@ -114,19 +111,6 @@ export const defaultActorModel: ActorModel = {
     backoffMs: 250,
     attempts: 4,
   },
-};
-
-/** Failure rates per attempt, by kind (SPEC §4). */
-export interface FailureRates {
-  busy: number;
-  crashed: number;
-  notFound: number;
-}
-
-/** Defaults per lifecycle mode: a node-local snapshot is lost more often than a durable one. */
-export const defaultFailureRates: Record<Exclude<LifecycleMode, 'none'>, FailureRates> = {
-  suspend: { busy: 0.005, crashed: 0.001, notFound: 0.0002 },
-  pause: { busy: 0.005, crashed: 0.001, notFound: 0.002 },
 };
 
 export type FailureKind = 'busy' | 'crashed' | 'not_found';

@@ -16,13 +16,17 @@
  */
 import type { Clock } from '../clock/clock.ts';
 import type { Rng } from '../rng.ts';
-import type {
-  ActorCounts,
-  ActorFootprint,
-  ActorPhase,
-  ActorReply,
-  ActorState,
-  ActorStepRequest,
+import {
+  type ActorCounts,
+  type ActorFootprint,
+  type ActorPhase,
+  type ActorReply,
+  type ActorState,
+  type ActorStepRequest,
+  defaultFailureRates,
+  type FailureRates,
+  type LifecycleMode,
+  type ResumeMode,
 } from '../targets/types.ts';
 import type { Labels } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
@@ -30,12 +34,8 @@ import {
   type ActorModel,
   ActorTimer,
   defaultActorModel,
-  defaultFailureRates,
   type FailureKind,
-  type FailureRates,
-  type LifecycleMode,
   opMs,
-  type ResumeMode,
   type SnapshotModel,
 } from './actor-model.ts';
 

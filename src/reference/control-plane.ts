@@ -7,63 +7,24 @@
  */
 
 import type { Clock } from '../clock/clock.ts';
+import { sample } from '../distribution.ts';
 import type { GitHubTransport } from '../github/types.ts';
 import type { Rng } from '../rng.ts';
-import type { RestartKind, SessionSpec, SessionState } from '../targets/types.ts';
+import { isRestartKind, type RestartKind, type SessionSpec, type SessionState } from '../targets/types.ts';
 import type { TraceSink } from '../trace/writer.ts';
-import { type Distribution, sample } from '../workload/distribution.ts';
-import { ActorHost, type ActorHostConfig } from './actors.ts';
+import { ActorHost } from './actors.ts';
 import { LruMap, TtlCache } from './cache.ts';
+import type { ReferenceConfig } from './config.ts';
 import { Dashboard } from './dashboard.ts';
 import { type CallAttribution, GitHubClient } from './github-client.ts';
 import type { PrSummary } from './github-queries.ts';
 import { Limiter } from './limiter.ts';
-import {
-  type PollCaches,
-  type PollEnv,
-  type PollingStrategyName,
-  runGuardedCycle,
-  runNaiveCycle,
-} from './polling.ts';
-import { type AoGhMode, aoSpawnCalls, runAoCycle } from './polling-ao.ts';
-import { defaultNativeRunConfig, type NativeRunConfig, NativeRuns, type RunStore } from './runs.ts';
+import { type PollCaches, type PollEnv, runGuardedCycle, runNaiveCycle } from './polling.ts';
+import { aoSpawnCalls, runAoCycle } from './polling-ao.ts';
+import { defaultNativeRunConfig } from './runs/config.ts';
+import type { RunStore } from './runs/durable-state.ts';
+import { NativeRuns } from './runs/native-runs.ts';
 import { type DurableStore, MemoryStore, type SessionRecord, SessionTable } from './sessions.ts';
-
-export interface ReferenceConfig {
-  polling: {
-    strategy: PollingStrategyName;
-    /** `ao-0.2` only: which gh the modelled agent-orchestrator shells out to. */
-    aoGh?: AoGhMode;
-    /** `ao-0.2` only: CPU time of one gh process, queued on `aoCpus` cores (0: not modelled). */
-    aoGhProcessMs?: number;
-    aoCpus?: number;
-    intervalMs: number;
-    concurrency: number;
-    reviewThrottleMs: number;
-    /** Requests per second the client sends at most (0: unpaced). */
-    maxRps: number;
-  };
-  dashboard: { mode: 'enrich' | 'saved'; refreshMs: number; cacheTtlMs: number };
-  /** spawning → working. */
-  spawnTime: Distribution;
-  /** Agent: review comments received → fix pushed and replies posted. */
-  fixAfter: Distribution;
-  /** Kill (or drain end) → ready, per restart kind. */
-  restartOutage: Record<RestartKind, Distribution>;
-  /** ETag LRU sizes (SPEC §4: 100 repos, 500 commits, 500 PRs). */
-  cacheSizes: { repos: number; commits: number; prs: number };
-  project?: string;
-  /** Actors (park/wake): lifecycle and resume modes, failure rates. Default: suspend, implicit. */
-  actors?: ActorHostConfig;
-  /** Native runs and providers (runs.ts); defaults when absent. */
-  runs?: NativeRunConfig;
-}
-
-export const defaultRestartOutage: Record<RestartKind, Distribution> = {
-  hard: { kind: 'lognormal', median: 2_500, p95: 6_000 },
-  graceful: { kind: 'lognormal', median: 1_500, p95: 3_000 },
-  hot: { kind: 'lognormal', median: 400, p95: 900 },
-};
 
 /** What the simulated agent does to the world when it addresses review comments. */
 export interface AgentWorld {
@@ -156,7 +117,7 @@ export class ReferenceControlPlane {
    */
   async start(reason = 'start'): Promise<void> {
     this.sessions.reload();
-    const restart = reason === 'hard' || reason === 'graceful' || reason === 'hot' ? reason : undefined;
+    const restart = isRestartKind(reason) ? reason : undefined;
     // A served process started after a real restart takes the native runs over from disk.
     if (restart) this.runs.restore(restart);
     this.running = true;

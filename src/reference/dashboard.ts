@@ -11,8 +11,11 @@ import type { CallAttribution, GitHubClient } from './github-client.ts';
 import { Limiter } from './limiter.ts';
 import type { SessionRecord } from './sessions.ts';
 
+export const dashboardModes = ['enrich', 'saved'] as const;
+export type DashboardMode = (typeof dashboardModes)[number];
+
 export interface DashboardConfig {
-  mode: 'enrich' | 'saved';
+  mode: DashboardMode;
   refreshMs: number;
   cacheTtlMs: number;
   concurrency: number;

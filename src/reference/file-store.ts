@@ -25,7 +25,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import type { RunStore, RunsSnapshot } from './runs.ts';
+import type { RunStore, RunsSnapshot } from './runs/durable-state.ts';
 import type { DurableStore, SessionRecord } from './sessions.ts';
 
 export class FileStore implements DurableStore, RunStore {

@@ -25,7 +25,8 @@ import type { CycleStats, PollEnv } from './polling.ts';
 import { CallCounter } from './polling.ts';
 import type { SessionRecord } from './sessions.ts';
 
-export type AoGhMode = 'current' | 'legacy';
+export const aoGhModes = ['current', 'legacy'] as const;
+export type AoGhMode = (typeof aoGhModes)[number];
 
 function split(repo: string): { owner: string; name: string } {
   const i = repo.indexOf('/');

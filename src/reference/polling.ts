@@ -29,7 +29,8 @@ import {
 import type { Limiter } from './limiter.ts';
 import type { SessionRecord } from './sessions.ts';
 
-export type PollingStrategyName = 'guarded' | 'naive' | 'ao-0.2';
+export const pollingStrategies = ['guarded', 'naive', 'ao-0.2'] as const;
+export type PollingStrategyName = (typeof pollingStrategies)[number];
 
 export interface PollCaches {
   repoEtags: LruMap<string, string>;

@@ -12,14 +12,9 @@
  * Pure functions of a seeded Rng: the run manager (runs.ts) decides when they are drawn.
  */
 import type { Rng } from '../rng.ts';
+import type { Adapter } from '../targets/types.ts';
 
-export const ADAPTERS = ['claude', 'codex', 'opencode'] as const;
-export type Adapter = (typeof ADAPTERS)[number];
 export type StartKind = 'cold' | 'warm';
-
-export function isAdapter(name: string): name is Adapter {
-  return (ADAPTERS as readonly string[]).includes(name);
-}
 
 /** A latency as profiles state it: log-normal with this median and p95 (ms). */
 export interface Latency {

@@ -14,6 +14,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { RealClock } from '../clock/real.ts';
+import { sample } from '../distribution.ts';
 import { HttpTransport } from '../github/transport.ts';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
 import { BODY_LIMITS } from '../limits.ts';
@@ -23,8 +24,8 @@ import {
   actorPhaseSchema,
   actorStepSchema,
   dashboardRequestSchema,
-  type ErrorCode,
   type InfoResponse,
+  type ProtocolErrorCode,
   providerFaultSchema,
   type RunStartRequest,
   recordToEvent,
@@ -37,8 +38,8 @@ import {
 } from '../targets/protocol.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
-import { type Distribution, sample } from '../workload/distribution.ts';
-import { defaultRestartOutage, type ReferenceConfig, ReferenceControlPlane } from './control-plane.ts';
+import { type ReferenceConfig, type ServedConfig, servedConfig, servedConfigSchema } from './config.ts';
+import { ReferenceControlPlane } from './control-plane.ts';
 import { type CorruptStateHandler, FileStore, readJson, writeAtomic } from './file-store.ts';
 
 export interface ReferenceServerOptions {
@@ -63,40 +64,18 @@ export interface RunningReferenceServer {
 }
 
 /** What run.json holds: enough to serve the run again after a kill. */
-interface SavedRun extends RunStartRequest {
+interface SavedRun extends Omit<RunStartRequest, 'config'> {
   github: { url: string; token: string };
+  config?: ServedConfig;
 }
 
-const uniform = (min: number, max: number): Distribution => ({ kind: 'uniform', min, max });
-
-/** Settings when a run sends none (a hand-written client, curl): the scenario defaults. */
-export const DEFAULT_SERVED_CONFIG: ReferenceConfig = {
-  polling: { strategy: 'guarded', intervalMs: 30_000, concurrency: 8, reviewThrottleMs: 120_000, maxRps: 10 },
-  dashboard: { mode: 'enrich', refreshMs: 15_000, cacheTtlMs: 300_000 },
-  spawnTime: uniform(2_000, 6_000),
-  fixAfter: uniform(60_000, 180_000),
-  restartOutage: defaultRestartOutage,
-  cacheSizes: { repos: 100, commits: 500, prs: 500 },
-};
-
-/** The scenario's settings as a run sends them (`config` of POST /v1/run), over the defaults. */
-export function servedConfig(config: Record<string, unknown> | undefined): ReferenceConfig {
-  const c = (config ?? {}) as Partial<ReferenceConfig>;
-  return {
-    ...DEFAULT_SERVED_CONFIG,
-    ...c,
-    polling: { ...DEFAULT_SERVED_CONFIG.polling, ...c.polling },
-    dashboard: { ...DEFAULT_SERVED_CONFIG.dashboard, ...c.dashboard },
-    cacheSizes: { ...DEFAULT_SERVED_CONFIG.cacheSizes, ...c.cacheSizes },
-    // A real restart's outage is real: the modelled one does not apply.
-    restartOutage: defaultRestartOutage,
-  };
-}
+/** POST /v1/run with the reference control plane's own `config` checked (config.ts). */
+const referenceRunStartSchema = runStartSchema.extend({ config: servedConfigSchema.optional() });
 
 class HttpError extends Error {
   constructor(
     readonly status: number,
-    readonly code: ErrorCode,
+    readonly code: ProtocolErrorCode,
     message: string,
   ) {
     super(message);
@@ -113,7 +92,12 @@ function send(res: ServerResponse, status: number, body?: unknown): void {
   res.end(text);
 }
 
-export function sendError(res: ServerResponse, status: number, code: ErrorCode, message: string): void {
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  code: ProtocolErrorCode,
+  message: string,
+): void {
   send(res, status, { error: { code, message } });
 }
 
@@ -259,7 +243,13 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       ),
     );
     if (saved) {
-      await begin(saved, options.recover);
+      // run.json was checked when the run began; a hand-edited or foreign one is refused here.
+      const config = servedConfigSchema.safeParse(saved.config ?? {});
+      if (!config.success) {
+        const issue = config.error.issues[0];
+        throw new Error(`${runPath}: config.${issue?.path.join('.')}: ${issue?.message}`);
+      }
+      await begin({ ...saved, config: config.data }, options.recover);
       if (store.tornLines > 0) log(`recovered with ${store.tornLines} torn journal line(s) skipped`);
     }
   }
@@ -284,7 +274,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     const method = req.method ?? 'GET';
     if (method === 'GET' && path === '/v1/info') return send(res, 200, info());
     if (method === 'POST' && path === '/v1/run') {
-      const body = parse(runStartSchema, await readBody(req));
+      const body = parse(referenceRunStartSchema, await readBody(req));
       const github = options.github ?? body.github;
       if (!github)
         throw new HttpError(

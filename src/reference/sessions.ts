@@ -7,16 +7,6 @@ import type { Clock } from '../clock/clock.ts';
 import { type SessionState, sessionStates } from '../targets/types.ts';
 import type { TraceSink } from '../trace/writer.ts';
 
-/** How far along the lifecycle a state is, for "wait until every session reached X". */
-export const stateRank: Record<SessionState, number> = {
-  spawning: 0,
-  working: 1,
-  pr_open: 2,
-  review: 3,
-  merged: 4,
-  closed: 4,
-};
-
 export interface SessionRecord {
   id: string;
   /** owner/name */

@@ -33,6 +33,7 @@ import {
   runStartSchema,
   type TargetEvent,
 } from '../targets/protocol.ts';
+import type { RestartKind } from '../targets/types.ts';
 import { sendError } from './server.ts';
 
 const WORKER = fileURLToPath(new URL('../../bin/reference-worker.js', import.meta.url));
@@ -304,7 +305,7 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
     sendError(res, 503, 'unavailable', 'the control plane is restarting');
   };
 
-  const restart = async (kind: 'hard' | 'graceful' | 'hot'): Promise<RestartResponse> => {
+  const restart = async (kind: RestartKind): Promise<RestartResponse> => {
     const current = child;
     const before = current?.process.pid;
     const killedAt = now();

@@ -55,7 +55,7 @@ export interface HttpTargetOptions {
   /** The GitHub this run offers the target (the emulator fleetbench serves). */
   github?: { url: string; token: string };
   /** Target-specific settings sent with POST /v1/run. */
-  config?: Record<string, unknown>;
+  config?: object;
   /** Real ms per request before it fails (default 30 s; restarts wait up to 120 s). */
   requestTimeoutMs?: number;
   /** How long a request the target cannot take (503, refused) is retried, real ms (default 60 s). */

@@ -1,8 +1,9 @@
 /**
- * Targets: what the workload engine drives. `reference` (the embedded reference control plane,
- * built by the engine), `http://HOST:PORT` (the http protocol, http.ts) and `module:PATH` (a
- * user's module, module.ts). `openTarget` builds the last two for a run and, under the real
- * clock, serves the run's GitHub emulator over HTTP for them.
+ * Targets: what the run engine drives. `reference` (the embedded reference control plane,
+ * reference.ts), `ao`/`ao:DIR` (agent-orchestrator, ao/), `http://HOST:PORT` (the http protocol,
+ * http.ts) and `module:PATH` (a user's module, module.ts). `openTarget` builds any of them for a
+ * run and, under the real clock, serves the run's GitHub emulator over HTTP for the http and
+ * module targets.
  */
 
 import type { Clock } from '../clock/clock.ts';
@@ -11,12 +12,12 @@ import { type RunningGitHubServer, startGitHubServer } from '../github/http.ts';
 import type { Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { GitHubSide } from '../workload/github-side.ts';
-import { nativeRunConfig } from '../workload/run-driver.ts';
 import type { Scenario } from '../workload/scenario.ts';
-import { actorConfigOf } from '../workload/turnover-scenario.ts';
 import type { World } from '../workload/world.ts';
 import { connectHttpTarget } from './http.ts';
 import { loadModuleTarget } from './module.ts';
+import { ReferenceTarget } from './reference.ts';
+import { referenceConfigFor } from './reference-config.ts';
 import type { Target } from './types.ts';
 
 export type { EventStreamStats, HttpTargetOptions } from './http.ts';
@@ -41,19 +42,6 @@ export function targetKind(target: string): TargetKind {
   );
 }
 
-/** The scenario's settings for the reference control plane, as the served one reads them. */
-export function referenceConfigFor(scenario: Scenario): Record<string, unknown> {
-  return {
-    polling: scenario.polling,
-    dashboard: scenario.dashboard,
-    spawnTime: scenario.sessions.spawnTime,
-    fixAfter: scenario.sessions.fixAfter,
-    cacheSizes: scenario.caches,
-    runs: nativeRunConfig(scenario),
-    ...(scenario.turnover ? { actors: actorConfigOf(scenario.turnover) } : {}),
-  };
-}
-
 export interface OpenTargetContext {
   scenario: Scenario;
   clock: Clock;
@@ -67,11 +55,21 @@ export interface OpenTargetContext {
   outDir: string;
 }
 
-/** Builds an http or module target; its stop() also stops what was opened for it. */
+/** Builds the run's target, whatever its kind; its stop() also stops what was opened for it. */
 export async function openTarget(ctx: OpenTargetContext): Promise<Target> {
   const { scenario, clock } = ctx;
   const kind = targetKind(scenario.target);
-  if (kind === 'reference') throw new Error('openTarget: the engine builds the reference target itself');
+  if (kind === 'reference') {
+    return new ReferenceTarget({
+      clock,
+      rng: ctx.rng,
+      trace: ctx.trace,
+      transport: ctx.github.transport,
+      token: ctx.github.token,
+      agentWorld: ctx.world,
+      config: referenceConfigFor(scenario),
+    });
+  }
   if (kind === 'ao') {
     if (clock.kind !== 'real')
       throw new FleetbenchError('E_TARGET', 'the ao target runs on the real clock only');

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { type BodyRecord, bodyRecordSchema } from '../trace/schema.ts';
+import { restartKinds } from './types.ts';
 
 export const TARGET_PROTOCOL = 'fleetbench-target/1';
 
@@ -69,7 +70,7 @@ export const sessionSpecSchema = z.object({
 
 export const countsResponseSchema = z.object({ counts: z.record(z.string(), z.number().int()) });
 
-export const restartRequestSchema = z.object({ kind: z.enum(['hard', 'graceful', 'hot']) });
+export const restartRequestSchema = z.object({ kind: z.enum(restartKinds) });
 export const restartResponseSchema = z.object({
   outageMs: z.number().nonnegative().describe('real ms from kill (or drain start) to ready'),
   pid: z.object({ before: z.number().int().optional(), after: z.number().int().optional() }).optional(),
@@ -148,7 +149,7 @@ export const actorCountsSchema = z.object({
 });
 
 /** Every error answer: `{ "error": { "code": "...", "message": "..." } }`. */
-export type ErrorCode =
+export type ProtocolErrorCode =
   | 'bad_request'
   | 'too_large'
   | 'not_found'
@@ -158,7 +159,7 @@ export type ErrorCode =
   | 'no_run'
   | 'internal';
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string };
+  error: { code: ProtocolErrorCode; message: string };
 }
 export const errorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 

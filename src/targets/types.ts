@@ -8,7 +8,30 @@
 /** A session's lifecycle, in order: spawning → working → pr_open → review → merged | closed. */
 export const sessionStates = ['spawning', 'working', 'pr_open', 'review', 'merged', 'closed'] as const;
 export type SessionState = (typeof sessionStates)[number];
-export type RestartKind = 'hard' | 'graceful' | 'hot';
+export const restartKinds = ['hard', 'graceful', 'hot'] as const;
+export type RestartKind = (typeof restartKinds)[number];
+
+export function isRestartKind(name: string): name is RestartKind {
+  return (restartKinds as readonly string[]).includes(name);
+}
+
+/** How far along the lifecycle a state is, for "wait until every session reached X". */
+export const stateRank: Record<SessionState, number> = {
+  spawning: 0,
+  working: 1,
+  pr_open: 2,
+  review: 3,
+  merged: 4,
+  closed: 4,
+};
+
+/** The provider adapters native runs name (the reference control plane models each). */
+export const ADAPTERS = ['claude', 'codex', 'opencode'] as const;
+export type Adapter = (typeof ADAPTERS)[number];
+
+export function isAdapter(name: string): name is Adapter {
+  return (ADAPTERS as readonly string[]).includes(name);
+}
 
 export interface SessionSpec {
   id: string;
@@ -97,6 +120,25 @@ export function hasCapability(target: Target, capability: TargetCapability): boo
 }
 
 // ── Actors (park/wake) ──────────────────────────────────────────────────────────────────────
+
+/** How a parked actor is kept (SPEC §4): a snapshot (`suspend`), a paused process or not at all. */
+export const lifecycleModes = ['suspend', 'pause', 'none'] as const;
+export type LifecycleMode = (typeof lifecycleModes)[number];
+export const resumeModes = ['implicit', 'explicit'] as const;
+export type ResumeMode = (typeof resumeModes)[number];
+
+/** Failure rates per attempt, by kind (SPEC §4). */
+export interface FailureRates {
+  busy: number;
+  crashed: number;
+  notFound: number;
+}
+
+/** Defaults per lifecycle mode: a node-local snapshot is lost more often than a durable one. */
+export const defaultFailureRates: Record<Exclude<LifecycleMode, 'none'>, FailureRates> = {
+  suspend: { busy: 0.005, crashed: 0.001, notFound: 0.0002 },
+  pause: { busy: 0.005, crashed: 0.001, notFound: 0.002 },
+};
 // A session the control plane can park (snapshot, free its resources) and wake (restore). The
 // target executes each step's operations, keeps the session's memory and disk footprint, and
 // records the actor spans itself (it is the only one who knows when a restore ended):

@@ -5,26 +5,11 @@
  * only talks to the target's run methods, so a remote target drives the same way.
  */
 import type { Clock } from '../clock/clock.ts';
+import { type Distribution, sample } from '../distribution.ts';
 import { FleetbenchError } from '../errors.ts';
-import { defaultNativeRunConfig, type NativeRunConfig } from '../reference/runs.ts';
 import type { Rng } from '../rng.ts';
 import { hasCapability, type RunNotice, type Target } from '../targets/types.ts';
-import { type Distribution, sample } from './distribution.ts';
-import type { CountRange, Scenario } from './scenario.ts';
-
-/** The reference control plane's run config from a scenario's `providers` and `control-plane`. */
-export function nativeRunConfig(scenario: Scenario): NativeRunConfig {
-  const defaults = defaultNativeRunConfig();
-  return {
-    providers: scenario.providers,
-    controlPlane: {
-      ...defaults.controlPlane,
-      recoveryDelay: scenario.controlPlane.recoveryDelay,
-      recoveryConcurrency: scenario.controlPlane.recoveryConcurrency,
-      drainTimeoutMs: scenario.controlPlane.drainTimeoutMs,
-    },
-  };
-}
+import type { CountRange } from './scenario.ts';
 
 export function requireRuns(target: Target, executor: string): void {
   if (!hasCapability(target, 'startRun')) {

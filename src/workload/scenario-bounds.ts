@@ -5,8 +5,8 @@
  * instead of looping, filling the disk or passing silently.
  */
 import type { z } from 'zod';
+import { formatDuration } from '../duration.ts';
 import { SCENARIO_LIMITS } from '../limits.ts';
-import { formatDuration } from './duration.ts';
 
 type Issue = { path: PropertyKey[]; message: string };
 

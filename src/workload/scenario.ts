@@ -5,9 +5,9 @@
  * shape, `Scenario` the resolved one: the defaults live here and in docs/scenarios.md.
  */
 import { z } from 'zod';
-import { ADAPTERS, type Adapter } from '../reference/providers.ts';
-import { type Distribution, distributionField, fixed } from './distribution.ts';
-import { durationField } from './duration.ts';
+import { type Distribution, distributionField, fixed } from '../distribution.ts';
+import { durationField } from '../duration.ts';
+import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../targets/types.ts';
 import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
   type ResolveContext,
@@ -76,7 +76,7 @@ const triggerFields = {
 
 // ── Native runs, chaos waves, providers (SPEC §4-§5; issue 5) ─────────────────────────────
 const adapterField = z.enum(ADAPTERS).describe('provider adapter: claude, codex or opencode');
-const restartKind = z.enum(['hard', 'graceful', 'hot']);
+const restartKind = z.enum(restartKinds);
 
 const providerFaultSchemas = [
   z
@@ -130,7 +130,7 @@ const nativeRunExecutorSchemas = [
       kinds: z
         .array(restartKind)
         .min(1)
-        .default(['hard', 'graceful', 'hot'])
+        .default([...restartKinds])
         .describe('restart kinds the sequence mixes'),
       'provider-faults': z
         .number()
@@ -188,7 +188,7 @@ const faultSchema = z.discriminatedUnion('type', [
   z
     .object({
       type: z.literal('restart'),
-      kind: z.enum(['hard', 'graceful', 'hot']).default('hard'),
+      kind: restartKind.default('hard'),
       ...triggerFields,
     })
     .strict(),
@@ -437,7 +437,7 @@ export interface Trigger {
 }
 
 export type Fault =
-  | ({ type: 'restart'; kind: 'hard' | 'graceful' | 'hot' } & Trigger)
+  | ({ type: 'restart'; kind: RestartKind } & Trigger)
   | ({ type: 'cache-flush' } & Trigger)
   | ({ type: 'review-burst'; prs?: number; comments: CountRange } & Trigger)
   | ({ type: 'dashboard'; durationMs: number } & Trigger)
@@ -473,7 +473,7 @@ export type Executor =
       turns: CountRange;
       think: Distribution;
       restarts: number;
-      kinds: Array<'hard' | 'graceful' | 'hot'>;
+      kinds: RestartKind[];
       providerFaults: number;
       firstFaultMs: number;
       gap: Distribution;

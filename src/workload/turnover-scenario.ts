@@ -4,14 +4,15 @@
  * with the session profile loaded (so the scenario hash covers the profile's content).
  */
 import { z } from 'zod';
+import { durationField } from '../duration.ts';
 import {
   defaultFailureRates,
   type FailureRates,
   type LifecycleMode,
+  lifecycleModes,
   type ResumeMode,
-} from '../reference/actor-model.ts';
-import type { ActorHostConfig } from '../reference/actors.ts';
-import { durationField } from './duration.ts';
+  resumeModes,
+} from '../targets/types.ts';
 import { type Profile, resolveProfileRef } from './profiles/index.ts';
 
 const positiveInt = z
@@ -49,11 +50,11 @@ export const turnoverSection = z
       .default(1)
       .describe('multiplies think times (each with ±20 % seeded jitter)'),
     'lifecycle-mode': z
-      .enum(['suspend', 'pause', 'none'])
+      .enum(lifecycleModes)
       .default('suspend')
       .describe('suspend: durable snapshots; pause: node-local; none: never parked'),
     'resume-mode': z
-      .enum(['implicit', 'explicit'])
+      .enum(resumeModes)
       .default('implicit')
       .describe('implicit: the first request wakes a parked session; explicit: a wake call first'),
     failures: z
@@ -114,9 +115,4 @@ export function resolveTurnover(
       notFound: t.failures?.['not-found'] ?? defaults.notFound,
     },
   };
-}
-
-/** What the reference control plane's actors are configured with for this scenario. */
-export function actorConfigOf(t: TurnoverConfig): ActorHostConfig {
-  return { lifecycle: t.lifecycleMode, resume: t.resumeMode, failures: t.failures };
 }

@@ -2,10 +2,10 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyzeFile } from '../../src/analyze/file.ts';
 import type { Analysis } from '../../src/analyze/schema.ts';
+import { type RunResult, runScenario } from '../../src/run/engine.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import type { BodyRecord } from '../../src/trace/schema.ts';
 import { resolveScenarioRef } from '../../src/workload/builtins.ts';
-import { type RunOutcome, runScenario } from '../../src/workload/engine.ts';
 import { parseOverride } from '../../src/workload/load.ts';
 import { scratchDir } from './tmp.ts';
 
@@ -13,7 +13,7 @@ import { scratchDir } from './tmp.ts';
 const runsDir = scratchDir('fleetbench-run-');
 
 export interface TestRun {
-  outcome: RunOutcome;
+  outcome: RunResult;
   analysis: Analysis;
   records: BodyRecord[];
 }

@@ -7,13 +7,8 @@
 import { NONE } from '../../analyze/analyzer.ts';
 import type { Analysis, AnalysisPercentiles } from '../../analyze/schema.ts';
 import type { ResultSet, ResultUnit } from '../../matrix/results.ts';
-import {
-  activeBracket,
-  isPartialRun,
-  keyFigures,
-  scorecardFigure,
-  scorecardWords,
-} from '../../matrix/summary.ts';
+import { activeBracket, isPartialRun, keyFigures, scorecardWords } from '../../matrix/summary.ts';
+import { scorecardFigure } from '../scorecard.ts';
 import type {
   BudgetRow,
   GaugeGroup,

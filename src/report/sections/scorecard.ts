@@ -1,6 +1,6 @@
 /** The Track B scorecard: each row's measured figure against its limit, and the verdict. */
 import type { Analysis } from '../../analyze/schema.ts';
-import { scorecardFigure } from '../../matrix/summary.ts';
+import { scorecardFigure } from '../scorecard.ts';
 import { type Column, fmtNum, type Section } from '../table.ts';
 import { note, numericColumn, table, textColumn } from './build.ts';
 

@@ -1,5 +1,4 @@
-import { stateRank } from '../../reference/sessions.ts';
-import type { SessionState } from '../../targets/types.ts';
+import { type SessionState, stateRank } from '../../targets/types.ts';
 import type { Executor } from '../scenario.ts';
 import type { ExecutorContext } from './index.ts';
 

@@ -1,13 +1,14 @@
+import { sample } from '../../distribution.ts';
 import type { Rng } from '../../rng.ts';
+import type { RestartKind } from '../../targets/types.ts';
 import type { Labels } from '../../trace/schema.ts';
-import { sample } from '../distribution.ts';
 import { RunDriver, requireRuns } from '../run-driver.ts';
 import type { Executor } from '../scenario.ts';
 import type { ExecutorContext } from './index.ts';
 
 type Wave = Extract<Executor, { type: 'chaos-wave' }>;
 type WaveFault =
-  | { type: 'restart'; kind: 'hard' | 'graceful' | 'hot' }
+  | { type: 'restart'; kind: RestartKind }
   | { type: 'provider-crash' }
   | { type: 'provider-slowdown'; factor: number; durationMs: number };
 
@@ -20,7 +21,7 @@ export const CHAOS_SETTLE_MS = 90_000;
  * inserted at random places.
  */
 export function chaosSequence(wave: Wave, rng: Rng): WaveFault[] {
-  const kinds: Array<'hard' | 'graceful' | 'hot'> = [];
+  const kinds: RestartKind[] = [];
   for (let i = 0; i < wave.restarts; i++)
     kinds.push(i < wave.kinds.length ? wave.kinds[i]! : rng.pick(wave.kinds));
   for (let i = kinds.length - 1; i > 0; i--) {

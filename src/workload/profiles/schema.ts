@@ -6,8 +6,8 @@
  * before, or a repeated step name is an error naming the file, line and field.
  */
 import { z } from 'zod';
+import { parseDuration } from '../../duration.ts';
 import type { ActorFootprint, ActorOp } from '../../targets/types.ts';
-import { parseDuration } from '../duration.ts';
 
 export interface ProfileStep {
   name: string;

@@ -6,9 +6,9 @@
  * the file (same analyzer, same records, the footer's end time).
  */
 import { analyzerFromState, createAnalyzer } from '../analyze/analyzer.ts';
+import { type BudgetSet, resolveBudgets } from '../judge/budgets.ts';
+import { breachEvents, judge, type Verdict } from '../judge/judge.ts';
 import type { TraceWriter } from '../trace/writer.ts';
-import { type BudgetSet, resolveBudgets } from './budgets.ts';
-import { breachEvents, judge, type Verdict } from './judge.ts';
 
 export interface RunJudge {
   sets: BudgetSet[];

@@ -6,13 +6,20 @@
  *   `{ median: 4s, p95: 9s }` log-normal, the way latency profiles are usually stated
  */
 import { z } from 'zod';
-import type { Rng } from '../rng.ts';
 import { durationField } from './duration.ts';
+import type { Rng } from './rng.ts';
 
 export type Distribution =
   | { kind: 'fixed'; ms: number }
   | { kind: 'uniform'; min: number; max: number }
   | { kind: 'lognormal'; median: number; p95: number };
+
+/** A resolved distribution as programs exchange it (the http target's run config, saved state). */
+export const distributionSchema: z.ZodType<Distribution> = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('fixed'), ms: z.number().nonnegative() }),
+  z.object({ kind: z.literal('uniform'), min: z.number().nonnegative(), max: z.number().nonnegative() }),
+  z.object({ kind: z.literal('lognormal'), median: z.number().positive(), p95: z.number().positive() }),
+]);
 
 export const distributionField = z.union([
   durationField.transform((ms): Distribution => ({ kind: 'fixed', ms })),

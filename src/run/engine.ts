@@ -10,25 +10,21 @@ import { RealClock } from '../clock/real.ts';
 import { VirtualClock } from '../clock/virtual.ts';
 import { FleetbenchError } from '../errors.ts';
 import type { Verdict } from '../judge/judge.ts';
-import { prepareRunJudge } from '../judge/run.ts';
 import { MAX_EVENTS_AT_ONE_INSTANT } from '../limits.ts';
-import { defaultRestartOutage } from '../reference/control-plane.ts';
 import { createRng } from '../rng.ts';
 import { openTarget, targetKind } from '../targets/index.ts';
-import { ReferenceTarget } from '../targets/reference.ts';
 import type { Target } from '../targets/types.ts';
 import { TraceWriter } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
-import { checkExecutors, runExecutor } from './executors/index.ts';
-import { checkFaults, scheduleFaults } from './faults.ts';
-import { createInProcessGitHub, type GitHubSide } from './github-side.ts';
-import { scenarioHash } from './load.ts';
-import { MarkerBus } from './markers.ts';
-import { nativeRunConfig } from './run-driver.ts';
-import type { Scenario } from './scenario.ts';
-import { SessionSpawner } from './spawner.ts';
-import { actorConfigOf } from './turnover-scenario.ts';
-import { World } from './world.ts';
+import { checkExecutors, runExecutor } from '../workload/executors/index.ts';
+import { checkFaults, scheduleFaults } from '../workload/faults.ts';
+import { createInProcessGitHub, type GitHubSide } from '../workload/github-side.ts';
+import { scenarioHash } from '../workload/load.ts';
+import { MarkerBus } from '../workload/markers.ts';
+import type { Scenario } from '../workload/scenario.ts';
+import { SessionSpawner } from '../workload/spawner.ts';
+import { World } from '../workload/world.ts';
+import { prepareRunJudge } from './judge.ts';
 
 export interface RunOptions {
   /** Directory for trace.jsonl (and, written by the caller, summary.json). */
@@ -68,7 +64,7 @@ export interface RunProgress {
   apiCalls: number;
 }
 
-export interface RunOutcome {
+export interface RunResult {
   scenario: Scenario;
   tracePath: string;
   /**
@@ -89,7 +85,7 @@ export interface RunOutcome {
 
 const GAUGE_EVERY_MS = 10_000;
 
-export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunOutcome> {
+export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunResult> {
   targetKind(scenario.target);
   const clock: Clock =
     scenario.clock === 'virtual' ? new VirtualClock() : new RealClock({ timeScale: scenario.timeScale });
@@ -122,7 +118,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   const abort = new AbortController();
   // A part of the run that fails (a restart that never came back, an executor that cannot go
   // on) fails the run: it stops, the trace says why, and nothing judges what was left.
-  let failure: RunOutcome['failure'];
+  let failure: RunResult['failure'];
   // The progress guard: under the virtual clock, a loop that writes record after record without
   // time passing (a zero interval) would fill the disk and starve signals (no macrotask ever
   // runs). Past the limit every record at that instant throws in its producer, which breaks the
@@ -182,42 +178,17 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       checks: scenario.sessions.checks,
       mergeAfter: scenario.sessions.mergeAfter,
     });
-    // http and module targets (src/targets/): opened here; the embedded one is built below.
-    opened =
-      scenario.target !== 'reference'
-        ? await openTarget({
-            scenario,
-            clock,
-            rng: rng.fork('target'),
-            trace,
-            github,
-            runId,
-            world,
-            outDir: options.outDir,
-          })
-        : undefined;
-    let target: Target;
-    if (opened) target = opened;
-    else {
-      target = new ReferenceTarget({
-        clock,
-        rng: rng.fork('target'),
-        trace,
-        transport: github.transport,
-        token: github.token,
-        agentWorld: world,
-        config: {
-          polling: scenario.polling,
-          dashboard: scenario.dashboard,
-          spawnTime: scenario.sessions.spawnTime,
-          fixAfter: scenario.sessions.fixAfter,
-          restartOutage: defaultRestartOutage,
-          cacheSizes: scenario.caches,
-          ...(scenario.turnover ? { actors: actorConfigOf(scenario.turnover) } : {}),
-          runs: nativeRunConfig(scenario),
-        },
-      });
-    }
+    const target = await openTarget({
+      scenario,
+      clock,
+      rng: rng.fork('target'),
+      trace,
+      github,
+      runId,
+      world,
+      outDir: options.outDir,
+    });
+    opened = target;
     // The system under test failed for good (e.g. agent-orchestrator's process died).
     target.onFailure?.(fail('target'));
     checkFaults(scenario.faults, target);
@@ -335,7 +306,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     // the final states are the target's at the end (virtual time already samples at the end).
     if (!(clock instanceof VirtualClock)) await writeSessionGauges().catch(() => undefined);
     const interrupted = failure === undefined && (options.signal?.aborted ?? false);
-    const reason: RunOutcome['reason'] = failure ? 'failed' : interrupted ? 'interrupted' : 'completed';
+    const reason: RunResult['reason'] = failure ? 'failed' : interrupted ? 'interrupted' : 'completed';
     abort.abort();
     await detach();
     opened = undefined;

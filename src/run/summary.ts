@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { analyzeFile } from '../analyze/file.ts';
 import type { Analysis } from '../analyze/schema.ts';
 import type { Verdict } from '../judge/judge.ts';
-import type { RunOutcome } from './engine.ts';
-import { scenarioHash } from './load.ts';
-import type { Scenario } from './scenario.ts';
+import { scenarioHash } from '../workload/load.ts';
+import type { Scenario } from '../workload/scenario.ts';
+import type { RunResult } from './engine.ts';
 
 export const RUN_SUMMARY_VERSION = 1;
 
@@ -19,9 +19,9 @@ export interface RunSummary {
   schemaVersion: number;
   scenario: Scenario & { hash: string; cell?: string };
   outcome: {
-    reason: RunOutcome['reason'];
+    reason: RunResult['reason'];
     /** Why a `failed` run stopped (what failed, and its message). */
-    failure?: RunOutcome['failure'];
+    failure?: RunResult['failure'];
     partial: boolean;
     endedAtMs: number;
     sessionsStarted: number;
@@ -36,7 +36,7 @@ export interface RunSummary {
 }
 
 export async function writeRunSummary(
-  outcome: RunOutcome,
+  outcome: RunResult,
   options: { outDir: string; cell?: string; wallMs: number },
 ): Promise<RunSummary> {
   const summaryPath = join(options.outDir, 'summary.json');

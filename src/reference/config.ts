@@ -1,0 +1,162 @@
+/**
+ * The reference control plane's settings and their one schema. The embedded control plane gets
+ * them from `referenceConfigFor(scenario)` (src/targets/reference-config.ts); the served one
+ * reads them from the `config` of `POST /v1/run`, validated here, so both read the same settings
+ * and a malformed one is a 400 naming the field, not a crash later in the run.
+ */
+import { z } from 'zod';
+import { type Distribution, distributionSchema } from '../distribution.ts';
+import { ADAPTERS, type Adapter, lifecycleModes, type RestartKind, resumeModes } from '../targets/types.ts';
+import type { ActorHostConfig } from './actors.ts';
+import { type DashboardMode, dashboardModes } from './dashboard.ts';
+import { type PollingStrategyName, pollingStrategies } from './polling.ts';
+import { type AoGhMode, aoGhModes } from './polling-ao.ts';
+import type { NativeRunConfig } from './runs/config.ts';
+
+export interface ReferenceConfig {
+  polling: {
+    strategy: PollingStrategyName;
+    /** `ao-0.2` only: which gh the modelled agent-orchestrator shells out to. */
+    aoGh?: AoGhMode;
+    /** `ao-0.2` only: CPU time of one gh process, queued on `aoCpus` cores (0: not modelled). */
+    aoGhProcessMs?: number;
+    aoCpus?: number;
+    intervalMs: number;
+    concurrency: number;
+    reviewThrottleMs: number;
+    /** Requests per second the client sends at most (0: unpaced). */
+    maxRps: number;
+  };
+  dashboard: { mode: DashboardMode; refreshMs: number; cacheTtlMs: number };
+  /** spawning → working. */
+  spawnTime: Distribution;
+  /** Agent: review comments received → fix pushed and replies posted. */
+  fixAfter: Distribution;
+  /** Kill (or drain end) → ready, per restart kind. */
+  restartOutage: Record<RestartKind, Distribution>;
+  /** ETag LRU sizes (SPEC §4: 100 repos, 500 commits, 500 PRs). */
+  cacheSizes: { repos: number; commits: number; prs: number };
+  project?: string;
+  /** Actors (park/wake): lifecycle and resume modes, failure rates. Default: suspend, implicit. */
+  actors?: ActorHostConfig;
+  /** Native runs and providers (runs.ts); defaults when absent. */
+  runs?: NativeRunConfig;
+}
+
+/** The modelled outage of a restart in virtual time (a served control plane's outage is real). */
+export const defaultRestartOutage: Record<RestartKind, Distribution> = {
+  hard: { kind: 'lognormal', median: 2_500, p95: 6_000 },
+  graceful: { kind: 'lognormal', median: 1_500, p95: 3_000 },
+  hot: { kind: 'lognormal', median: 400, p95: 900 },
+};
+
+const count = z.number().int().nonnegative();
+const ms = z.number().nonnegative();
+
+const pollingSchema = z.object({
+  strategy: z.enum(pollingStrategies),
+  aoGh: z.enum(aoGhModes).optional(),
+  aoGhProcessMs: ms.optional(),
+  aoCpus: count.optional(),
+  intervalMs: ms,
+  concurrency: count,
+  reviewThrottleMs: ms,
+  maxRps: z.number().nonnegative(),
+});
+const dashboardSchema = z.object({ mode: z.enum(dashboardModes), refreshMs: ms, cacheTtlMs: ms });
+const cacheSizesSchema = z.object({ repos: count, commits: count, prs: count });
+const restartOutageSchema = z.object({
+  hard: distributionSchema,
+  graceful: distributionSchema,
+  hot: distributionSchema,
+});
+const failureRatesSchema = z.object({
+  busy: z.number().min(0).max(1),
+  crashed: z.number().min(0).max(1),
+  notFound: z.number().min(0).max(1),
+});
+const actorsSchema = z.object({
+  lifecycle: z.enum(lifecycleModes),
+  resume: z.enum(resumeModes),
+  failures: failureRatesSchema.optional(),
+});
+const providersSchema = z.object(
+  Object.fromEntries(ADAPTERS.map((a) => [a, z.object({ slowdown: z.number().positive() })])) as Record<
+    Adapter,
+    z.ZodObject<{ slowdown: z.ZodNumber }>
+  >,
+);
+const nativeRunsSchema = z.object({
+  providers: providersSchema,
+  controlPlane: z.object({
+    stages: z.object({
+      claim: distributionSchema,
+      prepare: distributionSchema,
+      runtime: distributionSchema,
+      launch: distributionSchema,
+    }),
+    dispatch: distributionSchema,
+    reclaim: distributionSchema,
+    recoveryDelay: distributionSchema,
+    recoveryConcurrency: count,
+    reattach: distributionSchema,
+    crashDetect: distributionSchema,
+    drainTimeoutMs: ms,
+  }),
+});
+
+/** A whole ReferenceConfig: what `referenceConfigFor` builds from a scenario. */
+export const referenceConfigSchema = z.object({
+  polling: pollingSchema,
+  dashboard: dashboardSchema,
+  spawnTime: distributionSchema,
+  fixAfter: distributionSchema,
+  restartOutage: restartOutageSchema,
+  cacheSizes: cacheSizesSchema,
+  project: z.string().optional(),
+  actors: actorsSchema.optional(),
+  runs: nativeRunsSchema.optional(),
+});
+
+/** What a run may send as `config`: any part, over the defaults (a hand-written client sends none). */
+export const servedConfigSchema = referenceConfigSchema
+  .extend({
+    polling: pollingSchema.partial(),
+    dashboard: dashboardSchema.partial(),
+    cacheSizes: cacheSizesSchema.partial(),
+  })
+  .partial();
+
+export type ServedConfig = z.infer<typeof servedConfigSchema>;
+
+// The schema must describe the interface: a drift between them is a compile error here.
+const _wholeConfigFits = (c: z.infer<typeof referenceConfigSchema>): ReferenceConfig => c;
+void _wholeConfigFits;
+
+const uniform = (min: number, max: number): Distribution => ({ kind: 'uniform', min, max });
+
+/** Settings when a run sends none (a hand-written client, curl): the scenario defaults. */
+export const DEFAULT_SERVED_CONFIG: ReferenceConfig = {
+  polling: { strategy: 'guarded', intervalMs: 30_000, concurrency: 8, reviewThrottleMs: 120_000, maxRps: 10 },
+  dashboard: { mode: 'enrich', refreshMs: 15_000, cacheTtlMs: 300_000 },
+  spawnTime: uniform(2_000, 6_000),
+  fixAfter: uniform(60_000, 180_000),
+  restartOutage: defaultRestartOutage,
+  cacheSizes: { repos: 100, commits: 500, prs: 500 },
+};
+
+/**
+ * The served control plane's settings: a run's validated `config` over the defaults. A real
+ * restart's outage is real, so the modelled one never applies.
+ */
+export function servedConfig(config: ServedConfig | undefined): ReferenceConfig {
+  const c = config ?? {};
+  return {
+    ...DEFAULT_SERVED_CONFIG,
+    ...c,
+    polling: { ...DEFAULT_SERVED_CONFIG.polling, ...c.polling },
+    dashboard: { ...DEFAULT_SERVED_CONFIG.dashboard, ...c.dashboard },
+    cacheSizes: { ...DEFAULT_SERVED_CONFIG.cacheSizes, ...c.cacheSizes },
+    restartOutage: defaultRestartOutage,
+  };
+}
