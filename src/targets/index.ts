@@ -15,7 +15,7 @@ import { nativeRunConfig } from '../workload/run-driver.ts';
 import type { Scenario } from '../workload/scenario.ts';
 import { actorConfigOf } from '../workload/turnover-scenario.ts';
 import type { World } from '../workload/world.ts';
-import { connectHttpTarget } from './http.ts';
+import { connectHttpTarget, type HttpTargetOptions } from './http.ts';
 import { loadModuleTarget } from './module.ts';
 import type { Target } from './types.ts';
 
@@ -65,6 +65,8 @@ export interface OpenTargetContext {
   world: World;
   /** The run's directory (the `ao` target keeps AO's own log there). */
   outDir: string;
+  /** A live-run segment's part in a shared run (docs/distributed.md): http targets only. */
+  httpOptions?: Pick<HttpTargetOptions, 'segment' | 'keep'>;
 }
 
 /** Builds an http or module target; its stop() also stops what was opened for it. */
@@ -91,7 +93,7 @@ export async function openTarget(ctx: OpenTargetContext): Promise<Target> {
   let served: RunningGitHubServer | undefined;
   if (clock.kind === 'real' && ctx.github.emulator)
     served = await startGitHubServer({ emulator: ctx.github.emulator });
-  const githubUrl = served?.url;
+  const githubUrl = ctx.github.url ?? served?.url;
   let target: Target;
   try {
     target =
@@ -103,6 +105,7 @@ export async function openTarget(ctx: OpenTargetContext): Promise<Target> {
             run: { runId: ctx.runId, seed: scenario.seed, scenario: scenario.name },
             github: githubUrl ? { url: githubUrl, token: ctx.github.token } : undefined,
             config: referenceConfigFor(scenario),
+            ...ctx.httpOptions,
           })
         : await loadModuleTarget(scenario.target, {
             clock,
