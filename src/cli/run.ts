@@ -10,7 +10,7 @@ import {
   runSegmentRecord,
   writeRunSegmentRecord,
 } from '../distributed/run-segment.ts';
-import { ADMIN_TOKEN_ENV, connectSharedGitHub } from '../distributed/shared-github.ts';
+import { ADMIN_TOKEN_ENV, connectSharedGitHub, waitReachable } from '../distributed/shared-github.ts';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry, type MetricsLinger, type OtlpExporter } from '../live/index.ts';
@@ -232,6 +232,12 @@ export function register(program: Command): void {
       try {
         if (plan) {
           record({ status: 'running', sessionsStarted: 0, sessionsDropped: 0, wallMs: 0 });
+          // A pod may start before the Services it shares: wait for them (admin paths are not traced).
+          await waitReachable(
+            `${flags.github!.replace(/\/+$/, '')}/_fleetbench/stats`,
+            'the shared GitHub emulator',
+          );
+          await waitReachable(`${scenario.target.replace(/\/+$/, '')}/v1/info`, 'the shared target');
           await untilStart(plan, interrupt.signal);
         }
         const outcome = await runScenario(scenario, {

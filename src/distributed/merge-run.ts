@@ -145,7 +145,10 @@ export async function mergeRunSegments(
     },
     analysis: merge.analysis,
     segments: reports,
-    github: { trace: githubTrace ? relative(outDir, githubTrace) || githubTrace : null, records: githubRecords },
+    github: {
+      trace: githubTrace ? relative(outDir, githubTrace) || githubTrace : null,
+      records: githubRecords,
+    },
   };
   writeFileSync(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
   return { summary, tracePath, summaryPath, segments: reports, partial: summary.outcome.partial, merge };

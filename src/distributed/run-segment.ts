@@ -74,11 +74,7 @@ export interface RunSegmentPlan {
   runId: string;
 }
 
-/**
- * The segment this process runs, or undefined for the whole run. Refuses, with the reason, what
- * cannot be split: a virtual-time run; a target or a GitHub of the process's own (each segment
- * would measure its own fleet); executors and faults that act on the whole run's sessions.
- */
+/** The segment this process runs, or undefined for the whole run (checks: checkRunSplittable). */
 export function planRunSegment(
   flag: string | undefined,
   scenario: Scenario,
@@ -86,52 +82,15 @@ export function planRunSegment(
 ): RunSegmentPlan | undefined {
   const segment = resolveSegment(flag);
   if (!segment) return undefined;
-  const label = segmentLabel(segment);
-  if (scenario.clock === 'virtual')
-    throw new FleetbenchError(
-      'E_USAGE',
-      `run: segment ${label} asked, but a virtual-time run is not split: its sessions share one GitHub quota and one simulated clock in one process, so n processes would measure n smaller fleets, not this one`,
-      {
-        hint: 'split a matrix instead (fleetbench matrix --segment i/n), or repeat the run with --seed; see docs/distributed.md',
-      },
-    );
-  if (!/^https?:\/\//.test(scenario.target))
-    throw new FleetbenchError(
-      'E_USAGE',
-      `run: segment ${label}: a live-run segment drives a shared target, '${scenario.target}' would be one control plane per segment`,
-      {
-        hint: 'serve it once (fleetbench reference serve) and give --target http://HOST:PORT; docs/distributed.md',
-      },
-    );
-  if (options.github === undefined)
-    throw new FleetbenchError(
-      'E_USAGE',
-      `run: segment ${label}: a live-run segment needs the shared GitHub emulator (--github URL): with one of its own, each segment would spend a quota of its own`,
-      {
-        hint: 'start one with fleetbench github serve and give its URL and admin token; docs/distributed.md',
-      },
-    );
-  for (const executor of scenario.executors)
-    if (!SEGMENTED_EXECUTORS.has(executor.type))
-      throw new FleetbenchError(
-        'E_USAGE',
-        `run: segment ${label}: executor '${executor.type}' is not split across segments (it acts on the whole run's sessions); split: ${[...SEGMENTED_EXECUTORS].join(', ')}`,
-        { hint: 'run it in one process; docs/distributed.md says what is split' },
-      );
-  for (const fault of scenario.faults)
-    if (fault.type === 'review-burst')
-      throw new FleetbenchError(
-        'E_USAGE',
-        `run: segment ${label}: a review-burst fault picks among every session's PRs, which no one segment knows`,
-        { hint: 'run it in one process; docs/distributed.md says what is split' },
-      );
+  const label = `run: segment ${segmentLabel(segment)}`;
+  checkRunSplittable(scenario, label, options.github);
   const now = options.now ?? Date.now();
   const startAtMs =
     options.startAt !== undefined ? parseStartAt(options.startAt) : agreedStart(options.outDir, now);
   if (startAtMs + scenario.durationMs / scenario.timeScale < now)
     throw new FleetbenchError(
       'E_USAGE',
-      `run: segment ${label}: the run that started at ${new Date(startAtMs).toISOString()} is over; a live run's segment cannot be re-run after it`,
+      `${label}: the run that started at ${new Date(startAtMs).toISOString()} is over; a live run's segment cannot be re-run after it`,
       {
         hint: `run every segment again with a new start (--start-at, or remove ${join(options.outDir, SEGMENTS_DIR, START_FILE)}); docs/distributed.md`,
       },
@@ -144,6 +103,52 @@ export function planRunSegment(
     recordPath: join(dir, `${runSegmentName(segment)}.json`),
     runId: `${scenario.name}-${new Date(startAtMs).toISOString()}`,
   };
+}
+
+/**
+ * Refuses, with the reason, what cannot be split (also `k8s manifest run`, before a cluster is
+ * involved): a virtual-time run; a target or a GitHub of the process's own (each segment would
+ * measure its own fleet); executors and faults that act on the whole run's sessions.
+ */
+export function checkRunSplittable(scenario: Scenario, label: string, github: string | undefined): void {
+  if (scenario.clock === 'virtual')
+    throw new FleetbenchError(
+      'E_USAGE',
+      `${label} asked, but a virtual-time run is not split: its sessions share one GitHub quota and one simulated clock in one process, so n processes would measure n smaller fleets, not this one`,
+      {
+        hint: 'split a matrix instead (fleetbench matrix --segment i/n), or repeat the run with --seed; see docs/distributed.md',
+      },
+    );
+  if (!/^https?:\/\//.test(scenario.target))
+    throw new FleetbenchError(
+      'E_USAGE',
+      `${label}: a live-run segment drives a shared target, '${scenario.target}' would be one control plane per segment`,
+      {
+        hint: 'serve it once (fleetbench reference serve) and give --target http://HOST:PORT; docs/distributed.md',
+      },
+    );
+  if (github === undefined)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `${label}: a live-run segment needs the shared GitHub emulator (--github URL): with one of its own, each segment would spend a quota of its own`,
+      {
+        hint: 'start one with fleetbench github serve and give its URL and admin token; docs/distributed.md',
+      },
+    );
+  for (const executor of scenario.executors)
+    if (!SEGMENTED_EXECUTORS.has(executor.type))
+      throw new FleetbenchError(
+        'E_USAGE',
+        `${label}: executor '${executor.type}' is not split across segments (it acts on the whole run's sessions); split: ${[...SEGMENTED_EXECUTORS].join(', ')}`,
+        { hint: 'run it in one process; docs/distributed.md says what is split' },
+      );
+  for (const fault of scenario.faults)
+    if (fault.type === 'review-burst')
+      throw new FleetbenchError(
+        'E_USAGE',
+        `${label}: a review-burst fault picks among every session's PRs, which no one segment knows`,
+        { hint: 'run it in one process; docs/distributed.md says what is split' },
+      );
 }
 
 /** `--start-at`: Unix ms or an ISO 8601 time. */

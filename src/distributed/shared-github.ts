@@ -9,8 +9,10 @@
  * generator's: `fleetbench merge` puts them into the merged trace (docs/distributed.md).
  */
 import { FleetbenchError } from '../errors.ts';
+import { defaultLimits } from '../github/config.ts';
 import { HttpTransport } from '../github/transport.ts';
-import type { GitHubSide } from '../workload/github-side.ts';
+import { type GitHubSide, issuesNeeded } from '../workload/github-side.ts';
+import type { Scenario } from '../workload/scenario.ts';
 import type { RepoIssues } from '../workload/spawner.ts';
 import type { WorldAdmin } from '../workload/world.ts';
 
@@ -130,4 +132,57 @@ export async function connectSharedGitHub(options: SharedGitHubOptions): Promise
         );
     },
   };
+}
+
+/**
+ * `fleetbench github serve` arguments that give the shared emulator what the scenario gives the
+ * run's own: its repos and enough open issues for every start, the run's time scale (quota
+ * windows), GitHub's latency (REST's; `github serve` has one for both protocols) and limits.
+ */
+export function emulatorArgsFor(scenario: Scenario): string[] {
+  const repos = scenario.topology.repos;
+  const issuesPerRepo = Math.max(1, Math.ceil(issuesNeeded(scenario) / repos));
+  const latency = scenario.github.latency.rest ?? scenario.github.latency.graphql;
+  const args = [
+    '--repos',
+    String(repos),
+    '--issues-per-repo',
+    String(issuesPerRepo),
+    '--seed',
+    String(scenario.seed),
+    '--time-scale',
+    String(scenario.timeScale),
+    '--latency',
+    latency ? `${latency.medianMs}:${latency.p95Ms}` : '0',
+    '--limit',
+    `core=${scenario.github.limits.core}`,
+    '--limit',
+    `graphql=${scenario.github.limits.graphql}`,
+  ];
+  // Secondary limits off (capacity tests): each as high as the in-process run's.
+  if (!scenario.github.limits.secondary)
+    for (const key of Object.keys(defaultLimits().secondary))
+      args.push('--limit', `secondary.${key}=${Number.MAX_SAFE_INTEGER}`);
+  return args;
+}
+
+/** Waits until a shared server answers (pods of a Job may start before the Services are ready). */
+export async function waitReachable(url: string, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+      await response.arrayBuffer();
+      return;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    if (Date.now() > deadline)
+      throw new FleetbenchError(
+        'E_TARGET',
+        `${what} at ${url} did not answer within ${timeoutMs / 1000} s (${last})`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 }

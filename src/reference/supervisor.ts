@@ -40,6 +40,8 @@ const WORKER = fileURLToPath(new URL('../../bin/reference-worker.js', import.met
 
 export interface SupervisorOptions {
   port?: number;
+  /** 127.0.0.1 (default); 0.0.0.0 only in a container behind a Service (docs/distributed.md). */
+  host?: '127.0.0.1' | '0.0.0.0';
   stateDir: string;
   github?: { url: string; token: string };
   /** Events kept for streams that (re)connect with `since` (default 200,000). */
@@ -517,7 +519,7 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
         server.off('error', reject);
         resolve();
       });
