@@ -142,6 +142,13 @@ export function checkRunSplittable(scenario: Scenario, label: string, github: st
         `${label}: executor '${executor.type}' is not split across segments (it acts on the whole run's sessions); split: ${[...SEGMENTED_EXECUTORS].join(', ')}`,
         { hint: 'run it in one process; docs/distributed.md says what is split' },
       );
+  for (const executor of scenario.executors)
+    if (executor.afterMarker !== undefined)
+      throw new FleetbenchError(
+        'E_USAGE',
+        `${label}: executor '${executor.type}' starts after the marker '${executor.afterMarker}', which each segment reaches at its own time (its share of the work): the segments would leave the common timeline`,
+        { hint: 'start it at a run time instead (at: 3m); docs/distributed.md' },
+      );
   for (const fault of scenario.faults)
     if (fault.type === 'review-burst')
       throw new FleetbenchError(
