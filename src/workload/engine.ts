@@ -140,6 +140,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   );
 
   judge?.observe(trace);
+  let traceOpen = true;
   const abort = new AbortController();
   // A part of the run that fails (a restart that never came back, an executor that cannot go
   // on) fails the run: it stops, the trace says why, and nothing judges what was left.
@@ -202,7 +203,12 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     // them: the merged trace has each once.
     const markers = new MarkerBus(clock, runWide ? trace : { write: () => undefined });
     const global: GlobalSessions | undefined = segment ? { own: new Set() } : undefined;
-    const world = new World(github.admin, clock, rng.fork('world'), trace, {
+    // A shared emulator's admin API answers over the network: the world's last step (CI done, a
+    // PR opened) can land after the run closed its trace; it is not the run's any more.
+    const worldTrace: TraceSink = options.github
+      ? { write: (record) => (traceOpen ? trace.write(record) : undefined) }
+      : trace;
+    const world = new World(github.admin, clock, rng.fork('world'), worldTrace, {
       prAfter: scenario.sessions.prAfter,
       ciAfter: scenario.sessions.ciAfter,
       checks: scenario.sessions.checks,
@@ -401,6 +407,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     const verdicts =
       judge && reason === 'completed' ? judge.finish(trace, endedAt, spawner.count) : undefined;
     if (clock instanceof RealClock) clock.dispose();
+    traceOpen = false;
     trace.close(reason, endedAt);
     return {
       scenario,
@@ -417,6 +424,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     await detach().catch(() => undefined);
     await opened?.stop().catch(() => undefined);
     if (clock instanceof RealClock) clock.dispose();
+    traceOpen = false;
     trace.close('failed');
     throw error;
   } finally {
