@@ -269,6 +269,47 @@ describe('a live run in segments, as the Indexed Job runs it', { timeout: 240_00
       b.analysis.api.totals,
     );
 
+    // The protocol by hand: the first POST /v1/run of a run id starts it, the next joins it (the
+    // same first seq, no reset: the session created in between is still there); only the last
+    // segment's stop ends the run.
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(`${targetUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const start = {
+      runId: 'by-hand',
+      epochMs: Date.now(),
+      timeScale: 1,
+      seed: 1,
+      scenario: 'by-hand',
+      github: { url: githubUrl, token: 'unused' },
+    };
+    const first = await post('/v1/run', { ...start, segment: { index: 0, count: 2 } });
+    expect(first.status).toBe(200);
+    expect(first.body.joined).toBeUndefined();
+    const created = await post('/v1/sessions', {
+      id: 's-0001',
+      repo: 'fleetbench/repo-1',
+      issue: 1,
+      branch: 'fleet/s-0001',
+    });
+    expect(created.status).toBe(201);
+    const second = await post('/v1/run', { ...start, segment: { index: 1, count: 2 } });
+    expect(second.body).toMatchObject({ since: first.body.since, joined: true });
+    const counts = (await (await fetch(`${targetUrl}/v1/sessions`)).json()) as {
+      counts: Record<string, number>;
+    };
+    expect(Object.values(counts.counts).reduce((n, c) => n + c, 0)).toBe(1);
+    const stopOne = await post('/v1/run/stop', { runId: 'by-hand', segment: { index: 0, count: 2 } });
+    expect(stopOne.body.running).toBe(1);
+    const stopTwo = await post('/v1/run/stop', { runId: 'by-hand', segment: { index: 1, count: 2 } });
+    expect(stopTwo.status).toBe(200);
+    expect(stopTwo.body.running).toBeUndefined();
+
     // The run is over: a pod re-run now cannot rejoin it, and says so.
     const late = await runCli(local(segment.args), {
       env: { ...env(segment), JOB_COMPLETION_INDEX: '1' },
