@@ -210,6 +210,10 @@ export function register(program: Command): void {
           'E_USAGE',
           `--github: the emulator's admin token is needed (the world opens PRs and finishes CI through it): --github-admin-token or ${ADMIN_TOKEN_ENV}`,
         );
+      if (flags.github !== undefined && !plan)
+        notice(
+          `fleetbench: GitHub is the shared emulator at ${flags.github}: it records the API calls (github serve --trace), not this run's trace (docs/distributed.md)\n`,
+        );
       const github =
         flags.github !== undefined
           ? () =>
