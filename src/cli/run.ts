@@ -214,15 +214,16 @@ export function register(program: Command): void {
         notice(
           `fleetbench: GitHub is the shared emulator at ${flags.github}: it records the API calls (github serve --trace), not this run's trace (docs/distributed.md)\n`,
         );
-      const github =
-        flags.github !== undefined
-          ? () =>
-              connectSharedGitHub({
-                url: flags.github!,
-                adminToken: adminToken!,
-                snapshots: plan === undefined || plan.segment.index === 0,
-              })
-          : undefined;
+      // Connected when the run asks for it, or (a segment) before the common start, so the run
+      // does not spend its first moments on it.
+      let connected: ReturnType<typeof connectSharedGitHub> | undefined;
+      const connect = () =>
+        (connected ??= connectSharedGitHub({
+          url: flags.github!,
+          adminToken: adminToken!,
+          snapshots: plan === undefined || plan.segment.index === 0,
+        }));
+      const github = flags.github !== undefined ? connect : undefined;
 
       // First Ctrl-C: stop the run, keep the trace, write a partial summary. Second: leave now.
       const interrupt = onInterrupt('stopping the run, writing a partial summary');
@@ -242,6 +243,7 @@ export function register(program: Command): void {
             'the shared GitHub emulator',
           );
           await waitReachable(`${scenario.target.replace(/\/+$/, '')}/v1/info`, 'the shared target');
+          await connect();
           await untilStart(plan, interrupt.signal);
         }
         const outcome = await runScenario(scenario, {

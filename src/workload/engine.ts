@@ -269,11 +269,13 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     if (options.attach)
       attachment = await options.attach({ scenario, clock, trace, target, github, signal: abort.signal });
     const spawner = new SessionSpawner(clock, trace, target, world, github.repos, global);
+    // A segment numbers each executor's sessions after all the starts of those before it.
     const offsets: number[] = [];
-    scenario.executors.reduce((n, executor) => {
-      offsets.push(n);
-      return n + startsOf(executor);
-    }, 0);
+    if (segment)
+      scenario.executors.reduce((n, executor) => {
+        offsets.push(n);
+        return n + startsOf(executor);
+      }, 0);
 
     // Everything that talks to the target runs on the run's clock: under the virtual clock a
     // request only completes while the clock is running.
