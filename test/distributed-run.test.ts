@@ -193,7 +193,7 @@ describe('a live run in segments, as the Indexed Job runs it', { timeout: 240_00
     const twin = new Map<string, string>();
     const mergedSchedule = schedule(mergedRecords);
     for (const [executor, starts] of schedule(singleRecords))
-      starts.forEach((s, rank) => twin.set(s.id, mergedSchedule.get(executor)![rank]!.id));
+      for (const [rank, s] of starts.entries()) twin.set(s.id, mergedSchedule.get(executor)![rank]!.id);
     // And on the run's timeline: every segment started its executor at its due time.
     const fixedStarts = sessionStarts(mergedRecords).filter((s) => s.labels?.executor === 'fixed#1');
     expect(Math.min(...fixedStarts.map((s) => s.t))).toBe(0);
