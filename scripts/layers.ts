@@ -65,7 +65,7 @@ export const LAYERS: Layer[] = [
     name: 'distributed',
     holds: 'segments of runs and matrices, and their merges',
     paths: ['distributed/'],
-    may: ['matrix', 'run', 'workload', 'results-format', 'analyze', 'trace', BASE],
+    may: ['matrix', 'run', 'workload', 'github', 'results-format', 'analyze', 'trace', BASE],
   },
   {
     name: 'matrix',

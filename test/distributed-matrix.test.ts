@@ -151,7 +151,9 @@ describe('a 12-cell matrix in 3 segments, merged (real CLI, virtual time)', { ti
   it('refuses bad input with a clear message: no segments, two matrices, a count without an index', async () => {
     const none = await cli(['merge', single]);
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain('no segments found (looked for segments/matrix-*.json)');
+    expect(none.stderr).toContain(
+      'no segments found (looked for segments/matrix-*.json and segments/run-*.json)',
+    );
     const other = join(dir, 'other');
     const seg = await cli([
       'matrix',

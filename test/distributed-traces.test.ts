@@ -102,17 +102,35 @@ describe('merging segment traces (streaming, analyzers merged)', { timeout: 120_
   });
 });
 
-describe('fleetbench run refuses --segment, saying why', () => {
-  it('a virtual run is not split (one quota, one clock); a live run in an Indexed Job is refused too', async () => {
+describe('fleetbench run --segment refuses what cannot be split, saying why', () => {
+  it('a virtual run (one quota, one clock); a live run with a target or a GitHub of its own', async () => {
     const { runCli } = await import('./helpers/cli.ts');
     const virtual = await runCli(['run', 'S2-T1-1', '--segment', '1/3', '--out', join(dir, 'refused')]);
     expect(virtual.code).toBe(2);
     expect(virtual.stderr).toContain('a virtual-time run is not split: its sessions share one GitHub quota');
     expect(virtual.stderr).toContain('fleetbench matrix --segment i/n');
-    const live = await runCli(['run', 'S2-T1-1', '--clock', 'real', '--out', join(dir, 'refused')], {
+    // In an Indexed Job (its environment), against the embedded target: one control plane per pod.
+    const embedded = await runCli(['run', 'S2-T1-1', '--clock', 'real', '--out', join(dir, 'refused')], {
       env: { JOB_COMPLETION_INDEX: '0', FLEETBENCH_SEGMENTS: '2' },
     });
-    expect(live.code).toBe(2);
-    expect(live.stderr).toContain('segment 0/2 asked, but live-run segments are not available yet');
+    expect(embedded.code).toBe(2);
+    expect(embedded.stderr).toContain(
+      "run: segment 0/2: a live-run segment drives a shared target, 'reference' would be one control plane per segment",
+    );
+    // A shared target but a GitHub of its own: each segment would spend a quota of its own.
+    const ownGitHub = await runCli([
+      'run',
+      'S2-T1-1',
+      '--clock',
+      'real',
+      '--target',
+      'http://127.0.0.1:9',
+      '--segment',
+      '1/2',
+    ]);
+    expect(ownGitHub.code).toBe(2);
+    expect(ownGitHub.stderr).toContain(
+      'run: segment 1/2: a live-run segment needs the shared GitHub emulator (--github URL)',
+    );
   });
 });

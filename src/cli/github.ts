@@ -38,6 +38,7 @@ interface ServeOptions {
   acceptAnyToken?: boolean;
   json?: boolean;
   webUrl?: string;
+  host: '127.0.0.1' | '0.0.0.0';
 }
 
 function integer(min: number) {
@@ -78,6 +79,12 @@ function latency(text: string): LatencyInput {
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
+
+export function listenHost(text: string): '127.0.0.1' | '0.0.0.0' {
+  if (text !== '127.0.0.1' && text !== '0.0.0.0')
+    throw new InvalidArgumentError('expected 127.0.0.1 or 0.0.0.0');
+  return text;
+}
 
 export function register(program: Command, io: CommandIo): void {
   const github = program
@@ -120,6 +127,12 @@ export function register(program: Command, io: CommandIo): void {
     .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)')
     .option('--accept-any-token', 'treat unknown tokens as tokens of the default user instead of 401')
     .option('--json', 'print the connection details as one JSON line instead of text')
+    .option(
+      '--host <addr>',
+      '127.0.0.1, or 0.0.0.0 in a container behind a Service (docs/distributed.md)',
+      listenHost,
+      '127.0.0.1',
+    )
     .action((options: ServeOptions) => serve(options, io));
 }
 
@@ -188,7 +201,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
   });
   let server: Awaited<ReturnType<typeof startGitHubServer>>;
   try {
-    server = await startGitHubServer({ emulator, port: options.port, tls });
+    server = await startGitHubServer({ emulator, port: options.port, tls, host: options.host });
   } catch (error) {
     trace?.close('failed', clock.now());
     const code = (error as NodeJS.ErrnoException).code;

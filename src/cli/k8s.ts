@@ -3,13 +3,19 @@
  * one segment per index, and merge it (docs/distributed.md). fleetbench only writes YAML;
  * kubectl applies it.
  */
-import { writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
-import { matrixManifests } from '../distributed/k8s.ts';
+import { matrixManifests, runManifests } from '../distributed/k8s.ts';
+import { checkRunSplittable } from '../distributed/run-segment.ts';
+import { emulatorArgsFor } from '../distributed/shared-github.ts';
 import { FleetbenchError } from '../errors.ts';
 import { planMatrix } from '../matrix/run.ts';
 import { SELECTOR_HELP } from '../matrix/select.ts';
+import { resolveScenarioRef } from '../workload/builtins.ts';
+import { parseOverride } from '../workload/load.ts';
 import { collect, parseCount, parseSeed, withTarget } from './matrix.ts';
 import type { CommandIo } from './output.ts';
 
@@ -34,10 +40,28 @@ interface ManifestFlags {
   output?: string;
 }
 
+interface RunManifestFlags {
+  segments: string;
+  set: string[];
+  seed?: string;
+  timeScale?: string;
+  target: string;
+  image: string;
+  name: string;
+  namespace?: string;
+  claim?: string;
+  storage: string;
+  storageClass?: string;
+  accessMode: 'ReadWriteMany' | 'ReadWriteOnce';
+  cpu: string;
+  memory: string;
+  output?: string;
+}
+
 export function register(program: Command, io: CommandIo): void {
   const k8s = program
     .command('k8s')
-    .description('Kubernetes manifests for distributed matrices (docs/distributed.md)');
+    .description('Kubernetes manifests for distributed matrices and live runs (docs/distributed.md)');
   const manifest = k8s.command('manifest').description('write Kubernetes manifests (YAML) for kubectl apply');
   manifest
     .command('matrix')
@@ -136,13 +160,110 @@ Every cell is checked here first (a bad --set fails now, not in a pod). See docs
     });
   manifest
     .command('run')
-    .description('live-run segments: not available yet (docs/distributed.md)')
-    .allowUnknownOption()
-    .argument('[args...]')
-    .action(() => {
-      throw new FleetbenchError(
-        'E_USAGE',
-        'k8s manifest run: live-run segments are not available yet; matrices are split today (fleetbench k8s manifest matrix, docs/distributed.md)',
-      );
+    .description(
+      'a live run in segments: an Indexed Job, the shared GitHub emulator (and reference control plane) as Deployment + Service, a shared volume and a (suspended) merge Job',
+    )
+    .argument(
+      '<scenario>',
+      'cell id, built-in scenario name, or a scenario YAML file (shipped as a ConfigMap)',
+    )
+    .requiredOption(
+      '--segments <n>',
+      'segments: the Indexed Job’s completions, one pod per index, all at once',
+    )
+    .option('--set <key=value>', 'override a scenario field (repeatable)', collect, [])
+    .option('--seed <n>', 'shorthand for --set seed=N')
+    .option('--time-scale <x>', 'shorthand for --set time-scale=X (run ms per real ms)')
+    .option(
+      '--target <target>',
+      'reference (serve the reference control plane in the cluster) or the http://… URL of your own shim',
+      'reference',
+    )
+    .option(
+      '--image <image>',
+      'the fleetbench container image (built from the Dockerfile)',
+      'fleetbench:local',
+    )
+    .option(
+      '--name <name>',
+      'prefix of the objects’ names; the results go to /results/<name>',
+      'fleetbench-run',
+    )
+    .option('--namespace <ns>', 'namespace of every object (default: kubectl’s)')
+    .option('--claim <pvc>', 'use this existing PersistentVolumeClaim instead of writing one')
+    .option('--storage <size>', 'size of the results volume', '5Gi')
+    .option('--storage-class <class>', 'storage class of the results volume')
+    .option(
+      '--access-mode <mode>',
+      'ReadWriteMany (pods on several nodes) or ReadWriteOnce (one node, e.g. kind)',
+      'ReadWriteMany',
+    )
+    .option('--cpu <cpu>', 'CPU each pod asks for', '1')
+    .option('--memory <size>', 'memory each pod asks for and is limited to', '1Gi')
+    .option('-o, --output <file>', 'write the YAML here (default: stdout)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  fleetbench k8s manifest run S2-T1-50 --segments 4 --time-scale 10 --image ghcr.io/me/fleetbench:0.1.0 > run.yaml
+  kubectl apply -f run.yaml && kubectl wait --for=condition=complete --timeout=1h job/fleetbench-run
+  kubectl patch job fleetbench-run-merge -p '{"spec":{"suspend":false}}'   # the merge Job runs fleetbench merge
+
+The run is checked here first, as the pods will (the real clock, what can be split). The segments
+agree on a start 10 s after the first is up (segments/run-start.json on the volume). See docs/distributed.md.`,
+    )
+    .action((ref: string, flags: RunManifestFlags) => {
+      const segments = parseCount('--segments', flags.segments, 1);
+      if (flags.accessMode !== 'ReadWriteMany' && flags.accessMode !== 'ReadWriteOnce')
+        throw new FleetbenchError(
+          'E_USAGE',
+          `--access-mode: ReadWriteMany or ReadWriteOnce, got '${flags.accessMode}'`,
+        );
+      if (flags.target !== 'reference' && !/^https?:\/\//.test(flags.target))
+        throw new FleetbenchError(
+          'E_USAGE',
+          `--target: reference (served in the cluster) or an http(s) URL the pods can reach, got '${flags.target}'`,
+        );
+      const runArgs = [
+        ...flags.set.flatMap((s) => ['--set', s]),
+        ...(flags.seed !== undefined ? ['--seed', String(parseSeed(flags.seed))] : []),
+        ...(flags.timeScale !== undefined ? ['--time-scale', flags.timeScale] : []),
+      ];
+      // Resolve the scenario now, as the pods will: bad input fails here, not in a pod.
+      const overrides = flags.set.map(parseOverride);
+      if (flags.seed !== undefined) overrides.push({ path: ['seed'], value: parseSeed(flags.seed) });
+      if (flags.timeScale !== undefined)
+        overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
+      overrides.push({ path: ['clock'], value: 'real' });
+      overrides.push({
+        path: ['target'],
+        value: flags.target === 'reference' ? 'http://target.invalid:7070' : flags.target,
+      });
+      const { scenario } = resolveScenarioRef(ref, overrides);
+      checkRunSplittable(scenario, 'k8s manifest run', 'shared');
+      const isFile = existsSync(ref) && statSync(ref).isFile();
+      const manifests = runManifests({
+        name: flags.name,
+        namespace: flags.namespace,
+        image: flags.image,
+        segments,
+        runArgs,
+        scenario: ref,
+        ...(isFile ? { scenarioFile: { name: basename(ref), text: readFileSync(ref, 'utf8') } } : {}),
+        target: flags.target,
+        emulatorArgs: emulatorArgsFor(scenario),
+        adminToken: `fba_${randomBytes(18).toString('base64url')}`,
+        claim: flags.claim,
+        storage: flags.storage,
+        storageClass: flags.storageClass,
+        accessMode: flags.accessMode,
+        cpu: flags.cpu,
+        memory: flags.memory,
+      });
+      const yaml = `# fleetbench k8s manifest run: ${scenario.name} in ${segments} segments against ${flags.target === 'reference' ? 'the reference control plane' : flags.target} (docs/distributed.md)\n${manifests.map((m) => stringify(m, { lineWidth: 0, blockQuote: 'literal' })).join('---\n')}`;
+      if (flags.output) {
+        writeFileSync(flags.output, yaml);
+        io.stderr.write(`fleetbench k8s: wrote ${manifests.length} objects to ${flags.output}\n`);
+      } else io.stdout.write(yaml);
     });
 }

@@ -7,15 +7,18 @@ import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { type FoundSegment, findMatrixSegments } from '../distributed/matrix-segment.ts';
 import { type MatrixMergeOutcome, mergeMatrixSegments } from '../distributed/merge-matrix.ts';
+import { GITHUB_TRACE, mergeRunSegments, type RunMergeOutcome } from '../distributed/merge-run.ts';
+import { findRunSegments } from '../distributed/run-segment.ts';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { htmlReportFor } from '../report/html/index.ts';
-import { fmtMs } from '../report/table.ts';
+import { fmtInt, fmtMs } from '../report/table.ts';
 import { matrixTable } from './matrix.ts';
 import type { CommandIo } from './output.ts';
 
 interface MergeFlags {
   out?: string;
   report?: boolean;
+  githubTrace?: string;
 }
 
 export function register(program: Command, io: CommandIo): void {
@@ -27,6 +30,10 @@ export function register(program: Command, io: CommandIo): void {
     .argument('<dirs...>', 'output directories holding segments/ (one shared directory, or one per segment)')
     .option('--out <dir>', 'where the merged result goes (default: the directory, when there is one)')
     .option('--report', 'also write report.html (fleetbench report) for the merged result')
+    .option(
+      '--github-trace <file>',
+      `live runs: the shared emulator's trace (github serve --trace), merged in for the API calls (default: DIR/${GITHUB_TRACE} when there)`,
+    )
     .addHelpText(
       'after',
       `
@@ -35,13 +42,15 @@ Examples:
   fleetbench matrix --cells priority --segment 1/2 --out runs/m
   fleetbench merge runs/m                                          # → runs/m/baseline.json, baseline.md
   fleetbench merge seg-0 seg-1 seg-2 --out runs/m                  # segments copied back one per directory
+  fleetbench merge runs/live                                       # a live run's segments (run --segment i/n)
+                                                                   # → runs/live/trace.jsonl, summary.json
 
 A missing, failed, lost or interrupted segment is named, the merged result is written and
 marked partial, and the exit code is 2; re-run that index with the same command and merge
 again (a segment's output is replaced, never appended to).
 Exit codes: 0 complete, 2 bad input or a partial result.`,
     )
-    .action((dirs: string[], flags: MergeFlags) => {
+    .action(async (dirs: string[], flags: MergeFlags) => {
       for (const dir of dirs) {
         if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory())
           throw new FleetbenchError('E_FILE', `${dir}: not a directory`);
@@ -52,11 +61,27 @@ Exit codes: 0 complete, 2 bad input or a partial result.`,
           `merge: ${dirs.length} directories given: say where the result goes with --out DIR`,
         );
       const outDir = flags.out ?? dirs[0]!;
+      const runSegments = dirs.flatMap((dir) => findRunSegments(dir));
+      if (runSegments.length > 0) {
+        const outcome = await mergeRunSegments(runSegments, outDir, {
+          githubTrace: flags.githubTrace,
+          searchDirs: dirs,
+        });
+        const lines = runMergeLines(outcome);
+        if (flags.report) {
+          const out = `${outDir}/report.html`;
+          htmlReportFor(outDir, out);
+          lines.push(`  report....: ${out}`);
+        }
+        io.stdout.write(`${lines.join('\n')}\n`);
+        if (outcome.partial) io.exitCode = ExitCode.badInput;
+        return;
+      }
       const matrixSegments: FoundSegment[] = dirs.flatMap((dir) => findMatrixSegments(dir));
       if (matrixSegments.length === 0)
         throw new FleetbenchError(
           'E_RESULTS',
-          `${dirs.join(', ')}: no segments found (looked for segments/matrix-*.json)`,
+          `${dirs.join(', ')}: no segments found (looked for segments/matrix-*.json and segments/run-*.json)`,
           { hint: 'segments are written by fleetbench matrix --segment i/n; see docs/distributed.md' },
         );
       const outcome = mergeMatrixSegments(matrixSegments, outDir);
@@ -93,5 +118,32 @@ export function matrixMergeLines(outcome: MatrixMergeOutcome): string[] {
     );
   }
   lines.push(`  baseline..: ${outcome.markdownPath}`, `  json......: ${outcome.jsonPath}`);
+  return lines;
+}
+
+export function runMergeLines(outcome: RunMergeOutcome): string[] {
+  const { summary, merge } = outcome;
+  const count = outcome.segments.length;
+  const done = outcome.segments.filter((s) => s.status === 'done').length;
+  const api = summary.analysis.api.totals.calls;
+  const lines = [
+    `fleetbench merge: run ${summary.scenario.name}, ${done} of ${count} segments${outcome.partial ? ' (PARTIAL)' : ''}, ${fmtInt(summary.outcome.sessionsStarted)} sessions, ${fmtInt(merge.records)} records, ${fmtInt(api)} API calls`,
+    '',
+    ...outcome.segments.map(
+      (s) =>
+        `  segment ${s.index}: ${s.status === 'missing' ? 'MISSING (never ran, or its output is not here)' : s.status === 'running' ? 'LOST (started, never finished: the pod failed or is still running)' : s.status === 'done' ? 'done' : s.status.toUpperCase()}${s.status === 'missing' ? '' : `, ${fmtInt(s.sessions)} sessions, ${fmtInt(s.records)} records`}${s.error ? ` (${s.error})` : ''}`,
+    ),
+    summary.github.trace
+      ? `  github....: ${summary.github.trace}, ${fmtInt(summary.github.records)} records of the run`
+      : '  github....: no emulator trace (github serve --trace; --github-trace FILE): the merged trace has no API calls',
+    '',
+  ];
+  if (outcome.partial) {
+    const bad = outcome.segments.filter((s) => s.status !== 'done').map((s) => s.index);
+    lines.push(
+      `  PARTIAL: segment${bad.length === 1 ? '' : 's'} ${bad.join(', ')} did not complete: the merged run lacks their sessions' records; a live run is re-run whole, with a new start (docs/distributed.md)`,
+    );
+  }
+  lines.push(`  trace.....: ${outcome.tracePath}`, `  summary...: ${outcome.summaryPath}`);
   return lines;
 }

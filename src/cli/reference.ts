@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { FleetbenchError } from '../errors.ts';
 import { startSupervisor } from '../reference/supervisor.ts';
+import { listenHost } from './github.ts';
 import type { CommandIo } from './output.ts';
 
 interface ServeFlags {
@@ -16,6 +17,7 @@ interface ServeFlags {
   github?: string;
   token?: string;
   json?: boolean;
+  host: '127.0.0.1' | '0.0.0.0';
 }
 
 function port(text: string): number {
@@ -44,6 +46,12 @@ export function register(program: Command, io: CommandIo): void {
     )
     .option('--token <token>', 'token for --github')
     .option('--json', 'print the connection details as one JSON line')
+    .option(
+      '--host <addr>',
+      '127.0.0.1, or 0.0.0.0 in a container behind a Service (docs/distributed.md)',
+      listenHost,
+      '127.0.0.1',
+    )
     .addHelpText(
       'after',
       '\nThen, in another terminal:\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --set duration=2m\n  fleetbench run chaos-codex-c4 --target http://127.0.0.1:PORT --clock real --time-scale 10\n\nA restart fault really kills the control plane (hard: SIGKILL) and starts it again from --state;\nnative runs are recovered by the new process (graceful: drained first; hot: runners handed over).\nProtocol: docs/http-target.md. Live runs: docs/live-runs.md.',
@@ -59,6 +67,7 @@ async function serve(flags: ServeFlags, io: CommandIo): Promise<void> {
   try {
     supervisor = await startSupervisor({
       port: flags.port,
+      host: flags.host,
       stateDir,
       github: flags.github ? { url: flags.github, token: flags.token! } : undefined,
       log: (line) => io.stderr.write(`reference: ${line}\n`),

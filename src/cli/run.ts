@@ -4,7 +4,13 @@
  */
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { refuseRunSegment } from '../distributed/run-segment.ts';
+import {
+  planRunSegment,
+  type RunSegmentPlan,
+  runSegmentRecord,
+  writeRunSegmentRecord,
+} from '../distributed/run-segment.ts';
+import { ADMIN_TOKEN_ENV, connectSharedGitHub, waitReachable } from '../distributed/shared-github.ts';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry, type MetricsLinger, type OtlpExporter } from '../live/index.ts';
@@ -32,6 +38,9 @@ interface RunFlags {
   target?: string;
   clock?: string;
   segment?: string;
+  github?: string;
+  githubAdminToken?: string;
+  startAt?: string;
   timeScale?: string;
   metricsPort?: number;
   otlpPort?: number;
@@ -130,7 +139,22 @@ export function register(program: Command, io: CommandIo): void {
     .option('--no-progress', 'real clock: no progress line on stderr')
     .option('--no-budgets', "run without judging the scenario's budgets")
     .option('--no-report', 'do not write report.html beside summary.json')
-    .option('--segment <i/n>', 'refused, with the reason: runs are not split (docs/distributed.md)')
+    .option(
+      '--segment <i/n>',
+      'live run (real clock): run segment i of n (its share of the starts, on the common timeline) against a shared --target http://… and --github URL; default: JOB_COMPLETION_INDEX + FLEETBENCH_SEGMENTS. Virtual-time runs are not split (docs/distributed.md)',
+    )
+    .option(
+      '--github <url>',
+      `real clock: use this shared GitHub emulator (fleetbench github serve) instead of one of the run's own; its admin token from --github-admin-token or ${ADMIN_TOKEN_ENV}`,
+    )
+    .option(
+      '--github-admin-token <token>',
+      `admin token of the --github emulator (default: $${ADMIN_TOKEN_ENV})`,
+    )
+    .option(
+      '--start-at <time>',
+      "segments: the run's common start (Unix ms or ISO time); default: agreed through --out (the first segment sets it 10 s ahead)",
+    )
     .addHelpText(
       'after',
       '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --metrics-port 9464\n\nScenario fields: docs/scenarios.md. Live runs (real clock, targets, telemetry): docs/live-runs.md.\nExit codes: 0 done (every judged budget holds), 2 bad input, 3 the run failed (target lost, clock stalled: partial summary written), 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
@@ -148,7 +172,11 @@ export function register(program: Command, io: CommandIo): void {
       if (flags.timeScale !== undefined)
         overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
       const { scenario, cell } = resolveScenarioRef(ref, overrides);
-      refuseRunSegment(flags.segment, scenario);
+      if (flags.github !== undefined && scenario.clock === 'virtual')
+        throw new FleetbenchError(
+          'E_USAGE',
+          '--github: a shared emulator runs on the real clock; add --clock real (docs/distributed.md)',
+        );
       if (scenario.clock === 'virtual') {
         const inert = [
           flags.metricsPort !== undefined && '--metrics-port',
@@ -167,19 +195,64 @@ export function register(program: Command, io: CommandIo): void {
       // A live run never overwrites the virtual run of the same scenario: its directory names
       // the clock and the target (`S2-T1-5--real-reference`, `S2-T1-5--real-http-127.0.0.1-7070`).
       const live = scenario.clock === 'real' ? [`real-${targetTag(scenario.target)}`] : [];
-      const outDir =
+      const sharedOut =
         flags.out ?? join('fleetbench-out', 'runs', runDirName(scenario.name, [...live, ...changed]));
+      const plan = planRunSegment(flags.segment, scenario, {
+        github: flags.github,
+        startAt: flags.startAt,
+        outDir: sharedOut,
+        env: io.env,
+      });
+      // A segment writes under the shared directory: segments/run-<i>-of-<n>/ and its record.
+      const outDir = plan ? plan.dir : sharedOut;
+      const adminToken = flags.githubAdminToken ?? io.env[ADMIN_TOKEN_ENV];
+      if (flags.github !== undefined && !adminToken)
+        throw new FleetbenchError(
+          'E_USAGE',
+          `--github: the emulator's admin token is needed (the world opens PRs and finishes CI through it): --github-admin-token or ${ADMIN_TOKEN_ENV}`,
+        );
+      if (flags.github !== undefined && !plan)
+        io.notice(
+          `fleetbench: GitHub is the shared emulator at ${flags.github}: it records the API calls (github serve --trace), not this run's trace (docs/distributed.md)\n`,
+        );
+      // Connected when the run asks for it, or (a segment) before the common start, so the run
+      // does not spend its first moments on it.
+      let connected: ReturnType<typeof connectSharedGitHub> | undefined;
+      const connect = () =>
+        (connected ??= connectSharedGitHub({
+          url: flags.github!,
+          adminToken: adminToken!,
+          snapshots: plan === undefined || plan.segment.index === 0,
+        }));
+      const github = flags.github !== undefined ? connect : undefined;
 
       // First Ctrl-C: stop the run, keep the trace, write a partial summary. Second: leave now.
       const interrupt = onInterrupt('stopping the run, writing a partial summary', io);
       let linger: MetricsLinger | undefined;
       let exporter: OtlpExporter | undefined;
+      const started = performance.now();
+      const record = (state: Parameters<typeof runSegmentRecord>[3]) => {
+        if (plan)
+          writeRunSegmentRecord(plan.recordPath, runSegmentRecord(plan, scenario, flags.github!, state));
+      };
       try {
-        const started = performance.now();
+        if (plan) {
+          record({ status: 'running', sessionsStarted: 0, sessionsDropped: 0, wallMs: 0 });
+          // A pod may start before the Services it shares: wait for them (admin paths are not traced).
+          await waitReachable(
+            `${flags.github!.replace(/\/+$/, '')}/_fleetbench/stats`,
+            'the shared GitHub emulator',
+          );
+          await waitReachable(`${scenario.target.replace(/\/+$/, '')}/v1/info`, 'the shared target');
+          await connect();
+          await untilStart(plan, interrupt.signal, io);
+        }
         const outcome = await runScenario(scenario, {
           outDir,
           signal: interrupt.signal,
           cell,
+          ...(plan ? { segment: plan.segment, epochMs: plan.startAtMs } : {}),
+          ...(github ? { github } : {}),
           attach: withTargetHeader(
             io,
             liveTelemetry({
@@ -219,8 +292,21 @@ export function register(program: Command, io: CommandIo): void {
           );
         }
         const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
-        // The HTML report beside the summary (partial too, after Ctrl-C): what a user opens.
-        const reportPath = flags.report === false ? undefined : await writeRunReport(outDir, io);
+        record({
+          status:
+            outcome.reason === 'completed'
+              ? 'done'
+              : outcome.reason === 'interrupted'
+                ? 'interrupted'
+                : 'failed',
+          ...(outcome.failure ? { error: `${outcome.failure.source}: ${outcome.failure.message}` } : {}),
+          sessionsStarted: outcome.sessionsStarted,
+          sessionsDropped: outcome.sessionsDropped,
+          wallMs: performance.now() - started,
+        });
+        // The HTML report beside the summary (partial too, after Ctrl-C): what a user opens. A
+        // segment has none: alone it is not the run (fleetbench merge writes the run's).
+        const reportPath = flags.report === false || plan ? undefined : await writeRunReport(outDir, io);
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
         const sections = [
           // The scorecard shows when no budget judges the run: with track-b among the budgets its
@@ -241,7 +327,7 @@ export function register(program: Command, io: CommandIo): void {
           ...(outcome.verdicts ?? []).map(verdictSection),
         ];
         const text = reporters[format]().render({
-          title: `run ${cell ?? scenario.name}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : outcome.reason === 'failed' ? ' (FAILED: partial)' : ''}`,
+          title: `run ${cell ?? scenario.name}${plan ? ` segment ${plan.segment.index}/${plan.segment.count}` : ''}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : outcome.reason === 'failed' ? ' (FAILED: partial)' : ''}`,
           document: summary,
           sections,
         });
@@ -268,11 +354,40 @@ export function register(program: Command, io: CommandIo): void {
           );
           await linger.hold(flags.metricsLinger * 1000, interrupt.signal);
         }
+      } catch (error) {
+        record({
+          status: interrupt.signal.aborted ? 'interrupted' : 'failed',
+          error: (error as Error)?.message ?? String(error),
+          sessionsStarted: 0,
+          sessionsDropped: 0,
+          wallMs: performance.now() - started,
+        });
+        throw error;
       } finally {
         await linger?.close();
         interrupt.dispose();
       }
     });
+}
+
+/** A segment waits for the common start, so every segment reads one timeline (docs/distributed.md). */
+async function untilStart(plan: RunSegmentPlan, signal: AbortSignal, io: CommandIo): Promise<void> {
+  const wait = plan.startAtMs - Date.now();
+  io.notice(
+    `fleetbench: segment ${plan.segment.index}/${plan.segment.count} of ${plan.runId}${wait > 0 ? `: starts in ${(wait / 1000).toFixed(1)} s` : `: joining ${(-wait / 1000).toFixed(1)} s after its start`}\n`,
+  );
+  if (wait <= 0) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(done, wait);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+  if (signal.aborted)
+    throw new FleetbenchError('E_USAGE', 'interrupted before the start', { exitCode: ExitCode.interrupted });
 }
 
 /** What a target says about itself at the start (the `ao` target: AO's version, gh, time scale). */

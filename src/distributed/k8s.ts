@@ -1,9 +1,12 @@
 /**
- * Kubernetes manifests for a distributed matrix (docs/distributed.md): fleetbench schedules
- * nothing itself; an Indexed Job runs one segment per index (`completionMode: Indexed`, the pod's
- * `JOB_COMPLETION_INDEX`, our `FLEETBENCH_SEGMENTS`), every pod writes into one shared volume,
- * and a merge Job, created suspended, joins the segments once it is resumed after the Indexed Job
- * completes. Plain objects, validated in tests against the Kubernetes OpenAPI schema.
+ * Kubernetes manifests for a distributed matrix or live run (docs/distributed.md): fleetbench
+ * schedules nothing itself; an Indexed Job runs one segment per index (`completionMode: Indexed`,
+ * the pod's `JOB_COMPLETION_INDEX`, our `FLEETBENCH_SEGMENTS`), every pod writes into one shared
+ * volume, and a merge Job, created suspended, joins the segments once it is resumed after the
+ * Indexed Job completes. A live run adds what its segments share: the GitHub emulator (and the
+ * reference control plane when it is the target) as a Deployment + Service each, and the
+ * emulator's admin token in a Secret. Plain objects, validated in tests against the Kubernetes
+ * OpenAPI schema.
  */
 import { FleetbenchError } from '../errors.ts';
 import { COUNT_ENV, MAX_SEGMENTS } from './segment.ts';
@@ -130,4 +133,256 @@ export function matrixManifests(o: MatrixManifestOptions): Manifest[] {
     },
   });
   return manifests;
+}
+
+export interface RunManifestOptions {
+  name: string;
+  namespace?: string;
+  image: string;
+  segments: number;
+  parallelism?: number;
+  /** `fleetbench run` arguments after the scenario (--set, --seed, --time-scale), as given. */
+  runArgs: string[];
+  /** The scenario as the pods name it: a built-in name, or the file's name in `scenarioFile`. */
+  scenario: string;
+  /** A scenario file's text, shipped as a ConfigMap mounted at /scenario. */
+  scenarioFile?: { name: string; text: string };
+  /** `reference`: serve the reference control plane in the cluster; else the target's URL. */
+  target: 'reference' | string;
+  /** `fleetbench github serve` arguments from the scenario (fixtures, time scale, latency, limits). */
+  emulatorArgs: string[];
+  /** The emulator's admin token, put in a Secret (the segments' world acts through it). */
+  adminToken: string;
+  claim?: string;
+  storage?: string;
+  storageClass?: string;
+  accessMode?: 'ReadWriteMany' | 'ReadWriteOnce';
+  cpu?: string;
+  memory?: string;
+  retries?: number;
+}
+
+const GITHUB_PORT = 8080;
+const TARGET_PORT = 7070;
+const SCENARIO_MOUNT = '/scenario';
+const ADMIN_ENV = 'FLEETBENCH_GITHUB_ADMIN_TOKEN';
+
+/** The objects of a live run in segments; the segments' args name the Services' DNS names. */
+export function runManifests(o: RunManifestOptions): Manifest[] {
+  checkName(o.name);
+  if (!Number.isInteger(o.segments) || o.segments < 1 || o.segments > MAX_SEGMENTS)
+    throw new FleetbenchError('E_USAGE', `--segments: expected 1 to ${MAX_SEGMENTS}, got ${o.segments}`);
+  const parallelism = o.parallelism ?? o.segments;
+  // Every segment must run at once: one that waits for a free slot misses the shared timeline.
+  if (parallelism < o.segments)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--parallelism: a live run's segments run side by side on one timeline: ${parallelism} pods at a time cannot run ${o.segments} segments`,
+    );
+  const claim = o.claim ?? `${o.name}-results`;
+  const out = `${MOUNT}/${o.name}`;
+  const labels = { 'app.kubernetes.io/name': 'fleetbench', 'app.kubernetes.io/instance': o.name };
+  const meta = (name: string, component: string) => ({
+    name,
+    ...(o.namespace ? { namespace: o.namespace } : {}),
+    labels: { ...labels, 'app.kubernetes.io/component': component },
+  });
+  const selector = (component: string) => ({ ...labels, 'app.kubernetes.io/component': component });
+  const volume = { name: 'results', persistentVolumeClaim: { claimName: claim } };
+  const mount = { name: 'results', mountPath: MOUNT };
+  const resources = {
+    requests: { cpu: o.cpu ?? '1', memory: o.memory ?? '1Gi' },
+    limits: { memory: o.memory ?? '1Gi' },
+  };
+  const secret = `${o.name}-github-admin`;
+  const adminEnv = { name: ADMIN_ENV, valueFrom: { secretKeyRef: { name: secret, key: 'token' } } };
+  const githubUrl = `http://${o.name}-github:${GITHUB_PORT}`;
+  const targetUrl = o.target === 'reference' ? `http://${o.name}-target:${TARGET_PORT}` : o.target;
+  const scenarioVolume = o.scenarioFile
+    ? [{ name: 'scenario', configMap: { name: `${o.name}-scenario` } }]
+    : [];
+  const scenarioMount = o.scenarioFile
+    ? [{ name: 'scenario', mountPath: SCENARIO_MOUNT, readOnly: true }]
+    : [];
+  const scenarioArg = o.scenarioFile ? `${SCENARIO_MOUNT}/${o.scenarioFile.name}` : o.scenario;
+  const manifests: Manifest[] = [];
+  manifests.push({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: meta(secret, 'github'),
+    type: 'Opaque',
+    stringData: { token: o.adminToken },
+  });
+  if (o.scenarioFile)
+    manifests.push({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: meta(`${o.name}-scenario`, 'scenario'),
+      data: { [o.scenarioFile.name]: o.scenarioFile.text },
+    });
+  if (!o.claim)
+    manifests.push({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: meta(claim, 'results'),
+      spec: {
+        accessModes: [o.accessMode ?? 'ReadWriteMany'],
+        resources: { requests: { storage: o.storage ?? '5Gi' } },
+        ...(o.storageClass ? { storageClassName: o.storageClass } : {}),
+      },
+    });
+  // A server the segments share: one replica (its state is the run's), a Service in front.
+  const server = (
+    component: string,
+    port: number,
+    args: string[],
+    extra: { env?: unknown[]; volumes?: unknown[]; volumeMounts?: unknown[] },
+  ): Manifest[] => [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: meta(`${o.name}-${component}`, component),
+      spec: {
+        replicas: 1,
+        // One at a time: two emulators (or control planes) would split the run's state.
+        strategy: { type: 'Recreate' },
+        selector: { matchLabels: selector(component) },
+        template: {
+          metadata: { labels: selector(component) },
+          spec: {
+            containers: [
+              {
+                name: component,
+                image: o.image,
+                args,
+                env: [{ name: 'NO_COLOR', value: '1' }, ...(extra.env ?? [])],
+                ports: [{ name: 'http', containerPort: port }],
+                readinessProbe: { tcpSocket: { port }, periodSeconds: 2 },
+                volumeMounts: extra.volumeMounts ?? [],
+                resources,
+              },
+            ],
+            volumes: extra.volumes ?? [],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(`${o.name}-${component}`, component),
+      spec: { selector: selector(component), ports: [{ name: 'http', port, targetPort: port }] },
+    },
+  ];
+  manifests.push(
+    ...server(
+      'github',
+      GITHUB_PORT,
+      [
+        'github',
+        'serve',
+        '--host',
+        '0.0.0.0',
+        '--port',
+        String(GITHUB_PORT),
+        ...o.emulatorArgs,
+        '--admin-token',
+        `$(${ADMIN_ENV})`,
+        // Its API calls, for the merge: on the shared volume beside the segments.
+        '--trace',
+        `${out}/github/trace.jsonl`,
+      ],
+      { env: [adminEnv], volumes: [volume], volumeMounts: [mount] },
+    ),
+  );
+  if (o.target === 'reference')
+    manifests.push(
+      ...server(
+        'target',
+        TARGET_PORT,
+        ['reference', 'serve', '--host', '0.0.0.0', '--port', String(TARGET_PORT), '--state', '/state'],
+        {
+          volumes: [{ name: 'state', emptyDir: {} }],
+          volumeMounts: [{ name: 'state', mountPath: '/state' }],
+        },
+      ),
+    );
+  const container = (name: string, args: string[], env: unknown[]) => ({
+    name,
+    image: o.image,
+    args,
+    env: [{ name: 'NO_COLOR', value: '1' }, ...env],
+    volumeMounts: [mount, ...scenarioMount],
+    resources,
+  });
+  manifests.push({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: meta(o.name, 'segments'),
+    spec: {
+      completionMode: 'Indexed',
+      completions: o.segments,
+      parallelism: o.segments,
+      // A retried index rejoins the run while it lasts (its start is agreed on the volume).
+      backoffLimitPerIndex: o.retries ?? 1,
+      template: {
+        metadata: { labels: selector('segments') },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [
+            container(
+              'segment',
+              [
+                'run',
+                scenarioArg,
+                '--clock',
+                'real',
+                '--target',
+                targetUrl,
+                '--github',
+                githubUrl,
+                ...o.runArgs,
+                '--out',
+                out,
+                '--no-progress',
+                '--metrics-linger',
+                '0',
+              ],
+              // JOB_COMPLETION_INDEX is set by Kubernetes in every pod of an Indexed Job.
+              [{ name: COUNT_ENV, value: String(o.segments) }, adminEnv],
+            ),
+          ],
+          volumes: [volume, ...scenarioVolume],
+        },
+      },
+    },
+  });
+  manifests.push({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: meta(`${o.name}-merge`, 'merge'),
+    spec: {
+      // Resumed once the Indexed Job is complete, so it never merges half a run.
+      suspend: true,
+      completions: 1,
+      backoffLimit: 0,
+      template: {
+        metadata: { labels: selector('merge') },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [container('merge', ['merge', out, '--report'], [])],
+          volumes: [volume, ...scenarioVolume],
+        },
+      },
+    },
+  });
+  return manifests;
+}
+
+function checkName(name: string): void {
+  if (!DNS_LABEL.test(name) || name.length > 40)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--name: '${name}' is not usable as a Kubernetes name (lower-case letters, digits and '-', at most 40 characters)`,
+    );
 }

@@ -1,27 +1,276 @@
 /**
- * `fleetbench run --segment i/n` (or a run inside an Indexed Job). Not split, with the reason:
- * a virtual-time run's sessions share one GitHub quota and one simulated clock in one process,
- * so splitting it would measure n smaller fleets, not one; live-run segments (each process its
- * share of the sessions and of the open-model schedule, against one shared target and emulator)
- * are not built yet (docs/distributed.md). Refusing beats running the whole scenario in every pod.
+ * Live-run segments (docs/distributed.md): `fleetbench run SCENARIO --clock real --segment i/n`
+ * (or a pod of an Indexed Job) runs its share of the run's starts, dealt by global index like
+ * k6's execution segments (start k of each executor is segment k mod n's), on one timeline
+ * shared by every segment (a common start time), against one shared target (`--target http://…`)
+ * and one shared GitHub emulator (`--github URL`), so quota is spent from one bucket as on
+ * GitHub. Each segment writes its own trace and a record in `segments/` for `fleetbench merge`.
+ *
+ * A virtual-time run is never split: its sessions share one GitHub quota and one simulated
+ * clock in one process, so n processes would measure n smaller fleets, not this one.
  */
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
 import { FleetbenchError } from '../errors.ts';
+import { describeZodIssues } from '../validation.ts';
+import { VERSION } from '../version.ts';
+import { SEGMENTED_EXECUTORS } from '../workload/executors/index.ts';
+import { scenarioHash } from '../workload/load.ts';
 import type { Scenario } from '../workload/scenario.ts';
-import { resolveSegment, segmentLabel } from './segment.ts';
+import { SEGMENTS_DIR } from './matrix-segment.ts';
+import { resolveSegment, type Segment, segmentLabel } from './segment.ts';
 
-export function refuseRunSegment(flag: string | undefined, scenario: Scenario): void {
-  const segment = resolveSegment(flag);
-  if (!segment) return;
+export const RUN_SEGMENT_VERSION = 1;
+/** Where the segments of a run agree on their start when no `--start-at` is given. */
+export const START_FILE = 'run-start.json';
+/** How far ahead the first segment sets the common start: time for the others to come up. */
+export const START_LEAD_MS = 10_000;
+
+const status = z.enum(['running', 'done', 'interrupted', 'failed']);
+
+export const runSegmentSchema = z.object({
+  kind: z.literal('fleetbench-run-segment'),
+  schemaVersion: z.literal(RUN_SEGMENT_VERSION),
+  generator: z.object({ name: z.string(), version: z.string() }),
+  segment: z.object({ index: z.number().int().nonnegative(), count: z.number().int().positive() }),
+  status: status.describe('running: started and not (yet) finished; a lost segment stays so'),
+  error: z.string().optional(),
+  run: z.object({
+    /** The same in every segment of one run: the scenario's name and the common start. */
+    runId: z.string(),
+    scenario: z.object({ name: z.string(), hash: z.string() }),
+    startAtMs: z.number(),
+    timeScale: z.number().positive(),
+    durationMs: z.number(),
+    target: z.string(),
+    github: z.string(),
+  }),
+  /** Relative to the record's directory. */
+  trace: z.string(),
+  sessionsStarted: z.number().int().nonnegative(),
+  sessionsDropped: z.number().int().nonnegative(),
+  wallMs: z.number(),
+});
+export type RunSegmentRecord = z.infer<typeof runSegmentSchema>;
+
+export const runSegmentName = (s: Segment) => `run-${s.index}-of-${s.count}`;
+
+export interface RunSegmentPlan {
+  segment: Segment;
+  startAtMs: number;
+  /** This segment's own directory (trace.jsonl, summary.json), under the shared one. */
+  dir: string;
+  recordPath: string;
+  runId: string;
+}
+
+/** The segment this process runs, or undefined for the whole run (checks: checkRunSplittable). */
+export function planRunSegment(
+  flag: string | undefined,
+  scenario: Scenario,
+  options: { github?: string; startAt?: string; outDir: string; now?: number; env?: NodeJS.ProcessEnv },
+): RunSegmentPlan | undefined {
+  const segment = resolveSegment(flag, options.env);
+  if (!segment) return undefined;
+  const label = `run: segment ${segmentLabel(segment)}`;
+  checkRunSplittable(scenario, label, options.github);
+  const now = options.now ?? Date.now();
+  const startAtMs =
+    options.startAt !== undefined ? parseStartAt(options.startAt) : agreedStart(options.outDir, now);
+  if (startAtMs + scenario.durationMs / scenario.timeScale < now)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `${label}: the run that started at ${new Date(startAtMs).toISOString()} is over; a live run's segment cannot be re-run after it`,
+      {
+        hint: `run every segment again with a new start (--start-at, or remove ${join(options.outDir, SEGMENTS_DIR, START_FILE)}); docs/distributed.md`,
+      },
+    );
+  const dir = join(options.outDir, SEGMENTS_DIR);
+  return {
+    segment,
+    startAtMs,
+    dir: join(dir, runSegmentName(segment)),
+    recordPath: join(dir, `${runSegmentName(segment)}.json`),
+    runId: `${scenario.name}-${new Date(startAtMs).toISOString()}`,
+  };
+}
+
+/**
+ * Refuses, with the reason, what cannot be split (also `k8s manifest run`, before a cluster is
+ * involved): a virtual-time run; a target or a GitHub of the process's own (each segment would
+ * measure its own fleet); executors and faults that act on the whole run's sessions.
+ */
+export function checkRunSplittable(scenario: Scenario, label: string, github: string | undefined): void {
   if (scenario.clock === 'virtual')
     throw new FleetbenchError(
       'E_USAGE',
-      `run: segment ${segmentLabel(segment)} asked, but a virtual-time run is not split: its sessions share one GitHub quota and one simulated clock in one process, so n processes would measure n smaller fleets, not this one`,
+      `${label} asked, but a virtual-time run is not split: its sessions share one GitHub quota and one simulated clock in one process, so n processes would measure n smaller fleets, not this one`,
       {
         hint: 'split a matrix instead (fleetbench matrix --segment i/n), or repeat the run with --seed; see docs/distributed.md',
       },
     );
-  throw new FleetbenchError(
-    'E_USAGE',
-    `run: segment ${segmentLabel(segment)} asked, but live-run segments are not available yet: run the scenario in one process (docs/distributed.md says what is split today)`,
-  );
+  if (!/^https?:\/\//.test(scenario.target))
+    throw new FleetbenchError(
+      'E_USAGE',
+      `${label}: a live-run segment drives a shared target, '${scenario.target}' would be one control plane per segment`,
+      {
+        hint: 'serve it once (fleetbench reference serve) and give --target http://HOST:PORT; docs/distributed.md',
+      },
+    );
+  if (github === undefined)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `${label}: a live-run segment needs the shared GitHub emulator (--github URL): with one of its own, each segment would spend a quota of its own`,
+      {
+        hint: 'start one with fleetbench github serve and give its URL and admin token; docs/distributed.md',
+      },
+    );
+  for (const executor of scenario.executors)
+    if (!SEGMENTED_EXECUTORS.has(executor.type))
+      throw new FleetbenchError(
+        'E_USAGE',
+        `${label}: executor '${executor.type}' is not split across segments (it acts on the whole run's sessions); split: ${[...SEGMENTED_EXECUTORS].join(', ')}`,
+        { hint: 'run it in one process; docs/distributed.md says what is split' },
+      );
+  for (const executor of scenario.executors)
+    if (executor.afterMarker !== undefined)
+      throw new FleetbenchError(
+        'E_USAGE',
+        `${label}: executor '${executor.type}' starts after the marker '${executor.afterMarker}', which each segment reaches at its own time (its share of the work): the segments would leave the common timeline`,
+        { hint: 'start it at a run time instead (at: 3m); docs/distributed.md' },
+      );
+  for (const fault of scenario.faults)
+    if (fault.type === 'review-burst')
+      throw new FleetbenchError(
+        'E_USAGE',
+        `${label}: a review-burst fault picks among every session's PRs, which no one segment knows`,
+        { hint: 'run it in one process; docs/distributed.md says what is split' },
+      );
+}
+
+/** `--start-at`: Unix ms or an ISO 8601 time. */
+export function parseStartAt(text: string): number {
+  const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+  if (!Number.isFinite(ms) || ms <= 0)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--start-at: expected Unix milliseconds or an ISO time (2026-12-03T02:00:00Z), got '${text}'`,
+    );
+  return ms;
+}
+
+/**
+ * Without --start-at, the segments agree through the shared output directory: the first to
+ * come creates `segments/run-start.json` (exclusively) with a start 10 s ahead, the others read
+ * it. A segment re-run by Kubernetes within the run reads it too, and joins the run.
+ */
+function agreedStart(outDir: string, now: number): number {
+  const dir = join(outDir, SEGMENTS_DIR);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, START_FILE);
+  const proposal = now + START_LEAD_MS;
+  try {
+    const fd = openSync(path, 'wx');
+    writeSync(fd, `${JSON.stringify({ startAtMs: proposal, iso: new Date(proposal).toISOString() })}\n`);
+    closeSync(fd);
+    return proposal;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  // Written by another segment: it may be mid-write for a moment.
+  for (let attempt = 0; attempt < 50; attempt++) {
+    try {
+      const parsed = JSON.parse(readFileSync(path, 'utf8')) as { startAtMs?: unknown };
+      if (typeof parsed.startAtMs === 'number') return parsed.startAtMs;
+    } catch {
+      // not complete yet
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  }
+  throw new FleetbenchError('E_FILE', `${path}: expected {"startAtMs": <Unix ms>}`);
+}
+
+export function writeRunSegmentRecord(path: string, record: RunSegmentRecord): void {
+  mkdirSync(join(path, '..'), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(record, null, 2)}\n`);
+  renameSync(tmp, path);
+}
+
+export function runSegmentRecord(
+  plan: RunSegmentPlan,
+  scenario: Scenario,
+  github: string,
+  state: Pick<RunSegmentRecord, 'status' | 'sessionsStarted' | 'sessionsDropped' | 'wallMs'> & {
+    error?: string;
+  },
+): RunSegmentRecord {
+  return {
+    kind: 'fleetbench-run-segment',
+    schemaVersion: RUN_SEGMENT_VERSION,
+    generator: { name: 'fleetbench', version: VERSION },
+    segment: plan.segment,
+    status: state.status,
+    ...(state.error ? { error: state.error } : {}),
+    run: {
+      runId: plan.runId,
+      scenario: { name: scenario.name, hash: scenarioHash(scenario) },
+      startAtMs: plan.startAtMs,
+      timeScale: scenario.timeScale,
+      durationMs: scenario.durationMs,
+      target: scenario.target,
+      github,
+    },
+    trace: `${runSegmentName(plan.segment)}/trace.jsonl`,
+    sessionsStarted: state.sessionsStarted,
+    sessionsDropped: state.sessionsDropped,
+    wallMs: Math.round(state.wallMs),
+  };
+}
+
+export interface FoundRunSegment {
+  path: string;
+  dir: string;
+  record: RunSegmentRecord;
+}
+
+/** The run-segment records in DIR/segments/ (or DIR itself), validated (the file named on error). */
+export function findRunSegments(dir: string): FoundRunSegment[] {
+  const found: FoundRunSegment[] = [];
+  for (const base of [join(dir, SEGMENTS_DIR), dir]) {
+    let names: string[];
+    try {
+      names = readdirSync(base);
+    } catch {
+      continue;
+    }
+    for (const name of names.filter((n) => /^run-\d+-of-\d+\.json$/.test(n)).sort()) {
+      const path = join(base, name);
+      let json: unknown;
+      try {
+        json = JSON.parse(readFileSync(path, 'utf8'));
+      } catch (error) {
+        throw new FleetbenchError('E_RESULTS', `${path}: not JSON (${(error as Error).message})`);
+      }
+      const parsed = runSegmentSchema.safeParse(json);
+      if (!parsed.success)
+        throw new FleetbenchError(
+          'E_RESULTS',
+          `${path}: not a run-segment record: ${describeZodIssues(parsed.error.issues, 3).join('; ')}`,
+        );
+      found.push({ path, dir: base, record: parsed.data });
+    }
+    if (found.length > 0) break;
+  }
+  return found;
 }

@@ -29,8 +29,8 @@ export interface GitHubServerOptions {
   emulator: GitHubEmulator;
   /** 0 (default) picks a free port. */
   port?: number;
-  /** Loopback only: 127.0.0.1 (default) or ::1. */
-  host?: '127.0.0.1' | '::1' | 'localhost';
+  /** 127.0.0.1 (default) or ::1; 0.0.0.0 only in a container behind a Service (docs/distributed.md). */
+  host?: '127.0.0.1' | '::1' | 'localhost' | '0.0.0.0';
   /**
    * PEM key and certificate: serve HTTPS (what `gh` needs), HTTP/2 by ALPN with HTTP/1.1 for
    * clients that do not offer h2.

@@ -31,6 +31,7 @@ import {
   type RestartResponse,
   restartRequestSchema,
   runStartSchema,
+  runStopSchema,
   type TargetEvent,
 } from '../targets/protocol.ts';
 import type { RestartKind } from '../targets/types.ts';
@@ -40,6 +41,8 @@ const WORKER = fileURLToPath(new URL('../../bin/reference-worker.js', import.met
 
 export interface SupervisorOptions {
   port?: number;
+  /** 127.0.0.1 (default); 0.0.0.0 only in a container behind a Service (docs/distributed.md). */
+  host?: '127.0.0.1' | '0.0.0.0';
   stateDir: string;
   github?: { url: string; token: string };
   /** Events kept for streams that (re)connect with `since` (default 200,000). */
@@ -159,6 +162,16 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
   /** Why the control plane is gone for good (a restart that failed), until one succeeds. */
   let lost: string | undefined;
   let clock: RealClock | undefined;
+  // A run driven by several generators (live-run segments, docs/distributed.md): the first POST
+  // /v1/run of a run id starts it, the others join; only the last segment's stop ends it.
+  let shared:
+    | {
+        runId: string;
+        count: number;
+        stopped: Set<number>;
+        started: Promise<Record<string, unknown> | undefined>;
+      }
+    | undefined;
   const now = () => clock?.now() ?? 0;
 
   const spawnChild = (recover?: string): Child => {
@@ -419,17 +432,72 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
         } catch {
           parsed = undefined;
         }
-        if (parsed?.success) {
-          clock = new RealClock({ epochMs: parsed.data.epochMs, timeScale: parsed.data.timeScale });
-          hub.endRun();
-          hub.newRun();
+        const segment = parsed?.success ? parsed.data.segment : undefined;
+        if (
+          segment &&
+          shared &&
+          parsed?.success &&
+          shared.runId === parsed.data.runId &&
+          shared.count === segment.count
+        ) {
+          // A segment joining the run another one started: no reset, the run's events from its start.
+          const started = await shared.started;
+          if (!started) return unavailable(res); // the start failed: retried, this one starts it
+          return json(res, 200, { ...started, since: hub.since, joined: true });
         }
-        answer = await forward(req, body);
-        if (answer.status !== 200) return relay(res, answer);
+        let startedRun!: (answer: Record<string, unknown> | undefined) => void;
+        shared =
+          segment && parsed?.success
+            ? {
+                runId: parsed.data.runId,
+                count: segment.count,
+                stopped: new Set(),
+                started: new Promise((resolve) => {
+                  startedRun = resolve;
+                }),
+              }
+            : undefined;
+        const starting = shared;
+        try {
+          if (parsed?.success) {
+            clock = new RealClock({ epochMs: parsed.data.epochMs, timeScale: parsed.data.timeScale });
+            hub.endRun();
+            hub.newRun();
+          }
+          answer = await forward(req, body);
+        } catch (error) {
+          if (starting) {
+            if (shared === starting) shared = undefined;
+            startedRun(undefined);
+          }
+          throw error;
+        }
+        if (answer.status !== 200) {
+          if (starting) {
+            if (shared === starting) shared = undefined;
+            startedRun(undefined);
+          }
+          return relay(res, answer);
+        }
         const started = JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
+        if (starting) startedRun(started);
         return json(res, 200, { ...started, since: hub.since });
       }
       if (method === 'POST' && url.pathname === '/v1/run/stop') {
+        let stop: ReturnType<typeof runStopSchema.safeParse> | undefined;
+        try {
+          stop = runStopSchema.safeParse(JSON.parse(body.toString('utf8') || '{}'));
+        } catch {
+          stop = undefined;
+        }
+        const segment = stop?.success ? stop.data.segment : undefined;
+        if (segment && shared && stop?.success && stop.data.runId === shared.runId) {
+          shared.stopped.add(segment.index);
+          const running = shared.count - shared.stopped.size;
+          // Other segments still run: the run goes on for them; this one reads the events so far.
+          if (running > 0) return json(res, 200, { events: hub.count, running });
+        }
+        shared = undefined;
         answer = await forward(req, body);
         if (answer.status !== 200) return relay(res, answer);
         await barrier();
@@ -452,7 +520,7 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
         server.off('error', reject);
         resolve();
       });

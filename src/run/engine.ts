@@ -14,15 +14,15 @@ import { MAX_EVENTS_AT_ONE_INSTANT } from '../limits.ts';
 import { createRng } from '../rng.ts';
 import { openTarget, targetKind } from '../targets/index.ts';
 import type { Target } from '../targets/types.ts';
-import { TraceWriter } from '../trace/writer.ts';
+import { type TraceSink, TraceWriter } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
-import { checkExecutors, runExecutor } from '../workload/executors/index.ts';
+import { checkExecutors, runExecutor, startsOf } from '../workload/executors/index.ts';
 import { checkFaults, scheduleFaults } from '../workload/faults.ts';
 import { createInProcessGitHub, type GitHubSide } from '../workload/github-side.ts';
 import { scenarioHash } from '../workload/load.ts';
 import { MarkerBus } from '../workload/markers.ts';
 import type { Scenario } from '../workload/scenario.ts';
-import { SessionSpawner } from '../workload/spawner.ts';
+import { type GlobalSessions, SessionSpawner } from '../workload/spawner.ts';
 import { World } from '../workload/world.ts';
 import { prepareRunJudge } from './judge.ts';
 
@@ -42,6 +42,21 @@ export interface RunOptions {
   attach?: (run: RunHandle) => Promise<RunAttachment> | RunAttachment;
   /** The progress guard (virtual clock): events or records at one instant before the run stops. */
   maxEventsAtOneInstant?: number;
+  /**
+   * Real clock: run time 0 at this Unix ms instead of now (a start shared by the segments of a
+   * live run, so they keep one global timing; docs/distributed.md).
+   */
+  epochMs?: number;
+  /** The GitHub side when it is not an emulator of the run's own (`run --github URL`). */
+  github?: (clock: Clock, trace: TraceSink) => Promise<GitHubSide>;
+  /**
+   * A live-run segment (docs/distributed.md): this process runs the starts of every executor
+   * whose global index k has k mod count = index, against a target and a GitHub shared with the
+   * other segments. Only segment 0 does what is run-wide: faults, the `sessions` gauge, marker
+   * events, the records of the target's stream that belong to no session, `/rate_limit` brackets.
+   * Budgets are not judged in a segment (alone it is not the run).
+   */
+  segment?: { index: number; count: number };
 }
 
 export interface RunHandle {
@@ -88,9 +103,14 @@ const GAUGE_EVERY_MS = 10_000;
 export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunResult> {
   targetKind(scenario.target);
   const clock: Clock =
-    scenario.clock === 'virtual' ? new VirtualClock() : new RealClock({ timeScale: scenario.timeScale });
+    scenario.clock === 'virtual'
+      ? new VirtualClock()
+      : new RealClock({ timeScale: scenario.timeScale, epochMs: options.epochMs });
+  const { segment } = options;
+  // Run-wide work (faults, gauges, markers, records of no session) is done once: in segment 0.
+  const runWide = segment === undefined || segment.index === 0;
   // Budget sets load before anything runs: a bad one fails at once (exit 104).
-  const judge = prepareRunJudge(scenario.budgets);
+  const judge = segment ? undefined : prepareRunJudge(scenario.budgets);
   const rng = createRng(scenario.seed);
   const hash = scenarioHash(scenario);
   const tracePath = join(options.outDir, 'trace.jsonl');
@@ -108,6 +128,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       seed: scenario.seed,
       scenario: { name: scenario.name, hash, ...(options.cell ? { cell: options.cell } : {}) },
       target: scenario.target,
+      ...(segment ? { labels: { segment: segment.index, segments: segment.count } } : {}),
       epochMs: clock.epochMs,
       startedAt: new Date(clock.epochMs).toISOString(),
     },
@@ -115,6 +136,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   );
 
   judge?.observe(trace);
+  let traceOpen = true;
   const abort = new AbortController();
   // A part of the run that fails (a restart that never came back, an executor that cannot go
   // on) fails the run: it stops, the trace says why, and nothing judges what was left.
@@ -170,9 +192,19 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   };
 
   try {
-    const github = createInProcessGitHub(scenario, clock, rng.fork('github'), trace);
-    const markers = new MarkerBus(clock, trace);
-    const world = new World(github.admin, clock, rng.fork('world'), trace, {
+    const github = options.github
+      ? await options.github(clock, trace)
+      : createInProcessGitHub(scenario, clock, rng.fork('github'), trace);
+    // Segments other than 0 still hear their markers (executors wait on them) but do not record
+    // them: the merged trace has each once.
+    const markers = new MarkerBus(clock, runWide ? trace : { write: () => undefined });
+    const global: GlobalSessions | undefined = segment ? { own: new Set() } : undefined;
+    // A shared emulator's admin API answers over the network: the world's last step (CI done, a
+    // PR opened) can land after the run closed its trace; it is not the run's any more.
+    const worldTrace: TraceSink = options.github
+      ? { write: (record) => (traceOpen ? trace.write(record) : undefined) }
+      : trace;
+    const world = new World(github.admin, clock, rng.fork('world'), worldTrace, {
       prAfter: scenario.sessions.prAfter,
       ciAfter: scenario.sessions.ciAfter,
       checks: scenario.sessions.checks,
@@ -187,6 +219,18 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       runId,
       world,
       outDir: options.outDir,
+      ...(segment && global
+        ? {
+            httpOptions: {
+              segment,
+              // The shared stream: this segment's sessions, and (segment 0) what has none.
+              keep: (record) => {
+                const session = 'session' in record ? record.session : undefined;
+                return session === undefined ? runWide : global.own.has(session);
+              },
+            },
+          }
+        : {}),
     });
     opened = target;
     // The system under test failed for good (e.g. agent-orchestrator's process died).
@@ -195,29 +239,43 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     checkExecutors(scenario.executors, target);
     if (options.attach)
       attachment = await options.attach({ scenario, clock, trace, target, github, signal: abort.signal });
-    const spawner = new SessionSpawner(clock, trace, target, world, github.repos);
+    const spawner = new SessionSpawner(clock, trace, target, world, github.repos, global);
+    // A segment numbers each executor's sessions after all the starts of those before it.
+    const offsets: number[] = [];
+    if (segment)
+      scenario.executors.reduce((n, executor) => {
+        offsets.push(n);
+        return n + startsOf(executor);
+      }, 0);
 
     // Everything that talks to the target runs on the run's clock: under the virtual clock a
     // request only completes while the clock is running.
     const script = async () => {
-      await github.snapshot('before');
+      if (runWide) await github.snapshot('before');
       await target.start();
-      scheduleFaults(scenario.faults, {
-        onFailure: (index, error) => fail(`fault ${index + 1} (${scenario.faults[index]?.type})`)(error),
-        clock,
-        trace,
-        target,
-        world,
-        github,
-        markers,
-        sessionCount: scenario.sessions.count,
-      });
+      if (runWide)
+        scheduleFaults(scenario.faults, {
+          onFailure: (index, error) => fail(`fault ${index + 1} (${scenario.faults[index]?.type})`)(error),
+          clock,
+          trace,
+          target,
+          world,
+          github,
+          markers,
+          sessionCount: scenario.sessions.count,
+        });
       scenario.executors.forEach((executor, i) => {
         const name = scenario.executors.length > 1 ? `${executor.type}#${i + 1}` : executor.type;
+        // When it was due: a segment's schedule counts from there, not from when its timer ran.
+        const dueAt = () =>
+          executor.afterMarker !== undefined
+            ? (markers.timeOf(executor.afterMarker) ?? clock.now()) + executor.delayMs
+            : (executor.atMs ?? 0) + (executor.atMs === undefined ? executor.delayMs : 0);
         markers.schedule(
           executor,
           () =>
             void runExecutor(executor, {
+              ...(segment ? { segment: { ...segment, offset: offsets[i]!, startAt: dueAt() } } : {}),
               clock,
               trace,
               target,
@@ -260,7 +318,8 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       await writeSessionGauges();
       if (!abort.signal.aborted) clock.setTimeout(() => void sampleGauges(), GAUGE_EVERY_MS);
     };
-    clock.setTimeout(() => void sampleGauges(), 0);
+    // The target's counts are the whole run's: sampled once, by segment 0.
+    if (runWide) clock.setTimeout(() => void sampleGauges(), 0);
 
     if (options.onProgress) {
       const every = options.progressEveryMs ?? 60_000;
@@ -299,12 +358,14 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       if (result.reason === 'stalled')
         fail('progress-guard')(stalled(result.endedAt, guardLimit, 'clock events'));
     } else {
-      await clock.sleep(scenario.durationMs, abort.signal).catch(() => undefined);
+      // A segment ends at the run's end on the shared timeline (it may have started late).
+      const remaining = segment ? Math.max(0, scenario.durationMs - clock.now()) : scenario.durationMs;
+      await clock.sleep(remaining, abort.signal).catch(() => undefined);
     }
     if (scriptError !== undefined && failure === undefined) throw scriptError;
     // Under the real clock the last 10 s sample can be up to 10 s old: one more at the end, so
     // the final states are the target's at the end (virtual time already samples at the end).
-    if (!(clock instanceof VirtualClock)) await writeSessionGauges().catch(() => undefined);
+    if (!(clock instanceof VirtualClock) && runWide) await writeSessionGauges().catch(() => undefined);
     const interrupted = failure === undefined && (options.signal?.aborted ?? false);
     const reason: RunResult['reason'] = failure ? 'failed' : interrupted ? 'interrupted' : 'completed';
     abort.abort();
@@ -313,12 +374,13 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     // A lost target may not answer its stop: that must not hide why the run failed.
     if (failure) await target.stop().catch(() => undefined);
     else await target.stop();
-    await github.snapshot('after');
+    if (runWide) await github.snapshot('after');
     const endedAt = clock.now();
     // Only a completed run is judged: a partial one would pass budgets it never faced.
     const verdicts =
       judge && reason === 'completed' ? judge.finish(trace, endedAt, spawner.count) : undefined;
     if (clock instanceof RealClock) clock.dispose();
+    traceOpen = false;
     trace.close(reason, endedAt);
     return {
       scenario,
@@ -335,6 +397,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     await detach().catch(() => undefined);
     await opened?.stop().catch(() => undefined);
     if (clock instanceof RealClock) clock.dispose();
+    traceOpen = false;
     trace.close('failed');
     throw error;
   } finally {

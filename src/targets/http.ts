@@ -14,6 +14,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Clock } from '../clock/clock.ts';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { MAX_LINE_BYTES } from '../limits.ts';
+import type { BodyRecord } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import {
   actorCountsSchema,
@@ -60,6 +61,16 @@ export interface HttpTargetOptions {
   requestTimeoutMs?: number;
   /** How long a request the target cannot take (503, refused) is retried, real ms (default 60 s). */
   retryForMs?: number;
+  /**
+   * One generator of several in this run (live-run segments, docs/distributed.md): sent with
+   * POST /v1/run and /v1/run/stop, so the target starts the run once and ends it after the last.
+   */
+  segment?: { index: number; count: number };
+  /**
+   * Which of the shared stream's records this generator writes (a segment: its own sessions',
+   * and the run-wide ones in segment 0). The others are counted as `foreign`, not written.
+   */
+  keep?: (record: BodyRecord) => boolean;
 }
 
 export interface EventStreamStats {
@@ -69,6 +80,8 @@ export interface EventStreamStats {
   written: number;
   /** Received events that were not valid records (each reported once per reason). */
   rejected: number;
+  /** Valid records another segment of the run writes (live-run segments only). */
+  foreign?: number;
   /** Events the target says it emitted for the run (from POST /v1/run/stop), if it said. */
   declared: number | undefined;
   reconnects: number;
@@ -265,6 +278,7 @@ export class HttpTarget implements Target {
     info: InfoResponse,
   ) {
     this.info = info;
+    if (options.keep) this.stats.foreign = 0;
     this.endedPromise = new Promise((resolve) => {
       this.ended = resolve;
     });
@@ -345,6 +359,7 @@ export class HttpTarget implements Target {
       scenario: this.options.run.scenario,
       ...(this.options.github ? { github: this.options.github } : {}),
       ...(this.options.config ? { config: this.options.config } : {}),
+      ...(this.options.segment ? { segment: this.options.segment } : {}),
     });
     const started = runStartResponseSchema.safeParse(JSON.parse(answer.body || '{}'));
     this.since = started.success ? started.data.since : 1;
@@ -356,9 +371,23 @@ export class HttpTarget implements Target {
   async stop(): Promise<void> {
     this.stopping = true;
     try {
-      const answer = await this.call('POST', '/v1/run/stop', {}, { retryForMs: 5_000, timeoutMs: 10_000 });
+      const { segment } = this.options;
+      const answer = await this.call(
+        'POST',
+        '/v1/run/stop',
+        segment ? { runId: this.options.run.runId, segment } : {},
+        { retryForMs: 5_000, timeoutMs: 10_000 },
+      );
       const stopped = runStopResponseSchema.safeParse(JSON.parse(answer.body || '{}'));
       if (stopped.success) this.stats.declared = stopped.data.events;
+      // Other segments still run: no `end` line comes for this one; the events declared so far do.
+      if (stopped.success && (stopped.data.running ?? 0) > 0 && this.streaming) {
+        const declared = stopped.data.events;
+        const deadline = Date.now() + 5_000;
+        while (this.lastSeq - this.since + 1 < declared && Date.now() < deadline) await sleepReal(20);
+        this.streaming = false;
+        this.ended?.();
+      }
     } catch (error) {
       this.options.trace.write({
         kind: 'event',
@@ -551,6 +580,10 @@ export class HttpTarget implements Target {
       return;
     }
     const record = converted.record;
+    if (this.options.keep && !this.options.keep(record)) {
+      this.stats.foreign = (this.stats.foreign ?? 0) + 1;
+      return;
+    }
     this.options.trace.write(record);
     this.stats.written++;
     if (record.kind === 'event' && record.name === 'session.state' && record.session !== undefined) {

@@ -14,7 +14,7 @@ import type { TraceSink } from '../trace/writer.ts';
 import type { GitHubSide } from '../workload/github-side.ts';
 import type { Scenario } from '../workload/scenario.ts';
 import type { World } from '../workload/world.ts';
-import { connectHttpTarget } from './http.ts';
+import { connectHttpTarget, type HttpTargetOptions } from './http.ts';
 import { loadModuleTarget } from './module.ts';
 import { ReferenceTarget } from './reference.ts';
 import { referenceConfigFor } from './reference-config.ts';
@@ -53,6 +53,8 @@ export interface OpenTargetContext {
   world: World;
   /** The run's directory (the `ao` target keeps AO's own log there). */
   outDir: string;
+  /** A live-run segment's part in a shared run (docs/distributed.md): http targets only. */
+  httpOptions?: Pick<HttpTargetOptions, 'segment' | 'keep'>;
 }
 
 /** Builds the run's target, whatever its kind; its stop() also stops what was opened for it. */
@@ -89,7 +91,7 @@ export async function openTarget(ctx: OpenTargetContext): Promise<Target> {
   let served: RunningGitHubServer | undefined;
   if (clock.kind === 'real' && ctx.github.emulator)
     served = await startGitHubServer({ emulator: ctx.github.emulator });
-  const githubUrl = served?.url;
+  const githubUrl = ctx.github.url ?? served?.url;
   let target: Target;
   try {
     target =
@@ -101,6 +103,7 @@ export async function openTarget(ctx: OpenTargetContext): Promise<Target> {
             run: { runId: ctx.runId, seed: scenario.seed, scenario: scenario.name },
             github: githubUrl ? { url: githubUrl, token: ctx.github.token } : undefined,
             config: referenceConfigFor(scenario),
+            ...ctx.httpOptions,
           })
         : await loadModuleTarget(scenario.target, {
             clock,

@@ -36,6 +36,12 @@ export const infoSchema = z.object({
 });
 export type InfoResponse = z.infer<typeof infoSchema>;
 
+/** Which generator of a run with several (0-based index, count of generators). */
+export const runSegmentSchema = z.object({
+  index: z.number().int().nonnegative(),
+  count: z.number().int().positive(),
+});
+
 /** POST /v1/run: a run begins. The target forgets the previous run's sessions. */
 export const runStartSchema = z.object({
   runId: z.string(),
@@ -48,6 +54,12 @@ export const runStartSchema = z.object({
   github: z.object({ url: z.string(), token: z.string() }).optional(),
   /** Target-specific settings from the scenario (the reference server reads polling, ...). */
   config: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * Several generators in one run (live-run segments, docs/distributed.md): every segment sends
+   * the same `runId` (it names the shared start time) with its own index. The first POST of a
+   * run id starts the run (reset); the others join it: no reset, the same `since`.
+   */
+  segment: runSegmentSchema.optional(),
 });
 export type RunStartRequest = z.infer<typeof runStartSchema>;
 
@@ -55,11 +67,23 @@ export const runStartResponseSchema = z.object({
   /** Stream events from this sequence number (GET /v1/events?since=...). */
   since: z.number().int().nonnegative(),
   github: z.object({ url: z.string(), own: z.boolean() }).optional(),
+  /** A segment that joined a run another segment started (no reset). */
+  joined: z.boolean().optional(),
 });
 export type RunStartResponse = z.infer<typeof runStartResponseSchema>;
 
 /** POST /v1/run/stop: the run ends; `events` is how many events the target emitted for it. */
-export const runStopResponseSchema = z.object({ events: z.number().int().nonnegative() });
+export const runStopResponseSchema = z.object({
+  events: z.number().int().nonnegative(),
+  /** Segments of the run still running: the run goes on for them (only the last stop ends it). */
+  running: z.number().int().nonnegative().optional(),
+});
+
+/** POST /v1/run/stop from one segment of a run with several (an empty body stops the run). */
+export const runStopSchema = z.object({
+  runId: z.string().optional(),
+  segment: runSegmentSchema.optional(),
+});
 
 export const sessionSpecSchema = z.object({
   id: z.string().min(1),

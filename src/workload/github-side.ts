@@ -21,6 +21,8 @@ export interface GitHubSide extends GitHubFaults {
   /** `/rate_limit` of the control plane's identity, as a `ratelimit.snapshot` event. */
   snapshot(label: 'before' | 'after'): Promise<void>;
   emulator?: GitHubEmulator;
+  /** A shared emulator's URL (`run --github URL`, docs/distributed.md): nothing to serve. */
+  url?: string;
 }
 
 const UNLIMITED_SECONDARY = {

@@ -17,6 +17,16 @@ export interface RepoIssues {
   issues: number[];
 }
 
+/**
+ * A live-run segment's spawner (docs/distributed.md): session ids and repos come from the
+ * session's global index (its executor's offset + its place in the executor's schedule), so the
+ * segments of one run never collide and a session has the id, repo and issue it would have had
+ * in one process; `own` collects the ids this segment created.
+ */
+export interface GlobalSessions {
+  own: Set<string>;
+}
+
 export class SessionSpawner {
   private created = 0;
   private dropped = 0;
@@ -29,6 +39,7 @@ export class SessionSpawner {
     private readonly target: Target,
     private readonly world: World,
     private readonly repos: RepoIssues[],
+    private readonly global?: GlobalSessions,
   ) {
     if (repos.length === 0) throw new Error('SessionSpawner needs at least one repo');
     this.nextIssue = repos.map(() => 0);
@@ -47,16 +58,30 @@ export class SessionSpawner {
     return this.failed;
   }
 
-  /** `onId` hears the session id before the target is asked (state changes may come first). */
-  async spawn(executor: string, intendedAt: number, onId?: (id: string) => void): Promise<string> {
+  /**
+   * `onId` hears the session id before the target is asked (state changes may come first).
+   * `globalIndex` (segments only): the session's 0-based place in the whole run.
+   */
+  async spawn(
+    executor: string,
+    intendedAt: number,
+    onId?: (id: string) => void,
+    globalIndex?: number,
+  ): Promise<string> {
     const issuedAt = this.clock.now();
-    const n = this.created++;
+    const local = this.created++;
+    const n = this.global ? globalIndex : local;
+    if (n === undefined) throw new Error('SessionSpawner: a segment spawns by global index');
     const slot = n % this.repos.length;
     const { repo, issues } = this.repos[slot]!;
-    // More sessions than issues: sessions share issues (the emulator does not mind).
-    const issue = issues[this.nextIssue[slot]! % issues.length]!;
+    // More sessions than issues: sessions share issues (the emulator does not mind). A segment
+    // picks by global index what one process picks by counting (the same for one executor).
+    const issue = this.global
+      ? issues[Math.floor(n / this.repos.length) % issues.length]!
+      : issues[this.nextIssue[slot]! % issues.length]!;
     this.nextIssue[slot]!++;
     const id = `s-${String(n + 1).padStart(4, '0')}`;
+    this.global?.own.add(id);
     const spec: SessionSpec = { id, repo, issue, branch: `fleet/${id}` };
     onId?.(id);
     let failure: string | undefined;

@@ -1,7 +1,7 @@
 import type { SessionState } from '../../targets/types.ts';
 import type { Executor } from '../scenario.ts';
 import { arrivalTimes, paceOpen } from '../schedule.ts';
-import type { ExecutorContext } from './index.ts';
+import { type ExecutorContext, ownsStart } from './index.ts';
 
 /**
  * Open model (k6's ramping-arrival-rate): sessions start on a schedule set by the rate, whatever
@@ -15,19 +15,41 @@ export async function runArrivalRate(
   // Starts are not awaited (a slow target must not slow the schedule), so count them at once.
   const mine = new Set<string>();
   let alive = 0;
+  // A segment: its share of the arrivals (global index k), and of max-sessions (dealt the same way).
+  const { segment } = ctx;
+  const maxSessions = segment
+    ? Math.floor(executor.maxSessions / segment.count) +
+      (segment.index < executor.maxSessions % segment.count ? 1 : 0)
+    : executor.maxSessions;
+  let current = -1;
+  function* owned(all: Iterable<number>): Generator<number> {
+    let k = 0;
+    for (const offset of all) {
+      if (ownsStart(ctx, k)) {
+        current = k;
+        yield offset;
+      }
+      k++;
+    }
+  }
   ctx.target.onSessionState((id: string, _from: SessionState | 'none', to: SessionState) => {
     if ((to === 'merged' || to === 'closed') && mine.delete(id)) alive--;
   });
+  const schedule = arrivalTimes(executor.startRate, executor.stages);
   await paceOpen(
-    arrivalTimes(executor.startRate, executor.stages),
-    { clock: ctx.clock, signal: ctx.signal },
+    segment ? owned(schedule) : schedule,
+    { clock: ctx.clock, signal: ctx.signal, ...(segment ? { start: segment.startAt } : {}) },
     (intended) => {
-      if (alive >= executor.maxSessions) {
+      if (alive >= maxSessions) {
         ctx.spawner.drop(ctx.name, 'max-sessions');
         return;
       }
       alive++;
-      void ctx.spawner.spawn(ctx.name, intended).then((id) => mine.add(id));
+      void (
+        segment
+          ? ctx.spawner.spawn(ctx.name, intended, undefined, segment.offset + current)
+          : ctx.spawner.spawn(ctx.name, intended)
+      ).then((id) => mine.add(id));
     },
   );
   if (ctx.signal.aborted) return;

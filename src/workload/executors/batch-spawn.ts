@@ -1,6 +1,6 @@
 import { type SessionState, stateRank } from '../../targets/types.ts';
 import type { Executor } from '../scenario.ts';
-import type { ExecutorContext } from './index.ts';
+import { type ExecutorContext, ownsStart } from './index.ts';
 
 /**
  * Spawn storm: N sessions at once, then wait until every one of them has reached `until`
@@ -10,7 +10,9 @@ export async function runBatchSpawn(
   executor: Extract<Executor, { type: 'batch-spawn' }>,
   ctx: ExecutorContext,
 ): Promise<void> {
-  const start = ctx.clock.now();
+  const start = ctx.segment?.startAt ?? ctx.clock.now();
+  // A segment starts its share (global index k) and waits for those only.
+  const indexes = Array.from({ length: executor.count }, (_, k) => k).filter((k) => ownsStart(ctx, k));
   const goal = stateRank[executor.until];
   const mine = new Set<string>();
   const reached = new Set<string>();
@@ -21,19 +23,24 @@ export async function runBatchSpawn(
   ctx.target.onSessionState((id: string, _from: SessionState | 'none', to: SessionState) => {
     if (!mine.has(id) || reached.has(id) || stateRank[to] < goal) return;
     reached.add(id);
-    if (reached.size === executor.count) resolveDone();
+    if (reached.size === indexes.length) resolveDone();
   });
+  if (indexes.length === 0) resolveDone();
   // All at once: no start waits for the target to answer the one before it.
   const starts: Promise<string>[] = [];
-  for (let i = 0; i < executor.count; i++)
-    starts.push(ctx.spawner.spawn(ctx.name, start, (id) => mine.add(id)));
+  for (const k of indexes)
+    starts.push(
+      ctx.segment
+        ? ctx.spawner.spawn(ctx.name, start, (id) => mine.add(id), ctx.segment.offset + k)
+        : ctx.spawner.spawn(ctx.name, start, (id) => mine.add(id)),
+    );
   await Promise.all(starts);
   ctx.markers.emit(`${ctx.name}.spawned`, { count: executor.count });
   const aborted = new Promise<void>((resolve) =>
     ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
   );
   await Promise.race([done, aborted]);
-  if (ctx.signal.aborted && reached.size < executor.count) return;
+  if (ctx.signal.aborted && reached.size < indexes.length) return;
   ctx.trace.write({
     kind: 'span',
     name: 'batch.settle',

@@ -1,6 +1,6 @@
 import type { Executor } from '../scenario.ts';
 import { paceOpen } from '../schedule.ts';
-import type { ExecutorContext } from './index.ts';
+import { type ExecutorContext, ownsStart } from './index.ts';
 
 /**
  * Spawn N sessions, all at once or at `spawn-rate` per second, then hold them. Starts follow the
@@ -12,10 +12,22 @@ export async function runFixed(
 ): Promise<void> {
   const gap = executor.spawnRate ? 1_000 / executor.spawnRate : 0;
   const starts: Promise<string>[] = [];
-  const offsets = Array.from({ length: executor.count }, (_, i) => i * gap);
-  await paceOpen(offsets, { clock: ctx.clock, signal: ctx.signal }, (intended) => {
-    starts.push(ctx.spawner.spawn(ctx.name, intended));
-  });
+  // A segment: its share of the starts, each at its global time (segments only: index k).
+  const indexes = Array.from({ length: executor.count }, (_, i) => i).filter((k) => ownsStart(ctx, k));
+  const offsets = indexes.map((k) => k * gap);
+  let next = 0;
+  await paceOpen(
+    offsets,
+    { clock: ctx.clock, signal: ctx.signal, ...(ctx.segment ? { start: ctx.segment.startAt } : {}) },
+    (intended) => {
+      const k = indexes[next++]!;
+      starts.push(
+        ctx.segment
+          ? ctx.spawner.spawn(ctx.name, intended, undefined, ctx.segment.offset + k)
+          : ctx.spawner.spawn(ctx.name, intended),
+      );
+    },
+  );
   await Promise.all(starts);
   if (ctx.signal.aborted) return;
   ctx.markers.emit(`${ctx.name}.spawned`, { count: executor.count });

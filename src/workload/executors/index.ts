@@ -9,6 +9,7 @@ import { hasCapability, type Target, type TargetCapability } from '../../targets
 import type { TraceSink } from '../../trace/writer.ts';
 import type { MarkerBus } from '../markers.ts';
 import type { Executor } from '../scenario.ts';
+import { arrivalTimes } from '../schedule.ts';
 import type { SessionSpawner } from '../spawner.ts';
 import { runArrivalRate } from './arrival-rate.ts';
 import { runBatchSpawn } from './batch-spawn.ts';
@@ -32,7 +33,53 @@ export interface ExecutorContext {
   rng: Rng;
   /** The scenario's run time, for executors that must leave time to settle at the end. */
   durationMs: number;
+  /**
+   * A live-run segment (docs/distributed.md): the executor deals its starts by their global
+   * index k (k mod count = index are this segment's), numbers sessions from `offset` (the
+   * starts of the executors before it), and counts its schedule from `startAt`, the run time it
+   * was due to start, so every segment keeps the global timing.
+   */
+  segment?: ExecutorSegment;
 }
+
+export interface ExecutorSegment {
+  index: number;
+  count: number;
+  offset: number;
+  startAt: number;
+}
+
+/** Whether start k of the executor's schedule is this process's (always, without segments). */
+export const ownsStart = (ctx: Pick<ExecutorContext, 'segment'>, k: number): boolean =>
+  ctx.segment === undefined || k % ctx.segment.count === ctx.segment.index;
+
+/**
+ * How many starts an executor's schedule has (sessions it would create with nothing dropped):
+ * a segment numbers an executor's sessions after those of the executors before it.
+ */
+export function startsOf(executor: Executor): number {
+  switch (executor.type) {
+    case 'arrival-rate': {
+      let n = 0;
+      for (const _ of arrivalTimes(executor.startRate, executor.stages)) n++;
+      return n;
+    }
+    case 'chaos-wave':
+      return executor.concurrency;
+    case 'turnover':
+      return 0;
+    default:
+      return executor.count;
+  }
+}
+
+/** Executors whose starts are dealt to segments; the others are refused there (run-segment.ts). */
+export const SEGMENTED_EXECUTORS: ReadonlySet<Executor['type']> = new Set([
+  'fixed',
+  'batch-spawn',
+  'arrival-rate',
+  'native-runs',
+]);
 
 export type ExecutorRunner<E extends Executor> = (executor: E, ctx: ExecutorContext) => Promise<void>;
 

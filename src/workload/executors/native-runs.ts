@@ -1,7 +1,7 @@
 import { sample } from '../../distribution.ts';
 import { RunDriver, requireRuns } from '../run-driver.ts';
 import type { Executor } from '../scenario.ts';
-import type { ExecutorContext } from './index.ts';
+import { type ExecutorContext, ownsStart } from './index.ts';
 
 /**
  * Plain native runs: `count` sessions, each starting (after a seeded stagger) `runs-per-session`
@@ -14,15 +14,20 @@ export async function runNativeRuns(
 ): Promise<void> {
   requireRuns(ctx.target, executor.type);
   const driver = new RunDriver(ctx.clock, ctx.target, ctx.signal);
-  const start = ctx.clock.now();
+  const start = ctx.segment?.startAt ?? ctx.clock.now();
   const work: Array<Promise<void>> = [];
   for (let i = 0; i < executor.count; i++) {
+    // A segment runs its share (global index i); each session's stream is forked by i, so its
+    // stagger and runs are those it has in one process.
+    if (!ownsStart(ctx, i)) continue;
     const rng = ctx.rng.fork(`session:${i}`);
     const intended = start + sample(executor.stagger, rng);
     const wait = intended - ctx.clock.now();
     if (wait > 0) await ctx.clock.sleep(wait, ctx.signal).catch(() => undefined);
     if (ctx.signal.aborted) return;
-    const session = await ctx.spawner.spawn(ctx.name, intended);
+    const session = ctx.segment
+      ? await ctx.spawner.spawn(ctx.name, intended, undefined, ctx.segment.offset + i)
+      : await ctx.spawner.spawn(ctx.name, intended);
     work.push(
       driver.drive(
         session,
