@@ -152,13 +152,19 @@ function sum(counts: Map<string, number>): number {
 /** Per key (a session, or '' for calls with a cycle but no session): counts per cycle. */
 export class CycleCounts {
   rows = new Map<string, CycleRow>();
+  /** The last key's row: a session's calls of one cycle mostly come together. Rows are only
+   * ever mutated in place, so this stays true across merges. */
+  private lastKey: string | undefined;
+  private lastRow: CycleRow | undefined;
 
   add(key: string, cycle: number, resource: string): void {
-    let row = this.rows.get(key);
+    let row = key === this.lastKey ? this.lastRow : this.rows.get(key);
     if (row === undefined) {
       row = new CycleRow();
       this.rows.set(key, row);
     }
+    this.lastKey = key;
+    this.lastRow = row;
     row.add(cycle, resource);
   }
 
