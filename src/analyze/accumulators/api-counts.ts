@@ -33,6 +33,15 @@ function statusKey(status: number): string {
   return String(status);
 }
 
+function bump(map: Counts, key: string, points: number): void {
+  const entry = map.get(key);
+  if (entry === undefined) map.set(key, { calls: 1, points });
+  else {
+    entry.calls++;
+    entry.points += points;
+  }
+}
+
 export class ApiCounts implements Accumulator<ApiCountsState> {
   byOperation: Counts = new Map();
   byRoute: Counts = new Map();
@@ -45,41 +54,19 @@ export class ApiCounts implements Accumulator<ApiCountsState> {
   byMethod: Counts = new Map();
   byProtocol: Counts = new Map();
 
-  /**
-   * Per dimension, the last key and its entry: consecutive records mostly share a protocol,
-   * method, status, resource and phase, and the scanner hands over the same string for the same
-   * bytes, so the comparison is cheaper than the map lookup. Not state: entries are only ever
-   * mutated in place, so the cache stays true across merges.
-   */
-  private readonly lastKeys: Array<string | undefined> = new Array(DIMENSIONS.length).fill(undefined);
-  private readonly lastEntries: Array<KeyCount | undefined> = new Array(DIMENSIONS.length).fill(undefined);
-
-  private bump(dimension: number, map: Counts, key: string, points: number): void {
-    let entry = this.lastKeys[dimension] === key ? this.lastEntries[dimension] : map.get(key);
-    if (entry === undefined) {
-      entry = { calls: 1, points };
-      map.set(key, entry);
-    } else {
-      entry.calls++;
-      entry.points += points;
-    }
-    this.lastKeys[dimension] = key;
-    this.lastEntries[dimension] = entry;
-  }
-
   addApi(r: ApiRecord): void {
     const points = r.cost;
     const status = r.status;
-    this.bump(0, this.byOperation, r.op ?? NONE, points);
-    this.bump(1, this.byRoute, r.route, points);
-    this.bump(2, this.byStatus, status === null ? 'opaque' : statusKey(status), points);
-    this.bump(3, this.bySource, r.source ?? NONE, points);
-    this.bump(4, this.bySession, r.session ?? NONE, points);
-    this.bump(5, this.byRepo, r.repo ?? NONE, points);
-    this.bump(6, this.byPhase, r.phase ?? NONE, points);
-    this.bump(7, this.byResource, r.resource, points);
-    this.bump(8, this.byMethod, r.method, points);
-    this.bump(9, this.byProtocol, r.protocol, points);
+    bump(this.byOperation, r.op ?? NONE, points);
+    bump(this.byRoute, r.route, points);
+    bump(this.byStatus, status === null ? 'opaque' : statusKey(status), points);
+    bump(this.bySource, r.source ?? NONE, points);
+    bump(this.bySession, r.session ?? NONE, points);
+    bump(this.byRepo, r.repo ?? NONE, points);
+    bump(this.byPhase, r.phase ?? NONE, points);
+    bump(this.byResource, r.resource, points);
+    bump(this.byMethod, r.method, points);
+    bump(this.byProtocol, r.protocol, points);
   }
 
   /** Distinct known keys of a dimension (NONE left out). */
