@@ -550,6 +550,21 @@ describe('analyzer: merge', () => {
     expect(merged.finish()).toEqual(expected);
   });
 
+  it('a merged analyzer, and one from a state, keep counting the records after (per-key caches stay true)', () => {
+    const a = createAnalyzer({ header });
+    const b = createAnalyzer({ header });
+    for (const r of records.slice(0, 137)) a.add(r);
+    for (const r of records.slice(137, 250)) b.add(r);
+    a.merge(b);
+    for (const r of records.slice(250)) a.add(r);
+    expect(a.finish()).toEqual(expected);
+    const c = createAnalyzer({ header });
+    for (const r of records.slice(0, 200)) c.add(r);
+    const restored = analyzerFromState(structuredClone(c.toState()), { header });
+    for (const r of records.slice(200)) restored.add(r);
+    expect(restored.finish()).toEqual(expected);
+  });
+
   it('finish() is repeatable and adding more later keeps counting (live runs)', () => {
     const live = createAnalyzer({ header });
     for (const r of records.slice(0, 100)) live.add(r);

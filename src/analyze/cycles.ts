@@ -24,6 +24,10 @@ class CycleRow {
   /** Map fallback for sparse cycle ids. */
   sparse: Map<number, Map<string, number>> | null = null;
   private capacity = 0;
+  /** The ALL array and the last resource's, while no resize replaced them (not state). */
+  private all: Int32Array | undefined;
+  private lastResource: string | undefined;
+  private lastArray: Int32Array | undefined;
 
   add(cycle: number, resource: string, n = 1): void {
     if (this.sparse) {
@@ -44,8 +48,13 @@ class CycleRow {
       index = cycle - this.base;
     }
     if (index >= this.length) this.length = index + 1;
-    this.array(ALL)[index]! += n;
-    this.array(resource)[index]! += n;
+    if (this.all === undefined) this.all = this.array(ALL);
+    this.all[index]! += n;
+    if (resource !== this.lastResource || this.lastArray === undefined) {
+      this.lastResource = resource;
+      this.lastArray = this.array(resource);
+    }
+    this.lastArray[index]! += n;
   }
 
   private array(resource: string): Int32Array {
@@ -59,6 +68,7 @@ class CycleRow {
 
   /** New capacity starting at cycle `from`, keeping the counts. */
   private resize(from: number, capacity: number): void {
+    this.forget();
     const shift = this.base - from;
     for (const [resource, old] of this.counts) {
       const grown = new Int32Array(capacity);
@@ -70,7 +80,13 @@ class CycleRow {
     this.capacity = capacity;
   }
 
+  private forget(): void {
+    this.all = undefined;
+    this.lastArray = undefined;
+  }
+
   private toSparse(): void {
+    this.forget();
     const sparse = new Map<number, Map<string, number>>();
     for (const [resource, array] of this.counts) {
       if (resource === ALL) continue;
@@ -152,13 +168,19 @@ function sum(counts: Map<string, number>): number {
 /** Per key (a session, or '' for calls with a cycle but no session): counts per cycle. */
 export class CycleCounts {
   rows = new Map<string, CycleRow>();
+  /** The last key's row: a session's calls of one cycle mostly come together. Rows are only
+   * ever mutated in place, so this stays true across merges. */
+  private lastKey: string | undefined;
+  private lastRow: CycleRow | undefined;
 
   add(key: string, cycle: number, resource: string): void {
-    let row = this.rows.get(key);
+    let row = key === this.lastKey ? this.lastRow : this.rows.get(key);
     if (row === undefined) {
       row = new CycleRow();
       this.rows.set(key, row);
     }
+    this.lastKey = key;
+    this.lastRow = row;
     row.add(cycle, resource);
   }
 

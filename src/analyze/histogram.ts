@@ -80,7 +80,15 @@ export class LatencyHistogram {
     if (this.histogram === undefined) this.histogram = build();
     this.histogram.recordValue(Math.round(ms * 1000));
     this.count++;
-    this.keep([ms]);
+    // keep() for one value, without an array per record.
+    const raw = this.raw;
+    if (raw !== null) {
+      if (this.count > EXACT_SAMPLE_LIMIT) this.raw = null;
+      else {
+        raw.push(ms);
+        this.sorted = false;
+      }
+    }
     if (ms < this.min) this.min = ms;
     if (ms > this.max) this.max = ms;
   }
