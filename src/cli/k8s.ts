@@ -19,15 +19,11 @@ import { parseOverride } from '../workload/load.ts';
 import { collect, parseCount, parseSeed, withTarget } from './matrix.ts';
 import type { CommandIo } from './output.ts';
 
-interface ManifestFlags {
-  cells: string;
-  set: string[];
-  repeat: string;
-  seed?: string;
-  target?: string;
-  jobs: string;
+/** The flags both manifests take (resultsVolumeOptions and the pods' image, name and size). */
+interface SharedFlags {
   segments?: string;
-  parallelism?: string;
+  set: string[];
+  seed?: string;
   image: string;
   name: string;
   namespace?: string;
@@ -40,22 +36,19 @@ interface ManifestFlags {
   output?: string;
 }
 
-interface RunManifestFlags {
+interface ManifestFlags extends SharedFlags {
+  cells: string;
+  repeat: string;
+  target?: string;
+  jobs: string;
+  parallelism?: string;
+}
+
+interface RunManifestFlags extends SharedFlags {
   segments: string;
-  set: string[];
-  seed?: string;
   timeScale?: string;
   target: string;
-  image: string;
-  name: string;
-  namespace?: string;
-  claim?: string;
-  storage: string;
-  storageClass?: string;
-  accessMode: 'ReadWriteMany' | 'ReadWriteOnce';
   cpu: string;
-  memory: string;
-  output?: string;
 }
 
 export function register(program: Command, io: CommandIo): void {

@@ -11,7 +11,8 @@
 import { FleetbenchError } from '../errors.ts';
 import { COUNT_ENV, MAX_SEGMENTS } from './segment.ts';
 
-export interface MatrixManifestOptions {
+/** What a matrix and a live run share: the objects' names, the results volume and every pod. */
+export interface SegmentedJobOptions {
   /** Prefix of every object's name (a DNS label). */
   name: string;
   namespace?: string;
@@ -19,19 +20,22 @@ export interface MatrixManifestOptions {
   segments: number;
   /** Pods at a time (default: every segment at once). */
   parallelism?: number;
-  /** `fleetbench matrix` arguments (--cells, --set, --repeat, --seed, --jobs), as given. */
-  matrixArgs: string[];
   /** An existing PersistentVolumeClaim; otherwise one is written. */
   claim?: string;
   storage?: string;
   storageClass?: string;
   /** ReadWriteMany when pods may land on several nodes; ReadWriteOnce is enough on one (kind). */
   accessMode?: 'ReadWriteMany' | 'ReadWriteOnce';
-  /** CPU each pod asks for (a virtual run is one core per --jobs). */
+  /** CPU each pod asks for (a virtual matrix run is one core per --jobs). */
   cpu?: string;
   memory?: string;
   /** Retries of one index before it counts as failed (backoffLimitPerIndex). */
   retries?: number;
+}
+
+export interface MatrixManifestOptions extends SegmentedJobOptions {
+  /** `fleetbench matrix` arguments (--cells, --set, --repeat, --seed, --jobs), as given. */
+  matrixArgs: string[];
 }
 
 export type Manifest = Record<string, unknown> & { apiVersion: string; kind: string };
@@ -53,21 +57,6 @@ export function matrixManifests(o: MatrixManifestOptions): Manifest[] {
     // merges half a matrix. A partial merge exits 2 and names the missing segments.
     jobs.merge(),
   ];
-}
-
-/** What a matrix and a live run share: the options of the results volume and of every pod. */
-interface SegmentedJobOptions {
-  name: string;
-  namespace?: string;
-  image: string;
-  segments: number;
-  claim?: string;
-  storage?: string;
-  storageClass?: string;
-  accessMode?: 'ReadWriteMany' | 'ReadWriteOnce';
-  cpu?: string;
-  memory?: string;
-  retries?: number;
 }
 
 /**
@@ -166,12 +155,7 @@ function segmentedJobs(o: SegmentedJobOptions, extra: { volumes: unknown[]; volu
   };
 }
 
-export interface RunManifestOptions {
-  name: string;
-  namespace?: string;
-  image: string;
-  segments: number;
-  parallelism?: number;
+export interface RunManifestOptions extends SegmentedJobOptions {
   /** `fleetbench run` arguments after the scenario (--set, --seed, --time-scale), as given. */
   runArgs: string[];
   /** The scenario as the pods name it: a built-in name, or the file's name in `scenarioFile`. */
@@ -184,13 +168,6 @@ export interface RunManifestOptions {
   emulatorArgs: string[];
   /** The emulator's admin token, put in a Secret (the segments' world acts through it). */
   adminToken: string;
-  claim?: string;
-  storage?: string;
-  storageClass?: string;
-  accessMode?: 'ReadWriteMany' | 'ReadWriteOnce';
-  cpu?: string;
-  memory?: string;
-  retries?: number;
 }
 
 const GITHUB_PORT = 8080;
