@@ -154,6 +154,7 @@ export const LAYERS: Layer[] = [
       'version.ts',
       'limits.ts',
       'validation.ts',
+      'json-schema.ts',
       'rng.ts',
       'cache-dir.ts',
       'http-body.ts',
