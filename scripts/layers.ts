@@ -155,6 +155,7 @@ export const LAYERS: Layer[] = [
       'limits.ts',
       'validation.ts',
       'json-schema.ts',
+      'yaml-input.ts',
       'rng.ts',
       'cache-dir.ts',
       'http-body.ts',
