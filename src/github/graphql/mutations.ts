@@ -83,12 +83,30 @@ function usersById(ctx: GqlContext, ids: readonly string[]) {
   });
 }
 
-/** labelIds / assigneeIds of updateIssue and updatePullRequest replace the current sets. */
-function replaceLabelsAndAssignees(
+/**
+ * What updateIssue and updatePullRequest share: title, body, base (a pull request's) and state
+ * are edited as given; labelIds / assigneeIds replace the current sets.
+ */
+function editIssueFromInput(
   ctx: GqlContext,
   issue: Issue,
-  input: { labelIds?: string[] | null; assigneeIds?: string[] | null },
+  input: {
+    title?: string | null;
+    body?: string | null;
+    baseRefName?: string | null;
+    state?: string | null;
+    labelIds?: string[] | null;
+    assigneeIds?: string[] | null;
+  },
 ): void {
+  change(() =>
+    ctx.state.editIssue(issue, {
+      title: input.title ?? undefined,
+      body: input.body ?? undefined,
+      base: input.baseRefName ?? undefined,
+      state: input.state === 'CLOSED' ? 'closed' : input.state === 'OPEN' ? 'open' : undefined,
+    }),
+  );
   if (input.labelIds != null) {
     const labels = labelsById(ctx, issue, input.labelIds);
     change(() => {
@@ -227,15 +245,7 @@ export const mutationRoot = {
     ctx: GqlContext,
   ) {
     const pull = pullById(ctx, input.pullRequestId);
-    change(() =>
-      ctx.state.editIssue(pull.issue, {
-        title: input.title ?? undefined,
-        body: input.body ?? undefined,
-        base: input.baseRefName ?? undefined,
-        state: input.state === 'CLOSED' ? 'closed' : input.state === 'OPEN' ? 'open' : undefined,
-      }),
-    );
-    replaceLabelsAndAssignees(ctx, pull.issue, input);
+    editIssueFromInput(ctx, pull.issue, input);
     return pullPayload(ctx, pull, input);
   },
 
@@ -283,14 +293,7 @@ export const mutationRoot = {
     ctx: GqlContext,
   ) {
     const issue = issueById(ctx, input.id);
-    change(() =>
-      ctx.state.editIssue(issue, {
-        title: input.title ?? undefined,
-        body: input.body ?? undefined,
-        state: input.state === 'CLOSED' ? 'closed' : input.state === 'OPEN' ? 'open' : undefined,
-      }),
-    );
-    replaceLabelsAndAssignees(ctx, issue, input);
+    editIssueFromInput(ctx, issue, input);
     return {
       clientMutationId: input.clientMutationId ?? null,
       issue: new IssueNode(ctx.state, issue),
