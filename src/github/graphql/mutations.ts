@@ -83,6 +83,25 @@ function usersById(ctx: GqlContext, ids: readonly string[]) {
   });
 }
 
+type LabelsInput = { labelableId: string; labelIds: string[] };
+
+/** addLabelsToLabelable and removeLabelsFromLabelable: the labels by id, changed, the labelable. */
+function changeLabels(
+  ctx: GqlContext,
+  input: LabelsInput & { clientMutationId?: string | null },
+  apply: (issue: Issue, names: string[]) => unknown,
+) {
+  const issue = issueById(ctx, input.labelableId);
+  const labels = labelsById(ctx, issue, input.labelIds);
+  change(() =>
+    apply(
+      issue,
+      labels.map((l) => l.name),
+    ),
+  );
+  return { clientMutationId: input.clientMutationId ?? null, labelable: issueNode(ctx, issue) };
+}
+
 /**
  * What updateIssue and updatePullRequest share: title, body, base (a pull request's) and state
  * are edited as given; labelIds / assigneeIds replace the current sets.
@@ -255,28 +274,12 @@ export const mutationRoot = {
     return { clientMutationId: input.clientMutationId ?? null, pullRequest: new PullNode(ctx.state, pull) };
   },
 
-  addLabelsToLabelable({ input }: Input<{ labelableId: string; labelIds: string[] }>, ctx: GqlContext) {
-    const issue = issueById(ctx, input.labelableId);
-    const labels = labelsById(ctx, issue, input.labelIds);
-    change(() =>
-      ctx.state.addLabels(
-        issue,
-        labels.map((l) => l.name),
-      ),
-    );
-    return { clientMutationId: input.clientMutationId ?? null, labelable: issueNode(ctx, issue) };
+  addLabelsToLabelable({ input }: Input<LabelsInput>, ctx: GqlContext) {
+    return changeLabels(ctx, input, (issue, names) => ctx.state.addLabels(issue, names));
   },
 
-  removeLabelsFromLabelable({ input }: Input<{ labelableId: string; labelIds: string[] }>, ctx: GqlContext) {
-    const issue = issueById(ctx, input.labelableId);
-    const labels = labelsById(ctx, issue, input.labelIds);
-    change(() =>
-      ctx.state.removeLabels(
-        issue,
-        labels.map((l) => l.name),
-      ),
-    );
-    return { clientMutationId: input.clientMutationId ?? null, labelable: issueNode(ctx, issue) };
+  removeLabelsFromLabelable({ input }: Input<LabelsInput>, ctx: GqlContext) {
+    return changeLabels(ctx, input, (issue, names) => ctx.state.removeLabels(issue, names));
   },
 
   updateIssue(
