@@ -102,22 +102,21 @@ function changeLabels(
   return { clientMutationId: input.clientMutationId ?? null, labelable: issueNode(ctx, issue) };
 }
 
+/** The editable fields of updateIssue and updatePullRequest (`baseRefName`: a pull request's only). */
+type IssueEdit = {
+  title?: string | null;
+  body?: string | null;
+  baseRefName?: string | null;
+  state?: string | null;
+  labelIds?: string[] | null;
+  assigneeIds?: string[] | null;
+};
+
 /**
  * What updateIssue and updatePullRequest share: title, body, base (a pull request's) and state
  * are edited as given; labelIds / assigneeIds replace the current sets.
  */
-function editIssueFromInput(
-  ctx: GqlContext,
-  issue: Issue,
-  input: {
-    title?: string | null;
-    body?: string | null;
-    baseRefName?: string | null;
-    state?: string | null;
-    labelIds?: string[] | null;
-    assigneeIds?: string[] | null;
-  },
-): void {
+function editIssueFromInput(ctx: GqlContext, issue: Issue, input: IssueEdit): void {
   change(() =>
     ctx.state.editIssue(issue, {
       title: input.title ?? undefined,
@@ -249,20 +248,7 @@ export const mutationRoot = {
     return pullPayload(ctx, pull, input);
   },
 
-  updatePullRequest(
-    {
-      input,
-    }: Input<{
-      pullRequestId: string;
-      title?: string | null;
-      body?: string | null;
-      baseRefName?: string | null;
-      state?: string | null;
-      labelIds?: string[] | null;
-      assigneeIds?: string[] | null;
-    }>,
-    ctx: GqlContext,
-  ) {
+  updatePullRequest({ input }: Input<IssueEdit & { pullRequestId: string }>, ctx: GqlContext) {
     const pull = pullById(ctx, input.pullRequestId);
     editIssueFromInput(ctx, pull.issue, input);
     return pullPayload(ctx, pull, input);
@@ -282,19 +268,7 @@ export const mutationRoot = {
     return changeLabels(ctx, input, (issue, names) => ctx.state.removeLabels(issue, names));
   },
 
-  updateIssue(
-    {
-      input,
-    }: Input<{
-      id: string;
-      title?: string | null;
-      body?: string | null;
-      state?: string | null;
-      labelIds?: string[] | null;
-      assigneeIds?: string[] | null;
-    }>,
-    ctx: GqlContext,
-  ) {
+  updateIssue({ input }: Input<Omit<IssueEdit, 'baseRefName'> & { id: string }>, ctx: GqlContext) {
     const issue = issueById(ctx, input.id);
     editIssueFromInput(ctx, issue, input);
     return {
