@@ -154,6 +154,8 @@ export const LAYERS: Layer[] = [
       'version.ts',
       'limits.ts',
       'validation.ts',
+      'json-schema.ts',
+      'yaml-input.ts',
       'rng.ts',
       'cache-dir.ts',
       'http-body.ts',

@@ -19,15 +19,11 @@ import { parseOverride } from '../workload/load.ts';
 import { collect, parseCount, parseSeed, withTarget } from './matrix.ts';
 import type { CommandIo } from './output.ts';
 
-interface ManifestFlags {
-  cells: string;
-  set: string[];
-  repeat: string;
-  seed?: string;
-  target?: string;
-  jobs: string;
+/** The flags both manifests take (resultsVolumeOptions and the pods' image, name and size). */
+interface SharedFlags {
   segments?: string;
-  parallelism?: string;
+  set: string[];
+  seed?: string;
   image: string;
   name: string;
   namespace?: string;
@@ -40,22 +36,19 @@ interface ManifestFlags {
   output?: string;
 }
 
-interface RunManifestFlags {
+interface ManifestFlags extends SharedFlags {
+  cells: string;
+  repeat: string;
+  target?: string;
+  jobs: string;
+  parallelism?: string;
+}
+
+interface RunManifestFlags extends SharedFlags {
   segments: string;
-  set: string[];
-  seed?: string;
   timeScale?: string;
   target: string;
-  image: string;
-  name: string;
-  namespace?: string;
-  claim?: string;
-  storage: string;
-  storageClass?: string;
-  accessMode: 'ReadWriteMany' | 'ReadWriteOnce';
   cpu: string;
-  memory: string;
-  output?: string;
 }
 
 export function register(program: Command, io: CommandIo): void {
@@ -63,7 +56,7 @@ export function register(program: Command, io: CommandIo): void {
     .command('k8s')
     .description('Kubernetes manifests for distributed matrices and live runs (docs/distributed.md)');
   const manifest = k8s.command('manifest').description('write Kubernetes manifests (YAML) for kubectl apply');
-  manifest
+  const matrix = manifest
     .command('matrix')
     .description('an Indexed Job running a matrix in segments, a shared volume and a (suspended) merge Job')
     .requiredOption('--segments <n>', 'segments: the Indexed Job’s completions, one pod per index')
@@ -83,16 +76,8 @@ export function register(program: Command, io: CommandIo): void {
       '--name <name>',
       'prefix of the objects’ names; the results go to /results/<name>',
       'fleetbench-matrix',
-    )
-    .option('--namespace <ns>', 'namespace of every object (default: kubectl’s)')
-    .option('--claim <pvc>', 'use this existing PersistentVolumeClaim instead of writing one')
-    .option('--storage <size>', 'size of the results volume', '5Gi')
-    .option('--storage-class <class>', 'storage class of the results volume')
-    .option(
-      '--access-mode <mode>',
-      'ReadWriteMany (pods on several nodes) or ReadWriteOnce (one node, e.g. kind)',
-      'ReadWriteMany',
-    )
+    );
+  resultsVolumeOptions(matrix)
     .option('--cpu <cpu>', 'CPU each pod asks for (default: --jobs)')
     .option('--memory <size>', 'memory each pod asks for and is limited to', '1Gi')
     .option('-o, --output <file>', 'write the YAML here (default: stdout)')
@@ -112,11 +97,7 @@ Every cell is checked here first (a bad --set fails now, not in a pod). See docs
       const repeats = parseCount('--repeat', flags.repeat, 1);
       const seed = parseSeed(flags.seed);
       const overrides = withTarget(flags.set, flags.target);
-      if (flags.accessMode !== 'ReadWriteMany' && flags.accessMode !== 'ReadWriteOnce')
-        throw new FleetbenchError(
-          'E_USAGE',
-          `--access-mode: ReadWriteMany or ReadWriteOnce, got '${flags.accessMode}'`,
-        );
+      checkAccessMode(flags.accessMode);
       // Resolve every scenario now, as the pods will: bad input fails here, before a cluster is involved.
       const runs = planMatrix({ selection: flags.cells, overrides, seed, repeats, outDir: '.' }).reduce(
         (n, p) => n + p.jobs.length,
@@ -153,12 +134,9 @@ Every cell is checked here first (a bad --set fails now, not in a pod). See docs
         memory: flags.memory,
       });
       const yaml = `# fleetbench k8s manifest matrix: ${runs} runs in ${segments} segments (docs/distributed.md)\n${manifests.map((m) => stringify(m)).join('---\n')}`;
-      if (flags.output) {
-        writeFileSync(flags.output, yaml);
-        io.stderr.write(`fleetbench k8s: wrote ${manifests.length} objects to ${flags.output}\n`);
-      } else io.stdout.write(yaml);
+      writeManifests(io, flags.output, yaml, manifests.length);
     });
-  manifest
+  const run = manifest
     .command('run')
     .description(
       'a live run in segments: an Indexed Job, the shared GitHub emulator (and reference control plane) as Deployment + Service, a shared volume and a (suspended) merge Job',
@@ -188,16 +166,8 @@ Every cell is checked here first (a bad --set fails now, not in a pod). See docs
       '--name <name>',
       'prefix of the objects’ names; the results go to /results/<name>',
       'fleetbench-run',
-    )
-    .option('--namespace <ns>', 'namespace of every object (default: kubectl’s)')
-    .option('--claim <pvc>', 'use this existing PersistentVolumeClaim instead of writing one')
-    .option('--storage <size>', 'size of the results volume', '5Gi')
-    .option('--storage-class <class>', 'storage class of the results volume')
-    .option(
-      '--access-mode <mode>',
-      'ReadWriteMany (pods on several nodes) or ReadWriteOnce (one node, e.g. kind)',
-      'ReadWriteMany',
-    )
+    );
+  resultsVolumeOptions(run)
     .option('--cpu <cpu>', 'CPU each pod asks for', '1')
     .option('--memory <size>', 'memory each pod asks for and is limited to', '1Gi')
     .option('-o, --output <file>', 'write the YAML here (default: stdout)')
@@ -214,11 +184,7 @@ agree on a start 10 s after the first is up (segments/run-start.json on the volu
     )
     .action((ref: string, flags: RunManifestFlags) => {
       const segments = parseCount('--segments', flags.segments, 1);
-      if (flags.accessMode !== 'ReadWriteMany' && flags.accessMode !== 'ReadWriteOnce')
-        throw new FleetbenchError(
-          'E_USAGE',
-          `--access-mode: ReadWriteMany or ReadWriteOnce, got '${flags.accessMode}'`,
-        );
+      checkAccessMode(flags.accessMode);
       if (flags.target !== 'reference' && !/^https?:\/\//.test(flags.target))
         throw new FleetbenchError(
           'E_USAGE',
@@ -261,9 +227,32 @@ agree on a start 10 s after the first is up (segments/run-start.json on the volu
         memory: flags.memory,
       });
       const yaml = `# fleetbench k8s manifest run: ${scenario.name} in ${segments} segments against ${flags.target === 'reference' ? 'the reference control plane' : flags.target} (docs/distributed.md)\n${manifests.map((m) => stringify(m, { lineWidth: 0, blockQuote: 'literal' })).join('---\n')}`;
-      if (flags.output) {
-        writeFileSync(flags.output, yaml);
-        io.stderr.write(`fleetbench k8s: wrote ${manifests.length} objects to ${flags.output}\n`);
-      } else io.stdout.write(yaml);
+      writeManifests(io, flags.output, yaml, manifests.length);
     });
+}
+
+/** The results volume's options, the same for both manifests (in this order in --help). */
+function resultsVolumeOptions(command: Command): Command {
+  return command
+    .option('--namespace <ns>', 'namespace of every object (default: kubectl’s)')
+    .option('--claim <pvc>', 'use this existing PersistentVolumeClaim instead of writing one')
+    .option('--storage <size>', 'size of the results volume', '5Gi')
+    .option('--storage-class <class>', 'storage class of the results volume')
+    .option(
+      '--access-mode <mode>',
+      'ReadWriteMany (pods on several nodes) or ReadWriteOnce (one node, e.g. kind)',
+      'ReadWriteMany',
+    );
+}
+
+function checkAccessMode(mode: string): asserts mode is 'ReadWriteMany' | 'ReadWriteOnce' {
+  if (mode !== 'ReadWriteMany' && mode !== 'ReadWriteOnce')
+    throw new FleetbenchError('E_USAGE', `--access-mode: ReadWriteMany or ReadWriteOnce, got '${mode}'`);
+}
+
+function writeManifests(io: CommandIo, output: string | undefined, yaml: string, objects: number): void {
+  if (output) {
+    writeFileSync(output, yaml);
+    io.stderr.write(`fleetbench k8s: wrote ${objects} objects to ${output}\n`);
+  } else io.stdout.write(yaml);
 }

@@ -61,20 +61,23 @@ Exit codes: 0 complete, 2 bad input or a partial result.`,
           `merge: ${dirs.length} directories given: say where the result goes with --out DIR`,
         );
       const outDir = flags.out ?? dirs[0]!;
-      const runSegments = dirs.flatMap((dir) => findRunSegments(dir));
-      if (runSegments.length > 0) {
-        const outcome = await mergeRunSegments(runSegments, outDir, {
-          githubTrace: flags.githubTrace,
-          searchDirs: dirs,
-        });
-        const lines = runMergeLines(outcome);
+      // Either merge ends alike: the report if asked for, the summary, exit 2 when partial.
+      const finish = (lines: string[], partial: boolean) => {
         if (flags.report) {
           const out = `${outDir}/report.html`;
           htmlReportFor(outDir, out);
           lines.push(`  report....: ${out}`);
         }
         io.stdout.write(`${lines.join('\n')}\n`);
-        if (outcome.partial) io.exitCode = ExitCode.badInput;
+        if (partial) io.exitCode = ExitCode.badInput;
+      };
+      const runSegments = dirs.flatMap((dir) => findRunSegments(dir));
+      if (runSegments.length > 0) {
+        const outcome = await mergeRunSegments(runSegments, outDir, {
+          githubTrace: flags.githubTrace,
+          searchDirs: dirs,
+        });
+        finish(runMergeLines(outcome), outcome.partial);
         return;
       }
       const matrixSegments: FoundSegment[] = dirs.flatMap((dir) => findMatrixSegments(dir));
@@ -85,14 +88,7 @@ Exit codes: 0 complete, 2 bad input or a partial result.`,
           { hint: 'segments are written by fleetbench matrix --segment i/n; see docs/distributed.md' },
         );
       const outcome = mergeMatrixSegments(matrixSegments, outDir);
-      const lines = matrixMergeLines(outcome);
-      if (flags.report) {
-        const out = `${outDir}/report.html`;
-        htmlReportFor(outDir, out);
-        lines.push(`  report....: ${out}`);
-      }
-      io.stdout.write(`${lines.join('\n')}\n`);
-      if (outcome.baseline.partial) io.exitCode = ExitCode.badInput;
+      finish(matrixMergeLines(outcome), outcome.baseline.partial);
     });
 }
 

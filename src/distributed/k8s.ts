@@ -11,7 +11,8 @@
 import { FleetbenchError } from '../errors.ts';
 import { COUNT_ENV, MAX_SEGMENTS } from './segment.ts';
 
-export interface MatrixManifestOptions {
+/** What a matrix and a live run share: the objects' names, the results volume and every pod. */
+export interface SegmentedJobOptions {
   /** Prefix of every object's name (a DNS label). */
   name: string;
   namespace?: string;
@@ -19,19 +20,22 @@ export interface MatrixManifestOptions {
   segments: number;
   /** Pods at a time (default: every segment at once). */
   parallelism?: number;
-  /** `fleetbench matrix` arguments (--cells, --set, --repeat, --seed, --jobs), as given. */
-  matrixArgs: string[];
   /** An existing PersistentVolumeClaim; otherwise one is written. */
   claim?: string;
   storage?: string;
   storageClass?: string;
   /** ReadWriteMany when pods may land on several nodes; ReadWriteOnce is enough on one (kind). */
   accessMode?: 'ReadWriteMany' | 'ReadWriteOnce';
-  /** CPU each pod asks for (a virtual run is one core per --jobs). */
+  /** CPU each pod asks for (a virtual matrix run is one core per --jobs). */
   cpu?: string;
   memory?: string;
   /** Retries of one index before it counts as failed (backoffLimitPerIndex). */
   retries?: number;
+}
+
+export interface MatrixManifestOptions extends SegmentedJobOptions {
+  /** `fleetbench matrix` arguments (--cells, --set, --repeat, --seed, --jobs), as given. */
+  matrixArgs: string[];
 }
 
 export type Manifest = Record<string, unknown> & { apiVersion: string; kind: string };
@@ -40,107 +44,118 @@ const MOUNT = '/results';
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export function matrixManifests(o: MatrixManifestOptions): Manifest[] {
-  if (!DNS_LABEL.test(o.name) || o.name.length > 40)
-    throw new FleetbenchError(
-      'E_USAGE',
-      `--name: '${o.name}' is not usable as a Kubernetes name (lower-case letters, digits and '-', at most 40 characters)`,
-    );
-  if (!Number.isInteger(o.segments) || o.segments < 1 || o.segments > MAX_SEGMENTS)
-    throw new FleetbenchError('E_USAGE', `--segments: expected 1 to ${MAX_SEGMENTS}, got ${o.segments}`);
+  const jobs = segmentedJobs(o, { volumes: [], volumeMounts: [] });
   const parallelism = o.parallelism ?? o.segments;
   if (!Number.isInteger(parallelism) || parallelism < 1)
     throw new FleetbenchError('E_USAGE', `--parallelism: expected a positive integer, got ${parallelism}`);
-  const claim = o.claim ?? `${o.name}-results`;
+  return [
+    ...jobs.claim(),
+    // One index failing is retried on its own; the others go on (re-running an index
+    // replaces its output).
+    jobs.segments(Math.min(parallelism, o.segments), ['matrix', ...o.matrixArgs, '--out', jobs.out], []),
+    // Created suspended: resumed (kubectl patch) once the Indexed Job is complete, so it never
+    // merges half a matrix. A partial merge exits 2 and names the missing segments.
+    jobs.merge(),
+  ];
+}
+
+/**
+ * The objects a matrix and a live run build alike: names and labels, the results volume (and its
+ * claim unless one is given), the Indexed Job of segments and the merge Job, created suspended and
+ * resumed once the Indexed Job is complete, so it never merges half a matrix or run. `extra` adds
+ * volumes (and their mounts) to the segment and merge pods.
+ */
+function segmentedJobs(o: SegmentedJobOptions, extra: { volumes: unknown[]; volumeMounts: unknown[] }) {
+  checkName(o.name);
+  if (!Number.isInteger(o.segments) || o.segments < 1 || o.segments > MAX_SEGMENTS)
+    throw new FleetbenchError('E_USAGE', `--segments: expected 1 to ${MAX_SEGMENTS}, got ${o.segments}`);
+  const claimName = o.claim ?? `${o.name}-results`;
   const out = `${MOUNT}/${o.name}`;
   const labels = { 'app.kubernetes.io/name': 'fleetbench', 'app.kubernetes.io/instance': o.name };
+  const selector = (component: string) => ({ ...labels, 'app.kubernetes.io/component': component });
   const meta = (name: string, component: string) => ({
     name,
     ...(o.namespace ? { namespace: o.namespace } : {}),
-    labels: { ...labels, 'app.kubernetes.io/component': component },
+    labels: selector(component),
   });
-  const volume = { name: 'results', persistentVolumeClaim: { claimName: claim } };
+  const volume = { name: 'results', persistentVolumeClaim: { claimName } };
   const mount = { name: 'results', mountPath: MOUNT };
   const resources = {
     requests: { cpu: o.cpu ?? '1', memory: o.memory ?? '1Gi' },
     limits: { memory: o.memory ?? '1Gi' },
   };
-  const container = (name: string, args: string[], env: Array<{ name: string; value: string }> = []) => ({
+  const container = (name: string, args: string[], env: unknown[]) => ({
     name,
     image: o.image,
     args,
     env: [{ name: 'NO_COLOR', value: '1' }, ...env],
-    volumeMounts: [mount],
+    volumeMounts: [mount, ...extra.volumeMounts],
     resources,
   });
-  const manifests: Manifest[] = [];
-  if (!o.claim)
-    manifests.push({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: meta(claim, 'results'),
-      spec: {
-        accessModes: [o.accessMode ?? 'ReadWriteMany'],
-        resources: { requests: { storage: o.storage ?? '5Gi' } },
-        ...(o.storageClass ? { storageClassName: o.storageClass } : {}),
-      },
-    });
-  manifests.push({
+  const job = (
+    name: string,
+    component: string,
+    spec: Record<string, unknown>,
+    pod: ReturnType<typeof container>,
+  ) => ({
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: meta(o.name, 'segments'),
+    metadata: meta(name, component),
     spec: {
-      completionMode: 'Indexed',
-      completions: o.segments,
-      parallelism: Math.min(parallelism, o.segments),
-      // One index failing is retried on its own; the others go on (re-running an index
-      // replaces its output).
-      backoffLimitPerIndex: o.retries ?? 1,
+      ...spec,
       template: {
-        metadata: { labels: { ...labels, 'app.kubernetes.io/component': 'segments' } },
-        spec: {
-          restartPolicy: 'Never',
-          containers: [
-            // JOB_COMPLETION_INDEX is set by Kubernetes in every pod of an Indexed Job.
-            container(
-              'segment',
-              ['matrix', ...o.matrixArgs, '--out', out],
-              [{ name: COUNT_ENV, value: String(o.segments) }],
-            ),
+        metadata: { labels: selector(component) },
+        spec: { restartPolicy: 'Never', containers: [pod], volumes: [volume, ...extra.volumes] },
+      },
+    },
+  });
+  return {
+    out,
+    meta,
+    selector,
+    volume,
+    mount,
+    resources,
+    /** The results volume's claim, unless an existing one is named. */
+    claim: (): Manifest[] =>
+      o.claim
+        ? []
+        : [
+            {
+              apiVersion: 'v1',
+              kind: 'PersistentVolumeClaim',
+              metadata: meta(claimName, 'results'),
+              spec: {
+                accessModes: [o.accessMode ?? 'ReadWriteMany'],
+                resources: { requests: { storage: o.storage ?? '5Gi' } },
+                ...(o.storageClass ? { storageClassName: o.storageClass } : {}),
+              },
+            },
           ],
-          volumes: [volume],
+    /** The Indexed Job: JOB_COMPLETION_INDEX is set by Kubernetes in every pod of it. */
+    segments: (parallelism: number, args: string[], env: unknown[]): Manifest =>
+      job(
+        o.name,
+        'segments',
+        {
+          completionMode: 'Indexed',
+          completions: o.segments,
+          parallelism,
+          backoffLimitPerIndex: o.retries ?? 1,
         },
-      },
-    },
-  });
-  manifests.push({
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: meta(`${o.name}-merge`, 'merge'),
-    spec: {
-      // Created suspended: resumed (kubectl patch) once the Indexed Job is complete, so it never
-      // merges half a matrix. A partial merge exits 2 and names the missing segments.
-      suspend: true,
-      completions: 1,
-      backoffLimit: 0,
-      template: {
-        metadata: { labels: { ...labels, 'app.kubernetes.io/component': 'merge' } },
-        spec: {
-          restartPolicy: 'Never',
-          containers: [container('merge', ['merge', out, '--report'])],
-          volumes: [volume],
-        },
-      },
-    },
-  });
-  return manifests;
+        container('segment', args, [{ name: COUNT_ENV, value: String(o.segments) }, ...env]),
+      ),
+    merge: (): Manifest =>
+      job(
+        `${o.name}-merge`,
+        'merge',
+        { suspend: true, completions: 1, backoffLimit: 0 },
+        container('merge', ['merge', out, '--report'], []),
+      ),
+  };
 }
 
-export interface RunManifestOptions {
-  name: string;
-  namespace?: string;
-  image: string;
-  segments: number;
-  parallelism?: number;
+export interface RunManifestOptions extends SegmentedJobOptions {
   /** `fleetbench run` arguments after the scenario (--set, --seed, --time-scale), as given. */
   runArgs: string[];
   /** The scenario as the pods name it: a built-in name, or the file's name in `scenarioFile`. */
@@ -153,13 +168,6 @@ export interface RunManifestOptions {
   emulatorArgs: string[];
   /** The emulator's admin token, put in a Secret (the segments' world acts through it). */
   adminToken: string;
-  claim?: string;
-  storage?: string;
-  storageClass?: string;
-  accessMode?: 'ReadWriteMany' | 'ReadWriteOnce';
-  cpu?: string;
-  memory?: string;
-  retries?: number;
 }
 
 const GITHUB_PORT = 8080;
@@ -169,9 +177,13 @@ const ADMIN_ENV = 'FLEETBENCH_GITHUB_ADMIN_TOKEN';
 
 /** The objects of a live run in segments; the segments' args name the Services' DNS names. */
 export function runManifests(o: RunManifestOptions): Manifest[] {
-  checkName(o.name);
-  if (!Number.isInteger(o.segments) || o.segments < 1 || o.segments > MAX_SEGMENTS)
-    throw new FleetbenchError('E_USAGE', `--segments: expected 1 to ${MAX_SEGMENTS}, got ${o.segments}`);
+  const scenarioVolume = o.scenarioFile
+    ? [{ name: 'scenario', configMap: { name: `${o.name}-scenario` } }]
+    : [];
+  const scenarioMount = o.scenarioFile
+    ? [{ name: 'scenario', mountPath: SCENARIO_MOUNT, readOnly: true }]
+    : [];
+  const jobs = segmentedJobs(o, { volumes: scenarioVolume, volumeMounts: scenarioMount });
   const parallelism = o.parallelism ?? o.segments;
   // Every segment must run at once: one that waits for a free slot misses the shared timeline.
   if (parallelism < o.segments)
@@ -179,31 +191,11 @@ export function runManifests(o: RunManifestOptions): Manifest[] {
       'E_USAGE',
       `--parallelism: a live run's segments run side by side on one timeline: ${parallelism} pods at a time cannot run ${o.segments} segments`,
     );
-  const claim = o.claim ?? `${o.name}-results`;
-  const out = `${MOUNT}/${o.name}`;
-  const labels = { 'app.kubernetes.io/name': 'fleetbench', 'app.kubernetes.io/instance': o.name };
-  const meta = (name: string, component: string) => ({
-    name,
-    ...(o.namespace ? { namespace: o.namespace } : {}),
-    labels: { ...labels, 'app.kubernetes.io/component': component },
-  });
-  const selector = (component: string) => ({ ...labels, 'app.kubernetes.io/component': component });
-  const volume = { name: 'results', persistentVolumeClaim: { claimName: claim } };
-  const mount = { name: 'results', mountPath: MOUNT };
-  const resources = {
-    requests: { cpu: o.cpu ?? '1', memory: o.memory ?? '1Gi' },
-    limits: { memory: o.memory ?? '1Gi' },
-  };
+  const { out, meta, selector, volume, mount, resources } = jobs;
   const secret = `${o.name}-github-admin`;
   const adminEnv = { name: ADMIN_ENV, valueFrom: { secretKeyRef: { name: secret, key: 'token' } } };
   const githubUrl = `http://${o.name}-github:${GITHUB_PORT}`;
   const targetUrl = o.target === 'reference' ? `http://${o.name}-target:${TARGET_PORT}` : o.target;
-  const scenarioVolume = o.scenarioFile
-    ? [{ name: 'scenario', configMap: { name: `${o.name}-scenario` } }]
-    : [];
-  const scenarioMount = o.scenarioFile
-    ? [{ name: 'scenario', mountPath: SCENARIO_MOUNT, readOnly: true }]
-    : [];
   const scenarioArg = o.scenarioFile ? `${SCENARIO_MOUNT}/${o.scenarioFile.name}` : o.scenario;
   const manifests: Manifest[] = [];
   manifests.push({
@@ -220,17 +212,7 @@ export function runManifests(o: RunManifestOptions): Manifest[] {
       metadata: meta(`${o.name}-scenario`, 'scenario'),
       data: { [o.scenarioFile.name]: o.scenarioFile.text },
     });
-  if (!o.claim)
-    manifests.push({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: meta(claim, 'results'),
-      spec: {
-        accessModes: [o.accessMode ?? 'ReadWriteMany'],
-        resources: { requests: { storage: o.storage ?? '5Gi' } },
-        ...(o.storageClass ? { storageClassName: o.storageClass } : {}),
-      },
-    });
+  manifests.push(...jobs.claim());
   // A server the segments share: one replica (its state is the run's), a Service in front.
   const server = (
     component: string,
@@ -307,75 +289,30 @@ export function runManifests(o: RunManifestOptions): Manifest[] {
         },
       ),
     );
-  const container = (name: string, args: string[], env: unknown[]) => ({
-    name,
-    image: o.image,
-    args,
-    env: [{ name: 'NO_COLOR', value: '1' }, ...env],
-    volumeMounts: [mount, ...scenarioMount],
-    resources,
-  });
-  manifests.push({
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: meta(o.name, 'segments'),
-    spec: {
-      completionMode: 'Indexed',
-      completions: o.segments,
-      parallelism: o.segments,
-      // A retried index rejoins the run while it lasts (its start is agreed on the volume).
-      backoffLimitPerIndex: o.retries ?? 1,
-      template: {
-        metadata: { labels: selector('segments') },
-        spec: {
-          restartPolicy: 'Never',
-          containers: [
-            container(
-              'segment',
-              [
-                'run',
-                scenarioArg,
-                '--clock',
-                'real',
-                '--target',
-                targetUrl,
-                '--github',
-                githubUrl,
-                ...o.runArgs,
-                '--out',
-                out,
-                '--no-progress',
-                '--metrics-linger',
-                '0',
-              ],
-              // JOB_COMPLETION_INDEX is set by Kubernetes in every pod of an Indexed Job.
-              [{ name: COUNT_ENV, value: String(o.segments) }, adminEnv],
-            ),
-          ],
-          volumes: [volume, ...scenarioVolume],
-        },
-      },
-    },
-  });
-  manifests.push({
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: meta(`${o.name}-merge`, 'merge'),
-    spec: {
-      // Resumed once the Indexed Job is complete, so it never merges half a run.
-      suspend: true,
-      completions: 1,
-      backoffLimit: 0,
-      template: {
-        metadata: { labels: selector('merge') },
-        spec: {
-          restartPolicy: 'Never',
-          containers: [container('merge', ['merge', out, '--report'], [])],
-          volumes: [volume, ...scenarioVolume],
-        },
-      },
-    },
-  });
+  manifests.push(
+    // A retried index rejoins the run while it lasts (its start is agreed on the volume).
+    jobs.segments(
+      o.segments,
+      [
+        'run',
+        scenarioArg,
+        '--clock',
+        'real',
+        '--target',
+        targetUrl,
+        '--github',
+        githubUrl,
+        ...o.runArgs,
+        '--out',
+        out,
+        '--no-progress',
+        '--metrics-linger',
+        '0',
+      ],
+      [adminEnv],
+    ),
+    jobs.merge(),
+  );
   return manifests;
 }
 

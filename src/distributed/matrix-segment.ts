@@ -16,20 +16,13 @@ import { runPool } from '../matrix/pool.ts';
 import { baselineUnit, type MatrixSpec, planMatrix, type RunControl } from '../matrix/run.ts';
 import { describeZodIssues } from '../validation.ts';
 import { VERSION } from '../version.ts';
-import { inSegment, type Segment } from './segment.ts';
+import { inSegment, type Segment, segmentRecordFields, type segmentStatusSchema } from './segment.ts';
 
 export const SEGMENTS_DIR = 'segments';
 export const MATRIX_SEGMENT_VERSION = 1;
 
-const segmentStatus = z.enum(['running', 'done', 'interrupted', 'failed']);
-
 export const matrixSegmentSchema = z.object({
-  kind: z.literal('fleetbench-matrix-segment'),
-  schemaVersion: z.literal(MATRIX_SEGMENT_VERSION),
-  generator: z.object({ name: z.string(), version: z.string() }),
-  segment: z.object({ index: z.number().int().nonnegative(), count: z.number().int().positive() }),
-  status: segmentStatus.describe('running: started and not (yet) finished; a lost segment stays so'),
-  error: z.string().optional(),
+  ...segmentRecordFields('fleetbench-matrix-segment', MATRIX_SEGMENT_VERSION),
   plan: z.object({
     selection: z.string(),
     overrides: z.array(z.string()),
@@ -46,7 +39,7 @@ export const matrixSegmentSchema = z.object({
 });
 
 export type MatrixSegmentRecord = z.infer<typeof matrixSegmentSchema>;
-export type SegmentStatus = z.infer<typeof segmentStatus>;
+export type SegmentStatus = z.infer<typeof segmentStatusSchema>;
 
 export const segmentFileName = (s: Segment) => `matrix-${s.index}-of-${s.count}.json`;
 

@@ -19,6 +19,7 @@ import { baselineMarkdown } from '../matrix/markdown.ts';
 import { pruneBaseline } from '../matrix/run.ts';
 import { VERSION } from '../version.ts';
 import type { FoundSegment, SegmentStatus } from './matrix-segment.ts';
+import { segmentsByIndex } from './segment.ts';
 
 export interface SegmentReport {
   index: number;
@@ -57,16 +58,7 @@ export function mergeMatrixSegments(found: FoundSegment[], outDir: string): Matr
       );
   }
   const { plan, segment } = first.record;
-  const byIndex = new Map<number, FoundSegment>();
-  for (const f of found) {
-    const other = byIndex.get(f.record.segment.index);
-    if (other)
-      throw new FleetbenchError(
-        'E_RESULTS',
-        `segment ${f.record.segment.index}/${segment.count} is recorded twice: ${other.path} and ${f.path}; keep one`,
-      );
-    byIndex.set(f.record.segment.index, f);
-  }
+  const byIndex = segmentsByIndex(found, (s) => `${s.index}/${s.count}`);
 
   // Each run, found in whichever segment owns it, with its paths made relative to outDir.
   const runs = new Map<string, BaselineRun>();

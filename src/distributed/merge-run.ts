@@ -12,6 +12,7 @@ import { RUN_SUMMARY_VERSION, type RunSummary } from '../run/summary.ts';
 import type { Scenario } from '../workload/scenario.ts';
 import { mergeSegmentTraces, type TraceMergeInput, type TraceMergeOutcome } from './merge-traces.ts';
 import type { FoundRunSegment, RunSegmentRecord } from './run-segment.ts';
+import { segmentsByIndex } from './segment.ts';
 
 export interface RunSegmentReport {
   index: number;
@@ -55,16 +56,7 @@ export async function mergeRunSegments(
         `${f.path}: ${f.record.segment.count} segments, ${first.path}: ${segment.count}; merge the segments of one run at a time`,
       );
   }
-  const byIndex = new Map<number, FoundRunSegment>();
-  for (const f of found) {
-    const other = byIndex.get(f.record.segment.index);
-    if (other)
-      throw new FleetbenchError(
-        'E_RESULTS',
-        `segment ${f.record.segment.index} is recorded twice: ${other.path} and ${f.path}; keep one`,
-      );
-    byIndex.set(f.record.segment.index, f);
-  }
+  const byIndex = segmentsByIndex(found, (s) => String(s.index));
   const inputs: TraceMergeInput[] = [];
   const reports: RunSegmentReport[] = [];
   for (let index = 0; index < segment.count; index++) {

@@ -28,7 +28,7 @@ import { SEGMENTED_EXECUTORS } from '../workload/executors/index.ts';
 import { scenarioHash } from '../workload/load.ts';
 import type { Scenario } from '../workload/scenario.ts';
 import { SEGMENTS_DIR } from './matrix-segment.ts';
-import { resolveSegment, type Segment, segmentLabel } from './segment.ts';
+import { resolveSegment, type Segment, segmentLabel, segmentRecordFields } from './segment.ts';
 
 export const RUN_SEGMENT_VERSION = 1;
 /** Where the segments of a run agree on their start when no `--start-at` is given. */
@@ -36,15 +36,8 @@ export const START_FILE = 'run-start.json';
 /** How far ahead the first segment sets the common start: time for the others to come up. */
 export const START_LEAD_MS = 10_000;
 
-const status = z.enum(['running', 'done', 'interrupted', 'failed']);
-
 export const runSegmentSchema = z.object({
-  kind: z.literal('fleetbench-run-segment'),
-  schemaVersion: z.literal(RUN_SEGMENT_VERSION),
-  generator: z.object({ name: z.string(), version: z.string() }),
-  segment: z.object({ index: z.number().int().nonnegative(), count: z.number().int().positive() }),
-  status: status.describe('running: started and not (yet) finished; a lost segment stays so'),
-  error: z.string().optional(),
+  ...segmentRecordFields('fleetbench-run-segment', RUN_SEGMENT_VERSION),
   run: z.object({
     /** The same in every segment of one run: the scenario's name and the common start. */
     runId: z.string(),

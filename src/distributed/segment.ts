@@ -5,6 +5,7 @@
  * Indexed Job; the count is not set by Kubernetes, so the manifests fleetbench writes pass it
  * as `FLEETBENCH_SEGMENTS` (the Job's `completions`).
  */
+import { z } from 'zod';
 import { FleetbenchError } from '../errors.ts';
 
 export interface Segment {
@@ -77,3 +78,36 @@ export function inSegment(k: number, segment: Segment): boolean {
 }
 
 export const segmentLabel = (s: Segment) => `${s.index}/${s.count}`;
+
+/** What a segment is doing; `running` stays on a segment that was lost. */
+export const segmentStatusSchema = z.enum(['running', 'done', 'interrupted', 'failed']);
+
+/** The fields every segment record (of a matrix or a run) starts with: what it is and how it went. */
+export function segmentRecordFields<K extends string, V extends number>(kind: K, schemaVersion: V) {
+  return {
+    kind: z.literal(kind),
+    schemaVersion: z.literal(schemaVersion),
+    generator: z.object({ name: z.string(), version: z.string() }),
+    segment: z.object({ index: z.number().int().nonnegative(), count: z.number().int().positive() }),
+    status: segmentStatusSchema.describe('running: started and not (yet) finished; a lost segment stays so'),
+    error: z.string().optional(),
+  };
+}
+
+/** Found segment records by index; one index recorded twice is bad input (keep one). */
+export function segmentsByIndex<T extends { path: string; record: { segment: Segment } }>(
+  found: readonly T[],
+  name: (segment: Segment) => string,
+): Map<number, T> {
+  const byIndex = new Map<number, T>();
+  for (const f of found) {
+    const other = byIndex.get(f.record.segment.index);
+    if (other)
+      throw new FleetbenchError(
+        'E_RESULTS',
+        `segment ${name(f.record.segment)} is recorded twice: ${other.path} and ${f.path}; keep one`,
+      );
+    byIndex.set(f.record.segment.index, f);
+  }
+  return byIndex;
+}

@@ -22,6 +22,7 @@ import { describeZodIssues } from '../validation.ts';
 import { EmulatorAdmin } from './admin.ts';
 import { ContentAttribution, newTouched, type Touched } from './attribution.ts';
 import { type MintTokenOptions, type TokenInfo, TokenRegistry } from './auth.ts';
+import { isLargeBody, largeBodyMemo } from './body-memo.ts';
 import {
   type EmulatorLimitsInput,
   type LatencyConfig,
@@ -147,17 +148,11 @@ function bodyHash(body: string): string {
 }
 
 /** UTF-8 sizes of large bodies, which are cached strings answered again and again. */
-const sizes = new Map<string, number>();
+const largeByteLength = largeBodyMemo(512, (body) => Buffer.byteLength(body));
 
 function byteLength(body: string): number {
-  if (body.length < 2048) return body === '' ? 0 : Buffer.byteLength(body);
-  let n = sizes.get(body);
-  if (n === undefined) {
-    n = Buffer.byteLength(body);
-    if (sizes.size >= 512) sizes.clear();
-    sizes.set(body, n);
-  }
-  return n;
+  if (!isLargeBody(body)) return body === '' ? 0 : Buffer.byteLength(body);
+  return largeByteLength(body);
 }
 
 /** If-None-Match against our ETag: exact, a list, `*`, weak/strong alike. */

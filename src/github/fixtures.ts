@@ -5,12 +5,12 @@
  * Field names follow GitHub's REST JSON (snake_case) so a fixture reads like an API answer.
  */
 import { readFileSync } from 'node:fs';
-import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { InputFileError } from '../errors.ts';
 import type { Rng } from '../rng.ts';
 import { sources } from '../trace/schema.ts';
 import { describeZodIssues, issuePath } from '../validation.ts';
+import { parseYamlInput } from '../yaml-input.ts';
 import { IDENTITY_KINDS } from './config.ts';
 
 const login = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-_.[\]]*$/, 'expected a GitHub login');
@@ -216,13 +216,8 @@ export function loadFixturesFile(file: string): Fixtures {
   } catch (error) {
     throw new InputFileError('E_FIXTURES', file, undefined, `cannot read: ${(error as Error).message}`);
   }
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const error = doc.errors[0]!;
-    const line = lineCounter.linePos(error.pos[0]).line;
-    throw new InputFileError('E_FIXTURES', file, line, error.message.split('\n')[0]!);
-  }
+  const { doc, lineCounter, error } = parseYamlInput(text);
+  if (error) throw new InputFileError('E_FIXTURES', file, error.line, error.message);
   const lineOf = (path: readonly PropertyKey[]): number | undefined => {
     // Walk up until a node with a position exists (a missing field points at its parent).
     for (let n = path.length; n >= 0; n--) {

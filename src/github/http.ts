@@ -22,6 +22,7 @@ import {
 import type { AddressInfo, Socket } from 'node:net';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
 import { BODY_LIMITS } from '../limits.ts';
+import { isLargeBody, largeBodyMemo } from './body-memo.ts';
 import type { GitHubEmulator } from './emulator.ts';
 import type { Admission, EmulatorRequest } from './types.ts';
 
@@ -53,17 +54,10 @@ export interface RunningGitHubServer {
  * Encoded large bodies: the same cached string goes out again and again (a poller's list), and
  * writing a Buffer spares the per-response UTF-8 encoding.
  */
-const encoded = new Map<string, Buffer>();
+const largeBytes = largeBodyMemo(256, (body) => Buffer.from(body));
 
 function encode(body: string): string | Buffer {
-  if (body.length < 2048) return body;
-  let buffer = encoded.get(body);
-  if (buffer === undefined) {
-    buffer = Buffer.from(body);
-    if (encoded.size >= 256) encoded.clear();
-    encoded.set(body, buffer);
-  }
-  return buffer;
+  return isLargeBody(body) ? largeBytes(body) : body;
 }
 
 const INTERNAL_ERROR = JSON.stringify({

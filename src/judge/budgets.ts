@@ -18,13 +18,14 @@
  * with no budgets. A scope that matches no samples is not a misconfiguration: judging shows it as
  * "no samples" (judge.ts), exit 0 unless samples are required.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
+import { isMap, isSeq } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from '../duration.ts';
 import { ExitCode, FleetbenchError, InputFileError } from '../errors.ts';
 import { describeZodIssues } from '../validation.ts';
+import { parseYamlInput, yamlFileNames } from '../yaml-input.ts';
 import { BUDGET_METRICS, type BudgetMetric, knownMetricNames, type Stat } from './metrics.ts';
 
 export type Op = '<' | '<=' | '>' | '>=' | '==' | '!=';
@@ -68,11 +69,7 @@ export interface BudgetSet {
 const BUDGET_DIR = fileURLToPath(new URL('../../budgets/', import.meta.url));
 
 export function builtinBudgetNames(): string[] {
-  if (!existsSync(BUDGET_DIR)) return [];
-  return readdirSync(BUDGET_DIR)
-    .filter((f) => f.endsWith('.yaml'))
-    .map((f) => f.slice(0, -'.yaml'.length))
-    .sort();
+  return yamlFileNames(BUDGET_DIR);
 }
 
 const limitValue = z.union([z.number(), z.string()]);
@@ -178,13 +175,8 @@ function allowedText(metric: BudgetMetric): string {
 
 /** Parses and checks a budget file's text. `file` names it in errors. */
 export function parseBudgetText(text: string, file: string, source = file): BudgetSet {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const error = doc.errors[0]!;
-    const line = error.linePos?.[0]?.line ?? lineCounter.linePos(error.pos[0]).line;
-    throw configError(file, line, `YAML: ${error.message.split('\n')[0]}`);
-  }
+  const { doc, lineCounter, error } = parseYamlInput(text);
+  if (error) throw configError(file, error.line, `YAML: ${error.message}`);
   const lineOf = (path: readonly PropertyKey[]): number | undefined => {
     for (let n = path.length; n >= 0; n--) {
       const node = doc.getIn(path.slice(0, n) as unknown[], true) as { range?: [number, number] } | undefined;

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { analysisSchema } from '../analyze/schema.ts';
 import { FleetbenchError } from '../errors.ts';
+import { publishedJsonSchema } from '../json-schema.ts';
 import { describeZodIssues } from '../validation.ts';
 
 export const BASELINE_SCHEMA_VERSION = 1;
@@ -108,14 +109,15 @@ export type BaselineRun = z.infer<typeof runSchema>;
 export type CheckRow = z.infer<typeof checkRowSchema>;
 
 export function baselineJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(baselineSchema, { target: 'draft-2020-12' }) as Record<string, unknown>;
-  return {
-    $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: 'https://fleetbench.dev/schemas/baseline-1.json',
-    title: `fleetbench baseline (schemaVersion ${BASELINE_SCHEMA_VERSION})`,
-    description: 'baseline.json, written by `fleetbench matrix` and `fleetbench demo`. See docs/matrix.md.',
-    ...schema,
-  };
+  return publishedJsonSchema(
+    baselineSchema,
+    {
+      id: 'baseline-1',
+      title: `fleetbench baseline (schemaVersion ${BASELINE_SCHEMA_VERSION})`,
+      description: 'baseline.json, written by `fleetbench matrix` and `fleetbench demo`. See docs/matrix.md.',
+    },
+    {},
+  );
 }
 
 export function parseBaseline(raw: unknown, file: string): Baseline {

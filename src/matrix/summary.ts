@@ -6,19 +6,10 @@ import type { Analysis } from '../analyze/schema.ts';
 import { scorecardFigure } from '../report/scorecard.ts';
 import { type Column, fmtInt, fmtMs, fmtNum, fmtPct } from '../report/table.ts';
 import type { Baseline } from './baseline.ts';
+import type { BracketRow } from './bracket-row.ts';
 import { scorecardCounts } from './checks.ts';
 
-export interface BracketRow {
-  resource: string;
-  beforeUsed: number | null;
-  afterUsed: number | null;
-  limit: number | null;
-  /** after.used − before.used, or null when the window reset in between. */
-  delta: number | null;
-  sameWindow: boolean;
-  tracePoints: number;
-  unseenPoints: number | null;
-}
+export type { BracketRow };
 
 /** The `/rate_limit` bracket, for the resources the run touched (used, or charged by the trace). */
 export function activeBracket(a: Analysis): BracketRow[] {

@@ -86,15 +86,7 @@ export class SessionTable {
     if (previous) this.stateCounts[previous.state]--;
     this.byId.set(record.id, record);
     this.stateCounts[record.state]++;
-    this.store.save(record);
-    this.trace.write({
-      kind: 'event',
-      name: 'session.state',
-      t: this.clock.now(),
-      session: record.id,
-      labels: { from: 'none', to: record.state },
-    });
-    for (const listener of this.listeners) listener(record, 'none', record.state);
+    this.recordTransition(record, 'none', record.state);
   }
 
   get(id: string): SessionRecord | undefined {
@@ -116,6 +108,11 @@ export class SessionTable {
     record.state = to;
     this.stateCounts[from]--;
     this.stateCounts[to]++;
+    this.recordTransition(record, from, to);
+  }
+
+  /** A session entered `to`: saved, traced as `session.state`, and told to the listeners. */
+  private recordTransition(record: SessionRecord, from: SessionState | 'none', to: SessionState): void {
     this.store.save(record);
     this.trace.write({
       kind: 'event',

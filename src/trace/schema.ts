@@ -7,6 +7,7 @@
  * sub-millisecond allowed, so a virtual and a real run read the same way.
  */
 import { z } from 'zod';
+import { publishedJsonSchema } from '../json-schema.ts';
 import { MAX_RUN_MS } from '../limits.ts';
 
 export const TRACE_FORMAT = 'fleetbench-trace/1';
@@ -230,16 +231,14 @@ function describeTimeProblem(record: {
 
 /** The published JSON Schema of one trace line. */
 export function traceJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(traceRecordSchema, { target: 'draft-2020-12', io: 'input' }) as Record<
-    string,
-    unknown
-  >;
-  return {
-    $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: 'https://fleetbench.dev/schemas/trace-record-1.json',
-    title: `fleetbench trace record (${TRACE_FORMAT})`,
-    description:
-      'One line of a fleetbench trace (JSONL). The first line is a `run` header, the last an `end` footer.',
-    ...schema,
-  };
+  return publishedJsonSchema(
+    traceRecordSchema,
+    {
+      id: 'trace-record-1',
+      title: `fleetbench trace record (${TRACE_FORMAT})`,
+      description:
+        'One line of a fleetbench trace (JSONL). The first line is a `run` header, the last an `end` footer.',
+    },
+    { io: 'input' },
+  );
 }

@@ -2,10 +2,11 @@
  * Finding a scenario by what the user typed: a YAML file path, an A2 cell id (`S2-T1-50`), or
  * the name of a built-in scenario in scenarios/ (`turnover`, `chaos-codex-c6`, ...).
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { distance } from 'fastest-levenshtein';
 import { FleetbenchError } from '../errors.ts';
+import { yamlFileNames } from '../yaml-input.ts';
 import { allCells, cellOverrides, cellScenarioFile, parseCellId } from './cells.ts';
 import { loadScenarioFile, type Override } from './load.ts';
 import type { Scenario } from './scenario.ts';
@@ -14,11 +15,7 @@ const SCENARIO_DIR = fileURLToPath(new URL('../../scenarios/', import.meta.url))
 
 /** Built-in named scenarios: scenarios/*.yaml (the A2 bases live in scenarios/a2/). */
 export function builtinScenarioNames(): string[] {
-  if (!existsSync(SCENARIO_DIR)) return [];
-  return readdirSync(SCENARIO_DIR)
-    .filter((f) => f.endsWith('.yaml'))
-    .map((f) => f.slice(0, -'.yaml'.length))
-    .sort();
+  return yamlFileNames(SCENARIO_DIR);
 }
 
 export interface ResolvedRef {

@@ -79,6 +79,20 @@ async function applyFault(fault: Fault, index: number, ctx: FaultContext): Promi
   const later = (ms: number | undefined, fn: () => Promise<void>) => {
     if (ms !== undefined) clock.setTimeout(() => void fn(), ms);
   };
+  /** A fault that holds for `durationMs`: started, `undo` once it is over, then ended. */
+  const timed = async (
+    labels: Labels,
+    durationMs: number | undefined,
+    apply: () => Promise<unknown>,
+    undo: () => Promise<unknown>,
+  ) => {
+    event('fault.start', labels);
+    await apply();
+    later(durationMs, async () => {
+      await undo();
+      event('fault.end', {});
+    });
+  };
   switch (fault.type) {
     case 'restart': {
       event('fault.start', { kind: fault.kind });
@@ -97,37 +111,33 @@ async function applyFault(fault: Fault, index: number, ctx: FaultContext): Promi
       return;
     }
     case 'dashboard':
-      event('fault.start', { durationMs: fault.durationMs });
-      await target.setDashboard!(true);
-      later(fault.durationMs, async () => {
-        await target.setDashboard!(false);
-        event('fault.end', {});
-      });
-      return;
+      return timed(
+        { durationMs: fault.durationMs },
+        fault.durationMs,
+        () => target.setDashboard!(true),
+        () => target.setDashboard!(false),
+      );
     case 'github-latency':
-      event('fault.start', { extraMs: fault.extraMs });
-      await ctx.github.setFaults({ extraLatencyMs: fault.extraMs });
-      later(fault.durationMs, async () => {
-        await ctx.github.setFaults({ extraLatencyMs: 0 });
-        event('fault.end', {});
-      });
-      return;
+      return timed(
+        { extraMs: fault.extraMs },
+        fault.durationMs,
+        () => ctx.github.setFaults({ extraLatencyMs: fault.extraMs }),
+        () => ctx.github.setFaults({ extraLatencyMs: 0 }),
+      );
     case 'github-5xx':
-      event('fault.start', { share: fault.share });
-      await ctx.github.setFaults({ errorShare: fault.share });
-      later(fault.durationMs, async () => {
-        await ctx.github.setFaults({ errorShare: 0 });
-        event('fault.end', {});
-      });
-      return;
+      return timed(
+        { share: fault.share },
+        fault.durationMs,
+        () => ctx.github.setFaults({ errorShare: fault.share }),
+        () => ctx.github.setFaults({ errorShare: 0 }),
+      );
     case 'github-secondary':
-      event('fault.start', { share: fault.share });
-      await ctx.github.setFaults({ secondaryShare: fault.share });
-      later(fault.durationMs, async () => {
-        await ctx.github.setFaults({ secondaryShare: 0 });
-        event('fault.end', {});
-      });
-      return;
+      return timed(
+        { share: fault.share },
+        fault.durationMs,
+        () => ctx.github.setFaults({ secondaryShare: fault.share }),
+        () => ctx.github.setFaults({ secondaryShare: 0 }),
+      );
     case 'provider-slowdown':
       event('fault.start', { factor: fault.factor, ...(fault.adapter ? { adapter: fault.adapter } : {}) });
       await target.providerFault!({

@@ -5,9 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { LineCounter, parseDocument, parse as parseYamlValue } from 'yaml';
+import { parse as parseYamlValue } from 'yaml';
 import { FleetbenchError, InputFileError } from '../errors.ts';
 import { describeZodIssues } from '../validation.ts';
+import { parseYamlInput } from '../yaml-input.ts';
 import { resolveScenario, type Scenario, userScenarioSchema } from './scenario.ts';
 import { yamlLineOf } from './yaml-lines.ts';
 
@@ -117,13 +118,8 @@ export function validateScenario(
 
 /** Parses scenario YAML text (already read) with overrides. */
 export function parseScenarioText(text: string, file: string, overrides: Override[] = []): Scenario {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const error = doc.errors[0]!;
-    const line = error.linePos?.[0]?.line ?? lineCounter.linePos(error.pos[0]).line;
-    throw new InputFileError('E_SCENARIO', file, line, `YAML: ${error.message.split('\n')[0]}`);
-  }
+  const { doc, lineCounter, error } = parseYamlInput(text);
+  if (error) throw new InputFileError('E_SCENARIO', file, error.line, `YAML: ${error.message}`);
   const raw = doc.toJS() as unknown;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new InputFileError(

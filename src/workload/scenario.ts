@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { type Distribution, distributionField, fixed } from '../distribution.ts';
 import { durationField } from '../duration.ts';
+import { publishedJsonSchema } from '../json-schema.ts';
 import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../targets/types.ts';
 import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
@@ -674,16 +675,14 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
 
 /** The published JSON Schema of a scenario file (the user-facing, kebab-case shape). */
 export function scenarioJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(userScenarioSchema, { target: 'draft-2020-12', io: 'input' }) as Record<
-    string,
-    unknown
-  >;
-  return {
-    $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: 'https://fleetbench.dev/schemas/scenario-1.json',
-    title: 'fleetbench scenario',
-    description:
-      'A fleetbench scenario file (YAML). Durations are strings like 30s, 2m, 1h30m, or numbers of seconds.',
-    ...schema,
-  };
+  return publishedJsonSchema(
+    userScenarioSchema,
+    {
+      id: 'scenario-1',
+      title: 'fleetbench scenario',
+      description:
+        'A fleetbench scenario file (YAML). Durations are strings like 30s, 2m, 1h30m, or numbers of seconds.',
+    },
+    { io: 'input' },
+  );
 }

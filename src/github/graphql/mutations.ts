@@ -83,12 +83,48 @@ function usersById(ctx: GqlContext, ids: readonly string[]) {
   });
 }
 
-/** labelIds / assigneeIds of updateIssue and updatePullRequest replace the current sets. */
-function replaceLabelsAndAssignees(
+type LabelsInput = { labelableId: string; labelIds: string[] };
+
+/** addLabelsToLabelable and removeLabelsFromLabelable: the labels by id, changed, the labelable. */
+function changeLabels(
   ctx: GqlContext,
-  issue: Issue,
-  input: { labelIds?: string[] | null; assigneeIds?: string[] | null },
-): void {
+  input: LabelsInput & { clientMutationId?: string | null },
+  apply: (issue: Issue, names: string[]) => unknown,
+) {
+  const issue = issueById(ctx, input.labelableId);
+  const labels = labelsById(ctx, issue, input.labelIds);
+  change(() =>
+    apply(
+      issue,
+      labels.map((l) => l.name),
+    ),
+  );
+  return { clientMutationId: input.clientMutationId ?? null, labelable: issueNode(ctx, issue) };
+}
+
+/** The editable fields of updateIssue and updatePullRequest (`baseRefName`: a pull request's only). */
+type IssueEdit = {
+  title?: string | null;
+  body?: string | null;
+  baseRefName?: string | null;
+  state?: string | null;
+  labelIds?: string[] | null;
+  assigneeIds?: string[] | null;
+};
+
+/**
+ * What updateIssue and updatePullRequest share: title, body, base (a pull request's) and state
+ * are edited as given; labelIds / assigneeIds replace the current sets.
+ */
+function editIssueFromInput(ctx: GqlContext, issue: Issue, input: IssueEdit): void {
+  change(() =>
+    ctx.state.editIssue(issue, {
+      title: input.title ?? undefined,
+      body: input.body ?? undefined,
+      base: input.baseRefName ?? undefined,
+      state: input.state === 'CLOSED' ? 'closed' : input.state === 'OPEN' ? 'open' : undefined,
+    }),
+  );
   if (input.labelIds != null) {
     const labels = labelsById(ctx, issue, input.labelIds);
     change(() => {
@@ -212,30 +248,9 @@ export const mutationRoot = {
     return pullPayload(ctx, pull, input);
   },
 
-  updatePullRequest(
-    {
-      input,
-    }: Input<{
-      pullRequestId: string;
-      title?: string | null;
-      body?: string | null;
-      baseRefName?: string | null;
-      state?: string | null;
-      labelIds?: string[] | null;
-      assigneeIds?: string[] | null;
-    }>,
-    ctx: GqlContext,
-  ) {
+  updatePullRequest({ input }: Input<IssueEdit & { pullRequestId: string }>, ctx: GqlContext) {
     const pull = pullById(ctx, input.pullRequestId);
-    change(() =>
-      ctx.state.editIssue(pull.issue, {
-        title: input.title ?? undefined,
-        body: input.body ?? undefined,
-        base: input.baseRefName ?? undefined,
-        state: input.state === 'CLOSED' ? 'closed' : input.state === 'OPEN' ? 'open' : undefined,
-      }),
-    );
-    replaceLabelsAndAssignees(ctx, pull.issue, input);
+    editIssueFromInput(ctx, pull.issue, input);
     return pullPayload(ctx, pull, input);
   },
 
@@ -245,52 +260,17 @@ export const mutationRoot = {
     return { clientMutationId: input.clientMutationId ?? null, pullRequest: new PullNode(ctx.state, pull) };
   },
 
-  addLabelsToLabelable({ input }: Input<{ labelableId: string; labelIds: string[] }>, ctx: GqlContext) {
-    const issue = issueById(ctx, input.labelableId);
-    const labels = labelsById(ctx, issue, input.labelIds);
-    change(() =>
-      ctx.state.addLabels(
-        issue,
-        labels.map((l) => l.name),
-      ),
-    );
-    return { clientMutationId: input.clientMutationId ?? null, labelable: issueNode(ctx, issue) };
+  addLabelsToLabelable({ input }: Input<LabelsInput>, ctx: GqlContext) {
+    return changeLabels(ctx, input, (issue, names) => ctx.state.addLabels(issue, names));
   },
 
-  removeLabelsFromLabelable({ input }: Input<{ labelableId: string; labelIds: string[] }>, ctx: GqlContext) {
-    const issue = issueById(ctx, input.labelableId);
-    const labels = labelsById(ctx, issue, input.labelIds);
-    change(() =>
-      ctx.state.removeLabels(
-        issue,
-        labels.map((l) => l.name),
-      ),
-    );
-    return { clientMutationId: input.clientMutationId ?? null, labelable: issueNode(ctx, issue) };
+  removeLabelsFromLabelable({ input }: Input<LabelsInput>, ctx: GqlContext) {
+    return changeLabels(ctx, input, (issue, names) => ctx.state.removeLabels(issue, names));
   },
 
-  updateIssue(
-    {
-      input,
-    }: Input<{
-      id: string;
-      title?: string | null;
-      body?: string | null;
-      state?: string | null;
-      labelIds?: string[] | null;
-      assigneeIds?: string[] | null;
-    }>,
-    ctx: GqlContext,
-  ) {
+  updateIssue({ input }: Input<Omit<IssueEdit, 'baseRefName'> & { id: string }>, ctx: GqlContext) {
     const issue = issueById(ctx, input.id);
-    change(() =>
-      ctx.state.editIssue(issue, {
-        title: input.title ?? undefined,
-        body: input.body ?? undefined,
-        state: input.state === 'CLOSED' ? 'closed' : input.state === 'OPEN' ? 'open' : undefined,
-      }),
-    );
-    replaceLabelsAndAssignees(ctx, issue, input);
+    editIssueFromInput(ctx, issue, input);
     return {
       clientMutationId: input.clientMutationId ?? null,
       issue: new IssueNode(ctx.state, issue),

@@ -14,12 +14,14 @@ import { type ConnArgs, connection } from './connection.ts';
 import type { GqlContext } from './context.ts';
 import { actor, association } from './users.ts';
 
+type AuthoredItem = { nodeId: string; id: number; user: User; body: string };
+
 /** What comments and reviews share: node and database ids, the author and their association, the body. */
-abstract class AuthoredNode {
+abstract class AuthoredNode<T extends AuthoredItem = AuthoredItem> {
   constructor(
     protected readonly s: GitHubState,
     private readonly repo: Repo,
-    private readonly item: { nodeId: string; id: number; user: User; body: string },
+    protected readonly item: T,
   ) {}
   get id() {
     return this.item.nodeId;
@@ -69,70 +71,70 @@ export class IssueCommentNode extends AuthoredNode {
   readonly reactionGroups = [];
 }
 
-class ReviewCommentNode extends AuthoredNode {
-  readonly __typename = 'PullRequestReviewComment';
+/** What a review and a review comment share: their pull request, a URL into it, the commit they are on. */
+abstract class PullItemNode<T extends AuthoredItem & { commitId: string }> extends AuthoredNode<T> {
   constructor(
     s: GitHubState,
-    private readonly pull: PullRequest,
-    private readonly comment: ReviewComment,
+    protected readonly pull: PullRequest,
+    item: T,
   ) {
-    super(s, pull.issue.repo, comment);
+    super(s, pull.issue.repo, item);
   }
-  get bodyText() {
-    return this.comment.body;
-  }
-  get createdAt() {
-    return this.s.iso(this.comment.createdAt);
-  }
-  get updatedAt() {
-    return this.s.iso(this.comment.updatedAt);
-  }
-  get url() {
-    return `${this.s.webUrl}/${this.pull.issue.repo.fullName}/pull/${this.pull.issue.number}#discussion_r${this.comment.id}`;
-  }
-  get path() {
-    return this.comment.path;
-  }
-  get line() {
-    return this.comment.line;
-  }
-  get originalLine() {
-    return this.comment.line;
-  }
-  get diffHunk() {
-    return `@@ -${this.comment.line},3 +${this.comment.line},4 @@`;
-  }
-  readonly outdated = false;
-  readonly isMinimized = false;
-  replyTo() {
-    const parent = this.pull.reviewComments.find((c) => c.id === this.comment.inReplyToId);
-    return parent ? new ReviewCommentNode(this.s, this.pull, parent) : null;
-  }
-  pullRequestReview() {
-    const review = this.pull.reviews.find((r) => r.id === this.comment.reviewId);
-    return review ? new ReviewNode(this.s, this.pull, review) : null;
+  protected pullUrl(anchor: string): string {
+    return `${this.s.webUrl}/${this.pull.issue.repo.fullName}/pull/${this.pull.issue.number}#${anchor}`;
   }
   commit() {
     const repo = this.pull.issue.repo;
-    const commit = repo.commits.get(this.comment.commitId);
+    const commit = repo.commits.get(this.item.commitId);
     return commit ? new CommitNode(this.s, repo, commit) : null;
   }
 }
 
-export class ReviewNode extends AuthoredNode {
-  readonly __typename = 'PullRequestReview';
-  constructor(
-    s: GitHubState,
-    private readonly pull: PullRequest,
-    private readonly review: Review,
-  ) {
-    super(s, pull.issue.repo, review);
+class ReviewCommentNode extends PullItemNode<ReviewComment> {
+  readonly __typename = 'PullRequestReviewComment';
+  get bodyText() {
+    return this.item.body;
   }
+  get createdAt() {
+    return this.s.iso(this.item.createdAt);
+  }
+  get updatedAt() {
+    return this.s.iso(this.item.updatedAt);
+  }
+  get url() {
+    return this.pullUrl(`discussion_r${this.item.id}`);
+  }
+  get path() {
+    return this.item.path;
+  }
+  get line() {
+    return this.item.line;
+  }
+  get originalLine() {
+    return this.item.line;
+  }
+  get diffHunk() {
+    return `@@ -${this.item.line},3 +${this.item.line},4 @@`;
+  }
+  readonly outdated = false;
+  readonly isMinimized = false;
+  replyTo() {
+    const parent = this.pull.reviewComments.find((c) => c.id === this.item.inReplyToId);
+    return parent ? new ReviewCommentNode(this.s, this.pull, parent) : null;
+  }
+  pullRequestReview() {
+    const review = this.pull.reviews.find((r) => r.id === this.item.reviewId);
+    return review ? new ReviewNode(this.s, this.pull, review) : null;
+  }
+}
+
+export class ReviewNode extends PullItemNode<Review> {
+  readonly __typename = 'PullRequestReview';
   get state() {
-    return this.review.state;
+    return this.item.state;
   }
   get submittedAt() {
-    return this.s.iso(this.review.submittedAt);
+    return this.s.iso(this.item.submittedAt);
   }
   get createdAt() {
     return this.submittedAt;
@@ -141,17 +143,12 @@ export class ReviewNode extends AuthoredNode {
     return this.submittedAt;
   }
   get url() {
-    return `${this.s.webUrl}/${this.pull.issue.repo.fullName}/pull/${this.pull.issue.number}#pullrequestreview-${this.review.id}`;
-  }
-  commit() {
-    const repo = this.pull.issue.repo;
-    const commit = repo.commits.get(this.review.commitId);
-    return commit ? new CommitNode(this.s, repo, commit) : null;
+    return this.pullUrl(`pullrequestreview-${this.item.id}`);
   }
   readonly includesCreatedEdit = false;
   readonly reactionGroups = [];
   comments(args: ConnArgs) {
-    const items = this.pull.reviewComments.filter((c) => c.reviewId === this.review.id);
+    const items = this.pull.reviewComments.filter((c) => c.reviewId === this.item.id);
     return connection(items, args, (c) => new ReviewCommentNode(this.s, this.pull, c));
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The shape of the report data (built by model.ts, drawn by client/main.ts). Self-contained:
- * the browser code type-checks against it without Node's types.
+ * the browser code type-checks against it without Node's types (what it imports imports nothing).
  */
+import type { BracketRow } from '../../matrix/bracket-row.ts';
 
 export interface ScorecardRowData {
   id: string;
@@ -17,16 +18,7 @@ export interface ScorecardRowData {
   projected?: boolean;
 }
 
-export interface BracketRowData {
-  resource: string;
-  beforeUsed: number | null;
-  afterUsed: number | null;
-  limit: number | null;
-  delta: number | null;
-  sameWindow: boolean;
-  tracePoints: number;
-  unseenPoints: number | null;
-}
+export type BracketRowData = BracketRow;
 
 export interface PruningData {
   threshold: number;

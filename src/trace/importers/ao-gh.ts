@@ -16,16 +16,14 @@
  *   `bracketAfter`, they become the `ratelimit.snapshot` events an emulated run writes.
  */
 import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
 import { z } from 'zod';
 import { InputFileError } from '../../errors.ts';
 import { MAX_RUN_MS } from '../../limits.ts';
 import { describeZodError } from '../../validation.ts';
-import { VERSION } from '../../version.ts';
 import { forEachLine } from '../lines.ts';
 import { describeBadJson } from '../parser.ts';
 import type { ApiRecord, ApiSource } from '../schema.ts';
-import { TraceWriter } from '../writer.ts';
+import { importedTraceWriter } from './writer.ts';
 
 const optionalNumber = z.number().nullish();
 const optionalString = z.string().nullish();
@@ -359,19 +357,12 @@ export async function importAoGh(
   // t = 0 is the earliest call start, or the "before" capture when it came first (it should).
   if (before && before.capturedMs < epochMs) epochMs = before.capturedMs;
   epochMs = Math.floor(epochMs);
-  const writer = new TraceWriter(
+  const writer = importedTraceWriter(
     output,
-    {
-      runId: `ao-gh-${basename(input).replace(/\.[^.]*$/, '')}`,
-      tool: { name: 'fleetbench', version: VERSION },
-      clock: 'real',
-      seed: null,
-      scenario: { name: 'imported: agent-orchestrator gh trace', hash: null },
-      epochMs,
-      startedAt: new Date(epochMs).toISOString(),
-      source: 'ao-gh',
-    },
-    { flushIntervalMs: 0 },
+    input,
+    'ao-gh',
+    'imported: agent-orchestrator gh trace',
+    epochMs,
   );
   let opaque = 0;
   let records = 0;

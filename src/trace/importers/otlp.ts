@@ -12,18 +12,16 @@
  * documents, not streams.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { basename } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { InputFileError } from '../../errors.ts';
 import { MAX_OTLP_FILE_BYTES } from '../../limits.ts';
 import { describeZodError } from '../../validation.ts';
-import { VERSION } from '../../version.ts';
 import { checkReadable } from '../lines.ts';
 import { describeBadJson } from '../parser.ts';
 import { type EventRecord, type Labels, type SpanRecord, timeProblem } from '../schema.ts';
-import { TraceWriter } from '../writer.ts';
 import { decodeTraceRequest, splitProtobufFile } from './otlp-proto.ts';
+import { importedTraceWriter } from './writer.ts';
 
 const nanos = z.union([
   z.string().regex(/^\d+$/, 'expected nanoseconds as digits'),
@@ -287,20 +285,7 @@ export async function importOtlp(
   };
   // Every record checked before the output is created: a refused export leaves no half trace.
   const records = requests.flatMap((request) => otlpToRecords(request, ms, keep, refuse));
-  const writer = new TraceWriter(
-    output,
-    {
-      runId: `otlp-${basename(input).replace(/\.[^.]*$/, '')}`,
-      tool: { name: 'fleetbench', version: VERSION },
-      clock: 'real',
-      seed: null,
-      scenario: { name: 'imported: OTLP', hash: null },
-      epochMs,
-      startedAt: new Date(epochMs).toISOString(),
-      source: 'otlp',
-    },
-    { flushIntervalMs: 0 },
-  );
+  const writer = importedTraceWriter(output, input, 'otlp', 'imported: OTLP', epochMs);
   let spans = 0;
   let events = 0;
   for (const record of records) {

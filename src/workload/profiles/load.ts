@@ -2,34 +2,25 @@
  * Finding and loading session profiles: a built-in name (scenarios/profiles/NAME.yaml) or a
  * YAML file. Errors read `file:line: steps[2].ops[0].ingset: unknown operation 'ingset' (…)`.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LineCounter, parseDocument } from 'yaml';
 import { FleetbenchError, InputFileError } from '../../errors.ts';
 import { describeZodIssues } from '../../validation.ts';
+import { parseYamlInput, yamlFileNames } from '../../yaml-input.ts';
 import { yamlLineOf } from '../yaml-lines.ts';
 import { type Profile, resolveProfile, userProfileSchema } from './schema.ts';
 
 const PROFILE_DIR = fileURLToPath(new URL('../../../scenarios/profiles/', import.meta.url));
 
 export function builtinProfileNames(): string[] {
-  if (!existsSync(PROFILE_DIR)) return [];
-  return readdirSync(PROFILE_DIR)
-    .filter((f) => f.endsWith('.yaml'))
-    .map((f) => f.slice(0, -'.yaml'.length))
-    .sort();
+  return yamlFileNames(PROFILE_DIR);
 }
 
 /** Parses profile YAML text; `file` names it in errors, `source` is recorded in the profile. */
 export function parseProfileText(text: string, file: string, source = file): Profile {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const error = doc.errors[0]!;
-    const line = error.linePos?.[0]?.line ?? lineCounter.linePos(error.pos[0]).line;
-    throw new InputFileError('E_PROFILE', file, line, `YAML: ${error.message.split('\n')[0]}`);
-  }
+  const { doc, lineCounter, error } = parseYamlInput(text);
+  if (error) throw new InputFileError('E_PROFILE', file, error.line, `YAML: ${error.message}`);
   const raw = doc.toJS() as unknown;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new InputFileError('E_PROFILE', file, undefined, 'expected a YAML mapping (name:, steps:, ...)');

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { parseDuration } from '../../duration.ts';
+import { publishedJsonSchema } from '../../json-schema.ts';
 import type { ActorFootprint, ActorOp } from '../../targets/types.ts';
 
 export interface ProfileStep {
@@ -221,16 +222,13 @@ export function resolveProfile(parsed: z.output<typeof userProfileSchema>, sourc
 }
 
 export function profileJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(userProfileSchema, {
-    target: 'draft-2020-12',
-    io: 'input',
-    unrepresentable: 'any',
-  }) as Record<string, unknown>;
-  return {
-    $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: 'https://fleetbench.dev/schemas/profile-1.json',
-    title: 'fleetbench session profile',
-    description: `A session profile (YAML): steps, each with a think time and operations, one per list item, one of: ${operationNames.join(', ')}. Sizes like 64MB or 1.5GiB, durations like 2s.`,
-    ...schema,
-  };
+  return publishedJsonSchema(
+    userProfileSchema,
+    {
+      id: 'profile-1',
+      title: 'fleetbench session profile',
+      description: `A session profile (YAML): steps, each with a think time and operations, one per list item, one of: ${operationNames.join(', ')}. Sizes like 64MB or 1.5GiB, durations like 2s.`,
+    },
+    { io: 'input', unrepresentable: 'any' },
+  );
 }

@@ -1,0 +1,15 @@
+/**
+ * One resource's `/rate_limit` bracket as the summaries show it (matrix/summary.ts builds it).
+ * Imports nothing, so the HTML report's page script type-checks against it without Node's types.
+ */
+export interface BracketRow {
+  resource: string;
+  beforeUsed: number | null;
+  afterUsed: number | null;
+  limit: number | null;
+  /** after.used − before.used, or null when the window reset in between. */
+  delta: number | null;
+  sameWindow: boolean;
+  tracePoints: number;
+  unseenPoints: number | null;
+}
