@@ -7,6 +7,7 @@
  * Every metric is described in docs/analysis.md.
  */
 import { z } from 'zod';
+import { publishedJsonSchema } from '../json-schema.ts';
 import { faultsSchema } from './faults.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
 
@@ -549,12 +550,9 @@ export type KeyCount = z.infer<typeof keyCountSchema>;
 export type BracketResource = z.infer<typeof bracketResourceSchema>;
 
 export function analysisJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(analysisSchema, { target: 'draft-2020-12' }) as Record<string, unknown>;
-  return {
-    $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: 'https://fleetbench.dev/schemas/analysis-1.json',
+  return publishedJsonSchema(analysisSchema, {
+    id: 'analysis-1',
     title: `fleetbench analysis (schemaVersion ${ANALYSIS_SCHEMA_VERSION})`,
     description: 'The output of `fleetbench analyze --json`. See docs/analysis.md.',
-    ...schema,
-  };
+  });
 }

@@ -142,7 +142,10 @@ export class OtlpExporter {
     this.startNanos = nanos(options.clock.toWallMs(0));
     // Node loads fetch's implementation on the first call (tens of ms of compiling): do it now,
     // before the run, not in the middle of the schedule at the first flush.
-    void fetch('data:,').then((res) => res.arrayBuffer(), () => undefined);
+    void fetch('data:,').then(
+      (res) => res.arrayBuffer(),
+      () => undefined,
+    );
     const every = (ms: number, fn: () => void) => {
       const timer = setInterval(fn, ms);
       timer.unref();
