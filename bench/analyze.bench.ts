@@ -23,9 +23,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { forEachLineInRange, LineSplitter } from '../src/trace/lines.ts';
 import { mainScanner } from '../src/trace/validate.ts';
+// @ts-expect-error: plain JavaScript shared with the DuckDB process (bench/duckdb-analysis.mjs)
+import { analyzeWithDuckDB } from './duckdb-analysis.mjs';
 import type { Bench } from './run.ts';
 import { writeSyntheticTrace } from './synthetic.ts';
 
@@ -86,23 +87,7 @@ function runCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
 
 async function duckdb(path: string, declared: boolean): Promise<{ wallS: number; records: number }> {
   const started = performance.now();
-  const instance = await DuckDBInstance.create(':memory:');
-  const con = await instance.connect();
-  const source = declared
-    ? `read_json('${path}', format = 'newline_delimited', columns = {kind: 'VARCHAR', op: 'VARCHAR', route: 'VARCHAR', status: 'INTEGER', source: 'VARCHAR', session: 'VARCHAR', dur: 'DOUBLE'})`
-    : `read_json_auto('${path}', format = 'newline_delimited')`;
-  await con.run(
-    `CREATE TEMP TABLE calls AS SELECT op, route, status, source, session, dur FROM ${source} WHERE kind = 'api'`,
-  );
-  for (const column of ['op', 'route', 'status', 'source', 'session']) {
-    await con.runAndReadAll(`SELECT ${column}, count(*) FROM calls GROUP BY ${column}`);
-  }
-  const summary = await con.runAndReadAll(
-    'SELECT count(*) AS n, quantile_cont(dur, [0.5, 0.9, 0.95, 0.99]) AS q, max(dur) AS mx FROM calls',
-  );
-  const records = Number(summary.getRowObjects()[0]!.n);
-  con.closeSync();
-  instance.closeSync();
+  const records = await analyzeWithDuckDB(path, declared);
   return { wallS: (performance.now() - started) / 1000, records };
 }
 

@@ -15,13 +15,8 @@ import { readTrace } from '../src/trace/reader.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 import { cli, runCli } from './helpers/cli.ts';
 import { events, spans } from './helpers/run.ts';
-import { alive, startCliServer, stopAll } from './helpers/serve.ts';
+import { alive, startReferenceServe, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
-
-interface ServeInfo {
-  url: string;
-  controlPlanePid: number;
-}
 
 interface Group {
   labels: Record<string, string>;
@@ -66,14 +61,7 @@ async function runWave(dir: string, scenario: string) {
   writeFileSync(join(dir, 'budgets.yaml'), BUDGETS);
   const file = join(dir, 'wave.yaml');
   writeFileSync(file, scenario);
-  const server = await startCliServer<ServeInfo>([
-    'reference',
-    'serve',
-    '--port',
-    '0',
-    '--state',
-    join(dir, 'state'),
-  ]);
+  const server = await startReferenceServe(join(dir, 'state'));
   const firstPid = server.info.controlPlanePid;
   const out = join(dir, 'run');
   const started = performance.now();
@@ -274,14 +262,7 @@ turnover:
   profile: coding-session
 `,
     );
-    const server = await startCliServer<ServeInfo>([
-      'reference',
-      'serve',
-      '--port',
-      '0',
-      '--state',
-      join(dir, 'state'),
-    ]);
+    const server = await startReferenceServe(join(dir, 'state'));
     const out = join(dir, 'run');
     const result = await runCli([
       'run',

@@ -12,32 +12,18 @@ import { readTrace } from '../src/trace/reader.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 import { runCli } from './helpers/cli.ts';
 import { events, spans } from './helpers/run.ts';
-import { alive, startCliServer, stopAll } from './helpers/serve.ts';
+import { alive, startReferenceServe, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { waitUntil } from './helpers/wait.ts';
 
 const SCENARIO = new URL('./fixtures/live-restart.yaml', import.meta.url).pathname;
-
-interface ServeInfo {
-  url: string;
-  pid: number;
-  controlPlanePid: number;
-  state: string;
-}
 
 describe('reference serve over the http target', () => {
   const dir = scratchDir('fleetbench-live-');
   afterAll(stopAll);
 
   it('a real-clock run with a hard restart: the process is replaced, recovery is traced, no event is lost', async () => {
-    const server = await startCliServer<ServeInfo>([
-      'reference',
-      'serve',
-      '--port',
-      '0',
-      '--state',
-      join(dir, 'state'),
-    ]);
+    const server = await startReferenceServe(join(dir, 'state'));
     const firstPid = server.info.controlPlanePid;
     expect(alive(firstPid)).toBe(true);
     const out = join(dir, 'run');

@@ -11,32 +11,18 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readTrace } from '../../src/trace/reader.ts';
 import { BIN } from '../helpers/cli.ts';
 import { events } from '../helpers/run.ts';
-import { alive, startCliServer, stopAll } from '../helpers/serve.ts';
+import { alive, startReferenceServe, stopAll } from '../helpers/serve.ts';
 import { scratchDir } from '../helpers/tmp.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
 const SCENARIO = new URL('../fixtures/live-restart.yaml', import.meta.url).pathname;
-
-interface ServeInfo {
-  url: string;
-  pid: number;
-  controlPlanePid: number;
-  state: string;
-}
 
 describe('reference serve over the http target', () => {
   const dir = scratchDir('fleetbench-live-');
   afterAll(stopAll);
 
   it('Ctrl-C during a live run: a readable trace with its footer, a partial summary, nothing left running', async () => {
-    const server = await startCliServer<ServeInfo>([
-      'reference',
-      'serve',
-      '--port',
-      '0',
-      '--state',
-      join(dir, 'state2'),
-    ]);
+    const server = await startReferenceServe(join(dir, 'state2'));
     const out = join(dir, 'interrupted');
     const child = spawn(
       process.execPath,

@@ -71,6 +71,19 @@ export function startCliServer<T = Record<string, unknown>>(
   });
 }
 
+/** What `reference serve --json` prints. */
+export interface ReferenceServeInfo {
+  url: string;
+  pid: number;
+  controlPlanePid: number;
+  state: string;
+}
+
+/** `fleetbench reference serve` on a free loopback port, its durable state in `stateDir`. */
+export function startReferenceServe(stateDir: string): Promise<CliServer<ReferenceServeInfo>> {
+  return startCliServer<ReferenceServeInfo>(['reference', 'serve', '--port', '0', '--state', stateDir]);
+}
+
 /** Whether a process with this pid exists (signal 0 probes without killing). */
 export function alive(pid: number): boolean {
   try {
