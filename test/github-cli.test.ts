@@ -1,15 +1,16 @@
 /**
  * `fleetbench github serve` as users run it: the real CLI as a subprocess.
  */
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/index.ts';
-import { BIN, cli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
+import { startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
+afterAll(stopAll);
 
 describe('fleetbench github serve: bad input', () => {
   it('names the file, line and field of a bad fixtures file, with no stack trace', async () => {
@@ -49,40 +50,22 @@ describe('fleetbench github serve: bad input', () => {
 describe('fleetbench github serve: running', () => {
   it('prints connection details, serves, and on Ctrl-C stops with the trace footer written', async () => {
     const trace = join(dir, 'serve.jsonl');
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        'github',
-        'serve',
-        '--json',
-        '--repos',
-        '2',
-        '--issues-per-repo',
-        '3',
-        '--time-scale',
-        '60',
-        '--trace',
-        trace,
-        '--limit',
-        'core=50',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const server = await startCliServer<{ url: string; token: string; adminToken: string; repos: string[] }>([
+      'github',
+      'serve',
+      '--repos',
+      '2',
+      '--issues-per-repo',
+      '3',
+      '--time-scale',
+      '60',
+      '--trace',
+      trace,
+      '--limit',
+      'core=50',
+    ]);
+    const { info } = server;
     try {
-      const info = await new Promise<{ url: string; token: string; adminToken: string; repos: string[] }>(
-        (resolve, reject) => {
-          let out = '';
-          child.stdout.on('data', (d) => {
-            out += d;
-            const nl = out.indexOf('\n');
-            if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)));
-          });
-          child.on('close', (code) => reject(new Error(`exited ${code}`)));
-        },
-      );
       expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(info.repos).toEqual(['fleetbench/repo-1', 'fleetbench/repo-2']);
       const auth = { authorization: `token ${info.token}` };
@@ -104,11 +87,10 @@ describe('fleetbench github serve: running', () => {
       expect(((await attributed.json()) as { login: string }).login).toBe('fleet-agent');
       const refused = await fetch(`${info.url}/_fleetbench/stats`);
       expect(refused.status).toBe(401);
-      child.kill('SIGINT');
-      expect(await exited).toBe(0);
+      server.process.kill('SIGINT');
+      expect(await server.exited).toBe(0);
     } finally {
-      clearTimeout(killer);
-      child.kill('SIGKILL');
+      await server.stop();
     }
     const { records, stats } = await readTrace(trace);
     expect(stats.header).toMatchObject({ clock: 'real', timeScale: 60, seed: 1, target: 'github-emulator' });
@@ -123,23 +105,16 @@ describe('fleetbench github serve: running', () => {
 
 describe('fleetbench github serve --web-url', () => {
   it('renders web links on the given origin and API URLs on the emulator', async () => {
-    const child = spawn(
-      process.execPath,
-      [BIN, 'github', 'serve', '--json', '--pulls-per-repo', '1', '--web-url', 'https://github.com'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const server = await startCliServer<{ url: string; token: string }>([
+      'github',
+      'serve',
+      '--pulls-per-repo',
+      '1',
+      '--web-url',
+      'https://github.com',
+    ]);
+    const { info } = server;
     try {
-      const info = await new Promise<{ url: string; token: string }>((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (d) => {
-          out += d;
-          const nl = out.indexOf('\n');
-          if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)));
-        });
-        child.on('close', (code) => reject(new Error(`exited ${code}`)));
-      });
       const auth = { authorization: `token ${info.token}` };
       const pulls = (await (
         await fetch(`${info.url}/repos/fleetbench/repo-1/pulls`, { headers: auth })
@@ -166,11 +141,10 @@ describe('fleetbench github serve --web-url', () => {
           pullRequest: { url: `https://github.com/fleetbench/repo-1/pull/${pulls[0]!.number}` },
         },
       });
-      child.kill('SIGINT');
-      expect(await exited).toBe(0);
+      server.process.kill('SIGINT');
+      expect(await server.exited).toBe(0);
     } finally {
-      clearTimeout(killer);
-      child.kill('SIGKILL');
+      await server.stop();
     }
   });
 });

@@ -10,17 +10,18 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RealClock } from '../src/clock/index.ts';
 import { GitHubEmulator, generateSelfSignedCert, HttpTransport } from '../src/github/index.ts';
 import { Rng } from '../src/rng.ts';
 import { MemorySink } from '../src/trace/writer.ts';
-import { BIN } from './helpers/cli.ts';
 import { serve } from './helpers/github.ts';
+import { startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
 
 const dir = scratchDir('fleetbench-gh-');
+afterAll(stopAll);
 const ghTool = systemTool('gh', ['--version'], 'gh');
 
 interface GhResult {
@@ -491,37 +492,19 @@ describe.skipIf(ghTool.skip)('gh CLI against the emulator over TLS (compatibilit
 describe.skipIf(ghTool.skip)('gh against `fleetbench github serve --tls` itself', () => {
   it('starts, prints the gh environment, and answers gh over HTTP/2 with web links on --web-url', async () => {
     ghTool.require();
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        'github',
-        'serve',
-        '--json',
-        '--tls',
-        '--tls-dir',
-        join(dir, 'cli-tls'),
-        '--pulls-per-repo',
-        '1',
-        '--web-url',
-        'https://github.com',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const server = await startCliServer<{ token: string; cert: string; ghEnv: { GH_HOST: string } }>([
+      'github',
+      'serve',
+      '--tls',
+      '--tls-dir',
+      join(dir, 'cli-tls'),
+      '--pulls-per-repo',
+      '1',
+      '--web-url',
+      'https://github.com',
+    ]);
+    const { info } = server;
     try {
-      const info = await new Promise<{ token: string; cert: string; ghEnv: { GH_HOST: string } }>(
-        (resolve, reject) => {
-          let out = '';
-          child.stdout.on('data', (d) => {
-            out += d;
-            const nl = out.indexOf('\n');
-            if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)));
-          });
-          child.on('close', (code) => reject(new Error(`exited ${code}`)));
-        },
-      );
       const env = ghEnv(info.ghEnv.GH_HOST, info.token, info.cert);
       const api = await run('gh', ['api', '-i', 'repos/fleetbench/repo-1/pulls/11'], env);
       expect(api.code).toBe(0);
@@ -535,11 +518,10 @@ describe.skipIf(ghTool.skip)('gh against `fleetbench github serve --tls` itself'
         env,
       );
       expect(JSON.parse(view.stdout)).toEqual({ url: 'https://github.com/fleetbench/repo-1/pull/11' });
-      child.kill('SIGINT');
-      expect(await exited).toBe(0);
+      server.process.kill('SIGINT');
+      expect(await server.exited).toBe(0);
     } finally {
-      clearTimeout(killer);
-      child.kill('SIGKILL');
+      await server.stop();
     }
   });
 });

@@ -5,6 +5,8 @@ export interface CliServer<T> {
   /** The first line it printed (with --json: its connection details). */
   info: T;
   process: ChildProcess;
+  /** Its exit code once it has exited (null when a signal ended it). */
+  exited: Promise<number | null>;
   stderr(): string;
   /** SIGTERM, then SIGKILL after 5 s; resolves when it has exited. */
   stop(): Promise<void>;
@@ -33,7 +35,7 @@ export function startCliServer<T = Record<string, unknown>>(
   });
   let stdout = '';
   let stderr = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
@@ -58,6 +60,7 @@ export function startCliServer<T = Record<string, unknown>>(
       resolve({
         info: JSON.parse(stdout.slice(0, newline)) as T,
         process: child,
+        exited,
         stderr: () => stderr,
         stop,
       });
