@@ -166,6 +166,20 @@ describe('reference serve state', () => {
     const server = await serve(emulator);
     return { url: server.url, token: emulator.defaultToken };
   };
+  /** `POST /v1/run` of a minimal run against a fresh emulator. */
+  const startRun = async (base: string) =>
+    fetch(`${base}/v1/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        runId: 'r',
+        epochMs: Date.now(),
+        timeScale: 1,
+        seed: 1,
+        scenario: 's',
+        github: await github(),
+      }),
+    });
 
   it('corrupt run.json and runs.json: reported with their paths and what was lost, moved aside, the server starts empty', async () => {
     const state = join(dir, 'corrupt');
@@ -202,18 +216,7 @@ describe('reference serve state', () => {
     const state = join(dir, 'private');
     const server = await startReferenceServer({ stateDir: state, emit: () => undefined });
     try {
-      const res = await fetch(`http://127.0.0.1:${server.port}/v1/run`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          runId: 'r',
-          epochMs: Date.now(),
-          timeScale: 1,
-          seed: 1,
-          scenario: 's',
-          github: await github(),
-        }),
-      });
+      const res = await startRun(`http://127.0.0.1:${server.port}`);
       expect(res.status).toBe(200);
       expect(statSync(join(state, 'run.json')).mode & 0o777).toBe(0o600);
       expect(statSync(state).mode & 0o777).toBe(0o700);
@@ -226,18 +229,7 @@ describe('reference serve state', () => {
     const state = join(dir, 'lost');
     const supervisor = await startSupervisor({ stateDir: state, readyTimeoutMs: 20_000 });
     try {
-      const started = await fetch(`${supervisor.url}/v1/run`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          runId: 'r',
-          epochMs: Date.now(),
-          timeScale: 1,
-          seed: 1,
-          scenario: 's',
-          github: await github(),
-        }),
-      });
+      const started = await startRun(supervisor.url);
       expect(started.status).toBe(200);
       // A state the next process cannot even read: run.json is a directory now.
       const { rmSync } = await import('node:fs');
