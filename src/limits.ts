@@ -7,6 +7,12 @@
 const MIB = 1024 * 1024;
 const DAY_MS = 86_400_000;
 
+/**
+ * How far ahead a live run's segments may agree to start (`--start-at`): pods start within
+ * minutes; a start further out is a typo (seconds for milliseconds), not a plan (24 hours).
+ */
+export const MAX_START_AT_LEAD_MS = DAY_MS;
+
 /** The longest run a trace can describe: every `t` and `dur` lies in [0, this] (30 days). */
 export const MAX_RUN_MS = 30 * DAY_MS;
 

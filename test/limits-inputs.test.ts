@@ -187,3 +187,36 @@ describe('budgets', () => {
     );
   });
 });
+
+describe('live-run segments: --start-at and --github', () => {
+  const dir = scratchDir('fleetbench-segment-input-');
+  const SEGMENTS = new URL('./fixtures/live-segments.yaml', import.meta.url).pathname;
+  // Nothing listens on these ports: every case must be refused before anything is contacted.
+  const run = (extra: string[]) => [
+    'run',
+    SEGMENTS,
+    '--segment',
+    '0/2',
+    '--target',
+    'http://127.0.0.1:9',
+    '--github-admin-token',
+    'x',
+    '--out',
+    join(dir, 'out'),
+    ...extra,
+  ];
+  it.each([
+    [['--github', 'http://127.0.0.1:9', '--start-at', '10000000000000'], /is more than 24 hours ahead/],
+    [
+      ['--github', 'http://127.0.0.1:9', '--start-at', '-5'],
+      /--start-at: expected Unix milliseconds or an ISO time/,
+    ],
+    [['--github', 'http://127.0.0.1:9', '--start-at', '0'], /--start-at: expected Unix milliseconds/],
+    [['--github', 'http://127.0.0.1:9', '--start-at', '2026-13-45T00:00:00Z'], /--start-at: expected/],
+    [['--github', 'notaurl'], /--github: expected the emulator's base URL .* got 'notaurl'/],
+    [['--github', 'ftp://127.0.0.1:9'], /--github: expected the emulator's base URL/],
+    [['--github', 'http://127.0.0.1:9/some/path'], /--github: expected the emulator's base URL/],
+  ])('%j is refused in seconds (exit 2)', async (extra, message) => {
+    await refused(run(extra), 2, message, 10_000);
+  });
+});

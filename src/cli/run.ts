@@ -10,7 +10,12 @@ import {
   runSegmentRecord,
   writeRunSegmentRecord,
 } from '../distributed/run-segment.ts';
-import { ADMIN_TOKEN_ENV, connectSharedGitHub, waitReachable } from '../distributed/shared-github.ts';
+import {
+  ADMIN_TOKEN_ENV,
+  connectSharedGitHub,
+  parseEmulatorUrl,
+  waitReachable,
+} from '../distributed/shared-github.ts';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry, type MetricsLinger, type OtlpExporter } from '../live/index.ts';
@@ -171,6 +176,7 @@ export function register(program: Command, io: CommandIo): void {
       if (flags.clock !== undefined) overrides.push({ path: ['clock'], value: flags.clock });
       if (flags.timeScale !== undefined)
         overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
+      if (flags.github !== undefined) flags.github = parseEmulatorUrl(flags.github);
       const { scenario, cell } = resolveScenarioRef(ref, overrides);
       if (flags.github !== undefined && scenario.clock === 'virtual')
         throw new FleetbenchError(

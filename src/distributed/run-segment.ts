@@ -22,6 +22,7 @@ import {
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FleetbenchError } from '../errors.ts';
+import { MAX_START_AT_LEAD_MS } from '../limits.ts';
 import { describeZodIssues } from '../validation.ts';
 import { VERSION } from '../version.ts';
 import { SEGMENTED_EXECUTORS } from '../workload/executors/index.ts';
@@ -80,6 +81,11 @@ export function planRunSegment(
   const now = options.now ?? Date.now();
   const startAtMs =
     options.startAt !== undefined ? parseStartAt(options.startAt) : agreedStart(options.outDir, now);
+  if (startAtMs - now > MAX_START_AT_LEAD_MS)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `${label}: --start-at ${new Date(startAtMs).toISOString()} is more than 24 hours ahead (docs/limits.md): give the common start in Unix milliseconds or as an ISO time`,
+    );
   if (startAtMs + scenario.durationMs / scenario.timeScale < now)
     throw new FleetbenchError(
       'E_USAGE',
@@ -153,7 +159,13 @@ export function checkRunSplittable(scenario: Scenario, label: string, github: st
 
 /** `--start-at`: Unix ms or an ISO 8601 time. */
 export function parseStartAt(text: string): number {
-  const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+  // Digits are Unix milliseconds; anything else must read as an ISO date (Date.parse alone would
+  // take '-5' or 'May 1' as some date).
+  const ms = /^\d+$/.test(text)
+    ? Number(text)
+    : /^\d{4}-\d{2}-\d{2}(T|$)/.test(text)
+      ? Date.parse(text)
+      : Number.NaN;
   if (!Number.isFinite(ms) || ms <= 0)
     throw new FleetbenchError(
       'E_USAGE',

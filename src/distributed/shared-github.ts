@@ -16,6 +16,25 @@ import type { Scenario } from '../workload/scenario.ts';
 import type { RepoIssues } from '../workload/spawner.ts';
 import type { WorldAdmin } from '../workload/world.ts';
 
+/**
+ * `--github URL`, checked when it is given: an http(s) origin such as `github serve` prints, so a
+ * typo is refused at once instead of after the reachability wait.
+ */
+export function parseEmulatorUrl(text: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== '/' || url.search)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--github: expected the emulator's base URL as fleetbench github serve prints it (http://HOST:PORT), got '${text}'`,
+    );
+  return text.replace(/\/+$/, '');
+}
+
 /** Where the admin token comes from when no flag gives it (a Kubernetes Secret, say). */
 export const ADMIN_TOKEN_ENV = 'FLEETBENCH_GITHUB_ADMIN_TOKEN';
 
