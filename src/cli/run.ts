@@ -158,7 +158,7 @@ export function register(program: Command, io: CommandIo): void {
     )
     .option(
       '--start-at <time>',
-      "segments: the run's common start (Unix ms or ISO time); default: agreed through --out (the first segment sets it 10 s ahead)",
+      "segments: the run's common start (Unix ms or ISO time, at most 24 h ahead); default: agreed through --out (the first segment sets it 10 s ahead)",
     )
     .addHelpText(
       'after',
