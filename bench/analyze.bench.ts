@@ -37,7 +37,7 @@ const TIME = '/usr/bin/time';
 
 function traceFile(records: number): string {
   mkdirSync(dataDir, { recursive: true });
-  const path = `${dataDir}/analyze-v1-${records}.jsonl`;
+  const path = `${dataDir}/analyze-v2-${records}.jsonl`;
   if (!existsSync(path)) {
     const started = performance.now();
     process.stdout.write(`generating ${records.toLocaleString('en-US')} records into ${path} … `);

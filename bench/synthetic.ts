@@ -44,7 +44,8 @@ export function writeSyntheticTrace(path: string, options: SyntheticOptions): vo
   const used = { core: 0, graphql: 0 };
   let window = -1;
   for (let i = 0; i < options.records; i++) {
-    const t = Math.round(((i / rate) * 1000 + rng.next() * 900) * 1000) / 1000;
+    // Unrounded, as a measured clock gives them: JSON.stringify writes most as 16-17 digits.
+    const t = (i / rate) * 1000 + rng.next() * 900;
     const wall = EPOCH_MS + t;
     const w = Math.floor(wall / HOUR_MS);
     if (w !== window) {
@@ -61,7 +62,7 @@ export function writeSyntheticTrace(path: string, options: SyntheticOptions): vo
     const base = {
       kind: 'api' as const,
       t,
-      dur: Math.round((40 + rng.next() * 160 + (rng.next() < 0.02 ? 2000 : 0)) * 1000) / 1000,
+      dur: 40 + rng.next() * 160 + (rng.next() < 0.02 ? 2000 : 0),
       service: 'github',
       project: 'acme',
       session: `ses-${session}`,

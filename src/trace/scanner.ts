@@ -15,9 +15,9 @@
  * full parse and validation, with its usual errors): a line that starts `{"kind":"api",` with
  * no whitespace between tokens (what JSON.stringify writes), keys in any order but none twice,
  * no escape sequence anywhere it reads a string, numbers without an exponent and with at most
- * 15 significant digits (so that digits ÷ 10^scale, one correctly rounded division, is exactly
- * the double JSON.parse gives). Strings are deduplicated per field (the last value, then a
- * bounded map of flat copies), so no map key the analyzer keeps pins a 64 KB chunk string.
+ * 19 significant digits, read to exactly the double JSON.parse gives (see num()). Strings are
+ * deduplicated per field (the last value, then a bounded map of flat copies), so no map key the
+ * analyzer keeps pins a 64 KB chunk string.
  *
  * Only `api` records take this path: they are nearly every line of a trace, and the analyzer
  * never keeps an api record (src/analyze/analyzer.ts `add`), so one object can be reused.
@@ -212,30 +212,107 @@ const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
 let NUM = 0;
 let STR = '';
 const bytesOf = (word) => Uint8Array.from(word, (ch) => ch.charCodeAt(0));
-// A JSON number without exponent and with at most 15 significant digits: digits / 10^scale is
-// one correctly rounded division of two exact doubles, the value JSON.parse gives.
+// A JSON number without exponent, read exactly as JSON.parse reads it. Up to 15 significant
+// digits, digits / 10^scale is one correctly rounded division of two exact doubles. Real traces
+// are mostly 16-17 digit numbers (JSON.stringify writes the shortest string that round-trips a
+// double, and a measured time rarely has a short one), so up to 19 digits are read exactly too:
+// see nearest(). Beyond that, an exponent, or a scale over 22: the full path.
+let PH = 0;
+let PL = 0;
 function num(b, p) {
   let c = b[p];
   let negative = false;
   if (c === 45) { negative = true; c = b[++p]; }
   let m = 0;
   let digits = 0;
+  let low = 0;
+  let lowDigits = 0;
   let scale = 0;
   if (c === 48) {
     c = b[++p];
     if (c >= 48 && c <= 57) return -1;
   } else if (c >= 49 && c <= 57) {
-    do { m = m * 10 + (c - 48); digits++; c = b[++p]; } while (c >= 48 && c <= 57);
+    do {
+      if (digits < 15) { m = m * 10 + (c - 48); digits++; } else { low = low * 10 + (c - 48); lowDigits++; }
+      c = b[++p];
+    } while (c >= 48 && c <= 57);
   } else return -1;
   if (c === 46) {
     c = b[++p];
     if (!(c >= 48 && c <= 57)) return -1;
-    do { m = m * 10 + (c - 48); digits++; scale++; c = b[++p]; } while (c >= 48 && c <= 57);
+    do {
+      // Zeros before the first significant digit are not digits of m.
+      if (digits < 15) { m = m * 10 + (c - 48); if (m !== 0) digits++; } else { low = low * 10 + (c - 48); lowDigits++; }
+      scale++;
+      c = b[++p];
+    } while (c >= 48 && c <= 57);
   }
-  if (c === 101 || c === 69 || digits > 15 || scale > 22) return -1;
-  const value = scale === 0 ? m : m / POW10[scale];
+  if (c === 101 || c === 69 || scale > 22 || lowDigits > 4) return -1;
+  let value;
+  if (lowDigits === 0) value = scale === 0 ? m : m / POW10[scale];
+  else {
+    value = nearest(m, low, lowDigits, scale);
+    if (value < 0) return -1;
+  }
   NUM = negative ? -value : value;
   return p;
+}
+// a * b as PH + PL exactly (Dekker's product: no fused multiply-add in JavaScript).
+const SPLITTER = 134217729;
+function twoProduct(a, b) {
+  const p = a * b;
+  let t = SPLITTER * a;
+  const ah = t - (t - a);
+  const al = a - ah;
+  t = SPLITTER * b;
+  const bh = t - (t - b);
+  const bl = b - bh;
+  PL = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+  PH = p;
+}
+const F64 = new Float64Array(1);
+const U32 = new Uint32Array(F64.buffer);
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+// The double next to a positive finite q, up or down (its bits as an integer, plus or minus 1).
+function neighbour(q, up) {
+  F64[0] = q;
+  if (up) { if (U32[0] === 0xffffffff) { U32[0] = 0; U32[1]++; } else U32[0]++; }
+  else if (U32[0] === 0) { U32[0] = 0xffffffff; U32[1]--; } else U32[0]--;
+  return F64[0];
+}
+// The double nearest to D / 10^scale, D = high * 10^k + low (16 to 19 significant digits), or
+// -1 when it is too close to call (a tie, which the full path rounds to even). D is held
+// exactly as dh + dl; the quotient of dh is within two doubles of the nearest, and stepping
+// towards the side the residual D - q * 10^scale points to finds it: the nearest is the first
+// whose neighbour on that side has a larger residual. Residuals are computed with a relative
+// error near 2^-52, far inside the 1e-9 margin that sends near-ties to the full path.
+let DH = 0;
+let DL = 0;
+function residual(q, divisor) {
+  twoProduct(q, divisor);
+  return (DH - PH) + (DL - PL);
+}
+function nearest(high, low, k, scale) {
+  if (!LITTLE_ENDIAN) return -1;
+  twoProduct(high, POW10[k]);
+  DH = PH + low;
+  const bv = DH - PH;
+  DL = PL + ((PH - (DH - bv)) + (low - bv));
+  const divisor = POW10[scale];
+  let q = DH / divisor;
+  let r = residual(q, divisor);
+  for (let step = 0; step < 3; step++) {
+    if (r === 0) return q;
+    const other = neighbour(q, r > 0);
+    const o = residual(other, divisor);
+    const a = Math.abs(r);
+    const ao = Math.abs(o);
+    if (Math.abs(a - ao) <= (a + ao) * 1e-9) return -1;
+    if (a < ao) return q;
+    q = other;
+    r = o;
+  }
+  return -1;
 }
 // b[p..] holds the bytes of word, before end (never reading past the buffer: a read out of
 // bounds would throw the optimized code away).
