@@ -214,7 +214,8 @@ describe('the api scanner', () => {
       const bytes = Buffer.from(canonical.replace('"dur":89.5', `"dur":${text}`));
       if (!scanner.scan(bytes, 0, bytes.length)) return;
       scannedCount++;
-      if (!Object.is(scanner.record.dur, JSON.parse(text))) expect(scanner.record.dur, text).toBe(JSON.parse(text));
+      if (!Object.is(scanner.record.dur, JSON.parse(text)))
+        expect(scanner.record.dur, text).toBe(JSON.parse(text));
     };
     for (let i = 0; i < 50_000; i++) {
       check(String(rng.next() * 10 ** (Math.floor(rng.next() * 9) - 3)));
