@@ -170,19 +170,8 @@ export class StartEndBins {
   maxInWindow(windowMs: number): { calls: number; atMs: number | null } | null {
     const width = this.widthMs;
     if (width > windowMs || windowMs % width !== 0) return null;
-    const span = windowMs / width;
-    let sum = 0;
-    let best = 0;
-    let at: number | null = null;
-    for (let i = 0; i < this.length; i++) {
-      sum += this.starts[i]!;
-      if (i >= span) sum -= this.starts[i - span]!;
-      if (sum > best) {
-        best = sum;
-        at = Math.max(0, i - span + 1) * width;
-      }
-    }
-    return { calls: best, atMs: at };
+    const best = maxWindowSum(this.starts, this.length, windowMs / width);
+    return { calls: best.sum, atMs: best.firstBin === null ? null : best.firstBin * width };
   }
 
   /** Call starts per fixed bin of `binMs` (a multiple of the width), from t = 0. */
@@ -190,10 +179,39 @@ export class StartEndBins {
     const width = this.widthMs;
     if (binMs % width !== 0) return null;
     const factor = binMs / width;
-    const out = new Array<number>(Math.ceil(this.length / factor)).fill(0);
-    for (let i = 0; i < this.length; i++) out[Math.floor(i / factor)]! += this.starts[i]!;
-    return out;
+    return groupSums(this.starts, this.length, factor, Math.ceil(this.length / factor));
   }
+}
+
+/**
+ * The largest sum of `span` neighbouring bins among the first `length`, sliding one bin at a
+ * time, and the first bin of the first window that reaches it (null when no sum is above 0).
+ * Call starts per bin and values per second slide the same way.
+ */
+function maxWindowSum(
+  bins: ArrayLike<number>,
+  length: number,
+  span: number,
+): { sum: number; firstBin: number | null } {
+  let sum = 0;
+  let best = 0;
+  let firstBin: number | null = null;
+  for (let i = 0; i < length; i++) {
+    sum += bins[i]!;
+    if (i >= span) sum -= bins[i - span]!;
+    if (sum > best) {
+      best = sum;
+      firstBin = Math.max(0, i - span + 1);
+    }
+  }
+  return { sum: best, firstBin };
+}
+
+/** The first `length` bins added up `factor` at a time into `groups` groups (zeros past the data). */
+function groupSums(bins: ArrayLike<number>, length: number, factor: number, groups: number): number[] {
+  const out = new Array<number>(groups).fill(0);
+  for (let i = 0; i < length; i++) out[Math.floor(i / factor)]! += bins[i]!;
+  return out;
 }
 
 /** Cap on per-second series: about 388 days of run time. */
@@ -245,25 +263,18 @@ export class SecondSeries {
 
   /** Fixed bins of `seconds` seconds each, from t = 0, covering `totalSeconds` at least. */
   bins(seconds: number, totalSeconds = this.length): number[] {
-    const out = new Array<number>(Math.ceil(Math.max(totalSeconds, this.length) / seconds)).fill(0);
-    for (let i = 0; i < this.length; i++) out[Math.floor(i / seconds)]! += this.values[i]!;
-    return out;
+    return groupSums(
+      this.values,
+      this.length,
+      seconds,
+      Math.ceil(Math.max(totalSeconds, this.length) / seconds),
+    );
   }
 
   /** Most in any `seconds`-long window sliding one second at a time. */
   maxInWindow(seconds: number): { value: number; atMs: number | null } {
-    let sum = 0;
-    let best = 0;
-    let at: number | null = null;
-    for (let i = 0; i < this.length; i++) {
-      sum += this.values[i]!;
-      if (i >= seconds) sum -= this.values[i - seconds]!;
-      if (sum > best) {
-        best = sum;
-        at = Math.max(0, i - seconds + 1) * 1000;
-      }
-    }
-    return { value: best, atMs: at };
+    const best = maxWindowSum(this.values, this.length, seconds);
+    return { value: best.sum, atMs: best.firstBin === null ? null : best.firstBin * 1000 };
   }
 
   toState(): Float64Array {

@@ -11,7 +11,7 @@ import { ExitCode, FleetbenchError } from '../errors.ts';
 import { type Comparison, compareResults, type MetricComparison } from '../matrix/compare.ts';
 import { loadResults, type ResultSet } from '../matrix/results.ts';
 import type { MatrixOutcome, MatrixSpec } from '../matrix/run.ts';
-import { fmtNum, textTable } from '../report/table.ts';
+import { columns, fmtNum, textColumn, textTable } from '../report/table.ts';
 import {
   collect,
   defaultJobs,
@@ -98,12 +98,8 @@ export function renderComparison(c: Comparison, all: boolean): string {
     out.push(
       ...textTable(
         [
-          { header: 'metric (* judged)' },
-          { header: 'A median (range)', align: 'right' },
-          { header: 'B median (range)', align: 'right' },
-          { header: 'change', align: 'right' },
-          { header: 'p (Holm)', align: 'right' },
-          { header: 'verdict' },
+          ...columns('metric (* judged)', 'A median (range)', 'B median (range)', 'change', 'p (Holm)'),
+          textColumn('verdict'),
         ],
         shown.map(metricRow),
         '  ',

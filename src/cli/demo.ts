@@ -12,7 +12,7 @@ import { scorecardCounts } from '../matrix/checks.ts';
 import { loadResults } from '../matrix/results.ts';
 import { failingUnits, scorecardWords, trackBText } from '../matrix/summary.ts';
 import { writeHtmlReport } from '../report/html/index.ts';
-import { fmtInt, fmtMs, fmtNum, textTable } from '../report/table.ts';
+import { columns, fmtInt, fmtMs, fmtNum, textColumn, textTable } from '../report/table.ts';
 import { builtinScenarioNames } from '../workload/builtins.ts';
 import { PRIORITY_CELLS } from '../workload/cells.ts';
 import {
@@ -59,13 +59,15 @@ export function demoSelection(target?: string): { selection: string; missing: st
 function summaryLines(b: Baseline): string[] {
   return textTable(
     [
-      { header: 'run' },
-      { header: 'Track B' },
-      { header: 'core points/h', align: 'right' },
-      { header: 'per session', align: 'right' },
-      { header: 'calls/session/cycle', align: 'right' },
-      { header: 'peak in flight', align: 'right' },
-      { header: 'max req/s (1 s)', align: 'right' },
+      textColumn('run'),
+      ...columns(
+        'Track B',
+        'core points/h',
+        'per session',
+        'calls/session/cycle',
+        'peak in flight',
+        'max req/s (1 s)',
+      ),
     ],
     b.units.map((u) => {
       const a = u.runs[0]?.analysis;

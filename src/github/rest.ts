@@ -239,11 +239,20 @@ function intParam(query: ReadonlyMap<string, string>, name: string, fallback: nu
   return Number.isFinite(n) && n > 0 ? n : fallback;
 }
 
+/** Which page of a list an answer is, and the last one (for the Link header). */
+interface PageNumbers {
+  page: number;
+  last: number;
+}
+
+/** A list answer's body and the page of the list it holds. */
+interface RenderedPage {
+  body: string;
+  page: PageNumbers;
+}
+
 /** One page of a list, GitHub's way: per_page 30 by default, at most 100. */
-function paginate<T>(
-  ctx: RestContext,
-  items: readonly T[],
-): { items: T[]; page: { page: number; last: number } } {
+function paginate<T>(ctx: RestContext, items: readonly T[]): { items: T[]; page: PageNumbers } {
   const perPage = Math.min(intParam(ctx.query, 'per_page', 30), 100);
   const page = intParam(ctx.query, 'page', 1);
   const last = Math.max(1, Math.ceil(items.length / perPage));
@@ -291,6 +300,22 @@ function unchanged(ctx: RestContext, version: number): RestResult | undefined {
 }
 
 /**
+ * A list that moves with `version`, paged and not cached: the unchanged answer when the client
+ * has this version (the list is not even read), else one page of it as a JSON array.
+ */
+function pagedList<T>(
+  ctx: RestContext,
+  version: number,
+  items: () => readonly T[],
+  toJson: (item: T) => object,
+): RestResult {
+  const hit = unchanged(ctx, version);
+  if (hit) return hit;
+  const page = paginate(ctx, items());
+  return { status: 200, body: JSON.stringify(page.items.map(toJson)), version, page: page.page };
+}
+
+/**
  * A list answer rendered and hashed once per (route, query, version): pollers repeat the same
  * request, and handing back the same string object also spares re-encoding it downstream. A
  * conditional request for an unchanged version gets the cached hash without a render.
@@ -300,7 +325,7 @@ function cachedBody(
   repo: Repo,
   key: string,
   version: number,
-  render: () => { body: string; page: { page: number; last: number } },
+  render: () => RenderedPage,
 ): RestResult {
   const epoch = ctx.state.urlEpoch;
   const hit = repo.bodyCache.get(key);
@@ -315,13 +340,24 @@ function cachedBody(
   return { status: 200, body: result.body, version, hash: result.hash, page: result.page };
 }
 
-function pullsList(ctx: RestContext): RestResult {
-  const repo = findRepo(ctx);
-  if (!repo) return notFound();
-  return cachedBody(ctx, repo, `pulls?${ctx.qs}`, repo.pullsVersion, () => renderPulls(ctx, repo));
+/**
+ * A repository's list endpoint (`/repos/{owner}/{repo}/<name>`): 404 without the repository,
+ * else its rendered page, cached per query string until the list's version moves.
+ */
+function repoList(
+  ctx: RestContext,
+  name: string,
+  version: (repo: Repo) => number,
+  render: (ctx: RestContext, repo: Repo) => RenderedPage,
+): RestResult {
+  return withRepo(ctx, (repo) =>
+    cachedBody(ctx, repo, `${name}?${ctx.qs}`, version(repo), () => render(ctx, repo)),
+  );
 }
 
-function renderPulls(ctx: RestContext, repo: Repo): { body: string; page: { page: number; last: number } } {
+const pullsList = (ctx: RestContext) => repoList(ctx, 'pulls', (repo) => repo.pullsVersion, renderPulls);
+
+function renderPulls(ctx: RestContext, repo: Repo): RenderedPage {
   const q = ctx.query;
   const stateFilter = q.get('state') ?? 'open';
   const sort = q.get('sort') ?? 'created';
@@ -358,13 +394,9 @@ function renderPulls(ctx: RestContext, repo: Repo): { body: string; page: { page
   return { body: listOf(page.items.map((p) => pullSimpleJson(ctx.state, p))), page: page.page };
 }
 
-function issuesList(ctx: RestContext): RestResult {
-  const repo = findRepo(ctx);
-  if (!repo) return notFound();
-  return cachedBody(ctx, repo, `issues?${ctx.qs}`, repo.issuesVersion, () => renderIssues(ctx, repo));
-}
+const issuesList = (ctx: RestContext) => repoList(ctx, 'issues', (repo) => repo.issuesVersion, renderIssues);
 
-function renderIssues(ctx: RestContext, repo: Repo): { body: string; page: { page: number; last: number } } {
+function renderIssues(ctx: RestContext, repo: Repo): RenderedPage {
   const q = ctx.query;
   const stateFilter = q.get('state') ?? 'open';
   const sort = q.get('sort') ?? 'created';
@@ -404,6 +436,19 @@ function renderIssues(ctx: RestContext, repo: Repo): { body: string; page: { pag
   }
   const page = paginate(ctx, list);
   return { body: listOf(page.items.map((i) => issueJson(ctx.state, i))), page: page.page };
+}
+
+function withRepo(ctx: RestContext, fn: (repo: Repo) => RestResult): RestResult {
+  const repo = findRepo(ctx);
+  return repo ? fn(repo) : notFound();
+}
+
+/** The commit `{ref}` names in the repository; GitHub answers 422, not 404, when there is none. */
+function withCommit(ctx: RestContext, fn: (repo: Repo, commit: Commit) => RestResult): RestResult {
+  return withRepo(ctx, (repo) => {
+    const commit = ctx.state.commit(repo, ctx.params[2]!);
+    return commit ? fn(repo, commit) : fail(422, `No commit found for SHA: ${ctx.params[2]}`);
+  });
 }
 
 function withIssue(ctx: RestContext, index: number, fn: (issue: Issue) => RestResult): RestResult {
@@ -449,11 +494,7 @@ function mutate(fn: () => RestResult, resource: string): RestResult {
   }
 }
 
-function renderCheckRuns(
-  ctx: RestContext,
-  repo: Repo,
-  commit: Commit,
-): { body: string; page: { page: number; last: number } } {
+function renderCheckRuns(ctx: RestContext, repo: Repo, commit: Commit): RenderedPage {
   const name = ctx.query.get('check_name');
   const status = ctx.query.get('status');
   const runs =
@@ -515,39 +556,36 @@ export function buildRestRouter(): RestRouter {
     return user ? { status: 200, body: userDetailJson(ctx.state, user), version: user.id } : notFound();
   });
 
-  r.add('GET', '/repos/{owner}/{repo}', (ctx) => {
-    const repo = findRepo(ctx);
-    if (!repo) return notFound();
-    return {
+  r.add('GET', '/repos/{owner}/{repo}', (ctx) =>
+    withRepo(ctx, (repo) => ({
       status: 200,
       body: repoDetailJson(ctx.state, repo),
       version: Math.max(repo.version, repo.issuesVersion),
-    };
-  });
+    })),
+  );
 
   r.add('GET', '/repos/{owner}/{repo}/issues', issuesList);
 
   r.add(
     'POST',
     '/repos/{owner}/{repo}/issues',
-    (ctx) => {
-      const repo = findRepo(ctx);
-      if (!repo) return notFound();
-      const title = str(ctx, 'title');
-      if (!title) return validation('Issue', 'title');
-      const labels = bodyField(ctx, 'labels');
-      return mutate(() => {
-        const issue = ctx.state.createIssue(repo, {
-          title,
-          body: str(ctx, 'body'),
-          user: actor(ctx).login,
-          labels: Array.isArray(labels)
-            ? labels.filter((l): l is string => typeof l === 'string')
-            : undefined,
-        });
-        return { status: 201, body: issueJson(ctx.state, issue) };
-      }, 'Issue');
-    },
+    (ctx) =>
+      withRepo(ctx, (repo) => {
+        const title = str(ctx, 'title');
+        if (!title) return validation('Issue', 'title');
+        const labels = bodyField(ctx, 'labels');
+        return mutate(() => {
+          const issue = ctx.state.createIssue(repo, {
+            title,
+            body: str(ctx, 'body'),
+            user: actor(ctx).login,
+            labels: Array.isArray(labels)
+              ? labels.filter((l): l is string => typeof l === 'string')
+              : undefined,
+          });
+          return { status: 201, body: issueJson(ctx.state, issue) };
+        }, 'Issue');
+      }),
     { contentCreating: true },
   );
 
@@ -565,17 +603,14 @@ export function buildRestRouter(): RestRouter {
   );
 
   r.add('GET', '/repos/{owner}/{repo}/issues/{issue_number}/comments', (ctx) =>
-    withIssue(ctx, 2, (issue) => {
-      const hit = unchanged(ctx, issue.commentsVersion);
-      if (hit) return hit;
-      const page = paginate(ctx, issue.comments);
-      return {
-        status: 200,
-        body: JSON.stringify(page.items.map((c) => issueCommentObject(ctx.state, issue, c))),
-        version: issue.commentsVersion,
-        page: page.page,
-      };
-    }),
+    withIssue(ctx, 2, (issue) =>
+      pagedList(
+        ctx,
+        issue.commentsVersion,
+        () => issue.comments,
+        (c) => issueCommentObject(ctx.state, issue, c),
+      ),
+    ),
   );
 
   r.add(
@@ -596,30 +631,29 @@ export function buildRestRouter(): RestRouter {
   r.add(
     'POST',
     '/repos/{owner}/{repo}/pulls',
-    (ctx) => {
-      const repo = findRepo(ctx);
-      if (!repo) return notFound();
-      const head = str(ctx, 'head');
-      const base = str(ctx, 'base');
-      const title = str(ctx, 'title');
-      const issueNumber = bodyField(ctx, 'issue');
-      if (!head) return validation('PullRequest', 'head');
-      if (!base) return validation('PullRequest', 'base');
-      if (!title && typeof issueNumber !== 'number') return validation('PullRequest', 'title');
-      const colon = head.indexOf(':');
-      return mutate(() => {
-        const pull = ctx.state.openPullRequest(repo, {
-          head: colon >= 0 ? head.slice(colon + 1) : head,
-          base,
-          title,
-          body: str(ctx, 'body'),
-          user: actor(ctx).login,
-          draft: bodyField(ctx, 'draft') === true,
-          issue: typeof issueNumber === 'number' ? issueNumber : undefined,
-        });
-        return { status: 201, body: pullFullJson(ctx.state, pull) };
-      }, 'PullRequest');
-    },
+    (ctx) =>
+      withRepo(ctx, (repo) => {
+        const head = str(ctx, 'head');
+        const base = str(ctx, 'base');
+        const title = str(ctx, 'title');
+        const issueNumber = bodyField(ctx, 'issue');
+        if (!head) return validation('PullRequest', 'head');
+        if (!base) return validation('PullRequest', 'base');
+        if (!title && typeof issueNumber !== 'number') return validation('PullRequest', 'title');
+        const colon = head.indexOf(':');
+        return mutate(() => {
+          const pull = ctx.state.openPullRequest(repo, {
+            head: colon >= 0 ? head.slice(colon + 1) : head,
+            base,
+            title,
+            body: str(ctx, 'body'),
+            user: actor(ctx).login,
+            draft: bodyField(ctx, 'draft') === true,
+            issue: typeof issueNumber === 'number' ? issueNumber : undefined,
+          });
+          return { status: 201, body: pullFullJson(ctx.state, pull) };
+        }, 'PullRequest');
+      }),
     { contentCreating: true },
   );
 
@@ -735,32 +769,25 @@ export function buildRestRouter(): RestRouter {
   );
 
   r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', (ctx) =>
-    withPull(ctx, (pull) => {
-      const hit = unchanged(ctx, pull.reviewsVersion);
-      if (hit) return hit;
-      const page = paginate(ctx, pull.reviews);
-      return {
-        status: 200,
-        body: JSON.stringify(page.items.map((rv) => reviewObject(ctx.state, pull, rv))),
-        version: pull.reviewsVersion,
-        page: page.page,
-      };
-    }),
+    withPull(ctx, (pull) =>
+      pagedList(
+        ctx,
+        pull.reviewsVersion,
+        () => pull.reviews,
+        (rv) => reviewObject(ctx.state, pull, rv),
+      ),
+    ),
   );
 
   r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/comments', (ctx) =>
     withPull(ctx, (pull) => {
-      const hit = unchanged(ctx, pull.reviewCommentsVersion);
-      if (hit) return hit;
       const desc = ctx.query.get('direction') === 'desc';
-      const items = desc ? [...pull.reviewComments].reverse() : pull.reviewComments;
-      const page = paginate(ctx, items);
-      return {
-        status: 200,
-        body: JSON.stringify(page.items.map((c) => reviewCommentObject(ctx.state, pull, c))),
-        version: pull.reviewCommentsVersion,
-        page: page.page,
-      };
+      return pagedList(
+        ctx,
+        pull.reviewCommentsVersion,
+        () => (desc ? [...pull.reviewComments].reverse() : pull.reviewComments),
+        (c) => reviewCommentObject(ctx.state, pull, c),
+      );
     }),
   );
 
@@ -790,40 +817,36 @@ export function buildRestRouter(): RestRouter {
     { contentCreating: true },
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/commits/{ref}/check-runs', (ctx) => {
-    const repo = findRepo(ctx);
-    if (!repo) return notFound();
-    const commit = ctx.state.commit(repo, ctx.params[2]!);
-    if (!commit) return fail(422, `No commit found for SHA: ${ctx.params[2]}`);
-    return cachedBody(ctx, repo, `check-runs/${commit.sha}?${ctx.qs}`, commit.version, () =>
-      renderCheckRuns(ctx, repo, commit),
-    );
-  });
+  r.add('GET', '/repos/{owner}/{repo}/commits/{ref}/check-runs', (ctx) =>
+    withCommit(ctx, (repo, commit) =>
+      cachedBody(ctx, repo, `check-runs/${commit.sha}?${ctx.qs}`, commit.version, () =>
+        renderCheckRuns(ctx, repo, commit),
+      ),
+    ),
+  );
 
-  r.add('GET', '/repos/{owner}/{repo}/commits/{ref}/status', (ctx) => {
-    const repo = findRepo(ctx);
-    if (!repo) return notFound();
-    const commit = ctx.state.commit(repo, ctx.params[2]!);
-    if (!commit) return fail(422, `No commit found for SHA: ${ctx.params[2]}`);
-    const hit = unchanged(ctx, commit.version);
-    if (hit) return hit;
-    const statuses = ctx.state.latestStatuses(commit);
-    const page = paginate(ctx, statuses);
-    return {
-      status: 200,
-      body: JSON.stringify({
-        state: ctx.state.combinedStatus(commit),
-        statuses: page.items.map((s) => statusObject(ctx.state, repo, commit, s)),
-        sha: commit.sha,
-        total_count: statuses.length,
-        repository: repoObject(ctx.state, repo),
-        commit_url: `${ctx.state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}`,
-        url: `${ctx.state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}/status`,
-      }),
-      version: commit.version,
-      page: page.page,
-    };
-  });
+  r.add('GET', '/repos/{owner}/{repo}/commits/{ref}/status', (ctx) =>
+    withCommit(ctx, (repo, commit) => {
+      const hit = unchanged(ctx, commit.version);
+      if (hit) return hit;
+      const statuses = ctx.state.latestStatuses(commit);
+      const page = paginate(ctx, statuses);
+      return {
+        status: 200,
+        body: JSON.stringify({
+          state: ctx.state.combinedStatus(commit),
+          statuses: page.items.map((s) => statusObject(ctx.state, repo, commit, s)),
+          sha: commit.sha,
+          total_count: statuses.length,
+          repository: repoObject(ctx.state, repo),
+          commit_url: `${ctx.state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}`,
+          url: `${ctx.state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}/status`,
+        }),
+        version: commit.version,
+        page: page.page,
+      };
+    }),
+  );
 
   return r;
 }

@@ -34,84 +34,46 @@ export interface ValueMetric {
 
 export type BudgetMetric = DistributionMetric | ValueMetric;
 
-const scorecard =
-  (id: string) =>
-  (a: Analysis): number | null =>
-    a.scorecard.rows.find((r) => r.id === id)?.measured ?? null;
+/** A single-value metric; `read` gives its value in one run's analysis (null: that run has none). */
+const valueMetric = (
+  name: string,
+  unit: string,
+  stats: Stat[],
+  description: string,
+  read: ValueMetric['read'],
+): ValueMetric => ({ kind: 'value', name, unit, stats, description, read });
+
+/** A Track B scorecard row as a budget metric: `scorecard.<row id>`, its measured value. */
+const scorecardMetric = (id: string, unit: string, stats: Stat[], description: string): ValueMetric =>
+  valueMetric(
+    `scorecard.${id}`,
+    unit,
+    stats,
+    description,
+    (a) => a.scorecard.rows.find((r) => r.id === id)?.measured ?? null,
+  );
 
 const VALUE_METRICS: ValueMetric[] = [
-  {
-    kind: 'value',
-    name: 'scorecard.rest-core-headroom',
-    unit: '%',
-    stats: ['value'],
-    description: 'REST core headroom at 50 sessions (projected)',
-    read: scorecard('rest-core-headroom'),
-  },
-  {
-    kind: 'value',
-    name: 'scorecard.graphql-headroom',
-    unit: '%',
-    stats: ['value'],
-    description: 'GraphQL headroom at 50 sessions (projected)',
-    read: scorecard('graphql-headroom'),
-  },
-  {
-    kind: 'value',
-    name: 'scorecard.peak-concurrency',
-    unit: 'in flight',
-    stats: ['value', 'max'],
-    description: 'peak concurrent API calls',
-    read: scorecard('peak-concurrency'),
-  },
-  {
-    kind: 'value',
-    name: 'scorecard.max-1s',
-    unit: 'req/s',
-    stats: ['value', 'rate'],
-    description: 'most requests started in any 1 s window',
-    read: scorecard('max-1s'),
-  },
-  {
-    kind: 'value',
-    name: 'scorecard.max-10s',
-    unit: 'req/s',
-    stats: ['value', 'rate'],
-    description: 'most requests per second over any 10 s window',
-    read: scorecard('max-10s'),
-  },
-  {
-    kind: 'value',
-    name: 'scorecard.writes-per-minute',
-    unit: 'writes/min',
-    stats: ['value', 'rate'],
-    description: 'most REST writes in any 60 s window',
-    read: scorecard('writes-per-minute'),
-  },
-  {
-    kind: 'value',
-    name: 'scorecard.limited-answers',
-    unit: 'answers',
-    stats: ['value', 'count'],
-    description: '403 / 429 / retry-after answers',
-    read: scorecard('limited-answers'),
-  },
-  {
-    kind: 'value',
-    name: 'api.calls',
-    unit: 'calls',
-    stats: ['value', 'count'],
-    description: 'API calls',
-    read: (a) => a.api.totals.calls,
-  },
-  {
-    kind: 'value',
-    name: 'api.errors',
-    unit: 'calls',
-    stats: ['value', 'count'],
-    description: 'API calls answered ≥ 400',
-    read: (a) => a.api.totals.errors,
-  },
+  scorecardMetric('rest-core-headroom', '%', ['value'], 'REST core headroom at 50 sessions (projected)'),
+  scorecardMetric('graphql-headroom', '%', ['value'], 'GraphQL headroom at 50 sessions (projected)'),
+  scorecardMetric('peak-concurrency', 'in flight', ['value', 'max'], 'peak concurrent API calls'),
+  scorecardMetric('max-1s', 'req/s', ['value', 'rate'], 'most requests started in any 1 s window'),
+  scorecardMetric('max-10s', 'req/s', ['value', 'rate'], 'most requests per second over any 10 s window'),
+  scorecardMetric(
+    'writes-per-minute',
+    'writes/min',
+    ['value', 'rate'],
+    'most REST writes in any 60 s window',
+  ),
+  scorecardMetric('limited-answers', 'answers', ['value', 'count'], '403 / 429 / retry-after answers'),
+  valueMetric('api.calls', 'calls', ['value', 'count'], 'API calls', (a) => a.api.totals.calls),
+  valueMetric(
+    'api.errors',
+    'calls',
+    ['value', 'count'],
+    'API calls answered ≥ 400',
+    (a) => a.api.totals.errors,
+  ),
 ];
 
 /** A turnover window row's percentile (SPEC §6 turnover metrics), null without a window. */
@@ -128,32 +90,29 @@ const TURNOVER_OPERATIONS: Array<[string, string, string]> = [
 ];
 
 const TURNOVER_METRICS: ValueMetric[] = [
-  {
-    kind: 'value',
-    name: 'turnover.swaps-done',
-    unit: '%',
-    stats: ['value', 'min'],
-    description: 'swaps done of those asked in the steady turnover window',
-    read: (a) => a.turnover?.window?.swaps.donePct ?? null,
-  },
-  {
-    kind: 'value',
-    name: 'turnover.given-up',
-    unit: 'operations',
-    stats: ['value', 'count'],
-    description: 'actor operations that failed for good (reaction give_up), whole run',
-    read: (a) => a.turnover?.failures.byReaction.give_up ?? null,
-  },
+  valueMetric(
+    'turnover.swaps-done',
+    '%',
+    ['value', 'min'],
+    'swaps done of those asked in the steady turnover window',
+    (a) => a.turnover?.window?.swaps.donePct ?? null,
+  ),
+  valueMetric(
+    'turnover.given-up',
+    'operations',
+    ['value', 'count'],
+    'actor operations that failed for good (reaction give_up), whole run',
+    (a) => a.turnover?.failures.byReaction.give_up ?? null,
+  ),
   ...TURNOVER_OPERATIONS.flatMap(([operation, slug, what]) =>
-    (['p50', 'p95'] as const).map(
-      (stat): ValueMetric => ({
-        kind: 'value',
-        name: `turnover.${slug}.${stat}`,
-        unit: 'ms',
-        stats: ['value', 'max'],
-        description: `${stat} of ${what} in the steady turnover window`,
-        read: turnoverWindow(operation, stat),
-      }),
+    (['p50', 'p95'] as const).map((stat) =>
+      valueMetric(
+        `turnover.${slug}.${stat}`,
+        'ms',
+        ['value', 'max'],
+        `${stat} of ${what} in the steady turnover window`,
+        turnoverWindow(operation, stat),
+      ),
     ),
   ),
 ];

@@ -24,6 +24,33 @@ export interface MetricsSources {
   finished?: boolean;
 }
 
+/**
+ * Run-wide counts and levels, one unlabelled series each: name, help, value.
+ * The type follows the Prometheus naming rule: a name ending in `_total` is a counter, else a gauge.
+ */
+const RUN_COUNTS: Array<[string, string, (stats: LiveStats) => number]> = [
+  [
+    'fleetbench_api_limited_total',
+    '403/429/retry-after answers (the Track B scorecard wants 0)',
+    (s) => s.limited,
+  ],
+  ['fleetbench_budget_breaches_total', 'budget.breach events so far', (s) => s.breaches],
+  [
+    'fleetbench_controlplane_restarts_total',
+    'control-plane restarts (controlplane.restart events)',
+    (s) => s.restarts,
+  ],
+  ['fleetbench_native_runs_total', 'native runs started (run.created events)', (s) => s.runsCreated],
+  ['fleetbench_native_runs_active', 'native runs started and not ended', (s) => s.runsCreated - s.runsEnded],
+  ['fleetbench_native_turns_total', 'native-run turns completed (run.turn spans)', (s) => s.turns],
+  ['fleetbench_scheduled_starts_total', 'operations started by open-model executors', (s) => s.scheduled],
+  [
+    'fleetbench_missed_starts_total',
+    'scheduled starts that could not happen (executor.dropped)',
+    (s) => s.missed,
+  ],
+];
+
 export async function metricsText(src: MetricsSources): Promise<string> {
   const { stats } = src;
   const sessions = await src.target.sessionCounts();
@@ -92,54 +119,14 @@ export async function metricsText(src: MetricsSources): Promise<string> {
         .sort()
         .map(([resource, value]) => ({ labels: { resource }, value })),
     },
-    {
-      name: 'fleetbench_api_limited_total',
-      help: '403/429/retry-after answers (the Track B scorecard wants 0)',
-      type: 'counter',
-      samples: [{ value: stats.limited }],
-    },
-    {
-      name: 'fleetbench_budget_breaches_total',
-      help: 'budget.breach events so far',
-      type: 'counter',
-      samples: [{ value: stats.breaches }],
-    },
-    {
-      name: 'fleetbench_controlplane_restarts_total',
-      help: 'control-plane restarts (controlplane.restart events)',
-      type: 'counter',
-      samples: [{ value: stats.restarts }],
-    },
-    {
-      name: 'fleetbench_native_runs_total',
-      help: 'native runs started (run.created events)',
-      type: 'counter',
-      samples: [{ value: stats.runsCreated }],
-    },
-    {
-      name: 'fleetbench_native_runs_active',
-      help: 'native runs started and not ended',
-      type: 'gauge',
-      samples: [{ value: stats.runsCreated - stats.runsEnded }],
-    },
-    {
-      name: 'fleetbench_native_turns_total',
-      help: 'native-run turns completed (run.turn spans)',
-      type: 'counter',
-      samples: [{ value: stats.turns }],
-    },
-    {
-      name: 'fleetbench_scheduled_starts_total',
-      help: 'operations started by open-model executors',
-      type: 'counter',
-      samples: [{ value: stats.scheduled }],
-    },
-    {
-      name: 'fleetbench_missed_starts_total',
-      help: 'scheduled starts that could not happen (executor.dropped)',
-      type: 'counter',
-      samples: [{ value: stats.missed }],
-    },
+    ...RUN_COUNTS.map(
+      ([name, help, value]): Family => ({
+        name,
+        help,
+        type: name.endsWith('_total') ? 'counter' : 'gauge',
+        samples: [{ value: value(stats) }],
+      }),
+    ),
     {
       name: 'fleetbench_schedule_lag_seconds',
       help: 'start lag of open-model executors: actual minus intended start (run seconds)',

@@ -8,7 +8,7 @@
 import type { Analysis } from '../analyze/schema.ts';
 import { markdownBlocks } from '../report/markdown.ts';
 import { analysisSections } from '../report/sections/index.ts';
-import { fmtInt, fmtNum, markdownTable, type Section } from '../report/table.ts';
+import { columns, fmtInt, fmtNum, markdownTable, type Section } from '../report/table.ts';
 import type { Baseline, BaselineUnit } from './baseline.ts';
 import {
   activeBracket,
@@ -35,15 +35,15 @@ function bracketMarkdown(a: Analysis): string[] {
     `Rate-limit bracket (\`/rate_limit\` ${at}):`,
     '',
     ...markdownTable(
-      [
-        { header: 'resource' },
-        { header: 'used before', align: 'right' },
-        { header: 'used after', align: 'right' },
-        { header: 'limit', align: 'right' },
-        { header: 'delta', align: 'right' },
-        { header: 'charged in the trace', align: 'right' },
-        { header: 'unseen by the trace', align: 'right' },
-      ],
+      columns(
+        'resource',
+        'used before',
+        'used after',
+        'limit',
+        'delta',
+        'charged in the trace',
+        'unseen by the trace',
+      ),
       rows.map((r) => [
         r.resource,
         fmtInt(r.beforeUsed),

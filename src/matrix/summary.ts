@@ -4,7 +4,7 @@
  */
 import type { Analysis } from '../analyze/schema.ts';
 import { scorecardFigure } from '../report/scorecard.ts';
-import { type Column, fmtInt, fmtMs, fmtNum, fmtPct } from '../report/table.ts';
+import { type Column, columns, fmtInt, fmtMs, fmtNum, fmtPct, textColumn } from '../report/table.ts';
 import type { Baseline } from './baseline.ts';
 import type { BracketRow } from './bracket-row.ts';
 import { scorecardCounts } from './checks.ts';
@@ -144,15 +144,17 @@ export function budgetFooter(b: Baseline): string {
 
 /** The overview table's columns (baseline.md and the `matrix` terminal table), one row a unit. */
 export const OVERVIEW_COLUMNS: Column[] = [
-  { header: 'cell' },
-  { header: 'Track B' },
-  { header: 'calls', align: 'right' },
-  { header: 'core points/h', align: 'right' },
-  { header: 'calls/session/cycle', align: 'right' },
-  { header: 'peak in flight', align: 'right' },
-  { header: 'max req/s 1 s', align: 'right' },
-  { header: 'max req/s 10 s', align: 'right' },
-  { header: 'writes/min', align: 'right' },
+  textColumn('cell'),
+  ...columns(
+    'Track B',
+    'calls',
+    'core points/h',
+    'calls/session/cycle',
+    'peak in flight',
+    'max req/s 1 s',
+    'max req/s 10 s',
+    'writes/min',
+  ),
 ];
 
 export function overviewCells(unit: Baseline['units'][number], a: Analysis): string[] {

@@ -151,9 +151,7 @@ export class ActorHost {
         return { ok: true, state: 'awake' };
       }
       // A crashed boot is replaced at once by another; a busy host is retried later.
-      await this.clock.sleep(
-        kind === 'busy' ? this.model.failure.busyAnswerMs : this.timer.crashAfterMs(full),
-      );
+      await this.clock.sleep(this.failedAfterMs(kind, full));
       const last = attempts >= this.model.failure.attempts;
       this.failure(i, 'create', kind, last ? 'give_up' : kind === 'busy' ? 'retry' : 'replace');
       if (last) {
@@ -195,27 +193,22 @@ export class ActorHost {
         this.span(name, i, start, 'ok', labels, written);
         return { ok: true, state: 'parked' };
       }
-      if (kind === 'busy') {
-        await this.clock.sleep(this.model.failure.busyAnswerMs);
-        const last = attempts >= this.model.failure.attempts;
-        this.failure(i, 'park', kind, last ? 'give_up' : 'retry');
-        if (last) {
-          this.setState(i, AWAKE);
-          this.span(name, i, start, 'error', labels, data());
-          return { ok: false, state: 'awake' };
-        }
+      await this.clock.sleep(this.failedAfterMs(kind, full));
+      const reaction = this.react(i, 'park', kind, attempts);
+      if (reaction === 'retry') {
         await this.clock.sleep(this.timer.backoffMs(attempts));
         continue;
+      }
+      if (reaction === 'give_up') {
+        this.setState(i, AWAKE);
+        this.span(name, i, start, 'error', labels, data());
+        return { ok: false, state: 'awake' };
       }
       // The sandbox died while snapshotting (or was already gone): nothing usable was saved.
       // It is replaced by a fresh session on its next wake; its state is lost. The park itself
       // got where it was going (the session is parked, its slot free), so by the one rule of
       // docs/trace-format.md a replaced operation is `ok` with `replaced: true`; the crash is
       // the `actor.failure` event (reaction `replace`).
-      await this.clock.sleep(
-        kind === 'crashed' ? this.timer.crashAfterMs(full) : this.model.failure.notFoundMs,
-      );
-      this.failure(i, 'park', kind, 'replace');
       const lost = data();
       this.reset(i);
       this.flags[i] = COLD;
@@ -326,23 +319,18 @@ export class ActorHost {
         await this.clock.sleep(full);
         break;
       }
-      if (kind === 'busy') {
-        await this.clock.sleep(this.model.failure.busyAnswerMs);
-        const last = attempts >= this.model.failure.attempts;
-        this.failure(i, 'wake', kind, last ? 'give_up' : 'retry');
-        if (last) {
-          this.setState(i, PARKED);
-          this.span('actor.wake', i, start, 'error', labels, data());
-          return { ok: false, state: 'parked' };
-        }
+      await this.clock.sleep(this.failedAfterMs(kind, full));
+      const reaction = this.react(i, 'wake', kind, attempts);
+      if (reaction === 'retry') {
         await this.clock.sleep(this.timer.backoffMs(attempts));
         continue;
       }
+      if (reaction === 'give_up') {
+        this.setState(i, PARKED);
+        this.span('actor.wake', i, start, 'error', labels, data());
+        return { ok: false, state: 'parked' };
+      }
       // Crashed while restoring, or the snapshot is gone: boot a fresh session in its place.
-      await this.clock.sleep(
-        kind === 'crashed' ? this.timer.crashAfterMs(full) : this.model.failure.notFoundMs,
-      );
-      this.failure(i, 'wake', kind, 'replace');
       replaced = true;
       this.reset(i);
       await this.clock.sleep(this.timer.createMs(base));
@@ -406,6 +394,26 @@ export class ActorHost {
     this.stateCounts[this.state[i]!]!--;
     this.stateCounts[to]!++;
     this.state[i] = to;
+  }
+
+  /**
+   * How long a failed attempt takes to show: a busy host answers at once, a crash comes part-way
+   * through the operation's `fullMs`, a missing snapshot is found out quickly.
+   */
+  private failedAfterMs(kind: FailureKind, fullMs: number): number {
+    if (kind === 'busy') return this.model.failure.busyAnswerMs;
+    return kind === 'crashed' ? this.timer.crashAfterMs(fullMs) : this.model.failure.notFoundMs;
+  }
+
+  /**
+   * What a park or wake does about a failed attempt, written as its `actor.failure` event: a busy
+   * host is retried until the last attempt and then given up; a lost session is replaced.
+   */
+  private react(i: number, op: 'park' | 'wake', kind: FailureKind, attempts: number): Reaction {
+    const reaction: Reaction =
+      kind !== 'busy' ? 'replace' : attempts >= this.model.failure.attempts ? 'give_up' : 'retry';
+    this.failure(i, op, kind, reaction);
+    return reaction;
   }
 
   private failure(i: number, op: Op, kind: FailureKind, reaction: Reaction): void {

@@ -8,6 +8,21 @@ export interface Column {
   align?: 'left' | 'right';
 }
 
+/** A left-aligned column: names, labels, text. */
+export function textColumn(header: string): Column {
+  return { header };
+}
+
+/** A right-aligned column: counts, amounts, durations, percentages. */
+export function numericColumn(header: string): Column {
+  return { header, align: 'right' };
+}
+
+/** A label column followed by right-aligned figure columns. */
+export function columns(label: string, ...figures: string[]): Column[] {
+  return [textColumn(label), ...figures.map(numericColumn)];
+}
+
 export type Block =
   | { kind: 'table'; columns: Column[]; rows: string[][]; more?: number }
   | { kind: 'pairs'; pairs: Array<[string, string]> }

@@ -11,10 +11,16 @@ import type { MarkerBus } from './markers.ts';
 import type { Fault } from './scenario.ts';
 import type { World } from './world.ts';
 
+/** Extra latency in ms, share of 5xx answers, share of forced secondary-limit answers. */
+export interface GitHubFaultSettings {
+  extraLatencyMs?: number;
+  errorShare?: number;
+  secondaryShare?: number;
+}
+
 /** GitHub-side fault controls (the emulator's admin API). */
 export interface GitHubFaults {
-  /** Extra latency in ms, share of 5xx answers, share of forced secondary-limit answers. */
-  setFaults(faults: { extraLatencyMs?: number; errorShare?: number; secondaryShare?: number }): Promise<void>;
+  setFaults(faults: GitHubFaultSettings): Promise<void>;
 }
 
 export interface FaultContext {
@@ -93,6 +99,19 @@ async function applyFault(fault: Fault, index: number, ctx: FaultContext): Promi
       event('fault.end', {});
     });
   };
+  /** A GitHub-side fault: one emulator setting at `value` for `durationMs`, then back to 0. */
+  const githubFault = (
+    labels: Labels,
+    durationMs: number | undefined,
+    setting: keyof GitHubFaultSettings,
+    value: number,
+  ) =>
+    timed(
+      labels,
+      durationMs,
+      () => ctx.github.setFaults({ [setting]: value }),
+      () => ctx.github.setFaults({ [setting]: 0 }),
+    );
   switch (fault.type) {
     case 'restart': {
       event('fault.start', { kind: fault.kind });
@@ -118,26 +137,11 @@ async function applyFault(fault: Fault, index: number, ctx: FaultContext): Promi
         () => target.setDashboard!(false),
       );
     case 'github-latency':
-      return timed(
-        { extraMs: fault.extraMs },
-        fault.durationMs,
-        () => ctx.github.setFaults({ extraLatencyMs: fault.extraMs }),
-        () => ctx.github.setFaults({ extraLatencyMs: 0 }),
-      );
+      return githubFault({ extraMs: fault.extraMs }, fault.durationMs, 'extraLatencyMs', fault.extraMs);
     case 'github-5xx':
-      return timed(
-        { share: fault.share },
-        fault.durationMs,
-        () => ctx.github.setFaults({ errorShare: fault.share }),
-        () => ctx.github.setFaults({ errorShare: 0 }),
-      );
+      return githubFault({ share: fault.share }, fault.durationMs, 'errorShare', fault.share);
     case 'github-secondary':
-      return timed(
-        { share: fault.share },
-        fault.durationMs,
-        () => ctx.github.setFaults({ secondaryShare: fault.share }),
-        () => ctx.github.setFaults({ secondaryShare: 0 }),
-      );
+      return githubFault({ share: fault.share }, fault.durationMs, 'secondaryShare', fault.share);
     case 'provider-slowdown':
       event('fault.start', { factor: fault.factor, ...(fault.adapter ? { adapter: fault.adapter } : {}) });
       await target.providerFault!({

@@ -1,27 +1,13 @@
 /**
  * Small builders for the blocks a section is made of, so a section reads as data: which columns,
- * which rows, which notes. They build exactly the literals the reporters take (table.ts).
+ * which rows, which notes. They build exactly the literals the reporters take (table.ts, which
+ * also has the column builders: matrix and CLI tables use them too).
  */
 import type { AnalysisPercentiles } from '../../analyze/schema.ts';
-import { type Block, type Column, fmtInt, fmtMs } from '../table.ts';
+import { type Block, type Column, columns, fmtInt, fmtMs } from '../table.ts';
 
 export type Pair = [string, string];
 export type Tone = 'warning' | 'info';
-
-/** A left-aligned column: names, labels, text. */
-export function textColumn(header: string): Column {
-  return { header };
-}
-
-/** A right-aligned column: counts, amounts, durations, percentages. */
-export function numericColumn(header: string): Column {
-  return { header, align: 'right' };
-}
-
-/** A label column followed by right-aligned figure columns. */
-export function columns(label: string, ...figures: string[]): Column[] {
-  return [textColumn(label), ...figures.map(numericColumn)];
-}
 
 /** A table; `more` counts the rows left out (shown as "… N more"). */
 export function table(cols: Column[], rows: string[][], more?: number): Block {

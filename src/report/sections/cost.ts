@@ -3,18 +3,18 @@
  * call latency, the hourly projection and the /rate_limit bracket.
  */
 import type { Analysis } from '../../analyze/schema.ts';
-import { type Block, fmtInt, fmtMs, fmtNum, fmtPct, type Section } from '../table.ts';
 import {
+  type Block,
   columns,
-  note,
-  notesIf,
+  fmtInt,
+  fmtMs,
+  fmtNum,
+  fmtPct,
   numericColumn,
-  pairs,
-  percentileColumns,
-  percentileRow,
-  table,
+  type Section,
   textColumn,
-} from './build.ts';
+} from '../table.ts';
+import { note, notesIf, pairs, percentileColumns, percentileRow, table } from './build.ts';
 
 export function burnSection(a: Analysis): Section {
   const burn = a.api.burn;

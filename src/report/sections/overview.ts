@@ -1,8 +1,8 @@
 /** What a run was and what it called: the run, API totals, calls broken down by a dimension, warnings. */
 import { NONE } from '../../analyze/analyzer.ts';
 import type { Analysis, KeyCount } from '../../analyze/schema.ts';
-import { type Block, fmtBytes, fmtInt, fmtMs, fmtNum, fmtPct, type Section } from '../table.ts';
-import { columns, note, notesIf, type Pair, pairs, table } from './build.ts';
+import { type Block, columns, fmtBytes, fmtInt, fmtMs, fmtNum, fmtPct, type Section } from '../table.ts';
+import { note, notesIf, type Pair, pairs, table } from './build.ts';
 
 export function runSection(a: Analysis): Section {
   const r = a.run;

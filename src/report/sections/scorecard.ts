@@ -1,8 +1,8 @@
 /** The Track B scorecard: each row's measured figure against its limit, and the verdict. */
 import type { Analysis } from '../../analyze/schema.ts';
 import { scorecardFigure } from '../scorecard.ts';
-import { type Column, fmtNum, type Section } from '../table.ts';
-import { note, numericColumn, table, textColumn } from './build.ts';
+import { type Column, fmtNum, numericColumn, type Section, textColumn } from '../table.ts';
+import { note, table } from './build.ts';
 
 export const VERDICT_MARK = { pass: '✓ pass', fail: '✗ FAIL', unknown: '? unknown' } as const;
 

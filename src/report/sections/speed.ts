@@ -3,9 +3,8 @@
  * what the trace's own spans, events and gauges say.
  */
 import type { Analysis } from '../../analyze/schema.ts';
-import { type Block, fmtInt, fmtMs, fmtNum, type Section } from '../table.ts';
+import { type Block, columns, fmtInt, fmtMs, fmtNum, type Section, textColumn } from '../table.ts';
 import {
-  columns,
   labelText,
   note,
   notesIf,
@@ -14,7 +13,6 @@ import {
   percentileColumns,
   percentileRow,
   table,
-  textColumn,
 } from './build.ts';
 
 /** One row per metric and label set, HDR percentiles; runs, restarts and recoveries below. */

@@ -1,16 +1,7 @@
 /** Turnover (park/wake), from analysis.turnover: the steady window, the whole run, actor failures. */
 import type { Analysis } from '../../analyze/schema.ts';
-import { fmtInt, fmtMs, fmtNum, fmtPct, type Section } from '../table.ts';
-import {
-  columns,
-  note,
-  numericColumn,
-  pairs,
-  percentileColumns,
-  percentileRow,
-  table,
-  textColumn,
-} from './build.ts';
+import { columns, fmtInt, fmtMs, fmtNum, fmtPct, numericColumn, type Section, textColumn } from '../table.ts';
+import { note, pairs, percentileColumns, percentileRow, table } from './build.ts';
 
 const OPERATION_TITLES: Record<string, string> = {
   create: 'create (register)',
