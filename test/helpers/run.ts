@@ -1,5 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { join } from 'node:path';
 import { analyzeFile } from '../../src/analyze/file.ts';
 import type { Analysis } from '../../src/analyze/schema.ts';
 import { type RunResult, runScenario } from '../../src/run/engine.ts';
@@ -9,8 +7,6 @@ import { resolveScenarioRef } from '../../src/workload/builtins.ts';
 import { parseOverride } from '../../src/workload/load.ts';
 import { scratchDir } from './tmp.ts';
 
-// Imported at collection time, so the directory is removed after the importing file's tests.
-const runsDir = scratchDir('fleetbench-run-');
 
 export interface TestRun {
   outcome: RunResult;
@@ -21,7 +17,7 @@ export interface TestRun {
 /** Runs a scenario in-process in virtual time and analyses its trace with the real analyzer. */
 export async function runRef(ref: string, sets: string[] = [], outDir?: string): Promise<TestRun> {
   const { scenario, cell } = resolveScenarioRef(ref, sets.map(parseOverride));
-  const dir = outDir ?? mkdtempSync(join(runsDir, 'run-'));
+  const dir = outDir ?? scratchDir('fleetbench-run-');
   const outcome = await runScenario(scenario, { outDir: dir, cell });
   const { analysis } = await analyzeFile(outcome.tracePath, { threads: 1 });
   const { records } = await readTrace(outcome.tracePath);
