@@ -7,7 +7,6 @@ import { resolveScenarioRef } from '../../src/workload/builtins.ts';
 import { parseOverride } from '../../src/workload/load.ts';
 import { scratchDir } from './tmp.ts';
 
-
 export interface TestRun {
   outcome: RunResult;
   analysis: Analysis;
