@@ -19,6 +19,7 @@ import {
   parseLatencyFlag,
 } from '../github/config.ts';
 import { VERSION } from '../version.ts';
+import { collect } from './matrix.ts';
 import type { CommandIo } from './output.ts';
 
 interface ServeOptions {
@@ -77,8 +78,6 @@ function latency(text: string): LatencyInput {
   if (typeof parsed === 'string') throw new InvalidArgumentError(parsed);
   return parsed;
 }
-
-const collect = (value: string, previous: string[]) => [...previous, value];
 
 export function listenHost(text: string): '127.0.0.1' | '0.0.0.0' {
   if (text !== '127.0.0.1' && text !== '0.0.0.0')

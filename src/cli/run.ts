@@ -28,6 +28,7 @@ import { type Override, parseOverride } from '../workload/load.ts';
 import { isAoTarget } from '../workload/scenario.ts';
 import { verdictExitCode } from './check.ts';
 import { onInterrupt } from './interrupt.ts';
+import { collect } from './matrix.ts';
 import type { CommandIo } from './output.ts';
 
 interface RunFlags {
@@ -444,8 +445,4 @@ export function targetTag(target: string): string {
     .replace(/^(https?):\/\//, '$1-')
     .replace(/[:/]+/g, '-')
     .replace(/-+$/, '');
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
