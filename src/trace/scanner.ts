@@ -212,8 +212,9 @@ const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
 let NUM = 0;
 let STR = '';
 const bytesOf = (word) => Uint8Array.from(word, (ch) => ch.charCodeAt(0));
-// A JSON number without exponent, read exactly as JSON.parse reads it. Up to 15 significant
-// digits, digits / 10^scale is one correctly rounded division of two exact doubles. Real traces
+// A JSON number without exponent, read exactly as JSON.parse reads it. While its digits, read as
+// an integer, are below 2^53, digits / 10^scale is one correctly rounded division of two exact
+// doubles (Clinger's fast path). Real traces
 // are mostly 16-17 digit numbers (JSON.stringify writes the shortest string that round-trips a
 // double, and a measured time rarely has a short one), so up to 19 digits are read exactly too:
 // see nearest(). Beyond that, an exponent, or a scale over 22: the full path.
@@ -223,39 +224,55 @@ function num(b, p) {
   let c = b[p];
   let negative = false;
   if (c === 45) { negative = true; c = b[++p]; }
+  const first = p;
   let m = 0;
-  let digits = 0;
-  let low = 0;
-  let lowDigits = 0;
   let scale = 0;
   if (c === 48) {
     c = b[++p];
     if (c >= 48 && c <= 57) return -1;
   } else if (c >= 49 && c <= 57) {
-    do {
-      if (digits < 15) { m = m * 10 + (c - 48); digits++; } else { low = low * 10 + (c - 48); lowDigits++; }
-      c = b[++p];
-    } while (c >= 48 && c <= 57);
+    do { m = m * 10 + (c - 48); c = b[++p]; } while (c >= 48 && c <= 57);
   } else return -1;
+  let point = -1;
   if (c === 46) {
+    point = p;
     c = b[++p];
     if (!(c >= 48 && c <= 57)) return -1;
-    do {
-      // Zeros before the first significant digit are not digits of m.
-      if (digits < 15) { m = m * 10 + (c - 48); if (m !== 0) digits++; } else { low = low * 10 + (c - 48); lowDigits++; }
-      scale++;
-      c = b[++p];
-    } while (c >= 48 && c <= 57);
+    do { m = m * 10 + (c - 48); c = b[++p]; } while (c >= 48 && c <= 57);
+    scale = p - point - 1;
   }
-  if (c === 101 || c === 69 || scale > 22 || lowDigits > 4) return -1;
+  if (c === 101 || c === 69 || scale > 22) return -1;
   let value;
-  if (lowDigits === 0) value = scale === 0 ? m : m / POW10[scale];
+  // m only grows and rounding is monotonic, so ending below 2^53 means every step was exact (a
+  // step past it rounds to 2^53 or more): then one correctly rounded division.
+  if (m < 9007199254740992) value = scale === 0 ? m : m / POW10[scale];
   else {
-    value = nearest(m, low, lowDigits, scale);
+    value = longNumber(b, first, point, p, scale);
     if (value < 0) return -1;
   }
   NUM = negative ? -value : value;
   return p;
+}
+// The digits of b[first, end) (the point at index point, or -1) read again as 15 significant digits
+// and up to 4 more, for nearest(); -1 beyond 19 significant digits.
+function longNumber(b, first, point, end, scale) {
+  let high = 0;
+  let digits = 0;
+  let low = 0;
+  let lowDigits = 0;
+  for (let q = first; q < end; q++) {
+    if (q === point) continue;
+    const d = b[q] - 48;
+    if (digits < 15) {
+      high = high * 10 + d;
+      // Zeros before the first significant digit are not digits.
+      if (high !== 0) digits++;
+    } else {
+      low = low * 10 + d;
+      if (++lowDigits > 4) return -1;
+    }
+  }
+  return nearest(high, low, lowDigits, scale);
 }
 // a * b as PH + PL exactly (Dekker's product: no fused multiply-add in JavaScript).
 const SPLITTER = 134217729;
