@@ -1,6 +1,6 @@
 /**
  * One resource's `/rate_limit` bracket as the summaries show it (matrix/summary.ts builds it).
- * Imports nothing, so the HTML report's page script type-checks against it without Node's types.
+ * Imports nothing (types and one constant), so the HTML report's page script type-checks against it without Node's types.
  */
 export interface BracketRow {
   resource: string;
@@ -13,3 +13,14 @@ export interface BracketRow {
   tracePoints: number;
   unseenPoints: number | null;
 }
+
+/** The bracket table's columns, the same in the markdown summary and the HTML report. */
+export const BRACKET_COLUMNS = [
+  'resource',
+  'used before',
+  'used after',
+  'limit',
+  'delta',
+  'charged in the trace',
+  'unseen by the trace',
+] as const;

@@ -10,6 +10,7 @@ import { markdownBlocks } from '../report/markdown.ts';
 import { analysisSections } from '../report/sections/index.ts';
 import { columns, fmtInt, fmtNum, markdownTable, type Section } from '../report/table.ts';
 import type { Baseline, BaselineUnit } from './baseline.ts';
+import { BRACKET_COLUMNS } from './bracket-row.ts';
 import {
   activeBracket,
   bracketDeltaText,
@@ -35,15 +36,7 @@ function bracketMarkdown(a: Analysis): string[] {
     `Rate-limit bracket (\`/rate_limit\` ${at}):`,
     '',
     ...markdownTable(
-      columns(
-        'resource',
-        'used before',
-        'used after',
-        'limit',
-        'delta',
-        'charged in the trace',
-        'unseen by the trace',
-      ),
+      columns(...BRACKET_COLUMNS),
       rows.map((r) => [
         r.resource,
         fmtInt(r.beforeUsed),

@@ -4,6 +4,7 @@
  * but `window.fleetbenchReport` (what was drawn, for tests and for curious readers).
  */
 import uPlot from 'uplot';
+import { BRACKET_COLUMNS } from '../../../matrix/bracket-row.ts';
 import type {
   BudgetRow,
   GaugeGroup,
@@ -291,15 +292,7 @@ function figuresSection(u: UnitReport): HTMLElement {
     u.bracket.length === 0
       ? note('No /rate_limit snapshots bracket this run.')
       : table(
-          [
-            'resource',
-            'used before',
-            'used after',
-            'limit',
-            'delta',
-            'charged in the trace',
-            'unseen by the trace',
-          ],
+          [...BRACKET_COLUMNS],
           u.bracket.map((b) => [
             b.resource,
             fmt(b.beforeUsed),
