@@ -13,7 +13,6 @@ import { loadResults, type ResultSet } from '../matrix/results.ts';
 import type { MatrixOutcome, MatrixSpec } from '../matrix/run.ts';
 import { columns, fmtNum, textColumn, textTable } from '../report/table.ts';
 import {
-  collect,
   defaultJobs,
   parseCount,
   parseSeed,
@@ -21,6 +20,7 @@ import {
   TARGET_JOBS_NOTE,
   withTarget,
 } from './matrix.ts';
+import { collect } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface CompareFlags {

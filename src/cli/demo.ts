@@ -15,14 +15,8 @@ import { writeHtmlReport } from '../report/html/index.ts';
 import { columns, fmtInt, fmtMs, fmtNum, textColumn, textTable } from '../report/table.ts';
 import { builtinScenarioNames } from '../workload/builtins.ts';
 import { PRIORITY_CELLS } from '../workload/cells.ts';
-import {
-  collect,
-  defaultJobs,
-  parseCount,
-  runMatricesInteractive,
-  TARGET_JOBS_NOTE,
-  withTarget,
-} from './matrix.ts';
+import { defaultJobs, parseCount, runMatricesInteractive, TARGET_JOBS_NOTE, withTarget } from './matrix.ts';
+import { collect } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 /**

@@ -19,7 +19,7 @@ import {
   parseLatencyFlag,
 } from '../github/config.ts';
 import { VERSION } from '../version.ts';
-import { collect } from './matrix.ts';
+import { collect } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface ServeOptions {

@@ -16,7 +16,8 @@ import { planMatrix } from '../matrix/run.ts';
 import { SELECTOR_HELP } from '../matrix/select.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { parseOverride } from '../workload/load.ts';
-import { collect, parseCount, parseSeed, withTarget } from './matrix.ts';
+import { parseCount, parseSeed, withTarget } from './matrix.ts';
+import { collect } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 /** The flags both manifests take (resultsVolumeOptions and the pods' image, name and size). */

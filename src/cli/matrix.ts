@@ -16,6 +16,7 @@ import { budgetFooter, failingUnits, OVERVIEW_COLUMNS, overviewCells } from '../
 import { fmtMs, textTable } from '../report/table.ts';
 import { onInterrupt } from './interrupt.ts';
 import { runMatrixSegmentCommand } from './matrix-segment.ts';
+import { collect } from './options.ts';
 import type { CommandIo } from './output.ts';
 import { createMatrixProgress } from './progress.ts';
 
@@ -43,10 +44,6 @@ export function parseSeed(value: string | undefined): number | undefined {
   if (!/^-?\d+$/.test(value))
     throw new FleetbenchError('E_USAGE', `--seed: expected an integer, got '${value}'`);
   return Number(value);
-}
-
-export function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 /**

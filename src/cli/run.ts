@@ -28,7 +28,7 @@ import { type Override, parseOverride } from '../workload/load.ts';
 import { isAoTarget } from '../workload/scenario.ts';
 import { verdictExitCode } from './check.ts';
 import { onInterrupt } from './interrupt.ts';
-import { collect } from './matrix.ts';
+import { collect } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface RunFlags {
