@@ -1,6 +1,7 @@
 /**
  * One resource's `/rate_limit` bracket as the summaries show it (matrix/summary.ts builds it).
- * Imports nothing (types and one constant), so the HTML report's page script type-checks against it without Node's types.
+ * Imports nothing, so the HTML report's page script type-checks against it (and takes its columns)
+ * without Node's types.
  */
 export interface BracketRow {
   resource: string;

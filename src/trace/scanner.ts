@@ -234,10 +234,10 @@ function sameWords(b, p, end, bytes, words) {
 }
 // A JSON number without exponent, read exactly as JSON.parse reads it. While its digits, read as
 // an integer, are below 2^53, digits / 10^scale is one correctly rounded division of two exact
-// doubles (Clinger's fast path). Real traces
-// are mostly 16-17 digit numbers (JSON.stringify writes the shortest string that round-trips a
-// double, and a measured time rarely has a short one), so up to 19 digits are read exactly too:
-// see nearest(). Beyond that, an exponent, or a scale over 22: the full path.
+// doubles (Clinger's fast path). Real traces are mostly 16-17 digit numbers (JSON.stringify
+// writes the shortest string that round-trips a double, and a measured time rarely has a short
+// one), so up to 19 digits are read exactly too: see nearest(). Beyond that, an exponent, or a
+// scale over 22: the full path.
 let PH = 0;
 let PL = 0;
 function num(b, p) {
