@@ -2,6 +2,7 @@
 export interface BundlePaths {
   root: string;
   entry: string;
+  entries: Record<string, string>;
   cacheDir: string;
   manifest: string;
 }
@@ -9,3 +10,4 @@ export function bundlePaths(root?: string): BundlePaths;
 export function freshBundle(paths?: BundlePaths): string | undefined;
 export function buildBundle(paths?: BundlePaths): Promise<string | undefined>;
 export function loadCli(paths?: BundlePaths): Promise<{ main(argv: string[]): Promise<number> }>;
+export function runEntry(name: string, paths?: BundlePaths): Promise<unknown>;

@@ -1,7 +1,6 @@
 // A matrix child process: the parent forks this file with an IPC channel and sends it runs, one
-// at a time. Child processes do not inherit the tsx loader bin/fleetbench.js registers
-// in-process, so the child registers it before loading its TypeScript code.
-import { register } from 'tsx/esm/api';
+// at a time. It starts from the CLI's cached bundle (bin/cli-bundle.js), else from the
+// sources through tsx: a child does not inherit the loader its parent may run under.
+import { runEntry } from '../../bin/cli-bundle.js';
 
-register();
-await import('./child.ts');
+await runEntry('matrix-child');

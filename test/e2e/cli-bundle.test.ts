@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { buildBundle, bundlePaths, freshBundle } from '../../bin/cli-bundle.js';
+import { buildBundle, bundlePaths, freshBundle, runEntry } from '../../bin/cli-bundle.js';
 import { runCli } from '../helpers/cli.ts';
 import { scratchDir } from '../helpers/tmp.ts';
 
@@ -42,6 +42,12 @@ describe('the CLI bundle cache', () => {
     );
     file(root, 'src/lib/helper.ts', "export const helper = (): string => 'helper-1';\n");
     file(root, 'src/lib/lazy.ts', "export const lazy = (): string => 'lazy';\n");
+    // A child process's entry (a matrix slot), run for its effect when imported.
+    file(
+      root,
+      'src/matrix/child.ts',
+      "import { helper } from '../lib/helper.ts';\n(globalThis as Record<string, unknown>).childSaw = helper();\n",
+    );
     const paths = bundlePaths(root);
     expect(freshBundle(paths)).toBeUndefined();
 
@@ -51,6 +57,10 @@ describe('the CLI bundle cache', () => {
     // The dynamic import stays a chunk of its own, loaded on use.
     expect(readdirSync(dirname(first!)).some((name) => /^lazy-.*\.mjs$/.test(name))).toBe(true);
     expect(freshBundle(paths)).toBe(first);
+    // The child's entry comes from the same bundle (sharing the helper's chunk), not through tsx.
+    expect(readdirSync(dirname(first!))).toContain('matrix-child.mjs');
+    await runEntry('matrix-child', paths);
+    expect((globalThis as Record<string, unknown>).childSaw).toBe('helper-1');
 
     file(root, 'src/lib/helper.ts', "export const helper = (): string => 'helper-2';\n");
     expect(freshBundle(paths)).toBeUndefined();
@@ -77,6 +87,10 @@ describe('the CLI bundle cache', () => {
     expect(tsx.code).toBe(0);
     expect(bundled.stderr).toBe('');
     expect(JSON.parse(bundled.stdout)).toEqual(JSON.parse(tsx.stdout));
-    expect(freshBundle()).toBeDefined();
+    const bundle = freshBundle();
+    expect(bundle).toBeDefined();
+    // The processes the CLI starts have their entries in the same bundle.
+    for (const entry of ['matrix-child.mjs', 'reference-worker.mjs', 'ao-child.mjs'])
+      expect(readdirSync(dirname(bundle!))).toContain(entry);
   });
 });
