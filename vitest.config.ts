@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     // Two cores: run test files on both, but never more (servers and subprocesses share them).
-    maxWorkers: 2,
+    maxWorkers: 4,
     pool: 'forks',
     // Removes each file's scratch directories (test/helpers/tmp.ts), isolated or not.
     setupFiles: ['test/setup.ts'],

@@ -1,7 +1,7 @@
 /**
  * The real agent-orchestrator (its published packages, pinned in package.json) driven by
  * `fleetbench run --target ao` through the real gh CLI against the run's emulator: a few
- * sessions for about 80 s of real time, a review burst AO must react to and a hard restart of
+ * sessions for about 30 s of real time, a review burst AO must react to and a hard restart of
  * AO's process. What is asserted is what AO did, read from the trace.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -37,13 +37,13 @@ describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh again
       scenario,
       [
         'name: ao-short',
-        'duration: 45s',
+        'duration: 30s',
         'target: ao',
-        'polling: { interval: 5s }',
+        'polling: { interval: 4s }',
         'sessions: { count: 3, pr-after: 0, ci-after: 0, fix-after: 2s }',
         'faults:',
-        '  - { type: review-burst, at: 14s, comments: { min: 2, max: 3 } }',
-        '  - { type: restart, kind: hard, at: 28s }',
+        '  - { type: review-burst, at: 9s, comments: { min: 2, max: 3 } }',
+        '  - { type: restart, kind: hard, at: 18s }',
         'budgets: [track-b]',
         '',
       ].join('\n'),
