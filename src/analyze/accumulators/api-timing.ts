@@ -47,6 +47,10 @@ export class ApiTiming implements Accumulator<ApiTimingState> {
   }
 
   static transferables(state: ApiTimingState): ArrayBuffer[] {
-    return [state.bins.starts.buffer as ArrayBuffer, state.bins.ends.buffer as ArrayBuffer];
+    return [
+      state.bins.chunks.buffer as ArrayBuffer,
+      state.bins.starts.buffer as ArrayBuffer,
+      state.bins.ends.buffer as ArrayBuffer,
+    ];
   }
 }

@@ -1,0 +1,132 @@
+/**
+ * The chunked start/end bins (src/analyze/bins.ts) against a one-array model of what they
+ * promise: every call binned at the width the whole run ends up with, the peak and the sliding
+ * windows taken over every bin. Same numbers whatever the order of the calls, however they are
+ * split and merged, and after a trip through the state a worker thread hands over.
+ */
+import { describe, expect, it } from 'vitest';
+import { BIN_LADDER_MS, MAX_BINS, StartEndBins } from '../src/analyze/bins.ts';
+import { createRng } from '../src/rng.ts';
+
+type Call = [start: number, end: number];
+
+/** The dense model: the final width is the first on the ladder that fits the latest end. */
+function model(calls: Call[]) {
+  const latest = Math.max(0, ...calls.map(([, end]) => end));
+  let level = 0;
+  while (Math.floor(latest / BIN_LADDER_MS[level]!) >= MAX_BINS) level++;
+  const width = BIN_LADDER_MS[level]!;
+  const length = calls.length === 0 ? 0 : Math.floor(latest / width) + 1;
+  const starts = new Array<number>(length).fill(0);
+  const ends = new Array<number>(length).fill(0);
+  for (const [start, end] of calls) {
+    starts[start > 0 ? Math.floor(start / width) : 0]!++;
+    ends[Math.floor(Math.max(end, 0) / width)]!++;
+  }
+  let active = 0;
+  let peak = 0;
+  let peakAt: number | null = null;
+  for (let i = 0; i < length; i++) {
+    if (active + starts[i]! > peak) {
+      peak = active + starts[i]!;
+      peakAt = i * width;
+    }
+    active += starts[i]! - ends[i]!;
+  }
+  const windowOf = (ms: number) => {
+    if (width > ms || ms % width !== 0) return null;
+    const span = ms / width;
+    let sum = 0;
+    let best = 0;
+    let first: number | null = null;
+    for (let i = 0; i < length; i++) {
+      sum += starts[i]! - (i >= span ? starts[i - span]! : 0);
+      if (sum > best) {
+        best = sum;
+        first = Math.max(0, i - span + 1);
+      }
+    }
+    return { calls: best, atMs: first === null ? null : first * width };
+  };
+  const seriesOf = (ms: number) => {
+    if (ms % width !== 0) return null;
+    const out = new Array<number>(Math.ceil(length / (ms / width))).fill(0);
+    for (let i = 0; i < length; i++) out[Math.floor(i / (ms / width))]! += starts[i]!;
+    return out;
+  };
+  return {
+    width,
+    length,
+    peak: { peak, atMs: peakAt },
+    w1: windowOf(1000),
+    w10: windowOf(10_000),
+    s60: seriesOf(60_000),
+  };
+}
+
+function observed(bins: StartEndBins) {
+  return {
+    width: bins.widthMs,
+    length: bins.length,
+    peak: bins.peakConcurrency(),
+    w1: bins.maxInWindow(1000),
+    w10: bins.maxInWindow(10_000),
+    s60: bins.series(60_000),
+  };
+}
+
+/** Calls over `spanMs` of run time, in bursts (so windows and peaks differ), a few negative. */
+function calls(seed: number, count: number, spanMs: number): Call[] {
+  const rng = createRng(seed);
+  return Array.from({ length: count }, () => {
+    const burst = Math.floor(rng.next() * 20) * (spanMs / 20);
+    const start = Math.round(burst + rng.next() * rng.next() * (spanMs / 20)) - (rng.next() < 0.01 ? 50 : 0);
+    return [start, start + Math.round(rng.next() * 3000)] as Call;
+  });
+}
+
+const feed = (list: Call[]) => {
+  const bins = new StartEndBins();
+  for (const [start, end] of list) bins.add(start, end);
+  return bins;
+};
+
+describe('start/end bins', () => {
+  const cases: Array<[string, number, number]> = [
+    ['no calls', 0, 1000],
+    ['a minute at 1 ms', 500, 60_000],
+    ['17.5 min: past 2^20 bins of 1 ms', 2_000, 1_050_000],
+    ['an hour: 4 ms bins', 5_000, 3_600_000],
+    ['a day: 200 ms bins', 3_000, 86_400_000],
+  ];
+  it.each(cases)(
+    '%s: the one-array model, in order, shuffled, split and merged, through state',
+    (_, n, span) => {
+      const list = calls(n + span, n, span);
+      const expected = model(list);
+      expect(observed(feed(list))).toEqual(expected);
+      const rng = createRng(7);
+      const shuffled = [...list].sort(() => rng.next() - 0.5);
+      expect(observed(feed(shuffled))).toEqual(expected);
+      // Split as threads split a file (the early part may stay at a finer width), merged both ways.
+      const cut = Math.floor(n / 3);
+      const early = feed(list.slice(0, cut));
+      early.merge(feed(list.slice(cut)));
+      expect(observed(early)).toEqual(expected);
+      const late = feed(list.slice(cut));
+      late.merge(feed(list.slice(0, cut)));
+      expect(observed(late)).toEqual(expected);
+      // A worker's state: packed chunks, read back without a copy.
+      const state = feed(list).toState();
+      expect(state.starts.length).toBe(state.chunks.length * 4096);
+      expect(observed(StartEndBins.fromState(structuredClone(state)))).toEqual(expected);
+    },
+  );
+
+  it('an hour of a few calls a second touches a few chunks, not a million bins', () => {
+    const state = feed(calls(3, 5_000, 3_600_000)).toState();
+    expect(state.level).toBe(2);
+    expect(state.length).toBeGreaterThan(800_000);
+    expect(state.starts.length).toBeLessThan(state.length);
+  });
+});
