@@ -24,6 +24,10 @@ export const MAX_BINS = 1 << 20;
 const CHUNK_BITS = 12;
 const CHUNK = 1 << CHUNK_BITS;
 const MASK = CHUNK - 1;
+const CHUNKS = MAX_BINS / CHUNK;
+
+/** One slot per chunk, all present from the start: a packed array, never a sparse one. */
+const noChunks = (): Array<Int32Array | undefined> => new Array(CHUNKS).fill(undefined);
 
 /**
  * What a worker thread hands over: the chunks that hold calls, packed (`chunks[k]` is the
@@ -43,8 +47,10 @@ export class StartEndBins {
   /** Bins in use (highest index + 1). */
   length = 0;
   /** Chunk index → its start counts (undefined: all zero); `ends` likewise. */
-  private starts: Array<Int32Array | undefined> = [];
-  private ends: Array<Int32Array | undefined> = [];
+  private starts = noChunks();
+  private ends = noChunks();
+  /** Zeroed chunks that widening left unused, taken before allocating: new memory is slow here. */
+  private spare: Int32Array[] = [];
 
   get widthMs(): number {
     return BIN_LADDER_MS[this.level]!;
@@ -54,8 +60,11 @@ export class StartEndBins {
   add(start: number, end: number): void {
     const endIndex = this.indexFor(Math.max(end, 0));
     const startIndex = start > 0 ? Math.floor(start / BIN_LADDER_MS[this.level]!) : 0;
-    this.chunkOf(this.starts, startIndex >> CHUNK_BITS)[startIndex & MASK]!++;
-    this.chunkOf(this.ends, endIndex >> CHUNK_BITS)[endIndex & MASK]!++;
+    const starts =
+      this.starts[startIndex >> CHUNK_BITS] ?? this.chunkOf(this.starts, startIndex >> CHUNK_BITS);
+    starts[startIndex & MASK]!++;
+    const ends = this.ends[endIndex >> CHUNK_BITS] ?? this.chunkOf(this.ends, endIndex >> CHUNK_BITS);
+    ends[endIndex & MASK]!++;
   }
 
   /** Bin index of time t, widening first so that it fits. */
@@ -72,7 +81,7 @@ export class StartEndBins {
   private chunkOf(chunks: Array<Int32Array | undefined>, c: number): Int32Array {
     let chunk = chunks[c];
     if (chunk === undefined) {
-      chunk = new Int32Array(CHUNK);
+      chunk = this.spare.pop() ?? new Int32Array(CHUNK);
       chunks[c] = chunk;
     }
     return chunk;
@@ -83,17 +92,26 @@ export class StartEndBins {
     if (this.level + 1 >= BIN_LADDER_MS.length) throw new Error('run too long for the time bins');
     const factor = BIN_LADDER_MS[this.level + 1]! / BIN_LADDER_MS[this.level]!;
     const fold = (chunks: Array<Int32Array | undefined>) => {
-      const out: Array<Int32Array | undefined> = [];
-      for (let c = 0; c < chunks.length; c++) {
+      const out = noChunks();
+      for (let c = 0; c < CHUNKS; c++) {
         const chunk = chunks[c];
         if (chunk === undefined) continue;
-        const base = c * CHUNK;
+        // Walk the chunk's bins and the wider bin each falls in together (no division per bin).
+        let index = Math.floor((c * CHUNK) / factor);
+        let within = (c * CHUNK) % factor;
+        let into = out[index >> CHUNK_BITS] ?? this.chunkOf(out, index >> CHUNK_BITS);
         for (let j = 0; j < CHUNK; j++) {
-          const value = chunk[j]!;
-          if (value === 0) continue;
-          const index = Math.floor((base + j) / factor);
-          this.chunkOf(out, index >> CHUNK_BITS)[index & MASK]! += value;
+          into[index & MASK]! += chunk[j]!;
+          if (++within === factor) {
+            within = 0;
+            index++;
+            if ((index & MASK) === 0 && j + 1 < CHUNK)
+              into = out[index >> CHUNK_BITS] ?? this.chunkOf(out, index >> CHUNK_BITS);
+          }
         }
+        // Read for good: the wider bins ahead take it instead of new memory.
+        chunk.fill(0);
+        this.spare.push(chunk);
       }
       return out;
     };
@@ -133,8 +151,7 @@ export class StartEndBins {
 
   toState(): StartEndBinsState {
     const used: number[] = [];
-    const count = Math.max(this.starts.length, this.ends.length);
-    for (let c = 0; c < count; c++) if (this.starts[c] || this.ends[c]) used.push(c);
+    for (let c = 0; c < CHUNKS; c++) if (this.starts[c] || this.ends[c]) used.push(c);
     const starts = new Int32Array(used.length * CHUNK);
     const ends = new Int32Array(used.length * CHUNK);
     used.forEach((c, k) => {
@@ -169,8 +186,7 @@ export class StartEndBins {
     let active = 0;
     let peak = 0;
     let at: number | null = null;
-    const count = Math.max(this.starts.length, this.ends.length);
-    for (let c = 0; c < count; c++) {
+    for (let c = 0; c < CHUNKS; c++) {
       const starts = this.starts[c];
       const ends = this.ends[c];
       if (starts === undefined && ends === undefined) continue;
@@ -195,30 +211,35 @@ export class StartEndBins {
     const width = this.widthMs;
     if (width > windowMs || windowMs % width !== 0) return null;
     const span = windowMs / width;
-    // The window's sum only rises at a bin with starts, so only those can hold a new maximum:
-    // the sum is taken there (the starts of the span ending at that bin), as the dense pass does.
-    const positions: number[] = [];
-    const values: number[] = [];
-    for (let c = 0; c < this.starts.length; c++) {
-      const chunk = this.starts[c];
-      if (chunk === undefined) continue;
-      for (let j = 0; j < CHUNK; j++)
-        if (chunk[j] !== 0) {
-          positions.push(c * CHUNK + j);
-          values.push(chunk[j]!);
-        }
-    }
+    // The window's sum only rises at a bin with starts, so only those can hold a new maximum;
+    // the sum there is the dense pass's: `tail` subtracts what left the window (empty chunks
+    // skipped whole), and empty head chunks are skipped (their bins add nothing).
+    const chunks = this.starts;
     let sum = 0;
     let best = 0;
     let firstBin: number | null = null;
     let tail = 0;
-    for (let k = 0; k < positions.length; k++) {
-      const i = positions[k]!;
-      sum += values[k]!;
-      while (positions[tail]! <= i - span) sum -= values[tail++]!;
-      if (sum > best) {
-        best = sum;
-        firstBin = Math.max(0, i - span + 1);
+    for (let c = 0; c < CHUNKS; c++) {
+      const chunk = chunks[c];
+      if (chunk === undefined) continue;
+      for (let j = 0; j < CHUNK; j++) {
+        const value = chunk[j]!;
+        if (value === 0) continue;
+        const i = c * CHUNK + j;
+        sum += value;
+        while (tail <= i - span) {
+          const left = chunks[tail >> CHUNK_BITS];
+          if (left === undefined) {
+            tail = ((tail >> CHUNK_BITS) + 1) << CHUNK_BITS;
+            continue;
+          }
+          sum -= left[tail & MASK]!;
+          tail++;
+        }
+        if (sum > best) {
+          best = sum;
+          firstBin = Math.max(0, i - span + 1);
+        }
       }
     }
     return { calls: best, atMs: firstBin === null ? null : firstBin * width };
