@@ -122,6 +122,26 @@ describe('parallel analysis equals the single pass', () => {
   writeSyntheticTrace(path, { records: 30_000, sessions: 40, repos: 8 });
   const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
 
+  it('a worker thread loads no schema library (zod, ajv): each thread pays for what it loads', async () => {
+    const { build } = await import('esbuild');
+    const entry = new URL('../src/analyze/worker.ts', import.meta.url).pathname;
+    const { metafile } = await build({
+      entryPoints: [entry],
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const packages = new Set(
+      Object.keys(metafile.inputs).flatMap(
+        (input) => input.match(/node_modules\/((@[^/]+\/)?[^/]+)/)?.[1] ?? [],
+      ),
+    );
+    expect([...packages].filter((name) => ['zod', 'ajv'].includes(name))).toEqual([]);
+  });
+
   it.each([2, 3, 5])('on a clean trace, with %i threads', async (threads) => {
     const one = await analyzeFile(path, { threads: 1 });
     const many = await analyzeFile(path, { threads });

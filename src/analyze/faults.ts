@@ -2,27 +2,16 @@
  * The run's injected faults on its timeline: each `fault.start`, `fault.end` and `fault.failed`
  * event (docs/scenarios.md#faults) with its time and fault type, so reports can mark them where
  * the calls, latencies and states they caused are drawn. A finisher (finishers.ts): the events
- * are retained and merged across threads like the speed and turnover records.
+ * are retained and merged across threads like the speed and turnover records. Its schema is in
+ * schema.ts: this file runs in analysis worker threads, which load no zod (worker-source.ts).
  */
-import { z } from 'zod';
 import type { Finisher, RetainedRecord } from './finishers.ts';
+import type { FaultMarks } from './schema.ts';
 
 const FAULT_EVENTS = new Set(['fault.start', 'fault.end', 'fault.failed']);
 
 /** A run schedules at most a few hundred faults (a chaos wave a dozen); more are left out. */
 export const MAX_FAULT_MARKS = 1_000;
-
-export const faultsSchema = z
-  .array(
-    z.object({
-      tMs: z.number().describe('run time of the event'),
-      type: z.string().describe('the fault type (restart, review-burst, github-latency, ...)'),
-      phase: z.enum(['start', 'end', 'failed']),
-    }),
-  )
-  .describe(`injected faults in time order (at most ${MAX_FAULT_MARKS})`);
-
-export type FaultMarks = z.infer<typeof faultsSchema>;
 
 export const faultsFinisher: Finisher = {
   key: 'faults',

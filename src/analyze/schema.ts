@@ -8,10 +8,20 @@
  */
 import { z } from 'zod';
 import { publishedJsonSchema } from '../json-schema.ts';
-import { faultsSchema } from './faults.ts';
+import { MAX_FAULT_MARKS } from './faults.ts';
 import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
 
 export { ANALYSIS_SCHEMA_VERSION };
+
+const faultsSchema = z
+  .array(
+    z.object({
+      tMs: z.number().describe('run time of the event'),
+      type: z.string().describe('the fault type (restart, review-burst, github-latency, ...)'),
+      phase: z.enum(['start', 'end', 'failed']),
+    }),
+  )
+  .describe(`injected faults in time order (at most ${MAX_FAULT_MARKS})`);
 
 const int = z.number().int();
 const count = int.nonnegative();
@@ -548,6 +558,7 @@ export type ScorecardRow = z.infer<typeof scorecardRowSchema>;
 export type BurnWindow = z.infer<typeof burnWindowSchema>;
 export type KeyCount = z.infer<typeof keyCountSchema>;
 export type BracketResource = z.infer<typeof bracketResourceSchema>;
+export type FaultMarks = z.infer<typeof faultsSchema>;
 
 export function analysisJsonSchema(): Record<string, unknown> {
   return publishedJsonSchema(analysisSchema, {
