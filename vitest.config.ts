@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { WaitingApartSequencer } from './test/sequencer.ts';
 
 // Two projects (docs/contributing.md): `unit` runs the CLI in-process (test/helpers/cli.ts `cli()`)
 // and everything else; `e2e` (test/e2e/) runs the real bin as a process: signals, exit codes as
@@ -9,6 +10,8 @@ export default defineConfig({
     // segmented live run) mostly wait on real clocks, and with two workers they ran side by side
     // while the CPU idled (`vitest run` 174 s; 137 s with three, 135 s with four).
     maxWorkers: 3,
+    // ... and the files that wait are spread among those that compute (test/sequencer.ts).
+    sequence: { sequencer: WaitingApartSequencer },
     pool: 'forks',
     // Removes each file's scratch directories (test/helpers/tmp.ts), isolated or not.
     setupFiles: ['test/setup.ts'],
