@@ -201,7 +201,9 @@ function removeOld(cacheDir, current) {
 
 /** The bundle's module for `name` (a key of ENTRIES), built if needed; undefined when it cannot be. */
 function bundledEntry(name, paths) {
-  if (process.env.FLEETBENCH_BUNDLE === '0') return Promise.resolve(undefined);
+  // No source, no bundled module: not worth a rebuild at every start (tsx then says what is missing).
+  if (process.env.FLEETBENCH_BUNDLE === '0' || !existsSync(paths.entries[name] ?? ''))
+    return Promise.resolve(undefined);
   const entryOf = (main) => {
     if (main === undefined) return undefined;
     const path = join(dirname(main), `${name}.mjs`);

@@ -75,14 +75,18 @@ function observed(bins: StartEndBins) {
   };
 }
 
-/** Calls over `spanMs` of run time, in bursts (so windows and peaks differ), a few negative. */
+/**
+ * Calls over `spanMs` of run time, in bursts (so windows and peaks differ), a few negative, the
+ * last ending at `spanMs` (so the run reaches the width its span implies).
+ */
 function calls(seed: number, count: number, spanMs: number): Call[] {
   const rng = createRng(seed);
-  return Array.from({ length: count }, () => {
+  const list = Array.from({ length: Math.max(0, count - 1) }, () => {
     const burst = Math.floor(rng.next() * 20) * (spanMs / 20);
     const start = Math.round(burst + rng.next() * rng.next() * (spanMs / 20)) - (rng.next() < 0.01 ? 50 : 0);
     return [start, start + Math.round(rng.next() * 3000)] as Call;
   });
+  return count === 0 ? [] : [...list, [spanMs - 100, spanMs]];
 }
 
 const feed = (list: Call[]) => {
@@ -90,6 +94,9 @@ const feed = (list: Call[]) => {
   for (const [start, end] of list) bins.add(start, end);
   return bins;
 };
+
+/** Through the state a worker thread hands over (packed chunks, read back without a copy). */
+const viaState = (bins: StartEndBins) => StartEndBins.fromState(structuredClone(bins.toState()));
 
 describe('start/end bins', () => {
   const cases: Array<[string, number, number]> = [
@@ -99,29 +106,46 @@ describe('start/end bins', () => {
     ['an hour: 4 ms bins', 5_000, 3_600_000],
     ['a day: 200 ms bins', 3_000, 86_400_000],
   ];
-  it.each(cases)(
-    '%s: the one-array model, in order, shuffled, split and merged, through state',
-    (_, n, span) => {
-      const list = calls(n + span, n, span);
-      const expected = model(list);
-      expect(observed(feed(list))).toEqual(expected);
-      const rng = createRng(7);
-      const shuffled = [...list].sort(() => rng.next() - 0.5);
-      expect(observed(feed(shuffled))).toEqual(expected);
-      // Split as threads split a file (the early part may stay at a finer width), merged both ways.
-      const cut = Math.floor(n / 3);
-      const early = feed(list.slice(0, cut));
-      early.merge(feed(list.slice(cut)));
-      expect(observed(early)).toEqual(expected);
-      const late = feed(list.slice(cut));
-      late.merge(feed(list.slice(0, cut)));
-      expect(observed(late)).toEqual(expected);
-      // A worker's state: packed chunks, read back without a copy.
-      const state = feed(list).toState();
-      expect(state.starts.length).toBe(state.chunks.length * 4096);
-      expect(observed(StartEndBins.fromState(structuredClone(state)))).toEqual(expected);
-    },
-  );
+  it.each(cases)('%s: the one-array model, in any order, split and merged, through state', (_, n, span) => {
+    const list = calls(n + span, n, span);
+    const expected = model(list);
+    expect(observed(feed(list))).toEqual(expected);
+    const rng = createRng(7);
+    const shuffled = [...list].sort(() => rng.next() - 0.5);
+    expect(observed(feed(shuffled))).toEqual(expected);
+    // Split in time order, as threads split a file: the early part stays at a finer width than
+    // the late one, so a merge widens one side (a clone of it when it is the other), both ways.
+    const byEnd = [...list].sort((a, b) => a[1] - b[1]);
+    const cut = Math.floor(n / 3);
+    const early = feed(byEnd.slice(0, cut));
+    early.merge(feed(byEnd.slice(cut)));
+    expect(observed(early)).toEqual(expected);
+    const late = feed(byEnd.slice(cut));
+    late.merge(feed(byEnd.slice(0, cut)));
+    expect(observed(late)).toEqual(expected);
+    // The main thread's path: workers' states read back, merged, then added to.
+    const received = viaState(feed(byEnd.slice(0, cut)));
+    received.merge(viaState(feed(byEnd.slice(cut, 2 * cut))));
+    for (const [start, end] of byEnd.slice(2 * cut)) received.add(start, end);
+    expect(observed(received)).toEqual(expected);
+    const state = feed(list).toState();
+    expect(state.starts.length).toBe(state.chunks.length * 4096);
+    expect(observed(viaState(feed(list)))).toEqual(expected);
+  });
+
+  it('the split parts end at different widths (what the merges above exercise)', () => {
+    const byEnd = calls(2_000 + 1_050_000, 2_000, 1_050_000).sort((a, b) => a[1] - b[1]);
+    expect(feed(byEnd.slice(0, 666)).widthMs).toBe(1);
+    expect(feed(byEnd).widthMs).toBe(2);
+  });
+
+  it('a call the schema refuses (end before start, NaN) counts no further than its end', () => {
+    const bins = new StartEndBins();
+    bins.add(5000, 100);
+    bins.add(Number.NaN, 10);
+    expect(bins.series(1000)).toEqual([1]);
+    expect(bins.maxInWindow(1000)).toEqual({ calls: 1, atMs: 0 });
+  });
 
   it('an hour of a few calls a second touches a few chunks, not a million bins', () => {
     const state = feed(calls(3, 5_000, 3_600_000)).toState();

@@ -56,8 +56,13 @@ export class StartEndBins {
     return BIN_LADDER_MS[this.level]!;
   }
 
-  /** A call in flight over [start, end) (ms of run time; negatives count at 0). */
+  /**
+   * A call in flight over [start, end) (ms of run time; negatives count at 0). A call the trace
+   * schema refuses (NaN, an end before its start) is not counted past its end.
+   */
   add(start: number, end: number): void {
+    if (Number.isNaN(start) || Number.isNaN(end)) return;
+    if (start > end) start = end;
     const endIndex = this.indexFor(Math.max(end, 0));
     const startIndex = start > 0 ? Math.floor(start / BIN_LADDER_MS[this.level]!) : 0;
     const starts =
