@@ -23,6 +23,8 @@ import { systemTool } from './helpers/tools.ts';
 const dir = scratchDir('fleetbench-gh-');
 afterAll(stopAll);
 const ghTool = systemTool('gh', ['--version'], 'gh');
+const ghTmp = join(dir, 'tmp');
+mkdirSync(ghTmp);
 
 interface GhResult {
   code: number | null;
@@ -49,6 +51,10 @@ function ghEnv(host: string, token: string, certPath: string): NodeJS.ProcessEnv
     GH_ENTERPRISE_TOKEN: token,
     SSL_CERT_FILE: certPath,
     GH_CONFIG_DIR: config,
+    // gh keeps feature-detection answers for 24 h in $TMPDIR/gh-cli-cache, keyed by URL and
+    // token: one cache for this file's run, as on a machine where gh never ran (the shared
+    // /tmp one made a later run on a reused port skip calls this table counts).
+    TMPDIR: ghTmp,
     GH_PROMPT_DISABLED: '1',
     GH_NO_UPDATE_NOTIFIER: '1',
     GH_PAGER: 'cat',

@@ -6,7 +6,7 @@
  * AO's session manager and one lifecycle manager per project (one project per repository of
  * the topology) with fleetbench's stand-in runtime, agent and workspace, and AO's own
  * scm-github and tracker-github plugins, which shell out to the real `gh` pointed at the
- * emulator (GH_HOST, GH_ENTERPRISE_TOKEN, SSL_CERT_FILE, a private GH_CONFIG_DIR and HOME).
+ * emulator (GH_HOST, GH_ENTERPRISE_TOKEN, SSL_CERT_FILE, a private GH_CONFIG_DIR, HOME and TMPDIR).
  *
  * `gh` sends no attribution headers, so every session is registered with the emulator by
  * branch and issue (content attribution) and each project's poll cycle is announced while it
@@ -148,7 +148,7 @@ export class AoTarget implements Target {
   async start(): Promise<void> {
     const work = mkdtempSync(join(tmpdir(), 'fleetbench-ao-'));
     this.workDir = work;
-    for (const sub of ['home', 'gh-config', 'projects', 'workspaces'])
+    for (const sub of ['home', 'gh-config', 'tmp', 'projects', 'workspaces'])
       mkdirSync(join(work, sub), { mode: 0o700 });
     const cert = generateSelfSignedCert(join(work, 'tls'));
     this.server = await startGitHubServer({ emulator: this.emulator, tls: cert });
@@ -210,6 +210,9 @@ export class AoTarget implements Target {
       GH_ENTERPRISE_TOKEN: this.options.github.token,
       SSL_CERT_FILE: cert.certPath,
       GH_CONFIG_DIR: join(work, 'gh-config'),
+      // gh caches some answers (feature detection, 24 h) under $TMPDIR/gh-cli-cache, keyed by
+      // URL and token: a later run on a reused port would skip those calls and count less.
+      TMPDIR: join(work, 'tmp'),
       GH_PROMPT_DISABLED: '1',
       GH_NO_UPDATE_NOTIFIER: '1',
       GH_PAGER: 'cat',
