@@ -1,7 +1,6 @@
 // Types of cli-bundle.js (plain JavaScript: it runs before TypeScript can be loaded).
 export interface BundlePaths {
   root: string;
-  entry: string;
   entries: Record<string, string>;
   cacheDir: string;
   manifest: string;

@@ -43,8 +43,9 @@ const KEEP_OLD_MS = 60 * 60 * 1000;
 
 /**
  * The modules a process starts from, bundled together (shared code in shared chunks): the CLI,
- * and the child processes it starts. Through tsx a child paid ~1.3 s of CPU and ~0.9 s before it
- * could work (a matrix slot, a control-plane restart, AO's process); from the bundle ~0.2 s.
+ * and the child processes it starts. Through tsx a child paid ~0.6-0.9 s and up to 1.6 s of CPU
+ * before it could work (a matrix slot, a control-plane restart, AO's process); from the bundle
+ * ~0.3-0.4 s and 0.7 s.
  */
 const ENTRIES = {
   main: 'src/cli/main.ts',
@@ -60,7 +61,6 @@ export function bundlePaths(root = fileURLToPath(new URL('..', import.meta.url))
   for (const [name, path] of Object.entries(ENTRIES)) entries[name] = join(root, ...path.split('/'));
   return {
     root,
-    entry: entries.main,
     entries,
     cacheDir,
     manifest: join(cacheDir, 'cli.json'),
@@ -200,22 +200,26 @@ function removeOld(cacheDir, current) {
 }
 
 /** The bundle's module for `name` (a key of ENTRIES), built if needed; undefined when it cannot be. */
-function bundledEntry(name, paths) {
+async function bundledEntry(name, paths) {
   // No source, no bundled module: not worth a rebuild at every start (tsx then says what is missing).
-  if (process.env.FLEETBENCH_BUNDLE === '0' || !existsSync(paths.entries[name] ?? ''))
-    return Promise.resolve(undefined);
+  if (process.env.FLEETBENCH_BUNDLE === '0' || !existsSync(paths.entries[name] ?? '')) return undefined;
   const entryOf = (main) => {
     if (main === undefined) return undefined;
     const path = join(dirname(main), `${name}.mjs`);
     return existsSync(path) ? path : undefined;
   };
-  return (async () => {
-    try {
-      return entryOf(freshBundle(paths)) ?? entryOf(await buildBundle(paths));
-    } catch {
-      return undefined;
-    }
-  })();
+  try {
+    return entryOf(freshBundle(paths)) ?? entryOf(await buildBundle(paths));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The entry `name` from the sources, through tsx's loader. */
+async function fromSources(name, paths) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  return import(pathToFileURL(paths.entries[name]).href);
 }
 
 /** The CLI's main module: the cached bundle when it can be had, else the sources through tsx. */
@@ -229,9 +233,7 @@ export async function loadCli(paths = bundlePaths()) {
       // Fall back to tsx, which reports a broken source in its own words.
     }
   }
-  const { register } = await import('tsx/esm/api');
-  register();
-  return import(pathToFileURL(paths.entry).href);
+  return fromSources('main', paths);
 }
 
 /**
@@ -241,11 +243,7 @@ export async function loadCli(paths = bundlePaths()) {
  */
 export async function runEntry(name, paths = bundlePaths()) {
   const bundled = await bundledEntry(name, paths);
-  if (bundled !== undefined) {
-    process.setSourceMapsEnabled(true);
-    return import(pathToFileURL(bundled).href);
-  }
-  const { register } = await import('tsx/esm/api');
-  register();
-  return import(pathToFileURL(paths.entries[name]).href);
+  if (bundled === undefined) return fromSources(name, paths);
+  process.setSourceMapsEnabled(true);
+  return import(pathToFileURL(bundled).href);
 }

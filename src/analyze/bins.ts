@@ -61,8 +61,10 @@ export class StartEndBins {
    * schema refuses (NaN, an end before its start) is not counted past its end.
    */
   add(start: number, end: number): void {
-    if (Number.isNaN(start) || Number.isNaN(end)) return;
-    if (start > end) start = end;
+    if (!(start <= end)) {
+      if (Number.isNaN(start) || Number.isNaN(end)) return;
+      start = end;
+    }
     const endIndex = this.indexFor(Math.max(end, 0));
     const startIndex = start > 0 ? Math.floor(start / BIN_LADDER_MS[this.level]!) : 0;
     const starts =
@@ -135,7 +137,7 @@ export class StartEndBins {
       [this.starts, o.starts],
       [this.ends, o.ends],
     ] as const) {
-      for (let c = 0; c < theirs.length; c++) {
+      for (let c = 0; c < CHUNKS; c++) {
         const chunk = theirs[c];
         if (chunk === undefined) continue;
         const into = this.chunkOf(mine, c);
@@ -256,7 +258,7 @@ export class StartEndBins {
     if (binMs % width !== 0) return null;
     const factor = binMs / width;
     const out = new Array<number>(Math.ceil(this.length / factor)).fill(0);
-    for (let c = 0; c < this.starts.length; c++) {
+    for (let c = 0; c < CHUNKS; c++) {
       const chunk = this.starts[c];
       if (chunk === undefined) continue;
       for (let j = 0; j < CHUNK; j++)
@@ -267,9 +269,9 @@ export class StartEndBins {
 }
 
 /**
- * The largest sum of `span` neighbouring bins among the first `length`, sliding one bin at a
- * time, and the first bin of the first window that reaches it (null when no sum is above 0).
- * Call starts per bin and values per second slide the same way.
+ * The largest sum of `span` neighbouring values among the first `length`, sliding one at a time,
+ * and the first index of the first window that reaches it (null when no sum is above 0): the
+ * per-second series' window (StartEndBins.maxInWindow is the same pass over its chunks).
  */
 function maxWindowSum(
   bins: ArrayLike<number>,

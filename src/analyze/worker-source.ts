@@ -57,7 +57,8 @@ function cached(paths: { script: string; inputs: string }): boolean {
   }
 }
 
-function bundle(): { code: string; inputs: string[] } | null {
+/** The worker's bundle and the files it was built from (null when esbuild fails). */
+export function bundleWorker(): { code: string; inputs: string[] } | null {
   try {
     // Loaded lazily: single-threaded runs never pay for it.
     const { buildSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
@@ -93,7 +94,7 @@ export function workerEntry(): { filename: string | URL; options: WorkerOptions 
     resolved = { filename: paths.script, options: {} };
     return resolved;
   }
-  const built = bundle();
+  const built = bundleWorker();
   if (built === null) {
     resolved = { filename: new URL('./worker.mjs', import.meta.url), options: {} };
     return resolved;
