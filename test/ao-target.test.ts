@@ -1,7 +1,7 @@
 /**
  * The real agent-orchestrator (its published packages, pinned in package.json) driven by
  * `fleetbench run --target ao` through the real gh CLI against the run's emulator: a few
- * sessions for about 24 s of real time, a review burst AO must react to and a hard restart of
+ * sessions for about 28 s of real time, a review burst AO must react to and a hard restart of
  * AO's process. What is asserted is what AO did, read from the trace.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -33,11 +33,13 @@ describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh again
   it('polls, reacts to review comments, survives a hard restart; every call attributed to its session', async () => {
     gh.require();
     const scenario = join(dir, 'ao-short.yaml');
+    // Two sessions (each gh call is a Go process of ~0.15 s of CPU: most of this file's cost);
+    // 12 s after the restart, so the new process polls at least twice even on a loaded machine.
     writeFileSync(
       scenario,
       [
         'name: ao-short',
-        'duration: 24s',
+        'duration: 28s',
         'target: ao',
         'polling: { interval: 4s }',
         'sessions: { count: 2, pr-after: 0, ci-after: 0, fix-after: 2s }',
