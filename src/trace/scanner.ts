@@ -232,67 +232,56 @@ function sameWords(b, p, end, bytes, words) {
   for (let i = whole * 4; i < n; i++) if (b[p + i] !== bytes[i]) return false;
   return true;
 }
-// A JSON number without exponent, read exactly as JSON.parse reads it. While its digits, read as
-// an integer, are below 2^53, digits / 10^scale is one correctly rounded division of two exact
-// doubles (Clinger's fast path). Real traces are mostly 16-17 digit numbers (JSON.stringify
-// writes the shortest string that round-trips a double, and a measured time rarely has a short
-// one), so up to 19 digits are read exactly too: see nearest(). Beyond that, an exponent, or a
-// scale over 22: the full path.
+// A JSON number without exponent, read exactly as JSON.parse reads it, in one pass: its first 15
+// significant digits into high, up to 4 more into low (beyond 19: the full path). While the whole
+// mantissa high * 10^k + low is below 2^53 it is an exact double, and mantissa / 10^scale is one
+// correctly rounded division of two exact doubles (Clinger's fast path). Real traces are mostly
+// 16-17 digit numbers (JSON.stringify writes the shortest string that round-trips a double, and a
+// measured time rarely has a short one), so longer mantissas are read exactly too: see
+// nearest(). An exponent or a scale over 22: the full path.
 let PH = 0;
 let PL = 0;
 function num(b, p) {
   let c = b[p];
   let negative = false;
   if (c === 45) { negative = true; c = b[++p]; }
-  const first = p;
-  let m = 0;
-  let scale = 0;
+  let high = 0;
+  let digits = 0;
+  let low = 0;
+  let k = 0;
   if (c === 48) {
     c = b[++p];
     if (c >= 48 && c <= 57) return -1;
   } else if (c >= 49 && c <= 57) {
-    do { m = m * 10 + (c - 48); c = b[++p]; } while (c >= 48 && c <= 57);
+    do { high = high * 10 + (c - 48); digits++; c = b[++p]; } while (c >= 48 && c <= 57 && digits < 15);
+    while (c >= 48 && c <= 57) { if (++k > 4) return -1; low = low * 10 + (c - 48); c = b[++p]; }
   } else return -1;
-  let point = -1;
+  let scale = 0;
   if (c === 46) {
-    point = p;
+    const point = p;
     c = b[++p];
     if (!(c >= 48 && c <= 57)) return -1;
-    do { m = m * 10 + (c - 48); c = b[++p]; } while (c >= 48 && c <= 57);
+    // Zeros before the first significant digit (0.000123) are not digits of the mantissa.
+    if (digits === 0) while (c === 48) c = b[++p];
+    while (c >= 48 && c <= 57 && digits < 15) { high = high * 10 + (c - 48); digits++; c = b[++p]; }
+    while (c >= 48 && c <= 57) { if (++k > 4) return -1; low = low * 10 + (c - 48); c = b[++p]; }
     scale = p - point - 1;
   }
   if (c === 101 || c === 69 || scale > 22) return -1;
   let value;
-  // m only grows and rounding is monotonic, so ending below 2^53 means every step was exact (a
-  // step past it rounds to 2^53 or more): then one correctly rounded division.
-  if (m < 9007199254740992) value = scale === 0 ? m : m / POW10[scale];
+  if (k === 0) value = scale === 0 ? high : high / POW10[scale];
   else {
-    value = longNumber(b, first, point, p, scale);
-    if (value < 0) return -1;
+    // high < 10^15 and k <= 4: high * 10^k + low below 2^53 is computed exactly (rounding is
+    // monotonic and 2^53 a double, so a sum at or past it never comes out below).
+    const m = high * POW10[k] + low;
+    if (m < 9007199254740992) value = scale === 0 ? m : m / POW10[scale];
+    else {
+      value = nearest(high, low, k, scale);
+      if (value < 0) return -1;
+    }
   }
   NUM = negative ? -value : value;
   return p;
-}
-// The digits of b[first, end) (the point at index point, or -1) read again as 15 significant digits
-// and up to 4 more, for nearest(); -1 beyond 19 significant digits.
-function longNumber(b, first, point, end, scale) {
-  let high = 0;
-  let digits = 0;
-  let low = 0;
-  let lowDigits = 0;
-  for (let q = first; q < end; q++) {
-    if (q === point) continue;
-    const d = b[q] - 48;
-    if (digits < 15) {
-      high = high * 10 + d;
-      // Zeros before the first significant digit are not digits.
-      if (high !== 0) digits++;
-    } else {
-      low = low * 10 + d;
-      if (++lowDigits > 4) return -1;
-    }
-  }
-  return nearest(high, low, lowDigits, scale);
 }
 // a * b as PH + PL exactly (Dekker's product: no fused multiply-add in JavaScript).
 const SPLITTER = 134217729;
