@@ -351,7 +351,14 @@ function same(b, p, end, word) {
 const SLOTS = 1024;
 // Per field: the last value, then a direct-mapped table of values by hash (bounded memory).
 function newCache() {
-  return { lastBytes: undefined, last: '', bytes: new Array(SLOTS).fill(undefined), strings: new Array(SLOTS).fill('') };
+  return {
+    lastBytes: undefined,
+    lastWords: undefined,
+    last: '',
+    bytes: new Array(SLOTS).fill(undefined),
+    words: new Array(SLOTS).fill(undefined),
+    strings: new Array(SLOTS).fill(''),
+  };
 }
 // A string of printable ASCII without escapes (anything else: the full path), the same string
 // object each time a value repeats, so the analyzer's maps hash nothing new.
@@ -359,7 +366,7 @@ function str(b, p, end, cache) {
   if (b[p] !== 34) return -1;
   const a = p + 1;
   const lastBytes = cache.lastBytes;
-  if (lastBytes !== undefined && a + lastBytes.length < end && b[a + lastBytes.length] === 34 && same(b, a, end, lastBytes)) {
+  if (lastBytes !== undefined && a + lastBytes.length < end && b[a + lastBytes.length] === 34 && sameWords(b, a, end, lastBytes, cache.lastWords)) {
     STR = cache.last;
     return a + lastBytes.length + 1;
   }
@@ -375,16 +382,22 @@ function str(b, p, end, cache) {
   }
   const slot = h & (SLOTS - 1);
   let bytes = cache.bytes[slot];
+  let words;
   let value;
-  if (bytes !== undefined && bytes.length === q - a && same(b, a, end, bytes)) value = cache.strings[slot];
-  else {
+  if (bytes !== undefined && bytes.length === q - a && sameWords(b, a, end, bytes, cache.words[slot])) {
+    value = cache.strings[slot];
+    words = cache.words[slot];
+  } else {
     if (q - a > 4096) return -1;
     bytes = new Uint8Array(b.subarray(a, q));
+    words = wordsOf(bytes);
     value = String.fromCharCode.apply(null, bytes);
     cache.bytes[slot] = bytes;
+    cache.words[slot] = words;
     cache.strings[slot] = value;
   }
   cache.lastBytes = bytes;
+  cache.lastWords = words;
   cache.last = value;
   STR = value;
   return q + 1;
