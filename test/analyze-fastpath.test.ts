@@ -360,6 +360,19 @@ describe('the api scanner', () => {
       seen.set(session, fresh.record.session!);
     }
     expect(seen.size).toBe(3001);
+    // Values compared a word at a time, the last word overlapping the one before: values of
+    // every length up to 13 that differ from the field's last value in one byte, anywhere.
+    for (let length = 0; length <= 13; length++) {
+      const plain = 'a'.repeat(length);
+      for (let at = 0; at < length; at++) {
+        const differing = `${plain.slice(0, at)}b${plain.slice(at + 1)}`;
+        for (const session of [plain, differing, plain, differing]) {
+          const bytes = Buffer.from(JSON.stringify({ ...api, session }));
+          expect(fresh.scan(bytes, 0, bytes.length)).toBe(true);
+          expect(fresh.record.session).toBe(session);
+        }
+      }
+    }
   });
 });
 

@@ -213,11 +213,14 @@ const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
 let NUM = 0;
 let STR = '';
 const bytesOf = (word) => Uint8Array.from(word, (ch) => ch.charCodeAt(0));
-// A word's bytes as little-endian 32-bit integers (the whole ones), for sameWords().
+// A word's bytes as little-endian 32-bit integers, for sameWords(): the whole ones, then (when
+// the length is not a multiple of 4) the last four bytes, overlapping the word before. None
+// under 4 bytes.
 const wordsOf = (bytes) => {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const words = new Int32Array(bytes.length >> 2);
-  for (let i = 0; i < words.length; i++) words[i] = view.getInt32(i * 4, true);
+  const n = bytes.length;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, n);
+  const words = new Int32Array(n < 4 ? 0 : (n + 3) >> 2);
+  for (let i = 0; i < words.length; i++) words[i] = view.getInt32(Math.min(i * 4, n - 4), true);
   return words;
 };
 let VIEW_OF = undefined;
@@ -226,11 +229,14 @@ let VIEW = new DataView(new ArrayBuffer(8));
 function sameWords(b, p, end, bytes, words) {
   const n = bytes.length;
   if (p + n > end) return false;
+  if (n < 4) {
+    for (let i = 0; i < n; i++) if (b[p + i] !== bytes[i]) return false;
+    return true;
+  }
   if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
-  const whole = words.length;
-  for (let i = 0; i < whole; i++) if (VIEW.getInt32(p + i * 4, true) !== words[i]) return false;
-  for (let i = whole * 4; i < n; i++) if (b[p + i] !== bytes[i]) return false;
-  return true;
+  const last = words.length - 1;
+  for (let i = 0; i < last; i++) if (VIEW.getInt32(p + i * 4, true) !== words[i]) return false;
+  return VIEW.getInt32(p + n - 4, true) === words[last];
 }
 // A JSON number without exponent, read exactly as JSON.parse reads it, in one pass: its first 15
 // significant digits into high, up to 4 more into low (beyond 19: the full path). While the whole
