@@ -327,6 +327,52 @@ describe('the api scanner', () => {
     expect(readCount).toBeGreaterThan(60_000);
   });
 
+  it('tells keys of every length apart, one byte changed anywhere', () => {
+    // Keys are compared by words: 3 bytes ("":), 4 to 16 with overlapping words, longer ones.
+    const names = [
+      '',
+      'a',
+      'ab',
+      'abc',
+      'abcd',
+      'abcdefg',
+      'abcdefgh',
+      'abcdefghijk',
+      'abcdefghijkl',
+      'abcdefghijklm',
+      'abcdefghijklmnopq',
+    ];
+    const properties = Object.fromEntries(names.map((name) => [name, { type: 'number' }]));
+    const keyed = loadScanner(
+      scannerCode({
+        type: 'object',
+        properties: { kind: { type: 'string', const: 'api' }, ...properties },
+        required: ['kind'],
+        additionalProperties: false,
+      })!,
+    );
+    const scan = (line: string) => {
+      const bytes = Buffer.from(line);
+      return keyed.scan(bytes, 0, bytes.length);
+    };
+    const values = names.map((name, i) => `${JSON.stringify(name)}:${i}`);
+    for (const order of [values, [...values].reverse()]) {
+      for (let round = 0; round < 3; round++) {
+        expect(scan(`{"kind":"api",${order.join(',')}}`)).toBe(true);
+        const record = keyed.record as unknown as Record<string, number>;
+        for (const [i, name] of names.entries()) expect(record[name], name).toBe(i);
+      }
+      for (const [i, name] of names.entries())
+        for (let at = 0; at < name.length; at++) {
+          const changed = `${name.slice(0, at)}z${name.slice(at + 1)}`;
+          const line = order.map((value, j) =>
+            value === values[i] ? `${JSON.stringify(changed)}:${j}` : value,
+          );
+          expect(scan(`{"kind":"api",${line.join(',')}}`), changed).toBe(false);
+        }
+    }
+  });
+
   it('never accepts a mutated line the full path reads otherwise (seeded mutations)', () => {
     const rng = new Rng(17);
     const alphabet = '{}[]",:.-+eE0123456789 \\/tfnulaé\u0000';

@@ -161,6 +161,7 @@ function objectCode(schema: JsonSchema, nested: string[]): { name: string; creat
     `const ${keyTable} = new Map([${fields.map((f, i) => `[${JSON.stringify(`${JSON.stringify(f.name)}:`)}, ${i}]`).join(', ')}]);`,
     `const ${keyTable}List = [...${keyTable}.keys()].map(bytesOf);`,
     `const ${keyTable}Words = ${keyTable}List.map(wordsOf);`,
+    `const ${keyTable}Table = keyTable(${keyTable}List);`,
     `const ${next} = new Int32Array(${fields.length + 1}).fill(-1);`,
   );
   const resets = fields
@@ -179,7 +180,7 @@ function objectCode(schema: JsonSchema, nested: string[]): { name: string; creat
   if (b[p] !== 125) {
     for (;;) {
       let k = ${next}[previous];
-      if (k < 0 || !sameWords(b, p, end, ${keyTable}List[k], ${keyTable}Words[k])) {
+      if (k < 0 || !sameKey(b, p, end, ${keyTable}Table, k * 5, ${keyTable}List[k], ${keyTable}Words[k])) {
         k = keyAt(b, p, end, ${keyTable});
         if (k < 0) return -1;
         ${next}[previous] = k;
@@ -225,7 +226,7 @@ const wordsOf = (bytes) => {
 };
 let VIEW_OF = undefined;
 let VIEW = new DataView(new ArrayBuffer(8));
-// same() four bytes at a time: keys are most of what a line's bytes are compared against.
+// same() four bytes at a time.
 function sameWords(b, p, end, bytes, words) {
   const n = bytes.length;
   if (p + n > end) return false;
@@ -237,6 +238,34 @@ function sameWords(b, p, end, bytes, words) {
   const last = words.length - 1;
   for (let i = 0; i < last; i++) if (VIEW.getInt32(p + i * 4, true) !== words[i]) return false;
   return VIEW.getInt32(p + n - 4, true) === words[last];
+}
+// Keys (a quote, a name, a quote and a colon) by rows of 5: length, the words at 0, 4 and 8, and
+// the last four bytes' word, for sameKey().
+function keyTable(list) {
+  const table = new Int32Array(list.length * 5);
+  list.forEach((bytes, k) => {
+    const n = bytes.length;
+    table[k * 5] = n;
+    if (n < 4) return;
+    const view = new DataView(bytes.buffer, bytes.byteOffset, n);
+    table[k * 5 + 1] = view.getInt32(0, true);
+    if (n >= 8) table[k * 5 + 2] = view.getInt32(4, true);
+    if (n >= 12) table[k * 5 + 3] = view.getInt32(8, true);
+    table[k * 5 + 4] = view.getInt32(n - 4, true);
+  });
+  return table;
+}
+// The key at row r of table is at b[p..]: one of 4 to 16 bytes by two to four word compares and
+// no loop (keys are most of what a line's bytes are compared against), others by sameWords().
+function sameKey(b, p, end, table, r, bytes, words) {
+  const n = table[r];
+  if (n < 4 || n > 16) return sameWords(b, p, end, bytes, words);
+  if (p + n > end) return false;
+  if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
+  if (VIEW.getInt32(p, true) !== table[r + 1] || VIEW.getInt32(p + n - 4, true) !== table[r + 4]) return false;
+  if (n <= 8) return true;
+  if (VIEW.getInt32(p + 4, true) !== table[r + 2]) return false;
+  return n <= 12 || VIEW.getInt32(p + 8, true) === table[r + 3];
 }
 // A JSON number without exponent, read exactly as JSON.parse reads it, in one pass: its first 15
 // significant digits into high, up to 4 more into low (beyond 19: the full path). While the whole
