@@ -275,6 +275,14 @@ describe('the api scanner', () => {
       '1.000000000000000000', // 19 digits, trailing zeros
       '1.5',
       '2592000000',
+      // Next to a power of two, where the doubles below are twice as close as those above.
+      '0.50000000000000001',
+      '0.49999999999999997',
+      '0.49999999999999998',
+      '1024.0000000000001',
+      '1023.9999999999999',
+      '4503599627370496.7',
+      '4503599627370495.7',
     ];
     for (const text of accepted) {
       expect(read(text), text).toBeDefined();
@@ -288,6 +296,8 @@ describe('the api scanner', () => {
       '0.00000000000000000000001', // scale 23
       '0.00000000000000000000000', // scale 23, even of zeros
       '9007199254740993', // a tie: rounded to even by the full path
+      '4503599627370496.5', // ties at 2^52, above and below
+      '4503599627370495.75',
       '01',
       '00',
       '-01',

@@ -362,6 +362,10 @@ function nearest(high, low, k, scale) {
   const divisor = POW10[scale];
   let q = DH / divisor;
   let r = residual(q, divisor);
+  // Most quotients are provably the nearest at once: q lies in [2^e, 2^(e+1)), half its ulp is
+  // 2^(e-53) and q * 2^-54 at most that, so a residual under q * 2^-54 * 10^scale (less a margin
+  // far above the residual's error) puts D / 10^scale closer to q than to any other double.
+  if (Math.abs(r) < q * divisor * 5.551115123125783e-17 * 0.999999) return q;
   for (let step = 0; step < 3; step++) {
     if (r === 0) return q;
     const other = neighbour(q, r > 0);
