@@ -388,26 +388,59 @@ function same(b, p, end, word) {
   return true;
 }
 const SLOTS = 1024;
-// Per field: the last value, then a direct-mapped table of values by hash (bounded memory).
+// A value of up to 64 bytes has a row of ROW ints in its field's table: its length + 1 (0: an
+// empty slot), then its words (wordsOf's layout; under 4 bytes, the bytes in one int). One
+// contiguous row per value: its compare chases no pointer from object to object, which cost
+// cache misses once the analyzer's work between lines had pushed those objects out.
+const ROW = 17;
+const ROW_BYTES = 4 * (ROW - 1);
+// Per field: the last value, then a direct-mapped table of values by hash (bounded memory);
+// longer values are kept whole in slots of their own (bytes, words, longStrings).
 function newCache() {
   return {
+    last: -1, // the last value's row; -2: a long value (lastBytes, lastWords); -1: none yet
     lastBytes: undefined,
     lastWords: undefined,
-    last: '',
+    lastString: '',
+    rows: new Int32Array(SLOTS * ROW),
+    strings: new Array(SLOTS).fill(''),
     bytes: new Array(SLOTS).fill(undefined),
     words: new Array(SLOTS).fill(undefined),
-    strings: new Array(SLOTS).fill(''),
+    longStrings: new Array(SLOTS).fill(''),
   };
+}
+// b[p, p + n) holds the value of the row at rows[r] (n its length, p + n within the line).
+function sameRow(b, p, n, rows, r) {
+  if (n < 4) {
+    const packed = rows[r + 1];
+    for (let i = 0; i < n; i++) if (b[p + i] !== ((packed >>> (8 * i)) & 255)) return false;
+    return true;
+  }
+  if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
+  const last = r + ((n + 3) >> 2);
+  for (let w = r + 1, q = p; w < last; w++, q += 4) if (VIEW.getInt32(q, true) !== rows[w]) return false;
+  return VIEW.getInt32(p + n - 4, true) === rows[last];
 }
 // A string of printable ASCII without escapes (anything else: the full path), the same string
 // object each time a value repeats, so the analyzer's maps hash nothing new.
 function str(b, p, end, cache) {
   if (b[p] !== 34) return -1;
   const a = p + 1;
-  const lastBytes = cache.lastBytes;
-  if (lastBytes !== undefined && a + lastBytes.length < end && b[a + lastBytes.length] === 34 && sameWords(b, a, end, lastBytes, cache.lastWords)) {
-    STR = cache.last;
-    return a + lastBytes.length + 1;
+  const last = cache.last;
+  if (last >= 0) {
+    const rows = cache.rows;
+    const n = rows[last] - 1;
+    if (a + n < end && b[a + n] === 34 && sameRow(b, a, n, rows, last)) {
+      STR = cache.lastString;
+      return a + n + 1;
+    }
+  } else if (last === -2) {
+    const lastBytes = cache.lastBytes;
+    const n = lastBytes.length;
+    if (a + n < end && b[a + n] === 34 && sameWords(b, a, end, lastBytes, cache.lastWords)) {
+      STR = cache.lastString;
+      return a + n + 1;
+    }
   }
   let q = a;
   let h = 0;
@@ -420,24 +453,47 @@ function str(b, p, end, cache) {
     q++;
   }
   const slot = h & (SLOTS - 1);
-  let bytes = cache.bytes[slot];
-  let words;
+  const n = q - a;
   let value;
-  if (bytes !== undefined && bytes.length === q - a && sameWords(b, a, end, bytes, cache.words[slot])) {
-    value = cache.strings[slot];
-    words = cache.words[slot];
+  if (n <= ROW_BYTES) {
+    const rows = cache.rows;
+    const row = slot * ROW;
+    if (rows[row] === n + 1 && sameRow(b, a, n, rows, row)) value = cache.strings[slot];
+    else {
+      rows[row] = n + 1;
+      if (n < 4) {
+        let packed = 0;
+        for (let i = n - 1; i >= 0; i--) packed = (packed << 8) | b[a + i];
+        rows[row + 1] = packed;
+      } else {
+        if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
+        const words = (n + 3) >> 2;
+        for (let i = 0; i < words; i++) rows[row + 1 + i] = VIEW.getInt32(a + Math.min(i * 4, n - 4), true);
+      }
+      value = String.fromCharCode.apply(null, b.subarray(a, q));
+      cache.strings[slot] = value;
+    }
+    cache.last = row;
   } else {
-    if (q - a > 4096) return -1;
-    bytes = new Uint8Array(b.subarray(a, q));
-    words = wordsOf(bytes);
-    value = String.fromCharCode.apply(null, bytes);
-    cache.bytes[slot] = bytes;
-    cache.words[slot] = words;
-    cache.strings[slot] = value;
+    let bytes = cache.bytes[slot];
+    let words;
+    if (bytes !== undefined && bytes.length === n && sameWords(b, a, end, bytes, cache.words[slot])) {
+      value = cache.longStrings[slot];
+      words = cache.words[slot];
+    } else {
+      if (n > 4096) return -1;
+      bytes = new Uint8Array(b.subarray(a, q));
+      words = wordsOf(bytes);
+      value = String.fromCharCode.apply(null, bytes);
+      cache.bytes[slot] = bytes;
+      cache.words[slot] = words;
+      cache.longStrings[slot] = value;
+    }
+    cache.last = -2;
+    cache.lastBytes = bytes;
+    cache.lastWords = words;
   }
-  cache.lastBytes = bytes;
-  cache.lastWords = words;
-  cache.last = value;
+  cache.lastString = value;
   STR = value;
   return q + 1;
 }
