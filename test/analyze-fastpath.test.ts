@@ -11,7 +11,6 @@ import { describe, expect, it } from 'vitest';
 import { analyzeFile } from '../src/analyze/file.ts';
 import { Rng } from '../src/rng.ts';
 import { kindSchemasOf, publishedKindSchemas } from '../src/trace/fast-check.ts';
-import { SPAN_CHUNK } from '../src/trace/lines.ts';
 import { loadScanner, scannerCode } from '../src/trace/scanner.ts';
 import { type ApiRecord, traceJsonSchema } from '../src/trace/schema.ts';
 import { isBodyKind, mainScanner, mainValidator } from '../src/trace/validate.ts';
@@ -517,8 +516,8 @@ describe('analyzeFile, fast path against full path', () => {
   }
 
   it('gives the same analysis on every kind and on odd lines, in one pass and on two threads', async () => {
-    // A line longer than a read crosses chunks: the splitter joins it, the scanner refuses it.
-    const long = JSON.stringify({ ...api, error: 'x'.repeat(2 * SPAN_CHUNK) });
+    // A line longer than a read (64 KB) crosses chunks: the splitter joins it, the scanner refuses it.
+    const long = JSON.stringify({ ...api, error: 'x'.repeat(100_000) });
     const path = writeTrace('mixed.jsonl', [long]);
     const { analysis } = await bothWays(path);
     expect(analysis.api.totals.calls).toBe(3001);
