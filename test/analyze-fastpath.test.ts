@@ -229,6 +229,160 @@ describe('the api scanner', () => {
     expect(scannedCount).toBeGreaterThan(95_000);
   });
 
+  it('reads numbers in one pass, exactly, at every digit-count boundary and sign', () => {
+    // The number reader alone, on a field with no bounds (the api schema has none that takes a
+    // negative fraction): a schema of one plain number.
+    const plain = loadScanner(
+      scannerCode({
+        type: 'object',
+        properties: { kind: { type: 'string', const: 'api' }, x: { type: 'number' } },
+        required: ['kind', 'x'],
+        additionalProperties: false,
+      })!,
+    );
+    const read = (text: string): number | undefined => {
+      const bytes = Buffer.from(`{"kind":"api","x":${text}}`);
+      return plain.scan(bytes, 0, bytes.length) ? (plain.record as unknown as { x: number }).x : undefined;
+    };
+    const exact = (text: string) => {
+      for (const signed of [text, `-${text}`]) {
+        const value = read(signed);
+        if (value !== undefined && !Object.is(value, JSON.parse(signed)))
+          expect(value, signed).toBe(JSON.parse(signed));
+      }
+    };
+    const accepted = [
+      '0',
+      '0.0',
+      '7',
+      '123456789012345', // 15 digits: high alone
+      '1234567890123456', // 16 digits, below 2^53: one exact division
+      '9007199254740991', // 2^53 - 1
+      '900719925474099.1',
+      '0.9007199254740991',
+      '9007199254740992', // 2^53: nearest()
+      '9007199254740994',
+      '900719925474099.4',
+      '0.9007199254740995',
+      '1234567890123456.7', // 17 digits
+      '1234567890123456789', // 19 digits
+      '123456789012345.6789',
+      '0.1234567890123456789',
+      '0.000123', // zeros of a fraction are not significant digits
+      '0.0001234567890123456789', // 19 significant digits after 3 zeros
+      '0.0000001234567890123456', // scale 22
+      '100000000000000000.0',
+      '1.000000000000000000', // 19 digits, trailing zeros
+      '1.5',
+      '2592000000',
+      // Next to a power of two, where the doubles below are twice as close as those above.
+      '0.50000000000000001',
+      '0.49999999999999997',
+      '0.49999999999999998',
+      '1024.0000000000001',
+      '1023.9999999999999',
+      '4503599627370496.7',
+      '4503599627370495.7',
+    ];
+    for (const text of accepted) {
+      expect(read(text), text).toBeDefined();
+      exact(text);
+    }
+    const refused = [
+      '12345678901234567890', // 20 significant digits
+      '1.2345678901234567891',
+      '0.00012345678901234567891',
+      '1.0000000000000000000', // 20 digits, trailing zeros count
+      '0.00000000000000000000001', // scale 23
+      '0.00000000000000000000000', // scale 23, even of zeros
+      '9007199254740993', // a tie: rounded to even by the full path
+      '4503599627370496.5', // ties at 2^52, above and below
+      '4503599627370495.75',
+      '01',
+      '00',
+      '-01',
+      '-',
+      '--1',
+      '+1',
+      '1.',
+      '.5',
+      '-.5',
+      '1e5',
+      '1E5',
+      '1.5e-3',
+      '1.5.5',
+    ];
+    for (const text of refused) expect(read(text), text).toBeUndefined();
+    // Random numbers of every length around the boundaries, leading fraction zeros, both signs.
+    const rng = new Rng(23);
+    const digit = () => String(Math.floor(rng.next() * 10));
+    let readCount = 0;
+    for (let i = 0; i < 30_000; i++) {
+      const length = 1 + Math.floor(rng.next() * 20);
+      let digits = String(1 + Math.floor(rng.next() * 9));
+      while (digits.length < length) digits += digit();
+      const point = Math.floor(rng.next() * (length + 1));
+      const zeros = '0'.repeat(Math.floor(rng.next() * 6));
+      const near = (9007199254740992n + BigInt(Math.floor((rng.next() - 0.5) * 4000))).toString();
+      const nearPoint = Math.floor(rng.next() * 16);
+      for (const text of [
+        point === 0 || point === length ? digits : `${digits.slice(0, point)}.${digits.slice(point)}`,
+        `0.${zeros}${digits}`,
+        nearPoint === 0 ? near : `${near.slice(0, nearPoint)}.${near.slice(nearPoint)}`,
+      ]) {
+        exact(text);
+        if (read(text) !== undefined) readCount++;
+      }
+    }
+    expect(readCount).toBeGreaterThan(60_000);
+  });
+
+  it('tells keys of every length apart, one byte changed anywhere', () => {
+    // Keys are compared by words: 3 bytes ("":), 4 to 16 with overlapping words, longer ones.
+    const names = [
+      '',
+      'a',
+      'ab',
+      'abc',
+      'abcd',
+      'abcdefg',
+      'abcdefgh',
+      'abcdefghijk',
+      'abcdefghijkl',
+      'abcdefghijklm',
+      'abcdefghijklmnopq',
+    ];
+    const properties = Object.fromEntries(names.map((name) => [name, { type: 'number' }]));
+    const keyed = loadScanner(
+      scannerCode({
+        type: 'object',
+        properties: { kind: { type: 'string', const: 'api' }, ...properties },
+        required: ['kind'],
+        additionalProperties: false,
+      })!,
+    );
+    const scan = (line: string) => {
+      const bytes = Buffer.from(line);
+      return keyed.scan(bytes, 0, bytes.length);
+    };
+    const values = names.map((name, i) => `${JSON.stringify(name)}:${i}`);
+    for (const order of [values, [...values].reverse()]) {
+      for (let round = 0; round < 3; round++) {
+        expect(scan(`{"kind":"api",${order.join(',')}}`)).toBe(true);
+        const record = keyed.record as unknown as Record<string, number>;
+        for (const [i, name] of names.entries()) expect(record[name], name).toBe(i);
+      }
+      for (const [i, name] of names.entries())
+        for (let at = 0; at < name.length; at++) {
+          const changed = `${name.slice(0, at)}z${name.slice(at + 1)}`;
+          const line = order.map((value, j) =>
+            value === values[i] ? `${JSON.stringify(changed)}:${j}` : value,
+          );
+          expect(scan(`{"kind":"api",${line.join(',')}}`), changed).toBe(false);
+        }
+    }
+  });
+
   it('never accepts a mutated line the full path reads otherwise (seeded mutations)', () => {
     const rng = new Rng(17);
     const alphabet = '{}[]",:.-+eE0123456789 \\/tfnulaé\u0000';
@@ -262,6 +416,37 @@ describe('the api scanner', () => {
       seen.set(session, fresh.record.session!);
     }
     expect(seen.size).toBe(3001);
+    // Values of up to 64 bytes live in rows of a table, longer ones beside it: 2000 values of 0
+    // to 130 bytes (many sharing a slot across that line), each read back right, again and again.
+    const rng = new Rng(31);
+    const values = Array.from({ length: 2000 }, (_, i) => {
+      const length = Math.floor(rng.next() * 131);
+      let value = String(i);
+      while (value.length < length) value += String.fromCharCode(33 + Math.floor(rng.next() * 90));
+      return value.slice(0, Math.max(length, 0)).replaceAll('\\', '/').replaceAll('"', "'");
+    });
+    for (let i = 0; i < 20_000; i++) {
+      const session = values[(i * 7919) % values.length]!;
+      const bytes = Buffer.from(JSON.stringify({ ...api, session }));
+      expect(fresh.scan(bytes, 0, bytes.length)).toBe(true);
+      if (fresh.record.session !== session) expect(fresh.record.session).toBe(session);
+      // The same again: the field's last value.
+      expect(fresh.scan(bytes, 0, bytes.length)).toBe(true);
+      if (fresh.record.session !== session) expect(fresh.record.session).toBe(session);
+    }
+    // Values compared a word at a time, the last word overlapping the one before: values of
+    // every length up to 13 that differ from the field's last value in one byte, anywhere.
+    for (let length = 0; length <= 13; length++) {
+      const plain = 'a'.repeat(length);
+      for (let at = 0; at < length; at++) {
+        const differing = `${plain.slice(0, at)}b${plain.slice(at + 1)}`;
+        for (const session of [plain, differing, plain, differing]) {
+          const bytes = Buffer.from(JSON.stringify({ ...api, session }));
+          expect(fresh.scan(bytes, 0, bytes.length)).toBe(true);
+          expect(fresh.record.session).toBe(session);
+        }
+      }
+    }
   });
 });
 

@@ -62,8 +62,43 @@ function build(): hdr.Histogram {
 
 const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
+/**
+ * The index hdr-histogram-js gives a value of [0, 2^31) (µs) in the histograms build() makes
+ * (unit magnitude 0, 3 digits: 1024 sub-buckets a half): the value itself below 2048, else
+ * bucket b = floor(log2 v) - 10 and sub-bucket v >> b, at b × 1024 + (v >> b). The library works
+ * it out with Math.log2, Math.pow and a division on every record, which was most of recording
+ * a duration (test/histogram-pending.test.ts checks this against the library's own).
+ */
+export function hdrIndex(micros: number): number {
+  const bucket = 21 - Math.clz32(micros);
+  return bucket <= 0 ? micros : (bucket << 10) + (micros >>> bucket);
+}
+
+/** The lowest value at an index of hdrIndex(). */
+function lowestAt(index: number): number {
+  if (index < 2048) return index;
+  const bucket = (index >> 10) - 1;
+  return (index - (bucket << 10)) * 2 ** bucket;
+}
+
+/** Indices hdrIndex() gives values under 2^31: the size of a pending-count array. */
+const PENDING_INDICES = hdrIndex(2 ** 31 - 1) + 1;
+/** Values a series records straight into its histogram before it counts them by index. */
+const DIRECT_RECORDS = 1024;
+
 export class LatencyHistogram {
   private histogram: hdr.Histogram | undefined;
+  /**
+   * Counts by histogram index of the values recorded since the last flush() (a long series:
+   * see DIRECT_RECORDS), with the largest and the smallest non-zero of them. flush() records
+   * each index's count at once, at a value of that index: those two exact, so the histogram ends
+   * up exactly as if every value had been recorded one by one (counts, total, min and max).
+   */
+  private pending: Int32Array | undefined;
+  private pendingCount = 0;
+  private pendingTop = -1;
+  private pendingMax = -1;
+  private pendingMinNonZero = Number.POSITIVE_INFINITY;
   count = 0;
   min = Number.POSITIVE_INFINITY;
   max = Number.NEGATIVE_INFINITY;
@@ -78,7 +113,16 @@ export class LatencyHistogram {
   /** Records a duration in ms. */
   record(ms: number): void {
     if (this.histogram === undefined) this.histogram = build();
-    this.histogram.recordValue(Math.round(ms * 1000));
+    const micros = Math.round(ms * 1000);
+    if (this.count >= DIRECT_RECORDS && micros >= 0 && micros < 2 ** 31) {
+      if (this.pending === undefined) this.pending = new Int32Array(PENDING_INDICES);
+      const index = hdrIndex(micros);
+      this.pending[index]!++;
+      this.pendingCount++;
+      if (index > this.pendingTop) this.pendingTop = index;
+      if (micros > this.pendingMax) this.pendingMax = micros;
+      if (micros !== 0 && micros < this.pendingMinNonZero) this.pendingMinNonZero = micros;
+    } else this.histogram.recordValue(micros);
     this.count++;
     // keep() for one value, without an array per record.
     const raw = this.raw;
@@ -93,9 +137,38 @@ export class LatencyHistogram {
     if (ms > this.max) this.max = ms;
   }
 
+  /** Records the pending counts into the histogram (see `pending`). */
+  private flush(): void {
+    const pending = this.pending;
+    const h = this.histogram;
+    if (this.pendingCount === 0 || pending === undefined || h === undefined) return;
+    const max = this.pendingMax;
+    const minNonZero = this.pendingMinNonZero;
+    const maxAt = hdrIndex(max);
+    const minAt = Number.isFinite(minNonZero) ? hdrIndex(minNonZero) : -1;
+    for (let index = 0; index <= this.pendingTop; index++) {
+      let count = pending[index]!;
+      if (count === 0) continue;
+      pending[index] = 0;
+      // Any value of the index gives the same counts; the largest and the smallest non-zero
+      // one also set the histogram's max and min as recording each value would have.
+      if (index === maxAt && index === minAt && minNonZero !== max) {
+        h.recordValueWithCount(minNonZero, 1);
+        count--;
+      }
+      h.recordValueWithCount(index === maxAt ? max : index === minAt ? minNonZero : lowestAt(index), count);
+    }
+    this.pendingCount = 0;
+    this.pendingTop = -1;
+    this.pendingMax = -1;
+    this.pendingMinNonZero = Number.POSITIVE_INFINITY;
+  }
+
   merge(other: LatencyHistogram): void {
     if (other.count === 0 || other.histogram === undefined) return;
     if (this.histogram === undefined) this.histogram = build();
+    this.flush();
+    other.flush();
     this.histogram.add(other.histogram);
     this.count += other.count;
     if (other.raw === null) this.raw = null;
@@ -124,6 +197,7 @@ export class LatencyHistogram {
   }
 
   percentiles(): Percentiles | null {
+    this.flush();
     const h = this.histogram;
     if (h === undefined || this.count === 0) return null;
     const exact = this.exact();
@@ -160,6 +234,7 @@ export class LatencyHistogram {
 
   /** Any percentile (0-100], by the same rule as percentiles(): exact, or inside [min, max]. */
   valueAt(percentile: number): number | null {
+    this.flush();
     const h = this.histogram;
     if (h === undefined || this.count === 0) return null;
     const exact = this.exact();
@@ -169,6 +244,7 @@ export class LatencyHistogram {
   }
 
   toState(): LatencyHistogramState {
+    this.flush();
     return {
       encoded: this.histogram ? hdr.encodeIntoCompressedBase64(this.histogram) : null,
       count: this.count,

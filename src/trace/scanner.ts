@@ -19,6 +19,12 @@
  * deduplicated per field (the last value, then a bounded map of flat copies), so no map key the
  * analyzer keeps pins a 64 KB chunk string.
  *
+ * Where its time goes, and what keeps it down (each measured, see the git log): keys are
+ * predicted from the key before and checked by two to four 32-bit word compares against a flat
+ * table (sameKey); a string is compared with its field's last value, then with its hash slot's,
+ * both as rows of words in one Int32Array per field (sameRow); a number's digits are read once,
+ * and most of those with 16-17 digits are settled by one Dekker product (nearest).
+ *
  * Only `api` records take this path: they are nearly every line of a trace, and the analyzer
  * never keeps an api record (src/analyze/analyzer.ts `add`), so one object can be reused.
  */
@@ -161,6 +167,7 @@ function objectCode(schema: JsonSchema, nested: string[]): { name: string; creat
     `const ${keyTable} = new Map([${fields.map((f, i) => `[${JSON.stringify(`${JSON.stringify(f.name)}:`)}, ${i}]`).join(', ')}]);`,
     `const ${keyTable}List = [...${keyTable}.keys()].map(bytesOf);`,
     `const ${keyTable}Words = ${keyTable}List.map(wordsOf);`,
+    `const ${keyTable}Table = keyTable(${keyTable}List);`,
     `const ${next} = new Int32Array(${fields.length + 1}).fill(-1);`,
   );
   const resets = fields
@@ -179,7 +186,7 @@ function objectCode(schema: JsonSchema, nested: string[]): { name: string; creat
   if (b[p] !== 125) {
     for (;;) {
       let k = ${next}[previous];
-      if (k < 0 || !sameWords(b, p, end, ${keyTable}List[k], ${keyTable}Words[k])) {
+      if (k < 0 || !sameKey(b, p, end, ${keyTable}Table, k * 5, ${keyTable}List[k], ${keyTable}Words[k])) {
         k = keyAt(b, p, end, ${keyTable});
         if (k < 0) return -1;
         ${next}[previous] = k;
@@ -213,86 +220,109 @@ const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
 let NUM = 0;
 let STR = '';
 const bytesOf = (word) => Uint8Array.from(word, (ch) => ch.charCodeAt(0));
-// A word's bytes as little-endian 32-bit integers (the whole ones), for sameWords().
+// A word's bytes as little-endian 32-bit integers, for sameWords(): the whole ones, then (when
+// the length is not a multiple of 4) the last four bytes, overlapping the word before. None
+// under 4 bytes.
 const wordsOf = (bytes) => {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const words = new Int32Array(bytes.length >> 2);
-  for (let i = 0; i < words.length; i++) words[i] = view.getInt32(i * 4, true);
+  const n = bytes.length;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, n);
+  const words = new Int32Array(n < 4 ? 0 : (n + 3) >> 2);
+  for (let i = 0; i < words.length; i++) words[i] = view.getInt32(Math.min(i * 4, n - 4), true);
   return words;
 };
 let VIEW_OF = undefined;
 let VIEW = new DataView(new ArrayBuffer(8));
-// same() four bytes at a time: keys are most of what a line's bytes are compared against.
+// same() four bytes at a time.
 function sameWords(b, p, end, bytes, words) {
   const n = bytes.length;
   if (p + n > end) return false;
+  if (n < 4) {
+    for (let i = 0; i < n; i++) if (b[p + i] !== bytes[i]) return false;
+    return true;
+  }
   if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
-  const whole = words.length;
-  for (let i = 0; i < whole; i++) if (VIEW.getInt32(p + i * 4, true) !== words[i]) return false;
-  for (let i = whole * 4; i < n; i++) if (b[p + i] !== bytes[i]) return false;
-  return true;
+  const last = words.length - 1;
+  for (let i = 0; i < last; i++) if (VIEW.getInt32(p + i * 4, true) !== words[i]) return false;
+  return VIEW.getInt32(p + n - 4, true) === words[last];
 }
-// A JSON number without exponent, read exactly as JSON.parse reads it. While its digits, read as
-// an integer, are below 2^53, digits / 10^scale is one correctly rounded division of two exact
-// doubles (Clinger's fast path). Real traces are mostly 16-17 digit numbers (JSON.stringify
-// writes the shortest string that round-trips a double, and a measured time rarely has a short
-// one), so up to 19 digits are read exactly too: see nearest(). Beyond that, an exponent, or a
-// scale over 22: the full path.
+// Keys (a quote, a name, a quote and a colon) by rows of 5: length, the words at 0, 4 and 8, and
+// the last four bytes' word, for sameKey().
+function keyTable(list) {
+  const table = new Int32Array(list.length * 5);
+  list.forEach((bytes, k) => {
+    const n = bytes.length;
+    table[k * 5] = n;
+    if (n < 4) return;
+    const view = new DataView(bytes.buffer, bytes.byteOffset, n);
+    table[k * 5 + 1] = view.getInt32(0, true);
+    if (n >= 8) table[k * 5 + 2] = view.getInt32(4, true);
+    if (n >= 12) table[k * 5 + 3] = view.getInt32(8, true);
+    table[k * 5 + 4] = view.getInt32(n - 4, true);
+  });
+  return table;
+}
+// The key at row r of table is at b[p..]: one of 4 to 16 bytes by two to four word compares and
+// no loop (keys are most of what a line's bytes are compared against), others by sameWords().
+function sameKey(b, p, end, table, r, bytes, words) {
+  const n = table[r];
+  if (n < 4 || n > 16) return sameWords(b, p, end, bytes, words);
+  if (p + n > end) return false;
+  if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
+  if (VIEW.getInt32(p, true) !== table[r + 1] || VIEW.getInt32(p + n - 4, true) !== table[r + 4]) return false;
+  if (n <= 8) return true;
+  if (VIEW.getInt32(p + 4, true) !== table[r + 2]) return false;
+  return n <= 12 || VIEW.getInt32(p + 8, true) === table[r + 3];
+}
+// A JSON number without exponent, read exactly as JSON.parse reads it, in one pass: its first 15
+// significant digits into high, up to 4 more into low (beyond 19: the full path). While the whole
+// mantissa high * 10^k + low is below 2^53 it is an exact double, and mantissa / 10^scale is one
+// correctly rounded division of two exact doubles (Clinger's fast path). Real traces are mostly
+// 16-17 digit numbers (JSON.stringify writes the shortest string that round-trips a double, and a
+// measured time rarely has a short one), so longer mantissas are read exactly too: see
+// nearest(). An exponent or a scale over 22: the full path.
 let PH = 0;
 let PL = 0;
 function num(b, p) {
   let c = b[p];
   let negative = false;
   if (c === 45) { negative = true; c = b[++p]; }
-  const first = p;
-  let m = 0;
-  let scale = 0;
+  let high = 0;
+  let digits = 0;
+  let low = 0;
+  let k = 0;
   if (c === 48) {
     c = b[++p];
     if (c >= 48 && c <= 57) return -1;
   } else if (c >= 49 && c <= 57) {
-    do { m = m * 10 + (c - 48); c = b[++p]; } while (c >= 48 && c <= 57);
+    do { high = high * 10 + (c - 48); digits++; c = b[++p]; } while (c >= 48 && c <= 57 && digits < 15);
+    while (c >= 48 && c <= 57) { if (++k > 4) return -1; low = low * 10 + (c - 48); c = b[++p]; }
   } else return -1;
-  let point = -1;
+  let scale = 0;
   if (c === 46) {
-    point = p;
+    const point = p;
     c = b[++p];
     if (!(c >= 48 && c <= 57)) return -1;
-    do { m = m * 10 + (c - 48); c = b[++p]; } while (c >= 48 && c <= 57);
+    // Zeros before the first significant digit (0.000123) are not digits of the mantissa.
+    if (digits === 0) while (c === 48) c = b[++p];
+    while (c >= 48 && c <= 57 && digits < 15) { high = high * 10 + (c - 48); digits++; c = b[++p]; }
+    while (c >= 48 && c <= 57) { if (++k > 4) return -1; low = low * 10 + (c - 48); c = b[++p]; }
     scale = p - point - 1;
   }
   if (c === 101 || c === 69 || scale > 22) return -1;
   let value;
-  // m only grows and rounding is monotonic, so ending below 2^53 means every step was exact (a
-  // step past it rounds to 2^53 or more): then one correctly rounded division.
-  if (m < 9007199254740992) value = scale === 0 ? m : m / POW10[scale];
+  if (k === 0) value = scale === 0 ? high : high / POW10[scale];
   else {
-    value = longNumber(b, first, point, p, scale);
-    if (value < 0) return -1;
+    // high < 10^15 and k <= 4: high * 10^k + low below 2^53 is computed exactly (rounding is
+    // monotonic and 2^53 a double, so a sum at or past it never comes out below).
+    const m = high * POW10[k] + low;
+    if (m < 9007199254740992) value = scale === 0 ? m : m / POW10[scale];
+    else {
+      value = nearest(high, low, k, scale);
+      if (value < 0) return -1;
+    }
   }
   NUM = negative ? -value : value;
   return p;
-}
-// The digits of b[first, end) (the point at index point, or -1) read again as 15 significant digits
-// and up to 4 more, for nearest(); -1 beyond 19 significant digits.
-function longNumber(b, first, point, end, scale) {
-  let high = 0;
-  let digits = 0;
-  let low = 0;
-  let lowDigits = 0;
-  for (let q = first; q < end; q++) {
-    if (q === point) continue;
-    const d = b[q] - 48;
-    if (digits < 15) {
-      high = high * 10 + d;
-      // Zeros before the first significant digit are not digits.
-      if (high !== 0) digits++;
-    } else {
-      low = low * 10 + d;
-      if (++lowDigits > 4) return -1;
-    }
-  }
-  return nearest(high, low, lowDigits, scale);
 }
 // a * b as PH + PL exactly (Dekker's product: no fused multiply-add in JavaScript).
 const SPLITTER = 134217729;
@@ -338,6 +368,10 @@ function nearest(high, low, k, scale) {
   const divisor = POW10[scale];
   let q = DH / divisor;
   let r = residual(q, divisor);
+  // Most quotients are provably the nearest at once: q lies in [2^e, 2^(e+1)), half its ulp is
+  // 2^(e-53) and q * 2^-54 at most that, so a residual under q * 2^-54 * 10^scale (less a margin
+  // far above the residual's error) puts D / 10^scale closer to q than to any other double.
+  if (Math.abs(r) < q * divisor * 5.551115123125783e-17 * 0.999999) return q;
   for (let step = 0; step < 3; step++) {
     if (r === 0) return q;
     const other = neighbour(q, r > 0);
@@ -360,19 +394,59 @@ function same(b, p, end, word) {
   return true;
 }
 const SLOTS = 1024;
-// Per field: the last value, then a direct-mapped table of values by hash (bounded memory).
+// A value of up to 64 bytes has a row of ROW ints in its field's table: its length + 1 (0: an
+// empty slot), then its words (wordsOf's layout; under 4 bytes, the bytes in one int). One
+// contiguous row per value: its compare chases no pointer from object to object, which cost
+// cache misses once the analyzer's work between lines had pushed those objects out.
+const ROW = 17;
+const ROW_BYTES = 4 * (ROW - 1);
+// Per field: the last value, then a direct-mapped table of values by hash (bounded memory);
+// longer values are kept whole in slots of their own (bytes, words, longStrings).
 function newCache() {
-  return { lastBytes: undefined, last: '', bytes: new Array(SLOTS).fill(undefined), strings: new Array(SLOTS).fill('') };
+  return {
+    last: -1, // the last value's row; -2: a long value (lastBytes, lastWords); -1: none yet
+    lastBytes: undefined,
+    lastWords: undefined,
+    lastString: '',
+    rows: new Int32Array(SLOTS * ROW),
+    strings: new Array(SLOTS).fill(''),
+    bytes: new Array(SLOTS).fill(undefined),
+    words: new Array(SLOTS).fill(undefined),
+    longStrings: new Array(SLOTS).fill(''),
+  };
+}
+// b[p, p + n) holds the value of the row at rows[r] (n its length, p + n within the line).
+function sameRow(b, p, n, rows, r) {
+  if (n < 4) {
+    const packed = rows[r + 1];
+    for (let i = 0; i < n; i++) if (b[p + i] !== ((packed >>> (8 * i)) & 255)) return false;
+    return true;
+  }
+  if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
+  const last = r + ((n + 3) >> 2);
+  for (let w = r + 1, q = p; w < last; w++, q += 4) if (VIEW.getInt32(q, true) !== rows[w]) return false;
+  return VIEW.getInt32(p + n - 4, true) === rows[last];
 }
 // A string of printable ASCII without escapes (anything else: the full path), the same string
 // object each time a value repeats, so the analyzer's maps hash nothing new.
 function str(b, p, end, cache) {
   if (b[p] !== 34) return -1;
   const a = p + 1;
-  const lastBytes = cache.lastBytes;
-  if (lastBytes !== undefined && a + lastBytes.length < end && b[a + lastBytes.length] === 34 && same(b, a, end, lastBytes)) {
-    STR = cache.last;
-    return a + lastBytes.length + 1;
+  const last = cache.last;
+  if (last >= 0) {
+    const rows = cache.rows;
+    const n = rows[last] - 1;
+    if (a + n < end && b[a + n] === 34 && sameRow(b, a, n, rows, last)) {
+      STR = cache.lastString;
+      return a + n + 1;
+    }
+  } else if (last === -2) {
+    const lastBytes = cache.lastBytes;
+    const n = lastBytes.length;
+    if (a + n < end && b[a + n] === 34 && sameWords(b, a, end, lastBytes, cache.lastWords)) {
+      STR = cache.lastString;
+      return a + n + 1;
+    }
   }
   let q = a;
   let h = 0;
@@ -385,18 +459,47 @@ function str(b, p, end, cache) {
     q++;
   }
   const slot = h & (SLOTS - 1);
-  let bytes = cache.bytes[slot];
+  const n = q - a;
   let value;
-  if (bytes !== undefined && bytes.length === q - a && same(b, a, end, bytes)) value = cache.strings[slot];
-  else {
-    if (q - a > 4096) return -1;
-    bytes = new Uint8Array(b.subarray(a, q));
-    value = String.fromCharCode.apply(null, bytes);
-    cache.bytes[slot] = bytes;
-    cache.strings[slot] = value;
+  if (n <= ROW_BYTES) {
+    const rows = cache.rows;
+    const row = slot * ROW;
+    if (rows[row] === n + 1 && sameRow(b, a, n, rows, row)) value = cache.strings[slot];
+    else {
+      rows[row] = n + 1;
+      if (n < 4) {
+        let packed = 0;
+        for (let i = n - 1; i >= 0; i--) packed = (packed << 8) | b[a + i];
+        rows[row + 1] = packed;
+      } else {
+        if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
+        const words = (n + 3) >> 2;
+        for (let i = 0; i < words; i++) rows[row + 1 + i] = VIEW.getInt32(a + Math.min(i * 4, n - 4), true);
+      }
+      value = String.fromCharCode.apply(null, b.subarray(a, q));
+      cache.strings[slot] = value;
+    }
+    cache.last = row;
+  } else {
+    let bytes = cache.bytes[slot];
+    let words;
+    if (bytes !== undefined && bytes.length === n && sameWords(b, a, end, bytes, cache.words[slot])) {
+      value = cache.longStrings[slot];
+      words = cache.words[slot];
+    } else {
+      if (n > 4096) return -1;
+      bytes = new Uint8Array(b.subarray(a, q));
+      words = wordsOf(bytes);
+      value = String.fromCharCode.apply(null, bytes);
+      cache.bytes[slot] = bytes;
+      cache.words[slot] = words;
+      cache.longStrings[slot] = value;
+    }
+    cache.last = -2;
+    cache.lastBytes = bytes;
+    cache.lastWords = words;
   }
-  cache.lastBytes = bytes;
-  cache.last = value;
+  cache.lastString = value;
   STR = value;
   return q + 1;
 }
