@@ -14,6 +14,7 @@ import type { Analysis } from '../src/analyze/schema.ts';
 import { readTrace } from '../src/trace/reader.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 import { runCli } from './helpers/cli.ts';
+import { events, spans } from './helpers/run.ts';
 import { startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
@@ -37,10 +38,7 @@ interface Summary {
   segments?: Array<{ index: number; status: string }>;
 }
 
-const sessionStarts = (records: BodyRecord[]) =>
-  records.filter(
-    (r): r is Extract<BodyRecord, { kind: 'span' }> => r.kind === 'span' && r.name === 'session.start',
-  );
+const sessionStarts = (records: BodyRecord[]) => spans(records, 'session.start');
 
 describe('a live run in segments, as the Indexed Job runs it', { timeout: 240_000 }, () => {
   const dir = scratchDir('fleetbench-live-segments-');
@@ -199,7 +197,7 @@ describe('a live run in segments, as the Indexed Job runs it', { timeout: 240_00
     expect(Math.min(...fixedStarts.map((s) => s.t))).toBe(0);
 
     // The target's stream: every event written once, by the segment of its session (or 0).
-    const targetEvents = mergedRecords.filter((r) => r.kind === 'event' && r.name === 'target.events');
+    const targetEvents = events(mergedRecords, 'target.events');
     expect(targetEvents).toHaveLength(3);
     const streams = targetEvents.map(
       (e) =>
@@ -219,8 +217,7 @@ describe('a live run in segments, as the Indexed Job runs it', { timeout: 240_00
     const declared = streams.map((s) => s.declared);
     expect(written).toBeGreaterThanOrEqual(Math.min(...declared));
     expect(written).toBeLessThanOrEqual(Math.max(...declared));
-    const stateEvents = (records: BodyRecord[]) =>
-      records.filter((r) => r.kind === 'event' && r.name === 'session.state').length;
+    const stateEvents = (records: BodyRecord[]) => events(records, 'session.state').length;
     expect(stateEvents(mergedRecords)).toBe(stateEvents(singleRecords));
 
     // API calls, from the shared emulator's trace: by operation and by session, within the
@@ -248,9 +245,7 @@ describe('a live run in segments, as the Indexed Job runs it', { timeout: 240_00
     // guard-check-runs calls in one process against 78 merged). Each skipped cycle is one call
     // fewer of a per-session operation for every session, and one of a per-repo one.
     const skipped = (records: BodyRecord[]) =>
-      records
-        .filter((r) => r.kind === 'event' && r.name === 'poll.cycle.skipped')
-        .reduce((n, r) => n + Number((r as { labels?: Record<string, unknown> }).labels?.count ?? 0), 0);
+      events(records, 'poll.cycle.skipped').reduce((n, e) => n + Number(e.labels?.count ?? 0), 0);
     const skippedCycles = skipped(singleRecords) + skipped(mergedRecords);
     const sessionBound =
       [...perSession.values()].reduce((n, b) => n + b, 0) + skippedCycles * perSession.size;
