@@ -232,6 +232,11 @@ const wordsOf = (bytes) => {
 };
 let VIEW_OF = undefined;
 let VIEW = new DataView(new ArrayBuffer(8));
+// A DataView over the chunk b, made once per chunk.
+function viewOf(b) {
+  if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
+  return VIEW;
+}
 // same() four bytes at a time.
 function sameWords(b, p, end, bytes, words) {
   const n = bytes.length;
@@ -240,10 +245,10 @@ function sameWords(b, p, end, bytes, words) {
     for (let i = 0; i < n; i++) if (b[p + i] !== bytes[i]) return false;
     return true;
   }
-  if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
+  const view = viewOf(b);
   const last = words.length - 1;
-  for (let i = 0; i < last; i++) if (VIEW.getInt32(p + i * 4, true) !== words[i]) return false;
-  return VIEW.getInt32(p + n - 4, true) === words[last];
+  for (let i = 0; i < last; i++) if (view.getInt32(p + i * 4, true) !== words[i]) return false;
+  return view.getInt32(p + n - 4, true) === words[last];
 }
 // Keys (a quote, a name, a quote and a colon) by rows of 5: length, the words at 0, 4 and 8, and
 // the last four bytes' word, for sameKey().
@@ -267,11 +272,11 @@ function sameKey(b, p, end, table, r, bytes, words) {
   const n = table[r];
   if (n < 4 || n > 16) return sameWords(b, p, end, bytes, words);
   if (p + n > end) return false;
-  if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
-  if (VIEW.getInt32(p, true) !== table[r + 1] || VIEW.getInt32(p + n - 4, true) !== table[r + 4]) return false;
+  const view = viewOf(b);
+  if (view.getInt32(p, true) !== table[r + 1] || view.getInt32(p + n - 4, true) !== table[r + 4]) return false;
   if (n <= 8) return true;
-  if (VIEW.getInt32(p + 4, true) !== table[r + 2]) return false;
-  return n <= 12 || VIEW.getInt32(p + 8, true) === table[r + 3];
+  if (view.getInt32(p + 4, true) !== table[r + 2]) return false;
+  return n <= 12 || view.getInt32(p + 8, true) === table[r + 3];
 }
 // A JSON number without exponent, read exactly as JSON.parse reads it, in one pass: its first 15
 // significant digits into high, up to 4 more into low (beyond 19: the full path). While the whole
@@ -422,10 +427,10 @@ function sameRow(b, p, n, rows, r) {
     for (let i = 0; i < n; i++) if (b[p + i] !== ((packed >>> (8 * i)) & 255)) return false;
     return true;
   }
-  if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
+  const view = viewOf(b);
   const last = r + ((n + 3) >> 2);
-  for (let w = r + 1, q = p; w < last; w++, q += 4) if (VIEW.getInt32(q, true) !== rows[w]) return false;
-  return VIEW.getInt32(p + n - 4, true) === rows[last];
+  for (let w = r + 1, q = p; w < last; w++, q += 4) if (view.getInt32(q, true) !== rows[w]) return false;
+  return view.getInt32(p + n - 4, true) === rows[last];
 }
 // A string of printable ASCII without escapes (anything else: the full path), the same string
 // object each time a value repeats, so the analyzer's maps hash nothing new.
@@ -472,9 +477,9 @@ function str(b, p, end, cache) {
         for (let i = n - 1; i >= 0; i--) packed = (packed << 8) | b[a + i];
         rows[row + 1] = packed;
       } else {
-        if (b !== VIEW_OF) { VIEW_OF = b; VIEW = new DataView(b.buffer, b.byteOffset, b.byteLength); }
+        const view = viewOf(b);
         const words = (n + 3) >> 2;
-        for (let i = 0; i < words; i++) rows[row + 1 + i] = VIEW.getInt32(a + Math.min(i * 4, n - 4), true);
+        for (let i = 0; i < words; i++) rows[row + 1 + i] = view.getInt32(a + Math.min(i * 4, n - 4), true);
       }
       value = String.fromCharCode.apply(null, b.subarray(a, q));
       cache.strings[slot] = value;
