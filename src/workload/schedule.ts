@@ -47,11 +47,23 @@ export function* arrivalTimes(
   }
 }
 
+/**
+ * Timer slack of the real-clock pacer, in wall milliseconds: starts due at most this far apart
+ * share one timer wake-up, taken at the last of them, so the earlier ones start up to this late
+ * (recorded as lag, as any lateness is). At 1,000 starts/s a timer wake-up per start cost about
+ * a third of the generator's CPU on a VM (docs/performance.md); at 4 ms there is one per five
+ * starts. Gatling's injection ticks every 10 ms; a run's schedule counts as kept up to 50 ms of
+ * lag p99 (docs/analysis.md). Starts further apart keep a timer each: slower schedules gain no lag.
+ */
+export const TIMER_SLACK_MS = 4;
+
 export interface PaceOptions {
   clock: Clock;
   signal: AbortSignal;
   /** Run time the offsets count from (default: now). */
   start?: number;
+  /** Real clock only: the timer slack in wall ms (default TIMER_SLACK_MS; 0: a timer per start). */
+  timerSlackMs?: number;
 }
 
 /**
@@ -66,7 +78,15 @@ export function paceOpen(
   fire: (intended: number) => void,
 ): Promise<void> {
   const pacer = options.clock.kind === 'real' ? paceOnTimers : paceBySleeping;
-  return pacer(offsets, { ...options, start: options.start ?? options.clock.now() }, fire);
+  return pacer(
+    offsets,
+    {
+      ...options,
+      start: options.start ?? options.clock.now(),
+      timerSlackMs: options.timerSlackMs ?? TIMER_SLACK_MS,
+    },
+    fire,
+  );
 }
 
 /** One way of pacing: the same arguments as `paceOpen`, with the start resolved. */
@@ -98,16 +118,48 @@ const paceBySleeping: Pacer = async (offsets, { clock, signal, start }, fire) =>
  * one abort listener for the whole schedule. A promise, a closure and an abort listener per start
  * (what `clock.sleep` costs) were a third of the generator's CPU per request at 1,000/s.
  */
-const paceOnTimers: Pacer = (offsets, { clock, signal, start }, fire) => {
+const paceOnTimers: Pacer = (offsets, { clock, signal, start, timerSlackMs }, fire) => {
   const iterator = offsets[Symbol.iterator]();
+  // The slack in run time: the clock may run faster than the wall (timeScale).
+  const slack = timerSlackMs * clock.timeScale;
+  // Starts read ahead of the one due next (to find where a group ends), oldest first.
+  const ahead: number[] = [];
+  let aheadAt = 0;
+  const take = (): number | undefined => {
+    if (aheadAt < ahead.length) {
+      const value = ahead[aheadAt++]!;
+      if (aheadAt === ahead.length) {
+        ahead.length = 0;
+        aheadAt = 0;
+      }
+      return value;
+    }
+    const n = iterator.next();
+    return n.done === true ? undefined : n.value;
+  };
+  /** The last start of the group that begins at `first`: every start within the slack after it. */
+  const groupEnd = (first: number): number => {
+    let last = first;
+    for (let i = aheadAt; ; i++) {
+      if (i === ahead.length) {
+        const n = iterator.next();
+        if (n.done === true) return last;
+        ahead.push(n.value);
+      }
+      const offset = ahead[i]!;
+      if (offset - first > slack) return last;
+      last = offset;
+    }
+  };
   return new Promise<void>((resolve, reject) => {
     if (signal.aborted) {
       resolve();
       return;
     }
     let timer: TimerId | undefined;
-    let next = iterator.next();
-    let woke = false;
+    let next = take();
+    // The last intended time the pending timer was set for: once woken, the starts up to it fire.
+    let wokeFor = Number.NEGATIVE_INFINITY;
     const done = () => {
       signal.removeEventListener('abort', onAbort);
       resolve();
@@ -119,22 +171,21 @@ const paceOnTimers: Pacer = (offsets, { clock, signal, start }, fire) => {
     };
     const step = () => {
       timer = undefined;
-      while (next.done !== true) {
+      while (next !== undefined) {
         if (signal.aborted) return;
-        const intended = start + next.value;
+        const intended = start + next;
         const wait = intended - clock.now();
         // Node's timers run on a millisecond loop clock and may fire up to ~1 ms before the
         // performance clock reaches the due time: once woken for a start, it fires when less
         // than a whole millisecond remains (lag is recorded as max(0, actual − intended)).
-        if (wait > 0 && !(woke && wait < 1)) {
-          woke = true;
-          timer = clock.setTimeout(step, wait);
+        if (wait > 0 && !(intended <= wokeFor && wait < 1)) {
+          wokeFor = slack > 0 ? start + groupEnd(next) : intended;
+          timer = clock.setTimeout(step, wokeFor - clock.now());
           return;
         }
-        woke = false;
         try {
           fire(intended);
-          next = iterator.next();
+          next = take();
         } catch (error) {
           // As the awaited loop would: the schedule stops and its promise rejects.
           signal.removeEventListener('abort', onAbort);

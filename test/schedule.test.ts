@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import type { Clock, TimerId } from '../src/clock/clock.ts';
+import { RealClock } from '../src/clock/real.ts';
+import { VirtualClock } from '../src/clock/virtual.ts';
+import { paceOpen, TIMER_SLACK_MS } from '../src/workload/schedule.ts';
+
+/**
+ * The real-clock pacer driven by discrete time, so wake-ups and lags are exact: a clock that
+ * says it is real (paceOpen picks the timer pacer by `kind`) and keeps its time and timers on a
+ * VirtualClock, counting the timers the pacer sets (one per wake-up it asks for).
+ */
+class SteppedRealClock implements Clock {
+  readonly kind = 'real' as const;
+  readonly epochMs = 0;
+  readonly inner = new VirtualClock();
+  timersSet = 0;
+  constructor(readonly timeScale = 1) {}
+  now = () => this.inner.now();
+  toWallMs = (t: number) => t / this.timeScale;
+  setTimeout(fn: () => void, delayMs: number): TimerId {
+    this.timersSet++;
+    return this.inner.setTimeout(fn, delayMs);
+  }
+  clearTimeout = (id: TimerId) => this.inner.clearTimeout(id);
+  sleep = (ms: number, signal?: AbortSignal) => this.inner.sleep(ms, signal);
+}
+
+async function pace(offsets: number[], options: { timerSlackMs?: number; timeScale?: number } = {}) {
+  const clock = new SteppedRealClock(options.timeScale);
+  const lags: number[] = [];
+  const intendeds: number[] = [];
+  const paced = paceOpen(
+    offsets,
+    {
+      clock,
+      signal: new AbortController().signal,
+      start: 0,
+      ...(options.timerSlackMs === undefined ? {} : { timerSlackMs: options.timerSlackMs }),
+    },
+    (intended) => {
+      intendeds.push(intended);
+      lags.push(clock.now() - intended);
+    },
+  );
+  await clock.inner.run();
+  await paced;
+  return { intendeds, lags, timers: clock.timersSet };
+}
+
+describe('real-clock pacing and its timer slack', () => {
+  // 120 starts 1 ms apart (1,000/s), the first at 10 ms.
+  const dense = Array.from({ length: 120 }, (_, i) => 10 + i);
+  const group = TIMER_SLACK_MS + 1;
+
+  it('groups starts closer than the slack into one wake-up, taken at the last of them', async () => {
+    const { intendeds, lags, timers } = await pace(dense);
+    expect(intendeds).toEqual(dense);
+    expect(timers).toBe(dense.length / group);
+    // In each group the first start waits the whole slack, the last none.
+    expect(lags.slice(0, group)).toEqual(Array.from({ length: group }, (_, i) => TIMER_SLACK_MS - i));
+    expect(Math.max(...lags)).toBe(TIMER_SLACK_MS);
+  });
+
+  it('with slack 0 sets a timer per start and adds no lag', async () => {
+    const { intendeds, lags, timers } = await pace(dense, { timerSlackMs: 0 });
+    expect(intendeds).toEqual(dense);
+    expect(timers).toBe(dense.length);
+    expect(new Set(lags)).toEqual(new Set([0]));
+  });
+
+  it('leaves starts further apart than the slack on a timer each: slower schedules gain no lag', async () => {
+    const sparse = Array.from({ length: 12 }, (_, i) => 5 + i * (TIMER_SLACK_MS + 1));
+    const { lags, timers } = await pace(sparse);
+    expect(timers).toBe(sparse.length);
+    expect(new Set(lags)).toEqual(new Set([0]));
+  });
+
+  it('ends a group at the last start within the slack of its first', async () => {
+    const { lags, timers } = await pace([20, 21, 20 + TIMER_SLACK_MS, 21 + TIMER_SLACK_MS, 40]);
+    // 20..20+slack share a wake-up; 21+slack starts the next group, alone; 40 its own.
+    expect(timers).toBe(3);
+    expect(lags).toEqual([TIMER_SLACK_MS, TIMER_SLACK_MS - 1, 0, 0, 0]);
+  });
+
+  it('counts the slack in wall time on a scaled clock', async () => {
+    // time-scale 10: the slack is 10× longer in run time, so starts 10 run-ms apart group as 1 ms apart do unscaled.
+    const scaled = dense.map((t) => t * 10);
+    const { lags, timers } = await pace(scaled, { timeScale: 10 });
+    expect(timers).toBe(scaled.length / group);
+    expect(Math.max(...lags)).toBe(TIMER_SLACK_MS * 10);
+  });
+
+  it('on the real clock fires every start once, in order, none before it is due (Node timers: within 1 ms)', async () => {
+    const clock = new RealClock();
+    const fired: Array<{ intended: number; at: number }> = [];
+    const start = clock.now();
+    await paceOpen(dense, { clock, signal: new AbortController().signal, start }, (intended) =>
+      fired.push({ intended: intended - start, at: clock.now() - start }),
+    );
+    expect(fired.map((f) => f.intended)).toEqual(dense);
+    for (const f of fired) expect(f.at).toBeGreaterThan(f.intended - 1);
+  });
+});
