@@ -12,7 +12,16 @@
  *
  * `method` in every Percentiles says which rule gave the figures.
  */
-import * as hdr from 'hdr-histogram-js';
+import int32HistogramModule from 'hdr-histogram-js/dist/Int32Histogram.js';
+
+// The one histogram class used, loaded on its own: the package's index also loads its
+// WebAssembly build, pako and a log writer that sets up Intl at load, ~65 ms of CPU on every
+// thread that analyses (a twentieth of analysing 2 M records), for nothing used here. Node hands a
+// CommonJS module's exports as its default import; some loaders unwrap `default` themselves.
+const Int32Histogram = (
+  'default' in int32HistogramModule ? int32HistogramModule.default : int32HistogramModule
+) as typeof int32HistogramModule.default;
+type JsHistogram = InstanceType<typeof Int32Histogram>;
 
 export const HISTOGRAM_SIGNIFICANT_DIGITS = 3;
 export const HISTOGRAM_UNIT_MS = 0.001;
@@ -35,7 +44,13 @@ export interface Percentiles {
 }
 
 export interface LatencyHistogramState {
-  encoded: string | null;
+  /**
+   * The histogram's non-zero counts as [index, count, index, count, …] by hdrIndex(), with its
+   * exact largest and smallest non-zero values and the range it had grown to (null: no histogram
+   * yet). Plain numbers: a state
+   * only crosses a thread boundary (structured clone), where compressing cost more than it saved.
+   */
+  hdr: { counts: number[]; max: number; minNonZero: number; highestTrackable: number } | null;
   count: number;
   min: number;
   max: number;
@@ -49,15 +64,11 @@ export function nearestRank(sorted: readonly number[], percentile: number): numb
   return sorted[Math.min(sorted.length, rank) - 1]!;
 }
 
-function build(): hdr.Histogram {
-  return hdr.build({
-    bitBucketSize: 32,
-    autoResize: true,
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: 2 ** 20,
-    numberOfSignificantValueDigits: HISTOGRAM_SIGNIFICANT_DIGITS,
-    useWebAssembly: false,
-  });
+/** 32-bit counts, whole µs from 1 up, growing past 2^20 µs (or `highest`) as values need. */
+function build(highest = 2 ** 20): JsHistogram {
+  const histogram = new Int32Histogram(1, highest, HISTOGRAM_SIGNIFICANT_DIGITS);
+  histogram.autoResize = true;
+  return histogram;
 }
 
 const round3 = (value: number) => Math.round(value * 1000) / 1000;
@@ -81,13 +92,35 @@ function lowestAt(index: number): number {
   return (index - (bucket << 10)) * 2 ** bucket;
 }
 
+/** Where a histogram's largest and smallest non-zero values are (their indices), and what they are. */
+interface Extremes {
+  maxAt: number;
+  max: number;
+  minAt: number;
+  minNonZero: number;
+}
+
+/**
+ * Records `count` values of index `index`. Any value of an index gives the same counts; the
+ * largest and the smallest non-zero one also set the histogram's max and min as recording each
+ * value would have.
+ */
+function recordIndex(h: JsHistogram, index: number, count: number, extremes: Extremes): void {
+  const { maxAt, max, minAt, minNonZero } = extremes;
+  if (index === maxAt && index === minAt && minNonZero !== max) {
+    h.recordValueWithCount(minNonZero, 1);
+    count--;
+  }
+  h.recordValueWithCount(index === maxAt ? max : index === minAt ? minNonZero : lowestAt(index), count);
+}
+
 /** Indices hdrIndex() gives values under 2^31: the size of a pending-count array. */
 const PENDING_INDICES = hdrIndex(2 ** 31 - 1) + 1;
 /** Values a series records straight into its histogram before it counts them by index. */
 const DIRECT_RECORDS = 1024;
 
 export class LatencyHistogram {
-  private histogram: hdr.Histogram | undefined;
+  private histogram: JsHistogram | undefined;
   /**
    * Counts by histogram index of the values recorded since the last flush() (a long series:
    * see DIRECT_RECORDS), with the largest and the smallest non-zero of them. flush() records
@@ -147,16 +180,10 @@ export class LatencyHistogram {
     const maxAt = hdrIndex(max);
     const minAt = Number.isFinite(minNonZero) ? hdrIndex(minNonZero) : -1;
     for (let index = 0; index <= this.pendingTop; index++) {
-      let count = pending[index]!;
+      const count = pending[index]!;
       if (count === 0) continue;
       pending[index] = 0;
-      // Any value of the index gives the same counts; the largest and the smallest non-zero
-      // one also set the histogram's max and min as recording each value would have.
-      if (index === maxAt && index === minAt && minNonZero !== max) {
-        h.recordValueWithCount(minNonZero, 1);
-        count--;
-      }
-      h.recordValueWithCount(index === maxAt ? max : index === minAt ? minNonZero : lowestAt(index), count);
+      recordIndex(h, index, count, { maxAt, max, minAt, minNonZero });
     }
     this.pendingCount = 0;
     this.pendingTop = -1;
@@ -245,8 +272,23 @@ export class LatencyHistogram {
 
   toState(): LatencyHistogramState {
     this.flush();
+    const h = this.histogram;
+    let state: LatencyHistogramState['hdr'] = null;
+    if (h !== undefined) {
+      const counts: number[] = [];
+      for (let index = 0; index < h.countsArrayLength; index++) {
+        const count = h.getCountAtIndex(index);
+        if (count !== 0) counts.push(index, count);
+      }
+      state = {
+        counts,
+        max: h.maxValue,
+        minNonZero: h.minNonZeroValue,
+        highestTrackable: h.highestTrackableValue,
+      };
+    }
     return {
-      encoded: this.histogram ? hdr.encodeIntoCompressedBase64(this.histogram) : null,
+      hdr: state,
       count: this.count,
       min: this.min,
       max: this.max,
@@ -256,10 +298,17 @@ export class LatencyHistogram {
 
   static fromState(state: LatencyHistogramState): LatencyHistogram {
     const out = new LatencyHistogram();
-    if (state.encoded !== null) {
-      const decoded = hdr.decodeFromCompressedBase64(state.encoded, 32, false);
-      out.histogram = build();
-      out.histogram.add(decoded);
+    if (state.hdr !== null) {
+      const { counts, max, minNonZero, highestTrackable } = state.hdr;
+      const h = build(highestTrackable);
+      // Indices ascending: the last holds the max, the first above 0 the smallest non-zero value
+      // (index 0 is the value 0 alone). hdrIndex() is not used: a value may be 2^31 µs or more.
+      const extremes = { maxAt: counts[counts.length - 2] ?? -1, max, minAt: -1, minNonZero };
+      for (let i = 0; i < counts.length; i += 2) {
+        if (extremes.minAt < 0 && counts[i]! > 0) extremes.minAt = counts[i]!;
+        recordIndex(h, counts[i]!, counts[i + 1]!, extremes);
+      }
+      out.histogram = h;
     }
     out.count = state.count;
     out.min = state.min;
