@@ -104,7 +104,7 @@ export function register(program: Command, io: CommandIo): void {
       const text = reporters[format]().render({
         title: `check ${paths.join(' ')}`,
         document: { kind: 'fleetbench-check', inputs: paths, verdicts },
-        sections: verdicts.map(verdictSection),
+        sections: () => verdicts.map(verdictSection),
       });
       io.stdout.write(format === 'terminal' ? io.colourVerdicts(text) : text);
       for (const verdict of verdicts)

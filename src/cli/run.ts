@@ -315,7 +315,7 @@ export function register(program: Command, io: CommandIo): void {
         // segment has none: alone it is not the run (fleetbench merge writes the run's).
         const reportPath = flags.report === false || plan ? undefined : await writeRunReport(outDir, io);
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
-        const sections = [
+        const sections = () => [
           // The scorecard shows when no budget judges the run: with track-b among the budgets its
           // verdict table says the same with limits; with others (a chaos wave), API cost is not
           // what the run is judged on.

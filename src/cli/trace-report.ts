@@ -67,7 +67,7 @@ export async function runTraceReport(
   const text = reporters[format]().render({
     title: `${view.name} ${trace}`,
     document: view.document(analysis),
-    sections: view.sections(analysis, top),
+    sections: () => view.sections(analysis, top),
   });
   io.stdout.write(format === 'terminal' ? io.colourVerdicts(text) : text);
 }

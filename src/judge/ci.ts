@@ -139,7 +139,7 @@ export function stepSummaryMarkdown(verdicts: readonly Verdict[], title: string)
   const body = reporters.markdown().render({
     title,
     document: { kind: 'fleetbench-check', verdicts },
-    sections: verdicts.map(verdictSection),
+    sections: () => verdicts.map(verdictSection),
   });
   return `${body.replace(/^## fleetbench .*\n/, `## fleetbench ${title}: ${headline}\n`)}\n`;
 }

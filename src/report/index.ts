@@ -12,7 +12,8 @@ export interface ReportInput {
   title: string;
   /** What --json prints. */
   document: unknown;
-  sections: Section[];
+  /** What the terminal and Markdown show: built only by a reporter that shows them (not --json). */
+  sections: () => Section[];
 }
 
 export interface Reporter {

@@ -30,7 +30,7 @@ export function createMarkdownReporter(): Reporter {
   return {
     render({ title, sections }: ReportInput): string {
       const lines = [`## fleetbench ${title}`, ''];
-      for (const section of sections) {
+      for (const section of sections()) {
         lines.push(`### ${section.title}`, '');
         lines.push(...markdownBlocks(section.blocks, '--json'));
       }

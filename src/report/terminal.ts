@@ -30,7 +30,7 @@ export function createTerminalReporter(): Reporter {
   return {
     render({ title, sections }: ReportInput): string {
       const lines = ['', `${INDENT}fleetbench ${title}`, ''];
-      for (const section of sections) lines.push(...renderSection(section), '');
+      for (const section of sections()) lines.push(...renderSection(section), '');
       // Plain: the CLI colours the verdict words when its stdout is a terminal (cli/output.ts).
       return `${lines.join('\n')}\n`;
     },
