@@ -68,6 +68,8 @@ export interface PaceOptions {
 
 /**
  * Calls `fire(intended)` at each intended time (`start + offset`). Offsets must not decrease.
+ * Under the real clock they are read up to the timer slack ahead of the start fired, so an
+ * iterator must not hand `fire` anything through state it sets while yielding.
  * Starts that are already due fire at once, one after the other, without yielding to a timer:
  * a generator that fell behind catches up instead of drifting further. Resolves when the
  * offsets run out or the signal aborts (then the remaining starts are not fired).

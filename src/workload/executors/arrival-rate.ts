@@ -21,12 +21,14 @@ export async function runArrivalRate(
     ? Math.floor(executor.maxSessions / segment.count) +
       (segment.index < executor.maxSessions % segment.count ? 1 : 0)
     : executor.maxSessions;
-  let current = -1;
+  // The global index of each owned start, in order: paceOpen may read offsets ahead of the start
+  // it fires (timer slack), so the index is queued when read and taken when fired.
+  const ownedIndexes: number[] = [];
   function* owned(all: Iterable<number>): Generator<number> {
     let k = 0;
     for (const offset of all) {
       if (ownsStart(ctx, k)) {
-        current = k;
+        ownedIndexes.push(k);
         yield offset;
       }
       k++;
@@ -40,6 +42,7 @@ export async function runArrivalRate(
     segment ? owned(schedule) : schedule,
     { clock: ctx.clock, signal: ctx.signal, ...(segment ? { start: segment.startAt } : {}) },
     (intended) => {
+      const current = segment ? ownedIndexes.shift()! : -1;
       if (alive >= maxSessions) {
         ctx.spawner.drop(ctx.name, 'max-sessions');
         return;
