@@ -10,9 +10,16 @@ const WAITING = ['ao-target', 'live-chaos', 'distributed-run', 'live-serve'].map
 );
 
 /**
+ * Files that start the run, before every project's own order: the type check (two tsc
+ * processes, ~9 s) and the longest waiting file (~40 s of real-clock waves), so neither ends
+ * up in the tail.
+ */
+const FIRST = ['/test/static-checks.test.ts', '/test/live-chaos.test.ts'];
+
+/**
  * vitest's order (longest first from its cache, else largest; each project's files together,
  * so a non-isolated worker is reused from file to file), with the waiting files of a project
- * spread out: one, then two of the others, and so on.
+ * spread out: one, then two of the others, and so on; FIRST before all of them.
  */
 export class WaitingApartSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -20,8 +27,12 @@ export class WaitingApartSequencer extends BaseSequencer {
     const out: TestSpecification[] = [];
     for (const project of [...new Set(sorted.map((f) => f.project.name))]) {
       const mine = sorted.filter((f) => f.project.name === project);
-      const waiting = mine.filter((f) => WAITING.some((suffix) => f.moduleId.endsWith(suffix)));
-      const busy = mine.filter((f) => !waiting.includes(f));
+      const first = mine.filter((f) => FIRST.some((suffix) => f.moduleId.endsWith(suffix)));
+      out.unshift(...first);
+      const waiting = mine.filter(
+        (f) => WAITING.some((suffix) => f.moduleId.endsWith(suffix)) && !first.includes(f),
+      );
+      const busy = mine.filter((f) => !waiting.includes(f) && !first.includes(f));
       while (waiting.length > 0 || busy.length > 0) {
         const next = waiting.shift();
         if (next) out.push(next);
