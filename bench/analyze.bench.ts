@@ -115,7 +115,7 @@ const median = (values: number[]) => {
 
 /** Issue 17's targets for `analyze` on the 2M file. */
 const TARGETS = { cpuVsDuckdb: 1.0, recordsPerS: 700_000, peakRssMb: 300 };
-const ROUNDS = 3;
+const ROUNDS = 5;
 
 /**
  * One thread, this process, lines/s: read + split; read + split + JSON.parse (the full path's
@@ -221,14 +221,25 @@ const bench: Bench = {
     // full path (FLEETBENCH_FAST_PATH=0: JSON.parse + ajv on every line) and DuckDB, each a whole
     // process under /usr/bin/time (as issue 17 measured them); medians.
     // CPU seconds (user + system, every thread) are the figure that holds on a shared machine.
+    // This machine's speed drifts by 20 % within a minute (a neighbour's load), so the CPU
+    // target is judged on the median of each round's own ratio, fleetbench and DuckDB run back
+    // to back (which of them first alternates from round to round), not on a ratio of medians
+    // taken minutes apart; both are printed.
     const fast: CliRun[] = [];
     const full: CliRun[] = [];
     const duck: Array<{ wallS: number; cpuS: number | null }> = [];
     for (let round = 0; round < ROUNDS; round++) {
-      fast.push(runCli(['analyze', '--json', large]));
-      duck.push(duckdbProcess(large));
+      if (round % 2 === 0) {
+        fast.push(runCli(['analyze', '--json', large]));
+        duck.push(duckdbProcess(large));
+      } else {
+        duck.push(duckdbProcess(large));
+        fast.push(runCli(['analyze', '--json', large]));
+      }
       full.push(runCli(['analyze', '--json', large], { FLEETBENCH_FAST_PATH: '0' }));
     }
+    const pairedRatios = fast.map((r, i) => (r.cpuS ?? Number.NaN) / (duck[i]!.cpuS ?? Number.NaN));
+    const pairedRatio = median(pairedRatios);
     const m = (runs: Array<{ wallS: number; cpuS: number | null }>, key: 'wallS' | 'cpuS') =>
       median(runs.map((r) => r[key] ?? Number.NaN));
     const fastCpu = m(fast, 'cpuS');
@@ -241,7 +252,8 @@ const bench: Bench = {
     figures['2M.fastCpuS'] = Number(fastCpu.toFixed(2));
     figures['2M.fullPathCpuS'] = Number(fullCpu.toFixed(2));
     figures['2M.duckdbCpuS'] = Number(duckCpu.toFixed(2));
-    figures['2M.cpuVsDuckdb'] = Number((fastCpu / duckCpu).toFixed(2));
+    figures['2M.cpuVsDuckdb'] = Number(pairedRatio.toFixed(2));
+    figures['2M.cpuVsDuckdbOfMedians'] = Number((fastCpu / duckCpu).toFixed(2));
     figures['2M.medianRecordsPerS'] = Math.round(perS);
     console.log(
       `\n2M file, ${ROUNDS} alternating rounds (medians; load average now ${loadavg()}):\n` +
@@ -250,12 +262,12 @@ const bench: Bench = {
         `DuckDB (columns declared) ${fmt(duckCpu, 2)} CPU s, ${fmt(m(duck, 'wallS'), 2)} s wall.`,
     );
     console.log(
-      `each round, CPU s: fast ${fast.map((r) => fmt(r.cpuS ?? 0, 2)).join(' / ')}; full ${full.map((r) => fmt(r.cpuS ?? 0, 2)).join(' / ')}; DuckDB ${duck.map((r) => fmt(r.cpuS ?? 0, 2)).join(' / ')}`,
+      `each round, CPU s: fast ${fast.map((r) => fmt(r.cpuS ?? 0, 2)).join(' / ')}; full ${full.map((r) => fmt(r.cpuS ?? 0, 2)).join(' / ')}; DuckDB ${duck.map((r) => fmt(r.cpuS ?? 0, 2)).join(' / ')}; fast ÷ DuckDB ${pairedRatios.map((r) => fmt(r, 2)).join(' / ')}`,
     );
     console.log('\n| target (issue 17, 2M records) | measured | ratio | verdict |');
     console.log('| --- | ---: | ---: | --- |');
     console.log(
-      `| CPU time ≤ ${TARGETS.cpuVsDuckdb}× DuckDB's | ${fmt(fastCpu, 2)} s vs ${fmt(duckCpu, 2)} s | ${fmt(fastCpu / duckCpu, 2)}× | ${verdict(fastCpu / duckCpu <= TARGETS.cpuVsDuckdb)} |`,
+      `| CPU time ≤ ${TARGETS.cpuVsDuckdb}× DuckDB's (median of the rounds' ratios) | medians ${fmt(fastCpu, 2)} s vs ${fmt(duckCpu, 2)} s (${fmt(fastCpu / duckCpu, 2)}×) | ${fmt(pairedRatio, 2)}× | ${verdict(pairedRatio <= TARGETS.cpuVsDuckdb)} |`,
     );
     console.log(
       `| ≥ ${fmt(TARGETS.recordsPerS)} records/s end to end | ${fmt(perS)} | ${fmt(perS / TARGETS.recordsPerS, 2)}× the target | ${verdict(perS >= TARGETS.recordsPerS)} (wall time: judge it at a load average below 1) |`,
