@@ -14,26 +14,35 @@ class SteppedRealClock implements Clock {
   readonly epochMs = 0;
   readonly inner = new VirtualClock();
   timersSet = 0;
-  constructor(readonly timeScale = 1) {}
+  /** `earlyWallMs`: timers fire this much wall time before they are due, as Node's may (≤ 1 ms). */
+  constructor(
+    readonly timeScale = 1,
+    private readonly earlyWallMs = 0,
+  ) {}
   now = () => this.inner.now();
   toWallMs = (t: number) => t / this.timeScale;
   setTimeout(fn: () => void, delayMs: number): TimerId {
     this.timersSet++;
-    return this.inner.setTimeout(fn, delayMs);
+    // Early only when there is that much to wait, as a Node timer (a short re-armed wait fires on time).
+    const early = this.earlyWallMs * this.timeScale;
+    return this.inner.setTimeout(fn, delayMs > early ? delayMs - early : delayMs);
   }
   clearTimeout = (id: TimerId) => this.inner.clearTimeout(id);
   sleep = (ms: number, signal?: AbortSignal) => this.inner.sleep(ms, signal);
 }
 
-async function pace(offsets: number[], options: { timerSlackMs?: number; timeScale?: number } = {}) {
-  const clock = new SteppedRealClock(options.timeScale);
+async function pace(
+  offsets: Iterable<number>,
+  options: { timerSlackMs?: number; timeScale?: number; earlyWallMs?: number; signal?: AbortSignal } = {},
+) {
+  const clock = new SteppedRealClock(options.timeScale, options.earlyWallMs);
   const lags: number[] = [];
   const intendeds: number[] = [];
   const paced = paceOpen(
     offsets,
     {
       clock,
-      signal: new AbortController().signal,
+      signal: options.signal ?? new AbortController().signal,
       start: 0,
       ...(options.timerSlackMs === undefined ? {} : { timerSlackMs: options.timerSlackMs }),
     },
@@ -42,9 +51,16 @@ async function pace(offsets: number[], options: { timerSlackMs?: number; timeSca
       lags.push(clock.now() - intended);
     },
   );
-  await clock.inner.run();
-  await paced;
-  return { intendeds, lags, timers: clock.timersSet };
+  // Settled as soon as it settles, so a rejection is never unhandled while the clock runs.
+  const settled = paced.then(
+    () => 'resolved',
+    (error: Error) => `rejected: ${error.message}`,
+  );
+  // Bounded: a pacer that re-arms at one instant forever stops the clock instead of hanging.
+  const run = await clock.inner.run({ maxEventsAtOneInstant: 10_000 });
+  expect(run.reason).toBe('idle');
+  const outcome = await settled;
+  return { intendeds, lags, timers: clock.timersSet, outcome, clock };
 }
 
 describe('real-clock pacing and its timer slack', () => {
@@ -88,6 +104,59 @@ describe('real-clock pacing and its timer slack', () => {
     const { lags, timers } = await pace(scaled, { timeScale: 10 });
     expect(timers).toBe(scaled.length / group);
     expect(Math.max(...lags)).toBe(TIMER_SLACK_MS * 10);
+  });
+
+  it("a timer that fires early (Node's, by up to a wall ms) still starts its whole group, scaled or not", async () => {
+    for (const timeScale of [1, 10]) {
+      const scaled = dense.map((t) => t * timeScale);
+      const { intendeds, lags, timers } = await pace(scaled, { timeScale, earlyWallMs: 0.5 });
+      expect(intendeds).toEqual(scaled);
+      expect(timers, `time-scale ${timeScale}`).toBe(scaled.length / group);
+      // Half a wall ms early at most, never more than the slack late.
+      expect(Math.min(...lags)).toBeGreaterThanOrEqual(-0.5 * timeScale);
+      expect(Math.max(...lags)).toBeLessThanOrEqual(TIMER_SLACK_MS * timeScale);
+    }
+  });
+
+  it('an iterator that throws while read ahead: the starts before it fire, then the schedule rejects', async () => {
+    function* failing() {
+      yield 5;
+      yield 20;
+      yield 21;
+      throw new Error('offsets failed');
+    }
+    const { intendeds, outcome } = await pace(failing());
+    expect(intendeds).toEqual([5, 20, 21]);
+    expect(outcome).toBe('rejected: offsets failed');
+  });
+
+  it('reads at most 1,024 starts ahead: a batch of equal offsets fires whole from one wake-up', async () => {
+    let read = 0;
+    function* batch() {
+      for (let i = 0; i < 3000; i++) {
+        read++;
+        yield 10;
+      }
+    }
+    const { intendeds, timers, outcome } = await pace(batch());
+    expect(outcome).toBe('resolved');
+    expect(read).toBe(3000);
+    expect(intendeds).toHaveLength(3000);
+    expect(timers).toBe(1);
+  });
+
+  it('an abort stops the schedule: the starts after it never fire, and it resolves', async () => {
+    const controller = new AbortController();
+    const clock = new SteppedRealClock();
+    const fired: number[] = [];
+    const paced = paceOpen(dense, { clock, signal: controller.signal, start: 0 }, (t) => {
+      fired.push(t);
+      if (t === 40) controller.abort();
+    });
+    await clock.inner.run();
+    await expect(paced).resolves.toBeUndefined();
+    expect(fired.at(-1)).toBeLessThanOrEqual(40 + TIMER_SLACK_MS);
+    expect(fired.length).toBeLessThan(dense.length);
   });
 
   it('on the real clock fires every start once, in order, none before it is due (Node timers: within 1 ms)', async () => {

@@ -1,7 +1,8 @@
 /**
- * The static checks, as part of `vitest run` instead of before it: `tsc --noEmit` over src/,
- * the tests, bench/ and scripts/ (tsconfig.json) and over the HTML report's browser client (its
- * own tsconfig, DOM types), both incremental (build info in node_modules/.cache/tsc/), and
+ * The static checks, as part of `vitest run` instead of before it: `tsc --noEmit` over the
+ * project (tsconfig.json: src, test, bench, scripts, examples, bin) and over the HTML report's
+ * browser client (its own tsconfig, DOM types), both incremental (build info in
+ * node_modules/.cache/tsc/), and
  * `biome check .` (format and lint). Run here, side by side, they use the core the suite leaves
  * idle while its real-clock files wait (docs/contributing.md); a finding fails this file with
  * the tool's own messages. `npm run typecheck` and `npm run lint` run them alone.
@@ -44,7 +45,7 @@ describe('static checks', () => {
     expect(code, output).toBe(0);
   });
 
-  it.concurrent('tsc --noEmit: src/, test/, bench/, scripts/ (tsconfig.json)', async () => {
+  it.concurrent('tsc --noEmit: the project (tsconfig.json: src, test, bench, scripts, examples, bin)', async () => {
     const { code, output } = await tsc(['--tsBuildInfoFile', 'node_modules/.cache/tsc/main.tsbuildinfo']);
     expect(output).toBe('');
     expect(code).toBe(0);

@@ -57,6 +57,9 @@ export function* arrivalTimes(
  */
 export const TIMER_SLACK_MS = 4;
 
+/** Starts read ahead at most, whatever the slack (a batch of equal offsets may be thousands). */
+const MAX_AHEAD = 1024;
+
 export interface PaceOptions {
   clock: Clock;
   signal: AbortSignal;
@@ -124,9 +127,13 @@ const paceOnTimers: Pacer = (offsets, { clock, signal, start, timerSlackMs }, fi
   const iterator = offsets[Symbol.iterator]();
   // The slack in run time: the clock may run faster than the wall (timeScale).
   const slack = timerSlackMs * clock.timeScale;
-  // Starts read ahead of the one due next (to find where a group ends), oldest first.
+  // Starts read ahead of the one due next (to find where a group ends), oldest first; at most
+  // MAX_AHEAD (a group of equal offsets may be a whole batch). An error the iterator threw while
+  // read ahead is kept and thrown when the starts read before it have fired, as it would have
+  // been without the read-ahead.
   const ahead: number[] = [];
   let aheadAt = 0;
+  let thrown: { error: unknown } | undefined;
   const take = (): number | undefined => {
     if (aheadAt < ahead.length) {
       const value = ahead[aheadAt++]!;
@@ -136,15 +143,23 @@ const paceOnTimers: Pacer = (offsets, { clock, signal, start, timerSlackMs }, fi
       }
       return value;
     }
+    if (thrown !== undefined) throw thrown.error;
     const n = iterator.next();
     return n.done === true ? undefined : n.value;
   };
   /** The last start of the group that begins at `first`: every start within the slack after it. */
   const groupEnd = (first: number): number => {
     let last = first;
-    for (let i = aheadAt; ; i++) {
+    for (let i = aheadAt; i - aheadAt < MAX_AHEAD; i++) {
       if (i === ahead.length) {
-        const n = iterator.next();
+        if (thrown !== undefined) return last;
+        let n: IteratorResult<number>;
+        try {
+          n = iterator.next();
+        } catch (error) {
+          thrown = { error };
+          return last;
+        }
         if (n.done === true) return last;
         ahead.push(n.value);
       }
@@ -152,6 +167,7 @@ const paceOnTimers: Pacer = (offsets, { clock, signal, start, timerSlackMs }, fi
       if (offset - first > slack) return last;
       last = offset;
     }
+    return last;
   };
   return new Promise<void>((resolve, reject) => {
     if (signal.aborted) {
@@ -179,8 +195,9 @@ const paceOnTimers: Pacer = (offsets, { clock, signal, start, timerSlackMs }, fi
         const wait = intended - clock.now();
         // Node's timers run on a millisecond loop clock and may fire up to ~1 ms before the
         // performance clock reaches the due time: once woken for a start, it fires when less
-        // than a whole millisecond remains (lag is recorded as max(0, actual − intended)).
-        if (wait > 0 && !(intended <= wokeFor && wait < 1)) {
+        // than a whole wall millisecond (timeScale run ms) remains (lag is recorded as
+        // max(0, actual − intended)).
+        if (wait > 0 && !(intended <= wokeFor && wait < clock.timeScale)) {
           wokeFor = slack > 0 ? start + groupEnd(next) : intended;
           timer = clock.setTimeout(step, wokeFor - clock.now());
           return;
