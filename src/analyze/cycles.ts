@@ -34,7 +34,8 @@ class CycleRow {
       addSparse(this.sparse, cycle, resource, n);
       return;
     }
-    if (this.length === 0) this.base = cycle;
+    // An empty row starts at its first cycle, unless reserve() already placed it.
+    if (this.length === 0 && this.capacity === 0) this.base = cycle;
     let index = cycle - this.base;
     if (index < 0 || index >= this.capacity) {
       const from = Math.min(this.base, cycle);
@@ -55,6 +56,21 @@ class CycleRow {
       this.lastArray = this.array(resource);
     }
     this.lastArray[index]! += n;
+  }
+
+  /**
+   * Room for cycles first..last at once, as add() would make growing one cycle at a time (a
+   * merge adds a whole row: without this it resized at every doubling). A span beyond MAX_SPAN
+   * is left to add(), which turns the row sparse.
+   */
+  private reserve(first: number, last: number): void {
+    if (this.sparse) return;
+    if (this.length === 0) this.base = first;
+    const from = Math.min(this.base, first);
+    const to = Math.max(this.base + this.length - 1, last);
+    if (to - from + 1 > MAX_SPAN) return;
+    if (from < this.base || to >= this.base + this.capacity)
+      this.resize(from, Math.max(to - from + 1, Math.min(MAX_SPAN, this.capacity * 2), 64));
   }
 
   private array(resource: string): Int32Array {
@@ -113,6 +129,48 @@ class CycleRow {
     }
   }
 
+  /**
+   * Counts this row's cells into `freqs` (one map per entry of `resources`, ALL among them: how
+   * many cells made n calls of it) and their cycles into `cycles`; returns how many cells. The
+   * dense arrays are read directly, one lookup per resource for the whole row.
+   */
+  tally(
+    resources: readonly string[],
+    freqs: ReadonlyArray<Map<number, number>>,
+    cycles: Set<number>,
+    cycleFilter?: (cycle: number) => boolean,
+  ): number {
+    let cells = 0;
+    if (this.sparse) {
+      for (const [cycle, countOf] of this.cells()) {
+        if (cycleFilter !== undefined && !cycleFilter(cycle)) continue;
+        cells++;
+        cycles.add(cycle);
+        resources.forEach((r, j) => {
+          const n = countOf(r);
+          freqs[j]!.set(n, (freqs[j]!.get(n) ?? 0) + 1);
+        });
+      }
+      return cells;
+    }
+    const all = this.counts.get(ALL);
+    if (all === undefined) return 0;
+    const arrays = resources.map((r) => this.counts.get(r));
+    for (let i = 0; i < this.length; i++) {
+      if (all[i] === 0) continue;
+      const cycle = this.base + i;
+      if (cycleFilter !== undefined && !cycleFilter(cycle)) continue;
+      cells++;
+      cycles.add(cycle);
+      for (let j = 0; j < arrays.length; j++) {
+        const n = arrays[j]?.[i] ?? 0;
+        const f = freqs[j]!;
+        f.set(n, (f.get(n) ?? 0) + 1);
+      }
+    }
+    return cells;
+  }
+
   resources(): string[] {
     if (this.sparse) {
       const out = new Set<string>();
@@ -127,6 +185,7 @@ class CycleRow {
       for (const [cycle, counts] of other.sparse) for (const [r, n] of counts) this.add(cycle, r, n);
       return;
     }
+    if (other.length > 0) this.reserve(other.base, other.base + other.length - 1);
     for (const [resource, array] of other.counts) {
       if (resource === ALL) continue;
       for (let i = 0; i < other.length; i++) if (array[i]! > 0) this.add(other.base + i, resource, array[i]!);
@@ -219,30 +278,19 @@ export class CycleCounts {
     keys: number;
     freq: Map<string, Map<number, number>>;
   } {
-    const resources = new Set<string>([ALL]);
-    for (const [key, row] of this.rows) if (keys(key)) for (const r of row.resources()) resources.add(r);
-    const freq = new Map<string, Map<number, number>>([...resources].map((r) => [r, new Map()]));
+    const resourceSet = new Set<string>([ALL]);
+    for (const [key, row] of this.rows) if (keys(key)) for (const r of row.resources()) resourceSet.add(r);
+    const resources = [...resourceSet];
+    const freqs = resources.map(() => new Map<number, number>());
     const cycles = new Set<number>();
     let cells = 0;
     let withCells = 0;
     for (const [key, row] of this.rows) {
       if (!keys(key)) continue;
-      let counted = false;
-      for (const [cycle, countOf] of row.cells()) {
-        if (cycleFilter !== undefined && !cycleFilter(cycle)) continue;
-        if (!counted) {
-          counted = true;
-          withCells++;
-        }
-        cells++;
-        cycles.add(cycle);
-        for (const r of resources) {
-          const f = freq.get(r)!;
-          const n = countOf(r);
-          f.set(n, (f.get(n) ?? 0) + 1);
-        }
-      }
+      const counted = row.tally(resources, freqs, cycles, cycleFilter);
+      if (counted > 0) withCells++;
+      cells += counted;
     }
-    return { cells, cycles, keys: withCells, freq };
+    return { cells, cycles, keys: withCells, freq: new Map(resources.map((r, j) => [r, freqs[j]!])) };
   }
 }
