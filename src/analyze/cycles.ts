@@ -34,18 +34,13 @@ class CycleRow {
       addSparse(this.sparse, cycle, resource, n);
       return;
     }
-    // An empty row starts at its first cycle, unless reserve() already placed it.
-    if (this.length === 0 && this.capacity === 0) this.base = cycle;
     let index = cycle - this.base;
     if (index < 0 || index >= this.capacity) {
-      const from = Math.min(this.base, cycle);
-      const to = Math.max(this.base + this.length - 1, cycle);
-      if (to - from + 1 > MAX_SPAN) {
+      if (!this.reserve(cycle, cycle)) {
         this.toSparse();
         addSparse(this.sparse!, cycle, resource, n);
         return;
       }
-      this.resize(from, Math.max(to - from + 1, Math.min(MAX_SPAN, this.capacity * 2), 64));
       index = cycle - this.base;
     }
     if (index >= this.length) this.length = index + 1;
@@ -59,18 +54,18 @@ class CycleRow {
   }
 
   /**
-   * Room for cycles first..last at once, as add() would make growing one cycle at a time (a
-   * merge adds a whole row: without this it resized at every doubling). A span beyond MAX_SPAN
-   * is left to add(), which turns the row sparse.
+   * Room for cycles first..last in the dense arrays (at least doubling, so one cycle at a time
+   * grows geometrically; a merge asks for a whole row at once). An empty row starts at `first`.
+   * False when the row would span more than MAX_SPAN cycles: the caller turns it sparse.
    */
-  private reserve(first: number, last: number): void {
-    if (this.sparse) return;
-    if (this.length === 0) this.base = first;
+  private reserve(first: number, last: number): boolean {
+    if (this.length === 0 && this.capacity === 0) this.base = first;
     const from = Math.min(this.base, first);
     const to = Math.max(this.base + this.length - 1, last);
-    if (to - from + 1 > MAX_SPAN) return;
+    if (to - from + 1 > MAX_SPAN) return false;
     if (from < this.base || to >= this.base + this.capacity)
       this.resize(from, Math.max(to - from + 1, Math.min(MAX_SPAN, this.capacity * 2), 64));
+    return true;
   }
 
   private array(resource: string): Int32Array {
@@ -185,7 +180,8 @@ class CycleRow {
       for (const [cycle, counts] of other.sparse) for (const [r, n] of counts) this.add(cycle, r, n);
       return;
     }
-    if (other.length > 0) this.reserve(other.base, other.base + other.length - 1);
+    // Room for the whole row at once (a span past MAX_SPAN: add() below turns this row sparse).
+    if (other.length > 0 && !this.sparse) this.reserve(other.base, other.base + other.length - 1);
     for (const [resource, array] of other.counts) {
       if (resource === ALL) continue;
       for (let i = 0; i < other.length; i++) if (array[i]! > 0) this.add(other.base + i, resource, array[i]!);

@@ -177,13 +177,17 @@ export class LatencyHistogram {
     if (this.pendingCount === 0 || pending === undefined || h === undefined) return;
     const max = this.pendingMax;
     const minNonZero = this.pendingMinNonZero;
-    const maxAt = hdrIndex(max);
-    const minAt = Number.isFinite(minNonZero) ? hdrIndex(minNonZero) : -1;
+    const extremes = {
+      maxAt: hdrIndex(max),
+      max,
+      minAt: Number.isFinite(minNonZero) ? hdrIndex(minNonZero) : -1,
+      minNonZero,
+    };
     for (let index = 0; index <= this.pendingTop; index++) {
       const count = pending[index]!;
       if (count === 0) continue;
       pending[index] = 0;
-      recordIndex(h, index, count, { maxAt, max, minAt, minNonZero });
+      recordIndex(h, index, count, extremes);
     }
     this.pendingCount = 0;
     this.pendingTop = -1;

@@ -167,7 +167,7 @@ function objectCode(schema: JsonSchema, nested: string[]): { name: string; creat
     `const ${keyTable} = new Map([${fields.map((f, i) => `[${JSON.stringify(`${JSON.stringify(f.name)}:`)}, ${i}]`).join(', ')}]);`,
     `const ${keyTable}List = [...${keyTable}.keys()].map(bytesOf);`,
     `const ${keyTable}Words = ${keyTable}List.map(wordsOf);`,
-    `const ${keyTable}Table = keyTable(${keyTable}List);`,
+    `const ${keyTable}Table = keyTable(${keyTable}List, ${keyTable}Words);`,
     `const ${next} = new Int32Array(${fields.length + 1}).fill(-1);`,
   );
   const resets = fields
@@ -251,18 +251,19 @@ function sameWords(b, p, end, bytes, words) {
   return view.getInt32(p + n - 4, true) === words[last];
 }
 // Keys (a quote, a name, a quote and a colon) by rows of 5: length, the words at 0, 4 and 8, and
-// the last four bytes' word, for sameKey().
-function keyTable(list) {
+// the last four bytes' word, for sameKey(), taken from each key's wordsOf() (its last word is
+// the last four bytes'; the one at 8 is only used when there are 12 bytes or more).
+function keyTable(list, wordsList) {
   const table = new Int32Array(list.length * 5);
   list.forEach((bytes, k) => {
     const n = bytes.length;
     table[k * 5] = n;
     if (n < 4) return;
-    const view = new DataView(bytes.buffer, bytes.byteOffset, n);
-    table[k * 5 + 1] = view.getInt32(0, true);
-    if (n >= 8) table[k * 5 + 2] = view.getInt32(4, true);
-    if (n >= 12) table[k * 5 + 3] = view.getInt32(8, true);
-    table[k * 5 + 4] = view.getInt32(n - 4, true);
+    const words = wordsList[k];
+    table[k * 5 + 1] = words[0];
+    if (n >= 8) table[k * 5 + 2] = words[1];
+    if (n >= 12) table[k * 5 + 3] = words[2];
+    table[k * 5 + 4] = words[words.length - 1];
   });
   return table;
 }
