@@ -13,7 +13,7 @@ import { checkReadable, isGzip, splitAtNewlines } from '../trace/lines.ts';
 import { MAX_KEPT_REASONS, type ReadStats, TraceParser } from '../trace/parser.ts';
 import { scanTrace } from '../trace/reader.ts';
 import type { EndFooter } from '../trace/schema.ts';
-import { mainScanner, mainValidator, worded, wordParserProblems, wordProblem } from '../trace/validate.ts';
+import { mainValidator, scannerForFile, worded, wordParserProblems, wordProblem } from '../trace/validate.ts';
 import {
   Analyzer,
   type AnalyzerOptions,
@@ -128,7 +128,6 @@ async function analyzeInParallel(
 ): Promise<FileAnalysis | undefined> {
   const lenient = options.lenient ?? false;
   const validator = mainValidator();
-  const scanner = options.fastPath === false ? null : mainScanner();
   const parser = new TraceParser(path, { lenient, validator });
   let head: { offset: number; lines: number } | undefined;
   try {
@@ -137,6 +136,7 @@ async function analyzeInParallel(
     throw await worded(path, error);
   }
   if (head === undefined) return undefined;
+  const scanner = options.fastPath === false ? null : scannerForFile(path, head.offset);
   const headStart = Math.min(WORKER_START_BYTES, Math.floor((size - head.offset) / (threads * 2)));
   const cuts = splitAtNewlines(path, head.offset, size, threads, headStart);
   const jobs: RangeJob[] = [];

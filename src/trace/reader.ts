@@ -10,7 +10,7 @@ import { InputFileError } from '../errors.ts';
 import { CHUNK, checkReadable, forEachLine, forEachLineInRange, isGzip, LineSplitter } from './lines.ts';
 import { type ReadStats, TraceParser } from './parser.ts';
 import type { BodyRecord } from './schema.ts';
-import { mainScanner, mainValidator, worded, wordParserProblems } from './validate.ts';
+import { mainScanner, mainValidator, scannerForFile, worded, wordParserProblems } from './validate.ts';
 
 export type { ReadStats } from './parser.ts';
 
@@ -57,7 +57,10 @@ export async function scanTrace(
   onRecord: (record: BodyRecord) => void,
   options: ScanOptions = {},
 ): Promise<ReadStats> {
-  const scanner = options.transientApi ? mainScanner()?.scanner : undefined;
+  checkReadable(path);
+  const gzip = await isGzip(path);
+  // A gzip file is not sniffed for its key order: the general scanner reads it.
+  const scanner = options.transientApi ? (gzip ? mainScanner() : scannerForFile(path))?.scanner : undefined;
   const parser = new TraceParser(path, { lenient: options.lenient, validator: mainValidator(), scanner });
   const splitter = scanner
     ? LineSplitter.spans((bytes, start, end, lineNo) => {
@@ -68,9 +71,8 @@ export async function scanTrace(
         const record = parser.line(text, lineNo);
         if (record !== undefined) onRecord(record);
       });
-  checkReadable(path);
   try {
-    if (await isGzip(path)) await forEachLine(path, splitter);
+    if (gzip) await forEachLine(path, splitter);
     else forEachLineInRange(path, 0, statSync(path).size, splitter);
   } catch (error) {
     throw await worded(path, error);

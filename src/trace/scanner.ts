@@ -41,6 +41,8 @@ export interface TraceScanner {
   scan(bytes: Uint8Array, start: number, end: number): boolean;
   /** The last scanned record: the same object every time, valid until the next scan. */
   readonly record: ApiRecord;
+  /** Lines read by the straight-line path so far (the others scan() accepted took the general one). */
+  readonly straightLines: number;
 }
 
 type JsonSchema = Record<string, unknown>;
@@ -53,6 +55,40 @@ interface FieldCode {
   name: string;
   /** Statements that read the value at `p` into `v` (p past it), or `return -1`. */
   read: string;
+  /** The same for the straight-line path (see straightCode): differs only for nested objects. */
+  straight: string;
+  /** False: a key the scanner cannot read (its code is `return -1`). */
+  readable: boolean;
+}
+
+/**
+ * The key order of a line's object, and of the objects nested in it, as the line that was
+ * sniffed has them (keyOrderOf): what the straight-line path expects.
+ */
+export interface KeyOrder {
+  keys: string[];
+  nested: Record<string, KeyOrder>;
+}
+
+/**
+ * The key order of a parsed JSON object (undefined for anything else), nested objects down to
+ * `depth` levels (the schema's are one deep; a deeper line is read by the general path).
+ */
+export function keyOrderOf(value: unknown, depth = 4): KeyOrder | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const nested: Record<string, KeyOrder> = {};
+  if (depth > 0)
+    for (const [key, inner] of Object.entries(value)) {
+      const order = keyOrderOf(inner, depth - 1);
+      if (order !== undefined) nested[key] = order;
+    }
+  return { keys: Object.keys(value), nested };
+}
+
+/** A value's code for both paths (straight: the straight-line path's; see FieldCode). */
+interface ValueCode {
+  read: string;
+  straight: string;
 }
 
 let helperId = 0;
@@ -60,19 +96,36 @@ let helperId = 0;
 /**
  * Code that reads one value of `schema` at `p` into `v`, or undefined when the schema uses
  * something the scanner does not implement (the property then always takes the full path).
- * `nested` collects the functions of nested objects.
+ * `nested` collects the functions of nested objects; `order`, the key order the straight-line
+ * path expects of an object value.
  */
-function valueCode(schema: JsonSchema, nested: string[]): string | undefined {
-  const keys = Object.keys(schema).filter((k) => !ANNOTATIONS.has(k));
+function valueCode(schema: JsonSchema, nested: string[], order?: KeyOrder): ValueCode | undefined {
+  const scalar = scalarCode(schema, nested);
+  if (scalar !== undefined) return { read: scalar, straight: scalar };
   if ('anyOf' in schema) {
     const options = schema.anyOf as JsonSchema[];
+    const keys = Object.keys(schema).filter((k) => !ANNOTATIONS.has(k));
     if (keys.length !== 1 || options.length !== 2) return undefined;
     const nullIndex = options.findIndex((o) => o.type === 'null' && Object.keys(o).length === 1);
     if (nullIndex === -1) return undefined;
-    const inner = valueCode(options[1 - nullIndex]!, nested);
+    const inner = valueCode(options[1 - nullIndex]!, nested, order);
     if (inner === undefined) return undefined;
-    return `if (b[p] === 110) { if (!same(b, p, end, NULL)) return -1; v = null; p += 4; } else { ${inner} }`;
+    const orNull = (code: string) =>
+      `if (b[p] === 110) { if (!same(b, p, end, NULL)) return -1; v = null; p += 4; } else { ${code} }`;
+    return { read: orNull(inner.read), straight: orNull(inner.straight) };
   }
+  if (schema.type !== 'object') return undefined;
+  const fn = objectCode(schema, nested, order);
+  if (fn === undefined) return undefined;
+  const holder = `o${helperId++}`;
+  nested.push(`const ${holder} = ${fn.create};`);
+  const call = (name: string) => `p = ${name}(b, p, end, ${holder}); if (p < 0) return -1; v = ${holder};`;
+  return { read: call(fn.name), straight: call(fn.straight ?? fn.name) };
+}
+
+/** valueCode for a value that is not an object, nor one that may be null. */
+function scalarCode(schema: JsonSchema, nested: string[]): string | undefined {
+  const keys = Object.keys(schema).filter((k) => !ANNOTATIONS.has(k));
   const type = schema.type;
   const known = (allowed: string[]) => keys.every((k) => k === 'type' || allowed.includes(k));
   const checks: string[] = [];
@@ -120,13 +173,6 @@ function valueCode(schema: JsonSchema, nested: string[]): string | undefined {
       nested.push(`const ${cache} = newCache();`);
       return `p = str(b, p, end, ${cache}); if (p < 0) return -1; v = STR;${checks.length ? ` if (${checks.join(' || ')}) return -1;` : ''}`;
     }
-    case 'object': {
-      const fn = objectCode(schema, nested);
-      if (fn === undefined) return undefined;
-      const holder = `o${helperId++}`;
-      nested.push(`const ${holder} = ${fn.create};`);
-      return `p = ${fn.name}(b, p, end, ${holder}); if (p < 0) return -1; v = ${holder};`;
-    }
     default:
       return undefined;
   }
@@ -134,9 +180,15 @@ function valueCode(schema: JsonSchema, nested: string[]): string | undefined {
 
 /**
  * A function `(s, p, end, o) → p after the object, or -1` that reads an object of `schema`
- * into `o` (fields absent from the line set to undefined), and the expression creating `o`.
+ * into `o` (fields absent from the line set to undefined), and the expression creating `o`;
+ * with an `order`, also the straight-line function for objects written in that order
+ * (straightCode), when the schema allows that order.
  */
-function objectCode(schema: JsonSchema, nested: string[]): { name: string; create: string } | undefined {
+function objectCode(
+  schema: JsonSchema,
+  nested: string[],
+  order?: KeyOrder,
+): { name: string; create: string; straight?: string } | undefined {
   const keys = Object.keys(schema).filter((k) => !ANNOTATIONS.has(k));
   if (!keys.every((k) => ['type', 'properties', 'required', 'additionalProperties'].includes(k)))
     return undefined;
@@ -149,10 +201,14 @@ function objectCode(schema: JsonSchema, nested: string[]): { name: string; creat
     // A default fills an absent property: only a line that carries it can skip the full path.
     const { default: withDefault, ...rest } = property;
     if (withDefault !== undefined) required.add(name);
-    const read = valueCode(rest, nested);
+    const code = valueCode(rest, nested, order?.nested[name]);
     // A property the scanner cannot read: present means the full path; required, never fast.
-    if (read === undefined && required.has(name)) return undefined;
-    fields.push({ name, read: read ?? 'return -1;' });
+    if (code === undefined && required.has(name)) return undefined;
+    fields.push({
+      name,
+      readable: code !== undefined,
+      ...(code ?? { read: 'return -1;', straight: 'return -1;' }),
+    });
   }
   if (fields.length > 30) return undefined;
   for (const name of required) if (!(name in properties)) return undefined;
@@ -210,7 +266,67 @@ ${cases}
   // Every field present from the start and already holding every kind of value it will, so the
   // object keeps one shape and no optimized code is thrown away when a field first changes kind.
   const create = `generalized({ ${fields.map((f) => `${JSON.stringify(f.name)}: undefined`).join(', ')} })`;
-  return { name, create };
+  const straight = order && straightCode(fields, required, order, nested);
+  return { name, create, ...(straight ? { straight } : {}) };
+}
+
+/**
+ * The straight-line reader of an object whose keys come in `order` (what most lines of a file
+ * share: one writer wrote them), optional keys of the order allowed to be absent: each key in
+ * turn, its comma folded in, checked by constant word compares, then its value; no loop, no
+ * dispatch, no bookkeeping of keys seen (each key of the order is matched at most once, in
+ * turn). A line that departs from the order anywhere else fails it and is read again by the
+ * general function, which decides. Undefined when the order cannot be a valid object of the
+ * schema (an unknown or repeated key, a required one missing, a key the scanner cannot read).
+ */
+function straightCode(
+  fields: FieldCode[],
+  required: Set<string>,
+  order: KeyOrder,
+  nested: string[],
+): string | undefined {
+  const byName = new Map(fields.map((f) => [f.name, f]));
+  if (new Set(order.keys).size !== order.keys.length) return undefined;
+  if (!order.keys.every((key) => byName.get(key)?.readable)) return undefined;
+  if (![...required].every((name) => order.keys.includes(name))) return undefined;
+  const resets = fields
+    .filter((f) => !order.keys.includes(f.name))
+    .map((f) => `o[${JSON.stringify(f.name)}] = undefined;`)
+    .join(' ');
+  const steps = order.keys.map((key, i) => {
+    const field = byName.get(key)!;
+    const bytes = Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(key)}:`, 'latin1');
+    const read = `p += ${bytes.length}; let v; ${field.straight} o[${JSON.stringify(key)}] = v;`;
+    // An optional key may be absent: the line goes on with the next one of the order.
+    if (!required.has(key) && i > 0)
+      return `  if (${bytesMatch(bytes)}) { ${read} } else o[${JSON.stringify(key)}] = undefined;`;
+    return `  if (!(${bytesMatch(bytes)})) return -1;\n  { ${read} }`;
+  });
+  const name = `straight${helperId++}`;
+  nested.push(`function ${name}(b, p, end, o) {
+  const view = viewOf(b);
+${order.keys.length === 0 ? '  if (b[p] !== 123) return -1;\n  p++;' : steps.join('\n')}
+  ${resets}
+  if (b[p] !== 125) return -1;
+  return p + 1;
+}`);
+  return name;
+}
+
+/**
+ * An expression: b[p..] holds `bytes`, before end. Constant word compares (the last word
+ * overlapping the one before when the length is not a multiple of 4); bytes under 4, one by one.
+ */
+function bytesMatch(bytes: Buffer): string {
+  const n = bytes.length;
+  const tests = [`p + ${n} <= end`];
+  if (n < 4) for (let i = 0; i < n; i++) tests.push(`b[p + ${i}] === ${bytes[i]}`);
+  else
+    for (let at = 0; at < n; at += 4) {
+      const offset = Math.min(at, n - 4);
+      tests.push(`view.getInt32(p + ${offset}, true) === ${bytes.readInt32LE(offset)}`);
+    }
+  return tests.join(' && ');
 }
 
 /** Shared by every generated scanner: numbers, strings and keys at a byte position. */
@@ -539,14 +655,19 @@ function codePoints(v) {
  * docs/trace.schema.json), or undefined when the schema uses something the generator does not
  * implement for a required field (then every line takes the full path; a test fails).
  */
-export function scannerCode(apiSchema: JsonSchema): string | undefined {
+export function scannerCode(apiSchema: JsonSchema, order?: KeyOrder): string | undefined {
   helperId = 0;
   const nested: string[] = [];
   const { $schema: _ignored, ...schema } = apiSchema;
   const kind = (schema.properties as Record<string, JsonSchema> | undefined)?.kind;
   if (kind?.const !== 'api') return undefined;
-  const top = objectCode(schema, nested);
+  const top = objectCode(schema, nested, order?.keys[0] === 'kind' ? order : undefined);
   if (top === undefined) return undefined;
+  // A line in the sniffed order is read straight; any other, or one the straight path refuses,
+  // by the general function.
+  const straightFirst = top.straight
+    ? `\n    if (${top.straight}(b, start, end, record) === end) { straightLines++; return true; }`
+    : '';
   return `${RUNTIME}
 const NULL = bytesOf('null');
 const TRUE = bytesOf('true');
@@ -554,9 +675,11 @@ const FALSE = bytesOf('false');
 ${nested.join('\n')}
 const record = ${top.create};
 const PREFIX = bytesOf('{"kind":"api",');
+let straightLines = 0;
 return {
   record,
-  scan(b, start, end) {
+  get straightLines() { return straightLines; },
+  scan(b, start, end) {${straightFirst}
     if (!same(b, start, end, PREFIX)) return false;
     return ${top.name}(b, start, end, record) === end;
   },
