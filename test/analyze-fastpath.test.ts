@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { analyzeFile } from '../src/analyze/file.ts';
+import { SPAN_CHUNK } from '../src/trace/lines.ts';
 import { Rng } from '../src/rng.ts';
 import { kindSchemasOf, publishedKindSchemas } from '../src/trace/fast-check.ts';
 import { keyOrderOf, loadScanner, scannerCode, type TraceScanner } from '../src/trace/scanner.ts';
@@ -565,8 +566,9 @@ describe('analyzeFile, fast path against full path', () => {
   }
 
   it('gives the same analysis on every kind and on odd lines, in one pass and on two threads', async () => {
-    // A line longer than a read (64 KB) crosses chunks: the splitter joins it, the scanner refuses it.
-    const long = JSON.stringify({ ...api, error: 'x'.repeat(100_000) });
+    // A line longer than a read (64 KB of text, SPAN_CHUNK of bytes) crosses reads: the splitter
+    // joins it, the scanner refuses it (the full path reads it).
+    const long = JSON.stringify({ ...api, error: 'x'.repeat(SPAN_CHUNK + 100_000) });
     const path = writeTrace('mixed.jsonl', [long]);
     const { analysis } = await bothWays(path);
     expect(analysis.api.totals.calls).toBe(3001);

@@ -19,6 +19,12 @@ const NEWLINE = 0x0a;
  * and about 30 MB smaller than 256 KB or 1 MB reads.
  */
 export const CHUNK = 64 * 1024;
+/**
+ * Read size when lines are handed over as bytes (spans): no chunk string is made, so nothing
+ * above holds; 16 times fewer reads (each a system call) and lines cut across reads: measured
+ * 1.7 % less CPU for `analyze` on the 2M file than 64 KB reads.
+ */
+export const SPAN_CHUNK = 1024 * 1024;
 
 /** A line over the limit (a LineProblemError, so trace readers word it as `file:line: reason`). */
 export class LineTooLongError extends LineProblemError {}
@@ -115,6 +121,11 @@ export class LineSplitter {
     if (last + 1 < chunk.length) this.keep(chunk, last + 1);
   }
 
+  /** How much to read at a time for this splitter (CHUNK, or SPAN_CHUNK for spans). */
+  get readSize(): number {
+    return this.onSpan ? SPAN_CHUNK : CHUNK;
+  }
+
   /** push() for a span handler: lines cut on the bytes (memchr), none decoded here. */
   private pushSpans(chunk: Buffer, from: number, onSpan: SpanHandler): void {
     let start = from;
@@ -194,10 +205,11 @@ export async function forEachLine(path: string, onLine: LineHandler | LineSplitt
 export function forEachLineInRange(path: string, start: number, end: number, splitter: LineSplitter): void {
   const fd = openSync(path, 'r');
   try {
-    const buffer = Buffer.allocUnsafe(CHUNK);
+    const size = splitter.readSize;
+    const buffer = Buffer.allocUnsafe(size);
     let position = start;
     while (position < end) {
-      const want = Math.min(CHUNK, end - position);
+      const want = Math.min(size, end - position);
       const read = readSync(fd, buffer, 0, want, position);
       if (read === 0) break;
       position += read;
