@@ -17,13 +17,19 @@
  * no escape sequence anywhere it reads a string, numbers without an exponent and with at most
  * 19 significant digits, read to exactly the double JSON.parse gives (see num()). Strings are
  * deduplicated per field (the last value, then a bounded map of flat copies), so no map key the
- * analyzer keeps pins a 64 KB chunk string.
+ * analyzer keeps holds on to a read buffer.
  *
- * Where its time goes, and what keeps it down (each measured, see the git log): keys are
- * predicted from the key before and checked by two to four 32-bit word compares against a flat
- * table (sameKey); a string is compared with its field's last value, then with its hash slot's,
- * both as rows of words in one Int32Array per field (sameRow); a number's digits are read once,
- * and most of those with 16-17 digits are settled by one Dekker product (nearest).
+ * Two paths read a line. The straight-line one (straightCode) expects the key order most of
+ * the file's api lines have (the caller sniffs it: validate.ts scannerForFile) and checks each
+ * key of it in turn by constant word compares; a line in any other order, or one it refuses,
+ * goes to the general one, which takes keys in any order and decides.
+ *
+ * Where its time goes, and what keeps it down (each measured, see the git log): in the general
+ * path, keys are predicted from the key before and checked by two to four 32-bit word compares
+ * against a flat table (sameKey); a string is compared with its field's last value, then with
+ * its hash slot's, both as rows of words in one Int32Array per field (sameRow); a number's
+ * digits are read once, and most of those with 16-17 digits are settled by one Dekker product
+ * (nearest).
  *
  * Only `api` records take this path: they are nearly every line of a trace, and the analyzer
  * never keeps an api record (src/analyze/analyzer.ts `add`), so one object can be reused.

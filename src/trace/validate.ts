@@ -63,7 +63,7 @@ export function mainScanner(order?: KeyOrder): SharedScanner {
 
 /** How far into a file to look for api lines, and how many of them to look at, for their key order. */
 const SNIFF_BYTES = 256 * 1024;
-const SNIFF_LINES = 1000;
+const SNIFF_LINES = 256;
 
 /**
  * mainScanner for a plain trace file, its straight-line path in the key order most api lines
