@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { writeSyntheticTrace } from '../bench/synthetic.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir('fleetbench-workers-');
@@ -31,48 +32,8 @@ await new Promise((resolve) => {
 `,
     );
     // A trace long enough for both threads' hot code to be optimized.
-    const lines = [
-      JSON.stringify({
-        kind: 'run',
-        format: 'fleetbench-trace/1',
-        runId: 'workers',
-        tool: { name: 'fleetbench', version: 'test' },
-        clock: 'virtual',
-        seed: 1,
-        scenario: { name: 'workers', hash: null },
-        epochMs: 0,
-        startedAt: new Date(0).toISOString(),
-      }),
-    ];
-    for (let i = 0; i < 60_000; i++)
-      lines.push(
-        JSON.stringify({
-          kind: 'api',
-          t: i * 3.25,
-          dur: 40 + (i % 17),
-          service: 'github',
-          protocol: 'rest',
-          method: 'GET',
-          route: i % 2 ? '/repos/{owner}/{repo}/pulls' : '/repos/{owner}/{repo}/issues',
-          status: 200,
-          conditional: false,
-          notModified: false,
-          resource: 'core',
-          cost: 1,
-          secondaryCost: 1,
-          session: `ses-${i % 50}`,
-        }),
-      );
-    lines.push(
-      JSON.stringify({
-        kind: 'end',
-        t: 200_000,
-        reason: 'completed',
-        counts: { api: 60_000, span: 0, event: 0, gauge: 0 },
-      }),
-    );
     const trace = join(dir, 'trace.jsonl');
-    writeFileSync(trace, `${lines.join('\n')}\n`);
+    writeSyntheticTrace(trace, { records: 60_000 });
     const child = spawnSync(process.execPath, ['--import', 'tsx', '--trace-opt', script, trace], {
       cwd: root,
       encoding: 'utf8',
