@@ -16,6 +16,12 @@ export const MAX_START_AT_LEAD_MS = DAY_MS;
 /** The longest run a trace can describe: every `t` and `dur` lies in [0, this] (30 days). */
 export const MAX_RUN_MS = 30 * DAY_MS;
 
+/**
+ * Threads one trace analysis may use (`--threads`): each is a V8 isolate of tens of MB, and a
+ * thread beyond the cores only competes for them.
+ */
+export const MAX_ANALYSIS_THREADS = 64;
+
 /** The longest trace (or imported file) line, in bytes: far above any real record (a few KB). */
 export const MAX_LINE_BYTES = 16 * MIB;
 

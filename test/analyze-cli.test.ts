@@ -115,6 +115,10 @@ describe('summarize and analyze: bad input through the real CLI', () => {
     const result = await cli(['analyze', '--threads', 'many', SAMPLE]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--threads: expected a positive integer, got 'many'/);
+    // Each thread is an isolate: a thousand is a typo, refused before one starts.
+    const many = await cli(['analyze', '--threads', '1000', SAMPLE]);
+    expect(many.code).toBe(2);
+    expect(many.stderr).toMatch(/--threads: at most 64 \(docs\/limits\.md\), got 1000/);
   });
 });
 

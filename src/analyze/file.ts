@@ -10,6 +10,7 @@ import { availableParallelism } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { InputFileError } from '../errors.ts';
+import { MAX_ANALYSIS_THREADS } from '../limits.ts';
 import { checkReadable, isGzip, splitAtNewlines } from '../trace/lines.ts';
 import { MAX_KEPT_REASONS, type ReadStats, TraceParser } from '../trace/parser.ts';
 import { scanTrace } from '../trace/reader.ts';
@@ -60,7 +61,10 @@ export async function analyzeFile(path: string, given: AnalyzeFileOptions = {}):
   checkReadable(path);
   const size = statSync(path).size;
   const wanted = options.threads ?? 'auto';
-  let threads = wanted === 'auto' ? (size >= PARALLEL_MIN_BYTES ? availableParallelism() : 1) : wanted;
+  let threads = Math.min(
+    wanted === 'auto' ? (size >= PARALLEL_MIN_BYTES ? availableParallelism() : 1) : wanted,
+    MAX_ANALYSIS_THREADS,
+  );
   if (threads > 1 && (await isGzip(path))) threads = 1;
   if (threads > 1) {
     const parallel = await analyzeInParallel(path, size, threads, options);

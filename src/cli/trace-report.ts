@@ -6,6 +6,7 @@ import { type Command, Option } from 'commander';
 import { analyzeFile } from '../analyze/file.ts';
 import type { Analysis } from '../analyze/schema.ts';
 import { FleetbenchError } from '../errors.ts';
+import { MAX_ANALYSIS_THREADS } from '../limits.ts';
 import { type ReportFormat, reporters, type Section } from '../report/index.ts';
 import type { CommandIo } from './output.ts';
 
@@ -18,10 +19,11 @@ export interface TraceReportFlags {
   top: string;
 }
 
-function positiveInt(name: string, value: string): number {
+function positiveInt(name: string, value: string, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1)
     throw new FleetbenchError('E_USAGE', `${name}: expected a positive integer, got '${value}'`);
+  if (n > max) throw new FleetbenchError('E_USAGE', `${name}: at most ${max} (docs/limits.md), got ${value}`);
   return n;
 }
 
@@ -55,7 +57,8 @@ export async function runTraceReport(
   },
   io: CommandIo,
 ): Promise<void> {
-  const threads = flags.threads === 'auto' ? 'auto' : positiveInt('--threads', flags.threads);
+  const threads =
+    flags.threads === 'auto' ? 'auto' : positiveInt('--threads', flags.threads, MAX_ANALYSIS_THREADS);
   const top = positiveInt('--top', flags.top);
   const sessions = flags.sessions === undefined ? undefined : positiveInt('--sessions', flags.sessions);
   const { analysis } = await analyzeFile(trace, {
