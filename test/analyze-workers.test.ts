@@ -34,7 +34,7 @@ await new Promise((resolve) => {
     );
     // A trace long enough for both threads' hot code to be optimized.
     const trace = join(dir, 'trace.jsonl');
-    writeSyntheticTrace(trace, { records: 60_000 });
+    writeSyntheticTrace(trace, { records: 30_000 });
     const child = spawnSync(process.execPath, ['--import', 'tsx', '--trace-opt', script, trace], {
       cwd: root,
       encoding: 'utf8',
