@@ -157,6 +157,11 @@ describe('the api scanner', () => {
     // expectAgreement scans each line once with this scanner: twice per line and partner.
     const straightScans = straightWay.filter(Boolean).length * lines.length * 2;
     expect(straight.straightLines - before).toBe(straightScans);
+    // A sniffed line's "__proto__" stays a key of its order (no prototype set through it).
+    const hostile = keyOrderOf(JSON.parse('{"kind":"api","__proto__":{"rl":{}},"rl":{"limit":1}}'))!;
+    expect(Object.keys(hostile.nested)).toEqual(['__proto__', 'rl']);
+    expect(hostile.nested.rl?.keys).toEqual(['limit']);
+    expect(Object.getPrototypeOf(hostile.nested)).toBeNull();
     // An order the schema cannot take has no straight path; its lines still read the general way.
     for (const order of [
       { keys: ['kind', 't', 't'], nested: {} },

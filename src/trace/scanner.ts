@@ -82,7 +82,8 @@ export interface KeyOrder {
  */
 export function keyOrderOf(value: unknown, depth = 4): KeyOrder | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const nested: Record<string, KeyOrder> = {};
+  // No prototype: a line's "__proto__" key must stay a key, not become one.
+  const nested: Record<string, KeyOrder> = Object.create(null);
   if (depth > 0)
     for (const [key, inner] of Object.entries(value)) {
       const order = keyOrderOf(inner, depth - 1);
