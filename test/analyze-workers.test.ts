@@ -14,12 +14,10 @@ import { scratchDir } from './helpers/tmp.ts';
 const dir = scratchDir('fleetbench-workers-');
 const root = join(import.meta.dirname, '..');
 
-describe('analysis workers', () => {
-  it('compile synchronously, and leave concurrent compiles to every other isolate', () => {
-    const script = join(dir, 'probe.mts');
-    writeFileSync(
-      script,
-      `import { Worker } from 'node:worker_threads';
+const script = join(dir, 'probe.mts');
+writeFileSync(
+  script,
+  `import { Worker } from 'node:worker_threads';
 import { analyzeFile } from ${JSON.stringify(join(root, 'src/analyze/file.ts'))};
 const trace = process.argv[2]!;
 const { threads } = await analyzeFile(trace, { threads: 2 });
@@ -31,28 +29,46 @@ await new Promise((resolve) => {
   worker.once('message', resolve);
 });
 `,
+);
+// A trace long enough for both threads' hot code to be optimized.
+const trace = join(dir, 'trace.jsonl');
+writeSyntheticTrace(trace, { records: 30_000 });
+
+/**
+ * The probe run in a child with V8's --trace-opt (and `options`): a function name → the modes
+ * of its TurboFan compiles. V8 prints its trace through a buffer of its own, with no order
+ * against console.log to go by, so compiles are told apart by function.
+ */
+function compileModes(options: string[]): (name: RegExp) => Set<string> {
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--trace-opt', ...options, script, trace], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  expect(child.status, child.stderr).toBe(0);
+  expect(child.stdout).toContain('@threads 2');
+  return (name) =>
+    new Set(
+      [...child.stdout.matchAll(/compiling method .*?<JSFunction (\S+) .*?mode: ConcurrencyMode::(k\w+)/g)]
+        .filter((m) => name.test(m[1]!))
+        .map((m) => m[2]!),
     );
-    // A trace long enough for both threads' hot code to be optimized.
-    const trace = join(dir, 'trace.jsonl');
-    writeSyntheticTrace(trace, { records: 30_000 });
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--trace-opt', script, trace], {
-      cwd: root,
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    expect(child.status, child.stderr).toBe(0);
-    expect(child.stdout).toContain('@threads 2');
-    // V8 prints its trace through a buffer of its own: no order against console.log to go by,
-    // so compiles are told apart by function. The scanner's straight-line function is hot on
-    // both threads: synchronous in the worker, concurrent on this thread.
-    const modes = (name: RegExp) =>
-      new Set(
-        [...child.stdout.matchAll(/compiling method .*?<JSFunction (\S+) .*?mode: ConcurrencyMode::(k\w+)/g)]
-          .filter((m) => name.test(m[1]!))
-          .map((m) => m[2]!),
-      );
+}
+
+describe('analysis workers', () => {
+  it('compile synchronously, and leave concurrent compiles to every other isolate', () => {
+    const modes = compileModes([]);
+    // The scanner's straight-line function is hot on both threads: synchronous in the worker,
+    // concurrent on this thread.
     expect(modes(/^straight\d+$/)).toEqual(new Set(['kSynchronous', 'kConcurrent']));
     // A worker started after the analysis compiles concurrently again.
     expect(modes(/^probe(Step|Loop)$/)).toEqual(new Set(['kConcurrent']));
+  });
+
+  it("leave a process's own synchronous compiles as they are", () => {
+    // V8's other spelling of the flag: the process asked for it, the analysis must not undo it.
+    const modes = compileModes(['--no_concurrent_recompilation']);
+    expect(modes(/^straight\d+$/)).toEqual(new Set(['kSynchronous']));
+    expect(modes(/^probe(Step|Loop)$/)).toEqual(new Set(['kSynchronous']));
   });
 });

@@ -106,6 +106,8 @@ function readHeader(path: string, parser: TraceParser): { offset: number; lines:
 }
 
 const SYNCHRONOUS_COMPILES = '--no-concurrent-recompilation';
+/** Process options that already say compiles are synchronous: leave V8's flag alone then. */
+const ALREADY_SYNCHRONOUS = new Set([SYNCHRONOUS_COMPILES, '--single-threaded', '--predictable']);
 
 /**
  * Starts one worker per job, each compiling its optimized code on its own thread (V8's
@@ -114,11 +116,15 @@ const SYNCHRONOUS_COMPILES = '--no-concurrent-recompilation';
  * unoptimized for longer while it waits for it. Measured on the 2M file: 3 % less CPU
  * (docs/performance.md). The flag is set only while the workers' isolates start, so this
  * thread's isolate (and a live run's) keeps concurrent compiles; a process started with the
- * flag keeps it.
+ * flag (or with one that implies it) keeps it. The workers' 'online' events wait for this
+ * thread to finish its own range (it analyses synchronously), so the flag is set back then:
+ * only isolates started in that time, the analysis's own, take it.
  */
 function runWorkers(jobs: RangeJob[]): Array<Promise<RangeOutcome<AnalyzerState>>> {
-  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].includes(
-    SYNCHRONOUS_COMPILES,
+  // V8 takes `_` for `-` in its flags. (A caller that set the flag with v8.setFlagsFromString
+  // cannot be seen: its setting is restored to concurrent once the workers are up.)
+  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((option) =>
+    ALREADY_SYNCHRONOUS.has(option.replaceAll('_', '-')),
   );
   let starting = jobs.length;
   const started = () => {
@@ -131,9 +137,9 @@ function runWorkers(jobs: RangeJob[]): Array<Promise<RangeOutcome<AnalyzerState>
 /** One worker; `started` is called once, when its isolate exists or it failed to start. */
 function runWorker(job: RangeJob, started: () => void): Promise<RangeOutcome<AnalyzerState>> {
   return new Promise((resolve, reject) => {
-    const entry = workerEntry();
     let worker: Worker;
     try {
+      const entry = workerEntry();
       worker = new Worker(entry.filename, { ...entry.options, workerData: job });
     } catch (error) {
       started();

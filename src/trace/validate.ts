@@ -41,7 +41,11 @@ export function mainValidator(): TraceValidator {
 
 type SharedScanner = { code: string; scanner: TraceScanner } | null;
 
-/** Scanners by key order (a few at most: one per writer whose files this process reads). */
+/**
+ * Scanners by their code (a few at most: one per writer whose files this process reads). Keyed
+ * by code, not by order: orders the generator makes the same code of (keys the schema does not
+ * have, junk nested objects) share one.
+ */
 const sharedScanners = new Map<string, SharedScanner>();
 const MAX_SHARED_SCANNERS = 8;
 
@@ -51,12 +55,12 @@ const MAX_SHARED_SCANNERS = 8;
  * (scanner.ts); null if the schema has outgrown the generator.
  */
 export function mainScanner(order?: KeyOrder): SharedScanner {
-  const key = order === undefined ? '' : JSON.stringify(order);
-  let shared = sharedScanners.get(key);
+  const code = scannerCode(publishedKindSchemas().api, order);
+  if (code === undefined) return null;
+  let shared = sharedScanners.get(code);
   if (shared === undefined) {
-    const code = scannerCode(publishedKindSchemas().api, order);
-    shared = code === undefined ? null : { code, scanner: loadScanner(code) };
-    if (sharedScanners.size < MAX_SHARED_SCANNERS) sharedScanners.set(key, shared);
+    shared = { code, scanner: loadScanner(code) };
+    if (sharedScanners.size < MAX_SHARED_SCANNERS) sharedScanners.set(code, shared);
   }
   return shared;
 }
