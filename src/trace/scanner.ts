@@ -39,6 +39,9 @@ import type { ApiRecord } from './schema.ts';
 /** Record kinds read by the scanner: the analyzer must not keep their records (see above). */
 export const SCANNED_KINDS = ['api'] as const;
 
+/** How every line the scanner reads begins (what JSON.stringify writes first for an api record). */
+export const API_LINE_PREFIX = '{"kind":"api",';
+
 export interface TraceScanner {
   /**
    * Reads bytes[start, end) (one line, no newline) into `record`; false when the line is not
@@ -321,18 +324,17 @@ ${order.keys.length === 0 ? '  if (b[p] !== 123) return -1;\n  p++;' : steps.joi
 }
 
 /**
- * An expression: b[p..] holds `bytes`, before end. Constant word compares (the last word
- * overlapping the one before when the length is not a multiple of 4); bytes under 4, one by one.
+ * An expression: b[p..] holds a key's `bytes` (`{"name":` or `,"name":`, 4 bytes at least),
+ * before end. Constant word compares, the last word overlapping the one before when the length
+ * is not a multiple of 4.
  */
 function bytesMatch(bytes: Buffer): string {
   const n = bytes.length;
   const tests = [`p + ${n} <= end`];
-  if (n < 4) for (let i = 0; i < n; i++) tests.push(`b[p + ${i}] === ${bytes[i]}`);
-  else
-    for (let at = 0; at < n; at += 4) {
-      const offset = Math.min(at, n - 4);
-      tests.push(`view.getInt32(p + ${offset}, true) === ${bytes.readInt32LE(offset)}`);
-    }
+  for (let at = 0; at < n; at += 4) {
+    const offset = Math.min(at, n - 4);
+    tests.push(`view.getInt32(p + ${offset}, true) === ${bytes.readInt32LE(offset)}`);
+  }
   return tests.join(' && ');
 }
 
@@ -681,7 +683,7 @@ const TRUE = bytesOf('true');
 const FALSE = bytesOf('false');
 ${nested.join('\n')}
 const record = ${top.create};
-const PREFIX = bytesOf('{"kind":"api",');
+const PREFIX = bytesOf(${JSON.stringify(API_LINE_PREFIX)});
 let straightLines = 0;
 return {
   record,

@@ -15,7 +15,14 @@ import {
   publishedKindSchemas,
 } from './fast-check.ts';
 import { type LineProblem, LineProblemError, type TraceParser } from './parser.ts';
-import { type KeyOrder, keyOrderOf, loadScanner, scannerCode, type TraceScanner } from './scanner.ts';
+import {
+  API_LINE_PREFIX,
+  type KeyOrder,
+  keyOrderOf,
+  loadScanner,
+  scannerCode,
+  type TraceScanner,
+} from './scanner.ts';
 
 export { isBodyKind } from './fast-check.ts';
 
@@ -88,7 +95,7 @@ function commonApiKeyOrder(path: string, from: number): KeyOrder | undefined {
   } finally {
     closeSync(fd);
   }
-  const prefix = Buffer.from('{"kind":"api",');
+  const prefix = Buffer.from(API_LINE_PREFIX);
   const orders = new Map<string, { order: KeyOrder; lines: number }>();
   let best: { order: KeyOrder; lines: number } | undefined;
   let seen = 0;
