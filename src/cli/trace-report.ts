@@ -37,7 +37,7 @@ export function addTraceReportOptions(command: Command): Command {
     .option('--lenient', 'skip bad lines (counted and shown) and accept a trace without its end footer')
     .option(
       '--threads <n>',
-      "worker threads for large plain files: a number, or 'auto' (one per core)",
+      "worker threads for large plain files: a number up to 64, or 'auto' (one per core)",
       'auto',
     )
     .option(
