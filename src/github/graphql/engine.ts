@@ -145,7 +145,7 @@ export class GraphQLEngine {
       return {
         ok: false,
         status: 200,
-        body: errorsBody([analysis.error]),
+        body: errorsBody([{ ...analysis.error }]),
         error: analysis.error.message,
         opName,
       };
