@@ -40,7 +40,7 @@ import {
   generateFixtures,
 } from './fixtures.ts';
 import { GRAPHQL_DOCS, GraphQLEngine } from './graphql/index.ts';
-import { type Bucket, type Identity, QuotaLedger } from './quota.ts';
+import { type Bucket, type Identity, QuotaLedger, type SecondaryBreach } from './quota.ts';
 import { buildRestRouter, contentHash, errorBody, parseQuery, type RestRouter } from './rest.ts';
 import { GitHubState } from './state.ts';
 import { type Admission, ATTRIBUTION_HEADERS, type EmulatorRequest, type EmulatorResponse } from './types.ts';
@@ -108,6 +108,8 @@ class Outcome {
   rl: RateLimitSnapshot | undefined = undefined;
   /** What the request named, when content attribution is on (attribution.ts). */
   touched: Touched | undefined = undefined;
+  /** The concurrency limit's refusal, decided when the request arrived. */
+  concurrency: SecondaryBreach | undefined = undefined;
 
   /** Answered without running the handler (fault, limit, bad input): nothing charged. */
   reject(status: number, message: string, docs: string): this {
@@ -298,8 +300,10 @@ export class GitHubEmulator {
   /**
    * Counts a request in flight for its identity from now until `release()`: the HTTP binding calls
    * it when a request's headers arrive and releases when the answer is written, so clients fanning
-   * out meet the concurrency limit without modelled latency. Undefined (nothing counted) for the
-   * admin API and unknown tokens (answered 401).
+   * out meet the concurrency limit whatever the latency, and a served request's CPU time runs from
+   * its arrival to its answer. A request arriving while its identity has the limit's number in
+   * flight is refused there (`refused`) and not counted. Undefined (nothing counted) for the admin
+   * API and unknown tokens (answered 401).
    */
   admit(
     path: string,
@@ -311,25 +315,36 @@ export class GitHubEmulator {
     const tokenText = TokenRegistry.parseAuthorization(
       typeof authorization === 'string' ? authorization : undefined,
     );
-    let token: TokenInfo | undefined;
-    let identity: Identity;
-    if (tokenText !== undefined) {
-      token = this.tokenFor(tokenText);
-      if (token === undefined) return undefined;
-      identity = token.identity;
-    } else {
-      identity = this.ledger.ipIdentity(remoteAddress);
+    if (tokenText === undefined) return this.admitted(this.ledger.ipIdentity(remoteAddress), undefined);
+    const token = this.tokenFor(tokenText);
+    return token === undefined ? undefined : this.admitted(token.identity, token);
+  }
+
+  /** The admission of one request of an identity, arriving now. */
+  private admitted(identity: Identity, token: TokenInfo | undefined): Admission {
+    const ledger = this.ledger;
+    const arrivedAt = this.clock.now();
+    const refused = ledger.concurrencyBreach(identity);
+    if (refused === undefined) {
+      identity.inFlight++;
+      if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
     }
-    identity.inFlight++;
-    if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
-    let released = false;
+    let released = refused !== undefined;
+    let cpu: 'rest' | 'graphql' | undefined;
+    const clock = this.clock;
     return {
       identity,
       token,
+      arrivedAt,
+      refused,
+      served(graphql) {
+        cpu = graphql ? 'graphql' : 'rest';
+      },
       release() {
         if (released) return;
         released = true;
         identity.inFlight--;
+        if (cpu !== undefined) ledger.chargeCpu(identity, clock.now() - arrivedAt, cpu === 'graphql');
       },
     };
   }
@@ -368,25 +383,21 @@ export class GitHubEmulator {
 
     const method = req.method.toUpperCase();
     // Counted in flight by the caller since the request arrived (HTTP binding), or from here.
-    const admitted = req.admission;
-    let token: TokenInfo | undefined;
-    let identity: Identity;
-    if (admitted !== undefined) {
-      token = admitted.token;
-      identity = admitted.identity;
-    } else {
+    let admission = req.admission;
+    const inProcess = admission === undefined;
+    if (admission === undefined) {
       const tokenText = TokenRegistry.parseAuthorization(req.headers.authorization);
-      if (tokenText !== undefined) {
-        token = this.tokenFor(tokenText);
-        if (token === undefined) return this.badCredentials(req, method, pathname, t0);
-        identity = token.identity;
-      } else {
-        identity = this.ledger.ipIdentity(req.remoteAddress);
+      if (tokenText === undefined)
+        admission = this.admitted(this.ledger.ipIdentity(req.remoteAddress), undefined);
+      else {
+        const found = this.tokenFor(tokenText);
+        if (found === undefined) return this.badCredentials(req, method, pathname, t0);
+        admission = this.admitted(found.identity, found);
       }
-      identity.inFlight++;
-      if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
     }
+    const { identity, token } = admission;
     const outcome = new Outcome();
+    outcome.concurrency = admission.refused;
     try {
       if (pathname === '/graphql' || pathname === '/graphql/')
         this.graphqlOutcome(outcome, req, method, identity, token);
@@ -398,16 +409,16 @@ export class GitHubEmulator {
       outcome.route = '(error)';
     }
     this.stampRate(outcome);
+    // The CPU-time limit counts the response time of requests served (refused ones take none),
+    // from arrival to answer, charged when the answer completes (admission.release()).
+    if (outcome.secondaryCost > 0) admission.served(outcome.protocol === 'graphql');
     try {
       const base = outcome.protocol === 'graphql' ? this.latency.graphql : this.latency.rest;
       let delay = base === null ? 0 : this.latencyRng.lognormal(base.medianMs, base.p95Ms);
       if (this.faults.size > 0) delay += this.faults.latency(outcome.protocol, outcome.route);
-      // The CPU-time limit counts the response time of requests served (refused ones take none).
-      if (delay > 0 && outcome.secondaryCost > 0)
-        this.ledger.chargeCpu(identity, delay, outcome.protocol === 'graphql');
       if (delay > 0) await this.clock.sleep(delay);
     } finally {
-      if (admitted === undefined) identity.inFlight--;
+      if (inProcess) admission.release();
     }
     return this.finish(req, method, outcome, token, t0);
   }
@@ -438,6 +449,13 @@ export class GitHubEmulator {
     contentCreating: boolean,
   ): boolean {
     const protocol = outcome.protocol;
+    const concurrency = outcome.concurrency;
+    if (concurrency !== undefined) {
+      outcome.reject(this.ledger.limits.secondaryStatus, concurrency.message, SECONDARY_DOCS);
+      outcome.limited = 'secondary';
+      outcome.retryAfter = concurrency.retryAfter;
+      return true;
+    }
     if (this.faults.size > 0) {
       const status = this.faults.error(protocol, outcome.route);
       if (status !== undefined) {

@@ -121,8 +121,12 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
       answer(req, res, undefined, admission);
       return;
     }
-    // The token first: a request GitHub would answer 401 is answered without reading its body.
-    if (!emulator.acceptsCredentials(req.url ?? '/', req.headers.authorization)) {
+    // The token first: a request GitHub would answer 401 is answered without reading its body;
+    // so is one the concurrency limit refused on arrival.
+    if (
+      admission?.refused !== undefined ||
+      !emulator.acceptsCredentials(req.url ?? '/', req.headers.authorization)
+    ) {
       answer(req, res, undefined, admission);
       req.resume();
       return;
