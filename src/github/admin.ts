@@ -87,6 +87,17 @@ export const adminSchemas = {
       message: z.string().optional(),
     })
     .strict(),
+  pushBranch: z
+    .object({
+      repo,
+      branch: z.string().min(1),
+      sha: z
+        .string()
+        .regex(/^[0-9a-f]{40}$/)
+        .optional(),
+      message: z.string().optional(),
+    })
+    .strict(),
   setCheckRun: z
     .object({
       repo,
@@ -386,6 +397,15 @@ export class EmulatorAdmin {
   pushCommit(input: AdminInput<'pushCommit'>): { sha: string } {
     const o = adminSchemas.pushCommit.parse(input);
     return { sha: this.state.pushCommit(this.pullOf(o), o).sha };
+  }
+
+  /**
+   * A push of a branch without a pull request (created, or moved to a new commit): what an agent
+   * does before `gh pr create` or `POST /pulls`, which GitHub refuses for a branch it never saw.
+   */
+  pushBranch(input: AdminInput<'pushBranch'>): { sha: string } {
+    const o = adminSchemas.pushBranch.parse(input);
+    return { sha: this.state.pushBranch(this.state.repo(o.repo), o).sha };
   }
 
   /**

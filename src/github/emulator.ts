@@ -41,7 +41,15 @@ import {
 } from './fixtures.ts';
 import { GRAPHQL_DOCS, GraphQLEngine } from './graphql/index.ts';
 import { type Bucket, type Identity, QuotaLedger, type SecondaryBreach } from './quota.ts';
-import { buildRestRouter, contentHash, errorBody, parseQuery, type RestRouter } from './rest.ts';
+import {
+  buildRestRouter,
+  contentHash,
+  errorBody,
+  type MediaFormat,
+  mediaFormat,
+  parseQuery,
+  type RestRouter,
+} from './rest.ts';
 import { GitHubState } from './state.ts';
 import { type Admission, ATTRIBUTION_HEADERS, type EmulatorRequest, type EmulatorResponse } from './types.ts';
 
@@ -106,6 +114,11 @@ class Outcome {
   op: string | undefined = undefined;
   /** The x-ratelimit-* values sent, fixed when the request was processed (before the latency). */
   rl: RateLimitSnapshot | undefined = undefined;
+  /** Run time the resource last changed (Last-Modified), when the route says. */
+  lastModified: number | undefined = undefined;
+  /** A non-JSON body's Content-Type and X-GitHub-Media-Type (a diff or a patch). */
+  contentType: string | undefined = undefined;
+  mediaType: string | undefined = undefined;
   /** What the request named, when content attribution is on (attribution.ts). */
   touched: Touched | undefined = undefined;
   /** The concurrency limit's refusal, decided when the request arrived. */
@@ -423,8 +436,26 @@ export class GitHubEmulator {
     return this.finish(req, method, outcome, token, t0);
   }
 
-  private hashMemoKey(pathname: string, qs: string, token: TokenInfo | undefined): string {
-    return `${token?.user.login ?? ''} ${pathname}?${qs}`;
+  private hashMemoKey(
+    pathname: string,
+    qs: string,
+    token: TokenInfo | undefined,
+    format: MediaFormat,
+  ): string {
+    const key = `${token?.user.login ?? ''} ${pathname}?${qs}`;
+    return format === 'json' ? key : `${key} ${format}`;
+  }
+
+  /**
+   * If-Modified-Since (when no If-None-Match came: that one wins, as HTTP says) against the
+   * resource's Last-Modified, to the second.
+   */
+  private notModifiedSince(req: EmulatorRequest, lastModified: number | undefined): boolean {
+    const since = req.headers['if-modified-since'];
+    if (since === undefined || lastModified === undefined) return false;
+    const sinceMs = Date.parse(since);
+    if (Number.isNaN(sinceMs)) return false;
+    return Math.floor(this.clock.toWallMs(lastModified) / 1000) * 1000 <= sinceMs;
   }
 
   /** Fixes the bucket's x-ratelimit-* values for the response and the record. */
@@ -534,7 +565,7 @@ export class GitHubEmulator {
     if (route === undefined) {
       this.ledger.charge(bucket, 1);
       outcome.status = 404;
-      outcome.body = errorBody('Not Found');
+      outcome.body = errorBody('Not Found', {}, undefined, 404);
       outcome.cost = 1;
       outcome.error = `Not Found: ${pathname}`;
       return;
@@ -546,12 +577,13 @@ export class GitHubEmulator {
       } catch {
         this.ledger.charge(bucket, 1);
         outcome.status = 400;
-        outcome.body = errorBody('Problems parsing JSON');
+        outcome.body = errorBody('Problems parsing JSON', {}, route.docs, 400);
         outcome.cost = 1;
         outcome.error = 'Problems parsing JSON';
         return;
       }
     }
+    const format = mediaFormat(req.headers.accept);
     // The ETag is the body's content hash, per token (GitHub varies ETags on Authorization). A
     // version seen before remembers its hash, so a conditional request for an unchanged answer
     // is a 304 without rendering; a changed version is rendered and hashed, and an identical
@@ -567,11 +599,12 @@ export class GitHubEmulator {
       user: token?.user,
       identity,
       ledger: this.ledger,
+      format,
       notModified:
         inm === undefined
           ? undefined
           : (version: number) => {
-              memoKey ??= this.hashMemoKey(pathname, qs, token);
+              memoKey ??= this.hashMemoKey(pathname, qs, token, format);
               const known = this.hashMemo.get(memoKey);
               return known !== undefined &&
                 known.version === version &&
@@ -582,19 +615,27 @@ export class GitHubEmulator {
             },
     });
     outcome.status = result.status;
-    outcome.body = method === 'HEAD' ? '' : result.body;
+    outcome.body =
+      result.problem !== undefined
+        ? errorBody(result.error ?? '', result.problem, route.docs, result.status)
+        : method === 'HEAD'
+          ? ''
+          : result.body;
     outcome.error = result.error;
+    outcome.lastModified = result.lastModified;
+    outcome.contentType = result.contentType;
+    outcome.mediaType = result.mediaType;
     if (result.version !== undefined && result.status === 200) {
       let hash = result.hash;
       if (hash === undefined) {
         hash = bodyHash(result.body);
-        memoKey ??= this.hashMemoKey(pathname, qs, token);
+        memoKey ??= this.hashMemoKey(pathname, qs, token, format);
         if (this.hashMemo.size >= 20_000) this.hashMemo.clear();
         this.hashMemo.set(memoKey, { version: result.version, epoch: this.state.urlEpoch, hash });
       }
       const etag = `W/"${salt}${hash}"`;
       outcome.etag = etag;
-      if (inm !== undefined && etagMatches(inm, etag)) {
+      if (inm !== undefined ? etagMatches(inm, etag) : this.notModifiedSince(req, result.lastModified)) {
         outcome.status = 304;
         outcome.body = '';
         outcome.notModified = true;
@@ -758,10 +799,10 @@ export class GitHubEmulator {
     // dictionary that every later read (writeHead walks it) pays for, on every 304.
     const headers: Record<string, string> = outcome.notModified
       ? {}
-      : { 'content-type': 'application/json; charset=utf-8' };
+      : { 'content-type': outcome.contentType ?? 'application/json; charset=utf-8' };
     headers['content-length'] = String(bytes);
     headers['x-github-api-version-selected'] = '2022-11-28';
-    headers['x-github-media-type'] = 'github.v3; format=json';
+    headers['x-github-media-type'] = outcome.mediaType ?? 'github.v3; format=json';
     headers['x-github-request-id'] = `FB${(++this.requestSeq).toString(16).toUpperCase()}`;
     if (rl !== undefined) {
       headers['x-ratelimit-limit'] = String(rl.limit);
@@ -784,6 +825,8 @@ export class GitHubEmulator {
         : 'public, max-age=60, s-maxage=60';
       headers.vary = 'Accept, Authorization, Cookie, X-GitHub-OTP';
     }
+    if (outcome.lastModified !== undefined)
+      headers['last-modified'] = new Date(this.clock.toWallMs(outcome.lastModified)).toUTCString();
     if (outcome.link !== undefined) headers.link = outcome.link;
     if (outcome.retryAfter !== undefined) headers['retry-after'] = String(outcome.retryAfter);
     this.counters.requests++;

@@ -2,6 +2,7 @@
  * Issues, pull requests and the repository that lists them (one file: a repository resolves its
  * pull requests and a pull request its repository).
  */
+import { ADDED_PER_COMMIT, changedFiles, REMOVED_PER_COMMIT } from '../changes.ts';
 import type { GitHubState, Issue, PullRequest, Repo, Review, ReviewComment } from '../state.ts';
 import { CommitNode, RefNode } from './commits.ts';
 import { type ConnArgs, connection, EMPTY_CONNECTION } from './connection.ts';
@@ -171,13 +172,22 @@ export class PullNode extends IssueLikeNode {
   }
   readonly isCrossRepository = false;
   get additions() {
-    return 10 * this.pull.commits.length;
+    return ADDED_PER_COMMIT * this.pull.commits.length;
   }
   get deletions() {
-    return 2 * this.pull.commits.length;
+    return REMOVED_PER_COMMIT * this.pull.commits.length;
   }
   get changedFiles() {
     return this.pull.commits.length;
+  }
+  files(args: ConnArgs) {
+    return connection(changedFiles(this.pull), args, (file) => ({
+      path: file.path,
+      additions: file.additions,
+      deletions: file.deletions,
+      changeType: 'MODIFIED',
+      viewerViewedState: 'UNVIEWED',
+    }));
   }
   readonly autoMergeRequest = null;
   readonly potentialMergeCommit = null;

@@ -21,9 +21,19 @@ type Query {
   repositoryOwner(login: String!): RepositoryOwner
   node(id: ID!): Node
   nodes(ids: [ID!]!): [Node]!
+  search(query: String!, type: SearchType!, first: Int, last: Int, after: String, before: String): SearchResultItemConnection!
 }
 
+enum SearchType { ISSUE ISSUE_ADVANCED REPOSITORY USER DISCUSSION }
+union SearchResultItem = Issue | PullRequest | Repository | User | Organization
+type TextMatchHighlight { beginIndice: Int!, endIndice: Int!, text: String! }
+type TextMatch { fragment: String!, highlights: [TextMatchHighlight!]!, property: String! }
+type SearchResultItemEdge { cursor: String!, node: SearchResultItem, textMatches: [TextMatch] }
+type SearchResultItemConnection { codeCount: Int!, discussionCount: Int!, issueCount: Int!, repositoryCount: Int!, userCount: Int!, wikiCount: Int!, edges: [SearchResultItemEdge], nodes: [SearchResultItem], pageInfo: PageInfo! }
+
 type Mutation {
+  createPullRequest(input: CreatePullRequestInput!): CreatePullRequestPayload
+  createIssue(input: CreateIssueInput!): CreateIssuePayload
   addComment(input: AddCommentInput!): AddCommentPayload
   addPullRequestReview(input: AddPullRequestReviewInput!): AddPullRequestReviewPayload
   mergePullRequest(input: MergePullRequestInput!): MergePullRequestPayload
@@ -37,6 +47,11 @@ type Mutation {
   closeIssue(input: CloseIssueInput!): CloseIssuePayload
   reopenIssue(input: ReopenIssueInput!): ReopenIssuePayload
 }
+
+input CreatePullRequestInput { repositoryId: ID!, baseRefName: String!, headRefName: String!, headRepositoryId: ID, title: String!, body: String, maintainerCanModify: Boolean, draft: Boolean, clientMutationId: String }
+type CreatePullRequestPayload { clientMutationId: String, pullRequest: PullRequest }
+input CreateIssueInput { repositoryId: ID!, title: String!, body: String, assigneeIds: [ID!], labelIds: [ID!], milestoneId: ID, projectIds: [ID!], projectV2Ids: [ID!], issueTemplate: String, issueTypeId: ID, parentIssueId: ID, clientMutationId: String }
+type CreateIssuePayload { clientMutationId: String, issue: Issue }
 
 input AddCommentInput { body: String!, clientMutationId: String, subjectId: ID! }
 type AddCommentPayload { clientMutationId: String, commentEdge: IssueCommentEdge, subject: Node, timelineEdge: IssueTimelineItemEdge }
@@ -380,7 +395,14 @@ type PullRequest implements Node & Comment & Labelable {
   reactionGroups: [ReactionGroup!]
   statusCheckRollup: StatusCheckRollup
   viewerCanUpdate: Boolean!
+  files(first: Int, last: Int, after: String, before: String): PullRequestChangedFileConnection
 }
+
+enum PatchStatus { ADDED CHANGED COPIED DELETED MODIFIED RENAMED }
+enum FileViewedState { DISMISSED UNVIEWED VIEWED }
+type PullRequestChangedFile { path: String!, additions: Int!, deletions: Int!, changeType: PatchStatus!, viewerViewedState: FileViewedState! }
+type PullRequestChangedFileConnection { totalCount: Int!, nodes: [PullRequestChangedFile], edges: [PullRequestChangedFileEdge], pageInfo: PageInfo! }
+type PullRequestChangedFileEdge { cursor: String!, node: PullRequestChangedFile }
 
 type PullRequestCommit implements Node {
   id: ID!
