@@ -739,6 +739,7 @@ export class GitHubEmulator {
     });
     this.state.touched = undefined;
     outcome.body = executed.body;
+    if (executed.error !== undefined) outcome.error = executed.error;
     if (executed.touched !== undefined) outcome.repo ??= executed.touched;
   }
 

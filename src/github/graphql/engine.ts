@@ -115,11 +115,12 @@ export class GraphQLEngine {
     const parsed = this.document(b.query);
     const opName = operationName ?? parsed.firstOperationName;
     if (parsed.errors) {
+      const errors = parsed.errors.map((e) => githubQueryError(e, parsed.document));
       return {
         ok: false,
         status: 200,
-        body: errorsBody(parsed.errors.map((e) => githubQueryError(e, parsed.document))),
-        error: parsed.errors[0]!.message,
+        body: errorsBody(errors),
+        error: errors[0]!.message as string,
         opName,
       };
     }
@@ -187,7 +188,7 @@ export class GraphQLEngine {
     state: GitHubState,
     viewer: User,
     rate: RateLimitInfo,
-  ): { body: string; touched?: string } {
+  ): { body: string; touched?: string; error?: string } {
     const context: GqlContext = { state, viewer, rate };
     const result = executeSync({
       schema: this.schema,
@@ -197,14 +198,15 @@ export class GraphQLEngine {
       variableValues: prepared.variables,
       operationName: prepared.operationName,
     });
-    const body =
-      result.errors && result.errors.length > 0
-        ? JSON.stringify({
-            data: result.data ?? null,
-            errors: result.errors.map((e) => githubQueryError(e, prepared.document)),
-          })
-        : JSON.stringify({ data: result.data });
-    return context.touched === undefined ? { body } : { body, touched: context.touched };
+    if (!result.errors || result.errors.length === 0) {
+      const body = JSON.stringify({ data: result.data });
+      return context.touched === undefined ? { body } : { body, touched: context.touched };
+    }
+    const errors = result.errors.map((e) => githubQueryError(e, prepared.document));
+    const body = JSON.stringify({ data: result.data ?? null, errors });
+    // The first error names the answer in the trace (a refused mutation, a missing object).
+    const error = errors[0]!.message as string;
+    return context.touched === undefined ? { body, error } : { body, touched: context.touched, error };
   }
 }
 

@@ -432,6 +432,13 @@ export class RepoNode {
     }
     return connection(labels, args, (l) => new LabelNode(this.s, this.repo, l));
   }
+  /** A label of the repository by name (case-insensitive, as on GitHub); null when there is none. */
+  label(args: { name: string }) {
+    const wanted = args.name.toLowerCase();
+    for (const label of this.s.repoLabels(this.repo).values())
+      if (label.name.toLowerCase() === wanted) return new LabelNode(this.s, this.repo, label);
+    return null;
+  }
   assignableUsers(args: ConnArgs) {
     return connection(
       [...this.s.users.values()].filter((u) => u.type === 'User'),

@@ -202,6 +202,18 @@ type Ref implements Node {
   name: String!
   prefix: String!
   target: Commit
+  branchProtectionRule: BranchProtectionRule
+}
+
+type BranchProtectionRule implements Node {
+  id: ID!
+  pattern: String!
+  requiresApprovingReviews: Boolean!
+  requiredApprovingReviewCount: Int
+  requiresStatusChecks: Boolean!
+  requiresStrictStatusChecks: Boolean!
+  requiresCodeOwnerReviews: Boolean!
+  isAdminEnforced: Boolean!
 }
 
 type License { key: String!, name: String!, nickname: String }
@@ -250,6 +262,7 @@ type Repository implements Node {
   issues(states: [IssueState!], labels: [String!], filterBy: IssueFilters, orderBy: IssueOrder, first: Int, last: Int, after: String, before: String): IssueConnection!
   issueOrPullRequest(number: Int!): IssueOrPullRequest
   labels(first: Int, last: Int, after: String, before: String, query: String, orderBy: LabelOrder): LabelConnection
+  label(name: String!): Label
   assignableUsers(first: Int, last: Int, after: String, before: String, query: String): UserConnection!
   mentionableUsers(first: Int, last: Int, after: String, before: String, query: String): UserConnection!
   milestones(first: Int, last: Int, after: String, before: String): MilestoneConnection
@@ -298,7 +311,7 @@ type ProjectV2Item implements Node { id: ID!, project: ProjectV2! }
 type ReactionGroup { content: ReactionContent!, users(first: Int, last: Int): ReactingUserConnection!, viewerHasReacted: Boolean! }
 union RequestedReviewer = User | Team | Mannequin | Bot
 type ReviewRequest implements Node { id: ID!, requestedReviewer: RequestedReviewer }
-type AutoMergeRequest { enabledAt: DateTime }
+type AutoMergeRequest { enabledAt: DateTime, enabledBy: Actor, authorEmail: String, commitBody: String, commitHeadline: String, mergeMethod: PullRequestMergeMethod! }
 
 interface Comment {
   id: ID!
