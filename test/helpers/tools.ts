@@ -45,4 +45,11 @@ export function promtoolCheck(text: string): { code: number | null; problems: st
  */
 export const GH_DEBIAN13 =
   process.env.FLEETBENCH_GH_DEBIAN13 ??
-  join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'fleetbench', 'gh-debian13', 'usr', 'bin', 'gh');
+  join(
+    process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'),
+    'fleetbench',
+    'gh-debian13',
+    'usr',
+    'bin',
+    'gh',
+  );
