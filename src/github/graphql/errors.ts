@@ -131,7 +131,8 @@ function syntaxError(error: GraphQLError): Rewritten | undefined {
   const found =
     /(?:found|Unexpected) (?:Name |Int |Float |String )?"([^"]*)"/.exec(error.message) ??
     /(?:found|Unexpected) (\S+?)\.?$/.exec(error.message);
-  if (!found) return { message: `Parse error${where}` };
+  // Anything else (the token limit's "Document contains more than … tokens") keeps its words.
+  if (!found) return undefined;
   const text = found[1]!;
   const kind =
     TOKEN_KINDS[text] ??
