@@ -837,7 +837,8 @@ export function buildRestRouter(): RestRouter {
       status: 200,
       body: repoDetailJson(ctx.state, repo),
       version: Math.max(repo.version, repo.issuesVersion, repo.pushVersion),
-      lastModified: repo.updatedAt,
+      // The object's last change: its own (updated_at) or a push (pushed_at).
+      lastModified: Math.max(repo.updatedAt, repo.pushedAt),
     })),
   );
 

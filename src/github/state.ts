@@ -182,8 +182,9 @@ export interface Repo {
   defaultBranch: string;
   requiredReviews: number;
   createdAt: number;
-  /** Moves with every push, as `pushed_at` does (GitHub moves both on a push). */
+  /** The repository object's own changes (description, settings): not moved by a push. */
   updatedAt: number;
+  /** Moves with every push: "any time a commit is pushed to any of the repository's branches". */
   pushedAt: number;
   /**
    * Bumped by every push (a branch created or moved): the version of everything that embeds the
@@ -614,12 +615,12 @@ export class GitHubState {
   }
 
   /**
-   * A push to the repository (a branch created or moved): `pushed_at` and `updated_at` move, and
-   * with them every representation that embeds the repository object.
+   * A push to the repository (a branch created or moved): `pushed_at` moves, and with it every
+   * representation that embeds the repository object. `updated_at` does not (GitHub answers
+   * repositories whose `updated_at` is earlier than their `pushed_at`).
    */
   private pushed(repo: Repo, at: number): void {
     repo.pushedAt = at;
-    repo.updatedAt = at;
     const v = this.bump();
     repo.pushVersion = v;
     repo.pullsVersion = v;
