@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { parseTarget, targetInfo } from '../contract/target-ref.ts';
 import {
   planRunSegment,
   type RunSegmentPlan,
@@ -20,12 +21,12 @@ import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry, type MetricsLinger, type OtlpExporter } from '../live/index.ts';
 import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
-import { type RunOptions, runScenario } from '../run/engine.ts';
-import { writeRunSummary } from '../run/summary.ts';
+import type { RunHooks } from '../run/engine.ts';
+import { executeRun } from '../run/pipeline.ts';
+import { planScenario } from '../run/plan.ts';
 import { safePathSegment } from '../safe-name.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { type Override, parseOverride } from '../workload/load.ts';
-import { isAoTarget } from '../workload/scenario.ts';
 import { verdictExitCode } from './check.ts';
 import { onInterrupt } from './interrupt.ts';
 import { collect } from './options.ts';
@@ -86,7 +87,7 @@ function portNumber(text: string): number {
  * the GitHub API figures, the scorecard): the sections of the analysis that belong to what the
  * scenario exercised. Everything else is one `fleetbench analyze` away.
  */
-const AO_SECTIONS = new Set(['Calls by operation', 'Calls by session']);
+const OWN_CALLS_SECTIONS = new Set(['Calls by operation', 'Calls by session']);
 
 const EXTRA_SECTIONS = new Set([
   'Turnover window',
@@ -179,6 +180,7 @@ export function register(program: Command, io: CommandIo): void {
         overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
       if (flags.github !== undefined) flags.github = parseEmulatorUrl(flags.github);
       const { scenario, cell } = resolveScenarioRef(ref, overrides);
+      const target = parseTarget(scenario.target);
       if (flags.github !== undefined && scenario.clock === 'virtual')
         throw new FleetbenchError(
           'E_USAGE',
@@ -201,7 +203,7 @@ export function register(program: Command, io: CommandIo): void {
       const changed = [...flags.set, ...(flags.seed !== undefined ? [`seed=${flags.seed}`] : [])];
       // A live run never overwrites the virtual run of the same scenario: its directory names
       // the clock and the target (`S2-T1-5--real-reference`, `S2-T1-5--real-http-127.0.0.1-7070`).
-      const live = scenario.clock === 'real' ? [`real-${targetTag(scenario.target)}`] : [];
+      const live = scenario.clock === 'real' ? [`real-${targetInfo(target).tag(target)}`] : [];
       const sharedOut =
         flags.out ?? join('fleetbench-out', 'runs', runDirName(scenario.name, [...live, ...changed]));
       const plan = planRunSegment(flags.segment, scenario, {
@@ -254,51 +256,56 @@ export function register(program: Command, io: CommandIo): void {
           await connect();
           await untilStart(plan, interrupt.signal, io);
         }
-        const outcome = await runScenario(scenario, {
-          outDir,
-          signal: interrupt.signal,
-          cell,
-          ...(plan ? { segment: plan.segment, epochMs: plan.startAtMs } : {}),
-          ...(github ? { github } : {}),
-          attach: withTargetHeader(
-            io,
-            liveTelemetry({
-              progress: flags.progress && !io.quiet,
-              progressOut: io.stderr,
-              metricsPort: flags.metricsPort,
-              otlpPort: flags.otlpPort,
-              onListening: ({ metrics, otlp }) => {
-                if (metrics) io.notice(`fleetbench: metrics at ${metrics}\n`);
-                if (otlp) io.notice(`fleetbench: OTLP spans accepted at ${otlp}\n`);
-              },
-              otlpExport: flags.otlpExport,
-              interrupt: interrupt.signal,
-              onExporter: (handle) => {
-                exporter = handle;
-              },
-              onFinished:
-                flags.metricsLinger > 0
-                  ? (handle) => {
-                      linger = handle;
-                    }
-                  : undefined,
-            }),
-          ),
-        });
-        linger?.setVerdicts(outcome.verdicts ?? []);
-        if (exporter) {
-          if (outcome.verdicts) await exporter.exportVerdicts(outcome.verdicts);
-          const x = exporter.stats;
-          io.notice(
-            `fleetbench: OTLP export to ${flags.otlpExport}: ${x.spansSent} spans sent` +
-              (x.spansDropped > 0 ? `, ${x.spansDropped} dropped (endpoint too slow)` : '') +
-              (x.failedRequests > 0
-                ? `, ${x.failedRequests} of ${x.requests} requests failed (${x.lastError})`
-                : '') +
-              '\n',
-          );
-        }
-        const summary = await writeRunSummary(outcome, { outDir, cell, wallMs: performance.now() - started });
+        const { outcome, summary, report } = await executeRun(
+          {
+            ...planScenario(scenario, outDir, cell),
+            ...(plan ? { segment: plan.segment, epochMs: plan.startAtMs } : {}),
+            ...(github ? { github } : {}),
+          },
+          {
+            signal: interrupt.signal,
+            // A segment has no report: alone it is not the run (fleetbench merge writes the run's).
+            report: flags.report !== false && !plan,
+            attach: withTargetHeader(
+              io,
+              liveTelemetry({
+                progress: flags.progress && !io.quiet,
+                progressOut: io.stderr,
+                metricsPort: flags.metricsPort,
+                otlpPort: flags.otlpPort,
+                onListening: ({ metrics, otlp }) => {
+                  if (metrics) io.notice(`fleetbench: metrics at ${metrics}\n`);
+                  if (otlp) io.notice(`fleetbench: OTLP spans accepted at ${otlp}\n`);
+                },
+                otlpExport: flags.otlpExport,
+                interrupt: interrupt.signal,
+                onExporter: (handle) => {
+                  exporter = handle;
+                },
+                onFinished:
+                  flags.metricsLinger > 0
+                    ? (handle) => {
+                        linger = handle;
+                      }
+                    : undefined,
+              }),
+            ),
+            afterRun: async (outcome) => {
+              linger?.setVerdicts(outcome.verdicts ?? []);
+              if (!exporter) return;
+              if (outcome.verdicts) await exporter.exportVerdicts(outcome.verdicts);
+              const x = exporter.stats;
+              io.notice(
+                `fleetbench: OTLP export to ${flags.otlpExport}: ${x.spansSent} spans sent` +
+                  (x.spansDropped > 0 ? `, ${x.spansDropped} dropped (endpoint too slow)` : '') +
+                  (x.failedRequests > 0
+                    ? `, ${x.failedRequests} of ${x.requests} requests failed (${x.lastError})`
+                    : '') +
+                  '\n',
+              );
+            },
+          },
+        );
         record({
           status:
             outcome.reason === 'completed'
@@ -311,9 +318,9 @@ export function register(program: Command, io: CommandIo): void {
           sessionsDropped: outcome.sessionsDropped,
           wallMs: performance.now() - started,
         });
-        // The HTML report beside the summary (partial too, after Ctrl-C): what a user opens. A
-        // segment has none: alone it is not the run (fleetbench merge writes the run's).
-        const reportPath = flags.report === false || plan ? undefined : await writeRunReport(outDir, io);
+        if (report && 'error' in report)
+          io.stderr.write(`fleetbench: report.html not written: ${report.error}\n`);
+        const reportPath = report && 'path' in report ? report.path : undefined;
         const format = flags.json ? 'json' : flags.markdown ? 'markdown' : 'terminal';
         const sections = () => [
           // The scorecard shows when no budget judges the run: with track-b among the budgets its
@@ -329,7 +336,7 @@ export function register(program: Command, io: CommandIo): void {
             (s) =>
               EXTRA_SECTIONS.has(s.title) ||
               // A real control plane's calls: who and what, AO's own blind spots made visible.
-              (isAoTarget(scenario.target) && AO_SECTIONS.has(s.title)),
+              (targetInfo(target).ownCalls && OWN_CALLS_SECTIONS.has(s.title)),
           ),
           ...(outcome.verdicts ?? []).map(verdictSection),
         ];
@@ -400,26 +407,13 @@ async function untilStart(plan: RunSegmentPlan, signal: AbortSignal, io: Command
 /** What a target says about itself at the start (the `ao` target: AO's version, gh, time scale). */
 function withTargetHeader(
   io: CommandIo,
-  attach: NonNullable<RunOptions['attach']>,
-): NonNullable<RunOptions['attach']> {
+  attach: NonNullable<RunHooks['attach']>,
+): NonNullable<RunHooks['attach']> {
   return (run) => {
     const describe = (run.target as { describe?: () => string[] }).describe;
     for (const line of describe?.call(run.target) ?? []) io.notice(`fleetbench: ${line}\n`);
     return attach(run);
   };
-}
-
-/** Writes <outDir>/report.html; a failure is said, never fatal (the trace and summary exist). */
-async function writeRunReport(outDir: string, io: CommandIo): Promise<string | undefined> {
-  const path = join(outDir, 'report.html');
-  try {
-    const { htmlReportFor } = await import('../report/html/index.ts');
-    htmlReportFor(outDir, path);
-    return path;
-  } catch (error) {
-    io.stderr.write(`fleetbench: report.html not written: ${(error as Error).message}\n`);
-    return undefined;
-  }
 }
 
 /** `S2-T1-50`, or `S2-T1-50--polling.strategy=naive` with overrides (a safe, bounded name). */
@@ -432,17 +426,4 @@ export function runDirName(scenarioName: string, overrides: readonly string[]): 
     .replace(/[^A-Za-z0-9._=-]+/g, '_')
     .slice(0, 80);
   return `${name}--${suffix}`;
-}
-
-/** `reference`, `http-127.0.0.1-7070`, `module-shim` (from module:./shim.ts). */
-export function targetTag(target: string): string {
-  if (target.startsWith('module:'))
-    return `module-${target
-      .slice('module:'.length)
-      .replace(/^.*\//, '')
-      .replace(/\.[cm]?[jt]s$/, '')}`;
-  return target
-    .replace(/^(https?):\/\//, '$1-')
-    .replace(/[:/]+/g, '-')
-    .replace(/-+$/, '');
 }
