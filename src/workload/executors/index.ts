@@ -1,5 +1,5 @@
 /**
- * Executors decide when sessions start (SPEC §5). Each is one function that schedules its work
+ * Executors decide when sessions start (docs/scenarios.md#executors). Each is one function that schedules its work
  * on the run's clock and resolves when it has nothing more to start.
  */
 import type { Clock } from '../../clock/clock.ts';

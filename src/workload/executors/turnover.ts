@@ -1,5 +1,5 @@
 /**
- * The `turnover` executor (SPEC §5): with a large pool of registered sessions and a fixed number
+ * The `turnover` executor (docs/scenarios.md#turnover): with a large pool of registered sessions and a fixed number
  * resident, what does swapping idle awake sessions with parked ones at a target rate cost?
  *
  * 1. Registration: create `registered` sessions, `registration-concurrency` at a time. Each runs
