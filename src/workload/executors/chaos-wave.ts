@@ -4,7 +4,7 @@ import type { Rng } from '../../rng.ts';
 import type { Labels } from '../../trace/schema.ts';
 import { RunDriver, requireRuns } from '../run-driver.ts';
 import type { Executor } from '../scenario.ts';
-import type { ExecutorContext } from './index.ts';
+import type { ExecutorContext } from './context.ts';
 
 type Wave = Extract<Executor, { type: 'chaos-wave' }>;
 type WaveFault =

@@ -29,7 +29,7 @@ import { type ActorPhase, type ActorStepRequest, actorStates } from '../../contr
 import { FleetbenchError } from '../../errors.ts';
 import type { Rng } from '../../rng.ts';
 import type { Executor } from '../scenario.ts';
-import type { ExecutorContext } from './index.ts';
+import type { ExecutorContext } from './context.ts';
 import { IdleQueue, ReadyHeap } from './turnover-pools.ts';
 
 type TurnoverExecutor = Extract<Executor, { type: 'turnover' }>;
