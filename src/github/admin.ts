@@ -21,6 +21,11 @@ import { type Commit, GitHubStateError, type PullRequest, type Repo } from './st
 import type { EmulatorRequest, EmulatorResponse } from './types.ts';
 
 const repo = z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'expected owner/name');
+/** A commit SHA a caller chooses (else one is drawn from the seed). */
+const commitSha = z
+  .string()
+  .regex(/^[0-9a-f]{40}$/)
+  .optional();
 const number = z.coerce.number().int().positive();
 const who = {
   user: z.string().optional(),
@@ -70,20 +75,14 @@ export const adminSchemas = {
       user: z.string().optional(),
       issue: number.optional(),
       draft: z.boolean().optional(),
-      sha: z
-        .string()
-        .regex(/^[0-9a-f]{40}$/)
-        .optional(),
+      sha: commitSha,
     })
     .strict(),
   pushCommit: z
     .object({
       repo,
       number,
-      sha: z
-        .string()
-        .regex(/^[0-9a-f]{40}$/)
-        .optional(),
+      sha: commitSha,
       message: z.string().optional(),
     })
     .strict(),
@@ -91,10 +90,7 @@ export const adminSchemas = {
     .object({
       repo,
       branch: z.string().min(1),
-      sha: z
-        .string()
-        .regex(/^[0-9a-f]{40}$/)
-        .optional(),
+      sha: commitSha,
       message: z.string().optional(),
     })
     .strict(),

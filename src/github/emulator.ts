@@ -2,12 +2,13 @@
  * The GitHub emulator core. `handle()` takes one request (in-process or from the HTTP binding)
  * through the same steps every time:
  *
- *   path and prefix (`/api/v3`, `/api/graphql`) → admin? → token → route → in flight + 1 →
- *   injected 5xx / forced secondary → secondary limits → primary limit → handler / GraphQL →
- *   ETag (content hash) and 304 → charge → latency (clock.sleep) → in flight − 1 → one `api`
- *   trace record.
+ *   path and prefix (`/api/v3`, `/api/graphql`) → admin? → token → admission (the concurrency
+ *   limit: refused on arrival, or in flight + 1) → route → injected 5xx / forced secondary →
+ *   secondary limits → primary limit → handler / GraphQL → ETag (content hash), Last-Modified
+ *   and 304 → charge → latency (clock.sleep) → release (in flight − 1; a served request's time
+ *   from arrival to answer charged as CPU time) → one `api` trace record.
  *
- * Over HTTP the binding counts the request in flight itself, from its arrival (`admit()`) until
+ * Over HTTP the binding admits the request itself when it arrives (`admit()`), releases it when
  * its answer is written, and hands the admission to `handle()`.
  *
  * Everything before the sleep is synchronous, so in virtual time the only waiting is the modelled

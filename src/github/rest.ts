@@ -32,6 +32,7 @@ import {
   type Issue,
   type PullRequest,
   type Repo,
+  sortIssues,
   USER_UPDATED_AT,
   type User,
 } from './state.ts';
@@ -462,13 +463,11 @@ function renderIssues(ctx: RestContext, repo: Repo): RenderedPage {
     for (const issue of repo.issues.values()) {
       if (stateFilter === 'all' || issue.state === stateFilter) items.push(issue);
     }
-    const keyFn =
-      sort === 'updated'
-        ? (i: Issue) => i.updatedAt
-        : sort === 'comments'
-          ? (i: Issue) => i.comments.length
-          : (i: Issue) => i.createdAt;
-    return sortBy(items, keyFn, direction === 'desc');
+    return sortIssues(
+      items,
+      sort === 'updated' || sort === 'comments' ? sort : 'created',
+      direction === 'desc',
+    );
   });
   const labels = q.get('labels');
   const creator = q.get('creator');

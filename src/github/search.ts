@@ -13,7 +13,7 @@
  * `archived:`, `sort:field-direction`; `@me` names the viewer. An unknown qualifier is a keyword,
  * as on GitHub. Keywords match words of the title, body and comments, case-insensitively.
  */
-import type { GitHubState, Issue, PullRequest, Repo, User } from './state.ts';
+import { type GitHubState, type Issue, type PullRequest, type Repo, sortIssues, type User } from './state.ts';
 
 /** GitHub: "Are longer than 256 characters (not including operators or qualifiers)." */
 export const MAX_KEYWORD_CHARS = 256;
@@ -316,12 +316,5 @@ export function runSearch(
     for (const issue of repo.issues.values()) if (parsed.tests.every((t) => t(issue))) found.push(issue);
   }
   const order = sort ?? parsed.sort ?? { field: 'best-match', desc: true };
-  const key =
-    order.field === 'updated'
-      ? (i: Issue) => i.updatedAt
-      : order.field === 'comments'
-        ? (i: Issue) => i.comments.length
-        : (i: Issue) => i.createdAt;
-  const sign = order.desc ? -1 : 1;
-  return found.sort((a, b) => sign * (key(a) - key(b) || a.version - b.version));
+  return sortIssues(found, order.field === 'best-match' ? 'created' : order.field, order.desc);
 }

@@ -220,6 +220,26 @@ export interface Repo {
   >;
 }
 
+/**
+ * Issues (or pull requests' issues) sorted by creation, last update or comment count, ties broken
+ * by version (a global sequence), so the order is deterministic: REST lists, GraphQL `orderBy`
+ * and search share it.
+ */
+export function sortIssues<T extends Issue>(
+  items: T[],
+  field: 'created' | 'updated' | 'comments',
+  desc: boolean,
+): T[] {
+  const key =
+    field === 'updated'
+      ? (i: Issue) => i.updatedAt
+      : field === 'comments'
+        ? (i: Issue) => i.comments.length
+        : (i: Issue) => i.createdAt;
+  const sign = desc ? -1 : 1;
+  return items.sort((a, b) => sign * (key(a) - key(b) || a.version - b.version));
+}
+
 /** A state change that cannot happen (unknown repo, PR already merged): 404 or 422 over HTTP. */
 export class GitHubStateError extends Error {
   readonly status: number;

@@ -3,7 +3,15 @@
  * pull requests and a pull request its repository).
  */
 import { ADDED_PER_COMMIT, changedFiles, REMOVED_PER_COMMIT } from '../changes.ts';
-import type { GitHubState, Issue, PullRequest, Repo, Review, ReviewComment } from '../state.ts';
+import {
+  type GitHubState,
+  type Issue,
+  type PullRequest,
+  type Repo,
+  type Review,
+  type ReviewComment,
+  sortIssues,
+} from '../state.ts';
 import { CommitNode, RefNode } from './commits.ts';
 import { type ConnArgs, connection, EMPTY_CONNECTION } from './connection.ts';
 import { notFound, upper } from './context.ts';
@@ -265,14 +273,9 @@ function orderItems<T extends Issue>(
   orderBy: { field: string; direction: string } | null | undefined,
 ): T[] {
   if (!orderBy) return items;
-  const key =
-    orderBy.field === 'UPDATED_AT'
-      ? (i: Issue) => i.updatedAt
-      : orderBy.field === 'COMMENTS'
-        ? (i: Issue) => i.comments.length
-        : (i: Issue) => i.createdAt;
-  const sign = orderBy.direction === 'DESC' ? -1 : 1;
-  return items.sort((a, b) => sign * (key(a) - key(b) || a.version - b.version));
+  const field =
+    orderBy.field === 'UPDATED_AT' ? 'updated' : orderBy.field === 'COMMENTS' ? 'comments' : 'created';
+  return sortIssues(items, field, orderBy.direction === 'DESC');
 }
 
 export class RepoNode {

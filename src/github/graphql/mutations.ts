@@ -1,7 +1,8 @@
 /**
- * The GraphQL mutations `gh` and orchestrators send (addComment, addPullRequestReview,
- * mergePullRequest, closePullRequest, updatePullRequest, markPullRequestReadyForReview,
- * addLabelsToLabelable, and the issue counterparts), with GitHub's input and payload types.
+ * The GraphQL mutations `gh` and orchestrators send (createPullRequest, createIssue, addComment,
+ * addPullRequestReview, mergePullRequest, closePullRequest, updatePullRequest,
+ * markPullRequestReadyForReview, addLabelsToLabelable, and the issue counterparts), with GitHub's
+ * input and payload types.
  * Each calls the same GitHubState method the REST write or the admin API calls, so a comment
  * posted through GraphQL moves the same versions, `updated_at` and ETags as one posted through
  * REST. Refusals come back as GitHub's GraphQL errors (`type` NOT_FOUND or UNPROCESSABLE next to

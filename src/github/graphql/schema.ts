@@ -1,9 +1,9 @@
 /**
  * The GraphQL subset, in GitHub's type and field names: what orchestrators ask for (repository,
  * pullRequest with state, mergeable, reviewDecision, commits → statusCheckRollup contexts,
- * reviewThreads, reviews; rateLimit) and what `gh pr list/view/checks` and `gh issue view`
- * query, and the mutations `gh pr comment/review/merge/close/edit/ready` and `gh issue
- * comment/edit` send, with GitHub's input and payload types. Fields a client might select but the
+ * reviewThreads, reviews, files; search; rateLimit) and what `gh pr list/view/checks/status` and
+ * `gh issue list/view` query, and the mutations `gh pr create/comment/review/merge/close/edit/ready`
+ * and `gh issue create/comment/edit` send, with GitHub's input and payload types. Fields a client might select but the
  * emulator has no data for resolve to empty values.
  */
 export const SDL = /* GraphQL */ `
