@@ -202,6 +202,46 @@ function touchedByRoute(names: readonly string[], params: readonly string[], qs:
   return touched;
 }
 
+/**
+ * One request's admission: refused by the concurrency limit on arrival, or counted in flight
+ * until released; a served request's time from arrival to release is charged as CPU time then.
+ * A class (one object per request, methods on the prototype): the in-process hot path makes one
+ * for every request.
+ */
+class RequestAdmission implements Admission {
+  readonly arrivedAt: number;
+  readonly refused: SecondaryBreach | undefined;
+  private released: boolean;
+  private cpu: 'rest' | 'graphql' | undefined = undefined;
+
+  constructor(
+    private readonly ledger: QuotaLedger,
+    private readonly clock: Clock,
+    readonly identity: Identity,
+    readonly token: TokenInfo | undefined,
+  ) {
+    this.arrivedAt = clock.now();
+    this.refused = ledger.concurrencyBreach(identity);
+    this.released = this.refused !== undefined;
+    if (this.refused === undefined) {
+      identity.inFlight++;
+      if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
+    }
+  }
+
+  served(graphql: boolean): void {
+    this.cpu = graphql ? 'graphql' : 'rest';
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.identity.inFlight--;
+    if (this.cpu !== undefined)
+      this.ledger.chargeCpu(this.identity, this.clock.now() - this.arrivedAt, this.cpu === 'graphql');
+  }
+}
+
 export class GitHubEmulator {
   readonly clock: Clock;
   readonly state: GitHubState;
@@ -336,31 +376,7 @@ export class GitHubEmulator {
 
   /** The admission of one request of an identity, arriving now. */
   private admitted(identity: Identity, token: TokenInfo | undefined): Admission {
-    const ledger = this.ledger;
-    const arrivedAt = this.clock.now();
-    const refused = ledger.concurrencyBreach(identity);
-    if (refused === undefined) {
-      identity.inFlight++;
-      if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
-    }
-    let released = refused !== undefined;
-    let cpu: 'rest' | 'graphql' | undefined;
-    const clock = this.clock;
-    return {
-      identity,
-      token,
-      arrivedAt,
-      refused,
-      served(graphql) {
-        cpu = graphql ? 'graphql' : 'rest';
-      },
-      release() {
-        if (released) return;
-        released = true;
-        identity.inFlight--;
-        if (cpu !== undefined) ledger.chargeCpu(identity, clock.now() - arrivedAt, cpu === 'graphql');
-      },
-    };
+    return new RequestAdmission(this.ledger, this.clock, identity, token);
   }
 
   /**

@@ -110,7 +110,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
   const onRequest = (req: Req, res: Res) => {
     // In flight from arrival until the answer is written (or the client goes away).
     const admission = emulator.admit(req.url ?? '/', req.headers, req.socket.remoteAddress);
-    if (admission !== undefined) res.once('close', admission.release);
+    if (admission !== undefined) res.once('close', () => admission.release());
     const method = req.method;
     if (
       (method === 'GET' || method === 'HEAD') &&

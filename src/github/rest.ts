@@ -104,9 +104,10 @@ export type MediaFormat = 'json' | 'diff' | 'patch';
 
 /** `application/vnd.github.diff`, `application/vnd.github.v3.patch`, …: the format asked for. */
 export function mediaFormat(accept: string | undefined): MediaFormat {
-  if (accept === undefined || accept.indexOf('vnd.github') < 0) return 'json';
-  if (/vnd\.github(?:\.v3)?\.diff/.test(accept)) return 'diff';
-  if (/vnd\.github(?:\.v3)?\.patch/.test(accept)) return 'patch';
+  // Every Octokit request says `application/vnd.github.v3+json`: two substring scans, no regex.
+  if (accept === undefined) return 'json';
+  if (accept.indexOf('diff') >= 0 && /vnd\.github(?:\.v3)?\.diff/.test(accept)) return 'diff';
+  if (accept.indexOf('patch') >= 0 && /vnd\.github(?:\.v3)?\.patch/.test(accept)) return 'patch';
   return 'json';
 }
 
