@@ -1,0 +1,174 @@
+/**
+ * Search, in-process under a VirtualClock: REST `GET /search/issues` with the qualifiers control
+ * planes use, on the `search` resource (30 requests a minute for a user, 10 unauthenticated) in
+ * the headers and `/rate_limit`; GitHub's query bounds; GraphQL `search` with its connection,
+ * charged as GraphQL points.
+ */
+import { describe, expect, it } from 'vitest';
+import { VIRTUAL_EPOCH_MS } from '../src/clock/index.ts';
+import { inProcess, rate } from './helpers/github.ts';
+
+const EPOCH_S = VIRTUAL_EPOCH_MS / 1000;
+const search = (q: string, extra = '') => `/search/issues?q=${encodeURIComponent(q)}${extra}`;
+const numbers = (body: string) => (JSON.parse(body).items as { number: number }[]).map((i) => i.number);
+
+describe('REST /search/issues', () => {
+  it('finds issues and pull requests by the qualifiers control planes use', async () => {
+    const h = inProcess({ fixtures: { repos: 2, issuesPerRepo: 6, pullsPerRepo: 3 } });
+    const state = h.emulator.state;
+    const repo1 = state.repo('fleetbench/repo-1');
+    state.setAssignees(state.issue(repo1, 2), ['reviewer-2']);
+    h.emulator.admin.postIssueComment({
+      repo: 'fleetbench/repo-1',
+      number: 3,
+      body: 'Needs a flux capacitor',
+    });
+    h.emulator.admin.closeIssue({ repo: 'fleetbench/repo-1', number: 4 });
+    const q = async (query: string, extra = '') => {
+      const res = await h.get(search(query, extra));
+      expect(res.status).toBe(200);
+      return res;
+    };
+    const all = JSON.parse((await q('repo:fleetbench/repo-1')).body);
+    expect(all).toMatchObject({ total_count: 9, incomplete_results: false });
+    expect(all.items[0]).toMatchObject({
+      score: 1,
+      repository_url: expect.stringContaining('/repos/fleetbench/repo-1'),
+    });
+    // Best match is modelled as newest first: the PRs (9, 8, 7) were created last.
+    expect(numbers((await q('repo:fleetbench/repo-1 is:pr')).body)).toEqual([9, 8, 7]);
+    expect(
+      numbers((await q('repo:fleetbench/repo-1 is:issue is:open', '&sort=created&order=asc')).body),
+    ).toEqual([1, 2, 3, 5, 6]);
+    expect(numbers((await q('repo:fleetbench/repo-1 is:issue is:closed')).body)).toEqual([4]);
+    expect(numbers((await q('repo:fleetbench/repo-1 head:agent/issue-2')).body)).toEqual([8]);
+    expect(numbers((await q('repo:fleetbench/repo-1 assignee:reviewer-2')).body)).toEqual([2]);
+    expect(numbers((await q('repo:fleetbench/repo-1 author:@me is:pr')).body)).toEqual([9, 8, 7]);
+    expect(numbers((await q('repo:fleetbench/repo-1 flux capacitor')).body)).toEqual([3]);
+    expect(
+      numbers(
+        (await q('repo:fleetbench/repo-1 is:issue -linked:pr is:open', '&sort=created&order=asc')).body,
+      ),
+    ).toEqual([5, 6]);
+    const label = state.issue(repo1, 1).labels[0]?.name ?? 'bug';
+    const labelled = [...repo1.issues.values()]
+      .filter((i) => i.labels.some((l) => l.name === label))
+      .map((i) => i.number);
+    expect(
+      numbers((await q(`repo:fleetbench/repo-1 label:"${label}"`, '&sort=created&order=asc')).body),
+    ).toEqual(labelled.sort((a, b) => a - b));
+    // Every repository without repo:; an owner with org:.
+    expect(JSON.parse((await q('is:pr org:fleetbench')).body).total_count).toBe(6);
+  });
+
+  it('counts against the search resource: 30 a minute, its own headers and /rate_limit entry', async () => {
+    const h = inProcess();
+    for (let i = 1; i <= 30; i++) {
+      const res = await h.get(search('is:open'));
+      expect(res.status).toBe(200);
+      expect(rate(res)).toEqual({
+        limit: 30,
+        remaining: 30 - i,
+        used: i,
+        reset: EPOCH_S + 60,
+        resource: 'search',
+      });
+    }
+    const over = await h.get(search('is:open'));
+    expect(over.status).toBe(403);
+    expect(rate(over)).toMatchObject({ resource: 'search', remaining: 0 });
+    const limits = JSON.parse((await h.get('/rate_limit')).body).resources;
+    expect(limits.search).toEqual({ limit: 30, used: 30, remaining: 0, reset: EPOCH_S + 60 });
+    expect(limits.core.used).toBe(0);
+    await h.advance(60_000);
+    expect((await h.get(search('is:open'))).status).toBe(200);
+    const records = h.apiRecords().filter((r) => r.route === '/search/issues');
+    expect(records.every((r) => r.resource === 'search')).toBe(true);
+    expect(records.map((r) => r.cost).reduce((a, b) => a + b)).toBe(31);
+  });
+
+  it('allows 10 a minute unauthenticated', async () => {
+    const h = inProcess();
+    const anon = (n: number) =>
+      h.emulator.handle({
+        method: 'GET',
+        path: search(`is:open ${n}`),
+        headers: {},
+        remoteAddress: '10.1.2.3',
+      });
+    for (let i = 0; i < 10; i++) expect((await anon(i)).status).toBe(200);
+    const over = await anon(10);
+    expect(over.status).toBe(403);
+    expect(rate(over)).toMatchObject({ limit: 10, resource: 'search' });
+  });
+
+  it('refuses what GitHub refuses: no q, long keywords, many operators, an unknown repo, past 1,000 results', async () => {
+    const h = inProcess();
+    const body = async (path: string) => {
+      const res = await h.get(path);
+      expect(res.status).toBe(422);
+      return JSON.parse(res.body);
+    };
+    expect(await body('/search/issues')).toEqual({
+      message: 'Validation Failed',
+      errors: [{ resource: 'Search', field: 'q', code: 'missing' }],
+      documentation_url: 'https://docs.github.com/rest/search/search#search-issues-and-pull-requests',
+      status: '422',
+    });
+    expect((await body(search(`repo:fleetbench/repo-1 ${'x'.repeat(257)}`))).errors[0].message).toBe(
+      'The search is longer than 256 characters.',
+    );
+    expect((await body(search('a OR b OR c OR d OR e OR f OR g'))).errors[0].message).toMatch(
+      /more than 5 AND/,
+    );
+    expect((await body(search('repo:nobody/nothing is:pr'))).errors[0].message).toMatch(
+      /^The listed users and repositories cannot be searched/,
+    );
+    expect((await body(search('is:open', '&per_page=100&page=11'))).message).toBe(
+      'Only the first 1000 search results are available',
+    );
+    // Refused searches still count against the search resource, as on GitHub.
+    expect(h.apiRecords().map((r) => r.cost)).toEqual([1, 1, 1, 1, 1]);
+  });
+});
+
+describe('GraphQL search', () => {
+  it('issueCount, nodes of both types, pages, and its cost in GraphQL points', async () => {
+    const h = inProcess({ fixtures: { repos: 1, issuesPerRepo: 6, pullsPerRepo: 2 } });
+    const query = `query Find($q: String!, $after: String) {
+      search(query: $q, type: ISSUE, first: 3, after: $after) {
+        issueCount
+        pageInfo { hasNextPage endCursor }
+        nodes { __typename ... on Issue { number state } ... on PullRequest { number headRefName } }
+      }
+      rateLimit { cost }
+    }`;
+    const first = JSON.parse(
+      (await h.graphql(query, { q: 'repo:fleetbench/repo-1 is:open sort:created-desc' })).body,
+    );
+    expect(first.data.search.issueCount).toBe(8);
+    expect(first.data.search.nodes).toEqual([
+      { __typename: 'PullRequest', number: 8, headRefName: 'agent/issue-2' },
+      { __typename: 'PullRequest', number: 7, headRefName: 'agent/issue-1' },
+      { __typename: 'Issue', number: 6, state: 'OPEN' },
+    ]);
+    expect(first.data.search.pageInfo.hasNextPage).toBe(true);
+    expect(first.data.rateLimit.cost).toBe(1);
+    const next = JSON.parse(
+      (
+        await h.graphql(query, {
+          q: 'repo:fleetbench/repo-1 is:open sort:created-desc',
+          after: first.data.search.pageInfo.endCursor,
+        })
+      ).body,
+    );
+    expect(next.data.search.nodes.map((n: { number: number }) => n.number)).toEqual([5, 4, 3]);
+    const bad = JSON.parse((await h.graphql(query, { q: 'repo:nobody/nothing' })).body);
+    expect(bad.errors[0].message).toMatch(/^The listed users and repositories cannot be searched/);
+    expect(h.apiRecords().map((r) => [r.resource, r.cost, r.op])).toEqual([
+      ['graphql', 1, 'Find'],
+      ['graphql', 1, 'Find'],
+      ['graphql', 1, 'Find'],
+    ]);
+  });
+});
