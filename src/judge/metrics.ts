@@ -30,6 +30,8 @@ export interface ValueMetric {
   stats: Stat[];
   description: string;
   read(analysis: Analysis): number | null;
+  /** Words that must stay beside the value (a projection: `projected to 50 sessions; …`). */
+  qualify?(analysis: Analysis): string | null;
 }
 
 export type BudgetMetric = DistributionMetric | ValueMetric;
@@ -44,14 +46,25 @@ const valueMetric = (
 ): ValueMetric => ({ kind: 'value', name, unit, stats, description, read });
 
 /** A Track B scorecard row as a budget metric: `scorecard.<row id>`, its measured value. */
-const scorecardMetric = (id: string, unit: string, stats: Stat[], description: string): ValueMetric =>
-  valueMetric(
+const scorecardMetric = (id: string, unit: string, stats: Stat[], description: string): ValueMetric => ({
+  ...valueMetric(
     `scorecard.${id}`,
     unit,
     stats,
     description,
     (a) => a.scorecard.rows.find((r) => r.id === id)?.measured ?? null,
-  );
+  ),
+  // A headroom projected from fewer sessions says so wherever its value is shown.
+  qualify: (a) => {
+    const row = a.scorecard.rows.find((r) => r.id === id);
+    if (!row?.projected) return null;
+    const observed =
+      row.observed === null || row.observed === undefined
+        ? ''
+        : `; measured ${row.observed}% at ${row.observedAt}`;
+    return `projected to ${a.scorecard.at} sessions${observed}`;
+  },
+});
 
 const VALUE_METRICS: ValueMetric[] = [
   scorecardMetric('rest-core-headroom', '%', ['value'], 'REST core headroom at 50 sessions (projected)'),
