@@ -8,6 +8,26 @@ import { scratchDir } from './helpers/tmp.ts';
 const dir = scratchDir();
 
 describe('fleetbench run', () => {
+  it('says why the steady window has no polling floor: no cycle started in it, not unattributed calls', async () => {
+    // Cycles every 100 s, the steady marker at 3m00s, the run ends at 3m05s: the cycle at 100 s
+    // has session calls, none starts in the steady window.
+    const r = await cli([
+      'run',
+      'S2-T1-5',
+      '--set',
+      'polling.interval=100s',
+      '--set',
+      'duration=3m05s',
+      '--out',
+      join(dir, 'no-steady-cycle'),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /polling floor \(steady\)\.+: – \(no poll cycle with session calls started from 3m00s, the steady marker, to the end; whole run: p50 \d/,
+    );
+    expect(r.stdout).not.toContain('carry a session and a cycle');
+  });
+
   it('runs a cell, writes trace.jsonl and summary.json, and prints the scorecard', async () => {
     const out = join(dir, 'cell');
     const result = await cli(['run', 'S2-T1-5', '--out', out]);
