@@ -58,6 +58,22 @@ export const ENTRIES = {
   index: 'src/index.ts',
 };
 
+/**
+ * esbuild's options for the entries, here and in the package's build (scripts/build.ts): ES
+ * modules sharing chunks, for Node 20, with linked source maps (stack traces name the sources).
+ */
+export const ENTRY_BUNDLE = {
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  outExtension: { '.js': '.mjs' },
+  sourcemap: 'linked',
+  sourcesContent: false,
+  metafile: true,
+};
+
 /** Where the sources and the cache of a fleetbench checkout are. */
 export function bundlePaths(root = fileURLToPath(new URL('..', import.meta.url))) {
   const cacheDir = join(root, 'node_modules', '.cache', 'fleetbench');
@@ -151,18 +167,10 @@ export async function buildBundle(paths = bundlePaths()) {
       Object.entries(paths.entries).filter(([, path]) => existsSync(path)),
     );
     const result = await esbuild.build({
+      ...ENTRY_BUNDLE,
       entryPoints,
-      bundle: true,
-      splitting: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
       packages: 'external',
       outdir: staging,
-      outExtension: { '.js': '.mjs' },
-      sourcemap: 'linked',
-      sourcesContent: false,
-      metafile: true,
       logLevel: 'silent',
       absWorkingDir: paths.root,
       plugins: [sourceLocations(paths.root, loaded)],
@@ -247,7 +255,10 @@ export function loadCli(paths = bundlePaths()) {
 /** The module of entry `name` (a key of ENTRIES), loaded as loadCli loads the CLI's. */
 export async function loadEntry(name, paths = bundlePaths()) {
   const packaged = packagedEntry(name, paths.root);
-  if (packaged !== undefined) return import(pathToFileURL(packaged).href);
+  if (packaged !== undefined) {
+    process.setSourceMapsEnabled(true);
+    return import(pathToFileURL(packaged).href);
+  }
   const main = await bundledEntry(name, paths);
   if (main !== undefined) {
     process.setSourceMapsEnabled(true);
@@ -268,7 +279,10 @@ export async function loadEntry(name, paths = bundlePaths()) {
  */
 export async function runEntry(name, paths = bundlePaths()) {
   const packaged = packagedEntry(name, paths.root);
-  if (packaged !== undefined) return import(pathToFileURL(packaged).href);
+  if (packaged !== undefined) {
+    process.setSourceMapsEnabled(true);
+    return import(pathToFileURL(packaged).href);
+  }
   const bundled = await bundledEntry(name, paths);
   if (bundled === undefined) return fromSources(name, paths);
   process.setSourceMapsEnabled(true);

@@ -23,7 +23,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, buildSync, type Plugin } from 'esbuild';
-import { ENTRIES, sourceLocations } from '../bin/cli-bundle.js';
+import { ENTRIES, ENTRY_BUNDLE, sourceLocations } from '../bin/cli-bundle.js';
 import { workerBuildOptions } from '../src/analyze/worker-source.ts';
 import { CLIENT_BUILD_OPTIONS, CLIENT_FILE, UPLOT_CSS_FILE, uplotCssPath } from '../src/report-html/page.ts';
 
@@ -105,22 +105,15 @@ export async function buildPackage(): Promise<{ bundled: string[]; seconds: numb
   const entryPoints: Record<string, string> = {};
   for (const [name, path] of Object.entries(ENTRIES)) entryPoints[name] = join(ROOT, ...path.split('/'));
   const result = await build({
+    // Source maps too: stack traces name the TypeScript sources' files and lines (bin/ turns
+    // them on); the sources themselves are not shipped.
+    ...ENTRY_BUNDLE,
+    metafile: true,
     entryPoints,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
     external: externals(pkg),
     outdir: DIST,
-    outExtension: { '.js': '.mjs' },
     // Every output file directly in dist/: import.meta.url is rewritten relative to that directory.
     chunkNames: 'chunk-[hash]',
-    // Stack traces name the TypeScript sources' files and lines (`node --enable-source-maps`,
-    // which bin/ turns on); the sources themselves are not shipped.
-    sourcemap: 'linked',
-    sourcesContent: false,
-    metafile: true,
     logLevel: 'warning',
     absWorkingDir: ROOT,
     plugins: [prebuiltFlag(), sourceLocations(ROOT, new Map(), packageLocation)],
