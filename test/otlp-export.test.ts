@@ -111,7 +111,7 @@ describe('--otlp-export', () => {
     const ns = (ms: number) => BigInt(Math.round(ms * 1e6));
     // Those that ended within the run: what is written while the run shuts down (a last poll
     // cycle on a loaded machine) comes after the export's last flush.
-    const spanRecords = records.filter((r) => r.kind === 'span' && r.t + (r.dur ?? 0) <= 25_000);
+    const spanRecords = records.filter((r) => r.kind === 'span').filter((r) => r.t + (r.dur ?? 0) <= 25_000);
     const bySignature = new Map<string, Span>();
     for (const span of received.spans)
       bySignature.set(
