@@ -171,6 +171,7 @@ export const LAYERS: Layer[] = [
       'yaml-input.ts',
       'rng.ts',
       'cache-dir.ts',
+      'prebuilt.ts',
       'http-body.ts',
       'safe-name.ts',
       'distribution.ts',

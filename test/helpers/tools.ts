@@ -30,6 +30,12 @@ export function systemTool(command: string, versionArgs: string[], debianPackage
 export const PROMTOOL = '/usr/bin/promtool';
 
 /** `promtool check metrics` on an exposition text: its complaints (empty when clean). */
+/** `promtool check rules FILE`: PromQL expressions (e.g. a dashboard's) parse and type-check. */
+export function promtoolCheckRules(file: string): { code: number | null; problems: string } {
+  const result = spawnSync(PROMTOOL, ['check', 'rules', file], { encoding: 'utf8', timeout: 30_000 });
+  return { code: result.status, problems: `${result.stdout}${result.stderr}`.trim() };
+}
+
 export function promtoolCheck(text: string): { code: number | null; problems: string } {
   const result = spawnSync(PROMTOOL, ['check', 'metrics'], {
     input: text,
