@@ -61,6 +61,24 @@ describe('REST /search/issues', () => {
     expect(JSON.parse((await q('is:pr org:fleetbench')).body).total_count).toBe(6);
   });
 
+  it("a negated repo:, org: or user: excludes, as GitHub's syntax says (-QUALIFIER)", async () => {
+    const h = inProcess({ fixtures: { repos: 2, issuesPerRepo: 3, pullsPerRepo: 1 } });
+    const repos = async (query: string) =>
+      new Set(
+        (JSON.parse((await h.get(search(query))).body).items as { repository_url: string }[]).map((i) =>
+          i.repository_url.replace(/.*\/repos\//, ''),
+        ),
+      );
+    expect(await repos('is:issue -repo:fleetbench/repo-1')).toEqual(new Set(['fleetbench/repo-2']));
+    expect(
+      await repos('is:issue repo:fleetbench/repo-1 repo:fleetbench/repo-2 -repo:fleetbench/repo-2'),
+    ).toEqual(new Set(['fleetbench/repo-1']));
+    expect(await repos('is:issue -org:fleetbench')).toEqual(new Set());
+    expect(await repos('is:issue -user:someone-else')).toEqual(
+      new Set(['fleetbench/repo-1', 'fleetbench/repo-2']),
+    );
+  });
+
   it('counts against the search resource: 30 a minute, its own headers and /rate_limit entry', async () => {
     const h = inProcess();
     for (let i = 1; i <= 30; i++) {

@@ -4,7 +4,7 @@
  * quoted values), the qualifiers control planes and `gh` send, GitHub's query bounds (256
  * characters of keywords, five AND/OR/NOT), and the first 1,000 results reachable.
  *
- * Qualifiers: `repo:`, `user:`/`org:`/`owner:`, `is:`/`type:` (`pr`, `issue`, `open`, `closed`,
+ * Qualifiers: `repo:`, `user:`/`org:`/`owner:` (negated: excluded), `is:`/`type:` (`pr`, `issue`, `open`, `closed`,
  * `merged`, `unmerged`, `draft`), `state:`, `draft:`, `label:` (comma-separated: any of them),
  * `no:label|assignee`, `author:`, `assignee:`, `mentions:`, `commenter:`, `involves:`,
  * `reviewed-by:`, `review-requested:` (no review requests are modelled: matches nothing),
@@ -35,6 +35,9 @@ export interface ParsedSearch {
   repos?: Set<string>;
   /** Owners named by `user:`/`org:`/`owner:`, lower-cased. */
   owners?: Set<string>;
+  /** Repositories and owners a negated qualifier (`-repo:`, `-org:`…) excludes, lower-cased. */
+  excludedRepos?: Set<string>;
+  excludedOwners?: Set<string>;
   sort?: { field: SearchSort; desc: boolean };
 }
 
@@ -124,15 +127,17 @@ export function parseSearch(state: GitHubState, q: string, viewer: User | undefi
     let test: Test | undefined;
     switch (key) {
       case 'repo': {
-        parsed.repos ??= new Set();
-        parsed.repos.add(v);
+        const into = token.negated ? 'excludedRepos' : 'repos';
+        parsed[into] ??= new Set();
+        parsed[into].add(v);
         continue;
       }
       case 'user':
       case 'org':
       case 'owner': {
-        parsed.owners ??= new Set();
-        parsed.owners.add(v);
+        const into = token.negated ? 'excludedOwners' : 'owners';
+        parsed[into] ??= new Set();
+        parsed[into].add(v);
         continue;
       }
       case 'is':
@@ -313,6 +318,8 @@ export function runSearch(
   for (const repo of state.repos.values()) {
     if (parsed.repos && !parsed.repos.has(repo.fullName.toLowerCase())) continue;
     if (parsed.owners && !parsed.owners.has(repo.owner.login.toLowerCase())) continue;
+    if (parsed.excludedRepos?.has(repo.fullName.toLowerCase())) continue;
+    if (parsed.excludedOwners?.has(repo.owner.login.toLowerCase())) continue;
     for (const issue of repo.issues.values()) if (parsed.tests.every((t) => t(issue))) found.push(issue);
   }
   const order = sort ?? parsed.sort ?? { field: 'best-match', desc: true };
