@@ -582,6 +582,7 @@ function searchIssues(ctx: RestContext): RestResult {
   const hit = unchanged(ctx, version);
   if (hit) return hit;
   let found: Issue[];
+  let complete: boolean;
   try {
     const parsed = parseSearch(ctx.state, q, ctx.user);
     const sortParam = ctx.query.get('sort');
@@ -589,7 +590,7 @@ function searchIssues(ctx: RestContext): RestResult {
       sortParam === 'created' || sortParam === 'updated' || sortParam === 'comments'
         ? { field: sortParam as SearchSort, desc: ctx.query.get('order') !== 'asc' }
         : undefined;
-    found = runSearch(ctx.state, parsed, sort);
+    ({ issues: found, complete } = runSearch(ctx.state, parsed, sort));
   } catch (error) {
     if (!(error instanceof SearchQueryError)) throw error;
     return fail(422, 'Validation Failed', {
@@ -607,7 +608,8 @@ function searchIssues(ctx: RestContext): RestResult {
   const texts = items.map((issue) => `${issueJson(ctx.state, issue).slice(0, -1)},"score":1}`);
   return {
     status: 200,
-    body: `{"total_count":${found.length},"incomplete_results":false,"items":${listOf(texts)}}`,
+    // GitHub's answer to a search stopped by its time limit: what was found, and that it stopped.
+    body: `{"total_count":${found.length},"incomplete_results":${!complete},"items":${listOf(texts)}}`,
     version,
     page: { page, last },
   };
