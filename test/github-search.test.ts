@@ -61,6 +61,24 @@ describe('REST /search/issues', () => {
     expect(JSON.parse((await q('is:pr org:fleetbench')).body).total_count).toBe(6);
   });
 
+  it("a negated repo:, org: or user: excludes, as GitHub's syntax says (-QUALIFIER)", async () => {
+    const h = inProcess({ fixtures: { repos: 2, issuesPerRepo: 3, pullsPerRepo: 1 } });
+    const repos = async (query: string) =>
+      new Set(
+        (JSON.parse((await h.get(search(query))).body).items as { repository_url: string }[]).map((i) =>
+          i.repository_url.replace(/.*\/repos\//, ''),
+        ),
+      );
+    expect(await repos('is:issue -repo:fleetbench/repo-1')).toEqual(new Set(['fleetbench/repo-2']));
+    expect(
+      await repos('is:issue repo:fleetbench/repo-1 repo:fleetbench/repo-2 -repo:fleetbench/repo-2'),
+    ).toEqual(new Set(['fleetbench/repo-1']));
+    expect(await repos('is:issue -org:fleetbench')).toEqual(new Set());
+    expect(await repos('is:issue -user:someone-else')).toEqual(
+      new Set(['fleetbench/repo-1', 'fleetbench/repo-2']),
+    );
+  });
+
   it('counts against the search resource: 30 a minute, its own headers and /rate_limit entry', async () => {
     const h = inProcess();
     for (let i = 1; i <= 30; i++) {
@@ -129,6 +147,72 @@ describe('REST /search/issues', () => {
     );
     // Refused searches still count against the search resource, as on GitHub.
     expect(h.apiRecords().map((r) => r.cost)).toEqual([1, 1, 1, 1, 1]);
+  });
+});
+
+describe('search work is bounded, as GitHub bounds a search by its time limit', () => {
+  const negated = (n: number) => Array.from({ length: n }, (_, i) => `-author:ghost-${i}`).join(' ');
+
+  it('REST: a query is at most 4,096 characters; one that would check too much stops early and says so', async () => {
+    const h = inProcess({ fixtures: { repos: 30, issuesPerRepo: 1_000 } });
+    const long = await h.get(search(negated(5_000)));
+    expect(long.status).toBe(422);
+    expect(JSON.parse(long.body).errors[0].message).toMatch(/^The search is longer than 4096 characters/);
+    // About 200 qualifiers on each of 30,000 issues: every issue matches, the search stops first.
+    const res = await h.get(search(negated(300).slice(0, 4_000)));
+    expect(res.status).toBe(200);
+    const body = JSON.parse(res.body);
+    expect(body.incomplete_results).toBe(true);
+    expect(body.total_count).toBeGreaterThan(0);
+    expect(body.total_count).toBeLessThan(30_000);
+    // An ordinary query over the same world is complete.
+    expect(JSON.parse((await h.get(search('is:open -author:ghost'))).body)).toMatchObject({
+      total_count: 30_000,
+      incomplete_results: false,
+    });
+  });
+
+  it("GraphQL: aliased searches share one request budget; past it, GitHub's timeout error", async () => {
+    const h = inProcess({ fixtures: { repos: 10, issuesPerRepo: 100, pullsPerRepo: 50 } });
+    const q = JSON.stringify(negated(20));
+    const doc = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => `s${i}: search(query: ${q}, type: ISSUE) { issueCount }`).join(' ')} }`;
+    // A few such searches are answered in full.
+    const few = JSON.parse((await h.graphql(doc(3))).body);
+    expect(few.errors).toBeUndefined();
+    expect(few.data.s2.issueCount).toBe(1_500);
+    // 2,000 of them (3 points) would scan the world 2,000 times: refused once the budget is spent.
+    const started = performance.now();
+    const many = JSON.parse((await h.graphql(doc(2_000))).body);
+    expect(many.data).toBeNull();
+    expect(many.errors[0].message).toMatch(
+      /^Something went wrong while executing your query\. This may be the result of a timeout/,
+    );
+    // A query of 1.5 MB is refused before it is read; a thousand aliased 4,000-character queries
+    // that look at no issue still spend the budget by their length.
+    const huge = JSON.parse(
+      (
+        await h.graphql('query($q: String!) { search(query: $q, type: ISSUE) { issueCount } }', {
+          q: negated(100_000),
+        })
+      ).body,
+    );
+    expect(huge.errors[0].message).toMatch(/^The search is longer than 4096 characters/);
+    const nowhere = JSON.stringify(
+      `repo:fleetbench/repo-1 -repo:fleetbench/repo-1 ${negated(200)}`.slice(0, 4_000),
+    );
+    const empty = JSON.parse(
+      (
+        await h.graphql(
+          `{ ${Array.from({ length: 1_000 }, (_, i) => `s${i}: search(query: ${nowhere}, type: ISSUE) { issueCount }`).join(' ')} }`,
+        )
+      ).body,
+    );
+    expect(empty.errors[0].message).toMatch(/timeout/);
+    // Unbounded, these took about 5 s, 25 s and 3 s on a 2-core machine.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    const records = h.apiRecords();
+    expect(records.at(-1)!.error).toMatch(/timeout/);
   });
 });
 

@@ -234,6 +234,46 @@ describe('REST issue update and close', () => {
   });
 });
 
+describe('REST assignees', () => {
+  it("are users of the world: an unknown login is GitHub's 422 and nothing is made; repeats count once", async () => {
+    const { transport, emulator, post } = inProcess();
+    const users = emulator.state.users.size;
+    const issues = emulator.state.repo('fleetbench/repo-1').issues.size;
+    const strangers = Array.from({ length: 50_000 }, (_, i) => `stranger-${i}`);
+    const created = await post(`${REPO}/issues`, { title: 'Flaky', assignees: ['reviewer-2', ...strangers] });
+    expect(created.status).toBe(422);
+    const refusal = JSON.parse(created.body);
+    expect(refusal).toMatchObject({
+      message: 'Validation Failed',
+      documentation_url: 'https://docs.github.com/rest/issues/issues#create-an-issue',
+      status: '422',
+    });
+    expect(refusal.errors[0]).toMatchObject({ resource: 'Issue', field: 'assignees', code: 'invalid' });
+    expect(refusal.errors[0].value.slice(0, 2)).toEqual(['stranger-0', 'stranger-1']);
+    expect(emulator.state.repo('fleetbench/repo-1').issues.size).toBe(issues);
+    const patch = (body: unknown) =>
+      transport.request({
+        method: 'PATCH',
+        path: `${REPO}/issues/2`,
+        headers: {},
+        body: JSON.stringify(body),
+      });
+    expect((await patch({ assignees: strangers })).status).toBe(422);
+    // A bot cannot be assigned either.
+    expect((await patch({ assignees: ['github-actions[bot]'] })).status).toBe(422);
+    expect(emulator.state.users.size).toBe(users);
+    // The same login many times is one assignee.
+    const repeated = await patch({ assignees: Array.from({ length: 50_000 }, () => 'reviewer-2') });
+    expect(repeated.status).toBe(200);
+    expect(JSON.parse(repeated.body).assignees.map((u: { login: string }) => u.login)).toEqual([
+      'reviewer-2',
+    ]);
+    const made = await post(`${REPO}/issues`, { title: 'Flaky', assignees: ['reviewer-2', 'REVIEWER-2'] });
+    expect(made.status).toBe(201);
+    expect(JSON.parse(made.body).assignees).toHaveLength(1);
+  });
+});
+
 describe('DELETE /repos/{owner}/{repo}/git/refs/{ref}', () => {
   it('deletes a branch (its open pull request closes), 422 when it does not exist; 1 + 5 points', async () => {
     const { transport, emulator, apiRecords } = inProcess();

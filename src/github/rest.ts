@@ -573,6 +573,19 @@ function strings(ctx: RestContext, field: string): string[] | undefined {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : undefined;
 }
 
+/**
+ * GitHub's refusal of `assignees` naming logins it cannot assign (422 `invalid`, the logins as
+ * `value`; nothing is written): the emulator assigns the users of its world, not organizations
+ * or bots, and never makes a user up from a login a client sent.
+ */
+function unassignable(ctx: RestContext, logins: readonly string[] | undefined): RestResult | undefined {
+  const invalid = logins?.filter((login) => ctx.state.findUser(login)?.type !== 'User') ?? [];
+  if (invalid.length === 0) return undefined;
+  return fail(422, 'Validation Failed', {
+    errors: [{ value: invalid, resource: 'Issue', field: 'assignees', code: 'invalid' }],
+  });
+}
+
 /** GET /search/issues: the query, GitHub's refusals, the first 1,000 results by page. */
 function searchIssues(ctx: RestContext): RestResult {
   const q = ctx.query.get('q');
@@ -582,6 +595,7 @@ function searchIssues(ctx: RestContext): RestResult {
   const hit = unchanged(ctx, version);
   if (hit) return hit;
   let found: Issue[];
+  let complete: boolean;
   try {
     const parsed = parseSearch(ctx.state, q, ctx.user);
     const sortParam = ctx.query.get('sort');
@@ -589,7 +603,7 @@ function searchIssues(ctx: RestContext): RestResult {
       sortParam === 'created' || sortParam === 'updated' || sortParam === 'comments'
         ? { field: sortParam as SearchSort, desc: ctx.query.get('order') !== 'asc' }
         : undefined;
-    found = runSearch(ctx.state, parsed, sort);
+    ({ issues: found, complete } = runSearch(ctx.state, parsed, sort));
   } catch (error) {
     if (!(error instanceof SearchQueryError)) throw error;
     return fail(422, 'Validation Failed', {
@@ -607,7 +621,8 @@ function searchIssues(ctx: RestContext): RestResult {
   const texts = items.map((issue) => `${issueJson(ctx.state, issue).slice(0, -1)},"score":1}`);
   return {
     status: 200,
-    body: `{"total_count":${found.length},"incomplete_results":false,"items":${listOf(texts)}}`,
+    // GitHub's answer to a search stopped by its time limit: what was found, and that it stopped.
+    body: `{"total_count":${found.length},"incomplete_results":${!complete},"items":${listOf(texts)}}`,
     version,
     page: { page, last },
   };
@@ -718,6 +733,8 @@ function updateIssue(ctx: RestContext, issue: Issue): RestResult {
     return validation('Issue', 'state_reason', 'invalid');
   const labels = strings(ctx, 'labels');
   const assignees = strings(ctx, 'assignees');
+  const refused = unassignable(ctx, assignees);
+  if (refused) return refused;
   return mutate(() => {
     ctx.state.editIssue(issue, {
       title: str(ctx, 'title'),
@@ -852,13 +869,16 @@ export function buildRestRouter(): RestRouter {
       withRepo(ctx, (repo) => {
         const title = str(ctx, 'title');
         if (!title) return validation('Issue', 'title');
+        const assignees = strings(ctx, 'assignees');
+        const refused = unassignable(ctx, assignees);
+        if (refused) return refused;
         return mutate(() => {
           const issue = ctx.state.createIssue(repo, {
             title,
             body: str(ctx, 'body'),
             user: actor(ctx).login,
             labels: strings(ctx, 'labels'),
-            assignees: strings(ctx, 'assignees'),
+            assignees,
           });
           return { status: 201, body: issueJson(ctx.state, issue) };
         }, 'Issue');

@@ -4,7 +4,7 @@
  * quoted values), the qualifiers control planes and `gh` send, GitHub's query bounds (256
  * characters of keywords, five AND/OR/NOT), and the first 1,000 results reachable.
  *
- * Qualifiers: `repo:`, `user:`/`org:`/`owner:`, `is:`/`type:` (`pr`, `issue`, `open`, `closed`,
+ * Qualifiers: `repo:`, `user:`/`org:`/`owner:` (negated: excluded), `is:`/`type:` (`pr`, `issue`, `open`, `closed`,
  * `merged`, `unmerged`, `draft`), `state:`, `draft:`, `label:` (comma-separated: any of them),
  * `no:label|assignee`, `author:`, `assignee:`, `mentions:`, `commenter:`, `involves:`,
  * `reviewed-by:`, `review-requested:` (no review requests are modelled: matches nothing),
@@ -19,8 +19,42 @@ import { type GitHubState, type Issue, type PullRequest, type Repo, sortIssues, 
 export const MAX_KEYWORD_CHARS = 256;
 /** GitHub: "Have more than five AND, OR, or NOT operators." */
 export const MAX_OPERATORS = 5;
+/**
+ * A whole query, qualifiers included, is at most this long: fleetbench's bound (GitHub documents
+ * none beyond the 256 characters of keywords), far above what a client sends (a hundred `repo:`
+ * qualifiers), so that reading one query stays a matter of milliseconds.
+ */
+export const MAX_QUERY_CHARS = 4_096;
 /** GitHub: "provides up to 1,000 results for each search". */
 export const MAX_RESULTS = 1_000;
+
+/**
+ * The search work one request may do, in issue checks (every issue looked at, times the
+ * qualifiers and keywords tested on it): a deterministic stand-in for GitHub's search time limit
+ * ("we limit how long any individual query can run … search returns all matches that were found
+ * prior to the timeout"). Without it one query of thousands of qualifiers, or thousands of
+ * aliased GraphQL searches for a few points, kept the server busy for seconds per request. Five
+ * million checks take well under a second here; a control plane's search over 1,500 issues with
+ * six qualifiers takes 10,500.
+ */
+export const MAX_SEARCH_CHECKS = 5_000_000;
+/**
+ * Reading a query costs checks too, per character (about what parsing a character costs against
+ * checking an issue): a GraphQL request of a thousand aliased searches whose queries match no
+ * repository still spends its budget.
+ */
+export const CHECKS_PER_QUERY_CHAR = 10;
+
+/** What is left of a request's search work (GraphQL searches of one request share it). */
+export interface SearchBudget {
+  left: number;
+}
+
+export interface SearchResult {
+  issues: Issue[];
+  /** False when the budget ran out first: `issues` is what was found until then. */
+  complete: boolean;
+}
 
 /** A query GitHub refuses (422 over REST, an error over GraphQL). */
 export class SearchQueryError extends Error {}
@@ -35,6 +69,9 @@ export interface ParsedSearch {
   repos?: Set<string>;
   /** Owners named by `user:`/`org:`/`owner:`, lower-cased. */
   owners?: Set<string>;
+  /** Repositories and owners a negated qualifier (`-repo:`, `-org:`…) excludes, lower-cased. */
+  excludedRepos?: Set<string>;
+  excludedOwners?: Set<string>;
   sort?: { field: SearchSort; desc: boolean };
 }
 
@@ -94,6 +131,10 @@ const pullOf = (issue: Issue): PullRequest | undefined => issue.pull;
  * Parses a query for a viewer (`@me`). Throws SearchQueryError for what GitHub answers 422.
  */
 export function parseSearch(state: GitHubState, q: string, viewer: User | undefined): ParsedSearch {
+  if (q.length > MAX_QUERY_CHARS)
+    throw new SearchQueryError(
+      `The search is longer than ${MAX_QUERY_CHARS} characters, qualifiers included (fleetbench's bound).`,
+    );
   const tokens = tokenize(q);
   const parsed: ParsedSearch = { tests: [] };
   const keywords: string[] = [];
@@ -124,15 +165,17 @@ export function parseSearch(state: GitHubState, q: string, viewer: User | undefi
     let test: Test | undefined;
     switch (key) {
       case 'repo': {
-        parsed.repos ??= new Set();
-        parsed.repos.add(v);
+        const into = token.negated ? 'excludedRepos' : 'repos';
+        parsed[into] ??= new Set();
+        parsed[into].add(v);
         continue;
       }
       case 'user':
       case 'org':
       case 'owner': {
-        parsed.owners ??= new Set();
-        parsed.owners.add(v);
+        const into = token.negated ? 'excludedOwners' : 'owners';
+        parsed[into] ??= new Set();
+        parsed[into].add(v);
         continue;
       }
       case 'is':
@@ -144,8 +187,8 @@ export function parseSearch(state: GitHubState, q: string, viewer: User | undefi
         test = (i) => pullOf(i)?.draft === (v === 'true');
         break;
       case 'label': {
-        const names = value.split(',').map((n) => n.toLowerCase());
-        test = (i) => i.labels.some((l) => names.includes(l.name.toLowerCase()));
+        const names = new Set(value.split(',').map((n) => n.toLowerCase()));
+        test = (i) => i.labels.some((l) => names.has(l.name.toLowerCase()));
         break;
       }
       case 'no':
@@ -302,19 +345,33 @@ function linkedPull(repo: Repo, number: number): boolean {
 
 /**
  * The issues and pull requests a query finds, sorted: by `sort` (REST parameter or `sort:`
- * qualifier; created, updated or comments), else "best match", modelled as newest first.
+ * qualifier; created, updated or comments), else "best match", modelled as newest first. Stops
+ * when the request's search budget is spent (`complete: false`).
  */
 export function runSearch(
   state: GitHubState,
   parsed: ParsedSearch,
   sort?: { field: SearchSort; desc: boolean },
-): Issue[] {
+  budget: SearchBudget = { left: MAX_SEARCH_CHECKS },
+): SearchResult {
   const found: Issue[] = [];
-  for (const repo of state.repos.values()) {
+  const checks = parsed.tests.length + 1;
+  let complete = true;
+  scan: for (const repo of state.repos.values()) {
     if (parsed.repos && !parsed.repos.has(repo.fullName.toLowerCase())) continue;
     if (parsed.owners && !parsed.owners.has(repo.owner.login.toLowerCase())) continue;
-    for (const issue of repo.issues.values()) if (parsed.tests.every((t) => t(issue))) found.push(issue);
+    if (parsed.excludedRepos?.has(repo.fullName.toLowerCase())) continue;
+    if (parsed.excludedOwners?.has(repo.owner.login.toLowerCase())) continue;
+    for (const issue of repo.issues.values()) {
+      if (budget.left < checks) {
+        complete = false;
+        break scan;
+      }
+      budget.left -= checks;
+      if (parsed.tests.every((t) => t(issue))) found.push(issue);
+    }
   }
   const order = sort ?? parsed.sort ?? { field: 'best-match', desc: true };
-  return sortIssues(found, order.field === 'best-match' ? 'created' : order.field, order.desc);
+  const issues = sortIssues(found, order.field === 'best-match' ? 'created' : order.field, order.desc);
+  return { issues, complete };
 }

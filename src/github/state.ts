@@ -354,6 +354,11 @@ export class GitHubState {
     return user;
   }
 
+  /** The users of these logins, each once (a login named twice, in any case, is one assignee). */
+  private assigneesOf(logins: readonly string[]): User[] {
+    return [...new Set(logins.map((login) => this.ensureUser(login)))];
+  }
+
   findUser(login: string): User | undefined {
     return this.users.get(login.toLowerCase());
   }
@@ -493,7 +498,7 @@ export class GitHubState {
       state: 'open',
       stateReason: null,
       labels: this.labels(fields.labels),
-      assignees: ('assignees' in fields ? (fields.assignees ?? []) : []).map((l) => this.ensureUser(l)),
+      assignees: this.assigneesOf(('assignees' in fields ? fields.assignees : undefined) ?? []),
       comments: [],
       createdAt: at,
       updatedAt: at,
@@ -1039,7 +1044,7 @@ export class GitHubState {
 
   /** Replaces the assignees of an issue or pull request. */
   setAssignees(issue: Issue, logins: readonly string[]): Issue {
-    issue.assignees = logins.map((login) => this.ensureUser(login));
+    issue.assignees = this.assigneesOf(logins);
     this.touchIssue(issue);
     return issue;
   }

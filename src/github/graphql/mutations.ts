@@ -93,8 +93,9 @@ function labelsById(ctx: GqlContext, issue: Issue, ids: readonly string[]): Labe
   });
 }
 
+/** The users of these node ids, each once. */
 function usersById(ctx: GqlContext, ids: readonly string[]) {
-  return ids.map((id) => {
+  return [...new Set(ids)].map((id) => {
     const entity = ctx.state.nodes.get(id);
     if (entity === undefined || !('login' in entity)) throw unresolved(id);
     return entity;

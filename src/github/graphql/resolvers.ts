@@ -4,7 +4,14 @@
  * declared in schema.ts.
  */
 import { GraphQLError } from 'graphql';
-import { MAX_RESULTS, parseSearch, runSearch, SearchQueryError } from '../search.ts';
+import {
+  CHECKS_PER_QUERY_CHAR,
+  MAX_RESULTS,
+  MAX_SEARCH_CHECKS,
+  parseSearch,
+  runSearch,
+  SearchQueryError,
+} from '../search.ts';
 import type { GitHubState, Issue } from '../state.ts';
 import { type ConnArgs, connection } from './connection.ts';
 import { type GqlContext, notFound } from './context.ts';
@@ -23,6 +30,16 @@ function nodeById(state: GitHubState, id: string): unknown {
 
 function invalidSearch(message: string): GraphQLError {
   return new GraphQLError(message);
+}
+
+/**
+ * GitHub's answer to a request that ran out of time (its words, as clients quote them; the
+ * request id it names is left out): the searches of one request spent its search budget.
+ */
+function searchTimeout(): GraphQLError {
+  return new GraphQLError(
+    'Something went wrong while executing your query. This may be the result of a timeout, or it could be a GitHub bug.',
+  );
 }
 
 export const root = {
@@ -71,9 +88,17 @@ export const root = {
     };
     if (args.type !== 'ISSUE' && args.type !== 'ISSUE_ADVANCED')
       return connection([], args, (x) => x, counts);
+    ctx.searchBudget ??= { left: MAX_SEARCH_CHECKS };
+    const budget = ctx.searchBudget;
+    if (budget.left <= 0) throw searchTimeout();
     let found: Issue[];
     try {
-      found = runSearch(ctx.state, parseSearch(ctx.state, args.query, ctx.viewer));
+      const parsed = parseSearch(ctx.state, args.query, ctx.viewer);
+      // Reading the query was work too: a search that looks at no issue still spends its length.
+      budget.left -= args.query.length * CHECKS_PER_QUERY_CHAR;
+      const result = runSearch(ctx.state, parsed, undefined, budget);
+      if (!result.complete) throw searchTimeout();
+      found = result.issues;
     } catch (error) {
       if (error instanceof SearchQueryError) throw invalidSearch(error.message);
       throw error;
