@@ -173,6 +173,7 @@ export const LAYERS: Layer[] = [
       'cache-dir.ts',
       'prebuilt.ts',
       'http-body.ts',
+      'http-router.ts',
       'safe-name.ts',
       'distribution.ts',
       'duration.ts',
