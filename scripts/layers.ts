@@ -30,6 +30,8 @@ export const LAYERS: Layer[] = [
     holds: 'the fleetbench program: parses flags, calls the library, prints',
     paths: ['cli/'],
     may: [
+      'model',
+      'model-format',
       'html-report',
       'distributed',
       'matrix',
@@ -80,6 +82,12 @@ export const LAYERS: Layer[] = [
     may: ['run', 'targets', 'workload', 'judge', 'analyze', 'github', 'contract', 'trace', 'clock', BASE],
   },
   {
+    name: 'model',
+    holds: 'model learn: a control plane learned from its traces',
+    paths: ['model/'],
+    may: ['model-format', 'analyze', 'trace', BASE],
+  },
+  {
     name: 'run',
     holds: 'one run: the engine, judging while it runs, its summary',
     paths: ['run/'],
@@ -89,7 +97,7 @@ export const LAYERS: Layer[] = [
     name: 'targets',
     holds: 'the systems under test as the engine opens them: reference, ao, http, module',
     paths: ['targets/'],
-    may: ['workload', 'reference', 'github', 'contract', 'trace', 'clock', BASE],
+    may: ['workload', 'reference', 'model-format', 'github', 'contract', 'trace', 'clock', BASE],
   },
   {
     name: 'workload',
@@ -101,7 +109,13 @@ export const LAYERS: Layer[] = [
     name: 'reference',
     holds: 'the reference control plane, embedded or served',
     paths: ['reference/'],
-    may: ['github', 'contract', 'trace', 'clock', BASE],
+    may: ['model-format', 'github', 'contract', 'trace', 'clock', BASE],
+  },
+  {
+    name: 'model-format',
+    holds: 'the learned model file: its schema, reader and writer (the reference replays it)',
+    paths: ['model/format.ts'],
+    may: [BASE],
   },
   {
     name: 'contract',

@@ -29,7 +29,7 @@ import {
 import type { Limiter } from './limiter.ts';
 import type { SessionRecord } from './sessions.ts';
 
-export const pollingStrategies = ['guarded', 'naive', 'ao-0.2'] as const;
+export const pollingStrategies = ['guarded', 'naive', 'ao-0.2', 'learned'] as const;
 export type PollingStrategyName = (typeof pollingStrategies)[number];
 
 export interface PollCaches {

@@ -1,6 +1,7 @@
 /**
  * The embedded default target: the reference control plane, in-process, on the run's clock.
  */
+import { describeStrategy } from '../reference/config.ts';
 import {
   ReferenceControlPlane as Plane,
   type ReferenceControlPlane,
@@ -26,8 +27,16 @@ export class ReferenceTarget implements Target {
   readonly name = 'reference';
   readonly plane: ReferenceControlPlane;
 
+  private readonly describeLines: string[];
+
   constructor(deps: ReferenceDeps) {
     this.plane = new Plane(deps);
+    this.describeLines = describeStrategy(deps.config.polling);
+  }
+
+  /** What the run header says of a modelled strategy (which gh, which traces). */
+  describe(): string[] {
+    return this.describeLines;
   }
 
   start(): Promise<void> {
