@@ -55,15 +55,19 @@ const load = () =>
     .map((l) => l.toFixed(1))
     .join(' ');
 
-/** A run of a cell (or named scenario) with overrides, unless --reuse finds its trace on disk. */
+/** A run of a cell (or named scenario) with overrides; a real one is reused from disk with --reuse. */
 async function runOnce(
   ref: string,
   sets: string[],
   outDir: string,
+  real = false,
 ): Promise<{ trace: string; load: string }> {
   const trace = join(outDir, 'trace.jsonl');
   const loadFile = join(outDir, 'load.txt');
-  if (!(values.reuse && existsSync(trace))) {
+  if (real && values.reuse) {
+    if (!existsSync(trace)) throw new Error(`--reuse: no real run at ${trace}; run without --reuse to make it`);
+    console.error(`reusing ${trace}`);
+  } else {
     const { scenario, cell } = resolveScenarioRef(ref, sets.map(parseOverride));
     mkdirSync(outDir, { recursive: true });
     const before = load();
@@ -107,7 +111,7 @@ const say = (...more: string[]) => {
 };
 
 // 1. The real runs, in one batch: the learn run first, then every held-out cell.
-const learnRun = await runOnce(values.learn, ['target=ao'], join(values.out, 'learn', 'ao'));
+const learnRun = await runOnce(values.learn, ['target=ao'], join(values.out, 'learn', 'ao'), true);
 const cells = values.cells.split(',').filter((c) => c.length > 0);
 const real = new Map<string, { figures: RunFigures; load: string }>();
 for (const cell of cells) {

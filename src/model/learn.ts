@@ -412,10 +412,8 @@ async function learnTrace(file: string, learner: Learner): Promise<void> {
       units.push({ session: s, cycle: c, from, to, counts, offsets: new Map() });
     }
   }
-  const cycleIndexOf = new Map<Unit, number>();
   for (const s of sessions.values()) {
     const own = units.filter((u) => u.session === s);
-    own.forEach((u, i) => cycleIndexOf.set(u, i));
     for (const trigger of s.triggers) {
       if (!EXCESS_TRIGGERS.includes(trigger.on)) continue;
       const after = own.filter((u) => u.cycle.t > trigger.t);
