@@ -144,6 +144,46 @@ const traceProvenanceSchema = z
   })
   .strict();
 
+const speedLatencySchema = z
+  .object({ p50: nonneg, p95: nonneg, samples: count })
+  .strict()
+  .describe('milliseconds');
+const maybeLatency = speedLatencySchema.nullable();
+
+/** docs/model.md#speed: what native runs took, per adapter and for the control plane's stages. */
+const speedSchema = z
+  .object({
+    adapters: z.record(
+      z.string(),
+      z
+        .object({
+          bootCold: maybeLatency.describe('provider.boot, start cold'),
+          bootWarmProcess: maybeLatency.describe('provider.boot, start warm, without its session load'),
+          load: maybeLatency.describe('provider.session.load of a 1 MB session, alone'),
+          loadContention: nonneg
+            .nullable()
+            .describe('each other load in progress makes a load slower by this share'),
+          replay: maybeLatency.describe('what a load after a hard restart or a crash adds'),
+          firstActivity: z
+            .object({ cold: maybeLatency, warm: maybeLatency })
+            .strict()
+            .describe("a run's first turn submitted → its first activity"),
+        })
+        .strict(),
+    ),
+    controlPlane: z
+      .object({
+        claim: maybeLatency,
+        prepare: maybeLatency,
+        runtime: maybeLatency,
+        launch: maybeLatency,
+        dispatch: maybeLatency.describe('input received → run created'),
+        reattach: maybeLatency,
+      })
+      .strict(),
+  })
+  .strict();
+
 const fitFigureSchema = z
   .object({ trace: z.number().nullable(), model: z.number().nullable(), errorPct: z.number().nullable() })
   .strict();
@@ -206,6 +246,9 @@ export const modelSchema = z
       })
       .strict(),
     events: z.array(eventProfileSchema),
+    speed: speedSchema
+      .nullable()
+      .describe('native runs: provider and control-plane latencies, when the traces have them'),
     restartOutageMs: z
       .partialRecord(z.enum(['hard', 'graceful', 'hot']), percentiles.extend({ samples: count }).strict())
       .describe('kill → ready, per restart kind'),
@@ -231,6 +274,8 @@ export type ModelTransition = z.infer<typeof transitionSchema>;
 export type ModelEventProfile = z.infer<typeof eventProfileSchema>;
 export type ModelTraceProvenance = z.infer<typeof traceProvenanceSchema>;
 export type ModelHistogram = z.infer<typeof histogramSchema>;
+export type ModelSpeed = z.infer<typeof speedSchema>;
+export type SpeedLatency = z.infer<typeof speedLatencySchema>;
 
 export function modelJsonSchema(): Record<string, unknown> {
   return publishedJsonSchema(modelSchema, {

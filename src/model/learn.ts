@@ -28,6 +28,7 @@ import {
   type ModelTrigger,
   modelStates,
 } from './format.ts';
+import { SpeedLearner } from './speed.ts';
 
 /** Cycles after an event whose extra calls are learned (and kept out of the cycle profiles). */
 export const EVENT_CYCLES = 3;
@@ -197,6 +198,9 @@ class Learner {
   readonly fitGroups: Array<{ cycles: SimCycle[]; chains: Chain[]; observed: number[]; cores: number }> = [];
   readonly traces: ModelTraceProvenance[] = [];
   readonly notes = new Set<string>();
+  readonly speed = new SpeedLearner();
+  /** Traces with poll cycles and attributed calls: the cost part was learned from them. */
+  costTraces = 0;
   scope: 'project' | 'global' = 'global';
   parallel = 0;
   intervals: number[] = [];
@@ -247,6 +251,10 @@ async function learnTrace(file: string, learner: Learner): Promise<void> {
       endMs = Math.max(endMs, r.t);
     }
   }
+  learner.speed.add(
+    [...spans].sort((a, b) => a.t - b.t),
+    [...events].sort((a, b) => a.t - b.t),
+  );
   learner.apiRecords += apis.length;
   if (learner.apiRecords > MODEL_LEARN_LIMITS.maxApiRecords)
     throw new FleetbenchError(
@@ -254,16 +262,42 @@ async function learnTrace(file: string, learner: Learner): Promise<void> {
       `${file}: more than ${MODEL_LEARN_LIMITS.maxApiRecords.toLocaleString('en-US')} api records over the traces (docs/limits.md): learn from shorter runs`,
     );
   const pollCycles = spans.filter((s) => s.name === 'poll.cycle').sort((a, b) => a.t - b.t);
-  if (pollCycles.length === 0)
-    throw new FleetbenchError(
-      'E_MODEL',
-      `${file}: no poll.cycle spans: a model is learned from a trace whose control plane records its poll cycles (docs/model.md)`,
+  const provenance = async (cycleCount: number): Promise<void> => {
+    const started = events.find((e) => e.name === 'ao.started');
+    const stopping = events.find((e) => e.name === 'ao.stopping');
+    const machine = (e?: EventRecord) =>
+      (e?.data as { machine?: { loadavg?: number[]; cpus?: number } } | undefined)?.machine;
+    const startLoad = machine(started);
+    learner.traces.push({
+      file,
+      sha256: await sha256Of(file),
+      runId: header.runId,
+      target: header.target ?? null,
+      controlPlane: started
+        ? `agent-orchestrator ${String(started.labels?.core ?? '?')}, gh ${String(started.labels?.gh ?? '?')}`
+        : null,
+      scenario: header.scenario.name,
+      cell: header.scenario.cell ?? null,
+      clock: header.clock,
+      startedAt: header.startedAt,
+      durationMs: round(stats.footer?.t ?? endMs, 0),
+      sessions: new Set(apis.flatMap((r) => (r.session ? [r.session] : []))).size,
+      cycles: cycleCount,
+      calls: apis.length,
+      load:
+        startLoad?.loadavg && startLoad.cpus
+          ? { start: startLoad.loadavg, end: machine(stopping)?.loadavg ?? null, cpus: startLoad.cpus }
+          : null,
+    });
+  };
+  if (pollCycles.length === 0 || !apis.some((r) => r.cycle !== undefined && r.session !== undefined)) {
+    learner.notes.add(
+      `${file}: no poll cycles with attributed calls (poll.cycle spans, api records with a session and a cycle): its cost was not learned`,
     );
-  if (!apis.some((r) => r.cycle !== undefined && r.session !== undefined))
-    throw new FleetbenchError(
-      'E_MODEL',
-      `${file}: no api record carries both a session and a poll cycle: its calls cannot be attributed (docs/model.md)`,
-    );
+    await provenance(pollCycles.length);
+    return;
+  }
+  learner.costTraces++;
 
   // ── Cycles, and each call to its cycle (by id, the span nearest in time: a restarted process may reuse ids).
   const cycles: Cycle[] = pollCycles.map((s, index) => ({
@@ -652,29 +686,7 @@ async function learnTrace(file: string, learner: Learner): Promise<void> {
     return total;
   });
 
-  const controlPlane = started
-    ? `agent-orchestrator ${String(started.labels?.core ?? '?')}, gh ${String(started.labels?.gh ?? '?')}`
-    : null;
-  const startLoad = machine(started);
-  learner.traces.push({
-    file,
-    sha256: await sha256Of(file),
-    runId: header.runId,
-    target: header.target ?? null,
-    controlPlane,
-    scenario: header.scenario.name,
-    cell: header.scenario.cell ?? null,
-    clock: header.clock,
-    startedAt: header.startedAt,
-    durationMs: round(stats.footer?.t ?? endMs, 0),
-    sessions: sessions.size,
-    cycles: cycles.length,
-    calls: apis.length,
-    load:
-      startLoad?.loadavg && startLoad.cpus
-        ? { start: startLoad.loadavg, end: machine(stopping)?.loadavg ?? null, cpus: startLoad.cpus }
-        : null,
-  });
+  await provenance(cycles.length);
 }
 
 function histogram(map: Map<number, number>): ModelHistogram {
@@ -748,7 +760,16 @@ export async function learnModel(files: readonly string[], options: LearnOptions
     else perReaction.push({ operation: op, mean: round(perReview, 4) });
   }
 
-  const fit = fitGroups(learner.fitGroups);
+  const speed = learner.speed.finish();
+  if (learner.costTraces === 0 && speed === null)
+    throw new FleetbenchError(
+      'E_MODEL',
+      `${files.join(', ')}: nothing to learn: no poll cycles with attributed calls and no native-run records (docs/model.md)`,
+    );
+  const fit =
+    learner.fitGroups.length > 0
+      ? fitGroups(learner.fitGroups)
+      : { cpuMsPerCall: 0, waitMsPerCall: 0, modelledMs: [] as number[] };
   const modelledSessionCycleCalls = learner.fitUnits.reduce((a, f) => a + f(), 0);
   const sharedCycles = learner.perProject.samples;
   const modelledShared =
@@ -810,6 +831,7 @@ export async function learnModel(files: readonly string[], options: LearnOptions
     },
     shared: { perProject: learner.perProject.means(), perRepo: learner.perRepo.means() },
     events,
+    speed,
     restartOutageMs: outage,
     fit: {
       calls: figure(learner.fit.calls, modelledCalls),

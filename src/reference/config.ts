@@ -90,10 +90,23 @@ const actorsSchema = z.object({
   resume: z.enum(resumeModes),
   failures: failureRatesSchema.optional(),
 });
+const latencySchema = z.object({ median: z.number().nonnegative(), p95: z.number().nonnegative() });
+const learnedLatenciesSchema = z.object({
+  bootCold: latencySchema.optional(),
+  bootWarmProcess: latencySchema.optional(),
+  load: latencySchema.optional(),
+  loadContention: z.number().nonnegative().optional(),
+  replay: latencySchema.optional(),
+  firstActivity: z.object({ cold: latencySchema.optional(), warm: latencySchema.optional() }).optional(),
+});
+const providerKnobsSchema = z.object({
+  slowdown: z.number().positive(),
+  learned: learnedLatenciesSchema.optional(),
+});
 const providersSchema = z.object(
-  Object.fromEntries(ADAPTERS.map((a) => [a, z.object({ slowdown: z.number().positive() })])) as Record<
+  Object.fromEntries(ADAPTERS.map((a) => [a, providerKnobsSchema])) as Record<
     Adapter,
-    z.ZodObject<{ slowdown: z.ZodNumber }>
+    typeof providerKnobsSchema
   >,
 );
 const nativeRunsSchema = z.object({

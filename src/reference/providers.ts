@@ -155,3 +155,18 @@ export function laterItemKind(rng: Rng): ItemKind {
   const x = rng.next();
   return x < 0.5 ? 'tool_call' : x < 0.8 ? 'text' : 'reasoning';
 }
+
+/** The latencies a learned speed profile replaces (docs/model.md#speed); the rest stays the adapter's. */
+export type LearnedLatencies = Partial<
+  Pick<ProviderProfile, 'bootCold' | 'bootWarmProcess' | 'load' | 'loadContention' | 'replay'> & {
+    firstActivity: Partial<Record<StartKind, Latency>>;
+  }
+>;
+
+/** An adapter's profile, with a learned profile's latencies over its own where there are any. */
+export function profileFor(adapter: Adapter, learned?: LearnedLatencies): ProviderProfile {
+  const base = PROVIDER_PROFILES[adapter];
+  if (!learned) return base;
+  const { firstActivity, ...rest } = learned;
+  return { ...base, ...rest, firstActivity: { ...base.firstActivity, ...firstActivity } };
+}

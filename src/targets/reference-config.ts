@@ -5,19 +5,82 @@
  */
 import { resolve } from 'node:path';
 import type { Distribution } from '../distribution.ts';
-import { loadModelFile, type Model } from '../model/format.ts';
+import { FleetbenchError } from '../errors.ts';
+import { loadModelFile, type Model, type ModelSpeed, type SpeedLatency } from '../model/format.ts';
 import { defaultRestartOutage, type ReferenceConfig, referenceConfigSchema } from '../reference/config.ts';
+import type { Latency, LearnedLatencies } from '../reference/providers.ts';
 import { defaultNativeRunConfig, type NativeRunConfig } from '../reference/runs/config.ts';
 import type { Scenario } from '../workload/scenario.ts';
 import { detectGhOnce } from './ao/gh.ts';
+import { ADAPTERS } from './types.ts';
 
-/** The native runs' settings from a scenario's `providers` and `control-plane`. */
+/** A learned latency as the reference's profiles state it (log-normal median and p95). */
+function asLatency(l: SpeedLatency | null | undefined): Latency | undefined {
+  return l ? { median: l.p50, p95: Math.max(l.p50, l.p95) } : undefined;
+}
+
+function asDistribution(l: SpeedLatency | null | undefined, fallback: Distribution): Distribution {
+  if (!l) return fallback;
+  return l.p95 > l.p50 && l.p50 > 0
+    ? { kind: 'lognormal', median: l.p50, p95: l.p95 }
+    : { kind: 'fixed', ms: l.p50 };
+}
+
+/** A learned speed profile's latencies, per adapter the model knows, over the reference's. */
+function learnedProviders(providers: Scenario['providers'], speed: ModelSpeed): NativeRunConfig['providers'] {
+  const out = { ...providers } as NativeRunConfig['providers'];
+  for (const adapter of ADAPTERS) {
+    const a = speed.adapters[adapter];
+    if (!a) continue;
+    const learned: LearnedLatencies = {};
+    const put = <K extends 'bootCold' | 'bootWarmProcess' | 'load' | 'replay'>(
+      key: K,
+      l: SpeedLatency | null,
+    ) => {
+      const latency = asLatency(l);
+      if (latency) learned[key] = latency;
+    };
+    put('bootCold', a.bootCold);
+    put('bootWarmProcess', a.bootWarmProcess);
+    put('load', a.load);
+    put('replay', a.replay);
+    if (a.loadContention !== null) learned.loadContention = a.loadContention;
+    const cold = asLatency(a.firstActivity.cold);
+    const warm = asLatency(a.firstActivity.warm);
+    if (cold || warm) learned.firstActivity = { ...(cold ? { cold } : {}), ...(warm ? { warm } : {}) };
+    out[adapter] = { ...providers[adapter], learned };
+  }
+  return out;
+}
+
+/** The native runs' settings from a scenario's `providers` and `control-plane` (and its learned model). */
 function nativeRunConfig(scenario: Scenario): NativeRunConfig {
   const defaults = defaultNativeRunConfig();
+  const file = scenario.controlPlane.model;
+  const speed = file ? loadModelFile(resolve(file)).speed : undefined;
+  if (file && !speed)
+    throw new FleetbenchError(
+      'E_MODEL',
+      `${file}: control-plane.model replays a speed profile, and this model has none (its traces had no native-run records: docs/model.md#speed)`,
+    );
+  const stages = defaults.controlPlane.stages;
+  const cp = speed?.controlPlane;
   return {
-    providers: scenario.providers,
+    providers: speed ? learnedProviders(scenario.providers, speed) : scenario.providers,
     controlPlane: {
       ...defaults.controlPlane,
+      ...(cp
+        ? {
+            stages: {
+              claim: asDistribution(cp.claim, stages.claim),
+              prepare: asDistribution(cp.prepare, stages.prepare),
+              runtime: asDistribution(cp.runtime, stages.runtime),
+              launch: asDistribution(cp.launch, stages.launch),
+            },
+            dispatch: asDistribution(cp.dispatch, defaults.controlPlane.dispatch),
+            reattach: asDistribution(cp.reattach, defaults.controlPlane.reattach),
+          }
+        : {}),
       recoveryDelay: scenario.controlPlane.recoveryDelay,
       recoveryConcurrency: scenario.controlPlane.recoveryConcurrency,
       drainTimeoutMs: scenario.controlPlane.drainTimeoutMs,

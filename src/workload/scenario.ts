@@ -179,6 +179,13 @@ const controlPlaneSection = z
     'drain-timeout': durationField
       .default(10_000)
       .describe('graceful restart: runners get this long to drain'),
+    model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "native runs: a learned model (docs/model.md#speed) whose providers' boot, load and first-activity latencies and control-plane stage times replace the reference's",
+      ),
   })
   .strict()
   .default({ 'recovery-delay': fixed(0), 'recovery-concurrency': 3, 'drain-timeout': 10_000 })
@@ -546,7 +553,13 @@ export interface Scenario {
   /** Native runs: per-adapter provider knobs. */
   providers: Record<Adapter, { slowdown: number }>;
   /** Native runs: the reference control plane's recovery knobs. */
-  controlPlane: { recoveryDelay: Distribution; recoveryConcurrency: number; drainTimeoutMs: number };
+  controlPlane: {
+    recoveryDelay: Distribution;
+    recoveryConcurrency: number;
+    drainTimeoutMs: number;
+    /** A learned model file whose speed profile native runs replay. */
+    model?: string;
+  };
   executors: Executor[];
   faults: Fault[];
   markers: { steadyStartMs?: number };
@@ -697,6 +710,7 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
       recoveryDelay: parsed['control-plane']['recovery-delay'],
       recoveryConcurrency: parsed['control-plane']['recovery-concurrency'],
       drainTimeoutMs: parsed['control-plane']['drain-timeout'],
+      ...(parsed['control-plane'].model !== undefined ? { model: parsed['control-plane'].model } : {}),
     },
     faults: parsed.faults.map(resolveFault),
     markers: { steadyStartMs: parsed.markers['steady-start'] },
