@@ -21,7 +21,7 @@ async function describeModel(modelPath: string | undefined, model: import('../mo
   const f = model.fit;
   const pct = (v: number | null) => (v === null ? '–' : `${v > 0 ? '+' : ''}${v} %`);
   lines.push(
-    `  fit: calls ${pct(f.calls.errorPct)}, calls/session/cycle ${pct(f.callsPerSessionCycle.errorPct)}, cycle p50 ${pct(f.cycleP50Ms.errorPct)}, p95 ${pct(f.cycleP95Ms.errorPct)}; ${f.unmodelledCalls} calls left out`,
+    `  fit: calls ${pct(f.calls.errorPct)}, calls/session/cycle ${pct(f.callsPerSessionCycle.errorPct)}, cycle p50 ${pct(f.cycleP50Ms.errorPct)}, p95 ${pct(f.cycleP95Ms.errorPct)}, each cycle ±${f.cycleMeanErrorPct ?? '–'} % on average; ${f.unmodelledCalls} calls left out`,
   );
   for (const note of f.notes) lines.push(`  note: ${note}`);
   if (modelPath)

@@ -260,6 +260,10 @@ export const modelSchema = z
         callsPerSessionCycle: fitFigureSchema,
         cycleP50Ms: fitFigureSchema,
         cycleP95Ms: fitFigureSchema,
+        cycleMeanErrorPct: z
+          .number()
+          .nullable()
+          .describe("each recorded cycle's modelled duration against its own, the mean of |error|"),
         unmodelledCalls: count.describe('calls of no cycle, spawn or agent reaction: left out'),
         notes: z.array(z.string()),
       })

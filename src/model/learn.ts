@@ -187,7 +187,11 @@ class Learner {
   readonly perProject = new Tally();
   readonly perRepo = new Tally();
   readonly excess = new Map<string, { on: ModelTrigger; k: number; perSession: Tally; perProject: Tally }>();
-  readonly transitions = new Map<string, { t: ModelTransition; ms: number[] }>();
+  readonly transitionSamples: Array<{
+    from: ModelState;
+    to: ModelState;
+    byKind: Map<ModelTrigger, { lag: number; ms: number }>;
+  }> = [];
   readonly review = {
     samples: 0,
     told: new Map<number, number>(),
@@ -585,27 +589,25 @@ async function learnTrace(file: string, learner: Learner): Promise<void> {
   }
   learner.fit.unmodelled += agentCalls.length - modelledAgent;
 
-  // ── Transitions: what moved a session (the latest thing that happened to it), after how many of its cycles.
+  // ── Transitions: each change, with every kind of thing that happened to the session before it
+  // (the latest of each kind) and how many of its cycles later; which kind caused it is decided
+  // over all the changes between the same two states (learnModel).
   for (const s of sessions.values()) {
     let prev: ModelState = 'spawning';
     for (const [t, to] of s.states) {
       const from = prev;
       prev = to;
       if (from === to) continue;
-      const cause = [...s.triggers].reverse().find((tr) => tr.t <= t);
-      if (!cause) continue;
       const inCycle = s.cycles.find((c) => c.t <= t && t <= c.end + CYCLE_END_SLACK_MS);
-      const after = inCycle ? s.cycles.filter((c) => c.t > cause.t && c.t <= inCycle.t).length : 0;
-      const key = `${from}|${cause.on}|${to}`;
-      let entry = learner.transitions.get(key);
-      if (!entry) {
-        entry = { t: { from, on: cause.on, to, samples: 0, afterCycles: {}, afterMs: null }, ms: [] };
-        learner.transitions.set(key, entry);
+      const byKind = new Map<ModelTrigger, { lag: number; ms: number }>();
+      for (const trigger of s.triggers) {
+        if (trigger.t > t) break;
+        const lag = inCycle
+          ? Math.max(1, s.cycles.filter((c) => c.t >= trigger.t && c.t <= inCycle.t).length)
+          : 0;
+        byKind.set(trigger.on, { lag, ms: t - trigger.t });
       }
-      entry.t.samples++;
-      const lag = String(after);
-      entry.t.afterCycles[lag] = (entry.t.afterCycles[lag] ?? 0) + 1;
-      if (after === 0) entry.ms.push(t - cause.t);
+      if (byKind.size > 0) learner.transitionSamples.push({ from, to, byKind });
     }
   }
 
@@ -689,10 +691,71 @@ async function learnTrace(file: string, learner: Learner): Promise<void> {
   await provenance(cycles.length);
 }
 
+/**
+ * The rule of each change between two states: its cause is the kind of trigger that came before
+ * every one of them (or, failing that, before most) and is nearest in the session's cycles; a
+ * restart only when nothing else came before. A change made outside any cycle has lag 0 and the
+ * time from its cause.
+ */
+function learnTransitions(samples: Learner['transitionSamples'], notes: Set<string>): ModelTransition[] {
+  const groups = new Map<string, Learner['transitionSamples']>();
+  for (const sample of samples) {
+    const key = `${sample.from}→${sample.to}`;
+    groups.set(key, [...(groups.get(key) ?? []), sample]);
+  }
+  const out: ModelTransition[] = [];
+  for (const group of groups.values()) {
+    const kinds = new Set(group.flatMap((g) => [...g.byKind.keys()]));
+    const ranked = [...kinds]
+      .map((kind) => {
+        const present = group.filter((g) => g.byKind.has(kind));
+        const meanLag = present.reduce((a, g) => a + g.byKind.get(kind)!.lag, 0) / Math.max(1, present.length);
+        const meanMs = present.reduce((a, g) => a + g.byKind.get(kind)!.ms, 0) / Math.max(1, present.length);
+        return { kind, share: present.length / group.length, meanLag, meanMs };
+      })
+      .sort(
+        (a, b) =>
+          Number(b.share === 1) - Number(a.share === 1) ||
+          Number(b.share >= 0.8) - Number(a.share >= 0.8) ||
+          Number(a.kind === 'restart') - Number(b.kind === 'restart') ||
+          a.meanLag - b.meanLag ||
+          a.meanMs - b.meanMs,
+      );
+    const cause = ranked[0]!.kind;
+    const used = group.filter((g) => g.byKind.has(cause));
+    if (used.length < group.length)
+      notes.add(
+        `${group[0]!.from} → ${group[0]!.to}: ${group.length - used.length} of ${group.length} changes had no ${cause} before them and were left out`,
+      );
+    const afterCycles: ModelHistogram = {};
+    const ms: number[] = [];
+    for (const g of used) {
+      const { lag, ms: after } = g.byKind.get(cause)!;
+      afterCycles[String(lag)] = (afterCycles[String(lag)] ?? 0) + 1;
+      if (lag === 0) ms.push(after);
+    }
+    out.push({
+      from: group[0]!.from,
+      on: cause,
+      to: group[0]!.to,
+      samples: used.length,
+      afterCycles: Object.fromEntries(Object.entries(afterCycles).sort(([a], [b]) => Number(a) - Number(b))),
+      afterMs: ms.length > 0 ? percentiles(ms) : null,
+    });
+  }
+  return out.sort((a, b) => b.samples - a.samples);
+}
+
 function histogram(map: Map<number, number>): ModelHistogram {
   const out: ModelHistogram = {};
   for (const [k, n] of [...map].sort((a, b) => a[0] - b[0])) out[String(k)] = n;
   return out;
+}
+
+function cycleMeanError(observed: readonly number[], modelled: readonly number[]): number | null {
+  const pairs = observed.map((o, i) => [o, modelled[i] ?? 0] as const).filter(([o]) => o > 0);
+  if (pairs.length === 0) return null;
+  return round((pairs.reduce((a, [o, m]) => a + Math.abs(m - o) / o, 0) / pairs.length) * 100, 1);
 }
 
 const pctError = (model: number, trace: number) =>
@@ -731,9 +794,7 @@ export async function learnModel(files: readonly string[], options: LearnOptions
       calls: (e.clean.samples > 0 ? e.clean : e.all).means(),
     }))
     .sort((a, b) => b.samples - a.samples);
-  const transitions = [...learner.transitions.values()]
-    .map(({ t, ms }) => ({ ...t, afterMs: ms.length > 0 ? percentiles(ms) : null }))
-    .sort((a, b) => b.samples - a.samples);
+  const transitions = learnTransitions(learner.transitionSamples, learner.notes);
   const events: ModelEventProfile[] = [...learner.excess.values()]
     .map((e) => ({
       on: e.on,
@@ -841,6 +902,7 @@ export async function learnModel(files: readonly string[], options: LearnOptions
       ),
       cycleP50Ms: figure(percentile(observedCycles, 50), percentile(modelledCycles, 50)),
       cycleP95Ms: figure(percentile(observedCycles, 95), percentile(modelledCycles, 95)),
+      cycleMeanErrorPct: cycleMeanError(learner.fitGroups.flatMap((g) => g.observed), fit.modelledMs),
       unmodelledCalls: learner.fit.unmodelled,
       notes: [...learner.notes],
     },

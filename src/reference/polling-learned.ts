@@ -228,7 +228,8 @@ export class LearnedReplay {
     const from = record.state as ModelState;
     let to = from;
     for (const trigger of s.triggers) trigger.seen++;
-    for (const trigger of s.triggers) {
+    // The latest news first: a PR found in the same cycle as the spawn is what the session shows.
+    for (const trigger of [...s.triggers].reverse()) {
       const planned = this.plan(trigger, from);
       if (planned && planned.lag > 0 && trigger.seen >= planned.lag) {
         to = planned.to;
