@@ -18,10 +18,11 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { analyzeFile } from '../src/analyze/file.ts';
-import { FIGURES, type FigureName, figureErrors, type RunFigures, runFigures } from '../src/model/figures.ts';
+import { FIGURES, type FigureName, figureErrors, type RunFigures, runFigures } from '../src/learn/figures.ts';
+import { learnModel } from '../src/learn/learn.ts';
 import { modelToYaml } from '../src/model/format.ts';
-import { learnModel } from '../src/model/learn.ts';
-import { runScenario } from '../src/run/engine.ts';
+import { executeRun } from '../src/run/pipeline.ts';
+import { planScenario } from '../src/run/plan.ts';
 import { detectGh } from '../src/targets/ao/gh.ts';
 import { resolveAoPackages } from '../src/targets/ao/packages.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
@@ -65,13 +66,14 @@ async function runOnce(
   const trace = join(outDir, 'trace.jsonl');
   const loadFile = join(outDir, 'load.txt');
   if (real && values.reuse) {
-    if (!existsSync(trace)) throw new Error(`--reuse: no real run at ${trace}; run without --reuse to make it`);
+    if (!existsSync(trace))
+      throw new Error(`--reuse: no real run at ${trace}; run without --reuse to make it`);
     console.error(`reusing ${trace}`);
   } else {
     const { scenario, cell } = resolveScenarioRef(ref, sets.map(parseOverride));
     mkdirSync(outDir, { recursive: true });
     const before = load();
-    await runScenario(scenario, { outDir, ...(cell ? { cell } : {}) });
+    await executeRun(planScenario(scenario, outDir, cell));
     writeFileSync(loadFile, `${before} → ${load()}\n`);
   }
   return { trace, load: existsSync(loadFile) ? readFileSync(loadFile, 'utf8').trim() : '?' };

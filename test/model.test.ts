@@ -9,7 +9,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyzeFile } from '../src/analyze/file.ts';
-import { figureErrors, runFigures } from '../src/model/figures.ts';
+import { figureErrors, runFigures } from '../src/learn/figures.ts';
+import { learnModel } from '../src/learn/learn.ts';
 import {
   loadModelFile,
   type Model,
@@ -17,7 +18,6 @@ import {
   modelToYaml,
   parseModelText,
 } from '../src/model/format.ts';
-import { learnModel } from '../src/model/learn.ts';
 import { cli } from './helpers/cli.ts';
 import { runRef } from './helpers/run.ts';
 import { scratchDir } from './helpers/tmp.ts';

@@ -48,7 +48,7 @@ export function register(program: Command, io: CommandIo): void {
     .option('-o, --output <file>', 'the model to write (YAML); without it, the model goes to stdout')
     .option('--name <name>', 'what the model is called (default: the control plane the first trace names)')
     .action(async (traces: string[], flags: { output?: string; name?: string }) => {
-      const { learnModel } = await import('../model/learn.ts');
+      const { learnModel } = await import('../learn/learn.ts');
       const { modelToYaml } = await import('../model/format.ts');
       const model = await learnModel(traces, flags.name ? { name: flags.name } : {});
       const yaml = modelToYaml(model);

@@ -5,7 +5,7 @@
  * then makes its request. This is what makes such a cycle grow with its calls: on 2 cores, 50
  * sessions of 4 gh calls outlast a 30 s interval (docs/calibration.md). The `ao-0.2` strategy and
  * the `learned` one (docs/model.md#cycle-time) both use it; model learn fits the same model
- * (src/model/cycle-time.ts).
+ * (src/learn/cycle-time.ts).
  */
 import type { Clock } from '../clock/clock.ts';
 import { Limiter } from './limiter.ts';

@@ -13,6 +13,7 @@
  * (how many calls of a fractional mean, which lag) comes from the run's seed.
  */
 import type { Clock } from '../clock/clock.ts';
+import type { SessionState } from '../contract/types.ts';
 import { sample } from '../distribution.ts';
 import type {
   Model,
@@ -23,7 +24,6 @@ import type {
   ModelTrigger,
 } from '../model/format.ts';
 import type { Rng } from '../rng.ts';
-import type { SessionState } from '../targets/types.ts';
 import type { ClientTime } from './client-time.ts';
 import type { CallAttribution, GitHubClient, GitHubResult } from './github-client.ts';
 import type { CycleStats, PollEnv } from './polling.ts';

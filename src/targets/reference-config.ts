@@ -4,6 +4,7 @@
  * with the same schema, src/reference/config.ts).
  */
 import { resolve } from 'node:path';
+import { ADAPTERS } from '../contract/types.ts';
 import type { Distribution } from '../distribution.ts';
 import { FleetbenchError } from '../errors.ts';
 import { loadModelFile, type Model, type ModelSpeed, type SpeedLatency } from '../model/format.ts';
@@ -12,7 +13,6 @@ import type { Latency, LearnedLatencies } from '../reference/providers.ts';
 import { defaultNativeRunConfig, type NativeRunConfig } from '../reference/runs/config.ts';
 import type { Scenario } from '../workload/scenario.ts';
 import { detectGhOnce } from './ao/gh.ts';
-import { ADAPTERS } from './types.ts';
 
 /** A learned latency as the reference's profiles state it (log-normal median and p95). */
 function asLatency(l: SpeedLatency | null | undefined): Latency | undefined {

@@ -1,12 +1,6 @@
 /**
  * The embedded default target: the reference control plane, in-process, on the run's clock.
  */
-import { describeStrategy } from '../reference/config.ts';
-import {
-  ReferenceControlPlane as Plane,
-  type ReferenceControlPlane,
-  type ReferenceDeps,
-} from '../reference/control-plane.ts';
 import type {
   ActorCounts,
   ActorFootprint,
@@ -21,7 +15,13 @@ import type {
   SessionState,
   SessionStateListener,
   Target,
-} from './types.ts';
+} from '../contract/types.ts';
+import { describeStrategy } from '../reference/config.ts';
+import {
+  ReferenceControlPlane as Plane,
+  type ReferenceControlPlane,
+  type ReferenceDeps,
+} from '../reference/control-plane.ts';
 
 export class ReferenceTarget implements Target {
   readonly name = 'reference';

@@ -11,10 +11,6 @@ import { createReadStream } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { FleetbenchError } from '../errors.ts';
 import { MODEL_LEARN_LIMITS } from '../limits.ts';
-import { readTrace } from '../trace/reader.ts';
-import type { ApiRecord, BodyRecord, EventRecord, SpanRecord } from '../trace/schema.ts';
-import { VERSION } from '../version.ts';
-import { type Chain, fitClientTimes, type SimCycle } from './cycle-time.ts';
 import {
   MODEL_FORMAT,
   type Model,
@@ -27,7 +23,11 @@ import {
   type ModelTransition,
   type ModelTrigger,
   modelStates,
-} from './format.ts';
+} from '../model/format.ts';
+import { readTrace } from '../trace/reader.ts';
+import type { ApiRecord, BodyRecord, EventRecord, SpanRecord } from '../trace/schema.ts';
+import { VERSION } from '../version.ts';
+import { type Chain, fitClientTimes, type SimCycle } from './cycle-time.ts';
 import { SpeedLearner } from './speed.ts';
 
 /** Cycles after an event whose extra calls are learned (and kept out of the cycle profiles). */
@@ -709,7 +709,8 @@ function learnTransitions(samples: Learner['transitionSamples'], notes: Set<stri
     const ranked = [...kinds]
       .map((kind) => {
         const present = group.filter((g) => g.byKind.has(kind));
-        const meanLag = present.reduce((a, g) => a + g.byKind.get(kind)!.lag, 0) / Math.max(1, present.length);
+        const meanLag =
+          present.reduce((a, g) => a + g.byKind.get(kind)!.lag, 0) / Math.max(1, present.length);
         const meanMs = present.reduce((a, g) => a + g.byKind.get(kind)!.ms, 0) / Math.max(1, present.length);
         return { kind, share: present.length / group.length, meanLag, meanMs };
       })
@@ -902,7 +903,10 @@ export async function learnModel(files: readonly string[], options: LearnOptions
       ),
       cycleP50Ms: figure(percentile(observedCycles, 50), percentile(modelledCycles, 50)),
       cycleP95Ms: figure(percentile(observedCycles, 95), percentile(modelledCycles, 95)),
-      cycleMeanErrorPct: cycleMeanError(learner.fitGroups.flatMap((g) => g.observed), fit.modelledMs),
+      cycleMeanErrorPct: cycleMeanError(
+        learner.fitGroups.flatMap((g) => g.observed),
+        fit.modelledMs,
+      ),
       unmodelledCalls: learner.fit.unmodelled,
       notes: [...learner.notes],
     },

@@ -8,8 +8,9 @@
  * which is how a real run's boot, first-activity and recovery distributions are carried to any
  * scale or fault sequence.
  */
+
+import type { ModelSpeed, SpeedLatency } from '../model/format.ts';
 import type { EventRecord, SpanRecord } from '../trace/schema.ts';
-import type { ModelSpeed, SpeedLatency } from './format.ts';
 
 /** The provider's session-load model (src/reference/providers.ts): size factor at 1 MB is 1. */
 const LOAD_REF_BYTES = 1_000_000;
