@@ -121,6 +121,7 @@ for (const cell of cells) {
     cell,
     [...common, ...(HELD_OUT[cell] ?? []), 'target=ao'],
     join(values.out, cell, 'ao'),
+    true,
   );
   real.set(cell, { figures: await figuresOf(run.trace), load: run.load });
 }

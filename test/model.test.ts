@@ -91,12 +91,15 @@ describe('model learn, from a real agent-orchestrator run', () => {
     expect(m.restartOutageMs.hard?.samples).toBe(1);
   });
 
-  it("fits the cycle's growth with its calls: client CPU queued on the cores plus an unqueued wait", async () => {
+  it("fits the cycle's growth with its calls: each gh started in turn, its CPU shared on the cores", async () => {
     const { model: m } = await model();
-    // gh processes on 2 shared cores: a few hundred ms of CPU each, whatever the load was.
+    // gh processes on 2 shared cores: some hundreds of ms of client time each, whatever the load was.
     expect(m.cycleTime.cores).toBe(2);
-    expect(m.cycleTime.cpuMsPerCall).toBeGreaterThan(100);
-    expect(m.cycleTime.cpuMsPerCall).toBeLessThan(2_000);
+    const perCall = m.cycleTime.cpuMsPerCall / 2 + m.cycleTime.launchMsPerCall + m.cycleTime.waitMsPerCall;
+    expect(perCall).toBeGreaterThan(100);
+    expect(perCall).toBeLessThan(2_000);
+    // Cycles vary with the machine's other load: the model says by how much.
+    expect(m.cycleTime.cycleSpread).toBeGreaterThanOrEqual(1);
     // Every recorded cycle simulated with its own calls: within a quarter of its length on average.
     expect(m.fit.cycleMeanErrorPct!).toBeLessThan(25);
     expect(m.fit.calls.errorPct!).toBe(0);
@@ -129,7 +132,7 @@ describe('model learn, from a real agent-orchestrator run', () => {
     const b = await runRef('S3-T2-10', sets, join(dir, 'b'));
     const body = (p: string) => readFileSync(p, 'utf8').split('\n').slice(1).join('\n');
     expect(body(a.outcome.tracePath)).toBe(body(b.outcome.tracePath));
-    expect(a.analysis.api.totals.calls).toBeGreaterThan(100);
+    expect(a.analysis.api.totals.calls).toBeGreaterThan(50);
   });
 });
 

@@ -132,6 +132,25 @@ describe('reference strategy ao-0.2 (agent-orchestrator 0.2.0)', () => {
     );
   });
 
+  it('review comments do not move a session to review: AO tells its agent and keeps the status its checks gave', async () => {
+    const { analysis, records } = await runRef('S4-T1-5', [
+      ...sets('legacy'),
+      'duration=6m',
+      'faults.0.at=2m30s',
+      'sessions.fix-after=30s',
+    ]);
+    // The agents were told of the comments and answered them...
+    expect(records.filter((r) => r.kind === 'event' && r.name === 'agent.review.received').length).toBe(5);
+    expect(
+      (analysis.api.counts.byOperation as Record<string, { calls: number }>)['reply-review-comment']!.calls,
+    ).toBeGreaterThan(20);
+    // ...and every session stayed where AO's status put it (ci_failed: pr_open).
+    const reviewed = records.filter(
+      (r) => r.kind === 'event' && r.name === 'session.state' && r.labels?.to === 'review',
+    );
+    expect(reviewed).toEqual([]);
+  });
+
   it('gh process time queues on the cores: 20 calls × 500 ms on 2 cores make a cycle of at least 5 s', async () => {
     const { analysis } = await runRef('S2-T1-5', [
       ...sets('legacy'),

@@ -16,7 +16,7 @@ async function describeModel(modelPath: string | undefined, model: import('../mo
       `  a session in ${c.from}: ${c.calls.reduce((a, x) => a + x.mean, 0).toFixed(2)} calls a cycle (${c.calls.map((x) => `${x.operation} ${x.mean}`).join(', ')})`,
     );
   lines.push(
-    `  loop: ${model.loop.scope === 'project' ? 'one per project' : 'one for all sessions'}, ${model.loop.parallel === 0 ? 'every session at once' : `${model.loop.parallel} sessions at once`}; cycle time: ${model.cycleTime.cpuMsPerCall} ms CPU + ${model.cycleTime.waitMsPerCall} ms per call on ${model.cycleTime.cores} cores`,
+    `  loop: ${model.loop.scope === 'project' ? 'one per project' : 'one for all sessions'}, ${model.loop.parallel === 0 ? 'every session at once' : `${model.loop.parallel} sessions at once`}; per call: ${model.cycleTime.launchMsPerCall} ms to start, ${model.cycleTime.cpuMsPerCall} ms of CPU shared on ${model.cycleTime.cores} cores, ${model.cycleTime.waitMsPerCall} ms more`,
   );
   const f = model.fit;
   const pct = (v: number | null) => (v === null ? '–' : `${v > 0 ? '+' : ''}${v} %`);

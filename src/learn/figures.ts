@@ -23,10 +23,13 @@ export function runFigures(a: Analysis): RunFigures {
   const byOperation: Record<string, number> = {};
   for (const [op, c] of Object.entries(a.api.counts.byOperation))
     byOperation[op] = (c as { calls: number }).calls;
+  // The sessions gauge's last sampling: a target that leaves out states with no session (AO's)
+  // never samples them at 0, so a state's own last sample may be an old one.
+  const sessions = a.gauges.filter((g) => g.name === 'sessions' && typeof g.labels.state === 'string');
+  const lastAt = Math.max(Number.NEGATIVE_INFINITY, ...sessions.map((g) => g.lastAtMs));
   const finalStates: Record<string, number> = {};
-  for (const g of a.gauges)
-    if (g.name === 'sessions' && typeof g.labels.state === 'string' && g.last > 0)
-      finalStates[g.labels.state] = g.last;
+  for (const g of sessions)
+    if (g.lastAtMs === lastAt && g.last > 0) finalStates[g.labels.state as string] = g.last;
   return {
     sessions: a.run.sessions,
     callsPerSessionCycle: floor?.mean ?? null,

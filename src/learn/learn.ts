@@ -27,7 +27,7 @@ import {
 import { readTrace } from '../trace/reader.ts';
 import type { ApiRecord, BodyRecord, EventRecord, SpanRecord } from '../trace/schema.ts';
 import { VERSION } from '../version.ts';
-import { type Chain, fitClientTimes, type SimCycle } from './cycle-time.ts';
+import { type Chain, fitClientTimes, type SimCycle, simulateCycles, spreadOf } from './cycle-time.ts';
 import { SpeedLearner } from './speed.ts';
 
 /** Cycles after an event whose extra calls are learned (and kept out of the cycle profiles). */
@@ -199,7 +199,15 @@ class Learner {
     comments: [] as number[],
   };
   readonly outages = new Map<string, number[]>();
-  readonly fitGroups: Array<{ cycles: SimCycle[]; chains: Chain[]; observed: number[]; cores: number }> = [];
+  readonly fitGroups: Array<{
+    /** Spawn chains with how long the spawn took (creation → the control plane's word that it returned). */
+    spawns: Array<{ chain: number; tookMs: number }>;
+    cycles: SimCycle[];
+    chains: Chain[];
+    observed: number[];
+    spreads: number[];
+    cores: number;
+  }> = [];
   readonly traces: ModelTraceProvenance[] = [];
   readonly notes = new Set<string>();
   readonly speed = new SpeedLearner();
@@ -266,11 +274,12 @@ async function learnTrace(file: string, learner: Learner): Promise<void> {
       `${file}: more than ${MODEL_LEARN_LIMITS.maxApiRecords.toLocaleString('en-US')} api records over the traces (docs/limits.md): learn from shorter runs`,
     );
   const pollCycles = spans.filter((s) => s.name === 'poll.cycle').sort((a, b) => a.t - b.t);
+  // agent-orchestrator's run says what ran and the machine's load and cores at its start and end.
+  const started = events.find((e) => e.name === 'ao.started');
+  const stopping = events.find((e) => e.name === 'ao.stopping');
+  const machine = (e?: EventRecord) =>
+    (e?.data as { machine?: { loadavg?: number[]; cpus?: number } } | undefined)?.machine;
   const provenance = async (cycleCount: number): Promise<void> => {
-    const started = events.find((e) => e.name === 'ao.started');
-    const stopping = events.find((e) => e.name === 'ao.stopping');
-    const machine = (e?: EventRecord) =>
-      (e?.data as { machine?: { loadavg?: number[]; cpus?: number } } | undefined)?.machine;
     const startLoad = machine(started);
     learner.traces.push({
       file,
@@ -629,10 +638,6 @@ async function learnTrace(file: string, learner: Learner): Promise<void> {
     learner.parallel = Math.max(learner.parallel, widest.overlap);
 
   // ── Cycle time: the recorded cycles with their calls, fitted with the client times (cycle-time.ts).
-  const started = events.find((e) => e.name === 'ao.started');
-  const stopping = events.find((e) => e.name === 'ao.stopping');
-  const machine = (e?: EventRecord) =>
-    (e?.data as { machine?: { loadavg?: number[]; cpus?: number } } | undefined)?.machine;
   const cores = machine(started)?.cpus ?? availableParallelism();
   if (!machine(started)?.cpus)
     learner.notes.add(
@@ -658,11 +663,31 @@ async function learnTrace(file: string, learner: Learner): Promise<void> {
       call.session !== undefined
     )
       spawnBySession.set(call.session, [...(spawnBySession.get(call.session) ?? []), call]);
-  for (const list of spawnBySession.values()) {
+  // A spawn starts when the session is created; when the control plane says its spawn returned,
+  // what its calls do not account for is the spawn's own work (below).
+  const spawns: Array<{ chain: number; tookMs: number }> = [];
+  for (const [id, list] of spawnBySession) {
     list.sort((a, b) => a.t - b.t);
-    chains.push({ cycle: -1, startMs: list[0]!.t, latenciesMs: list.map((x) => x.dur) });
+    const s = sessions.get(id);
+    const from = s && s.createdAt <= list[0]!.t ? s.createdAt : list[0]!.t;
+    if (s?.spawnedAt !== undefined) spawns.push({ chain: chains.length, tookMs: s.spawnedAt - from });
+    chains.push({ cycle: -1, startMs: from, latenciesMs: list.map((x) => x.dur) });
   }
-  learner.fitGroups.push({ cycles: simCycles, chains, observed: fitCycles.map((c) => c.end - c.t), cores });
+  learner.fitGroups.push({
+    spawns,
+    cycles: simCycles,
+    chains,
+    observed: fitCycles.map((c) => c.end - c.t),
+    spreads: fitCycles.map((c) => {
+      const first = new Map<string, number>();
+      for (const call of c.calls) {
+        const key = call.session ?? '';
+        first.set(key, Math.min(first.get(key) ?? Number.POSITIVE_INFINITY, call.t));
+      }
+      return spreadOf([...first.values()]);
+    }),
+    cores,
+  });
 
   // ── Outages.
   for (const s of spans)
@@ -831,7 +856,13 @@ export async function learnModel(files: readonly string[], options: LearnOptions
   const fit =
     learner.fitGroups.length > 0
       ? fitGroups(learner.fitGroups)
-      : { cpuMsPerCall: 0, waitMsPerCall: 0, modelledMs: [] as number[] };
+      : {
+          cpuMsPerCall: 0,
+          waitMsPerCall: 0,
+          launchMsPerCall: 0,
+          modelled: { durations: [], bursts: [], spreads: [] },
+        };
+  const { spawnCpuMs, cycleSpread } = fitSpawnAndSpread(learner.fitGroups, fit);
   const modelledSessionCycleCalls = learner.fitUnits.reduce((a, f) => a + f(), 0);
   const sharedCycles = learner.perProject.samples;
   const modelledShared =
@@ -846,7 +877,7 @@ export async function learnModel(files: readonly string[], options: LearnOptions
   const modelledCalls =
     modelledSessionCycleCalls + modelledShared + modelledSpawn + agentTotal + restartShared;
   const observedCycles = learner.fitGroups.flatMap((g) => g.observed).sort((a, b) => a - b);
-  const modelledCycles = [...fit.modelledMs].sort((a, b) => a - b);
+  const modelledCycles = [...fit.modelled.durations].sort((a, b) => a - b);
   const figure = (trace: number | null, model: number | null) => ({
     trace: trace === null ? null : round(trace, 2),
     model: model === null ? null : round(model, 2),
@@ -874,6 +905,9 @@ export async function learnModel(files: readonly string[], options: LearnOptions
       cores: learner.fitGroups[0]?.cores ?? 1,
       cpuMsPerCall: fit.cpuMsPerCall,
       waitMsPerCall: fit.waitMsPerCall,
+      launchMsPerCall: fit.launchMsPerCall,
+      spawnCpuMs,
+      cycleSpread,
       cycles: observedCycles.length,
     },
     operations,
@@ -905,7 +939,7 @@ export async function learnModel(files: readonly string[], options: LearnOptions
       cycleP95Ms: figure(percentile(observedCycles, 95), percentile(modelledCycles, 95)),
       cycleMeanErrorPct: cycleMeanError(
         learner.fitGroups.flatMap((g) => g.observed),
-        fit.modelledMs,
+        fit.modelled.durations,
       ),
       unmodelledCalls: learner.fit.unmodelled,
       notes: [...learner.notes],
@@ -913,21 +947,48 @@ export async function learnModel(files: readonly string[], options: LearnOptions
   };
 }
 
+/**
+ * What the fitted client times leave over: the spawn's own work (the median of each spawn's time
+ * beyond its calls', taken as CPU on the shared cores), and how much a cycle's length varies around
+ * the model's (the p95 over the p50 of recorded ÷ modelled: what the machine's other load does).
+ */
+function fitSpawnAndSpread(
+  groups: Learner['fitGroups'],
+  fit: { cpuMsPerCall: number; waitMsPerCall: number; launchMsPerCall: number },
+): { spawnCpuMs: number; cycleSpread: number } {
+  const extra: number[] = [];
+  const ratios: number[] = [];
+  for (const g of groups) {
+    const sim = simulateCycles(g.cycles, g.chains, { cores: g.cores, ...fit });
+    for (const spawn of g.spawns) {
+      const simulated = sim.chainEnds[spawn.chain]! - g.chains[spawn.chain]!.startMs;
+      extra.push(Math.max(0, spawn.tookMs - simulated));
+    }
+    g.observed.forEach((o, i) => {
+      const m = sim.durations[i]!;
+      if (o > 0 && m > 0) ratios.push(o / m);
+    });
+  }
+  const sorted = (v: number[]) => [...v].sort((a, b) => a - b);
+  const r = sorted(ratios);
+  return {
+    spawnCpuMs: extra.length > 0 ? round(percentile(sorted(extra), 50), 0) : 0,
+    cycleSpread: r.length > 1 ? round(Math.max(1, percentile(r, 95) / percentile(r, 50)), 3) : 1,
+  };
+}
+
 /** The client times fitted over every trace's cycles at once (each on its own machine's cores). */
-function fitGroups(groups: Learner['fitGroups']): {
-  cpuMsPerCall: number;
-  waitMsPerCall: number;
-  modelledMs: number[];
-} {
+function fitGroups(groups: Learner['fitGroups']): ReturnType<typeof fitClientTimes> {
   if (groups.length === 1) {
     const g = groups[0]!;
-    return fitClientTimes(g.cycles, g.chains, g.observed, g.cores);
+    return fitClientTimes(g.cycles, g.chains, g.observed, g.spreads, g.cores);
   }
   // Several traces: one timeline per trace, offset so they never overlap.
   let offset = 0;
   const cycles: SimCycle[] = [];
   const chains: Chain[] = [];
   const observed: number[] = [];
+  const spreads: number[] = [];
   for (const g of groups) {
     const base = cycles.length;
     const span = Math.max(0, ...g.cycles.map((c) => c.startMs), ...g.chains.map((c) => c.startMs)) + 1;
@@ -940,7 +1001,8 @@ function fitGroups(groups: Learner['fitGroups']): {
       })),
     );
     observed.push(...g.observed);
+    spreads.push(...g.spreads);
     offset += span + 86_400_000;
   }
-  return fitClientTimes(cycles, chains, observed, groups[0]!.cores);
+  return fitClientTimes(cycles, chains, observed, spreads, groups[0]!.cores);
 }

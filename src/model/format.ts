@@ -211,9 +211,19 @@ export const modelSchema = z
       .object({
         cores: z.number().int().positive().describe('cores of the machine the traces ran on'),
         cpuMsPerCall: nonneg.describe(
-          "each call's client CPU time, queued on the cores with every other call",
+          "each call's client CPU time, shared fairly on the cores with every other call in flight",
         ),
-        waitMsPerCall: nonneg.describe("each call's other client time (process start, network): not queued"),
+        waitMsPerCall: nonneg.describe("each call's other client time (TLS, the network): not queued"),
+        launchMsPerCall: nonneg.describe(
+          'starting each call (a process fork): one at a time, in the order asked, before its CPU time',
+        ),
+        spawnCpuMs: nonneg.describe("a spawn's own work beyond its calls, as CPU shared on the cores"),
+        cycleSpread: z
+          .number()
+          .min(1)
+          .describe(
+            "how a cycle's length varies around the model's: the p95 over the p50 of recorded ÷ modelled",
+          ),
         cycles: count.describe('cycles fitted'),
       })
       .strict(),

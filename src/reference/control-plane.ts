@@ -139,6 +139,7 @@ export class ReferenceControlPlane {
         cores: polling.modelCores ?? model.cycleTime.cores,
         cpuMs: model.cycleTime.cpuMsPerCall,
         waitMs: model.cycleTime.waitMsPerCall,
+        launchMs: model.cycleTime.launchMsPerCall,
       });
       const learned = new LearnedReplay(model, deps.rng.fork('learned'), deps.clock, {
         setState: (session, to) => this.sessions.setState(session, to),
@@ -233,7 +234,7 @@ export class ReferenceControlPlane {
     if (this.learned) {
       // The model moves the session from here (its first cycles), not the spawn timer.
       const learned = this.learned;
-      void learned.spawn(record, async (operation) => {
+      void learned.spawn(record, this.clientTime!, async (operation) => {
         await this.clientTime?.beforeCall();
         return learned.call(
           this.client,
@@ -387,7 +388,8 @@ export class ReferenceControlPlane {
           this.sessions.setState(session, 'pr_open');
       },
       applySummary: (session, summary) => this.applySummary(session, summary),
-      newReviewComments: (session, ids, newest) => this.reviewComments(session, ids, newest),
+      newReviewComments: (session, ids, newest, keepState) =>
+        this.reviewComments(session, ids, newest, keepState),
       failed: () => {
         this.failures.calls++;
       },
@@ -542,11 +544,11 @@ export class ReferenceControlPlane {
   }
 
   /** New review comments go to the session's agent, which pushes a fix and replies to each. */
-  private reviewComments(session: SessionRecord, ids: number[], newest: number): void {
+  private reviewComments(session: SessionRecord, ids: number[], newest: number, keepState = false): void {
     session.lastCommentId = newest;
     this.sessions.save(session);
     if (ids.length === 0) return;
-    this.sessions.setState(session, 'review');
+    if (!keepState) this.sessions.setState(session, 'review');
     this.trace.write({
       kind: 'event',
       name: 'agent.review.received',

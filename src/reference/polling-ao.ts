@@ -200,7 +200,8 @@ export async function runAoCycle(
       const ids = readUnresolvedCommentIds(threads?.json, env.botLogin).filter(
         (id) => id > (s.lastCommentId ?? 0),
       );
-      if (ids.length > 0) env.newReviewComments(s, ids, Math.max(...ids));
+      // AO's review backlog tells the agent (its changes-requested reaction) without a status change.
+      if (ids.length > 0) env.newReviewComments(s, ids, Math.max(...ids), true);
     }),
   );
   return { calls: calls.calls };

@@ -113,10 +113,15 @@ export class LearnedReplay {
     );
   }
 
-  /** A new session: its spawn path's calls, then it is the loops' to poll. */
-  async spawn(record: SessionRecord, call: (operation: string) => Promise<unknown>): Promise<void> {
+  /** A new session: its spawn's own work and calls, then it is the loops' to poll. */
+  async spawn(
+    record: SessionRecord,
+    clientTime: ClientTime,
+    call: (operation: string) => Promise<unknown>,
+  ): Promise<void> {
     const s = this.stateOf(record.id);
     s.triggers.push({ on: 'created', at: this.clock.now(), seen: 0 });
+    await clientTime.work(this.model.cycleTime.spawnCpuMs);
     for (const c of this.model.sessions.spawn.calls)
       for (let i = this.draw(c.mean); i > 0; i--) await call(c.operation);
     s.spawned = true;
@@ -363,12 +368,15 @@ export class LearnedReplay {
     limiterFor: (n: number) => { all<T>(tasks: Array<() => Promise<T>>): Promise<T[]> },
   ): Promise<CycleStats> {
     const calls = new CallCounter(env);
+    // The machine's other load: this cycle's client CPU is slower or faster by a learned spread.
+    const spread = this.model.cycleTime.cycleSpread;
+    const slowdown = spread > 1 ? this.rng.lognormal(1, spread) : 1;
     const timed = async (
       operation: string,
       attr: CallAttribution,
       where: { repo: string; session?: SessionRecord },
     ) => {
-      await clientTime.beforeCall();
+      await clientTime.beforeCall(slowdown);
       if (!env.alive()) return undefined;
       return this.call(calls, operation, attr, where);
     };
