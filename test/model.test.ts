@@ -23,6 +23,8 @@ import { runRef } from './helpers/run.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 const LEARN = new URL('./fixtures/ao/learn.trace.jsonl.gz', import.meta.url).pathname;
+/** A real Paperclip run (test/fixtures/paperclip/, recorded by `--target paperclip`). */
+const PAPERCLIP = new URL('./fixtures/paperclip/chaos-c4.trace.jsonl.gz', import.meta.url).pathname;
 const HELD_OUT = new URL('./fixtures/ao/S4-T1-5.trace.jsonl.gz', import.meta.url).pathname;
 /** How the held-out fixture was recorded (test/fixtures/ao/README.md), less `target=ao`. */
 const HELD_OUT_SETS = ['polling.interval=30s', 'duration=6m', 'markers.steady-start=2m', 'faults.0.at=2m30s'];
@@ -232,5 +234,30 @@ describe('speed profiles', () => {
     const warmBoot = (a: typeof replay.analysis) =>
       a.speed!.metrics.agent_boot.groups.find((g) => g.labels.start === 'warm')!.latency.p50!;
     expect(warmBoot(slowed.analysis)).toBeGreaterThan(1.5 * warmBoot(replay.analysis));
+  });
+
+  it("learns a real Paperclip run's speed and replays it in virtual time: first activity within 15 %", async () => {
+    const m = await learnModel([PAPERCLIP]);
+    // Speed only: Paperclip's trace has no poll cycles to learn a cost from, and says so.
+    expect(m.fit.notes.some((n) => n.includes('its cost was not learned'))).toBe(true);
+    const codex = m.speed!.adapters.codex_local!;
+    // Its warm boots load the session themselves (no load span inside them).
+    expect(codex.warmBootHoldsLoad).toBe(true);
+    expect(codex.bootWarmProcess!.samples).toBeGreaterThan(100);
+    expect(m.restartOutageMs.hard!.samples).toBeGreaterThan(0);
+    const file = join(dir, 'paperclip.yaml');
+    writeFileSync(file, modelToYaml(m));
+    const real = (await analyzeFile(PAPERCLIP, { threads: 1 })).analysis;
+    const replay = (await runRef('chaos-codex-c4', [`control-plane.model=${file}`], join(dir, 'pc')))
+      .analysis;
+    const p50 = (a: typeof real, metric: 'time_to_first_activity' | 'agent_boot', start: string) =>
+      a.speed!.metrics[metric].groups.find((g) => g.labels.start === start)!.latency.p50!;
+    for (const start of ['cold', 'warm']) {
+      const error =
+        p50(replay, 'time_to_first_activity', start) / p50(real, 'time_to_first_activity', start) - 1;
+      expect(Math.abs(error), `time_to_first_activity ${start}: ${error}`).toBeLessThanOrEqual(0.15);
+    }
+    const coldBoot = p50(replay, 'agent_boot', 'cold') / p50(real, 'agent_boot', 'cold') - 1;
+    expect(Math.abs(coldBoot)).toBeLessThanOrEqual(0.15);
   });
 });

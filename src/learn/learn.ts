@@ -263,6 +263,9 @@ async function learnTrace(file: string, learner: Learner): Promise<void> {
       endMs = Math.max(endMs, r.t);
     }
   }
+  for (const s of spans)
+    if (s.name === 'controlplane.outage' && typeof s.labels?.kind === 'string')
+      learner.outages.set(s.labels.kind, [...(learner.outages.get(s.labels.kind) ?? []), s.dur]);
   learner.speed.add(
     [...spans].sort((a, b) => a.t - b.t),
     [...events].sort((a, b) => a.t - b.t),
@@ -688,11 +691,6 @@ async function learnTrace(file: string, learner: Learner): Promise<void> {
     }),
     cores,
   });
-
-  // ── Outages.
-  for (const s of spans)
-    if (s.name === 'controlplane.outage' && typeof s.labels?.kind === 'string')
-      learner.outages.set(s.labels.kind, [...(learner.outages.get(s.labels.kind) ?? []), s.dur]);
 
   // ── The fit's observed side; the modelled side is computed once the profiles are final.
   learner.fit.calls += apis.length;

@@ -46,6 +46,7 @@ export class SpeedLearner {
     {
       bootCold: number[];
       bootWarmProcess: number[];
+      warmBootsWithLoad: number;
       loads: Array<{ dur: number; bytes: number; concurrent: number; replay: boolean }>;
       firstActivity: { cold: number[]; warm: number[] };
     }
@@ -57,12 +58,19 @@ export class SpeedLearner {
     launch: [] as number[],
     dispatch: [] as number[],
     reattach: [] as number[],
+    toBoot: [] as number[],
   };
 
   private adapter(name: string) {
     let a = this.adapters.get(name);
     if (!a) {
-      a = { bootCold: [], bootWarmProcess: [], loads: [], firstActivity: { cold: [], warm: [] } };
+      a = {
+        bootCold: [],
+        bootWarmProcess: [],
+        warmBootsWithLoad: 0,
+        loads: [],
+        firstActivity: { cold: [], warm: [] },
+      };
       this.adapters.set(name, a);
     }
     return a;
@@ -94,7 +102,9 @@ export class SpeedLearner {
           const load = loadsByRun
             .get(runOf(s) ?? '')
             ?.find((l) => l.t >= s.t && l.t + l.dur <= s.t + s.dur + 1);
-          if (load) a.bootWarmProcess.push(Math.max(0, s.dur - load.dur));
+          // Without a load span inside it, the warm boot's load is part of the boot: all of it counts.
+          a.bootWarmProcess.push(Math.max(0, s.dur - (load?.dur ?? 0)));
+          if (load) a.warmBootsWithLoad++;
         }
       } else if (s.name === 'provider.session.load') {
         const bytes = Number(s.data?.sessionBytes ?? 0);
@@ -107,7 +117,14 @@ export class SpeedLearner {
         this.stages.reattach.push(s.dur);
       }
     }
-    // Turn submitted → first activity, each run's first turn; input received → run created.
+    // The start boot's end (or the turn's submission, without a boot) → first activity, each
+    // run's first turn; run created → its boot; input received → run created.
+    const bootOf = new Map<string, SpanRecord>();
+    for (const s of spans)
+      if (s.name === 'provider.boot' && s.labels?.reason === 'start') {
+        const run = runOf(s);
+        if (run && !bootOf.has(run)) bootOf.set(run, s);
+      }
     const startOf = new Map<string, string>();
     const submitted = new Map<string, number>();
     const done = new Set<string>();
@@ -118,19 +135,28 @@ export class SpeedLearner {
         pendingInput.set(e.session, e.t);
       } else if (e.name === 'run.created' && run) {
         startOf.set(run, String(e.labels?.start ?? ''));
+        const boot = bootOf.get(run);
+        if (boot && boot.t >= e.t) this.stages.toBoot.push(boot.t - e.t);
         const input = e.session ? pendingInput.get(e.session) : undefined;
         if (input !== undefined) {
           this.stages.dispatch.push(e.t - input);
           pendingInput = new Map([...pendingInput].filter(([s]) => s !== e.session));
         }
       } else if (e.name === 'provider.event' && run && !done.has(run)) {
-        if (e.labels?.type === 'turn.submitted' && !submitted.has(run)) submitted.set(run, e.t);
+        // The turn's submission, or its start where the provider reports no submission (Paperclip).
+        const type = e.labels?.type;
+        if ((type === 'turn.submitted' || type === 'turn.started') && !submitted.has(run))
+          submitted.set(run, e.t);
         else if (submitted.has(run) && isFirstActivity(e)) {
           done.add(run);
           const start = startOf.get(run);
           const adapter = typeof e.labels?.adapter === 'string' ? e.labels.adapter : undefined;
-          if (adapter && (start === 'cold' || start === 'warm'))
-            this.adapter(adapter).firstActivity[start].push(e.t - submitted.get(run)!);
+          const boot = bootOf.get(run);
+          // From the boot's end: what a provider does before its turn starts (Paperclip resumes the
+          // session then) is part of its first activity's wait, as the reference's profile has it.
+          const from = boot ? boot.t + boot.dur : submitted.get(run)!;
+          if (adapter && (start === 'cold' || start === 'warm') && e.t >= from)
+            this.adapter(adapter).firstActivity[start].push(e.t - from);
         }
       }
     }
@@ -175,6 +201,7 @@ export class SpeedLearner {
         loadContention: clean.length > 1 ? contention : null,
         replay: latency(replays),
         firstActivity: { cold: latency(a.firstActivity.cold), warm: latency(a.firstActivity.warm) },
+        warmBootHoldsLoad: a.bootWarmProcess.length > 0 && a.warmBootsWithLoad === 0,
       };
     }
     const s = this.stages;
@@ -187,6 +214,7 @@ export class SpeedLearner {
         launch: latency(s.launch),
         dispatch: latency(s.dispatch),
         reattach: latency(s.reattach),
+        toBoot: latency(s.toBoot),
       },
     };
   }

@@ -167,7 +167,10 @@ const speedSchema = z
           firstActivity: z
             .object({ cold: maybeLatency, warm: maybeLatency })
             .strict()
-            .describe("a run's first turn submitted → its first activity"),
+            .describe("a run's first turn submitted (or started) → its first activity"),
+          warmBootHoldsLoad: z
+            .boolean()
+            .describe('warm boots had no session load of their own inside: the boot loads the session'),
         })
         .strict(),
     ),
@@ -179,6 +182,7 @@ const speedSchema = z
         launch: maybeLatency,
         dispatch: maybeLatency.describe('input received → run created'),
         reattach: maybeLatency,
+        toBoot: maybeLatency.describe("run created → its provider's boot: all the control plane's stages"),
       })
       .strict(),
   })

@@ -98,6 +98,7 @@ const learnedLatenciesSchema = z.object({
   loadContention: z.number().nonnegative().optional(),
   replay: latencySchema.optional(),
   firstActivity: z.object({ cold: latencySchema.optional(), warm: latencySchema.optional() }).optional(),
+  warmBootHoldsLoad: z.boolean().optional(),
 });
 const providerKnobsSchema = z.object({
   slowdown: z.number().positive(),

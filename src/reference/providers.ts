@@ -60,6 +60,11 @@ export interface ProviderProfile {
    * then written after the provider's next event, which is what judging has to wait for.
    */
   resumeBeforeLoadEnd: number;
+  /**
+   * The warm boot loads the saved session itself, with no `provider.session.load` of its own (a
+   * learned profile of a provider that reports none: docs/model.md#speed). Recoveries still load.
+   */
+  warmBootHoldsLoad?: boolean;
 }
 
 const s = (median: number, p95: number): Latency => ({ median: median * 1000, p95: p95 * 1000 });
@@ -159,7 +164,10 @@ export function laterItemKind(rng: Rng): ItemKind {
 
 /** The latencies a learned speed profile replaces (docs/model.md#speed); the rest stays the adapter's. */
 export type LearnedLatencies = Partial<
-  Pick<ProviderProfile, 'bootCold' | 'bootWarmProcess' | 'load' | 'loadContention' | 'replay'> & {
+  Pick<
+    ProviderProfile,
+    'bootCold' | 'bootWarmProcess' | 'load' | 'loadContention' | 'replay' | 'warmBootHoldsLoad'
+  > & {
     firstActivity: Partial<Record<StartKind, Latency>>;
   }
 >;

@@ -29,8 +29,10 @@ function asDistribution(l: SpeedLatency | null | undefined, fallback: Distributi
 /** A learned speed profile's latencies, per adapter the model knows, over the reference's. */
 function learnedProviders(providers: Scenario['providers'], speed: ModelSpeed): NativeRunConfig['providers'] {
   const out = { ...providers } as NativeRunConfig['providers'];
+  // A model of one adapter (a Paperclip run's `codex_local`, say) stands for every adapter.
+  const only = Object.values(speed.adapters);
   for (const adapter of ADAPTERS) {
-    const a = speed.adapters[adapter];
+    const a = speed.adapters[adapter] ?? (only.length === 1 ? only[0] : undefined);
     if (!a) continue;
     const learned: LearnedLatencies = {};
     const put = <K extends 'bootCold' | 'bootWarmProcess' | 'load' | 'replay'>(
@@ -45,6 +47,7 @@ function learnedProviders(providers: Scenario['providers'], speed: ModelSpeed): 
     put('load', a.load);
     put('replay', a.replay);
     if (a.loadContention !== null) learned.loadContention = a.loadContention;
+    if (a.warmBootHoldsLoad) learned.warmBootHoldsLoad = true;
     const cold = asLatency(a.firstActivity.cold);
     const warm = asLatency(a.firstActivity.warm);
     if (cold || warm) learned.firstActivity = { ...(cold ? { cold } : {}), ...(warm ? { warm } : {}) };
@@ -71,12 +74,21 @@ function nativeRunConfig(scenario: Scenario): NativeRunConfig {
       ...defaults.controlPlane,
       ...(cp
         ? {
-            stages: {
-              claim: asDistribution(cp.claim, stages.claim),
-              prepare: asDistribution(cp.prepare, stages.prepare),
-              runtime: asDistribution(cp.runtime, stages.runtime),
-              launch: asDistribution(cp.launch, stages.launch),
-            },
+            // A control plane that reports no stages of its own: its whole way to the boot is one.
+            stages:
+              !cp.claim && !cp.prepare && !cp.runtime && !cp.launch && cp.toBoot
+                ? {
+                    claim: { kind: 'fixed', ms: 0 },
+                    prepare: { kind: 'fixed', ms: 0 },
+                    runtime: { kind: 'fixed', ms: 0 },
+                    launch: asDistribution(cp.toBoot, stages.launch),
+                  }
+                : {
+                    claim: asDistribution(cp.claim, stages.claim),
+                    prepare: asDistribution(cp.prepare, stages.prepare),
+                    runtime: asDistribution(cp.runtime, stages.runtime),
+                    launch: asDistribution(cp.launch, stages.launch),
+                  },
             dispatch: asDistribution(cp.dispatch, defaults.controlPlane.dispatch),
             reattach: asDistribution(cp.reattach, defaults.controlPlane.reattach),
           }
@@ -132,7 +144,11 @@ export function referenceConfigFor(scenario: Scenario): ReferenceConfig {
     dashboard: scenario.dashboard,
     spawnTime: scenario.sessions.spawnTime,
     fixAfter: scenario.sessions.fixAfter,
-    restartOutage: learned ? learnedOutage(learned) : defaultRestartOutage,
+    restartOutage: learned
+      ? learnedOutage(learned)
+      : scenario.controlPlane.model
+        ? learnedOutage(loadModelFile(resolve(scenario.controlPlane.model)))
+        : defaultRestartOutage,
     cacheSizes: scenario.caches,
     runs: nativeRunConfig(scenario),
     ...(t ? { actors: { lifecycle: t.lifecycleMode, resume: t.resumeMode, failures: t.failures } } : {}),
