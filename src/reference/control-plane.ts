@@ -475,14 +475,6 @@ export class ReferenceControlPlane {
    */
   private learnedReviewTold(session: SessionRecord, commentIds: number[]): void {
     const learned = this.learned!;
-    this.trace.write({
-      kind: 'event',
-      name: 'agent.review.received',
-      t: this.clock.now(),
-      session: session.id,
-      data: { comments: commentIds.length },
-    });
-    const delay = sample(this.config.fixAfter, this.rng.fix);
     this.clock.setTimeout(() => {
       void (async () => {
         const current = this.sessions.get(session.id);
@@ -529,7 +521,19 @@ export class ReferenceControlPlane {
           data: { comments: commentIds.length },
         });
       })();
-    }, delay);
+    }, this.tellAgent(session, commentIds.length));
+  }
+
+  /** The agent is told of review comments (`agent.review.received`); returns when it has fixed them. */
+  private tellAgent(session: SessionRecord, comments: number): number {
+    this.trace.write({
+      kind: 'event',
+      name: 'agent.review.received',
+      t: this.clock.now(),
+      session: session.id,
+      data: { comments },
+    });
+    return sample(this.config.fixAfter, this.rng.fix);
   }
 
   private applySummary(session: SessionRecord, summary: PrSummary): void {
@@ -549,14 +553,7 @@ export class ReferenceControlPlane {
     this.sessions.save(session);
     if (ids.length === 0) return;
     if (!keepState) this.sessions.setState(session, 'review');
-    this.trace.write({
-      kind: 'event',
-      name: 'agent.review.received',
-      t: this.clock.now(),
-      session: session.id,
-      data: { comments: ids.length },
-    });
-    const delay = sample(this.config.fixAfter, this.rng.fix);
+    const delay = this.tellAgent(session, ids.length);
     this.clock.setTimeout(() => void this.addressComments(session.id, ids), delay);
   }
 
