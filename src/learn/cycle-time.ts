@@ -10,6 +10,7 @@
  * (src/reference/client-time.ts); here it runs on a plain timeline so that `model learn` can fit
  * the three client times to the cycles a trace recorded.
  */
+import { MinHeap } from '../min-heap.ts';
 
 /** One session's calls in one cycle (or its spawn): their request latencies, in order. */
 export interface Chain {
@@ -42,53 +43,6 @@ export interface SimResult {
   spreads: number[];
   /** When each chain's last call was answered (its start for a chain without calls). */
   chainEnds: number[];
-}
-
-/** A binary heap of [key, sequence, payload], smallest key first, ties in insertion order. */
-export class MinHeap<T> {
-  private readonly items: Array<[number, number, T]> = [];
-  private seq = 0;
-  get size(): number {
-    return this.items.length;
-  }
-  peekKey(): number {
-    return this.items[0]![0];
-  }
-  push(key: number, payload: T): void {
-    const items = this.items;
-    items.push([key, this.seq++, payload]);
-    let i = items.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!before(items[i]!, items[parent]!)) break;
-      [items[i], items[parent]] = [items[parent]!, items[i]!];
-      i = parent;
-    }
-  }
-  pop(): [number, T] {
-    const items = this.items;
-    const top = items[0]!;
-    const last = items.pop()!;
-    if (items.length > 0) {
-      items[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < items.length && before(items[l]!, items[m]!)) m = l;
-        if (r < items.length && before(items[r]!, items[m]!)) m = r;
-        if (m === i) break;
-        [items[i], items[m]] = [items[m]!, items[i]!];
-        i = m;
-      }
-    }
-    return [top[0], top[2]];
-  }
-}
-
-function before(a: [number, number, unknown], b: [number, number, unknown]): boolean {
-  return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
 }
 
 /** Most of `times` (sorted) within any window of `windowMs`. */
@@ -152,11 +106,11 @@ export function simulateCycles(
 
   while (events.size > 0 || jobs.size > 0) {
     const nextJob = jobs.size > 0 ? servedAt + (jobs.peekKey() - served) / rate() : Number.POSITIVE_INFINITY;
-    const nextEvent = events.size > 0 ? events.peekKey() : Number.POSITIVE_INFINITY;
+    const nextEvent = events.peekKey();
     if (nextJob <= nextEvent) {
       // A process's CPU is done: its wait, then its request.
       advance(nextJob);
-      const [, job] = jobs.pop();
+      const job = jobs.pop()!;
       const chain = chains[job.chain]!;
       const requestAt = nextJob + t.waitMsPerCall;
       if (chain.cycle >= 0) {
@@ -166,7 +120,8 @@ export function simulateCycles(
       events.push(requestAt + chain.latenciesMs[job.call]!, { chain: job.chain, call: job.call, kind: 2 });
       continue;
     }
-    const [time, event] = events.pop();
+    const time = events.peekKey();
+    const event = events.pop()!;
     const chain = chains[event.chain]!;
     if (event.kind === 0) {
       const start = Math.max(time, laneFree);

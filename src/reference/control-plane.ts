@@ -475,6 +475,7 @@ export class ReferenceControlPlane {
    */
   private learnedReviewTold(session: SessionRecord, commentIds: number[]): void {
     const learned = this.learned!;
+    const delay = this.tellAgent(session, commentIds.length);
     this.clock.setTimeout(() => {
       void (async () => {
         const current = this.sessions.get(session.id);
@@ -502,7 +503,10 @@ export class ReferenceControlPlane {
                   `/repos/${current.repo}/pulls/${current.pr.number}/comments`,
                   attr(op.op),
                   {
-                    body: { body: sha ? `Addressed in ${sha.slice(0, 7)}.` : 'Addressed.', in_reply_to: id },
+                    body: {
+                      body: sha ? `Addressed in ${sha.slice(0, 7)}.` : 'Addressed.',
+                      in_reply_to: id,
+                    },
                   },
                 );
               else
@@ -521,7 +525,7 @@ export class ReferenceControlPlane {
           data: { comments: commentIds.length },
         });
       })();
-    }, this.tellAgent(session, commentIds.length));
+    }, delay);
   }
 
   /** The agent is told of review comments (`agent.review.received`); returns when it has fixed them. */
