@@ -175,7 +175,7 @@ export const LAYERS: Layer[] = [
   { name: 'clock', holds: 'virtual and real clocks', paths: ['clock/'], may: [BASE] },
   {
     name: BASE,
-    holds: 'leaf helpers every layer may use (errors, limits, validation, rng, durations, distributions)',
+    holds: 'leaf helpers every layer may use (errors, limits, validation, rng, durations, distributions, a heap)',
     paths: [
       'errors.ts',
       'version.ts',
@@ -190,6 +190,7 @@ export const LAYERS: Layer[] = [
       'safe-name.ts',
       'distribution.ts',
       'duration.ts',
+      'min-heap.ts',
     ],
     may: [],
   },
