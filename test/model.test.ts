@@ -145,7 +145,8 @@ describe('the model file and the CLI', () => {
   });
 
   it('model learn writes a file model show reads; the run names the model it replays', async () => {
-    const out = join(dir, 'cli-model.yaml');
+    // Into a directory that does not exist yet, as `run --out` does.
+    const out = join(dir, 'models', 'cli-model.yaml');
     const learn = await cli(['model', 'learn', LEARN, '-o', out]);
     expect(learn.code, learn.stderr).toBe(0);
     expect(learn.stdout).toContain('a session in pr_open: 4.00 calls a cycle');

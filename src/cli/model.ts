@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import type { CommandIo } from './output.ts';
 
@@ -53,6 +54,7 @@ export function register(program: Command, io: CommandIo): void {
       const model = await learnModel(traces, flags.name ? { name: flags.name } : {});
       const yaml = modelToYaml(model);
       if (flags.output) {
+        mkdirSync(dirname(flags.output), { recursive: true });
         writeFileSync(flags.output, yaml);
         io.stdout.write(`${await describeModel(flags.output, model)}written: ${flags.output}\n`);
       } else {
