@@ -6,7 +6,7 @@
  * steady window only (from `turnover.fill.done`). Names: docs/trace-format.md; definitions:
  * docs/analysis.md.
  */
-import type { Finisher, FinisherContext, RetainedRecord } from './finishers.ts';
+import type { Finisher, FinisherContext, RetainedRecord } from './finisher.ts';
 import { LatencyHistogram } from './histogram.ts';
 import type { TurnoverAnalysis, TurnoverOperation } from './schema.ts';
 
