@@ -175,7 +175,8 @@ export const LAYERS: Layer[] = [
   { name: 'clock', holds: 'virtual and real clocks', paths: ['clock/'], may: [BASE] },
   {
     name: BASE,
-    holds: 'leaf helpers every layer may use (errors, limits, validation, rng, durations, distributions, a heap)',
+    holds:
+      'leaf helpers every layer may use (errors, limits, validation, rng, durations, distributions, a heap)',
     paths: [
       'errors.ts',
       'version.ts',
