@@ -237,6 +237,7 @@ describe('--otlp-export', () => {
     const ratioLimits = limits.find((m) => m.unit === '1');
     expect(ratioLimits, 'a cost run judges headroom, a ratio').toBeDefined();
     // Percent limits (headroom >= 20%) arrive as ratios (0.2), never as 20.
-    for (const point of ratioLimits!.gauge!.dataPoints) expect(Math.abs(point.asDouble!)).toBeLessThanOrEqual(1);
+    for (const point of ratioLimits!.gauge!.dataPoints)
+      expect(Math.abs(point.asDouble!)).toBeLessThanOrEqual(1);
   }, 60_000);
 });
