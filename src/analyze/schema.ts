@@ -224,6 +224,8 @@ export const SPEED_METRIC_KEYS = [
   'restart_recovery',
   'restart_recovery_control_plane',
   'restart_provider_load',
+  'controlplane_boot',
+  'lost_run_detection',
 ] as const;
 export type SpeedMetricName = (typeof SPEED_METRIC_KEYS)[number];
 
@@ -245,12 +247,14 @@ const speedMetricSchema = z.object({
   groups: z.array(speedGroupSchema),
 });
 
+/** Metrics added after schemaVersion 1 was published: optional, so older documents still read. */
+const SPEED_METRICS_ADDED: ReadonlySet<SpeedMetricName> = new Set(['controlplane_boot', 'lost_run_detection']);
+
 export const speedSchema = z.object({
   metrics: z.object(
-    Object.fromEntries(SPEED_METRIC_KEYS.map((k) => [k, speedMetricSchema])) as Record<
-      SpeedMetricName,
-      typeof speedMetricSchema
-    >,
+    Object.fromEntries(
+      SPEED_METRIC_KEYS.map((k) => [k, SPEED_METRICS_ADDED.has(k) ? speedMetricSchema.optional() : speedMetricSchema]),
+    ) as Record<SpeedMetricName, typeof speedMetricSchema>,
   ),
   runs: z.object({
     created: count,

@@ -1,0 +1,563 @@
+/**
+ * The `paperclip` target: the real Paperclip server as the system under test
+ * (docs/paperclip.md). Each session is a Paperclip agent whose adapter runs a fleetbench stand-in
+ * (standin.mjs) in place of a coding agent; each run is an on-demand wake of that agent, which
+ * Paperclip queues, starts, spawns, and (for its local adapters) retries after a lost process.
+ * What happened is read back from Paperclip's own records (run rows, run logs) and written as
+ * fleetbench's speed records with Paperclip's timestamps (records.ts). Restarts are real: kill -9
+ * or SIGTERM of the server process, then a new one on the same home and database.
+ *
+ * Real clock only, at time scale 1: Paperclip's own timers (its 60 s run leases, the 5 min
+ * staleness of its orphan reaper, 30 s retry delays) run on the wall clock.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Clock } from '../../clock/clock.ts';
+import { FleetbenchError } from '../../errors.ts';
+import type { Rng } from '../../rng.ts';
+import type { TraceSink } from '../../trace/writer.ts';
+import type { Scenario } from '../../workload/scenario.ts';
+import type {
+  ProviderFault,
+  RestartKind,
+  RunNotice,
+  RunStartSpec,
+  SessionSpec,
+  SessionState,
+  SessionStateListener,
+  Target,
+} from '../types.ts';
+import { type HeartbeatRun, PaperclipApi } from './api.ts';
+import {
+  type PaperclipInstall,
+  type PaperclipUser,
+  paperclipUser,
+  resolvePaperclipInstall,
+} from './install.ts';
+import { type RunChain, writeRunChain } from './records.ts';
+import { PaperclipServer, type ServerBoot } from './server.ts';
+
+/** The Paperclip adapters a session's agent can use, and the stand-in each runs. */
+export const PAPERCLIP_ADAPTERS = ['codex_local', 'process'] as const;
+export type PaperclipAdapter = (typeof PAPERCLIP_ADAPTERS)[number];
+
+/** fleetbench's provider adapter names → Paperclip's local adapter that runs that CLI. */
+const LOCAL_ADAPTER_OF: Record<string, PaperclipAdapter | undefined> = { codex: 'codex_local' };
+
+/** `paperclip[/ADAPTER][:DIR]`, parsed. */
+export interface PaperclipTargetRef {
+  /** Forced adapter (`paperclip/process`); undefined: the local adapter of each run's provider. */
+  adapter?: PaperclipAdapter;
+  dir?: string;
+}
+
+export function parsePaperclipTarget(target: string): PaperclipTargetRef {
+  const match = /^paperclip(?:\/([a-z_]+))?(?::(.*))?$/.exec(target);
+  if (!match)
+    throw new FleetbenchError(
+      'E_TARGET',
+      `target '${target}': expected paperclip, paperclip/ADAPTER or paperclip:DIR`,
+    );
+  const [, adapter, dir] = match;
+  if (adapter !== undefined && !(PAPERCLIP_ADAPTERS as readonly string[]).includes(adapter)) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `target '${target}': Paperclip adapter '${adapter}' is not driven; expected one of ${PAPERCLIP_ADAPTERS.join(', ')}`,
+    );
+  }
+  if (dir === '')
+    throw new FleetbenchError('E_TARGET', `target '${target}': expected a directory after 'paperclip:'`);
+  return {
+    ...(adapter ? { adapter: adapter as PaperclipAdapter } : {}),
+    ...(dir !== undefined ? { dir } : {}),
+  };
+}
+
+/**
+ * The stand-in's delays (ms ranges), the provider's share of every figure. Modelled on a codex
+ * CLI (docs/paperclip.md#the-stand-in-agents): a quick start, a session load when it resumes one,
+ * a turn of a few tool calls that lasts 10-30 s, so restarts land in the middle of runs.
+ */
+export const STANDIN_DELAYS = {
+  bootMs: [300, 900],
+  sessionLoadMs: [800, 2_500],
+  firstEventMs: [200, 800],
+  itemGapMs: [1_500, 4_000],
+  items: [3, 6],
+} as const;
+
+const POLL_MS = 1_000;
+/** A run that failed waits this long for the retry Paperclip may queue for it. */
+const RETRY_WAIT_MS = 15_000;
+
+export interface PaperclipTargetOptions {
+  scenario: Scenario;
+  clock: Clock;
+  rng: Rng;
+  trace: TraceSink;
+  /** The run's directory: paperclip.log (the server's own output) goes there. */
+  outDir: string;
+  ref: PaperclipTargetRef;
+}
+
+interface SessionInfo {
+  agentId: string;
+  adapter: PaperclipAdapter;
+  /** The chain in flight, if any. */
+  chain?: Chain;
+}
+
+interface Chain extends RunChain {
+  /** The attempt being followed (its heartbeat run id). */
+  current: string;
+  /** Rows seen so far, by heartbeat run id. */
+  rows: Map<string, HeartbeatRun>;
+  /** Wall ms when the current attempt was first seen finished. */
+  finishedSeenAt?: number;
+}
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'interrupted', 'timed_out', 'error']);
+
+export class PaperclipTarget implements Target {
+  readonly name = 'paperclip';
+  private readonly install: PaperclipInstall;
+  private readonly user: PaperclipUser | undefined;
+  private readonly api: PaperclipApi;
+  private server?: PaperclipServer;
+  private companyId = '';
+  private readonly sessions = new Map<string, SessionInfo>();
+  private readonly states = new Map<string, SessionState>();
+  private readonly stateListeners: SessionStateListener[] = [];
+  private readonly noticeListeners: Array<(notice: RunNotice) => void> = [];
+  private readonly failureListeners: Array<(error: Error) => void> = [];
+  private readonly restarts: Array<{ kind: string; killAt: number }> = [];
+  private poller?: NodeJS.Timeout;
+  private polling = false;
+  private stopping = false;
+  private restarting = false;
+  private slowdownTimer?: NodeJS.Timeout;
+
+  constructor(private readonly options: PaperclipTargetOptions) {
+    if (options.clock.kind !== 'real')
+      throw new FleetbenchError('E_TARGET', 'the paperclip target runs on the real clock only');
+    if (options.scenario.timeScale !== 1) {
+      throw new FleetbenchError(
+        'E_TARGET',
+        `the paperclip target runs at time scale 1 (asked: ${options.scenario.timeScale}): Paperclip's own timers (run leases, its orphan reaper, retry delays) run on the wall clock`,
+        { hint: 'drop --time-scale' },
+      );
+    }
+    checkScenario(options.scenario, options.ref);
+    // Refused before anything starts: the install and its Node are found and run (or the run stops here).
+    this.user = paperclipUser();
+    this.install = resolvePaperclipInstall(options.ref.dir, this.user);
+    this.api = new PaperclipApi(() => this.server?.apiUrl ?? 'http://127.0.0.1:0/api');
+  }
+
+  /** What the run header shows. */
+  describe(): string[] {
+    return [
+      `Paperclip ${this.install.serverVersion} on Node ${this.install.nodeVersion} (${this.install.origin})${this.user ? `, as the user ${this.user.name}` : ''}; runs at time scale 1, restarts are real`,
+    ];
+  }
+
+  private now(): number {
+    return this.options.clock.now();
+  }
+
+  /** Paperclip's ISO times → run time. */
+  private toRunTime = (iso: string): number => (Date.parse(iso) - this.options.clock.epochMs) * 1;
+
+  private wallToRunTime(wallMs: number): number {
+    return wallMs - this.options.clock.epochMs;
+  }
+
+  async start(): Promise<void> {
+    const workDir = mkdtempSync(join(tmpdir(), 'fleetbench-paperclip-'));
+    this.server = new PaperclipServer({
+      install: this.install,
+      user: this.user,
+      workDir,
+      logPath: join(this.options.outDir, 'paperclip.log'),
+      onUnexpectedExit: (how) => this.onServerDied(how),
+    });
+    await this.server.prepare();
+    const boot = await this.startServer('start').catch((error: Error) => {
+      throw new FleetbenchError('E_TARGET', `Paperclip did not start: ${error.message}`, {
+        hint: `its own output is in ${join(this.options.outDir, 'paperclip.log')}`,
+      });
+    });
+    this.options.trace.write({
+      kind: 'event',
+      name: 'paperclip.started',
+      t: this.now(),
+      labels: { version: boot.version },
+      data: {
+        version: boot.version,
+        node: this.install.nodeVersion,
+        origin: this.install.origin,
+        user: this.user?.name ?? null,
+        pid: boot.pid,
+        port: boot.port,
+      },
+    });
+    const company = await this.api.createCompany(`fleetbench ${this.options.scenario.name}`);
+    this.companyId = company.id;
+    this.poller = setInterval(() => void this.poll(), POLL_MS);
+  }
+
+  /** Starts a server and writes its boot: spawn → listening → ready, and its CPU. */
+  private async startServer(reason: string): Promise<ServerBoot> {
+    const boot = await this.server!.start();
+    const spawned = this.wallToRunTime(boot.spawnedAt);
+    const ready =
+      boot.paperclipReadyAt !== undefined
+        ? this.wallToRunTime(boot.paperclipReadyAt)
+        : this.wallToRunTime(boot.readyAt);
+    this.options.trace.write({
+      kind: 'span',
+      name: 'controlplane.boot',
+      t: spawned,
+      dur: Math.max(0, ready - spawned),
+      labels: { reason },
+      data: {
+        pid: boot.pid,
+        listeningMs: Math.round(boot.listeningAt - boot.spawnedAt),
+        readyMs: Math.round(ready - spawned),
+        cpuMs: Math.round(boot.cpuMs),
+      },
+    });
+    return boot;
+  }
+
+  private onServerDied(how: string): void {
+    if (this.stopping) return;
+    this.options.trace.write({
+      kind: 'event',
+      name: 'paperclip.exited',
+      t: this.now(),
+      labels: { reason: how },
+    });
+    const error = new FleetbenchError(
+      'E_TARGET',
+      `the Paperclip server exited during the run (${how}); its own output is in ${join(this.options.outDir, 'paperclip.log')}`,
+    );
+    for (const listener of this.failureListeners) listener(error);
+  }
+
+  onFailure(listener: (error: Error) => void): void {
+    this.failureListeners.push(listener);
+  }
+
+  // ── Sessions: one Paperclip agent each ─────────────────────────────────────────────────────
+
+  async createSession(spec: SessionSpec): Promise<void> {
+    this.setState(spec.id, 'spawning');
+    // The adapter is known when the session's first run starts; the agent is made then.
+  }
+
+  private async agentFor(session: string, provider: string): Promise<SessionInfo> {
+    const known = this.sessions.get(session);
+    if (known) return known;
+    const adapter = this.options.ref.adapter ?? LOCAL_ADAPTER_OF[provider];
+    if (adapter === undefined) throw new Error(`no Paperclip adapter for provider '${provider}'`);
+    const server = this.server!;
+    const cwd = join(server.agentsDir, session);
+    mkdirSync(join(cwd, 'codex-home'), { recursive: true, mode: 0o755 });
+    if (this.user) await chownDirs([cwd, join(cwd, 'codex-home')], this.user);
+    const standin = JSON.stringify({ ...STANDIN_DELAYS, control: server.controlFile });
+    const adapterConfig: Record<string, unknown> =
+      adapter === 'codex_local'
+        ? {
+            engine: 'cli',
+            command: join(server.standinDir, 'codex'),
+            cwd,
+            timeoutSec: 600,
+            env: {
+              // The stand-in calls no model: the key only satisfies the adapter's credential check.
+              OPENAI_API_KEY: 'fleetbench-stand-in',
+              CODEX_HOME: join(cwd, 'codex-home'),
+              FLEETBENCH_STANDIN: standin,
+            },
+          }
+        : {
+            command: join(server.standinDir, 'process'),
+            args: [],
+            cwd,
+            timeoutSec: 600,
+            env: { FLEETBENCH_STANDIN: standin },
+          };
+    const agent = await this.api.createAgent(this.companyId, {
+      name: session,
+      adapterType: adapter,
+      adapterConfig,
+    });
+    const info: SessionInfo = { agentId: agent.id, adapter };
+    this.sessions.set(session, info);
+    this.setState(session, 'working');
+    return info;
+  }
+
+  private setState(session: string, to: SessionState): void {
+    const from = this.states.get(session) ?? 'none';
+    if (from === to) return;
+    this.states.set(session, to);
+    this.options.trace.write({
+      kind: 'event',
+      name: 'session.state',
+      t: this.now(),
+      session,
+      labels: { from, to },
+    });
+    for (const listener of this.stateListeners) listener(session, from, to);
+  }
+
+  async sessionCounts(): Promise<Partial<Record<SessionState, number>>> {
+    const counts: Partial<Record<SessionState, number>> = {};
+    for (const state of this.states.values()) counts[state] = (counts[state] ?? 0) + 1;
+    return counts;
+  }
+
+  onSessionState(listener: SessionStateListener): void {
+    this.stateListeners.push(listener);
+  }
+
+  // ── Runs: one wake each ────────────────────────────────────────────────────────────────────
+
+  async startRun(spec: RunStartSpec): Promise<{ run: string; start: 'cold' | 'warm' }> {
+    const info = await this.agentFor(spec.session, spec.adapter);
+    return this.wake(spec.session, info);
+  }
+
+  /** The next turn is the agent's next wake: a heartbeat run of its own (warm when codex resumes). */
+  async sendInput(session: string): Promise<void> {
+    const info = this.sessions.get(session);
+    if (!info) throw new Error(`no Paperclip agent for session ${session}`);
+    await this.wake(session, info);
+  }
+
+  async endRun(): Promise<void> {
+    // A wake is one heartbeat run, ended by Paperclip: nothing to end.
+  }
+
+  private async wake(session: string, info: SessionInfo): Promise<{ run: string; start: 'cold' | 'warm' }> {
+    if (info.chain) throw new Error(`session ${session} already has a run in flight`);
+    this.options.trace.write({
+      kind: 'event',
+      name: 'input.received',
+      t: this.now(),
+      session,
+      labels: { adapter: info.adapter },
+    });
+    const row = await this.api.wake(info.agentId);
+    info.chain = {
+      id: row.id,
+      session,
+      adapter: info.adapter,
+      attempts: [],
+      current: row.id,
+      rows: new Map([[row.id, row]]),
+    };
+    return { run: row.id, start: info.adapter === 'codex_local' && this.hasSession(info) ? 'warm' : 'cold' };
+  }
+
+  private readonly savedSessions = new Set<string>();
+
+  private hasSession(info: SessionInfo): boolean {
+    return this.savedSessions.has(info.agentId);
+  }
+
+  onRunNotice(listener: (notice: RunNotice) => void): void {
+    this.noticeListeners.push(listener);
+  }
+
+  /** Follows every run in flight: one list of each busy agent's latest runs a second. */
+  private async poll(): Promise<void> {
+    if (this.polling || this.stopping || this.restarting) return;
+    this.polling = true;
+    try {
+      for (const info of this.sessions.values()) {
+        const chain = info.chain;
+        if (!chain) continue;
+        let rows: HeartbeatRun[];
+        try {
+          rows = await this.api.agentRuns(this.companyId, info.agentId);
+        } catch {
+          continue; // The server is down or busy: the next tick asks again.
+        }
+        for (const row of rows)
+          if (row.id === chain.current || chain.rows.has(row.id) || row.retryOfRunId === chain.current)
+            chain.rows.set(row.id, row);
+        await this.advance(info, chain);
+      }
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** Moves a chain on: to Paperclip's retry of its attempt, or to its end. */
+  private async advance(info: SessionInfo, chain: Chain): Promise<void> {
+    const current = chain.rows.get(chain.current);
+    if (!current || !TERMINAL.has(current.status)) return;
+    const retry = [...chain.rows.values()].find((row) => row.retryOfRunId === chain.current);
+    if (retry) {
+      chain.attempts.push({ run: current, log: await this.api.log(current.id).catch(() => []) });
+      chain.current = retry.id;
+      chain.finishedSeenAt = undefined;
+      return;
+    }
+    chain.finishedSeenAt ??= Date.now();
+    if (current.status !== 'succeeded' && Date.now() - chain.finishedSeenAt < RETRY_WAIT_MS) return;
+    chain.attempts.push({ run: current, log: await this.api.log(current.id).catch(() => []) });
+    this.conclude(info, chain);
+  }
+
+  private conclude(info: SessionInfo, chain: Chain): void {
+    info.chain = undefined;
+    const last = chain.attempts[chain.attempts.length - 1]?.run;
+    if (last?.sessionIdAfter) this.savedSessions.add(info.agentId);
+    writeRunChain(this.options.trace, chain, {
+      toRunTime: this.toRunTime,
+      restarts: this.restarts,
+      now: this.now(),
+    });
+    for (const listener of this.noticeListeners)
+      listener({ type: 'turn.completed', session: chain.session, run: chain.id, turn: 1 });
+  }
+
+  // ── Faults ────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A real restart of the server process: `hard` is kill -9 of the server alone, `graceful` is
+   * SIGTERM (Paperclip drains: it interrupts its runs and stops PostgreSQL). A new server then
+   * starts on the same home and database. Ready is Paperclip's own time of its ready phase.
+   */
+  async restart(kind: RestartKind): Promise<{ outageMs: number }> {
+    if (kind === 'hot')
+      throw new Error("the paperclip target has no hot restart (Paperclip's needs its native runner)");
+    const { trace } = this.options;
+    const killAt = this.now();
+    this.restarts.push({ kind, killAt });
+    trace.write({ kind: 'event', name: 'controlplane.restart', t: killAt, labels: { kind } });
+    this.restarting = true;
+    try {
+      await this.server!.kill(kind);
+      trace.write({ kind: 'event', name: 'paperclip.server.exited', t: this.now(), labels: { kind } });
+      const boot = await this.startServer(kind).catch((error: Error) => {
+        throw new FleetbenchError(
+          'E_TARGET',
+          `Paperclip did not come back after a ${kind} restart: ${error.message}`,
+          {
+            hint: `its own output is in ${join(this.options.outDir, 'paperclip.log')}`,
+          },
+        );
+      });
+      const readyAt = this.wallToRunTime(boot.paperclipReadyAt ?? boot.readyAt);
+      trace.write({ kind: 'event', name: 'controlplane.ready', t: readyAt, labels: { reason: kind } });
+      trace.write({
+        kind: 'span',
+        name: 'controlplane.outage',
+        t: killAt,
+        dur: Math.max(0, readyAt - killAt),
+        labels: { kind },
+        data: { pidAfter: boot.pid, listeningMs: Math.round(boot.listeningAt - boot.spawnedAt) },
+      });
+      return { outageMs: readyAt - killAt };
+    } finally {
+      this.restarting = false;
+    }
+  }
+
+  /**
+   * Provider faults on the stand-ins: `crash` kills the agent process of runs in flight (kill -9,
+   * as an OOM kill would), `slowdown` stretches the delays of stand-ins started while it lasts.
+   */
+  async providerFault(fault: ProviderFault): Promise<void> {
+    if (fault.type === 'slowdown') {
+      writeFileSync(this.server!.controlFile, `${JSON.stringify({ slowdown: fault.factor })}\n`);
+      clearTimeout(this.slowdownTimer);
+      this.slowdownTimer = setTimeout(() => {
+        if (this.server) writeFileSync(this.server.controlFile, '{}\n');
+      }, fault.durationMs ?? 30_000);
+      this.slowdownTimer.unref();
+      return;
+    }
+    let killed = 0;
+    for (const info of this.sessions.values()) {
+      if (killed >= fault.count || !info.chain) continue;
+      const row = await this.api.run(info.chain.current).catch(() => undefined);
+      if (row?.status !== 'running' || !row.processPid) continue;
+      try {
+        process.kill(row.processPid, 'SIGKILL');
+        killed++;
+        this.options.trace.write({
+          kind: 'event',
+          name: 'provider.crash',
+          t: this.now(),
+          session: info.chain.session,
+          labels: { adapter: info.adapter },
+          data: { run: info.chain.id, pid: row.processPid },
+        });
+      } catch {
+        // The process ended meanwhile.
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.poller);
+    clearTimeout(this.slowdownTimer);
+    // Runs in flight keep what is known of them: their attempts so far, with their logs.
+    for (const info of this.sessions.values()) {
+      const chain = info.chain;
+      if (!chain) continue;
+      info.chain = undefined;
+      const current = chain.rows.get(chain.current);
+      if (current) chain.attempts.push({ run: current, log: await this.api.log(current.id).catch(() => []) });
+      if (chain.attempts.length > 0)
+        writeRunChain(this.options.trace, chain, {
+          toRunTime: this.toRunTime,
+          restarts: this.restarts,
+          now: this.now(),
+        });
+    }
+    await this.server?.close();
+  }
+}
+
+/** What a scenario asks of the target that Paperclip cannot do, refused before anything starts. */
+function checkScenario(scenario: Scenario, ref: PaperclipTargetRef): void {
+  for (const executor of scenario.executors) {
+    if (executor.type === 'chaos-wave' && executor.restarts > 0 && executor.kinds.includes('hot')) {
+      throw new FleetbenchError(
+        'E_TARGET',
+        `executor chaos-wave: the paperclip target restarts hard (kill -9) and graceful (SIGTERM) only; hot restarts need Paperclip's native runner, which its npm package does not ship`,
+        { hint: 'kinds: [hard, graceful] (the paperclip scenarios say so)' },
+      );
+    }
+    if ((executor.type === 'chaos-wave' || executor.type === 'native-runs') && ref.adapter === undefined) {
+      if (LOCAL_ADAPTER_OF[executor.adapter] === undefined) {
+        throw new FleetbenchError(
+          'E_TARGET',
+          `executor ${executor.type}: the paperclip target has a stand-in for codex (Paperclip's codex_local adapter), not for ${executor.adapter}`,
+          { hint: 'adapter: codex, or --target paperclip/process for the process adapter' },
+        );
+      }
+    }
+  }
+  for (const fault of scenario.faults) {
+    if (fault.type === 'restart' && fault.kind === 'hot') {
+      throw new FleetbenchError(
+        'E_TARGET',
+        'a hot restart fault: the paperclip target restarts hard and graceful only',
+      );
+    }
+  }
+}
+
+async function chownDirs(dirs: string[], user: PaperclipUser): Promise<void> {
+  const { chown } = await import('node:fs/promises');
+  for (const dir of dirs) await chown(dir, user.uid, user.gid);
+}
