@@ -55,13 +55,17 @@ describe('import direction (scripts/layers.ts, docs/architecture.md#layers)', ()
     ]);
   });
 
-  it('a file in a contract path belongs to the contract, not to its folder', () => {
-    expect(layerOf('targets/types.ts')?.name).toBe('contract');
+  it('the contract is a folder of its own: the reference implements it without importing targets', () => {
+    expect(layerOf('contract/types.ts')?.name).toBe('contract');
     expect(layerOf('targets/http.ts')?.name).toBe('targets');
-    const found = violations(
-      fileImports(SRC, join(SRC, 'reference', 'x.ts'), "import type { Target } from '../targets/types.ts';"),
+    const ok = violations(
+      fileImports(SRC, join(SRC, 'reference', 'x.ts'), "import type { Target } from '../contract/types.ts';"),
     );
-    expect(found).toEqual([]);
+    expect(ok).toEqual([]);
+    const up = violations(
+      fileImports(SRC, join(SRC, 'reference', 'x.ts'), "import type { Target } from '../targets/index.ts';"),
+    );
+    expect(up.map((v) => `${v.from}→${v.to}`)).toEqual(['reference→targets']);
   });
 
   it('a file no layer claims is reported, and a circle in the table is found', () => {

@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { TargetEvent } from '../src/contract/protocol.ts';
 import { startReferenceServer } from '../src/reference/server.ts';
 import { startSupervisor } from '../src/reference/supervisor.ts';
-import type { TargetEvent } from '../src/targets/protocol.ts';
 import { readTrace } from '../src/trace/reader.ts';
 import { cli } from './helpers/cli.ts';
 import { inProcess, serve } from './helpers/github.ts';

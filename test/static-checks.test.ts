@@ -51,12 +51,12 @@ describe('static checks', () => {
     expect(code).toBe(0);
   });
 
-  it.concurrent('tsc --noEmit: the HTML report client (src/report/html/client/tsconfig.json)', async () => {
+  it.concurrent('tsc --noEmit: the HTML report client (src/report-html/client/tsconfig.json)', async () => {
     const { code, output } = await tsc([
       '--tsBuildInfoFile',
       'node_modules/.cache/tsc/client.tsbuildinfo',
       '-p',
-      'src/report/html/client',
+      'src/report-html/client',
     ]);
     expect(output).toBe('');
     expect(code).toBe(0);

@@ -10,10 +10,10 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FleetbenchError } from '../errors.ts';
-import { baselineSchema } from '../matrix/baseline.ts';
-import { scenarioBudgetJudge } from '../matrix/checks.ts';
 import { runPool } from '../matrix/pool.ts';
 import { baselineUnit, type MatrixSpec, planMatrix, type RunControl } from '../matrix/run.ts';
+import { baselineSchema } from '../results/baseline.ts';
+import { scenarioBudgetJudge } from '../results/checks.ts';
 import { describeZodIssues } from '../validation.ts';
 import { VERSION } from '../version.ts';
 import { inSegment, type Segment, segmentRecordFields, type segmentStatusSchema } from './segment.ts';

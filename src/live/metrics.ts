@@ -5,11 +5,11 @@
  * status, points, limited answers, scheduled and missed starts, trace records by kind).
  */
 import type { Clock } from '../clock/clock.ts';
+import type { Target } from '../contract/types.ts';
 import type { GitHubEmulator } from '../github/emulator.ts';
 import { statLabel, type Verdict } from '../judge/judge.ts';
 import { scopeText } from '../judge/report.ts';
 import { HttpTarget } from '../targets/http.ts';
-import type { Target } from '../targets/types.ts';
 import { type Family, formatFamilies, type Sample } from './prometheus.ts';
 import type { LiveStats } from './stats.ts';
 

@@ -9,8 +9,8 @@ import type { Analysis } from '../analyze/schema.ts';
 import { markdownBlocks } from '../report/markdown.ts';
 import { analysisSections } from '../report/sections/index.ts';
 import { columns, fmtInt, fmtNum, markdownTable, type Section } from '../report/table.ts';
-import type { Baseline, BaselineUnit } from './baseline.ts';
-import { BRACKET_COLUMNS } from './bracket-row.ts';
+import type { Baseline, BaselineUnit } from '../results/baseline.ts';
+import { BRACKET_COLUMNS } from '../results/bracket-row.ts';
 import {
   activeBracket,
   bracketDeltaText,
@@ -18,7 +18,7 @@ import {
   keyFigures,
   OVERVIEW_COLUMNS,
   overviewCells,
-} from './summary.ts';
+} from '../results/overview.ts';
 
 /** Sections of `analyze` that the cell section already shows in its own words. */
 const SHOWN_ABOVE = new Set(['/rate_limit bracket']);

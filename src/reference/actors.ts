@@ -15,7 +15,6 @@
  * number, nothing runs for an idle session, and every operation is a handful of clock sleeps.
  */
 import type { Clock } from '../clock/clock.ts';
-import type { Rng } from '../rng.ts';
 import {
   type ActorCounts,
   type ActorFootprint,
@@ -27,7 +26,8 @@ import {
   type FailureRates,
   type LifecycleMode,
   type ResumeMode,
-} from '../targets/types.ts';
+} from '../contract/types.ts';
+import type { Rng } from '../rng.ts';
 import type { Labels } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import {

@@ -5,8 +5,8 @@
  * and a malformed one is a 400 naming the field, not a crash later in the run.
  */
 import { z } from 'zod';
+import { ADAPTERS, type Adapter, lifecycleModes, type RestartKind, resumeModes } from '../contract/types.ts';
 import { type Distribution, distributionSchema } from '../distribution.ts';
-import { ADAPTERS, type Adapter, lifecycleModes, type RestartKind, resumeModes } from '../targets/types.ts';
 import type { ActorHostConfig } from './actors.ts';
 import { type DashboardMode, dashboardModes } from './dashboard.ts';
 import { type PollingStrategyName, pollingStrategies } from './polling.ts';

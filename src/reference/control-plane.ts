@@ -7,10 +7,10 @@
  */
 
 import type { Clock } from '../clock/clock.ts';
+import { isRestartKind, type RestartKind, type SessionSpec, type SessionState } from '../contract/types.ts';
 import { sample } from '../distribution.ts';
 import type { GitHubTransport } from '../github/types.ts';
 import type { Rng } from '../rng.ts';
-import { isRestartKind, type RestartKind, type SessionSpec, type SessionState } from '../targets/types.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { ActorHost } from './actors.ts';
 import { LruMap, TtlCache } from './cache.ts';

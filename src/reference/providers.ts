@@ -11,8 +11,9 @@
  * Session load time grows with the saved session's size and with how many loads run at once.
  * Pure functions of a seeded Rng: the run manager (runs.ts) decides when they are drawn.
  */
+
+import type { Adapter } from '../contract/types.ts';
 import type { Rng } from '../rng.ts';
-import type { Adapter } from '../targets/types.ts';
 
 export type StartKind = 'cold' | 'warm';
 

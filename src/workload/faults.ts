@@ -3,8 +3,8 @@
  * `fault.end` events, so analysis can line effects up with causes.
  */
 import type { Clock } from '../clock/clock.ts';
+import { hasCapability, type Target, type TargetCapability } from '../contract/types.ts';
 import { FleetbenchError } from '../errors.ts';
-import { hasCapability, type Target, type TargetCapability } from '../targets/types.ts';
 import type { Labels } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { MarkerBus } from './markers.ts';

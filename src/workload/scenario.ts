@@ -5,10 +5,11 @@
  * shape, `Scenario` the resolved one: the defaults live here and in docs/scenarios.md.
  */
 import { z } from 'zod';
+import { parseTarget, TARGET_SYNTAX, targetInfo } from '../contract/target-ref.ts';
+import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contract/types.ts';
 import { type Distribution, distributionField, fixed } from '../distribution.ts';
 import { durationField } from '../duration.ts';
 import { publishedJsonSchema } from '../json-schema.ts';
-import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../targets/types.ts';
 import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
   type ResolveContext,
@@ -277,7 +278,7 @@ export const userScenarioSchema = z
     target: z
       .string()
       .default('reference')
-      .describe('reference | ao | ao:DIR | http://HOST:PORT | module:PATH'),
+      .describe(TARGET_SYNTAX.replace(/,? or |, /g, ' | ')),
     clock: z.enum(['virtual', 'real']).default('virtual'),
     'time-scale': z.number().positive().default(1).describe('real clock: run-ms per real ms'),
     seed: z.number().int().default(1),
@@ -607,10 +608,6 @@ export function reposFor(layout: 'concentrated' | 'spread', sessions: number): n
   return layout === 'concentrated' ? 1 : Math.max(2, Math.floor(sessions / 5));
 }
 
-export function isAoTarget(target: string): boolean {
-  return target === 'ao' || target.startsWith('ao:');
-}
-
 /** `context` (the scenario file) resolves a turnover profile path relative to the scenario. */
 export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): Scenario {
   const count = parsed.sessions.count ?? 0;
@@ -622,9 +619,9 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
     description: parsed.description ?? parsed.name,
     whatItTells: parsed['what-it-tells'],
     target: parsed.target,
-    // agent-orchestrator runs on the real clock only (its loop is setInterval, its calls real
-    // processes): `target: ao` implies `clock: real` (docs/agent-orchestrator.md).
-    clock: isAoTarget(parsed.target) ? 'real' : parsed.clock,
+    // A target that runs on the real clock only (agent-orchestrator: its loop is setInterval,
+    // its calls real processes) gives its scenario the real clock (docs/agent-orchestrator.md).
+    clock: targetInfo(parseTarget(parsed.target)).realClock === 'implied' ? 'real' : parsed.clock,
     timeScale: parsed['time-scale'],
     seed: parsed.seed,
     durationMs: parsed.duration,

@@ -4,7 +4,6 @@
  * with the session profile loaded (so the scenario hash covers the profile's content).
  */
 import { z } from 'zod';
-import { durationField } from '../duration.ts';
 import {
   defaultFailureRates,
   type FailureRates,
@@ -12,7 +11,8 @@ import {
   lifecycleModes,
   type ResumeMode,
   resumeModes,
-} from '../targets/types.ts';
+} from '../contract/types.ts';
+import { durationField } from '../duration.ts';
 import { type Profile, resolveProfileRef } from './profiles/index.ts';
 
 const positiveInt = z

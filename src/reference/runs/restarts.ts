@@ -6,7 +6,7 @@
  * (native-runs.ts) relaunches killed runners with a session reload and reattaches hot ones.
  */
 import type { Clock } from '../../clock/clock.ts';
-import type { RestartKind } from '../../targets/types.ts';
+import type { RestartKind } from '../../contract/types.ts';
 import type { NativeRun } from './durable-state.ts';
 import type { Runner } from './runner.ts';
 

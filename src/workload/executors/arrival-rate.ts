@@ -1,4 +1,4 @@
-import type { SessionState } from '../../targets/types.ts';
+import type { SessionState } from '../../contract/types.ts';
 import type { Executor } from '../scenario.ts';
 import { arrivalTimes, paceOpen } from '../schedule.ts';
 import { type ExecutorContext, ownsStart } from './index.ts';

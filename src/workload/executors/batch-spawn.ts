@@ -1,4 +1,4 @@
-import { type SessionState, stateRank } from '../../targets/types.ts';
+import { type SessionState, stateRank } from '../../contract/types.ts';
 import type { Executor } from '../scenario.ts';
 import { type ExecutorContext, ownsStart } from './index.ts';
 

@@ -3,9 +3,9 @@
  * on the run's clock and resolves when it has nothing more to start.
  */
 import type { Clock } from '../../clock/clock.ts';
+import { hasCapability, type Target, type TargetCapability } from '../../contract/types.ts';
 import { FleetbenchError } from '../../errors.ts';
 import type { Rng } from '../../rng.ts';
-import { hasCapability, type Target, type TargetCapability } from '../../targets/types.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { MarkerBus } from '../markers.ts';
 import type { Executor } from '../scenario.ts';

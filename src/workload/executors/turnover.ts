@@ -24,9 +24,10 @@
  * `lifecycle-mode: none` never parks: registration leaves every session resident, fill has
  * nothing to do, and each "swap" is the next request to the session idle the longest.
  */
+
+import { type ActorPhase, type ActorStepRequest, actorStates } from '../../contract/types.ts';
 import { FleetbenchError } from '../../errors.ts';
 import type { Rng } from '../../rng.ts';
-import { type ActorPhase, type ActorStepRequest, actorStates } from '../../targets/types.ts';
 import type { Executor } from '../scenario.ts';
 import type { ExecutorContext } from './index.ts';
 import { IdleQueue, ReadyHeap } from './turnover-pools.ts';

@@ -8,9 +8,9 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Analysis } from '../analyze/schema.ts';
 import { FleetbenchError } from '../errors.ts';
-import type { RunSummary } from '../run/summary.ts';
 import { type Baseline, type CheckRow, parseBaseline } from './baseline.ts';
 import { SCORECARD_SET, scorecardCounts, verdictCheckRows } from './checks.ts';
+import type { RunSummary } from './run-summary.ts';
 
 export interface ResultUnit {
   id: string;

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { analyzeFile } from '../analyze/file.ts';
 import { type Analysis, analysisSchema } from '../analyze/schema.ts';
 import { FleetbenchError, InputFileError } from '../errors.ts';
-import { parseBaseline } from '../matrix/baseline.ts';
+import type { JudgeInput } from '../judge/judge.ts';
 import { describeZodError } from '../validation.ts';
-import type { JudgeInput } from './judge.ts';
+import { parseBaseline } from './baseline.ts';
 
 export interface LoadedInput extends JudgeInput {
   /** Budget sets the run's scenario named (summary.json), when known. */

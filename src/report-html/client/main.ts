@@ -4,7 +4,7 @@
  * but `window.fleetbenchReport` (what was drawn, for tests and for curious readers).
  */
 import uPlot from 'uplot';
-import { BRACKET_COLUMNS } from '../../../matrix/bracket-row.ts';
+import { BRACKET_COLUMNS } from '../../results/bracket-row.ts';
 import type {
   BudgetRow,
   GaugeGroup,
