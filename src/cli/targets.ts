@@ -4,6 +4,7 @@
  * `targets check paperclip[:DIR]` checks an install as a run would, in a second or two.
  */
 import type { Command } from 'commander';
+import { parseTarget } from '../contract/target-ref.ts';
 import { FleetbenchError } from '../errors.ts';
 import type { CommandIo } from './output.ts';
 
@@ -60,12 +61,12 @@ export function register(program: Command, io: CommandIo): void {
     .argument('<target>', 'paperclip or paperclip:DIR')
     .option('--json', 'print what was found as JSON')
     .action(async (name: string, options: { json?: boolean }) => {
-      const { parsePaperclipTarget } = await import('../targets/paperclip/target.ts');
-      if (!name.startsWith('paperclip')) onlyPaperclip(name);
-      const ref = parsePaperclipTarget(name);
+      const ref = parseTarget(name);
+      if (ref.kind !== 'paperclip') onlyPaperclip(name);
+      const dir = ref.kind === 'paperclip' ? ref.dir : undefined;
       const { paperclipUser, resolvePaperclipInstall } = await import('../targets/paperclip/install.ts');
       const user = paperclipUser(io.env);
-      const install = resolvePaperclipInstall(ref.dir, user, io.env);
+      const install = resolvePaperclipInstall(dir, user, io.env);
       const found = { ...install, user: user?.name ?? null };
       if (options.json) {
         io.stdout.write(`${JSON.stringify(found)}\n`);

@@ -35,6 +35,8 @@ export interface RunChain {
   session: string;
   /** Paperclip's adapter type (`codex_local`, `process`): the `adapter` label of every record. */
   adapter: string;
+  /** `warm` when the agent resumes a saved session (as its `run.created` said). */
+  start: 'cold' | 'warm';
   attempts: Attempt[];
 }
 
@@ -116,13 +118,33 @@ export function providerEventsOf(attempt: Attempt, toRunTime: (iso: string) => n
 
 const ms = (from: number, to: number) => Math.max(0, to - from);
 
-/** Writes a concluded run (all its attempts finished) into the trace. */
+/** `run.created`, written as soon as the wake answers (the live progress counts it). */
+export function writeRunCreated(
+  trace: TraceSink,
+  run: { id: string; session: string; adapter: string; createdAt: string; warm: boolean },
+  toRunTime: (iso: string) => number,
+): void {
+  trace.write({
+    kind: 'event',
+    name: 'run.created',
+    t: toRunTime(run.createdAt),
+    session: run.session,
+    labels: { adapter: run.adapter, start: run.warm ? 'warm' : 'cold' },
+    data: { run: run.id },
+  });
+}
+
+/**
+ * Writes a concluded run (all its attempts finished, its `run.created` already written) into the
+ * trace: its attempts' records, a `run.turn` span (the wake → the agent's last event) when the
+ * agent finished its turn, and `run.ended`.
+ */
 export function writeRunChain(trace: TraceSink, chain: RunChain, context: RecordContext): void {
   const { toRunTime, now } = context;
   const first = chain.attempts[0];
   if (!first) return;
   const { session, adapter } = chain;
-  const start = first.run.sessionIdBefore ? 'warm' : 'cold';
+  const { start } = chain;
   const at = (iso: string | null) => (iso === null ? undefined : toRunTime(iso));
   const span = (name: string, t: number, end: number, rest: Record<string, unknown>) => {
     trace.write({
@@ -135,15 +157,6 @@ export function writeRunChain(trace: TraceSink, chain: RunChain, context: Record
       ...rest,
     } as Parameters<TraceSink['write']>[0]);
   };
-  const created = at(first.run.createdAt)!;
-  trace.write({
-    kind: 'event',
-    name: 'run.created',
-    t: created,
-    session,
-    labels: { adapter, start },
-    data: { run: chain.id },
-  });
   chain.attempts.forEach((attempt, index) => {
     const { run } = attempt;
     const reason = index === 0 ? 'start' : 'retry';
@@ -216,6 +229,19 @@ export function writeRunChain(trace: TraceSink, chain: RunChain, context: Record
     }
   });
   const last = chain.attempts[chain.attempts.length - 1]!;
+  const lastEvents = providerEventsOf(last, toRunTime);
+  const turnDone = lastEvents.findLast((e) => e.type === 'turn.completed');
+  if (last.run.status === 'succeeded' && turnDone) {
+    span('run.turn', at(first.run.createdAt)!, turnDone.t, {
+      labels: { adapter },
+      data: {
+        run: chain.id,
+        turn: 1,
+        items: lastEvents.filter((e) => e.type === 'item.completed' || e.type === 'item.delta').length,
+        attempts: chain.attempts.length,
+      },
+    });
+  }
   const ended = at(last.run.finishedAt);
   if (ended !== undefined) {
     trace.write({

@@ -14,10 +14,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../clock/clock.ts';
-import { FleetbenchError } from '../../errors.ts';
-import type { Rng } from '../../rng.ts';
-import type { TraceSink } from '../../trace/writer.ts';
-import type { Scenario } from '../../workload/scenario.ts';
+import type { PaperclipAdapter, TargetRef } from '../../contract/target-ref.ts';
 import type {
   ProviderFault,
   RestartKind,
@@ -27,7 +24,11 @@ import type {
   SessionState,
   SessionStateListener,
   Target,
-} from '../types.ts';
+} from '../../contract/types.ts';
+import { FleetbenchError } from '../../errors.ts';
+import type { Rng } from '../../rng.ts';
+import type { TraceSink } from '../../trace/writer.ts';
+import type { Scenario } from '../../workload/scenario.ts';
 import { type HeartbeatRun, PaperclipApi } from './api.ts';
 import {
   type PaperclipInstall,
@@ -35,44 +36,13 @@ import {
   paperclipUser,
   resolvePaperclipInstall,
 } from './install.ts';
-import { type RunChain, writeRunChain } from './records.ts';
+import { type RunChain, writeRunChain, writeRunCreated } from './records.ts';
 import { PaperclipServer, type ServerBoot } from './server.ts';
-
-/** The Paperclip adapters a session's agent can use, and the stand-in each runs. */
-export const PAPERCLIP_ADAPTERS = ['codex_local', 'process'] as const;
-export type PaperclipAdapter = (typeof PAPERCLIP_ADAPTERS)[number];
 
 /** fleetbench's provider adapter names → Paperclip's local adapter that runs that CLI. */
 const LOCAL_ADAPTER_OF: Record<string, PaperclipAdapter | undefined> = { codex: 'codex_local' };
 
-/** `paperclip[/ADAPTER][:DIR]`, parsed. */
-export interface PaperclipTargetRef {
-  /** Forced adapter (`paperclip/process`); undefined: the local adapter of each run's provider. */
-  adapter?: PaperclipAdapter;
-  dir?: string;
-}
-
-export function parsePaperclipTarget(target: string): PaperclipTargetRef {
-  const match = /^paperclip(?:\/([a-z_]+))?(?::(.*))?$/.exec(target);
-  if (!match)
-    throw new FleetbenchError(
-      'E_TARGET',
-      `target '${target}': expected paperclip, paperclip/ADAPTER or paperclip:DIR`,
-    );
-  const [, adapter, dir] = match;
-  if (adapter !== undefined && !(PAPERCLIP_ADAPTERS as readonly string[]).includes(adapter)) {
-    throw new FleetbenchError(
-      'E_TARGET',
-      `target '${target}': Paperclip adapter '${adapter}' is not driven; expected one of ${PAPERCLIP_ADAPTERS.join(', ')}`,
-    );
-  }
-  if (dir === '')
-    throw new FleetbenchError('E_TARGET', `target '${target}': expected a directory after 'paperclip:'`);
-  return {
-    ...(adapter ? { adapter: adapter as PaperclipAdapter } : {}),
-    ...(dir !== undefined ? { dir } : {}),
-  };
-}
+type PaperclipTargetRef = Extract<TargetRef, { kind: 'paperclip' }>;
 
 /**
  * The stand-in's delays (ms ranges), the provider's share of every figure. Modelled on a codex
@@ -137,6 +107,8 @@ export class PaperclipTarget implements Target {
   private stopping = false;
   private restarting = false;
   private slowdownTimer?: NodeJS.Timeout;
+  /** Agents with a codex session saved by a finished run: their next run starts warm. */
+  private readonly savedSessions = new Set<string>();
 
   constructor(private readonly options: PaperclipTargetOptions) {
     if (options.clock.kind !== 'real')
@@ -158,7 +130,7 @@ export class PaperclipTarget implements Target {
   /** What the run header shows. */
   describe(): string[] {
     return [
-      `Paperclip ${this.install.serverVersion} on Node ${this.install.nodeVersion} (${this.install.origin})${this.user ? `, as the user ${this.user.name}` : ''}; runs at time scale 1, restarts are real`,
+      `Paperclip ${this.install.serverVersion} on Node ${this.install.nodeVersion} (${this.install.origin})${this.user ? `, as the user ${this.user.name}` : ''}; runs at time scale 1, restarts are real (kill -9, SIGTERM; a hot restart is done as a graceful one)`,
     ];
   }
 
@@ -351,21 +323,23 @@ export class PaperclipTarget implements Target {
       labels: { adapter: info.adapter },
     });
     const row = await this.api.wake(info.agentId);
+    // The agent resumes its codex session when it has one saved (Paperclip hands it back).
+    const warm = info.adapter === 'codex_local' && this.savedSessions.has(info.agentId);
+    writeRunCreated(
+      this.options.trace,
+      { id: row.id, session, adapter: info.adapter, createdAt: row.createdAt, warm },
+      this.toRunTime,
+    );
     info.chain = {
       id: row.id,
       session,
       adapter: info.adapter,
+      start: warm ? 'warm' : 'cold',
       attempts: [],
       current: row.id,
       rows: new Map([[row.id, row]]),
     };
-    return { run: row.id, start: info.adapter === 'codex_local' && this.hasSession(info) ? 'warm' : 'cold' };
-  }
-
-  private readonly savedSessions = new Set<string>();
-
-  private hasSession(info: SessionInfo): boolean {
-    return this.savedSessions.has(info.agentId);
+    return { run: row.id, start: warm ? 'warm' : 'cold' };
   }
 
   onRunNotice(listener: (notice: RunNotice) => void): void {
@@ -530,13 +504,6 @@ export class PaperclipTarget implements Target {
 /** What a scenario asks of the target that Paperclip cannot do, refused before anything starts. */
 function checkScenario(scenario: Scenario, ref: PaperclipTargetRef): void {
   for (const executor of scenario.executors) {
-    if (executor.type === 'chaos-wave' && executor.restarts > 0 && executor.kinds.includes('hot')) {
-      throw new FleetbenchError(
-        'E_TARGET',
-        `executor chaos-wave: the paperclip target restarts hard (kill -9) and graceful (SIGTERM) only; hot restarts need Paperclip's native runner, which its npm package does not ship`,
-        { hint: 'kinds: [hard, graceful] (the paperclip scenarios say so)' },
-      );
-    }
     if ((executor.type === 'chaos-wave' || executor.type === 'native-runs') && ref.adapter === undefined) {
       if (LOCAL_ADAPTER_OF[executor.adapter] === undefined) {
         throw new FleetbenchError(
@@ -545,14 +512,6 @@ function checkScenario(scenario: Scenario, ref: PaperclipTargetRef): void {
           { hint: 'adapter: codex, or --target paperclip/process for the process adapter' },
         );
       }
-    }
-  }
-  for (const fault of scenario.faults) {
-    if (fault.type === 'restart' && fault.kind === 'hot') {
-      throw new FleetbenchError(
-        'E_TARGET',
-        'a hot restart fault: the paperclip target restarts hard and graceful only',
-      );
     }
   }
 }
