@@ -339,12 +339,23 @@ function findNode(root: string, serverDir: string, env: NodeJS.ProcessEnv): stri
 
 /** Runs the Node (as the server's user): its version, and that it has node:sqlite. */
 function checkNode(node: string, label: string, user: PaperclipUser | undefined): string {
-  const out = spawnSync(node, ['-e', "require('node:sqlite'); process.stdout.write(process.versions.node)"], {
+  const out = spawnSync(node, ['-e', "process.stdout.write(process.versions.node); require('node:sqlite')"], {
     encoding: 'utf8',
     timeout: 20_000,
     ...(user ? { uid: user.uid, gid: user.gid, cwd: '/' } : {}),
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
   });
+  const version = out.stdout?.trim() ?? '';
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  if (/^\d+\.\d+/.test(version) && (major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1]))) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `${label}: ${node} is Node ${version}; Paperclip needs ≥ ${MIN_NODE.join('.')} (node:sqlite)`,
+      {
+        hint: `set FLEETBENCH_PAPERCLIP_NODE to a Node 24 binary, or run ${installHint}`,
+      },
+    );
+  }
   if (out.error || out.status !== 0) {
     const why =
       (out.error as NodeJS.ErrnoException | undefined)?.code ??
@@ -359,17 +370,6 @@ function checkNode(node: string, label: string, user: PaperclipUser | undefined)
         hint: user
           ? `the install must be readable by ${user.name}: ${installHint} installs into /var/cache/fleetbench when run as root`
           : `reinstall it: ${installHint}`,
-      },
-    );
-  }
-  const version = out.stdout.trim();
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  if (major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1])) {
-    throw new FleetbenchError(
-      'E_TARGET',
-      `${label}: ${node} is Node ${version}; Paperclip needs ≥ ${MIN_NODE.join('.')}`,
-      {
-        hint: installHint,
       },
     );
   }

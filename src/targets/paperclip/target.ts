@@ -130,7 +130,7 @@ export class PaperclipTarget implements Target {
   /** What the run header shows. */
   describe(): string[] {
     return [
-      `Paperclip ${this.install.serverVersion} on Node ${this.install.nodeVersion} (${this.install.origin})${this.user ? `, as the user ${this.user.name}` : ''}; runs at time scale 1, restarts are real (kill -9, SIGTERM; a hot restart is done as a graceful one)`,
+      `Paperclip ${this.install.serverVersion} on Node ${this.install.nodeVersion} from ${this.install.origin}${this.user ? `, as the user ${this.user.name}` : ''}; runs at time scale 1, restarts are real (kill -9, SIGTERM; a hot restart is done as a graceful one)`,
     ];
   }
 
