@@ -15,7 +15,6 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   statSync,
@@ -24,6 +23,7 @@ import {
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { FleetbenchError } from '../../errors.ts';
+import { inNodeModules, readPackage } from '../node-packages.ts';
 
 /** The Paperclip release the target is built and tested against (`paperclipai` pins the server). */
 export const PAPERCLIP_VERSION = '2026.916.1';
@@ -174,28 +174,6 @@ export interface PaperclipInstall {
   /** Node ≥ 24.11 that runs the server and the stand-ins. */
   node: string;
   nodeVersion: string;
-}
-
-interface PackageJson {
-  name?: string;
-  version?: string;
-}
-
-function readPackage(dir: string): PackageJson | undefined {
-  try {
-    return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson;
-  } catch {
-    return undefined;
-  }
-}
-
-/** node_modules/<name> in `start` or any directory above it. */
-function inNodeModules(start: string, name: string): string | undefined {
-  for (let dir = start; ; dir = dirname(dir)) {
-    const candidate = join(dir, 'node_modules', name);
-    if (existsSync(join(candidate, 'package.json'))) return candidate;
-    if (dirname(dir) === dir) return undefined;
-  }
 }
 
 /** A Paperclip checkout (pnpm workspace): its `server/` package, built. */
