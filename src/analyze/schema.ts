@@ -316,7 +316,7 @@ export const analysisSchema = z.object({
     target: z
       .string()
       .nullable()
-      .describe('the system under test: reference, ao, ao:DIR, an http URL or module:PATH (trace header)'),
+      .describe('the system under test: reference, ao, ao:DIR, paperclip, paperclip:DIR, an http URL or module:PATH (trace header)'),
     epochMs: nullableNumber,
     startedAt: z.string().nullable(),
     startMs: z.number().describe('run time of the first record (0 at most)'),
