@@ -248,12 +248,18 @@ const speedMetricSchema = z.object({
 });
 
 /** Metrics added after schemaVersion 1 was published: optional, so older documents still read. */
-const SPEED_METRICS_ADDED: ReadonlySet<SpeedMetricName> = new Set(['controlplane_boot', 'lost_run_detection']);
+const SPEED_METRICS_ADDED: ReadonlySet<SpeedMetricName> = new Set([
+  'controlplane_boot',
+  'lost_run_detection',
+]);
 
 export const speedSchema = z.object({
   metrics: z.object(
     Object.fromEntries(
-      SPEED_METRIC_KEYS.map((k) => [k, SPEED_METRICS_ADDED.has(k) ? speedMetricSchema.optional() : speedMetricSchema]),
+      SPEED_METRIC_KEYS.map((k) => [
+        k,
+        SPEED_METRICS_ADDED.has(k) ? speedMetricSchema.optional() : speedMetricSchema,
+      ]),
     ) as Record<SpeedMetricName, typeof speedMetricSchema>,
   ),
   runs: z.object({
@@ -316,7 +322,9 @@ export const analysisSchema = z.object({
     target: z
       .string()
       .nullable()
-      .describe('the system under test: reference, ao, ao:DIR, paperclip, paperclip:DIR, an http URL or module:PATH (trace header)'),
+      .describe(
+        'the system under test: reference, ao, ao:DIR, paperclip, paperclip:DIR, an http URL or module:PATH (trace header)',
+      ),
     epochMs: nullableNumber,
     startedAt: z.string().nullable(),
     startMs: z.number().describe('run time of the first record (0 at most)'),

@@ -143,7 +143,8 @@ export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
           'E_TARGET',
           `target '${text}': Paperclip adapter '${adapter}' is not driven; expected ${PAPERCLIP_ADAPTERS.join(' or ')}`,
         );
-      if (dir === '') throw new FleetbenchError('E_TARGET', `target '${text}': expected a directory after 'paperclip:'`);
+      if (dir === '')
+        throw new FleetbenchError('E_TARGET', `target '${text}': expected a directory after 'paperclip:'`);
       return {
         kind: 'paperclip',
         text,
