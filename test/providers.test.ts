@@ -1,5 +1,5 @@
 /**
- * The provider profiles are consistent with the native-speed budget table (SPEC §7): sampled
+ * The provider profiles are consistent with the native-speed budget table (docs/budgets.md#built-in-sets): sampled
  * on their own, and in the six built-in chaos waves, judged for real.
  */
 import { describe, expect, it } from 'vitest';

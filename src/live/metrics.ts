@@ -1,6 +1,6 @@
 /**
  * What `GET /metrics` exposes during a live run (docs/live-runs.md lists every family): the
- * gauges of SPEC §5 and §6 (sessions by state, calls in flight, quota remaining per resource,
+ * gauges (sessions by state, calls in flight, quota remaining per resource,
  * every gauge the trace carries, such as turnover's sessions by state) and counters (calls by
  * status, points, limited answers, scheduled and missed starts, trace records by kind).
  */

@@ -1,5 +1,5 @@
 /**
- * baseline.md: the human-readable baseline (SPEC §8). An overview table, the pruning table, then
+ * baseline.md: the human-readable baseline (docs/matrix.md#the-baseline). An overview table, the pruning table, then
  * one section per cell: `### S2-T1-50: Quiet steady state, concentrated, 50 sessions`, what the
  * cell tells us, the `/rate_limit` bracket before/after and its delta, the summary, and the
  * analysis (the same sections `fleetbench analyze --markdown` prints). Deterministic: no wall

@@ -1,5 +1,5 @@
 /**
- * How long actor operations take in the reference control plane (SPEC §4 actors): a documented
+ * How long actor operations take in the reference control plane (docs/reference-control-plane.md#actors-parkwake): a documented
  * model, not a measurement. Parking snapshots a session and waking restores it, so both grow with
  * the session's memory and disk; a step's operations cost what moving their bytes or burning
  * their CPU costs. Every number here is in docs/reference-control-plane.md ("Actors").

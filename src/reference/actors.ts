@@ -1,5 +1,5 @@
 /**
- * Actors in the reference control plane (SPEC §4): sessions that can be parked (snapshotted,
+ * Actors in the reference control plane (docs/reference-control-plane.md#actors-parkwake): sessions that can be parked (snapshotted,
  * their resources freed) and woken (restored). `lifecycle-mode` picks how: `suspend` (durable
  * snapshot, slower), `pause` (node-local, faster) or `none` (never parked). `resume-mode` picks
  * who wakes a session: `implicit` (the first request to a parked session wakes it) or

@@ -34,7 +34,7 @@ export interface ReferenceConfig {
   fixAfter: Distribution;
   /** Kill (or drain end) → ready, per restart kind. */
   restartOutage: Record<RestartKind, Distribution>;
-  /** ETag LRU sizes (SPEC §4: 100 repos, 500 commits, 500 PRs). */
+  /** ETag LRU sizes (docs/reference-control-plane.md: 100 repos, 500 commits, 500 PRs). */
   cacheSizes: { repos: number; commits: number; prs: number };
   project?: string;
   /** Actors (park/wake): lifecycle and resume modes, failure rates. Default: suspend, implicit. */

@@ -1,5 +1,5 @@
 /**
- * Scheduled faults (SPEC §5). Each fault writes `fault.start` and, when it has a duration,
+ * Scheduled faults (docs/scenarios.md#faults). Each fault writes `fault.start` and, when it has a duration,
  * `fault.end` events, so analysis can line effects up with causes.
  */
 import type { Clock } from '../clock/clock.ts';

@@ -76,7 +76,7 @@ const triggerFields = {
   delay: durationField.default(0).describe('extra wait after `after`'),
 };
 
-// ── Native runs, chaos waves, providers (SPEC §4-§5; issue 5) ─────────────────────────────
+// ── Native runs, chaos waves, providers (docs/scenarios.md#native-runs-and-chaos-waves) ─────────────────────────────
 const adapterField = z.enum(ADAPTERS).describe('provider adapter: claude, codex or opencode');
 const restartKind = z.enum(restartKinds);
 
@@ -603,7 +603,7 @@ function resolveExecutor(e: ParsedExecutor, sessions: number, turnover?: Turnove
   }
 }
 
-/** T1 concentrated: one repo. T2 spread: N/5 repos, at least 2 (SPEC §5). */
+/** T1 concentrated: one repo. T2 spread: N/5 repos, at least 2 (docs/scenarios.md#the-a2-cost-matrix). */
 export function reposFor(layout: 'concentrated' | 'spread', sessions: number): number {
   return layout === 'concentrated' ? 1 : Math.max(2, Math.floor(sessions / 5));
 }

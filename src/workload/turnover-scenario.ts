@@ -1,5 +1,5 @@
 /**
- * The `turnover:` section of a scenario (SPEC §5): a pool of `registered` sessions, `awake` of
+ * The `turnover:` section of a scenario (docs/scenarios.md#turnover): a pool of `registered` sessions, `awake` of
  * them resident, swapped at `target-rps`. User YAML in kebab-case → a resolved `TurnoverConfig`
  * with the session profile loaded (so the scenario hash covers the profile's content).
  */

@@ -1,5 +1,5 @@
 /**
- * Native runs in the reference control plane (SPEC §4). A run on a session goes
+ * Native runs in the reference control plane (docs/reference-control-plane.md#native-runs-and-providers). A run on a session goes
  *
  *   input.received → run.created → run.claim → run.prepare → run.runtime → run.runner.launch
  *     → provider.boot (cold; warm boots contain a provider.session.load) → first activity
