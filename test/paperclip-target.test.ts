@@ -381,3 +381,36 @@ describe('Paperclip’s timestamps as speed records', () => {
     expect(value('input_wait')).toEqual([[100]]);
   });
 });
+
+describe('a chaos wave whose target refuses a run', () => {
+  it('fails the run with the target’s words (exit 3), it does not crash', async () => {
+    const dir = scratchDir('fleetbench-refusing-');
+    const file = join(dir, 'refusing.yaml');
+    writeFileSync(
+      file,
+      `name: refusing
+duration: 5m
+sessions: { count: 2 }
+executors:
+  - type: chaos-wave
+    adapter: codex
+    concurrency: 2
+    restarts: 1
+    kinds: [hard]
+    provider-faults: 0
+`,
+    );
+    const fixture = fileURLToPath(new URL('./fixtures/refusing-target.ts', import.meta.url));
+    const result = await cli([
+      'run',
+      file,
+      '--target',
+      `module:${fixture}`,
+      '--out',
+      join(dir, 'out'),
+      '--no-report',
+    ]);
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).toMatch(/executor chaos-wave.*the target refused the run \(409 conflict\)/s);
+  });
+});

@@ -29,7 +29,7 @@ import { FleetbenchError } from '../../errors.ts';
 import type { Rng } from '../../rng.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { Scenario } from '../../workload/scenario.ts';
-import { type HeartbeatRun, PaperclipApi } from './api.ts';
+import { type HeartbeatRun, PaperclipApi, type PaperclipApiError } from './api.ts';
 import {
   type PaperclipInstall,
   type PaperclipUser,
@@ -37,7 +37,7 @@ import {
   resolvePaperclipInstall,
 } from './install.ts';
 import { type RunChain, writeRunChain, writeRunCreated } from './records.ts';
-import { PaperclipServer, type ServerBoot } from './server.ts';
+import { BOOT_TIMEOUT_MS, PaperclipServer, type ServerBoot } from './server.ts';
 
 /** fleetbench's provider adapter names → Paperclip's local adapter that runs that CLI. */
 const LOCAL_ADAPTER_OF: Record<string, PaperclipAdapter | undefined> = { codex: 'codex_local' };
@@ -106,6 +106,8 @@ export class PaperclipTarget implements Target {
   private polling = false;
   private stopping = false;
   private restarting = false;
+  /** Resolved while no restart is under way (calls wait on it). */
+  private restarted: Promise<void> = Promise.resolve();
   private slowdownTimer?: NodeJS.Timeout;
   /** Agents with a codex session saved by a finished run: their next run starts warm. */
   private readonly savedSessions = new Set<string>();
@@ -322,7 +324,7 @@ export class PaperclipTarget implements Target {
       session,
       labels: { adapter: info.adapter },
     });
-    const row = await this.api.wake(info.agentId);
+    const row = await this.whenUp(() => this.api.wake(info.agentId));
     // The agent resumes its codex session when it has one saved (Paperclip hands it back).
     const warm = info.adapter === 'codex_local' && this.savedSessions.has(info.agentId);
     writeRunCreated(
@@ -340,6 +342,25 @@ export class PaperclipTarget implements Target {
       rows: new Map([[row.id, row]]),
     };
     return { run: row.id, start: warm ? 'warm' : 'cold' };
+  }
+
+  /**
+   * A call that must reach the server: while a restart is under way, or the server does not
+   * answer (it is starting) or answers 5xx, it waits and tries again, as a client of a restarting
+   * server would, for as long as a boot may take. A 4xx is an answer, and is thrown.
+   */
+  private async whenUp<T>(call: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + BOOT_TIMEOUT_MS + 60_000;
+    for (;;) {
+      await this.restarted;
+      try {
+        return await call();
+      } catch (error) {
+        const status = (error as PaperclipApiError).status;
+        if ((status !== undefined && status < 500) || this.stopping || Date.now() > deadline) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
   }
 
   onRunNotice(listener: (notice: RunNotice) => void): void {
@@ -375,16 +396,20 @@ export class PaperclipTarget implements Target {
     const current = chain.rows.get(chain.current);
     if (!current || !TERMINAL.has(current.status)) return;
     const retry = [...chain.rows.values()].find((row) => row.retryOfRunId === chain.current);
-    if (retry) {
-      chain.attempts.push({ run: current, log: await this.api.log(current.id).catch(() => []) });
-      chain.current = retry.id;
-      chain.finishedSeenAt = undefined;
+    if (!retry) {
+      chain.finishedSeenAt ??= Date.now();
+      if (current.status !== 'succeeded' && Date.now() - chain.finishedSeenAt < RETRY_WAIT_MS) return;
+    }
+    // The attempt's log, once: when the server does not answer, the next tick asks again.
+    const log = await this.api.log(current.id).catch(() => undefined);
+    if (log === undefined) return;
+    chain.attempts.push({ run: current, log });
+    if (!retry) {
+      this.conclude(info, chain);
       return;
     }
-    chain.finishedSeenAt ??= Date.now();
-    if (current.status !== 'succeeded' && Date.now() - chain.finishedSeenAt < RETRY_WAIT_MS) return;
-    chain.attempts.push({ run: current, log: await this.api.log(current.id).catch(() => []) });
-    this.conclude(info, chain);
+    chain.current = retry.id;
+    chain.finishedSeenAt = undefined;
   }
 
   private conclude(info: SessionInfo, chain: Chain): void {
@@ -415,6 +440,10 @@ export class PaperclipTarget implements Target {
     this.restarts.push({ kind, killAt });
     trace.write({ kind: 'event', name: 'controlplane.restart', t: killAt, labels: { kind } });
     this.restarting = true;
+    let done = () => {};
+    this.restarted = new Promise<void>((resolve) => {
+      done = resolve;
+    });
     try {
       await this.server!.kill(kind);
       trace.write({ kind: 'event', name: 'paperclip.server.exited', t: this.now(), labels: { kind } });
@@ -440,6 +469,7 @@ export class PaperclipTarget implements Target {
       return { outageMs: readyAt - killAt };
     } finally {
       this.restarting = false;
+      done();
     }
   }
 
