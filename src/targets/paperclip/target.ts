@@ -140,12 +140,12 @@ export class PaperclipTarget implements Target {
     return this.options.clock.now();
   }
 
-  /** Paperclip's ISO times → run time. */
-  private toRunTime = (iso: string): number => (Date.parse(iso) - this.options.clock.epochMs) * 1;
-
+  /** Wall-clock ms (Paperclip's timestamps, the boot's moments) → run time (scale 1). */
   private wallToRunTime(wallMs: number): number {
     return wallMs - this.options.clock.epochMs;
   }
+
+  private toRunTime = (iso: string): number => this.wallToRunTime(Date.parse(iso));
 
   async start(): Promise<void> {
     const workDir = mkdtempSync(join(tmpdir(), 'fleetbench-paperclip-'));
@@ -156,28 +156,35 @@ export class PaperclipTarget implements Target {
       logPath: join(this.options.outDir, 'paperclip.log'),
       onUnexpectedExit: (how) => this.onServerDied(how),
     });
-    await this.server.prepare();
-    const boot = await this.startServer('start').catch((error: Error) => {
-      throw new FleetbenchError('E_TARGET', `Paperclip did not start: ${error.message}`, {
-        hint: `its own output is in ${join(this.options.outDir, 'paperclip.log')}`,
+    try {
+      await this.server.prepare();
+      const boot = await this.startServer('start').catch((error: Error) => {
+        throw new FleetbenchError('E_TARGET', `Paperclip did not start: ${error.message}`, {
+          hint: `its own output is in ${join(this.options.outDir, 'paperclip.log')}`,
+        });
       });
-    });
-    this.options.trace.write({
-      kind: 'event',
-      name: 'paperclip.started',
-      t: this.now(),
-      labels: { version: boot.version },
-      data: {
-        version: boot.version,
-        node: this.install.nodeVersion,
-        origin: this.install.origin,
-        user: this.user?.name ?? null,
-        pid: boot.pid,
-        port: boot.port,
-      },
-    });
-    const company = await this.api.createCompany(`fleetbench ${this.options.scenario.name}`);
-    this.companyId = company.id;
+      this.options.trace.write({
+        kind: 'event',
+        name: 'paperclip.started',
+        t: this.now(),
+        labels: { version: boot.version },
+        data: {
+          version: boot.version,
+          node: this.install.nodeVersion,
+          origin: this.install.origin,
+          user: this.user?.name ?? null,
+          pid: boot.pid,
+          port: boot.port,
+        },
+      });
+      const company = await this.api.createCompany(`fleetbench ${this.options.scenario.name}`);
+      this.companyId = company.id;
+    } catch (error) {
+      // Whatever started (PostgreSQL, a half-booted server) does not outlive a failed start.
+      this.stopping = true;
+      await this.server.close();
+      throw error;
+    }
     this.poller = setInterval(() => void this.poll(), POLL_MS);
   }
 
