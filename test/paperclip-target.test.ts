@@ -56,6 +56,25 @@ describe('the paperclip target’s text', () => {
   });
 });
 
+describe('what the paperclip target refuses before anything starts', () => {
+  const dir = scratchDir('fleetbench-pc-refuse-');
+  it('a scenario without agent runs, a provider without a stand-in, a time scale', async () => {
+    const noRuns = await cli(['run', 'S2-T1-5', '--target', 'paperclip', '--out', join(dir, 'a')]);
+    expect(noRuns.code).toBe(2);
+    expect(noRuns.stderr).toMatch(
+      /the paperclip target drives agent runs \(chaos-wave and native-runs executors\), and it has none/,
+    );
+    const claude = await cli(['run', 'chaos-claude-c4', '--target', 'paperclip', '--out', join(dir, 'b')]);
+    expect(claude.code).toBe(2);
+    expect(claude.stderr).toMatch(
+      /has a stand-in for codex \(Paperclip's codex_local adapter\), not for claude\n {2}hint: adapter: codex, or --target paperclip\/process/,
+    );
+    const scaled = await cli(['run', 'paperclip-wakes', '--time-scale', '10', '--out', join(dir, 'c')]);
+    expect(scaled.code).toBe(2);
+    expect(scaled.stderr).toMatch(/runs at time scale 1 \(asked: 10\)/);
+  });
+});
+
 describe('finding an install: refused in seconds, naming what is missing', () => {
   const root = scratchDir('fleetbench-pc-install-');
 

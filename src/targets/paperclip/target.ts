@@ -540,6 +540,13 @@ export class PaperclipTarget implements Target {
 
 /** What a scenario asks of the target that Paperclip cannot do, refused before anything starts. */
 function checkScenario(scenario: Scenario, ref: PaperclipTargetRef): void {
+  if (!scenario.executors.some((e) => e.type === 'chaos-wave' || e.type === 'native-runs')) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `scenario ${scenario.name}: the paperclip target drives agent runs (chaos-wave and native-runs executors), and it has none: Paperclip's agents here make no GitHub calls to measure`,
+      { hint: 'fleetbench run paperclip-chaos-c4 (or paperclip-wakes); docs/paperclip.md' },
+    );
+  }
   for (const executor of scenario.executors) {
     if ((executor.type === 'chaos-wave' || executor.type === 'native-runs') && ref.adapter === undefined) {
       if (LOCAL_ADAPTER_OF[executor.adapter] === undefined) {
