@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../src/analyze/analyzer.ts';
+import { analyzeFile } from '../src/analyze/file.ts';
 import { parseTarget, targetInfo } from '../src/contract/target-ref.ts';
 import { FleetbenchError } from '../src/errors.ts';
 import type { HeartbeatRun, LogChunk } from '../src/targets/paperclip/api.ts';
@@ -431,5 +432,22 @@ executors:
     ]);
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toMatch(/executor chaos-wave.*the target refused the run \(409 conflict\)/s);
+  });
+});
+
+describe('a real Paperclip run’s trace (test/fixtures/paperclip/, kept for learning a speed profile)', () => {
+  it('paperclip-chaos-c4 on Paperclip 2026.916.1: reads clean, every speed metric from its records', async () => {
+    const path = fileURLToPath(new URL('./fixtures/paperclip/chaos-c4.trace.jsonl.gz', import.meta.url));
+    const { analysis, stats } = await analyzeFile(path);
+    expect(stats.footer?.reason).toBe('completed');
+    expect([stats.skipped, stats.truncated, stats.warnings]).toEqual([0, false, []]);
+    const speed = analysis.speed!;
+    const scopes = (metric: keyof typeof speed.metrics) =>
+      speed.metrics[metric].groups.map((g) => Object.values(g.labels).join(' '));
+    expect(scopes('time_to_first_activity')).toEqual(['codex_local cold', 'codex_local warm']);
+    expect(scopes('restart_recovery_control_plane')).toEqual(['codex_local graceful', 'codex_local hard']);
+    expect(scopes('controlplane_boot')).toEqual(['graceful', 'hard', 'start']);
+    expect(speed.metrics.lost_run_detection.groups[0]?.values[0]).toBeGreaterThan(240_000);
+    expect(speed.runs.created).toBeGreaterThan(150);
   });
 });
