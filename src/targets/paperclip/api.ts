@@ -105,7 +105,7 @@ export class PaperclipApi {
   }
 
   /** The run's whole log, parsed (the target reads it once the run is over). */
-  async log(runId: string): Promise<LogChunk[]> {
+  async log(runId: string, timeoutMs = REQUEST_TIMEOUT_MS): Promise<LogChunk[]> {
     // Pages are cut at byte offsets, not at lines: join them, then split.
     let content = '';
     let offset = 0;
@@ -113,6 +113,8 @@ export class PaperclipApi {
       const result = await this.call<{ content?: string; nextOffset?: number | null }>(
         'GET',
         `/heartbeat-runs/${runId}/log?offset=${offset}`,
+        undefined,
+        timeoutMs,
       );
       content += result?.content ?? '';
       const next = typeof result?.nextOffset === 'number' ? result.nextOffset : undefined;

@@ -526,7 +526,9 @@ export class PaperclipTarget implements Target {
       if (!chain) continue;
       info.chain = undefined;
       const current = chain.rows.get(chain.current);
-      if (current) chain.attempts.push({ run: current, log: await this.api.log(current.id).catch(() => []) });
+      // Briefly: a run that is being stopped does not wait on a server that does not answer.
+      if (current)
+        chain.attempts.push({ run: current, log: await this.api.log(current.id, 5_000).catch(() => []) });
       if (chain.attempts.length > 0)
         writeRunChain(this.options.trace, chain, {
           toRunTime: this.toRunTime,
