@@ -27,9 +27,12 @@ import {
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { prebuiltFile } from '../../prebuilt.ts';
 import type { PaperclipInstall, PaperclipUser } from './install.ts';
 
-const STANDIN = fileURLToPath(new URL('./standin.mjs', import.meta.url));
+/** The stand-in's file: beside this source in a checkout, copied into dist/ by the package's build. */
+export const STANDIN_FILE = 'paperclip-standin.mjs';
+const STANDIN = prebuiltFile(STANDIN_FILE) ?? fileURLToPath(new URL('./standin.mjs', import.meta.url));
 /** A first boot initialises PostgreSQL and applies ~280 migrations: 35 s on a loaded 2-core machine. */
 export const BOOT_TIMEOUT_MS = 300_000;
 /** A graceful stop drains runs and stops PostgreSQL; past this it is killed. */
