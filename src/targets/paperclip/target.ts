@@ -29,6 +29,7 @@ import { FleetbenchError } from '../../errors.ts';
 import type { Rng } from '../../rng.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { Scenario } from '../../workload/scenario.ts';
+import { countSessionStates } from '../session-counts.ts';
 import { type HeartbeatRun, PaperclipApi, type PaperclipApiError } from './api.ts';
 import {
   type PaperclipInstall,
@@ -295,9 +296,7 @@ export class PaperclipTarget implements Target {
   }
 
   async sessionCounts(): Promise<Partial<Record<SessionState, number>>> {
-    const counts: Partial<Record<SessionState, number>> = {};
-    for (const state of this.states.values()) counts[state] = (counts[state] ?? 0) + 1;
-    return counts;
+    return countSessionStates(this.states.values());
   }
 
   onSessionState(listener: SessionStateListener): void {
