@@ -450,4 +450,24 @@ describe('a real Paperclip run’s trace (test/fixtures/paperclip/, kept for lea
     expect(speed.metrics.lost_run_detection.groups[0]?.values[0]).toBeGreaterThan(240_000);
     expect(speed.runs.created).toBeGreaterThan(150);
   });
+
+  it('native-speed’s codex_local and process entries hold on the runs they were derived from (docs/budgets.md)', async () => {
+    const kept = ['chaos-c4', 'chaos-c4-16m', 'chaos-c4-process-16m'].map((name) =>
+      fileURLToPath(new URL(`./fixtures/paperclip/${name}.trace.jsonl.gz`, import.meta.url)),
+    );
+    const result = await cli(['check', ...kept, '--budgets', 'native-speed', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const [verdict] = JSON.parse(result.stdout).verdicts as Array<{
+      verdict: string;
+      rows: Array<{ metric: string; scope: Record<string, string>; mode: string; status: string }>;
+    }>;
+    expect(verdict!.verdict).toBe('pass');
+    const judged = verdict!.rows.filter((r) => r.mode === 'judged' && r.status !== 'skipped');
+    // Every judged row of both adapters has samples and holds; the other adapters' are skipped.
+    expect(new Set(judged.map((r) => r.scope.adapter))).toEqual(new Set(['codex_local', 'process']));
+    expect(
+      judged.filter((r) => r.status !== 'pass').map((r) => `${r.metric} ${JSON.stringify(r.scope)}`),
+    ).toEqual([]);
+    expect(judged.length).toBeGreaterThanOrEqual(8);
+  });
 });
