@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock/clock.ts';
 import { BodyTooLargeError, readBoundedBody } from '../http-body.ts';
+import { Routes } from '../http-router.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { type OtlpRequest, otlpRequestSchema, otlpToRecords } from '../trace/importers/otlp.ts';
 import {
@@ -133,19 +134,25 @@ export async function startLiveServer(options: LiveServerOptions): Promise<Runni
     );
   };
 
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (req.method === 'GET' && path === '/metrics' && options.metrics) {
-      options.metrics().then(
+  const routes = new Routes();
+  const metrics = options.metrics;
+  if (metrics)
+    routes.on('GET', '/metrics', (_req, res) =>
+      metrics().then(
         (text) => reply(res, 200, text, CONTENT_TYPE),
         (error: Error) => reply(res, 500, `# error: ${error.message}\n`, CONTENT_TYPE),
-      );
-      return;
-    }
-    if (req.method === 'POST' && path === '/v1/traces' && options.otlp) {
+      ),
+    );
+  if (options.otlp)
+    routes.on('POST', '/v1/traces', (req, res) =>
       receiveTraces(req, res).catch((error: Error) => {
         if (!res.headersSent) reply(res, 500, JSON.stringify({ code: 13, message: error.message }));
-      });
+      }),
+    );
+  const server: Server = createServer((req, res) => {
+    const answer = routes.match(req);
+    if (answer) {
+      answer(res);
       return;
     }
     req.resume();
