@@ -28,6 +28,15 @@ export const MAX_LINE_BYTES = 16 * MIB;
 /** An OTLP/JSON export file (read whole: an export is one document). */
 export const MAX_OTLP_FILE_BYTES = 256 * MIB;
 
+/**
+ * A learned model file (docs/model.md): a few KB to a few hundred KB for any real control plane
+ * (its size grows with operations and states, not with the traces); read whole, then validated.
+ */
+export const MODEL_FILE_MAX_BYTES = 8 * MIB;
+
+/** Traces one `model learn` reads, and api records over all of them (each is kept in memory). */
+export const MODEL_LEARN_LIMITS = { maxTraces: 32, maxApiRecords: 5_000_000 } as const;
+
 /** Request bodies each server accepts (bytes). */
 export const BODY_LIMITS = {
   /** The GitHub emulator's REST and GraphQL bodies (GitHub itself refuses far smaller JSON). */

@@ -8,9 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYamlValue } from 'yaml';
 import { FleetbenchError, InputFileError } from '../errors.ts';
 import { describeZodIssues } from '../validation.ts';
-import { parseYamlInput } from '../yaml-input.ts';
+import { parseYamlInput, yamlLineOf } from '../yaml-input.ts';
 import { resolveScenario, type Scenario, userScenarioSchema } from './scenario.ts';
-import { yamlLineOf } from './yaml-lines.ts';
 
 export interface Override {
   path: string[];

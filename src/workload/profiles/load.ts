@@ -7,8 +7,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FleetbenchError, InputFileError } from '../../errors.ts';
 import { describeZodIssues } from '../../validation.ts';
-import { parseYamlInput, yamlFileNames } from '../../yaml-input.ts';
-import { yamlLineOf } from '../yaml-lines.ts';
+import { parseYamlInput, yamlFileNames, yamlLineOf } from '../../yaml-input.ts';
 import { type Profile, resolveProfile, userProfileSchema } from './schema.ts';
 
 const PROFILE_DIR = fileURLToPath(new URL('../../../scenarios/profiles/', import.meta.url));
