@@ -14,6 +14,10 @@
  *   Outage time (kill → ready) is removed from all three: a run still recovering when the next
  *   restart lands gives one sample, anchored at the first ready, with the second outage taken
  *   out of the full latency, the control-plane share and the load alike.
+ * - controlplane_boot: `controlplane.boot` spans (a control-plane process spawned → ready), by
+ *   reason (`start` or the restart kind). lost_run_detection: `run.lost` spans (the kill that
+ *   orphaned a run → the control plane marking it lost), by adapter and restart kind. Both are
+ *   written by real targets that see them (the paperclip target, docs/paperclip.md).
  *
  * Everything is computed after the whole trace is read, so a span written after the event it
  * explains (a load span that ends after `session.resumed`) still counts.
@@ -31,6 +35,8 @@ export const SPEED_RECORD_NAMES = new Set([
   'provider.session.load',
   'controlplane.restart',
   'controlplane.ready',
+  'controlplane.boot',
+  'run.lost',
 ]);
 
 /** Role (judged or report-only) and labels of each metric, as docs/analysis.md#speed defines them. */
@@ -73,6 +79,17 @@ export const SPEED_METRIC_INFO: Record<
     role: 'report',
     labels: ['adapter', 'kind'],
     description: 'the recovery’s provider.session.load duration',
+  },
+  controlplane_boot: {
+    role: 'report',
+    labels: ['reason'],
+    description:
+      'a control-plane process spawned → ready (controlplane.boot), at the start and after each restart',
+  },
+  lost_run_detection: {
+    role: 'report',
+    labels: ['adapter', 'kind'],
+    description: 'the kill that orphaned a run → the control plane marking it lost (run.lost)',
   },
 };
 
@@ -188,6 +205,8 @@ export function computeSpeed(
   const loadsBySession = new Map<string, Load[]>();
   const restarts: Restart[] = [];
   const boots = new Groups();
+  const controlPlaneBoots = new Groups();
+  const lostRuns = new Groups();
   const notes: string[] = [];
   let openRestart: Restart | undefined;
   let unattributed = 0;
@@ -266,6 +285,19 @@ export function computeSpeed(
         boots.add({ adapter: str(r.labels?.adapter) ?? 'unknown', start: startKind(r.labels?.start) }, r.dur);
         break;
       }
+      case 'controlplane.boot':
+        if (r.kind !== 'span' || r.outcome !== 'ok') break;
+        relevant = true;
+        controlPlaneBoots.add({ reason: str(r.labels?.reason) ?? 'unknown' }, r.dur);
+        break;
+      case 'run.lost':
+        if (r.kind !== 'span') break;
+        relevant = true;
+        lostRuns.add(
+          { adapter: str(r.labels?.adapter) ?? 'unknown', kind: str(r.labels?.kind) ?? 'unknown' },
+          r.dur,
+        );
+        break;
       case 'provider.session.load': {
         if (r.kind !== 'span' || r.session === undefined) break;
         const span = r as Span;
@@ -398,6 +430,8 @@ export function computeSpeed(
       restart_recovery: metric('restart_recovery', recovery),
       restart_recovery_control_plane: metric('restart_recovery_control_plane', controlPlane),
       restart_provider_load: metric('restart_provider_load', providerLoad),
+      controlplane_boot: metric('controlplane_boot', controlPlaneBoots),
+      lost_run_detection: metric('lost_run_detection', lostRuns),
     },
     runs: runCounts,
     restarts: restarts.map((r) => ({
