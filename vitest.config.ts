@@ -25,7 +25,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/e2e/**'],
+          // test/paperclip/ drives the real Paperclip: its own config (npm run test:paperclip).
+          exclude: ['test/e2e/**', 'test/paperclip/**'],
           // One module graph per worker instead of one per file: importing src/ (~1-3 s of
           // CPU a file) was a third of the suite's CPU. Tests therefore keep no state in
           // modules they share (helpers keep per-file state behind setup.ts, and nothing

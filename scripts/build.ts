@@ -12,6 +12,7 @@
  * - analyze-worker.cjs, the analysis workers' script (src/analyze/worker-source.ts);
  * - report-client.js and uplot.min.css, the HTML report's page script and styles
  *   (src/report-html/page.ts);
+ * - paperclip-standin.mjs, the paperclip target's stand-in agent (src/targets/paperclip/standin.mjs);
  * - types/, the declarations of the public API (src/index.ts).
  *
  * A module that finds files relative to itself (package.json, scenarios/, budgets/, docs/*.json)
@@ -26,6 +27,7 @@ import { build, buildSync, type Plugin } from 'esbuild';
 import { ENTRIES, ENTRY_BUNDLE, sourceLocations } from '../bin/cli-bundle.js';
 import { workerBuildOptions } from '../src/analyze/worker-source.ts';
 import { CLIENT_BUILD_OPTIONS, CLIENT_FILE, UPLOT_CSS_FILE, uplotCssPath } from '../src/report-html/page.ts';
+import { STANDIN_FILE } from '../src/targets/paperclip/server.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
@@ -133,6 +135,8 @@ export async function buildPackage(): Promise<{ bundled: string[]; seconds: numb
 
   buildSync({ ...CLIENT_BUILD_OPTIONS, outfile: join(DIST, CLIENT_FILE) });
   copyFileSync(uplotCssPath(), join(DIST, UPLOT_CSS_FILE));
+  // The paperclip target's stand-in agent: plain JavaScript that Paperclip's own Node runs.
+  copyFileSync(join(ROOT, 'src', 'targets', 'paperclip', 'standin.mjs'), join(DIST, STANDIN_FILE));
 
   // The public API's declarations, for TypeScript module targets (`import type { Target } from 'fleetbench'`).
   const tsc = spawnSync(

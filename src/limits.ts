@@ -74,6 +74,11 @@ export const SCENARIO_LIMITS = {
    * cycle, and on 2 cores 50 sessions already outlast a 30 s interval (docs/calibration.md).
    */
   maxAoSessions: 200,
+  /**
+   * Sessions of the real Paperclip (`target: paperclip`): each is an agent whose every run is a
+   * stand-in process spawned by the server on this machine (docs/paperclip.md).
+   */
+  maxPaperclipSessions: 50,
   /** Turnover actors (parked sessions cost ~70 bytes each in the executor). */
   maxActors: 1_000_000,
   /** Arrival and swap rates (per second or minute, as the field says). */

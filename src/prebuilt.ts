@@ -1,6 +1,7 @@
 /**
  * What an installed package has built ahead of time (scripts/build.ts, run by `npm pack`'s
- * prepack step): the analysis worker's bundle and the HTML report's client, in dist/. From a
+ * prepack step): the analysis worker's bundle and the HTML report's client, in dist/ (and the
+ * paperclip target's stand-in agent, copied there). From a
  * checkout they are built on first use instead (and cached), so a clone runs with no build step.
  * The build replaces PREBUILT with `true`; this source says `false`.
  */

@@ -247,6 +247,35 @@ budgets:
       expect(limits('restart_recovery_control_plane', { adapter })).toEqual(['judged', v[10], v[11]]);
       expect(limits('restart_provider_load', { adapter })).toEqual(['report']);
     }
+    // Paperclip's adapters: the table of docs/paperclip.md#budgets (restarts scoped by kind).
+    expect(limits('time_to_first_activity', { adapter: 'codex_local', start: 'cold' })).toEqual([
+      'judged',
+      6,
+      10.5,
+    ]);
+    expect(limits('time_to_first_activity', { adapter: 'codex_local', start: 'warm' })).toEqual([
+      'judged',
+      6.5,
+      9.5,
+    ]);
+    expect(limits('agent_boot', { adapter: 'codex_local', start: 'cold' })).toEqual(['judged', 3.5, 8]);
+    expect(limits('agent_boot', { adapter: 'codex_local', start: 'warm' })).toEqual(['judged', 2, 5.5]);
+    expect(limits('restart_recovery_control_plane', { adapter: 'codex_local', kind: 'graceful' })).toEqual([
+      'judged',
+      6,
+      41.5,
+    ]);
+    expect(limits('restart_recovery_control_plane', { adapter: 'codex_local', kind: 'hard' })).toEqual([
+      'judged',
+      363.5,
+      364.5,
+    ]);
+    expect(limits('time_to_first_activity', { adapter: 'process', start: 'cold' })).toEqual([
+      'judged',
+      3,
+      7.5,
+    ]);
+    expect(limits('agent_boot', { adapter: 'process', start: 'cold' })).toEqual(['judged', 1.5, 5.5]);
   });
 
   it('the built-in track-b set judges the scorecard rows', () => {

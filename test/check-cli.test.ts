@@ -95,7 +95,8 @@ describe('fleetbench run + check', () => {
       }
     }
     expect(check.stdout).toContain(
-      '18 rows not shown: no adapter=claude in this run; no adapter=opencode in this run',
+      // The other adapters' rows, Paperclip's (docs/paperclip.md#budgets) included.
+      '37 rows not shown: no adapter=claude in this run; no adapter=opencode in this run; no adapter=codex_local in this run; no adapter=process in this run',
     );
     // --json: the verdict document.
     const json = await cli(['check', join(wave, 'trace.jsonl'), '--budgets', 'native-speed', '--json']);

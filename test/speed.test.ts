@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../src/analyze/analyzer.ts';
-import type { Analysis } from '../src/analyze/schema.ts';
+import { type Analysis, analysisSchema } from '../src/analyze/schema.ts';
 import { breachEvents, judge, parseBudgetText } from '../src/judge/index.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 
@@ -270,5 +270,60 @@ budgets:
     expect(unknown).toMatchObject({ n: 5, status: 'pass', p50: 7_000 });
     expect(unknown.stats.map((s) => s.threshold.limit)).toEqual([10_000, 28_500]);
     expect(verdict.verdict).toBe('pass');
+  });
+
+  it('control-plane boots and lost-run detection: the spans a real target writes, by reason and by adapter and kind', () => {
+    const a = analyse([
+      {
+        kind: 'span',
+        name: 'controlplane.boot',
+        t: 0,
+        dur: 40_000,
+        outcome: 'ok',
+        labels: { reason: 'start' },
+      },
+      ...restart(60_000, 85_000, 'hard'),
+      {
+        kind: 'span',
+        name: 'controlplane.boot',
+        t: 60_500,
+        dur: 24_500,
+        outcome: 'ok',
+        labels: { reason: 'hard' },
+      },
+      {
+        kind: 'span',
+        name: 'controlplane.boot',
+        t: 90_000,
+        dur: 9_000,
+        outcome: 'error',
+        labels: { reason: 'hard' },
+      },
+      span(60_000, 300_000, 'run.lost', 's1', { adapter: 'codex_local', kind: 'hard' }),
+    ]);
+    const boot = a.speed!.metrics.controlplane_boot;
+    expect(boot.role).toBe('report');
+    // A failed boot is no sample.
+    expect(boot.groups.map((g) => [g.labels, g.values])).toEqual([
+      [{ reason: 'hard' }, [24_500]],
+      [{ reason: 'start' }, [40_000]],
+    ]);
+    expect(a.speed!.metrics.lost_run_detection.groups).toMatchObject([
+      { labels: { adapter: 'codex_local', kind: 'hard' }, values: [300_000] },
+    ]);
+  });
+
+  it('reads an Analysis written before the two were added (they are optional in schemaVersion 1)', () => {
+    const a = analyse([created(0, 's1', 'cold'), provider(2_000, 's1', 'item.delta', 'text')]);
+    const older = structuredClone(a) as unknown as { speed: { metrics: Record<string, unknown> } };
+    delete older.speed.metrics.controlplane_boot;
+    delete older.speed.metrics.lost_run_detection;
+    expect(analysisSchema.safeParse(older).success).toBe(true);
+    expect(
+      analysisSchema.safeParse({
+        ...older,
+        speed: { ...older.speed, metrics: { ...older.speed.metrics, agent_boot: undefined } },
+      }).success,
+    ).toBe(false);
   });
 });

@@ -223,6 +223,8 @@ export const SPEED_METRIC_KEYS = [
   'restart_recovery',
   'restart_recovery_control_plane',
   'restart_provider_load',
+  'controlplane_boot',
+  'lost_run_detection',
 ] as const;
 export type SpeedMetricName = (typeof SPEED_METRIC_KEYS)[number];
 
@@ -244,12 +246,20 @@ const speedMetricSchema = z.object({
   groups: z.array(speedGroupSchema),
 });
 
+/** Metrics added after schemaVersion 1 was published: optional, so older documents still read. */
+const SPEED_METRICS_ADDED: ReadonlySet<SpeedMetricName> = new Set([
+  'controlplane_boot',
+  'lost_run_detection',
+]);
+
 export const speedSchema = z.object({
   metrics: z.object(
-    Object.fromEntries(SPEED_METRIC_KEYS.map((k) => [k, speedMetricSchema])) as Record<
-      SpeedMetricName,
-      typeof speedMetricSchema
-    >,
+    Object.fromEntries(
+      SPEED_METRIC_KEYS.map((k) => [
+        k,
+        SPEED_METRICS_ADDED.has(k) ? speedMetricSchema.optional() : speedMetricSchema,
+      ]),
+    ) as Record<SpeedMetricName, typeof speedMetricSchema>,
   ),
   runs: z.object({
     created: count,
@@ -311,7 +321,9 @@ export const analysisSchema = z.object({
     target: z
       .string()
       .nullable()
-      .describe('the system under test: reference, ao, ao:DIR, an http URL or module:PATH (trace header)'),
+      .describe(
+        'the system under test: reference, ao, ao:DIR, paperclip, paperclip:DIR, an http URL or module:PATH (trace header)',
+      ),
     epochMs: nullableNumber,
     startedAt: z.string().nullable(),
     startMs: z.number().describe('run time of the first record (0 at most)'),

@@ -14,6 +14,10 @@
  *   Outage time (kill → ready) is removed from all three: a run still recovering when the next
  *   restart lands gives one sample, anchored at the first ready, with the second outage taken
  *   out of the full latency, the control-plane share and the load alike.
+ * - controlplane_boot: `controlplane.boot` spans (a control-plane process spawned → ready), by
+ *   reason (`start` or the restart kind). lost_run_detection: `run.lost` spans (the kill that
+ *   orphaned a run → the control plane marking it lost), by adapter and restart kind. Both are
+ *   written by real targets that see them (the paperclip target, docs/paperclip.md).
  *
  * Everything is computed after the whole trace is read, so a span written after the event it
  * explains (a load span that ends after `session.resumed`) still counts.
@@ -31,6 +35,8 @@ export const SPEED_RECORD_NAMES = new Set([
   'provider.session.load',
   'controlplane.restart',
   'controlplane.ready',
+  'controlplane.boot',
+  'run.lost',
 ]);
 
 /** Role (judged or report-only) and labels of each metric, as docs/analysis.md#speed defines them. */
@@ -73,6 +79,17 @@ export const SPEED_METRIC_INFO: Record<
     role: 'report',
     labels: ['adapter', 'kind'],
     description: 'the recovery’s provider.session.load duration',
+  },
+  controlplane_boot: {
+    role: 'report',
+    labels: ['reason'],
+    description:
+      'a control-plane process spawned → ready (controlplane.boot), at the start and after each restart',
+  },
+  lost_run_detection: {
+    role: 'report',
+    labels: ['adapter', 'kind'],
+    description: 'the kill that orphaned a run → the control plane marking it lost (run.lost)',
   },
 };
 
@@ -180,92 +197,108 @@ function outageWithin(restarts: readonly Restart[], from: number, to: number): n
 
 export function computeSpeed(
   records: readonly RetainedRecord[],
-  context: FinisherContext,
+  _context: FinisherContext,
 ): SpeedAnalysis | undefined {
-  const runsBySession = new Map<string, RunInfo[]>();
-  const inputsBySession = new Map<string, number[]>();
-  const eventsBySession = new Map<string, ProviderEv[]>();
-  const loadsBySession = new Map<string, Load[]>();
-  const restarts: Restart[] = [];
-  const boots = new Groups();
-  const notes: string[] = [];
-  let openRestart: Restart | undefined;
-  let unattributed = 0;
-  let relevant = false;
-  const push = <T>(map: Map<string, T[]>, key: string, value: T) => {
-    const list = map.get(key);
-    if (list) list.push(value);
-    else map.set(key, [value]);
-  };
+  const input = new SpeedRecords();
+  for (const r of records) input.add(r);
+  input.end();
+  if (!input.relevant) return undefined;
+  const join = new SpeedJoin(input.restarts);
+  for (const [session, runs] of [...input.runsBySession].sort(([a], [b]) => (a < b ? -1 : 1)))
+    join.session(
+      session,
+      runs,
+      input.eventsBySession.get(session) ?? [],
+      input.loadsBySession.get(session) ?? [],
+    );
+  return join.result(input);
+}
 
-  for (const r of records) {
+const push = <T>(map: Map<string, T[]>, key: string, value: T) => {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+};
+
+/** The records speed joins, gathered by session in one pass (restarts in time order). */
+class SpeedRecords {
+  readonly runsBySession = new Map<string, RunInfo[]>();
+  readonly inputsBySession = new Map<string, number[]>();
+  readonly eventsBySession = new Map<string, ProviderEv[]>();
+  readonly loadsBySession = new Map<string, Load[]>();
+  readonly restarts: Restart[] = [];
+  readonly boots = new Groups();
+  readonly controlPlaneBoots = new Groups();
+  readonly lostRuns = new Groups();
+  /** Provider events without a session: left out of the joins. */
+  unattributed = 0;
+  /** Whether the run has anything speed measures (else no speed section). */
+  relevant = false;
+  private openRestart: Restart | undefined;
+
+  add(r: RetainedRecord): void {
     switch (r.name) {
       case 'controlplane.restart':
         if (r.kind !== 'event') break;
-        relevant = true;
-        if (openRestart) restarts.push(openRestart);
-        openRestart = { kind: str(r.labels?.kind) ?? 'unknown', killAt: r.t, readyAt: null };
+        this.relevant = true;
+        if (this.openRestart) this.restarts.push(this.openRestart);
+        this.openRestart = { kind: str(r.labels?.kind) ?? 'unknown', killAt: r.t, readyAt: null };
         break;
       case 'controlplane.ready':
-        if (r.kind !== 'event' || !openRestart) break;
-        openRestart.readyAt = r.t;
-        restarts.push(openRestart);
-        openRestart = undefined;
+        if (r.kind !== 'event' || !this.openRestart) break;
+        this.openRestart.readyAt = r.t;
+        this.restarts.push(this.openRestart);
+        this.openRestart = undefined;
         break;
-      case 'run.created': {
+      case 'run.created':
         if (r.kind !== 'event' || r.session === undefined) break;
-        relevant = true;
-        const runs = runsBySession.get(r.session);
-        const previous = runs?.[runs.length - 1];
-        if (previous && previous.endedAt > r.t) previous.endedAt = r.t;
-        const inputs = inputsBySession.get(r.session) ?? [];
-        let inputAt: number | undefined;
-        for (let i = inputs.length - 1; i >= 0; i--) {
-          if (inputs[i]! <= r.t && (previous === undefined || inputs[i]! > previous.createdAt)) {
-            inputAt = inputs[i];
-            break;
-          }
-        }
-        push(runsBySession, r.session, {
-          run: str((r as Ev).data?.run) ?? null,
-          adapter: str(r.labels?.adapter) ?? 'unknown',
-          start: startKind(r.labels?.start),
-          createdAt: r.t,
-          endedAt: Number.POSITIVE_INFINITY,
-          inputAt,
-        });
+        this.relevant = true;
+        this.runCreated(r, r.session);
         break;
-      }
       case 'run.ended': {
         if (r.kind !== 'event' || r.session === undefined) break;
-        const runs = runsBySession.get(r.session);
+        const runs = this.runsBySession.get(r.session);
         const last = runs?.[runs.length - 1];
         if (last && last.endedAt === Number.POSITIVE_INFINITY) last.endedAt = r.t;
         break;
       }
       case 'input.received':
-        if (r.kind === 'event' && r.session !== undefined) push(inputsBySession, r.session, r.t);
+        if (r.kind === 'event' && r.session !== undefined) push(this.inputsBySession, r.session, r.t);
         break;
-      case 'provider.event': {
+      case 'provider.event':
         if (r.kind !== 'event') break;
-        relevant = true;
+        this.relevant = true;
         if (r.session === undefined) {
-          unattributed++;
+          this.unattributed++;
           break;
         }
-        push(eventsBySession, r.session, {
+        push(this.eventsBySession, r.session, {
           t: r.t,
           type: str(r.labels?.type) ?? 'unknown',
           item: str(r.labels?.item),
         });
         break;
-      }
-      case 'provider.boot': {
+      case 'provider.boot':
         if (r.kind !== 'span' || r.outcome !== 'ok') break;
-        relevant = true;
-        boots.add({ adapter: str(r.labels?.adapter) ?? 'unknown', start: startKind(r.labels?.start) }, r.dur);
+        this.relevant = true;
+        this.boots.add(
+          { adapter: str(r.labels?.adapter) ?? 'unknown', start: startKind(r.labels?.start) },
+          r.dur,
+        );
         break;
-      }
+      case 'controlplane.boot':
+        if (r.kind !== 'span' || r.outcome !== 'ok') break;
+        this.relevant = true;
+        this.controlPlaneBoots.add({ reason: str(r.labels?.reason) ?? 'unknown' }, r.dur);
+        break;
+      case 'run.lost':
+        if (r.kind !== 'span') break;
+        this.relevant = true;
+        this.lostRuns.add(
+          { adapter: str(r.labels?.adapter) ?? 'unknown', kind: str(r.labels?.kind) ?? 'unknown' },
+          r.dur,
+        );
+        break;
       case 'provider.session.load': {
         if (r.kind !== 'span' || r.session === undefined) break;
         const span = r as Span;
@@ -273,143 +306,197 @@ export function computeSpeed(
         // written (`writtenAt`, possibly long after) only says when it arrived; the whole trace
         // is read before the join, so a late span counts like any other.
         const run = str(span.data?.run);
-        push(loadsBySession, r.session, { start: span.t, dur: span.dur, ...(run ? { run } : {}) });
+        push(this.loadsBySession, r.session, { start: span.t, dur: span.dur, ...(run ? { run } : {}) });
         break;
       }
     }
   }
-  if (openRestart) restarts.push(openRestart);
-  if (!relevant) return undefined;
-  if (unattributed > 0) notes.push(`${unattributed} provider events carry no session: left out of the joins`);
 
-  const firstActivity = new Groups();
-  const firstText = new Groups();
-  const inputWait = new Groups();
-  const recovery = new Groups();
-  const controlPlane = new Groups();
-  const providerLoad = new Groups();
-  const runCounts = { created: 0, withActivity: 0, interrupted: 0, noActivity: 0 };
-  const recoveries: SpeedAnalysis['recoveries'] = [];
-  const unrecovered: SpeedAnalysis['unrecovered'] = [];
-  const completed = restarts.filter((r): r is Restart & { readyAt: number } => r.readyAt !== null);
-  const killedBetween = (from: number, to: number) => restarts.some((r) => r.killAt > from && r.killAt < to);
+  /** A new run ends the session's previous one and takes the input it answers. */
+  private runCreated(r: Ev, session: string): void {
+    const runs = this.runsBySession.get(session);
+    const previous = runs?.[runs.length - 1];
+    if (previous && previous.endedAt > r.t) previous.endedAt = r.t;
+    const inputs = this.inputsBySession.get(session) ?? [];
+    let inputAt: number | undefined;
+    for (let i = inputs.length - 1; i >= 0; i--) {
+      if (inputs[i]! <= r.t && (previous === undefined || inputs[i]! > previous.createdAt)) {
+        inputAt = inputs[i];
+        break;
+      }
+    }
+    push(this.runsBySession, session, {
+      run: str(r.data?.run) ?? null,
+      adapter: str(r.labels?.adapter) ?? 'unknown',
+      start: startKind(r.labels?.start),
+      createdAt: r.t,
+      endedAt: Number.POSITIVE_INFINITY,
+      inputAt,
+    });
+  }
 
-  for (const [session, runs] of [...runsBySession].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const events = eventsBySession.get(session) ?? [];
+  /** The trace ended: a restart still open stays in the list with no ready time. */
+  end(): void {
+    if (this.openRestart) this.restarts.push(this.openRestart);
+    this.openRestart = undefined;
+  }
+}
+
+/** The joins of runs with their provider events: first activity and text, input wait, recoveries. */
+class SpeedJoin {
+  private readonly firstActivity = new Groups();
+  private readonly firstText = new Groups();
+  private readonly inputWait = new Groups();
+  private readonly recovery = new Groups();
+  private readonly controlPlane = new Groups();
+  private readonly providerLoad = new Groups();
+  private readonly runCounts = { created: 0, withActivity: 0, interrupted: 0, noActivity: 0 };
+  private readonly recoveries: SpeedAnalysis['recoveries'] = [];
+  private readonly unrecovered: SpeedAnalysis['unrecovered'] = [];
+  private readonly completed: Array<Restart & { readyAt: number }>;
+
+  constructor(private readonly restarts: readonly Restart[]) {
+    this.completed = restarts.filter((r): r is Restart & { readyAt: number } => r.readyAt !== null);
+  }
+
+  private killedBetween(from: number, to: number): boolean {
+    return this.restarts.some((r) => r.killAt > from && r.killAt < to);
+  }
+
+  session(session: string, runs: readonly RunInfo[], events: readonly ProviderEv[], loads: Load[]): void {
     const counted = events.filter((e) => countsAsProviderEvent(e.type));
-    const loads = (loadsBySession.get(session) ?? []).sort((a, b) => a.start - b.start);
+    loads.sort((a, b) => a.start - b.start);
     for (const run of runs) {
-      runCounts.created++;
+      this.runCounts.created++;
       const inRun = (e: ProviderEv) => e.t >= run.createdAt && e.t <= run.endedAt;
       const labels = { adapter: run.adapter, start: run.start };
-      if (run.inputAt !== undefined) inputWait.add({ adapter: run.adapter }, run.createdAt - run.inputAt);
+      if (run.inputAt !== undefined)
+        this.inputWait.add({ adapter: run.adapter }, run.createdAt - run.inputAt);
       const activity = events.find((e) => inRun(e) && isActivity(e));
-      if (!activity) runCounts.noActivity++;
-      else if (killedBetween(run.createdAt, activity.t)) runCounts.interrupted++;
+      if (!activity) this.runCounts.noActivity++;
+      else if (this.killedBetween(run.createdAt, activity.t)) this.runCounts.interrupted++;
       else {
-        runCounts.withActivity++;
-        firstActivity.add(labels, activity.t - run.createdAt);
+        this.runCounts.withActivity++;
+        this.firstActivity.add(labels, activity.t - run.createdAt);
         const text = events.find((e) => inRun(e) && e.type === 'item.delta' && e.item === 'text');
-        if (text && !killedBetween(run.createdAt, text.t)) firstText.add(labels, text.t - run.createdAt);
+        if (text && !this.killedBetween(run.createdAt, text.t))
+          this.firstText.add(labels, text.t - run.createdAt);
       }
+      this.runRecoveries(session, run, counted, loads);
+    }
+  }
 
-      // Recoveries: every restart whose kill found this run active, unless the run was still
-      // recovering from an earlier one (then that sample continues through this outage).
-      let coveredUntil = Number.NEGATIVE_INFINITY;
-      for (const restart of completed) {
-        if (restart.killAt <= run.createdAt || restart.killAt >= run.endedAt) continue;
-        if (restart.killAt < coveredUntil) continue;
-        const anchor = restart.readyAt;
-        const next = counted.find((e) => e.t >= anchor && e.t <= run.endedAt);
-        const recoveryLabels = { adapter: run.adapter, kind: restart.kind };
-        if (!next) {
-          unrecovered.push({
-            session,
-            run: run.run,
-            adapter: run.adapter,
-            kind: restart.kind,
-            readyAtMs: anchor,
-          });
-          coveredUntil = Number.POSITIVE_INFINITY;
-          continue;
-        }
-        coveredUntil = next.t;
-        // The load of this run (by its run id when the span names one) that this restart
-        // caused: the last one starting between ready and the run's next provider event.
-        let load: Load | undefined;
-        for (const l of loads) {
-          if (l.run !== undefined && run.run !== null && l.run !== run.run) continue;
-          if (l.start >= anchor && l.start <= next.t) load = l;
-        }
-        const removed = outageWithin(completed, anchor, next.t);
-        const full = next.t - anchor - removed;
-        const cp = load ? load.start - anchor - outageWithin(completed, anchor, load.start) : full;
-        // Outage time is removed from all three figures, the load's too (a restart during it).
-        const loadMs = load ? load.dur - outageWithin(completed, load.start, load.start + load.dur) : null;
-        const absorbed = completed.filter((r) => r.killAt > anchor && r.killAt < next.t).length;
-        recovery.add(recoveryLabels, full);
-        controlPlane.add(recoveryLabels, cp);
-        if (loadMs !== null) providerLoad.add(recoveryLabels, loadMs);
-        recoveries.push({
+  /**
+   * Recoveries: every restart whose kill found this run active, unless the run was still
+   * recovering from an earlier one (then that sample continues through this outage).
+   */
+  private runRecoveries(
+    session: string,
+    run: RunInfo,
+    counted: readonly ProviderEv[],
+    loads: readonly Load[],
+  ): void {
+    const completed = this.completed;
+    let coveredUntil = Number.NEGATIVE_INFINITY;
+    for (const restart of completed) {
+      if (restart.killAt <= run.createdAt || restart.killAt >= run.endedAt) continue;
+      if (restart.killAt < coveredUntil) continue;
+      const anchor = restart.readyAt;
+      const next = counted.find((e) => e.t >= anchor && e.t <= run.endedAt);
+      const recoveryLabels = { adapter: run.adapter, kind: restart.kind };
+      if (!next) {
+        this.unrecovered.push({
           session,
           run: run.run,
           adapter: run.adapter,
           kind: restart.kind,
-          readyAtMs: round3(anchor),
-          eventAtMs: round3(next.t),
-          eventType: next.type,
-          fullMs: round3(full),
-          controlPlaneMs: round3(cp),
-          providerLoadMs: loadMs === null ? null : round3(loadMs),
-          loadStartMs: load ? round3(load.start) : null,
-          outageRemovedMs: round3(removed),
-          absorbedRestarts: absorbed,
+          readyAtMs: anchor,
         });
+        coveredUntil = Number.POSITIVE_INFINITY;
+        continue;
       }
+      coveredUntil = next.t;
+      // The load of this run (by its run id when the span names one) that this restart
+      // caused: the last one starting between ready and the run's next provider event.
+      let load: Load | undefined;
+      for (const l of loads) {
+        if (l.run !== undefined && run.run !== null && l.run !== run.run) continue;
+        if (l.start >= anchor && l.start <= next.t) load = l;
+      }
+      const removed = outageWithin(completed, anchor, next.t);
+      const full = next.t - anchor - removed;
+      const cp = load ? load.start - anchor - outageWithin(completed, anchor, load.start) : full;
+      // Outage time is removed from all three figures, the load's too (a restart during it).
+      const loadMs = load ? load.dur - outageWithin(completed, load.start, load.start + load.dur) : null;
+      const absorbed = completed.filter((r) => r.killAt > anchor && r.killAt < next.t).length;
+      this.recovery.add(recoveryLabels, full);
+      this.controlPlane.add(recoveryLabels, cp);
+      if (loadMs !== null) this.providerLoad.add(recoveryLabels, loadMs);
+      this.recoveries.push({
+        session,
+        run: run.run,
+        adapter: run.adapter,
+        kind: restart.kind,
+        readyAtMs: round3(anchor),
+        eventAtMs: round3(next.t),
+        eventType: next.type,
+        fullMs: round3(full),
+        controlPlaneMs: round3(cp),
+        providerLoadMs: loadMs === null ? null : round3(loadMs),
+        loadStartMs: load ? round3(load.start) : null,
+        outageRemovedMs: round3(removed),
+        absorbedRestarts: absorbed,
+      });
     }
   }
-  if (runCounts.interrupted > 0) {
-    notes.push(
-      `${runCounts.interrupted} runs had a restart before their first activity: left out of time_to_first_activity (their wait is a recovery)`,
-    );
-  }
-  if (unrecovered.length > 0) {
-    notes.push(`${unrecovered.length} recovered runs had no provider event before the trace ends`);
-  }
-  if (restarts.some((r) => r.readyAt === null)) {
-    notes.push('a restart has no controlplane.ready before the trace ends: its outage is open');
-  }
 
-  const metric = (name: SpeedMetricName, groups: Groups) => {
-    const out = groups.out();
-    return {
-      ...SPEED_METRIC_INFO[name],
-      samples: out.reduce((n, g) => n + g.values.length, 0),
-      groups: out,
+  result(input: SpeedRecords): SpeedAnalysis {
+    const notes: string[] = [];
+    if (input.unattributed > 0)
+      notes.push(`${input.unattributed} provider events carry no session: left out of the joins`);
+    if (this.runCounts.interrupted > 0) {
+      notes.push(
+        `${this.runCounts.interrupted} runs had a restart before their first activity: left out of time_to_first_activity (their wait is a recovery)`,
+      );
+    }
+    if (this.unrecovered.length > 0) {
+      notes.push(`${this.unrecovered.length} recovered runs had no provider event before the trace ends`);
+    }
+    if (this.restarts.some((r) => r.readyAt === null)) {
+      notes.push('a restart has no controlplane.ready before the trace ends: its outage is open');
+    }
+    const metric = (name: SpeedMetricName, groups: Groups) => {
+      const out = groups.out();
+      return {
+        ...SPEED_METRIC_INFO[name],
+        samples: out.reduce((n, g) => n + g.values.length, 0),
+        groups: out,
+      };
     };
-  };
-  void context;
-  return {
-    metrics: {
-      time_to_first_activity: metric('time_to_first_activity', firstActivity),
-      time_to_first_text: metric('time_to_first_text', firstText),
-      input_wait: metric('input_wait', inputWait),
-      agent_boot: metric('agent_boot', boots),
-      restart_recovery: metric('restart_recovery', recovery),
-      restart_recovery_control_plane: metric('restart_recovery_control_plane', controlPlane),
-      restart_provider_load: metric('restart_provider_load', providerLoad),
-    },
-    runs: runCounts,
-    restarts: restarts.map((r) => ({
-      kind: r.kind,
-      killAtMs: round3(r.killAt),
-      readyAtMs: r.readyAt === null ? null : round3(r.readyAt),
-      outageMs: r.readyAt === null ? null : round3(r.readyAt - r.killAt),
-    })),
-    recoveries,
-    unrecovered,
-    notes,
-  };
+    return {
+      metrics: {
+        time_to_first_activity: metric('time_to_first_activity', this.firstActivity),
+        time_to_first_text: metric('time_to_first_text', this.firstText),
+        input_wait: metric('input_wait', this.inputWait),
+        agent_boot: metric('agent_boot', input.boots),
+        restart_recovery: metric('restart_recovery', this.recovery),
+        restart_recovery_control_plane: metric('restart_recovery_control_plane', this.controlPlane),
+        restart_provider_load: metric('restart_provider_load', this.providerLoad),
+        controlplane_boot: metric('controlplane_boot', input.controlPlaneBoots),
+        lost_run_detection: metric('lost_run_detection', input.lostRuns),
+      },
+      runs: this.runCounts,
+      restarts: this.restarts.map((r) => ({
+        kind: r.kind,
+        killAtMs: round3(r.killAt),
+        readyAtMs: r.readyAt === null ? null : round3(r.readyAt),
+        outageMs: r.readyAt === null ? null : round3(r.readyAt - r.killAt),
+      })),
+      recoveries: this.recoveries,
+      unrecovered: this.unrecovered,
+      notes,
+    };
+  }
 }
 
 export const speedFinisher = {

@@ -35,6 +35,7 @@ const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   scenarios: () => import('./scenarios.ts'),
   schema: () => import('./schema.ts'),
   summarize: () => import('./summarize.ts'),
+  targets: () => import('./targets.ts'),
 };
 
 /** The command argv names (the global options before it are flags without values), if known. */

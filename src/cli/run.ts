@@ -119,7 +119,7 @@ export function register(program: Command, io: CommandIo): void {
     .option('--markdown', 'print the summary as Markdown')
     .option(
       '--target <target>',
-      'shorthand for --set target=...: reference, ao (agent-orchestrator, real clock), ao:DIR, http://HOST:PORT or module:PATH',
+      'shorthand for --set target=...: reference, ao (agent-orchestrator, real clock), ao:DIR, paperclip (the real Paperclip, real clock: docs/paperclip.md), paperclip/ADAPTER, paperclip:DIR, http://HOST:PORT or module:PATH',
     )
     .option('--clock <kind>', 'shorthand for --set clock=...: virtual or real')
     .option('--time-scale <x>', 'shorthand for --set time-scale=X (real clock: run ms per real ms)')

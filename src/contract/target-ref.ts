@@ -16,7 +16,17 @@ export type TargetRef =
   /** A control plane speaking the http target protocol (docs/http-target.md). */
   | { kind: 'http'; text: string; url: string }
   /** A user's module implementing the Target interface. */
-  | { kind: 'module'; text: string; path: string };
+  | { kind: 'module'; text: string; path: string }
+  /**
+   * The real Paperclip server (docs/paperclip.md): fleetbench's installed copy, or the install at
+   * `dir`; `adapter` forces the Paperclip adapter its agents use (default: the local adapter of
+   * each run's provider).
+   */
+  | { kind: 'paperclip'; text: string; adapter?: PaperclipAdapter; dir?: string };
+
+/** The Paperclip adapters the paperclip target drives (each runs a fleetbench stand-in). */
+export const PAPERCLIP_ADAPTERS = ['codex_local', 'process'] as const;
+export type PaperclipAdapter = (typeof PAPERCLIP_ADAPTERS)[number];
 
 export type TargetKind = TargetRef['kind'];
 
@@ -121,6 +131,39 @@ export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
         .slice('module:'.length)
         .replace(/^.*\//, '')
         .replace(/\.[cm]?[jt]s$/, '')}`,
+  },
+  paperclip: {
+    syntax: 'paperclip[/ADAPTER][:DIR]',
+    parse(text) {
+      const match = /^paperclip(?:\/([a-z_]+))?(?::(.*))?$/.exec(text);
+      if (!match) return undefined;
+      const [, adapter, dir] = match;
+      if (adapter !== undefined && !(PAPERCLIP_ADAPTERS as readonly string[]).includes(adapter))
+        throw new FleetbenchError(
+          'E_TARGET',
+          `target '${text}': Paperclip adapter '${adapter}' is not driven; expected ${PAPERCLIP_ADAPTERS.join(' or ')}`,
+        );
+      if (dir === '')
+        throw new FleetbenchError('E_TARGET', `target '${text}': expected a directory after 'paperclip:'`);
+      return {
+        kind: 'paperclip',
+        text,
+        ...(adapter !== undefined ? { adapter: adapter as PaperclipAdapter } : {}),
+        ...(dir !== undefined ? { dir } : {}),
+      };
+    },
+    // Paperclip's leases, reaper and retry delays are wall-clock timers.
+    realClock: 'implied',
+    localProcesses: true,
+    shareable: false,
+    ownCalls: false,
+    // Paperclip's runs, not GitHub polling nor park/wake actors (docs/paperclip.md).
+    demo: ['chaos-wave'],
+    maxSessions: {
+      limit: SCENARIO_LIMITS.maxPaperclipSessions,
+      why: 'with target paperclip: each is a Paperclip agent whose runs are real processes on this machine (docs/paperclip.md)',
+    },
+    tag: (ref) => (ref.kind === 'paperclip' && ref.adapter ? `paperclip-${ref.adapter}` : 'paperclip'),
   },
 };
 

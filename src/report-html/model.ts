@@ -79,6 +79,14 @@ const SPEED_TITLES: Record<string, [string, string]> = {
     'Control plane ready → start of the provider’s session load (or the next event when nothing reloads). Judged.',
   ],
   restart_provider_load: ['Restart: provider session load', 'The provider.session.load duration. Reported.'],
+  controlplane_boot: [
+    'Control-plane boot',
+    'A control-plane process spawned → ready, at the start and after each restart. Reported.',
+  ],
+  lost_run_detection: [
+    'Lost-run detection',
+    'The kill that orphaned a run → the control plane marking it lost. Reported.',
+  ],
 };
 
 /** `codex · cold start`, `codex · hard restart`: label values as words, no field names. */

@@ -1,7 +1,8 @@
 /**
  * Targets: what the run engine drives. `reference` (the embedded reference control plane,
- * reference.ts), `ao`/`ao:DIR` (agent-orchestrator, ao/), `http://HOST:PORT` (the http protocol,
- * http.ts) and `module:PATH` (a user's module, module.ts). `openTarget` builds any of them for a
+ * reference.ts), `ao`/`ao:DIR` (agent-orchestrator, ao/), `paperclip`/`paperclip:DIR` (the real
+ * Paperclip server, paperclip/), `http://HOST:PORT` (the http protocol, http.ts) and
+ * `module:PATH` (a user's module, module.ts). `openTarget` builds any of them for a
  * run from its parsed `TargetRef` (target-ref.ts), one opener per kind in `OPENERS`, and, under
  * the real clock, serves the run's GitHub emulator over HTTP for the kinds that reach GitHub
  * over the network.
@@ -89,6 +90,14 @@ const OPENERS: { [K in TargetKind]: Opener<K> } = {
         config: referenceConfigFor(ctx.scenario),
         ...ctx.httpOptions,
       }),
+  },
+  paperclip: {
+    // Paperclip's runs make no GitHub calls here: its agents are stand-ins.
+    servesGitHub: false,
+    async open(ref, ctx) {
+      const { PaperclipTarget } = await import('./paperclip/target.ts');
+      return new PaperclipTarget({ ...ctx, ref });
+    },
   },
   module: {
     servesGitHub: true,

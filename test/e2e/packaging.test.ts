@@ -55,6 +55,7 @@ describe('npm pack → install in an empty directory → npx fleetbench demo and
       'package/dist/analyze-worker.cjs',
       'package/dist/report-client.js',
       'package/dist/types/index.d.ts',
+      'package/dist/paperclip-standin.mjs',
       'package/budgets/native-speed.yaml',
       'package/LICENSE',
     ])
@@ -111,6 +112,28 @@ describe('npm pack → install in an empty directory → npx fleetbench demo and
     const ao = sh('npx', ['--no-install', 'fleetbench', 'run', 'S2-T1-5', '--target', 'ao'], project, 60_000);
     expect(ao.code, ao.out).toBe(2);
     expect(ao.out).toContain('npm i -D -E @composio/ao-core@0.2.0');
+
+    // The paperclip target's stand-in agent, which Paperclip's own Node runs from the install.
+    const standin = spawnSync(
+      process.execPath,
+      [join(modules, 'fleetbench', 'dist', 'paperclip-standin.mjs'), 'process'],
+      {
+        env: {
+          ...process.env,
+          FLEETBENCH_STANDIN: JSON.stringify({
+            bootMs: [0, 0],
+            firstEventMs: [0, 0],
+            itemGapMs: [0, 0],
+            items: [1, 1],
+          }),
+        },
+        input: '',
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    expect(standin.status, standin.stderr).toBe(0);
+    expect(standin.stdout).toMatch(/"type":"thread\.started"[\s\S]*"type":"turn\.completed"/);
 
     // The public API: the values src/index.ts exports, from the compiled module.
     const api = sh(

@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FleetbenchError } from '../../errors.ts';
+import { inNodeModules, type PackageJson, readPackage } from '../node-packages.ts';
 
 export const AO_PINNED_VERSION = '0.2.0';
 
@@ -42,21 +43,6 @@ export interface AoPackages {
   origin: string;
 }
 
-interface PackageJson {
-  name?: string;
-  version?: string;
-  main?: string;
-  exports?: unknown;
-}
-
-function readPackage(dir: string): PackageJson | undefined {
-  try {
-    return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The ESM entry a package declares (`exports["."].import`, else `main`). */
 function entryOf(dir: string, pkg: PackageJson): string {
   const dot = (pkg.exports as Record<string, unknown> | undefined)?.['.'];
@@ -67,18 +53,6 @@ function entryOf(dir: string, pkg: PackageJson): string {
         ? ((dot as Record<string, unknown>).import as string)
         : undefined;
   return resolve(dir, viaExports ?? pkg.main ?? 'dist/index.js');
-}
-
-/** node_modules/<name> in `start` or any directory above it. */
-function inNodeModules(start: string, name: string): string | undefined {
-  let dir = start;
-  for (;;) {
-    const candidate = join(dir, 'node_modules', name);
-    if (existsSync(join(candidate, 'package.json'))) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
 }
 
 /** A monorepo checkout: packages/**\/package.json (three levels deep at most) with that name. */

@@ -37,6 +37,7 @@ import type { TraceSink } from '../../trace/writer.ts';
 import type { GitHubSide } from '../../workload/github-side.ts';
 import type { Scenario } from '../../workload/scenario.ts';
 import type { World } from '../../workload/world.ts';
+import { countSessionStates } from '../session-counts.ts';
 import { detectGh, type GhInfo, ghNote } from './gh.ts';
 import { type AoPackages, resolveAoPackages } from './packages.ts';
 import type { AoChildConfig, AoChildMessage, AoRequest, AoRequestBody } from './protocol.ts';
@@ -558,9 +559,7 @@ export class AoTarget implements Target {
   }
 
   async sessionCounts(): Promise<Partial<Record<SessionState, number>>> {
-    const counts: Partial<Record<SessionState, number>> = {};
-    for (const state of this.states.values()) counts[state] = (counts[state] ?? 0) + 1;
-    return counts;
+    return countSessionStates(this.states.values());
   }
 
   onSessionState(listener: SessionStateListener): void {

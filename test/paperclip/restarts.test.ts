@@ -1,0 +1,68 @@
+/**
+ * Real restarts of the real Paperclip (docs/paperclip.md#restarts-as-found): a SIGTERM and then a
+ * kill -9 of the server under two codex_local agents. The runs cut by the SIGTERM are marked
+ * interrupted and retried; a run in flight at the kill -9 is found lost by Paperclip's orphan
+ * reaper and retried once; both recoveries are measured from Paperclip's own timestamps and split
+ * into its share and the stand-in's. Takes 11-12 minutes: Paperclip's reaper waits 5 minutes.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { leftDirs, paperclipInstalled, processesIn, runCli, traceLines } from './helpers.ts';
+
+const SCENARIO = new URL('../fixtures/paperclip-restarts.yaml', import.meta.url).pathname;
+const installed = paperclipInstalled();
+
+describe.skipIf(installed.skip)('restarts of the real Paperclip', () => {
+  it('SIGTERM then kill -9: the lost run retried by Paperclip, both recoveries measured and split', async () => {
+    installed.require();
+    const run = runCli([SCENARIO], 'restarts');
+    const code = await Promise.race([
+      run.exited,
+      new Promise<string>((r) => setTimeout(() => r('hung'), 1_080_000)),
+    ]);
+    if (code === 'hung') run.child.kill('SIGKILL');
+    expect(code, run.stderr()).toBe(0);
+    const records = traceLines(run.out);
+    const named = (name: string) => records.filter((r) => r.name === name);
+    expect(named('controlplane.restart').map((r) => (r.labels as { kind: string }).kind)).toEqual([
+      'graceful',
+      'hard',
+    ]);
+    expect(named('controlplane.ready')).toHaveLength(2);
+    expect(named('controlplane.boot').map((r) => (r.labels as { reason: string }).reason)).toEqual([
+      'start',
+      'graceful',
+      'hard',
+    ]);
+    // Paperclip found the run orphaned by the kill -9 and ran it again, as a retry of its own.
+    expect(named('run.lost')).toContainEqual(
+      expect.objectContaining({ labels: { adapter: 'codex_local', kind: 'hard' } }),
+    );
+    const retries = named('paperclip.retry').map((r) => (r.labels as { reason: string }).reason);
+    expect(retries).toContain('process_lost');
+    expect(retries).toContain('server_shutdown_interrupted');
+    const speed = JSON.parse(readFileSync(join(run.out, 'summary.json'), 'utf8')).analysis.speed;
+    const samples = (metric: string, kind: string) =>
+      speed.metrics[metric].groups.find((g: { labels: { kind?: string } }) => g.labels.kind === kind)
+        ?.values ?? [];
+    for (const kind of ['hard', 'graceful']) {
+      const full = samples('restart_recovery', kind);
+      const share = samples('restart_recovery_control_plane', kind);
+      const load = samples('restart_provider_load', kind);
+      expect(full.length, `${kind} recoveries`).toBeGreaterThan(0);
+      // The split adds up: Paperclip's share + the stand-in's start and session load = the recovery.
+      expect(share.length).toBe(full.length);
+      expect(load.length).toBe(full.length);
+      full.forEach((ms: number, i: number) => {
+        expect(share[i]! + load[i]!).toBeLessThanOrEqual(ms + 1);
+        expect(load[i]!).toBeGreaterThan(0);
+      });
+    }
+    // A retry waits 30 s (Paperclip's retry delay) before it is even due: its share is Paperclip's.
+    expect(Math.max(...samples('restart_recovery_control_plane', 'hard'))).toBeGreaterThan(1_000);
+    expect(speed.metrics.lost_run_detection.samples).toBeGreaterThan(0);
+    expect(processesIn(run.tmp)).toEqual([]);
+    expect(leftDirs(run.tmp)).toEqual([]);
+  });
+});
