@@ -5,7 +5,7 @@ import type { CommandIo } from './output.ts';
 
 /** What a model says about itself: where it came from, how well it fits, what it costs a session. */
 async function describeModel(modelPath: string | undefined, model: import('../model/format.ts').Model) {
-  const { modelProvenanceLine } = await import('../model/format.ts');
+  const { modelOverrunRule, modelProvenanceLine } = await import('../model/format.ts');
   const lines = [modelProvenanceLine(model)];
   for (const t of model.provenance.traces)
     lines.push(
@@ -17,7 +17,7 @@ async function describeModel(modelPath: string | undefined, model: import('../mo
       `  a session in ${c.from}: ${c.calls.reduce((a, x) => a + x.mean, 0).toFixed(2)} calls a cycle (${c.calls.map((x) => `${x.operation} ${x.mean}`).join(', ')})`,
     );
   lines.push(
-    `  loop: ${model.loop.scope === 'project' ? 'one per project' : 'one for all sessions'}, ${model.loop.parallel === 0 ? 'every session at once' : `${model.loop.parallel} sessions at once`}; per call: ${model.cycleTime.launchMsPerCall} ms to start, ${model.cycleTime.cpuMsPerCall} ms of CPU shared on ${model.cycleTime.cores} cores, ${model.cycleTime.waitMsPerCall} ms more`,
+    `  loop: ${model.loop.scope === 'project' ? 'one per project' : 'one for all sessions'}, ${model.loop.parallel === 0 ? 'every session at once' : `${model.loop.parallel} sessions at once`}, ${modelOverrunRule(model) === 'skip' ? 'ticks during a cycle skipped' : 'the next cycle at once after an overrun'}; per call: ${model.cycleTime.launchMsPerCall} ms to start, ${model.cycleTime.cpuMsPerCall} ms of CPU shared on ${model.cycleTime.cores} cores, ${model.cycleTime.waitMsPerCall} ms more`,
   );
   const f = model.fit;
   const pct = (v: number | null) => (v === null ? '–' : `${v > 0 ? '+' : ''}${v} %`);

@@ -28,6 +28,7 @@ import { readTrace } from '../trace/reader.ts';
 import type { ApiRecord, BodyRecord, EventRecord, SpanRecord } from '../trace/schema.ts';
 import { VERSION } from '../version.ts';
 import { type Chain, fitClientTimes, type SimCycle, simulateCycles, spreadOf } from './cycle-time.ts';
+import { decideOverrun, type OverrunVotes, overrunVotes } from './overrun.ts';
 import { SpeedLearner } from './speed.ts';
 
 /** Cycles after an event whose extra calls are learned (and kept out of the cycle profiles). */
@@ -216,6 +217,8 @@ class Learner {
   scope: 'project' | 'global' = 'global';
   parallel = 0;
   intervals: number[] = [];
+  /** How the loops' cycles after overruns started, over the traces (overrun.ts). */
+  readonly overrun: OverrunVotes = { skip: 0, immediate: 0, unclear: 0 };
   apiRecords = 0;
   fit = { calls: 0, modelled: 0, sessionCycles: 0, sessionCycleCalls: 0, unmodelled: 0 };
   /** Per trace, the session-cycles with their keys (for the modelled side of the fit). */
@@ -378,6 +381,19 @@ async function learnTrace(file: string, learner: Learner): Promise<void> {
       sessionOf(e.session, e.t).told.push(e.t);
     }
   }
+  const votes = overrunVotes(
+    pollCycles.map((s) => {
+      const interval = (s.data as { intervalMs?: unknown } | undefined)?.intervalMs;
+      return {
+        loop: typeof s.labels?.project === 'string' ? s.labels.project : '',
+        t: s.t,
+        end: s.t + s.dur,
+        intervalMs: typeof interval === 'number' ? interval : undefined,
+      };
+    }),
+    readies,
+  );
+  for (const key of ['skip', 'immediate', 'unclear'] as const) learner.overrun[key] += votes[key];
   for (const s of sessions.values())
     for (const t of readies) if (t > s.createdAt) s.triggers.push({ t, on: 'restart' });
   for (const s of sessions.values()) s.triggers.sort((a, b) => a.t - b.t);
@@ -890,6 +906,11 @@ export async function learnModel(files: readonly string[], options: LearnOptions
   const intervals = learner.intervals.sort((a, b) => a - b);
   if (learner.review.samples === 0)
     learner.notes.add('no review burst in the traces: the agent’s reaction to reviews is not modelled');
+  const overrun = decideOverrun(
+    learner.overrun,
+    learner.traces.map((t) => t.target),
+  );
+  learner.notes.add(overrun.note);
   return {
     format: MODEL_FORMAT,
     name: options.name ?? first.controlPlane ?? first.target ?? first.scenario,
@@ -898,6 +919,7 @@ export async function learnModel(files: readonly string[], options: LearnOptions
       scope: learner.scope,
       parallel: learner.parallel,
       intervalMs: intervals.length > 0 ? percentile(intervals, 50) : null,
+      overrun: overrun.rule,
     },
     cycleTime: {
       cores: learner.fitGroups[0]?.cores ?? 1,

@@ -40,6 +40,23 @@ export const modelTriggers = [
 ] as const;
 export type ModelTrigger = (typeof modelTriggers)[number];
 
+/**
+ * What a poll loop does with a tick that comes while its cycle still runs
+ * (docs/model.md#the-overrun-rule): `skip` it and start on the next tick of the interval's grid
+ * (a setInterval with a busy guard, as agent-orchestrator's), or start the next cycle `immediate`ly
+ * when the overrunning one ends (the reference's own loop).
+ */
+export const overrunRules = ['skip', 'immediate'] as const;
+export type OverrunRule = (typeof overrunRules)[number];
+
+/**
+ * The rule when the traces could not tell (too few overruns) and for a model written before the
+ * rule was learned: agent-orchestrator's `skip` for its traces, else the reference loop's `immediate`.
+ */
+export function defaultOverrunRule(targets: ReadonlyArray<string | null>): OverrunRule {
+  return targets.includes('ao') ? 'skip' : 'immediate';
+}
+
 const count = z.number().int().nonnegative();
 const nonneg = z.number().nonnegative();
 const state = z.enum(modelStates);
@@ -209,6 +226,12 @@ export const modelSchema = z
           .describe('project: one poll loop per project (repository), each with its own cycles'),
         parallel: z.number().int().nonnegative().describe('sessions a cycle polls at once (0: all of them)'),
         intervalMs: nonneg.nullable().describe('the interval the traces ran at (a run sets its own)'),
+        overrun: z
+          .enum(overrunRules)
+          .optional()
+          .describe(
+            "a tick that comes while a cycle still runs: skip (the next cycle starts on the interval's grid) or immediate (right when the overrunning cycle ends); absent in older models: skip for agent-orchestrator's traces, else immediate",
+          ),
       })
       .strict(),
     cycleTime: z
@@ -400,6 +423,11 @@ export function loadModelFile(file: string): Model {
 /** The model as the YAML `model learn` writes: a comment line, then the fields in schema order. */
 export function modelToYaml(model: Model): string {
   return `# fleetbench learned model (docs/model.md). Replay: --set polling.strategy=learned --set polling.model=THIS_FILE\n${stringify(model, { lineWidth: 0 })}`;
+}
+
+/** The model's overrun rule: the learned one, else the default for the targets of its traces. */
+export function modelOverrunRule(model: Model): OverrunRule {
+  return model.loop.overrun ?? defaultOverrunRule(model.provenance.traces.map((t) => t.target));
 }
 
 /** One line naming where a model came from, for run headers and reports. */

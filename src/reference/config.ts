@@ -7,7 +7,14 @@
 import { z } from 'zod';
 import { ADAPTERS, type Adapter, lifecycleModes, type RestartKind, resumeModes } from '../contract/types.ts';
 import { type Distribution, distributionSchema } from '../distribution.ts';
-import { type Model, modelProvenanceLine, modelSchema } from '../model/format.ts';
+import {
+  type Model,
+  modelOverrunRule,
+  modelProvenanceLine,
+  modelSchema,
+  type OverrunRule,
+  overrunRules,
+} from '../model/format.ts';
 import type { ActorHostConfig } from './actors.ts';
 import { type DashboardMode, dashboardModes } from './dashboard.ts';
 import { type PollingStrategyName, pollingStrategies } from './polling.ts';
@@ -29,6 +36,11 @@ export interface ReferenceConfig {
     aoGhProcessMs?: number;
     aoCpus?: number;
     intervalMs: number;
+    /**
+     * A tick that comes while a cycle still runs (docs/reference-control-plane.md#the-poll-loop);
+     * absent: the strategy's own (`overrunRuleOf`).
+     */
+    overrun?: OverrunRule;
     concurrency: number;
     reviewThrottleMs: number;
     /** Requests per second the client sends at most (0: unpaced). */
@@ -69,6 +81,7 @@ const pollingSchema = z.object({
   aoGhProcessMs: ms.optional(),
   aoCpus: count.optional(),
   intervalMs: ms,
+  overrun: z.enum(overrunRules).optional(),
   concurrency: count,
   reviewThrottleMs: ms,
   maxRps: z.number().nonnegative(),
@@ -183,6 +196,18 @@ export function servedConfig(config: ServedConfig | undefined): ReferenceConfig 
     cacheSizes: { ...DEFAULT_SERVED_CONFIG.cacheSizes, ...c.cacheSizes },
     restartOutage: defaultRestartOutage,
   };
+}
+
+/**
+ * The poll loop's overrun rule: the one asked, else the strategy's: agent-orchestrator skips the
+ * ticks that come during a poll (`ao-0.2`), a learned model does what its traces showed, and the
+ * reference's own strategies start the next cycle as soon as an overrunning one ends.
+ */
+export function overrunRuleOf(polling: ReferenceConfig['polling']): OverrunRule {
+  if (polling.overrun) return polling.overrun;
+  if (polling.strategy === 'ao-0.2') return 'skip';
+  if (polling.strategy === 'learned' && polling.learned) return modelOverrunRule(polling.learned);
+  return 'immediate';
 }
 
 /**

@@ -15,7 +15,7 @@ import type { TraceSink } from '../trace/writer.ts';
 import { ActorHost } from './actors.ts';
 import { LruMap, TtlCache } from './cache.ts';
 import { ClientTime } from './client-time.ts';
-import type { ReferenceConfig } from './config.ts';
+import { overrunRuleOf, type ReferenceConfig } from './config.ts';
 import { Dashboard } from './dashboard.ts';
 import { type CallAttribution, GitHubClient } from './github-client.ts';
 import type { PrSummary } from './github-queries.ts';
@@ -397,12 +397,15 @@ export class ReferenceControlPlane {
   }
 
   /**
-   * Cycles are due every interval from the loop's start. A cycle that overruns delays the next
-   * one (the lag is recorded on the `poll.cycle` span); cycles missed entirely are skipped and
-   * counted, as a setInterval-driven loop with an overlap guard would.
+   * Cycles are due every interval from the loop's start. What a cycle that overruns does to the
+   * next is the overrun rule (docs/reference-control-plane.md#the-poll-loop): `immediate` starts
+   * it as soon as the overrun ends (the lag is recorded on the `poll.cycle` span) and skips only
+   * the ticks missed entirely; `skip` drops every tick that came during the cycle, as a
+   * setInterval with a busy guard does, and starts on the next tick. Skipped ticks are counted.
    */
   private async pollLoop(generation: number, signal: AbortSignal, repo?: string): Promise<void> {
     const { intervalMs, strategy } = this.config.polling;
+    const overrun = overrunRuleOf(this.config.polling);
     // A loop started after the others (its repository's first session) keeps their schedule.
     let due = this.loopAnchor + Math.ceil((this.clock.now() - this.loopAnchor) / intervalMs) * intervalMs;
     try {
@@ -436,7 +439,8 @@ export class ReferenceControlPlane {
         });
         due += intervalMs;
         if (ended > due) {
-          const missed = Math.floor((ended - due) / intervalMs);
+          const late = (ended - due) / intervalMs;
+          const missed = overrun === 'skip' ? Math.ceil(late) : Math.floor(late);
           if (missed > 0) {
             this.trace.write({
               kind: 'event',

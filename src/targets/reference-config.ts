@@ -7,7 +7,13 @@ import { resolve } from 'node:path';
 import { ADAPTERS } from '../contract/types.ts';
 import type { Distribution } from '../distribution.ts';
 import { FleetbenchError } from '../errors.ts';
-import { loadModelFile, type Model, type ModelSpeed, type SpeedLatency } from '../model/format.ts';
+import {
+  loadModelFile,
+  type Model,
+  type ModelSpeed,
+  type OverrunRule,
+  type SpeedLatency,
+} from '../model/format.ts';
 import { defaultRestartOutage, type ReferenceConfig, referenceConfigSchema } from '../reference/config.ts';
 import type { Latency, LearnedLatencies } from '../reference/providers.ts';
 import { defaultNativeRunConfig, type NativeRunConfig } from '../reference/runs/config.ts';
@@ -124,6 +130,11 @@ function learnedOutage(model: Model): ReferenceConfig['restartOutage'] {
   }
   return outage;
 }
+
+// The scenario's overrun rules are the loop's: a drift between the two lists is a compile error here.
+type SameValues<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _overrunRulesAgree: SameValues<NonNullable<Scenario['polling']['overrun']>, OverrunRule> = true;
+void _overrunRulesAgree;
 
 /**
  * The reference control plane's settings for a scenario, checked against the schema the served

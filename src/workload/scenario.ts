@@ -380,6 +380,12 @@ export const userScenarioSchema = z
           .default(2)
           .describe('ao-0.2 only: cores the gh processes share (their CPU time queues on these)'),
         interval: durationField.default(30_000),
+        overrun: z
+          .enum(['skip', 'immediate'])
+          .optional()
+          .describe(
+            "a tick that comes while a cycle still runs: skip it and start on the interval's next tick, or start the next cycle immediately when the overrun ends; default: the strategy's (skip for ao-0.2, the model's for learned, immediate otherwise)",
+          ),
         concurrency: positiveInt().default(8).describe('calls a poll cycle runs at once'),
         'review-throttle': durationField
           .default(120_000)
@@ -545,6 +551,8 @@ export interface Scenario {
     aoGhProcessMs: number;
     aoCpus: number;
     intervalMs: number;
+    /** Absent: the strategy's own rule. */
+    overrun?: 'skip' | 'immediate';
     concurrency: number;
     reviewThrottleMs: number;
     maxRps: number;
@@ -691,6 +699,7 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
       aoGhProcessMs: parsed.polling['ao-gh-process'],
       aoCpus: parsed.polling['ao-cpus'],
       intervalMs: parsed.polling.interval,
+      ...(parsed.polling.overrun !== undefined ? { overrun: parsed.polling.overrun } : {}),
       concurrency: parsed.polling.concurrency,
       reviewThrottleMs: parsed.polling['review-throttle'],
       maxRps: parsed.polling['max-rps'],
