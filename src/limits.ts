@@ -40,6 +40,38 @@ export const BODY_LIMITS = {
   otlp: 16 * MIB,
 } as const;
 
+/**
+ * Ids and names the http target protocol takes (docs/limits.md#ids): each has a charset and a
+ * length, checked when the request arrives, so nothing a server saves can later break a header,
+ * a path or a reload of its state.
+ */
+export const ID_LIMITS = {
+  /** Session and actor ids, adapters: letters, digits and `._:@+=-`. */
+  id: 128,
+  /** Run ids and scenario names: any text without control characters. */
+  text: 256,
+  /** A repo's owner and name (GitHub's own lengths: 39 and 100). */
+  repoOwner: 39,
+  repoName: 100,
+  /** A branch name (git's ref names in practice stay far below). */
+  branch: 255,
+  /** A GitHub token and URL a run offers. */
+  token: 1024,
+  url: 2048,
+  /** An idempotency key of a run request. */
+  key: 512,
+  /** One input to a native run (the simulated agent only counts it). */
+  input: 64 * 1024,
+  /** An issue number (GitHub's are 32-bit). */
+  issue: 2_147_483_647,
+} as const;
+
+/**
+ * Sessions one run may create on the served control plane (`reference serve`): each is a line
+ * of its journal and an entry of every poll cycle; beyond this a create is refused (409).
+ */
+export const MAX_SERVED_SESSIONS = 100_000;
+
 /** GraphQL documents, as GitHub bounds them (its node limit lives beside its cost, github/graphql/cost.ts). */
 export const GRAPHQL_LIMITS = {
   /** Lexical tokens in one query: graphql-js stops parsing there. */

@@ -225,7 +225,7 @@ describe('reference serve state', () => {
     }
   });
 
-  it('a restart whose control plane cannot start: the supervisor says so (500, controlplane.lost), not 503 for ever', async () => {
+  it('a restart whose state cannot be read: the supervisor says so (500), not 503 for ever, and takes a new run', async () => {
     const state = join(dir, 'lost');
     const supervisor = await startSupervisor({ stateDir: state, readyTimeoutMs: 20_000 });
     try {
@@ -241,11 +241,14 @@ describe('reference serve state', () => {
         body: '{"kind":"hard"}',
       });
       expect(restart.status).toBe(500);
-      const after = await fetch(`${supervisor.url}/v1/sessions`);
-      expect(after.status).toBe(500);
-      expect(((await after.json()) as { error: { message: string } }).error.message).toMatch(
-        /the control plane is down: control plane exited/,
+      expect(((await restart.json()) as { error: { message: string } }).error.message).toMatch(
+        /the run cannot be recovered: .*run\.json is corrupt \(not a regular file\)/,
       );
+      expect(existsSync(join(state, 'run.json.corrupt'))).toBe(true);
+      // Up, serving no run, and able to take the next one.
+      const after = await fetch(`${supervisor.url}/v1/sessions/s-1`);
+      expect(after.status).toBe(409);
+      expect((await startRun(supervisor.url)).status).toBe(200);
     } finally {
       await supervisor.close();
     }
