@@ -48,12 +48,11 @@ export function chaosSequence(wave: Wave, rng: Rng): WaveFault[] {
  */
 export async function runChaosWave(wave: Wave, ctx: ExecutorContext): Promise<void> {
   requireRuns(ctx.target, wave.type);
-  const { clock, trace, target } = ctx;
+  const { clock, target } = ctx;
   if (wave.restarts > 0 && !target.restart) throw new Error(`chaos-wave: '${target.name}' cannot restart`);
   const driver = new RunDriver(clock, target, ctx.signal);
   const start = clock.now();
   const sequence = chaosSequence(wave, ctx.rng.fork('sequence'));
-  const gaps = ctx.rng.fork('gaps');
   const plan = {
     adapter: wave.adapter,
     runs: Number.POSITIVE_INFINITY,
@@ -62,9 +61,18 @@ export async function runChaosWave(wave: Wave, ctx: ExecutorContext): Promise<vo
   };
   for (let i = 0; i < wave.concurrency; i++) {
     const session = await ctx.spawner.spawn(ctx.name, start);
-    void driver.drive(session, plan, ctx.rng.fork(`session:${i}`));
+    driver.start(session, plan, ctx.rng.fork(`session:${i}`));
   }
   ctx.markers.emit(`${ctx.name}.started`, { concurrency: wave.concurrency, adapter: wave.adapter });
+  // A session whose runs cannot go on fails the wave, while faults are still coming or after.
+  await Promise.race([runFaults(wave, ctx, sequence), driver.failure]);
+  await driver.settled();
+}
+
+/** The wave's faults, `gap` apart, until the sequence is done or the run stops. */
+async function runFaults(wave: Wave, ctx: ExecutorContext, sequence: WaveFault[]): Promise<void> {
+  const { clock, trace, target } = ctx;
+  const gaps = ctx.rng.fork('gaps');
 
   const sleep = (ms: number) =>
     clock.sleep(ms, ctx.signal).then(
