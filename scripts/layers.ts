@@ -156,6 +156,7 @@ export const LAYERS: Layer[] = [
       'validation.ts',
       'json-schema.ts',
       'yaml-input.ts',
+      'input-file.ts',
       'rng.ts',
       'cache-dir.ts',
       'http-body.ts',

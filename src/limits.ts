@@ -28,6 +28,19 @@ export const MAX_LINE_BYTES = 16 * MIB;
 /** An OTLP/JSON export file (read whole: an export is one document). */
 export const MAX_OTLP_FILE_BYTES = 256 * MIB;
 
+/**
+ * A file a person writes (scenario, budgets, session profile, fixtures, a rate-limit bracket, a
+ * segment's record): read whole, so bounded far above any real one (the largest built-in
+ * scenario is a few KB).
+ */
+export const MAX_CONFIG_FILE_BYTES = 4 * MIB;
+
+/**
+ * A results file read whole (summary.json, baseline.json, `analyze --json`, segment records):
+ * under the 512 MiB a JavaScript string can hold, and far above a large matrix's baseline.
+ */
+export const MAX_RESULTS_FILE_BYTES = 512 * MIB;
+
 /** Request bodies each server accepts (bytes). */
 export const BODY_LIMITS = {
   /** The GitHub emulator's REST and GraphQL bodies (GitHub itself refuses far smaller JSON). */
@@ -98,6 +111,16 @@ export const SCENARIO_LIMITS = {
   maxRate: 100_000,
   /** Repos in a topology. */
   maxRepos: 10_000,
+  /**
+   * Executors and faults of one scenario: each executor is a loop of its own and each fault a
+   * timer, so thousands of them would cost gigabytes before a session starts.
+   */
+  maxExecutors: 100,
+  maxFaults: 1_000,
+  /** Stages of an arrival-rate executor. */
+  maxStages: 1_000,
+  /** A scenario's name (it names the run directory, the trace's run id, the reports). */
+  maxNameLength: 200,
 } as const;
 
 /**

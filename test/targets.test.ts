@@ -7,6 +7,7 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../src/reference/file-store.ts';
 import type { SessionRecord } from '../src/reference/sessions.ts';
@@ -225,17 +226,24 @@ describe('open-model schedule', () => {
       ].map(parseOverride),
     );
     const dir = scratchDir('fleetbench-lag-');
+    // The generator's own lag is this event loop's delay: on a loaded machine both grow together.
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     const outcome = await runScenario(scenario, { outDir: dir });
+    loop.disable();
+    const loopMaxMs = loop.max / 1e6;
     const { analyzeFile } = await import('../src/analyze/file.ts');
     const { analysis } = await analyzeFile(outcome.tracePath, { threads: 1 });
     expect(analysis.schedule!.operations).toBe(40);
     expect(analysis.schedule!.missed).toBe(0);
-    // Measured at issue, so the lag is the generator's own (milliseconds on a quiet machine;
-    // the bound leaves room for a shared, loaded CI machine), and the verdict follows it.
+    // Measured at issue, so the lag is the generator's own (milliseconds on a quiet machine),
+    // never the GitHub latency (20 ms median) on top: bounded by what this event loop was late by
+    // (on a loaded machine hundreds of ms), and the verdict follows it.
     const lag = analysis.schedule!.lag!;
     expect(lag.count).toBe(40);
-    expect(lag.p50).toBeLessThan(50);
-    expect(lag.p99).toBeLessThan(500);
+    expect(lag.p50).toBeLessThanOrEqual(lag.p99);
+    expect(lag.p50).toBeLessThan(Math.max(50, loopMaxMs + 20));
+    expect(lag.p99).toBeLessThan(Math.max(500, loopMaxMs + 100));
     expect(analysis.schedule!.kept).toBe(lag.p99 <= 50);
   });
 });
