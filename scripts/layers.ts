@@ -157,6 +157,7 @@ export const LAYERS: Layer[] = [
       'json-schema.ts',
       'yaml-input.ts',
       'input-file.ts',
+      'output-dir.ts',
       'rng.ts',
       'cache-dir.ts',
       'http-body.ts',

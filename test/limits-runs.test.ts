@@ -1,4 +1,15 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../src/reference/server.ts';
@@ -9,6 +20,7 @@ import { cli } from './helpers/cli.ts';
 import { cpuTimeOf } from './helpers/cpu.ts';
 import { inProcess, serve } from './helpers/github.ts';
 import { scratchDir } from './helpers/tmp.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const STUCK = new URL('./fixtures/stuck-target.ts', import.meta.url).pathname;
 const LOST = new URL('./fixtures/lost-target.ts', import.meta.url).pathname;
@@ -304,4 +316,70 @@ describe('reference serve state', () => {
       await supervisor.close();
     }
   }, 60_000);
+});
+
+describe('the output directory (issue 30)', () => {
+  const dir = scratchDir('fleetbench-outdir-');
+
+  it('a symbolic link (or a hard link) already in --out is refused by name; the file it points to is untouched', async () => {
+    const victim = join(dir, 'victim.txt');
+    writeFileSync(victim, 'precious\n');
+    const out = join(dir, 'linked');
+    mkdirSync(out, { recursive: true });
+    symlinkSync(victim, join(out, 'trace.jsonl'));
+    const result = await cli(['run', 'S2-T1-5', '--out', out, '--no-report']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${join(out, 'trace.jsonl')} is a symbolic link (to ${victim})`);
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n');
+    const hard = join(dir, 'hard');
+    mkdirSync(hard, { recursive: true });
+    linkSync(victim, join(hard, 'summary.json'));
+    const twice = await cli(['run', 'S2-T1-5', '--out', hard, '--no-report']);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain(`${join(hard, 'summary.json')} has 1 other hard link(s)`);
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n');
+  });
+
+  it('two runs with one --out: the second exits 2 naming the first, which completes whole; a killed run leaves no block', async () => {
+    const out = join(dir, 'shared');
+    // A real-clock run of about 3 s, long enough for a second one to arrive while it runs.
+    const first = cli([
+      'run',
+      'S2-T1-5',
+      '--clock',
+      'real',
+      '--time-scale',
+      '40',
+      '--set',
+      'duration=2m',
+      '--out',
+      out,
+      '--no-report',
+      '--no-budgets',
+      '--no-progress',
+      '--metrics-linger',
+      '0',
+    ]);
+    await waitUntil('the first run holding --out', () => existsSync(join(out, '.fleetbench.lock')));
+    const second = await cli(['run', 'S2-T1-5', '--out', out, '--no-report']);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(
+      new RegExp(`${out} is in use by another fleetbench run \\(run S2-T1-5, pid ${process.pid}`),
+    );
+    const done = await first;
+    expect(done.code, done.stderr).toBe(0);
+    const { stats } = await readTrace(join(out, 'trace.jsonl'));
+    expect(stats.footer?.reason).toBe('completed');
+    expect(existsSync(join(out, '.fleetbench.lock'))).toBe(false);
+    // A lock left by a process that is gone (a SIGKILL) is taken over.
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+      encoding: 'utf8',
+    });
+    writeFileSync(
+      join(out, '.fleetbench.lock'),
+      JSON.stringify({ pid: Number(gone.stdout), host: hostname(), command: 'run x', startedAt: 'then' }),
+    );
+    const after = await cli(['run', 'S2-T1-5', '--out', out, '--no-report', '--no-budgets']);
+    expect(after.code, after.stderr).toBe(0);
+  }, 120_000);
 });

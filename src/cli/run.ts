@@ -19,6 +19,7 @@ import {
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry, type MetricsLinger, type OtlpExporter } from '../live/index.ts';
+import { claimOutputDir } from '../output-dir.ts';
 import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
 import { type RunOptions, runScenario } from '../run/engine.ts';
 import { writeRunSummary } from '../run/summary.ts';
@@ -233,6 +234,7 @@ export function register(program: Command, io: CommandIo): void {
         }));
       const github = flags.github !== undefined ? connect : undefined;
 
+      const outClaim = claimOutputDir(outDir, `run ${ref}`);
       // First Ctrl-C: stop the run, keep the trace, write a partial summary. Second: leave now.
       const interrupt = onInterrupt('stopping the run, writing a partial summary', io);
       let linger: MetricsLinger | undefined;
@@ -373,6 +375,7 @@ export function register(program: Command, io: CommandIo): void {
       } finally {
         await linger?.close();
         interrupt.dispose();
+        outClaim.release();
       }
     });
 }
