@@ -217,8 +217,27 @@ describe('a live run in segments, as the Indexed Job runs it', { timeout: 240_00
     const declared = streams.map((s) => s.declared);
     expect(written).toBeGreaterThanOrEqual(Math.min(...declared));
     expect(written).toBeLessThanOrEqual(Math.max(...declared));
-    const stateEvents = (records: BodyRecord[]) => events(records, 'session.state').length;
-    expect(stateEvents(mergedRecords)).toBe(stateEvents(singleRecords));
+    // Every session goes through the same states in both runs (its twin: the same executor's
+    // start of the same rank). Not the same number of them: a state a poll cycle finds (PR open,
+    // CI done) moves with real-clock jitter and with cycles a starved CPU skips, and one found
+    // near the end of one run may fall after the end of the other (31 merged against 36 at load
+    // 14). So: one path is a prefix of the other, and both got past spawning.
+    const paths = (records: BodyRecord[]) => {
+      const byId = new Map<string, string[]>();
+      for (const e of events(records, 'session.state'))
+        byId.set(e.session!, [...(byId.get(e.session!) ?? []), `${e.labels?.from}>${e.labels?.to}`]);
+      return byId;
+    };
+    const pathsA = paths(singleRecords);
+    const pathsB = paths(mergedRecords);
+    for (const [id, a] of pathsA) {
+      const b = pathsB.get(twin.get(id)!) ?? [];
+      const common = Math.min(a.length, b.length);
+      expect(b.slice(0, common), `${id}: ${a.join(' ')} in one process, ${b.join(' ')} merged`).toEqual(
+        a.slice(0, common),
+      );
+      expect(common, `${id}: ${a.join(' ')} / ${b.join(' ')}`).toBeGreaterThanOrEqual(2);
+    }
 
     // API calls, from the shared emulator's trace: by operation and by session, within the
     // real clock's variation, stated and bounded. The control plane polls every 30 s of run

@@ -58,7 +58,8 @@ describe('request bodies are bounded on every server', () => {
     });
     expect(refused.status).toBe(413);
     expect(JSON.parse(refused.body).message).toMatch(/Request body too large.*docs\/limits\.md/);
-    expect(refused.ms).toBeLessThan(5_000);
+    // In seconds (a few ms on a quiet machine), never after the whole upload was buffered.
+    expect(refused.ms).toBeLessThan(30_000);
     // Nothing of the refused body was kept.
     expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(4 * BODY_LIMITS.github);
     const after = await fetch(`${server.url}/rate_limit`, {

@@ -116,7 +116,9 @@ executors:
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(stats.footer?.reason).toBe('completed');
-    expect(wallS).toBeLessThan(30);
+    // Scaled: 3 min of run time in 12 s of real time, with the processes' start and the analysis
+    // around it. Bounded by half the unscaled 180 s, not timed: a loaded machine stretches the rest.
+    expect(wallS).toBeLessThan(90);
 
     // The control-plane process was really replaced (SIGKILL, a new pid from the state dir).
     const outage = spans(records, 'controlplane.outage');

@@ -70,7 +70,8 @@ describe('reference serve over the http target', () => {
     const code = await exited;
     clearTimeout(killer);
     expect(code, stderr).toBe(130);
-    expect(performance.now() - sent).toBeLessThan(20_000);
+    // Well inside the run's 2 minutes: the stop, not the run's end (a loaded machine stretches it).
+    expect(performance.now() - sent).toBeLessThan(60_000);
     const { records, stats } = await readTrace(join(out, 'trace.jsonl'));
     expect(stats.footer?.reason).toBe('interrupted');
     expect(records.some((r) => r.kind === 'api')).toBe(true);
