@@ -10,10 +10,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Baseline } from '../src/matrix/baseline.ts';
-import { runScenario } from '../src/run/engine.ts';
-import { writeRunSummary } from '../src/run/summary.ts';
-import { resolveScenarioRef } from '../src/workload/builtins.ts';
+import type { Baseline } from '../src/results/baseline.ts';
+import { executeRun } from '../src/run/pipeline.ts';
+import { planRun } from '../src/run/plan.ts';
 import { allCells } from '../src/workload/cells.ts';
 import type { Bench } from './run.ts';
 import { timedNode } from './timed.ts';
@@ -84,16 +83,10 @@ const bench: Bench = {
       let slowest = { id: '', ms: 0 };
       const inProcess = join(dir, 'in-process');
       for (const cell of allCells()) {
-        const { scenario } = resolveScenarioRef(cell.id);
-        const outDir = join(inProcess, cell.id);
-        const t0 = performance.now();
-        const outcome = await runScenario(scenario, { outDir, cell: cell.id });
-        const t1 = performance.now();
-        await writeRunSummary(outcome, { outDir, cell: cell.id, wallMs: t1 - t0 });
-        const t2 = performance.now();
-        engineMs += t1 - t0;
-        analysisMs += t2 - t1;
-        if (t2 - t0 > slowest.ms) slowest = { id: cell.id, ms: t2 - t0 };
+        const done = await executeRun(planRun(cell.id, [], join(inProcess, cell.id)));
+        engineMs += done.runMs;
+        analysisMs += done.summaryMs;
+        if (done.wallMs > slowest.ms) slowest = { id: cell.id, ms: done.wallMs };
       }
       console.log(
         `\nProfile (one process, cells in sequence; load average ${load()}):\n\n| part | s | share |\n| --- | --: | --: |`,

@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { analyzeFile } from '../src/analyze/file.ts';
 import type { Analysis } from '../src/analyze/schema.ts';
-import { runScenario } from '../src/run/engine.ts';
+import { executeRun } from '../src/run/pipeline.ts';
+import { planScenario } from '../src/run/plan.ts';
 import { detectGh } from '../src/targets/ao/gh.ts';
 import { resolveAoPackages } from '../src/targets/ao/packages.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
@@ -69,7 +70,7 @@ async function runOnce(cell: string, sets: string[], outDir: string): Promise<An
   if (!(values.reuse && existsSync(trace))) {
     const { scenario, cell: id } = resolveScenarioRef(cell, sets.map(parseOverride));
     mkdirSync(outDir, { recursive: true });
-    await runScenario(scenario, { outDir, ...(id ? { cell: id } : {}) });
+    await executeRun(planScenario(scenario, outDir, id));
   }
   return (await analyzeFile(trace, { threads: 1 })).analysis;
 }
@@ -120,7 +121,7 @@ async function fitGhProcess(cell: string, aoCycleP50: number, cpus: number): Pro
     );
     const dir = join(values.out, cell, 'fit');
     mkdirSync(dir, { recursive: true });
-    await runScenario(scenario, { outDir: dir });
+    await executeRun(planScenario(scenario, dir));
     const analysis = (await analyzeFile(join(dir, 'trace.jsonl'), { threads: 1 })).analysis;
     return analysis.controlPlane.pollCycles?.durationMs?.p50 ?? 0;
   };

@@ -5,12 +5,8 @@
  * internal and may change without notice; what is exported here follows semver.
  */
 export type { Clock, TimerId } from './clock/clock.ts';
-export type { EmulatorRequest, EmulatorResponse, GitHubTransport } from './github/types.ts';
-export { ATTRIBUTION_HEADERS } from './github/types.ts';
-export type { Rng } from './rng.ts';
-export type { TargetContext, TargetFactory } from './targets/module.ts';
-export type { EventConversion, ProtocolCapability, TargetEvent, TimeBase } from './targets/protocol.ts';
-export { eventToRecord, TARGET_PROTOCOL } from './targets/protocol.ts';
+export type { EventConversion, ProtocolCapability, TargetEvent, TimeBase } from './contract/protocol.ts';
+export { eventToRecord, TARGET_PROTOCOL } from './contract/protocol.ts';
 export type {
   RestartKind,
   SessionSpec,
@@ -18,7 +14,11 @@ export type {
   SessionStateListener,
   Target,
   TargetCapability,
-} from './targets/types.ts';
+} from './contract/types.ts';
+export type { EmulatorRequest, EmulatorResponse, GitHubTransport } from './github/types.ts';
+export { ATTRIBUTION_HEADERS } from './github/types.ts';
+export type { Rng } from './rng.ts';
+export type { TargetContext, TargetFactory } from './targets/module.ts';
 export type { BodyRecord, EventRecord, GaugeRecord, Labels, SpanInput, SpanRecord } from './trace/schema.ts';
 export type { TraceSink } from './trace/writer.ts';
 export type { Scenario } from './workload/scenario.ts';

@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../src/clock/index.ts';
+import type { ActorStepRequest, FailureRates } from '../src/contract/types.ts';
 import { type ActorModel, defaultActorModel } from '../src/reference/actor-model.ts';
 import { ActorHost, type ActorHostConfig } from '../src/reference/actors.ts';
 import { Rng } from '../src/rng.ts';
-import type { ActorStepRequest, FailureRates } from '../src/targets/types.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 import { MemorySink } from '../src/trace/writer.ts';
 

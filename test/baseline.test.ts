@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { baselineJsonSchema, parseBaseline } from '../src/matrix/baseline.ts';
-import { loadResults } from '../src/matrix/results.ts';
 import { runMatrix } from '../src/matrix/run.ts';
 import { selectUnits } from '../src/matrix/select.ts';
-import { failingUnits } from '../src/matrix/summary.ts';
-import { reportData } from '../src/report/html/model.ts';
+import { reportData } from '../src/report-html/model.ts';
+import { baselineJsonSchema, parseBaseline } from '../src/results/baseline.ts';
+import { failingUnits } from '../src/results/overview.ts';
+import { loadResults } from '../src/results/results.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
 describe('baseline.json and the cell selection', () => {

@@ -225,7 +225,7 @@ budgets:
     ]);
   });
 
-  it('the built-in native-speed set is the SPEC §7 table, exactly', () => {
+  it('the built-in native-speed set is the table of docs/budgets.md, exactly', () => {
     const set = resolveBudgets('native-speed');
     const limits = (metric: string, scope: Record<string, string>) => {
       const entry = set.entries.find(

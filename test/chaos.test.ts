@@ -1,6 +1,6 @@
 /**
  * Native runs, restarts and chaos waves on the real reference control plane in virtual time
- * (SPEC §4-§7): the built-in waves, their budgets, the knobs that slow the control plane or a
+ * (docs/scenarios.md#native-runs-and-chaos-waves, docs/budgets.md): the built-in waves, their budgets, the knobs that slow the control plane or a
  * provider, provider faults, and determinism.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

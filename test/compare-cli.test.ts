@@ -40,12 +40,12 @@ describe('fleetbench compare (real CLI)', { timeout: 240_000 }, () => {
     expect(r.code, r.stderr).toBe(99);
     const c: Comparison = JSON.parse(r.stdout);
     expect(c.units.map((u) => [u.id, u.runsA, u.runsB])).toEqual([['S2-T1-5', 6, 6]]);
-    const headroom = c.units[0]!.metrics.find((m) => m.def.id === 'track-b.rest-core-headroom')!;
+    const headroom = c.units[0]!.metrics.find((m) => m.def.id === 'scorecard.rest-core-headroom')!;
     expect(headroom.def).toMatchObject({ better: 'higher', judged: true });
     expect(headroom.a).toHaveLength(6);
     expect(headroom.medianB!).toBeLessThan(headroom.medianA!);
     expect(headroom.pAdjusted!).toBeLessThan(0.05);
-    expect(c.regressions.map((m) => m.def.id)).toContain('track-b.rest-core-headroom');
+    expect(c.regressions.map((m) => m.def.id)).toContain('scorecard.rest-core-headroom');
     const calls = c.units[0]!.metrics.find((m) => m.def.id === 'api.calls')!;
     expect(calls.verdict).toBe('regression');
     expect(calls.change!).toBeGreaterThan(0.5); // naive makes more than 1.5× the calls

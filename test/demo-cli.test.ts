@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Baseline } from '../src/matrix/baseline.ts';
-import { scorecardCounts } from '../src/matrix/checks.ts';
+import type { Baseline } from '../src/results/baseline.ts';
+import { scorecardCounts } from '../src/results/checks.ts';
 import { PRIORITY_CELLS } from '../src/workload/cells.ts';
 import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';

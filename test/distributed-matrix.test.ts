@@ -2,7 +2,7 @@ import { copyFileSync, cpSync, readFileSync, rmSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inSegment, parseSegment, resolveSegment } from '../src/distributed/segment.ts';
-import type { Baseline } from '../src/matrix/baseline.ts';
+import type { Baseline } from '../src/results/baseline.ts';
 import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 

@@ -12,9 +12,9 @@ import {
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { TargetEvent } from '../src/contract/protocol.ts';
 import { startReferenceServer } from '../src/reference/server.ts';
 import { startSupervisor } from '../src/reference/supervisor.ts';
-import type { TargetEvent } from '../src/targets/protocol.ts';
 import { readTrace } from '../src/trace/reader.ts';
 import { cli } from './helpers/cli.ts';
 import { cpuTimeOf } from './helpers/cpu.ts';

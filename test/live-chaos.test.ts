@@ -32,10 +32,10 @@ interface RunSummary {
 
 /**
  * A budget file scoped to what a short codex wave produces: the codex rows of native-speed a
- * wave of a few runs fills. The limits are the SPEC's × 4: at time-scale 15 on a shared 2-core
+ * wave of a few runs fills. The limits are native-speed's × 4: at time-scale 15 on a shared 2-core
  * machine running the rest of the suite, every real millisecond of event-loop delay in the
  * served process is 15 ms of run time (docs/live-runs.md says which time-scale keeps the
- * SPEC limits meaningful). What is asserted is that the rows are filled and judged.
+ * native-speed limits meaningful). What is asserted is that the rows are filled and judged.
  */
 const BUDGETS = `name: live-wave
 description: the codex rows of native-speed a short real-clock wave can fill (limits x4)
@@ -230,7 +230,7 @@ executors:
 
     const summary = JSON.parse(result.stdout) as RunSummary;
     // One sample per run active at the kill (a run still recovering from the graceful restart
-    // when the hot one lands gives one sample for both: SPEC §6, outage removed).
+    // when the hot one lands gives one sample for both: docs/analysis.md#speed, outage removed).
     const graceful = groupOf(summary, 'restart_recovery_control_plane', 'graceful')!.values;
     const hot = groupOf(summary, 'restart_recovery_control_plane', 'hot')!.values;
     expect(graceful.length).toBeGreaterThanOrEqual(gracefulLoads.length);

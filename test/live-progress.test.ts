@@ -1,9 +1,9 @@
 /** The progress line of a live run shows native runs and a restart under way. */
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../src/clock/virtual.ts';
+import type { Target } from '../src/contract/types.ts';
 import { ProgressLine } from '../src/live/progress.ts';
 import { LiveStats } from '../src/live/stats.ts';
-import type { Target } from '../src/targets/types.ts';
 
 describe('the live progress line', () => {
   it('counts native runs and turns, and says when a restart is under way', async () => {

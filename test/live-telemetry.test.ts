@@ -6,7 +6,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveTelemetry } from '../src/live/index.ts';
-import { runScenario } from '../src/run/engine.ts';
+import { executeRun } from '../src/run/pipeline.ts';
+import { planScenario } from '../src/run/plan.ts';
 import { readTrace } from '../src/trace/reader.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
 import { parseOverride } from '../src/workload/load.ts';
@@ -96,8 +97,7 @@ describe('live telemetry', () => {
     let posted: Response | undefined;
     let spanStartMs = 0;
     const progress: string[] = [];
-    const outcome = await runScenario(scenario, {
-      outDir: dir,
+    const { outcome } = await executeRun(planScenario(scenario, dir), {
       attach: async (run) => {
         const attachment = await liveTelemetry({
           metricsPort: 0,
@@ -218,8 +218,7 @@ describe('live telemetry', () => {
   it('refuses bodies it cannot read with the OTLP error shape', async () => {
     const { scenario } = resolveScenarioRef('S2-T1-1', ['clock=real', 'duration=1500ms'].map(parseOverride));
     const answers: Array<{ status: number; body: string }> = [];
-    await runScenario(scenario, {
-      outDir: join(dir, 'bad'),
+    await executeRun(planScenario(scenario, join(dir, 'bad')), {
       attach: async (run) => {
         let url = '';
         const attachment = await liveTelemetry({

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Baseline } from '../src/matrix/baseline.ts';
 import { pruneCells } from '../src/matrix/prune.ts';
+import type { Baseline } from '../src/results/baseline.ts';
 import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
@@ -50,7 +50,7 @@ describe('fleetbench matrix (real CLI, virtual time)', { timeout: 240_000 }, () 
     expect(calls[2]).toBeGreaterThan(calls[1]!);
   });
 
-  it('baseline.md has one section per cell in the SPEC §8 format', () => {
+  it('baseline.md has one section per cell in the format of docs/matrix.md#the-baseline', () => {
     const headings = markdown.match(/^### .*$/gm);
     expect(headings).toEqual([
       '### S2-T1-1: Quiet steady state, concentrated, 1 session',

@@ -10,7 +10,7 @@ import { createAnalyzer } from '../src/analyze/analyzer.ts';
 import { LatencyHistogram, nearestRank } from '../src/analyze/histogram.ts';
 import type { Analysis } from '../src/analyze/schema.ts';
 import { deriveBudgets, judge, parseBudgetText } from '../src/judge/index.ts';
-import { verdictCheckRows } from '../src/matrix/checks.ts';
+import { verdictCheckRows } from '../src/results/checks.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 import { TraceWriter } from '../src/trace/writer.ts';
 import { cli } from './helpers/cli.ts';

@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveTelemetry } from '../src/live/index.ts';
-import { runScenario } from '../src/run/engine.ts';
+import { executeRun } from '../src/run/pipeline.ts';
+import { planScenario } from '../src/run/plan.ts';
 import { decodeMetricsRequest, decodeTraceRequest } from '../src/trace/importers/otlp-proto.ts';
 import { readTrace } from '../src/trace/reader.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
@@ -82,8 +83,7 @@ describe('--otlp-export', () => {
         parseOverride,
       ),
     );
-    const outcome = await runScenario(scenario, {
-      outDir: join(dir, 'in-process'),
+    const { outcome } = await executeRun(planScenario(scenario, join(dir, 'in-process')), {
       attach: liveTelemetry({ otlpExport: url }),
     });
     expect(outcome.reason).toBe('completed');

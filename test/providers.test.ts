@@ -1,12 +1,12 @@
 /**
- * The provider profiles are consistent with the native-speed budget table (SPEC §7): sampled
+ * The provider profiles are consistent with the native-speed budget table (docs/budgets.md#built-in-sets): sampled
  * on their own, and in the six built-in chaos waves, judged for real.
  */
 import { describe, expect, it } from 'vitest';
+import { ADAPTERS } from '../src/contract/types.ts';
 import { judge, resolveBudgets } from '../src/judge/index.ts';
 import { draw, loadDuration, PROVIDER_PROFILES } from '../src/reference/providers.ts';
 import { Rng } from '../src/rng.ts';
-import { ADAPTERS } from '../src/targets/types.ts';
 import { runRef } from './helpers/run.ts';
 
 const NATIVE = resolveBudgets('native-speed');

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { analyzeFile } from '../src/analyze/file.ts';
-import { unitReport } from '../src/report/html/model.ts';
+import { unitReport } from '../src/report-html/model.ts';
 import { runRef } from './helpers/run.ts';
 
 describe('faults on timelines', () => {

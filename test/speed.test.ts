@@ -1,5 +1,5 @@
 /**
- * Speed metrics (SPEC §6) and their judging (SPEC §7) on traces built for the purpose: each
+ * Speed metrics (docs/analysis.md#speed) and their judging (docs/budgets.md) on traces built for the purpose: each
  * case is a handful of records through the real analyzer, then the real judge with a budget
  * file, so every rule is pinned to numbers.
  */

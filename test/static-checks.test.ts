@@ -66,13 +66,13 @@ describe('static checks', () => {
   );
 
   it.concurrent(
-    'tsc --noEmit: the HTML report client (src/report/html/client/tsconfig.json)',
+    'tsc --noEmit: the HTML report client (src/report-html/client/tsconfig.json)',
     async () => {
       const { code, output } = await tsc([
         '--tsBuildInfoFile',
         'node_modules/.cache/tsc/client.tsbuildinfo',
         '-p',
-        'src/report/html/client',
+        'src/report-html/client',
       ]);
       expect(output).toBe('');
       expect(code).toBe(0);

@@ -9,10 +9,11 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
+import { eventToRecord } from '../src/contract/protocol.ts';
 import { FileStore } from '../src/reference/file-store.ts';
 import type { SessionRecord } from '../src/reference/sessions.ts';
-import { runScenario } from '../src/run/engine.ts';
-import { eventToRecord } from '../src/targets/protocol.ts';
+import { executeRun } from '../src/run/pipeline.ts';
+import { planScenario } from '../src/run/plan.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
 import { parseOverride } from '../src/workload/load.ts';
 import { arrivalTimes } from '../src/workload/schedule.ts';
@@ -122,7 +123,7 @@ describe('http target', () => {
         'S2-T1-1',
         [`target=http://127.0.0.1:${port}`, 'clock=real'].map(parseOverride),
       );
-      await expect(runScenario(scenario, { outDir: join(dir, 'proto') })).rejects.toThrow(
+      await expect(executeRun(planScenario(scenario, join(dir, 'proto')))).rejects.toThrow(
         /speaks 'fleetbench-target\/2', fleetbench speaks 'fleetbench-target\/1'/,
       );
       const { stats } = await import('../src/trace/reader.ts').then((m) =>
@@ -229,7 +230,7 @@ describe('open-model schedule', () => {
     // The generator's own lag is this event loop's delay: on a loaded machine both grow together.
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const outcome = await runScenario(scenario, { outDir: dir });
+    const { outcome } = await executeRun(planScenario(scenario, dir));
     loop.disable();
     const loopMaxMs = loop.max / 1e6;
     const { analyzeFile } = await import('../src/analyze/file.ts');

@@ -1,5 +1,5 @@
 /**
- * The turnover executor (SPEC §5) and its metrics (SPEC §6), on real virtual-time runs of the
+ * The turnover executor (docs/scenarios.md#turnover) and its metrics (docs/analysis.md#turnover), on real virtual-time runs of the
  * reference control plane, read back from the trace and analysed by the real analyzer.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

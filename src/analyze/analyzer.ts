@@ -183,116 +183,17 @@ export class Analyzer implements TraceSink {
   finish(context: FinishContext = {}): Analysis {
     const header = this.options.header ?? context.stats?.header;
     const footer: EndFooter | undefined = context.stats?.footer;
-    const { extent, totals, counts, timing, writes, rateLimit, polling, spans, events, snapshots, gauges } =
-      this.acc;
+    const { extent, counts, polling, spans, events, gauges } = this.acc;
     const hasRecords = Number.isFinite(extent.minT);
     const startMs = hasRecords ? Math.min(0, extent.minT) : 0;
     const endMs = Math.max(hasRecords ? extent.maxEnd : 0, footer?.t ?? 0, startMs);
     const durationMs = endMs - startMs;
-    const knownSessions = counts.known('bySession');
-    const sessions = this.options.sessions ?? knownSessions;
+    const sessions = this.options.sessions ?? counts.known('bySession');
     const epochMs = header?.epochMs ?? null;
+    // In the order a reader meets them: series, cost, cycles, schedule, the target's records;
+    // the input's own warnings go first.
     const warnings: string[] = [];
-    const beyondSeries = writes.beyondSeries + rateLimit.beyondSeries;
-    if (beyondSeries > 0) {
-      warnings.push(
-        `${beyondSeries} records start more than a year into the run: left out of per-second series`,
-      );
-    }
-
-    const burn = burnWindows(
-      {
-        resetWindows: rateLimit.resetWindows.values(),
-        unwindowedCalls: rateLimit.unwindowedCalls,
-        unwindowedPoints: rateLimit.unwindowedPoints,
-        limitFor: (resource) =>
-          rateLimit.rlLimits.get(resource) ??
-          { ...DEFAULT_LIMITS, ...this.options.defaultLimits }[resource] ??
-          null,
-      },
-      epochMs,
-      startMs,
-      endMs,
-    );
-    const bracket = rateLimitBracket(snapshots.taken, rateLimit.pointsPerSecond, header);
-    const projection = sessionProjection(
-      {
-        defaultLimits: this.options.defaultLimits,
-        responseLimits: rateLimit.rlLimits,
-        pointsPerSecond: rateLimit.pointsPerSecond,
-        sharedPoints: rateLimit.sharedPoints,
-      },
-      sessions,
-      durationMs,
-    );
-    const max1s = timing.bins.maxInWindow(1000);
-    const max10s = timing.bins.maxInWindow(10_000);
-    const perSecond = timing.bins.series(1000);
-    const first60s = new Array<number>(60).fill(0);
-    if (perSecond) for (let i = 0; i < 60 && i < perSecond.length; i++) first60s[i] = perSecond[i]!;
-    const concurrency = timing.bins.peakConcurrency();
-    const writesMax = writes.perSecond.maxInWindow(60);
-
-    const api: Analysis['api'] = {
-      totals: {
-        calls: totals.calls,
-        points: totals.points,
-        secondaryPoints: totals.secondaryPoints,
-        bytes: totals.bytes,
-        errors: totals.errors,
-        failed: totals.failed,
-        killed: totals.killed,
-        writes: writes.total,
-        conditional: totals.conditional,
-        notModified: totals.notModified,
-        opaque: totals.opaque,
-      },
-      counts: counts.result(),
-      conditional: {
-        requests: totals.conditional,
-        notModified: totals.conditionalNotModified,
-        notModifiedPct:
-          totals.conditional > 0 ? round((100 * totals.conditionalNotModified) / totals.conditional) : null,
-      },
-      opaque: {
-        calls: totals.opaque,
-        sharePct: totals.calls > 0 ? round((100 * totals.opaque) / totals.calls) : null,
-        byResource: Object.fromEntries([...totals.opaqueByResource].sort(([a], [b]) => cmp(a, b))),
-      },
-      pollingFloor: polling.floor(),
-      burn,
-      bracket,
-      burst: {
-        method: 'sliding',
-        stepMs: timing.bins.widthMs,
-        max1s: max1s ? { calls: max1s.calls, perSecond: max1s.calls, atMs: max1s.atMs } : null,
-        max10s: max10s ? { calls: max10s.calls, perSecond: max10s.calls / 10, atMs: max10s.atMs } : null,
-        first60s,
-      },
-      concurrency: { peak: concurrency.peak, atMs: concurrency.atMs, resolutionMs: timing.bins.widthMs },
-      writes: { total: writes.total, maxPerMinute: writesMax.value, atMs: writesMax.atMs },
-      limited: {
-        answers: totals.limitedAnswers,
-        status403: totals.status403,
-        status429: totals.status429,
-        retryAfter: totals.retryAfter,
-        primary: totals.limitedPrimary,
-        secondary: totals.limitedSecondary,
-      },
-      latency: {
-        all: timing.allLatency().percentiles(),
-        rest: timing.rest.percentiles(),
-        graphql: timing.graphql.percentiles(),
-      },
-      projection,
-    };
-    for (const w of burn.warnings) warnings.push(w);
-    if (bracket) for (const w of bracket.warnings) warnings.push(w);
-    if (totals.opaque > 0) {
-      warnings.push(
-        `${totals.opaque} opaque calls (${api.opaque.sharePct?.toFixed(1)}%): status and cost unknown, not in the burn; the /rate_limit bracket is the way to see them`,
-      );
-    }
+    const api = this.apiSection({ header, epochMs, startMs, endMs, sessions }, warnings);
 
     const { pollCycles, warnings: pollWarnings } = polling.pollCycles.result();
     for (const w of pollWarnings) warnings.push(w);
@@ -306,18 +207,7 @@ export class Analyzer implements TraceSink {
         `target.bad_record: ${badRecordReports} report(s) of records from the system under test refused (times out of range, a span ending before it starts: docs/limits.md); the events say how many and why`,
       );
     }
-    const input: Analysis['input'] = {
-      file: context.file ?? null,
-      lines: context.stats?.lines ?? 0,
-      records: context.stats
-        ? { ...context.stats.counts }
-        : { api: totals.calls, span: spans.count(), event: events.count(), gauge: gauges.count() },
-      skipped: context.stats?.skipped ?? 0,
-      skippedReasons: context.stats?.skippedReasons ?? [],
-      truncated: context.stats?.truncated ?? false,
-      footer: footer?.reason ?? null,
-      warnings: context.stats?.warnings ?? [],
-    };
+    const input = this.inputSection(context, footer);
     if (input.skipped > 0) warnings.unshift(`${input.skipped} bad lines skipped (--lenient)`);
     for (const w of input.warnings) warnings.unshift(w);
 
@@ -351,6 +241,138 @@ export class Analyzer implements TraceSink {
       schedule,
       ...this.acc.retained.finish({ header, startMs, endMs }),
       warnings,
+    };
+  }
+
+  /** The API cost: totals, burn per reset window, bracket, burst shape, projection. */
+  private apiSection(
+    run: {
+      header: RunHeader | undefined;
+      epochMs: number | null;
+      startMs: number;
+      endMs: number;
+      sessions: number;
+    },
+    warnings: string[],
+  ): Analysis['api'] {
+    const { totals, counts, timing, writes, rateLimit, polling, snapshots } = this.acc;
+    const { header, epochMs, startMs, endMs, sessions } = run;
+    const beyondSeries = writes.beyondSeries + rateLimit.beyondSeries;
+    if (beyondSeries > 0) {
+      warnings.push(
+        `${beyondSeries} records start more than a year into the run: left out of per-second series`,
+      );
+    }
+    const burn = burnWindows(
+      {
+        resetWindows: rateLimit.resetWindows.values(),
+        unwindowedCalls: rateLimit.unwindowedCalls,
+        unwindowedPoints: rateLimit.unwindowedPoints,
+        limitFor: (resource) =>
+          rateLimit.rlLimits.get(resource) ??
+          { ...DEFAULT_LIMITS, ...this.options.defaultLimits }[resource] ??
+          null,
+      },
+      epochMs,
+      startMs,
+      endMs,
+    );
+    const bracket = rateLimitBracket(snapshots.taken, rateLimit.pointsPerSecond, header);
+    const projection = sessionProjection(
+      {
+        defaultLimits: this.options.defaultLimits,
+        responseLimits: rateLimit.rlLimits,
+        pointsPerSecond: rateLimit.pointsPerSecond,
+        sharedPoints: rateLimit.sharedPoints,
+      },
+      sessions,
+      endMs - startMs,
+    );
+    const max1s = timing.bins.maxInWindow(1000);
+    const max10s = timing.bins.maxInWindow(10_000);
+    const perSecond = timing.bins.series(1000);
+    const first60s = new Array<number>(60).fill(0);
+    if (perSecond) for (let i = 0; i < 60 && i < perSecond.length; i++) first60s[i] = perSecond[i]!;
+    const concurrency = timing.bins.peakConcurrency();
+    const writesMax = writes.perSecond.maxInWindow(60);
+    const opaqueSharePct = totals.calls > 0 ? round((100 * totals.opaque) / totals.calls) : null;
+
+    for (const w of burn.warnings) warnings.push(w);
+    if (bracket) for (const w of bracket.warnings) warnings.push(w);
+    if (totals.opaque > 0) {
+      warnings.push(
+        `${totals.opaque} opaque calls (${opaqueSharePct?.toFixed(1)}%): status and cost unknown, not in the burn; the /rate_limit bracket is the way to see them`,
+      );
+    }
+    return {
+      totals: {
+        calls: totals.calls,
+        points: totals.points,
+        secondaryPoints: totals.secondaryPoints,
+        bytes: totals.bytes,
+        errors: totals.errors,
+        failed: totals.failed,
+        killed: totals.killed,
+        writes: writes.total,
+        conditional: totals.conditional,
+        notModified: totals.notModified,
+        opaque: totals.opaque,
+      },
+      counts: counts.result(),
+      conditional: {
+        requests: totals.conditional,
+        notModified: totals.conditionalNotModified,
+        notModifiedPct:
+          totals.conditional > 0 ? round((100 * totals.conditionalNotModified) / totals.conditional) : null,
+      },
+      opaque: {
+        calls: totals.opaque,
+        sharePct: opaqueSharePct,
+        byResource: Object.fromEntries([...totals.opaqueByResource].sort(([a], [b]) => cmp(a, b))),
+      },
+      pollingFloor: polling.floor(),
+      burn,
+      bracket,
+      burst: {
+        method: 'sliding',
+        stepMs: timing.bins.widthMs,
+        max1s: max1s ? { calls: max1s.calls, perSecond: max1s.calls, atMs: max1s.atMs } : null,
+        max10s: max10s ? { calls: max10s.calls, perSecond: max10s.calls / 10, atMs: max10s.atMs } : null,
+        first60s,
+      },
+      concurrency: { peak: concurrency.peak, atMs: concurrency.atMs, resolutionMs: timing.bins.widthMs },
+      writes: { total: writes.total, maxPerMinute: writesMax.value, atMs: writesMax.atMs },
+      limited: {
+        answers: totals.limitedAnswers,
+        status403: totals.status403,
+        status429: totals.status429,
+        retryAfter: totals.retryAfter,
+        primary: totals.limitedPrimary,
+        secondary: totals.limitedSecondary,
+      },
+      latency: {
+        all: timing.allLatency().percentiles(),
+        rest: timing.rest.percentiles(),
+        graphql: timing.graphql.percentiles(),
+      },
+      projection,
+    };
+  }
+
+  /** What was read: the file, its lines and records, what was skipped, the footer. */
+  private inputSection(context: FinishContext, footer: EndFooter | undefined): Analysis['input'] {
+    const { totals, spans, events, gauges } = this.acc;
+    return {
+      file: context.file ?? null,
+      lines: context.stats?.lines ?? 0,
+      records: context.stats
+        ? { ...context.stats.counts }
+        : { api: totals.calls, span: spans.count(), event: events.count(), gauge: gauges.count() },
+      skipped: context.stats?.skipped ?? 0,
+      skippedReasons: context.stats?.skippedReasons ?? [],
+      truncated: context.stats?.truncated ?? false,
+      footer: footer?.reason ?? null,
+      warnings: context.stats?.warnings ?? [],
     };
   }
 

@@ -1,5 +1,5 @@
 /**
- * Did the load generator keep its schedule? (SPEC §5: "always record intended start vs actual
+ * Did the load generator keep its schedule? (docs/analysis.md#schedule-open-model-accuracy: "always record intended start vs actual
  * start, and count what could not start on schedule".) Computed from what the analyzer already
  * keeps, so it streams and merges like every other metric:
  *

@@ -131,7 +131,7 @@ const seriesSchema = z.object({
   values: z.array(z.number()),
 });
 
-// ── Turnover (SPEC §6): park/wake actors, from the turnover finisher (turnover.ts) ──────────
+// ── Turnover (docs/analysis.md#turnover): park/wake actors, from the turnover finisher (turnover.ts) ──────────
 const turnoverOperations = ['create', 'park_register', 'park', 'wake', 'wake_first_touch', 'step'] as const;
 const missReasons = z.object({ 'no-idle-awake': count, 'no-parked': count, 'no-parked-ready': count });
 const failureKinds = z.object({ busy: count, crashed: count, not_found: count });
@@ -215,7 +215,7 @@ export const turnoverAnalysisSchema = z.object({
 
 export type TurnoverAnalysis = z.infer<typeof turnoverAnalysisSchema>;
 export type TurnoverOperation = (typeof turnoverOperations)[number];
-// ── Speed (SPEC §6; computed by speed.ts) ─────────────────────────────────────────────────────
+// ── Speed (docs/analysis.md#speed; computed by speed.ts) ─────────────────────────────────────────────────────
 export const SPEED_METRIC_KEYS = [
   'time_to_first_activity',
   'time_to_first_text',

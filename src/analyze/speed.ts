@@ -1,5 +1,5 @@
 /**
- * Speed metrics (SPEC §6), joined at finish from the run, provider and restart records of a
+ * Speed metrics (docs/analysis.md#speed), joined at finish from the run, provider and restart records of a
  * trace, whatever produced it. Definitions (docs/analysis.md#speed has the full text):
  *
  * - time_to_first_activity: `run.created` → the session's first provider activity a user sees
@@ -33,7 +33,7 @@ export const SPEED_RECORD_NAMES = new Set([
   'controlplane.ready',
 ]);
 
-/** Role (judged or report-only) and labels of each metric, as SPEC §6 defines them. */
+/** Role (judged or report-only) and labels of each metric, as docs/analysis.md#speed defines them. */
 export const SPEED_METRIC_INFO: Record<
   SpeedMetricName,
   { role: 'judged' | 'report'; labels: string[]; description: string }

@@ -1,5 +1,5 @@
 /**
- * Turnover metrics (SPEC §6), joined at finish from the actor spans, the `actor.failure` events,
+ * Turnover metrics (docs/analysis.md#turnover), joined at finish from the actor spans, the `actor.failure` events,
  * the turnover markers and ticks, and the `actors` gauge: time to wake (one sample per wake, in
  * both resume modes), wake first touch, park vs park_register, step latency, failures by kind,
  * swaps done vs asked, sessions by state over time, and the `turnover_window` row over the

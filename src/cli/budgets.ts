@@ -5,14 +5,8 @@ import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { parseDuration } from '../duration.ts';
 import { FleetbenchError } from '../errors.ts';
-import {
-  budgetYaml,
-  builtinBudgetNames,
-  deriveBudgets,
-  type LoadedInput,
-  loadInputs,
-  resolveBudgets,
-} from '../judge/index.ts';
+import { budgetYaml, builtinBudgetNames, deriveBudgets, resolveBudgets } from '../judge/index.ts';
+import { type LoadedInput, loadInputs } from '../results/judge-inputs.ts';
 import type { CommandIo } from './output.ts';
 
 interface DeriveFlags {

@@ -8,15 +8,9 @@
  */
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../errors.ts';
-import {
-  judge,
-  type LoadedInput,
-  loadInputs,
-  resolveBudgets,
-  type Verdict,
-  verdictSection,
-} from '../judge/index.ts';
+import { judge, resolveBudgets, type Verdict, verdictSection } from '../judge/index.ts';
 import { reporters } from '../report/index.ts';
+import { type LoadedInput, loadInputs } from '../results/judge-inputs.ts';
 import type { CommandIo } from './output.ts';
 
 interface CheckFlags {

@@ -9,18 +9,11 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { type Comparison, compareResults, type MetricComparison } from '../matrix/compare.ts';
-import { loadResults, type ResultSet } from '../matrix/results.ts';
 import type { MatrixOutcome, MatrixSpec } from '../matrix/run.ts';
 import { columns, fmtNum, textColumn, textTable } from '../report/table.ts';
-import {
-  defaultJobs,
-  parseCount,
-  parseSeed,
-  runMatricesInteractive,
-  TARGET_JOBS_NOTE,
-  withTarget,
-} from './matrix.ts';
-import { collect } from './options.ts';
+import { loadResults, type ResultSet } from '../results/results.ts';
+import { runMatricesInteractive } from './matrix.ts';
+import { collect, defaultJobs, parseCount, parseSeed, TARGET_JOBS_NOTE, withTarget } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface CompareFlags {

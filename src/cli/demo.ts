@@ -6,17 +6,18 @@
  */
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { parseTarget, targetInfo } from '../contract/target-ref.ts';
 import { ExitCode } from '../errors.ts';
-import type { Baseline } from '../matrix/baseline.ts';
-import { scorecardCounts } from '../matrix/checks.ts';
-import { loadResults } from '../matrix/results.ts';
-import { failingUnits, scorecardWords, trackBText } from '../matrix/summary.ts';
-import { writeHtmlReport } from '../report/html/index.ts';
 import { columns, fmtInt, fmtMs, fmtNum, textColumn, textTable } from '../report/table.ts';
+import { writeHtmlReport } from '../report-html/index.ts';
+import type { Baseline } from '../results/baseline.ts';
+import { scorecardCounts } from '../results/checks.ts';
+import { failingUnits, scorecardWords, trackBText } from '../results/overview.ts';
+import { loadResults } from '../results/results.ts';
 import { builtinScenarioNames } from '../workload/builtins.ts';
 import { PRIORITY_CELLS } from '../workload/cells.ts';
-import { defaultJobs, parseCount, runMatricesInteractive, TARGET_JOBS_NOTE, withTarget } from './matrix.ts';
-import { collect } from './options.ts';
+import { runMatricesInteractive } from './matrix.ts';
+import { collect, defaultJobs, parseCount, TARGET_JOBS_NOTE, withTarget } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 /**
@@ -24,8 +25,12 @@ import type { CommandIo } from './output.ts';
  * (scenarios/<name>.yaml): a chaos wave for the speed budgets, a turnover run for park/wake.
  */
 export const DEMO_EXTRAS = [
-  { name: 'chaos-codex-c4', what: 'a chaos wave (restart recovery against the native-speed budgets)' },
-  { name: 'turnover', what: 'a turnover run (park/wake at a target swap rate)' },
+  {
+    part: 'chaos-wave',
+    name: 'chaos-codex-c4',
+    what: 'a chaos wave (restart recovery against the native-speed budgets)',
+  },
+  { part: 'turnover', name: 'turnover', what: 'a turnover run (park/wake at a target swap rate)' },
 ] as const;
 
 interface DemoFlags {
@@ -37,16 +42,17 @@ interface DemoFlags {
 }
 
 /**
- * The A2 priority cells run on any target; the chaos wave and the turnover run need native runs
- * and actors, which agent-orchestrator (`--target ao`) does not have: its demo is the cells.
+ * What the demo runs on a target: the parts its kind offers (TARGET_KINDS' `demo`; e.g.
+ * agent-orchestrator has no native runs or actors, so its demo is the cells).
  */
 export function demoSelection(target?: string): { selection: string; missing: string[] } {
-  if (target === 'ao' || target?.startsWith('ao:')) return { selection: 'priority', missing: [] };
+  const parts = targetInfo(parseTarget(target ?? 'reference')).demo;
   const builtins = builtinScenarioNames();
-  const extras = DEMO_EXTRAS.filter((e) => builtins.includes(e.name));
+  const wanted = DEMO_EXTRAS.filter((e) => parts.includes(e.part));
+  const extras = wanted.filter((e) => builtins.includes(e.name));
   return {
-    selection: ['priority', ...extras.map((e) => e.name)].join(','),
-    missing: DEMO_EXTRAS.filter((e) => !builtins.includes(e.name)).map((e) => e.what),
+    selection: [...(parts.includes('cells') ? ['priority'] : []), ...extras.map((e) => e.name)].join(','),
+    missing: wanted.filter((e) => !builtins.includes(e.name)).map((e) => e.what),
   };
 }
 

@@ -8,6 +8,7 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
+import { parseTarget, targetInfo } from '../contract/target-ref.ts';
 import { matrixManifests, runManifests } from '../distributed/k8s.ts';
 import { checkRunSplittable } from '../distributed/run-segment.ts';
 import { emulatorArgsFor } from '../distributed/shared-github.ts';
@@ -18,8 +19,7 @@ import { planMatrix } from '../matrix/run.ts';
 import { SELECTOR_HELP } from '../matrix/select.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { parseOverride } from '../workload/load.ts';
-import { parseCount, parseSeed, withTarget } from './matrix.ts';
-import { collect } from './options.ts';
+import { collect, parseCount, parseSeed, withTarget } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 /** The flags both manifests take (resultsVolumeOptions and the pods' image, name and size). */
@@ -188,7 +188,9 @@ agree on a start 10 s after the first is up (segments/run-start.json on the volu
     .action((ref: string, flags: RunManifestFlags) => {
       const segments = parseCount('--segments', flags.segments, 1);
       checkAccessMode(flags.accessMode);
-      if (flags.target !== 'reference' && !/^https?:\/\//.test(flags.target))
+      // The pods share one target: the reference served in the cluster, or a server they reach.
+      const target = parseTarget(flags.target);
+      if (target.kind !== 'reference' && !targetInfo(target).shareable)
         throw new FleetbenchError(
           'E_USAGE',
           `--target: reference (served in the cluster) or an http(s) URL the pods can reach, got '${flags.target}'`,
@@ -206,7 +208,7 @@ agree on a start 10 s after the first is up (segments/run-start.json on the volu
       overrides.push({ path: ['clock'], value: 'real' });
       overrides.push({
         path: ['target'],
-        value: flags.target === 'reference' ? 'http://target.invalid:7070' : flags.target,
+        value: target.kind === 'reference' ? 'http://target.invalid:7070' : flags.target,
       });
       const { scenario } = resolveScenarioRef(ref, overrides);
       checkRunSplittable(scenario, 'k8s manifest run', 'shared');
@@ -230,7 +232,7 @@ agree on a start 10 s after the first is up (segments/run-start.json on the volu
               },
             }
           : {}),
-        target: flags.target,
+        target,
         emulatorArgs: emulatorArgsFor(scenario),
         adminToken: `fba_${randomBytes(18).toString('base64url')}`,
         claim: flags.claim,
@@ -240,7 +242,7 @@ agree on a start 10 s after the first is up (segments/run-start.json on the volu
         cpu: flags.cpu,
         memory: flags.memory,
       });
-      const yaml = `# fleetbench k8s manifest run: ${commentText(scenario.name)} in ${segments} segments against ${flags.target === 'reference' ? 'the reference control plane' : commentText(flags.target)} (docs/distributed.md)\n${manifests.map((m) => stringify(m, { lineWidth: 0, blockQuote: 'literal' })).join('---\n')}`;
+      const yaml = `# fleetbench k8s manifest run: ${commentText(scenario.name)} in ${segments} segments against ${target.kind === 'reference' ? 'the reference control plane' : commentText(flags.target)} (docs/distributed.md)\n${manifests.map((m) => stringify(m, { lineWidth: 0, blockQuote: 'literal' })).join('---\n')}`;
       writeManifests(io, flags.output, yaml, manifests.length);
     });
 }

@@ -3,20 +3,19 @@
  * processes and writes baseline.json and baseline.md, with per-cell run directories.
  */
 
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSegment } from '../distributed/segment.ts';
-import { ExitCode, FleetbenchError } from '../errors.ts';
-import type { Baseline } from '../matrix/baseline.ts';
+import { ExitCode } from '../errors.ts';
 import { keptSelector } from '../matrix/markdown.ts';
 import { type Judge, type MatrixOutcome, type MatrixSpec, runMatrices } from '../matrix/run.ts';
 import { SELECTOR_HELP } from '../matrix/select.ts';
-import { budgetFooter, failingUnits, OVERVIEW_COLUMNS, overviewCells } from '../matrix/summary.ts';
 import { fmtMs, textTable } from '../report/table.ts';
+import type { Baseline } from '../results/baseline.ts';
+import { budgetFooter, failingUnits, OVERVIEW_COLUMNS, overviewCells } from '../results/overview.ts';
 import { onInterrupt } from './interrupt.ts';
 import { runMatrixSegmentCommand } from './matrix-segment.ts';
-import { collect } from './options.ts';
+import { collect, defaultJobs, parseCount, parseSeed, TARGET_JOBS_NOTE, withTarget } from './options.ts';
 import type { CommandIo } from './output.ts';
 import { createMatrixProgress } from './progress.ts';
 
@@ -30,20 +29,6 @@ interface MatrixFlags {
   repeat: string;
   check?: boolean;
   segment?: string;
-}
-
-export function parseCount(flag: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < 1)
-    throw new FleetbenchError('E_USAGE', `${flag}: expected a positive integer, got '${value}'`);
-  return Number(value);
-}
-
-export function parseSeed(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^-?\d+$/.test(value))
-    throw new FleetbenchError('E_USAGE', `--seed: expected an integer, got '${value}'`);
-  return Number(value);
 }
 
 /**
@@ -94,22 +79,6 @@ export function matrixTable(b: Baseline): string[] {
 
 export function runKey(unitId: string, seed: number, repeats: number): string {
   return repeats > 1 ? `${unitId}#${seed}` : unitId;
-}
-
-/** `--target X` is `--set target=X`, last so it wins. */
-export function withTarget(sets: readonly string[], target: string | undefined): string[] {
-  return target === undefined ? [...sets] : [...sets, `target=${target}`];
-}
-
-export const TARGET_JOBS_NOTE =
-  'with --target ao the runs are real-time agent-orchestrator processes, one at a time unless --jobs says otherwise';
-
-/**
- * Cells of a real-time target (agent-orchestrator) share the machine with the system under test,
- * whose own processes are what is measured: one at a time by default. Virtual runs: one per core.
- */
-export function defaultJobs(target: string | undefined): number {
-  return target === 'ao' || target?.startsWith('ao:') ? 1 : availableParallelism();
 }
 
 export function register(program: Command, io: CommandIo): void {

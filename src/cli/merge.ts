@@ -10,8 +10,8 @@ import { type MatrixMergeOutcome, mergeMatrixSegments } from '../distributed/mer
 import { GITHUB_TRACE, mergeRunSegments, type RunMergeOutcome } from '../distributed/merge-run.ts';
 import { findRunSegments } from '../distributed/run-segment.ts';
 import { ExitCode, FleetbenchError } from '../errors.ts';
-import { htmlReportFor } from '../report/html/index.ts';
 import { fmtInt, fmtMs } from '../report/table.ts';
+import { htmlReportFor } from '../report-html/index.ts';
 import { matrixTable } from './matrix.ts';
 import type { CommandIo } from './output.ts';
 

@@ -3,8 +3,43 @@
  * command importing one does not load another command's module (main.ts loads only the command
  * asked for).
  */
+import { availableParallelism } from 'node:os';
+import { parseTarget, targetInfo } from '../contract/target-ref.ts';
+import { FleetbenchError } from '../errors.ts';
 
 /** Commander's accumulator for a repeatable option (`--set a=1 --set b=2`). */
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+export function parseCount(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new FleetbenchError('E_USAGE', `${flag}: expected a positive integer, got '${value}'`);
+  return Number(value);
+}
+
+export function parseSeed(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^-?\d+$/.test(value))
+    throw new FleetbenchError('E_USAGE', `--seed: expected an integer, got '${value}'`);
+  return Number(value);
+}
+
+/** `--target X` is `--set target=X`, last so it wins. */
+export function withTarget(sets: readonly string[], target: string | undefined): string[] {
+  return target === undefined ? [...sets] : [...sets, `target=${target}`];
+}
+
+export const TARGET_JOBS_NOTE =
+  'with --target ao the runs are real-time agent-orchestrator processes, one at a time unless --jobs says otherwise';
+
+/**
+ * Cells of a target that runs as processes on this machine (agent-orchestrator) share it with
+ * the system under test, whose own processes are what is measured: one at a time by default.
+ * Virtual runs: one per core.
+ */
+export function defaultJobs(target: string | undefined): number {
+  if (target === undefined) return availableParallelism();
+  return targetInfo(parseTarget(target)).localProcesses ? 1 : availableParallelism();
 }

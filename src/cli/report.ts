@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { htmlReportFor } from '../report/html/index.ts';
+import { htmlReportFor } from '../report-html/index.ts';
 import type { CommandIo } from './output.ts';
 
 interface ReportFlags {

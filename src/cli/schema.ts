@@ -11,7 +11,7 @@ export const jsonSchemas: Record<string, () => Promise<Record<string, unknown>>>
   analysis: async () => (await import('../analyze/schema.ts')).analysisJsonSchema(),
   scenario: async () => (await import('../workload/scenario.ts')).scenarioJsonSchema(),
   profile: async () => (await import('../workload/profiles/schema.ts')).profileJsonSchema(),
-  baseline: async () => (await import('../matrix/baseline.ts')).baselineJsonSchema(),
+  baseline: async () => (await import('../results/baseline.ts')).baselineJsonSchema(),
 };
 
 export function register(program: Command, io: CommandIo): void {

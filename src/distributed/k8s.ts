@@ -8,6 +8,8 @@
  * emulator's admin token in a Secret. Plain objects, validated in tests against the Kubernetes
  * OpenAPI schema.
  */
+
+import type { TargetRef } from '../contract/target-ref.ts';
 import { FleetbenchError } from '../errors.ts';
 import { COUNT_ENV, MAX_SEGMENTS } from './segment.ts';
 
@@ -162,8 +164,8 @@ export interface RunManifestOptions extends SegmentedJobOptions {
   scenario: string;
   /** A scenario file's text, shipped as a ConfigMap mounted at /scenario. */
   scenarioFile?: { name: string; text: string };
-  /** `reference`: serve the reference control plane in the cluster; else the target's URL. */
-  target: 'reference' | string;
+  /** `reference`: serve the reference control plane in the cluster; else a target the pods reach. */
+  target: TargetRef;
   /** `fleetbench github serve` arguments from the scenario (fixtures, time scale, latency, limits). */
   emulatorArgs: string[];
   /** The emulator's admin token, put in a Secret (the segments' world acts through it). */
@@ -195,7 +197,7 @@ export function runManifests(o: RunManifestOptions): Manifest[] {
   const secret = `${o.name}-github-admin`;
   const adminEnv = { name: ADMIN_ENV, valueFrom: { secretKeyRef: { name: secret, key: 'token' } } };
   const githubUrl = `http://${o.name}-github:${GITHUB_PORT}`;
-  const targetUrl = o.target === 'reference' ? `http://${o.name}-target:${TARGET_PORT}` : o.target;
+  const targetUrl = o.target.kind === 'reference' ? `http://${o.name}-target:${TARGET_PORT}` : o.target.text;
   const scenarioArg = o.scenarioFile ? `${SCENARIO_MOUNT}/${o.scenarioFile.name}` : o.scenario;
   const manifests: Manifest[] = [];
   manifests.push({
@@ -277,7 +279,7 @@ export function runManifests(o: RunManifestOptions): Manifest[] {
       { env: [adminEnv], volumes: [volume], volumeMounts: [mount] },
     ),
   );
-  if (o.target === 'reference')
+  if (o.target.kind === 'reference')
     manifests.push(
       ...server(
         'target',

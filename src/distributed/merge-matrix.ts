@@ -9,14 +9,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { FleetbenchError } from '../errors.ts';
+import { baselineMarkdown } from '../matrix/markdown.ts';
+import { pruneBaseline } from '../matrix/run.ts';
 import {
   BASELINE_SCHEMA_VERSION,
   type Baseline,
   type BaselineRun,
   type BaselineUnit,
-} from '../matrix/baseline.ts';
-import { baselineMarkdown } from '../matrix/markdown.ts';
-import { pruneBaseline } from '../matrix/run.ts';
+} from '../results/baseline.ts';
 import { VERSION } from '../version.ts';
 import type { FoundSegment, SegmentStatus } from './matrix-segment.ts';
 import { segmentsByIndex } from './segment.ts';

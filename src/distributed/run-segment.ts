@@ -21,6 +21,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { parseTarget, targetInfo } from '../contract/target-ref.ts';
 import { FleetbenchError } from '../errors.ts';
 import { readInputText } from '../input-file.ts';
 import { MAX_CONFIG_FILE_BYTES, MAX_START_AT_LEAD_MS } from '../limits.ts';
@@ -119,7 +120,7 @@ export function checkRunSplittable(scenario: Scenario, label: string, github: st
         hint: 'split a matrix instead (fleetbench matrix --segment i/n), or repeat the run with --seed; see docs/distributed.md',
       },
     );
-  if (!/^https?:\/\//.test(scenario.target))
+  if (!targetInfo(parseTarget(scenario.target)).shareable)
     throw new FleetbenchError(
       'E_USAGE',
       `${label}: a live-run segment drives a shared target, '${scenario.target}' would be one control plane per segment`,

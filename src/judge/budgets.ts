@@ -166,13 +166,13 @@ function splitMetric(text: string): { name: string; scope: Record<string, string
 
 function statAllowed(metric: BudgetMetric, stat: Stat): boolean {
   if (metric.kind === 'distribution') return stat !== 'rate' && stat !== 'value';
-  return metric.stats.includes(stat);
+  return metric.budgetStats?.includes(stat) ?? false;
 }
 
 function allowedText(metric: BudgetMetric): string {
   return metric.kind === 'distribution'
     ? 'p50, p90, p95, p99, med, avg, min, max, count, or p(N) in thresholds'
-    : metric.stats.join(', ');
+    : (metric.budgetStats ?? []).join(', ');
 }
 
 /** Parses and checks a budget file's text. `file` names it in errors. */

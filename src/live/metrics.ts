@@ -1,15 +1,15 @@
 /**
  * What `GET /metrics` exposes during a live run (docs/live-runs.md lists every family): the
- * gauges of SPEC §5 and §6 (sessions by state, calls in flight, quota remaining per resource,
+ * gauges (sessions by state, calls in flight, quota remaining per resource,
  * every gauge the trace carries, such as turnover's sessions by state) and counters (calls by
  * status, points, limited answers, scheduled and missed starts, trace records by kind).
  */
 import type { Clock } from '../clock/clock.ts';
+import type { Target } from '../contract/types.ts';
 import type { GitHubEmulator } from '../github/emulator.ts';
 import { statLabel, type Verdict } from '../judge/judge.ts';
 import { scopeText } from '../judge/report.ts';
 import { HttpTarget } from '../targets/http.ts';
-import type { Target } from '../targets/types.ts';
 import { type Family, formatFamilies, type Sample } from './prometheus.ts';
 import type { LiveStats } from './stats.ts';
 

@@ -6,7 +6,7 @@
  * plain line every 10 s, like k6's non-interactive output.
  */
 import type { Clock } from '../clock/clock.ts';
-import type { Target } from '../targets/types.ts';
+import type { Target } from '../contract/types.ts';
 import type { LiveStats } from './stats.ts';
 
 export interface ProgressOptions {

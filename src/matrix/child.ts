@@ -1,13 +1,12 @@
 /**
  * One matrix child: runs what the parent sends, one run at a time, exactly as `fleetbench run`
- * does (resolve, run in virtual time, write summary.json from the trace), and answers with the
+ * does (the one run pipeline, without the HTML report: the matrix writes one for all), and answers with the
  * run summary. Ctrl-C reaches the whole process group: the child ignores it and lets the parent
  * decide (an `abort` message stops the current run, which still writes its partial summary).
  */
 import { isFleetbenchError } from '../errors.ts';
-import { runScenario } from '../run/engine.ts';
-import { writeRunSummary } from '../run/summary.ts';
-import { resolveScenarioRef } from '../workload/builtins.ts';
+import { executeRun } from '../run/pipeline.ts';
+import { planRun } from '../run/plan.ts';
 import type { ChildMessage, ParentMessage, RunJob } from './protocol.ts';
 
 let current: AbortController | undefined;
@@ -20,21 +19,10 @@ async function run(job: RunJob): Promise<void> {
   const abort = new AbortController();
   current = abort;
   try {
-    const started = performance.now();
-    const { scenario, cell } = resolveScenarioRef(job.ref, job.overrides);
-    const outcome = await runScenario(scenario, { outDir: job.outDir, cell, signal: abort.signal });
-    const summary = await writeRunSummary(outcome, {
-      outDir: job.outDir,
-      cell,
-      wallMs: performance.now() - started,
+    const { outcome, summary, wallMs } = await executeRun(planRun(job.ref, job.overrides, job.outDir), {
+      signal: abort.signal,
     });
-    send({
-      type: 'done',
-      key: job.key,
-      summary,
-      wallMs: performance.now() - started,
-      events: outcome.events ?? null,
-    });
+    send({ type: 'done', key: job.key, summary, wallMs, events: outcome.events ?? null });
   } catch (error) {
     send({
       type: 'failed',

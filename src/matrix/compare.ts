@@ -7,8 +7,8 @@
  * shown but `untested`. docs/matrix.md#compare explains the choices.
  */
 import type { Analysis } from '../analyze/schema.ts';
+import type { ResultSet, ResultUnit } from '../results/results.ts';
 import { extractMetrics, type MetricDef } from './metrics.ts';
-import type { ResultSet, ResultUnit } from './results.ts';
 import { holm, mannWhitney, median, minimumP, type RankTest } from './stats.ts';
 
 export type CompareVerdict =

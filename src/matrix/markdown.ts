@@ -1,5 +1,5 @@
 /**
- * baseline.md: the human-readable baseline (SPEC §8). An overview table, the pruning table, then
+ * baseline.md: the human-readable baseline (docs/matrix.md#the-baseline). An overview table, the pruning table, then
  * one section per cell: `### S2-T1-50: Quiet steady state, concentrated, 50 sessions`, what the
  * cell tells us, the `/rate_limit` bracket before/after and its delta, the summary, and the
  * analysis (the same sections `fleetbench analyze --markdown` prints). Deterministic: no wall
@@ -9,8 +9,8 @@ import type { Analysis } from '../analyze/schema.ts';
 import { markdownBlocks } from '../report/markdown.ts';
 import { analysisSections } from '../report/sections/index.ts';
 import { columns, fmtInt, fmtNum, markdownTable, type Section } from '../report/table.ts';
-import type { Baseline, BaselineUnit } from './baseline.ts';
-import { BRACKET_COLUMNS } from './bracket-row.ts';
+import type { Baseline, BaselineUnit } from '../results/baseline.ts';
+import { BRACKET_COLUMNS } from '../results/bracket-row.ts';
 import {
   activeBracket,
   bracketDeltaText,
@@ -18,7 +18,7 @@ import {
   keyFigures,
   OVERVIEW_COLUMNS,
   overviewCells,
-} from './summary.ts';
+} from '../results/overview.ts';
 
 /** Sections of `analyze` that the cell section already shows in its own words. */
 const SHOWN_ABOVE = new Set(['/rate_limit bracket']);

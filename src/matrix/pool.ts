@@ -8,7 +8,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { FleetbenchError } from '../errors.ts';
-import type { RunSummary } from '../run/summary.ts';
+import type { RunSummary } from '../results/run-summary.ts';
 import type { ChildMessage, ParentMessage, RunJob } from './protocol.ts';
 
 const CHILD = fileURLToPath(new URL('./child.mjs', import.meta.url));

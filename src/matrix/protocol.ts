@@ -3,7 +3,7 @@
  * child.ts). One run at a time per child; the child answers every `run` with `done` or `failed`.
  */
 
-import type { RunSummary } from '../run/summary.ts';
+import type { RunSummary } from '../results/run-summary.ts';
 import type { Override } from '../workload/load.ts';
 
 export interface RunJob {

@@ -5,19 +5,18 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { Analysis } from '../analyze/schema.ts';
+import { BASELINE_SCHEMA_VERSION, type Baseline, type BaselineUnit } from '../results/baseline.ts';
+import { scenarioBudgetJudge } from '../results/checks.ts';
+import { isPartialUnit } from '../results/overview.ts';
 import { VERSION } from '../version.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { parseOverride, scenarioHash } from '../workload/load.ts';
-import { BASELINE_SCHEMA_VERSION, type Baseline, type BaselineUnit, type CheckRow } from './baseline.ts';
-import { scenarioBudgetJudge } from './checks.ts';
 import { baselineMarkdown } from './markdown.ts';
 import { type JobResult, type PoolEvents, runPool } from './pool.ts';
 import type { RunJob } from './protocol.ts';
 import { PRUNE_THRESHOLD, type PruneCell, pruneCells } from './prune.ts';
 import { selectUnits, type Unit, unitHeading } from './select.ts';
 import { median } from './stats.ts';
-import { isPartialUnit } from './summary.ts';
 
 /** One matrix: what to run and where its baseline goes. */
 export interface MatrixSpec {
@@ -35,12 +34,9 @@ export interface MatrixSpec {
   label?: string;
 }
 
-/**
- * Judges one run against budgets beyond the Track B scorecard (which every Analysis carries):
- * the rows are kept in baseline.json and shown by the report; judged failures fail --check.
- * Default: the unit's own scenario budgets (checks.ts).
- */
-export type Judge = (analysis: Analysis, unitId: string) => CheckRow[] | null;
+import type { Judge } from '../results/checks.ts';
+
+export type { Judge };
 
 /** How the runs are carried out: job slots, interruption, progress, extra judging. */
 export interface RunControl extends PoolEvents {

@@ -1,13 +1,14 @@
 /**
- * How long actor operations take in the reference control plane (SPEC §4 actors): a documented
+ * How long actor operations take in the reference control plane (docs/reference-control-plane.md#actors-parkwake): a documented
  * model, not a measurement. Parking snapshots a session and waking restores it, so both grow with
  * the session's memory and disk; a step's operations cost what moving their bytes or burning
  * their CPU costs. Every number here is in docs/reference-control-plane.md ("Actors").
  *
  * Sizes are bytes, rates bytes per millisecond (1 MB/s = 1,000 bytes/ms), times milliseconds.
  */
+
+import type { ActorFootprint, ActorOp, FailureRates } from '../contract/types.ts';
 import type { Rng } from '../rng.ts';
-import type { ActorFootprint, ActorOp, FailureRates } from '../targets/types.ts';
 
 /** A log-normal time stated the usual way (median and p95, ms). */
 export interface MedianP95 {

@@ -1,5 +1,5 @@
 /**
- * Actors in the reference control plane (SPEC §4): sessions that can be parked (snapshotted,
+ * Actors in the reference control plane (docs/reference-control-plane.md#actors-parkwake): sessions that can be parked (snapshotted,
  * their resources freed) and woken (restored). `lifecycle-mode` picks how: `suspend` (durable
  * snapshot, slower), `pause` (node-local, faster) or `none` (never parked). `resume-mode` picks
  * who wakes a session: `implicit` (the first request to a parked session wakes it) or
@@ -15,7 +15,6 @@
  * number, nothing runs for an idle session, and every operation is a handful of clock sleeps.
  */
 import type { Clock } from '../clock/clock.ts';
-import type { Rng } from '../rng.ts';
 import {
   type ActorCounts,
   type ActorFootprint,
@@ -27,7 +26,8 @@ import {
   type FailureRates,
   type LifecycleMode,
   type ResumeMode,
-} from '../targets/types.ts';
+} from '../contract/types.ts';
+import type { Rng } from '../rng.ts';
 import type { Labels } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import {

@@ -5,8 +5,8 @@
  * and a malformed one is a 400 naming the field, not a crash later in the run.
  */
 import { z } from 'zod';
+import { ADAPTERS, type Adapter, lifecycleModes, type RestartKind, resumeModes } from '../contract/types.ts';
 import { type Distribution, distributionSchema } from '../distribution.ts';
-import { ADAPTERS, type Adapter, lifecycleModes, type RestartKind, resumeModes } from '../targets/types.ts';
 import type { ActorHostConfig } from './actors.ts';
 import { type DashboardMode, dashboardModes } from './dashboard.ts';
 import { type PollingStrategyName, pollingStrategies } from './polling.ts';
@@ -34,7 +34,7 @@ export interface ReferenceConfig {
   fixAfter: Distribution;
   /** Kill (or drain end) → ready, per restart kind. */
   restartOutage: Record<RestartKind, Distribution>;
-  /** ETag LRU sizes (SPEC §4: 100 repos, 500 commits, 500 PRs). */
+  /** ETag LRU sizes (docs/reference-control-plane.md: 100 repos, 500 commits, 500 PRs). */
   cacheSizes: { repos: number; commits: number; prs: number };
   project?: string;
   /** Actors (park/wake): lifecycle and resume modes, failure rates. Default: suspend, implicit. */

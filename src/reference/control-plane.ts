@@ -1,5 +1,5 @@
 /**
- * The reference control plane (SPEC §4): a working model of an agent orchestrator, so that
+ * The reference control plane (docs/reference-control-plane.md): a working model of an agent orchestrator, so that
  * fleetbench runs out of the box and every scenario has something real to measure. It sees
  * GitHub only through its client (the same request path a real client uses), keeps sessions in
  * durable state, polls on a schedule with a selectable strategy, serves a dashboard, and can be
@@ -7,10 +7,10 @@
  */
 
 import type { Clock } from '../clock/clock.ts';
+import { isRestartKind, type RestartKind, type SessionSpec, type SessionState } from '../contract/types.ts';
 import { sample } from '../distribution.ts';
 import type { GitHubTransport } from '../github/types.ts';
 import type { Rng } from '../rng.ts';
-import { isRestartKind, type RestartKind, type SessionSpec, type SessionState } from '../targets/types.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { ActorHost } from './actors.ts';
 import { LruMap, TtlCache } from './cache.ts';
@@ -47,7 +47,7 @@ export interface ReferenceDeps {
 
 export class ReferenceControlPlane {
   readonly sessions: SessionTable;
-  /** Sessions that park and wake (SPEC §4 actors): see actors.ts. */
+  /** Sessions that park and wake (docs/reference-control-plane.md#actors-parkwake): see actors.ts. */
   readonly actors: ActorHost;
   /** Native runs on sessions: stages, providers, recovery (runs.ts). */
   readonly runs: NativeRuns;
@@ -175,7 +175,7 @@ export class ReferenceControlPlane {
     this.dashboard.setOpen(open);
   }
 
-  /** Client-side cache loss without a restart (SPEC §5 fault `cache-flush`). */
+  /** Client-side cache loss without a restart (the `cache-flush` fault, docs/scenarios.md#faults). */
   flushCaches(): void {
     this.resetCaches();
     this.trace.write({ kind: 'event', name: 'controlplane.cache.flush', t: this.clock.now() });

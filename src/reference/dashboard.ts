@@ -1,5 +1,5 @@
 /**
- * The dashboard (SPEC §4). While it is open it refreshes every 15 s. In `enrich` mode it fetches
+ * The dashboard (docs/reference-control-plane.md#dashboard). While it is open it refreshes every 15 s. In `enrich` mode it fetches
  * each PR's details itself (six calls per PR, kept for the cache TTL, 5 min by default); in
  * `saved` mode it reads what the lifecycle loop already saved and makes no calls. Its calls carry
  * source `dashboard`, so reports can separate them from lifecycle polling.

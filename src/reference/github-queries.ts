@@ -9,7 +9,7 @@ export function splitRepo(repo: string): { owner: string; name: string } {
   return { owner: repo.slice(0, slash), name: repo.slice(slash + 1) };
 }
 
-/** One query, up to 25 aliased pull requests, plus the free rateLimit field (SPEC §4 guarded). */
+/** One query, up to 25 aliased pull requests, plus the free rateLimit field (docs/reference-control-plane.md, `guarded`). */
 export function prBatchQuery(sessions: readonly SessionRecord[]): string {
   const parts = sessions.map((s, i) => {
     const { owner, name } = splitRepo(s.repo);

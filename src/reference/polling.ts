@@ -1,5 +1,5 @@
 /**
- * Lifecycle polling strategies (SPEC §4). Each runs one poll cycle over the active sessions and
+ * Lifecycle polling strategies (docs/reference-control-plane.md#lifecycle-polling). Each runs one poll cycle over the active sessions and
  * reports what it saw through `PollEnv`; the loop that schedules cycles lives in
  * control-plane.ts. Operation names (`op`) are what the trace and the reports group by.
  *

@@ -1,9 +1,9 @@
 /**
- * Provider profiles for native runs (SPEC §4): how long a `claude`, `codex` or `opencode` agent
+ * Provider profiles for native runs (docs/reference-control-plane.md#native-runs-and-providers): how long a `claude`, `codex` or `opencode` agent
  * takes to boot, to load a saved session and to show its first activity, and what it does in a
  * turn. The numbers are chosen so that the reference control plane's own runs land on the
  * baselines behind the `native-speed` budget set (a budget is about 1.2 × its baseline; the
- * table is in SPEC §7 and budgets/native-speed.yaml): a default run passes its budgets with the
+ * table is in docs/budgets.md#built-in-sets and budgets/native-speed.yaml): a default run passes its budgets with the
  * margin a real baseline has, and a deliberately slowed provider or control plane does not.
  *
  * Start kinds: `cold` is a new provider session (nothing to load); `warm` resumes the session a
@@ -11,8 +11,9 @@
  * Session load time grows with the saved session's size and with how many loads run at once.
  * Pure functions of a seeded Rng: the run manager (runs.ts) decides when they are drawn.
  */
+
+import type { Adapter } from '../contract/types.ts';
 import type { Rng } from '../rng.ts';
-import type { Adapter } from '../targets/types.ts';
 
 export type StartKind = 'cold' | 'warm';
 

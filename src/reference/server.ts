@@ -1,7 +1,7 @@
 /**
  * The reference control plane as a real HTTP server (one process of `fleetbench reference
  * serve`; the supervisor in supervisor.ts owns the public port and runs this in a child it can
- * kill). It speaks the `http` target protocol (src/targets/protocol.ts, docs/http-target.md):
+ * kill). It speaks the `http` target protocol (src/contract/protocol.ts, docs/http-target.md):
  * a run begins with POST /v1/run, sessions are created with POST /v1/sessions, and every record
  * the control plane would trace in-process goes out as an event through `emit` (to the
  * supervisor, which streams it to fleetbench).
@@ -16,11 +16,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { RealClock } from '../clock/real.ts';
-import { sample } from '../distribution.ts';
-import { HttpTransport } from '../github/transport.ts';
-import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
-import { BODY_LIMITS, MAX_SERVED_SESSIONS } from '../limits.ts';
-import { createRng, type Rng } from '../rng.ts';
 import {
   actorCreateSchema,
   actorPhaseSchema,
@@ -38,7 +33,12 @@ import {
   TARGET_PROTOCOL,
   type TargetEvent,
   turnRequestSchema,
-} from '../targets/protocol.ts';
+} from '../contract/protocol.ts';
+import { sample } from '../distribution.ts';
+import { HttpTransport } from '../github/transport.ts';
+import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
+import { BODY_LIMITS, MAX_SERVED_SESSIONS } from '../limits.ts';
+import { createRng, type Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { type ReferenceConfig, type ServedConfig, servedConfig, servedConfigSchema } from './config.ts';

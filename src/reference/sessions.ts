@@ -4,7 +4,7 @@
  * durable (survives a restart, like an orchestrator's metadata files); caches are not.
  */
 import type { Clock } from '../clock/clock.ts';
-import { type SessionState, sessionStates } from '../targets/types.ts';
+import { type SessionState, sessionStates } from '../contract/types.ts';
 import type { TraceSink } from '../trace/writer.ts';
 
 export interface SessionRecord {

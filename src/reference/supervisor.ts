@@ -25,16 +25,16 @@ import {
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { RealClock } from '../clock/real.ts';
-import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
-import { BODY_LIMITS } from '../limits.ts';
 import {
   type RestartResponse,
   restartRequestSchema,
   runStartSchema,
   runStopSchema,
   type TargetEvent,
-} from '../targets/protocol.ts';
-import type { RestartKind } from '../targets/types.ts';
+} from '../contract/protocol.ts';
+import type { RestartKind } from '../contract/types.ts';
+import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
+import { BODY_LIMITS } from '../limits.ts';
 import { quarantineState } from './file-store.ts';
 import { sendError } from './server.ts';
 

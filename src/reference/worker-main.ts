@@ -7,7 +7,7 @@
  * usable alone for debugging.
  */
 import { parseArgs } from 'node:util';
-import type { TargetEvent } from '../targets/protocol.ts';
+import type { TargetEvent } from '../contract/protocol.ts';
 import { startReferenceServer } from './server.ts';
 
 const { values } = parseArgs({

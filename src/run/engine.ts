@@ -8,12 +8,13 @@ import { join } from 'node:path';
 import type { Clock } from '../clock/clock.ts';
 import { RealClock } from '../clock/real.ts';
 import { VirtualClock } from '../clock/virtual.ts';
+import type { Target } from '../contract/types.ts';
 import { FleetbenchError } from '../errors.ts';
 import type { Verdict } from '../judge/judge.ts';
 import { MAX_EVENTS_AT_ONE_INSTANT } from '../limits.ts';
-import { createRng } from '../rng.ts';
-import { openTarget, targetKind } from '../targets/index.ts';
-import type { Target } from '../targets/types.ts';
+import type { RunEndReason, RunFailure } from '../results/run-summary.ts';
+import { createRng, type Rng } from '../rng.ts';
+import { openTarget } from '../targets/index.ts';
 import { type TraceSink, TraceWriter } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { checkExecutors, runExecutor, startsOf } from '../workload/executors/index.ts';
@@ -24,14 +25,12 @@ import { MarkerBus } from '../workload/markers.ts';
 import type { Scenario } from '../workload/scenario.ts';
 import { type GlobalSessions, SessionSpawner } from '../workload/spawner.ts';
 import { World } from '../workload/world.ts';
-import { prepareRunJudge } from './judge.ts';
+import { prepareRunJudge, type RunJudge } from './judge.ts';
+import type { RunPlan } from './plan.ts';
 
-export interface RunOptions {
-  /** Directory for trace.jsonl (and, written by the caller, summary.json). */
-  outDir: string;
+/** How the caller watches and steers a run (what the run is comes in its RunPlan). */
+export interface RunHooks {
   signal?: AbortSignal;
-  /** Matrix cell id, recorded in the trace header. */
-  cell?: string;
   /** Called every `progressEveryMs` of run time. */
   onProgress?: (progress: RunProgress) => void;
   progressEveryMs?: number;
@@ -42,21 +41,6 @@ export interface RunOptions {
   attach?: (run: RunHandle) => Promise<RunAttachment> | RunAttachment;
   /** The progress guard (virtual clock): events or records at one instant before the run stops. */
   maxEventsAtOneInstant?: number;
-  /**
-   * Real clock: run time 0 at this Unix ms instead of now (a start shared by the segments of a
-   * live run, so they keep one global timing; docs/distributed.md).
-   */
-  epochMs?: number;
-  /** The GitHub side when it is not an emulator of the run's own (`run --github URL`). */
-  github?: (clock: Clock, trace: TraceSink) => Promise<GitHubSide>;
-  /**
-   * A live-run segment (docs/distributed.md): this process runs the starts of every executor
-   * whose global index k has k mod count = index, against a target and a GitHub shared with the
-   * other segments. Only segment 0 does what is run-wide: faults, the `sessions` gauge, marker
-   * events, the records of the target's stream that belong to no session, `/rate_limit` brackets.
-   * Budgets are not judged in a segment (alone it is not the run).
-   */
-  segment?: { index: number; count: number };
 }
 
 export interface RunHandle {
@@ -82,13 +66,9 @@ export interface RunProgress {
 export interface RunResult {
   scenario: Scenario;
   tracePath: string;
-  /**
-   * `failed`: the run did not complete (its target failed or was lost, or its clock stopped
-   * advancing): partial, never judged (`failure` says why).
-   */
-  reason: 'completed' | 'interrupted' | 'failed';
-  /** Why a `failed` run stopped, and what failed. */
-  failure?: { source: string; message: string };
+  /** `failed`: partial, never judged (`failure` says why). */
+  reason: RunEndReason;
+  failure?: RunFailure;
   endedAt: number;
   sessionsStarted: number;
   sessionsDropped: number;
@@ -100,111 +80,167 @@ export interface RunResult {
 
 const GAUGE_EVERY_MS = 10_000;
 
-export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunResult> {
-  targetKind(scenario.target);
-  const clock: Clock =
-    scenario.clock === 'virtual'
-      ? new VirtualClock()
-      : new RealClock({ timeScale: scenario.timeScale, epochMs: options.epochMs });
-  const { segment } = options;
-  // Run-wide work (faults, gauges, markers, records of no session) is done once: in segment 0.
-  const runWide = segment === undefined || segment.index === 0;
-  // Budget sets load before anything runs: a bad one fails at once (exit 104).
-  const judge = segment ? undefined : prepareRunJudge(scenario.budgets);
-  const rng = createRng(scenario.seed);
-  const hash = scenarioHash(scenario);
-  const tracePath = join(options.outDir, 'trace.jsonl');
-  const runId =
-    scenario.clock === 'virtual'
-      ? `${scenario.name}-seed${scenario.seed}-${hash.slice(0, 8)}`
-      : `${scenario.name}-${new Date(clock.epochMs).toISOString()}`;
-  const trace = new TraceWriter(
-    tracePath,
-    {
-      runId,
-      tool: { name: 'fleetbench', version: VERSION },
-      clock: scenario.clock,
-      ...(scenario.clock === 'real' ? { timeScale: scenario.timeScale } : {}),
-      seed: scenario.seed,
-      scenario: { name: scenario.name, hash, ...(options.cell ? { cell: options.cell } : {}) },
-      target: scenario.target,
-      ...(segment ? { labels: { segment: segment.index, segments: segment.count } } : {}),
-      epochMs: clock.epochMs,
-      startedAt: new Date(clock.epochMs).toISOString(),
-    },
-    { flushIntervalMs: scenario.clock === 'virtual' ? 0 : 250 },
-  );
+/**
+ * Runs a plan's scenario to its end, its interruption or its failure, and closes its trace:
+ * open (the GitHub side, the world, the target), schedule (the script, gauges, progress),
+ * drive (the clock), close (stop the target, bracket, judge, footer).
+ */
+export async function runScenario(plan: RunPlan, hooks: RunHooks = {}): Promise<RunResult> {
+  const run = new ActiveRun(plan, hooks);
+  try {
+    const parts = await run.open();
+    run.schedule(parts);
+    const events = await run.drive();
+    return await run.close(parts, events);
+  } catch (error) {
+    await run.abandon();
+    throw error;
+  } finally {
+    run.release();
+  }
+}
 
-  judge?.observe(trace);
-  let traceOpen = true;
-  const abort = new AbortController();
-  // A part of the run that fails (a restart that never came back, an executor that cannot go
-  // on) fails the run: it stops, the trace says why, and nothing judges what was left.
-  let failure: RunResult['failure'];
-  // The progress guard: under the virtual clock, a loop that writes record after record without
-  // time passing (a zero interval) would fill the disk and starve signals (no macrotask ever
-  // runs). Past the limit every record at that instant throws in its producer, which breaks the
-  // loop, and the run fails. Off for the engine's own records and once the clock has stopped.
-  const guardLimit = options.maxEventsAtOneInstant ?? MAX_EVENTS_AT_ONE_INSTANT;
-  let guardOn = clock instanceof VirtualClock;
-  const fail = (source: string) => (error: unknown) => {
-    if (abort.signal.aborted) return;
-    failure = { source, message: (error as Error)?.message ?? String(error) };
-    const guarding = guardOn;
-    guardOn = false;
+/** What a run opened, for its script and its close. */
+interface RunParts {
+  github: GitHubSide;
+  markers: MarkerBus;
+  world: World;
+  target: Target;
+  spawner: SessionSpawner;
+  /** A segment numbers each executor's sessions after all the starts of those before it. */
+  offsets: number[];
+}
+
+/** One run in progress: its clock, trace and judge, and how it fails or stops. */
+class ActiveRun {
+  readonly scenario: Scenario;
+  readonly clock: Clock;
+  readonly trace: TraceWriter;
+  private readonly tracePath: string;
+  private readonly runId: string;
+  private readonly rng: Rng;
+  private readonly judge: RunJudge | undefined;
+  /** Run-wide work (faults, gauges, markers, records of no session) is done once: in segment 0. */
+  private readonly runWide: boolean;
+  private readonly abort = new AbortController();
+  /** Records may go in until the footer (a shared emulator's late answers are dropped after). */
+  private traceOpen = true;
+  /**
+   * A part of the run that fails (a restart that never came back, an executor that cannot go
+   * on) fails the run: it stops, the trace says why, and nothing judges what was left.
+   */
+  private failure: RunResult['failure'];
+  private scriptError: unknown;
+  private readonly guardLimit: number;
+  /**
+   * The progress guard: under the virtual clock, a loop that writes record after record without
+   * time passing (a zero interval) would fill the disk and starve signals (no macrotask ever
+   * runs). Past the limit every record at that instant throws in its producer, which breaks the
+   * loop, and the run fails. Off for the engine's own records and once the clock has stopped.
+   */
+  private guardOn: boolean;
+  private opened: Target | undefined;
+  private attachment: RunAttachment | undefined;
+  private readonly onAbort = () => this.abort.abort();
+
+  constructor(
+    private readonly plan: RunPlan,
+    private readonly hooks: RunHooks,
+  ) {
+    const { scenario, segment } = plan;
+    this.scenario = scenario;
+    this.clock =
+      scenario.clock === 'virtual'
+        ? new VirtualClock()
+        : new RealClock({ timeScale: scenario.timeScale, epochMs: plan.epochMs });
+    this.runWide = segment === undefined || segment.index === 0;
+    // Budget sets load before anything runs: a bad one fails at once (exit 104).
+    this.judge = segment ? undefined : prepareRunJudge(scenario.budgets);
+    this.rng = createRng(scenario.seed);
+    const hash = scenarioHash(scenario);
+    this.tracePath = join(plan.outDir, 'trace.jsonl');
+    this.runId =
+      scenario.clock === 'virtual'
+        ? `${scenario.name}-seed${scenario.seed}-${hash.slice(0, 8)}`
+        : `${scenario.name}-${new Date(this.clock.epochMs).toISOString()}`;
+    this.trace = new TraceWriter(
+      this.tracePath,
+      {
+        runId: this.runId,
+        tool: { name: 'fleetbench', version: VERSION },
+        clock: scenario.clock,
+        ...(scenario.clock === 'real' ? { timeScale: scenario.timeScale } : {}),
+        seed: scenario.seed,
+        scenario: { name: scenario.name, hash, ...(plan.cell ? { cell: plan.cell } : {}) },
+        target: scenario.target,
+        ...(segment ? { labels: { segment: segment.index, segments: segment.count } } : {}),
+        epochMs: this.clock.epochMs,
+        startedAt: new Date(this.clock.epochMs).toISOString(),
+      },
+      { flushIntervalMs: scenario.clock === 'virtual' ? 0 : 250 },
+    );
+    this.judge?.observe(this.trace);
+    this.guardLimit = hooks.maxEventsAtOneInstant ?? MAX_EVENTS_AT_ONE_INSTANT;
+    this.guardOn = this.clock instanceof VirtualClock;
+    this.installGuard();
+    hooks.signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** A handler that fails the run, naming what failed. */
+  fail = (source: string) => (error: unknown) => {
+    if (this.abort.signal.aborted) return;
+    this.failure = { source, message: (error as Error)?.message ?? String(error) };
+    const guarding = this.guardOn;
+    this.guardOn = false;
     try {
-      trace.write({
+      this.trace.write({
         kind: 'event',
         name: 'run.failed',
-        t: clock.now(),
+        t: this.clock.now(),
         labels: { source },
-        data: { message: failure.message },
+        data: { message: this.failure.message },
       });
     } finally {
-      guardOn = guarding;
+      this.guardOn = guarding;
     }
-    abort.abort();
-  };
-  let instant = -1;
-  let atInstant = 0;
-  trace.tap(() => {
-    if (!guardOn) return;
-    const now = clock.now();
-    if (now !== instant) {
-      instant = now;
-      atInstant = 0;
-      return;
-    }
-    if (++atInstant < guardLimit) return;
-    const error = stalled(now, guardLimit, 'trace records');
-    fail('progress-guard')(error);
-    throw error;
-  });
-  const onAbort = () => abort.abort();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  let opened: Target | undefined;
-  let scriptError: unknown;
-  let attachment: RunAttachment | undefined;
-  const detach = async () => {
-    const current = attachment;
-    attachment = undefined;
-    await current?.close();
+    this.abort.abort();
   };
 
-  try {
-    const github = options.github
-      ? await options.github(clock, trace)
-      : createInProcessGitHub(scenario, clock, rng.fork('github'), trace);
+  private installGuard(): void {
+    let instant = -1;
+    let atInstant = 0;
+    this.trace.tap(() => {
+      if (!this.guardOn) return;
+      const now = this.clock.now();
+      if (now !== instant) {
+        instant = now;
+        atInstant = 0;
+        return;
+      }
+      if (++atInstant < this.guardLimit) return;
+      const error = stalled(now, this.guardLimit, 'trace records');
+      this.fail('progress-guard')(error);
+      throw error;
+    });
+  }
+
+  /** The GitHub side, the world script and the target, watched by the caller's attachment. */
+  async open(): Promise<RunParts> {
+    const { scenario, clock, trace, plan, runWide } = this;
+    const { segment } = plan;
+    const github = plan.github
+      ? await plan.github(clock, trace)
+      : createInProcessGitHub(scenario, clock, this.rng.fork('github'), trace);
     // Segments other than 0 still hear their markers (executors wait on them) but do not record
     // them: the merged trace has each once.
     const markers = new MarkerBus(clock, runWide ? trace : { write: () => undefined });
     const global: GlobalSessions | undefined = segment ? { own: new Set() } : undefined;
     // A shared emulator's admin API answers over the network: the world's last step (CI done, a
     // PR opened) can land after the run closed its trace; it is not the run's any more.
-    const worldTrace: TraceSink = options.github
-      ? { write: (record) => (traceOpen ? trace.write(record) : undefined) }
+    const worldTrace: TraceSink = plan.github
+      ? { write: (record) => (this.traceOpen ? trace.write(record) : undefined) }
       : trace;
-    const world = new World(github.admin, clock, rng.fork('world'), worldTrace, {
+    const world = new World(github.admin, clock, this.rng.fork('world'), worldTrace, {
       prAfter: scenario.sessions.prAfter,
       ciAfter: scenario.sessions.ciAfter,
       checks: scenario.sessions.checks,
@@ -212,13 +248,14 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     });
     const target = await openTarget({
       scenario,
+      target: plan.target,
       clock,
-      rng: rng.fork('target'),
+      rng: this.rng.fork('target'),
       trace,
       github,
-      runId,
+      runId: this.runId,
       world,
-      outDir: options.outDir,
+      outDir: plan.outDir,
       ...(segment && global
         ? {
             httpOptions: {
@@ -232,145 +269,172 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
           }
         : {}),
     });
-    opened = target;
+    this.opened = target;
     // The system under test failed for good (e.g. agent-orchestrator's process died).
-    target.onFailure?.(fail('target'));
+    target.onFailure?.(this.fail('target'));
     checkFaults(scenario.faults, target);
     checkExecutors(scenario.executors, target);
-    if (options.attach)
-      attachment = await options.attach({ scenario, clock, trace, target, github, signal: abort.signal });
+    if (this.hooks.attach)
+      this.attachment = await this.hooks.attach({
+        scenario,
+        clock,
+        trace,
+        target,
+        github,
+        signal: this.abort.signal,
+      });
     const spawner = new SessionSpawner(clock, trace, target, world, github.repos, global);
-    // A segment numbers each executor's sessions after all the starts of those before it.
     const offsets: number[] = [];
     if (segment)
       scenario.executors.reduce((n, executor) => {
         offsets.push(n);
         return n + startsOf(executor);
       }, 0);
+    return { github, markers, world, target, spawner, offsets };
+  }
 
-    // Everything that talks to the target runs on the run's clock: under the virtual clock a
-    // request only completes while the clock is running.
-    const script = async () => {
-      if (runWide) await github.snapshot('before');
-      await target.start();
-      if (runWide)
-        scheduleFaults(scenario.faults, {
-          onFailure: (index, error) => fail(`fault ${index + 1} (${scenario.faults[index]?.type})`)(error),
-          clock,
-          trace,
-          target,
-          world,
-          github,
-          markers,
-          sessionCount: scenario.sessions.count,
-        });
-      scenario.executors.forEach((executor, i) => {
-        const name = scenario.executors.length > 1 ? `${executor.type}#${i + 1}` : executor.type;
-        // When it was due: a segment's schedule counts from there, not from when its timer ran.
-        const dueAt = () =>
-          executor.afterMarker !== undefined
-            ? (markers.timeOf(executor.afterMarker) ?? clock.now()) + executor.delayMs
-            : (executor.atMs ?? 0) + (executor.atMs === undefined ? executor.delayMs : 0);
-        markers.schedule(
-          executor,
-          () =>
-            void runExecutor(executor, {
-              ...(segment ? { segment: { ...segment, offset: offsets[i]!, startAt: dueAt() } } : {}),
-              clock,
-              trace,
-              target,
-              spawner,
-              markers,
-              signal: abort.signal,
-              name,
-              rng: rng.fork(`executor:${name}`),
-              endRun: () => abort.abort(),
-              durationMs: scenario.durationMs,
-            }).catch(fail(`executor ${name}`)),
-        );
-      });
-    };
+  /** The script at time 0 (executors, faults), the gauges, progress and the steady marker. */
+  schedule(parts: RunParts): void {
+    const { scenario, clock, hooks, runWide } = this;
+    const { target } = parts;
     clock.setTimeout(() => {
-      script().catch((error: unknown) => {
-        scriptError = error;
-        abort.abort();
+      this.script(parts).catch((error: unknown) => {
+        this.scriptError = error;
+        this.abort.abort();
       });
     }, 0);
 
-    // Gauges: sessions by state, every 10 s of run time.
-    const writeSessionGauges = async () => {
-      const counts = await target.sessionCounts();
-      // A remote target may answer after the run ended (and the trace closed): drop it.
-      if (abort.signal.aborted) return;
-      // One sample, one time: under the real clock now() moves between writes.
-      const t = clock.now();
-      for (const [state, value] of Object.entries(counts)) {
-        trace.write({
-          kind: 'gauge',
-          name: 'sessions',
-          t,
-          value: value ?? 0,
-          labels: { state },
-        });
-      }
-    };
+    // Gauges: sessions by state, every 10 s of run time; the target's counts are the whole
+    // run's, so sampled once, by segment 0.
     const sampleGauges = async () => {
-      await writeSessionGauges();
-      if (!abort.signal.aborted) clock.setTimeout(() => void sampleGauges(), GAUGE_EVERY_MS);
+      await this.writeSessionGauges(target);
+      if (!this.abort.signal.aborted) clock.setTimeout(() => void sampleGauges(), GAUGE_EVERY_MS);
     };
-    // The target's counts are the whole run's: sampled once, by segment 0.
     if (runWide) clock.setTimeout(() => void sampleGauges(), 0);
 
-    if (options.onProgress) {
-      const every = options.progressEveryMs ?? 60_000;
+    if (hooks.onProgress) {
+      const every = hooks.progressEveryMs ?? 60_000;
       const report = async () => {
-        options.onProgress?.({
+        hooks.onProgress?.({
           t: clock.now(),
           durationMs: scenario.durationMs,
           sessions: await target.sessionCounts(),
-          apiCalls: trace.counts.api,
+          apiCalls: this.trace.counts.api,
         });
-        if (!abort.signal.aborted) clock.setTimeout(() => void report(), every);
+        if (!this.abort.signal.aborted) clock.setTimeout(() => void report(), every);
       };
       clock.setTimeout(() => void report(), every);
     }
 
     if (scenario.markers.steadyStartMs !== undefined) {
-      clock.setTimeout(() => markers.emit('steady.start'), scenario.markers.steadyStartMs);
+      clock.setTimeout(() => parts.markers.emit('steady.start'), scenario.markers.steadyStartMs);
     }
+  }
 
+  /**
+   * Everything that talks to the target runs on the run's clock: under the virtual clock a
+   * request only completes while the clock is running.
+   */
+  private async script(parts: RunParts): Promise<void> {
+    const { scenario, clock, trace, runWide } = this;
+    const { segment } = this.plan;
+    const { github, target, world, markers, spawner, offsets } = parts;
+    if (runWide) await github.snapshot('before');
+    await target.start();
+    if (runWide)
+      scheduleFaults(scenario.faults, {
+        onFailure: (index, error) => this.fail(`fault ${index + 1} (${scenario.faults[index]?.type})`)(error),
+        clock,
+        trace,
+        target,
+        world,
+        github,
+        markers,
+        sessionCount: scenario.sessions.count,
+      });
+    scenario.executors.forEach((executor, i) => {
+      const name = scenario.executors.length > 1 ? `${executor.type}#${i + 1}` : executor.type;
+      // When it was due: a segment's schedule counts from there, not from when its timer ran.
+      const dueAt = () =>
+        executor.afterMarker !== undefined
+          ? (markers.timeOf(executor.afterMarker) ?? clock.now()) + executor.delayMs
+          : (executor.atMs ?? 0) + (executor.atMs === undefined ? executor.delayMs : 0);
+      markers.schedule(
+        executor,
+        () =>
+          void runExecutor(executor, {
+            ...(segment ? { segment: { ...segment, offset: offsets[i]!, startAt: dueAt() } } : {}),
+            clock,
+            trace,
+            target,
+            spawner,
+            markers,
+            signal: this.abort.signal,
+            name,
+            rng: this.rng.fork(`executor:${name}`),
+            endRun: () => this.abort.abort(),
+            durationMs: scenario.durationMs,
+          }).catch(this.fail(`executor ${name}`)),
+      );
+    });
+  }
+
+  private async writeSessionGauges(target: Target): Promise<void> {
+    const counts = await target.sessionCounts();
+    // A remote target may answer after the run ended (and the trace closed): drop it.
+    if (this.abort.signal.aborted) return;
+    // One sample, one time: under the real clock now() moves between writes.
+    const t = this.clock.now();
+    for (const [state, value] of Object.entries(counts)) {
+      this.trace.write({ kind: 'gauge', name: 'sessions', t, value: value ?? 0, labels: { state } });
+    }
+  }
+
+  /** Lets the run's time pass to its end (or its stop); virtual runs say how many events. */
+  async drive(): Promise<number | undefined> {
+    const { clock, scenario } = this;
     let events: number | undefined;
     if (clock instanceof VirtualClock) {
       let result: Awaited<ReturnType<VirtualClock['run']>>;
       try {
         result = await clock.run({
           until: scenario.durationMs,
-          signal: abort.signal,
-          maxEventsAtOneInstant: guardLimit,
+          signal: this.abort.signal,
+          maxEventsAtOneInstant: this.guardLimit,
         });
       } catch (error) {
         // The guard's error thrown inside a timer callback: the run failed, said above.
-        if (failure === undefined) throw error;
+        if (this.failure === undefined) throw error;
         result = { events: clock.events, endedAt: clock.now(), reason: 'aborted' };
       }
       events = result.events;
-      guardOn = false;
+      this.guardOn = false;
       if (result.reason === 'stalled')
-        fail('progress-guard')(stalled(result.endedAt, guardLimit, 'clock events'));
+        this.fail('progress-guard')(stalled(result.endedAt, this.guardLimit, 'clock events'));
     } else {
       // A segment ends at the run's end on the shared timeline (it may have started late).
-      const remaining = segment ? Math.max(0, scenario.durationMs - clock.now()) : scenario.durationMs;
-      await clock.sleep(remaining, abort.signal).catch(() => undefined);
+      const remaining = this.plan.segment
+        ? Math.max(0, scenario.durationMs - clock.now())
+        : scenario.durationMs;
+      await clock.sleep(remaining, this.abort.signal).catch(() => undefined);
     }
-    if (scriptError !== undefined && failure === undefined) throw scriptError;
+    if (this.scriptError !== undefined && this.failure === undefined) throw this.scriptError;
+    return events;
+  }
+
+  /** Stops the target, brackets and judges the run, and writes the trace's footer. */
+  async close(parts: RunParts, events: number | undefined): Promise<RunResult> {
+    const { clock, trace, runWide, failure } = this;
+    const { target, github, spawner } = parts;
     // Under the real clock the last 10 s sample can be up to 10 s old: one more at the end, so
     // the final states are the target's at the end (virtual time already samples at the end).
-    if (!(clock instanceof VirtualClock) && runWide) await writeSessionGauges().catch(() => undefined);
-    const interrupted = failure === undefined && (options.signal?.aborted ?? false);
+    if (!(clock instanceof VirtualClock) && runWide)
+      await this.writeSessionGauges(target).catch(() => undefined);
+    const interrupted = failure === undefined && (this.hooks.signal?.aborted ?? false);
     const reason: RunResult['reason'] = failure ? 'failed' : interrupted ? 'interrupted' : 'completed';
-    abort.abort();
-    await detach();
-    opened = undefined;
+    this.abort.abort();
+    await this.detach();
+    this.opened = undefined;
     // A lost target may not answer its stop: that must not hide why the run failed.
     if (failure) await target.stop().catch(() => undefined);
     else await target.stop();
@@ -378,13 +442,13 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     const endedAt = clock.now();
     // Only a completed run is judged: a partial one would pass budgets it never faced.
     const verdicts =
-      judge && reason === 'completed' ? judge.finish(trace, endedAt, spawner.count) : undefined;
+      this.judge && reason === 'completed' ? this.judge.finish(trace, endedAt, spawner.count) : undefined;
     if (clock instanceof RealClock) clock.dispose();
-    traceOpen = false;
+    this.traceOpen = false;
     trace.close(reason, endedAt);
     return {
-      scenario,
-      tracePath,
+      scenario: this.scenario,
+      tracePath: this.tracePath,
       reason,
       ...(failure ? { failure } : {}),
       endedAt,
@@ -393,15 +457,25 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       events,
       ...(verdicts ? { verdicts } : {}),
     };
-  } catch (error) {
-    await detach().catch(() => undefined);
-    await opened?.stop().catch(() => undefined);
-    if (clock instanceof RealClock) clock.dispose();
-    traceOpen = false;
-    trace.close('failed');
-    throw error;
-  } finally {
-    options.signal?.removeEventListener('abort', onAbort);
+  }
+
+  private async detach(): Promise<void> {
+    const current = this.attachment;
+    this.attachment = undefined;
+    await current?.close();
+  }
+
+  /** After an error nothing handled: close what is open, and the trace as failed. */
+  async abandon(): Promise<void> {
+    await this.detach().catch(() => undefined);
+    await this.opened?.stop().catch(() => undefined);
+    if (this.clock instanceof RealClock) this.clock.dispose();
+    this.traceOpen = false;
+    this.trace.close('failed');
+  }
+
+  release(): void {
+    this.hooks.signal?.removeEventListener('abort', this.onAbort);
   }
 }
 

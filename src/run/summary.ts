@@ -6,34 +6,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyzeFile } from '../analyze/file.ts';
-import type { Analysis } from '../analyze/schema.ts';
-import type { Verdict } from '../judge/judge.ts';
+import { RUN_SUMMARY_VERSION, type RunSummary } from '../results/run-summary.ts';
 import { scenarioHash } from '../workload/load.ts';
-import type { Scenario } from '../workload/scenario.ts';
 import type { RunResult } from './engine.ts';
-
-export const RUN_SUMMARY_VERSION = 1;
-
-export interface RunSummary {
-  kind: 'fleetbench-run';
-  schemaVersion: number;
-  scenario: Scenario & { hash: string; cell?: string };
-  outcome: {
-    reason: RunResult['reason'];
-    /** Why a `failed` run stopped (what failed, and its message). */
-    failure?: RunResult['failure'];
-    partial: boolean;
-    endedAtMs: number;
-    sessionsStarted: number;
-    sessionsDropped: number;
-    wallMs: number;
-    tracePath: string;
-    summaryPath: string;
-  };
-  analysis: Analysis;
-  /** The scenario's budgets, judged at the end of the run (docs/budgets.md). */
-  budgets?: Verdict[];
-}
 
 export async function writeRunSummary(
   outcome: RunResult,

@@ -1,6 +1,6 @@
 /**
  * The `http` target: fleetbench drives a system under test through the small JSON protocol of
- * docs/http-target.md (src/targets/protocol.ts). A real orchestrator implements it in a shim;
+ * docs/http-target.md (src/contract/protocol.ts). A real orchestrator implements it in a shim;
  * `fleetbench reference serve` implements it for the reference control plane.
  *
  * Requests the system cannot take right now (503, connection refused or reset: a restart under
@@ -12,10 +12,6 @@
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Clock } from '../clock/clock.ts';
-import { ExitCode, FleetbenchError } from '../errors.ts';
-import { MAX_LINE_BYTES } from '../limits.ts';
-import type { BodyRecord } from '../trace/schema.ts';
-import type { TraceSink } from '../trace/writer.ts';
 import {
   actorCountsSchema,
   actorReplySchema,
@@ -30,7 +26,7 @@ import {
   runStopResponseSchema,
   TARGET_PROTOCOL,
   type TargetEvent,
-} from './protocol.ts';
+} from '../contract/protocol.ts';
 import type {
   ActorCounts,
   ActorFootprint,
@@ -45,7 +41,11 @@ import type {
   SessionState,
   SessionStateListener,
   Target,
-} from './types.ts';
+} from '../contract/types.ts';
+import { ExitCode, FleetbenchError } from '../errors.ts';
+import { MAX_LINE_BYTES } from '../limits.ts';
+import type { BodyRecord } from '../trace/schema.ts';
+import type { TraceSink } from '../trace/writer.ts';
 
 export interface HttpTargetOptions {
   /** `http://HOST:PORT` (a path prefix is kept: `http://host/fleet` → `/fleet/v1/...`). */

@@ -2,11 +2,14 @@
  * Targets: what the run engine drives. `reference` (the embedded reference control plane,
  * reference.ts), `ao`/`ao:DIR` (agent-orchestrator, ao/), `http://HOST:PORT` (the http protocol,
  * http.ts) and `module:PATH` (a user's module, module.ts). `openTarget` builds any of them for a
- * run and, under the real clock, serves the run's GitHub emulator over HTTP for the http and
- * module targets.
+ * run from its parsed `TargetRef` (target-ref.ts), one opener per kind in `OPENERS`, and, under
+ * the real clock, serves the run's GitHub emulator over HTTP for the kinds that reach GitHub
+ * over the network.
  */
 
 import type { Clock } from '../clock/clock.ts';
+import { type TargetKind, type TargetRef, targetInfo } from '../contract/target-ref.ts';
+import type { Target } from '../contract/types.ts';
 import { FleetbenchError } from '../errors.ts';
 import { type RunningGitHubServer, startGitHubServer } from '../github/http.ts';
 import type { Rng } from '../rng.ts';
@@ -18,32 +21,18 @@ import { connectHttpTarget, type HttpTargetOptions } from './http.ts';
 import { loadModuleTarget } from './module.ts';
 import { ReferenceTarget } from './reference.ts';
 import { referenceConfigFor } from './reference-config.ts';
-import type { Target } from './types.ts';
 
+export * from '../contract/protocol.ts';
+export * from '../contract/target-ref.ts';
+export * from '../contract/types.ts';
 export type { EventStreamStats, HttpTargetOptions } from './http.ts';
 export { HttpTarget } from './http.ts';
 export type { TargetContext, TargetFactory } from './module.ts';
-export * from './protocol.ts';
-export * from './types.ts';
-
-export type TargetKind = 'reference' | 'http' | 'module' | 'ao';
-
-export function targetKind(target: string): TargetKind {
-  if (target === 'reference') return 'reference';
-  if (/^https?:\/\//.test(target)) return 'http';
-  if (target.startsWith('module:')) return 'module';
-  if (target === 'ao' || target.startsWith('ao:')) {
-    if (target === 'ao:') throw new FleetbenchError('E_TARGET', "target 'ao:': expected ao or ao:DIR");
-    return 'ao';
-  }
-  throw new FleetbenchError(
-    'E_TARGET',
-    `target '${target}': expected reference, ao, ao:DIR, http://HOST:PORT or module:PATH`,
-  );
-}
 
 export interface OpenTargetContext {
   scenario: Scenario;
+  /** What the scenario's `target` names, parsed once (target-ref.ts). */
+  target: TargetRef;
   clock: Clock;
   rng: Rng;
   trace: TraceSink;
@@ -57,61 +46,81 @@ export interface OpenTargetContext {
   httpOptions?: Pick<HttpTargetOptions, 'segment' | 'keep'>;
 }
 
+/** The run's context with the URL of the GitHub it reaches over the network, if any. */
+type OpenContext = OpenTargetContext & { githubUrl?: string };
+
+interface Opener<K extends TargetKind> {
+  /** Under the real clock, serve the run's in-process emulator on loopback for this target. */
+  servesGitHub: boolean;
+  open(ref: Extract<TargetRef, { kind: K }>, ctx: OpenContext): Promise<Target>;
+}
+
+/** How each kind of target is built: one row per kind of TARGET_KINDS (target-ref.ts). */
+const OPENERS: { [K in TargetKind]: Opener<K> } = {
+  reference: {
+    servesGitHub: false,
+    open: async (_ref, ctx) =>
+      new ReferenceTarget({
+        clock: ctx.clock,
+        rng: ctx.rng,
+        trace: ctx.trace,
+        transport: ctx.github.transport,
+        token: ctx.github.token,
+        agentWorld: ctx.world,
+        config: referenceConfigFor(ctx.scenario),
+      }),
+  },
+  ao: {
+    servesGitHub: false,
+    async open(ref, ctx) {
+      const { AoTarget } = await import('./ao/target.ts');
+      return new AoTarget({ ...ctx, ...(ref.dir ? { dir: ref.dir } : {}) });
+    },
+  },
+  http: {
+    servesGitHub: true,
+    open: (ref, ctx) =>
+      connectHttpTarget({
+        baseUrl: ref.url,
+        clock: ctx.clock,
+        trace: ctx.trace,
+        run: { runId: ctx.runId, seed: ctx.scenario.seed, scenario: ctx.scenario.name },
+        github: ctx.githubUrl ? { url: ctx.githubUrl, token: ctx.github.token } : undefined,
+        config: referenceConfigFor(ctx.scenario),
+        ...ctx.httpOptions,
+      }),
+  },
+  module: {
+    servesGitHub: true,
+    open: (ref, ctx) =>
+      loadModuleTarget(ref, {
+        clock: ctx.clock,
+        rng: ctx.rng,
+        trace: ctx.trace,
+        github: { transport: ctx.github.transport, token: ctx.github.token, url: ctx.githubUrl },
+        scenario: ctx.scenario,
+      }),
+  },
+};
+
 /** Builds the run's target, whatever its kind; its stop() also stops what was opened for it. */
 export async function openTarget(ctx: OpenTargetContext): Promise<Target> {
-  const { scenario, clock } = ctx;
-  const kind = targetKind(scenario.target);
-  if (kind === 'reference') {
-    return new ReferenceTarget({
-      clock,
-      rng: ctx.rng,
-      trace: ctx.trace,
-      transport: ctx.github.transport,
-      token: ctx.github.token,
-      agentWorld: ctx.world,
-      config: referenceConfigFor(scenario),
+  const { target: ref, clock } = ctx;
+  const needsReal = targetInfo(ref).realClock;
+  if (needsReal === 'implied' && clock.kind !== 'real')
+    throw new FleetbenchError('E_TARGET', `the ${ref.kind} target runs on the real clock only`);
+  if (needsReal === 'required' && clock.kind !== 'real')
+    throw new FleetbenchError('E_TARGET', `target ${ref.text} is a real system: it needs the real clock`, {
+      hint: 'add --clock real (or clock: real in the scenario)',
     });
-  }
-  if (kind === 'ao') {
-    if (clock.kind !== 'real')
-      throw new FleetbenchError('E_TARGET', 'the ao target runs on the real clock only');
-    const { AoTarget } = await import('./ao/target.ts');
-    const dir = scenario.target.startsWith('ao:') ? scenario.target.slice(3) : undefined;
-    return new AoTarget({ ...ctx, ...(dir ? { dir } : {}) });
-  }
-  if (kind === 'http' && clock.kind !== 'real') {
-    throw new FleetbenchError(
-      'E_TARGET',
-      `target ${scenario.target} is a real system: it needs the real clock`,
-      {
-        hint: 'add --clock real (or clock: real in the scenario)',
-      },
-    );
-  }
+  const opener = OPENERS[ref.kind] as Opener<TargetKind>;
   let served: RunningGitHubServer | undefined;
-  if (clock.kind === 'real' && ctx.github.emulator)
+  if (opener.servesGitHub && clock.kind === 'real' && ctx.github.emulator)
     served = await startGitHubServer({ emulator: ctx.github.emulator });
   const githubUrl = ctx.github.url ?? served?.url;
   let target: Target;
   try {
-    target =
-      kind === 'http'
-        ? await connectHttpTarget({
-            baseUrl: scenario.target,
-            clock,
-            trace: ctx.trace,
-            run: { runId: ctx.runId, seed: scenario.seed, scenario: scenario.name },
-            github: githubUrl ? { url: githubUrl, token: ctx.github.token } : undefined,
-            config: referenceConfigFor(scenario),
-            ...ctx.httpOptions,
-          })
-        : await loadModuleTarget(scenario.target, {
-            clock,
-            rng: ctx.rng,
-            trace: ctx.trace,
-            github: { transport: ctx.github.transport, token: ctx.github.token, url: githubUrl },
-            scenario,
-          });
+    target = await opener.open(ref, { ...ctx, ...(githubUrl ? { githubUrl } : {}) });
   } catch (error) {
     await served?.close();
     throw error;

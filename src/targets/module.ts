@@ -10,12 +10,13 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Clock } from '../clock/clock.ts';
+import type { TargetRef } from '../contract/target-ref.ts';
+import type { Target } from '../contract/types.ts';
 import { FleetbenchError } from '../errors.ts';
 import type { GitHubTransport } from '../github/types.ts';
 import type { Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { Scenario } from '../workload/scenario.ts';
-import type { Target } from './types.ts';
 
 /** What a module target's factory gets from the run. */
 export interface TargetContext {
@@ -35,10 +36,8 @@ export type TargetFactory = (context: TargetContext) => Target | Promise<Target>
 
 const REQUIRED = ['start', 'stop', 'createSession', 'sessionCounts', 'onSessionState'] as const;
 
-export function modulePath(target: string): string {
-  const path = target.slice('module:'.length);
-  if (path === '') throw new FleetbenchError('E_TARGET', "target 'module:': expected module:PATH");
-  return isAbsolute(path) ? path : resolve(process.cwd(), path);
+export function modulePath(ref: Extract<TargetRef, { kind: 'module' }>): string {
+  return isAbsolute(ref.path) ? ref.path : resolve(process.cwd(), ref.path);
 }
 
 /**
@@ -65,8 +64,12 @@ async function importModule(path: string): Promise<Record<string, unknown>> {
     : loaded;
 }
 
-export async function loadModuleTarget(target: string, context: TargetContext): Promise<Target> {
-  const path = modulePath(target);
+export async function loadModuleTarget(
+  ref: Extract<TargetRef, { kind: 'module' }>,
+  context: TargetContext,
+): Promise<Target> {
+  const target = ref.text;
+  const path = modulePath(ref);
   if (!existsSync(path)) throw new FleetbenchError('E_TARGET', `target ${target}: no such file ${path}`);
   let loaded: Record<string, unknown>;
   try {

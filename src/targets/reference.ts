@@ -1,11 +1,7 @@
 /**
  * The embedded default target: the reference control plane, in-process, on the run's clock.
  */
-import {
-  ReferenceControlPlane as Plane,
-  type ReferenceControlPlane,
-  type ReferenceDeps,
-} from '../reference/control-plane.ts';
+
 import type {
   ActorCounts,
   ActorFootprint,
@@ -20,7 +16,12 @@ import type {
   SessionState,
   SessionStateListener,
   Target,
-} from './types.ts';
+} from '../contract/types.ts';
+import {
+  ReferenceControlPlane as Plane,
+  type ReferenceControlPlane,
+  type ReferenceDeps,
+} from '../reference/control-plane.ts';
 
 export class ReferenceTarget implements Target {
   readonly name = 'reference';

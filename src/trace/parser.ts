@@ -15,11 +15,10 @@
  * them), so that a worker, which runs this parser, never loads zod.
  */
 import { InputFileError } from '../errors.ts';
-import { type CheckedKind, isBodyKind } from './checks-code.ts';
+import { type CheckedKind, type FastChecks, isBodyKind } from './checks-code.ts';
 import { decode } from './decode.ts';
 import type { TraceScanner } from './scanner.ts';
 import type { BodyRecord, EndFooter, RecordCounts, RunHeader } from './schema.ts';
-import type { TraceValidator } from './validate.ts';
 
 export interface ReadStats {
   header?: RunHeader;
@@ -65,6 +64,14 @@ export class LineProblemError extends Error {
     super(problem.reason);
     this.problem = problem;
   }
+}
+
+/** How a parser checks lines: the compiled validators, and words for a line that fails (validate.ts). */
+export interface TraceValidator {
+  checks: FastChecks;
+  /** The validators' generated code (what workers evaluate instead of compiling). */
+  code?: string;
+  explain?: (kind: CheckedKind, value: unknown) => string;
 }
 
 export interface TraceParserOptions {

@@ -14,7 +14,7 @@ import {
   type FastChecks,
   publishedKindSchemas,
 } from './fast-check.ts';
-import { type LineProblem, LineProblemError, type TraceParser } from './parser.ts';
+import { type LineProblem, LineProblemError, type TraceParser, type TraceValidator } from './parser.ts';
 import {
   API_LINE_PREFIX,
   type KeyOrder,
@@ -28,12 +28,7 @@ export { isBodyKind } from './fast-check.ts';
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-export interface TraceValidator {
-  checks: FastChecks;
-  /** The validators' generated code (what workers evaluate instead of compiling). */
-  code?: string;
-  explain?: (kind: CheckedKind, value: unknown) => string;
-}
+export type { TraceValidator } from './parser.ts';
 
 let shared: TraceValidator | undefined;
 

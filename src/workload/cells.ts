@@ -1,5 +1,5 @@
 /**
- * The A2 cost matrix (SPEC §5): scenarios S1–S6 × topologies T1 (concentrated: one repo) and
+ * The A2 cost matrix (docs/scenarios.md#the-a2-cost-matrix): scenarios S1–S6 × topologies T1 (concentrated: one repo) and
  * T2 (spread: N/5 repos, at least 2) × scales 1, 5, 10, 25, 50 (scale 1 is T1 only), 54 cells.
  * A cell id reads `S2-T1-50`; its scenario is scenarios/a2/S2.yaml with the topology and the
  * session count filled in.

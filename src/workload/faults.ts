@@ -1,10 +1,10 @@
 /**
- * Scheduled faults (SPEC §5). Each fault writes `fault.start` and, when it has a duration,
+ * Scheduled faults (docs/scenarios.md#faults). Each fault writes `fault.start` and, when it has a duration,
  * `fault.end` events, so analysis can line effects up with causes.
  */
 import type { Clock } from '../clock/clock.ts';
+import { hasCapability, type Target, type TargetCapability } from '../contract/types.ts';
 import { FleetbenchError } from '../errors.ts';
-import { hasCapability, type Target, type TargetCapability } from '../targets/types.ts';
 import type { Labels } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { MarkerBus } from './markers.ts';

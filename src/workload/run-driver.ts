@@ -5,10 +5,10 @@
  * only talks to the target's run methods, so a remote target drives the same way.
  */
 import type { Clock } from '../clock/clock.ts';
+import { hasCapability, type RunNotice, type Target } from '../contract/types.ts';
 import { type Distribution, sample } from '../distribution.ts';
 import { FleetbenchError } from '../errors.ts';
 import type { Rng } from '../rng.ts';
-import { hasCapability, type RunNotice, type Target } from '../targets/types.ts';
 import type { CountRange } from './scenario.ts';
 
 export function requireRuns(target: Target, executor: string): void {

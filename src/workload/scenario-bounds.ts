@@ -5,6 +5,7 @@
  * instead of looping, filling the disk or passing silently.
  */
 import type { z } from 'zod';
+import { parseTarget, targetInfo } from '../contract/target-ref.ts';
 import { formatDuration } from '../duration.ts';
 import { SCENARIO_LIMITS } from '../limits.ts';
 
@@ -25,6 +26,16 @@ export interface BoundedScenario {
 }
 
 const L = SCENARIO_LIMITS;
+
+/** The target kind's own bound on sessions (a real system on one machine), if it has one. */
+function targetSessionBound(text: string | undefined) {
+  if (text === undefined) return undefined;
+  try {
+    return targetInfo(parseTarget(text)).maxSessions;
+  } catch {
+    return undefined; // a target that names no kind is refused by name when the scenario resolves
+  }
+}
 const ONE_MACHINE = 'what one fleetbench process runs; split the load over several runs (docs/limits.md)';
 
 export function scenarioBoundIssues(s: BoundedScenario): Issue[] {
@@ -39,13 +50,14 @@ export function scenarioBoundIssues(s: BoundedScenario): Issue[] {
   const count = s.sessions.count;
   if (count !== undefined && count > L.maxSessions)
     add(['sessions', 'count'], `expected at most ${L.maxSessions} sessions, ${ONE_MACHINE}`);
-  if (s.target === 'ao' || s.target?.startsWith('ao:')) {
-    const ao = `expected at most ${L.maxAoSessions} sessions with target ao: each is several gh processes a poll cycle; for more, run polling.strategy=ao-0.2 in virtual time (docs/agent-orchestrator.md)`;
-    if (count !== undefined && count > L.maxAoSessions) add(['sessions', 'count'], ao);
+  const bound = targetSessionBound(s.target);
+  if (bound) {
+    const message = `expected at most ${bound.limit} sessions ${bound.why}`;
+    if (count !== undefined && count > bound.limit) add(['sessions', 'count'], message);
     s.executors.forEach((e, i) => {
       for (const key of ['count', 'max-sessions', 'concurrency'])
-        if (typeof e[key] === 'number' && (e[key] as number) > L.maxAoSessions)
-          add(['executors', i, key], ao);
+        if (typeof e[key] === 'number' && (e[key] as number) > bound.limit)
+          add(['executors', i, key], message);
     });
   }
   if (s.executors.length > L.maxExecutors)

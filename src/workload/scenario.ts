@@ -5,11 +5,12 @@
  * shape, `Scenario` the resolved one: the defaults live here and in docs/scenarios.md.
  */
 import { z } from 'zod';
+import { parseTarget, TARGET_SYNTAX, targetInfo } from '../contract/target-ref.ts';
+import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contract/types.ts';
 import { type Distribution, distributionField, fixed } from '../distribution.ts';
 import { durationField } from '../duration.ts';
 import { publishedJsonSchema } from '../json-schema.ts';
 import { SCENARIO_LIMITS } from '../limits.ts';
-import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../targets/types.ts';
 import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
   type ResolveContext,
@@ -76,7 +77,7 @@ const triggerFields = {
   delay: durationField.default(0).describe('extra wait after `after`'),
 };
 
-// ── Native runs, chaos waves, providers (SPEC §4-§5; issue 5) ─────────────────────────────
+// ── Native runs, chaos waves, providers (docs/scenarios.md#native-runs-and-chaos-waves) ─────────────────────────────
 const adapterField = z.enum(ADAPTERS).describe('provider adapter: claude, codex or opencode');
 const restartKind = z.enum(restartKinds);
 
@@ -288,7 +289,7 @@ export const userScenarioSchema = z
     target: z
       .string()
       .default('reference')
-      .describe('reference | ao | ao:DIR | http://HOST:PORT | module:PATH'),
+      .describe(TARGET_SYNTAX.replace(/,? or |, /g, ' | ')),
     clock: z.enum(['virtual', 'real']).default('virtual'),
     'time-scale': z.number().positive().default(1).describe('real clock: run-ms per real ms'),
     seed: z.number().int().default(1),
@@ -613,13 +614,9 @@ function resolveExecutor(e: ParsedExecutor, sessions: number, turnover?: Turnove
   }
 }
 
-/** T1 concentrated: one repo. T2 spread: N/5 repos, at least 2 (SPEC §5). */
+/** T1 concentrated: one repo. T2 spread: N/5 repos, at least 2 (docs/scenarios.md#the-a2-cost-matrix). */
 export function reposFor(layout: 'concentrated' | 'spread', sessions: number): number {
   return layout === 'concentrated' ? 1 : Math.max(2, Math.floor(sessions / 5));
-}
-
-export function isAoTarget(target: string): boolean {
-  return target === 'ao' || target.startsWith('ao:');
 }
 
 /** `context` (the scenario file) resolves a turnover profile path relative to the scenario. */
@@ -633,9 +630,9 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
     description: parsed.description ?? parsed.name,
     whatItTells: parsed['what-it-tells'],
     target: parsed.target,
-    // agent-orchestrator runs on the real clock only (its loop is setInterval, its calls real
-    // processes): `target: ao` implies `clock: real` (docs/agent-orchestrator.md).
-    clock: isAoTarget(parsed.target) ? 'real' : parsed.clock,
+    // A target that runs on the real clock only (agent-orchestrator: its loop is setInterval,
+    // its calls real processes) gives its scenario the real clock (docs/agent-orchestrator.md).
+    clock: targetInfo(parseTarget(parsed.target)).realClock === 'implied' ? 'real' : parsed.clock,
     timeScale: parsed['time-scale'],
     seed: parsed.seed,
     durationMs: parsed.duration,

@@ -7,7 +7,7 @@
  * as `executor.dropped` events.
  */
 import type { Clock } from '../clock/clock.ts';
-import type { SessionSpec, Target } from '../targets/types.ts';
+import type { SessionSpec, Target } from '../contract/types.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { World } from './world.ts';
 

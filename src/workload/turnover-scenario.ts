@@ -1,10 +1,9 @@
 /**
- * The `turnover:` section of a scenario (SPEC §5): a pool of `registered` sessions, `awake` of
+ * The `turnover:` section of a scenario (docs/scenarios.md#turnover): a pool of `registered` sessions, `awake` of
  * them resident, swapped at `target-rps`. User YAML in kebab-case → a resolved `TurnoverConfig`
  * with the session profile loaded (so the scenario hash covers the profile's content).
  */
 import { z } from 'zod';
-import { durationField } from '../duration.ts';
 import {
   defaultFailureRates,
   type FailureRates,
@@ -12,7 +11,8 @@ import {
   lifecycleModes,
   type ResumeMode,
   resumeModes,
-} from '../targets/types.ts';
+} from '../contract/types.ts';
+import { durationField } from '../duration.ts';
 import { type Profile, resolveProfileRef } from './profiles/index.ts';
 
 const positiveInt = z

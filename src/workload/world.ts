@@ -5,9 +5,9 @@
  * polling, which is exactly what the cost scenarios measure.
  */
 import type { Clock } from '../clock/clock.ts';
+import type { SessionSpec } from '../contract/types.ts';
 import { type Distribution, sample } from '../distribution.ts';
 import type { Rng } from '../rng.ts';
-import type { SessionSpec } from '../targets/types.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { CountRange } from './scenario.ts';
 

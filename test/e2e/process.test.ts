@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeSyntheticTrace } from '../../bench/synthetic.ts';
-import type { Baseline } from '../../src/matrix/baseline.ts';
+import type { Baseline } from '../../src/results/baseline.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { scratchDir } from '../helpers/tmp.ts';

@@ -1,10 +1,10 @@
 import { analyzeFile } from '../../src/analyze/file.ts';
 import type { Analysis } from '../../src/analyze/schema.ts';
-import { type RunResult, runScenario } from '../../src/run/engine.ts';
+import type { RunResult } from '../../src/run/engine.ts';
+import { executeRun } from '../../src/run/pipeline.ts';
+import { planRun } from '../../src/run/plan.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import type { BodyRecord } from '../../src/trace/schema.ts';
-import { resolveScenarioRef } from '../../src/workload/builtins.ts';
-import { parseOverride } from '../../src/workload/load.ts';
 import { scratchDir } from './tmp.ts';
 
 export interface TestRun {
@@ -13,11 +13,13 @@ export interface TestRun {
   records: BodyRecord[];
 }
 
-/** Runs a scenario in-process in virtual time and analyses its trace with the real analyzer. */
+/**
+ * Runs a scenario in-process through the run pipeline (virtual time unless the scenario says
+ * otherwise) and analyses its trace with the real analyzer, as `fleetbench analyze` would.
+ */
 export async function runRef(ref: string, sets: string[] = [], outDir?: string): Promise<TestRun> {
-  const { scenario, cell } = resolveScenarioRef(ref, sets.map(parseOverride));
   const dir = outDir ?? scratchDir('fleetbench-run-');
-  const outcome = await runScenario(scenario, { outDir: dir, cell });
+  const { outcome } = await executeRun(planRun(ref, sets, dir));
   const { analysis } = await analyzeFile(outcome.tracePath, { threads: 1 });
   const { records } = await readTrace(outcome.tracePath);
   return { outcome, analysis, records };

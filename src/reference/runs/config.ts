@@ -3,8 +3,9 @@
  * (scenario `control-plane` and `providers`, docs/reference-control-plane.md), and the provider
  * faults a run can inject.
  */
+
+import type { Adapter } from '../../contract/types.ts';
 import type { Distribution } from '../../distribution.ts';
-import type { Adapter } from '../../targets/types.ts';
 
 export type LaunchReason = 'start' | 'recovery' | 'crash';
 

@@ -3,8 +3,9 @@
  * providers' saved sessions. A served control plane writes it to its state directory after every
  * change (file-store.ts), so a process started after a real kill recovers the runs.
  */
+
+import type { Adapter, RestartKind } from '../../contract/types.ts';
 import type { Rng } from '../../rng.ts';
-import type { Adapter, RestartKind } from '../../targets/types.ts';
 import { type ItemKind, PROVIDER_PROFILES, type ProviderProfile, type StartKind } from '../providers.ts';
 import type { Runner } from './runner.ts';
 

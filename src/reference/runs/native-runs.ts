@@ -1,5 +1,5 @@
 /**
- * Native runs in the reference control plane (SPEC §4). A run on a session goes
+ * Native runs in the reference control plane (docs/reference-control-plane.md#native-runs-and-providers). A run on a session goes
  *
  *   input.received → run.created → run.claim → run.prepare → run.runtime → run.runner.launch
  *     → provider.boot (cold; warm boots contain a provider.session.load) → first activity
@@ -26,9 +26,9 @@
  * process provider-simulation.ts, the durable state durable-state.ts, the settings config.ts.
  */
 import type { Clock } from '../../clock/clock.ts';
+import { ADAPTERS, type Adapter, isAdapter, type RestartKind, type RunNotice } from '../../contract/types.ts';
 import { sample } from '../../distribution.ts';
 import type { Rng } from '../../rng.ts';
-import { ADAPTERS, type Adapter, isAdapter, type RestartKind, type RunNotice } from '../../targets/types.ts';
 import type { Labels } from '../../trace/schema.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import { Limiter } from '../limiter.ts';

@@ -8,7 +8,7 @@
  * every item and are durable.
  */
 import type { Clock } from '../../clock/clock.ts';
-import type { Adapter, RunNotice } from '../../targets/types.ts';
+import type { Adapter, RunNotice } from '../../contract/types.ts';
 import type { Labels } from '../../trace/schema.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import {

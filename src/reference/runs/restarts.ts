@@ -1,12 +1,12 @@
 /**
- * What a restart of the control plane does to the runners of active runs (SPEC §4 restarts):
+ * What a restart of the control plane does to the runners of active runs (docs/reference-control-plane.md#restarts):
  * `hard` kills them with the process; `graceful` lets each finish the item it is in (up to the
  * drain timeout), then kills it, its saved session clean; `hot` leaves them running, detached,
  * holding their output until the new process reattaches them. Recovery at `controlplane.ready`
  * (native-runs.ts) relaunches killed runners with a session reload and reattaches hot ones.
  */
 import type { Clock } from '../../clock/clock.ts';
-import type { RestartKind } from '../../targets/types.ts';
+import type { RestartKind } from '../../contract/types.ts';
 import type { NativeRun } from './durable-state.ts';
 import type { Runner } from './runner.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Speed: the SPEC §6 metrics (first activity, boot, restart recovery) from analysis.speed, and
+ * Speed: the metrics of docs/analysis.md#speed (first activity, boot, restart recovery) from analysis.speed, and
  * what the trace's own spans, events and gauges say.
  */
 import type { Analysis } from '../../analyze/schema.ts';

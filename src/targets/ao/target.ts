@@ -20,6 +20,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import type { Clock } from '../../clock/clock.ts';
+import type {
+  RestartKind,
+  SessionSpec,
+  SessionState,
+  SessionStateListener,
+  Target,
+} from '../../contract/types.ts';
 import { sample } from '../../distribution.ts';
 import { FleetbenchError } from '../../errors.ts';
 import type { GitHubEmulator } from '../../github/emulator.ts';
@@ -30,7 +37,6 @@ import type { TraceSink } from '../../trace/writer.ts';
 import type { GitHubSide } from '../../workload/github-side.ts';
 import type { Scenario } from '../../workload/scenario.ts';
 import type { World } from '../../workload/world.ts';
-import type { RestartKind, SessionSpec, SessionState, SessionStateListener, Target } from '../types.ts';
 import { detectGh, type GhInfo, ghNote } from './gh.ts';
 import { type AoPackages, resolveAoPackages } from './packages.ts';
 import type { AoChildConfig, AoChildMessage, AoRequest, AoRequestBody } from './protocol.ts';

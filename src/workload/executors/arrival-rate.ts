@@ -1,7 +1,7 @@
-import type { SessionState } from '../../targets/types.ts';
+import type { SessionState } from '../../contract/types.ts';
 import type { Executor } from '../scenario.ts';
 import { arrivalTimes, paceOpen } from '../schedule.ts';
-import { type ExecutorContext, ownsStart } from './index.ts';
+import { type ExecutorContext, ownsStart } from './context.ts';
 
 /**
  * Open model (k6's ramping-arrival-rate): sessions start on a schedule set by the rate, whatever

@@ -1,6 +1,6 @@
-import { type SessionState, stateRank } from '../../targets/types.ts';
+import { type SessionState, stateRank } from '../../contract/types.ts';
 import type { Executor } from '../scenario.ts';
-import { type ExecutorContext, ownsStart } from './index.ts';
+import { type ExecutorContext, ownsStart } from './context.ts';
 
 /**
  * Spawn storm: N sessions at once, then wait until every one of them has reached `until`

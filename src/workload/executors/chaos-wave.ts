@@ -1,10 +1,10 @@
+import type { RestartKind } from '../../contract/types.ts';
 import { sample } from '../../distribution.ts';
 import type { Rng } from '../../rng.ts';
-import type { RestartKind } from '../../targets/types.ts';
 import type { Labels } from '../../trace/schema.ts';
 import { RunDriver, requireRuns } from '../run-driver.ts';
 import type { Executor } from '../scenario.ts';
-import type { ExecutorContext } from './index.ts';
+import type { ExecutorContext } from './context.ts';
 
 type Wave = Extract<Executor, { type: 'chaos-wave' }>;
 type WaveFault =
@@ -39,7 +39,7 @@ export function chaosSequence(wave: Wave, rng: Rng): WaveFault[] {
 }
 
 /**
- * A chaos wave (SPEC §5): C concurrent long runs of turns (a finished run is followed by a warm
+ * A chaos wave (docs/scenarios.md#native-runs-and-chaos-waves): C concurrent long runs of turns (a finished run is followed by a warm
  * one on the same session), and from `first-fault` on a seeded sequence of restarts of mixed
  * kinds and provider faults, `gap` apart (a restart's gap counts from its ready). Each fault
  * writes `fault.start` / `fault.end` (labels `type`, `source`, `index`, `kind`). Faults that

@@ -1,6 +1,6 @@
 import type { Executor } from '../scenario.ts';
 import { paceOpen } from '../schedule.ts';
-import { type ExecutorContext, ownsStart } from './index.ts';
+import { type ExecutorContext, ownsStart } from './context.ts';
 
 /**
  * Spawn N sessions, all at once or at `spawn-rate` per second, then hold them. Starts follow the

@@ -1,7 +1,7 @@
 import { sample } from '../../distribution.ts';
 import { RunDriver, requireRuns } from '../run-driver.ts';
 import type { Executor } from '../scenario.ts';
-import { type ExecutorContext, ownsStart } from './index.ts';
+import { type ExecutorContext, ownsStart } from './context.ts';
 
 /**
  * Plain native runs: `count` sessions, each starting (after a seeded stagger) `runs-per-session`

@@ -1,14 +1,14 @@
 /**
- * Session profiles (SPEC §5): what one session does, as scripted steps. Each step has a think
+ * Session profiles (docs/scenarios.md#session-profiles): what one session does, as scripted steps. Each step has a think
  * time (the user's pause after it, before the next request) and operations the session runs
  * (ingest bytes, burn CPU, write and read disk, fill and touch memory, ping). YAML in kebab-case,
  * validated strictly: an unknown field or operation, a read of disk or memory nothing wrote
  * before, or a repeated step name is an error naming the file, line and field.
  */
 import { z } from 'zod';
+import type { ActorFootprint, ActorOp } from '../../contract/types.ts';
 import { parseDuration } from '../../duration.ts';
 import { publishedJsonSchema } from '../../json-schema.ts';
-import type { ActorFootprint, ActorOp } from '../../targets/types.ts';
 
 export interface ProfileStep {
   name: string;

@@ -1,6 +1,6 @@
 /** The HTML report: data from results (model.ts), one self-contained page (page.ts). */
 import { writeFileSync } from 'node:fs';
-import { loadResults, type ResultSet } from '../../matrix/results.ts';
+import { loadResults, type ResultSet } from '../results/results.ts';
 import { reportData } from './model.ts';
 import { renderReportHtml } from './page.ts';
 

@@ -290,7 +290,7 @@ export function eventToRecord(event: TargetEvent, base: TimeBase): EventConversi
     time = toRun(ts);
     if (duration !== undefined) duration *= base.timeScale;
   } else time = base.now();
-  // A span written after it ended (SPEC §6: late spans still count) says when: `writtenAt` in
+  // A span written after it ended (docs/analysis.md#speed: late spans still count) says when: `writtenAt` in
   // run ms, or `writtenTs` in Unix ms.
   if (typeof writtenTs === 'number') rest.writtenAt = toRun(writtenTs);
   const candidate: Record<string, unknown> = { kind: type, t: time, ...rest };

@@ -4,6 +4,8 @@
  * native-speed, turnover against the turnover set), the same judge `fleetbench run` and
  * `fleetbench check` use. The rows are kept per run in baseline.json and shown by the report.
  */
+
+import type { Analysis } from '../analyze/schema.ts';
 import {
   type BudgetSet,
   fmtValue,
@@ -14,7 +16,13 @@ import {
   type VerdictRow,
 } from '../judge/index.ts';
 import type { CheckRow } from './baseline.ts';
-import type { Judge } from './run.ts';
+
+/**
+ * Judges one run against budgets beyond the Track B scorecard (which every Analysis carries):
+ * the rows are kept in baseline.json and shown by the report; judged failures fail --check.
+ * Default: the unit's own scenario budgets (scenarioBudgetJudge).
+ */
+export type Judge = (analysis: Analysis, unitId: string) => CheckRow[] | null;
 
 /** Judged already through the scorecard: repeating its rows would only say the same twice. */
 export const SCORECARD_SET = 'track-b';

@@ -4,7 +4,7 @@
  * but `window.fleetbenchReport` (what was drawn, for tests and for curious readers).
  */
 import uPlot from 'uplot';
-import { BRACKET_COLUMNS } from '../../../matrix/bracket-row.ts';
+import { BRACKET_COLUMNS } from '../../results/bracket-row.ts';
 import type {
   BudgetRow,
   GaugeGroup,
@@ -436,7 +436,11 @@ function burnChart(u: UnitReport): HTMLElement {
  * A percentile spectrum, HDR-style: the x axis is −log10(1 − q), so 50 %, 90 %, 99 % and the
  * maximum are evenly spaced and the tail gets the room it deserves.
  */
-const SPECTRUM: Array<{ label: string; x: number; key: 'min' | 'p50' | 'p90' | 'p95' | 'p99' | 'max' }> = [
+const PERCENTILE_TICKS: Array<{
+  label: string;
+  x: number;
+  key: 'min' | 'p50' | 'p90' | 'p95' | 'p99' | 'max';
+}> = [
   { label: '0 %', x: 0, key: 'min' },
   { label: '50 %', x: Math.log10(2), key: 'p50' },
   { label: '90 %', x: 1, key: 'p90' },
@@ -444,7 +448,8 @@ const SPECTRUM: Array<{ label: string; x: number; key: 'min' | 'p50' | 'p90' | '
   { label: '99 %', x: 2, key: 'p99' },
   { label: 'max', x: 3, key: 'max' },
 ];
-const spectrumLabel = (v: number) => SPECTRUM.find((s) => Math.abs(s.x - v) < 1e-9)?.label ?? '';
+const percentileTickLabel = (v: number) =>
+  PERCENTILE_TICKS.find((s) => Math.abs(s.x - v) < 1e-9)?.label ?? '';
 
 /** One readable unit for a chart's latencies: ms, s or min, whichever fits its largest value. */
 function latencyUnit(maxMs: number): { name: string; short: string; perMs: number } {
@@ -464,11 +469,11 @@ function latencyChart(g: LatencyGroup, id: string): HTMLElement {
   const zero = g.rows.filter((r) => r.p.max === 0).map((r) => r.name);
   const figures = chunks.map((rows, k) => {
     const unit = latencyUnit(Math.max(...rows.map((r) => r.p.max)));
-    const data: Array<Array<number | null>> = [SPECTRUM.map((s) => s.x)];
+    const data: Array<Array<number | null>> = [PERCENTILE_TICKS.map((s) => s.x)];
     const series: uPlot.Series[] = [];
     rows.forEach((r, i) => {
       // A log axis has no 0: a 0 ms percentile is left out (a gap), never drawn at 1 µs.
-      data.push(SPECTRUM.map((s) => (r.p[s.key] > 0 ? r.p[s.key] * unit.perMs : null)));
+      data.push(PERCENTILE_TICKS.map((s) => (r.p[s.key] > 0 ? r.p[s.key] * unit.perMs : null)));
       series.push(
         line(`${r.name} (${fmt(r.p.count)} sample${r.p.count === 1 ? '' : 's'})`, i, {
           width: 2,
@@ -488,14 +493,14 @@ function latencyChart(g: LatencyGroup, id: string): HTMLElement {
       series,
       xLabel: 'percentile',
       yLabel: `${unit.name} (log scale)`,
-      xFormat: spectrumLabel,
+      xFormat: percentileTickLabel,
       scales: { x: { time: false, range: [-0.05, 3.05] }, y: { distr: 3 } },
       height: 220,
       axes: [
         {
           label: 'percentile',
-          splits: () => SPECTRUM.map((s) => s.x),
-          values: (_u, splits) => splits.map(spectrumLabel),
+          splits: () => PERCENTILE_TICKS.map((s) => s.x),
+          values: (_u, splits) => splits.map(percentileTickLabel),
           stroke: '#374151',
         },
         {

@@ -1,5 +1,5 @@
 /**
- * One resource's `/rate_limit` bracket as the summaries show it (matrix/summary.ts builds it).
+ * One resource's `/rate_limit` bracket as the summaries show it (results/overview.ts builds it).
  * Imports nothing, so the HTML report's page script type-checks against it (and takes its columns)
  * without Node's types.
  */

@@ -15,7 +15,7 @@ const require = createRequire(import.meta.url);
 let cachedScript: string | undefined;
 
 const CLIENT_ENTRY = fileURLToPath(new URL('./client/main.ts', import.meta.url));
-const CACHE_DIR = fileURLToPath(new URL('../../../node_modules/.cache/fleetbench/', import.meta.url));
+const CACHE_DIR = fileURLToPath(new URL('../../node_modules/.cache/fleetbench/', import.meta.url));
 
 /**
  * client/main.ts and uPlot as one minified IIFE. Building it takes about a second, which every

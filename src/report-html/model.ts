@@ -4,11 +4,11 @@
  * percentiles, counts), so a 54-cell matrix stays a few hundred kB. Speed, turnover and budget
  * verdicts are read when the analysis carries them and reported absent otherwise.
  */
-import { NONE } from '../../analyze/analyzer.ts';
-import type { Analysis, AnalysisPercentiles } from '../../analyze/schema.ts';
-import type { ResultSet, ResultUnit } from '../../matrix/results.ts';
-import { activeBracket, isPartialRun, keyFigures, scorecardWords } from '../../matrix/summary.ts';
-import { scorecardFigure } from '../scorecard.ts';
+import { NONE } from '../analyze/analyzer.ts';
+import type { Analysis, AnalysisPercentiles } from '../analyze/schema.ts';
+import { scorecardFigure } from '../report/scorecard.ts';
+import { activeBracket, isPartialRun, keyFigures, scorecardWords } from '../results/overview.ts';
+import type { ResultSet, ResultUnit } from '../results/results.ts';
 import type {
   BudgetRow,
   GaugeGroup,

@@ -2,7 +2,7 @@
  * The shape of the report data (built by model.ts, drawn by client/main.ts). Self-contained:
  * the browser code type-checks against it without Node's types (what it imports imports nothing).
  */
-import type { BracketRow } from '../../matrix/bracket-row.ts';
+import type { BracketRow } from '../results/bracket-row.ts';
 
 export interface ScorecardRowData {
   id: string;

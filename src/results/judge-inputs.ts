@@ -11,10 +11,10 @@ import { analyzeFile } from '../analyze/file.ts';
 import { type Analysis, analysisSchema } from '../analyze/schema.ts';
 import { FleetbenchError, InputFileError } from '../errors.ts';
 import { readInputText } from '../input-file.ts';
+import type { JudgeInput } from '../judge/judge.ts';
 import { MAX_RESULTS_FILE_BYTES } from '../limits.ts';
-import { parseBaseline } from '../matrix/baseline.ts';
 import { describeZodError } from '../validation.ts';
-import type { JudgeInput } from './judge.ts';
+import { parseBaseline } from './baseline.ts';
 
 export interface LoadedInput extends JudgeInput {
   /** Budget sets the run's scenario named (summary.json), when known. */

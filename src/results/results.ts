@@ -10,9 +10,9 @@ import type { Analysis } from '../analyze/schema.ts';
 import { FleetbenchError } from '../errors.ts';
 import { readInputText } from '../input-file.ts';
 import { MAX_RESULTS_FILE_BYTES } from '../limits.ts';
-import type { RunSummary } from '../run/summary.ts';
 import { type Baseline, type CheckRow, parseBaseline } from './baseline.ts';
 import { SCORECARD_SET, scorecardCounts, verdictCheckRows } from './checks.ts';
+import type { RunSummary } from './run-summary.ts';
 
 export interface ResultUnit {
   id: string;

@@ -42,7 +42,7 @@ export interface SessionSpec {
   branch: string;
 }
 
-/** Native runs (SPEC §4 providers): a run on a session, started by an input. */
+/** Native runs (docs/reference-control-plane.md#native-runs-and-providers): a run on a session, started by an input. */
 export interface RunStartSpec {
   session: string;
   /** Provider adapter: claude, codex, opencode, ... */
@@ -59,7 +59,7 @@ export interface RunNotice {
   turn: number;
 }
 
-/** Provider faults (SPEC §5): slow a provider down, or crash provider processes. */
+/** Provider faults (docs/scenarios.md#faults): slow a provider down, or crash provider processes. */
 export type ProviderFault =
   | { type: 'slowdown'; adapter?: string; factor: number; durationMs?: number }
   | { type: 'crash'; adapter?: string; count: number };
@@ -83,7 +83,7 @@ export interface Target {
   flushCaches?(): Promise<void>;
   setDashboard?(open: boolean): Promise<void>;
 
-  // Actors (park/wake, SPEC §4): what the `turnover` executor drives. See ActorTarget.
+  // Actors (park/wake, docs/reference-control-plane.md#actors-parkwake): what the `turnover` executor drives. See ActorTarget.
   createActor?(id: string, base: ActorFootprint, phase: ActorPhase): Promise<ActorReply>;
   parkActor?(id: string, phase: ActorPhase): Promise<ActorReply>;
   wakeActor?(id: string, phase: ActorPhase): Promise<ActorReply>;
@@ -121,13 +121,13 @@ export function hasCapability(target: Target, capability: TargetCapability): boo
 
 // ── Actors (park/wake) ──────────────────────────────────────────────────────────────────────
 
-/** How a parked actor is kept (SPEC §4): a snapshot (`suspend`), a paused process or not at all. */
+/** How a parked actor is kept (docs/reference-control-plane.md#actors-parkwake): a snapshot (`suspend`), a paused process or not at all. */
 export const lifecycleModes = ['suspend', 'pause', 'none'] as const;
 export type LifecycleMode = (typeof lifecycleModes)[number];
 export const resumeModes = ['implicit', 'explicit'] as const;
 export type ResumeMode = (typeof resumeModes)[number];
 
-/** Failure rates per attempt, by kind (SPEC §4). */
+/** Failure rates per attempt, by kind (docs/reference-control-plane.md#actors-parkwake). */
 export interface FailureRates {
   busy: number;
   crashed: number;

@@ -1,5 +1,5 @@
 /**
- * baseline.json: the machine-readable result of a matrix (SPEC §8): every unit (cell) with every
+ * baseline.json: the machine-readable result of a matrix (docs/matrix.md#the-baseline): every unit (cell) with every
  * run of it (one per repeat) and each run's full Analysis, the pruning decisions, and how long it
  * took. `compare` and `report` read it back. The zod schema is its one definition (validator,
  * types, `fleetbench schema baseline`). Everything but `timing` is deterministic: the same

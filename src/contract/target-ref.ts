@@ -1,0 +1,146 @@
+/**
+ * What a run's `target` names, parsed once: the scenario's text (`reference`, `ao:../ao`,
+ * `http://127.0.0.1:7070`, `module:./shim.ts`) becomes a `TargetRef`, and what each kind implies
+ * for the rest of fleetbench (its clock, how many runs share the machine, whether segments can
+ * share it, what its directory is called) is one row of `TARGET_KINDS`. Nothing else looks at
+ * the text: adding a target kind is a row here, an opener in src/targets/index.ts and its own
+ * module (docs/architecture.md, "Adding a target kind").
+ */
+import { FleetbenchError } from '../errors.ts';
+import { SCENARIO_LIMITS } from '../limits.ts';
+
+export type TargetRef =
+  | { kind: 'reference'; text: string }
+  /** agent-orchestrator: its pinned packages, or a built checkout at `dir`. */
+  | { kind: 'ao'; text: string; dir?: string }
+  /** A control plane speaking the http target protocol (docs/http-target.md). */
+  | { kind: 'http'; text: string; url: string }
+  /** A user's module implementing the Target interface. */
+  | { kind: 'module'; text: string; path: string };
+
+export type TargetKind = TargetRef['kind'];
+
+export type DemoPart = 'cells' | 'chaos-wave' | 'turnover';
+const ALL_DEMO: readonly DemoPart[] = ['cells', 'chaos-wave', 'turnover'];
+
+export interface TargetKindInfo {
+  /** How the kind is written, for messages and --help. */
+  syntax: string;
+  /** Parses `text` when it is of this kind (undefined otherwise); throws when it is malformed. */
+  parse(text: string): TargetRef | undefined;
+  /**
+   * `implied`: the kind runs on the real clock only, and a scenario naming it gets the real clock
+   * (agent-orchestrator's loop is setInterval and its calls are real processes). `required`: a
+   * real system the user must ask the real clock for (a virtual run of it is refused, with the
+   * hint). `any`: either clock.
+   */
+  realClock: 'implied' | 'required' | 'any';
+  /**
+   * The system under test runs as real processes on this machine, which is what is measured:
+   * its runs go one at a time unless --jobs says otherwise.
+   */
+  localProcesses: boolean;
+  /** The segments of a live run can share it (a server they all reach, docs/distributed.md). */
+  shareable: boolean;
+  /** A real control plane making its own calls: `run` shows its calls by operation and session. */
+  ownCalls: boolean;
+  /**
+   * What `fleetbench demo` runs on it: the A2 priority cells (GitHub polling cost), the chaos
+   * wave (native runs and restarts), the turnover run (park/wake actors). A kind that cannot
+   * say before it is reached (http, module) is given all three; a run it cannot do fails with
+   * the missing capability named.
+   */
+  demo: readonly DemoPart[];
+  /** At most this many sessions (a real system's processes on one machine), and why. */
+  maxSessions?: { limit: number; why: string };
+  /** A short, path-safe name for directory names (`http-127.0.0.1-7070`, `module-shim`). */
+  tag(ref: TargetRef): string;
+}
+
+const URL_TAG = (ref: TargetRef) =>
+  ref.text
+    .replace(/^(https?):\/\//, '$1-')
+    .replace(/[:/]+/g, '-')
+    .replace(/-+$/, '');
+
+export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
+  reference: {
+    syntax: 'reference',
+    parse: (text) => (text === 'reference' ? { kind: 'reference', text } : undefined),
+    realClock: 'any',
+    localProcesses: false,
+    shareable: false,
+    ownCalls: false,
+    demo: ALL_DEMO,
+    tag: () => 'reference',
+  },
+  ao: {
+    syntax: 'ao, ao:DIR',
+    parse(text) {
+      if (text === 'ao') return { kind: 'ao', text };
+      if (!text.startsWith('ao:')) return undefined;
+      if (text === 'ao:') throw new FleetbenchError('E_TARGET', "target 'ao:': expected ao or ao:DIR");
+      return { kind: 'ao', text, dir: text.slice('ao:'.length) };
+    },
+    realClock: 'implied',
+    localProcesses: true,
+    shareable: false,
+    ownCalls: true,
+    // agent-orchestrator has no native runs or actors (docs/agent-orchestrator.md).
+    demo: ['cells'],
+    maxSessions: {
+      limit: SCENARIO_LIMITS.maxAoSessions,
+      why: 'with target ao: each is several gh processes a poll cycle; for more, run polling.strategy=ao-0.2 in virtual time (docs/agent-orchestrator.md)',
+    },
+    tag: URL_TAG,
+  },
+  http: {
+    syntax: 'http://HOST:PORT',
+    parse: (text) => (/^https?:\/\//.test(text) ? { kind: 'http', text, url: text } : undefined),
+    realClock: 'required',
+    localProcesses: false,
+    shareable: true,
+    ownCalls: false,
+    demo: ALL_DEMO,
+    tag: URL_TAG,
+  },
+  module: {
+    syntax: 'module:PATH',
+    parse(text) {
+      if (!text.startsWith('module:')) return undefined;
+      if (text === 'module:') throw new FleetbenchError('E_TARGET', "target 'module:': expected module:PATH");
+      return { kind: 'module', text, path: text.slice('module:'.length) };
+    },
+    realClock: 'any',
+    localProcesses: false,
+    shareable: false,
+    ownCalls: false,
+    demo: ALL_DEMO,
+    tag: (ref) =>
+      `module-${ref.text
+        .slice('module:'.length)
+        .replace(/^.*\//, '')
+        .replace(/\.[cm]?[jt]s$/, '')}`,
+  },
+};
+
+const KIND_ORDER = Object.keys(TARGET_KINDS) as TargetKind[];
+
+/** `reference, ao, ao:DIR, http://HOST:PORT or module:PATH`. */
+export const TARGET_SYNTAX = (() => {
+  const all = KIND_ORDER.map((k) => TARGET_KINDS[k].syntax);
+  return `${all.slice(0, -1).join(', ')} or ${all.at(-1)}`;
+})();
+
+/** The one parse of a target's text (E_TARGET naming what is expected when it is none). */
+export function parseTarget(text: string): TargetRef {
+  for (const kind of KIND_ORDER) {
+    const ref = TARGET_KINDS[kind].parse(text);
+    if (ref) return ref;
+  }
+  throw new FleetbenchError('E_TARGET', `target '${text}': expected ${TARGET_SYNTAX}`);
+}
+
+export function targetInfo(ref: TargetRef): TargetKindInfo {
+  return TARGET_KINDS[ref.kind];
+}
