@@ -13,6 +13,12 @@ const DAY_MS = 86_400_000;
  */
 export const MAX_START_AT_LEAD_MS = DAY_MS;
 
+/**
+ * Segments of one distributed matrix or live run (`--segment i/n`, `k8s manifest --segments`):
+ * far beyond any Indexed Job a benchmark needs, small enough to list.
+ */
+export const MAX_SEGMENTS = 1000;
+
 /** The longest run a trace can describe: every `t` and `dur` lies in [0, this] (30 days). */
 export const MAX_RUN_MS = 30 * DAY_MS;
 

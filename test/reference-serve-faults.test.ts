@@ -130,6 +130,9 @@ describe('ids and names are checked at the door', () => {
         /^github\.token: expected visible ASCII/,
       ],
       [runStart(gh, { github: { url: 'file:///etc/passwd', token: 't' } }), /^github\.url: expected an http/],
+      // A segment outside its run would end the shared run for the others (its stop counted).
+      [runStart(gh, { segment: { index: 2, count: 2 } }), /^segment\.index: expected index below count/],
+      [runStart(gh, { segment: { index: 0, count: 1e9 } }), /^segment\.count: expected at most 1000/],
     ];
     for (const [body, message] of runRefused) {
       // The supervisor streams a new run's events from its start: a refused one changes nothing.

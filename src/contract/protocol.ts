@@ -6,7 +6,7 @@
  * src/targets/http.ts, the reference implementation src/reference/server.ts and supervisor.ts.
  */
 import { z } from 'zod';
-import { ID_LIMITS } from '../limits.ts';
+import { ID_LIMITS, MAX_SEGMENTS } from '../limits.ts';
 import { type BodyRecord, bodyRecordSchema } from '../trace/schema.ts';
 import { restartKinds } from './types.ts';
 
@@ -89,10 +89,16 @@ export const infoSchema = z.object({
 export type InfoResponse = z.infer<typeof infoSchema>;
 
 /** Which generator of a run with several (0-based index, count of generators). */
-export const runSegmentSchema = z.object({
-  index: z.number().int().nonnegative(),
-  count: z.number().int().positive(),
-});
+export const runSegmentSchema = z
+  .object({
+    index: z.number().int().nonnegative(),
+    count: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_SEGMENTS, `expected at most ${MAX_SEGMENTS} segments ${LIMITS}`),
+  })
+  .refine((s) => s.index < s.count, { message: 'expected index below count', path: ['index'] });
 
 /** POST /v1/run: a run begins. The target forgets the previous run's sessions. */
 export const runStartSchema = z.object({
