@@ -2,27 +2,34 @@
 #   docker build -t fleetbench:local .
 #   docker run --rm fleetbench:local matrix --cells priority --jobs 2 --out /results/m
 # The entrypoint is the CLI; Kubernetes pods pass the command's arguments (`args`).
-FROM node:20-bookworm-slim
-
-WORKDIR /app
-# Dependencies first, so a source change does not reinstall them. Runtime dependencies only:
-# tsx and esbuild are among them (the CLI runs the TypeScript sources, bundled on first use).
+#
+# Two stages: the first packs fleetbench as npm does (`npm pack` compiles dist/, scripts/build.ts),
+# the second installs that tarball as a user would: compiled JavaScript and the runtime
+# dependencies only (docs/contributing.md, "The package").
+FROM node:20-bookworm-slim AS pack
+WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
-
+RUN npm ci --no-audit --no-fund
 COPY bin ./bin
 COPY src ./src
+COPY scripts ./scripts
 COPY scenarios ./scenarios
 COPY budgets ./budgets
+COPY docs ./docs
 COPY examples ./examples
-COPY tsconfig.json README.md ./
+COPY tsconfig.json tsconfig.types.json README.md LICENSE ./
+RUN npm pack --pack-destination /pack
 
-# Build the CLI bundle now (node_modules/.cache/fleetbench), as the user that runs it, so a pod
-# does not pay for it at start.
-RUN chown -R node:node /app
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY --from=pack /pack/ /pack/
+RUN echo '{"name":"fleetbench-image","private":true}' > package.json \
+  && npm install --no-audit --no-fund /pack/fleetbench-*.tgz \
+  && rm -rf /pack && npm cache clean --force \
+  && chown -R node:node /app
 USER node
-RUN node bin/fleetbench.js --version
+RUN node node_modules/fleetbench/bin/fleetbench.js --version
 
 ENV NO_COLOR=1
-ENTRYPOINT ["node", "/app/bin/fleetbench.js"]
+ENTRYPOINT ["node", "/app/node_modules/fleetbench/bin/fleetbench.js"]
 CMD ["--help"]

@@ -1,5 +1,7 @@
 /**
- * How `bin/fleetbench.js` starts the program without a build step for the user, and without
+ * How `bin/fleetbench.js` starts the program. From an installed package: the compiled modules in
+ * dist/ (built by `npm pack`'s prepack step, scripts/build.ts; the package ships no sources).
+ * From a checkout: the sources, with no build step for the developer, and without
  * paying for the tsx loader at every start. tsx compiles TypeScript on the fly through loader
  * hooks that run on a thread of their own: about 0.3-0.5 s and 60 MB of every start, a tenth
  * of an `analyze` of 2 million records. So the CLI's sources are bundled with esbuild (already
@@ -47,11 +49,29 @@ const KEEP_OLD_MS = 60 * 60 * 1000;
  * before it could work (a matrix slot, a control-plane restart, AO's process); from the bundle
  * ~0.3-0.4 s and 0.7 s.
  */
-const ENTRIES = {
+export const ENTRIES = {
   main: 'src/cli/main.ts',
   'matrix-child': 'src/matrix/child.ts',
   'reference-worker': 'src/reference/worker-main.ts',
   'ao-child': 'src/targets/ao/child.ts',
+  // The public API (package.json "exports", through bin/index.js).
+  index: 'src/index.ts',
+};
+
+/**
+ * esbuild's options for the entries, here and in the package's build (scripts/build.ts): ES
+ * modules sharing chunks, for Node 20, with linked source maps (stack traces name the sources).
+ */
+export const ENTRY_BUNDLE = {
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  outExtension: { '.js': '.mjs' },
+  sourcemap: 'linked',
+  sourcesContent: false,
+  metafile: true,
 };
 
 /** Where the sources and the cache of a fleetbench checkout are. */
@@ -104,8 +124,20 @@ export function freshBundle(paths = bundlePaths()) {
   }
 }
 
-/** Replaces import.meta.url/filename/dirname with the source's own; records what was read. */
-function sourceLocations(root, loaded) {
+/** import.meta.url, .filename or .dirname of the source at `path`, as an absolute literal. */
+function absoluteLocation(field, path) {
+  return JSON.stringify(
+    field === 'url' ? pathToFileURL(path).href : field === 'filename' ? path : dirname(path),
+  );
+}
+
+/**
+ * An esbuild plugin: replaces import.meta.url/filename/dirname in each source under src/ with
+ * that source's own location (`locate(field, path)` gives the expression; absolute by default),
+ * so files found relative to a module (package.json, the published schemas, the workers'
+ * entries) are found as they are from the sources. Records what was read in `loaded`.
+ */
+export function sourceLocations(root, loaded, locate = absoluteLocation) {
   const src = join(root, 'src') + sep;
   return {
     name: 'fleetbench-source-locations',
@@ -116,17 +148,7 @@ function sourceLocations(root, loaded) {
         loaded.set(args.path, text);
         // Not inside a string ('import.meta.url' as a define key stays as it is).
         const meta = /(?<![\w$.'"`])import\.meta\.(url|filename|dirname)\b/g;
-        const contents = text
-          .toString('utf8')
-          .replace(meta, (_, field) =>
-            JSON.stringify(
-              field === 'url'
-                ? pathToFileURL(args.path).href
-                : field === 'filename'
-                  ? args.path
-                  : dirname(args.path),
-            ),
-          );
+        const contents = text.toString('utf8').replace(meta, (_, field) => locate(field, args.path));
         return { contents, loader: 'ts' };
       });
     },
@@ -145,18 +167,10 @@ export async function buildBundle(paths = bundlePaths()) {
       Object.entries(paths.entries).filter(([, path]) => existsSync(path)),
     );
     const result = await esbuild.build({
+      ...ENTRY_BUNDLE,
       entryPoints,
-      bundle: true,
-      splitting: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
       packages: 'external',
       outdir: staging,
-      outExtension: { '.js': '.mjs' },
-      sourcemap: 'linked',
-      sourcesContent: false,
-      metafile: true,
       logLevel: 'silent',
       absWorkingDir: paths.root,
       plugins: [sourceLocations(paths.root, loaded)],
@@ -222,9 +236,30 @@ async function fromSources(name, paths) {
   return import(pathToFileURL(paths.entries[name]).href);
 }
 
-/** The CLI's main module: the cached bundle when it can be had, else the sources through tsx. */
-export async function loadCli(paths = bundlePaths()) {
-  const main = await bundledEntry('main', paths);
+/**
+ * The compiled module of entry `name` in an installed package (dist/<name>.mjs), or undefined in
+ * a checkout: a directory with sources runs them, so a dist/ left behind by `npm pack` (prepack
+ * builds it) is never taken for the current code.
+ */
+export function packagedEntry(name, root = bundlePaths().root) {
+  if (existsSync(join(root, 'src'))) return undefined;
+  const path = join(root, 'dist', `${name}.mjs`);
+  return existsSync(path) ? path : undefined;
+}
+
+/** The CLI's main module: the package's compiled one, the cached bundle, else the sources through tsx. */
+export function loadCli(paths = bundlePaths()) {
+  return loadEntry('main', paths);
+}
+
+/** The module of entry `name` (a key of ENTRIES), loaded as loadCli loads the CLI's. */
+export async function loadEntry(name, paths = bundlePaths()) {
+  const packaged = packagedEntry(name, paths.root);
+  if (packaged !== undefined) {
+    process.setSourceMapsEnabled(true);
+    return import(pathToFileURL(packaged).href);
+  }
+  const main = await bundledEntry(name, paths);
   if (main !== undefined) {
     process.setSourceMapsEnabled(true);
     try {
@@ -233,15 +268,21 @@ export async function loadCli(paths = bundlePaths()) {
       // Fall back to tsx, which reports a broken source in its own words.
     }
   }
-  return fromSources('main', paths);
+  return fromSources(name, paths);
 }
 
 /**
- * Runs the entry of a child process (a key of ENTRIES other than main) from the bundle, else from
- * the sources through tsx. Its module does its work when imported, so once the bundled module
- * has been started there is no falling back: an error is its own, not the bundle's.
+ * Runs the entry of a child process (a key of ENTRIES other than main): the package's compiled
+ * module, else from the bundle, else from the sources through tsx. Its module does its work when
+ * imported, so once the bundled module has been started there is no falling back: an error is
+ * its own, not the bundle's.
  */
 export async function runEntry(name, paths = bundlePaths()) {
+  const packaged = packagedEntry(name, paths.root);
+  if (packaged !== undefined) {
+    process.setSourceMapsEnabled(true);
+    return import(pathToFileURL(packaged).href);
+  }
   const bundled = await bundledEntry(name, paths);
   if (bundled === undefined) return fromSources(name, paths);
   process.setSourceMapsEnabled(true);

@@ -97,6 +97,11 @@ export const GRAPHQL_LIMITS = {
   maxTokens: 50_000,
   /** Nested selection sets (fields and fragments) in one operation. */
   maxDepth: 50,
+  /**
+   * Fields one operation expands to with its fragments spread: a few fragments that each spread
+   * the next twice expand to billions; refused before the cost is charged or anything runs.
+   */
+  maxExpandedFields: 100_000,
 } as const;
 
 /** Scenario bounds: what one machine can simulate or drive (docs/limits.md). */

@@ -58,4 +58,28 @@ describe('fleetbench demo (what npm start runs)', { timeout: 240_000 }, () => {
     expect(r.stdout).toContain(`report......: ${join(out, 'report.html')}`);
     expect(r.stdout).toContain(`baseline....: ${join(out, 'baseline.md')}`);
   });
+
+  it('exits 99 when a judged budget is broken (like a failed k6 threshold), 0 with --no-check', async () => {
+    const out = join(scratchDir('fleetbench-demo-fail-'), 'out');
+    // The naive strategy lists every open PR each cycle: the cells break the REST headroom rule.
+    const broken = [
+      'demo',
+      '--out',
+      out,
+      '--jobs',
+      '1',
+      '--set',
+      'polling.strategy=naive',
+      '--set',
+      'duration=6m',
+    ];
+    const r = await cli(broken);
+    expect(r.code, r.stderr).toBe(99);
+    expect(r.stdout).toMatch(/Budgets: \d+ of 9 runs fail a judged budget:/);
+    expect(r.stdout).toMatch(/S2-T1-50 fails \d of 7 Track B rules: REST core headroom/);
+    expect(r.stdout).toContain('next: npx fleetbench matrix');
+    const optedOut = await cli([...broken, '--no-check']);
+    expect(optedOut.code, optedOut.stderr).toBe(0);
+    expect(optedOut.stdout).toMatch(/Budgets: \d+ of 9 runs fail a judged budget:/);
+  });
 });

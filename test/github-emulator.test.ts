@@ -353,11 +353,19 @@ describe('REST', () => {
       message: 'Validation Failed',
       errors: [{ field: 'body', code: 'missing_field' }],
     });
+    // GitHub names the operation's documentation and the status in an error body.
     const notFound = await get('/repos/fleetbench/nope/pulls');
     expect(notFound.status).toBe(404);
     expect(JSON.parse(notFound.body)).toEqual({
       message: 'Not Found',
+      documentation_url: 'https://docs.github.com/rest/pulls/pulls#list-pull-requests',
+      status: '404',
+    });
+    const unknownRoute = await get('/repos/fleetbench/repo-1/nothing-here');
+    expect(JSON.parse(unknownRoute.body)).toEqual({
+      message: 'Not Found',
       documentation_url: 'https://docs.github.com/rest',
+      status: '404',
     });
     const badJson = await emulator.handle({
       method: 'POST',

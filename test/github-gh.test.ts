@@ -18,7 +18,7 @@ import { MemorySink } from '../src/trace/writer.ts';
 import { serve } from './helpers/github.ts';
 import { startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
-import { systemTool } from './helpers/tools.ts';
+import { GH_DEBIAN13, systemTool } from './helpers/tools.ts';
 
 const dir = scratchDir('fleetbench-gh-');
 afterAll(stopAll);
@@ -112,7 +112,7 @@ describe.skipIf(ghTool.skip)('gh CLI against the emulator over TLS (compatibilit
     const session = `gh-${++sessions}`;
     return { session, token: emulator.admin.mintToken({ user, session, source: 'cli' }).token };
   }
-  const gh = (args: string[], token: string) => run('gh', args, ghEnv(host, token, certPath));
+  const gh = (args: string[], token: string, bin = 'gh') => run(bin, args, ghEnv(host, token, certPath));
   const repoArg = () => ['-R', `${host}/fleetbench/repo-1`];
   /** [operation or route, primary points, secondary points] of a session's requests. */
   const charges = (session: string) =>
@@ -491,6 +491,318 @@ describe.skipIf(ghTool.skip)('gh CLI against the emulator over TLS (compatibilit
     expect([...charges(session).slice(2)].sort()).toEqual([
       ['IssueUpdate', 1, 5],
       ['LabelAdd', 1, 5],
+    ]);
+  });
+
+  // ----- round two: search, creation, merge with --delete-branch, diff, files, runs -----
+
+  it('gh issue list --label searches (IssueSearch: the GraphQL search connection)', async () => {
+    const { session, token } = identity();
+    const repo = emulator.state.repo('fleetbench/repo-1');
+    const label = [...emulator.state.repoLabels(repo).keys()][0]!;
+    const res = await gh(['issue', 'list', ...repoArg(), '--label', label], token);
+    expect(res.code).toBe(0);
+    const listed = res.stdout
+      .trim()
+      .split('\n')
+      .map((l) => Number(l.split('\t')[0]));
+    const expected = [...repo.issues.values()]
+      .filter((i) => !i.pull && i.state === 'open' && i.labels.some((l) => l.name === label))
+      .map((i) => i.number);
+    expect(listed.sort((a, b) => a - b)).toEqual(expected.sort((a, b) => a - b));
+    expect(expected.length).toBeGreaterThan(0);
+    expect(charges(session)).toEqual([
+      ['Issue_fields', 1, 1],
+      ['IssueSearch', 1, 1],
+    ]);
+  });
+
+  it('gh pr list --search / --author search pull requests (PullRequestSearch)', async () => {
+    const { session, token } = identity();
+    const byText = await gh(['pr', 'list', ...repoArg(), '--search', 'Fix #5'], token);
+    expect(byText.code).toBe(0);
+    expect(byText.stdout.trim().split('\t')[0]).toBe('13');
+    const byAuthor = await gh(
+      ['pr', 'list', ...repoArg(), '--author', 'fleet-agent', '--state', 'all'],
+      token,
+    );
+    expect(byAuthor.code).toBe(0);
+    expect(byAuthor.stdout.trim().split('\n').length).toBeGreaterThanOrEqual(5);
+    expect(charges(session)).toEqual([
+      ['PullRequestSearch', 1, 1],
+      ['PullRequestSearch', 1, 1],
+    ]);
+  });
+
+  it('gh pr status shows your pull requests (a search for yours, one for review requests)', async () => {
+    const { session, token } = identity('fleet-agent');
+    const res = await gh(['pr', 'status', ...repoArg()], token);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('Created by you');
+    expect(res.stdout).toMatch(/#13 {2}Fix #5: .*\[agent\/issue-5\]\n {2}✓ Checks passing - Review required/);
+    expect(res.stdout).toContain('You have no pull requests to review');
+    expect(charges(session)).toEqual([
+      ['UserCurrent', 1, 1],
+      ['PullRequestStatus', 1, 1],
+    ]);
+  });
+
+  it('gh search prs: REST /search/issues on the search resource', async () => {
+    const { session, token } = identity();
+    const res = await gh(
+      ['search', 'prs', '--repo', 'fleetbench/repo-1', '--state', 'open', 'Fix #5'],
+      token,
+    );
+    expect(res.code).toBe(0);
+    expect(res.stdout.trim().split('\t').slice(0, 3)).toEqual(['fleetbench/repo-1', '13', 'open']);
+    expect(charges(session)).toEqual([['GET /search/issues', 1, 1]]);
+    const record = sink.records.find((r) => r.kind === 'api' && r.session === session);
+    expect(record).toMatchObject({ resource: 'search', rl: { limit: 30, used: 1 } });
+  });
+
+  it('gh pr create: refused for a branch GitHub never saw, created once it is pushed', async () => {
+    const { session, token } = identity();
+    const args = [
+      ...repoArg(),
+      '--head',
+      'feature/gh-create',
+      '--title',
+      'Add the feature',
+      '--body',
+      'Adds it.',
+    ];
+    const refused = await gh(['pr', 'create', ...args], token);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('Head ref must be a branch');
+    emulator.admin.pushBranch({ repo: 'fleetbench/repo-1', branch: 'feature/gh-create' });
+    const res = await gh(['pr', 'create', ...args], token);
+    expect(res.code).toBe(0);
+    const number = Number(/\/pull\/(\d+)$/.exec(res.stdout.trim())![1]);
+    expect(pull(number)).toMatchObject({ head: 'feature/gh-create', issue: { title: 'Add the feature' } });
+    expect(charges(session)).toEqual([
+      ['RepositoryInfo', 1, 1],
+      ['PullRequestForBranch', 1, 1],
+      ['PullRequestCreate', 1, 5],
+      ['RepositoryInfo', 1, 1],
+      ['PullRequestForBranch', 1, 1],
+      ['PullRequestCreate', 1, 5],
+    ]);
+  });
+
+  it('gh issue create (with a label): createIssue, content-creating', async () => {
+    const { session, token } = identity();
+    const label = [...emulator.state.repoLabels(emulator.state.repo('fleetbench/repo-1')).keys()][0]!;
+    const res = await gh(
+      [
+        'issue',
+        'create',
+        ...repoArg(),
+        '--title',
+        'Crash on start',
+        '--body',
+        'Steps to reproduce.',
+        '--label',
+        label,
+      ],
+      token,
+    );
+    expect(res.code).toBe(0);
+    const number = Number(/\/issues\/(\d+)$/.exec(res.stdout.trim())![1]);
+    expect(issue(number)).toMatchObject({ title: 'Crash on start', body: 'Steps to reproduce.' });
+    expect(issue(number).labels.map((l) => l.name)).toEqual([label]);
+    expect(charges(session)).toEqual([
+      ['RepositoryInfo', 1, 1],
+      ['RepositoryResolveMetadataIDs', 1, 1],
+      ['IssueCreate', 1, 5],
+    ]);
+  });
+
+  it('gh pr merge --delete-branch merges and deletes the head branch; a blocked PR is refused even with --admin', async () => {
+    emulator.admin.pushBranch({ repo: 'fleetbench/repo-1', branch: 'feature/gh-merge' });
+    const opened = emulator.admin.openPullRequest({ repo: 'fleetbench/repo-1', head: 'feature/gh-merge' });
+    emulator.admin.submitReview({
+      repo: 'fleetbench/repo-1',
+      number: opened.number,
+      user: 'reviewer-2',
+      state: 'APPROVED',
+    });
+    const { session, token } = identity();
+    const res = await gh(
+      ['pr', 'merge', String(opened.number), ...repoArg(), '--merge', '--delete-branch'],
+      token,
+    );
+    expect(res.code).toBe(0);
+    expect(pull(opened.number).merged).toBe(true);
+    expect(emulator.state.repo('fleetbench/repo-1').branches.has('feature/gh-merge')).toBe(false);
+    expect(charges(session)).toEqual([
+      ['PullRequest_fields', 1, 1],
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestMerge', 1, 5],
+      ['DELETE /repos/{owner}/{repo}/git/refs/{ref}', 1, 5],
+    ]);
+    // Review required: gh lets --admin try, and GitHub (here, the emulator) refuses the merge.
+    const blocked = identity();
+    const refused = await gh(['pr', 'merge', '13', ...repoArg(), '--merge', '--admin'], blocked.token);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(
+      'At least 1 approving review is required by reviewers with write access.',
+    );
+    expect(pull(13).merged).toBe(false);
+    const record = sink.records.findLast((r) => r.kind === 'api' && r.session === blocked.session);
+    expect(record).toMatchObject({
+      op: 'PullRequestMerge',
+      status: 200,
+      error: 'At least 1 approving review is required by reviewers with write access.',
+    });
+  });
+
+  it('gh pr diff asks for the diff media type and prints the diff', async () => {
+    const { session, token } = identity();
+    const res = await gh(['pr', 'diff', '13', ...repoArg()], token);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(
+      /^diff --git a\/src\/agent-issue-5\/change-1\.ts b\/src\/agent-issue-5\/change-1\.ts\n/,
+    );
+    expect(charges(session)).toEqual([['GET /repos/{owner}/{repo}/pulls/{pull_number}', 1, 1]]);
+  });
+
+  it('gh pr view --json files lists the changed files', async () => {
+    const { session, token } = identity();
+    const res = await gh(['pr', 'view', '13', ...repoArg(), '--json', 'files'], token);
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({
+      files: [{ path: 'src/agent-issue-5/change-1.ts', additions: 10, deletions: 2 }],
+    });
+    expect(charges(session)).toEqual([['PullRequestByNumber', 1, 1]]);
+  });
+
+  it('gh run list lists the workflow runs (from the check runs)', async () => {
+    const { session, token } = identity();
+    const res = await gh(['run', 'list', ...repoArg()], token);
+    expect(res.code).toBe(0);
+    const rows = res.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
+    expect(rows.length).toBeGreaterThanOrEqual(5);
+    expect(rows.find((r) => r[3] === 'ci' && r[4] === 'agent/issue-5')!.slice(0, 6)).toEqual([
+      'completed',
+      'success',
+      expect.stringMatching(/^Fix #5: /),
+      'ci',
+      'agent/issue-5',
+      'pull_request',
+    ]);
+    expect(charges(session)).toEqual([
+      ['GET /repos/{owner}/{repo}/actions/runs', 1, 1],
+      ['GET /repos/{owner}/{repo}/actions/workflows', 1, 1],
+    ]);
+  });
+});
+
+const gh246 = systemTool(
+  GH_DEBIAN13,
+  ['--version'],
+  'gh 2.46 of Debian 13, unpacked by scripts/gh-debian13.sh',
+);
+
+describe.skipIf(gh246.skip)("gh 2.46 (Debian 13's) where it behaves differently from 2.23", () => {
+  const sink = new MemorySink();
+  const emulator = new GitHubEmulator({
+    clock: new RealClock(),
+    rng: new Rng(7),
+    trace: sink,
+    fixtures: { repos: 1, issuesPerRepo: 6, pullsPerRepo: 4 },
+    latency: false,
+  });
+  let host = '';
+  let certPath = '';
+
+  beforeAll(async () => {
+    gh246.require();
+    const made = generateSelfSignedCert(join(dir, 'tls-246'));
+    certPath = made.certPath;
+    const server = await serve(emulator, made);
+    host = `127.0.0.1:${server.port}`;
+  });
+
+  let sessions = 0;
+  function identity(user = `gh246-user-${sessions + 1}`) {
+    const session = `gh246-${++sessions}`;
+    return { session, token: emulator.admin.mintToken({ user, session, source: 'cli' }).token };
+  }
+  const gh = (args: string[], token: string) => run(GH_DEBIAN13, args, ghEnv(host, token, certPath));
+  const repoArg = () => ['-R', `${host}/fleetbench/repo-1`];
+  const charges = (session: string) =>
+    sink.records.flatMap((r) =>
+      r.kind === 'api' && r.session === session
+        ? [[r.op ?? `${r.method} ${r.route}`, r.cost, r.secondaryCost]]
+        : [],
+    );
+
+  it('is gh 2.46', async () => {
+    const version = await run(GH_DEBIAN13, ['--version'], process.env);
+    expect(version.stdout).toMatch(/^gh version 2\.46\./);
+  });
+
+  it('gh pr status: two feature-detection queries first; checks counted from the counts by state', async () => {
+    const { session, token } = identity('fleet-agent');
+    const res = await gh(['pr', 'status', ...repoArg()], token);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/#10 {2}Fix #4: .*\[agent\/issue-4\]\n {2}✓ Checks passing - Review required/);
+    // The two detection queries go out at once: their order is not fixed.
+    expect(charges(session).slice(0, 2).sort()).toEqual([
+      ['PullRequest_fields', 1, 1],
+      ['PullRequest_fields2', 1, 1],
+    ]);
+    expect(charges(session).slice(2)).toEqual([
+      ['UserCurrent', 1, 1],
+      ['PullRequestStatus', 1, 1],
+    ]);
+  });
+
+  it('gh pr checks --json: unknown in 2.46 as in 2.23 (tools that need it need a newer gh)', async () => {
+    const { session, token } = identity();
+    const res = await gh(['pr', 'checks', '10', ...repoArg(), '--json', 'name,state'], token);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain('unknown flag: --json');
+    // Refused by gh itself: nothing reached the server.
+    expect(charges(session)).toEqual([]);
+  });
+
+  it('gh pr diff --name-only and --patch: the same endpoint, the diff and patch media types', async () => {
+    const { session, token } = identity();
+    const names = await gh(['pr', 'diff', '10', ...repoArg(), '--name-only'], token);
+    expect(names.code).toBe(0);
+    expect(names.stdout).toBe('src/agent-issue-4/change-1.ts\n');
+    const patch = await gh(['pr', 'diff', '10', ...repoArg(), '--patch'], token);
+    expect(patch.code).toBe(0);
+    expect(patch.stdout).toMatch(/^From [0-9a-f]{40} Mon Sep 17 00:00:00 2001\n/);
+    expect(charges(session)).toEqual([
+      ['GET /repos/{owner}/{repo}/pulls/{pull_number}', 1, 1],
+      ['GET /repos/{owner}/{repo}/pulls/{pull_number}', 1, 1],
+    ]);
+  });
+
+  it('gh pr merge --delete-branch: one more detection query than 2.23', async () => {
+    emulator.admin.submitReview({
+      repo: 'fleetbench/repo-1',
+      number: 9,
+      user: 'reviewer-2',
+      state: 'APPROVED',
+    });
+    const { session, token } = identity();
+    const res = await gh(['pr', 'merge', '9', ...repoArg(), '--merge', '--delete-branch'], token);
+    expect(res.code).toBe(0);
+    expect(emulator.state.repo('fleetbench/repo-1').branches.has('agent/issue-3')).toBe(false);
+    expect(charges(session).slice(0, 2).sort()).toEqual([
+      ['PullRequest_fields', 1, 1],
+      ['PullRequest_fields2', 1, 1],
+    ]);
+    expect(charges(session).slice(2)).toEqual([
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestMerge', 1, 5],
+      ['DELETE /repos/{owner}/{repo}/git/refs/{ref}', 1, 5],
     ]);
   });
 });

@@ -130,11 +130,33 @@ describe('GraphQL refusals', () => {
     const res = await graphql('{ repository(owner: "x" { id }');
     expect(res.status).toBe(200);
     const body = JSON.parse(res.body);
-    expect(body.errors[0].message).toMatch(/Syntax Error/);
+    // GitHub's (graphql-ruby's) words, not graphql-js's.
+    expect(body.errors[0].message).toBe('Parse error on "{" (LCURLY) at [1, 25]');
     expect(body.errors[0].locations[0]).toEqual({ line: 1, column: 25 });
     const unknown = JSON.parse((await graphql('{ viewer { nope } }')).body);
-    expect(unknown.errors[0].message).toMatch(/^Cannot query field "nope" on type "User"\./);
-    expect(apiRecords().map((r) => r.cost)).toEqual([0, 0]);
+    expect(unknown.errors[0]).toEqual({
+      path: ['query', 'viewer', 'nope'],
+      extensions: { code: 'undefinedField', typeName: 'User', fieldName: 'nope' },
+      locations: [{ line: 1, column: 12 }],
+      message: "Field 'nope' doesn't exist on type 'User'",
+    });
+    const missing = JSON.parse((await graphql('query Q { repository(owner: "x") { id } }')).body);
+    expect(missing.errors[0]).toMatchObject({
+      path: ['query Q', 'repository'],
+      extensions: { code: 'missingRequiredArguments', name: 'repository', arguments: 'name' },
+      message: "Field 'repository' is missing required arguments: name",
+    });
+    const noSelection = JSON.parse((await graphql('{ viewer }')).body);
+    expect(noSelection.errors[0].message).toBe(
+      "Field must have selections (field 'viewer' returns User! but has no selections. Did you mean 'viewer { ... }'?)",
+    );
+    const scalar = JSON.parse((await graphql('{ viewer { login { x } } }')).body);
+    expect(scalar.errors[0].message).toBe(
+      `Selections can't be made on scalars (field 'login' returns String! but has selections ["x"])`,
+    );
+    const unknownArg = JSON.parse((await graphql('{ viewer { avatarUrl(colour: 1) } }')).body);
+    expect(unknownArg.errors[0].message).toBe("Field 'avatarUrl' doesn't accept argument 'colour'");
+    expect(apiRecords().map((r) => r.cost)).toEqual([0, 0, 0, 0, 0, 0]);
   });
 
   it('refuses a query that could touch more than 500,000 nodes', async () => {
@@ -170,6 +192,59 @@ describe('GraphQL refusals', () => {
         .body,
     );
     expect(countOnly.data.repository.pullRequests.totalCount).toBe(2);
+  });
+
+  it('refuses `first: 0` (GitHub: values of first and last must be within 1-100)', async () => {
+    const { graphql, apiRecords } = inProcess();
+    const res = JSON.parse(
+      (
+        await graphql(
+          '{ repository(owner: "fleetbench", name: "repo-1") { pullRequests(first: 0) { nodes { number } } } }',
+        )
+      ).body,
+    );
+    expect(res.data).toBeUndefined();
+    expect(res.errors[0].message).toBe(
+      '`first` on the `pullRequests` connection must be within 1-100 (got 0).',
+    );
+    expect(apiRecords()[0]).toMatchObject({ cost: 0, status: 200 });
+  });
+
+  it('costs a doubling-fragment query in time linear in its size and refuses it past the bound', async () => {
+    // 2 KB: each of 40 fragments spreads the next twice, so the document expands to 2^40 copies of
+    // the last one (no connection, so the node limit never stops the walk). Walking it expanded
+    // kept a server busy until killed (2^24: 3.5 s).
+    const levels = 40;
+    const fragments = Array.from(
+      { length: levels },
+      (_, i) => `fragment Level${i} on Query { ...Level${i + 1} ...Level${i + 1} }`,
+    );
+    const query = `query Doubling { ...Level0 }\n${fragments.join('\n')}\nfragment Level${levels} on Query { viewer { login name } }`;
+    expect(query.length).toBeGreaterThan(2000);
+    expect(query.length).toBeLessThan(2600);
+    const { graphql, apiRecords } = inProcess();
+    const started = performance.now();
+    const res = await graphql(query);
+    const ms = performance.now() - started;
+    // Milliseconds of work; the bound leaves room for a loaded machine.
+    expect(ms).toBeLessThan(2_000);
+    expect(res.status).toBe(200);
+    const body = JSON.parse(res.body);
+    expect(body.data).toBeUndefined();
+    expect(body.errors[0]).toMatchObject({ type: 'MAX_COMPLEXITY_EXCEEDED' });
+    expect(body.errors[0].message).toMatch(/exceeds max complexity of 100,000/);
+    expect(apiRecords()[0]).toMatchObject({ op: 'Doubling', cost: 0, secondaryCost: 1 });
+    // Small fan-out of the same shape is costed as its expansion: 2^3 copies of one connection.
+    const small = Array.from(
+      { length: 3 },
+      (_, i) => `fragment G${i} on Query { ...G${i + 1} ...G${i + 1} }`,
+    );
+    const ok = await graphql(
+      `query Small { ...G0 rateLimit { cost } }\n${small.join('\n')}\nfragment G3 on Query { repository(owner: "fleetbench", name: "repo-1") { pullRequests(first: 100) { nodes { comments(first: 100) { totalCount } } } } }`,
+    );
+    // Per copy: 1 request for pullRequests + 100 for the comments under each PR; one copy is
+    // executed (identical fields merge), but the cost counts what the document asks: 8 x 101.
+    expect(JSON.parse(ok.body).data.rateLimit.cost).toBe(8);
   });
 
   it('answers bad JSON with 400, no query with 400, unauthenticated with 401', async () => {
@@ -436,6 +511,25 @@ describe('GraphQL mutations', () => {
     expect(JSON.parse(stale.body).errors[0]).toMatchObject({
       type: 'UNPROCESSABLE',
       message: 'Head branch was modified. Review and try the merge again.',
+    });
+    // Review required (the repository asks for one approval): refused as GitHub refuses it.
+    const blocked = await graphql(
+      `mutation { mergePullRequest(input: {pullRequestId: "${pr}", mergeMethod: MERGE}) { pullRequest { state merged } } }`,
+    );
+    expect(JSON.parse(blocked.body)).toMatchObject({
+      data: { mergePullRequest: null },
+      errors: [
+        {
+          type: 'UNPROCESSABLE',
+          message: 'At least 1 approving review is required by reviewers with write access.',
+        },
+      ],
+    });
+    emulator.admin.submitReview({
+      repo: 'fleetbench/repo-1',
+      number: 6,
+      state: 'APPROVED',
+      user: 'reviewer-1',
     });
     const merged = await graphql(
       `mutation { mergePullRequest(input: {pullRequestId: "${pr}", mergeMethod: MERGE}) { pullRequest { state merged } actor { login } } }`,

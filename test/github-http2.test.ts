@@ -95,14 +95,15 @@ describe('HTTP/2 over TLS', () => {
 });
 
 describe('in flight from arrival until the answer is written', () => {
-  it('refuses the 101st concurrent request over HTTP/1.1 without modelled latency', async () => {
+  it('150 requests held open without modelled latency: 100 answered, 50 refused at arrival', async () => {
     // Content-creation limits out of the way: only the concurrency limit is under test.
     const h = inProcess({ limits: { secondary: { contentPerMinute: 1000, contentPerHour: 1000 } } });
     const { url } = await serve(h.emulator);
     const agent = new Agent({ keepAlive: false, maxSockets: 200 });
     const auth = `token ${h.emulator.defaultToken}`;
-    // 120 POSTs whose headers arrive now and whose bodies follow once all are in flight.
-    const pending = Array.from({ length: 120 }, () => {
+    // 150 POSTs whose headers arrive now and whose bodies follow once the refusals are in.
+    let refusedSoFar = 0;
+    const pending = Array.from({ length: 150 }, () => {
       const req = httpRequest(`${url}/repos/fleetbench/repo-1/issues/1/comments`, {
         method: 'POST',
         agent,
@@ -110,6 +111,7 @@ describe('in flight from arrival until the answer is written', () => {
       });
       const answered = new Promise<number>((resolve, reject) => {
         req.on('response', (res) => {
+          if (res.statusCode === 403) refusedSoFar++;
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));
         });
@@ -118,20 +120,24 @@ describe('in flight from arrival until the answer is written', () => {
       req.flushHeaders();
       return { req, answered };
     });
-    for (let i = 0; i < 200 && h.emulator.stats().inFlight < 120; i++)
+    for (let i = 0; i < 500 && (h.emulator.stats().inFlight < 100 || refusedSoFar < 50); i++)
       await new Promise((r) => setTimeout(r, 10));
-    expect(h.emulator.stats().inFlight).toBe(120);
+    // The limit's number in flight; the other 50 answered at arrival, their bodies never read.
+    expect(h.emulator.stats().inFlight).toBe(100);
+    expect(refusedSoFar).toBe(50);
     for (const p of pending) p.req.end('{"body":"hi"}\n');
     const statuses = await Promise.all(pending.map((p) => p.answered));
     agent.destroy();
     expect(statuses.filter((s) => s === 201)).toHaveLength(100);
-    expect(statuses.filter((s) => s === 403)).toHaveLength(20);
+    expect(statuses.filter((s) => s === 403)).toHaveLength(50);
     const refused = h.apiRecords().filter((r) => r.status === 403);
-    expect(refused[0]).toMatchObject({ limited: 'secondary', cost: 0, secondaryCost: 0, retryAfter: 1 });
+    expect(refused).toHaveLength(50);
+    expect(refused[0]).toMatchObject({ limited: 'secondary', cost: 0, secondaryCost: 0, retryAfter: 60 });
     expect(refused[0]!.error).toMatch(/more than 100 concurrent requests/);
     for (let i = 0; i < 100 && h.emulator.stats().inFlight > 0; i++)
       await new Promise((r) => setTimeout(r, 10));
     expect(h.emulator.stats().inFlight).toBe(0);
+    expect(h.emulator.ledger.identities.get('user:fleet-agent')!.peakInFlight).toBe(100);
   });
 
   it('counts streams multiplexed on one HTTP/2 session', async () => {
@@ -162,7 +168,8 @@ describe('in flight from arrival until the answer is written', () => {
     session.close();
     expect(statuses.filter((s) => s === 403).length).toBeGreaterThan(0);
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(100);
-    expect(h.emulator.ledger.identities.get('user:fleet-agent')!.peakInFlight).toBeGreaterThan(100);
+    // Never more in flight than the limit: the streams past it were refused as they arrived.
+    expect(h.emulator.ledger.identities.get('user:fleet-agent')!.peakInFlight).toBe(100);
     for (let i = 0; i < 100 && h.emulator.stats().inFlight > 0; i++)
       await new Promise((r) => setTimeout(r, 10));
     expect(h.emulator.stats().inFlight).toBe(0);

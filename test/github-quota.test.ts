@@ -2,10 +2,12 @@
  * Quota arithmetic through the real handle() path, in-process under a VirtualClock: every number
  * a client sees (x-ratelimit-*, retry-after, /rate_limit) and every cost the trace records.
  */
+import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { VIRTUAL_EPOCH_MS } from '../src/clock/index.ts';
-import { type EmulatorResponse, InProcessTransport } from '../src/github/index.ts';
-import { inProcess, rate } from './helpers/github.ts';
+import { RealClock, VIRTUAL_EPOCH_MS } from '../src/clock/index.ts';
+import { type EmulatorResponse, GitHubEmulator, InProcessTransport } from '../src/github/index.ts';
+import { Rng } from '../src/rng.ts';
+import { inProcess, rate, serve } from './helpers/github.ts';
 
 const EPOCH_S = VIRTUAL_EPOCH_MS / 1000;
 const PULLS = '/repos/fleetbench/repo-1/pulls';
@@ -232,6 +234,73 @@ describe('CPU-time secondary limit', () => {
   });
 });
 
+describe('CPU time is charged when an answer completes, from arrival to answer', () => {
+  it('three overlapping 1 s GraphQL queries all pass a 2 s share; the next one is refused', async () => {
+    const h = inProcess({
+      latency: { graphql: { medianMs: 1000, p95Ms: 1000 } },
+      limits: { secondary: { graphqlCpuMsPerMinute: 2000 } },
+    });
+    // Admitted together at t=0: none has completed, so none has used CPU time yet.
+    const together = Promise.all([1, 2, 3].map(() => h.graphql('{ viewer { login } }')));
+    await h.clock.run();
+    expect((await together).map((a) => a.status)).toEqual([200, 200, 200]);
+    // Completed at t=1 s: 3 s of GraphQL CPU time in the window, over its 2 s.
+    const next = h.graphql('{ viewer { login } }');
+    await h.clock.run();
+    const refused = await next;
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body).message).toMatch(/2 seconds of CPU time per minute for the GraphQL API/);
+    expect(refused.headers['retry-after']).toBe('59');
+  });
+
+  it('over HTTP without modelled latency: a request held open for its body is charged its time', async () => {
+    const clock = new RealClock();
+    const emulator = new GitHubEmulator({
+      clock,
+      rng: new Rng(3),
+      fixtures: { repos: 1, issuesPerRepo: 2 },
+      latency: false,
+      limits: { secondary: { cpuMsPerMinute: 300 } },
+    });
+    const { url } = await serve(emulator);
+    const auth = `token ${emulator.defaultToken}`;
+    const status = (method: string, path: string, body?: string, holdMs = 0) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(`${url}${path}`, {
+          method,
+          headers: {
+            authorization: auth,
+            ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
+          },
+        });
+        req.on('response', (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.flushHeaders();
+        setTimeout(() => req.end(body), holdMs);
+      });
+    expect(await status('GET', '/repos/fleetbench/repo-1/issues')).toBe(200);
+    // Its body arrives 400 ms after its headers: 400 ms of response time, over the 300 ms.
+    expect(await status('POST', '/repos/fleetbench/repo-1/issues/1/comments', '{"body":"x"}', 400)).toBe(201);
+    const after = await new Promise<{ status: number; message: string }>((resolve, reject) => {
+      const req = httpRequest(`${url}/repos/fleetbench/repo-1/issues`, { headers: { authorization: auth } });
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (d) => {
+          text += d;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, message: JSON.parse(text).message }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(after.status).toBe(403);
+    expect(after.message).toMatch(/more than 0.3 seconds of CPU time per minute/);
+  });
+});
+
 describe('conditional requests', () => {
   it('answers a matching If-None-Match with 304, free when authenticated', async () => {
     const { get, apiRecords } = inProcess();
@@ -373,14 +442,16 @@ describe('secondary limits', () => {
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(100);
     const refused = responses.find((r) => r.status === 403)!;
-    expect(refused.headers['retry-after']).toBe('1');
+    // No header would tell the client otherwise, so it waits GitHub's documented minute.
+    expect(refused.headers['retry-after']).toBe('60');
     expect(JSON.parse(refused.body).message).toMatch(
       /secondary rate limit: more than 100 concurrent requests/,
     );
     expect(rate(refused)).toMatchObject({ used: 100, remaining: 4900 });
-    expect(emulator.admin.quota().peakInFlight).toBe(101);
+    // Refused as it arrived: never counted in flight itself.
+    expect(emulator.admin.quota().peakInFlight).toBe(100);
     const record = apiRecords().find((r) => r.status === 403)!;
-    expect(record).toMatchObject({ limited: 'secondary', retryAfter: 1, cost: 0, secondaryCost: 0 });
+    expect(record).toMatchObject({ limited: 'secondary', retryAfter: 60, cost: 0, secondaryCost: 0 });
     // Every request took the modelled 100 ms.
     expect(apiRecords().every((r) => Math.abs(r.dur - 100) < 1e-6)).toBe(true);
   });

@@ -24,10 +24,14 @@ interface Attr {
 }
 interface Span {
   traceId: string;
+  spanId: string;
+  parentSpanId?: string;
   name: string;
   startTimeUnixNano: string;
   endTimeUnixNano: string;
   attributes?: Attr[];
+  events?: Array<{ name: string; timeUnixNano: string }>;
+  links?: Array<{ traceId: string; spanId: string }>;
 }
 interface Metric {
   name: string;
@@ -37,7 +41,13 @@ interface Metric {
 }
 
 const dir = scratchDir('fleetbench-otlp-out-');
-const received = { spans: [] as Span[], metrics: [] as Metric[][], requests: 0, types: new Set<string>() };
+const received = {
+  spans: [] as Span[],
+  metrics: [] as Metric[][],
+  requests: 0,
+  types: new Set<string>(),
+  resource: [] as Attr[],
+};
 let server: Server;
 let url = '';
 
@@ -55,10 +65,12 @@ beforeAll(async () => {
     received.types.add(req.headers['content-type'] ?? '');
     if (req.url === '/v1/traces') {
       const request = decodeTraceRequest(body, 'protobuf') as {
-        resourceSpans: Array<{ scopeSpans: Array<{ spans: Span[] }> }>;
+        resourceSpans: Array<{ resource: { attributes: Attr[] }; scopeSpans: Array<{ spans: Span[] }> }>;
       };
-      for (const rs of request.resourceSpans)
+      for (const rs of request.resourceSpans) {
+        received.resource = rs.resource.attributes;
         for (const ss of rs.scopeSpans) received.spans.push(...(ss.spans ?? []));
+      }
     } else if (req.url === '/v1/metrics') {
       const request = decodeMetricsRequest(body) as {
         resourceMetrics: Array<{ scopeMetrics: Array<{ metrics: Metric[] }> }>;
@@ -76,10 +88,11 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe('--otlp-export', () => {
-  it("sends the run's spans and its API metrics, batched, decodable by the official codecs", async () => {
+  it("sends the run's spans on the run's clock, with parents and events, and its API metrics", async () => {
+    // At --time-scale 10: a run second is 0.1 s of wall time, and the export must say run time.
     const { scenario } = resolveScenarioRef(
       'S2-T1-5',
-      ['clock=real', 'duration=2500ms', 'polling.interval=500ms', 'sessions.spawn-time=100ms'].map(
+      ['clock=real', 'time-scale=10', 'duration=25s', 'polling.interval=5s', 'sessions.spawn-time=1s'].map(
         parseOverride,
       ),
     );
@@ -89,28 +102,76 @@ describe('--otlp-export', () => {
     expect(outcome.reason).toBe('completed');
     const { records, stats } = await readTrace(outcome.tracePath);
     expect(received.types).toEqual(new Set(['application/x-protobuf']));
+    expect(Number(attr(received.resource, 'fleetbench.time_scale'))).toBe(10);
 
-    // Every span record, and the events written while the run was live (the trace's closing
-    // records, such as the /rate_limit bracket taken after the run, come after the export ends).
-    const spanRecords = records.filter((r) => r.kind === 'span');
-    const eventRecords = records.filter((r) => r.kind === 'event');
-    const exported = received.spans.filter((s) => attr(s.attributes, 'fleetbench.event') === undefined);
-    expect(exported.map((s) => s.name).sort()).toEqual(spanRecords.map((r) => r.name).sort());
-    const events = received.spans.length - exported.length;
-    expect(events).toBeGreaterThan(eventRecords.length * 0.8);
-    expect(events).toBeLessThanOrEqual(eventRecords.length);
-    // Batched: far fewer requests than spans.
-    expect(received.requests).toBeLessThan(received.spans.length / 5);
+    // Every span record as a span, with the trace's own times: start at the run's epoch plus
+    // its t, lasting its dur (run milliseconds, not wall: at scale 10 a wall clock would give a
+    // tenth), to the nanosecond's rounding.
+    const epochNs = BigInt(stats.header!.epochMs) * 1_000_000n;
+    const ns = (ms: number) => BigInt(Math.round(ms * 1e6));
+    // Those that ended within the run: what is written while the run shuts down (a last poll
+    // cycle on a loaded machine) comes after the export's last flush.
+    const spanRecords = records.filter((r) => r.kind === 'span').filter((r) => r.t + (r.dur ?? 0) <= 25_000);
+    const bySignature = new Map<string, Span>();
+    for (const span of received.spans)
+      bySignature.set(
+        `${span.name} ${attr(span.attributes, 'session.id') ?? ''} ${BigInt(span.startTimeUnixNano) - epochNs}`,
+        span,
+      );
+    let withDuration = 0;
+    for (const record of spanRecords) {
+      const start = ns(record.t);
+      const candidates = [start - 1n, start, start + 1n].map((offset) =>
+        bySignature.get(`${record.name} ${record.session ?? ''} ${offset}`),
+      );
+      const span = candidates.find(Boolean);
+      expect(span, `${record.name} at ${record.t}`).toBeDefined();
+      const exportedDur = BigInt(span!.endTimeUnixNano) - BigInt(span!.startTimeUnixNano);
+      const dur = ns(record.dur ?? 0);
+      expect(
+        exportedDur >= dur - 2n && exportedDur <= dur + 2n,
+        `${record.name}: ${exportedDur} vs ${dur}`,
+      ).toBe(true);
+      if ((record.dur ?? 0) > 100) withDuration++;
+    }
+    expect(withDuration).toBeGreaterThan(0);
+
+    // Parents: session → session.cycle → call, in the session's trace; the fleet's own spans
+    // under the run span. Every parent is a span that was sent, in the same trace.
+    const byId = new Map(received.spans.map((s) => [s.spanId, s]));
+    for (const span of received.spans) {
+      if (span.parentSpanId === undefined || span.parentSpanId === '') continue;
+      const parent = byId.get(span.parentSpanId);
+      expect(parent, `parent of ${span.name}`).toBeDefined();
+      expect(parent!.traceId).toBe(span.traceId);
+    }
+    const roots = received.spans.filter((s) => !s.parentSpanId);
+    expect(new Set(roots.map((s) => s.name))).toEqual(new Set(['run', 'session']));
+    const sessionCall = received.spans.find(
+      (s) =>
+        attr(s.attributes, 'github.operation') !== undefined &&
+        attr(s.attributes, 'session.id') !== undefined,
+    );
+    expect(sessionCall).toBeDefined();
+    const cycle = byId.get(sessionCall!.parentSpanId!)!;
+    expect(cycle.name).toBe('session.cycle');
+    expect(byId.get(cycle.parentSpanId!)!.name).toBe('session');
     // One trace per session.
     const s1 = received.spans.filter((s) => attr(s.attributes, 'session.id') === 's-0001');
     expect(s1.length).toBeGreaterThan(0);
     expect(new Set(s1.map((s) => s.traceId)).size).toBe(1);
-    // Times: the run's wall clock, in Unix nanoseconds.
-    const epochNs = BigInt(stats.header!.epochMs) * 1_000_000n;
-    for (const span of received.spans) {
-      expect(BigInt(span.startTimeUnixNano)).toBeGreaterThanOrEqual(epochNs - 1_000_000n);
-      expect(BigInt(span.endTimeUnixNano)).toBeGreaterThanOrEqual(BigInt(span.startTimeUnixNano));
-    }
+
+    // Events are span events (of their session's span, or the run's), not spans of their own:
+    // those written while the run was live (the closing records, such as the /rate_limit
+    // bracket taken after the run, come after the export ends).
+    const eventRecords = records.filter((r) => r.kind === 'event');
+    const spanEvents = received.spans.flatMap((s) => s.events ?? []);
+    expect(spanEvents.length).toBeGreaterThan(eventRecords.length * 0.8);
+    expect(spanEvents.length).toBeLessThanOrEqual(eventRecords.length);
+    const eventNames = new Set(eventRecords.map((r) => r.name));
+    expect(received.spans.filter((s) => eventNames.has(s.name))).toEqual([]);
+    // Batched: far fewer requests than spans.
+    expect(received.requests).toBeLessThan(received.spans.length / 5);
 
     // The last metrics export holds every API call, by resource, operation and session.
     const last = received.metrics.at(-1)!;
@@ -122,6 +183,8 @@ describe('--otlp-export', () => {
     expect(exportedCalls).toBeLessThanOrEqual(apiRecords.length);
     expect(exportedCalls).toBeGreaterThanOrEqual(apiRecords.length - 5);
     expect(calls.sum!.dataPoints.some((p) => attr(p.attributes, 'operation') === 'guard-pr-list')).toBe(true);
+    // No series per session: a 100,000-session run would be 100,000 of them.
+    expect(calls.sum!.dataPoints.some((p) => attr(p.attributes, 'session') !== undefined)).toBe(false);
     expect(new Set(calls.sum!.dataPoints.map((p) => attr(p.attributes, 'resource')))).toContain('core');
     const latency = last.find((m) => m.name === 'fleetbench.api.call.duration')!;
     expect(latency.histogram!.dataPoints.reduce((a, p) => a + Number(p.count), 0)).toBe(exportedCalls);

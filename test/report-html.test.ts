@@ -152,11 +152,12 @@ describe.skipIf(chromium.skip)(
 
       const charts = await drawnPixels(page);
       const ids = charts.map((c) => c.id);
-      // Scale curves for both scenarios, then the first cell's charts.
+      // Scale curves only for S2 (run at 1 and 5 sessions; S4 ran at one scale: no curve),
+      // then the first cell's charts.
+      expect(ids).not.toContain('scale-S4');
       expect(ids).toEqual(
         expect.arrayContaining([
           'scale-S2',
-          'scale-S4',
           'calls',
           'burst',
           'per-session',
@@ -171,6 +172,16 @@ describe.skipIf(chromium.skip)(
         expect(c.inked, c.id).toBeGreaterThan(2000);
         expect(c.plotted, `${c.id}: no coloured series pixels`).toBeGreaterThan(50);
       }
+      // Legends show values in a static view (no cursor on any chart): not dashes.
+      const legends = (await page.evaluate(
+        `[...document.querySelectorAll('[data-chart]')].map((holder) => ({ id: holder.dataset.chart, values: [...holder.querySelectorAll('.u-legend .u-series:not(:first-child) .u-value')].map((v) => v.textContent.trim()) }))`,
+      )) as Array<{ id: string; values: string[] }>;
+      expect(legends.length).toBe(charts.length);
+      for (const legend of legends)
+        expect(
+          legend.values.filter((v) => !['–', '--', ''].includes(v)),
+          `${legend.id}: ${legend.values.join(' | ')}`,
+        ).not.toEqual([]);
       const text = (await page.evaluate('document.body.innerText')) as string;
       expect(text).toContain('fleetbench matrix: 4 cells');
       expect(text).toContain('All 4 runs pass every Track B rule.');
@@ -242,12 +253,37 @@ describe.skipIf(chromium.skip)(
       );
       const text = (await page.evaluate('document.body.innerText')) as string;
       expect(text).toContain('Dashed lines: restarts (red)');
+      // Judged on its own budgets only: no Track B verdict or rule anywhere on the page.
+      expect(text).toMatch(/chaos-codex-c4 holds all \d+ judged budgets/);
+      expect(await page.locator('table.scorecard').count()).toBe(0);
+      expect(text).not.toMatch(/Track B rules|Track B limits|REST core headroom|GraphQL headroom/);
       // Report-only rows say what the terminal says, never PASS/FAIL.
       const reportRows = (await page.evaluate(
         `[...document.querySelectorAll('tr')].filter((tr) => tr.innerText.includes('report only')).map((tr) => tr.lastElementChild.innerText)`,
       )) as string[];
       expect(reportRows.length).toBeGreaterThan(0);
       for (const verdict of reportRows) expect(['ok', 'over', 'reported']).toContain(verdict);
+      await page.close();
+    });
+
+    it('a turnover run: judged and shown on its own budgets, its registered sessions counted', async () => {
+      const runDir = join(dir, 'turnover');
+      const run = await cli(['run', 'turnover', '--out', runDir, '--quiet']);
+      expect(run.code, run.stderr).toBe(0);
+      const { page, errors, requests } = await open(
+        browser.context,
+        readFileSync(join(runDir, 'report.html'), 'utf8'),
+      );
+      await page.screenshot({ path: join(ARTIFACTS, 'report-turnover.png'), fullPage: true });
+      expect(errors).toEqual([]);
+      expect(requests).toEqual([]);
+      const text = (await page.evaluate('document.body.innerText')) as string;
+      expect(text).toMatch(/turnover holds all \d+ judged budgets/);
+      expect(await page.locator('table.scorecard').count()).toBe(0);
+      expect(text).not.toMatch(/Track B rules|Track B limits|REST core headroom|GraphQL headroom/);
+      const registered = /run time, sessions registered, repos\s+\S+, ([\d,]+),/.exec(text);
+      expect(registered, text.slice(0, 2000)).not.toBeNull();
+      expect(Number(registered![1]!.replace(/,/g, ''))).toBeGreaterThan(0);
       await page.close();
     });
   },

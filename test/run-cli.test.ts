@@ -8,6 +8,27 @@ import { scratchDir } from './helpers/tmp.ts';
 const dir = scratchDir();
 
 describe('fleetbench run', () => {
+  it('says why the steady window has no polling floor: no cycle started in it, not unattributed calls', async () => {
+    // Cycles every 100 s, the steady marker at 3m00s, the run ends at 3m05s: the cycle at 100 s
+    // has session calls, none starts in the steady window.
+    const r = await cli([
+      'run',
+      'S2-T1-5',
+      '--set',
+      'polling.interval=100s',
+      '--set',
+      'duration=3m05s',
+      '--out',
+      join(dir, 'no-steady-cycle'),
+    ]);
+    // A short run projects poorly to 50 sessions: it may fail a budget; the message is what is checked.
+    expect([0, 99], r.stderr).toContain(r.code);
+    expect(r.stdout).toMatch(
+      /polling floor \(steady\)\.+: – \(no poll cycle with session calls started from 3m00s, the steady marker, to the end; whole run: p50 \d/,
+    );
+    expect(r.stdout).not.toContain('carry a session and a cycle');
+  });
+
   it('runs a cell, writes trace.jsonl and summary.json, and prints the scorecard', async () => {
     const out = join(dir, 'cell');
     const result = await cli(['run', 'S2-T1-5', '--out', out]);
@@ -19,7 +40,8 @@ describe('fleetbench run', () => {
     expect(result.stdout).toMatch(/polling floor \(steady\)\.+: p50 \d/);
     expect(result.stdout).toContain('Budgets: track-b');
     expect(result.stdout).toMatch(
-      /scorecard\.rest-core-headroom\s+\(all\)\s+judged\s+1\s+[\d.]+%\s+value ≥ 40%\s+✓ pass/,
+      // A headroom projected from 5 sessions to 50 says so beside its value.
+      /scorecard\.rest-core-headroom\s+\(all\)\s+judged\s+1\s+[\d.]+% \(projected to 50 sessions; measured [\d.]+% at 5\)\s+value ≥ 40%\s+✓ pass/,
     );
     expect(result.stdout).toContain('verdict: ✓ every judged budget holds');
     // The HTML report beside the summary, for this run and its verdict.

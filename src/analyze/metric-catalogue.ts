@@ -46,6 +46,8 @@ export interface ValueMetric {
   budgetStats?: Stat[];
   /** Its value in one run's analysis (null: that run has none). */
   read(analysis: Analysis): number | null;
+  /** Words that must stay beside the value wherever it is shown (a projection: `projected to 50 sessions; …`). */
+  qualify?(analysis: Analysis): string | null;
 }
 
 export type CatalogueMetric = DistributionMetric | ValueMetric;
@@ -72,6 +74,16 @@ const scorecardMetric = (
   judged: true,
   budgetStats,
   read: (a) => a.scorecard.rows.find((r) => r.id === id)?.measured ?? null,
+  // A headroom projected from fewer sessions says so wherever its value is shown.
+  qualify: (a) => {
+    const row = a.scorecard.rows.find((r) => r.id === id);
+    if (!row?.projected) return null;
+    const observed =
+      row.observed === null || row.observed === undefined
+        ? ''
+        : `; measured ${row.observed}% at ${row.observedAt}`;
+    return `projected to ${a.scorecard.at} sessions${observed}`;
+  },
 });
 
 const cost = (

@@ -10,7 +10,8 @@
  * bundle is cached in a private temp directory (cache-dir.ts), next to the list
  * of its input files with their sizes and modification times; it is rebuilt when any of them
  * changes. Should the cache be unwritable the bundle is kept in memory, and should bundling fail
- * altogether, workers fall back to worker.mjs, which registers tsx itself.
+ * altogether, workers fall back to worker.mjs, which registers tsx itself. An installed package
+ * has the bundle built ahead of time (dist/analyze-worker.cjs, prebuilt.ts) and needs none of this.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
@@ -18,7 +19,9 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WorkerOptions } from 'node:worker_threads';
+import type { BuildOptions } from 'esbuild';
 import { privateCacheDir } from '../cache-dir.ts';
+import { prebuiltFile } from '../prebuilt.ts';
 import { VERSION } from '../version.ts';
 
 interface InputStamp {
@@ -57,23 +60,32 @@ function cached(paths: { script: string; inputs: string }): boolean {
   }
 }
 
+/**
+ * esbuild's options for the worker's bundle; `importMetaUrl` is the expression that stands for
+ * version.ts's import.meta.url (the only import.meta in the worker's graph: it reads package.json).
+ */
+export function workerBuildOptions(importMetaUrl: string): BuildOptions {
+  return {
+    entryPoints: [entryPoint],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'silent',
+    absWorkingDir: fileURLToPath(new URL('../..', import.meta.url)),
+    define: { 'import.meta.url': importMetaUrl },
+  };
+}
+
 /** The worker's bundle and the files it was built from (null when esbuild fails). */
 export function bundleWorker(): { code: string; inputs: string[] } | null {
   try {
     // Loaded lazily: single-threaded runs never pay for it.
     const { buildSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
     const result = buildSync({
-      entryPoints: [entryPoint],
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
+      ...workerBuildOptions(JSON.stringify(new URL('../version.ts', import.meta.url).href)),
       write: false,
       metafile: true,
-      logLevel: 'silent',
-      absWorkingDir: fileURLToPath(new URL('../..', import.meta.url)),
-      // The only import.meta in the worker's graph is version.ts reading package.json.
-      define: { 'import.meta.url': JSON.stringify(new URL('../version.ts', import.meta.url).href) },
     });
     const code = result.outputFiles[0]?.text;
     if (code === undefined) return null;
@@ -87,6 +99,11 @@ export function bundleWorker(): { code: string; inputs: string[] } | null {
 /** What to pass to `new Worker(...)`. */
 export function workerEntry(): { filename: string | URL; options: WorkerOptions } {
   if (resolved) return resolved;
+  const prebuilt = prebuiltFile('analyze-worker.cjs');
+  if (prebuilt !== undefined) {
+    resolved = { filename: prebuilt, options: {} };
+    return resolved;
+  }
   const dir = privateCacheDir();
   const paths = cachePaths(dir ?? '');
   const usable = dir !== undefined;

@@ -5,7 +5,7 @@
  * under ./fleetbench-out/. One command that shows what fleetbench does.
  */
 import { join } from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { parseTarget, targetInfo } from '../contract/target-ref.ts';
 import { ExitCode } from '../errors.ts';
 import { columns, fmtInt, fmtMs, fmtNum, textColumn, textTable } from '../report/table.ts';
@@ -128,7 +128,9 @@ export function register(program: Command, io: CommandIo): void {
       `run the demo against another target (ao: the A2 priority cells only); ${TARGET_JOBS_NOTE}`,
     )
     .option('--set <key=value>', 'override a scenario field in every run (repeatable)', collect, [])
-    .option('--check', 'exit 99 when a run fails a judged budget')
+    .option('--no-check', 'exit 0 even when a run fails a judged budget (by default: exit 99)')
+    // Kept for scripts written when judging was opt-in; it is the default now.
+    .addOption(new Option('--check').hideHelp())
     .addHelpText(
       'after',
       `
@@ -137,7 +139,7 @@ ${DEMO_EXTRAS.map((e) => `${e.name} (${e.what})`).join(' and ')}
 against the embedded reference control plane in virtual time; judges the cells against the Track B
 scorecard and the others against their scenario's budgets (native-speed, turnover); writes
 <out>/baseline.md, <out>/baseline.json and <out>/report.html.
-Exit codes: 0 done, 99 a judged budget failed (--check), 130 interrupted.`,
+Exit codes: 0 every judged budget holds (or --no-check), 99 a judged budget failed, 130 interrupted.`,
     )
     .action(async (flags: DemoFlags) => {
       const started = performance.now();
@@ -178,13 +180,14 @@ Exit codes: 0 done, 99 a judged budget failed (--check), 130 interrupted.`,
         `  baseline....: ${outcome.markdownPath}`,
         `  json........: ${outcome.jsonPath}`,
         '',
-        '  next: fleetbench matrix                       all 54 cells, with the pruning table',
-        '        fleetbench compare S2-T1-50 S2-T1-50 --set-b polling.strategy=naive',
+        '  next: npx fleetbench matrix                   all 54 cells, with the pruning table',
+        '        npx fleetbench compare S2-T1-50 S2-T1-50 --set-b polling.strategy=naive',
         '                                                 is the naive strategy worse, beyond noise?',
         '',
       );
       io.stdout.write(io.colourVerdicts(lines.join('\n')));
       if (interrupted) io.exitCode = ExitCode.interrupted;
-      else if (flags.check && failing.length > 0) io.exitCode = ExitCode.budgetBreached;
+      // Like a k6 threshold: a judged failure fails the command, unless --no-check.
+      else if (flags.check !== false && failing.length > 0) io.exitCode = ExitCode.budgetBreached;
     });
 }

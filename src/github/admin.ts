@@ -21,6 +21,11 @@ import { type Commit, GitHubStateError, type PullRequest, type Repo } from './st
 import type { EmulatorRequest, EmulatorResponse } from './types.ts';
 
 const repo = z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'expected owner/name');
+/** A commit SHA a caller chooses (else one is drawn from the seed). */
+const commitSha = z
+  .string()
+  .regex(/^[0-9a-f]{40}$/)
+  .optional();
 const number = z.coerce.number().int().positive();
 const who = {
   user: z.string().optional(),
@@ -70,20 +75,22 @@ export const adminSchemas = {
       user: z.string().optional(),
       issue: number.optional(),
       draft: z.boolean().optional(),
-      sha: z
-        .string()
-        .regex(/^[0-9a-f]{40}$/)
-        .optional(),
+      sha: commitSha,
     })
     .strict(),
   pushCommit: z
     .object({
       repo,
       number,
-      sha: z
-        .string()
-        .regex(/^[0-9a-f]{40}$/)
-        .optional(),
+      sha: commitSha,
+      message: z.string().optional(),
+    })
+    .strict(),
+  pushBranch: z
+    .object({
+      repo,
+      branch: z.string().min(1),
+      sha: commitSha,
       message: z.string().optional(),
     })
     .strict(),
@@ -386,6 +393,15 @@ export class EmulatorAdmin {
   pushCommit(input: AdminInput<'pushCommit'>): { sha: string } {
     const o = adminSchemas.pushCommit.parse(input);
     return { sha: this.state.pushCommit(this.pullOf(o), o).sha };
+  }
+
+  /**
+   * A push of a branch without a pull request (created, or moved to a new commit): what an agent
+   * does before `gh pr create` or `POST /pulls`, which GitHub refuses for a branch it never saw.
+   */
+  pushBranch(input: AdminInput<'pushBranch'>): { sha: string } {
+    const o = adminSchemas.pushBranch.parse(input);
+    return { sha: this.state.pushBranch(this.state.repo(o.repo), o).sha };
   }
 
   /**

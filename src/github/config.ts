@@ -42,7 +42,10 @@ export interface SecondaryLimits {
   /** Content-creating requests (comments, PRs, issues) per minute and per hour. */
   contentPerMinute: number;
   contentPerHour: number;
-  /** `retry-after` (s) sent for a concurrency breach: the in-flight requests drain in about that time. */
+  /**
+   * `retry-after` (s) sent for a concurrency breach: 60, the minute GitHub tells clients to wait
+   * when no header says otherwise; 0 sends no header (the client then waits that minute itself).
+   */
   concurrencyRetryAfterS: number;
   /**
    * CPU time per minute, REST and GraphQL together, in ms: GitHub allows 90 s per 60 s of real
@@ -103,7 +106,7 @@ export function defaultLimits(): EmulatorLimits {
       graphqlPointsPerMinute: 2_000,
       contentPerMinute: 80,
       contentPerHour: 500,
-      concurrencyRetryAfterS: 1,
+      concurrencyRetryAfterS: 60,
       cpuMsPerMinute: 90_000,
       graphqlCpuMsPerMinute: 60_000,
     },

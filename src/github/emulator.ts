@@ -2,12 +2,13 @@
  * The GitHub emulator core. `handle()` takes one request (in-process or from the HTTP binding)
  * through the same steps every time:
  *
- *   path and prefix (`/api/v3`, `/api/graphql`) → admin? → token → route → in flight + 1 →
- *   injected 5xx / forced secondary → secondary limits → primary limit → handler / GraphQL →
- *   ETag (content hash) and 304 → charge → latency (clock.sleep) → in flight − 1 → one `api`
- *   trace record.
+ *   path and prefix (`/api/v3`, `/api/graphql`) → admin? → token → admission (the concurrency
+ *   limit: refused on arrival, or in flight + 1) → route → injected 5xx / forced secondary →
+ *   secondary limits → primary limit → handler / GraphQL → ETag (content hash), Last-Modified
+ *   and 304 → charge → latency (clock.sleep) → release (in flight − 1; a served request's time
+ *   from arrival to answer charged as CPU time) → one `api` trace record.
  *
- * Over HTTP the binding counts the request in flight itself, from its arrival (`admit()`) until
+ * Over HTTP the binding admits the request itself when it arrives (`admit()`), releases it when
  * its answer is written, and hands the admission to `handle()`.
  *
  * Everything before the sleep is synchronous, so in virtual time the only waiting is the modelled
@@ -40,8 +41,16 @@ import {
   generateFixtures,
 } from './fixtures.ts';
 import { GRAPHQL_DOCS, GraphQLEngine } from './graphql/index.ts';
-import { type Bucket, type Identity, QuotaLedger } from './quota.ts';
-import { buildRestRouter, contentHash, errorBody, parseQuery, type RestRouter } from './rest.ts';
+import { type Bucket, type Identity, QuotaLedger, type SecondaryBreach } from './quota.ts';
+import {
+  buildRestRouter,
+  contentHash,
+  errorBody,
+  type MediaFormat,
+  mediaFormat,
+  parseQuery,
+  type RestRouter,
+} from './rest.ts';
 import { GitHubState } from './state.ts';
 import { type Admission, ATTRIBUTION_HEADERS, type EmulatorRequest, type EmulatorResponse } from './types.ts';
 
@@ -106,8 +115,15 @@ class Outcome {
   op: string | undefined = undefined;
   /** The x-ratelimit-* values sent, fixed when the request was processed (before the latency). */
   rl: RateLimitSnapshot | undefined = undefined;
+  /** Run time the resource last changed (Last-Modified), when the route says. */
+  lastModified: number | undefined = undefined;
+  /** A non-JSON body's Content-Type and X-GitHub-Media-Type (a diff or a patch). */
+  contentType: string | undefined = undefined;
+  mediaType: string | undefined = undefined;
   /** What the request named, when content attribution is on (attribution.ts). */
   touched: Touched | undefined = undefined;
+  /** The concurrency limit's refusal, decided when the request arrived. */
+  concurrency: SecondaryBreach | undefined = undefined;
 
   /** Answered without running the handler (fault, limit, bad input): nothing charged. */
   reject(status: number, message: string, docs: string): this {
@@ -184,6 +200,46 @@ function touchedByRoute(names: readonly string[], params: readonly string[], qs:
     touched.branches.push(branch.includes(':') ? branch.slice(branch.indexOf(':') + 1) : branch);
   }
   return touched;
+}
+
+/**
+ * One request's admission: refused by the concurrency limit on arrival, or counted in flight
+ * until released; a served request's time from arrival to release is charged as CPU time then.
+ * A class (one object per request, methods on the prototype): the in-process hot path makes one
+ * for every request.
+ */
+class RequestAdmission implements Admission {
+  readonly arrivedAt: number;
+  readonly refused: SecondaryBreach | undefined;
+  private released: boolean;
+  private cpu: 'rest' | 'graphql' | undefined = undefined;
+
+  constructor(
+    private readonly ledger: QuotaLedger,
+    private readonly clock: Clock,
+    readonly identity: Identity,
+    readonly token: TokenInfo | undefined,
+  ) {
+    this.arrivedAt = clock.now();
+    this.refused = ledger.concurrencyBreach(identity);
+    this.released = this.refused !== undefined;
+    if (this.refused === undefined) {
+      identity.inFlight++;
+      if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
+    }
+  }
+
+  served(graphql: boolean): void {
+    this.cpu = graphql ? 'graphql' : 'rest';
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.identity.inFlight--;
+    if (this.cpu !== undefined)
+      this.ledger.chargeCpu(this.identity, this.clock.now() - this.arrivedAt, this.cpu === 'graphql');
+  }
 }
 
 export class GitHubEmulator {
@@ -298,8 +354,10 @@ export class GitHubEmulator {
   /**
    * Counts a request in flight for its identity from now until `release()`: the HTTP binding calls
    * it when a request's headers arrive and releases when the answer is written, so clients fanning
-   * out meet the concurrency limit without modelled latency. Undefined (nothing counted) for the
-   * admin API and unknown tokens (answered 401).
+   * out meet the concurrency limit whatever the latency, and a served request's CPU time runs from
+   * its arrival to its answer. A request arriving while its identity has the limit's number in
+   * flight is refused there (`refused`) and not counted. Undefined (nothing counted) for the admin
+   * API and unknown tokens (answered 401).
    */
   admit(
     path: string,
@@ -311,27 +369,14 @@ export class GitHubEmulator {
     const tokenText = TokenRegistry.parseAuthorization(
       typeof authorization === 'string' ? authorization : undefined,
     );
-    let token: TokenInfo | undefined;
-    let identity: Identity;
-    if (tokenText !== undefined) {
-      token = this.tokenFor(tokenText);
-      if (token === undefined) return undefined;
-      identity = token.identity;
-    } else {
-      identity = this.ledger.ipIdentity(remoteAddress);
-    }
-    identity.inFlight++;
-    if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
-    let released = false;
-    return {
-      identity,
-      token,
-      release() {
-        if (released) return;
-        released = true;
-        identity.inFlight--;
-      },
-    };
+    if (tokenText === undefined) return this.admitted(this.ledger.ipIdentity(remoteAddress), undefined);
+    const token = this.tokenFor(tokenText);
+    return token === undefined ? undefined : this.admitted(token.identity, token);
+  }
+
+  /** The admission of one request of an identity, arriving now. */
+  private admitted(identity: Identity, token: TokenInfo | undefined): Admission {
+    return new RequestAdmission(this.ledger, this.clock, identity, token);
   }
 
   /**
@@ -368,25 +413,21 @@ export class GitHubEmulator {
 
     const method = req.method.toUpperCase();
     // Counted in flight by the caller since the request arrived (HTTP binding), or from here.
-    const admitted = req.admission;
-    let token: TokenInfo | undefined;
-    let identity: Identity;
-    if (admitted !== undefined) {
-      token = admitted.token;
-      identity = admitted.identity;
-    } else {
+    let admission = req.admission;
+    const inProcess = admission === undefined;
+    if (admission === undefined) {
       const tokenText = TokenRegistry.parseAuthorization(req.headers.authorization);
-      if (tokenText !== undefined) {
-        token = this.tokenFor(tokenText);
-        if (token === undefined) return this.badCredentials(req, method, pathname, t0);
-        identity = token.identity;
-      } else {
-        identity = this.ledger.ipIdentity(req.remoteAddress);
+      if (tokenText === undefined)
+        admission = this.admitted(this.ledger.ipIdentity(req.remoteAddress), undefined);
+      else {
+        const found = this.tokenFor(tokenText);
+        if (found === undefined) return this.badCredentials(req, method, pathname, t0);
+        admission = this.admitted(found.identity, found);
       }
-      identity.inFlight++;
-      if (identity.inFlight > identity.peakInFlight) identity.peakInFlight = identity.inFlight;
     }
+    const { identity, token } = admission;
     const outcome = new Outcome();
+    outcome.concurrency = admission.refused;
     try {
       if (pathname === '/graphql' || pathname === '/graphql/')
         this.graphqlOutcome(outcome, req, method, identity, token);
@@ -398,22 +439,40 @@ export class GitHubEmulator {
       outcome.route = '(error)';
     }
     this.stampRate(outcome);
+    // The CPU-time limit counts the response time of requests served (refused ones take none),
+    // from arrival to answer, charged when the answer completes (admission.release()).
+    if (outcome.secondaryCost > 0) admission.served(outcome.protocol === 'graphql');
     try {
       const base = outcome.protocol === 'graphql' ? this.latency.graphql : this.latency.rest;
       let delay = base === null ? 0 : this.latencyRng.lognormal(base.medianMs, base.p95Ms);
       if (this.faults.size > 0) delay += this.faults.latency(outcome.protocol, outcome.route);
-      // The CPU-time limit counts the response time of requests served (refused ones take none).
-      if (delay > 0 && outcome.secondaryCost > 0)
-        this.ledger.chargeCpu(identity, delay, outcome.protocol === 'graphql');
       if (delay > 0) await this.clock.sleep(delay);
     } finally {
-      if (admitted === undefined) identity.inFlight--;
+      if (inProcess) admission.release();
     }
     return this.finish(req, method, outcome, token, t0);
   }
 
-  private hashMemoKey(pathname: string, qs: string, token: TokenInfo | undefined): string {
-    return `${token?.user.login ?? ''} ${pathname}?${qs}`;
+  private hashMemoKey(
+    pathname: string,
+    qs: string,
+    token: TokenInfo | undefined,
+    format: MediaFormat,
+  ): string {
+    const key = `${token?.user.login ?? ''} ${pathname}?${qs}`;
+    return format === 'json' ? key : `${key} ${format}`;
+  }
+
+  /**
+   * If-Modified-Since (when no If-None-Match came: that one wins, as HTTP says) against the
+   * resource's Last-Modified, to the second.
+   */
+  private notModifiedSince(req: EmulatorRequest, lastModified: number | undefined): boolean {
+    const since = req.headers['if-modified-since'];
+    if (since === undefined || lastModified === undefined) return false;
+    const sinceMs = Date.parse(since);
+    if (Number.isNaN(sinceMs)) return false;
+    return Math.floor(this.clock.toWallMs(lastModified) / 1000) * 1000 <= sinceMs;
   }
 
   /** Fixes the bucket's x-ratelimit-* values for the response and the record. */
@@ -438,6 +497,13 @@ export class GitHubEmulator {
     contentCreating: boolean,
   ): boolean {
     const protocol = outcome.protocol;
+    const concurrency = outcome.concurrency;
+    if (concurrency !== undefined) {
+      outcome.reject(this.ledger.limits.secondaryStatus, concurrency.message, SECONDARY_DOCS);
+      outcome.limited = 'secondary';
+      outcome.retryAfter = concurrency.retryAfter;
+      return true;
+    }
     if (this.faults.size > 0) {
       const status = this.faults.error(protocol, outcome.route);
       if (status !== undefined) {
@@ -516,7 +582,7 @@ export class GitHubEmulator {
     if (route === undefined) {
       this.ledger.charge(bucket, 1);
       outcome.status = 404;
-      outcome.body = errorBody('Not Found');
+      outcome.body = errorBody('Not Found', {}, undefined, 404);
       outcome.cost = 1;
       outcome.error = `Not Found: ${pathname}`;
       return;
@@ -528,12 +594,13 @@ export class GitHubEmulator {
       } catch {
         this.ledger.charge(bucket, 1);
         outcome.status = 400;
-        outcome.body = errorBody('Problems parsing JSON');
+        outcome.body = errorBody('Problems parsing JSON', {}, route.docs, 400);
         outcome.cost = 1;
         outcome.error = 'Problems parsing JSON';
         return;
       }
     }
+    const format = mediaFormat(req.headers.accept);
     // The ETag is the body's content hash, per token (GitHub varies ETags on Authorization). A
     // version seen before remembers its hash, so a conditional request for an unchanged answer
     // is a 304 without rendering; a changed version is rendered and hashed, and an identical
@@ -549,11 +616,12 @@ export class GitHubEmulator {
       user: token?.user,
       identity,
       ledger: this.ledger,
+      format,
       notModified:
         inm === undefined
           ? undefined
           : (version: number) => {
-              memoKey ??= this.hashMemoKey(pathname, qs, token);
+              memoKey ??= this.hashMemoKey(pathname, qs, token, format);
               const known = this.hashMemo.get(memoKey);
               return known !== undefined &&
                 known.version === version &&
@@ -564,19 +632,27 @@ export class GitHubEmulator {
             },
     });
     outcome.status = result.status;
-    outcome.body = method === 'HEAD' ? '' : result.body;
+    outcome.body =
+      result.problem !== undefined
+        ? errorBody(result.error ?? '', result.problem, route.docs, result.status)
+        : method === 'HEAD'
+          ? ''
+          : result.body;
     outcome.error = result.error;
+    outcome.lastModified = result.lastModified;
+    outcome.contentType = result.contentType;
+    outcome.mediaType = result.mediaType;
     if (result.version !== undefined && result.status === 200) {
       let hash = result.hash;
       if (hash === undefined) {
         hash = bodyHash(result.body);
-        memoKey ??= this.hashMemoKey(pathname, qs, token);
+        memoKey ??= this.hashMemoKey(pathname, qs, token, format);
         if (this.hashMemo.size >= 20_000) this.hashMemo.clear();
         this.hashMemo.set(memoKey, { version: result.version, epoch: this.state.urlEpoch, hash });
       }
       const etag = `W/"${salt}${hash}"`;
       outcome.etag = etag;
-      if (inm !== undefined && etagMatches(inm, etag)) {
+      if (inm !== undefined ? etagMatches(inm, etag) : this.notModifiedSince(req, result.lastModified)) {
         outcome.status = 304;
         outcome.body = '';
         outcome.notModified = true;
@@ -680,6 +756,7 @@ export class GitHubEmulator {
     });
     this.state.touched = undefined;
     outcome.body = executed.body;
+    if (executed.error !== undefined) outcome.error = executed.error;
     if (executed.touched !== undefined) outcome.repo ??= executed.touched;
   }
 
@@ -740,10 +817,10 @@ export class GitHubEmulator {
     // dictionary that every later read (writeHead walks it) pays for, on every 304.
     const headers: Record<string, string> = outcome.notModified
       ? {}
-      : { 'content-type': 'application/json; charset=utf-8' };
+      : { 'content-type': outcome.contentType ?? 'application/json; charset=utf-8' };
     headers['content-length'] = String(bytes);
     headers['x-github-api-version-selected'] = '2022-11-28';
-    headers['x-github-media-type'] = 'github.v3; format=json';
+    headers['x-github-media-type'] = outcome.mediaType ?? 'github.v3; format=json';
     headers['x-github-request-id'] = `FB${(++this.requestSeq).toString(16).toUpperCase()}`;
     if (rl !== undefined) {
       headers['x-ratelimit-limit'] = String(rl.limit);
@@ -766,6 +843,8 @@ export class GitHubEmulator {
         : 'public, max-age=60, s-maxage=60';
       headers.vary = 'Accept, Authorization, Cookie, X-GitHub-OTP';
     }
+    if (outcome.lastModified !== undefined)
+      headers['last-modified'] = new Date(this.clock.toWallMs(outcome.lastModified)).toUTCString();
     if (outcome.link !== undefined) headers.link = outcome.link;
     if (outcome.retryAfter !== undefined) headers['retry-after'] = String(outcome.retryAfter);
     this.counters.requests++;

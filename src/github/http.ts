@@ -110,7 +110,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
   const onRequest = (req: Req, res: Res) => {
     // In flight from arrival until the answer is written (or the client goes away).
     const admission = emulator.admit(req.url ?? '/', req.headers, req.socket.remoteAddress);
-    if (admission !== undefined) res.once('close', admission.release);
+    if (admission !== undefined) res.once('close', () => admission.release());
     const method = req.method;
     if (
       (method === 'GET' || method === 'HEAD') &&
@@ -121,8 +121,12 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
       answer(req, res, undefined, admission);
       return;
     }
-    // The token first: a request GitHub would answer 401 is answered without reading its body.
-    if (!emulator.acceptsCredentials(req.url ?? '/', req.headers.authorization)) {
+    // The token first: a request GitHub would answer 401 is answered without reading its body;
+    // so is one the concurrency limit refused on arrival.
+    if (
+      admission?.refused !== undefined ||
+      !emulator.acceptsCredentials(req.url ?? '/', req.headers.authorization)
+    ) {
       answer(req, res, undefined, admission);
       req.resume();
       return;

@@ -79,8 +79,8 @@ export type SecondaryKind =
 
 export interface SecondaryBreach {
   kind: SecondaryKind;
-  /** Seconds the client should wait (real seconds under a scaled clock). */
-  retryAfter: number;
+  /** Seconds the client should wait (real seconds under a scaled clock); none: no retry-after header. */
+  retryAfter: number | undefined;
   message: string;
 }
 
@@ -211,9 +211,29 @@ export class QuotaLedger {
   }
 
   /**
-   * Checks and takes the secondary limits of one request (the caller already counted it in
-   * flight). Returns the breach, or undefined when the request may proceed; points and
-   * content counts are taken only when it may.
+   * The concurrency limit, checked when a request arrives: refused when the identity already has
+   * `concurrent` requests in flight (a refused request is answered at once and never counted in
+   * flight itself). GitHub: "No more than 100 concurrent requests are allowed. This limit is
+   * shared across the REST API and GraphQL API."
+   */
+  concurrencyBreach(identity: Identity): SecondaryBreach | undefined {
+    const s = this.limits.secondary;
+    if (identity.inFlight < s.concurrent) return undefined;
+    return {
+      kind: 'concurrency',
+      // 0: no retry-after header, and a client following GitHub's rules waits at least a minute.
+      retryAfter:
+        s.concurrencyRetryAfterS > 0
+          ? this.secondsUntil(this.clock.now() + s.concurrencyRetryAfterS * 1000)
+          : undefined,
+      message: `You have exceeded a secondary rate limit: more than ${s.concurrent} concurrent requests. Please wait a few minutes before you try again.`,
+    };
+  }
+
+  /**
+   * Checks and takes the other secondary limits of one request once it is read (the concurrency
+   * limit was checked at its arrival). Returns the breach, or undefined when the request may
+   * proceed; points and content counts are taken only when it may.
    */
   secondary(
     identity: Identity,
@@ -223,13 +243,6 @@ export class QuotaLedger {
     contentCreating: boolean,
   ): SecondaryBreach | undefined {
     const s = this.limits.secondary;
-    if (identity.inFlight > s.concurrent) {
-      return {
-        kind: 'concurrency',
-        retryAfter: s.concurrencyRetryAfterS,
-        message: `You have exceeded a secondary rate limit: more than ${s.concurrent} concurrent requests. Please wait a few minutes before you try again.`,
-      };
-    }
     const cpu = this.cpuBreach(identity, graphql);
     if (cpu !== undefined) return cpu;
     if (contentCreating) {
@@ -312,10 +325,20 @@ export class QuotaLedger {
     return undefined;
   }
 
-  /** Adds a served request's response time (run-time ms) to its identity's CPU-time windows. */
+  /**
+   * Adds a served request's response time (run-time ms, from its arrival to its answer) to its
+   * identity's CPU-time windows, when the answer completes: the window in force then takes it.
+   */
   chargeCpu(identity: Identity, ms: number, graphql: boolean): void {
-    identity.cpu.used += ms;
-    if (graphql) identity.graphqlCpu.used += ms;
+    if (!(ms > 0)) return;
+    const now = this.clock.now();
+    for (const window of graphql ? [identity.cpu, identity.graphqlCpu] : [identity.cpu]) {
+      if (now >= window.end) {
+        window.end = now + MINUTE;
+        window.used = 0;
+      }
+      window.used += ms;
+    }
   }
 
   /**

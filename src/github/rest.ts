@@ -5,8 +5,11 @@
  * tracing are the emulator's job, so every route gets them the same way.
  */
 import { hash } from 'node:crypto';
+import { runMatchesStatus, workflowObjects, workflowRunObject, workflowRuns } from './actions.ts';
+import { changedFiles, pullDiff, pullPatch } from './changes.ts';
 import type { Resource } from './config.ts';
 import type { Identity, QuotaLedger } from './quota.ts';
+import { MAX_RESULTS, parseSearch, runSearch, SearchQueryError, type SearchSort } from './search.ts';
 import {
   checkRunObject,
   issueCommentObject,
@@ -29,6 +32,8 @@ import {
   type Issue,
   type PullRequest,
   type Repo,
+  sortIssues,
+  USER_UPDATED_AT,
   type User,
 } from './state.ts';
 
@@ -57,6 +62,8 @@ export interface RestContext {
   /** Who is charged (for GET /rate_limit). */
   identity: Identity;
   ledger: QuotaLedger;
+  /** What the Accept header asks for: JSON (the default), or a pull request's diff or patch. */
+  format: MediaFormat;
   /**
    * Present on conditional requests: when the body of this version was hashed before and the
    * client's If-None-Match matches it, returns that content hash, so the handler can let the
@@ -80,6 +87,28 @@ export interface RestResult {
   page?: { page: number; last: number };
   /** GitHub's message, for errors. */
   error?: string;
+  /**
+   * An error the emulator renders in GitHub's shape with the route's documentation_url and the
+   * status (`fail()` sets it): the message is `error`, these are the extra fields.
+   */
+  problem?: Record<string, unknown>;
+  /** Run time the resource last changed: sent as Last-Modified, compared with If-Modified-Since. */
+  lastModified?: number;
+  /** A body that is not JSON (a diff or a patch): its Content-Type and X-GitHub-Media-Type. */
+  contentType?: string;
+  mediaType?: string;
+}
+
+/** What a request's Accept header asks for (GitHub's media types). */
+export type MediaFormat = 'json' | 'diff' | 'patch';
+
+/** `application/vnd.github.diff`, `application/vnd.github.v3.patch`, …: the format asked for. */
+export function mediaFormat(accept: string | undefined): MediaFormat {
+  // Every Octokit request says `application/vnd.github.v3+json`: two substring scans, no regex.
+  if (accept === undefined) return 'json';
+  if (accept.indexOf('diff') >= 0 && /vnd\.github(?:\.v3)?\.diff/.test(accept)) return 'diff';
+  if (accept.indexOf('patch') >= 0 && /vnd\.github(?:\.v3)?\.patch/.test(accept)) return 'patch';
+  return 'json';
 }
 
 export type RestHandler = (ctx: RestContext) => RestResult;
@@ -101,23 +130,39 @@ export interface RestRoute {
   repoParams?: [number, number];
   /** The path parameters' names in order (`pull_number`, `ref`, ...), for content attribution. */
   paramNames: string[];
+  /** GitHub's documentation of the operation: the documentation_url of its error answers. */
+  docs: string;
   handler: RestHandler;
 }
 
 interface TrieNode {
   literal: Map<string, TrieNode>;
   param?: TrieNode;
+  /** A `{name+}` parameter: the rest of the path, slashes included (a Git ref). */
+  rest?: TrieNode;
   routes: Map<string, RestRoute>;
 }
 
 const node = (): TrieNode => ({ literal: new Map(), routes: new Map() });
 
-export function errorBody(message: string, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ message, ...extra, documentation_url: DOCS });
+/** GitHub's error body: the message, any extra fields, the operation's documentation, the status. */
+export function errorBody(
+  message: string,
+  extra: Record<string, unknown> = {},
+  docs = DOCS,
+  status?: number,
+): string {
+  return JSON.stringify({
+    message,
+    ...extra,
+    documentation_url: docs,
+    ...(status === undefined ? {} : { status: String(status) }),
+  });
 }
 
+/** An error answer; the emulator renders it with the route's documentation_url. */
 export function fail(status: number, message: string, extra: Record<string, unknown> = {}): RestResult {
-  return { status, body: errorBody(message, extra), error: message };
+  return { status, body: '', error: message, problem: extra };
 }
 
 const notFound = (): RestResult => fail(404, 'Not Found');
@@ -133,6 +178,7 @@ export class RestRouter {
   add(
     method: string,
     template: string,
+    docs: string,
     handler: RestHandler,
     options: { free?: boolean; contentCreating?: boolean; resource?: Resource } = {},
   ): void {
@@ -140,7 +186,11 @@ export class RestRouter {
     const parts = template.split('/').filter(Boolean);
     const names: string[] = [];
     for (const part of parts) {
-      if (part.startsWith('{')) {
+      if (part.endsWith('+}')) {
+        names.push(part.replace('+', ''));
+        at.rest ??= node();
+        at = at.rest;
+      } else if (part.startsWith('{')) {
         names.push(part);
         at.param ??= node();
         at = at.param;
@@ -156,21 +206,24 @@ export class RestRouter {
     const owner = names.indexOf('{owner}');
     const repo = names.indexOf('{repo}');
     const write = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
+    // GitHub's own template: `{ref+}` is written `{ref}` in the trace and the secondary-limit key.
+    const name = template.replace('+}', '}');
     const route: RestRoute = {
       method,
-      template,
-      endpoint: `${method} ${template}`,
+      template: name,
+      endpoint: `${method} ${name}`,
       resource: options.resource ?? 'core',
       free: options.free ?? false,
       contentCreating: options.contentCreating ?? false,
       points: write ? 5 : 1,
       repoParams: owner >= 0 && repo >= 0 ? [owner, repo] : undefined,
       paramNames: names.map((name) => name.slice(1, -1)),
+      docs: `https://docs.github.com/rest/${docs}`,
       handler,
     };
     at.routes.set(method, route);
     if (method === 'GET') {
-      at.routes.set('HEAD', { ...route, method: 'HEAD', endpoint: `HEAD ${template}` });
+      at.routes.set('HEAD', { ...route, method: 'HEAD', endpoint: `HEAD ${name}` });
     }
     this.routes.push(route);
   }
@@ -190,7 +243,12 @@ export class RestRouter {
         const raw = path.slice(start, slash);
         const literal: TrieNode | undefined = at.literal.get(raw);
         if (literal !== undefined) at = literal;
-        else if (at.param !== undefined) {
+        else if (at.rest !== undefined) {
+          const tail = path.slice(start);
+          params.push(tail.indexOf('%') >= 0 ? safeDecode(tail) : tail);
+          at = at.rest;
+          break;
+        } else if (at.param !== undefined) {
           params.push(raw.indexOf('%') >= 0 ? safeDecode(raw) : raw);
           at = at.param;
         } else return undefined;
@@ -406,13 +464,11 @@ function renderIssues(ctx: RestContext, repo: Repo): RenderedPage {
     for (const issue of repo.issues.values()) {
       if (stateFilter === 'all' || issue.state === stateFilter) items.push(issue);
     }
-    const keyFn =
-      sort === 'updated'
-        ? (i: Issue) => i.updatedAt
-        : sort === 'comments'
-          ? (i: Issue) => i.comments.length
-          : (i: Issue) => i.createdAt;
-    return sortBy(items, keyFn, direction === 'desc');
+    return sortIssues(
+      items,
+      sort === 'updated' || sort === 'comments' ? sort : 'created',
+      direction === 'desc',
+    );
   });
   const labels = q.get('labels');
   const creator = q.get('creator');
@@ -511,35 +567,261 @@ function renderCheckRuns(ctx: RestContext, repo: Repo, commit: Commit): Rendered
   };
 }
 
+/** A string array field of a JSON body (other entries dropped); undefined when absent. */
+function strings(ctx: RestContext, field: string): string[] | undefined {
+  const value = bodyField(ctx, field);
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : undefined;
+}
+
+/**
+ * GitHub's refusal of `assignees` naming logins it cannot assign (422 `invalid`, the logins as
+ * `value`; nothing is written): the emulator assigns the users of its world, not organizations
+ * or bots, and never makes a user up from a login a client sent.
+ */
+function unassignable(ctx: RestContext, logins: readonly string[] | undefined): RestResult | undefined {
+  const invalid = logins?.filter((login) => ctx.state.findUser(login)?.type !== 'User') ?? [];
+  if (invalid.length === 0) return undefined;
+  return fail(422, 'Validation Failed', {
+    errors: [{ value: invalid, resource: 'Issue', field: 'assignees', code: 'invalid' }],
+  });
+}
+
+/** GET /search/issues: the query, GitHub's refusals, the first 1,000 results by page. */
+function searchIssues(ctx: RestContext): RestResult {
+  const q = ctx.query.get('q');
+  if (q === undefined || q.trim() === '')
+    return fail(422, 'Validation Failed', { errors: [{ resource: 'Search', field: 'q', code: 'missing' }] });
+  const version = ctx.state.version;
+  const hit = unchanged(ctx, version);
+  if (hit) return hit;
+  let found: Issue[];
+  let complete: boolean;
+  try {
+    const parsed = parseSearch(ctx.state, q, ctx.user);
+    const sortParam = ctx.query.get('sort');
+    const sort =
+      sortParam === 'created' || sortParam === 'updated' || sortParam === 'comments'
+        ? { field: sortParam as SearchSort, desc: ctx.query.get('order') !== 'asc' }
+        : undefined;
+    ({ issues: found, complete } = runSearch(ctx.state, parsed, sort));
+  } catch (error) {
+    if (!(error instanceof SearchQueryError)) throw error;
+    return fail(422, 'Validation Failed', {
+      errors: [{ message: error.message, resource: 'Search', field: 'q', code: 'invalid' }],
+    });
+  }
+  const perPage = Math.min(intParam(ctx.query, 'per_page', 30), 100);
+  const page = intParam(ctx.query, 'page', 1);
+  if ((page - 1) * perPage >= MAX_RESULTS && found.length > 0)
+    return fail(422, `Only the first ${MAX_RESULTS} search results are available`);
+  const reachable = found.slice(0, MAX_RESULTS);
+  const last = Math.max(1, Math.ceil(reachable.length / perPage));
+  const items = reachable.slice((page - 1) * perPage, page * perPage);
+  // A search result is the issue's JSON with a relevance score.
+  const texts = items.map((issue) => `${issueJson(ctx.state, issue).slice(0, -1)},"score":1}`);
+  return {
+    status: 200,
+    // GitHub's answer to a search stopped by its time limit: what was found, and that it stopped.
+    body: `{"total_count":${found.length},"incomplete_results":${!complete},"items":${listOf(texts)}}`,
+    version,
+    page: { page, last },
+  };
+}
+
+/** GET …/actions/runs: workflow runs newest first, filtered as GitHub's parameters say. */
+function actionsRuns(ctx: RestContext, repo: Repo): RestResult {
+  const version = ctx.state.version;
+  const hit = unchanged(ctx, version);
+  if (hit) return hit;
+  const q = ctx.query;
+  const branch = q.get('branch');
+  const event = q.get('event');
+  const status = q.get('status');
+  const headSha = q.get('head_sha');
+  const runs = workflowRuns(repo).filter(
+    (v) =>
+      (!branch || v.branch === branch) &&
+      (!event || v.event === event) &&
+      (!status || runMatchesStatus(v.run, status)) &&
+      (!headSha || v.commit.sha === headSha),
+  );
+  const page = paginate(ctx, runs);
+  return {
+    status: 200,
+    body: JSON.stringify({
+      total_count: runs.length,
+      workflow_runs: page.items.map((v) => workflowRunObject(ctx.state, repo, v)),
+    }),
+    version,
+    page: page.page,
+  };
+}
+
+/** GET …/pulls/{n} as JSON, or as a diff or a patch when the Accept header asks for one. */
+function pullAnswer(ctx: RestContext, pull: PullRequest): RestResult {
+  const version = pullFullVersion(pull);
+  const lastModified = pull.issue.updatedAt;
+  const hit = unchanged(ctx, version);
+  if (hit) return { ...hit, lastModified };
+  if (ctx.format === 'json')
+    return { status: 200, body: pullFullJson(ctx.state, pull), version, lastModified };
+  const diff = ctx.format === 'diff';
+  return {
+    status: 200,
+    body: diff ? pullDiff(pull) : pullPatch(ctx.state, pull),
+    version,
+    lastModified,
+    contentType: `application/vnd.github.${diff ? 'diff' : 'patch'}; charset=utf-8`,
+    mediaType: `github.v3; param=${ctx.format}; format=${ctx.format}`,
+  };
+}
+
+/** PUT …/merge: GitHub's refusals (409 stale sha, 405 not mergeable or blocked), else the merge. */
+function mergePull(ctx: RestContext, pull: PullRequest): RestResult {
+  const method = str(ctx, 'merge_method');
+  if (method !== undefined && method !== 'merge' && method !== 'squash' && method !== 'rebase')
+    return validation('PullRequest', 'merge_method', 'invalid');
+  const refusal = ctx.state.mergeRefusal(pull, str(ctx, 'sha'));
+  if (refusal) return fail(refusal.status, refusal.message);
+  ctx.state.mergePullRequest(pull, { user: actor(ctx).login });
+  return {
+    status: 200,
+    body: JSON.stringify({
+      sha: pull.mergeCommitSha,
+      merged: true,
+      message: 'Pull Request successfully merged',
+    }),
+  };
+}
+
+/** POST …/pulls: GitHub's 422s (no such head or base branch, a PR already open on the head). */
+function createPull(ctx: RestContext, repo: Repo): RestResult {
+  const head = str(ctx, 'head');
+  const base = str(ctx, 'base');
+  const title = str(ctx, 'title');
+  const issueNumber = bodyField(ctx, 'issue');
+  if (!head) return validation('PullRequest', 'head');
+  if (!base) return validation('PullRequest', 'base');
+  if (!title && typeof issueNumber !== 'number') return validation('PullRequest', 'title');
+  const colon = head.indexOf(':');
+  const headRef = colon >= 0 ? head.slice(colon + 1) : head;
+  if (colon >= 0 && head.slice(0, colon).toLowerCase() !== repo.owner.login.toLowerCase())
+    return validation('PullRequest', 'head', 'invalid');
+  if (!repo.branches.has(headRef)) return validation('PullRequest', 'head', 'invalid');
+  if (!repo.branches.has(base)) return validation('PullRequest', 'base', 'invalid');
+  return mutate(() => {
+    const pull = ctx.state.openPullRequest(repo, {
+      head: headRef,
+      base,
+      title,
+      body: str(ctx, 'body'),
+      user: actor(ctx).login,
+      draft: bodyField(ctx, 'draft') === true,
+      issue: typeof issueNumber === 'number' ? issueNumber : undefined,
+    });
+    return { status: 201, body: pullFullJson(ctx.state, pull) };
+  }, 'PullRequest');
+}
+
+/** PATCH …/issues/{n}: title, body, state (with state_reason), labels and assignees replaced. */
+function updateIssue(ctx: RestContext, issue: Issue): RestResult {
+  const state = str(ctx, 'state');
+  if (state !== undefined && state !== 'open' && state !== 'closed')
+    return validation('Issue', 'state', 'invalid');
+  const reason = str(ctx, 'state_reason');
+  if (reason !== undefined && reason !== 'completed' && reason !== 'not_planned' && reason !== 'reopened')
+    return validation('Issue', 'state_reason', 'invalid');
+  const labels = strings(ctx, 'labels');
+  const assignees = strings(ctx, 'assignees');
+  const refused = unassignable(ctx, assignees);
+  if (refused) return refused;
+  return mutate(() => {
+    ctx.state.editIssue(issue, {
+      title: str(ctx, 'title'),
+      body: str(ctx, 'body'),
+      state,
+      stateReason: reason === 'completed' || reason === 'not_planned' ? reason : undefined,
+    });
+    if (labels !== undefined) {
+      ctx.state.removeLabels(
+        issue,
+        issue.labels.map((l) => l.name).filter((n) => !labels.includes(n)),
+      );
+      ctx.state.addLabels(issue, labels);
+    }
+    if (assignees !== undefined) ctx.state.setAssignees(issue, assignees);
+    return { status: 200, body: issueJson(ctx.state, issue) };
+  }, 'Issue');
+}
+
+/** DELETE …/git/refs/{ref}: a branch (`heads/…`) deleted; 422 "Reference does not exist" otherwise. */
+function deleteRef(ctx: RestContext, repo: Repo): RestResult {
+  const ref = ctx.params[2]!;
+  const branch = ref.startsWith('heads/') ? ref.slice(6) : undefined;
+  if (branch === undefined || !repo.branches.has(branch)) return fail(422, 'Reference does not exist');
+  return mutate(() => {
+    ctx.state.deleteBranch(repo, branch);
+    return { status: 204, body: '' };
+  }, 'Reference');
+}
+
+function filesList(ctx: RestContext, pull: PullRequest): RestResult {
+  const repo = pull.issue.repo;
+  return pagedList(
+    ctx,
+    pull.version,
+    () => changedFiles(pull),
+    (file) => ({
+      sha: file.blobSha,
+      filename: file.path,
+      status: 'modified',
+      additions: file.additions,
+      deletions: file.deletions,
+      changes: file.additions + file.deletions,
+      blob_url: `${ctx.state.webUrl}/${repo.fullName}/blob/${file.commitSha}/${file.path}`,
+      raw_url: `${ctx.state.webUrl}/${repo.fullName}/raw/${file.commitSha}/${file.path}`,
+      contents_url: `${ctx.state.apiUrl}/repos/${repo.fullName}/contents/${file.path}?ref=${file.commitSha}`,
+      patch: file.hunk,
+    }),
+  );
+}
+
 export function buildRestRouter(): RestRouter {
   const r = new RestRouter();
+  const ISSUES = 'issues/issues';
+  const PULLS = 'pulls/pulls';
 
-  r.add('GET', '/', (ctx) => ({
+  r.add('GET', '/', 'meta/meta#github-api-root', (ctx) => ({
     status: 200,
     body: JSON.stringify({
       current_user_url: `${ctx.state.apiUrl}/user`,
       rate_limit_url: `${ctx.state.apiUrl}/rate_limit`,
       repository_url: `${ctx.state.apiUrl}/repos/{owner}/{repo}`,
       user_url: `${ctx.state.apiUrl}/users/{user}`,
+      issue_search_url: `${ctx.state.apiUrl}/search/issues?q={query}{&page,per_page,sort,order}`,
     }),
   }));
 
   r.add(
     'GET',
     '/rate_limit',
+    'rate-limit/rate-limit#get-rate-limit-status-for-the-authenticated-user',
     (ctx) => ({ status: 200, body: JSON.stringify(ctx.ledger.rateLimitJson(ctx.identity)) }),
-    {
-      free: true,
-    },
+    { free: true },
   );
 
-  r.add('GET', '/user', (ctx) =>
+  r.add('GET', '/user', 'users/users#get-the-authenticated-user', (ctx) =>
     ctx.user
-      ? { status: 200, body: userDetailJson(ctx.state, ctx.user), version: ctx.user.id }
+      ? {
+          status: 200,
+          body: userDetailJson(ctx.state, ctx.user),
+          version: ctx.user.id,
+          lastModified: USER_UPDATED_AT,
+        }
       : fail(401, 'Requires authentication'),
   );
 
-  r.add('GET', '/user/repos', (ctx) => {
+  r.add('GET', '/user/repos', 'repos/repos#list-repositories-for-the-authenticated-user', (ctx) => {
     if (!ctx.user) return fail(401, 'Requires authentication');
     const repos = [...ctx.state.repos.values()].sort((a, b) => (a.fullName < b.fullName ? -1 : 1));
     const page = paginate(ctx, repos);
@@ -551,37 +833,52 @@ export function buildRestRouter(): RestRouter {
     };
   });
 
-  r.add('GET', '/users/{username}', (ctx) => {
+  r.add('GET', '/users/{username}', 'users/users#get-a-user', (ctx) => {
     const user = ctx.state.findUser(ctx.params[0]!);
-    return user ? { status: 200, body: userDetailJson(ctx.state, user), version: user.id } : notFound();
+    return user
+      ? {
+          status: 200,
+          body: userDetailJson(ctx.state, user),
+          version: user.id,
+          lastModified: USER_UPDATED_AT,
+        }
+      : notFound();
   });
 
-  r.add('GET', '/repos/{owner}/{repo}', (ctx) =>
+  r.add('GET', '/search/issues', 'search/search#search-issues-and-pull-requests', searchIssues, {
+    resource: 'search',
+  });
+
+  r.add('GET', '/repos/{owner}/{repo}', 'repos/repos#get-a-repository', (ctx) =>
     withRepo(ctx, (repo) => ({
       status: 200,
       body: repoDetailJson(ctx.state, repo),
-      version: Math.max(repo.version, repo.issuesVersion),
+      version: Math.max(repo.version, repo.issuesVersion, repo.pushVersion),
+      // The object's last change: its own (updated_at) or a push (pushed_at).
+      lastModified: Math.max(repo.updatedAt, repo.pushedAt),
     })),
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/issues', issuesList);
+  r.add('GET', '/repos/{owner}/{repo}/issues', `${ISSUES}#list-repository-issues`, issuesList);
 
   r.add(
     'POST',
     '/repos/{owner}/{repo}/issues',
+    `${ISSUES}#create-an-issue`,
     (ctx) =>
       withRepo(ctx, (repo) => {
         const title = str(ctx, 'title');
         if (!title) return validation('Issue', 'title');
-        const labels = bodyField(ctx, 'labels');
+        const assignees = strings(ctx, 'assignees');
+        const refused = unassignable(ctx, assignees);
+        if (refused) return refused;
         return mutate(() => {
           const issue = ctx.state.createIssue(repo, {
             title,
             body: str(ctx, 'body'),
             user: actor(ctx).login,
-            labels: Array.isArray(labels)
-              ? labels.filter((l): l is string => typeof l === 'string')
-              : undefined,
+            labels: strings(ctx, 'labels'),
+            assignees,
           });
           return { status: 201, body: issueJson(ctx.state, issue) };
         }, 'Issue');
@@ -589,33 +886,38 @@ export function buildRestRouter(): RestRouter {
     { contentCreating: true },
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/issues/{issue_number}', (ctx) =>
-    withIssue(
-      ctx,
-      2,
-      (issue) =>
-        unchanged(ctx, issue.version) ?? {
-          status: 200,
-          body: issueJson(ctx.state, issue),
-          version: issue.version,
-        },
-    ),
+  r.add('GET', '/repos/{owner}/{repo}/issues/{issue_number}', `${ISSUES}#get-an-issue`, (ctx) =>
+    withIssue(ctx, 2, (issue) => {
+      const lastModified = issue.updatedAt;
+      const hit = unchanged(ctx, issue.version);
+      if (hit) return { ...hit, lastModified };
+      return { status: 200, body: issueJson(ctx.state, issue), version: issue.version, lastModified };
+    }),
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/issues/{issue_number}/comments', (ctx) =>
-    withIssue(ctx, 2, (issue) =>
-      pagedList(
-        ctx,
-        issue.commentsVersion,
-        () => issue.comments,
-        (c) => issueCommentObject(ctx.state, issue, c),
+  r.add('PATCH', '/repos/{owner}/{repo}/issues/{issue_number}', `${ISSUES}#update-an-issue`, (ctx) =>
+    withIssue(ctx, 2, (issue) => updateIssue(ctx, issue)),
+  );
+
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/issues/{issue_number}/comments',
+    'issues/comments#list-issue-comments',
+    (ctx) =>
+      withIssue(ctx, 2, (issue) =>
+        pagedList(
+          ctx,
+          issue.commentsVersion,
+          () => issue.comments,
+          (c) => issueCommentObject(ctx.state, issue, c),
+        ),
       ),
-    ),
   );
 
   r.add(
     'POST',
     '/repos/{owner}/{repo}/issues/{issue_number}/comments',
+    'issues/comments#create-an-issue-comment',
     (ctx) =>
       withIssue(ctx, 2, (issue) => {
         const body = str(ctx, 'body');
@@ -626,78 +928,37 @@ export function buildRestRouter(): RestRouter {
     { contentCreating: true },
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/pulls', pullsList);
+  r.add(
+    'POST',
+    '/repos/{owner}/{repo}/issues/{issue_number}/labels',
+    'issues/labels#add-labels-to-an-issue',
+    (ctx) =>
+      withIssue(ctx, 2, (issue) => {
+        const labels = Array.isArray(ctx.body) ? ctx.body : bodyField(ctx, 'labels');
+        if (!Array.isArray(labels)) return validation('Label', 'labels');
+        const names = labels.filter((l): l is string => typeof l === 'string');
+        return mutate(() => {
+          ctx.state.addLabels(issue, names);
+          return { status: 200, body: JSON.stringify(labelsJson(ctx.state, issue.repo, issue)) };
+        }, 'Label');
+      }),
+  );
+
+  r.add('GET', '/repos/{owner}/{repo}/pulls', `${PULLS}#list-pull-requests`, pullsList);
 
   r.add(
     'POST',
     '/repos/{owner}/{repo}/pulls',
-    (ctx) =>
-      withRepo(ctx, (repo) => {
-        const head = str(ctx, 'head');
-        const base = str(ctx, 'base');
-        const title = str(ctx, 'title');
-        const issueNumber = bodyField(ctx, 'issue');
-        if (!head) return validation('PullRequest', 'head');
-        if (!base) return validation('PullRequest', 'base');
-        if (!title && typeof issueNumber !== 'number') return validation('PullRequest', 'title');
-        const colon = head.indexOf(':');
-        return mutate(() => {
-          const pull = ctx.state.openPullRequest(repo, {
-            head: colon >= 0 ? head.slice(colon + 1) : head,
-            base,
-            title,
-            body: str(ctx, 'body'),
-            user: actor(ctx).login,
-            draft: bodyField(ctx, 'draft') === true,
-            issue: typeof issueNumber === 'number' ? issueNumber : undefined,
-          });
-          return { status: 201, body: pullFullJson(ctx.state, pull) };
-        }, 'PullRequest');
-      }),
+    `${PULLS}#create-a-pull-request`,
+    (ctx) => withRepo(ctx, (repo) => createPull(ctx, repo)),
     { contentCreating: true },
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}', (ctx) =>
-    withPull(ctx, (pull) => {
-      const version = pullFullVersion(pull);
-      return unchanged(ctx, version) ?? { status: 200, body: pullFullJson(ctx.state, pull), version };
-    }),
+  r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}', `${PULLS}#get-a-pull-request`, (ctx) =>
+    withPull(ctx, (pull) => pullAnswer(ctx, pull)),
   );
 
-  r.add('PATCH', '/repos/{owner}/{repo}/issues/{issue_number}', (ctx) =>
-    withIssue(ctx, 2, (issue) => {
-      const state = str(ctx, 'state');
-      if (state !== undefined && state !== 'open' && state !== 'closed')
-        return validation('Issue', 'state', 'invalid');
-      const labels = bodyField(ctx, 'labels');
-      return mutate(() => {
-        ctx.state.editIssue(issue, { title: str(ctx, 'title'), body: str(ctx, 'body'), state });
-        if (Array.isArray(labels)) {
-          const names = labels.filter((l): l is string => typeof l === 'string');
-          ctx.state.removeLabels(
-            issue,
-            issue.labels.map((l) => l.name).filter((n) => !names.includes(n)),
-          );
-          ctx.state.addLabels(issue, names);
-        }
-        return { status: 200, body: issueJson(ctx.state, issue) };
-      }, 'Issue');
-    }),
-  );
-
-  r.add('POST', '/repos/{owner}/{repo}/issues/{issue_number}/labels', (ctx) =>
-    withIssue(ctx, 2, (issue) => {
-      const labels = Array.isArray(ctx.body) ? ctx.body : bodyField(ctx, 'labels');
-      if (!Array.isArray(labels)) return validation('Label', 'labels');
-      const names = labels.filter((l): l is string => typeof l === 'string');
-      return mutate(() => {
-        ctx.state.addLabels(issue, names);
-        return { status: 200, body: JSON.stringify(labelsJson(ctx.state, issue.repo, issue)) };
-      }, 'Label');
-    }),
-  );
-
-  r.add('PATCH', '/repos/{owner}/{repo}/pulls/{pull_number}', (ctx) =>
+  r.add('PATCH', '/repos/{owner}/{repo}/pulls/{pull_number}', `${PULLS}#update-a-pull-request`, (ctx) =>
     withPull(ctx, (pull) => {
       const state = str(ctx, 'state');
       if (state !== undefined && state !== 'open' && state !== 'closed')
@@ -715,8 +976,16 @@ export function buildRestRouter(): RestRouter {
   );
 
   r.add(
+    'GET',
+    '/repos/{owner}/{repo}/pulls/{pull_number}/files',
+    `${PULLS}#list-pull-requests-files`,
+    (ctx) => withPull(ctx, (pull) => filesList(ctx, pull)),
+  );
+
+  r.add(
     'POST',
     '/repos/{owner}/{repo}/pulls/{pull_number}/reviews',
+    'pulls/reviews#create-a-review-for-a-pull-request',
     (ctx) =>
       withPull(ctx, (pull) => {
         const event = str(ctx, 'event');
@@ -751,49 +1020,45 @@ export function buildRestRouter(): RestRouter {
     { contentCreating: true },
   );
 
-  r.add('PUT', '/repos/{owner}/{repo}/pulls/{pull_number}/merge', (ctx) =>
-    withPull(ctx, (pull) => {
-      if (pull.issue.state !== 'open' || pull.mergeable === false) {
-        return fail(405, 'Pull Request is not mergeable');
-      }
-      ctx.state.mergePullRequest(pull, { user: actor(ctx).login });
-      return {
-        status: 200,
-        body: JSON.stringify({
-          sha: pull.mergeCommitSha,
-          merged: true,
-          message: 'Pull Request successfully merged',
-        }),
-      };
-    }),
+  r.add('PUT', '/repos/{owner}/{repo}/pulls/{pull_number}/merge', `${PULLS}#merge-a-pull-request`, (ctx) =>
+    withPull(ctx, (pull) => mergePull(ctx, pull)),
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/reviews', (ctx) =>
-    withPull(ctx, (pull) =>
-      pagedList(
-        ctx,
-        pull.reviewsVersion,
-        () => pull.reviews,
-        (rv) => reviewObject(ctx.state, pull, rv),
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/pulls/{pull_number}/reviews',
+    'pulls/reviews#list-reviews-for-a-pull-request',
+    (ctx) =>
+      withPull(ctx, (pull) =>
+        pagedList(
+          ctx,
+          pull.reviewsVersion,
+          () => pull.reviews,
+          (rv) => reviewObject(ctx.state, pull, rv),
+        ),
       ),
-    ),
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}/comments', (ctx) =>
-    withPull(ctx, (pull) => {
-      const desc = ctx.query.get('direction') === 'desc';
-      return pagedList(
-        ctx,
-        pull.reviewCommentsVersion,
-        () => (desc ? [...pull.reviewComments].reverse() : pull.reviewComments),
-        (c) => reviewCommentObject(ctx.state, pull, c),
-      );
-    }),
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/pulls/{pull_number}/comments',
+    'pulls/comments#list-review-comments-on-a-pull-request',
+    (ctx) =>
+      withPull(ctx, (pull) => {
+        const desc = ctx.query.get('direction') === 'desc';
+        return pagedList(
+          ctx,
+          pull.reviewCommentsVersion,
+          () => (desc ? [...pull.reviewComments].reverse() : pull.reviewComments),
+          (c) => reviewCommentObject(ctx.state, pull, c),
+        );
+      }),
   );
 
   r.add(
     'POST',
     '/repos/{owner}/{repo}/pulls/{pull_number}/comments',
+    'pulls/comments#create-a-review-comment-for-a-pull-request',
     (ctx) =>
       withPull(ctx, (pull) => {
         const body = str(ctx, 'body');
@@ -817,35 +1082,73 @@ export function buildRestRouter(): RestRouter {
     { contentCreating: true },
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/commits/{ref}/check-runs', (ctx) =>
-    withCommit(ctx, (repo, commit) =>
-      cachedBody(ctx, repo, `check-runs/${commit.sha}?${ctx.qs}`, commit.version, () =>
-        renderCheckRuns(ctx, repo, commit),
-      ),
-    ),
+  r.add('DELETE', '/repos/{owner}/{repo}/git/refs/{ref+}', 'git/refs#delete-a-reference', (ctx) =>
+    withRepo(ctx, (repo) => deleteRef(ctx, repo)),
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/commits/{ref}/status', (ctx) =>
-    withCommit(ctx, (repo, commit) => {
-      const hit = unchanged(ctx, commit.version);
-      if (hit) return hit;
-      const statuses = ctx.state.latestStatuses(commit);
-      const page = paginate(ctx, statuses);
-      return {
-        status: 200,
-        body: JSON.stringify({
-          state: ctx.state.combinedStatus(commit),
-          statuses: page.items.map((s) => statusObject(ctx.state, repo, commit, s)),
-          sha: commit.sha,
-          total_count: statuses.length,
-          repository: repoObject(ctx.state, repo),
-          commit_url: `${ctx.state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}`,
-          url: `${ctx.state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}/status`,
-        }),
-        version: commit.version,
-        page: page.page,
-      };
-    }),
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/commits/{ref}/check-runs',
+    'checks/runs#list-check-runs-for-a-git-reference',
+    (ctx) =>
+      withCommit(ctx, (repo, commit) =>
+        cachedBody(ctx, repo, `check-runs/${commit.sha}?${ctx.qs}`, commit.version, () =>
+          renderCheckRuns(ctx, repo, commit),
+        ),
+      ),
+  );
+
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/commits/{ref}/status',
+    'commits/statuses#get-the-combined-status-for-a-specific-reference',
+    (ctx) =>
+      withCommit(ctx, (repo, commit) => {
+        // The body embeds the repository, which a push anywhere in it changes.
+        const version = Math.max(commit.version, repo.pushVersion);
+        const hit = unchanged(ctx, version);
+        if (hit) return hit;
+        const statuses = ctx.state.latestStatuses(commit);
+        const page = paginate(ctx, statuses);
+        return {
+          status: 200,
+          body: JSON.stringify({
+            state: ctx.state.combinedStatus(commit),
+            statuses: page.items.map((s) => statusObject(ctx.state, repo, commit, s)),
+            sha: commit.sha,
+            total_count: statuses.length,
+            repository: repoObject(ctx.state, repo),
+            commit_url: `${ctx.state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}`,
+            url: `${ctx.state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}/status`,
+          }),
+          version,
+          page: page.page,
+        };
+      }),
+  );
+
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/actions/runs',
+    'actions/workflow-runs#list-workflow-runs-for-a-repository',
+    (ctx) => withRepo(ctx, (repo) => actionsRuns(ctx, repo)),
+  );
+
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/actions/workflows',
+    'actions/workflows#list-repository-workflows',
+    (ctx) =>
+      withRepo(ctx, (repo) => {
+        const workflows = workflowObjects(ctx.state, repo, workflowRuns(repo));
+        const page = paginate(ctx, workflows);
+        return {
+          status: 200,
+          body: JSON.stringify({ total_count: workflows.length, workflows: page.items }),
+          version: ctx.state.version,
+          page: page.page,
+        };
+      }),
   );
 
   return r;

@@ -3,19 +3,22 @@
  * Objects that are listed often (users, repos, issues, pull requests) are rendered to JSON text
  * once per version and reused, so a list body is a join of cached strings.
  */
-import type {
-  CheckRun,
-  Commit,
-  CommitStatus,
-  GitHubState,
-  Issue,
-  IssueComment,
-  JsonCache,
-  PullRequest,
-  Repo,
-  Review,
-  ReviewComment,
-  User,
+import { ADDED_PER_COMMIT, REMOVED_PER_COMMIT } from './changes.ts';
+import {
+  type CheckRun,
+  type Commit,
+  type CommitStatus,
+  type GitHubState,
+  type Issue,
+  type IssueComment,
+  type JsonCache,
+  type PullRequest,
+  type Repo,
+  type Review,
+  type ReviewComment,
+  USER_CREATED_AT,
+  USER_UPDATED_AT,
+  type User,
 } from './state.ts';
 
 function cached(
@@ -66,16 +69,16 @@ export function userDetailJson(state: GitHubState, user: User): string {
     public_repos: [...state.repos.values()].filter((r) => r.owner === user).length,
     followers: 0,
     following: 0,
-    created_at: state.iso(-365 * 86_400_000),
-    updated_at: state.iso(-86_400_000),
+    created_at: state.iso(USER_CREATED_AT),
+    updated_at: state.iso(USER_UPDATED_AT),
   });
 }
 
-const repoObjects = new WeakMap<Repo, { epoch: number; value: Record<string, unknown> }>();
+const repoObjects = new WeakMap<Repo, { epoch: number; version: number; value: Record<string, unknown> }>();
 
 export function repoObject(state: GitHubState, repo: Repo): Record<string, unknown> {
   const hit = repoObjects.get(repo);
-  if (hit && hit.epoch === state.urlEpoch) return hit.value;
+  if (hit && hit.epoch === state.urlEpoch && hit.version === repo.pushVersion) return hit.value;
   const api = `${state.apiUrl}/repos/${repo.fullName}`;
   const value = {
     id: repo.id,
@@ -99,7 +102,7 @@ export function repoObject(state: GitHubState, repo: Repo): Record<string, unkno
     visibility: repo.private ? 'private' : 'public',
     default_branch: repo.defaultBranch,
   };
-  repoObjects.set(repo, { epoch: state.urlEpoch, value });
+  repoObjects.set(repo, { epoch: state.urlEpoch, version: repo.pushVersion, value });
   return value;
 }
 
@@ -245,15 +248,24 @@ function pullObject(state: GitHubState, pull: PullRequest): Record<string, unkno
   };
 }
 
-/** The list-item shape ("pull-request-simple"). */
-export function pullSimpleJson(state: GitHubState, pull: PullRequest): string {
-  return cached(state, pull as never, 'json', pull.version, () => pullObject(state, pull));
+/** Version of a pull request's list-item shape: its own fields and the repository it embeds. */
+function pullVersion(pull: PullRequest): number {
+  return Math.max(pull.issue.repo.pushVersion, pull.version);
 }
 
-/** Version of everything the full pull request shows (its own fields and its head's checks). */
+/** The list-item shape ("pull-request-simple"). */
+export function pullSimpleJson(state: GitHubState, pull: PullRequest): string {
+  return cached(state, pull as never, 'json', pullVersion(pull), () => pullObject(state, pull));
+}
+
+/**
+ * Version of everything the full pull request shows: its own fields, the repository it embeds
+ * (head.repo, base.repo: a push anywhere in it moves pushed_at) and its head's checks.
+ */
 export function pullFullVersion(pull: PullRequest): number {
+  const own = pullVersion(pull);
   const commit = pull.issue.repo.commits.get(pull.headSha);
-  return commit && commit.version > pull.version ? commit.version : pull.version;
+  return commit ? Math.max(commit.version, own) : own;
 }
 
 export function pullFullJson(state: GitHubState, pull: PullRequest): string {
@@ -268,8 +280,8 @@ export function pullFullJson(state: GitHubState, pull: PullRequest): string {
     review_comments: pull.reviewComments.length,
     maintainer_can_modify: false,
     commits: pull.commits.length,
-    additions: 10 * pull.commits.length,
-    deletions: 2 * pull.commits.length,
+    additions: ADDED_PER_COMMIT * pull.commits.length,
+    deletions: REMOVED_PER_COMMIT * pull.commits.length,
     changed_files: pull.commits.length,
   }));
 }

@@ -182,8 +182,16 @@ export interface Repo {
   defaultBranch: string;
   requiredReviews: number;
   createdAt: number;
+  /** The repository object's own changes (description, settings): not moved by a push. */
   updatedAt: number;
+  /** Moves with every push: "any time a commit is pushed to any of the repository's branches". */
   pushedAt: number;
+  /**
+   * Bumped by every push (a branch created or moved): the version of everything that embeds the
+   * repository object (every pull request's head.repo/base.repo, the repository itself, a
+   * combined status), so their ETags change exactly when a push changes their bodies.
+   */
+  pushVersion: number;
   branches: Map<string, string>;
   commits: Map<string, Commit>;
   /** Issues and pull requests (every PR is an issue), by number. */
@@ -212,6 +220,26 @@ export interface Repo {
   >;
 }
 
+/**
+ * Issues (or pull requests' issues) sorted by creation, last update or comment count, ties broken
+ * by version (a global sequence), so the order is deterministic: REST lists, GraphQL `orderBy`
+ * and search share it.
+ */
+export function sortIssues<T extends Issue>(
+  items: T[],
+  field: 'created' | 'updated' | 'comments',
+  desc: boolean,
+): T[] {
+  const key =
+    field === 'updated'
+      ? (i: Issue) => i.updatedAt
+      : field === 'comments'
+        ? (i: Issue) => i.comments.length
+        : (i: Issue) => i.createdAt;
+  const sign = desc ? -1 : 1;
+  return items.sort((a, b) => sign * (key(a) - key(b) || a.version - b.version));
+}
+
 /** A state change that cannot happen (unknown repo, PR already merged): 404 or 422 over HTTP. */
 export class GitHubStateError extends Error {
   readonly status: number;
@@ -221,6 +249,10 @@ export class GitHubStateError extends Error {
     this.status = status;
   }
 }
+
+/** Users are dated before the run: created a year before it, last updated a day before. */
+export const USER_CREATED_AT = -365 * 86_400_000;
+export const USER_UPDATED_AT = -86_400_000;
 
 const LABEL_COLORS = ['d73a4a', 'a2eeef', '0075ca', '7057ff', '008672', 'e4e669', 'd876e3'];
 
@@ -322,6 +354,11 @@ export class GitHubState {
     return user;
   }
 
+  /** The users of these logins, each once (a login named twice, in any case, is one assignee). */
+  private assigneesOf(logins: readonly string[]): User[] {
+    return [...new Set(logins.map((login) => this.ensureUser(login)))];
+  }
+
   findUser(login: string): User | undefined {
     return this.users.get(login.toLowerCase());
   }
@@ -376,6 +413,7 @@ export class GitHubState {
       createdAt: at,
       updatedAt: at,
       pushedAt: at,
+      pushVersion: v,
       branches: new Map(),
       commits: new Map(),
       issues: new Map(),
@@ -460,7 +498,7 @@ export class GitHubState {
       state: 'open',
       stateReason: null,
       labels: this.labels(fields.labels),
-      assignees: ('assignees' in fields ? (fields.assignees ?? []) : []).map((l) => this.ensureUser(l)),
+      assignees: this.assigneesOf(('assignees' in fields ? fields.assignees : undefined) ?? []),
       comments: [],
       createdAt: at,
       updatedAt: at,
@@ -550,9 +588,11 @@ export class GitHubState {
         throw new GitHubStateError(422, `no issue #${input.issue} in ${repo.fullName}`);
     }
     let headSha = repo.branches.get(input.head);
-    if (input.sha !== undefined || headSha === undefined) {
+    let pushed = false;
+    if ((input.sha !== undefined && input.sha !== headSha) || headSha === undefined) {
       headSha = input.sha ?? this.newSha();
       repo.branches.set(input.head, headSha);
+      pushed = true;
     }
     if (!repo.commits.has(headSha)) this.addCommit(repo, headSha, `Work on ${input.head}`, at);
     const issue = this.newIssue(repo, number, at, {
@@ -594,7 +634,46 @@ export class GitHubState {
     this.nodes.delete(issue.nodeId);
     this.nodes.set(pull.nodeId, pull);
     repo.pullsVersion = issue.version;
+    // The branch was pushed before the pull request was opened on it.
+    if (pushed) this.pushed(repo, at);
     return pull;
+  }
+
+  /**
+   * A push to the repository (a branch created or moved): `pushed_at` moves, and with it every
+   * representation that embeds the repository object. `updated_at` does not (GitHub answers
+   * repositories whose `updated_at` is earlier than their `pushed_at`).
+   */
+  private pushed(repo: Repo, at: number): void {
+    repo.pushedAt = at;
+    const v = this.bump();
+    repo.pushVersion = v;
+    repo.pullsVersion = v;
+    this.reposVersion = v;
+  }
+
+  /** Creates a branch or moves it to a new commit (a push without a pull request). */
+  pushBranch(repo: Repo, input: { branch: string; sha?: string; message?: string }): Commit {
+    const at = this.clock.now();
+    const sha = input.sha ?? this.newSha();
+    const commit =
+      repo.commits.get(sha) ?? this.addCommit(repo, sha, input.message ?? `Update ${input.branch}`, at);
+    repo.branches.set(input.branch, sha);
+    this.pushed(repo, at);
+    return commit;
+  }
+
+  /**
+   * Deletes a branch (`DELETE /repos/{owner}/{repo}/git/refs/heads/{branch}`). GitHub closes the
+   * open pull requests whose head it was; the default branch cannot be deleted.
+   */
+  deleteBranch(repo: Repo, branch: string): void {
+    if (!repo.branches.has(branch)) throw new GitHubStateError(422, 'Reference does not exist');
+    if (branch === repo.defaultBranch) throw new GitHubStateError(422, 'Cannot delete the default branch');
+    repo.branches.delete(branch);
+    const at = this.clock.now();
+    for (const pull of repo.pullsByHead.get(branch) ?? [])
+      if (pull.issue.state === 'open') this.closePull(pull, false, undefined, at);
   }
 
   /** Marks an issue (and its PR) changed now: new version, new updated_at. */
@@ -624,7 +703,6 @@ export class GitHubState {
     const number = repo.nextNumber;
     const pull = this.createPull(repo, number, this.clock.now(), input);
     repo.nextNumber++;
-    repo.pushedAt = this.clock.now();
     return pull;
   }
 
@@ -640,8 +718,8 @@ export class GitHubState {
     pull.headSha = sha;
     pull.commits.push(sha);
     pull.mergeable = true;
-    repo.pushedAt = at;
     this.touchIssue(pull.issue, at);
+    this.pushed(repo, at);
     return commit;
   }
 
@@ -851,6 +929,34 @@ export class GitHubState {
     return pull;
   }
 
+  /**
+   * Why GitHub would refuse a user's merge of this pull request now (REST 405/409, GraphQL
+   * UNPROCESSABLE), in GitHub's words; undefined when it may merge. `expectedHeadSha` is the
+   * REST `sha` / GraphQL `expectedHeadOid` the client sent. The admin API merges regardless
+   * (the world acts as an administrator).
+   */
+  mergeRefusal(
+    pull: PullRequest,
+    expectedHeadSha?: string,
+  ): { status: 405 | 409; message: string } | undefined {
+    if (pull.issue.state !== 'open') return { status: 405, message: 'Pull Request is not mergeable' };
+    if (expectedHeadSha !== undefined && expectedHeadSha !== pull.headSha)
+      return { status: 409, message: 'Head branch was modified. Review and try the merge again.' };
+    if (pull.draft) return { status: 405, message: 'Pull Request is still a draft' };
+    if (pull.mergeable === false) return { status: 405, message: 'Pull Request has merge conflicts' };
+    const decision = this.reviewDecision(pull);
+    if (decision === 'CHANGES_REQUESTED')
+      return { status: 405, message: 'Changes requested by a reviewer with write access.' };
+    if (decision === 'REVIEW_REQUIRED') {
+      const n = pull.issue.repo.requiredReviews;
+      return {
+        status: 405,
+        message: `At least ${n} approving review${n === 1 ? ' is' : 's are'} required by reviewers with write access.`,
+      };
+    }
+    return undefined;
+  }
+
   closePullRequest(pull: PullRequest): PullRequest {
     if (pull.issue.state !== 'open')
       throw new GitHubStateError(422, `pull request #${pull.issue.number} is closed`);
@@ -872,13 +978,13 @@ export class GitHubState {
       this.addCommit(repo, sha, `Merge pull request #${issue.number} from ${pull.head}`, at);
       pull.mergeCommitSha = sha;
       repo.branches.set(pull.base, sha);
-      repo.pushedAt = at;
       if (pull.linkedIssue !== null) {
         const linked = repo.issues.get(pull.linkedIssue);
         if (linked && linked.state === 'open') this.closeIssue(linked, at);
       }
     }
     this.touchIssue(issue, at);
+    if (merge) this.pushed(repo, at);
   }
 
   closeIssue(issue: Issue, at = this.clock.now()): Issue {
@@ -896,7 +1002,14 @@ export class GitHubState {
    */
   editIssue(
     issue: Issue,
-    input: { title?: string; body?: string; state?: 'open' | 'closed'; base?: string },
+    input: {
+      title?: string;
+      body?: string;
+      state?: 'open' | 'closed';
+      base?: string;
+      /** Why it was closed (REST `state_reason`, GraphQL `stateReason`); issues only. */
+      stateReason?: 'completed' | 'not_planned';
+    },
   ): Issue {
     const pull = issue.pull;
     const at = this.clock.now();
@@ -912,7 +1025,10 @@ export class GitHubState {
     }
     if (input.state === 'closed' && issue.state === 'open') {
       if (pull) this.closePull(pull, false, undefined, at);
-      else this.closeIssue(issue, at);
+      else {
+        this.closeIssue(issue, at);
+        if (input.stateReason !== undefined) issue.stateReason = input.stateReason;
+      }
       return issue;
     }
     if (input.state === 'open' && issue.state === 'closed') {
@@ -923,6 +1039,13 @@ export class GitHubState {
       issue.closedAt = null;
     }
     this.touchIssue(issue, at);
+    return issue;
+  }
+
+  /** Replaces the assignees of an issue or pull request. */
+  setAssignees(issue: Issue, logins: readonly string[]): Issue {
+    issue.assignees = this.assigneesOf(logins);
+    this.touchIssue(issue);
     return issue;
   }
 

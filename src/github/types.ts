@@ -7,17 +7,27 @@
  */
 
 import type { TokenInfo } from './auth.ts';
-import type { Identity } from './quota.ts';
+import type { Identity, SecondaryBreach } from './quota.ts';
 
 /**
  * A request counted in flight for its identity since it arrived (`GitHubEmulator.admit()`), until
  * `release()`. The HTTP binding admits a request when its headers arrive and releases it when the
- * answer is written, so the concurrency limit sees body upload and response write time too.
+ * answer is written, so the concurrency limit sees body upload and response write time too, and
+ * the CPU-time limit is charged the whole time from arrival to answer.
  */
 export interface Admission {
   readonly identity: Identity;
   readonly token: TokenInfo | undefined;
-  /** Idempotent. */
+  /** Run time of the arrival. */
+  readonly arrivedAt: number;
+  /**
+   * The concurrency limit's refusal, decided at arrival: such a request is answered at once,
+   * without reading its body, and is not counted in flight.
+   */
+  readonly refused: SecondaryBreach | undefined;
+  /** Marks the request served (not refused by a limit): its response time counts as CPU time. */
+  served(graphql: boolean): void;
+  /** Idempotent: stops counting the request in flight and charges a served one's CPU time. */
   release(): void;
 }
 

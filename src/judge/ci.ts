@@ -14,7 +14,7 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { reporters } from '../report/index.ts';
 import { statLabel, type Verdict, type VerdictRow } from './judge.ts';
-import { fmtValue, limitText, scopeText, verdictSection } from './report.ts';
+import { limitText, scopeText, valueText, verdictSection } from './report.ts';
 
 /** XML 1.0 text: the five entities, and characters XML cannot carry dropped. */
 function xml(text: string): string {
@@ -37,14 +37,14 @@ function breaches(row: VerdictRow): string[] {
     .filter((s) => s.judged && !s.ok)
     .map(
       (s) =>
-        `${statLabel(s.threshold)} ${fmtValue(s.measured, row.unit)} (limit ${limitText({ ...row, stats: [s] })})`,
+        `${statLabel(s.threshold)} ${valueText({ ...row, value: s.measured })} (limit ${limitText({ ...row, stats: [s] })})`,
     );
 }
 
 function measuredText(row: VerdictRow): string {
   const parts = row.stats.map(
     (s) =>
-      `${statLabel(s.threshold)} ${fmtValue(s.measured, row.unit)} · limit ${limitText({ ...row, stats: [s] })}`,
+      `${statLabel(s.threshold)} ${valueText({ ...row, value: s.measured })} · limit ${limitText({ ...row, stats: [s] })}`,
   );
   return [`n=${row.n}`, ...parts].join('\n');
 }

@@ -61,6 +61,8 @@ export interface VerdictRow {
   /** Distribution rows: how the percentiles were taken (exact nearest-rank, or HDR). */
   percentileMethod?: PercentileMethod;
   note?: string;
+  /** Value rows: words that stay beside the value (`projected to 50 sessions; …`). */
+  qualifier?: string;
   line?: number;
   /** For restart_recovery_control_plane breaches: the full restart and provider-load parts. */
   context?: Record<string, unknown>;
@@ -353,12 +355,14 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
       const value = failing ?? (lower ? Math.min(...measured) : Math.max(...measured));
       return { threshold, measured: value, judged: true, ok: failing === undefined };
     });
+    const qualifier = analyses.map((a) => metric.qualify?.(a) ?? null).find((q) => q !== null);
     rows.push({
       metric: metric.name,
       scope: entry.scope,
       mode: entry.mode,
       unit: metric.unit,
       kind: 'value',
+      ...(qualifier ? { qualifier } : {}),
       n: measured.length,
       p50: null,
       p95: null,

@@ -11,6 +11,12 @@ export function fmtValue(value: number | null, unit: string): string {
   return unit === 'ms' ? fmtMs(value) : `${fmtNum(value)}${unit === '%' ? '%' : ` ${unit}`}`;
 }
 
+/** A value row's value as shown everywhere, with its qualifier (`-269% (projected to 50 sessions)`). */
+export function valueText(row: Pick<VerdictRow, 'value' | 'unit' | 'qualifier'>): string {
+  const value = fmtValue(row.value, row.unit);
+  return row.qualifier ? `${value} (${row.qualifier})` : value;
+}
+
 /** Limits as written: `65.5s`, not a rounded `1m06s`. */
 function fmtLimit(value: number, unit: string): string {
   if (unit !== 'ms') return fmtValue(value, unit);
@@ -89,9 +95,7 @@ export function verdictSection(verdict: Verdict): Section {
           ? ['no samples', '']
           : [fmtValue(r.p50, r.unit), fmtValue(r.p95, r.unit)]
         : []),
-      ...(hasValue
-        ? [r.kind === 'value' ? (r.noSamples ? 'no samples' : fmtValue(r.value, r.unit)) : '']
-        : []),
+      ...(hasValue ? [r.kind === 'value' ? (r.noSamples ? 'no samples' : valueText(r)) : ''] : []),
       limitText(r),
       verdictText(r),
     ]);

@@ -82,6 +82,8 @@ export function liveTelemetry(options: LiveOptions) {
       target: run.target,
       emulator: run.github.emulator,
       scenario: run.scenario.name,
+      runId: run.trace.header.runId,
+      targetName: run.trace.header.target ?? 'reference',
     };
     const endpoints: { metrics?: string; otlp?: string } = {};
     let metricsServer: RunningLiveServer | undefined;

@@ -20,6 +20,9 @@ export interface MetricsSources {
   target: Target;
   emulator?: GitHubEmulator;
   scenario: string;
+  /** The trace's run id (unique per real-clock run: it holds the start time) and target. */
+  runId: string;
+  targetName: string;
   /** The run has ended: these are its final values. */
   finished?: boolean;
 }
@@ -54,18 +57,31 @@ const RUN_COUNTS: Array<[string, string, (stats: LiveStats) => number]> = [
 export async function metricsText(src: MetricsSources): Promise<string> {
   const { stats } = src;
   const sessions = await src.target.sessionCounts();
+  const run = { run_id: src.runId, scenario: src.scenario };
   const families: Family[] = [
+    {
+      name: 'fleetbench_run_info',
+      help: 'the run this endpoint serves (always 1): join other series on it for run_id, scenario and target',
+      type: 'gauge',
+      samples: [{ labels: { ...run, target: src.targetName, clock: src.clock.kind }, value: 1 }],
+    },
+    {
+      name: 'fleetbench_run_time_scale',
+      help: 'run seconds per wall second (--time-scale): divide a rate() of a counter by it for a rate per run second',
+      type: 'gauge',
+      samples: [{ labels: run, value: src.clock.timeScale }],
+    },
     {
       name: 'fleetbench_run_elapsed_seconds',
       help: 'run time elapsed (run seconds: scaled by the time scale)',
       type: 'gauge',
-      samples: [{ labels: { scenario: src.scenario }, value: src.clock.now() / 1000 }],
+      samples: [{ labels: run, value: src.clock.now() / 1000 }],
     },
     {
       name: 'fleetbench_run_duration_seconds',
       help: 'planned run duration (run seconds)',
       type: 'gauge',
-      samples: [{ labels: { scenario: src.scenario }, value: src.durationMs / 1000 }],
+      samples: [{ labels: run, value: src.durationMs / 1000 }],
     },
     {
       name: 'fleetbench_sessions',
@@ -95,7 +111,7 @@ export async function metricsText(src: MetricsSources): Promise<string> {
       name: 'fleetbench_run_finished',
       help: '1 once the run has ended (the endpoint then shows final values for --metrics-linger)',
       type: 'gauge',
-      samples: [{ labels: { scenario: src.scenario }, value: src.finished ? 1 : 0 }],
+      samples: [{ labels: run, value: src.finished ? 1 : 0 }],
     },
     {
       name: 'fleetbench_api_calls_total',
@@ -165,19 +181,44 @@ export async function metricsText(src: MetricsSources): Promise<string> {
 }
 
 /**
+ * A budget row's unit as Prometheus wants it: a base unit in the family's name and the value
+ * scaled to it (milliseconds → seconds, percent → a 0–1 ratio, per minute → per second);
+ * counts have no unit suffix.
+ */
+export function baseUnit(unit: string): { suffix: string; factor: number } {
+  switch (unit) {
+    case 'ms':
+      return { suffix: '_seconds', factor: 1 / 1000 };
+    case '%':
+      return { suffix: '_ratio', factor: 1 / 100 };
+    case 'req/s':
+      return { suffix: '_per_second', factor: 1 };
+    case 'writes/min':
+      return { suffix: '_per_second', factor: 1 / 60 };
+    default:
+      return { suffix: '', factor: 1 };
+  }
+}
+
+/**
  * The budgets' verdicts as gauges (after the run: they are judged on the finished trace), one
- * series per budget row and statistic. Values are in the row's unit, milliseconds as seconds.
+ * series per budget row and statistic. Measured values and limits go to one family per base
+ * unit (`fleetbench_budget_measured_seconds`, `_ratio`, `_per_second`, or none for counts).
  */
 export function budgetFamilies(verdicts: readonly Verdict[]): Family[] {
   const ok: Sample[] = [];
-  const measured: Sample[] = [];
-  const limit: Sample[] = [];
   const overall: Sample[] = [];
-  const scale = (unit: string, value: number) => (unit === 'ms' ? value / 1000 : value);
+  const byUnit = new Map<string, { measured: Sample[]; limit: Sample[] }>();
   for (const verdict of verdicts) {
     overall.push({ labels: { budget: verdict.budget }, value: verdict.verdict === 'pass' ? 1 : 0 });
     for (const row of verdict.rows) {
       if (row.status === 'skipped') continue;
+      const { suffix, factor } = baseUnit(row.unit);
+      let unit = byUnit.get(suffix);
+      if (!unit) {
+        unit = { measured: [], limit: [] };
+        byUnit.set(suffix, unit);
+      }
       for (const stat of row.stats) {
         const labels = {
           budget: verdict.budget,
@@ -185,15 +226,20 @@ export function budgetFamilies(verdicts: readonly Verdict[]): Family[] {
           scope: scopeText(row.scope),
           stat: statLabel(stat.threshold),
           mode: row.mode,
-          unit: row.unit === 'ms' ? 'seconds' : row.unit,
         };
-        limit.push({ labels, value: scale(row.unit, stat.threshold.limit) });
+        unit.limit.push({ labels, value: stat.threshold.limit * factor });
         if (stat.measured === null) continue;
-        measured.push({ labels, value: scale(row.unit, stat.measured) });
+        unit.measured.push({ labels, value: stat.measured * factor });
         ok.push({ labels, value: stat.ok ? 1 : 0 });
       }
     }
   }
+  const unitWords: Record<string, string> = {
+    _seconds: 'seconds',
+    _ratio: 'a ratio, 0 to 1',
+    _per_second: 'per second',
+    '': 'a count',
+  };
   return [
     {
       name: 'fleetbench_budget_passed',
@@ -207,17 +253,19 @@ export function budgetFamilies(verdicts: readonly Verdict[]): Family[] {
       type: 'gauge',
       samples: ok,
     },
-    {
-      name: 'fleetbench_budget_measured',
-      help: "per budget row and statistic: the measured value, in the unit label's unit",
-      type: 'gauge',
-      samples: measured,
-    },
-    {
-      name: 'fleetbench_budget_limit',
-      help: "per budget row and statistic: the limit, in the unit label's unit",
-      type: 'gauge',
-      samples: limit,
-    },
+    ...[...byUnit].flatMap(([suffix, samples]): Family[] => [
+      {
+        name: `fleetbench_budget_measured${suffix}`,
+        help: `per budget row and statistic: the measured value, ${unitWords[suffix]}`,
+        type: 'gauge',
+        samples: samples.measured,
+      },
+      {
+        name: `fleetbench_budget_limit${suffix}`,
+        help: `per budget row and statistic: the limit, ${unitWords[suffix]}`,
+        type: 'gauge',
+        samples: samples.limit,
+      },
+    ]),
   ];
 }

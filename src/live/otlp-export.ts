@@ -3,17 +3,28 @@
  * Collector, Tempo, Jaeger, Grafana Alloy, …) as protobuf, so a run shows up in the tools a team
  * already watches (docs/live-runs.md#otlp-export).
  *
- * - Spans: every `span` record (sessions, poll cycles, native-run stages, recoveries) and every
- *   `event` record (restarts, faults, markers, state changes, as zero-length spans). One trace
- *   per session (trace id = hash of run id and session), one for what belongs to no session.
+ * - On the run's clock: a span starts at the run's epoch plus its trace time and lasts its trace
+ *   duration, so at `--time-scale 10` a 7.2 s poll cycle lasts 7.2 s in Tempo, as in the trace
+ *   and the report (the resource says `fleetbench.time_scale`; timestamps run ahead of the wall
+ *   clock by the same factor). Metric points are stamped on the run's clock too.
+ * - Spans with parents: one trace per session, rooted in a `session` span (its first to last
+ *   record, linked to the run's trace); each API call a span under the session's `session.cycle` span (its calls of one
+ *   poll cycle) or under the session; the trace's own spans (native-run stages, recoveries, ...)
+ *   under their session. What belongs to no session (the fleet's poll cycles, session-less
+ *   calls) is in the run's trace, under a `run` span. The spans fleetbench makes up for the tree
+ *   (`run`, `session`, `session.cycle`) say `fleetbench.synthesized`.
+ * - Events (state changes, restarts, faults, markers) are span events of their session's span,
+ *   or of the run's.
  * - Metrics (cumulative, every `metricsEveryMs` and at the end): API calls and points by resource,
- *   operation and session; call latency and schedule lag as histograms; and, after the run, the
- *   budgets' measured values, limits and verdicts (exportVerdicts).
+ *   operation and status (not by session: a 100,000-session run would be 100,000 series; the
+ *   call spans carry the session); call latency and schedule lag as histograms; and, after the
+ *   run, the budgets' measured values, limits and verdicts (exportVerdicts).
  *
  * Never in the run's way: records are queued in memory and sent in batches from a timer, one
  * request at a time; a full queue drops the oldest spans (counted, said at the end) instead of
- * growing or waiting; a failed request is counted, never retried into the run. The encoding is
- * the OpenTelemetry project's generated protobuf (otlp-proto.ts).
+ * growing or waiting; a failed request is counted, never retried into the run. The `run` and
+ * `session` spans, which hold the events, are sent when the exporter closes. The encoding is the
+ * OpenTelemetry project's generated protobuf (otlp-proto.ts).
  */
 import { createHash } from 'node:crypto';
 import { isScheduledStart } from '../analyze/schedule.ts';
@@ -46,20 +57,44 @@ export interface OtlpExportOptions {
 export interface OtlpExportStats {
   spansSent: number;
   spansDropped: number;
+  /** Events not kept as span events: more than maxQueue were held at once. */
+  eventsDropped: number;
   requests: number;
   failedRequests: number;
   lastError?: string;
 }
 
+interface OtlpEvent {
+  timeUnixNano: string;
+  name: string;
+  attributes: ReturnType<typeof attributes>;
+}
+
 interface OtlpSpan {
   traceId: Buffer;
   spanId: Buffer;
+  parentSpanId?: Buffer;
   name: string;
   kind: number;
   startTimeUnixNano: string;
   endTimeUnixNano: string;
   attributes: ReturnType<typeof attributes>;
+  events?: OtlpEvent[];
+  links?: Array<{ traceId: Buffer; spanId: Buffer }>;
   status?: { code: number };
+}
+
+/** SpanKind: INTERNAL for the run's own spans, CLIENT for API calls. */
+const INTERNAL = 1;
+const CLIENT = 3;
+
+/** A span fleetbench makes up for the tree (run, session, session.cycle): its extent so far. */
+interface Synthesized {
+  spanId: Buffer;
+  first: number;
+  last: number;
+  calls: number;
+  events: OtlpEvent[];
 }
 
 function attributes(values: Record<string, Scalar | undefined>) {
@@ -74,10 +109,24 @@ function attributes(values: Record<string, Scalar | undefined>) {
   return out;
 }
 
-/** Unix nanoseconds of a wall-clock ms with sub-ms part, exactly (digits: beyond 2^53). */
+/** Unix nanoseconds of a ms timestamp with sub-ms part, exactly (digits: beyond 2^53). */
 function nanos(wallMs: number): string {
   const whole = Math.floor(wallMs);
   return `${BigInt(whole) * 1_000_000n + BigInt(Math.round((wallMs - whole) * 1e6))}`;
+}
+
+/** A record's scalar `data` values as attributes (`fleetbench.cycle`, `fleetbench.lagMs`, ...). */
+function numbers(data: Record<string, unknown> | undefined): Record<string, Scalar> {
+  const out: Record<string, Scalar> = {};
+  for (const [key, value] of Object.entries(data ?? {}))
+    if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean')
+      out[`fleetbench.${key}`] = value;
+  return out;
+}
+
+/** Unix nanoseconds of run time t (ms), added to the epoch as integers: no float rounding. */
+function runNanos(epochNs: bigint, t: number): string {
+  return `${epochNs + BigInt(Math.round(t * 1e6))}`;
 }
 
 function hashBytes(text: string, bytes: number): Buffer {
@@ -109,14 +158,30 @@ class Buckets {
 const ENCODE_SLICE = 64;
 
 export class OtlpExporter {
-  readonly stats: OtlpExportStats = { spansSent: 0, spansDropped: 0, requests: 0, failedRequests: 0 };
+  readonly stats: OtlpExportStats = {
+    spansSent: 0,
+    spansDropped: 0,
+    eventsDropped: 0,
+    requests: 0,
+    failedRequests: 0,
+  };
   private readonly tracesUrl: string;
   private readonly metricsUrl: string;
   private readonly resource: { attributes: ReturnType<typeof attributes> };
   private readonly scope = { name: 'fleetbench', version: VERSION };
   private queue: OtlpSpan[] = [];
   private nextSpan = 0;
+  /** Unix ns of run time 0: a record at run time t (ms) is stamped epochNs + t × 10⁶, exactly. */
+  private readonly epochNs: bigint;
   private readonly startNanos: string;
+  private readonly runTrace: Buffer;
+  private readonly root: Synthesized;
+  private readonly sessions = new Map<string, Synthesized>();
+  /** Calls of one session in one poll cycle not yet sent as their `session.cycle` span, by cycle. */
+  private readonly sessionCycles = new Map<number, Map<string, Synthesized>>();
+  /** Events held for the run and session spans (sent at close); beyond maxQueue they are dropped. */
+  private heldEvents = 0;
+  private lastT = 0;
   private readonly calls = new Map<
     string,
     { attrs: Record<string, string>; calls: number; points: number }
@@ -137,9 +202,14 @@ export class OtlpExporter {
         'service.version': VERSION,
         'fleetbench.run.id': options.runId,
         'fleetbench.scenario': options.scenario,
+        // Durations and timestamps are run time: at a time scale of 10 a run second is 0.1 s.
+        'fleetbench.time_scale': options.clock.timeScale,
       }),
     };
     this.startNanos = nanos(options.clock.toWallMs(0));
+    this.epochNs = BigInt(this.startNanos);
+    this.runTrace = hashBytes(`${options.runId}\u0000`, 16);
+    this.root = this.synthesized('run', 0);
     // Node loads fetch's implementation on the first call (tens of ms of compiling): do it now,
     // before the run, not in the middle of the schedule at the first flush.
     void fetch('data:,').then(
@@ -158,36 +228,51 @@ export class OtlpExporter {
   /** Takes one trace record (a tap on the run's TraceWriter): queues, never sends inline. */
   add(record: BodyRecord | (SpanInput & { kind: 'span' })): void {
     if (this.closed) return;
+    const t = record.t;
     switch (record.kind) {
-      case 'span':
-        this.push(
-          record.name,
-          record.t,
-          record.dur ?? 0,
-          record.session,
-          {
+      case 'span': {
+        const dur = record.dur ?? 0;
+        const parent = this.parentOf(record.session, t, t + dur);
+        this.push({
+          traceId: this.traceOf(record.session),
+          spanId: this.newSpanId(),
+          parentSpanId: parent.spanId,
+          name: record.name,
+          kind: INTERNAL,
+          startTimeUnixNano: this.at(t),
+          endTimeUnixNano: this.at(t + dur),
+          attributes: attributes({
             ...(record.labels ?? {}),
+            ...numbers(record.data),
             'fleetbench.outcome': record.outcome ?? 'ok',
-          },
-          record.outcome === 'error',
-        );
-        if (isScheduledStart(record.name, record.labels)) this.lag.observe((record.dur ?? 0) / 1000, {});
+            ...(record.session ? { 'session.id': record.session } : {}),
+          }),
+          ...(record.outcome === 'error' ? { status: { code: 2 } } : {}),
+        });
+        if (isScheduledStart(record.name, record.labels)) this.lag.observe(dur / 1000, {});
+        // The fleet's poll cycle has ended: its sessions' calls in it are complete.
+        if (record.name === 'poll.cycle' && typeof record.data?.cycle === 'number')
+          this.sendSessionCycles(record.data.cycle);
         return;
-      case 'event':
-        this.push(
-          record.name,
-          record.t,
-          0,
-          record.session,
-          { ...(record.labels ?? {}), 'fleetbench.event': true },
-          false,
-        );
+      }
+      case 'event': {
+        const holder = this.parentOf(record.session, t, t);
+        if (this.heldEvents >= (this.options.maxQueue ?? 20_000)) {
+          this.stats.eventsDropped++;
+          return;
+        }
+        this.heldEvents++;
+        holder.events.push({
+          timeUnixNano: this.at(t),
+          name: record.name,
+          attributes: attributes({ ...(record.labels ?? {}), ...numbers(record.data) }),
+        });
         return;
+      }
       case 'api': {
         const attrs = {
           resource: record.resource,
           operation: record.op ?? 'unknown',
-          session: record.session ?? 'none',
           status: record.status === null ? 'opaque' : String(record.status),
         };
         const key = JSON.stringify(attrs);
@@ -197,6 +282,33 @@ export class OtlpExporter {
           seen.points += record.cost;
         } else this.calls.set(key, { attrs, calls: 1, points: record.cost });
         this.latency.observe(record.dur / 1000, { resource: record.resource });
+        const end = t + record.dur;
+        const parent =
+          record.cycle === undefined
+            ? this.parentOf(record.session, t, end)
+            : this.sessionCycle(record.session, record.cycle, t, end);
+        this.push({
+          traceId: this.traceOf(record.session),
+          spanId: this.newSpanId(),
+          parentSpanId: parent.spanId,
+          name: `${record.method} ${record.route}`,
+          kind: CLIENT,
+          startTimeUnixNano: this.at(t),
+          endTimeUnixNano: this.at(end),
+          attributes: attributes({
+            'http.request.method': record.method,
+            'url.template': record.route,
+            'http.response.status_code': record.status ?? undefined,
+            'github.resource': record.resource,
+            'github.operation': record.op,
+            'github.points': record.cost,
+            'github.repository': record.repo,
+            'fleetbench.source': record.source,
+            'fleetbench.cycle': record.cycle,
+            ...(record.session ? { 'session.id': record.session } : {}),
+          }),
+          ...(record.status !== null && record.status >= 400 ? { status: { code: 2 } } : {}),
+        });
         return;
       }
       default:
@@ -204,26 +316,128 @@ export class OtlpExporter {
     }
   }
 
-  private push(
-    name: string,
-    t: number,
-    dur: number,
-    session: string | undefined,
-    labels: Record<string, Scalar>,
-    failed: boolean,
-  ): void {
-    const { clock, runId } = this.options;
+  /** Unix nanoseconds of run time t, on the run's clock. */
+  private at(t: number): string {
+    this.lastT = Math.max(this.lastT, t);
+    return runNanos(this.epochNs, t);
+  }
+
+  private traceOf(session: string | undefined): Buffer {
+    return session ? hashBytes(`${this.options.runId}\u0000${session}`, 16) : this.runTrace;
+  }
+
+  private newSpanId(): Buffer {
     this.nextSpan++;
-    const span: OtlpSpan = {
-      traceId: hashBytes(`${runId}\u0000${session ?? ''}`, 16),
-      spanId: hashBytes(`${runId}\u0000${this.nextSpan}`, 8),
-      name,
-      kind: 1,
-      startTimeUnixNano: nanos(clock.toWallMs(t)),
-      endTimeUnixNano: nanos(clock.toWallMs(t + dur)),
-      attributes: attributes({ ...labels, ...(session ? { 'session.id': session } : {}) }),
-      ...(failed ? { status: { code: 2 } } : {}),
+    return hashBytes(`${this.options.runId}\u0000${this.nextSpan}`, 8);
+  }
+
+  private synthesized(role: string, t: number): Synthesized {
+    return {
+      spanId: hashBytes(`${this.options.runId}\u0000${role}`, 8),
+      first: t,
+      last: t,
+      calls: 0,
+      events: [],
     };
+  }
+
+  /** The span a record of `session` (or of none) hangs under, stretched to cover [t, end]. */
+  private parentOf(session: string | undefined, t: number, end: number): Synthesized {
+    let parent = this.root;
+    if (session) {
+      parent = this.sessions.get(session) ?? this.synthesized(`session\u0000${session}`, t);
+      this.sessions.set(session, parent);
+    }
+    parent.first = Math.min(parent.first, t);
+    parent.last = Math.max(parent.last, end);
+    if (parent !== this.root) this.root.last = Math.max(this.root.last, end);
+    return parent;
+  }
+
+  /** The `session.cycle` span of a call: the session's calls in one poll cycle. */
+  private sessionCycle(session: string | undefined, cycle: number, t: number, end: number): Synthesized {
+    this.parentOf(session, t, end);
+    let byCycle = this.sessionCycles.get(cycle);
+    if (!byCycle) {
+      byCycle = new Map();
+      this.sessionCycles.set(cycle, byCycle);
+    }
+    const key = session ?? '';
+    let span = byCycle.get(key);
+    if (!span) {
+      this.nextSpan++;
+      span = this.synthesized(`cycle\u0000${this.nextSpan}`, t);
+      byCycle.set(key, span);
+    }
+    span.first = Math.min(span.first, t);
+    span.last = Math.max(span.last, end);
+    span.calls++;
+    return span;
+  }
+
+  /** Queues the `session.cycle` spans of poll cycle `cycle` (all of them: undefined). */
+  private sendSessionCycles(cycle?: number): void {
+    const cycles = cycle === undefined ? [...this.sessionCycles.keys()] : [cycle];
+    for (const id of cycles) {
+      for (const [session, span] of this.sessionCycles.get(id) ?? []) {
+        const owner = session === '' ? this.root : this.sessions.get(session)!;
+        this.push({
+          traceId: this.traceOf(session || undefined),
+          spanId: span.spanId,
+          parentSpanId: owner.spanId,
+          name: 'session.cycle',
+          kind: INTERNAL,
+          startTimeUnixNano: this.at(span.first),
+          endTimeUnixNano: this.at(span.last),
+          attributes: attributes({
+            'fleetbench.cycle': id,
+            'fleetbench.calls': span.calls,
+            'fleetbench.synthesized': true,
+            ...(session ? { 'session.id': session } : {}),
+          }),
+        });
+      }
+      this.sessionCycles.delete(id);
+    }
+  }
+
+  /** Queues the `session` spans and the `run` span, with their events (at close). */
+  private sendHolders(): void {
+    this.sendSessionCycles();
+    for (const [session, span] of this.sessions) {
+      this.push({
+        traceId: this.traceOf(session),
+        spanId: span.spanId,
+        // The root of its session's trace, linked to the run's (a parent must be in the same trace).
+        links: [{ traceId: this.runTrace, spanId: this.root.spanId }],
+        name: 'session',
+        kind: INTERNAL,
+        startTimeUnixNano: this.at(span.first),
+        endTimeUnixNano: this.at(span.last),
+        attributes: attributes({ 'session.id': session, 'fleetbench.synthesized': true }),
+        events: span.events,
+      });
+    }
+    this.push({
+      traceId: this.runTrace,
+      spanId: this.root.spanId,
+      name: 'run',
+      kind: INTERNAL,
+      startTimeUnixNano: this.at(0),
+      endTimeUnixNano: this.at(Math.max(this.root.last, this.lastT)),
+      attributes: attributes({
+        'fleetbench.run.id': this.options.runId,
+        'fleetbench.scenario': this.options.scenario,
+        'fleetbench.sessions': this.sessions.size,
+        'fleetbench.synthesized': true,
+      }),
+      events: this.root.events,
+    });
+    this.sessions.clear();
+    this.root.events = [];
+  }
+
+  private push(span: OtlpSpan): void {
     this.queue.push(span);
     const max = this.options.maxQueue ?? 20_000;
     if (this.queue.length > max) {
@@ -285,8 +499,13 @@ export class OtlpExporter {
     return false;
   }
 
+  /** Now, on the run's clock. */
+  private nowNanos(): string {
+    return runNanos(this.epochNs, this.options.clock.now());
+  }
+
   private metricsRequest(extra: object[] = []): Uint8Array {
-    const now = nanos(Date.now());
+    const now = this.nowNanos();
     const point = (attrs: Record<string, string>) => ({
       attributes: attributes(attrs),
       startTimeUnixNano: this.startNanos,
@@ -318,16 +537,11 @@ export class OtlpExporter {
       },
     });
     const metrics = [
-      sum(
-        'fleetbench.api.calls',
-        '{call}',
-        'GitHub API calls by resource, operation, session and status',
-        'calls',
-      ),
+      sum('fleetbench.api.calls', '{call}', 'GitHub API calls by resource, operation and status', 'calls'),
       sum(
         'fleetbench.api.points',
         '{point}',
-        'primary rate-limit points by resource, operation and session',
+        'primary rate-limit points by resource, operation and status',
         'points',
       ),
       histogram('fleetbench.api.call.duration', 'GitHub API call latency, by resource', this.latency),
@@ -345,7 +559,7 @@ export class OtlpExporter {
 
   /** The budgets' values, limits and verdicts (judged after the run), as gauges. */
   exportVerdicts(verdicts: readonly Verdict[]): Promise<void> {
-    const now = nanos(Date.now());
+    const now = this.nowNanos();
     const points: Record<'measured' | 'limit' | 'ok', object[]> = { measured: [], limit: [], ok: [] };
     for (const verdict of verdicts)
       for (const row of verdict.rows) {
@@ -397,6 +611,7 @@ export class OtlpExporter {
     if (this.closed) return;
     this.closed = true;
     for (const timer of this.timers) clearInterval(timer);
+    this.sendHolders();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.flush(),

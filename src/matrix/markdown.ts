@@ -8,9 +8,11 @@
 import type { Analysis } from '../analyze/schema.ts';
 import { markdownBlocks } from '../report/markdown.ts';
 import { analysisSections } from '../report/sections/index.ts';
+import { SCORECARD_TITLE } from '../report/sections/scorecard.ts';
 import { columns, fmtInt, fmtNum, markdownTable, type Section } from '../report/table.ts';
 import type { Baseline, BaselineUnit } from '../results/baseline.ts';
 import { BRACKET_COLUMNS } from '../results/bracket-row.ts';
+import { scorecardCounts } from '../results/checks.ts';
 import {
   activeBracket,
   bracketDeltaText,
@@ -70,7 +72,7 @@ function unitMarkdown(unit: BaselineUnit): string[] {
     ...markdownTable(
       [{ header: 'metric' }, { header: 'value' }],
       [
-        ...keyFigures(a),
+        ...keyFigures(a, scorecardCounts(unit.budgets)),
         ['sessions started (dropped)', `${fmtInt(first.sessionsStarted)} (${fmtInt(first.sessionsDropped)})`],
         ['run directory', `\`${first.dir}\``],
       ],
@@ -80,7 +82,10 @@ function unitMarkdown(unit: BaselineUnit): string[] {
   lines.push('#### Analysis', '');
   lines.push(
     ...sectionsMarkdown(
-      analysisSections(a, { top: 10 }).filter((s) => !SHOWN_ABOVE.has(s.title)),
+      analysisSections(a, { top: 10 }).filter(
+        // A run judged on its own budgets (a chaos wave, turnover) shows no Track B verdict.
+        (s) => !SHOWN_ABOVE.has(s.title) && (scorecardCounts(unit.budgets) || s.title !== SCORECARD_TITLE),
+      ),
       '#####',
     ),
   );

@@ -11,7 +11,7 @@ import { FleetbenchError } from '../errors.ts';
 import type { RunSummary } from '../results/run-summary.ts';
 import type { ChildMessage, ParentMessage, RunJob } from './protocol.ts';
 
-const CHILD = fileURLToPath(new URL('./child.mjs', import.meta.url));
+const CHILD = fileURLToPath(new URL('../../bin/matrix-child.js', import.meta.url));
 
 export interface JobResult {
   job: RunJob;
@@ -117,7 +117,7 @@ export async function runPool(jobs: RunJob[], options: PoolOptions): Promise<Poo
     for (let i = 0; i < slots; i++) {
       const child = fork(CHILD, [], {
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-        // Not the parent's flags: the child registers the tsx loader itself (child.mjs).
+        // Not the parent's flags: the child starts its own way (bin/matrix-child.js).
         execArgv: [],
         serialization: 'advanced',
       });

@@ -279,7 +279,7 @@ export function unitReport(unit: ResultUnit): UnitReport {
     scorecardJudged: unit.scorecardJudged,
     ended: a.input.footer,
     projected: a.scorecard.projected,
-    figures: keyFigures(a),
+    figures: keyFigures(a, unit.scorecardJudged),
     bracket: activeBracket(a),
     scorecard: a.scorecard.rows.map((r) => ({ ...r, shown: scorecardFigure(r, a.scorecard.at) })),
     budgets,
@@ -338,7 +338,7 @@ const SCALE_METRICS: Array<ScaleMetric & { get: (a: Analysis) => number | null |
   },
   {
     id: 'rest-core-headroom',
-    title: 'REST core headroom at 50 sessions',
+    title: 'REST core headroom at 50 sessions (projected from each cell’s own sessions below 50)',
     unit: '%',
     better: 'higher',
     get: (a) => a.scorecard.rows.find((r) => r.id === 'rest-core-headroom')?.measured,
@@ -417,8 +417,12 @@ function overall(units: UnitReport[], notRun: string[] = []): ReportData['overal
 export function reportData(set: ResultSet, options: { title?: string } = {}): ReportData {
   const units = set.units.filter((u) => u.runs.length > 0).map((u) => unitReport(u));
   const b = set.baseline;
-  const cells = b?.units.filter((u) => u.cell !== null && u.runs.length > 0) ?? [];
-  const scenarios = [...new Set(cells.map((u) => u.cell!.scenario))];
+  // Scale curves only for scenarios run at more than one scale: a single point is no curve.
+  const ran = b?.units.filter((u) => u.cell !== null && u.runs.length > 0) ?? [];
+  const scalesOf = (scenario: string) =>
+    new Set(ran.filter((u) => u.cell!.scenario === scenario).map((u) => u.cell!.scale));
+  const scenarios = [...new Set(ran.map((u) => u.cell!.scenario))].filter((id) => scalesOf(id).size > 1);
+  const cells = ran.filter((u) => scenarios.includes(u.cell!.scenario));
   return {
     version: REPORT_DATA_VERSION,
     kind: set.kind === 'baseline' ? 'matrix' : 'run',

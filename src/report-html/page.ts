@@ -8,6 +8,8 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { BuildOptions } from 'esbuild';
+import { prebuiltFile } from '../prebuilt.ts';
 import type { ReportData } from './types.ts';
 
 const require = createRequire(import.meta.url);
@@ -24,6 +26,11 @@ const CACHE_DIR = fileURLToPath(new URL('../../node_modules/.cache/fleetbench/',
  */
 export function clientScript(): string {
   if (cachedScript !== undefined) return cachedScript;
+  const prebuilt = prebuiltFile(CLIENT_FILE);
+  if (prebuilt !== undefined) {
+    cachedScript = readFileSync(prebuilt, 'utf8');
+    return cachedScript;
+  }
   const hash = createHash('sha256');
   for (const file of [CLIENT_ENTRY, fileURLToPath(new URL('./types.ts', import.meta.url))])
     hash.update(readFileSync(file));
@@ -46,24 +53,34 @@ export function clientScript(): string {
   return cachedScript;
 }
 
+/** Where an installed package keeps the prebuilt client and uPlot's styles (prebuilt.ts). */
+export const CLIENT_FILE = 'report-client.js';
+export const UPLOT_CSS_FILE = 'uplot.min.css';
+
+/** esbuild's options for the client (also used by scripts/build.ts for the package). */
+export const CLIENT_BUILD_OPTIONS: BuildOptions = {
+  entryPoints: [CLIENT_ENTRY],
+  bundle: true,
+  platform: 'browser',
+  format: 'iife',
+  target: 'es2020',
+  minify: true,
+  logLevel: 'silent',
+  legalComments: 'inline',
+};
+
 function buildClientScript(): string {
   const { buildSync } = require('esbuild') as typeof import('esbuild');
-  const result = buildSync({
-    entryPoints: [CLIENT_ENTRY],
-    bundle: true,
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2020',
-    minify: true,
-    write: false,
-    logLevel: 'silent',
-    legalComments: 'inline',
-  });
-  return result.outputFiles[0]!.text;
+  return buildSync({ ...CLIENT_BUILD_OPTIONS, write: false }).outputFiles[0]!.text;
+}
+
+/** uPlot's stylesheet (from the package in a checkout, from dist/ in an installed package). */
+export function uplotCssPath(): string {
+  return prebuiltFile(UPLOT_CSS_FILE) ?? require.resolve('uplot/dist/uPlot.min.css');
 }
 
 function uplotCss(): string {
-  return readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8');
+  return readFileSync(uplotCssPath(), 'utf8');
 }
 
 const STYLE = `

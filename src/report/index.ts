@@ -4,21 +4,10 @@
  */
 import { createJsonReporter } from './json.ts';
 import { createMarkdownReporter } from './markdown.ts';
-import type { Section } from './table.ts';
+import type { Reporter } from './reporter.ts';
 import { createTerminalReporter } from './terminal.ts';
 
-export interface ReportInput {
-  /** e.g. `analyze examples/sample-trace.jsonl` */
-  title: string;
-  /** What --json prints. */
-  document: unknown;
-  /** What the terminal and Markdown show: built only by a reporter that shows them (not --json). */
-  sections: () => Section[];
-}
-
-export interface Reporter {
-  render(input: ReportInput): string;
-}
+export type { Reporter, ReportInput } from './reporter.ts';
 
 export const reporters = {
   terminal: createTerminalReporter,

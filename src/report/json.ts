@@ -1,5 +1,5 @@
 /** `--json`: the document itself (the Analysis, or the Summary subset), pretty-printed. */
-import type { Reporter, ReportInput } from './index.ts';
+import type { Reporter, ReportInput } from './reporter.ts';
 
 export function createJsonReporter(): Reporter {
   return {

@@ -1,5 +1,5 @@
 /** `--markdown`: the same sections as the terminal, as GitHub-flavoured Markdown. */
-import type { Reporter, ReportInput } from './index.ts';
+import type { Reporter, ReportInput } from './reporter.ts';
 import { type Block, markdownTable } from './table.ts';
 
 /** Blocks as Markdown; `whereMore` says where rows cut from a long table are (`--json`). */

@@ -2,7 +2,7 @@
  * The default terminal output: compact, k6-like. Key/value pairs with dotted leaders, aligned
  * tables, warnings marked with `!`.
  */
-import type { Reporter, ReportInput } from './index.ts';
+import type { Reporter, ReportInput } from './reporter.ts';
 import { type Section, textTable, width } from './table.ts';
 
 const INDENT = '  ';

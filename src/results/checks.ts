@@ -14,6 +14,7 @@ import {
   resolveBudgets,
   type Verdict,
   type VerdictRow,
+  valueText,
 } from '../judge/index.ts';
 import type { CheckRow } from './baseline.ts';
 
@@ -29,7 +30,7 @@ export const SCORECARD_SET = 'track-b';
 
 function measuredText(row: VerdictRow): string {
   if (row.noSamples) return 'no samples';
-  if (row.kind === 'value') return fmtValue(row.value, row.unit);
+  if (row.kind === 'value') return valueText(row);
   return `p50 ${fmtValue(row.p50, row.unit)} · p95 ${fmtValue(row.p95, row.unit)} (n ${row.n})`;
 }
 

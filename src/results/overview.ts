@@ -53,15 +53,33 @@ function resourceRate(a: Analysis, resource: string): number | null {
 }
 
 /** Label → value: the summary of one run. */
-export function keyFigures(a: Analysis): Array<[string, string]> {
+/**
+ * The summary table's rows. `scorecardJudged` false (a chaos wave, a turnover run): no Track B
+ * row, since the run is judged on its own budgets only; a turnover run counts its registered
+ * sessions (its actors), not the sessions its calls were attributed to.
+ */
+export function keyFigures(a: Analysis, scorecardJudged = true): Array<[string, string]> {
   const api = a.api;
   const pf = api.pollingFloor.perSessionCycle.all;
+  const turnover = a.turnover ?? null;
   return [
-    ['Track B scorecard', `${a.scorecard.verdict.toUpperCase()}: ${scorecardWords(a)}`],
-    [
-      'run time, sessions, repos',
-      `${fmtMs(a.run.durationMs)}, ${fmtInt(a.run.sessions)}, ${fmtInt(a.run.repos)}`,
-    ],
+    ...(scorecardJudged
+      ? [
+          ['Track B scorecard', `${a.scorecard.verdict.toUpperCase()}: ${scorecardWords(a)}`] as [
+            string,
+            string,
+          ],
+        ]
+      : []),
+    turnover
+      ? [
+          'run time, sessions registered, repos',
+          `${fmtMs(a.run.durationMs)}, ${fmtInt(turnover.registered)}, ${fmtInt(a.run.repos)}`,
+        ]
+      : [
+          'run time, sessions, repos',
+          `${fmtMs(a.run.durationMs)}, ${fmtInt(a.run.sessions)}, ${fmtInt(a.run.repos)}`,
+        ],
     [
       'API calls (points)',
       `${fmtInt(api.totals.calls)} (${fmtNum(api.totals.points)} points; ${fmtInt(api.totals.notModified)} answered 304)`,

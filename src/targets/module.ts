@@ -40,22 +40,45 @@ export function modulePath(ref: Extract<TargetRef, { kind: 'module' }>): string 
   return isAbsolute(ref.path) ? ref.path : resolve(process.cwd(), ref.path);
 }
 
+/** tsx's isolated import, when tsx is installed (a checkout has it; a package install may not). */
+async function tsxImport(): Promise<typeof import('tsx/esm/api').tsImport | undefined> {
+  try {
+    return (await import('tsx/esm/api')).tsImport;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * TypeScript goes through tsx's isolated import: the CLI normally runs from a bundle without
- * tsx's loader registered (bin/cli-bundle.js), and a `.ts` file outside an ESM package (no
- * `"type": "module"` above it) would be CommonJS to Node anyway. JavaScript is a plain import,
- * with the same fallback for an ES module Node takes for CommonJS.
+ * TypeScript goes through tsx's isolated import: the CLI normally runs from compiled modules
+ * without tsx's loader registered (bin/cli-bundle.js), and a `.ts` file outside an ESM package (no
+ * `"type": "module"` above it) would be CommonJS to Node anyway. tsx is not one of the package's
+ * dependencies: without it, a Node that strips types itself (22.18 and later) imports the file
+ * directly, and an older one is told how to get tsx. JavaScript is a plain import, with the same
+ * fallback for an ES module Node takes for CommonJS.
  */
-async function importModule(path: string): Promise<Record<string, unknown>> {
+async function importModule(target: string, path: string): Promise<Record<string, unknown>> {
   const url = pathToFileURL(path).href;
-  if (!/\.[cm]?tsx?$/.test(path)) {
+  const typescript = /\.[cm]?tsx?$/.test(path);
+  if (!typescript) {
     try {
       return (await import(url)) as Record<string, unknown>;
     } catch (error) {
       if (!/require\(\) ES Module|ERR_REQUIRE/.test(String((error as Error)?.message))) throw error;
     }
   }
-  const { tsImport } = await import('tsx/esm/api');
+  const tsImport = await tsxImport();
+  if (tsImport === undefined) {
+    if (typescript && (process.features as { typescript?: unknown }).typescript)
+      return (await import(url)) as Record<string, unknown>;
+    throw new FleetbenchError(
+      'E_TARGET',
+      `target ${target}: loading TypeScript needs tsx, which is not installed`,
+      {
+        hint: `npm i -D -E ${TSX_PACKAGE} in your project, run on Node 22.18 or later (it strips types itself), or compile the module to JavaScript`,
+      },
+    );
+  }
   const loaded = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
   const inner = loaded.default as Record<string, unknown> | undefined;
   // CommonJS interop wraps the exports once more.
@@ -63,6 +86,9 @@ async function importModule(path: string): Promise<Record<string, unknown>> {
     ? inner
     : loaded;
 }
+
+/** The tsx release fleetbench is developed with (package.json devDependencies). */
+const TSX_PACKAGE = 'tsx@4.23.15';
 
 export async function loadModuleTarget(
   ref: Extract<TargetRef, { kind: 'module' }>,
@@ -73,8 +99,9 @@ export async function loadModuleTarget(
   if (!existsSync(path)) throw new FleetbenchError('E_TARGET', `target ${target}: no such file ${path}`);
   let loaded: Record<string, unknown>;
   try {
-    loaded = await importModule(path);
+    loaded = await importModule(target, path);
   } catch (error) {
+    if (error instanceof FleetbenchError) throw error;
     throw new FleetbenchError('E_TARGET', `target ${target}: cannot load it: ${(error as Error).message}`, {
       cause: error,
     });

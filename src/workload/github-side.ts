@@ -31,6 +31,8 @@ const UNLIMITED_SECONDARY = {
   graphqlPointsPerMinute: Number.MAX_SAFE_INTEGER,
   contentPerMinute: Number.MAX_SAFE_INTEGER,
   contentPerHour: Number.MAX_SAFE_INTEGER,
+  cpuMsPerMinute: Number.MAX_SAFE_INTEGER,
+  graphqlCpuMsPerMinute: Number.MAX_SAFE_INTEGER,
 };
 
 /** Enough open issues for every session the executors can start, spread over the repos. */

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * A system tool a test needs (gh, promtool, Chromium, …), by name on PATH or by absolute path.
@@ -28,6 +30,12 @@ export function systemTool(command: string, versionArgs: string[], debianPackage
 export const PROMTOOL = '/usr/bin/promtool';
 
 /** `promtool check metrics` on an exposition text: its complaints (empty when clean). */
+/** `promtool check rules FILE`: PromQL expressions (e.g. a dashboard's) parse and type-check. */
+export function promtoolCheckRules(file: string): { code: number | null; problems: string } {
+  const result = spawnSync(PROMTOOL, ['check', 'rules', file], { encoding: 'utf8', timeout: 30_000 });
+  return { code: result.status, problems: `${result.stdout}${result.stderr}`.trim() };
+}
+
 export function promtoolCheck(text: string): { code: number | null; problems: string } {
   const result = spawnSync(PROMTOOL, ['check', 'metrics'], {
     input: text,
@@ -36,3 +44,18 @@ export function promtoolCheck(text: string): { code: number | null; problems: st
   });
   return { code: result.status, problems: `${result.stdout}${result.stderr}`.trim() };
 }
+
+/**
+ * Debian 13's gh (2.46), unpacked privately by scripts/gh-debian13.sh (which .ci/run runs), for
+ * the compatibility rows where it behaves differently from Debian 12's gh 2.23 on PATH.
+ */
+export const GH_DEBIAN13 =
+  process.env.FLEETBENCH_GH_DEBIAN13 ??
+  join(
+    process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'),
+    'fleetbench',
+    'gh-debian13',
+    'usr',
+    'bin',
+    'gh',
+  );

@@ -19,6 +19,24 @@ export class RefNode {
     const commit = this.s.commit(this.repo, this.name);
     return commit ? new CommitNode(this.s, this.repo, commit) : null;
   }
+  /**
+   * The default branch is protected by the repository's review rule (`required_reviews`
+   * approvals, what makes a pull request BLOCKED); other branches are not protected.
+   */
+  branchProtectionRule() {
+    const required = this.repo.requiredReviews;
+    if (this.name !== this.repo.defaultBranch || required === 0) return null;
+    return {
+      id: Buffer.from(`bpr:${this.repo.id}`).toString('base64'),
+      pattern: this.name,
+      requiresApprovingReviews: true,
+      requiredApprovingReviewCount: required,
+      requiresStatusChecks: false,
+      requiresStrictStatusChecks: false,
+      requiresCodeOwnerReviews: false,
+      isAdminEnforced: false,
+    };
+  }
 }
 
 class CheckRunNode {
@@ -119,6 +137,25 @@ class StatusContextNode {
   }
 }
 
+/** The CheckRunState and StatusState enums, in the schema's order. */
+const CHECK_RUN_STATE_NAMES = [
+  'ACTION_REQUIRED',
+  'CANCELLED',
+  'COMPLETED',
+  'FAILURE',
+  'IN_PROGRESS',
+  'NEUTRAL',
+  'PENDING',
+  'QUEUED',
+  'SKIPPED',
+  'STALE',
+  'STARTUP_FAILURE',
+  'SUCCESS',
+  'TIMED_OUT',
+  'WAITING',
+] as const;
+const STATUS_STATE_NAMES = ['ERROR', 'EXPECTED', 'FAILURE', 'PENDING', 'SUCCESS'] as const;
+
 const CHECK_RUN_STATES = (run: CheckRun) =>
   run.status === 'completed' ? upper(run.conclusion ?? 'neutral') : upper(run.status);
 
@@ -138,8 +175,11 @@ class RollupNode {
   contexts(args: ConnArgs) {
     const statuses = this.s.latestStatuses(this.commit);
     const items: (CheckRun | CommitStatus)[] = [...this.commit.checkRuns, ...statuses];
-    const count = <T>(values: T[], key: (v: T) => string) => {
-      const m = new Map<string, number>();
+    // Every state of the enum, zeros included: gh (2.46's pr status) counts checks from these
+    // lists only when both are non-empty, so a commit with check runs and no statuses still
+    // answers a statusContextCountsByState list.
+    const count = <T>(states: readonly string[], values: T[], key: (v: T) => string) => {
+      const m = new Map<string, number>(states.map((state) => [state, 0]));
       for (const v of values) m.set(key(v), (m.get(key(v)) ?? 0) + 1);
       return [...m].map(([state, n]) => ({ state, count: n }));
     };
@@ -153,8 +193,8 @@ class RollupNode {
       {
         checkRunCount: this.commit.checkRuns.length,
         statusContextCount: statuses.length,
-        checkRunCountsByState: count(this.commit.checkRuns, CHECK_RUN_STATES),
-        statusContextCountsByState: count(statuses, (st) => upper(st.state)),
+        checkRunCountsByState: count(CHECK_RUN_STATE_NAMES, this.commit.checkRuns, CHECK_RUN_STATES),
+        statusContextCountsByState: count(STATUS_STATE_NAMES, statuses, (st) => upper(st.state)),
       },
     );
   }

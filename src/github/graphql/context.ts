@@ -1,5 +1,6 @@
 /** What every GraphQL resolver receives (the state, the viewer, the rate limit) and how it refuses. */
 import { GraphQLError } from 'graphql';
+import type { SearchBudget } from '../search.ts';
 import type { GitHubState, User } from '../state.ts';
 
 export interface RateLimitInfo {
@@ -17,6 +18,8 @@ export interface GqlContext {
   rate: RateLimitInfo;
   /** The repository a mutation changed (owner/name), for the trace's `repo`. */
   touched?: string;
+  /** What is left of this request's search work (its `search` fields share it). */
+  searchBudget?: SearchBudget;
 }
 
 export function notFound(message: string): GraphQLError {

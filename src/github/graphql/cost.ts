@@ -3,8 +3,14 @@
  * node limits for the GraphQL API"): add up the requests needed to fill each connection, assuming
  * each reaches its `first`/`last`, nested connections multiplied by their parents' sizes; divide
  * by 100, round, minimum 1 (a query that selects only `rateLimit` costs 1 too: the field adds
- * nothing, the call has its minimum). Every connection needs `first` or `last` (at most 100), and
+ * nothing, the call has its minimum). Every connection needs `first` or `last` (1 to 100), and
  * a query may touch at most 500,000 nodes.
+ *
+ * The walk is linear in the document's size: a named fragment's tally (requests and nodes per
+ * unit of its parent's multiplier, and the fields it would expand to) is computed once and
+ * scaled at every spread, so a fragment spread twice by a fragment spread twice by ... costs one
+ * walk of each fragment, not 2^n. What such a document would expand to is still counted, and past
+ * GRAPHQL_LIMITS.maxExpandedFields the query is refused, as GitHub refuses oversized queries.
  */
 import {
   type DocumentNode,
@@ -19,6 +25,7 @@ import {
   type SelectionSetNode,
   valueFromASTUntyped,
 } from 'graphql';
+import { GRAPHQL_LIMITS } from '../../limits.ts';
 import { CONTENT_CREATING_MUTATIONS } from './mutations.ts';
 
 const MAX_NODES = 500_000;
@@ -28,12 +35,36 @@ export function primaryPoints(requests: number): number {
   return Math.max(1, Math.round(requests / 100));
 }
 
+export interface QueryError {
+  type: string;
+  message: string;
+  path?: string[];
+}
+
 export interface QueryCost {
   requests: number;
   nodes: number;
   contentCreating: boolean;
   repo?: string;
-  error?: { type: string; message: string; path?: string[] };
+  error?: QueryError;
+}
+
+/**
+ * What a selection set adds per unit of its parent's multiplier: the connection requests and
+ * nodes, and the fields it expands to (fragments expanded), which is what walking it without
+ * memoisation would visit.
+ */
+interface Tally {
+  requests: number;
+  nodes: number;
+  fields: number;
+}
+
+const EMPTY: Readonly<Tally> = { requests: 0, nodes: 0, fields: 0 };
+
+/** Thrown inside the walk to stop it; caught in costOf. */
+class Refusal {
+  constructor(readonly error: QueryError) {}
 }
 
 export function costOf(
@@ -53,7 +84,7 @@ export function costOf(
     else if (def.defaultValue) vars[name] = valueFromASTUntyped(def.defaultValue, {});
   }
   const out: QueryCost = { requests: 0, nodes: 0, contentCreating: false };
-  let repos: Set<string> | undefined;
+  const repos = new Set<string>();
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) return out;
 
@@ -63,31 +94,50 @@ export function costOf(
         out.contentCreating = true;
   }
 
+  /** Tallies of named fragments; undefined while one is being walked (validation forbids cycles). */
+  const fragmentTallies = new Map<string, Tally | undefined>();
+  /** Selection sets walked, each once: the bound on this function's own work. */
+  let visits = 0;
+
+  const fragmentTally = (name: string, path: string[]): Tally => {
+    if (fragmentTallies.has(name)) return fragmentTallies.get(name) ?? EMPTY;
+    const frag = fragments.get(name);
+    if (!frag) return EMPTY;
+    fragmentTallies.set(name, undefined);
+    const tally = walk(frag.selectionSet, schema.getType(frag.typeCondition.name.value), path);
+    fragmentTallies.set(name, tally);
+    return tally;
+  };
+
   const walk = (
     set: SelectionSetNode,
     parent: GraphQLNamedType | undefined | null,
-    mult: number,
     path: string[],
-  ) => {
+  ): Tally => {
+    if (++visits > GRAPHQL_LIMITS.maxTokens) throw new Refusal(tooLarge(Number.POSITIVE_INFINITY));
+    const tally: Tally = { requests: 0, nodes: 0, fields: 0 };
+    const add = (t: Tally, times = 1) => {
+      tally.requests += times * t.requests;
+      tally.nodes += times * t.nodes;
+      tally.fields += t.fields;
+    };
     for (const sel of set.selections) {
-      if (out.error) return;
       if (sel.kind === Kind.INLINE_FRAGMENT) {
         const type = sel.typeCondition ? schema.getType(sel.typeCondition.name.value) : parent;
-        walk(sel.selectionSet, type, mult, path);
+        add(walk(sel.selectionSet, type, path));
         continue;
       }
       if (sel.kind === Kind.FRAGMENT_SPREAD) {
-        const frag = fragments.get(sel.name.value);
-        if (frag) walk(frag.selectionSet, schema.getType(frag.typeCondition.name.value), mult, path);
+        add(fragmentTally(sel.name.value, path));
         continue;
       }
+      tally.fields++;
       const name = sel.name.value;
       if (name.startsWith('__') || !parent || !(isObjectType(parent) || isInterfaceType(parent))) continue;
       const field = parent.getFields()[name];
       if (!field) continue;
       const type = getNamedType(field.type);
       const here = [...path, sel.alias?.value ?? name];
-      let childMult = mult;
       let first: unknown;
       let last: unknown;
       let owner: unknown;
@@ -99,52 +149,106 @@ export function costOf(
         else if (arg.name.value === 'owner') owner = value;
         else if (arg.name.value === 'name') repoName = value;
       }
-      if (name === 'repository' && typeof owner === 'string' && typeof repoName === 'string') {
-        repos ??= new Set();
+      if (name === 'repository' && typeof owner === 'string' && typeof repoName === 'string')
         repos.add(`${owner}/${repoName}`);
+      const children = sel.selectionSet ? walk(sel.selectionSet, type, here) : EMPTY;
+      if (!type.name.endsWith('Connection')) {
+        add(children);
+        continue;
       }
-      if (type.name.endsWith('Connection')) {
-        let size = typeof first === 'number' ? first : typeof last === 'number' ? last : undefined;
-        // Asking only for totalCount/pageInfo needs no bounds (gh does this); it fetches no nodes.
-        if (size === undefined && sel.selectionSet && !selectsItems(sel.selectionSet)) size = 0;
-        if (size === undefined) {
-          out.error = {
-            type: 'MISSING_PAGINATION_BOUNDARIES',
-            path: here,
-            message: `You must provide a \`first\` or \`last\` value to properly paginate the \`${name}\` connection.`,
-          };
-          return;
-        }
-        if (size > 100 || size < 0) {
-          out.error = {
-            type: 'EXCESSIVE_PAGINATION',
-            path: here,
-            message: `Requesting ${size} records on the \`${name}\` connection exceeds the \`${typeof first === 'number' ? 'first' : 'last'}\` limit of 100 records.`,
-          };
-          return;
-        }
-        out.requests += mult;
-        childMult = mult * size;
-        out.nodes += childMult;
-        if (out.nodes > MAX_NODES) {
-          out.error = {
-            type: 'MAX_NODE_LIMIT_EXCEEDED',
-            message: `This query requests up to ${out.nodes} possible nodes which exceeds the maximum limit of ${MAX_NODES}.`,
-          };
-          return;
-        }
-      }
-      if (sel.selectionSet) walk(sel.selectionSet, type, childMult, here);
+      const size = connectionSize(name, here, first, last, sel.selectionSet);
+      tally.requests += 1 + size * children.requests;
+      tally.nodes += size + size * children.nodes;
+      tally.fields += children.fields;
     }
+    return tally;
   };
+
+  /** `first`/`last` of a connection, refused as GitHub refuses a missing or out-of-range one. */
+  const connectionSize = (
+    name: string,
+    path: string[],
+    first: unknown,
+    last: unknown,
+    selections: SelectionSetNode | undefined,
+  ): number => {
+    const argument = typeof first === 'number' ? 'first' : typeof last === 'number' ? 'last' : undefined;
+    if (argument === undefined) {
+      // Asking only for totalCount/pageInfo needs no bounds (gh does this); it fetches no nodes.
+      if (selections && !selectsItems(selections)) return 0;
+      throw new Refusal({
+        type: 'MISSING_PAGINATION_BOUNDARIES',
+        path,
+        message: `You must provide a \`first\` or \`last\` value to properly paginate the \`${name}\` connection.`,
+      });
+    }
+    const size = (argument === 'first' ? first : last) as number;
+    if (size > 100) {
+      throw new Refusal({
+        type: 'EXCESSIVE_PAGINATION',
+        path,
+        message: `Requesting ${size} records on the \`${name}\` connection exceeds the \`${argument}\` limit of 100 records.`,
+      });
+    }
+    if (size < 1) {
+      // "Values of first and last must be within 1-100."
+      throw new Refusal({
+        type: 'INVALID_PAGINATION',
+        path,
+        message: `\`${argument}\` on the \`${name}\` connection must be within 1-100 (got ${size}).`,
+      });
+    }
+    return size;
+  };
+
+  /** Whether a selection set asks for a connection's items (nodes or edges), fragments followed once each. */
+  const itemsMemo = new Map<string, boolean>();
   const selectsItems = (set: SelectionSetNode): boolean =>
     set.selections.some((sel) => {
       if (sel.kind === Kind.FIELD) return sel.name.value === 'nodes' || sel.name.value === 'edges';
       if (sel.kind === Kind.INLINE_FRAGMENT) return selectsItems(sel.selectionSet);
-      const frag = fragments.get(sel.name.value);
-      return frag !== undefined && selectsItems(frag.selectionSet);
+      const name = sel.name.value;
+      const known = itemsMemo.get(name);
+      if (known !== undefined) return known;
+      itemsMemo.set(name, false);
+      const frag = fragments.get(name);
+      const found = frag !== undefined && selectsItems(frag.selectionSet);
+      itemsMemo.set(name, found);
+      return found;
     });
-  walk(operation.selectionSet, rootType, 1, []);
-  if (repos && repos.size === 1) out.repo = [...repos][0];
+
+  let total: Tally;
+  try {
+    total = walk(operation.selectionSet, rootType, []);
+  } catch (error) {
+    if (error instanceof Refusal) {
+      out.error = error.error;
+      return out;
+    }
+    throw error;
+  }
+  if (total.fields > GRAPHQL_LIMITS.maxExpandedFields) {
+    out.error = tooLarge(total.fields);
+    return out;
+  }
+  out.requests = total.requests;
+  out.nodes = total.nodes;
+  if (out.nodes > MAX_NODES) {
+    out.error = {
+      type: 'MAX_NODE_LIMIT_EXCEEDED',
+      message: `This query requests up to ${Number.isFinite(out.nodes) ? out.nodes : 'more than 10^300'} possible nodes which exceeds the maximum limit of ${MAX_NODES}.`,
+    };
+    return out;
+  }
+  if (repos.size === 1) out.repo = [...repos][0];
   return out;
+}
+
+/** A document whose fragments expand past the bound: refused before anything runs. */
+function tooLarge(fields: number): QueryError {
+  const size = Number.isFinite(fields) ? fields.toLocaleString('en-US') : 'more than that';
+  return {
+    type: 'MAX_COMPLEXITY_EXCEEDED',
+    message: `Query has complexity of ${size}, which exceeds max complexity of ${GRAPHQL_LIMITS.maxExpandedFields.toLocaleString('en-US')} (its fields, fragments expanded)`,
+  };
 }

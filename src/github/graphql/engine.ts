@@ -20,6 +20,7 @@ import {
 import type { GitHubState, User } from '../state.ts';
 import type { GqlContext, RateLimitInfo } from './context.ts';
 import { costOf, primaryPoints } from './cost.ts';
+import { githubQueryError } from './errors.ts';
 import { parseBounded } from './limits.ts';
 import { root } from './resolvers.ts';
 import { SDL } from './schema.ts';
@@ -62,6 +63,7 @@ export interface RejectedQuery {
 }
 
 interface CachedDocument {
+  /** Parsed; invalid when `errors` is set (kept to name the errors' paths). */
   document?: DocumentNode;
   errors?: readonly GraphQLError[];
   /** The first named operation, so even a query that failed validation can be grouped by name. */
@@ -70,17 +72,6 @@ interface CachedDocument {
 
 function errorsBody(errors: readonly Record<string, unknown>[]): string {
   return JSON.stringify({ errors });
-}
-
-/** GitHub's error format: `type` beside the message, not inside extensions. */
-function formatError(error: GraphQLError): Record<string, unknown> {
-  const type = error.extensions?.type;
-  return {
-    ...(typeof type === 'string' ? { type } : {}),
-    ...(error.path ? { path: error.path } : {}),
-    ...(error.locations ? { locations: error.locations } : {}),
-    message: error.message,
-  };
 }
 
 export class GraphQLEngine {
@@ -124,11 +115,12 @@ export class GraphQLEngine {
     const parsed = this.document(b.query);
     const opName = operationName ?? parsed.firstOperationName;
     if (parsed.errors) {
+      const errors = parsed.errors.map((e) => githubQueryError(e, parsed.document));
       return {
         ok: false,
         status: 200,
-        body: errorsBody(parsed.errors.map(formatError)),
-        error: parsed.errors[0]!.message,
+        body: errorsBody(errors),
+        error: errors[0]!.message as string,
         opName,
       };
     }
@@ -145,7 +137,7 @@ export class GraphQLEngine {
       return {
         ok: false,
         status: 200,
-        body: errorsBody([analysis.error]),
+        body: errorsBody([{ ...analysis.error }]),
         error: analysis.error.message,
         opName,
       };
@@ -172,7 +164,7 @@ export class GraphQLEngine {
     try {
       const document = parseBounded(query);
       const errors = validate(this.schema, document, VALIDATION_RULES);
-      entry = errors.length > 0 ? { errors } : { document };
+      entry = errors.length > 0 ? { errors, document } : { document };
       for (const def of document.definitions) {
         if (def.kind === Kind.OPERATION_DEFINITION && def.name) {
           entry.firstOperationName = def.name.value;
@@ -196,7 +188,7 @@ export class GraphQLEngine {
     state: GitHubState,
     viewer: User,
     rate: RateLimitInfo,
-  ): { body: string; touched?: string } {
+  ): { body: string; touched?: string; error?: string } {
     const context: GqlContext = { state, viewer, rate };
     const result = executeSync({
       schema: this.schema,
@@ -206,11 +198,15 @@ export class GraphQLEngine {
       variableValues: prepared.variables,
       operationName: prepared.operationName,
     });
-    const body =
-      result.errors && result.errors.length > 0
-        ? JSON.stringify({ data: result.data ?? null, errors: result.errors.map(formatError) })
-        : JSON.stringify({ data: result.data });
-    return context.touched === undefined ? { body } : { body, touched: context.touched };
+    if (!result.errors || result.errors.length === 0) {
+      const body = JSON.stringify({ data: result.data });
+      return context.touched === undefined ? { body } : { body, touched: context.touched };
+    }
+    const errors = result.errors.map((e) => githubQueryError(e, prepared.document));
+    const body = JSON.stringify({ data: result.data ?? null, errors });
+    // The first error names the answer in the trace (a refused mutation, a missing object).
+    const error = errors[0]!.message as string;
+    return context.touched === undefined ? { body, error } : { body, touched: context.touched, error };
   }
 }
 

@@ -2,7 +2,16 @@
  * Issues, pull requests and the repository that lists them (one file: a repository resolves its
  * pull requests and a pull request its repository).
  */
-import type { GitHubState, Issue, PullRequest, Repo, Review, ReviewComment } from '../state.ts';
+import { ADDED_PER_COMMIT, changedFiles, REMOVED_PER_COMMIT } from '../changes.ts';
+import {
+  type GitHubState,
+  type Issue,
+  type PullRequest,
+  type Repo,
+  type Review,
+  type ReviewComment,
+  sortIssues,
+} from '../state.ts';
 import { CommitNode, RefNode } from './commits.ts';
 import { type ConnArgs, connection, EMPTY_CONNECTION } from './connection.ts';
 import { notFound, upper } from './context.ts';
@@ -171,13 +180,22 @@ export class PullNode extends IssueLikeNode {
   }
   readonly isCrossRepository = false;
   get additions() {
-    return 10 * this.pull.commits.length;
+    return ADDED_PER_COMMIT * this.pull.commits.length;
   }
   get deletions() {
-    return 2 * this.pull.commits.length;
+    return REMOVED_PER_COMMIT * this.pull.commits.length;
   }
   get changedFiles() {
     return this.pull.commits.length;
+  }
+  files(args: ConnArgs) {
+    return connection(changedFiles(this.pull), args, (file) => ({
+      path: file.path,
+      additions: file.additions,
+      deletions: file.deletions,
+      changeType: 'MODIFIED',
+      viewerViewedState: 'UNVIEWED',
+    }));
   }
   readonly autoMergeRequest = null;
   readonly potentialMergeCommit = null;
@@ -255,14 +273,9 @@ function orderItems<T extends Issue>(
   orderBy: { field: string; direction: string } | null | undefined,
 ): T[] {
   if (!orderBy) return items;
-  const key =
-    orderBy.field === 'UPDATED_AT'
-      ? (i: Issue) => i.updatedAt
-      : orderBy.field === 'COMMENTS'
-        ? (i: Issue) => i.comments.length
-        : (i: Issue) => i.createdAt;
-  const sign = orderBy.direction === 'DESC' ? -1 : 1;
-  return items.sort((a, b) => sign * (key(a) - key(b) || a.version - b.version));
+  const field =
+    orderBy.field === 'UPDATED_AT' ? 'updated' : orderBy.field === 'COMMENTS' ? 'comments' : 'created';
+  return sortIssues(items, field, orderBy.direction === 'DESC');
 }
 
 export class RepoNode {
@@ -421,6 +434,13 @@ export class RepoNode {
       );
     }
     return connection(labels, args, (l) => new LabelNode(this.s, this.repo, l));
+  }
+  /** A label of the repository by name (case-insensitive, as on GitHub); null when there is none. */
+  label(args: { name: string }) {
+    const wanted = args.name.toLowerCase();
+    for (const label of this.s.repoLabels(this.repo).values())
+      if (label.name.toLowerCase() === wanted) return new LabelNode(this.s, this.repo, label);
+    return null;
   }
   assignableUsers(args: ConnArgs) {
     return connection(

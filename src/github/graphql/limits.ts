@@ -28,7 +28,12 @@ function tooDeep(depth?: number): GraphQLError {
   );
 }
 
-/** The deepest selection-set nesting of any operation, fragments expanded (iterative, no recursion). */
+/**
+ * The deepest selection-set nesting of any operation, fragments expanded (iterative, no
+ * recursion). A fragment is expanded again only at a depth deeper than any it was expanded at
+ * before (a spread adds no depth, so nothing new can come of a shallower or equal one): linear in
+ * the document, whatever its fragments spread, and a cycle (validation's to report) stops itself.
+ */
 function maxDepth(document: DocumentNode): number {
   const fragments = new Map<string, SelectionSetNode>();
   for (const definition of document.definitions)
@@ -37,26 +42,26 @@ function maxDepth(document: DocumentNode): number {
   let deepest = 0;
   for (const definition of document.definitions) {
     if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-    const stack: Array<{ set: SelectionSetNode; depth: number; via: ReadonlySet<string> }> = [
-      { set: definition.selectionSet, depth: 1, via: new Set() },
+    const expandedAt = new Map<string, number>();
+    const stack: Array<{ set: SelectionSetNode; depth: number }> = [
+      { set: definition.selectionSet, depth: 1 },
     ];
-    let visited = 0;
     while (stack.length > 0) {
-      const { set, depth, via } = stack.pop()!;
+      const { set, depth } = stack.pop()!;
       if (depth > deepest) deepest = depth;
-      // Past the limit the answer is known; fragment fan-out must not make this loop long either.
-      if (deepest > GRAPHQL_LIMITS.maxDepth || ++visited > GRAPHQL_LIMITS.maxTokens) return deepest;
+      // Past the limit the answer is known.
+      if (deepest > GRAPHQL_LIMITS.maxDepth) return deepest;
       for (const selection of set.selections) {
         if (selection.kind === Kind.FRAGMENT_SPREAD) {
           const name = selection.name.value;
           const fragment = fragments.get(name);
-          // A cycle is validation's to report (NoFragmentCyclesRule); here it just stops.
-          if (fragment && !via.has(name)) stack.push({ set: fragment, depth, via: new Set([...via, name]) });
+          if (fragment === undefined || (expandedAt.get(name) ?? 0) >= depth) continue;
+          expandedAt.set(name, depth);
+          stack.push({ set: fragment, depth });
         } else if (selection.selectionSet) {
           stack.push({
             set: selection.selectionSet,
             depth: selection.kind === Kind.FIELD ? depth + 1 : depth,
-            via,
           });
         }
       }

@@ -1,14 +1,22 @@
 /**
- * The GraphQL mutations `gh` and orchestrators send (addComment, addPullRequestReview,
- * mergePullRequest, closePullRequest, updatePullRequest, markPullRequestReadyForReview,
- * addLabelsToLabelable, and the issue counterparts), with GitHub's input and payload types.
+ * The GraphQL mutations `gh` and orchestrators send (createPullRequest, createIssue, addComment,
+ * addPullRequestReview, mergePullRequest, closePullRequest, updatePullRequest,
+ * markPullRequestReadyForReview, addLabelsToLabelable, and the issue counterparts), with GitHub's
+ * input and payload types.
  * Each calls the same GitHubState method the REST write or the admin API calls, so a comment
  * posted through GraphQL moves the same versions, `updated_at` and ETags as one posted through
  * REST. Refusals come back as GitHub's GraphQL errors (`type` NOT_FOUND or UNPROCESSABLE next to
  * `data: {field: null}`); charging is the emulator's job (see ../emulator.ts).
  */
 import { GraphQLError } from 'graphql';
-import { GitHubStateError, type Issue, type Label, type PullRequest, type ReviewState } from '../state.ts';
+import {
+  GitHubStateError,
+  type Issue,
+  type Label,
+  type PullRequest,
+  type Repo,
+  type ReviewState,
+} from '../state.ts';
 import { cursor } from './connection.ts';
 import { type GqlContext, notFound } from './context.ts';
 import { IssueNode, PullNode } from './issues.ts';
@@ -19,6 +27,8 @@ import { UserNode } from './users.ts';
 export const CONTENT_CREATING_MUTATIONS: ReadonlySet<string> = new Set([
   'addComment',
   'addPullRequestReview',
+  'createIssue',
+  'createPullRequest',
 ]);
 
 function unprocessable(message: string): GraphQLError {
@@ -55,6 +65,14 @@ function issueById(ctx: GqlContext, id: string): Issue {
   return issue;
 }
 
+function repoById(ctx: GqlContext, id: string): Repo {
+  const entity = ctx.state.nodes.get(id);
+  if (entity === undefined || !('fullName' in entity))
+    throw notFound(`Could not resolve to a Repository with the global id of '${id}'.`);
+  ctx.touched = entity.fullName;
+  return entity;
+}
+
 function pullById(ctx: GqlContext, id: string): PullRequest {
   const entity = ctx.state.nodes.get(id);
   let pull: PullRequest | undefined;
@@ -75,8 +93,9 @@ function labelsById(ctx: GqlContext, issue: Issue, ids: readonly string[]): Labe
   });
 }
 
+/** The users of these node ids, each once. */
 function usersById(ctx: GqlContext, ids: readonly string[]) {
-  return ids.map((id) => {
+  return [...new Set(ids)].map((id) => {
     const entity = ctx.state.nodes.get(id);
     if (entity === undefined || !('login' in entity)) throw unresolved(id);
     return entity;
@@ -227,13 +246,77 @@ export const mutationRoot = {
     ctx: GqlContext,
   ) {
     const pull = pullById(ctx, input.pullRequestId);
-    // The REST merge endpoint's rule: an open pull request that is not conflicting.
-    if (pull.issue.state !== 'open' || pull.mergeable === false)
-      throw unprocessable('Pull Request is not mergeable');
-    if (input.expectedHeadOid && input.expectedHeadOid !== pull.headSha)
-      throw unprocessable('Head branch was modified. Review and try the merge again.');
+    // The REST merge endpoint's refusals, in the same words.
+    const refusal = ctx.state.mergeRefusal(pull, input.expectedHeadOid ?? undefined);
+    if (refusal) throw unprocessable(refusal.message);
     change(() => ctx.state.mergePullRequest(pull, { user: ctx.viewer.login }));
     return pullPayload(ctx, pull, input);
+  },
+
+  createPullRequest(
+    {
+      input,
+    }: Input<{
+      repositoryId: string;
+      baseRefName: string;
+      headRefName: string;
+      title: string;
+      body?: string | null;
+      draft?: boolean | null;
+    }>,
+    ctx: GqlContext,
+  ) {
+    const repo = repoById(ctx, input.repositoryId);
+    const head = input.headRefName.replace(/^refs\/heads\//, '');
+    const base = input.baseRefName.replace(/^refs\/heads\//, '');
+    // GitHub's answer when the head branch was never pushed (what `gh pr create` shows).
+    if (!repo.branches.has(head))
+      throw unprocessable(
+        `Head sha can't be blank, Base sha can't be blank, No commits between ${base} and ${head}, Head ref must be a branch`,
+      );
+    if (!repo.branches.has(base)) throw unprocessable(`Base ref must be a branch`);
+    const pull = change(() =>
+      ctx.state.openPullRequest(repo, {
+        head,
+        base,
+        title: input.title,
+        body: input.body ?? '',
+        user: ctx.viewer.login,
+        draft: input.draft ?? false,
+      }),
+    );
+    return { clientMutationId: input.clientMutationId ?? null, pullRequest: new PullNode(ctx.state, pull) };
+  },
+
+  createIssue(
+    {
+      input,
+    }: Input<{
+      repositoryId: string;
+      title: string;
+      body?: string | null;
+      labelIds?: string[] | null;
+      assigneeIds?: string[] | null;
+    }>,
+    ctx: GqlContext,
+  ) {
+    const repo = repoById(ctx, input.repositoryId);
+    const labels = (input.labelIds ?? []).map((id) => {
+      const label = [...ctx.state.repoLabels(repo).values()].find((l) => l.nodeId === id);
+      if (!label) throw unresolved(id);
+      return label.name;
+    });
+    const assignees = usersById(ctx, input.assigneeIds ?? []).map((u) => u.login);
+    const issue = change(() =>
+      ctx.state.createIssue(repo, {
+        title: input.title,
+        body: input.body ?? '',
+        user: ctx.viewer.login,
+        labels,
+        assignees,
+      }),
+    );
+    return { clientMutationId: input.clientMutationId ?? null, issue: new IssueNode(ctx.state, issue) };
   },
 
   closePullRequest({ input }: Input<{ pullRequestId: string }>, ctx: GqlContext) {
@@ -280,8 +363,12 @@ export const mutationRoot = {
 
   closeIssue({ input }: Input<{ issueId: string; stateReason?: string | null }>, ctx: GqlContext) {
     const issue = issueById(ctx, input.issueId);
-    change(() => ctx.state.editIssue(issue, { state: 'closed' }));
-    if (input.stateReason === 'NOT_PLANNED') issue.stateReason = 'not_planned';
+    change(() =>
+      ctx.state.editIssue(issue, {
+        state: 'closed',
+        stateReason: input.stateReason === 'NOT_PLANNED' ? 'not_planned' : undefined,
+      }),
+    );
     return { clientMutationId: input.clientMutationId ?? null, issue: new IssueNode(ctx.state, issue) };
   },
 

@@ -1,9 +1,9 @@
 /**
  * The GraphQL subset, in GitHub's type and field names: what orchestrators ask for (repository,
  * pullRequest with state, mergeable, reviewDecision, commits → statusCheckRollup contexts,
- * reviewThreads, reviews; rateLimit) and what `gh pr list/view/checks` and `gh issue view`
- * query, and the mutations `gh pr comment/review/merge/close/edit/ready` and `gh issue
- * comment/edit` send, with GitHub's input and payload types. Fields a client might select but the
+ * reviewThreads, reviews, files; search; rateLimit) and what `gh pr list/view/checks/status` and
+ * `gh issue list/view` query, and the mutations `gh pr create/comment/review/merge/close/edit/ready`
+ * and `gh issue create/comment/edit` send, with GitHub's input and payload types. Fields a client might select but the
  * emulator has no data for resolve to empty values.
  */
 export const SDL = /* GraphQL */ `
@@ -21,9 +21,19 @@ type Query {
   repositoryOwner(login: String!): RepositoryOwner
   node(id: ID!): Node
   nodes(ids: [ID!]!): [Node]!
+  search(query: String!, type: SearchType!, first: Int, last: Int, after: String, before: String): SearchResultItemConnection!
 }
 
+enum SearchType { ISSUE ISSUE_ADVANCED REPOSITORY USER DISCUSSION }
+union SearchResultItem = Issue | PullRequest | Repository | User | Organization
+type TextMatchHighlight { beginIndice: Int!, endIndice: Int!, text: String! }
+type TextMatch { fragment: String!, highlights: [TextMatchHighlight!]!, property: String! }
+type SearchResultItemEdge { cursor: String!, node: SearchResultItem, textMatches: [TextMatch] }
+type SearchResultItemConnection { codeCount: Int!, discussionCount: Int!, issueCount: Int!, repositoryCount: Int!, userCount: Int!, wikiCount: Int!, edges: [SearchResultItemEdge], nodes: [SearchResultItem], pageInfo: PageInfo! }
+
 type Mutation {
+  createPullRequest(input: CreatePullRequestInput!): CreatePullRequestPayload
+  createIssue(input: CreateIssueInput!): CreateIssuePayload
   addComment(input: AddCommentInput!): AddCommentPayload
   addPullRequestReview(input: AddPullRequestReviewInput!): AddPullRequestReviewPayload
   mergePullRequest(input: MergePullRequestInput!): MergePullRequestPayload
@@ -37,6 +47,11 @@ type Mutation {
   closeIssue(input: CloseIssueInput!): CloseIssuePayload
   reopenIssue(input: ReopenIssueInput!): ReopenIssuePayload
 }
+
+input CreatePullRequestInput { repositoryId: ID!, baseRefName: String!, headRefName: String!, headRepositoryId: ID, title: String!, body: String, maintainerCanModify: Boolean, draft: Boolean, clientMutationId: String }
+type CreatePullRequestPayload { clientMutationId: String, pullRequest: PullRequest }
+input CreateIssueInput { repositoryId: ID!, title: String!, body: String, assigneeIds: [ID!], labelIds: [ID!], milestoneId: ID, projectIds: [ID!], projectV2Ids: [ID!], issueTemplate: String, issueTypeId: ID, parentIssueId: ID, clientMutationId: String }
+type CreateIssuePayload { clientMutationId: String, issue: Issue }
 
 input AddCommentInput { body: String!, clientMutationId: String, subjectId: ID! }
 type AddCommentPayload { clientMutationId: String, commentEdge: IssueCommentEdge, subject: Node, timelineEdge: IssueTimelineItemEdge }
@@ -187,6 +202,18 @@ type Ref implements Node {
   name: String!
   prefix: String!
   target: Commit
+  branchProtectionRule: BranchProtectionRule
+}
+
+type BranchProtectionRule implements Node {
+  id: ID!
+  pattern: String!
+  requiresApprovingReviews: Boolean!
+  requiredApprovingReviewCount: Int
+  requiresStatusChecks: Boolean!
+  requiresStrictStatusChecks: Boolean!
+  requiresCodeOwnerReviews: Boolean!
+  isAdminEnforced: Boolean!
 }
 
 type License { key: String!, name: String!, nickname: String }
@@ -235,6 +262,7 @@ type Repository implements Node {
   issues(states: [IssueState!], labels: [String!], filterBy: IssueFilters, orderBy: IssueOrder, first: Int, last: Int, after: String, before: String): IssueConnection!
   issueOrPullRequest(number: Int!): IssueOrPullRequest
   labels(first: Int, last: Int, after: String, before: String, query: String, orderBy: LabelOrder): LabelConnection
+  label(name: String!): Label
   assignableUsers(first: Int, last: Int, after: String, before: String, query: String): UserConnection!
   mentionableUsers(first: Int, last: Int, after: String, before: String, query: String): UserConnection!
   milestones(first: Int, last: Int, after: String, before: String): MilestoneConnection
@@ -283,7 +311,7 @@ type ProjectV2Item implements Node { id: ID!, project: ProjectV2! }
 type ReactionGroup { content: ReactionContent!, users(first: Int, last: Int): ReactingUserConnection!, viewerHasReacted: Boolean! }
 union RequestedReviewer = User | Team | Mannequin | Bot
 type ReviewRequest implements Node { id: ID!, requestedReviewer: RequestedReviewer }
-type AutoMergeRequest { enabledAt: DateTime }
+type AutoMergeRequest { enabledAt: DateTime, enabledBy: Actor, authorEmail: String, commitBody: String, commitHeadline: String, mergeMethod: PullRequestMergeMethod! }
 
 interface Comment {
   id: ID!
@@ -380,7 +408,14 @@ type PullRequest implements Node & Comment & Labelable {
   reactionGroups: [ReactionGroup!]
   statusCheckRollup: StatusCheckRollup
   viewerCanUpdate: Boolean!
+  files(first: Int, last: Int, after: String, before: String): PullRequestChangedFileConnection
 }
+
+enum PatchStatus { ADDED CHANGED COPIED DELETED MODIFIED RENAMED }
+enum FileViewedState { DISMISSED UNVIEWED VIEWED }
+type PullRequestChangedFile { path: String!, additions: Int!, deletions: Int!, changeType: PatchStatus!, viewerViewedState: FileViewedState! }
+type PullRequestChangedFileConnection { totalCount: Int!, nodes: [PullRequestChangedFile], edges: [PullRequestChangedFileEdge], pageInfo: PageInfo! }
+type PullRequestChangedFileEdge { cursor: String!, node: PullRequestChangedFile }
 
 type PullRequestCommit implements Node {
   id: ID!

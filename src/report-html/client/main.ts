@@ -109,9 +109,22 @@ function draw(spec: ChartSpec, holder: HTMLElement): void {
     ],
     legend: { live: true },
     cursor: { drag: { x: true, y: false } },
-    hooks: spec.markers && spec.markers.length > 0 ? { draw: [(u) => drawMarkers(u, spec.markers!)] } : {},
+    hooks: {
+      ...(spec.markers && spec.markers.length > 0
+        ? { draw: [(u: uPlot) => drawMarkers(u, spec.markers!)] }
+        : {}),
+      // Without a cursor on the chart (a static view, a print, a screenshot) the legend shows
+      // the values at the last point with data, not dashes.
+      setLegend: [
+        (u: uPlot) => {
+          if (u.legend.idx === null || u.legend.idx === undefined) u.setLegend({ idx: resting });
+        },
+      ],
+    },
   };
+  const resting = restingIndex(spec.data);
   const plot = new uPlot(opts, spec.data, holder);
+  plot.setLegend({ idx: resting });
   charts.push({ id: spec.id, plot });
   report.charts = report.charts.filter((id) => id !== spec.id);
   report.charts.push(spec.id);
@@ -123,6 +136,13 @@ function draw(spec: ChartSpec, holder: HTMLElement): void {
     yLabel: String(opts.axes?.[1]?.label ?? ''),
     series: spec.series.map((s) => String(s.label ?? '')),
   });
+}
+
+/** The last x index where some series has a value: what a legend shows when no cursor is on the chart. */
+function restingIndex(data: uPlot.AlignedData): number {
+  for (let i = data[0].length - 1; i > 0; i--)
+    if (data.slice(1).some((values) => values[i] !== null && values[i] !== undefined)) return i;
+  return 0;
 }
 
 const MARKER_COLOUR = { restart: '#b91c1c', ready: '#15803d', fault: '#b45309', marker: '#4b5563' } as const;
@@ -233,8 +253,8 @@ function verdictSection(u: UnitReport): HTMLElement {
       { class: 'explain' },
       u.scorecardJudged
         ? 'The Track B scorecard is the built-in budget for API cost: every rule must hold for a control plane to run 50 sessions on one 5,000/h GitHub token without being throttled. '
-        : 'This run is judged on the budgets its scenario names (the table after the scorecard), not on the Track B scorecard: a chaos wave or a turnover run is not sized for the API cost rules, which are shown for reference only. ',
-      u.projected && u.sessions > 0
+        : 'This run is judged on the budgets its scenario names (below), not on the Track B scorecard: a chaos wave or a turnover run is not sized for the API cost rules, so none is shown. ',
+      u.scorecardJudged && u.projected && u.sessions > 0
         ? `This run had ${u.sessions} session${u.sessions === 1 ? '' : 's'}: the two headroom rows project its per-session cost to 50 sessions; the other rows are measured as they were.`
         : '',
     ),
@@ -247,7 +267,10 @@ function verdictSection(u: UnitReport): HTMLElement {
           'warn',
         ),
     el('p', { class: `verdict ${u.verdict}` }, badge(u.verdict), ` ${u.id} ${u.verdictWords}.`),
-    table(['rule', 'measured', 'limit', 'verdict', 'how it was measured'], rows, 'scorecard'),
+    // Judged on its own budgets only: no Track B verdict beside them.
+    u.scorecardJudged
+      ? table(['rule', 'measured', 'limit', 'verdict', 'how it was measured'], rows, 'scorecard')
+      : '',
   );
   section.append(budgetTable(u.budgets));
   return section;
@@ -331,7 +354,7 @@ function callsChart(u: UnitReport): HTMLElement {
   return figure({
     id: 'calls',
     title: 'Calls over time',
-    explain: `API calls started per second (grey bars: ${binS} s bins) and their average over ${tenS} s windows (blue line), over the ${fmtMs(u.durationMs)} run. Spikes are poll cycles, spawns or bursts; the Track B limits are 30 req/s over any 1 s and 20 req/s over any 10 s.${markerNote(u)}`,
+    explain: `API calls started per second (grey bars: ${binS} s bins) and their average over ${tenS} s windows (blue line), over the ${fmtMs(u.durationMs)} run. Spikes are poll cycles, spawns or bursts${u.scorecardJudged ? '; the Track B limits are 30 req/s over any 1 s and 20 req/s over any 10 s' : ''}.${markerNote(u)}`,
     data: [x, perSecond, smooth],
     series: [
       { ...bars(`calls/s (${binS} s bins)`, '#9ca3af') },
@@ -587,7 +610,9 @@ function runSections(u: UnitReport): HTMLElement {
   );
   const cost = el('section', { class: 'card' }, el('h3', {}, 'API cost over time'));
   cost.append(callsChart(u), burstChart(u), perSessionChart(u), burnChart(u));
-  root.append(cost);
+  // A turnover run is about park and wake: its states and latencies come first, its (small)
+  // API traffic last.
+  if (!u.turnover) root.append(cost);
 
   const latency = el('section', { class: 'card' }, el('h3', {}, 'Latency distributions'));
   if (u.latency.length === 0) latency.append(note('No latency samples in this run.'));
@@ -639,7 +664,9 @@ function runSections(u: UnitReport): HTMLElement {
       ),
     );
   }
-  root.append(states);
+  if (u.turnover) root.insertBefore(states, latency);
+  else root.append(states);
+  if (u.turnover) root.append(cost);
   if (u.warnings.length > 0) {
     root.append(
       el('section', { class: 'card' }, el('h3', {}, 'Warnings'), ...u.warnings.map((w) => note(w, 'warn'))),
@@ -668,17 +695,19 @@ function verdictMatrix(data: ReportData): HTMLElement {
     data.units[0]?.scorecard.map(
       (r) => `${r.title} (${comparisonWords(r.comparison)} ${fmt(r.limit)} ${r.unit})`,
     ) ?? [];
-  const rows = data.units.map((u) => [
-    u.id,
-    u.scorecardJudged ? badge(u.verdict) : el('span', { title: 'judged on its own budgets' }, 'not judged'),
-    ...rowIds.map((id) => {
-      const r = u.scorecard.find((x) => x.id === id);
-      if (!r) return '–';
-      // The same figure as every other report (a projection says so); a run not judged on the
-      // scorecard is not coloured as if it were.
-      return el('span', { class: u.scorecardJudged ? `cell ${r.verdict}` : 'cell', title: r.basis }, r.shown);
-    }),
-  ]);
+  // Only the cost cells: a run judged on its own budgets is listed below with them.
+  const rows = data.units
+    .filter((u) => u.scorecardJudged)
+    .map((u) => [
+      u.id,
+      badge(u.verdict),
+      ...rowIds.map((id) => {
+        const r = u.scorecard.find((x) => x.id === id);
+        if (!r) return '–';
+        // The same figure as every other report (a projection says so).
+        return el('span', { class: `cell ${r.verdict}`, title: r.basis }, r.shown);
+      }),
+    ]);
   return el(
     'section',
     { class: 'card' },
@@ -700,7 +729,21 @@ function budgetNote(data: ReportData): HTMLElement {
       'No speed or turnover budget checks in these results (they appear here when the runs carry budget verdicts).',
     );
   }
-  return el('div', {}, ...withBudgets.map((u) => el('div', {}, el('h4', {}, u.id), budgetTable(u.budgets))));
+  return el(
+    'div',
+    {},
+    ...withBudgets.map((u) =>
+      el(
+        'div',
+        {},
+        el('h4', {}, u.id),
+        u.scorecardJudged
+          ? ''
+          : el('p', { class: `verdict ${u.verdict}` }, badge(u.verdict), ` ${u.id} ${u.verdictWords}.`),
+        budgetTable(u.budgets),
+      ),
+    ),
+  );
 }
 
 function scaleSection(data: ReportData): HTMLElement | null {
@@ -728,15 +771,15 @@ function scaleSection(data: ReportData): HTMLElement | null {
             const c = cells.find((x) => x.scale === n && (x.topology === topology || n === 1));
             return c ? (c.values[metric.id] ?? null) : null;
           });
+        // A T2 line only where the scenario ran T2 cells (scale 1 alone is no spread line).
+        const spread = cells.some((c) => c.topology === 'T2' && c.scale > 1);
+        const point = { width: 2, spanGaps: true, points: { show: true, size: 7 } };
         return figure({
           id: `scale-${s.id}`,
           title: `${s.id} ${s.title}`,
-          explain: `${metric.title} at each scale; ${metric.better} is better. T1: all sessions on one repo; T2: spread over N/5 repos.`,
-          data: [scales, lineOf('T1'), lineOf('T2')] as uPlot.AlignedData,
-          series: [
-            line('T1 concentrated', 0, { width: 2, spanGaps: true, points: { show: true, size: 7 } }),
-            line('T2 spread', 1, { width: 2, spanGaps: true, points: { show: true, size: 7 } }),
-          ],
+          explain: `${metric.title} at each scale; ${metric.better} is better. T1: all sessions on one repo${spread ? '; T2: spread over N/5 repos' : ' (this scenario ran no T2 cells)'}.`,
+          data: (spread ? [scales, lineOf('T1'), lineOf('T2')] : [scales, lineOf('T1')]) as uPlot.AlignedData,
+          series: [line('T1 concentrated', 0, point), ...(spread ? [line('T2 spread', 1, point)] : [])],
           xLabel: 'sessions',
           yLabel: metric.unit,
           scales: { x: { time: false, distr: 3, range: [0.8, 62] } },
@@ -764,7 +807,7 @@ function scaleSection(data: ReportData): HTMLElement | null {
     el(
       'p',
       { class: 'explain' },
-      'How a metric grows from 1 to 50 sessions, per scenario, for both topologies. A flat per-session cost means the control plane scales linearly; a rising one means it gets more expensive per session as the fleet grows. Sessions on a log axis.',
+      'How a metric grows from 1 to 50 sessions, for each scenario run at more than one scale, per topology. A flat per-session cost means the control plane scales linearly; a rising one means it gets more expensive per session as the fleet grows. Sessions on a log axis. The legend shows the largest scale; hover for the others.',
     ),
     el('label', {}, 'metric: ', select),
     grid,

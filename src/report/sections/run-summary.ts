@@ -103,19 +103,7 @@ function apiPairs(a: Analysis): Pair[] {
       `${fmtInt(counts.calls)} calls · ${fmtNum(counts.points)} points · ${fmtNum(perHour, 0)}/h of ${fmtInt(p?.limit)} · headroom ${headroom === null ? '–' : `${fmtNum(headroom)} %`} measured`,
     ]);
   }
-  const pf = api.pollingFloor;
-  const steady = pf.steady;
-  const floor = steady ? steady.perSessionCycle.all : pf.perSessionCycle.all;
-  list.push([
-    steady ? 'polling floor (steady)' : 'polling floor (whole run)',
-    floor === undefined || floor.p50 === null
-      ? '– (no calls carry a session and a cycle)'
-      : `p50 ${fmtNum(floor.p50)} · mean ${fmtNum(floor.mean)} · max ${fmtNum(floor.max)} calls/session/cycle${
-          steady
-            ? ` (${fmtInt(steady.cycles)} cycles from ${fmtMs(steady.sinceMs)})`
-            : ' (no steady.start marker)'
-        }`,
-  ]);
+  list.push(pollingFloorLine(api.pollingFloor));
   list.push(
     [
       'max req/s 1 s · 10 s',
@@ -160,4 +148,47 @@ export function runSummarySections(a: Analysis, options: RunSummaryOptions): Sec
       ? []
       : [{ title: `Track B scorecard: ${VERDICT_MARK[a.scorecard.verdict]}`, blocks: scorecardBlocks(a) }]),
   ];
+}
+
+type PollingFloor = Analysis['api']['pollingFloor'];
+type FloorFigure = PollingFloor['perSessionCycle'][string] | undefined;
+
+const floorText = (f: FloorFigure) =>
+  f === undefined || f.p50 === null
+    ? null
+    : `p50 ${fmtNum(f.p50)} · mean ${fmtNum(f.mean)} · max ${fmtNum(f.max)}`;
+
+/**
+ * Calls per session per poll cycle, from the steady marker on when there is one; when that
+ * window is empty, why it is (and the whole run's figure, when there is one): the run ended
+ * before a cycle started in it, or its calls carry no session or no cycle.
+ */
+export function pollingFloorLine(pf: PollingFloor): [string, string] {
+  const whole = floorText(pf.perSessionCycle.all);
+  const steady = pf.steady;
+  if (!steady) {
+    return [
+      'polling floor (whole run)',
+      whole === null ? `– (${noFloorReason(pf)})` : `${whole} calls/session/cycle (no steady.start marker)`,
+    ];
+  }
+  const inWindow = floorText(steady.perSessionCycle.all);
+  if (inWindow !== null)
+    return [
+      'polling floor (steady)',
+      `${inWindow} calls/session/cycle (${fmtInt(steady.cycles)} cycles from ${fmtMs(steady.sinceMs)})`,
+    ];
+  const why =
+    whole === null
+      ? noFloorReason(pf)
+      : steady.cycles === 0
+        ? `no poll cycle with session calls started from ${fmtMs(steady.sinceMs)}, the steady marker, to the end; whole run: ${whole} calls/session/cycle`
+        : `none of the ${fmtInt(steady.cycles)} poll cycles from ${fmtMs(steady.sinceMs)} has a call that carries a session; whole run: ${whole} calls/session/cycle`;
+  return ['polling floor (steady)', `– (${why})`];
+}
+
+/** Why the whole run has no polling floor. */
+function noFloorReason(pf: PollingFloor): string {
+  if (pf.attributedCalls === 0) return 'no call carries a poll cycle id';
+  return `the ${fmtInt(pf.attributedCalls)} calls with a poll cycle id carry no session`;
 }

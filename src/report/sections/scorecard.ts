@@ -25,6 +25,9 @@ export function scorecardRow(s: Scorecard, r: Scorecard['rows'][number]): string
   ];
 }
 
+/** The section's title (a matrix's Markdown leaves the section out of runs not judged on it). */
+export const SCORECARD_TITLE = 'Track B scorecard';
+
 export function scorecardSection(a: Analysis): Section {
   const s = a.scorecard;
   const notes = [`verdict: ${VERDICT_MARK[s.verdict]}`];
@@ -34,7 +37,7 @@ export function scorecardSection(a: Analysis): Section {
     );
   }
   return {
-    title: 'Track B scorecard',
+    title: SCORECARD_TITLE,
     blocks: [
       table(
         [...scorecardColumns, textColumn('basis')],

@@ -12,7 +12,7 @@ import { FleetbenchError } from '../../errors.ts';
 export interface GhInfo {
   path: string;
   version: string;
-  /** `gh pr checks --json` exists (gh ≥ 2.32-ish; read from its help, not from a version table). */
+  /** `gh pr checks --json` exists (Debian 12's gh 2.23 and Debian 13's 2.46 lack it): read from gh's help, not from a version table. */
   prChecksJson: boolean;
 }
 

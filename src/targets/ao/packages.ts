@@ -1,6 +1,7 @@
 /**
- * Where agent-orchestrator's code comes from: by default the packages pinned in fleetbench's own
- * dependencies (AO_PINNED_VERSION), or `--target ao:DIR` for a local install or checkout, so AO's
+ * Where agent-orchestrator's code comes from: by default the packages pinned as fleetbench's
+ * optional peer dependencies (AO_PINNED_VERSION), installed beside it on demand (a checkout's
+ * npm install has them as development dependencies), or `--target ao:DIR` for a local install or checkout, so AO's
  * developers can measure their branch. Only the three packages the control plane's GitHub side
  * needs are loaded: @composio/ao-core, @composio/ao-plugin-scm-github and
  * @composio/ao-plugin-tracker-github, each from its built `dist/` entry.
@@ -17,6 +18,13 @@ export const AO_PACKAGES = {
   scm: '@composio/ao-plugin-scm-github',
   tracker: '@composio/ao-plugin-tracker-github',
 } as const;
+
+/** How to install the pinned packages beside fleetbench (they are optional peer dependencies). */
+export function aoInstallCommand(): string {
+  return `npm i -D -E ${Object.values(AO_PACKAGES)
+    .map((name) => `${name}@${AO_PINNED_VERSION}`)
+    .join(' ')}`;
+}
 
 /** The exports of ao-core the target calls; a build without them cannot be driven. */
 export const AO_CORE_EXPORTS = [
@@ -93,12 +101,13 @@ function inCheckout(root: string, name: string): string | undefined {
 const FLEETBENCH_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 /**
- * Finds the three packages. `dir` undefined: fleetbench's pinned dependencies. Errors say what
+ * Finds the three packages. `dir` undefined: the pinned ones, in a node_modules at or above
+ * fleetbench's own directory (beside it in a project that installed fleetbench). Errors say what
  * is missing and how to get it.
  */
 export function resolveAoPackages(dir: string | undefined): AoPackages {
   const root = dir === undefined ? FLEETBENCH_ROOT : resolve(dir);
-  const origin = dir === undefined ? `fleetbench's pinned dependencies (${AO_PINNED_VERSION})` : root;
+  const origin = dir === undefined ? `the pinned packages (${AO_PINNED_VERSION})` : root;
   if (dir !== undefined && (!existsSync(root) || !statSync(root).isDirectory())) {
     throw new FleetbenchError('E_TARGET', `target ao:${dir}: no such directory ${root}`, {
       hint: 'give an agent-orchestrator checkout (built) or a directory where its packages are installed',
@@ -117,7 +126,7 @@ export function resolveAoPackages(dir: string | undefined): AoPackages {
         {
           hint:
             dir === undefined
-              ? 'run npm install in the fleetbench directory (the AO packages are among its dependencies)'
+              ? `agent-orchestrator's packages are optional (not installed with fleetbench): ${aoInstallCommand()} where fleetbench is installed (in a fleetbench checkout, npm install has them)`
               : `install it there (npm i -E ${name}) or point ao: at the checkout's root`,
         },
       );

@@ -1,0 +1,377 @@
+/**
+ * Issue and pull request search, one implementation for REST `GET /search/issues` and GraphQL
+ * `search(type: ISSUE)`: GitHub's query syntax (keywords and `qualifier:value`, `-` to negate,
+ * quoted values), the qualifiers control planes and `gh` send, GitHub's query bounds (256
+ * characters of keywords, five AND/OR/NOT), and the first 1,000 results reachable.
+ *
+ * Qualifiers: `repo:`, `user:`/`org:`/`owner:` (negated: excluded), `is:`/`type:` (`pr`, `issue`, `open`, `closed`,
+ * `merged`, `unmerged`, `draft`), `state:`, `draft:`, `label:` (comma-separated: any of them),
+ * `no:label|assignee`, `author:`, `assignee:`, `mentions:`, `commenter:`, `involves:`,
+ * `reviewed-by:`, `review-requested:` (no review requests are modelled: matches nothing),
+ * `review:none|required|approved|changes_requested`, `head:`, `base:`, `linked:pr|issue`,
+ * `created:`/`updated:`/`closed:`/`merged:` (dates and ranges), `in:title|body|comments`,
+ * `archived:`, `sort:field-direction`; `@me` names the viewer. An unknown qualifier is a keyword,
+ * as on GitHub. Keywords match words of the title, body and comments, case-insensitively.
+ */
+import { type GitHubState, type Issue, type PullRequest, type Repo, sortIssues, type User } from './state.ts';
+
+/** GitHub: "Are longer than 256 characters (not including operators or qualifiers)." */
+export const MAX_KEYWORD_CHARS = 256;
+/** GitHub: "Have more than five AND, OR, or NOT operators." */
+export const MAX_OPERATORS = 5;
+/**
+ * A whole query, qualifiers included, is at most this long: fleetbench's bound (GitHub documents
+ * none beyond the 256 characters of keywords), far above what a client sends (a hundred `repo:`
+ * qualifiers), so that reading one query stays a matter of milliseconds.
+ */
+export const MAX_QUERY_CHARS = 4_096;
+/** GitHub: "provides up to 1,000 results for each search". */
+export const MAX_RESULTS = 1_000;
+
+/**
+ * The search work one request may do, in issue checks (every issue looked at, times the
+ * qualifiers and keywords tested on it): a deterministic stand-in for GitHub's search time limit
+ * ("we limit how long any individual query can run … search returns all matches that were found
+ * prior to the timeout"). Without it one query of thousands of qualifiers, or thousands of
+ * aliased GraphQL searches for a few points, kept the server busy for seconds per request. Five
+ * million checks take well under a second here; a control plane's search over 1,500 issues with
+ * six qualifiers takes 10,500.
+ */
+export const MAX_SEARCH_CHECKS = 5_000_000;
+/**
+ * Reading a query costs checks too, per character (about what parsing a character costs against
+ * checking an issue): a GraphQL request of a thousand aliased searches whose queries match no
+ * repository still spends its budget.
+ */
+export const CHECKS_PER_QUERY_CHAR = 10;
+
+/** What is left of a request's search work (GraphQL searches of one request share it). */
+export interface SearchBudget {
+  left: number;
+}
+
+export interface SearchResult {
+  issues: Issue[];
+  /** False when the budget ran out first: `issues` is what was found until then. */
+  complete: boolean;
+}
+
+/** A query GitHub refuses (422 over REST, an error over GraphQL). */
+export class SearchQueryError extends Error {}
+
+type Test = (issue: Issue) => boolean;
+
+export type SearchSort = 'created' | 'updated' | 'comments' | 'best-match';
+
+export interface ParsedSearch {
+  tests: Test[];
+  /** Repositories named by `repo:` (any of them), lower-cased; undefined: every repository. */
+  repos?: Set<string>;
+  /** Owners named by `user:`/`org:`/`owner:`, lower-cased. */
+  owners?: Set<string>;
+  /** Repositories and owners a negated qualifier (`-repo:`, `-org:`…) excludes, lower-cased. */
+  excludedRepos?: Set<string>;
+  excludedOwners?: Set<string>;
+  sort?: { field: SearchSort; desc: boolean };
+}
+
+interface Token {
+  negated: boolean;
+  key?: string;
+  value: string;
+}
+
+function tokenize(q: string): Token[] {
+  const out: Token[] = [];
+  const re = /(-?)(?:([A-Za-z][A-Za-z_-]*):)?("([^"]*)"?|\S+)/g;
+  for (let m = re.exec(q); m !== null; m = re.exec(q)) {
+    const value = m[4] ?? m[3]!;
+    out.push({ negated: m[1] === '-', key: m[2]?.toLowerCase(), value });
+  }
+  return out;
+}
+
+function words(text: string): string {
+  return text.toLowerCase();
+}
+
+/** `>=2026-01-01`, `<2026-01-02T10:00:00Z`, `2026-01-01..2026-01-31`, `2026-01-01` (that day). */
+function dateTest(value: string, at: (issue: Issue) => number | null, wall: (t: number) => number): Test {
+  const parse = (text: string, end: boolean): number => {
+    if (text === '*') return end ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+    const ms = Date.parse(text.length === 10 ? `${text}T00:00:00Z` : text);
+    if (Number.isNaN(ms)) throw new SearchQueryError(`invalid date '${text}'`);
+    return end && text.length === 10 ? ms + 86_400_000 - 1 : ms;
+  };
+  let lo = Number.NEGATIVE_INFINITY;
+  let hi = Number.POSITIVE_INFINITY;
+  const range = value.indexOf('..');
+  if (range >= 0) {
+    lo = parse(value.slice(0, range), false);
+    hi = parse(value.slice(range + 2), true);
+  } else if (value.startsWith('>=')) lo = parse(value.slice(2), false);
+  else if (value.startsWith('>')) lo = parse(value.slice(1), true) + 1;
+  else if (value.startsWith('<=')) hi = parse(value.slice(2), true);
+  else if (value.startsWith('<')) hi = parse(value.slice(1), false) - 1;
+  else {
+    lo = parse(value, false);
+    hi = parse(value, true);
+  }
+  return (issue) => {
+    const t = at(issue);
+    if (t === null) return false;
+    const ms = wall(t);
+    return ms >= lo && ms <= hi;
+  };
+}
+
+const pullOf = (issue: Issue): PullRequest | undefined => issue.pull;
+
+/**
+ * Parses a query for a viewer (`@me`). Throws SearchQueryError for what GitHub answers 422.
+ */
+export function parseSearch(state: GitHubState, q: string, viewer: User | undefined): ParsedSearch {
+  if (q.length > MAX_QUERY_CHARS)
+    throw new SearchQueryError(
+      `The search is longer than ${MAX_QUERY_CHARS} characters, qualifiers included (fleetbench's bound).`,
+    );
+  const tokens = tokenize(q);
+  const parsed: ParsedSearch = { tests: [] };
+  const keywords: string[] = [];
+  const excluded: string[] = [];
+  let operators = 0;
+  let keywordChars = 0;
+  const fields = new Set(['title', 'body', 'comments']);
+  const login = (value: string): string => {
+    if (value === '@me') {
+      if (!viewer) throw new SearchQueryError('@me needs an authenticated user');
+      return viewer.login.toLowerCase();
+    }
+    return value.toLowerCase();
+  };
+  const wall = (t: number) => state.clock.toWallMs(t);
+  for (const token of tokens) {
+    const { key, value } = token;
+    if (key === undefined) {
+      if (value === 'AND' || value === 'OR' || value === 'NOT') {
+        operators++;
+        continue;
+      }
+      keywordChars += value.length;
+      (token.negated ? excluded : keywords).push(value.toLowerCase());
+      continue;
+    }
+    const v = value.toLowerCase();
+    let test: Test | undefined;
+    switch (key) {
+      case 'repo': {
+        const into = token.negated ? 'excludedRepos' : 'repos';
+        parsed[into] ??= new Set();
+        parsed[into].add(v);
+        continue;
+      }
+      case 'user':
+      case 'org':
+      case 'owner': {
+        const into = token.negated ? 'excludedOwners' : 'owners';
+        parsed[into] ??= new Set();
+        parsed[into].add(v);
+        continue;
+      }
+      case 'is':
+      case 'type':
+      case 'state':
+        test = stateTest(key, v);
+        break;
+      case 'draft':
+        test = (i) => pullOf(i)?.draft === (v === 'true');
+        break;
+      case 'label': {
+        const names = new Set(value.split(',').map((n) => n.toLowerCase()));
+        test = (i) => i.labels.some((l) => names.has(l.name.toLowerCase()));
+        break;
+      }
+      case 'no':
+        if (v === 'label') test = (i) => i.labels.length === 0;
+        else if (v === 'assignee') test = (i) => i.assignees.length === 0;
+        else if (v === 'milestone' || v === 'project') test = () => true;
+        break;
+      case 'author': {
+        const who = login(value);
+        test = (i) => i.user.login.toLowerCase() === who;
+        break;
+      }
+      case 'assignee': {
+        const who = login(value);
+        test = (i) => i.assignees.some((u) => u.login.toLowerCase() === who);
+        break;
+      }
+      case 'mentions': {
+        const who = `@${login(value)}`;
+        test = (i) => words(i.body).includes(who) || i.comments.some((c) => words(c.body).includes(who));
+        break;
+      }
+      case 'commenter': {
+        const who = login(value);
+        test = (i) => i.comments.some((c) => c.user.login.toLowerCase() === who);
+        break;
+      }
+      case 'reviewed-by': {
+        const who = login(value);
+        test = (i) => pullOf(i)?.reviews.some((r) => r.user.login.toLowerCase() === who) ?? false;
+        break;
+      }
+      case 'involves': {
+        const who = login(value);
+        test = (i) =>
+          i.user.login.toLowerCase() === who ||
+          i.assignees.some((u) => u.login.toLowerCase() === who) ||
+          i.comments.some((c) => c.user.login.toLowerCase() === who) ||
+          (pullOf(i)?.reviews.some((r) => r.user.login.toLowerCase() === who) ?? false);
+        break;
+      }
+      case 'review-requested':
+      case 'team-review-requested':
+        login(value);
+        test = () => false;
+        break;
+      case 'review': {
+        const decision = (i: Issue) => {
+          const pull = pullOf(i);
+          return pull ? state.reviewDecision(pull) : undefined;
+        };
+        if (v === 'none') test = (i) => pullOf(i) !== undefined && pullOf(i)!.reviews.length === 0;
+        else if (v === 'required') test = (i) => decision(i) === 'REVIEW_REQUIRED';
+        else if (v === 'approved') test = (i) => decision(i) === 'APPROVED';
+        else if (v === 'changes_requested') test = (i) => decision(i) === 'CHANGES_REQUESTED';
+        break;
+      }
+      case 'head':
+        test = (i) => pullOf(i)?.head === value;
+        break;
+      case 'base':
+        test = (i) => pullOf(i)?.base === value;
+        break;
+      case 'linked':
+        if (v === 'pr') test = (i) => !i.pull && linkedPull(i.repo, i.number);
+        else if (v === 'issue') test = (i) => pullOf(i)?.linkedIssue != null;
+        break;
+      case 'created':
+        test = dateTest(value, (i) => i.createdAt, wall);
+        break;
+      case 'updated':
+        test = dateTest(value, (i) => i.updatedAt, wall);
+        break;
+      case 'closed':
+        test = dateTest(value, (i) => i.closedAt, wall);
+        break;
+      case 'merged':
+        test = dateTest(value, (i) => pullOf(i)?.mergedAt ?? null, wall);
+        break;
+      case 'in':
+        fields.clear();
+        for (const field of v.split(',')) fields.add(field);
+        continue;
+      case 'archived':
+        // No repository is archived.
+        test = () => v === 'false';
+        break;
+      case 'sort': {
+        const [field, direction] = v.split('-') as [string, string | undefined];
+        if (field === 'created' || field === 'updated' || field === 'comments')
+          parsed.sort = { field, desc: direction !== 'asc' };
+        continue;
+      }
+      case 'language':
+      case 'milestone':
+      case 'project':
+        test = () => false;
+        break;
+    }
+    if (test === undefined) {
+      // An unknown qualifier is a keyword, as on GitHub.
+      const text = `${key}:${value}`.toLowerCase();
+      keywordChars += text.length;
+      keywords.push(text);
+      continue;
+    }
+    const t = test;
+    parsed.tests.push(token.negated ? (i) => !t(i) : t);
+  }
+  if (keywordChars > MAX_KEYWORD_CHARS)
+    throw new SearchQueryError(`The search is longer than ${MAX_KEYWORD_CHARS} characters.`);
+  if (operators > MAX_OPERATORS)
+    throw new SearchQueryError(`The search contains more than ${MAX_OPERATORS} AND / OR / NOT operators.`);
+  if (keywords.length > 0 || excluded.length > 0) {
+    parsed.tests.push((i) => {
+      const haystack = [
+        fields.has('title') ? i.title : '',
+        fields.has('body') ? i.body : '',
+        ...(fields.has('comments') ? i.comments.map((c) => c.body) : []),
+      ]
+        .join('\n')
+        .toLowerCase();
+      return keywords.every((k) => haystack.includes(k)) && !excluded.some((k) => haystack.includes(k));
+    });
+  }
+  for (const name of parsed.repos ?? []) {
+    const slash = name.indexOf('/');
+    if (slash < 0 || state.findRepo(name.slice(0, slash), name.slice(slash + 1)) === undefined) {
+      throw new SearchQueryError(
+        'The listed users and repositories cannot be searched either because the resources do not exist or you do not have permission to view them.',
+      );
+    }
+  }
+  return parsed;
+}
+
+function stateTest(key: string, v: string): Test | undefined {
+  if (v === 'pr' || v === 'pull-request') return (i) => i.pull !== undefined;
+  if (v === 'issue') return (i) => i.pull === undefined;
+  if (v === 'open' || v === 'closed') return (i) => i.state === v;
+  if (key === 'is' && v === 'merged') return (i) => pullOf(i)?.merged === true;
+  if (key === 'is' && v === 'unmerged')
+    return (i) => pullOf(i) !== undefined && !pullOf(i)!.merged && i.state === 'closed';
+  if (key === 'is' && v === 'draft') return (i) => pullOf(i)?.draft === true;
+  if (key === 'is' && (v === 'public' || v === 'unlocked')) return () => true;
+  if (key === 'is' && (v === 'private' || v === 'locked' || v === 'archived')) return () => false;
+  return undefined;
+}
+
+function linkedPull(repo: Repo, number: number): boolean {
+  for (const pull of repo.pulls.values()) if (pull.linkedIssue === number) return true;
+  return false;
+}
+
+/**
+ * The issues and pull requests a query finds, sorted: by `sort` (REST parameter or `sort:`
+ * qualifier; created, updated or comments), else "best match", modelled as newest first. Stops
+ * when the request's search budget is spent (`complete: false`).
+ */
+export function runSearch(
+  state: GitHubState,
+  parsed: ParsedSearch,
+  sort?: { field: SearchSort; desc: boolean },
+  budget: SearchBudget = { left: MAX_SEARCH_CHECKS },
+): SearchResult {
+  const found: Issue[] = [];
+  const checks = parsed.tests.length + 1;
+  let complete = true;
+  scan: for (const repo of state.repos.values()) {
+    if (parsed.repos && !parsed.repos.has(repo.fullName.toLowerCase())) continue;
+    if (parsed.owners && !parsed.owners.has(repo.owner.login.toLowerCase())) continue;
+    if (parsed.excludedRepos?.has(repo.fullName.toLowerCase())) continue;
+    if (parsed.excludedOwners?.has(repo.owner.login.toLowerCase())) continue;
+    for (const issue of repo.issues.values()) {
+      if (budget.left < checks) {
+        complete = false;
+        break scan;
+      }
+      budget.left -= checks;
+      if (parsed.tests.every((t) => t(issue))) found.push(issue);
+    }
+  }
+  const order = sort ?? parsed.sort ?? { field: 'best-match', desc: true };
+  const issues = sortIssues(found, order.field === 'best-match' ? 'created' : order.field, order.desc);
+  return { issues, complete };
+}
