@@ -272,18 +272,22 @@ describe('a live run in segments, as the Indexed Job runs it', { timeout: 240_00
     const ops = (s: Summary) => s.analysis.api.counts.byOperation;
     const opsA = ops(a);
     const opsB = ops(b);
-    expect(Object.keys(opsB).sort()).toEqual(Object.keys(opsA).sort());
-    for (const [op, { calls }] of Object.entries(opsA)) {
-      const delta = Math.abs(calls - opsB[op]!.calls);
+    // An operation of a phase at the run's edge (a review's comments) may fall in one run and
+    // not the other: the union of the operations, a missing one counted as 0 calls, same bound.
+    const allOps = new Set([...Object.keys(opsA), ...Object.keys(opsB)]);
+    expect(allOps.size).toBeGreaterThan(3);
+    for (const op of allOps) {
+      const callsA = opsA[op]?.calls ?? 0;
+      const callsB = opsB[op]?.calls ?? 0;
       expect(
-        delta,
-        `${op}: ${calls} in one process, ${opsB[op]!.calls} merged (bound ${sessionBound + repoBound})`,
+        Math.abs(callsA - callsB),
+        `${op}: ${callsA} in one process, ${callsB} merged (bound ${sessionBound + repoBound})`,
       ).toBeLessThanOrEqual(sessionBound + repoBound);
     }
     expect(b.analysis.api.totals.calls).toBeGreaterThan(0);
     const sessionsA = a.analysis.api.counts.bySession;
     const sessionsB = b.analysis.api.counts.bySession;
-    const opCount = Object.keys(opsA).length;
+    const opCount = allOps.size;
     for (const id of ids(singleRecords)) {
       const ca = sessionsA[id!]?.calls ?? 0;
       const cb = sessionsB[twin.get(id!)!]?.calls ?? 0;
