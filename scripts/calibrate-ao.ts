@@ -1,21 +1,26 @@
 /**
- * Calibration of the reference control plane against the real agent-orchestrator
- * (docs/calibration.md): each cell runs once against AO 0.2.0 through the real `gh` (real clock,
- * `--target ao`) and against the reference model in virtual time with the strategies `naive`,
- * `guarded` and `ao-0.2` (the model of AO 0.2.0, with the gh behaviour measured here), with the
- * same interval, duration, seed and steady-state marker. Prints one Markdown table per cell and
- * the ratios model / AO; writes everything under --out.
+ * Calibration against the real agent-orchestrator (docs/calibration.md), held out: one real run of
+ * the `learn` scenario teaches a model (`fleetbench model learn`); real runs of other cells, which
+ * the model never saw, are then predicted by it (`polling.strategy: learned`) and by the
+ * hand-written `ao-0.2` strategy, in virtual time, with the same interval, duration, seed and
+ * steady-state marker. Prints each cell's figures and every figure's error against the real run;
+ * writes everything under --out (the model, the runs, calibration.md).
  *
- *   npm run calibrate                                  # S2-T1-5, S2-T1-10, S3-T1-10 (~15 min)
- *   npm run calibrate -- --cells S2-T1-50 --duration 5m
- *   npm run calibrate -- --reuse fleetbench-out/calibration   # AO runs already there: model only
+ *   npm run calibrate                                   # the learn run + 6 held-out cells: ~40 min
+ *   npm run calibrate -- --cells S2-T1-10,S4-T1-5       # fewer cells
+ *   npm run calibrate -- --reuse --out DIR              # real runs already in DIR: models only (seconds)
+ *
+ * The real runs run one after another (a batch: they see similar load), and the load average is
+ * written beside each: it moves AO's cycle durations, not its calls (docs/calibration.md).
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { analyzeFile } from '../src/analyze/file.ts';
-import type { Analysis } from '../src/analyze/schema.ts';
+import { FIGURES, type FigureName, figureErrors, type RunFigures, runFigures } from '../src/learn/figures.ts';
+import { learnModel } from '../src/learn/learn.ts';
+import { modelToYaml } from '../src/model/format.ts';
 import { executeRun } from '../src/run/pipeline.ts';
 import { planScenario } from '../src/run/plan.ts';
 import { detectGh } from '../src/targets/ao/gh.ts';
@@ -23,70 +28,77 @@ import { resolveAoPackages } from '../src/targets/ao/packages.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
 import { parseOverride } from '../src/workload/load.ts';
 
+/** The held-out cells, with what makes each fit a few minutes: the event moved into the run. */
+export const HELD_OUT: Record<string, string[]> = {
+  'S2-T1-10': [],
+  'S2-T2-10': [],
+  'S3-T1-10': [],
+  'S4-T1-5': ['duration=6m', 'faults.0.at=2m30s'],
+  'S5-T1-5': ['duration=6m', 'faults.0.at=3m'],
+  'S2-T1-50': [],
+};
+
 const { values } = parseArgs({
   options: {
-    cells: { type: 'string', default: 'S2-T1-5,S2-T1-10,S3-T1-10' },
+    cells: { type: 'string', default: Object.keys(HELD_OUT).join(',') },
+    learn: { type: 'string', default: 'learn' },
     interval: { type: 'string', default: '30s' },
     duration: { type: 'string', default: '5m' },
     steady: { type: 'string', default: '2m' },
     out: { type: 'string', default: join('fleetbench-out', 'calibration') },
     reuse: { type: 'boolean', default: false },
-    'gh-process': { type: 'string', default: 'auto' },
-    cpus: { type: 'string', default: '2' },
+    within: { type: 'string', default: '15' },
   },
 });
 
-interface Figures {
-  sessions: number;
-  perSessionCycle: number | null;
-  corePerHour: number | null;
-  graphqlPerHour: number | null;
-  cycleP50: number | null;
-  cycleP95: number | null;
-  topOps: string;
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+
+/** A run of a cell (or named scenario) with overrides; a real one is reused from disk with --reuse. */
+async function runOnce(
+  ref: string,
+  sets: string[],
+  outDir: string,
+  real = false,
+): Promise<{ trace: string; load: string }> {
+  const trace = join(outDir, 'trace.jsonl');
+  const loadFile = join(outDir, 'load.txt');
+  if (real && values.reuse) {
+    if (!existsSync(trace))
+      throw new Error(`--reuse: no real run at ${trace}; run without --reuse to make it`);
+    console.error(`reusing ${trace}`);
+  } else {
+    const { scenario, cell } = resolveScenarioRef(ref, sets.map(parseOverride));
+    mkdirSync(outDir, { recursive: true });
+    const before = load();
+    await executeRun(planScenario(scenario, outDir, cell));
+    writeFileSync(loadFile, `${before} → ${load()}\n`);
+  }
+  return { trace, load: existsSync(loadFile) ? readFileSync(loadFile, 'utf8').trim() : '?' };
 }
 
-function figuresOf(a: Analysis): Figures {
-  const floor = a.api.pollingFloor.steady?.perSessionCycle.all ?? a.api.pollingFloor.perSessionCycle.all;
-  const ops = Object.entries(a.api.counts.byOperation)
-    .map(([op, c]) => [op, (c as { calls: number }).calls] as const)
-    .sort((x, y) => y[1] - x[1])
-    .slice(0, 5)
+async function figuresOf(trace: string): Promise<RunFigures> {
+  return runFigures((await analyzeFile(trace, { threads: 1 })).analysis);
+}
+
+const fmt = (v: number | null, digits = 0) => (v === null ? '–' : v.toFixed(digits));
+const ms = (v: number | null) => (v === null ? '–' : `${(v / 1000).toFixed(2)} s`);
+const pct = (v: number | null, signed = true) =>
+  v === null ? '–' : `${signed && v > 0 ? '+' : ''}${v.toFixed(0)} %`;
+const topOps = (f: RunFigures) =>
+  Object.entries(f.byOperation)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 4)
     .map(([op, n]) => `${op} ${n}`)
     .join(', ');
-  return {
-    sessions: a.run.sessions,
-    perSessionCycle: floor?.mean ?? null,
-    corePerHour: a.api.projection.byResource.core?.pointsPerHour ?? 0,
-    graphqlPerHour: a.api.projection.byResource.graphql?.pointsPerHour ?? 0,
-    cycleP50: a.controlPlane.pollCycles?.durationMs?.p50 ?? null,
-    cycleP95: a.controlPlane.pollCycles?.durationMs?.p95 ?? null,
-    topOps: ops,
-  };
-}
+const states = (f: RunFigures) =>
+  Object.entries(f.finalStates)
+    .map(([s, n]) => `${n} ${s}`)
+    .join(', ');
 
-async function runOnce(cell: string, sets: string[], outDir: string): Promise<Analysis> {
-  const trace = join(outDir, 'trace.jsonl');
-  if (!(values.reuse && existsSync(trace))) {
-    const { scenario, cell: id } = resolveScenarioRef(cell, sets.map(parseOverride));
-    mkdirSync(outDir, { recursive: true });
-    await executeRun(planScenario(scenario, outDir, id));
-  }
-  return (await analyzeFile(trace, { threads: 1 })).analysis;
-}
-
-const num = (v: number | null, digits = 1) => (v === null ? '–' : v.toFixed(digits));
-const ms = (v: number | null) => (v === null ? '–' : `${(v / 1000).toFixed(2)} s`);
-/** model / AO as a signed percentage; a figure both sides have as 0 is equal. */
-const diff = (model: number | null, ao: number | null) =>
-  model === null || ao === null
-    ? '–'
-    : ao === 0
-      ? model === 0
-        ? '0 %'
-        : '∞'
-      : `${(((model - ao) / ao) * 100).toFixed(0)} %`;
-
+const within = Number(values.within);
 const gh = detectGh();
 const packages = resolveAoPackages(undefined);
 const common = [
@@ -94,92 +106,98 @@ const common = [
   `duration=${values.duration}`,
   `markers.steady-start=${values.steady}`,
 ];
-const lines: string[] = [
-  `AO ${packages.versions.core} (scm-github ${packages.versions.scm}, tracker-github ${packages.versions.tracker}), ${gh.version.startsWith('unknown') ? 'gh ?' : `gh ${gh.version}`}${gh.prChecksJson ? '' : ' (no `pr checks --json`)'}; interval ${values.interval}, duration ${values.duration}, steady from ${values.steady}${values.reuse ? ' (AO runs reused from disk)' : ''}; load average at the start ${loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ')}`,
-  '',
-];
-const ghMode = gh.prChecksJson ? 'current' : 'legacy';
-/**
- * The CPU time of one gh process on this machine, fitted by simulation from the first cell's
- * real cycles: the ao-0.2 model of that cell runs in virtual time (seconds each) with candidate
- * times, bisected until its median cycle matches AO's. A closed formula (calls × t ÷ cores)
- * would ignore that each session's calls run one after another with the network between them.
- */
-async function fitGhProcess(cell: string, aoCycleP50: number, cpus: number): Promise<number> {
-  const modelP50 = async (processMs: number) => {
-    const { scenario } = resolveScenarioRef(
-      cell,
-      [
-        ...common,
-        'polling.strategy=ao-0.2',
-        `polling.ao-gh=${ghMode}`,
-        `polling.ao-gh-process=${processMs}ms`,
-        `polling.ao-cpus=${cpus}`,
-      ].map(parseOverride),
-    );
-    const dir = join(values.out, cell, 'fit');
-    mkdirSync(dir, { recursive: true });
-    await executeRun(planScenario(scenario, dir));
-    const analysis = (await analyzeFile(join(dir, 'trace.jsonl'), { threads: 1 })).analysis;
-    return analysis.controlPlane.pollCycles?.durationMs?.p50 ?? 0;
-  };
-  let low = 0;
-  let high = 2_000;
-  for (let i = 0; i < 9; i++) {
-    const mid = Math.round((low + high) / 2);
-    if ((await modelP50(mid)) < aoCycleP50) low = mid;
-    else high = mid;
-  }
-  return Math.round((low + high) / 2);
+const lines: string[] = [];
+const say = (...more: string[]) => {
+  lines.push(...more);
+  console.log(more.join('\n'));
+};
+
+// 1. The real runs, in one batch: the learn run first, then every held-out cell.
+const learnRun = await runOnce(values.learn, ['target=ao'], join(values.out, 'learn', 'ao'), true);
+const cells = values.cells.split(',').filter((c) => c.length > 0);
+const real = new Map<string, { figures: RunFigures; load: string }>();
+for (const cell of cells) {
+  const run = await runOnce(
+    cell,
+    [...common, ...(HELD_OUT[cell] ?? []), 'target=ao'],
+    join(values.out, cell, 'ao'),
+    true,
+  );
+  real.set(cell, { figures: await figuresOf(run.trace), load: run.load });
 }
 
-let ghProcessMs: number | undefined =
-  values['gh-process'] === 'auto' ? undefined : Number.parseInt(values['gh-process'], 10);
-const cpus = Number.parseInt(values.cpus, 10);
-for (const cell of values.cells.split(',')) {
-  const ao = figuresOf(await runOnce(cell, [...common, 'target=ao'], join(values.out, cell, 'ao')));
-  if (ghProcessMs === undefined && ao.cycleP50 !== null) {
-    ghProcessMs = await fitGhProcess(cell, ao.cycleP50, cpus);
-    lines.push(
-      `gh process CPU time fitted from ${cell}: ${ghProcessMs} ms per call on ${cpus} cores (the ao-0.2 model's median cycle matches AO's ${ms(ao.cycleP50)}); used as polling.ao-gh-process for every ao-0.2 row`,
-      '',
-    );
-  }
-  const rows: Array<[string, Figures]> = [[`AO ${packages.versions.core} (real, gh ${gh.version})`, ao]];
-  for (const strategy of ['naive', 'guarded', 'ao-0.2'] as const) {
-    const sets = [
-      ...common,
-      `polling.strategy=${strategy}`,
-      ...(strategy === 'ao-0.2'
-        ? [
-            `polling.ao-gh=${ghMode}`,
-            `polling.ao-gh-process=${ghProcessMs ?? 0}ms`,
-            `polling.ao-cpus=${cpus}`,
-          ]
-        : []),
-    ];
-    const dir = join(values.out, cell, strategy);
-    const figures = figuresOf(await runOnce(cell, sets, dir));
-    rows.push([
-      `reference ${strategy}${strategy === 'ao-0.2' ? ` (ao-gh ${ghMode}, gh process ${ghProcessMs ?? 0} ms)` : ''}`,
-      figures,
-    ]);
-  }
-  lines.push(
-    `### ${cell}`,
+// 2. The model, learned from the learn run alone.
+const model = await learnModel([learnRun.trace]);
+const modelFile = join(values.out, 'model.yaml');
+writeFileSync(modelFile, modelToYaml(model));
+const ghMode = gh.prChecksJson ? 'current' : 'legacy';
+say(
+  `AO ${packages.versions.core} (scm-github ${packages.versions.scm}, tracker-github ${packages.versions.tracker}), gh ${gh.version}${gh.prChecksJson ? '' : ' (no `pr checks --json`)'}; held-out cells at interval ${values.interval}, duration ${values.duration}, steady from ${values.steady}${values.reuse ? ' (real runs reused from disk)' : ''}.`,
+  '',
+  `Model learned from the \`${values.learn}\` run alone (load ${learnRun.load}): ${model.cycleTime.cpuMsPerCall} ms of CPU + ${model.cycleTime.waitMsPerCall} ms per call on ${model.cycleTime.cores} cores; fit on its own run: calls ${pct(model.fit.calls.errorPct)}, cycle p50 ${pct(model.fit.cycleP50Ms.errorPct)}, p95 ${pct(model.fit.cycleP95Ms.errorPct)}. The ao-0.2 rows use gh ${ghMode} and the same CPU time per gh process (\`polling.ao-gh-process\`).`,
+  '',
+);
+
+// 3. Each held-out cell predicted by both models in virtual time.
+const summary: Array<[string, Record<FigureName, number | null>, Record<FigureName, number | null>]> = [];
+for (const cell of cells) {
+  const { figures: ao, load: aoLoad } = real.get(cell)!;
+  const sets = [...common, ...(HELD_OUT[cell] ?? [])];
+  const learned = await figuresOf(
+    (
+      await runOnce(
+        cell,
+        [...sets, 'polling.strategy=learned', `polling.model=${modelFile}`],
+        join(values.out, cell, 'learned'),
+      )
+    ).trace,
+  );
+  const handWritten = await figuresOf(
+    (
+      await runOnce(
+        cell,
+        [
+          ...sets,
+          'polling.strategy=ao-0.2',
+          `polling.ao-gh=${ghMode}`,
+          `polling.ao-gh-process=${Math.round(model.cycleTime.cpuMsPerCall)}ms`,
+          `polling.ao-cpus=${model.cycleTime.cores}`,
+        ],
+        join(values.out, cell, 'ao-0.2'),
+      )
+    ).trace,
+  );
+  const eLearned = figureErrors(learned, ao);
+  const eHand = figureErrors(handWritten, ao);
+  summary.push([cell, eLearned, eHand]);
+  const row = (name: string, f: RunFigures, e?: Record<FigureName, number | null>) =>
+    `| ${name} | ${fmt(f.callsPerSessionCycle, 2)}${e ? ` (${pct(e['calls/session/cycle'])})` : ''} | ${fmt(f.corePointsPerHour)}${e ? ` (${pct(e['core points/h'])})` : ''} | ${fmt(f.graphqlPointsPerHour)}${e ? ` (${pct(e['GraphQL points/h'])})` : ''} | ${f.busiestSecond}${e ? ` (${pct(e['busiest second'])})` : ''} | ${ms(f.cycleP50Ms)} / ${ms(f.cycleP95Ms)}${e ? ` (${pct(e['cycle p50'])} / ${pct(e['cycle p95'])})` : ''} | ${topOps(f)}${e ? ` (${pct(e['calls by operation'], false)} elsewhere)` : ''} | ${states(f)}${e ? ` (${pct(e['final states'], false)} elsewhere)` : ''} |`;
+  say(
+    `### ${cell}${HELD_OUT[cell]?.length ? ` (${HELD_OUT[cell]!.join(' ')})` : ''}`,
     '',
-    '| run | calls/session/cycle | core points/h | GraphQL points/h | cycle p50 / p95 | top operations |',
-    '|---|---|---|---|---|---|',
-    ...rows.map(
-      ([name, f]) =>
-        `| ${name} | ${num(f.perSessionCycle, 2)}${name.startsWith('AO') ? '' : ` (${diff(f.perSessionCycle, ao.perSessionCycle)})`} | ${num(f.corePerHour, 0)}${name.startsWith('AO') ? '' : ` (${diff(f.corePerHour, ao.corePerHour)})`} | ${num(f.graphqlPerHour, 0)}${name.startsWith('AO') ? '' : ` (${diff(f.graphqlPerHour, ao.graphqlPerHour)})`} | ${ms(f.cycleP50)} / ${ms(f.cycleP95)} | ${f.topOps} |`,
-    ),
+    '| run | calls/session/cycle | core points/h | GraphQL points/h | busiest second | cycle p50 / p95 | top operations | final states |',
+    '|---|---|---|---|---|---|---|---|',
+    row(`AO ${packages.versions.core} (real, gh ${gh.version}, load ${aoLoad})`, ao),
+    row('learned (from the learn run)', learned, eLearned),
+    row(`ao-0.2 (gh ${ghMode})`, handWritten, eHand),
     '',
   );
-  console.log(lines.slice(-rows.length - 4).join('\n'));
 }
+
+// 4. The summary: every figure's error per cell, learned and ao-0.2, and what is within the bound.
+const cellCell = (e: number | null, signed: boolean) =>
+  e === null ? '–' : `${pct(e, signed)}${Math.abs(e) <= within ? '' : ' ✗'}`;
+say(
+  `### Errors against the real runs (✗: more than ${within} %)`,
+  '',
+  `| cell | model | ${FIGURES.join(' | ')} |`,
+  `|---|---|${FIGURES.map(() => '---').join('|')}|`,
+  ...summary.flatMap(([cell, eLearned, eHand]) => [
+    `| ${cell} | learned | ${FIGURES.map((f) => cellCell(eLearned[f], !f.includes('operation') && !f.includes('states'))).join(' | ')} |`,
+    `| ${cell} | ao-0.2 | ${FIGURES.map((f) => cellCell(eHand[f], !f.includes('operation') && !f.includes('states'))).join(' | ')} |`,
+  ]),
+  '',
+);
 mkdirSync(values.out, { recursive: true });
 writeFileSync(join(values.out, 'calibration.md'), `${lines.join('\n')}\n`);
-console.log(`\nwritten: ${join(values.out, 'calibration.md')}`);
+console.log(`\nwritten: ${join(values.out, 'calibration.md')}, ${modelFile}`);

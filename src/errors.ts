@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'E_SCENARIO'
   | 'E_FIXTURES'
   | 'E_PROFILE'
+  | 'E_MODEL'
   | 'E_BUDGET_CONFIG'
   | 'E_TARGET'
   | 'E_RESULTS'

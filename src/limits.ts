@@ -47,6 +47,15 @@ export const MAX_CONFIG_FILE_BYTES = 4 * MIB;
  */
 export const MAX_RESULTS_FILE_BYTES = 512 * MIB;
 
+/**
+ * A learned model file (docs/model.md): a few KB to a few hundred KB for any real control plane
+ * (its size grows with operations and states, not with the traces); read whole, then validated.
+ */
+export const MODEL_FILE_MAX_BYTES = 8 * MIB;
+
+/** Traces one `model learn` reads, and api records over all of them (each is kept in memory). */
+export const MODEL_LEARN_LIMITS = { maxTraces: 32, maxApiRecords: 5_000_000 } as const;
+
 /** Request bodies each server accepts (bytes). */
 export const BODY_LIMITS = {
   /** The GitHub emulator's REST and GraphQL bodies (GitHub itself refuses far smaller JSON). */

@@ -1,10 +1,10 @@
 /**
  * What every YAML input file (scenarios, session profiles, budgets, fixtures) starts with: parsed
  * with line positions, the first syntax error named by its line; and the built-in files of a
- * folder, by name.
+ * folder, by name; and the line of a field, for validation errors.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { type Document, isAlias, LineCounter, parseDocument, visit } from 'yaml';
+import { type Document, isAlias, isMap, isSeq, LineCounter, parseDocument, visit } from 'yaml';
 
 export interface YamlInput {
   doc: Document;
@@ -58,4 +58,29 @@ export function yamlFileNames(dir: string): string[] {
     .filter((f) => f.endsWith('.yaml'))
     .map((f) => f.slice(0, -'.yaml'.length))
     .sort();
+}
+
+/**
+ * Line numbers for validation errors: maps a field path to the line of its node, or of the
+ * nearest ancestor that has one (an override may have added the leaf).
+ */
+export function yamlLineOf(
+  doc: Document,
+  lineCounter: LineCounter,
+): (path: readonly PropertyKey[]) => number | undefined {
+  return (path) => {
+    for (let n = path.length; n >= 1; n--) {
+      const node = doc.getIn(path.slice(0, n) as unknown[], true) as { range?: [number, number] } | undefined;
+      if (node && typeof node === 'object' && node.range) return lineCounter.linePos(node.range[0]).line;
+      const parent = doc.getIn(path.slice(0, n - 1) as unknown[], true);
+      if (isMap(parent) || isSeq(parent)) {
+        const item = isMap(parent)
+          ? parent.items.find((p) => (p.key as { value?: unknown })?.value === path[n - 1])
+          : undefined;
+        const key = item?.key as { range?: [number, number] } | undefined;
+        if (key?.range) return lineCounter.linePos(key.range[0]).line;
+      }
+    }
+    return undefined;
+  };
 }

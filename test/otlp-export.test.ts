@@ -35,6 +35,7 @@ interface Span {
 }
 interface Metric {
   name: string;
+  unit?: string;
   sum?: { dataPoints: Array<{ attributes: Attr[]; asDouble: number }> };
   gauge?: { dataPoints: Array<{ attributes: Attr[]; asDouble?: number; asInt?: string }> };
   histogram?: { dataPoints: Array<{ count: string; bucketCounts: string[] }> };
@@ -224,5 +225,19 @@ describe('--otlp-export', () => {
     expect(budgets.length).toBe(1);
     expect(budgets[0]!.gauge!.dataPoints.length).toBeGreaterThan(0);
     expect(attr(budgets[0]!.gauge!.dataPoints[0]!.attributes, 'budget')).toBeDefined();
+    // Values in base units, one metric per unit (as the Prometheus families): no unit attribute,
+    // latencies in seconds, headroom as a 0-1 ratio.
+    const measured = received.metrics.flat().filter((m) => m.name === 'fleetbench.budget.measured');
+    const units = measured.map((m) => m.unit);
+    expect(new Set(units).size).toBe(units.length);
+    for (const u of units) expect(['s', '1', '/s', '{count}']).toContain(u);
+    for (const m of measured)
+      for (const point of m.gauge!.dataPoints) expect(attr(point.attributes, 'unit')).toBeUndefined();
+    const limits = received.metrics.flat().filter((m) => m.name === 'fleetbench.budget.limit');
+    const ratioLimits = limits.find((m) => m.unit === '1');
+    expect(ratioLimits, 'a cost run judges headroom, a ratio').toBeDefined();
+    // Percent limits (headroom >= 20%) arrive as ratios (0.2), never as 20.
+    for (const point of ratioLimits!.gauge!.dataPoints)
+      expect(Math.abs(point.asDouble!)).toBeLessThanOrEqual(1);
   }, 60_000);
 });

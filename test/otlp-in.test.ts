@@ -230,3 +230,32 @@ describe('fleetbench import otlp: protobuf, gzip, JSON Lines', () => {
     expect(result.stderr).toMatch(/junk\.pb: not an OTLP ExportTraceServiceRequest \(protobuf\)/);
   });
 });
+
+describe('OTLP/HTTP receiver after the run', () => {
+  it('stops receiving when the run ends (otlp off) while the same server still serves /metrics', async () => {
+    const options = {
+      port: 0,
+      clock,
+      trace: { write: () => undefined },
+      otlp: true,
+      metrics: async () => 'fleetbench_up 1\n',
+    };
+    const lingering = await startLiveServer(options);
+    try {
+      const post = () =>
+        fetch(`${lingering.url}/v1/traces`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ resourceSpans: [] }),
+        });
+      expect((await post()).status).toBe(200);
+      // What live telemetry does when the run ends and the metrics endpoint lingers.
+      options.otlp = false;
+      const refused = await post();
+      expect(refused.status).toBe(404);
+      expect((await (await fetch(`${lingering.url}/metrics`)).text()).trim()).toBe('fleetbench_up 1');
+    } finally {
+      await lingering.close();
+    }
+  });
+});

@@ -36,7 +36,7 @@ import { cmp, round } from './figures.ts';
 import { DEFAULT_LIMITS, sessionProjection } from './projection.ts';
 import { scheduleSummary, scheduleWarning } from './schedule.ts';
 import type { Analysis } from './schema.ts';
-import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
+import { ANALYSIS_SCHEMA_VERSION } from './schema-constants.ts';
 import { trackBScorecard } from './scorecard.ts';
 
 export { labelKey } from './accumulators/accumulator.ts';

@@ -8,8 +8,7 @@
  */
 import { z } from 'zod';
 import { publishedJsonSchema } from '../json-schema.ts';
-import { MAX_FAULT_MARKS } from './faults.ts';
-import { ANALYSIS_SCHEMA_VERSION } from './schema-version.ts';
+import { ANALYSIS_SCHEMA_VERSION, MAX_FAULT_MARKS } from './schema-constants.ts';
 
 export { ANALYSIS_SCHEMA_VERSION };
 

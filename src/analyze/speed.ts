@@ -18,7 +18,7 @@
  * Everything is computed after the whole trace is read, so a span written after the event it
  * explains (a load span that ends after `session.resumed`) still counts.
  */
-import type { FinisherContext, RetainedRecord } from './finishers.ts';
+import type { FinisherContext, RetainedRecord } from './finisher.ts';
 import { LatencyHistogram } from './histogram.ts';
 import type { SpeedAnalysis, SpeedMetricName } from './schema.ts';
 

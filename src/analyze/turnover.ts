@@ -6,7 +6,7 @@
  * steady window only (from `turnover.fill.done`). Names: docs/trace-format.md; definitions:
  * docs/analysis.md.
  */
-import type { Finisher, FinisherContext, RetainedRecord } from './finishers.ts';
+import type { Finisher, FinisherContext, RetainedRecord } from './finisher.ts';
 import { LatencyHistogram } from './histogram.ts';
 import type { TurnoverAnalysis, TurnoverOperation } from './schema.ts';
 
@@ -85,168 +85,210 @@ function opRows(ops: Map<TurnoverOperation, OpAcc>, names: TurnoverOperation[], 
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
-export function finishTurnover(
-  records: readonly RetainedRecord[],
-  context: FinisherContext,
-): TurnoverAnalysis | undefined {
-  if (records.length === 0) return undefined;
-  // Markers first: the window needs the fill marker before anything is counted into it.
-  const markers = { registrationDoneMs: null, fillStartMs: null, fillDoneMs: null, doneMs: null } as Record<
-    'registrationDoneMs' | 'fillStartMs' | 'fillDoneMs' | 'doneMs',
-    number | null
-  >;
-  const markerKey: Record<string, keyof typeof markers> = {
-    'turnover.registration.done': 'registrationDoneMs',
-    'turnover.fill.start': 'fillStartMs',
-    'turnover.fill.done': 'fillDoneMs',
-    'turnover.done': 'doneMs',
-  };
+type Markers = TurnoverAnalysis['markers'];
+
+const MARKER_KEY: Record<string, keyof Markers> = {
+  'turnover.registration.done': 'registrationDoneMs',
+  'turnover.fill.start': 'fillStartMs',
+  'turnover.fill.done': 'fillDoneMs',
+  'turnover.done': 'doneMs',
+};
+
+/**
+ * The first of each turnover marker, or undefined when the records hold no actor span and no
+ * `actors` gauge (not a turnover run). Read first: the window needs the fill marker before
+ * anything is counted into it.
+ */
+function turnoverMarkers(records: readonly RetainedRecord[]): Markers | undefined {
+  const markers: Markers = { registrationDoneMs: null, fillStartMs: null, fillDoneMs: null, doneMs: null };
   let any = false;
   for (const r of records) {
-    if (r.kind === 'event' && markerKey[r.name] !== undefined) {
-      const key = markerKey[r.name]!;
+    if (r.kind === 'event' && MARKER_KEY[r.name] !== undefined) {
+      const key = MARKER_KEY[r.name]!;
       if (markers[key] === null) markers[key] = r.t;
     }
     if (r.kind === 'span' && SPAN_OPERATION[r.name] !== undefined) any = true;
     if (r.kind === 'gauge' && r.name === 'actors') any = true;
   }
-  if (!any) return undefined;
-  const windowStart = markers.fillDoneMs;
-  const windowEnd = markers.doneMs ?? context.endMs;
-  const inWindow = (t: number) => windowStart !== null && t >= windowStart && t < windowEnd;
+  return any ? markers : undefined;
+}
 
-  const ops = new Map<TurnoverOperation, OpAcc>();
-  const windowOps = new Map<TurnoverOperation, OpAcc>();
-  const acc = (map: Map<TurnoverOperation, OpAcc>, op: TurnoverOperation) => {
+export function finishTurnover(
+  records: readonly RetainedRecord[],
+  context: FinisherContext,
+): TurnoverAnalysis | undefined {
+  if (records.length === 0) return undefined;
+  const markers = turnoverMarkers(records);
+  if (markers === undefined) return undefined;
+  const tally = new TurnoverTally(markers, markers.doneMs ?? context.endMs);
+  for (const r of records) {
+    if (r.kind === 'span') tally.span(r);
+    else if (r.kind === 'event') tally.event(r);
+    else if (r.kind === 'gauge' && r.name === 'actors') tally.actors(r);
+  }
+  return tally.result(context);
+}
+
+type SpanRecord = Extract<RetainedRecord, { kind: 'span' }>;
+type EventRecord = Extract<RetainedRecord, { kind: 'event' }>;
+type GaugeRecord = Extract<RetainedRecord, { kind: 'gauge' }>;
+
+/** The turnover figures of a whole run and of its steady window, counted record by record. */
+class TurnoverTally {
+  private readonly windowStart: number | null;
+  private readonly ops = new Map<TurnoverOperation, OpAcc>();
+  private readonly windowOps = new Map<TurnoverOperation, OpAcc>();
+  private readonly wakeByResume = {
+    all: new LatencyHistogram(),
+    implicit: new LatencyHistogram(),
+    explicit: new LatencyHistogram(),
+  };
+  private readonly failures = {
+    total: 0,
+    byKind: kinds(),
+    byOperation: {} as Record<string, Record<Kind, number>>,
+    byReaction: { retry: 0, replace: 0, give_up: 0 },
+  };
+  private readonly windowFailures = kinds();
+  private readonly swaps: SwapAcc = { asked: 0, done: 0, missed: reasons() };
+  private readonly windowSwaps: SwapAcc = { asked: 0, done: 0, missed: reasons() };
+  private lifecycleMode: string | null = null;
+  private resumeMode: string | null = null;
+  // Gauge samples, grouped by time (the executor writes the four states at one instant).
+  private readonly sampleTimes: number[] = [];
+  private readonly samples: Array<Record<State, number>> = [];
+
+  constructor(
+    private readonly markers: Markers,
+    private readonly windowEnd: number,
+  ) {
+    this.windowStart = markers.fillDoneMs;
+  }
+
+  private inWindow(t: number): boolean {
+    return this.windowStart !== null && t >= this.windowStart && t < this.windowEnd;
+  }
+
+  private acc(map: Map<TurnoverOperation, OpAcc>, op: TurnoverOperation): OpAcc {
     let a = map.get(op);
     if (a === undefined) {
       a = newOp();
       map.set(op, a);
     }
     return a;
-  };
-  const wakeByResume = {
-    all: new LatencyHistogram(),
-    implicit: new LatencyHistogram(),
-    explicit: new LatencyHistogram(),
-  };
-  const failures = {
-    total: 0,
-    byKind: kinds(),
-    byOperation: {} as Record<string, Record<Kind, number>>,
-    byReaction: { retry: 0, replace: 0, give_up: 0 },
-  };
-  const windowFailures = kinds();
-  const swaps: SwapAcc = { asked: 0, done: 0, missed: reasons() };
-  const windowSwaps: SwapAcc = { asked: 0, done: 0, missed: reasons() };
-  let lifecycleMode: string | null = null;
-  let resumeMode: string | null = null;
-  // Gauge samples, grouped by time (the executor writes the four states at one instant).
-  const sampleTimes: number[] = [];
-  const samples: Array<Record<State, number>> = [];
+  }
 
-  for (const r of records) {
-    if (r.kind === 'span') {
-      const op = SPAN_OPERATION[r.name];
-      if (op === undefined) continue;
-      const labels = r.labels ?? {};
-      if (lifecycleMode === null && typeof labels.mode === 'string') lifecycleMode = labels.mode;
-      const error = r.outcome === 'error';
-      const a = acc(ops, op);
-      a.count++;
-      if (error) a.errors++;
-      a.latency.record(r.dur);
-      if (inWindow(r.t)) {
-        const w = acc(windowOps, op);
-        w.count++;
-        if (error) w.errors++;
-        w.latency.record(r.dur);
-      }
-      if (op === 'wake') {
-        wakeByResume.all.record(r.dur);
-        if (labels.resume === 'implicit') wakeByResume.implicit.record(r.dur);
-        else if (labels.resume === 'explicit') wakeByResume.explicit.record(r.dur);
-        if (resumeMode === null && typeof labels.resume === 'string') resumeMode = labels.resume;
-      }
-    } else if (r.kind === 'event') {
-      if (r.name === 'actor.failure') {
-        const labels = r.labels ?? {};
-        const kind = labels.kind as Kind;
-        const op = String(labels.op ?? 'unknown');
-        const reaction = labels.reaction as keyof typeof failures.byReaction;
-        failures.total++;
-        if (kind in failures.byKind) failures.byKind[kind]++;
-        failures.byOperation[op] ??= kinds();
-        if (kind in failures.byKind) failures.byOperation[op]![kind]++;
-        if (reaction in failures.byReaction) failures.byReaction[reaction]++;
-        // A park failure belongs to registration when it happened before registration was done.
-        if (op === 'park') {
-          const registering = markers.registrationDoneMs === null || r.t <= markers.registrationDoneMs;
-          acc(ops, registering ? 'park_register' : 'park').failures++;
-        } else if (op === 'wake' || op === 'create') acc(ops, op).failures++;
-        if (inWindow(r.t)) {
-          if (kind in windowFailures) windowFailures[kind]++;
-          if (op === 'park' || op === 'wake') acc(windowOps, op).failures++;
-        }
-      } else if (r.name === 'turnover.tick') {
-        const asked = num(r.data?.asked);
-        const done = num(r.data?.done);
-        swaps.asked += asked;
-        swaps.done += done;
-        if (inWindow(r.t)) {
-          windowSwaps.asked += asked;
-          windowSwaps.done += done;
-        }
-      } else if (r.name === 'turnover.swap.missed') {
-        const reason = r.labels?.reason as Reason;
-        if (!(reason in swaps.missed)) continue;
-        const n = num(r.data?.count);
-        swaps.missed[reason] += n;
-        if (inWindow(r.t)) windowSwaps.missed[reason] += n;
-      }
-    } else if (r.kind === 'gauge' && r.name === 'actors') {
-      const state = r.labels?.state as State;
-      if (!STATES.includes(state)) continue;
-      if (sampleTimes[sampleTimes.length - 1] !== r.t) {
-        sampleTimes.push(r.t);
-        samples.push({ awake: 0, parked: 0, waking: 0, parking: 0 });
-      }
-      samples[samples.length - 1]![state] = r.value;
+  span(r: SpanRecord): void {
+    const op = SPAN_OPERATION[r.name];
+    if (op === undefined) return;
+    const labels = r.labels ?? {};
+    if (this.lifecycleMode === null && typeof labels.mode === 'string') this.lifecycleMode = labels.mode;
+    const error = r.outcome === 'error';
+    const a = this.acc(this.ops, op);
+    a.count++;
+    if (error) a.errors++;
+    a.latency.record(r.dur);
+    if (this.inWindow(r.t)) {
+      const w = this.acc(this.windowOps, op);
+      w.count++;
+      if (error) w.errors++;
+      w.latency.record(r.dur);
+    }
+    if (op === 'wake') {
+      this.wakeByResume.all.record(r.dur);
+      if (labels.resume === 'implicit') this.wakeByResume.implicit.record(r.dur);
+      else if (labels.resume === 'explicit') this.wakeByResume.explicit.record(r.dur);
+      if (this.resumeMode === null && typeof labels.resume === 'string') this.resumeMode = labels.resume;
     }
   }
-  let registered = 0;
-  for (const s of samples) registered = Math.max(registered, s.awake + s.parked + s.waking + s.parking);
 
-  const totalSeconds = (context.endMs - Math.min(0, context.startMs)) / 1000;
-  const windowMs = windowStart === null ? 0 : windowEnd - windowStart;
-  return {
-    lifecycleMode,
-    resumeMode,
-    registered,
-    markers,
-    operations: opRows(ops, ALL_OPERATIONS, totalSeconds),
-    timeToWake: {
-      all: wakeByResume.all.percentiles(),
-      implicit: wakeByResume.implicit.percentiles(),
-      explicit: wakeByResume.explicit.percentiles(),
-    },
-    failures,
-    swaps: swapsOut(swaps),
-    states: stateSeries(sampleTimes, samples, context.endMs),
-    window:
-      windowStart === null
-        ? null
-        : {
-            name: 'turnover_window',
-            startMs: windowStart,
-            endMs: windowEnd,
-            durationMs: windowMs,
-            rows: opRows(windowOps, WINDOW_OPERATIONS, windowMs / 1000),
-            swaps: swapsOut(windowSwaps),
-            failuresByKind: windowFailures,
-            states: windowStates(sampleTimes, samples, windowStart, windowEnd),
-          },
-  };
+  event(r: EventRecord): void {
+    if (r.name === 'actor.failure') this.failure(r);
+    else if (r.name === 'turnover.tick') {
+      const asked = num(r.data?.asked);
+      const done = num(r.data?.done);
+      this.swaps.asked += asked;
+      this.swaps.done += done;
+      if (this.inWindow(r.t)) {
+        this.windowSwaps.asked += asked;
+        this.windowSwaps.done += done;
+      }
+    } else if (r.name === 'turnover.swap.missed') {
+      const reason = r.labels?.reason as Reason;
+      if (!(reason in this.swaps.missed)) return;
+      const n = num(r.data?.count);
+      this.swaps.missed[reason] += n;
+      if (this.inWindow(r.t)) this.windowSwaps.missed[reason] += n;
+    }
+  }
+
+  private failure(r: EventRecord): void {
+    const labels = r.labels ?? {};
+    const kind = labels.kind as Kind;
+    const op = String(labels.op ?? 'unknown');
+    const reaction = labels.reaction as keyof typeof this.failures.byReaction;
+    const failures = this.failures;
+    failures.total++;
+    if (kind in failures.byKind) failures.byKind[kind]++;
+    failures.byOperation[op] ??= kinds();
+    if (kind in failures.byKind) failures.byOperation[op]![kind]++;
+    if (reaction in failures.byReaction) failures.byReaction[reaction]++;
+    // A park failure belongs to registration when it happened before registration was done.
+    if (op === 'park') {
+      const registering = this.markers.registrationDoneMs === null || r.t <= this.markers.registrationDoneMs;
+      this.acc(this.ops, registering ? 'park_register' : 'park').failures++;
+    } else if (op === 'wake' || op === 'create') this.acc(this.ops, op).failures++;
+    if (this.inWindow(r.t)) {
+      if (kind in this.windowFailures) this.windowFailures[kind]++;
+      if (op === 'park' || op === 'wake') this.acc(this.windowOps, op).failures++;
+    }
+  }
+
+  actors(r: GaugeRecord): void {
+    const state = r.labels?.state as State;
+    if (!STATES.includes(state)) return;
+    if (this.sampleTimes[this.sampleTimes.length - 1] !== r.t) {
+      this.sampleTimes.push(r.t);
+      this.samples.push({ awake: 0, parked: 0, waking: 0, parking: 0 });
+    }
+    this.samples[this.samples.length - 1]![state] = r.value;
+  }
+
+  result(context: FinisherContext): TurnoverAnalysis {
+    const { sampleTimes, samples, windowStart, windowEnd } = this;
+    let registered = 0;
+    for (const s of samples) registered = Math.max(registered, s.awake + s.parked + s.waking + s.parking);
+    const totalSeconds = (context.endMs - Math.min(0, context.startMs)) / 1000;
+    const windowMs = windowStart === null ? 0 : windowEnd - windowStart;
+    return {
+      lifecycleMode: this.lifecycleMode,
+      resumeMode: this.resumeMode,
+      registered,
+      markers: this.markers,
+      operations: opRows(this.ops, ALL_OPERATIONS, totalSeconds),
+      timeToWake: {
+        all: this.wakeByResume.all.percentiles(),
+        implicit: this.wakeByResume.implicit.percentiles(),
+        explicit: this.wakeByResume.explicit.percentiles(),
+      },
+      failures: this.failures,
+      swaps: swapsOut(this.swaps),
+      states: stateSeries(sampleTimes, samples, context.endMs),
+      window:
+        windowStart === null
+          ? null
+          : {
+              name: 'turnover_window',
+              startMs: windowStart,
+              endMs: windowEnd,
+              durationMs: windowMs,
+              rows: opRows(this.windowOps, WINDOW_OPERATIONS, windowMs / 1000),
+              swaps: swapsOut(this.windowSwaps),
+              failuresByKind: this.windowFailures,
+              states: windowStates(sampleTimes, samples, windowStart, windowEnd),
+            },
+    };
+  }
 }
 
 function stateSeries(times: number[], samples: Array<Record<State, number>>, endMs: number) {

@@ -18,6 +18,7 @@ import {
   type LatencyInput,
   parseLatencyFlag,
 } from '../github/config.ts';
+import type { GitHubEmulator, GitHubEmulatorOptions } from '../github/emulator.ts';
 import { VERSION } from '../version.ts';
 import { collect } from './options.ts';
 import type { CommandIo } from './output.ts';
@@ -143,32 +144,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
     import('../trace/writer.ts'),
   ]);
   const { GitHubEmulator, generateSelfSignedCert, loadFixturesFile, startGitHubServer } = github;
-  const generated =
-    options.repos !== undefined || options.issuesPerRepo !== undefined || options.pullsPerRepo !== undefined;
-  if (options.fixtures && generated) {
-    throw new FleetbenchError(
-      'E_USAGE',
-      '--fixtures and --repos/--issues-per-repo/--pulls-per-repo exclude each other',
-    );
-  }
-  const limits: EmulatorLimitsInput = {};
-  for (const flag of options.limit) {
-    const problem = applyLimitFlag(limits, flag);
-    if (problem) throw new FleetbenchError('E_USAGE', problem);
-  }
-  const fixtures = options.fixtures
-    ? loadFixturesFile(options.fixtures)
-    : {
-        repos: options.repos ?? 1,
-        issuesPerRepo: options.issuesPerRepo ?? 10,
-        pullsPerRepo: options.pullsPerRepo ?? 0,
-      };
-  if (!options.fixtures && (options.pullsPerRepo ?? 0) > (options.issuesPerRepo ?? 10)) {
-    throw new FleetbenchError(
-      'E_USAGE',
-      '--pulls-per-repo cannot exceed --issues-per-repo (each PR closes an issue)',
-    );
-  }
+  const { fixtures, limits } = emulatorInput(options, loadFixturesFile);
   const tls = options.tls
     ? generateSelfSignedCert(options.tlsDir ?? mkdtempSync(join(tmpdir(), 'fleetbench-tls-')))
     : undefined;
@@ -208,6 +184,32 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
     throw error;
   }
 
+  printConnection(io, options, emulator, server, tls);
+
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      server.close().then(() => {
+        emulator.close();
+        trace?.close('completed', clock.now());
+        if (!options.json) io.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);
+        resolve();
+      });
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+/** Where the emulator listens and how to point gh, Octokit or curl at it (text or one JSON line). */
+function printConnection(
+  io: CommandIo,
+  options: ServeOptions,
+  emulator: GitHubEmulator,
+  server: { url: string; port: number },
+  tls: { certPath: string } | undefined,
+): void {
   const host = `127.0.0.1:${server.port}`;
   const repos = [...emulator.state.repos.values()].map((r) => r.fullName);
   const counts = emulator.state.counts();
@@ -258,19 +260,38 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
     lines.push('Ctrl-C stops the server.');
     io.stdout.write(`${lines.join('\n')}\n`);
   }
+}
 
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      server.close().then(() => {
-        emulator.close();
-        trace?.close('completed', clock.now());
-        if (!options.json) io.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);
-        resolve();
-      });
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+/** The fixtures and limits the flags ask for, refused with the flag's name when they conflict. */
+function emulatorInput(
+  options: ServeOptions,
+  loadFixturesFile: (path: string) => GitHubEmulatorOptions['fixtures'],
+): { fixtures: GitHubEmulatorOptions['fixtures']; limits: EmulatorLimitsInput } {
+  const generated =
+    options.repos !== undefined || options.issuesPerRepo !== undefined || options.pullsPerRepo !== undefined;
+  if (options.fixtures && generated) {
+    throw new FleetbenchError(
+      'E_USAGE',
+      '--fixtures and --repos/--issues-per-repo/--pulls-per-repo exclude each other',
+    );
+  }
+  const limits: EmulatorLimitsInput = {};
+  for (const flag of options.limit) {
+    const problem = applyLimitFlag(limits, flag);
+    if (problem) throw new FleetbenchError('E_USAGE', problem);
+  }
+  const fixtures: GitHubEmulatorOptions['fixtures'] = options.fixtures
+    ? loadFixturesFile(options.fixtures)
+    : {
+        repos: options.repos ?? 1,
+        issuesPerRepo: options.issuesPerRepo ?? 10,
+        pullsPerRepo: options.pullsPerRepo ?? 0,
+      };
+  if (!options.fixtures && (options.pullsPerRepo ?? 0) > (options.issuesPerRepo ?? 10)) {
+    throw new FleetbenchError(
+      'E_USAGE',
+      '--pulls-per-repo cannot exceed --issues-per-repo (each PR closes an issue)',
+    );
+  }
+  return { fixtures, limits };
 }

@@ -28,6 +28,7 @@ const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   k8s: () => import('./k8s.ts'),
   matrix: () => import('./matrix.ts'),
   merge: () => import('./merge.ts'),
+  model: () => import('./model.ts'),
   reference: () => import('./reference.ts'),
   report: () => import('./report.ts'),
   run: () => import('./run.ts'),

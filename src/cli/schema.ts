@@ -12,12 +12,13 @@ export const jsonSchemas: Record<string, () => Promise<Record<string, unknown>>>
   scenario: async () => (await import('../workload/scenario.ts')).scenarioJsonSchema(),
   profile: async () => (await import('../workload/profiles/schema.ts')).profileJsonSchema(),
   baseline: async () => (await import('../results/baseline.ts')).baselineJsonSchema(),
+  model: async () => (await import('../model/format.ts')).modelJsonSchema(),
 };
 
 export function register(program: Command, io: CommandIo): void {
   program
     .command('schema')
-    .description('print the JSON Schema of a format (trace, analysis, scenario, profile, baseline)')
+    .description('print the JSON Schema of a format (trace, analysis, scenario, profile, baseline, model)')
     .argument('<format>', `one of: ${Object.keys(jsonSchemas).join(', ')}`)
     .action(async (format: string) => {
       const make = jsonSchemas[format];

@@ -8,17 +8,13 @@
  * system; the clock would not wait for it and order would depend on the machine. Trace writes
  * are synchronous for that reason.
  */
+import { MinHeap } from '../min-heap.ts';
 import { type Clock, sleepOn, type TimerId, VIRTUAL_EPOCH_MS } from './clock.ts';
 
 interface Timer {
   at: number;
-  seq: number;
   id: TimerId;
   fn: () => void;
-}
-
-function before(a: Timer, b: Timer): boolean {
-  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
 }
 
 export interface VirtualRunOptions {
@@ -43,12 +39,11 @@ export class VirtualClock implements Clock {
   readonly epochMs: number;
   readonly timeScale = 1;
   private current = 0;
-  private heap: Timer[] = [];
+  private readonly heap = new MinHeap<Timer>();
   private cancelled = new Set<TimerId>();
   /** Ids still in the heap, so clearTimeout is O(1). */
   private live = new Set<TimerId>();
   private nextId = 1;
-  private nextSeq = 0;
   private eventsFired = 0;
 
   constructor(options: { epochMs?: number } = {}) {
@@ -73,7 +68,7 @@ export class VirtualClock implements Clock {
 
   setTimeout(fn: () => void, delayMs: number): TimerId {
     const delay = Number.isFinite(delayMs) && delayMs > 0 ? delayMs : 0;
-    const timer: Timer = { at: this.current + delay, seq: this.nextSeq++, id: this.nextId++, fn };
+    const timer: Timer = { at: this.current + delay, id: this.nextId++, fn };
     this.push(timer);
     return timer.id;
   }
@@ -113,8 +108,7 @@ export class VirtualClock implements Clock {
   }
 
   private peek(): Timer | undefined {
-    while (this.heap.length > 0) {
-      const top = this.heap[0]!;
+    for (let top = this.heap.peek(); top !== undefined; top = this.heap.peek()) {
       if (!this.cancelled.has(top.id)) return top;
       this.cancelled.delete(top.id);
       this.pop();
@@ -123,37 +117,13 @@ export class VirtualClock implements Clock {
   }
 
   private push(timer: Timer): void {
-    const heap = this.heap;
     this.live.add(timer.id);
-    heap.push(timer);
-    let i = heap.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!before(heap[i]!, heap[parent]!)) break;
-      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
-      i = parent;
-    }
+    this.heap.push(timer.at, timer);
   }
 
   private pop(): Timer | undefined {
-    const heap = this.heap;
-    const top = heap[0];
+    const top = this.heap.pop();
     if (top !== undefined) this.live.delete(top.id);
-    const last = heap.pop();
-    if (heap.length > 0 && last !== undefined) {
-      heap[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let smallest = i;
-        if (l < heap.length && before(heap[l]!, heap[smallest]!)) smallest = l;
-        if (r < heap.length && before(heap[r]!, heap[smallest]!)) smallest = r;
-        if (smallest === i) break;
-        [heap[i], heap[smallest]] = [heap[smallest]!, heap[i]!];
-        i = smallest;
-      }
-    }
     return top;
   }
 }

@@ -98,28 +98,9 @@ export async function mergeSegmentTraces(
       outside: 0,
     });
   }
-  const headers = heads.map((h) => {
-    const header = h.reader.stats.header;
-    if (!header) throw new FleetbenchError('E_TRACE', `${h.input.path}: no run header`);
-    return header;
-  });
+  const headers = checkedHeaders(heads);
   const base = headers[0]!;
   const timeScale = base.timeScale ?? 1;
-  for (const [i, header] of headers.entries()) {
-    if (heads[i]!.input.role === 'github') {
-      if (header.clock !== 'real' || (header.timeScale ?? 1) !== timeScale)
-        throw new FleetbenchError(
-          'E_RESULTS',
-          `${heads[i]!.input.path}: the emulator ran at time scale ${header.timeScale ?? 1} (${header.clock} clock), the run at ${timeScale}: its API calls cannot be placed on the run's timeline (start github serve with --time-scale ${timeScale})`,
-        );
-      continue;
-    }
-    if (header.scenario.hash !== base.scenario.hash || header.clock !== base.clock)
-      throw new FleetbenchError(
-        'E_RESULTS',
-        `${heads[i]!.input.path}: not a segment of the same run as ${heads[0]!.input.path} (scenario ${header.scenario.name} ${String(header.scenario.hash).slice(0, 8)} vs ${base.scenario.name} ${String(base.scenario.hash).slice(0, 8)}, clock ${header.clock} vs ${base.clock})`,
-      );
-  }
   const segmentCount = heads.filter((h) => h.input.role !== 'github').length;
   const epochMs = Math.min(
     ...headers.filter((_, i) => heads[i]!.input.role !== 'github').map((h) => h.epochMs),
@@ -157,31 +138,7 @@ export async function mergeSegmentTraces(
   }
   const { kind: _kind, format: _format, ...headerInput } = header;
   const writer = new TraceWriter(outPath, headerInput, { flushIntervalMs: 0 });
-  let records = 0;
-  try {
-    for (;;) {
-      let best: Head | undefined;
-      let bestT = Number.POSITIVE_INFINITY;
-      for (const h of heads) {
-        if (h.next === undefined) continue;
-        const t = h.next.t + h.shift;
-        if (t < bestT) {
-          best = h;
-          bestT = t;
-        }
-      }
-      if (best === undefined) break;
-      const record = shifted(best.next!, best.shift);
-      writer.write(record);
-      best.analyzer!.add(record);
-      best.records++;
-      records++;
-      await advance(best);
-    }
-  } catch (error) {
-    writer.close('failed');
-    throw error;
-  }
+  const records = await interleave(heads, writer, advance);
   const footers = heads.map((h) => h.reader.stats.footer);
   const segmentFooters = footers.filter((_, i) => heads[i]!.input.role !== 'github');
   // The merged run is as complete as its least complete segment.
@@ -219,6 +176,70 @@ export async function mergeSegmentTraces(
     })),
     analysis: merged.finish({ file: outPath, stats }),
   };
+}
+
+/**
+ * Each input's run header, checked: every segment of the same scenario and clock as the first,
+ * the github input on the run's real clock and time scale (else its calls cannot be placed).
+ */
+function checkedHeaders(heads: readonly Head[]): RunHeader[] {
+  const headers = heads.map((h) => {
+    const header = h.reader.stats.header;
+    if (!header) throw new FleetbenchError('E_TRACE', `${h.input.path}: no run header`);
+    return header;
+  });
+  const base = headers[0]!;
+  const timeScale = base.timeScale ?? 1;
+  for (const [i, header] of headers.entries()) {
+    if (heads[i]!.input.role === 'github') {
+      if (header.clock !== 'real' || (header.timeScale ?? 1) !== timeScale)
+        throw new FleetbenchError(
+          'E_RESULTS',
+          `${heads[i]!.input.path}: the emulator ran at time scale ${header.timeScale ?? 1} (${header.clock} clock), the run at ${timeScale}: its API calls cannot be placed on the run's timeline (start github serve with --time-scale ${timeScale})`,
+        );
+      continue;
+    }
+    if (header.scenario.hash !== base.scenario.hash || header.clock !== base.clock)
+      throw new FleetbenchError(
+        'E_RESULTS',
+        `${heads[i]!.input.path}: not a segment of the same run as ${heads[0]!.input.path} (scenario ${header.scenario.name} ${String(header.scenario.hash).slice(0, 8)} vs ${base.scenario.name} ${String(base.scenario.hash).slice(0, 8)}, clock ${header.clock} vs ${base.clock})`,
+      );
+  }
+  return headers;
+}
+
+/** Writes the inputs' records in time order (each shifted onto the merged timeline); their count. */
+async function interleave(
+  heads: readonly Head[],
+  writer: TraceWriter,
+  advance: (h: Head) => Promise<void>,
+): Promise<number> {
+  let records = 0;
+  try {
+    for (;;) {
+      let best: Head | undefined;
+      let bestT = Number.POSITIVE_INFINITY;
+      for (const h of heads) {
+        if (h.next === undefined) continue;
+        const t = h.next.t + h.shift;
+        if (t < bestT) {
+          best = h;
+          bestT = t;
+        }
+      }
+      if (best === undefined) break;
+      const record = shifted(best.next!, best.shift);
+      writer.write(record);
+      best.analyzer!.add(record);
+      best.records++;
+      records++;
+      await advance(best);
+    }
+  } catch (error) {
+    writer.close('failed');
+    throw error;
+  }
+  return records;
 }
 
 /** The run time of a trace's footer, read from the file's end (undefined without one). */

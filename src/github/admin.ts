@@ -9,16 +9,18 @@
  * a commit by `sha` or by the pull request whose head it is.
  */
 import { z } from 'zod';
+import type { Clock } from '../clock/index.ts';
 import { sources } from '../trace/schema.ts';
+import type { TraceSink } from '../trace/writer.ts';
 import { describeZodIssues } from '../validation.ts';
-import type { TokenInfo } from './auth.ts';
+import type { ContentAttribution } from './attribution.ts';
+import type { TokenInfo, TokenRegistry } from './auth.ts';
 import { RESOURCES, type Resource } from './config.ts';
-import type { EmulatorStats, GitHubEmulator } from './emulator.ts';
-import { faultInputSchema } from './faults.ts';
+import { type FaultBoard, faultInputSchema } from './faults.ts';
 import { CHECK_CONCLUSIONS, CHECK_STATUSES, REVIEW_STATES, STATUS_STATES } from './fixtures.ts';
-import type { Identity, RateLimitJson } from './quota.ts';
-import { type Commit, GitHubStateError, type PullRequest, type Repo } from './state.ts';
-import type { EmulatorRequest, EmulatorResponse } from './types.ts';
+import type { Identity, QuotaLedger, RateLimitJson } from './quota.ts';
+import { type Commit, type GitHubState, GitHubStateError, type PullRequest, type Repo } from './state.ts';
+import type { EmulatorRequest, EmulatorResponse, EmulatorStats } from './types.ts';
 
 const repo = z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'expected owner/name');
 /** A commit SHA a caller chooses (else one is drawn from the seed). */
@@ -209,10 +211,26 @@ export interface RepoSummary {
   pulls: number;
 }
 
-export class EmulatorAdmin {
-  private readonly emulator: GitHubEmulator;
+/**
+ * The parts of the emulator the admin API works on: the emulator is one (emulator.ts), and this
+ * file need not import it (which would import this file back).
+ */
+export interface AdminHost {
+  readonly state: GitHubState;
+  readonly ledger: QuotaLedger;
+  readonly tokens: TokenRegistry;
+  readonly faults: FaultBoard;
+  readonly attribution: ContentAttribution;
+  readonly clock: Clock;
+  readonly adminToken: string;
+  readonly trace: TraceSink | undefined;
+  stats(): EmulatorStats;
+}
 
-  constructor(emulator: GitHubEmulator) {
+export class EmulatorAdmin {
+  private readonly emulator: AdminHost;
+
+  constructor(emulator: AdminHost) {
     this.emulator = emulator;
   }
 

@@ -14,19 +14,7 @@
  */
 import type { ApiSource } from '../trace/schema.ts';
 import type { GitHubState } from './state.ts';
-
-/** What a request named, gathered by the REST route's parameters or by GraphQL resolvers. */
-export interface Touched {
-  repo?: string;
-  pulls: number[];
-  issues: number[];
-  branches: string[];
-  shas: string[];
-}
-
-export function newTouched(): Touched {
-  return { pulls: [], issues: [], branches: [], shas: [] };
-}
+import type { Touched } from './touched.ts';
 
 interface RepoIndex {
   branches: Map<string, string>;

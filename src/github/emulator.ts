@@ -21,7 +21,7 @@ import { type ApiRecord, type ApiSource, type RateLimitSnapshot, sources } from 
 import type { TraceSink } from '../trace/writer.ts';
 import { describeZodIssues } from '../validation.ts';
 import { EmulatorAdmin } from './admin.ts';
-import { ContentAttribution, newTouched, type Touched } from './attribution.ts';
+import { ContentAttribution } from './attribution.ts';
 import { type MintTokenOptions, type TokenInfo, TokenRegistry } from './auth.ts';
 import { isLargeBody, largeBodyMemo } from './body-memo.ts';
 import {
@@ -52,7 +52,14 @@ import {
   type RestRouter,
 } from './rest.ts';
 import { GitHubState } from './state.ts';
-import { type Admission, ATTRIBUTION_HEADERS, type EmulatorRequest, type EmulatorResponse } from './types.ts';
+import { newTouched, type Touched } from './touched.ts';
+import {
+  type Admission,
+  ATTRIBUTION_HEADERS,
+  type EmulatorRequest,
+  type EmulatorResponse,
+  type EmulatorStats,
+} from './types.ts';
 
 const RATE_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
 const SECONDARY_DOCS = `${RATE_DOCS}#about-secondary-rate-limits`;
@@ -134,17 +141,6 @@ class Outcome {
     this.error = message;
     return this;
   }
-}
-
-export interface EmulatorStats {
-  requests: number;
-  byStatus: Record<string, number>;
-  notModified: number;
-  limitedPrimary: number;
-  limitedSecondary: number;
-  injectedErrors: number;
-  inFlight: number;
-  traceRecords: number;
 }
 
 const SOURCE_SET = new Set<string>(sources);

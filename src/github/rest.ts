@@ -786,11 +786,90 @@ function filesList(ctx: RestContext, pull: PullRequest): RestResult {
   );
 }
 
+/** POST …/reviews: a submitted review (APPROVE, REQUEST_CHANGES or COMMENT) with its inline comments. */
+function createReview(ctx: RestContext, pull: PullRequest): RestResult {
+  const event = str(ctx, 'event');
+  const state =
+    event === 'APPROVE'
+      ? 'APPROVED'
+      : event === 'REQUEST_CHANGES'
+        ? 'CHANGES_REQUESTED'
+        : event === 'COMMENT'
+          ? 'COMMENTED'
+          : undefined;
+  // Without an event GitHub creates a PENDING review; pending reviews are not modelled.
+  if (state === undefined) return validation('PullRequestReview', 'event', 'invalid');
+  const raw = bodyField(ctx, 'comments');
+  const comments = (Array.isArray(raw) ? raw : []).flatMap((c: unknown) => {
+    const o = c as { path?: unknown; line?: unknown; position?: unknown; body?: unknown };
+    const line = typeof o.line === 'number' ? o.line : typeof o.position === 'number' ? o.position : 1;
+    return typeof o.path === 'string' && typeof o.body === 'string'
+      ? [{ path: o.path, line, body: o.body }]
+      : [];
+  });
+  return mutate(() => {
+    const review = ctx.state.submitReviewWithComments(pull, {
+      user: actor(ctx).login,
+      state,
+      body: str(ctx, 'body'),
+      comments,
+    });
+    return { status: 200, body: JSON.stringify(reviewObject(ctx.state, pull, review)) };
+  }, 'PullRequestReview');
+}
+
+/** POST …/pulls/{n}/comments: a review comment on a line, or a reply to one (`in_reply_to`). */
+function createReviewComment(ctx: RestContext, pull: PullRequest): RestResult {
+  const body = str(ctx, 'body');
+  if (body === undefined) return validation('PullRequestReviewComment', 'body');
+  const inReplyTo = bodyField(ctx, 'in_reply_to');
+  const path = str(ctx, 'path');
+  if (typeof inReplyTo !== 'number' && !path) return validation('PullRequestReviewComment', 'path');
+  const line = bodyField(ctx, 'line') ?? bodyField(ctx, 'position');
+  return mutate(() => {
+    const comment = ctx.state.createReviewComment(pull, {
+      user: actor(ctx).login,
+      body,
+      path: path ?? '',
+      line: typeof line === 'number' ? line : undefined,
+      inReplyTo: typeof inReplyTo === 'number' ? inReplyTo : undefined,
+      commitId: str(ctx, 'commit_id'),
+    });
+    return { status: 201, body: JSON.stringify(reviewCommentObject(ctx.state, pull, comment)) };
+  }, 'PullRequestReviewComment');
+}
+
+/** PATCH …/pulls/{n}: title, body, base or state (open/closed). */
+function updatePull(ctx: RestContext, pull: PullRequest): RestResult {
+  const state = str(ctx, 'state');
+  if (state !== undefined && state !== 'open' && state !== 'closed')
+    return validation('PullRequest', 'state', 'invalid');
+  return mutate(() => {
+    ctx.state.editIssue(pull.issue, {
+      title: str(ctx, 'title'),
+      body: str(ctx, 'body'),
+      base: str(ctx, 'base'),
+      state,
+    });
+    return { status: 200, body: pullFullJson(ctx.state, pull) };
+  }, 'PullRequest');
+}
+
+/**
+ * The REST routes, in four groups by what they answer. Each route names GitHub's documentation
+ * anchor (errors carry it as `documentation_url`) and its cost class (docs/github-emulator.md).
+ */
 export function buildRestRouter(): RestRouter {
   const r = new RestRouter();
-  const ISSUES = 'issues/issues';
-  const PULLS = 'pulls/pulls';
+  addAccountRoutes(r);
+  addIssueRoutes(r);
+  addPullRoutes(r);
+  addCommitAndActionRoutes(r);
+  return r;
+}
 
+/** The API root, the rate limit, users, the caller's repositories, search and a repository. */
+function addAccountRoutes(r: RestRouter): void {
   r.add('GET', '/', 'meta/meta#github-api-root', (ctx) => ({
     status: 200,
     body: JSON.stringify({
@@ -858,13 +937,16 @@ export function buildRestRouter(): RestRouter {
       lastModified: Math.max(repo.updatedAt, repo.pushedAt),
     })),
   );
+}
 
-  r.add('GET', '/repos/{owner}/{repo}/issues', `${ISSUES}#list-repository-issues`, issuesList);
+/** Issues, their comments and labels. */
+function addIssueRoutes(r: RestRouter): void {
+  r.add('GET', '/repos/{owner}/{repo}/issues', 'issues/issues#list-repository-issues', issuesList);
 
   r.add(
     'POST',
     '/repos/{owner}/{repo}/issues',
-    `${ISSUES}#create-an-issue`,
+    'issues/issues#create-an-issue',
     (ctx) =>
       withRepo(ctx, (repo) => {
         const title = str(ctx, 'title');
@@ -886,7 +968,7 @@ export function buildRestRouter(): RestRouter {
     { contentCreating: true },
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/issues/{issue_number}', `${ISSUES}#get-an-issue`, (ctx) =>
+  r.add('GET', '/repos/{owner}/{repo}/issues/{issue_number}', 'issues/issues#get-an-issue', (ctx) =>
     withIssue(ctx, 2, (issue) => {
       const lastModified = issue.updatedAt;
       const hit = unchanged(ctx, issue.version);
@@ -895,7 +977,7 @@ export function buildRestRouter(): RestRouter {
     }),
   );
 
-  r.add('PATCH', '/repos/{owner}/{repo}/issues/{issue_number}', `${ISSUES}#update-an-issue`, (ctx) =>
+  r.add('PATCH', '/repos/{owner}/{repo}/issues/{issue_number}', 'issues/issues#update-an-issue', (ctx) =>
     withIssue(ctx, 2, (issue) => updateIssue(ctx, issue)),
   );
 
@@ -943,42 +1025,32 @@ export function buildRestRouter(): RestRouter {
         }, 'Label');
       }),
   );
+}
 
-  r.add('GET', '/repos/{owner}/{repo}/pulls', `${PULLS}#list-pull-requests`, pullsList);
+/** Pull requests, their files, reviews, review comments and merges. */
+function addPullRoutes(r: RestRouter): void {
+  r.add('GET', '/repos/{owner}/{repo}/pulls', 'pulls/pulls#list-pull-requests', pullsList);
 
   r.add(
     'POST',
     '/repos/{owner}/{repo}/pulls',
-    `${PULLS}#create-a-pull-request`,
+    'pulls/pulls#create-a-pull-request',
     (ctx) => withRepo(ctx, (repo) => createPull(ctx, repo)),
     { contentCreating: true },
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}', `${PULLS}#get-a-pull-request`, (ctx) =>
+  r.add('GET', '/repos/{owner}/{repo}/pulls/{pull_number}', 'pulls/pulls#get-a-pull-request', (ctx) =>
     withPull(ctx, (pull) => pullAnswer(ctx, pull)),
   );
 
-  r.add('PATCH', '/repos/{owner}/{repo}/pulls/{pull_number}', `${PULLS}#update-a-pull-request`, (ctx) =>
-    withPull(ctx, (pull) => {
-      const state = str(ctx, 'state');
-      if (state !== undefined && state !== 'open' && state !== 'closed')
-        return validation('PullRequest', 'state', 'invalid');
-      return mutate(() => {
-        ctx.state.editIssue(pull.issue, {
-          title: str(ctx, 'title'),
-          body: str(ctx, 'body'),
-          base: str(ctx, 'base'),
-          state,
-        });
-        return { status: 200, body: pullFullJson(ctx.state, pull) };
-      }, 'PullRequest');
-    }),
+  r.add('PATCH', '/repos/{owner}/{repo}/pulls/{pull_number}', 'pulls/pulls#update-a-pull-request', (ctx) =>
+    withPull(ctx, (pull) => updatePull(ctx, pull)),
   );
 
   r.add(
     'GET',
     '/repos/{owner}/{repo}/pulls/{pull_number}/files',
-    `${PULLS}#list-pull-requests-files`,
+    'pulls/pulls#list-pull-requests-files',
     (ctx) => withPull(ctx, (pull) => filesList(ctx, pull)),
   );
 
@@ -986,41 +1058,11 @@ export function buildRestRouter(): RestRouter {
     'POST',
     '/repos/{owner}/{repo}/pulls/{pull_number}/reviews',
     'pulls/reviews#create-a-review-for-a-pull-request',
-    (ctx) =>
-      withPull(ctx, (pull) => {
-        const event = str(ctx, 'event');
-        const state =
-          event === 'APPROVE'
-            ? 'APPROVED'
-            : event === 'REQUEST_CHANGES'
-              ? 'CHANGES_REQUESTED'
-              : event === 'COMMENT'
-                ? 'COMMENTED'
-                : undefined;
-        // Without an event GitHub creates a PENDING review; pending reviews are not modelled.
-        if (state === undefined) return validation('PullRequestReview', 'event', 'invalid');
-        const raw = bodyField(ctx, 'comments');
-        const comments = (Array.isArray(raw) ? raw : []).flatMap((c: unknown) => {
-          const o = c as { path?: unknown; line?: unknown; position?: unknown; body?: unknown };
-          const line = typeof o.line === 'number' ? o.line : typeof o.position === 'number' ? o.position : 1;
-          return typeof o.path === 'string' && typeof o.body === 'string'
-            ? [{ path: o.path, line, body: o.body }]
-            : [];
-        });
-        return mutate(() => {
-          const review = ctx.state.submitReviewWithComments(pull, {
-            user: actor(ctx).login,
-            state,
-            body: str(ctx, 'body'),
-            comments,
-          });
-          return { status: 200, body: JSON.stringify(reviewObject(ctx.state, pull, review)) };
-        }, 'PullRequestReview');
-      }),
+    (ctx) => withPull(ctx, (pull) => createReview(ctx, pull)),
     { contentCreating: true },
   );
 
-  r.add('PUT', '/repos/{owner}/{repo}/pulls/{pull_number}/merge', `${PULLS}#merge-a-pull-request`, (ctx) =>
+  r.add('PUT', '/repos/{owner}/{repo}/pulls/{pull_number}/merge', 'pulls/pulls#merge-a-pull-request', (ctx) =>
     withPull(ctx, (pull) => mergePull(ctx, pull)),
   );
 
@@ -1059,29 +1101,13 @@ export function buildRestRouter(): RestRouter {
     'POST',
     '/repos/{owner}/{repo}/pulls/{pull_number}/comments',
     'pulls/comments#create-a-review-comment-for-a-pull-request',
-    (ctx) =>
-      withPull(ctx, (pull) => {
-        const body = str(ctx, 'body');
-        if (body === undefined) return validation('PullRequestReviewComment', 'body');
-        const inReplyTo = bodyField(ctx, 'in_reply_to');
-        const path = str(ctx, 'path');
-        if (typeof inReplyTo !== 'number' && !path) return validation('PullRequestReviewComment', 'path');
-        const line = bodyField(ctx, 'line') ?? bodyField(ctx, 'position');
-        return mutate(() => {
-          const comment = ctx.state.createReviewComment(pull, {
-            user: actor(ctx).login,
-            body,
-            path: path ?? '',
-            line: typeof line === 'number' ? line : undefined,
-            inReplyTo: typeof inReplyTo === 'number' ? inReplyTo : undefined,
-            commitId: str(ctx, 'commit_id'),
-          });
-          return { status: 201, body: JSON.stringify(reviewCommentObject(ctx.state, pull, comment)) };
-        }, 'PullRequestReviewComment');
-      }),
+    (ctx) => withPull(ctx, (pull) => createReviewComment(ctx, pull)),
     { contentCreating: true },
   );
+}
 
+/** Branch deletion, a commit's checks and combined status, Actions runs and workflows. */
+function addCommitAndActionRoutes(r: RestRouter): void {
   r.add('DELETE', '/repos/{owner}/{repo}/git/refs/{ref+}', 'git/refs#delete-a-reference', (ctx) =>
     withRepo(ctx, (repo) => deleteRef(ctx, repo)),
   );
@@ -1150,6 +1176,4 @@ export function buildRestRouter(): RestRouter {
         };
       }),
   );
-
-  return r;
 }

@@ -178,115 +178,18 @@ export function parseSearch(state: GitHubState, q: string, viewer: User | undefi
         parsed[into].add(v);
         continue;
       }
-      case 'is':
-      case 'type':
-      case 'state':
-        test = stateTest(key, v);
-        break;
-      case 'draft':
-        test = (i) => pullOf(i)?.draft === (v === 'true');
-        break;
-      case 'label': {
-        const names = new Set(value.split(',').map((n) => n.toLowerCase()));
-        test = (i) => i.labels.some((l) => names.has(l.name.toLowerCase()));
-        break;
-      }
-      case 'no':
-        if (v === 'label') test = (i) => i.labels.length === 0;
-        else if (v === 'assignee') test = (i) => i.assignees.length === 0;
-        else if (v === 'milestone' || v === 'project') test = () => true;
-        break;
-      case 'author': {
-        const who = login(value);
-        test = (i) => i.user.login.toLowerCase() === who;
-        break;
-      }
-      case 'assignee': {
-        const who = login(value);
-        test = (i) => i.assignees.some((u) => u.login.toLowerCase() === who);
-        break;
-      }
-      case 'mentions': {
-        const who = `@${login(value)}`;
-        test = (i) => words(i.body).includes(who) || i.comments.some((c) => words(c.body).includes(who));
-        break;
-      }
-      case 'commenter': {
-        const who = login(value);
-        test = (i) => i.comments.some((c) => c.user.login.toLowerCase() === who);
-        break;
-      }
-      case 'reviewed-by': {
-        const who = login(value);
-        test = (i) => pullOf(i)?.reviews.some((r) => r.user.login.toLowerCase() === who) ?? false;
-        break;
-      }
-      case 'involves': {
-        const who = login(value);
-        test = (i) =>
-          i.user.login.toLowerCase() === who ||
-          i.assignees.some((u) => u.login.toLowerCase() === who) ||
-          i.comments.some((c) => c.user.login.toLowerCase() === who) ||
-          (pullOf(i)?.reviews.some((r) => r.user.login.toLowerCase() === who) ?? false);
-        break;
-      }
-      case 'review-requested':
-      case 'team-review-requested':
-        login(value);
-        test = () => false;
-        break;
-      case 'review': {
-        const decision = (i: Issue) => {
-          const pull = pullOf(i);
-          return pull ? state.reviewDecision(pull) : undefined;
-        };
-        if (v === 'none') test = (i) => pullOf(i) !== undefined && pullOf(i)!.reviews.length === 0;
-        else if (v === 'required') test = (i) => decision(i) === 'REVIEW_REQUIRED';
-        else if (v === 'approved') test = (i) => decision(i) === 'APPROVED';
-        else if (v === 'changes_requested') test = (i) => decision(i) === 'CHANGES_REQUESTED';
-        break;
-      }
-      case 'head':
-        test = (i) => pullOf(i)?.head === value;
-        break;
-      case 'base':
-        test = (i) => pullOf(i)?.base === value;
-        break;
-      case 'linked':
-        if (v === 'pr') test = (i) => !i.pull && linkedPull(i.repo, i.number);
-        else if (v === 'issue') test = (i) => pullOf(i)?.linkedIssue != null;
-        break;
-      case 'created':
-        test = dateTest(value, (i) => i.createdAt, wall);
-        break;
-      case 'updated':
-        test = dateTest(value, (i) => i.updatedAt, wall);
-        break;
-      case 'closed':
-        test = dateTest(value, (i) => i.closedAt, wall);
-        break;
-      case 'merged':
-        test = dateTest(value, (i) => pullOf(i)?.mergedAt ?? null, wall);
-        break;
       case 'in':
         fields.clear();
         for (const field of v.split(',')) fields.add(field);
         continue;
-      case 'archived':
-        // No repository is archived.
-        test = () => v === 'false';
-        break;
       case 'sort': {
         const [field, direction] = v.split('-') as [string, string | undefined];
         if (field === 'created' || field === 'updated' || field === 'comments')
           parsed.sort = { field, desc: direction !== 'asc' };
         continue;
       }
-      case 'language':
-      case 'milestone':
-      case 'project':
-        test = () => false;
-        break;
+      default:
+        test = qualifierTest(state, key, value, login, wall);
     }
     if (test === undefined) {
       // An unknown qualifier is a keyword, as on GitHub.
@@ -323,6 +226,104 @@ export function parseSearch(state: GitHubState, q: string, viewer: User | undefi
     }
   }
   return parsed;
+}
+
+/**
+ * The test of one qualifier that filters issues one by one (`is:`, `label:`, `author:`,
+ * `created:`, ...), or undefined for a qualifier the emulator does not know (a keyword then).
+ */
+function qualifierTest(
+  state: GitHubState,
+  key: string,
+  value: string,
+  login: (value: string) => string,
+  wall: (t: number) => number,
+): Test | undefined {
+  const v = value.toLowerCase();
+  switch (key) {
+    case 'is':
+    case 'type':
+    case 'state':
+      return stateTest(key, v);
+    case 'draft':
+      return (i) => pullOf(i)?.draft === (v === 'true');
+    case 'label': {
+      const names = new Set(value.split(',').map((n) => n.toLowerCase()));
+      return (i) => i.labels.some((l) => names.has(l.name.toLowerCase()));
+    }
+    case 'no':
+      if (v === 'label') return (i) => i.labels.length === 0;
+      if (v === 'assignee') return (i) => i.assignees.length === 0;
+      if (v === 'milestone' || v === 'project') return () => true;
+      return undefined;
+    case 'author': {
+      const who = login(value);
+      return (i) => i.user.login.toLowerCase() === who;
+    }
+    case 'assignee': {
+      const who = login(value);
+      return (i) => i.assignees.some((u) => u.login.toLowerCase() === who);
+    }
+    case 'mentions': {
+      const who = `@${login(value)}`;
+      return (i) => words(i.body).includes(who) || i.comments.some((c) => words(c.body).includes(who));
+    }
+    case 'commenter': {
+      const who = login(value);
+      return (i) => i.comments.some((c) => c.user.login.toLowerCase() === who);
+    }
+    case 'reviewed-by': {
+      const who = login(value);
+      return (i) => pullOf(i)?.reviews.some((r) => r.user.login.toLowerCase() === who) ?? false;
+    }
+    case 'involves': {
+      const who = login(value);
+      return (i) =>
+        i.user.login.toLowerCase() === who ||
+        i.assignees.some((u) => u.login.toLowerCase() === who) ||
+        i.comments.some((c) => c.user.login.toLowerCase() === who) ||
+        (pullOf(i)?.reviews.some((r) => r.user.login.toLowerCase() === who) ?? false);
+    }
+    case 'review-requested':
+    case 'team-review-requested':
+      login(value);
+      return () => false;
+    case 'review': {
+      const decision = (i: Issue) => {
+        const pull = pullOf(i);
+        return pull ? state.reviewDecision(pull) : undefined;
+      };
+      if (v === 'none') return (i) => pullOf(i) !== undefined && pullOf(i)!.reviews.length === 0;
+      if (v === 'required') return (i) => decision(i) === 'REVIEW_REQUIRED';
+      if (v === 'approved') return (i) => decision(i) === 'APPROVED';
+      if (v === 'changes_requested') return (i) => decision(i) === 'CHANGES_REQUESTED';
+      return undefined;
+    }
+    case 'head':
+      return (i) => pullOf(i)?.head === value;
+    case 'base':
+      return (i) => pullOf(i)?.base === value;
+    case 'linked':
+      if (v === 'pr') return (i) => !i.pull && linkedPull(i.repo, i.number);
+      if (v === 'issue') return (i) => pullOf(i)?.linkedIssue != null;
+      return undefined;
+    case 'created':
+      return dateTest(value, (i) => i.createdAt, wall);
+    case 'updated':
+      return dateTest(value, (i) => i.updatedAt, wall);
+    case 'closed':
+      return dateTest(value, (i) => i.closedAt, wall);
+    case 'merged':
+      return dateTest(value, (i) => pullOf(i)?.mergedAt ?? null, wall);
+    case 'archived':
+      // No repository is archived.
+      return () => v === 'false';
+    case 'language':
+    case 'milestone':
+    case 'project':
+      return () => false;
+  }
+  return undefined;
 }
 
 function stateTest(key: string, v: string): Test | undefined {

@@ -10,7 +10,6 @@
 
 import type { Clock } from '../clock/index.ts';
 import type { Rng } from '../rng.ts';
-import type { Touched } from './attribution.ts';
 import {
   type CHECK_CONCLUSIONS,
   type CHECK_STATUSES,
@@ -22,6 +21,7 @@ import {
   type RepoFixture,
   type STATUS_STATES,
 } from './fixtures.ts';
+import type { Touched } from './touched.ts';
 
 export type CheckStatus = (typeof CHECK_STATUSES)[number];
 export type CheckConclusion = (typeof CHECK_CONCLUSIONS)[number];

@@ -76,3 +76,15 @@ export const ATTRIBUTION_HEADERS = {
   phase: 'x-fleetbench-phase',
   project: 'x-fleetbench-project',
 } as const;
+
+/** Counters of what the emulator answered (the admin API's `stats`). */
+export interface EmulatorStats {
+  requests: number;
+  byStatus: Record<string, number>;
+  notModified: number;
+  limitedPrimary: number;
+  limitedSecondary: number;
+  injectedErrors: number;
+  inFlight: number;
+  traceRecords: number;
+}

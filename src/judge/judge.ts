@@ -22,7 +22,7 @@ import { LatencyHistogram, type PercentileMethod } from '../analyze/histogram.ts
 import type { Analysis } from '../analyze/schema.ts';
 import type { EventRecord } from '../trace/schema.ts';
 import type { BudgetEntry, BudgetSet, Op, Threshold } from './budgets.ts';
-import { distributionGroups, labelValuesSeen, type SampleGroup } from './metrics.ts';
+import { distributionGroups, labelValuesSeen, type SampleGroup, type ValueMetric } from './metrics.ts';
 
 export interface JudgeInput {
   /** What the analysis came from (a run directory, a trace path): shown in errors. */
@@ -233,30 +233,15 @@ function noSamplesRow(entry: BudgetEntry, required: boolean, why: string): Verdi
   };
 }
 
-export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: JudgeOptions = {}): Verdict {
-  const analyses = inputs.map((i) => i.analysis);
-  const rows: VerdictRow[] = [];
-  const errors: string[] = [];
-  const required = (entry: BudgetEntry) => entry.require || options.requireSamples === true;
-  const scopeText = (scope: Record<string, string>) =>
-    Object.keys(scope).length === 0
-      ? '(all)'
-      : `{${Object.entries(scope)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(' ')}}`;
-
-  // Which per-key values the run has (its adapters): entries for the others are skipped.
-  const seen = new Map(set.per.map((key) => [key, labelValuesSeen(key, analyses)]));
-  const skippedFor = (entry: BudgetEntry): string | undefined => {
-    for (const [key, values] of seen) {
-      const want = entry.scope[key];
-      if (want !== undefined && !values.has(want)) return `no ${key}=${want} in this run`;
-    }
-    return undefined;
-  };
-
-  // Unknown start kinds: one extra row per (metric, scope without start), against the looser
-  // of the cold and warm entries of that scope.
+/**
+ * Samples of an unknown start kind: one extra row per (metric, scope without start), judged
+ * against the looser of the cold and warm entries of that scope; keyed by both entries.
+ */
+function unknownStartRows(
+  set: BudgetSet,
+  analyses: readonly Analysis[],
+  skippedFor: (entry: BudgetEntry) => string | undefined,
+): Map<BudgetEntry, VerdictRow> {
   const pairs = new Map<string, { cold?: BudgetEntry; warm?: BudgetEntry; rest: Record<string, string> }>();
   for (const entry of set.entries) {
     const start = entry.scope.start;
@@ -291,27 +276,90 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
     if (pair.cold) unknownRows.set(pair.cold, row);
     if (pair.warm) unknownRows.set(pair.warm, row);
   }
+  return unknownRows;
+}
+
+/** An entry for a label value the run does not have (another adapter's): not judged. */
+function skippedRow(entry: BudgetEntry, note: string): VerdictRow {
+  return {
+    metric: entry.metric.name,
+    scope: entry.scope,
+    mode: entry.mode,
+    unit: entry.metric.unit,
+    kind: entry.metric.kind,
+    n: 0,
+    p50: null,
+    p95: null,
+    value: null,
+    stats: entry.thresholds.map((threshold) => ({ threshold, measured: null, judged: false, ok: true })),
+    status: 'skipped',
+    note,
+    line: entry.line,
+  };
+}
+
+/** A single-valued metric's row: with several runs every one must hold, so the worst is judged. */
+function valueRow(
+  entry: BudgetEntry,
+  metric: ValueMetric,
+  measured: readonly number[],
+  analyses: readonly Analysis[],
+): VerdictRow {
+  const stats = entry.thresholds.map((threshold): StatResult => {
+    // Several runs: every one must hold, so the worst value is the one judged.
+    const lower = threshold.op === '>' || threshold.op === '>=';
+    const failing = measured.find((v) => !compare(v, threshold.op, threshold.limit));
+    const value = failing ?? (lower ? Math.min(...measured) : Math.max(...measured));
+    return { threshold, measured: value, judged: true, ok: failing === undefined };
+  });
+  const qualifier = analyses.map((a) => metric.qualify?.(a) ?? null).find((q) => q !== null);
+  return {
+    metric: metric.name,
+    scope: entry.scope,
+    mode: entry.mode,
+    unit: metric.unit,
+    kind: 'value',
+    ...(qualifier ? { qualifier } : {}),
+    n: measured.length,
+    p50: null,
+    p95: null,
+    value: stats[0]?.measured ?? null,
+    stats,
+    status: stats.some((s) => !s.ok) ? 'fail' : 'pass',
+    line: entry.line,
+  };
+}
+
+export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: JudgeOptions = {}): Verdict {
+  const analyses = inputs.map((i) => i.analysis);
+  const rows: VerdictRow[] = [];
+  const errors: string[] = [];
+  const required = (entry: BudgetEntry) => entry.require || options.requireSamples === true;
+  const scopeText = (scope: Record<string, string>) =>
+    Object.keys(scope).length === 0
+      ? '(all)'
+      : `{${Object.entries(scope)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}}`;
+
+  // Which per-key values the run has (its adapters): entries for the others are skipped.
+  const seen = new Map(set.per.map((key) => [key, labelValuesSeen(key, analyses)]));
+  const skippedFor = (entry: BudgetEntry): string | undefined => {
+    for (const [key, values] of seen) {
+      const want = entry.scope[key];
+      if (want !== undefined && !values.has(want)) return `no ${key}=${want} in this run`;
+    }
+    return undefined;
+  };
+
+  const unknownRows = unknownStartRows(set, analyses, skippedFor);
   const emittedUnknown = new Set<VerdictRow>();
 
   for (const entry of set.entries) {
     const metric = entry.metric;
     const skip = skippedFor(entry);
     if (skip) {
-      rows.push({
-        metric: metric.name,
-        scope: entry.scope,
-        mode: entry.mode,
-        unit: metric.unit,
-        kind: metric.kind,
-        n: 0,
-        p50: null,
-        p95: null,
-        value: null,
-        stats: entry.thresholds.map((threshold) => ({ threshold, measured: null, judged: false, ok: true })),
-        status: 'skipped',
-        note: skip,
-        line: entry.line,
-      });
+      rows.push(skippedRow(entry, skip));
       continue;
     }
     if (metric.kind === 'distribution') {
@@ -348,29 +396,7 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
       );
       continue;
     }
-    const stats = entry.thresholds.map((threshold): StatResult => {
-      // Several runs: every one must hold, so the worst value is the one judged.
-      const lower = threshold.op === '>' || threshold.op === '>=';
-      const failing = measured.find((v) => !compare(v, threshold.op, threshold.limit));
-      const value = failing ?? (lower ? Math.min(...measured) : Math.max(...measured));
-      return { threshold, measured: value, judged: true, ok: failing === undefined };
-    });
-    const qualifier = analyses.map((a) => metric.qualify?.(a) ?? null).find((q) => q !== null);
-    rows.push({
-      metric: metric.name,
-      scope: entry.scope,
-      mode: entry.mode,
-      unit: metric.unit,
-      kind: 'value',
-      ...(qualifier ? { qualifier } : {}),
-      n: measured.length,
-      p50: null,
-      p95: null,
-      value: stats[0]?.measured ?? null,
-      stats,
-      status: stats.some((s) => !s.ok) ? 'fail' : 'pass',
-      line: entry.line,
-    });
+    rows.push(valueRow(entry, metric, measured, analyses));
   }
   // A run whose adapter has no entry has no budget (as in the source method): said, not failed.
   let noBudget: string | undefined;

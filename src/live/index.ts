@@ -74,8 +74,7 @@ export function liveTelemetry(options: LiveOptions) {
       stats.add(record);
       exporter?.add(record);
     });
-    const servers: RunningLiveServer[] = [];
-    const sources = {
+    const sources: MetricSources = {
       clock: run.clock,
       durationMs: run.scenario.durationMs,
       stats,
@@ -85,53 +84,16 @@ export function liveTelemetry(options: LiveOptions) {
       runId: run.trace.header.runId,
       targetName: run.trace.header.target ?? 'reference',
     };
-    const endpoints: { metrics?: string; otlp?: string } = {};
-    let metricsServer: RunningLiveServer | undefined;
     let serveMetrics = () => metricsText(sources);
-    /** The options of a server that also receives OTLP: receiving stops with the run. */
-    const receivers: Array<{ otlp?: boolean }> = [];
+    let endpoints: Endpoints;
     try {
-      const same =
-        options.metricsPort !== undefined &&
-        options.metricsPort === options.otlpPort &&
-        options.metricsPort !== 0;
-      if (options.metricsPort !== undefined) {
-        const serverOptions = {
-          port: options.metricsPort,
-          clock: run.clock,
-          trace: run.trace,
-          metrics: () => serveMetrics(),
-          otlp: same,
-        };
-        const server = await startLiveServer(serverOptions);
-        servers.push(server);
-        receivers.push(serverOptions);
-        metricsServer = server;
-        endpoints.metrics = `${server.url}/metrics`;
-        if (same) endpoints.otlp = `${server.url}/v1/traces`;
-      }
-      if (options.otlpPort !== undefined && !same) {
-        const server = await startLiveServer({
-          port: options.otlpPort,
-          clock: run.clock,
-          trace: run.trace,
-          otlp: true,
-        });
-        servers.push(server);
-        endpoints.otlp = `${server.url}/v1/traces`;
-      }
+      endpoints = await startEndpoints(options, run, () => serveMetrics());
     } catch (error) {
       untap();
-      await Promise.all(servers.map((s) => s.close()));
       await exporter?.close(0);
-      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
-        throw new FleetbenchError(
-          'E_USAGE',
-          `live telemetry: ${(error as Error).message.replace(/^listen /, '')}`,
-        );
       throw error;
     }
-    options.onListening?.(endpoints);
+    options.onListening?.(endpoints.urls);
     const progress = options.progress
       ? new ProgressLine({
           clock: run.clock,
@@ -147,46 +109,128 @@ export function liveTelemetry(options: LiveOptions) {
       async close() {
         // An interrupted run does not linger: the user asked to stop.
         const lingering =
-          metricsServer && options.onFinished && !options.interrupt?.aborted ? metricsServer : undefined;
+          endpoints.metricsServer && options.onFinished && !options.interrupt?.aborted
+            ? endpoints.metricsServer
+            : undefined;
         if (lingering) {
-          // Final values, taken while the target still answers (a target that does not answer
-          // within 5 s leaves out its session counts); the trace closes after this.
-          let slowTarget: NodeJS.Timeout | undefined;
-          const final = await Promise.race([
-            metricsText({ ...sources, finished: true }),
-            new Promise<void>((resolve) => {
-              slowTarget = setTimeout(resolve, 5_000);
-            }).then(() => metricsText({ ...sources, finished: true, target: NO_SESSIONS })),
-          ]);
-          clearTimeout(slowTarget);
+          const final = await finalMetrics(sources);
           let verdictText = '';
           serveMetrics = async () => final + verdictText;
-          for (const receiver of receivers) receiver.otlp = false;
-          options.onFinished!({
-            url: endpoints.metrics!,
-            setVerdicts: (verdicts) => {
+          for (const receiver of endpoints.receivers) receiver.otlp = false;
+          options.onFinished!(
+            lingerOn(lingering, endpoints.urls.metrics!, (verdicts) => {
               verdictText = formatFamilies(budgetFamilies(verdicts));
-            },
-            hold: (ms, signal) =>
-              new Promise<void>((resolve) => {
-                let timer: NodeJS.Timeout | undefined;
-                const done = () => {
-                  clearTimeout(timer);
-                  signal?.removeEventListener('abort', done);
-                  lingering.close().then(resolve, resolve);
-                };
-                timer = setTimeout(done, ms);
-                if (signal?.aborted) done();
-                else signal?.addEventListener('abort', done, { once: true });
-              }),
-            close: () => lingering.close(),
-          });
+            }),
+          );
         }
-        await Promise.all(servers.filter((s) => s !== lingering).map((s) => s.close()));
+        await Promise.all(endpoints.servers.filter((s) => s !== lingering).map((s) => s.close()));
         await progress?.stop();
         untap();
         await exporter?.close();
       },
     };
+  };
+}
+
+type MetricSources = Parameters<typeof metricsText>[0];
+
+interface Endpoints {
+  urls: { metrics?: string; otlp?: string };
+  servers: RunningLiveServer[];
+  metricsServer?: RunningLiveServer;
+  /** The options of a server that also receives OTLP: receiving stops with the run. */
+  receivers: Array<{ otlp?: boolean }>;
+}
+
+/**
+ * The metrics endpoint and the OTLP receiver (one server when they share a port). A port in use
+ * is a usage error naming it; whatever already listens is closed.
+ */
+async function startEndpoints(
+  options: LiveOptions,
+  run: RunHandle,
+  serveMetrics: () => Promise<string>,
+): Promise<Endpoints> {
+  const endpoints: Endpoints = { urls: {}, servers: [], receivers: [] };
+  try {
+    const same =
+      options.metricsPort !== undefined &&
+      options.metricsPort === options.otlpPort &&
+      options.metricsPort !== 0;
+    if (options.metricsPort !== undefined) {
+      const serverOptions = {
+        port: options.metricsPort,
+        clock: run.clock,
+        trace: run.trace,
+        metrics: serveMetrics,
+        otlp: same,
+      };
+      const server = await startLiveServer(serverOptions);
+      endpoints.servers.push(server);
+      endpoints.receivers.push(serverOptions);
+      endpoints.metricsServer = server;
+      endpoints.urls.metrics = `${server.url}/metrics`;
+      if (same) endpoints.urls.otlp = `${server.url}/v1/traces`;
+    }
+    if (options.otlpPort !== undefined && !same) {
+      const server = await startLiveServer({
+        port: options.otlpPort,
+        clock: run.clock,
+        trace: run.trace,
+        otlp: true,
+      });
+      endpoints.servers.push(server);
+      endpoints.urls.otlp = `${server.url}/v1/traces`;
+    }
+  } catch (error) {
+    await Promise.all(endpoints.servers.map((s) => s.close()));
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new FleetbenchError(
+        'E_USAGE',
+        `live telemetry: ${(error as Error).message.replace(/^listen /, '')}`,
+      );
+    throw error;
+  }
+  return endpoints;
+}
+
+/**
+ * The final values, taken while the target still answers; a target that does not answer within
+ * 5 s leaves out its session counts (the trace closes after this).
+ */
+async function finalMetrics(sources: MetricSources): Promise<string> {
+  let slowTarget: NodeJS.Timeout | undefined;
+  const final = await Promise.race([
+    metricsText({ ...sources, finished: true }),
+    new Promise<void>((resolve) => {
+      slowTarget = setTimeout(resolve, 5_000);
+    }).then(() => metricsText({ ...sources, finished: true, target: NO_SESSIONS })),
+  ]);
+  clearTimeout(slowTarget);
+  return final;
+}
+
+/** The ended run's metrics server, handed to whoever keeps it up and then closes it. */
+function lingerOn(
+  server: RunningLiveServer,
+  url: string,
+  setVerdicts: (verdicts: readonly Verdict[]) => void,
+): MetricsLinger {
+  return {
+    url,
+    setVerdicts,
+    hold: (ms, signal) =>
+      new Promise<void>((resolve) => {
+        let timer: NodeJS.Timeout | undefined;
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          server.close().then(resolve, resolve);
+        };
+        timer = setTimeout(done, ms);
+        if (signal?.aborted) done();
+        else signal?.addEventListener('abort', done, { once: true });
+      }),
+    close: () => server.close(),
   };
 }

@@ -10,7 +10,7 @@ import type { GitHubEmulator } from '../github/emulator.ts';
 import { statLabel, type Verdict } from '../judge/judge.ts';
 import { scopeText } from '../judge/report.ts';
 import { HttpTarget } from '../targets/http.ts';
-import { type Family, formatFamilies, type Sample } from './prometheus.ts';
+import { baseUnit, type Family, formatFamilies, type Sample } from './prometheus.ts';
 import type { LiveStats } from './stats.ts';
 
 export interface MetricsSources {
@@ -178,26 +178,6 @@ export async function metricsText(src: MetricsSources): Promise<string> {
     });
   }
   return formatFamilies(families);
-}
-
-/**
- * A budget row's unit as Prometheus wants it: a base unit in the family's name and the value
- * scaled to it (milliseconds → seconds, percent → a 0–1 ratio, per minute → per second);
- * counts have no unit suffix.
- */
-export function baseUnit(unit: string): { suffix: string; factor: number } {
-  switch (unit) {
-    case 'ms':
-      return { suffix: '_seconds', factor: 1 / 1000 };
-    case '%':
-      return { suffix: '_ratio', factor: 1 / 100 };
-    case 'req/s':
-      return { suffix: '_per_second', factor: 1 };
-    case 'writes/min':
-      return { suffix: '_per_second', factor: 1 / 60 };
-    default:
-      return { suffix: '', factor: 1 };
-  }
 }
 
 /**

@@ -34,7 +34,10 @@ import { scopeText } from '../judge/report.ts';
 import { encodeMetricsRequest, encodeTraceRequest } from '../trace/importers/otlp-proto.ts';
 import type { BodyRecord, SpanInput } from '../trace/schema.ts';
 import { VERSION } from '../version.ts';
-import { LAG_BUCKETS_S, LATENCY_BUCKETS_S } from './prometheus.ts';
+import { baseUnit, LAG_BUCKETS_S, LATENCY_BUCKETS_S } from './prometheus.ts';
+
+/** The OTLP unit of each Prometheus base-unit suffix (baseUnit in prometheus.ts). */
+const OTLP_UNITS: Record<string, string> = { _seconds: 's', _ratio: '1', _per_second: '/s', '': '{count}' };
 
 type Scalar = string | number | boolean;
 
@@ -557,13 +560,26 @@ export class OtlpExporter {
     await this.post(this.metricsUrl, this.metricsRequest(extra));
   }
 
-  /** The budgets' values, limits and verdicts (judged after the run), as gauges. */
+  /**
+   * The budgets' values, limits and verdicts (judged after the run), as gauges. Values are in base
+   * units, one metric per unit as the Prometheus exposition has one family per unit
+   * (docs/live-runs.md): the OTLP `unit` (`s`, `1` for a 0–1 ratio, `/s`, `{count}`) is what a
+   * Prometheus backend turns into the same `_seconds`, `_ratio`, `_per_second` suffixes.
+   */
   exportVerdicts(verdicts: readonly Verdict[]): Promise<void> {
     const now = this.nowNanos();
-    const points: Record<'measured' | 'limit' | 'ok', object[]> = { measured: [], limit: [], ok: [] };
+    const byUnit = new Map<string, { measured: object[]; limit: object[] }>();
+    const ok: object[] = [];
     for (const verdict of verdicts)
       for (const row of verdict.rows) {
         if (row.status === 'skipped') continue;
+        const { suffix, factor } = baseUnit(row.unit);
+        const unit = OTLP_UNITS[suffix] ?? '{count}';
+        let points = byUnit.get(unit);
+        if (!points) {
+          points = { measured: [], limit: [] };
+          byUnit.set(unit, points);
+        }
         for (const stat of row.stats) {
           const attrs = attributes({
             budget: verdict.budget,
@@ -571,25 +587,26 @@ export class OtlpExporter {
             scope: scopeText(row.scope),
             stat: statLabel(stat.threshold),
             mode: row.mode,
-            unit: row.unit === 'ms' ? 's' : row.unit,
           });
-          const scale = (v: number) => (row.unit === 'ms' ? v / 1000 : v);
           const at = { attributes: attrs, timeUnixNano: now };
-          points.limit.push({ ...at, asDouble: scale(stat.threshold.limit) });
+          points.limit.push({ ...at, asDouble: stat.threshold.limit * factor });
           if (stat.measured === null) continue;
-          points.measured.push({ ...at, asDouble: scale(stat.measured) });
-          points.ok.push({ ...at, asInt: stat.ok ? 1 : 0 });
+          points.measured.push({ ...at, asDouble: stat.measured * factor });
+          ok.push({ ...at, asInt: stat.ok ? 1 : 0 });
         }
       }
-    const gauge = (name: string, description: string, dataPoints: object[]) => ({
+    const gauge = (name: string, unit: string, description: string, dataPoints: object[]) => ({
       name,
+      unit,
       description,
       gauge: { dataPoints },
     });
     const extra = [
-      gauge('fleetbench.budget.measured', 'budget row: measured value (unit attribute)', points.measured),
-      gauge('fleetbench.budget.limit', 'budget row: limit (unit attribute)', points.limit),
-      gauge('fleetbench.budget.within_limit', 'budget row: 1 within the limit, 0 over', points.ok),
+      ...[...byUnit].flatMap(([unit, points]) => [
+        gauge('fleetbench.budget.measured', unit, 'budget row: measured value', points.measured),
+        gauge('fleetbench.budget.limit', unit, 'budget row: limit', points.limit),
+      ]),
+      gauge('fleetbench.budget.within_limit', '1', 'budget row: 1 within the limit, 0 over', ok),
     ];
     const sent = this.sending.then(() => this.sendMetrics(extra));
     this.sending = sent;

@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock/clock.ts';
 import { BodyTooLargeError, readBoundedBody } from '../http-body.ts';
+import { Routes } from '../http-router.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { type OtlpRequest, otlpRequestSchema, otlpToRecords } from '../trace/importers/otlp.ts';
 import {
@@ -54,6 +55,98 @@ export interface RunningLiveServer {
   close(): Promise<void>;
 }
 
+/** What the OTLP receiver writes to and counts in. */
+interface Receiver {
+  options: LiveServerOptions;
+  received: RunningLiveServer['received'];
+  maxBody: number;
+  /** OTLP's Unix nanoseconds to the run's milliseconds. */
+  toMs: (ns: string | number) => number;
+}
+
+/**
+ * POST /v1/traces: an OTLP/HTTP export (protobuf or JSON, gzip allowed), its spans and events
+ * written to the run's trace; refusals in OTLP's Status, bad records reported as a partial success.
+ */
+async function receiveTraces(receiver: Receiver, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { options, received, maxBody, toMs } = receiver;
+  const { clock } = options;
+  const encoding = encodingOf(req.headers['content-type']);
+  const refuse = (error: OtlpRequestError, as: OtlpEncoding = encoding ?? 'json') => {
+    received.rejected++;
+    replyBytes(res, error.httpStatus, statusBody(error.rpcCode, error.message, as), as);
+  };
+  if (!encoding) {
+    req.resume();
+    return refuse(
+      new OtlpRequestError(
+        415,
+        3,
+        'OTLP/HTTP bodies are application/x-protobuf or application/json (gzip allowed)',
+      ),
+    );
+  }
+  let raw: Buffer;
+  try {
+    raw = await readBoundedBody(req, maxBody);
+  } catch (error) {
+    if (!(error instanceof BodyTooLargeError)) throw error;
+    // Whatever of the body still arrives is discarded, never kept (docs/limits.md).
+    req.resume();
+    return refuse(new OtlpRequestError(413, 8, `body over ${maxBody} bytes (docs/limits.md)`));
+  }
+  let request: OtlpRequest;
+  try {
+    const body = decodeContent(raw, req.headers['content-encoding'], maxBody);
+    const parsed = otlpRequestSchema.safeParse(decodeTraceRequest(body, encoding));
+    if (!parsed.success) throw new OtlpRequestError(400, 3, describeZodError(parsed.error));
+    request = parsed.data;
+  } catch (error) {
+    if (error instanceof OtlpRequestError) return refuse(error);
+    throw error;
+  }
+  received.requests++;
+  // A bad span from the system under test is counted and reported, never fatal to the run:
+  // OTLP's partial success says how many were refused and why.
+  const bad: string[] = [];
+  for (const record of otlpToRecords(request, toMs, undefined, (reason) => bad.push(reason))) {
+    options.trace.write(record);
+    if (record.kind === 'span') received.spans++;
+    else received.events++;
+  }
+  if (bad.length > 0) {
+    received.badRecords += bad.length;
+    options.trace.write({
+      kind: 'event',
+      name: 'target.bad_record',
+      t: clock.now(),
+      labels: { source: 'otlp' },
+      data: { count: bad.length, reason: bad[0] },
+    });
+  }
+  replyBytes(
+    res,
+    200,
+    successBody(encoding, bad.length > 0 ? { spans: bad.length, message: bad[0]! } : undefined),
+    encoding,
+  );
+}
+
+function notFound(req: IncomingMessage, res: ServerResponse): void {
+  req.resume();
+  reply(res, 404, JSON.stringify({ message: 'not found: GET /metrics, POST /v1/traces' }));
+}
+
+function reply(res: ServerResponse, status: number, body: string, type = 'application/json'): void {
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+function replyBytes(res: ServerResponse, status: number, body: Buffer, encoding: OtlpEncoding): void {
+  const type = encoding === 'json' ? 'application/json' : 'application/x-protobuf';
+  res.writeHead(status, { 'content-type': type, 'content-length': body.length });
+  res.end(body);
+}
+
 export async function startLiveServer(options: LiveServerOptions): Promise<RunningLiveServer> {
   const received = { requests: 0, spans: 0, events: 0, rejected: 0, badRecords: 0 };
   const maxBody = options.maxBodyBytes ?? BODY_LIMITS.otlp;
@@ -61,95 +154,29 @@ export async function startLiveServer(options: LiveServerOptions): Promise<Runni
   const epochNs = BigInt(Math.round(clock.epochMs)) * 1_000_000n;
   const toMs = (ns: string | number) => (Number(BigInt(ns) - epochNs) / 1e6) * clock.timeScale;
 
-  const reply = (res: ServerResponse, status: number, body: string, type = 'application/json') => {
-    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
-    res.end(body);
-  };
-  const replyBytes = (res: ServerResponse, status: number, body: Buffer, encoding: OtlpEncoding) => {
-    const type = encoding === 'json' ? 'application/json' : 'application/x-protobuf';
-    res.writeHead(status, { 'content-type': type, 'content-length': body.length });
-    res.end(body);
-  };
+  const receiver: Receiver = { options, received, maxBody, toMs };
 
-  const receiveTraces = async (req: IncomingMessage, res: ServerResponse) => {
-    const encoding = encodingOf(req.headers['content-type']);
-    const refuse = (error: OtlpRequestError, as: OtlpEncoding = encoding ?? 'json') => {
-      received.rejected++;
-      replyBytes(res, error.httpStatus, statusBody(error.rpcCode, error.message, as), as);
-    };
-    if (!encoding) {
-      req.resume();
-      return refuse(
-        new OtlpRequestError(
-          415,
-          3,
-          'OTLP/HTTP bodies are application/x-protobuf or application/json (gzip allowed)',
-        ),
-      );
-    }
-    let raw: Buffer;
-    try {
-      raw = await readBoundedBody(req, maxBody);
-    } catch (error) {
-      if (!(error instanceof BodyTooLargeError)) throw error;
-      // Whatever of the body still arrives is discarded, never kept (docs/limits.md).
-      req.resume();
-      return refuse(new OtlpRequestError(413, 8, `body over ${maxBody} bytes (docs/limits.md)`));
-    }
-    let request: OtlpRequest;
-    try {
-      const body = decodeContent(raw, req.headers['content-encoding'], maxBody);
-      const parsed = otlpRequestSchema.safeParse(decodeTraceRequest(body, encoding));
-      if (!parsed.success) throw new OtlpRequestError(400, 3, describeZodError(parsed.error));
-      request = parsed.data;
-    } catch (error) {
-      if (error instanceof OtlpRequestError) return refuse(error);
-      throw error;
-    }
-    received.requests++;
-    // A bad span from the system under test is counted and reported, never fatal to the run:
-    // OTLP's partial success says how many were refused and why.
-    const bad: string[] = [];
-    for (const record of otlpToRecords(request, toMs, undefined, (reason) => bad.push(reason))) {
-      options.trace.write(record);
-      if (record.kind === 'span') received.spans++;
-      else received.events++;
-    }
-    if (bad.length > 0) {
-      received.badRecords += bad.length;
-      options.trace.write({
-        kind: 'event',
-        name: 'target.bad_record',
-        t: clock.now(),
-        labels: { source: 'otlp' },
-        data: { count: bad.length, reason: bad[0] },
-      });
-    }
-    replyBytes(
-      res,
-      200,
-      successBody(encoding, bad.length > 0 ? { spans: bad.length, message: bad[0]! } : undefined),
-      encoding,
-    );
-  };
-
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (req.method === 'GET' && path === '/metrics' && options.metrics) {
-      options.metrics().then(
+  const routes = new Routes();
+  const metrics = options.metrics;
+  if (metrics)
+    routes.on('GET', '/metrics', (_req, res) =>
+      metrics().then(
         (text) => reply(res, 200, text, CONTENT_TYPE),
         (error: Error) => reply(res, 500, `# error: ${error.message}\n`, CONTENT_TYPE),
-      );
-      return;
-    }
-    if (req.method === 'POST' && path === '/v1/traces' && options.otlp) {
-      receiveTraces(req, res).catch((error: Error) => {
-        if (!res.headersSent) reply(res, 500, JSON.stringify({ code: 13, message: error.message }));
-      });
-      return;
-    }
-    req.resume();
-    reply(res, 404, JSON.stringify({ message: 'not found: GET /metrics, POST /v1/traces' }));
+      ),
+    );
+  // Read at each request: receiving stops when the run ends (options.otlp turns false) while the
+  // metrics endpoint lingers on the same server.
+  routes.on('POST', '/v1/traces', (req, res) => {
+    if (!options.otlp) return notFound(req, res);
+    return receiveTraces(receiver, req, res).catch((error: Error) => {
+      if (!res.headersSent) reply(res, 500, JSON.stringify({ code: 13, message: error.message }));
+    });
+  });
+  const server: Server = createServer((req, res) => {
+    const answer = routes.match(req);
+    if (answer) answer(res);
+    else notFound(req, res);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { ADAPTERS, type Adapter, lifecycleModes, type RestartKind, resumeModes } from '../contract/types.ts';
 import { type Distribution, distributionSchema } from '../distribution.ts';
+import { type Model, modelProvenanceLine, modelSchema } from '../model/format.ts';
 import type { ActorHostConfig } from './actors.ts';
 import { type DashboardMode, dashboardModes } from './dashboard.ts';
 import { type PollingStrategyName, pollingStrategies } from './polling.ts';
@@ -18,6 +19,12 @@ export interface ReferenceConfig {
     strategy: PollingStrategyName;
     /** `ao-0.2` only: which gh the modelled agent-orchestrator shells out to. */
     aoGh?: AoGhMode;
+    /** `ao-0.2` only: that gh's version, when it was found on this machine (what the run prints). */
+    aoGhVersion?: string;
+    /** `learned` only: the model to replay (its content, not its path: a served control plane gets it too). */
+    learned?: Model;
+    /** `learned` only: cores the client's calls queue on (default: the model's). */
+    modelCores?: number;
     /** `ao-0.2` only: CPU time of one gh process, queued on `aoCpus` cores (0: not modelled). */
     aoGhProcessMs?: number;
     aoCpus?: number;
@@ -56,6 +63,9 @@ const ms = z.number().nonnegative();
 const pollingSchema = z.object({
   strategy: z.enum(pollingStrategies),
   aoGh: z.enum(aoGhModes).optional(),
+  aoGhVersion: z.string().optional(),
+  learned: modelSchema.optional(),
+  modelCores: count.optional(),
   aoGhProcessMs: ms.optional(),
   aoCpus: count.optional(),
   intervalMs: ms,
@@ -80,10 +90,24 @@ const actorsSchema = z.object({
   resume: z.enum(resumeModes),
   failures: failureRatesSchema.optional(),
 });
+const latencySchema = z.object({ median: z.number().nonnegative(), p95: z.number().nonnegative() });
+const learnedLatenciesSchema = z.object({
+  bootCold: latencySchema.optional(),
+  bootWarmProcess: latencySchema.optional(),
+  load: latencySchema.optional(),
+  loadContention: z.number().nonnegative().optional(),
+  replay: latencySchema.optional(),
+  firstActivity: z.object({ cold: latencySchema.optional(), warm: latencySchema.optional() }).optional(),
+  warmBootHoldsLoad: z.boolean().optional(),
+});
+const providerKnobsSchema = z.object({
+  slowdown: z.number().positive(),
+  learned: learnedLatenciesSchema.optional(),
+});
 const providersSchema = z.object(
-  Object.fromEntries(ADAPTERS.map((a) => [a, z.object({ slowdown: z.number().positive() })])) as Record<
+  Object.fromEntries(ADAPTERS.map((a) => [a, providerKnobsSchema])) as Record<
     Adapter,
-    z.ZodObject<{ slowdown: z.ZodNumber }>
+    typeof providerKnobsSchema
   >,
 );
 const nativeRunsSchema = z.object({
@@ -159,4 +183,25 @@ export function servedConfig(config: ServedConfig | undefined): ReferenceConfig 
     cacheSizes: { ...DEFAULT_SERVED_CONFIG.cacheSizes, ...c.cacheSizes },
     restartOutage: defaultRestartOutage,
   };
+}
+
+/**
+ * What a modelled strategy is a model of, for the run's header and its trace: which gh `ao-0.2`
+ * models (and whether it is this machine's), which traces a `learned` model came from.
+ */
+export function describeStrategy(polling: ReferenceConfig['polling']): string[] {
+  if (polling.strategy === 'ao-0.2') {
+    const gh = polling.aoGh ?? 'current';
+    const which = polling.aoGhVersion
+      ? `gh ${polling.aoGhVersion}, the one on this machine`
+      : gh === 'legacy'
+        ? 'a gh without `gh pr checks --json`'
+        : 'a current gh';
+    return [
+      `polling ao-0.2 models agent-orchestrator 0.2.0 with ${which} (polling.ao-gh ${gh}${gh === 'legacy' ? ': open PRs read as failing CI' : ''})`,
+    ];
+  }
+  if (polling.strategy === 'learned' && polling.learned)
+    return [`polling learned: ${modelProvenanceLine(polling.learned)}`];
+  return [];
 }

@@ -14,6 +14,7 @@ import type { Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { ActorHost } from './actors.ts';
 import { LruMap, TtlCache } from './cache.ts';
+import { ClientTime } from './client-time.ts';
 import type { ReferenceConfig } from './config.ts';
 import { Dashboard } from './dashboard.ts';
 import { type CallAttribution, GitHubClient } from './github-client.ts';
@@ -21,6 +22,7 @@ import type { PrSummary } from './github-queries.ts';
 import { Limiter } from './limiter.ts';
 import { type PollCaches, type PollEnv, runGuardedCycle, runNaiveCycle } from './polling.ts';
 import { aoSpawnCalls, runAoCycle } from './polling-ao.ts';
+import { LearnedReplay, type ObservedWorldEvent } from './polling-learned.ts';
 import { defaultNativeRunConfig } from './runs/config.ts';
 import type { RunStore } from './runs/durable-state.ts';
 import { NativeRuns } from './runs/native-runs.ts';
@@ -30,6 +32,11 @@ import { type DurableStore, MemoryStore, type SessionRecord, SessionTable } from
 export interface AgentWorld {
   /** Push a fix commit to the session's PR; returns the new head SHA. */
   pushFix(sessionId: string): Promise<string | undefined>;
+  /**
+   * What the world does to sessions' PRs as it happens: the `learned` strategy's only view of
+   * GitHub's state (docs/model.md). The run's World has it; without it that strategy cannot run.
+   */
+  onEvent?(listener: (event: ObservedWorldEvent) => void): void;
 }
 
 export interface ReferenceDeps {
@@ -63,7 +70,15 @@ export class ReferenceControlPlane {
   private abort = new AbortController();
   private running = false;
   private cycleCounter = 0;
-  private currentCycle: Promise<unknown> | undefined;
+  /** Cycles under way (one per loop): a graceful restart lets them finish. */
+  private readonly runningCycles = new Set<Promise<unknown>>();
+  /** Repositories whose own loop runs in this generation (per-project strategies). */
+  private loopRepos = new Set<string>();
+  /** When this generation's loops started: every loop's cycles are due on the interval from here. */
+  private loopAnchor = 0;
+  /** Client time per call (gh processes), for ao-0.2 and learned; none for the others. */
+  private readonly clientTime?: ClientTime;
+  private readonly learned?: LearnedReplay;
   private botLogin?: string;
   private readonly failures = { calls: 0 };
   /** Restarts happen one at a time: a second one waits for the first to be ready. */
@@ -74,8 +89,10 @@ export class ReferenceControlPlane {
     this.trace = deps.trace;
     this.config = deps.config;
     this.agentWorld = deps.agentWorld;
+    // A modelled control plane (ao-0.2, learned) paces itself as what it models does: not at all.
+    const modelled = deps.config.polling.strategy === 'ao-0.2' || deps.config.polling.strategy === 'learned';
     this.client = new GitHubClient(deps.transport, deps.token, deps.clock, {
-      maxRps: deps.config.polling.maxRps,
+      maxRps: modelled ? 0 : deps.config.polling.maxRps,
     });
     this.rng = {
       spawn: deps.rng.fork('spawn'),
@@ -104,6 +121,69 @@ export class ReferenceControlPlane {
       config: deps.config.runs ?? defaultNativeRunConfig(),
       ...(deps.runStore ? { store: deps.runStore } : {}),
     });
+    const { polling } = deps.config;
+    if (polling.strategy === 'ao-0.2')
+      this.clientTime = new ClientTime(deps.clock, {
+        cores: polling.aoCpus ?? 2,
+        cpuMs: polling.aoGhProcessMs ?? 0,
+        waitMs: 0,
+      });
+    if (polling.strategy === 'learned') {
+      const model = polling.learned;
+      if (!model) throw new Error('polling.strategy learned needs its model (polling.learned)');
+      if (!deps.agentWorld?.onEvent)
+        throw new Error(
+          "polling.strategy learned replays a model against the run's world, which this control plane does not see (it runs embedded only: docs/model.md)",
+        );
+      this.clientTime = new ClientTime(deps.clock, {
+        cores: polling.modelCores ?? model.cycleTime.cores,
+        cpuMs: model.cycleTime.cpuMsPerCall,
+        waitMs: model.cycleTime.waitMsPerCall,
+        launchMs: model.cycleTime.launchMsPerCall,
+      });
+      const learned = new LearnedReplay(model, deps.rng.fork('learned'), deps.clock, {
+        setState: (session, to) => this.sessions.setState(session, to),
+        setPr: (session, pr) => {
+          session.pr = pr;
+          this.sessions.save(session);
+        },
+        reviewTold: (session, commentIds) => this.learnedReviewTold(session, commentIds),
+        sessionById: (id) => this.sessions.get(id),
+      });
+      this.learned = learned;
+      deps.agentWorld.onEvent((event) => learned.world(event));
+    }
+  }
+
+  /** The trace says what a modelled strategy is a model of (the run header says it too). */
+  private traceModel(): void {
+    const { strategy, aoGh, aoGhVersion, learned } = this.config.polling;
+    if (strategy !== 'ao-0.2' && strategy !== 'learned') return;
+    this.trace.write({
+      kind: 'event',
+      name: 'controlplane.model',
+      t: this.clock.now(),
+      labels: { strategy },
+      data:
+        strategy === 'ao-0.2'
+          ? { aoGh: aoGh ?? 'current', ...(aoGhVersion ? { ghVersion: aoGhVersion } : {}) }
+          : {
+              name: learned?.name,
+              traces: learned?.provenance.traces.map((t) => ({
+                runId: t.runId,
+                sha256: t.sha256,
+                scenario: t.scenario,
+              })),
+              cycleTime: learned?.cycleTime,
+              cores: this.config.polling.modelCores ?? learned?.cycleTime.cores,
+            },
+    });
+  }
+
+  /** One poll loop per project (repository), as agent-orchestrator runs them; one for all otherwise. */
+  private get loopsPerProject(): boolean {
+    const { strategy, learned } = this.config.polling;
+    return strategy === 'ao-0.2' || (strategy === 'learned' && learned?.loop.scope === 'project');
   }
 
   get failedCalls(): number {
@@ -117,6 +197,7 @@ export class ReferenceControlPlane {
    */
   async start(reason = 'start'): Promise<void> {
     this.sessions.reload();
+    this.traceModel();
     const restart = isRestartKind(reason) ? reason : undefined;
     // A served process started after a real restart takes the native runs over from disk.
     if (restart) this.runs.restore(restart);
@@ -132,7 +213,7 @@ export class ReferenceControlPlane {
    * through the durable state (hot), then everything stops and the process can exit.
    */
   async drain(kind: 'graceful' | 'hot' = 'graceful'): Promise<void> {
-    await this.currentCycle?.catch(() => undefined);
+    await Promise.allSettled([...this.runningCycles]);
     await this.runs.kill(kind);
     await this.stop();
   }
@@ -149,7 +230,22 @@ export class ReferenceControlPlane {
   createSession(spec: SessionSpec): SessionRecord {
     const record: SessionRecord = { ...spec, state: 'spawning', createdAt: this.clock.now() };
     this.sessions.add(record);
-    if (this.config.polling.strategy === 'ao-0.2') void aoSpawnCalls(this.client, spec);
+    if (this.loopsPerProject && this.running) this.ensureLoop(record.repo);
+    if (this.learned) {
+      // The model moves the session from here (its first cycles), not the spawn timer.
+      const learned = this.learned;
+      void learned.spawn(record, this.clientTime!, async (operation) => {
+        await this.clientTime?.beforeCall();
+        return learned.call(
+          this.client,
+          operation,
+          { source: 'cli', session: spec.id },
+          { repo: spec.repo, session: record },
+        );
+      });
+      return record;
+    }
+    if (this.config.polling.strategy === 'ao-0.2') void aoSpawnCalls(this.client, this.clientTime, spec);
     const delay = sample(this.config.spawnTime, this.rng.spawn);
     this.clock.setTimeout(() => {
       const current = this.sessions.get(spec.id);
@@ -197,7 +293,7 @@ export class ReferenceControlPlane {
   private async restartNow(kind: RestartKind): Promise<{ outageMs: number }> {
     const killedAt = this.clock.now();
     this.trace.write({ kind: 'event', name: 'controlplane.restart', t: killedAt, labels: { kind } });
-    if (kind !== 'hard') await this.currentCycle?.catch(() => undefined);
+    if (kind !== 'hard') await Promise.allSettled([...this.runningCycles]);
     await this.runs.kill(kind);
     const dashboardWasOpen = this.dashboard.isOpen;
     this.generation++;
@@ -236,14 +332,36 @@ export class ReferenceControlPlane {
   private async boot(reason: string): Promise<void> {
     this.abort = new AbortController();
     const generation = this.generation;
-    // agent-orchestrator 0.2.0 never asks who it is: the ao-0.2 model does not either.
-    if (this.config.polling.strategy !== 'ao-0.2') {
+    // agent-orchestrator 0.2.0 never asks who it is: the ao-0.2 model does not either, and a
+    // learned model makes only the calls it learned.
+    const { strategy } = this.config.polling;
+    if (strategy !== 'ao-0.2' && strategy !== 'learned') {
       const user = await this.client.get('/user', { source: 'lifecycle', op: 'whoami' });
       if (generation !== this.generation) return;
       this.botLogin = (user.json as { login?: string } | undefined)?.login;
     }
     this.trace.write({ kind: 'event', name: 'controlplane.ready', t: this.clock.now(), labels: { reason } });
-    void this.pollLoop(generation, this.abort.signal);
+    if (reason !== 'start') this.learned?.restarted();
+    this.loopAnchor = this.clock.now();
+    this.loopRepos = new Set();
+    if (!this.loopsPerProject) {
+      void this.pollLoop(generation, this.abort.signal);
+      return;
+    }
+    const repos = new Set(
+      this.sessions
+        .all()
+        .filter((s) => s.state !== 'merged' && s.state !== 'closed')
+        .map((s) => s.repo),
+    );
+    for (const repo of [...repos].sort()) this.ensureLoop(repo);
+  }
+
+  /** Starts the repository's own loop if it has none yet, on the same schedule as the others. */
+  private ensureLoop(repo: string): void {
+    if (this.loopRepos.has(repo)) return;
+    this.loopRepos.add(repo);
+    void this.pollLoop(this.generation, this.abort.signal, repo);
   }
 
   private env(generation: number): PollEnv {
@@ -270,7 +388,8 @@ export class ReferenceControlPlane {
           this.sessions.setState(session, 'pr_open');
       },
       applySummary: (session, summary) => this.applySummary(session, summary),
-      newReviewComments: (session, ids, newest) => this.reviewComments(session, ids, newest),
+      newReviewComments: (session, ids, newest, keepState) =>
+        this.reviewComments(session, ids, newest, keepState),
       failed: () => {
         this.failures.calls++;
       },
@@ -282,10 +401,10 @@ export class ReferenceControlPlane {
    * one (the lag is recorded on the `poll.cycle` span); cycles missed entirely are skipped and
    * counted, as a setInterval-driven loop with an overlap guard would.
    */
-  private async pollLoop(generation: number, signal: AbortSignal): Promise<void> {
+  private async pollLoop(generation: number, signal: AbortSignal, repo?: string): Promise<void> {
     const { intervalMs, strategy } = this.config.polling;
-    const loopStart = this.clock.now();
-    let due = loopStart;
+    // A loop started after the others (its repository's first session) keeps their schedule.
+    let due = this.loopAnchor + Math.ceil((this.clock.now() - this.loopAnchor) / intervalMs) * intervalMs;
     try {
       while (generation === this.generation && this.running) {
         const wait = due - this.clock.now();
@@ -294,19 +413,11 @@ export class ReferenceControlPlane {
         const started = this.clock.now();
         const cycle = this.cycleCounter++;
         const env = this.env(generation);
-        const sessions = this.sessions.active();
-        const run =
-          strategy === 'naive'
-            ? runNaiveCycle(env, sessions, cycle)
-            : strategy === 'ao-0.2'
-              ? runAoCycle(env, sessions, cycle, {
-                  gh: this.config.polling.aoGh ?? 'current',
-                  processMs: this.config.polling.aoGhProcessMs ?? 0,
-                  cpus: this.config.polling.aoCpus ?? 2,
-                })
-              : runGuardedCycle(env, sessions, cycle);
-        this.currentCycle = run;
-        const stats = await run;
+        const polled = this.learned ? this.learned.pollable(this.sessions.all()) : this.sessions.active();
+        const sessions = repo === undefined ? polled : polled.filter((s) => s.repo === repo);
+        const run = this.runCycle(env, sessions, cycle, repo);
+        this.runningCycles.add(run);
+        const stats = await run.finally(() => this.runningCycles.delete(run));
         if (generation !== this.generation) return;
         const ended = this.clock.now();
         this.trace.write({
@@ -314,7 +425,7 @@ export class ReferenceControlPlane {
           name: 'poll.cycle',
           t: started,
           dur: ended - started,
-          labels: { strategy },
+          labels: repo === undefined ? { strategy } : { strategy, project: repo },
           data: {
             cycle,
             sessions: sessions.length,
@@ -331,7 +442,7 @@ export class ReferenceControlPlane {
               kind: 'event',
               name: 'poll.cycle.skipped',
               t: ended,
-              labels: { count: missed },
+              labels: repo === undefined ? { count: missed } : { count: missed, project: repo },
             });
             due += missed * intervalMs;
           }
@@ -340,6 +451,93 @@ export class ReferenceControlPlane {
     } catch (error) {
       if (!signal.aborted) throw error;
     }
+  }
+
+  private runCycle(
+    env: PollEnv,
+    sessions: SessionRecord[],
+    cycle: number,
+    repo?: string,
+  ): Promise<{ calls: number }> {
+    const { strategy } = this.config.polling;
+    if (strategy === 'naive') return runNaiveCycle(env, sessions, cycle);
+    if (strategy === 'ao-0.2')
+      return runAoCycle(env, sessions, cycle, this.config.polling.aoGh ?? 'current', this.clientTime!);
+    if (this.learned)
+      return this.learned.runCycle(env, sessions, cycle, repo ?? '', this.clientTime!, (n) => new Limiter(n));
+    return runGuardedCycle(env, sessions, cycle);
+  }
+
+  /**
+   * A learned model's agent reaction: the control plane tells the agent of the review; after
+   * `sessions.fix-after` the agent makes the calls the model learned per review, pushes a fix and
+   * makes those it learned per comment (a reply to each, when that is what they were).
+   */
+  private learnedReviewTold(session: SessionRecord, commentIds: number[]): void {
+    const learned = this.learned!;
+    const delay = this.tellAgent(session, commentIds.length);
+    this.clock.setTimeout(() => {
+      void (async () => {
+        const current = this.sessions.get(session.id);
+        if (!current?.pr || !this.running) return;
+        const started = this.clock.now();
+        const attr = (op?: string): CallAttribution => ({
+          source: 'agent',
+          ...(op !== undefined ? { op } : {}),
+          session: session.id,
+          phase: current.state,
+          project: this.config.project,
+        });
+        const { perReaction, perComment } = learned.agentCalls();
+        for (const c of perReaction)
+          for (let i = learned.countOf(c.mean); i > 0; i--)
+            await learned.call(this.client, c.operation, attr(), { repo: current.repo, session: current });
+        const sha = await this.agentWorld?.pushFix(session.id);
+        for (const c of perComment) {
+          const op = learned.operation(c.operation);
+          for (const id of commentIds)
+            for (let i = learned.countOf(c.mean); i > 0; i--) {
+              if (op?.method === 'POST' && current.pr)
+                await this.client.request(
+                  'POST',
+                  `/repos/${current.repo}/pulls/${current.pr.number}/comments`,
+                  attr(op.op),
+                  {
+                    body: {
+                      body: sha ? `Addressed in ${sha.slice(0, 7)}.` : 'Addressed.',
+                      in_reply_to: id,
+                    },
+                  },
+                );
+              else
+                await learned.call(this.client, c.operation, attr(), {
+                  repo: current.repo,
+                  session: current,
+                });
+            }
+        }
+        this.trace.write({
+          kind: 'span',
+          name: 'agent.review.addressed',
+          t: started,
+          dur: this.clock.now() - started,
+          session: session.id,
+          data: { comments: commentIds.length },
+        });
+      })();
+    }, delay);
+  }
+
+  /** The agent is told of review comments (`agent.review.received`); returns when it has fixed them. */
+  private tellAgent(session: SessionRecord, comments: number): number {
+    this.trace.write({
+      kind: 'event',
+      name: 'agent.review.received',
+      t: this.clock.now(),
+      session: session.id,
+      data: { comments },
+    });
+    return sample(this.config.fixAfter, this.rng.fix);
   }
 
   private applySummary(session: SessionRecord, summary: PrSummary): void {
@@ -354,19 +552,12 @@ export class ReferenceControlPlane {
   }
 
   /** New review comments go to the session's agent, which pushes a fix and replies to each. */
-  private reviewComments(session: SessionRecord, ids: number[], newest: number): void {
+  private reviewComments(session: SessionRecord, ids: number[], newest: number, keepState = false): void {
     session.lastCommentId = newest;
     this.sessions.save(session);
     if (ids.length === 0) return;
-    this.sessions.setState(session, 'review');
-    this.trace.write({
-      kind: 'event',
-      name: 'agent.review.received',
-      t: this.clock.now(),
-      session: session.id,
-      data: { comments: ids.length },
-    });
-    const delay = sample(this.config.fixAfter, this.rng.fix);
+    if (!keepState) this.sessions.setState(session, 'review');
+    const delay = this.tellAgent(session, ids.length);
     this.clock.setTimeout(() => void this.addressComments(session.id, ids), delay);
   }
 

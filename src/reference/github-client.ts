@@ -13,7 +13,8 @@ import type { ApiSource } from '../trace/schema.ts';
 
 export interface CallAttribution {
   source: ApiSource;
-  op: string;
+  /** Absent: the call names no operation (a learned replay of calls that carried none). */
+  op?: string;
   session?: string;
   cycle?: number;
   phase?: string;
@@ -75,8 +76,8 @@ export class GitHubClient {
       authorization: `token ${this.token}`,
       accept: 'application/vnd.github+json',
       [ATTRIBUTION_HEADERS.source]: attr.source,
-      [ATTRIBUTION_HEADERS.op]: attr.op,
     };
+    if (attr.op !== undefined) headers[ATTRIBUTION_HEADERS.op] = attr.op;
     if (attr.session !== undefined) headers[ATTRIBUTION_HEADERS.session] = attr.session;
     if (attr.cycle !== undefined) headers[ATTRIBUTION_HEADERS.cycle] = String(attr.cycle);
     if (attr.phase !== undefined) headers[ATTRIBUTION_HEADERS.phase] = attr.phase;

@@ -29,7 +29,7 @@ import {
 import type { Limiter } from './limiter.ts';
 import type { SessionRecord } from './sessions.ts';
 
-export const pollingStrategies = ['guarded', 'naive', 'ao-0.2'] as const;
+export const pollingStrategies = ['guarded', 'naive', 'ao-0.2', 'learned'] as const;
 export type PollingStrategyName = (typeof pollingStrategies)[number];
 
 export interface PollCaches {
@@ -57,8 +57,12 @@ export interface PollEnv {
   attr(op: string, session: SessionRecord | undefined, cycle: number): CallAttribution;
   prDetected(session: SessionRecord, pr: { number: number; headSha: string }): void;
   applySummary(session: SessionRecord, summary: PrSummary): void;
-  /** Review comments by others newer than the last handled one; `newest` is the newest seen. */
-  newReviewComments(session: SessionRecord, commentIds: number[], newest: number): void;
+  /**
+   * Review comments by others newer than the last handled one; `newest` is the newest seen. The
+   * session goes to `review` unless `keepState` (agent-orchestrator tells its agent and keeps the
+   * status its PR checks gave).
+   */
+  newReviewComments(session: SessionRecord, commentIds: number[], newest: number, keepState?: boolean): void;
   /** Count a call whose answer was neither 2xx nor 304 (it is retried next cycle). */
   failed(result: GitHubResult): void;
 }

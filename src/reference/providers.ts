@@ -60,6 +60,11 @@ export interface ProviderProfile {
    * then written after the provider's next event, which is what judging has to wait for.
    */
   resumeBeforeLoadEnd: number;
+  /**
+   * The warm boot loads the saved session itself, with no `provider.session.load` of its own (a
+   * learned profile of a provider that reports none: docs/model.md#speed). Recoveries still load.
+   */
+  warmBootHoldsLoad?: boolean;
 }
 
 const s = (median: number, p95: number): Latency => ({ median: median * 1000, p95: p95 * 1000 });
@@ -155,4 +160,22 @@ export function firstItemKind(profile: ProviderProfile, rng: Rng): ItemKind {
 export function laterItemKind(rng: Rng): ItemKind {
   const x = rng.next();
   return x < 0.5 ? 'tool_call' : x < 0.8 ? 'text' : 'reasoning';
+}
+
+/** The latencies a learned speed profile replaces (docs/model.md#speed); the rest stays the adapter's. */
+export type LearnedLatencies = Partial<
+  Pick<
+    ProviderProfile,
+    'bootCold' | 'bootWarmProcess' | 'load' | 'loadContention' | 'replay' | 'warmBootHoldsLoad'
+  > & {
+    firstActivity: Partial<Record<StartKind, Latency>>;
+  }
+>;
+
+/** An adapter's profile, with a learned profile's latencies over its own where there are any. */
+export function profileFor(adapter: Adapter, learned?: LearnedLatencies): ProviderProfile {
+  const base = PROVIDER_PROFILES[adapter];
+  if (!learned) return base;
+  const { firstActivity, ...rest } = learned;
+  return { ...base, ...rest, firstActivity: { ...base.firstActivity, ...firstActivity } };
 }

@@ -1,7 +1,6 @@
 /**
  * The embedded default target: the reference control plane, in-process, on the run's clock.
  */
-
 import type {
   ActorCounts,
   ActorFootprint,
@@ -17,6 +16,7 @@ import type {
   SessionStateListener,
   Target,
 } from '../contract/types.ts';
+import { describeStrategy } from '../reference/config.ts';
 import {
   ReferenceControlPlane as Plane,
   type ReferenceControlPlane,
@@ -27,8 +27,16 @@ export class ReferenceTarget implements Target {
   readonly name = 'reference';
   readonly plane: ReferenceControlPlane;
 
+  private readonly describeLines: string[];
+
   constructor(deps: ReferenceDeps) {
     this.plane = new Plane(deps);
+    this.describeLines = describeStrategy(deps.config.polling);
+  }
+
+  /** What the run header says of a modelled strategy (which gh, which traces). */
+  describe(): string[] {
+    return this.describeLines;
   }
 
   start(): Promise<void> {

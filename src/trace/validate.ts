@@ -8,12 +8,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { InputFileError } from '../errors.ts';
 import { loadChecks } from './checks-code.ts';
-import {
-  type CheckedKind,
-  cachedValidatorCode,
-  type FastChecks,
-  publishedKindSchemas,
-} from './fast-check.ts';
+import { cachedValidatorCode, publishedKindSchemas } from './fast-check.ts';
 import { type LineProblem, LineProblemError, type TraceParser, type TraceValidator } from './parser.ts';
 import {
   API_LINE_PREFIX,

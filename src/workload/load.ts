@@ -9,9 +9,8 @@ import { FleetbenchError, InputFileError } from '../errors.ts';
 import { readInputText } from '../input-file.ts';
 import { MAX_CONFIG_FILE_BYTES } from '../limits.ts';
 import { describeZodIssues } from '../validation.ts';
-import { parseYamlInput } from '../yaml-input.ts';
+import { parseYamlInput, yamlLineOf } from '../yaml-input.ts';
 import { resolveScenario, type Scenario, userScenarioSchema } from './scenario.ts';
-import { yamlLineOf } from './yaml-lines.ts';
 
 export interface Override {
   path: string[];

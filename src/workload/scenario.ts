@@ -181,6 +181,13 @@ const controlPlaneSection = z
     'drain-timeout': durationField
       .default(10_000)
       .describe('graceful restart: runners get this long to drain'),
+    model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "native runs: a learned model (docs/model.md#speed) whose providers' boot, load and first-activity latencies and control-plane stage times replace the reference's",
+      ),
   })
   .strict()
   .default({ 'recovery-delay': fixed(0), 'recovery-concurrency': 3, 'drain-timeout': 10_000 })
@@ -352,14 +359,28 @@ export const userScenarioSchema = z
     polling: z
       .object({
         strategy: z
-          .enum(['guarded', 'naive', 'ao-0.2'])
+          .enum(['guarded', 'naive', 'ao-0.2', 'learned'])
           .default('guarded')
-          .describe('ao-0.2: a model of agent-orchestrator 0.2.0 (docs/calibration.md)'),
-        'ao-gh': z
-          .enum(['current', 'legacy'])
-          .default('current')
           .describe(
-            'ao-0.2 only: the gh it shells out to; legacy = without `gh pr checks --json` (Debian 12 gh 2.23)',
+            'ao-0.2: a model of agent-orchestrator 0.2.0 (docs/calibration.md); learned: a model learned from traces (polling.model, docs/model.md)',
+          ),
+        model: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            'learned only: the model file `fleetbench model learn` wrote (relative to the current directory)',
+          ),
+        'model-cores': positiveInt()
+          .optional()
+          .describe(
+            "learned only: cores the client's calls queue on (default: those of the machine the model was learned on)",
+          ),
+        'ao-gh': z
+          .enum(['auto', 'current', 'legacy'])
+          .default('auto')
+          .describe(
+            'ao-0.2 only: the gh it shells out to; legacy = without `gh pr checks --json` (Debian 12 gh 2.23); auto = the gh on this machine, as a real run here would use',
           ),
         'ao-gh-process': durationField
           .default(0)
@@ -383,7 +404,7 @@ export const userScenarioSchema = z
       .strict()
       .default({
         strategy: 'guarded',
-        'ao-gh': 'current',
+        'ao-gh': 'auto',
         'ao-gh-process': 0,
         'ao-cpus': 2,
         interval: 30_000,
@@ -429,6 +450,19 @@ export const userScenarioSchema = z
     refineScenarioBounds(s as unknown as BoundedScenario, ctx);
     if (s.sessions.count === undefined && s.turnover === undefined)
       ctx.addIssue({ code: 'custom', path: ['sessions', 'count'], message: 'expected a positive integer' });
+    if (s.polling.strategy === 'learned' && s.polling.model === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['polling', 'model'],
+        message:
+          'polling.strategy learned replays a model file: give it (fleetbench model learn TRACE -o FILE)',
+      });
+    if (s.polling.strategy !== 'learned' && s.polling.model !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['polling', 'strategy'],
+        message: `polling.model is replayed by polling.strategy learned only, not ${s.polling.strategy}`,
+      });
     const i = s.executors.findIndex((e) => e.type === 'turnover');
     if (i >= 0 && s.turnover === undefined)
       ctx.addIssue({
@@ -514,8 +548,11 @@ export interface Scenario {
     spawnTime: Distribution;
   };
   polling: {
-    strategy: 'guarded' | 'naive' | 'ao-0.2';
-    aoGh: 'current' | 'legacy';
+    strategy: 'guarded' | 'naive' | 'ao-0.2' | 'learned';
+    /** learned only: the model file. */
+    model?: string;
+    modelCores?: number;
+    aoGh: 'auto' | 'current' | 'legacy';
     aoGhProcessMs: number;
     aoCpus: number;
     intervalMs: number;
@@ -528,7 +565,13 @@ export interface Scenario {
   /** Native runs: per-adapter provider knobs. */
   providers: Record<Adapter, { slowdown: number }>;
   /** Native runs: the reference control plane's recovery knobs. */
-  controlPlane: { recoveryDelay: Distribution; recoveryConcurrency: number; drainTimeoutMs: number };
+  controlPlane: {
+    recoveryDelay: Distribution;
+    recoveryConcurrency: number;
+    drainTimeoutMs: number;
+    /** A learned model file whose speed profile native runs replay. */
+    model?: string;
+  };
   executors: Executor[];
   faults: Fault[];
   markers: { steadyStartMs?: number };
@@ -653,6 +696,8 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
     },
     polling: {
       strategy: parsed.polling.strategy,
+      ...(parsed.polling.model !== undefined ? { model: parsed.polling.model } : {}),
+      ...(parsed.polling['model-cores'] !== undefined ? { modelCores: parsed.polling['model-cores'] } : {}),
       aoGh: parsed.polling['ao-gh'],
       aoGhProcessMs: parsed.polling['ao-gh-process'],
       aoCpus: parsed.polling['ao-cpus'],
@@ -673,6 +718,7 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
       recoveryDelay: parsed['control-plane']['recovery-delay'],
       recoveryConcurrency: parsed['control-plane']['recovery-concurrency'],
       drainTimeoutMs: parsed['control-plane']['drain-timeout'],
+      ...(parsed['control-plane'].model !== undefined ? { model: parsed['control-plane'].model } : {}),
     },
     faults: parsed.faults.map(resolveFault),
     markers: { steadyStartMs: parsed.markers['steady-start'] },

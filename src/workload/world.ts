@@ -43,10 +43,23 @@ interface WorldSession {
   pr?: { number: number; headSha: string };
 }
 
+/**
+ * What the world did to one session's PR, as it happens. Each is also a `world.*` trace event,
+ * which is how a learned model (docs/model.md) finds what a control plane was reacting to.
+ */
+export type WorldEvent =
+  | { kind: 'pr-opened'; session: string; number: number; headSha: string }
+  | { kind: 'ci-completed'; session: string }
+  | { kind: 'review-posted'; session: string; commentIds: number[] }
+  | { kind: 'pushed'; session: string; headSha: string }
+  | { kind: 'merged'; session: string };
+export type WorldListener = (event: WorldEvent) => void;
+
 export class World {
   private readonly sessions = new Map<string, WorldSession>();
   private readonly checkNames: string[];
   private readonly rng: { pr: Rng; ci: Rng; merge: Rng; burst: Rng };
+  private readonly listeners: WorldListener[] = [];
 
   constructor(
     private readonly admin: WorldAdmin,
@@ -65,6 +78,15 @@ export class World {
       merge: rng.fork('merge-after'),
       burst: rng.fork('review-burst'),
     };
+  }
+
+  /** Called with every world event, after its trace event is written. */
+  onEvent(listener: WorldListener): void {
+    this.listeners.push(listener);
+  }
+
+  private emit(event: WorldEvent): void {
+    for (const listener of this.listeners) listener(event);
   }
 
   /** Sessions whose PR is open, in creation order. */
@@ -89,6 +111,8 @@ export class World {
     if (!session?.pr) return undefined;
     const sha = await this.admin.pushCommit(session.spec.repo, session.pr.number);
     session.pr.headSha = sha;
+    this.trace.write({ kind: 'event', name: 'world.pushed', t: this.clock.now(), session: sessionId });
+    this.emit({ kind: 'pushed', session: sessionId, headSha: sha });
     await this.runCi(session);
     return sha;
   }
@@ -105,8 +129,16 @@ export class World {
     const chosen = open.slice(0, prs);
     for (const session of chosen) {
       const count = this.rng.burst.int(comments.min, comments.max);
-      await this.admin.postReviewComments(session.spec.repo, session.pr!.number, count);
+      const commentIds = await this.admin.postReviewComments(session.spec.repo, session.pr!.number, count);
       total += count;
+      this.trace.write({
+        kind: 'event',
+        name: 'world.review.posted',
+        t: this.clock.now(),
+        session: session.spec.id,
+        data: { comments: count },
+      });
+      this.emit({ kind: 'review-posted', session: session.spec.id, commentIds });
     }
     return { prs: chosen.length, comments: total };
   }
@@ -126,6 +158,7 @@ export class World {
       labels: { repo: spec.repo },
       data: { number: session.pr.number },
     });
+    this.emit({ kind: 'pr-opened', session: spec.id, ...session.pr });
     await this.runCi(session);
   }
 
@@ -151,6 +184,7 @@ export class World {
           session: session.spec.id,
           data: { sha: sha.slice(0, 7) },
         });
+        this.emit({ kind: 'ci-completed', session: session.spec.id });
         this.scheduleMerge(session);
       });
     }, ciAfter);
@@ -162,7 +196,11 @@ export class World {
     const sha = session.pr!.headSha;
     this.clock.setTimeout(() => {
       if (session.pr?.headSha !== sha) return;
-      void this.admin.mergePullRequest(session.spec.repo, session.pr.number);
+      const id = session.spec.id;
+      void this.admin.mergePullRequest(session.spec.repo, session.pr.number).then(() => {
+        this.trace.write({ kind: 'event', name: 'world.pr.merged', t: this.clock.now(), session: id });
+        this.emit({ kind: 'merged', session: id });
+      });
     }, delay);
   }
 }

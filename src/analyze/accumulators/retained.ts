@@ -3,7 +3,8 @@
  * merged by concatenation. api records are never retained.
  */
 
-import { FINISHERS, type FinisherContext, type RetainedRecord, retainedByAnyFinisher } from '../finishers.ts';
+import type { FinisherContext, RetainedRecord } from '../finisher.ts';
+import { FINISHERS, retainedByAnyFinisher } from '../finishers.ts';
 import type { Analysis } from '../schema.ts';
 import type { Accumulator } from './accumulator.ts';
 

@@ -14,6 +14,7 @@
  */
 import {
   type DocumentNode,
+  type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLNamedType,
   type GraphQLSchema,
@@ -73,153 +74,18 @@ export function costOf(
   operation: OperationDefinitionNode,
   variables: Record<string, unknown>,
 ): QueryCost {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const def of document.definitions)
-    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
-  // Defaults of declared variables apply when the request leaves them out.
-  const vars: Record<string, unknown> = {};
-  for (const def of operation.variableDefinitions ?? []) {
-    const name = def.variable.name.value;
-    if (name in variables) vars[name] = variables[name];
-    else if (def.defaultValue) vars[name] = valueFromASTUntyped(def.defaultValue, {});
-  }
   const out: QueryCost = { requests: 0, nodes: 0, contentCreating: false };
-  const repos = new Set<string>();
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) return out;
-
   if (operation.operation === 'mutation') {
     for (const sel of operation.selectionSet.selections)
       if (sel.kind === Kind.FIELD && CONTENT_CREATING_MUTATIONS.has(sel.name.value))
         out.contentCreating = true;
   }
-
-  /** Tallies of named fragments; undefined while one is being walked (validation forbids cycles). */
-  const fragmentTallies = new Map<string, Tally | undefined>();
-  /** Selection sets walked, each once: the bound on this function's own work. */
-  let visits = 0;
-
-  const fragmentTally = (name: string, path: string[]): Tally => {
-    if (fragmentTallies.has(name)) return fragmentTallies.get(name) ?? EMPTY;
-    const frag = fragments.get(name);
-    if (!frag) return EMPTY;
-    fragmentTallies.set(name, undefined);
-    const tally = walk(frag.selectionSet, schema.getType(frag.typeCondition.name.value), path);
-    fragmentTallies.set(name, tally);
-    return tally;
-  };
-
-  const walk = (
-    set: SelectionSetNode,
-    parent: GraphQLNamedType | undefined | null,
-    path: string[],
-  ): Tally => {
-    if (++visits > GRAPHQL_LIMITS.maxTokens) throw new Refusal(tooLarge(Number.POSITIVE_INFINITY));
-    const tally: Tally = { requests: 0, nodes: 0, fields: 0 };
-    const add = (t: Tally, times = 1) => {
-      tally.requests += times * t.requests;
-      tally.nodes += times * t.nodes;
-      tally.fields += t.fields;
-    };
-    for (const sel of set.selections) {
-      if (sel.kind === Kind.INLINE_FRAGMENT) {
-        const type = sel.typeCondition ? schema.getType(sel.typeCondition.name.value) : parent;
-        add(walk(sel.selectionSet, type, path));
-        continue;
-      }
-      if (sel.kind === Kind.FRAGMENT_SPREAD) {
-        add(fragmentTally(sel.name.value, path));
-        continue;
-      }
-      tally.fields++;
-      const name = sel.name.value;
-      if (name.startsWith('__') || !parent || !(isObjectType(parent) || isInterfaceType(parent))) continue;
-      const field = parent.getFields()[name];
-      if (!field) continue;
-      const type = getNamedType(field.type);
-      const here = [...path, sel.alias?.value ?? name];
-      let first: unknown;
-      let last: unknown;
-      let owner: unknown;
-      let repoName: unknown;
-      for (const arg of sel.arguments ?? []) {
-        const value = valueFromASTUntyped(arg.value, vars);
-        if (arg.name.value === 'first') first = value;
-        else if (arg.name.value === 'last') last = value;
-        else if (arg.name.value === 'owner') owner = value;
-        else if (arg.name.value === 'name') repoName = value;
-      }
-      if (name === 'repository' && typeof owner === 'string' && typeof repoName === 'string')
-        repos.add(`${owner}/${repoName}`);
-      const children = sel.selectionSet ? walk(sel.selectionSet, type, here) : EMPTY;
-      if (!type.name.endsWith('Connection')) {
-        add(children);
-        continue;
-      }
-      const size = connectionSize(name, here, first, last, sel.selectionSet);
-      tally.requests += 1 + size * children.requests;
-      tally.nodes += size + size * children.nodes;
-      tally.fields += children.fields;
-    }
-    return tally;
-  };
-
-  /** `first`/`last` of a connection, refused as GitHub refuses a missing or out-of-range one. */
-  const connectionSize = (
-    name: string,
-    path: string[],
-    first: unknown,
-    last: unknown,
-    selections: SelectionSetNode | undefined,
-  ): number => {
-    const argument = typeof first === 'number' ? 'first' : typeof last === 'number' ? 'last' : undefined;
-    if (argument === undefined) {
-      // Asking only for totalCount/pageInfo needs no bounds (gh does this); it fetches no nodes.
-      if (selections && !selectsItems(selections)) return 0;
-      throw new Refusal({
-        type: 'MISSING_PAGINATION_BOUNDARIES',
-        path,
-        message: `You must provide a \`first\` or \`last\` value to properly paginate the \`${name}\` connection.`,
-      });
-    }
-    const size = (argument === 'first' ? first : last) as number;
-    if (size > 100) {
-      throw new Refusal({
-        type: 'EXCESSIVE_PAGINATION',
-        path,
-        message: `Requesting ${size} records on the \`${name}\` connection exceeds the \`${argument}\` limit of 100 records.`,
-      });
-    }
-    if (size < 1) {
-      // "Values of first and last must be within 1-100."
-      throw new Refusal({
-        type: 'INVALID_PAGINATION',
-        path,
-        message: `\`${argument}\` on the \`${name}\` connection must be within 1-100 (got ${size}).`,
-      });
-    }
-    return size;
-  };
-
-  /** Whether a selection set asks for a connection's items (nodes or edges), fragments followed once each. */
-  const itemsMemo = new Map<string, boolean>();
-  const selectsItems = (set: SelectionSetNode): boolean =>
-    set.selections.some((sel) => {
-      if (sel.kind === Kind.FIELD) return sel.name.value === 'nodes' || sel.name.value === 'edges';
-      if (sel.kind === Kind.INLINE_FRAGMENT) return selectsItems(sel.selectionSet);
-      const name = sel.name.value;
-      const known = itemsMemo.get(name);
-      if (known !== undefined) return known;
-      itemsMemo.set(name, false);
-      const frag = fragments.get(name);
-      const found = frag !== undefined && selectsItems(frag.selectionSet);
-      itemsMemo.set(name, found);
-      return found;
-    });
-
+  const walk = new CostWalk(schema, document, operationVariables(operation, variables));
   let total: Tally;
   try {
-    total = walk(operation.selectionSet, rootType, []);
+    total = walk.selectionSet(operation.selectionSet, rootType, []);
   } catch (error) {
     if (error instanceof Refusal) {
       out.error = error.error;
@@ -240,8 +106,169 @@ export function costOf(
     };
     return out;
   }
-  if (repos.size === 1) out.repo = [...repos][0];
+  if (walk.repos.size === 1) out.repo = [...walk.repos][0];
   return out;
+}
+
+/** The operation's variables: those sent, and the defaults of declared ones left out. */
+function operationVariables(
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+): Record<string, unknown> {
+  const vars: Record<string, unknown> = {};
+  for (const def of operation.variableDefinitions ?? []) {
+    const name = def.variable.name.value;
+    if (name in variables) vars[name] = variables[name];
+    else if (def.defaultValue) vars[name] = valueFromASTUntyped(def.defaultValue, {});
+  }
+  return vars;
+}
+
+/**
+ * One walk of a document's selections, tallying requests, nodes and fields. Each named fragment
+ * is walked once and its tally reused wherever it is spread, and every selection set visited
+ * counts against a cap: the walk's own work is linear in the document's size.
+ */
+class CostWalk {
+  /** The repositories the document names (`repository(owner:, name:)`). */
+  readonly repos = new Set<string>();
+  private readonly fragments = new Map<string, FragmentDefinitionNode>();
+  /** Tallies of named fragments; undefined while one is being walked (validation forbids cycles). */
+  private readonly fragmentTallies = new Map<string, Tally | undefined>();
+  /** Whether a fragment asks for a connection's items, each found once. */
+  private readonly itemsMemo = new Map<string, boolean>();
+  /** Selection sets walked: the bound on this walk's work. */
+  private visits = 0;
+
+  constructor(
+    private readonly schema: GraphQLSchema,
+    document: DocumentNode,
+    private readonly vars: Record<string, unknown>,
+  ) {
+    for (const def of document.definitions)
+      if (def.kind === Kind.FRAGMENT_DEFINITION) this.fragments.set(def.name.value, def);
+  }
+
+  selectionSet(set: SelectionSetNode, parent: GraphQLNamedType | undefined | null, path: string[]): Tally {
+    if (++this.visits > GRAPHQL_LIMITS.maxTokens) throw new Refusal(tooLarge(Number.POSITIVE_INFINITY));
+    const tally: Tally = { requests: 0, nodes: 0, fields: 0 };
+    const add = (t: Tally) => {
+      tally.requests += t.requests;
+      tally.nodes += t.nodes;
+      tally.fields += t.fields;
+    };
+    for (const sel of set.selections) {
+      if (sel.kind === Kind.INLINE_FRAGMENT) {
+        const type = sel.typeCondition ? this.schema.getType(sel.typeCondition.name.value) : parent;
+        add(this.selectionSet(sel.selectionSet, type, path));
+      } else if (sel.kind === Kind.FRAGMENT_SPREAD) {
+        add(this.fragment(sel.name.value, path));
+      } else {
+        tally.fields++;
+        add(this.field(sel, parent, path));
+      }
+    }
+    return tally;
+  }
+
+  /** A field's own cost: a connection multiplies its children by its page size. */
+  private field(sel: FieldNode, parent: GraphQLNamedType | undefined | null, path: string[]): Tally {
+    const name = sel.name.value;
+    if (name.startsWith('__') || !parent || !(isObjectType(parent) || isInterfaceType(parent))) return EMPTY;
+    const field = parent.getFields()[name];
+    if (!field) return EMPTY;
+    const type = getNamedType(field.type);
+    const here = [...path, sel.alias?.value ?? name];
+    let first: unknown;
+    let last: unknown;
+    let owner: unknown;
+    let repoName: unknown;
+    for (const arg of sel.arguments ?? []) {
+      const value = valueFromASTUntyped(arg.value, this.vars);
+      if (arg.name.value === 'first') first = value;
+      else if (arg.name.value === 'last') last = value;
+      else if (arg.name.value === 'owner') owner = value;
+      else if (arg.name.value === 'name') repoName = value;
+    }
+    if (name === 'repository' && typeof owner === 'string' && typeof repoName === 'string')
+      this.repos.add(`${owner}/${repoName}`);
+    const children = sel.selectionSet ? this.selectionSet(sel.selectionSet, type, here) : EMPTY;
+    if (!type.name.endsWith('Connection')) return children;
+    const set = sel.selectionSet;
+    const size = connectionSize(name, here, first, last, () => set !== undefined && this.selectsItems(set));
+    return {
+      requests: 1 + size * children.requests,
+      nodes: size + size * children.nodes,
+      fields: children.fields,
+    };
+  }
+
+  private fragment(name: string, path: string[]): Tally {
+    if (this.fragmentTallies.has(name)) return this.fragmentTallies.get(name) ?? EMPTY;
+    const frag = this.fragments.get(name);
+    if (!frag) return EMPTY;
+    this.fragmentTallies.set(name, undefined);
+    const tally = this.selectionSet(
+      frag.selectionSet,
+      this.schema.getType(frag.typeCondition.name.value),
+      path,
+    );
+    this.fragmentTallies.set(name, tally);
+    return tally;
+  }
+
+  /** Whether a selection set asks for a connection's items (nodes or edges), fragments followed once each. */
+  private selectsItems(set: SelectionSetNode): boolean {
+    return set.selections.some((sel) => {
+      if (sel.kind === Kind.FIELD) return sel.name.value === 'nodes' || sel.name.value === 'edges';
+      if (sel.kind === Kind.INLINE_FRAGMENT) return this.selectsItems(sel.selectionSet);
+      const name = sel.name.value;
+      const known = this.itemsMemo.get(name);
+      if (known !== undefined) return known;
+      this.itemsMemo.set(name, false);
+      const frag = this.fragments.get(name);
+      const found = frag !== undefined && this.selectsItems(frag.selectionSet);
+      this.itemsMemo.set(name, found);
+      return found;
+    });
+  }
+}
+
+/** `first`/`last` of a connection, refused as GitHub refuses a missing or out-of-range one. */
+function connectionSize(
+  name: string,
+  path: string[],
+  first: unknown,
+  last: unknown,
+  wantsItems: () => boolean,
+): number {
+  const argument = typeof first === 'number' ? 'first' : typeof last === 'number' ? 'last' : undefined;
+  if (argument === undefined) {
+    // Asking only for totalCount/pageInfo needs no bounds (gh does this); it fetches no nodes.
+    if (!wantsItems()) return 0;
+    throw new Refusal({
+      type: 'MISSING_PAGINATION_BOUNDARIES',
+      path,
+      message: `You must provide a \`first\` or \`last\` value to properly paginate the \`${name}\` connection.`,
+    });
+  }
+  const size = (argument === 'first' ? first : last) as number;
+  if (size > 100) {
+    throw new Refusal({
+      type: 'EXCESSIVE_PAGINATION',
+      path,
+      message: `Requesting ${size} records on the \`${name}\` connection exceeds the \`${argument}\` limit of 100 records.`,
+    });
+  }
+  if (size < 1) {
+    // "Values of first and last must be within 1-100."
+    throw new Refusal({
+      type: 'INVALID_PAGINATION',
+      path,
+      message: `\`${argument}\` on the \`${name}\` connection must be within 1-100 (got ${size}).`,
+    });
+  }
+  return size;
 }
 
 /** A document whose fragments expand past the bound: refused before anything runs. */

@@ -6,12 +6,16 @@
 
 import type { Adapter } from '../../contract/types.ts';
 import type { Distribution } from '../../distribution.ts';
+import type { LearnedLatencies } from '../providers.ts';
 
 export type LaunchReason = 'start' | 'recovery' | 'crash';
 
 export interface NativeRunConfig {
-  /** Per adapter: a factor on boot, session load and first-activity latency (1: as profiled). */
-  providers: Record<Adapter, { slowdown: number }>;
+  /**
+   * Per adapter: a factor on boot, session load and first-activity latency (1: as profiled), and
+   * a learned profile's latencies in place of the adapter's own (docs/model.md#speed).
+   */
+  providers: Record<Adapter, { slowdown: number; learned?: LearnedLatencies }>;
   controlPlane: {
     /** The control plane's own stages of a run start. */
     stages: { claim: Distribution; prepare: Distribution; runtime: Distribution; launch: Distribution };

@@ -120,6 +120,7 @@ export function runsFromSnapshot(
   kind: RestartKind,
   rng: Rng,
   incarnation: number,
+  profileOf: (adapter: Adapter) => ProviderProfile = (adapter) => PROVIDER_PROFILES[adapter],
 ): { runs: NativeRun[]; handedOver: NativeRun[] } {
   const runs: NativeRun[] = [];
   const handedOver: NativeRun[] = [];
@@ -127,7 +128,7 @@ export function runsFromSnapshot(
     const base = rng.fork(`run:${r.id}:incarnation:${incarnation}`);
     const run: NativeRun = {
       ...r,
-      profile: PROVIDER_PROFILES[r.adapter],
+      profile: profileOf(r.adapter),
       cpRng: base.fork('control-plane'),
       providerRng: base.fork('provider'),
       knobRng: base.fork('knobs'),

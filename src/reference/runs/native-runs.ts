@@ -32,7 +32,7 @@ import type { Rng } from '../../rng.ts';
 import type { Labels } from '../../trace/schema.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import { Limiter } from '../limiter.ts';
-import { PROVIDER_PROFILES, type StartKind } from '../providers.ts';
+import { profileFor, type StartKind } from '../providers.ts';
 import type { LaunchReason, NativeRunConfig, ProviderFaultSpec } from './config.ts';
 import {
   type NativeRun,
@@ -148,7 +148,7 @@ export class NativeRuns {
       id,
       session,
       adapter,
-      profile: PROVIDER_PROFILES[adapter],
+      profile: profileFor(adapter, this.config.providers[adapter].learned),
       start: this.providers.saved.has(session) ? 'warm' : 'cold',
       createdAt: this.clock.now(),
       cpRng: base.fork('control-plane'),
@@ -317,7 +317,9 @@ export class NativeRuns {
     for (const s of snapshot.slowdowns)
       this.providers.slowdowns.push({ ...s, until: s.until ?? Number.POSITIVE_INFINITY });
     this.active.clear();
-    const { runs, handedOver } = runsFromSnapshot(snapshot, kind, this.rng, this.incarnation);
+    const { runs, handedOver } = runsFromSnapshot(snapshot, kind, this.rng, this.incarnation, (adapter) =>
+      profileFor(adapter, this.config.providers[adapter].learned),
+    );
     for (const run of handedOver) this.handedOver.add(run);
     for (const run of runs) this.active.set(run.session, run);
     this.persist();

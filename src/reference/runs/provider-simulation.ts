@@ -69,7 +69,11 @@ export class ProviderSimulation {
       const start: StartKind = hasSession ? 'warm' : 'cold';
       const process = draw(start === 'cold' ? profile.bootCold : profile.bootWarmProcess, rng);
       await runner.sleep(process * this.slowdown(run.adapter));
-      if (start === 'warm') await this.load(run, runner, reason);
+      if (start === 'warm' && profile.warmBootHoldsLoad) {
+        // A provider whose warm boot loads the session itself (Paperclip's): no load of its own.
+        run.cleanSave = true;
+        await this.providerEvent(run, runner, 'session.resumed');
+      } else if (start === 'warm') await this.load(run, runner, reason);
       this.runnerSpan({
         name: 'provider.boot',
         t: t0,

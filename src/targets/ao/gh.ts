@@ -55,3 +55,20 @@ export function ghNote(gh: GhInfo): string {
     ? `gh ${gh.version}`
     : `gh ${gh.version}: no \`gh pr checks --json\`; AO 0.2.0's fallback does not catch gh's "unknown flag" error, so it reads every open PR's CI as failing (docs/agent-orchestrator.md)`;
 }
+
+let detected: { gh: GhInfo | undefined } | undefined;
+
+/**
+ * This machine's gh, found once per process (two short gh processes), or undefined when there is
+ * none: what the `ao-0.2` model assumes by default (a real run here would use this gh).
+ */
+export function detectGhOnce(): GhInfo | undefined {
+  if (!detected) {
+    try {
+      detected = { gh: detectGh() };
+    } catch {
+      detected = { gh: undefined };
+    }
+  }
+  return detected.gh;
+}

@@ -15,7 +15,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
@@ -77,6 +77,15 @@ export function stateOfAoStatus(status: string): SessionState | undefined {
   }
 }
 
+/**
+ * The machine's load when AO starts and stops: each gh is a process queued on the cores, so AO's
+ * cycle durations depend on what else the machine runs (docs/calibration.md). Kept in the trace
+ * so that a model learned from it says the load its cycle times were measured at (docs/model.md).
+ */
+export function machineLoad(): { loadavg: number[]; cpus: number } {
+  return { loadavg: loadavg().map((l) => Math.round(l * 100) / 100), cpus: availableParallelism() };
+}
+
 /** A review-comment reaction (AO's `changes-requested` and `bugbot-comments` messages). */
 function isReviewMessage(message: string): boolean {
   return /review comments/i.test(message);
@@ -127,6 +136,12 @@ export class AoTarget implements Target {
   private readonly failureListeners: Array<(error: Error) => void> = [];
   private readonly fixRng: Rng;
   private readonly intervalMs: number;
+  /**
+   * Each AO process numbers its cycles from 1; a restarted one would reuse the ids of the cycles
+   * before it, merging them in the polling floor. Its ids are offset by the highest one seen.
+   */
+  private cycleBase = 0;
+  private highestCycle = 0;
 
   constructor(private readonly options: AoTargetOptions) {
     if (!options.github.emulator) throw new Error('the ao target needs the run’s emulator');
@@ -239,6 +254,7 @@ export class AoTarget implements Target {
         ghPrChecksJson: this.gh.prChecksJson,
         intervalMs: this.intervalMs,
         projects: this.projects.size,
+        machine: machineLoad(),
       },
     });
   }
@@ -255,6 +271,7 @@ export class AoTarget implements Target {
     // its exit is reported by onChildExit.
     child.on('error', () => undefined);
     this.child = child;
+    this.cycleBase = this.highestCycle;
     const now = this.options.clock.now();
     for (const project of this.projects.values()) {
       project.loopStartedAt = now;
@@ -326,14 +343,16 @@ export class AoTarget implements Target {
       case 'cycle-start': {
         const project = this.projects.get(message.project);
         if (!project) return;
-        project.cycle = { id: message.cycle, startedAt: clock.now() };
-        this.emulator.attribution.setCycle(project.repo, message.cycle);
+        const id = this.cycleBase + message.cycle;
+        this.highestCycle = Math.max(this.highestCycle, id);
+        project.cycle = { id, startedAt: clock.now() };
+        this.emulator.attribution.setCycle(project.repo, id);
         return;
       }
       case 'cycle-end': {
         const project = this.projects.get(message.project);
         const cycle = project?.cycle;
-        if (!project || cycle?.id !== message.cycle) return;
+        if (!project || cycle?.id !== this.cycleBase + message.cycle) return;
         project.cycle = undefined;
         this.emulator.attribution.setCycle(project.repo, undefined);
         const ended = clock.now();
@@ -348,7 +367,7 @@ export class AoTarget implements Target {
           ...(message.ok ? {} : { outcome: 'error' as const }),
           labels: { strategy: 'ao', project: project.id },
           data: {
-            cycle: message.cycle,
+            cycle: cycle.id,
             ...(message.sessions !== undefined ? { sessions: message.sessions } : {}),
             lagMs: Math.round(cycle.startedAt - due),
             intervalMs: interval,
@@ -364,7 +383,7 @@ export class AoTarget implements Target {
           name: 'poll.cycle.skipped',
           t: clock.now(),
           labels: { count: 1, project: message.project },
-          data: { runningCycle: message.cycle },
+          data: { runningCycle: this.cycleBase + message.cycle },
         });
         return;
       case 'transition':
@@ -537,6 +556,14 @@ export class AoTarget implements Target {
       session: spec.id,
     });
     if (reply.type === 'reply' && !reply.ok) throw new Error(`ao spawn: ${reply.message}`);
+    // AO's spawn path is over (its tracker's calls are made): a learned model tells spawn calls
+    // from the first poll's by this (docs/model.md).
+    this.options.trace.write({
+      kind: 'event',
+      name: 'ao.spawned',
+      t: this.options.clock.now(),
+      session: spec.id,
+    });
   }
 
   async sessionCounts(): Promise<Partial<Record<SessionState, number>>> {
@@ -593,6 +620,12 @@ export class AoTarget implements Target {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.options.trace.write({
+      kind: 'event',
+      name: 'ao.stopping',
+      t: this.options.clock.now(),
+      data: { machine: machineLoad() },
+    });
     const child = this.child;
     if (child) {
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

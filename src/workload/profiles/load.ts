@@ -9,8 +9,7 @@ import { FleetbenchError, InputFileError } from '../../errors.ts';
 import { readInputText } from '../../input-file.ts';
 import { MAX_CONFIG_FILE_BYTES } from '../../limits.ts';
 import { describeZodIssues } from '../../validation.ts';
-import { parseYamlInput, yamlFileNames } from '../../yaml-input.ts';
-import { yamlLineOf } from '../yaml-lines.ts';
+import { parseYamlInput, yamlFileNames, yamlLineOf } from '../../yaml-input.ts';
 import { type Profile, resolveProfile, userProfileSchema } from './schema.ts';
 
 const PROFILE_DIR = fileURLToPath(new URL('../../../scenarios/profiles/', import.meta.url));

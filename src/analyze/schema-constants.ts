@@ -1,0 +1,10 @@
+/**
+ * The Analysis schema's constants that the analysis worker threads need too: they load no zod
+ * (worker-source.ts), so these live apart from schema.ts.
+ */
+
+/** The Analysis schemaVersion: bumped when a field is renamed or removed (adding one is compatible). */
+export const ANALYSIS_SCHEMA_VERSION = 1;
+
+/** A run schedules at most a few hundred faults (a chaos wave a dozen); more are left out. */
+export const MAX_FAULT_MARKS = 1_000;

@@ -1,0 +1,413 @@
+/**
+ * The learned model's file format (docs/model.md): what `fleetbench model learn` writes and the
+ * reference control plane's `learned` polling strategy replays. One zod schema validates the file,
+ * gives the types and renders the published JSON Schema (docs/model.schema.json).
+ *
+ * A model describes a control plane as data, by what its traces showed: per poll cycle the calls a
+ * session makes, keyed by what the cycle did to it (its state at the start and at the end), the
+ * calls of a cycle that belong to no session (per project and per repository), what a spawn costs,
+ * what moves a session from state to state and after how many of its cycles, the extra calls of the
+ * cycles after an event, what the agent does after a review, how long a cycle takes as its calls
+ * grow, the traces it came from and how well it fits them.
+ */
+import { readFileSync } from 'node:fs';
+import { stringify } from 'yaml';
+import { z } from 'zod';
+import { FleetbenchError, InputFileError } from '../errors.ts';
+import { publishedJsonSchema } from '../json-schema.ts';
+import { MODEL_FILE_MAX_BYTES } from '../limits.ts';
+import { describeZodIssues } from '../validation.ts';
+import { parseYamlInput, yamlLineOf } from '../yaml-input.ts';
+
+export const MODEL_FORMAT = 'fleetbench-model/1';
+
+/** The session states a model is keyed by: the workload's, whatever the control plane calls its own. */
+export const modelStates = ['spawning', 'working', 'pr_open', 'review', 'merged', 'closed'] as const;
+export type ModelState = (typeof modelStates)[number];
+
+/**
+ * What moves a session: its creation, what the world did to its PR (the `world.*` trace events) or
+ * the control plane's own restart (`controlplane.ready`).
+ */
+export const modelTriggers = [
+  'created',
+  'pr-opened',
+  'ci-completed',
+  'review-posted',
+  'pushed',
+  'merged',
+  'restart',
+] as const;
+export type ModelTrigger = (typeof modelTriggers)[number];
+
+const count = z.number().int().nonnegative();
+const nonneg = z.number().nonnegative();
+const state = z.enum(modelStates);
+const trigger = z.enum(modelTriggers);
+
+const percentiles = z
+  .object({ p50: nonneg, p95: nonneg })
+  .strict()
+  .describe('milliseconds, from the calls the traces saw');
+
+/** One kind of call, as the traces recorded it; profiles name it by its key. */
+const operationSchema = z
+  .object({
+    op: z.string().optional().describe("the trace's operation name; absent when the calls carried none"),
+    protocol: z.enum(['rest', 'graphql']),
+    method: z.string(),
+    route: z.string().describe('the templated route the calls were recorded with'),
+    resource: z.string().describe('the rate-limit resource they were charged to'),
+    points: nonneg.describe('mean primary points per call'),
+    latencyMs: percentiles.nullable(),
+    calls: count.describe('calls of this kind in the traces'),
+  })
+  .strict();
+
+/** Mean calls per unit (a session-cycle, a cycle, a spawn...), in the order the traces made them. */
+const callsSchema = z
+  .array(
+    z
+      .object({
+        operation: z.string().describe('a key of `operations`'),
+        mean: z.number().describe('calls per unit (negative in `events`: fewer than the profile)'),
+      })
+      .strict(),
+  )
+  .describe('calls per unit, by operation, in the order they were first seen');
+
+const histogramSchema = z
+  .record(z.string().regex(/^\d+$/), count)
+  .describe('how often each value was seen: { "1": 10, "2": 3 }');
+
+const cycleProfileSchema = z
+  .object({
+    from: state.describe('the session state when the cycle started'),
+    to: state.describe('its state when the cycle ended'),
+    samples: count.describe('session-cycles it was learned from'),
+    calls: callsSchema,
+  })
+  .strict();
+
+const transitionSchema = z
+  .object({
+    from: state,
+    on: trigger,
+    to: state,
+    samples: count,
+    afterCycles: histogramSchema.describe(
+      "the session's poll cycles, from the trigger to the one that made the change (0: not in a cycle; see afterMs)",
+    ),
+    afterMs: percentiles
+      .nullable()
+      .describe('for changes made outside a poll cycle: the time from the trigger'),
+  })
+  .strict();
+
+const eventProfileSchema = z
+  .object({
+    on: trigger,
+    afterCycle: z.number().int().positive().describe('1: the first cycle of the session after the event'),
+    samples: count,
+    perSession: callsSchema.describe('per affected session, beyond its cycle profile'),
+    perProject: callsSchema.describe('per project loop (restarts only), beyond its shared calls'),
+  })
+  .strict();
+
+const loadSchema = z
+  .object({
+    start: z.array(nonneg).describe('1, 5 and 15 minute load averages when the run started'),
+    end: z.array(nonneg).nullable(),
+    cpus: z.number().int().positive(),
+  })
+  .strict();
+
+const traceProvenanceSchema = z
+  .object({
+    file: z.string().describe('the file as given to `model learn`'),
+    sha256: z.string(),
+    runId: z.string(),
+    target: z.string().nullable(),
+    controlPlane: z
+      .string()
+      .nullable()
+      .describe('what the trace says ran (agent-orchestrator and gh versions)'),
+    scenario: z.string(),
+    cell: z.string().nullable(),
+    clock: z.enum(['virtual', 'real']),
+    startedAt: z.string(),
+    durationMs: nonneg,
+    sessions: count,
+    cycles: count,
+    calls: count,
+    load: loadSchema.nullable(),
+  })
+  .strict();
+
+const speedLatencySchema = z
+  .object({ p50: nonneg, p95: nonneg, samples: count })
+  .strict()
+  .describe('milliseconds');
+const maybeLatency = speedLatencySchema.nullable();
+
+/** docs/model.md#speed: what native runs took, per adapter and for the control plane's stages. */
+const speedSchema = z
+  .object({
+    adapters: z.record(
+      z.string(),
+      z
+        .object({
+          bootCold: maybeLatency.describe('provider.boot, start cold'),
+          bootWarmProcess: maybeLatency.describe('provider.boot, start warm, without its session load'),
+          load: maybeLatency.describe('provider.session.load of a 1 MB session, alone'),
+          loadContention: nonneg
+            .nullable()
+            .describe('each other load in progress makes a load slower by this share'),
+          replay: maybeLatency.describe('what a load after a hard restart or a crash adds'),
+          firstActivity: z
+            .object({ cold: maybeLatency, warm: maybeLatency })
+            .strict()
+            .describe("a run's first turn submitted (or started) → its first activity"),
+          warmBootHoldsLoad: z
+            .boolean()
+            .describe('warm boots had no session load of their own inside: the boot loads the session'),
+        })
+        .strict(),
+    ),
+    controlPlane: z
+      .object({
+        claim: maybeLatency,
+        prepare: maybeLatency,
+        runtime: maybeLatency,
+        launch: maybeLatency,
+        dispatch: maybeLatency.describe('input received → run created'),
+        reattach: maybeLatency,
+        toBoot: maybeLatency.describe("run created → its provider's boot: all the control plane's stages"),
+      })
+      .strict(),
+  })
+  .strict();
+
+const fitFigureSchema = z
+  .object({ trace: z.number().nullable(), model: z.number().nullable(), errorPct: z.number().nullable() })
+  .strict();
+
+export const modelSchema = z
+  .object({
+    format: z.literal(MODEL_FORMAT),
+    name: z.string().describe('what the model is of'),
+    provenance: z
+      .object({
+        tool: z.object({ name: z.string(), version: z.string() }).strict(),
+        traces: z.array(traceProvenanceSchema).min(1),
+      })
+      .strict(),
+    loop: z
+      .object({
+        scope: z
+          .enum(['project', 'global'])
+          .describe('project: one poll loop per project (repository), each with its own cycles'),
+        parallel: z.number().int().nonnegative().describe('sessions a cycle polls at once (0: all of them)'),
+        intervalMs: nonneg.nullable().describe('the interval the traces ran at (a run sets its own)'),
+      })
+      .strict(),
+    cycleTime: z
+      .object({
+        cores: z.number().int().positive().describe('cores of the machine the traces ran on'),
+        cpuMsPerCall: nonneg.describe(
+          "each call's client CPU time, shared fairly on the cores with every other call in flight",
+        ),
+        waitMsPerCall: nonneg.describe("each call's other client time (TLS, the network): not queued"),
+        launchMsPerCall: nonneg.describe(
+          'starting each call (a process fork): one at a time, in the order asked, before its CPU time',
+        ),
+        spawnCpuMs: nonneg.describe("a spawn's own work beyond its calls, as CPU shared on the cores"),
+        cycleSpread: z
+          .number()
+          .min(1)
+          .describe(
+            "how a cycle's length varies around the model's: the p95 over the p50 of recorded ÷ modelled",
+          ),
+        cycles: count.describe('cycles fitted'),
+      })
+      .strict(),
+    operations: z.record(z.string(), operationSchema),
+    sessions: z
+      .object({
+        spawn: z
+          .object({ samples: count, calls: callsSchema })
+          .strict()
+          .describe('calls per session at spawn, outside any poll cycle'),
+        cycles: z.array(cycleProfileSchema),
+        transitions: z.array(transitionSchema),
+        review: z
+          .object({
+            samples: count.describe('review bursts on a session'),
+            toldAfterCycles: histogramSchema.describe(
+              "the session's cycles from the review to the control plane telling the agent",
+            ),
+            perReaction: callsSchema.describe("the agent's calls per review it is told of"),
+            perComment: callsSchema.describe("the agent's calls per review comment"),
+          })
+          .strict()
+          .nullable(),
+      })
+      .strict(),
+    shared: z
+      .object({
+        perProject: callsSchema.describe('per cycle with sessions, per project loop'),
+        perRepo: callsSchema.describe('per cycle, per repository with active sessions'),
+      })
+      .strict(),
+    events: z.array(eventProfileSchema),
+    speed: speedSchema
+      .nullable()
+      .describe('native runs: provider and control-plane latencies, when the traces have them'),
+    restartOutageMs: z
+      .partialRecord(z.enum(['hard', 'graceful', 'hot']), percentiles.extend({ samples: count }).strict())
+      .describe('kill → ready, per restart kind'),
+    fit: z
+      .object({
+        calls: fitFigureSchema.describe(
+          'calls the model accounts for over the traces, against the calls they made',
+        ),
+        callsPerSessionCycle: fitFigureSchema,
+        cycleP50Ms: fitFigureSchema,
+        cycleP95Ms: fitFigureSchema,
+        cycleMeanErrorPct: z
+          .number()
+          .nullable()
+          .describe("each recorded cycle's modelled duration against its own, the mean of |error|"),
+        unmodelledCalls: count.describe('calls of no cycle, spawn or agent reaction: left out'),
+        notes: z.array(z.string()),
+      })
+      .strict(),
+  })
+  .strict();
+
+export type Model = z.infer<typeof modelSchema>;
+export type ModelCalls = z.infer<typeof callsSchema>;
+export type ModelOperation = z.infer<typeof operationSchema>;
+export type ModelTransition = z.infer<typeof transitionSchema>;
+export type ModelEventProfile = z.infer<typeof eventProfileSchema>;
+export type ModelTraceProvenance = z.infer<typeof traceProvenanceSchema>;
+export type ModelHistogram = z.infer<typeof histogramSchema>;
+export type ModelSpeed = z.infer<typeof speedSchema>;
+export type SpeedLatency = z.infer<typeof speedLatencySchema>;
+
+export function modelJsonSchema(): Record<string, unknown> {
+  return publishedJsonSchema(modelSchema, {
+    id: 'model-1',
+    title: 'fleetbench learned model',
+    description:
+      'A control plane learned from real runs’ traces (`fleetbench model learn`), replayed by `polling.strategy: learned`. See docs/model.md.',
+  });
+}
+
+const HINT = 'the model format is documented in docs/model.md';
+
+/** Parses model YAML text; `file` names it in errors (`file:line: field: reason`). */
+export function parseModelText(text: string, file: string): Model {
+  const { doc, lineCounter, error } = parseYamlInput(text);
+  if (error) throw new InputFileError('E_MODEL', file, error.line, `YAML: ${error.message}`, { hint: HINT });
+  const raw = doc.toJS() as unknown;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new InputFileError('E_MODEL', file, undefined, `expected a model (format: ${MODEL_FORMAT}, ...)`, {
+      hint: HINT,
+    });
+  const format = (raw as { format?: unknown }).format;
+  if (format !== MODEL_FORMAT)
+    throw new InputFileError(
+      'E_MODEL',
+      file,
+      yamlLineOf(doc, lineCounter)(['format']),
+      `format: expected ${MODEL_FORMAT}, found ${JSON.stringify(format ?? null)} (this fleetbench reads ${MODEL_FORMAT})`,
+      { hint: HINT },
+    );
+  const parsed = modelSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path;
+    const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : '';
+    throw new InputFileError(
+      'E_MODEL',
+      file,
+      yamlLineOf(doc, lineCounter)(path),
+      `${describeZodIssues([issue])[0]}${more}`,
+      { hint: HINT },
+    );
+  }
+  checkReferences(parsed.data, file);
+  return parsed.data;
+}
+
+/** Every operation a profile names must be in `operations`. */
+function checkReferences(model: Model, file: string): void {
+  const lists: Array<[string, ModelCalls]> = [
+    ['sessions.spawn.calls', model.sessions.spawn.calls],
+    ...model.sessions.cycles.map((c, i) => [`sessions.cycles[${i}].calls`, c.calls] as [string, ModelCalls]),
+    ['shared.perProject', model.shared.perProject],
+    ['shared.perRepo', model.shared.perRepo],
+    ...model.events.flatMap((e, i) => [
+      [`events[${i}].perSession`, e.perSession] as [string, ModelCalls],
+      [`events[${i}].perProject`, e.perProject] as [string, ModelCalls],
+    ]),
+    ...(model.sessions.review
+      ? ([
+          ['sessions.review.perReaction', model.sessions.review.perReaction],
+          ['sessions.review.perComment', model.sessions.review.perComment],
+        ] as Array<[string, ModelCalls]>)
+      : []),
+  ];
+  for (const [where, calls] of lists)
+    for (const [i, call] of calls.entries())
+      if (!Object.hasOwn(model.operations, call.operation))
+        throw new InputFileError(
+          'E_MODEL',
+          file,
+          undefined,
+          `${where}[${i}].operation: '${call.operation}' is not one of the model's operations`,
+          { hint: HINT },
+        );
+}
+
+export function loadModelFile(file: string): Model {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new InputFileError(
+      'E_FILE',
+      file,
+      undefined,
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'is a directory, not a model file'
+          : String(error),
+      { hint: 'write one with `fleetbench model learn TRACE -o model.yaml` (docs/model.md)' },
+    );
+  }
+  if (Buffer.byteLength(text) > MODEL_FILE_MAX_BYTES)
+    throw new FleetbenchError(
+      'E_MODEL',
+      `${file}: a model file is at most ${MODEL_FILE_MAX_BYTES / 1024 / 1024} MB (docs/limits.md)`,
+    );
+  return parseModelText(text, file);
+}
+
+/** The model as the YAML `model learn` writes: a comment line, then the fields in schema order. */
+export function modelToYaml(model: Model): string {
+  return `# fleetbench learned model (docs/model.md). Replay: --set polling.strategy=learned --set polling.model=THIS_FILE\n${stringify(model, { lineWidth: 0 })}`;
+}
+
+/** One line naming where a model came from, for run headers and reports. */
+export function modelProvenanceLine(model: Model): string {
+  const traces = model.provenance.traces;
+  const first = traces[0]!;
+  const load = first.load ? `, load ${first.load.start[0]} on ${first.load.cpus} cores` : '';
+  const what = first.controlPlane ?? first.target ?? 'unknown target';
+  const more = traces.length > 1 ? ` and ${traces.length - 1} more trace${traces.length > 2 ? 's' : ''}` : '';
+  return `${model.name}: learned from ${first.scenario}${first.cell ? ` (${first.cell})` : ''} on ${what}, ${first.sessions} sessions, ${Math.round(first.durationMs / 1000)} s, ${first.cycles} cycles${load} (trace ${first.sha256.slice(0, 12)})${more}`;
+}

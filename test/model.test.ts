@@ -1,0 +1,264 @@
+/**
+ * Learned models (docs/model.md): learned from a recorded real agent-orchestrator run (the
+ * `learn` scenario through `--target ao`, test/fixtures/ao/learn.trace.jsonl.gz), checked against
+ * what AO 0.2.0 does through Debian's gh 2.23, and its prediction checked against another recorded
+ * real run of a cell it never saw (test/fixtures/ao/S4-T1-5.trace.jsonl.gz: a review burst).
+ * test/fixtures/ao/README.md says how both were recorded.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { analyzeFile } from '../src/analyze/file.ts';
+import { figureErrors, runFigures } from '../src/learn/figures.ts';
+import { learnModel } from '../src/learn/learn.ts';
+import {
+  loadModelFile,
+  type Model,
+  modelJsonSchema,
+  modelToYaml,
+  parseModelText,
+} from '../src/model/format.ts';
+import { cli } from './helpers/cli.ts';
+import { runRef } from './helpers/run.ts';
+import { scratchDir } from './helpers/tmp.ts';
+
+const LEARN = new URL('./fixtures/ao/learn.trace.jsonl.gz', import.meta.url).pathname;
+/** A real Paperclip run (test/fixtures/paperclip/, recorded by `--target paperclip`). */
+const PAPERCLIP = new URL('./fixtures/paperclip/chaos-c4.trace.jsonl.gz', import.meta.url).pathname;
+const HELD_OUT = new URL('./fixtures/ao/S4-T1-5.trace.jsonl.gz', import.meta.url).pathname;
+/** How the held-out fixture was recorded (test/fixtures/ao/README.md), less `target=ao`. */
+const HELD_OUT_SETS = ['polling.interval=30s', 'duration=6m', 'markers.steady-start=2m', 'faults.0.at=2m30s'];
+const dir = scratchDir('fleetbench-model-');
+
+let learned: Model | undefined;
+async function model(): Promise<{ model: Model; file: string }> {
+  learned ??= await learnModel([LEARN]);
+  const file = join(dir, 'model.yaml');
+  writeFileSync(file, modelToYaml(learned));
+  return { model: learned, file };
+}
+
+describe('model learn, from a real agent-orchestrator run', () => {
+  it("learns AO 0.2.0's poll through gh 2.23: 4 calls per open PR, PR detection, its spawn path, one loop per project", async () => {
+    const { model: m } = await model();
+    expect(m.provenance.traces[0]).toMatchObject({
+      target: 'ao',
+      controlPlane: 'agent-orchestrator 0.2.0, gh 2.23.0',
+      scenario: 'learn',
+      clock: 'real',
+    });
+    expect(m.provenance.traces[0]!.load?.cpus).toBeGreaterThan(0);
+    expect(m.loop).toMatchObject({ scope: 'project', parallel: 0 });
+    const cycle = (from: string, to: string) =>
+      Object.fromEntries(
+        m.sessions.cycles
+          .find((c) => c.from === from && c.to === to)!
+          .calls.map((c) => [c.operation, c.mean]),
+      );
+    // An open PR: pr view state twice (checks refused by gh 2.23), the review threads, the inline comments.
+    expect(cycle('pr_open', 'pr_open')).toEqual({
+      PullRequestByNumber: 2,
+      'query repository.pullRequest.reviewThreads': 1,
+      'GET /repos/{owner}/{repo}/pulls/{pull_number}/comments': 1,
+    });
+    // No PR yet: gh pr list --head; the cycle that finds it makes the open PR's calls too.
+    expect(cycle('working', 'working')).toEqual({ PullRequestList: 1 });
+    expect(cycle('working', 'pr_open')).toMatchObject({ PullRequestList: 1, PullRequestByNumber: 2 });
+    // The tracker reads the issue twice when AO spawns a session.
+    expect(m.sessions.spawn.calls).toEqual([{ operation: 'IssueByNumber', mean: 2 }]);
+    expect(m.operations['GET /repos/{owner}/{repo}/pulls/{pull_number}/comments']).toMatchObject({
+      protocol: 'rest',
+      resource: 'core',
+      points: 1,
+    });
+    expect(m.operations.PullRequestByNumber!.op).toBe('PullRequestByNumber');
+    expect(m.operations['GET /repos/{owner}/{repo}/pulls/{pull_number}/comments']!.op).toBeUndefined();
+  });
+
+  it('learns what moves a session and when: a PR is found at the first cycle after it opens', async () => {
+    const { model: m } = await model();
+    const rule = (from: string, to: string) =>
+      m.sessions.transitions.find((t) => t.from === from && t.to === to);
+    expect(rule('working', 'pr_open')).toMatchObject({
+      on: 'pr-opened',
+      afterCycles: { '1': expect.any(Number) },
+    });
+    expect(rule('spawning', 'working')).toMatchObject({ on: 'created' });
+    // The review burst: AO tells the agent at its next cycle; the agent reads once and replies to each comment.
+    expect(m.sessions.review).toMatchObject({
+      toldAfterCycles: { '1': expect.any(Number) },
+      perReaction: [{ operation: 'agent-read-comments', mean: 1 }],
+      perComment: [{ operation: 'reply-review-comment', mean: 1 }],
+    });
+    expect(m.restartOutageMs.hard?.samples).toBe(1);
+  });
+
+  it("fits the cycle's growth with its calls: each gh started in turn, its CPU shared on the cores", async () => {
+    const { model: m } = await model();
+    // gh processes on 2 shared cores: some hundreds of ms of client time each, whatever the load was.
+    expect(m.cycleTime.cores).toBe(2);
+    const perCall = m.cycleTime.cpuMsPerCall / 2 + m.cycleTime.launchMsPerCall + m.cycleTime.waitMsPerCall;
+    expect(perCall).toBeGreaterThan(100);
+    expect(perCall).toBeLessThan(2_000);
+    // Cycles vary with the machine's other load: the model says by how much.
+    expect(m.cycleTime.cycleSpread).toBeGreaterThanOrEqual(1);
+    // Every recorded cycle simulated with its own calls: within a quarter of its length on average.
+    expect(m.fit.cycleMeanErrorPct!).toBeLessThan(25);
+    expect(m.fit.calls.errorPct!).toBe(0);
+    expect(m.fit.unmodelledCalls).toBe(0);
+  });
+
+  it('predicts a real run of a cell it never saw (S4-T1-5, a review burst) within 15 % per figure', async () => {
+    const { file } = await model();
+    const real = runFigures((await analyzeFile(HELD_OUT, { threads: 1 })).analysis);
+    const { analysis } = await runRef('S4-T1-5', [
+      ...HELD_OUT_SETS,
+      'polling.strategy=learned',
+      `polling.model=${file}`,
+    ]);
+    const errors = figureErrors(runFigures(analysis), real);
+    for (const figure of [
+      'calls/session/cycle',
+      'core points/h',
+      'GraphQL points/h',
+      'calls by operation',
+      'final states',
+    ] as const)
+      expect(Math.abs(errors[figure]!), `${figure}: ${JSON.stringify(errors)}`).toBeLessThanOrEqual(15);
+  });
+
+  it('replays deterministically: the same seed and model give a byte-identical trace', async () => {
+    const { file } = await model();
+    const sets = ['duration=3m', 'polling.strategy=learned', `polling.model=${file}`];
+    const a = await runRef('S3-T2-10', sets, join(dir, 'a'));
+    const b = await runRef('S3-T2-10', sets, join(dir, 'b'));
+    const body = (p: string) => readFileSync(p, 'utf8').split('\n').slice(1).join('\n');
+    expect(body(a.outcome.tracePath)).toBe(body(b.outcome.tracePath));
+    expect(a.analysis.api.totals.calls).toBeGreaterThan(50);
+  });
+});
+
+describe('the model file and the CLI', () => {
+  it('publishes a JSON Schema generated from the zod schema (docs/model.schema.json)', () => {
+    const committed = JSON.parse(readFileSync(new URL('../docs/model.schema.json', import.meta.url), 'utf8'));
+    expect(committed).toEqual(JSON.parse(JSON.stringify(modelJsonSchema())));
+  });
+
+  it('model learn writes a file model show reads; the run names the model it replays', async () => {
+    // Into a directory that does not exist yet, as `run --out` does.
+    const out = join(dir, 'models', 'cli-model.yaml');
+    const learn = await cli(['model', 'learn', LEARN, '-o', out]);
+    expect(learn.code, learn.stderr).toBe(0);
+    expect(learn.stdout).toContain('a session in pr_open: 4.00 calls a cycle');
+    expect(loadModelFile(out).format).toBe('fleetbench-model/1');
+    const show = await cli(['model', 'show', out]);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain('agent-orchestrator 0.2.0, gh 2.23.0: learned from learn');
+    const run = await cli([
+      'run',
+      'S2-T1-5',
+      ...['duration=2m', 'polling.strategy=learned', `polling.model=${out}`].flatMap((s) => ['--set', s]),
+      '--out',
+      join(dir, 'cli-run'),
+    ]);
+    expect(run.stderr).toContain('polling learned: agent-orchestrator 0.2.0, gh 2.23.0: learned from learn');
+    expect(run.stdout).toContain('graphql');
+  });
+
+  it('refuses a bad model with its file and line, and a learned strategy without a model', async () => {
+    const { model: m } = await model();
+    const text = modelToYaml(m).replace(/cpuMsPerCall: [\d.]+/, 'cpuMsPerCall: fast');
+    const line = text.split('\n').findIndex((l) => l.includes('cpuMsPerCall: fast')) + 1;
+    expect(() => parseModelText(text, 'bad.yaml')).toThrow(`bad.yaml:${line}: cycleTime.cpuMsPerCall`);
+    expect(() => parseModelText('format: fleetbench-model/9\n', 'old.yaml')).toThrow(
+      'old.yaml:1: format: expected fleetbench-model/1',
+    );
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, text);
+    const run = await cli([
+      'run',
+      'S2-T1-5',
+      '--set',
+      'polling.strategy=learned',
+      '--set',
+      `polling.model=${bad}`,
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`bad.yaml:${line}`);
+    const none = await cli(['run', 'S2-T1-5', '--set', 'polling.strategy=learned']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('polling.model');
+    const empty = join(dir, 'empty.jsonl');
+    writeFileSync(
+      empty,
+      `${JSON.stringify({ kind: 'run', format: 'fleetbench-trace/1', runId: 'x', tool: { name: 't', version: '1' }, clock: 'virtual', seed: 1, scenario: { name: 'x', hash: null }, epochMs: 0, startedAt: '2026-01-01T00:00:00.000Z' })}\n${JSON.stringify({ kind: 'end', t: 0, reason: 'completed', counts: { api: 0, span: 0, event: 0, gauge: 0 } })}\n`,
+    );
+    const learn = await cli(['model', 'learn', empty]);
+    expect(learn.code).toBe(2);
+    expect(learn.stderr).toContain('nothing to learn');
+  });
+});
+
+describe('speed profiles', () => {
+  it('learns boot, load and first activity from a chaos run and replays them on another wave', async () => {
+    // The reference's own codex chaos wave, learned; then a wider wave with the learned profile.
+    const source = await runRef('chaos-codex-c4', [], join(dir, 'c4'));
+    const m = await learnModel([source.outcome.tracePath]);
+    const codex = m.speed!.adapters.codex!;
+    // The codex profile it ran with (src/reference/providers.ts): load 2.1 s at 1 MB, contention 0.22.
+    expect(codex.load!.p50).toBeGreaterThan(1_500);
+    expect(codex.load!.p50).toBeLessThan(2_800);
+    expect(codex.loadContention).toBeGreaterThan(0.1);
+    expect(codex.loadContention).toBeLessThan(0.4);
+    expect(codex.firstActivity.warm!.samples).toBeGreaterThan(10);
+    const file = join(dir, 'speed.yaml');
+    writeFileSync(file, modelToYaml(m));
+    // A model without a speed profile is refused for control-plane.model.
+    const { file: costOnly } = await model();
+    const refused = await cli(['run', 'chaos-codex-c6', '--set', `control-plane.model=${costOnly}`]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('has none');
+    // Slowed 3x, the learned profile shows in the replay's boots (it is what the replay draws from).
+    const slow = {
+      ...m,
+      speed: {
+        ...m.speed!,
+        adapters: {
+          codex: { ...codex, load: { ...codex.load!, p50: codex.load!.p50 * 3, p95: codex.load!.p95 * 3 } },
+        },
+      },
+    };
+    const slowFile = join(dir, 'slow.yaml');
+    writeFileSync(slowFile, modelToYaml(slow as Model));
+    const replay = await runRef('chaos-codex-c6', [`control-plane.model=${file}`], join(dir, 'c6'));
+    const slowed = await runRef('chaos-codex-c6', [`control-plane.model=${slowFile}`], join(dir, 'c6-slow'));
+    const warmBoot = (a: typeof replay.analysis) =>
+      a.speed!.metrics.agent_boot.groups.find((g) => g.labels.start === 'warm')!.latency.p50!;
+    expect(warmBoot(slowed.analysis)).toBeGreaterThan(1.5 * warmBoot(replay.analysis));
+  });
+
+  it("learns a real Paperclip run's speed and replays it in virtual time: first activity within 15 %", async () => {
+    const m = await learnModel([PAPERCLIP]);
+    // Speed only: Paperclip's trace has no poll cycles to learn a cost from, and says so.
+    expect(m.fit.notes.some((n) => n.includes('its cost was not learned'))).toBe(true);
+    const codex = m.speed!.adapters.codex_local!;
+    // Its warm boots load the session themselves (no load span inside them).
+    expect(codex.warmBootHoldsLoad).toBe(true);
+    expect(codex.bootWarmProcess!.samples).toBeGreaterThan(100);
+    expect(m.restartOutageMs.hard!.samples).toBeGreaterThan(0);
+    const file = join(dir, 'paperclip.yaml');
+    writeFileSync(file, modelToYaml(m));
+    const real = (await analyzeFile(PAPERCLIP, { threads: 1 })).analysis;
+    const replay = (await runRef('chaos-codex-c4', [`control-plane.model=${file}`], join(dir, 'pc')))
+      .analysis;
+    const p50 = (a: typeof real, metric: 'time_to_first_activity' | 'agent_boot', start: string) =>
+      a.speed!.metrics[metric].groups.find((g) => g.labels.start === start)!.latency.p50!;
+    for (const start of ['cold', 'warm']) {
+      const error =
+        p50(replay, 'time_to_first_activity', start) / p50(real, 'time_to_first_activity', start) - 1;
+      expect(Math.abs(error), `time_to_first_activity ${start}: ${error}`).toBeLessThanOrEqual(0.15);
+    }
+    const coldBoot = p50(replay, 'agent_boot', 'cold') / p50(real, 'agent_boot', 'cold') - 1;
+    expect(Math.abs(coldBoot)).toBeLessThanOrEqual(0.15);
+  });
+});
