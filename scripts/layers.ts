@@ -184,6 +184,8 @@ export const LAYERS: Layer[] = [
       'validation.ts',
       'json-schema.ts',
       'yaml-input.ts',
+      'input-file.ts',
+      'output-dir.ts',
       'rng.ts',
       'cache-dir.ts',
       'prebuilt.ts',

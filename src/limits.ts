@@ -13,6 +13,12 @@ const DAY_MS = 86_400_000;
  */
 export const MAX_START_AT_LEAD_MS = DAY_MS;
 
+/**
+ * Segments of one distributed matrix or live run (`--segment i/n`, `k8s manifest --segments`):
+ * far beyond any Indexed Job a benchmark needs, small enough to list.
+ */
+export const MAX_SEGMENTS = 1000;
+
 /** The longest run a trace can describe: every `t` and `dur` lies in [0, this] (30 days). */
 export const MAX_RUN_MS = 30 * DAY_MS;
 
@@ -27,6 +33,19 @@ export const MAX_LINE_BYTES = 16 * MIB;
 
 /** An OTLP/JSON export file (read whole: an export is one document). */
 export const MAX_OTLP_FILE_BYTES = 256 * MIB;
+
+/**
+ * A file a person writes (scenario, budgets, session profile, fixtures, a rate-limit bracket, a
+ * segment's record): read whole, so bounded far above any real one (the largest built-in
+ * scenario is a few KB).
+ */
+export const MAX_CONFIG_FILE_BYTES = 4 * MIB;
+
+/**
+ * A results file read whole (summary.json, baseline.json, `analyze --json`, segment records):
+ * under the 512 MiB a JavaScript string can hold, and far above a large matrix's baseline.
+ */
+export const MAX_RESULTS_FILE_BYTES = 512 * MIB;
 
 /**
  * A learned model file (docs/model.md): a few KB to a few hundred KB for any real control plane
@@ -48,6 +67,38 @@ export const BODY_LIMITS = {
   /** A live run's OTLP/HTTP receiver (an exporter's batch). */
   otlp: 16 * MIB,
 } as const;
+
+/**
+ * Ids and names the http target protocol takes (docs/limits.md#ids): each has a charset and a
+ * length, checked when the request arrives, so nothing a server saves can later break a header,
+ * a path or a reload of its state.
+ */
+export const ID_LIMITS = {
+  /** Session and actor ids, adapters: letters, digits and `._:@+=-`. */
+  id: 128,
+  /** Run ids and scenario names: any text without control characters. */
+  text: 256,
+  /** A repo's owner and name (GitHub's own lengths: 39 and 100). */
+  repoOwner: 39,
+  repoName: 100,
+  /** A branch name (git's ref names in practice stay far below). */
+  branch: 255,
+  /** A GitHub token and URL a run offers. */
+  token: 1024,
+  url: 2048,
+  /** An idempotency key of a run request. */
+  key: 512,
+  /** One input to a native run (the simulated agent only counts it). */
+  input: 64 * 1024,
+  /** An issue number (GitHub's are 32-bit). */
+  issue: 2_147_483_647,
+} as const;
+
+/**
+ * Sessions one run may create on the served control plane (`reference serve`): each is a line
+ * of its journal and an entry of every poll cycle; beyond this a create is refused (409).
+ */
+export const MAX_SERVED_SESSIONS = 100_000;
 
 /** GraphQL documents, as GitHub bounds them (its node limit lives beside its cost, github/graphql/cost.ts). */
 export const GRAPHQL_LIMITS = {
@@ -85,6 +136,16 @@ export const SCENARIO_LIMITS = {
   maxRate: 100_000,
   /** Repos in a topology. */
   maxRepos: 10_000,
+  /**
+   * Executors and faults of one scenario: each executor is a loop of its own and each fault a
+   * timer, so thousands of them would cost gigabytes before a session starts.
+   */
+  maxExecutors: 100,
+  maxFaults: 1_000,
+  /** Stages of an arrival-rate executor. */
+  maxStages: 1_000,
+  /** A scenario's name (it names the run directory, the trace's run id, the reports). */
+  maxNameLength: 200,
 } as const;
 
 /**

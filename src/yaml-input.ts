@@ -4,22 +4,51 @@
  * folder, by name; and the line of a field, for validation errors.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { type Document, isMap, isSeq, LineCounter, parseDocument } from 'yaml';
+import { type Document, isAlias, isMap, isSeq, LineCounter, parseDocument, visit } from 'yaml';
 
 export interface YamlInput {
   doc: Document;
   lineCounter: LineCounter;
+  /** The document as plain values (undefined when there is an error). */
+  value?: unknown;
   /** The first syntax error: its line and the first line of its message. */
   error?: { line: number; message: string };
 }
+
+/**
+ * Aliases a document may expand, in all (yaml's own bound: a "billion laughs" document of a
+ * few hundred bytes would expand to gigabytes).
+ */
+const MAX_ALIAS_COUNT = 100;
 
 export function parseYamlInput(text: string): YamlInput {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   const first = doc.errors[0];
-  if (!first) return { doc, lineCounter };
-  const line = first.linePos?.[0]?.line ?? lineCounter.linePos(first.pos[0]).line;
-  return { doc, lineCounter, error: { line, message: first.message.split('\n')[0]! } };
+  if (first) {
+    const line = first.linePos?.[0]?.line ?? lineCounter.linePos(first.pos[0]).line;
+    return { doc, lineCounter, error: { line, message: first.message.split('\n')[0]! } };
+  }
+  try {
+    return { doc, lineCounter, value: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) };
+  } catch (error) {
+    // yaml refuses a document whose aliases expand past the bound: bad input, at the first alias.
+    let line = 1;
+    visit(doc, {
+      Alias(_, node) {
+        if (isAlias(node) && node.range) line = lineCounter.linePos(node.range[0]).line;
+        return visit.BREAK;
+      },
+    });
+    return {
+      doc,
+      lineCounter,
+      error: {
+        line,
+        message: `${(error as Error).message.split('\n')[0]} (aliases expand past ${MAX_ALIAS_COUNT}: docs/limits.md)`,
+      },
+    };
+  }
 }
 
 /** The names of the `.yaml` files in `dir` (none when it is missing), sorted. */

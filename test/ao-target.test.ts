@@ -1,8 +1,9 @@
 /**
  * The real agent-orchestrator (its published packages, pinned in package.json) driven by
- * `fleetbench run --target ao` through the real gh CLI against the run's emulator: a few
- * sessions for about 28 s of real time, a review burst AO must react to and a hard restart of
- * AO's process. What is asserted is what AO did, read from the trace.
+ * `fleetbench run --target ao` through the real gh CLI against the run's emulator: two
+ * sessions, a review burst AO must react to and a hard restart of AO's process, until the trace
+ * shows all of it (about 20 s on a quiet machine, minutes on a loaded one). What is asserted is
+ * what AO did, read from the trace, per poll cycle.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,9 @@ const gh = systemTool('gh', ['--version'], 'gh');
 interface Line {
   kind: string;
   name?: string;
+  t?: number;
+  dur?: number;
+  data?: { cycle?: number; sessions?: number };
   session?: string;
   status?: number;
   route?: string;
@@ -33,38 +37,106 @@ describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh again
   it('polls, reacts to review comments, survives a hard restart; every call attributed to its session', async () => {
     gh.require();
     const scenario = join(dir, 'ao-short.yaml');
-    // Two sessions (each gh call is a Go process of ~0.15 s of CPU: most of this file's cost);
-    // 12 s after the restart, so the new process polls at least twice even on a loaded machine.
+    // Two sessions (each gh call is a Go process of ~0.15 s of CPU: most of this file's cost).
+    // How many poll cycles fit in a fixed time depends on the machine (a cycle of 4.6 s alone
+    // takes 30 s at load 14), so the run lasts until the trace shows what is asserted, and is
+    // then stopped as a user would (Ctrl-C): the assertions are per cycle, never a count of
+    // calls a slow machine misses.
     writeFileSync(
       scenario,
       [
         'name: ao-short',
-        'duration: 28s',
+        'duration: 15m',
         'target: ao',
         'polling: { interval: 4s }',
         'sessions: { count: 2, pr-after: 0, ci-after: 0, fix-after: 2s }',
         'faults:',
-        '  - { type: review-burst, at: 9s, comments: { min: 2, max: 3 } }',
-        '  - { type: restart, kind: hard, at: 16s }',
-        'budgets: [track-b]',
+        // After the sessions exist in AO (fixed.spawned), not at a fixed time: under load AO's
+        // own start takes 15 s, and a restart at 16 s killed it while it spawned them.
+        '  - { type: review-burst, after: fixed.spawned, delay: 7s, comments: { min: 2, max: 3 } }',
+        '  - { type: restart, kind: hard, after: fixed.spawned, delay: 14s }',
         '',
       ].join('\n'),
     );
     const out = join(dir, 'run');
     mkdirSync(out, { recursive: true });
-    const result = await cli(['run', scenario, '--out', out, '--no-progress']);
-    // Track B judges the run (its headroom rows fail at 10 s polling projected to 50 sessions).
-    expect([0, 99], result.stderr).toContain(result.code);
-    expect(result.stderr).toContain('agent-orchestrator 0.2.0');
-    expect(result.stdout).toContain('Budgets: track-b');
+    const trace = join(out, 'trace.jsonl');
+    const read = (): Line[] =>
+      existsSync(trace)
+        ? readFileSync(trace, 'utf8')
+            .split('\n')
+            .filter((l) => l.endsWith('}'))
+            .map((l) => JSON.parse(l) as Line)
+        : [];
+    const named = (lines: Line[], kind: string, name: string) =>
+      lines.filter((l) => l.kind === kind && l.name === name);
+    /** What the run must show (both PRs found, the reaction to the burst, a restart polled after): what is missing. */
+    const missing = (lines: Line[]) => {
+      const ready = named(lines, 'event', 'controlplane.ready')[0];
+      return Object.entries({
+        // pr_open, or review straight away when AO's first look at the PR came after the burst.
+        'both PRs found': ['s-0001', 's-0002'].every((s) =>
+          named(lines, 'event', 'session.state').some(
+            (e) => e.session === s && (e.labels?.to === 'pr_open' || e.labels?.to === 'review'),
+          ),
+        ),
+        'the reaction to the burst': named(lines, 'event', 'ao.agent.message').some(
+          (e) => e.labels?.reaction === 'review-comments',
+        ),
+        'the comments addressed': named(lines, 'span', 'agent.review.addressed').length > 0,
+        'the restart': ready !== undefined,
+        'a cycle over both sessions after it': named(lines, 'span', 'poll.cycle').some(
+          (c) => ready !== undefined && (c.t ?? 0) > (ready.t ?? 0) && c.data?.sessions === 2,
+        ),
+      })
+        .filter(([, seen]) => !seen)
+        .map(([what]) => what);
+    };
+    const run = spawn(
+      process.execPath,
+      [BIN, 'run', scenario, '--out', out, '--no-progress', '--no-report'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, NO_COLOR: '1' },
+      },
+    );
+    let stderr = '';
+    run.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    run.stdout.resume();
+    const exited = new Promise<number | null>((resolve) => run.on('close', (code) => resolve(code)));
+    try {
+      // As long as AO makes progress (a new call at least every 2 minutes: a cycle is ~10 calls),
+      // up to 12 minutes: a loaded machine only makes the wait longer, a stuck AO fails it.
+      const started = performance.now();
+      let calls = 0;
+      let lastProgress = started;
+      for (;;) {
+        const lines = read();
+        const left = missing(lines);
+        if (left.length === 0) break;
+        const now = performance.now();
+        const seen = lines.filter((l) => l.kind === 'api').length;
+        if (seen > calls) {
+          calls = seen;
+          lastProgress = now;
+        }
+        if (now - lastProgress > 120_000 || now - started > 720_000 || run.exitCode !== null)
+          throw new Error(
+            `after ${Math.round((now - started) / 1000)} s and ${calls} calls, still missing: ${left.join(', ')}; stderr: ${stderr}`,
+          );
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    } finally {
+      run.kill('SIGINT');
+    }
+    expect(await exited, stderr).toBe(130);
+    expect(stderr).toContain('agent-orchestrator 0.2.0');
 
-    const lines = readFileSync(join(out, 'trace.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Line);
-    expect(lines.at(-1)).toMatchObject({ kind: 'end', reason: 'completed' });
+    const lines = read();
+    expect(lines.at(-1)).toMatchObject({ kind: 'end', reason: 'interrupted' });
     const api = lines.filter((l) => l.kind === 'api');
-    expect(api.length).toBeGreaterThan(30);
     // Attribution by content: gh sends no fleetbench header, yet every call has its session.
     expect(api.filter((r) => r.session === undefined)).toEqual([]);
     expect(new Set(api.map((r) => r.session))).toEqual(new Set(['s-0001', 's-0002']));
@@ -72,26 +144,24 @@ describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh again
     expect(api.filter((r) => r.status === 404 || r.status === 422 || (r.status ?? 0) >= 500)).toEqual([]);
     // gh's named GraphQL queries are the operations; calls inside a cycle carry its id.
     expect(api.some((r) => r.op === 'PullRequestByNumber')).toBe(true);
-    expect(api.filter((r) => r.source === 'lifecycle').every((r) => typeof r.cycle === 'number')).toBe(true);
+    const lifecycle = api.filter((r) => r.source === 'lifecycle');
+    expect(lifecycle.every((r) => typeof r.cycle === 'number')).toBe(true);
+    // Both processes polled both sessions inside their cycles. (Not per cycle by time: a cycle's
+    // span is timed by AO's messages to fleetbench, its calls by gh's requests to the emulator,
+    // and on a loaded machine the two channels drift apart by more than a cycle.)
+    const cycles = named(lines, 'span', 'poll.cycle').filter((c) => (c.data?.sessions ?? 0) > 0);
+    expect(cycles.length).toBeGreaterThanOrEqual(2);
+    const readyAt = named(lines, 'event', 'controlplane.ready')[0]?.t ?? 0;
+    const polled = (calls: Line[]) => new Set(calls.map((r) => r.session));
+    expect(polled(lifecycle.filter((r) => (r.t ?? 0) > readyAt))).toEqual(new Set(['s-0001', 's-0002']));
+    // The hard restart replaced AO's process once.
+    expect(named(lines, 'event', 'controlplane.ready')).toHaveLength(1);
 
-    const events = (name: string) => lines.filter((l) => l.kind === 'event' && l.name === name);
-    const spans = (name: string) => lines.filter((l) => l.kind === 'span' && l.name === name);
-    // Every session's PR was found by AO itself (gh pr list --head), so it left spawning.
-    for (const s of ['s-0001', 's-0002'])
-      expect(events('session.state').some((e) => e.session === s && e.labels?.to === 'pr_open')).toBe(true);
-    // The review burst made AO send its changes-requested reaction to the agents.
-    expect(events('ao.agent.message').some((e) => e.labels?.reaction === 'review-comments')).toBe(true);
-    expect(spans('agent.review.addressed').length).toBeGreaterThan(0);
-    // The hard restart replaced AO's process, and the new one went on polling.
-    expect(events('controlplane.ready')).toHaveLength(1);
-    const readyAt = (events('controlplane.ready')[0] as unknown as { t: number }).t;
-    expect(spans('poll.cycle').some((s) => (s as unknown as { t: number }).t > readyAt)).toBe(true);
-
-    const analyzed = await cli(['analyze', join(out, 'trace.jsonl'), '--json']);
+    const analyzed = await cli(['analyze', trace, '--json']);
     expect(analyzed.code, analyzed.stderr).toBe(0);
     const analysis = JSON.parse(analyzed.stdout);
     expect(analysis.api.totals.calls).toBe(api.length);
-  }, 180_000);
+  }, 900_000);
 
   it('AO dying during the run fails the run: exit non-zero, trace kept with its footer', async () => {
     const out = join(dir, 'crash');

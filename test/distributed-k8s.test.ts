@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { Job } from 'kubernetes-models/batch/v1/Job';
@@ -113,6 +113,32 @@ describe('fleetbench k8s manifest run', () => {
     const ownDocs: Doc[] = parseAllDocuments(own.stdout).map((d) => d.toJS());
     expect(ownDocs.some((d) => d.metadata.name === 'fleetbench-run-target')).toBe(false);
     for (const doc of ownDocs) validate(doc);
+  });
+
+  it("the user's text cannot write YAML of its own: a scenario name with a newline is refused, a target's is escaped in the comment", async () => {
+    const file = join(dir, 'injected.yaml');
+    writeFileSync(
+      file,
+      'name: "x\\nimmutable: true\\n#"\nclock: real\nduration: 1m\nsessions:\n  count: 2\n',
+    );
+    const named = await cli(['k8s', 'manifest', 'run', file, '--segments', '2', '--target', 'reference']);
+    expect(named.code).toBe(2);
+    expect(named.stderr).toContain(`${file}:1: name: expected no control characters`);
+    expect(named.stdout).toBe('');
+    const target = await cli([
+      'k8s',
+      'manifest',
+      'run',
+      'S2-T1-5',
+      '--segments',
+      '2',
+      '--target',
+      'http://shim.bench:8080\nimmutable: true',
+    ]);
+    const docs: Doc[] = parseAllDocuments(target.stdout).map((d) => d.toJS());
+    expect(target.stdout.split('\n')[0]).toContain('against http://shim.bench:8080\\nimmutable: true');
+    expect(docs.length).toBeGreaterThan(0);
+    for (const doc of docs) expect(doc).not.toHaveProperty('immutable');
   });
 });
 

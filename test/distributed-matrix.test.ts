@@ -170,6 +170,20 @@ describe('a 6-cell matrix in 3 segments, merged (real CLI, virtual time)', { tim
     const mixed = await cli(['merge', shared, other, '--out', join(dir, 'mixed')]);
     expect(mixed.code).toBe(2);
     expect(mixed.stderr).toContain('belongs to another matrix');
+    // A tampered record pointing a run (or its trace) outside the matrix directory.
+    const tampered = join(dir, 'tampered');
+    cpSync(shared, tampered, { recursive: true });
+    rmSync(join(tampered, 'baseline.json'));
+    const record = join(tampered, 'segments', 'matrix-0-of-3.json');
+    const doc = readJson(record);
+    doc.units[0].runs[0].dir = '../../../../../etc';
+    writeFileSync(record, JSON.stringify(doc));
+    const escaped = await cli(['merge', tampered]);
+    expect(escaped.code).toBe(2);
+    expect(escaped.stderr).toContain(
+      `${record}: units[0].runs[0].dir: '../../../../../etc' is outside the matrix directory`,
+    );
+    expect(() => readFileSync(join(tampered, 'baseline.json'))).toThrow();
     const env = await cli(['matrix', '--cells', 'S2-T1-1', '--out', other], {
       env: { FLEETBENCH_SEGMENTS: '3' },
     });

@@ -217,8 +217,27 @@ describe('a live run in segments, as the Indexed Job runs it', { timeout: 240_00
     const declared = streams.map((s) => s.declared);
     expect(written).toBeGreaterThanOrEqual(Math.min(...declared));
     expect(written).toBeLessThanOrEqual(Math.max(...declared));
-    const stateEvents = (records: BodyRecord[]) => events(records, 'session.state').length;
-    expect(stateEvents(mergedRecords)).toBe(stateEvents(singleRecords));
+    // Every session goes through the same states in both runs (its twin: the same executor's
+    // start of the same rank). Not the same number of them: a state a poll cycle finds (PR open,
+    // CI done) moves with real-clock jitter and with cycles a starved CPU skips, and one found
+    // near the end of one run may fall after the end of the other (31 merged against 36 at load
+    // 14). So: one path is a prefix of the other, and both got past spawning.
+    const paths = (records: BodyRecord[]) => {
+      const byId = new Map<string, string[]>();
+      for (const e of events(records, 'session.state'))
+        byId.set(e.session!, [...(byId.get(e.session!) ?? []), `${e.labels?.from}>${e.labels?.to}`]);
+      return byId;
+    };
+    const pathsA = paths(singleRecords);
+    const pathsB = paths(mergedRecords);
+    for (const [id, a] of pathsA) {
+      const b = pathsB.get(twin.get(id)!) ?? [];
+      const common = Math.min(a.length, b.length);
+      expect(b.slice(0, common), `${id}: ${a.join(' ')} in one process, ${b.join(' ')} merged`).toEqual(
+        a.slice(0, common),
+      );
+      expect(common, `${id}: ${a.join(' ')} / ${b.join(' ')}`).toBeGreaterThanOrEqual(2);
+    }
 
     // API calls, from the shared emulator's trace: by operation and by session, within the
     // real clock's variation, stated and bounded. The control plane polls every 30 s of run
@@ -253,18 +272,22 @@ describe('a live run in segments, as the Indexed Job runs it', { timeout: 240_00
     const ops = (s: Summary) => s.analysis.api.counts.byOperation;
     const opsA = ops(a);
     const opsB = ops(b);
-    expect(Object.keys(opsB).sort()).toEqual(Object.keys(opsA).sort());
-    for (const [op, { calls }] of Object.entries(opsA)) {
-      const delta = Math.abs(calls - opsB[op]!.calls);
+    // An operation of a phase at the run's edge (a review's comments) may fall in one run and
+    // not the other: the union of the operations, a missing one counted as 0 calls, same bound.
+    const allOps = new Set([...Object.keys(opsA), ...Object.keys(opsB)]);
+    expect(allOps.size).toBeGreaterThan(3);
+    for (const op of allOps) {
+      const callsA = opsA[op]?.calls ?? 0;
+      const callsB = opsB[op]?.calls ?? 0;
       expect(
-        delta,
-        `${op}: ${calls} in one process, ${opsB[op]!.calls} merged (bound ${sessionBound + repoBound})`,
+        Math.abs(callsA - callsB),
+        `${op}: ${callsA} in one process, ${callsB} merged (bound ${sessionBound + repoBound})`,
       ).toBeLessThanOrEqual(sessionBound + repoBound);
     }
     expect(b.analysis.api.totals.calls).toBeGreaterThan(0);
     const sessionsA = a.analysis.api.counts.bySession;
     const sessionsB = b.analysis.api.counts.bySession;
-    const opCount = Object.keys(opsA).length;
+    const opCount = allOps.size;
     for (const id of ids(singleRecords)) {
       const ca = sessionsA[id!]?.calls ?? 0;
       const cb = sessionsB[twin.get(id!)!]?.calls ?? 0;

@@ -32,17 +32,18 @@ interface RunSummary {
 
 /**
  * A budget file scoped to what a short codex wave produces: the codex rows of native-speed a
- * wave of a few runs fills. The limits are native-speed's × 4: at time-scale 15 on a shared 2-core
- * machine running the rest of the suite, every real millisecond of event-loop delay in the
- * served process is 15 ms of run time (docs/live-runs.md says which time-scale keeps the
- * native-speed limits meaningful). What is asserted is that the rows are filled and judged.
+ * wave of a few runs fills. The limits are far above native-speed's: at time-scale 15 every real
+ * millisecond of delay in the served processes is 15 ms of run time, and on a shared 2-core
+ * machine running the rest of the suite a control plane's restart took 10 s of real time
+ * (150 s of run time; docs/live-runs.md says which time-scale keeps the native-speed limits
+ * meaningful). What is asserted is that the rows are filled and judged, not the speed.
  */
 const BUDGETS = `name: live-wave
-description: the codex rows of native-speed a short real-clock wave can fill (limits x4)
+description: the codex rows of native-speed a short real-clock wave can fill (limits for a loaded machine)
 budgets:
-  - { metric: agent_boot, scope: { adapter: codex, start: cold }, p50: 10s, p95: 28s }
+  - { metric: agent_boot, scope: { adapter: codex, start: cold }, p50: 2m, p95: 5m }
   - { metric: restart_recovery, scope: { adapter: codex }, mode: report }
-  - { metric: restart_recovery_control_plane, scope: { adapter: codex }, p50: 10s, p95: 16s }
+  - { metric: restart_recovery_control_plane, scope: { adapter: codex }, p50: 5m, p95: 10m }
   - { metric: restart_provider_load, scope: { adapter: codex }, mode: report }
 `;
 
@@ -100,7 +101,7 @@ describe('a chaos wave against reference serve over the http target', () => {
       dir,
       wave(
         'live-chaos-hard',
-        `duration: 3m
+        `duration: 5m
 time-scale: 15
 executors:
   - type: chaos-wave
@@ -116,7 +117,11 @@ executors:
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(stats.footer?.reason).toBe('completed');
-    expect(wallS).toBeLessThan(30);
+    // Scaled: 5 min of run time in 20 s of real time, with the processes' start and the analysis
+    // around it. Bounded by half the unscaled 300 s, not timed: a loaded machine stretches the rest.
+    // The run is long enough in run time for a restart that takes 10 s of real time (150 s of
+    // run time, seen at load average 15) to leave every session turns after the ready.
+    expect(wallS).toBeLessThan(150);
 
     // The control-plane process was really replaced (SIGKILL, a new pid from the state dir).
     const outage = spans(records, 'controlplane.outage');
@@ -181,7 +186,7 @@ executors:
 
     expectNothingLost(records);
     await server.stop();
-  }, 60_000);
+  }, 180_000);
 
   it('graceful and hot restarts over the served process: drained runners reload, handed-over ones reattach', async () => {
     const dir = scratchDir('fleetbench-live-chaos-');
@@ -189,8 +194,8 @@ executors:
       dir,
       wave(
         'live-chaos-soft',
-        `duration: 4m30s
-time-scale: 20
+        `duration: 7m
+time-scale: 15
 executors:
   - type: chaos-wave
     adapter: codex
@@ -237,7 +242,7 @@ executors:
     expect(hot.length).toBeLessThanOrEqual(attached.length);
     expectNothingLost(records);
     await server.stop();
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('turnover against reference serve over the http target', () => {
@@ -251,7 +256,7 @@ describe('turnover against reference serve over the http target', () => {
       `name: live-turnover
 description: a tiny park/wake pool over http (test/live-chaos.test.ts)
 clock: real
-time-scale: 20
+time-scale: 10
 duration: 3m
 turnover:
   registered: 10
@@ -297,7 +302,7 @@ turnover:
     expect(stream.written).toBe(stream.declared);
     expect(stream.gaps).toBe(0);
     await server.stop();
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('capabilities an http target lists', () => {
@@ -348,5 +353,5 @@ describe('capabilities an http target lists', () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
-  }, 60_000);
+  }, 180_000);
 });

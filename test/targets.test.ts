@@ -3,10 +3,11 @@
  * examples/, the http target's refusals, the durable store of the served control plane, and the
  * open-model schedule accounting.
  */
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { eventToRecord } from '../src/contract/protocol.ts';
 import { FileStore } from '../src/reference/file-store.ts';
@@ -191,6 +192,43 @@ describe('durable store (reference serve --state)', () => {
     again.clear();
     expect(new FileStore(join(dir, 's')).load()).toEqual([]);
   });
+
+  it('a record a request would refuse (a 1 MB id, a NUL) and a 17 MiB line are left out, reported; the journal stays compact', () => {
+    const state = join(dir, 'hostile');
+    const reported: string[] = [];
+    const store = new FileStore(state, { onCorrupt: (path, lost) => reported.push(`${path}: ${lost}`) });
+    const base: SessionRecord = {
+      id: 's-1',
+      repo: 'o/r',
+      issue: 1,
+      branch: 'b',
+      state: 'working',
+      createdAt: 0,
+    };
+    store.save(base);
+    store.close();
+    const journal = join(state, 'sessions.jsonl');
+    appendFileSync(journal, `${JSON.stringify({ ...base, id: 'x'.repeat(1024 * 1024) })}\n`);
+    appendFileSync(journal, `${JSON.stringify({ ...base, id: 's-\u0000x' })}\n`);
+    appendFileSync(journal, `${'y'.repeat(17 * 1024 * 1024)}\n`);
+    const loaded = store.load();
+    expect(loaded.map((r) => r.id)).toEqual(['s-1']);
+    expect(store.rejectedLines).toBe(2);
+    expect(store.tornLines).toBe(1);
+    expect(reported).toEqual([`${journal}: 2 session record(s)`]);
+    expect(statSync(journal).size).toBeLessThan(1024);
+    // A poll cycle saves every session it looks at: the journal is compacted as it grows.
+    const live = loaded[0]!;
+    for (let i = 0; i < 25_000; i++) {
+      live.lastCommentId = i;
+      store.save(live);
+    }
+    store.close();
+    const lines = readFileSync(journal, 'utf8').trim().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(10_001);
+    expect(JSON.parse(lines.at(-1)!).lastCommentId).toBe(24_999);
+    expect(new FileStore(state).load().map((r) => r.lastCommentId)).toEqual([24_999]);
+  });
 });
 
 describe('open-model schedule', () => {
@@ -226,17 +264,24 @@ describe('open-model schedule', () => {
       ].map(parseOverride),
     );
     const dir = scratchDir('fleetbench-lag-');
+    // The generator's own lag is this event loop's delay: on a loaded machine both grow together.
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     const { outcome } = await executeRun(planScenario(scenario, dir));
+    loop.disable();
+    const loopMaxMs = loop.max / 1e6;
     const { analyzeFile } = await import('../src/analyze/file.ts');
     const { analysis } = await analyzeFile(outcome.tracePath, { threads: 1 });
     expect(analysis.schedule!.operations).toBe(40);
     expect(analysis.schedule!.missed).toBe(0);
-    // Measured at issue, so the lag is the generator's own (milliseconds on a quiet machine;
-    // the bound leaves room for a shared, loaded CI machine), and the verdict follows it.
+    // Measured at issue, so the lag is the generator's own (milliseconds on a quiet machine),
+    // never the GitHub latency (20 ms median) on top: bounded by what this event loop was late by
+    // (on a loaded machine hundreds of ms), and the verdict follows it.
     const lag = analysis.schedule!.lag!;
     expect(lag.count).toBe(40);
-    expect(lag.p50).toBeLessThan(50);
-    expect(lag.p99).toBeLessThan(500);
+    expect(lag.p50).toBeLessThanOrEqual(lag.p99);
+    expect(lag.p50).toBeLessThan(Math.max(50, loopMaxMs + 20));
+    expect(lag.p99).toBeLessThan(Math.max(500, loopMaxMs + 100));
     expect(analysis.schedule!.kept).toBe(lag.p99 <= 50);
   });
 });

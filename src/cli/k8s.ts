@@ -4,7 +4,7 @@
  * kubectl applies it.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
@@ -13,6 +13,8 @@ import { matrixManifests, runManifests } from '../distributed/k8s.ts';
 import { checkRunSplittable } from '../distributed/run-segment.ts';
 import { emulatorArgsFor } from '../distributed/shared-github.ts';
 import { FleetbenchError } from '../errors.ts';
+import { readInputText } from '../input-file.ts';
+import { MAX_CONFIG_FILE_BYTES } from '../limits.ts';
 import { planMatrix } from '../matrix/run.ts';
 import { SELECTOR_HELP } from '../matrix/select.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
@@ -218,7 +220,18 @@ agree on a start 10 s after the first is up (segments/run-start.json on the volu
         segments,
         runArgs,
         scenario: ref,
-        ...(isFile ? { scenarioFile: { name: basename(ref), text: readFileSync(ref, 'utf8') } } : {}),
+        ...(isFile
+          ? {
+              scenarioFile: {
+                name: basename(ref),
+                text: readInputText(ref, {
+                  maxBytes: MAX_CONFIG_FILE_BYTES,
+                  code: 'E_SCENARIO',
+                  what: 'a scenario',
+                }),
+              },
+            }
+          : {}),
         target,
         emulatorArgs: emulatorArgsFor(scenario),
         adminToken: `fba_${randomBytes(18).toString('base64url')}`,
@@ -229,9 +242,17 @@ agree on a start 10 s after the first is up (segments/run-start.json on the volu
         cpu: flags.cpu,
         memory: flags.memory,
       });
-      const yaml = `# fleetbench k8s manifest run: ${scenario.name} in ${segments} segments against ${target.kind === 'reference' ? 'the reference control plane' : flags.target} (docs/distributed.md)\n${manifests.map((m) => stringify(m, { lineWidth: 0, blockQuote: 'literal' })).join('---\n')}`;
+      const yaml = `# fleetbench k8s manifest run: ${commentText(scenario.name)} in ${segments} segments against ${target.kind === 'reference' ? 'the reference control plane' : commentText(flags.target)} (docs/distributed.md)\n${manifests.map((m) => stringify(m, { lineWidth: 0, blockQuote: 'literal' })).join('---\n')}`;
       writeManifests(io, flags.output, yaml, manifests.length);
     });
+}
+
+/**
+ * The user's text in a YAML comment: a control character (a newline above all) would end the
+ * comment and let the text write YAML of its own, so each is written as its JSON escape.
+ */
+function commentText(text: string): string {
+  return text.replace(/\p{Cc}/gu, (c) => JSON.stringify(c).slice(1, -1));
 }
 
 /** The results volume's options, the same for both manifests (in this order in --help). */

@@ -20,6 +20,7 @@ import {
 import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry, type MetricsLinger, type OtlpExporter } from '../live/index.ts';
+import { claimOutputDir } from '../output-dir.ts';
 import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
 import type { RunHooks, RunResult } from '../run/engine.ts';
 import { executeRun, type RunDone } from '../run/pipeline.ts';
@@ -187,6 +188,7 @@ interface RunRequest {
 async function runCommand(ref: string, flags: RunFlags, io: CommandIo): Promise<void> {
   const request = resolveRequest(ref, flags, io);
   const { scenario, segment } = request;
+  const outClaim = claimOutputDir(request.outDir, `run ${ref}`);
   // First Ctrl-C: stop the run, keep the trace, write a partial summary. Second: leave now.
   const interrupt = onInterrupt('stopping the run, writing a partial summary', io);
   const telemetry = new Telemetry(flags, io, interrupt.signal);
@@ -238,6 +240,7 @@ async function runCommand(ref: string, flags: RunFlags, io: CommandIo): Promise<
   } finally {
     await telemetry.close();
     interrupt.dispose();
+    outClaim.release();
   }
 }
 

@@ -6,10 +6,62 @@
  * src/targets/http.ts, the reference implementation src/reference/server.ts and supervisor.ts.
  */
 import { z } from 'zod';
+import { ID_LIMITS, MAX_SEGMENTS } from '../limits.ts';
 import { type BodyRecord, bodyRecordSchema } from '../trace/schema.ts';
 import { restartKinds } from './types.ts';
 
 export const TARGET_PROTOCOL = 'fleetbench-target/1';
+
+// ── Ids and names (docs/limits.md#ids) ─────────────────────────────────────────────────────
+// Checked at the door: a session id goes into GitHub request headers and paths, the journal
+// and every reload of it; one that breaks a header later would break the server for good.
+
+const LIMITS = '(docs/limits.md)';
+/** Session and actor ids, adapters: a path segment and a header value as they are. */
+export const ID_PATTERN = /^[A-Za-z0-9._:@+=-]+$/;
+export const idField = (what: string) =>
+  z
+    .string()
+    .min(1, `expected a ${what}`)
+    .max(ID_LIMITS.id, `expected at most ${ID_LIMITS.id} characters ${LIMITS}`)
+    .regex(ID_PATTERN, `expected letters, digits and ._:@+=- only ${LIMITS}`);
+/** Free text that names something (a run, a scenario): any characters but control ones. */
+export const textField = (max: number = ID_LIMITS.text) =>
+  z
+    .string()
+    .min(1, 'expected some text')
+    .max(max, `expected at most ${max} characters ${LIMITS}`)
+    .regex(/^\P{Cc}*$/u, `expected no control characters (newline, NUL, ...) ${LIMITS}`);
+const repoPart = (max: number) => `[A-Za-z0-9_.-]{1,${max}}`;
+const REPO_PATTERN = new RegExp(`^${repoPart(ID_LIMITS.repoOwner)}/${repoPart(ID_LIMITS.repoName)}$`);
+export const repoField = z
+  .string()
+  .regex(
+    REPO_PATTERN,
+    `expected owner/name: letters, digits and _.- (owner at most ${ID_LIMITS.repoOwner}, name at most ${ID_LIMITS.repoName}) ${LIMITS}`,
+  )
+  .refine((repo) => !repo.split('/').some((part) => part === '.' || part === '..'), {
+    message: `expected owner/name, not . or .. ${LIMITS}`,
+  });
+export const branchField = z
+  .string()
+  .min(1, 'expected a branch name')
+  .max(ID_LIMITS.branch, `expected at most ${ID_LIMITS.branch} characters ${LIMITS}`)
+  .regex(/^[A-Za-z0-9._/+@=-]+$/, `expected letters, digits and ._/+@=- only ${LIMITS}`);
+/** A GitHub the run offers: an http(s) URL and a token of visible ASCII (an Authorization header). */
+export const githubOfferSchema = z.object({
+  url: z
+    .string()
+    .max(ID_LIMITS.url, `expected at most ${ID_LIMITS.url} characters ${LIMITS}`)
+    .refine((url) => URL.canParse(url) && /^https?:$/.test(new URL(url).protocol) && !/\s/.test(url), {
+      message: 'expected an http(s) URL',
+    }),
+  token: z
+    .string()
+    .min(1, 'expected a token')
+    .max(ID_LIMITS.token, `expected at most ${ID_LIMITS.token} characters ${LIMITS}`)
+    .regex(/^[!-~]+$/, `expected visible ASCII only ${LIMITS}`),
+});
 
 /** Optional capabilities; a target lists the ones it implements in GET /v1/info. */
 export const capabilities = [
@@ -37,21 +89,27 @@ export const infoSchema = z.object({
 export type InfoResponse = z.infer<typeof infoSchema>;
 
 /** Which generator of a run with several (0-based index, count of generators). */
-export const runSegmentSchema = z.object({
-  index: z.number().int().nonnegative(),
-  count: z.number().int().positive(),
-});
+export const runSegmentSchema = z
+  .object({
+    index: z.number().int().nonnegative(),
+    count: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_SEGMENTS, `expected at most ${MAX_SEGMENTS} segments ${LIMITS}`),
+  })
+  .refine((s) => s.index < s.count, { message: 'expected index below count', path: ['index'] });
 
 /** POST /v1/run: a run begins. The target forgets the previous run's sessions. */
 export const runStartSchema = z.object({
-  runId: z.string(),
+  runId: textField(),
   /** Unix ms of run time 0, and run ms per real ms: how `t` in events is read. */
   epochMs: z.number(),
   timeScale: z.number().positive(),
   seed: z.number().int(),
-  scenario: z.string(),
+  scenario: textField(),
   /** GitHub the run provides (the emulator, served by fleetbench); a target may use its own. */
-  github: z.object({ url: z.string(), token: z.string() }).optional(),
+  github: githubOfferSchema.optional(),
   /** Target-specific settings from the scenario (the reference server reads polling, ...). */
   config: z.record(z.string(), z.unknown()).optional(),
   /**
@@ -81,15 +139,15 @@ export const runStopResponseSchema = z.object({
 
 /** POST /v1/run/stop from one segment of a run with several (an empty body stops the run). */
 export const runStopSchema = z.object({
-  runId: z.string().optional(),
+  runId: textField().optional(),
   segment: runSegmentSchema.optional(),
 });
 
 export const sessionSpecSchema = z.object({
-  id: z.string().min(1),
-  repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'expected owner/name'),
-  issue: z.number().int().positive(),
-  branch: z.string().min(1),
+  id: idField('session id'),
+  repo: repoField,
+  issue: z.number().int().positive().max(ID_LIMITS.issue),
+  branch: branchField,
 });
 
 export const countsResponseSchema = z.object({ counts: z.record(z.string(), z.number().int()) });
@@ -111,25 +169,30 @@ export const dashboardRequestSchema = z.object({ open: z.boolean() });
 // event an ended run (both carry `session`, `data.run` and `data.turn`/`data.turns`).
 
 /** A request key: a retry after a lost answer (a restart) with the same key is not done twice. */
-const requestKey = z.string().min(1).max(200).optional();
+const requestKey = textField(ID_LIMITS.key).optional();
+const runInput = z.string().max(ID_LIMITS.input, `expected at most ${ID_LIMITS.input} characters ${LIMITS}`);
 
 export const runOpenRequestSchema = z.object({
-  adapter: z.string().min(1),
-  input: z.string(),
+  adapter: idField('provider adapter'),
+  input: runInput,
   key: requestKey,
 });
 export const runOpenResponseSchema = z.object({ run: z.string(), start: z.enum(['cold', 'warm']) });
-export const turnRequestSchema = z.object({ input: z.string(), key: requestKey });
+export const turnRequestSchema = z.object({ input: runInput, key: requestKey });
 
 /** POST /v1/providers/faults (capability `providerFaults`). `durationMs` is run time. */
 export const providerFaultSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('slowdown'),
-    adapter: z.string().optional(),
+    adapter: idField('provider adapter').optional(),
     factor: z.number().positive(),
     durationMs: z.number().positive().optional(),
   }),
-  z.object({ type: z.literal('crash'), adapter: z.string().optional(), count: z.number().int().positive() }),
+  z.object({
+    type: z.literal('crash'),
+    adapter: idField('provider adapter').optional(),
+    count: z.number().int().positive(),
+  }),
 ]);
 
 // ── Actors (capability `actors`) ──────────────────────────────────────────────────────────
@@ -139,7 +202,7 @@ export const providerFaultSchema = z.discriminatedUnion('type', [
 
 const actorPhase = z.enum(['register', 'fill', 'turnover']);
 const footprint = z.object({ memoryBytes: z.number().nonnegative(), diskBytes: z.number().nonnegative() });
-export const actorCreateSchema = z.object({ id: z.string().min(1), base: footprint, phase: actorPhase });
+export const actorCreateSchema = z.object({ id: idField('actor id'), base: footprint, phase: actorPhase });
 export const actorPhaseSchema = z.object({ phase: actorPhase });
 const actorOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('ingest'), bytes: z.number().nonnegative() }),
@@ -152,7 +215,7 @@ const actorOp = z.discriminatedUnion('op', [
 ]);
 export const actorStepSchema = z.object({
   step: z.object({
-    name: z.string(),
+    name: textField(ID_LIMITS.id),
     index: z.number().int().nonnegative(),
     ops: z.array(actorOp),
     max: footprint,
@@ -180,6 +243,8 @@ export type ProtocolErrorCode =
   | 'conflict'
   | 'not_supported'
   | 'unavailable'
+  /** The run cannot start: the GitHub it offered cannot be reached (502). */
+  | 'bad_gateway'
   | 'no_run'
   | 'internal';
 export interface ErrorBody {

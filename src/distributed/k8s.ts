@@ -11,7 +11,8 @@
 
 import type { TargetRef } from '../contract/target-ref.ts';
 import { FleetbenchError } from '../errors.ts';
-import { COUNT_ENV, MAX_SEGMENTS } from './segment.ts';
+import { MAX_SEGMENTS } from '../limits.ts';
+import { COUNT_ENV } from './segment.ts';
 
 /** What a matrix and a live run share: the objects' names, the results volume and every pod. */
 export interface SegmentedJobOptions {

@@ -6,10 +6,12 @@
  * `running` before the first run and replaced (write + rename) at the end, so a segment that was
  * lost mid-way says so, and re-running one index replaces its record and its run directories.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, normalize, sep } from 'node:path';
 import { z } from 'zod';
 import { FleetbenchError } from '../errors.ts';
+import { readInputText } from '../input-file.ts';
+import { MAX_RESULTS_FILE_BYTES } from '../limits.ts';
 import { runPool } from '../matrix/pool.ts';
 import { baselineUnit, type MatrixSpec, planMatrix, type RunControl } from '../matrix/run.ts';
 import { baselineSchema } from '../results/baseline.ts';
@@ -144,11 +146,21 @@ export function findMatrixSegments(dir: string): FoundSegment[] {
   });
 }
 
+/** A relative path that stays inside the directory it is relative to. */
+function insideDir(path: string): boolean {
+  if (isAbsolute(path)) return false;
+  const normal = normalize(path);
+  return normal !== '..' && !normal.startsWith(`..${sep}`);
+}
+
 export function readMatrixSegment(path: string): MatrixSegmentRecord {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    raw = JSON.parse(
+      readInputText(path, { maxBytes: MAX_RESULTS_FILE_BYTES, code: 'E_RESULTS', what: 'a segment record' }),
+    );
   } catch (error) {
+    if (error instanceof FleetbenchError) throw error;
     throw new FleetbenchError('E_RESULTS', `${path}: not readable as JSON (${(error as Error).message})`);
   }
   const parsed = matrixSegmentSchema.safeParse(raw);
@@ -157,6 +169,19 @@ export function readMatrixSegment(path: string): MatrixSegmentRecord {
       'E_RESULTS',
       `${path}: not a fleetbench matrix segment record: ${describeZodIssues(parsed.error.issues, 3).join('; ')}`,
     );
+  // A segment's run paths are relative to its matrix directory and stay inside it: a record
+  // pointing a merged baseline at ../../etc is refused, naming the field.
+  for (const [u, unit] of parsed.data.units.entries())
+    for (const [r, run] of unit.runs.entries())
+      for (const [field, value] of [
+        ['dir', run.dir],
+        ['analysis.input.file', run.analysis.input.file],
+      ] as const)
+        if (value !== null && !insideDir(value))
+          throw new FleetbenchError(
+            'E_RESULTS',
+            `${path}: units[${u}].runs[${r}].${field}: '${value}' is outside the matrix directory (a segment's run paths are relative to it)`,
+          );
   // The raw document, not zod's copy: zod rebuilds objects in schema order and drops what the
   // schema does not name, and a merged baseline must keep the runs' bytes as the segment wrote them.
   return raw as MatrixSegmentRecord;

@@ -23,7 +23,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { parseTarget, targetInfo } from '../contract/target-ref.ts';
 import { FleetbenchError } from '../errors.ts';
-import { MAX_START_AT_LEAD_MS } from '../limits.ts';
+import { readInputText } from '../input-file.ts';
+import { MAX_CONFIG_FILE_BYTES, MAX_START_AT_LEAD_MS } from '../limits.ts';
 import { describeZodIssues } from '../validation.ts';
 import { VERSION } from '../version.ts';
 import { SEGMENTED_EXECUTORS } from '../workload/executors/index.ts';
@@ -264,8 +265,15 @@ export function findRunSegments(dir: string): FoundRunSegment[] {
       const path = join(base, name);
       let json: unknown;
       try {
-        json = JSON.parse(readFileSync(path, 'utf8'));
+        json = JSON.parse(
+          readInputText(path, {
+            maxBytes: MAX_CONFIG_FILE_BYTES,
+            code: 'E_RESULTS',
+            what: 'a segment record',
+          }),
+        );
       } catch (error) {
+        if (error instanceof FleetbenchError) throw error;
         throw new FleetbenchError('E_RESULTS', `${path}: not JSON (${(error as Error).message})`);
       }
       const parsed = runSegmentSchema.safeParse(json);

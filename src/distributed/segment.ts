@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { FleetbenchError } from '../errors.ts';
+import { MAX_SEGMENTS } from '../limits.ts';
 
 export interface Segment {
   /** 0-based, < count. */
@@ -17,9 +18,6 @@ export interface Segment {
 /** The environment an Indexed Job gives each pod (the count is ours, written into the manifest). */
 export const INDEX_ENV = 'JOB_COMPLETION_INDEX';
 export const COUNT_ENV = 'FLEETBENCH_SEGMENTS';
-
-/** Bound on n (docs/limits.md): far beyond any Indexed Job a benchmark needs, small enough to list. */
-export const MAX_SEGMENTS = 1000;
 
 export function parseSegment(text: string, source = '--segment'): Segment {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);

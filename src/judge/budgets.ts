@@ -24,6 +24,8 @@ import { isMap, isSeq } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from '../duration.ts';
 import { ExitCode, FleetbenchError, InputFileError } from '../errors.ts';
+import { readInputText } from '../input-file.ts';
+import { MAX_CONFIG_FILE_BYTES } from '../limits.ts';
 import { describeZodIssues } from '../validation.ts';
 import { parseYamlInput, yamlFileNames } from '../yaml-input.ts';
 import { BUDGET_METRICS, type BudgetMetric, knownMetricNames, type Stat } from './metrics.ts';
@@ -175,7 +177,7 @@ function allowedText(metric: BudgetMetric): string {
 
 /** Parses and checks a budget file's text. `file` names it in errors. */
 export function parseBudgetText(text: string, file: string, source = file): BudgetSet {
-  const { doc, lineCounter, error } = parseYamlInput(text);
+  const { doc, lineCounter, error, value } = parseYamlInput(text);
   if (error) throw configError(file, error.line, `YAML: ${error.message}`);
   const lineOf = (path: readonly PropertyKey[]): number | undefined => {
     for (let n = path.length; n >= 0; n--) {
@@ -194,7 +196,7 @@ export function parseBudgetText(text: string, file: string, source = file): Budg
     }
     return undefined;
   };
-  const raw = doc.toJS() as unknown;
+  const raw = value;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw configError(file, undefined, 'expected a YAML mapping (name:, budgets:, ...)');
   }
@@ -325,7 +327,18 @@ export function parseBudgetText(text: string, file: string, source = file): Budg
 
 export function loadBudgetFile(file: string): BudgetSet {
   if (!existsSync(file)) throw configError(file, undefined, 'no such file');
-  return parseBudgetText(readFileSync(file, 'utf8'), file);
+  let text: string;
+  try {
+    text = readInputText(file, {
+      maxBytes: MAX_CONFIG_FILE_BYTES,
+      code: 'E_BUDGET_CONFIG',
+      what: 'a budget file',
+    });
+  } catch (error) {
+    if (error instanceof InputFileError) throw configError(file, undefined, error.reason);
+    throw error;
+  }
+  return parseBudgetText(text, file);
 }
 
 /** A built-in set name (`native-speed`, `track-b`) or a budget file path. */

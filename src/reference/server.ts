@@ -10,6 +10,8 @@
  * `recover` reloads the run and its sessions from there and says `controlplane.ready` with the
  * restart kind as its reason, exactly as the in-process restart does.
  */
+
+import { existsSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -19,6 +21,7 @@ import {
   actorPhaseSchema,
   actorStepSchema,
   dashboardRequestSchema,
+  githubOfferSchema,
   type InfoResponse,
   type ProtocolErrorCode,
   providerFaultSchema,
@@ -34,13 +37,13 @@ import {
 import { sample } from '../distribution.ts';
 import { HttpTransport } from '../github/transport.ts';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
-import { BODY_LIMITS } from '../limits.ts';
+import { BODY_LIMITS, MAX_SERVED_SESSIONS } from '../limits.ts';
 import { createRng, type Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { VERSION } from '../version.ts';
 import { type ReferenceConfig, type ServedConfig, servedConfig, servedConfigSchema } from './config.ts';
 import { ReferenceControlPlane } from './control-plane.ts';
-import { type CorruptStateHandler, FileStore, readJson, writeAtomic } from './file-store.ts';
+import { type CorruptStateHandler, FileStore, moveAside, readJson, writeAtomic } from './file-store.ts';
 
 export interface ReferenceServerOptions {
   stateDir: string;
@@ -71,6 +74,8 @@ interface SavedRun extends Omit<RunStartRequest, 'config'> {
 
 /** POST /v1/run with the reference control plane's own `config` checked (config.ts). */
 const referenceRunStartSchema = runStartSchema.extend({ config: servedConfigSchema.optional() });
+/** run.json read back: what POST /v1/run accepted, with the GitHub the run is served against. */
+const savedRunSchema = referenceRunStartSchema.extend({ github: githubOfferSchema });
 
 class HttpError extends Error {
   constructor(
@@ -178,6 +183,15 @@ async function runCall<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A path segment as the client encoded it; a malformed escape is the request's fault. */
+function pathSegment(encoded: string, what: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    throw new HttpError(400, 'bad_request', `${what}: malformed percent-encoding in the path`);
+  }
+}
+
 /** Actor errors (an unknown actor, an operation its state does not allow) are conflicts. */
 async function actorCall<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -233,24 +247,54 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       resumeSpawns(plane, sink, clock, createRng(saved.seed).fork('respawn'), servedConfig(saved.config));
   };
 
-  if (options.recover !== undefined) {
-    const saved = readJson<SavedRun>(runPath, (reason, movedTo) =>
-      onCorrupt(
-        runPath,
-        'the run this control plane served (it starts with none: POST /v1/run)',
-        reason,
-        movedTo,
-      ),
-    );
-    if (saved) {
+  if (options.recover !== undefined) await recover(options.recover);
+
+  /**
+   * A process started again after a restart serves the saved run, or says why it cannot
+   * (`controlplane.recover_failed`) and serves none: run.json is moved aside (`run.json.failed`),
+   * so no saved state can make every later process fail the same way, and the next POST /v1/run
+   * starts afresh. Exactly one of `controlplane.ready` and `controlplane.recover_failed` is sent.
+   */
+  async function recover(kind: string): Promise<void> {
+    try {
+      let corrupt: string | undefined;
+      const raw = readJson<unknown>(runPath, (reason, movedTo) => {
+        corrupt = `${runPath} is corrupt (${reason}): moved to ${movedTo}`;
+        onCorrupt(
+          runPath,
+          'the run this control plane served (it starts with none: POST /v1/run)',
+          reason,
+          movedTo,
+        );
+      });
+      if (raw === undefined) throw new Error(corrupt ?? `no run to recover: ${runPath} is missing`);
       // run.json was checked when the run began; a hand-edited or foreign one is refused here.
-      const config = servedConfigSchema.safeParse(saved.config ?? {});
-      if (!config.success) {
-        const issue = config.error.issues[0];
-        throw new Error(`${runPath}: config.${issue?.path.join('.')}: ${issue?.message}`);
+      const checked = savedRunSchema.safeParse(raw);
+      if (!checked.success) {
+        const issue = checked.error.issues[0];
+        throw new Error(`${runPath}: ${issue?.path.join('.') || 'run'}: ${issue?.message}`);
       }
-      await begin({ ...saved, config: config.data }, options.recover);
+      await begin(checked.data, kind);
       if (store.tornLines > 0) log(`recovered with ${store.tornLines} torn journal line(s) skipped`);
+    } catch (error) {
+      await stopPlane().catch(() => undefined);
+      run = undefined;
+      const message = (error as Error)?.message ?? String(error);
+      let movedTo: string | undefined;
+      try {
+        if (existsSync(runPath)) movedTo = moveAside(runPath, 'failed');
+      } catch (moveError) {
+        log(`could not move ${runPath} aside: ${(moveError as Error).message}`);
+      }
+      log(
+        `restart ${kind}: the run cannot be recovered: ${message}${movedTo ? ` (run.json moved to ${movedTo})` : ''}; serving no run until the next POST /v1/run`,
+      );
+      options.emit({
+        type: 'event',
+        name: 'controlplane.recover_failed',
+        labels: { kind },
+        data: { message, ...(movedTo ? { movedTo } : {}) },
+      } as TargetEvent);
     }
   }
 
@@ -286,7 +330,20 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       store.clear();
       const saved: SavedRun = { ...body, github };
       writeAtomic(runPath, JSON.stringify(saved));
-      await begin(saved, 'start');
+      try {
+        await begin(saved, 'start');
+      } catch (error) {
+        // The run did not start: nothing of it is kept, so no restart tries it again.
+        await stopPlane().catch(() => undefined);
+        run = undefined;
+        rmSync(runPath, { force: true });
+        store.clear();
+        throw new HttpError(
+          502,
+          'bad_gateway',
+          `github.url: the run cannot start against ${github.url}: ${(error as Error)?.message ?? error}`,
+        );
+      }
       return send(res, 200, { since: 0, github: { url: github.url, own: options.github !== undefined } });
     }
     if (method === 'POST' && path === '/v1/run/stop') {
@@ -299,6 +356,12 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       const existing = p.sessions.get(spec.id);
       // Idempotent: a client retrying after a restart may re-send a create that was saved.
       if (existing) return send(res, 200, { id: existing.id, state: existing.state });
+      if (p.sessions.size >= MAX_SERVED_SESSIONS)
+        throw new HttpError(
+          409,
+          'conflict',
+          `id: this run has ${MAX_SERVED_SESSIONS} sessions, the most one run may create (docs/limits.md)`,
+        );
       const record = p.createSession(spec);
       return send(res, 201, { id: record.id, state: record.state });
     }
@@ -308,7 +371,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     const session = /^\/v1\/sessions\/([^/]+)(\/(turns|run))?$/.exec(path);
     if (session) {
       const p = requirePlane();
-      const record = p.sessions.get(decodeURIComponent(session[1]!));
+      const record = p.sessions.get(pathSegment(session[1]!, 'session id'));
       if (!record) throw new HttpError(404, 'not_found', `no session '${session[1]}'`);
       if (session[3] === 'run' && method === 'POST') {
         const body = parse(runOpenRequestSchema, await readBody(req));
@@ -342,7 +405,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     const actor = /^\/v1\/actors\/([^/]+)\/(park|wake|steps)$/.exec(path);
     if (actor && method === 'POST') {
       const host = requirePlane().actors;
-      const id = decodeURIComponent(actor[1]!);
+      const id = pathSegment(actor[1]!, 'actor id');
       const input = await readBody(req);
       if (actor[2] === 'steps') {
         const body = parse(actorStepSchema, input);

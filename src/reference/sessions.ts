@@ -93,6 +93,10 @@ export class SessionTable {
     return this.byId.get(id);
   }
 
+  get size(): number {
+    return this.byId.size;
+  }
+
   all(): SessionRecord[] {
     return [...this.byId.values()];
   }

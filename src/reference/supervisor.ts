@@ -35,7 +35,12 @@ import {
 import type { RestartKind } from '../contract/types.ts';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
 import { BODY_LIMITS } from '../limits.ts';
+import { quarantineState } from './file-store.ts';
 import { sendError } from './server.ts';
+
+/** A child that dies unasked this many times within CRASH_WINDOW_MS starts with its state quarantined. */
+const CRASHES_BEFORE_QUARANTINE = 3;
+const CRASH_WINDOW_MS = 60_000;
 
 const WORKER = fileURLToPath(new URL('../../bin/reference-worker.js', import.meta.url));
 
@@ -206,7 +211,8 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
       if (closing || restarting) return;
       // A child that died before it listened is reported by whoever started it (no crash loop).
       if (created.port === undefined) return;
-      // Not asked for: the process crashed. Start it again as after a hard kill.
+      // Not asked for: the process crashed. Start it again as after a hard kill, unless it keeps
+      // dying: then what it reloads is the likely cause, and it starts empty (quarantine).
       log(`control plane ${proc.pid} exited unexpectedly (${signal ?? code}); starting it again`);
       hub.publish({
         type: 'event',
@@ -214,12 +220,43 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
         t: now(),
         data: { pid: proc.pid, code, signal },
       });
-      void startChild('hard').catch((error: Error) => {
+      const at = performance.now();
+      crashes.push(at);
+      while (crashes.length > 0 && at - crashes[0]! > CRASH_WINDOW_MS) crashes.shift();
+      let recover: string | undefined = 'hard';
+      if (crashes.length >= CRASHES_BEFORE_QUARANTINE) {
+        crashes.length = 0;
+        recover = undefined;
+        quarantine(
+          `the control plane died ${CRASHES_BEFORE_QUARANTINE} times within ${CRASH_WINDOW_MS / 1000} s`,
+        );
+      }
+      void startChild(recover).catch((error: Error) => {
         lost = error.message;
         log(`could not start the control plane: ${error.message}`);
       });
     });
     return created;
+  };
+
+  /** When the child died unasked, recently (real ms): a crash loop is broken by a quarantine. */
+  const crashes: number[] = [];
+  const quarantine = (reason: string) => {
+    let moved: string[] = [];
+    try {
+      moved = quarantineState(options.stateDir);
+    } catch (error) {
+      log(`could not quarantine ${options.stateDir}: ${(error as Error).message}`);
+    }
+    log(
+      `${reason}: its state is quarantined (${moved.join(', ') || 'nothing to move'}); it starts with no run (POST /v1/run)`,
+    );
+    hub.publish({
+      type: 'event',
+      name: 'controlplane.state_quarantined',
+      t: now(),
+      data: { reason, moved },
+    });
   };
 
   const startChild = async (recover?: string): Promise<Child> => {
@@ -231,6 +268,22 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
   };
 
   await startChild();
+
+  /** A control plane that is down for good (not restarting) replaced by a new one with no run. */
+  let fresh: Promise<Child> | undefined;
+  const startFresh = (): Promise<Child> =>
+    (fresh ??= (async () => {
+      log(`the control plane is down (${lost ?? 'not started'}); starting a new one for the new run`);
+      const stale = child;
+      if (stale) {
+        child = undefined; // its exit is asked for: not a crash to recover from
+        stale.process.kill('SIGKILL');
+        await stale.exited;
+      }
+      return startChild();
+    })().finally(() => {
+      fresh = undefined;
+    }));
 
   interface Answer {
     status: number;
@@ -343,11 +396,20 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
       }
       const drainedAt = now();
       let resolveReady!: (t: number) => void;
-      const ready = new Promise<number>((resolve) => {
+      let rejectReady!: (error: Error) => void;
+      const ready = new Promise<number>((resolve, reject) => {
         resolveReady = resolve;
+        rejectReady = reject;
       });
+      ready.catch(() => undefined);
       const unwatch = hub.watch((event) => {
         if (event.name === 'controlplane.ready' && typeof event.t === 'number') resolveReady(event.t);
+        if (event.name === 'controlplane.recover_failed')
+          rejectReady(
+            new Error(
+              `the run cannot be recovered: ${(event.data as { message?: string } | undefined)?.message ?? 'unknown'}`,
+            ),
+          );
       });
       try {
         let next: Child;
@@ -356,8 +418,10 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
           next = await startChild(kind);
           readyAt = await withTimeout(ready, readyTimeoutMs, 'control plane did not become ready');
         } catch (error) {
-          // Not an outage but a lost control plane: said once, answered 500 from now on (a 503
-          // would tell clients to wait for a restart that is not happening).
+          // Not an outage but a lost run: said once, the restart answered 500 (a 503 would tell
+          // clients to wait for a restart that is not happening). A child that listens serves
+          // no run (409 no_run) and takes the next POST /v1/run; one that does not is started
+          // afresh by that POST.
           lost = (error as Error).message;
           log(`restart ${kind}: the control plane did not come back: ${lost}`);
           hub.publish({
@@ -464,6 +528,9 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
             hub.endRun();
             hub.newRun();
           }
+          // The control plane was lost (a restart or a start that failed): a new run starts a
+          // new one, with nothing to recover.
+          if (!up && !restarting && !closing) await startFresh();
           answer = await forward(req, body);
         } catch (error) {
           if (starting) {
@@ -480,6 +547,7 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
           return relay(res, answer);
         }
         const started = JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
+        lost = undefined;
         if (starting) startedRun(started);
         return json(res, 200, { ...started, since: hub.since });
       }

@@ -5,12 +5,14 @@
  * (baseline.json, or the directory holding it): every run of every unit, pooled like several
  * inputs.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyzeFile } from '../analyze/file.ts';
 import { type Analysis, analysisSchema } from '../analyze/schema.ts';
 import { FleetbenchError, InputFileError } from '../errors.ts';
+import { readInputText } from '../input-file.ts';
 import type { JudgeInput } from '../judge/judge.ts';
+import { MAX_RESULTS_FILE_BYTES } from '../limits.ts';
 import { describeZodError } from '../validation.ts';
 import { parseBaseline } from './baseline.ts';
 
@@ -22,8 +24,11 @@ export interface LoadedInput extends JudgeInput {
 function fromJson(path: string): LoadedInput[] {
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(path, 'utf8'));
+    doc = JSON.parse(
+      readInputText(path, { maxBytes: MAX_RESULTS_FILE_BYTES, code: 'E_RESULTS', what: 'a results file' }),
+    );
   } catch (error) {
+    if (error instanceof InputFileError) throw error;
     throw new InputFileError('E_RESULTS', path, undefined, `not JSON: ${(error as Error).message}`);
   }
   if ((doc as { kind?: unknown } | null)?.kind === 'fleetbench-baseline') {

@@ -4,10 +4,12 @@
  * directories (e.g. repeats). Whatever the input, the result is a set of units (cells or
  * scenarios), each with one Analysis per run.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Analysis } from '../analyze/schema.ts';
 import { FleetbenchError } from '../errors.ts';
+import { readInputText } from '../input-file.ts';
+import { MAX_RESULTS_FILE_BYTES } from '../limits.ts';
 import { type Baseline, type CheckRow, parseBaseline } from './baseline.ts';
 import { SCORECARD_SET, scorecardCounts, verdictCheckRows } from './checks.ts';
 import type { RunSummary } from './run-summary.ts';
@@ -35,8 +37,11 @@ const ACCEPTED =
 
 function readJson(file: string): unknown {
   try {
-    return JSON.parse(readFileSync(file, 'utf8'));
+    return JSON.parse(
+      readInputText(file, { maxBytes: MAX_RESULTS_FILE_BYTES, code: 'E_RESULTS', what: 'a results file' }),
+    );
   } catch (error) {
+    if (error instanceof FleetbenchError) throw error;
     throw new FleetbenchError('E_RESULTS', `${file}: not readable as JSON (${(error as Error).message})`);
   }
 }

@@ -39,8 +39,18 @@ export type SpanHandler = (bytes: Buffer, start: number, end: number, lineNo: nu
 /** Throws the user-facing error for a path that cannot be a trace (missing, a directory). */
 export function checkReadable(path: string): void {
   if (!existsSync(path)) throw new InputFileError('E_FILE', path, undefined, 'no such file');
-  if (statSync(path).isDirectory())
+  const stat = statSync(path);
+  if (stat.isDirectory())
     throw new InputFileError('E_FILE', path, undefined, 'is a directory, not a trace file');
+  // A trace is read by position (its first bytes sniffed, byte ranges on worker threads): a
+  // pipe or a device has no positions, and a device like /dev/zero no end.
+  if (!stat.isFile())
+    throw new InputFileError(
+      'E_FILE',
+      path,
+      undefined,
+      `is ${stat.isFIFO() ? 'a pipe (FIFO)' : stat.isSocket() ? 'a socket' : 'a device'}, not a file: a trace is read from a file (save the stream to one first)`,
+    );
 }
 
 export async function isGzip(path: string): Promise<boolean> {

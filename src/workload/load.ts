@@ -4,9 +4,10 @@
  * `my.yaml:7: sessions.count: expected a positive integer`.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYamlValue } from 'yaml';
 import { FleetbenchError, InputFileError } from '../errors.ts';
+import { readInputText } from '../input-file.ts';
+import { MAX_CONFIG_FILE_BYTES } from '../limits.ts';
 import { describeZodIssues } from '../validation.ts';
 import { parseYamlInput, yamlLineOf } from '../yaml-input.ts';
 import { resolveScenario, type Scenario, userScenarioSchema } from './scenario.ts';
@@ -117,9 +118,9 @@ export function validateScenario(
 
 /** Parses scenario YAML text (already read) with overrides. */
 export function parseScenarioText(text: string, file: string, overrides: Override[] = []): Scenario {
-  const { doc, lineCounter, error } = parseYamlInput(text);
+  const { doc, lineCounter, error, value } = parseYamlInput(text);
   if (error) throw new InputFileError('E_SCENARIO', file, error.line, `YAML: ${error.message}`);
-  const raw = doc.toJS() as unknown;
+  const raw = value;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new InputFileError(
       'E_SCENARIO',
@@ -134,8 +135,12 @@ export function parseScenarioText(text: string, file: string, overrides: Overrid
 }
 
 export function loadScenarioFile(file: string, overrides: Override[] = []): Scenario {
-  if (!existsSync(file)) throw new InputFileError('E_FILE', file, undefined, 'no such file');
-  return parseScenarioText(readFileSync(file, 'utf8'), file, overrides);
+  const text = readInputText(file, {
+    maxBytes: MAX_CONFIG_FILE_BYTES,
+    code: 'E_SCENARIO',
+    what: 'a scenario',
+  });
+  return parseScenarioText(text, file, overrides);
 }
 
 /** sha256 of the resolved scenario (stable key order), for the trace header. */

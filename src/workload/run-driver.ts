@@ -31,12 +31,23 @@ export interface SessionPlan {
 export class RunDriver {
   private readonly waiters = new Map<string, () => void>();
   private runsStarted = 0;
+  private readonly drives: Array<Promise<void>> = [];
+  private failedWith: { error: unknown } | undefined;
+  private fail!: (error: unknown) => void;
+  /**
+   * Rejects as soon as one session's runs cannot go on (the target refused an input: say its
+   * runs were lost): the executor fails, and so the run (exit 3, partial summary).
+   */
+  readonly failure = new Promise<never>((_, reject) => {
+    this.fail = reject;
+  });
 
   constructor(
     private readonly clock: Clock,
     private readonly target: Target,
     private readonly signal: AbortSignal,
   ) {
+    this.failure.catch(() => undefined);
     target.onRunNotice!((notice: RunNotice) => {
       if (notice.type !== 'turn.completed') return;
       const resolve = this.waiters.get(notice.session);
@@ -49,8 +60,28 @@ export class RunDriver {
     return this.runsStarted;
   }
 
+  /** The first failure of a session's runs, once there is one. */
+  get failed(): boolean {
+    return this.failedWith !== undefined;
+  }
+
+  /** Drives a session in the background: its failure rejects `failure`, never left unhandled. */
+  start(session: string, plan: SessionPlan, rng: Rng): void {
+    this.drives.push(
+      this.drive(session, plan, rng).catch((error: unknown) => {
+        this.failedWith ??= { error };
+        this.fail(error);
+      }),
+    );
+  }
+
+  /** Every session started so far done, or the first failure. */
+  settled(): Promise<void> {
+    return Promise.race([Promise.all(this.drives).then(() => undefined), this.failure]);
+  }
+
   /** Runs, turns and think times on one session until the plan is done or the run stops. */
-  async drive(session: string, plan: SessionPlan, rng: Rng): Promise<void> {
+  private async drive(session: string, plan: SessionPlan, rng: Rng): Promise<void> {
     try {
       await this.driveRuns(session, plan, rng);
     } catch (error) {

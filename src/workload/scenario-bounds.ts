@@ -60,6 +60,25 @@ export function scenarioBoundIssues(s: BoundedScenario): Issue[] {
           add(['executors', i, key], message);
     });
   }
+  if (s.executors.length > L.maxExecutors)
+    add(
+      ['executors'],
+      `expected at most ${L.maxExecutors} executors, got ${s.executors.length}: each is a loop of its own (docs/limits.md)`,
+    );
+  if (s.faults.length > L.maxFaults)
+    add(['faults'], `expected at most ${L.maxFaults} faults, got ${s.faults.length} (docs/limits.md)`);
+  // Every executor starts its own sessions: together they are what one process simulates.
+  let starts = 0;
+  for (const e of s.executors) {
+    const own =
+      e.type === 'chaos-wave' ? e.concurrency : e.type === 'arrival-rate' ? e['max-sessions'] : e.count;
+    if (e.type !== 'turnover') starts += typeof own === 'number' ? own : (count ?? 0);
+  }
+  if (starts > L.maxSessions && s.executors.length > 1)
+    add(
+      ['executors'],
+      `the executors start ${starts} sessions together: expected at most ${L.maxSessions}, ${ONE_MACHINE}`,
+    );
   if (s.topology.repos !== undefined && s.topology.repos > L.maxRepos)
     add(['topology', 'repos'], `expected at most ${L.maxRepos} repos (docs/limits.md)`);
 
@@ -102,6 +121,8 @@ export function scenarioBoundIssues(s: BoundedScenario): Issue[] {
     if (typeof spawnRate === 'number' && spawnRate > L.maxRate)
       add(['executors', i, 'spawn-rate'], `expected at most ${L.maxRate} a second (docs/limits.md)`);
     const stages = executor.stages;
+    if (Array.isArray(stages) && stages.length > L.maxStages)
+      add(['executors', i, 'stages'], `expected at most ${L.maxStages} stages (docs/limits.md)`);
     if (Array.isArray(stages))
       stages.forEach((stage: { rate?: number; duration?: number }, j) => {
         if ((stage.rate ?? 0) > L.maxRate)

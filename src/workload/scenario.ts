@@ -10,6 +10,7 @@ import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contr
 import { type Distribution, distributionField, fixed } from '../distribution.ts';
 import { durationField } from '../duration.ts';
 import { publishedJsonSchema } from '../json-schema.ts';
+import { SCENARIO_LIMITS } from '../limits.ts';
 import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
   type ResolveContext,
@@ -279,7 +280,17 @@ const executorSchema = z.discriminatedUnion('type', [
 
 export const userScenarioSchema = z
   .object({
-    name: z.string().min(1),
+    name: z
+      .string()
+      .min(1)
+      .max(
+        SCENARIO_LIMITS.maxNameLength,
+        `expected at most ${SCENARIO_LIMITS.maxNameLength} characters (docs/limits.md)`,
+      )
+      .regex(
+        /^\P{Cc}*$/u,
+        'expected no control characters (newline, tab, NUL, ...): it names the run (docs/limits.md)',
+      ),
     description: z.string().optional(),
     'what-it-tells': z.string().optional().describe('one line: what this scenario tells us'),
     target: z

@@ -70,12 +70,18 @@ describe('reference serve over the http target', () => {
     const code = await exited;
     clearTimeout(killer);
     expect(code, stderr).toBe(130);
-    expect(performance.now() - sent).toBeLessThan(20_000);
+    // Well inside the run's 2 minutes: the stop, not the run's end (a loaded machine stretches it).
+    expect(performance.now() - sent).toBeLessThan(60_000);
     const { records, stats } = await readTrace(join(out, 'trace.jsonl'));
     expect(stats.footer?.reason).toBe('interrupted');
     expect(records.some((r) => r.kind === 'api')).toBe(true);
-    const stream = events(records, 'target.events')[0]!.data as Record<string, number>;
-    expect(stream.written).toBe(stream.declared);
+    const stream = events(records, 'target.events')[0]!.data as Record<string, number | null>;
+    const stopErrors = events(records, 'target.error').filter((e) => e.labels?.op === 'stop');
+    // The stop is bounded (a Ctrl-C must end): on a starved machine the target may not answer it
+    // in time, and then the trace says so instead of a count; when it answers, nothing is lost.
+    if (stream.declared === null) expect(stopErrors.length, stderr).toBeGreaterThan(0);
+    else expect(stream.written, JSON.stringify(stopErrors)).toBe(stream.declared);
+    expect(stream.rejected).toBe(0);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as {
       outcome: { reason: string; partial: boolean };
     };

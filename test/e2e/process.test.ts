@@ -137,8 +137,9 @@ describe('Ctrl-C and SIGTERM', () => {
       run.child.kill(signal);
       const code = await run.exited;
       expect(code).toBe(130);
-      // Bounded, not timed: a stuck run must not need its 100 s guard (loaded machines vary).
-      expect(performance.now() - sentAt).toBeLessThan(30_000);
+      // Bounded, not timed: a stuck run must not need its 100 s guard (loaded machines vary: at
+      // load 14 on 2 cores the partial summary alone takes seconds).
+      expect(performance.now() - sentAt).toBeLessThan(60_000);
       expect(run.out.stderr).toMatch(new RegExp(`${signal}: stopping the run`));
       const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
       expect(summary.outcome).toMatchObject({ reason: 'interrupted', partial: true });

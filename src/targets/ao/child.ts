@@ -23,8 +23,16 @@ import { standinPlugins } from './standins.ts';
 type Any = any;
 
 const send = (message: AoChildMessage) => {
-  process.send?.(message);
+  // The parent may be gone (its channel closed): `disconnect` ends this process; a failed send
+  // must not throw first.
+  if (process.connected) process.send?.(message, undefined, undefined, () => undefined);
 };
+
+// Ctrl-C in a terminal signals the whole process group: this process leaves when fleetbench asks
+// (`stop`, after the run's last poll) or when fleetbench is gone (`disconnect`), never in the
+// middle of fleetbench's own shutdown, which would find its channel closed under a request.
+process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => undefined);
 
 const configPath = process.env.FLEETBENCH_AO_CONFIG;
 if (!configPath) {

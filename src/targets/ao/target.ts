@@ -268,6 +268,9 @@ export class AoTarget implements Target {
       stdio: ['ignore', log, log, 'ipc'],
     });
     closeSync(log);
+    // Errors of the IPC channel (EPIPE once the child died) are answered where a send fails;
+    // its exit is reported by onChildExit.
+    child.on('error', () => undefined);
     this.child = child;
     this.cycleBase = this.highestCycle;
     const now = this.options.clock.now();
@@ -518,7 +521,13 @@ export class AoTarget implements Target {
           reject(e);
         },
       });
-      child.send({ ...body, id } as AoRequest);
+      // A child that is dying (Ctrl-C reached it first) fails the request, not the process.
+      child.send({ ...body, id } as AoRequest, (error) => {
+        if (!error) return;
+        this.pending.delete(id);
+        clearTimeout(timer);
+        reject(new Error(`agent-orchestrator did not take ${body.type}: ${error.message}`));
+      });
     });
   }
 

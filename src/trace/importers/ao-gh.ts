@@ -15,10 +15,10 @@
  *   '{ core: .resources.core, captured_at: now | todate }'`): given as `bracketBefore` and
  *   `bracketAfter`, they become the `ratelimit.snapshot` events an emulated run writes.
  */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { InputFileError } from '../../errors.ts';
-import { MAX_RUN_MS } from '../../limits.ts';
+import { readInputText } from '../../input-file.ts';
+import { MAX_CONFIG_FILE_BYTES, MAX_RUN_MS } from '../../limits.ts';
 import { describeZodError } from '../../validation.ts';
 import { forEachLine } from '../lines.ts';
 import { describeBadJson } from '../parser.ts';
@@ -156,8 +156,9 @@ export function readBracketFile(path: string): Bracket {
   };
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readInputText(path, { maxBytes: MAX_CONFIG_FILE_BYTES, code: 'E_IMPORT', what: 'a bracket file' });
   } catch (error) {
+    if (error instanceof InputFileError) return fail(error.reason);
     return fail(`cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
   let value: unknown;

@@ -103,6 +103,27 @@ export function decodeContent(body: Buffer, contentEncoding: string | undefined,
 }
 
 /**
+ * protobufjs reads a 32-bit varint (every tag and length) of more than five bytes by skipping
+ * the next five, terminated or not: `0a` and ten `80` bytes decodes as one empty ResourceSpans.
+ * A reader whose uint32 requires the varint to end within its ten bytes refuses such framing,
+ * in nested messages too (the generated decoders read them all from the reader they are given).
+ */
+function strictReader(body: Uint8Array): protobuf.Reader {
+  const reader = protobuf.Reader.create(body);
+  reader.uint32 = function strictUint32(this: protobuf.Reader): number {
+    let value = 0;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= this.len) throw new RangeError(`index out of range: ${this.pos} + 1 > ${this.len}`);
+      const byte = this.buf[this.pos++]!;
+      if (i < 5) value = (value | ((byte & (i === 4 ? 15 : 127)) << (7 * i))) >>> 0;
+      if (byte < 128) return value;
+    }
+    throw new RangeError('invalid varint encoding: more than 10 bytes');
+  };
+  return reader;
+}
+
+/**
  * An ExportTraceServiceRequest in either encoding → the OTLP/JSON object shape (camelCase,
  * nanosecond times as digit strings), not yet checked against the schema.
  */
@@ -116,7 +137,7 @@ export function decodeTraceRequest(body: Uint8Array, encoding: OtlpEncoding): un
   }
   let message: object;
   try {
-    message = ExportTraceServiceRequest.decode(body);
+    message = ExportTraceServiceRequest.decode(strictReader(body) as unknown as Uint8Array);
   } catch (error) {
     throw new OtlpRequestError(
       400,
@@ -181,7 +202,7 @@ export function splitProtobufFile(data: Buffer): Buffer[] {
 
 function isTraceRequest(bytes: Buffer): boolean {
   try {
-    ExportTraceServiceRequest.decode(bytes);
+    ExportTraceServiceRequest.decode(strictReader(bytes) as unknown as Uint8Array);
     return true;
   } catch {
     return false;

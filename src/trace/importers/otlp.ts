@@ -11,13 +11,12 @@
  * Span events become `event` records. The whole file is read into memory: OTLP exports are
  * documents, not streams.
  */
-import { readFileSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { InputFileError } from '../../errors.ts';
+import { readInputFile } from '../../input-file.ts';
 import { MAX_OTLP_FILE_BYTES } from '../../limits.ts';
 import { describeZodError } from '../../validation.ts';
-import { checkReadable } from '../lines.ts';
 import { describeBadJson } from '../parser.ts';
 import { type EventRecord, type Labels, type SpanRecord, timeProblem } from '../schema.ts';
 import { decodeTraceRequest, splitProtobufFile } from './otlp-proto.ts';
@@ -127,17 +126,17 @@ export const MAX_IMPORT_BYTES = 1024 * 1024 * 1024;
  * any of these gzipped.
  */
 function readRequests(input: string): OtlpRequest[] {
-  checkReadable(input);
-  const size = statSync(input).size;
-  if (size > MAX_OTLP_FILE_BYTES)
-    throw new InputFileError(
-      'E_IMPORT',
-      input,
-      undefined,
-      `${size} bytes: an OTLP export is read whole, at most ${MAX_OTLP_FILE_BYTES} bytes (docs/limits.md)`,
-      { hint: 'export in smaller files (the collector file exporter rotates them)' },
-    );
-  let data = readFileSync(input);
+  // The bytes read are bounded, not what stat says: a device or a FIFO has no size to trust.
+  let data: Buffer;
+  try {
+    data = readInputFile(input, { maxBytes: MAX_OTLP_FILE_BYTES, code: 'E_IMPORT', what: 'an OTLP export' });
+  } catch (error) {
+    if (error instanceof InputFileError && error.code === 'E_IMPORT')
+      throw new InputFileError(error.code, input, undefined, error.reason, {
+        hint: 'export in smaller files (the collector file exporter rotates them)',
+      });
+    throw error;
+  }
   if (data.length >= 2 && data[0] === 0x1f && data[1] === 0x8b) {
     try {
       data = gunzipSync(data, { maxOutputLength: MAX_IMPORT_BYTES });

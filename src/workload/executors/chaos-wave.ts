@@ -59,19 +59,18 @@ export async function runChaosWave(wave: Wave, ctx: ExecutorContext): Promise<vo
     turns: wave.turns,
     think: wave.think,
   };
-  const drives: Array<Promise<void>> = [];
   for (let i = 0; i < wave.concurrency; i++) {
     const session = await ctx.spawner.spawn(ctx.name, start);
-    drives.push(driver.drive(session, plan, ctx.rng.fork(`session:${i}`)));
+    driver.start(session, plan, ctx.rng.fork(`session:${i}`));
   }
   ctx.markers.emit(`${ctx.name}.started`, { concurrency: wave.concurrency, adapter: wave.adapter });
-  // A session whose runs cannot go on (the target refused a run) fails the wave, and the run,
-  // whether the faults are still coming or done; the drives end with the run.
-  await Promise.all([runFaults(wave, ctx, sequence), ...drives]);
+  // A session whose runs cannot go on fails the wave, while faults are still coming or after.
+  await Promise.race([runFaults(wave, ctx, sequence), driver.failure]);
+  await driver.settled();
 }
 
-/** The seeded faults, from `first-fault` on, `gap` apart, none in the last 90 s. */
-async function runFaults(wave: Wave, ctx: ExecutorContext, sequence: readonly WaveFault[]): Promise<void> {
+/** The wave's faults, `gap` apart, until the sequence is done or the run stops. */
+async function runFaults(wave: Wave, ctx: ExecutorContext, sequence: WaveFault[]): Promise<void> {
   const { clock, trace, target } = ctx;
   const gaps = ctx.rng.fork('gaps');
 

@@ -15,7 +15,6 @@ export async function runNativeRuns(
   requireRuns(ctx.target, executor.type);
   const driver = new RunDriver(ctx.clock, ctx.target, ctx.signal);
   const start = ctx.segment?.startAt ?? ctx.clock.now();
-  const work: Array<Promise<void>> = [];
   for (let i = 0; i < executor.count; i++) {
     // A segment runs its share (global index i); each session's stream is forked by i, so its
     // stagger and runs are those it has in one process.
@@ -24,23 +23,21 @@ export async function runNativeRuns(
     const intended = start + sample(executor.stagger, rng);
     const wait = intended - ctx.clock.now();
     if (wait > 0) await ctx.clock.sleep(wait, ctx.signal).catch(() => undefined);
-    if (ctx.signal.aborted) return;
+    if (ctx.signal.aborted || driver.failed) break;
     const session = ctx.segment
       ? await ctx.spawner.spawn(ctx.name, intended, undefined, ctx.segment.offset + i)
       : await ctx.spawner.spawn(ctx.name, intended);
-    work.push(
-      driver.drive(
-        session,
-        {
-          adapter: executor.adapter,
-          runs: executor.runsPerSession,
-          turns: executor.turns,
-          think: executor.think,
-        },
-        rng,
-      ),
+    driver.start(
+      session,
+      {
+        adapter: executor.adapter,
+        runs: executor.runsPerSession,
+        turns: executor.turns,
+        think: executor.think,
+      },
+      rng,
     );
   }
-  await Promise.all(work);
+  await driver.settled();
   if (!ctx.signal.aborted) ctx.markers.emit(`${ctx.name}.done`, { runs: driver.started });
 }

@@ -6,6 +6,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FleetbenchError, InputFileError } from '../../errors.ts';
+import { readInputText } from '../../input-file.ts';
+import { MAX_CONFIG_FILE_BYTES } from '../../limits.ts';
 import { describeZodIssues } from '../../validation.ts';
 import { parseYamlInput, yamlFileNames, yamlLineOf } from '../../yaml-input.ts';
 import { type Profile, resolveProfile, userProfileSchema } from './schema.ts';
@@ -18,9 +20,9 @@ export function builtinProfileNames(): string[] {
 
 /** Parses profile YAML text; `file` names it in errors, `source` is recorded in the profile. */
 export function parseProfileText(text: string, file: string, source = file): Profile {
-  const { doc, lineCounter, error } = parseYamlInput(text);
+  const { doc, lineCounter, error, value } = parseYamlInput(text);
   if (error) throw new InputFileError('E_PROFILE', file, error.line, `YAML: ${error.message}`);
-  const raw = doc.toJS() as unknown;
+  const raw = value;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new InputFileError('E_PROFILE', file, undefined, 'expected a YAML mapping (name:, steps:, ...)');
   }
@@ -46,8 +48,12 @@ export function parseProfileText(text: string, file: string, source = file): Pro
 }
 
 export function loadProfileFile(file: string): Profile {
-  if (!existsSync(file)) throw new InputFileError('E_FILE', file, undefined, 'no such file');
-  return parseProfileText(readFileSync(file, 'utf8'), file);
+  const text = readInputText(file, {
+    maxBytes: MAX_CONFIG_FILE_BYTES,
+    code: 'E_PROFILE',
+    what: 'a session profile',
+  });
+  return parseProfileText(text, file);
 }
 
 /**

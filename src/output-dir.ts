@@ -1,0 +1,119 @@
+/**
+ * A run's output directory, claimed before anything is written to it (docs/limits.md#runs):
+ *
+ * - one run at a time: a lock file (`.fleetbench.lock`, created exclusively, with the pid) makes
+ *   a second run with the same `--out` exit 2 naming the first, instead of both interleaving
+ *   their traces; a lock whose process is gone (a SIGKILL) is taken over;
+ * - no writing through a link: a symbolic link, or a file with other hard links, already in the
+ *   directory is refused by name, since the run would overwrite what it points to.
+ */
+import {
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { FleetbenchError } from './errors.ts';
+
+export const LOCK_FILE = '.fleetbench.lock';
+
+interface LockOwner {
+  pid: number;
+  host: string;
+  command: string;
+  startedAt: string;
+}
+
+export interface OutputDirClaim {
+  /** Frees the directory for the next run (the lock file removed, if still this run's). */
+  release(): void;
+}
+
+export function claimOutputDir(dir: string, command: string): OutputDirClaim {
+  mkdirSync(dir, { recursive: true });
+  refuseLinks(dir);
+  const path = join(dir, LOCK_FILE);
+  const owner: LockOwner = {
+    pid: process.pid,
+    host: hostname(),
+    command,
+    startedAt: new Date().toISOString(),
+  };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o644);
+      writeSync(fd, `${JSON.stringify(owner)}\n`);
+      closeSync(fd);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+      const holder = readOwner(path);
+      if (holder && isRunning(holder))
+        throw new FleetbenchError(
+          'E_USAGE',
+          `${dir} is in use by another fleetbench run (${holder.command}, pid ${holder.pid}, started ${holder.startedAt}): two runs in one directory would interleave their traces; give this one another --out`,
+          { hint: `if no such run is left, remove ${path}` },
+        );
+      // Left by a run that was killed (or unreadable): take it over.
+      rmSync(path, { force: true });
+    }
+  }
+  const onExit = () => removeIfOurs(path);
+  process.once('exit', onExit);
+  return {
+    release() {
+      process.off('exit', onExit);
+      removeIfOurs(path);
+    },
+  };
+}
+
+function refuseLinks(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    if (name === LOCK_FILE) continue;
+    const path = join(dir, name);
+    const stat = lstatSync(path);
+    const why = stat.isSymbolicLink()
+      ? `is a symbolic link (to ${readlinkSync(path)})`
+      : stat.isFile() && stat.nlink > 1
+        ? `has ${stat.nlink - 1} other hard link(s)`
+        : undefined;
+    if (why)
+      throw new FleetbenchError(
+        'E_USAGE',
+        `${path} ${why}: a run writes its files in --out, never through a link to somewhere else`,
+        { hint: 'remove it, or give the run another --out' },
+      );
+  }
+}
+
+function readOwner(path: string): LockOwner | undefined {
+  try {
+    const owner = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockOwner>;
+    return typeof owner.pid === 'number' ? (owner as LockOwner) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the lock's process still runs (on another host: assumed, a shared volume cannot tell). */
+function isRunning(owner: LockOwner): boolean {
+  if (owner.host !== hostname()) return true;
+  try {
+    process.kill(owner.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function removeIfOurs(path: string): void {
+  if (readOwner(path)?.pid === process.pid) rmSync(path, { force: true });
+}
