@@ -165,6 +165,21 @@ describe('the model file and the CLI', () => {
     expect(run.stdout).toContain('graphql');
   });
 
+  it('reads a model file bounded as it reads: /dev/zero is refused in seconds, naming the file', async () => {
+    const started = performance.now();
+    const run = await cli([
+      'run',
+      'S2-T1-5',
+      '--set',
+      'polling.strategy=learned',
+      '--set',
+      'polling.model=/dev/zero',
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/\/dev\/zero: more than \d+ bytes: a model file is read whole/);
+    expect(performance.now() - started).toBeLessThan(30_000);
+  });
+
   it('refuses a bad model with its file and line, and a learned strategy without a model', async () => {
     const { model: m } = await model();
     const text = modelToYaml(m).replace(/cpuMsPerCall: [\d.]+/, 'cpuMsPerCall: fast');

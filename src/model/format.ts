@@ -10,10 +10,10 @@
  * cycles after an event, what the agent does after a review, how long a cycle takes as its calls
  * grow, the traces it came from and how well it fits them.
  */
-import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { z } from 'zod';
-import { FleetbenchError, InputFileError } from '../errors.ts';
+import { InputFileError } from '../errors.ts';
+import { readInputText } from '../input-file.ts';
 import { publishedJsonSchema } from '../json-schema.ts';
 import { MODEL_FILE_MAX_BYTES } from '../limits.ts';
 import { describeZodIssues } from '../validation.ts';
@@ -395,28 +395,8 @@ function checkReferences(model: Model, file: string): void {
 }
 
 export function loadModelFile(file: string): Model {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new InputFileError(
-      'E_FILE',
-      file,
-      undefined,
-      code === 'ENOENT'
-        ? 'no such file'
-        : code === 'EISDIR'
-          ? 'is a directory, not a model file'
-          : String(error),
-      { hint: 'write one with `fleetbench model learn TRACE -o model.yaml` (docs/model.md)' },
-    );
-  }
-  if (Buffer.byteLength(text) > MODEL_FILE_MAX_BYTES)
-    throw new FleetbenchError(
-      'E_MODEL',
-      `${file}: a model file is at most ${MODEL_FILE_MAX_BYTES / 1024 / 1024} MB (docs/limits.md)`,
-    );
+  // Bounded as it is read: a device or FIFO given as the model says 0 bytes to stat.
+  const text = readInputText(file, { maxBytes: MODEL_FILE_MAX_BYTES, code: 'E_MODEL', what: 'a model file' });
   return parseModelText(text, file);
 }
 
