@@ -12,9 +12,9 @@ import { createServer } from 'node:http';
 import { createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
 import { GitHubEmulator, startGitHubServer } from '../src/github/index.ts';
-import { Rng } from '../src/rng.ts';
 import { TraceWriter } from '../src/trace/writer.ts';
 
 const [kind, file] = process.argv.slice(2);

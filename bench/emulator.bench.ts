@@ -16,9 +16,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { Rng } from '../src/base/rng.ts';
 import { VirtualClock } from '../src/clock/index.ts';
 import { GitHubEmulator, generateSelfSignedCert } from '../src/github/index.ts';
-import { Rng } from '../src/rng.ts';
 import { readTrace, TraceWriter } from '../src/trace/index.ts';
 import type { Bench } from './run.ts';
 

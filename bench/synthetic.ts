@@ -5,7 +5,7 @@
  * calls per second, rate-limit headers with hourly reset windows, and a few 403/429 answers.
  * Seeded: the same arguments always write the same bytes.
  */
-import { Rng } from '../src/rng.ts';
+import { Rng } from '../src/base/rng.ts';
 import type { ApiRecord } from '../src/trace/schema.ts';
 import { TraceWriter } from '../src/trace/writer.ts';
 

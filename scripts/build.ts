@@ -31,7 +31,7 @@ import { STANDIN_FILE } from '../src/targets/paperclip/server.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
-const PREBUILT_SOURCE = join(ROOT, 'src', 'prebuilt.ts');
+const PREBUILT_SOURCE = join(ROOT, 'src', 'base', 'prebuilt.ts');
 
 interface PackageJson {
   dependencies?: Record<string, string>;
@@ -56,12 +56,12 @@ function packageLocation(field: 'url' | 'filename' | 'dirname', path: string): s
   return `new URL(${JSON.stringify(fromDist)}, import.meta.url).href`;
 }
 
-/** src/prebuilt.ts with PREBUILT true: the compiled code takes its workers and client from dist/. */
+/** src/base/prebuilt.ts with PREBUILT true: the compiled code takes its workers and client from dist/. */
 function prebuiltFlag(): Plugin {
   return {
     name: 'fleetbench-prebuilt',
     setup(context) {
-      context.onLoad({ filter: /[\\/]src[\\/]prebuilt\.ts$/ }, (args) => {
+      context.onLoad({ filter: /[\\/]src[\\/]base[\\/]prebuilt\.ts$/ }, (args) => {
         if (args.path !== PREBUILT_SOURCE) return undefined;
         const text = readFileSync(args.path, 'utf8');
         const flag = 'export const PREBUILT: boolean = false;';
@@ -127,7 +127,7 @@ export async function buildPackage(): Promise<{ bundled: string[]; seconds: numb
   const worker = buildSync({
     ...workerBuildOptions('__fleetbenchVersionUrl'),
     banner: {
-      js: `const __fleetbenchVersionUrl = require('node:url').pathToFileURL(require('node:path').join(__dirname, '../src/version.ts')).href;`,
+      js: `const __fleetbenchVersionUrl = require('node:url').pathToFileURL(require('node:path').join(__dirname, '../src/base/version.ts')).href;`,
     },
     outfile: workerFile,
     metafile: true,

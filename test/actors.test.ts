@@ -3,11 +3,11 @@
  * documented model, failures of each kind get their reaction, and both resume modes work.
  */
 import { describe, expect, it } from 'vitest';
+import { Rng } from '../src/base/rng.ts';
 import { VirtualClock } from '../src/clock/index.ts';
 import type { ActorStepRequest, FailureRates } from '../src/contract/types.ts';
 import { type ActorModel, defaultActorModel } from '../src/reference/actor-model.ts';
 import { ActorHost, type ActorHostConfig } from '../src/reference/actors.ts';
-import { Rng } from '../src/rng.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 import { MemorySink } from '../src/trace/writer.ts';
 

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { writeSyntheticTrace } from '../bench/synthetic.ts';
 import { type Analysis, analyzeFile } from '../src/analyze/index.ts';
 import { bundleWorker } from '../src/analyze/worker-source.ts';
-import { InputFileError } from '../src/errors.ts';
+import { InputFileError } from '../src/base/errors.ts';
 import { cli } from './helpers/cli.ts';
 import { CP, writeControlPlaneTrace } from './helpers/control-plane-trace.ts';
 import { scratchDir } from './helpers/tmp.ts';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { analyzeFile } from '../src/analyze/file.ts';
-import { Rng } from '../src/rng.ts';
+import { Rng } from '../src/base/rng.ts';
 import { kindSchemasOf, publishedKindSchemas } from '../src/trace/fast-check.ts';
 import { SPAN_CHUNK } from '../src/trace/lines.ts';
 import { keyOrderOf, loadScanner, scannerCode, type TraceScanner } from '../src/trace/scanner.ts';

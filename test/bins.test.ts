@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BIN_LADDER_MS, MAX_BINS, StartEndBins } from '../src/analyze/bins.ts';
-import { createRng } from '../src/rng.ts';
+import { createRng } from '../src/base/rng.ts';
 
 type Call = [start: number, end: number];
 

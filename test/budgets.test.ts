@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../src/analyze/analyzer.ts';
-import { ExitCode, InputFileError } from '../src/errors.ts';
+import { ExitCode, InputFileError } from '../src/base/errors.ts';
 import {
   breachEvents,
   deriveBudgets,

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ALL, CycleCounts } from '../src/analyze/cycles.ts';
-import { Rng } from '../src/rng.ts';
+import { Rng } from '../src/base/rng.ts';
 
 const RESOURCES = ['core', 'graphql', 'search'];
 

@@ -6,15 +6,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { InputFileError } from '../src/base/errors.ts';
+import { Rng } from '../src/base/rng.ts';
 import { VirtualClock } from '../src/clock/index.ts';
-import { InputFileError } from '../src/errors.ts';
 import {
   GitHubEmulator,
   generateFixtures,
   InProcessTransport,
   loadFixturesFile,
 } from '../src/github/index.ts';
-import { Rng } from '../src/rng.ts';
 import { apiRecordSchema, eventRecordSchema } from '../src/trace/schema.ts';
 import { inProcess, rate, serve } from './helpers/github.ts';
 import { scratchDir } from './helpers/tmp.ts';

@@ -4,9 +4,9 @@
  */
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { Rng } from '../src/base/rng.ts';
 import { RealClock, VIRTUAL_EPOCH_MS } from '../src/clock/index.ts';
 import { type EmulatorResponse, GitHubEmulator, InProcessTransport } from '../src/github/index.ts';
-import { Rng } from '../src/rng.ts';
 import { inProcess, rate, serve } from './helpers/github.ts';
 
 const EPOCH_S = VIRTUAL_EPOCH_MS / 1000;

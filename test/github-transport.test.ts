@@ -8,10 +8,10 @@ import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
 import { GitHubEmulator, startGitHubServer } from '../src/github/index.ts';
 import { HttpTransport } from '../src/github/transport.ts';
-import { Rng } from '../src/rng.ts';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

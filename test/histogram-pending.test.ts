@@ -8,7 +8,7 @@
 import * as hdr from 'hdr-histogram-js';
 import { describe, expect, it } from 'vitest';
 import { hdrIndex, LatencyHistogram } from '../src/analyze/histogram.ts';
-import { Rng } from '../src/rng.ts';
+import { Rng } from '../src/base/rng.ts';
 
 /** The library histogram inside a LatencyHistogram (private: the test looks at its state). */
 const inner = (h: LatencyHistogram) => (h as unknown as { histogram: hdr.Histogram }).histogram;

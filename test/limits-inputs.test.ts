@@ -8,7 +8,12 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAX_CONFIG_FILE_BYTES, MAX_LINE_BYTES, MAX_OTLP_FILE_BYTES, MAX_RUN_MS } from '../src/limits.ts';
+import {
+  MAX_CONFIG_FILE_BYTES,
+  MAX_LINE_BYTES,
+  MAX_OTLP_FILE_BYTES,
+  MAX_RUN_MS,
+} from '../src/base/limits.ts';
 import { LineSplitter } from '../src/trace/lines.ts';
 import { BIN, cli, runCli } from './helpers/cli.ts';
 import { cpuTimeOf } from './helpers/cpu.ts';

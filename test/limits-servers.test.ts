@@ -8,8 +8,8 @@
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { BODY_LIMITS, GRAPHQL_LIMITS } from '../src/base/limits.ts';
 import { RealClock } from '../src/clock/real.ts';
-import { BODY_LIMITS, GRAPHQL_LIMITS } from '../src/limits.ts';
 import { startLiveServer } from '../src/live/server.ts';
 import { startReferenceServer } from '../src/reference/server.ts';
 import { startSupervisor } from '../src/reference/supervisor.ts';

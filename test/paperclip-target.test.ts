@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../src/analyze/analyzer.ts';
 import { analyzeFile } from '../src/analyze/file.ts';
+import { FleetbenchError } from '../src/base/errors.ts';
 import { parseTarget, targetInfo } from '../src/contract/target-ref.ts';
-import { FleetbenchError } from '../src/errors.ts';
 import type { HeartbeatRun, LogChunk } from '../src/targets/paperclip/api.ts';
 import { resolvePaperclipInstall } from '../src/targets/paperclip/install.ts';
 import {

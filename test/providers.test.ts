@@ -3,10 +3,10 @@
  * on their own, and in the six built-in chaos waves, judged for real.
  */
 import { describe, expect, it } from 'vitest';
+import { Rng } from '../src/base/rng.ts';
 import { ADAPTERS } from '../src/contract/types.ts';
 import { judge, resolveBudgets } from '../src/judge/index.ts';
 import { draw, loadDuration, PROVIDER_PROFILES } from '../src/reference/providers.ts';
-import { Rng } from '../src/rng.ts';
 import { runRef } from './helpers/run.ts';
 
 const NATIVE = resolveBudgets('native-speed');

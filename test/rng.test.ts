@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRng } from '../src/rng.ts';
+import { createRng } from '../src/base/rng.ts';
 
 describe('Rng', () => {
   it('is reproducible from the seed and forks independent named streams', () => {

@@ -4,11 +4,11 @@
  * make retried calls idempotent. Virtual time, an in-memory RunStore.
  */
 import { describe, expect, it } from 'vitest';
+import { createRng } from '../src/base/rng.ts';
 import { VirtualClock } from '../src/clock/virtual.ts';
 import { defaultNativeRunConfig } from '../src/reference/runs/config.ts';
 import type { RunStore, RunsSnapshot } from '../src/reference/runs/durable-state.ts';
 import { NativeRuns } from '../src/reference/runs/native-runs.ts';
-import { createRng } from '../src/rng.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 
 function setup() {

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { InputFileError } from '../src/errors.ts';
+import { InputFileError } from '../src/base/errors.ts';
 import { type ApiRecord, readTrace, TraceWriter, traceJsonSchema } from '../src/trace/index.ts';
 import { scratchDir } from './helpers/tmp.ts';
 

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analysisSchema } from '../src/analyze/schema.ts';
-import { Rng } from '../src/rng.ts';
+import { Rng } from '../src/base/rng.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
 import { thinkDelay } from '../src/workload/executors/turnover.ts';

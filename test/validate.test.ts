@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { privateCacheDir } from '../src/cache-dir.ts';
+import { privateCacheDir } from '../src/base/cache-dir.ts';
 import { loadChecks } from '../src/trace/checks-code.ts';
 import { explainRecord, kindJsonSchemas } from '../src/trace/explain.ts';
 import { cachedValidatorCode, publishedKindSchemas, validatorCode } from '../src/trace/fast-check.ts';

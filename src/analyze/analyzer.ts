@@ -13,10 +13,11 @@
  * merge and state; the analyzer dispatches each record once by kind. Memory is bounded by the number of distinct keys (operations,
  * routes, sessions, (session, cycle) pairs, span label sets), never by the number of records.
  */
+
+import { VERSION } from '../base/version.ts';
 import type { ReadStats } from '../trace/parser.ts';
 import type { ApiRecord, BodyRecord, EndFooter, EventRecord, RunHeader, SpanInput } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
-import { VERSION } from '../version.ts';
 import type { Accumulator, AccumulatorKind } from './accumulators/accumulator.ts';
 import { ApiCounts } from './accumulators/api-counts.ts';
 import { ApiTiming } from './accumulators/api-timing.ts';

@@ -7,7 +7,7 @@
  * Every metric is described in docs/analysis.md.
  */
 import { z } from 'zod';
-import { publishedJsonSchema } from '../json-schema.ts';
+import { publishedJsonSchema } from '../base/json-schema.ts';
 import { ANALYSIS_SCHEMA_VERSION, MAX_FAULT_MARKS } from './schema-constants.ts';
 
 export { ANALYSIS_SCHEMA_VERSION };

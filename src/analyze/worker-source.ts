@@ -20,9 +20,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WorkerOptions } from 'node:worker_threads';
 import type { BuildOptions } from 'esbuild';
-import { privateCacheDir } from '../cache-dir.ts';
-import { prebuiltFile } from '../prebuilt.ts';
-import { VERSION } from '../version.ts';
+import { privateCacheDir } from '../base/cache-dir.ts';
+import { prebuiltFile } from '../base/prebuilt.ts';
+import { VERSION } from '../base/version.ts';
 
 interface InputStamp {
   path: string;
@@ -83,7 +83,7 @@ export function bundleWorker(): { code: string; inputs: string[] } | null {
     // Loaded lazily: single-threaded runs never pay for it.
     const { buildSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
     const result = buildSync({
-      ...workerBuildOptions(JSON.stringify(new URL('../version.ts', import.meta.url).href)),
+      ...workerBuildOptions(JSON.stringify(new URL('../base/version.ts', import.meta.url).href)),
       write: false,
       metafile: true,
     });

@@ -3,8 +3,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { parseDuration } from '../duration.ts';
-import { FleetbenchError } from '../errors.ts';
+import { parseDuration } from '../base/duration.ts';
+import { FleetbenchError } from '../base/errors.ts';
 import { budgetYaml, builtinBudgetNames, deriveBudgets, resolveBudgets } from '../judge/index.ts';
 import { type LoadedInput, loadInputs } from '../results/judge-inputs.ts';
 import type { CommandIo } from './output.ts';

@@ -7,7 +7,7 @@
  * bad expression, a repeated entry, ...).
  */
 import type { Command } from 'commander';
-import { ExitCode, FleetbenchError } from '../errors.ts';
+import { ExitCode, FleetbenchError } from '../base/errors.ts';
 import { judge, resolveBudgets, type Verdict, verdictSection } from '../judge/index.ts';
 import { reporters } from '../report/index.ts';
 import { type LoadedInput, loadInputs } from '../results/judge-inputs.ts';

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { ExitCode, FleetbenchError } from '../errors.ts';
+import { ExitCode, FleetbenchError } from '../base/errors.ts';
 import { type Comparison, compareResults, type MetricComparison } from '../matrix/compare.ts';
 import type { MatrixOutcome, MatrixSpec } from '../matrix/run.ts';
 import { columns, fmtNum, textColumn, textTable } from '../report/table.ts';

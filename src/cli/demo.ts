@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path';
 import { type Command, Option } from 'commander';
+import { ExitCode } from '../base/errors.ts';
 import { parseTarget, targetInfo } from '../contract/target-ref.ts';
-import { ExitCode } from '../errors.ts';
 import { columns, fmtInt, fmtMs, fmtNum, textColumn, textTable } from '../report/table.ts';
 import { writeHtmlReport } from '../report-html/index.ts';
 import type { Baseline } from '../results/baseline.ts';

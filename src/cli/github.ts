@@ -9,7 +9,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
-import { FleetbenchError } from '../errors.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import { VERSION } from '../base/version.ts';
 // Only the flag parsers load with the program: the emulator (GraphQL, zod, YAML) loads when the
 // command runs, so other commands do not pay for it at every start.
 import {
@@ -19,7 +20,6 @@ import {
   parseLatencyFlag,
 } from '../github/config.ts';
 import type { GitHubEmulator, GitHubEmulatorOptions } from '../github/emulator.ts';
-import { VERSION } from '../version.ts';
 import { collect } from './options.ts';
 import type { CommandIo } from './output.ts';
 
@@ -140,7 +140,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
   const [github, { RealClock }, { Rng }, { TraceWriter }] = await Promise.all([
     import('../github/index.ts'),
     import('../clock/index.ts'),
-    import('../rng.ts'),
+    import('../base/rng.ts'),
     import('../trace/writer.ts'),
   ]);
   const { GitHubEmulator, generateSelfSignedCert, loadFixturesFile, startGitHubServer } = github;

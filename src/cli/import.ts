@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { FleetbenchError } from '../errors.ts';
+import { FleetbenchError } from '../base/errors.ts';
 import type { CommandIo } from './output.ts';
 
 /** `gh-trace.jsonl` → `gh-trace.fleetbench.jsonl` beside it. */

@@ -3,7 +3,7 @@
  * happens (`doing`, on the command's stderr) and aborts, so the command writes what it has (a partial summary, a partial
  * baseline) and exits 130; a second leaves at once.
  */
-import { ExitCode } from '../errors.ts';
+import { ExitCode } from '../base/errors.ts';
 import type { CliIo } from './output.ts';
 
 export interface Interrupt {

@@ -5,8 +5,8 @@
  * the exit code: bin/fleetbench.js passes the process's, tests call it in-process.
  */
 import { Command, CommanderError } from 'commander';
-import { ExitCode, isFleetbenchError } from '../errors.ts';
-import { VERSION } from '../version.ts';
+import { ExitCode, isFleetbenchError } from '../base/errors.ts';
+import { VERSION } from '../base/version.ts';
 import { type CliIo, CommandIo } from './output.ts';
 
 type Register = (program: Command, io: CommandIo) => void;

@@ -5,9 +5,9 @@
  * the matrix.
  */
 
+import { ExitCode } from '../base/errors.ts';
 import { runMatrixSegment } from '../distributed/matrix-segment.ts';
 import { type Segment, segmentLabel } from '../distributed/segment.ts';
-import { ExitCode } from '../errors.ts';
 import type { MatrixSpec } from '../matrix/run.ts';
 import { fmtMs } from '../report/table.ts';
 import { onInterrupt } from './interrupt.ts';

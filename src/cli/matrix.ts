@@ -5,8 +5,8 @@
 
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { ExitCode } from '../base/errors.ts';
 import { resolveSegment } from '../distributed/segment.ts';
-import { ExitCode } from '../errors.ts';
 import { keptSelector } from '../matrix/markdown.ts';
 import { type Judge, type MatrixOutcome, type MatrixSpec, runMatrices } from '../matrix/run.ts';
 import { SELECTOR_HELP } from '../matrix/select.ts';

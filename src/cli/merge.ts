@@ -5,11 +5,11 @@
  */
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
+import { ExitCode, FleetbenchError } from '../base/errors.ts';
 import { type FoundSegment, findMatrixSegments } from '../distributed/matrix-segment.ts';
 import { type MatrixMergeOutcome, mergeMatrixSegments } from '../distributed/merge-matrix.ts';
 import { GITHUB_TRACE, mergeRunSegments, type RunMergeOutcome } from '../distributed/merge-run.ts';
 import { findRunSegments } from '../distributed/run-segment.ts';
-import { ExitCode, FleetbenchError } from '../errors.ts';
 import { fmtInt, fmtMs } from '../report/table.ts';
 import { htmlReportFor } from '../report-html/index.ts';
 import { matrixTable } from './matrix.ts';

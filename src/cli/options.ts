@@ -4,8 +4,8 @@
  * asked for).
  */
 import { availableParallelism } from 'node:os';
+import { FleetbenchError } from '../base/errors.ts';
 import { parseTarget, targetInfo } from '../contract/target-ref.ts';
-import { FleetbenchError } from '../errors.ts';
 
 /** Commander's accumulator for a repeatable option (`--set a=1 --set b=2`). */
 export function collect(value: string, previous: string[]): string[] {

@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
-import { FleetbenchError } from '../errors.ts';
+import { FleetbenchError } from '../base/errors.ts';
 import { startSupervisor } from '../reference/supervisor.ts';
 import { listenHost } from './github.ts';
 import type { CommandIo } from './output.ts';

@@ -4,6 +4,9 @@
  */
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { ExitCode, FleetbenchError } from '../base/errors.ts';
+import { claimOutputDir } from '../base/output-dir.ts';
+import { safePathSegment } from '../base/safe-name.ts';
 import { parseTarget, type TargetRef, targetInfo } from '../contract/target-ref.ts';
 import {
   planRunSegment,
@@ -17,15 +20,12 @@ import {
   parseEmulatorUrl,
   waitReachable,
 } from '../distributed/shared-github.ts';
-import { ExitCode, FleetbenchError } from '../errors.ts';
 import { verdictSection } from '../judge/report.ts';
 import { liveTelemetry, type MetricsLinger, type OtlpExporter } from '../live/index.ts';
-import { claimOutputDir } from '../output-dir.ts';
 import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
 import type { RunHooks, RunResult } from '../run/engine.ts';
 import { executeRun, type RunDone } from '../run/pipeline.ts';
 import { planScenario } from '../run/plan.ts';
-import { safePathSegment } from '../safe-name.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { type Override, parseOverride } from '../workload/load.ts';
 import type { Scenario } from '../workload/scenario.ts';

@@ -4,8 +4,8 @@
  * `targets check paperclip[:DIR]` checks an install as a run would, in a second or two.
  */
 import type { Command } from 'commander';
+import { FleetbenchError } from '../base/errors.ts';
 import { parseTarget } from '../contract/target-ref.ts';
-import { FleetbenchError } from '../errors.ts';
 import type { CommandIo } from './output.ts';
 
 function onlyPaperclip(name: string): void {

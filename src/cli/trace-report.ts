@@ -5,8 +5,8 @@
 import { type Command, Option } from 'commander';
 import { analyzeFile } from '../analyze/file.ts';
 import type { Analysis } from '../analyze/schema.ts';
-import { FleetbenchError } from '../errors.ts';
-import { MAX_ANALYSIS_THREADS } from '../limits.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import { MAX_ANALYSIS_THREADS } from '../base/limits.ts';
 import { type ReportFormat, reporters, type Section } from '../report/index.ts';
 import type { CommandIo } from './output.ts';
 

@@ -8,7 +8,7 @@
  * system; the clock would not wait for it and order would depend on the machine. Trace writes
  * are synchronous for that reason.
  */
-import { MinHeap } from '../min-heap.ts';
+import { MinHeap } from '../base/min-heap.ts';
 import { type Clock, sleepOn, type TimerId, VIRTUAL_EPOCH_MS } from './clock.ts';
 
 interface Timer {

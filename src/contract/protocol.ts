@@ -6,7 +6,7 @@
  * src/targets/http.ts, the reference implementation src/reference/server.ts and supervisor.ts.
  */
 import { z } from 'zod';
-import { ID_LIMITS, MAX_SEGMENTS } from '../limits.ts';
+import { ID_LIMITS, MAX_SEGMENTS } from '../base/limits.ts';
 import { type BodyRecord, bodyRecordSchema } from '../trace/schema.ts';
 import { restartKinds } from './types.ts';
 

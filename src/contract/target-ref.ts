@@ -6,8 +6,8 @@
  * the text: adding a target kind is a row here, an opener in src/targets/index.ts and its own
  * module (docs/architecture.md, "Adding a target kind").
  */
-import { FleetbenchError } from '../errors.ts';
-import { SCENARIO_LIMITS } from '../limits.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import { SCENARIO_LIMITS } from '../base/limits.ts';
 
 export type TargetRef =
   | { kind: 'reference'; text: string }

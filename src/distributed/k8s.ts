@@ -9,9 +9,9 @@
  * OpenAPI schema.
  */
 
+import { FleetbenchError } from '../base/errors.ts';
+import { MAX_SEGMENTS } from '../base/limits.ts';
 import type { TargetRef } from '../contract/target-ref.ts';
-import { FleetbenchError } from '../errors.ts';
-import { MAX_SEGMENTS } from '../limits.ts';
 import { COUNT_ENV } from './segment.ts';
 
 /** What a matrix and a live run share: the objects' names, the results volume and every pod. */

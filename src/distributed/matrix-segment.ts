@@ -9,15 +9,15 @@
 import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, normalize, sep } from 'node:path';
 import { z } from 'zod';
-import { FleetbenchError } from '../errors.ts';
-import { readInputText } from '../input-file.ts';
-import { MAX_RESULTS_FILE_BYTES } from '../limits.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import { readInputText } from '../base/input-file.ts';
+import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
+import { describeZodIssues } from '../base/validation.ts';
+import { VERSION } from '../base/version.ts';
 import { runPool } from '../matrix/pool.ts';
 import { baselineUnit, type MatrixSpec, planMatrix, type RunControl } from '../matrix/run.ts';
 import { baselineSchema } from '../results/baseline.ts';
 import { scenarioBudgetJudge } from '../results/checks.ts';
-import { describeZodIssues } from '../validation.ts';
-import { VERSION } from '../version.ts';
 import { inSegment, type Segment, segmentRecordFields, type segmentStatusSchema } from './segment.ts';
 
 export const SEGMENTS_DIR = 'segments';

@@ -8,7 +8,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { FleetbenchError } from '../errors.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import { VERSION } from '../base/version.ts';
 import { baselineMarkdown } from '../matrix/markdown.ts';
 import { pruneBaseline } from '../matrix/run.ts';
 import {
@@ -17,7 +18,6 @@ import {
   type BaselineRun,
   type BaselineUnit,
 } from '../results/baseline.ts';
-import { VERSION } from '../version.ts';
 import type { FoundSegment, SegmentStatus } from './matrix-segment.ts';
 import { segmentsByIndex } from './segment.ts';
 

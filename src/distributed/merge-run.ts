@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { FleetbenchError } from '../errors.ts';
+import { FleetbenchError } from '../base/errors.ts';
 import { RUN_SUMMARY_VERSION, type RunSummary } from '../results/run-summary.ts';
 import type { Scenario } from '../workload/scenario.ts';
 import { mergeSegmentTraces, type TraceMergeInput, type TraceMergeOutcome } from './merge-traces.ts';

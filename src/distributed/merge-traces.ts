@@ -18,7 +18,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { type Analyzer, createAnalyzer } from '../analyze/analyzer.ts';
 import type { Analysis } from '../analyze/schema.ts';
-import { FleetbenchError } from '../errors.ts';
+import { FleetbenchError } from '../base/errors.ts';
 import { emptyStats, type ReadStats } from '../trace/parser.ts';
 import { TraceReader } from '../trace/reader.ts';
 import type { BodyRecord, EndFooter, RunHeader } from '../trace/schema.ts';

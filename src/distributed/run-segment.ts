@@ -21,12 +21,12 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { FleetbenchError } from '../base/errors.ts';
+import { readInputText } from '../base/input-file.ts';
+import { MAX_CONFIG_FILE_BYTES, MAX_START_AT_LEAD_MS } from '../base/limits.ts';
+import { describeZodIssues } from '../base/validation.ts';
+import { VERSION } from '../base/version.ts';
 import { parseTarget, targetInfo } from '../contract/target-ref.ts';
-import { FleetbenchError } from '../errors.ts';
-import { readInputText } from '../input-file.ts';
-import { MAX_CONFIG_FILE_BYTES, MAX_START_AT_LEAD_MS } from '../limits.ts';
-import { describeZodIssues } from '../validation.ts';
-import { VERSION } from '../version.ts';
 import { SEGMENTED_EXECUTORS } from '../workload/executors/index.ts';
 import { scenarioHash } from '../workload/load.ts';
 import type { Scenario } from '../workload/scenario.ts';

@@ -6,8 +6,8 @@
  * as `FLEETBENCH_SEGMENTS` (the Job's `completions`).
  */
 import { z } from 'zod';
-import { FleetbenchError } from '../errors.ts';
-import { MAX_SEGMENTS } from '../limits.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import { MAX_SEGMENTS } from '../base/limits.ts';
 
 export interface Segment {
   /** 0-based, < count. */

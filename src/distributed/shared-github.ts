@@ -8,7 +8,7 @@
  * The emulator records the API calls in its own trace (`github serve --trace FILE`), not the
  * generator's: `fleetbench merge` puts them into the merged trace (docs/distributed.md).
  */
-import { FleetbenchError } from '../errors.ts';
+import { FleetbenchError } from '../base/errors.ts';
 import { defaultLimits } from '../github/config.ts';
 import { HttpTransport } from '../github/transport.ts';
 import { type GitHubSide, issuesNeeded } from '../workload/github-side.ts';

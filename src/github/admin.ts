@@ -9,10 +9,10 @@
  * a commit by `sha` or by the pull request whose head it is.
  */
 import { z } from 'zod';
+import { describeZodIssues } from '../base/validation.ts';
 import type { Clock } from '../clock/index.ts';
 import { sources } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
-import { describeZodIssues } from '../validation.ts';
 import type { ContentAttribution } from './attribution.ts';
 import type { TokenInfo, TokenRegistry } from './auth.ts';
 import { RESOURCES, type Resource } from './config.ts';

@@ -2,7 +2,7 @@
  * Tokens: which identity a request is charged to, which user it acts as, and the attribution a
  * per-session token carries for clients that cannot send x-fleetbench-* headers.
  */
-import type { Rng } from '../rng.ts';
+import type { Rng } from '../base/rng.ts';
 import type { ApiSource } from '../trace/schema.ts';
 import type { IdentityKind, ResourceLimits } from './config.ts';
 import type { Identity, QuotaLedger } from './quota.ts';

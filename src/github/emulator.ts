@@ -14,12 +14,13 @@
  * Everything before the sleep is synchronous, so in virtual time the only waiting is the modelled
  * latency, and concurrency (the 100-in-flight secondary limit, the record's t/dur) is honest.
  */
+
+import { FleetbenchError } from '../base/errors.ts';
+import type { Rng } from '../base/rng.ts';
+import { describeZodIssues } from '../base/validation.ts';
 import type { Clock } from '../clock/index.ts';
-import { FleetbenchError } from '../errors.ts';
-import type { Rng } from '../rng.ts';
 import { type ApiRecord, type ApiSource, type RateLimitSnapshot, sources } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
-import { describeZodIssues } from '../validation.ts';
 import { EmulatorAdmin } from './admin.ts';
 import { ContentAttribution } from './attribution.ts';
 import { type MintTokenOptions, type TokenInfo, TokenRegistry } from './auth.ts';

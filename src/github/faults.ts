@@ -5,8 +5,8 @@
  * analysis can tell injected trouble from the system's own.
  */
 import { z } from 'zod';
+import type { Rng } from '../base/rng.ts';
 import type { Clock, TimerId } from '../clock/index.ts';
-import type { Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 
 const scope = {

@@ -6,11 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { InputFileError } from '../errors.ts';
-import type { Rng } from '../rng.ts';
+import { InputFileError } from '../base/errors.ts';
+import type { Rng } from '../base/rng.ts';
+import { describeZodIssues, issuePath } from '../base/validation.ts';
+import { parseYamlInput } from '../base/yaml-input.ts';
 import { sources } from '../trace/schema.ts';
-import { describeZodIssues, issuePath } from '../validation.ts';
-import { parseYamlInput } from '../yaml-input.ts';
 import { IDENTITY_KINDS } from './config.ts';
 
 const login = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-_.[\]]*$/, 'expected a GitHub login');

@@ -20,8 +20,8 @@ import {
   type Http2ServerResponse,
 } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
-import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
-import { BODY_LIMITS } from '../limits.ts';
+import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-body.ts';
+import { BODY_LIMITS } from '../base/limits.ts';
 import { isLargeBody, largeBodyMemo } from './body-memo.ts';
 import type { GitHubEmulator } from './emulator.ts';
 import type { Admission, EmulatorRequest } from './types.ts';

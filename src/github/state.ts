@@ -8,8 +8,8 @@
  * Times are run-time milliseconds from the Clock; JSON renders them through `clock.toWallMs`.
  */
 
+import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/index.ts';
-import type { Rng } from '../rng.ts';
 import {
   type CHECK_CONCLUSIONS,
   type CHECK_STATUSES,

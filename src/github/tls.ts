@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FleetbenchError } from '../errors.ts';
+import { FleetbenchError } from '../base/errors.ts';
 
 export interface SelfSignedCert {
   certPath: string;

@@ -22,12 +22,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isMap, isSeq } from 'yaml';
 import { z } from 'zod';
-import { parseDuration } from '../duration.ts';
-import { ExitCode, FleetbenchError, InputFileError } from '../errors.ts';
-import { readInputText } from '../input-file.ts';
-import { MAX_CONFIG_FILE_BYTES } from '../limits.ts';
-import { describeZodIssues } from '../validation.ts';
-import { parseYamlInput, yamlFileNames } from '../yaml-input.ts';
+import { parseDuration } from '../base/duration.ts';
+import { ExitCode, FleetbenchError, InputFileError } from '../base/errors.ts';
+import { readInputText } from '../base/input-file.ts';
+import { MAX_CONFIG_FILE_BYTES } from '../base/limits.ts';
+import { describeZodIssues } from '../base/validation.ts';
+import { parseYamlInput, yamlFileNames } from '../base/yaml-input.ts';
 import { BUDGET_METRICS, type BudgetMetric, knownMetricNames, type Stat } from './metrics.ts';
 
 export type Op = '<' | '<=' | '>' | '>=' | '==' | '!=';

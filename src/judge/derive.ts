@@ -8,7 +8,7 @@ import { stringify } from 'yaml';
 import { LatencyHistogram } from '../analyze/histogram.ts';
 import { SPEED_METRIC_KEYS } from '../analyze/schema.ts';
 import { SPEED_METRIC_INFO } from '../analyze/speed.ts';
-import { formatDuration } from '../duration.ts';
+import { formatDuration } from '../base/duration.ts';
 import type { UserBudgetFile } from './budgets.ts';
 import type { JudgeInput } from './judge.ts';
 import { distributionGroups } from './metrics.ts';

@@ -10,7 +10,7 @@
  * (src/reference/client-time.ts); here it runs on a plain timeline so that `model learn` can fit
  * the three client times to the cycles a trace recorded.
  */
-import { MinHeap } from '../min-heap.ts';
+import { MinHeap } from '../base/min-heap.ts';
 
 /** One session's calls in one cycle (or its spawn): their request latencies, in order. */
 export interface Chain {

@@ -9,8 +9,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { FleetbenchError } from '../errors.ts';
-import { MODEL_LEARN_LIMITS } from '../limits.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import { MODEL_LEARN_LIMITS } from '../base/limits.ts';
+import { VERSION } from '../base/version.ts';
 import {
   MODEL_FORMAT,
   type Model,
@@ -26,7 +27,6 @@ import {
 } from '../model/format.ts';
 import { readTrace } from '../trace/reader.ts';
 import type { ApiRecord, BodyRecord, EventRecord, SpanRecord } from '../trace/schema.ts';
-import { VERSION } from '../version.ts';
 import { type Chain, fitClientTimes, type SimCycle, simulateCycles, spreadOf } from './cycle-time.ts';
 import { decideOverrun, type OverrunVotes, overrunVotes } from './overrun.ts';
 import { SpeedLearner } from './speed.ts';

@@ -4,7 +4,7 @@
  * and closed before the target stops and the trace closes (so nothing writes to a closed trace
  * and no server is left open after an interrupt).
  */
-import { FleetbenchError } from '../errors.ts';
+import { FleetbenchError } from '../base/errors.ts';
 import type { Verdict } from '../judge/judge.ts';
 import type { RunAttachment, RunHandle } from '../run/engine.ts';
 import { budgetFamilies, metricsText } from './metrics.ts';

@@ -28,12 +28,12 @@
  */
 import { createHash } from 'node:crypto';
 import { isScheduledStart } from '../analyze/schedule.ts';
+import { VERSION } from '../base/version.ts';
 import type { Clock } from '../clock/clock.ts';
 import { statLabel, type Verdict } from '../judge/judge.ts';
 import { scopeText } from '../judge/report.ts';
 import { encodeMetricsRequest, encodeTraceRequest } from '../trace/importers/otlp-proto.ts';
 import type { BodyRecord, SpanInput } from '../trace/schema.ts';
-import { VERSION } from '../version.ts';
 import { baseUnit, LAG_BUCKETS_S, LATENCY_BUCKETS_S } from './prometheus.ts';
 
 /** The OTLP unit of each Prometheus base-unit suffix (baseUnit in prometheus.ts). */

@@ -10,10 +10,11 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { BodyTooLargeError, readBoundedBody } from '../base/http-body.ts';
+import { Routes } from '../base/http-router.ts';
+import { BODY_LIMITS } from '../base/limits.ts';
+import { describeZodError } from '../base/validation.ts';
 import type { Clock } from '../clock/clock.ts';
-import { BodyTooLargeError, readBoundedBody } from '../http-body.ts';
-import { Routes } from '../http-router.ts';
-import { BODY_LIMITS } from '../limits.ts';
 import { type OtlpRequest, otlpRequestSchema, otlpToRecords } from '../trace/importers/otlp.ts';
 import {
   decodeContent,
@@ -25,7 +26,6 @@ import {
   successBody,
 } from '../trace/importers/otlp-proto.ts';
 import type { TraceSink } from '../trace/writer.ts';
-import { describeZodError } from '../validation.ts';
 import { CONTENT_TYPE } from './prometheus.ts';
 
 export interface LiveServerOptions {

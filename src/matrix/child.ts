@@ -4,7 +4,7 @@
  * run summary. Ctrl-C reaches the whole process group: the child ignores it and lets the parent
  * decide (an `abort` message stops the current run, which still writes its partial summary).
  */
-import { isFleetbenchError } from '../errors.ts';
+import { isFleetbenchError } from '../base/errors.ts';
 import { executeRun } from '../run/pipeline.ts';
 import { planRun } from '../run/plan.ts';
 import type { ChildMessage, ParentMessage, RunJob } from './protocol.ts';

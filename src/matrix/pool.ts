@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { FleetbenchError } from '../errors.ts';
+import { FleetbenchError } from '../base/errors.ts';
 import type { RunSummary } from '../results/run-summary.ts';
 import type { ChildMessage, ParentMessage, RunJob } from './protocol.ts';
 

@@ -5,10 +5,10 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { VERSION } from '../base/version.ts';
 import { BASELINE_SCHEMA_VERSION, type Baseline, type BaselineUnit } from '../results/baseline.ts';
 import { scenarioBudgetJudge } from '../results/checks.ts';
 import { isPartialUnit } from '../results/overview.ts';
-import { VERSION } from '../version.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { parseOverride, scenarioHash } from '../workload/load.ts';
 import { baselineMarkdown } from './markdown.ts';

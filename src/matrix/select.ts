@@ -6,8 +6,8 @@
 
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { FleetbenchError } from '../errors.ts';
-import { safePathSegment } from '../safe-name.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import { safePathSegment } from '../base/safe-name.ts';
 import { builtinScenarioNames } from '../workload/builtins.ts';
 import {
   A2_SCENARIOS,

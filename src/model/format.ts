@@ -12,12 +12,12 @@
  */
 import { stringify } from 'yaml';
 import { z } from 'zod';
-import { InputFileError } from '../errors.ts';
-import { readInputText } from '../input-file.ts';
-import { publishedJsonSchema } from '../json-schema.ts';
-import { MODEL_FILE_MAX_BYTES } from '../limits.ts';
-import { describeZodIssues } from '../validation.ts';
-import { parseYamlInput, yamlLineOf } from '../yaml-input.ts';
+import { InputFileError } from '../base/errors.ts';
+import { readInputText } from '../base/input-file.ts';
+import { publishedJsonSchema } from '../base/json-schema.ts';
+import { MODEL_FILE_MAX_BYTES } from '../base/limits.ts';
+import { describeZodIssues } from '../base/validation.ts';
+import { parseYamlInput, yamlLineOf } from '../base/yaml-input.ts';
 
 export const MODEL_FORMAT = 'fleetbench-model/1';
 

@@ -7,8 +7,8 @@
  * Sizes are bytes, rates bytes per millisecond (1 MB/s = 1,000 bytes/ms), times milliseconds.
  */
 
+import type { Rng } from '../base/rng.ts';
 import type { ActorFootprint, ActorOp, FailureRates } from '../contract/types.ts';
-import type { Rng } from '../rng.ts';
 
 /** A log-normal time stated the usual way (median and p95, ms). */
 export interface MedianP95 {

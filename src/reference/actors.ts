@@ -14,6 +14,8 @@
  * Built for 100,000 sessions: per-session state lives in typed arrays indexed by a dense
  * number, nothing runs for an idle session, and every operation is a handful of clock sleeps.
  */
+
+import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import {
   type ActorCounts,
@@ -27,7 +29,6 @@ import {
   type LifecycleMode,
   type ResumeMode,
 } from '../contract/types.ts';
-import type { Rng } from '../rng.ts';
 import type { Labels } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import {

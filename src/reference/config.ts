@@ -5,8 +5,8 @@
  * and a malformed one is a 400 naming the field, not a crash later in the run.
  */
 import { z } from 'zod';
+import { type Distribution, distributionSchema } from '../base/distribution.ts';
 import { ADAPTERS, type Adapter, lifecycleModes, type RestartKind, resumeModes } from '../contract/types.ts';
-import { type Distribution, distributionSchema } from '../distribution.ts';
 import {
   type Model,
   modelOverrunRule,

@@ -6,11 +6,11 @@
  * restarted, which drops every in-process cache.
  */
 
+import { sample } from '../base/distribution.ts';
+import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import { isRestartKind, type RestartKind, type SessionSpec, type SessionState } from '../contract/types.ts';
-import { sample } from '../distribution.ts';
 import type { GitHubTransport } from '../github/types.ts';
-import type { Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { ActorHost } from './actors.ts';
 import { LruMap, TtlCache } from './cache.ts';

@@ -31,9 +31,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { MAX_LINE_BYTES } from '../base/limits.ts';
 import { sessionSpecSchema } from '../contract/protocol.ts';
 import { sessionStates } from '../contract/types.ts';
-import { MAX_LINE_BYTES } from '../limits.ts';
 import type { RunStore, RunsSnapshot } from './runs/durable-state.ts';
 import type { DurableStore, SessionRecord } from './sessions.ts';
 

@@ -12,9 +12,11 @@
  * PR, issue and head filled in; GraphQL as a small query of the learned cost. Every random choice
  * (how many calls of a fractional mean, which lag) comes from the run's seed.
  */
+
+import { sample } from '../base/distribution.ts';
+import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { SessionState } from '../contract/types.ts';
-import { sample } from '../distribution.ts';
 import type {
   Model,
   ModelCalls,
@@ -23,7 +25,6 @@ import type {
   ModelTransition,
   ModelTrigger,
 } from '../model/format.ts';
-import type { Rng } from '../rng.ts';
 import type { ClientTime } from './client-time.ts';
 import type { CallAttribution, GitHubClient, GitHubResult } from './github-client.ts';
 import type { CycleStats, PollEnv } from './polling.ts';

@@ -12,8 +12,8 @@
  * Pure functions of a seeded Rng: the run manager (runs.ts) decides when they are drawn.
  */
 
+import type { Rng } from '../base/rng.ts';
 import type { Adapter } from '../contract/types.ts';
-import type { Rng } from '../rng.ts';
 
 export type StartKind = 'cold' | 'warm';
 

@@ -15,6 +15,11 @@ import { existsSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { sample } from '../base/distribution.ts';
+import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-body.ts';
+import { BODY_LIMITS, MAX_SERVED_SESSIONS } from '../base/limits.ts';
+import { createRng, type Rng } from '../base/rng.ts';
+import { VERSION } from '../base/version.ts';
 import { RealClock } from '../clock/real.ts';
 import {
   actorCreateSchema,
@@ -34,13 +39,8 @@ import {
   type TargetEvent,
   turnRequestSchema,
 } from '../contract/protocol.ts';
-import { sample } from '../distribution.ts';
 import { HttpTransport } from '../github/transport.ts';
-import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
-import { BODY_LIMITS, MAX_SERVED_SESSIONS } from '../limits.ts';
-import { createRng, type Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
-import { VERSION } from '../version.ts';
 import { type ReferenceConfig, type ServedConfig, servedConfig, servedConfigSchema } from './config.ts';
 import { ReferenceControlPlane } from './control-plane.ts';
 import { type CorruptStateHandler, FileStore, moveAside, readJson, writeAtomic } from './file-store.ts';

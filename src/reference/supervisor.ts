@@ -24,6 +24,8 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-body.ts';
+import { BODY_LIMITS } from '../base/limits.ts';
 import { RealClock } from '../clock/real.ts';
 import {
   type RestartResponse,
@@ -33,8 +35,6 @@ import {
   type TargetEvent,
 } from '../contract/protocol.ts';
 import type { RestartKind } from '../contract/types.ts';
-import { BodyTooLargeError, readBoundedBody, refuseBody } from '../http-body.ts';
-import { BODY_LIMITS } from '../limits.ts';
 import { quarantineState } from './file-store.ts';
 import { sendError } from './server.ts';
 

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
-import { prebuiltFile } from '../prebuilt.ts';
+import { prebuiltFile } from '../base/prebuilt.ts';
 import type { ReportData } from './types.ts';
 
 const require = createRequire(import.meta.url);

@@ -7,9 +7,9 @@
  */
 import { z } from 'zod';
 import { analysisSchema } from '../analyze/schema.ts';
-import { FleetbenchError } from '../errors.ts';
-import { publishedJsonSchema } from '../json-schema.ts';
-import { describeZodIssues } from '../validation.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import { publishedJsonSchema } from '../base/json-schema.ts';
+import { describeZodIssues } from '../base/validation.ts';
 
 export const BASELINE_SCHEMA_VERSION = 1;
 

@@ -9,11 +9,11 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyzeFile } from '../analyze/file.ts';
 import { type Analysis, analysisSchema } from '../analyze/schema.ts';
-import { FleetbenchError, InputFileError } from '../errors.ts';
-import { readInputText } from '../input-file.ts';
+import { FleetbenchError, InputFileError } from '../base/errors.ts';
+import { readInputText } from '../base/input-file.ts';
+import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
+import { describeZodError } from '../base/validation.ts';
 import type { JudgeInput } from '../judge/judge.ts';
-import { MAX_RESULTS_FILE_BYTES } from '../limits.ts';
-import { describeZodError } from '../validation.ts';
 import { parseBaseline } from './baseline.ts';
 
 export interface LoadedInput extends JudgeInput {

@@ -7,9 +7,9 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Analysis } from '../analyze/schema.ts';
-import { FleetbenchError } from '../errors.ts';
-import { readInputText } from '../input-file.ts';
-import { MAX_RESULTS_FILE_BYTES } from '../limits.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import { readInputText } from '../base/input-file.ts';
+import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
 import { type Baseline, type CheckRow, parseBaseline } from './baseline.ts';
 import { SCORECARD_SET, scorecardCounts, verdictCheckRows } from './checks.ts';
 import type { RunSummary } from './run-summary.ts';

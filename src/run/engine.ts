@@ -5,18 +5,18 @@
  * `/rate_limit` snapshots, and closes the trace, with reason `interrupted` if the signal fired.
  */
 import { join } from 'node:path';
+import { FleetbenchError } from '../base/errors.ts';
+import { MAX_EVENTS_AT_ONE_INSTANT } from '../base/limits.ts';
+import { createRng, type Rng } from '../base/rng.ts';
+import { VERSION } from '../base/version.ts';
 import type { Clock } from '../clock/clock.ts';
 import { RealClock } from '../clock/real.ts';
 import { VirtualClock } from '../clock/virtual.ts';
 import type { Target } from '../contract/types.ts';
-import { FleetbenchError } from '../errors.ts';
 import type { Verdict } from '../judge/judge.ts';
-import { MAX_EVENTS_AT_ONE_INSTANT } from '../limits.ts';
 import type { RunEndReason, RunFailure } from '../results/run-summary.ts';
-import { createRng, type Rng } from '../rng.ts';
 import { openTarget } from '../targets/index.ts';
 import { type TraceSink, TraceWriter } from '../trace/writer.ts';
-import { VERSION } from '../version.ts';
 import { checkExecutors, runExecutor, startsOf } from '../workload/executors/index.ts';
 import { checkFaults, scheduleFaults } from '../workload/faults.ts';
 import { createInProcessGitHub, type GitHubSide } from '../workload/github-side.ts';

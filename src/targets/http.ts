@@ -11,6 +11,8 @@
  */
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { ExitCode, FleetbenchError } from '../base/errors.ts';
+import { MAX_LINE_BYTES } from '../base/limits.ts';
 import type { Clock } from '../clock/clock.ts';
 import {
   actorCountsSchema,
@@ -42,8 +44,6 @@ import type {
   SessionStateListener,
   Target,
 } from '../contract/types.ts';
-import { ExitCode, FleetbenchError } from '../errors.ts';
-import { MAX_LINE_BYTES } from '../limits.ts';
 import type { BodyRecord } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 

@@ -8,12 +8,12 @@
  * over the network.
  */
 
+import { FleetbenchError } from '../base/errors.ts';
+import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import { type TargetKind, type TargetRef, targetInfo } from '../contract/target-ref.ts';
 import type { Target } from '../contract/types.ts';
-import { FleetbenchError } from '../errors.ts';
 import { type RunningGitHubServer, startGitHubServer } from '../github/http.ts';
-import type { Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { GitHubSide } from '../workload/github-side.ts';
 import type { Scenario } from '../workload/scenario.ts';

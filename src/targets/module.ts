@@ -9,12 +9,12 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { FleetbenchError } from '../base/errors.ts';
+import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { TargetRef } from '../contract/target-ref.ts';
 import type { Target } from '../contract/types.ts';
-import { FleetbenchError } from '../errors.ts';
 import type { GitHubTransport } from '../github/types.ts';
-import type { Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { Scenario } from '../workload/scenario.ts';
 

@@ -4,9 +4,9 @@
  * with the same schema, src/reference/config.ts).
  */
 import { resolve } from 'node:path';
+import type { Distribution } from '../base/distribution.ts';
+import { FleetbenchError } from '../base/errors.ts';
 import { ADAPTERS } from '../contract/types.ts';
-import type { Distribution } from '../distribution.ts';
-import { FleetbenchError } from '../errors.ts';
 import {
   loadModelFile,
   type Model,

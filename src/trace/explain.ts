@@ -3,7 +3,7 @@
  * milliseconds to load): only a trace with a problem pays for it.
  */
 import { z } from 'zod';
-import { describeZodError } from '../validation.ts';
+import { describeZodError } from '../base/validation.ts';
 import type { CheckedKind, KindJsonSchemas } from './fast-check.ts';
 import {
   apiRecordSchema,

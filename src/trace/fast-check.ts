@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { privateCacheDir } from '../cache-dir.ts';
+import { privateCacheDir } from '../base/cache-dir.ts';
 import { type CheckedKind, checkedKinds, type KindJsonSchemas } from './checks-code.ts';
 
 export {

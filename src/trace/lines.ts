@@ -7,8 +7,8 @@
 import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
-import { InputFileError } from '../errors.ts';
-import { MAX_LINE_BYTES } from '../limits.ts';
+import { InputFileError } from '../base/errors.ts';
+import { MAX_LINE_BYTES } from '../base/limits.ts';
 import { decode } from './decode.ts';
 import { LineProblemError } from './parser.ts';
 

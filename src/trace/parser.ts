@@ -14,7 +14,7 @@
  * Problems a validator cannot word stay unworded here (validate.ts's wordParserProblems words
  * them), so that a worker, which runs this parser, never loads zod.
  */
-import { InputFileError } from '../errors.ts';
+import { InputFileError } from '../base/errors.ts';
 import { type CheckedKind, type FastChecks, isBodyKind } from './checks-code.ts';
 import { decode } from './decode.ts';
 import type { TraceScanner } from './scanner.ts';

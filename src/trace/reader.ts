@@ -6,7 +6,7 @@
  */
 import { createReadStream, statSync } from 'node:fs';
 import { createGunzip } from 'node:zlib';
-import { InputFileError } from '../errors.ts';
+import { InputFileError } from '../base/errors.ts';
 import { CHUNK, checkReadable, forEachLine, forEachLineInRange, isGzip, LineSplitter } from './lines.ts';
 import { type ReadStats, TraceParser } from './parser.ts';
 import type { BodyRecord } from './schema.ts';

@@ -7,8 +7,8 @@
  * sub-millisecond allowed, so a virtual and a real run read the same way.
  */
 import { z } from 'zod';
-import { publishedJsonSchema } from '../json-schema.ts';
-import { MAX_RUN_MS } from '../limits.ts';
+import { publishedJsonSchema } from '../base/json-schema.ts';
+import { MAX_RUN_MS } from '../base/limits.ts';
 
 export const TRACE_FORMAT = 'fleetbench-trace/1';
 

@@ -6,7 +6,7 @@
  */
 
 import { closeSync, openSync, readSync } from 'node:fs';
-import { InputFileError } from '../errors.ts';
+import { InputFileError } from '../base/errors.ts';
 import { loadChecks } from './checks-code.ts';
 import { cachedValidatorCode, publishedKindSchemas } from './fast-check.ts';
 import { type LineProblem, LineProblemError, type TraceParser, type TraceValidator } from './parser.ts';

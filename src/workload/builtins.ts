@@ -5,8 +5,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { distance } from 'fastest-levenshtein';
-import { FleetbenchError } from '../errors.ts';
-import { yamlFileNames } from '../yaml-input.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import { yamlFileNames } from '../base/yaml-input.ts';
 import { allCells, cellOverrides, cellScenarioFile, parseCellId } from './cells.ts';
 import { loadScenarioFile, type Override } from './load.ts';
 import type { Scenario } from './scenario.ts';

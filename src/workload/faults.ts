@@ -2,9 +2,10 @@
  * Scheduled faults (docs/scenarios.md#faults). Each fault writes `fault.start` and, when it has a duration,
  * `fault.end` events, so analysis can line effects up with causes.
  */
+
+import { FleetbenchError } from '../base/errors.ts';
 import type { Clock } from '../clock/clock.ts';
 import { hasCapability, type Target, type TargetCapability } from '../contract/types.ts';
-import { FleetbenchError } from '../errors.ts';
 import type { Labels } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { MarkerBus } from './markers.ts';

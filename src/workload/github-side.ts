@@ -2,11 +2,12 @@
  * The GitHub side of a run with the embedded target: the emulator in-process on the run's
  * clock, a token for the control plane, the world's admin operations and the fault switches.
  */
+
+import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import { GitHubEmulator } from '../github/emulator.ts';
 import { InProcessTransport } from '../github/transport.ts';
 import type { GitHubTransport } from '../github/types.ts';
-import type { Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { GitHubFaults } from './faults.ts';
 import type { Scenario } from './scenario.ts';

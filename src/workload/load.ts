@@ -5,11 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import { parse as parseYamlValue } from 'yaml';
-import { FleetbenchError, InputFileError } from '../errors.ts';
-import { readInputText } from '../input-file.ts';
-import { MAX_CONFIG_FILE_BYTES } from '../limits.ts';
-import { describeZodIssues } from '../validation.ts';
-import { parseYamlInput, yamlLineOf } from '../yaml-input.ts';
+import { FleetbenchError, InputFileError } from '../base/errors.ts';
+import { readInputText } from '../base/input-file.ts';
+import { MAX_CONFIG_FILE_BYTES } from '../base/limits.ts';
+import { describeZodIssues } from '../base/validation.ts';
+import { parseYamlInput, yamlLineOf } from '../base/yaml-input.ts';
 import { resolveScenario, type Scenario, userScenarioSchema } from './scenario.ts';
 
 export interface Override {

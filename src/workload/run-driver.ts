@@ -4,11 +4,12 @@
  * and a finished run by the next run on the same session, which then starts warm. The driver
  * only talks to the target's run methods, so a remote target drives the same way.
  */
+
+import { type Distribution, sample } from '../base/distribution.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import { hasCapability, type RunNotice, type Target } from '../contract/types.ts';
-import { type Distribution, sample } from '../distribution.ts';
-import { FleetbenchError } from '../errors.ts';
-import type { Rng } from '../rng.ts';
 import type { CountRange } from './scenario.ts';
 
 export function requireRuns(target: Target, executor: string): void {

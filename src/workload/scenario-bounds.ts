@@ -5,9 +5,9 @@
  * instead of looping, filling the disk or passing silently.
  */
 import type { z } from 'zod';
+import { formatDuration } from '../base/duration.ts';
+import { SCENARIO_LIMITS } from '../base/limits.ts';
 import { parseTarget, targetInfo } from '../contract/target-ref.ts';
-import { formatDuration } from '../duration.ts';
-import { SCENARIO_LIMITS } from '../limits.ts';
 
 type Issue = { path: PropertyKey[]; message: string };
 

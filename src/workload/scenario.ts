@@ -5,12 +5,12 @@
  * shape, `Scenario` the resolved one: the defaults live here and in docs/scenarios.md.
  */
 import { z } from 'zod';
+import { type Distribution, distributionField, fixed } from '../base/distribution.ts';
+import { durationField } from '../base/duration.ts';
+import { publishedJsonSchema } from '../base/json-schema.ts';
+import { SCENARIO_LIMITS } from '../base/limits.ts';
 import { parseTarget, TARGET_SYNTAX, targetInfo } from '../contract/target-ref.ts';
 import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contract/types.ts';
-import { type Distribution, distributionField, fixed } from '../distribution.ts';
-import { durationField } from '../duration.ts';
-import { publishedJsonSchema } from '../json-schema.ts';
-import { SCENARIO_LIMITS } from '../limits.ts';
 import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
   type ResolveContext,

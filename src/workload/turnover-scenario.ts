@@ -4,6 +4,7 @@
  * with the session profile loaded (so the scenario hash covers the profile's content).
  */
 import { z } from 'zod';
+import { durationField } from '../base/duration.ts';
 import {
   defaultFailureRates,
   type FailureRates,
@@ -12,7 +13,6 @@ import {
   type ResumeMode,
   resumeModes,
 } from '../contract/types.ts';
-import { durationField } from '../duration.ts';
 import { type Profile, resolveProfileRef } from './profiles/index.ts';
 
 const positiveInt = z

@@ -4,10 +4,11 @@
  * not the control plane spending quota). The control plane under test only finds out by
  * polling, which is exactly what the cost scenarios measure.
  */
+
+import { type Distribution, sample } from '../base/distribution.ts';
+import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { SessionSpec } from '../contract/types.ts';
-import { type Distribution, sample } from '../distribution.ts';
-import type { Rng } from '../rng.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { CountRange } from './scenario.ts';
 

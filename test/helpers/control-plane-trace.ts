@@ -11,9 +11,10 @@
  * per session = 9 calls) take 18 s and start on time, at 90, 120, 150 and 180 s; the
  * `steady.start` marker is at 60 s, so cycles 1-5 are steady.
  */
+
+import { Rng } from '../../src/base/rng.ts';
 import { VirtualClock } from '../../src/clock/index.ts';
 import { GitHubEmulator, InProcessTransport } from '../../src/github/index.ts';
-import { Rng } from '../../src/rng.ts';
 import { TraceWriter } from '../../src/trace/writer.ts';
 
 export const CP = {

@@ -1,4 +1,5 @@
 import { afterAll } from 'vitest';
+import { Rng } from '../../src/base/rng.ts';
 import { VirtualClock } from '../../src/clock/index.ts';
 import {
   type EmulatorResponse,
@@ -8,7 +9,6 @@ import {
   type RunningGitHubServer,
   startGitHubServer,
 } from '../../src/github/index.ts';
-import { Rng } from '../../src/rng.ts';
 import { MemorySink } from '../../src/trace/writer.ts';
 
 export type InProcessOptions = Partial<Omit<GitHubEmulatorOptions, 'clock' | 'rng' | 'trace'>> & {

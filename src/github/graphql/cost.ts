@@ -26,7 +26,7 @@ import {
   type SelectionSetNode,
   valueFromASTUntyped,
 } from 'graphql';
-import { GRAPHQL_LIMITS } from '../../limits.ts';
+import { GRAPHQL_LIMITS } from '../../base/limits.ts';
 import { CONTENT_CREATING_MUTATIONS } from './mutations.ts';
 
 const MAX_NODES = 500_000;

@@ -6,7 +6,7 @@
  * (500,000) is checked with the cost, in cost.ts.
  */
 import { type DocumentNode, GraphQLError, Kind, parse, type SelectionSetNode } from 'graphql';
-import { GRAPHQL_LIMITS } from '../../limits.ts';
+import { GRAPHQL_LIMITS } from '../../base/limits.ts';
 
 /** Parses with the token limit; a query too deep for the parser itself is a GraphQLError too. */
 export function parseBounded(query: string): DocumentNode {

@@ -4,8 +4,8 @@
  * faults a run can inject.
  */
 
+import type { Distribution } from '../../base/distribution.ts';
 import type { Adapter } from '../../contract/types.ts';
-import type { Distribution } from '../../distribution.ts';
 import type { LearnedLatencies } from '../providers.ts';
 
 export type LaunchReason = 'start' | 'recovery' | 'crash';

@@ -4,8 +4,8 @@
  * change (file-store.ts), so a process started after a real kill recovers the runs.
  */
 
+import type { Rng } from '../../base/rng.ts';
 import type { Adapter, RestartKind } from '../../contract/types.ts';
-import type { Rng } from '../../rng.ts';
 import { type ItemKind, PROVIDER_PROFILES, type ProviderProfile, type StartKind } from '../providers.ts';
 import type { Runner } from './runner.ts';
 

@@ -25,10 +25,11 @@
  * order); the runner is runner.ts, what a restart does to runners restarts.ts, the provider
  * process provider-simulation.ts, the durable state durable-state.ts, the settings config.ts.
  */
+
+import { sample } from '../../base/distribution.ts';
+import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
 import { ADAPTERS, type Adapter, isAdapter, type RestartKind, type RunNotice } from '../../contract/types.ts';
-import { sample } from '../../distribution.ts';
-import type { Rng } from '../../rng.ts';
 import type { Labels } from '../../trace/schema.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import { Limiter } from '../limiter.ts';

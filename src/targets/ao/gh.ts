@@ -7,7 +7,7 @@
  * header and docs/agent-orchestrator.md, not worked around.
  */
 import { execFileSync } from 'node:child_process';
-import { FleetbenchError } from '../../errors.ts';
+import { FleetbenchError } from '../../base/errors.ts';
 
 export interface GhInfo {
   path: string;

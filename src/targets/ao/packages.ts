@@ -9,7 +9,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FleetbenchError } from '../../errors.ts';
+import { FleetbenchError } from '../../base/errors.ts';
 import { inNodeModules, type PackageJson, readPackage } from '../node-packages.ts';
 
 export const AO_PINNED_VERSION = '0.2.0';

@@ -19,6 +19,9 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
+import { sample } from '../../base/distribution.ts';
+import { FleetbenchError } from '../../base/errors.ts';
+import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type {
   RestartKind,
@@ -27,12 +30,9 @@ import type {
   SessionStateListener,
   Target,
 } from '../../contract/types.ts';
-import { sample } from '../../distribution.ts';
-import { FleetbenchError } from '../../errors.ts';
 import type { GitHubEmulator } from '../../github/emulator.ts';
 import { type RunningGitHubServer, startGitHubServer } from '../../github/http.ts';
 import { generateSelfSignedCert } from '../../github/tls.ts';
-import type { Rng } from '../../rng.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { GitHubSide } from '../../workload/github-side.ts';
 import type { Scenario } from '../../workload/scenario.ts';

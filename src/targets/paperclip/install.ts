@@ -22,7 +22,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { FleetbenchError } from '../../errors.ts';
+import { FleetbenchError } from '../../base/errors.ts';
 import { inNodeModules, readPackage } from '../node-packages.ts';
 
 /** The Paperclip release the target is built and tested against (`paperclipai` pins the server). */

@@ -27,7 +27,7 @@ import {
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { prebuiltFile } from '../../prebuilt.ts';
+import { prebuiltFile } from '../../base/prebuilt.ts';
 import type { PaperclipInstall, PaperclipUser } from './install.ts';
 
 /** The stand-in's file: beside this source in a checkout, copied into dist/ by the package's build. */

@@ -13,6 +13,8 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FleetbenchError } from '../../base/errors.ts';
+import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { PaperclipAdapter, TargetRef } from '../../contract/target-ref.ts';
 import type {
@@ -25,8 +27,6 @@ import type {
   SessionStateListener,
   Target,
 } from '../../contract/types.ts';
-import { FleetbenchError } from '../../errors.ts';
-import type { Rng } from '../../rng.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { Scenario } from '../../workload/scenario.ts';
 import { countSessionStates } from '../session-counts.ts';

@@ -16,10 +16,10 @@
  *   `bracketAfter`, they become the `ratelimit.snapshot` events an emulated run writes.
  */
 import { z } from 'zod';
-import { InputFileError } from '../../errors.ts';
-import { readInputText } from '../../input-file.ts';
-import { MAX_CONFIG_FILE_BYTES, MAX_RUN_MS } from '../../limits.ts';
-import { describeZodError } from '../../validation.ts';
+import { InputFileError } from '../../base/errors.ts';
+import { readInputText } from '../../base/input-file.ts';
+import { MAX_CONFIG_FILE_BYTES, MAX_RUN_MS } from '../../base/limits.ts';
+import { describeZodError } from '../../base/validation.ts';
 import { forEachLine } from '../lines.ts';
 import { describeBadJson } from '../parser.ts';
 import type { ApiRecord, ApiSource } from '../schema.ts';

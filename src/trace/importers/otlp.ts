@@ -13,10 +13,10 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { InputFileError } from '../../errors.ts';
-import { readInputFile } from '../../input-file.ts';
-import { MAX_OTLP_FILE_BYTES } from '../../limits.ts';
-import { describeZodError } from '../../validation.ts';
+import { InputFileError } from '../../base/errors.ts';
+import { readInputFile } from '../../base/input-file.ts';
+import { MAX_OTLP_FILE_BYTES } from '../../base/limits.ts';
+import { describeZodError } from '../../base/validation.ts';
 import { describeBadJson } from '../parser.ts';
 import { type EventRecord, type Labels, type SpanRecord, timeProblem } from '../schema.ts';
 import { decodeTraceRequest, splitProtobufFile } from './otlp-proto.ts';

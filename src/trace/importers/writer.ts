@@ -3,7 +3,7 @@
  * name in the run id, a real clock, no seed), flushed only at the end.
  */
 import { basename } from 'node:path';
-import { VERSION } from '../../version.ts';
+import { VERSION } from '../../base/version.ts';
 import { TraceWriter } from '../writer.ts';
 
 export function importedTraceWriter(

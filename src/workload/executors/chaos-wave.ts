@@ -1,6 +1,6 @@
+import { sample } from '../../base/distribution.ts';
+import type { Rng } from '../../base/rng.ts';
 import type { RestartKind } from '../../contract/types.ts';
-import { sample } from '../../distribution.ts';
-import type { Rng } from '../../rng.ts';
 import type { Labels } from '../../trace/schema.ts';
 import { RunDriver, requireRuns } from '../run-driver.ts';
 import type { Executor } from '../scenario.ts';

@@ -2,9 +2,10 @@
  * What every executor gets from the run (the engine builds it, executors/index.ts dispatches):
  * kept apart from the dispatcher so that an executor never imports the table that imports it.
  */
+
+import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { Target } from '../../contract/types.ts';
-import type { Rng } from '../../rng.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { MarkerBus } from '../markers.ts';
 import type { SessionSpawner } from '../spawner.ts';

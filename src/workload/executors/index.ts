@@ -2,8 +2,9 @@
  * Executors decide when sessions start (docs/scenarios.md#executors). Each is one function that schedules its work
  * on the run's clock and resolves when it has nothing more to start.
  */
+
+import { FleetbenchError } from '../../base/errors.ts';
 import { hasCapability, type Target, type TargetCapability } from '../../contract/types.ts';
-import { FleetbenchError } from '../../errors.ts';
 import type { Executor } from '../scenario.ts';
 import { arrivalTimes } from '../schedule.ts';
 import { runArrivalRate } from './arrival-rate.ts';

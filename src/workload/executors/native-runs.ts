@@ -1,4 +1,4 @@
-import { sample } from '../../distribution.ts';
+import { sample } from '../../base/distribution.ts';
 import { RunDriver, requireRuns } from '../run-driver.ts';
 import type { Executor } from '../scenario.ts';
 import { type ExecutorContext, ownsStart } from './context.ts';

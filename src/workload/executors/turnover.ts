@@ -25,9 +25,9 @@
  * nothing to do, and each "swap" is the next request to the session idle the longest.
  */
 
+import { FleetbenchError } from '../../base/errors.ts';
+import type { Rng } from '../../base/rng.ts';
 import { type ActorPhase, type ActorStepRequest, actorStates } from '../../contract/types.ts';
-import { FleetbenchError } from '../../errors.ts';
-import type { Rng } from '../../rng.ts';
 import type { Executor } from '../scenario.ts';
 import type { ExecutorContext } from './context.ts';
 import { IdleQueue, ReadyHeap } from './turnover-pools.ts';

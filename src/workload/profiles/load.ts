@@ -5,11 +5,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FleetbenchError, InputFileError } from '../../errors.ts';
-import { readInputText } from '../../input-file.ts';
-import { MAX_CONFIG_FILE_BYTES } from '../../limits.ts';
-import { describeZodIssues } from '../../validation.ts';
-import { parseYamlInput, yamlFileNames, yamlLineOf } from '../../yaml-input.ts';
+import { FleetbenchError, InputFileError } from '../../base/errors.ts';
+import { readInputText } from '../../base/input-file.ts';
+import { MAX_CONFIG_FILE_BYTES } from '../../base/limits.ts';
+import { describeZodIssues } from '../../base/validation.ts';
+import { parseYamlInput, yamlFileNames, yamlLineOf } from '../../base/yaml-input.ts';
 import { type Profile, resolveProfile, userProfileSchema } from './schema.ts';
 
 const PROFILE_DIR = fileURLToPath(new URL('../../../scenarios/profiles/', import.meta.url));

@@ -6,9 +6,9 @@
  * before, or a repeated step name is an error naming the file, line and field.
  */
 import { z } from 'zod';
+import { parseDuration } from '../../base/duration.ts';
+import { publishedJsonSchema } from '../../base/json-schema.ts';
 import type { ActorFootprint, ActorOp } from '../../contract/types.ts';
-import { parseDuration } from '../../duration.ts';
-import { publishedJsonSchema } from '../../json-schema.ts';
 
 export interface ProfileStep {
   name: string;

@@ -11,5 +11,5 @@ export const PREBUILT: boolean = false;
 
 /** dist/<name> of the package when it is prebuilt; undefined when running from the sources. */
 export function prebuiltFile(name: string): string | undefined {
-  return PREBUILT ? fileURLToPath(new URL(`../dist/${name}`, import.meta.url)) : undefined;
+  return PREBUILT ? fileURLToPath(new URL(`../../dist/${name}`, import.meta.url)) : undefined;
 }

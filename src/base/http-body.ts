@@ -3,7 +3,7 @@
  * serve` and its supervisor, a live run's OTLP receiver). A body is refused as soon as it is
  * known to be too big: at once when its Content-Length says so, otherwise when the bytes read
  * pass the limit. Nothing over the limit is ever buffered, so one request cannot take a server's
- * memory (limits in src/limits.ts, docs/limits.md).
+ * memory (limits in src/base/limits.ts, docs/limits.md).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
