@@ -182,7 +182,10 @@ describe('--otlp-export', () => {
     const apiRecords = records.filter((r) => r.kind === 'api' && r.source !== 'harness');
     const exportedCalls = calls.sum!.dataPoints.reduce((a, p) => a + p.asDouble, 0);
     expect(exportedCalls).toBeLessThanOrEqual(apiRecords.length);
-    expect(exportedCalls).toBeGreaterThanOrEqual(apiRecords.length - 5);
+    // Every call answered within the run's 25 s is in the last export (a loaded machine leaves
+    // more calls in flight at the end than a quiet one: those are not counted on).
+    const answeredInRun = apiRecords.filter((r) => r.kind === 'api' && r.t + r.dur <= 25_000).length;
+    expect(exportedCalls).toBeGreaterThanOrEqual(answeredInRun);
     expect(calls.sum!.dataPoints.some((p) => attr(p.attributes, 'operation') === 'guard-pr-list')).toBe(true);
     // No series per session: a 100,000-session run would be 100,000 of them.
     expect(calls.sum!.dataPoints.some((p) => attr(p.attributes, 'session') !== undefined)).toBe(false);
