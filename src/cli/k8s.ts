@@ -94,51 +94,7 @@ Examples:
 
 Every cell is checked here first (a bad --set fails now, not in a pod). See docs/distributed.md.`,
     )
-    .action((flags: ManifestFlags) => {
-      const segments = parseCount('--segments', flags.segments, 1);
-      const jobs = parseCount('--jobs', flags.jobs, 1);
-      const repeats = parseCount('--repeat', flags.repeat, 1);
-      const seed = parseSeed(flags.seed);
-      const overrides = withTarget(flags.set, flags.target);
-      checkAccessMode(flags.accessMode);
-      // Resolve every scenario now, as the pods will: bad input fails here, before a cluster is involved.
-      const runs = planMatrix({ selection: flags.cells, overrides, seed, repeats, outDir: '.' }).reduce(
-        (n, p) => n + p.jobs.length,
-        0,
-      );
-      if (segments > runs)
-        throw new FleetbenchError(
-          'E_USAGE',
-          `--segments: ${segments} segments for ${runs} run${runs === 1 ? '' : 's'}: some pods would have nothing to do; at most ${runs}`,
-        );
-      const matrixArgs = [
-        '--cells',
-        flags.cells,
-        ...overrides.flatMap((s) => ['--set', s]),
-        '--repeat',
-        String(repeats),
-        ...(seed === undefined ? [] : ['--seed', String(seed)]),
-        '--jobs',
-        String(jobs),
-      ];
-      const manifests = matrixManifests({
-        name: flags.name,
-        namespace: flags.namespace,
-        image: flags.image,
-        segments,
-        parallelism:
-          flags.parallelism === undefined ? undefined : parseCount('--parallelism', flags.parallelism, 1),
-        matrixArgs,
-        claim: flags.claim,
-        storage: flags.storage,
-        storageClass: flags.storageClass,
-        accessMode: flags.accessMode,
-        cpu: flags.cpu ?? String(jobs),
-        memory: flags.memory,
-      });
-      const yaml = `# fleetbench k8s manifest matrix: ${runs} runs in ${segments} segments (docs/distributed.md)\n${manifests.map((m) => stringify(m)).join('---\n')}`;
-      writeManifests(io, flags.output, yaml, manifests.length);
-    });
+    .action((flags: ManifestFlags) => writeMatrixManifest(io, flags));
   const run = manifest
     .command('run')
     .description(
@@ -185,66 +141,115 @@ Examples:
 The run is checked here first, as the pods will (the real clock, what can be split). The segments
 agree on a start 10 s after the first is up (segments/run-start.json on the volume). See docs/distributed.md.`,
     )
-    .action((ref: string, flags: RunManifestFlags) => {
-      const segments = parseCount('--segments', flags.segments, 1);
-      checkAccessMode(flags.accessMode);
-      // The pods share one target: the reference served in the cluster, or a server they reach.
-      const target = parseTarget(flags.target);
-      if (target.kind !== 'reference' && !targetInfo(target).shareable)
-        throw new FleetbenchError(
-          'E_USAGE',
-          `--target: reference (served in the cluster) or an http(s) URL the pods can reach, got '${flags.target}'`,
-        );
-      const runArgs = [
-        ...flags.set.flatMap((s) => ['--set', s]),
-        ...(flags.seed !== undefined ? ['--seed', String(parseSeed(flags.seed))] : []),
-        ...(flags.timeScale !== undefined ? ['--time-scale', flags.timeScale] : []),
-      ];
-      // Resolve the scenario now, as the pods will: bad input fails here, not in a pod.
-      const overrides = flags.set.map(parseOverride);
-      if (flags.seed !== undefined) overrides.push({ path: ['seed'], value: parseSeed(flags.seed) });
-      if (flags.timeScale !== undefined)
-        overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
-      overrides.push({ path: ['clock'], value: 'real' });
-      overrides.push({
-        path: ['target'],
-        value: target.kind === 'reference' ? 'http://target.invalid:7070' : flags.target,
-      });
-      const { scenario } = resolveScenarioRef(ref, overrides);
-      checkRunSplittable(scenario, 'k8s manifest run', 'shared');
-      const isFile = existsSync(ref) && statSync(ref).isFile();
-      const manifests = runManifests({
-        name: flags.name,
-        namespace: flags.namespace,
-        image: flags.image,
-        segments,
-        runArgs,
-        scenario: ref,
-        ...(isFile
-          ? {
-              scenarioFile: {
-                name: basename(ref),
-                text: readInputText(ref, {
-                  maxBytes: MAX_CONFIG_FILE_BYTES,
-                  code: 'E_SCENARIO',
-                  what: 'a scenario',
-                }),
-              },
-            }
-          : {}),
-        target,
-        emulatorArgs: emulatorArgsFor(scenario),
-        adminToken: `fba_${randomBytes(18).toString('base64url')}`,
-        claim: flags.claim,
-        storage: flags.storage,
-        storageClass: flags.storageClass,
-        accessMode: flags.accessMode,
-        cpu: flags.cpu,
-        memory: flags.memory,
-      });
-      const yaml = `# fleetbench k8s manifest run: ${commentText(scenario.name)} in ${segments} segments against ${target.kind === 'reference' ? 'the reference control plane' : commentText(flags.target)} (docs/distributed.md)\n${manifests.map((m) => stringify(m, { lineWidth: 0, blockQuote: 'literal' })).join('---\n')}`;
-      writeManifests(io, flags.output, yaml, manifests.length);
-    });
+    .action((ref: string, flags: RunManifestFlags) => writeRunManifest(io, ref, flags));
+}
+
+/** `k8s manifest matrix`: every cell checked here, then the Indexed Job and its merge Job. */
+function writeMatrixManifest(io: CommandIo, flags: ManifestFlags): void {
+  const segments = parseCount('--segments', flags.segments, 1);
+  const jobs = parseCount('--jobs', flags.jobs, 1);
+  const repeats = parseCount('--repeat', flags.repeat, 1);
+  const seed = parseSeed(flags.seed);
+  const overrides = withTarget(flags.set, flags.target);
+  checkAccessMode(flags.accessMode);
+  // Resolve every scenario now, as the pods will: bad input fails here, before a cluster is involved.
+  const runs = planMatrix({ selection: flags.cells, overrides, seed, repeats, outDir: '.' }).reduce(
+    (n, p) => n + p.jobs.length,
+    0,
+  );
+  if (segments > runs)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--segments: ${segments} segments for ${runs} run${runs === 1 ? '' : 's'}: some pods would have nothing to do; at most ${runs}`,
+    );
+  const matrixArgs = [
+    '--cells',
+    flags.cells,
+    ...overrides.flatMap((s) => ['--set', s]),
+    '--repeat',
+    String(repeats),
+    ...(seed === undefined ? [] : ['--seed', String(seed)]),
+    '--jobs',
+    String(jobs),
+  ];
+  const manifests = matrixManifests({
+    name: flags.name,
+    namespace: flags.namespace,
+    image: flags.image,
+    segments,
+    parallelism:
+      flags.parallelism === undefined ? undefined : parseCount('--parallelism', flags.parallelism, 1),
+    matrixArgs,
+    claim: flags.claim,
+    storage: flags.storage,
+    storageClass: flags.storageClass,
+    accessMode: flags.accessMode,
+    cpu: flags.cpu ?? String(jobs),
+    memory: flags.memory,
+  });
+  const yaml = `# fleetbench k8s manifest matrix: ${runs} runs in ${segments} segments (docs/distributed.md)\n${manifests.map((m) => stringify(m)).join('---\n')}`;
+  writeManifests(io, flags.output, yaml, manifests.length);
+}
+
+/** `k8s manifest run`: the scenario checked here as the pods will, then the Job, the shared target and the merge Job. */
+function writeRunManifest(io: CommandIo, ref: string, flags: RunManifestFlags): void {
+  const segments = parseCount('--segments', flags.segments, 1);
+  checkAccessMode(flags.accessMode);
+  // The pods share one target: the reference served in the cluster, or a server they reach.
+  const target = parseTarget(flags.target);
+  if (target.kind !== 'reference' && !targetInfo(target).shareable)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--target: reference (served in the cluster) or an http(s) URL the pods can reach, got '${flags.target}'`,
+    );
+  const runArgs = [
+    ...flags.set.flatMap((s) => ['--set', s]),
+    ...(flags.seed !== undefined ? ['--seed', String(parseSeed(flags.seed))] : []),
+    ...(flags.timeScale !== undefined ? ['--time-scale', flags.timeScale] : []),
+  ];
+  // Resolve the scenario now, as the pods will: bad input fails here, not in a pod.
+  const overrides = flags.set.map(parseOverride);
+  if (flags.seed !== undefined) overrides.push({ path: ['seed'], value: parseSeed(flags.seed) });
+  if (flags.timeScale !== undefined) overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
+  overrides.push({ path: ['clock'], value: 'real' });
+  overrides.push({
+    path: ['target'],
+    value: target.kind === 'reference' ? 'http://target.invalid:7070' : flags.target,
+  });
+  const { scenario } = resolveScenarioRef(ref, overrides);
+  checkRunSplittable(scenario, 'k8s manifest run', 'shared');
+  const isFile = existsSync(ref) && statSync(ref).isFile();
+  const manifests = runManifests({
+    name: flags.name,
+    namespace: flags.namespace,
+    image: flags.image,
+    segments,
+    runArgs,
+    scenario: ref,
+    ...(isFile
+      ? {
+          scenarioFile: {
+            name: basename(ref),
+            text: readInputText(ref, {
+              maxBytes: MAX_CONFIG_FILE_BYTES,
+              code: 'E_SCENARIO',
+              what: 'a scenario',
+            }),
+          },
+        }
+      : {}),
+    target,
+    emulatorArgs: emulatorArgsFor(scenario),
+    adminToken: `fba_${randomBytes(18).toString('base64url')}`,
+    claim: flags.claim,
+    storage: flags.storage,
+    storageClass: flags.storageClass,
+    accessMode: flags.accessMode,
+    cpu: flags.cpu,
+    memory: flags.memory,
+  });
+  const yaml = `# fleetbench k8s manifest run: ${commentText(scenario.name)} in ${segments} segments against ${target.kind === 'reference' ? 'the reference control plane' : commentText(flags.target)} (docs/distributed.md)\n${manifests.map((m) => stringify(m, { lineWidth: 0, blockQuote: 'literal' })).join('---\n')}`;
+  writeManifests(io, flags.output, yaml, manifests.length);
 }
 
 /**
