@@ -140,16 +140,37 @@ describe('ids and names are checked at the door', () => {
       expect(res.status).toBe(400);
       expect((await errorOf(res)).message).toMatch(message);
     }
-    // A malformed escape in a path is the request's fault too.
+    // A malformed escape in a path is the request's fault too, named by the id it spoils.
     const escaped = await fetch(`${sup.url}/v1/sessions/%E0%A4%A`);
     expect(escaped.status).toBe(400);
-    expect((await errorOf(escaped)).message).toMatch(/session id: malformed percent-encoding/);
+    expect(await errorOf(escaped)).toEqual({
+      code: 'bad_request',
+      message: 'session id: malformed percent-encoding in the path',
+    });
+    const escapedActor = await post(`${sup.url}/v1/actors/%E0%A4%A/park`, { phase: 'p' });
+    expect(escapedActor.status).toBe(400);
+    expect((await errorOf(escapedActor)).message).toBe('actor id: malformed percent-encoding in the path');
+    // A malformed escape in a path no route takes is no route: 404, the path as sent.
+    const nowhere = await fetch(`${sup.url}/v1/nowhere/%E0%A4%A`);
+    expect(nowhere.status).toBe(404);
+    expect((await errorOf(nowhere)).message).toBe('GET /v1/nowhere/%E0%A4%A: no such endpoint');
 
     // The run refused nothing good: a valid session is created and polled, cycle after cycle.
     expect((await post(`${sup.url}/v1/run`, runStart(gh))).status).toBe(200);
     const watch = watchEvents(sup.url);
     closers.push(watch.close);
     expect((await post(`${sup.url}/v1/sessions`, session('s-0001'))).status).toBe(201);
+    // A session's paths look the session up first: an unknown one is quoted as sent, a method
+    // its path does not take is no endpoint.
+    const unknown = await fetch(`${sup.url}/v1/sessions/s%2D9/turns`);
+    expect(unknown.status).toBe(404);
+    expect((await errorOf(unknown)).message).toBe("no session 's%2D9'");
+    const wrongMethod = await fetch(`${sup.url}/v1/sessions/s-0001`, { method: 'PUT' });
+    expect(wrongMethod.status).toBe(404);
+    expect((await errorOf(wrongMethod)).message).toBe('PUT /v1/sessions/s-0001: no such endpoint');
+    const encoded = await fetch(`${sup.url}/v1/sessions/s%2D0001`);
+    expect(encoded.status).toBe(200);
+    expect(((await encoded.json()) as { id: string }).id).toBe('s-0001');
     const cycles = () =>
       watch.events.filter((e) => e.name === 'poll.cycle' && (e.data as { sessions: number }).sessions > 0);
     await waitUntil('three poll cycles with the session', () => cycles().length >= 3, { timeoutMs: 45_000 });

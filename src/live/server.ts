@@ -174,8 +174,9 @@ export async function startLiveServer(options: LiveServerOptions): Promise<Runni
     });
   });
   const server: Server = createServer((req, res) => {
+    // Its routes take no parameters: a malformed path is simply not one of them.
     const answer = routes.match(req);
-    if (answer) answer(res);
+    if (typeof answer === 'function') answer(res);
     else notFound(req, res);
   });
   await new Promise<void>((resolve, reject) => {

@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { sample } from '../base/distribution.ts';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-body.ts';
+import { MalformedParam, METHODS, Routes } from '../base/http-router.ts';
 import { BODY_LIMITS, MAX_SERVED_SESSIONS } from '../base/limits.ts';
 import { createRng, type Rng } from '../base/rng.ts';
 import { VERSION } from '../base/version.ts';
@@ -183,15 +184,6 @@ async function runCall<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** A path segment as the client encoded it; a malformed escape is the request's fault. */
-function pathSegment(encoded: string, what: string): string {
-  try {
-    return decodeURIComponent(encoded);
-  } catch {
-    throw new HttpError(400, 'bad_request', `${what}: malformed percent-encoding in the path`);
-  }
-}
-
 /** Actor errors (an unknown actor, an operation its state does not allow) are conflicts. */
 async function actorCall<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -201,53 +193,125 @@ async function actorCall<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function startReferenceServer(options: ReferenceServerOptions): Promise<RunningReferenceServer> {
-  const log = options.log ?? (() => undefined);
+/** A session's paths: the session is looked up before the method is (409 no_run, 404 no session). */
+const SESSION_PATHS = {
+  session: '/v1/sessions/:session',
+  run: '/v1/sessions/:session/run',
+  turns: '/v1/sessions/:session/turns',
+} as const;
+
+/** The field a malformed path parameter is named by in the 400 (by route parameter). */
+const PATH_FIELDS: Record<string, string> = { session: 'session id', actor: 'actor id' };
+
+/** The 404 of a path no route takes (the path as the URL parser normalised it, as ever). */
+function noSuchEndpoint(req: IncomingMessage): HttpError {
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  return new HttpError(404, 'not_found', `${req.method ?? 'GET'} ${path}: no such endpoint`);
+}
+
+/**
+ * The run this process serves: the control plane, its GitHub transport, the saved run and the
+ * durable store. A run begins (POST /v1/run, or a recovery after a restart), and stops.
+ */
+class ServedRun {
+  plane: ReferenceControlPlane | undefined;
+  private transport: HttpTransport | undefined;
+  run: SavedRun | undefined;
+  readonly store: FileStore;
+  private readonly runPath: string;
+  private readonly sink: TraceSink;
+  private readonly log: (line: string) => void;
+
+  constructor(private readonly options: ReferenceServerOptions) {
+    this.log = options.log ?? (() => undefined);
+    this.store = new FileStore(options.stateDir, { onCorrupt: this.onCorrupt });
+    this.runPath = join(options.stateDir, 'run.json');
+    this.sink = { write: (record) => options.emit(recordToEvent(record as never)) };
+  }
+
   // A state file that does not parse: said with its path and what is lost, moved aside, and the
   // control plane goes on without it (docs/live-runs.md), never a crash loop on every restart.
-  const onCorrupt: CorruptStateHandler = (path, lost, reason, movedTo) => {
-    log(`state file ${path} is corrupt (${reason}): moved to ${movedTo}; lost: ${lost}`);
-    options.emit({
+  private readonly onCorrupt: CorruptStateHandler = (path, lost, reason, movedTo) => {
+    this.log(`state file ${path} is corrupt (${reason}): moved to ${movedTo}; lost: ${lost}`);
+    this.options.emit({
       type: 'event',
       name: 'controlplane.state_corrupt',
       data: { path, lost, reason, movedTo },
     } as TargetEvent);
   };
-  const store = new FileStore(options.stateDir, { onCorrupt });
-  const runPath = join(options.stateDir, 'run.json');
-  let plane: ReferenceControlPlane | undefined;
-  let transport: HttpTransport | undefined;
-  let run: SavedRun | undefined;
-  const sink: TraceSink = { write: (record) => options.emit(recordToEvent(record as never)) };
 
-  const stopPlane = async () => {
-    await plane?.stop();
-    transport?.close();
-    plane = undefined;
-    transport = undefined;
-  };
+  /** The GitHub a run is served against: this server's own, else the one the run offers. */
+  get ownGithub(): boolean {
+    return this.options.github !== undefined;
+  }
 
-  const begin = async (saved: SavedRun, reason: string) => {
-    await stopPlane();
+  requirePlane(): ReferenceControlPlane {
+    if (!this.plane) throw new HttpError(409, 'no_run', 'no run: POST /v1/run first');
+    return this.plane;
+  }
+
+  async stopPlane(): Promise<void> {
+    await this.plane?.stop();
+    this.transport?.close();
+    this.plane = undefined;
+    this.transport = undefined;
+  }
+
+  private async begin(saved: SavedRun, reason: string): Promise<void> {
+    await this.stopPlane();
     const clock = new RealClock({ epochMs: saved.epochMs, timeScale: saved.timeScale });
-    transport = new HttpTransport(saved.github.url, { maxSockets: 16 });
-    run = saved;
-    plane = new ReferenceControlPlane({
+    this.transport = new HttpTransport(saved.github.url, { maxSockets: 16 });
+    this.run = saved;
+    this.plane = new ReferenceControlPlane({
       clock,
       rng: createRng(saved.seed).fork('target'),
-      trace: sink,
-      transport,
+      trace: this.sink,
+      transport: this.transport,
       token: saved.github.token,
-      store,
-      runStore: store,
+      store: this.store,
+      runStore: this.store,
       config: { ...servedConfig(saved.config), project: saved.scenario },
     });
-    await plane.start(reason);
+    await this.plane.start(reason);
     if (reason !== 'start')
-      resumeSpawns(plane, sink, clock, createRng(saved.seed).fork('respawn'), servedConfig(saved.config));
-  };
+      resumeSpawns(
+        this.plane,
+        this.sink,
+        clock,
+        createRng(saved.seed).fork('respawn'),
+        servedConfig(saved.config),
+      );
+  }
 
-  if (options.recover !== undefined) await recover(options.recover);
+  /** POST /v1/run: a new run, saved first so that a restart serves it again. */
+  async start(body: RunStartRequest & { config?: ServedConfig }): Promise<{ url: string }> {
+    const github = this.options.github ?? body.github;
+    if (!github)
+      throw new HttpError(
+        400,
+        'bad_request',
+        'github: this server has no GitHub of its own; the run must offer one',
+      );
+    await this.stopPlane();
+    this.store.clear();
+    const saved: SavedRun = { ...body, github };
+    writeAtomic(this.runPath, JSON.stringify(saved));
+    try {
+      await this.begin(saved, 'start');
+    } catch (error) {
+      // The run did not start: nothing of it is kept, so no restart tries it again.
+      await this.stopPlane().catch(() => undefined);
+      this.run = undefined;
+      rmSync(this.runPath, { force: true });
+      this.store.clear();
+      throw new HttpError(
+        502,
+        'bad_gateway',
+        `github.url: the run cannot start against ${github.url}: ${(error as Error)?.message ?? error}`,
+      );
+    }
+    return github;
+  }
 
   /**
    * A process started again after a restart serves the saved run, or says why it cannot
@@ -255,41 +319,25 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
    * so no saved state can make every later process fail the same way, and the next POST /v1/run
    * starts afresh. Exactly one of `controlplane.ready` and `controlplane.recover_failed` is sent.
    */
-  async function recover(kind: string): Promise<void> {
+  async recover(kind: string): Promise<void> {
     try {
-      let corrupt: string | undefined;
-      const raw = readJson<unknown>(runPath, (reason, movedTo) => {
-        corrupt = `${runPath} is corrupt (${reason}): moved to ${movedTo}`;
-        onCorrupt(
-          runPath,
-          'the run this control plane served (it starts with none: POST /v1/run)',
-          reason,
-          movedTo,
-        );
-      });
-      if (raw === undefined) throw new Error(corrupt ?? `no run to recover: ${runPath} is missing`);
-      // run.json was checked when the run began; a hand-edited or foreign one is refused here.
-      const checked = savedRunSchema.safeParse(raw);
-      if (!checked.success) {
-        const issue = checked.error.issues[0];
-        throw new Error(`${runPath}: ${issue?.path.join('.') || 'run'}: ${issue?.message}`);
-      }
-      await begin(checked.data, kind);
-      if (store.tornLines > 0) log(`recovered with ${store.tornLines} torn journal line(s) skipped`);
+      await this.begin(this.savedRun(), kind);
+      if (this.store.tornLines > 0)
+        this.log(`recovered with ${this.store.tornLines} torn journal line(s) skipped`);
     } catch (error) {
-      await stopPlane().catch(() => undefined);
-      run = undefined;
+      await this.stopPlane().catch(() => undefined);
+      this.run = undefined;
       const message = (error as Error)?.message ?? String(error);
       let movedTo: string | undefined;
       try {
-        if (existsSync(runPath)) movedTo = moveAside(runPath, 'failed');
+        if (existsSync(this.runPath)) movedTo = moveAside(this.runPath, 'failed');
       } catch (moveError) {
-        log(`could not move ${runPath} aside: ${(moveError as Error).message}`);
+        this.log(`could not move ${this.runPath} aside: ${(moveError as Error).message}`);
       }
-      log(
+      this.log(
         `restart ${kind}: the run cannot be recovered: ${message}${movedTo ? ` (run.json moved to ${movedTo})` : ''}; serving no run until the next POST /v1/run`,
       );
-      options.emit({
+      this.options.emit({
         type: 'event',
         name: 'controlplane.recover_failed',
         labels: { kind },
@@ -298,116 +346,163 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     }
   }
 
-  const info = (): InfoResponse => ({
-    protocol: TARGET_PROTOCOL,
-    name: 'fleetbench-reference',
-    version: VERSION,
-    capabilities: ['restart', 'flushCaches', 'setDashboard', 'events', 'runs', 'providerFaults', 'actors'],
-    pid: process.pid,
-    ...(run ? { github: { url: run.github.url, own: options.github !== undefined } } : {}),
+  /** run.json read back and checked; a missing, corrupt, hand-edited or foreign one is refused. */
+  private savedRun(): SavedRun {
+    const runPath = this.runPath;
+    let corrupt: string | undefined;
+    const raw = readJson<unknown>(runPath, (reason, movedTo) => {
+      corrupt = `${runPath} is corrupt (${reason}): moved to ${movedTo}`;
+      this.onCorrupt(
+        runPath,
+        'the run this control plane served (it starts with none: POST /v1/run)',
+        reason,
+        movedTo,
+      );
+    });
+    if (raw === undefined) throw new Error(corrupt ?? `no run to recover: ${runPath} is missing`);
+    // run.json was checked when the run began; a hand-edited or foreign one is refused here.
+    const checked = savedRunSchema.safeParse(raw);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      throw new Error(`${runPath}: ${issue?.path.join('.') || 'run'}: ${issue?.message}`);
+    }
+    return checked.data;
+  }
+
+  info(): InfoResponse {
+    return {
+      protocol: TARGET_PROTOCOL,
+      name: 'fleetbench-reference',
+      version: VERSION,
+      capabilities: ['restart', 'flushCaches', 'setDashboard', 'events', 'runs', 'providerFaults', 'actors'],
+      pid: process.pid,
+      ...(this.run ? { github: { url: this.run.github.url, own: this.ownGithub } } : {}),
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.stopPlane();
+    this.store.close();
+  }
+}
+
+/** The run's own endpoints: info, start and stop, the cache flush and the dashboard. */
+function runRoutes(routes: Routes, served: ServedRun): void {
+  routes.on('GET', '/v1/info', (_req, res) => send(res, 200, served.info()));
+  routes.on('POST', '/v1/run', async (req, res) => {
+    const github = await served.start(parse(referenceRunStartSchema, await readBody(req)));
+    send(res, 200, { since: 0, github: { url: github.url, own: served.ownGithub } });
   });
+  routes.on('POST', '/v1/run/stop', async (_req, res) => {
+    await served.stopPlane();
+    send(res, 200, { events: 0 });
+  });
+  routes.on('POST', '/v1/providers/faults', async (req, res) => {
+    const fault = parse(providerFaultSchema, await readBody(req));
+    const plane = served.requirePlane();
+    await runCall(async () => plane.runs.providerFault(fault));
+    send(res, 204);
+  });
+  routes.on('POST', '/v1/caches/flush', (_req, res) => {
+    served.requirePlane().flushCaches();
+    send(res, 204);
+  });
+  routes.on('POST', '/v1/dashboard', async (req, res) => {
+    const { open } = parse(dashboardRequestSchema, await readBody(req));
+    served.requirePlane().setDashboard(open);
+    send(res, 204);
+  });
+}
 
-  const requirePlane = (): ReferenceControlPlane => {
-    if (!plane) throw new HttpError(409, 'no_run', 'no run: POST /v1/run first');
-    return plane;
-  };
+type SessionRecord = NonNullable<ReturnType<ReferenceControlPlane['sessions']['get']>>;
+type SessionHandler = (
+  plane: ReferenceControlPlane,
+  record: SessionRecord,
+  req: IncomingMessage,
+  res: ServerResponse,
+) => unknown;
 
-  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const path = url.pathname;
-    const method = req.method ?? 'GET';
-    if (method === 'GET' && path === '/v1/info') return send(res, 200, info());
-    if (method === 'POST' && path === '/v1/run') {
-      const body = parse(referenceRunStartSchema, await readBody(req));
-      const github = options.github ?? body.github;
-      if (!github)
-        throw new HttpError(
-          400,
-          'bad_request',
-          'github: this server has no GitHub of its own; the run must offer one',
-        );
-      await stopPlane();
-      store.clear();
-      const saved: SavedRun = { ...body, github };
-      writeAtomic(runPath, JSON.stringify(saved));
-      try {
-        await begin(saved, 'start');
-      } catch (error) {
-        // The run did not start: nothing of it is kept, so no restart tries it again.
-        await stopPlane().catch(() => undefined);
-        run = undefined;
-        rmSync(runPath, { force: true });
-        store.clear();
-        throw new HttpError(
-          502,
-          'bad_gateway',
-          `github.url: the run cannot start against ${github.url}: ${(error as Error)?.message ?? error}`,
-        );
-      }
-      return send(res, 200, { since: 0, github: { url: github.url, own: options.github !== undefined } });
-    }
-    if (method === 'POST' && path === '/v1/run/stop') {
-      await stopPlane();
-      return send(res, 200, { events: 0 });
-    }
-    if (path === '/v1/sessions' && method === 'POST') {
-      const p = requirePlane();
-      const spec = parse(sessionSpecSchema, await readBody(req));
-      const existing = p.sessions.get(spec.id);
-      // Idempotent: a client retrying after a restart may re-send a create that was saved.
-      if (existing) return send(res, 200, { id: existing.id, state: existing.state });
-      if (p.sessions.size >= MAX_SERVED_SESSIONS)
-        throw new HttpError(
-          409,
-          'conflict',
-          `id: this run has ${MAX_SERVED_SESSIONS} sessions, the most one run may create (docs/limits.md)`,
-        );
-      const record = p.createSession(spec);
-      return send(res, 201, { id: record.id, state: record.state });
-    }
-    if (path === '/v1/sessions' && method === 'GET') {
-      return send(res, 200, { counts: plane ? plane.counts() : {} });
-    }
-    const session = /^\/v1\/sessions\/([^/]+)(\/(turns|run))?$/.exec(path);
-    if (session) {
-      const p = requirePlane();
-      const record = p.sessions.get(pathSegment(session[1]!, 'session id'));
-      if (!record) throw new HttpError(404, 'not_found', `no session '${session[1]}'`);
-      if (session[3] === 'run' && method === 'POST') {
+/** Sessions: created, counted, read, and their native runs opened, fed and ended. */
+function sessionRoutes(routes: Routes, served: ServedRun): void {
+  routes.on('POST', '/v1/sessions', async (req, res) => {
+    const plane = served.requirePlane();
+    const spec = parse(sessionSpecSchema, await readBody(req));
+    const existing = plane.sessions.get(spec.id);
+    // Idempotent: a client retrying after a restart may re-send a create that was saved.
+    if (existing) return send(res, 200, { id: existing.id, state: existing.state });
+    if (plane.sessions.size >= MAX_SERVED_SESSIONS)
+      throw new HttpError(
+        409,
+        'conflict',
+        `id: this run has ${MAX_SERVED_SESSIONS} sessions, the most one run may create (docs/limits.md)`,
+      );
+    const record = plane.createSession(spec);
+    return send(res, 201, { id: record.id, state: record.state });
+  });
+  routes.on('GET', '/v1/sessions', (_req, res) =>
+    send(res, 200, { counts: served.plane ? served.plane.counts() : {} }),
+  );
+  const handlers: Record<
+    keyof typeof SESSION_PATHS,
+    Partial<Record<(typeof METHODS)[number], SessionHandler>>
+  > = {
+    session: {
+      GET: (_plane, record, _req, res) =>
+        send(res, 200, { id: record.id, state: record.state, pr: record.pr }),
+    },
+    run: {
+      POST: async (plane, record, req, res) => {
         const body = parse(runOpenRequestSchema, await readBody(req));
-        const opened = await runCall(() => p.runs.startRun(record.id, body.adapter, body.input, body.key));
-        return send(res, 201, opened);
-      }
-      if (session[3] === 'run' && method === 'DELETE') {
-        await runCall(() => p.runs.endRun(record.id));
-        return send(res, 204);
-      }
-      if (session[3] === 'turns' && method === 'POST') {
+        const opened = await runCall(() =>
+          plane.runs.startRun(record.id, body.adapter, body.input, body.key),
+        );
+        send(res, 201, opened);
+      },
+      DELETE: async (plane, record, _req, res) => {
+        await runCall(() => plane.runs.endRun(record.id));
+        send(res, 204);
+      },
+    },
+    turns: {
+      POST: async (plane, record, req, res) => {
         const body = parse(turnRequestSchema, await readBody(req));
-        await runCall(() => p.runs.sendInput(record.id, body.input, body.key));
-        return send(res, 202, {});
-      }
-      if (session[3] === undefined && method === 'GET')
-        return send(res, 200, { id: record.id, state: record.state, pr: record.pr });
-    }
-    if (method === 'POST' && path === '/v1/providers/faults') {
-      const fault = parse(providerFaultSchema, await readBody(req));
-      const p = requirePlane();
-      await runCall(async () => p.runs.providerFault(fault));
-      return send(res, 204);
-    }
-    if (path === '/v1/actors' && method === 'GET')
-      return send(res, 200, { counts: requirePlane().actors.counts() });
-    if (path === '/v1/actors' && method === 'POST') {
-      const body = parse(actorCreateSchema, await readBody(req));
-      return send(res, 200, await requirePlane().actors.create(body.id, body.base, body.phase));
-    }
-    const actor = /^\/v1\/actors\/([^/]+)\/(park|wake|steps)$/.exec(path);
-    if (actor && method === 'POST') {
-      const host = requirePlane().actors;
-      const id = pathSegment(actor[1]!, 'actor id');
+        await runCall(() => plane.runs.sendInput(record.id, body.input, body.key));
+        send(res, 202, {});
+      },
+    },
+  };
+  for (const [name, path] of Object.entries(SESSION_PATHS) as Array<[keyof typeof SESSION_PATHS, string]>) {
+    // Every method: the session is looked up first, then an unknown method is a 404 endpoint.
+    routes.on(METHODS, path, (req, res, match) => {
+      const id = match.params.session!;
+      if (id === '') throw noSuchEndpoint(req);
+      const plane = served.requirePlane();
+      const record = plane.sessions.get(id);
+      // The id as sent (still percent-encoded), as this message always quoted it.
+      if (!record) throw new HttpError(404, 'not_found', `no session '${match.path.split('/')[3]}'`);
+      const handler = handlers[name][(req.method ?? 'GET') as (typeof METHODS)[number]];
+      if (!handler) throw noSuchEndpoint(req);
+      return handler(plane, record, req, res);
+    });
+  }
+}
+
+/** Park/wake actors: counted, created, parked, woken and stepped. */
+function actorRoutes(routes: Routes, served: ServedRun): void {
+  routes.on('GET', '/v1/actors', (_req, res) =>
+    send(res, 200, { counts: served.requirePlane().actors.counts() }),
+  );
+  routes.on('POST', '/v1/actors', async (req, res) => {
+    const body = parse(actorCreateSchema, await readBody(req));
+    send(res, 200, await served.requirePlane().actors.create(body.id, body.base, body.phase));
+  });
+  for (const operation of ['park', 'wake', 'steps'] as const) {
+    routes.on('POST', `/v1/actors/:actor/${operation}`, async (req, res, match) => {
+      const id = match.params.actor!;
+      if (id === '') throw noSuchEndpoint(req);
+      const host = served.requirePlane().actors;
       const input = await readBody(req);
-      if (actor[2] === 'steps') {
+      if (operation === 'steps') {
         const body = parse(actorStepSchema, input);
         return send(res, 200, await actorCall(() => host.step(id, body.step, body.phase)));
       }
@@ -415,23 +510,36 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       return send(
         res,
         200,
-        await actorCall(() => (actor[2] === 'park' ? host.park(id, phase) : host.wake(id, phase))),
+        await actorCall(() => (operation === 'park' ? host.park(id, phase) : host.wake(id, phase))),
       );
-    }
-    if (method === 'POST' && path === '/v1/caches/flush') {
-      requirePlane().flushCaches();
-      return send(res, 204);
-    }
-    if (method === 'POST' && path === '/v1/dashboard') {
-      const { open } = parse(dashboardRequestSchema, await readBody(req));
-      requirePlane().setDashboard(open);
-      return send(res, 204);
-    }
-    throw new HttpError(404, 'not_found', `${method} ${path}: no such endpoint`);
-  };
+    });
+  }
+}
+
+/** A request answered: its route's handler, a 400 for a malformed parameter, else a 404. */
+async function answer(routes: Routes, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const matched = routes.match(req);
+  if (matched instanceof MalformedParam)
+    throw new HttpError(
+      400,
+      'bad_request',
+      `${PATH_FIELDS[matched.param] ?? matched.param}: malformed percent-encoding in the path`,
+    );
+  if (!matched) throw noSuchEndpoint(req);
+  await matched(res);
+}
+
+export async function startReferenceServer(options: ReferenceServerOptions): Promise<RunningReferenceServer> {
+  const log = options.log ?? (() => undefined);
+  const served = new ServedRun(options);
+  if (options.recover !== undefined) await served.recover(options.recover);
+  const routes = new Routes();
+  runRoutes(routes, served);
+  sessionRoutes(routes, served);
+  actorRoutes(routes, served);
 
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
-    route(req, res).catch((error: unknown) => {
+    answer(routes, req, res).catch((error: unknown) => {
       if (error instanceof HttpError && error.status === 413)
         return refuseBody(res, { error: { code: error.code, message: error.message } });
       if (error instanceof HttpError) return sendError(res, error.status, error.code, error.message);
@@ -451,11 +559,10 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     port: (server.address() as AddressInfo).port,
     server,
     async drain(kind = 'graceful') {
-      await plane?.drain(kind);
+      await served.plane?.drain(kind);
     },
     async close() {
-      await stopPlane();
-      store.close();
+      await served.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -25,6 +25,7 @@ import {
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-body.ts';
+import { type RouteHandler, Routes } from '../base/http-router.ts';
 import { BODY_LIMITS } from '../base/limits.ts';
 import { RealClock } from '../clock/real.ts';
 import {
@@ -155,31 +156,90 @@ function frame(line: string, seq: number | undefined, sse: boolean): string {
   return `${seq !== undefined ? `id: ${seq}\n` : ''}data: ${line}\n\n`;
 }
 
-export async function startSupervisor(options: SupervisorOptions): Promise<RunningSupervisor> {
-  const log = options.log ?? (() => undefined);
-  const hub = new EventHub(options.bufferEvents ?? 200_000);
-  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
-  let child: Child | undefined;
-  /** Up: requests go through. Down: 503 (a restart, or the child died). */
-  let up = false;
-  let closing = false;
-  let restarting = false;
-  /** Why the control plane is gone for good (a restart that failed), until one succeeds. */
-  let lost: string | undefined;
-  let clock: RealClock | undefined;
-  // A run driven by several generators (live-run segments, docs/distributed.md): the first POST
-  // /v1/run of a run id starts it, the others join; only the last segment's stop ends it.
-  let shared:
-    | {
-        runId: string;
-        count: number;
-        stopped: Set<number>;
-        started: Promise<Record<string, unknown> | undefined>;
-      }
-    | undefined;
-  const now = () => clock?.now() ?? 0;
+/** What the child answered a forwarded request, read whole. */
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
 
-  const spawnChild = (recover?: string): Child => {
+/**
+ * A run driven by several generators (live-run segments, docs/distributed.md): the first POST
+ * /v1/run of a run id starts it, the others join; only the last segment's stop ends it.
+ */
+interface SharedRun {
+  runId: string;
+  count: number;
+  stopped: Set<number>;
+  /** The start's answer, or undefined when it failed (a joining segment then answers 503). */
+  started: Promise<Record<string, unknown> | undefined>;
+  settle(answer: Record<string, unknown> | undefined): void;
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function relay(res: ServerResponse, answer: Answer): void {
+  res.writeHead(answer.status, { ...answer.headers, 'content-length': String(answer.body.length) });
+  res.end(answer.body);
+}
+
+/** A JSON body through a schema; undefined when it is not JSON (the child then says why). */
+function parseBody<T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+  body: Buffer,
+  empty?: string,
+): { success: true; data: T } | { success: false } | undefined {
+  try {
+    return schema.safeParse(JSON.parse(body.toString('utf8') || (empty ?? '')));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The supervisor's state and what it does: the control-plane child (started, restarted,
+ * replaced after a crash or a loss), the event hub, the run's clock and its shared segments.
+ */
+class Supervisor {
+  readonly hub: EventHub;
+  private readonly log: (line: string) => void;
+  private readonly readyTimeoutMs: number;
+  private child: Child | undefined;
+  /** Up: requests go through. Down: 503 (a restart, or the child died). */
+  private up = false;
+  private closing = false;
+  private restarting = false;
+  /** Why the control plane is gone for good (a restart that failed), until one succeeds. */
+  private lost: string | undefined;
+  private clock: RealClock | undefined;
+  private shared: SharedRun | undefined;
+  /** When the child died unasked, recently (real ms): a crash loop is broken by a quarantine. */
+  private readonly crashes: number[] = [];
+  /** A control plane that is down for good (not restarting) being replaced by a new one. */
+  private fresh: Promise<Child> | undefined;
+  private barrierId = 0;
+
+  constructor(private readonly options: SupervisorOptions) {
+    this.log = options.log ?? (() => undefined);
+    this.hub = new EventHub(options.bufferEvents ?? 200_000);
+    this.readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+  }
+
+  private now(): number {
+    return this.clock?.now() ?? 0;
+  }
+
+  /** The control plane's current pid (undefined while it is down). */
+  childPid(): number | undefined {
+    return this.up ? this.child?.process.pid : undefined;
+  }
+
+  private spawnChild(recover?: string): Child {
+    const { options } = this;
     const args = [WORKER, '--state', options.stateDir];
     if (recover) args.push('--recover', recover);
     if (options.github) args.push('--github', options.github.url, '--token', options.github.token);
@@ -197,105 +257,104 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
       exited: new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal }))),
     };
     proc.on('message', (message: WorkerMessage) => {
-      if (message.type === 'event') hub.publish(message.event);
+      if (message.type === 'event') this.hub.publish(message.event);
       else if (message.type === 'listening') {
         created.port = message.port;
         resolveListening(message.port);
-      } else if (message.type === 'log') log(message.line);
+      } else if (message.type === 'log') this.log(message.line);
     });
     void created.exited.then(({ code, signal }) => {
       rejectListening(new Error(`control plane exited (${signal ?? code}) before listening`));
-      if (child !== created) return;
-      up = false;
-      child = undefined;
-      if (closing || restarting) return;
-      // A child that died before it listened is reported by whoever started it (no crash loop).
-      if (created.port === undefined) return;
-      // Not asked for: the process crashed. Start it again as after a hard kill, unless it keeps
-      // dying: then what it reloads is the likely cause, and it starts empty (quarantine).
-      log(`control plane ${proc.pid} exited unexpectedly (${signal ?? code}); starting it again`);
-      hub.publish({
-        type: 'event',
-        name: 'controlplane.exit',
-        t: now(),
-        data: { pid: proc.pid, code, signal },
-      });
-      const at = performance.now();
-      crashes.push(at);
-      while (crashes.length > 0 && at - crashes[0]! > CRASH_WINDOW_MS) crashes.shift();
-      let recover: string | undefined = 'hard';
-      if (crashes.length >= CRASHES_BEFORE_QUARANTINE) {
-        crashes.length = 0;
-        recover = undefined;
-        quarantine(
-          `the control plane died ${CRASHES_BEFORE_QUARANTINE} times within ${CRASH_WINDOW_MS / 1000} s`,
-        );
-      }
-      void startChild(recover).catch((error: Error) => {
-        lost = error.message;
-        log(`could not start the control plane: ${error.message}`);
-      });
+      this.onExit(created, code, signal);
     });
     return created;
-  };
+  }
 
-  /** When the child died unasked, recently (real ms): a crash loop is broken by a quarantine. */
-  const crashes: number[] = [];
-  const quarantine = (reason: string) => {
+  private onExit(created: Child, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.child !== created) return;
+    this.up = false;
+    this.child = undefined;
+    if (this.closing || this.restarting) return;
+    // A child that died before it listened is reported by whoever started it (no crash loop).
+    if (created.port === undefined) return;
+    // Not asked for: the process crashed. Start it again as after a hard kill, unless it keeps
+    // dying: then what it reloads is the likely cause, and it starts empty (quarantine).
+    const pid = created.process.pid;
+    this.log(`control plane ${pid} exited unexpectedly (${signal ?? code}); starting it again`);
+    this.hub.publish({
+      type: 'event',
+      name: 'controlplane.exit',
+      t: this.now(),
+      data: { pid, code, signal },
+    });
+    const { crashes } = this;
+    const at = performance.now();
+    crashes.push(at);
+    while (crashes.length > 0 && at - crashes[0]! > CRASH_WINDOW_MS) crashes.shift();
+    let recover: string | undefined = 'hard';
+    if (crashes.length >= CRASHES_BEFORE_QUARANTINE) {
+      crashes.length = 0;
+      recover = undefined;
+      this.quarantine(
+        `the control plane died ${CRASHES_BEFORE_QUARANTINE} times within ${CRASH_WINDOW_MS / 1000} s`,
+      );
+    }
+    void this.startChild(recover).catch((error: Error) => {
+      this.lost = error.message;
+      this.log(`could not start the control plane: ${error.message}`);
+    });
+  }
+
+  private quarantine(reason: string): void {
     let moved: string[] = [];
     try {
-      moved = quarantineState(options.stateDir);
+      moved = quarantineState(this.options.stateDir);
     } catch (error) {
-      log(`could not quarantine ${options.stateDir}: ${(error as Error).message}`);
+      this.log(`could not quarantine ${this.options.stateDir}: ${(error as Error).message}`);
     }
-    log(
+    this.log(
       `${reason}: its state is quarantined (${moved.join(', ') || 'nothing to move'}); it starts with no run (POST /v1/run)`,
     );
-    hub.publish({
+    this.hub.publish({
       type: 'event',
       name: 'controlplane.state_quarantined',
-      t: now(),
+      t: this.now(),
       data: { reason, moved },
     });
-  };
+  }
 
-  const startChild = async (recover?: string): Promise<Child> => {
-    const next = spawnChild(recover);
-    child = next;
-    await withTimeout(next.listening, readyTimeoutMs, 'control plane did not start listening');
-    if (child === next) up = true;
+  async startChild(recover?: string): Promise<Child> {
+    const next = this.spawnChild(recover);
+    this.child = next;
+    await withTimeout(next.listening, this.readyTimeoutMs, 'control plane did not start listening');
+    if (this.child === next) this.up = true;
     return next;
-  };
-
-  await startChild();
+  }
 
   /** A control plane that is down for good (not restarting) replaced by a new one with no run. */
-  let fresh: Promise<Child> | undefined;
-  const startFresh = (): Promise<Child> =>
-    (fresh ??= (async () => {
-      log(`the control plane is down (${lost ?? 'not started'}); starting a new one for the new run`);
-      const stale = child;
+  private startFresh(): Promise<Child> {
+    this.fresh ??= (async () => {
+      this.log(
+        `the control plane is down (${this.lost ?? 'not started'}); starting a new one for the new run`,
+      );
+      const stale = this.child;
       if (stale) {
-        child = undefined; // its exit is asked for: not a crash to recover from
+        this.child = undefined; // its exit is asked for: not a crash to recover from
         stale.process.kill('SIGKILL');
         await stale.exited;
       }
-      return startChild();
+      return this.startChild();
     })().finally(() => {
-      fresh = undefined;
-    }));
-
-  interface Answer {
-    status: number;
-    headers: Record<string, string | string[] | undefined>;
-    body: Buffer;
+      this.fresh = undefined;
+    });
+    return this.fresh;
   }
 
   /** Forwards a request to the control plane; rejects when it is down or dies mid-request. */
-  const forward = (req: IncomingMessage, body: Buffer): Promise<Answer> =>
-    new Promise((resolve, reject) => {
-      const target = child;
-      if (!up || target?.port === undefined) {
+  forward(req: IncomingMessage, body: Buffer): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      const target = this.child;
+      if (!this.up || target?.port === undefined) {
         reject(new Error('down'));
         return;
       }
@@ -323,27 +382,16 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
       out.on('error', reject);
       out.end(body);
     });
-
-  const relay = (res: ServerResponse, answer: Answer) => {
-    res.writeHead(answer.status, { ...answer.headers, 'content-length': String(answer.body.length) });
-    res.end(answer.body);
-  };
-
-  const json = (res: ServerResponse, status: number, body: unknown) => {
-    const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
-  };
+  }
 
   /**
    * Resolves once every event the child sent before now has reached the hub: IPC messages
    * arrive in order, so the child's answer to a barrier comes after them.
    */
-  let barrierId = 0;
-  const barrier = (): Promise<void> => {
-    const target = child;
+  private barrier(): Promise<void> {
+    const target = this.child;
     if (!target?.process.connected) return Promise.resolve();
-    const id = ++barrierId;
+    const id = ++this.barrierId;
     return withTimeout(
       new Promise<void>((resolve) => {
         const onMessage = (message: { type?: string; id?: number }) => {
@@ -358,228 +406,295 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
       5_000,
       'control plane did not answer the event barrier',
     ).catch(() => undefined);
-  };
+  }
 
-  const unavailable = (res: ServerResponse) => {
+  unavailable(res: ServerResponse): void {
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    if (lost !== undefined && !restarting)
-      return sendError(res, 500, 'internal', `the control plane is down: ${lost}`);
+    if (this.lost !== undefined && !this.restarting) {
+      sendError(res, 500, 'internal', `the control plane is down: ${this.lost}`);
+      return;
+    }
     res.setHeader('retry-after', '1');
     sendError(res, 503, 'unavailable', 'the control plane is restarting');
-  };
+  }
 
-  const restart = async (kind: RestartKind): Promise<RestartResponse> => {
-    const current = child;
+  /** POST /v1/restart. */
+  async restartRequest(res: ServerResponse, body: Buffer): Promise<void> {
+    const parsed = parseBody(restartRequestSchema, body, '{}');
+    if (!parsed?.success) return sendError(res, 400, 'bad_request', 'kind: expected hard, graceful or hot');
+    if (this.clock === undefined) return sendError(res, 409, 'no_run', 'no run: POST /v1/run first');
+    if (this.restarting) return sendError(res, 409, 'conflict', 'a restart is already under way');
+    json(res, 200, await this.restart(parsed.data.kind));
+  }
+
+  private async restart(kind: RestartKind): Promise<RestartResponse> {
+    const current = this.child;
     const before = current?.process.pid;
-    const killedAt = now();
-    hub.publish({
+    const killedAt = this.now();
+    this.hub.publish({
       type: 'event',
       name: 'controlplane.restart',
       t: killedAt,
       labels: { kind },
       data: { pid: before },
     });
-    restarting = true;
+    this.restarting = true;
     try {
-      up = false;
-      if (current) {
-        if (kind === 'hard') current.process.kill('SIGKILL');
-        else current.process.send({ type: 'drain', kind });
-        const exited = await Promise.race([current.exited, sleep(30_000).then(() => undefined)]);
-        if (exited === undefined) {
-          current.process.kill('SIGKILL');
-          await current.exited;
-        }
-      }
-      const drainedAt = now();
-      let resolveReady!: (t: number) => void;
-      let rejectReady!: (error: Error) => void;
-      const ready = new Promise<number>((resolve, reject) => {
-        resolveReady = resolve;
-        rejectReady = reject;
-      });
-      ready.catch(() => undefined);
-      const unwatch = hub.watch((event) => {
-        if (event.name === 'controlplane.ready' && typeof event.t === 'number') resolveReady(event.t);
-        if (event.name === 'controlplane.recover_failed')
-          rejectReady(
-            new Error(
-              `the run cannot be recovered: ${(event.data as { message?: string } | undefined)?.message ?? 'unknown'}`,
-            ),
-          );
-      });
+      this.up = false;
+      if (current) await stopChild(current, kind);
+      const drainedAt = this.now();
+      const ready = this.readyOrFailed();
       try {
-        let next: Child;
-        let readyAt: number;
-        try {
-          next = await startChild(kind);
-          readyAt = await withTimeout(ready, readyTimeoutMs, 'control plane did not become ready');
-        } catch (error) {
-          // Not an outage but a lost run: said once, the restart answered 500 (a 503 would tell
-          // clients to wait for a restart that is not happening). A child that listens serves
-          // no run (409 no_run) and takes the next POST /v1/run; one that does not is started
-          // afresh by that POST.
-          lost = (error as Error).message;
-          log(`restart ${kind}: the control plane did not come back: ${lost}`);
-          hub.publish({
-            type: 'event',
-            name: 'controlplane.lost',
-            t: now(),
-            labels: { kind },
-            data: { message: lost, pidBefore: before },
-          });
-          throw error;
-        }
-        lost = undefined;
-        const after = next.process.pid;
-        const realMs = Math.max(0, readyAt - killedAt) / (clock?.timeScale ?? 1);
-        log(
-          `restart ${kind}: control plane ${before} ${kind === 'hard' ? 'killed (SIGKILL)' : kind === 'hot' ? 'handed its runners over' : 'drained'}, ${after} ready after ${(realMs / 1000).toFixed(2)} s`,
-        );
-        hub.publish({
-          type: 'span',
-          name: 'controlplane.outage',
-          t: killedAt,
-          dur: Math.max(0, readyAt - killedAt),
-          labels: { kind },
-          data: { drainMs: drainedAt - killedAt, pidBefore: before, pidAfter: after },
-        });
-        return {
-          outageMs: Math.max(0, readyAt - killedAt) / (clock?.timeScale ?? 1),
-          pid: { before, after },
-        };
+        return await this.comeBack(kind, ready.at, { before, killedAt, drainedAt });
       } finally {
-        unwatch();
+        ready.unwatch();
       }
     } finally {
-      restarting = false;
+      this.restarting = false;
     }
-  };
+  }
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const method = req.method ?? 'GET';
-    if (method === 'GET' && url.pathname === '/v1/events') {
-      const since = Number(url.searchParams.get('since') ?? hub.since);
-      hub.subscribe(req, res, Number.isFinite(since) ? since : hub.since);
-      return;
-    }
-    let body: Buffer;
+  /** When the next child says it is ready (run time), or why it cannot recover the run. */
+  private readyOrFailed(): { at: Promise<number>; unwatch: () => void } {
+    let resolveReady!: (t: number) => void;
+    let rejectReady!: (error: Error) => void;
+    const at = new Promise<number>((resolve, reject) => {
+      resolveReady = resolve;
+      rejectReady = reject;
+    });
+    at.catch(() => undefined);
+    const unwatch = this.hub.watch((event) => {
+      if (event.name === 'controlplane.ready' && typeof event.t === 'number') resolveReady(event.t);
+      if (event.name === 'controlplane.recover_failed')
+        rejectReady(
+          new Error(
+            `the run cannot be recovered: ${(event.data as { message?: string } | undefined)?.message ?? 'unknown'}`,
+          ),
+        );
+    });
+    return { at, unwatch };
+  }
+
+  /** The restart's second half: a new child started and ready, the outage traced. */
+  private async comeBack(
+    kind: RestartKind,
+    ready: Promise<number>,
+    { before, killedAt, drainedAt }: { before: number | undefined; killedAt: number; drainedAt: number },
+  ): Promise<RestartResponse> {
+    let next: Child;
+    let readyAt: number;
     try {
-      body = await readBoundedBody(req, BODY_LIMITS.reference);
+      next = await this.startChild(kind);
+      readyAt = await withTimeout(ready, this.readyTimeoutMs, 'control plane did not become ready');
     } catch (error) {
-      if (!(error instanceof BodyTooLargeError)) throw error;
-      return refuseBody(res, { error: { code: 'too_large', message: error.message } });
+      // Not an outage but a lost run: said once, the restart answered 500 (a 503 would tell
+      // clients to wait for a restart that is not happening). A child that listens serves
+      // no run (409 no_run) and takes the next POST /v1/run; one that does not is started
+      // afresh by that POST.
+      this.lost = (error as Error).message;
+      this.log(`restart ${kind}: the control plane did not come back: ${this.lost}`);
+      this.hub.publish({
+        type: 'event',
+        name: 'controlplane.lost',
+        t: this.now(),
+        labels: { kind },
+        data: { message: this.lost, pidBefore: before },
+      });
+      throw error;
     }
-    if (method === 'POST' && url.pathname === '/v1/restart') {
-      let input: unknown;
-      try {
-        input = JSON.parse(body.toString('utf8') || '{}');
-      } catch {
-        input = undefined;
-      }
-      const parsed = restartRequestSchema.safeParse(input);
-      if (!parsed.success) return sendError(res, 400, 'bad_request', 'kind: expected hard, graceful or hot');
-      if (clock === undefined) return sendError(res, 409, 'no_run', 'no run: POST /v1/run first');
-      if (restarting) return sendError(res, 409, 'conflict', 'a restart is already under way');
-      return json(res, 200, await restart(parsed.data.kind));
+    this.lost = undefined;
+    const after = next.process.pid;
+    const realMs = Math.max(0, readyAt - killedAt) / (this.clock?.timeScale ?? 1);
+    this.log(
+      `restart ${kind}: control plane ${before} ${kind === 'hard' ? 'killed (SIGKILL)' : kind === 'hot' ? 'handed its runners over' : 'drained'}, ${after} ready after ${(realMs / 1000).toFixed(2)} s`,
+    );
+    this.hub.publish({
+      type: 'span',
+      name: 'controlplane.outage',
+      t: killedAt,
+      dur: Math.max(0, readyAt - killedAt),
+      labels: { kind },
+      data: { drainMs: drainedAt - killedAt, pidBefore: before, pidAfter: after },
+    });
+    return { outageMs: realMs, pid: { before, after } };
+  }
+
+  /** POST /v1/run: a new run (its clock, its events from here), or a segment joining one. */
+  async startRun(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+    const parsed = parseBody(runStartSchema, body);
+    const run = parsed?.success ? parsed.data : undefined;
+    const segment = run?.segment;
+    const shared = this.shared;
+    if (segment && shared && run && shared.runId === run.runId && shared.count === segment.count) {
+      // A segment joining the run another one started: no reset, the run's events from its start.
+      const started = await shared.started;
+      if (!started) return this.unavailable(res); // the start failed: retried, this one starts it
+      return json(res, 200, { ...started, since: this.hub.since, joined: true });
     }
+    const starting = segment && run ? newSharedRun(run.runId, segment.count) : undefined;
+    this.shared = starting;
+    const abandon = () => {
+      if (!starting) return;
+      if (this.shared === starting) this.shared = undefined;
+      starting.settle(undefined);
+    };
     let answer: Answer;
     try {
-      if (method === 'POST' && url.pathname === '/v1/run') {
-        let parsed: ReturnType<typeof runStartSchema.safeParse> | undefined;
-        try {
-          parsed = runStartSchema.safeParse(JSON.parse(body.toString('utf8')));
-        } catch {
-          parsed = undefined;
-        }
-        const segment = parsed?.success ? parsed.data.segment : undefined;
-        if (
-          segment &&
-          shared &&
-          parsed?.success &&
-          shared.runId === parsed.data.runId &&
-          shared.count === segment.count
-        ) {
-          // A segment joining the run another one started: no reset, the run's events from its start.
-          const started = await shared.started;
-          if (!started) return unavailable(res); // the start failed: retried, this one starts it
-          return json(res, 200, { ...started, since: hub.since, joined: true });
-        }
-        let startedRun!: (answer: Record<string, unknown> | undefined) => void;
-        shared =
-          segment && parsed?.success
-            ? {
-                runId: parsed.data.runId,
-                count: segment.count,
-                stopped: new Set(),
-                started: new Promise((resolve) => {
-                  startedRun = resolve;
-                }),
-              }
-            : undefined;
-        const starting = shared;
-        try {
-          if (parsed?.success) {
-            clock = new RealClock({ epochMs: parsed.data.epochMs, timeScale: parsed.data.timeScale });
-            hub.endRun();
-            hub.newRun();
-          }
-          // The control plane was lost (a restart or a start that failed): a new run starts a
-          // new one, with nothing to recover.
-          if (!up && !restarting && !closing) await startFresh();
-          answer = await forward(req, body);
-        } catch (error) {
-          if (starting) {
-            if (shared === starting) shared = undefined;
-            startedRun(undefined);
-          }
-          throw error;
-        }
-        if (answer.status !== 200) {
-          if (starting) {
-            if (shared === starting) shared = undefined;
-            startedRun(undefined);
-          }
-          return relay(res, answer);
-        }
-        const started = JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
-        lost = undefined;
-        if (starting) startedRun(started);
-        return json(res, 200, { ...started, since: hub.since });
+      if (run) {
+        this.clock = new RealClock({ epochMs: run.epochMs, timeScale: run.timeScale });
+        this.hub.endRun();
+        this.hub.newRun();
       }
-      if (method === 'POST' && url.pathname === '/v1/run/stop') {
-        let stop: ReturnType<typeof runStopSchema.safeParse> | undefined;
-        try {
-          stop = runStopSchema.safeParse(JSON.parse(body.toString('utf8') || '{}'));
-        } catch {
-          stop = undefined;
-        }
-        const segment = stop?.success ? stop.data.segment : undefined;
-        if (segment && shared && stop?.success && stop.data.runId === shared.runId) {
-          shared.stopped.add(segment.index);
-          const running = shared.count - shared.stopped.size;
-          // Other segments still run: the run goes on for them; this one reads the events so far.
-          if (running > 0) return json(res, 200, { events: hub.count, running });
-        }
-        shared = undefined;
-        answer = await forward(req, body);
-        if (answer.status !== 200) return relay(res, answer);
-        await barrier();
-        return json(res, 200, { events: hub.endRun() });
-      }
-      answer = await forward(req, body);
-    } catch {
-      return unavailable(res);
+      // The control plane was lost (a restart or a start that failed): a new run starts a
+      // new one, with nothing to recover.
+      if (!this.up && !this.restarting && !this.closing) await this.startFresh();
+      answer = await this.forward(req, body);
+    } catch (error) {
+      abandon();
+      throw error;
     }
-    relay(res, answer);
-  };
+    if (answer.status !== 200) {
+      abandon();
+      return relay(res, answer);
+    }
+    const started = JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
+    this.lost = undefined;
+    starting?.settle(started);
+    json(res, 200, { ...started, since: this.hub.since });
+  }
 
+  /** POST /v1/run/stop: a segment's stop while others run, or the run's end (events counted). */
+  async stopRun(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+    const stop = parseBody(runStopSchema, body, '{}');
+    const request = stop?.success ? stop.data : undefined;
+    const segment = request?.segment;
+    const shared = this.shared;
+    if (segment && shared && request?.runId === shared.runId) {
+      shared.stopped.add(segment.index);
+      const running = shared.count - shared.stopped.size;
+      // Other segments still run: the run goes on for them; this one reads the events so far.
+      if (running > 0) return json(res, 200, { events: this.hub.count, running });
+    }
+    this.shared = undefined;
+    const answer = await this.forward(req, body);
+    if (answer.status !== 200) return relay(res, answer);
+    await this.barrier();
+    json(res, 200, { events: this.hub.endRun() });
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    this.up = false;
+    this.hub.closeAll();
+    const current = this.child;
+    if (current && current.process.exitCode === null && current.process.signalCode === null) {
+      current.process.kill('SIGTERM');
+      const exited = await Promise.race([current.exited, sleep(3_000).then(() => undefined)]);
+      if (exited === undefined) {
+        current.process.kill('SIGKILL');
+        await current.exited;
+      }
+    }
+  }
+
+  /** A server that failed to listen: the child goes with it. */
+  abandonChild(): void {
+    this.closing = true;
+    this.child?.process.kill('SIGKILL');
+  }
+}
+
+/** A child asked to go (SIGKILL for hard, a drain otherwise), killed if it takes over 30 s. */
+async function stopChild(current: Child, kind: RestartKind): Promise<void> {
+  if (kind === 'hard') current.process.kill('SIGKILL');
+  else current.process.send({ type: 'drain', kind });
+  const exited = await Promise.race([current.exited, sleep(30_000).then(() => undefined)]);
+  if (exited === undefined) {
+    current.process.kill('SIGKILL');
+    await current.exited;
+  }
+}
+
+function newSharedRun(runId: string, count: number): SharedRun {
+  let settle!: SharedRun['settle'];
+  const started = new Promise<Record<string, unknown> | undefined>((resolve) => {
+    settle = resolve;
+  });
+  return { runId, count, stopped: new Set(), started, settle };
+}
+
+/** A body read whole within the bound, or undefined once a 413 has answered it. */
+async function readBody(res: ServerResponse, req: IncomingMessage): Promise<Buffer | undefined> {
+  try {
+    return await readBoundedBody(req, BODY_LIMITS.reference);
+  } catch (error) {
+    if (!(error instanceof BodyTooLargeError)) throw error;
+    refuseBody(res, { error: { code: 'too_large', message: error.message } });
+    return undefined;
+  }
+}
+
+/**
+ * The supervisor's own endpoints; every other request is forwarded to the control plane. A
+ * run's start and stop are forwarded too, around the supervisor's part (its clock, the event
+ * hub, segments); when the control plane is down they answer as any forwarded request does.
+ */
+function supervisorRoutes(supervisor: Supervisor): Routes {
+  const withBody =
+    (work: (req: IncomingMessage, res: ServerResponse, body: Buffer) => Promise<void>): RouteHandler =>
+    async (req, res) => {
+      const body = await readBody(res, req);
+      if (body) await work(req, res, body);
+    };
+  const orUnavailable =
+    (work: (req: IncomingMessage, res: ServerResponse, body: Buffer) => Promise<void>) =>
+    (req: IncomingMessage, res: ServerResponse, body: Buffer) =>
+      work(req, res, body).catch(() => supervisor.unavailable(res));
+  return new Routes()
+    .on('GET', '/v1/events', (req, res, { query }) => {
+      const { hub } = supervisor;
+      const since = Number(query.get('since') ?? hub.since);
+      hub.subscribe(req, res, Number.isFinite(since) ? since : hub.since);
+    })
+    .on(
+      'POST',
+      '/v1/restart',
+      withBody((_req, res, body) => supervisor.restartRequest(res, body)),
+    )
+    .on('POST', '/v1/run', withBody(orUnavailable((req, res, body) => supervisor.startRun(req, res, body))))
+    .on(
+      'POST',
+      '/v1/run/stop',
+      withBody(orUnavailable((req, res, body) => supervisor.stopRun(req, res, body))),
+    );
+}
+
+/** Anything not the supervisor's own, relayed as the control plane answered (503 while it is down). */
+async function proxy(supervisor: Supervisor, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readBody(res, req);
+  if (!body) return;
+  let answer: Answer;
+  try {
+    answer = await supervisor.forward(req, body);
+  } catch {
+    return supervisor.unavailable(res);
+  }
+  relay(res, answer);
+}
+
+export async function startSupervisor(options: SupervisorOptions): Promise<RunningSupervisor> {
+  const log = options.log ?? (() => undefined);
+  const supervisor = new Supervisor(options);
+  await supervisor.startChild();
+  const routes = supervisorRoutes(supervisor);
   const server: Server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
-    handle(req, res).catch((error: unknown) => {
+    // Its routes take no parameters: a malformed path is the control plane's to answer.
+    const own = routes.match(req);
+    const handled = typeof own === 'function' ? own(res) : proxy(supervisor, req, res);
+    Promise.resolve(handled).catch((error: unknown) => {
       log(`supervisor: ${(error as Error)?.stack ?? String(error)}`);
       if (!res.headersSent) sendError(res, 500, 'internal', String((error as Error)?.message ?? error));
       else res.destroy();
@@ -594,8 +709,7 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
       });
     });
   } catch (error) {
-    closing = true;
-    child?.process.kill('SIGKILL');
+    supervisor.abandonChild();
     throw error;
   }
   const port = (server.address() as AddressInfo).port;
@@ -603,21 +717,10 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    childPid: () => (up ? child?.process.pid : undefined),
+    childPid: () => supervisor.childPid(),
     close() {
       closed ??= (async () => {
-        closing = true;
-        up = false;
-        hub.closeAll();
-        const current = child;
-        if (current && current.process.exitCode === null && current.process.signalCode === null) {
-          current.process.kill('SIGTERM');
-          const exited = await Promise.race([current.exited, sleep(3_000).then(() => undefined)]);
-          if (exited === undefined) {
-            current.process.kill('SIGKILL');
-            await current.exited;
-          }
-        }
+        await supervisor.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();
