@@ -281,21 +281,8 @@ function unknownStartRows(
 
 /** An entry for a label value the run does not have (another adapter's): not judged. */
 function skippedRow(entry: BudgetEntry, note: string): VerdictRow {
-  return {
-    metric: entry.metric.name,
-    scope: entry.scope,
-    mode: entry.mode,
-    unit: entry.metric.unit,
-    kind: entry.metric.kind,
-    n: 0,
-    p50: null,
-    p95: null,
-    value: null,
-    stats: entry.thresholds.map((threshold) => ({ threshold, measured: null, judged: false, ok: true })),
-    status: 'skipped',
-    note,
-    line: entry.line,
-  };
+  const { noSamples: _, ...row } = noSamplesRow(entry, false, note);
+  return { ...row, status: 'skipped', note };
 }
 
 /** A single-valued metric's row: with several runs every one must hold, so the worst is judged. */
