@@ -30,4 +30,12 @@ describe('Routes (the protocol servers’ router)', () => {
     expect(routes.match(request('GET', '/v1/sessions%ZZ'))).toBeUndefined();
     expect(routes.match(request('GET', '/v1/nowhere'))).toBeUndefined();
   });
+
+  it('matches no route for a parameter past 1,024 characters as sent, in milliseconds (a 10 MB id)', () => {
+    expect(typeof routes.match(request('GET', `/v1/sessions/${'s'.repeat(1024)}`))).toBe('function');
+    expect(routes.match(request('GET', `/v1/sessions/${'s'.repeat(1025)}`))).toBeUndefined();
+    const started = performance.now();
+    expect(routes.match(request('GET', `/v1/sessions/${'%41'.repeat(3_500_000)}`))).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
 });
