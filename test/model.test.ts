@@ -28,6 +28,9 @@ const PAPERCLIP = new URL('./fixtures/paperclip/chaos-c4.trace.jsonl.gz', import
 const HELD_OUT = new URL('./fixtures/ao/S4-T1-5.trace.jsonl.gz', import.meta.url).pathname;
 /** How the held-out fixture was recorded (test/fixtures/ao/README.md), less `target=ao`. */
 const HELD_OUT_SETS = ['polling.interval=30s', 'duration=6m', 'markers.steady-start=2m', 'faults.0.at=2m30s'];
+/** The same batch on a quiet machine: the learn run, and S2-T1-50 (50 sessions, 4x the learn run's largest). */
+const LEARN_QUIET = new URL('./fixtures/ao/learn-quiet.trace.jsonl.gz', import.meta.url).pathname;
+const S2_50_QUIET = new URL('./fixtures/ao/S2-T1-50-quiet.trace.jsonl.gz', import.meta.url).pathname;
 const dir = scratchDir('fleetbench-model-');
 
 let learned: Model | undefined;
@@ -125,6 +128,36 @@ describe('model learn, from a real agent-orchestrator run', () => {
       'final states',
     ] as const)
       expect(Math.abs(errors[figure]!), `${figure}: ${JSON.stringify(errors)}`).toBeLessThanOrEqual(15);
+  });
+
+  it("predicts 50 sessions from a run of at most 12 on a quiet machine: cost and cycle length within 15 %, the busiest second's shape", async () => {
+    const quiet = await learnModel([LEARN_QUIET]);
+    const file = join(dir, 'model-quiet.yaml');
+    writeFileSync(file, modelToYaml(quiet));
+    const real = runFigures((await analyzeFile(S2_50_QUIET, { threads: 1 })).analysis);
+    const { analysis } = await runRef('S2-T1-50', [
+      'polling.interval=30s',
+      'duration=5m',
+      'markers.steady-start=2m',
+      'polling.strategy=learned',
+      `polling.model=${file}`,
+    ]);
+    const errors = figureErrors(runFigures(analysis), real);
+    for (const figure of [
+      'calls/session/cycle',
+      'core points/h',
+      'GraphQL points/h',
+      'calls by operation',
+      'cycle p50',
+      'cycle p95',
+      'final states',
+    ] as const)
+      expect(Math.abs(errors[figure]!), `${figure}: ${JSON.stringify(errors)}`).toBeLessThanOrEqual(15);
+    // The busiest second is a maximum of a few dozen calls (22 in the real run): the launches,
+    // CPU on the cores the gh processes share, spread them as the real run's were; requests
+    // launched free of the cores' load bunch (+77 %, the model before). docs/calibration.md says
+    // why this figure is not held to 15 %.
+    expect(Math.abs(errors['busiest second']!), JSON.stringify(errors)).toBeLessThanOrEqual(35);
   });
 
   it('replays deterministically: the same seed and model give a byte-identical trace', async () => {

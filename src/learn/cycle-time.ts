@@ -1,11 +1,13 @@
 /**
  * How long a poll cycle takes as its calls grow, and how bunched its calls are
  * (docs/model.md#cycle-time). Each call is a client process (agent-orchestrator's `gh`): it is
- * started by the control plane one at a time (`launchMs` each, a single lane: node forks its
- * children one after another), then needs `cpuMs` of CPU, shared fairly by every process in flight
- * on the machine's cores (processor sharing, as an OS schedules them: ten processes started
- * together on 2 cores all finish together, five times later), then `waitMs` that is not CPU
- * (TLS, the network), then its request. A session's calls run one after another, at most
+ * started by the control plane one at a time (a single lane: node forks its children from its one
+ * thread), each launch `launchMs` of that thread's CPU; then the process needs `cpuMs` of CPU.
+ * Launches and processes share the machine's cores fairly (processor sharing, as an OS schedules
+ * them: ten processes started together on 2 cores all finish together, five times later; a launch
+ * among twenty running processes gets a tenth of a core), so a busy cycle launches more slowly,
+ * which is what spreads its requests. Then `waitMs` that is not CPU (TLS, the network), then its
+ * request. A session's calls run one after another, at most
  * `parallel` sessions of a cycle at once. The reference replays exactly this in virtual time
  * (src/reference/client-time.ts); here it runs on a plain timeline so that `model learn` can fit
  * the three client times to the cycles a trace recorded.
@@ -75,10 +77,13 @@ export function simulateCycles(
   const running = cycles.map(() => 0);
   const cores = Math.max(1, t.cores);
   // Timed events: a call asks for its launch (0), its launch is over (1), its request is answered (2).
-  const events = new MinHeap<{ chain: number; call: number; kind: 0 | 1 | 2 }>();
+  const events = new MinHeap<{ chain: number; call: number; kind: 0 | 2 }>();
   // The CPU, shared by processor sharing: every job in flight gets min(1, cores / n) of a core, so
   // each has received the same service `served` since the start; a job ends when it reaches its mark.
-  const jobs = new MinHeap<{ chain: number; call: number }>();
+  // A launch is CPU of the control plane's own thread, on the same cores: one at a time (the lane).
+  const jobs = new MinHeap<{ chain: number; call: number; launch: boolean }>();
+  const lane: Array<{ chain: number; call: number }> = [];
+  let launching = false;
   let served = 0;
   let servedAt = 0;
   const rate = () => (jobs.size === 0 ? 0 : Math.min(1, cores / jobs.size));
@@ -86,7 +91,11 @@ export function simulateCycles(
     served += (to - servedAt) * rate();
     servedAt = to;
   };
-  let laneFree = Number.NEGATIVE_INFINITY;
+  const nextLaunch = () => {
+    const next = lane.shift();
+    launching = next !== undefined;
+    if (next) jobs.push(served + t.launchMsPerCall, { ...next, launch: true });
+  };
 
   const startChain = (i: number, at: number) => {
     const chain = chains[i]!;
@@ -111,6 +120,12 @@ export function simulateCycles(
       // A process's CPU is done: its wait, then its request.
       advance(nextJob);
       const job = jobs.pop()!;
+      if (job.launch) {
+        // Launched: the process's own CPU, and the lane's next launch.
+        jobs.push(served + t.cpuMsPerCall, { chain: job.chain, call: job.call, launch: false });
+        nextLaunch();
+        continue;
+      }
       const chain = chains[job.chain]!;
       const requestAt = nextJob + t.waitMsPerCall;
       if (chain.cycle >= 0) {
@@ -124,12 +139,9 @@ export function simulateCycles(
     const event = events.pop()!;
     const chain = chains[event.chain]!;
     if (event.kind === 0) {
-      const start = Math.max(time, laneFree);
-      laneFree = start + t.launchMsPerCall;
-      events.push(laneFree, { ...event, kind: 1 });
-    } else if (event.kind === 1) {
       advance(time);
-      jobs.push(served + t.cpuMsPerCall, { chain: event.chain, call: event.call });
+      lane.push({ chain: event.chain, call: event.call });
+      if (!launching) nextLaunch();
     } else if (event.call + 1 < chain.latenciesMs.length) {
       events.push(time, { chain: event.chain, call: event.call + 1, kind: 0 });
     } else {

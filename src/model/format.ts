@@ -242,7 +242,7 @@ export const modelSchema = z
         ),
         waitMsPerCall: nonneg.describe("each call's other client time (TLS, the network): not queued"),
         launchMsPerCall: nonneg.describe(
-          'starting each call (a process fork): one at a time, in the order asked, before its CPU time',
+          "starting each call (a process fork): the control plane's CPU, one at a time in the order asked, shared on the cores",
         ),
         spawnCpuMs: nonneg.describe("a spawn's own work beyond its calls, as CPU shared on the cores"),
         cycleSpread: z

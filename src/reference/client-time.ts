@@ -1,10 +1,10 @@
 /**
  * The client's own time per call, for control planes whose calls are processes (agent-orchestrator
- * shells out to `gh`): each call is started one at a time (`launchMs`: node forks its children
- * one after another), then needs `cpuMs` of CPU shared fairly with every other call in flight on
- * `cores` (processor sharing, as the OS schedules processes: ten started together on 2 cores all
- * finish together, five times later), then `waitMs` that is not CPU (TLS, the network), then its
- * request. This is what makes such a cycle grow with its calls and bunches its requests: on 2
+ * shells out to `gh`): each call is started one at a time (`launchMs` of the control plane's own
+ * CPU: node forks its children from its one thread), then needs `cpuMs` of CPU; launches and
+ * calls share `cores` fairly (processor sharing, as the OS schedules processes: ten started
+ * together on 2 cores all finish together, five times later), then `waitMs` that is not CPU (TLS,
+ * the network), then its request. This is what makes such a cycle grow with its calls and bunches its requests: on 2
  * cores, 50 sessions of 4 gh calls outlast a 30 s interval (docs/calibration.md). The `ao-0.2`
  * strategy and the `learned` one (docs/model.md#cycle-time) use it; `model learn` fits the same
  * model (src/learn/cycle-time.ts).
@@ -101,7 +101,7 @@ export class ClientTime {
    */
   async beforeCall(slowdown = 1): Promise<void> {
     const { cpuMs, waitMs, launchMs = 0 } = this.settings;
-    if (launchMs > 0) await this.launches.run(() => this.clock.sleep(launchMs));
+    if (launchMs > 0) await this.launches.run(() => this.cores.run(launchMs));
     if (cpuMs > 0) await this.cores.run(cpuMs * slowdown);
     if (waitMs > 0) await this.clock.sleep(waitMs);
   }
