@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyzeFile } from '../src/analyze/file.ts';
-import { figureErrors, runFigures } from '../src/learn/figures.ts';
+import { type FigureName, figureErrors, runFigures } from '../src/learn/figures.ts';
 import { learnModel } from '../src/learn/learn.ts';
 import {
   loadModelFile,
@@ -39,6 +39,31 @@ async function model(): Promise<{ model: Model; file: string }> {
   const file = join(dir, 'model.yaml');
   writeFileSync(file, modelToYaml(learned));
   return { model: learned, file };
+}
+
+/** The figures a model is for: what the control plane costs (docs/calibration.md). */
+const COST_FIGURES: FigureName[] = [
+  'calls/session/cycle',
+  'core points/h',
+  'GraphQL points/h',
+  'calls by operation',
+  'final states',
+];
+
+/** A cell replayed on a model file, against a recorded real run of it: each figure's error in %. */
+async function predictionErrors(modelFile: string, realTrace: string, cell: string, sets: string[]) {
+  const real = runFigures((await analyzeFile(realTrace, { threads: 1 })).analysis);
+  const { analysis } = await runRef(cell, [
+    ...sets,
+    'polling.strategy=learned',
+    `polling.model=${modelFile}`,
+  ]);
+  return figureErrors(runFigures(analysis), real);
+}
+
+function expectWithin(errors: Record<string, number | null>, figures: FigureName[], pct: number): void {
+  for (const figure of figures)
+    expect(Math.abs(errors[figure]!), `${figure}: ${JSON.stringify(errors)}`).toBeLessThanOrEqual(pct);
 }
 
 describe('model learn, from a real agent-orchestrator run', () => {
@@ -113,51 +138,24 @@ describe('model learn, from a real agent-orchestrator run', () => {
 
   it('predicts a real run of a cell it never saw (S4-T1-5, a review burst) within 15 % per figure', async () => {
     const { file } = await model();
-    const real = runFigures((await analyzeFile(HELD_OUT, { threads: 1 })).analysis);
-    const { analysis } = await runRef('S4-T1-5', [
-      ...HELD_OUT_SETS,
-      'polling.strategy=learned',
-      `polling.model=${file}`,
-    ]);
-    const errors = figureErrors(runFigures(analysis), real);
-    for (const figure of [
-      'calls/session/cycle',
-      'core points/h',
-      'GraphQL points/h',
-      'calls by operation',
-      'final states',
-    ] as const)
-      expect(Math.abs(errors[figure]!), `${figure}: ${JSON.stringify(errors)}`).toBeLessThanOrEqual(15);
+    const errors = await predictionErrors(file, HELD_OUT, 'S4-T1-5', HELD_OUT_SETS);
+    expectWithin(errors, COST_FIGURES, 15);
   });
 
   it("predicts 50 sessions from a run of at most 12 on a quiet machine: cost and cycle length within 15 %, the busiest second's shape", async () => {
-    const quiet = await learnModel([LEARN_QUIET]);
     const file = join(dir, 'model-quiet.yaml');
-    writeFileSync(file, modelToYaml(quiet));
-    const real = runFigures((await analyzeFile(S2_50_QUIET, { threads: 1 })).analysis);
-    const { analysis } = await runRef('S2-T1-50', [
+    writeFileSync(file, modelToYaml(await learnModel([LEARN_QUIET])));
+    const errors = await predictionErrors(file, S2_50_QUIET, 'S2-T1-50', [
       'polling.interval=30s',
       'duration=5m',
       'markers.steady-start=2m',
-      'polling.strategy=learned',
-      `polling.model=${file}`,
     ]);
-    const errors = figureErrors(runFigures(analysis), real);
-    for (const figure of [
-      'calls/session/cycle',
-      'core points/h',
-      'GraphQL points/h',
-      'calls by operation',
-      'cycle p50',
-      'cycle p95',
-      'final states',
-    ] as const)
-      expect(Math.abs(errors[figure]!), `${figure}: ${JSON.stringify(errors)}`).toBeLessThanOrEqual(15);
+    expectWithin(errors, [...COST_FIGURES, 'cycle p50', 'cycle p95'], 15);
     // The busiest second is a maximum of a few dozen calls (22 in the real run): the launches,
     // CPU on the cores the gh processes share, spread them as the real run's were; requests
     // launched free of the cores' load bunch (+77 %, the model before). docs/calibration.md says
     // why this figure is not held to 15 %.
-    expect(Math.abs(errors['busiest second']!), JSON.stringify(errors)).toBeLessThanOrEqual(35);
+    expectWithin(errors, ['busiest second'], 35);
   });
 
   it('replays deterministically: the same seed and model give a byte-identical trace', async () => {
