@@ -122,7 +122,7 @@ export const SCENARIO_LIMITS = {
   maxSessions: 10_000,
   /**
    * Sessions of the real agent-orchestrator (`target: ao`): each one is several `gh` processes a
-   * cycle, and on 2 cores 50 sessions already outlast a 30 s interval (docs/calibration.md).
+   * cycle, and on 2 busy cores 50 sessions already outlast a 30 s interval (docs/calibration.md).
    */
   maxAoSessions: 200,
   /**

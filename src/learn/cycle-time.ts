@@ -76,7 +76,7 @@ export function simulateCycles(
   const pending = cycles.map(() => [] as number[]);
   const running = cycles.map(() => 0);
   const cores = Math.max(1, t.cores);
-  // Timed events: a call asks for its launch (0), its launch is over (1), its request is answered (2).
+  // Timed events: a call asks for its launch (0), its request is answered (2).
   const events = new MinHeap<{ chain: number; call: number; kind: 0 | 2 }>();
   // The CPU, shared by processor sharing: every job in flight gets min(1, cores / n) of a core, so
   // each has received the same service `served` since the start; a job ends when it reaches its mark.

@@ -547,8 +547,9 @@ class CostReading {
   /** Cycle time: the recorded cycles with their calls, for the client times' fit (cycle-time.ts). */
   private addFitGroup(): void {
     const { learner, sessions } = this;
-    const cores = machine(this.trace.started)?.cpus ?? availableParallelism();
-    if (!machine(this.trace.started)?.cpus)
+    const recorded = machine(this.trace.started)?.cpus;
+    const cores = recorded ?? availableParallelism();
+    if (!recorded)
       learner.notes.add(
         `the traces do not say their machine's cores: the cycle time is fitted for this machine's ${cores}`,
       );

@@ -4,8 +4,9 @@
  * CPU: node forks its children from its one thread), then needs `cpuMs` of CPU; launches and
  * calls share `cores` fairly (processor sharing, as the OS schedules processes: ten started
  * together on 2 cores all finish together, five times later), then `waitMs` that is not CPU (TLS,
- * the network), then its request. This is what makes such a cycle grow with its calls and bunches its requests: on 2
- * cores, 50 sessions of 4 gh calls outlast a 30 s interval (docs/calibration.md). The `ao-0.2`
+ * the network), then its request. This is what makes such a cycle grow with its calls and spreads
+ * its requests: on 2 cores, 50 sessions of 4 gh calls take 19 s of a 30 s interval idle and
+ * outlast it on a busy machine (docs/calibration.md). The `ao-0.2`
  * strategy and the `learned` one (docs/model.md#cycle-time) use it; `model learn` fits the same
  * model (src/learn/cycle-time.ts).
  */
