@@ -46,6 +46,7 @@ export const LAYERS: Layer[] = [
       'report',
       'analyze',
       'github',
+      'provider',
       'trace',
       'clock',
       BASE,
@@ -164,6 +165,12 @@ export const LAYERS: Layer[] = [
     name: 'github',
     holds: 'the GitHub emulator',
     paths: ['github/'],
+    may: ['trace', 'clock', BASE],
+  },
+  {
+    name: 'provider',
+    holds: 'the model-provider emulator (OpenAI Responses and Chat Completions, Anthropic Messages)',
+    paths: ['provider/'],
     may: ['trace', 'clock', BASE],
   },
   {

@@ -29,6 +29,7 @@ const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   matrix: () => import('./matrix.ts'),
   merge: () => import('./merge.ts'),
   model: () => import('./model.ts'),
+  provider: () => import('./provider.ts'),
   reference: () => import('./reference.ts'),
   report: () => import('./report.ts'),
   run: () => import('./run.ts'),
