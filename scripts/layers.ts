@@ -46,6 +46,7 @@ export const LAYERS: Layer[] = [
       'report',
       'analyze',
       'github',
+      'agents',
       'provider',
       'trace',
       'clock',
@@ -166,6 +167,12 @@ export const LAYERS: Layer[] = [
     holds: 'the GitHub emulator',
     paths: ['github/'],
     may: ['trace', 'clock', BASE],
+  },
+  {
+    name: 'agents',
+    holds: 'the real agent CLIs (codex, Claude Code, opencode): install, home, one turn, agents try',
+    paths: ['agents/'],
+    may: ['provider', 'trace', 'clock', BASE],
   },
   {
     name: 'provider',

@@ -18,6 +18,7 @@ type Register = (program: Command, io: CommandIo) => void;
  * unknown name load them all.
  */
 const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
+  agents: () => import('./agents.ts'),
   analyze: () => import('./analyze.ts'),
   budgets: () => import('./budgets.ts'),
   check: () => import('./check.ts'),
