@@ -48,7 +48,12 @@ function baseEnv(home: string, parent: NodeJS.ProcessEnv): Record<string, string
   };
 }
 
-function codexHome(dir: string, endpoint: ProviderEndpoint, retries: RetrySettings, parent: NodeJS.ProcessEnv): AgentHome {
+function codexHome(
+  dir: string,
+  endpoint: ProviderEndpoint,
+  retries: RetrySettings,
+  parent: NodeJS.ProcessEnv,
+): AgentHome {
   const codexDir = join(dir, 'codex');
   mkdirSync(codexDir, { recursive: true });
   const model = endpoint.model ?? AGENT_PACKAGES.codex.model;
@@ -92,7 +97,12 @@ function codexHome(dir: string, endpoint: ProviderEndpoint, retries: RetrySettin
   };
 }
 
-function claudeHome(dir: string, endpoint: ProviderEndpoint, retries: RetrySettings, parent: NodeJS.ProcessEnv): AgentHome {
+function claudeHome(
+  dir: string,
+  endpoint: ProviderEndpoint,
+  retries: RetrySettings,
+  parent: NodeJS.ProcessEnv,
+): AgentHome {
   const configDir = join(dir, '.claude');
   mkdirSync(configDir, { recursive: true });
   const model = endpoint.model ?? AGENT_PACKAGES.claude.model;
@@ -163,7 +173,16 @@ function opencodeHome(dir: string, endpoint: ProviderEndpoint, parent: NodeJS.Pr
       OPENCODE_DISABLE_CLAUDE_CODE: '1',
       OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
     },
-    turnArgs: (prompt, resume) => ['run', '--format', 'json', ...(resume !== undefined ? ['--session', resume] : []), prompt],
+    // --title: the session's title is given, so opencode sends no title request before the turn.
+    turnArgs: (prompt, resume) => [
+      'run',
+      '--format',
+      'json',
+      '--title',
+      'fleetbench',
+      ...(resume !== undefined ? ['--session', resume] : []),
+      prompt,
+    ],
   };
 }
 

@@ -28,7 +28,9 @@ export async function installAgents(options: {
 }): Promise<{ dir: string; seconds: number }> {
   const env = options.env ?? process.env;
   const dir = resolve(options.dir ?? defaultAgentsDir(env));
-  const dependencies = Object.fromEntries(AGENT_CLIS.map((cli) => [AGENT_PACKAGES[cli].name, AGENT_PACKAGES[cli].version]));
+  const dependencies = Object.fromEntries(
+    AGENT_CLIS.map((cli) => [AGENT_PACKAGES[cli].name, AGENT_PACKAGES[cli].version]),
+  );
   options.log(
     `installing ${AGENT_CLIS.map((cli) => `${AGENT_PACKAGES[cli].name}@${AGENT_PACKAGES[cli].version}`).join(', ')} into ${dir} (about 940 MB, a minute or two)\n`,
   );
@@ -102,9 +104,13 @@ export function resolveAgentsInstall(
     const pkg = AGENT_PACKAGES[cli];
     const path = join(root, 'node_modules', ...pkg.name.split('/'), pkg.bin);
     if (!existsSync(path))
-      throw new FleetbenchError('E_TARGET', `${pkg.title} (${pkg.name}) is missing from ${origin}: no ${path}`, {
-        hint: installHint,
-      });
+      throw new FleetbenchError(
+        'E_TARGET',
+        `${pkg.title} (${pkg.name}) is missing from ${origin}: no ${path}`,
+        {
+          hint: installHint,
+        },
+      );
     const command = pkg.node ? [process.execPath, path] : [path];
     const out = spawnSync(command[0] as string, [...command.slice(1), '--version'], {
       encoding: 'utf8',
@@ -119,9 +125,13 @@ export function resolveAgentsInstall(
         { hint: `its native package for ${process.platform}-${process.arch} may be missing: ${installHint}` },
       );
     if (version !== pkg.version && dir === undefined)
-      throw new FleetbenchError('E_TARGET', `${pkg.title} in ${origin} is ${version}, not the pinned ${pkg.version}`, {
-        hint: `run ${installHint} again`,
-      });
+      throw new FleetbenchError(
+        'E_TARGET',
+        `${pkg.title} in ${origin} is ${version}, not the pinned ${pkg.version}`,
+        {
+          hint: `run ${installHint} again`,
+        },
+      );
     found[cli] = { cli, command, path, version };
   }
   return { dir: root, origin, clis: found };

@@ -17,8 +17,8 @@ import {
   type ProviderLimits,
   startProviderServer,
 } from '../provider/index.ts';
-import { MemorySink, type TraceWriter } from '../trace/writer.ts';
 import type { SpanRecord } from '../trace/schema.ts';
+import { MemorySink, type TraceWriter } from '../trace/writer.ts';
 import { AGENT_PACKAGES, type AgentCli } from './catalog.ts';
 import { makeAgentHome, type RetrySettings } from './home.ts';
 import type { AgentsInstall } from './install.ts';
@@ -124,13 +124,20 @@ export async function tryAgents(options: TryOptions): Promise<TryReport> {
       mkdirSync(cwd, { recursive: true });
       // A repository, as the agents expect to work in one (their context says so).
       execFileSync('git', ['init', '-q'], { cwd, stdio: 'ignore' });
-      const home = makeAgentHome(cli, join(root, 'home'), { url: server.url, key }, { retries: options.retries });
+      const home = makeAgentHome(
+        cli,
+        join(root, 'home'),
+        { url: server.url, key },
+        { retries: options.retries },
+      );
       const turns: TurnResult[] = [];
       for (let n = 1; n <= options.turns; n++) {
         if (options.signal?.aborted) break;
         const resume = n > 1 ? turns[turns.length - 1]?.sessionId : undefined;
         if (n > 1 && resume === undefined) break;
-        options.log?.(`${AGENT_PACKAGES[cli].title} ${binary.version}: turn ${n}${resume ? ` (resume ${resume})` : ''}\n`);
+        options.log?.(
+          `${AGENT_PACKAGES[cli].title} ${binary.version}: turn ${n}${resume ? ` (resume ${resume})` : ''}\n`,
+        );
         const result = await runAgentTurn({
           binary,
           home,
@@ -151,6 +158,8 @@ export async function tryAgents(options: TryOptions): Promise<TryReport> {
   } finally {
     await server.close();
   }
-  const ok = agents.every((agent) => agent.turns.length === options.turns && agent.turns.every((turn) => turn.completed));
+  const ok = agents.every(
+    (agent) => agent.turns.length === options.turns && agent.turns.every((turn) => turn.completed),
+  );
   return { providerUrl: server.url, agents, ok };
 }

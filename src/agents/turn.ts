@@ -55,7 +55,8 @@ interface Reading {
 
 /** What one line of each CLI's stream says. */
 function readLine(cli: AgentCli, line: Json, atMs: number, into: Reading): void {
-  const push = (kind: TurnEvent['kind'], detail?: string) => into.events.push({ atMs, kind, ...(detail ? { detail } : {}) });
+  const push = (kind: TurnEvent['kind'], detail?: string) =>
+    into.events.push({ atMs, kind, ...(detail ? { detail } : {}) });
   const item = (line.item ?? line.part ?? {}) as Json;
   switch (cli) {
     case 'codex':
@@ -158,12 +159,16 @@ export function runAgentTurn(options: RunTurnOptions): Promise<TurnResult> {
   const reading: Reading = { events: [], commands: [], completed: false, errors: [] };
   let stderr = '';
   let timedOut = false;
-  const child = spawn(binary.command[0] as string, [...binary.command.slice(1), ...home.turnArgs(options.prompt, options.resume)], {
-    cwd: options.cwd,
-    env: home.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  const child = spawn(
+    binary.command[0] as string,
+    [...binary.command.slice(1), ...home.turnArgs(options.prompt, options.resume)],
+    {
+      cwd: options.cwd,
+      env: home.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
   const killGroup = (signal: NodeJS.Signals) => {
     try {
       if (child.pid !== undefined) process.kill(-child.pid, signal);

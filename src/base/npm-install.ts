@@ -67,8 +67,12 @@ export function checkInstallDir(dir: string, marker: { file: string; kind: strin
   if (!existsSync(dir)) return;
   const stats = lstatSync(dir);
   if (stats.isSymbolicLink())
-    throw new FleetbenchError('E_USAGE', `${dir} is a symbolic link: give the real directory to install ${what} into`);
-  if (!stats.isDirectory()) throw new FleetbenchError('E_USAGE', `${dir} is not a directory: nothing was installed`);
+    throw new FleetbenchError(
+      'E_USAGE',
+      `${dir} is a symbolic link: give the real directory to install ${what} into`,
+    );
+  if (!stats.isDirectory())
+    throw new FleetbenchError('E_USAGE', `${dir} is not a directory: nothing was installed`);
   if (readdirSync(dir).length === 0) return;
   if (readInstallMarker(dir, marker.file)?.kind === marker.kind) return;
   throw new FleetbenchError(
@@ -100,7 +104,11 @@ export async function installNpmPackages(options: NpmInstallOptions): Promise<nu
     child.stdout.on('data', (chunk: Buffer) => options.log(chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => options.log(chunk.toString('utf8')));
     child.on('error', (error) =>
-      reject(new FleetbenchError('E_TARGET', `cannot run npm: ${error.message}`, { hint: 'npm comes with Node; put it on PATH' })),
+      reject(
+        new FleetbenchError('E_TARGET', `cannot run npm: ${error.message}`, {
+          hint: 'npm comes with Node; put it on PATH',
+        }),
+      ),
     );
     child.on('exit', (exitCode, signal) => resolveCode(exitCode ?? (signal ? 128 : 1)));
   }).catch((error: unknown) => {
@@ -109,9 +117,13 @@ export async function installNpmPackages(options: NpmInstallOptions): Promise<nu
   });
   if (code !== 0) {
     rmSync(staging, { recursive: true, force: true });
-    throw new FleetbenchError('E_TARGET', `npm install of ${options.what} failed (exit ${code}); nothing was installed`, {
-      hint: 'its output is above; the registry must be reachable',
-    });
+    throw new FleetbenchError(
+      'E_TARGET',
+      `npm install of ${options.what} failed (exit ${code}); nothing was installed`,
+      {
+        hint: 'its output is above; the registry must be reachable',
+      },
+    );
   }
   const seconds = Math.round((Date.now() - started) / 100) / 10;
   writeFileSync(

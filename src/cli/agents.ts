@@ -30,7 +30,8 @@ interface TryFlags {
 function integer(min: number, max: number) {
   return (text: string): number => {
     const n = Number(text);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
     return n;
   };
 }
@@ -38,21 +39,42 @@ function integer(min: number, max: number) {
 export function register(program: Command, io: CommandIo): void {
   const agents = program
     .command('agents')
-    .description('the real agent CLIs (codex, Claude Code, opencode) against the provider emulator (docs/agents.md)');
+    .description(
+      'the real agent CLIs (codex, Claude Code, opencode) against the provider emulator (docs/agents.md)',
+    );
   agents
     .command('try')
-    .description('run each real CLI for a turn and a resumed turn against a provider emulator of its own; print what it did and every request it made')
+    .description(
+      'run each real CLI for a turn and a resumed turn against a provider emulator of its own; print what it did and every request it made',
+    )
     .argument('[cli...]', 'codex, claude, opencode (default: all three)')
     .option('--script <name>', 'the agent script to follow: hello, tool-call, coding', 'tool-call')
-    .option('--fault <spec>', 'a provider fault, as provider serve --fault takes it (repeatable)', collect, [])
+    .option(
+      '--fault <spec>',
+      'a provider fault, as provider serve --fault takes it (repeatable)',
+      collect,
+      [],
+    )
     .option('--latency <profile>', 'none, fast or realistic', 'none')
-    .option('--limit <key=n>', 'a per-key limit, as provider serve --limit takes it (repeatable)', collect, [])
+    .option(
+      '--limit <key=n>',
+      'a per-key limit, as provider serve --limit takes it (repeatable)',
+      collect,
+      [],
+    )
     .option('--turns <n>', 'turns: the first, then resumes', integer(1, 20), 2)
     .option('--deadline <s>', 'a turn still running after this many seconds is ended', integer(1, 3600), 120)
-    .option('--request-retries <n>', "the CLI's HTTP retries (codex request_max_retries, CLAUDE_CODE_MAX_RETRIES)", integer(0, 100))
+    .option(
+      '--request-retries <n>',
+      "the CLI's HTTP retries (codex request_max_retries, CLAUDE_CODE_MAX_RETRIES)",
+      integer(0, 100),
+    )
     .option('--stream-retries <n>', "codex's stream_max_retries", integer(0, 100))
     .option('--out <dir>', 'homes, workspaces and trace.jsonl go here (default: a new temp dir)')
-    .option('--agents-dir <dir>', 'an install of the CLIs other than the cache (targets install agents --dir)')
+    .option(
+      '--agents-dir <dir>',
+      'an install of the CLIs other than the cache (targets install agents --dir)',
+    )
     .option('--seed <n>', 'seed of the emulator', integer(0, 2 ** 31), 1)
     .option('--json', 'print the report as JSON')
     .action((clis: string[], flags: TryFlags) => tryCommand(clis, flags, io));
@@ -69,12 +91,22 @@ async function tryCommand(names: string[], flags: TryFlags, io: CommandIo): Prom
   const { AGENT_CLIS, isAgentCli, resolveAgentsInstall } = agentsModule;
   const clis = names.length === 0 ? [...AGENT_CLIS] : names;
   for (const name of clis)
-    if (!isAgentCli(name)) throw new FleetbenchError('E_USAGE', `agents try: unknown CLI '${name}' (have: ${AGENT_CLIS.join(', ')})`);
+    if (!isAgentCli(name))
+      throw new FleetbenchError(
+        'E_USAGE',
+        `agents try: unknown CLI '${name}' (have: ${AGENT_CLIS.join(', ')})`,
+      );
   if (!provider.BUILTIN_SCRIPTS[flags.script])
-    throw new FleetbenchError('E_USAGE', `--script ${flags.script}: expected ${Object.keys(provider.BUILTIN_SCRIPTS).join(', ')}`);
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--script ${flags.script}: expected ${Object.keys(provider.BUILTIN_SCRIPTS).join(', ')}`,
+    );
   const latency = provider.LATENCY_PROFILES[flags.latency];
   if (!latency)
-    throw new FleetbenchError('E_USAGE', `--latency ${flags.latency}: expected ${Object.keys(provider.LATENCY_PROFILES).join(', ')}`);
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--latency ${flags.latency}: expected ${Object.keys(provider.LATENCY_PROFILES).join(', ')}`,
+    );
   const faults = flags.fault.map(provider.parseFaultFlag);
   const limits = limitsFrom(flags.limit, provider.LIMIT_KEYS);
   const install = resolveAgentsInstall(flags.agentsDir, clis.filter(isAgentCli), io.env);
@@ -112,7 +144,9 @@ async function tryCommand(names: string[], flags: TryFlags, io: CommandIo): Prom
   }
   if (flags.json) io.stdout.write(`${JSON.stringify({ out, trace: join(out, 'trace.jsonl'), ...report })}\n`);
   else {
-    const lines: string[] = [`provider emulator ${report.providerUrl}; homes, workspaces and trace.jsonl in ${out}`];
+    const lines: string[] = [
+      `provider emulator ${report.providerUrl}; homes, workspaces and trace.jsonl in ${out}`,
+    ];
     for (const agent of report.agents) {
       lines.push(`${agent.cli} ${agent.version} (${agent.binary})`);
       agent.turns.forEach((turn, i) => {
@@ -126,7 +160,8 @@ async function tryCommand(names: string[], flags: TryFlags, io: CommandIo): Prom
         );
       });
       const statuses = new Map<string, number>();
-      for (const request of agent.requests) statuses.set(request.status, (statuses.get(request.status) ?? 0) + 1);
+      for (const request of agent.requests)
+        statuses.set(request.status, (statuses.get(request.status) ?? 0) + 1);
       const retried = agent.requests.filter((request) => (request.attempt ?? 1) > 1).length;
       lines.push(
         `  requests: ${agent.requests.length} (${[...statuses].map(([status, n]) => `${n}× ${status}`).join(', ')}), retries ${retried}, tokens in ${agent.requests.reduce((sum, r) => sum + (r.tokensIn ?? 0), 0)}, out ${agent.requests.reduce((sum, r) => sum + (r.tokensOut ?? 0), 0)}`,

@@ -47,15 +47,27 @@ function positiveNumber(text: string): number {
 export function register(program: Command, io: CommandIo): void {
   const provider = program
     .command('provider')
-    .description('the model-provider emulator (OpenAI Responses and Chat Completions, Anthropic Messages) for real agent CLIs');
+    .description(
+      'the model-provider emulator (OpenAI Responses and Chat Completions, Anthropic Messages) for real agent CLIs',
+    );
   provider
     .command('serve')
-    .description('serve the provider emulator on 127.0.0.1 for codex, Claude Code, opencode or any client of those APIs')
+    .description(
+      'serve the provider emulator on 127.0.0.1 for codex, Claude Code, opencode or any client of those APIs',
+    )
     .option('--port <n>', 'port (0 picks a free one)', integer(0), 0)
     .option('--host <addr>', '127.0.0.1, or 0.0.0.0 in a container behind a Service', listenHost, '127.0.0.1')
     .option('--seed <n>', 'seed of the answers, ids and latency', integer(0), 1)
-    .option('--time-scale <x>', 'run-time ms per real ms (limits and fault windows follow it)', positiveNumber, 1)
-    .option('--scripts <file>', 'YAML agent scripts (docs/provider-emulator.md#scripts); built in: hello, tool-call, coding')
+    .option(
+      '--time-scale <x>',
+      'run-time ms per real ms (limits and fault windows follow it)',
+      positiveNumber,
+      1,
+    )
+    .option(
+      '--scripts <file>',
+      'YAML agent scripts (docs/provider-emulator.md#scripts); built in: hello, tool-call, coding',
+    )
     .option('--script <name>', 'the script a request follows when neither its key nor its prompt names one')
     .option('--latency <profile>', 'none, fast or realistic (docs/provider-emulator.md#latency)', 'none')
     .option('--ttft <ms>', 'time to first token MEDIAN[:P95] in ms, over the profile')
@@ -191,11 +203,15 @@ function latencyFrom(options: ServeOptions, provider: ProviderModule) {
     const median = parts[0] ?? Number.NaN;
     const p95 = parts[1] ?? median;
     if (!(median >= 0 && p95 >= median))
-      throw new FleetbenchError('E_USAGE', `--ttft ${options.ttft}: expected MEDIAN[:P95] in ms, P95 >= MEDIAN`);
+      throw new FleetbenchError(
+        'E_USAGE',
+        `--ttft ${options.ttft}: expected MEDIAN[:P95] in ms, P95 >= MEDIAN`,
+      );
     profile = {
       ...profile,
       name: `${profile.name}+ttft`,
-      ttft: median === p95 || median === 0 ? { kind: 'fixed', ms: median } : { kind: 'lognormal', median, p95 },
+      ttft:
+        median === p95 || median === 0 ? { kind: 'fixed', ms: median } : { kind: 'lognormal', median, p95 },
     };
   }
   if (options.outputTps !== undefined)
@@ -214,7 +230,10 @@ export function limitsFrom(flags: string[], keys: readonly string[]): Record<str
     const [key = '', value = ''] = flag.split('=', 2);
     const n = Number(value);
     if (!keys.includes(key) || !Number.isInteger(n) || n < 1)
-      throw new FleetbenchError('E_USAGE', `--limit ${flag}: expected KEY=N with KEY one of ${keys.join(', ')} and N >= 1`);
+      throw new FleetbenchError(
+        'E_USAGE',
+        `--limit ${flag}: expected KEY=N with KEY one of ${keys.join(', ')} and N >= 1`,
+      );
     limits[key] = n;
   }
   return limits;

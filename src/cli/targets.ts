@@ -10,7 +10,10 @@ import type { CommandIo } from './output.ts';
 
 function onlyPaperclip(name: string): void {
   if (name !== 'paperclip') {
-    throw new FleetbenchError('E_USAGE', `targets: unknown target '${name}'; fleetbench installs: paperclip, agents`);
+    throw new FleetbenchError(
+      'E_USAGE',
+      `targets: unknown target '${name}'; fleetbench installs: paperclip, agents`,
+    );
   }
 }
 
@@ -113,7 +116,9 @@ async function checkAgentsCommand(name: string, options: { json?: boolean }, io:
   io.stdout.write(
     [
       `agent CLIs: ${install.origin}`,
-      ...Object.values(install.clis).map((cli) => `  ${cli.cli.padEnd(8)} ${cli.version.padEnd(9)} ${cli.path}`),
+      ...Object.values(install.clis).map(
+        (cli) => `  ${cli.cli.padEnd(8)} ${cli.version.padEnd(9)} ${cli.path}`,
+      ),
       '',
     ].join('\n'),
   );

@@ -116,7 +116,8 @@ function textOf(content: unknown): string {
 }
 
 function requireModel(body: Json): string {
-  if (typeof body.model !== 'string' || body.model === '') throw new RequestShapeError('model', 'expected a model name');
+  if (typeof body.model !== 'string' || body.model === '')
+    throw new RequestShapeError('model', 'expected a model name');
   return body.model;
 }
 
@@ -159,7 +160,10 @@ export function readResponsesRequest(body: Json): Conversation {
         items.push({
           kind: 'tool-call',
           name: String(entry.name ?? type),
-          args: typeof entry.arguments === 'string' ? entry.arguments : JSON.stringify(entry.input ?? entry.action ?? {}),
+          args:
+            typeof entry.arguments === 'string'
+              ? entry.arguments
+              : JSON.stringify(entry.input ?? entry.action ?? {}),
           callId: String(entry.call_id ?? ''),
         });
       } else if (
@@ -178,7 +182,8 @@ export function readResponsesRequest(body: Json): Conversation {
         items.push({ kind: 'system', text: JSON.stringify(entry) });
       }
     }
-  } else if (input !== undefined) throw new RequestShapeError('input', 'expected a string or an array of items');
+  } else if (input !== undefined)
+    throw new RequestShapeError('input', 'expected a string or an array of items');
   return {
     api: 'responses',
     model: requireModel(body),
@@ -251,13 +256,19 @@ export function readMessagesRequest(body: Json): Conversation {
     if (!isObject(message)) throw new RequestShapeError('messages', 'expected objects');
     const role = message.role;
     if (role !== 'user' && role !== 'assistant')
-      throw new RequestShapeError('messages[].role', `expected user or assistant, not ${JSON.stringify(role)}`);
+      throw new RequestShapeError(
+        'messages[].role',
+        `expected user or assistant, not ${JSON.stringify(role)}`,
+      );
     const content = message.content;
     if (typeof content === 'string') {
-      items.push(role === 'user' ? { kind: 'prompt', text: content } : { kind: 'assistant-text', text: content });
+      items.push(
+        role === 'user' ? { kind: 'prompt', text: content } : { kind: 'assistant-text', text: content },
+      );
       continue;
     }
-    if (!Array.isArray(content)) throw new RequestShapeError('messages[].content', 'expected a string or blocks');
+    if (!Array.isArray(content))
+      throw new RequestShapeError('messages[].content', 'expected a string or blocks');
     const hasToolResult = content.some((block) => isObject(block) && block.type === 'tool_result');
     for (const block of content) {
       if (!isObject(block)) continue;
@@ -275,7 +286,11 @@ export function readMessagesRequest(body: Json): Conversation {
           });
           break;
         case 'tool_result':
-          items.push({ kind: 'tool-result', callId: String(block.tool_use_id ?? ''), text: textOf(block.content) });
+          items.push({
+            kind: 'tool-result',
+            callId: String(block.tool_use_id ?? ''),
+            text: textOf(block.content),
+          });
           break;
         case 'thinking':
         case 'redacted_thinking':

@@ -10,8 +10,9 @@
  * place in its conversation, so the same conversation gets the same answers and timings whatever
  * else is in flight. docs/provider-emulator.md is the user's description.
  */
-import type { Rng } from '../base/rng.ts';
+
 import { PROVIDER_LIMITS } from '../base/limits.ts';
+import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import {
@@ -27,8 +28,22 @@ import {
 import { FaultBook, type FaultRule } from './faults.ts';
 import { LATENCY_PROFILES, type LatencyProfile, planTiming } from './latency.ts';
 import { LimitBook, type LimitStates, type ProviderLimits } from './limits.ts';
-import { type ErrorKind, errorBody, type RenderInput, renderStream, renderWhole, streamErrorEvent } from './render.ts';
-import { type AgentScript, planReply, type Reply, type ScriptsFile, scriptLibrary, scriptNamedIn } from './scripts.ts';
+import {
+  type ErrorKind,
+  errorBody,
+  type RenderInput,
+  renderStream,
+  renderWhole,
+  streamErrorEvent,
+} from './render.ts';
+import {
+  type AgentScript,
+  planReply,
+  type Reply,
+  type ScriptsFile,
+  scriptLibrary,
+  scriptNamedIn,
+} from './scripts.ts';
 import { TokenCounter } from './tokens.ts';
 import type { PlannedChunk, PlayOutcome, ProviderAnswer, ProviderRequest } from './types.ts';
 
@@ -160,7 +175,10 @@ export class ProviderEmulator {
   /** A key for one session (and script): its requests are attributed to that session. */
   mintKey(binding: KeyBinding = {}): string {
     if (binding.script !== undefined && !this.scripts.has(binding.script))
-      throw new RequestShapeError('script', `no script named '${binding.script}' (have: ${this.scriptNames().join(', ')})`);
+      throw new RequestShapeError(
+        'script',
+        `no script named '${binding.script}' (have: ${this.scriptNames().join(', ')})`,
+      );
     if (this.keys.size >= PROVIDER_LIMITS.maxKeys)
       throw new RequestShapeError('key', `at most ${PROVIDER_LIMITS.maxKeys} keys (docs/limits.md)`);
     const random = this.rng.fork(`key:${this.keys.size}`);
@@ -178,7 +196,12 @@ export class ProviderEmulator {
   }
 
   snapshot(): ProviderStats {
-    return { ...this.stats, byStatus: { ...this.stats.byStatus }, byCli: { ...this.stats.byCli }, inFlight: this.inFlight };
+    return {
+      ...this.stats,
+      byStatus: { ...this.stats.byStatus },
+      byCli: { ...this.stats.byCli },
+      inFlight: this.inFlight,
+    };
   }
 
   // --- the pipeline ---------------------------------------------------------------------------
@@ -201,14 +224,27 @@ export class ProviderEmulator {
       bytesIn: Buffer.byteLength(request.body),
     };
     if (request.method === 'GET' && (path === '/v1/models' || path === '/models'))
-      return this.json(200, { object: 'list', data: this.models.map((id) => ({ id, object: 'model', owned_by: 'fleetbench' })) });
+      return this.json(200, {
+        object: 'list',
+        data: this.models.map((id) => ({ id, object: 'model', owned_by: 'fleetbench' })),
+      });
     if (!route || request.method !== 'POST')
-      return this.error(base, 404, 'not_found', `No route for ${request.method} ${path} (docs/provider-emulator.md)`);
+      return this.error(
+        base,
+        404,
+        'not_found',
+        `No route for ${request.method} ${path} (docs/provider-emulator.md)`,
+      );
 
     const key = keyOf(request.headers);
     const binding = key === undefined ? undefined : this.keys.get(key);
     if (key === undefined || (this.requireKnownKeys && binding === undefined))
-      return this.error(base, 401, 'authentication', key === undefined ? 'Missing API key.' : 'Invalid API key.');
+      return this.error(
+        base,
+        401,
+        'authentication',
+        key === undefined ? 'Missing API key.' : 'Invalid API key.',
+      );
 
     let conversation: Conversation;
     try {
@@ -217,11 +253,19 @@ export class ProviderEmulator {
         throw new RequestShapeError('body', 'expected a JSON object');
       conversation = READERS[route.api](body as Record<string, unknown>);
     } catch (error) {
-      const message = error instanceof RequestShapeError ? error.message : `body: not JSON (${(error as Error).message})`;
+      const message =
+        error instanceof RequestShapeError ? error.message : `body: not JSON (${(error as Error).message})`;
       return this.error(base, 400, 'invalid_request', message);
     }
 
-    const subject: Subject = { api: route.api, key, cli, cliVersion, cliSession: base.cliSession, session: binding?.session };
+    const subject: Subject = {
+      api: route.api,
+      key,
+      cli,
+      cliVersion,
+      cliSession: base.cliSession,
+      session: binding?.session,
+    };
     const position = positionOf(conversation.items);
     const scriptName = scriptNamedIn(position.prompt) ?? binding?.script ?? this.defaultScript;
     const script = this.scripts.get(scriptName) ?? (this.scripts.get(this.defaultScript) as AgentScript);
@@ -240,8 +284,14 @@ export class ProviderEmulator {
       model: conversation.model,
     };
 
-    const fault = this.faults.match({ cli, session: subject.session ?? subject.cliSession, key, now: arrival });
-    const inStream = fault?.kind === 'cut' || fault?.kind === 'stream-error' || fault?.kind === 'slow-first-token';
+    const fault = this.faults.match({
+      cli,
+      session: subject.session ?? subject.cliSession,
+      key,
+      now: arrival,
+    });
+    const inStream =
+      fault?.kind === 'cut' || fault?.kind === 'stream-error' || fault?.kind === 'slow-first-token';
     if (fault && !inStream) return this.faultAnswer(context, fault);
     // A whole (non-streamed) answer has no middle: a cut resets it, a stream error is a 500.
     if (fault && !conversation.stream && fault.kind !== 'slow-first-token')
@@ -249,18 +299,34 @@ export class ProviderEmulator {
 
     const reply = planReply(script, position, conversation.tools, (text) => this.tokens.count(text), random);
     const inputTokens = this.countInput(conversation);
-    const outputTokens = this.tokens.count(reply.text ?? '') + (reply.kind === 'tool-call' ? this.tokens.count(reply.args) : 0);
+    const outputTokens =
+      this.tokens.count(reply.text ?? '') + (reply.kind === 'tool-call' ? this.tokens.count(reply.args) : 0);
     const admission = this.limits.admit(key, inputTokens, outputTokens, arrival);
     if (!admission.ok) {
-      const headers = { ...this.limitHeaders(route.api, admission.states), 'retry-after': String(Math.ceil(admission.retryAfterMs / 1000)) };
-      return this.error({ ...context, tokensIn: inputTokens, limit: admission.limit }, 429, 'rate_limit', admission.message, headers);
+      const headers = {
+        ...this.limitHeaders(route.api, admission.states),
+        'retry-after': String(Math.ceil(admission.retryAfterMs / 1000)),
+      };
+      return this.error(
+        { ...context, tokensIn: inputTokens, limit: admission.limit },
+        429,
+        'rate_limit',
+        admission.message,
+        headers,
+      );
     }
     this.inFlight += 1;
     const release = () => {
       this.inFlight -= 1;
       admission.release();
     };
-    const timing = planTiming(this.latency, inputTokens, outputTokens, random, fault?.kind === 'slow-first-token' ? (fault.delayMs ?? 5000) : 0);
+    const timing = planTiming(
+      this.latency,
+      inputTokens,
+      outputTokens,
+      random,
+      fault?.kind === 'slow-first-token' ? (fault.delayMs ?? 5000) : 0,
+    );
     const pieces = splitText(reply.kind === 'text' ? reply.text : (reply.text ?? ''), timing.chunks);
     const render: RenderInput = {
       api: route.api,
@@ -280,12 +346,17 @@ export class ProviderEmulator {
     const record = { ...context, tokensIn: inputTokens, tokensOut: outputTokens, reply, fault: fault?.kind };
     if (!conversation.stream) {
       const at = timing.ttftMs + timing.outputMs;
-      return this.answer(record, release, {
-        status: 200,
-        headers: { ...headers, 'content-type': 'application/json' },
-        body: renderWhole(render),
-        bodyAtMs: at,
-      }, at);
+      return this.answer(
+        record,
+        release,
+        {
+          status: 200,
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: renderWhole(render),
+          bodyAtMs: at,
+        },
+        at,
+      );
     }
     const rendered = renderStream(render);
     const chunks: PlannedChunk[] = rendered.start.map((data) => ({ atMs: 0, data }));
@@ -297,7 +368,11 @@ export class ProviderEmulator {
     for (const data of rendered.end) chunks.push({ atMs: endAt, data });
     const streamed: Omit<ProviderAnswer, 'finish'> = {
       status: 200,
-      headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+      headers: {
+        ...headers,
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+      },
       chunks,
     };
     if (fault?.kind === 'cut' || fault?.kind === 'stream-error') {
@@ -308,8 +383,16 @@ export class ProviderEmulator {
       else {
         // The error event replaces the rest of the reply; the stream then ends normally.
         const errorAt = at < chunks.length ? (chunks[at] as PlannedChunk).atMs : endAt;
-        chunks.splice(at, chunks.length - at, { atMs: errorAt, data: streamErrorEvent(render, fault.retryAfterS) });
-        return this.answer({ ...record, error: 'stream-error', retryAfterS: fault.retryAfterS?.toString() }, release, streamed, timing.ttftMs);
+        chunks.splice(at, chunks.length - at, {
+          atMs: errorAt,
+          data: streamErrorEvent(render, fault.retryAfterS),
+        });
+        return this.answer(
+          { ...record, error: 'stream-error', retryAfterS: fault.retryAfterS?.toString() },
+          release,
+          streamed,
+          timing.ttftMs,
+        );
       }
     }
     return this.answer(record, release, streamed, timing.ttftMs);
@@ -318,7 +401,8 @@ export class ProviderEmulator {
   private nextAttempt(place: string): number {
     const attempt = (this.attempts.get(place) ?? 0) + 1;
     // Bounded: a long run forgets the oldest places (their retries are long over).
-    if (this.attempts.size >= PROVIDER_LIMITS.maxTrackedConversations && !this.attempts.has(place)) this.attempts.clear();
+    if (this.attempts.size >= PROVIDER_LIMITS.maxTrackedConversations && !this.attempts.has(place))
+      this.attempts.clear();
     this.attempts.set(place, attempt);
     return attempt;
   }
@@ -343,7 +427,11 @@ export class ProviderEmulator {
         if (!state) return;
         out[`anthropic-ratelimit-${name}-limit`] = String(state.limit);
         out[`anthropic-ratelimit-${name}-remaining`] = String(state.remaining);
-        out[`anthropic-ratelimit-${name}-reset`] = new Date(this.clock.toWallMs(this.clock.now() + state.resetMs)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+        out[`anthropic-ratelimit-${name}-reset`] = new Date(
+          this.clock.toWallMs(this.clock.now() + state.resetMs),
+        )
+          .toISOString()
+          .replace(/\.\d{3}Z$/, 'Z');
       };
       add('requests', states.requests);
       add('input-tokens', states.inputTokens);
@@ -366,26 +454,63 @@ export class ProviderEmulator {
     const api = context.api;
     switch (fault.kind) {
       case 'rate-limit':
-        return this.error({ ...context, fault: fault.kind }, 429, 'rate_limit', 'Rate limit reached (fleetbench fault).', {
-          'retry-after': String(fault.retryAfterS ?? 1),
-        });
+        return this.error(
+          { ...context, fault: fault.kind },
+          429,
+          'rate_limit',
+          'Rate limit reached (fleetbench fault).',
+          {
+            'retry-after': String(fault.retryAfterS ?? 1),
+          },
+        );
       case 'rate-limit-bare':
-        return this.error({ ...context, fault: fault.kind }, 429, 'rate_limit', 'Rate limit reached (fleetbench fault).');
+        return this.error(
+          { ...context, fault: fault.kind },
+          429,
+          'rate_limit',
+          'Rate limit reached (fleetbench fault).',
+        );
       case 'overloaded':
-        return this.error({ ...context, fault: fault.kind }, api === 'messages' ? 529 : 503, 'overloaded', 'Overloaded (fleetbench fault).');
+        return this.error(
+          { ...context, fault: fault.kind },
+          api === 'messages' ? 529 : 503,
+          'overloaded',
+          'Overloaded (fleetbench fault).',
+        );
       case 'server-error':
-        return this.error({ ...context, fault: fault.kind }, 500, 'api_error', 'Internal server error (fleetbench fault).');
+        return this.error(
+          { ...context, fault: fault.kind },
+          500,
+          'api_error',
+          'Internal server error (fleetbench fault).',
+        );
       case 'unavailable':
-        return this.error({ ...context, fault: fault.kind }, 503, 'unavailable', 'Service unavailable (fleetbench fault).');
+        return this.error(
+          { ...context, fault: fault.kind },
+          503,
+          'unavailable',
+          'Service unavailable (fleetbench fault).',
+        );
       default: {
         // outage: no answer at all.
-        return this.answer({ ...context, fault: fault.kind }, () => {}, { status: 0, headers: {}, reset: true }, undefined);
+        return this.answer(
+          { ...context, fault: fault.kind },
+          () => {},
+          { status: 0, headers: {}, reset: true },
+          undefined,
+        );
       }
     }
   }
 
   private json(status: number, body: unknown): ProviderAnswer {
-    return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), bodyAtMs: 0, finish: () => {} };
+    return {
+      status,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      bodyAtMs: 0,
+      finish: () => {},
+    };
   }
 
   private error(
@@ -405,7 +530,12 @@ export class ProviderEmulator {
       body: errorBody(context.api, kind, message, context.requestId),
       bodyAtMs: 0,
     };
-    return this.answer({ ...context, error: kind, retryAfterS: headers['retry-after'] }, () => {}, answer, undefined);
+    return this.answer(
+      { ...context, error: kind, retryAfterS: headers['retry-after'] },
+      () => {},
+      answer,
+      undefined,
+    );
   }
 
   /** Wraps a planned answer with its `finish`: the record, the counts, the freed place. */
@@ -467,13 +597,19 @@ export class ProviderEmulator {
     put('limit', fields.limit);
     put('retryAfterS', fields.retryAfterS !== undefined ? Number(fields.retryAfterS) : undefined);
     put('outcome', outcome);
-    const labels: Record<string, string | number> = { api: fields.api ?? 'none', cli: fields.cli, status: statusText };
+    const labels: Record<string, string | number> = {
+      api: fields.api ?? 'none',
+      cli: fields.cli,
+      status: statusText,
+    };
     this.trace.write({
       kind: 'span',
       name: 'provider.request',
       t: fields.arrival,
       dur: Math.max(0, end - fields.arrival),
-      ...(fields.subject?.session ?? fields.cliSession ? { session: (fields.subject?.session ?? fields.cliSession) as string } : {}),
+      ...((fields.subject?.session ?? fields.cliSession)
+        ? { session: (fields.subject?.session ?? fields.cliSession) as string }
+        : {}),
       outcome: complete ? 'ok' : outcome === 'cancelled' ? 'cancelled' : 'error',
       labels,
       data,

@@ -131,7 +131,11 @@ export class FaultBook {
   }
 
   list(): Array<FaultRule & { id: number; left: number | null }> {
-    return this.rules.map(({ id, rule, left }) => ({ ...rule, id, left: Number.isFinite(left) ? left : null }));
+    return this.rules.map(({ id, rule, left }) => ({
+      ...rule,
+      id,
+      left: Number.isFinite(left) ? left : null,
+    }));
   }
 
   /** The first rule that fires for this request (its count is spent), if any. */

@@ -50,14 +50,28 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-async function admin(emulator: ProviderEmulator, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+async function admin(
+  emulator: ProviderEmulator,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<void> {
   const token = emulator.adminToken;
   if (token !== undefined && req.headers.authorization !== `Bearer ${token}`) {
     req.resume();
     sendJson(res, 401, { message: 'admin token required (printed by provider serve)' });
     return;
   }
-  const body = req.method === 'POST' ? await readBoundedBody(req, BODY_LIMITS.providerAdmin) : (req.resume(), Buffer.alloc(0));
+  let body: Buffer = Buffer.alloc(0);
+  if (req.method !== 'POST') req.resume();
+  else
+    try {
+      body = await readBoundedBody(req, BODY_LIMITS.providerAdmin);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) refuseBody(res, { message: error.message });
+      else res.destroy();
+      return;
+    }
   const json = (): Record<string, unknown> => {
     if (body.length === 0) return {};
     const parsed = JSON.parse(body.toString('utf8')) as unknown;
@@ -74,7 +88,8 @@ async function admin(emulator: ProviderEmulator, req: IncomingMessage, res: Serv
         const script = input.script;
         if (session !== undefined && (typeof session !== 'string' || session.length > 256))
           throw new RequestShapeError('session', 'expected a string of at most 256 characters');
-        if (script !== undefined && typeof script !== 'string') throw new RequestShapeError('script', 'expected a script name');
+        if (script !== undefined && typeof script !== 'string')
+          throw new RequestShapeError('script', 'expected a script name');
         sendJson(res, 201, { key: emulator.mintKey({ session, script }) });
         return;
       }
@@ -83,7 +98,10 @@ async function admin(emulator: ProviderEmulator, req: IncomingMessage, res: Serv
         return;
       case 'POST /_fleetbench/faults': {
         if (emulator.faults.list().length >= PROVIDER_LIMITS.maxFaultRules)
-          throw new RequestShapeError('faults', `at most ${PROVIDER_LIMITS.maxFaultRules} rules (docs/limits.md)`);
+          throw new RequestShapeError(
+            'faults',
+            `at most ${PROVIDER_LIMITS.maxFaultRules} rules (docs/limits.md)`,
+          );
         const parsed = faultRuleSchema.safeParse(json());
         if (!parsed.success) {
           const issue = parsed.error.issues[0];
@@ -129,13 +147,20 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
         body = (await readBoundedBody(req, BODY_LIMITS.provider)).toString('utf8');
       } catch (error) {
         if (error instanceof BodyTooLargeError)
-          refuseBody(res, { error: { message: error.message, type: 'invalid_request_error', code: 'request_too_large' } });
+          refuseBody(res, {
+            error: { message: error.message, type: 'invalid_request_error', code: 'request_too_large' },
+          });
         else res.destroy();
         return;
       }
     } else req.resume();
     const arrival = emulator.clock.now();
-    const answer = emulator.handle({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body });
+    const answer = emulator.handle({
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: req.headers,
+      body,
+    });
     const aborted = new AbortController();
     const onClose = () => {
       if (!res.writableFinished) aborted.abort(new Error('client closed the connection'));
@@ -147,7 +172,8 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   const server = createServer((req, res) => {
     serve(req, res).catch((error: unknown) => {
       process.stderr.write(`provider emulator: ${(error as Error)?.stack ?? String(error)}\n`);
-      if (!res.headersSent) sendJson(res, 500, { error: { message: 'emulator error', type: 'server_error' } });
+      if (!res.headersSent)
+        sendJson(res, 500, { error: { message: 'emulator error', type: 'server_error' } });
       else res.destroy();
     });
   });

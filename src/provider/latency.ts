@@ -55,7 +55,9 @@ export const LATENCY_PROFILES: Record<string, LatencyProfile> = {
 
 export const latencyProfileSchema = z
   .object({
-    ttftMs: z.object({ median: z.number().min(0).max(600_000), p95: z.number().min(0).max(600_000) }).strict(),
+    ttftMs: z
+      .object({ median: z.number().min(0).max(600_000), p95: z.number().min(0).max(600_000) })
+      .strict(),
     prefillTokensPerSec: z.number().min(0).max(1e9).default(0),
     outputTokensPerSec: z.number().min(0).max(1e9).default(0),
     chunkMs: z.number().min(0).max(10_000).default(50),

@@ -149,8 +149,15 @@ function responsesStream(input: RenderInput): RenderedStream {
   }
   if (call) {
     last.push(
-      event('response.output_item.added', { output_index: index, item: { ...call, arguments: '', status: 'in_progress' } }),
-      event('response.function_call_arguments.delta', { item_id: call.id, output_index: index, delta: call.arguments }),
+      event('response.output_item.added', {
+        output_index: index,
+        item: { ...call, arguments: '', status: 'in_progress' },
+      }),
+      event('response.function_call_arguments.delta', {
+        item_id: call.id,
+        output_index: index,
+        delta: call.arguments,
+      }),
       event('response.function_call_arguments.done', {
         item_id: call.id,
         output_index: index,
@@ -160,7 +167,11 @@ function responsesStream(input: RenderInput): RenderedStream {
       event('response.output_item.done', { output_index: index, item: call }),
     );
   }
-  return { start, content, end: [event('response.completed', { response: responsesObject(input, 'completed') })] };
+  return {
+    start,
+    content,
+    end: [event('response.completed', { response: responsesObject(input, 'completed') })],
+  };
 }
 
 // --- Anthropic Messages ----------------------------------------------------------------------
@@ -203,15 +214,25 @@ function messagesStream(input: RenderInput): RenderedStream {
   const text = input.reply.text;
   if (text !== undefined && text !== '') {
     (content[0] as string[]).push(
-      sse('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }),
+      sse('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'text', text: '' },
+      }),
     );
     input.pieces.forEach((piece, i) => {
       if (piece !== '')
         (content[i] as string[]).push(
-          sse('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }),
+          sse('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'text_delta', text: piece },
+          }),
         );
     });
-    (content[content.length - 1] as string[]).push(sse('content_block_stop', { type: 'content_block_stop', index }));
+    (content[content.length - 1] as string[]).push(
+      sse('content_block_stop', { type: 'content_block_stop', index }),
+    );
     index += 1;
   }
   const last = content[content.length - 1] as string[];
@@ -244,13 +265,20 @@ function messagesStream(input: RenderInput): RenderedStream {
 // --- OpenAI Chat Completions -----------------------------------------------------------------
 
 function chatStream(input: RenderInput): RenderedStream {
-  const base = { id: `chatcmpl-${input.id}`, object: 'chat.completion.chunk', created: input.createdS, model: input.model };
+  const base = {
+    id: `chatcmpl-${input.id}`,
+    object: 'chat.completion.chunk',
+    created: input.createdS,
+    model: input.model,
+  };
   // With include_usage every chunk carries `usage: null` until the last one, which has only usage.
   const usageField = input.includeUsage ? { usage: null } : {};
   const chunk = (delta: Record<string, unknown>, finish: string | null) =>
     sse(undefined, { ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...usageField });
   const start = [chunk({ role: 'assistant', content: '' }, null)];
-  const content: string[][] = input.pieces.map((piece) => (piece !== '' ? [chunk({ content: piece }, null)] : []));
+  const content: string[][] = input.pieces.map((piece) =>
+    piece !== '' ? [chunk({ content: piece }, null)] : [],
+  );
   const last = content[content.length - 1] as string[];
   if (input.reply.kind === 'tool-call')
     last.push(
@@ -360,7 +388,10 @@ export function streamErrorEvent(input: RenderInput, retryAfterS: number | undef
                 code: 'rate_limit_exceeded',
                 message: `Rate limit reached for ${input.model} on tokens per min (TPM) (fleetbench fault). Please try again in ${retryAfterS}s.`,
               }
-            : { code: 'server_error', message: 'The server had an error while processing your request (fleetbench fault).' },
+            : {
+                code: 'server_error',
+                message: 'The server had an error while processing your request (fleetbench fault).',
+              },
         },
       });
     case 'messages':
@@ -373,7 +404,9 @@ export function streamErrorEvent(input: RenderInput, retryAfterS: number | undef
     case 'chat':
       return sse(undefined, {
         error: {
-          message: limited ? `Rate limit reached. Please try again in ${retryAfterS}s.` : 'The server had an error (fleetbench fault).',
+          message: limited
+            ? `Rate limit reached. Please try again in ${retryAfterS}s.`
+            : 'The server had an error (fleetbench fault).',
           type: limited ? 'rate_limit_exceeded' : 'server_error',
           param: null,
           code: limited ? 'rate_limit_exceeded' : null,
@@ -417,9 +450,18 @@ const OPENAI_TYPES: Record<ErrorKind, { type: string; code: string | null }> = {
   too_large: { type: 'invalid_request_error', code: null },
 };
 
-export function errorBody(api: ProviderApi | undefined, kind: ErrorKind, message: string, requestId: string): string {
+export function errorBody(
+  api: ProviderApi | undefined,
+  kind: ErrorKind,
+  message: string,
+  requestId: string,
+): string {
   if (api === 'messages')
-    return JSON.stringify({ type: 'error', error: { type: ANTHROPIC_TYPES[kind], message }, request_id: requestId });
+    return JSON.stringify({
+      type: 'error',
+      error: { type: ANTHROPIC_TYPES[kind], message },
+      request_id: requestId,
+    });
   const { type, code } = OPENAI_TYPES[kind];
   return JSON.stringify({ error: { message, type, param: null, code } });
 }

@@ -40,7 +40,12 @@ const turnSchema = z
   .object({
     text: boundedText('text').optional(),
     commands: z
-      .array(z.string().min(1).max(maxCommandBytes, { error: `at most ${maxCommandBytes} characters (docs/limits.md)` }))
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(maxCommandBytes, { error: `at most ${maxCommandBytes} characters (docs/limits.md)` }),
+      )
       .max(maxCommands, { error: `at most ${maxCommands} commands a turn (docs/limits.md)` })
       .default([]),
     final: boundedText('final'),
@@ -61,7 +66,10 @@ const scriptSchema = z
 export const scriptsFileSchema = z
   .object({
     scripts: z
-      .record(z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'names are 1-64 of A-Z a-z 0-9 . _ -' }), scriptSchema)
+      .record(
+        z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'names are 1-64 of A-Z a-z 0-9 . _ -' }),
+        scriptSchema,
+      )
       .refine((scripts) => Object.keys(scripts).length <= maxScripts, {
         error: `at most ${maxScripts} scripts (docs/limits.md)`,
       }),
@@ -112,13 +120,22 @@ export const BUILTIN_SCRIPTS: Record<string, AgentScript> = {
 export const DEFAULT_SCRIPT = 'coding';
 
 /** Scripts from a validated file, over the built-ins (a file may redefine a built-in name). */
-export function scriptLibrary(file: ScriptsFile | undefined): { scripts: Map<string, AgentScript>; fallback: string } {
+export function scriptLibrary(file: ScriptsFile | undefined): {
+  scripts: Map<string, AgentScript>;
+  fallback: string;
+} {
   const scripts = new Map<string, AgentScript>(Object.entries(BUILTIN_SCRIPTS));
   for (const [name, script] of Object.entries(file?.scripts ?? {}))
-    scripts.set(name, { name, turns: script.turns.map((turn) => ({ ...turn, commands: turn.commands ?? [] })) });
+    scripts.set(name, {
+      name,
+      turns: script.turns.map((turn) => ({ ...turn, commands: turn.commands ?? [] })),
+    });
   const fallback = file?.default ?? DEFAULT_SCRIPT;
   if (!scripts.has(fallback))
-    throw new FleetbenchError('E_PROVIDER', `scripts: default: no script named '${fallback}' (have: ${[...scripts.keys()].join(', ')})`);
+    throw new FleetbenchError(
+      'E_PROVIDER',
+      `scripts: default: no script named '${fallback}' (have: ${[...scripts.keys()].join(', ')})`,
+    );
   return { scripts, fallback };
 }
 
@@ -160,7 +177,12 @@ const FILLER = [
   'why',
 ];
 
-function padded(text: string, tokens: number | undefined, countTokens: (text: string) => number, rng: Rng): string {
+function padded(
+  text: string,
+  tokens: number | undefined,
+  countTokens: (text: string) => number,
+  rng: Rng,
+): string {
   if (tokens === undefined) return text;
   let out = text;
   // Most filler words are one token: add words until the count is reached (bounded by tokens).
@@ -197,23 +219,39 @@ export function planReply(
     };
   }
   const text = padded(turn.final, turn.finalTokens, countTokens, rng);
-  return turn.commands.length > 0 && !shell && tools.length > 0 ? { kind: 'text', text, toolMissing: true } : { kind: 'text', text };
+  return turn.commands.length > 0 && !shell && tools.length > 0
+    ? { kind: 'text', text, toolMissing: true }
+    : { kind: 'text', text };
 }
 
 /** Reads and validates a scripts file (YAML or JSON); errors read `file:line: path: reason`. */
 export function loadScriptsFile(file: string): ScriptsFile {
-  const text = readInputText(file, { maxBytes: MAX_CONFIG_FILE_BYTES, code: 'E_PROVIDER', what: 'a scripts file' });
+  const text = readInputText(file, {
+    maxBytes: MAX_CONFIG_FILE_BYTES,
+    code: 'E_PROVIDER',
+    what: 'a scripts file',
+  });
   const { doc, lineCounter, error, value } = parseYamlInput(text);
   if (error) throw new InputFileError('E_PROVIDER', file, error.line, error.message);
   const parsed = scriptsFileSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0] as z.core.$ZodIssue;
-    throw new InputFileError('E_PROVIDER', file, yamlLineOf(doc, lineCounter)(issue.path), describeZodIssues([issue], 1)[0] as string);
+    throw new InputFileError(
+      'E_PROVIDER',
+      file,
+      yamlLineOf(doc, lineCounter)(issue.path),
+      describeZodIssues([issue], 1)[0] as string,
+    );
   }
   try {
     scriptLibrary(parsed.data);
   } catch (problem) {
-    throw new InputFileError('E_PROVIDER', file, yamlLineOf(doc, lineCounter)(['default']), (problem as Error).message);
+    throw new InputFileError(
+      'E_PROVIDER',
+      file,
+      yamlLineOf(doc, lineCounter)(['default']),
+      (problem as Error).message,
+    );
   }
   return parsed.data;
 }
