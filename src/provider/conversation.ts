@@ -24,8 +24,12 @@ export type ConversationItem =
 
 export interface ToolDeclaration {
   name: string;
-  /** The declaration as sent (its JSON), for counting input tokens. */
-  text: string;
+  /**
+   * The declaration's texts, for counting input tokens: its strings as they are (a description
+   * is most of a tool and the same every request, so its count is memoised) and the JSON of
+   * everything else (the parameter schema).
+   */
+  texts: string[];
 }
 
 export interface Conversation {
@@ -74,7 +78,7 @@ export function positionOf(items: readonly ConversationItem[]): Position {
 
 /** Every text of a conversation that the provider counts as input, in order. */
 export function* inputTexts(conversation: Conversation): Generator<string> {
-  for (const tool of conversation.tools) yield tool.text;
+  for (const tool of conversation.tools) yield* tool.texts;
   for (const item of conversation.items) {
     switch (item.kind) {
       case 'tool-call':
@@ -128,6 +132,15 @@ function maxTokens(value: unknown, field: string): number | undefined {
   return value;
 }
 
+function toolTexts(tool: Json, into: string[] = []): string[] {
+  for (const [key, value] of Object.entries(tool)) {
+    if (typeof value === 'string') into.push(value);
+    else if (key === 'function' && isObject(value)) toolTexts(value, into);
+    else if (value !== undefined) into.push(JSON.stringify(value));
+  }
+  return into;
+}
+
 function toolDeclarations(tools: unknown, nameOf: (tool: Json) => unknown): ToolDeclaration[] {
   if (tools === undefined || tools === null) return [];
   if (!Array.isArray(tools)) throw new RequestShapeError('tools', 'expected an array');
@@ -135,7 +148,7 @@ function toolDeclarations(tools: unknown, nameOf: (tool: Json) => unknown): Tool
   for (const tool of tools) {
     if (!isObject(tool)) throw new RequestShapeError('tools', 'expected objects');
     const name = nameOf(tool);
-    out.push({ name: typeof name === 'string' ? name : String(tool.type ?? ''), text: JSON.stringify(tool) });
+    out.push({ name: typeof name === 'string' ? name : String(tool.type ?? ''), texts: toolTexts(tool) });
   }
   return out;
 }
