@@ -115,15 +115,15 @@ export const LAYERS: Layer[] = [
   },
   {
     name: 'targets',
-    holds: 'the systems under test as the engine opens them: reference, ao, http, module',
+    holds: 'the systems under test as the engine opens them: reference, ao, paperclip, http, module',
     paths: ['targets/'],
-    may: ['workload', 'reference', 'model', 'contract', 'github', 'trace', 'clock', BASE],
+    may: ['workload', 'reference', 'model', 'contract', 'github', 'agents', 'provider', 'trace', 'clock', BASE],
   },
   {
     name: 'workload',
     holds: 'scenarios and what a run does to a target: executors, world, spawner, faults',
     paths: ['workload/'],
-    may: ['contract', 'github', 'trace', 'clock', BASE],
+    may: ['contract', 'github', 'provider', 'trace', 'clock', BASE],
   },
   {
     name: 'reference',

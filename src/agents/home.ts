@@ -48,14 +48,17 @@ function baseEnv(home: string, parent: NodeJS.ProcessEnv): Record<string, string
   };
 }
 
-function codexHome(
-  dir: string,
+/**
+ * Writes `CODEX_HOME/config.toml` pointing codex at the emulator only. `envKey` names the
+ * variable codex reads the key from (a control plane may insist on OPENAI_API_KEY).
+ */
+export function writeCodexConfig(
+  codexDir: string,
   endpoint: ProviderEndpoint,
-  retries: RetrySettings,
-  parent: NodeJS.ProcessEnv,
-): AgentHome {
-  const codexDir = join(dir, 'codex');
+  options: { envKey?: string; retries?: RetrySettings } = {},
+): void {
   mkdirSync(codexDir, { recursive: true });
+  const retries = options.retries ?? {};
   const model = endpoint.model ?? AGENT_PACKAGES.codex.model;
   const lines = [
     '# Written by fleetbench: codex against the provider emulator only (docs/agents.md).',
@@ -67,7 +70,7 @@ function codexHome(
     'name = "fleetbench provider emulator"',
     `base_url = ${JSON.stringify(`${endpoint.url}/v1`)}`,
     'wire_api = "responses"',
-    'env_key = "FLEETBENCH_PROVIDER_KEY"',
+    `env_key = ${JSON.stringify(options.envKey ?? 'FLEETBENCH_PROVIDER_KEY')}`,
     ...(retries.requests !== undefined ? [`request_max_retries = ${retries.requests}`] : []),
     ...(retries.streams !== undefined ? [`stream_max_retries = ${retries.streams}`] : []),
     '',
@@ -81,6 +84,11 @@ function codexHome(
     '',
   ];
   writeFileSync(join(codexDir, 'config.toml'), lines.join('\n'));
+}
+
+function codexHome(dir: string, endpoint: ProviderEndpoint, retries: RetrySettings, parent: NodeJS.ProcessEnv): AgentHome {
+  const codexDir = join(dir, 'codex');
+  writeCodexConfig(codexDir, endpoint, { retries });
   return {
     cli: 'codex',
     dir,
@@ -97,31 +105,30 @@ function codexHome(
   };
 }
 
-function claudeHome(
-  dir: string,
-  endpoint: ProviderEndpoint,
-  retries: RetrySettings,
-  parent: NodeJS.ProcessEnv,
-): AgentHome {
+/** The environment that points Claude Code at the emulator and turns off everything else. */
+export function claudeEnv(endpoint: ProviderEndpoint, configDir: string, retries: RetrySettings = {}): Record<string, string> {
+  const model = endpoint.model ?? AGENT_PACKAGES.claude.model;
+  return {
+    CLAUDE_CONFIG_DIR: configDir,
+    ANTHROPIC_BASE_URL: endpoint.url,
+    ANTHROPIC_API_KEY: endpoint.key,
+    ANTHROPIC_MODEL: model,
+    ANTHROPIC_SMALL_FAST_MODEL: model,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    ...(retries.requests !== undefined ? { CLAUDE_CODE_MAX_RETRIES: String(retries.requests) } : {}),
+  };
+}
+
+function claudeHome(dir: string, endpoint: ProviderEndpoint, retries: RetrySettings, parent: NodeJS.ProcessEnv): AgentHome {
   const configDir = join(dir, '.claude');
   mkdirSync(configDir, { recursive: true });
-  const model = endpoint.model ?? AGENT_PACKAGES.claude.model;
   return {
     cli: 'claude',
     dir,
-    env: {
-      ...baseEnv(dir, parent),
-      CLAUDE_CONFIG_DIR: configDir,
-      ANTHROPIC_BASE_URL: endpoint.url,
-      ANTHROPIC_API_KEY: endpoint.key,
-      ANTHROPIC_MODEL: model,
-      ANTHROPIC_SMALL_FAST_MODEL: model,
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1',
-      DISABLE_TELEMETRY: '1',
-      DISABLE_ERROR_REPORTING: '1',
-      ...(retries.requests !== undefined ? { CLAUDE_CODE_MAX_RETRIES: String(retries.requests) } : {}),
-    },
+    env: { ...baseEnv(dir, parent), ...claudeEnv(endpoint, configDir, retries) },
     // The prompt before --allowedTools, which takes every argument after it. As root,
     // --dangerously-skip-permissions is refused; allowing Bash is what the scripts need.
     turnArgs: (prompt, resume) => [

@@ -1,5 +1,12 @@
 export { AGENT_CLIS, AGENT_PACKAGES, type AgentCli, type AgentPackage, isAgentCli } from './catalog.ts';
-export { type AgentHome, makeAgentHome, type ProviderEndpoint, type RetrySettings } from './home.ts';
+export {
+  type AgentHome,
+  claudeEnv,
+  makeAgentHome,
+  type ProviderEndpoint,
+  type RetrySettings,
+  writeCodexConfig,
+} from './home.ts';
 export {
   AGENTS_MARKER,
   type AgentBinary,
