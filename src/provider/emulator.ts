@@ -72,6 +72,8 @@ export interface ProviderStats {
   requests: number;
   byStatus: Record<string, number>;
   byCli: Record<string, number>;
+  /** The versions each CLI's User-Agent named, with their request counts. */
+  cliVersions: Record<string, Record<string, number>>;
   inputTokens: number;
   outputTokens: number;
   inFlight: number;
@@ -151,6 +153,7 @@ export class ProviderEmulator {
     requests: 0,
     byStatus: {},
     byCli: {},
+    cliVersions: {},
     inputTokens: 0,
     outputTokens: 0,
   };
@@ -570,6 +573,10 @@ export class ProviderEmulator {
     const statusText = outcome === 'reset' ? 'reset' : String(status);
     stats.byStatus[statusText] = (stats.byStatus[statusText] ?? 0) + 1;
     stats.byCli[fields.cli] = (stats.byCli[fields.cli] ?? 0) + 1;
+    if (fields.cliVersion !== undefined) {
+      const versions = (stats.cliVersions[fields.cli] ??= {});
+      versions[fields.cliVersion] = (versions[fields.cliVersion] ?? 0) + 1;
+    }
     stats.inputTokens += fields.tokensIn ?? 0;
     const complete = outcome === 'complete' && status === 200 && fields.error === undefined;
     if (complete) stats.outputTokens += fields.tokensOut ?? 0;

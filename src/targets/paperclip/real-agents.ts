@@ -132,6 +132,7 @@ export class RealAgents {
       return {
         adapter: 'codex_local',
         config: {
+          // As for Claude Code: the CLI engine runs this codex, not the one Paperclip bundles.
           engine: 'cli',
           command: wrapper,
           cwd,
@@ -146,6 +147,9 @@ export class RealAgents {
     return {
       adapter: 'claude_local',
       config: {
+        // The CLI engine runs the command given; Paperclip's default ACP engine would run the
+        // Claude Code its own install bundles (docs/paperclip.md#real-agents).
+        engine: 'cli',
         command: binary.path,
         cwd,
         timeoutSec: 600,
@@ -167,7 +171,35 @@ export class RealAgents {
     });
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops the emulator and writes what it saw: requests by status and CLI, and every CLI version
+   * the requests named. A version other than the binary fleetbench configured means the agent
+   * that ran is not the one recorded (an adapter running a CLI of its own): `mismatch` says so.
+   */
+  async stop(trace: TraceSink, now: number): Promise<void> {
     await this.server?.close();
+    if (!this.emulator) return;
+    const stats = this.emulator.snapshot();
+    const mismatch = Object.entries(stats.cliVersions).flatMap(([cli, versions]) => {
+      const pinned = this.binaries[cli as AgentCli]?.version;
+      return Object.keys(versions)
+        .filter((version) => pinned !== undefined && version !== pinned)
+        .map((version) => `${cli} ${version} (configured ${pinned})`);
+    });
+    trace.write({
+      kind: 'event',
+      name: 'provider.emulator.stopped',
+      t: now,
+      labels: { mismatch: mismatch.length > 0 },
+      data: {
+        requests: stats.requests,
+        byStatus: stats.byStatus,
+        byCli: stats.byCli,
+        cliVersions: stats.cliVersions,
+        inputTokens: stats.inputTokens,
+        outputTokens: stats.outputTokens,
+        ...(mismatch.length > 0 ? { mismatch } : {}),
+      },
+    });
   }
 }

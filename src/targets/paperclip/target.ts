@@ -194,7 +194,7 @@ export class PaperclipTarget implements Target {
       // Whatever started (PostgreSQL, a half-booted server) does not outlive a failed start.
       this.stopping = true;
       await this.server.close();
-      await this.realAgents?.stop();
+      await this.realAgents?.stop(this.options.trace, this.now());
       throw error;
     }
     this.poller = setInterval(() => void this.poll(), POLL_MS);
@@ -566,7 +566,7 @@ export class PaperclipTarget implements Target {
         });
     }
     await this.server?.close();
-    await this.realAgents?.stop();
+    await this.realAgents?.stop(this.options.trace, this.now());
   }
 }
 
