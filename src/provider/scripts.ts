@@ -115,6 +115,19 @@ export const BUILTIN_SCRIPTS: Record<string, AgentScript> = {
       },
     ],
   },
+  // Each turn adds a few thousand tokens to the session (a long command output, a long answer):
+  // a session's saved history, and so its resume, grows by that much a wake.
+  'long-history': {
+    name: 'long-history',
+    turns: [
+      {
+        text: 'Reading the build log.',
+        commands: ['seq 1 1500'],
+        final: 'Summarised the build log and the failing steps.',
+        finalTokens: 300,
+      },
+    ],
+  },
 };
 
 export const DEFAULT_SCRIPT = 'coding';
