@@ -86,7 +86,12 @@ export function writeCodexConfig(
   writeFileSync(join(codexDir, 'config.toml'), lines.join('\n'));
 }
 
-function codexHome(dir: string, endpoint: ProviderEndpoint, retries: RetrySettings, parent: NodeJS.ProcessEnv): AgentHome {
+function codexHome(
+  dir: string,
+  endpoint: ProviderEndpoint,
+  retries: RetrySettings,
+  parent: NodeJS.ProcessEnv,
+): AgentHome {
   const codexDir = join(dir, 'codex');
   writeCodexConfig(codexDir, endpoint, { retries });
   return {
@@ -106,7 +111,11 @@ function codexHome(dir: string, endpoint: ProviderEndpoint, retries: RetrySettin
 }
 
 /** The environment that points Claude Code at the emulator and turns off everything else. */
-export function claudeEnv(endpoint: ProviderEndpoint, configDir: string, retries: RetrySettings = {}): Record<string, string> {
+export function claudeEnv(
+  endpoint: ProviderEndpoint,
+  configDir: string,
+  retries: RetrySettings = {},
+): Record<string, string> {
   const model = endpoint.model ?? AGENT_PACKAGES.claude.model;
   return {
     CLAUDE_CONFIG_DIR: configDir,
@@ -122,7 +131,12 @@ export function claudeEnv(endpoint: ProviderEndpoint, configDir: string, retries
   };
 }
 
-function claudeHome(dir: string, endpoint: ProviderEndpoint, retries: RetrySettings, parent: NodeJS.ProcessEnv): AgentHome {
+function claudeHome(
+  dir: string,
+  endpoint: ProviderEndpoint,
+  retries: RetrySettings,
+  parent: NodeJS.ProcessEnv,
+): AgentHome {
   const configDir = join(dir, '.claude');
   mkdirSync(configDir, { recursive: true });
   return {

@@ -6,7 +6,12 @@ import { speedFinisher } from './speed.ts';
 import { turnoverFinisher } from './turnover.ts';
 
 /** Every finisher the analyzer runs. */
-export const FINISHERS: readonly Finisher[] = [speedFinisher, turnoverFinisher, faultsFinisher, providerFinisher];
+export const FINISHERS: readonly Finisher[] = [
+  speedFinisher,
+  turnoverFinisher,
+  faultsFinisher,
+  providerFinisher,
+];
 
 export function retainedByAnyFinisher(name: string): boolean {
   for (const finisher of FINISHERS) if (finisher.retains(name)) return true;

@@ -49,7 +49,9 @@ export const percentilesSchema = z
 
 const providerSchema = z.object({
   requests: count.describe('model requests the provider emulator answered'),
-  retries: count.describe('requests at a place of their conversation that had been asked before (attempt > 1)'),
+  retries: count.describe(
+    'requests at a place of their conversation that had been asked before (attempt > 1)',
+  ),
   byCli: z.record(
     z.string(),
     z.object({
@@ -581,7 +583,9 @@ export const analysisSchema = z.object({
   faults: faultsSchema.optional(),
   provider: providerSchema
     .optional()
-    .describe("the model provider as the agents saw it (provider.request records): see docs/analysis.md#provider"),
+    .describe(
+      'the model provider as the agents saw it (provider.request records): see docs/analysis.md#provider',
+    ),
   warnings: z.array(z.string()),
 });
 

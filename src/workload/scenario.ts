@@ -10,11 +10,11 @@ import { durationField } from '../base/duration.ts';
 import { publishedJsonSchema } from '../base/json-schema.ts';
 import { PROVIDER_LIMITS, SCENARIO_LIMITS } from '../base/limits.ts';
 import { parseTarget, TARGET_SYNTAX, targetInfo } from '../contract/target-ref.ts';
+import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contract/types.ts';
 // The two small files of the provider emulator a scenario needs (not its index: the tokenizer
 // it loads costs every scenario read ~0.3 s).
 import { type FaultRule, faultRuleSchema } from '../provider/faults.ts';
 import { LIMIT_KEYS, type LimitKey, type ProviderLimits } from '../provider/limits.ts';
-import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contract/types.ts';
 import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
   type ResolveContext,
@@ -203,11 +203,23 @@ const controlPlaneSection = z
  */
 const providerSection = z
   .object({
-    latency: z.enum(['none', 'fast', 'realistic']).default('realistic').describe('the emulated model\'s latency profile'),
+    latency: z
+      .enum(['none', 'fast', 'realistic'])
+      .default('realistic')
+      .describe("the emulated model's latency profile"),
     script: z.string().min(1).max(64).default('coding').describe('the agent script every session follows'),
-    scripts: z.string().min(1).optional().describe('a scripts file (YAML) of your own: docs/provider-emulator.md#scripts'),
+    scripts: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('a scripts file (YAML) of your own: docs/provider-emulator.md#scripts'),
     limits: z
-      .object(Object.fromEntries(LIMIT_KEYS.map((key) => [key, positiveInt().optional()])) as Record<LimitKey, z.ZodOptional<z.ZodNumber>>)
+      .object(
+        Object.fromEntries(LIMIT_KEYS.map((key) => [key, positiveInt().optional()])) as Record<
+          LimitKey,
+          z.ZodOptional<z.ZodNumber>
+        >,
+      )
       .strict()
       .default({})
       .describe('per-key limits: rpm, itpm, otpm, tpm, concurrent'),

@@ -23,8 +23,14 @@ export function providerSections(a: Analysis): Section[] {
             `${fmtInt(c.requests)} requests: ${counts(c.byStatus)}; retries ${fmtInt(c.retries)}; faults ${counts(c.faults)}; tokens in ${fmtInt(c.tokensIn)}, out ${fmtInt(c.tokensOut)}; version ${counts(c.versions)}`,
           ]),
         ]),
-        table(percentileColumns('time to first token'), clis.map(([cli, c]) => percentileRow(cli, c.timeToFirstToken))),
-        table(percentileColumns('request duration'), clis.map(([cli, c]) => percentileRow(cli, c.duration))),
+        table(
+          percentileColumns('time to first token'),
+          clis.map(([cli, c]) => percentileRow(cli, c.timeToFirstToken)),
+        ),
+        table(
+          percentileColumns('request duration'),
+          clis.map(([cli, c]) => percentileRow(cli, c.duration)),
+        ),
       ],
     },
   ];

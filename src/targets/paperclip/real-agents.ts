@@ -9,7 +9,14 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AGENT_PACKAGES, type AgentBinary, type AgentCli, claudeEnv, resolveAgentsInstall, writeCodexConfig } from '../../agents/index.ts';
+import {
+  AGENT_PACKAGES,
+  type AgentBinary,
+  type AgentCli,
+  claudeEnv,
+  resolveAgentsInstall,
+  writeCodexConfig,
+} from '../../agents/index.ts';
 import { FleetbenchError } from '../../base/errors.ts';
 import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
@@ -25,7 +32,10 @@ import type { ProviderSettings } from '../../workload/scenario.ts';
 import type { PaperclipUser } from './install.ts';
 
 /** fleetbench's provider adapter names → the CLI and Paperclip's local adapter that runs it. */
-export const REAL_AGENT_OF: Record<string, { cli: AgentCli; adapter: 'codex_local' | 'claude_local' } | undefined> = {
+export const REAL_AGENT_OF: Record<
+  string,
+  { cli: AgentCli; adapter: 'codex_local' | 'claude_local' } | undefined
+> = {
   codex: { cli: 'codex', adapter: 'codex_local' },
   claude: { cli: 'claude', adapter: 'claude_local' },
 };
@@ -46,9 +56,13 @@ export class RealAgents {
   constructor(
     private readonly settings: ProviderSettings,
     providers: readonly string[],
-    private readonly user: PaperclipUser | undefined,
+    user: PaperclipUser | undefined,
   ) {
-    const clis = [...new Set(providers.map((provider) => REAL_AGENT_OF[provider]?.cli).filter((cli) => cli !== undefined))];
+    const clis = [
+      ...new Set(
+        providers.map((provider) => REAL_AGENT_OF[provider]?.cli).filter((cli) => cli !== undefined),
+      ),
+    ];
     this.binaries = resolveAgentsInstall(undefined, clis).clis;
     if (user)
       for (const binary of Object.values(this.binaries)) {
@@ -64,7 +78,9 @@ export class RealAgents {
           throw new FleetbenchError(
             'E_TARGET',
             `${AGENT_PACKAGES[binary.cli].title} at ${binary.path} does not run as the user ${user.name}, who runs Paperclip's agents: ${(out.stderr ?? out.error?.message ?? '').trim().slice(0, 200)}`,
-            { hint: 'install the agents where that user can read them (fleetbench targets install agents, as root, installs into /var/cache/fleetbench)' },
+            {
+              hint: 'install the agents where that user can read them (fleetbench targets install agents, as root, installs into /var/cache/fleetbench)',
+            },
           );
       }
   }
@@ -111,7 +127,12 @@ export class RealAgents {
    * pointing at the emulator with a key of the session's own. `cwd` is a git repository (codex
    * refuses to work outside one unless told to skip the check, which Paperclip does not).
    */
-  adapterConfig(session: string, provider: string, cwd: string, node: string): { adapter: string; config: Record<string, unknown> } {
+  adapterConfig(
+    session: string,
+    provider: string,
+    cwd: string,
+    node: string,
+  ): { adapter: string; config: Record<string, unknown> } {
     const real = REAL_AGENT_OF[provider];
     const emulator = this.emulator;
     const server = this.server;

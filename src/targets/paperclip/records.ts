@@ -90,7 +90,16 @@ function claudeEvents(line: ClaudeLine, t: number, sessionBefore: string | null)
   switch (line.type) {
     case 'system':
       if (line.subtype !== 'init') return [{ t, type: 'diagnostic', source }];
-      return [{ t, type: sessionBefore !== null && line.session_id === sessionBefore ? 'session.resumed' : 'session.started', source }];
+      return [
+        {
+          t,
+          type:
+            sessionBefore !== null && line.session_id === sessionBefore
+              ? 'session.resumed'
+              : 'session.started',
+          source,
+        },
+      ];
     case 'assistant':
       return (line.message?.content ?? []).flatMap((block): ProviderEvent[] => {
         if (block.type === 'text') return [{ t, type: 'item.delta', item: 'text', source }];
@@ -211,7 +220,9 @@ export function writeRunChain(trace: TraceSink, chain: RunChain, context: Record
         data: {
           run: chain.id,
           paperclipRun: run.id,
-          ...(chain.agent ? { cli: chain.agent.cli, cliVersion: chain.agent.version, binary: chain.agent.binary } : {}),
+          ...(chain.agent
+            ? { cli: chain.agent.cli, cliVersion: chain.agent.version, binary: chain.agent.binary }
+            : {}),
         },
       });
     }
@@ -234,7 +245,9 @@ export function writeRunChain(trace: TraceSink, chain: RunChain, context: Record
         data: {
           run: chain.id,
           turn: 1,
-          ...(event.source !== event.type ? { [event.source.startsWith('claude.') ? 'claude' : 'codex']: event.source } : {}),
+          ...(event.source !== event.type
+            ? { [event.source.startsWith('claude.') ? 'claude' : 'codex']: event.source }
+            : {}),
         },
       });
     }

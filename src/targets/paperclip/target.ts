@@ -37,7 +37,7 @@ import {
   paperclipUser,
   resolvePaperclipInstall,
 } from './install.ts';
-import { RealAgents, REAL_AGENT_OF } from './real-agents.ts';
+import { REAL_AGENT_OF, RealAgents } from './real-agents.ts';
 import { type RunChain, writeRunChain, writeRunCreated } from './records.ts';
 import { BOOT_TIMEOUT_MS, chownTree, PaperclipServer, type ServerBoot } from './server.ts';
 
@@ -356,7 +356,9 @@ export class PaperclipTarget implements Target {
     });
     const row = await this.whenUp(() => this.api.wake(info.agentId));
     // The agent resumes its codex session when it has one saved (Paperclip hands it back).
-    const warm = (info.adapter === 'codex_local' || info.adapter === 'claude_local') && this.savedSessions.has(info.agentId);
+    const warm =
+      (info.adapter === 'codex_local' || info.adapter === 'claude_local') &&
+      this.savedSessions.has(info.agentId);
     writeRunCreated(
       this.options.trace,
       { id: row.id, session, adapter: info.adapter, createdAt: row.createdAt, warm },
@@ -572,7 +574,9 @@ export class PaperclipTarget implements Target {
 
 /** The providers a scenario's agent runs use (its executors' adapters). */
 function providersOf(scenario: Scenario): string[] {
-  return scenario.executors.flatMap((e) => (e.type === 'chaos-wave' || e.type === 'native-runs' ? [e.adapter] : []));
+  return scenario.executors.flatMap((e) =>
+    e.type === 'chaos-wave' || e.type === 'native-runs' ? [e.adapter] : [],
+  );
 }
 
 /** What a scenario asks of the target that Paperclip cannot do, refused before anything starts. */
