@@ -574,7 +574,8 @@ export class ProviderEmulator {
     stats.byStatus[statusText] = (stats.byStatus[statusText] ?? 0) + 1;
     stats.byCli[fields.cli] = (stats.byCli[fields.cli] ?? 0) + 1;
     if (fields.cliVersion !== undefined) {
-      const versions = (stats.cliVersions[fields.cli] ??= {});
+      stats.cliVersions[fields.cli] ??= {};
+      const versions = stats.cliVersions[fields.cli] as Record<string, number>;
       versions[fields.cliVersion] = (versions[fields.cliVersion] ?? 0) + 1;
     }
     stats.inputTokens += fields.tokensIn ?? 0;
