@@ -7,9 +7,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../base/errors.ts';
-import { collect } from './options.ts';
+import { collect, integerOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface TryFlags {
@@ -25,15 +25,6 @@ interface TryFlags {
   agentsDir?: string;
   seed: number;
   json?: boolean;
-}
-
-function integer(min: number, max: number) {
-  return (text: string): number => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min || n > max)
-      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
-    return n;
-  };
 }
 
 export function register(program: Command, io: CommandIo): void {
@@ -62,20 +53,25 @@ export function register(program: Command, io: CommandIo): void {
       collect,
       [],
     )
-    .option('--turns <n>', 'turns: the first, then resumes', integer(1, 20), 2)
-    .option('--deadline <s>', 'a turn still running after this many seconds is ended', integer(1, 3600), 120)
+    .option('--turns <n>', 'turns: the first, then resumes', integerOption(1, 20), 2)
+    .option(
+      '--deadline <s>',
+      'a turn still running after this many seconds is ended',
+      integerOption(1, 3600),
+      120,
+    )
     .option(
       '--request-retries <n>',
       "the CLI's HTTP retries (codex request_max_retries, CLAUDE_CODE_MAX_RETRIES)",
-      integer(0, 100),
+      integerOption(0, 100),
     )
-    .option('--stream-retries <n>', "codex's stream_max_retries", integer(0, 100))
+    .option('--stream-retries <n>', "codex's stream_max_retries", integerOption(0, 100))
     .option('--out <dir>', 'homes, workspaces and trace.jsonl go here (default: a new temp dir)')
     .option(
       '--agents-dir <dir>',
       'an install of the CLIs other than the cache (targets install agents --dir)',
     )
-    .option('--seed <n>', 'seed of the emulator', integer(0, 2 ** 31), 1)
+    .option('--seed <n>', 'seed of the emulator', integerOption(0, 2 ** 31), 1)
     .option('--json', 'print the report as JSON')
     .action((clis: string[], flags: TryFlags) => tryCommand(clis, flags, io));
 }

@@ -5,11 +5,11 @@
  * Ctrl-C or SIGTERM stops it and closes the trace with its footer (docs/provider-emulator.md).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { FleetbenchError } from '../base/errors.ts';
 import { VERSION } from '../base/version.ts';
 import { listenHost } from './github.ts';
-import { collect } from './options.ts';
+import { collect, integerOption, positiveNumberOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface ServeOptions {
@@ -30,20 +30,6 @@ interface ServeOptions {
   json?: boolean;
 }
 
-function integer(min: number) {
-  return (text: string): number => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
-    return n;
-  };
-}
-
-function positiveNumber(text: string): number {
-  const n = Number(text);
-  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('expected a positive number');
-  return n;
-}
-
 export function register(program: Command, io: CommandIo): void {
   const provider = program
     .command('provider')
@@ -55,13 +41,13 @@ export function register(program: Command, io: CommandIo): void {
     .description(
       'serve the provider emulator on 127.0.0.1 for codex, Claude Code, opencode or any client of those APIs',
     )
-    .option('--port <n>', 'port (0 picks a free one)', integer(0), 0)
+    .option('--port <n>', 'port (0 picks a free one)', integerOption(0), 0)
     .option('--host <addr>', '127.0.0.1, or 0.0.0.0 in a container behind a Service', listenHost, '127.0.0.1')
-    .option('--seed <n>', 'seed of the answers, ids and latency', integer(0), 1)
+    .option('--seed <n>', 'seed of the answers, ids and latency', integerOption(0), 1)
     .option(
       '--time-scale <x>',
       'run-time ms per real ms (limits and fault windows follow it)',
-      positiveNumber,
+      positiveNumberOption,
       1,
     )
     .option(
@@ -71,7 +57,7 @@ export function register(program: Command, io: CommandIo): void {
     .option('--script <name>', 'the script a request follows when neither its key nor its prompt names one')
     .option('--latency <profile>', 'none, fast or realistic (docs/provider-emulator.md#latency)', 'none')
     .option('--ttft <ms>', 'time to first token MEDIAN[:P95] in ms, over the profile')
-    .option('--output-tps <n>', 'output tokens per second, over the profile', positiveNumber)
+    .option('--output-tps <n>', 'output tokens per second, over the profile', positiveNumberOption)
     .option(
       '--limit <key=n>',
       'a per-key limit: rpm, itpm, otpm, tpm, concurrent (repeatable; none by default)',
@@ -92,7 +78,7 @@ export function register(program: Command, io: CommandIo): void {
 }
 
 async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
-  const [providerModule, { RealClock }, { Rng }, { TraceWriter }] = await Promise.all([
+  const [providerModule, { RealClock }, { Rng }, { TraceWriter, servedTraceHeader }] = await Promise.all([
     import('../provider/index.ts'),
     import('../clock/index.ts'),
     import('../base/rng.ts'),
@@ -107,17 +93,18 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
     options.script !== undefined ? { scripts: scripts?.scripts ?? {}, default: options.script } : scripts;
   const clock = new RealClock({ timeScale: options.timeScale });
   const trace = options.trace
-    ? new TraceWriter(options.trace, {
-        runId: randomUUID(),
-        tool: { name: 'fleetbench', version: VERSION },
-        clock: 'real',
-        timeScale: options.timeScale,
-        seed: options.seed,
-        scenario: { name: 'provider-serve', hash: null },
-        target: 'provider-emulator',
-        epochMs: clock.epochMs,
-        startedAt: new Date(clock.epochMs).toISOString(),
-      })
+    ? new TraceWriter(
+        options.trace,
+        servedTraceHeader({
+          runId: randomUUID(),
+          toolVersion: VERSION,
+          name: 'provider-serve',
+          target: 'provider-emulator',
+          seed: options.seed,
+          timeScale: options.timeScale,
+          epochMs: clock.epochMs,
+        }),
+      )
     : undefined;
   let emulator: InstanceType<typeof ProviderEmulator>;
   try {
