@@ -356,6 +356,27 @@ describe('provider emulator: limits, faults and bad input', () => {
   });
 });
 
+describe('provider emulator: retries', () => {
+  it('counts a resent request as a retry, but not a compacted history that starts again from a summary', async () => {
+    const { url, trace } = await serve();
+    const ask = (prompt: string) =>
+      post(
+        url,
+        '/v1/responses',
+        { model: 'gpt-5.5', input: prompt },
+        { 'session-id': 'thread-9', 'user-agent': 'codex_exec/0.169.0' },
+      );
+    await ask('fix the bug');
+    await ask('fix the bug');
+    // codex near its context window: the same thread goes on from a summary of the history.
+    await ask('Summary of the work so far: the bug is fixed.');
+    const attempts = trace.records.map((record) =>
+      record.kind === 'span' ? record.data?.attempt : undefined,
+    );
+    expect(attempts).toEqual([1, 2, 1]);
+  });
+});
+
 describe('provider emulator: in-process and timing', () => {
   it('answers in-process exactly as over HTTP, for the same seed and request', async () => {
     const request = {

@@ -272,7 +272,15 @@ export class ProviderEmulator {
     const position = positionOf(conversation.items);
     const scriptName = scriptNamedIn(position.prompt) ?? binding?.script ?? this.defaultScript;
     const script = this.scripts.get(scriptName) ?? (this.scripts.get(this.defaultScript) as AgentScript);
-    const conversationId = subject.session ?? subject.cliSession ?? key;
+    // One conversation: the session, the CLI's own thread, and where its history starts. A CLI
+    // that compacts a long history (codex near its context window) goes on in the same thread
+    // from a summary: its turns count from 1 again, and must not pass for retries of the first.
+    const conversationId = [
+      subject.session ?? key,
+      subject.cliSession ?? '',
+      header(request.headers, 'x-codex-window-id') ?? '',
+      historyStart(conversation),
+    ].join('|');
     const place = `${conversationId}|${position.turn}|${position.step}|${conversation.tools.length > 0 ? 't' : 'n'}`;
     const attempt = this.nextAttempt(place);
     const random = this.rng.fork(`${place}|${attempt}`);
@@ -655,6 +663,15 @@ type RecordFields = BaseContext &
     limit?: string;
     retryAfterS?: string | undefined;
   };
+
+/** A short fingerprint of where a history starts (its first prompt), for telling conversations apart. */
+function historyStart(conversation: Conversation): string {
+  const first = conversation.items.find((item) => item.kind === 'prompt');
+  const text = first?.kind === 'prompt' ? first.text.slice(0, 512) : '';
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return (hash >>> 0).toString(36);
+}
 
 /** `text` in `n` pieces of about equal length (the stream's chunks), never splitting a surrogate pair. */
 export function splitText(text: string, n: number): string[] {
