@@ -1,5 +1,5 @@
 /**
- * `--target ao` with `agents: real` (docs/agent-orchestrator.md#real-agents): AO 0.2.0's own
+ * `--target ao` with `agents: real` (docs/agent-orchestrator.md#real-agents-agents-real): AO 0.2.0's own
  * tmux runtime, claude-code agent and worktree workspace plugins start the real Claude Code,
  * whose model is the run's provider emulator following the `ao-agent` script, so the agent's
  * `gh` calls (reading its issue, its PR, its checks and review comments, replying to each) come
@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { AGENT_PACKAGES, resolveAgentsInstall } from '../src/agents/index.ts';
 import { scriptsFileSchema } from '../src/provider/index.ts';
 import { AO_AGENT_SCRIPT, aoAgentScript } from '../src/targets/ao/agents.ts';
-import { BIN } from './helpers/cli.ts';
+import { BIN, cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
 
@@ -82,7 +82,29 @@ describe('the ao-agent script', () => {
   });
 });
 
-describe.skipIf(!ready && !ci)('--target ao with agents: real: the real Claude Code under AO', () => {
+describe.skipIf(gh.skip)('--target ao with agents: real: refusals', () => {
+  it('refuses more sessions than the machine holds agents, before anything starts', async () => {
+    gh.require();
+    const result = await cli([
+      'run',
+      'S2-T1-5',
+      '--target',
+      'ao',
+      '--set',
+      'agents=real',
+      '--set',
+      'sessions.count=41',
+      '--no-progress',
+      '--out',
+      join(dir, 'too-many'),
+    ]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain('the scenario starts 41 sessions, at most 40');
+    // Nothing started: the trace is its header and a failed footer.
+    const trace = readFileSync(join(dir, 'too-many', 'trace.jsonl'), 'utf8').trim().split('\n');
+    expect(trace.map((l) => JSON.parse(l).kind)).toEqual(['run', 'end']);
+  }, 60_000);
+
   it('refuses in seconds without tmux, naming its Debian package', async () => {
     gh.require();
     // A PATH with gh (and git, ps) but no tmux.
@@ -114,7 +136,9 @@ describe.skipIf(!ready && !ci)('--target ao with agents: real: the real Claude C
     expect(result.stderr).toContain('apt-get install tmux');
     expect(performance.now() - started).toBeLessThan(30_000);
   }, 60_000);
+});
 
+describe.skipIf(!ready && !ci)('--target ao with agents: real: the real Claude Code under AO', () => {
   it('AO starts Claude Code in tmux; its gh calls are the session’s (source agent); it pushes, replies, and outlives a hard restart of AO', async () => {
     gh.require();
     tmux.require();

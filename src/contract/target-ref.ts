@@ -104,7 +104,7 @@ export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
     ownCalls: true,
     // agent-orchestrator has no native runs or actors (docs/agent-orchestrator.md).
     demo: ['cells'],
-    // AO's own claude-code agent plugin in its tmux runtime (docs/agent-orchestrator.md#real-agents).
+    // AO's own claude-code agent plugin in its tmux runtime (docs/agent-orchestrator.md#real-agents-agents-real).
     realAgents: true,
     maxSessions: {
       limit: SCENARIO_LIMITS.maxAoSessions,

@@ -1,5 +1,5 @@
 /**
- * `agents: real` on the ao target (docs/agent-orchestrator.md#real-agents): AO's own tmux runtime
+ * `agents: real` on the ao target (docs/agent-orchestrator.md#real-agents-agents-real): AO's own tmux runtime
  * and Claude Code agent plugins start the real Claude Code (fleetbench's pinned install) in a
  * terminal, as AO does for its users; the model behind it is a provider emulator this run
  * serves on 127.0.0.1, whose agent script makes the agent run `gh` against the run's GitHub
@@ -47,7 +47,23 @@ import {
   startProviderServer,
 } from '../../provider/index.ts';
 import type { TraceSink } from '../../trace/writer.ts';
-import type { ProviderSettings } from '../../workload/scenario.ts';
+import type { ProviderSettings, Scenario } from '../../workload/scenario.ts';
+
+/**
+ * Real agents one run starts at most: each is an interactive Claude Code of about 280 MB (measured
+ * in AO's tmux, docs/agent-orchestrator.md#real-agents-agents-real), so 40 take about 11 GB of this machine's
+ * memory beside AO's own gh processes.
+ */
+export const MAX_REAL_AGENTS = 40;
+
+/** Sessions a scenario's executors start in all (those the ao target runs: fixed, batch, arrival). */
+export function plannedSessions(scenario: Scenario): number {
+  let total = 0;
+  for (const executor of scenario.executors)
+    if (executor.type === 'fixed' || executor.type === 'batch-spawn') total += executor.count;
+    else if (executor.type === 'arrival-rate') total += executor.maxSessions;
+  return total;
+}
 
 /** The scripted model of an AO worker: the scenario's default script (`coding`) means this one. */
 export const AO_AGENT_SCRIPT = 'ao-agent';
@@ -65,7 +81,7 @@ const UNANSWERED =
  * the PR, its checks and its review comments, and when some are unanswered commit, push and reply
  * to each. The commands read the PR from the workspace (a git checkout of the session's branch,
  * GH_REPO set), as an agent in AO's worktree would. The PR itself is opened by the run's world on
- * the scenario's schedule, as for every target (docs/agent-orchestrator.md#real-agents).
+ * the scenario's schedule, as for every target (docs/agent-orchestrator.md#real-agents-agents-real).
  */
 export function aoAgentScript(): ScriptsFile['scripts'][string] {
   const reaction = {
@@ -189,7 +205,19 @@ export class AoRealAgents {
   private pushLogRead = 0;
   private readonly script: string;
 
-  constructor(private readonly settings: ProviderSettings) {
+  constructor(
+    private readonly settings: ProviderSettings,
+    scenario: Scenario,
+  ) {
+    const sessions = plannedSessions(scenario);
+    if (sessions > MAX_REAL_AGENTS)
+      throw new FleetbenchError(
+        'E_SCENARIO',
+        `agents: real on the ao target: the scenario starts ${sessions} sessions, at most ${MAX_REAL_AGENTS} (each is an interactive Claude Code of about 280 MB: docs/limits.md)`,
+        {
+          hint: 'run fewer sessions with real agents, or the stand-in agents (agents: standin) at this scale',
+        },
+      );
     requireTool('tmux', ['-V'], 'tmux', "AO's runtime for an interactive agent is a tmux session");
     requireTool('git', ['--version'], 'git', "each agent's workspace is a git checkout of its branch");
     this.claude = resolveAgentsInstall(undefined, ['claude']).clis.claude as AgentBinary;

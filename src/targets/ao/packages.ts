@@ -6,7 +6,7 @@
  * are loaded: @composio/ao-core, @composio/ao-plugin-scm-github and
  * @composio/ao-plugin-tracker-github, each from its built `dist/` entry; with `agents: real`
  * also AO's tmux runtime, Claude Code agent and git worktree workspace plugins
- * (docs/agent-orchestrator.md#real-agents).
+ * (docs/agent-orchestrator.md#real-agents-agents-real).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

@@ -24,7 +24,7 @@ export interface AoChildConfig {
   /** AO project id → `owner/name`. */
   projects: Record<string, string>;
   /**
-   * `agents: real` (docs/agent-orchestrator.md#real-agents): the environment of every session
+   * `agents: real` (docs/agent-orchestrator.md#real-agents-agents-real): the environment of every session
    * spawned so far by `projectId#issue` (a restarted process needs them when AO starts an agent
    * again), added to what AO gives its tmux runtime.
    */

@@ -1,5 +1,5 @@
 /**
- * The child side of `agents: real` (docs/agent-orchestrator.md#real-agents): AO's own tmux
+ * The child side of `agents: real` (docs/agent-orchestrator.md#real-agents-agents-real): AO's own tmux
  * runtime, Claude Code agent and git worktree workspace plugins, loaded from their packages and
  * registered as they are.
  * The one thing fleetbench adds is to the runtime's `create`: the session's own environment (its

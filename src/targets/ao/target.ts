@@ -161,7 +161,7 @@ export class AoTarget implements Target {
     const real = options.scenario.agents?.kind === 'real' ? options.scenario.agents.provider : undefined;
     this.packages = resolveAoPackages(options.dir, { agents: real !== undefined });
     this.gh = detectGh();
-    this.agents = real ? new AoRealAgents(real) : undefined;
+    this.agents = real ? new AoRealAgents(real, options.scenario) : undefined;
   }
 
   /** What the run header shows: where AO came from, gh, and what the time scale does not scale. */
