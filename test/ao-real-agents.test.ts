@@ -101,7 +101,9 @@ describe.skipIf(gh.skip)('--target ao with agents: real: refusals', () => {
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain('the scenario starts 41 sessions, at most 40');
     // Nothing started: the trace is its header and a failed footer.
-    const trace = readFileSync(join(dir, 'too-many', 'trace.jsonl'), 'utf8').trim().split('\n');
+    const trace = readFileSync(join(dir, 'too-many', 'trace.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
     expect(trace.map((l) => JSON.parse(l).kind)).toEqual(['run', 'end']);
   }, 60_000);
 
@@ -275,7 +277,9 @@ describe.skipIf(!ready && !ci)('--target ao with agents: real: the real Claude C
     expect(new Set(requests.map((r) => r.data?.cliSession)).size).toBe(1);
     // Turn 1 answered AO's spawn prompt (read the issue); later turns AO's reactions.
     expect(requests.find((r) => r.data?.turn === 1)?.data?.command).toBe('gh issue view "$AO_ISSUE_ID"');
-    expect(named(lines, 'ao.agent.message').some((e) => e.labels?.reaction === 'review-comments')).toBe(true);
+    const messages = named(lines, 'ao.agent.message');
+    expect(messages[0]?.labels?.reaction).toBe('prompt');
+    expect(messages.some((e) => e.labels?.reaction === 'review-comments')).toBe(true);
     // The agent's gh calls: its session's, source agent, none refused or unknown to the emulator.
     const calls = agentCalls(lines);
     expect(calls.every((l) => l.session === 's-0001')).toBe(true);

@@ -128,6 +128,8 @@ export class AoTarget implements Target {
   /** `agents: real`: AO's own agent plugins start the real Claude Code (agents.ts). */
   private readonly agents: AoRealAgents | undefined;
   private readonly sessionOfBranch = new Map<string, string>();
+  /** Sessions whose spawn returned: a message to an agent before that is AO's spawn prompt. */
+  private readonly spawned = new Set<string>();
   private child?: ChildProcess;
   private childEnv: NodeJS.ProcessEnv = {};
   private readonly projects = new Map<string, Project>();
@@ -463,12 +465,14 @@ export class AoTarget implements Target {
   private onAgentMessage(session: string, message: string): void {
     const { trace, clock, world, scenario } = this.options;
     const review = isReviewMessage(message);
+    // A real agent's prompt is typed into its terminal during AO's spawn (the stand-in gets it inline).
+    const reaction = !this.spawned.has(session) ? 'prompt' : review ? 'review-comments' : 'other';
     trace.write({
       kind: 'event',
       name: 'ao.agent.message',
       t: clock.now(),
       session,
-      labels: { reaction: review ? 'review-comments' : 'other' },
+      labels: { reaction },
       data: { message: message.slice(0, 200) },
     });
     // A real agent got the message in its terminal and answers it itself.
@@ -612,6 +616,7 @@ export class AoTarget implements Target {
       ...(env ? { env } : {}),
     });
     if (reply.type === 'reply' && !reply.ok) throw new Error(`ao spawn: ${reply.message}`);
+    this.spawned.add(spec.id);
     if (this.agents && reply.type === 'reply' && reply.ok)
       this.options.trace.write({
         kind: 'event',
