@@ -3,9 +3,10 @@
  * registry, session manager, one lifecycle manager per project with its real `start(interval)`
  * loop, the real scm-github and tracker-github plugins calling the real `gh`), with fleetbench's
  * stand-ins in the runtime, agent and workspace slots, or, with `agents: real`, AO's own tmux
- * runtime, Claude Code agent and worktree workspace plugins (real-agent-plugins.ts). It is a process of its own so that AO's
- * `gh` subprocesses, its files and a crash are AO's, not the run's, and so that a restart of the
- * control plane is a real one (a new process that reads AO's metadata back from disk).
+ * runtime, Claude Code agent and worktree workspace plugins (real-agent-plugins.ts). It is a
+ * process of its own so that AO's `gh` subprocesses, its files and a crash are AO's, not the
+ * run's, and so that a restart of the control plane is a real one (a new process that reads AO's
+ * metadata back from disk).
  *
  * What AO's loop does is read from AO itself, not guessed:
  * - a cycle starts when the lifecycle manager lists its sessions (the first thing `pollAll` does

@@ -12,6 +12,11 @@
  * branch and issue (content attribution) and each project's poll cycle is announced while it
  * runs: api records carry the session, the cycle and the source (`lifecycle` inside a cycle,
  * `cli` for AO's spawn path) without AO knowing. AO runs on the real clock only.
+ *
+ * With `agents: real` (agents.ts) AO's own tmux runtime, claude-code agent and worktree
+ * workspace plugins start the real Claude Code against a provider emulator of the run's own;
+ * each agent's `gh` uses a token minted for its session (source `agent`), and its `git push`
+ * reaches the PR through the world.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
