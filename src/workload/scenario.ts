@@ -9,7 +9,7 @@ import { type Distribution, distributionField, fixed } from '../base/distributio
 import { durationField } from '../base/duration.ts';
 import { publishedJsonSchema } from '../base/json-schema.ts';
 import { PROVIDER_LIMITS, SCENARIO_LIMITS } from '../base/limits.ts';
-import { parseTarget, TARGET_SYNTAX, targetInfo } from '../contract/target-ref.ts';
+import { parseTarget, TARGET_KINDS, TARGET_SYNTAX, targetInfo } from '../contract/target-ref.ts';
 import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contract/types.ts';
 // The two small files of the provider emulator a scenario needs (not its index: the tokenizer
 // it loads costs every scenario read ~0.3 s).
@@ -525,7 +525,7 @@ export const userScenarioSchema = z
         ctx.addIssue({
           code: 'custom',
           path: ['agents'],
-          message: `real agents run under a control plane that starts agent processes (target paperclip); target ${s.target} starts none (docs/agents.md)`,
+          message: `real agents run under a control plane that starts agent processes (${realAgentTargets()}); target ${s.target} starts none (docs/agents.md)`,
         });
     }
     const i = s.executors.findIndex((e) => e.type === 'turnover');
@@ -650,6 +650,14 @@ export interface Scenario {
   budgets: string[];
   /** The turnover section, when the scenario has one. */
   turnover?: TurnoverConfig;
+}
+
+/** The target kinds that can start the real agent CLIs (their TARGET_KINDS row says so). */
+function realAgentTargets(): string {
+  return Object.entries(TARGET_KINDS)
+    .filter(([, info]) => info.realAgents)
+    .map(([kind]) => kind)
+    .join(', ');
 }
 
 /** The provider emulator of a run whose agents are real (docs/provider-emulator.md). */

@@ -37,17 +37,10 @@ import { FleetbenchError } from '../../base/errors.ts';
 import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { GitHubEmulator } from '../../github/emulator.ts';
-import {
-  DEFAULT_SCRIPT,
-  LATENCY_PROFILES,
-  loadScriptsFile,
-  ProviderEmulator,
-  type RunningProviderServer,
-  type ScriptsFile,
-  startProviderServer,
-} from '../../provider/index.ts';
+import { DEFAULT_SCRIPT, type ScriptsFile } from '../../provider/index.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { ProviderSettings, Scenario } from '../../workload/scenario.ts';
+import { RunProvider } from '../run-provider.ts';
 
 /**
  * Real agents one run starts at most: each is an interactive Claude Code of about 280 MB (measured
@@ -199,8 +192,7 @@ export interface AoAgentPaths {
 
 export class AoRealAgents {
   readonly claude: AgentBinary;
-  private emulator?: ProviderEmulator;
-  private server?: RunningProviderServer;
+  private readonly provider: RunProvider;
   private paths?: AoAgentPaths;
   private pushLogRead = 0;
   private readonly script: string;
@@ -222,6 +214,7 @@ export class AoRealAgents {
     requireTool('git', ['--version'], 'git', "each agent's workspace is a git checkout of its branch");
     this.claude = resolveAgentsInstall(undefined, ['claude']).clis.claude as AgentBinary;
     this.script = settings.script === DEFAULT_SCRIPT ? AO_AGENT_SCRIPT : settings.script;
+    this.provider = new RunProvider(settings, this.script, { [AO_AGENT_SCRIPT]: aoAgentScript() });
   }
 
   describe(): string {
@@ -301,25 +294,8 @@ export class AoRealAgents {
   }
 
   /** Serves the provider emulator on 127.0.0.1 for the run. */
-  async start(clock: Clock, rng: Rng, trace: TraceSink): Promise<void> {
-    const file = this.settings.scripts ? loadScriptsFile(this.settings.scripts) : undefined;
-    this.emulator = new ProviderEmulator({
-      clock,
-      rng,
-      trace,
-      scripts: { scripts: { [AO_AGENT_SCRIPT]: aoAgentScript(), ...file?.scripts }, default: this.script },
-      latency: LATENCY_PROFILES[this.settings.latency],
-      limits: this.settings.limits,
-    });
-    for (const fault of this.settings.faults) this.emulator.addFault(fault);
-    this.server = await startProviderServer({ emulator: this.emulator });
-    trace.write({
-      kind: 'event',
-      name: 'provider.emulator.started',
-      t: clock.now(),
-      labels: { latency: this.settings.latency },
-      data: { url: this.server.url, script: this.script, clis: { claude: this.claude.version } },
-    });
+  start(clock: Clock, rng: Rng, trace: TraceSink): Promise<void> {
+    return this.provider.start(clock, rng, trace, { claude: this.claude.version });
   }
 
   /**
@@ -329,13 +305,11 @@ export class AoRealAgents {
    * to approve an ANTHROPIC_API_KEY it has not seen, and does not ask about a bearer token.
    */
   sessionEnv(session: string, repo: string, github: GitHubEmulator): Record<string, string> {
-    const emulator = this.emulator;
-    const server = this.server;
     const home = this.paths?.home;
-    if (!emulator || !server || !home) throw new Error('start() first');
-    const key = emulator.mintKey({ session, script: this.script });
+    if (!home) throw new Error('start() first');
+    const key = this.provider.mintKey(session);
     const { ANTHROPIC_API_KEY: _unused, ...env } = claudeEnv(
-      { url: server.url, key, model: AGENT_PACKAGES.claude.model },
+      { url: this.provider.url, key, model: AGENT_PACKAGES.claude.model },
       join(home, '.claude'),
     );
     return {
@@ -374,21 +348,6 @@ export class AoRealAgents {
       unwatchFile(join(work, 'pushes.log'));
       await endTmuxServer(work);
     }
-    await this.server?.close();
-    if (!this.emulator) return;
-    const stats = this.emulator.snapshot();
-    trace.write({
-      kind: 'event',
-      name: 'provider.emulator.stopped',
-      t: now,
-      data: {
-        requests: stats.requests,
-        byStatus: stats.byStatus,
-        byCli: stats.byCli,
-        cliVersions: stats.cliVersions,
-        inputTokens: stats.inputTokens,
-        outputTokens: stats.outputTokens,
-      },
-    });
+    await this.provider.stop(trace, now, { claude: this.claude.version });
   }
 }
