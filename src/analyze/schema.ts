@@ -47,6 +47,27 @@ export const percentilesSchema = z
     'milliseconds; exact nearest-rank percentiles up to 10,000 samples, beyond from an HDR histogram with 3 significant digits (1 µs unit); min and max exact',
   );
 
+const providerSchema = z.object({
+  requests: count.describe('model requests the provider emulator answered'),
+  retries: count.describe(
+    'requests at a place of their conversation that had been asked before (attempt > 1)',
+  ),
+  byCli: z.record(
+    z.string(),
+    z.object({
+      requests: count,
+      byStatus: z.record(z.string(), count).describe('by HTTP status (`reset`: connection reset, no answer)'),
+      retries: count,
+      faults: z.record(z.string(), count).describe('injected provider faults answered, by kind'),
+      versions: z.record(z.string(), count).describe('CLI versions the requests named (User-Agent)'),
+      tokensIn: count,
+      tokensOut: count.describe('output tokens of complete answers'),
+      timeToFirstToken: percentilesSchema.nullable().describe('complete answers only'),
+      duration: percentilesSchema.nullable().describe('arrival → last byte (or cut, reset)'),
+    }),
+  ),
+});
+
 const keyCountSchema = z.object({ calls: count, points: z.number() });
 const countsBySchema = z.record(z.string(), keyCountSchema);
 
@@ -560,6 +581,11 @@ export const analysisSchema = z.object({
     .optional()
     .describe('turnover metrics (wake, park, steady window): see docs/analysis.md'),
   faults: faultsSchema.optional(),
+  provider: providerSchema
+    .optional()
+    .describe(
+      'the model provider as the agents saw it (provider.request records): see docs/analysis.md#provider',
+    ),
   warnings: z.array(z.string()),
 });
 
@@ -570,6 +596,7 @@ export type BurnWindow = z.infer<typeof burnWindowSchema>;
 export type KeyCount = z.infer<typeof keyCountSchema>;
 export type BracketResource = z.infer<typeof bracketResourceSchema>;
 export type FaultMarks = z.infer<typeof faultsSchema>;
+export type ProviderAnalysis = z.infer<typeof providerSchema>;
 
 export function analysisJsonSchema(): Record<string, unknown> {
   return publishedJsonSchema(analysisSchema, {

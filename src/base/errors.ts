@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'E_FIXTURES'
   | 'E_PROFILE'
   | 'E_MODEL'
+  | 'E_PROVIDER'
   | 'E_BUDGET_CONFIG'
   | 'E_TARGET'
   | 'E_RESULTS'

@@ -66,6 +66,13 @@ export const BODY_LIMITS = {
   reference: 1 * MIB,
   /** A live run's OTLP/HTTP receiver (an exporter's batch). */
   otlp: 16 * MIB,
+  /**
+   * The provider emulator's model requests: a CLI resends its whole history every turn, and a
+   * 1M-token context is about 4 MB of text as JSON; far above that is not a real request.
+   */
+  provider: 16 * MIB,
+  /** The provider emulator's admin API (keys, fault rules: small JSON). */
+  providerAdmin: 1 * MIB,
 } as const;
 
 /**
@@ -154,3 +161,31 @@ export const SCENARIO_LIMITS = {
  * with no delay): the run stops with an error instead of filling the disk.
  */
 export const MAX_EVENTS_AT_ONE_INSTANT = 1_000_000;
+
+/**
+ * The provider emulator (docs/provider-emulator.md): what one scripts file may hold, and what
+ * the emulator keeps or works on per request, so that no request or file can take its memory
+ * or stall every stream it is serving.
+ */
+export const PROVIDER_LIMITS = {
+  /** Scripts in a file, turns in a script, commands in a turn. */
+  maxScripts: 1_000,
+  maxTurns: 1_000,
+  maxCommands: 100,
+  /** One command, and a text (a turn's text or final message), in characters. */
+  maxCommandBytes: 4_096,
+  maxTextBytes: 65_536,
+  /** A final message padded to at most this many tokens. */
+  maxFinalTokens: 32_000,
+  /** Keys minted through the admin API. */
+  maxKeys: 100_000,
+  /** Conversation places whose attempts are counted (then the count starts again). */
+  maxTrackedConversations: 100_000,
+  /**
+   * Characters of not-yet-seen text one request tokenises exactly (about 60 ms of one core);
+   * the rest is estimated at 4 bytes a token, so a 16 MB request cannot stall other streams.
+   */
+  maxExactTokenChars: 512 * 1024,
+  /** Fault rules at once. */
+  maxFaultRules: 1_000,
+} as const;

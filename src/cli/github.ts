@@ -20,7 +20,7 @@ import {
   parseLatencyFlag,
 } from '../github/config.ts';
 import type { GitHubEmulator, GitHubEmulatorOptions } from '../github/emulator.ts';
-import { collect } from './options.ts';
+import { collect, integerOption, positiveNumberOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface ServeOptions {
@@ -41,20 +41,6 @@ interface ServeOptions {
   json?: boolean;
   webUrl?: string;
   host: '127.0.0.1' | '0.0.0.0';
-}
-
-function integer(min: number) {
-  return (text: string): number => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
-    return n;
-  };
-}
-
-function positiveNumber(text: string): number {
-  const n = Number(text);
-  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('expected a positive number');
-  return n;
 }
 
 function webOrigin(text: string): string {
@@ -93,20 +79,20 @@ export function register(program: Command, io: CommandIo): void {
   github
     .command('serve')
     .description('serve the GitHub emulator on 127.0.0.1 for real clients (Octokit, gh, an orchestrator)')
-    .option('--port <n>', 'port (0 picks a free one)', integer(0), 0)
+    .option('--port <n>', 'port (0 picks a free one)', integerOption(0), 0)
     .option('--fixtures <file>', 'YAML or JSON fixtures (repos, issues, pull requests, tokens)')
-    .option('--repos <n>', 'generate this many repos (default 1)', integer(1))
-    .option('--issues-per-repo <n>', 'open issues per generated repo (default 10)', integer(0))
+    .option('--repos <n>', 'generate this many repos (default 1)', integerOption(1))
+    .option('--issues-per-repo <n>', 'open issues per generated repo (default 10)', integerOption(0))
     .option(
       '--pulls-per-repo <n>',
       'open pull requests per generated repo, each closing an issue (default 0)',
-      integer(0),
+      integerOption(0),
     )
-    .option('--seed <n>', 'seed for generated fixtures, tokens and latency', integer(0), 1)
+    .option('--seed <n>', 'seed for generated fixtures, tokens and latency', integerOption(0), 1)
     .option(
       '--time-scale <x>',
       'run-time ms per real ms: 60 makes an hourly window last a real minute',
-      positiveNumber,
+      positiveNumberOption,
       1,
     )
     .option('--trace <file>', 'write every request as an api record to this JSONL trace')
@@ -137,7 +123,7 @@ export function register(program: Command, io: CommandIo): void {
 }
 
 async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
-  const [github, { RealClock }, { Rng }, { TraceWriter }] = await Promise.all([
+  const [github, { RealClock }, { Rng }, { TraceWriter, servedTraceHeader }] = await Promise.all([
     import('../github/index.ts'),
     import('../clock/index.ts'),
     import('../base/rng.ts'),
@@ -151,17 +137,18 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
 
   const clock = new RealClock({ timeScale: options.timeScale });
   const trace = options.trace
-    ? new TraceWriter(options.trace, {
-        runId: randomUUID(),
-        tool: { name: 'fleetbench', version: VERSION },
-        clock: 'real',
-        timeScale: options.timeScale,
-        seed: options.seed,
-        scenario: { name: 'github-serve', hash: null },
-        target: 'github-emulator',
-        epochMs: clock.epochMs,
-        startedAt: new Date(clock.epochMs).toISOString(),
-      })
+    ? new TraceWriter(
+        options.trace,
+        servedTraceHeader({
+          runId: randomUUID(),
+          toolVersion: VERSION,
+          name: 'github-serve',
+          target: 'github-emulator',
+          seed: options.seed,
+          timeScale: options.timeScale,
+          epochMs: clock.epochMs,
+        }),
+      )
     : undefined;
   const emulator = new GitHubEmulator({
     clock,

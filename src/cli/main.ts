@@ -18,6 +18,7 @@ type Register = (program: Command, io: CommandIo) => void;
  * unknown name load them all.
  */
 const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
+  agents: () => import('./agents.ts'),
   analyze: () => import('./analyze.ts'),
   budgets: () => import('./budgets.ts'),
   check: () => import('./check.ts'),
@@ -29,6 +30,7 @@ const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   matrix: () => import('./matrix.ts'),
   merge: () => import('./merge.ts'),
   model: () => import('./model.ts'),
+  provider: () => import('./provider.ts'),
   reference: () => import('./reference.ts'),
   report: () => import('./report.ts'),
   run: () => import('./run.ts'),

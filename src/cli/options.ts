@@ -4,8 +4,30 @@
  * asked for).
  */
 import { availableParallelism } from 'node:os';
+import { InvalidArgumentError } from 'commander';
 import { FleetbenchError } from '../base/errors.ts';
 import { parseTarget, targetInfo } from '../contract/target-ref.ts';
+
+/** Commander's parser of an integer option in [min, max]. */
+export function integerOption(min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (text: string): number => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(
+        max === Number.MAX_SAFE_INTEGER
+          ? `expected an integer >= ${min}`
+          : `expected an integer from ${min} to ${max}`,
+      );
+    return n;
+  };
+}
+
+/** Commander's parser of a positive, finite number. */
+export function positiveNumberOption(text: string): number {
+  const n = Number(text);
+  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('expected a positive number');
+  return n;
+}
 
 /** Commander's accumulator for a repeatable option (`--set a=1 --set b=2`). */
 export function collect(value: string, previous: string[]): string[] {

@@ -10,7 +10,10 @@ import type { CommandIo } from './output.ts';
 
 function onlyPaperclip(name: string): void {
   if (name !== 'paperclip') {
-    throw new FleetbenchError('E_USAGE', `targets: unknown target '${name}'; fleetbench installs: paperclip`);
+    throw new FleetbenchError(
+      'E_USAGE',
+      `targets: unknown target '${name}'; fleetbench installs: paperclip, agents`,
+    );
   }
 }
 
@@ -22,12 +25,13 @@ export function register(program: Command, io: CommandIo): void {
   targets
     .command('install')
     .description(
-      'install a target and what it runs on into fleetbench’s cache (paperclip: the pinned Paperclip packages and Node 24, about 1.5 GB)',
+      'install a target and what it runs on into fleetbench’s cache (paperclip: the pinned Paperclip packages and Node 24, about 1.5 GB; agents: the pinned codex, Claude Code and opencode CLIs, about 940 MB)',
     )
-    .argument('<target>', 'paperclip')
+    .argument('<target>', 'paperclip or agents')
     .option('--dir <dir>', 'install here instead of the cache (then run with --target paperclip:DIR)')
     .option('--json', 'print {dir, seconds, version} as JSON')
     .action(async (name: string, options: { dir?: string; json?: boolean }) => {
+      if (name === 'agents') return installAgentsCommand(options, io);
       onlyPaperclip(name);
       const { installPaperclip, PAPERCLIP_VERSION, paperclipUser, resolvePaperclipInstall } = await import(
         '../targets/paperclip/install.ts'
@@ -58,9 +62,10 @@ export function register(program: Command, io: CommandIo): void {
     .description(
       'check an install as a run would (paperclip: the cache; paperclip:DIR: an install of your own)',
     )
-    .argument('<target>', 'paperclip or paperclip:DIR')
+    .argument('<target>', 'paperclip, paperclip:DIR, agents or agents:DIR')
     .option('--json', 'print what was found as JSON')
     .action(async (name: string, options: { json?: boolean }) => {
+      if (name === 'agents' || name.startsWith('agents:')) return checkAgentsCommand(name, options, io);
       const ref = parseTarget(name);
       if (ref.kind !== 'paperclip') onlyPaperclip(name);
       const dir = ref.kind === 'paperclip' ? ref.dir : undefined;
@@ -80,4 +85,41 @@ export function register(program: Command, io: CommandIo): void {
             : ''),
       );
     });
+}
+
+async function installAgentsCommand(options: { dir?: string; json?: boolean }, io: CommandIo): Promise<void> {
+  const { installAgents, resolveAgentsInstall } = await import('../agents/index.ts');
+  const result = await installAgents({ dir: options.dir, env: io.env, log: (text) => io.notice(text) });
+  // What a run checks, right away: a CLI that cannot start is reported here, not mid-run.
+  const install = resolveAgentsInstall(options.dir, undefined, io.env);
+  const versions = Object.fromEntries(Object.values(install.clis).map((cli) => [cli.cli, cli.version]));
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify({ dir: result.dir, seconds: result.seconds, versions })}\n`);
+    return;
+  }
+  io.stdout.write(
+    `agent CLIs (${Object.entries(versions)
+      .map(([cli, version]) => `${cli} ${version}`)
+      .join(', ')}) installed in ${result.dir} in ${result.seconds} s\n` +
+      `try them: fleetbench agents try${options.dir === undefined ? '' : ` --agents-dir ${options.dir}`}\n`,
+  );
+}
+
+async function checkAgentsCommand(name: string, options: { json?: boolean }, io: CommandIo): Promise<void> {
+  const dir = name.startsWith('agents:') ? name.slice('agents:'.length) : undefined;
+  const { resolveAgentsInstall } = await import('../agents/index.ts');
+  const install = resolveAgentsInstall(dir, undefined, io.env);
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify(install)}\n`);
+    return;
+  }
+  io.stdout.write(
+    [
+      `agent CLIs: ${install.origin}`,
+      ...Object.values(install.clis).map(
+        (cli) => `  ${cli.cli.padEnd(8)} ${cli.version.padEnd(9)} ${cli.path}`,
+      ),
+      '',
+    ].join('\n'),
+  );
 }

@@ -63,6 +63,11 @@ export interface TargetKindInfo {
   demo: readonly DemoPart[];
   /** At most this many sessions (a real system's processes on one machine), and why. */
   maxSessions?: { limit: number; why: string };
+  /**
+   * `agents: real` (docs/agents.md): the kind starts agent processes itself, and can start the
+   * real CLIs pointed at the run's provider emulator instead of its stand-ins.
+   */
+  realAgents: boolean;
   /** A short, path-safe name for directory names (`http-127.0.0.1-7070`, `module-shim`). */
   tag(ref: TargetRef): string;
 }
@@ -82,6 +87,7 @@ export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
     shareable: false,
     ownCalls: false,
     demo: ALL_DEMO,
+    realAgents: false,
     tag: () => 'reference',
   },
   ao: {
@@ -98,6 +104,7 @@ export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
     ownCalls: true,
     // agent-orchestrator has no native runs or actors (docs/agent-orchestrator.md).
     demo: ['cells'],
+    realAgents: false,
     maxSessions: {
       limit: SCENARIO_LIMITS.maxAoSessions,
       why: 'with target ao: each is several gh processes a poll cycle; for more, run polling.strategy=ao-0.2 in virtual time (docs/agent-orchestrator.md)',
@@ -112,6 +119,7 @@ export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
     shareable: true,
     ownCalls: false,
     demo: ALL_DEMO,
+    realAgents: false,
     tag: URL_TAG,
   },
   module: {
@@ -126,6 +134,7 @@ export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
     shareable: false,
     ownCalls: false,
     demo: ALL_DEMO,
+    realAgents: false,
     tag: (ref) =>
       `module-${ref.text
         .slice('module:'.length)
@@ -159,6 +168,7 @@ export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
     ownCalls: false,
     // Paperclip's runs, not GitHub polling nor park/wake actors (docs/paperclip.md).
     demo: ['chaos-wave'],
+    realAgents: true,
     maxSessions: {
       limit: SCENARIO_LIMITS.maxPaperclipSessions,
       why: 'with target paperclip: each is a Paperclip agent whose runs are real processes on this machine (docs/paperclip.md)',

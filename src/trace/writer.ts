@@ -24,6 +24,32 @@ export interface TraceSink {
 
 export type RunHeaderInput = Omit<RunHeader, 'kind' | 'format'>;
 
+/**
+ * The header of a trace a server writes on its own (`github serve`, `provider serve`): the real
+ * clock, no scenario (its name says which server), the server's seed and time scale.
+ */
+export function servedTraceHeader(options: {
+  runId: string;
+  toolVersion: string;
+  name: string;
+  target: string;
+  seed: number;
+  timeScale: number;
+  epochMs: number;
+}): RunHeaderInput {
+  return {
+    runId: options.runId,
+    tool: { name: 'fleetbench', version: options.toolVersion },
+    clock: 'real',
+    timeScale: options.timeScale,
+    seed: options.seed,
+    scenario: { name: options.name, hash: null },
+    target: options.target,
+    epochMs: options.epochMs,
+    startedAt: new Date(options.epochMs).toISOString(),
+  };
+}
+
 export interface TraceWriterOptions {
   /** Flush when this many bytes are buffered. */
   bufferBytes?: number;

@@ -8,9 +8,13 @@ import { z } from 'zod';
 import { type Distribution, distributionField, fixed } from '../base/distribution.ts';
 import { durationField } from '../base/duration.ts';
 import { publishedJsonSchema } from '../base/json-schema.ts';
-import { SCENARIO_LIMITS } from '../base/limits.ts';
+import { PROVIDER_LIMITS, SCENARIO_LIMITS } from '../base/limits.ts';
 import { parseTarget, TARGET_SYNTAX, targetInfo } from '../contract/target-ref.ts';
 import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contract/types.ts';
+// The two small files of the provider emulator a scenario needs (not its index: the tokenizer
+// it loads costs every scenario read ~0.3 s).
+import { type FaultRule, faultRuleSchema } from '../provider/faults.ts';
+import { LIMIT_KEYS, type LimitKey, type ProviderLimits } from '../provider/limits.ts';
 import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
   type ResolveContext,
@@ -192,6 +196,42 @@ const controlPlaneSection = z
   .strict()
   .default({ 'recovery-delay': fixed(0), 'recovery-concurrency': 3, 'drain-timeout': 10_000 })
   .describe('reference control plane knobs for native runs and recovery');
+/**
+ * Real agent CLIs (docs/agents.md): `agents: real` runs the real codex or Claude Code under a
+ * control plane that starts agents (Paperclip), each pointed at a provider emulator of the
+ * run's own that this section configures (docs/provider-emulator.md).
+ */
+const providerSection = z
+  .object({
+    latency: z
+      .enum(['none', 'fast', 'realistic'])
+      .default('realistic')
+      .describe("the emulated model's latency profile"),
+    script: z.string().min(1).max(64).default('coding').describe('the agent script every session follows'),
+    scripts: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('a scripts file (YAML) of your own: docs/provider-emulator.md#scripts'),
+    limits: z
+      .object(
+        Object.fromEntries(LIMIT_KEYS.map((key) => [key, positiveInt().optional()])) as Record<
+          LimitKey,
+          z.ZodOptional<z.ZodNumber>
+        >,
+      )
+      .strict()
+      .default({})
+      .describe('per-key limits: rpm, itpm, otpm, tpm, concurrent'),
+    faults: z
+      .array(faultRuleSchema)
+      .max(PROVIDER_LIMITS.maxFaultRules)
+      .default([])
+      .describe('provider faults: docs/provider-emulator.md#faults'),
+  })
+  .strict()
+  .default({ latency: 'realistic', script: 'coding', limits: {}, faults: [] });
+
 // ── end of native runs ──────────────────────────────────────────────────────────────────────
 
 const faultSchema = z.discriminatedUnion('type', [
@@ -439,6 +479,11 @@ export const userScenarioSchema = z
       .strict()
       .default({ mode: 'enrich', refresh: 15_000, 'cache-ttl': 300_000 }),
     providers: providersSection,
+    agents: z
+      .enum(['standin', 'real'])
+      .default('standin')
+      .describe('real: the real codex / Claude Code CLIs against a provider emulator (docs/agents.md)'),
+    provider: providerSection,
     'control-plane': controlPlaneSection,
     executors: z.array(executorSchema).default([]),
     faults: z.array(faultSchema).default([]),
@@ -469,6 +514,20 @@ export const userScenarioSchema = z
         path: ['polling', 'strategy'],
         message: `polling.model is replayed by polling.strategy learned only, not ${s.polling.strategy}`,
       });
+    if (s.agents === 'real') {
+      let realAgents = false;
+      try {
+        realAgents = targetInfo(parseTarget(s.target)).realAgents;
+      } catch {
+        // A target that does not parse is refused on its own.
+      }
+      if (!realAgents)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['agents'],
+          message: `real agents run under a control plane that starts agent processes (target paperclip); target ${s.target} starts none (docs/agents.md)`,
+        });
+    }
     const i = s.executors.findIndex((e) => e.type === 'turnover');
     if (i >= 0 && s.turnover === undefined)
       ctx.addIssue({
@@ -572,6 +631,11 @@ export interface Scenario {
   dashboard: { mode: 'enrich' | 'saved'; refreshMs: number; cacheTtlMs: number };
   /** Native runs: per-adapter provider knobs. */
   providers: Record<Adapter, { slowdown: number }>;
+  /**
+   * Real agent CLIs and their provider emulator (absent: the target's stand-ins). Kept out of
+   * the resolved scenario when not asked for, so every other scenario's hash is unchanged.
+   */
+  agents?: { kind: 'real'; provider: ProviderSettings };
   /** Native runs: the reference control plane's recovery knobs. */
   controlPlane: {
     recoveryDelay: Distribution;
@@ -586,6 +650,16 @@ export interface Scenario {
   budgets: string[];
   /** The turnover section, when the scenario has one. */
   turnover?: TurnoverConfig;
+}
+
+/** The provider emulator of a run whose agents are real (docs/provider-emulator.md). */
+export interface ProviderSettings {
+  latency: 'none' | 'fast' | 'realistic';
+  script: string;
+  /** A scripts file of the user's. */
+  scripts?: string;
+  limits: ProviderLimits;
+  faults: FaultRule[];
 }
 
 function trigger(t: { at?: number; after?: string; delay: number }): Trigger {
@@ -723,6 +797,20 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
     },
     executors: executors.map((e) => resolveExecutor(e as ParsedExecutor, count, turnover)),
     providers: parsed.providers,
+    ...(parsed.agents === 'real'
+      ? {
+          agents: {
+            kind: 'real' as const,
+            provider: {
+              latency: parsed.provider.latency,
+              script: parsed.provider.script,
+              ...(parsed.provider.scripts !== undefined ? { scripts: parsed.provider.scripts } : {}),
+              limits: parsed.provider.limits,
+              faults: parsed.provider.faults,
+            },
+          },
+        }
+      : {}),
     controlPlane: {
       recoveryDelay: parsed['control-plane']['recovery-delay'],
       recoveryConcurrency: parsed['control-plane']['recovery-concurrency'],

@@ -16,8 +16,8 @@ export class Retained implements Accumulator<RetainedRecord[]> {
   }
 
   /** The joined metrics (speed, turnover, faults) from the retained records, in time order. */
-  finish(context: FinisherContext): Pick<Analysis, 'speed' | 'turnover' | 'faults'> {
-    const out: Pick<Analysis, 'speed' | 'turnover' | 'faults'> = {};
+  finish(context: FinisherContext): Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider'> {
+    const out: Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider'> = {};
     if (FINISHERS.length === 0) return out;
     // Stable sort: ties keep trace order, so the result does not depend on thread splits.
     const records = this.records

@@ -9,6 +9,7 @@ import type { Section } from '../table.ts';
 import { pollCyclesSection, scheduleSection } from './control-plane.ts';
 import { burnSection, costSections } from './cost.ts';
 import { breakdownSections, type Dimension, runSection, totalsSection, warningsSection } from './overview.ts';
+import { providerSections } from './provider.ts';
 import { scorecardSection } from './scorecard.ts';
 import { speedMetricsSection, traceRecordSections } from './speed.ts';
 import { turnoverSections } from './turnover.ts';
@@ -54,6 +55,7 @@ export function analysisSections(a: Analysis, options: SectionOptions): Section[
     scorecardSection(a),
     ...turnoverSections(a),
     ...speedMetricsSection(a),
+    ...providerSections(a),
     ...scheduleSection(a),
     ...traceRecordSections(a, options.top),
     ...warningsSection(a, shown),

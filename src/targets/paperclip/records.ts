@@ -37,6 +37,8 @@ export interface RunChain {
   adapter: string;
   /** `warm` when the agent resumes a saved session (as its `run.created` said). */
   start: 'cold' | 'warm';
+  /** The real agent CLI Paperclip ran (agents: real): recorded in each `provider.boot`. */
+  agent?: { cli: string; version: string; binary: string };
   attempts: Attempt[];
 }
 
@@ -67,6 +69,51 @@ function itemKind(item: unknown): string | undefined {
   return undefined;
 }
 
+/** Claude Code's `stream-json` lines (claude_local with real agents): their own types. */
+const CLAUDE_TYPES = new Set(['system', 'assistant', 'user', 'result']);
+
+interface ClaudeLine {
+  type: string;
+  subtype?: unknown;
+  session_id?: unknown;
+  is_error?: unknown;
+  message?: { content?: Array<{ type?: unknown }> };
+}
+
+/**
+ * One Claude Code line as fleetbench's provider events: its init is the session starting (or
+ * resuming the saved one), each assistant block an item (text and thinking arrive whole: their
+ * first delta), a tool result a completed tool call, the result the turn's end.
+ */
+function claudeEvents(line: ClaudeLine, t: number, sessionBefore: string | null): ProviderEvent[] {
+  const source = `claude.${line.type}`;
+  switch (line.type) {
+    case 'system':
+      if (line.subtype !== 'init') return [{ t, type: 'diagnostic', source }];
+      return [
+        {
+          t,
+          type:
+            sessionBefore !== null && line.session_id === sessionBefore
+              ? 'session.resumed'
+              : 'session.started',
+          source,
+        },
+      ];
+    case 'assistant':
+      return (line.message?.content ?? []).flatMap((block): ProviderEvent[] => {
+        if (block.type === 'text') return [{ t, type: 'item.delta', item: 'text', source }];
+        if (block.type === 'thinking') return [{ t, type: 'item.delta', item: 'reasoning', source }];
+        if (block.type === 'tool_use') return [{ t, type: 'item.started', item: 'tool_call', source }];
+        return [];
+      });
+    case 'user':
+      return [{ t, type: 'item.completed', item: 'tool_call', source }];
+    default:
+      return [{ t, type: line.is_error === true ? 'diagnostic' : 'turn.completed', source }];
+  }
+}
+
 /**
  * The agent's events of one attempt, from its log: every stdout line that is a JSON object with
  * a `type` (codex's stream), mapped to fleetbench's provider event types. `resumed` is whether
@@ -88,6 +135,10 @@ export function providerEventsOf(attempt: Attempt, toRunTime: (iso: string) => n
         continue;
       }
       if (typeof event.type !== 'string') continue;
+      if (CLAUDE_TYPES.has(event.type)) {
+        events.push(...claudeEvents(event as ClaudeLine, t, attempt.run.sessionIdBefore));
+        continue;
+      }
       const source = event.type;
       const item = itemKind(event.item);
       switch (source) {
@@ -166,7 +217,13 @@ export function writeRunChain(trace: TraceSink, chain: RunChain, context: Record
     if (startedAt !== undefined && spawnedAt !== undefined) {
       span('provider.boot', startedAt, spawnedAt, {
         labels: { adapter, start, reason },
-        data: { run: chain.id, paperclipRun: run.id },
+        data: {
+          run: chain.id,
+          paperclipRun: run.id,
+          ...(chain.agent
+            ? { cli: chain.agent.cli, cliVersion: chain.agent.version, binary: chain.agent.binary }
+            : {}),
+        },
       });
     }
     const events = providerEventsOf(attempt, toRunTime);
@@ -184,7 +241,14 @@ export function writeRunChain(trace: TraceSink, chain: RunChain, context: Record
         t: event.t,
         session,
         labels: { adapter, type: event.type, ...(event.item ? { item: event.item } : {}) },
-        data: { run: chain.id, turn: 1, ...(event.source !== event.type ? { codex: event.source } : {}) },
+        // The agent's own event type when it differs (codex's `item.completed`, `claude.assistant`).
+        data: {
+          run: chain.id,
+          turn: 1,
+          ...(event.source !== event.type
+            ? { [event.source.startsWith('claude.') ? 'claude' : 'codex']: event.source }
+            : {}),
+        },
       });
     }
     const attemptCreated = at(run.createdAt)!;

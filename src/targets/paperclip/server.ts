@@ -378,7 +378,7 @@ export class PaperclipServer {
   }
 }
 
-function chownTree(dir: string, user: PaperclipUser): void {
+export function chownTree(dir: string, user: PaperclipUser): void {
   chownSync(dir, user.uid, user.gid);
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);

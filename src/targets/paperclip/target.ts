@@ -37,8 +37,9 @@ import {
   paperclipUser,
   resolvePaperclipInstall,
 } from './install.ts';
+import { REAL_AGENT_OF, RealAgents } from './real-agents.ts';
 import { type RunChain, writeRunChain, writeRunCreated } from './records.ts';
-import { BOOT_TIMEOUT_MS, PaperclipServer, type ServerBoot } from './server.ts';
+import { BOOT_TIMEOUT_MS, chownTree, PaperclipServer, type ServerBoot } from './server.ts';
 
 /** fleetbench's provider adapter names → Paperclip's local adapter that runs that CLI. */
 const LOCAL_ADAPTER_OF: Record<string, PaperclipAdapter | undefined> = { codex: 'codex_local' };
@@ -74,7 +75,8 @@ export interface PaperclipTargetOptions {
 
 interface SessionInfo {
   agentId: string;
-  adapter: PaperclipAdapter;
+  /** Paperclip's adapter type: codex_local, claude_local (real agents) or process. */
+  adapter: string;
   /** The chain in flight, if any. */
   chain?: Chain;
 }
@@ -112,6 +114,8 @@ export class PaperclipTarget implements Target {
   private slowdownTimer?: NodeJS.Timeout;
   /** Agents with a codex session saved by a finished run: their next run starts warm. */
   private readonly savedSessions = new Set<string>();
+  /** `agents: real`: the real CLIs and the run's provider emulator (docs/agents.md). */
+  private readonly realAgents: RealAgents | undefined;
 
   constructor(private readonly options: PaperclipTargetOptions) {
     if (options.clock.kind !== 'real')
@@ -127,6 +131,10 @@ export class PaperclipTarget implements Target {
     // Refused before anything starts: the install and its Node are found and run (or the run stops here).
     this.user = paperclipUser();
     this.install = resolvePaperclipInstall(options.ref.dir, this.user);
+    const agents = options.scenario.agents;
+    this.realAgents = agents
+      ? new RealAgents(agents.provider, providersOf(options.scenario), this.user)
+      : undefined;
     this.api = new PaperclipApi(() => this.server?.apiUrl ?? 'http://127.0.0.1:0/api');
   }
 
@@ -134,6 +142,7 @@ export class PaperclipTarget implements Target {
   describe(): string[] {
     return [
       `Paperclip ${this.install.serverVersion} on Node ${this.install.nodeVersion} from ${this.install.origin}${this.user ? `, as the user ${this.user.name}` : ''}; runs at time scale 1, restarts are real (kill -9, SIGTERM; a hot restart is done as a graceful one)`,
+      ...(this.realAgents ? [this.realAgents.describe()] : []),
     ];
   }
 
@@ -180,10 +189,12 @@ export class PaperclipTarget implements Target {
       });
       const company = await this.api.createCompany(`fleetbench ${this.options.scenario.name}`);
       this.companyId = company.id;
+      await this.realAgents?.start(this.options.clock, this.options.rng.fork('provider'), this.options.trace);
     } catch (error) {
       // Whatever started (PostgreSQL, a half-booted server) does not outlive a failed start.
       this.stopping = true;
       await this.server.close();
+      await this.realAgents?.stop(this.options.trace, this.now());
       throw error;
     }
     this.poller = setInterval(() => void this.poll(), POLL_MS);
@@ -242,10 +253,23 @@ export class PaperclipTarget implements Target {
   private async agentFor(session: string, provider: string): Promise<SessionInfo> {
     const known = this.sessions.get(session);
     if (known) return known;
-    const adapter = this.options.ref.adapter ?? LOCAL_ADAPTER_OF[provider];
-    if (adapter === undefined) throw new Error(`no Paperclip adapter for provider '${provider}'`);
     const server = this.server!;
     const cwd = join(server.agentsDir, session);
+    if (this.realAgents) {
+      const real = this.realAgents.adapterConfig(session, provider, cwd, this.install.node);
+      if (this.user) chownTree(cwd, this.user);
+      const agent = await this.api.createAgent(this.companyId, {
+        name: session,
+        adapterType: real.adapter,
+        adapterConfig: real.config,
+      });
+      const info: SessionInfo = { agentId: agent.id, adapter: real.adapter };
+      this.sessions.set(session, info);
+      this.setState(session, 'working');
+      return info;
+    }
+    const adapter = this.options.ref.adapter ?? LOCAL_ADAPTER_OF[provider];
+    if (adapter === undefined) throw new Error(`no Paperclip adapter for provider '${provider}'`);
     mkdirSync(join(cwd, 'codex-home'), { recursive: true, mode: 0o755 });
     if (this.user) await chownDirs([cwd, join(cwd, 'codex-home')], this.user);
     const standin = JSON.stringify({ ...STANDIN_DELAYS, control: server.controlFile });
@@ -332,16 +356,20 @@ export class PaperclipTarget implements Target {
     });
     const row = await this.whenUp(() => this.api.wake(info.agentId));
     // The agent resumes its codex session when it has one saved (Paperclip hands it back).
-    const warm = info.adapter === 'codex_local' && this.savedSessions.has(info.agentId);
+    const warm =
+      (info.adapter === 'codex_local' || info.adapter === 'claude_local') &&
+      this.savedSessions.has(info.agentId);
     writeRunCreated(
       this.options.trace,
       { id: row.id, session, adapter: info.adapter, createdAt: row.createdAt, warm },
       this.toRunTime,
     );
+    const agent = this.realAgents?.identity(info.adapter);
     info.chain = {
       id: row.id,
       session,
       adapter: info.adapter,
+      ...(agent ? { agent } : {}),
       start: warm ? 'warm' : 'cold',
       attempts: [],
       current: row.id,
@@ -484,6 +512,10 @@ export class PaperclipTarget implements Target {
    * as an OOM kill would), `slowdown` stretches the delays of stand-ins started while it lasts.
    */
   async providerFault(fault: ProviderFault): Promise<void> {
+    if (fault.type === 'slowdown' && this.realAgents) {
+      this.realAgents.slowdown(fault.factor, this.now(), fault.durationMs ?? 30_000);
+      return;
+    }
     if (fault.type === 'slowdown') {
       writeFileSync(this.server!.controlFile, `${JSON.stringify({ slowdown: fault.factor })}\n`);
       clearTimeout(this.slowdownTimer);
@@ -536,7 +568,15 @@ export class PaperclipTarget implements Target {
         });
     }
     await this.server?.close();
+    await this.realAgents?.stop(this.options.trace, this.now());
   }
+}
+
+/** The providers a scenario's agent runs use (its executors' adapters). */
+function providersOf(scenario: Scenario): string[] {
+  return scenario.executors.flatMap((e) =>
+    e.type === 'chaos-wave' || e.type === 'native-runs' ? [e.adapter] : [],
+  );
 }
 
 /** What a scenario asks of the target that Paperclip cannot do, refused before anything starts. */
@@ -548,7 +588,22 @@ function checkScenario(scenario: Scenario, ref: PaperclipTargetRef): void {
       { hint: 'fleetbench run paperclip-chaos-c4 (or paperclip-wakes); docs/paperclip.md' },
     );
   }
+  if (scenario.agents && ref.adapter !== undefined)
+    throw new FleetbenchError(
+      'E_TARGET',
+      `agents: real runs the real CLIs under Paperclip's codex_local and claude_local adapters, not under paperclip/${ref.adapter}`,
+      { hint: 'drop the adapter from --target, or the agents setting' },
+    );
   for (const executor of scenario.executors) {
+    if ((executor.type === 'chaos-wave' || executor.type === 'native-runs') && scenario.agents) {
+      if (REAL_AGENT_OF[executor.adapter] === undefined)
+        throw new FleetbenchError(
+          'E_TARGET',
+          `executor ${executor.type}: real agents under Paperclip are codex (codex_local) and claude (claude_local), not ${executor.adapter}`,
+          { hint: 'adapter: codex or claude (opencode runs with fleetbench agents try: docs/agents.md)' },
+        );
+      continue;
+    }
     if ((executor.type === 'chaos-wave' || executor.type === 'native-runs') && ref.adapter === undefined) {
       if (LOCAL_ADAPTER_OF[executor.adapter] === undefined) {
         throw new FleetbenchError(

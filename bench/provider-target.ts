@@ -1,0 +1,109 @@
+/**
+ * A target for bench/provider.bench.ts, in its own process so the load generator does not share
+ * its event loop: `emulator TRACE` (the provider emulator with token counting, limits off and a
+ * trace writer, answering every request with a planned stream) or `bare PLANFILE` (node:http that
+ * reads the body and plays back a captured answer: the same status, headers and chunk bytes at
+ * the same offsets, with no logic). Prints one READY JSON line; SIGUSR2 marks the start of the
+ * measured part; on SIGTERM prints one DONE JSON line with the CPU it spent since.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Rng } from '../src/base/rng.ts';
+import { RealClock } from '../src/clock/index.ts';
+import { ProviderEmulator, startProviderServer } from '../src/provider/index.ts';
+import { TraceWriter } from '../src/trace/writer.ts';
+import { BENCH_PROFILE } from './provider.bench.ts';
+
+const [kind, file] = process.argv.slice(2);
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
+let cpuStart = process.cpuUsage();
+const cpuMicros = () => {
+  const used = process.cpuUsage(cpuStart);
+  return used.user + used.system;
+};
+let answered = 0;
+let answeredAtMark = 0;
+process.on('SIGUSR2', () => {
+  cpuStart = process.cpuUsage();
+  answeredAtMark = answered;
+});
+
+if (kind === 'emulator') {
+  const clock = new RealClock();
+  const trace = new TraceWriter(file!, {
+    runId: 'bench',
+    tool: { name: 'fleetbench', version: 'bench' },
+    clock: 'real',
+    seed: 1,
+    scenario: { name: 'provider-bench', hash: null },
+    epochMs: clock.epochMs,
+    startedAt: new Date(clock.epochMs).toISOString(),
+  });
+  const emulator = new ProviderEmulator({
+    clock,
+    rng: new Rng(1),
+    trace: {
+      write: (record) => {
+        answered += 1;
+        trace.write(record);
+      },
+    },
+    latency: BENCH_PROFILE,
+  });
+  const server = await startProviderServer({ emulator });
+  print({ port: server.port });
+  process.on('SIGTERM', async () => {
+    const cpu = cpuMicros();
+    await server.close();
+    trace.close('completed', clock.now());
+    print({ answered, measured: answered - answeredAtMark, cpuMicros: cpu });
+    process.exit(0);
+  });
+} else {
+  const plan = JSON.parse(readFileSync(file!, 'utf8')) as {
+    status: number;
+    headers: Record<string, string>;
+    chunks: Array<{ atMs: number; data: string }>;
+  };
+  // Chunks due at the same time go out in one write, as the emulator sends them.
+  const packets: Array<{ atMs: number; data: Buffer }> = [];
+  for (const chunk of plan.chunks) {
+    const last = packets[packets.length - 1];
+    if (last && last.atMs === chunk.atMs) last.data = Buffer.concat([last.data, Buffer.from(chunk.data)]);
+    else packets.push({ atMs: chunk.atMs, data: Buffer.from(chunk.data) });
+  }
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const arrival = performance.now();
+      res.writeHead(plan.status, plan.headers);
+      res.flushHeaders();
+      let i = 0;
+      const next = () => {
+        const packet = packets[i++];
+        if (!packet) {
+          res.end();
+          answered += 1;
+          return;
+        }
+        setTimeout(
+          () => {
+            res.write(packet.data);
+            next();
+          },
+          Math.max(0, arrival + packet.atMs - performance.now()),
+        );
+      };
+      next();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  server.on('connection', (socket) => socket.setNoDelay(true));
+  server.listen(0, '127.0.0.1', () => print({ port: (server.address() as AddressInfo).port }));
+  process.on('SIGTERM', () => {
+    const cpu = cpuMicros();
+    print({ answered, measured: answered - answeredAtMark, cpuMicros: cpu });
+    process.exit(0);
+  });
+}

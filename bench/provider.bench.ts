@@ -1,0 +1,223 @@
+/**
+ * The provider emulator under 200 concurrent streams, side by side with bare node:http playing
+ * back the same answer (status, headers and chunk bytes at the same offsets) with no logic:
+ * how much the emulator adds to time to first token at p50 and p99 beyond its planned 200 ms
+ * (issue target: under 5 ms at p99), and its CPU per request beside bare's. The requests are
+ * Claude-Code-sized Messages requests (about 80 KB: a long system prompt, a dozen tools, the
+ * prompt), each with a prompt of its own, so the emulator parses, places, counts and renders
+ * every one. Targets alternate rounds so background load hits both alike.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Rng } from '../src/base/rng.ts';
+import { VirtualClock } from '../src/clock/index.ts';
+import { LATENCY_PROFILES, ProviderEmulator } from '../src/provider/index.ts';
+import type { Bench } from './run.ts';
+
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
+const PER_STREAM = Number(process.env.BENCH_PER_STREAM ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PLANNED_TTFT_MS = 200;
+/** The profile both serve: 200 ms to the first token, then 40 tokens a second in 50 ms chunks. */
+export const BENCH_PROFILE = {
+  ...LATENCY_PROFILES.realistic!,
+  name: 'bench',
+  ttft: { kind: 'fixed' as const, ms: 200 },
+  prefillTokensPerSec: 0,
+  outputTokensPerSec: 40,
+  chunkMs: 50,
+  spread: 0,
+};
+
+const target = fileURLToPath(new URL('./provider-target.ts', import.meta.url));
+
+const words = [
+  'agent',
+  'repository',
+  'change',
+  'test',
+  'review',
+  'commit',
+  'tool',
+  'shell',
+  'file',
+  'reason',
+];
+function text(rng: Rng, chars: number): string {
+  let out = '';
+  while (out.length < chars) out += `${rng.pick(words)} `;
+  return out;
+}
+
+/**
+ * A Messages request the size of Claude Code's: ~28 KB of system prompt, 12 tools, the prompt.
+ * Built once; each request only splices its own prompt in, so the load generator's work stays
+ * small beside the servers'.
+ */
+let template: [string, string] | undefined;
+function requestBody(prompt: string): string {
+  template ??= buildTemplate();
+  return `${template[0]}${prompt}${template[1]}`;
+}
+
+function buildTemplate(): [string, string] {
+  const rng = new Rng(3);
+  const tools = Array.from({ length: 12 }, (_, i) => ({
+    name: i === 0 ? 'Bash' : `Tool${i}`,
+    description: text(rng, 4000),
+    input_schema: { type: 'object', properties: { command: { type: 'string' } } },
+  }));
+  return JSON.stringify({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 32000,
+    stream: true,
+    system: [{ type: 'text', text: text(rng, 28_000) }],
+    tools,
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'fleetbench-script: coding PROMPT' }] }],
+  }).split('PROMPT') as [string, string];
+}
+
+interface Target {
+  child: ChildProcess;
+  lines: AsyncIterator<string>;
+  port: number;
+}
+
+async function start(kind: 'emulator' | 'bare', file: string): Promise<Target> {
+  const child = spawn(process.execPath, ['--import', 'tsx', target, kind, file], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  if (first.done) throw new Error(`${kind} target exited before it was ready`);
+  return { child, lines, port: (JSON.parse(first.value) as { port: number }).port };
+}
+
+async function stop(t: Target): Promise<{ measured: number; cpuMicros: number }> {
+  t.child.kill('SIGTERM');
+  const line = await t.lines.next();
+  if (line.done) throw new Error('target exited without reporting');
+  return JSON.parse(line.value);
+}
+
+/** One streamed request: ms from sending to the first token's chunk, or NaN on failure. */
+function stream(agent: Agent, port: number, body: string): Promise<number> {
+  return new Promise((resolve) => {
+    const sent = performance.now();
+    let first = Number.NaN;
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/messages',
+        method: 'POST',
+        agent,
+        headers: { 'x-api-key': 'bench', 'content-type': 'application/json' },
+      },
+      (res) => {
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (Number.isNaN(first) && chunk.includes('content_block_delta')) first = performance.now() - sent;
+        });
+        res.on('end', () => resolve(first));
+        res.on('error', () => resolve(Number.NaN));
+      },
+    );
+    req.on('error', () => resolve(Number.NaN));
+    req.end(body);
+  });
+}
+
+async function load(port: number, perStream: number, tag: string): Promise<number[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: STREAMS });
+  const ttfts: number[] = [];
+  // Streams start spread over the first second, as a fleet's agents do, not all in one instant.
+  await Promise.all(
+    Array.from({ length: STREAMS }, async (_, s) => {
+      await new Promise((resolve) => setTimeout(resolve, (s * 1000) / STREAMS));
+      for (let i = 0; i < perStream; i++)
+        ttfts.push(await stream(agent, port, requestBody(`${tag}-${s}-${i}`)));
+    }),
+  );
+  agent.destroy();
+  return ttfts;
+}
+
+const percentile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+
+export default {
+  name: 'provider',
+  description: `provider emulator vs bare node:http: ${STREAMS} concurrent streams, time to first token added and CPU per request`,
+  async run() {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetbench-provider-bench-'));
+    // The bare server plays the emulator's own answer to the same request.
+    const emulator = new ProviderEmulator({
+      clock: new VirtualClock(),
+      rng: new Rng(1),
+      latency: BENCH_PROFILE,
+    });
+    const answer = emulator.handle({
+      method: 'POST',
+      path: '/v1/messages',
+      headers: { 'x-api-key': 'bench' },
+      body: requestBody('plan'),
+    });
+    const planFile = join(dir, 'plan.json');
+    writeFileSync(
+      planFile,
+      JSON.stringify({ status: answer.status, headers: answer.headers, chunks: answer.chunks }),
+    );
+    const results: Record<'emulator' | 'bare', { ttfts: number[]; cpu: number; requests: number }> = {
+      emulator: { ttfts: [], cpu: 0, requests: 0 },
+      bare: { ttfts: [], cpu: 0, requests: 0 },
+    };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const kind of round % 2 === 0
+        ? (['emulator', 'bare'] as const)
+        : (['bare', 'emulator'] as const)) {
+        const t = await start(kind, kind === 'emulator' ? join(dir, `trace-${round}.jsonl`) : planFile);
+        await load(t.port, 1, `warm-${round}`);
+        t.child.kill('SIGUSR2');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const ttfts = await load(t.port, PER_STREAM, `r${round}`);
+        const done = await stop(t);
+        results[kind].ttfts.push(...ttfts);
+        results[kind].cpu += done.cpuMicros;
+        results[kind].requests += done.measured;
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+    const figures: Record<string, number | string> = {};
+    console.log(
+      '| server | requests | failed | TTFT added p50 (ms) | TTFT added p99 (ms) | CPU µs / request |',
+    );
+    console.log('|---|---:|---:|---:|---:|---:|');
+    const row = (kind: 'emulator' | 'bare') => {
+      const ok = results[kind].ttfts.filter((t) => !Number.isNaN(t)).sort((a, b) => a - b);
+      const p50 = percentile(ok, 0.5) - PLANNED_TTFT_MS;
+      const p99 = percentile(ok, 0.99) - PLANNED_TTFT_MS;
+      const cpu = results[kind].cpu / Math.max(1, results[kind].requests);
+      console.log(
+        `| ${kind} | ${ok.length} | ${results[kind].ttfts.length - ok.length} | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ${cpu.toFixed(0)} |`,
+      );
+      figures[`${kind}.ttftAddedP50Ms`] = Number(p50.toFixed(2));
+      figures[`${kind}.ttftAddedP99Ms`] = Number(p99.toFixed(2));
+      figures[`${kind}.cpuMicrosPerRequest`] = Math.round(cpu);
+      return { p99, cpu };
+    };
+    const emulatorRow = row('emulator');
+    const bareRow = row('bare');
+    figures['emulator.cpuVsBare'] = Number((emulatorRow.cpu / bareRow.cpu).toFixed(2));
+    figures['emulator.p99AddedBeyondBareMs'] = Number((emulatorRow.p99 - bareRow.p99).toFixed(2));
+    console.log(
+      `\nemulator CPU per request ${figures['emulator.cpuVsBare']}x bare's; TTFT p99 added ${emulatorRow.p99.toFixed(2)} ms (target < 5 ms), ${figures['emulator.p99AddedBeyondBareMs']} ms beyond bare's`,
+    );
+    return figures;
+  },
+} satisfies Bench;

@@ -1,0 +1,226 @@
+/**
+ * `agents: real` on the paperclip target (docs/agents.md, docs/paperclip.md#real-agents): the
+ * agents Paperclip starts are the real codex (`codex_local`) and Claude Code (`claude_local`)
+ * CLIs from fleetbench's install, run by Paperclip as its own user, each pointed at a provider
+ * emulator this run serves on 127.0.0.1 with a key minted for its session. The emulator's
+ * records (`provider.request`) go into the run's trace beside Paperclip's; each agent's binary
+ * and version go into its `provider.boot` spans.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  AGENT_PACKAGES,
+  type AgentBinary,
+  type AgentCli,
+  claudeEnv,
+  resolveAgentsInstall,
+  writeCodexConfig,
+} from '../../agents/index.ts';
+import { FleetbenchError } from '../../base/errors.ts';
+import type { Rng } from '../../base/rng.ts';
+import type { Clock } from '../../clock/clock.ts';
+import {
+  LATENCY_PROFILES,
+  loadScriptsFile,
+  ProviderEmulator,
+  type RunningProviderServer,
+  startProviderServer,
+} from '../../provider/index.ts';
+import type { TraceSink } from '../../trace/writer.ts';
+import type { ProviderSettings } from '../../workload/scenario.ts';
+import type { PaperclipUser } from './install.ts';
+
+/** fleetbench's provider adapter names → the CLI and Paperclip's local adapter that runs it. */
+export const REAL_AGENT_OF: Record<
+  string,
+  { cli: AgentCli; adapter: 'codex_local' | 'claude_local' } | undefined
+> = {
+  codex: { cli: 'codex', adapter: 'codex_local' },
+  claude: { cli: 'claude', adapter: 'claude_local' },
+};
+
+/** What a run's records say of the agent process (binary and version). */
+export interface AgentIdentity {
+  cli: AgentCli;
+  version: string;
+  binary: string;
+}
+
+export class RealAgents {
+  private readonly binaries: Partial<Record<AgentCli, AgentBinary>>;
+  private emulator?: ProviderEmulator;
+  private server?: RunningProviderServer;
+
+  /** Finds the CLIs the providers need and checks that Paperclip's user can run them. */
+  constructor(
+    private readonly settings: ProviderSettings,
+    providers: readonly string[],
+    user: PaperclipUser | undefined,
+  ) {
+    const clis = [
+      ...new Set(
+        providers.map((provider) => REAL_AGENT_OF[provider]?.cli).filter((cli) => cli !== undefined),
+      ),
+    ];
+    this.binaries = resolveAgentsInstall(undefined, clis).clis;
+    if (user)
+      for (const binary of Object.values(this.binaries)) {
+        const out = spawnSync(binary.command[0] as string, [...binary.command.slice(1), '--version'], {
+          uid: user.uid,
+          gid: user.gid,
+          cwd: '/',
+          encoding: 'utf8',
+          timeout: 30_000,
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/tmp' },
+        });
+        if (out.status !== 0)
+          throw new FleetbenchError(
+            'E_TARGET',
+            `${AGENT_PACKAGES[binary.cli].title} at ${binary.path} does not run as the user ${user.name}, who runs Paperclip's agents: ${(out.stderr ?? out.error?.message ?? '').trim().slice(0, 200)}`,
+            {
+              hint: 'install the agents where that user can read them (fleetbench targets install agents, as root, installs into /var/cache/fleetbench)',
+            },
+          );
+      }
+  }
+
+  describe(): string {
+    const versions = Object.values(this.binaries).map((binary) => `${binary.cli} ${binary.version}`);
+    return `agents: real (${versions.join(', ')}), against a provider emulator (latency ${this.settings.latency}, script ${this.settings.script})`;
+  }
+
+  /** Serves the provider emulator on 127.0.0.1 for the run. */
+  async start(clock: Clock, rng: Rng, trace: TraceSink): Promise<void> {
+    const scripts = this.settings.scripts ? loadScriptsFile(this.settings.scripts) : undefined;
+    this.emulator = new ProviderEmulator({
+      clock,
+      rng,
+      trace,
+      scripts: { scripts: scripts?.scripts ?? {}, default: this.settings.script },
+      latency: LATENCY_PROFILES[this.settings.latency],
+      limits: this.settings.limits,
+    });
+    for (const fault of this.settings.faults) this.emulator.addFault(fault);
+    this.server = await startProviderServer({ emulator: this.emulator });
+    trace.write({
+      kind: 'event',
+      name: 'provider.emulator.started',
+      t: clock.now(),
+      labels: { latency: this.settings.latency },
+      data: {
+        url: this.server.url,
+        script: this.settings.script,
+        clis: Object.fromEntries(Object.values(this.binaries).map((binary) => [binary.cli, binary.version])),
+      },
+    });
+  }
+
+  identity(adapter: string): AgentIdentity | undefined {
+    const cli = adapter === 'codex_local' ? 'codex' : adapter === 'claude_local' ? 'claude' : undefined;
+    const binary = cli ? this.binaries[cli] : undefined;
+    return binary && { cli: binary.cli, version: binary.version, binary: binary.path };
+  }
+
+  /**
+   * The agent's adapter config for Paperclip: the real CLI as its command, its home in `cwd`
+   * pointing at the emulator with a key of the session's own. `cwd` is a git repository (codex
+   * refuses to work outside one unless told to skip the check, which Paperclip does not).
+   */
+  adapterConfig(
+    session: string,
+    provider: string,
+    cwd: string,
+    node: string,
+  ): { adapter: string; config: Record<string, unknown> } {
+    const real = REAL_AGENT_OF[provider];
+    const emulator = this.emulator;
+    const server = this.server;
+    if (!real || !emulator || !server) throw new Error(`no real agent for provider '${provider}'`);
+    const binary = this.binaries[real.cli];
+    if (!binary) throw new Error(`the ${real.cli} CLI was not resolved`);
+    const key = emulator.mintKey({ session, script: this.settings.script });
+    mkdirSync(cwd, { recursive: true, mode: 0o755 });
+    execFileSync('git', ['init', '-q'], { cwd, stdio: 'ignore' });
+    const endpoint = { url: server.url, key };
+    if (real.cli === 'codex') {
+      const codexHome = join(cwd, 'codex-home');
+      // The adapter checks for OPENAI_API_KEY: codex reads its key from there.
+      writeCodexConfig(codexHome, endpoint, { envKey: 'OPENAI_API_KEY' });
+      const wrapper = join(cwd, 'codex');
+      // codex's npm launcher is a Node script: Paperclip's own Node runs it.
+      writeFileSync(wrapper, `#!/bin/sh\nexec '${node}' '${binary.path}' "$@"\n`, { mode: 0o755 });
+      return {
+        adapter: 'codex_local',
+        config: {
+          // As for Claude Code: the CLI engine runs this codex, not the one Paperclip bundles.
+          engine: 'cli',
+          command: wrapper,
+          cwd,
+          timeoutSec: 600,
+          model: AGENT_PACKAGES.codex.model,
+          env: { OPENAI_API_KEY: key, CODEX_HOME: codexHome, NO_PROXY: '127.0.0.1,localhost' },
+        },
+      };
+    }
+    const configDir = join(cwd, 'claude-config');
+    mkdirSync(configDir, { recursive: true });
+    return {
+      adapter: 'claude_local',
+      config: {
+        // The CLI engine runs the command given; Paperclip's default ACP engine would run the
+        // Claude Code its own install bundles (docs/paperclip.md#real-agents).
+        engine: 'cli',
+        command: binary.path,
+        cwd,
+        timeoutSec: 600,
+        model: AGENT_PACKAGES.claude.model,
+        env: { ...claudeEnv(endpoint, configDir), NO_PROXY: '127.0.0.1,localhost' },
+      },
+    };
+  }
+
+  /** A provider slowdown, on real agents: the emulator's first tokens come later while it lasts. */
+  slowdown(factor: number, now: number, durationMs: number): void {
+    const ttft = LATENCY_PROFILES[this.settings.latency]?.ttft;
+    const base = ttft?.kind === 'lognormal' ? ttft.median : ttft?.kind === 'fixed' ? ttft.ms : 0;
+    this.emulator?.addFault({
+      kind: 'slow-first-token',
+      delayMs: Math.max(500, (factor - 1) * Math.max(base, 1000)),
+      fromMs: now,
+      untilMs: now + durationMs,
+    });
+  }
+
+  /**
+   * Stops the emulator and writes what it saw: requests by status and CLI, and every CLI version
+   * the requests named. A version other than the binary fleetbench configured means the agent
+   * that ran is not the one recorded (an adapter running a CLI of its own): `mismatch` says so.
+   */
+  async stop(trace: TraceSink, now: number): Promise<void> {
+    await this.server?.close();
+    if (!this.emulator) return;
+    const stats = this.emulator.snapshot();
+    const mismatch = Object.entries(stats.cliVersions).flatMap(([cli, versions]) => {
+      const pinned = this.binaries[cli as AgentCli]?.version;
+      return Object.keys(versions)
+        .filter((version) => pinned !== undefined && version !== pinned)
+        .map((version) => `${cli} ${version} (configured ${pinned})`);
+    });
+    trace.write({
+      kind: 'event',
+      name: 'provider.emulator.stopped',
+      t: now,
+      labels: { mismatch: mismatch.length > 0 },
+      data: {
+        requests: stats.requests,
+        byStatus: stats.byStatus,
+        byCli: stats.byCli,
+        cliVersions: stats.cliVersions,
+        inputTokens: stats.inputTokens,
+        outputTokens: stats.outputTokens,
+        ...(mismatch.length > 0 ? { mismatch } : {}),
+      },
+    });
+  }
+}
