@@ -27,6 +27,7 @@ import { type GlobalSessions, SessionSpawner } from '../workload/spawner.ts';
 import { World } from '../workload/world.ts';
 import { prepareRunJudge, type RunJudge } from './judge.ts';
 import type { RunPlan } from './plan.ts';
+import { sharedGitHubSide } from './shared-github.ts';
 
 /** How the caller watches and steers a run (what the run is comes in its RunPlan). */
 export interface RunHooks {
@@ -147,12 +148,13 @@ class ActiveRun {
     private readonly plan: RunPlan,
     private readonly hooks: RunHooks,
   ) {
-    const { scenario, segment } = plan;
+    const { scenario } = plan;
+    const segment = plan.segment?.share;
     this.scenario = scenario;
     this.clock =
       scenario.clock === 'virtual'
         ? new VirtualClock()
-        : new RealClock({ timeScale: scenario.timeScale, epochMs: plan.epochMs });
+        : new RealClock({ timeScale: scenario.timeScale, epochMs: plan.segment?.startAtMs });
     this.runWide = segment === undefined || segment.index === 0;
     // Budget sets load before anything runs: a bad one fails at once (exit 104).
     this.judge = segment ? undefined : prepareRunJudge(scenario.budgets);
@@ -227,9 +229,9 @@ class ActiveRun {
   /** The GitHub side, the world script and the target, watched by the caller's attachment. */
   async open(): Promise<RunParts> {
     const { scenario, clock, trace, plan, runWide } = this;
-    const { segment } = plan;
+    const segment = plan.segment?.share;
     const github = plan.github
-      ? await plan.github(clock, trace)
+      ? await sharedGitHubSide(plan.github)
       : createInProcessGitHub(scenario, clock, this.rng.fork('github'), trace);
     // Segments other than 0 still hear their markers (executors wait on them) but do not record
     // them: the merged trace has each once.
@@ -337,7 +339,7 @@ class ActiveRun {
    */
   private async script(parts: RunParts): Promise<void> {
     const { scenario, clock, trace, runWide } = this;
-    const { segment } = this.plan;
+    const segment = this.plan.segment?.share;
     const { github, target, world, markers, spawner, offsets } = parts;
     if (runWide) await github.snapshot('before');
     await target.start();
