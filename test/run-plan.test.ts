@@ -124,14 +124,13 @@ describe('planFromOptions', () => {
     // The first segment sets the start 10 s ahead in segments/run-start.json; the others read it.
     const agreed = JSON.parse(readFileSync(join(shared, 'segments', 'run-start.json'), 'utf8'));
     for (const [i, { plan: p, notices }] of [first, second].entries()) {
-      expect(p.segment).toEqual({
-        share: { index: i, count: 3 },
-        startAtMs: agreed.startAtMs,
-        dir: join(shared, 'segments', `run-${i}-of-3`),
-        recordPath: join(shared, 'segments', `run-${i}-of-3.json`),
+      expect(p.segment).toEqual({ index: i, count: 3 });
+      expect(p.epochMs).toBe(agreed.startAtMs);
+      expect(p.outDir).toBe(join(shared, 'segments', `run-${i}-of-3`));
+      expect(p.segmentRecord).toEqual({
+        path: join(shared, 'segments', `run-${i}-of-3.json`),
         runId: `S2-T1-5-${agreed.iso}`,
       });
-      expect(p.outDir).toBe(p.segment!.dir);
       expect(p.report).toBe(false);
       // Only segment 0 brackets the run with /rate_limit snapshots.
       expect(p.github).toEqual({ url: 'http://127.0.0.1:9', adminToken: 'token', snapshots: i === 0 });
@@ -139,7 +138,7 @@ describe('planFromOptions', () => {
     }
     // Planning writes no record: the segment process does, when it starts (run-segment.ts).
     expect(readdirSync(join(shared, 'segments'))).toEqual(['run-start.json']);
-    expect(existsSync(first.plan.segment!.dir)).toBe(false);
+    expect(existsSync(first.plan.outDir)).toBe(false);
   });
 });
 

@@ -192,7 +192,7 @@ function printRun(plan: RunPlan, done: RunDone, flags: RunFlags, io: CommandIo):
     ...(outcome.verdicts ?? []).map(verdictSection),
   ];
   const text = reporters[format]().render({
-    title: `run ${plan.cell ?? scenario.name}${segment ? ` segment ${segment.share.index}/${segment.share.count}` : ''}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : outcome.reason === 'failed' ? ' (FAILED: partial)' : ''}`,
+    title: `run ${plan.cell ?? scenario.name}${segment ? ` segment ${segment.index}/${segment.count}` : ''}${outcome.reason === 'interrupted' ? ' (interrupted: partial)' : outcome.reason === 'failed' ? ' (FAILED: partial)' : ''}`,
     document: summary,
     sections,
   });

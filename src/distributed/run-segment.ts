@@ -44,6 +44,9 @@ export const runSegmentSchema = z.object({
 });
 export type RunSegmentRecord = z.infer<typeof runSegmentSchema>;
 
+/** A live-run segment as its record and its wait for the start see it (from the RunPlan). */
+type SegmentOfRun = Pick<RunSegmentPlan, 'segment' | 'startAtMs' | 'runId' | 'recordPath'>;
+
 export function writeRunSegmentRecord(path: string, record: RunSegmentRecord): void {
   mkdirSync(join(path, '..'), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
@@ -52,7 +55,7 @@ export function writeRunSegmentRecord(path: string, record: RunSegmentRecord): v
 }
 
 export function runSegmentRecord(
-  plan: RunSegmentPlan,
+  plan: SegmentOfRun,
   scenario: Scenario,
   github: string,
   state: Pick<RunSegmentRecord, 'status' | 'sessionsStarted' | 'sessionsDropped' | 'wallMs'> & {
@@ -63,7 +66,7 @@ export function runSegmentRecord(
     kind: 'fleetbench-run-segment',
     schemaVersion: RUN_SEGMENT_VERSION,
     generator: { name: 'fleetbench', version: VERSION },
-    segment: plan.share,
+    segment: plan.segment,
     status: state.status,
     ...(state.error ? { error: state.error } : {}),
     run: {
@@ -75,7 +78,7 @@ export function runSegmentRecord(
       target: scenario.target,
       github,
     },
-    trace: `${runSegmentName(plan.share)}/trace.jsonl`,
+    trace: `${runSegmentName(plan.segment)}/trace.jsonl`,
     sessionsStarted: state.sessionsStarted,
     sessionsDropped: state.sessionsDropped,
     wallMs: Math.round(state.wallMs),
@@ -92,13 +95,19 @@ export class RunSegmentProcess {
 
   private constructor(
     private readonly plan: RunPlan,
-    private readonly segment: RunSegmentPlan,
+    private readonly segment: SegmentOfRun,
     private readonly github: SharedGitHubOptions,
   ) {}
 
-  /** The process of a plan's segment, if it has one (a segment always has a shared GitHub). */
+  /** The process of a plan's segment, if it has one (planFromOptions gives a segment all of these). */
   static of(plan: RunPlan): RunSegmentProcess | undefined {
-    return plan.segment && plan.github ? new RunSegmentProcess(plan, plan.segment, plan.github) : undefined;
+    const { segment, epochMs, segmentRecord, github } = plan;
+    if (!segment || epochMs === undefined || !segmentRecord || !github) return undefined;
+    return new RunSegmentProcess(
+      plan,
+      { segment, startAtMs: epochMs, runId: segmentRecord.runId, recordPath: segmentRecord.path },
+      github,
+    );
   }
 
   /** Records `running`, waits for the shared target and emulator, connects, and waits for the start. */
@@ -147,13 +156,13 @@ export class RunSegmentProcess {
 
 /** A segment waits for the common start, so every segment reads one timeline (docs/distributed.md). */
 async function untilStart(
-  plan: RunSegmentPlan,
+  plan: SegmentOfRun,
   signal: AbortSignal,
   notice: (message: string) => void,
 ): Promise<void> {
   const wait = plan.startAtMs - Date.now();
   notice(
-    `segment ${plan.share.index}/${plan.share.count} of ${plan.runId}${wait > 0 ? `: starts in ${(wait / 1000).toFixed(1)} s` : `: joining ${(-wait / 1000).toFixed(1)} s after its start`}`,
+    `segment ${plan.segment.index}/${plan.segment.count} of ${plan.runId}${wait > 0 ? `: starts in ${(wait / 1000).toFixed(1)} s` : `: joining ${(-wait / 1000).toFixed(1)} s after its start`}`,
   );
   if (wait <= 0) return;
   await new Promise<void>((resolve) => {

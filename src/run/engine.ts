@@ -148,13 +148,12 @@ class ActiveRun {
     private readonly plan: RunPlan,
     private readonly hooks: RunHooks,
   ) {
-    const { scenario } = plan;
-    const segment = plan.segment?.share;
+    const { scenario, segment } = plan;
     this.scenario = scenario;
     this.clock =
       scenario.clock === 'virtual'
         ? new VirtualClock()
-        : new RealClock({ timeScale: scenario.timeScale, epochMs: plan.segment?.startAtMs });
+        : new RealClock({ timeScale: scenario.timeScale, epochMs: plan.epochMs });
     this.runWide = segment === undefined || segment.index === 0;
     // Budget sets load before anything runs: a bad one fails at once (exit 104).
     this.judge = segment ? undefined : prepareRunJudge(scenario.budgets);
@@ -229,7 +228,7 @@ class ActiveRun {
   /** The GitHub side, the world script and the target, watched by the caller's attachment. */
   async open(): Promise<RunParts> {
     const { scenario, clock, trace, plan, runWide } = this;
-    const segment = plan.segment?.share;
+    const { segment } = plan;
     const github = plan.github
       ? await sharedGitHubSide(plan.github)
       : createInProcessGitHub(scenario, clock, this.rng.fork('github'), trace);
@@ -339,7 +338,7 @@ class ActiveRun {
    */
   private async script(parts: RunParts): Promise<void> {
     const { scenario, clock, trace, runWide } = this;
-    const segment = this.plan.segment?.share;
+    const { segment } = this.plan;
     const { github, target, world, markers, spawner, offsets } = parts;
     if (runWide) await github.snapshot('before');
     await target.start();

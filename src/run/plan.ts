@@ -6,11 +6,11 @@
  * from what `fleetbench run` was asked; `planRun` and `planScenario` build the plan of a scenario
  * alone (a matrix unit, a test, a benchmark), which leaves the live-run parts out.
  */
+import type { Segment } from '../base/segment.ts';
 import { parseTarget, type TargetRef } from '../contract/target-ref.ts';
 import { resolveScenarioRef } from '../workload/builtins.ts';
 import { type Override, parseOverride } from '../workload/load.ts';
 import type { Scenario } from '../workload/scenario.ts';
-import type { RunSegmentPlan } from './segment.ts';
 import type { SharedGitHubOptions } from './shared-github.ts';
 
 export interface RunPlan {
@@ -28,12 +28,21 @@ export interface RunPlan {
   /**
    * A live-run segment (docs/distributed.md): this process runs the starts of every executor
    * whose global index k has k mod count = index, against a target and a GitHub shared with the
-   * other segments, from the common start (run time 0 at `startAtMs` instead of now). Only
-   * segment 0 does what is run-wide: faults, the `sessions` gauge, marker events, the records of
-   * the target's stream that belong to no session, `/rate_limit` brackets. Budgets are not
-   * judged in a segment (alone it is not the run).
+   * other segments. Only segment 0 does what is run-wide: faults, the `sessions` gauge, marker
+   * events, the records of the target's stream that belong to no session, `/rate_limit` brackets.
+   * Budgets are not judged in a segment (alone it is not the run).
    */
-  segment?: RunSegmentPlan;
+  segment?: Segment;
+  /**
+   * Real clock: run time 0 at this Unix ms instead of now (a start shared by the segments of a
+   * live run, so they keep one global timing; docs/distributed.md).
+   */
+  epochMs?: number;
+  /**
+   * A live-run segment's record for `fleetbench merge` (written around the run by
+   * src/distributed/run-segment.ts), and the id every segment of the run shares.
+   */
+  segmentRecord?: { path: string; runId: string };
   /**
    * The GitHub side when it is not an emulator of the run's own (`run --github URL`): a shared
    * emulator the engine connects to (once: a segment connects before the common start).

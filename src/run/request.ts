@@ -126,13 +126,19 @@ export function planFromOptions(options: RunOptions): RunPlan {
     outDir: segment ? segment.dir : sharedOut,
     // A segment has no report: alone it is not the run (fleetbench merge writes the run's).
     report: options.report !== false && !segment,
-    ...(segment ? { segment } : {}),
+    ...(segment
+      ? {
+          segment: segment.segment,
+          epochMs: segment.startAtMs,
+          segmentRecord: { path: segment.recordPath, runId: segment.runId },
+        }
+      : {}),
     ...(github !== undefined
       ? {
           github: {
             url: github,
             adminToken: adminToken!,
-            snapshots: segment === undefined || segment.share.index === 0,
+            snapshots: segment === undefined || segment.segment.index === 0,
           },
         }
       : {}),

@@ -26,15 +26,13 @@ export const START_LEAD_MS = 10_000;
 
 export const runSegmentName = (s: Segment) => `run-${s.index}-of-${s.count}`;
 
-/** A live-run segment's part of the shared run (RunPlan.segment). */
+/** A live-run segment planned; planFromOptions (request.ts) puts it into the RunPlan. */
 export interface RunSegmentPlan {
-  /** Which share of the starts this process runs (start k of each executor when k mod count = index). */
-  share: Segment;
+  segment: Segment;
   /** The common start (Unix ms): run time 0 of every segment, so they keep one timeline. */
   startAtMs: number;
-  /** This segment's own directory (trace.jsonl, summary.json), under the shared one: the plan's outDir. */
+  /** This segment's own directory (trace.jsonl, summary.json), under the shared one. */
   dir: string;
-  /** Its record for `fleetbench merge` (src/distributed/run-segment.ts writes it). */
   recordPath: string;
   /** The same in every segment of one run: the scenario's name and the common start. */
   runId: string;
@@ -68,7 +66,7 @@ export function planRunSegment(
     );
   const dir = join(options.outDir, SEGMENTS_DIR);
   return {
-    share: segment,
+    segment,
     startAtMs,
     dir: join(dir, runSegmentName(segment)),
     recordPath: join(dir, `${runSegmentName(segment)}.json`),
