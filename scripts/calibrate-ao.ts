@@ -22,11 +22,9 @@ import { FIGURES, type FigureName, figureErrors, type RunFigures, runFigures } f
 import { learnModel } from '../src/learn/learn.ts';
 import { modelToYaml } from '../src/model/format.ts';
 import { executeRun } from '../src/run/pipeline.ts';
-import { planScenario } from '../src/run/plan.ts';
+import { planRun } from '../src/run/plan.ts';
 import { detectGh } from '../src/targets/ao/gh.ts';
 import { resolveAoPackages } from '../src/targets/ao/packages.ts';
-import { resolveScenarioRef } from '../src/workload/builtins.ts';
-import { parseOverride } from '../src/workload/load.ts';
 
 /** The held-out cells, with what makes each fit a few minutes: the event moved into the run. */
 export const HELD_OUT: Record<string, string[]> = {
@@ -70,10 +68,10 @@ async function runOnce(
       throw new Error(`--reuse: no real run at ${trace}; run without --reuse to make it`);
     console.error(`reusing ${trace}`);
   } else {
-    const { scenario, cell } = resolveScenarioRef(ref, sets.map(parseOverride));
+    const plan = planRun(ref, sets, outDir);
     mkdirSync(outDir, { recursive: true });
     const before = load();
-    await executeRun(planScenario(scenario, outDir, cell));
+    await executeRun(plan);
     writeFileSync(loadFile, `${before} → ${load()}\n`);
   }
   return { trace, load: existsSync(loadFile) ? readFileSync(loadFile, 'utf8').trim() : '?' };

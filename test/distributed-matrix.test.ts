@@ -1,7 +1,7 @@
 import { copyFileSync, cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { inSegment, parseSegment, resolveSegment } from '../src/distributed/segment.ts';
+import { inSegment, parseSegment, resolveSegment } from '../src/base/segment.ts';
 import type { Baseline } from '../src/results/baseline.ts';
 import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';

@@ -13,12 +13,11 @@ import { readInputText } from '../base/input-file.ts';
 import { MAX_CONFIG_FILE_BYTES } from '../base/limits.ts';
 import { parseTarget, targetInfo } from '../contract/target-ref.ts';
 import { matrixManifests, runManifests } from '../distributed/k8s.ts';
-import { checkRunSplittable } from '../distributed/run-segment.ts';
-import { emulatorArgsFor } from '../distributed/shared-github.ts';
 import { planMatrix } from '../matrix/run.ts';
 import { SELECTOR_HELP } from '../matrix/select.ts';
-import { resolveScenarioRef } from '../workload/builtins.ts';
-import { parseOverride } from '../workload/load.ts';
+import { requestedScenario } from '../run/request.ts';
+import { checkRunSplittable } from '../run/segment.ts';
+import { emulatorArgsFor } from '../run/shared-github.ts';
 import { collect, parseCount, parseSeed, withTarget } from './options.ts';
 import type { CommandIo } from './output.ts';
 
@@ -207,16 +206,15 @@ function writeRunManifest(io: CommandIo, ref: string, flags: RunManifestFlags): 
     ...(flags.seed !== undefined ? ['--seed', String(parseSeed(flags.seed))] : []),
     ...(flags.timeScale !== undefined ? ['--time-scale', flags.timeScale] : []),
   ];
-  // Resolve the scenario now, as the pods will: bad input fails here, not in a pod.
-  const overrides = flags.set.map(parseOverride);
-  if (flags.seed !== undefined) overrides.push({ path: ['seed'], value: parseSeed(flags.seed) });
-  if (flags.timeScale !== undefined) overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
-  overrides.push({ path: ['clock'], value: 'real' });
-  overrides.push({
-    path: ['target'],
-    value: target.kind === 'reference' ? 'http://target.invalid:7070' : flags.target,
+  // Resolve the scenario now, as the pods' `fleetbench run` will: bad input fails here, not in a pod.
+  const { scenario } = requestedScenario({
+    ref,
+    set: flags.set,
+    seed: flags.seed,
+    timeScale: flags.timeScale,
+    clock: 'real',
+    target: target.kind === 'reference' ? 'http://target.invalid:7070' : flags.target,
   });
-  const { scenario } = resolveScenarioRef(ref, overrides);
   checkRunSplittable(scenario, 'k8s manifest run', 'shared');
   const isFile = existsSync(ref) && statSync(ref).isFile();
   const manifests = runManifests({

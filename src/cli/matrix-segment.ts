@@ -6,8 +6,8 @@
  */
 
 import { ExitCode } from '../base/errors.ts';
+import { type Segment, segmentLabel } from '../base/segment.ts';
 import { runMatrixSegment } from '../distributed/matrix-segment.ts';
-import { type Segment, segmentLabel } from '../distributed/segment.ts';
 import type { MatrixSpec } from '../matrix/run.ts';
 import { fmtMs } from '../report/table.ts';
 import { onInterrupt } from './interrupt.ts';

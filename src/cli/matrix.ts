@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode } from '../base/errors.ts';
-import { resolveSegment } from '../distributed/segment.ts';
+import { resolveSegment } from '../base/segment.ts';
 import { keptSelector } from '../matrix/markdown.ts';
 import { type Judge, type MatrixOutcome, type MatrixSpec, runMatrices } from '../matrix/run.ts';
 import { SELECTOR_HELP } from '../matrix/select.ts';

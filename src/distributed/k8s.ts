@@ -11,8 +11,8 @@
 
 import { FleetbenchError } from '../base/errors.ts';
 import { MAX_SEGMENTS } from '../base/limits.ts';
+import { COUNT_ENV } from '../base/segment.ts';
 import type { TargetRef } from '../contract/target-ref.ts';
-import { COUNT_ENV } from './segment.ts';
 
 /** What a matrix and a live run share: the objects' names, the results volume and every pod. */
 export interface SegmentedJobOptions {

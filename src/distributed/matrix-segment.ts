@@ -12,15 +12,15 @@ import { z } from 'zod';
 import { FleetbenchError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
 import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
+import { inSegment, SEGMENTS_DIR, type Segment } from '../base/segment.ts';
 import { describeZodIssues } from '../base/validation.ts';
 import { VERSION } from '../base/version.ts';
 import { runPool } from '../matrix/pool.ts';
 import { baselineUnit, type MatrixSpec, planMatrix, type RunControl } from '../matrix/run.ts';
 import { baselineSchema } from '../results/baseline.ts';
 import { scenarioBudgetJudge } from '../results/checks.ts';
-import { inSegment, type Segment, segmentRecordFields, type segmentStatusSchema } from './segment.ts';
+import { segmentRecordFields, type segmentStatusSchema } from './segment.ts';
 
-export const SEGMENTS_DIR = 'segments';
 export const MATRIX_SEGMENT_VERSION = 1;
 
 export const matrixSegmentSchema = z.object({

@@ -1,43 +1,28 @@
 /**
- * Live-run segments (docs/distributed.md): `fleetbench run SCENARIO --clock real --segment i/n`
- * (or a pod of an Indexed Job) runs its share of the run's starts, dealt by global index like
- * k6's execution segments (start k of each executor is segment k mod n's), on one timeline
- * shared by every segment (a common start time), against one shared target (`--target http://…`)
- * and one shared GitHub emulator (`--github URL`), so quota is spent from one bucket as on
- * GitHub. Each segment writes its own trace and a record in `segments/` for `fleetbench merge`.
- *
- * A virtual-time run is never split: its sessions share one GitHub quota and one simulated
- * clock in one process, so n processes would measure n smaller fleets, not this one.
+ * Live-run segments (docs/distributed.md): each segment of a live run writes its own trace and a
+ * record in `segments/` for `fleetbench merge`, and before its run waits for what it shares and
+ * for the common start. What a segment is and when it starts is planned with the run
+ * (src/run/segment.ts); this is what a segment process does around that plan, and the records
+ * read back.
  */
-import {
-  closeSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { FleetbenchError } from '../base/errors.ts';
+import { ExitCode, FleetbenchError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
-import { MAX_CONFIG_FILE_BYTES, MAX_START_AT_LEAD_MS } from '../base/limits.ts';
+import { MAX_CONFIG_FILE_BYTES } from '../base/limits.ts';
+import { SEGMENTS_DIR } from '../base/segment.ts';
 import { describeZodIssues } from '../base/validation.ts';
 import { VERSION } from '../base/version.ts';
-import { parseTarget, targetInfo } from '../contract/target-ref.ts';
-import { SEGMENTED_EXECUTORS } from '../workload/executors/index.ts';
+import type { RunResult } from '../run/engine.ts';
+import type { RunPlan } from '../run/plan.ts';
+import { type RunSegmentPlan, runSegmentName } from '../run/segment.ts';
+import { type SharedGitHubOptions, sharedGitHubSide, waitReachable } from '../run/shared-github.ts';
 import { scenarioHash } from '../workload/load.ts';
 import type { Scenario } from '../workload/scenario.ts';
-import { SEGMENTS_DIR } from './matrix-segment.ts';
-import { resolveSegment, type Segment, segmentLabel, segmentRecordFields } from './segment.ts';
+import { segmentRecordFields } from './segment.ts';
 
 export const RUN_SEGMENT_VERSION = 1;
-/** Where the segments of a run agree on their start when no `--start-at` is given. */
-export const START_FILE = 'run-start.json';
-/** How far ahead the first segment sets the common start: time for the others to come up. */
-export const START_LEAD_MS = 10_000;
 
 export const runSegmentSchema = z.object({
   ...segmentRecordFields('fleetbench-run-segment', RUN_SEGMENT_VERSION),
@@ -59,153 +44,8 @@ export const runSegmentSchema = z.object({
 });
 export type RunSegmentRecord = z.infer<typeof runSegmentSchema>;
 
-export const runSegmentName = (s: Segment) => `run-${s.index}-of-${s.count}`;
-
-export interface RunSegmentPlan {
-  segment: Segment;
-  startAtMs: number;
-  /** This segment's own directory (trace.jsonl, summary.json), under the shared one. */
-  dir: string;
-  recordPath: string;
-  runId: string;
-}
-
-/** The segment this process runs, or undefined for the whole run (checks: checkRunSplittable). */
-export function planRunSegment(
-  flag: string | undefined,
-  scenario: Scenario,
-  options: { github?: string; startAt?: string; outDir: string; now?: number; env?: NodeJS.ProcessEnv },
-): RunSegmentPlan | undefined {
-  const segment = resolveSegment(flag, options.env);
-  if (!segment) return undefined;
-  const label = `run: segment ${segmentLabel(segment)}`;
-  checkRunSplittable(scenario, label, options.github);
-  const now = options.now ?? Date.now();
-  const startAtMs =
-    options.startAt !== undefined ? parseStartAt(options.startAt) : agreedStart(options.outDir, now);
-  if (startAtMs - now > MAX_START_AT_LEAD_MS)
-    throw new FleetbenchError(
-      'E_USAGE',
-      `${label}: --start-at ${new Date(startAtMs).toISOString()} is more than 24 hours ahead (docs/limits.md): give the common start in Unix milliseconds or as an ISO time`,
-    );
-  if (startAtMs + scenario.durationMs / scenario.timeScale < now)
-    throw new FleetbenchError(
-      'E_USAGE',
-      `${label}: the run that started at ${new Date(startAtMs).toISOString()} is over; a live run's segment cannot be re-run after it`,
-      {
-        hint: `run every segment again with a new start (--start-at, or remove ${join(options.outDir, SEGMENTS_DIR, START_FILE)}); docs/distributed.md`,
-      },
-    );
-  const dir = join(options.outDir, SEGMENTS_DIR);
-  return {
-    segment,
-    startAtMs,
-    dir: join(dir, runSegmentName(segment)),
-    recordPath: join(dir, `${runSegmentName(segment)}.json`),
-    runId: `${scenario.name}-${new Date(startAtMs).toISOString()}`,
-  };
-}
-
-/**
- * Refuses, with the reason, what cannot be split (also `k8s manifest run`, before a cluster is
- * involved): a virtual-time run; a target or a GitHub of the process's own (each segment would
- * measure its own fleet); executors and faults that act on the whole run's sessions.
- */
-export function checkRunSplittable(scenario: Scenario, label: string, github: string | undefined): void {
-  if (scenario.clock === 'virtual')
-    throw new FleetbenchError(
-      'E_USAGE',
-      `${label} asked, but a virtual-time run is not split: its sessions share one GitHub quota and one simulated clock in one process, so n processes would measure n smaller fleets, not this one`,
-      {
-        hint: 'split a matrix instead (fleetbench matrix --segment i/n), or repeat the run with --seed; see docs/distributed.md',
-      },
-    );
-  if (!targetInfo(parseTarget(scenario.target)).shareable)
-    throw new FleetbenchError(
-      'E_USAGE',
-      `${label}: a live-run segment drives a shared target, '${scenario.target}' would be one control plane per segment`,
-      {
-        hint: 'serve it once (fleetbench reference serve) and give --target http://HOST:PORT; docs/distributed.md',
-      },
-    );
-  if (github === undefined)
-    throw new FleetbenchError(
-      'E_USAGE',
-      `${label}: a live-run segment needs the shared GitHub emulator (--github URL): with one of its own, each segment would spend a quota of its own`,
-      {
-        hint: 'start one with fleetbench github serve and give its URL and admin token; docs/distributed.md',
-      },
-    );
-  for (const executor of scenario.executors)
-    if (!SEGMENTED_EXECUTORS.has(executor.type))
-      throw new FleetbenchError(
-        'E_USAGE',
-        `${label}: executor '${executor.type}' is not split across segments (it acts on the whole run's sessions); split: ${[...SEGMENTED_EXECUTORS].join(', ')}`,
-        { hint: 'run it in one process; docs/distributed.md says what is split' },
-      );
-  for (const executor of scenario.executors)
-    if (executor.afterMarker !== undefined)
-      throw new FleetbenchError(
-        'E_USAGE',
-        `${label}: executor '${executor.type}' starts after the marker '${executor.afterMarker}', which each segment reaches at its own time (its share of the work): the segments would leave the common timeline`,
-        { hint: 'start it at a run time instead (at: 3m); docs/distributed.md' },
-      );
-  for (const fault of scenario.faults)
-    if (fault.type === 'review-burst')
-      throw new FleetbenchError(
-        'E_USAGE',
-        `${label}: a review-burst fault picks among every session's PRs, which no one segment knows`,
-        { hint: 'run it in one process; docs/distributed.md says what is split' },
-      );
-}
-
-/** `--start-at`: Unix ms or an ISO 8601 time. */
-export function parseStartAt(text: string): number {
-  // Digits are Unix milliseconds; anything else must read as an ISO date (Date.parse alone would
-  // take '-5' or 'May 1' as some date).
-  const ms = /^\d+$/.test(text)
-    ? Number(text)
-    : /^\d{4}-\d{2}-\d{2}(T|$)/.test(text)
-      ? Date.parse(text)
-      : Number.NaN;
-  if (!Number.isFinite(ms) || ms <= 0)
-    throw new FleetbenchError(
-      'E_USAGE',
-      `--start-at: expected Unix milliseconds or an ISO time (2026-12-03T02:00:00Z), got '${text}'`,
-    );
-  return ms;
-}
-
-/**
- * Without --start-at, the segments agree through the shared output directory: the first to
- * come creates `segments/run-start.json` (exclusively) with a start 10 s ahead, the others read
- * it. A segment re-run by Kubernetes within the run reads it too, and joins the run.
- */
-function agreedStart(outDir: string, now: number): number {
-  const dir = join(outDir, SEGMENTS_DIR);
-  mkdirSync(dir, { recursive: true });
-  const path = join(dir, START_FILE);
-  const proposal = now + START_LEAD_MS;
-  try {
-    const fd = openSync(path, 'wx');
-    writeSync(fd, `${JSON.stringify({ startAtMs: proposal, iso: new Date(proposal).toISOString() })}\n`);
-    closeSync(fd);
-    return proposal;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  // Written by another segment: it may be mid-write for a moment.
-  for (let attempt = 0; attempt < 50; attempt++) {
-    try {
-      const parsed = JSON.parse(readFileSync(path, 'utf8')) as { startAtMs?: unknown };
-      if (typeof parsed.startAtMs === 'number') return parsed.startAtMs;
-    } catch {
-      // not complete yet
-    }
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
-  }
-  throw new FleetbenchError('E_FILE', `${path}: expected {"startAtMs": <Unix ms>}`);
-}
+/** A live-run segment as its record and its wait for the start see it (from the RunPlan). */
+type SegmentOfRun = Pick<RunSegmentPlan, 'segment' | 'startAtMs' | 'runId' | 'recordPath'>;
 
 export function writeRunSegmentRecord(path: string, record: RunSegmentRecord): void {
   mkdirSync(join(path, '..'), { recursive: true });
@@ -215,7 +55,7 @@ export function writeRunSegmentRecord(path: string, record: RunSegmentRecord): v
 }
 
 export function runSegmentRecord(
-  plan: RunSegmentPlan,
+  plan: SegmentOfRun,
   scenario: Scenario,
   github: string,
   state: Pick<RunSegmentRecord, 'status' | 'sessionsStarted' | 'sessionsDropped' | 'wallMs'> & {
@@ -243,6 +83,99 @@ export function runSegmentRecord(
     sessionsDropped: state.sessionsDropped,
     wallMs: Math.round(state.wallMs),
   };
+}
+
+/**
+ * A segment process around its run: its record says `running` from the start and how the run
+ * ended at the end (a segment that was lost stays `running`); before the run it waits for what
+ * it shares, connects to the shared emulator, and waits for the common start.
+ */
+export class RunSegmentProcess {
+  private readonly started = performance.now();
+
+  private constructor(
+    private readonly plan: RunPlan,
+    private readonly segment: SegmentOfRun,
+    private readonly github: SharedGitHubOptions,
+  ) {}
+
+  /** The process of a plan's segment, if it has one (planFromOptions gives a segment all of these). */
+  static of(plan: RunPlan): RunSegmentProcess | undefined {
+    const { segment, epochMs, segmentRecord, github } = plan;
+    if (!segment || epochMs === undefined || !segmentRecord || !github) return undefined;
+    return new RunSegmentProcess(
+      plan,
+      { segment, startAtMs: epochMs, runId: segmentRecord.runId, recordPath: segmentRecord.path },
+      github,
+    );
+  }
+
+  /** Records `running`, waits for the shared target and emulator, connects, and waits for the start. */
+  async join(signal: AbortSignal, notice: (message: string) => void): Promise<void> {
+    this.record({ status: 'running', sessionsStarted: 0, sessionsDropped: 0, wallMs: 0 });
+    // A pod may start before the Services it shares: wait for them (admin paths are not traced).
+    await waitReachable(
+      `${this.github.url.replace(/\/+$/, '')}/_fleetbench/stats`,
+      'the shared GitHub emulator',
+    );
+    await waitReachable(`${this.plan.scenario.target.replace(/\/+$/, '')}/v1/info`, 'the shared target');
+    await sharedGitHubSide(this.github);
+    await untilStart(this.segment, signal, notice);
+  }
+
+  /** How the run ended: done, interrupted or failed (with why). */
+  ended(outcome: RunResult): void {
+    this.record({
+      status:
+        outcome.reason === 'completed' ? 'done' : outcome.reason === 'interrupted' ? 'interrupted' : 'failed',
+      ...(outcome.failure ? { error: `${outcome.failure.source}: ${outcome.failure.message}` } : {}),
+      sessionsStarted: outcome.sessionsStarted,
+      sessionsDropped: outcome.sessionsDropped,
+      wallMs: performance.now() - this.started,
+    });
+  }
+
+  /** The run never ended by itself: an error before or during it. */
+  failed(error: unknown, interrupted: boolean): void {
+    this.record({
+      status: interrupted ? 'interrupted' : 'failed',
+      error: (error as Error)?.message ?? String(error),
+      sessionsStarted: 0,
+      sessionsDropped: 0,
+      wallMs: performance.now() - this.started,
+    });
+  }
+
+  private record(state: Parameters<typeof runSegmentRecord>[3]): void {
+    writeRunSegmentRecord(
+      this.segment.recordPath,
+      runSegmentRecord(this.segment, this.plan.scenario, this.github.url, state),
+    );
+  }
+}
+
+/** A segment waits for the common start, so every segment reads one timeline (docs/distributed.md). */
+async function untilStart(
+  plan: SegmentOfRun,
+  signal: AbortSignal,
+  notice: (message: string) => void,
+): Promise<void> {
+  const wait = plan.startAtMs - Date.now();
+  notice(
+    `segment ${plan.segment.index}/${plan.segment.count} of ${plan.runId}${wait > 0 ? `: starts in ${(wait / 1000).toFixed(1)} s` : `: joining ${(-wait / 1000).toFixed(1)} s after its start`}`,
+  );
+  if (wait <= 0) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(done, wait);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+  if (signal.aborted)
+    throw new FleetbenchError('E_USAGE', 'interrupted before the start', { exitCode: ExitCode.interrupted });
 }
 
 export interface FoundRunSegment {

@@ -9,7 +9,7 @@ import { VERSION } from '../base/version.ts';
 import { BASELINE_SCHEMA_VERSION, type Baseline, type BaselineUnit } from '../results/baseline.ts';
 import { scenarioBudgetJudge } from '../results/checks.ts';
 import { isPartialUnit } from '../results/overview.ts';
-import { resolveScenarioRef } from '../workload/builtins.ts';
+import { planRun } from '../run/plan.ts';
 import { parseOverride, scenarioHash } from '../workload/load.ts';
 import { baselineMarkdown } from './markdown.ts';
 import { type JobResult, type PoolEvents, runPool } from './pool.ts';
@@ -71,8 +71,9 @@ export function planMatrix(options: MatrixSpec): PlannedUnit[] {
   const overrides = (options.overrides ?? []).map(parseOverride);
   const repeats = options.repeats ?? 1;
   return selectUnits(options.selection).map((unit) => {
-    // Resolving validates: a bad override or scenario fails here, before any run starts.
-    const { scenario } = resolveScenarioRef(unit.ref, overrides);
+    // Planning validates: a bad override or scenario fails here, before any run starts. Each
+    // run's own plan (its seed, its directory) is made by the child with the same planRun.
+    const { scenario } = planRun(unit.ref, overrides, join(options.outDir, 'cells', unit.id));
     const first = (options.seed ?? scenario.seed) + (options.seedOffset ?? 0);
     const jobs: RunJob[] = [];
     for (let r = 0; r < repeats; r++) {

@@ -27,6 +27,7 @@ import { type GlobalSessions, SessionSpawner } from '../workload/spawner.ts';
 import { World } from '../workload/world.ts';
 import { prepareRunJudge, type RunJudge } from './judge.ts';
 import type { RunPlan } from './plan.ts';
+import { sharedGitHubSide } from './shared-github.ts';
 
 /** How the caller watches and steers a run (what the run is comes in its RunPlan). */
 export interface RunHooks {
@@ -229,7 +230,7 @@ class ActiveRun {
     const { scenario, clock, trace, plan, runWide } = this;
     const { segment } = plan;
     const github = plan.github
-      ? await plan.github(clock, trace)
+      ? await sharedGitHubSide(plan.github)
       : createInProcessGitHub(scenario, clock, this.rng.fork('github'), trace);
     // Segments other than 0 still hear their markers (executors wait on them) but do not record
     // them: the merged trace has each once.

@@ -11,8 +11,6 @@ import type { RunPlan } from './plan.ts';
 import { writeRunSummary } from './summary.ts';
 
 export interface PipelineOptions extends RunHooks {
-  /** Write report.html beside summary.json (default: no). A failure to write it is said, never fatal. */
-  report?: boolean;
   /**
    * After the run and before its summary: what must see the outcome first (the live metrics'
    * final verdicts, the OTLP exporter's last batch).
@@ -43,7 +41,7 @@ export async function executeRun(plan: RunPlan, options: PipelineOptions = {}): 
   });
   const summarised = performance.now();
   // The HTML report beside the summary (partial too, after Ctrl-C): what a user opens.
-  const report = options.report ? await writeRunReport(plan.outDir) : undefined;
+  const report = plan.report ? await writeRunReport(plan.outDir) : undefined;
   return {
     outcome,
     summary,

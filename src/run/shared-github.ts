@@ -7,6 +7,8 @@
  *
  * The emulator records the API calls in its own trace (`github serve --trace FILE`), not the
  * generator's: `fleetbench merge` puts them into the merged trace (docs/distributed.md).
+ *
+ * The plan carries the options (RunPlan.github, request.ts); the engine connects with them.
  */
 import { FleetbenchError } from '../base/errors.ts';
 import { defaultLimits } from '../github/config.ts';
@@ -78,7 +80,23 @@ function adminClient(url: string, adminToken: string): Fetch {
   };
 }
 
-export async function connectSharedGitHub(options: SharedGitHubOptions): Promise<GitHubSide> {
+const connections = new WeakMap<SharedGitHubOptions, Promise<GitHubSide>>();
+
+/**
+ * The run's GitHub side on the shared emulator, connected once per plan: a segment connects
+ * before the common start (so its run does not spend its first moments on it) and the engine
+ * then gets the same connection.
+ */
+export function sharedGitHubSide(options: SharedGitHubOptions): Promise<GitHubSide> {
+  let connection = connections.get(options);
+  if (!connection) {
+    connection = connectSharedGitHub(options);
+    connections.set(options, connection);
+  }
+  return connection;
+}
+
+async function connectSharedGitHub(options: SharedGitHubOptions): Promise<GitHubSide> {
   const admin = adminClient(options.url, options.adminToken);
   const listed = (await admin('list-repos')) as { repos: Array<{ repo: string; openIssues: number[] }> };
   const repos: RepoIssues[] = listed.repos.map((r) => ({ repo: r.repo, issues: r.openIssues }));
