@@ -207,6 +207,11 @@ describe('--otlp-export', () => {
         'real',
         '--set',
         'duration=1500ms',
+        // A steady window of two 500 ms poll intervals: the headroom projections are judged.
+        '--set',
+        'polling.interval=500ms',
+        '--set',
+        'markers.steady-start=300ms',
         '--no-progress',
         '--no-report',
         '--otlp-export',

@@ -5,7 +5,16 @@
  * server is driven in test/paperclip/ (`npm run test:paperclip`).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +23,12 @@ import { analyzeFile } from '../src/analyze/file.ts';
 import { FleetbenchError } from '../src/base/errors.ts';
 import { parseTarget, targetInfo } from '../src/contract/target-ref.ts';
 import type { HeartbeatRun, LogChunk } from '../src/targets/paperclip/api.ts';
-import { resolvePaperclipInstall } from '../src/targets/paperclip/install.ts';
+import {
+  defaultInstallDir,
+  paperclipUser,
+  resolvePaperclipInstall,
+} from '../src/targets/paperclip/install.ts';
+import { PlainText } from '../src/targets/paperclip/log.ts';
 import {
   providerEventsOf,
   type RunChain,
@@ -139,6 +153,45 @@ describe('finding an install: refused in seconds, naming what is missing', () =>
         new RegExp(`is Node ${process.versions.node.replaceAll('.', '\\.')}; Paperclip needs ≥ 24\\.11`),
       );
     }
+  });
+
+  it('targets install --dir refuses a directory holding anything but an install of its own: exit 2, nothing removed', async () => {
+    const dir = join(root, 'a-home');
+    mkdirSync(join(dir, 'projects'), { recursive: true });
+    writeFileSync(join(dir, 'notes.txt'), 'keep me');
+    const started = performance.now();
+    const result = await cli(['targets', 'install', 'paperclip', '--dir', dir]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(
+      /targets install: .*a-home is not empty and holds no install of fleetbench's \(2 entries, e\.g\. notes\.txt, projects\).*nothing was changed\n {2}hint: give --dir a new or empty directory/,
+    );
+    // Refused before npm ran: in seconds, and everything is still there.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('keep me');
+    expect(readdirSync(dir).sort()).toEqual(['notes.txt', 'projects']);
+    expect(readdirSync(root).filter((n) => n.startsWith('a-home.installing'))).toEqual([]);
+    const file = join(root, 'a-file');
+    writeFileSync(file, 'x');
+    const notDir = await cli(['targets', 'install', 'paperclip', '--dir', file]);
+    expect(notDir.code).toBe(2);
+    expect(notDir.stderr).toMatch(/exists and is not a directory/);
+    expect(readFileSync(file, 'utf8')).toBe('x');
+  });
+
+  it('an install reached through a symlink runs the server by its real path (the server starts only as its own module)', () => {
+    const cached = join(defaultInstallDir(), 'node_modules', '@paperclipai', 'server', 'dist', 'index.js');
+    if (!existsSync(cached)) {
+      process.stderr.write('skipped: needs Paperclip in the cache (fleetbench targets install paperclip)\n');
+      if (process.env.CI) throw new Error('Paperclip is not installed (.ci/run installs it)');
+      return;
+    }
+    const link = join(root, 'pc-link');
+    symlinkSync(defaultInstallDir(), link);
+    // Under root the server's user (nobody) must reach the link too.
+    chmodSync(root, 0o755);
+    const install = resolvePaperclipInstall(link, paperclipUser());
+    expect(install.serverEntry).toBe(realpathSync(cached));
+    expect(install.serverEntry.startsWith(link)).toBe(false);
   });
 
   it('fleetbench targets check says the same and exits 2', async () => {
@@ -547,5 +600,22 @@ describe('a real Paperclip run’s trace (test/fixtures/paperclip/, kept for lea
     expect(graceful.unrecovered!.failing).toBe(3);
     expect(judged.length).toBeGreaterThanOrEqual(8);
     expect(result.code).toBe(99);
+  });
+});
+
+describe('paperclip.log', () => {
+  it('is plain text: Paperclip’s forced colours taken out, a code cut between chunks included', () => {
+    // pino-pretty's output with colorize: true, as Paperclip prints it whatever NO_COLOR says.
+    const line =
+      '\x1b[90m[06:35:12]\x1b[39m \x1b[32mINFO\x1b[39m: \x1b[36mServer listener bound on 127.0.0.1:41234\x1b[39m — ready\n';
+    const plain = new PlainText();
+    let out = '';
+    // Every cut, one character at a time: a sequence split anywhere comes out whole or not at all.
+    for (const ch of line) out += plain.write(ch);
+    out += plain.end();
+    expect(out).toBe('[06:35:12] INFO: Server listener bound on 127.0.0.1:41234 — ready\n');
+    expect(out).not.toMatch(/\x1b/);
+    const whole = new PlainText();
+    expect(whole.write(line)).toBe(out);
   });
 });

@@ -73,7 +73,8 @@ describe('fleetbench run', () => {
       '--set',
       'polling.strategy=naive',
       '--set',
-      'duration=3m',
+      // A minute of steady window (from 3m): the projection is judged from it.
+      'duration=4m',
       '--seed',
       '9',
       '--out',
@@ -89,7 +90,7 @@ describe('fleetbench run', () => {
     );
     expect(headroom).toMatchObject({ status: 'fail', mode: 'judged' });
     expect(headroom.value).toBeLessThan(40);
-    expect(printed.scenario).toMatchObject({ seed: 9, durationMs: 180_000, polling: { strategy: 'naive' } });
+    expect(printed.scenario).toMatchObject({ seed: 9, durationMs: 240_000, polling: { strategy: 'naive' } });
     expect(printed.analysis.api.counts.byOperation['pr-state'].calls).toBeGreaterThan(0);
   });
 

@@ -123,6 +123,12 @@ const scorecardRowSchema = z.object({
     .optional()
     .describe('a projected row: the same figure as measured in the run, at its own sessions (`observedAt`)'),
   observedAt: count.optional().describe('a projected row: the sessions the run had'),
+  notJudged: z
+    .string()
+    .optional()
+    .describe(
+      'a projection the run cannot support (no steady window, or one shorter than a poll interval): why, and what would judge it; `measured` is null',
+    ),
 });
 
 const seriesSchema = z.object({
@@ -534,6 +540,24 @@ export const analysisSchema = z.object({
     projection: z.object({
       sessions: count,
       model: z.string(),
+      window: z
+        .object({
+          basis: z
+            .enum(['steady', 'whole-run'])
+            .describe('the per-hour figures come from the steady window, or (not judged) from the whole run'),
+          fromMs: z.number(),
+          toMs: z.number(),
+          neededMs: z.number().describe('the shortest steady window judged: one poll interval'),
+          judged: z
+            .boolean()
+            .describe('false: the projections (headroom at N sessions, per-hour burn) are not judged'),
+          reason: z.string().nullable().describe('why not judged'),
+          advice: z.string().nullable().describe('what would judge them'),
+        })
+        .optional()
+        .describe(
+          'the window the per-hour figures are read from (docs/analysis.md#the-track-b-scorecard); absent in documents written before it (their figures are whole-run)',
+        ),
       byResource: z.record(
         z.string(),
         z.object({

@@ -56,6 +56,7 @@ interface RunFlags {
   metricsLinger: number;
   otlpExport?: string;
   progress: boolean;
+  requireSamples?: boolean;
 }
 
 function otlpUrl(text: string): string {
@@ -147,6 +148,10 @@ export function register(program: Command, io: CommandIo): void {
     )
     .option('--no-progress', 'real clock: no progress line on stderr')
     .option('--no-budgets', "run without judging the scenario's budgets")
+    .option(
+      '--require-samples',
+      'a budget row with no samples (or a projection the run cannot support) fails (exit 99) instead of being shown as such',
+    )
     .option('--no-report', 'do not write report.html beside summary.json')
     .option(
       '--segment <i/n>',
@@ -205,6 +210,7 @@ async function runCommand(ref: string, flags: RunFlags, io: CommandIo): Promise<
     const done = await executeRun(
       {
         ...planScenario(scenario, request.outDir, request.cell),
+        ...(flags.requireSamples ? { requireSamples: true } : {}),
         ...(segment ? { segment: segment.segment, epochMs: segment.startAtMs } : {}),
         ...(request.github ? { github: request.github } : {}),
       },
@@ -416,6 +422,7 @@ function printRun(request: RunRequest, done: RunDone, flags: RunFlags, io: Comma
     ...runSummarySections(summary.analysis, {
       outcome: summary.outcome,
       overrides: request.changed,
+      steadyStartMs: scenario.markers.steadyStartMs,
       // A failed run shows no verdict of any kind: nothing it measured is whole.
       scorecard: scenario.budgets.length === 0 && outcome.reason !== 'failed',
     }),

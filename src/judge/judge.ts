@@ -58,6 +58,8 @@ export interface VerdictRow {
   status: 'pass' | 'fail' | 'skipped' | 'no-samples';
   /** Set when the row had no samples (status `no-samples`, or `fail` when they were required). */
   noSamples?: boolean;
+  /** No samples because the run cannot support the value (a projection without a steady window): the note says why. */
+  notJudged?: boolean;
   /** Distribution rows: how the percentiles were taken (exact nearest-rank, or HDR). */
   percentileMethod?: PercentileMethod;
   note?: string;
@@ -508,13 +510,18 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
     }
     const measured = analyses.map((a) => metric.read(a)).filter((v): v is number => v !== null);
     if (measured.length === 0) {
-      rows.push(
-        noSamplesRow(
-          entry,
-          required(entry),
-          `${metric.name} has no value in ${inputs.map((i) => i.name).join(', ')}`,
-        ),
+      // A value the run cannot support (a projection without a steady window) says why.
+      const why = analyses.map((a) => metric.notJudged?.(a) ?? null).find((w) => w !== null);
+      const row = noSamplesRow(
+        entry,
+        required(entry),
+        why ?? `${metric.name} has no value in ${inputs.map((i) => i.name).join(', ')}`,
       );
+      if (why) {
+        row.notJudged = true;
+        row.note = required(entry) ? `${why} (and samples are required)` : why;
+      }
+      rows.push(row);
       continue;
     }
     rows.push(valueRow(entry, metric, measured, analyses));

@@ -51,6 +51,8 @@ export function limitText(row: VerdictRow): string {
 
 export function verdictText(row: VerdictRow): string {
   if (row.status === 'skipped') return '– skipped';
+  if (row.noSamples && row.notJudged)
+    return row.status === 'fail' ? '✗ FAIL (not judged; required)' : '– not judged';
   if (row.noSamples) return row.status === 'fail' ? '✗ FAIL (no samples; required)' : '– no samples';
   const failed = row.stats.filter((s) => s.judged && !s.ok).map((s) => statLabel(s.threshold));
   if (row.unrecovered && row.unrecovered.failing > 0) failed.push('unrecovered');
@@ -145,7 +147,17 @@ export function verdictSection(verdict: Verdict): Section {
           ? ['no samples', '']
           : [fmtValue(r.p50, r.unit), fmtValue(r.p95, r.unit)]
         : []),
-      ...(hasValue ? [r.kind === 'value' ? (r.noSamples ? 'no samples' : valueText(r)) : ''] : []),
+      ...(hasValue
+        ? [
+            r.kind === 'value'
+              ? r.noSamples
+                ? r.notJudged
+                  ? 'not judged'
+                  : 'no samples'
+                : valueText(r)
+              : '',
+          ]
+        : []),
       limitText(r),
       verdictText(r),
     ]);
@@ -217,12 +229,18 @@ export function verdictSection(verdict: Verdict): Section {
             : '– no samples: nothing judged'
           : '✓ every judged budget holds';
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const notJudged = verdict.rows.filter((r) => r.noSamples && r.notJudged).length;
   const extras = [
     ...(verdict.reportBreaches > 0
       ? [`${plural(verdict.reportBreaches, 'report-only row')} over the limit`]
       : []),
-    ...(verdict.noSamples > 0 && verdict.verdict !== 'no-samples'
-      ? [`${plural(verdict.noSamples, 'row')} with no samples, not judged`]
+    ...(notJudged > 0 && verdict.verdict !== 'no-samples'
+      ? [
+          `${plural(notJudged, 'projection')} not judged: the run cannot support ${notJudged === 1 ? 'it' : 'them'}`,
+        ]
+      : []),
+    ...(verdict.noSamples - notJudged > 0 && verdict.verdict !== 'no-samples'
+      ? [`${plural(verdict.noSamples - notJudged, 'row')} with no samples, not judged`]
       : []),
   ];
   const extra = extras.length > 0 ? ` (${extras.join('; ')})` : '';

@@ -155,7 +155,9 @@ class ActiveRun {
         : new RealClock({ timeScale: scenario.timeScale, epochMs: plan.epochMs });
     this.runWide = segment === undefined || segment.index === 0;
     // Budget sets load before anything runs: a bad one fails at once (exit 104).
-    this.judge = segment ? undefined : prepareRunJudge(scenario.budgets);
+    this.judge = segment
+      ? undefined
+      : prepareRunJudge(scenario.budgets, { requireSamples: plan.requireSamples === true });
     this.rng = createRng(scenario.seed);
     const hash = scenarioHash(scenario);
     this.tracePath = join(plan.outDir, 'trace.jsonl');
@@ -272,6 +274,13 @@ class ActiveRun {
     this.opened = target;
     // The system under test failed for good (e.g. agent-orchestrator's process died).
     target.onFailure?.(this.fail('target'));
+    // A target that boots before the run (a real server's first boot): run time starts when it is
+    // ready, so the run's duration is the workload's; the boot's own records say how long it took.
+    if (target.boot && clock instanceof RealClock && !segment && plan.epochMs === undefined) {
+      await target.boot();
+      clock.restartNow();
+      trace.restartAt(clock.epochMs);
+    }
     checkFaults(scenario.faults, target);
     checkExecutors(scenario.executors, target);
     if (this.hooks.attach)

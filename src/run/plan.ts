@@ -33,6 +33,8 @@ export interface RunPlan {
    * live run, so they keep one global timing; docs/distributed.md).
    */
   epochMs?: number;
+  /** Budget rows with no samples fail the run's verdict (`run --require-samples`). */
+  requireSamples?: boolean;
   /** The GitHub side when it is not an emulator of the run's own (`run --github URL`). */
   github?: (clock: Clock, trace: TraceSink) => Promise<GitHubSide>;
 }
