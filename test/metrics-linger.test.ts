@@ -90,7 +90,11 @@ const runIds = (text: string, family: string) =>
 describe('fleetbench run --metrics-linger', () => {
   it('keeps /metrics up after the run with final values and budget verdicts', async () => {
     // A steady window from 500 ms holds three 500 ms poll intervals: the headroom projections are judged.
-    const run = await lingeringRun('live', ['--set', 'duration=2s', '--set', 'markers.steady-start=500ms'], 3);
+    const run = await lingeringRun(
+      'live',
+      ['--set', 'duration=2s', '--set', 'markers.steady-start=500ms'],
+      3,
+    );
     const { text } = run;
     expect(run.code, run.stderr).not.toBe(130);
     expect([0, 99]).toContain(run.code);
