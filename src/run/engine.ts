@@ -442,12 +442,14 @@ class ActiveRun {
     const interrupted = failure === undefined && (this.hooks.signal?.aborted ?? false);
     const reason: RunResult['reason'] = failure ? 'failed' : interrupted ? 'interrupted' : 'completed';
     this.abort.abort();
-    await this.detach();
     this.opened = undefined;
     // A lost target may not answer its stop: that must not hide why the run failed.
     if (failure) await target.stop().catch(() => undefined);
     else await target.stop();
     if (runWide) await github.snapshot('after');
+    // Live telemetry sees every record the trace gets: calls still in flight at the planned end
+    // (answered while the target stops) and the closing /rate_limit bracket included.
+    await this.detach();
     const endedAt = clock.now();
     // Only a completed run is judged: a partial one would pass budgets it never faced.
     const verdicts =
