@@ -142,7 +142,7 @@ budgets:
     [
       'an unknown field',
       'name: x\nbudgets:\n  - metric: agent_boot\n    p96: 4s\n',
-      /^b\.yaml:4: budgets\.\[0\]|^b\.yaml:\d+: budgets\[0\]: unknown field 'p96'/,
+      /^b\.yaml:\d+: budgets\[0\]: unknown field 'p96'\. Did you mean 'p90' or 'p95' or 'p99'\?/,
     ],
     ['no budgets at all', 'name: x\nbudgets: []\n', /^b\.yaml:2: budgets: expected at least one budget/],
     ['bad YAML', 'name: x\nbudgets:\n  - metric: [unclosed\n', /^b\.yaml:\d+: YAML: /],

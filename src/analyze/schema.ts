@@ -364,9 +364,11 @@ export const speedSchema = z.object({
           'runs this kind of restart cut (a run still recovering from an earlier restart counts once)',
         ),
         recovered: count,
-        finished: count.describe(
-          'cut runs that went on working after the kill (a graceful drain, a surviving runner) and ended before the control plane was ready: nothing to recover',
-        ),
+        finished: count
+          .default(0)
+          .describe(
+            'cut runs that went on working after the kill (a graceful drain, a surviving runner) and ended before the control plane was ready: nothing to recover',
+          ),
         unrecovered: count.describe('cut runs that never showed a provider event again (open ones included)'),
         open: count.describe('of `unrecovered`: runs still going when the trace ended'),
       }),

@@ -221,7 +221,11 @@ export function parseBudgetText(text: string, file: string, source = file): Budg
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : '';
-    throw configError(file, lineOf(issue.path), `${describeZodIssues([issue])[0]}${more}`);
+    throw configError(
+      file,
+      lineOf(issue.path),
+      `${describeZodIssues([issue], 1, budgetFileSchema)[0]}${more}`,
+    );
   }
   const data = parsed.data;
   const entries: BudgetEntry[] = [];
