@@ -46,12 +46,23 @@ describe.skipIf(installed.skip)('restarts of the real Paperclip', () => {
     );
     const retries = named('paperclip.retry').map((r) => (r.labels as { reason: string }).reason);
     expect(retries).toContain('process_lost');
-    expect(retries).toContain('server_shutdown_interrupted');
     const speed = JSON.parse(readFileSync(join(run.out, 'summary.json'), 'utf8')).analysis.speed;
+    // Every run the restarts cut is accounted for: recovered, or not with Paperclip's own words.
+    // A SIGTERM's cut run is retried when the drain marks it interrupted first, and not when its
+    // agent exits on the signal first (failed, adapter_failed): which one happens is a race.
+    type Count = { kind: string; cut: number; recovered: number; finished: number; unrecovered: number };
+    const counts = new Map((speed.recoveryCounts as Count[]).map((c) => [c.kind, c]));
+    for (const c of counts.values())
+      expect(c.cut, JSON.stringify(c)).toBe(c.recovered + c.finished + c.unrecovered);
+    expect(counts.get('hard')!.recovered).toBeGreaterThan(0);
+    expect(counts.get('graceful')!.cut).toBeGreaterThan(0);
+    if (counts.get('graceful')!.recovered > 0) expect(retries).toContain('server_shutdown_interrupted');
+    for (const u of speed.unrecovered as Array<{ open: boolean; status: string; errorCode: string | null }>)
+      if (!u.open) expect(u.errorCode, JSON.stringify(u)).not.toBeNull();
     const samples = (metric: string, kind: string) =>
       speed.metrics[metric].groups.find((g: { labels: { kind?: string } }) => g.labels.kind === kind)
         ?.values ?? [];
-    for (const kind of ['hard', 'graceful']) {
+    for (const kind of ['hard', 'graceful'].filter((k) => counts.get(k)!.recovered > 0)) {
       const full = samples('restart_recovery', kind);
       const share = samples('restart_recovery_control_plane', kind);
       const load = samples('restart_provider_load', kind);
@@ -67,9 +78,6 @@ describe.skipIf(installed.skip)('restarts of the real Paperclip', () => {
     // A retry waits 30 s (Paperclip's retry delay) before it is even due: its share is Paperclip's.
     expect(Math.max(...samples('restart_recovery_control_plane', 'hard'))).toBeGreaterThan(1_000);
     expect(speed.metrics.lost_run_detection.samples).toBeGreaterThan(0);
-    // Every run the restarts cut is accounted for.
-    for (const c of speed.recoveryCounts)
-      expect(c.cut, JSON.stringify(c)).toBe(c.recovered + c.finished + c.unrecovered);
     const verdict = JSON.parse(readFileSync(join(run.out, 'summary.json'), 'utf8')).budgets[0];
     const cp = verdict.rows.find(
       (r: { metric: string; status: string }) =>
