@@ -7,7 +7,6 @@ import type { ApiRecord } from '../../trace/schema.ts';
 import { SecondSeries } from '../bins.ts';
 import type { ResetWindowAcc } from '../burn.ts';
 import type { Accumulator } from './accumulator.ts';
-import { addTo } from './accumulator.ts';
 
 export interface RateLimitState {
   sharedPoints: Map<string, Float64Array>;
