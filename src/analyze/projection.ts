@@ -57,29 +57,26 @@ const fmtDuration = (ms: number, round: (x: number) => number = Math.ceil): stri
 export function projectionWindow(span: ProjectionSpan): NonNullable<Window> {
   const neededMs = span.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   const interval = `one poll interval (${fmtDuration(neededMs)}${span.pollIntervalMs === null ? ', assumed: the trace declares none' : ''})`;
-  if (!Number.isFinite(span.steadyAtMs)) {
-    return {
-      basis: 'whole-run',
-      fromMs: span.startMs,
-      toMs: span.endMs,
-      neededMs,
-      judged: false,
-      reason: 'the run has no steady window (no steady.start marker): its rate includes its start',
-      advice: `run past the scenario's steady.start marker by at least ${interval}`,
-    };
-  }
+  const notJudged = (reason: string, advice: string): NonNullable<Window> => ({
+    basis: 'whole-run',
+    fromMs: span.startMs,
+    toMs: span.endMs,
+    neededMs,
+    judged: false,
+    reason,
+    advice,
+  });
+  if (!Number.isFinite(span.steadyAtMs))
+    return notJudged(
+      'the run has no steady window (no steady.start marker): its rate includes its start',
+      `run past the scenario's steady.start marker by at least ${interval}`,
+    );
   const have = span.endMs - span.steadyAtMs;
-  if (have < neededMs) {
-    return {
-      basis: 'whole-run',
-      fromMs: span.startMs,
-      toMs: span.endMs,
-      neededMs,
-      judged: false,
-      reason: `the steady window (${fmtDuration(Math.max(0, have), Math.floor)} from the steady.start marker at ${fmtDuration(span.steadyAtMs, Math.floor)}) is shorter than ${interval}`,
-      advice: `a duration of at least ${fmtDuration(span.steadyAtMs + neededMs)}`,
-    };
-  }
+  if (have < neededMs)
+    return notJudged(
+      `the steady window (${fmtDuration(Math.max(0, have), Math.floor)} from the steady.start marker at ${fmtDuration(span.steadyAtMs, Math.floor)}) is shorter than ${interval}`,
+      `a duration of at least ${fmtDuration(span.steadyAtMs + neededMs)}`,
+    );
   return {
     basis: 'steady',
     fromMs: span.steadyAtMs,

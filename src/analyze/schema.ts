@@ -258,6 +258,14 @@ const SPEED_METRICS_ADDED: ReadonlySet<SpeedMetricName> = new Set([
   'lost_run_detection',
 ]);
 
+/** Which run a restart cut: its session, run id, adapter and the restart's kind. */
+const cutRunFields = {
+  session: z.string(),
+  run: z.string().nullable(),
+  adapter: z.string(),
+  kind: z.string(),
+};
+
 export const speedSchema = z.object({
   metrics: z.object(
     Object.fromEntries(
@@ -289,10 +297,7 @@ export const speedSchema = z.object({
   recoveries: z
     .array(
       z.object({
-        session: z.string(),
-        run: z.string().nullable(),
-        adapter: z.string(),
-        kind: z.string(),
+        ...cutRunFields,
         readyAtMs: z.number().describe('the ready the recovery is measured from'),
         eventAtMs: z.number().describe('the next provider event'),
         eventType: z.string(),
@@ -323,10 +328,7 @@ export const speedSchema = z.object({
   unrecovered: z
     .array(
       z.object({
-        session: z.string(),
-        run: z.string().nullable(),
-        adapter: z.string(),
-        kind: z.string(),
+        ...cutRunFields,
         readyAtMs: nullableNumber.describe(
           'null: the control plane was not ready again before the trace ends',
         ),
