@@ -107,6 +107,7 @@ describe('12. a projection is shown as a projection, with the measured figure be
 describe('13. an interrupted matrix: partial cells are not judged, and what did not run is counted', () => {
   const base = (() => {
     const analyzer = createAnalyzer();
+    analyzer.add(STEADY_FROM_0);
     for (const r of fourSessionHour()) analyzer.add(r);
     return analyzer.finish();
   })();

@@ -570,6 +570,12 @@ describe('a real Paperclip run’s trace (test/fixtures/paperclip/, kept for lea
     expect(text.stdout).toContain(
       'restart_recovery_control_plane adapter=codex_local kind=graceful: 2 cut runs NOT recovered (s-0003 graceful: failed, adapter_failed; s-0004 graceful: failed, adapter_failed)',
     );
+    // A CI gate reads the same in its JUnit report.
+    const junit = join(scratchDir('fleetbench-pc-junit-'), 'check.xml');
+    await cli(['check', fixture('chaos-c4-16m'), '--budgets', 'paperclip-baseline', '--junit', junit]);
+    expect(readFileSync(junit, 'utf8')).toContain(
+      'failure message="2 cut runs NOT recovered (s-0003 graceful: failed, adapter_failed; s-0004 graceful: failed, adapter_failed)"',
+    );
     const analysed = await cli(['analyze', fixture('chaos-c4-16m'), '--json']);
     expect(JSON.parse(analysed.stdout).speed.recoveryCounts).toEqual([
       {
