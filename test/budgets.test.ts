@@ -107,7 +107,7 @@ budgets:
     [
       'an unknown metric, naming the known ones',
       'name: x\nbudgets:\n  - metric: restart_recovry\n    p95: 4s\n',
-      /^b\.yaml:3: budgets\[0\]: unknown metric 'restart_recovry' \(known: time_to_first_activity, .*restart_recovery_control_plane/,
+      /^b\.yaml:3: budgets\[0\]: unknown metric 'restart_recovry'\. Did you mean 'restart_recovery'\? \(known: time_to_first_activity, .*restart_recovery_control_plane/,
     ],
     [
       'a repeated entry, naming the first',
@@ -142,7 +142,7 @@ budgets:
     [
       'an unknown field',
       'name: x\nbudgets:\n  - metric: agent_boot\n    p96: 4s\n',
-      /^b\.yaml:4: budgets\.\[0\]|^b\.yaml:\d+: budgets\[0\]: unknown field 'p96'/,
+      /^b\.yaml:\d+: budgets\[0\]: unknown field 'p96'\. Did you mean 'p90' or 'p95' or 'p99'\?/,
     ],
     ['no budgets at all', 'name: x\nbudgets: []\n', /^b\.yaml:2: budgets: expected at least one budget/],
     ['bad YAML', 'name: x\nbudgets:\n  - metric: [unclosed\n', /^b\.yaml:\d+: YAML: /],
@@ -247,7 +247,22 @@ budgets:
       expect(limits('restart_recovery_control_plane', { adapter })).toEqual(['judged', v[10], v[11]]);
       expect(limits('restart_provider_load', { adapter })).toEqual(['report']);
     }
-    // Paperclip's adapters: the table of docs/paperclip.md#budgets (restarts scoped by kind).
+    // Paperclip's local adapters are judged by the rows of the provider they run.
+    expect(set.aliases).toEqual({
+      adapter: { codex_local: 'codex', claude_local: 'claude', opencode_local: 'opencode' },
+    });
+    expect(set.entries.some((e) => e.scope.adapter === 'codex_local')).toBe(false);
+  });
+
+  it('the paperclip-baseline set is the derived table of docs/paperclip.md#budgets (restarts scoped by kind)', () => {
+    const set = resolveBudgets('paperclip-baseline');
+    const limits = (metric: string, scope: Record<string, string>) => {
+      const entry = set.entries.find(
+        (e) => e.metric.name === metric && JSON.stringify(e.scope) === JSON.stringify(scope),
+      )!;
+      return [entry.mode, ...entry.thresholds.map((t) => t.limit / 1000)];
+    };
+    expect(set.per).toEqual(['adapter']);
     expect(limits('time_to_first_activity', { adapter: 'codex_local', start: 'cold' })).toEqual([
       'judged',
       6,
@@ -276,6 +291,44 @@ budgets:
       7.5,
     ]);
     expect(limits('agent_boot', { adapter: 'process', start: 'cold' })).toEqual(['judged', 1.5, 5.5]);
+  });
+
+  it("aliases: a control plane's own adapter judged by a provider's rows, one row per value the run has", () => {
+    const set = parseBudgetText(
+      `name: x
+baseline: published
+per: [adapter]
+aliases: { adapter: { codex_local: codex } }
+budgets:
+  - { metric: restart_recovery_control_plane, scope: { adapter: codex }, p50: 2.5s, p95: 4s }
+  - { metric: time_to_first_activity, scope: { adapter: claude, start: cold }, p95: 30s }
+`,
+      'x.yaml',
+    );
+    const verdict = judge(set, [
+      { name: 'run', analysis: analysis({ cp: [3_000, 9_000], adapter: 'codex_local' }) },
+    ]);
+    const cp = verdict.rows.find((r) => r.metric === 'restart_recovery_control_plane')!;
+    expect(cp).toMatchObject({
+      scope: { adapter: 'codex_local' },
+      judgedAs: { adapter: 'codex' },
+      status: 'fail',
+      n: 2,
+    });
+    // The codex entry itself is not listed as skipped: the run's codex_local took its place.
+    expect(verdict.rows.filter((r) => r.scope.adapter === 'codex')).toEqual([]);
+    expect(breachEvents(verdict, 0)[0]!.data).toMatchObject({
+      scope: { adapter: 'codex_local' },
+      judgedAs: { adapter: 'codex' },
+    });
+    // An alias to a value no entry has is a misconfiguration, with the near one suggested.
+    expect(
+      configError(
+        'name: x\naliases: { adapter: { codex_local: codx } }\nbudgets:\n  - { metric: agent_boot, scope: { adapter: codex }, p95: 4s }\n',
+      ).message,
+    ).toMatch(
+      /^b\.yaml:2: aliases\.adapter\.codex_local: no entry has adapter 'codx'\. Did you mean 'codex'\?/,
+    );
   });
 
   it('the built-in track-b set judges the scorecard rows', () => {

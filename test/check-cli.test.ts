@@ -96,7 +96,7 @@ describe('fleetbench run + check', () => {
     }
     expect(check.stdout).toContain(
       // The other adapters' rows, Paperclip's (docs/paperclip.md#budgets) included.
-      '37 rows not shown: no adapter=claude in this run; no adapter=opencode in this run; no adapter=codex_local in this run; no adapter=process in this run',
+      '18 rows not shown: no adapter=claude in this run; no adapter=opencode in this run',
     );
     // --json: the verdict document.
     const json = await cli(['check', join(wave, 'trace.jsonl'), '--budgets', 'native-speed', '--json']);
@@ -159,7 +159,7 @@ describe('fleetbench run + check', () => {
     const c = await cli(['check', wave, '--budgets', 'native-sped']);
     expect(c.code).toBe(104);
     expect(c.stderr).toMatch(
-      /unknown budget set 'native-sped': not a built-in \(native-speed, track-b, turnover\)/,
+      /unknown budget set 'native-sped': not a built-in \(native-speed, paperclip-baseline, track-b, turnover\) and no such file\. Did you mean 'native-speed'\?/,
     );
 
     // A run scenario naming a bad budget fails before it runs.

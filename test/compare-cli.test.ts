@@ -46,6 +46,9 @@ describe('fleetbench compare (real CLI)', { timeout: 240_000 }, () => {
     expect(headroom.medianB!).toBeLessThan(headroom.medianA!);
     expect(headroom.pAdjusted!).toBeLessThan(0.05);
     expect(c.regressions.map((m) => m.def.id)).toContain('scorecard.rest-core-headroom');
+    // A metric neither side has (no turnover in a cost run) is in neither, never "only in B".
+    const swaps = c.units[0]!.metrics.find((m) => m.def.id === 'turnover.swaps-done')!;
+    expect(swaps).toMatchObject({ verdict: 'in neither', medianA: null, medianB: null });
     const calls = c.units[0]!.metrics.find((m) => m.def.id === 'api.calls')!;
     expect(calls.verdict).toBe('regression');
     expect(calls.change!).toBeGreaterThan(0.5); // naive makes more than 1.5× the calls

@@ -102,6 +102,19 @@ describe('fleetbench matrix (real CLI, virtual time)', { timeout: 240_000 }, () 
     );
   });
 
+  it('a cell failing its budget: exit 0 and says how to fail on it; --check exits 99', async () => {
+    // Naive polling breaks the Track B headroom at 50 sessions (judged from 4 minutes' steady window).
+    const args = ['matrix', '--cells', 'S2-T1-5', '--set', 'polling.strategy=naive', '--set', 'duration=8m'];
+    const measured = await cli([...args, '--out', join(dir, 'naive')]);
+    expect(measured.code, measured.stderr).toBe(0);
+    expect(measured.stdout).toContain(
+      'exit 0 all the same: the matrix measures; --check exits 99 on a judged breach (as demo does by default), for CI',
+    );
+    const gated = await cli([...args, '--check', '--out', join(dir, 'naive-check')]);
+    expect(gated.code).toBe(99);
+    expect(gated.stdout).not.toContain('exit 0 all the same');
+  });
+
   it('rejects a bad selection or override before running anything', async () => {
     const bad = await cli(['matrix', '--cells', 'S9-T1-1', '--out', join(dir, 'bad')]);
     expect(bad.code).toBe(2);

@@ -43,6 +43,9 @@ function fourSessionHour(): ApiRecord[] {
   }));
 }
 
+/** The whole hour is the steady window (a projection is judged only from one: docs/analysis.md). */
+const STEADY_FROM_0 = { kind: 'event', name: 'steady.start', t: 0 } as const;
+
 describe('12. a projection is shown as a projection, with the measured figure beside it', () => {
   // Measured at 4 sessions: 100 × (1 − 1,000 / 5,000) = 80 %. Per session 250 points/h; at 50
   // sessions 12,500/h: 100 × (1 − 12,500 / 5,000) = −150 %, the judged (projected) figure.
@@ -50,6 +53,7 @@ describe('12. a projection is shown as a projection, with the measured figure be
 
   it('the analysis keeps both figures on the headroom row', () => {
     const analyzer = createAnalyzer();
+    analyzer.add(STEADY_FROM_0);
     for (const r of fourSessionHour()) analyzer.add(r);
     const a = analyzer.finish();
     expect(a.run.durationMs).toBe(HOUR);
@@ -77,6 +81,7 @@ describe('12. a projection is shown as a projection, with the measured figure be
       },
       { flushIntervalMs: 0 },
     );
+    writer.write(STEADY_FROM_0);
     for (const r of fourSessionHour()) writer.write(r);
     writer.close('completed');
 
@@ -102,6 +107,7 @@ describe('12. a projection is shown as a projection, with the measured figure be
 describe('13. an interrupted matrix: partial cells are not judged, and what did not run is counted', () => {
   const base = (() => {
     const analyzer = createAnalyzer();
+    analyzer.add(STEADY_FROM_0);
     for (const r of fourSessionHour()) analyzer.add(r);
     return analyzer.finish();
   })();

@@ -7,7 +7,8 @@ import { runRef } from './helpers/run.ts';
 
 describe('one metric catalogue for budgets and compare', () => {
   it('compare measures every non-percentile value metric a budget can name, under the same name and value', async () => {
-    const { analysis } = await runRef('S2-T1-5', ['duration=3m']);
+    // 4 minutes: a minute of steady window (from 3m), so the headroom projections have a value.
+    const { analysis } = await runRef('S2-T1-5', ['duration=4m']);
     const measured = new Map(extractMetrics(analysis).map((m) => [m.def.id, m]));
     const nameable = VALUE_METRICS.filter(
       (m) => m.budgetStats && !(m.group === 'turnover' && m.unit === 'ms') && m.read(analysis) !== null,

@@ -89,7 +89,12 @@ const runIds = (text: string, family: string) =>
 
 describe('fleetbench run --metrics-linger', () => {
   it('keeps /metrics up after the run with final values and budget verdicts', async () => {
-    const run = await lingeringRun('live', ['--set', 'duration=2s'], 3);
+    // A steady window from 500 ms holds three 500 ms poll intervals: the headroom projections are judged.
+    const run = await lingeringRun(
+      'live',
+      ['--set', 'duration=2s', '--set', 'markers.steady-start=500ms'],
+      3,
+    );
     const { text } = run;
     expect(run.code, run.stderr).not.toBe(130);
     expect([0, 99]).toContain(run.code);
@@ -123,6 +128,16 @@ describe('fleetbench run --metrics-linger', () => {
     expect(text).toMatch(/^fleetbench_budget_measured_per_second\{[^}]*metric="scorecard\.max-1s"/m);
     expect(text).not.toMatch(/unit="/);
     expect(text).toMatch(/^fleetbench_api_call_duration_seconds_bucket\{resource="core",le="\+Inf"\} \d+$/m);
+    // The final values carry every call the trace has: those answered after the planned end
+    // (in flight then) and the closing /rate_limit bracket too.
+    const counted = [...text.matchAll(/^fleetbench_api_calls_total\{[^}]*\} (\d+)$/gm)].reduce(
+      (n, m) => n + Number(m[1]),
+      0,
+    );
+    const traced = readFileSync(join(dir, 'live', 'trace.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{"kind":"api"')).length;
+    expect(counted).toBe(traced);
     if (!promtool.skip) {
       promtool.require();
       expect(promtoolCheck(text)).toEqual({ code: 0, problems: '' });

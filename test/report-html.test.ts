@@ -1,7 +1,11 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyzeFile } from '../src/analyze/file.ts';
+import { judge, resolveBudgets } from '../src/judge/index.ts';
+import { RUN_SUMMARY_VERSION, type RunSummary } from '../src/results/run-summary.ts';
+import { resolveScenarioRef } from '../src/workload/builtins.ts';
 import { CHROMIUM, launchChromium } from './helpers/browser.ts';
 import { cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
@@ -222,6 +226,9 @@ describe.skipIf(chromium.skip)(
       );
       for (const c of charts) expect(c.plotted, c.id).toBeGreaterThan(50);
       const text = (await page.evaluate('document.body.innerText')) as string;
+      // A cost run: its charts as before, no runs-and-recoveries pictures.
+      expect(await page.evaluate('window.fleetbenchReport.pictures')).toEqual([]);
+      expect(text).not.toContain('Runs and recoveries');
       expect(text).toMatch(/S2-T1-5 passes all 7 Track B rules/);
       expect(text).toContain('What this tells us: The polling floor');
       expect(text).toContain(
@@ -251,6 +258,35 @@ describe.skipIf(chromium.skip)(
       expect(recovery.series.slice(1)).toEqual(
         expect.arrayContaining([expect.stringMatching(/^codex · hard restart \(\d+ samples\)$/)]),
       );
+      // Runs over time: every run a bar, every restart's outage shaded, every recovery marked;
+      // the recovery split: one bar per recovery, each with native-speed's line (codex p95, 4 s).
+      const summary = JSON.parse(readFileSync(join(runDir, 'summary.json'), 'utf8'));
+      const speed = summary.analysis.speed;
+      const pictures = (await page.evaluate('window.fleetbenchReport.pictures')) as Array<{
+        id: string;
+        marks: Record<string, number>;
+      }>;
+      const marks = new Map(pictures.map((p) => [p.id, p.marks]));
+      expect(marks.get('runs-over-time')).toMatchObject({
+        run: speed.timeline.runs.length,
+        outage: speed.restarts.length,
+        recovered: speed.recoveries.length,
+      });
+      expect(marks.get('recovery-split')).toEqual({
+        'control-plane': speed.recoveries.length,
+        provider: speed.recoveries.length,
+        limit: speed.recoveries.length,
+      });
+      const limitX = (await page.evaluate(
+        `[...document.querySelectorAll('[data-picture="recovery-split"] line.limit')].map((l) => l.getAttribute('x1'))`,
+      )) as string[];
+      expect(new Set(limitX).size).toBe(1);
+      await page
+        .locator('[data-picture="runs-over-time"]')
+        .screenshot({ path: join(ARTIFACTS, 'report-chaos-runs.png') });
+      await page
+        .locator('[data-picture="recovery-split"]')
+        .screenshot({ path: join(ARTIFACTS, 'report-chaos-split.png') });
       const text = (await page.evaluate('document.body.innerText')) as string;
       expect(text).toContain('Dashed lines: restarts (red)');
       // Judged on its own budgets only: no Track B verdict or rule anywhere on the page.
@@ -263,6 +299,74 @@ describe.skipIf(chromium.skip)(
       )) as string[];
       expect(reportRows.length).toBeGreaterThan(0);
       for (const verdict of reportRows) expect(['ok', 'over', 'reported']).toContain(verdict);
+      await page.close();
+    });
+
+    it('a Paperclip run: runs over time with the lost run, its retry and the run never recovered; no GitHub charts', async () => {
+      // The kept 25-minute Paperclip wave, as a run directory judged by native-speed.
+      const runDir = join(dir, 'paperclip');
+      mkdirSync(runDir, { recursive: true });
+      const trace = join(import.meta.dirname, 'fixtures', 'paperclip', 'chaos-c4.trace.jsonl.gz');
+      const { analysis } = await analyzeFile(trace);
+      const { scenario } = resolveScenarioRef('paperclip-chaos-c4', []);
+      const summary: RunSummary = {
+        kind: 'fleetbench-run',
+        schemaVersion: RUN_SUMMARY_VERSION,
+        scenario: { ...scenario, hash: 'fixture' },
+        outcome: {
+          reason: 'completed',
+          partial: false,
+          endedAtMs: analysis.run.endMs,
+          sessionsStarted: 4,
+          sessionsDropped: 0,
+          wallMs: 0,
+          tracePath: trace,
+          summaryPath: join(runDir, 'summary.json'),
+        },
+        analysis,
+        budgets: [judge(resolveBudgets('native-speed'), [{ name: trace, analysis }])],
+      };
+      writeFileSync(join(runDir, 'summary.json'), JSON.stringify(summary));
+      const r = await cli(['report', runDir]);
+      expect(r.code, r.stderr).toBe(0);
+      const { page, errors, requests } = await open(
+        browser.context,
+        readFileSync(join(runDir, 'report.html'), 'utf8'),
+      );
+      await page.screenshot({ path: join(ARTIFACTS, 'report-paperclip.png'), fullPage: true });
+      await page
+        .locator('[data-picture="runs-over-time"]')
+        .screenshot({ path: join(ARTIFACTS, 'report-paperclip-runs.png') });
+      await page
+        .locator('[data-picture="recovery-split"]')
+        .screenshot({ path: join(ARTIFACTS, 'report-paperclip-split.png') });
+      expect(errors).toEqual([]);
+      expect(requests).toEqual([]);
+      const pictures = (await page.evaluate('window.fleetbenchReport.pictures')) as Array<{
+        id: string;
+        marks: Record<string, number>;
+      }>;
+      const marks = new Map(pictures.map((p) => [p.id, p.marks]));
+      // 178 runs, 3 restarts; the kill -9's run found lost and retried, the SIGTERM's retried, and
+      // two cut runs never recovered (one failed on the SIGTERM, one still waiting at the end).
+      expect(marks.get('runs-over-time')).toMatchObject({
+        run: 178,
+        outage: 3,
+        lost: 1,
+        retry: 2,
+        recovered: 2,
+        unrecovered: 2,
+      });
+      expect(marks.get('recovery-split')).toEqual({ 'control-plane': 2, provider: 2, limit: 2 });
+      const text = (await page.evaluate('document.body.innerText')) as string;
+      expect(text).toContain('Runs over time');
+      expect(text).toContain('Recovery split');
+      expect(text).toContain('s-0003 (codex_local, graceful restart): failed, adapter_failed');
+      // No GitHub calls: no empty cost charts, no bracket.
+      expect(text).toContain('This run made no GitHub API calls: there is no API cost to chart.');
+      expect(text).not.toContain('Rate-limit bracket');
+      const charts = (await drawnPixels(page)).map((c) => c.id);
+      for (const id of ['calls', 'burst', 'per-session', 'burn']) expect(charts).not.toContain(id);
       await page.close();
     });
 

@@ -65,6 +65,50 @@ describe('fleetbench run', () => {
     expect(summary.analysis.input.records.api).toBe(stats.counts.api);
   });
 
+  it('a run too short for a steady window: the projections not judged, with why and what would judge them (exit 0); the default judges', async () => {
+    const short = await cli(['run', 'S2-T1-5', '--set', 'duration=2m', '--out', join(dir, 'short')]);
+    expect(short.code, short.stderr).toBe(0);
+    expect(short.stdout).toMatch(
+      /scorecard\.rest-core-headroom\s+\(all\)\s+judged\s+0\s+not judged .*– not judged/,
+    );
+    expect(short.stdout).toContain(
+      'scorecard.rest-core-headroom (all): not judged: the run has no steady window (no steady.start marker): its rate includes its start',
+    );
+    expect(short.stdout).toContain(
+      "this scenario's steady.start marker is at 3m00s: --set duration=3m30s or longer judges them",
+    );
+    expect(short.stdout).toMatch(
+      /540\/h of 5,000 over the whole run, its start included · headroom 89\.2 % \(not judged\)/,
+    );
+    expect(short.stdout).toContain('verdict: ✓ every judged budget holds (2 projections not judged');
+    // Samples required: a projection the run cannot support fails.
+    const required = await cli([
+      'run',
+      'S2-T1-5',
+      '--set',
+      'duration=2m',
+      '--require-samples',
+      '--out',
+      join(dir, 'short-required'),
+    ]);
+    expect(required.code).toBe(99);
+    expect(required.stdout).toContain('✗ FAIL (not judged; required)');
+    // The default duration (20 minutes, the marker at 3m) judges them, from the steady window.
+    const full = await cli(['run', 'S2-T1-5', '--out', join(dir, 'full'), '--json']);
+    expect(full.code, full.stderr).toBe(0);
+    const summary = JSON.parse(full.stdout);
+    expect(summary.analysis.api.projection.window).toMatchObject({
+      basis: 'steady',
+      judged: true,
+      fromMs: 180_000,
+    });
+    const headroom = summary.budgets[0].rows.find(
+      (r: { metric: string }) => r.metric === 'scorecard.rest-core-headroom',
+    );
+    expect(headroom).toMatchObject({ status: 'pass' });
+    expect(headroom.value).toBeGreaterThan(40);
+  });
+
   it('--set overrides reach the run and --json prints summary.json', async () => {
     const out = join(dir, 'naive');
     const result = await cli([
@@ -73,7 +117,8 @@ describe('fleetbench run', () => {
       '--set',
       'polling.strategy=naive',
       '--set',
-      'duration=3m',
+      // A minute of steady window (from 3m): the projection is judged from it.
+      'duration=4m',
       '--seed',
       '9',
       '--out',
@@ -89,7 +134,7 @@ describe('fleetbench run', () => {
     );
     expect(headroom).toMatchObject({ status: 'fail', mode: 'judged' });
     expect(headroom.value).toBeLessThan(40);
-    expect(printed.scenario).toMatchObject({ seed: 9, durationMs: 180_000, polling: { strategy: 'naive' } });
+    expect(printed.scenario).toMatchObject({ seed: 9, durationMs: 240_000, polling: { strategy: 'naive' } });
     expect(printed.analysis.api.counts.byOperation['pr-state'].calls).toBeGreaterThan(0);
   });
 
@@ -114,10 +159,22 @@ describe('fleetbench run', () => {
       /^fleetbench: --set sessions\.count=-1: expected a positive integer \(scenario .*S2\.yaml\)/,
     ],
     [
-      'an unknown field',
-      ['run', 'S2-T1-5', '--set', 'polling.stratgy=naive'],
+      'an unknown field, with the one meant',
+      ['run', 'S2-T1-5', '--set', 'polling.strateg=naive'],
       '',
-      /^fleetbench: --set polling\.stratgy=naive: unknown field 'stratgy'/,
+      /^fleetbench: --set polling\.strateg=naive: unknown field 'strateg'\. Did you mean 'strategy'\?/,
+    ],
+    [
+      'an unknown field of an executor (a union of kinds), with the one meant',
+      ['run', 'chaos-codex-c4', '--set', 'executors.0.concurency=3'],
+      '',
+      /^fleetbench: --set executors\.0\.concurency=3: executors\[0\]: unknown field 'concurency'\. Did you mean 'concurrency'\?/,
+    ],
+    [
+      'an unknown top-level field, with the one meant',
+      ['run', 'S2-T1-5', '--set', 'pollin.strategy=naive'],
+      '',
+      /^fleetbench: --set pollin\.strategy: no scenario field 'pollin'\. Did you mean 'polling'\?/,
     ],
     ['a malformed --set', ['run', 'S2-T1-5', '--set', 'sessions.count'], '', /--set expects key=value/],
     ['a missing file', ['run', 'nope/missing.yaml'], '', /nope\/missing\.yaml: no such file/],

@@ -199,12 +199,70 @@ describe('restart recovery: the control plane share', () => {
     expect(a.speed!.metrics.restart_recovery.samples).toBe(1);
   });
 
-  it('counts a recovered run that never shows a provider event as unrecovered, not as a sample', () => {
-    const a = analyse([created(0, 's1'), ...restart(5_000, 10_000, 'hard')]);
+  it('counts a cut run that never shows a provider event as unrecovered (open at the end), not as a sample', () => {
+    const a = analyse([created(0, 's1'), ...restart(5_000, 10_000, 'hard'), ev(70_000, 'marker.end')]);
     expect(a.speed!.recoveries).toEqual([]);
     expect(a.speed!.unrecovered).toEqual([
-      { session: 's1', run: 'r-s1', adapter: 'codex', kind: 'hard', readyAtMs: 10_000 },
+      {
+        session: 's1',
+        run: 'r-s1',
+        adapter: 'codex',
+        kind: 'hard',
+        readyAtMs: 10_000,
+        killAtMs: 5_000,
+        status: 'running',
+        errorCode: null,
+        open: true,
+        // Ready at 10 s, the trace ends at 70 s: whenever it comes, the recovery is at least 60 s.
+        atLeastMs: 60_000,
+        lostAtMs: null,
+      },
     ]);
+    expect(a.speed!.recoveryCounts).toEqual([
+      { adapter: 'codex', kind: 'hard', cut: 1, recovered: 0, finished: 0, unrecovered: 1, open: 1 },
+    ]);
+    expect(a.speed!.notes).toContain(
+      '1 run cut by a restart still not recovered when the trace ended: s1 (codex, hard restart) waiting ≥ 60 s',
+    );
+  });
+
+  it('accounts for every cut run: recovered, finished during a drain, or ended unrecovered with its status and error code', () => {
+    const a = analyse([
+      created(0, 's1'),
+      created(0, 's2'),
+      created(0, 's3'),
+      provider(1_000, 's1', 'item.started', 'tool_call'),
+      provider(1_000, 's2', 'item.started', 'tool_call'),
+      provider(1_000, 's3', 'item.started', 'tool_call'),
+      ...restart(5_000, 10_000, 'graceful'),
+      // s1 finishes its turn during the drain and ends: nothing to recover.
+      provider(6_000, 's1', 'item.completed', 'tool_call'),
+      ev(10_000, 'run.ended', 's1', { adapter: 'codex', status: 'succeeded' }, { run: 'r-s1' }),
+      // s2's agent died on the SIGTERM: the run failed and was never run again.
+      ev(5_400, 'run.ended', 's2', { adapter: 'codex', status: 'failed' }, { run: 'r-s2' }),
+      {
+        kind: 'span',
+        name: 'paperclip.attempt',
+        t: 0,
+        dur: 5_400,
+        session: 's2',
+        outcome: 'error',
+        labels: { adapter: 'codex', status: 'failed', errorCode: 'adapter_failed' },
+        data: { run: 'r-s2' },
+      },
+      // s3 is retried and resumes.
+      provider(12_000, 's3', 'session.resumed'),
+    ]);
+    expect(a.speed!.recoveryCounts).toEqual([
+      { adapter: 'codex', kind: 'graceful', cut: 3, recovered: 1, finished: 1, unrecovered: 1, open: 0 },
+    ]);
+    expect(a.speed!.unrecovered).toEqual([
+      expect.objectContaining({ session: 's2', status: 'failed', errorCode: 'adapter_failed', open: false }),
+    ]);
+    expect(a.speed!.notes).toContain(
+      '1 run cut by a restart ended without being recovered: s2 (codex, graceful restart: failed, adapter_failed)',
+    );
+    expect(analysisSchema.parse(a)).toBeTruthy();
   });
 });
 

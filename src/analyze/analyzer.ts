@@ -194,9 +194,12 @@ export class Analyzer implements TraceSink {
     // In the order a reader meets them: series, cost, cycles, schedule, the target's records;
     // the input's own warnings go first.
     const warnings: string[] = [];
-    const api = this.apiSection({ header, epochMs, startMs, endMs, sessions }, warnings);
-
+    // The poll interval first: a projection's steady window must hold one.
     const { pollCycles, warnings: pollWarnings } = polling.pollCycles.result();
+    const api = this.apiSection(
+      { header, epochMs, startMs, endMs, sessions, pollIntervalMs: pollCycles?.intervalMs ?? null },
+      warnings,
+    );
     for (const w of pollWarnings) warnings.push(w);
     const scorecard = trackBScorecard(api, sessions, this.options.scorecardSessions ?? 50);
     const schedule = scheduleSummary(spans.byLabels.values(), events.byName, header?.timeScale ?? 1);
@@ -253,6 +256,7 @@ export class Analyzer implements TraceSink {
       startMs: number;
       endMs: number;
       sessions: number;
+      pollIntervalMs: number | null;
     },
     warnings: string[],
   ): Analysis['api'] {
@@ -287,7 +291,7 @@ export class Analyzer implements TraceSink {
         sharedPoints: rateLimit.sharedPoints,
       },
       sessions,
-      endMs - startMs,
+      { startMs, endMs, steadyAtMs: polling.steadyAt, pollIntervalMs: run.pollIntervalMs },
     );
     const max1s = timing.bins.maxInWindow(1000);
     const max10s = timing.bins.maxInWindow(10_000);

@@ -48,6 +48,8 @@ export interface ValueMetric {
   read(analysis: Analysis): number | null;
   /** Words that must stay beside the value wherever it is shown (a projection: `projected to 50 sessions; …`). */
   qualify?(analysis: Analysis): string | null;
+  /** Why the run has no value to judge, when it says (a projection without a steady window). */
+  notJudged?(analysis: Analysis): string | null;
 }
 
 export type CatalogueMetric = DistributionMetric | ValueMetric;
@@ -74,6 +76,7 @@ const scorecardMetric = (
   judged: true,
   budgetStats,
   read: (a) => a.scorecard.rows.find((r) => r.id === id)?.measured ?? null,
+  notJudged: (a) => a.scorecard.rows.find((r) => r.id === id)?.notJudged ?? null,
   // A headroom projected from fewer sessions says so wherever its value is shown.
   qualify: (a) => {
     const row = a.scorecard.rows.find((r) => r.id === id);

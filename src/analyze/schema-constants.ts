@@ -8,3 +8,6 @@ export const ANALYSIS_SCHEMA_VERSION = 1;
 
 /** A run schedules at most a few hundred faults (a chaos wave a dozen); more are left out. */
 export const MAX_FAULT_MARKS = 1_000;
+
+/** The speed timeline (the report's runs over time) lists at most this many runs; the rest are counted. */
+export const MAX_TIMELINE_RUNS = 5_000;

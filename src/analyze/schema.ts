@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { publishedJsonSchema } from '../base/json-schema.ts';
-import { ANALYSIS_SCHEMA_VERSION, MAX_FAULT_MARKS } from './schema-constants.ts';
+import { ANALYSIS_SCHEMA_VERSION, MAX_FAULT_MARKS, MAX_TIMELINE_RUNS } from './schema-constants.ts';
 
 export { ANALYSIS_SCHEMA_VERSION };
 
@@ -144,6 +144,12 @@ const scorecardRowSchema = z.object({
     .optional()
     .describe('a projected row: the same figure as measured in the run, at its own sessions (`observedAt`)'),
   observedAt: count.optional().describe('a projected row: the sessions the run had'),
+  notJudged: z
+    .string()
+    .optional()
+    .describe(
+      'a projection the run cannot support (no steady window, or one shorter than a poll interval): why, and what would judge it; `measured` is null',
+    ),
 });
 
 const seriesSchema = z.object({
@@ -273,6 +279,14 @@ const SPEED_METRICS_ADDED: ReadonlySet<SpeedMetricName> = new Set([
   'lost_run_detection',
 ]);
 
+/** Which run a restart cut: its session, run id, adapter and the restart's kind. */
+const cutRunFields = {
+  session: z.string(),
+  run: z.string().nullable(),
+  adapter: z.string(),
+  kind: z.string(),
+};
+
 export const speedSchema = z.object({
   metrics: z.object(
     Object.fromEntries(
@@ -287,6 +301,11 @@ export const speedSchema = z.object({
     withActivity: count,
     interrupted: count.describe('a restart came before the first activity: not a first-activity sample'),
     noActivity: count,
+    skipped: count
+      .default(0)
+      .describe(
+        'inputs the control plane answered without making a run (`run.skipped`): never a run, never a sample',
+      ),
   }),
   restarts: z.array(
     z.object({
@@ -299,10 +318,7 @@ export const speedSchema = z.object({
   recoveries: z
     .array(
       z.object({
-        session: z.string(),
-        run: z.string().nullable(),
-        adapter: z.string(),
-        kind: z.string(),
+        ...cutRunFields,
         readyAtMs: z.number().describe('the ready the recovery is measured from'),
         eventAtMs: z.number().describe('the next provider event'),
         eventType: z.string(),
@@ -312,18 +328,98 @@ export const speedSchema = z.object({
         loadStartMs: nullableNumber.describe('write time − duration of the load span'),
         outageRemovedMs: z.number(),
         absorbedRestarts: count.describe('restarts that landed while this run was still recovering'),
+        killAtMs: z.number().optional().describe('the restart that cut the run'),
+        lostAtMs: nullableNumber
+          .optional()
+          .describe(
+            'the control plane marked the run lost (the end of its `run.lost` span); null: no such span',
+          ),
+        retryFromAtMs: nullableNumber
+          .optional()
+          .describe(
+            'the end of the attempt that retry follows (found lost, interrupted): its delay runs from here',
+          ),
+        retryAtMs: nullableNumber
+          .optional()
+          .describe("the control plane's retry of the run started its agent (`paperclip.retry`); null: none"),
+        retryDueAtMs: nullableNumber.optional().describe('when that retry was due (its delay)'),
       }),
     )
     .describe('one row per recovered run and restart'),
-  unrecovered: z.array(
-    z.object({
-      session: z.string(),
-      run: z.string().nullable(),
-      adapter: z.string(),
-      kind: z.string(),
-      readyAtMs: z.number(),
-    }),
-  ),
+  unrecovered: z
+    .array(
+      z.object({
+        ...cutRunFields,
+        readyAtMs: nullableNumber.describe(
+          'null: the control plane was not ready again before the trace ends',
+        ),
+        killAtMs: z.number().optional(),
+        status: z
+          .string()
+          .optional()
+          .describe(
+            "the run's last status (`run.ended`'s `status`, the target's own word: `failed`, `interrupted`), `running` when it had not ended when the trace did, `replaced` when the session's next run came first",
+          ),
+        errorCode: z
+          .string()
+          .nullable()
+          .optional()
+          .describe("the control plane's error code for it, when it gave one"),
+        open: z
+          .boolean()
+          .optional()
+          .describe('the run had not ended when the trace did: its recovery may still have come'),
+        atLeastMs: nullableNumber
+          .optional()
+          .describe(
+            'open: the recovery is at least this long (ready → the end of the trace, outages removed)',
+          ),
+        lostAtMs: nullableNumber.optional(),
+      }),
+    )
+    .describe('every run a restart cut that shows no provider event after it'),
+  recoveryCounts: z
+    .array(
+      z.object({
+        adapter: z.string(),
+        kind: z.string(),
+        cut: count.describe(
+          'runs this kind of restart cut (a run still recovering from an earlier restart counts once)',
+        ),
+        recovered: count,
+        finished: count
+          .default(0)
+          .describe(
+            'cut runs that went on working after the kill (a graceful drain, a surviving runner) and ended before the control plane was ready: nothing to recover',
+          ),
+        unrecovered: count.describe('cut runs that never showed a provider event again (open ones included)'),
+        open: count.describe('of `unrecovered`: runs still going when the trace ended'),
+      }),
+    )
+    .default([])
+    .describe(
+      'every run a restart cut, accounted for: cut = recovered + finished + unrecovered, by adapter and restart kind',
+    ),
+  timeline: z
+    .object({
+      runs: z.array(
+        z.object({
+          session: z.string(),
+          run: z.string().nullable(),
+          adapter: z.string(),
+          createdAtMs: z.number(),
+          firstActivityAtMs: nullableNumber,
+          endedAtMs: nullableNumber.describe('null: still going when the trace ended'),
+          status: z.string().nullable(),
+        }),
+      ),
+      skipped: z
+        .array(z.object({ session: z.string().nullable(), adapter: z.string(), tMs: z.number() }))
+        .describe('inputs answered without a run'),
+      leftOut: count.describe(`runs past the first ${MAX_TIMELINE_RUNS} not listed (counted in runs)`),
+    })
+    .optional()
+    .describe("each run's creation, first activity and end, for the report's runs-over-time chart"),
   notes: z.array(z.string()),
 });
 export type SpeedAnalysis = z.infer<typeof speedSchema>;
@@ -469,6 +565,24 @@ export const analysisSchema = z.object({
     projection: z.object({
       sessions: count,
       model: z.string(),
+      window: z
+        .object({
+          basis: z
+            .enum(['steady', 'whole-run'])
+            .describe('the per-hour figures come from the steady window, or (not judged) from the whole run'),
+          fromMs: z.number(),
+          toMs: z.number(),
+          neededMs: z.number().describe('the shortest steady window judged: one poll interval'),
+          judged: z
+            .boolean()
+            .describe('false: the projections (headroom at N sessions, per-hour burn) are not judged'),
+          reason: z.string().nullable().describe('why not judged'),
+          advice: z.string().nullable().describe('what would judge them'),
+        })
+        .optional()
+        .describe(
+          'the window the per-hour figures are read from (docs/analysis.md#the-track-b-scorecard); absent in documents written before it (their figures are whole-run)',
+        ),
       byResource: z.record(
         z.string(),
         z.object({

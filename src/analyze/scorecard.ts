@@ -27,12 +27,33 @@ export function trackBScorecard(api: Analysis['api'], sessions: number, at: numb
     const perSession = p.pointsPerHour! / sessions;
     return round(100 * (1 - (perSession * atSessions) / p.limit), 2);
   };
+  // A projection read from a window that cannot carry it (no steady window, or one shorter than
+  // a poll interval: the run's start is most of it) is not judged: the row says why and what
+  // would judge it, with the whole run's figure beside it (docs/analysis.md#the-track-b-scorecard).
+  const window = api.projection.window;
+  const notJudged =
+    window && !window.judged
+      ? `not judged: ${window.reason}${window.advice ? `; ${window.advice}` : ''}`
+      : null;
   // A projected headroom row carries the figure measured in the run beside it, so no report
   // shows a projection as if it were measured (docs/analysis.md#the-track-b-scorecard).
-  const projection = (row: ScorecardRow, resource: string): ScorecardRow =>
-    projected && sessions > 0
-      ? { ...row, projected: true, observed: headroom(resource, sessions), observedAt: sessions }
-      : row;
+  const projection = (row: ScorecardRow, resource: string): ScorecardRow => {
+    const shown =
+      projected && sessions > 0
+        ? { ...row, projected: true, observed: headroom(resource, sessions), observedAt: sessions }
+        : row;
+    if (notJudged === null) return shown;
+    return {
+      ...shown,
+      measured: null,
+      verdict: 'unknown',
+      basis: notJudged,
+      notJudged,
+      // What the whole run burnt, at its own sessions: shown, never judged.
+      observed: sessions > 0 ? headroom(resource, sessions) : null,
+      observedAt: sessions,
+    };
+  };
   const rows: ScorecardRow[] = [
     projection(
       row(

@@ -25,6 +25,7 @@
 import type { FinisherContext, RetainedRecord } from './finisher.ts';
 import { LatencyHistogram } from './histogram.ts';
 import type { SpeedAnalysis, SpeedMetricName } from './schema.ts';
+import { MAX_TIMELINE_RUNS } from './schema-constants.ts';
 
 export const SPEED_RECORD_NAMES = new Set([
   'run.created',
@@ -37,6 +38,11 @@ export const SPEED_RECORD_NAMES = new Set([
   'controlplane.ready',
   'controlplane.boot',
   'run.lost',
+  'run.skipped',
+  // Paperclip's own words for an attempt and its retry (docs/paperclip.md): why a cut run was
+  // not recovered (its status and error code), when its retry started.
+  'paperclip.attempt',
+  'paperclip.retry',
 ]);
 
 /** Role (judged or report-only) and labels of each metric, as docs/analysis.md#speed defines them. */
@@ -102,7 +108,22 @@ interface RunInfo {
   start: string;
   createdAt: number;
   endedAt: number;
+  /** How it ended: its own `run.ended`, the session's next run, or not before the trace did. */
+  end: 'ended' | 'replaced' | 'open';
+  /** `run.ended`'s status and error code, when it said. */
+  status?: string;
+  errorCode?: string;
   inputAt?: number;
+  firstActivityAt?: number;
+}
+
+/** What the control plane said of a run: it was found lost, retried, and how its last attempt ended. */
+interface RunFate {
+  lostAt?: number;
+  retries: Array<{ fromAt: number; spawnedAt: number; dueAt?: number }>;
+  status?: string;
+  errorCode?: string;
+  lastAttemptAt?: number;
 }
 
 interface ProviderEv {
@@ -197,13 +218,13 @@ function outageWithin(restarts: readonly Restart[], from: number, to: number): n
 
 export function computeSpeed(
   records: readonly RetainedRecord[],
-  _context: FinisherContext,
+  context: FinisherContext,
 ): SpeedAnalysis | undefined {
   const input = new SpeedRecords();
   for (const r of records) input.add(r);
   input.end();
   if (!input.relevant) return undefined;
-  const join = new SpeedJoin(input.restarts);
+  const join = new SpeedJoin(input.restarts, input.fates, context.endMs);
   for (const [session, runs] of [...input.runsBySession].sort(([a], [b]) => (a < b ? -1 : 1)))
     join.session(
       session,
@@ -230,6 +251,10 @@ class SpeedRecords {
   readonly boots = new Groups();
   readonly controlPlaneBoots = new Groups();
   readonly lostRuns = new Groups();
+  /** By run id (`data.run`): what the control plane's own records say happened to it. */
+  readonly fates = new Map<string, RunFate>();
+  /** Inputs answered without a run (`run.skipped`). */
+  readonly skipped: Array<{ session: string | null; adapter: string; tMs: number }> = [];
   /** Provider events without a session: left out of the joins. */
   unattributed = 0;
   /** Whether the run has anything speed measures (else no speed section). */
@@ -259,7 +284,48 @@ class SpeedRecords {
         if (r.kind !== 'event' || r.session === undefined) break;
         const runs = this.runsBySession.get(r.session);
         const last = runs?.[runs.length - 1];
-        if (last && last.endedAt === Number.POSITIVE_INFINITY) last.endedAt = r.t;
+        if (last && last.end === 'open') {
+          last.endedAt = r.t;
+          last.end = 'ended';
+          const status = str(r.labels?.status);
+          const errorCode = str(r.data?.errorCode);
+          if (status !== undefined) last.status = status;
+          if (errorCode !== undefined) last.errorCode = errorCode;
+        }
+        break;
+      }
+      case 'run.skipped':
+        if (r.kind !== 'event') break;
+        this.relevant = true;
+        this.skipped.push({
+          session: r.session ?? null,
+          adapter: str(r.labels?.adapter) ?? 'unknown',
+          tMs: round3(r.t),
+        });
+        break;
+      case 'paperclip.attempt': {
+        if (r.kind !== 'span') break;
+        const run = str(r.data?.run);
+        if (run === undefined) break;
+        const fate = this.fate(run);
+        // The last attempt says how the run ended (attempts of one run do not overlap).
+        if (fate.lastAttemptAt === undefined || r.t >= fate.lastAttemptAt) {
+          fate.lastAttemptAt = r.t;
+          fate.status = str(r.labels?.status);
+          fate.errorCode = str(r.labels?.errorCode);
+        }
+        break;
+      }
+      case 'paperclip.retry': {
+        if (r.kind !== 'span') break;
+        const run = str(r.data?.run);
+        if (run === undefined || r.outcome === 'error') break;
+        const due = r.data?.retryDueAtMs;
+        this.fate(run).retries.push({
+          fromAt: r.t,
+          spawnedAt: r.t + r.dur,
+          ...(typeof due === 'number' ? { dueAt: due } : {}),
+        });
         break;
       }
       case 'input.received':
@@ -291,14 +357,17 @@ class SpeedRecords {
         this.relevant = true;
         this.controlPlaneBoots.add({ reason: str(r.labels?.reason) ?? 'unknown' }, r.dur);
         break;
-      case 'run.lost':
+      case 'run.lost': {
         if (r.kind !== 'span') break;
         this.relevant = true;
         this.lostRuns.add(
           { adapter: str(r.labels?.adapter) ?? 'unknown', kind: str(r.labels?.kind) ?? 'unknown' },
           r.dur,
         );
+        const run = str(r.data?.run);
+        if (run !== undefined) this.fate(run).lostAt = r.t + r.dur;
         break;
+      }
       case 'provider.session.load': {
         if (r.kind !== 'span' || r.session === undefined) break;
         const span = r as Span;
@@ -312,11 +381,23 @@ class SpeedRecords {
     }
   }
 
+  private fate(run: string): RunFate {
+    let fate = this.fates.get(run);
+    if (!fate) {
+      fate = { retries: [] };
+      this.fates.set(run, fate);
+    }
+    return fate;
+  }
+
   /** A new run ends the session's previous one and takes the input it answers. */
   private runCreated(r: Ev, session: string): void {
     const runs = this.runsBySession.get(session);
     const previous = runs?.[runs.length - 1];
-    if (previous && previous.endedAt > r.t) previous.endedAt = r.t;
+    if (previous && previous.endedAt > r.t) {
+      previous.endedAt = r.t;
+      if (previous.end === 'open') previous.end = 'replaced';
+    }
     const inputs = this.inputsBySession.get(session) ?? [];
     let inputAt: number | undefined;
     for (let i = inputs.length - 1; i >= 0; i--) {
@@ -331,6 +412,7 @@ class SpeedRecords {
       start: startKind(r.labels?.start),
       createdAt: r.t,
       endedAt: Number.POSITIVE_INFINITY,
+      end: 'open',
       inputAt,
     });
   }
@@ -350,12 +432,19 @@ class SpeedJoin {
   private readonly recovery = new Groups();
   private readonly controlPlane = new Groups();
   private readonly providerLoad = new Groups();
-  private readonly runCounts = { created: 0, withActivity: 0, interrupted: 0, noActivity: 0 };
+  private readonly runCounts = { created: 0, withActivity: 0, interrupted: 0, noActivity: 0, skipped: 0 };
   private readonly recoveries: SpeedAnalysis['recoveries'] = [];
   private readonly unrecovered: SpeedAnalysis['unrecovered'] = [];
+  private readonly counts = new Map<string, SpeedAnalysis['recoveryCounts'][number]>();
+  private readonly timeline: NonNullable<SpeedAnalysis['timeline']>['runs'] = [];
+  private leftOut = 0;
   private readonly completed: Array<Restart & { readyAt: number }>;
 
-  constructor(private readonly restarts: readonly Restart[]) {
+  constructor(
+    private readonly restarts: readonly Restart[],
+    private readonly fates: ReadonlyMap<string, RunFate>,
+    private readonly endMs: number,
+  ) {
     this.completed = restarts.filter((r): r is Restart & { readyAt: number } => r.readyAt !== null);
   }
 
@@ -382,13 +471,41 @@ class SpeedJoin {
         if (text && !this.killedBetween(run.createdAt, text.t))
           this.firstText.add(labels, text.t - run.createdAt);
       }
+      this.addToTimeline(session, run, activity?.t);
       this.runRecoveries(session, run, counted, loads);
     }
   }
 
+  private addToTimeline(session: string, run: RunInfo, activityAt: number | undefined): void {
+    if (this.timeline.length >= MAX_TIMELINE_RUNS) {
+      this.leftOut++;
+      return;
+    }
+    this.timeline.push({
+      session,
+      run: run.run,
+      adapter: run.adapter,
+      createdAtMs: round3(run.createdAt),
+      firstActivityAtMs: activityAt === undefined ? null : round3(activityAt),
+      endedAtMs: run.end === 'open' ? null : round3(run.endedAt),
+      status: run.status ?? (run.end === 'replaced' ? 'replaced' : null),
+    });
+  }
+
+  private count(adapter: string, kind: string): SpeedAnalysis['recoveryCounts'][number] {
+    const key = `${adapter}\u0000${kind}`;
+    let c = this.counts.get(key);
+    if (!c) {
+      c = { adapter, kind, cut: 0, recovered: 0, finished: 0, unrecovered: 0, open: 0 };
+      this.counts.set(key, c);
+    }
+    return c;
+  }
+
   /**
    * Recoveries: every restart whose kill found this run active, unless the run was still
-   * recovering from an earlier one (then that sample continues through this outage).
+   * recovering from an earlier one (then that sample continues through this outage). Every such
+   * cut is accounted for: recovered (a sample), or not, with how the run ended.
    */
   private runRecoveries(
     session: string,
@@ -397,24 +514,25 @@ class SpeedJoin {
     loads: readonly Load[],
   ): void {
     const completed = this.completed;
+    const fate = run.run === null ? undefined : this.fates.get(run.run);
     let coveredUntil = Number.NEGATIVE_INFINITY;
-    for (const restart of completed) {
+    for (const restart of this.restarts) {
       if (restart.killAt <= run.createdAt || restart.killAt >= run.endedAt) continue;
       if (restart.killAt < coveredUntil) continue;
+      const tally = this.count(run.adapter, restart.kind);
+      tally.cut++;
       const anchor = restart.readyAt;
-      const next = counted.find((e) => e.t >= anchor && e.t <= run.endedAt);
-      const recoveryLabels = { adapter: run.adapter, kind: restart.kind };
-      if (!next) {
-        this.unrecovered.push({
-          session,
-          run: run.run,
-          adapter: run.adapter,
-          kind: restart.kind,
-          readyAtMs: anchor,
-        });
+      const next = anchor === null ? undefined : counted.find((e) => e.t >= anchor && e.t <= run.endedAt);
+      if (anchor === null || !next) {
+        // A run that kept working after the kill (a graceful drain lets its turn finish, a
+        // surviving runner goes on) and then ended had nothing left to recover.
+        const workedOn = counted.some((e) => e.t > restart.killAt && e.t <= run.endedAt);
+        if (run.end !== 'open' && workedOn) tally.finished++;
+        else this.notRecovered(session, run, restart, fate, tally);
         coveredUntil = Number.POSITIVE_INFINITY;
         continue;
       }
+      tally.recovered++;
       coveredUntil = next.t;
       // The load of this run (by its run id when the span names one) that this restart
       // caused: the last one starting between ready and the run's next provider event.
@@ -429,9 +547,12 @@ class SpeedJoin {
       // Outage time is removed from all three figures, the load's too (a restart during it).
       const loadMs = load ? load.dur - outageWithin(completed, load.start, load.start + load.dur) : null;
       const absorbed = completed.filter((r) => r.killAt > anchor && r.killAt < next.t).length;
+      const recoveryLabels = { adapter: run.adapter, kind: restart.kind };
       this.recovery.add(recoveryLabels, full);
       this.controlPlane.add(recoveryLabels, cp);
       if (loadMs !== null) this.providerLoad.add(recoveryLabels, loadMs);
+      // The retry that brought it back: the first to start its agent after the kill.
+      const retry = fate?.retries.find((x) => x.spawnedAt >= restart.killAt && x.spawnedAt <= next.t);
       this.recoveries.push({
         session,
         run: run.run,
@@ -446,8 +567,44 @@ class SpeedJoin {
         loadStartMs: load ? round3(load.start) : null,
         outageRemovedMs: round3(removed),
         absorbedRestarts: absorbed,
+        killAtMs: round3(restart.killAt),
+        lostAtMs: lostAfter(fate, restart.killAt),
+        retryFromAtMs: retry ? round3(retry.fromAt) : null,
+        retryAtMs: retry ? round3(retry.spawnedAt) : null,
+        retryDueAtMs: retry?.dueAt === undefined ? null : round3(retry.dueAt),
       });
     }
+  }
+
+  /** A cut run with no provider event after it: how it ended, or how long it has waited so far. */
+  private notRecovered(
+    session: string,
+    run: RunInfo,
+    restart: Restart,
+    fate: RunFate | undefined,
+    tally: SpeedAnalysis['recoveryCounts'][number],
+  ): void {
+    tally.unrecovered++;
+    const open = run.end === 'open';
+    if (open) tally.open++;
+    const anchor = restart.readyAt;
+    const atLeast =
+      open && anchor !== null
+        ? round3(Math.max(0, this.endMs - anchor - outageWithin(this.completed, anchor, this.endMs)))
+        : null;
+    this.unrecovered.push({
+      session,
+      run: run.run,
+      adapter: run.adapter,
+      kind: restart.kind,
+      readyAtMs: anchor === null ? null : round3(anchor),
+      killAtMs: round3(restart.killAt),
+      status: open ? 'running' : (run.status ?? fate?.status ?? run.end),
+      errorCode: run.errorCode ?? fate?.errorCode ?? null,
+      open,
+      atLeastMs: atLeast,
+      lostAtMs: lostAfter(fate, restart.killAt),
+    });
   }
 
   result(input: SpeedRecords): SpeedAnalysis {
@@ -459,8 +616,11 @@ class SpeedJoin {
         `${this.runCounts.interrupted} runs had a restart before their first activity: left out of time_to_first_activity (their wait is a recovery)`,
       );
     }
-    if (this.unrecovered.length > 0) {
-      notes.push(`${this.unrecovered.length} recovered runs had no provider event before the trace ends`);
+    notes.push(...unrecoveredNotes(this.unrecovered));
+    if (input.skipped.length > 0) {
+      notes.push(
+        `${input.skipped.length} input${input.skipped.length === 1 ? ' was' : 's were'} answered without a run (run.skipped): no run, no sample`,
+      );
     }
     if (this.restarts.some((r) => r.readyAt === null)) {
       notes.push('a restart has no controlplane.ready before the trace ends: its outage is open');
@@ -473,6 +633,7 @@ class SpeedJoin {
         groups: out,
       };
     };
+    this.runCounts.skipped = input.skipped.length;
     return {
       metrics: {
         time_to_first_activity: metric('time_to_first_activity', this.firstActivity),
@@ -494,10 +655,50 @@ class SpeedJoin {
       })),
       recoveries: this.recoveries,
       unrecovered: this.unrecovered,
+      recoveryCounts: [...this.counts.values()].sort((a, b) =>
+        a.adapter === b.adapter ? (a.kind < b.kind ? -1 : 1) : a.adapter < b.adapter ? -1 : 1,
+      ),
+      timeline: {
+        runs: this.timeline.sort((a, b) => a.createdAtMs - b.createdAtMs),
+        skipped: input.skipped.slice(0, MAX_TIMELINE_RUNS),
+        leftOut: this.leftOut,
+      },
       notes,
     };
   }
 }
+
+/** The end of the run's `run.lost` span, when it was found lost after this kill. */
+function lostAfter(fate: RunFate | undefined, killAt: number): number | null {
+  return fate?.lostAt !== undefined && fate.lostAt >= killAt ? round3(fate.lostAt) : null;
+}
+
+/** What is said of cut runs that were not recovered: each one named, closed ones first. */
+export function unrecoveredNotes(unrecovered: SpeedAnalysis['unrecovered']): string[] {
+  const closed = unrecovered.filter((u) => !u.open);
+  const open = unrecovered.filter((u) => u.open);
+  const name = (u: SpeedAnalysis['unrecovered'][number]) =>
+    `${u.session} (${u.adapter}, ${u.kind} restart${u.open ? '' : `: ${u.status ?? 'ended'}${u.errorCode ? `, ${u.errorCode}` : ''}`})`;
+  const notes: string[] = [];
+  if (closed.length > 0) {
+    notes.push(
+      `${closed.length} run${closed.length === 1 ? '' : 's'} cut by a restart ended without being recovered: ${closed.map(name).join('; ')}`,
+    );
+  }
+  if (open.length > 0) {
+    notes.push(
+      `${open.length} run${open.length === 1 ? '' : 's'} cut by a restart still not recovered when the trace ended: ${open
+        .map(
+          (u) =>
+            `${name(u)}${u.atLeastMs === null || u.atLeastMs === undefined ? ' (the control plane never came back)' : ` waiting ≥ ${fmtSeconds(u.atLeastMs)}`}`,
+        )
+        .join('; ')}`,
+    );
+  }
+  return notes;
+}
+
+const fmtSeconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 export const speedFinisher = {
   key: 'speed' as const,

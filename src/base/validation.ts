@@ -3,6 +3,7 @@
  * integer`. Shared by every schema-validated input (traces, scenarios, fixtures, budgets).
  */
 import type { z } from 'zod';
+import { didYouMean } from './closest-names.ts';
 
 export function issuePath(path: readonly PropertyKey[]): string {
   let out = '';
@@ -32,12 +33,71 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
 }
 
-/** All issues, one per line, each `path: reason` (or just the reason at the root). */
-export function describeZodIssues(issues: readonly z.core.$ZodIssue[], max = 5): string[] {
+/** All issues, one per line, each `path: reason` (or just the reason at the root). With the
+ * schema, an unknown field names the known one it is closest to (`Did you mean 'strategy'?`). */
+export function describeZodIssues(
+  issues: readonly z.core.$ZodIssue[],
+  max = 5,
+  schema?: z.ZodType,
+): string[] {
   return issues.slice(0, max).map((issue) => {
     const path = issuePath(issue.path);
-    return path ? `${path}: ${describeIssue(issue)}` : describeIssue(issue);
+    let reason = describeIssue(issue);
+    if (schema && issue.code === 'unrecognized_keys' && issue.keys.length === 1)
+      reason += didYouMean(issue.keys[0]!, knownKeysAt(schema, issue.path));
+    return path ? `${path}: ${reason}` : reason;
   });
+}
+
+type Def = {
+  type: string;
+  innerType?: unknown;
+  in?: unknown;
+  element?: unknown;
+  options?: unknown[];
+  shape?: unknown;
+};
+const defOf = (schema: unknown): Def | undefined => (schema as { _zod?: { def?: Def } })?._zod?.def;
+
+/**
+ * The field names a schema's object at `path` has (through defaults, optionals, pipes, arrays and
+ * the options of a union), for suggestions; none when it cannot tell.
+ */
+export function knownKeysAt(schema: unknown, path: readonly PropertyKey[]): string[] {
+  const objects = objectsAt(schema, path, 0);
+  return [...new Set(objects.flatMap((shape) => Object.keys(shape)))];
+}
+
+function objectsAt(
+  schema: unknown,
+  path: readonly PropertyKey[],
+  depth: number,
+): Array<Record<string, unknown>> {
+  const def = defOf(schema);
+  if (!def || depth > 64) return [];
+  switch (def.type) {
+    case 'default':
+    case 'optional':
+    case 'nullable':
+    case 'prefault':
+    case 'readonly':
+    case 'catch':
+      return objectsAt(def.innerType, path, depth + 1);
+    case 'pipe':
+      return objectsAt(def.in, path, depth + 1);
+    case 'union':
+      return (def.options ?? []).flatMap((o) => objectsAt(o, path, depth + 1));
+    case 'array':
+      return path.length === 0 ? [] : objectsAt(def.element, path.slice(1), depth + 1);
+    case 'object': {
+      const shape = (schema as { shape: Record<string, unknown> }).shape;
+      if (path.length === 0) return [shape];
+      const next = shape[String(path[0])];
+      return next === undefined ? [] : objectsAt(next, path.slice(1), depth + 1);
+    }
+    default:
+      return [];
+  }
 }
 
 export function describeZodError(error: z.ZodError): string {

@@ -72,9 +72,12 @@ export function register(program: Command, io: CommandIo): void {
     .command('list')
     .description('the built-in budget sets')
     .action(() => {
-      for (const name of builtinBudgetNames()) {
+      const names = builtinBudgetNames();
+      const width = Math.max(...names.map((n) => n.length)) + 1;
+      for (const name of names) {
         const set = resolveBudgets(name);
-        io.stdout.write(`${name.padEnd(14)} ${set.entries.length} budgets  ${set.description ?? ''}\n`);
+        const count = `${set.entries.length} budgets`.padEnd(11);
+        io.stdout.write(`${name.padEnd(width)} ${count} ${set.description ?? ''}\n`);
       }
     });
 }

@@ -48,7 +48,7 @@ export function register(program: Command, io: CommandIo): void {
     )
     .option(
       '--budgets <set>',
-      "a built-in budget set (native-speed, track-b, turnover) or a budget file; repeatable or comma-separated (default: the budgets the run's scenario names)",
+      "a built-in budget set (native-speed, paperclip-baseline, track-b, turnover) or a budget file; repeatable or comma-separated (default: the budgets the run's scenario names)",
       (value: string, previous: string[]) => [...previous, value],
       [],
     )
@@ -71,7 +71,7 @@ export function register(program: Command, io: CommandIo): void {
       if (refs.length === 0) {
         throw new FleetbenchError(
           'E_USAGE',
-          'no budgets to judge: give --budgets <native-speed|track-b|turnover|file> (the input names none)',
+          'no budgets to judge: give --budgets <native-speed|paperclip-baseline|track-b|turnover|file> (the input names none)',
         );
       }
       const { appendStepSummary, misconfiguredVerdict, writeJunit } = await import('../judge/ci.ts');

@@ -62,6 +62,7 @@ const VERDICT_TEXT: Record<MetricComparison['verdict'], string> = {
   untested: 'untested (one run a side)',
   'only in A': 'only in A',
   'only in B': 'only in B',
+  'in neither': 'in neither (no value on either side)',
 };
 
 function metricRow(m: MetricComparison): string[] {

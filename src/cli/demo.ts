@@ -12,7 +12,7 @@ import { columns, fmtInt, fmtMs, fmtNum, textColumn, textTable } from '../report
 import { writeHtmlReport } from '../report-html/index.ts';
 import type { Baseline } from '../results/baseline.ts';
 import { scorecardCounts } from '../results/checks.ts';
-import { failingUnits, scorecardWords, trackBText } from '../results/overview.ts';
+import { failingUnits, projectionNotJudgedText, scorecardWords, trackBText } from '../results/overview.ts';
 import { loadResults } from '../results/results.ts';
 import { builtinScenarioNames } from '../workload/builtins.ts';
 import { PRIORITY_CELLS } from '../workload/cells.ts';
@@ -172,6 +172,7 @@ Exit codes: 0 every judged budget holds (or --no-check), 99 a judged budget fail
           ? `  Budgets: all ${b.units.length} runs pass their budgets: the ${b.units.filter((u) => scorecardCounts(u.budgets)).length} cells on the Track B scorecard (API cost), ${budgetNames(b)}.`
           : `  Budgets: ${failing.length} of ${b.units.length} runs fail a judged budget:`,
         ...failureLines(b),
+        ...[projectionNotJudgedText(b)].flatMap((t) => (t ? [`  (${t}.)`] : [])),
       ];
       if (missing.length > 0) lines.push(`  Not in this build yet: ${missing.join('; ')}.`);
       lines.push(

@@ -101,6 +101,10 @@ export function register(program: Command, io: CommandIo): void {
     )
     .option('--no-progress', 'real clock: no progress line on stderr')
     .option('--no-budgets', "run without judging the scenario's budgets")
+    .option(
+      '--require-samples',
+      'a budget row with no samples (or a projection the run cannot support) fails (exit 99) instead of being shown as such',
+    )
     .option('--no-report', 'do not write report.html beside summary.json')
     .option(
       '--segment <i/n>',
@@ -180,6 +184,7 @@ function printRun(plan: RunPlan, done: RunDone, flags: RunFlags, io: CommandIo):
     ...runSummarySections(summary.analysis, {
       outcome: summary.outcome,
       overrides: plan.changed ?? [],
+      steadyStartMs: scenario.markers.steadyStartMs,
       // A failed run shows no verdict of any kind: nothing it measured is whole.
       scorecard: scenario.budgets.length === 0 && outcome.reason !== 'failed',
     }),

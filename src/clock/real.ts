@@ -7,9 +7,9 @@ import { type Clock, sleepOn, type TimerId } from './clock.ts';
 
 export class RealClock implements Clock {
   readonly kind = 'real' as const;
-  readonly epochMs: number;
+  private epoch: number;
   readonly timeScale: number;
-  private readonly startPerf: number;
+  private startPerf: number;
   private readonly timers = new Map<TimerId, NodeJS.Timeout>();
   private nextId = 1;
   private disposed = false;
@@ -23,8 +23,22 @@ export class RealClock implements Clock {
     if (!(this.timeScale > 0)) throw new RangeError('timeScale must be positive');
     const perfNow = performance.now();
     const wallNow = Date.now();
-    this.epochMs = options.epochMs ?? wallNow;
-    this.startPerf = perfNow - (wallNow - this.epochMs);
+    this.epoch = options.epochMs ?? wallNow;
+    this.startPerf = perfNow - (wallNow - this.epoch);
+  }
+
+  get epochMs(): number {
+    return this.epoch;
+  }
+
+  /**
+   * Run time starts over at 0 now: what happened so far (a target's boot, before the run) is not
+   * the run's. Only before anything was scheduled on this clock.
+   */
+  restartNow(): void {
+    if (this.timers.size > 0) throw new Error('RealClock.restartNow: timers are already scheduled');
+    this.startPerf = performance.now();
+    this.epoch = Date.now();
   }
 
   now(): number {

@@ -51,9 +51,12 @@ export interface RunStartSpec {
   input: string;
 }
 
-/** What a target reports about runs: a turn finished, a run ended. */
+/**
+ * What a target reports about runs: a turn finished, a run ended, or an input the control plane
+ * answered without making a run (`run.skipped`: the run's remaining turns are not sent).
+ */
 export interface RunNotice {
-  type: 'turn.completed' | 'run.ended';
+  type: 'turn.completed' | 'run.ended' | 'run.skipped';
   session: string;
   run: string;
   turn: number;
@@ -68,6 +71,12 @@ export type SessionStateListener = (sessionId: string, from: SessionState | 'non
 
 export interface Target {
   readonly name: string;
+  /**
+   * Optional: what must happen before the run's time starts (a real server's first boot, tens of
+   * seconds). Under the real clock the engine awaits it, then starts run time at 0: the run's
+   * duration is the workload's, and the boot is reported apart (its own records say how long).
+   */
+  boot?(): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
   createSession(spec: SessionSpec): Promise<void>;

@@ -22,6 +22,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isMap, isSeq } from 'yaml';
 import { z } from 'zod';
+import { didYouMean } from '../base/closest-names.ts';
 import { parseDuration } from '../base/duration.ts';
 import { ExitCode, FleetbenchError, InputFileError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
@@ -47,6 +48,11 @@ export interface BudgetEntry {
   index: number;
   metric: BudgetMetric;
   scope: Record<string, string>;
+  /**
+   * Set when the entry judges samples through an alias (`aliases:`): the scope as the file wrote
+   * it (`adapter: codex`), while `scope` holds the run's own values (`adapter: codex_local`).
+   */
+  judgedAs?: Record<string, string>;
   thresholds: Threshold[];
   mode: 'judged' | 'report';
   /** Fail when the scope matches no sample (default: shown as "no samples", exit 0). */
@@ -62,6 +68,11 @@ export interface BudgetSet {
   baseline: string;
   /** Label keys with one baseline per value: entries for values absent from a run are skipped. */
   per: string[];
+  /**
+   * Label values judged by another value's entries, by label: `{ adapter: { codex_local: codex } }`
+   * (a control plane's own adapter for a provider, judged by that provider's rows).
+   */
+  aliases: Record<string, Record<string, string>>;
   entries: BudgetEntry[];
   /** Where it came from: a file path, or `built-in <name>`. */
   source: string;
@@ -104,6 +115,12 @@ export const budgetFileSchema = z
     description: z.string().optional(),
     baseline: z.string().optional().describe('what the limits were derived from (default: the name)'),
     per: z.array(z.string()).default([]).describe('label keys with one baseline per value (e.g. [adapter])'),
+    aliases: z
+      .record(z.string(), z.record(z.string(), z.string()))
+      .default({})
+      .describe(
+        "label values judged by another value's entries: { adapter: { codex_local: codex } } judges codex_local samples by the codex rows",
+      ),
     budgets: z.array(entrySchema).min(1, { message: 'expected at least one budget' }),
   })
   .strict();
@@ -204,7 +221,11 @@ export function parseBudgetText(text: string, file: string, source = file): Budg
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : '';
-    throw configError(file, lineOf(issue.path), `${describeZodIssues([issue])[0]}${more}`);
+    throw configError(
+      file,
+      lineOf(issue.path),
+      `${describeZodIssues([issue], 1, budgetFileSchema)[0]}${more}`,
+    );
   }
   const data = parsed.data;
   const entries: BudgetEntry[] = [];
@@ -219,7 +240,10 @@ export function parseBudgetText(text: string, file: string, source = file): Budg
     const { name, scope: inlineScope } = split as { name: string; scope: Record<string, string> };
     const metric = BUDGET_METRICS.get(name);
     if (!metric) {
-      fail(`unknown metric '${name}' (known: ${knownMetricNames().join(', ')})`, 'metric');
+      fail(
+        `unknown metric '${name}'${didYouMean(name, knownMetricNames())} (known: ${knownMetricNames().join(', ')})`,
+        'metric',
+      );
       continue;
     }
     const scope: Record<string, string> = { ...inlineScope };
@@ -314,11 +338,36 @@ export function parseBudgetText(text: string, file: string, source = file): Budg
     const known = entries.some((e) => e.metric.kind === 'distribution' && e.metric.labels.includes(key));
     if (!known) throw configError(file, lineOf(['per']), `per: no metric in this file has a label '${key}'`);
   }
+  for (const [key, map] of Object.entries(data.aliases)) {
+    const values = new Set(entries.flatMap((e) => (e.scope[key] === undefined ? [] : [e.scope[key]])));
+    if (values.size === 0)
+      throw configError(
+        file,
+        lineOf(['aliases', key]),
+        `aliases: no entry in this file is scoped by '${key}'`,
+      );
+    for (const [from, to] of Object.entries(map)) {
+      if (!values.has(to)) {
+        throw configError(
+          file,
+          lineOf(['aliases', key, from]),
+          `aliases.${key}.${from}: no entry has ${key} '${to}'${didYouMean(to, [...values])} (entries have: ${[...values].join(', ')})`,
+        );
+      }
+      if (values.has(from))
+        throw configError(
+          file,
+          lineOf(['aliases', key, from]),
+          `aliases.${key}.${from}: '${from}' has entries of its own; an alias is for a value without any`,
+        );
+    }
+  }
   return {
     name: data.name,
     description: data.description,
     baseline: data.baseline ?? data.name,
     per: data.per,
+    aliases: data.aliases,
     entries,
     source,
     file,
@@ -350,7 +399,7 @@ export function resolveBudgets(ref: string): BudgetSet {
   if (existsSync(ref)) return loadBudgetFile(ref);
   throw new FleetbenchError(
     'E_BUDGET_CONFIG',
-    `unknown budget set '${ref}': not a built-in (${builtinBudgetNames().join(', ')}) and no such file`,
+    `unknown budget set '${ref}': not a built-in (${builtinBudgetNames().join(', ')}) and no such file${didYouMean(ref, builtinBudgetNames())}`,
     { exitCode: ExitCode.budgetMisconfigured },
   );
 }

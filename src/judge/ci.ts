@@ -33,12 +33,24 @@ function caseName(row: VerdictRow): string {
 
 /** `p95 35.2s > limit 30s` for each judged statistic over its limit. */
 function breaches(row: VerdictRow): string[] {
-  return row.stats
+  const over = row.stats
     .filter((s) => s.judged && !s.ok)
     .map(
       (s) =>
         `${statLabel(s.threshold)} ${valueText({ ...row, value: s.measured })} (limit ${limitText({ ...row, stats: [s] })})`,
     );
+  const u = row.unrecovered;
+  if (u && u.failing > 0)
+    over.push(
+      `${u.failing} cut run${u.failing === 1 ? '' : 's'} NOT recovered (${u.runs
+        .filter((r) => r.failing)
+        .map(
+          (r) =>
+            `${r.session} ${r.kind}: ${r.open ? 'still recovering at the end' : `${r.status ?? 'ended'}${r.errorCode ? `, ${r.errorCode}` : ''}`}`,
+        )
+        .join('; ')})`,
+    );
+  return over;
 }
 
 function measuredText(row: VerdictRow): string {

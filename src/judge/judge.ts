@@ -58,6 +58,8 @@ export interface VerdictRow {
   status: 'pass' | 'fail' | 'skipped' | 'no-samples';
   /** Set when the row had no samples (status `no-samples`, or `fail` when they were required). */
   noSamples?: boolean;
+  /** No samples because the run cannot support the value (a projection without a steady window): the note says why. */
+  notJudged?: boolean;
   /** Distribution rows: how the percentiles were taken (exact nearest-rank, or HDR). */
   percentileMethod?: PercentileMethod;
   note?: string;
@@ -66,6 +68,31 @@ export interface VerdictRow {
   line?: number;
   /** For restart_recovery_control_plane breaches: the full restart and provider-load parts. */
   context?: Record<string, unknown>;
+  /** Judged through an alias (`aliases:`): the scope of the entry that judged it (`adapter: codex`). */
+  judgedAs?: Record<string, string>;
+  /**
+   * Restart rows: the cut runs in scope that were never recovered. `failing` is what fails the
+   * row: every run that ended unrecovered, and every one still recovering at the end whose wait
+   * so far is already over the row's largest limit.
+   */
+  unrecovered?: {
+    failing: number;
+    pending: number;
+    runs: UnrecoveredRun[];
+  };
+}
+
+/** A cut run that was never recovered, as a verdict names it. */
+export interface UnrecoveredRun {
+  session: string;
+  run: string | null;
+  kind: string;
+  status: string | null;
+  errorCode: string | null;
+  open: boolean;
+  atLeastMs: number | null;
+  /** It fails the row (ended unrecovered, or already waiting longer than the limit). */
+  failing: boolean;
 }
 
 export interface Verdict {
@@ -82,6 +109,8 @@ export interface Verdict {
   noSamples: number;
   /** Why nothing applies when the run's adapter (a `per:` key) has no entry: no budget. */
   noBudget?: string;
+  /** Cut runs never recovered that no restart row of this set judges (their adapter has none): said. */
+  unjudgedCuts?: string;
   /**
    * `pass`: every judged row holds; `fail`: a judged breach (or required samples missing);
    * `no-samples`: nothing was judged (every row without samples, or no budget for the run);
@@ -238,12 +267,12 @@ function noSamplesRow(entry: BudgetEntry, required: boolean, why: string): Verdi
  * against the looser of the cold and warm entries of that scope; keyed by both entries.
  */
 function unknownStartRows(
-  set: BudgetSet,
+  entries: readonly BudgetEntry[],
   analyses: readonly Analysis[],
   skippedFor: (entry: BudgetEntry) => string | undefined,
 ): Map<BudgetEntry, VerdictRow> {
   const pairs = new Map<string, { cold?: BudgetEntry; warm?: BudgetEntry; rest: Record<string, string> }>();
-  for (const entry of set.entries) {
+  for (const entry of entries) {
     const start = entry.scope.start;
     if (entry.metric.kind !== 'distribution' || (start !== 'cold' && start !== 'warm')) continue;
     const rest = { ...entry.scope };
@@ -273,6 +302,7 @@ function unknownStartRows(
     const mode = pair.cold?.mode === 'judged' || pair.warm?.mode === 'judged' ? 'judged' : 'report';
     const row = distributionRow(first, { ...pair.rest, start: 'unknown' }, thresholds, values, mode);
     row.note = 'start kind unknown: judged against the looser of the cold and warm budgets';
+    if (first.judgedAs) row.judgedAs = { ...first.judgedAs, start: 'unknown' };
     if (pair.cold) unknownRows.set(pair.cold, row);
     if (pair.warm) unknownRows.set(pair.warm, row);
   }
@@ -317,6 +347,105 @@ function valueRow(
   };
 }
 
+/**
+ * The entries as judged. An entry scoped by a value other values are aliased to (`aliases:
+ * {adapter: {codex_local: codex}}`) judges each of those the run has, in a row of its own scoped
+ * by the run's value (`judgedAs` keeps the entry's); the entry itself stays for its own value,
+ * unless the run has only aliases of it (then listing it as skipped would only confuse).
+ */
+function expandAliases(set: BudgetSet, seen: ReadonlyMap<string, ReadonlySet<string>>): BudgetEntry[] {
+  const keys = Object.keys(set.aliases);
+  if (keys.length === 0) return set.entries;
+  const out: BudgetEntry[] = [];
+  for (const entry of set.entries) {
+    const judged: BudgetEntry[] = [];
+    let ownValueSeen = true;
+    for (const key of keys) {
+      const target = entry.scope[key];
+      if (target === undefined) continue;
+      const values = seen.get(key) ?? new Set<string>();
+      if (!values.has(target)) ownValueSeen = false;
+      for (const [from, to] of Object.entries(set.aliases[key]!))
+        if (to === target && values.has(from))
+          judged.push({ ...entry, scope: { ...entry.scope, [key]: from }, judgedAs: entry.scope });
+    }
+    if (judged.length === 0 || ownValueSeen) out.push(entry);
+    out.push(...judged);
+  }
+  return out;
+}
+
+/** The restart metrics a cut run that was never recovered fails (its recovery never came). */
+const RECOVERY_METRICS: ReadonlySet<string> = new Set(['restart_recovery', 'restart_recovery_control_plane']);
+
+/** At most this many unrecovered runs are named in a row (the count says the rest). */
+const NAMED_UNRECOVERED = 10;
+
+type Unrecovered = NonNullable<Analysis['speed']>['unrecovered'][number];
+
+/**
+ * A restart row with the cut runs in its scope that were never recovered: one that ended so fails
+ * the row (never a pass over the runs that did recover); one still recovering when the trace
+ * ended fails it once its wait so far is over the row's largest limit, and is said otherwise.
+ */
+function withUnrecovered(row: VerdictRow, analyses: readonly Analysis[]): void {
+  const found: Unrecovered[] = analyses.flatMap((a) =>
+    (a.speed?.unrecovered ?? []).filter((u) => matches({ adapter: u.adapter, kind: u.kind }, row.scope)),
+  );
+  if (found.length === 0) return;
+  const upper = row.stats
+    .filter((s) => s.threshold.op === '<' || s.threshold.op === '<=')
+    .map((s) => s.threshold.limit);
+  const largest = upper.length > 0 ? Math.max(...upper) : Number.POSITIVE_INFINITY;
+  const runs = found.map((u): UnrecoveredRun => {
+    const atLeast = u.atLeastMs ?? null;
+    const open = u.open === true;
+    // Never ready again: the wait is unbounded, so it is over any limit.
+    const over = open && (u.readyAtMs === null || (atLeast !== null && atLeast > largest));
+    return {
+      session: u.session,
+      run: u.run,
+      kind: u.kind,
+      status: u.status ?? null,
+      errorCode: u.errorCode ?? null,
+      open,
+      atLeastMs: atLeast,
+      failing: !open || over,
+    };
+  });
+  const failing = runs.filter((r) => r.failing).length;
+  row.unrecovered = {
+    failing,
+    pending: runs.length - failing,
+    runs: runs.slice(0, NAMED_UNRECOVERED),
+  };
+  if (failing > 0) {
+    row.status = 'fail';
+    if (row.noSamples) {
+      // No recovery at all, and runs that were never recovered: judged, and failed.
+      delete row.noSamples;
+      row.note = 'no run recovered';
+    }
+  }
+}
+
+/** Cut runs never recovered whose adapter has no restart row in this set: said under the table. */
+function unrecoveredWithoutRow(
+  rows: readonly VerdictRow[],
+  analyses: readonly Analysis[],
+): string | undefined {
+  const judged = rows.filter((r) => RECOVERY_METRICS.has(r.metric) && r.status !== 'skipped');
+  const left = analyses.flatMap((a) =>
+    (a.speed?.unrecovered ?? []).filter(
+      (u) => !judged.some((r) => matches({ adapter: u.adapter, kind: u.kind }, r.scope)),
+    ),
+  );
+  if (left.length === 0) return undefined;
+  const byAdapter = new Map<string, number>();
+  for (const u of left) byAdapter.set(u.adapter, (byAdapter.get(u.adapter) ?? 0) + 1);
+  return `${left.length} cut run${left.length === 1 ? '' : 's'} never recovered with no restart row here to judge ${left.length === 1 ? 'it' : 'them'} (${[...byAdapter].map(([a, n]) => `${a}: ${n}`).join(', ')})`;
+}
+
 export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: JudgeOptions = {}): Verdict {
   const analyses = inputs.map((i) => i.analysis);
   const rows: VerdictRow[] = [];
@@ -339,10 +468,14 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
     return undefined;
   };
 
-  const unknownRows = unknownStartRows(set, analyses, skippedFor);
+  const entries = expandAliases(
+    set,
+    new Map(Object.keys(set.aliases).map((key) => [key, seen.get(key) ?? labelValuesSeen(key, analyses)])),
+  );
+  const unknownRows = unknownStartRows(entries, analyses, skippedFor);
   const emittedUnknown = new Set<VerdictRow>();
 
-  for (const entry of set.entries) {
+  for (const entry of entries) {
     const metric = entry.metric;
     const skip = skippedFor(entry);
     if (skip) {
@@ -353,18 +486,21 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
       const groups = distributionGroups(metric.name, analyses);
       const values = pooled(groups.filter((g) => matches(g.labels, entry.scope)));
       const unknown = unknownRows.get(entry);
-      if (values.length > 0)
-        rows.push(distributionRow(entry, entry.scope, entry.thresholds, values, entry.mode));
+      let row: VerdictRow | undefined;
+      if (values.length > 0) row = distributionRow(entry, entry.scope, entry.thresholds, values, entry.mode);
       else if (!unknown) {
         const have = [...new Set(groups.map((g) => scopeText(g.labels)))];
-        rows.push(
-          noSamplesRow(
-            entry,
-            required(entry),
-            `${metric.name} ${scopeText(entry.scope)} matches nothing in this input ` +
-              (have.length > 0 ? `(it has ${have.join(', ')})` : `(it has no ${metric.name} samples)`),
-          ),
+        row = noSamplesRow(
+          entry,
+          required(entry),
+          `${metric.name} ${scopeText(entry.scope)} matches nothing in this input ` +
+            (have.length > 0 ? `(it has ${have.join(', ')})` : `(it has no ${metric.name} samples)`),
         );
+      }
+      if (row) {
+        if (entry.judgedAs) row.judgedAs = entry.judgedAs;
+        if (RECOVERY_METRICS.has(metric.name)) withUnrecovered(row, analyses);
+        rows.push(row);
       }
       if (unknown && !emittedUnknown.has(unknown)) {
         emittedUnknown.add(unknown);
@@ -374,19 +510,25 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
     }
     const measured = analyses.map((a) => metric.read(a)).filter((v): v is number => v !== null);
     if (measured.length === 0) {
-      rows.push(
-        noSamplesRow(
-          entry,
-          required(entry),
-          `${metric.name} has no value in ${inputs.map((i) => i.name).join(', ')}`,
-        ),
+      // A value the run cannot support (a projection without a steady window) says why.
+      const why = analyses.map((a) => metric.notJudged?.(a) ?? null).find((w) => w !== null);
+      const row = noSamplesRow(
+        entry,
+        required(entry),
+        why ?? `${metric.name} has no value in ${inputs.map((i) => i.name).join(', ')}`,
       );
+      if (why) {
+        row.notJudged = true;
+        row.note = required(entry) ? `${why} (and samples are required)` : why;
+      }
+      rows.push(row);
       continue;
     }
     rows.push(valueRow(entry, metric, measured, analyses));
   }
   // A run whose adapter has no entry has no budget (as in the source method): said, not failed.
   let noBudget: string | undefined;
+  const unjudgedCuts = unrecoveredWithoutRow(rows, analyses);
   if (set.per.length > 0 && set.entries.length > 0 && rows.every((r) => r.status === 'skipped')) {
     const have = set.per
       .map((key) => {
@@ -418,15 +560,73 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
     reportBreaches,
     noSamples: rows.filter((r) => r.noSamples).length,
     ...(noBudget ? { noBudget } : {}),
+    ...(unjudgedCuts ? { unjudgedCuts } : {}),
     verdict:
       errors.length > 0 ? 'error' : judgedBreaches > 0 ? 'fail' : judgedRows === 0 ? 'no-samples' : 'pass',
   };
 }
 
+type Recovery = NonNullable<Analysis['speed']>['recoveries'][number];
+
+/**
+ * Where a recovery's control-plane share went, from the control plane's own records when the
+ * trace has them (ms; absent when it does not say): the restart's boot (kill → ready, removed
+ * from the share), the lost-run detection (kill → the run marked lost), the retry's delay (the
+ * attempt's end → the retry due) and its start (due, or ready if later → its agent started).
+ */
+export interface RecoveryCause {
+  bootMs?: number;
+  lostRunDetectionMs?: number;
+  lostAfterReadyMs?: number;
+  retryDelayMs?: number;
+  retryStartMs?: number;
+}
+
+export function recoveryCause(r: Recovery): RecoveryCause {
+  const cause: RecoveryCause = {};
+  const ms = (x: number) => Math.round(x * 1000) / 1000;
+  if (r.killAtMs !== undefined) cause.bootMs = ms(r.readyAtMs - r.killAtMs);
+  if (r.lostAtMs !== null && r.lostAtMs !== undefined && r.killAtMs !== undefined) {
+    cause.lostRunDetectionMs = ms(r.lostAtMs - r.killAtMs);
+    cause.lostAfterReadyMs = ms(Math.max(0, r.lostAtMs - r.readyAtMs));
+  }
+  const due = r.retryDueAtMs;
+  if (due !== null && due !== undefined && r.retryFromAtMs !== null && r.retryFromAtMs !== undefined)
+    cause.retryDelayMs = ms(due - r.retryFromAtMs);
+  if (r.retryAtMs !== null && r.retryAtMs !== undefined)
+    cause.retryStartMs = ms(r.retryAtMs - Math.max(due ?? r.readyAtMs, r.readyAtMs));
+  return cause;
+}
+
+/** The recovery with the largest control-plane share of each restart kind in the row's scope. */
+function worstByKind(row: VerdictRow, analyses: readonly Analysis[]): Record<string, Recovery> {
+  const worst: Record<string, Recovery> = {};
+  for (const a of analyses) {
+    for (const r of a.speed?.recoveries ?? []) {
+      if (!matches({ adapter: r.adapter, kind: r.kind }, row.scope)) continue;
+      const seen = worst[r.kind];
+      if (!seen || r.controlPlaneMs > seen.controlPlaneMs) worst[r.kind] = r;
+    }
+  }
+  return worst;
+}
+
+const recoveryContext = (r: Recovery) => ({
+  session: r.session,
+  run: r.run,
+  kind: r.kind,
+  readyAtMs: r.readyAtMs,
+  restartRecoveryMs: r.fullMs,
+  controlPlaneMs: r.controlPlaneMs,
+  providerLoadMs: r.providerLoadMs,
+  outageRemovedMs: r.outageRemovedMs,
+  cause: recoveryCause(r),
+});
+
 /**
  * What a control-plane breach needs to be read: in the same scope, the full restart latency
- * and the provider-load part at each failing statistic, and the recovery with the largest
- * control-plane share.
+ * and the provider-load part at each failing statistic, the recovery with the largest
+ * control-plane share, and the largest of each restart kind with where its share went.
  */
 function restartContext(row: VerdictRow, analyses: readonly Analysis[]): Record<string, unknown> {
   const pick = (metric: string) =>
@@ -443,27 +643,20 @@ function restartContext(row: VerdictRow, analyses: readonly Analysis[]): Record<
       providerLoadMs: distributionStat(load, s.threshold, loadH),
     };
   }
-  let worst: NonNullable<Analysis['speed']>['recoveries'][number] | undefined;
-  for (const a of analyses) {
-    for (const r of a.speed?.recoveries ?? []) {
-      if (!matches({ adapter: r.adapter, kind: r.kind }, row.scope)) continue;
-      if (!worst || r.controlPlaneMs > worst.controlPlaneMs) worst = r;
-    }
-  }
+  const byKind = worstByKind(row, analyses);
+  const kinds = Object.values(byKind);
+  const worst = kinds.reduce<Recovery | undefined>(
+    (w, r) => (!w || r.controlPlaneMs > w.controlPlaneMs ? r : w),
+    undefined,
+  );
   return {
     ...at,
-    worst: worst
-      ? {
-          session: worst.session,
-          run: worst.run,
-          kind: worst.kind,
-          readyAtMs: worst.readyAtMs,
-          restartRecoveryMs: worst.fullMs,
-          controlPlaneMs: worst.controlPlaneMs,
-          providerLoadMs: worst.providerLoadMs,
-          outageRemovedMs: worst.outageRemovedMs,
-        }
-      : null,
+    worst: worst ? recoveryContext(worst) : null,
+    byKind: Object.fromEntries(
+      Object.entries(byKind)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([kind, r]) => [kind, recoveryContext(r)]),
+    ),
   };
 }
 
@@ -473,6 +666,25 @@ export function breachEvents(verdict: Verdict, t: number): EventRecord[] {
   for (const row of verdict.rows) {
     if (row.status !== 'fail') continue;
     const limits = Object.fromEntries(row.stats.map((s) => [statLabel(s.threshold), s.threshold.limit]));
+    if (row.unrecovered && row.unrecovered.failing > 0) {
+      out.push({
+        kind: 'event',
+        name: 'budget.breach',
+        t,
+        labels: { budget: verdict.budget, metric: row.metric, stat: 'unrecovered', mode: row.mode },
+        data: {
+          scope: row.scope,
+          ...(row.judgedAs ? { judgedAs: row.judgedAs } : {}),
+          measured: row.unrecovered.failing,
+          op: '==',
+          limit: 0,
+          limits,
+          unit: 'runs',
+          baseline: verdict.baseline,
+          runs: row.unrecovered.runs.filter((r) => r.failing),
+        },
+      });
+    }
     if (row.noSamples) {
       out.push({
         kind: 'event',
@@ -500,6 +712,7 @@ export function breachEvents(verdict: Verdict, t: number): EventRecord[] {
         labels: { budget: verdict.budget, metric: row.metric, stat: label, mode: row.mode },
         data: {
           scope: row.scope,
+          ...(row.judgedAs ? { judgedAs: row.judgedAs } : {}),
           measured: s.measured,
           op: s.threshold.op,
           limit: s.threshold.limit,
@@ -515,6 +728,7 @@ export function breachEvents(verdict: Verdict, t: number): EventRecord[] {
                 providerLoadMs: (row.context[label] as { providerLoadMs?: number } | undefined)
                   ?.providerLoadMs,
                 worst: row.context.worst,
+                byKind: row.context.byKind,
               }
             : {}),
         },

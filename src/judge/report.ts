@@ -4,7 +4,13 @@
  */
 import { type Block, type Column, fmtInt, fmtMs, fmtNum, type Section } from '../report/table.ts';
 import type { Threshold } from './budgets.ts';
-import { statLabel, type Verdict, type VerdictRow } from './judge.ts';
+import {
+  type RecoveryCause,
+  statLabel,
+  type UnrecoveredRun,
+  type Verdict,
+  type VerdictRow,
+} from './judge.ts';
 
 export function fmtValue(value: number | null, unit: string): string {
   if (value === null) return '–';
@@ -45,9 +51,12 @@ export function limitText(row: VerdictRow): string {
 
 export function verdictText(row: VerdictRow): string {
   if (row.status === 'skipped') return '– skipped';
+  if (row.noSamples && row.notJudged)
+    return row.status === 'fail' ? '✗ FAIL (not judged; required)' : '– not judged';
   if (row.noSamples) return row.status === 'fail' ? '✗ FAIL (no samples; required)' : '– no samples';
-  if (row.stats.length === 0) return 'reported';
   const failed = row.stats.filter((s) => s.judged && !s.ok).map((s) => statLabel(s.threshold));
+  if (row.unrecovered && row.unrecovered.failing > 0) failed.push('unrecovered');
+  if (row.stats.length === 0 && failed.length === 0) return 'reported';
   if (row.mode === 'report') return failed.length > 0 ? `over (${failed.join(', ')})` : 'ok';
   return failed.length > 0 ? `✗ FAIL (${failed.join(', ')})` : '✓ pass';
 }
@@ -59,9 +68,52 @@ export function methodText(method: 'exact' | 'hdr'): string {
     : 'from an HDR histogram, 3 significant digits (more than 10,000 samples)';
 }
 
-export function scopeText(scope: Record<string, string>): string {
+export function scopeText(scope: Record<string, string>, judgedAs?: Record<string, string>): string {
   const entries = Object.entries(scope);
-  return entries.length === 0 ? '(all)' : entries.map(([k, v]) => `${k}=${v}`).join(' ');
+  if (entries.length === 0) return '(all)';
+  return entries
+    .map(([k, v]) =>
+      judgedAs?.[k] !== undefined && judgedAs[k] !== v ? `${k}=${v} (as ${judgedAs[k]})` : `${k}=${v}`,
+    )
+    .join(' ');
+}
+
+/** `s-0003 graceful: failed, adapter_failed` / `s-0003 hard: still recovering at the end (≥ 2m00s)`. */
+function unrecoveredText(r: UnrecoveredRun): string {
+  if (r.open) {
+    const wait =
+      r.atLeastMs === null ? 'the control plane never came back' : `≥ ${fmtMs(r.atLeastMs)} so far`;
+    return `${r.session} ${r.kind}: still recovering when the trace ended (${wait})`;
+  }
+  return `${r.session} ${r.kind}: ${r.status ?? 'ended'}${r.errorCode ? `, ${r.errorCode}` : ''}`;
+}
+
+/**
+ * Where a recovery's control-plane share went, in words: `lost-run detection 5m08s after the kill
+ * (4m30s after ready), retry due 30s later, started 3.58s after that; boot 38.1s (removed)`.
+ */
+export function causeText(cause: RecoveryCause): string {
+  const parts: string[] = [];
+  if (cause.lostRunDetectionMs !== undefined)
+    parts.push(
+      `lost-run detection ${fmtMs(cause.lostRunDetectionMs)} after the kill (${fmtMs(cause.lostAfterReadyMs ?? 0)} after ready)`,
+    );
+  if (cause.retryDelayMs !== undefined) parts.push(`retry delay ${fmtMs(cause.retryDelayMs)}`);
+  if (cause.retryStartMs !== undefined)
+    parts.push(`retry started ${fmtMs(cause.retryStartMs)} after it was due and the server ready`);
+  if (cause.bootMs !== undefined) parts.push(`boot ${fmtMs(cause.bootMs)} (kill → ready, not in the share)`);
+  return parts.length > 0
+    ? parts.join(', ')
+    : 'the trace has no lost-run or retry records to split it further';
+}
+
+interface RecoveryContext {
+  session: string;
+  kind: string;
+  restartRecoveryMs: number;
+  controlPlaneMs: number;
+  providerLoadMs: number | null;
+  cause: RecoveryCause;
 }
 
 export function verdictSection(verdict: Verdict): Section {
@@ -87,7 +139,7 @@ export function verdictSection(verdict: Verdict): Section {
     .filter((r) => r.status !== 'skipped')
     .map((r) => [
       r.metric,
-      scopeText(r.scope),
+      scopeText(r.scope, r.judgedAs),
       r.mode,
       fmtInt(r.n),
       ...(hasDistribution
@@ -95,7 +147,17 @@ export function verdictSection(verdict: Verdict): Section {
           ? ['no samples', '']
           : [fmtValue(r.p50, r.unit), fmtValue(r.p95, r.unit)]
         : []),
-      ...(hasValue ? [r.kind === 'value' ? (r.noSamples ? 'no samples' : valueText(r)) : ''] : []),
+      ...(hasValue
+        ? [
+            r.kind === 'value'
+              ? r.noSamples
+                ? r.notJudged
+                  ? 'not judged'
+                  : 'no samples'
+                : valueText(r)
+              : '',
+          ]
+        : []),
       limitText(r),
       verdictText(r),
     ]);
@@ -104,9 +166,32 @@ export function verdictSection(verdict: Verdict): Section {
   for (const r of verdict.rows) {
     if (r.note && r.status !== 'skipped') notes.push(`${r.metric} ${scopeText(r.scope)}: ${r.note}`);
   }
+  for (const r of verdict.rows) {
+    const u = r.unrecovered;
+    if (!u || r.status === 'skipped') continue;
+    const more = u.failing + u.pending - u.runs.length;
+    const named = `${u.runs.map(unrecoveredText).join('; ')}${more > 0 ? `; ${more} more` : ''}`;
+    notes.push(
+      u.failing > 0
+        ? `${r.metric} ${scopeText(r.scope)}: ${u.failing} cut run${u.failing === 1 ? '' : 's'} NOT recovered (${named}): a failure of this row, whatever the recovered runs measured`
+        : `${r.metric} ${scopeText(r.scope)}: ${u.pending} cut run${u.pending === 1 ? '' : 's'} still recovering when the trace ended, under the limit so far: not judged (${named})`,
+    );
+  }
+  const aliased = verdict.rows.filter((r) => r.judgedAs && r.status !== 'skipped');
+  if (aliased.length > 0) {
+    const pairs = new Set(
+      aliased.flatMap((r) =>
+        Object.entries(r.judgedAs!)
+          .filter(([k, v]) => r.scope[k] !== v)
+          .map(([k, v]) => `${k} ${r.scope[k]} by the ${v} rows`),
+      ),
+    );
+    notes.push(`judged by ${verdict.budget} (${verdict.baseline}): ${[...pairs].join(', ')}`);
+  }
   const methods = new Set(verdict.rows.flatMap((r) => (r.percentileMethod ? [r.percentileMethod] : [])));
   if (methods.size > 0) notes.push(`percentiles: ${[...methods].map(methodText).join('; ')}`);
   if (verdict.noBudget) notes.push(verdict.noBudget);
+  if (verdict.unjudgedCuts) notes.push(verdict.unjudgedCuts);
   const skipped = verdict.rows.filter((r) => r.status === 'skipped');
   if (skipped.length > 0) {
     const why = [...new Set(skipped.map((r) => r.note))].join('; ');
@@ -124,6 +209,14 @@ export function verdictSection(verdict: Verdict): Section {
           `the full restart is ${fmtMs(c?.restartRecoveryMs ?? null)} of which provider load ${fmtMs(c?.providerLoadMs ?? null)}`,
       );
     }
+    // The slowest recovery of each restart kind: its split and where the control plane's share went.
+    const byKind = (r.context.byKind ?? {}) as Record<string, RecoveryContext>;
+    for (const [kind, w] of Object.entries(byKind)) {
+      notes.push(
+        `  ${kind} restarts, slowest (${w.session}): control plane ${fmtMs(w.controlPlaneMs)} + provider ${fmtMs(w.providerLoadMs)} = ${fmtMs(w.restartRecoveryMs)}; ` +
+          `the control plane's share: ${causeText(w.cause)}`,
+      );
+    }
   }
   const mark =
     verdict.verdict === 'error'
@@ -136,12 +229,18 @@ export function verdictSection(verdict: Verdict): Section {
             : '– no samples: nothing judged'
           : '✓ every judged budget holds';
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const notJudged = verdict.rows.filter((r) => r.noSamples && r.notJudged).length;
   const extras = [
     ...(verdict.reportBreaches > 0
       ? [`${plural(verdict.reportBreaches, 'report-only row')} over the limit`]
       : []),
-    ...(verdict.noSamples > 0 && verdict.verdict !== 'no-samples'
-      ? [`${plural(verdict.noSamples, 'row')} with no samples, not judged`]
+    ...(notJudged > 0 && verdict.verdict !== 'no-samples'
+      ? [
+          `${plural(notJudged, 'projection')} not judged: the run cannot support ${notJudged === 1 ? 'it' : 'them'}`,
+        ]
+      : []),
+    ...(verdict.noSamples - notJudged > 0 && verdict.verdict !== 'no-samples'
+      ? [`${plural(verdict.noSamples - notJudged, 'row')} with no samples, not judged`]
       : []),
   ];
   const extra = extras.length > 0 ? ` (${extras.join('; ')})` : '';

@@ -1,8 +1,9 @@
 /**
  * Live telemetry of a real-clock run (docs/live-runs.md): the progress line, the Prometheus
  * endpoint and the OTLP/HTTP receiver (protobuf or JSON), attached to the run through the engine's `attach` hook
- * and closed before the target stops and the trace closes (so nothing writes to a closed trace
- * and no server is left open after an interrupt).
+ * and closed once the target has stopped and the closing /rate_limit bracket is read, before the
+ * trace closes: it sees every record the trace gets (calls in flight at the planned end too),
+ * nothing writes to a closed trace, and no server is left open after an interrupt.
  */
 import { FleetbenchError } from '../base/errors.ts';
 import type { Verdict } from '../judge/judge.ts';

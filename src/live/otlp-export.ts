@@ -601,9 +601,12 @@ export class OtlpExporter {
       description,
       gauge: { dataPoints },
     });
+    // A metric with no data point (rows not judged: no measured value) is left out, not sent empty.
     const extra = [
       ...[...byUnit].flatMap(([unit, points]) => [
-        gauge('fleetbench.budget.measured', unit, 'budget row: measured value', points.measured),
+        ...(points.measured.length > 0
+          ? [gauge('fleetbench.budget.measured', unit, 'budget row: measured value', points.measured)]
+          : []),
         gauge('fleetbench.budget.limit', unit, 'budget row: limit', points.limit),
       ]),
       gauge('fleetbench.budget.within_limit', '1', 'budget row: 1 within the limit, 0 over', ok),

@@ -18,7 +18,8 @@ export type CompareVerdict =
   | 'negligible'
   | 'untested'
   | 'only in A'
-  | 'only in B';
+  | 'only in B'
+  | 'in neither';
 
 export interface CompareOptions {
   /** Family-wise error rate per family (judged, reported). Default 0.05. */
@@ -129,7 +130,9 @@ export function measureMetric(unit: string, def: MetricDef, a: number[], b: numb
       change: null,
       worse: false,
       test: null,
-      verdict: medianA === null ? 'only in B' : 'only in A',
+      // Absent on both sides (turnover metrics of two cost runs): said so, never "only in B".
+      verdict:
+        medianA === null && medianB === null ? 'in neither' : medianA === null ? 'only in B' : 'only in A',
     };
   }
   const change = relativeChange(medianA, medianB);

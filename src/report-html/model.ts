@@ -14,7 +14,9 @@ import type {
   GaugeGroup,
   LatencyGroup,
   Percentiles,
+  RecoverySplit,
   ReportData,
+  RunsOverTime,
   ScaleMetric,
   UnitReport,
 } from './types.ts';
@@ -264,6 +266,116 @@ function unitVerdict(
       };
 }
 
+/** Runs over time, from the speed analysis' timeline (absent: a run without native runs). */
+function runsOverTime(a: Analysis): RunsOverTime | null {
+  const speed = a.speed;
+  const timeline = speed?.timeline;
+  if (!speed || !timeline || timeline.runs.length === 0) return null;
+  const sessions = [...new Set(timeline.runs.map((r) => r.session))].sort();
+  const index = new Map(sessions.map((id, i) => [id, i]));
+  const at = (session: string | null) => (session === null ? null : (index.get(session) ?? null));
+  return {
+    durationMs: a.run.durationMs,
+    sessions,
+    runs: timeline.runs.map((r) => ({
+      session: index.get(r.session)!,
+      createdMs: r.createdAtMs,
+      activityMs: r.firstActivityAtMs,
+      endedMs: r.endedAtMs,
+      status: r.status,
+    })),
+    restarts: speed.restarts.map((r) => ({ kind: r.kind, killMs: r.killAtMs, readyMs: r.readyAtMs })),
+    recoveries: speed.recoveries.flatMap((r) => {
+      const session = at(r.session);
+      return session === null
+        ? []
+        : [
+            {
+              session,
+              kind: r.kind,
+              killMs: r.killAtMs ?? null,
+              lostMs: r.lostAtMs ?? null,
+              retryMs: r.retryAtMs ?? null,
+              eventMs: r.eventAtMs,
+            },
+          ];
+    }),
+    unrecovered: speed.unrecovered.flatMap((u) => {
+      const session = at(u.session);
+      return session === null
+        ? []
+        : [
+            {
+              session,
+              kind: u.kind,
+              killMs: u.killAtMs ?? null,
+              lostMs: u.lostAtMs ?? null,
+              status: u.status ?? null,
+              errorCode: u.errorCode ?? null,
+              open: u.open === true,
+            },
+          ];
+    }),
+    skipped: timeline.skipped.map((k) => ({ session: at(k.session), tMs: k.tMs })),
+    leftOut: timeline.leftOut,
+  };
+}
+
+/** Run ms → `m:ss`. */
+const clockText = (ms: number) =>
+  `${Math.floor(ms / 60_000)}:${String(Math.floor((ms % 60_000) / 1000)).padStart(2, '0')}`;
+
+/** `adapter=codex_local kind=hard` → its labels. */
+function scopeLabels(scope: string): Record<string, string> {
+  return Object.fromEntries(
+    scope
+      .split(' ')
+      .map((part) => part.split('='))
+      .filter((kv): kv is [string, string] => kv.length === 2),
+  );
+}
+
+/**
+ * One bar per recovery, split into the control plane's share and the provider's, with the
+ * judged control-plane limit (p95) of the budget row whose scope holds it.
+ */
+function recoverySplit(a: Analysis, budgets: BudgetRow[] | null): RecoverySplit | null {
+  const speed = a.speed;
+  if (!speed || (speed.recoveries.length === 0 && speed.unrecovered.length === 0)) return null;
+  const rows = (budgets ?? []).filter((b) => b.metric === 'restart_recovery_control_plane' && b.limits);
+  const limitRow = (adapter: string, kind: string) =>
+    rows.find((b) => {
+      const labels = scopeLabels(b.scope);
+      return labels.adapter === adapter && (labels.kind === undefined || labels.kind === kind);
+    });
+  // In the order of the restarts, then by session: one restart's recoveries side by side.
+  const recoveries = [...speed.recoveries].sort(
+    (x, y) => x.readyAtMs - y.readyAtMs || (x.session < y.session ? -1 : x.session > y.session ? 1 : 0),
+  );
+  return {
+    bars: recoveries.map((r) => {
+      const row = limitRow(r.adapter, r.kind);
+      return {
+        label: `${r.session} · ${r.kind} at ${clockText(r.killAtMs ?? r.readyAtMs)}`,
+        adapter: r.adapter,
+        kind: r.kind,
+        controlPlaneMs: r.controlPlaneMs,
+        providerMs: Math.max(0, r.fullMs - r.controlPlaneMs),
+        limitMs: row?.limits?.p95 ?? row?.limits?.max ?? null,
+      };
+    }),
+    unrecovered: speed.unrecovered.map(
+      (u) =>
+        `${u.session} (${u.adapter}, ${u.kind} restart): ${
+          u.open
+            ? 'still recovering when the trace ended'
+            : `${u.status ?? 'ended'}${u.errorCode ? `, ${u.errorCode}` : ''}`
+        }`,
+    ),
+    budget: rows[0]?.budget ?? null,
+  };
+}
+
 export function unitReport(unit: ResultUnit): UnitReport {
   const run = unit.runs[0]!;
   const a = run.analysis;
@@ -311,6 +423,9 @@ export function unitReport(unit: ResultUnit): UnitReport {
     latency: latencyGroups(a),
     gauges: gaugeGroups(a),
     speed: speedGroups(a),
+    githubCalls: a.api.totals.calls,
+    runsOverTime: runsOverTime(a),
+    recoverySplit: recoverySplit(a, budgets),
     markers: timelineMarkers(a),
     turnover: turnoverPresent
       ? {

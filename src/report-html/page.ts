@@ -4,9 +4,9 @@
  * is fetched: no fonts, no icons, no scripts; a Content-Security-Policy says so to the browser.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 import { prebuiltFile } from '../base/prebuilt.ts';
@@ -32,7 +32,13 @@ export function clientScript(): string {
     return cachedScript;
   }
   const hash = createHash('sha256');
-  for (const file of [CLIENT_ENTRY, fileURLToPath(new URL('./types.ts', import.meta.url))])
+  // Every source of the client (main.ts and the files beside it) and the data's shape.
+  const clientDir = dirname(CLIENT_ENTRY);
+  const sources = readdirSync(clientDir)
+    .filter((name) => name.endsWith('.ts'))
+    .sort()
+    .map((name) => join(clientDir, name));
+  for (const file of [...sources, fileURLToPath(new URL('./types.ts', import.meta.url))])
     hash.update(readFileSync(file));
   hash.update(readFileSync(require.resolve('uplot/package.json')));
   const cacheFile = join(CACHE_DIR, `report-client-${hash.digest('hex').slice(0, 20)}.js`);
@@ -98,6 +104,10 @@ h4 { margin: 16px 0 4px; font-size: 15px; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 16px 20px; margin: 16px 0; }
 figure { margin: 12px 0 20px; }
 .chart { width: 100%; min-height: 120px; }
+figure[data-picture] svg { display: block; max-width: 1100px; font-family: inherit; }
+.legend { font-size: 12px; color: #374151; }
+.legend-item { white-space: nowrap; margin-right: 12px; display: inline-block; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-left: 6px; vertical-align: -1px; }
 table { border-collapse: collapse; margin: 8px 0; font-size: 14px; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: left; vertical-align: top; }
 th { background: #f3f4f6; font-weight: 600; }

@@ -65,12 +65,70 @@ export interface GaugeGroup {
 
 /** A budget check row (docs/budgets.md), when the results carry them. */
 export interface BudgetRow {
+  budget?: string;
   metric: string;
   scope: string;
+  /** Limits by statistic, in the metric's unit (ms for durations), when known. */
+  limits?: Record<string, number>;
   measured: string;
   limit: string;
   verdict: 'pass' | 'fail' | 'unknown';
   judged: boolean;
+}
+
+/**
+ * Runs over time (a speed run): one row per session, each run from its creation to its end, and
+ * what happened around restarts. Times in run ms.
+ */
+export interface RunsOverTime {
+  durationMs: number;
+  sessions: string[];
+  /** `session`: index into `sessions`. */
+  runs: Array<{
+    session: number;
+    createdMs: number;
+    activityMs: number | null;
+    endedMs: number | null;
+    status: string | null;
+  }>;
+  restarts: Array<{ kind: string; killMs: number; readyMs: number | null }>;
+  recoveries: Array<{
+    session: number;
+    kind: string;
+    killMs: number | null;
+    lostMs: number | null;
+    retryMs: number | null;
+    eventMs: number;
+  }>;
+  unrecovered: Array<{
+    session: number;
+    kind: string;
+    killMs: number | null;
+    lostMs: number | null;
+    status: string | null;
+    errorCode: string | null;
+    open: boolean;
+  }>;
+  skipped: Array<{ session: number | null; tMs: number }>;
+  /** Runs past the analysis' timeline limit, not drawn. */
+  leftOut: number;
+}
+
+/** One stacked bar per recovery: the control plane's share, the provider's, the budget line. */
+export interface RecoverySplit {
+  bars: Array<{
+    label: string;
+    adapter: string;
+    kind: string;
+    controlPlaneMs: number;
+    providerMs: number;
+    /** The judged control-plane limit for this recovery's scope (p95), when a budget has one. */
+    limitMs: number | null;
+  }>;
+  /** Cut runs never recovered: no bar, named. */
+  unrecovered: string[];
+  /** Which budget set the line comes from. */
+  budget: string | null;
 }
 
 export interface UnitReport {
@@ -102,6 +160,10 @@ export interface UnitReport {
   gauges: GaugeGroup[];
   /** One group per speed metric (time to first activity, boot, ...), series per label set. */
   speed: LatencyGroup[];
+  /** Whether the run made GitHub calls (no cost charts when it made none). */
+  githubCalls: number;
+  runsOverTime: RunsOverTime | null;
+  recoverySplit: RecoverySplit | null;
   markers: TimelineMarker[];
   turnover: { latency: LatencyGroup | null; states: GaugeGroup | null } | null;
   warnings: string[];

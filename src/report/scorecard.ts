@@ -8,6 +8,14 @@ import { fmtInt, fmtNum } from './table.ts';
  * judges), the run's own figure at its own sessions beside it.
  */
 export function scorecardFigure(row: Analysis['scorecard']['rows'][number], at = 50): string {
+  if (row.notJudged !== undefined) {
+    // A projection the run cannot support: not judged, with the whole run's own figure beside it.
+    const observed =
+      row.observed === null || row.observed === undefined
+        ? ''
+        : ` (measured ${fmtNum(row.observed)} ${row.unit} at ${fmtInt(row.observedAt ?? null)} over the whole run)`;
+    return `not judged${observed}`;
+  }
   if (row.measured === null) return '–';
   const value = `${fmtNum(row.measured)} ${row.unit}`;
   if (!row.projected) return value;

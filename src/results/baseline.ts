@@ -21,6 +21,10 @@ export const checkRowSchema = z.object({
   limit: z.string(),
   verdict: z.enum(['pass', 'fail', 'unknown']),
   judged: z.boolean().describe('false: reported only, never fails'),
+  limits: z
+    .record(z.string(), z.number())
+    .optional()
+    .describe("the row's limits by statistic (p50, p95, ...), in the metric's unit (ms for durations)"),
 });
 
 const runSchema = z.object({

@@ -12,6 +12,7 @@ import {
   judge,
   limitText,
   resolveBudgets,
+  statLabel,
   type Verdict,
   type VerdictRow,
   valueText,
@@ -46,6 +47,9 @@ function checkRow(budget: string, row: VerdictRow): CheckRow {
     // No samples is neither a pass nor a failure (unless required): shown as not measured.
     verdict: row.status === 'fail' ? 'fail' : row.status === 'no-samples' ? 'unknown' : 'pass',
     judged: row.mode === 'judged',
+    ...(row.stats.length > 0
+      ? { limits: Object.fromEntries(row.stats.map((s) => [statLabel(s.threshold), s.threshold.limit])) }
+      : {}),
   };
 }
 

@@ -119,7 +119,32 @@ export function isPartialRun(a: Analysis): boolean {
 export function trackBText(unit: Baseline['units'][number], a: Analysis): string {
   if (isPartialUnit(unit)) return 'partial: not judged';
   if (!scorecardCounts(unit.budgets)) return 'not judged';
-  return a.scorecard.verdict === 'fail' ? 'FAIL' : a.scorecard.verdict;
+  if (a.scorecard.verdict === 'fail') return 'FAIL';
+  // Every judged rule held, the projections were not judged (no steady window): said so.
+  const unknown = a.scorecard.rows.filter((r) => r.verdict === 'unknown');
+  if (a.scorecard.verdict === 'unknown' && unknown.every((r) => r.notJudged !== undefined))
+    return `pass (${unknown.length} not judged)`;
+  return a.scorecard.verdict;
+}
+
+/**
+ * Cost units whose projections (per-hour burn, headroom at 50 sessions) were not judged: no
+ * steady window, or one shorter than a poll interval (a spawn storm has none).
+ */
+export function projectionNotJudgedUnits(b: Baseline): Baseline['units'] {
+  return b.units.filter(
+    (u) =>
+      !isPartialUnit(u) &&
+      scorecardCounts(u.budgets) &&
+      u.runs.some((r) => r.analysis.scorecard.rows.some((row) => row.notJudged !== undefined)),
+  );
+}
+
+/** `1 with its projections not judged (no steady window): S3-T1-25`, or nothing. */
+export function projectionNotJudgedText(b: Baseline): string | undefined {
+  const units = projectionNotJudgedUnits(b);
+  if (units.length === 0) return undefined;
+  return `${units.length} with the headroom projections not judged (no steady window long enough to project from): ${units.map((u) => u.id).join(', ')}`;
 }
 
 /** Units with a run that fails the Track B scorecard or a judged budget check (partial ones are not judged). */
@@ -151,7 +176,9 @@ export function budgetFooter(b: Baseline): string {
       : failing.length === 0
         ? `budgets: ${judged === b.units.length ? 'every cell passes' : `all ${judged} judged cell${plural(judged)} pass`} the Track B scorecard`
         : `budgets: ${failing.length} of ${judged} judged cell${plural(judged)} fail a judged budget: ${failing.map((u) => u.id).join(', ')}`;
+  const notJudged = projectionNotJudgedText(b);
   const tail = [
+    ...(notJudged ? [notJudged] : []),
     ...(partial.length > 0
       ? [`${partial.length} partial (interrupted, not judged): ${partial.map((u) => u.id).join(', ')}`]
       : []),

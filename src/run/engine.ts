@@ -156,7 +156,9 @@ class ActiveRun {
         : new RealClock({ timeScale: scenario.timeScale, epochMs: plan.epochMs });
     this.runWide = segment === undefined || segment.index === 0;
     // Budget sets load before anything runs: a bad one fails at once (exit 104).
-    this.judge = segment ? undefined : prepareRunJudge(scenario.budgets);
+    this.judge = segment
+      ? undefined
+      : prepareRunJudge(scenario.budgets, { requireSamples: plan.requireSamples === true });
     this.rng = createRng(scenario.seed);
     const hash = scenarioHash(scenario);
     this.tracePath = join(plan.outDir, 'trace.jsonl');
@@ -273,6 +275,13 @@ class ActiveRun {
     this.opened = target;
     // The system under test failed for good (e.g. agent-orchestrator's process died).
     target.onFailure?.(this.fail('target'));
+    // A target that boots before the run (a real server's first boot): run time starts when it is
+    // ready, so the run's duration is the workload's; the boot's own records say how long it took.
+    if (target.boot && clock instanceof RealClock && !segment && plan.epochMs === undefined) {
+      await target.boot();
+      clock.restartNow();
+      trace.restartAt(clock.epochMs);
+    }
     checkFaults(scenario.faults, target);
     checkExecutors(scenario.executors, target);
     if (this.hooks.attach)
@@ -434,12 +443,14 @@ class ActiveRun {
     const interrupted = failure === undefined && (this.hooks.signal?.aborted ?? false);
     const reason: RunResult['reason'] = failure ? 'failed' : interrupted ? 'interrupted' : 'completed';
     this.abort.abort();
-    await this.detach();
     this.opened = undefined;
     // A lost target may not answer its stop: that must not hide why the run failed.
     if (failure) await target.stop().catch(() => undefined);
     else await target.stop();
     if (runWide) await github.snapshot('after');
+    // Live telemetry sees every record the trace gets: calls still in flight at the planned end
+    // (answered while the target stops) and the closing /rate_limit bracket included.
+    await this.detach();
     const endedAt = clock.now();
     // Only a completed run is judged: a partial one would pass budgets it never faced.
     const verdicts =

@@ -7,7 +7,7 @@
  */
 import { analyzerFromState, createAnalyzer } from '../analyze/analyzer.ts';
 import { type BudgetSet, resolveBudgets } from '../judge/budgets.ts';
-import { breachEvents, judge, type Verdict } from '../judge/judge.ts';
+import { breachEvents, type JudgeOptions, judge, type Verdict } from '../judge/judge.ts';
 import type { TraceWriter } from '../trace/writer.ts';
 
 export interface RunJudge {
@@ -18,7 +18,7 @@ export interface RunJudge {
   finish(trace: TraceWriter, t: number, sessions: number): Verdict[];
 }
 
-export function prepareRunJudge(refs: readonly string[]): RunJudge | undefined {
+export function prepareRunJudge(refs: readonly string[], options: JudgeOptions = {}): RunJudge | undefined {
   if (refs.length === 0) return undefined;
   const sets = refs.map(resolveBudgets);
   const analyzer = createAnalyzer();
@@ -45,7 +45,7 @@ export function prepareRunJudge(refs: readonly string[]): RunJudge | undefined {
           warnings: [],
         },
       });
-      const verdicts = sets.map((set) => judge(set, [{ name: trace.path, analysis }]));
+      const verdicts = sets.map((set) => judge(set, [{ name: trace.path, analysis }], options));
       for (const verdict of verdicts) for (const event of breachEvents(verdict, t)) trace.write(event);
       return verdicts;
     },

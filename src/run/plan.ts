@@ -48,6 +48,8 @@ export interface RunPlan {
    * emulator the engine connects to (once: a segment connects before the common start).
    */
   github?: SharedGitHubOptions;
+  /** Budget rows with no samples fail the run's verdict (`run --require-samples`). */
+  requireSamples?: boolean;
   /** Live telemetry of a real-clock run (none in virtual time); src/live/ attaches it. */
   telemetry?: TelemetryPlan;
   // Two settings come here next (issue 42 items 1-3), each resolved in request.ts from its flag

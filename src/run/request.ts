@@ -26,6 +26,8 @@ export interface RunOptions {
   seed?: string;
   /** false: judge none of the scenario's budgets (`--no-budgets`). */
   budgets?: boolean;
+  /** Budget rows with no samples (or projections the run cannot support) fail (`--require-samples`). */
+  requireSamples?: boolean;
   /** The scenario's `target` (`--target`), `clock` (`--clock`) and `time-scale` (`--time-scale`). */
   target?: string;
   clock?: string;
@@ -126,6 +128,7 @@ export function planFromOptions(options: RunOptions): RunPlan {
     outDir: segment ? segment.dir : sharedOut,
     // A segment has no report: alone it is not the run (fleetbench merge writes the run's).
     report: options.report !== false && !segment,
+    ...(options.requireSamples ? { requireSamples: true } : {}),
     ...(segment
       ? {
           segment: segment.segment,

@@ -71,7 +71,7 @@ function installExitHook(): void {
 
 export class TraceWriter implements TraceSink {
   readonly path: string;
-  readonly header: RunHeader;
+  header: RunHeader;
   private fd: number | undefined;
   /**
    * Lines are encoded straight into one reused buffer: joining thousands of small strings and
@@ -174,6 +174,22 @@ export class TraceWriter implements TraceSink {
     this.bufferedBytes = 0;
     let written = 0;
     while (written < length) written += writeSync(this.fd, this.buffer, written, length - written);
+  }
+
+  /**
+   * The run's time starts over at `epochMs` (a target booted before the run: engine.ts): the
+   * header is written again with it, which only a trace of nothing but its header can be.
+   */
+  restartAt(epochMs: number): void {
+    const written = Object.values(this.recordCounts).reduce((n, c) => n + c, 0);
+    if (this.fd === undefined || written > 0)
+      throw new Error(`trace ${this.path}: run time can only start over before any record`);
+    this.header = { ...this.header, epochMs, startedAt: new Date(epochMs).toISOString() };
+    this.bufferedBytes = 0;
+    closeSync(this.fd);
+    this.fd = openSync(this.path, 'w');
+    this.append(JSON.stringify(this.header));
+    this.flush();
   }
 
   /** Write the footer and close. Idempotent: a second close does nothing. */

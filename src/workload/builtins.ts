@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { distance } from 'fastest-levenshtein';
+import { closestNames } from '../base/closest-names.ts';
 import { FleetbenchError } from '../base/errors.ts';
 import { yamlFileNames } from '../base/yaml-input.ts';
 import { allCells, cellOverrides, cellScenarioFile, parseCellId } from './cells.ts';
@@ -50,16 +50,4 @@ export function resolveScenarioRef(ref: string, overrides: Override[] = []): Res
       hint: 'fleetbench scenarios lists every cell and built-in scenario; or give the path of a scenario YAML file',
     },
   );
-}
-
-/** Names within a small edit distance of a mistyped one, closest first (at most 3). */
-export function closestNames(typed: string, names: readonly string[]): string[] {
-  const wanted = typed.toLowerCase();
-  const limit = Math.max(1, Math.min(3, Math.floor(wanted.length / 3)));
-  return names
-    .map((name) => ({ name, d: distance(wanted, name.toLowerCase()) }))
-    .filter(({ d }) => d <= limit)
-    .sort((a, b) => a.d - b.d || a.name.localeCompare(b.name))
-    .slice(0, 3)
-    .map(({ name }) => name);
 }

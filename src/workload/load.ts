@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { parse as parseYamlValue } from 'yaml';
+import { didYouMean } from '../base/closest-names.ts';
 import { FleetbenchError, InputFileError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
 import { MAX_CONFIG_FILE_BYTES } from '../base/limits.ts';
@@ -36,9 +37,13 @@ export function parseOverride(text: string): Override {
       );
   }
   if (!Object.hasOwn(userScenarioSchema.shape, path[0]!))
-    throw new FleetbenchError('E_USAGE', `--set ${key}: no scenario field '${path[0]}'`, {
-      hint: `fields: ${Object.keys(userScenarioSchema.shape).join(', ')} (docs/scenarios.md)`,
-    });
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--set ${key}: no scenario field '${path[0]}'${didYouMean(path[0]!, Object.keys(userScenarioSchema.shape))}`,
+      {
+        hint: `fields: ${Object.keys(userScenarioSchema.shape).join(', ')} (docs/scenarios.md)`,
+      },
+    );
   let value: unknown;
   try {
     value = parseYamlValue(raw);
@@ -99,7 +104,7 @@ export function validateScenario(
     if (culprit) {
       throw new FleetbenchError(
         'E_USAGE',
-        `--set ${culprit.path.join('.')}=${typeof culprit.value === 'string' ? culprit.value : JSON.stringify(culprit.value)}: ${describeZodIssues([issue])[0]!.replace(`${issue.path.join('.')}: `, '')}${more} (scenario ${file})`,
+        `--set ${culprit.path.join('.')}=${typeof culprit.value === 'string' ? culprit.value : JSON.stringify(culprit.value)}: ${describeZodIssues([issue], 1, userScenarioSchema)[0]!.replace(`${issue.path.join('.')}: `, '')}${more} (scenario ${file})`,
         { hint: 'the scenario fields are documented in docs/scenarios.md' },
       );
     }
@@ -107,7 +112,7 @@ export function validateScenario(
       'E_SCENARIO',
       file,
       lineOf(issue.path),
-      `${describeZodIssues([issue])[0]}${more}`,
+      `${describeZodIssues([issue], 1, userScenarioSchema)[0]}${more}`,
       {
         hint: 'the scenario format is documented in docs/scenarios.md',
       },

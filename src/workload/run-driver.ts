@@ -30,7 +30,7 @@ export interface SessionPlan {
 }
 
 export class RunDriver {
-  private readonly waiters = new Map<string, () => void>();
+  private readonly waiters = new Map<string, (how: 'done' | 'skipped') => void>();
   private runsStarted = 0;
   private readonly drives: Array<Promise<void>> = [];
   private failedWith: { error: unknown } | undefined;
@@ -50,10 +50,10 @@ export class RunDriver {
   ) {
     this.failure.catch(() => undefined);
     target.onRunNotice!((notice: RunNotice) => {
-      if (notice.type !== 'turn.completed') return;
+      if (notice.type !== 'turn.completed' && notice.type !== 'run.skipped') return;
       const resolve = this.waiters.get(notice.session);
       this.waiters.delete(notice.session);
-      resolve?.();
+      resolve?.(notice.type === 'run.skipped' ? 'skipped' : 'done');
     });
   }
 
@@ -99,29 +99,35 @@ export class RunDriver {
       let done = this.nextTurn(session);
       this.runsStarted++;
       await target.startRun!({ session, adapter: plan.adapter, input: `run ${r + 1}, turn 1` });
-      if (!(await done)) return;
-      for (let turn = 2; turn <= turns; turn++) {
+      let how = await done;
+      if (how === false) return;
+      // An input answered without a run (the control plane skipped it): the run is over.
+      for (let turn = 2; turn <= turns && how === 'done'; turn++) {
         if (!(await this.think(plan.think, rng))) return;
         done = this.nextTurn(session);
         await target.sendInput!(session, `run ${r + 1}, turn ${turn}`);
-        if (!(await done)) return;
+        how = await done;
+        if (how === false) return;
       }
       await target.endRun!(session);
     }
   }
 
-  /** Resolves true on the session's next completed turn, false if the run is stopped first. */
-  private nextTurn(session: string): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
+  /**
+   * Resolves `done` on the session's next completed turn, `skipped` when its input made no run,
+   * false if the run is stopped first.
+   */
+  private nextTurn(session: string): Promise<'done' | 'skipped' | false> {
+    return new Promise((resolve) => {
       if (this.signal.aborted) {
         resolve(false);
         return;
       }
       const onAbort = () => resolve(false);
       this.signal.addEventListener('abort', onAbort, { once: true });
-      this.waiters.set(session, () => {
+      this.waiters.set(session, (how) => {
         this.signal.removeEventListener('abort', onAbort);
-        resolve(true);
+        resolve(how);
       });
     });
   }

@@ -176,6 +176,36 @@ const providersSection = z
   .default({ claude: { slowdown: 1 }, codex: { slowdown: 1 }, opencode: { slowdown: 1 } })
   .describe('provider knobs for native runs');
 
+/** A delay drawn uniformly from `{ min, max }` (durations), as the stand-in agents draw theirs. */
+const delayRange = z
+  .object({ min: durationField, max: durationField })
+  .strict()
+  .refine((v) => v.max >= v.min, { message: 'max must not be below min' });
+
+/** The paperclip target's stand-in agents (docs/paperclip.md#the-stand-in-agents): their delays. */
+export interface StandinDelays {
+  bootMs: [number, number];
+  sessionLoadMs: [number, number];
+  firstEventMs: [number, number];
+  itemGapMs: [number, number];
+  items: [number, number];
+}
+
+const standinSection = z
+  .object({
+    boot: delayRange.optional().describe('process start → its first event (default 300ms-900ms)'),
+    'session-load': delayRange
+      .optional()
+      .describe('a resumed session is loaded before the first event (default 800ms-2.5s)'),
+    'first-event': delayRange.optional().describe('turn started → the first item (default 200ms-800ms)'),
+    'item-gap': delayRange.optional().describe('between items (default 1.5s-4s)'),
+    items: countRange.optional().describe('tool calls a turn makes (default 3-6)'),
+  })
+  .strict()
+  .describe(
+    "the paperclip target's stand-in agents: the provider's share of every figure (docs/paperclip.md#the-stand-in-agents); unset fields keep their defaults",
+  );
+
 const controlPlaneSection = z
   .object({
     'recovery-delay': distributionField
@@ -485,6 +515,7 @@ export const userScenarioSchema = z
       .describe('real: the real codex / Claude Code CLIs against a provider emulator (docs/agents.md)'),
     provider: providerSection,
     'control-plane': controlPlaneSection,
+    standin: standinSection.optional(),
     executors: z.array(executorSchema).default([]),
     faults: z.array(faultSchema).default([]),
     markers: z
@@ -650,6 +681,8 @@ export interface Scenario {
   budgets: string[];
   /** The turnover section, when the scenario has one. */
   turnover?: TurnoverConfig;
+  /** The paperclip target's stand-in delays the scenario sets (the rest keep their defaults). */
+  standin?: Partial<StandinDelays>;
 }
 
 /** The target kinds that can start the real agent CLIs (their TARGET_KINDS row says so). */
@@ -829,7 +862,26 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
     markers: { steadyStartMs: parsed.markers['steady-start'] },
     budgets: parsed.budgets,
     ...(turnover ? { turnover } : {}),
+    // Absent unless set: a scenario without it keeps its hash (and its trace) as before.
+    ...(parsed.standin ? { standin: resolveStandin(parsed.standin) } : {}),
   };
+}
+
+function resolveStandin(s: NonNullable<Parsed['standin']>): Partial<StandinDelays> {
+  const pair = (r: { min: number; max: number } | undefined): [number, number] | undefined =>
+    r === undefined ? undefined : [r.min, r.max];
+  const out: Partial<StandinDelays> = {};
+  const bootMs = pair(s.boot);
+  const sessionLoadMs = pair(s['session-load']);
+  const firstEventMs = pair(s['first-event']);
+  const itemGapMs = pair(s['item-gap']);
+  const items = pair(s.items);
+  if (bootMs) out.bootMs = bootMs;
+  if (sessionLoadMs) out.sessionLoadMs = sessionLoadMs;
+  if (firstEventMs) out.firstEventMs = firstEventMs;
+  if (itemGapMs) out.itemGapMs = itemGapMs;
+  if (items) out.items = items;
+  return out;
 }
 
 /** The published JSON Schema of a scenario file (the user-facing, kebab-case shape). */

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { paperclipUser, resolvePaperclipInstall } from '../../src/targets/paperclip/install.ts';
 import { BIN } from '../helpers/cli.ts';
 import { scratchDir } from '../helpers/tmp.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 /** Paperclip in fleetbench's cache (what `fleetbench targets install paperclip` puts there). */
 export function paperclipInstalled(): { skip: boolean; require(): void } {
@@ -102,4 +103,28 @@ export function processesIn(dir: string): string[] {
 /** Paperclip's directories left in a run's TMPDIR. */
 export function leftDirs(tmp: string): string[] {
   return readdirSync(tmp).filter((name) => name.startsWith('fleetbench-paperclip-'));
+}
+
+/**
+ * Waits for `condition` while the run is going: a run that exits first (it failed at start)
+ * fails the wait at once with its stderr, instead of waiting out the whole timeout.
+ */
+export async function whileRunning(
+  run: CliProcess,
+  what: string,
+  condition: () => boolean,
+  timeoutMs: number,
+): Promise<void> {
+  let exited: number | null | undefined;
+  void run.exited.then((code) => {
+    exited = code;
+  });
+  await waitUntil(what, () => condition() || exited !== undefined, { timeoutMs, everyMs: 500 });
+  if (!condition()) throw new Error(`the run exited (${exited}) before ${what}:\n${run.stderr()}`);
+}
+
+/** System V shared-memory segments created by these processes (PostgreSQL's, by its postmaster). */
+export function shmSegmentsOf(pids: readonly number[]): string[] {
+  const lines = readFileSync('/proc/sysvipc/shm', 'utf8').trim().split('\n').slice(1);
+  return lines.filter((line) => pids.includes(Number(line.trim().split(/\s+/)[4])));
 }

@@ -4,13 +4,20 @@
  * server killed by something else fails the run (exit 3), never a pass, and nothing is left
  * running either. The first uses Paperclip's `process` adapter, the second its codex_local.
  */
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { paperclipUser, resolvePaperclipInstall } from '../../src/targets/paperclip/install.ts';
 import { scratchDir } from '../helpers/tmp.ts';
-import { waitUntil } from '../helpers/wait.ts';
-import { leftDirs, paperclipInstalled, processesIn, runCli, traceLines } from './helpers.ts';
+import {
+  leftDirs,
+  paperclipInstalled,
+  processesIn,
+  runCli,
+  shmSegmentsOf,
+  traceLines,
+  whileRunning,
+} from './helpers.ts';
 
 const SCENARIO = new URL('../fixtures/paperclip-runs.yaml', import.meta.url).pathname;
 const installed = paperclipInstalled();
@@ -19,13 +26,24 @@ describe.skipIf(installed.skip)('the Paperclip server as the run’s child proce
   it('Ctrl-C: exit 130, a trace with its footer, a partial summary, nothing left running', async () => {
     installed.require();
     const run = runCli([SCENARIO, '--target', 'paperclip/process'], 'interrupt');
-    // Paperclip is up and its agent's runs are going: a run created, one finished.
-    await waitUntil('a finished run', () => traceLines(run.out).some((r) => r.name === 'run.ended'), {
-      timeoutMs: 240_000,
-      everyMs: 500,
-    });
+    // Paperclip is up and its agent's runs are going: a run created, one finished (a run that
+    // fails at start ends the wait at once, with its stderr).
+    await whileRunning(
+      run,
+      'a finished run',
+      () => traceLines(run.out).some((r) => r.name === 'run.ended'),
+      240_000,
+    );
     const started = traceLines(run.out).find((r) => r.name === 'paperclip.started');
     expect(started).toMatchObject({ data: { version: '2026.916.1' } });
+    // Booted before the run: run time starts at ready; the boot is its own record.
+    expect(started!.t as number).toBeLessThan(10_000);
+    expect(traceLines(run.out).find((r) => r.name === 'controlplane.boot')).toMatchObject({
+      t: 0,
+      labels: { reason: 'start' },
+      data: { beforeRun: true },
+    });
+    expect((started!.data as { bootMs: number }).bootMs).toBeGreaterThan(1_000);
     expect(processesIn(run.tmp).length).toBeGreaterThan(0);
     run.child.kill('SIGINT');
     const code = await Promise.race([
@@ -47,13 +65,51 @@ describe.skipIf(installed.skip)('the Paperclip server as the run’s child proce
     expect(leftDirs(run.tmp)).toEqual([]);
   });
 
+  it('two Ctrl-C 0.3 s apart: exit at once, and PostgreSQL still gets its SIGQUIT (no shared memory left)', async () => {
+    installed.require();
+    const run = runCli([SCENARIO, '--target', 'paperclip/process'], 'twice');
+    await whileRunning(
+      run,
+      'a run in flight',
+      () => traceLines(run.out).some((r) => r.name === 'run.created'),
+      240_000,
+    );
+    const postmasters = processesIn(run.tmp)
+      .filter((line) => /\bpostgres -D /.test(line))
+      .map((line) => Number(line.split(' ')[0]));
+    expect(postmasters.length).toBeGreaterThan(0);
+    expect(shmSegmentsOf(postmasters).length).toBeGreaterThan(0);
+    run.child.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 300));
+    run.child.kill('SIGINT');
+    const code = await Promise.race([
+      run.exited,
+      new Promise<string>((r) => setTimeout(() => r('hung'), 60_000)),
+    ]);
+    if (code === 'hung') run.child.kill('SIGKILL');
+    expect(code, run.stderr()).toBe(130);
+    expect(processesIn(run.tmp)).toEqual([]);
+    // A SIGKILLed postmaster leaves its segment behind; one that got SIGQUIT removes it.
+    expect(shmSegmentsOf(postmasters)).toEqual([]);
+  });
+
   it('the server killed by something else: the run fails (exit 3), nothing left running', async () => {
     installed.require();
-    const run = runCli([SCENARIO], 'killed');
-    await waitUntil('a run in flight', () => traceLines(run.out).some((r) => r.name === 'run.created'), {
-      timeoutMs: 240_000,
-      everyMs: 500,
-    });
+    // Through a symlink to the install: the server still starts (it is run by its real path).
+    const link = join(scratchDir('fleetbench-pc-link-'), 'paperclip');
+    chmodSync(dirname(link), 0o755);
+    symlinkSync(resolvePaperclipInstall(undefined, paperclipUser()).dir, link);
+    const run = runCli([SCENARIO, '--target', `paperclip:${link}`], 'killed');
+    await whileRunning(
+      run,
+      'a run in flight',
+      () => traceLines(run.out).some((r) => r.name === 'run.created'),
+      240_000,
+    );
+    // Its own output is plain text: Paperclip's forced colours are taken out.
+    const log = readFileSync(join(run.out, 'paperclip.log'), 'utf8');
+    expect(log).toMatch(/Server listener bound on/);
+    expect(log).not.toMatch(/\x1b\[/);
     const started = traceLines(run.out).find((r) => r.name === 'paperclip.started');
     const pid = (started?.data as { pid: number } | undefined)?.pid ?? 0;
     expect(pid).toBeGreaterThan(0);

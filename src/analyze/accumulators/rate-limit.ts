@@ -7,10 +7,9 @@ import type { ApiRecord } from '../../trace/schema.ts';
 import { SecondSeries } from '../bins.ts';
 import type { ResetWindowAcc } from '../burn.ts';
 import type { Accumulator } from './accumulator.ts';
-import { addTo } from './accumulator.ts';
 
 export interface RateLimitState {
-  sharedPoints: Map<string, number>;
+  sharedPoints: Map<string, Float64Array>;
   rlLimits: Map<string, number>;
   resetWindows: Map<string, ResetWindowAcc>;
   unwindowedCalls: Map<string, Float64Array>;
@@ -44,7 +43,8 @@ const seriesFromState = (map: Map<string, Float64Array>) =>
   new Map([...map].map(([key, values]) => [key, new SecondSeries(values)]));
 
 export class RateLimit implements Accumulator<RateLimitState> {
-  sharedPoints = new Map<string, number>();
+  /** Points of calls without a session, per second (a projection's window takes its share). */
+  sharedPoints = new Map<string, SecondSeries>();
   rlLimits = new Map<string, number>();
   /** Keyed `resource \0 reset`, in order of first sight. */
   resetWindows = new Map<string, ResetWindowAcc>();
@@ -62,7 +62,7 @@ export class RateLimit implements Accumulator<RateLimitState> {
     const resource = r.resource;
     const points = r.cost;
     const t = r.t;
-    if (r.session === undefined) addTo(this.sharedPoints, resource, points);
+    if (r.session === undefined) seriesOf(this.sharedPoints, resource).add(t, points);
     const hot = resource === this.hotName ? this.hot! : this.hotFor(resource);
     if (!hot.points.add(t, points)) this.beyondSeries++;
     const rl = r.rl;
@@ -128,7 +128,6 @@ export class RateLimit implements Accumulator<RateLimitState> {
     this.hotByName.clear();
     this.hotName = undefined;
     this.hot = undefined;
-    for (const [key, value] of other.sharedPoints) addTo(this.sharedPoints, key, value);
     for (const [key, value] of other.rlLimits) {
       const mine = this.rlLimits.get(key);
       if (mine === undefined || value > mine) this.rlLimits.set(key, value);
@@ -149,6 +148,7 @@ export class RateLimit implements Accumulator<RateLimitState> {
       [this.unwindowedCalls, other.unwindowedCalls],
       [this.unwindowedPoints, other.unwindowedPoints],
       [this.pointsPerSecond, other.pointsPerSecond],
+      [this.sharedPoints, other.sharedPoints],
     ] as const) {
       for (const [key, series] of source) seriesOf(target, key).merge(series);
     }
@@ -157,7 +157,7 @@ export class RateLimit implements Accumulator<RateLimitState> {
 
   toState(): RateLimitState {
     return {
-      sharedPoints: this.sharedPoints,
+      sharedPoints: seriesState(this.sharedPoints),
       rlLimits: this.rlLimits,
       resetWindows: this.resetWindows,
       unwindowedCalls: seriesState(this.unwindowedCalls),
@@ -169,7 +169,7 @@ export class RateLimit implements Accumulator<RateLimitState> {
 
   static fromState(state: RateLimitState): RateLimit {
     const out = new RateLimit();
-    out.sharedPoints = state.sharedPoints;
+    out.sharedPoints = seriesFromState(state.sharedPoints);
     out.rlLimits = state.rlLimits;
     out.resetWindows = state.resetWindows;
     out.unwindowedCalls = seriesFromState(state.unwindowedCalls);
@@ -181,7 +181,12 @@ export class RateLimit implements Accumulator<RateLimitState> {
 
   static transferables(state: RateLimitState): ArrayBuffer[] {
     const out: ArrayBuffer[] = [];
-    for (const map of [state.unwindowedCalls, state.unwindowedPoints, state.pointsPerSecond])
+    for (const map of [
+      state.unwindowedCalls,
+      state.unwindowedPoints,
+      state.pointsPerSecond,
+      state.sharedPoints,
+    ])
       for (const values of map.values()) out.push(values.buffer as ArrayBuffer);
     return out;
   }

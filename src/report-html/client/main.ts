@@ -14,6 +14,7 @@ import type {
   TimelineMarker,
   UnitReport,
 } from '../types.ts';
+import { recoverySplitLegend, recoverySplitSvg, runsOverTimeLegend, runsOverTimeSvg } from './speed.ts';
 
 type Child = Node | string | null | undefined | false;
 
@@ -60,6 +61,8 @@ const report = {
   charts: [] as string[],
   notes: [] as string[],
   layout: [] as Array<{ id: string; title: string; xLabel: string; yLabel: string; series: string[] }>,
+  /** SVG pictures (runs over time, recovery split): id, title and how many marks of each kind. */
+  pictures: [] as Array<{ id: string; title: string; marks: Record<string, number> }>,
 };
 (window as unknown as { fleetbenchReport: typeof report }).fleetbenchReport = report;
 
@@ -311,8 +314,10 @@ function budgetVerdict(b: BudgetRow): HTMLElement {
 }
 
 function figuresSection(u: UnitReport): HTMLElement {
-  const bracket =
-    u.bracket.length === 0
+  const showBracket = u.githubCalls > 0 || u.bracket.length > 0;
+  const bracket = !showBracket
+    ? ''
+    : u.bracket.length === 0
       ? note('No /rate_limit snapshots bracket this run.')
       : table(
           [...BRACKET_COLUMNS],
@@ -335,13 +340,18 @@ function figuresSection(u: UnitReport): HTMLElement {
       u.figures.map(([k, v]) => [k, v]),
       'pairs',
     ),
-    el('h4', {}, 'Rate-limit bracket'),
-    el(
-      'p',
-      { class: 'explain' },
-      'GitHub’s /rate_limit read just before and just after the run: the delta is what the run really cost, including calls the trace could not see.',
-    ),
-    bracket,
+    // A run that made no GitHub calls has no cost for the bracket to check.
+    ...(showBracket
+      ? [
+          el('h4', {}, 'Rate-limit bracket'),
+          el(
+            'p',
+            { class: 'explain' },
+            'GitHub’s /rate_limit read just before and just after the run: the delta is what the run really cost, including calls the trace could not see.',
+          ),
+          bracket,
+        ]
+      : []),
   );
 }
 
@@ -595,6 +605,83 @@ function gaugeChart(
   });
 }
 
+/** An SVG picture in a figure, with its legend, counted for readers and tests (report.pictures). */
+function picture(
+  id: string,
+  title: string,
+  explain: string,
+  drawing: SVGSVGElement,
+  legend: Array<[string, string]>,
+): HTMLElement {
+  const marks: Record<string, number> = {};
+  for (const node of drawing.querySelectorAll('[class]')) {
+    const name = node.getAttribute('class')!.split(' ')[0]!;
+    marks[name] = (marks[name] ?? 0) + 1;
+  }
+  report.pictures = report.pictures.filter((p) => p.id !== id);
+  report.pictures.push({ id, title, marks });
+  report.charts = report.charts.filter((c) => c !== id);
+  report.charts.push(id);
+  return el(
+    'figure',
+    { id: `chart-${id}`, 'data-picture': id },
+    el('h4', {}, title),
+    el('p', { class: 'explain' }, explain),
+    drawing as unknown as HTMLElement,
+    el(
+      'p',
+      { class: 'legend' },
+      ...legend.map(([colour, words]) =>
+        el(
+          'span',
+          { class: 'legend-item' },
+          el('span', { class: 'swatch', style: `background:${colour}` }),
+          ` ${words}`,
+        ),
+      ),
+    ),
+  );
+}
+
+/** A speed run's runs and recoveries: runs over time, then the recovery split. */
+function runsSection(u: UnitReport): HTMLElement | null {
+  if (!u.runsOverTime && !u.recoverySplit) return null;
+  const section = el('section', { class: 'card' }, el('h3', {}, 'Runs and recoveries'));
+  const t = u.runsOverTime;
+  if (t) {
+    section.append(
+      picture(
+        'runs-over-time',
+        'Runs over time',
+        `One row per session: each run from its creation to its end (the dark tick: its first activity). A restart shades the time the control plane was down; a run it cut shows when it was found lost, when its retry started and its first event after the restart, or a cross when it was never recovered.${t.sessions.length > 80 ? ` The first 80 of ${t.sessions.length} sessions.` : ''}${t.leftOut > 0 ? ` ${t.leftOut} runs past the analysis' limit are not drawn.` : ''}`,
+        runsOverTimeSvg(t),
+        runsOverTimeLegend(),
+      ),
+    );
+  }
+  const split = u.recoverySplit;
+  if (split) {
+    if (split.bars.length > 0)
+      section.append(
+        picture(
+          'recovery-split',
+          'Recovery split',
+          "One bar per recovery, from the moment the control plane was ready again: its own share (finding the run, retrying it, starting its agent) and the provider's (the agent's start and session load). The red line is the budget for the control plane's share.",
+          recoverySplitSvg(split),
+          recoverySplitLegend(split.budget),
+        ),
+      );
+    if (split.unrecovered.length > 0)
+      section.append(
+        note(
+          `Cut by a restart and never recovered (no bar: a failure of its restart row): ${split.unrecovered.join('; ')}.`,
+          'warn',
+        ),
+      );
+  }
+  return section;
+}
+
 function runSections(u: UnitReport): HTMLElement {
   const root = el('div', { class: 'unit', 'data-unit': u.id });
   root.append(
@@ -609,10 +696,15 @@ function runSections(u: UnitReport): HTMLElement {
     figuresSection(u),
   );
   const cost = el('section', { class: 'card' }, el('h3', {}, 'API cost over time'));
-  cost.append(callsChart(u), burstChart(u), perSessionChart(u), burnChart(u));
-  // A turnover run is about park and wake: its states and latencies come first, its (small)
-  // API traffic last.
-  if (!u.turnover) root.append(cost);
+  // Charts of GitHub calls only for a run that made some: four empty charts say nothing.
+  if (u.githubCalls > 0) cost.append(callsChart(u), burstChart(u), perSessionChart(u), burnChart(u));
+  else cost.append(note('This run made no GitHub API calls: there is no API cost to chart.'));
+  const runs = runsSection(u);
+  if (runs) root.append(runs);
+  // A turnover or speed run is about park/wake or runs and recoveries: those come first, its
+  // (small) API traffic last.
+  const costLast = u.turnover !== null || runs !== null;
+  if (!costLast) root.append(cost);
 
   const latency = el('section', { class: 'card' }, el('h3', {}, 'Latency distributions'));
   if (u.latency.length === 0) latency.append(note('No latency samples in this run.'));
@@ -666,7 +758,7 @@ function runSections(u: UnitReport): HTMLElement {
   }
   if (u.turnover) root.insertBefore(states, latency);
   else root.append(states);
-  if (u.turnover) root.append(cost);
+  if (costLast) root.append(cost);
   if (u.warnings.length > 0) {
     root.append(
       el('section', { class: 'card' }, el('h3', {}, 'Warnings'), ...u.warnings.map((w) => note(w, 'warn'))),

@@ -28,6 +28,8 @@ export interface RunSummaryOptions {
   overrides?: readonly string[];
   /** Show the Track B scorecard (default true; `fleetbench run` leaves it to a budget verdict). */
   scorecard?: boolean;
+  /** Where the scenario puts its steady.start marker: says what duration would judge the projections. */
+  steadyStartMs?: number;
 }
 
 /** A by-state gauge's last sample (`sessions`, or turnover's `actors`): final states, busiest first. */
@@ -91,6 +93,13 @@ function apiPairs(a: Analysis): Pair[] {
         : `${fmtInt(api.totals.calls)} · 304 ${fmtPct(c.notModifiedPct)} of ${fmtInt(c.requests)} conditional`,
     ],
   ];
+  const window = api.projection.window;
+  // Where the per-hour rate was read: the steady window, or (not judged) the whole run.
+  const rateBasis = !window
+    ? ''
+    : window.judged
+      ? ` (steady, from ${fmtMs(window.fromMs)})`
+      : ' over the whole run, its start included';
   for (const [resource, counts] of Object.entries(api.counts.byResource)) {
     const p = api.projection.byResource[resource];
     const perHour = p?.pointsPerHour ?? null;
@@ -100,7 +109,7 @@ function apiPairs(a: Analysis): Pair[] {
       p && perHour !== null ? Math.round((10_000 * (p.limit - perHour)) / p.limit) / 100 : null;
     list.push([
       resource,
-      `${fmtInt(counts.calls)} calls · ${fmtNum(counts.points)} points · ${fmtNum(perHour, 0)}/h of ${fmtInt(p?.limit)} · headroom ${headroom === null ? '–' : `${fmtNum(headroom)} %`} measured`,
+      `${fmtInt(counts.calls)} calls · ${fmtNum(counts.points)} points · ${fmtNum(perHour, 0)}/h of ${fmtInt(p?.limit)}${rateBasis} · headroom ${headroom === null ? '–' : `${fmtNum(headroom)} %`} ${window && !window.judged ? '(not judged)' : 'measured'}`,
     ]);
   }
   list.push(pollingFloorLine(api.pollingFloor));
@@ -139,11 +148,38 @@ function scorecardBlocks(a: Analysis): Block[] {
   ];
 }
 
+/**
+ * Why the projections were not judged and, when the scenario says where its steady window starts,
+ * the duration that would judge them (`--set duration=3m30s`).
+ */
+export function projectionNotes(a: Analysis, steadyStartMs?: number): string[] {
+  const window = a.api.projection.window;
+  if (!window || window.judged || a.api.totals.calls === 0) return [];
+  const advice =
+    steadyStartMs !== undefined
+      ? `this scenario's steady.start marker is at ${fmtMs(steadyStartMs)}: --set duration=${durationText(steadyStartMs + window.neededMs)} or longer judges them`
+      : window.advice;
+  return [
+    `projections not judged (per-hour burn, headroom at ${fmtInt(a.scorecard.at)} sessions): ${window.reason}; ${advice}`,
+  ];
+}
+
+/** A duration as `--set` takes it: `3m30s`. */
+function durationText(ms: number): string {
+  const s = Math.ceil(ms / 1000);
+  const m = Math.floor(s / 60);
+  const rest = s % 60;
+  return m === 0 ? `${rest}s` : rest === 0 ? `${m}m` : `${m}m${rest}s`;
+}
+
 export function runSummarySections(a: Analysis, options: RunSummaryOptions): Section[] {
+  const projection = projectionNotes(a, options.steadyStartMs);
   return [
     { title: 'Run', blocks: runBlocks(a, options) },
     // A run that started no sessions (turnover) made no API calls worth a block.
-    ...(options.outcome.sessionsStarted > 0 ? [{ title: 'GitHub API', blocks: [pairs(apiPairs(a))] }] : []),
+    ...(options.outcome.sessionsStarted > 0
+      ? [{ title: 'GitHub API', blocks: [pairs(apiPairs(a)), ...notesIf(projection, 'info')] }]
+      : []),
     ...(options.scorecard === false
       ? []
       : [{ title: `Track B scorecard: ${VERDICT_MARK[a.scorecard.verdict]}`, blocks: scorecardBlocks(a) }]),

@@ -21,7 +21,9 @@ export function scorecardRow(s: Scorecard, r: Scorecard['rows'][number]): string
     r.title,
     scorecardFigure(r, s.at),
     `${r.comparison} ${fmtNum(r.limit)}`,
-    `${VERDICT_MARK[r.verdict]}${r.projected && r.verdict !== 'unknown' ? ' (projected)' : ''}`,
+    r.notJudged !== undefined
+      ? '– not judged'
+      : `${VERDICT_MARK[r.verdict]}${r.projected && r.verdict !== 'unknown' ? ' (projected)' : ''}`,
   ];
 }
 

@@ -52,12 +52,11 @@ export function speedMetricsSection(a: Analysis): Section[] {
         'restarts',
         `${speed.restarts.length} (${[...byKind].map(([k, n]) => `${k} ${n}`).join(' · ')})${outages.length < speed.restarts.length ? `, ${speed.restarts.length - outages.length} FAILED (never ready)` : ''}, outage max ${fmtMs(outages.length > 0 ? Math.max(...outages) : null)} (removed from recoveries)`,
       ],
-      [
-        'recoveries',
-        `${fmtInt(speed.recoveries.length)} measured · ${fmtInt(speed.unrecovered.length)} without a provider event before the end`,
-      ],
+      ['recoveries', recoveryCountsText(speed)],
     );
   }
+  if ((runs.skipped ?? 0) > 0)
+    list.push(['skipped', `${fmtInt(runs.skipped)} inputs answered without a run`]);
   const blocks: Block[] = [
     table(
       [textColumn('metric'), textColumn('scope'), ...columns('role', 'n', 'p50', 'p90', 'p95', 'p99', 'max')],
@@ -67,6 +66,23 @@ export function speedMetricsSection(a: Analysis): Section[] {
     ...notesIf(speed.notes, 'info'),
   ];
   return [{ title: 'Speed', blocks }];
+}
+
+/** Every cut run accounted for, by adapter and restart kind: `codex hard: 2 cut · 1 recovered · 1 NOT recovered`. */
+function recoveryCountsText(speed: NonNullable<Analysis['speed']>): string {
+  const counts = speed.recoveryCounts ?? [];
+  if (counts.length === 0)
+    return `${fmtInt(speed.recoveries.length)} measured · ${fmtInt(speed.unrecovered.length)} not recovered`;
+  return counts
+    .map((c) => {
+      const parts = [`${fmtInt(c.cut)} cut`, `${fmtInt(c.recovered)} recovered`];
+      if (c.finished > 0) parts.push(`${fmtInt(c.finished)} finished during the outage`);
+      const closed = c.unrecovered - c.open;
+      if (closed > 0) parts.push(`${fmtInt(closed)} NOT recovered`);
+      if (c.open > 0) parts.push(`${fmtInt(c.open)} still recovering at the end`);
+      return `${c.adapter} ${c.kind}: ${parts.join(' · ')}`;
+    })
+    .join('; ');
 }
 
 /** Span percentiles (by name, then by label set), event counts, gauges. */

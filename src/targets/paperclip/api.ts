@@ -85,9 +85,18 @@ export class PaperclipApi {
     return this.call('POST', `/companies/${companyId}/agents`, agent);
   }
 
-  /** An on-demand wake: 202, the run queued. */
-  wake(agentId: string): Promise<HeartbeatRun> {
-    return this.call('POST', `/agents/${agentId}/wakeup`, { source: 'on_demand' });
+  /**
+   * An on-demand wake: 202 with the run queued, or 202 `{status: "skipped"}` and no run when
+   * Paperclip declines it (its heartbeat policy does not wake on demand, scheduling suppressed).
+   */
+  async wake(agentId: string): Promise<HeartbeatRun | { skipped: string }> {
+    const answer = await this.call<Partial<HeartbeatRun> & { status?: string }>(
+      'POST',
+      `/agents/${agentId}/wakeup`,
+      { source: 'on_demand' },
+    );
+    if (typeof answer?.id === 'string' && typeof answer.createdAt === 'string') return answer as HeartbeatRun;
+    return { skipped: typeof answer?.status === 'string' ? answer.status : 'no run in the answer' };
   }
 
   /** An agent's latest runs, newest first: a run in flight and the retry Paperclip made of it. */

@@ -13,8 +13,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
+  realpathSync,
   renameSync,
   rmSync,
   statSync,
@@ -77,6 +79,8 @@ export async function installPaperclip(options: {
   const env = options.env ?? process.env;
   const dir = resolve(options.dir ?? defaultInstallDir(env));
   const nodePackage = nodePackageName();
+  // The new install replaces `dir` whole: only ever a previous install of its own.
+  refuseForeignDir(dir);
   const started = Date.now();
   const parent = dirname(dir);
   mkdirSync(parent, { recursive: true });
@@ -85,7 +89,7 @@ export async function installPaperclip(options: {
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { mode: 0o755 });
   const manifest = {
-    name: 'fleetbench-paperclip',
+    name: MANIFEST_NAME,
     private: true,
     description: 'The real Paperclip for fleetbench --target paperclip (docs/paperclip.md)',
     dependencies: {
@@ -140,6 +144,35 @@ export async function installPaperclip(options: {
   renameSync(staging, dir);
   openUpPath(dir);
   return { dir, seconds };
+}
+
+/** The manifest's name in an install's package.json: what marks a directory as fleetbench's own. */
+const MANIFEST_NAME = 'fleetbench-paperclip';
+
+/**
+ * An install goes into a new directory, or replaces one that holds an install of its own (the
+ * manifest it writes): anything else in `dir` (a home directory, a project) is refused, exit 2,
+ * before anything is touched.
+ */
+function refuseForeignDir(dir: string): void {
+  let entries: string[];
+  try {
+    if (!lstatSync(dir).isDirectory()) {
+      throw new FleetbenchError('E_USAGE', `targets install: ${dir} exists and is not a directory`, {
+        hint: 'give --dir a new or empty directory',
+      });
+    }
+    entries = readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (entries.length === 0 || readPackage(dir)?.name === MANIFEST_NAME) return;
+  throw new FleetbenchError(
+    'E_USAGE',
+    `targets install: ${dir} is not empty and holds no install of fleetbench's (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, e.g. ${entries.slice(0, 3).join(', ')}): an install replaces its directory whole, so it is refused; nothing was changed`,
+    { hint: 'give --dir a new or empty directory (it is created), e.g. --dir ~/paperclip' },
+  );
 }
 
 /** The directories leading to an install are searchable by all (the server's user reads it). */
@@ -258,16 +291,19 @@ export function resolvePaperclipInstall(
       { hint: `install it there (npm i -E ${CLI_PACKAGE}@${PAPERCLIP_VERSION}) or run ${installHint}` },
     );
   }
-  const serverEntry = join(serverDir, 'dist', 'index.js');
-  if (!existsSync(serverEntry)) {
+  const entry = join(serverDir, 'dist', 'index.js');
+  if (!existsSync(entry)) {
     throw new FleetbenchError(
       'E_TARGET',
-      `${label}: ${SERVER_PACKAGE} at ${serverDir} is not built: ${serverEntry} does not exist`,
+      `${label}: ${SERVER_PACKAGE} at ${serverDir} is not built: ${entry} does not exist`,
       {
         hint: 'build the checkout first (pnpm install && pnpm build in Paperclip)',
       },
     );
   }
+  // Its real path: the server runs its main only when its entry is the module Node loaded
+  // (it compares the two), and an install reached through a symlink would exit 0 at once.
+  const serverEntry = realpathSync(entry);
   const serverVersion = readPackage(serverDir)?.version ?? 'unknown';
   const postgres = findEmbeddedPostgres(serverDir);
   if (postgres === undefined) {

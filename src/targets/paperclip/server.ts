@@ -26,9 +26,11 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { prebuiltFile } from '../../base/prebuilt.ts';
 import type { PaperclipInstall, PaperclipUser } from './install.ts';
+import { PlainText } from './log.ts';
 
 /** The stand-in's file: beside this source in a checkout, copied into dist/ by the package's build. */
 export const STANDIN_FILE = 'paperclip-standin.mjs';
@@ -38,6 +40,8 @@ export const BOOT_TIMEOUT_MS = 300_000;
 /** A graceful stop drains runs and stops PostgreSQL; past this it is killed. */
 const STOP_TIMEOUT_MS = 60_000;
 const HEALTH_POLL_MS = 100;
+/** On the exit path, how long PostgreSQL gets to act on SIGQUIT (it needs well under a second). */
+const SYNC_QUIT_MS = 3_000;
 /** Linux's USER_HZ: /proc times are in these ticks. */
 const TICKS_PER_SECOND = 100;
 
@@ -211,15 +215,21 @@ export class PaperclipServer {
     this.child = child;
     let boundPort: number | undefined;
     let tail = '';
-    const onOutput = (chunk: Buffer) => {
-      this.log?.write(chunk);
-      const text = tail + chunk.toString('utf8');
-      const match = /Server listener bound on [0-9.]+:(\d+)/.exec(text);
-      if (match) boundPort = Number(match[1]);
-      tail = text.slice(-200);
+    // Each stream as plain text (its colour codes out, its characters whole across chunks).
+    const output = (stream: NodeJS.ReadableStream | null) => {
+      const decoder = new StringDecoder('utf8');
+      const plain = new PlainText();
+      stream?.on('data', (chunk: Buffer) => {
+        const text = plain.write(decoder.write(chunk));
+        this.log?.write(text);
+        const seen = tail + text;
+        const match = /Server listener bound on [0-9.]+:(\d+)/.exec(seen);
+        if (match) boundPort = Number(match[1]);
+        tail = seen.slice(-200);
+      });
     };
-    child.stdout?.on('data', onOutput);
-    child.stderr?.on('data', onOutput);
+    output(child.stdout);
+    output(child.stderr);
     let exited: string | undefined;
     let booted = false;
     child.on('exit', (code, signal) => {
@@ -325,9 +335,17 @@ export class PaperclipServer {
     while (this.tiedPids().length > 0 && Date.now() < end) await sleep(100);
   }
 
-  /** The synchronous last resort (process exit): SIGKILL to all, directory removed. */
+  /**
+   * The synchronous last resort (process exit, a second Ctrl-C): PostgreSQL gets SIGQUIT first
+   * and a moment to shut down (a SIGKILLed postmaster leaves its shared-memory segment behind),
+   * then everything SIGKILL, and the directory is removed.
+   */
   killEverythingNow(): void {
     this.closed = true;
+    const postmasters = this.tiedPids().filter((p) => p.postmaster);
+    for (const { pid } of postmasters) signal(pid, 'SIGQUIT');
+    const until = Date.now() + SYNC_QUIT_MS;
+    while (postmasters.some(({ pid }) => alive(pid)) && Date.now() < until) sleepSync(20);
     if (this.child?.pid) signal(this.child.pid, 'SIGKILL');
     for (const { pid } of this.tiedPids()) signal(pid, 'SIGKILL');
     try {
@@ -418,3 +436,8 @@ function alive(pid: number): boolean {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
+
+/** A blocking wait, for the exit path (no event loop is left to wait on). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}

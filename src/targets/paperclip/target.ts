@@ -28,7 +28,7 @@ import type {
   Target,
 } from '../../contract/types.ts';
 import type { TraceSink } from '../../trace/writer.ts';
-import type { Scenario } from '../../workload/scenario.ts';
+import type { Scenario, StandinDelays } from '../../workload/scenario.ts';
 import { countSessionStates } from '../session-counts.ts';
 import { type HeartbeatRun, PaperclipApi, type PaperclipApiError } from './api.ts';
 import {
@@ -51,13 +51,18 @@ type PaperclipTargetRef = Extract<TargetRef, { kind: 'paperclip' }>;
  * CLI (docs/paperclip.md#the-stand-in-agents): a quick start, a session load when it resumes one,
  * a turn of a few tool calls that lasts 10-30 s, so restarts land in the middle of runs.
  */
-export const STANDIN_DELAYS = {
+export const STANDIN_DELAYS: StandinSettings = {
   bootMs: [300, 900],
   sessionLoadMs: [800, 2_500],
   firstEventMs: [200, 800],
   itemGapMs: [1_500, 4_000],
   items: [3, 6],
-} as const;
+};
+
+type StandinSettings = StandinDelays;
+
+/** When a boot was ready: Paperclip's own time of its ready phase, else when fleetbench saw it. */
+const readyAtOf = (boot: ServerBoot) => boot.paperclipReadyAt ?? boot.readyAt;
 
 const POLL_MS = 1_000;
 /** A run that failed waits this long for the retry Paperclip may queue for it. */
@@ -116,6 +121,10 @@ export class PaperclipTarget implements Target {
   private readonly savedSessions = new Set<string>();
   /** `agents: real`: the real CLIs and the run's provider emulator (docs/agents.md). */
   private readonly realAgents: RealAgents | undefined;
+  /** The server's first boot (before the run, or at its start). */
+  private firstBoot?: ServerBoot;
+  /** The stand-ins' delays: the defaults, with what the scenario's `standin:` sets. */
+  private readonly standin: StandinSettings;
 
   constructor(private readonly options: PaperclipTargetOptions) {
     if (options.clock.kind !== 'real')
@@ -128,6 +137,7 @@ export class PaperclipTarget implements Target {
       );
     }
     checkScenario(options.scenario, options.ref);
+    this.standin = { ...STANDIN_DELAYS, ...options.scenario.standin };
     // Refused before anything starts: the install and its Node are found and run (or the run stops here).
     this.user = paperclipUser();
     this.install = resolvePaperclipInstall(options.ref.dir, this.user);
@@ -157,7 +167,12 @@ export class PaperclipTarget implements Target {
 
   private toRunTime = (iso: string): number => this.wallToRunTime(Date.parse(iso));
 
-  async start(): Promise<void> {
+  /**
+   * The server's first boot, before the run's time starts (the engine starts it at ready): its
+   * 20-50 s are not the workload's. Its records are written by `start`, at run time 0.
+   */
+  async boot(): Promise<void> {
+    if (this.server) return;
     const workDir = mkdtempSync(join(tmpdir(), 'fleetbench-paperclip-'));
     this.server = new PaperclipServer({
       install: this.install,
@@ -168,11 +183,24 @@ export class PaperclipTarget implements Target {
     });
     try {
       await this.server.prepare();
-      const boot = await this.startServer('start').catch((error: Error) => {
+      this.firstBoot = await this.server.start().catch((error: Error) => {
         throw new FleetbenchError('E_TARGET', `Paperclip did not start: ${error.message}`, {
           hint: `its own output is in ${join(this.options.outDir, 'paperclip.log')}`,
         });
       });
+    } catch (error) {
+      // Whatever started (PostgreSQL, a half-booted server) does not outlive a failed start.
+      await this.closeAfterFailedStart();
+      throw error;
+    }
+  }
+
+  async start(): Promise<void> {
+    // Booted already when the engine asked for it before the run; otherwise now, in run time.
+    await this.boot();
+    const boot = this.firstBoot!;
+    try {
+      this.writeBoot(boot, 'start');
       this.options.trace.write({
         kind: 'event',
         name: 'paperclip.started',
@@ -185,33 +213,47 @@ export class PaperclipTarget implements Target {
           user: this.user?.name ?? null,
           pid: boot.pid,
           port: boot.port,
+          bootMs: Math.round(readyAtOf(boot) - boot.spawnedAt),
+          standin: this.standin,
         },
       });
       const company = await this.api.createCompany(`fleetbench ${this.options.scenario.name}`);
       this.companyId = company.id;
       await this.realAgents?.start(this.options.clock, this.options.rng.fork('provider'), this.options.trace);
     } catch (error) {
-      // Whatever started (PostgreSQL, a half-booted server) does not outlive a failed start.
-      this.stopping = true;
-      await this.server.close();
-      await this.realAgents?.stop(this.options.trace, this.now());
+      await this.closeAfterFailedStart();
       throw error;
     }
     this.poller = setInterval(() => void this.poll(), POLL_MS);
   }
 
-  /** Starts a server and writes its boot: spawn → listening → ready, and its CPU. */
+  private async closeAfterFailedStart(): Promise<void> {
+    // Whatever started (PostgreSQL, a half-booted server, the provider emulator) does not outlive a failed start.
+    this.stopping = true;
+    await this.server?.close();
+    await this.realAgents?.stop(this.options.trace, this.now());
+  }
+
+  /** Starts a server again (after a restart) and writes its boot. */
   private async startServer(reason: string): Promise<ServerBoot> {
     const boot = await this.server!.start();
+    this.writeBoot(boot, reason);
+    return boot;
+  }
+
+  /**
+   * A boot's record: spawn → ready (Paperclip's own time of it), with listening and CPU. The
+   * first boot, done before the run's time started, is written at 0 with `beforeRun` (its
+   * duration is the boot's; it ended when the run began).
+   */
+  private writeBoot(boot: ServerBoot, reason: string): void {
     const spawned = this.wallToRunTime(boot.spawnedAt);
-    const ready =
-      boot.paperclipReadyAt !== undefined
-        ? this.wallToRunTime(boot.paperclipReadyAt)
-        : this.wallToRunTime(boot.readyAt);
+    const ready = this.wallToRunTime(readyAtOf(boot));
+    const beforeRun = spawned < 0;
     this.options.trace.write({
       kind: 'span',
       name: 'controlplane.boot',
-      t: spawned,
+      t: Math.max(0, spawned),
       dur: Math.max(0, ready - spawned),
       labels: { reason },
       data: {
@@ -219,9 +261,9 @@ export class PaperclipTarget implements Target {
         listeningMs: Math.round(boot.listeningAt - boot.spawnedAt),
         readyMs: Math.round(ready - spawned),
         cpuMs: Math.round(boot.cpuMs),
+        ...(beforeRun ? { beforeRun: true } : {}),
       },
     });
-    return boot;
   }
 
   private onServerDied(how: string): void {
@@ -272,7 +314,7 @@ export class PaperclipTarget implements Target {
     if (adapter === undefined) throw new Error(`no Paperclip adapter for provider '${provider}'`);
     mkdirSync(join(cwd, 'codex-home'), { recursive: true, mode: 0o755 });
     if (this.user) await chownDirs([cwd, join(cwd, 'codex-home')], this.user);
-    const standin = JSON.stringify({ ...STANDIN_DELAYS, control: server.controlFile });
+    const standin = JSON.stringify({ ...this.standin, control: server.controlFile });
     const adapterConfig: Record<string, unknown> =
       adapter === 'codex_local'
         ? {
@@ -354,11 +396,26 @@ export class PaperclipTarget implements Target {
       session,
       labels: { adapter: info.adapter },
     });
-    const row = await this.whenUp(() => this.api.wake(info.agentId));
+    const answer = await this.whenUp(() => this.api.wake(info.agentId));
     // The agent resumes its codex session when it has one saved (Paperclip hands it back).
     const warm =
       (info.adapter === 'codex_local' || info.adapter === 'claude_local') &&
       this.savedSessions.has(info.agentId);
+    if ('skipped' in answer) {
+      // No run: recorded and counted as such, never a run without time; the session goes on.
+      this.options.trace.write({
+        kind: 'event',
+        name: 'run.skipped',
+        t: this.now(),
+        session,
+        labels: { adapter: info.adapter },
+        data: { status: answer.skipped, httpStatus: 202 },
+      });
+      for (const listener of this.noticeListeners)
+        listener({ type: 'run.skipped', session, run: '', turn: 1 });
+      return { run: '', start: warm ? 'warm' : 'cold' };
+    }
+    const row = answer;
     writeRunCreated(
       this.options.trace,
       { id: row.id, session, adapter: info.adapter, createdAt: row.createdAt, warm },
@@ -490,7 +547,7 @@ export class PaperclipTarget implements Target {
           },
         );
       });
-      const readyAt = this.wallToRunTime(boot.paperclipReadyAt ?? boot.readyAt);
+      const readyAt = this.wallToRunTime(readyAtOf(boot));
       trace.write({ kind: 'event', name: 'controlplane.ready', t: readyAt, labels: { reason: kind } });
       trace.write({
         kind: 'span',
