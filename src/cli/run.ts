@@ -76,6 +76,10 @@ export function register(program: Command, io: CommandIo): void {
       '--target <target>',
       'shorthand for --set target=...: reference, ao (agent-orchestrator, real clock), ao:DIR, paperclip (the real Paperclip, real clock: docs/paperclip.md), paperclip/ADAPTER, paperclip:DIR, http://HOST:PORT or module:PATH',
     )
+    .option(
+      '--agents <kind>',
+      'shorthand for --set agents=...: standin (default) or real: the real codex / Claude Code CLIs against the run\'s provider emulator (paperclip, ao; docs/agents.md)',
+    )
     .option('--clock <kind>', 'shorthand for --set clock=...: virtual or real')
     .option('--time-scale <x>', 'shorthand for --set time-scale=X (real clock: run ms per real ms)')
     .option(
