@@ -78,7 +78,7 @@ export function register(program: Command, io: CommandIo): void {
     )
     .option(
       '--agents <kind>',
-      'shorthand for --set agents=...: standin (default) or real: the real codex / Claude Code CLIs against the run\'s provider emulator (paperclip, ao; docs/agents.md)',
+      "shorthand for --set agents=...: standin (default) or real: the real codex / Claude Code CLIs against the run's provider emulator (paperclip, ao; docs/agents.md)",
     )
     .option('--clock <kind>', 'shorthand for --set clock=...: virtual or real')
     .option('--time-scale <x>', 'shorthand for --set time-scale=X (real clock: run ms per real ms)')
