@@ -60,7 +60,14 @@ function densest(times: number[], windowMs: number): number {
 
 /** From the first to the last of `times`, when there are at least 3 of them (0 otherwise). */
 export function spreadOf(times: readonly number[]): number {
-  return times.length < 3 ? 0 : Math.max(...times) - Math.min(...times);
+  if (times.length < 3) return 0;
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const t of times) {
+    min = Math.min(min, t);
+    max = Math.max(max, t);
+  }
+  return max - min;
 }
 
 /** Simulates the chains on one timeline: each cycle's duration and busiest second. */

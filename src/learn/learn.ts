@@ -31,7 +31,9 @@ function learnTransitions(samples: Learner['transitionSamples'], notes: Set<stri
   const groups = new Map<string, Learner['transitionSamples']>();
   for (const sample of samples) {
     const key = `${sample.from}→${sample.to}`;
-    groups.set(key, [...(groups.get(key) ?? []), sample]);
+    const group = groups.get(key);
+    if (group) group.push(sample);
+    else groups.set(key, [sample]);
   }
   const out: ModelTransition[] = [];
   for (const group of groups.values()) {

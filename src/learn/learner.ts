@@ -41,15 +41,24 @@ export const WORLD_TRIGGERS: Record<string, ModelTrigger> = {
   'world.pr.merged': 'merged',
 };
 
-export interface Call {
-  t: number;
-  dur: number;
-  op: string;
-  session?: string;
-  cycle?: number;
-  repo?: string;
-  source?: string;
-  cost: number;
+/**
+ * One api call as `model learn` keeps it: the scanner reuses its record (src/trace/scanner.ts), so
+ * the fields are copied into this small fixed-shape object as the trace is read. `op` is the
+ * operation's key in the model, named once the trace is read (Operations.resolve).
+ */
+export class Call {
+  op = '';
+  constructor(
+    readonly t: number,
+    readonly dur: number,
+    /** The call's kind (operation, protocol, method, route) as Operations numbered it. */
+    readonly kind: number,
+    readonly cost: number,
+    readonly session: string | undefined,
+    readonly cycle: number | undefined,
+    readonly repo: string | undefined,
+    readonly source: string | undefined,
+  ) {}
 }
 
 export interface Cycle {
@@ -114,54 +123,128 @@ export async function sha256Of(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** The catalogue of operations: one key per (op, protocol, method, route) the traces recorded. */
+/** One kind of call in the trace being read: its first record's fields and its tallies. */
+interface CallKind {
+  full: string;
+  op: string | undefined;
+  protocol: ModelOperation['protocol'];
+  method: string;
+  route: string;
+  resource: string;
+  calls: number;
+  cost: number;
+  durs: number[];
+}
+
+/**
+ * The catalogue of operations: one key per (op, protocol, method, route) the traces recorded, an
+ * op name alone when it went with one route only. Built as a trace streams by (`add`, one record at
+ * a time); the keys are settled once the trace is read, when every route of each op name is known
+ * (`resolve`).
+ */
 export class Operations {
   private readonly byKey = new Map<string, { op: ModelOperation; durs: number[]; cost: number }>();
   private readonly keyOf = new Map<string, string>();
   private readonly opRoutes = new Map<string, Set<string>>();
+  /** The trace being read: its kinds of call, numbered in the order first seen. */
+  private kinds: CallKind[] = [];
+  private kindIds = new Map<string, number>();
+  private last: { op?: string; protocol: string; method: string; route: string; id: number } | undefined;
 
-  /** First pass: which op names go with more than one route (those keys then name the route). */
-  see(r: ApiRecord): void {
-    if (r.op === undefined) return;
-    const routes = this.opRoutes.get(r.op) ?? new Set();
-    routes.add(`${r.protocol} ${r.method} ${r.route}`);
-    this.opRoutes.set(r.op, routes);
-  }
-
-  key(r: ApiRecord): string {
-    const full = `${r.op ?? ''}|${r.protocol}|${r.method}|${r.route}`;
-    let key = this.keyOf.get(full);
-    if (key === undefined) {
-      key =
-        r.op === undefined
-          ? `${r.method} ${r.route}`
-          : (this.opRoutes.get(r.op)?.size ?? 1) > 1
-            ? `${r.op} ${r.method} ${r.route}`
-            : r.op;
-      this.keyOf.set(full, key);
-    }
-    let entry = this.byKey.get(key);
-    if (!entry) {
-      entry = {
-        op: {
-          ...(r.op !== undefined ? { op: r.op } : {}),
+  /** A record as it is read: the number of its kind (the scanner's strings repeat as one object). */
+  add(r: ApiRecord): number {
+    const last = this.last;
+    let id: number;
+    if (
+      last !== undefined &&
+      last.op === r.op &&
+      last.protocol === r.protocol &&
+      last.method === r.method &&
+      last.route === r.route
+    )
+      id = last.id;
+    else {
+      const full = `${r.op ?? ''}|${r.protocol}|${r.method}|${r.route}`;
+      let known = this.kindIds.get(full);
+      if (known === undefined) {
+        known = this.kinds.length;
+        this.kindIds.set(full, known);
+        this.kinds.push({
+          full,
+          op: r.op,
           protocol: r.protocol,
           method: r.method,
           route: r.route,
           resource: r.resource,
-          points: 0,
-          latencyMs: null,
           calls: 0,
-        },
-        durs: [],
-        cost: 0,
+          cost: 0,
+          durs: [],
+        });
+        if (r.op !== undefined) {
+          const routes = this.opRoutes.get(r.op) ?? new Set();
+          routes.add(`${r.protocol} ${r.method} ${r.route}`);
+          this.opRoutes.set(r.op, routes);
+        }
+      }
+      id = known;
+      this.last = {
+        ...(r.op !== undefined ? { op: r.op } : {}),
+        protocol: r.protocol,
+        method: r.method,
+        route: r.route,
+        id,
       };
-      this.byKey.set(key, entry);
     }
-    entry.op.calls++;
-    entry.cost += r.cost;
-    entry.durs.push(r.dur);
-    return key;
+    const kind = this.kinds[id]!;
+    kind.calls++;
+    kind.cost += r.cost;
+    kind.durs.push(r.dur);
+    return id;
+  }
+
+  /**
+   * The trace is read: each kind's key (by its number), its calls in the catalogue. Without
+   * `keep` (a trace whose cost is not learned) only its op names' routes stay, as seen.
+   */
+  resolve(keep: boolean): string[] {
+    const kinds = keep ? this.kinds : [];
+    this.kinds = [];
+    this.kindIds = new Map();
+    this.last = undefined;
+    return kinds.map((kind) => {
+      let key = this.keyOf.get(kind.full);
+      if (key === undefined) {
+        key =
+          kind.op === undefined
+            ? `${kind.method} ${kind.route}`
+            : (this.opRoutes.get(kind.op)?.size ?? 1) > 1
+              ? `${kind.op} ${kind.method} ${kind.route}`
+              : kind.op;
+        this.keyOf.set(kind.full, key);
+      }
+      let entry = this.byKey.get(key);
+      if (!entry) {
+        entry = {
+          op: {
+            ...(kind.op !== undefined ? { op: kind.op } : {}),
+            protocol: kind.protocol,
+            method: kind.method,
+            route: kind.route,
+            resource: kind.resource,
+            points: 0,
+            latencyMs: null,
+            calls: 0,
+          },
+          durs: [],
+          cost: 0,
+        };
+        this.byKey.set(key, entry);
+      }
+      entry.op.calls += kind.calls;
+      entry.cost += kind.cost;
+      for (const dur of kind.durs) entry.durs.push(dur);
+      return key;
+    });
   }
 
   finish(): Record<string, ModelOperation> {

@@ -1,19 +1,20 @@
 /**
- * One trace read into the learner (docs/model.md): its records, then each part of the model in
- * turn (cycles and sessions, the calls of each session-cycle, events' extra calls, shared calls,
- * spawns, reviews, transitions, parallelism, the cycle-time fit's data). The whole trace is read
- * into memory (its api records as small tuples), bounded by MODEL_LEARN_LIMITS.
+ * One trace read into the learner (docs/model.md): one streaming pass over its records (api lines
+ * through the analyzer's scanner), then each part of the model in turn (cycles and sessions, the
+ * calls of each session-cycle, events' extra calls, shared calls, spawns, reviews, transitions,
+ * parallelism, the cycle-time fit's data), each linear in the trace (or n log n: sorted lookups).
+ * Its api records are kept in memory as small fixed-shape calls, bounded by MODEL_LEARN_LIMITS.
  */
 import { availableParallelism } from 'node:os';
-import { FleetbenchError } from '../base/errors.ts';
+import { InputFileError } from '../base/errors.ts';
 import { MODEL_LEARN_LIMITS } from '../base/limits.ts';
 import type { ModelState, ModelTrigger } from '../model/format.ts';
-import { type ReadStats, readTrace } from '../trace/reader.ts';
-import type { ApiRecord, BodyRecord, EventRecord, RunHeader, SpanRecord } from '../trace/schema.ts';
+import { type ReadStats, scanTrace } from '../trace/reader.ts';
+import type { EventRecord, RunHeader, SpanRecord } from '../trace/schema.ts';
 import { type Chain, type SimCycle, spreadOf } from './cycle-time.ts';
 import {
   asState,
-  type Call,
+  Call,
   CYCLE_END_SLACK_MS,
   type Cycle,
   EVENT_CYCLES,
@@ -30,12 +31,15 @@ import {
 } from './learner.ts';
 import { overrunVotes } from './overrun.ts';
 
-/** A trace's records by kind, with what its control plane said of the machine. */
+/** A trace read for learning: its calls (small fixed-shape objects), spans and events, and what its control plane said of the machine. */
 interface TraceRecords {
   file: string;
   header: RunHeader;
   stats: ReadStats;
-  apis: ApiRecord[];
+  /** Its api records, in file order. */
+  calls: Call[];
+  /** The sessions its calls name. */
+  callSessions: number;
   spans: SpanRecord[];
   events: EventRecord[];
   endMs: number;
@@ -58,61 +62,86 @@ interface Unit {
 const machine = (e?: EventRecord) =>
   (e?.data as { machine?: { loadavg?: number[]; cpus?: number } } | undefined)?.machine;
 
-export async function learnTrace(file: string, learner: Learner): Promise<void> {
-  const trace = await readRecords(file, learner);
+/** How far a trace's read has come: bytes of the file read, of its size. */
+export type LearnProgress = (bytesRead: number, bytesTotal: number) => void;
+
+export async function learnTrace(file: string, learner: Learner, onProgress?: LearnProgress): Promise<void> {
+  const trace = await readRecords(file, learner, onProgress);
   const pollCycles = trace.spans.filter((s) => s.name === 'poll.cycle').sort((a, b) => a.t - b.t);
-  if (pollCycles.length === 0 || !trace.apis.some((r) => r.cycle !== undefined && r.session !== undefined)) {
+  if (pollCycles.length === 0 || !trace.calls.some((c) => c.cycle !== undefined && c.session !== undefined)) {
     learner.notes.add(
       `${file}: no poll cycles with attributed calls (poll.cycle spans, api records with a session and a cycle): its cost was not learned`,
     );
+    learner.operations.resolve(false);
     await addProvenance(learner, trace, pollCycles.length);
     return;
   }
   learner.costTraces++;
+  const keys = learner.operations.resolve(true);
+  for (const call of trace.calls) call.op = keys[call.kind]!;
   new CostReading(trace, learner, pollCycles).learn();
   await addProvenance(learner, trace, pollCycles.length);
 }
 
-/** The records by kind; the parts learned from spans and events alone (outages, speed). */
-async function readRecords(file: string, learner: Learner): Promise<TraceRecords> {
-  const { records, stats } = await readTrace(file);
-  const apis: ApiRecord[] = [];
+/**
+ * One streaming pass over the file: canonical api lines through the analyzer's scanner into small
+ * calls (the record is reused), spans and events kept whole; then the parts learned from spans
+ * and events alone (outages, speed).
+ */
+async function readRecords(
+  file: string,
+  learner: Learner,
+  onProgress?: LearnProgress,
+): Promise<TraceRecords> {
+  const calls: Call[] = [];
+  const callSessions = new Set<string>();
   const spans: SpanRecord[] = [];
   const events: EventRecord[] = [];
   let endMs = 0;
-  for (const r of records as BodyRecord[]) {
-    if (r.kind === 'api') {
-      apis.push(r);
-      learner.operations.see(r);
-      endMs = Math.max(endMs, r.t + r.dur);
-    } else if (r.kind === 'span') {
-      spans.push(r);
-      endMs = Math.max(endMs, r.t + r.dur);
-    } else if (r.kind === 'event') {
-      events.push(r);
-      endMs = Math.max(endMs, r.t);
-    }
-  }
+  const { maxApiRecords } = MODEL_LEARN_LIMITS;
+  const stats = await scanTrace(
+    file,
+    (r) => {
+      if (r.kind === 'api') {
+        if (++learner.apiRecords > maxApiRecords)
+          throw new InputFileError(
+            'E_MODEL',
+            file,
+            undefined,
+            `more than ${maxApiRecords.toLocaleString('en-US')} api records over the traces (docs/limits.md): learn from shorter runs`,
+          );
+        const kind = learner.operations.add(r);
+        calls.push(new Call(r.t, r.dur, kind, r.cost, r.session, r.cycle, r.repo, r.source));
+        if (r.session) callSessions.add(r.session);
+        endMs = Math.max(endMs, r.t + r.dur);
+      } else if (r.kind === 'span') {
+        spans.push(r);
+        endMs = Math.max(endMs, r.t + r.dur);
+      } else if (r.kind === 'event') {
+        events.push(r);
+        endMs = Math.max(endMs, r.t);
+      }
+    },
+    { transientApi: true, ...(onProgress ? { onProgress } : {}) },
+  );
   for (const s of spans)
-    if (s.name === 'controlplane.outage' && typeof s.labels?.kind === 'string')
-      learner.outages.set(s.labels.kind, [...(learner.outages.get(s.labels.kind) ?? []), s.dur]);
+    if (s.name === 'controlplane.outage' && typeof s.labels?.kind === 'string') {
+      const list = learner.outages.get(s.labels.kind) ?? [];
+      list.push(s.dur);
+      learner.outages.set(s.labels.kind, list);
+    }
   learner.speed.add(
     [...spans].sort((a, b) => a.t - b.t),
     [...events].sort((a, b) => a.t - b.t),
   );
-  learner.apiRecords += apis.length;
-  if (learner.apiRecords > MODEL_LEARN_LIMITS.maxApiRecords)
-    throw new FleetbenchError(
-      'E_MODEL',
-      `${file}: more than ${MODEL_LEARN_LIMITS.maxApiRecords.toLocaleString('en-US')} api records over the traces (docs/limits.md): learn from shorter runs`,
-    );
   const started = events.find((e) => e.name === 'ao.started');
   const stopping = events.find((e) => e.name === 'ao.stopping');
   return {
     file,
     header: stats.header!,
     stats,
-    apis,
+    calls,
+    callSessions: callSessions.size,
     spans,
     events,
     endMs,
@@ -122,7 +151,7 @@ async function readRecords(file: string, learner: Learner): Promise<TraceRecords
 }
 
 async function addProvenance(learner: Learner, trace: TraceRecords, cycleCount: number): Promise<void> {
-  const { file, header, stats, apis, started, stopping } = trace;
+  const { file, header, stats, calls, started, stopping } = trace;
   const startLoad = machine(started);
   learner.traces.push({
     file,
@@ -137,9 +166,9 @@ async function addProvenance(learner: Learner, trace: TraceRecords, cycleCount: 
     clock: header.clock,
     startedAt: header.startedAt,
     durationMs: round(stats.footer?.t ?? trace.endMs, 0),
-    sessions: new Set(apis.flatMap((r) => (r.session ? [r.session] : []))).size,
+    sessions: trace.callSessions,
     cycles: cycleCount,
-    calls: apis.length,
+    calls: calls.length,
     load:
       startLoad?.loadavg && startLoad.cpus
         ? { start: startLoad.loadavg, end: machine(stopping)?.loadavg ?? null, cpus: startLoad.cpus }
@@ -147,18 +176,47 @@ async function addProvenance(learner: Learner, trace: TraceRecords, cycleCount: 
   });
 }
 
+/** The first index of `sorted` (ascending) whose value is above `value`. */
+function upperBound(sorted: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The first index of `sorted` (ascending) whose value is at least `value`. */
+function lowerBound(sorted: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The cost part of one trace with poll cycles: each step below adds its share to the learner. */
 class CostReading {
   private readonly cycles: Cycle[];
   private readonly cyclesById = new Map<number, Cycle[]>();
   private readonly sessions = new Map<string, Session>();
+  /** Each session's place in `sessions` (the order a cycle's sessions are taken in). */
+  private readonly sessionIndex = new Map<Session, number>();
   /** When the control plane came back from a restart (not its first start). */
   private readonly readies: number[] = [];
-  private readonly calls: Call[] = [];
   /** Calls of a spawn path, though they fell in a cycle of their repository. */
   private readonly spawnCalls = new Set<Call>();
   private readonly units: Unit[] = [];
+  /** Each session's units, in its cycles' order. */
+  private readonly unitsOf = new Map<Session, Unit[]>();
   private readonly cycleMembers = new Map<Cycle, Session[]>();
+  /** Per cycle, its calls by session (no session: ''), each session's in the cycle's order. */
+  private readonly callsBySession = new Map<Cycle, Map<string, Call[]>>();
   private readonly agentCalls: Call[] = [];
   private readonly projectScoped: boolean;
 
@@ -200,6 +258,7 @@ class CostReading {
     if (!s) {
       s = { id, createdAt: t, states: [], triggers: [], told: [], cycles: [] };
       this.sessions.set(id, s);
+      this.sessionIndex.set(s, this.sessionIndex.size);
     }
     return s;
   }
@@ -212,8 +271,15 @@ class CostReading {
       const interval = (s.data as { intervalMs?: unknown } | undefined)?.intervalMs;
       if (typeof interval === 'number') learner.intervals.push(interval);
     }
-    for (const c of this.cycles) this.cyclesById.set(c.id, [...(this.cyclesById.get(c.id) ?? []), c]);
-    if ([...this.cyclesById.values()].some((list) => list.length > 1))
+    let repeated = false;
+    for (const c of this.cycles) {
+      const list = this.cyclesById.get(c.id);
+      if (list) {
+        list.push(c);
+        repeated = true;
+      } else this.cyclesById.set(c.id, [c]);
+    }
+    if (repeated)
       learner.notes.add(
         'cycle ids repeat in a trace (a restarted control plane numbering from 1): calls were matched to the cycle nearest in time',
       );
@@ -278,36 +344,25 @@ class CostReading {
   /** Each call to its cycle, or to its session's spawn; sessions and cycles get the repository most of their calls name. */
   private attributeCalls(): void {
     const repoVotes = new Map<string, Map<string, number>>();
-    for (const r of this.trace.apis) {
-      const call: Call = {
-        t: r.t,
-        dur: r.dur,
-        op: this.learner.operations.key(r),
-        cost: r.cost,
-        ...(r.session !== undefined ? { session: r.session } : {}),
-        ...(r.cycle !== undefined ? { cycle: r.cycle } : {}),
-        ...(r.repo !== undefined ? { repo: r.repo } : {}),
-        ...(r.source !== undefined ? { source: r.source } : {}),
-      };
-      this.calls.push(call);
-      if (r.session !== undefined && r.repo !== undefined) {
-        const votes = repoVotes.get(r.session) ?? new Map<string, number>();
-        votes.set(r.repo, (votes.get(r.repo) ?? 0) + 1);
-        repoVotes.set(r.session, votes);
-        this.sessionOf(r.session, r.t);
+    for (const call of this.trace.calls) {
+      if (call.session !== undefined && call.repo !== undefined) {
+        const votes = repoVotes.get(call.session) ?? new Map<string, number>();
+        votes.set(call.repo, (votes.get(call.repo) ?? 0) + 1);
+        repoVotes.set(call.session, votes);
+        this.sessionOf(call.session, call.t);
       }
       // A call of the spawn path, though it fell in a cycle of its repository (the cycle is announced per repo).
-      const spawnedAt = r.session !== undefined ? this.sessions.get(r.session)?.spawnedAt : undefined;
-      if (spawnedAt !== undefined && r.t < spawnedAt && r.source !== 'agent') {
+      const spawnedAt = call.session !== undefined ? this.sessions.get(call.session)?.spawnedAt : undefined;
+      if (spawnedAt !== undefined && call.t < spawnedAt && call.source !== 'agent') {
         this.spawnCalls.add(call);
         continue;
       }
-      if (r.cycle === undefined) continue;
-      const candidates = this.cyclesById.get(r.cycle);
+      if (call.cycle === undefined) continue;
+      const candidates = this.cyclesById.get(call.cycle);
       if (!candidates) continue;
       let best = candidates[0]!;
       for (const c of candidates)
-        if (Math.abs(r.t - (c.t + c.end) / 2) < Math.abs(r.t - (best.t + best.end) / 2)) best = c;
+        if (Math.abs(call.t - (c.t + c.end) / 2) < Math.abs(call.t - (best.t + best.end) / 2)) best = c;
       best.calls.push(call);
     }
     for (const [id, votes] of repoVotes) {
@@ -322,38 +377,91 @@ class CostReading {
     }
   }
 
-  /** The sessions a cycle polled: created (spawned) before it, not merged or closed, of its project. */
-  private members(c: Cycle): Session[] {
-    return [...this.sessions.values()].filter((s) => {
-      if ((s.spawnedAt ?? s.createdAt) > c.t) return false;
-      const st = stateAt(s, c.t);
-      if (st === undefined || TERMINAL.has(st)) return false;
-      return !this.projectScoped || (c.repo !== undefined && s.repo === c.repo);
-    });
+  /** Whether a cycle at `t` polled the session: created (spawned) before it, not merged or closed. */
+  private polledAt(s: Session, t: number): boolean {
+    if ((s.spawnedAt ?? s.createdAt) > t) return false;
+    const st = stateAt(s, t);
+    return st !== undefined && !TERMINAL.has(st);
+  }
+
+  /**
+   * The sessions each cycle polled (created, or spawned, before it, not merged or closed, of its
+   * project), in the order the sessions were first seen. One sweep in time order: whether a
+   * session is polled changes only when it is created or spawned and when its state changes.
+   */
+  private sweepMembers(visit: (c: Cycle, members: Session[]) => void): void {
+    const changes: Array<[number, Session]> = [];
+    for (const s of this.sessions.values()) {
+      changes.push([Math.max(s.createdAt, s.spawnedAt ?? s.createdAt), s]);
+      for (const [t] of s.states) changes.push([t, s]);
+    }
+    changes.sort((a, b) => a[0] - b[0]);
+    /** Polled sessions by repository ('' for one loop for all). */
+    const active = new Map<string, Set<Session>>();
+    const bucket = (s: Session) => (this.projectScoped ? (s.repo ?? '\u0000none') : '');
+    let next = 0;
+    for (const c of this.cycles) {
+      const dirty = new Set<Session>();
+      while (next < changes.length && changes[next]![0] <= c.t) dirty.add(changes[next++]![1]);
+      for (const s of dirty) {
+        const key = bucket(s);
+        let set = active.get(key);
+        if (!set) {
+          set = new Set();
+          active.set(key, set);
+        }
+        if (this.polledAt(s, c.t)) set.add(s);
+        else set.delete(s);
+      }
+      const key = this.projectScoped ? c.repo : '';
+      const members = key === undefined ? [] : [...(active.get(key) ?? [])];
+      members.sort((a, b) => this.sessionIndex.get(a)! - this.sessionIndex.get(b)!);
+      visit(c, members);
+    }
+  }
+
+  /** A cycle's calls by session ('' for those of no session), in the cycle's order. */
+  private bySession(c: Cycle): Map<string, Call[]> {
+    let out = this.callsBySession.get(c);
+    if (!out) {
+      out = new Map();
+      for (const call of c.calls) {
+        const key = call.session ?? '';
+        const list = out.get(key);
+        if (list) list.push(call);
+        else out.set(key, [call]);
+      }
+      this.callsBySession.set(c, out);
+    }
+    return out;
   }
 
   /** Session-cycles: the sessions each cycle polled, with what it did to them and the events before. */
   private sessionCycles(): void {
-    for (const c of this.cycles) {
-      if (this.projectScoped && c.calls.length === 0) continue;
-      const list = this.members(c);
+    this.sweepMembers((c, list) => {
+      if (this.projectScoped && c.calls.length === 0) return;
       this.cycleMembers.set(c, list);
+      const own = this.bySession(c);
       for (const s of list) {
         s.cycles.push(c);
         const from = stateAt(s, c.t) ?? 'spawning';
         const to = stateAt(s, c.end + CYCLE_END_SLACK_MS) ?? from;
         const counts = new Map<string, number>();
-        for (const call of c.calls)
-          if (call.session === s.id) counts.set(call.op, (counts.get(call.op) ?? 0) + 1);
-        this.units.push({ session: s, cycle: c, from, to, counts, offsets: new Map() });
+        for (const call of own.get(s.id) ?? []) counts.set(call.op, (counts.get(call.op) ?? 0) + 1);
+        const unit: Unit = { session: s, cycle: c, from, to, counts, offsets: new Map() };
+        this.units.push(unit);
+        const units = this.unitsOf.get(s);
+        if (units) units.push(unit);
+        else this.unitsOf.set(s, [unit]);
       }
-    }
+    });
     for (const s of this.sessions.values()) {
-      const own = this.units.filter((u) => u.session === s);
+      const own = this.unitsOf.get(s) ?? [];
+      const starts = own.map((u) => u.cycle.t);
       for (const trigger of s.triggers) {
         if (!EXCESS_TRIGGERS.includes(trigger.on)) continue;
-        const after = own.filter((u) => u.cycle.t > trigger.t);
-        after.slice(0, EVENT_CYCLES).forEach((u, k) => {
+        const first = upperBound(starts, trigger.t);
+        own.slice(first, first + EVENT_CYCLES).forEach((u, k) => {
           const prev = u.offsets.get(trigger.on);
           if (prev === undefined || k + 1 < prev) u.offsets.set(trigger.on, k + 1);
         });
@@ -408,14 +516,25 @@ class CostReading {
     return entry;
   }
 
+  /** Each loop's cycle starts, in time order ('' for one loop for all). */
+  private loopStarts: Map<string, number[]> | undefined;
+
   /** Which of its loop's cycles since a restart this is (1-based), if within EVENT_CYCLES. */
   private restartOffsetOf(c: Cycle): number | undefined {
+    if (this.loopStarts === undefined) {
+      this.loopStarts = new Map();
+      for (const o of this.cycles) {
+        const list = this.loopStarts.get(o.project ?? '');
+        if (list) list.push(o.t);
+        else this.loopStarts.set(o.project ?? '', [o.t]);
+      }
+    }
+    const starts = this.loopStarts.get(c.project ?? '')!;
+    const upTo = upperBound(starts, c.t);
     let best: number | undefined;
     for (const t of this.readies) {
-      const loopCycles = this.cycles.filter(
-        (o) => o.t > t && (o.project ?? '') === (c.project ?? '') && o.t <= c.t,
-      );
-      const k = loopCycles.length;
+      // The loop's cycles that started after the restart, up to this one.
+      const k = upTo - upperBound(starts, t);
       if (k >= 1 && k <= EVENT_CYCLES && (best === undefined || k < best)) best = k;
     }
     return best;
@@ -451,7 +570,7 @@ class CostReading {
   /** Spawn: a session's calls outside any cycle before its first cycle (not its agent's). */
   private learnSpawns(): void {
     const { learner } = this;
-    for (const call of this.calls) {
+    for (const call of this.trace.calls) {
       if (this.spawnCalls.has(call)) {
         learner.spawn.add(call.op);
         continue;
@@ -473,19 +592,26 @@ class CostReading {
   /** Reviews: when the agent was told, and what it then did, per review and per comment. */
   private learnReviews(): void {
     const { review } = this.learner;
+    const agentCallsOf = new Map<string, Call[]>();
+    for (const c of this.agentCalls) {
+      const list = agentCallsOf.get(c.session!);
+      if (list) list.push(c);
+      else agentCallsOf.set(c.session!, [c]);
+    }
     let modelledAgent = 0;
     for (const s of this.sessions.values()) {
       const reviews = s.triggers.filter((t) => t.on === 'review-posted');
+      const starts = reviews.length > 0 ? s.cycles.map((c) => c.t) : [];
       for (const [i, posted] of reviews.entries()) {
         const next = reviews[i + 1]?.t ?? Number.POSITIVE_INFINITY;
         review.samples++;
         review.comments.push(posted.comments ?? 1);
         const told = s.told.find((t) => t >= posted.t && t < next);
         if (told !== undefined) {
-          const k = s.cycles.filter((c) => c.t > posted.t && c.t <= told).length;
+          const k = upperBound(starts, told) - upperBound(starts, posted.t);
           review.told.set(k, (review.told.get(k) ?? 0) + 1);
         }
-        const own = this.agentCalls.filter((c) => c.session === s.id && c.t >= posted.t && c.t < next);
+        const own = (agentCallsOf.get(s.id) ?? []).filter((c) => c.t >= posted.t && c.t < next);
         const counts = new Map<string, number>();
         for (const c of own) counts.set(c.op, (counts.get(c.op) ?? 0) + 1);
         for (const op of new Set([...counts.keys(), ...review.perReaction.keys()])) {
@@ -507,17 +633,18 @@ class CostReading {
   private learnTransitionSamples(): void {
     for (const s of this.sessions.values()) {
       let prev: ModelState = 'spawning';
+      const starts = s.cycles.map((c) => c.t);
       for (const [t, to] of s.states) {
         const from = prev;
         prev = to;
         if (from === to) continue;
         const inCycle = s.cycles.find((c) => c.t <= t && t <= c.end + CYCLE_END_SLACK_MS);
         const byKind = new Map<ModelTrigger, { lag: number; ms: number }>();
+        const upToCycle = inCycle ? upperBound(starts, inCycle.t) : 0;
         for (const trigger of s.triggers) {
           if (trigger.t > t) break;
-          const lag = inCycle
-            ? Math.max(1, s.cycles.filter((c) => c.t >= trigger.t && c.t <= inCycle.t).length)
-            : 0;
+          // The session's cycles from the trigger to the one that made the change.
+          const lag = inCycle ? Math.max(1, upToCycle - lowerBound(starts, trigger.t)) : 0;
           byKind.set(trigger.on, { lag, ms: t - trigger.t });
         }
         if (byKind.size > 0) this.learner.transitionSamples.push({ from, to, byKind });
@@ -529,16 +656,29 @@ class CostReading {
   private learnParallelism(): void {
     let widest = { sessions: 0, overlap: 0 };
     for (const [c, list] of this.cycleMembers) {
-      const spans: Array<[number, number]> = [];
+      const own = this.bySession(c);
+      const starts: number[] = [];
+      const ends: number[] = [];
       for (const s of list) {
-        const own = c.calls.filter((call) => call.session === s.id);
-        if (own.length === 0) continue;
-        spans.push([Math.min(...own.map((x) => x.t)), Math.max(...own.map((x) => x.t + x.dur))]);
+        const calls = own.get(s.id);
+        if (!calls) continue;
+        let start = Number.POSITIVE_INFINITY;
+        let end = Number.NEGATIVE_INFINITY;
+        for (const x of calls) {
+          start = Math.min(start, x.t);
+          end = Math.max(end, x.t + x.dur);
+        }
+        starts.push(start);
+        ends.push(end);
       }
+      // The most sessions in flight at any session's first call: started by then, not yet done.
+      const sortedStarts = Float64Array.from(starts).sort();
+      const sortedEnds = Float64Array.from(ends).sort();
       let overlap = 0;
-      for (const [a] of spans) overlap = Math.max(overlap, spans.filter(([x, y]) => x <= a && a < y).length);
-      if (spans.length > widest.sessions || (spans.length === widest.sessions && overlap > widest.overlap))
-        widest = { sessions: spans.length, overlap };
+      for (const a of starts)
+        overlap = Math.max(overlap, upperBoundTyped(sortedStarts, a) - upperBoundTyped(sortedEnds, a));
+      if (starts.length > widest.sessions || (starts.length === widest.sessions && overlap > widest.overlap))
+        widest = { sessions: starts.length, overlap };
     }
     if (widest.sessions >= 3 && widest.overlap < 0.8 * widest.sessions)
       this.learner.parallel = Math.max(this.learner.parallel, widest.overlap);
@@ -557,26 +697,24 @@ class CostReading {
     const simCycles: SimCycle[] = fitCycles.map((c) => ({ startMs: c.t, parallel: learner.parallel }));
     const chains: Chain[] = [];
     fitCycles.forEach((c, i) => {
-      const bySession = new Map<string, Call[]>();
-      for (const call of c.calls) {
-        const key = call.session ?? '';
-        bySession.set(key, [...(bySession.get(key) ?? []), call]);
-      }
-      for (const list of bySession.values())
+      for (const list of this.bySession(c).values())
         chains.push({
           cycle: i,
           startMs: c.t,
-          latenciesMs: list.sort((a, b) => a.t - b.t).map((x) => x.dur),
+          latenciesMs: [...list].sort((a, b) => a.t - b.t).map((x) => x.dur),
         });
     });
     const spawnBySession = new Map<string, Call[]>();
-    for (const call of this.calls)
+    for (const call of this.trace.calls)
       if (
         (this.spawnCalls.has(call) || call.cycle === undefined) &&
         call.source !== 'agent' &&
         call.session !== undefined
-      )
-        spawnBySession.set(call.session, [...(spawnBySession.get(call.session) ?? []), call]);
+      ) {
+        const list = spawnBySession.get(call.session);
+        if (list) list.push(call);
+        else spawnBySession.set(call.session, [call]);
+      }
     // A spawn starts when the session is created; when the control plane says its spawn returned,
     // what its calls do not account for is the spawn's own work (learn.ts, fitSpawnAndSpread).
     const spawns: Array<{ chain: number; tookMs: number }> = [];
@@ -607,7 +745,7 @@ class CostReading {
   /** The fit's observed side; the modelled side is computed once the profiles are final. */
   private addFitUnits(): void {
     const { learner, units } = this;
-    learner.fit.calls += this.trace.apis.length;
+    learner.fit.calls += this.trace.calls.length;
     learner.fit.sessionCycles += units.length;
     for (const u of units) for (const n of u.counts.values()) learner.fit.sessionCycleCalls += n;
     learner.fitUnits.push(() => {
@@ -624,4 +762,16 @@ class CostReading {
       return total;
     });
   }
+}
+
+/** upperBound on a sorted typed array. */
+function upperBoundTyped(sorted: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
