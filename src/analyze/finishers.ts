@@ -1,11 +1,17 @@
 /** The table of finishers (their contract is finisher.ts). */
 import { faultsFinisher } from './faults.ts';
 import type { Finisher } from './finisher.ts';
+import { modelCoverageFinisher } from './model-coverage.ts';
 import { speedFinisher } from './speed.ts';
 import { turnoverFinisher } from './turnover.ts';
 
 /** Every finisher the analyzer runs. */
-export const FINISHERS: readonly Finisher[] = [speedFinisher, turnoverFinisher, faultsFinisher];
+export const FINISHERS: readonly Finisher[] = [
+  speedFinisher,
+  turnoverFinisher,
+  faultsFinisher,
+  modelCoverageFinisher,
+];
 
 export function retainedByAnyFinisher(name: string): boolean {
   for (const finisher of FINISHERS) if (finisher.retains(name)) return true;

@@ -51,6 +51,7 @@ interface RunFlags {
   githubAdminToken?: string;
   startAt?: string;
   timeScale?: string;
+  allowExtrapolation?: boolean;
   metricsPort?: number;
   otlpPort?: number;
   metricsLinger: number;
@@ -125,6 +126,10 @@ export function register(program: Command, io: CommandIo): void {
     .option('--clock <kind>', 'shorthand for --set clock=...: virtual or real')
     .option('--time-scale <x>', 'shorthand for --set time-scale=X (real clock: run ms per real ms)')
     .option(
+      '--allow-extrapolation',
+      'shorthand for --set polling.allow-extrapolation=true: replay a learned model where the run needs states or events it never saw, saying so, instead of refusing (docs/model.md#coverage)',
+    )
+    .option(
       '--metrics-port <n>',
       'real clock: serve Prometheus metrics on 127.0.0.1:N/metrics (0: a free port)',
       portNumber,
@@ -166,7 +171,7 @@ export function register(program: Command, io: CommandIo): void {
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --metrics-port 9464\n\nScenario fields: docs/scenarios.md. Live runs (real clock, targets, telemetry): docs/live-runs.md.\nExit codes: 0 done (every judged budget holds), 2 bad input, 3 the run failed (target lost, clock stalled: partial summary written), 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
+      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --metrics-port 9464\n  fleetbench run S3-T2-10 --set polling.strategy=learned --set polling.model=model.yaml --set host.load=18\n\nScenario fields: docs/scenarios.md. Live runs (real clock, targets, telemetry): docs/live-runs.md.\nExit codes: 0 done (every judged budget holds), 2 bad input, 3 the run failed (target lost, clock stalled: partial summary written), 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
     )
     .action((ref: string, flags: RunFlags) => runCommand(ref, flags, io));
 }
@@ -256,6 +261,8 @@ function resolveRequest(ref: string, flags: RunFlags, io: CommandIo): RunRequest
   if (flags.target !== undefined) overrides.push({ path: ['target'], value: flags.target });
   if (flags.clock !== undefined) overrides.push({ path: ['clock'], value: flags.clock });
   if (flags.timeScale !== undefined) overrides.push({ path: ['time-scale'], value: Number(flags.timeScale) });
+  if (flags.allowExtrapolation === true)
+    overrides.push({ path: ['polling', 'allow-extrapolation'], value: true });
   if (flags.github !== undefined) flags.github = parseEmulatorUrl(flags.github);
   const { scenario, cell } = resolveScenarioRef(ref, overrides);
   const target = parseTarget(scenario.target);

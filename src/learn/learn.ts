@@ -12,11 +12,13 @@ import {
   MODEL_FORMAT,
   type Model,
   type ModelCalls,
+  type ModelCoverage,
   type ModelEventProfile,
   type ModelHistogram,
   type ModelTransition,
+  modelTriggers,
 } from '../model/format.ts';
-import { type Chain, fitClientTimes, type SimCycle, simulateCycles } from './cycle-time.ts';
+import { type FittedClientTimes, fitClientTimes, simulateCycles } from './cycle-time.ts';
 import { Learner, percentile, percentiles, round } from './learner.ts';
 import { decideOverrun } from './overrun.ts';
 import { learnTrace } from './trace.ts';
@@ -97,6 +99,8 @@ const pctError = (model: number, trace: number) =>
 export interface LearnOptions {
   /** What the model is called (default: what the first trace says ran). */
   name?: string;
+  /** Told as each trace is read: its bytes read so far, of its size (a progress bar). */
+  onProgress?: (file: string, bytesRead: number, bytesTotal: number) => void;
 }
 
 export async function learnModel(files: readonly string[], options: LearnOptions = {}): Promise<Model> {
@@ -107,7 +111,9 @@ export async function learnModel(files: readonly string[], options: LearnOptions
       `model learn reads at most ${MODEL_LEARN_LIMITS.maxTraces} traces (docs/limits.md), got ${files.length}`,
     );
   const learner = new Learner();
-  for (const file of files) await learnTrace(file, learner);
+  const { onProgress } = options;
+  for (const file of files)
+    await learnTrace(file, learner, onProgress ? (read, total) => onProgress(file, read, total) : undefined);
   const speed = learner.speed.finish();
   if (learner.costTraces === 0 && speed === null)
     throw new FleetbenchError(
@@ -126,7 +132,7 @@ export async function learnModel(files: readonly string[], options: LearnOptions
   );
   learner.notes.add(overrun.note);
 
-  const fit = learner.fitGroups.length > 0 ? fitGroups(learner.fitGroups) : NO_FIT;
+  const fit = learner.fitGroups.length > 0 ? fitClientTimes(learner.fitGroups) : NO_FIT;
   const { spawnCpuMs, cycleSpread } = fitSpawnAndSpread(learner.fitGroups, fit);
   const first = learner.traces[0]!;
   const intervals = learner.intervals.sort((a, b) => a - b);
@@ -142,6 +148,7 @@ export async function learnModel(files: readonly string[], options: LearnOptions
     },
     cycleTime: {
       cores: learner.fitGroups[0]?.cores ?? 1,
+      load: learner.fitGroups[0]?.load ?? 0,
       cpuMsPerCall: fit.cpuMsPerCall,
       waitMsPerCall: fit.waitMsPerCall,
       launchMsPerCall: fit.launchMsPerCall,
@@ -160,16 +167,17 @@ export async function learnModel(files: readonly string[], options: LearnOptions
     events: eventProfiles(learner),
     speed,
     restartOutageMs: restartOutages(learner),
+    coverage: coverageOf(learner),
     fit: fitReport(learner, fit),
   };
 }
 
 /** A model without poll cycles (speed only): no client times. */
-const NO_FIT: ReturnType<typeof fitClientTimes> = {
+const NO_FIT: FittedClientTimes = {
   cpuMsPerCall: 0,
   waitMsPerCall: 0,
   launchMsPerCall: 0,
-  modelled: { durations: [], bursts: [], spreads: [], chainEnds: [] },
+  modelled: { durations: [], spreads: [], chainEnds: [] },
 };
 
 /** The restart rows' shared calls, made relative to the steady shared calls of a cycle. */
@@ -228,6 +236,21 @@ function reviewReaction(learner: Learner): Model['sessions']['review'] {
   return { samples: review.samples, toldAfterCycles: histogram(review.told), perReaction, perComment };
 }
 
+/** What the traces showed: every kind of event (0 for those they never did), restarts, the largest cycle. */
+function coverageOf(learner: Learner): ModelCoverage {
+  const { events, restarts, sessions, callsPerCycle } = learner.coverage;
+  const restartCounts: ModelCoverage['restarts'] = {};
+  for (const kind of ['hard', 'graceful', 'hot'] as const) {
+    const n = restarts.get(kind);
+    if (n) restartCounts[kind] = n;
+  }
+  return {
+    events: Object.fromEntries(modelTriggers.map((on) => [on, events.get(on) ?? 0])),
+    restarts: restartCounts,
+    scale: { sessions, callsPerCycle },
+  };
+}
+
 function restartOutages(learner: Learner): Model['restartOutageMs'] {
   const outage: Model['restartOutageMs'] = {};
   for (const [kind, list] of learner.outages)
@@ -237,7 +260,7 @@ function restartOutages(learner: Learner): Model['restartOutageMs'] {
 }
 
 /** The model beside its own traces: calls, calls per session-cycle, the cycles' length. */
-function fitReport(learner: Learner, fit: ReturnType<typeof fitClientTimes>): Model['fit'] {
+function fitReport(learner: Learner, fit: FittedClientTimes): Model['fit'] {
   const modelledSessionCycleCalls = learner.fitUnits.reduce((a, f) => a + f(), 0);
   const sum = (calls: ModelCalls) => calls.reduce((a, c) => a + c.mean, 0);
   const modelledShared =
@@ -288,7 +311,7 @@ function fitSpawnAndSpread(
   const extra: number[] = [];
   const ratios: number[] = [];
   for (const g of groups) {
-    const sim = simulateCycles(g.cycles, g.chains, { cores: g.cores, ...fit });
+    const sim = simulateCycles(g.cycles, g.chains, { cores: g.cores, load: g.load, ...fit })!;
     for (const spawn of g.spawns) {
       const simulated = sim.chainEnds[spawn.chain]! - g.chains[spawn.chain]!.startMs;
       extra.push(Math.max(0, spawn.tookMs - simulated));
@@ -304,34 +327,4 @@ function fitSpawnAndSpread(
     spawnCpuMs: extra.length > 0 ? round(percentile(sorted(extra), 50), 0) : 0,
     cycleSpread: r.length > 1 ? round(Math.max(1, percentile(r, 95) / percentile(r, 50)), 3) : 1,
   };
-}
-
-/** The client times fitted over every trace's cycles at once (each on its own machine's cores). */
-function fitGroups(groups: Learner['fitGroups']): ReturnType<typeof fitClientTimes> {
-  if (groups.length === 1) {
-    const g = groups[0]!;
-    return fitClientTimes(g.cycles, g.chains, g.observed, g.spreads, g.cores);
-  }
-  // Several traces: one timeline per trace, offset so they never overlap.
-  let offset = 0;
-  const cycles: SimCycle[] = [];
-  const chains: Chain[] = [];
-  const observed: number[] = [];
-  const spreads: number[] = [];
-  for (const g of groups) {
-    const base = cycles.length;
-    const span = Math.max(0, ...g.cycles.map((c) => c.startMs), ...g.chains.map((c) => c.startMs)) + 1;
-    cycles.push(...g.cycles.map((c) => ({ ...c, startMs: c.startMs + offset })));
-    chains.push(
-      ...g.chains.map((c) => ({
-        ...c,
-        cycle: c.cycle < 0 ? -1 : c.cycle + base,
-        startMs: c.startMs + offset,
-      })),
-    );
-    observed.push(...g.observed);
-    spreads.push(...g.spreads);
-    offset += span + 86_400_000;
-  }
-  return fitClientTimes(cycles, chains, observed, spreads, groups[0]!.cores);
 }

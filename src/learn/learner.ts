@@ -14,7 +14,7 @@ import type {
 } from '../model/format.ts';
 import { modelStates } from '../model/format.ts';
 import type { ApiRecord } from '../trace/schema.ts';
-import type { Chain, SimCycle } from './cycle-time.ts';
+import type { FitGroup } from './cycle-time.ts';
 import type { OverrunVotes } from './overrun.ts';
 import { SpeedLearner } from './speed.ts';
 
@@ -275,15 +275,12 @@ export class Learner {
     comments: [] as number[],
   };
   readonly outages = new Map<string, number[]>();
-  readonly fitGroups: Array<{
-    /** Spawn chains with how long the spawn took (creation → the control plane's word that it returned). */
-    spawns: Array<{ chain: number; tookMs: number }>;
-    cycles: SimCycle[];
-    chains: Chain[];
-    observed: number[];
-    spreads: number[];
-    cores: number;
-  }> = [];
+  readonly fitGroups: Array<
+    FitGroup & {
+      /** Spawn chains with how long the spawn took (creation → the control plane's word that it returned). */
+      spawns: Array<{ chain: number; tookMs: number }>;
+    }
+  > = [];
   readonly traces: ModelTraceProvenance[] = [];
   readonly notes = new Set<string>();
   readonly speed = new SpeedLearner();
@@ -295,6 +292,13 @@ export class Learner {
   /** How the loops' cycles after overruns started, over the traces (overrun.ts). */
   readonly overrun: OverrunVotes = { skip: 0, immediate: 0, unclear: 0 };
   apiRecords = 0;
+  /** What the traces showed (docs/model.md#coverage): events by kind, restarts by kind, the largest cycle. */
+  readonly coverage = {
+    events: new Map<ModelTrigger, number>(),
+    restarts: new Map<string, number>(),
+    sessions: 0,
+    callsPerCycle: 0,
+  };
   fit = { calls: 0, modelled: 0, sessionCycles: 0, sessionCycleCalls: 0, unmodelled: 0 };
   /** Per trace, the session-cycles with their keys (for the modelled side of the fit). */
   readonly fitUnits: Array<() => number> = [];

@@ -62,6 +62,9 @@ interface Unit {
 const machine = (e?: EventRecord) =>
   (e?.data as { machine?: { loadavg?: number[]; cpus?: number } } | undefined)?.machine;
 
+/** A `world.review.posted` this close to a review burst's `fault.start` marks that burst. */
+const BURST_MARK_SLACK_MS = 10_000;
+
 /** How far a trace's read has come: bytes of the file read, of its size. */
 export type LearnProgress = (bytesRead: number, bytesTotal: number) => void;
 
@@ -287,7 +290,12 @@ class CostReading {
 
   /** Sessions' states, what happened to them, when their agents were told, the restarts. */
   private readEvents(): void {
+    const bursts: Array<{ t: number; prs: number; comments: number }> = [];
+    const posted: number[] = [];
     for (const e of this.trace.events.sort((a, b) => a.t - b.t)) {
+      if (e.name === 'fault.start' && e.labels?.type === 'review-burst')
+        bursts.push({ t: e.t, prs: Number(e.labels.prs ?? 0), comments: Number(e.labels.comments ?? 0) });
+      if (e.name === 'world.review.posted') posted.push(e.t);
       if (e.name === 'session.state' && e.session) {
         const from = e.labels?.from;
         const s = this.sessionOf(e.session, e.t);
@@ -311,6 +319,9 @@ class CostReading {
         this.sessionOf(e.session, e.t).spawnedAt = e.t;
       } else if (e.name === 'controlplane.ready' && e.labels?.reason !== 'start') {
         this.readies.push(e.t);
+        const kind = String(e.labels?.reason ?? 'unknown');
+        const { restarts } = this.learner.coverage;
+        restarts.set(kind, (restarts.get(kind) ?? 0) + 1);
       } else if (
         e.session &&
         (e.name === 'agent.review.received' ||
@@ -319,6 +330,63 @@ class CostReading {
         this.sessionOf(e.session, e.t).told.push(e.t);
       }
     }
+    this.reviewsFromBursts(bursts, posted);
+  }
+
+  /**
+   * A review burst the trace marks only by its `fault.start` (no `world.review.posted` near it: a
+   * trace whose world events were not recorded): the reviewed sessions are those whose agents
+   * were told of a review, or made calls of their own, after it and before the next burst, the
+   * first `prs` of them; its comments are shared among them in proportion to their agents' calls
+   * (an agent answers each comment), at least one each.
+   */
+  private reviewsFromBursts(
+    bursts: ReadonlyArray<{ t: number; prs: number; comments: number }>,
+    posted: readonly number[],
+  ): void {
+    bursts.forEach((burst, i) => {
+      if (posted.some((t) => Math.abs(t - burst.t) <= BURST_MARK_SLACK_MS)) return;
+      const next = bursts[i + 1]?.t ?? Number.POSITIVE_INFINITY;
+      const within = (t: number) => t >= burst.t && t < next;
+      const first = new Map<string, number>();
+      const agentCalls = new Map<string, number>();
+      const note = (session: string, t: number) => {
+        if (within(t) && !first.has(session)) first.set(session, t);
+      };
+      for (const s of this.sessions.values()) for (const t of s.told) note(s.id, t);
+      for (const call of this.trace.calls)
+        if (call.source === 'agent' && call.session !== undefined && within(call.t)) {
+          note(call.session, call.t);
+          agentCalls.set(call.session, (agentCalls.get(call.session) ?? 0) + 1);
+        }
+      const reviewed = [...first]
+        .sort((a, b) => a[1] - b[1])
+        .slice(0, burst.prs > 0 ? burst.prs : undefined)
+        .map(([id]) => id);
+      if (reviewed.length === 0) return;
+      // Largest remainders, so that the shares add up to the burst's comments.
+      const weights = reviewed.map((id) => agentCalls.get(id) ?? 0);
+      const total = weights.reduce((a, b) => a + b, 0);
+      const exact = reviewed.map((_, k) =>
+        total > 0 ? (burst.comments * weights[k]!) / total : burst.comments / reviewed.length,
+      );
+      const shares = exact.map(Math.floor);
+      const left = burst.comments - shares.reduce((a, b) => a + b, 0);
+      [...exact.keys()]
+        .sort((a, b) => exact[b]! - shares[b]! - (exact[a]! - shares[a]!) || a - b)
+        .slice(0, Math.max(0, left))
+        .forEach((k) => {
+          shares[k]!++;
+        });
+      reviewed.forEach((id, k) => {
+        this.sessions
+          .get(id)
+          ?.triggers.push({ t: burst.t, on: 'review-posted', comments: Math.max(1, shares[k]!) });
+      });
+      this.learner.notes.add(
+        `${this.trace.file}: the review burst at ${Math.round(burst.t / 1000)} s is marked only by its fault.start (no world.review.posted): its ${reviewed.length} reviewed sessions are those whose agents were told or made calls after it`,
+      );
+    });
   }
 
   /** How the loop went on after its overruns; then each restart as a trigger of every session before it. */
@@ -338,7 +406,13 @@ class CostReading {
     for (const key of ['skip', 'immediate', 'unclear'] as const) this.learner.overrun[key] += votes[key];
     for (const s of this.sessions.values())
       for (const t of this.readies) if (t > s.createdAt) s.triggers.push({ t, on: 'restart' });
-    for (const s of this.sessions.values()) s.triggers.sort((a, b) => a.t - b.t);
+    const { events } = this.learner.coverage;
+    for (const s of this.sessions.values()) {
+      s.triggers.sort((a, b) => a.t - b.t);
+      for (const trigger of s.triggers)
+        if (trigger.on !== 'restart') events.set(trigger.on, (events.get(trigger.on) ?? 0) + 1);
+    }
+    events.set('restart', (events.get('restart') ?? 0) + this.readies.length);
   }
 
   /** Each call to its cycle, or to its session's spawn; sessions and cycles get the repository most of their calls name. */
@@ -441,6 +515,9 @@ class CostReading {
     this.sweepMembers((c, list) => {
       if (this.projectScoped && c.calls.length === 0) return;
       this.cycleMembers.set(c, list);
+      const { coverage } = this.learner;
+      coverage.sessions = Math.max(coverage.sessions, list.length);
+      coverage.callsPerCycle = Math.max(coverage.callsPerCycle, c.calls.length);
       const own = this.bySession(c);
       for (const s of list) {
         s.cycles.push(c);
@@ -693,6 +770,13 @@ class CostReading {
       learner.notes.add(
         `the traces do not say their machine's cores: the cycle time is fitted for this machine's ${cores}`,
       );
+    // The machine's other work while the trace ran: its 1-minute load average when the run started
+    // (before the control plane's own processes), as runnable tasks sharing the cores.
+    const load = machine(this.trace.started)?.loadavg?.[0];
+    if (load === undefined)
+      learner.notes.add(
+        "the traces do not say their machine's load: the cycle time is fitted as if nothing else ran on it",
+      );
     const fitCycles = this.cycles.filter((c) => c.calls.length > 0);
     const simCycles: SimCycle[] = fitCycles.map((c) => ({ startMs: c.t, parallel: learner.parallel }));
     const chains: Chain[] = [];
@@ -739,6 +823,7 @@ class CostReading {
         return spreadOf([...first.values()]);
       }),
       cores,
+      load: load ?? 0,
     });
   }
 
