@@ -82,32 +82,29 @@ class FlatHeap {
     return this.keys.length > 0 ? this.keys[0]! : Number.POSITIVE_INFINITY;
   }
 
-  private before(i: number, j: number): boolean {
-    const ki = this.keys[i]!;
-    const kj = this.keys[j]!;
-    return ki < kj || (ki === kj && this.seqs[i]! < this.seqs[j]!);
-  }
-
-  private swap(i: number, j: number): void {
-    const { keys, seqs, as, bs } = this;
-    [keys[i], keys[j]] = [keys[j]!, keys[i]!];
-    [seqs[i], seqs[j]] = [seqs[j]!, seqs[i]!];
-    [as[i], as[j]] = [as[j]!, as[i]!];
-    [bs[i], bs[j]] = [bs[j]!, bs[i]!];
-  }
-
   push(key: number, a: number, b: number): void {
-    this.keys.push(key);
-    this.seqs.push(this.seq++);
-    this.as.push(a);
-    this.bs.push(b);
-    let i = this.keys.length - 1;
+    const { keys, seqs, as, bs } = this;
+    const seq = this.seq++;
+    // Sift up with a hole: parents move down until the new entry's place is found.
+    let i = keys.length;
+    keys.push(key);
+    seqs.push(seq);
+    as.push(a);
+    bs.push(b);
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.before(i, parent)) break;
-      this.swap(i, parent);
+      const pk = keys[parent]!;
+      if (pk < key || (pk === key && seqs[parent]! < seq)) break;
+      keys[i] = pk;
+      seqs[i] = seqs[parent]!;
+      as[i] = as[parent]!;
+      bs[i] = bs[parent]!;
       i = parent;
     }
+    keys[i] = key;
+    seqs[i] = seq;
+    as[i] = a;
+    bs[i] = b;
   }
 
   /** Removes the smallest entry; its payload is then in `a` and `b`. */
@@ -115,27 +112,32 @@ class FlatHeap {
     const { keys, seqs, as, bs } = this;
     this.a = as[0]!;
     this.b = bs[0]!;
-    const last = keys.length - 1;
-    keys[0] = keys[last]!;
-    seqs[0] = seqs[last]!;
-    as[0] = as[last]!;
-    bs[0] = bs[last]!;
-    keys.pop();
-    seqs.pop();
-    as.pop();
-    bs.pop();
+    const key = keys.pop()!;
+    const seq = seqs.pop()!;
+    const a = as.pop()!;
+    const b = bs.pop()!;
     const n = keys.length;
+    if (n === 0) return;
+    // Sift the last entry down from the root, with a hole.
     let i = 0;
     for (;;) {
       const l = 2 * i + 1;
+      if (l >= n) break;
       const r = l + 1;
-      let m = i;
-      if (l < n && this.before(l, m)) m = l;
-      if (r < n && this.before(r, m)) m = r;
-      if (m === i) break;
-      this.swap(i, m);
+      let m = l;
+      if (r < n && (keys[r]! < keys[l]! || (keys[r] === keys[l] && seqs[r]! < seqs[l]!))) m = r;
+      const mk = keys[m]!;
+      if (key < mk || (key === mk && seq < seqs[m]!)) break;
+      keys[i] = mk;
+      seqs[i] = seqs[m]!;
+      as[i] = as[m]!;
+      bs[i] = bs[m]!;
       i = m;
     }
+    keys[i] = key;
+    seqs[i] = seq;
+    as[i] = a;
+    bs[i] = b;
   }
 }
 
@@ -143,6 +145,11 @@ class FlatHeap {
 class Queue {
   private items: number[] = [];
   private head = 0;
+  static of(list: readonly number[]): Queue {
+    const q = new Queue();
+    q.items = [...list];
+    return q;
+  }
   get size(): number {
     return this.items.length - this.head;
   }
@@ -158,6 +165,46 @@ class Queue {
     }
     return v;
   }
+}
+
+/** What every simulation of the same cycles and chains starts from (computed once per chains array). */
+interface StartPlan {
+  /** Chains that start with their cycle (or, a spawn's, at their own time): by time, then index. */
+  starts: Array<{ at: number; chain: number }>;
+  /** Per cycle, its chains beyond its `parallel` limit, in order: they start as others end. */
+  pending: number[][];
+  running: number[];
+  left: number[];
+}
+
+const startPlans = new WeakMap<readonly Chain[], { cycles: readonly SimCycle[]; plan: StartPlan }>();
+
+function startPlan(cycles: readonly SimCycle[], chains: readonly Chain[]): StartPlan {
+  const known = startPlans.get(chains);
+  if (known && known.cycles === cycles) return known.plan;
+  const plan: StartPlan = {
+    starts: [],
+    pending: cycles.map(() => []),
+    running: cycles.map(() => 0),
+    left: cycles.map(() => 0),
+  };
+  for (const [i, chain] of chains.entries()) {
+    if (chain.cycle >= 0 && chain.latenciesMs.length > 0) plan.left[chain.cycle]!++;
+    if (chain.cycle < 0) {
+      if (chain.latenciesMs.length > 0) plan.starts.push({ at: chain.startMs, chain: i });
+      continue;
+    }
+    const cycle = cycles[chain.cycle]!;
+    if (cycle.parallel > 0 && plan.running[chain.cycle]! >= cycle.parallel)
+      plan.pending[chain.cycle]!.push(i);
+    else if (chain.latenciesMs.length > 0) {
+      plan.running[chain.cycle]!++;
+      plan.starts.push({ at: cycle.startMs, chain: i });
+    }
+  }
+  plan.starts.sort((a, b) => a.at - b.at || a.chain - b.chain);
+  startPlans.set(chains, { cycles, plan });
+  return plan;
 }
 
 /** How the fit scores a simulation, so that a candidate already worse than the best stops early. */
@@ -190,19 +237,24 @@ export function simulateCycles(
   t: ClientTimes,
   score?: SimScore,
 ): SimResult | undefined {
+  const plan = startPlan(cycles, chains);
   const ends = cycles.map((c) => c.startMs);
   const chainEnds = chains.map((c) => c.startMs);
   const firsts = cycles.map(() => [] as number[]);
-  const pending = cycles.map(() => new Queue());
-  const running = cycles.map(() => 0);
+  const pending = plan.pending.map((list) => Queue.of(list));
+  const running = [...plan.running];
   /** Chains with calls still to finish, per cycle: the cycle's figures are final at 0. */
-  const left = cycles.map(() => 0);
-  for (const chain of chains) if (chain.cycle >= 0 && chain.latenciesMs.length > 0) left[chain.cycle]!++;
+  const left = [...plan.left];
   let partial = 0;
   const cores = Math.max(1, t.cores);
   const load = Math.max(0, t.load ?? 0);
-  // Timed events (a = chain, b = call × 2 + kind): a call asks for its launch (0), its request is answered (1).
+  // Timed events (a = chain, b = call × 2 + kind): a call asks for its launch (0), its request is
+  // answered (1). The chains' first calls wait in `plan.starts` (time order) until they are due,
+  // ahead of any event at the same time (as if all were queued first), so that a candidate the fit
+  // stops early never paid for the chains it did not reach.
   const events = new FlatHeap();
+  const starts = plan.starts;
+  let nextStart = 0;
   // The CPU, shared by processor sharing: every job in flight (and each of the machine's `load`
   // other tasks) gets min(1, cores / (n + load)) of a core, so each job has received the same
   // service `served` since the start; a job ends when it reaches its mark. A launch is CPU of the
@@ -224,26 +276,18 @@ export function simulateCycles(
     launching = next !== undefined;
     if (next !== undefined) jobs.push(served + t.launchMsPerCall, next, (laneCalls.shift()! << 1) | 1);
   };
-
+  /** A pending chain of a cycle starts (one of its running chains ended). */
   const startChain = (i: number, at: number) => {
     const chain = chains[i]!;
     if (chain.latenciesMs.length === 0) return;
     if (chain.cycle >= 0) running[chain.cycle]!++;
     events.push(at, i, 0);
   };
-  for (const [i, chain] of chains.entries()) {
-    if (chain.cycle < 0) {
-      startChain(i, chain.startMs);
-      continue;
-    }
-    const cycle = cycles[chain.cycle]!;
-    if (cycle.parallel > 0 && running[chain.cycle]! >= cycle.parallel) pending[chain.cycle]!.push(i);
-    else startChain(i, cycle.startMs);
-  }
 
-  while (events.size > 0 || jobs.size > 0) {
+  while (events.size > 0 || jobs.size > 0 || nextStart < starts.length) {
     const nextJob = jobs.size > 0 ? servedAt + (jobs.peekKey() - served) / rate() : Number.POSITIVE_INFINITY;
-    const nextEvent = events.peekKey();
+    const startAt = nextStart < starts.length ? starts[nextStart]!.at : Number.POSITIVE_INFINITY;
+    const nextEvent = Math.min(events.peekKey(), startAt);
     if (nextJob <= nextEvent) {
       // A process's CPU is done: its wait, then its request.
       advance(nextJob);
@@ -262,12 +306,22 @@ export function simulateCycles(
       events.push(requestAt + chain.latenciesMs[call]!, chainIndex, (call << 1) | 1);
       continue;
     }
-    const time = events.peekKey();
-    events.pop();
-    const chainIndex = events.a;
-    const call = events.b >> 1;
+    let time: number;
+    let chainIndex: number;
+    let kind: number;
+    if (startAt <= events.peekKey()) {
+      time = startAt;
+      chainIndex = starts[nextStart++]!.chain;
+      kind = 0;
+    } else {
+      time = events.peekKey();
+      events.pop();
+      chainIndex = events.a;
+      kind = events.b;
+    }
+    const call = kind >> 1;
     const chain = chains[chainIndex]!;
-    if ((events.b & 1) === 0) {
+    if ((kind & 1) === 0) {
       advance(time);
       laneChains.push(chainIndex);
       laneCalls.push(call);
@@ -326,7 +380,12 @@ export interface FittedClientTimes {
  * candidate stops being simulated once the cycles it has done are already worse than the best so
  * far (the result is the exhaustive search's, found in a fraction of the time).
  */
-export function fitClientTimes(groups: readonly FitGroup[]): FittedClientTimes {
+export function fitClientTimes(
+  groups: readonly FitGroup[],
+  sample: readonly FitGroup[] = groups,
+): FittedClientTimes {
+  const modelledGroups = groups;
+  groups = sample;
   const times = (cpu: number, wait: number, launch: number, g: FitGroup): ClientTimes => ({
     cores: g.cores,
     load: g.load,
@@ -361,27 +420,42 @@ export function fitClientTimes(groups: readonly FitGroup[]): FittedClientTimes {
     return out;
   };
   let best = { cpu: 0, wait: 0, launch: 0 };
+  /**
+   * The grid's best point (the first in grid order among equals), its points tried nearest the
+   * best so far first: a near point scores low at once, and every point worse than it stops early.
+   */
+  const searchGrid = <P>(points: P[], nearness: (p: P) => number, score: (p: P, above: number) => number) => {
+    const order = points.map((p, i) => ({ p, i, d: nearness(p) })).sort((a, b) => a.d - b.d || a.i - b.i);
+    let best: { score: number; i: number; p: P } = {
+      score: Number.POSITIVE_INFINITY,
+      i: -1,
+      p: points[0] as P,
+    };
+    for (const { p, i } of order) {
+      const s = score(p, best.score);
+      if (s < best.score || (s === best.score && i < best.i)) best = { score: s, i, p };
+    }
+    return best.p;
+  };
   const fitDurations = (cpus: number[], waits: number[]) => {
-    let score = Number.POSITIVE_INFINITY;
-    for (const cpu of cpus)
-      for (const wait of waits) {
-        const s = errorOf(cpu, wait, best.launch, 'durations', score);
-        if (s < score) {
-          score = s;
-          best = { ...best, cpu, wait };
-        }
-      }
+    const points = cpus.flatMap((cpu) => waits.map((wait) => ({ cpu, wait })));
+    const cpuStep = Math.max(1, (cpus.at(-1)! - cpus[0]!) / Math.max(1, cpus.length - 1));
+    const waitStep = Math.max(1, (waits.at(-1)! - waits[0]!) / Math.max(1, waits.length - 1));
+    const found = searchGrid(
+      points,
+      (p) => Math.abs(p.cpu - best.cpu) / cpuStep + Math.abs(p.wait - best.wait) / waitStep,
+      (p, above) => errorOf(p.cpu, p.wait, best.launch, 'durations', above),
+    );
+    best = { ...best, cpu: found.cpu, wait: found.wait };
   };
   const fitLaunch = (launches: number[]) => {
-    let score = Number.POSITIVE_INFINITY;
-    for (const launch of launches) {
-      // How far apart a cycle's sessions make their first requests: the launches, one at a time.
-      const s = errorOf(best.cpu, best.wait, launch, 'spreads', score);
-      if (s < score) {
-        score = s;
-        best = { ...best, launch };
-      }
-    }
+    // How far apart a cycle's sessions make their first requests: the launches, one at a time.
+    const launch = searchGrid(
+      launches,
+      (l) => Math.abs(l - best.launch),
+      (l, above) => errorOf(best.cpu, best.wait, l, 'spreads', above),
+    );
+    best = { ...best, launch };
   };
   if (withCalls.some((list) => list.length > 0)) {
     // The launch and the CPU time both stretch a cycle: each is fitted again once the other moved
@@ -397,7 +471,7 @@ export function fitClientTimes(groups: readonly FitGroup[]): FittedClientTimes {
     fitLaunch(range(best.launch - 10, best.launch + 10, 1));
   }
   const modelled: SimResult = { durations: [], spreads: [], chainEnds: [] };
-  for (const g of groups) {
+  for (const g of modelledGroups) {
     const result = simulateCycles(g.cycles, g.chains, times(best.cpu, best.wait, best.launch, g))!;
     for (const d of result.durations) modelled.durations.push(d);
     for (const d of result.spreads) modelled.spreads.push(d);
@@ -409,4 +483,69 @@ export function fitClientTimes(groups: readonly FitGroup[]): FittedClientTimes {
     launchMsPerCall: best.launch,
     modelled,
   };
+}
+
+/** Calls the fit simulates at most (each candidate simulates them all): a long trace is sampled. */
+export const FIT_MAX_CALLS = 20_000;
+/** A sampled fit's windows, spread evenly over the traces' calls. */
+const FIT_WINDOWS = 8;
+
+/**
+ * What the client times are fitted on: every recorded cycle, or for traces with more than
+ * `maxCalls` calls in cycles and spawns, FIT_WINDOWS windows of consecutive cycles spread evenly
+ * over them (with the spawns that started within each), each simulated on its own. A fit then
+ * costs the same whatever the trace's length; the model's fit figures still compare every cycle.
+ */
+export function fitWindows(groups: readonly FitGroup[], maxCalls = FIT_MAX_CALLS): FitGroup[] {
+  const callsPerCycle = groups.map((g) => {
+    const calls = g.cycles.map(() => 0);
+    for (const chain of g.chains) if (chain.cycle >= 0) calls[chain.cycle]! += chain.latenciesMs.length;
+    return calls;
+  });
+  const total = callsPerCycle.reduce((a, list) => a + list.reduce((x, y) => x + y, 0), 0);
+  if (total <= maxCalls) return [...groups];
+  const perWindow = Math.floor(maxCalls / FIT_WINDOWS);
+  // Every cycle in order, with the calls before it.
+  const order: Array<{ group: number; cycle: number; before: number }> = [];
+  let before = 0;
+  callsPerCycle.forEach((list, group) =>
+    list.forEach((n, cycle) => {
+      order.push({ group, cycle, before });
+      before += n;
+    }),
+  );
+  const windows: FitGroup[] = [];
+  let next = 0;
+  for (let w = 0; w < FIT_WINDOWS; w++) {
+    const target = Math.floor((w * total) / FIT_WINDOWS);
+    while (
+      next < order.length &&
+      order[next]!.before + callsPerCycle[order[next]!.group]![order[next]!.cycle]! <= target
+    )
+      next++;
+    if (next >= order.length) break;
+    const { group, cycle: first } = order[next]!;
+    const g = groups[group]!;
+    const calls = callsPerCycle[group]!;
+    let last = first;
+    let taken = calls[first]!;
+    while (last + 1 < g.cycles.length && taken < perWindow) taken += calls[++last]!;
+    const from = g.cycles[first]!.startMs;
+    const to = g.cycles[last]!.startMs;
+    const chains: Chain[] = [];
+    for (const chain of g.chains)
+      if (chain.cycle >= first && chain.cycle <= last) chains.push({ ...chain, cycle: chain.cycle - first });
+      else if (chain.cycle < 0 && chain.startMs >= from && chain.startMs <= to) chains.push(chain);
+    windows.push({
+      cycles: g.cycles.slice(first, last + 1),
+      chains,
+      observed: g.observed.slice(first, last + 1),
+      spreads: g.spreads.slice(first, last + 1),
+      cores: g.cores,
+      load: g.load,
+    });
+    // The next window starts after this one.
+    while (next < order.length && order[next]!.group === group && order[next]!.cycle <= last) next++;
+  }
+  return windows;
 }

@@ -18,7 +18,13 @@ import {
   type ModelTransition,
   modelTriggers,
 } from '../model/format.ts';
-import { type FittedClientTimes, fitClientTimes, simulateCycles } from './cycle-time.ts';
+import {
+  FIT_MAX_CALLS,
+  type FittedClientTimes,
+  fitClientTimes,
+  fitWindows,
+  simulateCycles,
+} from './cycle-time.ts';
 import { Learner, percentile, percentiles, round } from './learner.ts';
 import { decideOverrun } from './overrun.ts';
 import { learnTrace } from './trace.ts';
@@ -132,7 +138,12 @@ export async function learnModel(files: readonly string[], options: LearnOptions
   );
   learner.notes.add(overrun.note);
 
-  const fit = learner.fitGroups.length > 0 ? fitClientTimes(learner.fitGroups) : NO_FIT;
+  const windows = fitWindows(learner.fitGroups);
+  if (windows.some((w, i) => w !== learner.fitGroups[i]))
+    learner.notes.add(
+      `the traces' cycles hold more than ${FIT_MAX_CALLS.toLocaleString('en-US')} calls: the cycle time was fitted on ${windows.length} windows of consecutive cycles spread over them (${windows.reduce((n, w) => n + w.cycles.length, 0)} of ${learner.fitGroups.reduce((n, g) => n + g.cycles.length, 0)} cycles); the fit figures compare every cycle`,
+    );
+  const fit = learner.fitGroups.length > 0 ? fitClientTimes(learner.fitGroups, windows) : NO_FIT;
   const { spawnCpuMs, cycleSpread } = fitSpawnAndSpread(learner.fitGroups, fit);
   const first = learner.traces[0]!;
   const intervals = learner.intervals.sort((a, b) => a - b);
