@@ -466,8 +466,17 @@ export function fitClientTimes(
       fitLaunch(range(0, 400, 10));
       if (best.launch === launch) break;
     }
-    fitDurations(range(best.cpu - 100, best.cpu + 100, 10), range(best.wait - 200, best.wait + 200, 20));
-    fitDurations(range(best.cpu - 10, best.cpu + 10, 1), range(best.wait - 20, best.wait + 20, 2));
+    if (sample === modelledGroups) {
+      fitDurations(range(best.cpu - 100, best.cpu + 100, 10), range(best.wait - 200, best.wait + 200, 20));
+      fitDurations(range(best.cpu - 10, best.cpu + 10, 1), range(best.wait - 20, best.wait + 20, 2));
+    } else {
+      // A sampled fit (a long trace) refines one time at a time: near the best every candidate
+      // runs nearly the whole sample before it loses, and the square grids cost 10 times more.
+      fitDurations(range(best.cpu - 100, best.cpu + 100, 10), [best.wait]);
+      fitDurations([best.cpu], range(best.wait - 200, best.wait + 200, 20));
+      fitDurations(range(best.cpu - 10, best.cpu + 10, 1), [best.wait]);
+      fitDurations([best.cpu], range(best.wait - 20, best.wait + 20, 2));
+    }
     fitLaunch(range(best.launch - 10, best.launch + 10, 1));
   }
   const modelled: SimResult = { durations: [], spreads: [], chainEnds: [] };
@@ -486,24 +495,25 @@ export function fitClientTimes(
 }
 
 /** Calls the fit simulates at most (each candidate simulates them all): a long trace is sampled. */
-export const FIT_MAX_CALLS = 20_000;
+export const FIT_MAX_CALLS = 5_000;
 /** A sampled fit's windows, spread evenly over the traces' calls. */
 const FIT_WINDOWS = 8;
 
 /**
  * What the client times are fitted on: every recorded cycle, or for traces with more than
- * `maxCalls` calls in cycles and spawns, FIT_WINDOWS windows of consecutive cycles spread evenly
- * over them (with the spawns that started within each), each simulated on its own. A fit then
- * costs the same whatever the trace's length; the model's fit figures still compare every cycle.
+ * `maxCalls` calls in cycles, FIT_WINDOWS windows of consecutive cycles spread evenly over them
+ * (with the spawns that started within each), a trace's windows on its own timeline (what ran
+ * between them left out). A fit then costs the same whatever the trace's length; the model's fit
+ * figures still compare every cycle.
  */
-export function fitWindows(groups: readonly FitGroup[], maxCalls = FIT_MAX_CALLS): FitGroup[] {
+export function fitWindows(groups: readonly FitGroup[], maxCalls = FIT_MAX_CALLS): readonly FitGroup[] {
   const callsPerCycle = groups.map((g) => {
     const calls = g.cycles.map(() => 0);
     for (const chain of g.chains) if (chain.cycle >= 0) calls[chain.cycle]! += chain.latenciesMs.length;
     return calls;
   });
   const total = callsPerCycle.reduce((a, list) => a + list.reduce((x, y) => x + y, 0), 0);
-  if (total <= maxCalls) return [...groups];
+  if (total <= maxCalls) return groups;
   const perWindow = Math.floor(maxCalls / FIT_WINDOWS);
   // Every cycle in order, with the calls before it.
   const order: Array<{ group: number; cycle: number; before: number }> = [];
@@ -514,7 +524,8 @@ export function fitWindows(groups: readonly FitGroup[], maxCalls = FIT_MAX_CALLS
       before += n;
     }),
   );
-  const windows: FitGroup[] = [];
+  // The cycles each window takes, per group, in order.
+  const taken = groups.map(() => [] as number[]);
   let next = 0;
   for (let w = 0; w < FIT_WINDOWS; w++) {
     const target = Math.floor((w * total) / FIT_WINDOWS);
@@ -525,27 +536,42 @@ export function fitWindows(groups: readonly FitGroup[], maxCalls = FIT_MAX_CALLS
       next++;
     if (next >= order.length) break;
     const { group, cycle: first } = order[next]!;
-    const g = groups[group]!;
     const calls = callsPerCycle[group]!;
     let last = first;
-    let taken = calls[first]!;
-    while (last + 1 < g.cycles.length && taken < perWindow) taken += calls[++last]!;
-    const from = g.cycles[first]!.startMs;
-    const to = g.cycles[last]!.startMs;
-    const chains: Chain[] = [];
-    for (const chain of g.chains)
-      if (chain.cycle >= first && chain.cycle <= last) chains.push({ ...chain, cycle: chain.cycle - first });
-      else if (chain.cycle < 0 && chain.startMs >= from && chain.startMs <= to) chains.push(chain);
-    windows.push({
-      cycles: g.cycles.slice(first, last + 1),
-      chains,
-      observed: g.observed.slice(first, last + 1),
-      spreads: g.spreads.slice(first, last + 1),
-      cores: g.cores,
-      load: g.load,
-    });
+    let sum = calls[first]!;
+    while (last + 1 < calls.length && sum < perWindow) sum += calls[++last]!;
+    for (let c = first; c <= last; c++) taken[group]!.push(c);
     // The next window starts after this one.
     while (next < order.length && order[next]!.group === group && order[next]!.cycle <= last) next++;
   }
+  const windows: FitGroup[] = [];
+  groups.forEach((g, group) => {
+    const cycles = taken[group]!;
+    if (cycles.length === 0) return;
+    const index = new Map(cycles.map((c, k) => [c, k]));
+    // A spawn belongs to a window when it started between the window's first and last cycle.
+    const spans: Array<[number, number]> = [];
+    for (const c of cycles) {
+      const at = g.cycles[c]!.startMs;
+      const span = spans.at(-1);
+      if (span && index.get(c - 1) !== undefined) span[1] = at;
+      else spans.push([at, at]);
+    }
+    const chains: Chain[] = [];
+    for (const chain of g.chains) {
+      const k = chain.cycle >= 0 ? index.get(chain.cycle) : undefined;
+      if (k !== undefined) chains.push({ ...chain, cycle: k });
+      else if (chain.cycle < 0 && spans.some(([from, to]) => chain.startMs >= from && chain.startMs <= to))
+        chains.push(chain);
+    }
+    windows.push({
+      cycles: cycles.map((c) => g.cycles[c]!),
+      chains,
+      observed: cycles.map((c) => g.observed[c]!),
+      spreads: cycles.map((c) => g.spreads[c]!),
+      cores: g.cores,
+      load: g.load,
+    });
+  });
   return windows;
 }

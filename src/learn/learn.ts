@@ -18,13 +18,7 @@ import {
   type ModelTransition,
   modelTriggers,
 } from '../model/format.ts';
-import {
-  FIT_MAX_CALLS,
-  type FittedClientTimes,
-  fitClientTimes,
-  fitWindows,
-  simulateCycles,
-} from './cycle-time.ts';
+import { FIT_MAX_CALLS, type FittedClientTimes, fitClientTimes, fitWindows } from './cycle-time.ts';
 import { Learner, percentile, percentiles, round } from './learner.ts';
 import { decideOverrun } from './overrun.ts';
 import { learnTrace } from './trace.ts';
@@ -139,9 +133,9 @@ export async function learnModel(files: readonly string[], options: LearnOptions
   learner.notes.add(overrun.note);
 
   const windows = fitWindows(learner.fitGroups);
-  if (windows.some((w, i) => w !== learner.fitGroups[i]))
+  if (windows !== learner.fitGroups)
     learner.notes.add(
-      `the traces' cycles hold more than ${FIT_MAX_CALLS.toLocaleString('en-US')} calls: the cycle time was fitted on ${windows.length} windows of consecutive cycles spread over them (${windows.reduce((n, w) => n + w.cycles.length, 0)} of ${learner.fitGroups.reduce((n, g) => n + g.cycles.length, 0)} cycles); the fit figures compare every cycle`,
+      `the traces' cycles hold more than ${FIT_MAX_CALLS.toLocaleString('en-US')} calls: the cycle time was fitted on windows of consecutive cycles spread over them (${windows.reduce((n, w) => n + w.cycles.length, 0)} of ${learner.fitGroups.reduce((n, g) => n + g.cycles.length, 0)} cycles); the fit figures compare every cycle`,
     );
   const fit = learner.fitGroups.length > 0 ? fitClientTimes(learner.fitGroups, windows) : NO_FIT;
   const { spawnCpuMs, cycleSpread } = fitSpawnAndSpread(learner.fitGroups, fit);
@@ -317,20 +311,25 @@ function fitReport(learner: Learner, fit: FittedClientTimes): Model['fit'] {
  */
 function fitSpawnAndSpread(
   groups: Learner['fitGroups'],
-  fit: { cpuMsPerCall: number; waitMsPerCall: number; launchMsPerCall: number },
+  fit: FittedClientTimes,
 ): { spawnCpuMs: number; cycleSpread: number } {
   const extra: number[] = [];
   const ratios: number[] = [];
+  // The groups simulated with the fitted times (fit.modelled: one group's results after another's).
+  let cycleBase = 0;
+  let chainBase = 0;
   for (const g of groups) {
-    const sim = simulateCycles(g.cycles, g.chains, { cores: g.cores, load: g.load, ...fit })!;
+    const { durations, chainEnds } = fit.modelled;
     for (const spawn of g.spawns) {
-      const simulated = sim.chainEnds[spawn.chain]! - g.chains[spawn.chain]!.startMs;
+      const simulated = chainEnds[chainBase + spawn.chain]! - g.chains[spawn.chain]!.startMs;
       extra.push(Math.max(0, spawn.tookMs - simulated));
     }
     g.observed.forEach((o, i) => {
-      const m = sim.durations[i]!;
+      const m = durations[cycleBase + i]!;
       if (o > 0 && m > 0) ratios.push(o / m);
     });
+    cycleBase += g.cycles.length;
+    chainBase += g.chains.length;
   }
   const sorted = (v: number[]) => [...v].sort((a, b) => a - b);
   const r = sorted(ratios);

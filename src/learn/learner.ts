@@ -41,24 +41,117 @@ export const WORLD_TRIGGERS: Record<string, ModelTrigger> = {
   'world.pr.merged': 'merged',
 };
 
+/** Strings numbered in the order first seen (a column of a CallTable holds their numbers). */
+class StringColumn {
+  readonly values: string[] = [];
+  private readonly ids = new Map<string, number>();
+  private last: string | undefined;
+  private lastId = -1;
+  id(value: string | undefined): number {
+    if (value === undefined) return -1;
+    // The scanner hands the same string object for a repeated value: most lookups end here.
+    if (value === this.last) return this.lastId;
+    let id = this.ids.get(value);
+    if (id === undefined) {
+      id = this.values.length;
+      this.values.push(value);
+      this.ids.set(value, id);
+    }
+    this.last = value;
+    this.lastId = id;
+    return id;
+  }
+}
+
+const grown = <T extends Float64Array | Int32Array>(array: T, size: number): T => {
+  const next = new (array.constructor as { new (n: number): T })(size);
+  next.set(array);
+  return next;
+};
+
 /**
- * One api call as `model learn` keeps it: the scanner reuses its record (src/trace/scanner.ts), so
- * the fields are copied into this small fixed-shape object as the trace is read. `op` is the
- * operation's key in the model, named once the trace is read (Operations.resolve).
+ * A trace's api calls as `model learn` keeps them, column by column: the scanner reuses its
+ * record (src/trace/scanner.ts), and a long trace holds millions of calls, so each field is
+ * copied into a typed array (no object per call, nothing for the garbage collector to move).
+ * A call is its index; sessions, repositories and sources are numbers into their columns' strings
+ * (-1: none); `op` is the operation's key in the model, numbered once the trace is read.
  */
-export class Call {
-  op = '';
-  constructor(
-    readonly t: number,
-    readonly dur: number,
-    /** The call's kind (operation, protocol, method, route) as Operations numbered it. */
-    readonly kind: number,
-    readonly cost: number,
-    readonly session: string | undefined,
-    readonly cycle: number | undefined,
-    readonly repo: string | undefined,
-    readonly source: string | undefined,
-  ) {}
+export class CallTable {
+  size = 0;
+  t = new Float64Array(1024);
+  dur = new Float64Array(1024);
+  cost = new Float64Array(1024);
+  /** The poll cycle id, NaN for none. */
+  cycle = new Float64Array(1024);
+  /** The call's kind (operation, protocol, method, route) as Operations numbered it. */
+  kind = new Int32Array(1024);
+  session = new Int32Array(1024);
+  repo = new Int32Array(1024);
+  source = new Int32Array(1024);
+  /** The model's operation key, an index into `ops` (set by `name`). */
+  op = new Int32Array(0);
+  ops: string[] = [];
+  readonly sessions = new StringColumn();
+  readonly repos = new StringColumn();
+  readonly sources = new StringColumn();
+
+  push(r: ApiRecord, kind: number): void {
+    if (this.size === this.t.length) {
+      const next = this.size * 2;
+      this.t = grown(this.t, next);
+      this.dur = grown(this.dur, next);
+      this.cost = grown(this.cost, next);
+      this.cycle = grown(this.cycle, next);
+      this.kind = grown(this.kind, next);
+      this.session = grown(this.session, next);
+      this.repo = grown(this.repo, next);
+      this.source = grown(this.source, next);
+    }
+    const i = this.size++;
+    this.t[i] = r.t;
+    this.dur[i] = r.dur;
+    this.cost[i] = r.cost;
+    this.cycle[i] = r.cycle ?? Number.NaN;
+    this.kind[i] = kind;
+    this.session[i] = this.sessions.id(r.session);
+    this.repo[i] = this.repos.id(r.repo);
+    this.source[i] = this.sources.id(r.source);
+  }
+
+  /** Each call's operation key, from its kind's (Operations.resolve). */
+  name(keysByKind: readonly string[]): void {
+    const ids = new Map<string, number>();
+    const opOfKind = keysByKind.map((key) => {
+      let id = ids.get(key);
+      if (id === undefined) {
+        id = this.ops.length;
+        this.ops.push(key);
+        ids.set(key, id);
+      }
+      return id;
+    });
+    this.op = new Int32Array(this.size);
+    for (let i = 0; i < this.size; i++) this.op[i] = opOfKind[this.kind[i]!]!;
+  }
+
+  opOf(i: number): string {
+    return this.ops[this.op[i]!]!;
+  }
+  sessionOf(i: number): string | undefined {
+    const s = this.session[i]!;
+    return s < 0 ? undefined : this.sessions.values[s];
+  }
+  repoOf(i: number): string | undefined {
+    const r = this.repo[i]!;
+    return r < 0 ? undefined : this.repos.values[r];
+  }
+  sourceOf(i: number): string | undefined {
+    const s = this.source[i]!;
+    return s < 0 ? undefined : this.sources.values[s];
+  }
+  hasCycle(i: number): boolean {
+    return !Number.isNaN(this.cycle[i]!);
+  }
 }
 
 export interface Cycle {
@@ -68,7 +161,8 @@ export interface Cycle {
   end: number;
   project?: string;
   repo?: string;
-  calls: Call[];
+  /** Its calls: indices into the trace's CallTable, in file order. */
+  calls: number[];
 }
 
 export interface Session {
@@ -106,14 +200,15 @@ export const round = (v: number, digits = 1) => {
   return Math.round(v * f) / f;
 };
 
-export function percentile(sorted: readonly number[], p: number): number {
+export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return 0;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i]!;
 }
 
 export function percentiles(values: number[]): { p50: number; p95: number } {
-  const sorted = [...values].sort((a, b) => a - b);
+  // A typed array sorts numbers natively (no comparator call per pair): operations hold millions.
+  const sorted = Float64Array.from(values).sort();
   return { p50: round(percentile(sorted, 50)), p95: round(percentile(sorted, 95)) };
 }
 
@@ -235,14 +330,14 @@ export class Operations {
             latencyMs: null,
             calls: 0,
           },
-          durs: [],
+          // The kind's own list: a catalogue entry of one kind (the usual case) copies nothing.
+          durs: kind.durs,
           cost: 0,
         };
         this.byKey.set(key, entry);
-      }
+      } else for (const dur of kind.durs) entry.durs.push(dur);
       entry.op.calls += kind.calls;
       entry.cost += kind.cost;
-      for (const dur of kind.durs) entry.durs.push(dur);
       return key;
     });
   }

@@ -3,7 +3,7 @@
  * through the analyzer's scanner), then each part of the model in turn (cycles and sessions, the
  * calls of each session-cycle, events' extra calls, shared calls, spawns, reviews, transitions,
  * parallelism, the cycle-time fit's data), each linear in the trace (or n log n: sorted lookups).
- * Its api records are kept in memory as small fixed-shape calls, bounded by MODEL_LEARN_LIMITS.
+ * Its api records are kept in memory column by column (a CallTable), bounded by MODEL_LEARN_LIMITS.
  */
 import { availableParallelism } from 'node:os';
 import { InputFileError } from '../base/errors.ts';
@@ -14,7 +14,7 @@ import type { EventRecord, RunHeader, SpanRecord } from '../trace/schema.ts';
 import { type Chain, type SimCycle, spreadOf } from './cycle-time.ts';
 import {
   asState,
-  Call,
+  CallTable,
   CYCLE_END_SLACK_MS,
   type Cycle,
   EVENT_CYCLES,
@@ -31,15 +31,13 @@ import {
 } from './learner.ts';
 import { overrunVotes } from './overrun.ts';
 
-/** A trace read for learning: its calls (small fixed-shape objects), spans and events, and what its control plane said of the machine. */
+/** A trace read for learning: its calls (a CallTable), spans and events, and what its control plane said of the machine. */
 interface TraceRecords {
   file: string;
   header: RunHeader;
   stats: ReadStats;
   /** Its api records, in file order. */
-  calls: Call[];
-  /** The sessions its calls name. */
-  callSessions: number;
+  calls: CallTable;
   spans: SpanRecord[];
   events: EventRecord[];
   endMs: number;
@@ -56,7 +54,7 @@ interface Unit {
   to: ModelState;
   counts: Map<string, number>;
   /** Per excess trigger: which of the session's cycles after it this is (1-based), if ≤ EVENT_CYCLES. */
-  offsets: Map<ModelTrigger, number>;
+  offsets: Map<ModelTrigger, number> | undefined;
 }
 
 const machine = (e?: EventRecord) =>
@@ -71,7 +69,7 @@ export type LearnProgress = (bytesRead: number, bytesTotal: number) => void;
 export async function learnTrace(file: string, learner: Learner, onProgress?: LearnProgress): Promise<void> {
   const trace = await readRecords(file, learner, onProgress);
   const pollCycles = trace.spans.filter((s) => s.name === 'poll.cycle').sort((a, b) => a.t - b.t);
-  if (pollCycles.length === 0 || !trace.calls.some((c) => c.cycle !== undefined && c.session !== undefined)) {
+  if (pollCycles.length === 0 || !hasAttributedCall(trace.calls)) {
     learner.notes.add(
       `${file}: no poll cycles with attributed calls (poll.cycle spans, api records with a session and a cycle): its cost was not learned`,
     );
@@ -80,8 +78,7 @@ export async function learnTrace(file: string, learner: Learner, onProgress?: Le
     return;
   }
   learner.costTraces++;
-  const keys = learner.operations.resolve(true);
-  for (const call of trace.calls) call.op = keys[call.kind]!;
+  trace.calls.name(learner.operations.resolve(true));
   new CostReading(trace, learner, pollCycles).learn();
   await addProvenance(learner, trace, pollCycles.length);
 }
@@ -96,8 +93,7 @@ async function readRecords(
   learner: Learner,
   onProgress?: LearnProgress,
 ): Promise<TraceRecords> {
-  const calls: Call[] = [];
-  const callSessions = new Set<string>();
+  const calls = new CallTable();
   const spans: SpanRecord[] = [];
   const events: EventRecord[] = [];
   let endMs = 0;
@@ -114,8 +110,7 @@ async function readRecords(
             `more than ${maxApiRecords.toLocaleString('en-US')} api records over the traces (docs/limits.md): learn from shorter runs`,
           );
         const kind = learner.operations.add(r);
-        calls.push(new Call(r.t, r.dur, kind, r.cost, r.session, r.cycle, r.repo, r.source));
-        if (r.session) callSessions.add(r.session);
+        calls.push(r, kind);
         endMs = Math.max(endMs, r.t + r.dur);
       } else if (r.kind === 'span') {
         spans.push(r);
@@ -144,7 +139,6 @@ async function readRecords(
     header: stats.header!,
     stats,
     calls,
-    callSessions: callSessions.size,
     spans,
     events,
     endMs,
@@ -169,14 +163,20 @@ async function addProvenance(learner: Learner, trace: TraceRecords, cycleCount: 
     clock: header.clock,
     startedAt: header.startedAt,
     durationMs: round(stats.footer?.t ?? trace.endMs, 0),
-    sessions: trace.callSessions,
+    sessions: calls.sessions.values.filter((s) => s !== '').length,
     cycles: cycleCount,
-    calls: calls.length,
+    calls: calls.size,
     load:
       startLoad?.loadavg && startLoad.cpus
         ? { start: startLoad.loadavg, end: machine(stopping)?.loadavg ?? null, cpus: startLoad.cpus }
         : null,
   });
+}
+
+/** Whether a call carries both its session and its poll cycle. */
+function hasAttributedCall(calls: CallTable): boolean {
+  for (let i = 0; i < calls.size; i++) if (calls.hasCycle(i) && calls.session[i]! >= 0) return true;
+  return false;
 }
 
 /** The first index of `sorted` (ascending) whose value is above `value`. */
@@ -212,15 +212,16 @@ class CostReading {
   private readonly sessionIndex = new Map<Session, number>();
   /** When the control plane came back from a restart (not its first start). */
   private readonly readies: number[] = [];
-  /** Calls of a spawn path, though they fell in a cycle of their repository. */
-  private readonly spawnCalls = new Set<Call>();
+  /** Calls of a spawn path, though they fell in a cycle of their repository (1 per such call). */
+  private readonly spawnCalls: Uint8Array;
   private readonly units: Unit[] = [];
   /** Each session's units, in its cycles' order. */
   private readonly unitsOf = new Map<Session, Unit[]>();
   private readonly cycleMembers = new Map<Cycle, Session[]>();
   /** Per cycle, its calls by session (no session: ''), each session's in the cycle's order. */
-  private readonly callsBySession = new Map<Cycle, Map<string, Call[]>>();
-  private readonly agentCalls: Call[] = [];
+  private readonly callsBySession = new Map<Cycle, Map<string, number[]>>();
+  private readonly agentCalls: number[] = [];
+  private readonly T: CallTable;
   private readonly projectScoped: boolean;
 
   constructor(
@@ -237,6 +238,8 @@ class CostReading {
       calls: [],
     }));
     this.projectScoped = this.cycles.some((c) => c.project !== undefined);
+    this.T = trace.calls;
+    this.spawnCalls = new Uint8Array(trace.calls.size);
   }
 
   learn(): void {
@@ -354,11 +357,14 @@ class CostReading {
         if (within(t) && !first.has(session)) first.set(session, t);
       };
       for (const s of this.sessions.values()) for (const t of s.told) note(s.id, t);
-      for (const call of this.trace.calls)
-        if (call.source === 'agent' && call.session !== undefined && within(call.t)) {
-          note(call.session, call.t);
-          agentCalls.set(call.session, (agentCalls.get(call.session) ?? 0) + 1);
+      const T = this.T;
+      for (let i = 0; i < T.size; i++) {
+        const session = T.sessionOf(i);
+        if (T.sourceOf(i) === 'agent' && session !== undefined && within(T.t[i]!)) {
+          note(session, T.t[i]!);
+          agentCalls.set(session, (agentCalls.get(session) ?? 0) + 1);
         }
+      }
       const reviewed = [...first]
         .sort((a, b) => a[1] - b[1])
         .slice(0, burst.prs > 0 ? burst.prs : undefined)
@@ -417,27 +423,32 @@ class CostReading {
 
   /** Each call to its cycle, or to its session's spawn; sessions and cycles get the repository most of their calls name. */
   private attributeCalls(): void {
+    const T = this.T;
     const repoVotes = new Map<string, Map<string, number>>();
-    for (const call of this.trace.calls) {
-      if (call.session !== undefined && call.repo !== undefined) {
-        const votes = repoVotes.get(call.session) ?? new Map<string, number>();
-        votes.set(call.repo, (votes.get(call.repo) ?? 0) + 1);
-        repoVotes.set(call.session, votes);
-        this.sessionOf(call.session, call.t);
+    const agent = T.sources.id('agent');
+    for (let i = 0; i < T.size; i++) {
+      const session = T.sessionOf(i);
+      const repo = T.repoOf(i);
+      const t = T.t[i]!;
+      if (session !== undefined && repo !== undefined) {
+        const votes = repoVotes.get(session) ?? new Map<string, number>();
+        votes.set(repo, (votes.get(repo) ?? 0) + 1);
+        repoVotes.set(session, votes);
+        this.sessionOf(session, t);
       }
       // A call of the spawn path, though it fell in a cycle of its repository (the cycle is announced per repo).
-      const spawnedAt = call.session !== undefined ? this.sessions.get(call.session)?.spawnedAt : undefined;
-      if (spawnedAt !== undefined && call.t < spawnedAt && call.source !== 'agent') {
-        this.spawnCalls.add(call);
+      const spawnedAt = session !== undefined ? this.sessions.get(session)?.spawnedAt : undefined;
+      if (spawnedAt !== undefined && t < spawnedAt && T.source[i] !== agent) {
+        this.spawnCalls[i] = 1;
         continue;
       }
-      if (call.cycle === undefined) continue;
-      const candidates = this.cyclesById.get(call.cycle);
+      if (!T.hasCycle(i)) continue;
+      const candidates = this.cyclesById.get(T.cycle[i]!);
       if (!candidates) continue;
       let best = candidates[0]!;
       for (const c of candidates)
-        if (Math.abs(call.t - (c.t + c.end) / 2) < Math.abs(call.t - (best.t + best.end) / 2)) best = c;
-      best.calls.push(call);
+        if (Math.abs(t - (c.t + c.end) / 2) < Math.abs(t - (best.t + best.end) / 2)) best = c;
+      best.calls.push(i);
     }
     for (const [id, votes] of repoVotes) {
       const s = this.sessions.get(id)!;
@@ -445,7 +456,10 @@ class CostReading {
     }
     for (const c of this.cycles) {
       const votes = new Map<string, number>();
-      for (const call of c.calls) if (call.repo) votes.set(call.repo, (votes.get(call.repo) ?? 0) + 1);
+      for (const i of c.calls) {
+        const repo = T.repoOf(i);
+        if (repo) votes.set(repo, (votes.get(repo) ?? 0) + 1);
+      }
       const top = [...votes].sort((a, b) => b[1] - a[1])[0];
       if (top) c.repo = top[0];
     }
@@ -495,15 +509,15 @@ class CostReading {
   }
 
   /** A cycle's calls by session ('' for those of no session), in the cycle's order. */
-  private bySession(c: Cycle): Map<string, Call[]> {
+  private bySession(c: Cycle): Map<string, number[]> {
     let out = this.callsBySession.get(c);
     if (!out) {
       out = new Map();
-      for (const call of c.calls) {
-        const key = call.session ?? '';
+      for (const i of c.calls) {
+        const key = this.T.sessionOf(i) ?? '';
         const list = out.get(key);
-        if (list) list.push(call);
-        else out.set(key, [call]);
+        if (list) list.push(i);
+        else out.set(key, [i]);
       }
       this.callsBySession.set(c, out);
     }
@@ -524,8 +538,12 @@ class CostReading {
         const from = stateAt(s, c.t) ?? 'spawning';
         const to = stateAt(s, c.end + CYCLE_END_SLACK_MS) ?? from;
         const counts = new Map<string, number>();
-        for (const call of own.get(s.id) ?? []) counts.set(call.op, (counts.get(call.op) ?? 0) + 1);
-        const unit: Unit = { session: s, cycle: c, from, to, counts, offsets: new Map() };
+        for (const i of own.get(s.id) ?? []) {
+          const op = this.T.opOf(i);
+          counts.set(op, (counts.get(op) ?? 0) + 1);
+        }
+        // Most session-cycles follow no event: their offsets are made only when one does.
+        const unit: Unit = { session: s, cycle: c, from, to, counts, offsets: undefined };
         this.units.push(unit);
         const units = this.unitsOf.get(s);
         if (units) units.push(unit);
@@ -539,6 +557,7 @@ class CostReading {
         if (!EXCESS_TRIGGERS.includes(trigger.on)) continue;
         const first = upperBound(starts, trigger.t);
         own.slice(first, first + EVENT_CYCLES).forEach((u, k) => {
+          u.offsets ??= new Map();
           const prev = u.offsets.get(trigger.on);
           if (prev === undefined || k + 1 < prev) u.offsets.set(trigger.on, k + 1);
         });
@@ -555,7 +574,7 @@ class CostReading {
         entry = { clean: new Tally(), all: new Tally(), from: u.from, to: u.to };
         this.learner.cycleProfiles.set(key, entry);
       }
-      const targets = u.offsets.size === 0 ? [entry.clean, entry.all] : [entry.all];
+      const targets = u.offsets === undefined ? [entry.clean, entry.all] : [entry.all];
       for (const tally of targets) {
         tally.samples++;
         for (const [op, n] of u.counts) tally.add(op, n);
@@ -572,7 +591,7 @@ class CostReading {
   /** Extra calls in the cycles after an event, beyond the profile. */
   private learnEventExcess(): void {
     for (const u of this.units) {
-      for (const [on, k] of u.offsets) {
+      for (const [on, k] of u.offsets ?? []) {
         const entry = this.excessEntry(on, k);
         entry.perSession.samples++;
         const tally = this.profileTally(u.from, u.to);
@@ -625,10 +644,11 @@ class CostReading {
       const k = this.restartOffsetOf(c);
       const perRepo = new Map<string, number>();
       const perProject = new Map<string, number>();
-      for (const call of c.calls) {
-        if (call.session !== undefined) continue;
-        const tally = call.repo !== undefined ? perRepo : perProject;
-        tally.set(call.op, (tally.get(call.op) ?? 0) + 1);
+      for (const i of c.calls) {
+        if (this.T.session[i]! >= 0) continue;
+        const tally = this.T.repo[i]! >= 0 ? perRepo : perProject;
+        const op = this.T.opOf(i);
+        tally.set(op, (tally.get(op) ?? 0) + 1);
       }
       const repos = new Set(list.map((s) => s.repo ?? '')).size;
       if (k === undefined) {
@@ -647,18 +667,21 @@ class CostReading {
   /** Spawn: a session's calls outside any cycle before its first cycle (not its agent's). */
   private learnSpawns(): void {
     const { learner } = this;
-    for (const call of this.trace.calls) {
-      if (this.spawnCalls.has(call)) {
-        learner.spawn.add(call.op);
+    const T = this.T;
+    const agent = T.sources.id('agent');
+    for (let i = 0; i < T.size; i++) {
+      if (this.spawnCalls[i]) {
+        learner.spawn.add(T.opOf(i));
         continue;
       }
-      if (call.cycle !== undefined) continue;
-      if (call.source === 'agent' && call.session !== undefined) {
-        this.agentCalls.push(call);
+      if (T.hasCycle(i)) continue;
+      const session = T.sessionOf(i);
+      if (T.source[i] === agent && session !== undefined) {
+        this.agentCalls.push(i);
         continue;
       }
-      const s = call.session !== undefined ? this.sessions.get(call.session) : undefined;
-      if (s && (s.cycles.length === 0 || call.t < s.cycles[0]!.t)) learner.spawn.add(call.op);
+      const s = session !== undefined ? this.sessions.get(session) : undefined;
+      if (s && (s.cycles.length === 0 || T.t[i]! < s.cycles[0]!.t)) learner.spawn.add(T.opOf(i));
       else learner.fit.unmodelled++;
     }
     learner.spawn.samples += [...this.sessions.values()].filter((s) =>
@@ -669,11 +692,13 @@ class CostReading {
   /** Reviews: when the agent was told, and what it then did, per review and per comment. */
   private learnReviews(): void {
     const { review } = this.learner;
-    const agentCallsOf = new Map<string, Call[]>();
-    for (const c of this.agentCalls) {
-      const list = agentCallsOf.get(c.session!);
-      if (list) list.push(c);
-      else agentCallsOf.set(c.session!, [c]);
+    const T = this.T;
+    const agentCallsOf = new Map<string, number[]>();
+    for (const i of this.agentCalls) {
+      const session = T.sessionOf(i)!;
+      const list = agentCallsOf.get(session);
+      if (list) list.push(i);
+      else agentCallsOf.set(session, [i]);
     }
     let modelledAgent = 0;
     for (const s of this.sessions.values()) {
@@ -688,9 +713,9 @@ class CostReading {
           const k = upperBound(starts, told) - upperBound(starts, posted.t);
           review.told.set(k, (review.told.get(k) ?? 0) + 1);
         }
-        const own = (agentCallsOf.get(s.id) ?? []).filter((c) => c.t >= posted.t && c.t < next);
+        const own = (agentCallsOf.get(s.id) ?? []).filter((i) => T.t[i]! >= posted.t && T.t[i]! < next);
         const counts = new Map<string, number>();
-        for (const c of own) counts.set(c.op, (counts.get(c.op) ?? 0) + 1);
+        for (const i of own) counts.set(T.opOf(i), (counts.get(T.opOf(i)) ?? 0) + 1);
         for (const op of new Set([...counts.keys(), ...review.perReaction.keys()])) {
           const list = review.perReaction.get(op) ?? new Array(review.samples - 1).fill(0);
           list.push(counts.get(op) ?? 0);
@@ -741,9 +766,9 @@ class CostReading {
         if (!calls) continue;
         let start = Number.POSITIVE_INFINITY;
         let end = Number.NEGATIVE_INFINITY;
-        for (const x of calls) {
-          start = Math.min(start, x.t);
-          end = Math.max(end, x.t + x.dur);
+        for (const i of calls) {
+          start = Math.min(start, this.T.t[i]!);
+          end = Math.max(end, this.T.t[i]! + this.T.dur[i]!);
         }
         starts.push(start);
         ends.push(end);
@@ -780,34 +805,36 @@ class CostReading {
     const fitCycles = this.cycles.filter((c) => c.calls.length > 0);
     const simCycles: SimCycle[] = fitCycles.map((c) => ({ startMs: c.t, parallel: learner.parallel }));
     const chains: Chain[] = [];
+    const T = this.T;
+    const byTime = (a: number, b: number) => T.t[a]! - T.t[b]!;
     fitCycles.forEach((c, i) => {
       for (const list of this.bySession(c).values())
         chains.push({
           cycle: i,
           startMs: c.t,
-          latenciesMs: [...list].sort((a, b) => a.t - b.t).map((x) => x.dur),
+          latenciesMs: [...list].sort(byTime).map((x) => T.dur[x]!),
         });
     });
-    const spawnBySession = new Map<string, Call[]>();
-    for (const call of this.trace.calls)
-      if (
-        (this.spawnCalls.has(call) || call.cycle === undefined) &&
-        call.source !== 'agent' &&
-        call.session !== undefined
-      ) {
-        const list = spawnBySession.get(call.session);
-        if (list) list.push(call);
-        else spawnBySession.set(call.session, [call]);
+    const spawnBySession = new Map<string, number[]>();
+    const agent = T.sources.id('agent');
+    for (let i = 0; i < T.size; i++) {
+      const session = T.sessionOf(i);
+      if ((this.spawnCalls[i] || !T.hasCycle(i)) && T.source[i] !== agent && session !== undefined) {
+        const list = spawnBySession.get(session);
+        if (list) list.push(i);
+        else spawnBySession.set(session, [i]);
       }
+    }
     // A spawn starts when the session is created; when the control plane says its spawn returned,
     // what its calls do not account for is the spawn's own work (learn.ts, fitSpawnAndSpread).
     const spawns: Array<{ chain: number; tookMs: number }> = [];
     for (const [id, list] of spawnBySession) {
-      list.sort((a, b) => a.t - b.t);
+      list.sort(byTime);
+      const firstAt = T.t[list[0]!]!;
       const s = sessions.get(id);
-      const from = s && s.createdAt <= list[0]!.t ? s.createdAt : list[0]!.t;
+      const from = s && s.createdAt <= firstAt ? s.createdAt : firstAt;
       if (s?.spawnedAt !== undefined) spawns.push({ chain: chains.length, tookMs: s.spawnedAt - from });
-      chains.push({ cycle: -1, startMs: from, latenciesMs: list.map((x) => x.dur) });
+      chains.push({ cycle: -1, startMs: from, latenciesMs: list.map((x) => T.dur[x]!) });
     }
     learner.fitGroups.push({
       spawns,
@@ -816,9 +843,9 @@ class CostReading {
       observed: fitCycles.map((c) => c.end - c.t),
       spreads: fitCycles.map((c) => {
         const first = new Map<string, number>();
-        for (const call of c.calls) {
-          const key = call.session ?? '';
-          first.set(key, Math.min(first.get(key) ?? Number.POSITIVE_INFINITY, call.t));
+        for (const i of c.calls) {
+          const key = T.sessionOf(i) ?? '';
+          first.set(key, Math.min(first.get(key) ?? Number.POSITIVE_INFINITY, T.t[i]!));
         }
         return spreadOf([...first.values()]);
       }),
@@ -830,7 +857,7 @@ class CostReading {
   /** The fit's observed side; the modelled side is computed once the profiles are final. */
   private addFitUnits(): void {
     const { learner, units } = this;
-    learner.fit.calls += this.trace.calls.length;
+    learner.fit.calls += this.trace.calls.size;
     learner.fit.sessionCycles += units.length;
     for (const u of units) for (const n of u.counts.values()) learner.fit.sessionCycleCalls += n;
     learner.fitUnits.push(() => {
@@ -838,7 +865,7 @@ class CostReading {
       for (const u of units) {
         const tally = this.profileTally(u.from, u.to);
         for (const sum of tally.sums.values()) total += sum / tally.samples;
-        for (const [on, k] of u.offsets) {
+        for (const [on, k] of u.offsets ?? []) {
           const excess = learner.excess.get(`${on}#${k}`);
           if (excess)
             for (const sum of excess.perSession.sums.values()) total += sum / excess.perSession.samples;
