@@ -40,21 +40,31 @@ export interface CoverageGap {
   what: string;
 }
 
-/** How many times the traces showed each event: the model's coverage, else what its profiles name. */
-export function eventCounts(model: Model): Record<ModelTrigger, number> {
-  const out = Object.fromEntries(modelTriggers.map((on) => [on, 0])) as Record<ModelTrigger, number>;
+/**
+ * How many times the traces showed each event (the model's coverage). An older model did not
+ * record them: an event its rules or rows name was seen (as often as they say), any other is
+ * unknown (undefined), neither seen nor unseen: only its states are checked.
+ */
+export function eventCounts(model: Model): Record<ModelTrigger, number | undefined> {
+  const out = Object.fromEntries(modelTriggers.map((on) => [on, model.coverage ? 0 : undefined])) as Record<
+    ModelTrigger,
+    number | undefined
+  >;
   if (model.coverage) {
     for (const on of modelTriggers) out[on] = model.coverage.events[on] ?? 0;
     return out;
   }
-  // An older model: the events its rules and rows name were seen (as often as they say).
-  for (const t of model.sessions.transitions) out[t.on] += t.samples;
-  for (const e of model.events) out[e.on] = Math.max(out[e.on], e.samples);
-  if (model.sessions.review)
-    out['review-posted'] = Math.max(out['review-posted'], model.sessions.review.samples);
-  if (model.sessions.spawn.samples > 0) out.created = Math.max(out.created, model.sessions.spawn.samples);
-  const restarts = Object.values(model.restartOutageMs).reduce((a, r) => a + (r?.samples ?? 0), 0);
-  out.restart = Math.max(out.restart, restarts);
+  const seen = (on: ModelTrigger, n: number) => {
+    if (n > 0) out[on] = Math.max(out[on] ?? 0, n);
+  };
+  for (const t of model.sessions.transitions) seen(t.on, t.samples);
+  for (const e of model.events) seen(e.on, e.samples);
+  if (model.sessions.review) seen('review-posted', model.sessions.review.samples);
+  seen('created', model.sessions.spawn.samples);
+  seen(
+    'restart',
+    Object.values(model.restartOutageMs).reduce((a, r) => a + (r?.samples ?? 0), 0),
+  );
   return out;
 }
 
@@ -150,7 +160,7 @@ export function coverageGaps(model: Model, world: ReplayWorld): CoverageGap[] {
     step(polled, 'restart');
     const kinds = restartCounts(model);
     for (const kind of new Set(world.restarts))
-      if (!kinds[kind])
+      if (model.coverage && !kinds[kind])
         gap(
           `restart ${kind}`,
           `a ${kind} restart: its traces never showed one (its outage is the reference’s default)`,
@@ -192,15 +202,16 @@ export function coverageLines(model: Model): string[] {
       `${p.from === p.to ? p.from : `${p.from} → ${p.to}`} ${p.samples}`,
     );
   const events = eventCounts(model);
-  const seen = modelTriggers.filter((on) => events[on] > 0);
+  const seen = modelTriggers.filter((on) => (events[on] ?? 0) > 0);
   const never = modelTriggers.filter((on) => events[on] === 0);
+  const unknown = modelTriggers.filter((on) => events[on] === undefined);
   const restarts = Object.entries(restartCounts(model))
     .map(([kind, n]) => `${kind} ${n}`)
     .join(', ');
   const scale = model.coverage?.scale;
   return [
     `coverage: sessions polled and staying in ${stays.join(', ') || 'no state'} (session-cycles); cycles that moved them: ${moves.join(', ') || 'none'}`,
-    `coverage: events ${seen.map((on) => `${on} ${events[on]}`).join(', ') || 'none'}${restarts ? ` (restarts: ${restarts})` : ''}; never seen: ${never.join(', ') || 'none'}${model.coverage ? '' : ' (an older model: told from its profiles)'}`,
+    `coverage: events ${seen.map((on) => `${on} ${events[on]}`).join(', ') || 'none'}${restarts ? ` (restarts: ${restarts})` : ''}; ${model.coverage ? `never seen: ${never.join(', ') || 'none'}` : `not recorded: ${unknown.join(', ') || 'none'} (an older model: told from its profiles)`}`,
     ...(scale
       ? [`coverage: at most ${scale.sessions} sessions and ${scale.callsPerCycle} calls in one poll cycle`]
       : []),
