@@ -460,13 +460,16 @@ export function fitClientTimes(
   if (withCalls.some((list) => list.length > 0)) {
     // The launch and the CPU time both stretch a cycle: each is fitted again once the other moved
     // (a round whose launch did not move would only repeat the one before).
+    // A sampled fit (a long trace) starts on a grid half as fine: it costs a quarter.
+    const sampled = sample !== modelledGroups;
     for (let round = 0; round < 3; round++) {
       const launch = best.launch;
-      fitDurations(range(0, 2_000, 50), range(0, 3_000, 100));
+      if (sampled) fitDurations(range(0, 2_000, 100), range(0, 3_000, 200));
+      else fitDurations(range(0, 2_000, 50), range(0, 3_000, 100));
       fitLaunch(range(0, 400, 10));
       if (best.launch === launch) break;
     }
-    if (sample === modelledGroups) {
+    if (!sampled) {
       fitDurations(range(best.cpu - 100, best.cpu + 100, 10), range(best.wait - 200, best.wait + 200, 20));
       fitDurations(range(best.cpu - 10, best.cpu + 10, 1), range(best.wait - 20, best.wait + 20, 2));
     } else {
