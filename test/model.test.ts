@@ -5,11 +5,12 @@
  * real run of a cell it never saw (test/fixtures/ao/S4-T1-5.trace.jsonl.gz: a review burst).
  * test/fixtures/ao/README.md says how both were recorded.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { analyzeFile } from '../src/analyze/file.ts';
+import { createLearnProgress, LEARN_PROGRESS_MIN_BYTES } from '../src/cli/progress.ts';
 import { type FigureName, figureErrors, runFigures } from '../src/learn/figures.ts';
 import { learnModel } from '../src/learn/learn.ts';
 import {
@@ -309,6 +310,96 @@ describe('the model file and the CLI', () => {
     ]);
     expect(run.stderr).toContain('polling learned: agent-orchestrator 0.2.0, gh 2.23.0: learned from learn');
     expect(run.stdout).toContain('graphql');
+  });
+
+  it('the machine of a replay: host.load and host.cores are said on its header; host is refused where nothing models a client', async () => {
+    const { file } = await model();
+    const run = await cli([
+      'run',
+      'S2-T1-5',
+      ...[
+        'duration=1m',
+        'polling.strategy=learned',
+        `polling.model=${file}`,
+        'host.load=18',
+        'host.cores=4',
+      ].flatMap((s) => ['--set', s]),
+      '--no-budgets',
+      '--out',
+      join(dir, 'host-run'),
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(
+      "polling learned: the client's machine: 4 cores at load 18 (learned on 2 cores at load 12.53",
+    );
+    const guarded = await cli(['run', 'S2-T1-5', '--set', 'host.load=3']);
+    expect(guarded.code).toBe(2);
+    expect(guarded.stderr).toContain("host is the machine of a modelled control plane's client");
+    const both = await cli([
+      'run',
+      'S2-T1-5',
+      ...[
+        'polling.strategy=learned',
+        `polling.model=${file}`,
+        'host.cores=4',
+        'polling.model-cores=8',
+      ].flatMap((s) => ['--set', s]),
+    ]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('older spelling of host.cores');
+    const absurd = await cli([
+      'run',
+      'S2-T1-5',
+      '--set',
+      'polling.strategy=ao-0.2',
+      '--set',
+      'host.load=1e9',
+    ]);
+    expect(absurd.code).toBe(2);
+    expect(absurd.stderr).toContain('host.load');
+  });
+
+  it('model learn reports its progress as it reads a trace: a bar on a terminal for a long one, nothing in a pipe', async () => {
+    const seen: Array<[number, number]> = [];
+    await learnModel([LEARN_QUIET], { onProgress: (_file, read, total) => seen.push([read, total]) });
+    const size = statSync(LEARN_QUIET).size;
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.at(-1)).toEqual([size, size]);
+    const terminal = {
+      text: '',
+      isTTY: true,
+      columns: 120,
+      write(t: string) {
+        this.text += t;
+        return true;
+      },
+    };
+    const pipe = {
+      text: '',
+      isTTY: false,
+      write(t: string) {
+        this.text += t;
+        return true;
+      },
+    };
+    const io = (stderr: typeof terminal | typeof pipe) =>
+      ({ stderr, quiet: false }) as unknown as Parameters<typeof createLearnProgress>[0];
+    for (const stream of [terminal, pipe]) {
+      const bar = createLearnProgress(io(stream));
+      // A long trace (past the bar's threshold), read in three steps.
+      const total = LEARN_PROGRESS_MIN_BYTES * 4;
+      for (const read of [total / 4, total / 2, total]) bar.read('long.jsonl', read, total);
+      bar.stop();
+    }
+    expect(terminal.text).toContain('model learn long.jsonl');
+    expect(terminal.text).toContain('100%');
+    expect(pipe.text).toBe('');
+    // A short trace shows no bar, even on a terminal.
+    const short = { ...terminal, text: '' };
+    const bar = createLearnProgress(io(short));
+    bar.read('short.jsonl', 10, 100);
+    bar.stop();
+    expect(short.text).toBe('');
   });
 
   it('reads a model file bounded as it reads: /dev/zero is refused in seconds, naming the file', async () => {

@@ -521,12 +521,11 @@ export function fitWindows(groups: readonly FitGroup[], maxCalls = FIT_MAX_CALLS
   // Every cycle in order, with the calls before it.
   const order: Array<{ group: number; cycle: number; before: number }> = [];
   let before = 0;
-  callsPerCycle.forEach((list, group) =>
-    list.forEach((n, cycle) => {
+  for (const [group, list] of callsPerCycle.entries())
+    for (const [cycle, n] of list.entries()) {
       order.push({ group, cycle, before });
       before += n;
-    }),
-  );
+    }
   // The cycles each window takes, per group, in order.
   const taken = groups.map(() => [] as number[]);
   let next = 0;
