@@ -95,16 +95,25 @@ class FlatHeap {
       const parent = (i - 1) >> 1;
       const pk = keys[parent]!;
       if (pk < key || (pk === key && seqs[parent]! < seq)) break;
-      keys[i] = pk;
-      seqs[i] = seqs[parent]!;
-      as[i] = as[parent]!;
-      bs[i] = bs[parent]!;
+      this.move(parent, i);
       i = parent;
     }
-    keys[i] = key;
-    seqs[i] = seq;
-    as[i] = a;
-    bs[i] = b;
+    this.place(i, key, seq, a, b);
+  }
+
+  /** The entry at `from` moves to `to` (a hole). */
+  private move(from: number, to: number): void {
+    this.keys[to] = this.keys[from]!;
+    this.seqs[to] = this.seqs[from]!;
+    this.as[to] = this.as[from]!;
+    this.bs[to] = this.bs[from]!;
+  }
+
+  private place(i: number, key: number, seq: number, a: number, b: number): void {
+    this.keys[i] = key;
+    this.seqs[i] = seq;
+    this.as[i] = a;
+    this.bs[i] = b;
   }
 
   /** Removes the smallest entry; its payload is then in `a` and `b`. */
@@ -128,16 +137,10 @@ class FlatHeap {
       if (r < n && (keys[r]! < keys[l]! || (keys[r] === keys[l] && seqs[r]! < seqs[l]!))) m = r;
       const mk = keys[m]!;
       if (key < mk || (key === mk && seq < seqs[m]!)) break;
-      keys[i] = mk;
-      seqs[i] = seqs[m]!;
-      as[i] = as[m]!;
-      bs[i] = bs[m]!;
+      this.move(m, i);
       i = m;
     }
-    keys[i] = key;
-    seqs[i] = seq;
-    as[i] = a;
-    bs[i] = b;
+    this.place(i, key, seq, a, b);
   }
 }
 

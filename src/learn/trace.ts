@@ -179,29 +179,22 @@ function hasAttributedCall(calls: CallTable): boolean {
   return false;
 }
 
-/** The first index of `sorted` (ascending) whose value is above `value`. */
-function upperBound(sorted: readonly number[], value: number): number {
+/**
+ * The first index of `sorted` (ascending) whose value is above `value` (`upper`), or at least
+ * `value` (lower): how many values are at most, or below, it.
+ */
+function bound(sorted: ArrayLike<number>, value: number, upper: boolean): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (sorted[mid]! <= value) lo = mid + 1;
+    if (sorted[mid]! < value || (upper && sorted[mid] === value)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
-
-/** The first index of `sorted` (ascending) whose value is at least `value`. */
-function lowerBound(sorted: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const upperBound = (sorted: ArrayLike<number>, value: number) => bound(sorted, value, true);
+const lowerBound = (sorted: ArrayLike<number>, value: number) => bound(sorted, value, false);
 
 /** The cost part of one trace with poll cycles: each step below adds its share to the learner. */
 class CostReading {
@@ -778,7 +771,7 @@ class CostReading {
       const sortedEnds = Float64Array.from(ends).sort();
       let overlap = 0;
       for (const a of starts)
-        overlap = Math.max(overlap, upperBoundTyped(sortedStarts, a) - upperBoundTyped(sortedEnds, a));
+        overlap = Math.max(overlap, upperBound(sortedStarts, a) - upperBound(sortedEnds, a));
       if (starts.length > widest.sessions || (starts.length === widest.sessions && overlap > widest.overlap))
         widest = { sessions: starts.length, overlap };
     }
@@ -874,16 +867,4 @@ class CostReading {
       return total;
     });
   }
-}
-
-/** upperBound on a sorted typed array. */
-function upperBoundTyped(sorted: Float64Array, value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid]! <= value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
