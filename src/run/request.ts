@@ -57,6 +57,8 @@ export interface RunOptions {
    * provider emulator (its `provider:` settings through `--set provider.…`; docs/agents.md).
    */
   agents?: string;
+  /** A learned model replayed where it never saw what the run needs (`--allow-extrapolation`). */
+  allowExtrapolation?: boolean;
   /** Told what the user should know while the plan is made: a flag with no effect (a warning), where GitHub is. */
   warn?: (message: string) => void;
   notice?: (message: string) => void;
@@ -83,6 +85,8 @@ function requestOverrides(options: RunOptions): Override[] {
   if (options.timeScale !== undefined)
     overrides.push({ path: ['time-scale'], value: Number(options.timeScale) });
   if (options.agents !== undefined) overrides.push({ path: ['agents'], value: options.agents });
+  if (options.allowExtrapolation === true)
+    overrides.push({ path: ['polling', 'allow-extrapolation'], value: true });
   return overrides;
 }
 
