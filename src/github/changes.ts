@@ -78,7 +78,9 @@ export function pullPatch(state: GitHubState, pull: PullRequest): string {
   return files
     .map((file, i) => {
       const commit = repo.commits.get(file.commitSha);
-      const date = new Date(state.clock.toWallMs(commit?.createdAt ?? pull.issue.createdAt)).toUTCString();
+      const date = new Date(
+        state.time.clock.toWallMs(commit?.createdAt ?? pull.issue.createdAt),
+      ).toUTCString();
       const changed = file.additions + file.deletions;
       return [
         `From ${file.commitSha} Mon Sep 17 00:00:00 2001`,

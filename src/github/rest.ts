@@ -487,7 +487,7 @@ function renderIssues(ctx: RestContext, repo: Repo): RenderedPage {
             : assignee === '*'
               ? i.assignees.length > 0
               : i.assignees.some((u) => u.login === assignee))) &&
-        (Number.isNaN(sinceMs) || ctx.state.clock.toWallMs(i.updatedAt) >= sinceMs),
+        (Number.isNaN(sinceMs) || ctx.state.time.clock.toWallMs(i.updatedAt) >= sinceMs),
     );
   }
   const page = paginate(ctx, list);
@@ -502,7 +502,7 @@ function withRepo(ctx: RestContext, fn: (repo: Repo) => RestResult): RestResult 
 /** The commit `{ref}` names in the repository; GitHub answers 422, not 404, when there is none. */
 function withCommit(ctx: RestContext, fn: (repo: Repo, commit: Commit) => RestResult): RestResult {
   return withRepo(ctx, (repo) => {
-    const commit = ctx.state.commit(repo, ctx.params[2]!);
+    const commit = ctx.state.refs.commit(repo, ctx.params[2]!);
     return commit ? fn(repo, commit) : fail(422, `No commit found for SHA: ${ctx.params[2]}`);
   });
 }
@@ -591,7 +591,7 @@ function searchIssues(ctx: RestContext): RestResult {
   const q = ctx.query.get('q');
   if (q === undefined || q.trim() === '')
     return fail(422, 'Validation Failed', { errors: [{ resource: 'Search', field: 'q', code: 'missing' }] });
-  const version = ctx.state.version;
+  const version = ctx.state.time.version;
   const hit = unchanged(ctx, version);
   if (hit) return hit;
   let found: Issue[];
@@ -630,7 +630,7 @@ function searchIssues(ctx: RestContext): RestResult {
 
 /** GET …/actions/runs: workflow runs newest first, filtered as GitHub's parameters say. */
 function actionsRuns(ctx: RestContext, repo: Repo): RestResult {
-  const version = ctx.state.version;
+  const version = ctx.state.time.version;
   const hit = unchanged(ctx, version);
   if (hit) return hit;
   const q = ctx.query;
@@ -907,7 +907,7 @@ function addAccountRoutes(r: RestRouter): void {
     return {
       status: 200,
       body: JSON.stringify(page.items.map((repo) => repoObject(ctx.state, repo))),
-      version: ctx.state.reposVersion,
+      version: ctx.state.refs.reposVersion,
       page: page.page,
     };
   });
@@ -1134,12 +1134,12 @@ function addCommitAndActionRoutes(r: RestRouter): void {
         const version = Math.max(commit.version, repo.pushVersion);
         const hit = unchanged(ctx, version);
         if (hit) return hit;
-        const statuses = ctx.state.latestStatuses(commit);
+        const statuses = ctx.state.checks.latestStatuses(commit);
         const page = paginate(ctx, statuses);
         return {
           status: 200,
           body: JSON.stringify({
-            state: ctx.state.combinedStatus(commit),
+            state: ctx.state.checks.combinedStatus(commit),
             statuses: page.items.map((s) => statusObject(ctx.state, repo, commit, s)),
             sha: commit.sha,
             total_count: statuses.length,
@@ -1171,7 +1171,7 @@ function addCommitAndActionRoutes(r: RestRouter): void {
         return {
           status: 200,
           body: JSON.stringify({ total_count: workflows.length, workflows: page.items }),
-          version: ctx.state.version,
+          version: ctx.state.time.version,
           page: page.page,
         };
       }),

@@ -149,7 +149,7 @@ export function parseSearch(state: GitHubState, q: string, viewer: User | undefi
     }
     return value.toLowerCase();
   };
-  const wall = (t: number) => state.clock.toWallMs(t);
+  const wall = (t: number) => state.time.clock.toWallMs(t);
   for (const token of tokens) {
     const { key, value } = token;
     if (key === undefined) {
