@@ -17,14 +17,16 @@
  *   so a control plane started again after a kill knows which run it serves.
  */
 import {
-  chmodSync,
   closeSync,
+  constants,
   existsSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
   renameSync,
   rmSync,
+  type Stats,
   statSync,
   writeFileSync,
   writeSync,
@@ -131,9 +133,27 @@ export class FileStore implements DurableStore, RunStore {
     return [...this.latest.values()];
   }
 
+  /**
+   * Whether the journal's path holds a file the store can use: anything else there (a
+   * directory, a FIFO, a link) is moved aside to `.corrupt` and reported, once, and the journal
+   * starts afresh; left in place it failed every run (EISDIR) for ever.
+   */
+  private journalUsable(): boolean {
+    let stat: Stats;
+    try {
+      stat = lstatSync(this.journalPath);
+    } catch {
+      return false;
+    }
+    if (stat.isFile()) return true;
+    const movedTo = moveAside(this.journalPath, 'corrupt');
+    this.onCorrupt(this.journalPath, 'every session of the run', 'not a regular file', movedTo);
+    return false;
+  }
+
   /** The journal's lines, read as bytes (a line over the limit counts as torn, never as a string too long). */
   private *readJournal(): Generator<string> {
-    if (!existsSync(this.journalPath)) return;
+    if (!this.journalUsable()) return;
     const size = statSync(this.journalPath).size;
     if (size > MAX_JOURNAL_BYTES) {
       const movedTo = `${this.journalPath}.corrupt`;
@@ -159,7 +179,8 @@ export class FileStore implements DurableStore, RunStore {
 
   save(record: SessionRecord): void {
     this.latest.set(record.id, record);
-    this.fd ??= openSync(this.journalPath, 'a', 0o600);
+    // Appended through no link: the journal is this directory's own file.
+    this.fd ??= openSync(this.journalPath, APPEND_NOFOLLOW, 0o600);
     writeSync(this.fd, `${JSON.stringify(record)}\n`);
     if (++this.journalLines > Math.max(COMPACT_MIN_LINES, COMPACT_FACTOR * this.latest.size)) this.compact();
   }
@@ -178,8 +199,8 @@ export class FileStore implements DurableStore, RunStore {
     this.closeJournal();
     this.latest.clear();
     this.journalLines = 0;
-    rmSync(this.journalPath, { force: true });
-    rmSync(this.runsPath, { force: true });
+    if (this.journalUsable()) rmSync(this.journalPath, { force: true });
+    if (existsSync(this.runsPath)) moveAsideUnlessFile(this.runsPath, this.onCorrupt);
   }
 
   close(): void {
@@ -192,11 +213,26 @@ export class FileStore implements DurableStore, RunStore {
   }
 }
 
+const APPEND_NOFOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+/**
+ * Writes a state file whole: a fresh `.tmp` (whatever was at that name removed first, then
+ * created exclusively and through no link, 0600), renamed over the file (a rename replaces a link
+ * there, never writes through it). A kill leaves the old file or the new one.
+ */
 export function writeAtomic(path: string, text: string): void {
   const tmp = `${path}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  // A leftover .tmp keeps its old mode through writeFileSync: state files are private (0600).
-  chmodSync(tmp, 0o600);
+  rmSync(tmp, { recursive: true, force: true });
+  const fd = openSync(
+    tmp,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
+  try {
+    writeFileSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
   renameSync(tmp, path);
 }
 
@@ -225,6 +261,15 @@ export function readJson<T>(
     onCorrupt((error as Error).message, movedTo);
     return undefined;
   }
+}
+
+/** A state file that is not a regular file (a directory, a link) moved aside and reported; a file removed. */
+function moveAsideUnlessFile(path: string, onCorrupt: CorruptStateHandler): void {
+  if (lstatSync(path).isFile()) {
+    rmSync(path, { force: true });
+    return;
+  }
+  onCorrupt(path, 'nothing (a new run starts)', 'not a regular file', moveAside(path, 'corrupt'));
 }
 
 /** The biggest run.json or runs.json read back (each a few KB per active run). */
