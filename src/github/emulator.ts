@@ -77,6 +77,12 @@ export interface GitHubEmulatorOptions {
   latency?: LatencyInput;
   /** Treat an unknown token as a new token of the default user instead of answering 401. */
   acceptUnknownTokens?: boolean;
+  /**
+   * Tokens it makes up (the default one, minted ones given no text) come from crypto randomness,
+   * different at every start, instead of the seed: what a served emulator hands out
+   * (`github serve`) is a credential. Default false (a run's tokens follow its seed).
+   */
+  secretTokens?: boolean;
   /** Guards the `/_fleetbench/` HTTP admin API. Generated from the Rng when absent. */
   adminToken?: string;
   /** Origin rendered into API `url` fields. Default https://api.github.com; the HTTP binding sets its own. */
@@ -286,7 +292,9 @@ export class GitHubEmulator {
     if (options.apiUrl) this.state.setUrls(options.apiUrl, this.webUrl ?? options.apiUrl);
     else if (this.webUrl) this.state.setUrls(this.state.apiUrl, this.webUrl);
     this.ledger = new QuotaLedger(this.clock, resolveLimits(options.limits));
-    this.tokens = new TokenRegistry(this.state, this.ledger, rng.fork('github.tokens'));
+    this.tokens = new TokenRegistry(this.state, this.ledger, rng.fork('github.tokens'), {
+      secret: options.secretTokens,
+    });
     this.faults = new FaultBoard(this.clock, rng.fork('github.faults'), this.trace);
     this.graphql = new GraphQLEngine();
     this.router = buildRestRouter();

@@ -28,12 +28,12 @@ import {
   rmSync,
   type Stats,
   statSync,
-  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { MAX_LINE_BYTES } from '../base/limits.ts';
+import { writeFileReplacing } from '../base/safe-write.ts';
 import { sessionSpecSchema } from '../contract/protocol.ts';
 import { sessionStates } from '../contract/types.ts';
 import type { RunStore, RunsSnapshot } from './runs/durable-state.ts';
@@ -215,25 +215,9 @@ export class FileStore implements DurableStore, RunStore {
 
 const APPEND_NOFOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
 
-/**
- * Writes a state file whole: a fresh `.tmp` (whatever was at that name removed first, then
- * created exclusively and through no link, 0600), renamed over the file (a rename replaces a link
- * there, never writes through it). A kill leaves the old file or the new one.
- */
+/** Writes a state file whole, 0600, never through a link (see base/safe-write.ts). */
 export function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.tmp`;
-  rmSync(tmp, { recursive: true, force: true });
-  const fd = openSync(
-    tmp,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o600,
-  );
-  try {
-    writeFileSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
+  writeFileReplacing(path, text, 0o600);
 }
 
 /** Called for a state file that cannot be read: its path, what is lost, why, and where it went. */

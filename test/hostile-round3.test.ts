@@ -1,0 +1,75 @@
+/**
+ * The medium and low findings of issue 38's hostile round, each sent as the report sent it:
+ * a `key.pem` symlink planted in `--tls-dir`, a default token the same at every start, and the
+ * other inputs below. Each is refused or handled as docs/limits.md says.
+ */
+import { lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startCliServer, stopAll } from './helpers/serve.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
+
+afterAll(stopAll);
+const dir = scratchDir('fleetbench-round3-');
+const openssl = systemTool('openssl', ['version'], 'openssl');
+
+interface ServeInfo {
+  url: string;
+  token: string;
+  adminToken: string;
+  cert?: string;
+}
+
+describe.skipIf(openssl.skip)('github serve --tls --tls-dir with a key.pem symlink planted in it', () => {
+  it('writes the key into the directory (0600), never through the link; the link’s target is untouched', async () => {
+    openssl.require();
+    const tlsDir = join(dir, 'tls');
+    const elsewhere = join(dir, 'readable-by-all.pem');
+    writeFileSync(elsewhere, 'not a key\n', { mode: 0o644 });
+    mkdirSync(tlsDir);
+    symlinkSync(elsewhere, join(tlsDir, 'key.pem'));
+    const server = await startCliServer<ServeInfo>(['github', 'serve', '--tls', '--tls-dir', tlsDir]);
+    try {
+      expect(readFileSync(elsewhere, 'utf8')).toBe('not a key\n');
+      expect(statSync(elsewhere).mode & 0o777).toBe(0o644);
+      const key = lstatSync(join(tlsDir, 'key.pem'));
+      expect(key.isFile()).toBe(true);
+      expect(key.mode & 0o777).toBe(0o600);
+      expect(readFileSync(join(tlsDir, 'key.pem'), 'utf8')).toMatch(/BEGIN PRIVATE KEY/);
+      expect(server.info.cert).toBe(join(tlsDir, 'cert.pem'));
+    } finally {
+      await server.stop();
+    }
+  }, 90_000);
+});
+
+describe('github serve tokens', () => {
+  it('a different default token at every start, with the same seed, on 0.0.0.0 too; each works', async () => {
+    const tokens: string[] = [];
+    for (const host of ['127.0.0.1', '0.0.0.0']) {
+      for (let i = 0; i < 2; i++) {
+        const server = await startCliServer<ServeInfo>(['github', 'serve', '--seed', '1', '--host', host]);
+        try {
+          const url = server.info.url.replace('0.0.0.0', '127.0.0.1');
+          const me = await fetch(`${url}/user`, { headers: { authorization: `token ${server.info.token}` } });
+          expect(me.status).toBe(200);
+          // A token minted without a text is a fresh secret too.
+          const minted = await fetch(`${url}/_fleetbench/mint-token`, {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${server.info.adminToken}`,
+              'content-type': 'application/json',
+            },
+            body: '{}',
+          });
+          tokens.push(server.info.token, ((await minted.json()) as { token: string }).token);
+        } finally {
+          await server.stop();
+        }
+      }
+    }
+    expect(new Set(tokens).size).toBe(tokens.length);
+    for (const token of tokens) expect(token).toMatch(/^ghp_[A-Za-z0-9]{36}$/);
+  }, 120_000);
+});
