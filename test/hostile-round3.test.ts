@@ -3,9 +3,18 @@
  * a `key.pem` symlink planted in `--tls-dir`, a default token the same at every start, and the
  * other inputs below. Each is refused or handled as docs/limits.md says.
  */
-import { lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cli } from './helpers/cli.ts';
 import { startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
@@ -71,5 +80,22 @@ describe('github serve tokens', () => {
     }
     expect(new Set(tokens).size).toBe(tokens.length);
     for (const token of tokens) expect(token).toMatch(/^ghp_[A-Za-z0-9]{36}$/);
+  }, 120_000);
+});
+
+describe('fleetbench run --out with a lock file fleetbench did not write', () => {
+  it('takes over a lock without its fields instead of naming "undefined" as its owner', async () => {
+    for (const [name, lock] of [
+      ['fieldless', '{"pid":1}'],
+      ['newline', JSON.stringify({ pid: 1, host: 'h', command: 'run\nx', startedAt: 'then' })],
+    ] as const) {
+      const out = join(dir, `lock-${name}`);
+      mkdirSync(out);
+      writeFileSync(join(out, '.fleetbench.lock'), lock);
+      const run = await cli(['run', 'S2-T1-1', '--out', out, '--no-report', '--no-budgets']);
+      expect(run.stderr).not.toMatch(/undefined/);
+      expect(run.code, run.stderr).toBe(0);
+      expect(existsSync(join(out, '.fleetbench.lock'))).toBe(false);
+    }
   }, 120_000);
 });
