@@ -99,3 +99,43 @@ describe('fleetbench run --out with a lock file fleetbench did not write', () =>
     }
   }, 120_000);
 });
+
+describe('fleetbench merge of a run segment whose record names a trace elsewhere', () => {
+  const record = (trace: string) => ({
+    kind: 'fleetbench-run-segment',
+    schemaVersion: 1,
+    generator: { name: 'fleetbench', version: '0' },
+    segment: { index: 0, count: 1 },
+    status: 'done',
+    run: {
+      runId: 'r',
+      scenario: { name: 's', hash: 'h' },
+      startAtMs: 0,
+      timeScale: 1,
+      durationMs: 1000,
+      target: 'reference',
+      github: 'http://127.0.0.1:1',
+    },
+    trace,
+    sessionsStarted: 0,
+    sessionsDropped: 0,
+    wallMs: 0,
+  });
+
+  it('refuses ../ and a link out, naming the field, and writes nothing', async () => {
+    for (const [name, trace] of [
+      ['dotdot', '../../../../etc/passwd'],
+      ['link', 'run-0-of-1/trace.jsonl'],
+    ] as const) {
+      const segments = join(dir, `run-${name}`, 'segments');
+      mkdirSync(segments, { recursive: true });
+      if (name === 'link') symlinkSync('/etc', join(segments, 'run-0-of-1'));
+      writeFileSync(join(segments, 'run-0-of-1.json'), JSON.stringify(record(trace)));
+      const out = join(dir, `merged-${name}`);
+      const merged = await cli(['merge', join(dir, `run-${name}`), '--out', out]);
+      expect(merged.code).toBe(2);
+      expect(merged.stderr).toMatch(/run-0-of-1\.json: trace: '.*' (is outside|resolves outside \(to \/etc)/);
+      expect(existsSync(join(out, 'trace.jsonl'))).toBe(false);
+    }
+  });
+});

@@ -31,7 +31,7 @@ import { SEGMENTED_EXECUTORS } from '../workload/executors/index.ts';
 import { scenarioHash } from '../workload/load.ts';
 import type { Scenario } from '../workload/scenario.ts';
 import { SEGMENTS_DIR } from './matrix-segment.ts';
-import { resolveSegment, type Segment, segmentLabel, segmentRecordFields } from './segment.ts';
+import { outsideDir, resolveSegment, type Segment, segmentLabel, segmentRecordFields } from './segment.ts';
 
 export const RUN_SEGMENT_VERSION = 1;
 /** Where the segments of a run agree on their start when no `--start-at` is given. */
@@ -281,6 +281,14 @@ export function findRunSegments(dir: string): FoundRunSegment[] {
         throw new FleetbenchError(
           'E_RESULTS',
           `${path}: not a run-segment record: ${describeZodIssues(parsed.error.issues, 3).join('; ')}`,
+        );
+      // Its trace is in the segment's directory: a record naming ../../etc/passwd, or a link
+      // out, is refused, naming the field.
+      const why = outsideDir(base, parsed.data.trace);
+      if (why !== undefined)
+        throw new FleetbenchError(
+          'E_RESULTS',
+          `${path}: trace: '${parsed.data.trace}' ${why} the segment's directory (${base})`,
         );
       found.push({ path, dir: base, record: parsed.data });
     }
