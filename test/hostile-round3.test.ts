@@ -15,6 +15,7 @@ import {
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cli } from './helpers/cli.ts';
+import { inProcess } from './helpers/github.ts';
 import { startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
@@ -137,5 +138,65 @@ describe('fleetbench merge of a run segment whose record names a trace elsewhere
       expect(merged.stderr).toMatch(/run-0-of-1\.json: trace: '.*' (is outside|resolves outside \(to \/etc)/);
       expect(existsSync(join(out, 'trace.jsonl'))).toBe(false);
     }
+  });
+});
+
+describe("issue titles and labels within GitHub's bounds", () => {
+  it('a 1 MB title and 10,000 labels are refused as GitHub refuses them (422, the field named); 256 characters and 100 labels are taken', async () => {
+    const h = inProcess({ fixtures: { repos: 1, issuesPerRepo: 1 } });
+    const create = (body: unknown) => h.post('/repos/fleetbench/repo-1/issues', body);
+    const error = async (body: unknown) => {
+      const res = await create(body);
+      expect(res.status).toBe(422);
+      return JSON.parse(res.body).errors[0];
+    };
+    expect(await error({ title: 'x'.repeat(1_000_000) })).toMatchObject({
+      resource: 'Issue',
+      code: 'custom',
+      field: 'title',
+      message: 'title is too long (maximum is 256 characters)',
+    });
+    const many = Array.from({ length: 10_000 }, (_, i) => `label-${i}`);
+    expect(await error({ title: 'ok', labels: many })).toMatchObject({
+      field: 'labels',
+      message: 'an issue or pull request can have at most 100 labels',
+    });
+    expect(await error({ title: 'ok', labels: ['y'.repeat(51)] })).toMatchObject({
+      message: 'name is too long (maximum is 50 characters)',
+    });
+    const made = await create({ title: 't'.repeat(256), labels: many.slice(0, 100) });
+    expect(made.status).toBe(201);
+    const number = JSON.parse(made.body).number as number;
+    // An edit is held to the same bounds; nothing is changed by a refused one.
+    const edit = await h.transport.request({
+      method: 'PATCH',
+      path: `/repos/fleetbench/repo-1/issues/${number}`,
+      headers: {},
+      body: JSON.stringify({ title: 't'.repeat(257) }),
+    });
+    expect(edit.status).toBe(422);
+    const added = await h.post(`/repos/fleetbench/repo-1/issues/${number}/labels`, { labels: ['one-more'] });
+    expect(added.status).toBe(422);
+    const issue = h.emulator.state.issue(h.emulator.state.repo('fleetbench/repo-1'), number);
+    expect(issue.title).toBe('t'.repeat(256));
+    expect(issue.labels).toHaveLength(100);
+  });
+
+  it("GraphQL createIssue with a blank title is GitHub's error, and creates nothing", async () => {
+    const h = inProcess({ fixtures: { repos: 1, issuesPerRepo: 1 } });
+    const repo = JSON.parse(
+      (await h.graphql('{ repository(owner: "fleetbench", name: "repo-1") { id } }')).body,
+    ).data.repository.id as string;
+    const before = h.emulator.state.repo('fleetbench/repo-1').issues.size;
+    for (const title of ['', '   ']) {
+      const res = await h.graphql(
+        'mutation($r: ID!, $t: String!) { createIssue(input: {repositoryId: $r, title: $t}) { issue { number } } }',
+        { r: repo, t: title },
+      );
+      const body = JSON.parse(res.body);
+      expect(body.errors[0]).toMatchObject({ type: 'UNPROCESSABLE', message: "Title can't be blank" });
+      expect(body.data).toEqual({ createIssue: null });
+    }
+    expect(h.emulator.state.repo('fleetbench/repo-1').issues.size).toBe(before);
   });
 });

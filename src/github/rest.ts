@@ -540,8 +540,9 @@ function mutate(fn: () => RestResult, resource: string): RestResult {
   } catch (error) {
     if (error instanceof GitHubStateError) {
       if (error.status === 422) {
+        const field = error.field === undefined ? {} : { field: error.field };
         return fail(422, 'Validation Failed', {
-          errors: [{ resource, code: 'custom', message: error.message }],
+          errors: [{ resource, code: 'custom', ...field, message: error.message }],
         });
       }
       return fail(error.status, error.status === 404 ? 'Not Found' : error.message);

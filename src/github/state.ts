@@ -24,6 +24,7 @@ import {
   type Commit,
   type CommitStatus,
   GitHubStateError,
+  ISSUE_BOUNDS,
   type Issue,
   type IssueComment,
   type Label,
@@ -42,6 +43,37 @@ import { Refs } from './world/refs.ts';
 import { FIXTURE_STEP_MS, fixtureRepoDates, WorldTime } from './world/time.ts';
 
 export * from './world/objects.ts';
+
+/** A title GitHub takes: not blank, at most 256 characters (its words, as REST and GraphQL give them). */
+function checkTitle(title: string): void {
+  if (title.trim() === '') throw new GitHubStateError(422, "Title can't be blank", 'title');
+  if (title.length > ISSUE_BOUNDS.maxTitleChars)
+    throw new GitHubStateError(
+      422,
+      `title is too long (maximum is ${ISSUE_BOUNDS.maxTitleChars} characters)`,
+      'title',
+    );
+}
+
+/** Labels GitHub takes onto an issue already holding `held`: names of 1 to 50 characters, 100 in all. */
+function checkLabels(names: Iterable<string>, held: number): void {
+  let count = held;
+  for (const name of names) {
+    if (name.trim() === '') throw new GitHubStateError(422, "name can't be blank", 'labels');
+    if (name.length > ISSUE_BOUNDS.maxLabelNameChars)
+      throw new GitHubStateError(
+        422,
+        `name is too long (maximum is ${ISSUE_BOUNDS.maxLabelNameChars} characters)`,
+        'labels',
+      );
+    if (++count > ISSUE_BOUNDS.maxLabels)
+      throw new GitHubStateError(
+        422,
+        `an issue or pull request can have at most ${ISSUE_BOUNDS.maxLabels} labels`,
+        'labels',
+      );
+  }
+}
 
 const LABEL_COLORS = ['d73a4a', 'a2eeef', '0075ca', '7057ff', '008672', 'e4e669', 'd876e3'];
 
@@ -408,11 +440,14 @@ export class GitHubState {
     repo: Repo,
     input: { title: string; body?: string; user?: string; labels?: string[]; assignees?: string[] },
   ): Issue {
+    checkTitle(input.title);
+    checkLabels(new Set(input.labels ?? []), 0);
     const number = repo.nextNumber++;
     return this.newIssue(repo, number, this.time.now(), input);
   }
 
   openPullRequest(repo: Repo, input: OpenPullRequestInput): PullRequest {
+    if (input.title !== undefined) checkTitle(input.title);
     const number = repo.nextNumber;
     const pull = this.createPull(repo, number, this.time.now(), input);
     repo.nextNumber++;
@@ -658,7 +693,7 @@ export class GitHubState {
     const pull = issue.pull;
     const at = this.time.now();
     if (input.title !== undefined) {
-      if (input.title.trim() === '') throw new GitHubStateError(422, 'title cannot be blank');
+      checkTitle(input.title);
       issue.title = input.title;
     }
     if (input.body !== undefined) issue.body = input.body;
@@ -703,9 +738,11 @@ export class GitHubState {
 
   /** Adds labels (existing ones of the repo by name, else new ones) to an issue or PR. */
   addLabels(issue: Issue, names: readonly string[]): Issue {
-    const known = this.repoLabels(issue.repo);
-    const fresh = names.filter((n, i) => names.indexOf(n) === i && !issue.labels.some((l) => l.name === n));
+    const has = new Set(issue.labels.map((l) => l.name));
+    const fresh = [...new Set(names)].filter((n) => !has.has(n));
+    checkLabels(fresh, issue.labels.length);
     if (fresh.length === 0) return issue;
+    const known = this.repoLabels(issue.repo);
     const missing = fresh.filter((n) => !known.has(n));
     const made = this.labels(missing);
     for (const name of fresh) issue.labels.push(known.get(name) ?? made[missing.indexOf(name)]!);
