@@ -207,7 +207,8 @@ function touchedByRoute(names: readonly string[], params: readonly string[], qs:
 
 /**
  * One request's admission: refused by the concurrency limit on arrival, or counted in flight
- * until released; a served request's time from arrival to release is charged as CPU time then.
+ * until released; a served request's own time (from its body in hand to its answer, not the
+ * client's upload or download) is charged as CPU time then.
  * A class (one object per request, methods on the prototype): the in-process hot path makes one
  * for every request.
  */
@@ -215,11 +216,11 @@ class RequestAdmission implements Admission {
   readonly arrivedAt: number;
   readonly refused: SecondaryBreach | undefined;
   private released: boolean;
-  private cpu: 'rest' | 'graphql' | undefined = undefined;
+  private cpu: { graphql: boolean; ms: number } | undefined = undefined;
 
   constructor(
     private readonly ledger: QuotaLedger,
-    private readonly clock: Clock,
+    clock: Clock,
     readonly identity: Identity,
     readonly token: TokenInfo | undefined,
   ) {
@@ -232,16 +233,15 @@ class RequestAdmission implements Admission {
     }
   }
 
-  served(graphql: boolean): void {
-    this.cpu = graphql ? 'graphql' : 'rest';
+  served(graphql: boolean, ms: number): void {
+    this.cpu = { graphql, ms };
   }
 
   release(): void {
     if (this.released) return;
     this.released = true;
     this.identity.inFlight--;
-    if (this.cpu !== undefined)
-      this.ledger.chargeCpu(this.identity, this.clock.now() - this.arrivedAt, this.cpu === 'graphql');
+    if (this.cpu !== undefined) this.ledger.chargeCpu(this.identity, this.cpu.ms, this.cpu.graphql);
   }
 }
 
@@ -444,14 +444,16 @@ export class GitHubEmulator {
       outcome.route = '(error)';
     }
     this.stampRate(outcome);
-    // The CPU-time limit counts the response time of requests served (refused ones take none),
-    // from arrival to answer, charged when the answer completes (admission.release()).
-    if (outcome.secondaryCost > 0) admission.served(outcome.protocol === 'graphql');
     try {
       const base = outcome.protocol === 'graphql' ? this.latency.graphql : this.latency.rest;
       let delay = base === null ? 0 : this.latencyRng.lognormal(base.medianMs, base.p95Ms);
       if (this.faults.size > 0) delay += this.faults.latency(outcome.protocol, outcome.route);
       if (delay > 0) await this.clock.sleep(delay);
+      // The CPU-time limit counts the response time of requests served (refused ones take none):
+      // GitHub's own work, from the request in hand (its body uploaded) to the answer, with the
+      // modelled latency; not the client's upload (150 GraphQL requests whose bodies took 1.5 s
+      // were refused for "more than 60 seconds of CPU time"). Charged when the answer is written.
+      if (outcome.secondaryCost > 0) admission.served(outcome.protocol === 'graphql', this.clock.now() - t0);
     } finally {
       if (inProcess) admission.release();
     }
