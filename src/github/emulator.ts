@@ -43,15 +43,15 @@ import {
 } from './fixtures.ts';
 import { GRAPHQL_DOCS, GraphQLEngine } from './graphql/index.ts';
 import { type Bucket, type Identity, QuotaLedger, type SecondaryBreach } from './quota.ts';
+import { buildRestRouter } from './rest.ts';
 import {
-  buildRestRouter,
   contentHash,
   errorBody,
   type MediaFormat,
   mediaFormat,
   parseQuery,
   type RestRouter,
-} from './rest.ts';
+} from './rest-kit.ts';
 import { GitHubState } from './state.ts';
 import { newTouched, type Touched } from './touched.ts';
 import {
