@@ -134,6 +134,8 @@ class Outcome {
   /** A non-JSON body's Content-Type and X-GitHub-Media-Type (a diff or a patch). */
   contentType: string | undefined = undefined;
   mediaType: string | undefined = undefined;
+  /** A created resource's URL (201): the Location header. */
+  location: string | undefined = undefined;
   /** What the request named, when content attribution is on (attribution.ts). */
   touched: Touched | undefined = undefined;
   /** The concurrency limit's refusal, decided when the request arrived. */
@@ -649,6 +651,7 @@ export class GitHubEmulator {
     outcome.lastModified = result.lastModified;
     outcome.contentType = result.contentType;
     outcome.mediaType = result.mediaType;
+    outcome.location = result.location;
     if (result.version !== undefined && result.status === 200) {
       let hash = result.hash;
       if (hash === undefined) {
@@ -853,6 +856,7 @@ export class GitHubEmulator {
     if (outcome.lastModified !== undefined)
       headers['last-modified'] = new Date(this.clock.toWallMs(outcome.lastModified)).toUTCString();
     if (outcome.link !== undefined) headers.link = outcome.link;
+    if (outcome.location !== undefined) headers.location = outcome.location;
     if (outcome.retryAfter !== undefined) headers['retry-after'] = String(outcome.retryAfter);
     this.counters.requests++;
     this.byStatus.set(outcome.status, (this.byStatus.get(outcome.status) ?? 0) + 1);

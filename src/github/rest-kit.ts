@@ -80,6 +80,8 @@ export interface RestResult {
   /** A body that is not JSON (a diff or a patch): its Content-Type and X-GitHub-Media-Type. */
   contentType?: string;
   mediaType?: string;
+  /** What a 201 created: its URL, sent as `Location` (as GitHub does). */
+  location?: string;
 }
 
 /** What a request's Accept header asks for (GitHub's media types). */

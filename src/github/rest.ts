@@ -6,6 +6,7 @@
  */
 import { runMatchesStatus, workflowObjects, workflowRunObject, workflowRuns } from './actions.ts';
 import { changedFiles, pullDiff, pullPatch } from './changes.ts';
+import { addGitRoutes } from './rest-git.ts';
 import {
   actor,
   bodyField,
@@ -35,6 +36,7 @@ import {
 } from './rest-kit.ts';
 import { MAX_RESULTS, parseSearch, runSearch, SearchQueryError, type SearchSort } from './search.ts';
 import {
+  changedFileObject,
   checkRunObject,
   issueCommentObject,
   issueJson,
@@ -302,7 +304,11 @@ function createPull(ctx: RestContext, repo: Repo): RestResult {
       draft: bodyField(ctx, 'draft') === true,
       issue: typeof issueNumber === 'number' ? issueNumber : undefined,
     });
-    return { status: 201, body: pullFullJson(ctx.state, pull) };
+    return {
+      status: 201,
+      body: pullFullJson(ctx.state, pull),
+      location: `${ctx.state.apiUrl}/repos/${repo.fullName}/pulls/${pull.issue.number}`,
+    };
   }, 'PullRequest');
 }
 
@@ -337,35 +343,13 @@ function updateIssue(ctx: RestContext, issue: Issue): RestResult {
   }, 'Issue');
 }
 
-/** DELETE …/git/refs/{ref}: a branch (`heads/…`) deleted; 422 "Reference does not exist" otherwise. */
-function deleteRef(ctx: RestContext, repo: Repo): RestResult {
-  const ref = ctx.params[2]!;
-  const branch = ref.startsWith('heads/') ? ref.slice(6) : undefined;
-  if (branch === undefined || !repo.branches.has(branch)) return fail(422, 'Reference does not exist');
-  return mutate(() => {
-    ctx.state.deleteBranch(repo, branch);
-    return { status: 204, body: '' };
-  }, 'Reference');
-}
-
 function filesList(ctx: RestContext, pull: PullRequest): RestResult {
   const repo = pull.issue.repo;
   return pagedList(
     ctx,
     pull.version,
     () => changedFiles(pull),
-    (file) => ({
-      sha: file.blobSha,
-      filename: file.path,
-      status: 'modified',
-      additions: file.additions,
-      deletions: file.deletions,
-      changes: file.additions + file.deletions,
-      blob_url: `${ctx.state.webUrl}/${repo.fullName}/blob/${file.commitSha}/${file.path}`,
-      raw_url: `${ctx.state.webUrl}/${repo.fullName}/raw/${file.commitSha}/${file.path}`,
-      contents_url: `${ctx.state.apiUrl}/repos/${repo.fullName}/contents/${file.path}?ref=${file.commitSha}`,
-      patch: file.hunk,
-    }),
+    (file) => changedFileObject(ctx.state, repo, file),
   );
 }
 
@@ -418,7 +402,11 @@ function createReviewComment(ctx: RestContext, pull: PullRequest): RestResult {
       inReplyTo: typeof inReplyTo === 'number' ? inReplyTo : undefined,
       commitId: str(ctx, 'commit_id'),
     });
-    return { status: 201, body: JSON.stringify(reviewCommentObject(ctx.state, pull, comment)) };
+    return {
+      status: 201,
+      body: JSON.stringify(reviewCommentObject(ctx.state, pull, comment)),
+      location: `${ctx.state.apiUrl}/repos/${pull.issue.repo.fullName}/pulls/comments/${comment.id}`,
+    };
   }, 'PullRequestReviewComment');
 }
 
@@ -439,8 +427,9 @@ function updatePull(ctx: RestContext, pull: PullRequest): RestResult {
 }
 
 /**
- * The REST routes, in four groups by what they answer. Each route names GitHub's documentation
- * anchor (errors carry it as `documentation_url`) and its cost class (docs/github-emulator.md).
+ * The REST routes, in groups by what they answer (Git refs, branches and compare in
+ * rest-git.ts). Each route names GitHub's documentation anchor (errors carry it as
+ * `documentation_url`) and its cost class (docs/github-emulator.md).
  */
 export function buildRestRouter(): RestRouter {
   const r = new RestRouter();
@@ -448,6 +437,7 @@ export function buildRestRouter(): RestRouter {
   addIssueRoutes(r);
   addPullRoutes(r);
   addCommitAndActionRoutes(r);
+  addGitRoutes(r);
   return r;
 }
 
@@ -545,7 +535,11 @@ function addIssueRoutes(r: RestRouter): void {
             labels: strings(ctx, 'labels'),
             assignees,
           });
-          return { status: 201, body: issueJson(ctx.state, issue) };
+          return {
+            status: 201,
+            body: issueJson(ctx.state, issue),
+            location: `${ctx.state.apiUrl}/repos/${repo.fullName}/issues/${issue.number}`,
+          };
         }, 'Issue');
       }),
     { contentCreating: true },
@@ -588,7 +582,11 @@ function addIssueRoutes(r: RestRouter): void {
         const body = str(ctx, 'body');
         if (body === undefined) return validation('IssueComment', 'body');
         const comment = ctx.state.postIssueComment(issue, { body, user: actor(ctx).login });
-        return { status: 201, body: JSON.stringify(issueCommentObject(ctx.state, issue, comment)) };
+        return {
+          status: 201,
+          body: JSON.stringify(issueCommentObject(ctx.state, issue, comment)),
+          location: `${ctx.state.apiUrl}/repos/${issue.repo.fullName}/issues/comments/${comment.id}`,
+        };
       }),
     { contentCreating: true },
   );
@@ -689,12 +687,8 @@ function addPullRoutes(r: RestRouter): void {
   );
 }
 
-/** Branch deletion, a commit's checks and combined status, Actions runs and workflows. */
+/** A commit's checks and combined status, Actions runs and workflows. */
 function addCommitAndActionRoutes(r: RestRouter): void {
-  r.add('DELETE', '/repos/{owner}/{repo}/git/refs/{ref+}', 'git/refs#delete-a-reference', (ctx) =>
-    withRepo(ctx, (repo) => deleteRef(ctx, repo)),
-  );
-
   r.add(
     'GET',
     '/repos/{owner}/{repo}/commits/{ref}/check-runs',

@@ -3,7 +3,8 @@
  * Objects that are listed often (users, repos, issues, pull requests) are rendered to JSON text
  * once per version and reused, so a list body is a join of cached strings.
  */
-import { ADDED_PER_COMMIT, REMOVED_PER_COMMIT } from './changes.ts';
+import { createHash } from 'node:crypto';
+import { ADDED_PER_COMMIT, type ChangedFile, REMOVED_PER_COMMIT } from './changes.ts';
 import {
   type CheckRun,
   type Commit,
@@ -412,5 +413,91 @@ export function statusObject(
     created_at: state.time.iso(s.createdAt),
     updated_at: state.time.iso(s.updatedAt),
     creator: userObject(state, s.creator),
+  };
+}
+
+/** A changed file as REST lists it (a pull request's files, a comparison's). */
+export function changedFileObject(
+  state: GitHubState,
+  repo: Repo,
+  file: ChangedFile,
+): Record<string, unknown> {
+  return {
+    sha: file.blobSha,
+    filename: file.path,
+    status: 'modified',
+    additions: file.additions,
+    deletions: file.deletions,
+    changes: file.additions + file.deletions,
+    blob_url: `${state.webUrl}/${repo.fullName}/blob/${file.commitSha}/${file.path}`,
+    raw_url: `${state.webUrl}/${repo.fullName}/raw/${file.commitSha}/${file.path}`,
+    contents_url: `${state.apiUrl}/repos/${repo.fullName}/contents/${file.path}?ref=${file.commitSha}`,
+    patch: file.hunk,
+  };
+}
+
+/** A commit as REST lists it (a pull request's commits, a comparison's), authored by `author`. */
+export function commitObject(
+  state: GitHubState,
+  repo: Repo,
+  commit: Commit,
+  author: User,
+): Record<string, unknown> {
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const person = {
+    name: author.name ?? author.login,
+    email: `${author.login}@users.noreply.github.com`,
+    date: state.time.iso(commit.createdAt),
+  };
+  return {
+    sha: commit.sha,
+    node_id: commit.nodeId,
+    commit: {
+      author: person,
+      committer: person,
+      message: commit.message,
+      tree: { sha: treeSha(commit.sha), url: `${api}/git/trees/${treeSha(commit.sha)}` },
+      url: `${api}/git/commits/${commit.sha}`,
+      comment_count: 0,
+      verification: {
+        verified: false,
+        reason: 'unsigned',
+        signature: null,
+        payload: null,
+        verified_at: null,
+      },
+    },
+    url: `${api}/commits/${commit.sha}`,
+    html_url: `${state.webUrl}/${repo.fullName}/commit/${commit.sha}`,
+    comments_url: `${api}/commits/${commit.sha}/comments`,
+    author: userObject(state, author),
+    committer: userObject(state, author),
+    parents: commit.parents.map((sha) => ({
+      sha,
+      url: `${api}/commits/${sha}`,
+      html_url: `${state.webUrl}/${repo.fullName}/commit/${sha}`,
+    })),
+  };
+}
+
+/** A commit's tree SHA: derived from the commit's (the emulator keeps no trees). */
+function treeSha(commitSha: string): string {
+  return createHash('sha1').update(`tree:${commitSha}`).digest('hex');
+}
+
+/** A Git reference (`refs/heads/NAME`) as the refs routes answer it. */
+export function refObject(
+  state: GitHubState,
+  repo: Repo,
+  branch: string,
+  sha: string,
+): Record<string, unknown> {
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const ref = `refs/heads/${branch}`;
+  return {
+    ref,
+    node_id: `REF_${Buffer.from(`${repo.id}:${ref}`).toString('base64url')}`,
+    url: `${api}/git/${ref}`,
+    object: { sha, type: 'commit', url: `${api}/git/commits/${sha}` },
   };
 }

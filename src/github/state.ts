@@ -360,8 +360,11 @@ export class GitHubState {
     const branchSha = repo.branches.get(input.head);
     const pushed = (input.sha !== undefined && input.sha !== branchSha) || branchSha === undefined;
     const headSha = pushed ? (input.sha ?? this.refs.newSha()) : branchSha;
+    // A head commit the repository has: GitHub refuses a pull request that would hold none (a
+    // branch made at the base's commit, or one already merged into it).
     const existing = repo.commits.has(headSha);
     const commits = existing ? this.refs.compare(repo, baseSha, headSha).ahead.map((c) => c.sha) : [headSha];
+    if (commits.length === 0) throw new GitHubStateError(422, `No commits between ${base} and ${input.head}`);
     if (pushed) repo.branches.set(input.head, headSha);
     if (!existing) this.refs.addCommit(repo, headSha, `Work on ${input.head}`, at, [branchSha ?? baseSha]);
     const issue = this.newIssue(repo, number, at, {
