@@ -12,7 +12,7 @@ import { describeZodIssues, issuePath } from '../base/validation.ts';
 import { parseYamlInput } from '../base/yaml-input.ts';
 import { sources } from '../trace/schema.ts';
 import { IDENTITY_KINDS } from './config.ts';
-import { ISSUE_BOUNDS } from './world/objects.ts';
+import { ISSUE_BOUNDS } from './world/bounds.ts';
 
 const login = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-_.[\]]*$/, 'expected a GitHub login');
 const repoName = z.string().regex(/^[A-Za-z0-9._-]+$/, 'expected a repository name');

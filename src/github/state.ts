@@ -19,12 +19,12 @@ import {
   type RepoFixture,
 } from './fixtures.ts';
 import type { Touched } from './touched.ts';
+import { ISSUE_BOUNDS } from './world/bounds.ts';
 import { Checks } from './world/checks.ts';
 import {
   type Commit,
   type CommitStatus,
   GitHubStateError,
-  ISSUE_BOUNDS,
   type Issue,
   type IssueComment,
   type Label,

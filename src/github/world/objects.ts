@@ -240,14 +240,6 @@ export class GitHubStateError extends Error {
   }
 }
 
-/**
- * GitHub's bounds on what an issue or pull request holds: a title of at most 256 characters
- * ("title is too long (maximum is 256 characters)"), labels named in at most 50 ("name is too
- * long (maximum is 50 characters)"), at most 100 labels on one issue (GitHub's documentation on
- * applying labels).
- */
-export const ISSUE_BOUNDS = { maxTitleChars: 256, maxLabelNameChars: 50, maxLabels: 100 } as const;
-
 /** Users are dated before the run: created a year before it, last updated a day before. */
 export const USER_CREATED_AT = -365 * 86_400_000;
 export const USER_UPDATED_AT = -86_400_000;
