@@ -94,6 +94,27 @@ export const BODY_LIMITS = {
 } as const;
 
 /**
+ * What one OTLP/HTTP export a live run's receiver takes may hold, beyond its bytes: 16 MiB of
+ * 2-byte empty spans is eight million objects, whose decoding alone held a run's process for
+ * seconds. Counted on the wire (protobuf) or in the text (JSON) before anything is decoded, so a
+ * refusal costs one pass over the bytes; within these, a request is decoded, checked and written
+ * in slices that let the run's other requests through (docs/limits.md).
+ */
+export const OTLP_RECEIVER_LIMITS = {
+  /** Spans in one request: twice the Collector's default batch (8,192), far above an SDK's (512). */
+  maxSpans: 16_384,
+  /** Span events in one request (each becomes a trace record, as a span does). */
+  maxEvents: 16_384,
+  /**
+   * Values in one request: JSON objects, arrays and the values commas separate, or protobuf
+   * fields. A span with its attributes is a few dozen; this bounds the decoding's work.
+   */
+  maxValues: 2_000_000,
+  /** Nesting of objects and arrays (an attribute's array of arrays of …): a request's own shape is a dozen deep. */
+  maxDepth: 64,
+} as const;
+
+/**
  * Ids and names the http target protocol takes (docs/limits.md#ids): each has a charset and a
  * length, checked when the request arrives, so nothing a server saves can later break a header,
  * a path or a reload of its state.
