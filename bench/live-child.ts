@@ -14,6 +14,8 @@
  *   `hey -c N` does); default one client whose pool opens what the rate needs.
  * - `--otlp URL` also sends every trace record there, as `--otlp-export` does
  *   (src/live/otlp-export.ts), to measure what exporting costs the schedule.
+ * - `--warmup S`: also reports the CPU and the answers after the first S seconds of the schedule
+ *   (`steady`), the cost per request once the JIT has compiled the request path (default 2).
  */
 import { LatencyHistogram } from '../src/analyze/histogram.ts';
 import { RealClock } from '../src/clock/real.ts';
@@ -33,6 +35,7 @@ const durationMs = Number(secondsText) * 1000;
 const pipelining = Number(flag('--pipelining') ?? 1);
 const connections = Number(flag('--connections') ?? 0);
 const otlpUrl = flag('--otlp');
+const warmupMs = Number(flag('--warmup') ?? 2) * 1000;
 const clock = new RealClock();
 const trace = new TraceWriter(tracePath!, {
   runId: 'live-bench',
@@ -59,6 +62,9 @@ let settled = 0;
 let errors = 0;
 const signal = new AbortController().signal;
 
+/** Answers after the wait for the last ones (below) are not counted: the trace is closed by then. */
+let closed = false;
+
 /** One operation: its span is written when the answer (or the failure) is in. */
 function operation(intended: number, started: number): void {
   const lagMs = started > intended ? started - intended : 0;
@@ -66,6 +72,7 @@ function operation(intended: number, started: number): void {
   const client = clients[issued++ % clients.length]!;
   client.request(request).then(
     (res: EmulatorResponse) => {
+      if (closed) return;
       settled++;
       if (res.status !== 200) errors++;
       const dur = clock.now() - started;
@@ -80,6 +87,7 @@ function operation(intended: number, started: number): void {
       });
     },
     () => {
+      if (closed) return;
       settled++;
       errors++;
       trace.write({
@@ -97,11 +105,18 @@ function operation(intended: number, started: number): void {
 
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
+let steady: { cpu: NodeJS.CpuUsage; settled: number; errors: number } | undefined;
+if (warmupMs < durationMs)
+  setTimeout(() => {
+    steady = { cpu: process.cpuUsage(), settled, errors };
+  }, warmupMs);
 await paceOpen(arrivalTimes(rate * 60, [{ durationMs, rate: rate * 60 }]), { clock, signal }, operation);
 const deadline = performance.now() + 10_000;
 while (settled < issued && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
 const cpu = process.cpuUsage(cpu0);
 const wallS = (performance.now() - t0) / 1000;
+const steadyCpu = steady ? process.cpuUsage(steady.cpu) : undefined;
+closed = true;
 await exporter?.close();
 trace.close('completed');
 for (const client of clients) client.close();
@@ -118,5 +133,13 @@ process.stdout.write(
     lag: lag.percentiles(),
     latency: latency.percentiles(),
     exported: exporter?.stats,
+    steady:
+      steady && steadyCpu
+        ? {
+            afterS: warmupMs / 1000,
+            completed: settled - steady.settled - (errors - steady.errors),
+            cpuS: (steadyCpu.user + steadyCpu.system) / 1e6,
+          }
+        : undefined,
   })}\n`,
 );
