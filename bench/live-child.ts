@@ -14,6 +14,7 @@
  *   `hey -c N` does); default one client whose pool opens what the rate needs.
  * - `--otlp URL` also sends every trace record there, as `--otlp-export` does
  *   (src/live/otlp-export.ts), to measure what exporting costs the schedule.
+ * - `--timer-slack MS`: the pacer's timer slack (PaceOptions.timerSlackMs; default TIMER_SLACK_MS).
  * - `--warmup S`: also reports the CPU and the answers after the first S seconds of the schedule
  *   (`steady`), the cost per request once the JIT has compiled the request path (default 2).
  */
@@ -36,6 +37,7 @@ const pipelining = Number(flag('--pipelining') ?? 1);
 const connections = Number(flag('--connections') ?? 0);
 const otlpUrl = flag('--otlp');
 const warmupMs = Number(flag('--warmup') ?? 2) * 1000;
+const timerSlack = flag('--timer-slack');
 const clock = new RealClock();
 const trace = new TraceWriter(tracePath!, {
   runId: 'live-bench',
@@ -110,7 +112,11 @@ if (warmupMs < durationMs)
   setTimeout(() => {
     steady = { cpu: process.cpuUsage(), settled, errors };
   }, warmupMs);
-await paceOpen(arrivalTimes(rate * 60, [{ durationMs, rate: rate * 60 }]), { clock, signal }, operation);
+await paceOpen(
+  arrivalTimes(rate * 60, [{ durationMs, rate: rate * 60 }]),
+  { clock, signal, ...(timerSlack !== undefined ? { timerSlackMs: Number(timerSlack) } : {}) },
+  operation,
+);
 const deadline = performance.now() + 10_000;
 while (settled < issued && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
 const cpu = process.cpuUsage(cpu0);
