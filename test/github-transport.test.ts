@@ -296,6 +296,15 @@ describe('HttpTransport: pipelining, the shared read buffer, headers read on dem
     expect((await t.request({ method: 'GET', path: '/later', headers: {} })).body).toBe('ok');
   });
 
+  it('times out the requests of many clients on one shared sweep, one closing leaves the others timed', async () => {
+    const server = await rawServer(() => undefined);
+    const clients = Array.from({ length: 20 }, () => transport(server.url, { timeoutMs: 300 }));
+    const requests = clients.map((t, i) => t.request({ method: 'GET', path: `/${i}`, headers: {} }));
+    clients[0]!.close();
+    await expect(requests[0]).rejects.toThrow(/transport closed/);
+    for (const request of requests.slice(1)) await expect(request).rejects.toThrow(/timeout after 300 ms/);
+  });
+
   it('keeps each connection’s unfinished answer apart while their reads share one buffer', async () => {
     const halves: Array<() => void> = [];
     const server = await rawServer((head, socket) => {

@@ -19,7 +19,9 @@
  *   Transfer-Encoding and Connection, found by a scan that allocates nothing else. A client that
  *   reads headers pays what it paid before; one that reads only the status (a load generator)
  *   does not build an object of twenty headers per request.
- * - Timeouts are counted in sweeps of one interval per pool, not read off the clock per request.
+ * - Timeouts are counted in sweeps, not read off the clock per request, and the pools of a process
+ *   share one sweep interval per period: a thousand clients with a connection each (a thousand
+ *   pools) would otherwise wake the process a thousand times a second for their sweeps.
  * - Pipelining (opt-in, `pipelining` > 1): GET and HEAD requests started in the same turn of the
  *   event loop share a connection and one write, up to that many in flight on it, and their
  *   answers usually come back in one read. Requests that are not GET or HEAD are never pipelined.
@@ -36,7 +38,7 @@ interface Pending {
   method: string;
   bytes: string;
   body: string | undefined;
-  /** The pool's sweep count at which it times out (see Http1Pool.startSweeper). */
+  /** The sweep count at which it times out (see Sweeper). */
   expiresAt: number;
   retried: boolean;
   /** GET or HEAD without a body, not a resend: may share a connection with others in flight. */
@@ -483,15 +485,52 @@ export function headerLines(headers: Record<string, string>): string {
   return lines;
 }
 
+/**
+ * One interval for every pool that sweeps at the same period: each tick counts a sweep and lets
+ * each pool fail what is past its deadline. It runs while a pool has sent a request and is not
+ * closed, and never keeps the process alive.
+ */
+class Sweeper {
+  private static readonly byPeriod = new Map<number, Sweeper>();
+  /** Sweeps so far: a request sent now times out at `sweeps + sweepsToTimeout`. */
+  sweeps = 0;
+  private readonly pools = new Set<Http1Pool>();
+  private readonly timer: NodeJS.Timeout;
+
+  private constructor(private readonly periodMs: number) {
+    this.timer = setInterval(() => {
+      const now = ++this.sweeps;
+      for (const pool of this.pools) pool.sweep(now);
+    }, periodMs);
+    this.timer.unref();
+  }
+
+  static join(periodMs: number, pool: Http1Pool): Sweeper {
+    let sweeper = Sweeper.byPeriod.get(periodMs);
+    if (sweeper === undefined) {
+      sweeper = new Sweeper(periodMs);
+      Sweeper.byPeriod.set(periodMs, sweeper);
+    }
+    sweeper.pools.add(pool);
+    return sweeper;
+  }
+
+  leave(pool: Http1Pool): void {
+    this.pools.delete(pool);
+    if (this.pools.size > 0) return;
+    clearInterval(this.timer);
+    Sweeper.byPeriod.delete(this.periodMs);
+  }
+}
+
 /** Keep-alive connections to one host and port, at most `maxSockets` at a time, the rest queued. */
 export class Http1Pool {
   private readonly idle: Connection[] = [];
   private readonly busy = new Set<Connection>();
   private readonly queue: Pending[] = [];
   readonly hostHeader: string;
-  private sweeper: NodeJS.Timeout | undefined;
-  /** Sweeps so far: a request times out `sweepsToTimeout` sweeps after the one before it. */
-  private sweeps = 0;
+  /** The shared sweep this pool joined at its first request (until it is closed). */
+  private sweeper: Sweeper | undefined;
   private readonly sweepEveryMs: number;
   private readonly sweepsToTimeout: number;
   private closed = false;
@@ -512,9 +551,10 @@ export class Http1Pool {
     pipelining = 1,
   ) {
     this.hostHeader = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    // Four sweeps per timeout, at most one a second. Sent between two sweeps, a request is due
+    // `sweepsToTimeout` sweeps after the earlier one: at least timeoutMs after it was sent, at
+    // most one sweep interval more (1.25 × timeoutMs when that is under 4 s).
     this.sweepEveryMs = Math.max(1, Math.min(1_000, timeoutMs / 4));
-    // Sent between two sweeps, a request is due `sweepsToTimeout` sweeps after the earlier one:
-    // at least timeoutMs after it was sent, and at most one sweep interval more.
     this.sweepsToTimeout = Math.ceil(timeoutMs / this.sweepEveryMs) + 1;
     this.pipelining = Math.max(1, Math.min(MAX_PIPELINING, Math.floor(pipelining)));
   }
@@ -552,12 +592,12 @@ export class Http1Pool {
         reject(new Error('transport closed'));
         return;
       }
-      this.sweeper ??= this.startSweeper();
+      this.sweeper ??= Sweeper.join(this.sweepEveryMs, this);
       this.dispatch({
         method,
         bytes,
         body,
-        expiresAt: this.sweeps + this.sweepsToTimeout,
+        expiresAt: this.sweeper.sweeps + this.sweepsToTimeout,
         retried: false,
         pipelinable: body === undefined && (method === 'GET' || method === 'HEAD'),
         resolve,
@@ -639,34 +679,26 @@ export class Http1Pool {
       this.dispatch(this.queue.shift()!);
   }
 
-  /**
-   * Fails requests past their deadline, swept four times per timeout (at most every second): a
-   * request times out between timeoutMs and timeoutMs plus one sweep interval (at most 1.25 ×
-   * timeoutMs) after it was sent. Counting sweeps spares a clock read per request.
-   */
-  private startSweeper(): NodeJS.Timeout {
-    const sweeper = setInterval(() => {
-      const now = ++this.sweeps;
-      // Requests on a connection were sent in order, so the oldest is due first.
-      for (const connection of [...this.busy]) {
-        const oldest = connection.inFlight[0];
-        if (oldest !== undefined && oldest.expiresAt <= now) connection.timeOut(now, this.timeoutMs);
-      }
-      for (let i = this.queue.length - 1; i >= 0; i--) {
-        const pending = this.queue[i]!;
-        if (pending.expiresAt > now) continue;
-        this.queue.splice(i, 1);
-        pending.reject(new Error(`timeout after ${this.timeoutMs} ms`));
-      }
-    }, this.sweepEveryMs);
-    sweeper.unref();
-    return sweeper;
+  /** Fails what is past its deadline at sweep `now` (the shared Sweeper calls it). */
+  sweep(now: number): void {
+    if (this.busy.size === 0 && this.queue.length === 0) return;
+    // Requests on a connection were sent in order, so the oldest is due first.
+    for (const connection of [...this.busy]) {
+      const oldest = connection.inFlight[0];
+      if (oldest !== undefined && oldest.expiresAt <= now) connection.timeOut(now, this.timeoutMs);
+    }
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const pending = this.queue[i]!;
+      if (pending.expiresAt > now) continue;
+      this.queue.splice(i, 1);
+      pending.reject(new Error(`timeout after ${this.timeoutMs} ms`));
+    }
   }
 
   /** Closes every connection; requests still in flight or queued fail. */
   close(): void {
     this.closed = true;
-    if (this.sweeper !== undefined) clearInterval(this.sweeper);
+    this.sweeper?.leave(this);
     this.sweeper = undefined;
     for (const pending of this.queue.splice(0)) pending.reject(new Error('transport closed'));
     for (const connection of [...this.busy, ...this.idle]) connection.fail(new Error('transport closed'));
