@@ -22,9 +22,13 @@
  * - Timeouts are counted in sweeps, not read off the clock per request, and the pools of a process
  *   share one sweep interval per period: a thousand clients with a connection each (a thousand
  *   pools) would otherwise wake the process a thousand times a second for their sweeps.
- * - Pipelining (opt-in, `pipelining` > 1): GET and HEAD requests started in the same turn of the
- *   event loop share a connection and one write, up to that many in flight on it, and their
- *   answers usually come back in one read. Requests that are not GET or HEAD are never pipelined.
+ * - A request to the route of the one before it reuses its head, built and checked once.
+ * - Pipelining (opt-in, `pipelining` > 1): GET and HEAD requests started in one run of code (a
+ *   timer's callback that starts a group of operations; written out when it returns, before any
+ *   promise callback) share a connection and one write, up to that many in flight on it, and
+ *   their answers usually come back in one read. Other methods are never pipelined. A server
+ *   that closes the connection after an answer with requests behind it turns pipelining off for
+ *   the pool; those requests are sent again, one per connection.
  */
 import { connect, type Socket } from 'node:net';
 
@@ -56,6 +60,8 @@ export const MAX_PIPELINING = 64;
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 const INVALID_HEADER_CHAR = /[\r\n\0]/;
 const READ_BUFFER_BYTES = 64 * 1024;
+/** The blank line that ends a head, as bytes: searched for without encoding a string each time. */
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 
 /**
  * One read buffer for every connection of every pool: a read is framed synchronously in the
@@ -80,7 +86,7 @@ class Connection {
   readonly inFlight: Pending[] = [];
   /** A request was answered on it already: a close before the next answer may be a stale socket. */
   reused = false;
-  /** Request bytes of this turn's pipelined batch, written together at the end of the turn. */
+  /** Request bytes of this turn's pipelined batch, written together when the turn's code is done. */
   batch = '';
   /**
    * Bytes of an answer that is not complete yet, copied out of the shared read buffer, and how
@@ -376,7 +382,7 @@ function headersOf(head: string): Record<string, string> {
 function frame(data: Buffer, start: number, ended: boolean, method: string): Framed | number {
   const from = start;
   for (;;) {
-    const headEnd = data.indexOf('\r\n\r\n', start, 'latin1');
+    const headEnd = data.indexOf(HEAD_END, start);
     if (headEnd < 0) {
       if (data.length - start > MAX_HEAD_BYTES) throw protocolError('head too large');
       return 0;
@@ -461,7 +467,7 @@ function dechunk(data: Buffer, start: number): { body: string; end: number } | u
       if (data.length < at + 2) return undefined;
       let end = at + 2;
       if (data[at] !== 13 || data[at + 1] !== 10) {
-        const trailersEnd = data.indexOf('\r\n\r\n', at, 'latin1');
+        const trailersEnd = data.indexOf(HEAD_END, at);
         if (trailersEnd < 0) return undefined;
         end = trailersEnd + 4;
       }
@@ -542,6 +548,8 @@ export class Http1Pool {
     for (const connection of this.batched.splice(0)) connection.writeBatch();
   };
   private pipelining: number;
+  /** The last bodiless request's head, checked and joined: sent again as is for the same route. */
+  private lastHead = { method: '', path: '', lines: '', bytes: '' };
 
   constructor(
     private readonly host: string,
@@ -581,12 +589,20 @@ export class Http1Pool {
 
   /** `request` with the header lines already checked and joined (see headerLines). */
   send(method: string, path: string, lines: string, body: string | undefined): Promise<Http1Answer> {
-    if (INVALID_HEADER_CHAR.test(path) || path.includes(' '))
-      return Promise.reject(new TypeError(`invalid request path ${JSON.stringify(path)}`));
-    let bytes = `${method} ${path} HTTP/1.1\r\nhost: ${this.hostHeader}\r\n${lines}`;
-    if (body !== undefined) bytes += `content-length: ${Buffer.byteLength(body)}\r\n`;
-    else if (method === 'POST' || method === 'PUT' || method === 'PATCH') bytes += 'content-length: 0\r\n';
-    bytes += '\r\n';
+    let bytes: string;
+    const last = this.lastHead;
+    if (body === undefined && last.method === method && last.path === path && last.lines === lines)
+      bytes = last.bytes;
+    else {
+      if (INVALID_HEADER_CHAR.test(path) || path.includes(' '))
+        return Promise.reject(new TypeError(`invalid request path ${JSON.stringify(path)}`));
+      bytes = `${method} ${path} HTTP/1.1\r\nhost: ${this.hostHeader}\r\n${lines}`;
+      if (body !== undefined) bytes += `content-length: ${Buffer.byteLength(body)}\r\n`;
+      else if (method === 'POST' || method === 'PUT' || method === 'PATCH') bytes += 'content-length: 0\r\n';
+      bytes += '\r\n';
+      // A generator polling one route sends the same head again: built and checked once.
+      if (body === undefined) this.lastHead = { method, path, lines, bytes };
+    }
     return new Promise<Http1Answer>((resolve, reject) => {
       if (this.closed) {
         reject(new Error('transport closed'));
@@ -625,7 +641,7 @@ export class Http1Pool {
       connection.send(pending);
       return;
     }
-    if (this.batched.length === 0) process.nextTick(this.writeBatches);
+    if (this.batched.length === 0) queueMicrotask(this.writeBatches);
     this.batch = connection;
     this.batched.push(connection);
     connection.append(pending);
