@@ -60,6 +60,7 @@ export const MAX_PIPELINING = 64;
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 const INVALID_HEADER_CHAR = /[\r\n\0]/;
 const READ_BUFFER_BYTES = 64 * 1024;
+const RESOLVED = Promise.resolve();
 /** The blank line that ends a head, as bytes: searched for without encoding a string each time. */
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 
@@ -641,7 +642,8 @@ export class Http1Pool {
       connection.send(pending);
       return;
     }
-    if (this.batched.length === 0) queueMicrotask(this.writeBatches);
+    // A promise reaction, not queueMicrotask (an AsyncResource and a bound function each time).
+    if (this.batched.length === 0) void RESOLVED.then(this.writeBatches);
     this.batch = connection;
     this.batched.push(connection);
     connection.append(pending);
