@@ -22,7 +22,6 @@ import { LatencyHistogram } from '../src/analyze/histogram.ts';
 import { RealClock } from '../src/clock/real.ts';
 import { HttpTransport } from '../src/github/transport.ts';
 import type { EmulatorResponse } from '../src/github/types.ts';
-import { OtlpExporter } from '../src/live/otlp-export.ts';
 import { TraceWriter } from '../src/trace/writer.ts';
 import { arrivalTimes, paceOpen } from '../src/workload/schedule.ts';
 
@@ -48,8 +47,14 @@ const trace = new TraceWriter(tracePath!, {
   epochMs: clock.epochMs,
   startedAt: new Date(clock.epochMs).toISOString(),
 });
+// Loaded only when asked for: its codecs are most of what this process would load at start.
 const exporter = otlpUrl
-  ? new OtlpExporter({ url: otlpUrl, clock, runId: 'live-bench', scenario: 'live-bench' })
+  ? new (await import('../src/live/otlp-export.ts')).OtlpExporter({
+      url: otlpUrl,
+      clock,
+      runId: 'live-bench',
+      scenario: 'live-bench',
+    })
   : undefined;
 if (exporter) trace.tap((record) => exporter.add(record));
 const clients =
