@@ -568,11 +568,6 @@ export class Http1Pool {
     this.pipelining = Math.max(1, Math.min(MAX_PIPELINING, Math.floor(pipelining)));
   }
 
-  /** Requests one connection takes in flight (1: no pipelining). */
-  get pipeliningDepth(): number {
-    return this.pipelining;
-  }
-
   request(
     method: string,
     path: string,
