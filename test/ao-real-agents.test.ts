@@ -18,7 +18,7 @@ import { scriptsFileSchema } from '../src/provider/index.ts';
 import { AO_AGENT_SCRIPT, aoAgentScript } from '../src/targets/ao/agents.ts';
 import { BIN, cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
-import { systemTool } from './helpers/tools.ts';
+import { inLoopbackNamespace, loopbackNamespace, systemTool } from './helpers/tools.ts';
 
 const ci = Boolean(process.env.CI);
 const dir = scratchDir('fleetbench-ao-real-');
@@ -38,20 +38,7 @@ function claudeInstalled(): boolean {
   }
 }
 
-/** A network namespace with only loopback, up (unshare from util-linux, ip from iproute2). */
-function namespaces(): boolean {
-  const probe = spawnSync('unshare', ['-rn', 'sh', '-c', 'ip link set lo up'], {
-    stdio: 'ignore',
-    timeout: 30_000,
-  });
-  if (probe.status !== 0 && !ci)
-    process.stderr.write(
-      'skipped: needs `unshare -rn` and `ip` (Debian packages util-linux and iproute2) for an isolated network\n',
-    );
-  return probe.status === 0;
-}
-
-const ready = !gh.skip && !tmux.skip && claudeInstalled() && namespaces();
+const ready = !gh.skip && !tmux.skip && claudeInstalled() && loopbackNamespace();
 
 interface Line {
   kind: string;
@@ -206,13 +193,7 @@ describe.skipIf(!ready && !ci)('--target ao with agents: real: the real Claude C
     };
     // Inside a network namespace with only loopback: the run, AO, tmux, Claude Code and gh.
     const run = spawn(
-      'unshare',
-      [
-        '-rn',
-        'sh',
-        '-c',
-        'ip link set lo up && exec "$0" "$@"',
-        process.execPath,
+      ...inLoopbackNamespace(process.execPath, [
         BIN,
         'run',
         scenario,
@@ -220,7 +201,7 @@ describe.skipIf(!ready && !ci)('--target ao with agents: real: the real Claude C
         out,
         '--no-progress',
         '--no-report',
-      ],
+      ]),
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
     );
     let stderr = '';

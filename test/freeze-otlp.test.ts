@@ -15,28 +15,8 @@ import { RealClock } from '../src/clock/real.ts';
 import { type RunningLiveServer, startLiveServer } from '../src/live/server.ts';
 import { decodeStatus } from '../src/trace/importers/otlp-proto.ts';
 import { BIN } from './helpers/cli.ts';
+import { slowestAnswerDuring } from './helpers/probe.ts';
 import { scratchDir } from './helpers/tmp.ts';
-
-/** The slowest answer of GET `url` (every 100 ms) while `work` runs. */
-async function slowestAnswerDuring(url: string, work: () => Promise<void>): Promise<number> {
-  let done = false;
-  let slowest = 0;
-  const probe = (async () => {
-    while (!done) {
-      const started = performance.now();
-      await (await fetch(url)).text();
-      slowest = Math.max(slowest, performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
-  try {
-    await work();
-  } finally {
-    done = true;
-    await probe;
-  }
-  return slowest;
-}
 
 function varint(n: number): number[] {
   const out: number[] = [];

@@ -8,6 +8,7 @@
  * real CLI in a child process, driven over HTTP.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { slowestAnswerDuring } from './helpers/probe.ts';
 import { startCliServer, stopAll } from './helpers/serve.ts';
 
 afterAll(stopAll);
@@ -18,31 +19,6 @@ async function timed(url: string, init: RequestInit): Promise<{ ms: number; stat
   const res = await fetch(url, init);
   const text = await res.text();
   return { ms: performance.now() - started, status: res.status, text };
-}
-
-/**
- * Another client's view while `work` runs: a GET every 100 ms, the slowest answer's wall time.
- * A request still unanswered when the work ends counts with the time it has waited so far.
- */
-async function slowestAnswerDuring(url: string, token: string, work: () => Promise<void>): Promise<number> {
-  let done = false;
-  let slowest = 0;
-  const probe = (async () => {
-    while (!done) {
-      const started = performance.now();
-      const res = await fetch(`${url}/rate_limit`, { headers: { authorization: `token ${token}` } });
-      await res.text();
-      slowest = Math.max(slowest, performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
-  try {
-    await work();
-  } finally {
-    done = true;
-    await probe;
-  }
-  return slowest;
 }
 
 describe('github serve: a search over megabytes of comments', () => {
@@ -57,34 +33,38 @@ describe('github serve: a search over megabytes of comments', () => {
     const auth = { authorization: `token ${token}`, 'content-type': 'application/json' };
     const comment = JSON.stringify({ body: 'Lorem ipsum dolor sit amet, consectetur '.repeat(125_000) });
     expect(comment.length).toBeGreaterThan(5_000_000);
-    const slowest = await slowestAnswerDuring(url, token, async () => {
-      for (let i = 0; i < 20; i++) {
-        const posted = await timed(`${url}/repos/fleetbench/repo-1/issues/1/comments`, {
+    const slowest = await slowestAnswerDuring(
+      `${url}/rate_limit`,
+      async () => {
+        for (let i = 0; i < 20; i++) {
+          const posted = await timed(`${url}/repos/fleetbench/repo-1/issues/1/comments`, {
+            method: 'POST',
+            headers: auth,
+            body: comment,
+          });
+          expect(posted.status).toBe(201);
+        }
+        const aliases = Array.from(
+          { length: 50 },
+          (_, i) => `s${i}: search(query: "zzz in:comments", type: ISSUE, first: 1) { issueCount }`,
+        );
+        const searched = await timed(`${url}/graphql`, {
           method: 'POST',
           headers: auth,
-          body: comment,
+          body: JSON.stringify({ query: `{ ${aliases.join(' ')} }` }),
         });
-        expect(posted.status).toBe(201);
-      }
-      const aliases = Array.from(
-        { length: 50 },
-        (_, i) => `s${i}: search(query: "zzz in:comments", type: ISSUE, first: 1) { issueCount }`,
-      );
-      const searched = await timed(`${url}/graphql`, {
-        method: 'POST',
-        headers: auth,
-        body: JSON.stringify({ query: `{ ${aliases.join(' ')} }` }),
-      });
-      expect(searched.status).toBe(200);
-      // The budget ran out reading the first search's 100 MB: GitHub's timeout error, not a freeze.
-      expect(JSON.parse(searched.text).errors?.[0]?.message).toMatch(/timeout/);
-      // REST stops at the same budget and says so.
-      const rest = await timed(`${url}/search/issues?q=${encodeURIComponent('zzz in:comments')}`, {
-        headers: auth,
-      });
-      expect(rest.status).toBe(200);
-      expect(JSON.parse(rest.text)).toMatchObject({ incomplete_results: true });
-    });
+        expect(searched.status).toBe(200);
+        // The budget ran out reading the first search's 100 MB: GitHub's timeout error, not a freeze.
+        expect(JSON.parse(searched.text).errors?.[0]?.message).toMatch(/timeout/);
+        // REST stops at the same budget and says so.
+        const rest = await timed(`${url}/search/issues?q=${encodeURIComponent('zzz in:comments')}`, {
+          headers: auth,
+        });
+        expect(rest.status).toBe(200);
+        expect(JSON.parse(rest.text)).toMatchObject({ incomplete_results: true });
+      },
+      { headers: { authorization: `token ${token}` } },
+    );
     expect(slowest).toBeLessThan(2_000);
     const stopped = performance.now();
     server.process.kill('SIGTERM');
