@@ -132,7 +132,7 @@ const ghMode = gh.prChecksJson ? 'current' : 'legacy';
 say(
   `AO ${packages.versions.core} (scm-github ${packages.versions.scm}, tracker-github ${packages.versions.tracker}), gh ${gh.version}${gh.prChecksJson ? '' : ' (no `pr checks --json`)'}; held-out cells at interval ${values.interval}, duration ${values.duration}, steady from ${values.steady}${values.reuse ? ' (real runs reused from disk)' : ''}.`,
   '',
-  `Model learned from the \`${values.learn}\` run alone (load ${learnRun.load}): ${model.cycleTime.cpuMsPerCall} ms of CPU + ${model.cycleTime.waitMsPerCall} ms per call on ${model.cycleTime.cores} cores; fit on its own run: calls ${pct(model.fit.calls.errorPct)}, cycle p50 ${pct(model.fit.cycleP50Ms.errorPct)}, p95 ${pct(model.fit.cycleP95Ms.errorPct)}; ${model.fit.notes.find((n) => n.startsWith('loop.overrun')) ?? `loop.overrun ${model.loop.overrun}`}. The ao-0.2 rows use gh ${ghMode} and the same CPU time per gh process (\`polling.ao-gh-process\`).`,
+  `Model learned from the \`${values.learn}\` run alone (load ${learnRun.load}): ${model.cycleTime.cpuMsPerCall} ms of CPU + ${model.cycleTime.waitMsPerCall} ms per call on ${model.cycleTime.cores} cores at load ${model.cycleTime.load ?? 0}; fit on its own run: calls ${pct(model.fit.calls.errorPct)}, cycle p50 ${pct(model.fit.cycleP50Ms.errorPct)}, p95 ${pct(model.fit.cycleP95Ms.errorPct)}; ${model.fit.notes.find((n) => n.startsWith('loop.overrun')) ?? `loop.overrun ${model.loop.overrun}`}. The ao-0.2 rows use gh ${ghMode} and the same CPU time per gh process and load (\`polling.ao-gh-process\`, \`host.load\`).`,
   '',
 );
 
@@ -160,6 +160,8 @@ for (const cell of cells) {
           `polling.ao-gh=${ghMode}`,
           `polling.ao-gh-process=${Math.round(model.cycleTime.cpuMsPerCall)}ms`,
           `polling.ao-cpus=${model.cycleTime.cores}`,
+          // The learned CPU time is the client's own, beside the learning machine's load: the same machine.
+          `host.load=${model.cycleTime.load ?? 0}`,
         ],
         join(values.out, cell, 'ao-0.2'),
       )

@@ -5,11 +5,12 @@
  * the CLIs are not installed (`fleetbench targets install agents`) or the namespace cannot be
  * made; under CI both are required (.ci/run installs the CLIs).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { AGENT_PACKAGES, resolveAgentsInstall } from '../src/agents/index.ts';
 import { BIN } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
+import { inLoopbackNamespace, loopbackNamespace } from './helpers/tools.ts';
 
 const ci = Boolean(process.env.CI);
 
@@ -26,20 +27,7 @@ function installed(): boolean {
   }
 }
 
-/** A network namespace with only loopback, up: needs unshare (util-linux) and ip (iproute2). */
-function namespaces(): boolean {
-  const probe = spawnSync('unshare', ['-rn', 'sh', '-c', 'ip link set lo up'], {
-    stdio: 'ignore',
-    timeout: 30_000,
-  });
-  if (probe.status !== 0 && !ci)
-    process.stderr.write(
-      'skipped: needs `unshare -rn` and `ip` (Debian packages util-linux and iproute2) for an isolated network\n',
-    );
-  return probe.status === 0;
-}
-
-const ready = installed() && namespaces();
+const ready = installed() && loopbackNamespace();
 const skip = !ready && !ci;
 
 interface Request {
@@ -72,21 +60,7 @@ function tryInNamespace(
   const out = scratchDir('fleetbench-agents-');
   return new Promise((resolve, reject) => {
     const child = spawn(
-      'unshare',
-      [
-        '-rn',
-        'sh',
-        '-c',
-        'ip link set lo up && exec "$0" "$@"',
-        process.execPath,
-        BIN,
-        'agents',
-        'try',
-        ...args,
-        '--json',
-        '--out',
-        out,
-      ],
+      ...inLoopbackNamespace(process.execPath, [BIN, 'agents', 'try', ...args, '--json', '--out', out]),
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';

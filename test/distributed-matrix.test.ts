@@ -1,4 +1,4 @@
-import { copyFileSync, cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inSegment, parseSegment, resolveSegment } from '../src/base/segment.ts';
@@ -182,6 +182,17 @@ describe('a 6-cell matrix in 3 segments, merged (real CLI, virtual time)', { tim
     expect(escaped.code).toBe(2);
     expect(escaped.stderr).toContain(
       `${record}: units[0].runs[0].dir: '../../../../../etc' is outside the matrix directory`,
+    );
+    expect(() => readFileSync(join(tampered, 'baseline.json'))).toThrow();
+    // The same through a link inside the directory: the path's text is inside, where it leads is not.
+    mkdirSync(join(tampered, 'runs'), { recursive: true });
+    symlinkSync('/etc', join(tampered, 'runs', 'escape'));
+    doc.units[0].runs[0].dir = 'runs/escape';
+    writeFileSync(record, JSON.stringify(doc));
+    const linked = await cli(['merge', tampered]);
+    expect(linked.code).toBe(2);
+    expect(linked.stderr).toMatch(
+      /units\[0\]\.runs\[0\]\.dir: 'runs\/escape' resolves outside \(to \/etc, through a link\) the matrix directory/,
     );
     expect(() => readFileSync(join(tampered, 'baseline.json'))).toThrow();
     const env = await cli(['matrix', '--cells', 'S2-T1-1', '--out', other], {

@@ -589,6 +589,55 @@ describe.skipIf(ghTool.skip)('gh CLI against the emulator over TLS (compatibilit
     ]);
   });
 
+  it('gh api POST git/refs makes a branch that gh pr create --head then uses; one at the base commit is refused', async () => {
+    const { session, token } = identity();
+    const repo = emulator.state.repo('fleetbench/repo-1');
+    const api = 'repos/fleetbench/repo-1';
+    const createRef = (branch: string, sha: string) =>
+      gh(['api', `${api}/git/refs`, '-f', `ref=refs/heads/${branch}`, '-f', `sha=${sha}`], token);
+    const prCreate = (branch: string) =>
+      gh(
+        ['pr', 'create', ...repoArg(), '--head', branch, '--title', `Work on ${branch}`, '--body', 'x'],
+        token,
+      );
+    // A branch made at the base's commit holds nothing to merge: GitHub's refusal, in gh's words.
+    const main = repo.branches.get('main')!;
+    const empty = await createRef('fleet/empty', main);
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(JSON.parse(empty.stdout)).toMatchObject({
+      ref: 'refs/heads/fleet/empty',
+      object: { sha: main, type: 'commit' },
+    });
+    const refused = await prCreate('fleet/empty');
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('No commits between main and fleet/empty');
+    // A commit the orchestrator pushed elsewhere, and a branch made at it through the API.
+    const { sha } = emulator.admin.pushBranch({ repo: 'fleetbench/repo-1', branch: 'scratch/gh-work' });
+    expect((await createRef('fleet/gh-work', sha)).code).toBe(0);
+    const again = await createRef('fleet/gh-work', sha);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('Reference already exists (HTTP 422)');
+    const made = await prCreate('fleet/gh-work');
+    expect(made.code, made.stderr).toBe(0);
+    const number = Number(/\/pull\/(\d+)$/.exec(made.stdout.trim())![1]);
+    const commits = JSON.parse((await gh(['api', `${api}/pulls/${number}/commits`], token)).stdout);
+    expect(commits.map((c: { sha: string }) => c.sha)).toEqual([sha]);
+    expect(commits[0].parents.map((p: { sha: string }) => p.sha)).toEqual([main]);
+    const compare = JSON.parse((await gh(['api', `${api}/compare/main...fleet/gh-work`], token)).stdout);
+    expect(compare).toMatchObject({ status: 'ahead', ahead_by: 1, behind_by: 0, total_commits: 1 });
+    const branches = JSON.parse((await gh(['api', `${api}/branches?per_page=100`], token)).stdout);
+    expect(branches.map((b: { name: string }) => b.name)).toContain('fleet/gh-work');
+    expect(charges(session)).toEqual(
+      expect.arrayContaining([
+        ['POST /repos/{owner}/{repo}/git/refs', 1, 5],
+        ['PullRequestCreate', 1, 5],
+        ['GET /repos/{owner}/{repo}/pulls/{pull_number}/commits', 1, 1],
+        ['GET /repos/{owner}/{repo}/compare/{basehead}', 1, 1],
+        ['GET /repos/{owner}/{repo}/branches', 1, 1],
+      ]),
+    );
+  });
+
   it('gh issue create (with a label): createIssue, content-creating', async () => {
     const { session, token } = identity();
     const label = [...emulator.state.repoLabels(emulator.state.repo('fleetbench/repo-1')).keys()][0]!;

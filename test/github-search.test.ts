@@ -142,11 +142,16 @@ describe('REST /search/issues', () => {
     expect((await body(search('repo:nobody/nothing is:pr'))).errors[0].message).toMatch(
       /^The listed users and repositories cannot be searched/,
     );
+    // An owner it does not have is refused the same way, not answered with nothing (issue 38).
+    for (const q of ['org:no-such-org is:pr', 'user:nobody is:issue', 'owner:ghost'])
+      expect((await body(search(q))).errors[0].message).toMatch(
+        /^The listed users and repositories cannot be searched/,
+      );
     expect((await body(search('is:open', '&per_page=100&page=11'))).message).toBe(
       'Only the first 1000 search results are available',
     );
     // Refused searches still count against the search resource, as on GitHub.
-    expect(h.apiRecords().map((r) => r.cost)).toEqual([1, 1, 1, 1, 1]);
+    expect(h.apiRecords().map((r) => r.cost)).toEqual([1, 1, 1, 1, 1, 1, 1, 1]);
   });
 });
 
@@ -170,6 +175,24 @@ describe('search work is bounded, as GitHub bounds a search by its time limit', 
       total_count: 30_000,
       incomplete_results: false,
     });
+  });
+
+  it('a keyword search is charged for the text it reads, not per issue: megabytes of comments end it early', async () => {
+    const h = inProcess({ fixtures: { repos: 1, issuesPerRepo: 3 } });
+    const text = 'lorem ipsum dolor sit amet '.repeat(40_000); // ~1 MB
+    for (let i = 0; i < 100; i++)
+      h.emulator.admin.postIssueComment({ repo: 'fleetbench/repo-1', number: 2, body: text });
+    h.emulator.admin.postIssueComment({ repo: 'fleetbench/repo-1', number: 3, body: 'a flux capacitor' });
+    // 100 MB of comments on issue 2: more than one request may read (80 million characters).
+    const slow = JSON.parse((await h.get(search('flux in:comments'))).body);
+    expect(slow.incomplete_results).toBe(true);
+    // Qualifiers are tested first: once issue 2 is closed, `is:open` keeps its text unread.
+    h.emulator.admin.closeIssue({ repo: 'fleetbench/repo-1', number: 2 });
+    const open = JSON.parse((await h.get(search('flux in:comments is:open'))).body);
+    expect(open).toMatchObject({ total_count: 1, incomplete_results: false });
+    expect(numbers(JSON.stringify(open))).toEqual([3]);
+    const mentions = JSON.parse((await h.get(search('mentions:someone is:open'))).body);
+    expect(mentions).toMatchObject({ total_count: 0, incomplete_results: false });
   });
 
   it("GraphQL: aliased searches share one request budget; past it, GitHub's timeout error", async () => {

@@ -3,10 +3,13 @@
  * VirtualClock: a push moves the repository's pushed_at, so the ETag of every
  * representation that embeds the repository object (each pull request's head.repo/base.repo,
  * the repository, a combined status) changes, and no other; Last-Modified on single objects
- * and If-Modified-Since answered 304 (free when authenticated) until the object changes.
+ * and If-Modified-Since answered 304 (free when authenticated) until the object changes; and,
+ * through the real `github serve`, a large generated world whose every date is before the
+ * server's clock, so a push moves pushed_at forward (issue 38).
  */
 import { describe, expect, it } from 'vitest';
 import { inProcess } from './helpers/github.ts';
+import { startCliServer } from './helpers/serve.ts';
 
 const REPO = '/repos/fleetbench/repo-1';
 
@@ -117,4 +120,59 @@ describe('Last-Modified and If-Modified-Since', () => {
     expect(again.status).toBe(304);
     expect(again.headers['x-ratelimit-used']).toBe('2');
   });
+});
+
+describe('github serve --issues-per-repo 1200: the world keeps time', () => {
+  it('no timestamp after the server’s Date; a push moves pushed_at forward and a conditional request after it gets 200', async () => {
+    const server = await startCliServer<{ url: string; token: string; adminToken: string }>([
+      'github',
+      'serve',
+      '--repos',
+      '2',
+      '--issues-per-repo',
+      '1200',
+      '--pulls-per-repo',
+      '30',
+    ]);
+    try {
+      const { url, token, adminToken } = server.info;
+      const auth = { authorization: `token ${token}` };
+      const get = async (path: string, headers: Record<string, string> = {}) => {
+        const res = await fetch(`${url}${path}`, { headers: { ...auth, ...headers } });
+        return { status: res.status, headers: res.headers, body: await res.text() };
+      };
+      // Every date the world shows, against the answer's own Date (whole seconds).
+      const notAfterDate = (res: { headers: Headers; body: string }) => {
+        const date = Date.parse(res.headers.get('date')!);
+        const stamps = [...res.body.matchAll(/"(?:\w+_at)":"([^"]+)"/g)].map((m) => m[1]!);
+        expect(stamps.length).toBeGreaterThan(0);
+        for (const stamp of stamps) expect(Date.parse(stamp), stamp).toBeLessThanOrEqual(date);
+      };
+      for (const repo of ['repo-1', 'repo-2']) {
+        notAfterDate(await get(`/repos/fleetbench/${repo}`));
+        // The newest objects of each repository: issues, then pull requests, created last.
+        notAfterDate(
+          await get(`/repos/fleetbench/${repo}/issues?state=all&sort=created&direction=desc&per_page=100`),
+        );
+        notAfterDate(await get(`/repos/fleetbench/${repo}/pulls?state=all&per_page=100`));
+      }
+      const before = await get('/repos/fleetbench/repo-2');
+      const lastModified = before.headers.get('last-modified')!;
+      expect(Date.parse(lastModified)).toBeLessThanOrEqual(Date.parse(before.headers.get('date')!));
+      expect((await get('/repos/fleetbench/repo-2', { 'if-modified-since': lastModified })).status).toBe(304);
+      const pushed = await fetch(`${url}/_fleetbench/push-branch`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ repo: 'fleetbench/repo-2', branch: 'agent/new-work' }),
+      });
+      expect(pushed.status).toBe(200);
+      const after = await get('/repos/fleetbench/repo-2', { 'if-modified-since': lastModified });
+      expect(after.status).toBe(200);
+      notAfterDate(after);
+      const pushedAt = (res: { body: string }) => Date.parse(JSON.parse(res.body).pushed_at);
+      expect(pushedAt(after)).toBeGreaterThan(pushedAt(before));
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
 });

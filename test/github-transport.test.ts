@@ -7,6 +7,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
+import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
@@ -201,5 +202,155 @@ describe('HttpTransport over plain HTTP (lean HTTP/1.1 client)', () => {
     expect(again.headers['x-ratelimit-used']).toBe(first.headers['x-ratelimit-used']);
     expect(again.headers['content-type']).toBeUndefined();
     expect(emulator.stats().notModified).toBe(1);
+  });
+});
+
+describe('HttpTransport: pipelining, the shared read buffer, headers read on demand', () => {
+  it('sends GETs started together on one connection in one write and matches answers split anywhere to them in order', async () => {
+    const arrivals: number[] = [];
+    const queued = new Map<Socket, Promise<void>>();
+    const server = await rawServer((head, socket, i) => {
+      arrivals.push(i);
+      const path = head.slice(4, head.indexOf(' ', 4));
+      const body = `answer to ${path} ✓`;
+      const answer = Buffer.from(
+        `HTTP/1.1 200 OK\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Path: ${path}\r\n\r\n${body}`,
+      );
+      // Every answer in three writes, cut inside the head and inside a multi-byte character,
+      // the last one later; answers stay in order on the connection, as a server keeps them.
+      const previous = queued.get(socket) ?? Promise.resolve();
+      queued.set(
+        socket,
+        previous.then(async () => {
+          socket.write(answer.subarray(0, 10));
+          socket.write(answer.subarray(10, answer.length - 2));
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          socket.write(answer.subarray(answer.length - 2));
+        }),
+      );
+    });
+    const t = transport(server.url, { pipelining: 4 });
+    const paths = Array.from({ length: 10 }, (_, i) => `/p${i}`);
+    const answers = await Promise.all(paths.map((path) => t.request({ method: 'GET', path, headers: {} })));
+    expect(answers.map((a) => a.body)).toEqual(paths.map((path) => `answer to ${path} ✓`));
+    expect(answers.map((a) => a.headers['x-path'])).toEqual(paths);
+    // Ten GETs at a depth of four: three connections (4 + 4 + 2), each batch written at once.
+    expect(server.connections()).toBe(3);
+    expect(arrivals).toHaveLength(10);
+  });
+
+  it('never pipelines a request with a body, and keeps one request per connection by default', async () => {
+    const server = await rawServer((head, socket) => {
+      const line = head.slice(0, head.indexOf('\r\n'));
+      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${line.length}\r\n\r\n${line}`);
+    });
+    const t = transport(server.url, { pipelining: 8 });
+    const answers = await Promise.all([
+      t.request({ method: 'GET', path: '/a', headers: {} }),
+      t.request({ method: 'POST', path: '/b', headers: {}, body: '{}' }),
+      t.request({ method: 'GET', path: '/c', headers: {} }),
+    ]);
+    expect(answers.map((a) => a.body)).toEqual(['GET /a HTTP/1.1', 'POST /b HTTP/1.1', 'GET /c HTTP/1.1']);
+    // The two GETs share one connection, the POST has its own.
+    expect(server.connections()).toBe(2);
+    const plain = await rawServer((_head, socket) =>
+      socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx'),
+    );
+    const unpipelined = transport(plain.url);
+    await Promise.all([1, 2, 3].map(() => unpipelined.request({ method: 'GET', path: '/', headers: {} })));
+    expect(plain.connections()).toBe(3);
+  });
+
+  it('resends what was pipelined behind an answer that closes the connection, and stops pipelining', async () => {
+    const server = await rawServer((head, socket) => {
+      const path = head.slice(4, head.indexOf(' ', 4));
+      // An HTTP/1.0-style server: one answer per connection, whatever was sent behind it.
+      if (!socket.destroyed)
+        socket.end(`HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: ${path.length}\r\n\r\n${path}`);
+      socket.destroy();
+    });
+    const t = transport(server.url, { pipelining: 4 });
+    const paths = ['/1', '/2', '/3', '/4'];
+    const answers = await Promise.all(paths.map((path) => t.request({ method: 'GET', path, headers: {} })));
+    expect(answers.map((a) => a.body)).toEqual(paths);
+    // One connection for the batch, then one for each request it could not answer.
+    expect(server.connections()).toBe(4);
+    const again = await Promise.all(paths.map((path) => t.request({ method: 'GET', path, headers: {} })));
+    expect(again.map((a) => a.body)).toEqual(paths);
+    expect(server.connections()).toBe(8);
+  });
+
+  it('times out a pipelined batch nobody answers, and the pool goes on working', async () => {
+    const blocked = new Set<Socket>();
+    const server = await rawServer((head, socket) => {
+      // A request the server never gets to: nothing after it on that connection is answered.
+      if (head.startsWith('GET /never')) blocked.add(socket);
+      if (!blocked.has(socket)) socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+    });
+    const t = transport(server.url, { pipelining: 4, timeoutMs: 300 });
+    const stuck = [
+      t.request({ method: 'GET', path: '/never', headers: {} }),
+      t.request({ method: 'GET', path: '/behind', headers: {} }),
+    ];
+    for (const request of stuck) await expect(request).rejects.toThrow(/timeout after 300 ms/);
+    expect((await t.request({ method: 'GET', path: '/later', headers: {} })).body).toBe('ok');
+  });
+
+  it('times out the requests of many clients on one shared sweep, one closing leaves the others timed', async () => {
+    const server = await rawServer(() => undefined);
+    const clients = Array.from({ length: 20 }, () => transport(server.url, { timeoutMs: 300 }));
+    const requests = clients.map((t, i) => t.request({ method: 'GET', path: `/${i}`, headers: {} }));
+    clients[0]!.close();
+    await expect(requests[0]).rejects.toThrow(/transport closed/);
+    for (const request of requests.slice(1)) await expect(request).rejects.toThrow(/timeout after 300 ms/);
+  });
+
+  it('keeps each connection’s unfinished answer apart while their reads share one buffer', async () => {
+    const halves: Array<() => void> = [];
+    const server = await rawServer((head, socket) => {
+      const path = head.slice(4, head.indexOf(' ', 4));
+      const body = `${path.slice(1)}`.repeat(3000);
+      const answer = Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      socket.write(answer.subarray(0, 5000));
+      halves.push(() => {
+        socket.write(answer.subarray(5000));
+      });
+      // Both first halves are in before either second half is sent.
+      if (halves.length === 2)
+        setTimeout(() => {
+          for (const send of halves.splice(0)) send();
+        }, 30);
+    });
+    const t = transport(server.url);
+    const [a, b] = await Promise.all([
+      t.request({ method: 'GET', path: '/a', headers: {} }),
+      t.request({ method: 'GET', path: '/b', headers: {} }),
+    ]);
+    expect(a.body).toBe('a'.repeat(3000));
+    expect(b.body).toBe('b'.repeat(3000));
+    expect(server.connections()).toBe(2);
+  });
+
+  it('gives headers that read, spread, list, serialise and print as the plain object they are', async () => {
+    const server = await rawServer((_head, socket) =>
+      socket.write(
+        'HTTP/1.1 200 OK\r\nETag: "e1"\r\nX-Twice: a\r\n  Content-Type : text/plain\r\nX-Twice: b\r\nContent-Length: 2\r\n\r\nok',
+      ),
+    );
+    const t = transport(server.url);
+    const expected = { etag: '"e1"', 'x-twice': 'a, b', 'content-type': 'text/plain', 'content-length': '2' };
+    const answers = await Promise.all(
+      [1, 2, 3, 4, 5].map(() => t.request({ method: 'GET', path: '/', headers: {} })),
+    );
+    const [first, second, third, fourth, fifth] = answers.map((a) => a.headers);
+    expect({ ...first }).toEqual(expected);
+    expect(Object.keys(second!)).toEqual(Object.keys(expected));
+    expect(JSON.parse(JSON.stringify(third))).toEqual(expected);
+    expect(inspect(fourth)).toBe(inspect(expected));
+    expect(
+      'etag' in fifth! && fifth.etag === '"e1"' && Object.getPrototypeOf(fifth) === Object.prototype,
+    ).toBe(true);
+    fifth!.added = 'yes';
+    expect(fifth).toEqual({ ...expected, added: 'yes' });
   });
 });

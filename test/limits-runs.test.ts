@@ -16,6 +16,7 @@ import type { TargetEvent } from '../src/contract/protocol.ts';
 import { startReferenceServer } from '../src/reference/server.ts';
 import { startSupervisor } from '../src/reference/supervisor.ts';
 import { readTrace } from '../src/trace/reader.ts';
+import { countTopLevelEntries } from '../src/workload/scenario-bounds.ts';
 import { cli } from './helpers/cli.ts';
 import { cpuTimeOf } from './helpers/cpu.ts';
 import { inProcess, serve } from './helpers/github.ts';
@@ -104,6 +105,37 @@ describe('scenario bounds', () => {
       expect(existsSync(join(out, 'trace.jsonl'))).toBe(false);
     });
   }
+
+  it('the report’s 2.7 MB scenario of 30,000 executors is refused before it is parsed (it took 15 s and 380 MB)', async () => {
+    const entry = (i: number) =>
+      `  - { type: arrival-rate, rate: 1/s, max-sessions: 1, start: ${i}s, stages: [{ duration: 1m, rate: 2/s }] }\n`;
+    const file = scenario(
+      'report-executors',
+      `duration: 2m\nexecutors:\n${Array.from({ length: 30_000 }, (_, i) => entry(i)).join('')}`,
+    );
+    const { result, cpuMs } = await cpuTimeOf(() => cli(['run', file, '--out', join(dir, 'out-report')]));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /report-executors\.yaml:6: executors: expected at most 100 executors, got 30000/,
+    );
+    // Counted in the text: a fraction of a second of CPU where the parse took many seconds.
+    expect(cpuMs).toBeLessThan(2_000);
+  });
+
+  it('counts a top-level list in the text, never more entries than it has', () => {
+    const cases: Array<[string, number | undefined]> = [
+      ['executors:\n  - a\n  - b: [1, 2]\n    c:\n      - nested\n  - |\n    - text\nfaults: []\n', 3],
+      ['executors:\n- a\n- b\nname: x\n', 2],
+      ['executors: [a, {b: 1, c: [2, 3]}, "d, e", \'f]\']\n', 4],
+      ['executors: [a, b, ]  # trailing comma\n', 2],
+      ['executors: []\n', 0],
+      ['executors: *all\n', undefined],
+      ['name: x\n', undefined],
+      ['executors:\n  # nothing yet\nname: x\n', 0],
+    ];
+    for (const [text, count] of cases)
+      expect(countTopLevelEntries(text, 'executors')?.count, text).toBe(count);
+  });
 
   it("a scenario's name cannot put files outside the output directory", async () => {
     const cwd = join(dir, 'cwd');

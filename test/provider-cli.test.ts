@@ -116,7 +116,7 @@ describe('fleetbench targets install|check agents, agents try: refusals', () => 
     writeFileSync(join(target, 'notes.txt'), 'mine');
     const res = await cli(['targets', 'install', 'agents', '--dir', target]);
     expect(res.code).toBe(2);
-    expect(res.stderr).toContain('is not empty and is not an install of the agent CLIs by fleetbench');
+    expect(res.stderr).toContain("is not empty and holds no install of fleetbench's");
     expect(readFileSync(join(target, 'notes.txt'), 'utf8')).toBe('mine');
     expect(existsSync(join(target, 'package.json'))).toBe(false);
   });

@@ -6,7 +6,7 @@
  * is quarantined. In every case the server goes on answering. Real processes (the supervisor and
  * its control-plane child), real sockets, real clocks: a crash loop only shows in real time.
  */
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -209,6 +209,24 @@ describe('state a control plane reloads cannot keep it down', () => {
     );
     expect(sup.childPid()).toBe(pid);
     expect(watch.events.filter((e) => e.name === 'controlplane.exit')).toEqual([]);
+  }, 90_000);
+
+  it('a sessions.jsonl that is a directory is moved aside (not a 500 EISDIR at every run); sessions are journaled again', async () => {
+    const gh = await github();
+    const journal = join(dir, 'journal-dir', 'sessions.jsonl');
+    mkdirSync(journal, { recursive: true });
+    const sup = await supervisor('journal-dir');
+    for (let i = 0; i < 2; i++) {
+      const started = await post(`${sup.url}/v1/run`, runStart(gh));
+      expect(started.status, await started.clone().text()).toBe(200);
+    }
+    expect(statSync(`${journal}.corrupt`).isDirectory()).toBe(true);
+    expect((await post(`${sup.url}/v1/sessions`, session('s-0001'))).status).toBe(201);
+    await waitUntil(
+      'the session journaled',
+      () => existsSync(journal) && readFileSync(journal, 'utf8').includes('s-0001'),
+    );
+    expect(statSync(journal).isFile()).toBe(true);
   }, 90_000);
 
   it('a control plane that dies three times in a minute starts with its state quarantined, and takes a new run', async () => {

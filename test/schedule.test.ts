@@ -159,6 +159,44 @@ describe('real-clock pacing and its timer slack', () => {
     expect(fired.length).toBeLessThan(dense.length);
   });
 
+  it('hands fire the clock reading that found the start due: one reading per start or wake-up', async () => {
+    const clock = new SteppedRealClock();
+    let readings = 0;
+    const read = clock.now;
+    clock.now = () => {
+      readings++;
+      return read();
+    };
+    const given: Array<{ now: number; actual: number }> = [];
+    await Promise.all([
+      paceOpen(dense, { clock, signal: new AbortController().signal, start: 0 }, (_intended, now) =>
+        given.push({ now, actual: read() }),
+      ),
+      clock.inner.run(),
+    ]);
+    expect(given).toHaveLength(dense.length);
+    for (const g of given) expect(g.now).toBe(g.actual);
+    // Each pass of the pacer reads the clock once: it either fires a start or arms a timer.
+    expect(readings).toBe(dense.length + clock.timersSet);
+    // Under the virtual clock the start's reading is its intended time.
+    const virtual = new VirtualClock();
+    const pairs: Array<[number, number]> = [];
+    await Promise.all([
+      paceOpen(
+        [5, 7, 7, 30],
+        { clock: virtual, signal: new AbortController().signal, start: 0 },
+        (intended, now) => pairs.push([intended, now]),
+      ),
+      virtual.run(),
+    ]);
+    expect(pairs).toEqual([
+      [5, 5],
+      [7, 7],
+      [7, 7],
+      [30, 30],
+    ]);
+  });
+
   it('on the real clock fires every start once, in order, none before it is due (Node timers: within 1 ms)', async () => {
     const clock = new RealClock();
     const fired: Array<{ intended: number; at: number }> = [];

@@ -1,11 +1,11 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * Files that spend most of their time waiting on real clocks (a real AO run, live chaos waves,
+ * Files that spend most of their time waiting on real clocks (real AO runs, live chaos waves,
  * a segmented live run, a served control plane's restart). Run side by side they left the CPU
  * idle for ~25 s of the suite; spread out, each waits next to files that compute.
  */
-const WAITING = ['ao-target', 'live-chaos', 'distributed-run', 'live-serve'].map(
+const WAITING = ['ao-target', 'ao-real-agents', 'live-chaos', 'distributed-run', 'live-serve'].map(
   (name) => `/test/${name}.test.ts`,
 );
 

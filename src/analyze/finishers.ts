@@ -1,6 +1,7 @@
 /** The table of finishers (their contract is finisher.ts). */
 import { faultsFinisher } from './faults.ts';
 import type { Finisher } from './finisher.ts';
+import { modelCoverageFinisher } from './model-coverage.ts';
 import { providerFinisher } from './provider.ts';
 import { speedFinisher } from './speed.ts';
 import { turnoverFinisher } from './turnover.ts';
@@ -11,6 +12,7 @@ export const FINISHERS: readonly Finisher[] = [
   turnoverFinisher,
   faultsFinisher,
   providerFinisher,
+  modelCoverageFinisher,
 ];
 
 export function retainedByAnyFinisher(name: string): boolean {

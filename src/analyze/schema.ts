@@ -22,6 +22,23 @@ const faultsSchema = z
   )
   .describe(`injected faults in time order (at most ${MAX_FAULT_MARKS})`);
 
+/** docs/model.md#coverage: a learned replay's session-cycles from profiles its model saw. */
+const modelCoverageSchema = z
+  .object({
+    coverage: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe('the share of session-cycles replayed from profiles the model saw (1: none extrapolated)'),
+    sessionCycles: z.number().int().nonnegative(),
+    extrapolated: z
+      .array(z.object({ part: z.string(), sessionCycles: z.number().int().nonnegative() }))
+      .describe(
+        'session-cycles made from what the model never saw, by part (`spawning → spawning`, `after review-posted`)',
+      ),
+  })
+  .describe("a learned model's replay (polling.strategy learned): how much of it its model covered");
+
 const int = z.number().int();
 const count = int.nonnegative();
 const nullableNumber = z.number().nullable();
@@ -700,6 +717,7 @@ export const analysisSchema = z.object({
     .describe(
       'the model provider as the agents saw it (provider.request records): see docs/analysis.md#provider',
     ),
+  model: modelCoverageSchema.optional(),
   warnings: z.array(z.string()),
 });
 
@@ -711,6 +729,7 @@ export type KeyCount = z.infer<typeof keyCountSchema>;
 export type BracketResource = z.infer<typeof bracketResourceSchema>;
 export type FaultMarks = z.infer<typeof faultsSchema>;
 export type ProviderAnalysis = z.infer<typeof providerSchema>;
+export type ModelCoverageFigures = z.infer<typeof modelCoverageSchema>;
 
 export function analysisJsonSchema(): Record<string, unknown> {
   return publishedJsonSchema(analysisSchema, {

@@ -56,6 +56,24 @@ export const MODEL_FILE_MAX_BYTES = 8 * MIB;
 /** Traces one `model learn` reads, and api records over all of them (each is kept in memory). */
 export const MODEL_LEARN_LIMITS = { maxTraces: 32, maxApiRecords: 5_000_000 } as const;
 
+/**
+ * What a model's numbers may be, beyond their types (docs/limits.md, "Learned models"): each is
+ * bounded by what a trace could show. A time is at most the longest of the model's traces (at
+ * least an hour: a call or a restart cannot outlast the run it was recorded in); a profile's mean
+ * times its samples at most twice the calls of its traces (an event's row may be below its
+ * profile); a lag at most the traces' cycles. The rest are caps no learned model comes near:
+ * GitHub's costliest GraphQL query (5,000 points), a cycle's spread, the cores and load of a machine.
+ */
+export const MODEL_BOUNDS = {
+  minHorizonMs: 3_600_000,
+  maxPoints: 5_000,
+  maxCycleSpread: 100,
+  maxCores: 4_096,
+  maxLoad: 1_000,
+  /** A session load's slowdown per other load in flight: the learner fits it on 0 to 3. */
+  maxLoadContention: 3,
+} as const;
+
 /** Request bodies each server accepts (bytes). */
 export const BODY_LIMITS = {
   /** The GitHub emulator's REST and GraphQL bodies (GitHub itself refuses far smaller JSON). */
@@ -73,6 +91,27 @@ export const BODY_LIMITS = {
   provider: 16 * MIB,
   /** The provider emulator's admin API (keys, fault rules: small JSON). */
   providerAdmin: 1 * MIB,
+} as const;
+
+/**
+ * What one OTLP/HTTP export a live run's receiver takes may hold, beyond its bytes: 16 MiB of
+ * 2-byte empty spans is eight million objects, whose decoding alone held a run's process for
+ * seconds. Counted on the wire (protobuf) or in the text (JSON) before anything is decoded, so a
+ * refusal costs one pass over the bytes; within these, a request is decoded, checked and written
+ * in slices that let the run's other requests through (docs/limits.md).
+ */
+export const OTLP_RECEIVER_LIMITS = {
+  /** Spans in one request: twice the Collector's default batch (8,192), far above an SDK's (512). */
+  maxSpans: 16_384,
+  /** Span events in one request (each becomes a trace record, as a span does). */
+  maxEvents: 16_384,
+  /**
+   * Values in one request: JSON objects, arrays and the values commas separate, or protobuf
+   * fields. A span with its attributes is a few dozen; this bounds the decoding's work.
+   */
+  maxValues: 2_000_000,
+  /** Nesting of objects and arrays (an attribute's array of arrays of …): a request's own shape is a dozen deep. */
+  maxDepth: 64,
 } as const;
 
 /**

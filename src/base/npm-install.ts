@@ -8,7 +8,6 @@
 import { spawn } from 'node:child_process';
 import {
   chmodSync,
-  existsSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -60,25 +59,33 @@ export function readInstallMarker(dir: string, file: string): Record<string, unk
 }
 
 /**
- * Refuses to replace what `dir` holds unless it is empty, absent, or an install of the same
- * kind (its marker says so): `--dir ~` must never remove a home directory.
+ * An install goes into a new directory, or replaces one that holds an earlier install of the same
+ * kind (its manifest's name, or its marker): anything else in `dir` (a home directory, a project)
+ * is refused, exit 2, before anything is touched: `--dir ~` must never remove a home directory.
  */
-export function checkInstallDir(dir: string, marker: { file: string; kind: string }, what: string): void {
-  if (!existsSync(dir)) return;
-  const stats = lstatSync(dir);
-  if (stats.isSymbolicLink())
-    throw new FleetbenchError(
-      'E_USAGE',
-      `${dir} is a symbolic link: give the real directory to install ${what} into`,
-    );
-  if (!stats.isDirectory())
-    throw new FleetbenchError('E_USAGE', `${dir} is not a directory: nothing was installed`);
-  if (readdirSync(dir).length === 0) return;
-  if (readInstallMarker(dir, marker.file)?.kind === marker.kind) return;
+export function checkInstallDir(
+  dir: string,
+  own: { manifestName: string; marker: { file: string; kind: string } },
+): void {
+  let entries: string[];
+  try {
+    const stats = lstatSync(dir);
+    if (stats.isSymbolicLink() || !stats.isDirectory())
+      throw new FleetbenchError('E_USAGE', `targets install: ${dir} exists and is not a directory`, {
+        hint: 'give --dir a new or empty directory (a link: the directory it points to)',
+      });
+    entries = readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (entries.length === 0) return;
+  if (readInstallMarker(dir, own.marker.file)?.kind === own.marker.kind) return;
+  if (readInstallMarker(dir, 'package.json')?.name === own.manifestName) return;
   throw new FleetbenchError(
     'E_USAGE',
-    `${dir} is not empty and is not an install of ${what} by fleetbench: nothing was installed and nothing removed`,
-    { hint: 'give an empty or new directory' },
+    `targets install: ${dir} is not empty and holds no install of fleetbench's (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, e.g. ${entries.slice(0, 3).join(', ')}): an install replaces its directory whole, so it is refused; nothing was changed`,
+    { hint: 'give --dir a new or empty directory (it is created)' },
   );
 }
 
@@ -86,7 +93,7 @@ export function checkInstallDir(dir: string, marker: { file: string; kind: strin
 export async function installNpmPackages(options: NpmInstallOptions): Promise<number> {
   const env = options.env ?? process.env;
   const dir = resolve(options.dir);
-  checkInstallDir(dir, options.marker, options.what);
+  checkInstallDir(dir, { manifestName: String(options.manifest.name), marker: options.marker });
   const started = Date.now();
   const parent = dirname(dir);
   mkdirSync(parent, { recursive: true });

@@ -94,13 +94,25 @@ function refuseLinks(dir: string): void {
   }
 }
 
+/**
+ * The run a lock file names, or undefined when it is not a lock fleetbench wrote: every field
+ * present, a pid that is a positive integer, texts of at most 256 characters without control
+ * characters. Anything else (empty, `{"pid": 1}`, a megabyte of command) is unreadable and taken
+ * over, and never quoted in a message.
+ */
 function readOwner(path: string): LockOwner | undefined {
+  let owner: Partial<Record<keyof LockOwner, unknown>>;
   try {
-    const owner = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockOwner>;
-    return typeof owner.pid === 'number' ? (owner as LockOwner) : undefined;
+    owner = JSON.parse(readFileSync(path, 'utf8')) as typeof owner;
   } catch {
     return undefined;
   }
+  const text = (value: unknown): value is string =>
+    typeof value === 'string' && value.length > 0 && value.length <= 256 && !/[\x00-\x1f\x7f]/.test(value);
+  const { pid, host, command, startedAt } = owner ?? {};
+  if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return undefined;
+  if (!text(host) || !text(command) || !text(startedAt)) return undefined;
+  return { pid: pid as number, host, command, startedAt };
 }
 
 /** Whether the lock's process still runs (on another host: assumed, a shared volume cannot tell). */

@@ -88,7 +88,12 @@ export function register(program: Command, io: CommandIo): void {
       'open pull requests per generated repo, each closing an issue (default 0)',
       integerOption(0),
     )
-    .option('--seed <n>', 'seed for generated fixtures, tokens and latency', integerOption(0), 1)
+    .option(
+      '--seed <n>',
+      'seed for generated fixtures, SHAs and latency (tokens are random at every start)',
+      integerOption(0),
+      1,
+    )
     .option(
       '--time-scale <x>',
       'run-time ms per real ms: 60 makes an hourly window last a real minute',
@@ -159,6 +164,8 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
     latency: options.latency ?? false,
     acceptUnknownTokens: options.acceptAnyToken ?? false,
     webUrl: options.webUrl,
+    // A served emulator's tokens are credentials: never the seed's, new at every start.
+    secretTokens: true,
     adminToken: options.adminToken ?? `fba_${randomBytes(18).toString('base64url')}`,
   });
   let server: Awaited<ReturnType<typeof startGitHubServer>>;

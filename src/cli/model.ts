@@ -6,6 +6,7 @@ import type { CommandIo } from './output.ts';
 /** What a model says about itself: where it came from, how well it fits, what it costs a session. */
 async function describeModel(modelPath: string | undefined, model: import('../model/format.ts').Model) {
   const { modelOverrunRule, modelProvenanceLine } = await import('../model/format.ts');
+  const { coverageLines } = await import('../model/coverage.ts');
   const lines = [modelProvenanceLine(model)];
   for (const t of model.provenance.traces)
     lines.push(
@@ -16,8 +17,9 @@ async function describeModel(modelPath: string | undefined, model: import('../mo
     lines.push(
       `  a session in ${c.from}: ${c.calls.reduce((a, x) => a + x.mean, 0).toFixed(2)} calls a cycle (${c.calls.map((x) => `${x.operation} ${x.mean}`).join(', ')})`,
     );
+  if (model.sessions.cycles.length > 0) for (const line of coverageLines(model)) lines.push(`  ${line}`);
   lines.push(
-    `  loop: ${model.loop.scope === 'project' ? 'one per project' : 'one for all sessions'}, ${model.loop.parallel === 0 ? 'every session at once' : `${model.loop.parallel} sessions at once`}, ${modelOverrunRule(model) === 'skip' ? 'ticks during a cycle skipped' : 'the next cycle at once after an overrun'}; per call: ${model.cycleTime.launchMsPerCall} ms to start, ${model.cycleTime.cpuMsPerCall} ms of CPU shared on ${model.cycleTime.cores} cores, ${model.cycleTime.waitMsPerCall} ms more`,
+    `  loop: ${model.loop.scope === 'project' ? 'one per project' : 'one for all sessions'}, ${model.loop.parallel === 0 ? 'every session at once' : `${model.loop.parallel} sessions at once`}, ${modelOverrunRule(model) === 'skip' ? 'ticks during a cycle skipped' : 'the next cycle at once after an overrun'}; per call: ${model.cycleTime.launchMsPerCall} ms to start, ${model.cycleTime.cpuMsPerCall} ms of CPU shared on ${model.cycleTime.cores} cores at load ${model.cycleTime.load ?? 0}, ${model.cycleTime.waitMsPerCall} ms more`,
   );
   const f = model.fit;
   const pct = (v: number | null) => (v === null ? '–' : `${v > 0 ? '+' : ''}${v} %`);
@@ -51,7 +53,17 @@ export function register(program: Command, io: CommandIo): void {
     .action(async (traces: string[], flags: { output?: string; name?: string }) => {
       const { learnModel } = await import('../learn/learn.ts');
       const { modelToYaml } = await import('../model/format.ts');
-      const model = await learnModel(traces, flags.name ? { name: flags.name } : {});
+      const { createLearnProgress } = await import('./progress.ts');
+      const progress = createLearnProgress(io);
+      let model: import('../model/format.ts').Model;
+      try {
+        model = await learnModel(traces, {
+          ...(flags.name ? { name: flags.name } : {}),
+          onProgress: (file, read, total) => progress.read(file, read, total),
+        });
+      } finally {
+        progress.stop();
+      }
       const yaml = modelToYaml(model);
       if (flags.output) {
         mkdirSync(dirname(flags.output), { recursive: true });

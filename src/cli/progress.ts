@@ -59,3 +59,45 @@ export function createMatrixProgress(label: string, io: CommandIo): MatrixProgre
     },
   };
 }
+
+/** `model learn` on a long trace: a bar over each trace's bytes on a terminal; nothing elsewhere. */
+export interface LearnProgressBar {
+  read(file: string, bytesRead: number, bytesTotal: number): void;
+  stop(): void;
+}
+
+/** Traces shorter than this are read in a moment: no bar. */
+export const LEARN_PROGRESS_MIN_BYTES = 8 * 1024 * 1024;
+
+export function createLearnProgress(io: CommandIo): LearnProgressBar {
+  const stream = io.stderr;
+  if (io.quiet || !stream.isTTY) return { read() {}, stop() {} };
+  let bar: cliProgress.SingleBar | undefined;
+  let current: string | undefined;
+  return {
+    read(file, bytesRead, bytesTotal) {
+      if (bytesTotal < LEARN_PROGRESS_MIN_BYTES) return;
+      const mb = (n: number) => (n / 1024 / 1024).toFixed(0);
+      if (file !== current) {
+        bar?.stop();
+        current = file;
+        bar = new cliProgress.SingleBar(
+          {
+            stream: stream as NodeJS.WriteStream,
+            format: `model learn ${file} [{bar}] {percentage}% · {read}/{size} MB · {duration_formatted}`,
+            hideCursor: true,
+            barsize: 30,
+            fps: 5,
+          },
+          cliProgress.Presets.shades_classic,
+        );
+        bar.start(bytesTotal, 0, { read: '0', size: mb(bytesTotal) });
+      }
+      bar?.update(bytesRead, { read: mb(bytesRead), size: mb(bytesTotal) });
+    },
+    stop() {
+      bar?.stop();
+      bar = undefined;
+    },
+  };
+}

@@ -76,7 +76,15 @@ export function register(program: Command, io: CommandIo): void {
       '--target <target>',
       'shorthand for --set target=...: reference, ao (agent-orchestrator, real clock), ao:DIR, paperclip (the real Paperclip, real clock: docs/paperclip.md), paperclip/ADAPTER, paperclip:DIR, http://HOST:PORT or module:PATH',
     )
+    .option(
+      '--agents <kind>',
+      "shorthand for --set agents=...: standin (default) or real: the real codex / Claude Code CLIs against the run's provider emulator (paperclip, ao; docs/agents.md)",
+    )
     .option('--clock <kind>', 'shorthand for --set clock=...: virtual or real')
+    .option(
+      '--allow-extrapolation',
+      'shorthand for --set polling.allow-extrapolation=true: replay a learned model where the run needs states or events it never saw, saying so, instead of refusing (docs/model.md#coverage)',
+    )
     .option('--time-scale <x>', 'shorthand for --set time-scale=X (real clock: run ms per real ms)')
     .option(
       '--metrics-port <n>',
@@ -124,7 +132,7 @@ export function register(program: Command, io: CommandIo): void {
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --metrics-port 9464\n\nScenario fields: docs/scenarios.md. Live runs (real clock, targets, telemetry): docs/live-runs.md.\nExit codes: 0 done (every judged budget holds), 2 bad input, 3 the run failed (target lost, clock stalled: partial summary written), 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
+      '\nExamples:\n  fleetbench run S2-T1-50\n  fleetbench run S2-T1-50 --set polling.strategy=naive\n  fleetbench run my.yaml --set sessions.count=25 --out runs/mine\n  fleetbench run turnover --set turnover.target-rps=50\n  fleetbench run chaos-codex-c4\n  fleetbench run S2-T1-5 --target http://127.0.0.1:PORT --clock real --metrics-port 9464\n  fleetbench run S3-T2-10 --set polling.strategy=learned --set polling.model=model.yaml --set host.load=18\n\nScenario fields: docs/scenarios.md. Live runs (real clock, targets, telemetry): docs/live-runs.md.\nExit codes: 0 done (every judged budget holds), 2 bad input, 3 the run failed (target lost, clock stalled: partial summary written), 99 a judged budget failed, 104 budgets misconfigured, 130 interrupted (partial summary written).',
     )
     .action((ref: string, flags: RunFlags) => runCommand(ref, flags, io));
 }

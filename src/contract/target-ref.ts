@@ -104,7 +104,8 @@ export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
     ownCalls: true,
     // agent-orchestrator has no native runs or actors (docs/agent-orchestrator.md).
     demo: ['cells'],
-    realAgents: false,
+    // AO's own claude-code agent plugin in its tmux runtime (docs/agent-orchestrator.md#real-agents-agents-real).
+    realAgents: true,
     maxSessions: {
       limit: SCENARIO_LIMITS.maxAoSessions,
       why: 'with target ao: each is several gh processes a poll cycle; for more, run polling.strategy=ao-0.2 in virtual time (docs/agent-orchestrator.md)',

@@ -88,6 +88,11 @@ export interface Target {
    * ends the run as failed, keeping the trace with its footer.
    */
   onFailure?(listener: (error: Error) => void): void;
+  /**
+   * The run reached its end (not interrupted, not failed): the target's last records, and its
+   * last word on whether the run did what it claims (a failure goes through onFailure).
+   */
+  atEnd?(): Promise<void>;
   restart?(kind: RestartKind): Promise<{ outageMs: number }>;
   flushCaches?(): Promise<void>;
   setDashboard?(open: boolean): Promise<void>;

@@ -7,7 +7,7 @@
  * lost mid-way says so, and re-running one index replaces its record and its run directories.
  */
 import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join, normalize, sep } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { FleetbenchError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
@@ -19,7 +19,7 @@ import { runPool } from '../matrix/pool.ts';
 import { baselineUnit, type MatrixSpec, planMatrix, type RunControl } from '../matrix/run.ts';
 import { baselineSchema } from '../results/baseline.ts';
 import { scenarioBudgetJudge } from '../results/checks.ts';
-import { segmentRecordFields, type segmentStatusSchema } from './segment.ts';
+import { outsideDir, segmentRecordFields, type segmentStatusSchema } from './segment.ts';
 
 export const MATRIX_SEGMENT_VERSION = 1;
 
@@ -142,18 +142,12 @@ export function findMatrixSegments(dir: string): FoundSegment[] {
   }
   return names.sort().map((name) => {
     const path = join(segDir, name);
-    return { root: dir, path, record: readMatrixSegment(path) };
+    return { root: dir, path, record: readMatrixSegment(path, dir) };
   });
 }
 
-/** A relative path that stays inside the directory it is relative to. */
-function insideDir(path: string): boolean {
-  if (isAbsolute(path)) return false;
-  const normal = normalize(path);
-  return normal !== '..' && !normal.startsWith(`..${sep}`);
-}
-
-export function readMatrixSegment(path: string): MatrixSegmentRecord {
+/** A matrix segment record, checked; its run paths must stay inside `matrixDir`. */
+export function readMatrixSegment(path: string, matrixDir: string): MatrixSegmentRecord {
   let raw: unknown;
   try {
     raw = JSON.parse(
@@ -169,19 +163,22 @@ export function readMatrixSegment(path: string): MatrixSegmentRecord {
       'E_RESULTS',
       `${path}: not a fleetbench matrix segment record: ${describeZodIssues(parsed.error.issues, 3).join('; ')}`,
     );
-  // A segment's run paths are relative to its matrix directory and stay inside it: a record
-  // pointing a merged baseline at ../../etc is refused, naming the field.
+  // A segment's run paths are relative to its matrix directory and stay inside it, by their text
+  // and on disk: a record pointing a merged baseline at ../../etc, or at a link to /etc, is
+  // refused, naming the field.
   for (const [u, unit] of parsed.data.units.entries())
     for (const [r, run] of unit.runs.entries())
       for (const [field, value] of [
         ['dir', run.dir],
         ['analysis.input.file', run.analysis.input.file],
-      ] as const)
-        if (value !== null && !insideDir(value))
+      ] as const) {
+        const why = value === null ? undefined : outsideDir(matrixDir, value);
+        if (why !== undefined)
           throw new FleetbenchError(
             'E_RESULTS',
-            `${path}: units[${u}].runs[${r}].${field}: '${value}' is outside the matrix directory (a segment's run paths are relative to it)`,
+            `${path}: units[${u}].runs[${r}].${field}: '${value}' ${why} the matrix directory (a segment's run paths are relative to it)`,
           );
+      }
   // The raw document, not zod's copy: zod rebuilds objects in schema order and drops what the
   // schema does not name, and a merged baseline must keep the runs' bytes as the segment wrote them.
   return raw as MatrixSegmentRecord;

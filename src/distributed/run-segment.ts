@@ -20,7 +20,7 @@ import { type RunSegmentPlan, runSegmentName } from '../run/segment.ts';
 import { type SharedGitHubOptions, sharedGitHubSide, waitReachable } from '../run/shared-github.ts';
 import { scenarioHash } from '../workload/load.ts';
 import type { Scenario } from '../workload/scenario.ts';
-import { segmentRecordFields } from './segment.ts';
+import { outsideDir, segmentRecordFields } from './segment.ts';
 
 export const RUN_SEGMENT_VERSION = 1;
 
@@ -214,6 +214,14 @@ export function findRunSegments(dir: string): FoundRunSegment[] {
         throw new FleetbenchError(
           'E_RESULTS',
           `${path}: not a run-segment record: ${describeZodIssues(parsed.error.issues, 3).join('; ')}`,
+        );
+      // Its trace is in the segment's directory: a record naming ../../etc/passwd, or a link
+      // out, is refused, naming the field.
+      const why = outsideDir(base, parsed.data.trace);
+      if (why !== undefined)
+        throw new FleetbenchError(
+          'E_RESULTS',
+          `${path}: trace: '${parsed.data.trace}' ${why} the segment's directory (${base})`,
         );
       found.push({ path, dir: base, record: parsed.data });
     }

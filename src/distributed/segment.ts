@@ -3,6 +3,8 @@
  * with, and the found records by index for `fleetbench merge`. What a segment is (`i/n`, from
  * --segment or the Indexed Job's environment) is src/base/segment.ts.
  */
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { z } from 'zod';
 import { FleetbenchError } from '../base/errors.ts';
 import type { Segment } from '../base/segment.ts';
@@ -38,4 +40,28 @@ export function segmentsByIndex<T extends { path: string; record: { segment: Seg
     byIndex.set(f.record.segment.index, f);
   }
   return byIndex;
+}
+
+/**
+ * Why `rel`, a path a segment record names relative to `root`, would lead out of root, or
+ * undefined when it stays inside: by its text (absolute, or up through `..`), and by what it
+ * resolves to on disk (a link inside root that points out, `runs/x -> /etc`; of a path not
+ * there yet, its nearest existing part is resolved). A merge reads and writes only inside the
+ * directories it was given.
+ */
+export function outsideDir(root: string, rel: string): string | undefined {
+  const normal = normalize(rel);
+  if (isAbsolute(rel) || normal === '..' || normal.startsWith(`..${sep}`)) return 'is outside';
+  let at = join(root, rel);
+  while (!existsSync(at) && at !== dirname(at)) at = dirname(at);
+  let real: string;
+  let realRoot: string;
+  try {
+    real = realpathSync(at);
+    realRoot = realpathSync(root);
+  } catch {
+    return undefined;
+  }
+  if (real === realRoot || real.startsWith(`${realRoot}${sep}`)) return undefined;
+  return `resolves outside (to ${real}, through a link)`;
 }

@@ -95,12 +95,12 @@ export function workflowRunObject(
     url: `${api}/actions/runs/${run.id}`,
     html_url: `${html}/actions/runs/${run.id}`,
     pull_requests: [],
-    created_at: state.iso(run.startedAt),
-    updated_at: state.iso(run.completedAt ?? run.startedAt),
+    created_at: state.time.iso(run.startedAt),
+    updated_at: state.time.iso(run.completedAt ?? run.startedAt),
     actor,
     triggering_actor: actor,
     run_attempt: 1,
-    run_started_at: state.iso(run.startedAt),
+    run_started_at: state.time.iso(run.startedAt),
     jobs_url: `${api}/actions/runs/${run.id}/jobs`,
     logs_url: `${api}/actions/runs/${run.id}/logs`,
     check_suite_url: `${api}/check-suites/${run.id}`,
@@ -108,7 +108,7 @@ export function workflowRunObject(
     head_commit: {
       id: commit.sha,
       message: commit.message,
-      timestamp: state.iso(commit.createdAt),
+      timestamp: state.time.iso(commit.createdAt),
     },
   };
 }

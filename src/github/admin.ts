@@ -251,10 +251,10 @@ export class EmulatorAdmin {
       headSha: pull.headSha,
       nodeId: pull.nodeId,
       url: `${this.state.webUrl}/${issue.repo.fullName}/pull/${issue.number}`,
-      updatedAt: this.state.iso(issue.updatedAt),
+      updatedAt: this.state.time.iso(issue.updatedAt),
       linkedIssue: pull.linkedIssue,
       reviewDecision: this.state.reviewDecision(pull),
-      checks: commit ? this.state.rollupState(commit) : null,
+      checks: commit ? this.state.checks.rollupState(commit) : null,
       reviewComments: pull.reviewComments.length,
     };
   }
@@ -268,7 +268,7 @@ export class EmulatorAdmin {
     if (input.number !== undefined) return r.commits.get(this.state.pull(r, Number(input.number)).headSha)!;
     if (input.sha === undefined)
       throw new GitHubStateError(422, 'give number (the PR whose head it is) or sha');
-    const commit = this.state.commit(r, input.sha);
+    const commit = this.state.refs.commit(r, input.sha);
     if (!commit) throw new GitHubStateError(404, `no commit ${input.sha} in ${r.fullName}`);
     return commit;
   }
@@ -419,7 +419,7 @@ export class EmulatorAdmin {
    */
   pushBranch(input: AdminInput<'pushBranch'>): { sha: string } {
     const o = adminSchemas.pushBranch.parse(input);
-    return { sha: this.state.pushBranch(this.state.repo(o.repo), o).sha };
+    return { sha: this.state.refs.pushBranch(this.state.repo(o.repo), o).sha };
   }
 
   /**
@@ -435,7 +435,7 @@ export class EmulatorAdmin {
   } {
     const o = adminSchemas.setCheckRun.parse(input);
     const commit = this.commitOf(o);
-    const run = this.state.setCheckRun(commit, o);
+    const run = this.state.checks.setCheckRun(commit, o);
     return { id: run.id, sha: commit.sha, name: run.name, status: run.status, conclusion: run.conclusion };
   }
 
@@ -443,7 +443,7 @@ export class EmulatorAdmin {
     const o = adminSchemas.setStatus.parse(input);
     const commit = this.commitOf(o);
     const status = this.state.setStatus(commit, o);
-    return { id: status.id, sha: commit.sha, combined: this.state.combinedStatus(commit) };
+    return { id: status.id, sha: commit.sha, combined: this.state.checks.combinedStatus(commit) };
   }
 
   /** K review comments from one reviewer as one COMMENTED review (a review burst). */

@@ -2,6 +2,7 @@
  * Tokens: which identity a request is charged to, which user it acts as, and the attribution a
  * per-session token carries for clients that cannot send x-fleetbench-* headers.
  */
+import { randomInt } from 'node:crypto';
 import type { Rng } from '../base/rng.ts';
 import type { ApiSource } from '../trace/schema.ts';
 import type { IdentityKind, ResourceLimits } from './config.ts';
@@ -45,11 +46,20 @@ export class TokenRegistry {
   private readonly state: GitHubState;
   private readonly ledger: QuotaLedger;
   private readonly rng: Rng;
+  /** Token texts from the operating system's randomness instead of the seed (`secret`). */
+  private readonly secret: boolean;
 
-  constructor(state: GitHubState, ledger: QuotaLedger, rng: Rng) {
+  /**
+   * `secret`: the tokens it makes up are credentials a server hands out (`github serve`, whose
+   * port another user of the machine, or of the network with `--host 0.0.0.0`, can reach), so
+   * they come from crypto randomness and differ at every start. Otherwise they come from the
+   * seed, as everything else in a run does.
+   */
+  constructor(state: GitHubState, ledger: QuotaLedger, rng: Rng, options: { secret?: boolean } = {}) {
     this.state = state;
     this.ledger = ledger;
     this.rng = rng;
+    this.secret = options.secret ?? false;
   }
 
   mint(options: MintTokenOptions = {}): TokenInfo {
@@ -99,10 +109,15 @@ export class TokenRegistry {
     return info;
   }
 
-  /** A GitHub-looking token text from the seeded stream (not registered). */
+  /** A GitHub-looking token text (not registered): from the seeded stream, or secret. */
   randomToken(prefix: string): string {
     let out = prefix;
-    for (let i = 0; i < 36; i++) out += TOKEN_CHARS[Math.floor(this.rng.next() * TOKEN_CHARS.length)];
+    for (let i = 0; i < 36; i++) {
+      const pick = this.secret
+        ? randomInt(TOKEN_CHARS.length)
+        : Math.floor(this.rng.next() * TOKEN_CHARS.length);
+      out += TOKEN_CHARS[pick];
+    }
     return out;
   }
 

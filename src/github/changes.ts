@@ -29,12 +29,19 @@ function slug(text: string): string {
 
 /** The files a pull request changes, in commit order. */
 export function changedFiles(pull: PullRequest): ChangedFile[] {
-  const number = pull.issue.number;
-  return pull.commits.map((sha, i) => {
-    const path = `src/${slug(pull.head)}/change-${i + 1}.ts`;
+  return filesOfCommits(pull.commits, pull.head, `pull request #${pull.issue.number}`);
+}
+
+/**
+ * The files a run of commits on a branch changes (a pull request's, or what `compare` lists):
+ * the commit at place i changed `src/<branch>/change-<i+1>.ts`.
+ */
+export function filesOfCommits(shas: readonly string[], branch: string, where: string): ChangedFile[] {
+  return shas.map((sha, i) => {
+    const path = `src/${slug(branch)}/change-${i + 1}.ts`;
     const added: string[] = [];
     for (let line = 1; line <= ADDED_PER_COMMIT; line++)
-      added.push(`+// ${path}: line ${line} of change ${i + 1} in pull request #${number}`);
+      added.push(`+// ${path}: line ${line} of change ${i + 1} in ${where}`);
     const hunk = [
       `@@ -1,${REMOVED_PER_COMMIT} +1,${ADDED_PER_COMMIT} @@`,
       ...Array.from({ length: REMOVED_PER_COMMIT }, (_, k) => `-// ${path}: old line ${k + 1}`),
@@ -78,7 +85,9 @@ export function pullPatch(state: GitHubState, pull: PullRequest): string {
   return files
     .map((file, i) => {
       const commit = repo.commits.get(file.commitSha);
-      const date = new Date(state.clock.toWallMs(commit?.createdAt ?? pull.issue.createdAt)).toUTCString();
+      const date = new Date(
+        state.time.clock.toWallMs(commit?.createdAt ?? pull.issue.createdAt),
+      ).toUTCString();
       const changed = file.additions + file.deletions;
       return [
         `From ${file.commitSha} Mon Sep 17 00:00:00 2001`,

@@ -43,15 +43,15 @@ import {
 } from './fixtures.ts';
 import { GRAPHQL_DOCS, GraphQLEngine } from './graphql/index.ts';
 import { type Bucket, type Identity, QuotaLedger, type SecondaryBreach } from './quota.ts';
+import { buildRestRouter } from './rest.ts';
 import {
-  buildRestRouter,
   contentHash,
   errorBody,
   type MediaFormat,
   mediaFormat,
   parseQuery,
   type RestRouter,
-} from './rest.ts';
+} from './rest-kit.ts';
 import { GitHubState } from './state.ts';
 import { newTouched, type Touched } from './touched.ts';
 import {
@@ -77,6 +77,12 @@ export interface GitHubEmulatorOptions {
   latency?: LatencyInput;
   /** Treat an unknown token as a new token of the default user instead of answering 401. */
   acceptUnknownTokens?: boolean;
+  /**
+   * Tokens it makes up (the default one, minted ones given no text) come from crypto randomness,
+   * different at every start, instead of the seed: what a served emulator hands out
+   * (`github serve`) is a credential. Default false (a run's tokens follow its seed).
+   */
+  secretTokens?: boolean;
   /** Guards the `/_fleetbench/` HTTP admin API. Generated from the Rng when absent. */
   adminToken?: string;
   /** Origin rendered into API `url` fields. Default https://api.github.com; the HTTP binding sets its own. */
@@ -128,6 +134,8 @@ class Outcome {
   /** A non-JSON body's Content-Type and X-GitHub-Media-Type (a diff or a patch). */
   contentType: string | undefined = undefined;
   mediaType: string | undefined = undefined;
+  /** A created resource's URL (201): the Location header. */
+  location: string | undefined = undefined;
   /** What the request named, when content attribution is on (attribution.ts). */
   touched: Touched | undefined = undefined;
   /** The concurrency limit's refusal, decided when the request arrived. */
@@ -201,7 +209,8 @@ function touchedByRoute(names: readonly string[], params: readonly string[], qs:
 
 /**
  * One request's admission: refused by the concurrency limit on arrival, or counted in flight
- * until released; a served request's time from arrival to release is charged as CPU time then.
+ * until released; a served request's own time (from its body in hand to its answer, not the
+ * client's upload or download) is charged as CPU time then.
  * A class (one object per request, methods on the prototype): the in-process hot path makes one
  * for every request.
  */
@@ -209,11 +218,11 @@ class RequestAdmission implements Admission {
   readonly arrivedAt: number;
   readonly refused: SecondaryBreach | undefined;
   private released: boolean;
-  private cpu: 'rest' | 'graphql' | undefined = undefined;
+  private cpu: { graphql: boolean; ms: number } | undefined = undefined;
 
   constructor(
     private readonly ledger: QuotaLedger,
-    private readonly clock: Clock,
+    clock: Clock,
     readonly identity: Identity,
     readonly token: TokenInfo | undefined,
   ) {
@@ -226,16 +235,15 @@ class RequestAdmission implements Admission {
     }
   }
 
-  served(graphql: boolean): void {
-    this.cpu = graphql ? 'graphql' : 'rest';
+  served(graphql: boolean, ms: number): void {
+    this.cpu = { graphql, ms };
   }
 
   release(): void {
     if (this.released) return;
     this.released = true;
     this.identity.inFlight--;
-    if (this.cpu !== undefined)
-      this.ledger.chargeCpu(this.identity, this.clock.now() - this.arrivedAt, this.cpu === 'graphql');
+    if (this.cpu !== undefined) this.ledger.chargeCpu(this.identity, this.cpu.ms, this.cpu.graphql);
   }
 }
 
@@ -286,7 +294,9 @@ export class GitHubEmulator {
     if (options.apiUrl) this.state.setUrls(options.apiUrl, this.webUrl ?? options.apiUrl);
     else if (this.webUrl) this.state.setUrls(this.state.apiUrl, this.webUrl);
     this.ledger = new QuotaLedger(this.clock, resolveLimits(options.limits));
-    this.tokens = new TokenRegistry(this.state, this.ledger, rng.fork('github.tokens'));
+    this.tokens = new TokenRegistry(this.state, this.ledger, rng.fork('github.tokens'), {
+      secret: options.secretTokens,
+    });
     this.faults = new FaultBoard(this.clock, rng.fork('github.faults'), this.trace);
     this.graphql = new GraphQLEngine();
     this.router = buildRestRouter();
@@ -436,14 +446,16 @@ export class GitHubEmulator {
       outcome.route = '(error)';
     }
     this.stampRate(outcome);
-    // The CPU-time limit counts the response time of requests served (refused ones take none),
-    // from arrival to answer, charged when the answer completes (admission.release()).
-    if (outcome.secondaryCost > 0) admission.served(outcome.protocol === 'graphql');
     try {
       const base = outcome.protocol === 'graphql' ? this.latency.graphql : this.latency.rest;
       let delay = base === null ? 0 : this.latencyRng.lognormal(base.medianMs, base.p95Ms);
       if (this.faults.size > 0) delay += this.faults.latency(outcome.protocol, outcome.route);
       if (delay > 0) await this.clock.sleep(delay);
+      // The CPU-time limit counts the response time of requests served (refused ones take none):
+      // GitHub's own work, from the request in hand (its body uploaded) to the answer, with the
+      // modelled latency; not the client's upload (150 GraphQL requests whose bodies took 1.5 s
+      // were refused for "more than 60 seconds of CPU time"). Charged when the answer is written.
+      if (outcome.secondaryCost > 0) admission.served(outcome.protocol === 'graphql', this.clock.now() - t0);
     } finally {
       if (inProcess) admission.release();
     }
@@ -639,6 +651,7 @@ export class GitHubEmulator {
     outcome.lastModified = result.lastModified;
     outcome.contentType = result.contentType;
     outcome.mediaType = result.mediaType;
+    outcome.location = result.location;
     if (result.version !== undefined && result.status === 200) {
       let hash = result.hash;
       if (hash === undefined) {
@@ -843,6 +856,7 @@ export class GitHubEmulator {
     if (outcome.lastModified !== undefined)
       headers['last-modified'] = new Date(this.clock.toWallMs(outcome.lastModified)).toUTCString();
     if (outcome.link !== undefined) headers.link = outcome.link;
+    if (outcome.location !== undefined) headers.location = outcome.location;
     if (outcome.retryAfter !== undefined) headers['retry-after'] = String(outcome.retryAfter);
     this.counters.requests++;
     this.byStatus.set(outcome.status, (this.byStatus.get(outcome.status) ?? 0) + 1);

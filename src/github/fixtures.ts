@@ -12,6 +12,7 @@ import { describeZodIssues, issuePath } from '../base/validation.ts';
 import { parseYamlInput } from '../base/yaml-input.ts';
 import { sources } from '../trace/schema.ts';
 import { IDENTITY_KINDS } from './config.ts';
+import { ISSUE_BOUNDS } from './world/bounds.ts';
 
 const login = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-_.[\]]*$/, 'expected a GitHub login');
 const repoName = z.string().regex(/^[A-Za-z0-9._-]+$/, 'expected a repository name');
@@ -64,14 +65,21 @@ const reviewCommentSchema = z
   })
   .strict();
 
+/** GitHub's bounds (ISSUE_BOUNDS): a title of 1 to 256 characters, up to 100 labels of 1 to 50. */
+const title = z.string().min(1).max(ISSUE_BOUNDS.maxTitleChars);
+const labels = z
+  .array(z.string().min(1).max(ISSUE_BOUNDS.maxLabelNameChars))
+  .max(ISSUE_BOUNDS.maxLabels)
+  .optional();
+
 const issueSchema = z
   .object({
     number: positiveInt.optional(),
-    title: z.string().min(1),
+    title,
     body: z.string().optional(),
     state: z.enum(['open', 'closed']).optional(),
     user: login.optional(),
-    labels: z.array(z.string().min(1)).optional(),
+    labels,
     assignees: z.array(login).optional(),
     comments: z.array(commentSchema).optional(),
   })
@@ -80,7 +88,7 @@ const issueSchema = z
 const pullSchema = z
   .object({
     number: positiveInt.optional(),
-    title: z.string().min(1),
+    title,
     body: z.string().optional(),
     head: z.string().min(1).describe('head branch name'),
     base: z.string().min(1).optional(),
@@ -90,7 +98,7 @@ const pullSchema = z
     user: login.optional(),
     issue: positiveInt.optional().describe('number of the issue this PR closes'),
     mergeable: z.boolean().nullable().optional(),
-    labels: z.array(z.string().min(1)).optional(),
+    labels,
     checks: z.array(checkSchema).optional(),
     statuses: z.array(statusSchema).optional(),
     reviews: z.array(reviewSchema).optional(),

@@ -1,16 +1,42 @@
 /**
- * The REST subset: a segment trie (no regex per request) from method + path to a route with its
- * templated name, rate-limit resource, secondary-limit key and handler. Handlers are synchronous
- * and return the body text plus the version its ETag derives from; quota, ETags, Link headers and
- * tracing are the emulator's job, so every route gets them the same way.
+ * The REST routes, in groups by what they answer (account and search, issues, pull requests,
+ * commits and Actions; Git refs, branches and compare in rest-git.ts), each with GitHub's
+ * documentation anchor and cost class, on the pieces of rest-kit.ts. `buildRestRouter` is what
+ * the emulator routes with.
  */
-import { hash } from 'node:crypto';
 import { runMatchesStatus, workflowObjects, workflowRunObject, workflowRuns } from './actions.ts';
 import { changedFiles, pullDiff, pullPatch } from './changes.ts';
-import type { Resource } from './config.ts';
-import type { Identity, QuotaLedger } from './quota.ts';
+import { addGitRoutes } from './rest-git.ts';
+import {
+  actor,
+  bodyField,
+  cachedBody,
+  cachedList,
+  fail,
+  intParam,
+  listOf,
+  mutate,
+  notFound,
+  pagedList,
+  paginate,
+  type RenderedPage,
+  type RestContext,
+  type RestResult,
+  RestRouter,
+  repoList,
+  sortBy,
+  str,
+  strings,
+  unchanged,
+  validation,
+  withCommit,
+  withIssue,
+  withPull,
+  withRepo,
+} from './rest-kit.ts';
 import { MAX_RESULTS, parseSearch, runSearch, SearchQueryError, type SearchSort } from './search.ts';
 import {
+  changedFileObject,
   checkRunObject,
   issueCommentObject,
   issueJson,
@@ -27,391 +53,12 @@ import {
 } from './shapes.ts';
 import {
   type Commit,
-  type GitHubState,
-  GitHubStateError,
   type Issue,
   type PullRequest,
   type Repo,
   sortIssues,
   USER_UPDATED_AT,
-  type User,
 } from './state.ts';
-
-export const DOCS = 'https://docs.github.com/rest';
-
-/**
- * The hash an ETag is made from: of the representation, so an answer that did not change keeps
- * its ETag whatever else changed in the repository. SHA-256 (native, about 1 µs per KB here),
- * cut to 128 bits.
- */
-export function contentHash(body: string): string {
-  return hash('sha256', body, 'hex').slice(0, 32);
-}
-
-export interface RestContext {
-  state: GitHubState;
-  /** Path parameters in template order. */
-  params: string[];
-  query: ReadonlyMap<string, string>;
-  /** The raw query string (cache keys). */
-  qs: string;
-  /** Parsed JSON body of a write (undefined when there was none). */
-  body: unknown;
-  /** The user the token acts as; undefined when unauthenticated. */
-  user: User | undefined;
-  /** Who is charged (for GET /rate_limit). */
-  identity: Identity;
-  ledger: QuotaLedger;
-  /** What the Accept header asks for: JSON (the default), or a pull request's diff or patch. */
-  format: MediaFormat;
-  /**
-   * Present on conditional requests: when the body of this version was hashed before and the
-   * client's If-None-Match matches it, returns that content hash, so the handler can let the
-   * emulator answer 304 without rendering a body nobody will read.
-   */
-  notModified?: (version: number) => string | undefined;
-}
-
-export interface RestResult {
-  status: number;
-  body: string;
-  /**
-   * Version of what the body shows (only for 200 GETs): a 200 with a version gets an ETag. The
-   * ETag is the body's content hash (with the token); the version only lets a conditional
-   * request skip rendering when nothing changed since the body was hashed.
-   */
-  version?: number;
-  /** The body's content hash when the handler already has it (cached renders). */
-  hash?: string;
-  /** Pagination, for the Link header. */
-  page?: { page: number; last: number };
-  /** GitHub's message, for errors. */
-  error?: string;
-  /**
-   * An error the emulator renders in GitHub's shape with the route's documentation_url and the
-   * status (`fail()` sets it): the message is `error`, these are the extra fields.
-   */
-  problem?: Record<string, unknown>;
-  /** Run time the resource last changed: sent as Last-Modified, compared with If-Modified-Since. */
-  lastModified?: number;
-  /** A body that is not JSON (a diff or a patch): its Content-Type and X-GitHub-Media-Type. */
-  contentType?: string;
-  mediaType?: string;
-}
-
-/** What a request's Accept header asks for (GitHub's media types). */
-export type MediaFormat = 'json' | 'diff' | 'patch';
-
-/** `application/vnd.github.diff`, `application/vnd.github.v3.patch`, …: the format asked for. */
-export function mediaFormat(accept: string | undefined): MediaFormat {
-  // Every Octokit request says `application/vnd.github.v3+json`: two substring scans, no regex.
-  if (accept === undefined) return 'json';
-  if (accept.indexOf('diff') >= 0 && /vnd\.github(?:\.v3)?\.diff/.test(accept)) return 'diff';
-  if (accept.indexOf('patch') >= 0 && /vnd\.github(?:\.v3)?\.patch/.test(accept)) return 'patch';
-  return 'json';
-}
-
-export type RestHandler = (ctx: RestContext) => RestResult;
-
-export interface RestRoute {
-  method: string;
-  /** Templated route for the trace: `/repos/{owner}/{repo}/pulls`. */
-  template: string;
-  /** `GET /repos/{owner}/{repo}/pulls`: the key of the per-endpoint secondary limit. */
-  endpoint: string;
-  resource: Resource;
-  /** Not charged against the primary limit (GET /rate_limit). */
-  free: boolean;
-  /** Counts toward the content-creation secondary limits. */
-  contentCreating: boolean;
-  /** Secondary-limit points: 1 for GET/HEAD/OPTIONS, 5 for writes. */
-  points: number;
-  /** Index of the {owner} and {repo} params, for the trace's `repo`. */
-  repoParams?: [number, number];
-  /** The path parameters' names in order (`pull_number`, `ref`, ...), for content attribution. */
-  paramNames: string[];
-  /** GitHub's documentation of the operation: the documentation_url of its error answers. */
-  docs: string;
-  handler: RestHandler;
-}
-
-interface TrieNode {
-  literal: Map<string, TrieNode>;
-  param?: TrieNode;
-  /** A `{name+}` parameter: the rest of the path, slashes included (a Git ref). */
-  rest?: TrieNode;
-  routes: Map<string, RestRoute>;
-}
-
-const node = (): TrieNode => ({ literal: new Map(), routes: new Map() });
-
-/** GitHub's error body: the message, any extra fields, the operation's documentation, the status. */
-export function errorBody(
-  message: string,
-  extra: Record<string, unknown> = {},
-  docs = DOCS,
-  status?: number,
-): string {
-  return JSON.stringify({
-    message,
-    ...extra,
-    documentation_url: docs,
-    ...(status === undefined ? {} : { status: String(status) }),
-  });
-}
-
-/** An error answer; the emulator renders it with the route's documentation_url. */
-export function fail(status: number, message: string, extra: Record<string, unknown> = {}): RestResult {
-  return { status, body: '', error: message, problem: extra };
-}
-
-const notFound = (): RestResult => fail(404, 'Not Found');
-
-function validation(resource: string, field: string, code = 'missing_field'): RestResult {
-  return fail(422, 'Validation Failed', { errors: [{ resource, code, field }] });
-}
-
-export class RestRouter {
-  private readonly root = node();
-  readonly routes: RestRoute[] = [];
-
-  add(
-    method: string,
-    template: string,
-    docs: string,
-    handler: RestHandler,
-    options: { free?: boolean; contentCreating?: boolean; resource?: Resource } = {},
-  ): void {
-    let at = this.root;
-    const parts = template.split('/').filter(Boolean);
-    const names: string[] = [];
-    for (const part of parts) {
-      if (part.endsWith('+}')) {
-        names.push(part.replace('+', ''));
-        at.rest ??= node();
-        at = at.rest;
-      } else if (part.startsWith('{')) {
-        names.push(part);
-        at.param ??= node();
-        at = at.param;
-      } else {
-        let next = at.literal.get(part);
-        if (!next) {
-          next = node();
-          at.literal.set(part, next);
-        }
-        at = next;
-      }
-    }
-    const owner = names.indexOf('{owner}');
-    const repo = names.indexOf('{repo}');
-    const write = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
-    // GitHub's own template: `{ref+}` is written `{ref}` in the trace and the secondary-limit key.
-    const name = template.replace('+}', '}');
-    const route: RestRoute = {
-      method,
-      template: name,
-      endpoint: `${method} ${name}`,
-      resource: options.resource ?? 'core',
-      free: options.free ?? false,
-      contentCreating: options.contentCreating ?? false,
-      points: write ? 5 : 1,
-      repoParams: owner >= 0 && repo >= 0 ? [owner, repo] : undefined,
-      paramNames: names.map((name) => name.slice(1, -1)),
-      docs: `https://docs.github.com/rest/${docs}`,
-      handler,
-    };
-    at.routes.set(method, route);
-    if (method === 'GET') {
-      at.routes.set('HEAD', { ...route, method: 'HEAD', endpoint: `HEAD ${name}` });
-    }
-    this.routes.push(route);
-  }
-
-  /**
-   * Finds the route of a path (no query, no /api/v3 prefix). `params` receives the path
-   * parameters. Returns undefined for an unknown path or method.
-   */
-  match(method: string, path: string, params: string[]): RestRoute | undefined {
-    let at: TrieNode | undefined = this.root;
-    let start = 1;
-    const end = path.length;
-    while (start <= end && at !== undefined) {
-      let slash = path.indexOf('/', start);
-      if (slash < 0) slash = end;
-      if (slash > start) {
-        const raw = path.slice(start, slash);
-        const literal: TrieNode | undefined = at.literal.get(raw);
-        if (literal !== undefined) at = literal;
-        else if (at.rest !== undefined) {
-          const tail = path.slice(start);
-          params.push(tail.indexOf('%') >= 0 ? safeDecode(tail) : tail);
-          at = at.rest;
-          break;
-        } else if (at.param !== undefined) {
-          params.push(raw.indexOf('%') >= 0 ? safeDecode(raw) : raw);
-          at = at.param;
-        } else return undefined;
-      }
-      start = slash + 1;
-    }
-    return at?.routes.get(method);
-  }
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
-
-const EMPTY_QUERY: ReadonlyMap<string, string> = new Map();
-/** Parsed query strings, reused: pollers send the same few over and over. */
-const queryCache = new Map<string, ReadonlyMap<string, string>>();
-
-/** `a=1&b=x%20y` → Map (shared and read-only). Repeated keys: the last wins. */
-export function parseQuery(qs: string): ReadonlyMap<string, string> {
-  if (qs === '') return EMPTY_QUERY;
-  const hit = queryCache.get(qs);
-  if (hit !== undefined) return hit;
-  const out = new Map<string, string>();
-  for (const pair of qs.split('&')) {
-    if (pair === '') continue;
-    const eq = pair.indexOf('=');
-    const k = eq < 0 ? pair : pair.slice(0, eq);
-    let v = eq < 0 ? '' : pair.slice(eq + 1);
-    if (v.indexOf('+') >= 0) v = v.replaceAll('+', ' ');
-    out.set(k.indexOf('%') >= 0 ? safeDecode(k) : k, v.indexOf('%') >= 0 ? safeDecode(v) : v);
-  }
-  if (queryCache.size >= 10_000) queryCache.clear();
-  queryCache.set(qs, out);
-  return out;
-}
-
-function intParam(query: ReadonlyMap<string, string>, name: string, fallback: number): number {
-  const raw = query.get(name);
-  if (raw === undefined) return fallback;
-  const n = Number.parseInt(raw, 10);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-}
-
-/** Which page of a list an answer is, and the last one (for the Link header). */
-interface PageNumbers {
-  page: number;
-  last: number;
-}
-
-/** A list answer's body and the page of the list it holds. */
-interface RenderedPage {
-  body: string;
-  page: PageNumbers;
-}
-
-/** One page of a list, GitHub's way: per_page 30 by default, at most 100. */
-function paginate<T>(ctx: RestContext, items: readonly T[]): { items: T[]; page: PageNumbers } {
-  const perPage = Math.min(intParam(ctx.query, 'per_page', 30), 100);
-  const page = intParam(ctx.query, 'page', 1);
-  const last = Math.max(1, Math.ceil(items.length / perPage));
-  return { items: items.slice((page - 1) * perPage, page * perPage), page: { page, last } };
-}
-
-function listOf(texts: string[]): string {
-  return texts.length === 0 ? '[]' : `[${texts.join(',')}]`;
-}
-
-function findRepo(ctx: RestContext): Repo | undefined {
-  return ctx.state.findRepo(ctx.params[0]!, ctx.params[1]!);
-}
-
-function numberParam(text: string | undefined): number {
-  if (text === undefined || text.length > 9) return -1;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 48 || c > 57) return -1;
-  }
-  return text.length === 0 ? -1 : Number(text);
-}
-
-/** Sorted by a key, ties broken by version (a global sequence): deterministic. */
-function sortBy<T extends { version: number }>(items: T[], key: (item: T) => number, desc: boolean): T[] {
-  const sign = desc ? -1 : 1;
-  return items.sort((a, b) => sign * (key(a) - key(b) || a.version - b.version));
-}
-
-function cachedList<T>(repo: Repo, key: string, version: number, build: () => T[]): T[] {
-  const hit = repo.listCache.get(key);
-  if (hit !== undefined && hit.version === version) return hit.items as T[];
-  const items = build();
-  repo.listCache.set(key, { version, items });
-  return items;
-}
-
-/**
- * What a handler returns when the client already has this version's body (its hash is known and
- * matches If-None-Match): no body, the emulator answers 304.
- */
-function unchanged(ctx: RestContext, version: number): RestResult | undefined {
-  const hash = ctx.notModified?.(version);
-  return hash === undefined ? undefined : { status: 200, body: '', version, hash };
-}
-
-/**
- * A list that moves with `version`, paged and not cached: the unchanged answer when the client
- * has this version (the list is not even read), else one page of it as a JSON array.
- */
-function pagedList<T>(
-  ctx: RestContext,
-  version: number,
-  items: () => readonly T[],
-  toJson: (item: T) => object,
-): RestResult {
-  const hit = unchanged(ctx, version);
-  if (hit) return hit;
-  const page = paginate(ctx, items());
-  return { status: 200, body: JSON.stringify(page.items.map(toJson)), version, page: page.page };
-}
-
-/**
- * A list answer rendered and hashed once per (route, query, version): pollers repeat the same
- * request, and handing back the same string object also spares re-encoding it downstream. A
- * conditional request for an unchanged version gets the cached hash without a render.
- */
-function cachedBody(
-  ctx: RestContext,
-  repo: Repo,
-  key: string,
-  version: number,
-  render: () => RenderedPage,
-): RestResult {
-  const epoch = ctx.state.urlEpoch;
-  const hit = repo.bodyCache.get(key);
-  if (hit !== undefined && hit.version === version && hit.epoch === epoch) {
-    const r = hit.result;
-    return { status: 200, body: r.body, version, hash: r.hash, page: r.page };
-  }
-  const rendered = render();
-  const result = { body: rendered.body, hash: contentHash(rendered.body), page: rendered.page };
-  if (repo.bodyCache.size >= 1_000) repo.bodyCache.clear();
-  repo.bodyCache.set(key, { version, epoch, result });
-  return { status: 200, body: result.body, version, hash: result.hash, page: result.page };
-}
-
-/**
- * A repository's list endpoint (`/repos/{owner}/{repo}/<name>`): 404 without the repository,
- * else its rendered page, cached per query string until the list's version moves.
- */
-function repoList(
-  ctx: RestContext,
-  name: string,
-  version: (repo: Repo) => number,
-  render: (ctx: RestContext, repo: Repo) => RenderedPage,
-): RestResult {
-  return withRepo(ctx, (repo) =>
-    cachedBody(ctx, repo, `${name}?${ctx.qs}`, version(repo), () => render(ctx, repo)),
-  );
-}
 
 const pullsList = (ctx: RestContext) => repoList(ctx, 'pulls', (repo) => repo.pullsVersion, renderPulls);
 
@@ -487,67 +134,11 @@ function renderIssues(ctx: RestContext, repo: Repo): RenderedPage {
             : assignee === '*'
               ? i.assignees.length > 0
               : i.assignees.some((u) => u.login === assignee))) &&
-        (Number.isNaN(sinceMs) || ctx.state.clock.toWallMs(i.updatedAt) >= sinceMs),
+        (Number.isNaN(sinceMs) || ctx.state.time.clock.toWallMs(i.updatedAt) >= sinceMs),
     );
   }
   const page = paginate(ctx, list);
   return { body: listOf(page.items.map((i) => issueJson(ctx.state, i))), page: page.page };
-}
-
-function withRepo(ctx: RestContext, fn: (repo: Repo) => RestResult): RestResult {
-  const repo = findRepo(ctx);
-  return repo ? fn(repo) : notFound();
-}
-
-/** The commit `{ref}` names in the repository; GitHub answers 422, not 404, when there is none. */
-function withCommit(ctx: RestContext, fn: (repo: Repo, commit: Commit) => RestResult): RestResult {
-  return withRepo(ctx, (repo) => {
-    const commit = ctx.state.commit(repo, ctx.params[2]!);
-    return commit ? fn(repo, commit) : fail(422, `No commit found for SHA: ${ctx.params[2]}`);
-  });
-}
-
-function withIssue(ctx: RestContext, index: number, fn: (issue: Issue) => RestResult): RestResult {
-  const repo = findRepo(ctx);
-  const issue = repo?.issues.get(numberParam(ctx.params[index]));
-  return issue ? fn(issue) : notFound();
-}
-
-function withPull(ctx: RestContext, fn: (pull: PullRequest) => RestResult): RestResult {
-  const repo = findRepo(ctx);
-  const pull = repo?.pulls.get(numberParam(ctx.params[2]));
-  return pull ? fn(pull) : notFound();
-}
-
-function bodyField(ctx: RestContext, field: string): unknown {
-  const body = ctx.body;
-  return body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[field] : undefined;
-}
-
-function str(ctx: RestContext, field: string): string | undefined {
-  const v = bodyField(ctx, field);
-  return typeof v === 'string' ? v : undefined;
-}
-
-function actor(ctx: RestContext): User {
-  return ctx.user ?? ctx.state.defaultUser;
-}
-
-/** Runs a state mutation, turning its refusal into GitHub's answer. */
-function mutate(fn: () => RestResult, resource: string): RestResult {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof GitHubStateError) {
-      if (error.status === 422) {
-        return fail(422, 'Validation Failed', {
-          errors: [{ resource, code: 'custom', message: error.message }],
-        });
-      }
-      return fail(error.status, error.status === 404 ? 'Not Found' : error.message);
-    }
-    throw error;
-  }
 }
 
 function renderCheckRuns(ctx: RestContext, repo: Repo, commit: Commit): RenderedPage {
@@ -565,12 +156,6 @@ function renderCheckRuns(ctx: RestContext, repo: Repo, commit: Commit): Rendered
     }),
     page: page.page,
   };
-}
-
-/** A string array field of a JSON body (other entries dropped); undefined when absent. */
-function strings(ctx: RestContext, field: string): string[] | undefined {
-  const value = bodyField(ctx, field);
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : undefined;
 }
 
 /**
@@ -591,7 +176,7 @@ function searchIssues(ctx: RestContext): RestResult {
   const q = ctx.query.get('q');
   if (q === undefined || q.trim() === '')
     return fail(422, 'Validation Failed', { errors: [{ resource: 'Search', field: 'q', code: 'missing' }] });
-  const version = ctx.state.version;
+  const version = ctx.state.time.version;
   const hit = unchanged(ctx, version);
   if (hit) return hit;
   let found: Issue[];
@@ -630,7 +215,7 @@ function searchIssues(ctx: RestContext): RestResult {
 
 /** GET …/actions/runs: workflow runs newest first, filtered as GitHub's parameters say. */
 function actionsRuns(ctx: RestContext, repo: Repo): RestResult {
-  const version = ctx.state.version;
+  const version = ctx.state.time.version;
   const hit = unchanged(ctx, version);
   if (hit) return hit;
   const q = ctx.query;
@@ -719,7 +304,11 @@ function createPull(ctx: RestContext, repo: Repo): RestResult {
       draft: bodyField(ctx, 'draft') === true,
       issue: typeof issueNumber === 'number' ? issueNumber : undefined,
     });
-    return { status: 201, body: pullFullJson(ctx.state, pull) };
+    return {
+      status: 201,
+      body: pullFullJson(ctx.state, pull),
+      location: `${ctx.state.apiUrl}/repos/${repo.fullName}/pulls/${pull.issue.number}`,
+    };
   }, 'PullRequest');
 }
 
@@ -754,35 +343,13 @@ function updateIssue(ctx: RestContext, issue: Issue): RestResult {
   }, 'Issue');
 }
 
-/** DELETE …/git/refs/{ref}: a branch (`heads/…`) deleted; 422 "Reference does not exist" otherwise. */
-function deleteRef(ctx: RestContext, repo: Repo): RestResult {
-  const ref = ctx.params[2]!;
-  const branch = ref.startsWith('heads/') ? ref.slice(6) : undefined;
-  if (branch === undefined || !repo.branches.has(branch)) return fail(422, 'Reference does not exist');
-  return mutate(() => {
-    ctx.state.deleteBranch(repo, branch);
-    return { status: 204, body: '' };
-  }, 'Reference');
-}
-
 function filesList(ctx: RestContext, pull: PullRequest): RestResult {
   const repo = pull.issue.repo;
   return pagedList(
     ctx,
     pull.version,
     () => changedFiles(pull),
-    (file) => ({
-      sha: file.blobSha,
-      filename: file.path,
-      status: 'modified',
-      additions: file.additions,
-      deletions: file.deletions,
-      changes: file.additions + file.deletions,
-      blob_url: `${ctx.state.webUrl}/${repo.fullName}/blob/${file.commitSha}/${file.path}`,
-      raw_url: `${ctx.state.webUrl}/${repo.fullName}/raw/${file.commitSha}/${file.path}`,
-      contents_url: `${ctx.state.apiUrl}/repos/${repo.fullName}/contents/${file.path}?ref=${file.commitSha}`,
-      patch: file.hunk,
-    }),
+    (file) => changedFileObject(ctx.state, repo, file),
   );
 }
 
@@ -835,7 +402,11 @@ function createReviewComment(ctx: RestContext, pull: PullRequest): RestResult {
       inReplyTo: typeof inReplyTo === 'number' ? inReplyTo : undefined,
       commitId: str(ctx, 'commit_id'),
     });
-    return { status: 201, body: JSON.stringify(reviewCommentObject(ctx.state, pull, comment)) };
+    return {
+      status: 201,
+      body: JSON.stringify(reviewCommentObject(ctx.state, pull, comment)),
+      location: `${ctx.state.apiUrl}/repos/${pull.issue.repo.fullName}/pulls/comments/${comment.id}`,
+    };
   }, 'PullRequestReviewComment');
 }
 
@@ -856,8 +427,9 @@ function updatePull(ctx: RestContext, pull: PullRequest): RestResult {
 }
 
 /**
- * The REST routes, in four groups by what they answer. Each route names GitHub's documentation
- * anchor (errors carry it as `documentation_url`) and its cost class (docs/github-emulator.md).
+ * The REST routes, in groups by what they answer (Git refs, branches and compare in
+ * rest-git.ts). Each route names GitHub's documentation anchor (errors carry it as
+ * `documentation_url`) and its cost class (docs/github-emulator.md).
  */
 export function buildRestRouter(): RestRouter {
   const r = new RestRouter();
@@ -865,6 +437,7 @@ export function buildRestRouter(): RestRouter {
   addIssueRoutes(r);
   addPullRoutes(r);
   addCommitAndActionRoutes(r);
+  addGitRoutes(r);
   return r;
 }
 
@@ -907,7 +480,7 @@ function addAccountRoutes(r: RestRouter): void {
     return {
       status: 200,
       body: JSON.stringify(page.items.map((repo) => repoObject(ctx.state, repo))),
-      version: ctx.state.reposVersion,
+      version: ctx.state.refs.reposVersion,
       page: page.page,
     };
   });
@@ -962,7 +535,11 @@ function addIssueRoutes(r: RestRouter): void {
             labels: strings(ctx, 'labels'),
             assignees,
           });
-          return { status: 201, body: issueJson(ctx.state, issue) };
+          return {
+            status: 201,
+            body: issueJson(ctx.state, issue),
+            location: `${ctx.state.apiUrl}/repos/${repo.fullName}/issues/${issue.number}`,
+          };
         }, 'Issue');
       }),
     { contentCreating: true },
@@ -1005,7 +582,11 @@ function addIssueRoutes(r: RestRouter): void {
         const body = str(ctx, 'body');
         if (body === undefined) return validation('IssueComment', 'body');
         const comment = ctx.state.postIssueComment(issue, { body, user: actor(ctx).login });
-        return { status: 201, body: JSON.stringify(issueCommentObject(ctx.state, issue, comment)) };
+        return {
+          status: 201,
+          body: JSON.stringify(issueCommentObject(ctx.state, issue, comment)),
+          location: `${ctx.state.apiUrl}/repos/${issue.repo.fullName}/issues/comments/${comment.id}`,
+        };
       }),
     { contentCreating: true },
   );
@@ -1106,12 +687,8 @@ function addPullRoutes(r: RestRouter): void {
   );
 }
 
-/** Branch deletion, a commit's checks and combined status, Actions runs and workflows. */
+/** A commit's checks and combined status, Actions runs and workflows. */
 function addCommitAndActionRoutes(r: RestRouter): void {
-  r.add('DELETE', '/repos/{owner}/{repo}/git/refs/{ref+}', 'git/refs#delete-a-reference', (ctx) =>
-    withRepo(ctx, (repo) => deleteRef(ctx, repo)),
-  );
-
   r.add(
     'GET',
     '/repos/{owner}/{repo}/commits/{ref}/check-runs',
@@ -1134,12 +711,12 @@ function addCommitAndActionRoutes(r: RestRouter): void {
         const version = Math.max(commit.version, repo.pushVersion);
         const hit = unchanged(ctx, version);
         if (hit) return hit;
-        const statuses = ctx.state.latestStatuses(commit);
+        const statuses = ctx.state.checks.latestStatuses(commit);
         const page = paginate(ctx, statuses);
         return {
           status: 200,
           body: JSON.stringify({
-            state: ctx.state.combinedStatus(commit),
+            state: ctx.state.checks.combinedStatus(commit),
             statuses: page.items.map((s) => statusObject(ctx.state, repo, commit, s)),
             sha: commit.sha,
             total_count: statuses.length,
@@ -1171,7 +748,7 @@ function addCommitAndActionRoutes(r: RestRouter): void {
         return {
           status: 200,
           body: JSON.stringify({ total_count: workflows.length, workflows: page.items }),
-          version: ctx.state.version,
+          version: ctx.state.time.version,
           page: page.page,
         };
       }),

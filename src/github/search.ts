@@ -29,15 +29,20 @@ export const MAX_QUERY_CHARS = 4_096;
 export const MAX_RESULTS = 1_000;
 
 /**
- * The search work one request may do, in issue checks (every issue looked at, times the
- * qualifiers and keywords tested on it): a deterministic stand-in for GitHub's search time limit
- * ("we limit how long any individual query can run … search returns all matches that were found
- * prior to the timeout"). Without it one query of thousands of qualifiers, or thousands of
- * aliased GraphQL searches for a few points, kept the server busy for seconds per request. Five
- * million checks take well under a second here; a control plane's search over 1,500 issues with
- * six qualifiers takes 10,500.
+ * The search work one request may do, in checks: every issue looked at, times the qualifiers
+ * tested on it, plus the text read to match keywords and mentions (one check per
+ * TEXT_CHARS_PER_CHECK characters of a title, body or comment examined). A deterministic
+ * stand-in for GitHub's search time limit ("we limit how long any individual query can run …
+ * search returns all matches that were found prior to the timeout"). Without it one query of
+ * thousands of qualifiers, thousands of aliased GraphQL searches for a few points, or one
+ * keyword search over an issue holding twenty 5 MB comments, kept the server busy for seconds
+ * to a minute per request. Five million checks (at most 80 million characters read) take well
+ * under a second here; a control plane's search over 1,500 issues with six qualifiers takes
+ * 10,500.
  */
 export const MAX_SEARCH_CHECKS = 5_000_000;
+/** Characters of text a keyword or mention test reads for one check: the search's cost is the text it reads. */
+export const TEXT_CHARS_PER_CHECK = 16;
 /**
  * Reading a query costs checks too, per character (about what parsing a character costs against
  * checking an issue): a GraphQL request of a thousand aliased searches whose queries match no
@@ -47,6 +52,7 @@ export const CHECKS_PER_QUERY_CHAR = 10;
 
 /** What is left of a request's search work (GraphQL searches of one request share it). */
 export interface SearchBudget {
+  /** Checks left; below zero once a test found it short (the search stops there). */
   left: number;
 }
 
@@ -60,11 +66,19 @@ export interface SearchResult {
 export class SearchQueryError extends Error {}
 
 type Test = (issue: Issue) => boolean;
+/**
+ * A test that reads an issue's text (keywords, `mentions:`): it charges the budget for what it
+ * reads, field by field, and gives up (false, the budget left below zero) when the next field
+ * would cost more than is left.
+ */
+type TextTest = (issue: Issue, budget: SearchBudget) => boolean;
 
 export type SearchSort = 'created' | 'updated' | 'comments' | 'best-match';
 
 export interface ParsedSearch {
   tests: Test[];
+  /** Tests that read text, run after the cheap ones pass. */
+  textTests: TextTest[];
   /** Repositories named by `repo:` (any of them), lower-cased; undefined: every repository. */
   repos?: Set<string>;
   /** Owners named by `user:`/`org:`/`owner:`, lower-cased. */
@@ -91,8 +105,52 @@ function tokenize(q: string): Token[] {
   return out;
 }
 
-function words(text: string): string {
-  return text.toLowerCase();
+/** A case-insensitive matcher of a literal: found without lower-casing (copying) the text it reads. */
+function literal(text: string): RegExp {
+  return new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
+}
+
+/**
+ * Charges the budget for reading `text` once per matcher; false when what is left does not cover
+ * it (the budget is then marked spent, and the search stops).
+ */
+function charge(budget: SearchBudget, text: string, matchers: number): boolean {
+  const cost = Math.ceil(text.length / TEXT_CHARS_PER_CHECK) * matchers;
+  if (budget.left < cost) {
+    budget.left = -1;
+    return false;
+  }
+  budget.left -= cost;
+  return true;
+}
+
+/** The issue's texts a keyword search reads, in the order GitHub's `in:` names them. */
+function* texts(issue: Issue, fields: ReadonlySet<string>): Generator<string> {
+  if (fields.has('title')) yield issue.title;
+  if (fields.has('body')) yield issue.body;
+  if (fields.has('comments')) for (const comment of issue.comments) yield comment.body;
+}
+
+/** Keywords all found and excluded words none, over the fields read one at a time. */
+function keywordTest(keywords: string[], excluded: string[], fields: ReadonlySet<string>): TextTest {
+  const wanted = keywords.map(literal);
+  const unwanted = excluded.map(literal);
+  return (issue, budget) => {
+    const found = wanted.map(() => false);
+    let missing = wanted.length;
+    for (const text of texts(issue, fields)) {
+      if (!charge(budget, text, wanted.length + unwanted.length)) return false;
+      for (const re of unwanted) if (re.test(text)) return false;
+      for (let k = 0; k < wanted.length; k++) {
+        if (!found[k] && wanted[k]!.test(text)) {
+          found[k] = true;
+          missing--;
+        }
+      }
+      if (missing === 0 && unwanted.length === 0) return true;
+    }
+    return missing === 0;
+  };
 }
 
 /** `>=2026-01-01`, `<2026-01-02T10:00:00Z`, `2026-01-01..2026-01-31`, `2026-01-01` (that day). */
@@ -127,6 +185,9 @@ function dateTest(value: string, at: (issue: Issue) => number | null, wall: (t: 
 
 const pullOf = (issue: Issue): PullRequest | undefined => issue.pull;
 
+/** Where `mentions:` looks: the body and the comments. */
+const MENTION_FIELDS: ReadonlySet<string> = new Set(['body', 'comments']);
+
 /**
  * Parses a query for a viewer (`@me`). Throws SearchQueryError for what GitHub answers 422.
  */
@@ -136,7 +197,7 @@ export function parseSearch(state: GitHubState, q: string, viewer: User | undefi
       `The search is longer than ${MAX_QUERY_CHARS} characters, qualifiers included (fleetbench's bound).`,
     );
   const tokens = tokenize(q);
-  const parsed: ParsedSearch = { tests: [] };
+  const parsed: ParsedSearch = { tests: [], textTests: [] };
   const keywords: string[] = [];
   const excluded: string[] = [];
   let operators = 0;
@@ -149,7 +210,7 @@ export function parseSearch(state: GitHubState, q: string, viewer: User | undefi
     }
     return value.toLowerCase();
   };
-  const wall = (t: number) => state.clock.toWallMs(t);
+  const wall = (t: number) => state.time.clock.toWallMs(t);
   for (const token of tokens) {
     const { key, value } = token;
     if (key === undefined) {
@@ -162,7 +223,7 @@ export function parseSearch(state: GitHubState, q: string, viewer: User | undefi
       continue;
     }
     const v = value.toLowerCase();
-    let test: Test | undefined;
+    let test: Test | { text: TextTest } | undefined;
     switch (key) {
       case 'repo': {
         const into = token.negated ? 'excludedRepos' : 'repos';
@@ -198,6 +259,11 @@ export function parseSearch(state: GitHubState, q: string, viewer: User | undefi
       keywords.push(text);
       continue;
     }
+    if (typeof test === 'object') {
+      const t = test.text;
+      parsed.textTests.push(token.negated ? (i, b) => !t(i, b) && b.left >= 0 : t);
+      continue;
+    }
     const t = test;
     parsed.tests.push(token.negated ? (i) => !t(i) : t);
   }
@@ -205,26 +271,19 @@ export function parseSearch(state: GitHubState, q: string, viewer: User | undefi
     throw new SearchQueryError(`The search is longer than ${MAX_KEYWORD_CHARS} characters.`);
   if (operators > MAX_OPERATORS)
     throw new SearchQueryError(`The search contains more than ${MAX_OPERATORS} AND / OR / NOT operators.`);
-  if (keywords.length > 0 || excluded.length > 0) {
-    parsed.tests.push((i) => {
-      const haystack = [
-        fields.has('title') ? i.title : '',
-        fields.has('body') ? i.body : '',
-        ...(fields.has('comments') ? i.comments.map((c) => c.body) : []),
-      ]
-        .join('\n')
-        .toLowerCase();
-      return keywords.every((k) => haystack.includes(k)) && !excluded.some((k) => haystack.includes(k));
-    });
-  }
-  for (const name of parsed.repos ?? []) {
+  if (keywords.length > 0 || excluded.length > 0)
+    parsed.textTests.push(keywordTest(keywords, excluded, fields));
+  // GitHub refuses a search naming a repository or an owner it does not have (422), rather than
+  // answering nothing: a typo in `repo:` or `org:` is an error, not an empty result.
+  const unknownRepo = [...(parsed.repos ?? [])].some((name) => {
     const slash = name.indexOf('/');
-    if (slash < 0 || state.findRepo(name.slice(0, slash), name.slice(slash + 1)) === undefined) {
-      throw new SearchQueryError(
-        'The listed users and repositories cannot be searched either because the resources do not exist or you do not have permission to view them.',
-      );
-    }
-  }
+    return slash < 0 || state.findRepo(name.slice(0, slash), name.slice(slash + 1)) === undefined;
+  });
+  const unknownOwner = [...(parsed.owners ?? [])].some((login) => state.findUser(login) === undefined);
+  if (unknownRepo || unknownOwner)
+    throw new SearchQueryError(
+      'The listed users and repositories cannot be searched either because the resources do not exist or you do not have permission to view them.',
+    );
   return parsed;
 }
 
@@ -238,7 +297,7 @@ function qualifierTest(
   value: string,
   login: (value: string) => string,
   wall: (t: number) => number,
-): Test | undefined {
+): Test | { text: TextTest } | undefined {
   const v = value.toLowerCase();
   switch (key) {
     case 'is':
@@ -265,8 +324,16 @@ function qualifierTest(
       return (i) => i.assignees.some((u) => u.login.toLowerCase() === who);
     }
     case 'mentions': {
-      const who = `@${login(value)}`;
-      return (i) => words(i.body).includes(who) || i.comments.some((c) => words(c.body).includes(who));
+      const who = literal(`@${login(value)}`);
+      return {
+        text: (i, budget) => {
+          for (const text of texts(i, MENTION_FIELDS)) {
+            if (!charge(budget, text, 1)) return false;
+            if (who.test(text)) return true;
+          }
+          return false;
+        },
+      };
     }
     case 'commenter': {
       const who = login(value);
@@ -357,6 +424,7 @@ export function runSearch(
 ): SearchResult {
   const found: Issue[] = [];
   const checks = parsed.tests.length + 1;
+  const { tests, textTests } = parsed;
   let complete = true;
   scan: for (const repo of state.repos.values()) {
     if (parsed.repos && !parsed.repos.has(repo.fullName.toLowerCase())) continue;
@@ -369,7 +437,14 @@ export function runSearch(
         break scan;
       }
       budget.left -= checks;
-      if (parsed.tests.every((t) => t(issue))) found.push(issue);
+      if (!tests.every((t) => t(issue))) continue;
+      // The text is read last, and only for issues the qualifiers kept: its cost is what it reads.
+      const matched = textTests.every((t) => t(issue, budget));
+      if (budget.left < 0) {
+        complete = false;
+        break scan;
+      }
+      if (matched) found.push(issue);
     }
   }
   const order = sort ?? parsed.sort ?? { field: 'best-match', desc: true };

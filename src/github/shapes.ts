@@ -3,7 +3,8 @@
  * Objects that are listed often (users, repos, issues, pull requests) are rendered to JSON text
  * once per version and reused, so a list body is a join of cached strings.
  */
-import { ADDED_PER_COMMIT, REMOVED_PER_COMMIT } from './changes.ts';
+import { createHash } from 'node:crypto';
+import { ADDED_PER_COMMIT, type ChangedFile, REMOVED_PER_COMMIT } from './changes.ts';
 import {
   type CheckRun,
   type Commit,
@@ -69,8 +70,8 @@ export function userDetailJson(state: GitHubState, user: User): string {
     public_repos: [...state.repos.values()].filter((r) => r.owner === user).length,
     followers: 0,
     following: 0,
-    created_at: state.iso(USER_CREATED_AT),
-    updated_at: state.iso(USER_UPDATED_AT),
+    created_at: state.time.iso(USER_CREATED_AT),
+    updated_at: state.time.iso(USER_UPDATED_AT),
   });
 }
 
@@ -94,9 +95,9 @@ export function repoObject(state: GitHubState, repo: Repo): Record<string, unkno
     pulls_url: `${api}/pulls{/number}`,
     issues_url: `${api}/issues{/number}`,
     clone_url: `${state.webUrl}/${repo.fullName}.git`,
-    created_at: state.iso(repo.createdAt),
-    updated_at: state.iso(repo.updatedAt),
-    pushed_at: state.iso(repo.pushedAt),
+    created_at: state.time.iso(repo.createdAt),
+    updated_at: state.time.iso(repo.updatedAt),
+    pushed_at: state.time.iso(repo.pushedAt),
     archived: false,
     disabled: false,
     visibility: repo.private ? 'private' : 'public',
@@ -161,9 +162,9 @@ export function issueJson(state: GitHubState, issue: Issue): string {
       assignees: issue.assignees.map((u) => userObject(state, u)),
       milestone: null,
       comments: issue.comments.length,
-      created_at: state.iso(issue.createdAt),
-      updated_at: state.iso(issue.updatedAt),
-      closed_at: issue.closedAt === null ? null : state.iso(issue.closedAt),
+      created_at: state.time.iso(issue.createdAt),
+      updated_at: state.time.iso(issue.updatedAt),
+      closed_at: issue.closedAt === null ? null : state.time.iso(issue.closedAt),
       author_association: issue.user === repo.owner ? 'OWNER' : 'CONTRIBUTOR',
       active_lock_reason: null,
       ...(pull
@@ -174,7 +175,7 @@ export function issueJson(state: GitHubState, issue: Issue): string {
               html_url: `${html}/pull/${issue.number}`,
               diff_url: `${html}/pull/${issue.number}.diff`,
               patch_url: `${html}/pull/${issue.number}.patch`,
-              merged_at: pull.mergedAt === null ? null : state.iso(pull.mergedAt),
+              merged_at: pull.mergedAt === null ? null : state.time.iso(pull.mergedAt),
             },
           }
         : {}),
@@ -221,10 +222,10 @@ function pullObject(state: GitHubState, pull: PullRequest): Record<string, unkno
     labels: labelsJson(state, repo, issue),
     milestone: null,
     active_lock_reason: null,
-    created_at: state.iso(issue.createdAt),
-    updated_at: state.iso(issue.updatedAt),
-    closed_at: issue.closedAt === null ? null : state.iso(issue.closedAt),
-    merged_at: pull.mergedAt === null ? null : state.iso(pull.mergedAt),
+    created_at: state.time.iso(issue.createdAt),
+    updated_at: state.time.iso(issue.updatedAt),
+    closed_at: issue.closedAt === null ? null : state.time.iso(issue.closedAt),
+    merged_at: pull.mergedAt === null ? null : state.time.iso(pull.mergedAt),
     merge_commit_sha: pull.mergeCommitSha,
     assignee: issue.assignees[0] ? userObject(state, issue.assignees[0]) : null,
     assignees: issue.assignees.map((u) => userObject(state, u)),
@@ -299,8 +300,8 @@ export function issueCommentObject(
     id: c.id,
     node_id: c.nodeId,
     user: userObject(state, c.user),
-    created_at: state.iso(c.createdAt),
-    updated_at: state.iso(c.updatedAt),
+    created_at: state.time.iso(c.createdAt),
+    updated_at: state.time.iso(c.updatedAt),
     author_association: c.user === issue.repo.owner ? 'OWNER' : 'CONTRIBUTOR',
     body: c.body,
   };
@@ -322,7 +323,7 @@ export function reviewObject(state: GitHubState, pull: PullRequest, r: Review): 
       html: { href: `${html}#pullrequestreview-${r.id}` },
       pull_request: { href: `${state.apiUrl}/repos/${repo.fullName}/pulls/${pull.issue.number}` },
     },
-    submitted_at: state.iso(r.submittedAt),
+    submitted_at: state.time.iso(r.submittedAt),
     commit_id: r.commitId,
   };
 }
@@ -349,8 +350,8 @@ export function reviewCommentObject(
     ...(c.inReplyToId === null ? {} : { in_reply_to_id: c.inReplyToId }),
     user: userObject(state, c.user),
     body: c.body,
-    created_at: state.iso(c.createdAt),
-    updated_at: state.iso(c.updatedAt),
+    created_at: state.time.iso(c.createdAt),
+    updated_at: state.time.iso(c.updatedAt),
     html_url: html,
     pull_request_url: `${api}/pulls/${pull.issue.number}`,
     author_association: 'CONTRIBUTOR',
@@ -378,8 +379,8 @@ export function checkRunObject(state: GitHubState, repo: Repo, run: CheckRun): R
     details_url: `${state.webUrl}/${repo.fullName}/runs/${run.id}`,
     status: run.status,
     conclusion: run.conclusion,
-    started_at: state.iso(run.startedAt),
-    completed_at: run.completedAt === null ? null : state.iso(run.completedAt),
+    started_at: state.time.iso(run.startedAt),
+    completed_at: run.completedAt === null ? null : state.time.iso(run.completedAt),
     output: {
       title: null,
       summary: null,
@@ -409,8 +410,94 @@ export function statusObject(
     description: s.description,
     target_url: s.targetUrl,
     context: s.context,
-    created_at: state.iso(s.createdAt),
-    updated_at: state.iso(s.updatedAt),
+    created_at: state.time.iso(s.createdAt),
+    updated_at: state.time.iso(s.updatedAt),
     creator: userObject(state, s.creator),
+  };
+}
+
+/** A changed file as REST lists it (a pull request's files, a comparison's). */
+export function changedFileObject(
+  state: GitHubState,
+  repo: Repo,
+  file: ChangedFile,
+): Record<string, unknown> {
+  return {
+    sha: file.blobSha,
+    filename: file.path,
+    status: 'modified',
+    additions: file.additions,
+    deletions: file.deletions,
+    changes: file.additions + file.deletions,
+    blob_url: `${state.webUrl}/${repo.fullName}/blob/${file.commitSha}/${file.path}`,
+    raw_url: `${state.webUrl}/${repo.fullName}/raw/${file.commitSha}/${file.path}`,
+    contents_url: `${state.apiUrl}/repos/${repo.fullName}/contents/${file.path}?ref=${file.commitSha}`,
+    patch: file.hunk,
+  };
+}
+
+/** A commit as REST lists it (a pull request's commits, a comparison's), authored by `author`. */
+export function commitObject(
+  state: GitHubState,
+  repo: Repo,
+  commit: Commit,
+  author: User,
+): Record<string, unknown> {
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const person = {
+    name: author.name ?? author.login,
+    email: `${author.login}@users.noreply.github.com`,
+    date: state.time.iso(commit.createdAt),
+  };
+  return {
+    sha: commit.sha,
+    node_id: commit.nodeId,
+    commit: {
+      author: person,
+      committer: person,
+      message: commit.message,
+      tree: { sha: treeSha(commit.sha), url: `${api}/git/trees/${treeSha(commit.sha)}` },
+      url: `${api}/git/commits/${commit.sha}`,
+      comment_count: 0,
+      verification: {
+        verified: false,
+        reason: 'unsigned',
+        signature: null,
+        payload: null,
+        verified_at: null,
+      },
+    },
+    url: `${api}/commits/${commit.sha}`,
+    html_url: `${state.webUrl}/${repo.fullName}/commit/${commit.sha}`,
+    comments_url: `${api}/commits/${commit.sha}/comments`,
+    author: userObject(state, author),
+    committer: userObject(state, author),
+    parents: commit.parents.map((sha) => ({
+      sha,
+      url: `${api}/commits/${sha}`,
+      html_url: `${state.webUrl}/${repo.fullName}/commit/${sha}`,
+    })),
+  };
+}
+
+/** A commit's tree SHA: derived from the commit's (the emulator keeps no trees). */
+function treeSha(commitSha: string): string {
+  return createHash('sha1').update(`tree:${commitSha}`).digest('hex');
+}
+
+/** A Git reference (`refs/heads/NAME`) as the refs routes answer it. */
+export function refObject(
+  state: GitHubState,
+  repo: Repo,
+  branch: string,
+  sha: string,
+): Record<string, unknown> {
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const ref = `refs/heads/${branch}`;
+  return {
+    ref,
+    node_id: `REF_${Buffer.from(`${repo.id}:${ref}`).toString('base64url')}`,
+    url: `${api}/git/${ref}`,
+    object: { sha, type: 'commit', url: `${api}/git/commits/${sha}` },
   };
 }

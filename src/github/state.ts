@@ -1,289 +1,94 @@
 /**
- * The emulated GitHub world: users, repositories, issues, pull requests, commits with check runs
- * and statuses, reviews and comments, all in Maps. Every change takes a new number from one
- * global sequence and stamps it on what changed (`version`, and the repo's `pullsVersion` /
+ * The emulated GitHub world, composed of what it keeps (the way the analyzer is composed of its
+ * accumulators): the objects themselves (users, repositories, issues, pull requests, reviews and
+ * comments, kept here; their shapes in world/objects.ts), their timestamps and versions
+ * (world/time.ts), refs and pushes (world/refs.ts), and check runs and statuses
+ * (world/checks.ts). Search reads the objects (search.ts). Every change takes a new number from
+ * one global sequence and stamps it on what changed (`version`, and the repo's `pullsVersion` /
  * `issuesVersion`), so ETags are (token, resource, version) and never a hash of a body, and
  * `updated_at` ordering has a deterministic tiebreak when two changes share a millisecond.
- *
- * Times are run-time milliseconds from the Clock; JSON renders them through `clock.toWallMs`.
  */
 
 import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/index.ts';
 import {
-  type CHECK_CONCLUSIONS,
-  type CHECK_STATUSES,
   DEFAULT_USER,
   type Fixtures,
   type IssueFixture,
   type PullFixture,
-  type REVIEW_STATES,
   type RepoFixture,
-  type STATUS_STATES,
 } from './fixtures.ts';
 import type { Touched } from './touched.ts';
+import { ISSUE_BOUNDS } from './world/bounds.ts';
+import { Checks } from './world/checks.ts';
+import {
+  type Commit,
+  type CommitStatus,
+  GitHubStateError,
+  type Issue,
+  type IssueComment,
+  type Label,
+  nodeId,
+  type OpenPullRequestInput,
+  type PullRequest,
+  type Repo,
+  type Review,
+  type ReviewComment,
+  type ReviewState,
+  type StatusState,
+  type User,
+  type UserType,
+} from './world/objects.ts';
+import { Refs } from './world/refs.ts';
+import { FIXTURE_STEP_MS, fixtureRepoDates, WorldTime } from './world/time.ts';
 
-export type CheckStatus = (typeof CHECK_STATUSES)[number];
-export type CheckConclusion = (typeof CHECK_CONCLUSIONS)[number];
-export type StatusState = (typeof STATUS_STATES)[number];
-export type ReviewState = (typeof REVIEW_STATES)[number];
-export type UserType = 'User' | 'Bot' | 'Organization';
+export * from './world/objects.ts';
 
-/** A rendered JSON text, valid while `version` and the URL epoch are unchanged. */
-export interface JsonCache {
-  version: number;
-  epoch: number;
-  text: string;
+/** A title GitHub takes: not blank, at most 256 characters (its words, as REST and GraphQL give them). */
+function checkTitle(title: string): void {
+  if (title.trim() === '') throw new GitHubStateError(422, "Title can't be blank", 'title');
+  if (title.length > ISSUE_BOUNDS.maxTitleChars)
+    throw new GitHubStateError(
+      422,
+      `title is too long (maximum is ${ISSUE_BOUNDS.maxTitleChars} characters)`,
+      'title',
+    );
 }
 
-export interface User {
-  login: string;
-  id: number;
-  nodeId: string;
-  type: UserType;
-  name: string | null;
-  json?: JsonCache;
-}
-
-export interface Label {
-  id: number;
-  nodeId: string;
-  name: string;
-  color: string;
-}
-
-export interface IssueComment {
-  id: number;
-  nodeId: string;
-  user: User;
-  body: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface Review {
-  id: number;
-  nodeId: string;
-  user: User;
-  state: ReviewState;
-  body: string;
-  submittedAt: number;
-  commitId: string;
-}
-
-export interface ReviewComment {
-  id: number;
-  nodeId: string;
-  /** The review thread this comment starts or answers (GraphQL reviewThreads). */
-  threadId: number;
-  threadNodeId: string;
-  reviewId: number | null;
-  inReplyToId: number | null;
-  user: User;
-  body: string;
-  path: string;
-  line: number;
-  commitId: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface CheckRun {
-  id: number;
-  nodeId: string;
-  name: string;
-  headSha: string;
-  status: CheckStatus;
-  conclusion: CheckConclusion | null;
-  startedAt: number;
-  completedAt: number | null;
-}
-
-export interface CommitStatus {
-  id: number;
-  nodeId: string;
-  context: string;
-  state: StatusState;
-  description: string | null;
-  targetUrl: string | null;
-  creator: User;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface Commit {
-  sha: string;
-  nodeId: string;
-  message: string;
-  createdAt: number;
-  checkRuns: CheckRun[];
-  statuses: CommitStatus[];
-  /** Bumped when checks or statuses change: the ETag of check-runs and combined status. */
-  version: number;
-}
-
-export interface Issue {
-  repo: Repo;
-  number: number;
-  id: number;
-  nodeId: string;
-  title: string;
-  body: string;
-  user: User;
-  state: 'open' | 'closed';
-  stateReason: 'completed' | 'not_planned' | 'reopened' | null;
-  labels: Label[];
-  assignees: User[];
-  comments: IssueComment[];
-  createdAt: number;
-  updatedAt: number;
-  closedAt: number | null;
-  version: number;
-  commentsVersion: number;
-  pull?: PullRequest;
-  json?: JsonCache;
-}
-
-export interface PullRequest {
-  issue: Issue;
-  id: number;
-  nodeId: string;
-  head: string;
-  base: string;
-  headSha: string;
-  baseSha: string;
-  draft: boolean;
-  merged: boolean;
-  mergedAt: number | null;
-  mergedBy: User | null;
-  mergeCommitSha: string | null;
-  /** null while GitHub is "still computing" mergeability. */
-  mergeable: boolean | null;
-  /** Issue closed when the PR merges. */
-  linkedIssue: number | null;
-  commits: string[];
-  reviews: Review[];
-  reviewComments: ReviewComment[];
-  version: number;
-  reviewsVersion: number;
-  reviewCommentsVersion: number;
-  json?: JsonCache;
-  fullJson?: JsonCache;
-}
-
-export interface Repo {
-  owner: User;
-  name: string;
-  fullName: string;
-  id: number;
-  nodeId: string;
-  private: boolean;
-  description: string | null;
-  defaultBranch: string;
-  requiredReviews: number;
-  createdAt: number;
-  /** The repository object's own changes (description, settings): not moved by a push. */
-  updatedAt: number;
-  /** Moves with every push: "any time a commit is pushed to any of the repository's branches". */
-  pushedAt: number;
-  /**
-   * Bumped by every push (a branch created or moved): the version of everything that embeds the
-   * repository object (every pull request's head.repo/base.repo, the repository itself, a
-   * combined status), so their ETags change exactly when a push changes their bodies.
-   */
-  pushVersion: number;
-  branches: Map<string, string>;
-  commits: Map<string, Commit>;
-  /** Issues and pull requests (every PR is an issue), by number. */
-  issues: Map<number, Issue>;
-  pulls: Map<number, PullRequest>;
-  /** Pull requests by head branch: the duplicate check stays O(1) with thousands of PRs. */
-  pullsByHead: Map<string, PullRequest[]>;
-  nextNumber: number;
-  version: number;
-  issuesVersion: number;
-  pullsVersion: number;
-  json?: JsonCache;
-  /** Sorted/filtered lists, valid while the matching version is unchanged. */
-  listCache: Map<string, { version: number; items: unknown[] }>;
-  /**
-   * Rendered list bodies by route and query, valid for one version and URL epoch, with the
-   * content hash their ETag is made from (hashed once per render, not per request).
-   */
-  bodyCache: Map<
-    string,
-    {
-      version: number;
-      epoch: number;
-      result: { body: string; hash: string; page: { page: number; last: number } };
-    }
-  >;
-}
-
-/**
- * Issues (or pull requests' issues) sorted by creation, last update or comment count, ties broken
- * by version (a global sequence), so the order is deterministic: REST lists, GraphQL `orderBy`
- * and search share it.
- */
-export function sortIssues<T extends Issue>(
-  items: T[],
-  field: 'created' | 'updated' | 'comments',
-  desc: boolean,
-): T[] {
-  const key =
-    field === 'updated'
-      ? (i: Issue) => i.updatedAt
-      : field === 'comments'
-        ? (i: Issue) => i.comments.length
-        : (i: Issue) => i.createdAt;
-  const sign = desc ? -1 : 1;
-  return items.sort((a, b) => sign * (key(a) - key(b) || a.version - b.version));
-}
-
-/** A state change that cannot happen (unknown repo, PR already merged): 404 or 422 over HTTP. */
-export class GitHubStateError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.name = 'GitHubStateError';
-    this.status = status;
+/** Labels GitHub takes onto an issue already holding `held`: names of 1 to 50 characters, 100 in all. */
+function checkLabels(names: Iterable<string>, held: number): void {
+  let count = held;
+  for (const name of names) {
+    if (name.trim() === '') throw new GitHubStateError(422, "name can't be blank", 'labels');
+    if (name.length > ISSUE_BOUNDS.maxLabelNameChars)
+      throw new GitHubStateError(
+        422,
+        `name is too long (maximum is ${ISSUE_BOUNDS.maxLabelNameChars} characters)`,
+        'labels',
+      );
+    if (++count > ISSUE_BOUNDS.maxLabels)
+      throw new GitHubStateError(
+        422,
+        `an issue or pull request can have at most ${ISSUE_BOUNDS.maxLabels} labels`,
+        'labels',
+      );
   }
 }
 
-/** Users are dated before the run: created a year before it, last updated a day before. */
-export const USER_CREATED_AT = -365 * 86_400_000;
-export const USER_UPDATED_AT = -86_400_000;
-
 const LABEL_COLORS = ['d73a4a', 'a2eeef', '0075ca', '7057ff', '008672', 'e4e669', 'd876e3'];
 
-function nodeId(prefix: string, id: number): string {
-  return `${prefix}_${Buffer.from(`0:${id}`).toString('base64url')}`;
-}
-
-export interface OpenPullRequestInput {
-  head: string;
-  base?: string;
-  title?: string;
-  body?: string;
-  user?: string;
-  /** Issue the PR closes: it links them (body "Closes #n") and closes the issue on merge. */
-  issue?: number;
-  draft?: boolean;
-  sha?: string;
-}
-
 export class GitHubState {
-  readonly clock: Clock;
-  private readonly rng: Rng;
+  /** Timestamps, versions and ids. */
+  readonly time: WorldTime;
+  /** Commits, branches and pushes. */
+  readonly refs: Refs;
+  /** Check runs and statuses on commits. */
+  readonly checks: Checks;
   readonly users = new Map<string, User>();
   readonly repos = new Map<string, Repo>();
   readonly defaultUser: User;
-  private seq = 0;
-  private nextId = 1;
   /** Global node ids (GraphQL `node(id:)`) of users, repositories, issues and pull requests. */
   readonly nodes = new Map<string, User | Repo | Issue | PullRequest>();
-  /** Bumped when a repository is added: the version of `GET /user/repos`. */
-  reposVersion = 0;
   /** URLs rendered into JSON; changing them invalidates every cached body. */
   apiUrl = 'https://api.github.com';
   webUrl = 'https://github.com';
@@ -295,25 +100,16 @@ export class GitHubState {
   touched: Touched | undefined = undefined;
 
   constructor(fixtures: Fixtures, options: { clock: Clock; rng: Rng }) {
-    this.clock = options.clock;
-    this.rng = options.rng;
+    this.time = new WorldTime(options.clock);
+    this.refs = new Refs(this.time, options.rng);
+    this.checks = new Checks(this.time, () => this.defaultUser);
     for (const user of fixtures.users ?? []) this.ensureUser(user.login, user.type ?? 'User', user.name);
     this.defaultUser = this.ensureUser(fixtures.default_user ?? DEFAULT_USER);
     // Fixture objects are dated before the run starts, a minute apart, in file order.
-    let t = -(fixtures.repos.length + 1) * 3_600_000;
-    for (const repo of fixtures.repos) {
-      this.addRepoAt(repo, t);
-      t += 3_600_000;
-    }
-  }
-
-  /** A new version number: larger than every earlier one. */
-  bump(): number {
-    return ++this.seq;
-  }
-
-  get version(): number {
-    return this.seq;
+    const dates = fixtureRepoDates(fixtures.repos);
+    fixtures.repos.forEach((repo, i) => {
+      this.addRepoAt(repo, dates[i]!);
+    });
   }
 
   setUrls(apiUrl: string, webUrl: string): void {
@@ -322,31 +118,11 @@ export class GitHubState {
     this.urlEpoch++;
   }
 
-  /** `2026-01-01T00:00:00Z`, GitHub's format (no milliseconds). */
-  iso(t: number): string {
-    const s = new Date(this.clock.toWallMs(t)).toISOString();
-    return `${s.slice(0, 19)}Z`;
-  }
-
-  private id(): number {
-    return this.nextId++;
-  }
-
-  newSha(): string {
-    let out = '';
-    for (let i = 0; i < 5; i++) {
-      out += Math.floor(this.rng.next() * 0x100000000)
-        .toString(16)
-        .padStart(8, '0');
-    }
-    return out;
-  }
-
   ensureUser(login: string, type: UserType = login.endsWith('[bot]') ? 'Bot' : 'User', name?: string): User {
     const key = login.toLowerCase();
     const existing = this.users.get(key);
     if (existing) return existing;
-    const id = this.id();
+    const id = this.time.id();
     const prefix = type === 'Organization' ? 'O' : type === 'Bot' ? 'BOT' : 'U';
     const user: User = { login, id, nodeId: nodeId(prefix, id), type, name: name ?? null };
     this.users.set(key, user);
@@ -390,7 +166,7 @@ export class GitHubState {
 
   /** Adds a repository (from a fixture entry) dated now. */
   addRepo(fixture: RepoFixture): Repo {
-    return this.addRepoAt(fixture, this.clock.now());
+    return this.addRepoAt(fixture, this.time.now());
   }
 
   private addRepoAt(fixture: RepoFixture, at: number): Repo {
@@ -398,8 +174,8 @@ export class GitHubState {
     if (this.repos.has(fullName.toLowerCase()))
       throw new GitHubStateError(422, `repository ${fullName} exists`);
     const owner = this.ensureUser(fixture.owner, this.findUser(fixture.owner)?.type ?? 'Organization');
-    const id = this.id();
-    const v = this.bump();
+    const id = this.time.id();
+    const v = this.time.bump();
     const repo: Repo = {
       owner,
       name: fixture.name,
@@ -428,12 +204,12 @@ export class GitHubState {
     };
     this.repos.set(fullName.toLowerCase(), repo);
     this.nodes.set(repo.nodeId, repo);
-    this.reposVersion = v;
-    this.addCommit(repo, this.newSha(), 'Initial commit', at);
-    repo.branches.set(repo.defaultBranch, [...repo.commits.keys()][0]!);
+    this.refs.reposVersion = v;
+    const initial = this.refs.addCommit(repo, this.refs.newSha(), 'Initial commit', at, []);
+    repo.branches.set(repo.defaultBranch, initial.sha);
     for (const branch of fixture.branches ?? []) {
-      const sha = branch.sha ?? this.newSha();
-      if (!repo.commits.has(sha)) this.addCommit(repo, sha, `Work on ${branch.name}`, at);
+      const sha = branch.sha ?? this.refs.newSha();
+      if (!repo.commits.has(sha)) this.refs.addCommit(repo, sha, `Work on ${branch.name}`, at, [initial.sha]);
       repo.branches.set(branch.name, sha);
     }
     // Explicit numbers first, then the rest in order (issues before pulls), as checkFixtures assumes.
@@ -446,14 +222,14 @@ export class GitHubState {
       taken.add(repo.nextNumber);
       return repo.nextNumber;
     };
-    let t = at + 60_000;
+    let t = at + FIXTURE_STEP_MS;
     for (const issue of fixture.issues ?? []) {
       this.addFixtureIssue(repo, issue, issue.number ?? nextFree(), t);
-      t += 60_000;
+      t += FIXTURE_STEP_MS;
     }
     for (const pull of fixture.pulls ?? []) {
       this.addFixturePull(repo, pull, pull.number ?? nextFree(), t);
-      t += 60_000;
+      t += FIXTURE_STEP_MS;
     }
     let highest = 0;
     for (const n of taken) if (n > highest) highest = n;
@@ -461,23 +237,9 @@ export class GitHubState {
     return repo;
   }
 
-  private addCommit(repo: Repo, sha: string, message: string, at: number): Commit {
-    const commit: Commit = {
-      sha,
-      nodeId: nodeId('C', this.id()),
-      message,
-      createdAt: at,
-      checkRuns: [],
-      statuses: [],
-      version: this.bump(),
-    };
-    repo.commits.set(sha, commit);
-    return commit;
-  }
-
   private labels(names: readonly string[] | undefined): Label[] {
     return (names ?? []).map((name) => {
-      const id = this.id();
+      const id = this.time.id();
       let h = 0;
       for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
       return { id, nodeId: nodeId('LA', id), name, color: LABEL_COLORS[h % LABEL_COLORS.length]! };
@@ -485,8 +247,8 @@ export class GitHubState {
   }
 
   private newIssue(repo: Repo, number: number, at: number, fields: IssueFixture | PullFixture): Issue {
-    const id = this.id();
-    const v = this.bump();
+    const id = this.time.id();
+    const v = this.time.bump();
     const issue: Issue = {
       repo,
       number,
@@ -507,7 +269,7 @@ export class GitHubState {
       commentsVersion: v,
     };
     for (const c of fields.comments ?? []) {
-      const cid = this.id();
+      const cid = this.time.id();
       issue.comments.push({
         id: cid,
         nodeId: nodeId('IC', cid),
@@ -548,10 +310,18 @@ export class GitHubState {
     });
     if (fixture.mergeable !== undefined) pull.mergeable = fixture.mergeable;
     const commit = repo.commits.get(pull.headSha)!;
-    for (const check of fixture.checks ?? [])
-      this.putCheckRun(commit, check.name, check.status, check.conclusion, at);
+    for (const check of fixture.checks ?? []) this.checks.setCheckRun(commit, check, at);
     for (const status of fixture.statuses ?? []) {
-      this.putStatus(commit, status.context, status.state, status.description, status.target_url, at);
+      this.checks.setStatus(
+        commit,
+        {
+          context: status.context,
+          state: status.state,
+          description: status.description,
+          targetUrl: status.target_url,
+        },
+        at,
+      );
     }
     for (const review of fixture.reviews ?? [])
       this.putReview(pull, review.user, review.state, review.body ?? '', at);
@@ -587,14 +357,16 @@ export class GitHubState {
       if (!linked || linked.pull)
         throw new GitHubStateError(422, `no issue #${input.issue} in ${repo.fullName}`);
     }
-    let headSha = repo.branches.get(input.head);
-    let pushed = false;
-    if ((input.sha !== undefined && input.sha !== headSha) || headSha === undefined) {
-      headSha = input.sha ?? this.newSha();
-      repo.branches.set(input.head, headSha);
-      pushed = true;
-    }
-    if (!repo.commits.has(headSha)) this.addCommit(repo, headSha, `Work on ${input.head}`, at);
+    const branchSha = repo.branches.get(input.head);
+    const pushed = (input.sha !== undefined && input.sha !== branchSha) || branchSha === undefined;
+    const headSha = pushed ? (input.sha ?? this.refs.newSha()) : branchSha;
+    // A head commit the repository has: GitHub refuses a pull request that would hold none (a
+    // branch made at the base's commit, or one already merged into it).
+    const existing = repo.commits.has(headSha);
+    const commits = existing ? this.refs.compare(repo, baseSha, headSha).ahead.map((c) => c.sha) : [headSha];
+    if (commits.length === 0) throw new GitHubStateError(422, `No commits between ${base} and ${input.head}`);
+    if (pushed) repo.branches.set(input.head, headSha);
+    if (!existing) this.refs.addCommit(repo, headSha, `Work on ${input.head}`, at, [branchSha ?? baseSha]);
     const issue = this.newIssue(repo, number, at, {
       title: input.title ?? (linked ? `Fix #${linked.number}: ${linked.title}` : `Update ${input.head}`),
       body: input.body ?? (linked ? `Closes #${linked.number}` : ''),
@@ -603,7 +375,7 @@ export class GitHubState {
       labels: input.labels,
       comments: input.comments,
     });
-    const id = this.id();
+    const id = this.time.id();
     const pull: PullRequest = {
       issue,
       id,
@@ -619,7 +391,7 @@ export class GitHubState {
       mergeCommitSha: null,
       mergeable: true,
       linkedIssue: linked?.number ?? null,
-      commits: [headSha],
+      commits,
       reviews: [],
       reviewComments: [],
       version: issue.version,
@@ -635,32 +407,8 @@ export class GitHubState {
     this.nodes.set(pull.nodeId, pull);
     repo.pullsVersion = issue.version;
     // The branch was pushed before the pull request was opened on it.
-    if (pushed) this.pushed(repo, at);
+    if (pushed) this.refs.pushed(repo, at);
     return pull;
-  }
-
-  /**
-   * A push to the repository (a branch created or moved): `pushed_at` moves, and with it every
-   * representation that embeds the repository object. `updated_at` does not (GitHub answers
-   * repositories whose `updated_at` is earlier than their `pushed_at`).
-   */
-  private pushed(repo: Repo, at: number): void {
-    repo.pushedAt = at;
-    const v = this.bump();
-    repo.pushVersion = v;
-    repo.pullsVersion = v;
-    this.reposVersion = v;
-  }
-
-  /** Creates a branch or moves it to a new commit (a push without a pull request). */
-  pushBranch(repo: Repo, input: { branch: string; sha?: string; message?: string }): Commit {
-    const at = this.clock.now();
-    const sha = input.sha ?? this.newSha();
-    const commit =
-      repo.commits.get(sha) ?? this.addCommit(repo, sha, input.message ?? `Update ${input.branch}`, at);
-    repo.branches.set(input.branch, sha);
-    this.pushed(repo, at);
-    return commit;
   }
 
   /**
@@ -671,14 +419,14 @@ export class GitHubState {
     if (!repo.branches.has(branch)) throw new GitHubStateError(422, 'Reference does not exist');
     if (branch === repo.defaultBranch) throw new GitHubStateError(422, 'Cannot delete the default branch');
     repo.branches.delete(branch);
-    const at = this.clock.now();
+    const at = this.time.now();
     for (const pull of repo.pullsByHead.get(branch) ?? [])
       if (pull.issue.state === 'open') this.closePull(pull, false, undefined, at);
   }
 
   /** Marks an issue (and its PR) changed now: new version, new updated_at. */
-  touchIssue(issue: Issue, at = this.clock.now()): number {
-    const v = this.bump();
+  touchIssue(issue: Issue, at = this.time.now()): number {
+    const v = this.time.bump();
     issue.version = v;
     issue.updatedAt = at;
     issue.repo.issuesVersion = v;
@@ -695,13 +443,16 @@ export class GitHubState {
     repo: Repo,
     input: { title: string; body?: string; user?: string; labels?: string[]; assignees?: string[] },
   ): Issue {
+    checkTitle(input.title);
+    checkLabels(new Set(input.labels ?? []), 0);
     const number = repo.nextNumber++;
-    return this.newIssue(repo, number, this.clock.now(), input);
+    return this.newIssue(repo, number, this.time.now(), input);
   }
 
   openPullRequest(repo: Repo, input: OpenPullRequestInput): PullRequest {
+    if (input.title !== undefined) checkTitle(input.title);
     const number = repo.nextNumber;
-    const pull = this.createPull(repo, number, this.clock.now(), input);
+    const pull = this.createPull(repo, number, this.time.now(), input);
     repo.nextNumber++;
     return pull;
   }
@@ -710,104 +461,32 @@ export class GitHubState {
     if (pull.issue.state !== 'open')
       throw new GitHubStateError(422, `pull request #${pull.issue.number} is closed`);
     const repo = pull.issue.repo;
-    const at = this.clock.now();
-    const sha = input.sha ?? this.newSha();
+    const at = this.time.now();
+    const sha = input.sha ?? this.refs.newSha();
     const commit =
-      repo.commits.get(sha) ?? this.addCommit(repo, sha, input.message ?? `Update ${pull.head}`, at);
+      repo.commits.get(sha) ??
+      this.refs.addCommit(repo, sha, input.message ?? `Update ${pull.head}`, at, [pull.headSha]);
     repo.branches.set(pull.head, sha);
     pull.headSha = sha;
     pull.commits.push(sha);
     pull.mergeable = true;
     this.touchIssue(pull.issue, at);
-    this.pushed(repo, at);
+    this.refs.pushed(repo, at);
     return commit;
   }
 
-  commit(repo: Repo, ref: string): Commit | undefined {
-    const sha = repo.branches.get(ref) ?? ref;
-    return repo.commits.get(sha);
-  }
-
-  /** Creates the named check run on a commit, or updates the latest one with that name. */
-  setCheckRun(
-    commit: Commit,
-    input: { name: string; status?: CheckStatus; conclusion?: CheckConclusion | null },
-  ): CheckRun {
-    return this.putCheckRun(commit, input.name, input.status, input.conclusion, this.clock.now());
-  }
-
-  private putCheckRun(
-    commit: Commit,
-    name: string,
-    status: CheckStatus | undefined,
-    conclusion: CheckConclusion | null | undefined,
-    at: number,
-  ): CheckRun {
-    const resolvedStatus: CheckStatus = conclusion ? 'completed' : (status ?? 'queued');
-    if (resolvedStatus === 'completed' && !conclusion) {
-      throw new GitHubStateError(422, `check run '${name}': a completed check needs a conclusion`);
-    }
-    let run = commit.checkRuns.find((r) => r.name === name);
-    if (!run) {
-      const id = this.id();
-      run = {
-        id,
-        nodeId: nodeId('CR', id),
-        name,
-        headSha: commit.sha,
-        status: resolvedStatus,
-        conclusion: null,
-        startedAt: at,
-        completedAt: null,
-      };
-      commit.checkRuns.push(run);
-    }
-    run.status = resolvedStatus;
-    run.conclusion = conclusion ?? null;
-    run.completedAt = resolvedStatus === 'completed' ? at : null;
-    // Check runs do not touch the PR's updated_at on GitHub: only the commit's own ETag moves.
-    commit.version = this.bump();
-    return run;
-  }
-
+  /** A status on a commit, created by `user` when named (the admin API's). */
   setStatus(
     commit: Commit,
     input: { context: string; state: StatusState; description?: string; targetUrl?: string; user?: string },
   ): CommitStatus {
-    const at = this.clock.now();
-    const status = this.putStatus(commit, input.context, input.state, input.description, input.targetUrl, at);
+    const status = this.checks.setStatus(commit, input);
     if (input.user) status.creator = this.ensureUser(input.user);
     return status;
   }
 
-  private putStatus(
-    commit: Commit,
-    context: string,
-    state: StatusState,
-    description: string | undefined,
-    targetUrl: string | undefined,
-    at: number,
-  ): CommitStatus {
-    const id = this.id();
-    const status: CommitStatus = {
-      id,
-      nodeId: nodeId('SC', id),
-      context,
-      state,
-      description: description ?? null,
-      targetUrl: targetUrl ?? null,
-      creator: this.defaultUser,
-      createdAt: at,
-      updatedAt: at,
-    };
-    // Statuses are append-only on GitHub; the newest per context counts.
-    commit.statuses.unshift(status);
-    commit.version = this.bump();
-    return status;
-  }
-
   submitReview(pull: PullRequest, input: { user?: string; state: ReviewState; body?: string }): Review {
-    return this.putReview(pull, input.user, input.state, input.body ?? '', this.clock.now());
+    return this.putReview(pull, input.user, input.state, input.body ?? '', this.time.now());
   }
 
   private putReview(
@@ -817,7 +496,7 @@ export class GitHubState {
     body: string,
     at: number,
   ): Review {
-    const id = this.id();
+    const id = this.time.id();
     const review: Review = {
       id,
       nodeId: nodeId('PRR', id),
@@ -844,7 +523,7 @@ export class GitHubState {
     const count = input.count ?? 1;
     if (!Number.isInteger(count) || count < 1)
       throw new GitHubStateError(422, 'count must be a positive integer');
-    const at = this.clock.now();
+    const at = this.time.now();
     const review = this.putReview(pull, input.user, 'COMMENTED', '', at);
     const out: ReviewComment[] = [];
     for (let i = 0; i < count; i++) {
@@ -859,7 +538,7 @@ export class GitHubState {
     pull: PullRequest,
     input: { user: string; body: string; path: string; line?: number; inReplyTo?: number; commitId?: string },
   ): ReviewComment {
-    const at = this.clock.now();
+    const at = this.time.now();
     if (input.inReplyTo !== undefined) {
       const parent = pull.reviewComments.find((c) => c.id === input.inReplyTo);
       if (!parent) throw new GitHubStateError(404, `no review comment ${input.inReplyTo}`);
@@ -884,7 +563,7 @@ export class GitHubState {
     line: number | undefined,
     at: number,
   ): ReviewComment {
-    const id = this.id();
+    const id = this.time.id();
     const comment: ReviewComment = {
       id,
       nodeId: nodeId('PRRC', id),
@@ -906,8 +585,8 @@ export class GitHubState {
   }
 
   postIssueComment(issue: Issue, input: { body: string; user?: string }): IssueComment {
-    const at = this.clock.now();
-    const id = this.id();
+    const at = this.time.now();
+    const id = this.time.id();
     const comment: IssueComment = {
       id,
       nodeId: nodeId('IC', id),
@@ -925,7 +604,7 @@ export class GitHubState {
     if (pull.merged) throw new GitHubStateError(405, `pull request #${pull.issue.number} is already merged`);
     if (pull.issue.state !== 'open')
       throw new GitHubStateError(405, `pull request #${pull.issue.number} is closed`);
-    this.closePull(pull, true, input.user, this.clock.now());
+    this.closePull(pull, true, input.user, this.time.now());
     return pull;
   }
 
@@ -960,7 +639,7 @@ export class GitHubState {
   closePullRequest(pull: PullRequest): PullRequest {
     if (pull.issue.state !== 'open')
       throw new GitHubStateError(422, `pull request #${pull.issue.number} is closed`);
-    this.closePull(pull, false, undefined, this.clock.now());
+    this.closePull(pull, false, undefined, this.time.now());
     return pull;
   }
 
@@ -974,8 +653,11 @@ export class GitHubState {
       pull.merged = true;
       pull.mergedAt = at;
       pull.mergedBy = login ? this.ensureUser(login) : this.defaultUser;
-      const sha = this.newSha();
-      this.addCommit(repo, sha, `Merge pull request #${issue.number} from ${pull.head}`, at);
+      const sha = this.refs.newSha();
+      const parents = [repo.branches.get(pull.base), pull.headSha].filter(
+        (s): s is string => s !== undefined,
+      );
+      this.refs.addCommit(repo, sha, `Merge pull request #${issue.number} from ${pull.head}`, at, parents);
       pull.mergeCommitSha = sha;
       repo.branches.set(pull.base, sha);
       if (pull.linkedIssue !== null) {
@@ -984,10 +666,10 @@ export class GitHubState {
       }
     }
     this.touchIssue(issue, at);
-    if (merge) this.pushed(repo, at);
+    if (merge) this.refs.pushed(repo, at);
   }
 
-  closeIssue(issue: Issue, at = this.clock.now()): Issue {
+  closeIssue(issue: Issue, at = this.time.now()): Issue {
     issue.state = 'closed';
     issue.stateReason = 'completed';
     issue.closedAt = at;
@@ -1012,9 +694,9 @@ export class GitHubState {
     },
   ): Issue {
     const pull = issue.pull;
-    const at = this.clock.now();
+    const at = this.time.now();
     if (input.title !== undefined) {
-      if (input.title.trim() === '') throw new GitHubStateError(422, 'title cannot be blank');
+      checkTitle(input.title);
       issue.title = input.title;
     }
     if (input.body !== undefined) issue.body = input.body;
@@ -1059,9 +741,11 @@ export class GitHubState {
 
   /** Adds labels (existing ones of the repo by name, else new ones) to an issue or PR. */
   addLabels(issue: Issue, names: readonly string[]): Issue {
-    const known = this.repoLabels(issue.repo);
-    const fresh = names.filter((n, i) => names.indexOf(n) === i && !issue.labels.some((l) => l.name === n));
+    const has = new Set(issue.labels.map((l) => l.name));
+    const fresh = [...new Set(names)].filter((n) => !has.has(n));
+    checkLabels(fresh, issue.labels.length);
     if (fresh.length === 0) return issue;
+    const known = this.repoLabels(issue.repo);
     const missing = fresh.filter((n) => !known.has(n));
     const made = this.labels(missing);
     for (const name of fresh) issue.labels.push(known.get(name) ?? made[missing.indexOf(name)]!);
@@ -1111,7 +795,7 @@ export class GitHubState {
           : 'Can not request changes on your own pull request',
       );
     }
-    const at = this.clock.now();
+    const at = this.time.now();
     const review = this.putReview(pull, input.user, input.state, input.body ?? '', at);
     for (const c of input.comments ?? [])
       this.putReviewComment(pull, review, input.user, c.body, c.path, c.line, at);
@@ -1143,57 +827,6 @@ export class GitHubState {
     return approvals >= required ? 'APPROVED' : 'REVIEW_REQUIRED';
   }
 
-  /** The newest status per context, newest first. */
-  latestStatuses(commit: Commit): CommitStatus[] {
-    const seen = new Set<string>();
-    const out: CommitStatus[] = [];
-    for (const status of commit.statuses) {
-      if (seen.has(status.context)) continue;
-      seen.add(status.context);
-      out.push(status);
-    }
-    return out;
-  }
-
-  /** Combined commit status: failure > pending > success; pending when there are none. */
-  combinedStatus(commit: Commit): StatusState {
-    const statuses = this.latestStatuses(commit);
-    if (statuses.length === 0) return 'pending';
-    let pending = false;
-    for (const s of statuses) {
-      if (s.state === 'error' || s.state === 'failure') return 'failure';
-      if (s.state === 'pending') pending = true;
-    }
-    return pending ? 'pending' : 'success';
-  }
-
-  /** GraphQL statusCheckRollup.state over check runs and statuses; null when there are none. */
-  rollupState(commit: Commit): 'SUCCESS' | 'FAILURE' | 'PENDING' | 'ERROR' | null {
-    const statuses = this.latestStatuses(commit);
-    if (commit.checkRuns.length === 0 && statuses.length === 0) return null;
-    let pending = false;
-    let error = false;
-    for (const run of commit.checkRuns) {
-      if (run.status !== 'completed') pending = true;
-      else if (
-        run.conclusion === 'failure' ||
-        run.conclusion === 'timed_out' ||
-        run.conclusion === 'cancelled' ||
-        run.conclusion === 'action_required' ||
-        run.conclusion === 'stale'
-      ) {
-        return 'FAILURE';
-      }
-    }
-    for (const s of statuses) {
-      if (s.state === 'failure') return 'FAILURE';
-      if (s.state === 'error') error = true;
-      if (s.state === 'pending') pending = true;
-    }
-    if (error) return 'ERROR';
-    return pending ? 'PENDING' : 'SUCCESS';
-  }
-
   /** REST mergeable_state: dirty, draft, blocked (review), unstable (checks), unknown, clean. */
   mergeableState(pull: PullRequest): string {
     if (pull.issue.state !== 'open') return 'unknown';
@@ -1203,7 +836,7 @@ export class GitHubState {
     const decision = this.reviewDecision(pull);
     if (decision === 'CHANGES_REQUESTED' || decision === 'REVIEW_REQUIRED') return 'blocked';
     const commit = pull.issue.repo.commits.get(pull.headSha);
-    const rollup = commit ? this.rollupState(commit) : null;
+    const rollup = commit ? this.checks.rollupState(commit) : null;
     if (rollup === 'FAILURE' || rollup === 'ERROR') return 'unstable';
     if (rollup === 'PENDING') return 'unstable';
     return 'clean';

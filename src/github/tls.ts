@@ -2,11 +2,18 @@
  * A self-signed certificate for 127.0.0.1 (subjectAltName IP:127.0.0.1, DNS:localhost), made
  * with the `openssl` binary: `gh` insists on HTTPS for any host but github.com, and trusts the
  * certificate through SSL_CERT_FILE. No npm dependency for something openssl does in one call.
+ *
+ * openssl writes its output through whatever is at the path it is given, so it writes into a
+ * fresh private directory of its own; the key and certificate are then put into the directory
+ * asked for without following a link there (a `key.pem` symlink planted in `--tls-dir` once had
+ * the private key written into its target, with the target's mode): key 0600, certificate 0644.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
+import { writeFileReplacing } from '../base/safe-write.ts';
 
 export interface SelfSignedCert {
   certPath: string;
@@ -16,9 +23,23 @@ export interface SelfSignedCert {
 }
 
 export function generateSelfSignedCert(dir: string, days = 30): SelfSignedCert {
-  mkdirSync(dir, { recursive: true });
-  const certPath = join(dir, 'cert.pem');
-  const keyPath = join(dir, 'key.pem');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const made = mkdtempSync(join(tmpdir(), 'fleetbench-openssl-'));
+  try {
+    runOpenssl(join(made, 'key.pem'), join(made, 'cert.pem'), days);
+    const key = readFileSync(join(made, 'key.pem'), 'utf8');
+    const cert = readFileSync(join(made, 'cert.pem'), 'utf8');
+    const keyPath = join(dir, 'key.pem');
+    const certPath = join(dir, 'cert.pem');
+    writeFileReplacing(keyPath, key, 0o600);
+    writeFileReplacing(certPath, cert, 0o644);
+    return { certPath, keyPath, cert, key };
+  } finally {
+    rmSync(made, { recursive: true, force: true });
+  }
+}
+
+function runOpenssl(keyPath: string, certPath: string, days: number): void {
   try {
     execFileSync(
       'openssl',
@@ -53,5 +74,4 @@ export function generateSelfSignedCert(dir: string, days = 30): SelfSignedCert {
       { hint: missing ? 'install openssl (Debian: apt-get install openssl)' : undefined },
     );
   }
-  return { certPath, keyPath, cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8') };
 }

@@ -11,7 +11,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { GitHubEmulator } from './emulator.ts';
-import { Http1Pool } from './http1.ts';
+import { Http1Pool, headerLines } from './http1.ts';
 import type { EmulatorRequest, EmulatorResponse, GitHubTransport } from './types.ts';
 
 export interface TransportDefaults {
@@ -55,6 +55,13 @@ export interface HttpTransportOptions extends TransportDefaults {
   maxSockets?: number;
   /** Per-request timeout in real ms (default 30 s). */
   timeoutMs?: number;
+  /**
+   * Plain http only: GET and HEAD requests started in the same turn of the event loop share a
+   * keep-alive connection and one write, up to this many in flight on it (default 1: one request
+   * per connection at a time). For servers that answer pipelined requests (HTTP/1.1 requires it;
+   * node:http does); one that closes the connection instead turns it off (src/github/http1.ts).
+   */
+  pipelining?: number;
 }
 
 /**
@@ -80,6 +87,11 @@ export class HttpTransport implements GitHubTransport {
   private sweeper: NodeJS.Timeout | undefined;
   /** Plain http: the lean client (http1.ts); https goes through node:https. */
   private readonly pool: Http1Pool | undefined;
+  /**
+   * The default headers and authorization as header lines, checked once: what a request with no
+   * headers of its own and no body sends (or why it cannot be sent).
+   */
+  private readonly defaultLines: string | TypeError;
 
   constructor(baseUrl: string, options: HttpTransportOptions = {}) {
     this.baseUrl = new URL(baseUrl.endsWith('/') ? baseUrl.slice(0, -1) : baseUrl);
@@ -101,10 +113,26 @@ export class HttpTransport implements GitHubTransport {
           Number(this.port || 80),
           options.maxSockets ?? 64,
           this.timeoutMs,
+          options.pipelining ?? 1,
         );
+    const defaults: Record<string, string> = Object.fromEntries(this.defaultHeaders);
+    if (this.authorization !== undefined && defaults.authorization === undefined)
+      defaults.authorization = this.authorization;
+    try {
+      this.defaultLines = headerLines(defaults);
+    } catch (error) {
+      this.defaultLines = error as TypeError;
+    }
   }
 
   request(req: EmulatorRequest): Promise<EmulatorResponse> {
+    if (this.pool !== undefined && req.body === undefined && !hasHeaders(req.headers)) {
+      // The generator's common case: nothing to merge, the header lines were checked once.
+      const path = req.path.startsWith('/') ? this.pathPrefix + req.path : req.path;
+      const lines = this.defaultLines;
+      if (typeof lines !== 'string') return Promise.reject(lines);
+      return this.pool.send(req.method, path, lines, undefined);
+    }
     // Defaults first, the request's own headers over them (as withDefaults does in-process).
     const headers: Record<string, string> = {};
     for (const [k, v] of this.defaultHeaders) headers[k] = v;
@@ -188,6 +216,11 @@ export class HttpTransport implements GitHubTransport {
     this.pool?.close();
     this.agent.destroy();
   }
+}
+
+function hasHeaders(headers: EmulatorRequest['headers']): boolean {
+  for (const name in headers) if (headers[name] !== undefined) return true;
+  return false;
 }
 
 function flatten(headers: IncomingHttpHeaders): Record<string, string> {

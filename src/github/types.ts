@@ -12,8 +12,8 @@ import type { Identity, SecondaryBreach } from './quota.ts';
 /**
  * A request counted in flight for its identity since it arrived (`GitHubEmulator.admit()`), until
  * `release()`. The HTTP binding admits a request when its headers arrive and releases it when the
- * answer is written, so the concurrency limit sees body upload and response write time too, and
- * the CPU-time limit is charged the whole time from arrival to answer.
+ * answer is written, so the concurrency limit sees body upload and response write time too; the
+ * CPU-time limit is charged the emulator's own time only, from the body in hand to the answer.
  */
 export interface Admission {
   readonly identity: Identity;
@@ -25,8 +25,8 @@ export interface Admission {
    * without reading its body, and is not counted in flight.
    */
   readonly refused: SecondaryBreach | undefined;
-  /** Marks the request served (not refused by a limit): its response time counts as CPU time. */
-  served(graphql: boolean): void;
+  /** Marks the request served (not refused by a limit): `ms`, its own response time, counts as CPU time. */
+  served(graphql: boolean, ms: number): void;
   /** Idempotent: stops counting the request in flight and charges a served one's CPU time. */
   release(): void;
 }

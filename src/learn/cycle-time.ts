@@ -12,8 +12,6 @@
  * (src/reference/client-time.ts); here it runs on a plain timeline so that `model learn` can fit
  * the three client times to the cycles a trace recorded.
  */
-import { MinHeap } from '../base/min-heap.ts';
-
 /** One session's calls in one cycle (or its spawn): their request latencies, in order. */
 export interface Chain {
   /** The cycle it belongs to (an index into the cycles), or -1 for a spawn's calls. */
@@ -34,168 +32,390 @@ export interface ClientTimes {
   cpuMsPerCall: number;
   waitMsPerCall: number;
   launchMsPerCall: number;
+  /**
+   * The machine's other work: this many runnable tasks beside the client's, always there, sharing
+   * the cores (its load average; 0: the client's alone).
+   */
+  load?: number;
 }
 
 export interface SimResult {
   /** Each cycle's duration: its start to its last call's end (0 without calls). */
   durations: number[];
-  /** Each cycle's busiest second: the most of its requests that start within 1 s. */
-  bursts: number[];
   /** Each cycle's spread: from its sessions' first request to the last of those (0 under 3 sessions). */
   spreads: number[];
   /** When each chain's last call was answered (its start for a chain without calls). */
   chainEnds: number[];
 }
 
-/** Most of `times` (sorted) within any window of `windowMs`. */
-function densest(times: number[], windowMs: number): number {
-  let best = 0;
-  let lo = 0;
-  for (let hi = 0; hi < times.length; hi++) {
-    while (times[hi]! - times[lo]! >= windowMs) lo++;
-    best = Math.max(best, hi - lo + 1);
-  }
-  return best;
-}
-
 /** From the first to the last of `times`, when there are at least 3 of them (0 otherwise). */
 export function spreadOf(times: readonly number[]): number {
-  return times.length < 3 ? 0 : Math.max(...times) - Math.min(...times);
+  if (times.length < 3) return 0;
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const t of times) {
+    min = Math.min(min, t);
+    max = Math.max(max, t);
+  }
+  return max - min;
 }
 
-/** Simulates the chains on one timeline: each cycle's duration and busiest second. */
+/**
+ * A min-heap of (key, a, b) by key, ties in insertion order (as src/base/min-heap.ts orders them),
+ * in flat arrays: the simulation pushes and pops millions of these while a model is fitted.
+ */
+class FlatHeap {
+  private keys: number[] = [];
+  private seqs: number[] = [];
+  private as: number[] = [];
+  private bs: number[] = [];
+  private seq = 0;
+  /** The last popped entry's payload. */
+  a = 0;
+  b = 0;
+
+  get size(): number {
+    return this.keys.length;
+  }
+
+  peekKey(): number {
+    return this.keys.length > 0 ? this.keys[0]! : Number.POSITIVE_INFINITY;
+  }
+
+  push(key: number, a: number, b: number): void {
+    const { keys, seqs, as, bs } = this;
+    const seq = this.seq++;
+    // Sift up with a hole: parents move down until the new entry's place is found.
+    let i = keys.length;
+    keys.push(key);
+    seqs.push(seq);
+    as.push(a);
+    bs.push(b);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const pk = keys[parent]!;
+      if (pk < key || (pk === key && seqs[parent]! < seq)) break;
+      this.move(parent, i);
+      i = parent;
+    }
+    this.place(i, key, seq, a, b);
+  }
+
+  /** The entry at `from` moves to `to` (a hole). */
+  private move(from: number, to: number): void {
+    this.keys[to] = this.keys[from]!;
+    this.seqs[to] = this.seqs[from]!;
+    this.as[to] = this.as[from]!;
+    this.bs[to] = this.bs[from]!;
+  }
+
+  private place(i: number, key: number, seq: number, a: number, b: number): void {
+    this.keys[i] = key;
+    this.seqs[i] = seq;
+    this.as[i] = a;
+    this.bs[i] = b;
+  }
+
+  /** Removes the smallest entry; its payload is then in `a` and `b`. */
+  pop(): void {
+    const { keys, seqs, as, bs } = this;
+    this.a = as[0]!;
+    this.b = bs[0]!;
+    const key = keys.pop()!;
+    const seq = seqs.pop()!;
+    const a = as.pop()!;
+    const b = bs.pop()!;
+    const n = keys.length;
+    if (n === 0) return;
+    // Sift the last entry down from the root, with a hole.
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      let m = l;
+      if (r < n && (keys[r]! < keys[l]! || (keys[r] === keys[l] && seqs[r]! < seqs[l]!))) m = r;
+      const mk = keys[m]!;
+      if (key < mk || (key === mk && seq < seqs[m]!)) break;
+      this.move(m, i);
+      i = m;
+    }
+    this.place(i, key, seq, a, b);
+  }
+}
+
+/** A first-in first-out queue of numbers that does not shift an array. */
+class Queue {
+  private items: number[] = [];
+  private head = 0;
+  static of(list: readonly number[]): Queue {
+    const q = new Queue();
+    q.items = [...list];
+    return q;
+  }
+  get size(): number {
+    return this.items.length - this.head;
+  }
+  push(v: number): void {
+    this.items.push(v);
+  }
+  shift(): number | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const v = this.items[this.head++]!;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return v;
+  }
+}
+
+/** What every simulation of the same cycles and chains starts from (computed once per chains array). */
+interface StartPlan {
+  /** Chains that start with their cycle (or, a spawn's, at their own time): by time, then index. */
+  starts: Array<{ at: number; chain: number }>;
+  /** Per cycle, its chains beyond its `parallel` limit, in order: they start as others end. */
+  pending: number[][];
+  running: number[];
+  left: number[];
+}
+
+const startPlans = new WeakMap<readonly Chain[], { cycles: readonly SimCycle[]; plan: StartPlan }>();
+
+function startPlan(cycles: readonly SimCycle[], chains: readonly Chain[]): StartPlan {
+  const known = startPlans.get(chains);
+  if (known && known.cycles === cycles) return known.plan;
+  const plan: StartPlan = {
+    starts: [],
+    pending: cycles.map(() => []),
+    running: cycles.map(() => 0),
+    left: cycles.map(() => 0),
+  };
+  for (const [i, chain] of chains.entries()) {
+    if (chain.cycle >= 0 && chain.latenciesMs.length > 0) plan.left[chain.cycle]!++;
+    if (chain.cycle < 0) {
+      if (chain.latenciesMs.length > 0) plan.starts.push({ at: chain.startMs, chain: i });
+      continue;
+    }
+    const cycle = cycles[chain.cycle]!;
+    if (cycle.parallel > 0 && plan.running[chain.cycle]! >= cycle.parallel)
+      plan.pending[chain.cycle]!.push(i);
+    else if (chain.latenciesMs.length > 0) {
+      plan.running[chain.cycle]!++;
+      plan.starts.push({ at: cycle.startMs, chain: i });
+    }
+  }
+  plan.starts.sort((a, b) => a.at - b.at || a.chain - b.chain);
+  startPlans.set(chains, { cycles, plan });
+  return plan;
+}
+
+/** How the fit scores a simulation, so that a candidate already worse than the best stops early. */
+export interface SimScore {
+  /** The recorded figure per cycle (a duration, or a spread) the simulated one is scored against. */
+  observed: readonly number[];
+  /** What is compared: the cycles' durations, or their spreads (each + 100 ms). */
+  figure: 'durations' | 'spreads';
+  /** The simulation stops (returning undefined) once its error is surely above this. */
+  above: number;
+}
+
+/** The squared difference of logs the fit minimises, one cycle's share. */
+function logTerm(model: number, observed: number): number {
+  const d = Math.log(Math.max(1, model)) - Math.log(Math.max(1, observed));
+  return d * d;
+}
+
+/** Partial sums in another order than the final one may differ in the last bits: stop only past this margin. */
+const ABORT_MARGIN = 1 + 1e-9;
+const ABORT_SLACK = 1e-9;
+
+/**
+ * Simulates the chains on one timeline: each cycle's duration and spread, each chain's end. With
+ * `score`, returns undefined as soon as the cycles done so far are worse than `score.above`.
+ */
 export function simulateCycles(
   cycles: readonly SimCycle[],
   chains: readonly Chain[],
   t: ClientTimes,
-): SimResult {
+  score?: SimScore,
+): SimResult | undefined {
+  const plan = startPlan(cycles, chains);
   const ends = cycles.map((c) => c.startMs);
   const chainEnds = chains.map((c) => c.startMs);
-  const requests = cycles.map(() => [] as number[]);
   const firsts = cycles.map(() => [] as number[]);
-  const pending = cycles.map(() => [] as number[]);
-  const running = cycles.map(() => 0);
+  const pending = plan.pending.map((list) => Queue.of(list));
+  const running = [...plan.running];
+  /** Chains with calls still to finish, per cycle: the cycle's figures are final at 0. */
+  const left = [...plan.left];
+  let partial = 0;
   const cores = Math.max(1, t.cores);
-  // Timed events: a call asks for its launch (0), its request is answered (2).
-  const events = new MinHeap<{ chain: number; call: number; kind: 0 | 2 }>();
-  // The CPU, shared by processor sharing: every job in flight gets min(1, cores / n) of a core, so
-  // each has received the same service `served` since the start; a job ends when it reaches its mark.
-  // A launch is CPU of the control plane's own thread, on the same cores: one at a time (the lane).
-  const jobs = new MinHeap<{ chain: number; call: number; launch: boolean }>();
-  const lane: Array<{ chain: number; call: number }> = [];
+  const load = Math.max(0, t.load ?? 0);
+  // Timed events (a = chain, b = call × 2 + kind): a call asks for its launch (0), its request is
+  // answered (1). The chains' first calls wait in `plan.starts` (time order) until they are due,
+  // ahead of any event at the same time (as if all were queued first), so that a candidate the fit
+  // stops early never paid for the chains it did not reach.
+  const events = new FlatHeap();
+  const starts = plan.starts;
+  let nextStart = 0;
+  // The CPU, shared by processor sharing: every job in flight (and each of the machine's `load`
+  // other tasks) gets min(1, cores / (n + load)) of a core, so each job has received the same
+  // service `served` since the start; a job ends when it reaches its mark. A launch is CPU of the
+  // control plane's own thread, on the same cores: one at a time (the lane).
+  // Jobs: a = chain, b = call × 2 + (1 for a launch).
+  const jobs = new FlatHeap();
+  const laneChains = new Queue();
+  const laneCalls = new Queue();
   let launching = false;
   let served = 0;
   let servedAt = 0;
-  const rate = () => (jobs.size === 0 ? 0 : Math.min(1, cores / jobs.size));
+  const rate = () => (jobs.size === 0 ? 0 : Math.min(1, cores / (jobs.size + load)));
   const advance = (to: number) => {
     served += (to - servedAt) * rate();
     servedAt = to;
   };
   const nextLaunch = () => {
-    const next = lane.shift();
+    const next = laneChains.shift();
     launching = next !== undefined;
-    if (next) jobs.push(served + t.launchMsPerCall, { ...next, launch: true });
+    if (next !== undefined) jobs.push(served + t.launchMsPerCall, next, (laneCalls.shift()! << 1) | 1);
   };
-
+  /** A pending chain of a cycle starts (one of its running chains ended). */
   const startChain = (i: number, at: number) => {
     const chain = chains[i]!;
     if (chain.latenciesMs.length === 0) return;
     if (chain.cycle >= 0) running[chain.cycle]!++;
-    events.push(at, { chain: i, call: 0, kind: 0 });
+    events.push(at, i, 0);
   };
-  for (const [i, chain] of chains.entries()) {
-    if (chain.cycle < 0) {
-      startChain(i, chain.startMs);
-      continue;
-    }
-    const cycle = cycles[chain.cycle]!;
-    if (cycle.parallel > 0 && running[chain.cycle]! >= cycle.parallel) pending[chain.cycle]!.push(i);
-    else startChain(i, cycle.startMs);
-  }
 
-  while (events.size > 0 || jobs.size > 0) {
+  while (events.size > 0 || jobs.size > 0 || nextStart < starts.length) {
     const nextJob = jobs.size > 0 ? servedAt + (jobs.peekKey() - served) / rate() : Number.POSITIVE_INFINITY;
-    const nextEvent = events.peekKey();
+    const startAt = nextStart < starts.length ? starts[nextStart]!.at : Number.POSITIVE_INFINITY;
+    const nextEvent = Math.min(events.peekKey(), startAt);
     if (nextJob <= nextEvent) {
       // A process's CPU is done: its wait, then its request.
       advance(nextJob);
-      const job = jobs.pop()!;
-      if (job.launch) {
+      jobs.pop();
+      const chainIndex = jobs.a;
+      const call = jobs.b >> 1;
+      if (jobs.b & 1) {
         // Launched: the process's own CPU, and the lane's next launch.
-        jobs.push(served + t.cpuMsPerCall, { chain: job.chain, call: job.call, launch: false });
+        jobs.push(served + t.cpuMsPerCall, chainIndex, call << 1);
         nextLaunch();
         continue;
       }
-      const chain = chains[job.chain]!;
+      const chain = chains[chainIndex]!;
       const requestAt = nextJob + t.waitMsPerCall;
-      if (chain.cycle >= 0) {
-        requests[chain.cycle]!.push(requestAt);
-        if (job.call === 0) firsts[chain.cycle]!.push(requestAt);
-      }
-      events.push(requestAt + chain.latenciesMs[job.call]!, { chain: job.chain, call: job.call, kind: 2 });
+      if (chain.cycle >= 0 && call === 0) firsts[chain.cycle]!.push(requestAt);
+      events.push(requestAt + chain.latenciesMs[call]!, chainIndex, (call << 1) | 1);
       continue;
     }
-    const time = events.peekKey();
-    const event = events.pop()!;
-    const chain = chains[event.chain]!;
-    if (event.kind === 0) {
-      advance(time);
-      lane.push({ chain: event.chain, call: event.call });
-      if (!launching) nextLaunch();
-    } else if (event.call + 1 < chain.latenciesMs.length) {
-      events.push(time, { chain: event.chain, call: event.call + 1, kind: 0 });
+    let time: number;
+    let chainIndex: number;
+    let kind: number;
+    if (startAt <= events.peekKey()) {
+      time = startAt;
+      chainIndex = starts[nextStart++]!.chain;
+      kind = 0;
     } else {
-      chainEnds[event.chain] = time;
+      time = events.peekKey();
+      events.pop();
+      chainIndex = events.a;
+      kind = events.b;
+    }
+    const call = kind >> 1;
+    const chain = chains[chainIndex]!;
+    if ((kind & 1) === 0) {
+      advance(time);
+      laneChains.push(chainIndex);
+      laneCalls.push(call);
+      if (!launching) nextLaunch();
+    } else if (call + 1 < chain.latenciesMs.length) {
+      events.push(time, chainIndex, (call + 1) << 1);
+    } else {
+      chainEnds[chainIndex] = time;
       if (chain.cycle < 0) continue;
-      ends[chain.cycle] = Math.max(ends[chain.cycle]!, time);
-      running[chain.cycle]!--;
-      const next = pending[chain.cycle]!.shift();
+      const c = chain.cycle;
+      ends[c] = Math.max(ends[c]!, time);
+      running[c]!--;
+      const next = pending[c]!.shift();
       if (next !== undefined) startChain(next, time);
+      if (score && --left[c]! === 0) {
+        const model =
+          score.figure === 'durations' ? ends[c]! - cycles[c]!.startMs : spreadOf(firsts[c]!) + 100;
+        const observed = score.figure === 'durations' ? score.observed[c]! : score.observed[c]! + 100;
+        partial += logTerm(model, observed);
+        if (partial > score.above * ABORT_MARGIN + ABORT_SLACK) return undefined;
+      }
     }
   }
   return {
     durations: ends.map((end, i) => end - cycles[i]!.startMs),
-    bursts: requests.map((times) =>
-      densest(
-        times.sort((a, b) => a - b),
-        1_000,
-      ),
-    ),
     spreads: firsts.map((times) => spreadOf(times)),
     chainEnds,
   };
 }
 
+/** One trace's recorded cycles, for the fit: simulated on its own timeline, machine and load. */
+export interface FitGroup {
+  cycles: SimCycle[];
+  chains: Chain[];
+  /** Each cycle's recorded duration and spread (SimResult's). */
+  observed: number[];
+  spreads: number[];
+  cores: number;
+  /** The machine's other work while the trace ran (ClientTimes.load). */
+  load: number;
+}
+
+export interface FittedClientTimes {
+  cpuMsPerCall: number;
+  waitMsPerCall: number;
+  launchMsPerCall: number;
+  /** The groups simulated with the fitted times, their results one after another. */
+  modelled: SimResult;
+}
+
 /**
  * The client times that make the simulated cycles most like the recorded ones: CPU and wait by
  * the cycles' durations (least squares on their logs, so a 2 s cycle counts as much as a 20 s
- * one), the launch by how far apart their sessions' first requests are, each fitted with the others held, on grids that get
- * finer. Cycles without calls are left out (nothing to fit).
+ * one), the launch by how far apart their sessions' first requests are, each fitted with the
+ * others held, on grids that get finer. Cycles without calls are left out (nothing to fit). A
+ * candidate stops being simulated once the cycles it has done are already worse than the best so
+ * far (the result is the exhaustive search's, found in a fraction of the time).
  */
 export function fitClientTimes(
-  cycles: readonly SimCycle[],
-  chains: readonly Chain[],
-  observedMs: readonly number[],
-  observedSpreads: readonly number[],
-  cores: number,
-): { cpuMsPerCall: number; waitMsPerCall: number; launchMsPerCall: number; modelled: SimResult } {
-  const withCalls = [
-    ...new Set(chains.filter((c) => c.cycle >= 0 && c.latenciesMs.length > 0).map((c) => c.cycle)),
-  ];
-  const sim = (cpu: number, wait: number, launch: number) =>
-    simulateCycles(cycles, chains, {
-      cores,
-      cpuMsPerCall: cpu,
-      waitMsPerCall: wait,
-      launchMsPerCall: launch,
-    });
-  const logError = (model: readonly number[], observed: readonly number[]) => {
-    let sum = 0;
-    for (const i of withCalls) {
-      const d = Math.log(Math.max(1, model[i]!)) - Math.log(Math.max(1, observed[i]!));
-      sum += d * d;
+  groups: readonly FitGroup[],
+  sample: readonly FitGroup[] = groups,
+): FittedClientTimes {
+  const modelledGroups = groups;
+  groups = sample;
+  const times = (cpu: number, wait: number, launch: number, g: FitGroup): ClientTimes => ({
+    cores: g.cores,
+    load: g.load,
+    cpuMsPerCall: cpu,
+    waitMsPerCall: wait,
+    launchMsPerCall: launch,
+  });
+  /** Each group's cycles with calls, in the order their chains first name them. */
+  const withCalls = groups.map((g) => [
+    ...new Set(g.chains.filter((c) => c.cycle >= 0 && c.latenciesMs.length > 0).map((c) => c.cycle)),
+  ]);
+  /** The error of one candidate over every group, or Infinity once it is surely above `above`. */
+  const errorOf = (cpu: number, wait: number, launch: number, figure: SimScore['figure'], above: number) => {
+    let total = 0;
+    for (const [k, g] of groups.entries()) {
+      const observed = figure === 'durations' ? g.observed : g.spreads;
+      const result = simulateCycles(g.cycles, g.chains, times(cpu, wait, launch, g), {
+        observed,
+        figure,
+        above: above - total,
+      });
+      if (result === undefined) return Number.POSITIVE_INFINITY;
+      const model = figure === 'durations' ? result.durations : result.spreads;
+      const shift = figure === 'durations' ? 0 : 100;
+      for (const i of withCalls[k]!) total += logTerm(model[i]! + shift, observed[i]! + shift);
     }
-    return sum;
+    return total;
   };
   const range = (from: number, to: number, step: number) => {
     const out: number[] = [];
@@ -203,45 +423,160 @@ export function fitClientTimes(
     return out;
   };
   let best = { cpu: 0, wait: 0, launch: 0 };
+  /**
+   * The grid's best point (the first in grid order among equals), its points tried nearest the
+   * best so far first: a near point scores low at once, and every point worse than it stops early.
+   */
+  const searchGrid = <P>(points: P[], nearness: (p: P) => number, score: (p: P, above: number) => number) => {
+    const order = points.map((p, i) => ({ p, i, d: nearness(p) })).sort((a, b) => a.d - b.d || a.i - b.i);
+    let best: { score: number; i: number; p: P } = {
+      score: Number.POSITIVE_INFINITY,
+      i: -1,
+      p: points[0] as P,
+    };
+    for (const { p, i } of order) {
+      const s = score(p, best.score);
+      if (s < best.score || (s === best.score && i < best.i)) best = { score: s, i, p };
+    }
+    return best.p;
+  };
   const fitDurations = (cpus: number[], waits: number[]) => {
-    let score = Number.POSITIVE_INFINITY;
-    for (const cpu of cpus)
-      for (const wait of waits) {
-        const s = logError(sim(cpu, wait, best.launch).durations, observedMs);
-        if (s < score) {
-          score = s;
-          best = { ...best, cpu, wait };
-        }
-      }
+    const points = cpus.flatMap((cpu) => waits.map((wait) => ({ cpu, wait })));
+    const cpuStep = Math.max(1, (cpus.at(-1)! - cpus[0]!) / Math.max(1, cpus.length - 1));
+    const waitStep = Math.max(1, (waits.at(-1)! - waits[0]!) / Math.max(1, waits.length - 1));
+    const found = searchGrid(
+      points,
+      (p) => Math.abs(p.cpu - best.cpu) / cpuStep + Math.abs(p.wait - best.wait) / waitStep,
+      (p, above) => errorOf(p.cpu, p.wait, best.launch, 'durations', above),
+    );
+    best = { ...best, cpu: found.cpu, wait: found.wait };
   };
   const fitLaunch = (launches: number[]) => {
-    let score = Number.POSITIVE_INFINITY;
-    for (const launch of launches) {
-      // How far apart a cycle's sessions make their first requests: the launches, one at a time.
-      const s = logError(
-        sim(best.cpu, best.wait, launch).spreads.map((b) => b + 100),
-        observedSpreads.map((b) => b + 100),
-      );
-      if (s < score) {
-        score = s;
-        best = { ...best, launch };
-      }
-    }
+    // How far apart a cycle's sessions make their first requests: the launches, one at a time.
+    const launch = searchGrid(
+      launches,
+      (l) => Math.abs(l - best.launch),
+      (l, above) => errorOf(best.cpu, best.wait, l, 'spreads', above),
+    );
+    best = { ...best, launch };
   };
-  if (withCalls.length > 0) {
-    // The launch and the CPU time both stretch a cycle: each is fitted again once the other moved.
+  if (withCalls.some((list) => list.length > 0)) {
+    // The launch and the CPU time both stretch a cycle: each is fitted again once the other moved
+    // (a round whose launch did not move would only repeat the one before).
+    // A sampled fit (a long trace) starts on a grid half as fine: it costs a quarter.
+    const sampled = sample !== modelledGroups;
     for (let round = 0; round < 3; round++) {
-      fitDurations(range(0, 2_000, 50), range(0, 3_000, 100));
+      const launch = best.launch;
+      if (sampled) fitDurations(range(0, 2_000, 100), range(0, 3_000, 200));
+      else fitDurations(range(0, 2_000, 50), range(0, 3_000, 100));
       fitLaunch(range(0, 400, 10));
+      if (best.launch === launch) break;
     }
-    fitDurations(range(best.cpu - 100, best.cpu + 100, 10), range(best.wait - 200, best.wait + 200, 20));
-    fitDurations(range(best.cpu - 10, best.cpu + 10, 1), range(best.wait - 20, best.wait + 20, 2));
+    if (!sampled) {
+      fitDurations(range(best.cpu - 100, best.cpu + 100, 10), range(best.wait - 200, best.wait + 200, 20));
+      fitDurations(range(best.cpu - 10, best.cpu + 10, 1), range(best.wait - 20, best.wait + 20, 2));
+    } else {
+      // A sampled fit (a long trace) refines one time at a time: near the best every candidate
+      // runs nearly the whole sample before it loses, and the square grids cost 10 times more.
+      fitDurations(range(best.cpu - 100, best.cpu + 100, 10), [best.wait]);
+      fitDurations([best.cpu], range(best.wait - 200, best.wait + 200, 20));
+      fitDurations(range(best.cpu - 10, best.cpu + 10, 1), [best.wait]);
+      fitDurations([best.cpu], range(best.wait - 20, best.wait + 20, 2));
+    }
     fitLaunch(range(best.launch - 10, best.launch + 10, 1));
+  }
+  const modelled: SimResult = { durations: [], spreads: [], chainEnds: [] };
+  for (const g of modelledGroups) {
+    const result = simulateCycles(g.cycles, g.chains, times(best.cpu, best.wait, best.launch, g))!;
+    for (const d of result.durations) modelled.durations.push(d);
+    for (const d of result.spreads) modelled.spreads.push(d);
+    for (const d of result.chainEnds) modelled.chainEnds.push(d);
   }
   return {
     cpuMsPerCall: best.cpu,
     waitMsPerCall: best.wait,
     launchMsPerCall: best.launch,
-    modelled: sim(best.cpu, best.wait, best.launch),
+    modelled,
   };
+}
+
+/** Calls the fit simulates at most (each candidate simulates them all): a long trace is sampled. */
+export const FIT_MAX_CALLS = 5_000;
+/** A sampled fit's windows, spread evenly over the traces' calls. */
+const FIT_WINDOWS = 8;
+
+/**
+ * What the client times are fitted on: every recorded cycle, or for traces with more than
+ * `maxCalls` calls in cycles, FIT_WINDOWS windows of consecutive cycles spread evenly over them
+ * (with the spawns that started within each), a trace's windows on its own timeline (what ran
+ * between them left out). A fit then costs the same whatever the trace's length; the model's fit
+ * figures still compare every cycle.
+ */
+export function fitWindows(groups: readonly FitGroup[], maxCalls = FIT_MAX_CALLS): readonly FitGroup[] {
+  const callsPerCycle = groups.map((g) => {
+    const calls = g.cycles.map(() => 0);
+    for (const chain of g.chains) if (chain.cycle >= 0) calls[chain.cycle]! += chain.latenciesMs.length;
+    return calls;
+  });
+  const total = callsPerCycle.reduce((a, list) => a + list.reduce((x, y) => x + y, 0), 0);
+  if (total <= maxCalls) return groups;
+  const perWindow = Math.floor(maxCalls / FIT_WINDOWS);
+  // Every cycle in order, with the calls before it.
+  const order: Array<{ group: number; cycle: number; before: number }> = [];
+  let before = 0;
+  for (const [group, list] of callsPerCycle.entries())
+    for (const [cycle, n] of list.entries()) {
+      order.push({ group, cycle, before });
+      before += n;
+    }
+  // The cycles each window takes, per group, in order.
+  const taken = groups.map(() => [] as number[]);
+  let next = 0;
+  for (let w = 0; w < FIT_WINDOWS; w++) {
+    const target = Math.floor((w * total) / FIT_WINDOWS);
+    while (
+      next < order.length &&
+      order[next]!.before + callsPerCycle[order[next]!.group]![order[next]!.cycle]! <= target
+    )
+      next++;
+    if (next >= order.length) break;
+    const { group, cycle: first } = order[next]!;
+    const calls = callsPerCycle[group]!;
+    let last = first;
+    let sum = calls[first]!;
+    while (last + 1 < calls.length && sum < perWindow) sum += calls[++last]!;
+    for (let c = first; c <= last; c++) taken[group]!.push(c);
+    // The next window starts after this one.
+    while (next < order.length && order[next]!.group === group && order[next]!.cycle <= last) next++;
+  }
+  const windows: FitGroup[] = [];
+  groups.forEach((g, group) => {
+    const cycles = taken[group]!;
+    if (cycles.length === 0) return;
+    const index = new Map(cycles.map((c, k) => [c, k]));
+    // A spawn belongs to a window when it started between the window's first and last cycle.
+    const spans: Array<[number, number]> = [];
+    for (const c of cycles) {
+      const at = g.cycles[c]!.startMs;
+      const span = spans.at(-1);
+      if (span && index.get(c - 1) !== undefined) span[1] = at;
+      else spans.push([at, at]);
+    }
+    const chains: Chain[] = [];
+    for (const chain of g.chains) {
+      const k = chain.cycle >= 0 ? index.get(chain.cycle) : undefined;
+      if (k !== undefined) chains.push({ ...chain, cycle: k });
+      else if (chain.cycle < 0 && spans.some(([from, to]) => chain.startMs >= from && chain.startMs <= to))
+        chains.push(chain);
+    }
+    windows.push({
+      cycles: cycles.map((c) => g.cycles[c]!),
+      chains,
+      observed: cycles.map((c) => g.observed[c]!),
+      spreads: cycles.map((c) => g.spreads[c]!),
+      cores: g.cores,
+      load: g.load,
+    });
+  });
+  return windows;
 }

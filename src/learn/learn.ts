@@ -12,11 +12,13 @@ import {
   MODEL_FORMAT,
   type Model,
   type ModelCalls,
+  type ModelCoverage,
   type ModelEventProfile,
   type ModelHistogram,
   type ModelTransition,
+  modelTriggers,
 } from '../model/format.ts';
-import { type Chain, fitClientTimes, type SimCycle, simulateCycles } from './cycle-time.ts';
+import { FIT_MAX_CALLS, type FittedClientTimes, fitClientTimes, fitWindows } from './cycle-time.ts';
 import { Learner, percentile, percentiles, round } from './learner.ts';
 import { decideOverrun } from './overrun.ts';
 import { learnTrace } from './trace.ts';
@@ -31,7 +33,9 @@ function learnTransitions(samples: Learner['transitionSamples'], notes: Set<stri
   const groups = new Map<string, Learner['transitionSamples']>();
   for (const sample of samples) {
     const key = `${sample.from}→${sample.to}`;
-    groups.set(key, [...(groups.get(key) ?? []), sample]);
+    const group = groups.get(key);
+    if (group) group.push(sample);
+    else groups.set(key, [sample]);
   }
   const out: ModelTransition[] = [];
   for (const group of groups.values()) {
@@ -95,6 +99,8 @@ const pctError = (model: number, trace: number) =>
 export interface LearnOptions {
   /** What the model is called (default: what the first trace says ran). */
   name?: string;
+  /** Told as each trace is read: its bytes read so far, of its size (a progress bar). */
+  onProgress?: (file: string, bytesRead: number, bytesTotal: number) => void;
 }
 
 export async function learnModel(files: readonly string[], options: LearnOptions = {}): Promise<Model> {
@@ -105,7 +111,9 @@ export async function learnModel(files: readonly string[], options: LearnOptions
       `model learn reads at most ${MODEL_LEARN_LIMITS.maxTraces} traces (docs/limits.md), got ${files.length}`,
     );
   const learner = new Learner();
-  for (const file of files) await learnTrace(file, learner);
+  const { onProgress } = options;
+  for (const file of files)
+    await learnTrace(file, learner, onProgress ? (read, total) => onProgress(file, read, total) : undefined);
   const speed = learner.speed.finish();
   if (learner.costTraces === 0 && speed === null)
     throw new FleetbenchError(
@@ -124,7 +132,12 @@ export async function learnModel(files: readonly string[], options: LearnOptions
   );
   learner.notes.add(overrun.note);
 
-  const fit = learner.fitGroups.length > 0 ? fitGroups(learner.fitGroups) : NO_FIT;
+  const windows = fitWindows(learner.fitGroups);
+  if (windows !== learner.fitGroups)
+    learner.notes.add(
+      `the traces' cycles hold more than ${FIT_MAX_CALLS.toLocaleString('en-US')} calls: the cycle time was fitted on windows of consecutive cycles spread over them (${windows.reduce((n, w) => n + w.cycles.length, 0)} of ${learner.fitGroups.reduce((n, g) => n + g.cycles.length, 0)} cycles); the fit figures compare every cycle`,
+    );
+  const fit = learner.fitGroups.length > 0 ? fitClientTimes(learner.fitGroups, windows) : NO_FIT;
   const { spawnCpuMs, cycleSpread } = fitSpawnAndSpread(learner.fitGroups, fit);
   const first = learner.traces[0]!;
   const intervals = learner.intervals.sort((a, b) => a - b);
@@ -140,6 +153,7 @@ export async function learnModel(files: readonly string[], options: LearnOptions
     },
     cycleTime: {
       cores: learner.fitGroups[0]?.cores ?? 1,
+      load: learner.fitGroups[0]?.load ?? 0,
       cpuMsPerCall: fit.cpuMsPerCall,
       waitMsPerCall: fit.waitMsPerCall,
       launchMsPerCall: fit.launchMsPerCall,
@@ -158,16 +172,17 @@ export async function learnModel(files: readonly string[], options: LearnOptions
     events: eventProfiles(learner),
     speed,
     restartOutageMs: restartOutages(learner),
+    coverage: coverageOf(learner),
     fit: fitReport(learner, fit),
   };
 }
 
 /** A model without poll cycles (speed only): no client times. */
-const NO_FIT: ReturnType<typeof fitClientTimes> = {
+const NO_FIT: FittedClientTimes = {
   cpuMsPerCall: 0,
   waitMsPerCall: 0,
   launchMsPerCall: 0,
-  modelled: { durations: [], bursts: [], spreads: [], chainEnds: [] },
+  modelled: { durations: [], spreads: [], chainEnds: [] },
 };
 
 /** The restart rows' shared calls, made relative to the steady shared calls of a cycle. */
@@ -226,6 +241,21 @@ function reviewReaction(learner: Learner): Model['sessions']['review'] {
   return { samples: review.samples, toldAfterCycles: histogram(review.told), perReaction, perComment };
 }
 
+/** What the traces showed: every kind of event (0 for those they never did), restarts, the largest cycle. */
+function coverageOf(learner: Learner): ModelCoverage {
+  const { events, restarts, sessions, callsPerCycle } = learner.coverage;
+  const restartCounts: ModelCoverage['restarts'] = {};
+  for (const kind of ['hard', 'graceful', 'hot'] as const) {
+    const n = restarts.get(kind);
+    if (n) restartCounts[kind] = n;
+  }
+  return {
+    events: Object.fromEntries(modelTriggers.map((on) => [on, events.get(on) ?? 0])),
+    restarts: restartCounts,
+    scale: { sessions, callsPerCycle },
+  };
+}
+
 function restartOutages(learner: Learner): Model['restartOutageMs'] {
   const outage: Model['restartOutageMs'] = {};
   for (const [kind, list] of learner.outages)
@@ -235,7 +265,7 @@ function restartOutages(learner: Learner): Model['restartOutageMs'] {
 }
 
 /** The model beside its own traces: calls, calls per session-cycle, the cycles' length. */
-function fitReport(learner: Learner, fit: ReturnType<typeof fitClientTimes>): Model['fit'] {
+function fitReport(learner: Learner, fit: FittedClientTimes): Model['fit'] {
   const modelledSessionCycleCalls = learner.fitUnits.reduce((a, f) => a + f(), 0);
   const sum = (calls: ModelCalls) => calls.reduce((a, c) => a + c.mean, 0);
   const modelledShared =
@@ -281,20 +311,25 @@ function fitReport(learner: Learner, fit: ReturnType<typeof fitClientTimes>): Mo
  */
 function fitSpawnAndSpread(
   groups: Learner['fitGroups'],
-  fit: { cpuMsPerCall: number; waitMsPerCall: number; launchMsPerCall: number },
+  fit: FittedClientTimes,
 ): { spawnCpuMs: number; cycleSpread: number } {
   const extra: number[] = [];
   const ratios: number[] = [];
+  // The groups simulated with the fitted times (fit.modelled: one group's results after another's).
+  let cycleBase = 0;
+  let chainBase = 0;
   for (const g of groups) {
-    const sim = simulateCycles(g.cycles, g.chains, { cores: g.cores, ...fit });
+    const { durations, chainEnds } = fit.modelled;
     for (const spawn of g.spawns) {
-      const simulated = sim.chainEnds[spawn.chain]! - g.chains[spawn.chain]!.startMs;
+      const simulated = chainEnds[chainBase + spawn.chain]! - g.chains[spawn.chain]!.startMs;
       extra.push(Math.max(0, spawn.tookMs - simulated));
     }
     g.observed.forEach((o, i) => {
-      const m = sim.durations[i]!;
+      const m = durations[cycleBase + i]!;
       if (o > 0 && m > 0) ratios.push(o / m);
     });
+    cycleBase += g.cycles.length;
+    chainBase += g.chains.length;
   }
   const sorted = (v: number[]) => [...v].sort((a, b) => a - b);
   const r = sorted(ratios);
@@ -302,34 +337,4 @@ function fitSpawnAndSpread(
     spawnCpuMs: extra.length > 0 ? round(percentile(sorted(extra), 50), 0) : 0,
     cycleSpread: r.length > 1 ? round(Math.max(1, percentile(r, 95) / percentile(r, 50)), 3) : 1,
   };
-}
-
-/** The client times fitted over every trace's cycles at once (each on its own machine's cores). */
-function fitGroups(groups: Learner['fitGroups']): ReturnType<typeof fitClientTimes> {
-  if (groups.length === 1) {
-    const g = groups[0]!;
-    return fitClientTimes(g.cycles, g.chains, g.observed, g.spreads, g.cores);
-  }
-  // Several traces: one timeline per trace, offset so they never overlap.
-  let offset = 0;
-  const cycles: SimCycle[] = [];
-  const chains: Chain[] = [];
-  const observed: number[] = [];
-  const spreads: number[] = [];
-  for (const g of groups) {
-    const base = cycles.length;
-    const span = Math.max(0, ...g.cycles.map((c) => c.startMs), ...g.chains.map((c) => c.startMs)) + 1;
-    cycles.push(...g.cycles.map((c) => ({ ...c, startMs: c.startMs + offset })));
-    chains.push(
-      ...g.chains.map((c) => ({
-        ...c,
-        cycle: c.cycle < 0 ? -1 : c.cycle + base,
-        startMs: c.startMs + offset,
-      })),
-    );
-    observed.push(...g.observed);
-    spreads.push(...g.spreads);
-    offset += span + 86_400_000;
-  }
-  return fitClientTimes(cycles, chains, observed, spreads, groups[0]!.cores);
 }

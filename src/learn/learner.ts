@@ -14,7 +14,7 @@ import type {
 } from '../model/format.ts';
 import { modelStates } from '../model/format.ts';
 import type { ApiRecord } from '../trace/schema.ts';
-import type { Chain, SimCycle } from './cycle-time.ts';
+import type { FitGroup } from './cycle-time.ts';
 import type { OverrunVotes } from './overrun.ts';
 import { SpeedLearner } from './speed.ts';
 
@@ -41,15 +41,117 @@ export const WORLD_TRIGGERS: Record<string, ModelTrigger> = {
   'world.pr.merged': 'merged',
 };
 
-export interface Call {
-  t: number;
-  dur: number;
-  op: string;
-  session?: string;
-  cycle?: number;
-  repo?: string;
-  source?: string;
-  cost: number;
+/** Strings numbered in the order first seen (a column of a CallTable holds their numbers). */
+class StringColumn {
+  readonly values: string[] = [];
+  private readonly ids = new Map<string, number>();
+  private last: string | undefined;
+  private lastId = -1;
+  id(value: string | undefined): number {
+    if (value === undefined) return -1;
+    // The scanner hands the same string object for a repeated value: most lookups end here.
+    if (value === this.last) return this.lastId;
+    let id = this.ids.get(value);
+    if (id === undefined) {
+      id = this.values.length;
+      this.values.push(value);
+      this.ids.set(value, id);
+    }
+    this.last = value;
+    this.lastId = id;
+    return id;
+  }
+}
+
+const grown = <T extends Float64Array | Int32Array>(array: T, size: number): T => {
+  const next = new (array.constructor as { new (n: number): T })(size);
+  next.set(array);
+  return next;
+};
+
+/**
+ * A trace's api calls as `model learn` keeps them, column by column: the scanner reuses its
+ * record (src/trace/scanner.ts), and a long trace holds millions of calls, so each field is
+ * copied into a typed array (no object per call, nothing for the garbage collector to move).
+ * A call is its index; sessions, repositories and sources are numbers into their columns' strings
+ * (-1: none); `op` is the operation's key in the model, numbered once the trace is read.
+ */
+export class CallTable {
+  size = 0;
+  t = new Float64Array(1024);
+  dur = new Float64Array(1024);
+  cost = new Float64Array(1024);
+  /** The poll cycle id, NaN for none. */
+  cycle = new Float64Array(1024);
+  /** The call's kind (operation, protocol, method, route) as Operations numbered it. */
+  kind = new Int32Array(1024);
+  session = new Int32Array(1024);
+  repo = new Int32Array(1024);
+  source = new Int32Array(1024);
+  /** The model's operation key, an index into `ops` (set by `name`). */
+  op = new Int32Array(0);
+  ops: string[] = [];
+  readonly sessions = new StringColumn();
+  readonly repos = new StringColumn();
+  readonly sources = new StringColumn();
+
+  push(r: ApiRecord, kind: number): void {
+    if (this.size === this.t.length) {
+      const next = this.size * 2;
+      this.t = grown(this.t, next);
+      this.dur = grown(this.dur, next);
+      this.cost = grown(this.cost, next);
+      this.cycle = grown(this.cycle, next);
+      this.kind = grown(this.kind, next);
+      this.session = grown(this.session, next);
+      this.repo = grown(this.repo, next);
+      this.source = grown(this.source, next);
+    }
+    const i = this.size++;
+    this.t[i] = r.t;
+    this.dur[i] = r.dur;
+    this.cost[i] = r.cost;
+    this.cycle[i] = r.cycle ?? Number.NaN;
+    this.kind[i] = kind;
+    this.session[i] = this.sessions.id(r.session);
+    this.repo[i] = this.repos.id(r.repo);
+    this.source[i] = this.sources.id(r.source);
+  }
+
+  /** Each call's operation key, from its kind's (Operations.resolve). */
+  name(keysByKind: readonly string[]): void {
+    const ids = new Map<string, number>();
+    const opOfKind = keysByKind.map((key) => {
+      let id = ids.get(key);
+      if (id === undefined) {
+        id = this.ops.length;
+        this.ops.push(key);
+        ids.set(key, id);
+      }
+      return id;
+    });
+    this.op = new Int32Array(this.size);
+    for (let i = 0; i < this.size; i++) this.op[i] = opOfKind[this.kind[i]!]!;
+  }
+
+  opOf(i: number): string {
+    return this.ops[this.op[i]!]!;
+  }
+  sessionOf(i: number): string | undefined {
+    const s = this.session[i]!;
+    return s < 0 ? undefined : this.sessions.values[s];
+  }
+  repoOf(i: number): string | undefined {
+    const r = this.repo[i]!;
+    return r < 0 ? undefined : this.repos.values[r];
+  }
+  sourceOf(i: number): string | undefined {
+    const s = this.source[i]!;
+    return s < 0 ? undefined : this.sources.values[s];
+  }
+  hasCycle(i: number): boolean {
+    return !Number.isNaN(this.cycle[i]!);
+  }
 }
 
 export interface Cycle {
@@ -59,7 +161,8 @@ export interface Cycle {
   end: number;
   project?: string;
   repo?: string;
-  calls: Call[];
+  /** Its calls: indices into the trace's CallTable, in file order. */
+  calls: number[];
 }
 
 export interface Session {
@@ -97,14 +200,15 @@ export const round = (v: number, digits = 1) => {
   return Math.round(v * f) / f;
 };
 
-export function percentile(sorted: readonly number[], p: number): number {
+export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return 0;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i]!;
 }
 
 export function percentiles(values: number[]): { p50: number; p95: number } {
-  const sorted = [...values].sort((a, b) => a - b);
+  // A typed array sorts numbers natively (no comparator call per pair): operations hold millions.
+  const sorted = Float64Array.from(values).sort();
   return { p50: round(percentile(sorted, 50)), p95: round(percentile(sorted, 95)) };
 }
 
@@ -114,54 +218,128 @@ export async function sha256Of(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** The catalogue of operations: one key per (op, protocol, method, route) the traces recorded. */
+/** One kind of call in the trace being read: its first record's fields and its tallies. */
+interface CallKind {
+  full: string;
+  op: string | undefined;
+  protocol: ModelOperation['protocol'];
+  method: string;
+  route: string;
+  resource: string;
+  calls: number;
+  cost: number;
+  durs: number[];
+}
+
+/**
+ * The catalogue of operations: one key per (op, protocol, method, route) the traces recorded, an
+ * op name alone when it went with one route only. Built as a trace streams by (`add`, one record at
+ * a time); the keys are settled once the trace is read, when every route of each op name is known
+ * (`resolve`).
+ */
 export class Operations {
   private readonly byKey = new Map<string, { op: ModelOperation; durs: number[]; cost: number }>();
   private readonly keyOf = new Map<string, string>();
   private readonly opRoutes = new Map<string, Set<string>>();
+  /** The trace being read: its kinds of call, numbered in the order first seen. */
+  private kinds: CallKind[] = [];
+  private kindIds = new Map<string, number>();
+  private last: { op?: string; protocol: string; method: string; route: string; id: number } | undefined;
 
-  /** First pass: which op names go with more than one route (those keys then name the route). */
-  see(r: ApiRecord): void {
-    if (r.op === undefined) return;
-    const routes = this.opRoutes.get(r.op) ?? new Set();
-    routes.add(`${r.protocol} ${r.method} ${r.route}`);
-    this.opRoutes.set(r.op, routes);
-  }
-
-  key(r: ApiRecord): string {
-    const full = `${r.op ?? ''}|${r.protocol}|${r.method}|${r.route}`;
-    let key = this.keyOf.get(full);
-    if (key === undefined) {
-      key =
-        r.op === undefined
-          ? `${r.method} ${r.route}`
-          : (this.opRoutes.get(r.op)?.size ?? 1) > 1
-            ? `${r.op} ${r.method} ${r.route}`
-            : r.op;
-      this.keyOf.set(full, key);
-    }
-    let entry = this.byKey.get(key);
-    if (!entry) {
-      entry = {
-        op: {
-          ...(r.op !== undefined ? { op: r.op } : {}),
+  /** A record as it is read: the number of its kind (the scanner's strings repeat as one object). */
+  add(r: ApiRecord): number {
+    const last = this.last;
+    let id: number;
+    if (
+      last !== undefined &&
+      last.op === r.op &&
+      last.protocol === r.protocol &&
+      last.method === r.method &&
+      last.route === r.route
+    )
+      id = last.id;
+    else {
+      const full = `${r.op ?? ''}|${r.protocol}|${r.method}|${r.route}`;
+      let known = this.kindIds.get(full);
+      if (known === undefined) {
+        known = this.kinds.length;
+        this.kindIds.set(full, known);
+        this.kinds.push({
+          full,
+          op: r.op,
           protocol: r.protocol,
           method: r.method,
           route: r.route,
           resource: r.resource,
-          points: 0,
-          latencyMs: null,
           calls: 0,
-        },
-        durs: [],
-        cost: 0,
+          cost: 0,
+          durs: [],
+        });
+        if (r.op !== undefined) {
+          const routes = this.opRoutes.get(r.op) ?? new Set();
+          routes.add(`${r.protocol} ${r.method} ${r.route}`);
+          this.opRoutes.set(r.op, routes);
+        }
+      }
+      id = known;
+      this.last = {
+        ...(r.op !== undefined ? { op: r.op } : {}),
+        protocol: r.protocol,
+        method: r.method,
+        route: r.route,
+        id,
       };
-      this.byKey.set(key, entry);
     }
-    entry.op.calls++;
-    entry.cost += r.cost;
-    entry.durs.push(r.dur);
-    return key;
+    const kind = this.kinds[id]!;
+    kind.calls++;
+    kind.cost += r.cost;
+    kind.durs.push(r.dur);
+    return id;
+  }
+
+  /**
+   * The trace is read: each kind's key (by its number), its calls in the catalogue. Without
+   * `keep` (a trace whose cost is not learned) only its op names' routes stay, as seen.
+   */
+  resolve(keep: boolean): string[] {
+    const kinds = keep ? this.kinds : [];
+    this.kinds = [];
+    this.kindIds = new Map();
+    this.last = undefined;
+    return kinds.map((kind) => {
+      let key = this.keyOf.get(kind.full);
+      if (key === undefined) {
+        key =
+          kind.op === undefined
+            ? `${kind.method} ${kind.route}`
+            : (this.opRoutes.get(kind.op)?.size ?? 1) > 1
+              ? `${kind.op} ${kind.method} ${kind.route}`
+              : kind.op;
+        this.keyOf.set(kind.full, key);
+      }
+      let entry = this.byKey.get(key);
+      if (!entry) {
+        entry = {
+          op: {
+            ...(kind.op !== undefined ? { op: kind.op } : {}),
+            protocol: kind.protocol,
+            method: kind.method,
+            route: kind.route,
+            resource: kind.resource,
+            points: 0,
+            latencyMs: null,
+            calls: 0,
+          },
+          // The kind's own list: a catalogue entry of one kind (the usual case) copies nothing.
+          durs: kind.durs,
+          cost: 0,
+        };
+        this.byKey.set(key, entry);
+      } else for (const dur of kind.durs) entry.durs.push(dur);
+      entry.op.calls += kind.calls;
+      entry.cost += kind.cost;
+      return key;
+    });
   }
 
   finish(): Record<string, ModelOperation> {
@@ -192,15 +370,12 @@ export class Learner {
     comments: [] as number[],
   };
   readonly outages = new Map<string, number[]>();
-  readonly fitGroups: Array<{
-    /** Spawn chains with how long the spawn took (creation → the control plane's word that it returned). */
-    spawns: Array<{ chain: number; tookMs: number }>;
-    cycles: SimCycle[];
-    chains: Chain[];
-    observed: number[];
-    spreads: number[];
-    cores: number;
-  }> = [];
+  readonly fitGroups: Array<
+    FitGroup & {
+      /** Spawn chains with how long the spawn took (creation → the control plane's word that it returned). */
+      spawns: Array<{ chain: number; tookMs: number }>;
+    }
+  > = [];
   readonly traces: ModelTraceProvenance[] = [];
   readonly notes = new Set<string>();
   readonly speed = new SpeedLearner();
@@ -212,6 +387,13 @@ export class Learner {
   /** How the loops' cycles after overruns started, over the traces (overrun.ts). */
   readonly overrun: OverrunVotes = { skip: 0, immediate: 0, unclear: 0 };
   apiRecords = 0;
+  /** What the traces showed (docs/model.md#coverage): events by kind, restarts by kind, the largest cycle. */
+  readonly coverage = {
+    events: new Map<ModelTrigger, number>(),
+    restarts: new Map<string, number>(),
+    sessions: 0,
+    callsPerCycle: 0,
+  };
   fit = { calls: 0, modelled: 0, sessionCycles: 0, sessionCycleCalls: 0, unmodelled: 0 };
   /** Per trace, the session-cycles with their keys (for the modelled side of the fit). */
   readonly fitUnits: Array<() => number> = [];

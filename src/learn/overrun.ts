@@ -40,7 +40,11 @@ const GRID_SHARE = 0.2;
 export function overrunVotes(cycles: readonly LoopCycle[], restarts: readonly number[]): OverrunVotes {
   const votes: OverrunVotes = { skip: 0, immediate: 0, unclear: 0 };
   const byLoop = new Map<string, LoopCycle[]>();
-  for (const c of cycles) byLoop.set(c.loop, [...(byLoop.get(c.loop) ?? []), c]);
+  for (const c of cycles) {
+    const list = byLoop.get(c.loop);
+    if (list) list.push(c);
+    else byLoop.set(c.loop, [c]);
+  }
   for (const list of byLoop.values()) {
     list.sort((a, b) => a.t - b.t);
     for (let i = 1; i < list.length; i++) {

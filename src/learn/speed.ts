@@ -82,7 +82,11 @@ export class SpeedLearner {
     for (const s of spans)
       if (s.name === 'provider.session.load') {
         const run = runOf(s);
-        if (run) loadsByRun.set(run, [...(loadsByRun.get(run) ?? []), s]);
+        if (run) {
+          const list = loadsByRun.get(run);
+          if (list) list.push(s);
+          else loadsByRun.set(run, [s]);
+        }
       }
     // A load after a hard restart or a crash replays an unclean transcript first.
     const restarts = events.filter((e) => e.name === 'controlplane.restart');
@@ -128,7 +132,7 @@ export class SpeedLearner {
     const startOf = new Map<string, string>();
     const submitted = new Map<string, number>();
     const done = new Set<string>();
-    let pendingInput = new Map<string, number>();
+    const pendingInput = new Map<string, number>();
     for (const e of events) {
       const run = runOf(e);
       if (e.name === 'input.received' && e.session && e.data?.opens === 'run') {
@@ -140,7 +144,7 @@ export class SpeedLearner {
         const input = e.session ? pendingInput.get(e.session) : undefined;
         if (input !== undefined) {
           this.stages.dispatch.push(e.t - input);
-          pendingInput = new Map([...pendingInput].filter(([s]) => s !== e.session));
+          pendingInput.delete(e.session!);
         }
       } else if (e.name === 'provider.event' && run && !done.has(run)) {
         // The turn's submission, or its start where the provider reports no submission (Paperclip).

@@ -1,19 +1,20 @@
 /**
- * One trace read into the learner (docs/model.md): its records, then each part of the model in
- * turn (cycles and sessions, the calls of each session-cycle, events' extra calls, shared calls,
- * spawns, reviews, transitions, parallelism, the cycle-time fit's data). The whole trace is read
- * into memory (its api records as small tuples), bounded by MODEL_LEARN_LIMITS.
+ * One trace read into the learner (docs/model.md): one streaming pass over its records (api lines
+ * through the analyzer's scanner), then each part of the model in turn (cycles and sessions, the
+ * calls of each session-cycle, events' extra calls, shared calls, spawns, reviews, transitions,
+ * parallelism, the cycle-time fit's data), each linear in the trace (or n log n: sorted lookups).
+ * Its api records are kept in memory column by column (a CallTable), bounded by MODEL_LEARN_LIMITS.
  */
 import { availableParallelism } from 'node:os';
-import { FleetbenchError } from '../base/errors.ts';
+import { InputFileError } from '../base/errors.ts';
 import { MODEL_LEARN_LIMITS } from '../base/limits.ts';
 import type { ModelState, ModelTrigger } from '../model/format.ts';
-import { type ReadStats, readTrace } from '../trace/reader.ts';
-import type { ApiRecord, BodyRecord, EventRecord, RunHeader, SpanRecord } from '../trace/schema.ts';
+import { type ReadStats, scanTrace } from '../trace/reader.ts';
+import type { EventRecord, RunHeader, SpanRecord } from '../trace/schema.ts';
 import { type Chain, type SimCycle, spreadOf } from './cycle-time.ts';
 import {
   asState,
-  type Call,
+  CallTable,
   CYCLE_END_SLACK_MS,
   type Cycle,
   EVENT_CYCLES,
@@ -30,12 +31,13 @@ import {
 } from './learner.ts';
 import { overrunVotes } from './overrun.ts';
 
-/** A trace's records by kind, with what its control plane said of the machine. */
+/** A trace read for learning: its calls (a CallTable), spans and events, and what its control plane said of the machine. */
 interface TraceRecords {
   file: string;
   header: RunHeader;
   stats: ReadStats;
-  apis: ApiRecord[];
+  /** Its api records, in file order. */
+  calls: CallTable;
   spans: SpanRecord[];
   events: EventRecord[];
   endMs: number;
@@ -52,67 +54,91 @@ interface Unit {
   to: ModelState;
   counts: Map<string, number>;
   /** Per excess trigger: which of the session's cycles after it this is (1-based), if ≤ EVENT_CYCLES. */
-  offsets: Map<ModelTrigger, number>;
+  offsets: Map<ModelTrigger, number> | undefined;
 }
 
 const machine = (e?: EventRecord) =>
   (e?.data as { machine?: { loadavg?: number[]; cpus?: number } } | undefined)?.machine;
 
-export async function learnTrace(file: string, learner: Learner): Promise<void> {
-  const trace = await readRecords(file, learner);
+/** A `world.review.posted` this close to a review burst's `fault.start` marks that burst. */
+const BURST_MARK_SLACK_MS = 10_000;
+
+/** How far a trace's read has come: bytes of the file read, of its size. */
+export type LearnProgress = (bytesRead: number, bytesTotal: number) => void;
+
+export async function learnTrace(file: string, learner: Learner, onProgress?: LearnProgress): Promise<void> {
+  const trace = await readRecords(file, learner, onProgress);
   const pollCycles = trace.spans.filter((s) => s.name === 'poll.cycle').sort((a, b) => a.t - b.t);
-  if (pollCycles.length === 0 || !trace.apis.some((r) => r.cycle !== undefined && r.session !== undefined)) {
+  if (pollCycles.length === 0 || !hasAttributedCall(trace.calls)) {
     learner.notes.add(
       `${file}: no poll cycles with attributed calls (poll.cycle spans, api records with a session and a cycle): its cost was not learned`,
     );
+    learner.operations.resolve(false);
     await addProvenance(learner, trace, pollCycles.length);
     return;
   }
   learner.costTraces++;
+  trace.calls.name(learner.operations.resolve(true));
   new CostReading(trace, learner, pollCycles).learn();
   await addProvenance(learner, trace, pollCycles.length);
 }
 
-/** The records by kind; the parts learned from spans and events alone (outages, speed). */
-async function readRecords(file: string, learner: Learner): Promise<TraceRecords> {
-  const { records, stats } = await readTrace(file);
-  const apis: ApiRecord[] = [];
+/**
+ * One streaming pass over the file: canonical api lines through the analyzer's scanner into small
+ * calls (the record is reused), spans and events kept whole; then the parts learned from spans
+ * and events alone (outages, speed).
+ */
+async function readRecords(
+  file: string,
+  learner: Learner,
+  onProgress?: LearnProgress,
+): Promise<TraceRecords> {
+  const calls = new CallTable();
   const spans: SpanRecord[] = [];
   const events: EventRecord[] = [];
   let endMs = 0;
-  for (const r of records as BodyRecord[]) {
-    if (r.kind === 'api') {
-      apis.push(r);
-      learner.operations.see(r);
-      endMs = Math.max(endMs, r.t + r.dur);
-    } else if (r.kind === 'span') {
-      spans.push(r);
-      endMs = Math.max(endMs, r.t + r.dur);
-    } else if (r.kind === 'event') {
-      events.push(r);
-      endMs = Math.max(endMs, r.t);
-    }
-  }
+  const { maxApiRecords } = MODEL_LEARN_LIMITS;
+  const stats = await scanTrace(
+    file,
+    (r) => {
+      if (r.kind === 'api') {
+        if (++learner.apiRecords > maxApiRecords)
+          throw new InputFileError(
+            'E_MODEL',
+            file,
+            undefined,
+            `more than ${maxApiRecords.toLocaleString('en-US')} api records over the traces (docs/limits.md): learn from shorter runs`,
+          );
+        const kind = learner.operations.add(r);
+        calls.push(r, kind);
+        endMs = Math.max(endMs, r.t + r.dur);
+      } else if (r.kind === 'span') {
+        spans.push(r);
+        endMs = Math.max(endMs, r.t + r.dur);
+      } else if (r.kind === 'event') {
+        events.push(r);
+        endMs = Math.max(endMs, r.t);
+      }
+    },
+    { transientApi: true, ...(onProgress ? { onProgress } : {}) },
+  );
   for (const s of spans)
-    if (s.name === 'controlplane.outage' && typeof s.labels?.kind === 'string')
-      learner.outages.set(s.labels.kind, [...(learner.outages.get(s.labels.kind) ?? []), s.dur]);
+    if (s.name === 'controlplane.outage' && typeof s.labels?.kind === 'string') {
+      const list = learner.outages.get(s.labels.kind) ?? [];
+      list.push(s.dur);
+      learner.outages.set(s.labels.kind, list);
+    }
   learner.speed.add(
     [...spans].sort((a, b) => a.t - b.t),
     [...events].sort((a, b) => a.t - b.t),
   );
-  learner.apiRecords += apis.length;
-  if (learner.apiRecords > MODEL_LEARN_LIMITS.maxApiRecords)
-    throw new FleetbenchError(
-      'E_MODEL',
-      `${file}: more than ${MODEL_LEARN_LIMITS.maxApiRecords.toLocaleString('en-US')} api records over the traces (docs/limits.md): learn from shorter runs`,
-    );
   const started = events.find((e) => e.name === 'ao.started');
   const stopping = events.find((e) => e.name === 'ao.stopping');
   return {
     file,
     header: stats.header!,
     stats,
-    apis,
+    calls,
     spans,
     events,
     endMs,
@@ -122,7 +148,7 @@ async function readRecords(file: string, learner: Learner): Promise<TraceRecords
 }
 
 async function addProvenance(learner: Learner, trace: TraceRecords, cycleCount: number): Promise<void> {
-  const { file, header, stats, apis, started, stopping } = trace;
+  const { file, header, stats, calls, started, stopping } = trace;
   const startLoad = machine(started);
   learner.traces.push({
     file,
@@ -137,9 +163,9 @@ async function addProvenance(learner: Learner, trace: TraceRecords, cycleCount: 
     clock: header.clock,
     startedAt: header.startedAt,
     durationMs: round(stats.footer?.t ?? trace.endMs, 0),
-    sessions: new Set(apis.flatMap((r) => (r.session ? [r.session] : []))).size,
+    sessions: calls.sessions.values.filter((s) => s !== '').length,
     cycles: cycleCount,
-    calls: apis.length,
+    calls: calls.size,
     load:
       startLoad?.loadavg && startLoad.cpus
         ? { start: startLoad.loadavg, end: machine(stopping)?.loadavg ?? null, cpus: startLoad.cpus }
@@ -147,19 +173,48 @@ async function addProvenance(learner: Learner, trace: TraceRecords, cycleCount: 
   });
 }
 
+/** Whether a call carries both its session and its poll cycle. */
+function hasAttributedCall(calls: CallTable): boolean {
+  for (let i = 0; i < calls.size; i++) if (calls.hasCycle(i) && calls.session[i]! >= 0) return true;
+  return false;
+}
+
+/**
+ * The first index of `sorted` (ascending) whose value is above `value` (`upper`), or at least
+ * `value` (lower): how many values are at most, or below, it.
+ */
+function bound(sorted: ArrayLike<number>, value: number, upper: boolean): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < value || (upper && sorted[mid] === value)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+const upperBound = (sorted: ArrayLike<number>, value: number) => bound(sorted, value, true);
+const lowerBound = (sorted: ArrayLike<number>, value: number) => bound(sorted, value, false);
+
 /** The cost part of one trace with poll cycles: each step below adds its share to the learner. */
 class CostReading {
   private readonly cycles: Cycle[];
   private readonly cyclesById = new Map<number, Cycle[]>();
   private readonly sessions = new Map<string, Session>();
+  /** Each session's place in `sessions` (the order a cycle's sessions are taken in). */
+  private readonly sessionIndex = new Map<Session, number>();
   /** When the control plane came back from a restart (not its first start). */
   private readonly readies: number[] = [];
-  private readonly calls: Call[] = [];
-  /** Calls of a spawn path, though they fell in a cycle of their repository. */
-  private readonly spawnCalls = new Set<Call>();
+  /** Calls of a spawn path, though they fell in a cycle of their repository (1 per such call). */
+  private readonly spawnCalls: Uint8Array;
   private readonly units: Unit[] = [];
+  /** Each session's units, in its cycles' order. */
+  private readonly unitsOf = new Map<Session, Unit[]>();
   private readonly cycleMembers = new Map<Cycle, Session[]>();
-  private readonly agentCalls: Call[] = [];
+  /** Per cycle, its calls by session (no session: ''), each session's in the cycle's order. */
+  private readonly callsBySession = new Map<Cycle, Map<string, number[]>>();
+  private readonly agentCalls: number[] = [];
+  private readonly T: CallTable;
   private readonly projectScoped: boolean;
 
   constructor(
@@ -176,6 +231,8 @@ class CostReading {
       calls: [],
     }));
     this.projectScoped = this.cycles.some((c) => c.project !== undefined);
+    this.T = trace.calls;
+    this.spawnCalls = new Uint8Array(trace.calls.size);
   }
 
   learn(): void {
@@ -200,6 +257,7 @@ class CostReading {
     if (!s) {
       s = { id, createdAt: t, states: [], triggers: [], told: [], cycles: [] };
       this.sessions.set(id, s);
+      this.sessionIndex.set(s, this.sessionIndex.size);
     }
     return s;
   }
@@ -212,8 +270,15 @@ class CostReading {
       const interval = (s.data as { intervalMs?: unknown } | undefined)?.intervalMs;
       if (typeof interval === 'number') learner.intervals.push(interval);
     }
-    for (const c of this.cycles) this.cyclesById.set(c.id, [...(this.cyclesById.get(c.id) ?? []), c]);
-    if ([...this.cyclesById.values()].some((list) => list.length > 1))
+    let repeated = false;
+    for (const c of this.cycles) {
+      const list = this.cyclesById.get(c.id);
+      if (list) {
+        list.push(c);
+        repeated = true;
+      } else this.cyclesById.set(c.id, [c]);
+    }
+    if (repeated)
       learner.notes.add(
         'cycle ids repeat in a trace (a restarted control plane numbering from 1): calls were matched to the cycle nearest in time',
       );
@@ -221,7 +286,12 @@ class CostReading {
 
   /** Sessions' states, what happened to them, when their agents were told, the restarts. */
   private readEvents(): void {
+    const bursts: Array<{ t: number; prs: number; comments: number }> = [];
+    const posted: number[] = [];
     for (const e of this.trace.events.sort((a, b) => a.t - b.t)) {
+      if (e.name === 'fault.start' && e.labels?.type === 'review-burst')
+        bursts.push({ t: e.t, prs: Number(e.labels.prs ?? 0), comments: Number(e.labels.comments ?? 0) });
+      if (e.name === 'world.review.posted') posted.push(e.t);
       if (e.name === 'session.state' && e.session) {
         const from = e.labels?.from;
         const s = this.sessionOf(e.session, e.t);
@@ -245,6 +315,9 @@ class CostReading {
         this.sessionOf(e.session, e.t).spawnedAt = e.t;
       } else if (e.name === 'controlplane.ready' && e.labels?.reason !== 'start') {
         this.readies.push(e.t);
+        const kind = String(e.labels?.reason ?? 'unknown');
+        const { restarts } = this.learner.coverage;
+        restarts.set(kind, (restarts.get(kind) ?? 0) + 1);
       } else if (
         e.session &&
         (e.name === 'agent.review.received' ||
@@ -253,6 +326,66 @@ class CostReading {
         this.sessionOf(e.session, e.t).told.push(e.t);
       }
     }
+    this.reviewsFromBursts(bursts, posted);
+  }
+
+  /**
+   * A review burst the trace marks only by its `fault.start` (no `world.review.posted` near it: a
+   * trace whose world events were not recorded): the reviewed sessions are those whose agents
+   * were told of a review, or made calls of their own, after it and before the next burst, the
+   * first `prs` of them; its comments are shared among them in proportion to their agents' calls
+   * (an agent answers each comment), at least one each.
+   */
+  private reviewsFromBursts(
+    bursts: ReadonlyArray<{ t: number; prs: number; comments: number }>,
+    posted: readonly number[],
+  ): void {
+    bursts.forEach((burst, i) => {
+      if (posted.some((t) => Math.abs(t - burst.t) <= BURST_MARK_SLACK_MS)) return;
+      const next = bursts[i + 1]?.t ?? Number.POSITIVE_INFINITY;
+      const within = (t: number) => t >= burst.t && t < next;
+      const first = new Map<string, number>();
+      const agentCalls = new Map<string, number>();
+      const note = (session: string, t: number) => {
+        if (within(t) && !first.has(session)) first.set(session, t);
+      };
+      for (const s of this.sessions.values()) for (const t of s.told) note(s.id, t);
+      const T = this.T;
+      for (let i = 0; i < T.size; i++) {
+        const session = T.sessionOf(i);
+        if (T.sourceOf(i) === 'agent' && session !== undefined && within(T.t[i]!)) {
+          note(session, T.t[i]!);
+          agentCalls.set(session, (agentCalls.get(session) ?? 0) + 1);
+        }
+      }
+      const reviewed = [...first]
+        .sort((a, b) => a[1] - b[1])
+        .slice(0, burst.prs > 0 ? burst.prs : undefined)
+        .map(([id]) => id);
+      if (reviewed.length === 0) return;
+      // Largest remainders, so that the shares add up to the burst's comments.
+      const weights = reviewed.map((id) => agentCalls.get(id) ?? 0);
+      const total = weights.reduce((a, b) => a + b, 0);
+      const exact = reviewed.map((_, k) =>
+        total > 0 ? (burst.comments * weights[k]!) / total : burst.comments / reviewed.length,
+      );
+      const shares = exact.map(Math.floor);
+      const left = burst.comments - shares.reduce((a, b) => a + b, 0);
+      [...exact.keys()]
+        .sort((a, b) => exact[b]! - shares[b]! - (exact[a]! - shares[a]!) || a - b)
+        .slice(0, Math.max(0, left))
+        .forEach((k) => {
+          shares[k]!++;
+        });
+      reviewed.forEach((id, k) => {
+        this.sessions
+          .get(id)
+          ?.triggers.push({ t: burst.t, on: 'review-posted', comments: Math.max(1, shares[k]!) });
+      });
+      this.learner.notes.add(
+        `${this.trace.file}: the review burst at ${Math.round(burst.t / 1000)} s is marked only by its fault.start (no world.review.posted): its ${reviewed.length} reviewed sessions are those whose agents were told or made calls after it`,
+      );
+    });
   }
 
   /** How the loop went on after its overruns; then each restart as a trigger of every session before it. */
@@ -272,43 +405,43 @@ class CostReading {
     for (const key of ['skip', 'immediate', 'unclear'] as const) this.learner.overrun[key] += votes[key];
     for (const s of this.sessions.values())
       for (const t of this.readies) if (t > s.createdAt) s.triggers.push({ t, on: 'restart' });
-    for (const s of this.sessions.values()) s.triggers.sort((a, b) => a.t - b.t);
+    const { events } = this.learner.coverage;
+    for (const s of this.sessions.values()) {
+      s.triggers.sort((a, b) => a.t - b.t);
+      for (const trigger of s.triggers)
+        if (trigger.on !== 'restart') events.set(trigger.on, (events.get(trigger.on) ?? 0) + 1);
+    }
+    events.set('restart', (events.get('restart') ?? 0) + this.readies.length);
   }
 
   /** Each call to its cycle, or to its session's spawn; sessions and cycles get the repository most of their calls name. */
   private attributeCalls(): void {
+    const T = this.T;
     const repoVotes = new Map<string, Map<string, number>>();
-    for (const r of this.trace.apis) {
-      const call: Call = {
-        t: r.t,
-        dur: r.dur,
-        op: this.learner.operations.key(r),
-        cost: r.cost,
-        ...(r.session !== undefined ? { session: r.session } : {}),
-        ...(r.cycle !== undefined ? { cycle: r.cycle } : {}),
-        ...(r.repo !== undefined ? { repo: r.repo } : {}),
-        ...(r.source !== undefined ? { source: r.source } : {}),
-      };
-      this.calls.push(call);
-      if (r.session !== undefined && r.repo !== undefined) {
-        const votes = repoVotes.get(r.session) ?? new Map<string, number>();
-        votes.set(r.repo, (votes.get(r.repo) ?? 0) + 1);
-        repoVotes.set(r.session, votes);
-        this.sessionOf(r.session, r.t);
+    const agent = T.sources.id('agent');
+    for (let i = 0; i < T.size; i++) {
+      const session = T.sessionOf(i);
+      const repo = T.repoOf(i);
+      const t = T.t[i]!;
+      if (session !== undefined && repo !== undefined) {
+        const votes = repoVotes.get(session) ?? new Map<string, number>();
+        votes.set(repo, (votes.get(repo) ?? 0) + 1);
+        repoVotes.set(session, votes);
+        this.sessionOf(session, t);
       }
       // A call of the spawn path, though it fell in a cycle of its repository (the cycle is announced per repo).
-      const spawnedAt = r.session !== undefined ? this.sessions.get(r.session)?.spawnedAt : undefined;
-      if (spawnedAt !== undefined && r.t < spawnedAt && r.source !== 'agent') {
-        this.spawnCalls.add(call);
+      const spawnedAt = session !== undefined ? this.sessions.get(session)?.spawnedAt : undefined;
+      if (spawnedAt !== undefined && t < spawnedAt && T.source[i] !== agent) {
+        this.spawnCalls[i] = 1;
         continue;
       }
-      if (r.cycle === undefined) continue;
-      const candidates = this.cyclesById.get(r.cycle);
+      if (!T.hasCycle(i)) continue;
+      const candidates = this.cyclesById.get(T.cycle[i]!);
       if (!candidates) continue;
       let best = candidates[0]!;
       for (const c of candidates)
-        if (Math.abs(r.t - (c.t + c.end) / 2) < Math.abs(r.t - (best.t + best.end) / 2)) best = c;
-      best.calls.push(call);
+        if (Math.abs(t - (c.t + c.end) / 2) < Math.abs(t - (best.t + best.end) / 2)) best = c;
+      best.calls.push(i);
     }
     for (const [id, votes] of repoVotes) {
       const s = this.sessions.get(id)!;
@@ -316,44 +449,108 @@ class CostReading {
     }
     for (const c of this.cycles) {
       const votes = new Map<string, number>();
-      for (const call of c.calls) if (call.repo) votes.set(call.repo, (votes.get(call.repo) ?? 0) + 1);
+      for (const i of c.calls) {
+        const repo = T.repoOf(i);
+        if (repo) votes.set(repo, (votes.get(repo) ?? 0) + 1);
+      }
       const top = [...votes].sort((a, b) => b[1] - a[1])[0];
       if (top) c.repo = top[0];
     }
   }
 
-  /** The sessions a cycle polled: created (spawned) before it, not merged or closed, of its project. */
-  private members(c: Cycle): Session[] {
-    return [...this.sessions.values()].filter((s) => {
-      if ((s.spawnedAt ?? s.createdAt) > c.t) return false;
-      const st = stateAt(s, c.t);
-      if (st === undefined || TERMINAL.has(st)) return false;
-      return !this.projectScoped || (c.repo !== undefined && s.repo === c.repo);
-    });
+  /** Whether a cycle at `t` polled the session: created (spawned) before it, not merged or closed. */
+  private polledAt(s: Session, t: number): boolean {
+    if ((s.spawnedAt ?? s.createdAt) > t) return false;
+    const st = stateAt(s, t);
+    return st !== undefined && !TERMINAL.has(st);
+  }
+
+  /**
+   * The sessions each cycle polled (created, or spawned, before it, not merged or closed, of its
+   * project), in the order the sessions were first seen. One sweep in time order: whether a
+   * session is polled changes only when it is created or spawned and when its state changes.
+   */
+  private sweepMembers(visit: (c: Cycle, members: Session[]) => void): void {
+    const changes: Array<[number, Session]> = [];
+    for (const s of this.sessions.values()) {
+      changes.push([Math.max(s.createdAt, s.spawnedAt ?? s.createdAt), s]);
+      for (const [t] of s.states) changes.push([t, s]);
+    }
+    changes.sort((a, b) => a[0] - b[0]);
+    /** Polled sessions by repository ('' for one loop for all). */
+    const active = new Map<string, Set<Session>>();
+    const bucket = (s: Session) => (this.projectScoped ? (s.repo ?? '\u0000none') : '');
+    let next = 0;
+    for (const c of this.cycles) {
+      const dirty = new Set<Session>();
+      while (next < changes.length && changes[next]![0] <= c.t) dirty.add(changes[next++]![1]);
+      for (const s of dirty) {
+        const key = bucket(s);
+        let set = active.get(key);
+        if (!set) {
+          set = new Set();
+          active.set(key, set);
+        }
+        if (this.polledAt(s, c.t)) set.add(s);
+        else set.delete(s);
+      }
+      const key = this.projectScoped ? c.repo : '';
+      const members = key === undefined ? [] : [...(active.get(key) ?? [])];
+      members.sort((a, b) => this.sessionIndex.get(a)! - this.sessionIndex.get(b)!);
+      visit(c, members);
+    }
+  }
+
+  /** A cycle's calls by session ('' for those of no session), in the cycle's order. */
+  private bySession(c: Cycle): Map<string, number[]> {
+    let out = this.callsBySession.get(c);
+    if (!out) {
+      out = new Map();
+      for (const i of c.calls) {
+        const key = this.T.sessionOf(i) ?? '';
+        const list = out.get(key);
+        if (list) list.push(i);
+        else out.set(key, [i]);
+      }
+      this.callsBySession.set(c, out);
+    }
+    return out;
   }
 
   /** Session-cycles: the sessions each cycle polled, with what it did to them and the events before. */
   private sessionCycles(): void {
-    for (const c of this.cycles) {
-      if (this.projectScoped && c.calls.length === 0) continue;
-      const list = this.members(c);
+    this.sweepMembers((c, list) => {
+      if (this.projectScoped && c.calls.length === 0) return;
       this.cycleMembers.set(c, list);
+      const { coverage } = this.learner;
+      coverage.sessions = Math.max(coverage.sessions, list.length);
+      coverage.callsPerCycle = Math.max(coverage.callsPerCycle, c.calls.length);
+      const own = this.bySession(c);
       for (const s of list) {
         s.cycles.push(c);
         const from = stateAt(s, c.t) ?? 'spawning';
         const to = stateAt(s, c.end + CYCLE_END_SLACK_MS) ?? from;
         const counts = new Map<string, number>();
-        for (const call of c.calls)
-          if (call.session === s.id) counts.set(call.op, (counts.get(call.op) ?? 0) + 1);
-        this.units.push({ session: s, cycle: c, from, to, counts, offsets: new Map() });
+        for (const i of own.get(s.id) ?? []) {
+          const op = this.T.opOf(i);
+          counts.set(op, (counts.get(op) ?? 0) + 1);
+        }
+        // Most session-cycles follow no event: their offsets are made only when one does.
+        const unit: Unit = { session: s, cycle: c, from, to, counts, offsets: undefined };
+        this.units.push(unit);
+        const units = this.unitsOf.get(s);
+        if (units) units.push(unit);
+        else this.unitsOf.set(s, [unit]);
       }
-    }
+    });
     for (const s of this.sessions.values()) {
-      const own = this.units.filter((u) => u.session === s);
+      const own = this.unitsOf.get(s) ?? [];
+      const starts = own.map((u) => u.cycle.t);
       for (const trigger of s.triggers) {
         if (!EXCESS_TRIGGERS.includes(trigger.on)) continue;
-        const after = own.filter((u) => u.cycle.t > trigger.t);
-        after.slice(0, EVENT_CYCLES).forEach((u, k) => {
+        const first = upperBound(starts, trigger.t);
+        own.slice(first, first + EVENT_CYCLES).forEach((u, k) => {
+          u.offsets ??= new Map();
           const prev = u.offsets.get(trigger.on);
           if (prev === undefined || k + 1 < prev) u.offsets.set(trigger.on, k + 1);
         });
@@ -370,7 +567,7 @@ class CostReading {
         entry = { clean: new Tally(), all: new Tally(), from: u.from, to: u.to };
         this.learner.cycleProfiles.set(key, entry);
       }
-      const targets = u.offsets.size === 0 ? [entry.clean, entry.all] : [entry.all];
+      const targets = u.offsets === undefined ? [entry.clean, entry.all] : [entry.all];
       for (const tally of targets) {
         tally.samples++;
         for (const [op, n] of u.counts) tally.add(op, n);
@@ -387,7 +584,7 @@ class CostReading {
   /** Extra calls in the cycles after an event, beyond the profile. */
   private learnEventExcess(): void {
     for (const u of this.units) {
-      for (const [on, k] of u.offsets) {
+      for (const [on, k] of u.offsets ?? []) {
         const entry = this.excessEntry(on, k);
         entry.perSession.samples++;
         const tally = this.profileTally(u.from, u.to);
@@ -408,14 +605,25 @@ class CostReading {
     return entry;
   }
 
+  /** Each loop's cycle starts, in time order ('' for one loop for all). */
+  private loopStarts: Map<string, number[]> | undefined;
+
   /** Which of its loop's cycles since a restart this is (1-based), if within EVENT_CYCLES. */
   private restartOffsetOf(c: Cycle): number | undefined {
+    if (this.loopStarts === undefined) {
+      this.loopStarts = new Map();
+      for (const o of this.cycles) {
+        const list = this.loopStarts.get(o.project ?? '');
+        if (list) list.push(o.t);
+        else this.loopStarts.set(o.project ?? '', [o.t]);
+      }
+    }
+    const starts = this.loopStarts.get(c.project ?? '')!;
+    const upTo = upperBound(starts, c.t);
     let best: number | undefined;
     for (const t of this.readies) {
-      const loopCycles = this.cycles.filter(
-        (o) => o.t > t && (o.project ?? '') === (c.project ?? '') && o.t <= c.t,
-      );
-      const k = loopCycles.length;
+      // The loop's cycles that started after the restart, up to this one.
+      const k = upTo - upperBound(starts, t);
       if (k >= 1 && k <= EVENT_CYCLES && (best === undefined || k < best)) best = k;
     }
     return best;
@@ -429,10 +637,11 @@ class CostReading {
       const k = this.restartOffsetOf(c);
       const perRepo = new Map<string, number>();
       const perProject = new Map<string, number>();
-      for (const call of c.calls) {
-        if (call.session !== undefined) continue;
-        const tally = call.repo !== undefined ? perRepo : perProject;
-        tally.set(call.op, (tally.get(call.op) ?? 0) + 1);
+      for (const i of c.calls) {
+        if (this.T.session[i]! >= 0) continue;
+        const tally = this.T.repo[i]! >= 0 ? perRepo : perProject;
+        const op = this.T.opOf(i);
+        tally.set(op, (tally.get(op) ?? 0) + 1);
       }
       const repos = new Set(list.map((s) => s.repo ?? '')).size;
       if (k === undefined) {
@@ -451,18 +660,21 @@ class CostReading {
   /** Spawn: a session's calls outside any cycle before its first cycle (not its agent's). */
   private learnSpawns(): void {
     const { learner } = this;
-    for (const call of this.calls) {
-      if (this.spawnCalls.has(call)) {
-        learner.spawn.add(call.op);
+    const T = this.T;
+    const agent = T.sources.id('agent');
+    for (let i = 0; i < T.size; i++) {
+      if (this.spawnCalls[i]) {
+        learner.spawn.add(T.opOf(i));
         continue;
       }
-      if (call.cycle !== undefined) continue;
-      if (call.source === 'agent' && call.session !== undefined) {
-        this.agentCalls.push(call);
+      if (T.hasCycle(i)) continue;
+      const session = T.sessionOf(i);
+      if (T.source[i] === agent && session !== undefined) {
+        this.agentCalls.push(i);
         continue;
       }
-      const s = call.session !== undefined ? this.sessions.get(call.session) : undefined;
-      if (s && (s.cycles.length === 0 || call.t < s.cycles[0]!.t)) learner.spawn.add(call.op);
+      const s = session !== undefined ? this.sessions.get(session) : undefined;
+      if (s && (s.cycles.length === 0 || T.t[i]! < s.cycles[0]!.t)) learner.spawn.add(T.opOf(i));
       else learner.fit.unmodelled++;
     }
     learner.spawn.samples += [...this.sessions.values()].filter((s) =>
@@ -473,21 +685,30 @@ class CostReading {
   /** Reviews: when the agent was told, and what it then did, per review and per comment. */
   private learnReviews(): void {
     const { review } = this.learner;
+    const T = this.T;
+    const agentCallsOf = new Map<string, number[]>();
+    for (const i of this.agentCalls) {
+      const session = T.sessionOf(i)!;
+      const list = agentCallsOf.get(session);
+      if (list) list.push(i);
+      else agentCallsOf.set(session, [i]);
+    }
     let modelledAgent = 0;
     for (const s of this.sessions.values()) {
       const reviews = s.triggers.filter((t) => t.on === 'review-posted');
+      const starts = reviews.length > 0 ? s.cycles.map((c) => c.t) : [];
       for (const [i, posted] of reviews.entries()) {
         const next = reviews[i + 1]?.t ?? Number.POSITIVE_INFINITY;
         review.samples++;
         review.comments.push(posted.comments ?? 1);
         const told = s.told.find((t) => t >= posted.t && t < next);
         if (told !== undefined) {
-          const k = s.cycles.filter((c) => c.t > posted.t && c.t <= told).length;
+          const k = upperBound(starts, told) - upperBound(starts, posted.t);
           review.told.set(k, (review.told.get(k) ?? 0) + 1);
         }
-        const own = this.agentCalls.filter((c) => c.session === s.id && c.t >= posted.t && c.t < next);
+        const own = (agentCallsOf.get(s.id) ?? []).filter((i) => T.t[i]! >= posted.t && T.t[i]! < next);
         const counts = new Map<string, number>();
-        for (const c of own) counts.set(c.op, (counts.get(c.op) ?? 0) + 1);
+        for (const i of own) counts.set(T.opOf(i), (counts.get(T.opOf(i)) ?? 0) + 1);
         for (const op of new Set([...counts.keys(), ...review.perReaction.keys()])) {
           const list = review.perReaction.get(op) ?? new Array(review.samples - 1).fill(0);
           list.push(counts.get(op) ?? 0);
@@ -507,17 +728,18 @@ class CostReading {
   private learnTransitionSamples(): void {
     for (const s of this.sessions.values()) {
       let prev: ModelState = 'spawning';
+      const starts = s.cycles.map((c) => c.t);
       for (const [t, to] of s.states) {
         const from = prev;
         prev = to;
         if (from === to) continue;
         const inCycle = s.cycles.find((c) => c.t <= t && t <= c.end + CYCLE_END_SLACK_MS);
         const byKind = new Map<ModelTrigger, { lag: number; ms: number }>();
+        const upToCycle = inCycle ? upperBound(starts, inCycle.t) : 0;
         for (const trigger of s.triggers) {
           if (trigger.t > t) break;
-          const lag = inCycle
-            ? Math.max(1, s.cycles.filter((c) => c.t >= trigger.t && c.t <= inCycle.t).length)
-            : 0;
+          // The session's cycles from the trigger to the one that made the change.
+          const lag = inCycle ? Math.max(1, upToCycle - lowerBound(starts, trigger.t)) : 0;
           byKind.set(trigger.on, { lag, ms: t - trigger.t });
         }
         if (byKind.size > 0) this.learner.transitionSamples.push({ from, to, byKind });
@@ -529,16 +751,29 @@ class CostReading {
   private learnParallelism(): void {
     let widest = { sessions: 0, overlap: 0 };
     for (const [c, list] of this.cycleMembers) {
-      const spans: Array<[number, number]> = [];
+      const own = this.bySession(c);
+      const starts: number[] = [];
+      const ends: number[] = [];
       for (const s of list) {
-        const own = c.calls.filter((call) => call.session === s.id);
-        if (own.length === 0) continue;
-        spans.push([Math.min(...own.map((x) => x.t)), Math.max(...own.map((x) => x.t + x.dur))]);
+        const calls = own.get(s.id);
+        if (!calls) continue;
+        let start = Number.POSITIVE_INFINITY;
+        let end = Number.NEGATIVE_INFINITY;
+        for (const i of calls) {
+          start = Math.min(start, this.T.t[i]!);
+          end = Math.max(end, this.T.t[i]! + this.T.dur[i]!);
+        }
+        starts.push(start);
+        ends.push(end);
       }
+      // The most sessions in flight at any session's first call: started by then, not yet done.
+      const sortedStarts = Float64Array.from(starts).sort();
+      const sortedEnds = Float64Array.from(ends).sort();
       let overlap = 0;
-      for (const [a] of spans) overlap = Math.max(overlap, spans.filter(([x, y]) => x <= a && a < y).length);
-      if (spans.length > widest.sessions || (spans.length === widest.sessions && overlap > widest.overlap))
-        widest = { sessions: spans.length, overlap };
+      for (const a of starts)
+        overlap = Math.max(overlap, upperBound(sortedStarts, a) - upperBound(sortedEnds, a));
+      if (starts.length > widest.sessions || (starts.length === widest.sessions && overlap > widest.overlap))
+        widest = { sessions: starts.length, overlap };
     }
     if (widest.sessions >= 3 && widest.overlap < 0.8 * widest.sessions)
       this.learner.parallel = Math.max(this.learner.parallel, widest.overlap);
@@ -553,39 +788,46 @@ class CostReading {
       learner.notes.add(
         `the traces do not say their machine's cores: the cycle time is fitted for this machine's ${cores}`,
       );
+    // The machine's other work while the trace ran: its 1-minute load average when the run started
+    // (before the control plane's own processes), as runnable tasks sharing the cores.
+    const load = machine(this.trace.started)?.loadavg?.[0];
+    if (load === undefined)
+      learner.notes.add(
+        "the traces do not say their machine's load: the cycle time is fitted as if nothing else ran on it",
+      );
     const fitCycles = this.cycles.filter((c) => c.calls.length > 0);
     const simCycles: SimCycle[] = fitCycles.map((c) => ({ startMs: c.t, parallel: learner.parallel }));
     const chains: Chain[] = [];
+    const T = this.T;
+    const byTime = (a: number, b: number) => T.t[a]! - T.t[b]!;
     fitCycles.forEach((c, i) => {
-      const bySession = new Map<string, Call[]>();
-      for (const call of c.calls) {
-        const key = call.session ?? '';
-        bySession.set(key, [...(bySession.get(key) ?? []), call]);
-      }
-      for (const list of bySession.values())
+      for (const list of this.bySession(c).values())
         chains.push({
           cycle: i,
           startMs: c.t,
-          latenciesMs: list.sort((a, b) => a.t - b.t).map((x) => x.dur),
+          latenciesMs: [...list].sort(byTime).map((x) => T.dur[x]!),
         });
     });
-    const spawnBySession = new Map<string, Call[]>();
-    for (const call of this.calls)
-      if (
-        (this.spawnCalls.has(call) || call.cycle === undefined) &&
-        call.source !== 'agent' &&
-        call.session !== undefined
-      )
-        spawnBySession.set(call.session, [...(spawnBySession.get(call.session) ?? []), call]);
+    const spawnBySession = new Map<string, number[]>();
+    const agent = T.sources.id('agent');
+    for (let i = 0; i < T.size; i++) {
+      const session = T.sessionOf(i);
+      if ((this.spawnCalls[i] || !T.hasCycle(i)) && T.source[i] !== agent && session !== undefined) {
+        const list = spawnBySession.get(session);
+        if (list) list.push(i);
+        else spawnBySession.set(session, [i]);
+      }
+    }
     // A spawn starts when the session is created; when the control plane says its spawn returned,
     // what its calls do not account for is the spawn's own work (learn.ts, fitSpawnAndSpread).
     const spawns: Array<{ chain: number; tookMs: number }> = [];
     for (const [id, list] of spawnBySession) {
-      list.sort((a, b) => a.t - b.t);
+      list.sort(byTime);
+      const firstAt = T.t[list[0]!]!;
       const s = sessions.get(id);
-      const from = s && s.createdAt <= list[0]!.t ? s.createdAt : list[0]!.t;
+      const from = s && s.createdAt <= firstAt ? s.createdAt : firstAt;
       if (s?.spawnedAt !== undefined) spawns.push({ chain: chains.length, tookMs: s.spawnedAt - from });
-      chains.push({ cycle: -1, startMs: from, latenciesMs: list.map((x) => x.dur) });
+      chains.push({ cycle: -1, startMs: from, latenciesMs: list.map((x) => T.dur[x]!) });
     }
     learner.fitGroups.push({
       spawns,
@@ -594,20 +836,21 @@ class CostReading {
       observed: fitCycles.map((c) => c.end - c.t),
       spreads: fitCycles.map((c) => {
         const first = new Map<string, number>();
-        for (const call of c.calls) {
-          const key = call.session ?? '';
-          first.set(key, Math.min(first.get(key) ?? Number.POSITIVE_INFINITY, call.t));
+        for (const i of c.calls) {
+          const key = T.sessionOf(i) ?? '';
+          first.set(key, Math.min(first.get(key) ?? Number.POSITIVE_INFINITY, T.t[i]!));
         }
         return spreadOf([...first.values()]);
       }),
       cores,
+      load: load ?? 0,
     });
   }
 
   /** The fit's observed side; the modelled side is computed once the profiles are final. */
   private addFitUnits(): void {
     const { learner, units } = this;
-    learner.fit.calls += this.trace.apis.length;
+    learner.fit.calls += this.trace.calls.size;
     learner.fit.sessionCycles += units.length;
     for (const u of units) for (const n of u.counts.values()) learner.fit.sessionCycleCalls += n;
     learner.fitUnits.push(() => {
@@ -615,7 +858,7 @@ class CostReading {
       for (const u of units) {
         const tally = this.profileTally(u.from, u.to);
         for (const sum of tally.sums.values()) total += sum / tally.samples;
-        for (const [on, k] of u.offsets) {
+        for (const [on, k] of u.offsets ?? []) {
           const excess = learner.excess.get(`${on}#${k}`);
           if (excess)
             for (const sum of excess.perSession.sums.values()) total += sum / excess.perSession.samples;

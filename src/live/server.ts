@@ -10,13 +10,22 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { BodyTooLargeError, readBoundedBody } from '../base/http-body.ts';
 import { Routes } from '../base/http-router.ts';
-import { BODY_LIMITS } from '../base/limits.ts';
-import { describeZodError } from '../base/validation.ts';
+import { BODY_LIMITS, OTLP_RECEIVER_LIMITS } from '../base/limits.ts';
+import { describeZodError, describeZodIssues } from '../base/validation.ts';
 import type { Clock } from '../clock/clock.ts';
-import { type OtlpRequest, otlpRequestSchema, otlpToRecords } from '../trace/importers/otlp.ts';
 import {
+  type OtlpRequest,
+  otlpEnvelopeSchema,
+  otlpRecordsBySpan,
+  spanSchema,
+} from '../trace/importers/otlp.ts';
+import {
+  checkJsonShape,
+  checkProtobufShape,
+  checkSpanCounts,
   decodeContent,
   decodeTraceRequest,
   encodingOf,
@@ -62,6 +71,39 @@ interface Receiver {
   maxBody: number;
   /** OTLP's Unix nanoseconds to the run's milliseconds. */
   toMs: (ns: string | number) => number;
+  /** Set when the server closes: a request still being written stops there. */
+  closed: boolean;
+}
+
+/**
+ * Spans a request is checked and written in between two turns of the event loop: a slice takes
+ * a few milliseconds, so a request of thousands of spans never holds the run's other requests
+ * (its /metrics, its target's events) for longer than that.
+ */
+const SPANS_PER_SLICE = 500;
+
+/**
+ * The request, checked against the OTLP schema: its envelope at once, its spans a slice at a
+ * time, stopping at the first span that fails (named by its place in the request).
+ */
+async function checkedRequest(decoded: unknown, receiver: Receiver): Promise<OtlpRequest> {
+  const envelope = otlpEnvelopeSchema.safeParse(decoded);
+  if (!envelope.success) throw new OtlpRequestError(400, 3, describeZodError(envelope.error));
+  let checked = 0;
+  for (const [r, rs] of envelope.data.resourceSpans.entries())
+    for (const [s, ss] of (rs.scopeSpans ?? []).entries())
+      for (const [i, span] of (ss.spans ?? []).entries()) {
+        const parsed = spanSchema.safeParse(span);
+        if (!parsed.success) {
+          const at = ['resourceSpans', r, 'scopeSpans', s, 'spans', i];
+          const issues = parsed.error.issues.map((issue) => ({ ...issue, path: [...at, ...issue.path] }));
+          throw new OtlpRequestError(400, 3, describeZodIssues(issues, 1)[0]!);
+        }
+        ss.spans![i] = parsed.data;
+        if (++checked % SPANS_PER_SLICE === 0) await nextTurn();
+        if (receiver.closed) throw new OtlpRequestError(503, 14, 'the run is over');
+      }
+  return envelope.data as OtlpRequest;
 }
 
 /**
@@ -98,9 +140,12 @@ async function receiveTraces(receiver: Receiver, req: IncomingMessage, res: Serv
   let request: OtlpRequest;
   try {
     const body = decodeContent(raw, req.headers['content-encoding'], maxBody);
-    const parsed = otlpRequestSchema.safeParse(decodeTraceRequest(body, encoding));
-    if (!parsed.success) throw new OtlpRequestError(400, 3, describeZodError(parsed.error));
-    request = parsed.data;
+    // Counted before anything is decoded (docs/limits.md): what the decoder then makes is bounded.
+    if (encoding === 'protobuf') checkProtobufShape(body, OTLP_RECEIVER_LIMITS);
+    else checkJsonShape(body, OTLP_RECEIVER_LIMITS);
+    const decoded = decodeTraceRequest(body, encoding);
+    checkSpanCounts(decoded, OTLP_RECEIVER_LIMITS);
+    request = await checkedRequest(decoded, receiver);
   } catch (error) {
     if (error instanceof OtlpRequestError) return refuse(error);
     throw error;
@@ -109,10 +154,15 @@ async function receiveTraces(receiver: Receiver, req: IncomingMessage, res: Serv
   // A bad span from the system under test is counted and reported, never fatal to the run:
   // OTLP's partial success says how many were refused and why.
   const bad: string[] = [];
-  for (const record of otlpToRecords(request, toMs, undefined, (reason) => bad.push(reason))) {
-    options.trace.write(record);
-    if (record.kind === 'span') received.spans++;
-    else received.events++;
+  let spans = 0;
+  for (const records of otlpRecordsBySpan(request, toMs, undefined, (reason) => bad.push(reason))) {
+    if (receiver.closed) return refuse(new OtlpRequestError(503, 14, 'the run is over'));
+    for (const record of records) {
+      options.trace.write(record);
+      if (record.kind === 'span') received.spans++;
+      else received.events++;
+    }
+    if (++spans % SPANS_PER_SLICE === 0) await nextTurn();
   }
   if (bad.length > 0) {
     received.badRecords += bad.length;
@@ -154,7 +204,7 @@ export async function startLiveServer(options: LiveServerOptions): Promise<Runni
   const epochNs = BigInt(Math.round(clock.epochMs)) * 1_000_000n;
   const toMs = (ns: string | number) => (Number(BigInt(ns) - epochNs) / 1e6) * clock.timeScale;
 
-  const receiver: Receiver = { options, received, maxBody, toMs };
+  const receiver: Receiver = { options, received, maxBody, toMs, closed: false };
 
   const routes = new Routes();
   const metrics = options.metrics;
@@ -193,6 +243,7 @@ export async function startLiveServer(options: LiveServerOptions): Promise<Runni
     received,
     close: () =>
       new Promise<void>((resolve) => {
+        receiver.closed = true;
         server.close(() => resolve());
         server.closeAllConnections();
       }),

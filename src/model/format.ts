@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { InputFileError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
 import { publishedJsonSchema } from '../base/json-schema.ts';
-import { MODEL_FILE_MAX_BYTES } from '../base/limits.ts';
+import { MODEL_BOUNDS, MODEL_FILE_MAX_BYTES } from '../base/limits.ts';
 import { describeZodIssues } from '../base/validation.ts';
 import { parseYamlInput, yamlLineOf } from '../base/yaml-input.ts';
 
@@ -205,6 +205,26 @@ const speedSchema = z
   })
   .strict();
 
+/** docs/model.md#coverage: the events and scales the traces showed, with how many of each. */
+const coverageSchema = z
+  .object({
+    events: z
+      .partialRecord(trigger, count)
+      .describe(
+        'each kind of event, how many times the traces showed it (per session it happened to; a restart once)',
+      ),
+    restarts: z
+      .partialRecord(z.enum(['hard', 'graceful', 'hot']), count)
+      .describe('restarts by kind (controlplane.ready after one)'),
+    scale: z
+      .object({
+        sessions: count.describe('the most sessions one poll cycle polled'),
+        callsPerCycle: count.describe('the most calls one poll cycle made'),
+      })
+      .strict(),
+  })
+  .strict();
+
 const fitFigureSchema = z
   .object({ trace: z.number().nullable(), model: z.number().nullable(), errorPct: z.number().nullable() })
   .strict();
@@ -237,6 +257,11 @@ export const modelSchema = z
     cycleTime: z
       .object({
         cores: z.number().int().positive().describe('cores of the machine the traces ran on'),
+        load: nonneg
+          .optional()
+          .describe(
+            "the machine's other work while the traces ran, as runnable tasks sharing the cores with the client's (its 1-minute load average when the run started); the fit counted it, and a replay runs at it unless told another (host.load). Absent in older models: 0",
+          ),
         cpuMsPerCall: nonneg.describe(
           "each call's client CPU time, shared fairly on the cores with every other call in flight",
         ),
@@ -289,6 +314,11 @@ export const modelSchema = z
     restartOutageMs: z
       .partialRecord(z.enum(['hard', 'graceful', 'hot']), percentiles.extend({ samples: count }).strict())
       .describe('kill → ready, per restart kind'),
+    coverage: coverageSchema
+      .optional()
+      .describe(
+        'what the traces showed (with the profiles and transitions, which carry their own samples): a replay that needs what they never showed is refused, or runs as extrapolated (docs/model.md#coverage). Absent in older models: told from their profiles',
+      ),
     fit: z
       .object({
         calls: fitFigureSchema.describe(
@@ -316,6 +346,7 @@ export type ModelEventProfile = z.infer<typeof eventProfileSchema>;
 export type ModelTraceProvenance = z.infer<typeof traceProvenanceSchema>;
 export type ModelHistogram = z.infer<typeof histogramSchema>;
 export type ModelSpeed = z.infer<typeof speedSchema>;
+export type ModelCoverage = z.infer<typeof coverageSchema>;
 export type SpeedLatency = z.infer<typeof speedLatencySchema>;
 
 export function modelJsonSchema(): Record<string, unknown> {
@@ -361,7 +392,110 @@ export function parseModelText(text: string, file: string): Model {
     );
   }
   checkReferences(parsed.data, file);
+  checkSense(parsed.data, file, yamlLineOf(doc, lineCounter));
   return parsed.data;
+}
+
+type Path = ReadonlyArray<string | number>;
+
+/**
+ * Every number a replay acts on, bounded by what a trace could show (MODEL_BOUNDS,
+ * docs/limits.md): a hand-edited `cpuMsPerCall: 1e12` or `mean: 1e9` is refused here, naming its
+ * line, instead of a replay that makes no call and passes, or one that runs out of memory.
+ */
+function checkSense(model: Model, file: string, lineOf: (path: Path) => number | undefined): void {
+  const traces = model.provenance.traces;
+  const horizon = Math.max(MODEL_BOUNDS.minHorizonMs, ...traces.map((t) => t.durationMs));
+  const calls = traces.reduce((a, t) => a + t.calls, 0);
+  const cycles = Math.max(
+    1,
+    traces.reduce((a, t) => a + t.cycles, 0),
+  );
+  const refuse = (path: Path, reason: string): never => {
+    throw new InputFileError('E_MODEL', file, lineOf(path), `${path.join('.')}: ${reason} (docs/limits.md)`, {
+      hint: HINT,
+    });
+  };
+  const longest = `longer than its longest trace could show (${Math.round(horizon / 1000)} s, at least an hour)`;
+  const time = (path: Path, value: number) => {
+    if (value > horizon) refuse(path, `${value} ms is ${longest}`);
+  };
+  const range = (path: Path, p: { p50: number; p95: number } | null | undefined) => {
+    if (!p) return;
+    time([...path, 'p95'], p.p95);
+    if (p.p50 > p.p95) refuse([...path, 'p50'], `p50 ${p.p50} is above p95 ${p.p95}`);
+  };
+  const cap = (path: Path, value: number, max: number, what: string) => {
+    if (value > max) refuse(path, `${value} is more than ${what} (${max})`);
+  };
+  const ct = model.cycleTime;
+  for (const key of ['cpuMsPerCall', 'waitMsPerCall', 'launchMsPerCall', 'spawnCpuMs'] as const)
+    time(['cycleTime', key], ct[key]);
+  cap(['cycleTime', 'cycleSpread'], ct.cycleSpread, MODEL_BOUNDS.maxCycleSpread, 'a cycle’s spread can be');
+  cap(['cycleTime', 'cores'], ct.cores, MODEL_BOUNDS.maxCores, 'the cores a model may name');
+  if (ct.load !== undefined)
+    cap(['cycleTime', 'load'], ct.load, MODEL_BOUNDS.maxLoad, 'the load a model may name');
+  for (const [key, op] of Object.entries(model.operations)) {
+    range(['operations', key, 'latencyMs'], op.latencyMs);
+    cap(['operations', key, 'points'], op.points, MODEL_BOUNDS.maxPoints, 'GitHub charges for one query');
+  }
+  const means = (path: Path, list: ModelCalls, samples: number | undefined, signed = false) => {
+    const most = (2 * Math.max(1, calls)) / Math.max(1, samples ?? 1);
+    list.forEach((c, i) => {
+      if (c.mean < 0 && !signed)
+        refuse([...path, i, 'mean'], `${c.mean}: a profile’s calls are never fewer than none`);
+      if (Math.abs(c.mean) > most)
+        refuse(
+          [...path, i, 'mean'],
+          `${c.mean} calls per unit over ${samples ?? 1} samples is more than its traces’ ${calls} calls could show`,
+        );
+    });
+  };
+  means(['sessions', 'spawn', 'calls'], model.sessions.spawn.calls, model.sessions.spawn.samples);
+  model.sessions.cycles.forEach((c, i) => {
+    means(['sessions', 'cycles', i, 'calls'], c.calls, c.samples);
+  });
+  means(['shared', 'perProject'], model.shared.perProject, undefined);
+  means(['shared', 'perRepo'], model.shared.perRepo, undefined);
+  model.events.forEach((e, i) => {
+    means(['events', i, 'perSession'], e.perSession, e.samples, true);
+    means(['events', i, 'perProject'], e.perProject, e.samples, true);
+  });
+  const review = model.sessions.review;
+  if (review) {
+    means(['sessions', 'review', 'perReaction'], review.perReaction, review.samples);
+    means(['sessions', 'review', 'perComment'], review.perComment, review.samples);
+  }
+  const lags = (path: Path, histogram: ModelHistogram) => {
+    for (const key of Object.keys(histogram))
+      if (Number(key) > cycles)
+        refuse([...path, key], `a lag of ${key} cycles is more than its traces’ ${cycles} cycles`);
+  };
+  model.sessions.transitions.forEach((t, i) => {
+    lags(['sessions', 'transitions', i, 'afterCycles'], t.afterCycles);
+    range(['sessions', 'transitions', i, 'afterMs'], t.afterMs);
+  });
+  if (review) lags(['sessions', 'review', 'toldAfterCycles'], review.toldAfterCycles);
+  for (const [kind, outage] of Object.entries(model.restartOutageMs))
+    range(['restartOutageMs', kind], outage);
+  if (model.speed) {
+    for (const [name, a] of Object.entries(model.speed.adapters)) {
+      const path = ['speed', 'adapters', name];
+      for (const key of ['bootCold', 'bootWarmProcess', 'load', 'replay'] as const)
+        range([...path, key], a[key]);
+      range([...path, 'firstActivity', 'cold'], a.firstActivity.cold);
+      range([...path, 'firstActivity', 'warm'], a.firstActivity.warm);
+      if (a.loadContention !== null)
+        cap(
+          [...path, 'loadContention'],
+          a.loadContention,
+          MODEL_BOUNDS.maxLoadContention,
+          'the learner fits',
+        );
+    }
+    for (const [stage, latency] of Object.entries(model.speed.controlPlane))
+      range(['speed', 'controlPlane', stage], latency);
+  }
 }
 
 /** Every operation a profile names must be in `operations`. */

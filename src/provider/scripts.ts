@@ -169,7 +169,7 @@ const SHELL_TOOLS: Array<{ name: string; args: (command: string) => Record<strin
 
 export type Reply =
   | { kind: 'tool-call'; text: string | undefined; tool: string; args: string; command: string }
-  | { kind: 'text'; text: string; toolMissing?: boolean };
+  | { kind: 'text'; text: string; toolMissing?: boolean; tokens: number };
 
 const FILLER = [
   'the',
@@ -190,21 +190,21 @@ const FILLER = [
   'why',
 ];
 
+/** The final message, padded to about `tokens` with seeded filler, and its token count. */
 function padded(
   text: string,
   tokens: number | undefined,
   countTokens: (text: string) => number,
   rng: Rng,
-): string {
-  if (tokens === undefined) return text;
+): { text: string; tokens: number } {
   let out = text;
-  // Most filler words are one token: add words until the count is reached (bounded by tokens).
+  // Each filler word is one token after a space: add words until the count is reached.
   let have = countTokens(out);
-  for (let i = 0; have < tokens && i < tokens; i++) {
+  for (let i = 0; tokens !== undefined && have < tokens && i < tokens; i++) {
     out += ` ${rng.pick(FILLER)}`;
     have += 1;
   }
-  return out;
+  return { text: out, tokens: have };
 }
 
 /**
@@ -231,10 +231,10 @@ export function planReply(
       command,
     };
   }
-  const text = padded(turn.final, turn.finalTokens, countTokens, rng);
+  const final = padded(turn.final, turn.finalTokens, countTokens, rng);
   return turn.commands.length > 0 && !shell && tools.length > 0
-    ? { kind: 'text', text, toolMissing: true }
-    : { kind: 'text', text };
+    ? { kind: 'text', ...final, toolMissing: true }
+    : { kind: 'text', ...final };
 }
 
 /** Reads and validates a scripts file (YAML or JSON); errors read `file:line: path: reason`. */

@@ -45,6 +45,11 @@ export class TokenCounter {
     return counted;
   }
 
+  /** A text seen once (a reply being written): counted without keeping it. */
+  countOnce(text: string): number {
+    return text.length === 0 ? 0 : o200kCount(text, AS_TEXT);
+  }
+
   countAll(texts: Iterable<string>): number {
     let total = 0;
     for (const text of texts) total += this.count(text);

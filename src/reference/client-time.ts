@@ -4,8 +4,9 @@
  * CPU: node forks its children from its one thread), then needs `cpuMs` of CPU; launches and
  * calls share `cores` fairly (processor sharing, as the OS schedules processes: ten started
  * together on 2 cores all finish together, five times later), then `waitMs` that is not CPU (TLS,
- * the network), then its request. This is what makes such a cycle grow with its calls and spreads
- * its requests: on 2 cores, 50 sessions of 4 gh calls take 19 s of a 30 s interval idle and
+ * the network), then its request. The machine's other work (`load`: runnable tasks that are
+ * always there, its load average) shares the same cores. This is what makes such a cycle grow
+ * with its calls and spreads its requests: on 2 cores, 50 sessions of 4 gh calls take 19 s of a 30 s interval idle and
  * outlast it on a busy machine (docs/calibration.md). The `ao-0.2`
  * strategy and the `learned` one (docs/model.md#cycle-time) use it; `model learn` fits the same
  * model (src/learn/cycle-time.ts).
@@ -18,12 +19,15 @@ export interface ClientTimeSettings {
   cpuMs: number;
   waitMs: number;
   launchMs?: number;
+  /** The machine's other work: runnable tasks beside the client's, sharing the cores (0: none). */
+  load?: number;
 }
 
 /**
- * Processor sharing on the run's clock: every job in flight gets min(1, cores / n) of a core. All
- * jobs receive the same service, so each ends when the service every job has had reaches its own
- * mark (its CPU time on arrival plus what they had then): one timer, for the earliest mark.
+ * Processor sharing on the run's clock: every job in flight gets min(1, cores / (n + load)) of a
+ * core, `load` being the machine's other runnable tasks. All jobs receive the same service, so
+ * each ends when the service every job has had reaches its own mark (its CPU time on arrival plus
+ * what they had then): one timer, for the earliest mark.
  */
 class SharedCores {
   private served = 0;
@@ -36,10 +40,11 @@ class SharedCores {
   constructor(
     private readonly clock: Clock,
     private readonly cores: number,
+    private readonly load: number,
   ) {}
 
   private rate(): number {
-    return this.jobs.length === 0 ? 0 : Math.min(1, this.cores / this.jobs.length);
+    return this.jobs.length === 0 ? 0 : Math.min(1, this.cores / (this.jobs.length + this.load));
   }
 
   private advance(): void {
@@ -93,7 +98,7 @@ export class ClientTime {
     private readonly clock: Clock,
     private readonly settings: ClientTimeSettings,
   ) {
-    this.cores = new SharedCores(clock, Math.max(1, settings.cores));
+    this.cores = new SharedCores(clock, Math.max(1, settings.cores), Math.max(0, settings.load ?? 0));
   }
 
   /**

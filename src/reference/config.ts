@@ -32,6 +32,18 @@ export interface ReferenceConfig {
     learned?: Model;
     /** `learned` only: cores the client's calls queue on (default: the model's). */
     modelCores?: number;
+    /**
+     * `learned` and `ao-0.2`: the machine's other work, runnable tasks sharing the cores with the
+     * client's calls (host.load; default: the model's, or none).
+     */
+    hostLoad?: number;
+    /**
+     * `learned` only: what the replay needs that the model never saw, when extrapolation was
+     * allowed (a replay that needs any is refused otherwise: docs/model.md#coverage).
+     */
+    extrapolated?: Array<{ part: string; what: string }>;
+    /** `learned` only: the replay's scale against the model's, when it is beyond it. */
+    scaleNote?: string;
     /** `ao-0.2` only: CPU time of one gh process, queued on `aoCpus` cores (0: not modelled). */
     aoGhProcessMs?: number;
     aoCpus?: number;
@@ -78,6 +90,9 @@ const pollingSchema = z.object({
   aoGhVersion: z.string().optional(),
   learned: modelSchema.optional(),
   modelCores: count.optional(),
+  hostLoad: z.number().nonnegative().optional(),
+  extrapolated: z.array(z.object({ part: z.string(), what: z.string() })).optional(),
+  scaleNote: z.string().optional(),
   aoGhProcessMs: ms.optional(),
   aoCpus: count.optional(),
   intervalMs: ms,
@@ -226,7 +241,20 @@ export function describeStrategy(polling: ReferenceConfig['polling']): string[] 
       `polling ao-0.2 models agent-orchestrator 0.2.0 with ${which} (polling.ao-gh ${gh}${gh === 'legacy' ? ': open PRs read as failing CI' : ''})`,
     ];
   }
-  if (polling.strategy === 'learned' && polling.learned)
-    return [`polling learned: ${modelProvenanceLine(polling.learned)}`];
+  if (polling.strategy === 'learned' && polling.learned) {
+    const model = polling.learned;
+    const extrapolated = polling.extrapolated ?? [];
+    const lines = [
+      `polling learned: ${modelProvenanceLine(model)}${extrapolated.length > 0 ? `; EXTRAPOLATED (--allow-extrapolation), never in its traces: ${extrapolated.map((g) => `${g.part} (${g.what})`).join('; ')}` : ''}`,
+    ];
+    const cores = polling.modelCores ?? model.cycleTime.cores;
+    const load = polling.hostLoad ?? model.cycleTime.load ?? 0;
+    const learnedAt = `${model.cycleTime.cores} cores at load ${model.cycleTime.load ?? 0}`;
+    lines.push(
+      `polling learned: the client's machine: ${cores} cores at load ${load}${cores === model.cycleTime.cores && load === (model.cycleTime.load ?? 0) ? ', as learned' : ` (learned on ${learnedAt}; host.cores, host.load)`}`,
+    );
+    if (polling.scaleNote) lines.push(`polling learned: scale: ${polling.scaleNote}`);
+    return lines;
+  }
   return [];
 }

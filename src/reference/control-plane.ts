@@ -7,6 +7,7 @@
  */
 
 import { sample } from '../base/distribution.ts';
+import { ExitCode, FleetbenchError } from '../base/errors.ts';
 import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import { isRestartKind, type RestartKind, type SessionSpec, type SessionState } from '../contract/types.ts';
@@ -127,6 +128,7 @@ export class ReferenceControlPlane {
         cores: polling.aoCpus ?? 2,
         cpuMs: polling.aoGhProcessMs ?? 0,
         waitMs: 0,
+        load: polling.hostLoad ?? 0,
       });
     if (polling.strategy === 'learned') {
       const model = polling.learned;
@@ -140,6 +142,7 @@ export class ReferenceControlPlane {
         cpuMs: model.cycleTime.cpuMsPerCall,
         waitMs: model.cycleTime.waitMsPerCall,
         launchMs: model.cycleTime.launchMsPerCall,
+        load: polling.hostLoad ?? model.cycleTime.load ?? 0,
       });
       const learned = new LearnedReplay(model, deps.rng.fork('learned'), deps.clock, {
         setState: (session, to) => this.sessions.setState(session, to),
@@ -176,6 +179,10 @@ export class ReferenceControlPlane {
               })),
               cycleTime: learned?.cycleTime,
               cores: this.config.polling.modelCores ?? learned?.cycleTime.cores,
+              load: this.config.polling.hostLoad ?? learned?.cycleTime.load ?? 0,
+              ...(this.config.polling.extrapolated
+                ? { extrapolated: this.config.polling.extrapolated.map((g) => g.part) }
+                : {}),
             },
     });
   }
@@ -188,6 +195,49 @@ export class ReferenceControlPlane {
 
   get failedCalls(): number {
     return this.failures.calls;
+  }
+
+  private readonly failureListeners: Array<(error: Error) => void> = [];
+
+  /** The control plane found that its run failed for good (a learned replay that made no call). */
+  onFailure(listener: (error: Error) => void): void {
+    this.failureListeners.push(listener);
+  }
+
+  /**
+   * The run's end: a learned replay says what it replayed from profiles its model never saw
+   * (`controlplane.model.coverage`, docs/model.md#coverage), and fails the run if it made no call
+   * where its model planned some: a model whose client times keep every call from starting (or
+   * one that cannot be replayed) must not pass for a control plane that costs nothing.
+   */
+  async atEnd(): Promise<void> {
+    if (!this.learned) return;
+    const coverage = this.learned.coverage();
+    const extrapolated = Object.values(coverage.extrapolated).reduce((a, n) => a + n, 0);
+    const share =
+      coverage.sessionCycles === 0 ? 1 : (coverage.sessionCycles - extrapolated) / coverage.sessionCycles;
+    this.trace.write({
+      kind: 'event',
+      name: 'controlplane.model.coverage',
+      t: this.clock.now(),
+      labels: { strategy: 'learned' },
+      data: {
+        coverage: Math.round(share * 10_000) / 10_000,
+        sessionCycles: coverage.sessionCycles,
+        extrapolated: coverage.extrapolated,
+        plannedCalls: coverage.plannedCalls,
+        madeCalls: coverage.madeCalls,
+      },
+    });
+    if (coverage.plannedCalls > 0 && coverage.madeCalls === 0) {
+      const { cycleTime, name } = this.learned.model;
+      const error = new FleetbenchError(
+        'E_MODEL',
+        `the learned model's replay made no API call in ${Math.round(this.clock.now() / 1000)} s of run time, where its model (${name}) planned ${coverage.plannedCalls}: each call waits for ${cycleTime.launchMsPerCall} ms to start, ${cycleTime.cpuMsPerCall} ms of CPU and ${cycleTime.waitMsPerCall} ms more (cycleTime) before its request; a replay that makes no call cannot pass for one (docs/model.md#the-replay-polling-strategy-learned)`,
+        { exitCode: ExitCode.runFailed },
+      );
+      for (const listener of this.failureListeners) listener(error);
+    }
   }
 
   /**

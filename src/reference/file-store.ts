@@ -17,21 +17,23 @@
  *   so a control plane started again after a kill knows which run it serves.
  */
 import {
-  chmodSync,
   closeSync,
+  constants,
   existsSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
   renameSync,
   rmSync,
+  type Stats,
   statSync,
-  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { MAX_LINE_BYTES } from '../base/limits.ts';
+import { writeFileReplacing } from '../base/safe-write.ts';
 import { sessionSpecSchema } from '../contract/protocol.ts';
 import { sessionStates } from '../contract/types.ts';
 import type { RunStore, RunsSnapshot } from './runs/durable-state.ts';
@@ -131,9 +133,27 @@ export class FileStore implements DurableStore, RunStore {
     return [...this.latest.values()];
   }
 
+  /**
+   * Whether the journal's path holds a file the store can use: anything else there (a
+   * directory, a FIFO, a link) is moved aside to `.corrupt` and reported, once, and the journal
+   * starts afresh; left in place it failed every run (EISDIR) for ever.
+   */
+  private journalUsable(): boolean {
+    let stat: Stats;
+    try {
+      stat = lstatSync(this.journalPath);
+    } catch {
+      return false;
+    }
+    if (stat.isFile()) return true;
+    const movedTo = moveAside(this.journalPath, 'corrupt');
+    this.onCorrupt(this.journalPath, 'every session of the run', 'not a regular file', movedTo);
+    return false;
+  }
+
   /** The journal's lines, read as bytes (a line over the limit counts as torn, never as a string too long). */
   private *readJournal(): Generator<string> {
-    if (!existsSync(this.journalPath)) return;
+    if (!this.journalUsable()) return;
     const size = statSync(this.journalPath).size;
     if (size > MAX_JOURNAL_BYTES) {
       const movedTo = `${this.journalPath}.corrupt`;
@@ -159,7 +179,8 @@ export class FileStore implements DurableStore, RunStore {
 
   save(record: SessionRecord): void {
     this.latest.set(record.id, record);
-    this.fd ??= openSync(this.journalPath, 'a', 0o600);
+    // Appended through no link: the journal is this directory's own file.
+    this.fd ??= openSync(this.journalPath, APPEND_NOFOLLOW, 0o600);
     writeSync(this.fd, `${JSON.stringify(record)}\n`);
     if (++this.journalLines > Math.max(COMPACT_MIN_LINES, COMPACT_FACTOR * this.latest.size)) this.compact();
   }
@@ -178,8 +199,8 @@ export class FileStore implements DurableStore, RunStore {
     this.closeJournal();
     this.latest.clear();
     this.journalLines = 0;
-    rmSync(this.journalPath, { force: true });
-    rmSync(this.runsPath, { force: true });
+    if (this.journalUsable()) rmSync(this.journalPath, { force: true });
+    if (existsSync(this.runsPath)) moveAsideUnlessFile(this.runsPath, this.onCorrupt);
   }
 
   close(): void {
@@ -192,12 +213,11 @@ export class FileStore implements DurableStore, RunStore {
   }
 }
 
+const APPEND_NOFOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+/** Writes a state file whole, 0600, never through a link (see base/safe-write.ts). */
 export function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  // A leftover .tmp keeps its old mode through writeFileSync: state files are private (0600).
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, path);
+  writeFileReplacing(path, text, 0o600);
 }
 
 /** Called for a state file that cannot be read: its path, what is lost, why, and where it went. */
@@ -225,6 +245,15 @@ export function readJson<T>(
     onCorrupt((error as Error).message, movedTo);
     return undefined;
   }
+}
+
+/** A state file that is not a regular file (a directory, a link) moved aside and reported; a file removed. */
+function moveAsideUnlessFile(path: string, onCorrupt: CorruptStateHandler): void {
+  if (lstatSync(path).isFile()) {
+    rmSync(path, { force: true });
+    return;
+  }
+  onCorrupt(path, 'nothing (a new run starts)', 'not a regular file', moveAside(path, 'corrupt'));
 }
 
 /** The biggest run.json or runs.json read back (each a few KB per active run). */

@@ -17,6 +17,7 @@ import { sample } from '../base/distribution.ts';
 import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { SessionState } from '../contract/types.ts';
+import { eventCounts } from '../model/coverage.ts';
 import type {
   Model,
   ModelCalls,
@@ -50,6 +51,18 @@ const TRIGGER_OF: Record<string, ModelTrigger> = {
 
 /** A trigger not yet acted on is dropped after this many of the session's cycles. */
 const TRIGGER_PATIENCE = 20;
+/** A session's cycles after an event the model never saw that are counted as extrapolated (its rows' reach). */
+const UNSEEN_EVENT_CYCLES = 3;
+
+/** What a replay made from profiles its model saw, and from those it never saw (docs/model.md#coverage). */
+export interface ReplayCoverage {
+  sessionCycles: number;
+  /** Session-cycles replayed from a profile the model never saw, by part (`spawning → spawning`, `after review-posted`). */
+  extrapolated: Record<string, number>;
+  /** Calls the model planned (spawns, cycles, shared), and calls the replay made. */
+  plannedCalls: number;
+  madeCalls: number;
+}
 
 interface Trigger {
   on: ModelTrigger;
@@ -65,6 +78,8 @@ interface ReplayedSession {
   triggers: Trigger[];
   /** Events whose extra calls apply to the next cycles: the trigger and the cycles since. */
   recent: Array<{ on: ModelTrigger; seen: number }>;
+  /** Events the model never saw, and the session's cycles since: those cycles are extrapolated. */
+  unseen: Array<{ on: ModelTrigger; seen: number }>;
   review?: { commentIds: number[]; seen: number; lag: number };
 }
 
@@ -88,6 +103,14 @@ export class LearnedReplay {
   private readonly loopsSinceRestart = new Map<string, number>();
   private readonly profiles = new Map<string, ModelCalls>();
   private readonly etags = new Map<string, string>();
+  /** Events its traces never showed. */
+  private readonly unseenEvents: ReadonlySet<ModelTrigger>;
+  private readonly covered = {
+    sessionCycles: 0,
+    extrapolated: new Map<string, number>(),
+    planned: 0,
+    made: 0,
+  };
 
   constructor(
     readonly model: Model,
@@ -96,12 +119,25 @@ export class LearnedReplay {
     private readonly hooks: LearnedHooks,
   ) {
     for (const p of model.sessions.cycles) this.profiles.set(`${p.from}→${p.to}`, p.calls);
+    const counts = eventCounts(model);
+    this.unseenEvents = new Set((Object.keys(counts) as ModelTrigger[]).filter((on) => counts[on] === 0));
+  }
+
+  /** What the replay made from seen profiles and what it extrapolated, and its calls planned and made. */
+  coverage(): ReplayCoverage {
+    const { sessionCycles, extrapolated, planned, made } = this.covered;
+    return {
+      sessionCycles,
+      extrapolated: Object.fromEntries([...extrapolated].sort((a, b) => b[1] - a[1])),
+      plannedCalls: planned,
+      madeCalls: made,
+    };
   }
 
   private stateOf(id: string): ReplayedSession {
     let s = this.sessions.get(id);
     if (!s) {
-      s = { spawned: false, triggers: [], recent: [] };
+      s = { spawned: false, triggers: [], recent: [], unseen: [] };
       this.sessions.set(id, s);
     }
     return s;
@@ -122,9 +158,17 @@ export class LearnedReplay {
   ): Promise<void> {
     const s = this.stateOf(record.id);
     s.triggers.push({ on: 'created', at: this.clock.now(), seen: 0 });
+    if (this.unseenEvents.has('created')) s.unseen.push({ on: 'created', seen: 0 });
+    // A creation that moves the session outside any cycle (lag 0) takes effect after its delay
+    // (drawn now only when the model has such a rule: the others are drawn at its first cycle).
+    if (this.rulesFor('spawning', 'created').some((r) => Object.hasOwn(r.afterCycles, '0')))
+      this.applyImmediate(record.id);
     await clientTime.work(this.model.cycleTime.spawnCpuMs);
     for (const c of this.model.sessions.spawn.calls)
-      for (let i = this.draw(c.mean); i > 0; i--) await call(c.operation);
+      for (let i = this.draw(c.mean); i > 0; i--) {
+        this.covered.planned++;
+        await call(c.operation);
+      }
     s.spawned = true;
   }
 
@@ -138,6 +182,7 @@ export class LearnedReplay {
     if (record?.pr && event.kind === 'pushed' && event.headSha)
       this.hooks.setPr(record, { number: record.pr.number, headSha: event.headSha });
     s.triggers.push({ on, at: this.clock.now(), seen: 0 });
+    if (this.unseenEvents.has(on)) s.unseen.push({ on, seen: 0 });
     this.applyImmediate(event.session);
     if (this.model.events.some((e) => e.on === on)) s.recent.push({ on, seen: 0 });
     const review = this.model.sessions.review;
@@ -154,6 +199,7 @@ export class LearnedReplay {
     const at = this.clock.now();
     for (const [id, s] of this.sessions) {
       s.triggers.push({ on: 'restart', at, seen: 0 });
+      if (this.unseenEvents.has('restart')) s.unseen.push({ on: 'restart', seen: 0 });
       if (this.model.events.some((e) => e.on === 'restart')) s.recent.push({ on: 'restart', seen: 0 });
       this.applyImmediate(id);
     }
@@ -168,22 +214,30 @@ export class LearnedReplay {
     for (const trigger of s.triggers) {
       if (trigger.plan) continue;
       const planned = this.plan(trigger, record.state as ModelState);
-      if (!planned || planned.lag > 0) continue;
-      const rule = this.rulesFor(planned.from, trigger.on).find((r) => r.to === planned.to);
-      const delay = rule?.afterMs
-        ? sample(
-            rule.afterMs.p95 > rule.afterMs.p50 && rule.afterMs.p50 > 0
-              ? { kind: 'lognormal', median: rule.afterMs.p50, p95: rule.afterMs.p95 }
-              : { kind: 'fixed', ms: rule.afterMs.p50 },
-            this.rng,
-          )
-        : 0;
-      s.triggers = s.triggers.filter((t) => t !== trigger);
-      this.clock.setTimeout(() => {
+      if (planned && planned.lag === 0) this.changeOutsideCycle(id, trigger, planned);
+    }
+  }
+
+  /** A rule of lag 0: the change happens its learned delay after the trigger, outside any cycle. */
+  private changeOutsideCycle(id: string, trigger: Trigger, planned: NonNullable<Trigger['plan']>): void {
+    const s = this.sessions.get(id)!;
+    const rule = this.rulesFor(planned.from, trigger.on).find((r) => r.to === planned.to);
+    const delay = rule?.afterMs
+      ? sample(
+          rule.afterMs.p95 > rule.afterMs.p50 && rule.afterMs.p50 > 0
+            ? { kind: 'lognormal', median: rule.afterMs.p50, p95: rule.afterMs.p95 }
+            : { kind: 'fixed', ms: rule.afterMs.p50 },
+          this.rng,
+        )
+      : 0;
+    s.triggers = s.triggers.filter((t) => t !== trigger);
+    this.clock.setTimeout(
+      () => {
         const current = this.hooks.sessionById(id);
         if (current && current.state === planned.from) this.hooks.setState(current, planned.to);
-      }, delay);
-    }
+      },
+      Math.max(0, trigger.at + delay - this.clock.now()),
+    );
   }
 
   private rulesFor(from: ModelState, on: ModelTrigger): ModelTransition[] {
@@ -237,6 +291,11 @@ export class LearnedReplay {
     // The latest news first: a PR found in the same cycle as the spawn is what the session shows.
     for (const trigger of [...s.triggers].reverse()) {
       const planned = this.plan(trigger, from);
+      // A rule of lag 0 for the state the session is in now: outside the cycle, after its delay.
+      if (planned && planned.lag === 0) {
+        this.changeOutsideCycle(record.id, trigger, planned);
+        continue;
+      }
       if (planned && planned.lag > 0 && trigger.seen >= planned.lag) {
         to = planned.to;
         s.triggers = s.triggers.filter((t) => t !== trigger);
@@ -244,11 +303,20 @@ export class LearnedReplay {
       }
     }
     s.triggers = s.triggers.filter((t) => t.seen < TRIGGER_PATIENCE);
+    const exact = this.profiles.get(`${from}→${to}`);
     const profile =
-      this.profiles.get(`${from}→${to}`) ??
+      exact ??
       this.profiles.get(`${from}→${from}`) ??
       this.model.sessions.cycles.find((p) => p.from === from)?.calls ??
       [];
+    // Coverage: from a profile the model saw, unless it is one of the first cycles after an event it never saw.
+    for (const u of s.unseen) u.seen++;
+    s.unseen = s.unseen.filter((u) => u.seen <= UNSEEN_EVENT_CYCLES);
+    this.covered.sessionCycles++;
+    const part =
+      exact === undefined ? `${from} → ${to}` : s.unseen.length > 0 ? `after ${s.unseen[0]!.on}` : undefined;
+    if (part !== undefined)
+      this.covered.extrapolated.set(part, (this.covered.extrapolated.get(part) ?? 0) + 1);
     const counts = new Map<string, number>();
     const order: string[] = [];
     const add = (calls: ModelCalls) => {
@@ -266,6 +334,7 @@ export class LearnedReplay {
     s.recent = s.recent.filter((e) => this.model.events.some((x) => x.on === e.on && x.afterCycle > e.seen));
     const calls: string[] = [];
     for (const op of order) for (let i = counts.get(op)!; i > 0; i--) calls.push(op);
+    this.covered.planned += calls.length;
     let told: number[] | undefined;
     if (s.review) {
       s.review.seen++;
@@ -294,6 +363,7 @@ export class LearnedReplay {
     for (const repo of repos)
       for (const c of this.model.shared.perRepo)
         for (let i = this.draw(c.mean); i > 0; i--) out.push({ operation: c.operation, repo });
+    this.covered.planned += out.length;
     return out;
   }
 
@@ -306,6 +376,7 @@ export class LearnedReplay {
   ): Promise<GitHubResult | undefined> {
     const op = this.model.operations[operation];
     if (!op) return undefined;
+    this.covered.made++;
     const named: CallAttribution = { ...attr, op: op.op };
     if (op.protocol === 'graphql') return client.graphql(this.graphqlCarrier(op, where), named);
     const path = this.restCarrier(op, where);

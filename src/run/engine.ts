@@ -434,8 +434,19 @@ class ActiveRun {
 
   /** Stops the target, brackets and judges the run, and writes the trace's footer. */
   async close(parts: RunParts, events: number | undefined): Promise<RunResult> {
-    const { clock, trace, runWide, failure } = this;
     const { target, github, spawner } = parts;
+    // The run's end reached: the target's last records and its last check (a learned replay
+    // that made none of the calls its model plans fails here).
+    if (this.failure === undefined && !this.abort.signal.aborted && target.atEnd) {
+      const guarding = this.guardOn;
+      this.guardOn = false;
+      try {
+        await target.atEnd();
+      } finally {
+        this.guardOn = guarding;
+      }
+    }
+    const { clock, trace, runWide, failure } = this;
     // Under the real clock the last 10 s sample can be up to 10 s old: one more at the end, so
     // the final states are the target's at the end (virtual time already samples at the end).
     if (!(clock instanceof VirtualClock) && runWide)

@@ -52,10 +52,9 @@ export interface RunPlan {
   requireSamples?: boolean;
   /** Live telemetry of a real-clock run (none in virtual time); src/live/ attaches it. */
   telemetry?: TelemetryPlan;
-  // Two settings come here next (issue 42 items 1-3), each resolved in request.ts from its flag
-  // and scenario key like the others:
-  //   agents?: 'standin' | 'real': which agent processes a target starts (stand-ins by default);
-  //   provider?: the provider emulator's configuration the real agents are pointed at.
+  // Which agents a target starts (stand-ins, or the real CLIs against the run's provider emulator)
+  // is the scenario's `agents` and `provider` (`scenario.agents`, set by `--agents` in
+  // request.ts): a target reads it where it starts its agents (docs/agents.md).
 }
 
 /**

@@ -52,8 +52,13 @@ export interface RunOptions {
   otlpExport?: string;
   /** Seconds; default DEFAULT_METRICS_LINGER_SECONDS. */
   metricsLinger?: number;
-  // agents ('standin' | 'real', `--agents`) and the provider emulator's configuration come here
-  // next (issue 42 items 1-3), resolved into RunPlan below like the other settings.
+  /**
+   * The scenario's `agents` (`--agents`): `real` runs the real agent CLIs against the run's
+   * provider emulator (its `provider:` settings through `--set provider.…`; docs/agents.md).
+   */
+  agents?: string;
+  /** A learned model replayed where it never saw what the run needs (`--allow-extrapolation`). */
+  allowExtrapolation?: boolean;
   /** Told what the user should know while the plan is made: a flag with no effect (a warning), where GitHub is. */
   warn?: (message: string) => void;
   notice?: (message: string) => void;
@@ -79,6 +84,9 @@ function requestOverrides(options: RunOptions): Override[] {
   if (options.clock !== undefined) overrides.push({ path: ['clock'], value: options.clock });
   if (options.timeScale !== undefined)
     overrides.push({ path: ['time-scale'], value: Number(options.timeScale) });
+  if (options.agents !== undefined) overrides.push({ path: ['agents'], value: options.agents });
+  if (options.allowExtrapolation === true)
+    overrides.push({ path: ['polling', 'allow-extrapolation'], value: true });
   return overrides;
 }
 

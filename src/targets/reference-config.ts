@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import type { Distribution } from '../base/distribution.ts';
 import { FleetbenchError } from '../base/errors.ts';
 import { ADAPTERS } from '../contract/types.ts';
+import { coverageGaps, type ReplayWorld, scaleNote, teachingHint } from '../model/coverage.ts';
 import {
   loadModelFile,
   type Model,
@@ -131,6 +132,58 @@ function learnedOutage(model: Model): ReferenceConfig['restartOutage'] {
   return outage;
 }
 
+/** The largest value a distribution can draw (a log-normal's has no bound). */
+const maxOf = (d: Distribution) =>
+  d.kind === 'fixed' ? d.ms : d.kind === 'uniform' ? d.max : Number.POSITIVE_INFINITY;
+
+/** What the scenario will make happen to its sessions, for the model's coverage (src/model/coverage.ts). */
+function replayWorld(scenario: Scenario, model: Model): ReplayWorld {
+  const { sessions, faults, topology } = scenario;
+  return {
+    sessions: sessions.count,
+    sessionsPerLoop:
+      model.loop.scope === 'project'
+        ? Math.ceil(sessions.count / Math.max(1, topology.repos))
+        : sessions.count,
+    prLater: maxOf(sessions.prAfter) > 0,
+    ciLater: maxOf(sessions.ciAfter) > 0,
+    reviews: faults.some((f) => f.type === 'review-burst'),
+    fixLater: maxOf(sessions.fixAfter) > 0,
+    merges: sessions.mergeAfter !== undefined,
+    restarts: faults.flatMap((f) => (f.type === 'restart' ? [f.kind] : [])),
+  };
+}
+
+/**
+ * A learned model against the run it would replay: a model with no polling (a speed profile only)
+ * is refused, and so is a replay that needs states or events the model never saw, unless
+ * extrapolation is allowed; then the run's header names them (docs/model.md#coverage).
+ */
+function learnedCoverage(
+  scenario: Scenario,
+  model: Model,
+  file: string,
+  allow: boolean,
+): Pick<ReferenceConfig['polling'], 'extrapolated' | 'scaleNote'> {
+  if (model.sessions.cycles.length === 0)
+    throw new FleetbenchError(
+      'E_MODEL',
+      `${file}: this model has no poll cycles to replay (its traces had none: ${model.provenance.traces.map((t) => t.scenario).join(', ')}); it is a speed profile, for control-plane.model (docs/model.md#speed)`,
+      { hint: 'learn a polling model from a trace with poll cycles: fleetbench run learn --target …' },
+    );
+  const world = replayWorld(scenario, model);
+  const gaps = coverageGaps(model, world);
+  const learnedFrom = [...new Set(model.provenance.traces.map((t) => t.cell ?? t.scenario))].join(', ');
+  if (gaps.length > 0 && !allow)
+    throw new FleetbenchError(
+      'E_MODEL',
+      `${file}: replaying ${scenario.name} needs what the model (learned from ${learnedFrom}) never saw: ${gaps.map((g) => `${g.part}: ${g.what}`).join('; ')}`,
+      { hint: teachingHint(gaps) },
+    );
+  const note = scaleNote(model, world);
+  return { ...(gaps.length > 0 ? { extrapolated: gaps } : {}), ...(note ? { scaleNote: note } : {}) };
+}
+
 // The scenario's overrun rules are the loop's: a drift between the two lists is a compile error here.
 type SameValues<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const _overrunRulesAgree: SameValues<NonNullable<Scenario['polling']['overrun']>, OverrunRule> = true;
@@ -143,14 +196,25 @@ void _overrunRulesAgree;
  */
 export function referenceConfigFor(scenario: Scenario): ReferenceConfig {
   const t = scenario.turnover;
-  const { model: modelFile, modelCores, aoGh: _asked, ...polling } = scenario.polling;
+  const { model: modelFile, modelCores, allowExtrapolation, aoGh: _asked, ...polling } = scenario.polling;
   const learned =
     scenario.polling.strategy === 'learned' && modelFile ? loadModelFile(resolve(modelFile)) : undefined;
+  const host = scenario.host;
+  const cores = host?.cores ?? modelCores;
   return referenceConfigSchema.parse({
     polling: {
       ...polling,
-      ...(scenario.polling.strategy === 'ao-0.2' ? aoGhOf(scenario) : {}),
-      ...(learned ? { learned, ...(modelCores !== undefined ? { modelCores } : {}) } : {}),
+      ...(scenario.polling.strategy === 'ao-0.2'
+        ? { ...aoGhOf(scenario), ...(host?.cores !== undefined ? { aoCpus: host.cores } : {}) }
+        : {}),
+      ...(host?.load !== undefined ? { hostLoad: host.load } : {}),
+      ...(learned && modelFile
+        ? {
+            learned,
+            ...(cores !== undefined ? { modelCores: cores } : {}),
+            ...learnedCoverage(scenario, learned, modelFile, allowExtrapolation === true),
+          }
+        : {}),
     },
     dashboard: scenario.dashboard,
     spawnTime: scenario.sessions.spawnTime,

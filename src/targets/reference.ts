@@ -47,6 +47,14 @@ export class ReferenceTarget implements Target {
     return this.plane.stop();
   }
 
+  onFailure(listener: (error: Error) => void): void {
+    this.plane.onFailure(listener);
+  }
+
+  atEnd(): Promise<void> {
+    return this.plane.atEnd();
+  }
+
   async createSession(spec: SessionSpec): Promise<void> {
     this.plane.createSession(spec);
   }

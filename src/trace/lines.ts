@@ -180,12 +180,18 @@ export class LineSplitter {
  * Every line of a file (plain or gzip), in order, to a synchronous handler (or a splitter of
  * the caller's, for spans).
  */
-export async function forEachLine(path: string, onLine: LineHandler | LineSplitter): Promise<number> {
+export async function forEachLine(
+  path: string,
+  onLine: LineHandler | LineSplitter,
+  onBytes?: (bytesRead: number) => void,
+): Promise<number> {
   checkReadable(path);
   const splitter = onLine instanceof LineSplitter ? onLine : new LineSplitter(onLine);
   try {
     if (await isGzip(path)) {
-      const stream = createReadStream(path, { highWaterMark: CHUNK }).pipe(createGunzip());
+      const raw = createReadStream(path, { highWaterMark: CHUNK });
+      if (onBytes) raw.on('data', () => onBytes(raw.bytesRead));
+      const stream = raw.pipe(createGunzip());
       try {
         for await (const chunk of stream) splitter.push(chunk as Buffer);
       } catch (error) {
@@ -198,7 +204,7 @@ export async function forEachLine(path: string, onLine: LineHandler | LineSplitt
         );
       }
       splitter.end();
-    } else forEachLineInRange(path, 0, statSync(path).size, splitter);
+    } else forEachLineInRange(path, 0, statSync(path).size, splitter, onBytes);
   } catch (error) {
     // A line over the limit, for callers that do not word parser problems themselves.
     if (error instanceof LineTooLongError)
@@ -212,7 +218,13 @@ export async function forEachLine(path: string, onLine: LineHandler | LineSplitt
  * Lines of the byte range [start, end) of a plain file, read synchronously (the fastest path,
  * and what a worker thread does). `end` should sit just after a newline or at the file's end.
  */
-export function forEachLineInRange(path: string, start: number, end: number, splitter: LineSplitter): void {
+export function forEachLineInRange(
+  path: string,
+  start: number,
+  end: number,
+  splitter: LineSplitter,
+  onBytes?: (bytesRead: number) => void,
+): void {
   const fd = openSync(path, 'r');
   try {
     const size = splitter.readSize;
@@ -225,6 +237,7 @@ export function forEachLineInRange(path: string, start: number, end: number, spl
       position += read;
       // The buffer is reused: push() copies whatever tail it keeps.
       splitter.push(buffer.subarray(0, read));
+      onBytes?.(position - start);
     }
   } finally {
     closeSync(fd);

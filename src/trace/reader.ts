@@ -25,6 +25,8 @@ export interface ScanOptions extends ReadOptions {
    * then read by the scanner (scanner.ts) into one reused object instead of JSON.parse.
    */
   transientApi?: boolean;
+  /** Called as the file is read: bytes of the file read so far (compressed bytes for gzip), of its size. */
+  onProgress?: (bytesRead: number, bytesTotal: number) => void;
 }
 
 /** Raw lines with their 1-based numbers (plain or gzip). */
@@ -71,9 +73,12 @@ export async function scanTrace(
         const record = parser.line(text, lineNo);
         if (record !== undefined) onRecord(record);
       });
+  const progress = options.onProgress;
+  const size = statSync(path).size;
+  const onBytes = progress ? (read: number) => progress(read, size) : undefined;
   try {
-    if (gzip) await forEachLine(path, splitter);
-    else forEachLineInRange(path, 0, statSync(path).size, splitter);
+    if (gzip) await forEachLine(path, splitter, onBytes);
+    else forEachLineInRange(path, 0, size, splitter, onBytes);
   } catch (error) {
     throw await worded(path, error);
   }

@@ -8,10 +8,11 @@ import { parse as parseYamlValue } from 'yaml';
 import { didYouMean } from '../base/closest-names.ts';
 import { FleetbenchError, InputFileError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
-import { MAX_CONFIG_FILE_BYTES } from '../base/limits.ts';
+import { MAX_CONFIG_FILE_BYTES, SCENARIO_LIMITS } from '../base/limits.ts';
 import { describeZodIssues } from '../base/validation.ts';
 import { parseYamlInput, yamlLineOf } from '../base/yaml-input.ts';
 import { resolveScenario, type Scenario, userScenarioSchema } from './scenario.ts';
+import { countTopLevelEntries } from './scenario-bounds.ts';
 
 export interface Override {
   path: string[];
@@ -123,6 +124,7 @@ export function validateScenario(
 
 /** Parses scenario YAML text (already read) with overrides. */
 export function parseScenarioText(text: string, file: string, overrides: Override[] = []): Scenario {
+  refuseLongLists(text, file, overrides);
   const { doc, lineCounter, error, value } = parseYamlInput(text);
   if (error) throw new InputFileError('E_SCENARIO', file, error.line, `YAML: ${error.message}`);
   const raw = value;
@@ -137,6 +139,31 @@ export function parseScenarioText(text: string, file: string, overrides: Overrid
   for (const override of overrides) applyOverride(raw as Record<string, unknown>, override, file);
   const lineOf = yamlLineOf(doc, lineCounter);
   return validateScenario(raw, file, lineOf, overrides);
+}
+
+/**
+ * Executors and faults past their bound, counted in the text before the YAML is parsed (a
+ * parse of megabytes takes seconds): refused with the message the full check gives. A list a
+ * --set replaces is left to that check.
+ */
+function refuseLongLists(text: string, file: string, overrides: readonly Override[]): void {
+  const lists = [
+    { key: 'executors', limit: SCENARIO_LIMITS.maxExecutors, why: ': each is a loop of its own' },
+    { key: 'faults', limit: SCENARIO_LIMITS.maxFaults, why: '' },
+  ];
+  for (const { key, limit, why } of lists) {
+    // A --set may replace the list: the parsed scenario is checked then.
+    if (overrides.some((o) => o.path[0] === key)) continue;
+    const found = countTopLevelEntries(text, key);
+    if (found !== undefined && found.count > limit)
+      throw new InputFileError(
+        'E_SCENARIO',
+        file,
+        found.line,
+        `${key}: expected at most ${limit} ${key}, got ${found.count}${why} (docs/limits.md)`,
+        { hint: 'the scenario format is documented in docs/scenarios.md' },
+      );
+  }
 }
 
 export function loadScenarioFile(file: string, overrides: Override[] = []): Scenario {

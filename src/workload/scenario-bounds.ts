@@ -150,3 +150,81 @@ export function refineScenarioBounds(s: BoundedScenario, ctx: z.core.$Refinement
   for (const issue of scenarioBoundIssues(s))
     ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
 }
+
+/**
+ * The entries of a top-level sequence (`executors:`, `faults:`) counted in the YAML text itself,
+ * before it is parsed: parsing a 2.7 MB scenario of 30,000 executors took 15 s and 380 MB, all
+ * to refuse it for having more than 100. Block style counts the `- ` lines at the first entry's
+ * indentation (deeper lists, block scalars are more indented), flow style the commas at the
+ * sequence's own level; an alias, a tag or anything else unusual gives undefined, and the full
+ * check after parsing decides. It never counts more entries than there are, so it refuses only
+ * what the full check would. Returns the count and the line where the list starts.
+ */
+export function countTopLevelEntries(text: string, key: string): { count: number; line: number } | undefined {
+  const lines = text.split('\n', 200_000);
+  const keyLine = lines.findIndex((l) => l.startsWith(`${key}:`));
+  if (keyLine < 0) return undefined;
+  const rest = lines[keyLine]!.slice(key.length + 1)
+    .replace(/\s+#.*$/, '')
+    .trim();
+  if (rest.startsWith('[')) {
+    const count = countFlowEntries(lines.slice(keyLine).join('\n'), key.length + 1);
+    return count === undefined ? undefined : { count, line: keyLine + 1 };
+  }
+  if (rest !== '') return undefined;
+  let indent: number | undefined;
+  let count = 0;
+  let first = keyLine;
+  for (let i = keyLine + 1; i < lines.length; i++) {
+    const l = lines[i]!;
+    const trimmed = l.trimStart();
+    if (trimmed === '' || trimmed.startsWith('#')) continue;
+    const at = l.length - trimmed.length;
+    // The sequence ends at the next top-level key (an entry may sit at column 0 too).
+    if (at === 0 && !trimmed.startsWith('- ') && trimmed !== '-') break;
+    if (!trimmed.startsWith('- ') && trimmed !== '-') continue;
+    if (indent === undefined) {
+      indent = at;
+      first = i;
+    }
+    if (at === indent) count++;
+    else if (at < indent) break;
+  }
+  // The line the parsed check names: where the list's value starts.
+  return { count, line: first + 1 };
+}
+
+/**
+ * Entries of the flow sequence starting at `from` (its `[`): the stretches between commas at its
+ * own level that hold something (a trailing comma adds none).
+ */
+function countFlowEntries(text: string, from: number): number | undefined {
+  let depth = 0;
+  let count = 0;
+  let quote: string | undefined;
+  let filled = false;
+  for (let i = text.indexOf('[', from); i < text.length; i++) {
+    const c = text[i]!;
+    if (quote !== undefined) {
+      if (c === '\\' && quote === '"') i++;
+      else if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === '#' && /\s/.test(text[i - 1] ?? ' ')) {
+      const end = text.indexOf('\n', i);
+      i = end < 0 ? text.length : end;
+      continue;
+    }
+    if (depth === 1 && (c === ',' || c === ']')) {
+      if (filled) count++;
+      filled = false;
+      if (c === ']') return count;
+      continue;
+    }
+    if (c === '[' || c === '{') depth++;
+    else if (c === ']' || c === '}') depth--;
+    if (c === '"' || c === "'") quote = c;
+    if (depth > 1 || (depth === 1 && c !== '[' && !/\s/.test(c))) filled = true;
+  }
+  return undefined;
+}

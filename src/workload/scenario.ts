@@ -8,8 +8,8 @@ import { z } from 'zod';
 import { type Distribution, distributionField, fixed } from '../base/distribution.ts';
 import { durationField } from '../base/duration.ts';
 import { publishedJsonSchema } from '../base/json-schema.ts';
-import { PROVIDER_LIMITS, SCENARIO_LIMITS } from '../base/limits.ts';
-import { parseTarget, TARGET_SYNTAX, targetInfo } from '../contract/target-ref.ts';
+import { MODEL_BOUNDS, PROVIDER_LIMITS, SCENARIO_LIMITS } from '../base/limits.ts';
+import { parseTarget, TARGET_KINDS, TARGET_SYNTAX, targetInfo } from '../contract/target-ref.ts';
 import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contract/types.ts';
 // The two small files of the provider emulator a scenario needs (not its index: the tokenizer
 // it loads costs every scenario read ~0.3 s).
@@ -443,8 +443,12 @@ export const userScenarioSchema = z
           ),
         'model-cores': positiveInt()
           .optional()
+          .describe('learned only: the older spelling of host.cores (give one of the two)'),
+        'allow-extrapolation': z
+          .boolean()
+          .optional()
           .describe(
-            "learned only: cores the client's calls queue on (default: those of the machine the model was learned on)",
+            'learned only: replay a scenario that needs states or events the model never saw (from its nearest profiles), saying so, instead of refusing (docs/model.md#coverage)',
           ),
         'ao-gh': z
           .enum(['auto', 'current', 'legacy'])
@@ -488,6 +492,28 @@ export const userScenarioSchema = z
         'review-throttle': 120_000,
         'max-rps': 10,
       }),
+    host: z
+      .object({
+        load: z
+          .number()
+          .nonnegative()
+          .max(MODEL_BOUNDS.maxLoad)
+          .optional()
+          .describe(
+            "the machine's other work: runnable tasks sharing the cores with the client's calls (its load average before the run); default: the model's (learned), 0 (ao-0.2)",
+          ),
+        cores: positiveInt()
+          .max(MODEL_BOUNDS.maxCores)
+          .optional()
+          .describe(
+            "the cores the client's calls share; default: the model's (learned), polling.ao-cpus (ao-0.2)",
+          ),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "the machine a modelled control plane's client runs on (polling.strategy learned or ao-0.2): its calls' CPU time queues on these cores beside this load (docs/model.md#the-machine)",
+      ),
     caches: z
       .object({
         repos: positiveInt().default(100).describe('guard 1 ETag LRU entries'),
@@ -556,9 +582,27 @@ export const userScenarioSchema = z
         ctx.addIssue({
           code: 'custom',
           path: ['agents'],
-          message: `real agents run under a control plane that starts agent processes (target paperclip); target ${s.target} starts none (docs/agents.md)`,
+          message: `real agents run under a control plane that starts agent processes (${realAgentTargets()}); target ${s.target} starts none (docs/agents.md)`,
         });
     }
+    if (s.polling.strategy !== 'learned' && s.polling['allow-extrapolation'] !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['polling', 'allow-extrapolation'],
+        message: `a learned model's extrapolation is allowed for polling.strategy learned only, not ${s.polling.strategy}`,
+      });
+    if (s.host !== undefined && s.polling.strategy !== 'learned' && s.polling.strategy !== 'ao-0.2')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['host'],
+        message: `host is the machine of a modelled control plane's client (polling.strategy learned or ao-0.2); ${s.polling.strategy}'s calls take no client time`,
+      });
+    if (s.host?.cores !== undefined && s.polling['model-cores'] !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['polling', 'model-cores'],
+        message: 'polling.model-cores is the older spelling of host.cores: give one of the two',
+      });
     const i = s.executors.findIndex((e) => e.type === 'turnover');
     if (i >= 0 && s.turnover === undefined)
       ctx.addIssue({
@@ -648,6 +692,8 @@ export interface Scenario {
     /** learned only: the model file. */
     model?: string;
     modelCores?: number;
+    /** learned only: run a replay that needs what the model never saw (docs/model.md#coverage). */
+    allowExtrapolation?: boolean;
     aoGh: 'auto' | 'current' | 'legacy';
     aoGhProcessMs: number;
     aoCpus: number;
@@ -658,6 +704,8 @@ export interface Scenario {
     reviewThrottleMs: number;
     maxRps: number;
   };
+  /** The machine of a modelled control plane's client (learned, ao-0.2); absent: the strategy's own. */
+  host?: { load?: number; cores?: number };
   caches: { repos: number; commits: number; prs: number };
   dashboard: { mode: 'enrich' | 'saved'; refreshMs: number; cacheTtlMs: number };
   /** Native runs: per-adapter provider knobs. */
@@ -683,6 +731,14 @@ export interface Scenario {
   turnover?: TurnoverConfig;
   /** The paperclip target's stand-in delays the scenario sets (the rest keep their defaults). */
   standin?: Partial<StandinDelays>;
+}
+
+/** The target kinds that can start the real agent CLIs (their TARGET_KINDS row says so). */
+function realAgentTargets(): string {
+  return Object.entries(TARGET_KINDS)
+    .filter(([, info]) => info.realAgents)
+    .map(([kind]) => kind)
+    .join(', ');
 }
 
 /** The provider emulator of a run whose agents are real (docs/provider-emulator.md). */
@@ -813,6 +869,9 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
       strategy: parsed.polling.strategy,
       ...(parsed.polling.model !== undefined ? { model: parsed.polling.model } : {}),
       ...(parsed.polling['model-cores'] !== undefined ? { modelCores: parsed.polling['model-cores'] } : {}),
+      ...(parsed.polling['allow-extrapolation'] !== undefined
+        ? { allowExtrapolation: parsed.polling['allow-extrapolation'] }
+        : {}),
       aoGh: parsed.polling['ao-gh'],
       aoGhProcessMs: parsed.polling['ao-gh-process'],
       aoCpus: parsed.polling['ao-cpus'],
@@ -822,6 +881,7 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
       reviewThrottleMs: parsed.polling['review-throttle'],
       maxRps: parsed.polling['max-rps'],
     },
+    ...(parsed.host !== undefined ? { host: parsed.host } : {}),
     caches: parsed.caches,
     dashboard: {
       mode: parsed.dashboard.mode,

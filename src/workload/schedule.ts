@@ -70,7 +70,9 @@ export interface PaceOptions {
 }
 
 /**
- * Calls `fire(intended)` at each intended time (`start + offset`). Offsets must not decrease.
+ * Calls `fire(intended, now)` at each intended time (`start + offset`), `now` being the clock
+ * reading the pacer made to decide the start was due: a caller that records when it started
+ * (lag, a span's start) reads the clock once per start, not twice. Offsets must not decrease.
  * Under the real clock they are read up to the timer slack ahead of the start fired, so an
  * iterator must not hand `fire` anything through state it sets while yielding.
  * Starts that are already due fire at once, one after the other, without yielding to a timer:
@@ -80,7 +82,7 @@ export interface PaceOptions {
 export function paceOpen(
   offsets: Iterable<number>,
   options: PaceOptions,
-  fire: (intended: number) => void,
+  fire: (intended: number, now: number) => void,
 ): Promise<void> {
   const pacer = options.clock.kind === 'real' ? paceOnTimers : paceBySleeping;
   return pacer(
@@ -98,7 +100,7 @@ export function paceOpen(
 type Pacer = (
   offsets: Iterable<number>,
   options: Required<PaceOptions>,
-  fire: (intended: number) => void,
+  fire: (intended: number, now: number) => void,
 ) => Promise<void>;
 
 /**
@@ -108,13 +110,13 @@ type Pacer = (
 const paceBySleeping: Pacer = async (offsets, { clock, signal, start }, fire) => {
   for (const offset of offsets) {
     const intended = start + offset;
-    let wait = intended - clock.now();
-    while (wait > 0 && !signal.aborted) {
-      await clock.sleep(wait, signal).catch(() => undefined);
-      wait = intended - clock.now();
+    let now = clock.now();
+    while (intended > now && !signal.aborted) {
+      await clock.sleep(intended - now, signal).catch(() => undefined);
+      now = clock.now();
     }
     if (signal.aborted) return;
-    fire(intended);
+    fire(intended, now);
   }
 };
 
@@ -192,18 +194,19 @@ const paceOnTimers: Pacer = (offsets, { clock, signal, start, timerSlackMs }, fi
       while (next !== undefined) {
         if (signal.aborted) return;
         const intended = start + next;
-        const wait = intended - clock.now();
+        const now = clock.now();
+        const wait = intended - now;
         // Node's timers run on a millisecond loop clock and may fire up to ~1 ms before the
         // performance clock reaches the due time: once woken for a start, it fires when less
         // than a whole wall millisecond (timeScale run ms) remains (lag is recorded as
         // max(0, actual − intended)).
         if (wait > 0 && !(intended <= wokeFor && wait < clock.timeScale)) {
           wokeFor = slack > 0 ? start + groupEnd(next) : intended;
-          timer = clock.setTimeout(step, wokeFor - clock.now());
+          timer = clock.setTimeout(step, wokeFor - now);
           return;
         }
         try {
-          fire(intended);
+          fire(intended, now);
           next = take();
         } catch (error) {
           // As the awaited loop would: the schedule stops and its promise rejects.

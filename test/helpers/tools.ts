@@ -27,6 +27,28 @@ export function systemTool(command: string, versionArgs: string[], debianPackage
   };
 }
 
+/**
+ * A network namespace with only loopback, up (`unshare -rn` from util-linux, `ip` from
+ * iproute2): the real agent CLIs run in one, so nothing beyond 127.0.0.1 can be reached. Off CI
+ * its absence skips the suite with one line; on CI the suite runs and fails.
+ */
+export function loopbackNamespace(): boolean {
+  const probe = spawnSync('unshare', ['-rn', 'sh', '-c', 'ip link set lo up'], {
+    stdio: 'ignore',
+    timeout: 30_000,
+  });
+  if (probe.status !== 0 && !process.env.CI)
+    process.stderr.write(
+      'skipped: needs `unshare -rn` and `ip` (Debian packages util-linux and iproute2) for an isolated network\n',
+    );
+  return probe.status === 0;
+}
+
+/** `command args…` run inside a fresh loopback-only network namespace: spawn's argv. */
+export function inLoopbackNamespace(command: string, args: readonly string[]): [string, string[]] {
+  return ['unshare', ['-rn', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', command, ...args]];
+}
+
 export const PROMTOOL = '/usr/bin/promtool';
 
 /** `promtool check metrics` on an exposition text: its complaints (empty when clean). */

@@ -41,13 +41,22 @@ export interface CliProcess {
   exited: Promise<number | null>;
 }
 
-/** `fleetbench run ARGS --out OUT` as a process, with a TMPDIR of its own (and `env`). */
-export function runCli(args: string[], name: string, env: NodeJS.ProcessEnv = {}): CliProcess {
+/**
+ * `fleetbench run ARGS --out OUT` as a process, with a TMPDIR of its own (and `env`); `prefix`
+ * runs it under a wrapper (a network namespace: `unshare -n sh -c …`).
+ */
+export function runCli(
+  args: string[],
+  name: string,
+  env: NodeJS.ProcessEnv = {},
+  prefix: string[] = [],
+): CliProcess {
   const base = scratchDir(`fleetbench-pc-${name}-`);
   // The server's user (nobody, under root) must reach its directory inside.
   chmodSync(base, 0o755);
   const out = join(base, 'out');
-  const child = spawn(process.execPath, [BIN, 'run', ...args, '--out', out, '--no-progress'], {
+  const command = [...prefix, process.execPath, BIN, 'run', ...args, '--out', out, '--no-progress'];
+  const child = spawn(command[0]!, command.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1', TMPDIR: base, ...env },
   });

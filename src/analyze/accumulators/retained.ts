@@ -16,8 +16,8 @@ export class Retained implements Accumulator<RetainedRecord[]> {
   }
 
   /** The joined metrics (speed, turnover, faults) from the retained records, in time order. */
-  finish(context: FinisherContext): Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider'> {
-    const out: Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider'> = {};
+  finish(context: FinisherContext): Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider' | 'model'> {
+    const out: Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider' | 'model'> = {};
     if (FINISHERS.length === 0) return out;
     // Stable sort: ties keep trace order, so the result does not depend on thread splits.
     const records = this.records
@@ -26,7 +26,9 @@ export class Retained implements Accumulator<RetainedRecord[]> {
       .map(([r]) => r);
     for (const finisher of FINISHERS) {
       const own = records.filter((r) => finisher.retains(r.name));
-      (out as Record<string, unknown>)[finisher.key] = finisher.finish(own, context);
+      const result = finisher.finish(own, context);
+      // A finisher with nothing to say (no learned replay in the trace) leaves its field out.
+      if (result !== undefined) (out as Record<string, unknown>)[finisher.key] = result;
     }
     return out;
   }

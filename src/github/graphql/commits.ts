@@ -16,7 +16,7 @@ export class RefNode {
     this.id = Buffer.from(`ref:${repo.id}:${name}`).toString('base64');
   }
   target(): CommitNode | null {
-    const commit = this.s.commit(this.repo, this.name);
+    const commit = this.s.refs.commit(this.repo, this.name);
     return commit ? new CommitNode(this.s, this.repo, commit) : null;
   }
   /**
@@ -62,10 +62,10 @@ class CheckRunNode {
     return this.run.conclusion ? upper(this.run.conclusion) : null;
   }
   get startedAt() {
-    return this.s.iso(this.run.startedAt);
+    return this.s.time.iso(this.run.startedAt);
   }
   get completedAt() {
-    return this.run.completedAt === null ? null : this.s.iso(this.run.completedAt);
+    return this.run.completedAt === null ? null : this.s.time.iso(this.run.completedAt);
   }
   get detailsUrl() {
     return `${this.s.webUrl}/${this.repo.fullName}/actions/runs/${this.run.id}`;
@@ -127,7 +127,7 @@ class StatusContextNode {
     return `https://avatars.githubusercontent.com/u/${this.status.creator.id}?v=4`;
   }
   get createdAt() {
-    return this.s.iso(this.status.createdAt);
+    return this.s.time.iso(this.status.createdAt);
   }
   isRequired(): boolean {
     return false;
@@ -173,7 +173,7 @@ class RollupNode {
     this.state = state;
   }
   contexts(args: ConnArgs) {
-    const statuses = this.s.latestStatuses(this.commit);
+    const statuses = this.s.checks.latestStatuses(this.commit);
     const items: (CheckRun | CommitStatus)[] = [...this.commit.checkRuns, ...statuses];
     // Every state of the enum, zeros included: gh (2.46's pr status) counts checks from these
     // lists only when both are non-empty, so a commit with check runs and no statuses still
@@ -224,7 +224,7 @@ export class CommitNode {
   }
   readonly messageBody = '';
   get committedDate() {
-    return this.s.iso(this.commit.createdAt);
+    return this.s.time.iso(this.commit.createdAt);
   }
   get authoredDate() {
     return this.committedDate;
@@ -243,15 +243,15 @@ export class CommitNode {
     return connection([this.author()], args, (a) => a);
   }
   statusCheckRollup(): RollupNode | null {
-    const state = this.s.rollupState(this.commit);
+    const state = this.s.checks.rollupState(this.commit);
     return state === null ? null : new RollupNode(this.s, this.repo, this.commit, state);
   }
   status() {
-    const statuses = this.s.latestStatuses(this.commit);
+    const statuses = this.s.checks.latestStatuses(this.commit);
     if (statuses.length === 0) return null;
     return {
       id: Buffer.from(`status:${this.commit.sha}`).toString('base64'),
-      state: upper(this.s.combinedStatus(this.commit)),
+      state: upper(this.s.checks.combinedStatus(this.commit)),
       contexts: statuses.map((s) => new StatusContextNode(this.s, s)),
     };
   }

@@ -43,13 +43,13 @@ class IssueLikeNode {
     return this.issue.state === 'closed';
   }
   get closedAt() {
-    return this.issue.closedAt === null ? null : this.s.iso(this.issue.closedAt);
+    return this.issue.closedAt === null ? null : this.s.time.iso(this.issue.closedAt);
   }
   get createdAt() {
-    return this.s.iso(this.issue.createdAt);
+    return this.s.time.iso(this.issue.createdAt);
   }
   get updatedAt() {
-    return this.s.iso(this.issue.updatedAt);
+    return this.s.time.iso(this.issue.updatedAt);
   }
   get author() {
     return actor(this.s, this.issue.user);
@@ -136,7 +136,7 @@ export class PullNode extends IssueLikeNode {
   }
   readonly locked = false;
   get mergedAt() {
-    return this.pull.mergedAt === null ? null : this.s.iso(this.pull.mergedAt);
+    return this.pull.mergedAt === null ? null : this.s.time.iso(this.pull.mergedAt);
   }
   get mergedBy() {
     return actor(this.s, this.pull.mergedBy);
@@ -335,13 +335,13 @@ export class RepoNode {
   readonly viewerPermission = 'WRITE';
   readonly viewerCanAdminister = false;
   get createdAt() {
-    return this.s.iso(this.repo.createdAt);
+    return this.s.time.iso(this.repo.createdAt);
   }
   get updatedAt() {
-    return this.s.iso(this.repo.updatedAt);
+    return this.s.time.iso(this.repo.updatedAt);
   }
   get pushedAt() {
-    return this.s.iso(this.repo.pushedAt);
+    return this.s.time.iso(this.repo.pushedAt);
   }
   readonly stargazerCount = 0;
   readonly forkCount = 0;

@@ -53,10 +53,10 @@ export class IssueCommentNode extends AuthoredNode {
     return this.comment.body;
   }
   get createdAt() {
-    return this.s.iso(this.comment.createdAt);
+    return this.s.time.iso(this.comment.createdAt);
   }
   get updatedAt() {
-    return this.s.iso(this.comment.updatedAt);
+    return this.s.time.iso(this.comment.updatedAt);
   }
   get url() {
     const kind = this.issue.pull ? 'pull' : 'issues';
@@ -96,10 +96,10 @@ class ReviewCommentNode extends PullItemNode<ReviewComment> {
     return this.item.body;
   }
   get createdAt() {
-    return this.s.iso(this.item.createdAt);
+    return this.s.time.iso(this.item.createdAt);
   }
   get updatedAt() {
-    return this.s.iso(this.item.updatedAt);
+    return this.s.time.iso(this.item.updatedAt);
   }
   get url() {
     return this.pullUrl(`discussion_r${this.item.id}`);
@@ -134,7 +134,7 @@ export class ReviewNode extends PullItemNode<Review> {
     return this.item.state;
   }
   get submittedAt() {
-    return this.s.iso(this.item.submittedAt);
+    return this.s.time.iso(this.item.submittedAt);
   }
   get createdAt() {
     return this.submittedAt;

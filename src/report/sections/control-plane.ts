@@ -37,6 +37,38 @@ export function pollCyclesSection(a: Analysis): Section[] {
   return [{ title: 'Poll cycles (control plane)', blocks }];
 }
 
+/**
+ * A learned model's replay (docs/model.md#coverage): the share of its session-cycles made from
+ * profiles the model saw, and what was extrapolated from profiles it never saw.
+ */
+export function modelCoverageSection(a: Analysis): Section[] {
+  const m = a.model;
+  if (!m) return [];
+  const made = m.extrapolated.reduce((n, e) => n + e.sessionCycles, 0);
+  const blocks = [
+    pairs([
+      [
+        'model coverage',
+        `${fmtPct(m.coverage * 100)} of ${fmtInt(m.sessionCycles)} session-cycles from profiles the model saw`,
+      ],
+      ...m.extrapolated.map((e): [string, string] => [
+        `  extrapolated: ${e.part}`,
+        `${fmtInt(e.sessionCycles)} session-cycles`,
+      ]),
+    ]),
+  ];
+  if (made > 0)
+    blocks.push(
+      note(
+        [
+          `EXTRAPOLATED: ${fmtInt(made)} session-cycles were made from profiles the model never saw (the nearest it had); their cost is a guess, not a measurement: learn from a run that shows them (docs/model.md#coverage)`,
+        ],
+        'warning',
+      ),
+    );
+  return [{ title: 'Learned model', blocks }];
+}
+
 /** Open-model schedule accuracy: intended vs actual starts, missed starts, the verdict. */
 export function scheduleSection(a: Analysis): Section[] {
   const s = a.schedule;

@@ -6,7 +6,7 @@
  */
 import type { Analysis } from '../../analyze/schema.ts';
 import type { Section } from '../table.ts';
-import { pollCyclesSection, scheduleSection } from './control-plane.ts';
+import { modelCoverageSection, pollCyclesSection, scheduleSection } from './control-plane.ts';
 import { burnSection, costSections } from './cost.ts';
 import { breakdownSections, type Dimension, runSection, totalsSection, warningsSection } from './overview.ts';
 import { providerSections } from './provider.ts';
@@ -52,6 +52,7 @@ export function analysisSections(a: Analysis, options: SectionOptions): Section[
     burnSection(a),
     ...costSections(a),
     ...pollCyclesSection(a),
+    ...modelCoverageSection(a),
     scorecardSection(a),
     ...turnoverSections(a),
     ...speedMetricsSection(a),

@@ -6,6 +6,7 @@
 import type { Analysis } from '../../analyze/schema.ts';
 import { type Block, fmtInt, fmtMs, fmtNum, fmtPct, type Section } from '../table.ts';
 import { note, notesIf, type Pair, pairs, table } from './build.ts';
+import { modelCoverageSection } from './control-plane.ts';
 import { scorecardColumns, scorecardRow, VERDICT_MARK } from './scorecard.ts';
 
 /** How a run ended, as the `run` command knows it (the trace alone does not say all of it). */
@@ -180,6 +181,7 @@ export function runSummarySections(a: Analysis, options: RunSummaryOptions): Sec
     ...(options.outcome.sessionsStarted > 0
       ? [{ title: 'GitHub API', blocks: [pairs(apiPairs(a)), ...notesIf(projection, 'info')] }]
       : []),
+    ...modelCoverageSection(a),
     ...(options.scorecard === false
       ? []
       : [{ title: `Track B scorecard: ${VERDICT_MARK[a.scorecard.verdict]}`, blocks: scorecardBlocks(a) }]),

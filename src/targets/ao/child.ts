@@ -2,9 +2,11 @@
  * The child process of the `ao` target: agent-orchestrator's own code (config loader, plugin
  * registry, session manager, one lifecycle manager per project with its real `start(interval)`
  * loop, the real scm-github and tracker-github plugins calling the real `gh`), with fleetbench's
- * stand-ins in the runtime, agent and workspace slots. It is a process of its own so that AO's
- * `gh` subprocesses, its files and a crash are AO's, not the run's, and so that a restart of the
- * control plane is a real one (a new process that reads AO's metadata back from disk).
+ * stand-ins in the runtime, agent and workspace slots, or, with `agents: real`, AO's own tmux
+ * runtime, Claude Code agent and worktree workspace plugins (real-agent-plugins.ts). It is a
+ * process of its own so that AO's `gh` subprocesses, its files and a crash are AO's, not the
+ * run's, and so that a restart of the control plane is a real one (a new process that reads AO's
+ * metadata back from disk).
  *
  * What AO's loop does is read from AO itself, not guessed:
  * - a cycle starts when the lifecycle manager lists its sessions (the first thing `pollAll` does
@@ -17,7 +19,8 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { AoChildConfig, AoChildMessage, AoRequest } from './protocol.ts';
-import { standinPlugins } from './standins.ts';
+import { realAgentPlugins, sessionEnvKey } from './real-agent-plugins.ts';
+import { type AgentMessageListener, standinPlugins } from './standins.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: AO's API is loaded at run time from the user's choice of install
 type Any = any;
@@ -51,6 +54,8 @@ interface Loop {
 }
 
 const aoToFleet = new Map<string, string>();
+/** `projectId#issue` → fleetbench session, for spawns under way. */
+const fleetOfSpawn = new Map<string, string>();
 const loops = new Map<string, Loop>();
 let nextCycle = 1;
 
@@ -108,11 +113,26 @@ async function main(): Promise<void> {
   const registry = core.createPluginRegistry();
   registry.register(scm.default ?? scm);
   registry.register(tracker.default ?? tracker);
-  for (const plugin of standinPlugins(config.workspacesDir, (aoSession, message) => {
+  const onMessage: AgentMessageListener = (aoSession, message) => {
     send({ type: 'agent-message', session: aoToFleet.get(aoSession) ?? aoSession, message });
-  })) {
-    registry.register(plugin);
-  }
+  };
+  const real = config.realAgents;
+  const { runtime, agent, workspace } = config.packages;
+  const plugins =
+    real && runtime && agent && workspace
+      ? await realAgentPlugins(
+          { runtime, agent, workspace },
+          (aoSession, projectId, issue) => {
+            // The spawn's first message (AO's prompt) is sent before spawn returns: name its session now.
+            const key = sessionEnvKey(projectId, issue);
+            const fleet = fleetOfSpawn.get(key);
+            if (fleet) aoToFleet.set(aoSession, fleet);
+            return real.sessionEnv[key];
+          },
+          onMessage,
+        )
+      : standinPlugins(config.workspacesDir, onMessage);
+  for (const plugin of plugins) registry.register(plugin);
   const sessionManager = core.createSessionManager({ config: aoConfig, registry });
   // A restarted process finds its sessions on disk: learn their fleetbench ids from the branch.
   for (const session of (await sessionManager.list()) as Any[]) {
@@ -166,6 +186,9 @@ async function main(): Promise<void> {
     void (async () => {
       try {
         if (request.type === 'spawn') {
+          const key = sessionEnvKey(request.projectId, request.issue);
+          fleetOfSpawn.set(key, request.session);
+          if (request.env && real) real.sessionEnv[key] = request.env;
           const session = await sessionManager.spawn({
             projectId: request.projectId,
             issueId: String(request.issue),
@@ -198,11 +221,9 @@ async function main(): Promise<void> {
   startLoops();
   send({
     type: 'ready',
-    versions: {
-      core: packageVersion(config.packages.core),
-      scm: packageVersion(config.packages.scm),
-      tracker: packageVersion(config.packages.tracker),
-    },
+    versions: Object.fromEntries(
+      Object.entries(config.packages).map(([key, entry]) => [key, packageVersion(entry)]),
+    ),
   });
 }
 

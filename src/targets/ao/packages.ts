@@ -2,9 +2,11 @@
  * Where agent-orchestrator's code comes from: by default the packages pinned as fleetbench's
  * optional peer dependencies (AO_PINNED_VERSION), installed beside it on demand (a checkout's
  * npm install has them as development dependencies), or `--target ao:DIR` for a local install or checkout, so AO's
- * developers can measure their branch. Only the three packages the control plane's GitHub side
- * needs are loaded: @composio/ao-core, @composio/ao-plugin-scm-github and
- * @composio/ao-plugin-tracker-github, each from its built `dist/` entry.
+ * developers can measure their branch. The three packages the control plane's GitHub side needs
+ * are loaded: @composio/ao-core, @composio/ao-plugin-scm-github and
+ * @composio/ao-plugin-tracker-github, each from its built `dist/` entry; with `agents: real`
+ * also AO's tmux runtime, Claude Code agent and git worktree workspace plugins
+ * (docs/agent-orchestrator.md#real-agents-agents-real).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -20,11 +22,16 @@ export const AO_PACKAGES = {
   tracker: '@composio/ao-plugin-tracker-github',
 } as const;
 
+/** AO's own plugins that start a real agent in a terminal: loaded only with `agents: real`. */
+export const AO_AGENT_PACKAGES = {
+  runtime: '@composio/ao-plugin-runtime-tmux',
+  agent: '@composio/ao-plugin-agent-claude-code',
+  workspace: '@composio/ao-plugin-workspace-worktree',
+} as const;
+
 /** How to install the pinned packages beside fleetbench (they are optional peer dependencies). */
-export function aoInstallCommand(): string {
-  return `npm i -D -E ${Object.values(AO_PACKAGES)
-    .map((name) => `${name}@${AO_PINNED_VERSION}`)
-    .join(' ')}`;
+export function aoInstallCommand(names: readonly string[] = Object.values(AO_PACKAGES)): string {
+  return `npm i -D -E ${names.map((name) => `${name}@${AO_PINNED_VERSION}`).join(' ')}`;
 }
 
 /** The exports of ao-core the target calls; a build without them cannot be driven. */
@@ -35,10 +42,13 @@ export const AO_CORE_EXPORTS = [
   'createLifecycleManager',
 ];
 
+type AoPackageKey = keyof typeof AO_PACKAGES | keyof typeof AO_AGENT_PACKAGES;
+
 export interface AoPackages {
-  /** ESM entry (dist/index.js) of each package. */
-  entries: { core: string; scm: string; tracker: string };
-  versions: { core: string; scm: string; tracker: string };
+  /** ESM entry (dist/index.js) of each package: the agent plugins only when asked for. */
+  entries: Record<keyof typeof AO_PACKAGES, string> & Partial<Record<keyof typeof AO_AGENT_PACKAGES, string>>;
+  versions: Record<keyof typeof AO_PACKAGES, string> &
+    Partial<Record<keyof typeof AO_AGENT_PACKAGES, string>>;
   /** Where they were found: `fleetbench (pinned)` or the DIR given. */
   origin: string;
 }
@@ -79,7 +89,7 @@ const FLEETBENCH_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '
  * fleetbench's own directory (beside it in a project that installed fleetbench). Errors say what
  * is missing and how to get it.
  */
-export function resolveAoPackages(dir: string | undefined): AoPackages {
+export function resolveAoPackages(dir: string | undefined, options: { agents?: boolean } = {}): AoPackages {
   const root = dir === undefined ? FLEETBENCH_ROOT : resolve(dir);
   const origin = dir === undefined ? `the pinned packages (${AO_PINNED_VERSION})` : root;
   if (dir !== undefined && (!existsSync(root) || !statSync(root).isDirectory())) {
@@ -89,7 +99,10 @@ export function resolveAoPackages(dir: string | undefined): AoPackages {
   }
   const entries: Record<string, string> = {};
   const versions: Record<string, string> = {};
-  for (const [key, name] of Object.entries(AO_PACKAGES)) {
+  const wanted: Record<string, string> = options.agents
+    ? { ...AO_PACKAGES, ...AO_AGENT_PACKAGES }
+    : AO_PACKAGES;
+  for (const [key, name] of Object.entries(wanted) as Array<[AoPackageKey, string]>) {
     const found = (dir !== undefined ? inCheckout(root, name) : undefined) ?? inNodeModules(root, name);
     if (found === undefined) {
       throw new FleetbenchError(
@@ -100,7 +113,7 @@ export function resolveAoPackages(dir: string | undefined): AoPackages {
         {
           hint:
             dir === undefined
-              ? `agent-orchestrator's packages are optional (not installed with fleetbench): ${aoInstallCommand()} where fleetbench is installed (in a fleetbench checkout, npm install has them)`
+              ? `agent-orchestrator's packages are optional (not installed with fleetbench): ${aoInstallCommand(Object.values(wanted))} where fleetbench is installed (in a fleetbench checkout, npm install has them)`
               : `install it there (npm i -E ${name}) or point ao: at the checkout's root`,
         },
       );

@@ -6,8 +6,15 @@
 
 /** What the child needs to build AO: written by the target, read once at the child's start. */
 export interface AoChildConfig {
-  /** ESM entry files of the three packages (dist/index.js). */
-  packages: { core: string; scm: string; tracker: string };
+  /** ESM entry files of the packages (dist/index.js): AO's agent plugins with real agents. */
+  packages: {
+    core: string;
+    scm: string;
+    tracker: string;
+    runtime?: string;
+    agent?: string;
+    workspace?: string;
+  };
   /** agent-orchestrator.yaml written for this run. */
   configPath: string;
   /** Where the stand-in workspace plugin makes each session's directory. */
@@ -16,10 +23,25 @@ export interface AoChildConfig {
   intervalMs: number;
   /** AO project id → `owner/name`. */
   projects: Record<string, string>;
+  /**
+   * `agents: real` (docs/agent-orchestrator.md#real-agents-agents-real): the environment of every session
+   * spawned so far by `projectId#issue` (a restarted process needs them when AO starts an agent
+   * again), added to what AO gives its tmux runtime.
+   */
+  realAgents?: { sessionEnv: Record<string, Record<string, string>> };
 }
 
 export type AoRequest =
-  | { id: number; type: 'spawn'; projectId: string; issue: number; branch: string; session: string }
+  | {
+      id: number;
+      type: 'spawn';
+      projectId: string;
+      issue: number;
+      branch: string;
+      session: string;
+      /** With real agents: what AO's runtime adds to this session's environment. */
+      env?: Record<string, string>;
+    }
   | { id: number; type: 'restart-lifecycle' }
   | { id: number; type: 'stop' };
 

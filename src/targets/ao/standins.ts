@@ -24,7 +24,7 @@ interface RuntimeHandle {
   data: Record<string, unknown>;
 }
 
-interface PluginModule {
+export interface PluginModule {
   manifest: { name: string; slot: string; description: string; version: string };
   create(config?: unknown): unknown;
 }

@@ -12,6 +12,11 @@
  * branch and issue (content attribution) and each project's poll cycle is announced while it
  * runs: api records carry the session, the cycle and the source (`lifecycle` inside a cycle,
  * `cli` for AO's spawn path) without AO knowing. AO runs on the real clock only.
+ *
+ * With `agents: real` (agents.ts) AO's own tmux runtime, claude-code agent and worktree
+ * workspace plugins start the real Claude Code against a provider emulator of the run's own;
+ * each agent's `gh` uses a token minted for its session (source `agent`), and its `git push`
+ * reaches the PR through the world.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,9 +43,12 @@ import type { GitHubSide } from '../../workload/github-side.ts';
 import type { Scenario } from '../../workload/scenario.ts';
 import type { World } from '../../workload/world.ts';
 import { countSessionStates } from '../session-counts.ts';
+import { AoRealAgents } from './agents.ts';
 import { detectGh, type GhInfo, ghNote } from './gh.ts';
 import { type AoPackages, resolveAoPackages } from './packages.ts';
 import type { AoChildConfig, AoChildMessage, AoRequest, AoRequestBody } from './protocol.ts';
+import { sessionEnvKey } from './real-agent-plugins.ts';
+import { STANDIN_AGENT, STANDIN_RUNTIME, STANDIN_WORKSPACE } from './standins.ts';
 
 const WORKER = fileURLToPath(new URL('../../../bin/ao-worker.js', import.meta.url));
 /** The web origin AO 0.2.0 parses PR URLs against (`github.com/owner/repo/pull/N`). */
@@ -120,6 +128,13 @@ export class AoTarget implements Target {
   private readonly gh: GhInfo;
   private server?: RunningGitHubServer;
   private workDir?: string;
+  /** Written anew at each start of AO's process (a restarted one needs the sessions' environments). */
+  private childConfig?: { path: string; config: AoChildConfig };
+  /** `agents: real`: AO's own agent plugins start the real Claude Code (agents.ts). */
+  private readonly agents: AoRealAgents | undefined;
+  private readonly sessionOfBranch = new Map<string, string>();
+  /** Sessions whose spawn returned: a message to an agent before that is AO's spawn prompt. */
+  private readonly spawned = new Set<string>();
   private child?: ChildProcess;
   private childEnv: NodeJS.ProcessEnv = {};
   private readonly projects = new Map<string, Project>();
@@ -150,8 +165,10 @@ export class AoTarget implements Target {
     this.fixRng = options.rng.fork('ao-agent-fix');
     this.intervalMs = options.scenario.polling.intervalMs;
     // Refused before anything starts: AO's packages and gh are found (or the run stops here).
-    this.packages = resolveAoPackages(options.dir);
+    const real = options.scenario.agents?.kind === 'real' ? options.scenario.agents.provider : undefined;
+    this.packages = resolveAoPackages(options.dir, { agents: real !== undefined });
     this.gh = detectGh();
+    this.agents = real ? new AoRealAgents(real, options.scenario) : undefined;
   }
 
   /** What the run header shows: where AO came from, gh, and what the time scale does not scale. */
@@ -160,6 +177,7 @@ export class AoTarget implements Target {
       `agent-orchestrator ${this.packages.versions.core} (${this.packages.origin}), poll interval ${this.intervalMs / 1000} s`,
     ];
     lines.push(ghNote(this.gh));
+    if (this.agents) lines.push(this.agents.describe());
     if (this.options.scenario.timeScale !== 1)
       lines.push(
         `time scale ${this.options.scenario.timeScale}: AO's interval and the scenario's timeline are shortened, gh's process and network time are not (they read ${this.options.scenario.timeScale}× longer in run time)`,
@@ -191,16 +209,28 @@ export class AoTarget implements Target {
         sessionPrefix: `fb${i + 1}`,
         scm: { plugin: 'github' },
         tracker: { plugin: 'github' },
+        // As root, Claude Code refuses AO's default (permissionless: --dangerously-skip-permissions);
+        // the agent's Bash is allowed in Claude Code's own settings instead (agents.ts).
+        ...(this.agents ? { agentConfig: { permissions: 'default' } } : {}),
       };
     });
+    const agentEnv = this.agents?.prepare({
+      home: join(work, 'home'),
+      work,
+      projects: Object.fromEntries(
+        Object.entries(aoProjects).map(([id, p]) => [id, (p as { path: string }).path]),
+      ),
+    });
+    await this.agents?.start(this.options.clock, this.options.rng.fork('provider'), this.options.trace);
+    this.agents?.watchPushes((branch) => this.onAgentPush(branch));
     const aoConfigPath = join(work, 'agent-orchestrator.yaml');
     writeFileSync(
       aoConfigPath,
       stringify({
         defaults: {
-          runtime: 'fleetbench',
-          agent: 'fleetbench-agent',
-          workspace: 'fleetbench',
+          runtime: this.agents ? 'tmux' : STANDIN_RUNTIME,
+          agent: this.agents ? 'claude-code' : STANDIN_AGENT,
+          workspace: this.agents ? 'worktree' : STANDIN_WORKSPACE,
           notifiers: [],
         },
         notificationRouting: {},
@@ -213,9 +243,10 @@ export class AoTarget implements Target {
       workspacesDir: join(work, 'workspaces'),
       intervalMs: Math.max(1, Math.round(this.intervalMs / this.options.scenario.timeScale)),
       projects: Object.fromEntries([...this.projects.values()].map((p) => [p.id, p.repo])),
+      ...(this.agents ? { realAgents: { sessionEnv: {} } } : {}),
     };
     const childConfigPath = join(work, 'child.json');
-    writeFileSync(childConfigPath, JSON.stringify(childConfig));
+    this.childConfig = { path: childConfigPath, config: childConfig };
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const name of [
       'GH_TOKEN',
@@ -241,6 +272,7 @@ export class AoTarget implements Target {
       NO_COLOR: '1',
       AO_LOG_LEVEL: 'info',
       FLEETBENCH_AO_CONFIG: childConfigPath,
+      ...agentEnv,
     });
     const ready = await this.startChild();
     this.options.trace.write({
@@ -262,6 +294,7 @@ export class AoTarget implements Target {
 
   /** Starts the child and waits for `ready` (or its failure, with AO's own words). */
   private startChild(): Promise<Record<string, string>> {
+    if (this.childConfig) writeFileSync(this.childConfig.path, JSON.stringify(this.childConfig.config));
     const log = openSync(join(this.options.outDir, 'ao.log'), 'a');
     const child = spawn(process.execPath, [WORKER], {
       env: this.childEnv,
@@ -437,15 +470,18 @@ export class AoTarget implements Target {
   private onAgentMessage(session: string, message: string): void {
     const { trace, clock, world, scenario } = this.options;
     const review = isReviewMessage(message);
+    // A real agent's prompt is typed into its terminal during AO's spawn (the stand-in gets it inline).
+    const reaction = !this.spawned.has(session) ? 'prompt' : review ? 'review-comments' : 'other';
     trace.write({
       kind: 'event',
       name: 'ao.agent.message',
       t: clock.now(),
       session,
-      labels: { reaction: review ? 'review-comments' : 'other' },
+      labels: { reaction },
       data: { message: message.slice(0, 200) },
     });
-    if (!review) return;
+    // A real agent got the message in its terminal and answers it itself.
+    if (!review || this.agents) return;
     const delay = sample(scenario.sessions.fixAfter, this.fixRng);
     clock.setTimeout(() => {
       if (this.stopping) return;
@@ -531,9 +567,36 @@ export class AoTarget implements Target {
     });
   }
 
+  /**
+   * A real agent pushed its branch (`git push` to the project's remote): the push reaches the
+   * emulator through the world, as a new head commit on the session's PR, and CI runs again.
+   */
+  private onAgentPush(branch: string): void {
+    const session = this.sessionOfBranch.get(branch);
+    if (session === undefined || this.stopping) return;
+    const { world, trace, clock } = this.options;
+    void world
+      .pushFix(session)
+      .then((sha) =>
+        trace.write({
+          kind: 'event',
+          name: 'agent.pushed',
+          t: clock.now(),
+          session,
+          labels: { pr: sha !== undefined },
+          data: { branch, ...(sha ? { sha: sha.slice(0, 7) } : {}) },
+        }),
+      )
+      .catch(() => undefined);
+  }
+
   async createSession(spec: SessionSpec): Promise<void> {
     const project = this.projectOfRepo.get(spec.repo);
     if (!project) throw new Error(`no AO project for ${spec.repo}`);
+    this.sessionOfBranch.set(spec.branch, spec.id);
+    const env = this.agents?.sessionEnv(spec.id, spec.repo, this.emulator);
+    const realAgents = this.childConfig?.config.realAgents;
+    if (env && realAgents) realAgents.sessionEnv[sessionEnvKey(project.id, spec.issue)] = env;
     this.emulator.attribution.register({
       session: spec.id,
       repo: spec.repo,
@@ -555,8 +618,19 @@ export class AoTarget implements Target {
       issue: spec.issue,
       branch: spec.branch,
       session: spec.id,
+      ...(env ? { env } : {}),
     });
     if (reply.type === 'reply' && !reply.ok) throw new Error(`ao spawn: ${reply.message}`);
+    this.spawned.add(spec.id);
+    if (this.agents && reply.type === 'reply' && reply.ok)
+      this.options.trace.write({
+        kind: 'event',
+        name: 'ao.agent.launched',
+        t: this.options.clock.now(),
+        session: spec.id,
+        labels: { cli: this.agents.claude.cli, version: this.agents.claude.version },
+        data: { binary: this.agents.claude.path, aoSession: reply.aoSession ?? '', runtime: 'tmux' },
+      });
     // AO's spawn path is over (its tracker's calls are made): a learned model tells spawn calls
     // from the first poll's by this (docs/model.md).
     this.options.trace.write({
@@ -633,7 +707,8 @@ export class AoTarget implements Target {
       await exited;
       clearTimeout(timer);
     }
+    await this.agents?.stop(this.options.trace, this.options.clock.now());
     await this.server?.close();
-    if (this.workDir) rmSync(this.workDir, { recursive: true, force: true });
+    if (this.workDir) rmSync(this.workDir, { recursive: true, force: true, maxRetries: 3 });
   }
 }

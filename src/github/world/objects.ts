@@ -1,0 +1,262 @@
+/**
+ * The objects of the emulated GitHub world (users, repositories, issues, pull requests, commits
+ * with their check runs and statuses, reviews and comments) as plain records, and the few rules
+ * every part of the world shares about them: how issues sort, how a refused change is said, how
+ * a global node id is made. The parts that change them are beside this file (state.ts composes
+ * them): timestamps and versions (time.ts), refs and pushes (refs.ts), checks and statuses
+ * (checks.ts).
+ */
+import type { CHECK_CONCLUSIONS, CHECK_STATUSES, REVIEW_STATES, STATUS_STATES } from '../fixtures.ts';
+
+export type CheckStatus = (typeof CHECK_STATUSES)[number];
+export type CheckConclusion = (typeof CHECK_CONCLUSIONS)[number];
+export type StatusState = (typeof STATUS_STATES)[number];
+export type ReviewState = (typeof REVIEW_STATES)[number];
+export type UserType = 'User' | 'Bot' | 'Organization';
+
+/** A rendered JSON text, valid while `version` and the URL epoch are unchanged. */
+export interface JsonCache {
+  version: number;
+  epoch: number;
+  text: string;
+}
+
+export interface User {
+  login: string;
+  id: number;
+  nodeId: string;
+  type: UserType;
+  name: string | null;
+  json?: JsonCache;
+}
+
+export interface Label {
+  id: number;
+  nodeId: string;
+  name: string;
+  color: string;
+}
+
+export interface IssueComment {
+  id: number;
+  nodeId: string;
+  user: User;
+  body: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface Review {
+  id: number;
+  nodeId: string;
+  user: User;
+  state: ReviewState;
+  body: string;
+  submittedAt: number;
+  commitId: string;
+}
+
+export interface ReviewComment {
+  id: number;
+  nodeId: string;
+  /** The review thread this comment starts or answers (GraphQL reviewThreads). */
+  threadId: number;
+  threadNodeId: string;
+  reviewId: number | null;
+  inReplyToId: number | null;
+  user: User;
+  body: string;
+  path: string;
+  line: number;
+  commitId: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface CheckRun {
+  id: number;
+  nodeId: string;
+  name: string;
+  headSha: string;
+  status: CheckStatus;
+  conclusion: CheckConclusion | null;
+  startedAt: number;
+  completedAt: number | null;
+}
+
+export interface CommitStatus {
+  id: number;
+  nodeId: string;
+  context: string;
+  state: StatusState;
+  description: string | null;
+  targetUrl: string | null;
+  creator: User;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface Commit {
+  sha: string;
+  nodeId: string;
+  message: string;
+  createdAt: number;
+  /** The commits it was made on (none for a repository's first, two for a merge): history for compare. */
+  parents: string[];
+  checkRuns: CheckRun[];
+  statuses: CommitStatus[];
+  /** Bumped when checks or statuses change: the ETag of check-runs and combined status. */
+  version: number;
+}
+
+export interface Issue {
+  repo: Repo;
+  number: number;
+  id: number;
+  nodeId: string;
+  title: string;
+  body: string;
+  user: User;
+  state: 'open' | 'closed';
+  stateReason: 'completed' | 'not_planned' | 'reopened' | null;
+  labels: Label[];
+  assignees: User[];
+  comments: IssueComment[];
+  createdAt: number;
+  updatedAt: number;
+  closedAt: number | null;
+  version: number;
+  commentsVersion: number;
+  pull?: PullRequest;
+  json?: JsonCache;
+}
+
+export interface PullRequest {
+  issue: Issue;
+  id: number;
+  nodeId: string;
+  head: string;
+  base: string;
+  headSha: string;
+  baseSha: string;
+  draft: boolean;
+  merged: boolean;
+  mergedAt: number | null;
+  mergedBy: User | null;
+  mergeCommitSha: string | null;
+  /** null while GitHub is "still computing" mergeability. */
+  mergeable: boolean | null;
+  /** Issue closed when the PR merges. */
+  linkedIssue: number | null;
+  commits: string[];
+  reviews: Review[];
+  reviewComments: ReviewComment[];
+  version: number;
+  reviewsVersion: number;
+  reviewCommentsVersion: number;
+  json?: JsonCache;
+  fullJson?: JsonCache;
+}
+
+export interface Repo {
+  owner: User;
+  name: string;
+  fullName: string;
+  id: number;
+  nodeId: string;
+  private: boolean;
+  description: string | null;
+  defaultBranch: string;
+  requiredReviews: number;
+  createdAt: number;
+  /** The repository object's own changes (description, settings): not moved by a push. */
+  updatedAt: number;
+  /** Moves with every push: "any time a commit is pushed to any of the repository's branches". */
+  pushedAt: number;
+  /**
+   * Bumped by every push (a branch created or moved): the version of everything that embeds the
+   * repository object (every pull request's head.repo/base.repo, the repository itself, a
+   * combined status), so their ETags change exactly when a push changes their bodies.
+   */
+  pushVersion: number;
+  branches: Map<string, string>;
+  commits: Map<string, Commit>;
+  /** Issues and pull requests (every PR is an issue), by number. */
+  issues: Map<number, Issue>;
+  pulls: Map<number, PullRequest>;
+  /** Pull requests by head branch: the duplicate check stays O(1) with thousands of PRs. */
+  pullsByHead: Map<string, PullRequest[]>;
+  nextNumber: number;
+  version: number;
+  issuesVersion: number;
+  pullsVersion: number;
+  json?: JsonCache;
+  /** Sorted/filtered lists, valid while the matching version is unchanged. */
+  listCache: Map<string, { version: number; items: unknown[] }>;
+  /**
+   * Rendered list bodies by route and query, valid for one version and URL epoch, with the
+   * content hash their ETag is made from (hashed once per render, not per request).
+   */
+  bodyCache: Map<
+    string,
+    {
+      version: number;
+      epoch: number;
+      result: { body: string; hash: string; page: { page: number; last: number } };
+    }
+  >;
+}
+
+/**
+ * Issues (or pull requests' issues) sorted by creation, last update or comment count, ties broken
+ * by version (a global sequence), so the order is deterministic: REST lists, GraphQL `orderBy`
+ * and search share it.
+ */
+export function sortIssues<T extends Issue>(
+  items: T[],
+  field: 'created' | 'updated' | 'comments',
+  desc: boolean,
+): T[] {
+  const key =
+    field === 'updated'
+      ? (i: Issue) => i.updatedAt
+      : field === 'comments'
+        ? (i: Issue) => i.comments.length
+        : (i: Issue) => i.createdAt;
+  const sign = desc ? -1 : 1;
+  return items.sort((a, b) => sign * (key(a) - key(b) || a.version - b.version));
+}
+
+/** A state change that cannot happen (unknown repo, PR already merged): 404 or 422 over HTTP. */
+export class GitHubStateError extends Error {
+  readonly status: number;
+  /** The input field at fault, when one is (REST names it in its Validation Failed error). */
+  readonly field: string | undefined;
+  constructor(status: number, message: string, field?: string) {
+    super(message);
+    this.name = 'GitHubStateError';
+    this.status = status;
+    this.field = field;
+  }
+}
+
+/** Users are dated before the run: created a year before it, last updated a day before. */
+export const USER_CREATED_AT = -365 * 86_400_000;
+export const USER_UPDATED_AT = -86_400_000;
+
+/** A global node id (GraphQL `node(id:)`): the type's prefix and the object's database id. */
+export function nodeId(prefix: string, id: number): string {
+  return `${prefix}_${Buffer.from(`0:${id}`).toString('base64url')}`;
+}
+
+export interface OpenPullRequestInput {
+  head: string;
+  base?: string;
+  title?: string;
+  body?: string;
+  user?: string;
+  /** Issue the PR closes: it links them (body "Closes #n") and closes the issue on merge. */
+  issue?: number;
+  draft?: boolean;
+  sha?: string;
+}

@@ -1,0 +1,223 @@
+/**
+ * Refs and pushes: every repository's commits (with their parents, so history can be compared)
+ * and branches, and what a push changes. A push (a branch created or moved) moves the
+ * repository's `pushed_at` forward and bumps the version of everything that embeds the
+ * repository object. The Git refs routes (`POST /git/refs`, `PATCH /git/refs/heads/X`), the
+ * admin API's pushes and pull requests' commits all come through here.
+ */
+import { MinHeap } from '../../base/min-heap.ts';
+import type { Rng } from '../../base/rng.ts';
+import { type Commit, GitHubStateError, nodeId, type Repo } from './objects.ts';
+import type { WorldTime } from './time.ts';
+
+/** How two commits relate (`GET /compare/A...B`): B's commits not in A, and A's not in B. */
+export interface Comparison {
+  /** The newest commit both reach (null when their histories never meet). */
+  mergeBase: Commit | null;
+  /** Commits of the head that the base lacks, oldest first. */
+  ahead: Commit[];
+  /** Commits of the base that the head lacks. */
+  behindBy: number;
+  status: 'identical' | 'ahead' | 'behind' | 'diverged';
+}
+
+/** What a compare or a pull request's commits list walks at most: GitHub lists 250 commits. */
+export const MAX_COMPARE_COMMITS = 250;
+
+export class Refs {
+  /**
+   * Bumped when a repository is added or pushed to: the version of `GET /user/repos`, whose
+   * entries carry `pushed_at`.
+   */
+  reposVersion = 0;
+
+  constructor(
+    private readonly time: WorldTime,
+    private readonly rng: Rng,
+  ) {}
+
+  /** A new commit SHA (40 hex digits), from the run's seed. */
+  newSha(): string {
+    let out = '';
+    for (let i = 0; i < 5; i++) {
+      out += Math.floor(this.rng.next() * 0x100000000)
+        .toString(16)
+        .padStart(8, '0');
+    }
+    return out;
+  }
+
+  addCommit(repo: Repo, sha: string, message: string, at: number, parents: string[]): Commit {
+    const commit: Commit = {
+      sha,
+      nodeId: nodeId('C', this.time.id()),
+      message,
+      createdAt: at,
+      parents,
+      checkRuns: [],
+      statuses: [],
+      version: this.time.bump(),
+    };
+    repo.commits.set(sha, commit);
+    return commit;
+  }
+
+  /** The commit a branch name or a SHA names in the repository. */
+  commit(repo: Repo, ref: string): Commit | undefined {
+    const sha = repo.branches.get(ref) ?? ref;
+    return repo.commits.get(sha);
+  }
+
+  /** The commit a branch points at (a new branch starts from the default branch's). */
+  tip(repo: Repo, branch: string): string | undefined {
+    return repo.branches.get(branch) ?? repo.branches.get(repo.defaultBranch);
+  }
+
+  /**
+   * A push to the repository (a branch created or moved): `pushed_at` moves forward, and with it
+   * every representation that embeds the repository object. `updated_at` does not (GitHub
+   * answers repositories whose `updated_at` is earlier than their `pushed_at`).
+   */
+  pushed(repo: Repo, at: number): void {
+    if (at > repo.pushedAt) repo.pushedAt = at;
+    const v = this.time.bump();
+    repo.pushVersion = v;
+    repo.pullsVersion = v;
+    this.reposVersion = v;
+  }
+
+  /**
+   * A commit pushed onto a branch (created from the default branch when it does not exist), or
+   * the branch moved to a commit the repository has: `sha` names one it may not have yet.
+   */
+  pushBranch(repo: Repo, input: { branch: string; sha?: string; message?: string }): Commit {
+    const at = this.time.now();
+    const sha = input.sha ?? this.newSha();
+    const parent = this.tip(repo, input.branch);
+    const commit =
+      repo.commits.get(sha) ??
+      this.addCommit(repo, sha, input.message ?? `Update ${input.branch}`, at, parent ? [parent] : []);
+    repo.branches.set(input.branch, sha);
+    this.pushed(repo, at);
+    return commit;
+  }
+
+  /**
+   * `POST /git/refs`: a branch at a commit the repository has. GitHub's refusals, in its words: a
+   * name of fewer than three components, one git would not take, a SHA it does not have, a ref
+   * that exists. Tags are not modelled: a `refs/tags/…` is refused saying so.
+   */
+  createRef(repo: Repo, ref: string, sha: string): string {
+    if (ref.split('/').length < 3 || !ref.startsWith('refs/'))
+      throw new GitHubStateError(
+        422,
+        'Reference name must contain at least three slash-separated components.',
+      );
+    if (!validRefName(ref)) throw new GitHubStateError(422, `${ref} is not a valid ref name.`);
+    const branch = branchOfRef(ref);
+    if (branch === undefined)
+      throw new GitHubStateError(422, `${ref}: the emulator models branches only (refs/heads/NAME)`);
+    if (!repo.commits.has(sha)) throw new GitHubStateError(422, 'Object does not exist');
+    if (repo.branches.has(branch)) throw new GitHubStateError(422, 'Reference already exists');
+    repo.branches.set(branch, sha);
+    this.pushed(repo, this.time.now());
+    return branch;
+  }
+
+  /**
+   * `PATCH /git/refs/heads/X`: the branch moved to a commit the repository has; without `force`
+   * only forward (the new commit must contain the old one), as GitHub's "fast forward" rule.
+   */
+  updateRef(repo: Repo, branch: string, sha: string, force: boolean): void {
+    const current = repo.branches.get(branch);
+    if (current === undefined) throw new GitHubStateError(422, 'Reference does not exist');
+    if (!repo.commits.has(sha)) throw new GitHubStateError(422, 'Object does not exist');
+    if (current === sha) return;
+    if (!force && !this.reaches(repo, sha, current))
+      throw new GitHubStateError(422, 'Update is not a fast forward');
+    repo.branches.set(branch, sha);
+    this.pushed(repo, this.time.now());
+  }
+
+  /** Whether `descendant`'s history contains `ancestor`. */
+  reaches(repo: Repo, descendant: string, ancestor: string): boolean {
+    return descendant === ancestor || this.compare(repo, descendant, ancestor).ahead.length === 0;
+  }
+
+  /**
+   * The commits of `head` that `base` lacks (oldest first), and how far behind it is: what
+   * `compare/base...head` answers and what a pull request from head into base would hold.
+   *
+   * git's walk: both tips' histories are painted newest first (a commit is always newer than its
+   * parents: versions come from one sequence), and the walk stops once everything still queued is
+   * reachable from both. Its cost is the commits since the merge base, not the whole history: a
+   * repository with ten thousand merges compares a fresh branch in a few steps.
+   */
+  compare(repo: Repo, base: string, head: string): Comparison {
+    const FROM_BASE = 1;
+    const FROM_HEAD = 2;
+    const BOTH = 3;
+    const paint = new Map<string, number>();
+    const queue = new MinHeap<Commit>();
+    /** Queued commits not yet known to be reachable from both tips: the walk goes on while any. */
+    let undecided = 0;
+    const reach = (sha: string, flag: number) => {
+      const commit = repo.commits.get(sha);
+      if (commit === undefined) return;
+      const before = paint.get(sha);
+      if (before === undefined) {
+        paint.set(sha, flag);
+        queue.push(-commit.version, commit);
+        if (flag !== BOTH) undecided++;
+      } else if ((before | flag) !== before) {
+        paint.set(sha, before | flag);
+        // Still queued (parents are popped after their children): it is now decided.
+        if (before !== BOTH && (before | flag) === BOTH) undecided--;
+      }
+    };
+    reach(base, FROM_BASE);
+    reach(head, FROM_HEAD);
+    const ahead: Commit[] = [];
+    let behindBy = 0;
+    let mergeBase: Commit | null = null;
+    while (queue.size > 0 && (undecided > 0 || mergeBase === null)) {
+      const commit = queue.pop()!;
+      const flag = paint.get(commit.sha)!;
+      if (flag === FROM_HEAD) ahead.push(commit);
+      else if (flag === FROM_BASE) behindBy++;
+      else mergeBase ??= commit;
+      if (flag !== BOTH) undecided--;
+      for (const parent of commit.parents) reach(parent, flag);
+    }
+    ahead.reverse();
+    const status =
+      ahead.length === 0 && behindBy === 0
+        ? 'identical'
+        : behindBy === 0
+          ? 'ahead'
+          : ahead.length === 0
+            ? 'behind'
+            : 'diverged';
+    return { mergeBase, ahead, behindBy, status };
+  }
+}
+
+/** The longest ref name taken (git's own limit is the file system's; GitHub's branch names stay far below). */
+export const MAX_REF_CHARS = 255;
+
+/**
+ * git's ref name rules (`git check-ref-format`): no control characters, space, `~^:?*[\`, `..`,
+ * `@{` or `//`, no component starting with `.` or ending with `.lock`, no trailing `/` or `.`.
+ */
+export function validRefName(ref: string): boolean {
+  if (ref.length > MAX_REF_CHARS) return false;
+  if (/[\x00-\x20\x7f~^:?*[\\]|\.\.|@\{|\/\//.test(ref)) return false;
+  if (ref.endsWith('/') || ref.endsWith('.')) return false;
+  return ref.split('/').every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock'));
+}
+
+/** `refs/heads/X` → `X`; undefined for anything else (tags and other namespaces are not modelled). */
+export function branchOfRef(ref: string): string | undefined {
+  if (!ref.startsWith('refs/heads/') || ref.length === 'refs/heads/'.length) return undefined;
+  return ref.slice('refs/heads/'.length);
+}

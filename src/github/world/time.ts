@@ -1,0 +1,72 @@
+/**
+ * The world's timestamps and versions: the run's clock, the one global sequence every change
+ * takes a number from (`version`, so ETags and `updated_at` ties have a deterministic order), the
+ * database ids, and the dates of the fixture objects, which all lie before the run starts.
+ *
+ * Times are run-time milliseconds from the Clock; JSON renders them through `clock.toWallMs`.
+ */
+import type { Clock } from '../../clock/index.ts';
+import type { RepoFixture } from '../fixtures.ts';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+
+export class WorldTime {
+  readonly clock: Clock;
+  private seq = 0;
+  private nextId = 1;
+
+  constructor(clock: Clock) {
+    this.clock = clock;
+  }
+
+  /** Run time now. */
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** A new version number: larger than every earlier one. */
+  bump(): number {
+    return ++this.seq;
+  }
+
+  /** The latest version handed out. */
+  get version(): number {
+    return this.seq;
+  }
+
+  /** A new database id (users, repositories, issues, comments, ... share one sequence, as on GitHub). */
+  id(): number {
+    return this.nextId++;
+  }
+
+  /** `2026-01-01T00:00:00Z`, GitHub's format (no milliseconds). */
+  iso(t: number): string {
+    const s = new Date(this.clock.toWallMs(t)).toISOString();
+    return `${s.slice(0, 19)}Z`;
+  }
+}
+
+/**
+ * When each fixture repository was created: its objects (issues, then pull requests) follow it a
+ * minute apart, so each repository gets a slot of an hour, or longer when it holds more than
+ * 59 objects, and the slots end an hour before the run starts. Every fixture timestamp is then
+ * before the server's clock whatever the sizes (`--issues-per-repo 1200` spans 20 hours), and a
+ * push during the run moves `pushed_at` forward. Small fixtures keep the dates they always had
+ * (repository k of n at -(n + 1 - k) hours).
+ */
+export function fixtureRepoDates(repos: readonly RepoFixture[]): number[] {
+  const slots = repos.map((repo) => {
+    const objects = (repo.issues?.length ?? 0) + (repo.pulls?.length ?? 0);
+    return Math.max(HOUR_MS, (objects + 1) * MINUTE_MS);
+  });
+  let t = -HOUR_MS - slots.reduce((sum, slot) => sum + slot, 0);
+  return slots.map((slot) => {
+    const at = t;
+    t += slot;
+    return at;
+  });
+}
+
+/** The minute between two fixture objects of a repository. */
+export const FIXTURE_STEP_MS = MINUTE_MS;

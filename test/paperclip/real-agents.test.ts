@@ -1,0 +1,103 @@
+/**
+ * Real agents under the real Paperclip (docs/paperclip.md#real-agents-agents-real): a shortened
+ * paperclip-chaos-c4 with `agents: real`, so Paperclip's codex_local agents are the real codex CLI
+ * answered by the run's provider emulator, with a real SIGTERM restart. Run as root inside a
+ * network namespace with only loopback (`unshare -n`: Paperclip's user must exist there, so not
+ * `unshare -rn`), so nothing beyond 127.0.0.1 can be reached. Skipped off CI with one line when
+ * Paperclip or the agent CLIs are not installed; required under CI (.ci/run installs both).
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AGENT_PACKAGES, resolveAgentsInstall } from '../../src/agents/index.ts';
+import { leftDirs, paperclipInstalled, processesIn, runCli, traceLines } from './helpers.ts';
+
+const installed = paperclipInstalled();
+const ci = Boolean(process.env.CI);
+let agentsProblem: string | undefined;
+try {
+  resolveAgentsInstall(undefined, ['codex']);
+} catch (error) {
+  agentsProblem = (error as Error).message;
+  if (!ci)
+    process.stderr.write(
+      `skipped: needs the agent CLIs (fleetbench targets install agents): ${agentsProblem}\n`,
+    );
+}
+/** A namespace with only loopback, as root (util-linux's unshare, iproute2's ip). */
+const isolated =
+  process.getuid?.() === 0 &&
+  spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore', timeout: 30_000 })
+    .status === 0;
+const PREFIX = isolated ? ['unshare', '-n', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"'] : [];
+
+describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
+  'real agents under the real Paperclip',
+  () => {
+    it('paperclip-chaos-c4 with real codex agents: every model request answered by the emulator, a real restart recovered by the real CLI', async () => {
+      installed.require();
+      if (agentsProblem !== undefined)
+        throw new Error(`the agent CLIs are not installed (.ci/run installs them): ${agentsProblem}`);
+      const run = runCli(
+        [
+          'paperclip-chaos-c4',
+          '--set',
+          'agents=real',
+          '--set',
+          'duration=4m',
+          '--set',
+          'sessions.count=2',
+          '--set',
+          'executors.0.concurrency=2',
+          '--set',
+          'executors.0.restarts=1',
+          '--set',
+          'executors.0.kinds=[graceful]',
+          '--set',
+          'executors.0.provider-faults=0',
+          '--set',
+          'executors.0.first-fault=75s',
+        ],
+        'real-agents',
+        {},
+        PREFIX,
+      );
+      const code = await Promise.race([
+        run.exited,
+        new Promise<string>((r) => setTimeout(() => r('hung'), 900_000)),
+      ]);
+      if (code === 'hung') run.child.kill('SIGKILL');
+      expect(code, run.stderr()).toBe(0);
+      const records = traceLines(run.out);
+      const named = (name: string) => records.filter((r) => r.name === name);
+      // Real codex processes, their version in the trace.
+      const boots = named('provider.boot');
+      expect(boots.length).toBeGreaterThan(0);
+      for (const boot of boots)
+        expect(boot.data).toMatchObject({ cli: 'codex', cliVersion: AGENT_PACKAGES.codex.version });
+      // Every model request answered by the emulator and traced, all from that codex.
+      const requests = named('provider.request');
+      expect(requests.length).toBeGreaterThan(boots.length);
+      for (const request of requests) {
+        expect(request.labels).toMatchObject({ api: 'responses', cli: 'codex' });
+        expect((request.data as { cliVersion: string }).cliVersion).toBe(AGENT_PACKAGES.codex.version);
+      }
+      expect(named('provider.emulator.stopped')[0]?.labels).toEqual({ mismatch: false });
+      // A real restart, and the speed table's provider rows from the real CLI.
+      expect(named('controlplane.restart').map((r) => (r.labels as { kind: string }).kind)).toEqual([
+        'graceful',
+      ]);
+      const speed = JSON.parse(readFileSync(join(run.out, 'summary.json'), 'utf8')).analysis.speed;
+      expect(speed.metrics.agent_boot.samples).toBeGreaterThan(0);
+      expect(speed.metrics.time_to_first_activity.samples).toBeGreaterThan(0);
+      const provider = JSON.parse(readFileSync(join(run.out, 'summary.json'), 'utf8')).analysis.provider;
+      expect(provider.byCli.codex.versions).toEqual({
+        [AGENT_PACKAGES.codex.version]: provider.byCli.codex.requests,
+      });
+      if (isolated) expect(run.stderr()).not.toMatch(/ENETUNREACH|EAI_AGAIN|getaddrinfo/);
+      expect(processesIn(run.tmp)).toEqual([]);
+      expect(leftDirs(run.tmp)).toEqual([]);
+    });
+  },
+);
