@@ -54,7 +54,7 @@ describe('fleetbench demo (what npm start runs)', { timeout: 240_000 }, () => {
       verdict: 'pass',
       measured: '100%',
     });
-    expect(r.stdout).toMatch(/chaos-codex-c4\s+not judged\s+\d/);
+    expect(r.stdout).toMatch(/chaos-codex-c4\s+n\/a: native-speed\s+\d/);
     expect(r.stdout).toContain(`report......: ${join(out, 'report.html')}`);
     expect(r.stdout).toContain(`baseline....: ${join(out, 'baseline.md')}`);
   });

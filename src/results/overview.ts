@@ -115,10 +115,14 @@ export function isPartialRun(a: Analysis): boolean {
   return a.input.footer === 'interrupted' || a.input.footer === 'failed';
 }
 
-/** The Track B column of the tables: the verdict, `partial`, or `not judged` for a unit judged otherwise. */
+/**
+ * The Track B column of the tables: the verdict, `partial`, or `n/a: SET` for a unit judged on
+ * other budget sets (a chaos wave on native-speed): saying which, so a reader does not take a
+ * run that passed its own budgets for one nobody judged.
+ */
 export function trackBText(unit: Baseline['units'][number], a: Analysis): string {
   if (isPartialUnit(unit)) return 'partial: not judged';
-  if (!scorecardCounts(unit.budgets)) return 'not judged';
+  if (!scorecardCounts(unit.budgets)) return `n/a: ${unit.budgets.join(', ')}`;
   if (a.scorecard.verdict === 'fail') return 'FAIL';
   // Every judged rule held, the projections were not judged (no steady window): said so.
   const unknown = a.scorecard.rows.filter((r) => r.verdict === 'unknown');
