@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
 import { ProviderEmulator, startProviderServer } from '../src/provider/index.ts';
@@ -24,9 +25,31 @@ const cpuMicros = () => {
 };
 let answered = 0;
 let answeredAtMark = 0;
+// Where a late first token comes from: the event loop held (by the target's own work or a
+// collection), measured over the same part as the CPU.
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+let gcPauseMs = 0;
+let gcMaxMs = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gcPauseMs += entry.duration;
+    gcMaxMs = Math.max(gcMaxMs, entry.duration);
+  }
+}).observe({ entryTypes: ['gc'] });
 process.on('SIGUSR2', () => {
   cpuStart = process.cpuUsage();
   answeredAtMark = answered;
+  loopDelay.reset();
+  loopDelay.enable();
+  gcPauseMs = 0;
+  gcMaxMs = 0;
+});
+/** The loop's delay (p99, max) and the collections' pauses (sum, longest) since the mark, ms. */
+const held = () => ({
+  loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+  loopDelayMaxMs: loopDelay.max / 1e6,
+  gcPauseMs,
+  gcMaxMs,
 });
 
 if (kind === 'emulator') {
@@ -55,9 +78,10 @@ if (kind === 'emulator') {
   print({ port: server.port });
   process.on('SIGTERM', async () => {
     const cpu = cpuMicros();
+    const loop = held();
     await server.close();
     trace.close('completed', clock.now());
-    print({ answered, measured: answered - answeredAtMark, cpuMicros: cpu });
+    print({ answered, measured: answered - answeredAtMark, cpuMicros: cpu, ...loop });
     process.exit(0);
   });
 } else {
@@ -103,7 +127,7 @@ if (kind === 'emulator') {
   server.listen(0, '127.0.0.1', () => print({ port: (server.address() as AddressInfo).port }));
   process.on('SIGTERM', () => {
     const cpu = cpuMicros();
-    print({ answered, measured: answered - answeredAtMark, cpuMicros: cpu });
+    print({ answered, measured: answered - answeredAtMark, cpuMicros: cpu, ...held() });
     process.exit(0);
   });
 }

@@ -98,7 +98,16 @@ async function start(kind: 'emulator' | 'bare', file: string): Promise<Target> {
   return { child, lines, port: (JSON.parse(first.value) as { port: number }).port };
 }
 
-async function stop(t: Target): Promise<{ measured: number; cpuMicros: number }> {
+interface TargetDone {
+  measured: number;
+  cpuMicros: number;
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+  gcPauseMs: number;
+  gcMaxMs: number;
+}
+
+async function stop(t: Target): Promise<TargetDone> {
   t.child.kill('SIGTERM');
   const line = await t.lines.next();
   if (line.done) throw new Error('target exited without reporting');
@@ -173,9 +182,12 @@ export default {
       planFile,
       JSON.stringify({ status: answer.status, headers: answer.headers, chunks: answer.chunks }),
     );
-    const results: Record<'emulator' | 'bare', { ttfts: number[]; cpu: number; requests: number }> = {
-      emulator: { ttfts: [], cpu: 0, requests: 0 },
-      bare: { ttfts: [], cpu: 0, requests: 0 },
+    const results: Record<
+      'emulator' | 'bare',
+      { ttfts: number[]; cpu: number; requests: number; held: TargetDone[] }
+    > = {
+      emulator: { ttfts: [], cpu: 0, requests: 0, held: [] },
+      bare: { ttfts: [], cpu: 0, requests: 0, held: [] },
     };
     for (let round = 0; round < ROUNDS; round++) {
       for (const kind of round % 2 === 0
@@ -190,22 +202,31 @@ export default {
         results[kind].ttfts.push(...ttfts);
         results[kind].cpu += done.cpuMicros;
         results[kind].requests += done.measured;
+        results[kind].held.push(done);
       }
     }
     rmSync(dir, { recursive: true, force: true });
     const figures: Record<string, number | string> = {};
     console.log(
-      '| server | requests | failed | TTFT added p50 (ms) | TTFT added p99 (ms) | CPU µs / request |',
+      '| server | requests | failed | TTFT added p50 (ms) | TTFT added p99 (ms) | CPU µs / request | loop delay p99 / max (ms) | GC pauses: sum / longest (ms) |',
     );
-    console.log('|---|---:|---:|---:|---:|---:|');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
     const row = (kind: 'emulator' | 'bare') => {
       const ok = results[kind].ttfts.filter((t) => !Number.isNaN(t)).sort((a, b) => a - b);
       const p50 = percentile(ok, 0.5) - PLANNED_TTFT_MS;
       const p99 = percentile(ok, 0.99) - PLANNED_TTFT_MS;
       const cpu = results[kind].cpu / Math.max(1, results[kind].requests);
+      // Over the rounds: the worst round's loop delay, the collections' pauses summed.
+      const held = results[kind].held;
+      const loopP99 = Math.max(...held.map((h) => h.loopDelayP99Ms));
+      const loopMax = Math.max(...held.map((h) => h.loopDelayMaxMs));
+      const gcSum = held.reduce((sum, h) => sum + h.gcPauseMs, 0);
+      const gcMax = Math.max(...held.map((h) => h.gcMaxMs));
       console.log(
-        `| ${kind} | ${ok.length} | ${results[kind].ttfts.length - ok.length} | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ${cpu.toFixed(0)} |`,
+        `| ${kind} | ${ok.length} | ${results[kind].ttfts.length - ok.length} | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ${cpu.toFixed(0)} | ${loopP99.toFixed(1)} / ${loopMax.toFixed(1)} | ${gcSum.toFixed(0)} / ${gcMax.toFixed(1)} |`,
       );
+      figures[`${kind}.loopDelayP99Ms`] = Number(loopP99.toFixed(1));
+      figures[`${kind}.gcPauseMs`] = Math.round(gcSum);
       figures[`${kind}.ttftAddedP50Ms`] = Number(p50.toFixed(2));
       figures[`${kind}.ttftAddedP99Ms`] = Number(p99.toFixed(2));
       figures[`${kind}.cpuMicrosPerRequest`] = Math.round(cpu);
