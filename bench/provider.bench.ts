@@ -182,12 +182,10 @@ export default {
       planFile,
       JSON.stringify({ status: answer.status, headers: answer.headers, chunks: answer.chunks }),
     );
-    const results: Record<
-      'emulator' | 'bare',
-      { ttfts: number[]; cpu: number; requests: number; held: TargetDone[] }
-    > = {
-      emulator: { ttfts: [], cpu: 0, requests: 0, held: [] },
-      bare: { ttfts: [], cpu: 0, requests: 0, held: [] },
+    // Each server's first-token times, and what each of its rounds reported when stopped.
+    const results: Record<'emulator' | 'bare', { ttfts: number[]; rounds: TargetDone[] }> = {
+      emulator: { ttfts: [], rounds: [] },
+      bare: { ttfts: [], rounds: [] },
     };
     for (let round = 0; round < ROUNDS; round++) {
       for (const kind of round % 2 === 0
@@ -200,9 +198,7 @@ export default {
         const ttfts = await load(t.port, PER_STREAM, `r${round}`);
         const done = await stop(t);
         results[kind].ttfts.push(...ttfts);
-        results[kind].cpu += done.cpuMicros;
-        results[kind].requests += done.measured;
-        results[kind].held.push(done);
+        results[kind].rounds.push(done);
       }
     }
     rmSync(dir, { recursive: true, force: true });
@@ -215,12 +211,18 @@ export default {
       const ok = results[kind].ttfts.filter((t) => !Number.isNaN(t)).sort((a, b) => a - b);
       const p50 = percentile(ok, 0.5) - PLANNED_TTFT_MS;
       const p99 = percentile(ok, 0.99) - PLANNED_TTFT_MS;
-      const cpu = results[kind].cpu / Math.max(1, results[kind].requests);
+      const held = results[kind].rounds;
+      const sum = (value: (round: TargetDone) => number) => held.reduce((total, h) => total + value(h), 0);
+      const cpu =
+        sum((h) => h.cpuMicros) /
+        Math.max(
+          1,
+          sum((h) => h.measured),
+        );
       // Over the rounds: the worst round's loop delay, the collections' pauses summed.
-      const held = results[kind].held;
       const loopP99 = Math.max(...held.map((h) => h.loopDelayP99Ms));
       const loopMax = Math.max(...held.map((h) => h.loopDelayMaxMs));
-      const gcSum = held.reduce((sum, h) => sum + h.gcPauseMs, 0);
+      const gcSum = sum((h) => h.gcPauseMs);
       const gcMax = Math.max(...held.map((h) => h.gcMaxMs));
       console.log(
         `| ${kind} | ${ok.length} | ${results[kind].ttfts.length - ok.length} | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ${cpu.toFixed(0)} | ${loopP99.toFixed(1)} / ${loopMax.toFixed(1)} | ${gcSum.toFixed(0)} / ${gcMax.toFixed(1)} |`,
