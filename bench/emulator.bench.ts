@@ -20,11 +20,12 @@ import { Rng } from '../src/base/rng.ts';
 import { VirtualClock } from '../src/clock/index.ts';
 import { GitHubEmulator, generateSelfSignedCert } from '../src/github/index.ts';
 import { readTrace, TraceWriter } from '../src/trace/index.ts';
+import { envInteger } from './env.ts';
 import type { Bench } from './run.ts';
 
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 6);
+const DURATION_S = envInteger('BENCH_DURATION', 6, 1, 3_600);
 /** Emulator and bare alternate this many times, so background load hits both alike. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+const ROUNDS = envInteger('BENCH_ROUNDS', 4, 1, 100);
 const CONNECTIONS = 32;
 /** The full list (5 PRs, about 25 KB) and the guard poll a control plane repeats (about 5 KB). */
 const GUARD = '/repos/fleetbench/repo-1/pulls?state=open&sort=updated&direction=desc&per_page=1';

@@ -34,6 +34,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sourceLocations } from '../bin/cli-bundle.js';
+import { envInteger } from './env.ts';
 import type { Bench } from './run.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -42,7 +43,7 @@ const CHILD = join(ROOT, 'bench', 'live-child.ts');
 const LOCUSTFILE = join(ROOT, 'bench', 'locustfile.py');
 const LOCUST = '/usr/bin/locust';
 const HEY = '/usr/bin/hey';
-const SECONDS = Number(process.env.LIVE_BENCH_SECONDS ?? 10);
+const SECONDS = envInteger('LIVE_BENCH_SECONDS', 10, 3, 3_600);
 /**
  * The length of the 1,000/s comparison beside hey (fleetbench's two runs and hey's): a live run
  * lasts minutes, and in a 10 s run V8 compiling the request path (the first ~2 s cost about 1.6x
@@ -50,9 +51,9 @@ const SECONDS = Number(process.env.LIVE_BENCH_SECONDS ?? 10);
  * sides run this long; the after-2 s and whole-process figures stay beside it, and every other
  * row (the schedule table, 5,000/s, 1,000 connections, Locust, OTLP) runs LIVE_BENCH_SECONDS.
  */
-const COMPARE_SECONDS = Number(process.env.LIVE_BENCH_COMPARE_SECONDS ?? 60);
+const COMPARE_SECONDS = envInteger('LIVE_BENCH_COMPARE_SECONDS', 60, 3, 3_600);
 /** The pipelining depth of the pipelined rows (GETs started in one timer wake-up share a write). */
-const PIPELINING = Number(process.env.LIVE_BENCH_PIPELINING ?? 8);
+const PIPELINING = envInteger('LIVE_BENCH_PIPELINING', 8, 1, 1_000);
 /** The pacer's timer slack for every fleetbench row, when set (default: TIMER_SLACK_MS). */
 const TIMER_SLACK = process.env.LIVE_BENCH_TIMER_SLACK;
 const PATH = '/repos/fleetbench/repo-1/issues/1';

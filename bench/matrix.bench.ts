@@ -14,6 +14,7 @@ import type { Baseline } from '../src/results/baseline.ts';
 import { executeRun } from '../src/run/pipeline.ts';
 import { planRun } from '../src/run/plan.ts';
 import { allCells } from '../src/workload/cells.ts';
+import { envInteger } from './env.ts';
 import type { Bench } from './run.ts';
 import { timedNode } from './timed.ts';
 
@@ -40,7 +41,7 @@ const bench: Bench = {
       const startMs = (await cli(['--version'])).wallMs;
       // Rounds alternate which goes first (1, 2 then 2, 1, ...): the machine is shared, and
       // drift in what else runs on it then falls on both sides.
-      const rounds = Number(process.env.MATRIX_BENCH_ROUNDS ?? 2);
+      const rounds = envInteger('MATRIX_BENCH_ROUNDS', 2, 1, 100);
       const samples: Record<number, Array<{ wallMs: number; cpuS: number; runsMs: number; load: string }>> = {
         1: [],
         2: [],

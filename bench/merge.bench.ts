@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { envInteger } from './env.ts';
 import type { Bench } from './run.ts';
 import { writeSyntheticTrace } from './synthetic.ts';
 import { timedNode } from './timed.ts';
@@ -21,7 +22,7 @@ const CHILD = fileURLToPath(new URL('./merge-child.ts', import.meta.url));
 const TSX = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));
 const CELLS = 'S*-T1-1,S*-T1-5';
 const SEGMENTS = 10;
-const RECORDS = Number(process.env.MERGE_BENCH_RECORDS ?? 200_000);
+const RECORDS = envInteger('MERGE_BENCH_RECORDS', 200_000, 1_000, 10_000_000);
 
 const load = () =>
   loadavg()

@@ -17,11 +17,12 @@ import { fileURLToPath } from 'node:url';
 import { Rng } from '../src/base/rng.ts';
 import { VirtualClock } from '../src/clock/index.ts';
 import { LATENCY_PROFILES, ProviderEmulator } from '../src/provider/index.ts';
+import { envInteger } from './env.ts';
 import type { Bench } from './run.ts';
 
-const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
-const PER_STREAM = Number(process.env.BENCH_PER_STREAM ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const STREAMS = envInteger('BENCH_STREAMS', 200, 1, 10_000);
+const PER_STREAM = envInteger('BENCH_PER_STREAM', 5, 1, 1_000);
+const ROUNDS = envInteger('BENCH_ROUNDS', 3, 1, 100);
 const PLANNED_TTFT_MS = 200;
 /** The profile both serve: 200 ms to the first token, then 40 tokens a second in 50 ms chunks. */
 export const BENCH_PROFILE = {

@@ -6,6 +6,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { BenchSettingError } from './env.ts';
 
 export interface Bench {
   name: string;
@@ -30,7 +31,14 @@ const summary: Record<string, Record<string, number | string>> = {};
 for (const file of files) {
   const name = file.replace('.bench.ts', '');
   if (wanted.length > 0 && !wanted.includes(name)) continue;
-  const bench = (await import(new URL(file, import.meta.url).href)).default as Bench;
+  let bench: Bench;
+  try {
+    bench = (await import(new URL(file, import.meta.url).href)).default as Bench;
+  } catch (error) {
+    if (!(error instanceof BenchSettingError)) throw error;
+    console.error(`bench ${name}: ${error.message}`);
+    process.exit(2);
+  }
   console.log(`\n## ${bench.name}: ${bench.description}\n`);
   const started = performance.now();
   summary[bench.name] = await bench.run();
