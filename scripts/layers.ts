@@ -46,6 +46,7 @@ export const LAYERS: Layer[] = [
       'report',
       'analyze',
       'github',
+      'world',
       'agents',
       'provider',
       'trace',
@@ -123,6 +124,7 @@ export const LAYERS: Layer[] = [
       'model',
       'contract',
       'github',
+      'world',
       'agents',
       'provider',
       'trace',
@@ -178,6 +180,13 @@ export const LAYERS: Layer[] = [
     holds: 'the GitHub emulator',
     paths: ['github/'],
     may: ['trace', 'clock', BASE],
+  },
+  {
+    name: 'world',
+    holds:
+      "the world a command runs in: github.com and the model hosts as the run's emulators (sandbox, proxy or env), agent launchers, blocked attempts",
+    paths: ['world/'],
+    may: ['agents', 'github', 'provider', 'trace', 'clock', BASE],
   },
   {
     name: 'agents',

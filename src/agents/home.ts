@@ -6,7 +6,7 @@
  * off, as docs/agents.md lists per CLI.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { AGENT_PACKAGES, type AgentCli } from './catalog.ts';
 
 export interface ProviderEndpoint {
@@ -110,6 +110,38 @@ function codexHome(
   };
 }
 
+/**
+ * The variables that turn off every outbound feature a CLI documents (updates, telemetry, error
+ * reports, model lists, plugins and their marketplace): the same for an agent fleetbench starts
+ * and for one a control plane starts in the world (docs/agents.md). codex has none: its switches
+ * are settings in config.toml (writeCodexConfig).
+ */
+export function agentOutboundEnv(cli: AgentCli): Record<string, string> {
+  switch (cli) {
+    case 'codex':
+      return {};
+    case 'claude':
+      return {
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_AUTOUPDATER: '1',
+        DISABLE_TELEMETRY: '1',
+        DISABLE_ERROR_REPORTING: '1',
+        // Its plugin marketplace is a git clone of a GitHub repository at first start.
+        CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1',
+      };
+    case 'opencode':
+      return {
+        OPENCODE_DISABLE_AUTOUPDATE: '1',
+        OPENCODE_DISABLE_MODELS_FETCH: '1',
+        OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
+        OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+        OPENCODE_DISABLE_SHARE: '1',
+        OPENCODE_DISABLE_CLAUDE_CODE: '1',
+        OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
+      };
+  }
+}
+
 /** The environment that points Claude Code at the emulator and turns off everything else. */
 export function claudeEnv(
   endpoint: ProviderEndpoint,
@@ -123,10 +155,7 @@ export function claudeEnv(
     ANTHROPIC_API_KEY: endpoint.key,
     ANTHROPIC_MODEL: model,
     ANTHROPIC_SMALL_FAST_MODEL: model,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_ERROR_REPORTING: '1',
+    ...agentOutboundEnv('claude'),
     ...(retries.requests !== undefined ? { CLAUDE_CODE_MAX_RETRIES: String(retries.requests) } : {}),
   };
 }
@@ -158,9 +187,12 @@ function claudeHome(
   };
 }
 
-function opencodeHome(dir: string, endpoint: ProviderEndpoint, parent: NodeJS.ProcessEnv): AgentHome {
-  const config = join(dir, 'config');
-  mkdirSync(join(config, 'opencode'), { recursive: true });
+/**
+ * opencode's configuration at `path`: a provider `fleetbench` through the bundled
+ * `@ai-sdk/openai-compatible` at the emulator, its model the default, and its own outbound
+ * features off. `endpoint.key` may be opencode's `{env:NAME}` substitution.
+ */
+export function writeOpencodeConfig(path: string, endpoint: ProviderEndpoint): void {
   const model = endpoint.model ?? AGENT_PACKAGES.opencode.model;
   const settings = {
     $schema: 'https://opencode.ai/config.json',
@@ -176,7 +208,13 @@ function opencodeHome(dir: string, endpoint: ProviderEndpoint, parent: NodeJS.Pr
       },
     },
   };
-  writeFileSync(join(config, 'opencode', 'opencode.json'), `${JSON.stringify(settings, null, 2)}\n`);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(settings, null, 2)}\n`);
+}
+
+function opencodeHome(dir: string, endpoint: ProviderEndpoint, parent: NodeJS.ProcessEnv): AgentHome {
+  const config = join(dir, 'config');
+  writeOpencodeConfig(join(config, 'opencode', 'opencode.json'), endpoint);
   return {
     cli: 'opencode',
     dir,
@@ -186,13 +224,7 @@ function opencodeHome(dir: string, endpoint: ProviderEndpoint, parent: NodeJS.Pr
       XDG_DATA_HOME: join(dir, 'data'),
       XDG_CACHE_HOME: join(dir, 'cache'),
       XDG_STATE_HOME: join(dir, 'state'),
-      OPENCODE_DISABLE_AUTOUPDATE: '1',
-      OPENCODE_DISABLE_MODELS_FETCH: '1',
-      OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
-      OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
-      OPENCODE_DISABLE_SHARE: '1',
-      OPENCODE_DISABLE_CLAUDE_CODE: '1',
-      OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
+      ...agentOutboundEnv('opencode'),
     },
     // --title: the session's title is given, so opencode sends no title request before the turn.
     turnArgs: (prompt, resume) => [

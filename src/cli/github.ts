@@ -257,8 +257,8 @@ function printConnection(
 }
 
 /** The fixtures and limits the flags ask for, refused with the flag's name when they conflict. */
-function emulatorInput(
-  options: ServeOptions,
+export function emulatorInput(
+  options: Pick<ServeOptions, 'fixtures' | 'repos' | 'issuesPerRepo' | 'pullsPerRepo' | 'limit'>,
   loadFixturesFile: (path: string) => GitHubEmulatorOptions['fixtures'],
 ): { fixtures: GitHubEmulatorOptions['fixtures']; limits: EmulatorLimitsInput } {
   const generated =

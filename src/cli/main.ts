@@ -38,6 +38,7 @@ const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   schema: () => import('./schema.ts'),
   summarize: () => import('./summarize.ts'),
   targets: () => import('./targets.ts'),
+  world: () => import('./world.ts'),
 };
 
 /** The command argv names (the global options before it are flags without values), if known. */

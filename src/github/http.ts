@@ -90,7 +90,11 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
       headers: req.headers as Record<string, string | undefined>,
       body,
       remoteAddress: req.socket.remoteAddress,
-      baseUrl: host ? `${scheme}://${host}` : origin,
+      // A connection handed over already decrypted (the world's edge, docs/world.md) is HTTPS
+      // to its client, though this server speaks plain HTTP.
+      baseUrl: host
+        ? `${scheme === 'https' || (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'}://${host}`
+        : origin,
       admission,
     };
     emulator.handle(request).then(

@@ -60,12 +60,19 @@ export interface ProviderEmulatorOptions {
   adminToken?: string | undefined;
   /** Model names `GET /v1/models` lists (any name is served). */
   models?: string[] | undefined;
+  /**
+   * Who a key not minted here belongs to, asked once per new key (then kept): the world's agent
+   * launchers make a key per spawn themselves (docs/world.md, "Agents").
+   */
+  resolveKey?: ((key: string) => KeyBinding | undefined) | undefined;
 }
 
 /** Who a key belongs to: minted with a session (and a script) through the admin API. */
 export interface KeyBinding {
   session?: string | undefined;
   script?: string | undefined;
+  /** Labels every request made with the key carries (the world's `spawn` and `agent`). */
+  labels?: Record<string, string> | undefined;
 }
 
 export interface ProviderStats {
@@ -130,6 +137,7 @@ interface Subject {
   cliVersion: string | undefined;
   cliSession: string | undefined;
   session: string | undefined;
+  labels: Record<string, string> | undefined;
 }
 
 export class ProviderEmulator {
@@ -144,6 +152,7 @@ export class ProviderEmulator {
   private readonly requireKnownKeys: boolean;
   readonly adminToken: string | undefined;
   readonly models: string[];
+  private readonly resolveKey: ((key: string) => KeyBinding | undefined) | undefined;
   private readonly tokens = new TokenCounter();
   private readonly keys = new Map<string, KeyBinding>();
   private readonly attempts = new Map<string, number>();
@@ -171,6 +180,16 @@ export class ProviderEmulator {
     this.requireKnownKeys = options.requireKnownKeys ?? false;
     this.adminToken = options.adminToken;
     this.models = options.models ?? ['gpt-5-codex', 'claude-sonnet-4-5', 'fleetbench-model'];
+    this.resolveKey = options.resolveKey;
+  }
+
+  /** The binding of a key: minted here, or told by `resolveKey` (and then kept). */
+  private bindingOf(key: string): KeyBinding | undefined {
+    const known = this.keys.get(key);
+    if (known !== undefined || this.resolveKey === undefined) return known;
+    const resolved = this.resolveKey(key);
+    if (resolved !== undefined && this.keys.size < PROVIDER_LIMITS.maxKeys) this.keys.set(key, resolved);
+    return resolved;
   }
 
   // --- admin ----------------------------------------------------------------------------------
@@ -240,7 +259,7 @@ export class ProviderEmulator {
       );
 
     const key = keyOf(request.headers);
-    const binding = key === undefined ? undefined : this.keys.get(key);
+    const binding = key === undefined ? undefined : this.bindingOf(key);
     if (key === undefined || (this.requireKnownKeys && binding === undefined))
       return this.error(
         base,
@@ -268,6 +287,7 @@ export class ProviderEmulator {
       cliVersion,
       cliSession: base.cliSession,
       session: binding?.session,
+      labels: binding?.labels,
     };
     const position = positionOf(conversation.items);
     const scriptName = scriptNamedIn(position.prompt) ?? binding?.script ?? this.defaultScript;
@@ -614,6 +634,7 @@ export class ProviderEmulator {
     put('retryAfterS', fields.retryAfterS !== undefined ? Number(fields.retryAfterS) : undefined);
     put('outcome', outcome);
     const labels: Record<string, string | number> = {
+      ...fields.subject?.labels,
       api: fields.api ?? 'none',
       cli: fields.cli,
       status: statusText,

@@ -1,0 +1,256 @@
+/**
+ * `fleetbench world [options] -- COMMAND [ARGS…]`: runs a command, unchanged, in a world where
+ * github.com, api.github.com, api.openai.com and api.anthropic.com are a GitHub and a provider
+ * emulator of this run's, and nothing else can be reached (docs/world.md). The command's own
+ * stdin, stdout and stderr are the terminal's; fleetbench prints where the trace is and what
+ * crossed the world's edges on stderr when it ends, and exits with the command's exit code
+ * (128 + the signal's number when a signal ended it), or 2 for bad input.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type Command, InvalidArgumentError } from 'commander';
+import { FleetbenchError } from '../base/errors.ts';
+import { VERSION } from '../base/version.ts';
+import { emulatorInput } from './github.ts';
+import { collect, integerOption } from './options.ts';
+import type { CommandIo } from './output.ts';
+
+interface WorldFlags {
+  mode: string;
+  out?: string;
+  fixtures?: string;
+  repos?: number;
+  issuesPerRepo?: number;
+  pullsPerRepo?: number;
+  limit: string[];
+  seed: number;
+  host: string[];
+  script: string;
+  scripts?: string;
+  latency: string;
+  fault: string[];
+  agents: boolean;
+  agentsDir?: string;
+  json?: boolean;
+}
+
+const MODES = ['auto', 'sandbox', 'proxy', 'env'] as const;
+
+function mode(text: string): string {
+  if (!(MODES as readonly string[]).includes(text))
+    throw new InvalidArgumentError(`expected ${MODES.join(', ')}`);
+  return text;
+}
+
+export function register(program: Command, io: CommandIo): void {
+  program
+    .command('world')
+    .description(
+      "run a command, unchanged, where github.com and the model APIs are this run's emulators and nothing else is reachable (docs/world.md)",
+    )
+    .usage('[options] -- COMMAND [ARGS...]')
+    .argument('<command...>', 'the command and its arguments (after --)')
+    .option(
+      '--mode <mode>',
+      'auto (sandbox where the kernel allows it, else proxy), sandbox (bwrap namespaces), proxy (HTTPS_PROXY), env (base URLs only)',
+      mode,
+      'auto',
+    )
+    .option(
+      '--out <dir>',
+      'the trace (trace.jsonl) and the world directory go here (default: a new temp dir)',
+    )
+    .option('--fixtures <file>', "the GitHub emulator's fixtures (YAML or JSON)")
+    .option('--repos <n>', 'generate this many repos (default 1: fleetbench/repo-1)', integerOption(1, 1000))
+    .option('--issues-per-repo <n>', 'open issues per generated repo (default 10)', integerOption(0, 10_000))
+    .option(
+      '--pulls-per-repo <n>',
+      'open pull requests per generated repo (default 0)',
+      integerOption(0, 10_000),
+    )
+    .option(
+      '--limit <key=n>',
+      'a GitHub emulator limit, as github serve --limit takes it (repeatable)',
+      collect,
+      [],
+    )
+    .option('--seed <n>', 'seed of the emulators', integerOption(0, 2 ** 31), 1)
+    .option(
+      '--host <name=service>',
+      'serve another host name too: NAME=github or NAME=provider (repeatable)',
+      collect,
+      [],
+    )
+    .option('--script <name>', "the provider's agent script: hello, tool-call, coding", 'coding')
+    .option('--scripts <file>', 'agent scripts of your own (docs/provider-emulator.md)')
+    .option('--latency <profile>', "the provider's latency: none, fast or realistic", 'fast')
+    .option(
+      '--fault <spec>',
+      'a provider fault, as provider serve --fault takes it (repeatable)',
+      collect,
+      [],
+    )
+    .option('--no-agents', 'no agent launchers on PATH (the agent CLIs need not be installed)')
+    .option('--agents-dir <dir>', 'an install of the agent CLIs other than the cache')
+    .option('--json', 'print the summary as one JSON line on stderr')
+    .action((command: string[], flags: WorldFlags) => worldCommand(command, flags, io));
+}
+
+/** 128 + the signal's number, as a shell reports a command a signal ended. */
+function exitCodeOf(status: { code: number | null; signal: string | null }): number {
+  if (status.code !== null) return status.code;
+  const number = status.signal ? (constants.signals as Record<string, number>)[status.signal] : undefined;
+  return 128 + (number ?? 9);
+}
+
+async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo): Promise<void> {
+  if (command.length === 0)
+    throw new FleetbenchError('E_USAGE', 'world: no command given (fleetbench world -- COMMAND ...)');
+  const [
+    github,
+    provider,
+    { RealClock },
+    { Rng },
+    { TraceWriter, servedTraceHeader },
+    world,
+    { limitsFrom },
+  ] = await Promise.all([
+    import('../github/index.ts'),
+    import('../provider/index.ts'),
+    import('../clock/index.ts'),
+    import('../base/rng.ts'),
+    import('../trace/writer.ts'),
+    import('../world/index.ts'),
+    import('./provider.ts'),
+  ]);
+  const { fixtures, limits } = emulatorInput(flags, github.loadFixturesFile);
+  const latency = provider.LATENCY_PROFILES[flags.latency];
+  if (!latency)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--latency ${flags.latency}: expected ${Object.keys(provider.LATENCY_PROFILES).join(', ')}`,
+    );
+  const scriptsFile = flags.scripts ? provider.loadScriptsFile(flags.scripts) : undefined;
+  const scriptNames = new Set([
+    ...Object.keys(provider.BUILTIN_SCRIPTS),
+    ...Object.keys(scriptsFile?.scripts ?? {}),
+  ]);
+  if (!scriptNames.has(flags.script))
+    throw new FleetbenchError('E_USAGE', `--script ${flags.script}: expected ${[...scriptNames].join(', ')}`);
+  const faults = flags.fault.map(provider.parseFaultFlag);
+  // Checked before anything starts: a bad --host is a usage error, not a half-made world.
+  world.hostTable(flags.host);
+  const resolved = world.resolveWorldMode(flags.mode as (typeof MODES)[number]);
+  let agents: Awaited<ReturnType<typeof import('../agents/index.ts')['resolveAgentsInstall']>> | undefined;
+  if (flags.agents) {
+    const { resolveAgentsInstall } = await import('../agents/index.ts');
+    agents = resolveAgentsInstall(flags.agentsDir, undefined, io.env);
+  }
+
+  const out = resolve(flags.out ?? mkdtempSync(join(tmpdir(), 'fleetbench-world-')));
+  mkdirSync(out, { recursive: true });
+  const clock = new RealClock({ timeScale: 1 });
+  const tracePath = join(out, 'trace.jsonl');
+  const trace = new TraceWriter(
+    tracePath,
+    servedTraceHeader({
+      runId: randomUUID(),
+      toolVersion: VERSION,
+      name: 'world',
+      target: `world:${resolved.mode}`,
+      seed: flags.seed,
+      timeScale: 1,
+      epochMs: clock.epochMs,
+    }),
+  );
+  const rng = new Rng(flags.seed);
+  const emulator = new github.GitHubEmulator({
+    clock,
+    rng: rng.fork('github'),
+    trace,
+    fixtures,
+    limits,
+    latency: false,
+    acceptUnknownTokens: true,
+    webUrl: 'https://github.com',
+    secretTokens: true,
+    adminToken: `fba_${randomBytes(18).toString('base64url')}`,
+  });
+  let opened: Awaited<ReturnType<typeof world.openWorld>>;
+  try {
+    opened = await world.openWorld({
+      dir: join(out, 'world'),
+      mode: resolved.mode,
+      hosts: flags.host,
+      clock,
+      trace,
+      github: emulator,
+      provider: (resolveKey) => {
+        const instance = new provider.ProviderEmulator({
+          clock,
+          rng: rng.fork('provider'),
+          trace,
+          scripts: { scripts: scriptsFile?.scripts ?? {}, default: flags.script },
+          latency,
+          resolveKey,
+        });
+        for (const fault of faults) instance.addFault(fault);
+        return instance;
+      },
+      agents,
+      token: emulator.defaultToken,
+    });
+  } catch (error) {
+    trace.close('failed', clock.now());
+    throw error;
+  }
+  io.notice(
+    `fleetbench world (${opened.mode}${resolved.why ? `: ${resolved.why}` : ''}): github ${opened.hostUrls.github}, provider ${opened.hostUrls.provider}; trace ${tracePath}`,
+  );
+
+  const child = await opened.spawn({
+    argv: command,
+    cwd: process.cwd(),
+    env: opened.env(io.env),
+    detached: false,
+    stdin: 'inherit',
+    stdout: 'inherit',
+    stderr: 'inherit',
+  });
+  // Ctrl-C reaches the command too (it is in the terminal's foreground group): wait for it. A
+  // second Ctrl-C, or SIGTERM, ends it.
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupts += 1;
+    if (signal === 'SIGTERM' || interrupts > 1) child.kill('SIGKILL');
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let status: { code: number | null; signal: string | null };
+  try {
+    status = await child.exited;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  await opened.close();
+  const stats = emulator.stats();
+  emulator.close();
+  trace.close(interrupts > 0 ? 'interrupted' : 'completed', clock.now());
+  const summary = {
+    trace: tracePath,
+    mode: opened.mode,
+    exit: exitCodeOf(status),
+    githubRequests: stats.requests,
+    agentSpawns: opened.spawns?.all.length ?? 0,
+    blocked: opened.blocked,
+  };
+  if (flags.json) io.stderr.write(`${JSON.stringify(summary)}\n`);
+  else
+    io.notice(
+      `world ended: command exit ${summary.exit}; ${summary.githubRequests} GitHub request(s), ${summary.agentSpawns} agent spawn(s), ${summary.blocked} blocked attempt(s); fleetbench analyze ${tracePath}`,
+    );
+  io.exitCode = summary.exit;
+}

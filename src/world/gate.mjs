@@ -1,0 +1,146 @@
+// The world's gate (docs/world.md, "The sandbox"): the one fleetbench process inside the sandbox's
+// network and pid namespaces. It opens the listening sockets the world answers on (HTTPS and
+// HTTP for the emulators' addresses, DNS, and the ports a blocked attempt is caught on), hands
+// each to fleetbench outside over the IPC channel (the sockets stay in the namespace; fleetbench
+// accepts on them), then starts the commands it is asked to, as the world's user, and reports
+// their exits. It is the pid namespace's first process after bwrap's own init: when it exits,
+// the kernel ends everything the commands started.
+//
+// Plain JavaScript with no imports but Node's own: it starts in ~40 ms and is copied as it is into
+// the package (scripts/build.ts).
+import { spawn, spawnSync } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { openSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+const config = JSON.parse(process.env.FLEETBENCH_GATE ?? '{}');
+delete process.env.FLEETBENCH_GATE;
+const children = new Map();
+
+function send(message, handle) {
+  if (process.connected) process.send(message, handle);
+}
+
+// A socket handed over stays open here too, and whichever process reads first gets a connection
+// or datagram: once fleetbench has it, this copy is closed, so only fleetbench accepts and reads.
+function handOver(message, handle) {
+  return new Promise((resolve) => {
+    if (!process.connected) {
+      resolve();
+      return;
+    }
+    process.send(message, handle, () => {
+      handle.close();
+      resolve();
+    });
+  });
+}
+
+// Every address is local: a connection to any IPv4 address reaches the catch-all listeners (and is
+// recorded) instead of failing unseen with "network unreachable". Needs iproute2; without it the
+// emulators' addresses still work and other addresses fail at once.
+let route = false;
+if (config.route) {
+  const result = spawnSync('ip', ['route', 'add', 'local', 'default', 'dev', 'lo'], { stdio: 'ignore' });
+  route = result.status === 0;
+}
+
+function listenTcp(port) {
+  return new Promise((resolve) => {
+    const server = createServer({ pauseOnConnect: true });
+    server.once('error', (error) => resolve({ port, error: error.message }));
+    server.listen({ port, host: '0.0.0.0', backlog: 1024 }, () => {
+      handOver({ type: 'listener', proto: 'tcp', port }, server).then(() => resolve({ port }));
+    });
+  });
+}
+
+// DNS over UDP on the resolver's address only: an answer from a socket bound to 0.0.0.0 could leave
+// from another local address, and a resolver drops an answer that does not come from the address
+// it asked. A query sent straight to another address finds no listener and fails at once.
+function listenUdp(port) {
+  return new Promise((resolve) => {
+    const socket = createSocket('udp4');
+    socket.once('error', (error) => resolve({ port, error: error.message }));
+    socket.bind(port, '127.0.0.1', () => {
+      handOver({ type: 'listener', proto: 'udp', port }, socket).then(() => resolve({ port }));
+    });
+  });
+}
+
+function stdioOf(spec) {
+  if (spec === 'inherit' || spec === 'ignore') return spec;
+  return openSync(spec, 'a');
+}
+
+function start(message) {
+  const { id, argv, cwd, env, user, detached } = message;
+  const mapped =
+    user === undefined
+      ? argv
+      : ['unshare', '--user', `--map-user=${user.uid}`, `--map-group=${user.gid}`, '--', ...argv];
+  let child;
+  try {
+    child = spawn(mapped[0], mapped.slice(1), {
+      cwd,
+      env,
+      detached: detached === true,
+      stdio: [
+        stdioOf(message.stdin ?? 'ignore'),
+        stdioOf(message.stdout ?? 'inherit'),
+        stdioOf(message.stderr ?? 'inherit'),
+      ],
+    });
+  } catch (error) {
+    send({ type: 'spawn-failed', id, error: error.message });
+    return;
+  }
+  child.once('error', (error) => send({ type: 'spawn-failed', id, error: error.message }));
+  if (child.pid === undefined) return;
+  children.set(id, { child, detached: detached === true });
+  send({ type: 'spawned', id, pid: child.pid });
+  child.once('exit', (code, signal) => {
+    children.delete(id);
+    send({ type: 'exit', id, code, signal });
+  });
+}
+
+function kill(message) {
+  const entry = children.get(message.id);
+  if (!entry?.child.pid) return;
+  try {
+    // A detached child leads a process group: the signal reaches everything still in it.
+    process.kill(
+      entry.detached && message.group !== false ? -entry.child.pid : entry.child.pid,
+      message.signal,
+    );
+  } catch {
+    // Already gone.
+  }
+}
+
+function end(graceMs) {
+  for (const id of children.keys()) kill({ id, signal: 'SIGTERM' });
+  const timer = setTimeout(() => process.exit(0), graceMs);
+  timer.unref?.();
+  const check = setInterval(() => {
+    if (children.size === 0) process.exit(0);
+  }, 20);
+  check.unref?.();
+}
+
+process.on('message', (message) => {
+  if (message?.type === 'spawn') start(message);
+  else if (message?.type === 'kill') kill(message);
+  else if (message?.type === 'end') end(Math.max(0, Math.min(10_000, Number(message.graceMs) || 0)));
+});
+// fleetbench gone: nothing here may outlive it (bwrap's --die-with-parent ends the namespace too).
+process.on('disconnect', () => process.exit(0));
+// Ctrl-C on the terminal reaches every process of the foreground group: the command decides what
+// it means, and fleetbench ends the world when it is done.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => end(2_000));
+
+const tcp = await Promise.all((config.tcp ?? []).map(listenTcp));
+const udp = await Promise.all((config.udp ?? []).map(listenUdp));
+send({ type: 'ready', route, pid: process.pid, tcp, udp });

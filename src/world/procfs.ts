@@ -1,0 +1,161 @@
+/**
+ * What the world reads of its processes from /proc (Linux): who owns a socket (the pid behind a
+ * blocked connection or DNS query), a process's command line, working directory, parent and
+ * start time, and the pid a process has outside the world's pid namespace. Every read is
+ * best-effort: a process can exit between two reads, and then the answer is "unknown", never an
+ * error. docs/world.md, "How a process is named".
+ */
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+
+/** Clock ticks per second of /proc's start times (USER_HZ: 100 on every Linux that runs Node). */
+const TICKS_PER_SECOND = 100;
+
+export interface ProcessFacts {
+  /** The pid as seen from here (outside any world pid namespace). */
+  pid: number;
+  ppid: number | undefined;
+  argv: string[];
+  cwd: string | undefined;
+  /** Wall-clock Unix ms the process started (10 ms resolution). */
+  startedAtMs: number | undefined;
+}
+
+function read(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Unix ms the machine booted: start times in /proc/PID/stat count ticks from there. */
+let bootMs: number | undefined;
+function bootTimeMs(): number | undefined {
+  if (bootMs !== undefined) return bootMs;
+  const btime = /^btime (\d+)$/m.exec(read('/proc/stat') ?? '');
+  if (btime) bootMs = Number(btime[1]) * 1000;
+  return bootMs;
+}
+
+/** The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses). */
+function statFields(pid: number): string[] | undefined {
+  const stat = read(`/proc/${pid}/stat`);
+  if (stat === undefined) return undefined;
+  const close = stat.lastIndexOf(')');
+  return close < 0 ? undefined : stat.slice(close + 2).split(' ');
+}
+
+export function processFacts(pid: number): ProcessFacts | undefined {
+  const fields = statFields(pid);
+  if (!fields) return undefined;
+  // After the name: state(0) ppid(1) … starttime(19).
+  const ppid = Number(fields[1]);
+  const start = Number(fields[19]);
+  const boot = bootTimeMs();
+  const cmdline = read(`/proc/${pid}/cmdline`) ?? '';
+  let cwd: string | undefined;
+  try {
+    cwd = readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    cwd = undefined;
+  }
+  return {
+    pid,
+    ppid: Number.isFinite(ppid) ? ppid : undefined,
+    argv: cmdline.split('\0').filter((part, i, all) => part !== '' || i < all.length - 1),
+    cwd,
+    startedAtMs:
+      boot !== undefined && Number.isFinite(start) ? boot + (start * 1000) / TICKS_PER_SECOND : undefined,
+  };
+}
+
+/** Alive and not a zombie (a zombie has exited; its parent has not reaped it yet). */
+export function isAlive(pid: number): boolean {
+  const fields = statFields(pid);
+  return fields !== undefined && fields[0] !== 'Z' && fields[0] !== 'X';
+}
+
+/** The pid namespace a process is in (the link's inode text), or undefined. */
+export function pidNamespaceOf(pid: number | 'self'): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return undefined;
+  }
+}
+
+function numericEntries(dir: string): number[] {
+  try {
+    return readdirSync(dir)
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Every pid (as seen from here) in the pid namespace `ns`. */
+export function pidsInNamespace(ns: string): number[] {
+  return numericEntries('/proc').filter((pid) => pidNamespaceOf(pid) === ns);
+}
+
+/** The pid seen from here of the process whose innermost pid is `innerPid` in namespace `ns`. */
+export function outerPid(ns: string, innerPid: number): number | undefined {
+  for (const pid of pidsInNamespace(ns)) {
+    const status = read(`/proc/${pid}/status`);
+    const nspid = /^NSpid:\s+(.+)$/m.exec(status ?? '');
+    const levels = nspid?.[1]?.trim().split(/\s+/).map(Number) ?? [];
+    if (levels.at(-1) === innerPid) return pid;
+  }
+  return undefined;
+}
+
+/**
+ * The inode of the socket bound to local `port` in the network namespace of `netnsPid`'s
+ * process, from /proc/PID/net/{tcp,tcp6,udp,udp6}.
+ */
+export function socketInode(
+  netnsPid: number | 'self',
+  protocol: 'tcp' | 'udp',
+  port: number,
+): string | undefined {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  for (const table of [protocol, `${protocol}6`]) {
+    const text = read(`/proc/${netnsPid}/net/${table}`);
+    if (!text) continue;
+    for (const line of text.split('\n').slice(1)) {
+      const columns = line.trim().split(/\s+/);
+      // sl local_address rem_address st tx:rx tr:tm retrnsmt uid timeout inode
+      const local = columns[1];
+      if (local?.endsWith(`:${hex}`) && columns[9] && columns[9] !== '0') return columns[9];
+    }
+  }
+  return undefined;
+}
+
+/** The pid (seen from here) among `pids` that holds the socket with `inode` open. */
+export function socketOwner(pids: readonly number[], inode: string): number | undefined {
+  const target = `socket:[${inode}]`;
+  for (const pid of pids) {
+    for (const fd of numericEntries(`/proc/${pid}/fd`)) {
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === target) return pid;
+      } catch {
+        // The descriptor closed between the listing and the read.
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The children of `pid` (from the kernel's list when it keeps one, else by scanning parents). */
+export function childPids(pid: number): number[] {
+  const listed = read(`/proc/${pid}/task/${pid}/children`);
+  if (listed !== undefined) return listed.trim().split(/\s+/).filter(Boolean).map(Number);
+  return numericEntries('/proc').filter((candidate) => statFields(candidate)?.[1] === String(pid));
+}
+
+/** Every pid (seen from here) on this machine: the candidates when there is no world pid namespace. */
+export function allPids(): number[] {
+  return numericEntries('/proc');
+}

@@ -1,0 +1,195 @@
+/**
+ * The agents a world's command started (docs/world.md, "Agents"): each launcher appends
+ * `<pid> <cli>` to the world's spawn list and execs the real CLI; this reads the list as it
+ * grows, names each spawn from /proc (its start time, parent, command line and working
+ * directory, with the pid as seen from outside the world's pid namespace), writes an
+ * `agent.spawn` event at the time the process started, and an `agent.exit` when it is gone
+ * (found by a poll every EXIT_POLL_MS: the exit time is known to that precision, the exit code
+ * not at all, since the control plane, not fleetbench, is the agent's parent).
+ */
+import { closeSync, type FSWatcher, openSync, readSync, statSync, watch } from 'node:fs';
+import type { Clock } from '../clock/clock.ts';
+import type { TraceSink } from '../trace/writer.ts';
+import { isAlive, outerPid, processFacts } from './procfs.ts';
+
+/** How often live agents are checked for an exit (the precision of `agent.exit`'s time). */
+export const EXIT_POLL_MS = 100;
+/** At most this many spawns per world (each one is a process on this machine): docs/limits.md. */
+export const MAX_WORLD_SPAWNS = 100_000;
+/** A spawn-list line longer than this is not a launcher's and is skipped. */
+const MAX_LINE = 64;
+
+export interface Spawn {
+  /** `a1`, `a2`, … in the order the world saw them. */
+  id: string;
+  cli: string;
+  /** The pid inside the world (what the launcher saw, and what its key names). */
+  innerPid: number;
+  /** The pid as seen from fleetbench, when found. */
+  pid: number | undefined;
+  ppid: number | undefined;
+  argv: string[];
+  cwd: string | undefined;
+  /** Run time the process started. */
+  t: number;
+  exitedAt?: number | undefined;
+}
+
+export interface SpawnRegistryOptions {
+  spoolPath: string;
+  keyPrefix: string;
+  clock: Clock;
+  trace: TraceSink;
+  /** The world's pid namespace (pids in the spawn list are in it), or undefined for none. */
+  pidNamespace: string | undefined;
+}
+
+export class SpawnRegistry {
+  private readonly byInnerPid = new Map<number, Spawn>();
+  private readonly live = new Set<Spawn>();
+  private offset = 0;
+  private partial = '';
+  private watcher: FSWatcher | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private count = 0;
+  /** Spawns refused past MAX_WORLD_SPAWNS. */
+  dropped = 0;
+  private readonly listeners: Array<(spawn: Spawn, what: 'spawn' | 'exit') => void> = [];
+
+  constructor(private readonly options: SpawnRegistryOptions) {}
+
+  start(): void {
+    try {
+      this.watcher = watch(this.options.spoolPath, () => this.poll());
+      this.watcher.on('error', () => {});
+    } catch {
+      this.watcher = undefined;
+    }
+    this.timer = setInterval(() => {
+      this.poll();
+      this.checkExits();
+    }, EXIT_POLL_MS);
+    this.timer.unref();
+  }
+
+  onChange(listener: (spawn: Spawn, what: 'spawn' | 'exit') => void): void {
+    this.listeners.push(listener);
+  }
+
+  get all(): Spawn[] {
+    return [...this.byInnerPid.values()];
+  }
+
+  get alive(): Spawn[] {
+    return [...this.live];
+  }
+
+  /** The spawn a provider key was made for (reading the list first: the request can be first). */
+  spawnForKey(key: string): Spawn | undefined {
+    if (!key.startsWith(this.options.keyPrefix)) return undefined;
+    const pid = Number(key.slice(this.options.keyPrefix.length));
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    if (!this.byInnerPid.has(pid)) this.poll();
+    return this.byInnerPid.get(pid);
+  }
+
+  /** Reads what the launchers appended since the last read. */
+  poll(): void {
+    let size: number;
+    try {
+      size = statSync(this.options.spoolPath).size;
+    } catch {
+      return;
+    }
+    if (size <= this.offset) return;
+    const length = Math.min(size - this.offset, 1 << 20);
+    const buffer = Buffer.alloc(length);
+    const fd = openSync(this.options.spoolPath, 'r');
+    try {
+      readSync(fd, buffer, 0, length, this.offset);
+    } finally {
+      closeSync(fd);
+    }
+    this.offset += length;
+    const text = this.partial + buffer.toString('utf8');
+    const lines = text.split('\n');
+    this.partial = (lines.pop() ?? '').slice(0, MAX_LINE);
+    for (const line of lines) this.add(line);
+  }
+
+  private add(line: string): void {
+    const match = /^(\d{1,10}) (codex|claude|opencode)$/.exec(line.trim());
+    if (!match) return;
+    const innerPid = Number(match[1]);
+    if (this.byInnerPid.has(innerPid) && this.live.has(this.byInnerPid.get(innerPid) as Spawn)) return;
+    if (this.count >= MAX_WORLD_SPAWNS) {
+      this.dropped += 1;
+      return;
+    }
+    const pid =
+      this.options.pidNamespace === undefined ? innerPid : outerPid(this.options.pidNamespace, innerPid);
+    const facts = pid === undefined ? undefined : processFacts(pid);
+    const clock = this.options.clock;
+    const now = clock.now();
+    // The process's start on the run's clock (which may run scaled): how long ago it started.
+    const t =
+      facts?.startedAtMs !== undefined
+        ? Math.min(now, Math.max(0, now - Math.max(0, Date.now() - facts.startedAtMs) * clock.timeScale))
+        : now;
+    this.count += 1;
+    const spawn: Spawn = {
+      id: `a${this.count}`,
+      cli: match[2] as string,
+      innerPid,
+      pid,
+      ppid: facts?.ppid,
+      argv: (facts?.argv ?? []).slice(0, 64).map((arg) => arg.slice(0, 2048)),
+      cwd: facts?.cwd,
+      t,
+    };
+    this.byInnerPid.set(innerPid, spawn);
+    this.live.add(spawn);
+    this.options.trace.write({
+      kind: 'event',
+      name: 'agent.spawn',
+      t,
+      labels: { agent: spawn.cli, spawn: spawn.id },
+      data: {
+        pid: spawn.pid ?? null,
+        innerPid,
+        ppid: spawn.ppid ?? null,
+        argv: spawn.argv,
+        cwd: spawn.cwd ?? null,
+      },
+    });
+    for (const listener of this.listeners) listener(spawn, 'spawn');
+    // Gone before it was seen: its exit is now.
+    if (pid === undefined || !isAlive(pid)) this.exited(spawn);
+  }
+
+  private exited(spawn: Spawn): void {
+    if (!this.live.delete(spawn)) return;
+    spawn.exitedAt = this.options.clock.now();
+    this.options.trace.write({
+      kind: 'event',
+      name: 'agent.exit',
+      t: spawn.exitedAt,
+      labels: { agent: spawn.cli, spawn: spawn.id },
+      data: { ranMs: Math.max(0, spawn.exitedAt - spawn.t), precisionMs: EXIT_POLL_MS },
+    });
+    for (const listener of this.listeners) listener(spawn, 'exit');
+  }
+
+  checkExits(): void {
+    for (const spawn of [...this.live])
+      if (spawn.pid === undefined || !isAlive(spawn.pid)) this.exited(spawn);
+  }
+
+  /** Reads the list a last time and records every exit; agents still alive stay alive. */
+  stop(): void {
+    this.poll();
+    this.checkExits();
+    this.watcher?.close();
+    if (this.timer) clearInterval(this.timer);
+  }
+}

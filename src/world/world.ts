@@ -1,0 +1,428 @@
+/**
+ * A world (docs/world.md): the run's GitHub and provider emulators behind the real host names
+ * (github.com, api.github.com, api.openai.com, api.anthropic.com, …), with every other
+ * destination refused and recorded, for commands that are not changed in any way. Three layers,
+ * the first that works here is used (`mode: auto`):
+ *
+ * - `sandbox`: bwrap's network, pid and mount namespaces (sandbox.ts). The names resolve to the
+ *   emulators, the world's CA is trusted through the system bundle and the environment, nothing
+ *   else is reachable, and every process the command starts ends with the world.
+ * - `proxy`: HTTPS_PROXY/HTTP_PROXY at the world's proxy (edge.ts), which serves the world's
+ *   hosts and refuses the rest, plus the vendors' base-URL variables for clients that ignore a
+ *   proxy. A client that ignores both reaches the real network (or fails where there is none).
+ * - `env`: only the base-URL variables and the CA, for machines where neither works.
+ *
+ * The world owns its records: `world.started`, `world.blocked` (each refused attempt, with the
+ * process that made it), `agent.spawn` and `agent.exit` (spawns.ts) and `world.stopped`, on
+ * the run's clock in the run's trace; the emulators write their own `api` and
+ * `provider.request` records there.
+ */
+import { spawn as spawnChild } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { Server as HttpServer } from 'node:http';
+import { join } from 'node:path';
+import type { AgentsInstall } from '../agents/install.ts';
+import { FleetbenchError } from '../base/errors.ts';
+import type { Clock } from '../clock/clock.ts';
+import type { GitHubEmulator } from '../github/emulator.ts';
+import { type RunningGitHubServer, startGitHubServer } from '../github/http.ts';
+import type { ProviderEmulator } from '../provider/emulator.ts';
+import { type RunningProviderServer, startProviderServer } from '../provider/http.ts';
+import type { TraceSink } from '../trace/writer.ts';
+import { makeWorldCa, systemBundlePaths, type WorldCa } from './ca.ts';
+import { type BlockedAttempt, Edge, SANDBOX_PORTS } from './edge.ts';
+import { hostsFile, hostTable, nsswitchFile, RESOLV_CONF, userFiles, type WorldService } from './hosts.ts';
+import { type Launchers, writeLaunchers } from './launchers.ts';
+import {
+  allPids,
+  isAlive,
+  outerPid,
+  pidsInNamespace,
+  processFacts,
+  socketInode,
+  socketOwner,
+} from './procfs.ts';
+import { type ExitStatus, Sandbox, sandboxSupport } from './sandbox.ts';
+import { SpawnRegistry } from './spawns.ts';
+
+export const WORLD_MODES = ['auto', 'sandbox', 'proxy', 'env'] as const;
+export type WorldModeOption = (typeof WORLD_MODES)[number];
+export type WorldMode = Exclude<WorldModeOption, 'auto'>;
+
+/** At most this many `world.blocked` records a world writes (the rest are counted): docs/limits.md. */
+export const MAX_BLOCKED_RECORDS = 10_000;
+/** The same attempt again within this long is counted on its first record, not written again. */
+const BLOCKED_COALESCE_MS = 2_000;
+/** The uid and gid a command runs as when fleetbench is root (a mapped, unprivileged user). */
+export const WORLD_USER = { uid: 1000, gid: 1000 };
+
+export interface WorldOptions {
+  /** The world's own directory (CA, launchers, bound files, the spawn list); made private. */
+  dir: string;
+  mode: WorldModeOption;
+  /** `NAME=SERVICE` entries beside the default hosts (hosts.ts). */
+  hosts?: readonly string[];
+  clock: Clock;
+  trace: TraceSink;
+  github: GitHubEmulator;
+  /** The provider emulator, built with the world's key resolver (launchers' keys). */
+  provider: (resolveKey: (key: string) => { labels: Record<string, string> } | undefined) => ProviderEmulator;
+  /** The agent CLIs to put on the command's PATH behind launchers (none: no launchers). */
+  agents?: AgentsInstall | undefined;
+  /** The token a command gets as GH_TOKEN/GITHUB_TOKEN when its environment has none. */
+  token: string;
+  /** Run commands as this user when fleetbench is root (default WORLD_USER). */
+  user?: { uid: number; gid: number } | undefined;
+}
+
+export interface WorldProcess {
+  /** The pid as seen from fleetbench (outside the world's pid namespace). */
+  pid: number | undefined;
+  exited: Promise<ExitStatus>;
+  /** Signals the process, or its whole process group when it was started detached. */
+  kill(signal: NodeJS.Signals): void;
+}
+
+export interface WorldSpawnSpec {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  detached: boolean;
+  stdin?: 'inherit' | 'ignore';
+  stdout?: string;
+  stderr?: string;
+}
+
+export interface World {
+  mode: WorldMode;
+  dir: string;
+  ca: WorldCa;
+  /** The emulators on 127.0.0.1 outside the world (admin API, tests). */
+  hostUrls: Record<WorldService, string>;
+  /** How a command inside reaches them. */
+  commandUrls: Record<WorldService, string>;
+  spawns: SpawnRegistry | undefined;
+  /** Refused attempts so far (written or only counted). */
+  readonly blocked: number;
+  /** The environment for a command: `base` (the user's) with the world's settings. */
+  env(base: NodeJS.ProcessEnv): Record<string, string>;
+  spawn(spec: WorldSpawnSpec): Promise<WorldProcess>;
+  /** Pids (seen from fleetbench) of every process still in the world, where that is knowable. */
+  processes(): number[];
+  close(): Promise<void>;
+}
+
+/** The mode `auto` becomes here, and why when it is not the sandbox. */
+export function resolveWorldMode(mode: WorldModeOption): { mode: WorldMode; why?: string } {
+  if (mode !== 'auto') {
+    if (mode === 'sandbox') {
+      const support = sandboxSupport();
+      if (!support.ok)
+        throw new FleetbenchError('E_USAGE', `--world sandbox: ${support.reason}`, {
+          hint: 'use --world proxy (docs/world.md, "Which layer works where")',
+        });
+    }
+    return { mode };
+  }
+  const support = sandboxSupport();
+  return support.ok ? { mode: 'sandbox' } : { mode: 'proxy', why: support.reason };
+}
+
+export async function openWorld(options: WorldOptions): Promise<World> {
+  const { clock, trace } = options;
+  const { mode, why } = resolveWorldMode(options.mode);
+  const dir = options.dir;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const table = hostTable(options.hosts);
+  const tag = Math.random().toString(36).slice(2, 8);
+  const ca = makeWorldCa(dir, [...table.keys()], tag);
+  let spawns: SpawnRegistry | undefined;
+  let launchers: Launchers | undefined;
+  const provider = options.provider((key): { labels: Record<string, string> } | undefined => {
+    const spawn = spawns?.spawnForKey(key);
+    if (spawn) return { labels: { spawn: spawn.id, agent: spawn.cli } };
+    if (launchers && key.startsWith(launchers.keyPrefix)) return { labels: { spawn: 'unknown' } };
+    return undefined;
+  });
+
+  const started: Array<{ close(): Promise<void> }> = [];
+  let sandbox: Sandbox | undefined;
+  let edge: Edge | undefined;
+  try {
+    const github: RunningGitHubServer = await startGitHubServer({ emulator: options.github });
+    started.push(github);
+    const providerServer: RunningProviderServer = await startProviderServer({ emulator: provider });
+    started.push(providerServer);
+    const hostUrls = { github: github.url, provider: providerServer.url };
+
+    let blockedCount = 0;
+    let written = 0;
+    const recent = new Map<string, { at: number; record: Record<string, unknown> }>();
+    let lookups = 0;
+    let lookupWindow = 0;
+    const ownerOf = (protocol: 'tcp' | 'udp', port: number | undefined): number | undefined => {
+      if (port === undefined) return undefined;
+      // A flood of blocked attempts must not turn into a flood of /proc scans.
+      const second = Math.floor(Date.now() / 1000);
+      if (second !== lookupWindow) {
+        lookupWindow = second;
+        lookups = 0;
+      }
+      if (++lookups > 50) return undefined;
+      if (sandbox) {
+        if (sandbox.gatePid === undefined || sandbox.pidNamespace === undefined) return undefined;
+        const inode = socketInode(sandbox.gatePid, protocol, port);
+        return inode === undefined ? undefined : socketOwner(pidsInNamespace(sandbox.pidNamespace), inode);
+      }
+      const inode = socketInode('self', protocol, port);
+      return inode === undefined ? undefined : socketOwner(allPids(), inode);
+    };
+    const onBlocked = (
+      attempt: BlockedAttempt,
+      client: { protocol: 'tcp' | 'udp'; port: number | undefined },
+    ) => {
+      blockedCount += 1;
+      const pid = ownerOf(client.protocol, client.port);
+      const host = attempt.host ?? attempt.address ?? 'unknown';
+      const key = `${attempt.via}|${host}|${attempt.port ?? ''}|${pid ?? ''}`;
+      const now = clock.now();
+      const seen = recent.get(key);
+      if (seen && now - seen.at < BLOCKED_COALESCE_MS) {
+        seen.at = now;
+        return;
+      }
+      if (recent.size > 1000) recent.clear();
+      if (written >= MAX_BLOCKED_RECORDS) return;
+      written += 1;
+      const facts = pid === undefined ? undefined : processFacts(pid);
+      const data: Record<string, unknown> = {
+        pid: pid ?? null,
+        argv: (facts?.argv ?? []).slice(0, 16).map((arg) => arg.slice(0, 256)),
+        ...(attempt.address ? { address: attempt.address } : {}),
+        ...(attempt.type ? { type: attempt.type } : {}),
+      };
+      recent.set(key, { at: now, record: data });
+      trace.write({
+        kind: 'event',
+        name: 'world.blocked',
+        t: now,
+        labels: {
+          via: attempt.via,
+          host: host.slice(0, 253),
+          ...(attempt.port !== undefined ? { port: attempt.port } : {}),
+        },
+        data,
+      });
+    };
+
+    edge = new Edge({
+      table,
+      backends: { github: github.server as HttpServer, provider: providerServer.server },
+      urls: hostUrls,
+      cert: ca.cert,
+      key: ca.key,
+      onBlocked,
+    });
+
+    let proxyUrl: string | undefined;
+    const user =
+      process.getuid?.() === 0
+        ? (options.user ?? WORLD_USER)
+        : { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+    if (mode === 'sandbox') {
+      const files = join(dir, 'etc');
+      mkdirSync(files, { recursive: true, mode: 0o755 });
+      const write = (name: string, text: string) => {
+        const path = join(files, name);
+        writeFileSync(path, text, { mode: 0o644 });
+        return path;
+      };
+      const users = userFiles(user.uid, user.gid, process.env.HOME ?? '/');
+      sandbox = await Sandbox.start(
+        {
+          hosts: write('hosts', hostsFile(table)),
+          resolvConf: write('resolv.conf', RESOLV_CONF),
+          nsswitch: write('nsswitch.conf', nsswitchFile()),
+          bundle: ca.bundlePath,
+          systemBundles: systemBundlePaths(),
+          passwd: users ? write('passwd', users.passwd) : undefined,
+          group: users ? write('group', users.group) : undefined,
+        },
+        SANDBOX_PORTS,
+        dir,
+      );
+      edge.attach(sandbox.sockets);
+    } else if (mode === 'proxy') proxyUrl = await edge.startProxy();
+
+    const commandUrls: Record<WorldService, string> =
+      mode === 'sandbox'
+        ? { github: 'https://api.github.com', provider: 'https://api.openai.com' }
+        : hostUrls;
+    if (options.agents) {
+      launchers = writeLaunchers({
+        install: options.agents,
+        dir,
+        tag,
+        providerUrl: commandUrls.provider,
+        baseUrls: mode !== 'sandbox',
+      });
+      spawns = new SpawnRegistry({
+        spoolPath: launchers.spoolPath,
+        keyPrefix: launchers.keyPrefix,
+        clock,
+        trace,
+        pidNamespace: sandbox?.pidNamespace,
+      });
+      spawns.start();
+    }
+
+    trace.write({
+      kind: 'event',
+      name: 'world.started',
+      t: clock.now(),
+      labels: { mode },
+      data: {
+        hosts: Object.fromEntries(table),
+        ...(why ? { why } : {}),
+        github: hostUrls.github,
+        provider: hostUrls.provider,
+        ...(proxyUrl ? { proxy: proxyUrl } : {}),
+        agents: options.agents
+          ? Object.fromEntries(Object.values(options.agents.clis).map((a) => [a?.cli, a?.version]))
+          : {},
+        user: mode === 'sandbox' && !sandboxSupport().mapsUser ? 'root' : user.uid,
+      },
+    });
+
+    const env = (base: NodeJS.ProcessEnv): Record<string, string> => {
+      const out: Record<string, string> = {};
+      for (const [name, value] of Object.entries(base)) if (value !== undefined) out[name] = value;
+      const bundle = ca.bundlePath;
+      Object.assign(out, {
+        FLEETBENCH_WORLD: tag,
+        NODE_EXTRA_CA_CERTS: ca.caPath,
+        SSL_CERT_FILE: bundle,
+        REQUESTS_CA_BUNDLE: bundle,
+        CURL_CA_BUNDLE: bundle,
+        GIT_SSL_CAINFO: bundle,
+        CODEX_CA_CERTIFICATE: bundle,
+        GH_NO_UPDATE_NOTIFIER: '1',
+      });
+      if (launchers) out.PATH = `${launchers.binDir}:${out.PATH ?? '/usr/local/bin:/usr/bin:/bin'}`;
+      if (!out.GH_TOKEN && !out.GITHUB_TOKEN) {
+        out.GH_TOKEN = options.token;
+        out.GITHUB_TOKEN = options.token;
+      }
+      // git over HTTPS with the command's token, as GitHub takes it (any user name, the token as password).
+      const n = Number(out.GIT_CONFIG_COUNT ?? 0) || 0;
+      out[`GIT_CONFIG_KEY_${n}`] = 'credential.https://github.com.helper';
+      out[`GIT_CONFIG_VALUE_${n}`] =
+        '!f() { test "$1" = get || exit 0; echo username=x-access-token; echo "password=${GH_TOKEN:-$GITHUB_TOKEN}"; }; f';
+      out.GIT_CONFIG_COUNT = String(n + 1);
+      if (mode !== 'sandbox') {
+        out.OPENAI_BASE_URL = `${hostUrls.provider}/v1`;
+        out.ANTHROPIC_BASE_URL = hostUrls.provider;
+        out.GITHUB_API_URL = hostUrls.github;
+      }
+      if (proxyUrl) {
+        for (const name of ['HTTPS_PROXY', 'HTTP_PROXY', 'https_proxy', 'http_proxy']) out[name] = proxyUrl;
+        out.NO_PROXY = '127.0.0.1,localhost,::1';
+        out.no_proxy = out.NO_PROXY;
+        out.NODE_USE_ENV_PROXY = '1';
+      }
+      return out;
+    };
+
+    const spawnOne = async (spec: WorldSpawnSpec): Promise<WorldProcess> => {
+      if (sandbox) {
+        const box = sandbox;
+        const child = await box.spawn({
+          ...spec,
+          user: sandboxSupport().mapsUser ? user : undefined,
+        });
+        const pid = box.pidNamespace === undefined ? undefined : outerPid(box.pidNamespace, child.innerPid);
+        return {
+          pid,
+          exited: child.exited,
+          kill: (signal) => box.kill(child.id, signal, spec.detached),
+        };
+      }
+      // Outside a sandbox, root still gives the command a user of its own where util-linux can.
+      const argv =
+        process.getuid?.() === 0
+          ? ['unshare', '--user', `--map-user=${user.uid}`, `--map-group=${user.gid}`, '--', ...spec.argv]
+          : spec.argv;
+      const open = (target: string | undefined) =>
+        target === undefined || target === 'inherit' || target === 'ignore' ? (target ?? 'inherit') : target;
+      const { openSync } = await import('node:fs');
+      const stdio = [spec.stdin ?? 'ignore', open(spec.stdout), open(spec.stderr)].map((s) =>
+        s === 'inherit' || s === 'ignore' ? s : openSync(s, 'a'),
+      ) as Array<'inherit' | 'ignore' | number>;
+      const child = spawnChild(argv[0] as string, argv.slice(1), {
+        cwd: spec.cwd,
+        env: spec.env,
+        detached: spec.detached,
+        stdio,
+      });
+      const exited = new Promise<ExitStatus>((resolve) => {
+        child.once('error', () => resolve({ code: 127, signal: null }));
+        child.once('exit', (code, signal) => resolve({ code, signal }));
+      });
+      return {
+        pid: child.pid,
+        exited,
+        kill: (signal) => {
+          if (child.pid === undefined) return;
+          try {
+            process.kill(spec.detached ? -child.pid : child.pid, signal);
+          } catch {
+            // Gone already.
+          }
+        },
+      };
+    };
+
+    const world: World = {
+      mode,
+      dir,
+      ca,
+      hostUrls,
+      commandUrls,
+      spawns,
+      get blocked() {
+        return blockedCount;
+      },
+      env,
+      spawn: spawnOne,
+      processes: () =>
+        sandbox?.pidNamespace !== undefined
+          ? pidsInNamespace(sandbox.pidNamespace).filter((pid) => pid !== sandbox?.gatePid && isAlive(pid))
+          : [],
+      async close() {
+        spawns?.stop();
+        await sandbox?.end();
+        spawns?.checkExits();
+        await edge?.close();
+        for (const server of started.reverse()) await server.close();
+        trace.write({
+          kind: 'event',
+          name: 'world.stopped',
+          t: clock.now(),
+          labels: { mode },
+          data: {
+            blocked: blockedCount,
+            blockedWritten: written,
+            spawns: spawns?.all.length ?? 0,
+            ...(spawns && spawns.dropped > 0 ? { spawnsDropped: spawns.dropped } : {}),
+          },
+        });
+      },
+    };
+    return world;
+  } catch (error) {
+    await sandbox?.end(0);
+    await edge?.close();
+    for (const server of started.reverse()) await server.close();
+    throw error;
+  }
+}
