@@ -33,6 +33,7 @@ interface WorldFlags {
   fault: string[];
   agents: boolean;
   agentsDir?: string;
+  user?: string;
   json?: boolean;
 }
 
@@ -91,6 +92,10 @@ export function register(program: Command, io: CommandIo): void {
       'a provider fault, as provider serve --fault takes it (repeatable)',
       collect,
       [],
+    )
+    .option(
+      '--user <account>',
+      'run the command as this host account (NAME, UID or UID:GID; needs root). Default as root: a mapped non-root user (docs/world.md, "Users")',
     )
     .option('--no-agents', 'no agent launchers on PATH (the agent CLIs need not be installed)')
     .option('--agents-dir <dir>', 'an install of the agent CLIs other than the cache')
@@ -201,6 +206,7 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
       },
       agents,
       token: emulator.defaultToken,
+      user: flags.user,
     });
   } catch (error) {
     trace.close('failed', clock.now());

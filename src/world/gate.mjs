@@ -75,16 +75,19 @@ function stdioOf(spec) {
 
 function start(message) {
   const { id, argv, cwd, env, user, detached } = message;
+  // A mapped user: uid inside a user namespace of the command's own, the invoking user outside.
+  // A host user: a real setuid to that account (fleetbench is root).
   const mapped =
-    user === undefined
-      ? argv
-      : ['unshare', '--user', `--map-user=${user.uid}`, `--map-group=${user.gid}`, '--', ...argv];
+    user?.mapped === true
+      ? ['unshare', '--user', `--map-user=${user.uid}`, `--map-group=${user.gid}`, '--', ...argv]
+      : argv;
   let child;
   try {
     child = spawn(mapped[0], mapped.slice(1), {
       cwd,
       env,
       detached: detached === true,
+      ...(user !== undefined && user.mapped !== true ? { uid: user.uid, gid: user.gid } : {}),
       stdio: [
         stdioOf(message.stdin ?? 'ignore'),
         stdioOf(message.stdout ?? 'inherit'),

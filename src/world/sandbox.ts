@@ -115,6 +115,17 @@ export function sandboxSupport(): SandboxSupport {
   return support;
 }
 
+/**
+ * Who a command runs as. `mapped`: this uid and gid inside a user namespace of the command's own,
+ * the user who ran fleetbench outside it (files stay theirs, no capabilities). Otherwise a real
+ * account of the host (setuid; fleetbench must be root).
+ */
+export interface CommandUser {
+  uid: number;
+  gid: number;
+  mapped: boolean;
+}
+
 export interface SandboxFiles {
   hosts: string;
   resolvConf: string;
@@ -135,8 +146,8 @@ export interface SpawnSpec {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
-  /** Run as this non-root user in a nested user namespace (undefined: the gate's own user). */
-  user?: { uid: number; gid: number } | undefined;
+  /** Who runs it (undefined: the gate's own user): see CommandUser. */
+  user?: CommandUser | undefined;
   /** Its own process group (kill takes the group), and no controlling terminal. */
   detached: boolean;
   stdin?: 'inherit' | 'ignore';

@@ -18,7 +18,7 @@
  * `provider.request` records there.
  */
 import { spawn as spawnChild } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { join } from 'node:path';
 import type { AgentsInstall } from '../agents/install.ts';
@@ -42,7 +42,7 @@ import {
   socketInode,
   socketOwner,
 } from './procfs.ts';
-import { type ExitStatus, Sandbox, sandboxSupport } from './sandbox.ts';
+import { type CommandUser, type ExitStatus, Sandbox, sandboxSupport } from './sandbox.ts';
 import { SpawnRegistry } from './spawns.ts';
 
 export const WORLD_MODES = ['auto', 'sandbox', 'proxy', 'env'] as const;
@@ -71,8 +71,11 @@ export interface WorldOptions {
   agents?: AgentsInstall | undefined;
   /** The token a command gets as GH_TOKEN/GITHUB_TOKEN when its environment has none. */
   token: string;
-  /** Run commands as this user when fleetbench is root (default WORLD_USER). */
-  user?: { uid: number; gid: number } | undefined;
+  /**
+   * A host account to run commands as (`nobody`, `1001`, `1001:1001`); fleetbench must be root.
+   * Default: a mapped user (commandUser).
+   */
+  user?: string | undefined;
 }
 
 export interface WorldProcess {
@@ -110,6 +113,43 @@ export interface World {
   /** Pids (seen from fleetbench) of every process still in the world, where that is knowable. */
   processes(): number[];
   close(): Promise<void>;
+}
+
+/**
+ * Who the world's commands run as (docs/world.md, "Users"). A named account is a real setuid and
+ * needs root. Otherwise, when fleetbench is root, a mapped user (WORLD_USER inside a user
+ * namespace of the command's own): CLIs that refuse root see a non-root uid, and every file it
+ * writes still belongs to root, so it can work wherever the user could. In the sandbox as a
+ * non-root user, the gate is root in bwrap's user namespace, so the command is mapped back to the
+ * user's own uid. Undefined: the command runs as fleetbench does (non-root, outside a sandbox).
+ */
+export function commandUser(account: string | undefined, mode: WorldMode): CommandUser | undefined {
+  const root = process.getuid?.() === 0;
+  if (account !== undefined) {
+    if (!root)
+      throw new FleetbenchError('E_USAGE', `--user ${account}: running a command as another account needs fleetbench to run as root`);
+    return { ...lookUpAccount(account), mapped: false };
+  }
+  const mapping = sandboxSupport().mapsUser || mode !== 'sandbox';
+  if (root) return mapping ? { ...WORLD_USER, mapped: true } : undefined;
+  if (mode === 'sandbox' && sandboxSupport().mapsUser)
+    return { uid: process.getuid?.() ?? 1000, gid: process.getgid?.() ?? 1000, mapped: true };
+  return undefined;
+}
+
+/** `NAME`, `UID` or `UID:GID` as a uid and gid, from /etc/passwd for a name. */
+function lookUpAccount(account: string): { uid: number; gid: number } {
+  const numeric = /^(\d{1,9})(?::(\d{1,9}))?$/.exec(account);
+  if (numeric) {
+    const uid = Number(numeric[1]);
+    return { uid, gid: numeric[2] === undefined ? uid : Number(numeric[2]) };
+  }
+  const passwd = existsSync('/etc/passwd') ? readFileSync('/etc/passwd', 'utf8') : '';
+  const entry = passwd.split('\n').find((line) => line.split(':')[0] === account);
+  const fields = entry?.split(':');
+  if (!fields || fields[2] === undefined || fields[3] === undefined)
+    throw new FleetbenchError('E_USAGE', `--user ${account}: no such account in /etc/passwd`);
+  return { uid: Number(fields[2]), gid: Number(fields[3]) };
 }
 
 /** The mode `auto` becomes here, and why when it is not the sandbox. */
@@ -225,10 +265,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     });
 
     let proxyUrl: string | undefined;
-    const user =
-      process.getuid?.() === 0
-        ? (options.user ?? WORLD_USER)
-        : { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+    const user = commandUser(options.user, mode);
     if (mode === 'sandbox') {
       const files = join(dir, 'etc');
       mkdirSync(files, { recursive: true, mode: 0o755 });
@@ -237,7 +274,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         writeFileSync(path, text, { mode: 0o644 });
         return path;
       };
-      const users = userFiles(user.uid, user.gid, process.env.HOME ?? '/');
+      const users = user?.mapped ? userFiles(user.uid, user.gid, process.env.HOME ?? '/') : undefined;
       sandbox = await Sandbox.start(
         {
           hosts: write('hosts', hostsFile(table)),
@@ -290,7 +327,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         agents: options.agents
           ? Object.fromEntries(Object.values(options.agents.clis).map((a) => [a?.cli, a?.version]))
           : {},
-        user: mode === 'sandbox' && !sandboxSupport().mapsUser ? 'root' : user.uid,
+        user: user === undefined ? (process.getuid?.() ?? null) : `${user.uid}${user.mapped ? ' (mapped)' : ''}`,
       },
     });
 
@@ -336,10 +373,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     const spawnOne = async (spec: WorldSpawnSpec): Promise<WorldProcess> => {
       if (sandbox) {
         const box = sandbox;
-        const child = await box.spawn({
-          ...spec,
-          user: sandboxSupport().mapsUser ? user : undefined,
-        });
+        const child = await box.spawn({ ...spec, user });
         const pid = box.pidNamespace === undefined ? undefined : outerPid(box.pidNamespace, child.innerPid);
         return {
           pid,
@@ -347,11 +381,9 @@ export async function openWorld(options: WorldOptions): Promise<World> {
           kill: (signal) => box.kill(child.id, signal, spec.detached),
         };
       }
-      // Outside a sandbox, root still gives the command a user of its own where util-linux can.
-      const argv =
-        process.getuid?.() === 0
-          ? ['unshare', '--user', `--map-user=${user.uid}`, `--map-group=${user.gid}`, '--', ...spec.argv]
-          : spec.argv;
+      const argv = user?.mapped
+        ? ['unshare', '--user', `--map-user=${user.uid}`, `--map-group=${user.gid}`, '--', ...spec.argv]
+        : spec.argv;
       const open = (target: string | undefined) =>
         target === undefined || target === 'inherit' || target === 'ignore' ? (target ?? 'inherit') : target;
       const { openSync } = await import('node:fs');
@@ -363,6 +395,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         env: spec.env,
         detached: spec.detached,
         stdio,
+        ...(user && !user.mapped ? { uid: user.uid, gid: user.gid } : {}),
       });
       const exited = new Promise<ExitStatus>((resolve) => {
         child.once('error', () => resolve({ code: 127, signal: null }));

@@ -1,0 +1,220 @@
+/**
+ * `fleetbench world -- COMMAND` as a user runs it (the CLI as a process): unchanged clients
+ * (Octokit with no base URL, the official OpenAI and Anthropic SDKs with none, gh, curl) reach
+ * the run's emulators under the real host names, and every other destination fails at once and
+ * is recorded as `world.blocked` with the process that tried. The sandbox needs bwrap (Debian
+ * package bubblewrap): off CI its absence skips the sandbox suites with one line.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BIN } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
+
+const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
+const gh = systemTool('gh', ['--version'], 'gh');
+const curl = systemTool('curl', ['--version'], 'curl');
+const require = createRequire(import.meta.url);
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  records: Array<Record<string, unknown> & { kind: string; name?: string }>;
+  ms: number;
+}
+
+/** `fleetbench world ARGS -- COMMAND` as a process, and the trace it left. */
+function world(args: string[], command: string[], timeoutMs = 90_000): Promise<Run> {
+  const out = scratchDir('fleetbench-world-');
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'world', '--out', out, ...args, '--', ...command], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      let records: Run['records'] = [];
+      try {
+        records = readFileSync(join(out, 'trace.jsonl'), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line));
+      } catch {
+        records = [];
+      }
+      resolve({ code, stdout, stderr, records, ms: performance.now() - started });
+    });
+  });
+}
+
+const blockedOf = (run: Run) =>
+  run.records.filter((r) => r.kind === 'event' && r.name === 'world.blocked') as Array<{
+    labels: { via: string; host: string; port?: number };
+    data: { pid: number | null; argv: string[] };
+  }>;
+
+/** A client script that uses Octokit and the vendors' SDKs exactly as their READMEs show: no base URL. */
+function clientScript(dir: string): string {
+  const path = join(dir, 'clients.mjs');
+  const octokit = require.resolve('@octokit/core');
+  const openai = require.resolve('openai');
+  const anthropic = require.resolve('@anthropic-ai/sdk');
+  writeFileSync(
+    path,
+    `
+import { Octokit } from ${JSON.stringify(octokit)};
+import OpenAI from ${JSON.stringify(openai)};
+import Anthropic from ${JSON.stringify(anthropic)};
+const octokit = new Octokit({ auth: process.env.GH_TOKEN });
+const user = await octokit.request('GET /user');
+const issues = await octokit.request('GET /repos/{owner}/{repo}/issues', { owner: 'fleetbench', repo: 'repo-1' });
+const response = await new OpenAI({ apiKey: 'sk-anything' }).responses.create({ model: 'gpt-5.5', input: 'hello' });
+const message = await new Anthropic({ apiKey: 'sk-ant-anything' }).messages.create({
+  model: 'claude-sonnet-4-5', max_tokens: 200, messages: [{ role: 'user', content: 'hello' }],
+});
+console.log(JSON.stringify({
+  user: user.data.login, issues: issues.data.length, baseUrl: octokit.request.endpoint.DEFAULTS.baseUrl,
+  openai: response.status, anthropic: message.type,
+}));
+`,
+  );
+  return path;
+}
+
+describe.skipIf(bwrap.skip)('fleetbench world: the sandbox', () => {
+  it('brings unchanged clients to the emulators under the real host names', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-world-clients-');
+    const script = clientScript(dir);
+    const ghLine = gh.present ? 'gh api user --jq .login' : 'echo no-gh';
+    const run = await world(['--mode', 'sandbox', '--no-agents'], ['sh', '-c', `node ${script} && ${ghLine}`]);
+    expect(run.code, run.stderr).toBe(0);
+    const [first, second] = run.stdout.trim().split('\n');
+    const seen = JSON.parse(first as string);
+    expect(seen.baseUrl).toBe('https://api.github.com');
+    expect(seen.user).toMatch(/\S/);
+    expect(seen.issues).toBeGreaterThan(0);
+    expect(seen.openai).toBe('completed');
+    expect(seen.anthropic).toBe('message');
+    if (gh.present) expect(second).toBe(seen.user);
+    const api = run.records.filter((r) => r.kind === 'api');
+    expect(api.filter((r) => r.route === '/user').length).toBe(gh.present ? 2 : 1);
+    expect(api.some((r) => r.route === '/repos/{owner}/{repo}/issues')).toBe(true);
+    const models = run.records.filter((r) => r.kind === 'span' && r.name === 'provider.request');
+    expect(models.map((r) => (r.labels as { api: string }).api).sort()).toEqual(['messages', 'responses']);
+    expect(blockedOf(run)).toEqual([]);
+    expect(run.records.at(-1)).toMatchObject({ kind: 'end', reason: 'completed' });
+  });
+
+  it('refuses every other destination at once and records who tried', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-world-blocked-');
+    const probe = join(dir, 'probe.mjs');
+    // Each attempt must fail, and fast: a resolver or connect that waits for a timeout is a hang.
+    writeFileSync(
+      probe,
+      `
+import { lookup } from 'node:dns/promises';
+import { connect } from 'node:net';
+const timed = async (name, attempt) => {
+  const started = Date.now();
+  let outcome;
+  try { await attempt(); outcome = 'reached'; } catch (error) { outcome = error.code ?? error.message; }
+  return { name, outcome, ms: Date.now() - started };
+};
+const results = [
+  await timed('dns', () => lookup('registry.npmjs.org')),
+  await timed('ssh-port', () => new Promise((resolve, reject) => {
+    const socket = connect(22, 'github.com', () => { socket.once('data', () => resolve()); });
+    socket.once('error', reject); socket.once('close', () => reject(new Error('closed')));
+  })),
+  // Reached means bytes come back: a connection accepted and reset at once is refused.
+  await timed('address', () => new Promise((resolve, reject) => {
+    const socket = connect(443, '93.184.215.14', () => { socket.write('hello'); socket.once('data', () => resolve()); });
+    socket.once('error', reject); socket.once('close', () => reject(new Error('closed')));
+  })),
+];
+console.log(JSON.stringify(results));
+`,
+    );
+    const curlLine = curl.present ? '; curl -sS -m 20 https://example.com; echo curl=$?' : '';
+    const run = await world(['--mode', 'sandbox', '--no-agents'], ['sh', '-c', `node ${probe}${curlLine}`]);
+    expect(run.code, run.stderr).toBe(0);
+    const results = JSON.parse(run.stdout.split('\n')[0] as string) as Array<{ name: string; outcome: string; ms: number }>;
+    for (const result of results) {
+      expect(result.outcome, result.name).not.toBe('reached');
+      expect(result.ms, result.name).toBeLessThan(3_000);
+    }
+    if (curl.present) expect(run.stdout).toMatch(/curl=6/);
+    const blocked = blockedOf(run);
+    const dns = blocked.find((b) => b.labels.via === 'dns' && b.labels.host === 'registry.npmjs.org');
+    expect(dns?.data.argv.join(' ')).toContain('probe.mjs');
+    expect(dns?.data.pid).toBeGreaterThan(1);
+    const ssh = blocked.find((b) => b.labels.via === 'tcp' && b.labels.host === 'github.com' && b.labels.port === 22);
+    expect(ssh?.data.argv.join(' ')).toContain('probe.mjs');
+    expect(blocked.some((b) => b.labels.via === 'tcp' && b.labels.host === '93.184.215.14')).toBe(true);
+    if (curl.present)
+      expect(blocked.some((b) => b.labels.host === 'example.com' && b.data.argv[0] === 'curl')).toBe(true);
+  });
+
+  it('runs the command as a non-root user whose files are still the invoking user', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-world-user-');
+    const run = await world(['--mode', 'sandbox', '--no-agents'], ['sh', '-c', `id -u; touch ${dir}/made`]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(Number(run.stdout.trim())).not.toBe(0);
+    const owner = spawnSync('stat', ['-c', '%u', join(dir, 'made')], { encoding: 'utf8' }).stdout.trim();
+    expect(Number(owner)).toBe(process.getuid?.());
+  });
+});
+
+describe('fleetbench world: any machine', () => {
+  it('exits with the command’s own exit code', async () => {
+    const run = await world(['--mode', 'env', '--no-agents'], ['sh', '-c', 'exit 7']);
+    expect(run.code, run.stderr).toBe(7);
+    expect(run.records.some((r) => r.name === 'world.started')).toBe(true);
+  });
+
+  it.skipIf(curl.skip)('the proxy serves the world hosts and refuses the rest', async () => {
+    curl.require();
+    const run = await world(
+      ['--mode', 'proxy', '--no-agents'],
+      ['sh', '-c', 'curl -sS -m 20 https://api.github.com/rate_limit -o /dev/null -w "%{http_code}\\n"; curl -sS -m 20 https://example.com; echo curl=$?'],
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^200$/m);
+    expect(run.stdout).not.toMatch(/curl=0/);
+    const blocked = blockedOf(run);
+    expect(blocked.find((b) => b.labels.via === 'connect' && b.labels.host === 'example.com')?.data.argv[0]).toBe(
+      'curl',
+    );
+  });
+
+  it.each([
+    [['--mode', 'nowhere'], 'nowhere'],
+    [['--host', 'not a host=github'], 'not a DNS host name'],
+    [['--host', 'ghe.example.com=gitlab'], "unknown service 'gitlab'"],
+    [['--repos', '0'], '--repos'],
+    [['--latency', 'slowest'], '--latency slowest'],
+  ])('refuses %j in seconds, naming it', async (args, words) => {
+    const run = await world([...args, '--no-agents'], ['true'], 30_000);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(words);
+    expect(run.ms).toBeLessThan(20_000);
+  });
+});
