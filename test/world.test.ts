@@ -63,7 +63,7 @@ function world(args: string[], command: string[], timeoutMs = 90_000): Promise<R
 }
 
 const blockedOf = (run: Run) =>
-  run.records.filter((r) => r.kind === 'event' && r.name === 'world.blocked') as Array<{
+  run.records.filter((r) => r.kind === 'event' && r.name === 'world.blocked') as unknown as Array<{
     labels: { via: string; host: string; port?: number };
     data: { pid: number | null; argv: string[] };
   }>;

@@ -176,6 +176,11 @@ export const SCENARIO_LIMITS = {
    * stand-in process spawned by the server on this machine (docs/paperclip.md).
    */
   maxPaperclipSessions: 50,
+  /**
+   * Sessions of a control plane of the user's (`target: command`): each is a piece of work its
+   * real agents do on this machine (docs/command-target.md).
+   */
+  maxCommandSessions: 200,
   /** Turnover actors (parked sessions cost ~70 bytes each in the executor). */
   maxActors: 1_000_000,
   /** Arrival and swap rates (per second or minute, as the field says). */

@@ -22,7 +22,13 @@ export type TargetRef =
    * `dir`; `adapter` forces the Paperclip adapter its agents use (default: the local adapter of
    * each run's provider).
    */
-  | { kind: 'paperclip'; text: string; adapter?: PaperclipAdapter; dir?: string };
+  | { kind: 'paperclip'; text: string; adapter?: PaperclipAdapter; dir?: string }
+  /**
+   * Any control plane, run unchanged in the world and measured from its traffic
+   * (docs/command-target.md): configured by the scenario's `target: {kind: command, …}`, or by
+   * the file of `command:FILE`.
+   */
+  | { kind: 'command'; text: string; file?: string };
 
 /** The Paperclip adapters the paperclip target drives (each runs a fleetbench stand-in). */
 export const PAPERCLIP_ADAPTERS = ['codex_local', 'process'] as const;
@@ -176,9 +182,37 @@ export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
     },
     tag: (ref) => (ref.kind === 'paperclip' && ref.adapter ? `paperclip-${ref.adapter}` : 'paperclip'),
   },
+  command: {
+    syntax: 'command:FILE',
+    parse(text) {
+      if (text === 'command') return { kind: 'command', text };
+      if (!text.startsWith('command:')) return undefined;
+      if (text === 'command:')
+        throw new FleetbenchError('E_TARGET', "target 'command:': expected command:FILE (docs/command-target.md)");
+      return { kind: 'command', text, file: text.slice('command:'.length) };
+    },
+    // Its processes, its agents and the world's clock are real.
+    realClock: 'implied',
+    localProcesses: true,
+    shareable: false,
+    ownCalls: true,
+    // What it does is what its configuration says: the A2 cells make sense for a control plane
+    // that takes issues; anything else is a scenario of the user's (docs/command-target.md).
+    demo: [],
+    realAgents: true,
+    maxSessions: {
+      limit: SCENARIO_LIMITS.maxCommandSessions,
+      why: 'with target command: each is a piece of work for a real control plane and its real agents on this machine (docs/command-target.md)',
+    },
+    tag: (ref) =>
+      ref.kind === 'command' && ref.file
+        ? `command-${ref.file.replace(/^.*\//, '').replace(/\.(ya?ml|json)$/, '')}`
+        : 'command',
+  },
 };
 
 const KIND_ORDER = Object.keys(TARGET_KINDS) as TargetKind[];
+
 
 /** `reference, ao, ao:DIR, http://HOST:PORT or module:PATH`. */
 export const TARGET_SYNTAX = (() => {

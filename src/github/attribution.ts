@@ -33,8 +33,16 @@ export class ContentAttribution {
   private readonly repos = new Map<string, RepoIndex>();
   /** Source of calls inside a cycle and outside any (e.g. lifecycle and cli). */
   sources: { inCycle: ApiSource; outside: ApiSource } | undefined;
+  /**
+   * The session a branch nobody registered belongs to, when the client names its branches itself
+   * (a control plane of the user's, docs/command-target.md): asked once per unknown branch, and
+   * an answer is registered.
+   */
+  inferBranch: ((repo: string, branch: string) => string | undefined) | undefined;
 
-  constructor(private readonly state: GitHubState) {}
+  constructor(private readonly state: GitHubState) {
+    this.inferBranch = undefined;
+  }
 
   get size(): number {
     return this.repos.size;
@@ -60,6 +68,12 @@ export class ContentAttribution {
     this.index(repo).cycle = cycle;
   }
 
+  private inferred(repo: string, index: RepoIndex, branch: string): string | undefined {
+    const session = this.inferBranch?.(repo, branch);
+    if (session !== undefined) index.branches.set(branch, session);
+    return session;
+  }
+
   /** The one session everything in `touched` belongs to, and the repository's cycle. */
   resolve(touched: Touched): ContentAttributionResult {
     const repo = touched.repo;
@@ -80,14 +94,15 @@ export class ContentAttribution {
       else if (session !== owner) ambiguous = true;
     };
     const repoState = this.state.repos.get(repo);
-    for (const branch of touched.branches) claim(index.branches.get(branch));
+    const branchOwner = (branch: string) => index.branches.get(branch) ?? this.inferred(repo, index, branch);
+    for (const branch of touched.branches) claim(branchOwner(branch));
     for (const number of touched.pulls) {
       const head = repoState?.pulls.get(number)?.head;
-      claim(head === undefined ? undefined : index.branches.get(head));
+      claim(head === undefined ? undefined : branchOwner(head));
     }
     for (const number of touched.issues) {
       const issue = repoState?.issues.get(number);
-      if (issue?.pull) claim(index.branches.get(issue.pull.head));
+      if (issue?.pull) claim(branchOwner(issue.pull.head));
       else claim(index.issues.get(number));
     }
     for (const sha of touched.shas) {
@@ -95,7 +110,7 @@ export class ContentAttribution {
       if (repoState)
         for (const pull of repoState.pulls.values())
           if (pull.headSha === sha || pull.head === sha) {
-            owner = index.branches.get(pull.head);
+            owner = branchOwner(pull.head);
             break;
           }
       claim(owner);

@@ -244,6 +244,8 @@ class ActiveRun {
       ? { write: (record) => (this.traceOpen ? trace.write(record) : undefined) }
       : trace;
     const world = new World(github.admin, clock, this.rng.fork('world'), worldTrace, {
+      // A command target's real agents open their own pull requests (docs/command-target.md).
+      opensPrs: plan.target.kind !== 'command',
       prAfter: scenario.sessions.prAfter,
       ciAfter: scenario.sessions.ciAfter,
       checks: scenario.sessions.checks,

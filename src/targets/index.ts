@@ -99,6 +99,14 @@ const OPENERS: { [K in TargetKind]: Opener<K> } = {
       return new PaperclipTarget({ ...ctx, ref });
     },
   },
+  command: {
+    // Its world serves the run's emulators itself, under the real host names.
+    servesGitHub: false,
+    async open(ref, ctx) {
+      const { CommandTarget } = await import('./command/target.ts');
+      return new CommandTarget({ ...ctx, ref });
+    },
+  },
   module: {
     servesGitHub: true,
     open: (ref, ctx) =>

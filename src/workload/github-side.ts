@@ -53,7 +53,9 @@ export function createInProcessGitHub(
   trace: TraceSink,
 ): GitHubSide {
   const repoCount = scenario.topology.repos;
-  const issuesPerRepo = Math.max(1, Math.ceil(issuesNeeded(scenario) / repoCount));
+  // A command target's work arrives during the run (docs/command-target.md): an open issue at
+  // the start would be work the control plane takes before any arrival.
+  const issuesPerRepo = scenario.command ? 0 : Math.max(1, Math.ceil(issuesNeeded(scenario) / repoCount));
   const emulator = new GitHubEmulator({
     clock,
     rng,

@@ -13,7 +13,7 @@ type Issue = { path: PropertyKey[]; message: string };
 
 /** The parsed scenario fields the bounds read (durations in ms, as the schema produces them). */
 export interface BoundedScenario {
-  target?: string;
+  target?: string | { kind?: string };
   duration: number;
   sessions: { count?: number };
   topology: { repos?: number };
@@ -28,8 +28,10 @@ export interface BoundedScenario {
 const L = SCENARIO_LIMITS;
 
 /** The target kind's own bound on sessions (a real system on one machine), if it has one. */
-function targetSessionBound(text: string | undefined) {
-  if (text === undefined) return undefined;
+function targetSessionBound(target: string | { kind?: string } | undefined) {
+  if (target === undefined) return undefined;
+  // The inline form of a command target: `target: {kind: command, …}`.
+  const text = typeof target === 'string' ? target : 'command';
   try {
     return targetInfo(parseTarget(text)).maxSessions;
   } catch {

@@ -4,9 +4,11 @@
  * `Scenario` (camelCase, every default filled, durations in ms). `UserScenario` is the file's
  * shape, `Scenario` the resolved one: the defaults live here and in docs/scenarios.md.
  */
+import { dirname, resolve as resolvePath } from 'node:path';
 import { z } from 'zod';
 import { type Distribution, distributionField, fixed } from '../base/distribution.ts';
 import { durationField } from '../base/duration.ts';
+import { FleetbenchError } from '../base/errors.ts';
 import { publishedJsonSchema } from '../base/json-schema.ts';
 import { MODEL_BOUNDS, PROVIDER_LIMITS, SCENARIO_LIMITS } from '../base/limits.ts';
 import { parseTarget, TARGET_KINDS, TARGET_SYNTAX, targetInfo } from '../contract/target-ref.ts';
@@ -15,6 +17,7 @@ import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contr
 // it loads costs every scenario read ~0.3 s).
 import { type FaultRule, faultRuleSchema } from '../provider/faults.ts';
 import { LIMIT_KEYS, type LimitKey, type ProviderLimits } from '../provider/limits.ts';
+import { type CommandTargetConfig, commandTargetSchema, loadCommandTargetFile, resolveCommandTarget } from './command-target.ts';
 import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
   type ResolveContext,
@@ -364,9 +367,11 @@ export const userScenarioSchema = z
     description: z.string().optional(),
     'what-it-tells': z.string().optional().describe('one line: what this scenario tells us'),
     target: z
-      .string()
-      .default('reference')
-      .describe(TARGET_SYNTAX.replace(/,? or |, /g, ' | ')),
+      .union([
+        z.string().describe(TARGET_SYNTAX.replace(/,? or |, /g, ' | ')),
+        commandTargetSchema.extend({ kind: z.literal('command') }).describe('a control plane of your own (docs/command-target.md)'),
+      ])
+      .default('reference'),
     clock: z.enum(['virtual', 'real']).default('virtual'),
     'time-scale': z.number().positive().default(1).describe('real clock: run-ms per real ms'),
     seed: z.number().int().default(1),
@@ -574,7 +579,7 @@ export const userScenarioSchema = z
     if (s.agents === 'real') {
       let realAgents = false;
       try {
-        realAgents = targetInfo(parseTarget(s.target)).realAgents;
+        realAgents = targetInfo(parseTarget(targetText(s.target))).realAgents;
       } catch {
         // A target that does not parse is refused on its own.
       }
@@ -582,7 +587,7 @@ export const userScenarioSchema = z
         ctx.addIssue({
           code: 'custom',
           path: ['agents'],
-          message: `real agents run under a control plane that starts agent processes (${realAgentTargets()}); target ${s.target} starts none (docs/agents.md)`,
+          message: `real agents run under a control plane that starts agent processes (${realAgentTargets()}); target ${targetText(s.target)} starts none (docs/agents.md)`,
         });
     }
     if (s.polling.strategy !== 'learned' && s.polling['allow-extrapolation'] !== undefined)
@@ -731,6 +736,8 @@ export interface Scenario {
   turnover?: TurnoverConfig;
   /** The paperclip target's stand-in delays the scenario sets (the rest keep their defaults). */
   standin?: Partial<StandinDelays>;
+  /** A command target's configuration (docs/command-target.md). */
+  command?: CommandTargetConfig;
 }
 
 /** The target kinds that can start the real agent CLIs (their TARGET_KINDS row says so). */
@@ -828,6 +835,33 @@ function resolveExecutor(e: ParsedExecutor, sessions: number, turnover?: Turnove
   }
 }
 
+/** The target's text: the inline command target (`target: {kind: command, …}`) is `command`. */
+function targetText(target: string | { kind?: string }): string {
+  return typeof target === 'string' ? target : 'command';
+}
+
+/**
+ * The target and, for a command target, its configuration: inline (paths relative to the
+ * scenario file) or from `command:FILE` (FILE relative to the current directory, like every path
+ * a flag names).
+ */
+function resolveTargetField(
+  target: Parsed['target'],
+  context: ResolveContext,
+): { target: string; command?: CommandTargetConfig } {
+  if (typeof target !== 'string') {
+    const file = context.file ?? 'scenario';
+    return { target: 'command', command: resolveCommandTarget(target, context.file ? dirname(resolvePath(context.file)) : process.cwd(), file) };
+  }
+  const ref = parseTarget(target);
+  if (ref.kind !== 'command') return { target };
+  if (ref.file === undefined)
+    throw new FleetbenchError('E_SCENARIO', `target command needs its configuration: target: {kind: command, start: …} in the scenario, or command:FILE`, {
+      hint: 'docs/command-target.md',
+    });
+  return { target, command: loadCommandTargetFile(ref.file) };
+}
+
 /** T1 concentrated: one repo. T2 spread: N/5 repos, at least 2 (docs/scenarios.md#the-a2-cost-matrix). */
 export function reposFor(layout: 'concentrated' | 'spread', sessions: number): number {
   return layout === 'concentrated' ? 1 : Math.max(2, Math.floor(sessions / 5));
@@ -836,6 +870,7 @@ export function reposFor(layout: 'concentrated' | 'spread', sessions: number): n
 /** `context` (the scenario file) resolves a turnover profile path relative to the scenario. */
 export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): Scenario {
   const count = parsed.sessions.count ?? 0;
+  const { target, command } = resolveTargetField(parsed.target, context);
   const turnover = parsed.turnover ? resolveTurnover(parsed.turnover, context) : undefined;
   const defaultExecutor = { type: turnover ? ('turnover' as const) : ('fixed' as const), delay: 0 };
   const executors = parsed.executors.length > 0 ? parsed.executors : [defaultExecutor];
@@ -843,10 +878,11 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
     name: parsed.name,
     description: parsed.description ?? parsed.name,
     whatItTells: parsed['what-it-tells'],
-    target: parsed.target,
+    target,
     // A target that runs on the real clock only (agent-orchestrator: its loop is setInterval,
     // its calls real processes) gives its scenario the real clock (docs/agent-orchestrator.md).
-    clock: targetInfo(parseTarget(parsed.target)).realClock === 'implied' ? 'real' : parsed.clock,
+    clock: targetInfo(parseTarget(target)).realClock === 'implied' ? 'real' : parsed.clock,
+    ...(command ? { command } : {}),
     timeScale: parsed['time-scale'],
     seed: parsed.seed,
     durationMs: parsed.duration,
@@ -890,7 +926,9 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
     },
     executors: executors.map((e) => resolveExecutor(e as ParsedExecutor, count, turnover)),
     providers: parsed.providers,
-    ...(parsed.agents === 'real'
+    // A command target's agents are whatever its control plane starts, real processes, against
+    // the provider emulator the scenario's `provider:` configures (docs/command-target.md).
+    ...(parsed.agents === 'real' || command !== undefined
       ? {
           agents: {
             kind: 'real' as const,

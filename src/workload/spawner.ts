@@ -76,9 +76,13 @@ export class SessionSpawner {
     const { repo, issues } = this.repos[slot]!;
     // More sessions than issues: sessions share issues (the emulator does not mind). A segment
     // picks by global index what one process picks by counting (the same for one executor).
-    const issue = this.global
-      ? issues[Math.floor(n / this.repos.length) % issues.length]!
-      : issues[this.nextIssue[slot]! % issues.length]!;
+    // No open issue (a command target makes each session's work itself): issue 0.
+    const issue =
+      issues.length === 0
+        ? 0
+        : this.global
+          ? issues[Math.floor(n / this.repos.length) % issues.length]!
+          : issues[this.nextIssue[slot]! % issues.length]!;
     this.nextIssue[slot]!++;
     const id = `s-${String(n + 1).padStart(4, '0')}`;
     this.global?.own.add(id);

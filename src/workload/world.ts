@@ -33,6 +33,12 @@ export interface WorldAdmin {
 }
 
 export interface SessionScript {
+  /**
+   * False: the control plane's own agents open the pull requests (a real control plane's real
+   * agents, docs/command-target.md); the world runs CI on them and merges them once told of them
+   * (`adoptPullRequest`), as a repository's CI and reviewers would.
+   */
+  opensPrs?: boolean;
   prAfter: Distribution;
   ciAfter: Distribution;
   checks: number;
@@ -101,9 +107,35 @@ export class World {
   async sessionCreated(spec: SessionSpec): Promise<void> {
     const session: WorldSession = { spec };
     this.sessions.set(spec.id, session);
+    if (this.script.opensPrs === false) return;
     const prAfter = sample(this.script.prAfter, this.rng.pr);
     if (prAfter <= 0) await this.openPr(session);
     else this.clock.setTimeout(() => void this.openPr(session), prAfter);
+  }
+
+  /**
+   * A pull request the control plane's agents opened for a session: from now on the world treats
+   * it as its own (CI on its head, a merge after merge-after, review bursts), and a new head
+   * (`headSha` changed) runs CI again.
+   */
+  async adoptPullRequest(sessionId: string, pr: { number: number; headSha: string }): Promise<void> {
+    const session = this.sessions.get(sessionId);
+    if (!session) return;
+    const known = session.pr;
+    if (known?.number === pr.number && known.headSha === pr.headSha) return;
+    session.pr = { ...pr };
+    if (!known) {
+      this.trace.write({
+        kind: 'event',
+        name: 'world.pr.adopted',
+        t: this.clock.now(),
+        session: sessionId,
+        labels: { repo: session.spec.repo },
+        data: { number: pr.number },
+      });
+      this.emit({ kind: 'pr-opened', session: sessionId, ...pr });
+    } else this.emit({ kind: 'pushed', session: sessionId, headSha: pr.headSha });
+    await this.runCi(session);
   }
 
   /** The agent pushes a fix (reference target's review reaction): new head, CI runs again. */

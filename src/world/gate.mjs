@@ -11,7 +11,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { openSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 const config = JSON.parse(process.env.FLEETBENCH_GATE ?? '{}');
 delete process.env.FLEETBENCH_GATE;
@@ -132,8 +132,21 @@ function end(graceMs) {
   check.unref?.();
 }
 
+// A connection to a port inside the namespace (the control plane's own HTTP API), made here and
+// handed to fleetbench, which cannot reach the namespace's loopback from outside.
+function dial(message) {
+  const socket = connect({ host: '127.0.0.1', port: message.port });
+  socket.once('error', (error) => send({ type: 'dial-failed', id: message.id, error: error.code ?? error.message }));
+  socket.once('connect', () => {
+    socket.removeAllListeners('error');
+    socket.pause();
+    send({ type: 'dialed', id: message.id }, socket);
+  });
+}
+
 process.on('message', (message) => {
   if (message?.type === 'spawn') start(message);
+  else if (message?.type === 'dial') dial(message);
   else if (message?.type === 'kill') kill(message);
   else if (message?.type === 'end') end(Math.max(0, Math.min(10_000, Number(message.graceMs) || 0)));
 });

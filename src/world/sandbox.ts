@@ -17,7 +17,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import type { Socket as UdpSocket } from 'node:dgram';
 import { EventEmitter } from 'node:events';
 import { copyFileSync, existsSync, realpathSync } from 'node:fs';
-import type { Server } from 'node:net';
+import type { Server, Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FleetbenchError } from '../base/errors.ts';
@@ -205,10 +205,12 @@ export class Sandbox extends EventEmitter {
   ) {
     super();
     this.closed = new Promise((resolve) => child.once('exit', () => resolve()));
-    child.on('message', (message: GateMessage) => this.onMessage(message));
+    child.on('message', (message: GateMessage, handle: unknown) => this.onMessage(message, handle));
     child.once('exit', () => {
       for (const [, waiter] of this.pending) waiter.reject(new Error('the sandbox ended'));
       this.pending.clear();
+      for (const [, waiter] of this.dials) waiter.reject(new Error('the sandbox ended'));
+      this.dials.clear();
       for (const [, settle] of this.exits) settle({ code: null, signal: 'SIGKILL' });
       this.exits.clear();
       this.emit('ended');
@@ -312,7 +314,26 @@ export class Sandbox extends EventEmitter {
     return sandbox;
   }
 
-  private onMessage(message: GateMessage): void {
+  private readonly dials = new Map<number, { resolve: (socket: Socket) => void; reject: (error: Error) => void }>();
+
+  /** A TCP connection to `port` on the namespace's 127.0.0.1, made by the gate. */
+  dial(port: number): Promise<Socket> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.dials.set(id, { resolve, reject });
+      if (this.child.connected) this.child.send({ type: 'dial', id, port });
+      else reject(new Error('the sandbox ended'));
+    });
+  }
+
+  private onMessage(message: GateMessage, handle?: unknown): void {
+    if (message.type === 'dialed' || message.type === 'dial-failed') {
+      const waiter = this.dials.get(message.id);
+      this.dials.delete(message.id);
+      if (message.type === 'dialed' && handle) waiter?.resolve(handle as Socket);
+      else waiter?.reject(new Error(`connection to 127.0.0.1 in the world refused (${message.type === 'dial-failed' ? message.error : 'no socket'})`));
+      return;
+    }
     if (message.type === 'spawned') {
       const waiter = this.pending.get(message.id);
       this.pending.delete(message.id);
@@ -381,7 +402,9 @@ type GateMessage =
     }
   | { type: 'spawned'; id: number; pid: number }
   | { type: 'spawn-failed'; id: number; error: string }
-  | { type: 'exit'; id: number; code: number | null; signal: string | null };
+  | { type: 'exit'; id: number; code: number | null; signal: string | null }
+  | { type: 'dialed'; id: number }
+  | { type: 'dial-failed'; id: number; error: string };
 
 /** bwrap's pid is outside; with --unshare-pid its init is its child and the gate that one's child. */
 function findGatePid(bwrapPid: number | undefined): number | undefined {

@@ -20,6 +20,7 @@
 import { spawn as spawnChild } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { AgentsInstall } from '../agents/install.ts';
 import { FleetbenchError } from '../base/errors.ts';
@@ -110,6 +111,11 @@ export interface World {
   /** The environment for a command: `base` (the user's) with the world's settings. */
   env(base: NodeJS.ProcessEnv): Record<string, string>;
   spawn(spec: WorldSpawnSpec): Promise<WorldProcess>;
+  /**
+   * A connection to `port` on 127.0.0.1 as the command sees it (inside the sandbox's network
+   * namespace, else this machine's loopback): how fleetbench reaches the control plane's own API.
+   */
+  dial(port: number): Promise<Socket>;
   /** Pids (seen from fleetbench) of every process still in the world, where that is knowable. */
   processes(): number[];
   close(): Promise<void>;
@@ -427,6 +433,16 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       },
       env,
       spawn: spawnOne,
+      dial: (port) =>
+        sandbox
+          ? sandbox.dial(port)
+          : new Promise<Socket>((resolve, reject) => {
+              const socket = connect({ host: '127.0.0.1', port }, () => {
+                socket.off('error', reject);
+                resolve(socket);
+              });
+              socket.once('error', reject);
+            }),
       processes: () =>
         sandbox?.pidNamespace !== undefined
           ? pidsInNamespace(sandbox.pidNamespace).filter((pid) => pid !== sandbox?.gatePid && isAlive(pid))

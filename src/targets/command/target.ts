@@ -1,0 +1,465 @@
+/**
+ * The `command` target (docs/command-target.md): any control plane, run as it is inside the
+ * run's world (src/world/), and measured from what crosses the world's edges — its GitHub calls,
+ * its model requests, the agents it spawns and the destinations it was refused. fleetbench writes
+ * what only it knows: when the work was created, when the control plane was started, ready,
+ * killed and ready again, and which session an agent or a branch belongs to (sessions.ts); the
+ * analysis derives every figure from those records and the emulators' own.
+ *
+ * Lifecycle: the command starts in its own process group with its state directory; ready is an
+ * HTTP probe inside the world, a line of its output, its first GitHub call, or a delay. A restart
+ * fault kills the whole group (`hard`: SIGKILL; `graceful` and `hot`: the configured signal, then
+ * SIGKILL after the grace) and starts it again with the same state directory. A control plane
+ * that exits outside a planned restart fails the run (exit 3). The run's end stops it and, with
+ * the world, everything it started.
+ */
+import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { type AgentsInstall, resolveAgentsInstall } from '../../agents/install.ts';
+import { FleetbenchError } from '../../base/errors.ts';
+import type { Rng } from '../../base/rng.ts';
+import type { Clock } from '../../clock/clock.ts';
+import type { TargetRef } from '../../contract/target-ref.ts';
+import {
+  type RestartKind,
+  type SessionSpec,
+  type SessionState,
+  type SessionStateListener,
+  stateRank,
+  type Target,
+} from '../../contract/types.ts';
+import type { GitHubEmulator } from '../../github/emulator.ts';
+import {
+  LATENCY_PROFILES,
+  loadScriptsFile,
+  ProviderEmulator,
+} from '../../provider/index.ts';
+import type { TraceSink } from '../../trace/writer.ts';
+import { openWorld, type World, type WorldProcess } from '../../world/world.ts';
+import type { CommandTargetConfig } from '../../workload/command-target.ts';
+import type { GitHubSide } from '../../workload/github-side.ts';
+import type { Scenario } from '../../workload/scenario.ts';
+import type { World as ScriptedWorld } from '../../workload/world.ts';
+import { countSessionStates } from '../session-counts.ts';
+import { checkoutOf, type CommandSession, SessionBook } from './sessions.ts';
+import { checkTemplates, createWork, requestOver, taskText } from './work.ts';
+
+/** How often sessions' GitHub state and live agents' checkouts are read (docs/command-target.md). */
+const WATCH_MS = 500;
+/** How often a readiness probe is tried. */
+const PROBE_MS = 200;
+
+export interface CommandTargetOptions {
+  scenario: Scenario;
+  ref: Extract<TargetRef, { kind: 'command' }>;
+  clock: Clock;
+  rng: Rng;
+  trace: TraceSink;
+  github: GitHubSide;
+  world: ScriptedWorld;
+  outDir: string;
+}
+
+export class CommandTarget implements Target {
+  readonly name = 'command';
+  private readonly config: CommandTargetConfig;
+  private readonly emulator: GitHubEmulator;
+  private readonly agents: AgentsInstall | undefined;
+  private readonly book: SessionBook;
+  private readonly listeners: SessionStateListener[] = [];
+  private readonly failureListeners: Array<(error: Error) => void> = [];
+  private readonly workRng: Rng;
+  private world: World | undefined;
+  private process: WorldProcess | undefined;
+  /** The control plane's exit that a restart or the run's end asked for. */
+  private expected = new Set<WorldProcess>();
+  private stopping = false;
+  private watchTimer: NodeJS.Timeout | undefined;
+  private index = 0;
+  private readonly spawnSessions = new Map<string, string>();
+  private readonly dirs: { root: string; cwd: string; state: string; log: string };
+
+  constructor(private readonly options: CommandTargetOptions) {
+    const config = options.scenario.command;
+    if (!config)
+      throw new FleetbenchError('E_TARGET', 'target command: no configuration (docs/command-target.md)');
+    if (!options.github.emulator)
+      throw new FleetbenchError('E_TARGET', 'target command needs the run’s own GitHub emulator, not a shared one');
+    this.config = config;
+    this.emulator = options.github.emulator;
+    checkTemplates(config.work, config.source);
+    // Refused before anything starts: the agents the launchers exec must be installed.
+    this.agents = config.agents === 'real' ? resolveAgentsInstall(undefined) : undefined;
+    this.book = new SessionBook(this.emulator.state);
+    this.workRng = options.rng.fork('work');
+    const root = join(options.outDir, 'command');
+    this.dirs = {
+      root,
+      cwd: config.cwd ?? join(root, 'work'),
+      state: config.state ?? join(root, 'state'),
+      log: join(options.outDir, 'command.log'),
+    };
+  }
+
+  describe(): string[] {
+    return [
+      `command ${this.config.argv.join(' ').slice(0, 120)} (${this.config.source}), work: ${this.config.work.kind}, done at ${this.config.done}`,
+    ];
+  }
+
+  async start(): Promise<void> {
+    const { scenario, clock, trace, rng } = this.options;
+    for (const dir of [this.dirs.root, this.dirs.cwd, this.dirs.state]) mkdirSync(dir, { recursive: true });
+    const settings = scenario.agents?.provider;
+    const scriptsFile = settings?.scripts ? loadScriptsFile(settings.scripts) : undefined;
+    this.emulator.attribution.inferBranch = (repo, branch) => this.book.fromBranch(repo, branch);
+    this.world = await openWorld({
+      dir: join(this.dirs.root, 'world'),
+      mode: this.config.world.mode,
+      hosts: this.config.world.hosts,
+      clock,
+      trace,
+      github: this.emulator,
+      provider: (resolveKey) => {
+        const provider = new ProviderEmulator({
+          clock,
+          rng: rng.fork('provider'),
+          trace,
+          scripts: { scripts: scriptsFile?.scripts ?? {}, default: settings?.script ?? 'coding' },
+          latency: LATENCY_PROFILES[settings?.latency ?? 'fast'],
+          ...(settings?.limits ? { limits: settings.limits } : {}),
+          resolveKey,
+        });
+        for (const fault of settings?.faults ?? []) provider.addFault(fault);
+        return provider;
+      },
+      agents: this.agents,
+      token: this.options.github.token,
+      user: this.config.user,
+    });
+    this.world.spawns?.onChange((spawn, what) => {
+      if (what === 'spawn') this.attributeSpawn(spawn.id, spawn.argv.join(' '), spawn.cwd);
+    });
+    await this.launch('start');
+    this.watchTimer = setInterval(() => this.watch(), WATCH_MS);
+    this.watchTimer.unref();
+  }
+
+  /** The environment of the control plane and of work commands: the user's, the config's, the world's. */
+  private env(): Record<string, string> {
+    const fill = (text: string) => text.replaceAll('{{state}}', this.dirs.state).replaceAll('{{cwd}}', this.dirs.cwd);
+    const own = Object.fromEntries(Object.entries(this.config.env).map(([k, v]) => [k, fill(v)]));
+    return (this.world as World).env({ ...process.env, ...own });
+  }
+
+  /** Starts the control plane and waits until it is ready; writes controlplane.boot and .ready. */
+  private async launch(reason: 'start' | RestartKind): Promise<void> {
+    const { clock, trace } = this.options;
+    const world = this.world as World;
+    const requestsBefore = this.emulator.stats().requests;
+    const logOffset = fileSize(this.dirs.log);
+    const spawnedAt = clock.now();
+    const fill = (text: string) => text.replaceAll('{{state}}', this.dirs.state).replaceAll('{{cwd}}', this.dirs.cwd);
+    const child = await world.spawn({
+      argv: this.config.argv.map(fill),
+      cwd: this.dirs.cwd,
+      env: this.env(),
+      detached: true,
+      stdin: 'ignore',
+      stdout: this.dirs.log,
+      stderr: this.dirs.log,
+    });
+    this.process = child;
+    let exited: { code: number | null; signal: string | null } | undefined;
+    void child.exited.then((status) => {
+      exited = status;
+      this.onExit(child, status);
+    });
+    trace.write({
+      kind: 'event',
+      name: 'controlplane.start',
+      t: spawnedAt,
+      labels: { reason },
+      data: { pid: child.pid ?? null, argv: this.config.argv.map(fill).slice(0, 32) },
+    });
+    const deadline = spawnedAt + this.config.readyTimeoutMs * clock.timeScale;
+    const ready = this.config.ready;
+    for (;;) {
+      if (exited)
+        throw new FleetbenchError(
+          'E_TARGET',
+          `the control plane exited before it was ready (${exited.signal ?? `exit ${exited.code}`}): ${lastLines(this.dirs.log, logOffset)}`,
+          { hint: `its output is in ${this.dirs.log}` },
+        );
+      if (clock.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new FleetbenchError(
+          'E_TARGET',
+          `the control plane was not ready within ${this.config.readyTimeoutMs / 1000} s (${describeReady(ready)})`,
+          { hint: `its output is in ${this.dirs.log}` },
+        );
+      }
+      if (await this.isReady(requestsBefore, logOffset, spawnedAt)) break;
+      await new Promise((resolve) => setTimeout(resolve, PROBE_MS));
+    }
+    const readyAt = clock.now();
+    trace.write({
+      kind: 'span',
+      name: 'controlplane.boot',
+      t: spawnedAt,
+      dur: readyAt - spawnedAt,
+      labels: { reason, ready: ready.kind },
+    });
+    trace.write({ kind: 'event', name: 'controlplane.ready', t: readyAt, labels: { reason } });
+  }
+
+  private async isReady(requestsBefore: number, logOffset: number, spawnedAt: number): Promise<boolean> {
+    const ready = this.config.ready;
+    switch (ready.kind) {
+      case 'delay':
+        return this.options.clock.now() - spawnedAt >= ready.ms * this.options.clock.timeScale;
+      case 'github':
+        return this.emulator.stats().requests > requestsBefore;
+      case 'log':
+        return new RegExp(ready.pattern).test(readFrom(this.dirs.log, logOffset));
+      case 'http': {
+        const url = new URL(ready.url);
+        try {
+          const socket = await (this.world as World).dial(Number(url.port || 80));
+          const answer = await requestOver(socket, { method: 'GET', path: `${url.pathname}${url.search}`, host: url.host }, 2_000);
+          return answer.status >= 200 && answer.status < 300;
+        } catch {
+          return false;
+        }
+      }
+    }
+  }
+
+  private onExit(child: WorldProcess, status: { code: number | null; signal: string | null }): void {
+    if (this.expected.has(child) || this.stopping || this.process !== child) return;
+    const how = status.signal ?? `exit ${status.code}`;
+    this.options.trace.write({
+      kind: 'event',
+      name: 'controlplane.exited',
+      t: this.options.clock.now(),
+      labels: { reason: how },
+      data: { code: status.code, signal: status.signal },
+    });
+    const error = new FleetbenchError(
+      'E_TARGET',
+      `the control plane exited during the run (${how}): ${lastLines(this.dirs.log, 0)}`,
+      { hint: `its output is in ${this.dirs.log}`, exitCode: 3 },
+    );
+    for (const listener of this.failureListeners) listener(error);
+  }
+
+  onFailure(listener: (error: Error) => void): void {
+    this.failureListeners.push(listener);
+  }
+
+  async createSession(spec: SessionSpec): Promise<void> {
+    const { clock, trace } = this.options;
+    const world = this.world as World;
+    this.index += 1;
+    const text = taskText(this.workRng.fork(spec.id), this.index);
+    const session: CommandSession = {
+      id: spec.id,
+      repo: spec.repo,
+      title: text.title,
+      aliases: [],
+      state: 'spawning',
+    };
+    const created = await createWork(
+      this.config.work,
+      { id: spec.id, index: this.index, repo: spec.repo, ...text },
+      { emulator: this.emulator, world, env: this.env(), cwd: this.dirs.cwd },
+    );
+    session.issue = created.issue;
+    if (created.alias) session.aliases.push(created.alias);
+    this.book.add(session);
+    if (created.issue !== undefined)
+      this.emulator.attribution.register({ session: spec.id, repo: spec.repo, issue: created.issue });
+    trace.write({
+      kind: 'event',
+      name: 'work.created',
+      t: clock.now(),
+      session: spec.id,
+      labels: { kind: this.config.work.kind, repo: spec.repo },
+      data: {
+        ...(created.issue !== undefined ? { issue: created.issue } : {}),
+        ...(created.url ? { url: created.url } : {}),
+        ...(created.alias ? { alias: created.alias } : {}),
+        title: text.title,
+        done: this.config.done,
+      },
+    });
+    this.setState(session, 'spawning');
+    // Agents already running may have been waiting for this work.
+    for (const spawn of world.spawns?.alive ?? []) if (!this.spawnSessions.has(spawn.id)) this.attributeSpawn(spawn.id, spawn.argv.join(' '), spawn.cwd);
+  }
+
+  private setState(session: CommandSession, to: SessionState): void {
+    const from = session.state;
+    const first = to === 'spawning' && from === 'spawning';
+    if (!first && (from === to || stateRank[to] < stateRank[from])) return;
+    session.state = to;
+    this.options.trace.write({
+      kind: 'event',
+      name: 'session.state',
+      t: this.options.clock.now(),
+      session: session.id,
+      labels: { from: first ? 'none' : from, to },
+    });
+    for (const listener of this.listeners) listener(session.id, first ? 'none' : from, to);
+  }
+
+  /** An agent's session: from its command line, else from its checkout's branch. */
+  private attributeSpawn(spawnId: string, argv: string, cwd: string | undefined): void {
+    if (this.spawnSessions.has(spawnId)) return;
+    let session = this.book.fromText(argv);
+    let how = 'argv';
+    if (!session && cwd) {
+      const checkout = checkoutOf(cwd);
+      if (checkout.branch) {
+        const repos = checkout.repo ? [checkout.repo] : [...new Set([...this.book.sessions.values()].map((s) => s.repo))];
+        const found = new Set(repos.map((repo) => this.book.fromBranch(repo, checkout.branch as string)).filter(Boolean));
+        if (found.size === 1) {
+          session = [...found][0];
+          how = 'branch';
+        }
+      }
+      if (!session) {
+        session = this.book.fromText(cwd);
+        how = 'cwd';
+      }
+    }
+    if (!session) return;
+    this.spawnSessions.set(spawnId, session);
+    this.options.trace.write({
+      kind: 'event',
+      name: 'agent.session',
+      t: this.options.clock.now(),
+      session,
+      labels: { spawn: spawnId, session },
+      data: { how },
+    });
+    const state = this.book.sessions.get(session);
+    if (state) this.setState(state, 'working');
+  }
+
+  /** Sessions' pull requests and issues as GitHub has them; agents' checkouts as they move on. */
+  private watch(): void {
+    for (const session of this.book.sessions.values()) {
+      const repo = this.emulator.state.repos.get(session.repo);
+      if (!repo) continue;
+      for (const [number, pull] of repo.pulls) {
+        const owner =
+          (pull.linkedIssue != null && pull.linkedIssue === session.issue ? session.id : undefined) ??
+          this.book.fromBranch(session.repo, pull.head);
+        if (owner !== session.id) continue;
+        if (session.pr?.number !== number || session.pr.headSha !== pull.headSha) {
+          session.pr = { number, headSha: pull.headSha };
+          this.emulator.attribution.register({ session: session.id, repo: session.repo, branch: pull.head });
+          void this.options.world.adoptPullRequest(session.id, session.pr).catch(() => undefined);
+        }
+        if (pull.merged) this.setState(session, 'merged');
+        else if (pull.issue.state === 'open') this.setState(session, 'pr_open');
+      }
+      const issue = session.issue !== undefined ? repo.issues.get(session.issue) : undefined;
+      if (issue?.state === 'closed' && session.state !== 'merged') this.setState(session, 'closed');
+    }
+    for (const spawn of this.world?.spawns?.alive ?? [])
+      if (!this.spawnSessions.has(spawn.id)) this.attributeSpawn(spawn.id, spawn.argv.join(' '), spawn.cwd);
+  }
+
+  async sessionCounts(): Promise<Partial<Record<SessionState, number>>> {
+    return countSessionStates([...this.book.sessions.values()].map((s) => s.state));
+  }
+
+  onSessionState(listener: SessionStateListener): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * A restart as the scenario's fault: the whole process group is killed (`hard`) or signalled
+   * and given its grace (`graceful`, `hot`: a command has no handover), then started again with
+   * the same state directory. The outage runs from the kill to ready.
+   */
+  async restart(kind: RestartKind): Promise<{ outageMs: number }> {
+    const { clock, trace } = this.options;
+    const old = this.process;
+    const killedAt = clock.now();
+    trace.write({ kind: 'event', name: 'controlplane.restart', t: killedAt, labels: { kind } });
+    if (old) {
+      this.expected.add(old);
+      await this.end(old, kind === 'hard' ? 'SIGKILL' : this.config.stop.signal);
+    }
+    await this.launch(kind);
+    const outageMs = clock.now() - killedAt;
+    trace.write({ kind: 'span', name: 'controlplane.outage', t: killedAt, dur: outageMs, labels: { kind } });
+    return { outageMs };
+  }
+
+  /** Signals the group; SIGKILL after the grace when it is still there. */
+  private async end(child: WorldProcess, signal: NodeJS.Signals): Promise<void> {
+    child.kill(signal);
+    const grace = signal === 'SIGKILL' ? 5_000 : this.config.stop.graceMs;
+    const timer = setTimeout(() => child.kill('SIGKILL'), grace);
+    await child.exited;
+    clearTimeout(timer);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.watchTimer) clearInterval(this.watchTimer);
+    const child = this.process;
+    if (child) {
+      this.expected.add(child);
+      await this.end(child, this.config.stop.signal);
+      this.options.trace.write({ kind: 'event', name: 'controlplane.stopped', t: this.options.clock.now() });
+    }
+    this.emulator.attribution.inferBranch = undefined;
+    await this.world?.close();
+  }
+}
+
+function describeReady(ready: CommandTargetConfig['ready']): string {
+  switch (ready.kind) {
+    case 'http':
+      return `GET ${ready.url} never answered 2xx`;
+    case 'log':
+      return `no output line matched /${ready.pattern}/`;
+    case 'github':
+      return 'it made no GitHub call';
+    case 'delay':
+      return `a delay of ${ready.ms} ms`;
+  }
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** What a file holds from `offset` (at most 1 MiB of it). */
+function readFrom(path: string, offset: number): string {
+  const size = fileSize(path);
+  if (size <= offset) return '';
+  const length = Math.min(size - offset, 1 << 20);
+  const buffer = Buffer.alloc(length);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, buffer, 0, length, offset);
+  } finally {
+    closeSync(fd);
+  }
+  return buffer.toString('utf8');
+}
+
+function lastLines(path: string, offset: number): string {
+  const text = readFrom(path, Math.max(offset, fileSize(path) - 2_000)).trim();
+  return text === '' ? '(no output)' : text.split('\n').slice(-5).join(' | ');
+}
