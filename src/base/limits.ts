@@ -94,6 +94,23 @@ export const BODY_LIMITS = {
 } as const;
 
 /**
+ * git's smart HTTP on `github serve` (src/github/git/): each request runs one `git http-backend`
+ * process, so their number is bounded and the rest wait in a bounded queue (503 past it); a push's
+ * pack is bounded in bytes as sent (GitHub's own push limit is 2 GB, its largest file 100 MB: the
+ * world's repositories are small) and a request in time.
+ */
+export const GIT_HTTP_LIMITS = {
+  /** Request body (a push's pack, a fetch's wants and haves), compressed bytes as sent. */
+  maxBodyBytes: 128 * MIB,
+  /** `git http-backend` processes at once. */
+  maxBackends: 8,
+  /** Requests waiting for one; past this a request is answered 503 with `Retry-After`. */
+  maxQueued: 64,
+  /** A request's backend process is stopped after this long (a stalled client). */
+  maxRequestMs: 120_000,
+} as const;
+
+/**
  * What one OTLP/HTTP export a live run's receiver takes may hold, beyond its bytes: 16 MiB of
  * 2-byte empty spans is eight million objects, whose decoding alone held a run's process for
  * seconds. Counted on the wire (protobuf) or in the text (JSON) before anything is decoded, so a

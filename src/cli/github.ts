@@ -34,6 +34,7 @@ interface ServeOptions {
   trace?: string;
   tls?: boolean;
   tlsDir?: string;
+  gitDir?: string;
   latency?: LatencyInput;
   limit: string[];
   adminToken?: string;
@@ -103,6 +104,10 @@ export function register(program: Command, io: CommandIo): void {
     .option('--trace <file>', 'write every request as an api record to this JSONL trace')
     .option('--tls', 'serve HTTPS with a fresh self-signed certificate for 127.0.0.1 (needed by gh)')
     .option('--tls-dir <dir>', 'where to write cert.pem and key.pem (default: a new temp dir)')
+    .option(
+      '--git-dir <dir>',
+      'where the bare repositories git clones and pushes go, kept (default: a temp dir removed at exit)',
+    )
     .option('--latency <ms>', 'added latency MEDIAN[:P95] in ms (log-normal, seeded); default none', latency)
     .option(
       '--limit <key=n>',
@@ -170,7 +175,13 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
   });
   let server: Awaited<ReturnType<typeof startGitHubServer>>;
   try {
-    server = await startGitHubServer({ emulator, port: options.port, tls, host: options.host });
+    server = await startGitHubServer({
+      emulator,
+      port: options.port,
+      tls,
+      host: options.host,
+      git: { dir: options.gitDir },
+    });
   } catch (error) {
     trace?.close('failed', clock.now());
     const code = (error as NodeJS.ErrnoException).code;
@@ -222,6 +233,7 @@ function printConnection(
         url: server.url,
         port: server.port,
         graphqlUrl: `${server.url}/graphql`,
+        gitUrl: repos[0] === undefined ? undefined : `${server.url}/${repos[0]}.git`,
         token: emulator.defaultToken,
         user: defaultUser,
         adminToken: emulator.adminToken,
@@ -236,6 +248,7 @@ function printConnection(
       `fleetbench github emulator listening on ${server.url}`,
       `  REST      ${server.url}/   (also ${server.url}/api/v3/)`,
       `  GraphQL   ${server.url}/graphql   (also /api/graphql)`,
+      `  git       ${server.url}/${repos[0] ?? 'OWNER/REPO'}.git   (clone without a token; push with the token as password)`,
       `  token     ${emulator.defaultToken}   (user ${defaultUser}; mint more via POST /_fleetbench/mint-token)`,
       `  admin     ${emulator.adminToken}   (Authorization: Bearer <admin> on /_fleetbench/*)`,
       `  fixtures  ${counts.repos} repo(s), ${counts.issues} issue(s), ${counts.pulls} pull request(s): ${repos.slice(0, 5).join(', ')}${repos.length > 5 ? ', ...' : ''}`,

@@ -419,7 +419,7 @@ export class EmulatorAdmin {
    */
   pushBranch(input: AdminInput<'pushBranch'>): { sha: string } {
     const o = adminSchemas.pushBranch.parse(input);
-    return { sha: this.state.refs.pushBranch(this.state.repo(o.repo), o).sha };
+    return { sha: this.state.pushBranch(this.state.repo(o.repo), o).sha };
   }
 
   /**

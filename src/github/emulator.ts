@@ -289,7 +289,7 @@ export class GitHubEmulator {
     this.trace = options.trace;
     const rng = options.rng;
     const fixtures = GitHubEmulator.resolveFixtures(options.fixtures, rng);
-    this.state = new GitHubState(fixtures, { clock: this.clock, rng: rng.fork('github.state') });
+    this.state = new GitHubState(fixtures, { clock: this.clock });
     this.webUrl = options.webUrl ?? (fixtures as Fixtures).web_url;
     if (options.apiUrl) this.state.setUrls(options.apiUrl, this.webUrl ?? options.apiUrl);
     else if (this.webUrl) this.state.setUrls(this.state.apiUrl, this.webUrl);
@@ -350,6 +350,14 @@ export class GitHubEmulator {
   /** Stops fault timers. The emulator holds no other resources. */
   close(): void {
     this.faults.clear();
+  }
+
+  /**
+   * The token a client names (an unknown one becomes the default user's with
+   * `acceptUnknownTokens`): what git's smart HTTP routes attribute a push or a fetch to.
+   */
+  tokenOf(tokenText: string): TokenInfo | undefined {
+    return this.tokenFor(tokenText);
   }
 
   private tokenFor(tokenText: string): TokenInfo | undefined {

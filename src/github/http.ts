@@ -24,6 +24,7 @@ import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-bod
 import { BODY_LIMITS } from '../base/limits.ts';
 import { isLargeBody, largeBodyMemo } from './body-memo.ts';
 import type { GitHubEmulator } from './emulator.ts';
+import { GitSmartHttp, type GitSmartHttpOptions, isGitPath } from './git/smart-http.ts';
 import type { Admission, EmulatorRequest } from './types.ts';
 
 export interface GitHubServerOptions {
@@ -39,6 +40,11 @@ export interface GitHubServerOptions {
   tls?: { key: string | Buffer; cert: string | Buffer };
   /** With `tls`: false serves HTTP/1.1 only (ALPN offers no h2). Default true. */
   http2?: boolean;
+  /**
+   * git's smart HTTP for the world's repositories (git/smart-http.ts): where their bare
+   * repositories go (default a private temporary directory, removed at close), or false for none.
+   */
+  git?: GitSmartHttpOptions | false;
 }
 
 export interface RunningGitHubServer {
@@ -46,6 +52,8 @@ export interface RunningGitHubServer {
   url: string;
   port: number;
   server: Server | Http2SecureServer;
+  /** git's smart HTTP routes, unless turned off. */
+  git: GitSmartHttp | undefined;
   /** Stops accepting, closes idle and active connections, resolves when closed. */
   close(): Promise<void>;
 }
@@ -111,7 +119,13 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
     );
   };
 
+  const git = options.git === false ? undefined : new GitSmartHttp(emulator, options.git);
   const onRequest = (req: Req, res: Res) => {
+    // git's requests (clone, fetch, push) are not API calls: no quota, no admission.
+    if (git !== undefined && isGitPath(req.url ?? '/')) {
+      git.handle(req, res);
+      return;
+    }
     // In flight from arrival until the answer is written (or the client goes away).
     const admission = emulator.admit(req.url ?? '/', req.headers, req.socket.remoteAddress);
     if (admission !== undefined) res.once('close', () => admission.release());
@@ -184,12 +198,15 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
     url: origin,
     port,
     server,
+    git,
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        await git?.close();
         if ('closeAllConnections' in server) server.closeAllConnections();
         for (const socket of sockets) socket.destroy();
-      });
+        await stopped;
+      })();
       return closing;
     },
   };

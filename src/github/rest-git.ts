@@ -44,6 +44,9 @@ export function addGitRoutes(r: RestRouter): void {
   r.add('GET', '/repos/{owner}/{repo}/branches', 'branches/branches#list-branches', (ctx) =>
     withRepo(ctx, (repo) => listBranches(ctx, repo)),
   );
+  r.add('GET', '/repos/{owner}/{repo}/branches/{branch+}', 'branches/branches#get-a-branch', (ctx) =>
+    withRepo(ctx, (repo) => getBranch(ctx, repo)),
+  );
   r.add('GET', '/repos/{owner}/{repo}/compare/{basehead+}', 'commits/commits#compare-two-commits', (ctx) =>
     withRepo(ctx, (repo) => compare(ctx, repo)),
   );
@@ -140,6 +143,37 @@ function listBranches(ctx: RestContext, repo: Repo): RestResult {
     () => [...repo.branches.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
     ([name, sha]) => ({ name, commit: { sha, url: `${api}/commits/${sha}` }, protected: false }),
   );
+}
+
+/**
+ * GET …/branches/NAME (a name may hold slashes): the branch with its whole commit, as
+ * `repos.getBranch` reads it; 404 `Branch not found` for one the repository does not have.
+ */
+function getBranch(ctx: RestContext, repo: Repo): RestResult {
+  const name = ctx.params[2]!;
+  const sha = repo.branches.get(name);
+  const commit = sha === undefined ? undefined : repo.commits.get(sha);
+  if (commit === undefined) return fail(404, 'Branch not found');
+  const version = Math.max(repo.pushVersion, commit.version);
+  const hit = unchanged(ctx, version);
+  if (hit) return hit;
+  const api = `${ctx.state.apiUrl}/repos/${repo.fullName}`;
+  const path = name.split('/').map(encodeURIComponent).join('/');
+  return {
+    status: 200,
+    body: JSON.stringify({
+      name,
+      commit: commitObject(ctx.state, repo, commit, ctx.state.defaultUser),
+      _links: { self: `${api}/branches/${path}`, html: `${ctx.state.webUrl}/${repo.fullName}/tree/${path}` },
+      protected: false,
+      protection: {
+        enabled: false,
+        required_status_checks: { enforcement_level: 'off', contexts: [], checks: [] },
+      },
+      protection_url: `${api}/branches/${path}/protection`,
+    }),
+    version,
+  };
 }
 
 /**

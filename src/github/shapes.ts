@@ -3,7 +3,6 @@
  * Objects that are listed often (users, repos, issues, pull requests) are rendered to JSON text
  * once per version and reused, so a list body is a join of cached strings.
  */
-import { createHash } from 'node:crypto';
 import { ADDED_PER_COMMIT, type ChangedFile, REMOVED_PER_COMMIT } from './changes.ts';
 import {
   type CheckRun,
@@ -21,6 +20,7 @@ import {
   USER_UPDATED_AT,
   type User,
 } from './state.ts';
+import { type GitIdent, gitDate } from './world/git-objects.ts';
 
 function cached(
   state: GitHubState,
@@ -436,7 +436,11 @@ export function changedFileObject(
   };
 }
 
-/** A commit as REST lists it (a pull request's commits, a comparison's), authored by `author`. */
+/**
+ * A commit as REST lists it (a pull request's commits, a comparison's): its git author and
+ * committer with their dates, its tree; `author` is the account when the commit's e-mail names
+ * none of the world's users.
+ */
 export function commitObject(
   state: GitHubState,
   repo: Repo,
@@ -444,19 +448,17 @@ export function commitObject(
   author: User,
 ): Record<string, unknown> {
   const api = `${state.apiUrl}/repos/${repo.fullName}`;
-  const person = {
-    name: author.name ?? author.login,
-    email: `${author.login}@users.noreply.github.com`,
-    date: state.time.iso(commit.createdAt),
-  };
+  const person = (ident: GitIdent) => ({ name: ident.name, email: ident.email, date: gitDate(ident) });
+  const authorUser = state.userOfIdent(commit.author) ?? author;
+  const committerUser = state.userOfIdent(commit.committer);
   return {
     sha: commit.sha,
     node_id: commit.nodeId,
     commit: {
-      author: person,
-      committer: person,
+      author: person(commit.author),
+      committer: person(commit.committer),
       message: commit.message,
-      tree: { sha: treeSha(commit.sha), url: `${api}/git/trees/${treeSha(commit.sha)}` },
+      tree: { sha: commit.tree, url: `${api}/git/trees/${commit.tree}` },
       url: `${api}/git/commits/${commit.sha}`,
       comment_count: 0,
       verification: {
@@ -470,19 +472,14 @@ export function commitObject(
     url: `${api}/commits/${commit.sha}`,
     html_url: `${state.webUrl}/${repo.fullName}/commit/${commit.sha}`,
     comments_url: `${api}/commits/${commit.sha}/comments`,
-    author: userObject(state, author),
-    committer: userObject(state, author),
+    author: userObject(state, authorUser),
+    committer: committerUser === undefined ? null : userObject(state, committerUser),
     parents: commit.parents.map((sha) => ({
       sha,
       url: `${api}/commits/${sha}`,
       html_url: `${state.webUrl}/${repo.fullName}/commit/${sha}`,
     })),
   };
-}
-
-/** A commit's tree SHA: derived from the commit's (the emulator keeps no trees). */
-function treeSha(commitSha: string): string {
-  return createHash('sha1').update(`tree:${commitSha}`).digest('hex');
 }
 
 /** A Git reference (`refs/heads/NAME`) as the refs routes answer it. */

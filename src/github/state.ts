@@ -9,7 +9,6 @@
  * `updated_at` ordering has a deterministic tiebreak when two changes share a millisecond.
  */
 
-import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/index.ts';
 import {
   DEFAULT_USER,
@@ -21,6 +20,7 @@ import {
 import type { Touched } from './touched.ts';
 import { ISSUE_BOUNDS } from './world/bounds.ts';
 import { Checks } from './world/checks.ts';
+import { GITHUB_COMMITTER, type GitIdent, readmeTree } from './world/git-objects.ts';
 import {
   type Commit,
   type CommitStatus,
@@ -99,9 +99,9 @@ export class GitHubState {
    */
   touched: Touched | undefined = undefined;
 
-  constructor(fixtures: Fixtures, options: { clock: Clock; rng: Rng }) {
+  constructor(fixtures: Fixtures, options: { clock: Clock }) {
     this.time = new WorldTime(options.clock);
-    this.refs = new Refs(this.time, options.rng);
+    this.refs = new Refs(this.time);
     this.checks = new Checks(this.time, () => this.defaultUser);
     for (const user of fixtures.users ?? []) this.ensureUser(user.login, user.type ?? 'User', user.name);
     this.defaultUser = this.ensureUser(fixtures.default_user ?? DEFAULT_USER);
@@ -128,6 +128,14 @@ export class GitHubState {
     this.users.set(key, user);
     this.nodes.set(user.nodeId, user);
     return user;
+  }
+
+  /** The world's user a git identity's no-reply address names (`[ID+]LOGIN@users.noreply.github.com`). */
+  userOfIdent(ident: GitIdent): User | undefined {
+    const at = ident.email.indexOf('@users.noreply.github.com');
+    if (at <= 0) return undefined;
+    const local = ident.email.slice(0, at);
+    return this.findUser(local.slice(local.indexOf('+') + 1));
   }
 
   /** The users of these logins, each once (a login named twice, in any case, is one assignee). */
@@ -176,6 +184,7 @@ export class GitHubState {
     const owner = this.ensureUser(fixture.owner, this.findUser(fixture.owner)?.type ?? 'Organization');
     const id = this.time.id();
     const v = this.time.bump();
+    const readme = `# ${fixture.name}\n${fixture.description ? `\n${fixture.description}\n` : ''}`;
     const repo: Repo = {
       owner,
       name: fixture.name,
@@ -186,6 +195,8 @@ export class GitHubState {
       description: fixture.description ?? null,
       defaultBranch: fixture.default_branch ?? 'main',
       requiredReviews: fixture.required_reviews ?? 1,
+      readme,
+      initialTree: readmeTree(readme).treeSha,
       createdAt: at,
       updatedAt: at,
       pushedAt: at,
@@ -205,12 +216,28 @@ export class GitHubState {
     this.repos.set(fullName.toLowerCase(), repo);
     this.nodes.set(repo.nodeId, repo);
     this.refs.reposVersion = v;
-    const initial = this.refs.addCommit(repo, this.refs.newSha(), 'Initial commit', at, []);
+    // The repository's first commit, as GitHub makes one with a README: by its owner.
+    const author = this.refs.ident(owner, at);
+    const initial = this.refs.makeCommit(repo, {
+      message: 'Initial commit',
+      at,
+      parents: [],
+      author,
+      committer: { ...GITHUB_COMMITTER, seconds: author.seconds },
+    });
     repo.branches.set(repo.defaultBranch, initial.sha);
     for (const branch of fixture.branches ?? []) {
-      const sha = branch.sha ?? this.refs.newSha();
-      if (!repo.commits.has(sha)) this.refs.addCommit(repo, sha, `Work on ${branch.name}`, at, [initial.sha]);
-      repo.branches.set(branch.name, sha);
+      const message = `Work on ${branch.name}`;
+      const commit =
+        branch.sha === undefined
+          ? this.refs.makeCommit(repo, {
+              message,
+              at,
+              parents: [initial.sha],
+              author: this.refs.ident(this.defaultUser, at),
+            })
+          : this.refs.namedCommit(repo, branch.sha, message, at, [initial.sha], this.defaultUser);
+      repo.branches.set(branch.name, commit.sha);
     }
     // Explicit numbers first, then the rest in order (issues before pulls), as checkFixtures assumes.
     const taken = new Set<number>();
@@ -359,14 +386,29 @@ export class GitHubState {
     }
     const branchSha = repo.branches.get(input.head);
     const pushed = (input.sha !== undefined && input.sha !== branchSha) || branchSha === undefined;
-    const headSha = pushed ? (input.sha ?? this.refs.newSha()) : branchSha;
     // A head commit the repository has: GitHub refuses a pull request that would hold none (a
     // branch made at the base's commit, or one already merged into it).
-    const existing = repo.commits.has(headSha);
-    const commits = existing ? this.refs.compare(repo, baseSha, headSha).ahead.map((c) => c.sha) : [headSha];
+    let headSha = branchSha;
+    let commits: string[];
+    const message = `Work on ${input.head}`;
+    const parents = [branchSha ?? baseSha];
+    const author = input.user ? this.ensureUser(input.user) : this.defaultUser;
+    if (!pushed) {
+      commits = this.refs.compare(repo, baseSha, branchSha!).ahead.map((c) => c.sha);
+    } else if (input.sha !== undefined && repo.commits.has(input.sha)) {
+      headSha = input.sha;
+      commits = this.refs.compare(repo, baseSha, headSha).ahead.map((c) => c.sha);
+    } else {
+      // A commit pushed with the pull request: it is new, so the pull request holds it.
+      const commit =
+        input.sha === undefined
+          ? this.refs.makeCommit(repo, { message, at, parents, author: this.refs.ident(author, at) })
+          : this.refs.namedCommit(repo, input.sha, message, at, parents, author);
+      headSha = commit.sha;
+      commits = this.refs.compare(repo, baseSha, headSha).ahead.map((c) => c.sha);
+    }
     if (commits.length === 0) throw new GitHubStateError(422, `No commits between ${base} and ${input.head}`);
-    if (pushed) repo.branches.set(input.head, headSha);
-    if (!existing) this.refs.addCommit(repo, headSha, `Work on ${input.head}`, at, [branchSha ?? baseSha]);
+    if (pushed) repo.branches.set(input.head, headSha!);
     const issue = this.newIssue(repo, number, at, {
       title: input.title ?? (linked ? `Fix #${linked.number}: ${linked.title}` : `Update ${input.head}`),
       body: input.body ?? (linked ? `Closes #${linked.number}` : ''),
@@ -382,7 +424,7 @@ export class GitHubState {
       nodeId: nodeId('PR', id),
       head: input.head,
       base,
-      headSha,
+      headSha: headSha!,
       baseSha,
       draft: input.draft ?? false,
       merged: false,
@@ -462,10 +504,18 @@ export class GitHubState {
       throw new GitHubStateError(422, `pull request #${pull.issue.number} is closed`);
     const repo = pull.issue.repo;
     const at = this.time.now();
-    const sha = input.sha ?? this.refs.newSha();
+    const message = input.message ?? `Update ${pull.head}`;
+    const author = pull.issue.user;
     const commit =
-      repo.commits.get(sha) ??
-      this.refs.addCommit(repo, sha, input.message ?? `Update ${pull.head}`, at, [pull.headSha]);
+      input.sha === undefined
+        ? this.refs.makeCommit(repo, {
+            message,
+            at,
+            parents: [pull.headSha],
+            author: this.refs.ident(author, at),
+          })
+        : this.refs.namedCommit(repo, input.sha, message, at, [pull.headSha], author);
+    const sha = commit.sha;
     repo.branches.set(pull.head, sha);
     pull.headSha = sha;
     pull.commits.push(sha);
@@ -473,6 +523,31 @@ export class GitHubState {
     this.touchIssue(pull.issue, at);
     this.refs.pushed(repo, at);
     return commit;
+  }
+
+  /** The admin API's push of a branch: a new commit on it (or the one named), as `branchPushed`. */
+  pushBranch(repo: Repo, input: { branch: string; sha?: string; message?: string }): Commit {
+    const commit = this.refs.pushedTip(repo, input, this.defaultUser);
+    this.branchPushed(repo, input.branch, commit.sha);
+    return commit;
+  }
+
+  /**
+   * A branch created or moved by a push (git's, or the admin API's): `pushed_at` moves, and each
+   * open pull request whose head it is takes the new head and the commits it now holds.
+   */
+  branchPushed(repo: Repo, branch: string, sha: string, at = this.time.now()): void {
+    repo.branches.set(branch, sha);
+    for (const pull of repo.pullsByHead.get(branch) ?? []) {
+      if (pull.issue.state !== 'open' || pull.headSha === sha) continue;
+      const baseTip = repo.branches.get(pull.base);
+      pull.headSha = sha;
+      pull.commits =
+        baseTip === undefined ? [sha] : this.refs.compare(repo, baseTip, sha).ahead.map((c) => c.sha);
+      pull.mergeable = true;
+      this.touchIssue(pull.issue, at);
+    }
+    this.refs.pushed(repo, at);
   }
 
   /** A status on a commit, created by `user` when named (the admin API's). */
@@ -653,11 +728,7 @@ export class GitHubState {
       pull.merged = true;
       pull.mergedAt = at;
       pull.mergedBy = login ? this.ensureUser(login) : this.defaultUser;
-      const sha = this.refs.newSha();
-      const parents = [repo.branches.get(pull.base), pull.headSha].filter(
-        (s): s is string => s !== undefined,
-      );
-      this.refs.addCommit(repo, sha, `Merge pull request #${issue.number} from ${pull.head}`, at, parents);
+      const sha = this.mergeCommit(pull, pull.mergedBy, at).sha;
       pull.mergeCommitSha = sha;
       repo.branches.set(pull.base, sha);
       if (pull.linkedIssue !== null) {
@@ -667,6 +738,26 @@ export class GitHubState {
     }
     this.touchIssue(issue, at);
     if (merge) this.refs.pushed(repo, at);
+  }
+
+  /**
+   * The merge commit GitHub makes: the base's tip and the head as parents, the two trees merged
+   * (world/refs.ts `mergeTrees`), authored by who merged, committed by GitHub.
+   */
+  private mergeCommit(pull: PullRequest, by: User, at: number) {
+    const repo = pull.issue.repo;
+    const baseTip = repo.branches.get(pull.base);
+    const parents =
+      baseTip === undefined || baseTip === pull.headSha ? [pull.headSha] : [baseTip, pull.headSha];
+    const author = this.refs.ident(by, at);
+    return this.refs.makeCommit(repo, {
+      message: `Merge pull request #${pull.issue.number} from ${repo.owner.login}/${pull.head}\n\n${pull.issue.title}`,
+      at,
+      parents,
+      author,
+      committer: { ...GITHUB_COMMITTER, seconds: author.seconds },
+      tree: baseTip === undefined ? undefined : this.refs.mergeTrees(repo, baseTip, pull.headSha),
+    });
   }
 
   closeIssue(issue: Issue, at = this.time.now()): Issue {

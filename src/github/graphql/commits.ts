@@ -1,5 +1,6 @@
 /** Commits and what hangs off them: refs, check runs, status contexts and the status check rollup. */
 import type { CheckRun, Commit, CommitStatus, GitHubState, Repo } from '../state.ts';
+import { type GitIdent, gitDate } from '../world/git-objects.ts';
 import { type ConnArgs, connection } from './connection.ts';
 import { upper } from './context.ts';
 import { UserNode } from './users.ts';
@@ -222,22 +223,33 @@ export class CommitNode {
   get messageHeadline() {
     return this.commit.message.split('\n')[0];
   }
-  readonly messageBody = '';
+  get messageBody() {
+    const blank = this.commit.message.indexOf('\n\n');
+    return blank < 0 ? '' : this.commit.message.slice(blank + 2);
+  }
   get committedDate() {
-    return this.s.time.iso(this.commit.createdAt);
+    return gitDate(this.commit.committer);
   }
   get authoredDate() {
-    return this.committedDate;
+    return gitDate(this.commit.author);
   }
   get url() {
     return `${this.s.webUrl}/${this.repo.fullName}/commit/${this.commit.sha}`;
   }
+  private actor(ident: GitIdent) {
+    const user = this.s.userOfIdent(ident);
+    return {
+      name: ident.name,
+      email: ident.email,
+      date: gitDate(ident),
+      user: user === undefined ? null : new UserNode(this.s, user),
+    };
+  }
   author() {
-    const user = this.s.defaultUser;
-    return { name: user.login, email: '', date: this.committedDate, user: new UserNode(this.s, user) };
+    return this.actor(this.commit.author);
   }
   committer() {
-    return this.author();
+    return this.actor(this.commit.committer);
   }
   authors(args: ConnArgs) {
     return connection([this.author()], args, (a) => a);

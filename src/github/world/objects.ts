@@ -7,6 +7,7 @@
  * (checks.ts).
  */
 import type { CHECK_CONCLUSIONS, CHECK_STATUSES, REVIEW_STATES, STATUS_STATES } from '../fixtures.ts';
+import type { GitIdent } from './git-objects.ts';
 
 export type CheckStatus = (typeof CHECK_STATUSES)[number];
 export type CheckConclusion = (typeof CHECK_CONCLUSIONS)[number];
@@ -96,13 +97,26 @@ export interface CommitStatus {
   updatedAt: number;
 }
 
+/**
+ * Where a commit's bytes are: `made` by the emulator (git's SHA of its fields, written into a
+ * served repository from them), `pushed` by git (in the repository already), or `named` by SHA
+ * alone in fixtures or the admin API (no object has that SHA: never in a served repository).
+ */
+export type CommitOrigin = 'made' | 'pushed' | 'named';
+
 export interface Commit {
   sha: string;
   nodeId: string;
+  /** Without git's trailing newline. */
   message: string;
+  /** Run time it entered the world. */
   createdAt: number;
   /** The commits it was made on (none for a repository's first, two for a merge): history for compare. */
   parents: string[];
+  tree: string;
+  author: GitIdent;
+  committer: GitIdent;
+  origin: CommitOrigin;
   checkRuns: CheckRun[];
   statuses: CommitStatus[];
   /** Bumped when checks or statuses change: the ETag of check-runs and combined status. */
@@ -168,6 +182,9 @@ export interface Repo {
   description: string | null;
   defaultBranch: string;
   requiredReviews: number;
+  /** The README of its first commit, and that commit's tree (world/git-objects.ts). */
+  readme: string;
+  initialTree: string;
   createdAt: number;
   /** The repository object's own changes (description, settings): not moved by a push. */
   updatedAt: number;

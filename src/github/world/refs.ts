@@ -5,9 +5,10 @@
  * repository object. The Git refs routes (`POST /git/refs`, `PATCH /git/refs/heads/X`), the
  * admin API's pushes and pull requests' commits all come through here.
  */
+import { createHash } from 'node:crypto';
 import { MinHeap } from '../../base/min-heap.ts';
-import type { Rng } from '../../base/rng.ts';
-import { type Commit, GitHubStateError, nodeId, type Repo } from './objects.ts';
+import { commitBody, type GitCommitContent, type GitIdent, objectSha } from './git-objects.ts';
+import { type Commit, type CommitOrigin, GitHubStateError, nodeId, type Repo, type User } from './objects.ts';
 import type { WorldTime } from './time.ts';
 
 /** How two commits relate (`GET /compare/A...B`): B's commits not in A, and A's not in B. */
@@ -31,29 +32,79 @@ export class Refs {
    */
   reposVersion = 0;
 
-  constructor(
-    private readonly time: WorldTime,
-    private readonly rng: Rng,
-  ) {}
+  constructor(private readonly time: WorldTime) {}
 
-  /** A new commit SHA (40 hex digits), from the run's seed. */
-  newSha(): string {
-    let out = '';
-    for (let i = 0; i < 5; i++) {
-      out += Math.floor(this.rng.next() * 0x100000000)
-        .toString(16)
-        .padStart(8, '0');
-    }
-    return out;
+  /** A user as git names them: their name (else login) and GitHub's no-reply address. */
+  ident(user: User, at: number): GitIdent {
+    return {
+      name: user.name ?? user.login,
+      email: `${user.login}@users.noreply.github.com`,
+      seconds: this.time.commitSeconds(at),
+    };
   }
 
-  addCommit(repo: Repo, sha: string, message: string, at: number, parents: string[]): Commit {
+  /**
+   * A commit the emulator makes, as git would make it: its SHA is git's for these bytes, so a
+   * repository served over git holds it (world/git-objects.ts). Its tree is the first parent's (a
+   * change of no file) unless given. Making the same commit twice gives the one commit, as in git.
+   */
+  makeCommit(
+    repo: Repo,
+    input: {
+      message: string;
+      at: number;
+      parents: string[];
+      author: GitIdent;
+      committer?: GitIdent;
+      tree?: string;
+    },
+  ): Commit {
+    const first = input.parents[0] === undefined ? undefined : repo.commits.get(input.parents[0]);
+    const content: GitCommitContent = {
+      tree: input.tree ?? first?.tree ?? repo.initialTree,
+      parents: input.parents,
+      author: input.author,
+      committer: input.committer ?? input.author,
+      message: input.message,
+    };
+    const sha = objectSha('commit', commitBody(content));
+    return repo.commits.get(sha) ?? this.store(repo, sha, content, input.at, 'made');
+  }
+
+  /**
+   * A commit a fixture or the admin API names by SHA alone: no git object has that SHA, so it is
+   * never in a served repository (nor is any branch that holds it).
+   */
+  namedCommit(repo: Repo, sha: string, message: string, at: number, parents: string[], author: User): Commit {
+    const existing = repo.commits.get(sha);
+    if (existing) return existing;
+    const who = this.ident(author, at);
+    const tree = createHash('sha1').update(`tree:${sha}`).digest('hex');
+    return this.store(repo, sha, { tree, parents, author: who, committer: who, message }, at, 'named');
+  }
+
+  /** A commit a git push brought (already in the repository): its content as git reads it. */
+  pushedCommit(repo: Repo, sha: string, content: GitCommitContent, at: number): Commit {
+    return repo.commits.get(sha) ?? this.store(repo, sha, content, at, 'pushed');
+  }
+
+  private store(
+    repo: Repo,
+    sha: string,
+    content: GitCommitContent,
+    at: number,
+    origin: CommitOrigin,
+  ): Commit {
     const commit: Commit = {
       sha,
       nodeId: nodeId('C', this.time.id()),
-      message,
+      message: content.message,
       createdAt: at,
-      parents,
+      parents: [...content.parents],
+      tree: content.tree,
+      author: content.author,
+      committer: content.committer,
+      origin,
       checkRuns: [],
       statuses: [],
       version: this.time.bump(),
@@ -87,19 +138,17 @@ export class Refs {
   }
 
   /**
-   * A commit pushed onto a branch (created from the default branch when it does not exist), or
-   * the branch moved to a commit the repository has: `sha` names one it may not have yet.
+   * The commit a push of a branch brings (the admin API's): a new one on the branch's tip (the
+   * default branch's for a new branch), or one the repository has, or one named by SHA alone.
    */
-  pushBranch(repo: Repo, input: { branch: string; sha?: string; message?: string }): Commit {
+  pushedTip(repo: Repo, input: { branch: string; sha?: string; message?: string }, author: User): Commit {
     const at = this.time.now();
-    const sha = input.sha ?? this.newSha();
     const parent = this.tip(repo, input.branch);
-    const commit =
-      repo.commits.get(sha) ??
-      this.addCommit(repo, sha, input.message ?? `Update ${input.branch}`, at, parent ? [parent] : []);
-    repo.branches.set(input.branch, sha);
-    this.pushed(repo, at);
-    return commit;
+    const parents = parent ? [parent] : [];
+    const message = input.message ?? `Update ${input.branch}`;
+    return input.sha === undefined
+      ? this.makeCommit(repo, { message, at, parents, author: this.ident(author, at) })
+      : this.namedCommit(repo, input.sha, message, at, parents, author);
   }
 
   /**
@@ -137,6 +186,30 @@ export class Refs {
       throw new GitHubStateError(422, 'Update is not a fast forward');
     repo.branches.set(branch, sha);
     this.pushed(repo, this.time.now());
+  }
+
+  /**
+   * Merges two trees where both sides changed files since their merge base: set by the served git
+   * repositories (src/github/git/), which run git's own merge; undefined there means a conflict.
+   * Without it (in-process, where only the emulator makes commits) one side never changes a file.
+   */
+  treeMerger: ((repo: Repo, base: Commit, head: Commit) => string | undefined) | undefined = undefined;
+
+  /**
+   * The tree of `head` merged into `base`: one side's when the other changed nothing since their
+   * merge base (what most merges are), else git's merge (`treeMerger`); undefined when the two
+   * conflict.
+   */
+  mergeTrees(repo: Repo, baseSha: string, headSha: string): string | undefined {
+    const base = repo.commits.get(baseSha);
+    const head = repo.commits.get(headSha);
+    if (base === undefined || head === undefined) return base?.tree ?? head?.tree;
+    if (base.tree === head.tree) return base.tree;
+    const mergeBase = this.compare(repo, baseSha, headSha).mergeBase;
+    if (mergeBase !== null && head.tree === mergeBase.tree) return base.tree;
+    if (mergeBase !== null && base.tree === mergeBase.tree) return head.tree;
+    if (this.treeMerger === undefined) return base.tree;
+    return this.treeMerger(repo, base, head);
   }
 
   /** Whether `descendant`'s history contains `ancestor`. */

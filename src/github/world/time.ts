@@ -5,7 +5,7 @@
  *
  * Times are run-time milliseconds from the Clock; JSON renders them through `clock.toWallMs`.
  */
-import type { Clock } from '../../clock/index.ts';
+import { type Clock, VIRTUAL_EPOCH_MS } from '../../clock/index.ts';
 import type { RepoFixture } from '../fixtures.ts';
 
 const MINUTE_MS = 60_000;
@@ -38,6 +38,16 @@ export class WorldTime {
   /** A new database id (users, repositories, issues, comments, ... share one sequence, as on GitHub). */
   id(): number {
     return this.nextId++;
+  }
+
+  /**
+   * A commit's git date (Unix seconds). Fixture commits (dated before the run starts) count from a
+   * fixed epoch, so the same fixtures make the same SHAs under any clock; commits made during the
+   * run take the clock's wall time (a virtual clock's is deterministic too).
+   */
+  commitSeconds(t: number): number {
+    const wall = t < 0 ? VIRTUAL_EPOCH_MS + t : this.clock.toWallMs(t);
+    return Math.floor(wall / 1000);
   }
 
   /** `2026-01-01T00:00:00Z`, GitHub's format (no milliseconds). */

@@ -1,0 +1,428 @@
+/**
+ * The world's repositories as real bare git repositories, for git's smart HTTP routes
+ * (smart-http.ts). A repository is made the first time git asks for it, under a directory given
+ * to the server or a private temporary one removed at close, one directory per repository id
+ * (never a name from the fixtures in a path).
+ *
+ * The world stays the truth; the git repository follows it:
+ * - Before each git request the repository is brought to the world (`sync`): every commit the
+ *   emulator made that git lacks is written as a loose object (its bytes are git's: world/git-objects.ts),
+ *   and every branch is set where the world has it (`git update-ref --stdin`, one transaction).
+ *   A branch whose history holds a commit named by SHA alone (fixtures' `head_sha`, the admin
+ *   API's `sha`) has no git object and is left out.
+ * - After a push (`git receive-pack`, run by `git http-backend`), the refs git then has are
+ *   compared with those before it: the new commits are read (`git log`) into the world and each
+ *   branch created, moved or deleted there as the admin API's push-branch does.
+ *
+ * Requests for one repository that change it (a sync, a push and its import) run one at a time;
+ * a fetch holds the repository only while it is brought to the world.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FleetbenchError } from '../../base/errors.ts';
+import type { GitHubState } from '../state.ts';
+import {
+  commitBody,
+  type GitIdent,
+  type GitObjectType,
+  looseObject,
+  objectSha,
+  readmeTree,
+} from '../world/git-objects.ts';
+import { type Commit, GitHubStateError, type Repo } from '../world/objects.ts';
+import { validRefName } from '../world/refs.ts';
+
+/** A branch a push created (`before` null), moved, or deleted (`after` null). */
+export interface BranchUpdate {
+  branch: string;
+  before: string | null;
+  after: string | null;
+}
+
+interface Entry {
+  dir: string;
+  /** What git's branches are (as last set or read): compared with the world's before each request. */
+  gitRefs: Map<string, string>;
+  /** Commits (and the README tree) already written, or known to be in git. */
+  stored: Set<string>;
+  /** Whether each commit's whole history is in git or can be written there. */
+  servable: Map<string, boolean>;
+  /** The tail of the repository's queue: work that changes it runs one at a time. */
+  queue: Promise<unknown>;
+}
+
+const ZERO_SHA = '0'.repeat(40);
+
+/**
+ * What receive-pack refuses that GitHub refuses (git runs it once per ref a push updates): a
+ * branch named HEAD (`git branch HEAD` is refused the same way), and deleting the default branch
+ * (receive.denyDeleteCurrent covers only a checked-out branch, and a bare repository has none).
+ */
+const UPDATE_HOOK = `#!/bin/sh
+# fleetbench: what GitHub refuses in a push (the update hook runs once per ref).
+if [ "$1" = refs/heads/HEAD ]; then
+  echo "refusing to create a branch named HEAD" >&2
+  exit 1
+fi
+if [ "$3" = ${ZERO_SHA} ] && [ "$1" = "$(git symbolic-ref HEAD)" ]; then
+  echo "refusing to delete the current branch: $1" >&2
+  exit 1
+fi
+exit 0
+`;
+
+/** git with nothing of the machine's or the user's configuration, in plain words. */
+export function gitEnvironment(home: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    LC_ALL: 'C',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+  };
+}
+
+export class GitRepositories {
+  private rootDir: string | undefined;
+  private readonly entries = new Map<number, Entry>();
+  private closed = false;
+
+  constructor(
+    private readonly state: GitHubState,
+    /** Where the repositories go; a private temporary directory (removed at close) when absent. */
+    private readonly dir?: string,
+  ) {
+    if (dir !== undefined) claimGitDir(dir);
+    // Both sides of a merge changed files: git merges the trees (merge-tree writes the result).
+    state.refs.treeMerger = (repo, base, head) => this.mergeTrees(repo, base, head);
+  }
+
+  /** The directory `git http-backend` serves (`GIT_PROJECT_ROOT`), made on first use. */
+  get root(): string {
+    if (this.rootDir === undefined) {
+      if (this.dir !== undefined) this.rootDir = this.dir;
+      else {
+        this.rootDir = mkdtempSync(join(tmpdir(), 'fleetbench-git-'));
+      }
+    }
+    return this.rootDir;
+  }
+
+  /** The repository's directory name under the root (`PATH_INFO`'s first part). */
+  static dirName(repo: Repo): string {
+    return `${repo.id}.git`;
+  }
+
+  /** Runs `work` alone on the repository, after the work queued before it. */
+  exclusive<T>(repo: Repo, work: (dir: string) => Promise<T>): Promise<T> {
+    const entry = this.entry(repo);
+    const run = entry.queue.then(() => work(entry.dir));
+    entry.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Brings the repository to the world (made first if new). Call inside `exclusive`. */
+  async sync(repo: Repo): Promise<void> {
+    if (this.closed) throw new Error('the git repositories are closed');
+    const entry = this.entry(repo);
+    if (!existsSync(join(entry.dir, 'HEAD'))) await this.create(repo, entry);
+    const commands: string[] = [];
+    const wanted = new Map<string, string>();
+    for (const [branch, sha] of repo.branches) {
+      if (!validRefName(`refs/heads/${branch}`) || !this.servable(repo, entry, sha)) continue;
+      wanted.set(branch, sha);
+      if (entry.gitRefs.get(branch) === sha) continue;
+      this.writeHistory(repo, entry, sha);
+      commands.push(`update refs/heads/${branch} ${sha}`);
+    }
+    for (const branch of entry.gitRefs.keys())
+      if (!wanted.has(branch)) commands.push(`delete refs/heads/${branch}`);
+    if (commands.length === 0) return;
+    await run(['update-ref', '--stdin'], entry.dir, `${commands.join('\n')}\n`);
+    entry.gitRefs = wanted;
+  }
+
+  /**
+   * After a push: what changed in git's branches, with the new commits read into the world and
+   * each branch moved there (a deleted default branch is refused by the update hook already).
+   */
+  async importPush(repo: Repo): Promise<BranchUpdate[]> {
+    const entry = this.entry(repo);
+    const before = entry.gitRefs;
+    const after = await readBranches(entry.dir);
+    entry.gitRefs = after;
+    const updates: BranchUpdate[] = [];
+    for (const [branch, sha] of after)
+      if (before.get(branch) !== sha)
+        updates.push({ branch, before: before.get(branch) ?? null, after: sha });
+    for (const [branch, sha] of before)
+      if (!after.has(branch)) updates.push({ branch, before: sha, after: null });
+    updates.sort((a, b) => (a.branch < b.branch ? -1 : a.branch > b.branch ? 1 : 0));
+    const fresh = updates.flatMap((u) => (u.after === null ? [] : [u.after]));
+    if (fresh.length > 0) {
+      for (const commit of await newCommits(entry.dir, fresh, [...before.values()])) {
+        this.state.refs.pushedCommit(repo, commit.sha, commit, this.state.time.now());
+        entry.stored.add(commit.sha);
+        entry.servable.set(commit.sha, true);
+      }
+    }
+    const at = this.state.time.now();
+    for (const update of updates) {
+      if (update.after !== null) this.state.branchPushed(repo, update.branch, update.after, at);
+      else if (repo.branches.has(update.branch)) {
+        try {
+          this.state.deleteBranch(repo, update.branch);
+        } catch (error) {
+          if (!(error instanceof GitHubStateError)) throw error;
+        }
+      }
+    }
+    return updates;
+  }
+
+  /** Removes a temporary root (a given directory stays, with its repositories). */
+  close(): void {
+    this.closed = true;
+    if (this.state.refs.treeMerger !== undefined) this.state.refs.treeMerger = undefined;
+    if (this.rootDir !== undefined && this.dir === undefined)
+      rmSync(this.rootDir, { recursive: true, force: true });
+  }
+
+  private entry(repo: Repo): Entry {
+    let entry = this.entries.get(repo.id);
+    if (entry === undefined) {
+      entry = {
+        dir: join(this.root, GitRepositories.dirName(repo)),
+        gitRefs: new Map(),
+        stored: new Set(),
+        servable: new Map(),
+        queue: Promise.resolve(),
+      };
+      this.entries.set(repo.id, entry);
+    }
+    return entry;
+  }
+
+  private async create(repo: Repo, entry: Entry): Promise<void> {
+    if (!validRefName(`refs/heads/${repo.defaultBranch}`))
+      throw new GitHubStateError(
+        404,
+        `${repo.fullName}'s default branch '${repo.defaultBranch}' is not a name git takes`,
+      );
+    // A directory left by an earlier server is started afresh: the world starts afresh too.
+    rmSync(entry.dir, { recursive: true, force: true });
+    await run(['init', '--bare', '--quiet', `--initial-branch=${repo.defaultBranch}`, entry.dir], this.root);
+    const config: [string, string][] = [
+      ['http.receivepack', 'true'],
+      // GitHub checks what it is pushed.
+      ['receive.fsckObjects', 'true'],
+      // No gc in the background, outliving the request (or the server).
+      ['gc.auto', '0'],
+      ['receive.autogc', 'false'],
+      ['core.logAllRefUpdates', 'false'],
+    ];
+    for (const [key, value] of config) await run(['config', key, value], entry.dir);
+    const hook = join(entry.dir, 'hooks', 'update');
+    writeFileSync(hook, UPDATE_HOOK);
+    chmodSync(hook, 0o755);
+    entry.gitRefs = new Map();
+  }
+
+  /** Whether every commit in the history of `sha` is in git or can be written there. */
+  private servable(repo: Repo, entry: Entry, sha: string): boolean {
+    const known = entry.servable.get(sha);
+    if (known !== undefined) return known;
+    // Depth first without recursion: a history can be thousands of commits deep.
+    const stack: { sha: string; expanded: boolean }[] = [{ sha, expanded: false }];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      if (entry.servable.has(top.sha)) {
+        stack.pop();
+        continue;
+      }
+      const commit = repo.commits.get(top.sha);
+      if (commit === undefined || commit.origin !== 'made') {
+        entry.servable.set(top.sha, commit?.origin === 'pushed');
+        stack.pop();
+        continue;
+      }
+      if (!top.expanded) {
+        top.expanded = true;
+        for (const parent of commit.parents)
+          if (!entry.servable.has(parent)) stack.push({ sha: parent, expanded: false });
+        continue;
+      }
+      entry.servable.set(
+        top.sha,
+        commit.parents.every((p) => entry.servable.get(p) === true),
+      );
+      stack.pop();
+    }
+    return entry.servable.get(sha)!;
+  }
+
+  /** Writes the commits the emulator made in the history of `sha` that git lacks. */
+  private writeHistory(repo: Repo, entry: Entry, sha: string): void {
+    const pending = [sha];
+    while (pending.length > 0) {
+      const next = pending.pop()!;
+      if (entry.stored.has(next)) continue;
+      const commit = repo.commits.get(next);
+      entry.stored.add(next);
+      if (commit === undefined || commit.origin !== 'made') continue;
+      if (commit.tree === repo.initialTree && !entry.stored.has(commit.tree)) {
+        const readme = readmeTree(repo.readme);
+        writeObject(entry.dir, 'blob', readme.blob);
+        writeObject(entry.dir, 'tree', readme.tree);
+        entry.stored.add(commit.tree);
+      }
+      writeObject(entry.dir, 'commit', commitBody(commit));
+      pending.push(...commit.parents);
+    }
+  }
+
+  /** git's merge of two trees (`git merge-tree --write-tree`); undefined on a conflict. */
+  private mergeTrees(repo: Repo, base: Commit, head: Commit): string | undefined {
+    const entry = this.entries.get(repo.id);
+    if (entry === undefined || this.closed) return undefined;
+    if (!this.servable(repo, entry, base.sha) || !this.servable(repo, entry, head.sha)) return undefined;
+    this.writeHistory(repo, entry, base.sha);
+    this.writeHistory(repo, entry, head.sha);
+    try {
+      const out = execFileSync('git', ['merge-tree', '--write-tree', '--no-messages', base.sha, head.sha], {
+        cwd: entry.dir,
+        env: gitEnvironment(this.root),
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 60_000,
+      });
+      return out.split('\n')[0]!.trim();
+    } catch {
+      // Exit 1: the trees conflict.
+      return undefined;
+    }
+  }
+}
+
+/** Marks a directory of repositories fleetbench made: only such a directory is written into again. */
+const MARKER = '.fleetbench-git';
+
+/**
+ * A `--git-dir` taken for the repositories: made (0700) when absent; an existing one must be
+ * empty or one fleetbench made (its marker), never a link, since repositories in it are replaced
+ * by the world's at the next start.
+ */
+function claimGitDir(dir: string): void {
+  const stat = lstatSync(dir, { throwIfNoEntry: false });
+  if (stat?.isSymbolicLink())
+    throw new FleetbenchError('E_USAGE', `--git-dir ${dir} is a symbolic link: give the directory itself`);
+  if (stat !== undefined && !stat.isDirectory())
+    throw new FleetbenchError('E_USAGE', `--git-dir ${dir} is not a directory`);
+  if (stat === undefined) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  else if (!existsSync(join(dir, MARKER)) && readdirSync(dir).length > 0)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--git-dir ${dir} holds files fleetbench did not write: give an empty or new directory (its repositories are replaced by the world's)`,
+    );
+  writeFileSync(
+    join(dir, MARKER),
+    'bare git repositories of fleetbench github serve, one per repository id\n',
+  );
+}
+
+/** A loose object, written whole under its SHA unless git has it already. */
+function writeObject(dir: string, type: GitObjectType, body: Buffer): void {
+  const sha = objectSha(type, body);
+  const folder = join(dir, 'objects', sha.slice(0, 2));
+  const path = join(folder, sha.slice(2));
+  if (existsSync(path)) return;
+  mkdirSync(folder, { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, looseObject(type, body), { mode: 0o444 });
+  renameSync(temporary, path);
+}
+
+/** Runs git in `cwd`; its standard output. */
+export function run(
+  args: string[],
+  cwd: string,
+  input?: string,
+  maxBuffer = 64 * 1024 * 1024,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      args,
+      { cwd, env: gitEnvironment(cwd), maxBuffer, encoding: 'utf8', timeout: 120_000 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`git ${args[0]}: ${stderr.trim() || error.message}`));
+        else resolve(stdout);
+      },
+    );
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+/** The repository's branches and their commits. */
+export async function readBranches(dir: string): Promise<Map<string, string>> {
+  const out = await run(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/'], dir);
+  const branches = new Map<string, string>();
+  for (const line of out.split('\n')) {
+    if (line === '') continue;
+    const space = line.indexOf(' ');
+    branches.set(line.slice(space + 1 + 'refs/heads/'.length), line.slice(0, space));
+  }
+  return branches;
+}
+
+const LOG_FIELDS = ['%H', '%P', '%T', '%an', '%ae', '%at', '%cn', '%ce', '%ct', '%B'];
+
+/** The commits of `tips` not in the history of `known`, parents first, as git stores them. */
+async function newCommits(
+  dir: string,
+  tips: string[],
+  known: string[],
+): Promise<(ReturnType<typeof commitOf> & { sha: string })[]> {
+  const revisions = [...tips, ...known.map((sha) => `^${sha}`)].join('\n');
+  const out = await run(
+    ['log', '-z', '--topo-order', '--reverse', `--format=${LOG_FIELDS.join('%x00')}`, '--stdin'],
+    dir,
+    `${revisions}\n`,
+    1024 * 1024 * 1024,
+  );
+  const fields = out.split('\0');
+  const commits: (ReturnType<typeof commitOf> & { sha: string })[] = [];
+  for (let i = 0; i + LOG_FIELDS.length <= fields.length; i += LOG_FIELDS.length) {
+    const f = fields.slice(i, i + LOG_FIELDS.length);
+    commits.push({ sha: f[0]!.replace(/^\n/, ''), ...commitOf(f) });
+  }
+  return commits;
+}
+
+function commitOf(f: string[]) {
+  const ident = (name: string, email: string, seconds: string): GitIdent => ({
+    name,
+    email,
+    seconds: Number(seconds),
+  });
+  return {
+    parents: f[1] === '' ? [] : f[1]!.split(' '),
+    tree: f[2]!,
+    author: ident(f[3]!, f[4]!, f[5]!),
+    committer: ident(f[6]!, f[7]!, f[8]!),
+    message: f[9]!.replace(/\n+$/, ''),
+  };
+}

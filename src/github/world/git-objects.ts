@@ -1,0 +1,91 @@
+/**
+ * Git's object format (blob, tree, commit), hashed here so that every commit the emulator makes
+ * is a real git commit: its SHA is the SHA-1 git gives the same bytes, and the bare repositories
+ * the git smart HTTP routes serve (src/github/git/) hold exactly these objects. Nothing here runs
+ * git; the repositories check it (`git fsck` in the tests).
+ *
+ * Format (git's `Documentation/technical/hash-function-transition.txt`, "Object format"): an
+ * object is `TYPE SIZE\0BODY`; a tree's body is its entries sorted by name (a directory's name
+ * compared as if followed by `/`), each `MODE NAME\0` and the 20 raw bytes of the entry's SHA; a
+ * commit's body is `tree`, one `parent` line each, `author` and `committer` as
+ * `NAME <EMAIL> SECONDS +0000`, an empty line and the message.
+ */
+import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
+
+export type GitObjectType = 'blob' | 'tree' | 'commit';
+
+/** Someone who wrote or committed a commit, at a time (whole seconds since the Unix epoch, UTC). */
+export interface GitIdent {
+  name: string;
+  email: string;
+  seconds: number;
+}
+
+/** What makes a commit's bytes (and so its SHA). */
+export interface GitCommitContent {
+  tree: string;
+  parents: readonly string[];
+  author: GitIdent;
+  committer: GitIdent;
+  /** Without the trailing newline git adds. */
+  message: string;
+}
+
+export interface GitTreeEntry {
+  mode: '100644' | '40000';
+  name: string;
+  sha: string;
+}
+
+/** An identity's date as GitHub writes it (`2026-01-01T00:00:00Z`). */
+export function gitDate(ident: GitIdent): string {
+  return `${new Date(ident.seconds * 1000).toISOString().slice(0, 19)}Z`;
+}
+
+/** The object as git stores it before compression: `TYPE SIZE\0BODY`. */
+export function objectBytes(type: GitObjectType, body: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]);
+}
+
+export function objectSha(type: GitObjectType, body: Buffer): string {
+  return createHash('sha1').update(objectBytes(type, body)).digest('hex');
+}
+
+/** A loose object's file content (zlib of `TYPE SIZE\0BODY`). */
+export function looseObject(type: GitObjectType, body: Buffer): Buffer {
+  return deflateSync(objectBytes(type, body));
+}
+
+export function treeBody(entries: readonly GitTreeEntry[]): Buffer {
+  const key = (e: GitTreeEntry) => (e.mode === '40000' ? `${e.name}/` : e.name);
+  const sorted = [...entries].sort((a, b) => Buffer.compare(Buffer.from(key(a)), Buffer.from(key(b))));
+  return Buffer.concat(
+    sorted.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.sha, 'hex')]),
+  );
+}
+
+function identLine(role: 'author' | 'committer', who: GitIdent): string {
+  // git refuses `<`, `>` and newlines in a name or an e-mail address.
+  const clean = (text: string) => text.replace(/[<>\n]/g, '').trim();
+  return `${role} ${clean(who.name)} <${clean(who.email)}> ${who.seconds} +0000\n`;
+}
+
+export function commitBody(content: GitCommitContent): Buffer {
+  let text = `tree ${content.tree}\n`;
+  for (const parent of content.parents) text += `parent ${parent}\n`;
+  text += identLine('author', content.author);
+  text += identLine('committer', content.committer);
+  return Buffer.from(`${text}\n${content.message}\n`);
+}
+
+/** The tree of a repository's first commit: a README naming it, nothing else. */
+export function readmeTree(readme: string): { blob: Buffer; blobSha: string; tree: Buffer; treeSha: string } {
+  const blob = Buffer.from(readme);
+  const blobSha = objectSha('blob', blob);
+  const tree = treeBody([{ mode: '100644', name: 'README.md', sha: blobSha }]);
+  return { blob, blobSha, tree, treeSha: objectSha('tree', tree) };
+}
+
+/** The committer of what GitHub itself makes (merge commits, the web editor's): `GitHub <noreply@github.com>`. */
+export const GITHUB_COMMITTER = { name: 'GitHub', email: 'noreply@github.com' } as const;
