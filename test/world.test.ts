@@ -102,7 +102,10 @@ describe.skipIf(bwrap.skip)('fleetbench world: the sandbox', () => {
     const dir = scratchDir('fleetbench-world-clients-');
     const script = clientScript(dir);
     const ghLine = gh.present ? 'gh api user --jq .login' : 'echo no-gh';
-    const run = await world(['--mode', 'sandbox', '--no-agents'], ['sh', '-c', `node ${script} && ${ghLine}`]);
+    const run = await world(
+      ['--mode', 'sandbox', '--no-agents'],
+      ['sh', '-c', `node ${script} && ${ghLine}`],
+    );
     expect(run.code, run.stderr).toBe(0);
     const [first, second] = run.stdout.trim().split('\n');
     const seen = JSON.parse(first as string);
@@ -155,7 +158,11 @@ console.log(JSON.stringify(results));
     const curlLine = curl.present ? '; curl -sS -m 20 https://example.com; echo curl=$?' : '';
     const run = await world(['--mode', 'sandbox', '--no-agents'], ['sh', '-c', `node ${probe}${curlLine}`]);
     expect(run.code, run.stderr).toBe(0);
-    const results = JSON.parse(run.stdout.split('\n')[0] as string) as Array<{ name: string; outcome: string; ms: number }>;
+    const results = JSON.parse(run.stdout.split('\n')[0] as string) as Array<{
+      name: string;
+      outcome: string;
+      ms: number;
+    }>;
     for (const result of results) {
       expect(result.outcome, result.name).not.toBe('reached');
       expect(result.ms, result.name).toBeLessThan(3_000);
@@ -165,7 +172,9 @@ console.log(JSON.stringify(results));
     const dns = blocked.find((b) => b.labels.via === 'dns' && b.labels.host === 'registry.npmjs.org');
     expect(dns?.data.argv.join(' ')).toContain('probe.mjs');
     expect(dns?.data.pid).toBeGreaterThan(1);
-    const ssh = blocked.find((b) => b.labels.via === 'tcp' && b.labels.host === 'github.com' && b.labels.port === 22);
+    const ssh = blocked.find(
+      (b) => b.labels.via === 'tcp' && b.labels.host === 'github.com' && b.labels.port === 22,
+    );
     expect(ssh?.data.argv.join(' ')).toContain('probe.mjs');
     expect(blocked.some((b) => b.labels.via === 'tcp' && b.labels.host === '93.184.215.14')).toBe(true);
     if (curl.present)
@@ -194,15 +203,19 @@ describe('fleetbench world: any machine', () => {
     curl.require();
     const run = await world(
       ['--mode', 'proxy', '--no-agents'],
-      ['sh', '-c', 'curl -sS -m 20 https://api.github.com/rate_limit -o /dev/null -w "%{http_code}\\n"; curl -sS -m 20 https://example.com; echo curl=$?'],
+      [
+        'sh',
+        '-c',
+        'curl -sS -m 20 https://api.github.com/rate_limit -o /dev/null -w "%{http_code}\\n"; curl -sS -m 20 https://example.com; echo curl=$?',
+      ],
     );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^200$/m);
     expect(run.stdout).not.toMatch(/curl=0/);
     const blocked = blockedOf(run);
-    expect(blocked.find((b) => b.labels.via === 'connect' && b.labels.host === 'example.com')?.data.argv[0]).toBe(
-      'curl',
-    );
+    expect(
+      blocked.find((b) => b.labels.via === 'connect' && b.labels.host === 'example.com')?.data.argv[0],
+    ).toBe('curl');
   });
 
   it.each([

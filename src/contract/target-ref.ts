@@ -188,7 +188,10 @@ export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
       if (text === 'command') return { kind: 'command', text };
       if (!text.startsWith('command:')) return undefined;
       if (text === 'command:')
-        throw new FleetbenchError('E_TARGET', "target 'command:': expected command:FILE (docs/command-target.md)");
+        throw new FleetbenchError(
+          'E_TARGET',
+          "target 'command:': expected command:FILE (docs/command-target.md)",
+        );
       return { kind: 'command', text, file: text.slice('command:'.length) };
     },
     // Its processes, its agents and the world's clock are real.
@@ -212,7 +215,6 @@ export const TARGET_KINDS: Record<TargetKind, TargetKindInfo> = {
 };
 
 const KIND_ORDER = Object.keys(TARGET_KINDS) as TargetKind[];
-
 
 /** `reference, ao, ao:DIR, http://HOST:PORT or module:PATH`. */
 export const TARGET_SYNTAX = (() => {

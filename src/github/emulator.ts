@@ -207,6 +207,44 @@ function touchedByRoute(names: readonly string[], params: readonly string[], qs:
   return touched;
 }
 
+function namesNothing(touched: Touched): boolean {
+  return (
+    touched.pulls.length === 0 &&
+    touched.issues.length === 0 &&
+    touched.branches.length === 0 &&
+    touched.shas.length === 0
+  );
+}
+
+/** A write's body fields that name a branch, a commit or an issue (a PR's `head`, a ref's `ref`). */
+const BODY_NAMES_LIMIT = 64 * 1024;
+function touchedByBody(touched: Touched, body: string): void {
+  if (body.length > BODY_NAMES_LIMIT) return;
+  let fields: Record<string, unknown>;
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return;
+    fields = parsed as Record<string, unknown>;
+  } catch {
+    return;
+  }
+  const text = (name: string) => (typeof fields[name] === 'string' ? (fields[name] as string) : undefined);
+  const head = text('head');
+  if (head) touched.branches.push(head.includes(':') ? head.slice(head.indexOf(':') + 1) : head);
+  const ref = text('ref');
+  if (ref?.startsWith('refs/heads/')) touched.branches.push(ref.slice('refs/heads/'.length));
+  const branch = text('branch');
+  if (branch) touched.branches.push(branch);
+  // `sha` is left out: a new ref's `sha` is its base (main's head), which names no one's work.
+  for (const name of ['head_sha', 'commit_id']) {
+    const sha = text(name);
+    if (sha) touched.shas.push(sha);
+  }
+  for (const name of ['issue_number', 'issue'])
+    if (typeof fields[name] === 'number') touched.issues.push(fields[name] as number);
+  if (typeof fields.pull_number === 'number') touched.pulls.push(fields.pull_number);
+}
+
 /**
  * One request's admission: refused by the concurrency limit on arrival, or counted in flight
  * until released; a served request's own time (from its body in hand to its answer, not the
@@ -581,7 +619,10 @@ export class GitHubEmulator {
     if (route !== undefined) {
       outcome.route = route.template;
       if (route.repoParams) outcome.repo = `${params[route.repoParams[0]]}/${params[route.repoParams[1]]}`;
-      if (this.attribution.size > 0) outcome.touched = touchedByRoute(route.paramNames, params, qs);
+      if (this.attribution.size > 0) {
+        outcome.touched = touchedByRoute(route.paramNames, params, qs);
+        if (req.body !== undefined && method !== 'GET') touchedByBody(outcome.touched, req.body);
+      }
     }
     const endpoint = route?.endpoint ?? `${method} (unmatched)`;
     const contentCreating = route?.contentCreating ?? false;
@@ -901,6 +942,9 @@ export class GitHubEmulator {
       }
       if (a.project) record.project = a.project;
       if (a.session) record.session = a.session;
+      // With content attribution on: whether the call named a piece of work (and whose).
+      if (outcome.touched !== undefined)
+        record.scope = a.session ? 'session' : namesNothing(outcome.touched) ? 'shared' : 'unresolved';
       if (outcome.repo) record.repo = outcome.repo;
       if (a.source) record.source = a.source;
       if (a.op) record.op = a.op;

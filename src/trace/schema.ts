@@ -94,6 +94,12 @@ export const apiRecordSchema = z
     op: z.string().optional().describe('operation: guard-pr-list, detect-pr, graphql-batch, ...'),
     cycle: z.number().int().optional().describe('poll cycle id'),
     phase: z.string().optional().describe('session or run phase'),
+    scope: z
+      .enum(['session', 'shared', 'unresolved'])
+      .optional()
+      .describe(
+        "with attribution by content: the call named one session's work (session), named no piece of work (shared: the control plane's own), or named work no single session owns (unresolved)",
+      ),
   })
   .strict();
 

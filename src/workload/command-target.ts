@@ -9,8 +9,8 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { durationField } from '../base/duration.ts';
 import { InputFileError } from '../base/errors.ts';
-import { MAX_CONFIG_FILE_BYTES } from '../base/limits.ts';
 import { readInputText } from '../base/input-file.ts';
+import { MAX_CONFIG_FILE_BYTES } from '../base/limits.ts';
 import { describeZodIssues } from '../base/validation.ts';
 import { parseYamlInput, yamlLineOf } from '../base/yaml-input.ts';
 
@@ -33,15 +33,27 @@ const DONE_STATES = ['pr_open', 'merged', 'closed'] as const;
 
 const text = (max: number) => z.string().max(max, `expected at most ${max} characters (docs/limits.md)`);
 const argv = z
-  .union([text(COMMAND_TARGET_BOUNDS.maxArgLength).min(1), z.array(text(COMMAND_TARGET_BOUNDS.maxArgLength)).min(1).max(COMMAND_TARGET_BOUNDS.maxArgs)])
+  .union([
+    text(COMMAND_TARGET_BOUNDS.maxArgLength).min(1),
+    z.array(text(COMMAND_TARGET_BOUNDS.maxArgLength)).min(1).max(COMMAND_TARGET_BOUNDS.maxArgs),
+  ])
   .describe('a command line run by sh -c, or the program and its arguments as a list');
 const boundedDuration = (max: number, what: string) =>
-  durationField.refine((ms) => ms > 0 && ms <= max, `expected a ${what} above 0 and at most ${max / 60_000} min (docs/limits.md)`);
+  durationField.refine(
+    (ms) => ms > 0 && ms <= max,
+    `expected a ${what} above 0 and at most ${max / 60_000} min (docs/limits.md)`,
+  );
 
 const readySchema = z
   .union([
     z.object({ http: z.url({ protocol: /^https?$/ }).describe('answered 2xx: ready') }).strict(),
-    z.object({ log: text(1024).min(1).describe("a regular expression; a line of the control plane's output that matches: ready") }).strict(),
+    z
+      .object({
+        log: text(1024)
+          .min(1)
+          .describe("a regular expression; a line of the control plane's output that matches: ready"),
+      })
+      .strict(),
     z.object({ github: z.literal(true).describe('its first GitHub call: ready') }).strict(),
     z.object({ delay: boundedDuration(COMMAND_TARGET_BOUNDS.maxReadyTimeoutMs, 'delay') }).strict(),
   ])
@@ -70,7 +82,9 @@ const workSchema = z
     z.object({ http: httpWork }).strict(),
     z.object({ command: argv }).strict(),
   ])
-  .describe('how a session becomes work for the control plane: a GitHub issue, an HTTP request, or a command');
+  .describe(
+    'how a session becomes work for the control plane: a GitHub issue, an HTTP request, or a command',
+  );
 
 export const commandTargetSchema = z
   .object({
@@ -78,13 +92,25 @@ export const commandTargetSchema = z
     start: argv,
     cwd: text(4096).optional().describe('its working directory (default: a fresh one in the run directory)'),
     env: z
-      .record(text(256).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'), text(COMMAND_TARGET_BOUNDS.maxTemplateLength))
-      .refine((env) => Object.keys(env).length <= COMMAND_TARGET_BOUNDS.maxEnv, `expected at most ${COMMAND_TARGET_BOUNDS.maxEnv} variables`)
+      .record(
+        text(256).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'),
+        text(COMMAND_TARGET_BOUNDS.maxTemplateLength),
+      )
+      .refine(
+        (env) => Object.keys(env).length <= COMMAND_TARGET_BOUNDS.maxEnv,
+        `expected at most ${COMMAND_TARGET_BOUNDS.maxEnv} variables`,
+      )
       .default({}),
-    user: text(64).optional().describe('a host account to run it as (needs root); default: a mapped non-root user'),
-    state: text(4096).optional().describe('its state directory, kept across restarts (default: state/ in the run directory)'),
+    user: text(64)
+      .optional()
+      .describe('a host account to run it as (needs root); default: a mapped non-root user'),
+    state: text(4096)
+      .optional()
+      .describe('its state directory, kept across restarts (default: state/ in the run directory)'),
     ready: readySchema.default({ delay: 1_000 }),
-    'ready-timeout': boundedDuration(COMMAND_TARGET_BOUNDS.maxReadyTimeoutMs, 'ready timeout').default(120_000),
+    'ready-timeout': boundedDuration(COMMAND_TARGET_BOUNDS.maxReadyTimeoutMs, 'ready timeout').default(
+      120_000,
+    ),
     stop: z
       .object({
         signal: z.enum(SIGNALS).default('SIGTERM'),
@@ -93,7 +119,10 @@ export const commandTargetSchema = z
       .strict()
       .default({ signal: 'SIGTERM', grace: 10_000 }),
     work: workSchema.default({ issue: { title: '{{title}}', body: '{{body}}', labels: [], assignees: [] } }),
-    done: z.enum(DONE_STATES).default('pr_open').describe('the session state at which a piece of work counts as done'),
+    done: z
+      .enum(DONE_STATES)
+      .default('pr_open')
+      .describe('the session state at which a piece of work counts as done'),
     world: z
       .object({
         mode: z.enum(['auto', 'sandbox', 'proxy', 'env']).default('auto'),
@@ -101,7 +130,10 @@ export const commandTargetSchema = z
       })
       .strict()
       .default({ mode: 'auto', hosts: [] }),
-    agents: z.enum(['real', 'none']).default('real').describe('the real agent CLIs on its PATH behind launchers'),
+    agents: z
+      .enum(['real', 'none'])
+      .default('real')
+      .describe('the real agent CLIs on its PATH behind launchers'),
   })
   .strict();
 
@@ -137,7 +169,8 @@ export interface CommandTargetConfig {
   source: string;
 }
 
-const asArgv = (value: string | string[]): string[] => (typeof value === 'string' ? ['sh', '-c', value] : value);
+const asArgv = (value: string | string[]): string[] =>
+  typeof value === 'string' ? ['sh', '-c', value] : value;
 const absolute = (base: string, path: string | undefined) =>
   path === undefined ? undefined : isAbsolute(path) ? path : resolve(base, path);
 
@@ -146,7 +179,11 @@ const absolute = (base: string, path: string | undefined) =>
  * and `{{here}}` in the command, the environment and the work templates is that directory (a
  * control plane shipped beside its scenario: `start: node {{here}}/loop.mjs`).
  */
-export function resolveCommandTarget(parsed: z.output<typeof commandTargetSchema>, baseDir: string, source: string): CommandTargetConfig {
+export function resolveCommandTarget(
+  parsed: z.output<typeof commandTargetSchema>,
+  baseDir: string,
+  source: string,
+): CommandTargetConfig {
   const here = (text: string) => text.replaceAll('{{here}}', baseDir);
   const ready: ReadySpec =
     'http' in parsed.ready
@@ -181,7 +218,11 @@ export function resolveCommandTarget(parsed: z.output<typeof commandTargetSchema
 
 /** A `command:FILE` target's file, read (bounded), validated with file:line errors, resolved. */
 export function loadCommandTargetFile(file: string): CommandTargetConfig {
-  const content = readInputText(file, { maxBytes: MAX_CONFIG_FILE_BYTES, code: 'E_SCENARIO', what: 'a command target' });
+  const content = readInputText(file, {
+    maxBytes: MAX_CONFIG_FILE_BYTES,
+    code: 'E_SCENARIO',
+    what: 'a command target',
+  });
   const { doc, lineCounter, error, value } = parseYamlInput(content);
   if (error) throw new InputFileError('E_SCENARIO', file, error.line, `YAML: ${error.message}`);
   const parsed = commandTargetSchema.safeParse(value);

@@ -17,7 +17,12 @@ import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contr
 // it loads costs every scenario read ~0.3 s).
 import { type FaultRule, faultRuleSchema } from '../provider/faults.ts';
 import { LIMIT_KEYS, type LimitKey, type ProviderLimits } from '../provider/limits.ts';
-import { type CommandTargetConfig, commandTargetSchema, loadCommandTargetFile, resolveCommandTarget } from './command-target.ts';
+import {
+  type CommandTargetConfig,
+  commandTargetSchema,
+  loadCommandTargetFile,
+  resolveCommandTarget,
+} from './command-target.ts';
 import { type BoundedScenario, refineScenarioBounds } from './scenario-bounds.ts';
 import {
   type ResolveContext,
@@ -369,7 +374,9 @@ export const userScenarioSchema = z
     target: z
       .union([
         z.string().describe(TARGET_SYNTAX.replace(/,? or |, /g, ' | ')),
-        commandTargetSchema.extend({ kind: z.literal('command') }).describe('a control plane of your own (docs/command-target.md)'),
+        commandTargetSchema
+          .extend({ kind: z.literal('command') })
+          .describe('a control plane of your own (docs/command-target.md)'),
       ])
       .default('reference'),
     clock: z.enum(['virtual', 'real']).default('virtual'),
@@ -851,14 +858,25 @@ function resolveTargetField(
 ): { target: string; command?: CommandTargetConfig } {
   if (typeof target !== 'string') {
     const file = context.file ?? 'scenario';
-    return { target: 'command', command: resolveCommandTarget(target, context.file ? dirname(resolvePath(context.file)) : process.cwd(), file) };
+    return {
+      target: 'command',
+      command: resolveCommandTarget(
+        target,
+        context.file ? dirname(resolvePath(context.file)) : process.cwd(),
+        file,
+      ),
+    };
   }
   const ref = parseTarget(target);
   if (ref.kind !== 'command') return { target };
   if (ref.file === undefined)
-    throw new FleetbenchError('E_SCENARIO', `target command needs its configuration: target: {kind: command, start: …} in the scenario, or command:FILE`, {
-      hint: 'docs/command-target.md',
-    });
+    throw new FleetbenchError(
+      'E_SCENARIO',
+      `target command needs its configuration: target: {kind: command, start: …} in the scenario, or command:FILE`,
+      {
+        hint: 'docs/command-target.md',
+      },
+    );
   return { target, command: loadCommandTargetFile(ref.file) };
 }
 

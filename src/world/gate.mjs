@@ -136,7 +136,9 @@ function end(graceMs) {
 // handed to fleetbench, which cannot reach the namespace's loopback from outside.
 function dial(message) {
   const socket = connect({ host: '127.0.0.1', port: message.port });
-  socket.once('error', (error) => send({ type: 'dial-failed', id: message.id, error: error.code ?? error.message }));
+  socket.once('error', (error) =>
+    send({ type: 'dial-failed', id: message.id, error: error.code ?? error.message }),
+  );
   socket.once('connect', () => {
     socket.removeAllListeners('error');
     socket.pause();

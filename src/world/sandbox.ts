@@ -314,7 +314,10 @@ export class Sandbox extends EventEmitter {
     return sandbox;
   }
 
-  private readonly dials = new Map<number, { resolve: (socket: Socket) => void; reject: (error: Error) => void }>();
+  private readonly dials = new Map<
+    number,
+    { resolve: (socket: Socket) => void; reject: (error: Error) => void }
+  >();
 
   /** A TCP connection to `port` on the namespace's 127.0.0.1, made by the gate. */
   dial(port: number): Promise<Socket> {
@@ -331,7 +334,12 @@ export class Sandbox extends EventEmitter {
       const waiter = this.dials.get(message.id);
       this.dials.delete(message.id);
       if (message.type === 'dialed' && handle) waiter?.resolve(handle as Socket);
-      else waiter?.reject(new Error(`connection to 127.0.0.1 in the world refused (${message.type === 'dial-failed' ? message.error : 'no socket'})`));
+      else
+        waiter?.reject(
+          new Error(
+            `connection to 127.0.0.1 in the world refused (${message.type === 'dial-failed' ? message.error : 'no socket'})`,
+          ),
+        );
       return;
     }
     if (message.type === 'spawned') {

@@ -44,6 +44,18 @@ export interface SpawnRegistryOptions {
   pidNamespace: string | undefined;
 }
 
+/**
+ * The agent's command line as its control plane wrote it: `codex exec …`, whatever ran it (read
+ * while the launcher was still `sh …/bin/codex`, or after its exec as `node …/codex.js`).
+ */
+export function agentArgv(raw: readonly string[], cli: string): string[] {
+  const names = new Set([cli, `${cli}.js`, `${cli}.exe`]);
+  let at = -1;
+  for (let i = 0; i < Math.min(raw.length, 3); i++)
+    if (names.has((raw[i] ?? '').replace(/^.*\//, ''))) at = i;
+  return at < 0 ? [...raw] : [cli, ...raw.slice(at + 1)];
+}
+
 export class SpawnRegistry {
   private readonly byInnerPid = new Map<number, Spawn>();
   private readonly live = new Set<Spawn>();
@@ -143,7 +155,9 @@ export class SpawnRegistry {
       innerPid,
       pid,
       ppid: facts?.ppid,
-      argv: (facts?.argv ?? []).slice(0, 64).map((arg) => arg.slice(0, 2048)),
+      argv: agentArgv(facts?.argv ?? [], match[2] as string)
+        .slice(0, 64)
+        .map((arg) => arg.slice(0, 2048)),
       cwd: facts?.cwd,
       t,
     };

@@ -133,7 +133,10 @@ export function commandUser(account: string | undefined, mode: WorldMode): Comma
   const root = process.getuid?.() === 0;
   if (account !== undefined) {
     if (!root)
-      throw new FleetbenchError('E_USAGE', `--user ${account}: running a command as another account needs fleetbench to run as root`);
+      throw new FleetbenchError(
+        'E_USAGE',
+        `--user ${account}: running a command as another account needs fleetbench to run as root`,
+      );
     return { ...lookUpAccount(account), mapped: false };
   }
   const mapping = sandboxSupport().mapsUser || mode !== 'sandbox';
@@ -333,7 +336,8 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         agents: options.agents
           ? Object.fromEntries(Object.values(options.agents.clis).map((a) => [a?.cli, a?.version]))
           : {},
-        user: user === undefined ? (process.getuid?.() ?? null) : `${user.uid}${user.mapped ? ' (mapped)' : ''}`,
+        user:
+          user === undefined ? (process.getuid?.() ?? null) : `${user.uid}${user.mapped ? ' (mapped)' : ''}`,
       },
     });
 

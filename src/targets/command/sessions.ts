@@ -35,10 +35,12 @@ const MAX_TEXT = 64 * 1024;
  */
 function numbersIn(text: string, bare: boolean): number[] {
   const out: number[] = [];
-  for (const match of text.matchAll(/(?:^|[^A-Za-z0-9&])#(\d{1,7})(?=$|[^A-Za-z0-9])/g)) out.push(Number(match[1]));
+  for (const match of text.matchAll(/(?:^|[^A-Za-z0-9&])#(\d{1,7})(?=$|[^A-Za-z0-9])/g))
+    out.push(Number(match[1]));
   for (const match of text.matchAll(/issues?[-_ /]?(\d{1,7})(?=$|[^0-9])/gi)) out.push(Number(match[1]));
   if (bare)
-    for (const match of text.matchAll(/(?:^|[^A-Za-z0-9])(\d{1,7})(?=$|[^A-Za-z0-9])/g)) out.push(Number(match[1]));
+    for (const match of text.matchAll(/(?:^|[^A-Za-z0-9])(\d{1,7})(?=$|[^A-Za-z0-9])/g))
+      out.push(Number(match[1]));
   return [...new Set(out)];
 }
 
@@ -59,7 +61,9 @@ export class SessionBook {
     const text = raw.slice(0, MAX_TEXT);
     const found = new Set<string>();
     // A GitHub URL names its repository and number exactly.
-    for (const match of text.matchAll(/github\.com\/([\w.-]+\/[\w.-]+?)(?:\.git)?\/(issues|pull)\/(\d{1,7})/g)) {
+    for (const match of text.matchAll(
+      /github\.com\/([\w.-]+\/[\w.-]+?)(?:\.git)?\/(issues|pull)\/(\d{1,7})/g,
+    )) {
       const id = this.byNumber(match[1] as string, Number(match[3]), match[2] === 'pull');
       if (id) found.add(id);
     }
@@ -67,7 +71,8 @@ export class SessionBook {
       if (repo !== undefined && session.repo !== repo) continue;
       if (text.includes(session.id)) found.add(session.id);
       else if (session.title.length >= MIN_TITLE && text.includes(session.title)) found.add(session.id);
-      else if (session.aliases.some((alias) => alias.length >= 4 && text.includes(alias))) found.add(session.id);
+      else if (session.aliases.some((alias) => alias.length >= 4 && text.includes(alias)))
+        found.add(session.id);
     }
     if (found.size === 0)
       for (const number of numbersIn(text, bareNumbers)) {
@@ -80,7 +85,8 @@ export class SessionBook {
   /** The session of issue or pull request `number` in `repo` (a PR through its linked issue or head). */
   private byNumber(repo: string, number: number, orPull: boolean): string | undefined {
     for (const session of this.sessions.values())
-      if (session.repo === repo && (session.issue === number || session.pr?.number === number)) return session.id;
+      if (session.repo === repo && (session.issue === number || session.pr?.number === number))
+        return session.id;
     if (!orPull) return undefined;
     const pull = this.state.repos.get(repo)?.pulls.get(number);
     if (pull?.linkedIssue != null) return this.byNumber(repo, pull.linkedIssue, false);
@@ -145,7 +151,9 @@ function readCheckout(dotGit: string): { branch?: string; repo?: string } {
       ? join(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim())
       : gitDir;
     const config = existsSync(join(common, 'config')) ? readFileSync(join(common, 'config'), 'utf8') : '';
-    const repo = /url\s*=\s*(?:https:\/\/|git@)github\.com[/:]([\w.-]+\/[\w.-]+?)(?:\.git)?\s*$/m.exec(config)?.[1];
+    const repo = /url\s*=\s*(?:https:\/\/|git@)github\.com[/:]([\w.-]+\/[\w.-]+?)(?:\.git)?\s*$/m.exec(
+      config,
+    )?.[1];
     return { ...(branch ? { branch } : {}), ...(repo ? { repo } : {}) };
   } catch {
     return {};

@@ -29,19 +29,15 @@ import {
   type Target,
 } from '../../contract/types.ts';
 import type { GitHubEmulator } from '../../github/emulator.ts';
-import {
-  LATENCY_PROFILES,
-  loadScriptsFile,
-  ProviderEmulator,
-} from '../../provider/index.ts';
+import { LATENCY_PROFILES, loadScriptsFile, ProviderEmulator } from '../../provider/index.ts';
 import type { TraceSink } from '../../trace/writer.ts';
-import { openWorld, type World, type WorldProcess } from '../../world/world.ts';
 import type { CommandTargetConfig } from '../../workload/command-target.ts';
 import type { GitHubSide } from '../../workload/github-side.ts';
 import type { Scenario } from '../../workload/scenario.ts';
 import type { World as ScriptedWorld } from '../../workload/world.ts';
+import { openWorld, type World, type WorldProcess } from '../../world/world.ts';
 import { countSessionStates } from '../session-counts.ts';
-import { checkoutOf, type CommandSession, SessionBook } from './sessions.ts';
+import { type CommandSession, checkoutOf, SessionBook } from './sessions.ts';
 import { checkTemplates, createWork, requestOver, taskText } from './work.ts';
 
 /** How often sessions' GitHub state and live agents' checkouts are read (docs/command-target.md). */
@@ -78,13 +74,18 @@ export class CommandTarget implements Target {
   private index = 0;
   private readonly spawnSessions = new Map<string, string>();
   private readonly dirs: { root: string; cwd: string; state: string; log: string };
+  /** The world's records until run time starts (boot), then the run's trace. */
+  private readonly held = new HeldTrace();
 
   constructor(private readonly options: CommandTargetOptions) {
     const config = options.scenario.command;
     if (!config)
       throw new FleetbenchError('E_TARGET', 'target command: no configuration (docs/command-target.md)');
     if (!options.github.emulator)
-      throw new FleetbenchError('E_TARGET', 'target command needs the run’s own GitHub emulator, not a shared one');
+      throw new FleetbenchError(
+        'E_TARGET',
+        'target command needs the run’s own GitHub emulator, not a shared one',
+      );
     this.config = config;
     this.emulator = options.github.emulator;
     checkTemplates(config.work, config.source);
@@ -107,18 +108,25 @@ export class CommandTarget implements Target {
     ];
   }
 
-  async start(): Promise<void> {
-    const { scenario, clock, trace, rng } = this.options;
+  /**
+   * Before run time starts (the engine awaits it under the real clock): the world, its CA, its
+   * sandbox and emulators' front, which take seconds on a busy machine and are not the control
+   * plane's time. Nothing is written to the trace yet (run time starts over after this); the
+   * world's own start record is written at start, at t = 0.
+   */
+  async boot(): Promise<void> {
+    if (this.world) return;
+    const { scenario, clock, rng } = this.options;
     for (const dir of [this.dirs.root, this.dirs.cwd, this.dirs.state]) mkdirSync(dir, { recursive: true });
     const settings = scenario.agents?.provider;
     const scriptsFile = settings?.scripts ? loadScriptsFile(settings.scripts) : undefined;
-    this.emulator.attribution.inferBranch = (repo, branch) => this.book.fromBranch(repo, branch);
+    const trace = this.options.trace;
     this.world = await openWorld({
       dir: join(this.dirs.root, 'world'),
       mode: this.config.world.mode,
       hosts: this.config.world.hosts,
       clock,
-      trace,
+      trace: this.held,
       github: this.emulator,
       provider: (resolveKey) => {
         const provider = new ProviderEmulator({
@@ -137,7 +145,13 @@ export class CommandTarget implements Target {
       token: this.options.github.token,
       user: this.config.user,
     });
-    this.world.spawns?.onChange((spawn, what) => {
+  }
+
+  async start(): Promise<void> {
+    await this.boot();
+    this.held.release(this.options.trace);
+    this.emulator.attribution.inferBranch = (repo, branch) => this.book.fromBranch(repo, branch);
+    this.world?.spawns?.onChange((spawn, what) => {
       if (what === 'spawn') this.attributeSpawn(spawn.id, spawn.argv.join(' '), spawn.cwd);
     });
     await this.launch('start');
@@ -147,7 +161,8 @@ export class CommandTarget implements Target {
 
   /** The environment of the control plane and of work commands: the user's, the config's, the world's. */
   private env(): Record<string, string> {
-    const fill = (text: string) => text.replaceAll('{{state}}', this.dirs.state).replaceAll('{{cwd}}', this.dirs.cwd);
+    const fill = (text: string) =>
+      text.replaceAll('{{state}}', this.dirs.state).replaceAll('{{cwd}}', this.dirs.cwd);
     const own = Object.fromEntries(Object.entries(this.config.env).map(([k, v]) => [k, fill(v)]));
     return (this.world as World).env({ ...process.env, ...own });
   }
@@ -159,7 +174,8 @@ export class CommandTarget implements Target {
     const requestsBefore = this.emulator.stats().requests;
     const logOffset = fileSize(this.dirs.log);
     const spawnedAt = clock.now();
-    const fill = (text: string) => text.replaceAll('{{state}}', this.dirs.state).replaceAll('{{cwd}}', this.dirs.cwd);
+    const fill = (text: string) =>
+      text.replaceAll('{{state}}', this.dirs.state).replaceAll('{{cwd}}', this.dirs.cwd);
     const child = await world.spawn({
       argv: this.config.argv.map(fill),
       cwd: this.dirs.cwd,
@@ -226,7 +242,11 @@ export class CommandTarget implements Target {
         const url = new URL(ready.url);
         try {
           const socket = await (this.world as World).dial(Number(url.port || 80));
-          const answer = await requestOver(socket, { method: 'GET', path: `${url.pathname}${url.search}`, host: url.host }, 2_000);
+          const answer = await requestOver(
+            socket,
+            { method: 'GET', path: `${url.pathname}${url.search}`, host: url.host },
+            2_000,
+          );
           return answer.status >= 200 && answer.status < 300;
         } catch {
           return false;
@@ -295,7 +315,8 @@ export class CommandTarget implements Target {
     });
     this.setState(session, 'spawning');
     // Agents already running may have been waiting for this work.
-    for (const spawn of world.spawns?.alive ?? []) if (!this.spawnSessions.has(spawn.id)) this.attributeSpawn(spawn.id, spawn.argv.join(' '), spawn.cwd);
+    for (const spawn of world.spawns?.alive ?? [])
+      if (!this.spawnSessions.has(spawn.id)) this.attributeSpawn(spawn.id, spawn.argv.join(' '), spawn.cwd);
   }
 
   private setState(session: CommandSession, to: SessionState): void {
@@ -321,8 +342,12 @@ export class CommandTarget implements Target {
     if (!session && cwd) {
       const checkout = checkoutOf(cwd);
       if (checkout.branch) {
-        const repos = checkout.repo ? [checkout.repo] : [...new Set([...this.book.sessions.values()].map((s) => s.repo))];
-        const found = new Set(repos.map((repo) => this.book.fromBranch(repo, checkout.branch as string)).filter(Boolean));
+        const repos = checkout.repo
+          ? [checkout.repo]
+          : [...new Set([...this.book.sessions.values()].map((s) => s.repo))];
+        const found = new Set(
+          repos.map((repo) => this.book.fromBranch(repo, checkout.branch as string)).filter(Boolean),
+        );
         if (found.size === 1) {
           session = [...found][0];
           how = 'branch';
@@ -420,6 +445,26 @@ export class CommandTarget implements Target {
     }
     this.emulator.attribution.inferBranch = undefined;
     await this.world?.close();
+  }
+}
+
+/**
+ * A trace sink that holds what is written before run time starts and writes it at t = 0 once
+ * released (the run's trace starts over after a boot, and takes no record before that).
+ */
+class HeldTrace implements TraceSink {
+  private held: Parameters<TraceSink['write']>[0][] = [];
+  private target: TraceSink | undefined;
+
+  write(record: Parameters<TraceSink['write']>[0]): void {
+    if (this.target) this.target.write(record);
+    else this.held.push(record);
+  }
+
+  release(target: TraceSink): void {
+    this.target = target;
+    for (const record of this.held) target.write('t' in record ? { ...record, t: 0 } : record);
+    this.held = [];
   }
 }
 

@@ -10,10 +10,20 @@ import type { Socket } from 'node:net';
 import { FleetbenchError } from '../../base/errors.ts';
 import type { Rng } from '../../base/rng.ts';
 import type { GitHubEmulator } from '../../github/emulator.ts';
-import type { World } from '../../world/world.ts';
 import type { WorkSpec } from '../../workload/command-target.ts';
+import type { World } from '../../world/world.ts';
 
-export const TEMPLATE_FIELDS = ['session', 'index', 'repo', 'owner', 'name', 'issue', 'url', 'title', 'body'] as const;
+export const TEMPLATE_FIELDS = [
+  'session',
+  'index',
+  'repo',
+  'owner',
+  'name',
+  'issue',
+  'url',
+  'title',
+  'body',
+] as const;
 type Fields = Record<(typeof TEMPLATE_FIELDS)[number], string>;
 
 /** How long a work request or command may take (docs/limits.md). */
@@ -58,7 +68,14 @@ export function checkTemplates(work: WorkSpec, source: string): void {
 }
 
 const VERBS = ['Fix', 'Add a test for', 'Refactor', 'Document', 'Speed up', 'Handle errors in'];
-const THINGS = ['the config loader', 'the retry logic', 'the CLI parser', 'the cache', 'the HTTP client', 'the scheduler'];
+const THINGS = [
+  'the config loader',
+  'the retry logic',
+  'the CLI parser',
+  'the cache',
+  'the HTTP client',
+  'the scheduler',
+];
 
 /** A task's title and body, seeded: the same run gives the same work. */
 export function taskText(rng: Rng, index: number): { title: string; body: string } {
@@ -128,7 +145,9 @@ export async function createWork(
       body: work.body === undefined ? undefined : render(work.body, base),
     });
     if (answer.status < 200 || answer.status > 299)
-      throw new Error(`work request ${work.method} ${url.href} answered ${answer.status}: ${answer.body.slice(0, 200)}`);
+      throw new Error(
+        `work request ${work.method} ${url.href} answered ${answer.status}: ${answer.body.slice(0, 200)}`,
+      );
     return { alias: idIn(answer.body) };
   }
   const argv = work.argv.map((arg) => render(arg, base));
@@ -145,7 +164,9 @@ export async function createWork(
   const status = await child.exited;
   clearTimeout(timer);
   if (status.code !== 0)
-    throw new Error(`work command ${argv.join(' ').slice(0, 200)} ended ${status.signal ?? `with exit ${status.code}`}`);
+    throw new Error(
+      `work command ${argv.join(' ').slice(0, 200)} ended ${status.signal ?? `with exit ${status.code}`}`,
+    );
   return {};
 }
 
@@ -166,7 +187,13 @@ function idIn(body: string): string | undefined {
 /** One HTTP request over a connection the world made (the control plane's API is inside it). */
 export function requestOver(
   socket: Socket,
-  options: { method: string; path: string; host: string; headers?: Record<string, string>; body?: string | undefined },
+  options: {
+    method: string;
+    path: string;
+    host: string;
+    headers?: Record<string, string>;
+    body?: string | undefined;
+  },
   timeoutMs = WORK_TIMEOUT_MS,
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
