@@ -5,7 +5,7 @@
  * each CLI's `--version` (docs/agents.md).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
 import { installCacheDir, installNpmPackages, readInstallMarker } from '../base/npm-install.ts';
@@ -70,6 +70,15 @@ export interface AgentsInstall {
 
 const installHint = 'fleetbench targets install agents';
 
+function packageVersion(packageDir: string): string | undefined {
+  try {
+    const version = (JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version?: unknown }).version;
+    return typeof version === 'string' ? version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `1.18.33`, `codex-cli 0.169.0`, `2.1.328 (Claude Code)`: the first x.y.z in the output. */
 function versionIn(text: string): string | undefined {
   return /\d+\.\d+\.\d+/.exec(text)?.[0];
@@ -84,6 +93,7 @@ export function resolveAgentsInstall(
   dir: string | undefined,
   clis: readonly AgentCli[] = AGENT_CLIS,
   env: NodeJS.ProcessEnv = process.env,
+  options: { quick?: boolean } = {},
 ): AgentsInstall {
   const root = resolve(dir ?? defaultAgentsDir(env));
   const origin = dir === undefined ? `fleetbench's cache (${root})` : root;
@@ -112,6 +122,15 @@ export function resolveAgentsInstall(
         },
       );
     const command = pkg.node ? [process.execPath, path] : [path];
+    // Quick: the version its package says, without starting it (opencode's --version takes seconds
+    // on a busy machine; a world puts the CLIs on PATH and need not run them).
+    if (options.quick) {
+      const version = packageVersion(join(root, 'node_modules', ...pkg.name.split('/')));
+      if (version !== undefined && (version === pkg.version || dir !== undefined)) {
+        found[cli] = { cli, command, path, version };
+        continue;
+      }
+    }
     const out = spawnSync(command[0] as string, [...command.slice(1), '--version'], {
       encoding: 'utf8',
       timeout: 30_000,

@@ -27,7 +27,7 @@ interface WorldFlags {
   limit: string[];
   seed: number;
   host: string[];
-  script: string;
+  script?: string;
   scripts?: string;
   latency: string;
   fault: string[];
@@ -84,7 +84,7 @@ export function register(program: Command, io: CommandIo): void {
       collect,
       [],
     )
-    .option('--script <name>', "the provider's agent script: hello, tool-call, coding", 'coding')
+    .option('--script <name>', "the provider's agent script: hello, tool-call, coding (default: the --scripts file's default, else coding)")
     .option('--scripts <file>', 'agent scripts of your own (docs/provider-emulator.md)')
     .option('--latency <profile>', "the provider's latency: none, fast or realistic", 'fast')
     .option(
@@ -142,8 +142,9 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
     ...Object.keys(provider.BUILTIN_SCRIPTS),
     ...Object.keys(scriptsFile?.scripts ?? {}),
   ]);
-  if (!scriptNames.has(flags.script))
-    throw new FleetbenchError('E_USAGE', `--script ${flags.script}: expected ${[...scriptNames].join(', ')}`);
+  const script = flags.script ?? scriptsFile?.default ?? 'coding';
+  if (!scriptNames.has(script))
+    throw new FleetbenchError('E_USAGE', `--script ${script}: expected ${[...scriptNames].join(', ')}`);
   const faults = flags.fault.map(provider.parseFaultFlag);
   // Checked before anything starts: a bad --host is a usage error, not a half-made world.
   world.hostTable(flags.host);
@@ -151,7 +152,7 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
   let agents: Awaited<ReturnType<typeof import('../agents/index.ts')['resolveAgentsInstall']>> | undefined;
   if (flags.agents) {
     const { resolveAgentsInstall } = await import('../agents/index.ts');
-    agents = resolveAgentsInstall(flags.agentsDir, undefined, io.env);
+    agents = resolveAgentsInstall(flags.agentsDir, undefined, io.env, { quick: true });
   }
 
   const out = resolve(flags.out ?? mkdtempSync(join(tmpdir(), 'fleetbench-world-')));
@@ -197,7 +198,7 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
           clock,
           rng: rng.fork('provider'),
           trace,
-          scripts: { scripts: scriptsFile?.scripts ?? {}, default: flags.script },
+          scripts: { scripts: scriptsFile?.scripts ?? {}, default: script },
           latency,
           resolveKey,
         });

@@ -398,10 +398,21 @@ export class GitHubEmulator {
     return this.tokenFor(tokenText);
   }
 
+  /**
+   * Tokens nobody minted here that are still someone's: the world's agent launchers give each
+   * spawn a token of its own (docs/world.md, "Agents"). Asked once per unknown token.
+   */
+  tokenResolver: ((tokenText: string) => MintTokenOptions | undefined) | undefined = undefined;
+  /** The session a token's calls belong to when the token itself names none (asked per call). */
+  tokenSession: ((tokenText: string) => string | undefined) | undefined = undefined;
+
   private tokenFor(tokenText: string): TokenInfo | undefined {
     const token = this.tokens.tokens.get(tokenText);
-    if (token === undefined && this.acceptUnknownTokens) return this.tokens.mint({ token: tokenText });
-    return token;
+    if (token !== undefined) return token;
+    const resolved = this.tokenResolver?.(tokenText);
+    if (resolved !== undefined) return this.tokens.mint({ ...resolved, token: tokenText });
+    if (this.acceptUnknownTokens) return this.tokens.mint({ token: tokenText });
+    return undefined;
   }
 
   /**
@@ -440,7 +451,12 @@ export class GitHubEmulator {
     // The admin API has a token of its own (admin.ts checks it; its bodies are bounded too).
     if (path.includes('/_fleetbench/')) return true;
     const tokenText = TokenRegistry.parseAuthorization(authorization);
-    return tokenText === undefined || this.acceptUnknownTokens || this.tokens.tokens.has(tokenText);
+    return (
+      tokenText === undefined ||
+      this.acceptUnknownTokens ||
+      this.tokens.tokens.has(tokenText) ||
+      this.tokenResolver?.(tokenText) !== undefined
+    );
   }
 
   async handle(req: EmulatorRequest): Promise<EmulatorResponse> {
@@ -845,7 +861,10 @@ export class GitHubEmulator {
     const out: Attribution = {};
     const project = h[ATTRIBUTION_HEADERS.project] ?? token?.project;
     if (project) out.project = project;
-    const session = h[ATTRIBUTION_HEADERS.session] ?? token?.session;
+    const session =
+      h[ATTRIBUTION_HEADERS.session] ??
+      token?.session ??
+      (token !== undefined && this.tokenSession !== undefined ? this.tokenSession(token.token) : undefined);
     if (session) out.session = session;
     const source = h[ATTRIBUTION_HEADERS.source];
     if (source !== undefined && SOURCE_SET.has(source)) out.source = source as ApiSource;

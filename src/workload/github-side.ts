@@ -61,6 +61,9 @@ export function createInProcessGitHub(
     rng,
     trace,
     fixtures: { repos: repoCount, issuesPerRepo, owner: scenario.topology.owner },
+    // A control plane of the user's brings whatever token its configuration holds: it is the
+    // default user's, as the world's token is (docs/command-target.md).
+    ...(scenario.command ? { acceptUnknownTokens: true } : {}),
     latency: { rest: scenario.github.latency.rest, graphql: scenario.github.latency.graphql },
     limits: {
       primary: { user: { core: scenario.github.limits.core, graphql: scenario.github.limits.graphql } },

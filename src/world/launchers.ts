@@ -41,6 +41,8 @@ export interface Launchers {
   spoolPath: string;
   /** The key prefix every launcher's key starts with. */
   keyPrefix: string;
+  /** The prefix of the GitHub token a launcher gives its spawn. */
+  tokenPrefix: string;
 }
 
 /** The variables a launcher sets for `cli` (beyond the key), as `export` lines. */
@@ -84,6 +86,7 @@ export function writeLaunchers(options: LauncherOptions): Launchers {
   mkdirSync(join(homes, 'claude'), { recursive: true });
   writeOpencodeConfig(join(homes, 'opencode', 'opencode.json'), { ...endpoint, key: '{env:OPENAI_API_KEY}' });
   const keyPrefix = `fbw-${options.tag}-`;
+  const tokenPrefix = `fbwgh-${options.tag}-`;
   for (const agent of Object.values(options.install.clis)) {
     if (!agent) continue;
     const cli = agent.cli;
@@ -94,6 +97,11 @@ export function writeLaunchers(options: LauncherOptions): Launchers {
       `# fleetbench world: the real ${pkg.title} ${agent.version}, with a key of this spawn's own (docs/world.md, "Agents").`,
       `printf '%s ${cli}\\n' "$$" >> ${shellQuote(spoolPath)} 2>/dev/null`,
       `FLEETBENCH_WORLD_KEY=${shellQuote(keyPrefix)}"$$"`,
+      // The world's GitHub token becomes this spawn's own (the same user, so the same quota): its
+      // GitHub calls are then the spawn's. A token the control plane chose itself is kept.
+      'if [ "${GH_TOKEN:-}" = "${FLEETBENCH_WORLD_TOKEN:-}" ] && [ "${GITHUB_TOKEN:-}" = "${FLEETBENCH_WORLD_TOKEN:-}" ]; then',
+      `  export GH_TOKEN=${shellQuote(tokenPrefix)}"$$" GITHUB_TOKEN=${shellQuote(tokenPrefix)}"$$"`,
+      'fi',
       ...cliLines(cli, options, homes),
       exec,
       '',
@@ -102,5 +110,5 @@ export function writeLaunchers(options: LauncherOptions): Launchers {
     writeFileSync(path, script, { mode: 0o755 });
     chmodSync(path, 0o755);
   }
-  return { binDir, spoolPath, keyPrefix };
+  return { binDir, spoolPath, keyPrefix, tokenPrefix };
 }

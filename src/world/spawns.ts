@@ -56,6 +56,13 @@ export function agentArgv(raw: readonly string[], cli: string): string[] {
   return at < 0 ? [...raw] : [cli, ...raw.slice(at + 1)];
 }
 
+const PROBE_ARGS = new Set(['--version', '-v', '-V', 'version', '--help', '-h', 'help']);
+
+/** A command line that only asks a CLI about itself (its version, its help). */
+export function isProbe(argv: readonly string[]): boolean {
+  return argv.length >= 2 && argv.slice(1).every((arg) => PROBE_ARGS.has(arg));
+}
+
 export class SpawnRegistry {
   private readonly byInnerPid = new Map<number, Spawn>();
   private readonly live = new Set<Spawn>();
@@ -97,9 +104,9 @@ export class SpawnRegistry {
   }
 
   /** The spawn a provider key was made for (reading the list first: the request can be first). */
-  spawnForKey(key: string): Spawn | undefined {
-    if (!key.startsWith(this.options.keyPrefix)) return undefined;
-    const pid = Number(key.slice(this.options.keyPrefix.length));
+  spawnForKey(key: string, prefix = this.options.keyPrefix): Spawn | undefined {
+    if (!key.startsWith(prefix)) return undefined;
+    const pid = Number(key.slice(prefix.length));
     if (!Number.isInteger(pid) || pid <= 0) return undefined;
     if (!this.byInnerPid.has(pid)) this.poll();
     return this.byInnerPid.get(pid);
@@ -174,6 +181,8 @@ export class SpawnRegistry {
         ppid: spawn.ppid ?? null,
         argv: spawn.argv,
         cwd: spawn.cwd ?? null,
+        // `codex --version`: a control plane checking what is installed, not an agent at work.
+        ...(isProbe(spawn.argv) ? { probe: true } : {}),
       },
     });
     for (const listener of this.listeners) listener(spawn, 'spawn');

@@ -44,7 +44,7 @@ import {
   socketOwner,
 } from './procfs.ts';
 import { type CommandUser, type ExitStatus, Sandbox, sandboxSupport } from './sandbox.ts';
-import { SpawnRegistry } from './spawns.ts';
+import { type Spawn, SpawnRegistry } from './spawns.ts';
 
 export const WORLD_MODES = ['auto', 'sandbox', 'proxy', 'env'] as const;
 export type WorldModeOption = (typeof WORLD_MODES)[number];
@@ -108,6 +108,8 @@ export interface World {
   spawns: SpawnRegistry | undefined;
   /** Refused attempts so far (written or only counted). */
   readonly blocked: number;
+  /** The spawn a GitHub token was given to by its launcher, if it is one of theirs. */
+  spawnOfToken(token: string): Spawn | undefined;
   /** The environment for a command: `base` (the user's) with the world's settings. */
   env(base: NodeJS.ProcessEnv): Record<string, string>;
   spawn(spec: WorldSpawnSpec): Promise<WorldProcess>;
@@ -312,6 +314,11 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         providerUrl: commandUrls.provider,
         baseUrls: mode !== 'sandbox',
       });
+      const tokenPrefix = launchers.tokenPrefix;
+      options.github.tokenResolver = (text) =>
+        text.startsWith(tokenPrefix) && /^\d{1,10}$/.test(text.slice(tokenPrefix.length))
+          ? { source: 'agent' }
+          : undefined;
       spawns = new SpawnRegistry({
         spoolPath: launchers.spoolPath,
         keyPrefix: launchers.keyPrefix,
@@ -347,6 +354,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       const bundle = ca.bundlePath;
       Object.assign(out, {
         FLEETBENCH_WORLD: tag,
+        FLEETBENCH_WORLD_TOKEN: options.token,
         NODE_EXTRA_CA_CERTS: ca.caPath,
         SSL_CERT_FILE: bundle,
         REQUESTS_CA_BUNDLE: bundle,
@@ -435,6 +443,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       get blocked() {
         return blockedCount;
       },
+      spawnOfToken: (token) => (launchers ? spawns?.spawnForKey(token, launchers.tokenPrefix) : undefined),
       env,
       spawn: spawnOne,
       dial: (port) =>
@@ -452,9 +461,24 @@ export async function openWorld(options: WorldOptions): Promise<World> {
           ? pidsInNamespace(sandbox.pidNamespace).filter((pid) => pid !== sandbox?.gatePid && isAlive(pid))
           : [],
       async close() {
+        options.github.tokenResolver = undefined;
         spawns?.stop();
         await sandbox?.end();
-        spawns?.checkExits();
+        // Nothing the command started outlives the world: the sandbox's pid namespace took them
+        // down; outside one, the agents still running are killed here. Their exits are recorded
+        // as the kernel reports them (a killed process takes a moment to be gone).
+        if (!sandbox)
+          for (const spawn of spawns?.alive ?? [])
+            if (spawn.pid !== undefined)
+              try {
+                process.kill(spawn.pid, 'SIGKILL');
+              } catch {
+                // Gone already.
+              }
+        for (let i = 0; i < 50 && (spawns?.alive.length ?? 0) > 0; i++) {
+          spawns?.checkExits();
+          if ((spawns?.alive.length ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+        }
         await edge?.close();
         for (const server of started.reverse()) await server.close();
         trace.write({

@@ -16,7 +16,7 @@
 import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AgentsInstall, resolveAgentsInstall } from '../../agents/install.ts';
-import { FleetbenchError } from '../../base/errors.ts';
+import { ExitCode, FleetbenchError } from '../../base/errors.ts';
 import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { TargetRef } from '../../contract/target-ref.ts';
@@ -90,7 +90,7 @@ export class CommandTarget implements Target {
     this.emulator = options.github.emulator;
     checkTemplates(config.work, config.source);
     // Refused before anything starts: the agents the launchers exec must be installed.
-    this.agents = config.agents === 'real' ? resolveAgentsInstall(undefined) : undefined;
+    this.agents = config.agents === 'real' ? resolveAgentsInstall(undefined, undefined, process.env, { quick: true }) : undefined;
     this.book = new SessionBook(this.emulator.state);
     this.workRng = options.rng.fork('work');
     const root = join(options.outDir, 'command');
@@ -151,6 +151,11 @@ export class CommandTarget implements Target {
     await this.boot();
     this.held.release(this.options.trace);
     this.emulator.attribution.inferBranch = (repo, branch) => this.book.fromBranch(repo, branch);
+    // An agent's own GitHub calls (its token is its spawn's) belong to its spawn's session.
+    this.emulator.tokenSession = (token) => {
+      const spawn = this.world?.spawnOfToken(token);
+      return spawn ? this.spawnSessions.get(spawn.id) : undefined;
+    };
     this.world?.spawns?.onChange((spawn, what) => {
       if (what === 'spawn') this.attributeSpawn(spawn.id, spawn.argv.join(' '), spawn.cwd);
     });
@@ -205,14 +210,14 @@ export class CommandTarget implements Target {
         throw new FleetbenchError(
           'E_TARGET',
           `the control plane exited before it was ready (${exited.signal ?? `exit ${exited.code}`}): ${lastLines(this.dirs.log, logOffset)}`,
-          { hint: `its output is in ${this.dirs.log}` },
+          { hint: `its output is in ${this.dirs.log}`, exitCode: ExitCode.runFailed },
         );
       if (clock.now() > deadline) {
         child.kill('SIGKILL');
         throw new FleetbenchError(
           'E_TARGET',
           `the control plane was not ready within ${this.config.readyTimeoutMs / 1000} s (${describeReady(ready)})`,
-          { hint: `its output is in ${this.dirs.log}` },
+          { hint: `its output is in ${this.dirs.log}`, exitCode: ExitCode.runFailed },
         );
       }
       if (await this.isReady(requestsBefore, logOffset, spawnedAt)) break;
@@ -268,7 +273,7 @@ export class CommandTarget implements Target {
     const error = new FleetbenchError(
       'E_TARGET',
       `the control plane exited during the run (${how}): ${lastLines(this.dirs.log, 0)}`,
-      { hint: `its output is in ${this.dirs.log}`, exitCode: 3 },
+      { hint: `its output is in ${this.dirs.log}`, exitCode: ExitCode.runFailed },
     );
     for (const listener of this.failureListeners) listener(error);
   }
@@ -444,6 +449,7 @@ export class CommandTarget implements Target {
       this.options.trace.write({ kind: 'event', name: 'controlplane.stopped', t: this.options.clock.now() });
     }
     this.emulator.attribution.inferBranch = undefined;
+    this.emulator.tokenSession = undefined;
     await this.world?.close();
   }
 }

@@ -1,0 +1,252 @@
+/**
+ * `--target command`: a control plane fleetbench has no adapter for (test/fixtures/command-cp/
+ * loop.mjs, which knows only api.github.com, github.com and api.openai.com) measured from a
+ * scenario file alone, end to end through `fleetbench run` as a process: its work arrives as
+ * GitHub issues or through its own HTTP API, a hard restart kills its process group and starts it
+ * again with its state, a control plane that dies fails the run (exit 3), and its calls are
+ * attributed by what they name. The sandbox needs bwrap (Debian package bubblewrap).
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { resolveAgentsInstall } from '../src/agents/index.ts';
+import { BIN } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
+
+const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
+const LOOP = fileURLToPath(new URL('./fixtures/command-cp/loop.mjs', import.meta.url));
+const ci = Boolean(process.env.CI);
+
+type Record_ = { kind: string; name?: string; t: number; session?: string; labels?: Record<string, unknown>; data?: Record<string, unknown>; [k: string]: unknown };
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  records: Record_[];
+  dir: string;
+}
+
+function run(scenario: string, args: string[] = [], timeoutMs = 240_000): Promise<Run> {
+  const dir = scratchDir('fleetbench-command-');
+  const file = join(dir, 'scenario.yaml');
+  writeFileSync(file, scenario);
+  const out = join(dir, 'out');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'run', file, '--out', out, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      let records: Record_[] = [];
+      try {
+        records = readFileSync(join(out, 'trace.jsonl'), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line));
+      } catch {
+        records = [];
+      }
+      resolve({ code, stdout, stderr, records, dir: out });
+    });
+  });
+}
+
+const events = (r: Run, name: string) => r.records.filter((x) => x.kind === 'event' && x.name === name);
+
+function scenario(options: {
+  sessions?: number;
+  duration?: string;
+  env?: Record<string, string>;
+  faults?: string;
+  ready?: string;
+  work?: string;
+}): string {
+  const env = { LOOP_STATE: '{{state}}/loop.json', LOOP_AGENT: 'none', LOOP_INTERVAL_MS: '300', ...options.env };
+  return `
+name: loop-under-test
+duration: ${options.duration ?? '25s'}
+seed: 3
+topology: { owner: fleetbench }
+sessions: { count: ${options.sessions ?? 2} }
+executors:
+  - type: fixed
+    count: ${options.sessions ?? 2}
+target:
+  kind: command
+  start: node ${LOOP}
+  env:
+${Object.entries(env)
+  .map(([k, v]) => `    ${k}: '${v}'`)
+  .join('\n')}
+  ready: ${options.ready ?? '{ log: loop ready }'}
+  work: ${options.work ?? '{ issue: { labels: [agent] } }'}
+  agents: none
+${options.faults ?? ''}
+`;
+}
+
+describe.skipIf(bwrap.skip)('--target command', () => {
+  it('measures a control plane from its traffic: work as issues, a hard restart, calls attributed by content', async () => {
+    bwrap.require();
+    const r = await run(
+      scenario({
+        sessions: 2,
+        duration: '30s',
+        faults: 'faults:\n  - type: restart\n    kind: hard\n    at: 2s',
+      }),
+    );
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(events(r, 'work.created').map((e) => e.data?.issue)).toEqual([1, 2]);
+    // Each session's pull request was seen and the session reached its done state.
+    const states = events(r, 'session.state');
+    for (const session of ['s-0001', 's-0002'])
+      expect(states.some((e) => e.session === session && e.labels?.to === 'pr_open')).toBe(true);
+    // The restart: a kill, a new process, ready again; the outage is kill → ready.
+    const restart = events(r, 'controlplane.restart')[0];
+    const ready = events(r, 'controlplane.ready').filter((e) => e.labels?.reason === 'hard')[0];
+    expect(restart?.labels?.kind).toBe('hard');
+    expect(ready?.t).toBeGreaterThan(restart?.t as number);
+    const starts = events(r, 'controlplane.start');
+    expect(starts.map((e) => e.labels?.reason)).toEqual(['start', 'hard']);
+    expect(starts[0]?.data?.pid).not.toBe(starts[1]?.data?.pid);
+    // Attribution: every write on a session's work is that session's; what names no work (the
+    // poll of open issues, the repository) is the control plane's own.
+    const api = r.records.filter((x) => x.kind === 'api');
+    const writes = api.filter((x) => x.method === 'POST');
+    expect(writes.length).toBeGreaterThanOrEqual(4);
+    for (const write of writes) expect(write.session, `${write.method} ${write.route}`).toMatch(/^s-000[12]$/);
+    const known = api.filter((x) => x.scope === 'session' || x.scope === 'shared').length;
+    expect(known / api.length).toBeGreaterThanOrEqual(0.9);
+    expect(api.filter((x) => x.route === '/repos/{owner}/{repo}/issues').every((x) => x.scope === 'shared')).toBe(true);
+    // The model requests the loop made itself (an SDK call, no launcher): outside the launchers.
+    const models = r.records.filter((x) => x.kind === 'span' && x.name === 'provider.request');
+    expect(models.length).toBeGreaterThanOrEqual(2);
+    expect(models.every((x) => x.labels?.spawn === undefined)).toBe(true);
+  });
+
+  it('takes work through the control plane’s own HTTP API inside the world, ready by an HTTP probe', async () => {
+    bwrap.require();
+    const r = await run(
+      scenario({
+        sessions: 2,
+        env: { LOOP_PORT: '3199' },
+        ready: '{ http: "http://127.0.0.1:3199/health" }',
+        work: `{ http: { url: "http://127.0.0.1:3199/tasks", body: '{"title":"{{title}}"}' } }`,
+      }),
+    );
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    const created = events(r, 'work.created');
+    expect(created.map((e) => e.data?.alias)).toEqual(['task-1', 'task-2']);
+    // The loop filed the issues itself; its pull requests name the task's title: attributed.
+    for (const session of ['s-0001', 's-0002'])
+      expect(events(r, 'session.state').some((e) => e.session === session && e.labels?.to === 'pr_open')).toBe(true);
+  });
+
+  it('fails the run (exit 3) when the control plane dies outside a restart', async () => {
+    bwrap.require();
+    const r = await run(scenario({ sessions: 1, duration: '60s', env: { LOOP_EXIT_AFTER_MS: '2500' } }));
+    expect(r.code, r.stderr).toBe(3);
+    expect(`${r.stdout}${r.stderr}`).toMatch(/control plane exited during the run \(exit 7\)/);
+    expect(events(r, 'controlplane.exited')[0]?.data?.code).toBe(7);
+    expect(r.records.at(-1)).toMatchObject({ kind: 'end', reason: 'failed' });
+  });
+
+  it.each([
+    ['an unknown template field', scenario({ work: '{ issue: { title: "{{nope}}" } }' }), 'unknown template field {{nope}}'],
+    ['work sent off the machine', scenario({ work: '{ http: { url: "http://example.com/tasks" } }' }), 'expected http://127.0.0.1'],
+    ['a ready timeout of 0', scenario({}).replace('agents: none', 'agents: none\n  ready-timeout: 0s'), 'ready-timeout'],
+  ])('refuses %s before anything starts (exit 2)', async (_what, text, words) => {
+    const r = await run(text, [], 60_000);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(words);
+  });
+
+  it('refuses a command:FILE that is not there, naming it', async () => {
+    const r = await run('name: x\nduration: 10s\nsessions: { count: 1 }\n', ['--target', 'command:/nonexistent/cp.yaml'], 60_000);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('/nonexistent/cp.yaml');
+  });
+
+  it('fails a control plane that never gets ready, within its timeout', async () => {
+    bwrap.require();
+    const r = await run(
+      scenario({ ready: '{ log: "never printed" }' }).replace('agents: none', 'agents: none\n  ready-timeout: 3s'),
+      [],
+      120_000,
+    );
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('was not ready within 3 s');
+  });
+});
+
+function agentsInstalled(): boolean {
+  try {
+    resolveAgentsInstall(undefined, ['codex']);
+    return true;
+  } catch (error) {
+    if (!ci) process.stderr.write(`skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`);
+    return false;
+  }
+}
+
+describe.skipIf((!agentsInstalled() || bwrap.skip) && !ci)('--target command with real agents', () => {
+  it('counts an orphaned agent: the control plane killed from outside, the agent it detached runs on', async () => {
+    bwrap.require();
+    const text = scenario({ sessions: 1, duration: '90s', env: { LOOP_AGENT: 'codex', LOOP_DETACH_AGENTS: '1' } })
+      .replace('agents: none', 'agents: real')
+      .concat('provider: { latency: realistic }\n');
+    const dir = scratchDir('fleetbench-command-orphan-');
+    const file = join(dir, 'scenario.yaml');
+    writeFileSync(file, text);
+    const out = join(dir, 'out');
+    const child = spawn(process.execPath, [BIN, 'run', file, '--out', out], { stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // As an operator would: once the agent is at work (its first model request), kill -9 the
+    // control plane's process group.
+    const trace = join(out, 'trace.jsonl');
+    let killed: number | undefined;
+    for (let i = 0; i < 600 && killed === undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      let lines: Record_[] = [];
+      try {
+        lines = readFileSync(trace, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+      } catch {
+        continue;
+      }
+      const start = lines.find((x) => x.name === 'controlplane.start');
+      if (start && lines.some((x) => x.name === 'provider.request' && x.labels?.spawn !== undefined)) {
+        killed = start.data?.pid as number;
+        process.kill(-killed, 'SIGKILL');
+      }
+    }
+    expect(killed, 'the agent made a model request in time').toBeDefined();
+    expect(await exited).toBe(3);
+    const records: Record_[] = readFileSync(trace, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const died = records.find((x) => x.name === 'controlplane.exited');
+    expect(died?.data?.signal).toBe('SIGKILL');
+    const spawn1 = records.find((x) => x.name === 'agent.spawn');
+    expect(spawn1?.data?.argv).toEqual(expect.arrayContaining(['codex', 'exec']));
+    const exit1 = records.find((x) => x.name === 'agent.exit' && x.labels?.spawn === spawn1?.labels?.spawn);
+    // The agent outlived its control plane: still running when it died (its exit came later,
+    // at the latest when the run's end took the world down).
+    expect(exit1?.t).toBeGreaterThan(died?.t as number);
+    const models = records.filter((x) => x.kind === 'span' && x.name === 'provider.request');
+    expect(models.length).toBeGreaterThan(0);
+    for (const model of models) expect(model.labels?.spawn).toBe(spawn1?.labels?.spawn);
+  });
+});
