@@ -62,3 +62,16 @@ export const AGENT_PACKAGES: Record<AgentCli, AgentPackage> = {
 export function isAgentCli(name: string): name is AgentCli {
   return (AGENT_CLIS as readonly string[]).includes(name);
 }
+
+/**
+ * Versions other than the pins, side by side (`targets install agents --codex 0.170.0`): a
+ * control plane supports the versions it supports (docs/agents.md, "Other versions").
+ */
+export type AgentVersions = Partial<Record<AgentCli, string>>;
+
+/** An npm version: x.y.z with an optional pre-release, at most 64 characters. */
+export const VERSION_PATTERN = /^\d{1,6}\.\d{1,6}\.\d{1,6}(?:-[0-9A-Za-z.-]{1,40})?$/;
+
+export function versionOf(cli: AgentCli, versions: AgentVersions = {}): string {
+  return versions[cli] ?? AGENT_PACKAGES[cli].version;
+}

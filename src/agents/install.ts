@@ -9,30 +9,41 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
 import { installCacheDir, installNpmPackages, readInstallMarker } from '../base/npm-install.ts';
-import { AGENT_CLIS, AGENT_PACKAGES, type AgentCli } from './catalog.ts';
+import { AGENT_CLIS, AGENT_PACKAGES, type AgentCli, type AgentVersions, VERSION_PATTERN, versionOf } from './catalog.ts';
 
 /** Written last into an install: a directory without it is not a finished install. */
 export const AGENTS_MARKER = { file: 'fleetbench-install.json', kind: 'agents' } as const;
 
-const installName = () =>
-  `agents-${AGENT_CLIS.map((cli) => `${cli}-${AGENT_PACKAGES[cli].version}`).join('-')}`;
+const installName = (versions: AgentVersions) =>
+  `agents-${AGENT_CLIS.map((cli) => `${cli}-${versionOf(cli, versions)}`).join('-')}`;
 
-export function defaultAgentsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(installCacheDir(env), installName());
+/** Where the cache keeps an install of these versions (the pins by default): one directory per set. */
+export function defaultAgentsDir(env: NodeJS.ProcessEnv = process.env, versions: AgentVersions = {}): string {
+  return join(installCacheDir(env), installName(versions));
+}
+
+/** Versions given on the command line, checked (an npm version each). */
+export function checkAgentVersions(versions: AgentVersions): AgentVersions {
+  for (const [cli, version] of Object.entries(versions))
+    if (version !== undefined && !VERSION_PATTERN.test(version))
+      throw new FleetbenchError('E_USAGE', `--${cli} ${version}: expected an npm version such as ${AGENT_PACKAGES[cli as AgentCli].version}`);
+  return versions;
 }
 
 export async function installAgents(options: {
   dir?: string | undefined;
   log: (text: string) => void;
   env?: NodeJS.ProcessEnv;
+  versions?: AgentVersions;
 }): Promise<{ dir: string; seconds: number }> {
   const env = options.env ?? process.env;
-  const dir = resolve(options.dir ?? defaultAgentsDir(env));
+  const versions = checkAgentVersions(options.versions ?? {});
+  const dir = resolve(options.dir ?? defaultAgentsDir(env, versions));
   const dependencies = Object.fromEntries(
-    AGENT_CLIS.map((cli) => [AGENT_PACKAGES[cli].name, AGENT_PACKAGES[cli].version]),
+    AGENT_CLIS.map((cli) => [AGENT_PACKAGES[cli].name, versionOf(cli, versions)]),
   );
   options.log(
-    `installing ${AGENT_CLIS.map((cli) => `${AGENT_PACKAGES[cli].name}@${AGENT_PACKAGES[cli].version}`).join(', ')} into ${dir} (about 940 MB, a minute or two)\n`,
+    `installing ${AGENT_CLIS.map((cli) => `${AGENT_PACKAGES[cli].name}@${versionOf(cli, versions)}`).join(', ')} into ${dir} (about 940 MB, a minute or two)\n`,
   );
   const seconds = await installNpmPackages({
     dir,
@@ -93,9 +104,13 @@ export function resolveAgentsInstall(
   dir: string | undefined,
   clis: readonly AgentCli[] = AGENT_CLIS,
   env: NodeJS.ProcessEnv = process.env,
-  options: { quick?: boolean } = {},
+  options: { quick?: boolean; versions?: AgentVersions } = {},
 ): AgentsInstall {
-  const root = resolve(dir ?? defaultAgentsDir(env));
+  const versions = checkAgentVersions(options.versions ?? {});
+  const root = resolve(dir ?? defaultAgentsDir(env, versions));
+  const installHint = `fleetbench targets install agents${Object.entries(versions)
+    .map(([cli, version]) => ` --${cli} ${version}`)
+    .join('')}`;
   const origin = dir === undefined ? `fleetbench's cache (${root})` : root;
   if (!existsSync(root) || !statSync(root).isDirectory())
     throw new FleetbenchError(
@@ -126,7 +141,7 @@ export function resolveAgentsInstall(
     // on a busy machine; a world puts the CLIs on PATH and need not run them).
     if (options.quick) {
       const version = packageVersion(join(root, 'node_modules', ...pkg.name.split('/')));
-      if (version !== undefined && (version === pkg.version || dir !== undefined)) {
+      if (version !== undefined && (version === versionOf(cli, versions) || dir !== undefined)) {
         found[cli] = { cli, command, path, version };
         continue;
       }
@@ -143,10 +158,10 @@ export function resolveAgentsInstall(
         `${pkg.title} at ${path} does not start (${out.error?.message ?? `exit ${out.status}`}: ${(out.stderr ?? '').trim().slice(0, 200)})`,
         { hint: `its native package for ${process.platform}-${process.arch} may be missing: ${installHint}` },
       );
-    if (version !== pkg.version && dir === undefined)
+    if (version !== versionOf(cli, versions) && dir === undefined)
       throw new FleetbenchError(
         'E_TARGET',
-        `${pkg.title} in ${origin} is ${version}, not the pinned ${pkg.version}`,
+        `${pkg.title} in ${origin} is ${version}, not the pinned ${versionOf(cli, versions)}`,
         {
           hint: `run ${installHint} again`,
         },

@@ -29,8 +29,11 @@ export function register(program: Command, io: CommandIo): void {
     )
     .argument('<target>', 'paperclip or agents')
     .option('--dir <dir>', 'install here instead of the cache (then run with --target paperclip:DIR)')
+    .option('--codex <version>', 'agents: this codex version instead of the pin (side by side in the cache)')
+    .option('--claude <version>', 'agents: this Claude Code version instead of the pin')
+    .option('--opencode <version>', 'agents: this opencode version instead of the pin')
     .option('--json', 'print {dir, seconds, version} as JSON')
-    .action(async (name: string, options: { dir?: string; json?: boolean }) => {
+    .action(async (name: string, options: InstallFlags) => {
       if (name === 'agents') return installAgentsCommand(options, io);
       onlyPaperclip(name);
       const { installPaperclip, PAPERCLIP_VERSION, paperclipUser, resolvePaperclipInstall } = await import(
@@ -63,8 +66,11 @@ export function register(program: Command, io: CommandIo): void {
       'check an install as a run would (paperclip: the cache; paperclip:DIR: an install of your own)',
     )
     .argument('<target>', 'paperclip, paperclip:DIR, agents or agents:DIR')
+    .option('--codex <version>', 'agents: check this codex version instead of the pin')
+    .option('--claude <version>', 'agents: check this Claude Code version instead of the pin')
+    .option('--opencode <version>', 'agents: check this opencode version instead of the pin')
     .option('--json', 'print what was found as JSON')
-    .action(async (name: string, options: { json?: boolean }) => {
+    .action(async (name: string, options: AgentVersionFlags & { json?: boolean }) => {
       if (name === 'agents' || name.startsWith('agents:')) return checkAgentsCommand(name, options, io);
       const ref = parseTarget(name);
       if (ref.kind !== 'paperclip') onlyPaperclip(name);
@@ -87,11 +93,28 @@ export function register(program: Command, io: CommandIo): void {
     });
 }
 
-async function installAgentsCommand(options: { dir?: string; json?: boolean }, io: CommandIo): Promise<void> {
+interface AgentVersionFlags {
+  codex?: string;
+  claude?: string;
+  opencode?: string;
+}
+type InstallFlags = AgentVersionFlags & { dir?: string; json?: boolean };
+
+/** The versions the --codex, --claude and --opencode flags ask for (the pins for the rest). */
+export function agentVersions(flags: AgentVersionFlags): Partial<Record<'codex' | 'claude' | 'opencode', string>> {
+  return {
+    ...(flags.codex !== undefined ? { codex: flags.codex } : {}),
+    ...(flags.claude !== undefined ? { claude: flags.claude } : {}),
+    ...(flags.opencode !== undefined ? { opencode: flags.opencode } : {}),
+  };
+}
+
+async function installAgentsCommand(options: InstallFlags, io: CommandIo): Promise<void> {
   const { installAgents, resolveAgentsInstall } = await import('../agents/index.ts');
-  const result = await installAgents({ dir: options.dir, env: io.env, log: (text) => io.notice(text) });
+  const wanted = agentVersions(options);
+  const result = await installAgents({ dir: options.dir, env: io.env, log: (text) => io.notice(text), versions: wanted });
   // What a run checks, right away: a CLI that cannot start is reported here, not mid-run.
-  const install = resolveAgentsInstall(options.dir, undefined, io.env);
+  const install = resolveAgentsInstall(options.dir, undefined, io.env, { versions: wanted });
   const versions = Object.fromEntries(Object.values(install.clis).map((cli) => [cli.cli, cli.version]));
   if (options.json) {
     io.stdout.write(`${JSON.stringify({ dir: result.dir, seconds: result.seconds, versions })}\n`);
@@ -105,10 +128,14 @@ async function installAgentsCommand(options: { dir?: string; json?: boolean }, i
   );
 }
 
-async function checkAgentsCommand(name: string, options: { json?: boolean }, io: CommandIo): Promise<void> {
+async function checkAgentsCommand(
+  name: string,
+  options: AgentVersionFlags & { json?: boolean },
+  io: CommandIo,
+): Promise<void> {
   const dir = name.startsWith('agents:') ? name.slice('agents:'.length) : undefined;
   const { resolveAgentsInstall } = await import('../agents/index.ts');
-  const install = resolveAgentsInstall(dir, undefined, io.env);
+  const install = resolveAgentsInstall(dir, undefined, io.env, { versions: agentVersions(options) });
   if (options.json) {
     io.stdout.write(`${JSON.stringify(install)}\n`);
     return;

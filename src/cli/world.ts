@@ -33,6 +33,9 @@ interface WorldFlags {
   fault: string[];
   agents: boolean;
   agentsDir?: string;
+  codex?: string;
+  claude?: string;
+  opencode?: string;
   user?: string;
   json?: boolean;
 }
@@ -99,6 +102,9 @@ export function register(program: Command, io: CommandIo): void {
     )
     .option('--no-agents', 'no agent launchers on PATH (the agent CLIs need not be installed)')
     .option('--agents-dir <dir>', 'an install of the agent CLIs other than the cache')
+    .option('--codex <version>', 'the codex version on PATH (installed by targets install agents --codex VERSION)')
+    .option('--claude <version>', 'the Claude Code version on PATH')
+    .option('--opencode <version>', 'the opencode version on PATH')
     .option('--json', 'print the summary as one JSON line on stderr')
     .action((command: string[], flags: WorldFlags) => worldCommand(command, flags, io));
 }
@@ -151,8 +157,11 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
   const resolved = world.resolveWorldMode(flags.mode as (typeof MODES)[number]);
   let agents: Awaited<ReturnType<typeof import('../agents/index.ts')['resolveAgentsInstall']>> | undefined;
   if (flags.agents) {
-    const { resolveAgentsInstall } = await import('../agents/index.ts');
-    agents = resolveAgentsInstall(flags.agentsDir, undefined, io.env, { quick: true });
+    const [{ resolveAgentsInstall }, { agentVersions }] = await Promise.all([
+      import('../agents/index.ts'),
+      import('./targets.ts'),
+    ]);
+    agents = resolveAgentsInstall(flags.agentsDir, undefined, io.env, { quick: true, versions: agentVersions(flags) });
   }
 
   const out = resolve(flags.out ?? mkdtempSync(join(tmpdir(), 'fleetbench-world-')));
