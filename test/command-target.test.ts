@@ -20,7 +20,15 @@ const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
 const LOOP = fileURLToPath(new URL('./fixtures/command-cp/loop.mjs', import.meta.url));
 const ci = Boolean(process.env.CI);
 
-type Record_ = { kind: string; name?: string; t: number; session?: string; labels?: Record<string, unknown>; data?: Record<string, unknown>; [k: string]: unknown };
+type Record_ = {
+  kind: string;
+  name?: string;
+  t: number;
+  session?: string;
+  labels?: Record<string, unknown>;
+  data?: Record<string, unknown>;
+  [k: string]: unknown;
+};
 
 interface Run {
   code: number | null;
@@ -76,7 +84,12 @@ function scenario(options: {
   ready?: string;
   work?: string;
 }): string {
-  const env = { LOOP_STATE: '{{state}}/loop.json', LOOP_AGENT: 'none', LOOP_INTERVAL_MS: '300', ...options.env };
+  const env = {
+    LOOP_STATE: '{{state}}/loop.json',
+    LOOP_AGENT: 'none',
+    LOOP_INTERVAL_MS: '300',
+    ...options.env,
+  };
   return `
 name: loop-under-test
 duration: ${options.duration ?? '25s'}
@@ -129,10 +142,13 @@ describe.skipIf(bwrap.skip)('--target command', () => {
     const api = r.records.filter((x) => x.kind === 'api');
     const writes = api.filter((x) => x.method === 'POST');
     expect(writes.length).toBeGreaterThanOrEqual(4);
-    for (const write of writes) expect(write.session, `${write.method} ${write.route}`).toMatch(/^s-000[12]$/);
+    for (const write of writes)
+      expect(write.session, `${write.method} ${write.route}`).toMatch(/^s-000[12]$/);
     const known = api.filter((x) => x.scope === 'session' || x.scope === 'shared').length;
     expect(known / api.length).toBeGreaterThanOrEqual(0.9);
-    expect(api.filter((x) => x.route === '/repos/{owner}/{repo}/issues').every((x) => x.scope === 'shared')).toBe(true);
+    expect(
+      api.filter((x) => x.route === '/repos/{owner}/{repo}/issues').every((x) => x.scope === 'shared'),
+    ).toBe(true);
     // The model requests the loop made itself (an SDK call, no launcher): outside the launchers.
     const models = r.records.filter((x) => x.kind === 'span' && x.name === 'provider.request');
     expect(models.length).toBeGreaterThanOrEqual(2);
@@ -154,7 +170,9 @@ describe.skipIf(bwrap.skip)('--target command', () => {
     expect(created.map((e) => e.data?.alias)).toEqual(['task-1', 'task-2']);
     // The loop filed the issues itself; its pull requests name the task's title: attributed.
     for (const session of ['s-0001', 's-0002'])
-      expect(events(r, 'session.state').some((e) => e.session === session && e.labels?.to === 'pr_open')).toBe(true);
+      expect(
+        events(r, 'session.state').some((e) => e.session === session && e.labels?.to === 'pr_open'),
+      ).toBe(true);
   });
 
   it('fails the run (exit 3) when the control plane dies outside a restart', async () => {
@@ -167,9 +185,21 @@ describe.skipIf(bwrap.skip)('--target command', () => {
   });
 
   it.each([
-    ['an unknown template field', scenario({ work: '{ issue: { title: "{{nope}}" } }' }), 'unknown template field {{nope}}'],
-    ['work sent off the machine', scenario({ work: '{ http: { url: "http://example.com/tasks" } }' }), 'expected http://127.0.0.1'],
-    ['a ready timeout of 0', scenario({}).replace('agents: none', 'agents: none\n  ready-timeout: 0s'), 'ready-timeout'],
+    [
+      'an unknown template field',
+      scenario({ work: '{ issue: { title: "{{nope}}" } }' }),
+      'unknown template field {{nope}}',
+    ],
+    [
+      'work sent off the machine',
+      scenario({ work: '{ http: { url: "http://example.com/tasks" } }' }),
+      'expected http://127.0.0.1',
+    ],
+    [
+      'a ready timeout of 0',
+      scenario({}).replace('agents: none', 'agents: none\n  ready-timeout: 0s'),
+      'ready-timeout',
+    ],
   ])('refuses %s before anything starts (exit 2)', async (_what, text, words) => {
     const r = await run(text, [], 60_000);
     expect(r.code, r.stderr).toBe(2);
@@ -177,7 +207,11 @@ describe.skipIf(bwrap.skip)('--target command', () => {
   });
 
   it('refuses a command:FILE that is not there, naming it', async () => {
-    const r = await run('name: x\nduration: 10s\nsessions: { count: 1 }\n', ['--target', 'command:/nonexistent/cp.yaml'], 60_000);
+    const r = await run(
+      'name: x\nduration: 10s\nsessions: { count: 1 }\n',
+      ['--target', 'command:/nonexistent/cp.yaml'],
+      60_000,
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('/nonexistent/cp.yaml');
   });
@@ -185,7 +219,10 @@ describe.skipIf(bwrap.skip)('--target command', () => {
   it('fails a control plane that never gets ready, within its timeout', async () => {
     bwrap.require();
     const r = await run(
-      scenario({ ready: '{ log: "never printed" }' }).replace('agents: none', 'agents: none\n  ready-timeout: 3s'),
+      scenario({ ready: '{ log: "never printed" }' }).replace(
+        'agents: none',
+        'agents: none\n  ready-timeout: 3s',
+      ),
       [],
       120_000,
     );
@@ -199,7 +236,10 @@ function agentsInstalled(): boolean {
     resolveAgentsInstall(undefined, ['codex']);
     return true;
   } catch (error) {
-    if (!ci) process.stderr.write(`skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`);
+    if (!ci)
+      process.stderr.write(
+        `skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`,
+      );
     return false;
   }
 }
@@ -207,7 +247,11 @@ function agentsInstalled(): boolean {
 describe.skipIf((!agentsInstalled() || bwrap.skip) && !ci)('--target command with real agents', () => {
   it('counts an orphaned agent: the control plane killed from outside, the agent it detached runs on', async () => {
     bwrap.require();
-    const text = scenario({ sessions: 1, duration: '90s', env: { LOOP_AGENT: 'codex', LOOP_DETACH_AGENTS: '1' } })
+    const text = scenario({
+      sessions: 1,
+      duration: '90s',
+      env: { LOOP_AGENT: 'codex', LOOP_DETACH_AGENTS: '1' },
+    })
       .replace('agents: none', 'agents: real')
       .concat('provider: { latency: realistic }\n');
     const dir = scratchDir('fleetbench-command-orphan-');
@@ -224,7 +268,10 @@ describe.skipIf((!agentsInstalled() || bwrap.skip) && !ci)('--target command wit
       await new Promise((resolve) => setTimeout(resolve, 100));
       let lines: Record_[] = [];
       try {
-        lines = readFileSync(trace, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+        lines = readFileSync(trace, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line));
       } catch {
         continue;
       }
@@ -236,7 +283,10 @@ describe.skipIf((!agentsInstalled() || bwrap.skip) && !ci)('--target command wit
     }
     expect(killed, 'the agent made a model request in time').toBeDefined();
     expect(await exited).toBe(3);
-    const records: Record_[] = readFileSync(trace, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const records: Record_[] = readFileSync(trace, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
     const died = records.find((x) => x.name === 'controlplane.exited');
     expect(died?.data?.signal).toBe('SIGKILL');
     const spawn1 = records.find((x) => x.name === 'agent.spawn');

@@ -9,7 +9,14 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
 import { installCacheDir, installNpmPackages, readInstallMarker } from '../base/npm-install.ts';
-import { AGENT_CLIS, AGENT_PACKAGES, type AgentCli, type AgentVersions, VERSION_PATTERN, versionOf } from './catalog.ts';
+import {
+  AGENT_CLIS,
+  AGENT_PACKAGES,
+  type AgentCli,
+  type AgentVersions,
+  VERSION_PATTERN,
+  versionOf,
+} from './catalog.ts';
 
 /** Written last into an install: a directory without it is not a finished install. */
 export const AGENTS_MARKER = { file: 'fleetbench-install.json', kind: 'agents' } as const;
@@ -26,7 +33,10 @@ export function defaultAgentsDir(env: NodeJS.ProcessEnv = process.env, versions:
 export function checkAgentVersions(versions: AgentVersions): AgentVersions {
   for (const [cli, version] of Object.entries(versions))
     if (version !== undefined && !VERSION_PATTERN.test(version))
-      throw new FleetbenchError('E_USAGE', `--${cli} ${version}: expected an npm version such as ${AGENT_PACKAGES[cli as AgentCli].version}`);
+      throw new FleetbenchError(
+        'E_USAGE',
+        `--${cli} ${version}: expected an npm version such as ${AGENT_PACKAGES[cli as AgentCli].version}`,
+      );
   return versions;
 }
 
@@ -83,7 +93,9 @@ const installHint = 'fleetbench targets install agents';
 
 function packageVersion(packageDir: string): string | undefined {
   try {
-    const version = (JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version?: unknown }).version;
+    const version = (
+      JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version?: unknown }
+    ).version;
     return typeof version === 'string' ? version : undefined;
   } catch {
     return undefined;

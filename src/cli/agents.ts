@@ -77,12 +77,19 @@ export function register(program: Command, io: CommandIo): void {
   agents
     .command('env')
     .description(
-      "the home and environment that point one CLI at a provider emulator and turn off everything else it would reach: for wiring agents by hand (docs/agents.md)",
+      'the home and environment that point one CLI at a provider emulator and turn off everything else it would reach: for wiring agents by hand (docs/agents.md)',
     )
     .argument('<cli>', 'codex, claude or opencode')
-    .requiredOption('--url <url>', "the provider emulator's origin, e.g. http://127.0.0.1:8080 (provider serve prints it)")
-    .option('--key <key>', 'the API key the CLI sends (a key minted for a session attributes its requests)', 'fleetbench')
-    .option('--model <name>', "the model the CLI asks for (default: one it knows)")
+    .requiredOption(
+      '--url <url>',
+      "the provider emulator's origin, e.g. http://127.0.0.1:8080 (provider serve prints it)",
+    )
+    .option(
+      '--key <key>',
+      'the API key the CLI sends (a key minted for a session attributes its requests)',
+      'fleetbench',
+    )
+    .option('--model <name>', 'the model the CLI asks for (default: one it knows)')
     .option('--home <dir>', 'write the home there (default: a new temp dir)')
     .option('--json', 'print {home, env} as JSON instead of export lines')
     .action((cli: string, flags: EnvFlags) => envCommand(cli, flags, io));
@@ -104,23 +111,37 @@ async function envCommand(cli: string, flags: EnvFlags, io: CommandIo): Promise<
   try {
     url = new URL(flags.url);
   } catch {
-    throw new FleetbenchError('E_USAGE', `--url ${flags.url}: expected an origin such as http://127.0.0.1:8080`);
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--url ${flags.url}: expected an origin such as http://127.0.0.1:8080`,
+    );
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || (url.pathname !== '/' && url.pathname !== ''))
-    throw new FleetbenchError('E_USAGE', `--url ${flags.url}: expected an origin (scheme, host and port, no path)`);
+  if (
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    (url.pathname !== '/' && url.pathname !== '')
+  )
+    throw new FleetbenchError(
+      'E_USAGE',
+      `--url ${flags.url}: expected an origin (scheme, host and port, no path)`,
+    );
   if (flags.key.length === 0 || flags.key.length > 1024 || /\s/.test(flags.key))
     throw new FleetbenchError('E_USAGE', '--key: expected 1 to 1024 characters without spaces');
   const home = resolve(flags.home ?? mkdtempSync(join(tmpdir(), `fleetbench-${cli}-home-`)));
   const made = makeAgentHome(cli, home, { url: url.origin, key: flags.key, model: flags.model }, { env: {} });
   // The variables fleetbench sets beyond PATH, LANG and TERM: what a person adds to their own.
-  const env = Object.fromEntries(Object.entries(made.env).filter(([name]) => !['PATH', 'LANG', 'TERM'].includes(name)));
+  const env = Object.fromEntries(
+    Object.entries(made.env).filter(([name]) => !['PATH', 'LANG', 'TERM'].includes(name)),
+  );
   if (flags.json) io.stdout.write(`${JSON.stringify({ cli, home, env, turn: made.turnArgs('PROMPT') })}\n`);
   else {
     const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
     const lines = [
       `# ${cli} against ${url.origin}: its home is ${home} (docs/agents.md)`,
       ...Object.entries(env).map(([name, value]) => `export ${name}=${quote(value)}`),
-      `# a turn: ${cli} ${made.turnArgs('PROMPT').map((arg) => (/\s/.test(arg) ? quote(arg) : arg)).join(' ')}`,
+      `# a turn: ${cli} ${made
+        .turnArgs('PROMPT')
+        .map((arg) => (/\s/.test(arg) ? quote(arg) : arg))
+        .join(' ')}`,
     ];
     io.stdout.write(`${lines.join('\n')}\n`);
   }

@@ -101,7 +101,9 @@ interface AgentVersionFlags {
 type InstallFlags = AgentVersionFlags & { dir?: string; json?: boolean };
 
 /** The versions the --codex, --claude and --opencode flags ask for (the pins for the rest). */
-export function agentVersions(flags: AgentVersionFlags): Partial<Record<'codex' | 'claude' | 'opencode', string>> {
+export function agentVersions(
+  flags: AgentVersionFlags,
+): Partial<Record<'codex' | 'claude' | 'opencode', string>> {
   return {
     ...(flags.codex !== undefined ? { codex: flags.codex } : {}),
     ...(flags.claude !== undefined ? { claude: flags.claude } : {}),
@@ -112,7 +114,12 @@ export function agentVersions(flags: AgentVersionFlags): Partial<Record<'codex' 
 async function installAgentsCommand(options: InstallFlags, io: CommandIo): Promise<void> {
   const { installAgents, resolveAgentsInstall } = await import('../agents/index.ts');
   const wanted = agentVersions(options);
-  const result = await installAgents({ dir: options.dir, env: io.env, log: (text) => io.notice(text), versions: wanted });
+  const result = await installAgents({
+    dir: options.dir,
+    env: io.env,
+    log: (text) => io.notice(text),
+    versions: wanted,
+  });
   // What a run checks, right away: a CLI that cannot start is reported here, not mid-run.
   const install = resolveAgentsInstall(options.dir, undefined, io.env, { versions: wanted });
   const versions = Object.fromEntries(Object.values(install.clis).map((cli) => [cli.cli, cli.version]));

@@ -87,7 +87,10 @@ export function register(program: Command, io: CommandIo): void {
       collect,
       [],
     )
-    .option('--script <name>', "the provider's agent script: hello, tool-call, coding (default: the --scripts file's default, else coding)")
+    .option(
+      '--script <name>',
+      "the provider's agent script: hello, tool-call, coding (default: the --scripts file's default, else coding)",
+    )
     .option('--scripts <file>', 'agent scripts of your own (docs/provider-emulator.md)')
     .option('--latency <profile>', "the provider's latency: none, fast or realistic", 'fast')
     .option(
@@ -102,7 +105,10 @@ export function register(program: Command, io: CommandIo): void {
     )
     .option('--no-agents', 'no agent launchers on PATH (the agent CLIs need not be installed)')
     .option('--agents-dir <dir>', 'an install of the agent CLIs other than the cache')
-    .option('--codex <version>', 'the codex version on PATH (installed by targets install agents --codex VERSION)')
+    .option(
+      '--codex <version>',
+      'the codex version on PATH (installed by targets install agents --codex VERSION)',
+    )
     .option('--claude <version>', 'the Claude Code version on PATH')
     .option('--opencode <version>', 'the opencode version on PATH')
     .option('--json', 'print the summary as one JSON line on stderr')
@@ -161,7 +167,10 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
       import('../agents/index.ts'),
       import('./targets.ts'),
     ]);
-    agents = resolveAgentsInstall(flags.agentsDir, undefined, io.env, { quick: true, versions: agentVersions(flags) });
+    agents = resolveAgentsInstall(flags.agentsDir, undefined, io.env, {
+      quick: true,
+      versions: agentVersions(flags),
+    });
   }
 
   const out = resolve(flags.out ?? mkdtempSync(join(tmpdir(), 'fleetbench-world-')));

@@ -111,6 +111,12 @@ export const commandTargetSchema = z
     'ready-timeout': boundedDuration(COMMAND_TARGET_BOUNDS.maxReadyTimeoutMs, 'ready timeout').default(
       120_000,
     ),
+    kill: z
+      .enum(['group', 'process'])
+      .default('group')
+      .describe(
+        "what a restart kills: its whole process group (a service manager's stop), or its first process only (a crash: what it started is left running)",
+      ),
     stop: z
       .object({
         signal: z.enum(SIGNALS).default('SIGTERM'),
@@ -161,6 +167,7 @@ export interface CommandTargetConfig {
   ready: ReadySpec;
   readyTimeoutMs: number;
   stop: { signal: (typeof SIGNALS)[number]; graceMs: number };
+  kill: 'group' | 'process';
   work: WorkSpec;
   done: (typeof DONE_STATES)[number];
   world: { mode: 'auto' | 'sandbox' | 'proxy' | 'env'; hosts: string[] };
@@ -208,6 +215,7 @@ export function resolveCommandTarget(
     ready,
     readyTimeoutMs: parsed['ready-timeout'],
     stop: { signal: parsed.stop.signal, graceMs: parsed.stop.grace },
+    kill: parsed.kill,
     work,
     done: parsed.done,
     world: parsed.world,

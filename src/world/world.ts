@@ -83,8 +83,11 @@ export interface WorldProcess {
   /** The pid as seen from fleetbench (outside the world's pid namespace). */
   pid: number | undefined;
   exited: Promise<ExitStatus>;
-  /** Signals the process, or its whole process group when it was started detached. */
-  kill(signal: NodeJS.Signals): void;
+  /**
+   * Signals the process, or its whole process group when it was started detached (`group`, the
+   * default for a detached one).
+   */
+  kill(signal: NodeJS.Signals, group?: boolean): void;
 }
 
 export interface WorldSpawnSpec {
@@ -396,7 +399,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         return {
           pid,
           exited: child.exited,
-          kill: (signal) => box.kill(child.id, signal, spec.detached),
+          kill: (signal, group = spec.detached) => box.kill(child.id, signal, group),
         };
       }
       const argv = user?.mapped
@@ -422,10 +425,10 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       return {
         pid: child.pid,
         exited,
-        kill: (signal) => {
+        kill: (signal, group = spec.detached) => {
           if (child.pid === undefined) return;
           try {
-            process.kill(spec.detached ? -child.pid : child.pid, signal);
+            process.kill(group ? -child.pid : child.pid, signal);
           } catch {
             // Gone already.
           }

@@ -62,6 +62,8 @@ function issueById(ctx: GqlContext, id: string): Issue {
   else if (entity !== undefined && 'number' in entity && 'repo' in entity) issue = entity;
   if (issue === undefined) throw unresolved(id);
   ctx.touched = issue.repo.fullName;
+  // What the mutation names, for attribution by content (attribution.ts).
+  ctx.state.touched?.issues.push(issue.number);
   return issue;
 }
 
@@ -80,6 +82,7 @@ function pullById(ctx: GqlContext, id: string): PullRequest {
   else if (entity !== undefined && 'pull' in entity && entity.pull) pull = entity.pull;
   if (pull === undefined) throw notFound(`Could not resolve to a PullRequest with the global id of '${id}'.`);
   ctx.touched = pull.issue.repo.fullName;
+  ctx.state.touched?.pulls.push(pull.issue.number);
   return pull;
 }
 
@@ -268,6 +271,7 @@ export const mutationRoot = {
   ) {
     const repo = repoById(ctx, input.repositoryId);
     const head = input.headRefName.replace(/^refs\/heads\//, '');
+    ctx.state.touched?.branches.push(head);
     const base = input.baseRefName.replace(/^refs\/heads\//, '');
     // GitHub's answer when the head branch was never pushed (what `gh pr create` shows).
     if (!repo.branches.has(head))

@@ -90,7 +90,10 @@ export class CommandTarget implements Target {
     this.emulator = options.github.emulator;
     checkTemplates(config.work, config.source);
     // Refused before anything starts: the agents the launchers exec must be installed.
-    this.agents = config.agents === 'real' ? resolveAgentsInstall(undefined, undefined, process.env, { quick: true }) : undefined;
+    this.agents =
+      config.agents === 'real'
+        ? resolveAgentsInstall(undefined, undefined, process.env, { quick: true })
+        : undefined;
     this.book = new SessionBook(this.emulator.state);
     this.workRng = options.rng.fork('work');
     const root = join(options.outDir, 'command');
@@ -419,7 +422,12 @@ export class CommandTarget implements Target {
     const { clock, trace } = this.options;
     const old = this.process;
     const killedAt = clock.now();
-    trace.write({ kind: 'event', name: 'controlplane.restart', t: killedAt, labels: { kind } });
+    trace.write({
+      kind: 'event',
+      name: 'controlplane.restart',
+      t: killedAt,
+      labels: { kind, kills: this.config.kill },
+    });
     if (old) {
       this.expected.add(old);
       await this.end(old, kind === 'hard' ? 'SIGKILL' : this.config.stop.signal);
@@ -430,11 +438,18 @@ export class CommandTarget implements Target {
     return { outageMs };
   }
 
-  /** Signals the group; SIGKILL after the grace when it is still there. */
-  private async end(child: WorldProcess, signal: NodeJS.Signals): Promise<void> {
-    child.kill(signal);
+  /**
+   * Signals the control plane (its group, or its first process only: `kill: process`); SIGKILL
+   * after the grace when it is still there. The run's end always takes the whole group.
+   */
+  private async end(
+    child: WorldProcess,
+    signal: NodeJS.Signals,
+    group = this.config.kill === 'group',
+  ): Promise<void> {
+    child.kill(signal, group);
     const grace = signal === 'SIGKILL' ? 5_000 : this.config.stop.graceMs;
-    const timer = setTimeout(() => child.kill('SIGKILL'), grace);
+    const timer = setTimeout(() => child.kill('SIGKILL', group), grace);
     await child.exited;
     clearTimeout(timer);
   }
@@ -445,7 +460,7 @@ export class CommandTarget implements Target {
     const child = this.process;
     if (child) {
       this.expected.add(child);
-      await this.end(child, this.config.stop.signal);
+      await this.end(child, this.config.stop.signal, true);
       this.options.trace.write({ kind: 'event', name: 'controlplane.stopped', t: this.options.clock.now() });
     }
     this.emulator.attribution.inferBranch = undefined;
