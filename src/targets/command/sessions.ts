@@ -46,6 +46,8 @@ function numbersIn(text: string, bare: boolean): number[] {
 
 export class SessionBook {
   readonly sessions = new Map<string, CommandSession>();
+  /** Branches known to be a session's (an agent of that session works on it): repo → branch → session. */
+  private readonly branches = new Map<string, Map<string, string>>();
 
   constructor(private readonly state: GitHubState) {}
 
@@ -98,11 +100,23 @@ export class SessionBook {
     return ids.length === 1 ? ids[0] : undefined;
   }
 
+  /** `branch` is `session`'s: an agent attributed to the session works on it. */
+  claimBranch(repo: string, branch: string, session: string): void {
+    let branches = this.branches.get(repo);
+    if (!branches) {
+      branches = new Map();
+      this.branches.set(repo, branches);
+    }
+    if (!branches.has(branch)) branches.set(branch, session);
+  }
+
   /**
-   * The session a branch belongs to: its name, else the pull requests opened from it (their
-   * linked issue, title and body).
+   * The session a branch belongs to: claimed by a session's agent, else its name, else the pull
+   * requests opened from it (their linked issue, title and body).
    */
   fromBranch(repo: string, branch: string): string | undefined {
+    const claimed = this.branches.get(repo)?.get(branch);
+    if (claimed) return claimed;
     const byName = this.fromText(branch, repo, true);
     if (byName) return byName;
     const pulls = this.state.repos.get(repo)?.pulls;

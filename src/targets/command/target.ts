@@ -42,6 +42,8 @@ import { checkTemplates, createWork, requestOver, taskText } from './work.ts';
 
 /** How often sessions' GitHub state and live agents' checkouts are read (docs/command-target.md). */
 const WATCH_MS = 500;
+/** Branches that are everybody's, never one session's. */
+const DEFAULT_BRANCHES = new Set(['main', 'master', 'trunk', 'develop']);
 /** How often a readiness probe is tried. */
 const PROBE_MS = 200;
 
@@ -347,8 +349,8 @@ export class CommandTarget implements Target {
     if (this.spawnSessions.has(spawnId)) return;
     let session = this.book.fromText(argv);
     let how = 'argv';
+    const checkout = cwd ? checkoutOf(cwd) : {};
     if (!session && cwd) {
-      const checkout = checkoutOf(cwd);
       if (checkout.branch) {
         const repos = checkout.repo
           ? [checkout.repo]
@@ -368,6 +370,13 @@ export class CommandTarget implements Target {
     }
     if (!session) return;
     this.spawnSessions.set(spawnId, session);
+    // The branch its agent works on is the session's: the pull request it opens from there too,
+    // whatever it is called (a worktree named after a task id).
+    const repo = checkout.repo ?? this.book.sessions.get(session)?.repo;
+    if (checkout.branch && repo && !DEFAULT_BRANCHES.has(checkout.branch)) {
+      this.book.claimBranch(repo, checkout.branch, session);
+      this.emulator.attribution.register({ session, repo, branch: checkout.branch });
+    }
     this.options.trace.write({
       kind: 'event',
       name: 'agent.session',
