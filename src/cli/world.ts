@@ -232,7 +232,7 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
     throw error;
   }
   io.notice(
-    `fleetbench world (${opened.mode}${resolved.why ? `: ${resolved.why}` : ''}): github ${opened.hostUrls.github}, provider ${opened.hostUrls.provider}; trace ${tracePath}`,
+    `fleetbench world (${opened.mode}${resolved.why ? `: ${resolved.why}` : ''}): github ${opened.hostUrls.github}, provider ${opened.hostUrls.provider}; trace ${tracePath}\n`,
   );
 
   const child = await opened.spawn({
@@ -275,7 +275,7 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
   if (flags.json) io.stderr.write(`${JSON.stringify(summary)}\n`);
   else
     io.notice(
-      `world ended: command exit ${summary.exit}; ${summary.githubRequests} GitHub request(s), ${summary.agentSpawns} agent spawn(s), ${summary.blocked} blocked attempt(s); fleetbench analyze ${tracePath}`,
+      `world ended: command exit ${summary.exit}; ${summary.githubRequests} GitHub request(s), ${summary.agentSpawns} agent spawn(s), ${summary.blocked} blocked attempt(s); fleetbench analyze ${tracePath}\n`,
     );
   io.exitCode = summary.exit;
 }

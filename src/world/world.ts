@@ -21,9 +21,10 @@ import { spawn as spawnChild } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { AgentsInstall } from '../agents/install.ts';
 import { FleetbenchError } from '../base/errors.ts';
+import { installCacheDir } from '../base/npm-install.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { GitHubEmulator } from '../github/emulator.ts';
 import { type RunningGitHubServer, startGitHubServer } from '../github/http.ts';
@@ -367,6 +368,9 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         GH_NO_UPDATE_NOTIFIER: '1',
       });
       if (launchers) out.PATH = `${launchers.binDir}:${out.PATH ?? '/usr/local/bin:/usr/bin:/bin'}`;
+      // fleetbench itself run inside (a run in a world) finds the installs this one found: as a
+      // mapped user it would look in a non-root cache.
+      out.FLEETBENCH_CACHE_DIR ??= dirname(installCacheDir(process.env));
       if (!out.GH_TOKEN && !out.GITHUB_TOKEN) {
         out.GH_TOKEN = options.token;
         out.GITHUB_TOKEN = options.token;

@@ -1,0 +1,106 @@
+/**
+ * The real codex, Claude Code and opencode launched by name inside `fleetbench world` (the CLI as
+ * a process, the sandbox): each spawn is recorded with its command line, every model request is
+ * attributed to the spawn that made it, Claude Code's `--dangerously-skip-permissions` works when
+ * fleetbench is root (the command runs as a mapped non-root user), and none of them dials
+ * anything but the world except opencode's lookup of the npm registry, refused and recorded. Off CI, skipped with one line when the CLIs
+ * or bwrap are missing; under CI both are required (.ci/run installs them).
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { resolveAgentsInstall } from '../src/agents/index.ts';
+import { BIN } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
+
+const ci = Boolean(process.env.CI);
+const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
+
+function installed(): boolean {
+  try {
+    resolveAgentsInstall(undefined, undefined, process.env, { quick: true });
+    return true;
+  } catch (error) {
+    if (!ci) process.stderr.write(`skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`);
+    return false;
+  }
+}
+
+type Line = { kind: string; name?: string; t: number; labels?: Record<string, unknown>; data?: Record<string, unknown> };
+
+function world(args: string[], script: string, cwd: string): Promise<{ code: number | null; out: string; records: Line[] }> {
+  const out = join(cwd, 'out');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'world', '--mode', 'sandbox', '--out', out, ...args, '--', 'sh', '-c', script], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let text = '';
+    child.stdout.on('data', (chunk) => {
+      text += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      text += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 600_000);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      const records = readFileSync(join(out, 'trace.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Line);
+      resolve({ code, out: text, records });
+    });
+  });
+}
+
+describe.skipIf((!installed() || bwrap.skip) && !ci)('the real agent CLIs in the world', () => {
+  it('run by name: spawns recorded, every model request its spawn’s, nothing dialled outside', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-world-agents-');
+    const work = join(dir, 'ws');
+    mkdirSync(work);
+    // Each CLI as a control plane would start it; Claude Code with the flag it refuses as root.
+    const script = [
+      'git init -q . && id -u > uid.txt',
+      'codex exec --json --skip-git-repo-check "say hello" > codex.out 2>&1; echo codex=$?',
+      'claude -p "say hello" --output-format json --dangerously-skip-permissions > claude.out 2>&1; echo claude=$?',
+      'opencode run "say hello" > opencode.out 2>&1; echo opencode=$?',
+    ].join('; ');
+    const r = await world(['--script', 'hello'], script, work);
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/codex=0/);
+    expect(r.out).toMatch(/claude=0/);
+    expect(r.out).toMatch(/opencode=0/);
+    if (process.getuid?.() === 0) expect(Number(readFileSync(join(work, 'uid.txt'), 'utf8'))).not.toBe(0);
+    const spawns = r.records.filter((x) => x.name === 'agent.spawn' && x.data?.probe !== true);
+    expect(spawns.map((s) => s.labels?.agent).sort()).toEqual(['claude', 'codex', 'opencode']);
+    for (const spawn of spawns) expect((spawn.data?.argv as string[])[0]).toBe(spawn.labels?.agent);
+    const models = r.records.filter((x) => x.kind === 'span' && x.name === 'provider.request');
+    expect(models.length).toBeGreaterThanOrEqual(3);
+    const ids = new Set(spawns.map((s) => s.labels?.spawn));
+    for (const model of models) expect(ids.has(model.labels?.spawn), JSON.stringify(model.labels)).toBe(true);
+    // Every CLI spoke to the emulator: each spawn made at least one request.
+    for (const id of ids) expect(models.some((m) => m.labels?.spawn === id), `${id}`).toBe(true);
+    // The only attempt outward: opencode 1.18 looks up registry.npmjs.org during its first turn
+    // whatever its OPENCODE_DISABLE_* switches say (docs/world.md, "What the CLIs try"); the world
+    // refuses it, records it with opencode's command line, and opencode goes on.
+    const blocked = r.records.filter((x) => x.name === 'world.blocked');
+    for (const attempt of blocked) {
+      expect(attempt.labels?.host, JSON.stringify(attempt)).toBe('registry.npmjs.org');
+      expect(String((attempt.data?.argv as string[] | undefined)?.[0] ?? ''), JSON.stringify(attempt)).toMatch(/opencode/);
+    }
+  }, 900_000);
+
+  it('agents try in the world: fleetbench’s own homes reach nothing but its emulator', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-world-try-');
+    const r = await world(['--no-agents'], `${process.execPath} ${BIN} agents try --turns 1 --out ${join(dir, 'try')}`, dir);
+    expect(r.code, r.out).toBe(0);
+    const blocked = r.records.filter((x) => x.name === 'world.blocked');
+    expect(blocked.every((x) => x.labels?.host === 'registry.npmjs.org'), JSON.stringify(blocked)).toBe(true);
+  }, 900_000);
+});
