@@ -19,7 +19,7 @@ import { SPEED_METRIC_INFO } from './speed.ts';
 export type Better = 'lower' | 'higher';
 /** The statistics a budget row may use (`p(95)`, `avg`, `max`, `count`, `rate`, `value`). */
 export type Stat = 'p' | 'avg' | 'min' | 'max' | 'count' | 'rate' | 'value';
-export type MetricGroup = 'scorecard' | 'cost' | 'latency' | 'spans' | 'speed' | 'turnover';
+export type MetricGroup = 'scorecard' | 'cost' | 'latency' | 'spans' | 'speed' | 'turnover' | 'edges';
 
 export interface DistributionMetric {
   kind: 'distribution';
@@ -140,6 +140,117 @@ const turnover = (
   read,
 });
 
+/** A figure of analysis.edges (docs/analysis.md#edges-any-control-plane-from-its-traffic): null without one. */
+const edges = (
+  name: string,
+  description: string,
+  unit: string,
+  better: Better,
+  budgetStats: Stat[],
+  read: (e: NonNullable<Analysis['edges']>) => number | null,
+): ValueMetric => ({
+  kind: 'value',
+  name,
+  description,
+  unit,
+  better,
+  group: 'edges',
+  judged: false,
+  budgetStats,
+  read: (a) => (a.edges ? read(a.edges) : null),
+});
+
+const EDGE_METRICS: readonly ValueMetric[] = [
+  edges(
+    'github_calls_attributed_pct',
+    'GitHub calls attributed to a session',
+    '%',
+    'higher',
+    ['value', 'min'],
+    (e) => e.attribution.github.attributedPct,
+  ),
+  edges(
+    'cost_per_task_calls',
+    'GitHub calls per completed session, the overhead shared over them',
+    'calls',
+    'lower',
+    ['value', 'max'],
+    (e) => e.costPerTask.calls?.allIn ?? null,
+  ),
+  edges(
+    'cost_per_task_points',
+    'primary-limit points per completed session, the overhead shared over them',
+    'points',
+    'lower',
+    ['value', 'max'],
+    (e) => e.costPerTask.points?.allIn ?? null,
+  ),
+  edges(
+    'cost_per_task_tokens',
+    "model tokens per completed session, the control plane's own shared over them",
+    'tokens',
+    'lower',
+    ['value', 'max'],
+    (e) => e.costPerTask.tokens?.allIn ?? null,
+  ),
+  edges(
+    'github_calls_per_active_hour',
+    'GitHub calls per hour of the active window',
+    'calls/h',
+    'lower',
+    ['value', 'rate', 'max'],
+    (e) => e.activeWindow?.callsPerHour ?? null,
+  ),
+  edges(
+    'points_per_active_hour',
+    'primary-limit points per hour of the active window',
+    'points/h',
+    'lower',
+    ['value', 'rate', 'max'],
+    (e) => e.activeWindow?.pointsPerHour ?? null,
+  ),
+  edges(
+    'tokens_per_active_hour',
+    'model tokens per hour of the active window',
+    'tokens/h',
+    'lower',
+    ['value', 'rate', 'max'],
+    (e) => e.activeWindow?.tokensPerHour ?? null,
+  ),
+  edges(
+    'orphaned_agents',
+    'agents still running after their control plane was gone',
+    'agents',
+    'lower',
+    ['value', 'count', 'max'],
+    (e) => e.orphans.count,
+  ),
+  edges(
+    'duplicated_tokens',
+    'model tokens spent again on a session after a restart',
+    'tokens',
+    'lower',
+    ['value', 'count', 'max'],
+    (e) => e.duplicated.tokens,
+  ),
+  edges(
+    'duplicated_writes',
+    'GitHub writes a session made again after a restart',
+    'writes',
+    'lower',
+    ['value', 'count', 'max'],
+    (e) => e.duplicated.writes,
+  ),
+  edges(
+    'blocked_attempts',
+    'attempts to reach a host outside the world',
+    'attempts',
+    'lower',
+    ['value', 'count', 'max'],
+    (e) => e.blocked.attempts,
+  ),
+];
+
 /** The value metrics every Analysis can be asked for, in the order compare lists them. */
 export const VALUE_METRICS: readonly ValueMetric[] = [
   scorecardMetric(
@@ -230,6 +341,7 @@ export const VALUE_METRICS: readonly ValueMetric[] = [
       ),
     ),
   ),
+  ...EDGE_METRICS,
 ];
 
 export const DISTRIBUTION_METRICS: readonly DistributionMetric[] = SPEED_METRIC_KEYS.map((name) => ({
@@ -283,6 +395,8 @@ export function measureAll(a: Analysis): MeasuredValue[] {
     if (metric.group === 'turnover' && metric.unit === 'ms') continue;
     // Only runs that have a dashboard measure its calls.
     if (metric.name === 'api.dashboard-calls' && a.api.counts.bySource.dashboard === undefined) continue;
+    // Only a run measured from a world's edges has edge figures.
+    if (metric.group === 'edges' && a.edges === undefined) continue;
     const row =
       metric.group === 'scorecard'
         ? a.scorecard.rows.find((r) => `scorecard.${r.id}` === metric.name)
