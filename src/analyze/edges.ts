@@ -9,7 +9,7 @@
  * threads, which load no zod.
  */
 import type { CallTally } from './accumulators/session-calls.ts';
-import { SessionCalls } from './accumulators/session-calls.ts';
+import { pointsByResource, SessionCalls } from './accumulators/session-calls.ts';
 import type { EdgeRequest, EdgeRestart, EdgeSession, EdgeSpawn, EdgeWorld } from './edges-model.ts';
 import {
   DEFAULT_DONE_STATE,
@@ -30,7 +30,9 @@ type Tokens = EdgesAnalysis['attribution']['model']['sessions'];
 const noCalls: CallTally = {
   calls: 0,
   points: 0,
-  pointsByResource: new Map(),
+  corePoints: 0,
+  graphqlPoints: 0,
+  otherPoints: new Map(),
   writes: 0,
   lastEnd: Number.NEGATIVE_INFINITY,
   writeTimes: new Map(),
@@ -135,7 +137,7 @@ export function computeEdges(
       github: {
         calls: tally.calls,
         points: round(tally.points),
-        pointsByResource: sortedRecord(tally.pointsByResource),
+        pointsByResource: sortedRecord(pointsByResource(tally)),
         writes: tally.writes,
       },
       model: tokensOfAll(sessionRequests(s)),
