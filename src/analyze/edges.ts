@@ -9,7 +9,7 @@
  * threads, which load no zod.
  */
 import type { CallTally } from './accumulators/session-calls.ts';
-import { pointsByResource, SessionCalls } from './accumulators/session-calls.ts';
+import { newTally, pointsByResource, SessionCalls } from './accumulators/session-calls.ts';
 import type { EdgeRequest, EdgeRestart, EdgeSession, EdgeSpawn, EdgeWorld } from './edges-model.ts';
 import {
   DEFAULT_DONE_STATE,
@@ -27,16 +27,7 @@ import { MAX_BLOCKED_HOSTS, MAX_BLOCKED_PROCESSES, MAX_EDGE_ROWS } from './schem
 
 type Tokens = EdgesAnalysis['attribution']['model']['sessions'];
 
-const noCalls: CallTally = {
-  calls: 0,
-  points: 0,
-  corePoints: 0,
-  graphqlPoints: 0,
-  otherPoints: new Map(),
-  writes: 0,
-  lastEnd: Number.NEGATIVE_INFINITY,
-  writeTimes: new Map(),
-};
+const noCalls: CallTally = newTally();
 
 function tokensOfAll(requests: readonly EdgeRequest[]): Tokens {
   const out = { requests: 0, tokensIn: 0, tokensOut: 0 };

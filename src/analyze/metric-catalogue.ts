@@ -140,116 +140,108 @@ const turnover = (
   read,
 });
 
-/** A figure of analysis.edges (docs/analysis.md#edges-any-control-plane-from-its-traffic): null without one. */
-const edges = (
-  name: string,
-  description: string,
-  unit: string,
-  better: Better,
-  budgetStats: Stat[],
-  read: (e: NonNullable<Analysis['edges']>) => number | null,
-): ValueMetric => ({
+type Edges = NonNullable<Analysis['edges']>;
+
+/** What an edge figure is decides its better direction and the statistics a budget may use. */
+const EDGE_KINDS = {
+  share: { better: 'higher', budgetStats: ['value', 'min'] },
+  cost: { better: 'lower', budgetStats: ['value', 'max'] },
+  rate: { better: 'lower', budgetStats: ['value', 'rate', 'max'] },
+  count: { better: 'lower', budgetStats: ['value', 'count', 'max'] },
+} as const satisfies Record<string, { better: Better; budgetStats: Stat[] }>;
+
+/** The figures of analysis.edges (docs/analysis.md#edges-any-control-plane-from-its-traffic): null without one. */
+const EDGE_METRICS: readonly ValueMetric[] = (
+  [
+    [
+      'github_calls_attributed_pct',
+      'share',
+      '%',
+      'GitHub calls attributed to a session',
+      (e) => e.attribution.github.attributedPct,
+    ],
+    [
+      'cost_per_task_calls',
+      'cost',
+      'calls',
+      'GitHub calls per completed session, the overhead shared over them',
+      (e) => e.costPerTask.calls?.allIn ?? null,
+    ],
+    [
+      'cost_per_task_points',
+      'cost',
+      'points',
+      'primary-limit points per completed session, the overhead shared over them',
+      (e) => e.costPerTask.points?.allIn ?? null,
+    ],
+    [
+      'cost_per_task_tokens',
+      'cost',
+      'tokens',
+      "model tokens per completed session, the control plane's own shared over them",
+      (e) => e.costPerTask.tokens?.allIn ?? null,
+    ],
+    [
+      'github_calls_per_active_hour',
+      'rate',
+      'calls/h',
+      'GitHub calls per hour of the active window',
+      (e) => e.activeWindow?.callsPerHour ?? null,
+    ],
+    [
+      'points_per_active_hour',
+      'rate',
+      'points/h',
+      'primary-limit points per hour of the active window',
+      (e) => e.activeWindow?.pointsPerHour ?? null,
+    ],
+    [
+      'tokens_per_active_hour',
+      'rate',
+      'tokens/h',
+      'model tokens per hour of the active window',
+      (e) => e.activeWindow?.tokensPerHour ?? null,
+    ],
+    [
+      'orphaned_agents',
+      'count',
+      'agents',
+      'agents still running after their control plane was gone',
+      (e) => e.orphans.count,
+    ],
+    [
+      'duplicated_tokens',
+      'count',
+      'tokens',
+      'model tokens spent again on a session after a restart',
+      (e) => e.duplicated.tokens,
+    ],
+    [
+      'duplicated_writes',
+      'count',
+      'writes',
+      'GitHub writes a session made again after a restart',
+      (e) => e.duplicated.writes,
+    ],
+    [
+      'blocked_attempts',
+      'count',
+      'attempts',
+      'attempts to reach a host outside the world',
+      (e) => e.blocked.attempts,
+    ],
+  ] as Array<[string, keyof typeof EDGE_KINDS, string, string, (e: Edges) => number | null]>
+).map(([name, kind, unit, description, read]) => ({
   kind: 'value',
   name,
   description,
   unit,
-  better,
+  better: EDGE_KINDS[kind].better,
   group: 'edges',
   judged: false,
-  budgetStats,
-  read: (a) => (a.edges ? read(a.edges) : null),
-});
-
-const EDGE_METRICS: readonly ValueMetric[] = [
-  edges(
-    'github_calls_attributed_pct',
-    'GitHub calls attributed to a session',
-    '%',
-    'higher',
-    ['value', 'min'],
-    (e) => e.attribution.github.attributedPct,
-  ),
-  edges(
-    'cost_per_task_calls',
-    'GitHub calls per completed session, the overhead shared over them',
-    'calls',
-    'lower',
-    ['value', 'max'],
-    (e) => e.costPerTask.calls?.allIn ?? null,
-  ),
-  edges(
-    'cost_per_task_points',
-    'primary-limit points per completed session, the overhead shared over them',
-    'points',
-    'lower',
-    ['value', 'max'],
-    (e) => e.costPerTask.points?.allIn ?? null,
-  ),
-  edges(
-    'cost_per_task_tokens',
-    "model tokens per completed session, the control plane's own shared over them",
-    'tokens',
-    'lower',
-    ['value', 'max'],
-    (e) => e.costPerTask.tokens?.allIn ?? null,
-  ),
-  edges(
-    'github_calls_per_active_hour',
-    'GitHub calls per hour of the active window',
-    'calls/h',
-    'lower',
-    ['value', 'rate', 'max'],
-    (e) => e.activeWindow?.callsPerHour ?? null,
-  ),
-  edges(
-    'points_per_active_hour',
-    'primary-limit points per hour of the active window',
-    'points/h',
-    'lower',
-    ['value', 'rate', 'max'],
-    (e) => e.activeWindow?.pointsPerHour ?? null,
-  ),
-  edges(
-    'tokens_per_active_hour',
-    'model tokens per hour of the active window',
-    'tokens/h',
-    'lower',
-    ['value', 'rate', 'max'],
-    (e) => e.activeWindow?.tokensPerHour ?? null,
-  ),
-  edges(
-    'orphaned_agents',
-    'agents still running after their control plane was gone',
-    'agents',
-    'lower',
-    ['value', 'count', 'max'],
-    (e) => e.orphans.count,
-  ),
-  edges(
-    'duplicated_tokens',
-    'model tokens spent again on a session after a restart',
-    'tokens',
-    'lower',
-    ['value', 'count', 'max'],
-    (e) => e.duplicated.tokens,
-  ),
-  edges(
-    'duplicated_writes',
-    'GitHub writes a session made again after a restart',
-    'writes',
-    'lower',
-    ['value', 'count', 'max'],
-    (e) => e.duplicated.writes,
-  ),
-  edges(
-    'blocked_attempts',
-    'attempts to reach a host outside the world',
-    'attempts',
-    'lower',
-    ['value', 'count', 'max'],
-    (e) => e.blocked.attempts,
-  ),
-];
+  budgetStats: [...EDGE_KINDS[kind].budgetStats],
+  read: (a: Analysis) => (a.edges ? read(a.edges) : null),
+}));
 
 /** The value metrics every Analysis can be asked for, in the order compare lists them. */
 export const VALUE_METRICS: readonly ValueMetric[] = [

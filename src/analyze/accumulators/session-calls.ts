@@ -39,7 +39,8 @@ export interface SessionCallsState {
   pointsPerSecond: Float64Array;
 }
 
-const newTally = (): CallTally => ({
+/** A tally of no calls yet. */
+export const newTally = (): CallTally => ({
   calls: 0,
   points: 0,
   corePoints: 0,
