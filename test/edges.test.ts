@@ -501,6 +501,28 @@ describe('edges: restarts that are not a plain kill', () => {
 });
 
 describe('edges: what is not a world', () => {
+  it('a world whose command started no agent and created no work has edges and no speed to measure', () => {
+    const a = analyse([
+      worldStarted(0),
+      call(10, 'GET', '/user'),
+      blocked(20, 'connect', 'registry.npmjs.org', ['npm', 'install'], 443),
+      worldStopped(30, 1, 0),
+    ]);
+    expect(a.speed).toBeUndefined();
+    expect(a.edges!.attribution.github).toMatchObject({ calls: 1, overhead: 1, attributedPct: 0 });
+    expect(a.edges!.blocked.byHost).toEqual([
+      expect.objectContaining({
+        via: 'connect',
+        host: 'registry.npmjs.org',
+        ports: [443],
+        processes: ['npm install'],
+      }),
+    ]);
+    expect(a.edges!.notes).toEqual([
+      'no work.created in the trace: no active window, and sessions are only those its calls and agents name',
+    ]);
+  });
+
   it('a trace without world or command-target records has no edges section', () => {
     const a = analyse([
       call(0, 'GET', '/user', 's1'),

@@ -80,6 +80,11 @@ function firstRequestAfter(session: EdgeSession, from: number): { at: number; sp
   return best;
 }
 
+/** Whether the edges measured any speed at all (a world whose command started no agent and created no work did not). */
+export function measuredSpeed(e: EdgeSpeed): boolean {
+  return e.agentBoot.length > 0 || e.sessions.created > 0 || e.recoveryCounts.length > 0;
+}
+
 export function edgeSpeed(world: EdgeWorld, endMs: number): EdgeSpeed {
   const out: EdgeSpeed = {
     firstActivity: [],

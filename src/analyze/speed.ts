@@ -27,7 +27,7 @@
  * explains (a load span that ends after `session.resumed`) still counts.
  */
 import { EDGE_RECORD_NAMES, readEdges } from './edges-model.ts';
-import { type EdgeSample, type EdgeSpeed, edgeSpeed } from './edges-speed.ts';
+import { type EdgeSample, type EdgeSpeed, edgeSpeed, measuredSpeed } from './edges-speed.ts';
 import type { FinisherContext, RetainedRecord } from './finisher.ts';
 import { LatencyHistogram } from './histogram.ts';
 import type { SpeedAnalysis, SpeedMetricName } from './schema.ts';
@@ -235,7 +235,8 @@ export function computeSpeed(
   input.end();
   // A control plane known only by its traffic (a world's edges): edges-speed.ts measures it.
   const world = readEdges(records);
-  const edges = world ? edgeSpeed(world, context.endMs) : undefined;
+  const measured = world ? edgeSpeed(world, context.endMs) : undefined;
+  const edges = measured && measuredSpeed(measured) ? measured : undefined;
   if (!input.relevant && !edges) return undefined;
   const join = new SpeedJoin(input.restarts, input.fates, context.endMs);
   if (edges) join.addEdges(edges, input.boots);
