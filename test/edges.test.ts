@@ -5,11 +5,13 @@
  * whose agent outlives it, a task redone, a graceful drain, a control plane that dies. Each
  * figure is asserted through the real analyzer, the real judge with a budget file and the CLI.
  */
+import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../src/analyze/analyzer.ts';
 import { type Analysis, analysisSchema } from '../src/analyze/schema.ts';
 import { resolveBudgets } from '../src/judge/budgets.ts';
 import { judge, parseBudgetText } from '../src/judge/index.ts';
+import { reporters, runSummarySections } from '../src/report/index.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
 import { cli } from './helpers/cli.ts';
 import {
@@ -330,6 +332,31 @@ budgets:
     expect(verdict.verdict).toBe('fail');
   });
 
+  it('the end-of-run summary says the share attributed, the cost per task and what went wrong', () => {
+    const text = reporters.terminal().render({
+      title: 'run',
+      document: a,
+      sections: () =>
+        runSummarySections(a, {
+          outcome: {
+            reason: 'completed',
+            sessionsStarted: 3,
+            sessionsDropped: 0,
+            tracePath: 't',
+            wallMs: 9000,
+          },
+          scorecard: false,
+        }),
+    });
+    expect(text).toContain('▸ Edges (the control plane from its traffic)');
+    expect(text).toMatch(/GitHub calls\.*: 6 · 4 attributed to sessions \(66\.7%\)/);
+    expect(text).toMatch(
+      /model requests\.*: 6 · sessions 4 \(66\.7%\) · control plane's agents 1 · outside the launchers 1/,
+    );
+    expect(text).toMatch(/active window\.*: 1s → 8s \(8 s counted\): 1,800 calls\/h/);
+    expect(text).toMatch(/blocked attempts\.*: 3 \(dns example\.com, tcp github\.com\)/);
+  });
+
   it('fleetbench analyze shows it; check exits 99 on a breach', async () => {
     const trace = writeTrace(`${dir}/kill.jsonl`, KILL_TRACE);
     const shown = await cli(['analyze', trace]);
@@ -354,7 +381,6 @@ budgets:
     const json = JSON.parse((await cli(['analyze', trace, '--json'])).stdout) as Analysis;
     expect(json.edges).toEqual(e);
     const budgets = `${dir}/edges-budgets.yaml`;
-    const { writeFileSync } = await import('node:fs');
     writeFileSync(budgets, 'name: edges\nbudgets:\n  - { metric: orphaned_agents, value: 0 }\n');
     const checked = await cli(['check', trace, '--budgets', budgets]);
     expect(checked.code, checked.stdout + checked.stderr).toBe(99);
