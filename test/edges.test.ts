@@ -526,6 +526,25 @@ describe('edges: restarts that are not a plain kill', () => {
   });
 });
 
+describe('edges: bounds (docs/limits.md)', () => {
+  it('lists at most 5,000 sessions and counts the rest; absurd token counts are read as whole, non-negative numbers', () => {
+    const records: BodyRecord[] = [worldStarted(0)];
+    for (let i = 0; i < 6000; i++) records.push(workCreated(i, `s${i}`, i + 1));
+    records.push(spawned(10, 'a1', 'codex'), attributed(10, 'a1', 's0'));
+    records.push(request(20, a1, 1e13, -5), request(30, a1, 1.5, 2.4), state(40, 's0', 'working', 'pr_open'));
+    const e = analyse(records).edges!;
+    expect(e.sessions).toMatchObject({ count: 6000, created: 6000, completed: 1, leftOut: 1000 });
+    expect(e.sessions.list).toHaveLength(5000);
+    expect(e.attribution.model.sessions).toEqual({ requests: 2, tokensIn: 1e13 + 2, tokensOut: 2 });
+    expect(e.costPerTask.tokens).toEqual({
+      mean: 1e13 + 4,
+      p50: 1e13 + 4,
+      overheadPerTask: 0,
+      allIn: 1e13 + 4,
+    });
+  });
+});
+
 describe('edges: what is not a world', () => {
   it('a world whose command started no agent and created no work has edges and no speed to measure', () => {
     const a = analyse([

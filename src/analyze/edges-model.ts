@@ -11,6 +11,7 @@
  * after its first request) joins like any other. The edges finisher (edges.ts) and the speed
  * finisher (speed.ts, through edges-speed.ts) both read it. No zod: worker threads load this file.
  */
+import { tokenCount } from './figures.ts';
 import type { RetainedRecord } from './finisher.ts';
 
 /** The record names the edges are made of. */
@@ -149,8 +150,6 @@ const str = (value: unknown): string | null =>
 const num = (value: unknown): number | null =>
   typeof value === 'number' && Number.isFinite(value) ? value : null;
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-/** A token count as a whole, non-negative number (a hand-written trace may say anything). */
-const tokenCount = (value: unknown): number => Math.max(0, Math.round(num(value) ?? 0));
 
 /** Whether a state is `done` or past it, for a session whose done state is `done`. */
 export function reachesDone(state: string, done: string): boolean {
