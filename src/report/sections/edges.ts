@@ -5,7 +5,16 @@
  * The speed samples are in the Speed section; here each one says where it starts and ends.
  */
 import type { Analysis } from '../../analyze/schema.ts';
-import { columns, fmtInt, fmtMs, fmtNum, fmtPct, type Section, textColumn } from '../table.ts';
+import {
+  type Column,
+  fmtInt,
+  fmtMs,
+  fmtNum,
+  fmtPct,
+  numericColumn,
+  type Section,
+  textColumn,
+} from '../table.ts';
 import { notesIf, type Pair, pairs, table } from './build.ts';
 
 type Edges = NonNullable<Analysis['edges']>;
@@ -14,6 +23,8 @@ type Tokens = Edges['attribution']['model']['sessions'];
 
 const tokens = (t: Tokens) => t.tokensIn + t.tokensOut;
 const at = (ms: number | null) => (ms === null ? '–' : fmtMs(ms));
+/** Right-aligned figure columns (after text columns of their own). */
+const numeric = (...headers: string[]): Column[] => headers.map(numericColumn);
 const plural = (n: number, word: string) => `${fmtInt(n)} ${word}${n === 1 ? '' : 's'}`;
 
 function costText(cost: Cost, unit: string): string {
@@ -160,7 +171,7 @@ export function edgesSections(a: Analysis, top: number): Section[] {
         table(
           [
             textColumn('session'),
-            ...columns(
+            ...numeric(
               'created',
               'first output',
               'done',
@@ -203,7 +214,7 @@ export function edgesSections(a: Analysis, top: number): Section[] {
             textColumn('spawn'),
             textColumn('agent'),
             textColumn('session'),
-            ...columns('started', 'boot', 'exited', 'requests', 'tokens'),
+            ...numeric('started', 'boot', 'exited', 'requests', 'tokens'),
           ],
           list
             .slice(0, top)
@@ -232,7 +243,7 @@ export function edgesSections(a: Analysis, top: number): Section[] {
             textColumn('agent'),
             textColumn('session'),
             textColumn('death'),
-            ...columns('gone at', 'ran after', 'requests after', 'tokens after'),
+            ...numeric('gone at', 'ran after', 'requests after', 'tokens after'),
           ],
           e.orphans.list
             .slice(0, top)
@@ -262,7 +273,7 @@ export function edgesSections(a: Analysis, top: number): Section[] {
             textColumn('session'),
             textColumn('cut agents'),
             textColumn('new agent'),
-            ...columns('tokens before', 'after kill', 'spent again', 'writes again'),
+            ...numeric('tokens before', 'after kill', 'spent again', 'writes again'),
           ],
           cut
             .slice(0, top)
@@ -293,7 +304,7 @@ export function edgesSections(a: Analysis, top: number): Section[] {
             textColumn('via'),
             textColumn('host'),
             textColumn('ports'),
-            ...columns('attempts'),
+            ...numeric('attempts'),
             textColumn('processes that tried'),
           ],
           b.byHost
