@@ -5,7 +5,7 @@
  * split and merged, and after a trip through the state a worker thread hands over.
  */
 import { describe, expect, it } from 'vitest';
-import { BIN_LADDER_MS, MAX_BINS, StartEndBins } from '../src/analyze/bins.ts';
+import { BIN_LADDER_MS, MAX_BINS, SecondSeries, StartEndBins } from '../src/analyze/bins.ts';
 import { createRng } from '../src/base/rng.ts';
 
 type Call = [start: number, end: number];
@@ -152,5 +152,16 @@ describe('start/end bins', () => {
     expect(state.level).toBe(2);
     expect(state.length).toBeGreaterThan(800_000);
     expect(state.starts.length).toBeLessThan(state.length);
+  });
+});
+
+describe('per-second series', () => {
+  it('one restored from an empty state still grows (doubling an empty array once never ended)', () => {
+    const restored = new SecondSeries(structuredClone(new SecondSeries().toState()));
+    const later = new SecondSeries();
+    later.add(2500, 3);
+    restored.merge(later);
+    restored.add(4000, 1);
+    expect(restored.bins(1)).toEqual([0, 0, 3, 0, 1]);
   });
 });

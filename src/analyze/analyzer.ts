@@ -28,6 +28,7 @@ import { Gauges, MAX_SERIES_POINTS } from './accumulators/gauges.ts';
 import { Polling } from './accumulators/polling.ts';
 import { RateLimit } from './accumulators/rate-limit.ts';
 import { Retained } from './accumulators/retained.ts';
+import { SessionCalls } from './accumulators/session-calls.ts';
 import { Snapshots } from './accumulators/snapshots.ts';
 import { Spans } from './accumulators/spans.ts';
 import { Writes } from './accumulators/writes.ts';
@@ -83,6 +84,7 @@ const ACCUMULATORS = {
   snapshots: Snapshots,
   gauges: Gauges,
   retained: Retained,
+  sessionCalls: SessionCalls,
 } as const;
 type Accumulators = { -readonly [K in keyof typeof ACCUMULATORS]: InstanceType<(typeof ACCUMULATORS)[K]> };
 const NAMES = Object.keys(ACCUMULATORS) as Array<keyof Accumulators>;
@@ -150,6 +152,7 @@ export class Analyzer implements TraceSink {
     acc.writes.addApi(r);
     acc.rateLimit.addApi(r);
     acc.polling.addApi(r);
+    acc.sessionCalls.addApi(r);
   }
 
   private addEvent(r: EventRecord): void {
@@ -243,7 +246,7 @@ export class Analyzer implements TraceSink {
       gauges: gauges.result(),
       series: this.series(endMs),
       schedule,
-      ...this.acc.retained.finish({ header, startMs, endMs }),
+      ...this.acc.retained.finish({ header, startMs, endMs, calls: this.acc.sessionCalls }),
       warnings,
     };
   }

@@ -307,7 +307,8 @@ export class SecondSeries {
   length = 0;
 
   constructor(values?: Float64Array) {
-    this.values = values ?? new Float64Array(256);
+    // An empty state (an analyzer that saw no such record) must still grow: doubling 0 never does.
+    this.values = values !== undefined && values.length > 0 ? values : new Float64Array(256);
     if (values) this.length = values.length;
   }
 

@@ -12,3 +12,8 @@ export function round(value: number, digits = 3): number {
 export function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** A token count as a whole, non-negative number (a record may say anything: a hand-written trace). */
+export function tokenCount(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? Math.max(0, Math.round(value)) : 0;
+}

@@ -7,6 +7,7 @@
  * number of such operations, never with API calls.
  */
 import type { BodyRecord, RunHeader } from '../trace/schema.ts';
+import type { SessionCalls } from './accumulators/session-calls.ts';
 
 export type RetainedRecord = Exclude<BodyRecord, { kind: 'api' }>;
 
@@ -14,11 +15,13 @@ export interface FinisherContext {
   header?: RunHeader;
   startMs: number;
   endMs: number;
+  /** GitHub calls by session and per second, for a finisher that joins them with its records (edges.ts). */
+  calls?: SessionCalls;
 }
 
 export interface Finisher {
   /** The Analysis field the result goes into. */
-  key: 'speed' | 'turnover' | 'faults' | 'provider' | 'model';
+  key: 'speed' | 'turnover' | 'faults' | 'provider' | 'model' | 'edges';
   /** Which span, event and gauge names to keep for it. */
   retains(name: string): boolean;
   /** Records in time order (ties: trace order). */

@@ -1,4 +1,5 @@
 /** The table of finishers (their contract is finisher.ts). */
+import { edgesFinisher } from './edges.ts';
 import { faultsFinisher } from './faults.ts';
 import type { Finisher } from './finisher.ts';
 import { modelCoverageFinisher } from './model-coverage.ts';
@@ -13,6 +14,7 @@ export const FINISHERS: readonly Finisher[] = [
   faultsFinisher,
   providerFinisher,
   modelCoverageFinisher,
+  edgesFinisher,
 ];
 
 export function retainedByAnyFinisher(name: string): boolean {

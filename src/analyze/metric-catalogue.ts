@@ -19,7 +19,7 @@ import { SPEED_METRIC_INFO } from './speed.ts';
 export type Better = 'lower' | 'higher';
 /** The statistics a budget row may use (`p(95)`, `avg`, `max`, `count`, `rate`, `value`). */
 export type Stat = 'p' | 'avg' | 'min' | 'max' | 'count' | 'rate' | 'value';
-export type MetricGroup = 'scorecard' | 'cost' | 'latency' | 'spans' | 'speed' | 'turnover';
+export type MetricGroup = 'scorecard' | 'cost' | 'latency' | 'spans' | 'speed' | 'turnover' | 'edges';
 
 export interface DistributionMetric {
   kind: 'distribution';
@@ -140,6 +140,109 @@ const turnover = (
   read,
 });
 
+type Edges = NonNullable<Analysis['edges']>;
+
+/** What an edge figure is decides its better direction and the statistics a budget may use. */
+const EDGE_KINDS = {
+  share: { better: 'higher', budgetStats: ['value', 'min'] },
+  cost: { better: 'lower', budgetStats: ['value', 'max'] },
+  rate: { better: 'lower', budgetStats: ['value', 'rate', 'max'] },
+  count: { better: 'lower', budgetStats: ['value', 'count', 'max'] },
+} as const satisfies Record<string, { better: Better; budgetStats: Stat[] }>;
+
+/** The figures of analysis.edges (docs/analysis.md#edges-any-control-plane-from-its-traffic): null without one. */
+const EDGE_METRICS: readonly ValueMetric[] = (
+  [
+    [
+      'github_calls_attributed_pct',
+      'share',
+      '%',
+      'GitHub calls attributed to a session',
+      (e) => e.attribution.github.attributedPct,
+    ],
+    [
+      'cost_per_task_calls',
+      'cost',
+      'calls',
+      'GitHub calls per completed session, the overhead shared over them',
+      (e) => e.costPerTask.calls?.allIn ?? null,
+    ],
+    [
+      'cost_per_task_points',
+      'cost',
+      'points',
+      'primary-limit points per completed session, the overhead shared over them',
+      (e) => e.costPerTask.points?.allIn ?? null,
+    ],
+    [
+      'cost_per_task_tokens',
+      'cost',
+      'tokens',
+      "model tokens per completed session, the control plane's own shared over them",
+      (e) => e.costPerTask.tokens?.allIn ?? null,
+    ],
+    [
+      'github_calls_per_active_hour',
+      'rate',
+      'calls/h',
+      'GitHub calls per hour of the active window',
+      (e) => e.activeWindow?.callsPerHour ?? null,
+    ],
+    [
+      'points_per_active_hour',
+      'rate',
+      'points/h',
+      'primary-limit points per hour of the active window',
+      (e) => e.activeWindow?.pointsPerHour ?? null,
+    ],
+    [
+      'tokens_per_active_hour',
+      'rate',
+      'tokens/h',
+      'model tokens per hour of the active window',
+      (e) => e.activeWindow?.tokensPerHour ?? null,
+    ],
+    [
+      'orphaned_agents',
+      'count',
+      'agents',
+      'agents still running after their control plane was gone',
+      (e) => e.orphans.count,
+    ],
+    [
+      'duplicated_tokens',
+      'count',
+      'tokens',
+      'model tokens spent again on a session after a restart',
+      (e) => e.duplicated.tokens,
+    ],
+    [
+      'duplicated_writes',
+      'count',
+      'writes',
+      'GitHub writes a session made again after a restart',
+      (e) => e.duplicated.writes,
+    ],
+    [
+      'blocked_attempts',
+      'count',
+      'attempts',
+      'attempts to reach a host outside the world',
+      (e) => e.blocked.attempts,
+    ],
+  ] as Array<[string, keyof typeof EDGE_KINDS, string, string, (e: Edges) => number | null]>
+).map(([name, kind, unit, description, read]) => ({
+  kind: 'value',
+  name,
+  description,
+  unit,
+  better: EDGE_KINDS[kind].better,
+  group: 'edges',
+  judged: false,
+  budgetStats: [...EDGE_KINDS[kind].budgetStats],
+  read: (a: Analysis) => (a.edges ? read(a.edges) : null),
+}));
+
 /** The value metrics every Analysis can be asked for, in the order compare lists them. */
 export const VALUE_METRICS: readonly ValueMetric[] = [
   scorecardMetric(
@@ -230,6 +333,7 @@ export const VALUE_METRICS: readonly ValueMetric[] = [
       ),
     ),
   ),
+  ...EDGE_METRICS,
 ];
 
 export const DISTRIBUTION_METRICS: readonly DistributionMetric[] = SPEED_METRIC_KEYS.map((name) => ({
@@ -283,6 +387,8 @@ export function measureAll(a: Analysis): MeasuredValue[] {
     if (metric.group === 'turnover' && metric.unit === 'ms') continue;
     // Only runs that have a dashboard measure its calls.
     if (metric.name === 'api.dashboard-calls' && a.api.counts.bySource.dashboard === undefined) continue;
+    // Only a run measured from a world's edges has edge figures.
+    if (metric.group === 'edges' && a.edges === undefined) continue;
     const row =
       metric.group === 'scorecard'
         ? a.scorecard.rows.find((r) => `scorecard.${r.id}` === metric.name)

@@ -6,6 +6,7 @@
  * are retained and merged across threads like the speed records. Its schema is in schema.ts:
  * this file runs in analysis worker threads, which load no zod (worker-source.ts).
  */
+import { tokenCount } from './figures.ts';
 import type { Finisher, RetainedRecord } from './finisher.ts';
 import { LatencyHistogram } from './histogram.ts';
 import type { ProviderAnalysis } from './schema.ts';
@@ -57,8 +58,8 @@ export const providerFinisher: Finisher = {
       if (typeof data.attempt === 'number' && data.attempt > 1) acc.retries += 1;
       if (typeof data.fault === 'string') bump(acc.faults, data.fault);
       if (typeof data.cliVersion === 'string') bump(acc.versions, data.cliVersion);
-      if (typeof data.tokensIn === 'number') acc.tokensIn += data.tokensIn;
-      if (typeof data.tokensOut === 'number') acc.tokensOut += data.tokensOut;
+      acc.tokensIn += tokenCount(data.tokensIn);
+      acc.tokensOut += tokenCount(data.tokensOut);
       if (typeof data.ttftMs === 'number' && record.outcome === 'ok') acc.ttft.record(data.ttftMs);
       acc.duration.record(record.dur);
     }

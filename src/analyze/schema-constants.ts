@@ -11,3 +11,10 @@ export const MAX_FAULT_MARKS = 1_000;
 
 /** The speed timeline (the report's runs over time) lists at most this many runs; the rest are counted. */
 export const MAX_TIMELINE_RUNS = 5_000;
+
+/** The edges section (docs/analysis.md#edges-any-control-plane-from-its-traffic) lists at most this many sessions, spawns and orphans each. */
+export const MAX_EDGE_ROWS = 5_000;
+
+/** At most this many (via, host) groups of blocked attempts, and processes named per group. */
+export const MAX_BLOCKED_HOSTS = 1_000;
+export const MAX_BLOCKED_PROCESSES = 10;

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { publishedJsonSchema } from '../base/json-schema.ts';
+import { edgesSchema } from './edges-schema.ts';
 import { ANALYSIS_SCHEMA_VERSION, MAX_FAULT_MARKS, MAX_TIMELINE_RUNS } from './schema-constants.ts';
 
 export { ANALYSIS_SCHEMA_VERSION };
@@ -718,6 +719,7 @@ export const analysisSchema = z.object({
       'the model provider as the agents saw it (provider.request records): see docs/analysis.md#provider',
     ),
   model: modelCoverageSchema.optional(),
+  edges: edgesSchema.optional(),
   warnings: z.array(z.string()),
 });
 
@@ -730,6 +732,7 @@ export type BracketResource = z.infer<typeof bracketResourceSchema>;
 export type FaultMarks = z.infer<typeof faultsSchema>;
 export type ProviderAnalysis = z.infer<typeof providerSchema>;
 export type ModelCoverageFigures = z.infer<typeof modelCoverageSchema>;
+export type { EdgesAnalysis } from './edges-schema.ts';
 
 export function analysisJsonSchema(): Record<string, unknown> {
   return publishedJsonSchema(analysisSchema, {

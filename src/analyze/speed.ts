@@ -19,9 +19,15 @@
  *   orphaned a run → the control plane marking it lost), by adapter and restart kind. Both are
  *   written by real targets that see them (the paperclip target, docs/paperclip.md).
  *
+ * - From a world's edges (a control plane known only by its traffic), edges-speed.ts measures
+ *   time_to_first_activity, agent_boot and the three restart metrics its own way, and
+ *   `addEdges` puts them into the same groups and recovery rows.
+ *
  * Everything is computed after the whole trace is read, so a span written after the event it
  * explains (a load span that ends after `session.resumed`) still counts.
  */
+import { EDGE_RECORD_NAMES, readEdges } from './edges-model.ts';
+import { type EdgeSample, type EdgeSpeed, edgeSpeed, measuredSpeed } from './edges-speed.ts';
 import type { FinisherContext, RetainedRecord } from './finisher.ts';
 import { LatencyHistogram } from './histogram.ts';
 import type { SpeedAnalysis, SpeedMetricName } from './schema.ts';
@@ -53,7 +59,8 @@ export const SPEED_METRIC_INFO: Record<
   time_to_first_activity: {
     role: 'judged',
     labels: ['adapter', 'start'],
-    description: 'run created → first text delta, tool-call start or reasoning indicator',
+    description:
+      'run created → first text delta, tool-call start or reasoning indicator (from a world’s edges: work created → first streamed model output)',
   },
   time_to_first_text: {
     role: 'report',
@@ -68,23 +75,26 @@ export const SPEED_METRIC_INFO: Record<
   agent_boot: {
     role: 'judged',
     labels: ['adapter', 'start'],
-    description: 'provider process start → ready (provider.boot)',
+    description:
+      'provider process start → ready (provider.boot; from a world’s edges: agent spawned → its first model request)',
   },
   restart_recovery: {
     role: 'report',
     labels: ['adapter', 'kind'],
-    description: 'control plane ready → the recovered run’s next provider event, outage removed',
+    description:
+      'control plane ready → the recovered run’s next provider event (from a world’s edges: the first model request of an agent spawned after ready), outage removed',
   },
   restart_recovery_control_plane: {
     role: 'judged',
     labels: ['adapter', 'kind'],
     description:
-      'control plane ready → start of provider.session.load (or → next provider event when nothing reloads), outage removed',
+      'control plane ready → start of provider.session.load (or → next provider event when nothing reloads; from a world’s edges: → the recovering agent’s spawn), outage removed',
   },
   restart_provider_load: {
     role: 'report',
     labels: ['adapter', 'kind'],
-    description: 'the recovery’s provider.session.load duration',
+    description:
+      'the recovery’s provider.session.load duration (from a world’s edges: the recovering agent’s spawn → its first model request)',
   },
   controlplane_boot: {
     role: 'report',
@@ -223,8 +233,13 @@ export function computeSpeed(
   const input = new SpeedRecords();
   for (const r of records) input.add(r);
   input.end();
-  if (!input.relevant) return undefined;
+  // A control plane known only by its traffic (a world's edges): edges-speed.ts measures it.
+  const world = readEdges(records);
+  const measured = world ? edgeSpeed(world, context.endMs) : undefined;
+  const edges = measured && measuredSpeed(measured) ? measured : undefined;
+  if (!input.relevant && !edges) return undefined;
   const join = new SpeedJoin(input.restarts, input.fates, context.endMs);
+  if (edges) join.addEdges(edges, input.boots);
   for (const [session, runs] of [...input.runsBySession].sort(([a], [b]) => (a < b ? -1 : 1)))
     join.session(
       session,
@@ -438,6 +453,7 @@ class SpeedJoin {
   private readonly counts = new Map<string, SpeedAnalysis['recoveryCounts'][number]>();
   private readonly timeline: NonNullable<SpeedAnalysis['timeline']>['runs'] = [];
   private leftOut = 0;
+  private readonly edgeNotes: string[] = [];
   private readonly completed: Array<Restart & { readyAt: number }>;
 
   constructor(
@@ -446,6 +462,29 @@ class SpeedJoin {
     private readonly endMs: number,
   ) {
     this.completed = restarts.filter((r): r is Restart & { readyAt: number } => r.readyAt !== null);
+  }
+
+  /** The samples and recovery rows measured from a world's edges (edges-speed.ts), beside the runs'. */
+  addEdges(edges: EdgeSpeed, boots: Groups): void {
+    const add = (groups: Groups, samples: readonly EdgeSample[]) => {
+      for (const s of samples) groups.add(s.labels, s.value);
+    };
+    add(this.firstActivity, edges.firstActivity);
+    add(boots, edges.agentBoot);
+    add(this.recovery, edges.recovery);
+    add(this.controlPlane, edges.recoveryControlPlane);
+    add(this.providerLoad, edges.recoveryProvider);
+    this.recoveries.push(...edges.recoveries);
+    this.unrecovered.push(...edges.unrecovered);
+    for (const c of edges.recoveryCounts) {
+      const tally = this.count(c.adapter, c.kind);
+      tally.cut += c.cut;
+      tally.recovered += c.recovered;
+      tally.finished += c.finished;
+      tally.unrecovered += c.unrecovered;
+      tally.open += c.open;
+    }
+    this.edgeNotes.push(...edges.notes);
   }
 
   private killedBetween(from: number, to: number): boolean {
@@ -616,6 +655,7 @@ class SpeedJoin {
         `${this.runCounts.interrupted} runs had a restart before their first activity: left out of time_to_first_activity (their wait is a recovery)`,
       );
     }
+    notes.push(...this.edgeNotes);
     notes.push(...unrecoveredNotes(this.unrecovered));
     if (input.skipped.length > 0) {
       notes.push(
@@ -702,6 +742,6 @@ const fmtSeconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 export const speedFinisher = {
   key: 'speed' as const,
-  retains: (name: string) => SPEED_RECORD_NAMES.has(name),
+  retains: (name: string) => SPEED_RECORD_NAMES.has(name) || EDGE_RECORD_NAMES.has(name),
   finish: computeSpeed,
 };

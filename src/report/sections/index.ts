@@ -1,13 +1,14 @@
 /**
  * What a summary and an analysis show, format-neutral: sections of tables, key/value pairs and
  * notes. The terminal and Markdown reporters render the same sections, so they never disagree.
- * One file per area (overview, cost, scorecard, control plane, turnover, speed, the run
+ * One file per area (overview, cost, scorecard, control plane, turnover, speed, edges, the run
  * summary), built with build.ts; this file decides their order.
  */
 import type { Analysis } from '../../analyze/schema.ts';
 import type { Section } from '../table.ts';
 import { modelCoverageSection, pollCyclesSection, scheduleSection } from './control-plane.ts';
 import { burnSection, costSections } from './cost.ts';
+import { edgesSections } from './edges.ts';
 import { breakdownSections, type Dimension, runSection, totalsSection, warningsSection } from './overview.ts';
 import { providerSections } from './provider.ts';
 import { scorecardSection } from './scorecard.ts';
@@ -57,6 +58,7 @@ export function analysisSections(a: Analysis, options: SectionOptions): Section[
     ...turnoverSections(a),
     ...speedMetricsSection(a),
     ...providerSections(a),
+    ...edgesSections(a, options.top),
     ...scheduleSection(a),
     ...traceRecordSections(a, options.top),
     ...warningsSection(a, shown),

@@ -7,6 +7,7 @@ import type { Analysis } from '../../analyze/schema.ts';
 import { type Block, fmtInt, fmtMs, fmtNum, fmtPct, type Section } from '../table.ts';
 import { note, notesIf, type Pair, pairs, table } from './build.ts';
 import { modelCoverageSection } from './control-plane.ts';
+import { attributionPairs, costPairs, troublePairs } from './edges.ts';
 import { scorecardColumns, scorecardRow, VERDICT_MARK } from './scorecard.ts';
 
 /** How a run ended, as the `run` command knows it (the trace alone does not say all of it). */
@@ -182,6 +183,15 @@ export function runSummarySections(a: Analysis, options: RunSummaryOptions): Sec
       ? [{ title: 'GitHub API', blocks: [pairs(apiPairs(a)), ...notesIf(projection, 'info')] }]
       : []),
     ...modelCoverageSection(a),
+    // A control plane measured from its traffic: what was attributed, a task's cost, what went wrong.
+    ...(a.edges
+      ? [
+          {
+            title: 'Edges (the control plane from its traffic)',
+            blocks: [pairs([...attributionPairs(a.edges), ...costPairs(a.edges), ...troublePairs(a.edges)])],
+          },
+        ]
+      : []),
     ...(options.scorecard === false
       ? []
       : [{ title: `Track B scorecard: ${VERDICT_MARK[a.scorecard.verdict]}`, blocks: scorecardBlocks(a) }]),

@@ -1,0 +1,158 @@
+/**
+ * GitHub calls as the edges finisher (edges.ts) needs them: per session (calls, points by
+ * resource, REST writes, the end of its last call, and each write's (method, route) with its
+ * times, for writes made again after a restart) and for the calls no session was attributed to
+ * (the control plane's own overhead); calls and points per second of run time, for the active
+ * window. Memory: one tally per session, plus 8 bytes per REST write that carries a session.
+ */
+import type { ApiRecord } from '../../trace/schema.ts';
+import { SecondSeries } from '../bins.ts';
+import type { Accumulator } from './accumulator.ts';
+import { addTo } from './accumulator.ts';
+
+export interface CallTally {
+  calls: number;
+  points: number;
+  /** Points by rate-limit resource: the two every control plane uses as fields (a map per call cost a third of this file's time). */
+  corePoints: number;
+  graphqlPoints: number;
+  otherPoints: Map<string, number>;
+  writes: number;
+  /** The latest end (t + dur) of its calls; -Infinity before the first. */
+  lastEnd: number;
+  /** `METHOD route` of each REST write → its start times (file order; sorted when read). */
+  writeTimes: Map<string, number[]>;
+}
+
+/** A tally's points by resource (the resources it used). */
+export function pointsByResource(tally: CallTally): Map<string, number> {
+  const out = new Map(tally.otherPoints);
+  if (tally.corePoints > 0) out.set('core', tally.corePoints);
+  if (tally.graphqlPoints > 0) out.set('graphql', tally.graphqlPoints);
+  return out;
+}
+
+export interface SessionCallsState {
+  bySession: Map<string, CallTally>;
+  unattributed: CallTally;
+  callsPerSecond: Float64Array;
+  pointsPerSecond: Float64Array;
+}
+
+/** A tally of no calls yet. */
+export const newTally = (): CallTally => ({
+  calls: 0,
+  points: 0,
+  corePoints: 0,
+  graphqlPoints: 0,
+  otherPoints: new Map(),
+  writes: 0,
+  lastEnd: Number.NEGATIVE_INFINITY,
+  writeTimes: new Map(),
+});
+
+/** REST POST, PATCH, PUT and DELETE (a GraphQL POST is a query): as `api.totals.writes` counts them. */
+export function isRestWrite(r: Pick<ApiRecord, 'protocol' | 'method'>): boolean {
+  if (r.protocol !== 'rest') return false;
+  const m = r.method;
+  return m === 'POST' || m === 'PATCH' || m === 'PUT' || m === 'DELETE';
+}
+
+function mergeTally(into: CallTally, from: CallTally): void {
+  into.calls += from.calls;
+  into.points += from.points;
+  into.corePoints += from.corePoints;
+  into.graphqlPoints += from.graphqlPoints;
+  for (const [resource, points] of from.otherPoints) addTo(into.otherPoints, resource, points);
+  into.writes += from.writes;
+  if (from.lastEnd > into.lastEnd) into.lastEnd = from.lastEnd;
+  for (const [key, times] of from.writeTimes) {
+    const mine = into.writeTimes.get(key);
+    if (mine) for (const t of times) mine.push(t);
+    else into.writeTimes.set(key, [...times]);
+  }
+}
+
+export class SessionCalls implements Accumulator<SessionCallsState> {
+  bySession = new Map<string, CallTally>();
+  unattributed = newTally();
+  callsPerSecond = new SecondSeries();
+  pointsPerSecond = new SecondSeries();
+  // The last session's tally: calls of one session often come in a row.
+  private lastSession: string | undefined;
+  private lastTally: CallTally | undefined;
+
+  addApi(r: ApiRecord): void {
+    const session = r.session;
+    let tally: CallTally;
+    if (session === undefined) tally = this.unattributed;
+    else if (session === this.lastSession) tally = this.lastTally!;
+    else {
+      tally = this.bySession.get(session) ?? newTally();
+      if (tally.calls === 0) this.bySession.set(session, tally);
+      this.lastSession = session;
+      this.lastTally = tally;
+    }
+    const points = r.cost;
+    tally.calls++;
+    tally.points += points;
+    const resource = r.resource;
+    if (resource === 'core') tally.corePoints += points;
+    else if (resource === 'graphql') tally.graphqlPoints += points;
+    else addTo(tally.otherPoints, resource, points);
+    const end = r.t + r.dur;
+    if (end > tally.lastEnd) tally.lastEnd = end;
+    if (isRestWrite(r)) {
+      tally.writes++;
+      // Only a session's writes are compared across a restart; the overhead's are only counted.
+      if (session !== undefined) {
+        const key = `${r.method} ${r.route}`;
+        const times = tally.writeTimes.get(key);
+        if (times) times.push(r.t);
+        else tally.writeTimes.set(key, [r.t]);
+      }
+    }
+    this.callsPerSecond.add(r.t, 1);
+    this.pointsPerSecond.add(r.t, points);
+  }
+
+  merge(other: SessionCalls): void {
+    for (const [session, tally] of other.bySession) {
+      const mine = this.bySession.get(session);
+      if (mine) mergeTally(mine, tally);
+      else {
+        // A copy: `other` stays as it was.
+        const copy = newTally();
+        mergeTally(copy, tally);
+        this.bySession.set(session, copy);
+      }
+    }
+    mergeTally(this.unattributed, other.unattributed);
+    this.callsPerSecond.merge(other.callsPerSecond);
+    this.pointsPerSecond.merge(other.pointsPerSecond);
+    this.lastSession = undefined;
+    this.lastTally = undefined;
+  }
+
+  toState(): SessionCallsState {
+    return {
+      bySession: this.bySession,
+      unattributed: this.unattributed,
+      callsPerSecond: this.callsPerSecond.toState(),
+      pointsPerSecond: this.pointsPerSecond.toState(),
+    };
+  }
+
+  static fromState(state: SessionCallsState): SessionCalls {
+    const out = new SessionCalls();
+    out.bySession = state.bySession;
+    out.unattributed = state.unattributed;
+    out.callsPerSecond = new SecondSeries(state.callsPerSecond);
+    out.pointsPerSecond = new SecondSeries(state.pointsPerSecond);
+    return out;
+  }
+
+  static transferables(state: SessionCallsState): ArrayBuffer[] {
+    return [state.callsPerSecond.buffer as ArrayBuffer, state.pointsPerSecond.buffer as ArrayBuffer];
+  }
+}
