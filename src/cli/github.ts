@@ -20,6 +20,7 @@ import {
   parseLatencyFlag,
 } from '../github/config.ts';
 import type { GitHubEmulator, GitHubEmulatorOptions } from '../github/emulator.ts';
+import { serveUntil } from './interrupt.ts';
 import { collect, integerOption, positiveNumberOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
@@ -141,6 +142,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
     : undefined;
 
   const clock = new RealClock({ timeScale: options.timeScale });
+  const life = serveUntil();
   const trace = options.trace
     ? new TraceWriter(
         options.trace,
@@ -153,6 +155,8 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
           timeScale: options.timeScale,
           epochMs: clock.epochMs,
         }),
+        // A trace that can no longer be written (a full disk) stops the server, said by path.
+        { onWriteError: life.fail },
       )
     : undefined;
   const emulator = new GitHubEmulator({
@@ -180,20 +184,16 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
 
   printConnection(io, options, emulator, server, tls);
 
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      server.close().then(() => {
-        emulator.close();
-        trace?.close('completed', clock.now());
-        if (!options.json) io.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);
-        resolve();
-      });
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  const failure = await life.stopped();
+  await server.close();
+  emulator.close();
+  try {
+    trace?.close(failure ? 'failed' : 'completed', clock.now());
+  } catch (error) {
+    throw failure ?? error;
+  }
+  if (failure) throw failure;
+  if (!options.json) io.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);
 }
 
 /** Where the emulator listens and how to point gh, Octokit or curl at it (text or one JSON line). */

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { FleetbenchError } from '../base/errors.ts';
 import { VERSION } from '../base/version.ts';
 import { listenHost } from './github.ts';
+import { serveUntil } from './interrupt.ts';
 import { collect, integerOption, positiveNumberOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
@@ -92,6 +93,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
   const scriptsWithDefault =
     options.script !== undefined ? { scripts: scripts?.scripts ?? {}, default: options.script } : scripts;
   const clock = new RealClock({ timeScale: options.timeScale });
+  const life = serveUntil();
   const trace = options.trace
     ? new TraceWriter(
         options.trace,
@@ -104,6 +106,8 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
           timeScale: options.timeScale,
           epochMs: clock.epochMs,
         }),
+        // A trace that can no longer be written (a full disk) stops the server, said by path.
+        { onWriteError: life.fail },
       )
     : undefined;
   let emulator: InstanceType<typeof ProviderEmulator>;
@@ -160,19 +164,15 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
         '',
       ].join('\n'),
     );
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      server.close().then(() => {
-        trace?.close('completed', clock.now());
-        if (!options.json) io.stderr.write(`stopped after ${emulator.snapshot().requests} request(s)\n`);
-        resolve();
-      });
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  const failure = await life.stopped();
+  await server.close();
+  try {
+    trace?.close(failure ? 'failed' : 'completed', clock.now());
+  } catch (error) {
+    throw failure ?? error;
+  }
+  if (failure) throw failure;
+  if (!options.json) io.stderr.write(`stopped after ${emulator.snapshot().requests} request(s)\n`);
 }
 
 type ProviderModule = typeof import('../provider/index.ts');
