@@ -8,7 +8,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
-import { installCacheDir, installNpmPackages, readInstallMarker } from '../base/npm-install.ts';
+import {
+  type InstallReader,
+  installCacheDir,
+  installNpmPackages,
+  readInstallMarker,
+} from '../base/npm-install.ts';
 import { AGENT_CLIS, AGENT_PACKAGES, type AgentCli } from './catalog.ts';
 
 /** Written last into an install: a directory without it is not a finished install. */
@@ -25,6 +30,10 @@ export async function installAgents(options: {
   dir?: string | undefined;
   log: (text: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** Ctrl-C or SIGTERM: npm is stopped and nothing is installed (exit 130). */
+  signal?: AbortSignal;
+  /** Who else runs these CLIs (Paperclip's real agents, as its own user under root): said when they cannot reach them. */
+  runAlsoBy?: InstallReader;
 }): Promise<{ dir: string; seconds: number }> {
   const env = options.env ?? process.env;
   const dir = resolve(options.dir ?? defaultAgentsDir(env));
@@ -48,6 +57,16 @@ export async function installAgents(options: {
     what: 'the agent CLIs',
     log: options.log,
     env,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.runAlsoBy
+      ? {
+          readableBy: {
+            user: options.runAlsoBy,
+            required: false,
+            why: `Paperclip's real agents run as ${options.runAlsoBy.name} under root`,
+          },
+        }
+      : {}),
   });
   return { dir, seconds };
 }

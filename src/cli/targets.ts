@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { FleetbenchError } from '../base/errors.ts';
 import { parseTarget } from '../contract/target-ref.ts';
+import { onInterrupt } from './interrupt.ts';
 import type { CommandIo } from './output.ts';
 
 function onlyPaperclip(name: string): void {
@@ -36,11 +37,18 @@ export function register(program: Command, io: CommandIo): void {
       const { installPaperclip, PAPERCLIP_VERSION, paperclipUser, resolvePaperclipInstall } = await import(
         '../targets/paperclip/install.ts'
       );
-      const result = await installPaperclip({
-        ...(options.dir !== undefined ? { dir: options.dir } : {}),
-        env: io.env,
-        log: (text) => io.notice(text),
-      });
+      const interrupt = onInterrupt(STOPPING_INSTALL, io);
+      let result: Awaited<ReturnType<typeof installPaperclip>>;
+      try {
+        result = await installPaperclip({
+          ...(options.dir !== undefined ? { dir: options.dir } : {}),
+          env: io.env,
+          log: (text) => io.notice(text),
+          signal: interrupt.signal,
+        });
+      } finally {
+        interrupt.dispose();
+      }
       // What a run checks, right away: a broken install is reported here, not mid-run.
       const install = resolvePaperclipInstall(options.dir, paperclipUser(io.env), io.env);
       if (options.json) {
@@ -89,7 +97,19 @@ export function register(program: Command, io: CommandIo): void {
 
 async function installAgentsCommand(options: { dir?: string; json?: boolean }, io: CommandIo): Promise<void> {
   const { installAgents, resolveAgentsInstall } = await import('../agents/index.ts');
-  const result = await installAgents({ dir: options.dir, env: io.env, log: (text) => io.notice(text) });
+  const interrupt = onInterrupt(STOPPING_INSTALL, io);
+  let result: Awaited<ReturnType<typeof installAgents>>;
+  try {
+    result = await installAgents({
+      dir: options.dir,
+      env: io.env,
+      log: (text) => io.notice(text),
+      signal: interrupt.signal,
+      runAlsoBy: await paperclipAgentsUser(io.env),
+    });
+  } finally {
+    interrupt.dispose();
+  }
   // What a run checks, right away: a CLI that cannot start is reported here, not mid-run.
   const install = resolveAgentsInstall(options.dir, undefined, io.env);
   const versions = Object.fromEntries(Object.values(install.clis).map((cli) => [cli.cli, cli.version]));
@@ -103,6 +123,19 @@ async function installAgentsCommand(options: { dir?: string; json?: boolean }, i
       .join(', ')}) installed in ${result.dir} in ${result.seconds} s\n` +
       `try them: fleetbench agents try${options.dir === undefined ? '' : ` --agents-dir ${options.dir}`}\n`,
   );
+}
+
+const STOPPING_INSTALL = 'stopping npm and removing what it installed';
+
+/** Under root, the user Paperclip's real agents run as (when there is one): the install should reach it. */
+async function paperclipAgentsUser(env: NodeJS.ProcessEnv) {
+  if (process.getuid?.() !== 0) return undefined;
+  const { paperclipUser } = await import('../targets/paperclip/install.ts');
+  try {
+    return paperclipUser(env);
+  } catch {
+    return undefined; // no such user: no Paperclip to run them under root
+  }
 }
 
 async function checkAgentsCommand(name: string, options: { json?: boolean }, io: CommandIo): Promise<void> {
