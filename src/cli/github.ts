@@ -21,7 +21,7 @@ import {
 } from '../github/config.ts';
 import type { GitHubEmulator, GitHubEmulatorOptions } from '../github/emulator.ts';
 import { serveUntil } from './interrupt.ts';
-import { collect, integerOption, positiveNumberOption } from './options.ts';
+import { collect, integerOption, portOption, positiveNumberOption, tokenOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface ServeOptions {
@@ -80,7 +80,7 @@ export function register(program: Command, io: CommandIo): void {
   github
     .command('serve')
     .description('serve the GitHub emulator on 127.0.0.1 for real clients (Octokit, gh, an orchestrator)')
-    .option('--port <n>', 'port (0 picks a free one)', integerOption(0), 0)
+    .option('--port <n>', 'port (0 picks a free one)', portOption, 0)
     .option('--fixtures <file>', 'YAML or JSON fixtures (repos, issues, pull requests, tokens)')
     .option('--repos <n>', 'generate this many repos (default 1)', integerOption(1))
     .option('--issues-per-repo <n>', 'open issues per generated repo (default 10)', integerOption(0))
@@ -116,7 +116,7 @@ export function register(program: Command, io: CommandIo): void {
       'origin of web links (html_url, GraphQL url), e.g. https://github.com; API URLs keep the emulator origin (default: the emulator origin, or the fixtures web_url)',
       webOrigin,
     )
-    .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)')
+    .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)', tokenOption)
     .option('--accept-any-token', 'treat unknown tokens as tokens of the default user instead of 401')
     .option('--json', 'print the connection details as one JSON line instead of text')
     .option(

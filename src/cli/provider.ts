@@ -10,7 +10,7 @@ import { FleetbenchError } from '../base/errors.ts';
 import { VERSION } from '../base/version.ts';
 import { listenHost } from './github.ts';
 import { serveUntil } from './interrupt.ts';
-import { collect, integerOption, positiveNumberOption } from './options.ts';
+import { collect, integerOption, portOption, positiveNumberOption, tokenOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface ServeOptions {
@@ -42,7 +42,7 @@ export function register(program: Command, io: CommandIo): void {
     .description(
       'serve the provider emulator on 127.0.0.1 for codex, Claude Code, opencode or any client of those APIs',
     )
-    .option('--port <n>', 'port (0 picks a free one)', integerOption(0), 0)
+    .option('--port <n>', 'port (0 picks a free one)', portOption, 0)
     .option('--host <addr>', '127.0.0.1, or 0.0.0.0 in a container behind a Service', listenHost, '127.0.0.1')
     .option('--seed <n>', 'seed of the answers, ids and latency', integerOption(0), 1)
     .option(
@@ -72,7 +72,7 @@ export function register(program: Command, io: CommandIo): void {
       [],
     )
     .option('--trace <file>', 'write every request as a provider.request span to this JSONL trace')
-    .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)')
+    .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)', tokenOption)
     .option('--require-known-keys', 'answer keys not minted through the admin API with 401')
     .option('--json', 'print the connection details as one JSON line')
     .action((options: ServeOptions) => serve(options, io));
