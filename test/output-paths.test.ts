@@ -20,6 +20,7 @@ import {
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { resolveAgentsInstall } from '../src/agents/install.ts';
 import { isFleetbenchError } from '../src/base/errors.ts';
 import { openOutputFile, writeOutput, writeOutputFile } from '../src/base/safe-write.ts';
 import { cli, runCli } from './helpers/cli.ts';
@@ -87,6 +88,20 @@ function lay(kind: Kind, base: string): { path: string; victim?: string } {
       return { path: '/dev/full' };
     case 'dev-null':
       return { path: '/dev/null' };
+  }
+}
+
+/** The agent CLIs in fleetbench's cache (agents try checks them first); said when they are not. */
+function agentsInstalled(): boolean {
+  try {
+    resolveAgentsInstall(undefined, ['codex']);
+    return true;
+  } catch (error) {
+    if (process.env.CI) return true; // .ci/run installs them: the test then fails, naming why
+    process.stderr.write(
+      `skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`,
+    );
+    return false;
   }
 }
 
@@ -197,6 +212,21 @@ describe('every command: an output through a link is refused, a write error is n
     });
   }
 
+  it.skipIf(!agentsInstalled())(
+    'agents try --out: a link in the directory is refused before any agent runs',
+    async () => {
+      const out = join(dir, 'agents-out');
+      mkdirSync(out, { recursive: true });
+      const victim = join(dir, 'agents-victim.jsonl');
+      writeFileSync(victim, SECRET);
+      symlinkSync(victim, join(out, 'trace.jsonl'));
+      const result = await cli(['agents', 'try', 'codex', '--out', out]);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toMatch(/trace\.jsonl is a symbolic link/);
+      expect(readFileSync(victim, 'utf8')).toBe(SECRET);
+    },
+  );
+
   it('matrix --out: a link in the directory is not written through (baseline.json)', async () => {
     const out = join(dir, 'matrix-out');
     mkdirSync(out, { recursive: true });
@@ -227,7 +257,7 @@ describe('the servers’ --trace (the real CLI as a process): refused at once, n
       const laid = kinds.map((kind) => ({ kind, ...lay(kind, join(base, kind)) }));
       // A server that took its --trace would serve until stopped: the timeout tells that apart.
       const results = await Promise.all(
-        laid.map(({ path }) => runCli([...args, '--trace', path], { timeoutMs: 30_000 })),
+        laid.map(({ path }) => runCli([...args, '--trace', path], { timeoutMs: 60_000 })),
       );
       for (const [i, result] of results.entries()) {
         const { kind, path, victim } = laid[i]!;
