@@ -20,7 +20,7 @@ import {
   parseLatencyFlag,
 } from '../github/config.ts';
 import type { GitHubEmulator, GitHubEmulatorOptions } from '../github/emulator.ts';
-import { serveUntil } from './interrupt.ts';
+import { endServedTrace, serveUntil } from './interrupt.ts';
 import { collect, integerOption, portOption, positiveNumberOption, tokenOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
@@ -187,12 +187,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
   const failure = await life.stopped();
   await server.close();
   emulator.close();
-  try {
-    trace?.close(failure ? 'failed' : 'completed', clock.now());
-  } catch (error) {
-    throw failure ?? error;
-  }
-  if (failure) throw failure;
+  endServedTrace(trace, failure, clock.now());
   if (!options.json) io.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);
 }
 

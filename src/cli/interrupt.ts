@@ -63,3 +63,20 @@ export function serveUntil(): ServeUntil {
     fail: (error) => settle(error),
   };
 }
+
+/**
+ * A served trace closed as serving ended: its footer says `completed`, or `failed` with the
+ * failure thrown (a trace that could not be written fails its own close: the failure is said).
+ */
+export function endServedTrace(
+  trace: { close(reason: 'completed' | 'failed', t: number): void } | undefined,
+  failure: Error | undefined,
+  t: number,
+): void {
+  try {
+    trace?.close(failure ? 'failed' : 'completed', t);
+  } catch (error) {
+    throw failure ?? error;
+  }
+  if (failure) throw failure;
+}

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { FleetbenchError } from '../base/errors.ts';
 import { VERSION } from '../base/version.ts';
 import { listenHost } from './github.ts';
-import { serveUntil } from './interrupt.ts';
+import { endServedTrace, serveUntil } from './interrupt.ts';
 import { collect, integerOption, portOption, positiveNumberOption, tokenOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
@@ -166,12 +166,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
     );
   const failure = await life.stopped();
   await server.close();
-  try {
-    trace?.close(failure ? 'failed' : 'completed', clock.now());
-  } catch (error) {
-    throw failure ?? error;
-  }
-  if (failure) throw failure;
+  endServedTrace(trace, failure, clock.now());
   if (!options.json) io.stderr.write(`stopped after ${emulator.snapshot().requests} request(s)\n`);
 }
 
