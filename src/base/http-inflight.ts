@@ -15,13 +15,6 @@ export class InFlight {
     res.once('close', () => this.open.delete(res));
   }
 
-  /** Requests whose answer has not begun. */
-  get size(): number {
-    let n = 0;
-    for (const res of this.open) if (!res.headersSent) n++;
-    return n;
-  }
-
   /**
    * Answers every request whose answer has not begun with `answer` (which writes the whole
    * answer), and returns how many it answered. Answers already under way (a stream) are left to
