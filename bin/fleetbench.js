@@ -10,6 +10,12 @@ process.stdout.on('error', (error) => {
   if (error.code === 'EPIPE') process.exit(0);
   throw error;
 });
+// stderr carries progress and notices, never the result: once its reader is gone (`2>&1 |
+// head -1`), they go nowhere and the command carries on (a live run completes and writes its
+// summary; it used to die of the EPIPE as if interrupted).
+process.stderr.on('error', (error) => {
+  if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+});
 
 const { main } = await loadCli();
 process.exitCode = await main(process.argv.slice(2), {

@@ -194,6 +194,80 @@ describe('budgets', () => {
   });
 });
 
+describe('flags as the user typed them (issue 49)', () => {
+  it.each([
+    [
+      '--time-scale abc',
+      ['run', 'S2-T1-5', '--clock', 'real', '--time-scale', 'abc'],
+      /^fleetbench: --time-scale abc: expected number/,
+    ],
+    [
+      '--time-scale 0',
+      ['run', 'S2-T1-5', '--clock', 'real', '--time-scale', '0'],
+      /^fleetbench: --time-scale 0: Too small/,
+    ],
+    [
+      '--time-scale -1e13',
+      ['run', 'S2-T1-5', '--clock', 'real', '--time-scale', '-1e13'],
+      /^fleetbench: --time-scale -1e13: Too small/,
+    ],
+    ['--clock bogus', ['run', 'S2-T1-5', '--clock', 'bogus'], /^fleetbench: --clock bogus: expected one of/],
+    [
+      'k8s manifest run --time-scale abc',
+      ['k8s', 'manifest', 'run', 'S2-T1-5', '--segments', '2', '--time-scale', 'abc'],
+      /^fleetbench: --time-scale abc: expected number/,
+    ],
+  ])(
+    '%s names the flag typed, never a --set the user did not type (exit 2)',
+    async (_name, args, message) => {
+      const out = args[0] === 'run' ? ['--out', join(scratchDir('fleetbench-flags-'), 'never')] : [];
+      const result = await cli([...args, ...out]);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).not.toContain('--set');
+      expect(result.code).toBe(2);
+    },
+  );
+
+  const servers = [
+    ['github', 'serve'],
+    ['provider', 'serve'],
+    ['reference', 'serve'],
+  ];
+  it.each(
+    servers.flatMap((server) =>
+      ['99999', '65536', '-1', '1e13', '1.5', 'http'].map((port) => [server.join(' '), port]),
+    ),
+  )(
+    '%s --port %s is a usage error naming the range (exit 2), not an internal error',
+    async (server, port) => {
+      await refused(
+        [...server.split(' '), '--port', port],
+        2,
+        /'--port <n>' argument '.*' is invalid\. expected an integer from 0 to 65535/,
+        10_000,
+      );
+    },
+  );
+
+  it.each([
+    ["github serve --admin-token ''", ['github', 'serve', '--admin-token', '']],
+    ["provider serve --admin-token ''", ['provider', 'serve', '--admin-token', '']],
+    ["provider serve --admin-token 'two words'", ['provider', 'serve', '--admin-token', 'two words']],
+    ['github serve --admin-token with a newline', ['github', 'serve', '--admin-token', 'line\nbreak']],
+    [
+      'github serve --admin-token of 100,000 characters',
+      ['github', 'serve', '--admin-token', 'x'.repeat(100_000)],
+    ],
+    ["reference serve --token ''", ['reference', 'serve', '--github', 'http://127.0.0.1:9', '--token', '']],
+    [
+      "run --github-admin-token ''",
+      ['run', 'S2-T1-5', '--clock', 'real', '--github', 'http://127.0.0.1:9', '--github-admin-token', ''],
+    ],
+  ])('%s: an empty or unusable token is refused before anything starts (exit 2)', async (_name, args) => {
+    await refused(args, 2, /argument [\s\S]* is invalid\. expected a token/, 10_000);
+  });
+});
+
 describe('live-run segments: --start-at and --github', () => {
   const dir = scratchDir('fleetbench-segment-input-');
   const SEGMENTS = new URL('./fixtures/live-segments.yaml', import.meta.url).pathname;

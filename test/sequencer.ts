@@ -5,9 +5,14 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * a segmented live run, a served control plane's restart). Run side by side they left the CPU
  * idle for ~25 s of the suite; spread out, each waits next to files that compute.
  */
-const WAITING = ['ao-target', 'ao-real-agents', 'live-chaos', 'distributed-run', 'live-serve'].map(
-  (name) => `/test/${name}.test.ts`,
-);
+const WAITING = [
+  'ao-target',
+  'ao-real-agents',
+  'live-chaos',
+  'distributed-run',
+  'live-serve',
+  'servers-sigterm',
+].map((name) => `/test/${name}.test.ts`);
 
 /**
  * Files that start the run, before every project's own order: the static checks (two tsc

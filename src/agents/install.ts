@@ -8,7 +8,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
-import { installCacheDir, installNpmPackages, readInstallMarker } from '../base/npm-install.ts';
+import {
+  type InstallReader,
+  installCacheDir,
+  installNpmPackages,
+  readInstallMarker,
+} from '../base/npm-install.ts';
 import {
   AGENT_CLIS,
   AGENT_PACKAGES,
@@ -45,6 +50,10 @@ export async function installAgents(options: {
   log: (text: string) => void;
   env?: NodeJS.ProcessEnv;
   versions?: AgentVersions;
+  /** Ctrl-C or SIGTERM: npm is stopped and nothing is installed (exit 130). */
+  signal?: AbortSignal;
+  /** Who else runs these CLIs (Paperclip's real agents, as its own user under root): said when they cannot reach them. */
+  runAlsoBy?: InstallReader;
 }): Promise<{ dir: string; seconds: number }> {
   const env = options.env ?? process.env;
   const versions = checkAgentVersions(options.versions ?? {});
@@ -69,6 +78,16 @@ export async function installAgents(options: {
     what: 'the agent CLIs',
     log: options.log,
     env,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.runAlsoBy
+      ? {
+          readableBy: {
+            user: options.runAlsoBy,
+            required: false,
+            why: `Paperclip's real agents run as ${options.runAlsoBy.name} under root`,
+          },
+        }
+      : {}),
   });
   return { dir, seconds };
 }

@@ -19,6 +19,8 @@ export const ExitCode = {
 export type ErrorCode =
   | 'E_USAGE'
   | 'E_FILE'
+  /** An output path that cannot be written (a link, a directory, a full disk): base/safe-write.ts. */
+  | 'E_OUTPUT'
   | 'E_TRACE'
   | 'E_IMPORT'
   | 'E_SCENARIO'

@@ -74,6 +74,14 @@ export const MODEL_BOUNDS = {
   maxLoadContention: 3,
 } as const;
 
+/**
+ * The accept queue a server listens with (the kernel caps it at net.core.somaxconn, 4,096 on
+ * Linux since 5.4). Node's default, 511, overflowed when 1,000 clients connected at once: the
+ * kernel dropped the rest, their kernels retried 1 s and 3 s later, and another client's probe
+ * waited that long behind them (docs/limits.md#servers).
+ */
+export const LISTEN_BACKLOG = 4_096;
+
 /** Request bodies each server accepts (bytes). */
 export const BODY_LIMITS = {
   /** The GitHub emulator's REST and GraphQL bodies (GitHub itself refuses far smaller JSON). */

@@ -14,13 +14,13 @@ import {
   openSync,
   readdirSync,
   readFileSync,
-  readlinkSync,
   rmSync,
   writeSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { FleetbenchError } from './errors.ts';
+import { linkProblem, outputError } from './safe-write.ts';
 
 export const LOCK_FILE = '.fleetbench.lock';
 
@@ -37,7 +37,11 @@ export interface OutputDirClaim {
 }
 
 export function claimOutputDir(dir: string, command: string): OutputDirClaim {
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw outputError(dir, error);
+  }
   refuseLinks(dir);
   const path = join(dir, LOCK_FILE);
   const owner: LockOwner = {
@@ -79,12 +83,7 @@ function refuseLinks(dir: string): void {
   for (const name of readdirSync(dir)) {
     if (name === LOCK_FILE) continue;
     const path = join(dir, name);
-    const stat = lstatSync(path);
-    const why = stat.isSymbolicLink()
-      ? `is a symbolic link (to ${readlinkSync(path)})`
-      : stat.isFile() && stat.nlink > 1
-        ? `has ${stat.nlink - 1} other hard link(s)`
-        : undefined;
+    const why = linkProblem(path, lstatSync(path));
     if (why)
       throw new FleetbenchError(
         'E_USAGE',

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../base/errors.ts';
+import { claimOutputDir } from '../base/output-dir.ts';
 import { collect, integerOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
@@ -178,6 +179,9 @@ async function tryCommand(names: string[], flags: TryFlags, io: CommandIo): Prom
   const limits = limitsFrom(flags.limit, provider.LIMIT_KEYS);
   const install = resolveAgentsInstall(flags.agentsDir, clis.filter(isAgentCli), io.env);
   const out = resolve(flags.out ?? mkdtempSync(join(tmpdir(), 'fleetbench-agents-')));
+  // --out is claimed as a run's is: one at a time, nothing written through a link there (the
+  // lock goes at exit should the trace not open).
+  const claim = claimOutputDir(out, 'agents try');
   const trace = new TraceWriter(join(out, 'trace.jsonl'), {
     runId: `agents-try-${Date.now().toString(36)}`,
     tool: { name: 'fleetbench', version: VERSION },
@@ -208,6 +212,7 @@ async function tryCommand(names: string[], flags: TryFlags, io: CommandIo): Prom
     });
   } finally {
     trace.close('completed');
+    claim.release();
   }
   if (flags.json) io.stdout.write(`${JSON.stringify({ out, trace: join(out, 'trace.jsonl'), ...report })}\n`);
   else {

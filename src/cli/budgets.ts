@@ -1,10 +1,10 @@
 /**
  * `fleetbench budgets derive|list`: budget files from a baseline run, and the built-in sets.
  */
-import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { parseDuration } from '../base/duration.ts';
 import { FleetbenchError } from '../base/errors.ts';
+import { writeOutputFile } from '../base/safe-write.ts';
 import { budgetYaml, builtinBudgetNames, deriveBudgets, resolveBudgets } from '../judge/index.ts';
 import { type LoadedInput, loadInputs } from '../results/judge-inputs.ts';
 import type { CommandIo } from './output.ts';
@@ -64,7 +64,7 @@ export function register(program: Command, io: CommandIo): void {
       const text = budgetYaml(derived);
       for (const note of derived.skipped) io.stderr.write(`fleetbench: left out: ${note}\n`);
       if (flags.output) {
-        writeFileSync(flags.output, text);
+        writeOutputFile(flags.output, text);
         io.stderr.write(`fleetbench: wrote ${derived.file.budgets.length} budgets to ${flags.output}\n`);
       } else io.stdout.write(text);
     });

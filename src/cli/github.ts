@@ -20,7 +20,8 @@ import {
   parseLatencyFlag,
 } from '../github/config.ts';
 import type { GitHubEmulator, GitHubEmulatorOptions } from '../github/emulator.ts';
-import { collect, integerOption, positiveNumberOption } from './options.ts';
+import { endServedTrace, serveUntil } from './interrupt.ts';
+import { collect, integerOption, portOption, positiveNumberOption, tokenOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface ServeOptions {
@@ -80,7 +81,7 @@ export function register(program: Command, io: CommandIo): void {
   github
     .command('serve')
     .description('serve the GitHub emulator on 127.0.0.1 for real clients (Octokit, gh, an orchestrator)')
-    .option('--port <n>', 'port (0 picks a free one)', integerOption(0), 0)
+    .option('--port <n>', 'port (0 picks a free one)', portOption, 0)
     .option('--fixtures <file>', 'YAML or JSON fixtures (repos, issues, pull requests, tokens)')
     .option('--repos <n>', 'generate this many repos (default 1)', integerOption(1))
     .option('--issues-per-repo <n>', 'open issues per generated repo (default 10)', integerOption(0))
@@ -120,7 +121,7 @@ export function register(program: Command, io: CommandIo): void {
       'origin of web links (html_url, GraphQL url), e.g. https://github.com; API URLs keep the emulator origin (default: the emulator origin, or the fixtures web_url)',
       webOrigin,
     )
-    .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)')
+    .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)', tokenOption)
     .option('--accept-any-token', 'treat unknown tokens as tokens of the default user instead of 401')
     .option('--json', 'print the connection details as one JSON line instead of text')
     .option(
@@ -146,6 +147,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
     : undefined;
 
   const clock = new RealClock({ timeScale: options.timeScale });
+  const life = serveUntil();
   const trace = options.trace
     ? new TraceWriter(
         options.trace,
@@ -158,6 +160,8 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
           timeScale: options.timeScale,
           epochMs: clock.epochMs,
         }),
+        // A trace that can no longer be written (a full disk) stops the server, said by path.
+        { onWriteError: life.fail },
       )
     : undefined;
   const emulator = new GitHubEmulator({
@@ -191,20 +195,11 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
 
   printConnection(io, options, emulator, server, tls);
 
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      server.close().then(() => {
-        emulator.close();
-        trace?.close('completed', clock.now());
-        if (!options.json) io.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);
-        resolve();
-      });
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  const failure = await life.stopped();
+  await server.close();
+  emulator.close();
+  endServedTrace(trace, failure, clock.now());
+  if (!options.json) io.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);
 }
 
 /** Where the emulator listens and how to point gh, Octokit or curl at it (text or one JSON line). */

@@ -31,3 +31,52 @@ export function onInterrupt(doing: string, io: Pick<CliIo, 'stderr'>): Interrupt
     },
   };
 }
+
+/** What ends a serving command (`github serve`, `provider serve`, `reference serve`). */
+export interface ServeUntil {
+  /** Resolves at the first SIGINT or SIGTERM (undefined) or at a failure (the error). */
+  stopped(): Promise<Error | undefined>;
+  /** Stops serving for a failure the command cannot go on with (its trace cannot be written). */
+  fail(error: Error): void;
+}
+
+/**
+ * A server's life: it serves until a signal or a failure. The signals are listened for only
+ * while `stopped()` is awaited, and no longer once it settled (a second signal then leaves at
+ * once); a failure told before then ends the wait at once.
+ */
+export function serveUntil(): ServeUntil {
+  let settle!: (reason: Error | undefined) => void;
+  const reason = new Promise<Error | undefined>((resolve) => {
+    settle = resolve;
+  });
+  return {
+    stopped() {
+      const onSignal = () => settle(undefined);
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      return reason.finally(() => {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      });
+    },
+    fail: (error) => settle(error),
+  };
+}
+
+/**
+ * A served trace closed as serving ended: its footer says `completed`, or `failed` with the
+ * failure thrown (a trace that could not be written fails its own close: the failure is said).
+ */
+export function endServedTrace(
+  trace: { close(reason: 'completed' | 'failed', t: number): void } | undefined,
+  failure: Error | undefined,
+  t: number,
+): void {
+  try {
+    trace?.close(failure ? 'failed' : 'completed', t);
+  } catch (error) {
+    throw failure ?? error;
+  }
+  if (failure) throw failure;
+}

@@ -4,13 +4,14 @@
  * kubectl applies it.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
 import { FleetbenchError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
 import { MAX_CONFIG_FILE_BYTES } from '../base/limits.ts';
+import { writeOutputFile } from '../base/safe-write.ts';
 import { parseTarget, targetInfo } from '../contract/target-ref.ts';
 import { matrixManifests, runManifests } from '../distributed/k8s.ts';
 import { planMatrix } from '../matrix/run.ts';
@@ -279,7 +280,7 @@ function checkAccessMode(mode: string): asserts mode is 'ReadWriteMany' | 'ReadW
 
 function writeManifests(io: CommandIo, output: string | undefined, yaml: string, objects: number): void {
   if (output) {
-    writeFileSync(output, yaml);
+    writeOutputFile(output, yaml);
     io.stderr.write(`fleetbench k8s: wrote ${objects} objects to ${output}\n`);
   } else io.stdout.write(yaml);
 }

@@ -1,6 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Command } from 'commander';
+import { writeOutputFile } from '../base/safe-write.ts';
 import type { CommandIo } from './output.ts';
 
 /** What a model says about itself: where it came from, how well it fits, what it costs a session. */
@@ -66,8 +65,7 @@ export function register(program: Command, io: CommandIo): void {
       }
       const yaml = modelToYaml(model);
       if (flags.output) {
-        mkdirSync(dirname(flags.output), { recursive: true });
-        writeFileSync(flags.output, yaml);
+        writeOutputFile(flags.output, yaml);
         io.stdout.write(`${await describeModel(flags.output, model)}written: ${flags.output}\n`);
       } else {
         io.stdout.write(yaml);

@@ -22,6 +22,28 @@ export function integerOption(min: number, max = Number.MAX_SAFE_INTEGER) {
   };
 }
 
+/** `--port` of a server: 0 (a free one) to 65535; past that, a usage error, not a failed listen. */
+export const portOption = integerOption(0, 65_535);
+
+/** The longest token a flag takes (docs/limits.md): a header value, not a file. */
+export const MAX_TOKEN_LENGTH = 1_024;
+
+/**
+ * A token a server checks requests against, or that a client sends (`--admin-token`, `--token`):
+ * not empty (an empty admin token was accepted, then every admin request got 401), no spaces or
+ * control characters (it travels as `Authorization: Bearer TOKEN`), at most 1,024 characters.
+ */
+export function tokenOption(text: string): string {
+  if (text.length === 0) throw new InvalidArgumentError('expected a token, got an empty one');
+  if (text.length > MAX_TOKEN_LENGTH)
+    throw new InvalidArgumentError(`expected a token of at most ${MAX_TOKEN_LENGTH} characters`);
+  if (!/^[\x21-\x7e]+$/.test(text))
+    throw new InvalidArgumentError(
+      'expected a token of printable ASCII without spaces (it is sent as a header)',
+    );
+  return text;
+}
+
 /** Commander's parser of a positive, finite number. */
 export function positiveNumberOption(text: string): number {
   const n = Number(text);

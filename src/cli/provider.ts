@@ -9,7 +9,8 @@ import type { Command } from 'commander';
 import { FleetbenchError } from '../base/errors.ts';
 import { VERSION } from '../base/version.ts';
 import { listenHost } from './github.ts';
-import { collect, integerOption, positiveNumberOption } from './options.ts';
+import { endServedTrace, serveUntil } from './interrupt.ts';
+import { collect, integerOption, portOption, positiveNumberOption, tokenOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface ServeOptions {
@@ -41,7 +42,7 @@ export function register(program: Command, io: CommandIo): void {
     .description(
       'serve the provider emulator on 127.0.0.1 for codex, Claude Code, opencode or any client of those APIs',
     )
-    .option('--port <n>', 'port (0 picks a free one)', integerOption(0), 0)
+    .option('--port <n>', 'port (0 picks a free one)', portOption, 0)
     .option('--host <addr>', '127.0.0.1, or 0.0.0.0 in a container behind a Service', listenHost, '127.0.0.1')
     .option('--seed <n>', 'seed of the answers, ids and latency', integerOption(0), 1)
     .option(
@@ -71,7 +72,7 @@ export function register(program: Command, io: CommandIo): void {
       [],
     )
     .option('--trace <file>', 'write every request as a provider.request span to this JSONL trace')
-    .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)')
+    .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)', tokenOption)
     .option('--require-known-keys', 'answer keys not minted through the admin API with 401')
     .option('--json', 'print the connection details as one JSON line')
     .action((options: ServeOptions) => serve(options, io));
@@ -92,6 +93,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
   const scriptsWithDefault =
     options.script !== undefined ? { scripts: scripts?.scripts ?? {}, default: options.script } : scripts;
   const clock = new RealClock({ timeScale: options.timeScale });
+  const life = serveUntil();
   const trace = options.trace
     ? new TraceWriter(
         options.trace,
@@ -104,6 +106,8 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
           timeScale: options.timeScale,
           epochMs: clock.epochMs,
         }),
+        // A trace that can no longer be written (a full disk) stops the server, said by path.
+        { onWriteError: life.fail },
       )
     : undefined;
   let emulator: InstanceType<typeof ProviderEmulator>;
@@ -160,19 +164,10 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
         '',
       ].join('\n'),
     );
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      server.close().then(() => {
-        trace?.close('completed', clock.now());
-        if (!options.json) io.stderr.write(`stopped after ${emulator.snapshot().requests} request(s)\n`);
-        resolve();
-      });
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  const failure = await life.stopped();
+  await server.close();
+  endServedTrace(trace, failure, clock.now());
+  if (!options.json) io.stderr.write(`stopped after ${emulator.snapshot().requests} request(s)\n`);
 }
 
 type ProviderModule = typeof import('../provider/index.ts');

@@ -5,10 +5,11 @@
  * --json); Ctrl-C or SIGTERM stops the control plane and the supervisor.
  */
 import { resolve } from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { FleetbenchError } from '../base/errors.ts';
 import { startSupervisor } from '../reference/supervisor.ts';
 import { listenHost } from './github.ts';
+import { portOption, tokenOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface ServeFlags {
@@ -20,13 +21,6 @@ interface ServeFlags {
   host: '127.0.0.1' | '0.0.0.0';
 }
 
-function port(text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0 || n > 65_535)
-    throw new InvalidArgumentError('expected a port (0-65535)');
-  return n;
-}
-
 export function register(program: Command, io: CommandIo): void {
   const reference = program
     .command('reference')
@@ -34,7 +28,7 @@ export function register(program: Command, io: CommandIo): void {
   reference
     .command('serve')
     .description('serve the reference control plane over the http target protocol on 127.0.0.1')
-    .option('--port <n>', 'port (0 picks a free one)', port, 0)
+    .option('--port <n>', 'port (0 picks a free one)', portOption, 0)
     .option(
       '--state <dir>',
       'durable state (sessions, native runs, the current run)',
@@ -44,7 +38,7 @@ export function register(program: Command, io: CommandIo): void {
       '--github <url>',
       "a GitHub of its own (e.g. a 'fleetbench github serve'); default: the one each run offers",
     )
-    .option('--token <token>', 'token for --github')
+    .option('--token <token>', 'token for --github', tokenOption)
     .option('--json', 'print the connection details as one JSON line')
     .option(
       '--host <addr>',

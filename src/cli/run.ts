@@ -26,7 +26,7 @@ import {
 import { ADMIN_TOKEN_ENV } from '../run/shared-github.ts';
 import { verdictExitCode } from './check.ts';
 import { onInterrupt } from './interrupt.ts';
-import { collect } from './options.ts';
+import { collect, tokenOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 /** What commander gives: RunOptions by their names (commander fills the defaults), and the format. */
@@ -125,6 +125,7 @@ export function register(program: Command, io: CommandIo): void {
     .option(
       '--github-admin-token <token>',
       `admin token of the --github emulator (default: $${ADMIN_TOKEN_ENV})`,
+      tokenOption,
     )
     .option(
       '--start-at <time>',

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { FleetbenchError } from '../base/errors.ts';
 import { parseTarget } from '../contract/target-ref.ts';
+import { onInterrupt } from './interrupt.ts';
 import type { CommandIo } from './output.ts';
 
 function onlyPaperclip(name: string): void {
@@ -39,11 +40,18 @@ export function register(program: Command, io: CommandIo): void {
       const { installPaperclip, PAPERCLIP_VERSION, paperclipUser, resolvePaperclipInstall } = await import(
         '../targets/paperclip/install.ts'
       );
-      const result = await installPaperclip({
-        ...(options.dir !== undefined ? { dir: options.dir } : {}),
-        env: io.env,
-        log: (text) => io.notice(text),
-      });
+      const interrupt = onInterrupt(STOPPING_INSTALL, io);
+      let result: Awaited<ReturnType<typeof installPaperclip>>;
+      try {
+        result = await installPaperclip({
+          ...(options.dir !== undefined ? { dir: options.dir } : {}),
+          env: io.env,
+          log: (text) => io.notice(text),
+          signal: interrupt.signal,
+        });
+      } finally {
+        interrupt.dispose();
+      }
       // What a run checks, right away: a broken install is reported here, not mid-run.
       const install = resolvePaperclipInstall(options.dir, paperclipUser(io.env), io.env);
       if (options.json) {
@@ -114,12 +122,20 @@ export function agentVersions(
 async function installAgentsCommand(options: InstallFlags, io: CommandIo): Promise<void> {
   const { installAgents, resolveAgentsInstall } = await import('../agents/index.ts');
   const wanted = agentVersions(options);
-  const result = await installAgents({
-    dir: options.dir,
-    env: io.env,
-    log: (text) => io.notice(text),
-    versions: wanted,
-  });
+  const interrupt = onInterrupt(STOPPING_INSTALL, io);
+  let result: Awaited<ReturnType<typeof installAgents>>;
+  try {
+    result = await installAgents({
+      dir: options.dir,
+      env: io.env,
+      log: (text) => io.notice(text),
+      signal: interrupt.signal,
+      runAlsoBy: await paperclipAgentsUser(io.env),
+      versions: wanted,
+    });
+  } finally {
+    interrupt.dispose();
+  }
   // What a run checks, right away: a CLI that cannot start is reported here, not mid-run.
   const install = resolveAgentsInstall(options.dir, undefined, io.env, { versions: wanted });
   const versions = Object.fromEntries(Object.values(install.clis).map((cli) => [cli.cli, cli.version]));
@@ -134,6 +150,20 @@ async function installAgentsCommand(options: InstallFlags, io: CommandIo): Promi
       `try them: fleetbench agents try${options.dir === undefined ? '' : ` --agents-dir ${options.dir}`}\n`,
   );
 }
+
+const STOPPING_INSTALL = 'stopping npm and removing what it installed';
+
+/** Under root, the user Paperclip's real agents run as (when there is one): the install should reach it. */
+async function paperclipAgentsUser(env: NodeJS.ProcessEnv) {
+  if (process.getuid?.() !== 0) return undefined;
+  const { paperclipUser } = await import('../targets/paperclip/install.ts');
+  try {
+    return paperclipUser(env);
+  } catch {
+    return undefined; // no such user: no Paperclip to run them under root
+  }
+}
+
 
 async function checkAgentsCommand(
   name: string,

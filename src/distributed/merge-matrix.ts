@@ -6,9 +6,10 @@
  * the single process's; only `timing` differs. A segment that is missing, still `running` (lost),
  * `failed` or `interrupted` is named in the outcome.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
+import { writeOutputFile } from '../base/safe-write.ts';
 import { VERSION } from '../base/version.ts';
 import { baselineMarkdown } from '../matrix/markdown.ts';
 import { pruneBaseline } from '../matrix/run.ts';
@@ -130,8 +131,8 @@ export function mergeMatrixSegments(found: FoundSegment[], outDir: string): Matr
   mkdirSync(outDir, { recursive: true });
   const jsonPath = join(outDir, 'baseline.json');
   const markdownPath = join(outDir, 'baseline.md');
-  writeFileSync(jsonPath, `${JSON.stringify(baseline, null, 1)}\n`);
-  writeFileSync(markdownPath, baselineMarkdown(baseline));
+  writeOutputFile(jsonPath, `${JSON.stringify(baseline, null, 1)}\n`);
+  writeOutputFile(markdownPath, baselineMarkdown(baseline));
   return { baseline, jsonPath, markdownPath, segments, missingRuns };
 }
 

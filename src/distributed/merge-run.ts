@@ -5,9 +5,10 @@
  * and summary.json beside it. A segment that is missing, lost (`running`), failed or interrupted
  * is named, and the result says it is partial.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
+import { writeOutputFile } from '../base/safe-write.ts';
 import { RUN_SUMMARY_VERSION, type RunSummary } from '../results/run-summary.ts';
 import type { Scenario } from '../workload/scenario.ts';
 import { mergeSegmentTraces, type TraceMergeInput, type TraceMergeOutcome } from './merge-traces.ts';
@@ -142,7 +143,7 @@ export async function mergeRunSegments(
       records: githubRecords,
     },
   };
-  writeFileSync(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
+  writeOutputFile(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
   return { summary, tracePath, summaryPath, segments: reports, partial: summary.outcome.partial, merge };
 }
 

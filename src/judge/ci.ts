@@ -10,8 +10,8 @@
  * <skipped> with the reason; a misconfigured budget set is one <error> test case per problem,
  * so a CI that only counts failures still goes red.
  */
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+
+import { openOutputFile, writeOutput, writeOutputFile } from '../base/safe-write.ts';
 import { reporters } from '../report/index.ts';
 import { statLabel, type Verdict, type VerdictRow } from './judge.ts';
 import { limitText, scopeText, valueText, verdictSection } from './report.ts';
@@ -131,8 +131,7 @@ export function misconfiguredVerdict(budget: string, inputs: string[], error: st
 }
 
 export function writeJunit(path: string, verdicts: readonly Verdict[], name?: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, junitXml(verdicts, name));
+  writeOutputFile(path, junitXml(verdicts, name));
 }
 
 /**
@@ -164,6 +163,11 @@ export function appendStepSummary(
 ): boolean {
   const path = env.GITHUB_STEP_SUMMARY;
   if (!path) return false;
-  appendFileSync(path, stepSummaryMarkdown(verdicts, title));
+  const out = openOutputFile(path, { append: true });
+  try {
+    writeOutput(out, stepSummaryMarkdown(verdicts, title));
+  } finally {
+    out.close();
+  }
   return true;
 }

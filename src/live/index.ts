@@ -108,6 +108,8 @@ export function liveTelemetry(options: LiveOptions) {
     progress?.start();
     return {
       async close() {
+        // Receiving stops while the trace is still open: a request cut here is recorded.
+        for (const server of endpoints.servers) server.stopReceiving();
         // An interrupted run does not linger: the user asked to stop.
         const lingering =
           endpoints.metricsServer && options.onFinished && !options.interrupt?.aborted
@@ -117,7 +119,6 @@ export function liveTelemetry(options: LiveOptions) {
           const final = await finalMetrics(sources);
           let verdictText = '';
           serveMetrics = async () => final + verdictText;
-          for (const receiver of endpoints.receivers) receiver.otlp = false;
           options.onFinished!(
             lingerOn(lingering, endpoints.urls.metrics!, (verdicts) => {
               verdictText = formatFamilies(budgetFamilies(verdicts));
@@ -139,8 +140,6 @@ interface Endpoints {
   urls: { metrics?: string; otlp?: string };
   servers: RunningLiveServer[];
   metricsServer?: RunningLiveServer;
-  /** The options of a server that also receives OTLP: receiving stops with the run. */
-  receivers: Array<{ otlp?: boolean }>;
 }
 
 /**
@@ -152,7 +151,7 @@ async function startEndpoints(
   run: RunHandle,
   serveMetrics: () => Promise<string>,
 ): Promise<Endpoints> {
-  const endpoints: Endpoints = { urls: {}, servers: [], receivers: [] };
+  const endpoints: Endpoints = { urls: {}, servers: [] };
   if (options.metricsPort === undefined && options.otlpPort === undefined) return endpoints;
   // Loaded only when an endpoint is asked for: the server and its router (find-my-way) cost a
   // run that serves nothing ~40 ms of start-up otherwise.
@@ -172,7 +171,6 @@ async function startEndpoints(
       };
       const server = await startLiveServer(serverOptions);
       endpoints.servers.push(server);
-      endpoints.receivers.push(serverOptions);
       endpoints.metricsServer = server;
       endpoints.urls.metrics = `${server.url}/metrics`;
       if (same) endpoints.urls.otlp = `${server.url}/v1/traces`;

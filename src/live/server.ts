@@ -12,8 +12,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { BodyTooLargeError, readBoundedBody } from '../base/http-body.ts';
+import { answered, InFlight } from '../base/http-inflight.ts';
 import { Routes } from '../base/http-router.ts';
-import { BODY_LIMITS, OTLP_RECEIVER_LIMITS } from '../base/limits.ts';
+import { BODY_LIMITS, LISTEN_BACKLOG, OTLP_RECEIVER_LIMITS } from '../base/limits.ts';
 import { describeZodError, describeZodIssues } from '../base/validation.ts';
 import type { Clock } from '../clock/clock.ts';
 import {
@@ -60,7 +61,16 @@ export interface RunningLiveServer {
     rejected: number;
     /** Spans and events refused for their times (each request's count is a `target.bad_record` event). */
     badRecords: number;
+    /** Requests still being read or written when receiving stopped: answered 503, an `otlp.cancelled` event. */
+    cancelled: number;
   };
+  /**
+   * Receiving stops (the run is ending, its trace still open): an OTLP request not answered yet
+   * is answered 503 (`UNAVAILABLE`, which an exporter retries elsewhere) and counted in one
+   * `otlp.cancelled` event; nothing more is written to the trace. GET /metrics goes on.
+   */
+  stopReceiving(): void;
+  /** Stops receiving, then closes every connection. */
   close(): Promise<void>;
 }
 
@@ -71,7 +81,7 @@ interface Receiver {
   maxBody: number;
   /** OTLP's Unix nanoseconds to the run's milliseconds. */
   toMs: (ns: string | number) => number;
-  /** Set when the server closes: a request still being written stops there. */
+  /** Set when receiving stops: a request still being written stops there. */
   closed: boolean;
 }
 
@@ -164,6 +174,7 @@ async function receiveTraces(receiver: Receiver, req: IncomingMessage, res: Serv
     }
     if (++spans % SPANS_PER_SLICE === 0) await nextTurn();
   }
+  if (receiver.closed) return refuse(new OtlpRequestError(503, 14, 'the run is over'));
   if (bad.length > 0) {
     received.badRecords += bad.length;
     options.trace.write({
@@ -188,17 +199,19 @@ function notFound(req: IncomingMessage, res: ServerResponse): void {
 }
 
 function reply(res: ServerResponse, status: number, body: string, type = 'application/json'): void {
+  if (answered(res)) return; // cancelled when receiving stopped
   res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 function replyBytes(res: ServerResponse, status: number, body: Buffer, encoding: OtlpEncoding): void {
+  if (answered(res)) return;
   const type = encoding === 'json' ? 'application/json' : 'application/x-protobuf';
   res.writeHead(status, { 'content-type': type, 'content-length': body.length });
   res.end(body);
 }
 
 export async function startLiveServer(options: LiveServerOptions): Promise<RunningLiveServer> {
-  const received = { requests: 0, spans: 0, events: 0, rejected: 0, badRecords: 0 };
+  const received = { requests: 0, spans: 0, events: 0, rejected: 0, badRecords: 0, cancelled: 0 };
   const maxBody = options.maxBodyBytes ?? BODY_LIMITS.otlp;
   const { clock } = options;
   const epochNs = BigInt(Math.round(clock.epochMs)) * 1_000_000n;
@@ -217,8 +230,10 @@ export async function startLiveServer(options: LiveServerOptions): Promise<Runni
     );
   // Read at each request: receiving stops when the run ends (options.otlp turns false) while the
   // metrics endpoint lingers on the same server.
+  const receiving = new InFlight();
   routes.on('POST', '/v1/traces', (req, res) => {
     if (!options.otlp) return notFound(req, res);
+    receiving.track(res);
     return receiveTraces(receiver, req, res).catch((error: Error) => {
       if (!res.headersSent) reply(res, 500, JSON.stringify({ code: 13, message: error.message }));
     });
@@ -231,19 +246,37 @@ export async function startLiveServer(options: LiveServerOptions): Promise<Runni
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, '127.0.0.1', () => {
+    server.listen(options.port, '127.0.0.1', LISTEN_BACKLOG, () => {
       server.off('error', reject);
       resolve();
     });
   });
   const port = (server.address() as AddressInfo).port;
+  const stopReceiving = () => {
+    if (receiver.closed) return;
+    receiver.closed = true;
+    options.otlp = false;
+    const cancelled = receiving.cancelAll((res) =>
+      reply(res, 503, JSON.stringify({ code: 14, message: 'the run is over: this request was not taken' })),
+    );
+    if (cancelled === 0) return;
+    received.cancelled += cancelled;
+    options.trace.write({
+      kind: 'event',
+      name: 'otlp.cancelled',
+      t: clock.now(),
+      labels: { source: 'otlp' },
+      data: { requests: cancelled, reason: 'the run ended while they were being received' },
+    });
+  };
   return {
     url: `http://127.0.0.1:${port}`,
     port,
     received,
+    stopReceiving,
     close: () =>
       new Promise<void>((resolve) => {
-        receiver.closed = true;
+        stopReceiving();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

@@ -3,7 +3,7 @@
  * (a bad --set fails at once, not in cell 37), run every (unit, repeat) on the child-process
  * pool, then write the baseline (baseline.json, baseline.md) with the pruning decisions.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { VERSION } from '../base/version.ts';
 import { BASELINE_SCHEMA_VERSION, type Baseline, type BaselineUnit } from '../results/baseline.ts';
@@ -34,6 +34,7 @@ export interface MatrixSpec {
   label?: string;
 }
 
+import { writeOutputFile } from '../base/safe-write.ts';
 import type { Judge } from '../results/checks.ts';
 
 export type { Judge };
@@ -153,8 +154,8 @@ export async function runMatrices(specs: MatrixSpec[], control: RunControl): Pro
     };
     const jsonPath = join(spec.outDir, 'baseline.json');
     const markdownPath = join(spec.outDir, 'baseline.md');
-    writeFileSync(jsonPath, `${JSON.stringify(baseline, null, 1)}\n`);
-    writeFileSync(markdownPath, baselineMarkdown(baseline));
+    writeOutputFile(jsonPath, `${JSON.stringify(baseline, null, 1)}\n`);
+    writeOutputFile(markdownPath, baselineMarkdown(baseline));
     return { baseline, jsonPath, markdownPath, skipped: planned.length - done.length };
   });
 }

@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { sample } from '../base/distribution.ts';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-body.ts';
+import { answered, InFlight } from '../base/http-inflight.ts';
 import { MalformedParam, METHODS, Routes } from '../base/http-router.ts';
 import { BODY_LIMITS, MAX_SERVED_SESSIONS } from '../base/limits.ts';
 import { createRng, type Rng } from '../base/rng.ts';
@@ -89,6 +90,7 @@ class HttpError extends Error {
 }
 
 function send(res: ServerResponse, status: number, body?: unknown): void {
+  if (answered(res)) return; // cancelled by a shutdown meanwhile
   if (body === undefined) {
     res.writeHead(status).end();
     return;
@@ -105,6 +107,12 @@ export function sendError(
   message: string,
 ): void {
   send(res, status, { error: { code, message } });
+}
+
+/** The answer to a request a shutdown cancels (the supervisor's, or the control plane's own). */
+export function shuttingDown(res: ServerResponse): void {
+  res.setHeader('retry-after', '1');
+  sendError(res, 503, 'unavailable', 'the control plane is shutting down');
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
@@ -538,14 +546,17 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   sessionRoutes(routes, served);
   actorRoutes(routes, served);
 
+  const inFlight = new InFlight();
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    inFlight.track(res);
     answer(routes, req, res).catch((error: unknown) => {
       if (error instanceof HttpError && error.status === 413)
         return refuseBody(res, { error: { code: error.code, message: error.message } });
       if (error instanceof HttpError) return sendError(res, error.status, error.code, error.message);
+      if (res.writableEnded) return; // cancelled by a shutdown: its read fails as the connection closes
       log(`internal error: ${(error as Error)?.stack ?? String(error)}`);
       if (!res.headersSent) sendError(res, 500, 'internal', String((error as Error)?.message ?? error));
-      else res.destroy();
+      else if (!res.writableEnded) res.destroy();
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -562,11 +573,13 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       await served.plane?.drain(kind);
     },
     async close() {
+      // No new connection; requests not answered yet are answered 503 (retry-after: the
+      // supervisor is restarting it, or going too), then the run stops and connections close.
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      inFlight.cancelAll(shuttingDown);
       await served.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      server.closeAllConnections();
+      await stopped;
     },
   };
 }

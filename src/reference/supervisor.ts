@@ -16,6 +16,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import {
+  Agent,
   createServer,
   request as httpRequest,
   type IncomingMessage,
@@ -25,8 +26,9 @@ import {
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-body.ts';
+import { answered, InFlight } from '../base/http-inflight.ts';
 import { type RouteHandler, Routes } from '../base/http-router.ts';
-import { BODY_LIMITS } from '../base/limits.ts';
+import { BODY_LIMITS, LISTEN_BACKLOG } from '../base/limits.ts';
 import { RealClock } from '../clock/real.ts';
 import {
   type RestartResponse,
@@ -37,7 +39,10 @@ import {
 } from '../contract/protocol.ts';
 import type { RestartKind } from '../contract/types.ts';
 import { quarantineState } from './file-store.ts';
-import { sendError } from './server.ts';
+import { sendError, shuttingDown } from './server.ts';
+
+/** How long the control plane has to stop on a shutdown before it is killed (real ms). */
+const CHILD_STOP_GRACE_MS = 3_000;
 
 /** A child that dies unasked this many times within CRASH_WINDOW_MS starts with its state quarantined. */
 const CRASHES_BEFORE_QUARANTINE = 3;
@@ -177,12 +182,14 @@ interface SharedRun {
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
+  if (answered(res)) return; // cancelled by a shutdown meanwhile
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
 
 function relay(res: ServerResponse, answer: Answer): void {
+  if (answered(res)) return;
   res.writeHead(answer.status, { ...answer.headers, 'content-length': String(answer.body.length) });
   res.end(answer.body);
 }
@@ -206,6 +213,14 @@ function parseBody<T>(
  */
 class Supervisor {
   readonly hub: EventHub;
+  /** Requests not answered yet: a shutdown answers them 503 and counts them. */
+  readonly inFlight = new InFlight();
+  /**
+   * Connections to the control plane kept open and reused: a new one per forwarded request
+   * cost both processes most of their CPU under a flood (1,000 clients at once: ~1.5 ms of the
+   * supervisor's CPU a request), and a probe waited behind it.
+   */
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
   private readonly log: (line: string) => void;
   private readonly readyTimeoutMs: number;
   private child: Child | undefined;
@@ -364,7 +379,8 @@ class Supervisor {
           port: target.port,
           method: req.method,
           path: req.url,
-          headers: { ...req.headers, connection: 'close', 'content-length': String(body.length) },
+          agent: this.agent,
+          headers: { ...req.headers, connection: 'keep-alive', 'content-length': String(body.length) },
         },
         (answer) => {
           const chunks: Buffer[] = [];
@@ -409,8 +425,13 @@ class Supervisor {
   }
 
   unavailable(res: ServerResponse): void {
+    if (res.writableEnded) return;
     if (res.headersSent) {
       res.destroy();
+      return;
+    }
+    if (this.closing) {
+      shuttingDown(res);
       return;
     }
     if (this.lost !== undefined && !this.restarting) {
@@ -585,19 +606,34 @@ class Supervisor {
     json(res, 200, { events: this.hub.endRun() });
   }
 
+  /**
+   * Stops for good (SIGTERM, Ctrl-C): every request not answered yet is answered 503 and
+   * counted in a `controlplane.shutdown` event, which the event streams get before they end; then
+   * the control plane is asked to stop (SIGTERM) and killed if it is not gone within
+   * CHILD_STOP_GRACE_MS. Within 5 s in all (docs/limits.md#servers).
+   */
   async close(): Promise<void> {
     this.closing = true;
     this.up = false;
+    const cancelled = this.inFlight.cancelAll(shuttingDown);
+    this.log(`shutting down: ${cancelled} request(s) in flight answered 503`);
+    this.hub.publish({
+      type: 'event',
+      name: 'controlplane.shutdown',
+      t: this.now(),
+      data: { cancelled, pid: this.child?.process.pid },
+    });
     this.hub.closeAll();
     const current = this.child;
     if (current && current.process.exitCode === null && current.process.signalCode === null) {
       current.process.kill('SIGTERM');
-      const exited = await Promise.race([current.exited, sleep(3_000).then(() => undefined)]);
+      const exited = await Promise.race([current.exited, sleep(CHILD_STOP_GRACE_MS).then(() => undefined)]);
       if (exited === undefined) {
         current.process.kill('SIGKILL');
         await current.exited;
       }
     }
+    this.agent.destroy();
   }
 
   /** A server that failed to listen: the child goes with it. */
@@ -691,19 +727,22 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
   await supervisor.startChild();
   const routes = supervisorRoutes(supervisor);
   const server: Server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    supervisor.inFlight.track(res);
     // Its routes take no parameters: a malformed path is the control plane's to answer.
     const own = routes.match(req);
     const handled = typeof own === 'function' ? own(res) : proxy(supervisor, req, res);
     Promise.resolve(handled).catch((error: unknown) => {
+      // A request a shutdown answered (cancelled) fails its read as its connection closes: said already.
+      if (res.writableEnded) return;
       log(`supervisor: ${(error as Error)?.stack ?? String(error)}`);
       if (!res.headersSent) sendError(res, 500, 'internal', String((error as Error)?.message ?? error));
-      else res.destroy();
+      else if (!res.writableEnded) res.destroy();
     });
   });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', LISTEN_BACKLOG, () => {
         server.off('error', reject);
         resolve();
       });
@@ -720,11 +759,11 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
     childPid: () => supervisor.childPid(),
     close() {
       closed ??= (async () => {
+        // No new connection from here; those open get their answers, then are closed.
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         await supervisor.close();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        server.closeAllConnections();
+        await stopped;
       })();
       return closed;
     },

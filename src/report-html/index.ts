@@ -1,5 +1,6 @@
 /** The HTML report: data from results (model.ts), one self-contained page (page.ts). */
-import { writeFileSync } from 'node:fs';
+
+import { writeOutputFile } from '../base/safe-write.ts';
 import { loadResults, type ResultSet } from '../results/results.ts';
 import { reportData } from './model.ts';
 import { renderReportHtml } from './page.ts';
@@ -14,7 +15,7 @@ export function writeHtmlReport(
   options: { title?: string } = {},
 ): { bytes: number } {
   const html = renderReportHtml(reportData(set, options));
-  writeFileSync(outFile, html);
+  writeOutputFile(outFile, html);
   return { bytes: Buffer.byteLength(html) };
 }
 

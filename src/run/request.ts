@@ -77,14 +77,25 @@ function requestOverrides(options: RunOptions): Override[] {
   if (options.seed !== undefined) {
     if (!/^-?\d+$/.test(options.seed))
       throw new FleetbenchError('E_USAGE', `--seed: expected an integer, got '${options.seed}'`);
-    overrides.push({ path: ['seed'], value: Number(options.seed) });
+    overrides.push({ path: ['seed'], value: Number(options.seed), flag: `--seed ${options.seed}` });
   }
   if (options.budgets === false) overrides.push({ path: ['budgets'], value: [] });
-  if (options.target !== undefined) overrides.push({ path: ['target'], value: options.target });
-  if (options.clock !== undefined) overrides.push({ path: ['clock'], value: options.clock });
-  if (options.timeScale !== undefined)
-    overrides.push({ path: ['time-scale'], value: Number(options.timeScale) });
-  if (options.agents !== undefined) overrides.push({ path: ['agents'], value: options.agents });
+  // Each shorthand names itself in a refusal (`--time-scale abc: …`), not the --set it stands for.
+  if (options.target !== undefined)
+    overrides.push({ path: ['target'], value: options.target, flag: `--target ${options.target}` });
+  if (options.clock !== undefined)
+    overrides.push({ path: ['clock'], value: options.clock, flag: `--clock ${options.clock}` });
+  if (options.timeScale !== undefined) {
+    // A number when it reads as one; else the text, which the schema refuses as not a number.
+    const scale = Number(options.timeScale);
+    overrides.push({
+      path: ['time-scale'],
+      value: options.timeScale.trim() === '' || Number.isNaN(scale) ? options.timeScale : scale,
+      flag: `--time-scale ${options.timeScale}`,
+    });
+  }
+  if (options.agents !== undefined)
+    overrides.push({ path: ['agents'], value: options.agents, flag: `--agents ${options.agents}` });
   if (options.allowExtrapolation === true)
     overrides.push({ path: ['polling', 'allow-extrapolation'], value: true });
   return overrides;

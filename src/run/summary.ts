@@ -3,9 +3,9 @@
  * run ended, and the Analysis of its trace (computed by the one analysis module, from the file,
  * exactly as `fleetbench analyze` would).
  */
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyzeFile } from '../analyze/file.ts';
+import { writeOutputFile } from '../base/safe-write.ts';
 import { RUN_SUMMARY_VERSION, type RunSummary } from '../results/run-summary.ts';
 import { scenarioHash } from '../workload/load.ts';
 import type { RunResult } from './engine.ts';
@@ -43,6 +43,6 @@ export async function writeRunSummary(
     analysis,
     ...(outcome.verdicts ? { budgets: outcome.verdicts } : {}),
   };
-  writeFileSync(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
+  writeOutputFile(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
   return summary;
 }

@@ -5,8 +5,9 @@
  * loses at most the last timer interval, and what it leaves is still line-readable: the reader
  * reports the missing footer.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { fsyncSync } from 'node:fs';
+import type { FleetbenchError } from '../base/errors.ts';
+import { type OutputFile, openOutputFile, outputError, writeOutput } from '../base/safe-write.ts';
 import {
   type BodyRecord,
   type EndFooter,
@@ -55,6 +56,11 @@ export interface TraceWriterOptions {
   bufferBytes?: number;
   /** Flush at least this often (real time). 0 disables the timer (virtual-time batch runs). */
   flushIntervalMs?: number;
+  /**
+   * Told when a flush on the timer cannot write (a full disk): a served emulator stops on it.
+   * Without it the error is thrown at the next write or close, in the producer's own flow.
+   */
+  onWriteError?: (error: FleetbenchError) => void;
 }
 
 const openWriters = new Set<TraceWriter>();
@@ -65,14 +71,22 @@ function installExitHook(): void {
   exitHookInstalled = true;
   // 'exit' handlers must be synchronous: that is why every write here is writeSync.
   process.on('exit', () => {
-    for (const writer of openWriters) writer.close('interrupted');
+    for (const writer of openWriters) {
+      try {
+        writer.close('interrupted');
+      } catch (error) {
+        process.stderr.write(`fleetbench: ${(error as Error).message}\n`);
+      }
+    }
   });
 }
 
 export class TraceWriter implements TraceSink {
   readonly path: string;
   header: RunHeader;
-  private fd: number | undefined;
+  private out: OutputFile | undefined;
+  /** A flush on the timer that failed: thrown at the next write or close. */
+  private failure: FleetbenchError | undefined;
   /**
    * Lines are encoded straight into one reused buffer: joining thousands of small strings and
    * encoding the result at each flush cost more than serialising the records (about 1.4 µs a
@@ -90,15 +104,28 @@ export class TraceWriter implements TraceSink {
     this.path = path;
     this.bufferBytes = options.bufferBytes ?? 256 * 1024;
     this.buffer = Buffer.allocUnsafe(Math.max(64 * 1024, this.bufferBytes + 16 * 1024));
-    mkdirSync(dirname(path), { recursive: true });
-    this.fd = openSync(path, 'w');
+    // Never through a link, never a FIFO; a path that cannot be written is named (safe-write.ts).
+    this.out = openOutputFile(path);
     const full: RunHeader = { kind: 'run', format: TRACE_FORMAT, ...header };
     this.header = full;
     this.append(JSON.stringify(full));
-    this.flush();
+    try {
+      this.flush();
+    } catch (error) {
+      this.out.close();
+      throw error;
+    }
     const interval = options.flushIntervalMs ?? 250;
     if (interval > 0) {
-      this.timer = setInterval(() => this.flush(), interval);
+      this.timer = setInterval(() => {
+        try {
+          this.flush();
+        } catch (error) {
+          clearInterval(this.timer);
+          this.failure = outputError(path, error);
+          options.onWriteError?.(this.failure);
+        }
+      }, interval);
       this.timer.unref();
     }
     openWriters.add(this);
@@ -110,11 +137,12 @@ export class TraceWriter implements TraceSink {
   }
 
   get closed(): boolean {
-    return this.fd === undefined;
+    return this.out === undefined;
   }
 
   write(record: BodyRecord | (SpanInput & { kind: 'span' })): void {
-    if (this.fd === undefined) throw new Error(`trace ${this.path} is closed`);
+    if (this.out === undefined) throw new Error(`trace ${this.path} is closed`);
+    if (this.failure) throw this.failure;
     const problem = timeProblem(record);
     if (problem !== undefined) {
       this.refuse(record, problem);
@@ -169,11 +197,10 @@ export class TraceWriter implements TraceSink {
   }
 
   flush(): void {
-    if (this.fd === undefined || this.bufferedBytes === 0) return;
+    if (this.out === undefined || this.bufferedBytes === 0) return;
     const length = this.bufferedBytes;
     this.bufferedBytes = 0;
-    let written = 0;
-    while (written < length) written += writeSync(this.fd, this.buffer, written, length - written);
+    writeOutput(this.out, this.buffer, 0, length);
   }
 
   /**
@@ -182,27 +209,32 @@ export class TraceWriter implements TraceSink {
    */
   restartAt(epochMs: number): void {
     const written = Object.values(this.recordCounts).reduce((n, c) => n + c, 0);
-    if (this.fd === undefined || written > 0)
+    if (this.out === undefined || written > 0)
       throw new Error(`trace ${this.path}: run time can only start over before any record`);
     this.header = { ...this.header, epochMs, startedAt: new Date(epochMs).toISOString() };
     this.bufferedBytes = 0;
-    closeSync(this.fd);
-    this.fd = openSync(this.path, 'w');
+    this.out.close();
+    this.out = openOutputFile(this.path);
     this.append(JSON.stringify(this.header));
     this.flush();
   }
 
   /** Write the footer and close. Idempotent: a second close does nothing. */
   close(reason: EndFooter['reason'] = 'completed', t?: number): void {
-    if (this.fd === undefined) return;
-    const footer: EndFooter = { kind: 'end', t: t ?? this.lastT, reason, counts: { ...this.recordCounts } };
-    this.append(JSON.stringify(footer));
-    this.flush();
-    fsyncSync(this.fd);
-    closeSync(this.fd);
-    this.fd = undefined;
+    const out = this.out;
+    if (out === undefined) return;
     if (this.timer) clearInterval(this.timer);
     openWriters.delete(this);
+    try {
+      if (this.failure) throw this.failure;
+      const footer: EndFooter = { kind: 'end', t: t ?? this.lastT, reason, counts: { ...this.recordCounts } };
+      this.append(JSON.stringify(footer));
+      this.flush();
+      syncIfFile(out);
+    } finally {
+      this.out = undefined;
+      out.close();
+    }
   }
 
   private append(line: string): void {
@@ -211,13 +243,23 @@ export class TraceWriter implements TraceSink {
     const room = line.length * 3 + 1;
     if (this.bufferedBytes + room > this.buffer.length) {
       this.flush();
-      if (room > this.buffer.length && this.fd !== undefined) {
-        writeSync(this.fd, `${line}\n`);
+      if (room > this.buffer.length && this.out !== undefined) {
+        writeOutput(this.out, `${line}\n`);
         return;
       }
     }
     this.bufferedBytes += this.buffer.write(line, this.bufferedBytes, 'utf8');
     this.buffer[this.bufferedBytes++] = 10;
+  }
+}
+
+/** The trace on disk before the process goes (a device, /dev/null say, has nothing to sync). */
+function syncIfFile(out: OutputFile): void {
+  try {
+    fsyncSync(out.fd);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EINVAL' && code !== 'ENOTSUP') throw outputError(out.path, error);
   }
 }
 

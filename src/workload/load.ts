@@ -17,6 +17,8 @@ import { countTopLevelEntries } from './scenario-bounds.ts';
 export interface Override {
   path: string[];
   value: unknown;
+  /** The flag the user typed when it was a shorthand (`--time-scale abc`): named in a refusal. */
+  flag?: string;
 }
 
 /** `sessions.count=50` → { path: ['sessions','count'], value: 50 }. The value is read as YAML. */
@@ -105,7 +107,7 @@ export function validateScenario(
     if (culprit) {
       throw new FleetbenchError(
         'E_USAGE',
-        `--set ${culprit.path.join('.')}=${typeof culprit.value === 'string' ? culprit.value : JSON.stringify(culprit.value)}: ${describeZodIssues([issue], 1, userScenarioSchema)[0]!.replace(`${issue.path.join('.')}: `, '')}${more} (scenario ${file})`,
+        `${culprit.flag ?? `--set ${culprit.path.join('.')}=${typeof culprit.value === 'string' ? culprit.value : JSON.stringify(culprit.value)}`}: ${describeZodIssues([issue], 1, userScenarioSchema)[0]!.replace(`${issue.path.join('.')}: `, '')}${more} (scenario ${file})`,
         { hint: 'the scenario fields are documented in docs/scenarios.md' },
       );
     }

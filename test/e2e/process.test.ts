@@ -68,6 +68,32 @@ describe('exit codes as a process', () => {
     expect(out.stderr).toBe('');
   });
 
+  it('a live run whose stderr is a closed pipe (`2>&1 | head -1`) still completes and writes summary.json', async () => {
+    const out = join(dir, 'closed-stderr');
+    // The shell's own pipe, as a user types it; the run's exit code read from PIPESTATUS.
+    const command = `'${process.execPath}' '${BIN}' run S2-T1-5 --clock real --time-scale 100 --metrics-linger 0 --out '${out}' 2>&1 | head -1; exit \${PIPESTATUS[0]}`;
+    const result = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn('bash', ['-c', command], { env: { ...process.env, NO_COLOR: '1' } });
+      let stdout = '';
+      child.stdout.on('data', (d) => {
+        stdout += d;
+      });
+      const guard = setTimeout(() => child.kill('SIGKILL'), 100_000);
+      child.once('close', (code) => {
+        clearTimeout(guard);
+        resolve({ code, stdout });
+      });
+    });
+    // head printed the first line (the progress line, every 10 s of a 12 s run) and left; the
+    // run went on without it and wrote its next lines into the closed pipe.
+    expect(result.stdout.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+    expect(summary.outcome.reason).toBe('completed');
+    const { stats } = await readTrace(join(out, 'trace.jsonl'));
+    expect(stats.footer?.reason).toBe('completed');
+  });
+
   it('worker threads start from the CLI process (tsx loader in workers)', async () => {
     const path = join(dir, 'synthetic.jsonl');
     writeSyntheticTrace(path, { records: 30_000, sessions: 40, repos: 8 });

@@ -58,10 +58,15 @@ export async function installPaperclip(options: {
   dir?: string;
   log: (text: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** Ctrl-C or SIGTERM: npm is stopped and nothing is installed (exit 130). */
+  signal?: AbortSignal;
 }): Promise<InstallResult> {
   const env = options.env ?? process.env;
   const dir = resolve(options.dir ?? defaultInstallDir(env));
   const nodePackage = nodePackageName();
+  // Under root the server runs as another user: an install it cannot reach is refused up front
+  // (before 1.5 GB are downloaded), never made reachable by changing a directory of the user's.
+  const user = paperclipUser(env);
   options.log(
     `installing ${CLI_PACKAGE}@${PAPERCLIP_VERSION}, ${SERVER_PACKAGE}@${PAPERCLIP_VERSION} and ${nodePackage}@${PAPERCLIP_NODE_VERSION} into ${dir} (about 1.5 GB, a few minutes)\n`,
   );
@@ -87,6 +92,16 @@ export async function installPaperclip(options: {
     what: 'Paperclip',
     log: options.log,
     env,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(user
+      ? {
+          readableBy: {
+            user,
+            required: true,
+            why: `Paperclip's server runs as ${user.name} under root (its PostgreSQL refuses root)`,
+          },
+        }
+      : {}),
   });
   return { dir, seconds };
 }
