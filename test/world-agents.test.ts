@@ -23,20 +23,37 @@ function installed(): boolean {
     resolveAgentsInstall(undefined, undefined, process.env, { quick: true });
     return true;
   } catch (error) {
-    if (!ci) process.stderr.write(`skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`);
+    if (!ci)
+      process.stderr.write(
+        `skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`,
+      );
     return false;
   }
 }
 
-type Line = { kind: string; name?: string; t: number; labels?: Record<string, unknown>; data?: Record<string, unknown> };
+type Line = {
+  kind: string;
+  name?: string;
+  t: number;
+  labels?: Record<string, unknown>;
+  data?: Record<string, unknown>;
+};
 
-function world(args: string[], script: string, cwd: string): Promise<{ code: number | null; out: string; records: Line[] }> {
+function world(
+  args: string[],
+  script: string,
+  cwd: string,
+): Promise<{ code: number | null; out: string; records: Line[] }> {
   const out = join(cwd, 'out');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'world', '--mode', 'sandbox', '--out', out, ...args, '--', 'sh', '-c', script], {
-      cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'world', '--mode', 'sandbox', '--out', out, ...args, '--', 'sh', '-c', script],
+      {
+        cwd,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let text = '';
     child.stdout.on('data', (chunk) => {
       text += chunk;
@@ -78,29 +95,44 @@ describe.skipIf((!installed() || bwrap.skip) && !ci)('the real agent CLIs in the
     if (process.getuid?.() === 0) expect(Number(readFileSync(join(work, 'uid.txt'), 'utf8'))).not.toBe(0);
     const spawns = r.records.filter((x) => x.name === 'agent.spawn' && x.data?.probe !== true);
     expect(spawns.map((s) => s.labels?.agent).sort()).toEqual(['claude', 'codex', 'opencode']);
-    for (const spawn of spawns) expect((spawn.data?.argv as string[])[0]).toBe(spawn.labels?.agent);
+    for (const spawn of spawns)
+      expect((spawn.data?.argv as string[] | undefined)?.[0]).toBe(spawn.labels?.agent);
     const models = r.records.filter((x) => x.kind === 'span' && x.name === 'provider.request');
     expect(models.length).toBeGreaterThanOrEqual(3);
     const ids = new Set(spawns.map((s) => s.labels?.spawn));
     for (const model of models) expect(ids.has(model.labels?.spawn), JSON.stringify(model.labels)).toBe(true);
     // Every CLI spoke to the emulator: each spawn made at least one request.
-    for (const id of ids) expect(models.some((m) => m.labels?.spawn === id), `${id}`).toBe(true);
+    for (const id of ids)
+      expect(
+        models.some((m) => m.labels?.spawn === id),
+        `${id}`,
+      ).toBe(true);
     // The only attempt outward: opencode 1.18 looks up registry.npmjs.org during its first turn
     // whatever its OPENCODE_DISABLE_* switches say (docs/world.md, "What the CLIs try"); the world
     // refuses it, records it with opencode's command line, and opencode goes on.
     const blocked = r.records.filter((x) => x.name === 'world.blocked');
     for (const attempt of blocked) {
       expect(attempt.labels?.host, JSON.stringify(attempt)).toBe('registry.npmjs.org');
-      expect(String((attempt.data?.argv as string[] | undefined)?.[0] ?? ''), JSON.stringify(attempt)).toMatch(/opencode/);
+      expect(
+        String((attempt.data?.argv as string[] | undefined)?.[0] ?? ''),
+        JSON.stringify(attempt),
+      ).toMatch(/opencode/);
     }
   }, 900_000);
 
   it('agents try in the world: fleetbench’s own homes reach nothing but its emulator', async () => {
     bwrap.require();
     const dir = scratchDir('fleetbench-world-try-');
-    const r = await world(['--no-agents'], `${process.execPath} ${BIN} agents try --turns 1 --out ${join(dir, 'try')}`, dir);
+    const r = await world(
+      ['--no-agents'],
+      `${process.execPath} ${BIN} agents try --turns 1 --out ${join(dir, 'try')}`,
+      dir,
+    );
     expect(r.code, r.out).toBe(0);
     const blocked = r.records.filter((x) => x.name === 'world.blocked');
-    expect(blocked.every((x) => x.labels?.host === 'registry.npmjs.org'), JSON.stringify(blocked)).toBe(true);
+    expect(
+      blocked.every((x) => x.labels?.host === 'registry.npmjs.org'),
+      JSON.stringify(blocked),
+    ).toBe(true);
   }, 900_000);
 });

@@ -108,8 +108,6 @@ export interface AgentsInstall {
   clis: Partial<Record<AgentCli, AgentBinary>>;
 }
 
-const installHint = 'fleetbench targets install agents';
-
 function packageVersion(packageDir: string): string | undefined {
   try {
     const version = (

@@ -164,7 +164,6 @@ async function paperclipAgentsUser(env: NodeJS.ProcessEnv) {
   }
 }
 
-
 async function checkAgentsCommand(
   name: string,
   options: AgentVersionFlags & { json?: boolean },

@@ -125,23 +125,15 @@ function exitCodeOf(status: { code: number | null; signal: string | null }): num
 async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo): Promise<void> {
   if (command.length === 0)
     throw new FleetbenchError('E_USAGE', 'world: no command given (fleetbench world -- COMMAND ...)');
-  const [
-    github,
-    provider,
-    { RealClock },
-    { Rng },
-    { TraceWriter, servedTraceHeader },
-    world,
-    { limitsFrom },
-  ] = await Promise.all([
-    import('../github/index.ts'),
-    import('../provider/index.ts'),
-    import('../clock/index.ts'),
-    import('../base/rng.ts'),
-    import('../trace/writer.ts'),
-    import('../world/index.ts'),
-    import('./provider.ts'),
-  ]);
+  const [github, provider, { RealClock }, { Rng }, { TraceWriter, servedTraceHeader }, world] =
+    await Promise.all([
+      import('../github/index.ts'),
+      import('../provider/index.ts'),
+      import('../clock/index.ts'),
+      import('../base/rng.ts'),
+      import('../trace/writer.ts'),
+      import('../world/index.ts'),
+    ]);
   const { fixtures, limits } = emulatorInput(flags, github.loadFixturesFile);
   const latency = provider.LATENCY_PROFILES[flags.latency];
   if (!latency)

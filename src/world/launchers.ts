@@ -99,6 +99,7 @@ export function writeLaunchers(options: LauncherOptions): Launchers {
       `FLEETBENCH_WORLD_KEY=${shellQuote(keyPrefix)}"$$"`,
       // The world's GitHub token becomes this spawn's own (the same user, so the same quota): its
       // GitHub calls are then the spawn's. A token the control plane chose itself is kept.
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
       'if [ "${GH_TOKEN:-}" = "${FLEETBENCH_WORLD_TOKEN:-}" ] && [ "${GITHUB_TOKEN:-}" = "${FLEETBENCH_WORLD_TOKEN:-}" ]; then',
       `  export GH_TOKEN=${shellQuote(tokenPrefix)}"$$" GITHUB_TOKEN=${shellQuote(tokenPrefix)}"$$"`,
       'fi',

@@ -379,6 +379,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       const n = Number(out.GIT_CONFIG_COUNT ?? 0) || 0;
       out[`GIT_CONFIG_KEY_${n}`] = 'credential.https://github.com.helper';
       out[`GIT_CONFIG_VALUE_${n}`] =
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
         '!f() { test "$1" = get || exit 0; echo username=x-access-token; echo "password=${GH_TOKEN:-$GITHUB_TOKEN}"; }; f';
       out.GIT_CONFIG_COUNT = String(n + 1);
       if (mode !== 'sandbox') {
