@@ -4,7 +4,7 @@
  * --budgets, each input is judged on the budgets its scenario named. Exit codes
  * follow k6: 0 every judged budget holds (rows with no samples included, unless required), 99 a
  * judged budget was breached, 104 the budgets are misconfigured (an unknown metric or label, a
- * bad expression, a repeated entry, ...).
+ * bad expression, a repeated entry, ...); and 3: an input did not complete, nothing judged.
  */
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../base/errors.ts';
@@ -59,7 +59,7 @@ export function register(program: Command, io: CommandIo): void {
     .option('--junit <file>', 'also write the verdicts as JUnit XML (one test case per budget row) for CI')
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n  fleetbench check runs/wave --budgets native-speed --junit budgets.xml   # CI: JUnit, and the GitHub step summary when $GITHUB_STEP_SUMMARY is set\n\nExit codes: 0 every judged budget holds (rows with no samples too, unless --require-samples or require: true), 99 a judged budget failed, 104 budgets misconfigured, 2 bad input. Budget files: docs/budgets.md.',
+      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n  fleetbench check runs/wave --budgets native-speed --junit budgets.xml   # CI: JUnit, and the GitHub step summary when $GITHUB_STEP_SUMMARY is set\n\nExit codes: 0 every judged budget holds (rows with no samples too, unless --require-samples or require: true), 99 a judged budget failed, 104 budgets misconfigured, 3 an input did not complete (interrupted, failed, a partial summary or a trace without its completed footer: never judged), 2 bad input. Budget files: docs/budgets.md.',
     )
     .action(async (paths: string[], flags: CheckFlags) => {
       const inputs: LoadedInput[] = [];
