@@ -80,12 +80,17 @@ const scorecardMetric = (
   // A headroom projected from fewer sessions says so wherever its value is shown.
   qualify: (a) => {
     const row = a.scorecard.rows.find((r) => r.id === id);
-    if (!row?.projected) return null;
+    // A run whose GitHub had another hourly limit is judged on the 5,000/h token all the same.
+    const limit =
+      row?.runLimit === undefined
+        ? ''
+        : `on the 5,000/h token; the run's limit was ${row.runLimit.toLocaleString('en-US')}/h (${row.runLimitHeadroom ?? '–'}% against it)`;
+    if (!row?.projected) return limit === '' ? null : limit;
     const observed =
       row.observed === null || row.observed === undefined
         ? ''
         : `; measured ${row.observed}% at ${row.observedAt}`;
-    return `projected to ${a.scorecard.at} sessions${observed}`;
+    return `projected to ${a.scorecard.at} sessions${observed}${limit ? `; ${limit}` : ''}`;
   },
 });
 

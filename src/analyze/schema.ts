@@ -167,6 +167,15 @@ const scorecardRowSchema = z.object({
     .describe(
       'a projection the run cannot support (no steady window, or one shorter than a poll interval): why, and what would judge it; `measured` is null',
     ),
+  runLimit: z
+    .number()
+    .optional()
+    .describe(
+      'headroom rows: the hourly limit the run itself had (x-ratelimit-limit) when it is not the 5,000/h token the row is judged on',
+    ),
+  runLimitHeadroom: nullableNumber
+    .optional()
+    .describe('headroom rows: the same figure against `runLimit` (shown, never judged)'),
 });
 
 const seriesSchema = z.object({
@@ -585,16 +594,27 @@ export const analysisSchema = z.object({
       window: z
         .object({
           basis: z
-            .enum(['steady', 'whole-run'])
-            .describe('the per-hour figures come from the steady window, or (not judged) from the whole run'),
+            .enum(['steady', 'all-active', 'whole-run'])
+            .describe(
+              'the per-hour figures come from the steady window (steady: from the steady.start marker; all-active: from the first poll cycle after every session was polling), or (not judged) from the whole run',
+            ),
           fromMs: z.number(),
           toMs: z.number(),
-          neededMs: z.number().describe('the shortest steady window judged: one poll interval'),
+          neededMs: z
+            .number()
+            .describe(
+              'the shortest steady window judged: one poll interval, the median gap between poll cycle starts (30 s when fewer than two cycles)',
+            ),
           judged: z
             .boolean()
             .describe('false: the projections (headroom at N sessions, per-hour burn) are not judged'),
           reason: z.string().nullable().describe('why not judged'),
           advice: z.string().nullable().describe('what would judge them'),
+          note: z
+            .string()
+            .nullable()
+            .optional()
+            .describe('why the window is not the one the steady.start marker opens, when there is one'),
         })
         .optional()
         .describe(
@@ -609,6 +629,12 @@ export const analysisSchema = z.object({
           sharedPointsPerHour: nullableNumber.describe('points of calls without a session, per hour'),
           perSessionPointsPerHour: nullableNumber,
           sessionsThatFit: nullableNumber,
+          busiestHourPoints: z
+            .number()
+            .optional()
+            .describe(
+              'points charged in the busiest hour of the run, sliding a second at a time (all of them in a shorter run): measured, not projected',
+            ),
         }),
       ),
     }),

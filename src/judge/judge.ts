@@ -107,6 +107,9 @@ export interface Verdict {
   reportBreaches: number;
   /** Rows with no samples in this input (not judged; failing only when required). */
   noSamples: number;
+  /** Judged-mode rows that were judged (held or failed), and those that were not (no samples, a projection the run cannot support): the headline says both. */
+  judgedRows?: number;
+  unjudgedRows?: number;
   /** Why nothing applies when the run's adapter (a `per:` key) has no entry: no budget. */
   noBudget?: string;
   /** Cut runs never recovered that no restart row of this set judges (their adapter has none): said. */
@@ -549,7 +552,10 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
   const judgedBreaches = rows.filter((r) => failing(r) && (r.mode === 'judged' || r.noSamples)).length;
   const reportBreaches = rows.filter((r) => failing(r) && r.mode === 'report' && !r.noSamples).length;
   const judgedRows = rows.filter((r) => r.status === 'pass' || r.status === 'fail').length;
+  const judgedMode = rows.filter((r) => r.mode === 'judged' && r.status !== 'skipped');
   return {
+    judgedRows: judgedMode.filter((r) => r.status === 'pass' || r.status === 'fail').length,
+    unjudgedRows: judgedMode.filter((r) => r.status === 'no-samples').length,
     budget: set.name,
     baseline: set.baseline,
     source: set.source,
