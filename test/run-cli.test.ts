@@ -84,7 +84,7 @@ describe('fleetbench run', () => {
     );
     // Never "every judged budget holds" while two judged rows were not judged.
     expect(short.stdout).toContain(
-      'verdict: ✓ 5 of 7 judged rows hold; 2 not judged (2 projections the run cannot support)',
+      'verdict: ✓ 5 of 7 judged rows hold; 2 not judged (2 the run cannot support)',
     );
     expect(short.stdout).not.toContain('every judged budget holds');
     // Samples required: a projection the run cannot support fails.

@@ -181,4 +181,50 @@ describe('a measured breach never passes', () => {
     expect(row.runLimitHeadroom).toBeGreaterThan(95);
     expect(run.stdout).toContain("the run's limit was 1,000,000/h");
   }, 60_000);
+
+  it('turnover: a steady window below the minimum is refused for a judged run (exit 2); checked, a row that holds in it is not judged, one that breaches fails', async () => {
+    const rps = ['--set', 'turnover.target-rps=50'];
+    for (const steady of ['30s', '5s']) {
+      const short = await cli(['run', 'turnover', ...rps, '--set', `turnover.steady=${steady}`]);
+      expect(short.code, short.stdout).toBe(2);
+      expect(short.stderr).toMatch(
+        /turnover\.steady: the steady turnover window is too small to show a budget holds/,
+      );
+    }
+    // The built-in window (5 minutes) breaches four rows.
+    const full = join(dir, 'turnover-50');
+    const run = await cli(['run', 'turnover', ...rps, '--out', full]);
+    expect(run.code, run.stdout).toBe(99);
+    // Its turnover.done marker moved to 30 s after the fill: the window stays where the swaps were.
+    const moved = join(dir, 'turnover-moved.jsonl');
+    let fillDone = 0;
+    editTrace(join(full, 'trace.jsonl'), moved, (r) => {
+      if (r.name === 'turnover.fill.done') fillDone = r.t as number;
+      return r.name === 'turnover.done' ? { ...r, t: fillDone + 30_000 } : r;
+    });
+    const check = await cli(['check', moved, '--budgets', 'turnover']);
+    expect(check.code, check.stdout).toBe(99);
+
+    // Run unjudged with a 30 s window, then checked: the rows that hold are not judged.
+    const unjudged = join(dir, 'turnover-30s');
+    const small = await cli([
+      'run',
+      'turnover',
+      ...rps,
+      '--set',
+      'turnover.steady=30s',
+      '--no-budgets',
+      '--out',
+      unjudged,
+    ]);
+    expect(small.code, small.stderr).toBe(0);
+    const checked = await cli(['check', unjudged, '--budgets', 'turnover']);
+    expect(checked.code, checked.stdout).toBe(0);
+    expect(checked.stdout).toMatch(/turnover\.park\.p95 +\(all\) +judged .*– not judged/);
+    expect(checked.stdout).toContain(
+      'the steady turnover window is too small to show a budget holds: 30 s long',
+    );
+    expect(checked.stdout).not.toContain('every judged budget holds');
+    expect((await cli(['check', unjudged, '--budgets', 'turnover', '--require-judged'])).code).toBe(99);
+  }, 180_000);
 });

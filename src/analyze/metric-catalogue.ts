@@ -48,7 +48,11 @@ export interface ValueMetric {
   read(analysis: Analysis): number | null;
   /** Words that must stay beside the value wherever it is shown (a projection: `projected to 50 sessions; …`). */
   qualify?(analysis: Analysis): string | null;
-  /** Why the run has no value to judge, when it says (a projection without a steady window). */
+  /**
+   * Why the run cannot support a judgement of the value, when it says: a projection without a
+   * steady window (no value at all), a turnover window too small (a value that breaches is judged
+   * and fails; one that holds is not judged).
+   */
   notJudged?(analysis: Analysis): string | null;
 }
 
@@ -133,6 +137,7 @@ const turnover = (
   better: Better,
   budgetStats: Stat[],
   read: ValueMetric['read'],
+  ofWindow = true,
 ): ValueMetric => ({
   kind: 'value',
   name,
@@ -143,6 +148,8 @@ const turnover = (
   judged: false,
   budgetStats,
   read,
+  // A steady window too small to show a budget holds (docs/analysis.md#turnover).
+  ...(ofWindow ? { notJudged: (a: Analysis) => a.turnover?.window?.notJudged ?? null } : {}),
 });
 
 /** The value metrics every Analysis can be asked for, in the order compare lists them. */
@@ -222,6 +229,7 @@ export const VALUE_METRICS: readonly ValueMetric[] = [
     'lower',
     ['value', 'count'],
     (a) => a.turnover?.failures.byReaction.give_up ?? null,
+    false,
   ),
   ...TURNOVER_OPERATIONS.flatMap(([operation, slug, what]) =>
     (['p50', 'p95'] as const).map((stat) =>

@@ -260,6 +260,17 @@ export const turnoverAnalysisSchema = z.object({
           .object({ min: z.number(), max: z.number() })
           .describe('sum of the four: the sessions registered'),
       }),
+      judged: z
+        .boolean()
+        .optional()
+        .describe(
+          'false: shorter than 5 minutes or fewer than 1,000 swaps asked: a row that holds in it is not judged (one that breaches fails)',
+        ),
+      notJudged: z
+        .string()
+        .nullable()
+        .optional()
+        .describe('why the window is too small to judge a row that holds'),
     })
     .nullable()
     .describe('the steady window, from turnover.fill.done; null without the marker'),

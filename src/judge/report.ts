@@ -125,11 +125,13 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 export function headlineParts(verdict: Verdict): { mark: string; extra: string } {
   const unjudged = verdict.unjudgedRows ?? 0;
   const judged = verdict.judgedRows ?? 0;
-  const notJudged = verdict.rows.filter((r) => r.noSamples && r.notJudged && r.status !== 'fail').length;
+  const notJudged = verdict.rows.filter(
+    (r) => r.mode === 'judged' && r.noSamples && r.notJudged && r.status !== 'fail',
+  ).length;
   const noSamples = unjudged - notJudged;
   const why = [
-    ...(notJudged > 0 ? [`${plural(notJudged, 'projection')} the run cannot support`] : []),
-    ...(noSamples > 0 ? [`${plural(noSamples, 'row')} with no samples`] : []),
+    ...(notJudged > 0 ? [`${notJudged} the run cannot support`] : []),
+    ...(noSamples > 0 ? [`${noSamples} with no samples`] : []),
   ].join(', ');
   const mark =
     verdict.verdict === 'error'
@@ -139,7 +141,9 @@ export function headlineParts(verdict: Verdict): { mark: string; extra: string }
         : verdict.verdict === 'no-samples'
           ? verdict.noBudget
             ? '– no budget for this input: nothing judged'
-            : '– no samples: nothing judged'
+            : notJudged > 0
+              ? `– nothing judged: ${unjudged} judged rows not judged (${why})`
+              : '– no samples: nothing judged'
           : unjudged > 0
             ? `✓ ${judged} of ${judged + unjudged} judged rows hold; ${unjudged} not judged (${why})`
             : '✓ every judged budget holds';
@@ -188,7 +192,9 @@ export function verdictSection(verdict: Verdict): Section {
             r.kind === 'value'
               ? r.noSamples
                 ? r.notJudged
-                  ? 'not judged'
+                  ? r.value === null
+                    ? 'not judged'
+                    : `${valueText(r)} (not judged)`
                   : 'no samples'
                 : valueText(r)
               : '',

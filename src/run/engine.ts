@@ -158,7 +158,7 @@ class ActiveRun {
     // Budget sets load before anything runs: a bad one fails at once (exit 104).
     this.judge = segment
       ? undefined
-      : prepareRunJudge(scenario.budgets, { requireSamples: plan.requireSamples === true });
+      : prepareRunJudge(scenario.budgets, { requireSamples: plan.requireSamples === true }, scenario);
     this.rng = createRng(scenario.seed);
     const hash = scenarioHash(scenario);
     this.tracePath = join(plan.outDir, 'trace.jsonl');
