@@ -22,6 +22,7 @@
  * Everything is computed after the whole trace is read, so a span written after the event it
  * explains (a load span that ends after `session.resumed`) still counts.
  */
+import { restartThatLostRun } from '../trace/lost-run.ts';
 import type { FinisherContext, RetainedRecord } from './finisher.ts';
 import { LatencyHistogram } from './histogram.ts';
 import type { SpeedAnalysis, SpeedMetricName } from './schema.ts';
@@ -257,6 +258,10 @@ class SpeedRecords {
   readonly skipped: Array<{ session: string | null; adapter: string; tMs: number }> = [];
   /** Provider events without a session: left out of the joins. */
   unattributed = 0;
+  /** `run.lost` spans, timed at end() from the restart that lost each run. */
+  private readonly lost: Span[] = [];
+  /** When each attempt's agent started (`paperclip.attempt`, by Paperclip's run id). */
+  private readonly attemptStarts = new Map<string, number>();
   /** Whether the run has anything speed measures (else no speed section). */
   relevant = false;
   private openRestart: Restart | undefined;
@@ -305,6 +310,10 @@ class SpeedRecords {
         break;
       case 'paperclip.attempt': {
         if (r.kind !== 'span') break;
+        const attempt = str(r.data?.paperclipRun);
+        const started = r.data?.processStartedAtMs ?? r.data?.startedAtMs;
+        if (attempt !== undefined)
+          this.attemptStarts.set(attempt, typeof started === 'number' ? started : r.t);
         const run = str(r.data?.run);
         if (run === undefined) break;
         const fate = this.fate(run);
@@ -360,10 +369,7 @@ class SpeedRecords {
       case 'run.lost': {
         if (r.kind !== 'span') break;
         this.relevant = true;
-        this.lostRuns.add(
-          { adapter: str(r.labels?.adapter) ?? 'unknown', kind: str(r.labels?.kind) ?? 'unknown' },
-          r.dur,
-        );
+        this.lost.push(r as Span);
         const run = str(r.data?.run);
         if (run !== undefined) this.fate(run).lostAt = r.t + r.dur;
         break;
@@ -421,6 +427,22 @@ class SpeedRecords {
   end(): void {
     if (this.openRestart) this.restarts.push(this.openRestart);
     this.openRestart = undefined;
+    // lost_run_detection from the kill that orphaned the run (when the trace says when its
+    // attempt started), not from whichever restart its writer took: a graceful restart after a
+    // kill -9 finds the run lost at once, but it was the kill -9 that lost it.
+    for (const span of this.lost) {
+      const lostAt = span.t + span.dur;
+      const attempt = str(span.data?.paperclipRun);
+      const startedAt = attempt === undefined ? undefined : this.attemptStarts.get(attempt);
+      const kill = startedAt === undefined ? undefined : restartThatLostRun(this.restarts, startedAt, lostAt);
+      this.lostRuns.add(
+        {
+          adapter: str(span.labels?.adapter) ?? 'unknown',
+          kind: kill?.kind ?? str(span.labels?.kind) ?? 'unknown',
+        },
+        kill ? lostAt - kill.killAt : span.dur,
+      );
+    }
   }
 }
 
