@@ -414,6 +414,20 @@ describe('Paperclip’s timestamps as speed records', () => {
     sink.write({ kind: 'event', name: 'controlplane.restart', t: 10_000, labels: { kind: 'hard' } });
     sink.write({ kind: 'event', name: 'controlplane.ready', t: 40_000, labels: { reason: 'hard' } });
     writeRunChain(sink, chain, { toRunTime, restarts: [{ kind: 'hard', killAt: 10_000 }], now: 361_000 });
+    // The retried agent's model requests (the provider emulator's records): a 429, then its retry.
+    const request = (t: number, attempt: number, fault?: string) =>
+      sink.write({
+        kind: 'span',
+        name: 'provider.request',
+        t,
+        dur: 200,
+        session: 's1',
+        outcome: fault ? 'error' : 'ok',
+        labels: { api: 'responses', cli: 'codex', status: fault ? '429' : '200' },
+        data: { turn: 1, step: 0, attempt, ...(fault ? { fault } : {}) },
+      });
+    request(343_300, 1, 'rate-limit');
+    request(344_300, 2);
     const records = sink.records as BodyRecord[];
     const named = (name: string) =>
       records.filter((r) => r.kind !== 'api' && r.name === name) as Array<
@@ -452,6 +466,16 @@ describe('Paperclip’s timestamps as speed records', () => {
     expect(value('restart_recovery')).toEqual([[303_100]]);
     expect(value('lost_run_detection')).toEqual([[300_000]]);
     expect(value('input_wait')).toEqual([[100]]);
+    // To the agent's first activity (its answer at 345 s): ready → 305 s, the provider's part
+    // from the retry's agent spawned (342.5 s) → 2.5 s, with the 429 and its retry inside.
+    expect(value('restart_recovery_to_activity')).toEqual([[305_000]]);
+    expect(value('restart_provider_to_activity')).toEqual([[2_500]]);
+    expect(speed.recoveries[0]).toMatchObject({
+      activityAtMs: 345_000,
+      toActivityMs: 305_000,
+      providerToActivityMs: 2_500,
+      modelRequests: { count: 2, retries: 1, faults: { 'rate-limit': 1 } },
+    });
   });
 
   it('lost_run_detection is timed from the kill -9 that lost the run, not a SIGTERM after it', () => {

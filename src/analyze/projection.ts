@@ -97,7 +97,7 @@ export function projectionWindow(span: ProjectionSpan): NonNullable<Window> {
   const starts = span.cycleStartsMs ?? [];
   const measured = measuredPollInterval(starts);
   const neededMs = measured ?? DEFAULT_POLL_INTERVAL_MS;
-  const interval = `one poll interval (${fmtDuration(neededMs)}${measured === null ? ', assumed: the trace has too few poll cycles to measure it' : ', the median gap between its poll cycles'})`;
+  const interval = `one poll interval (${fmtDuration(neededMs)}${measured === null ? ', assumed: too few cycles in the trace to measure it' : ', the median gap between cycle starts'})`;
   // A footer declaring an end long after the last record would spread the burn thin.
   const toMs = Math.min(span.endMs, (span.recordsEndMs ?? span.endMs) + neededMs);
   const windowFrom = (basis: 'steady' | 'all-active', at: number, note: string | null) => {
@@ -126,7 +126,7 @@ export function projectionWindow(span: ProjectionSpan): NonNullable<Window> {
   if (fromActive) return fromActive;
   const noActive =
     active === null
-      ? 'no poll cycle began after every session was polling (sessions still starting, or no poll cycles in the trace)'
+      ? 'no poll cycle began after every session was polling (sessions still starting, or no cycle ids in the trace)'
       : `the window from the first poll cycle after every session was polling (${fmtDuration(active, Math.floor)}) is shorter than ${interval}`;
   return {
     basis: 'whole-run',

@@ -289,6 +289,8 @@ export const SPEED_METRIC_KEYS = [
   'restart_provider_load',
   'controlplane_boot',
   'lost_run_detection',
+  'restart_recovery_to_activity',
+  'restart_provider_to_activity',
 ] as const;
 export type SpeedMetricName = (typeof SPEED_METRIC_KEYS)[number];
 
@@ -314,6 +316,8 @@ const speedMetricSchema = z.object({
 const SPEED_METRICS_ADDED: ReadonlySet<SpeedMetricName> = new Set([
   'controlplane_boot',
   'lost_run_detection',
+  'restart_recovery_to_activity',
+  'restart_provider_to_activity',
 ]);
 
 /** Which run a restart cut: its session, run id, adapter and the restart's kind. */
@@ -380,6 +384,32 @@ export const speedSchema = z.object({
           .optional()
           .describe("the control plane's retry of the run started its agent (`paperclip.retry`); null: none"),
         retryDueAtMs: nullableNumber.optional().describe('when that retry was due (its delay)'),
+        activityAtMs: nullableNumber
+          .optional()
+          .describe(
+            "the recovered agent's first activity after ready (streamed model output or a tool call); null: none before the run ended",
+          ),
+        toActivityMs: nullableNumber
+          .optional()
+          .describe('restart_recovery_to_activity sample: ready → that activity, outage removed'),
+        providerToActivityMs: nullableNumber
+          .optional()
+          .describe(
+            "restart_provider_to_activity sample: the agent's (re)start (the load's start, else the next provider event) → that activity",
+          ),
+        modelRequests: z
+          .object({
+            count: count.describe(
+              'provider.request records of the session between the agent’s (re)start and its first activity',
+            ),
+            retries: count.describe('of them, retries (attempt > 1)'),
+            faults: z
+              .record(z.string(), count)
+              .describe('injected provider faults they were answered with, by kind'),
+            waitMs: z.number().describe('their time in all (each request’s arrival → last byte, or its cut)'),
+          })
+          .optional()
+          .describe("the model requests inside the provider's part: prefill, retries of a provider fault"),
       }),
     )
     .describe('one row per recovered run and restart'),

@@ -44,59 +44,91 @@ export const SPEED_RECORD_NAMES = new Set([
   // not recovered (its status and error code), when its retry started.
   'paperclip.attempt',
   'paperclip.retry',
+  // The model requests a recovered agent made before its first activity (its prefill, its
+  // retries of a provider fault): the provider's part of restart_provider_to_activity.
+  'provider.request',
 ]);
 
 /** Role (judged or report-only) and labels of each metric, as docs/analysis.md#speed defines them. */
 export const SPEED_METRIC_INFO: Record<
   SpeedMetricName,
-  { role: 'judged' | 'report'; labels: string[]; description: string }
+  {
+    role: 'judged' | 'report';
+    labels: string[];
+    description: string;
+    /** Where a sample starts and ends, in a few words (every speed table shows it). */
+    span: string;
+  }
 > = {
   time_to_first_activity: {
     role: 'judged',
     labels: ['adapter', 'start'],
     description: 'run created → first text delta, tool-call start or reasoning indicator',
+    span: 'run created → first activity',
   },
   time_to_first_text: {
     role: 'report',
     labels: ['adapter', 'start'],
     description: 'run created → first text delta (tool-first agents call tools before they write)',
+    span: 'run created → first text',
   },
   input_wait: {
     role: 'report',
     labels: ['adapter'],
     description: 'the input that opened a run was received → the run exists',
+    span: 'input received → run created',
   },
   agent_boot: {
     role: 'judged',
     labels: ['adapter', 'start'],
     description: 'provider process start → ready (provider.boot)',
+    span: 'agent start → agent ready',
   },
   restart_recovery: {
     role: 'report',
     labels: ['adapter', 'kind'],
     description: 'control plane ready → the recovered run’s next provider event, outage removed',
+    span: 'ready → next agent event',
   },
   restart_recovery_control_plane: {
     role: 'judged',
     labels: ['adapter', 'kind'],
     description:
       'control plane ready → start of provider.session.load (or → next provider event when nothing reloads), outage removed',
+    span: 'ready → agent (re)started',
   },
   restart_provider_load: {
     role: 'report',
     labels: ['adapter', 'kind'],
     description: 'the recovery’s provider.session.load duration',
+    span: 'agent (re)started → its first event',
   },
   controlplane_boot: {
     role: 'report',
     labels: ['reason'],
     description:
       'a control-plane process spawned → ready (controlplane.boot), at the start and after each restart',
+    span: 'control plane spawned → ready',
   },
   lost_run_detection: {
     role: 'report',
     labels: ['adapter', 'kind'],
     description: 'the kill that orphaned a run → the control plane marking it lost (run.lost)',
+    span: 'the kill that lost it → marked lost',
+  },
+  restart_recovery_to_activity: {
+    role: 'report',
+    labels: ['adapter', 'kind'],
+    description:
+      "control plane ready → the recovered agent's first activity (streamed model output or a tool call), outage removed: the control plane's share, then the agent's start, its model requests, prefill and every retry of a provider fault",
+    span: 'ready → first activity',
+  },
+  restart_provider_to_activity: {
+    role: 'report',
+    labels: ['adapter', 'kind'],
+    description:
+      "the provider's part of restart_recovery_to_activity: the agent (re)started (its session load's start; else its next event) → its first activity, with its model requests, prefill and retries of a provider fault",
+    span: 'agent (re)started → first activity',
   },
 };
 
@@ -131,6 +163,14 @@ interface ProviderEv {
   t: number;
   type: string;
   item?: string;
+}
+
+/** A model request of a session (`provider.request`): when, how long, a retry, its fault. */
+interface ModelRequest {
+  t: number;
+  dur: number;
+  retry: boolean;
+  fault?: string;
 }
 
 interface Load {
@@ -232,6 +272,7 @@ export function computeSpeed(
       runs,
       input.eventsBySession.get(session) ?? [],
       input.loadsBySession.get(session) ?? [],
+      input.requestsBySession.get(session) ?? [],
     );
   return join.result(input);
 }
@@ -248,6 +289,7 @@ class SpeedRecords {
   readonly inputsBySession = new Map<string, number[]>();
   readonly eventsBySession = new Map<string, ProviderEv[]>();
   readonly loadsBySession = new Map<string, Load[]>();
+  readonly requestsBySession = new Map<string, ModelRequest[]>();
   readonly restarts: Restart[] = [];
   readonly boots = new Groups();
   readonly controlPlaneBoots = new Groups();
@@ -374,6 +416,18 @@ class SpeedRecords {
         if (run !== undefined) this.fate(run).lostAt = r.t + r.dur;
         break;
       }
+      case 'provider.request': {
+        if (r.kind !== 'span' || r.session === undefined) break;
+        const attempt = r.data?.attempt;
+        const fault = str(r.data?.fault);
+        push(this.requestsBySession, r.session, {
+          t: r.t,
+          dur: r.dur,
+          retry: typeof attempt === 'number' && attempt > 1,
+          ...(fault !== undefined ? { fault } : {}),
+        });
+        break;
+      }
       case 'provider.session.load': {
         if (r.kind !== 'span' || r.session === undefined) break;
         const span = r as Span;
@@ -454,6 +508,8 @@ class SpeedJoin {
   private readonly recovery = new Groups();
   private readonly controlPlane = new Groups();
   private readonly providerLoad = new Groups();
+  private readonly toActivity = new Groups();
+  private readonly providerToActivity = new Groups();
   private readonly runCounts = { created: 0, withActivity: 0, interrupted: 0, noActivity: 0, skipped: 0 };
   private readonly recoveries: SpeedAnalysis['recoveries'] = [];
   private readonly unrecovered: SpeedAnalysis['unrecovered'] = [];
@@ -474,7 +530,13 @@ class SpeedJoin {
     return this.restarts.some((r) => r.killAt > from && r.killAt < to);
   }
 
-  session(session: string, runs: readonly RunInfo[], events: readonly ProviderEv[], loads: Load[]): void {
+  session(
+    session: string,
+    runs: readonly RunInfo[],
+    events: readonly ProviderEv[],
+    loads: Load[],
+    requests: readonly ModelRequest[],
+  ): void {
     const counted = events.filter((e) => countsAsProviderEvent(e.type));
     loads.sort((a, b) => a.start - b.start);
     for (const run of runs) {
@@ -494,7 +556,7 @@ class SpeedJoin {
           this.firstText.add(labels, text.t - run.createdAt);
       }
       this.addToTimeline(session, run, activity?.t);
-      this.runRecoveries(session, run, counted, loads);
+      this.runRecoveries(session, run, { counted, events, loads, requests });
     }
   }
 
@@ -532,9 +594,14 @@ class SpeedJoin {
   private runRecoveries(
     session: string,
     run: RunInfo,
-    counted: readonly ProviderEv[],
-    loads: readonly Load[],
+    of: {
+      counted: readonly ProviderEv[];
+      events: readonly ProviderEv[];
+      loads: readonly Load[];
+      requests: readonly ModelRequest[];
+    },
   ): void {
+    const { counted, loads } = of;
     const completed = this.completed;
     const fate = run.run === null ? undefined : this.fates.get(run.run);
     let coveredUntil = Number.NEGATIVE_INFINITY;
@@ -573,6 +640,11 @@ class SpeedJoin {
       this.recovery.add(recoveryLabels, full);
       this.controlPlane.add(recoveryLabels, cp);
       if (loadMs !== null) this.providerLoad.add(recoveryLabels, loadMs);
+      const toActivity = this.toFirstActivity(anchor, load?.start ?? next.t, run, of);
+      if (toActivity) {
+        this.toActivity.add(recoveryLabels, toActivity.toActivityMs);
+        this.providerToActivity.add(recoveryLabels, toActivity.providerToActivityMs);
+      }
       // The retry that brought it back: the first to start its agent after the kill.
       const retry = fate?.retries.find((x) => x.spawnedAt >= restart.killAt && x.spawnedAt <= next.t);
       this.recoveries.push({
@@ -594,8 +666,51 @@ class SpeedJoin {
         retryFromAtMs: retry ? round3(retry.fromAt) : null,
         retryAtMs: retry ? round3(retry.spawnedAt) : null,
         retryDueAtMs: retry?.dueAt === undefined ? null : round3(retry.dueAt),
+        activityAtMs: null,
+        toActivityMs: null,
+        providerToActivityMs: null,
+        ...toActivity,
       });
     }
+  }
+
+  /**
+   * A recovery measured to the recovered agent's first activity (report rows): ready → that
+   * activity, and the provider's part from the agent's (re)start (`handoffAt`: where the control
+   * plane's judged share ends) → it, with the model requests made in between (its prefill, its
+   * retries of a provider fault). Undefined when the run showed no activity after ready.
+   */
+  private toFirstActivity(
+    anchor: number,
+    handoffAt: number,
+    run: RunInfo,
+    of: { events: readonly ProviderEv[]; requests: readonly ModelRequest[] },
+  ):
+    | {
+        activityAtMs: number;
+        toActivityMs: number;
+        providerToActivityMs: number;
+        modelRequests: NonNullable<SpeedAnalysis['recoveries'][number]['modelRequests']>;
+      }
+    | undefined {
+    const activity = of.events.find((e) => e.t >= anchor && e.t <= run.endedAt && isActivity(e));
+    if (!activity) return undefined;
+    const from = Math.min(handoffAt, activity.t);
+    const made = of.requests.filter((r) => r.t >= from && r.t <= activity.t);
+    const faults: Record<string, number> = {};
+    for (const r of made) if (r.fault !== undefined) faults[r.fault] = (faults[r.fault] ?? 0) + 1;
+    const outage = (a: number, b: number) => outageWithin(this.completed, a, b);
+    return {
+      activityAtMs: round3(activity.t),
+      toActivityMs: round3(Math.max(0, activity.t - anchor - outage(anchor, activity.t))),
+      providerToActivityMs: round3(Math.max(0, activity.t - from - outage(from, activity.t))),
+      modelRequests: {
+        count: made.length,
+        retries: made.filter((r) => r.retry).length,
+        faults,
+        waitMs: round3(made.reduce((sum, r) => sum + Math.min(r.dur, activity.t - r.t), 0)),
+      },
+    };
   }
 
   /** A cut run with no provider event after it: how it ended, or how long it has waited so far. */
@@ -667,6 +782,8 @@ class SpeedJoin {
         restart_provider_load: metric('restart_provider_load', this.providerLoad),
         controlplane_boot: metric('controlplane_boot', input.controlPlaneBoots),
         lost_run_detection: metric('lost_run_detection', input.lostRuns),
+        restart_recovery_to_activity: metric('restart_recovery_to_activity', this.toActivity),
+        restart_provider_to_activity: metric('restart_provider_to_activity', this.providerToActivity),
       },
       runs: this.runCounts,
       restarts: this.restarts.map((r) => ({
