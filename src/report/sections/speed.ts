@@ -105,7 +105,7 @@ function providerPartText(speed: NonNullable<Analysis['speed']>): string | undef
       faults.set(kind, (faults.get(kind) ?? 0) + n);
   }
   const faultText = faults.size > 0 ? ` (${[...faults].map(([k, n]) => `${k} ${n}`).join(' · ')})` : '';
-  return `${measured.length} of ${speed.recoveries.length} recoveries: ready → first activity p50 ${fmtMs(full)}, the provider's part (agent (re)started → first activity) p50 ${fmtMs(provider)}, ${Math.round(share * 100)} % of each (p50); ${fmtInt(requests)} model requests in it, ${fmtInt(retries)} retries${faultText}`;
+  return `${measured.length} of ${speed.recoveries.length} recoveries: ready → first activity p50 ${fmtMs(full)}, the provider's part (agent (re)started → first activity) p50 ${fmtMs(provider)}, ${Math.round(share * 100)} % of each (p50); ${fmtInt(requests)} model request${requests === 1 ? '' : 's'} in it, ${fmtInt(retries)} retr${retries === 1 ? 'y' : 'ies'}${faultText}`;
 }
 
 /** Every cut run accounted for, by adapter and restart kind: `codex hard: 2 cut · 1 recovered · 1 NOT recovered`. */
