@@ -354,6 +354,10 @@ export const speedSchema = z.object({
       killAtMs: z.number(),
       readyAtMs: nullableNumber,
       outageMs: nullableNumber.describe('kill → controlplane.ready'),
+      runs: z
+        .object({ cut: count, recovered: count, finished: count, unrecovered: count, open: count })
+        .optional()
+        .describe('the runs this restart cut, accounted for as in recoveryCounts'),
     }),
   ),
   recoveries: z

@@ -500,6 +500,16 @@ class SpeedRecords {
   }
 }
 
+type Tally = { cut: number; recovered: number; finished: number; unrecovered: number; open: number };
+
+/** Counts of cut runs kept in several places at once (by adapter and kind, by restart). */
+class CutTally {
+  constructor(private readonly tallies: readonly Tally[]) {}
+  bump(field: keyof Tally): void {
+    for (const t of this.tallies) t[field]++;
+  }
+}
+
 /** The joins of runs with their provider events: first activity and text, input wait, recoveries. */
 class SpeedJoin {
   private readonly firstActivity = new Groups();
@@ -514,6 +524,7 @@ class SpeedJoin {
   private readonly recoveries: SpeedAnalysis['recoveries'] = [];
   private readonly unrecovered: SpeedAnalysis['unrecovered'] = [];
   private readonly counts = new Map<string, SpeedAnalysis['recoveryCounts'][number]>();
+  private readonly byRestart = new Map<Restart, Tally>();
   private readonly timeline: NonNullable<SpeedAnalysis['timeline']>['runs'] = [];
   private leftOut = 0;
   private readonly completed: Array<Restart & { readyAt: number }>;
@@ -576,14 +587,23 @@ class SpeedJoin {
     });
   }
 
-  private count(adapter: string, kind: string): SpeedAnalysis['recoveryCounts'][number] {
+  /**
+   * The tallies a cut run counts in: its adapter and restart kind's (`recoveryCounts`), and the
+   * restart's own (`restarts[].runs`).
+   */
+  private count(adapter: string, kind: string, restart: Restart): CutTally {
     const key = `${adapter}\u0000${kind}`;
     let c = this.counts.get(key);
     if (!c) {
       c = { adapter, kind, cut: 0, recovered: 0, finished: 0, unrecovered: 0, open: 0 };
       this.counts.set(key, c);
     }
-    return c;
+    let own = this.byRestart.get(restart);
+    if (!own) {
+      own = { cut: 0, recovered: 0, finished: 0, unrecovered: 0, open: 0 };
+      this.byRestart.set(restart, own);
+    }
+    return new CutTally([c, own]);
   }
 
   /**
@@ -608,20 +628,20 @@ class SpeedJoin {
     for (const restart of this.restarts) {
       if (restart.killAt <= run.createdAt || restart.killAt >= run.endedAt) continue;
       if (restart.killAt < coveredUntil) continue;
-      const tally = this.count(run.adapter, restart.kind);
-      tally.cut++;
+      const tally = this.count(run.adapter, restart.kind, restart);
+      tally.bump('cut');
       const anchor = restart.readyAt;
       const next = anchor === null ? undefined : counted.find((e) => e.t >= anchor && e.t <= run.endedAt);
       if (anchor === null || !next) {
         // A run that kept working after the kill (a graceful drain lets its turn finish, a
         // surviving runner goes on) and then ended had nothing left to recover.
         const workedOn = counted.some((e) => e.t > restart.killAt && e.t <= run.endedAt);
-        if (run.end !== 'open' && workedOn) tally.finished++;
+        if (run.end !== 'open' && workedOn) tally.bump('finished');
         else this.notRecovered(session, run, restart, fate, tally);
         coveredUntil = Number.POSITIVE_INFINITY;
         continue;
       }
-      tally.recovered++;
+      tally.bump('recovered');
       coveredUntil = next.t;
       // The load of this run (by its run id when the span names one) that this restart
       // caused: the last one starting between ready and the run's next provider event.
@@ -719,11 +739,11 @@ class SpeedJoin {
     run: RunInfo,
     restart: Restart,
     fate: RunFate | undefined,
-    tally: SpeedAnalysis['recoveryCounts'][number],
+    tally: CutTally,
   ): void {
-    tally.unrecovered++;
+    tally.bump('unrecovered');
     const open = run.end === 'open';
-    if (open) tally.open++;
+    if (open) tally.bump('open');
     const anchor = restart.readyAt;
     const atLeast =
       open && anchor !== null
@@ -791,6 +811,7 @@ class SpeedJoin {
         killAtMs: round3(r.killAt),
         readyAtMs: r.readyAt === null ? null : round3(r.readyAt),
         outageMs: r.readyAt === null ? null : round3(r.readyAt - r.killAt),
+        runs: this.byRestart.get(r) ?? { cut: 0, recovered: 0, finished: 0, unrecovered: 0, open: 0 },
       })),
       recoveries: this.recoveries,
       unrecovered: this.unrecovered,
