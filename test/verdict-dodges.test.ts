@@ -188,7 +188,7 @@ describe('a measured breach never passes', () => {
       const short = await cli(['run', 'turnover', ...rps, '--set', `turnover.steady=${steady}`]);
       expect(short.code, short.stdout).toBe(2);
       expect(short.stderr).toMatch(
-        /turnover\.steady: the steady turnover window is too small to show a budget holds/,
+        /turnover\.steady: the steady turnover window is too small to judge a row that passes in it/,
       );
     }
     // The built-in window (5 minutes) breaches four rows.
@@ -222,7 +222,7 @@ describe('a measured breach never passes', () => {
     expect(checked.code, checked.stdout).toBe(0);
     expect(checked.stdout).toMatch(/turnover\.park\.p95 +\(all\) +judged .*– not judged/);
     expect(checked.stdout).toContain(
-      'the steady turnover window is too small to show a budget holds: 30 s long',
+      'the steady turnover window is too small to judge a row that passes in it: 30 s long',
     );
     expect(checked.stdout).not.toContain('every judged budget holds');
     expect((await cli(['check', unjudged, '--budgets', 'turnover', '--require-judged'])).code).toBe(99);

@@ -148,7 +148,7 @@ const turnover = (
   judged: false,
   budgetStats,
   read,
-  // A steady window too small to show a budget holds (docs/analysis.md#turnover).
+  // A steady window too small to judge a row that passes in it (docs/analysis.md#turnover).
   ...(ofWindow ? { notJudged: (a: Analysis) => a.turnover?.window?.notJudged ?? null } : {}),
 });
 

@@ -141,7 +141,7 @@ export function turnoverWindowTooSmall(durationMs: number, asked: number): strin
       : []),
     ...(few ? [`${asked} swaps asked (at least ${MIN_TURNOVER_WINDOW_SWAPS.toLocaleString('en-US')})`] : []),
   ].join(', ');
-  return `the steady turnover window is too small to show a budget holds: ${what}; a longer turnover.steady judges it`;
+  return `the steady turnover window is too small to judge a row that passes in it: ${what}; a longer turnover.steady judges it`;
 }
 
 export function finishTurnover(
@@ -152,18 +152,14 @@ export function finishTurnover(
   const found = turnoverMarkers(records);
   if (found === undefined) return undefined;
   const { firstTickMs, lastTickMs, ...markers } = found;
-  // The window is where the swaps were: a fill marker moved earlier or a done marker moved
-  // earlier in the trace does not move it off them (a tick is a second of swaps).
+  // The window is where the swaps were (a tick is a second of swaps, written from the fill
+  // marker on): markers moved in the trace do not move it off them. Without ticks, the markers.
   const window =
     markers.fillDoneMs === null
       ? null
-      : {
-          start: Math.max(markers.fillDoneMs, firstTickMs ?? markers.fillDoneMs),
-          end: Math.min(
-            context.endMs,
-            Math.max(markers.doneMs ?? context.endMs, lastTickMs === null ? 0 : lastTickMs + 1000),
-          ),
-        };
+      : firstTickMs !== null && lastTickMs !== null
+        ? { start: firstTickMs, end: Math.min(context.endMs, lastTickMs + 1000) }
+        : { start: markers.fillDoneMs, end: markers.doneMs ?? context.endMs };
   const tally = new TurnoverTally(markers, window);
   for (const r of records) {
     if (r.kind === 'span') tally.span(r);

@@ -35,7 +35,7 @@ function notCompleted(path: string, why: string): FleetbenchError {
 }
 
 /** Why an analysis is of a run that did not complete (its trace's footer), if it is. */
-function incompleteTrace(analysis: Analysis): string | undefined {
+export function incompleteTrace(analysis: Analysis): string | undefined {
   const footer = analysis.input.footer;
   if (footer === 'completed' && !analysis.input.truncated) return undefined;
   if (footer === null || analysis.input.truncated) return 'its trace has no end footer (cut short)';
