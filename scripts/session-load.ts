@@ -4,8 +4,11 @@
  * how many sessions resumed at once, how long the saved history was (the input tokens of the
  * recovered agent's first model request: what it resent), and the split of the recovery into
  * the control plane's share (ready → the agent's process started) and the provider's (the
- * real CLI starting and loading its session), then a summary by history size.
+ * real CLI starting and loading its session), then a summary by history size, and per restart
+ * every run it cut (recovered, finished, never recovered) beside the split and the recovery
+ * measured to the agent's first activity.
  */
+import { analyzeFile } from '../src/analyze/index.ts';
 import { readTrace } from '../src/trace/index.ts';
 import type { EventRecord, SpanRecord } from '../src/trace/schema.ts';
 
@@ -91,17 +94,36 @@ for (const file of process.argv.slice(2)) {
     );
   const byRestart = new Map<number, Row[]>();
   for (const row of rows) byRestart.set(row.restart, [...(byRestart.get(row.restart) ?? []), row]);
+  // Every run each restart cut, accounted for beside the split (the split is of the recovered
+  // ones only), and the recovery measured on to the agent's first activity (its model requests,
+  // prefill and retries of a provider fault included), from the analysis.
+  const { analysis } = await analyzeFile(file, { threads: 1 });
+  const speed = analysis.speed;
   console.log(
-    '\n| restart | recovered | history p50 (tokens) | provider load p50 / max (s) | control plane p50 (s) | provider share p50 |',
+    '\n| restart | cut | recovered | finished | never recovered | history p50 (tokens) | provider load p50 / max (s) | control plane p50 (s) | provider share p50 | to first activity p50 (s) | provider to first activity p50 (s) | its share p50 | model requests · retries |',
   );
-  console.log('|---:|---:|---:|---:|---:|---:|');
-  for (const [restart, group] of byRestart) {
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const [index, cut] of (speed?.restarts ?? []).entries()) {
+    const restart = index + 1;
+    const group = byRestart.get(restart) ?? [];
+    const runs = cut.runs;
     const history = group.flatMap((row) => (row.historyTokens === undefined ? [] : [row.historyTokens]));
     const provider = group.map((row) => row.providerMs / 1000);
     const control = group.map((row) => row.controlPlaneMs / 1000);
     const share = group.map((row) => row.providerMs / (row.providerMs + row.controlPlaneMs));
+    const toActivity = (speed?.recoveries ?? []).filter(
+      (r) => r.killAtMs === cut.killAtMs && typeof r.toActivityMs === 'number',
+    );
+    const full = toActivity.map((r) => r.toActivityMs! / 1000);
+    const part = toActivity.map((r) => r.providerToActivityMs! / 1000);
+    const partShare = toActivity.map((r) =>
+      r.toActivityMs! > 0 ? r.providerToActivityMs! / r.toActivityMs! : 0,
+    );
+    const requests = toActivity.reduce((n, r) => n + (r.modelRequests?.count ?? 0), 0);
+    const retries = toActivity.reduce((n, r) => n + (r.modelRequests?.retries ?? 0), 0);
+    const s2 = (xs: number[]) => (xs.length === 0 ? '–' : quantile(xs, 0.5).toFixed(2));
     console.log(
-      `| ${restart} | ${group.length} | ${quantile(history, 0.5)} | ${quantile(provider, 0.5).toFixed(2)} / ${Math.max(...provider).toFixed(2)} | ${quantile(control, 0.5).toFixed(2)} | ${(100 * quantile(share, 0.5)).toFixed(0)} % |`,
+      `| ${restart} | ${runs?.cut ?? '–'} | ${runs?.recovered ?? group.length} | ${runs?.finished ?? '–'} | ${runs?.unrecovered ?? '–'} | ${history.length > 0 ? quantile(history, 0.5) : '–'} | ${provider.length > 0 ? `${s2(provider)} / ${Math.max(...provider).toFixed(2)}` : '–'} | ${s2(control)} | ${share.length > 0 ? `${(100 * quantile(share, 0.5)).toFixed(0)} %` : '–'} | ${s2(full)} | ${s2(part)} | ${partShare.length > 0 ? `${(100 * quantile(partShare, 0.5)).toFixed(0)} %` : '–'} | ${requests} · ${retries} |`,
     );
   }
 }

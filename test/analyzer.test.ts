@@ -396,7 +396,7 @@ describe('analyzer: API cost metrics', () => {
     expect(rows['rest-core-headroom']).toMatchObject({
       measured: 59.98,
       verdict: 'pass',
-      basis: 'measured at 50 sessions',
+      basis: 'measured at 50 sessions, on the 5,000/h token',
     });
     expect(rows['graphql-headroom']).toMatchObject({ measured: 90, verdict: 'pass' });
     expect(rows['limited-answers']).toMatchObject({ measured: 0, verdict: 'pass' });
@@ -422,7 +422,8 @@ describe('analyzer: API cost metrics', () => {
     expect(none.api.projection.window).toMatchObject({
       basis: 'whole-run',
       judged: false,
-      reason: 'the run has no steady window (no steady.start marker): its rate includes its start',
+      reason:
+        'the run has no steady window: no steady.start marker, and no poll cycle began after every session was polling (sessions still starting, or no cycle ids in the trace); its rate includes its start',
     });
     expect(rowOf(none)).toMatchObject({ measured: null, verdict: 'unknown' });
     expect(rowOf(none).notJudged).toMatch(/^not judged: the run has no steady window/);
@@ -430,13 +431,13 @@ describe('analyzer: API cost metrics', () => {
     expect(rowOf(none).observed).toBe(95.2);
     expect(rowOf(none).observedAt).toBe(10);
 
-    // A marker 10 s before the end: less than one poll interval (30 s, assumed: no cycle declares one).
+    // A marker 10 s before the end: less than one poll interval (30 s, assumed: no cycles to measure it).
     const short = analyze([{ kind: 'event', name: 'steady.start', t: 20 * 60_000 - 10_000 }, ...records]);
     expect(short.api.projection.window).toMatchObject({
       judged: false,
       neededMs: 30_000,
       reason:
-        'the steady window (10s from the steady.start marker at 19m50s) is shorter than one poll interval (30s, assumed: the trace declares none)',
+        'the steady window from the steady.start marker at 19m50s (10s) is shorter than one poll interval (30s, assumed: too few cycles in the trace to measure it), and no poll cycle began after every session was polling (sessions still starting, or no cycle ids in the trace): its rate includes its start',
       advice: 'a duration of at least 20m20s',
     });
     expect(rowOf(short).verdict).toBe('unknown');

@@ -94,9 +94,13 @@ describe('fleetbench run + check', () => {
         expect(rowOf(metric, `adapter=codex start=${start}`)?.slice(2, 3)).toEqual(['judged']);
       }
     }
+    // The recoveries to the agent's first activity: report-only, never judged.
+    for (const metric of ['restart_recovery_to_activity', 'restart_provider_to_activity'])
+      expect(rowOf(metric, 'adapter=codex')?.slice(2, 3)).toEqual(['report']);
     expect(check.stdout).toContain(
-      // The other adapters' rows, Paperclip's (docs/paperclip.md#budgets) included.
-      '18 rows not shown: no adapter=claude in this run; no adapter=opencode in this run',
+      // The other adapters' rows (the two first-activity recovery rows each among them),
+      // Paperclip's (docs/paperclip.md#budgets) included.
+      '22 rows not shown: no adapter=claude in this run; no adapter=opencode in this run',
     );
     // --json: the verdict document.
     const json = await cli(['check', join(wave, 'trace.jsonl'), '--budgets', 'native-speed', '--json']);

@@ -13,8 +13,8 @@ describe('fleetbench compare (real CLI)', { timeout: 240_000 }, () => {
   it('flags the naive polling strategy against the guarded one as a significant regression', async () => {
     const r = await cli([
       'compare',
-      'S2-T1-5',
-      'S2-T1-5',
+      'S2-T1-50',
+      'S2-T1-50',
       '--set',
       'duration=6m',
       '--set-b',
@@ -27,9 +27,9 @@ describe('fleetbench compare (real CLI)', { timeout: 240_000 }, () => {
       out,
     ]);
     expect(r.code, r.stderr).toBe(99);
-    expect(r.stdout).toContain('A: S2-T1-5 --set duration=6m (6 runs a cell, seeds 1,2,3,4,5,6;');
+    expect(r.stdout).toContain('A: S2-T1-50 --set duration=6m (6 runs a cell, seeds 1,2,3,4,5,6;');
     expect(r.stdout).toContain(
-      'B: S2-T1-5 --set duration=6m --set polling.strategy=naive (6 runs a cell, seeds 7,8,9,10,11,12;',
+      'B: S2-T1-50 --set duration=6m --set polling.strategy=naive (6 runs a cell, seeds 7,8,9,10,11,12;',
     );
     expect(r.stdout).toMatch(/REST core headroom at 50 sessions \(%, higher is better\) \*.*✗ REGRESSION/);
     expect(r.stdout).toContain('verdict: REGRESSION: B is worse than A beyond run-to-run noise');
@@ -39,7 +39,8 @@ describe('fleetbench compare (real CLI)', { timeout: 240_000 }, () => {
     const r = await cli(['compare', join(out, 'A'), join(out, 'B'), '--json']);
     expect(r.code, r.stderr).toBe(99);
     const c: Comparison = JSON.parse(r.stdout);
-    expect(c.units.map((u) => [u.id, u.runsA, u.runsB])).toEqual([['S2-T1-5', 6, 6]]);
+    expect(c.units.map((u) => [u.id, u.runsA, u.runsB])).toEqual([['S2-T1-50', 6, 6]]);
+    expect(c.inconclusive).toBeUndefined();
     const headroom = c.units[0]!.metrics.find((m) => m.def.id === 'scorecard.rest-core-headroom')!;
     expect(headroom.def).toMatchObject({ better: 'higher', judged: true });
     expect(headroom.a).toHaveLength(6);
@@ -73,15 +74,51 @@ describe('fleetbench compare (real CLI)', { timeout: 240_000 }, () => {
     expect(r.stdout).toContain('verdict: no judged metric changed beyond run-to-run noise');
   });
 
-  it('single runs are compared but not judged', async () => {
+  it('three runs a side cannot show a change at α = 0.05: inconclusive, exit 4, with the repeats that could', async () => {
     const r = await cli([
       'compare',
-      join(out, 'A', 'cells', 'S2-T1-5', 'seed-1'),
-      join(out, 'B', 'cells', 'S2-T1-5', 'seed-7'),
+      'S2-T1-50',
+      'S2-T1-50',
+      '--set',
+      'duration=6m',
+      '--set-b',
+      'polling.strategy=naive',
+      '--repeat',
+      '3',
+      '--jobs',
+      '1',
+      '--out',
+      join(dir, 'three'),
     ]);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(4);
+    // Headroom fell from about 99.8 % to below -200 %: not "no change", which the data cannot say
+    // (rows whose runs are all equal on both sides are, and say so).
+    expect(r.stdout).toMatch(
+      /REST core headroom at 50 sessions \(%, higher is better\) \*.*inconclusive \(too few runs a side to tell\)/,
+    );
+    expect(r.stdout).not.toMatch(/REST core headroom.*no change/);
+    expect(r.stdout).toMatch(
+      /verdict: inconclusive: 3 runs per side cannot show a change at this alpha; use --repeat ≥ [5-9]\b/,
+    );
+    const json = await cli(['compare', join(dir, 'three', 'A'), join(dir, 'three', 'B'), '--json']);
+    expect(json.code).toBe(4);
+    const c: Comparison = JSON.parse(json.stdout);
+    expect(c.inconclusive).toMatchObject({ runsPerSide: 3 });
+    expect(c.inconclusive!.smallestAdjustedP).toBeGreaterThanOrEqual(0.05);
+    expect(c.regressions).toEqual([]);
+  });
+
+  it('single runs are compared but not judged: inconclusive, exit 4', async () => {
+    const r = await cli([
+      'compare',
+      join(out, 'A', 'cells', 'S2-T1-50', 'seed-1'),
+      join(out, 'B', 'cells', 'S2-T1-50', 'seed-7'),
+    ]);
+    expect(r.code, r.stderr).toBe(4);
     expect(r.stdout).toContain('untested (one run a side)');
-    expect(r.stdout).toContain('verdict: NOT JUDGED');
+    expect(r.stdout).toMatch(
+      /verdict: inconclusive: 1 run per side cannot show a change at this alpha; use --repeat ≥ \d+/,
+    );
   });
 
   it('explains what it accepts when a path is not a result', async () => {

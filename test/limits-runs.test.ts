@@ -67,6 +67,39 @@ describe('scenario bounds', () => {
       [],
       /late-fault\.yaml:7: faults\[0\]\.at: the cache-flush fault at 10h is after the run's end \(duration 2m\)/,
     ],
+    // A steady marker at or after the end (or too close to it to hold a poll interval) left the
+    // run's burn unjudged: exit 0 where the same run breached (issue: verdicts no input can fool).
+    [
+      'late-marker',
+      'duration: 10m\nmarkers:\n  steady-start: 10m\n',
+      [],
+      /late-marker\.yaml:\d+: markers\.steady-start: the steady\.start marker at 10m is at or after the run's end \(duration 10m\)/,
+    ],
+    [
+      'late-marker-set',
+      'duration: 10m\n',
+      ['--set', 'markers.steady-start=30m'],
+      /--set markers\.steady-start=30m: the steady\.start marker at 30m is at or after the run's end/,
+    ],
+    // Provider fault windows that can never open: refused like a scenario fault after the end.
+    [
+      'provider-fault-after-the-end',
+      'duration: 2m\nprovider:\n  faults:\n    - {kind: outage, fromMs: 1e15}\n',
+      [],
+      /provider\.faults\[0\]\.fromMs: the outage fault's window opens at 1000000000000000 ms, at or after the run's end \(duration 2m\): it can never fire/,
+    ],
+    [
+      'provider-fault-1e308',
+      'duration: 2m\nprovider:\n  faults:\n    - {kind: rate-limit, fromMs: 1e308}\n',
+      [],
+      /provider\.faults\[0\]\.fromMs: .*it can never fire/,
+    ],
+    [
+      'provider-fault-closes-before-it-opens',
+      'duration: 2m\nprovider:\n  faults:\n    - {kind: overloaded, fromMs: 60000, untilMs: 1000}\n',
+      [],
+      /provider\.faults\[0\]\.untilMs: the overloaded fault's window closes at 1s, before it opens \(1m\): it can never fire/,
+    ],
     [
       'billion-sessions',
       'duration: 2m\n',

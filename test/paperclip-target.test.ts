@@ -417,6 +417,20 @@ describe('Paperclip’s timestamps as speed records', () => {
     sink.write({ kind: 'event', name: 'controlplane.restart', t: 10_000, labels: { kind: 'hard' } });
     sink.write({ kind: 'event', name: 'controlplane.ready', t: 40_000, labels: { reason: 'hard' } });
     writeRunChain(sink, chain, { toRunTime, restarts: [{ kind: 'hard', killAt: 10_000 }], now: 361_000 });
+    // The retried agent's model requests (the provider emulator's records): a 429, then its retry.
+    const request = (t: number, attempt: number, fault?: string) =>
+      sink.write({
+        kind: 'span',
+        name: 'provider.request',
+        t,
+        dur: 200,
+        session: 's1',
+        outcome: fault ? 'error' : 'ok',
+        labels: { api: 'responses', cli: 'codex', status: fault ? '429' : '200' },
+        data: { turn: 1, step: 0, attempt, ...(fault ? { fault } : {}) },
+      });
+    request(343_300, 1, 'rate-limit');
+    request(344_300, 2);
     const records = sink.records as BodyRecord[];
     const named = (name: string) =>
       records.filter((r) => r.kind !== 'api' && r.name === name) as Array<
@@ -455,6 +469,71 @@ describe('Paperclip’s timestamps as speed records', () => {
     expect(value('restart_recovery')).toEqual([[303_100]]);
     expect(value('lost_run_detection')).toEqual([[300_000]]);
     expect(value('input_wait')).toEqual([[100]]);
+    // To the agent's first activity (its answer at 345 s): ready → 305 s, the provider's part
+    // from the retry's agent spawned (342.5 s) → 2.5 s, with the 429 and its retry inside.
+    expect(value('restart_recovery_to_activity')).toEqual([[305_000]]);
+    expect(value('restart_provider_to_activity')).toEqual([[2_500]]);
+    expect(speed.recoveries[0]).toMatchObject({
+      activityAtMs: 345_000,
+      toActivityMs: 305_000,
+      providerToActivityMs: 2_500,
+      modelRequests: { count: 2, retries: 1, faults: { 'rate-limit': 1 } },
+    });
+  });
+
+  it('lost_run_detection is timed from the kill -9 that lost the run, not a SIGTERM after it', () => {
+    // Kill -9 at 10 s; a SIGTERM at 288 s, whose next server finds the run lost at once (310 s).
+    const lost = row('r1', {
+      status: 'failed',
+      errorCode: 'process_lost',
+      createdAt: iso(1_000),
+      startedAt: iso(1_100),
+      processStartedAt: iso(2_600),
+      finishedAt: iso(310_000),
+    });
+    const chain: RunChain = {
+      id: 'r1',
+      session: 's1',
+      adapter: 'codex_local',
+      start: 'cold',
+      attempts: [
+        { run: lost, log: [chunk(3_400, line({ type: 'item.started', item: { type: 'reasoning' } }))] },
+      ],
+    };
+    const restarts = [
+      { kind: 'hard', killAt: 10_000, readyAt: 40_000 },
+      { kind: 'graceful', killAt: 288_000, readyAt: 300_000 },
+    ];
+    const recorded = (write: (sink: MemorySink) => void) => {
+      const sink = new MemorySink();
+      writeRunCreated(
+        sink,
+        { id: 'r1', session: 's1', adapter: 'codex_local', createdAt: lost.createdAt, warm: false },
+        toRunTime,
+      );
+      for (const r of restarts) {
+        sink.write({ kind: 'event', name: 'controlplane.restart', t: r.killAt, labels: { kind: r.kind } });
+        sink.write({ kind: 'event', name: 'controlplane.ready', t: r.readyAt, labels: { reason: r.kind } });
+      }
+      write(sink);
+      return sink.records as BodyRecord[];
+    };
+    const records = recorded((sink) => writeRunChain(sink, chain, { toRunTime, restarts, now: 311_000 }));
+    expect(records.filter((r) => r.kind === 'span' && r.name === 'run.lost')).toMatchObject([
+      { t: 10_000, dur: 300_000, labels: { kind: 'hard' } },
+    ]);
+    // A trace written before this was fixed says the SIGTERM's 22 s: the analysis reads it right.
+    const old = records.map((r) =>
+      r.kind === 'span' && r.name === 'run.lost'
+        ? { ...r, t: 288_000, dur: 22_000, labels: { ...r.labels, kind: 'graceful' } }
+        : r,
+    );
+    for (const trace of [records, old]) {
+      const analyzer = createAnalyzer();
+      for (const r of trace) analyzer.add(r);
+      const groups = analyzer.finish().speed!.metrics.lost_run_detection!.groups;
+      expect(groups.map((g) => [g.labels.kind, g.values])).toEqual([['hard', [300_000]]]);
+    }
   });
 });
 

@@ -66,28 +66,34 @@ describe('fleetbench run', () => {
   });
 
   it('a run too short for a steady window: the projections not judged, with why and what would judge them (exit 0); the default judges', async () => {
-    const short = await cli(['run', 'S2-T1-5', '--set', 'duration=2m', '--out', join(dir, 'short')]);
+    // Cut below S2's own marker (3m), the run has none; 50 s holds no poll interval after every
+    // session began polling, so there is no steady window at all.
+    const short = await cli(['run', 'S2-T1-5', '--set', 'duration=50s', '--out', join(dir, 'short')]);
     expect(short.code, short.stderr).toBe(0);
     expect(short.stdout).toMatch(
       /scorecard\.rest-core-headroom\s+\(all\)\s+judged\s+0\s+not judged .*– not judged/,
     );
     expect(short.stdout).toContain(
-      'scorecard.rest-core-headroom (all): not judged: the run has no steady window (no steady.start marker): its rate includes its start',
+      'scorecard.rest-core-headroom (all): not judged: the run has no steady window: no steady.start marker, and no poll cycle began after every session was polling',
     );
-    expect(short.stdout).toContain(
-      "this scenario's steady.start marker is at 3m00s: --set duration=3m30s or longer judges them",
-    );
+    // The advice names no marker the run does not have.
+    expect(short.stdout).toContain('once every session is polling');
+    expect(short.stdout).not.toContain("this scenario's steady.start marker");
     expect(short.stdout).toMatch(
-      /540\/h of 5,000 over the whole run, its start included · headroom 89\.2 % \(not judged\)/,
+      /1,296\/h of 5,000 over the whole run, its start included · headroom 74\.08 % \(not judged\)/,
     );
-    expect(short.stdout).toContain('verdict: ✓ every judged budget holds (2 projections not judged');
+    // Never "every judged budget holds" while two judged rows were not judged.
+    expect(short.stdout).toContain(
+      'verdict: ✓ 5 of 7 judged rows hold; 2 not judged (2 the run cannot support)',
+    );
+    expect(short.stdout).not.toContain('every judged budget holds');
     // Samples required: a projection the run cannot support fails.
     const required = await cli([
       'run',
       'S2-T1-5',
       '--set',
-      'duration=2m',
-      '--require-samples',
+      'duration=50s',
+      '--require-judged',
       '--out',
       join(dir, 'short-required'),
     ]);
@@ -97,11 +103,11 @@ describe('fleetbench run', () => {
     const full = await cli(['run', 'S2-T1-5', '--out', join(dir, 'full'), '--json']);
     expect(full.code, full.stderr).toBe(0);
     const summary = JSON.parse(full.stdout);
-    expect(summary.analysis.api.projection.window).toMatchObject({
-      basis: 'steady',
-      judged: true,
-      fromMs: 180_000,
-    });
+    // From the first poll cycle at or after the marker.
+    const window = summary.analysis.api.projection.window;
+    expect(window).toMatchObject({ basis: 'steady', judged: true });
+    expect(window.fromMs).toBeGreaterThanOrEqual(180_000);
+    expect(window.fromMs).toBeLessThan(180_000 + window.neededMs);
     const headroom = summary.budgets[0].rows.find(
       (r: { metric: string }) => r.metric === 'scorecard.rest-core-headroom',
     );

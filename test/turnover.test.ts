@@ -17,7 +17,10 @@ import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
 
-/** A small pool: 200 sessions, 40 awake, 8 swaps a second for a minute after the fill. */
+/**
+ * A small pool: 200 sessions, 40 awake, 8 swaps a second for a minute after the fill. Its window
+ * is too small for the turnover budgets to judge (docs/analysis.md#turnover): run unjudged.
+ */
 const SMALL = [
   'turnover.registered=200',
   'turnover.awake=40',
@@ -25,6 +28,7 @@ const SMALL = [
   'turnover.registration-concurrency=32',
   'turnover.registration-quiet=20s',
   'turnover.steady=1m',
+  'budgets=[]',
 ];
 
 type Gauge = Extract<BodyRecord, { kind: 'gauge' }>;

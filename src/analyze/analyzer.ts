@@ -25,7 +25,7 @@ import { ApiTotals } from './accumulators/api-totals.ts';
 import { Events } from './accumulators/events.ts';
 import { Extent } from './accumulators/extent.ts';
 import { Gauges, MAX_SERIES_POINTS } from './accumulators/gauges.ts';
-import { Polling } from './accumulators/polling.ts';
+import { Polling, STEADY_START_EVENT } from './accumulators/polling.ts';
 import { RateLimit } from './accumulators/rate-limit.ts';
 import { Retained } from './accumulators/retained.ts';
 import { SessionCalls } from './accumulators/session-calls.ts';
@@ -45,8 +45,8 @@ export { labelKey } from './accumulators/accumulator.ts';
 export { NONE } from './accumulators/api-counts.ts';
 export { isKilledError } from './accumulators/api-totals.ts';
 export { MAX_SERIES_POINTS } from './accumulators/gauges.ts';
-export { STEADY_START_EVENT } from './accumulators/polling.ts';
 export { RATELIMIT_SNAPSHOT_EVENT } from './accumulators/snapshots.ts';
+export { STEADY_START_EVENT };
 
 export interface AnalyzerOptions {
   /** The run header: run identity and the epoch that places x-ratelimit-reset in run time. */
@@ -132,7 +132,9 @@ export class Analyzer implements TraceSink {
         acc.polling.addSpan(record);
         break;
       case 'event':
-        acc.extent.add(record.t, record.t);
+        // A marker is a declaration, not a measurement: one placed after every record does not
+        // make the run longer (and its burn thinner).
+        if (record.name !== STEADY_START_EVENT) acc.extent.add(record.t, record.t);
         this.addEvent(record);
         break;
       case 'gauge':
@@ -197,10 +199,9 @@ export class Analyzer implements TraceSink {
     // In the order a reader meets them: series, cost, cycles, schedule, the target's records;
     // the input's own warnings go first.
     const warnings: string[] = [];
-    // The poll interval first: a projection's steady window must hold one.
     const { pollCycles, warnings: pollWarnings } = polling.pollCycles.result();
     const api = this.apiSection(
-      { header, epochMs, startMs, endMs, sessions, pollIntervalMs: pollCycles?.intervalMs ?? null },
+      { header, epochMs, startMs, endMs, recordsEndMs: hasRecords ? extent.maxEnd : startMs, sessions },
       warnings,
     );
     for (const w of pollWarnings) warnings.push(w);
@@ -258,8 +259,8 @@ export class Analyzer implements TraceSink {
       epochMs: number | null;
       startMs: number;
       endMs: number;
+      recordsEndMs: number;
       sessions: number;
-      pollIntervalMs: number | null;
     },
     warnings: string[],
   ): Analysis['api'] {
@@ -294,7 +295,13 @@ export class Analyzer implements TraceSink {
         sharedPoints: rateLimit.sharedPoints,
       },
       sessions,
-      { startMs, endMs, steadyAtMs: polling.steadyAt, pollIntervalMs: run.pollIntervalMs },
+      {
+        startMs,
+        endMs,
+        recordsEndMs: run.recordsEndMs,
+        steadyAtMs: polling.steadyAt,
+        ...polling.steadyWindowInput(),
+      },
     );
     const max1s = timing.bins.maxInWindow(1000);
     const max10s = timing.bins.maxInWindow(10_000);

@@ -166,6 +166,20 @@ class CycleRow {
     return cells;
   }
 
+  /** The first cycle with a call (undefined: none). */
+  firstCycle(): number | undefined {
+    if (this.sparse) {
+      let first: number | undefined;
+      for (const [cycle, counts] of this.sparse)
+        if (sum(counts) > 0 && (first === undefined || cycle < first)) first = cycle;
+      return first;
+    }
+    const all = this.counts.get(ALL);
+    if (all === undefined) return undefined;
+    for (let i = 0; i < this.length; i++) if (all[i]! > 0) return this.base + i;
+    return undefined;
+  }
+
   resources(): string[] {
     if (this.sparse) {
       const out = new Set<string>();

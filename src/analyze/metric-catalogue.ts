@@ -48,7 +48,11 @@ export interface ValueMetric {
   read(analysis: Analysis): number | null;
   /** Words that must stay beside the value wherever it is shown (a projection: `projected to 50 sessions; …`). */
   qualify?(analysis: Analysis): string | null;
-  /** Why the run has no value to judge, when it says (a projection without a steady window). */
+  /**
+   * Why the run cannot support a judgement of the value, when it says: a projection without a
+   * steady window (no value at all), a turnover window too small (a value that breaches is judged
+   * and fails; one that holds is not judged).
+   */
   notJudged?(analysis: Analysis): string | null;
 }
 
@@ -80,12 +84,17 @@ const scorecardMetric = (
   // A headroom projected from fewer sessions says so wherever its value is shown.
   qualify: (a) => {
     const row = a.scorecard.rows.find((r) => r.id === id);
-    if (!row?.projected) return null;
+    // A run whose GitHub had another hourly limit is judged on the 5,000/h token all the same.
+    const limit =
+      row?.runLimit === undefined
+        ? ''
+        : `on the 5,000/h token; the run's limit was ${row.runLimit.toLocaleString('en-US')}/h (${row.runLimitHeadroom ?? '–'}% against it)`;
+    if (!row?.projected) return limit === '' ? null : limit;
     const observed =
       row.observed === null || row.observed === undefined
         ? ''
         : `; measured ${row.observed}% at ${row.observedAt}`;
-    return `projected to ${a.scorecard.at} sessions${observed}`;
+    return `projected to ${a.scorecard.at} sessions${observed}${limit ? `; ${limit}` : ''}`;
   },
 });
 
@@ -128,6 +137,7 @@ const turnover = (
   better: Better,
   budgetStats: Stat[],
   read: ValueMetric['read'],
+  ofWindow = true,
 ): ValueMetric => ({
   kind: 'value',
   name,
@@ -138,6 +148,8 @@ const turnover = (
   judged: false,
   budgetStats,
   read,
+  // A steady window too small to judge a row that passes in it (docs/analysis.md#turnover).
+  ...(ofWindow ? { notJudged: (a: Analysis) => a.turnover?.window?.notJudged ?? null } : {}),
 });
 
 type Edges = NonNullable<Analysis['edges']>;
@@ -320,6 +332,7 @@ export const VALUE_METRICS: readonly ValueMetric[] = [
     'lower',
     ['value', 'count'],
     (a) => a.turnover?.failures.byReaction.give_up ?? null,
+    false,
   ),
   ...TURNOVER_OPERATIONS.flatMap(([operation, slug, what]) =>
     (['p50', 'p95'] as const).map((stat) =>

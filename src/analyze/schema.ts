@@ -168,6 +168,15 @@ const scorecardRowSchema = z.object({
     .describe(
       'a projection the run cannot support (no steady window, or one shorter than a poll interval): why, and what would judge it; `measured` is null',
     ),
+  runLimit: z
+    .number()
+    .optional()
+    .describe(
+      'headroom rows: the hourly limit the run itself had (x-ratelimit-limit) when it is not the 5,000/h token the row is judged on',
+    ),
+  runLimitHeadroom: nullableNumber
+    .optional()
+    .describe('headroom rows: the same figure against `runLimit` (shown, never judged)'),
 });
 
 const seriesSchema = z.object({
@@ -252,6 +261,17 @@ export const turnoverAnalysisSchema = z.object({
           .object({ min: z.number(), max: z.number() })
           .describe('sum of the four: the sessions registered'),
       }),
+      judged: z
+        .boolean()
+        .optional()
+        .describe(
+          'false: shorter than 5 minutes or fewer than 1,000 swaps asked: a row that holds in it is not judged (one that breaches fails)',
+        ),
+      notJudged: z
+        .string()
+        .nullable()
+        .optional()
+        .describe('why the window is too small to judge a row that holds'),
     })
     .nullable()
     .describe('the steady window, from turnover.fill.done; null without the marker'),
@@ -270,6 +290,8 @@ export const SPEED_METRIC_KEYS = [
   'restart_provider_load',
   'controlplane_boot',
   'lost_run_detection',
+  'restart_recovery_to_activity',
+  'restart_provider_to_activity',
 ] as const;
 export type SpeedMetricName = (typeof SPEED_METRIC_KEYS)[number];
 
@@ -295,6 +317,8 @@ const speedMetricSchema = z.object({
 const SPEED_METRICS_ADDED: ReadonlySet<SpeedMetricName> = new Set([
   'controlplane_boot',
   'lost_run_detection',
+  'restart_recovery_to_activity',
+  'restart_provider_to_activity',
 ]);
 
 /** Which run a restart cut: its session, run id, adapter and the restart's kind. */
@@ -331,6 +355,10 @@ export const speedSchema = z.object({
       killAtMs: z.number(),
       readyAtMs: nullableNumber,
       outageMs: nullableNumber.describe('kill → controlplane.ready'),
+      runs: z
+        .object({ cut: count, recovered: count, finished: count, unrecovered: count, open: count })
+        .optional()
+        .describe('the runs this restart cut, accounted for as in recoveryCounts'),
     }),
   ),
   recoveries: z
@@ -361,6 +389,32 @@ export const speedSchema = z.object({
           .optional()
           .describe("the control plane's retry of the run started its agent (`paperclip.retry`); null: none"),
         retryDueAtMs: nullableNumber.optional().describe('when that retry was due (its delay)'),
+        activityAtMs: nullableNumber
+          .optional()
+          .describe(
+            "the recovered agent's first activity after ready (streamed model output or a tool call); null: none before the run ended",
+          ),
+        toActivityMs: nullableNumber
+          .optional()
+          .describe('restart_recovery_to_activity sample: ready → that activity, outage removed'),
+        providerToActivityMs: nullableNumber
+          .optional()
+          .describe(
+            "restart_provider_to_activity sample: the agent's (re)start (the load's start, else the next provider event) → that activity",
+          ),
+        modelRequests: z
+          .object({
+            count: count.describe(
+              'provider.request records of the session between the agent’s (re)start and its first activity',
+            ),
+            retries: count.describe('of them, retries (attempt > 1)'),
+            faults: z
+              .record(z.string(), count)
+              .describe('injected provider faults they were answered with, by kind'),
+            waitMs: z.number().describe('their time in all (each request’s arrival → last byte, or its cut)'),
+          })
+          .optional()
+          .describe("the model requests inside the provider's part: prefill, retries of a provider fault"),
       }),
     )
     .describe('one row per recovered run and restart'),
@@ -586,16 +640,27 @@ export const analysisSchema = z.object({
       window: z
         .object({
           basis: z
-            .enum(['steady', 'whole-run'])
-            .describe('the per-hour figures come from the steady window, or (not judged) from the whole run'),
+            .enum(['steady', 'all-active', 'whole-run'])
+            .describe(
+              'the per-hour figures come from the steady window (steady: from the steady.start marker; all-active: from the first poll cycle after every session was polling), or (not judged) from the whole run',
+            ),
           fromMs: z.number(),
           toMs: z.number(),
-          neededMs: z.number().describe('the shortest steady window judged: one poll interval'),
+          neededMs: z
+            .number()
+            .describe(
+              'the shortest steady window judged: one poll interval, the median gap between poll cycle starts (30 s when fewer than two cycles)',
+            ),
           judged: z
             .boolean()
             .describe('false: the projections (headroom at N sessions, per-hour burn) are not judged'),
           reason: z.string().nullable().describe('why not judged'),
           advice: z.string().nullable().describe('what would judge them'),
+          note: z
+            .string()
+            .nullable()
+            .optional()
+            .describe('why the window is not the one the steady.start marker opens, when there is one'),
         })
         .optional()
         .describe(
@@ -610,6 +675,12 @@ export const analysisSchema = z.object({
           sharedPointsPerHour: nullableNumber.describe('points of calls without a session, per hour'),
           perSessionPointsPerHour: nullableNumber,
           sessionsThatFit: nullableNumber,
+          busiestHourPoints: z
+            .number()
+            .optional()
+            .describe(
+              'points charged in the busiest hour of the run, sliding a second at a time (all of them in a shorter run): measured, not projected',
+            ),
         }),
       ),
     }),

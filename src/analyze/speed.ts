@@ -26,6 +26,7 @@
  * Everything is computed after the whole trace is read, so a span written after the event it
  * explains (a load span that ends after `session.resumed`) still counts.
  */
+import { restartThatLostRun } from '../trace/lost-run.ts';
 import { EDGE_RECORD_NAMES, readEdges } from './edges-model.ts';
 import { type EdgeSample, type EdgeSpeed, edgeSpeed, measuredSpeed } from './edges-speed.ts';
 import type { FinisherContext, RetainedRecord } from './finisher.ts';
@@ -49,63 +50,95 @@ export const SPEED_RECORD_NAMES = new Set([
   // not recovered (its status and error code), when its retry started.
   'paperclip.attempt',
   'paperclip.retry',
+  // The model requests a recovered agent made before its first activity (its prefill, its
+  // retries of a provider fault): the provider's part of restart_provider_to_activity.
+  'provider.request',
 ]);
 
 /** Role (judged or report-only) and labels of each metric, as docs/analysis.md#speed defines them. */
 export const SPEED_METRIC_INFO: Record<
   SpeedMetricName,
-  { role: 'judged' | 'report'; labels: string[]; description: string }
+  {
+    role: 'judged' | 'report';
+    labels: string[];
+    description: string;
+    /** Where a sample starts and ends, in a few words (every speed table shows it). */
+    span: string;
+  }
 > = {
   time_to_first_activity: {
     role: 'judged',
     labels: ['adapter', 'start'],
     description:
       'run created → first text delta, tool-call start or reasoning indicator (from a world’s edges: work created → first streamed model output)',
+    span: 'run created → first activity',
   },
   time_to_first_text: {
     role: 'report',
     labels: ['adapter', 'start'],
     description: 'run created → first text delta (tool-first agents call tools before they write)',
+    span: 'run created → first text',
   },
   input_wait: {
     role: 'report',
     labels: ['adapter'],
     description: 'the input that opened a run was received → the run exists',
+    span: 'input received → run created',
   },
   agent_boot: {
     role: 'judged',
     labels: ['adapter', 'start'],
     description:
       'provider process start → ready (provider.boot; from a world’s edges: agent spawned → its first model request)',
+    span: 'agent start → agent ready',
   },
   restart_recovery: {
     role: 'report',
     labels: ['adapter', 'kind'],
     description:
       'control plane ready → the recovered run’s next provider event (from a world’s edges: the first model request of an agent spawned after ready), outage removed',
+    span: 'ready → next agent event',
   },
   restart_recovery_control_plane: {
     role: 'judged',
     labels: ['adapter', 'kind'],
     description:
       'control plane ready → start of provider.session.load (or → next provider event when nothing reloads; from a world’s edges: → the recovering agent’s spawn), outage removed',
+    span: 'ready → agent (re)started',
   },
   restart_provider_load: {
     role: 'report',
     labels: ['adapter', 'kind'],
     description:
       'the recovery’s provider.session.load duration (from a world’s edges: the recovering agent’s spawn → its first model request)',
+    span: 'agent (re)started → its first event',
   },
   controlplane_boot: {
     role: 'report',
     labels: ['reason'],
     description:
       'a control-plane process spawned → ready (controlplane.boot), at the start and after each restart',
+    span: 'control plane spawned → ready',
   },
   lost_run_detection: {
     role: 'report',
     labels: ['adapter', 'kind'],
     description: 'the kill that orphaned a run → the control plane marking it lost (run.lost)',
+    span: 'the kill that lost it → marked lost',
+  },
+  restart_recovery_to_activity: {
+    role: 'report',
+    labels: ['adapter', 'kind'],
+    description:
+      "control plane ready → the recovered agent's first activity (streamed model output or a tool call), outage removed: the control plane's share, then the agent's start, its model requests, prefill and every retry of a provider fault",
+    span: 'ready → first activity',
+  },
+  restart_provider_to_activity: {
+    role: 'report',
+    labels: ['adapter', 'kind'],
+    description:
+      "the provider's part of restart_recovery_to_activity: the agent (re)started (its session load's start; else its next event) → its first activity, with its model requests, prefill and retries of a provider fault",
+    span: 'agent (re)started → first activity',
   },
 };
 
@@ -140,6 +173,14 @@ interface ProviderEv {
   t: number;
   type: string;
   item?: string;
+}
+
+/** A model request of a session (`provider.request`): when, how long, a retry, its fault. */
+interface ModelRequest {
+  t: number;
+  dur: number;
+  retry: boolean;
+  fault?: string;
 }
 
 interface Load {
@@ -246,6 +287,7 @@ export function computeSpeed(
       runs,
       input.eventsBySession.get(session) ?? [],
       input.loadsBySession.get(session) ?? [],
+      input.requestsBySession.get(session) ?? [],
     );
   return join.result(input);
 }
@@ -262,6 +304,7 @@ class SpeedRecords {
   readonly inputsBySession = new Map<string, number[]>();
   readonly eventsBySession = new Map<string, ProviderEv[]>();
   readonly loadsBySession = new Map<string, Load[]>();
+  readonly requestsBySession = new Map<string, ModelRequest[]>();
   readonly restarts: Restart[] = [];
   readonly boots = new Groups();
   readonly controlPlaneBoots = new Groups();
@@ -272,6 +315,10 @@ class SpeedRecords {
   readonly skipped: Array<{ session: string | null; adapter: string; tMs: number }> = [];
   /** Provider events without a session: left out of the joins. */
   unattributed = 0;
+  /** `run.lost` spans, timed at end() from the restart that lost each run. */
+  private readonly lost: Span[] = [];
+  /** When each attempt's agent started (`paperclip.attempt`, by Paperclip's run id). */
+  private readonly attemptStarts = new Map<string, number>();
   /** Whether the run has anything speed measures (else no speed section). */
   relevant = false;
   private openRestart: Restart | undefined;
@@ -320,6 +367,10 @@ class SpeedRecords {
         break;
       case 'paperclip.attempt': {
         if (r.kind !== 'span') break;
+        const attempt = str(r.data?.paperclipRun);
+        const started = r.data?.processStartedAtMs ?? r.data?.startedAtMs;
+        if (attempt !== undefined)
+          this.attemptStarts.set(attempt, typeof started === 'number' ? started : r.t);
         const run = str(r.data?.run);
         if (run === undefined) break;
         const fate = this.fate(run);
@@ -375,12 +426,21 @@ class SpeedRecords {
       case 'run.lost': {
         if (r.kind !== 'span') break;
         this.relevant = true;
-        this.lostRuns.add(
-          { adapter: str(r.labels?.adapter) ?? 'unknown', kind: str(r.labels?.kind) ?? 'unknown' },
-          r.dur,
-        );
+        this.lost.push(r as Span);
         const run = str(r.data?.run);
         if (run !== undefined) this.fate(run).lostAt = r.t + r.dur;
+        break;
+      }
+      case 'provider.request': {
+        if (r.kind !== 'span' || r.session === undefined) break;
+        const attempt = r.data?.attempt;
+        const fault = str(r.data?.fault);
+        push(this.requestsBySession, r.session, {
+          t: r.t,
+          dur: r.dur,
+          retry: typeof attempt === 'number' && attempt > 1,
+          ...(fault !== undefined ? { fault } : {}),
+        });
         break;
       }
       case 'provider.session.load': {
@@ -436,6 +496,32 @@ class SpeedRecords {
   end(): void {
     if (this.openRestart) this.restarts.push(this.openRestart);
     this.openRestart = undefined;
+    // lost_run_detection from the kill that orphaned the run (when the trace says when its
+    // attempt started), not from whichever restart its writer took: a graceful restart after a
+    // kill -9 finds the run lost at once, but it was the kill -9 that lost it.
+    for (const span of this.lost) {
+      const lostAt = span.t + span.dur;
+      const attempt = str(span.data?.paperclipRun);
+      const startedAt = attempt === undefined ? undefined : this.attemptStarts.get(attempt);
+      const kill = startedAt === undefined ? undefined : restartThatLostRun(this.restarts, startedAt, lostAt);
+      this.lostRuns.add(
+        {
+          adapter: str(span.labels?.adapter) ?? 'unknown',
+          kind: kill?.kind ?? str(span.labels?.kind) ?? 'unknown',
+        },
+        kill ? lostAt - kill.killAt : span.dur,
+      );
+    }
+  }
+}
+
+type Tally = { cut: number; recovered: number; finished: number; unrecovered: number; open: number };
+
+/** Counts of cut runs kept in several places at once (by adapter and kind, by restart). */
+class CutTally {
+  constructor(private readonly tallies: readonly Tally[]) {}
+  bump(field: keyof Tally): void {
+    for (const t of this.tallies) t[field]++;
   }
 }
 
@@ -447,10 +533,13 @@ class SpeedJoin {
   private readonly recovery = new Groups();
   private readonly controlPlane = new Groups();
   private readonly providerLoad = new Groups();
+  private readonly toActivity = new Groups();
+  private readonly providerToActivity = new Groups();
   private readonly runCounts = { created: 0, withActivity: 0, interrupted: 0, noActivity: 0, skipped: 0 };
   private readonly recoveries: SpeedAnalysis['recoveries'] = [];
   private readonly unrecovered: SpeedAnalysis['unrecovered'] = [];
   private readonly counts = new Map<string, SpeedAnalysis['recoveryCounts'][number]>();
+  private readonly byRestart = new Map<Restart, Tally>();
   private readonly timeline: NonNullable<SpeedAnalysis['timeline']>['runs'] = [];
   private leftOut = 0;
   private readonly edgeNotes: string[] = [];
@@ -477,7 +566,8 @@ class SpeedJoin {
     this.recoveries.push(...edges.recoveries);
     this.unrecovered.push(...edges.unrecovered);
     for (const c of edges.recoveryCounts) {
-      const tally = this.count(c.adapter, c.kind);
+      // A world's edges count by adapter and kind only: which restart cut them is in the rows.
+      const tally = this.kindTally(c.adapter, c.kind);
       tally.cut += c.cut;
       tally.recovered += c.recovered;
       tally.finished += c.finished;
@@ -491,7 +581,13 @@ class SpeedJoin {
     return this.restarts.some((r) => r.killAt > from && r.killAt < to);
   }
 
-  session(session: string, runs: readonly RunInfo[], events: readonly ProviderEv[], loads: Load[]): void {
+  session(
+    session: string,
+    runs: readonly RunInfo[],
+    events: readonly ProviderEv[],
+    loads: Load[],
+    requests: readonly ModelRequest[],
+  ): void {
     const counted = events.filter((e) => countsAsProviderEvent(e.type));
     loads.sort((a, b) => a.start - b.start);
     for (const run of runs) {
@@ -511,7 +607,7 @@ class SpeedJoin {
           this.firstText.add(labels, text.t - run.createdAt);
       }
       this.addToTimeline(session, run, activity?.t);
-      this.runRecoveries(session, run, counted, loads);
+      this.runRecoveries(session, run, { counted, events, loads, requests });
     }
   }
 
@@ -531,7 +627,22 @@ class SpeedJoin {
     });
   }
 
-  private count(adapter: string, kind: string): SpeedAnalysis['recoveryCounts'][number] {
+  /**
+   * The tallies a cut run counts in: its adapter and restart kind's (`recoveryCounts`), and the
+   * restart's own (`restarts[].runs`).
+   */
+  private count(adapter: string, kind: string, restart: Restart): CutTally {
+    const c = this.kindTally(adapter, kind);
+    let own = this.byRestart.get(restart);
+    if (!own) {
+      own = { cut: 0, recovered: 0, finished: 0, unrecovered: 0, open: 0 };
+      this.byRestart.set(restart, own);
+    }
+    return new CutTally([c, own]);
+  }
+
+  /** The adapter and restart kind's tally (`recoveryCounts`). */
+  private kindTally(adapter: string, kind: string): SpeedAnalysis['recoveryCounts'][number] {
     const key = `${adapter}\u0000${kind}`;
     let c = this.counts.get(key);
     if (!c) {
@@ -549,29 +660,34 @@ class SpeedJoin {
   private runRecoveries(
     session: string,
     run: RunInfo,
-    counted: readonly ProviderEv[],
-    loads: readonly Load[],
+    of: {
+      counted: readonly ProviderEv[];
+      events: readonly ProviderEv[];
+      loads: readonly Load[];
+      requests: readonly ModelRequest[];
+    },
   ): void {
+    const { counted, loads } = of;
     const completed = this.completed;
     const fate = run.run === null ? undefined : this.fates.get(run.run);
     let coveredUntil = Number.NEGATIVE_INFINITY;
     for (const restart of this.restarts) {
       if (restart.killAt <= run.createdAt || restart.killAt >= run.endedAt) continue;
       if (restart.killAt < coveredUntil) continue;
-      const tally = this.count(run.adapter, restart.kind);
-      tally.cut++;
+      const tally = this.count(run.adapter, restart.kind, restart);
+      tally.bump('cut');
       const anchor = restart.readyAt;
       const next = anchor === null ? undefined : counted.find((e) => e.t >= anchor && e.t <= run.endedAt);
       if (anchor === null || !next) {
         // A run that kept working after the kill (a graceful drain lets its turn finish, a
         // surviving runner goes on) and then ended had nothing left to recover.
         const workedOn = counted.some((e) => e.t > restart.killAt && e.t <= run.endedAt);
-        if (run.end !== 'open' && workedOn) tally.finished++;
+        if (run.end !== 'open' && workedOn) tally.bump('finished');
         else this.notRecovered(session, run, restart, fate, tally);
         coveredUntil = Number.POSITIVE_INFINITY;
         continue;
       }
-      tally.recovered++;
+      tally.bump('recovered');
       coveredUntil = next.t;
       // The load of this run (by its run id when the span names one) that this restart
       // caused: the last one starting between ready and the run's next provider event.
@@ -590,6 +706,11 @@ class SpeedJoin {
       this.recovery.add(recoveryLabels, full);
       this.controlPlane.add(recoveryLabels, cp);
       if (loadMs !== null) this.providerLoad.add(recoveryLabels, loadMs);
+      const toActivity = this.toFirstActivity(anchor, load?.start ?? next.t, run, of);
+      if (toActivity) {
+        this.toActivity.add(recoveryLabels, toActivity.toActivityMs);
+        this.providerToActivity.add(recoveryLabels, toActivity.providerToActivityMs);
+      }
       // The retry that brought it back: the first to start its agent after the kill.
       const retry = fate?.retries.find((x) => x.spawnedAt >= restart.killAt && x.spawnedAt <= next.t);
       this.recoveries.push({
@@ -611,8 +732,51 @@ class SpeedJoin {
         retryFromAtMs: retry ? round3(retry.fromAt) : null,
         retryAtMs: retry ? round3(retry.spawnedAt) : null,
         retryDueAtMs: retry?.dueAt === undefined ? null : round3(retry.dueAt),
+        activityAtMs: null,
+        toActivityMs: null,
+        providerToActivityMs: null,
+        ...toActivity,
       });
     }
+  }
+
+  /**
+   * A recovery measured to the recovered agent's first activity (report rows): ready → that
+   * activity, and the provider's part from the agent's (re)start (`handoffAt`: where the control
+   * plane's judged share ends) → it, with the model requests made in between (its prefill, its
+   * retries of a provider fault). Undefined when the run showed no activity after ready.
+   */
+  private toFirstActivity(
+    anchor: number,
+    handoffAt: number,
+    run: RunInfo,
+    of: { events: readonly ProviderEv[]; requests: readonly ModelRequest[] },
+  ):
+    | {
+        activityAtMs: number;
+        toActivityMs: number;
+        providerToActivityMs: number;
+        modelRequests: NonNullable<SpeedAnalysis['recoveries'][number]['modelRequests']>;
+      }
+    | undefined {
+    const activity = of.events.find((e) => e.t >= anchor && e.t <= run.endedAt && isActivity(e));
+    if (!activity) return undefined;
+    const from = Math.min(handoffAt, activity.t);
+    const made = of.requests.filter((r) => r.t >= from && r.t <= activity.t);
+    const faults: Record<string, number> = {};
+    for (const r of made) if (r.fault !== undefined) faults[r.fault] = (faults[r.fault] ?? 0) + 1;
+    const outage = (a: number, b: number) => outageWithin(this.completed, a, b);
+    return {
+      activityAtMs: round3(activity.t),
+      toActivityMs: round3(Math.max(0, activity.t - anchor - outage(anchor, activity.t))),
+      providerToActivityMs: round3(Math.max(0, activity.t - from - outage(from, activity.t))),
+      modelRequests: {
+        count: made.length,
+        retries: made.filter((r) => r.retry).length,
+        faults,
+        waitMs: round3(made.reduce((sum, r) => sum + Math.min(r.dur, activity.t - r.t), 0)),
+      },
+    };
   }
 
   /** A cut run with no provider event after it: how it ended, or how long it has waited so far. */
@@ -621,11 +785,11 @@ class SpeedJoin {
     run: RunInfo,
     restart: Restart,
     fate: RunFate | undefined,
-    tally: SpeedAnalysis['recoveryCounts'][number],
+    tally: CutTally,
   ): void {
-    tally.unrecovered++;
+    tally.bump('unrecovered');
     const open = run.end === 'open';
-    if (open) tally.open++;
+    if (open) tally.bump('open');
     const anchor = restart.readyAt;
     const atLeast =
       open && anchor !== null
@@ -685,6 +849,8 @@ class SpeedJoin {
         restart_provider_load: metric('restart_provider_load', this.providerLoad),
         controlplane_boot: metric('controlplane_boot', input.controlPlaneBoots),
         lost_run_detection: metric('lost_run_detection', input.lostRuns),
+        restart_recovery_to_activity: metric('restart_recovery_to_activity', this.toActivity),
+        restart_provider_to_activity: metric('restart_provider_to_activity', this.providerToActivity),
       },
       runs: this.runCounts,
       restarts: this.restarts.map((r) => ({
@@ -692,6 +858,7 @@ class SpeedJoin {
         killAtMs: round3(r.killAt),
         readyAtMs: r.readyAt === null ? null : round3(r.readyAt),
         outageMs: r.readyAt === null ? null : round3(r.readyAt - r.killAt),
+        runs: this.byRestart.get(r) ?? { cut: 0, recovered: 0, finished: 0, unrecovered: 0, open: 0 },
       })),
       recoveries: this.recoveries,
       unrecovered: this.unrecovered,

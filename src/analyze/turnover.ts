@@ -99,18 +99,49 @@ const MARKER_KEY: Record<string, keyof Markers> = {
  * `actors` gauge (not a turnover run). Read first: the window needs the fill marker before
  * anything is counted into it.
  */
-function turnoverMarkers(records: readonly RetainedRecord[]): Markers | undefined {
+function turnoverMarkers(
+  records: readonly RetainedRecord[],
+): (Markers & { firstTickMs: number | null; lastTickMs: number | null }) | undefined {
   const markers: Markers = { registrationDoneMs: null, fillStartMs: null, fillDoneMs: null, doneMs: null };
+  let firstTickMs: number | null = null;
+  let lastTickMs: number | null = null;
   let any = false;
   for (const r of records) {
     if (r.kind === 'event' && MARKER_KEY[r.name] !== undefined) {
       const key = MARKER_KEY[r.name]!;
       if (markers[key] === null) markers[key] = r.t;
     }
+    if (r.kind === 'event' && r.name === 'turnover.tick') {
+      if (firstTickMs === null || r.t < firstTickMs) firstTickMs = r.t;
+      if (lastTickMs === null || r.t > lastTickMs) lastTickMs = r.t;
+    }
     if (r.kind === 'span' && SPAN_OPERATION[r.name] !== undefined) any = true;
     if (r.kind === 'gauge' && r.name === 'actors') any = true;
   }
-  return any ? markers : undefined;
+  return any ? { ...markers, firstTickMs, lastTickMs } : undefined;
+}
+
+/**
+ * The steady window's smallest size the turnover budgets judge (docs/analysis.md#turnover): a
+ * pool's queues build up over minutes (at 50 swaps/s the built-in pool holds every budget for its
+ * first minute and breaches four from the third), and the budgets were derived on a 5-minute
+ * window of 3,000 swaps. Below either, a row that holds is not judged; one that breaches fails.
+ */
+export const MIN_TURNOVER_WINDOW_MS = 5 * 60_000;
+export const MIN_TURNOVER_WINDOW_SWAPS = 1000;
+
+/** Why a steady window is too small to judge a turnover row that holds in it (null: it is not). */
+export function turnoverWindowTooSmall(durationMs: number, asked: number): string | null {
+  const short = durationMs < MIN_TURNOVER_WINDOW_MS;
+  const few = asked < MIN_TURNOVER_WINDOW_SWAPS;
+  if (!short && !few) return null;
+  const what = [
+    ...(short
+      ? [`${Math.round(durationMs / 100) / 10} s long (at least ${MIN_TURNOVER_WINDOW_MS / 60_000} minutes)`]
+      : []),
+    ...(few ? [`${asked} swaps asked (at least ${MIN_TURNOVER_WINDOW_SWAPS.toLocaleString('en-US')})`] : []),
+  ].join(', ');
+  return `the steady turnover window is too small to judge a row that passes in it: ${what}; a longer turnover.steady judges it`;
 }
 
 export function finishTurnover(
@@ -118,9 +149,18 @@ export function finishTurnover(
   context: FinisherContext,
 ): TurnoverAnalysis | undefined {
   if (records.length === 0) return undefined;
-  const markers = turnoverMarkers(records);
-  if (markers === undefined) return undefined;
-  const tally = new TurnoverTally(markers, markers.doneMs ?? context.endMs);
+  const found = turnoverMarkers(records);
+  if (found === undefined) return undefined;
+  const { firstTickMs, lastTickMs, ...markers } = found;
+  // The window is where the swaps were (a tick is a second of swaps, written from the fill
+  // marker on): markers moved in the trace do not move it off them. Without ticks, the markers.
+  const window =
+    markers.fillDoneMs === null
+      ? null
+      : firstTickMs !== null && lastTickMs !== null
+        ? { start: firstTickMs, end: Math.min(context.endMs, lastTickMs + 1000) }
+        : { start: markers.fillDoneMs, end: markers.doneMs ?? context.endMs };
+  const tally = new TurnoverTally(markers, window);
   for (const r of records) {
     if (r.kind === 'span') tally.span(r);
     else if (r.kind === 'event') tally.event(r);
@@ -158,11 +198,14 @@ class TurnoverTally {
   private readonly sampleTimes: number[] = [];
   private readonly samples: Array<Record<State, number>> = [];
 
+  private readonly windowEnd: number;
+
   constructor(
     private readonly markers: Markers,
-    private readonly windowEnd: number,
+    window: { start: number; end: number } | null,
   ) {
-    this.windowStart = markers.fillDoneMs;
+    this.windowStart = window?.start ?? null;
+    this.windowEnd = window?.end ?? 0;
   }
 
   private inWindow(t: number): boolean {
@@ -286,9 +329,15 @@ class TurnoverTally {
               swaps: swapsOut(this.windowSwaps),
               failuresByKind: this.windowFailures,
               states: windowStates(sampleTimes, samples, windowStart, windowEnd),
+              ...judgedWindow(windowMs, this.windowSwaps.asked),
             },
     };
   }
+}
+
+function judgedWindow(durationMs: number, asked: number): { judged: boolean; notJudged: string | null } {
+  const why = turnoverWindowTooSmall(durationMs, asked);
+  return { judged: why === null, notJudged: why };
 }
 
 function stateSeries(times: number[], samples: Array<Record<State, number>>, endMs: number) {

@@ -11,6 +11,8 @@ export const ExitCode = {
   badInput: 2,
   /** The run did not complete: its target failed or was lost, or its clock stopped advancing. */
   runFailed: 3,
+  /** `compare`: too few runs a side to show any judged change at this α (docs/matrix.md#fleetbench-compare). */
+  inconclusive: 4,
   budgetBreached: 99,
   budgetMisconfigured: 104,
   interrupted: 130,

@@ -232,6 +232,14 @@ export const SCENARIO_LIMITS = {
 export const MAX_EVENTS_AT_ONE_INSTANT = 1_000_000;
 
 /**
+ * A live run's http target must keep answering (docs/limits.md, "A failed run"): it is probed
+ * every `probeEveryMs` (real ms, each probe given `probeTimeoutMs`), and one that gives no answer
+ * at all (refused, reset, timed out: a 503 is an answer) for `deadAfterMs` in a row, outside a
+ * restart the run asked for, fails the run (exit 3).
+ */
+export const TARGET_LIVENESS = { probeEveryMs: 1_000, probeTimeoutMs: 2_000, deadAfterMs: 15_000 } as const;
+
+/**
  * The provider emulator (docs/provider-emulator.md): what one scripts file may hold, and what
  * the emulator keeps or works on per request, so that no request or file can take its memory
  * or stall every stream it is serving.

@@ -4,7 +4,7 @@
  * --budgets, each input is judged on the budgets its scenario named. Exit codes
  * follow k6: 0 every judged budget holds (rows with no samples included, unless required), 99 a
  * judged budget was breached, 104 the budgets are misconfigured (an unknown metric or label, a
- * bad expression, a repeated entry, ...).
+ * bad expression, a repeated entry, ...); and 3: an input did not complete, nothing judged.
  */
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../base/errors.ts';
@@ -19,6 +19,7 @@ interface CheckFlags {
   markdown?: boolean;
   lenient?: boolean;
   requireSamples?: boolean;
+  requireJudged?: boolean;
   junit?: string;
 }
 
@@ -55,11 +56,15 @@ export function register(program: Command, io: CommandIo): void {
     .option('--json', 'print the verdicts as JSON')
     .option('--markdown', 'print Markdown tables')
     .option('--lenient', 'skip bad trace lines (counted) instead of failing')
-    .option('--require-samples', 'a budget row whose scope matches no sample fails (exit 99)')
+    .option(
+      '--require-samples',
+      'every judged budget row must be judged: a row whose scope matches no sample, or a projection the run cannot support (not judged), fails (exit 99)',
+    )
+    .option('--require-judged', 'the same as --require-samples, by what it means for CI')
     .option('--junit <file>', 'also write the verdicts as JUnit XML (one test case per budget row) for CI')
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n  fleetbench check runs/wave --budgets native-speed --junit budgets.xml   # CI: JUnit, and the GitHub step summary when $GITHUB_STEP_SUMMARY is set\n\nExit codes: 0 every judged budget holds (rows with no samples too, unless --require-samples or require: true), 99 a judged budget failed, 104 budgets misconfigured, 2 bad input. Budget files: docs/budgets.md.',
+      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n  fleetbench check runs/wave --budgets native-speed --junit budgets.xml   # CI: JUnit, and the GitHub step summary when $GITHUB_STEP_SUMMARY is set\n\nExit codes: 0 every judged budget holds, or those judged hold and the headline counts the rest as not judged (rows with no samples, projections the run cannot support: exit 99 with --require-judged / --require-samples or require: true), 99 a judged budget failed, 104 budgets misconfigured, 3 an input did not complete (interrupted, failed, a partial summary or a trace without its completed footer: never judged), 2 bad input. Budget files: docs/budgets.md.',
     )
     .action(async (paths: string[], flags: CheckFlags) => {
       const inputs: LoadedInput[] = [];
@@ -81,7 +86,7 @@ export function register(program: Command, io: CommandIo): void {
           judge(
             resolveBudgets(ref),
             given.length > 0 ? inputs : inputs.filter((i) => i.scenarioBudgets?.includes(ref)),
-            { requireSamples: flags.requireSamples === true },
+            { requireSamples: flags.requireSamples === true || flags.requireJudged === true },
           ),
         );
       } catch (error) {

@@ -2,7 +2,7 @@
  * `fleetbench compare A B`: did B get worse than A beyond run-to-run noise? A and B are results
  * (run or matrix directories, summary.json, baseline.json) or, to run them here, cells/scenarios
  * with their own --set overrides, repeated with different seeds. Exit 99 on a significant
- * regression of a judged metric.
+ * regression of a judged metric, 4 when too few runs a side could show any.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -60,6 +60,7 @@ const VERDICT_TEXT: Record<MetricComparison['verdict'], string> = {
   'no change': 'no change (within noise)',
   negligible: 'negligible (significant, below min-change)',
   untested: 'untested (one run a side)',
+  inconclusive: 'inconclusive (too few runs a side to tell)',
   'only in A': 'only in A',
   'only in B': 'only in B',
   'in neither': 'in neither (no value on either side)',
@@ -113,17 +114,19 @@ export function renderComparison(c: Comparison, all: boolean): string {
           `  ${m.unit}: ${m.def.title} ${fmtValue(m.medianA)} → ${fmtValue(m.medianB)} ${m.def.unit} (${changeText(m.change)}, p = ${fmtNum(m.pAdjusted, 4)})`,
       ),
     );
+  } else if (c.inconclusive) {
+    const { runsPerSide, repeatsNeeded } = c.inconclusive;
+    out.push(
+      `verdict: inconclusive: ${runsPerSide} run${runsPerSide === 1 ? '' : 's'} per side cannot show a change at this alpha; use --repeat ≥ ${repeatsNeeded}`,
+    );
   } else {
     const improvements = c.units
       .flatMap((u) => u.metrics)
       .filter((m) => m.def.judged && m.verdict === 'improvement');
-    const untested = c.units.flatMap((u) => u.metrics).some((m) => m.verdict === 'untested');
     out.push(
-      untested
-        ? 'verdict: NOT JUDGED: one run a side, so no change can be told from noise (see the note above)'
-        : improvements.length > 0
-          ? `verdict: no judged metric got worse; ${improvements.length} improved beyond noise`
-          : 'verdict: no judged metric changed beyond run-to-run noise',
+      improvements.length > 0
+        ? `verdict: no judged metric got worse; ${improvements.length} improved beyond noise`
+        : 'verdict: no judged metric changed beyond run-to-run noise',
     );
   }
   return `${out.join('\n')}\n`;
@@ -177,7 +180,7 @@ Examples:
   fleetbench compare runs/before/baseline.json S2-T1-50 --repeat 6   # a baseline against the code as it is
 
 Judged metrics (*) are the Track B scorecard rows; a regression of one beyond noise exits 99.
-Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad input, 99 regression.`,
+Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad input, 4 inconclusive (too few runs a side to show any judged change at this --alpha: it says how many would), 99 regression.`,
     )
     .action(async (refA: string, refB: string, flags: CompareFlags) => {
       const alpha = Number(flags.alpha);
@@ -258,6 +261,7 @@ Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad in
           : renderComparison(comparison, flags.all === true),
       );
       if (comparison.regressions.length > 0) io.exitCode = ExitCode.budgetBreached;
+      else if (comparison.inconclusive) io.exitCode = ExitCode.inconclusive;
     });
 }
 

@@ -111,8 +111,9 @@ export function register(program: Command, io: CommandIo): void {
     .option('--no-budgets', "run without judging the scenario's budgets")
     .option(
       '--require-samples',
-      'a budget row with no samples (or a projection the run cannot support) fails (exit 99) instead of being shown as such',
+      'a budget row with no samples (or a projection the run cannot support) fails (exit 99) instead of being shown as not judged',
     )
+    .option('--require-judged', 'the same as --require-samples, by what it means for CI')
     .option('--no-report', 'do not write report.html beside summary.json')
     .option(
       '--segment <i/n>',

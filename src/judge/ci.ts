@@ -141,12 +141,17 @@ export function writeJunit(path: string, verdicts: readonly Verdict[], name?: st
 export function stepSummaryMarkdown(verdicts: readonly Verdict[], title: string): string {
   const failed = verdicts.reduce((n, v) => n + v.judgedBreaches, 0);
   const misconfigured = verdicts.filter((v) => v.verdict === 'error').length;
+  const judged = verdicts.reduce((n, v) => n + (v.judgedRows ?? 0), 0);
+  const unjudged = verdicts.reduce((n, v) => n + (v.unjudgedRows ?? 0), 0);
+  // Never "every judged budget holds" while a judged row was not judged.
   const headline =
     misconfigured > 0
       ? `❌ ${misconfigured} budget set${misconfigured === 1 ? ' is' : 's are'} misconfigured`
       : failed > 0
         ? `❌ ${failed} judged budget${failed === 1 ? '' : 's'} breached`
-        : '✅ every judged budget holds';
+        : unjudged > 0
+          ? `✅ ${judged} of ${judged + unjudged} judged rows hold; ⚠️ ${unjudged} not judged (see below)`
+          : '✅ every judged budget holds';
   const body = reporters.markdown().render({
     title,
     document: { kind: 'fleetbench-check', verdicts },

@@ -107,6 +107,9 @@ export interface Verdict {
   reportBreaches: number;
   /** Rows with no samples in this input (not judged; failing only when required). */
   noSamples: number;
+  /** Judged-mode rows that were judged (held or failed), and those that were not (no samples, a projection the run cannot support): the headline says both. */
+  judgedRows?: number;
+  unjudgedRows?: number;
   /** Why nothing applies when the run's adapter (a `per:` key) has no entry: no budget. */
   noBudget?: string;
   /** Cut runs never recovered that no restart row of this set judges (their adapter has none): said. */
@@ -524,7 +527,24 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
       rows.push(row);
       continue;
     }
-    rows.push(valueRow(entry, metric, measured, analyses));
+    const row = valueRow(entry, metric, measured, analyses);
+    // Measured in a window too small to show it holds (a turnover window of seconds): a breach
+    // there is a breach, a hold is not judged.
+    const tooSmall =
+      row.status === 'pass' && row.mode === 'judged'
+        ? analyses.map((a) => metric.notJudged?.(a) ?? null).find((w) => w !== null)
+        : null;
+    if (tooSmall) {
+      rows.push({
+        ...row,
+        status: required(entry) ? 'fail' : 'no-samples',
+        noSamples: true,
+        notJudged: true,
+        note: required(entry) ? `${tooSmall} (and samples are required)` : tooSmall,
+      });
+      continue;
+    }
+    rows.push(row);
   }
   // A run whose adapter has no entry has no budget (as in the source method): said, not failed.
   let noBudget: string | undefined;
@@ -548,8 +568,12 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
   // Missing samples that were required fail the verdict whatever the row's mode.
   const judgedBreaches = rows.filter((r) => failing(r) && (r.mode === 'judged' || r.noSamples)).length;
   const reportBreaches = rows.filter((r) => failing(r) && r.mode === 'report' && !r.noSamples).length;
-  const judgedRows = rows.filter((r) => r.status === 'pass' || r.status === 'fail').length;
+  const judgedMode = rows.filter((r) => r.mode === 'judged' && r.status !== 'skipped');
+  // Nothing judged unless a judged row was (report rows alone judge nothing).
+  const judgedRows = judgedMode.filter((r) => r.status === 'pass' || r.status === 'fail').length;
   return {
+    judgedRows: judgedMode.filter((r) => r.status === 'pass' || r.status === 'fail').length,
+    unjudgedRows: judgedMode.filter((r) => r.status === 'no-samples').length,
     budget: set.name,
     baseline: set.baseline,
     source: set.source,

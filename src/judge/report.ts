@@ -116,6 +116,46 @@ interface RecoveryContext {
   cause: RecoveryCause;
 }
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * The verdict in words: never "every judged budget holds" while a judged row went unjudged; then
+ * how many were judged and how many not, and what else is worth a glance (report rows over).
+ */
+export function headlineParts(verdict: Verdict): { mark: string; extra: string } {
+  const unjudged = verdict.unjudgedRows ?? 0;
+  const judged = verdict.judgedRows ?? 0;
+  const notJudged = verdict.rows.filter(
+    (r) => r.mode === 'judged' && r.noSamples && r.notJudged && r.status !== 'fail',
+  ).length;
+  const noSamples = unjudged - notJudged;
+  const why = [
+    ...(notJudged > 0 ? [`${notJudged} the run cannot support`] : []),
+    ...(noSamples > 0 ? [`${noSamples} with no samples`] : []),
+  ].join(', ');
+  const mark =
+    verdict.verdict === 'error'
+      ? '✗ misconfigured'
+      : verdict.verdict === 'fail'
+        ? `✗ ${verdict.judgedBreaches} judged budget${verdict.judgedBreaches === 1 ? '' : 's'} breached`
+        : verdict.verdict === 'no-samples'
+          ? verdict.noBudget
+            ? '– no budget for this input: nothing judged'
+            : notJudged > 0
+              ? `– nothing judged: ${unjudged} judged rows not judged (${why})`
+              : '– no samples: nothing judged'
+          : unjudged > 0
+            ? `✓ ${judged} of ${judged + unjudged} judged rows hold; ${unjudged} not judged (${why})`
+            : '✓ every judged budget holds';
+  const extras = [
+    ...(verdict.reportBreaches > 0
+      ? [`${plural(verdict.reportBreaches, 'report-only row')} over the limit`]
+      : []),
+    ...(verdict.verdict === 'fail' && unjudged > 0 ? [`${unjudged} judged rows not judged (${why})`] : []),
+  ];
+  return { mark, extra: extras.length > 0 ? ` (${extras.join('; ')})` : '' };
+}
+
 export function verdictSection(verdict: Verdict): Section {
   const hasDistribution = verdict.rows.some((r) => r.kind === 'distribution');
   const hasValue = verdict.rows.some((r) => r.kind === 'value');
@@ -152,7 +192,9 @@ export function verdictSection(verdict: Verdict): Section {
             r.kind === 'value'
               ? r.noSamples
                 ? r.notJudged
-                  ? 'not judged'
+                  ? r.value === null
+                    ? 'not judged'
+                    : `${valueText(r)} (not judged)`
                   : 'no samples'
                 : valueText(r)
               : '',
@@ -218,32 +260,7 @@ export function verdictSection(verdict: Verdict): Section {
       );
     }
   }
-  const mark =
-    verdict.verdict === 'error'
-      ? '✗ misconfigured'
-      : verdict.verdict === 'fail'
-        ? `✗ ${verdict.judgedBreaches} judged budget${verdict.judgedBreaches === 1 ? '' : 's'} breached`
-        : verdict.verdict === 'no-samples'
-          ? verdict.noBudget
-            ? '– no budget for this input: nothing judged'
-            : '– no samples: nothing judged'
-          : '✓ every judged budget holds';
-  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-  const notJudged = verdict.rows.filter((r) => r.noSamples && r.notJudged).length;
-  const extras = [
-    ...(verdict.reportBreaches > 0
-      ? [`${plural(verdict.reportBreaches, 'report-only row')} over the limit`]
-      : []),
-    ...(notJudged > 0 && verdict.verdict !== 'no-samples'
-      ? [
-          `${plural(notJudged, 'projection')} not judged: the run cannot support ${notJudged === 1 ? 'it' : 'them'}`,
-        ]
-      : []),
-    ...(verdict.noSamples - notJudged > 0 && verdict.verdict !== 'no-samples'
-      ? [`${plural(verdict.noSamples - notJudged, 'row')} with no samples, not judged`]
-      : []),
-  ];
-  const extra = extras.length > 0 ? ` (${extras.join('; ')})` : '';
+  const { mark, extra } = headlineParts(verdict);
   notes.push(`verdict: ${mark}${extra}`);
   for (const error of verdict.errors) notes.push(error);
   blocks.push({

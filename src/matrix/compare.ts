@@ -17,6 +17,7 @@ export type CompareVerdict =
   | 'no change'
   | 'negligible'
   | 'untested'
+  | 'inconclusive'
   | 'only in A'
   | 'only in B'
   | 'in neither';
@@ -65,6 +66,21 @@ export interface Comparison {
   onlyB: string[];
   /** Judged metrics that got worse beyond noise: the exit code. */
   regressions: MetricComparison[];
+  /**
+   * Set when no judged change could be called at this α, whatever the runs measured: too few
+   * runs a side for the family of judged metrics (even A and B completely apart would not be
+   * significant after Holm's correction). "No change" is then not what the data says.
+   */
+  inconclusive?: {
+    /** Runs on the smaller side. */
+    runsPerSide: number;
+    /** Judged metrics that could differ (tested, or, with one run a side, with values that differ). */
+    family: number;
+    /** The smallest p any of them could reach, after Holm. */
+    smallestAdjustedP: number;
+    /** Runs a side that could show a change of that family at this α. */
+    repeatsNeeded: number;
+  };
   notes: string[];
 }
 
@@ -152,6 +168,10 @@ export function judgeFamily(family: MetricComparison[], alpha: number, minChange
   tested.forEach((m, i) => {
     m.pAdjusted = adjusted[i]!;
   });
+  // Too few runs for any of them to reach α after Holm: not significant says nothing, so
+  // nothing is called "no change" (docs/matrix.md#the-statistics-and-why).
+  const smallest = Math.min(...tested.map((m) => minimumP(m.a.length, m.b.length)));
+  const unreachable = tested.length > 0 && smallest * tested.length >= alpha;
   for (const m of family) {
     if (m.test === null) continue;
     if (m.test.method === 'degenerate') {
@@ -160,7 +180,7 @@ export function judgeFamily(family: MetricComparison[], alpha: number, minChange
       continue;
     }
     const significant = m.pAdjusted! < alpha;
-    if (!significant) m.verdict = 'no change';
+    if (!significant) m.verdict = unreachable ? 'inconclusive' : 'no change';
     else if (Math.abs(m.change ?? 0) < minChange) m.verdict = 'negligible';
     else m.verdict = m.worse ? 'regression' : 'improvement';
   }
@@ -201,19 +221,13 @@ export function compareResults(a: ResultSet, b: ResultSet, options: CompareOptio
   );
 
   const notes: string[] = [];
-  if (units.some((u) => u.runsA < 2 || u.runsB < 2)) {
+  const inconclusive = resolution(units, judged, alpha);
+  if (inconclusive) {
     notes.push(
-      'one run on a side: run-to-run noise is unknown, so no change can be called significant (metrics marked untested). Run repeats: `fleetbench compare --repeat 6 REF_A REF_B`, or `fleetbench matrix --repeat 6` for each side.',
+      inconclusive.runsPerSide < 2
+        ? `one run on a side: run-to-run noise is unknown, so no change can be called significant (metrics marked untested): use at least ${inconclusive.repeatsNeeded} runs a side (\`fleetbench compare --repeat ${inconclusive.repeatsNeeded} REF_A REF_B\`, or \`fleetbench matrix --repeat ${inconclusive.repeatsNeeded}\` for each side)`
+        : `with ${inconclusive.runsPerSide} runs on the smaller side and ${inconclusive.family} judged metrics that could differ, even a complete separation of A and B gives p ≥ ${fmtP(inconclusive.smallestAdjustedP)} after Holm's correction, not below α = ${alpha}: use at least ${inconclusive.repeatsNeeded} runs a side`,
     );
-  } else {
-    const family = judged.filter((m) => m.test && m.test.method !== 'degenerate').length;
-    const smallest = Math.min(...units.flatMap((u) => [u.runsA, u.runsB]));
-    const biggest = Math.max(...units.flatMap((u) => [u.runsA, u.runsB]));
-    if (family > 0 && minimumP(smallest, biggest) * family >= alpha) {
-      notes.push(
-        `with ${smallest} run(s) on the smaller side and ${family} judged metrics tested, even a complete separation of A and B stays above α = ${alpha} after Holm's correction: use at least ${repeatsNeeded(family, alpha)} runs a side`,
-      );
-    }
   }
   if (onlyA.length > 0) notes.push(`only in A (not compared): ${onlyA.join(', ')}`);
   if (onlyB.length > 0) notes.push(`only in B (not compared): ${onlyB.join(', ')}`);
@@ -230,6 +244,35 @@ export function compareResults(a: ResultSet, b: ResultSet, options: CompareOptio
     onlyA,
     onlyB,
     regressions: judged.filter((m) => m.verdict === 'regression'),
+    ...(inconclusive ? { inconclusive } : {}),
     notes,
   };
+}
+
+const fmtP = (p: number) => (p >= 0.01 ? p.toFixed(3) : p.toPrecision(2));
+
+/**
+ * Whether these runs could show any judged change at α: with n runs a side the smallest exact p
+ * is 2 / C(2n, n), times the family's size after Holm. Undefined when they could; otherwise the
+ * runs, the family and the repeats that would (docs/matrix.md#the-statistics-and-why).
+ */
+function resolution(
+  units: readonly UnitComparison[],
+  judged: readonly MetricComparison[],
+  alpha: number,
+): Comparison['inconclusive'] {
+  if (units.length === 0) return undefined;
+  const smallest = Math.min(...units.flatMap((u) => [u.runsA, u.runsB]));
+  const biggest = Math.max(...units.flatMap((u) => [u.runsA, u.runsB]));
+  // The judged metrics that could differ: a test that is not degenerate, or (untested, one run a
+  // side) values that are not all equal.
+  const family = judged.filter((m) =>
+    m.test
+      ? m.test.method !== 'degenerate'
+      : m.a.length > 0 && m.b.length > 0 && new Set([...m.a, ...m.b]).size > 1,
+  ).length;
+  if (family === 0) return undefined;
+  const smallestAdjustedP = Math.min(1, minimumP(smallest, biggest) * family);
+  if (smallest >= 2 && smallestAdjustedP < alpha) return undefined;
+  return { runsPerSide: smallest, family, smallestAdjustedP, repeatsNeeded: repeatsNeeded(family, alpha) };
 }

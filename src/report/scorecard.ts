@@ -8,6 +8,23 @@ import { fmtInt, fmtNum } from './table.ts';
  * judges), the run's own figure at its own sessions beside it.
  */
 export function scorecardFigure(row: Analysis['scorecard']['rows'][number], at = 50): string {
+  return `${judgedFigure(row, at)}${runLimitText(row)}`;
+}
+
+/**
+ * A headroom row of a run whose GitHub had another hourly limit than the 5,000/h token it is
+ * judged on: that limit and the headroom against it, shown beside, never judged.
+ */
+export function runLimitText(row: Analysis['scorecard']['rows'][number]): string {
+  if (row.runLimit === undefined) return '';
+  const against =
+    row.runLimitHeadroom === null || row.runLimitHeadroom === undefined
+      ? ''
+      : `: ${fmtNum(row.runLimitHeadroom)} ${row.unit} against it`;
+  return ` [the run's limit was ${fmtInt(row.runLimit)}/h${against}, not judged]`;
+}
+
+function judgedFigure(row: Analysis['scorecard']['rows'][number], at: number): string {
   if (row.notJudged !== undefined) {
     // A projection the run cannot support: not judged, with the whole run's own figure beside it.
     const observed =

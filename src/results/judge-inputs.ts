@@ -4,12 +4,17 @@
  * --json`), a run directory (its summary.json, else its trace.jsonl), or a matrix's results
  * (baseline.json, or the directory holding it): every run of every unit, pooled like several
  * inputs.
+ *
+ * Only a run that completed is judged (docs/budgets.md#only-a-completed-run-is-judged): an
+ * interrupted or failed run, a partial summary, a trace whose footer says so or that has none,
+ * an interrupted matrix, is refused with the reason (exit 3). A partial run would pass budgets
+ * it never faced.
  */
-import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { analyzeFile } from '../analyze/file.ts';
 import { type Analysis, analysisSchema } from '../analyze/schema.ts';
-import { FleetbenchError, InputFileError } from '../base/errors.ts';
+import { ExitCode, FleetbenchError, InputFileError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
 import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
 import { describeZodError } from '../base/validation.ts';
@@ -19,6 +24,58 @@ import { parseBaseline } from './baseline.ts';
 export interface LoadedInput extends JudgeInput {
   /** Budget sets the run's scenario named (summary.json), when known. */
   scenarioBudgets?: string[];
+}
+
+/** A run that did not complete: never judged (exit 3, as a failed `fleetbench run`). */
+function notCompleted(path: string, why: string): FleetbenchError {
+  return new FleetbenchError('E_RESULTS', `${path}: ${why}: a run that did not complete is not judged`, {
+    exitCode: ExitCode.runFailed,
+    hint: 'judge a run that completed (docs/budgets.md#only-a-completed-run-is-judged)',
+  });
+}
+
+/** Why an analysis is of a run that did not complete (its trace's footer), if it is. */
+export function incompleteTrace(analysis: Analysis): string | undefined {
+  const footer = analysis.input.footer;
+  if (footer === 'completed' && !analysis.input.truncated) return undefined;
+  if (footer === null || analysis.input.truncated) return 'its trace has no end footer (cut short)';
+  return `its trace ends with reason: ${footer}`;
+}
+
+/** The `reason` of a plain trace file's footer (its last line), null when it has none; undefined: unreadable (gzip). */
+function footerReason(path: string): string | null | undefined {
+  const size = statSync(path).size;
+  const fd = openSync(path, 'r');
+  try {
+    const length = Math.min(size, 64 * 1024);
+    const tail = Buffer.alloc(length);
+    readSync(fd, tail, 0, length, size - length);
+    if (length >= 2 && tail[0] === 0x1f && tail[1] === 0x8b && size === length) return undefined;
+    const last = tail.toString('utf8').trimEnd().split('\n').pop() ?? '';
+    try {
+      const footer = JSON.parse(last) as { kind?: unknown; reason?: unknown };
+      return footer?.kind === 'end' && typeof footer.reason === 'string' ? footer.reason : null;
+    } catch {
+      return null;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A run directory's summary says completed: its trace must agree (a footer edited to `failed`,
+ * a trace cut after the summary was written). A gzip trace is not read here.
+ */
+function checkTraceBeside(summaryPath: string): void {
+  const trace = join(dirname(summaryPath), 'trace.jsonl');
+  if (!existsSync(trace)) return;
+  const reason = footerReason(trace);
+  if (reason === undefined || reason === 'completed') return;
+  throw notCompleted(
+    trace,
+    reason === null ? 'the trace has no end footer (cut short)' : `the trace ends with reason: ${reason}`,
+  );
 }
 
 function fromJson(path: string): LoadedInput[] {
@@ -33,6 +90,14 @@ function fromJson(path: string): LoadedInput[] {
   }
   if ((doc as { kind?: unknown } | null)?.kind === 'fleetbench-baseline') {
     const baseline = parseBaseline(doc, path);
+    if (baseline.partial) throw notCompleted(path, 'the matrix was interrupted: some of its runs never ran');
+    for (const unit of baseline.units)
+      for (const run of unit.runs) {
+        const why =
+          run.reason !== 'completed' ? `its run ${unit.id} seed ${run.seed} ${run.reason}` : undefined;
+        const trace = incompleteTrace(run.analysis);
+        if (why || trace) throw notCompleted(path, why ?? `${unit.id} seed ${run.seed}: ${trace}`);
+      }
     return baseline.units.flatMap((u) =>
       u.runs.map((r) => ({
         name: `${path} ${u.id}${u.runs.length > 1 ? `#${r.seed}` : ''}`,
@@ -52,11 +117,28 @@ function fromJson(path: string): LoadedInput[] {
       `not a run summary or an Analysis document: ${describeZodError(parsed.error)}`,
     );
   }
+  const analysis = parsed.data as Analysis;
+  if (record?.kind === 'fleetbench-run') {
+    const outcome = (record as { outcome?: { reason?: unknown; partial?: unknown; failure?: unknown } })
+      .outcome;
+    const failure = outcome?.failure as { source?: string; message?: string } | undefined;
+    if (outcome?.reason !== 'completed')
+      throw notCompleted(
+        path,
+        outcome?.reason === 'failed'
+          ? `the run failed${failure ? ` (${failure.source}: ${failure.message})` : ''}`
+          : `the run ${typeof outcome?.reason === 'string' ? `was ${outcome.reason}` : 'says no outcome'} (a partial summary)`,
+      );
+    if (outcome.partial !== false) throw notCompleted(path, 'the summary is partial');
+  }
+  const trace = incompleteTrace(analysis);
+  if (trace) throw notCompleted(path, trace);
+  if (record?.kind === 'fleetbench-run') checkTraceBeside(path);
   const budgets = record?.kind === 'fleetbench-run' ? record.scenario?.budgets : undefined;
   return [
     {
       name: path,
-      analysis: parsed.data as Analysis,
+      analysis,
       ...(Array.isArray(budgets) ? { scenarioBudgets: budgets.map(String) } : {}),
     },
   ];
@@ -80,5 +162,7 @@ export async function loadInputs(path: string, options: { lenient?: boolean } = 
   }
   if (path.endsWith('.json')) return fromJson(path);
   const { analysis } = await analyzeFile(path, { lenient: options.lenient ?? false, threads: 'auto' });
+  const incomplete = incompleteTrace(analysis);
+  if (incomplete) throw notCompleted(path, incomplete);
   return [{ name: path, analysis }];
 }

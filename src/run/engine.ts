@@ -158,7 +158,7 @@ class ActiveRun {
     // Budget sets load before anything runs: a bad one fails at once (exit 104).
     this.judge = segment
       ? undefined
-      : prepareRunJudge(scenario.budgets, { requireSamples: plan.requireSamples === true });
+      : prepareRunJudge(scenario.budgets, { requireSamples: plan.requireSamples === true }, scenario);
     this.rng = createRng(scenario.seed);
     const hash = scenarioHash(scenario);
     this.tracePath = join(plan.outDir, 'trace.jsonl');
@@ -192,6 +192,12 @@ class ActiveRun {
   /** A handler that fails the run, naming what failed. */
   fail = (source: string) => (error: unknown) => {
     if (this.abort.signal.aborted) return;
+    this.recordFailure(source, error);
+    this.abort.abort();
+  };
+
+  /** What failed and why, as the run's failure and a `run.failed` event. */
+  private recordFailure(source: string, error: unknown): void {
     this.failure = { source, message: (error as Error)?.message ?? String(error) };
     const guarding = this.guardOn;
     this.guardOn = false;
@@ -206,8 +212,7 @@ class ActiveRun {
     } finally {
       this.guardOn = guarding;
     }
-    this.abort.abort();
-  };
+  }
 
   private installGuard(): void {
     let instant = -1;
@@ -448,18 +453,23 @@ class ActiveRun {
         this.guardOn = guarding;
       }
     }
-    const { clock, trace, runWide, failure } = this;
+    const { clock, trace, runWide } = this;
     // Under the real clock the last 10 s sample can be up to 10 s old: one more at the end, so
     // the final states are the target's at the end (virtual time already samples at the end).
     if (!(clock instanceof VirtualClock) && runWide)
       await this.writeSessionGauges(target).catch(() => undefined);
-    const interrupted = failure === undefined && (this.hooks.signal?.aborted ?? false);
-    const reason: RunResult['reason'] = failure ? 'failed' : interrupted ? 'interrupted' : 'completed';
+    const interrupted = this.failure === undefined && (this.hooks.signal?.aborted ?? false);
     this.abort.abort();
     this.opened = undefined;
-    // A lost target may not answer its stop: that must not hide why the run failed.
-    if (failure) await target.stop().catch(() => undefined);
-    else await target.stop();
+    // A lost target may not answer its stop: that must not hide why the run failed. A target
+    // that turns out to be gone at the stop (it stopped answering near the end) fails the run:
+    // it did not see the run to its end, so nothing it measured is judged.
+    const before = this.failure;
+    await target.stop().catch((error: unknown) => {
+      if (before === undefined) this.recordFailure('target', error);
+    });
+    const failure = this.failure;
+    const reason: RunResult['reason'] = failure ? 'failed' : interrupted ? 'interrupted' : 'completed';
     if (runWide) await github.snapshot('after');
     // Live telemetry sees every record the trace gets: calls still in flight at the planned end
     // (answered while the target stops) and the closing /rate_limit bracket included.

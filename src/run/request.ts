@@ -28,6 +28,8 @@ export interface RunOptions {
   budgets?: boolean;
   /** Budget rows with no samples (or projections the run cannot support) fail (`--require-samples`). */
   requireSamples?: boolean;
+  /** The same, by its other name (`--require-judged`). */
+  requireJudged?: boolean;
   /** The scenario's `target` (`--target`), `clock` (`--clock`) and `time-scale` (`--time-scale`). */
   target?: string;
   clock?: string;
@@ -147,7 +149,7 @@ export function planFromOptions(options: RunOptions): RunPlan {
     outDir: segment ? segment.dir : sharedOut,
     // A segment has no report: alone it is not the run (fleetbench merge writes the run's).
     report: options.report !== false && !segment,
-    ...(options.requireSamples ? { requireSamples: true } : {}),
+    ...(options.requireSamples || options.requireJudged ? { requireSamples: true } : {}),
     ...(segment
       ? {
           segment: segment.segment,

@@ -12,7 +12,7 @@
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { ExitCode, FleetbenchError } from '../base/errors.ts';
-import { MAX_LINE_BYTES } from '../base/limits.ts';
+import { MAX_LINE_BYTES, TARGET_LIVENESS } from '../base/limits.ts';
 import type { Clock } from '../clock/clock.ts';
 import {
   actorCountsSchema,
@@ -71,6 +71,8 @@ export interface HttpTargetOptions {
    * and the run-wide ones in segment 0). The others are counted as `foreign`, not written.
    */
   keep?: (record: BodyRecord) => boolean;
+  /** How the target's liveness is watched (real ms); default TARGET_LIVENESS. */
+  liveness?: { probeEveryMs: number; probeTimeoutMs: number; deadAfterMs: number };
 }
 
 export interface EventStreamStats {
@@ -271,6 +273,16 @@ export class HttpTarget implements Target {
   private stopping = false;
   private ended: (() => void) | undefined;
   private readonly endedPromise: Promise<void>;
+  private readonly failureListeners: Array<(error: Error) => void> = [];
+  /** The watchdog's next probe while the run is on, and the restarts the run asked for under way. */
+  private watchdog: ReturnType<typeof setTimeout> | undefined;
+  private restartsUnderWay = 0;
+  /** Real time since which the target has given no answer at all (undefined: it answers). */
+  private silentSince: number | undefined;
+  /** Set once the target is lost: every later request fails at once with it. */
+  private lost: FleetbenchError | undefined;
+  /** The run is over (stop returned): a request still retrying gives up instead of outliving it. */
+  private closed = false;
 
   constructor(
     private readonly options: HttpTargetOptions,
@@ -349,6 +361,58 @@ export class HttpTarget implements Target {
     return this.stats;
   }
 
+  onFailure(listener: (error: Error) => void): void {
+    this.failureListeners.push(listener);
+  }
+
+  /**
+   * The target must keep answering from the run's start to its end: probed every second, one
+   * that gives no answer at all (refused, reset, timed out; a 503 is an answer) for
+   * `deadAfterMs` in a row, outside a restart the run asked for, is lost and fails the run.
+   */
+  private watch(): void {
+    const { probeEveryMs, probeTimeoutMs, deadAfterMs } = this.options.liveness ?? TARGET_LIVENESS;
+    const probe = async () => {
+      this.watchdog = undefined;
+      if (this.stopping || this.lost) return;
+      let silent: string | undefined;
+      try {
+        await this.http.request('GET', '/v1/info', undefined, probeTimeoutMs);
+      } catch (error) {
+        silent = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      }
+      if (this.stopping || this.lost) return;
+      const now = performance.now();
+      if (silent === undefined || this.restartsUnderWay > 0) this.silentSince = undefined;
+      else {
+        this.silentSince ??= now - probeTimeoutMs;
+        if (now - this.silentSince >= deadAfterMs) {
+          this.declareLost(
+            `the target at ${this.options.baseUrl} stopped answering: no answer for ${Math.round((now - this.silentSince) / 1000)} s (${silent})`,
+          );
+          return;
+        }
+      }
+      this.watchdog = setTimeout(() => void probe(), probeEveryMs);
+    };
+    this.watchdog = setTimeout(() => void probe(), probeEveryMs);
+  }
+
+  /** The target is gone: the run fails (exit 3), and every later request says so at once. */
+  private declareLost(message: string): FleetbenchError {
+    this.lost ??= new FleetbenchError('E_TARGET', `target lost: ${message}`, {
+      exitCode: ExitCode.runFailed,
+    });
+    this.options.trace.write({
+      kind: 'event',
+      name: 'target.lost',
+      t: this.options.clock.now(),
+      data: { message },
+    });
+    for (const listener of this.failureListeners) listener(this.lost);
+    return this.lost;
+  }
+
   async start(): Promise<void> {
     const { clock } = this.options;
     const answer = await this.call('POST', '/v1/run', {
@@ -366,39 +430,50 @@ export class HttpTarget implements Target {
     this.lastSeq = this.since - 1;
     if (this.info.capabilities.includes('events')) this.openStream();
     else this.ended?.();
+    this.watch();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    try {
-      const { segment } = this.options;
-      const answer = await this.call(
-        'POST',
-        '/v1/run/stop',
-        segment ? { runId: this.options.run.runId, segment } : {},
-        { retryForMs: 5_000, timeoutMs: 10_000 },
-      );
-      const stopped = runStopResponseSchema.safeParse(JSON.parse(answer.body || '{}'));
-      if (stopped.success) this.stats.declared = stopped.data.events;
-      // Other segments still run: no `end` line comes for this one; the events declared so far do.
-      if (stopped.success && (stopped.data.running ?? 0) > 0 && this.streaming) {
-        const declared = stopped.data.events;
-        const deadline = Date.now() + 5_000;
-        while (this.lastSeq - this.since + 1 < declared && Date.now() < deadline) await sleepReal(20);
-        this.streaming = false;
-        this.ended?.();
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = undefined;
+    let lostAtStop: FleetbenchError | undefined = this.lost;
+    // A target already lost is not asked to stop (it would not answer).
+    if (!lostAtStop)
+      try {
+        const { segment } = this.options;
+        const answer = await this.call(
+          'POST',
+          '/v1/run/stop',
+          segment ? { runId: this.options.run.runId, segment } : {},
+          { retryForMs: 5_000, timeoutMs: 10_000 },
+        );
+        const stopped = runStopResponseSchema.safeParse(JSON.parse(answer.body || '{}'));
+        if (stopped.success) this.stats.declared = stopped.data.events;
+        // Other segments still run: no `end` line comes for this one; the events declared so far do.
+        if (stopped.success && (stopped.data.running ?? 0) > 0 && this.streaming) {
+          const declared = stopped.data.events;
+          const deadline = Date.now() + 5_000;
+          while (this.lastSeq - this.since + 1 < declared && Date.now() < deadline) await sleepReal(20);
+          this.streaming = false;
+          this.ended?.();
+        }
+      } catch (error) {
+        this.options.trace.write({
+          kind: 'event',
+          name: 'target.error',
+          t: this.options.clock.now(),
+          labels: { op: 'stop' },
+          data: { message: (error as Error).message },
+        });
+        // No answer at all to the run's end: the target is gone, not merely refusing the stop.
+        if (error instanceof TargetUnavailable)
+          lostAtStop ??= new FleetbenchError('E_TARGET', `target lost: ${error.message}`, {
+            exitCode: ExitCode.runFailed,
+          });
       }
-    } catch (error) {
-      this.options.trace.write({
-        kind: 'event',
-        name: 'target.error',
-        t: this.options.clock.now(),
-        labels: { op: 'stop' },
-        data: { message: (error as Error).message },
-      });
-    }
     // The stream ends with an `end` line after the stop; wait for it, but not forever.
-    if (this.streaming) await Promise.race([this.endedPromise, sleepReal(5_000)]);
+    if (this.streaming && !lostAtStop) await Promise.race([this.endedPromise, sleepReal(5_000)]);
     this.streamReq?.destroy();
     this.streaming = false;
     const rejected = Object.fromEntries(this.rejectReasons);
@@ -413,6 +488,9 @@ export class HttpTarget implements Target {
       },
     });
     this.http.close();
+    this.closed = true;
+    // The run cannot be judged against a target that did not see it to its end.
+    if (lostAtStop) throw lostAtStop;
   }
 
   async createSession(spec: SessionSpec): Promise<void> {
@@ -438,6 +516,8 @@ export class HttpTarget implements Target {
 
   private async doRestart(kind: RestartKind): Promise<{ outageMs: number }> {
     const started = performance.now();
+    // A restart may take the target down for as long as its own call waits.
+    this.restartsUnderWay++;
     try {
       const answer = await this.call('POST', '/v1/restart', { kind }, { timeoutMs: 120_000 });
       const parsed = restartResponseSchema.safeParse(JSON.parse(answer.body));
@@ -459,6 +539,8 @@ export class HttpTarget implements Target {
       throw new FleetbenchError('E_TARGET', `target lost: restart ${kind} failed: ${message}`, {
         exitCode: ExitCode.runFailed,
       });
+    } finally {
+      this.restartsUnderWay--;
     }
   }
 
@@ -472,6 +554,8 @@ export class HttpTarget implements Target {
     const deadline = Date.now() + (options.retryForMs ?? this.options.retryForMs ?? 60_000);
     let wait = 100;
     for (;;) {
+      if (this.lost && !this.stopping) throw this.lost;
+      if (this.closed) throw new TargetUnavailable(`${method} ${path}: the run is over`);
       let answer: Answer | undefined;
       let failure: string;
       try {
@@ -489,7 +573,7 @@ export class HttpTarget implements Target {
         failure = code;
       }
       if (Date.now() + wait > deadline)
-        throw new FleetbenchError('E_TARGET', `${method} ${path}: still unavailable (${failure})`);
+        throw new TargetUnavailable(`${method} ${path}: still unavailable (${failure})`);
       await sleepReal(wait);
       wait = Math.min(wait * 2, 1_000);
     }
@@ -624,6 +708,13 @@ export class HttpTarget implements Target {
     } catch {
       // The trace closed under a late event: it is counted in `target.events` all the same.
     }
+  }
+}
+
+/** A request the target never took (503, refused, reset) for as long as it was retried. */
+class TargetUnavailable extends FleetbenchError {
+  constructor(message: string) {
+    super('E_TARGET', message);
   }
 }
 

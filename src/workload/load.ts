@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { parse as parseYamlValue } from 'yaml';
 import { didYouMean } from '../base/closest-names.ts';
+import { parseDuration } from '../base/duration.ts';
 import { FleetbenchError, InputFileError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
 import { MAX_CONFIG_FILE_BYTES, SCENARIO_LIMITS } from '../base/limits.ts';
@@ -139,8 +140,27 @@ export function parseScenarioText(text: string, file: string, overrides: Overrid
     );
   }
   for (const override of overrides) applyOverride(raw as Record<string, unknown>, override, file);
+  dropMarkerCutOff(raw as Record<string, unknown>, overrides);
   const lineOf = yamlLineOf(doc, lineCounter);
   return validateScenario(raw, file, lineOf, overrides);
+}
+
+/**
+ * A scenario's own steady marker that a `--set duration=…` cut the run short of (S2's 3m in
+ * `S2-T1-5 --set duration=2m`) is dropped: the shortened run has no marker, and is judged from the
+ * window every session polled in (docs/analysis.md#the-track-b-scorecard). A marker given or
+ * kept at or after the end otherwise is refused (scenario-bounds.ts).
+ */
+function dropMarkerCutOff(raw: Record<string, unknown>, overrides: readonly Override[]): void {
+  if (!overrides.some((o) => o.path.length === 1 && o.path[0] === 'duration')) return;
+  if (overrides.some((o) => o.path[0] === 'markers')) return;
+  const ms = (value: unknown) =>
+    typeof value === 'string' || typeof value === 'number' ? parseDuration(value) : undefined;
+  const markers = raw.markers as Record<string, unknown> | undefined;
+  const duration = ms(raw.duration);
+  const steady = ms(markers?.['steady-start']);
+  if (markers && duration !== undefined && steady !== undefined && steady >= duration)
+    delete markers['steady-start'];
 }
 
 /**

@@ -20,6 +20,7 @@ export interface BoundedScenario {
   polling: { interval: number; concurrency: number };
   dashboard: { refresh: number };
   markers: { 'steady-start'?: number };
+  provider?: { faults: Array<{ kind: string; fromMs?: number; untilMs?: number }> };
   executors: Array<Record<string, unknown> & { type: string; at?: number }>;
   faults: Array<Record<string, unknown> & { type: string; at?: number }>;
   turnover?: { registered: number; awake: number; 'target-rps': number; steady?: number };
@@ -104,8 +105,31 @@ export function scenarioBoundIssues(s: BoundedScenario): Issue[] {
         `${what} at ${formatDuration(at)} is after the run's end (duration ${formatDuration(duration)})`,
       );
   };
-  // `markers.steady-start` past the end is allowed: a shortened cell (`--set duration=2m`) just has
-  // no steady window, which its report says. A fault or executor that would never happen is not.
+  // A steady marker at or after the end would leave the run's burn without the window it was
+  // meant to be judged from, as a fault that never fires would leave it untested. (A marker that
+  // leaves less than a poll interval is judged from another window: docs/analysis.md#the-track-b-scorecard.)
+  const steady = s.markers['steady-start'];
+  if (steady !== undefined && duration > 0 && steady >= duration)
+    add(
+      ['markers', 'steady-start'],
+      `the steady.start marker at ${formatDuration(steady)} is at or after the run's end (duration ${formatDuration(duration)}): the run would have no steady window; run at least ${formatDuration(steady + s.polling.interval)}, set the marker earlier, or drop it (--set markers={})`,
+    );
+  // A provider fault window that can never open within the run would let it pass as if it had
+  // faced the fault: refused like a scenario fault after the end.
+  const when = (ms: number) => (ms > L.maxDurationMs ? `${ms} ms` : formatDuration(ms));
+  s.provider?.faults.forEach((fault, i) => {
+    const from = fault.fromMs ?? 0;
+    if (duration > 0 && from >= duration)
+      add(
+        ['provider', 'faults', i, 'fromMs'],
+        `the ${fault.kind} fault's window opens at ${when(from)}, at or after the run's end (duration ${formatDuration(duration)}): it can never fire`,
+      );
+    else if (fault.untilMs !== undefined && fault.untilMs <= from)
+      add(
+        ['provider', 'faults', i, 'untilMs'],
+        `the ${fault.kind} fault's window closes at ${when(fault.untilMs)}, ${fault.untilMs === from ? 'as' : 'before'} it opens (${when(from)}): it can never fire`,
+      );
+  });
   s.faults.forEach((fault, i) => {
     within(['faults', i, 'at'], fault.at, `the ${fault.type} fault`);
     const long = fault.duration;

@@ -35,7 +35,7 @@ const PREFIX = isolated ? ['unshare', '-n', 'sh', '-c', 'ip link set lo up && ex
 describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
   'real agents under the real Paperclip',
   () => {
-    it('paperclip-chaos-c4 with real codex agents: every model request answered by the emulator, a real restart recovered by the real CLI', async () => {
+    it('paperclip-chaos-c4 with real codex agents: every model request answered by the emulator, a real restart recovered by the real CLI, its 429s in the recovery rows', async () => {
       installed.require();
       if (agentsProblem !== undefined)
         throw new Error(`the agent CLIs are not installed (.ci/run installs them): ${agentsProblem}`);
@@ -58,6 +58,17 @@ describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
           'executors.0.provider-faults=0',
           '--set',
           'executors.0.first-fault=75s',
+          // From 10 s after the restart (75 s; the server is down longer than that), each session's
+          // next two model requests are answered 429 (retry after 2 s): a recovered codex's first
+          // requests, which it waits out and retries.
+          '--set',
+          `provider.faults=[${['s-0001', 's-0002']
+            .map(
+              (session) => `{kind: rate-limit, retryAfterS: 2, session: ${session}, count: 2, fromMs: 85000}`,
+            )
+            .join(', ')}]`,
+          // Judged on this machine's speed, the wave may fail native-speed: not what this test is about.
+          '--no-budgets',
         ],
         'real-agents',
         {},
@@ -91,6 +102,25 @@ describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
       const speed = JSON.parse(readFileSync(join(run.out, 'summary.json'), 'utf8')).analysis.speed;
       expect(speed.metrics.agent_boot.samples).toBeGreaterThan(0);
       expect(speed.metrics.time_to_first_activity.samples).toBeGreaterThan(0);
+      // Each recovered codex met its 429s before its first activity: they are in the report rows
+      // measured to it (never in the judged control-plane row, which ends at its spawn).
+      const recovered = (
+        speed.recoveries as Array<{
+          controlPlaneMs: number;
+          toActivityMs: number | null;
+          providerToActivityMs: number | null;
+          modelRequests?: { retries: number; faults: Record<string, number> };
+        }>
+      ).filter((r) => r.toActivityMs !== null);
+      expect(recovered.length).toBeGreaterThan(0);
+      for (const r of recovered) {
+        expect(r.modelRequests?.faults['rate-limit']).toBeGreaterThanOrEqual(1);
+        expect(r.modelRequests?.retries).toBeGreaterThanOrEqual(1);
+        // The retry waited 2 s: the provider's part holds it.
+        expect(r.providerToActivityMs!).toBeGreaterThan(2_000);
+        expect(r.toActivityMs!).toBeGreaterThan(r.controlPlaneMs);
+      }
+      expect(speed.metrics.restart_provider_to_activity.samples).toBe(recovered.length);
       const provider = JSON.parse(readFileSync(join(run.out, 'summary.json'), 'utf8')).analysis.provider;
       expect(provider.byCli.codex.versions).toEqual({
         [AGENT_PACKAGES.codex.version]: provider.byCli.codex.requests,

@@ -57,6 +57,24 @@ export class Polling implements Accumulator<PollingState> {
     } else if (r.name === POLL_CYCLE_SKIPPED_EVENT) this.pollCycles.addSkipped(r.labels);
   }
 
+  /**
+   * What a steady window is found from (projection.ts): the poll cycles' starts in time order,
+   * and the start of the first cycle after every session had begun polling (null: none).
+   */
+  steadyWindowInput(): { cycleStartsMs: number[]; allActiveAtMs: number | null } {
+    const starts = this.cycleStarts.starts;
+    const cycleStartsMs = [...starts.values()].sort((a, b) => a - b);
+    let lastFirst = Number.NEGATIVE_INFINITY;
+    for (const [key, row] of this.counts.rows) {
+      if (key === SHARED) continue;
+      const first = row.firstCycle();
+      const at = first === undefined ? undefined : starts.get(first);
+      if (at !== undefined && at > lastFirst) lastFirst = at;
+    }
+    if (lastFirst === Number.NEGATIVE_INFINITY) return { cycleStartsMs, allActiveAtMs: null };
+    return { cycleStartsMs, allActiveAtMs: cycleStartsMs.find((t) => t > lastFirst) ?? null };
+  }
+
   floor(): Analysis['api']['pollingFloor'] {
     return pollingFloor(this.counts, this.cycleStarts, this.steadyAt, this.cycleAttributed);
   }

@@ -100,7 +100,9 @@ function apiPairs(a: Analysis): Pair[] {
   const rateBasis = !window
     ? ''
     : window.judged
-      ? ` (steady, from ${fmtMs(window.fromMs)})`
+      ? window.basis === 'all-active'
+        ? ` (steady: every session polling, from ${fmtMs(window.fromMs)})`
+        : ` (steady, from ${fmtMs(window.fromMs)})`
       : ' over the whole run, its start included';
   for (const [resource, counts] of Object.entries(api.counts.byResource)) {
     const p = api.projection.byResource[resource];
@@ -156,7 +158,8 @@ function scorecardBlocks(a: Analysis): Block[] {
  */
 export function projectionNotes(a: Analysis, steadyStartMs?: number): string[] {
   const window = a.api.projection.window;
-  if (!window || window.judged || a.api.totals.calls === 0) return [];
+  if (!window || a.api.totals.calls === 0) return [];
+  if (window.judged) return window.note ? [`steady window: ${window.note}`] : [];
   const advice =
     steadyStartMs !== undefined
       ? `this scenario's steady.start marker is at ${fmtMs(steadyStartMs)}: --set duration=${durationText(steadyStartMs + window.neededMs)} or longer judges them`

@@ -20,6 +20,7 @@
  * out. The stand-ins print `codex exec --json`'s events; codex prints an agent message whole,
  * once, so its `item.completed` is recorded as the text's (first and only) `item.delta`.
  */
+import { restartThatLostRun } from '../../trace/lost-run.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { HeartbeatRun, LogChunk } from './api.ts';
 
@@ -45,7 +46,7 @@ export interface RunChain {
 export interface RecordContext {
   /** Paperclip's ISO time → run time (ms). */
   toRunTime: (iso: string) => number;
-  /** Restarts so far, in run time: a lost attempt's detection is timed from the last kill before it. */
+  /** Restarts so far, in run time: a lost attempt's detection is timed from the kill that orphaned it. */
   restarts: ReadonlyArray<{ kind: string; killAt: number }>;
   /** Run time now: spans ending earlier say when they were written. */
   now: number;
@@ -267,7 +268,12 @@ export function writeRunChain(trace: TraceSink, chain: RunChain, context: Record
       },
     });
     if (run.errorCode === 'process_lost' && finishedAt !== undefined) {
-      const kill = [...context.restarts].reverse().find((r) => r.killAt <= finishedAt);
+      // The kill that orphaned this attempt's agent, not the restart after which it was noticed.
+      const kill = restartThatLostRun(
+        [...context.restarts].sort((a, b) => a.killAt - b.killAt),
+        spawnedAt ?? startedAt ?? attemptCreated,
+        finishedAt,
+      );
       if (kill) {
         span('run.lost', kill.killAt, finishedAt, {
           labels: { adapter, kind: kill.kind },

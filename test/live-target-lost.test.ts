@@ -1,0 +1,111 @@
+/**
+ * A live run is judged only if its target saw it to its end (docs/limits.md, "A failed run is a
+ * failed run"): a `reference serve` whose supervisor and control plane are SIGKILLed mid-run is
+ * noticed, while the run goes on (nothing answers for 15 s) or at its end (nothing answers the
+ * stop), and the run ends failed: exit 3, a partial summary, nothing judged; `check` of it
+ * refuses to judge it too. Real processes, the real CLI as a subprocess, the real clock.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RunSummary } from '../src/results/run-summary.ts';
+import { readTrace } from '../src/trace/reader.ts';
+import { cli, runCli } from './helpers/cli.ts';
+import { events } from './helpers/run.ts';
+import { alive, startReferenceServe, stopAll } from './helpers/serve.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { waitUntil } from './helpers/wait.ts';
+
+afterAll(stopAll);
+
+/** SIGKILLs the server and every control-plane process it has now (a restart replaces it). */
+function killTarget(info: { pid: number; state: string; controlPlanePid: number }): void {
+  for (const pid of [info.pid, info.controlPlanePid]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+describe('a live run whose target dies', { timeout: 180_000 }, () => {
+  it('noticed while the run goes on: no answer for 15 s fails it (exit 3), long before its end', async () => {
+    const dir = scratchDir('fleetbench-target-lost-');
+    const server = await startReferenceServe(join(dir, 'state'));
+    const out = join(dir, 'run');
+    const started = performance.now();
+    // 20 minutes of run time at ×10: two minutes of wall time, if nothing noticed.
+    const run = runCli(
+      [
+        'run',
+        'S2-T1-5',
+        '--target',
+        server.info.url,
+        '--clock',
+        'real',
+        '--time-scale',
+        '10',
+        '--set',
+        'duration=20m',
+        '--out',
+        out,
+        '--no-progress',
+      ],
+      { timeoutMs: 170_000 },
+    );
+    await waitUntil(
+      'the run polls',
+      () => {
+        try {
+          return readFileSync(join(out, 'trace.jsonl'), 'utf8').includes('"kind":"api"');
+        } catch {
+          return false;
+        }
+      },
+      { timeoutMs: 60_000 },
+    );
+    killTarget(server.info);
+    const result = await run;
+    const wallS = (performance.now() - started) / 1000;
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).toMatch(
+      /the run failed \(target\): target lost: the target at .* stopped answering: no answer for 1\d s/,
+    );
+    expect(wallS).toBeLessThan(100);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as RunSummary;
+    expect(summary.outcome).toMatchObject({ reason: 'failed', partial: true });
+    expect(summary.budgets).toBeUndefined();
+    const { records, stats } = await readTrace(join(out, 'trace.jsonl'));
+    expect(stats.footer?.reason).toBe('failed');
+    expect(events(records, 'target.lost')).toHaveLength(1);
+    const check = await cli(['check', out]);
+    expect(check.code).toBe(3);
+    expect(check.stderr).toContain('the run failed');
+  });
+
+  it('a chaos wave whose supervisor and control plane are SIGKILLed 12 s in: failed, exit 3, nothing judged', async () => {
+    const dir = scratchDir('fleetbench-target-lost-chaos-');
+    const server = await startReferenceServe(join(dir, 'state'));
+    const out = join(dir, 'run');
+    const run = runCli(
+      [
+        'run',
+        'chaos-codex-c4',
+        '--target',
+        server.info.url,
+        '--clock',
+        'real',
+        '--time-scale',
+        '20',
+        '--out',
+        out,
+        '--no-progress',
+      ],
+      { timeoutMs: 170_000 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 12_000));
+    killTarget(server.info);
+    const result = await run;
+    expect(result.code, result.stdout + result.stderr).toBe(3);
+    expect(result.stderr).toMatch(/the run failed \(.*\): .*target lost/);
+    expect(result.stdout).not.toMatch(/✓ pass|every judged budget holds/);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as RunSummary;
+    expect(summary.outcome.reason).toBe('failed');
+    expect(summary.budgets).toBeUndefined();
+  });
+});
