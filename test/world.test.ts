@@ -89,6 +89,7 @@ const message = await new Anthropic({ apiKey: 'sk-ant-anything' }).messages.crea
 });
 console.log(JSON.stringify({
   user: user.data.login, issues: issues.data.length, baseUrl: octokit.request.endpoint.DEFAULTS.baseUrl,
+  userUrl: user.data.url, issueUrl: issues.data[0].url,
   openai: response.status, anthropic: message.type,
 }));
 `,
@@ -111,6 +112,9 @@ describe.skipIf(bwrap.skip)('fleetbench world: the sandbox', () => {
     const seen = JSON.parse(first as string);
     expect(seen.baseUrl).toBe('https://api.github.com');
     expect(seen.user).toMatch(/\S/);
+    // Answers name the emulator by the host the client asked: a url followed leads back into it.
+    expect(seen.userUrl).toBe(`https://api.github.com/users/${seen.user}`);
+    expect(seen.issueUrl).toMatch(/^https:\/\/api\.github\.com\/repos\/fleetbench\/repo-1\/issues\/\d+$/);
     expect(seen.issues).toBeGreaterThan(0);
     expect(seen.openai).toBe('completed');
     expect(seen.anthropic).toBe('message');

@@ -304,6 +304,9 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         dir,
       );
       edge.attach(sandbox.sockets);
+      // Inside, the emulator is api.github.com: the `url` fields of its answers say so (a client
+      // following one must not be sent to a loopback port only the host can reach).
+      options.github.state.setUrls('https://api.github.com', options.github.webUrl ?? 'https://github.com');
     } else if (mode === 'proxy') proxyUrl = await edge.startProxy();
 
     const commandUrls: Record<WorldService, string> =
