@@ -285,7 +285,15 @@ describe('edges: a kill -9 mid-task, measured from the traffic', () => {
     expect(speed.recoveryCounts).toEqual([
       { adapter: 'codex', kind: 'hard', cut: 1, recovered: 1, finished: 0, unrecovered: 0, open: 0 },
     ]);
-    expect(speed.restarts).toEqual([{ kind: 'hard', killAtMs: 3000, readyAtMs: 4000, outageMs: 1000 }]);
+    expect(speed.restarts).toEqual([
+      {
+        kind: 'hard',
+        killAtMs: 3000,
+        readyAtMs: 4000,
+        outageMs: 1000,
+        runs: { cut: 1, recovered: 1, finished: 0, unrecovered: 0, open: 0 },
+      },
+    ]);
   });
 
   it('is judged by the built-in native-speed budgets (start unknown: the looser of cold and warm)', () => {

@@ -172,7 +172,15 @@ describe('restart recovery: the control plane share', () => {
         eventType: 'session.resumed',
       }),
     ]);
-    expect(a.speed!.restarts).toEqual([{ kind: 'hot', killAtMs: 5_000, readyAtMs: 5_400, outageMs: 400 }]);
+    expect(a.speed!.restarts).toEqual([
+      {
+        kind: 'hot',
+        killAtMs: 5_000,
+        readyAtMs: 5_400,
+        outageMs: 400,
+        runs: { cut: 1, recovered: 1, finished: 0, unrecovered: 0, open: 0 },
+      },
+    ]);
   });
 
   it('removes the outage of a second restart that lands while a run is still recovering', () => {

@@ -39,6 +39,8 @@ export interface EdgeSpeed {
   recoveries: RecoveryRow[];
   unrecovered: UnrecoveredRow[];
   recoveryCounts: RecoveryCount[];
+  /** The same counts by the restart that cut the sessions (its kill time): `restarts[].runs`. */
+  restartRuns: Map<number, Omit<RecoveryCount, 'adapter' | 'kind'>>;
   /** Sessions created (`work.created`), and what became of their first activity. */
   sessions: { created: number; withActivity: number; interrupted: number; noActivity: number };
   notes: string[];
@@ -95,6 +97,7 @@ export function edgeSpeed(world: EdgeWorld, endMs: number): EdgeSpeed {
     recoveries: [],
     unrecovered: [],
     recoveryCounts: [],
+    restartRuns: new Map(),
     sessions: { created: 0, withActivity: 0, interrupted: 0, noActivity: 0 },
     notes: [],
   };
@@ -128,14 +131,19 @@ export function edgeSpeed(world: EdgeWorld, endMs: number): EdgeSpeed {
   }
 
   const counts = new Map<string, RecoveryCount>();
-  const count = (adapter: string, kind: string): RecoveryCount => {
+  const count = (adapter: string, kind: string, killAt: number): Tally => {
     const key = `${adapter}\u0000${kind}`;
     let c = counts.get(key);
     if (!c) {
       c = { adapter, kind, cut: 0, recovered: 0, finished: 0, unrecovered: 0, open: 0 };
       counts.set(key, c);
     }
-    return c;
+    let own = out.restartRuns.get(killAt);
+    if (!own) {
+      own = { cut: 0, recovered: 0, finished: 0, unrecovered: 0, open: 0 };
+      out.restartRuns.set(killAt, own);
+    }
+    return new Tally([c, own]);
   };
   for (const session of world.sessions) recoverSession(world, session, endMs, out, count);
   out.recoveryCounts = [...counts.values()].sort((a, b) =>
@@ -148,13 +156,23 @@ export function edgeSpeed(world: EdgeWorld, endMs: number): EdgeSpeed {
   return out;
 }
 
+type Counts = Omit<RecoveryCount, 'adapter' | 'kind'>;
+
+/** A cut session counted by adapter and kind and by its restart at once. */
+class Tally {
+  constructor(private readonly into: readonly Counts[]) {}
+  bump(field: keyof Counts): void {
+    for (const c of this.into) c[field]++;
+  }
+}
+
 /** Every restart that found the session in progress: a recovery sample, finished, or not recovered. */
 function recoverSession(
   world: EdgeWorld,
   session: EdgeSession,
   endMs: number,
   out: EdgeSpeed,
-  count: (adapter: string, kind: string) => RecoveryCount,
+  count: (adapter: string, kind: string, killAt: number) => Tally,
 ): void {
   let coveredUntil = Number.NEGATIVE_INFINITY;
   for (const restart of world.restarts) {
@@ -165,18 +183,18 @@ function recoverSession(
     const ready = restart.readyAt;
     const next = ready === null ? null : firstRequestAfter(session, ready);
     const adapter = next?.spawn.agent ?? cutSpawn.agent;
-    const tally = count(adapter, restart.kind);
-    tally.cut++;
+    const tally = count(adapter, restart.kind, restart.killAt);
+    tally.bump('cut');
     if (ready === null || next === null) {
       coveredUntil = Number.POSITIVE_INFINITY;
       // Done after the kill with no new agent: its agent finished the work, nothing to recover.
       if (session.doneAt !== null && session.doneAt > restart.killAt) {
-        tally.finished++;
+        tally.bump('finished');
         continue;
       }
-      tally.unrecovered++;
+      tally.bump('unrecovered');
       const open = session.closedAt === null;
-      if (open) tally.open++;
+      if (open) tally.bump('open');
       out.unrecovered.push({
         session: session.id,
         run: cutSpawn.id,
@@ -195,7 +213,7 @@ function recoverSession(
       });
       continue;
     }
-    tally.recovered++;
+    tally.bump('recovered');
     coveredUntil = next.at;
     const removed = outageWithin(world.restarts, ready, next.at);
     const full = Math.max(0, next.at - ready - removed);

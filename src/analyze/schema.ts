@@ -309,6 +309,10 @@ const speedMetricSchema = z.object({
     .describe('the metric’s role (docs/analysis.md#speed): judged against budgets, or reported only'),
   labels: z.array(z.string()).describe('the labels its groups carry (budget scopes)'),
   description: z.string(),
+  span: z
+    .string()
+    .optional()
+    .describe('where each sample starts and ends (from → to); absent in documents written before it'),
   samples: count,
   groups: z.array(speedGroupSchema),
 });

@@ -565,14 +565,23 @@ class SpeedJoin {
     add(this.providerLoad, edges.recoveryProvider);
     this.recoveries.push(...edges.recoveries);
     this.unrecovered.push(...edges.unrecovered);
-    for (const c of edges.recoveryCounts) {
-      // A world's edges count by adapter and kind only: which restart cut them is in the rows.
-      const tally = this.kindTally(c.adapter, c.kind);
-      tally.cut += c.cut;
-      tally.recovered += c.recovered;
-      tally.finished += c.finished;
-      tally.unrecovered += c.unrecovered;
-      tally.open += c.open;
+    const addCounts = (into: Tally, from: Tally) => {
+      into.cut += from.cut;
+      into.recovered += from.recovered;
+      into.finished += from.finished;
+      into.unrecovered += from.unrecovered;
+      into.open += from.open;
+    };
+    for (const c of edges.recoveryCounts) addCounts(this.kindTally(c.adapter, c.kind), c);
+    for (const restart of this.restarts) {
+      const runs = edges.restartRuns.get(restart.killAt);
+      if (!runs) continue;
+      let own = this.byRestart.get(restart);
+      if (!own) {
+        own = { cut: 0, recovered: 0, finished: 0, unrecovered: 0, open: 0 };
+        this.byRestart.set(restart, own);
+      }
+      addCounts(own, runs);
     }
     this.edgeNotes.push(...edges.notes);
   }
