@@ -41,6 +41,8 @@ function sinkFor(res: ServerResponse): AnswerSink {
     },
     end: () => res.end(),
     reset: () => res.destroy(),
+    // What was written goes out, then the connection ends without the stream's last chunk.
+    cut: () => res.socket?.end(),
   };
 }
 
@@ -134,13 +136,65 @@ async function admin(
   }
 }
 
+/**
+ * The emulator's queue and counts in Prometheus' text format, under vLLM's metric names where
+ * one fits (docs/provider-emulator.md, "Load").
+ */
+export function metricsText(emulator: ProviderEmulator): string {
+  const now = emulator.clock.now();
+  const stats = emulator.snapshot();
+  const load = emulator.load;
+  const lines: string[] = [];
+  const metric = (name: string, type: string, help: string, value: number) =>
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`);
+  metric(
+    'vllm:num_requests_running',
+    'gauge',
+    'Requests being generated (the load model; without it, every request in flight).',
+    load ? load.runningAt(now) : stats.inFlight,
+  );
+  metric(
+    'vllm:num_requests_waiting',
+    'gauge',
+    'Requests waiting for a place among the running ones.',
+    load ? load.waitingAt(now) : 0,
+  );
+  metric('vllm:prompt_tokens_total', 'counter', 'Input tokens of the requests answered.', stats.inputTokens);
+  metric('vllm:generation_tokens_total', 'counter', 'Output tokens sent.', stats.outputTokens);
+  metric(
+    'vllm:prefix_cache_hits_total',
+    'counter',
+    'Input tokens read from the prompt cache.',
+    stats.cachedInputTokens,
+  );
+  lines.push(
+    '# HELP fleetbench_provider_requests_total Requests answered, by status.',
+    '# TYPE fleetbench_provider_requests_total counter',
+  );
+  for (const [status, count] of Object.entries(stats.byStatus))
+    lines.push(`fleetbench_provider_requests_total{status="${status}"} ${count}`);
+  return `${lines.join('\n')}\n`;
+}
+
 export async function startProviderServer(options: ProviderServerOptions): Promise<RunningProviderServer> {
   const { emulator } = options;
   const host = options.host ?? '127.0.0.1';
   const sockets = new Set<Socket>();
+  /** Answers being played, each with what cancels it (a server closing records them as cancelled). */
+  const playing = new Set<AbortController>();
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
     if (path.startsWith('/_fleetbench/')) return admin(emulator, req, res, path);
+    if (path === '/metrics' && req.method === 'GET') {
+      req.resume();
+      const text = metricsText(emulator);
+      res.writeHead(200, {
+        'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+      });
+      res.end(text);
+      return;
+    }
     let body = '';
     if (req.method === 'POST') {
       try {
@@ -166,8 +220,13 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
       if (!res.writableFinished) aborted.abort(new Error('client closed the connection'));
     };
     res.once('close', onClose);
-    await play(answer, arrival, emulator.clock, sinkFor(res), aborted.signal);
-    res.off('close', onClose);
+    playing.add(aborted);
+    try {
+      await play(answer, arrival, emulator.clock, sinkFor(res), aborted.signal);
+    } finally {
+      playing.delete(aborted);
+      res.off('close', onClose);
+    }
   };
   const server = createServer((req, res) => {
     serve(req, res).catch((error: unknown) => {
@@ -187,7 +246,9 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
+    // A backlog for a thousand clients connecting at once: past the default (511) the kernel drops
+    // their SYNs and each waits out a retransmission (1, 3, 7, 15 s) before it is even accepted.
+    server.listen({ port: options.port ?? 0, host, backlog: 4096 }, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const hostInUrl = host === '::1' ? '[::1]' : host === '0.0.0.0' ? '127.0.0.1' : host;
@@ -195,8 +256,11 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     url: `http://${hostInUrl}:${port}`,
     port,
     server,
+    // Every answer still playing is cancelled first, so its record is written (as cancelled)
+    // before the caller closes the trace.
     close: () =>
       new Promise<void>((resolve) => {
+        for (const aborted of [...playing]) aborted.abort(new Error('the server is closing'));
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),

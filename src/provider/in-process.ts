@@ -39,6 +39,7 @@ export async function requestInProcess(
       },
       end: () => {},
       reset: () => {},
+      cut: () => {},
     },
     signal,
   );

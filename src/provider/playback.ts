@@ -13,8 +13,10 @@ export interface AnswerSink {
   head(status: number, headers: Record<string, string>): void;
   write(data: string): void;
   end(): void;
-  /** Close the connection without finishing the answer (a cut stream, an outage). */
+  /** Close the connection at once, without an answer (an outage). */
   reset(): void;
+  /** Close the connection after what was written, without finishing the answer (a cut stream). */
+  cut(): void;
 }
 
 /**
@@ -90,12 +92,12 @@ export function play(
       );
       return;
     }
-    const stop = answer.cutAt ?? chunks.length;
+    const stop = Math.min(answer.cutAt ?? chunks.length, chunks.length);
     let i = 0;
     const next = guarded(() => {
       if (i >= stop) {
         if (stop < chunks.length) {
-          sink.reset();
+          sink.cut();
           finish('cut');
         } else {
           sink.end();
@@ -105,21 +107,20 @@ export function play(
       }
       // Everything due by now goes out in one write (a late timer sends what it fell behind on
       // together, so overdue chunks never recurse).
-      const due = Math.max((chunks[i] as { atMs: number }).atMs, clock.now() - arrival);
+      const due = Math.max(chunks.atMs(i), clock.now() - arrival);
       let packet = '';
       let first = false;
-      while (i < stop && (chunks[i] as { atMs: number }).atMs <= due) {
-        const chunk = chunks[i] as { data: string; firstToken?: boolean };
-        packet += chunk.data;
-        if (chunk.firstToken) first = true;
+      while (i < stop && chunks.atMs(i) <= due) {
+        packet += chunks.data(i);
+        if (i === chunks.firstToken) first = true;
         i += 1;
       }
-      sink.write(packet);
+      if (packet !== '') sink.write(packet);
       if (first && firstTokenAt === undefined) firstTokenAt = clock.now();
-      if (i < stop) at((chunks[i] as { atMs: number }).atMs, next);
+      if (i < stop) at(chunks.atMs(i), next);
       else next();
     });
     guarded(() => sink.head(answer.status, answer.headers))();
-    if (!done) at((chunks[0] as { atMs: number } | undefined)?.atMs ?? 0, next);
+    if (!done) at(chunks.length > 0 ? chunks.atMs(0) : 0, next);
   });
 }

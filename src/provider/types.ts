@@ -13,12 +13,17 @@ export interface ProviderRequest {
   body: string;
 }
 
-export interface PlannedChunk {
-  /** ms after arrival. */
-  atMs: number;
-  data: string;
+/**
+ * A planned stream: `length` chunks, chunk i due `atMs(i)` after arrival (never decreasing),
+ * its bytes rendered by `data(i)` when it is played (called once per chunk, in order, so a long
+ * reply is never held rendered whole).
+ */
+export interface PlannedStream {
+  length: number;
+  atMs(i: number): number;
+  data(i: number): string;
   /** The chunk that carries the first output token (time to first token is measured at it). */
-  firstToken?: boolean;
+  firstToken: number;
 }
 
 export type PlayOutcome = 'complete' | 'cut' | 'cancelled' | 'reset';
@@ -30,7 +35,7 @@ export interface ProviderAnswer {
   body?: string;
   bodyAtMs?: number;
   /** A stream, in time order. */
-  chunks?: PlannedChunk[];
+  chunks?: PlannedStream;
   /** A cut stream: only the chunks before this index go out, then the connection closes. */
   cutAt?: number;
   /** An outage: the connection is reset and nothing is answered. */
