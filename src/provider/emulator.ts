@@ -347,7 +347,10 @@ export class ProviderEmulator {
       }
       if (typeof body !== 'object' || body === null || Array.isArray(body))
         throw new RequestShapeError('body', 'expected a JSON object');
-      conversation = READERS[api as ProviderApi](body as Record<string, unknown>);
+      const fields = body as Record<string, unknown>;
+      // Counting tokens takes a request without its output settings.
+      if (route.kind === 'count') fields.max_tokens ??= 1;
+      conversation = READERS[api as ProviderApi](fields);
       model = this.modelFor(conversation);
       prompt = this.countPrompt(conversation);
       this.checkWindow(conversation, model, prompt.tokens);
@@ -692,6 +695,11 @@ export class ProviderEmulator {
             id: model.id,
             display_name: model.displayName,
             created_at: MODEL_CREATED,
+            lifecycle: 'active',
+            deprecated_at: null,
+            retires_at: null,
+            line: null,
+            capabilities: null,
             max_input_tokens: model.maxInputTokens,
             max_tokens: model.maxOutputTokens,
           }
