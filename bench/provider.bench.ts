@@ -127,7 +127,11 @@ function stream(agent: Agent, port: number, body: string): Promise<number> {
         path: '/v1/messages',
         method: 'POST',
         agent,
-        headers: { 'x-api-key': 'bench', 'content-type': 'application/json' },
+        headers: {
+          'x-api-key': 'bench',
+          'anthropic-version': '2023-06-01',
+          'content-type': 'application/json',
+        },
       },
       (res) => {
         res.setEncoding('utf8');
@@ -175,14 +179,18 @@ export default {
     const answer = emulator.handle({
       method: 'POST',
       path: '/v1/messages',
-      headers: { 'x-api-key': 'bench' },
+      headers: { 'x-api-key': 'bench', 'anthropic-version': '2023-06-01' },
       body: requestBody('plan'),
     });
+    const planned = answer.chunks;
+    if (answer.status !== 200 || !planned)
+      throw new Error(`the emulator refused the bench's request: ${answer.body}`);
+    const chunks = Array.from({ length: planned.length }, (_, i) => ({
+      atMs: planned.atMs(i),
+      data: planned.data(i),
+    }));
     const planFile = join(dir, 'plan.json');
-    writeFileSync(
-      planFile,
-      JSON.stringify({ status: answer.status, headers: answer.headers, chunks: answer.chunks }),
-    );
+    writeFileSync(planFile, JSON.stringify({ status: answer.status, headers: answer.headers, chunks }));
     // Each server's first-token times, and what each of its rounds reported when stopped.
     const results: Record<'emulator' | 'bare', { ttfts: number[]; rounds: TargetDone[] }> = {
       emulator: { ttfts: [], rounds: [] },
