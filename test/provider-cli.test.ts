@@ -82,8 +82,9 @@ describe('fleetbench provider serve', () => {
         record.kind === 'span' ? [record.name, record.labels?.status, record.data?.attempt] : record.kind,
       ),
     ).toEqual([
+      // The same request again after an overload: its retry, though the client says nothing.
       ['provider.request', '529', 1],
-      ['provider.request', '200', 1],
+      ['provider.request', '200', 2],
     ]);
   });
 

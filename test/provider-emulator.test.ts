@@ -4,7 +4,9 @@
  * history, token counts, per-key limits and their headers, faults from the admin API, bad input,
  * and the in-process path answering byte for byte as HTTP does.
  */
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Analyzer } from '../src/analyze/analyzer.ts';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/real.ts';
 import { VirtualClock } from '../src/clock/virtual.ts';
@@ -388,6 +390,100 @@ describe('provider emulator: retries', () => {
       [1, 2],
       [1, 1],
     ]);
+  });
+});
+
+describe('provider emulator: attempts', () => {
+  /** How a request is answered: a fault that fails it, one that does not, or nothing at all. */
+  const ANSWERS = [
+    'ok',
+    'rate-limit',
+    'overloaded',
+    'server-error',
+    'cut',
+    'stream-error',
+    'outage',
+    'slow-first-token',
+  ] as const;
+  const FAILS = new Set(['rate-limit', 'overloaded', 'server-error', 'cut', 'stream-error', 'outage']);
+
+  it('a request is a retry when the client says so or the one before it at its place failed; identical requests answered in full are each a first attempt', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            answer: fc.constantFrom(...ANSWERS),
+            // What the client says: nothing (codex, opencode), 0 as Claude Code always does, or an SDK's count.
+            retryCount: fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }),
+          }),
+          { minLength: 1, maxLength: 12 },
+        ),
+        async (requests) => {
+          const clock = new VirtualClock();
+          const trace = new MemorySink();
+          const emulator = new ProviderEmulator({ clock, rng: new Rng(3), trace });
+          for (const { answer, retryCount } of requests) {
+            if (answer !== 'ok') emulator.addFault({ kind: answer, count: 1, delayMs: 10 });
+            const done = requestInProcess(emulator, {
+              method: 'POST',
+              path: '/v1/chat/completions',
+              headers: {
+                authorization: 'Bearer k',
+                'user-agent': 'opencode/1.18.33',
+                ...(retryCount === undefined ? {} : { 'x-stainless-retry-count': String(retryCount) }),
+              },
+              body: JSON.stringify({
+                model: 'gpt-5.5',
+                stream: true,
+                messages: [{ role: 'user', content: 'the same question' }],
+              }),
+            });
+            await clock.run({ until: clock.now() + 60_000 });
+            await done;
+          }
+          const attempts = trace.records.map((record) => record.kind === 'span' && record.data?.attempt);
+          let expected = 0;
+          let failedBefore = false;
+          requests.forEach(({ answer, retryCount }, i) => {
+            expected = Math.max(failedBefore ? expected + 1 : 1, (retryCount ?? 0) + 1);
+            expect(attempts[i], `request ${i + 1} of ${JSON.stringify(requests)}`).toBe(expected);
+            failedBefore = FAILS.has(answer);
+          });
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('provider emulator: attempts in the analysis', () => {
+  it('the analysis counts as retries the requests the emulator recorded as retries, and no separate identical one', async () => {
+    const clock = new VirtualClock();
+    const analyzer = new Analyzer();
+    const emulator = new ProviderEmulator({ clock, rng: new Rng(3), trace: analyzer });
+    const ask = async () => {
+      const done = requestInProcess(emulator, {
+        method: 'POST',
+        path: '/v1/responses',
+        headers: { authorization: 'Bearer k', 'user-agent': 'codex_exec/0.169.0', 'session-id': 's-1' },
+        body: JSON.stringify({ model: 'gpt-5.5', stream: true, input: 'the same question' }),
+      });
+      await clock.run({ until: clock.now() + 60_000 });
+      return (await done).outcome;
+    };
+    emulator.addFault({ kind: 'rate-limit', count: 1 });
+    await ask();
+    await ask();
+    await ask();
+    await ask();
+    emulator.addFault({ kind: 'cut', count: 1 });
+    expect(await ask()).toBe('cut');
+    await ask();
+    const provider = analyzer.finish().provider;
+    expect(provider?.requests).toBe(6);
+    // The request after the 429 and the one after the cut; the two asked after a success are new.
+    expect(provider?.retries).toBe(2);
+    expect(provider?.byCli.codex?.retries).toBe(2);
   });
 });
 

@@ -252,6 +252,12 @@ export const PROVIDER_LIMITS = {
   maxFaultWindowMs: 30 * 24 * 3_600_000,
   /** A stream's chunks: output is sent in at most this many (the chunks grow past it). */
   maxChunks: 4_096,
+  /**
+   * Writes a second over every stream in flight: past it each stream's chunks after its first
+   * token go out further apart, merged (a thousand streams of 20 ms chunks would be 50,000 writes
+   * a second, more than the process can do while it still answers anyone else).
+   */
+  maxStreamWritesPerSec: 5_000,
   /** The load model: sequences generated at once, and the slowdown at that many. */
   maxRunning: 10_000,
   maxLoadFactor: 100,

@@ -93,21 +93,26 @@ export function positionOf(items: readonly ConversationItem[]): Position {
 
 /**
  * What the provider counts as input, as blocks in the order the prompt is built (tools, then
- * the system prompt, then the messages): each block's texts, and whether a cache breakpoint ends
- * at it. Prompt caching is decided at these blocks' boundaries.
+ * the system prompt, then the messages): `text` is called with each block's texts, then `end`
+ * with the cache breakpoint that ends at the block, if any. Prompt caching is decided at these
+ * blocks' boundaries. Callbacks, not a list: a request's hundreds of blocks build no objects.
  */
-export interface InputBlock {
-  texts: readonly string[];
-  cache?: CacheTtl | undefined;
-}
-
-export function* inputBlocks(conversation: Conversation): Generator<InputBlock> {
-  for (const tool of conversation.tools) yield { texts: tool.texts, cache: tool.cache };
-  for (const item of conversation.items)
-    yield {
-      texts: item.kind === 'tool-call' ? [item.name, item.args] : [item.text],
-      cache: item.cache,
-    };
+export function visitInputBlocks(
+  conversation: Conversation,
+  text: (value: string) => void,
+  end: (cache: CacheTtl | undefined) => void,
+): void {
+  for (const tool of conversation.tools) {
+    for (const value of tool.texts) text(value);
+    end(tool.cache);
+  }
+  for (const item of conversation.items) {
+    if (item.kind === 'tool-call') {
+      text(item.name);
+      text(item.args);
+    } else text(item.text);
+    end(item.cache);
+  }
 }
 
 /**

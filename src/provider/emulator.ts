@@ -19,7 +19,6 @@ import type { TraceSink } from '../trace/writer.ts';
 import { type CacheUsage, PromptCache, type PromptPrefixes } from './caching.ts';
 import {
   type Conversation,
-  inputBlocks,
   type ProviderApi,
   positionOf,
   RequestShapeError,
@@ -27,6 +26,7 @@ import {
   readMessagesRequest,
   readResponsesRequest,
   VendorError,
+  visitInputBlocks,
 } from './conversation.ts';
 import { FaultBook, type FaultRule } from './faults.ts';
 import { LATENCY_PROFILES, type LatencyProfile, planTiming } from './latency.ts';
@@ -159,13 +159,22 @@ function keyOf(headers: ProviderRequest['headers']): string | undefined {
 }
 
 /**
- * Which attempt the client says this is: the official SDKs (and Claude Code, built on one) send
- * `x-stainless-retry-count` (0 on the first try). A client that sends nothing is taken at its
- * word: each request is a first attempt.
+ * Which attempt the client says this is: the official SDKs send `x-stainless-retry-count` (0 on
+ * the first try, then 1, 2 … on their own retries). Claude Code sends it too, but always 0: it
+ * retries in a loop of its own, as codex and opencode do, with no header that says so
+ * (docs/provider-emulator.md, "Records"). A request without the header says nothing: 1.
  */
-function attemptOf(headers: ProviderRequest['headers']): number {
+function attemptSaid(headers: ProviderRequest['headers']): number {
   const count = Number(header(headers, 'x-stainless-retry-count'));
   return Number.isInteger(count) && count >= 0 && count < 1000 ? count + 1 : 1;
+}
+
+/** What is known of one place of a conversation: the requests seen there, and how the last one ended. */
+interface PlaceState {
+  visits: number;
+  /** The attempt the last finished request here was, and whether it failed (anything but a whole 200). */
+  lastAttempt: number;
+  lastFailed: boolean;
 }
 
 interface Subject {
@@ -199,8 +208,8 @@ export class ProviderEmulator {
   private readonly tokens = new TokenCounter();
   readonly cache = new PromptCache(PROVIDER_LIMITS.maxCacheEntries);
   private readonly keys = new Map<string, KeyBinding>();
-  /** Requests seen at each place of a conversation (bounded: the oldest places are forgotten). */
-  private readonly places = new Map<string, number>();
+  /** What is known of each place of a conversation (bounded: the oldest places are forgotten). */
+  private readonly places = new Map<string, PlaceState>();
   /** Final messages padded to their token counts, per script turn (one copy for every stream). */
   private readonly finals = new Map<ScriptTurn, { text: string; tokens: number }>();
   private requestCount = 0;
@@ -272,7 +281,7 @@ export class ProviderEmulator {
 
   /** Plans the answer to one request; the caller plays it on the clock and calls `finish`. */
   handle(request: ProviderRequest): ProviderAnswer {
-    const arrival = this.clock.now();
+    const arrival = request.arrivedAt ?? this.clock.now();
     this.requestCount += 1;
     const requestId = `req_${this.requestCount.toString(36).padStart(8, '0')}`;
     const path = request.path.split('?', 1)[0] ?? '';
@@ -293,8 +302,8 @@ export class ProviderEmulator {
       cliVersion,
       cliSession: cliSessionOf(request.headers),
       api,
-      bytesIn: Buffer.byteLength(request.body),
-      attempt: attemptOf(request.headers),
+      bytesIn: request.bodyBytes ?? Buffer.byteLength(request.body),
+      attempt: attemptSaid(request.headers),
     };
     if (!route)
       return this.error(
@@ -329,22 +338,16 @@ export class ProviderEmulator {
     let model: ModelInfo;
     let prompt: CountedPrompt;
     try {
-      let body: unknown;
-      try {
-        body = JSON.parse(request.body);
-      } catch (error) {
+      const parsed = parseBody(request.body);
+      if (!parsed.ok)
         throw api === 'messages'
-          ? new VendorError(
-              400,
-              'invalid_request',
-              `There was an error parsing the body: ${(error as Error).message}`,
-            )
+          ? new VendorError(400, 'invalid_request', `There was an error parsing the body: ${parsed.message}`)
           : new VendorError(
               400,
               'invalid_request',
               "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
             );
-      }
+      const body = parsed.value;
       if (typeof body !== 'object' || body === null || Array.isArray(body))
         throw new RequestShapeError('body', 'expected a JSON object');
       const fields = body as Record<string, unknown>;
@@ -352,7 +355,8 @@ export class ProviderEmulator {
       if (route.kind === 'count') fields.max_tokens ??= 1;
       conversation = READERS[api as ProviderApi](fields);
       model = this.modelFor(conversation);
-      prompt = this.countPrompt(conversation);
+      // A CLI's session on one API resends the same texts in the same order: its scope.
+      prompt = this.countPrompt(conversation, `${api}|${cli}|${key}|${base.cliSession ?? ''}`);
       this.checkWindow(conversation, model, prompt.tokens);
     } catch (error) {
       if (!(error instanceof VendorError)) throw error;
@@ -388,12 +392,18 @@ export class ProviderEmulator {
       historyStart(conversation),
     ].join('|');
     const place = `${conversationId}|${position.turn}|${position.step}|${conversation.tools.length > 0 ? 't' : 'n'}`;
-    const samePlace = this.nextVisit(place);
+    const placeState = this.visit(place);
+    const samePlace = placeState.visits;
     const random = this.rng.fork(`${place}|${samePlace}`);
+    // A retry: the client says so, or the request before it at this place failed (a CLI's own retry
+    // of a 429, a 5xx, a cut stream is the same request again, and says nothing).
+    const attempt = Math.max(base.attempt, placeState.lastFailed ? placeState.lastAttempt + 1 : 1);
     const context: RequestContext = {
       ...base,
+      attempt,
+      place: placeState,
       subject,
-      conversation,
+      tools: conversation.tools.length,
       turn: position.turn,
       step: position.step,
       samePlace,
@@ -508,8 +518,16 @@ export class ProviderEmulator {
       length: pieces + 2,
       atMs: (i) =>
         i === 0 ? 0 : i > pieces ? endAt : ttftMs + (pieces > 1 ? (outputMs * (i - 1)) / (pieces - 1) : 0),
-      data: (i) => (i === 0 ? renderer.start : i > pieces ? renderer.end() : renderer.chunk(i - 1)),
+      data: (from, to) => {
+        // Chunk 0 the start, 1 … pieces the content (pieces 0 … pieces-1), pieces+1 the end.
+        let out = from === 0 ? renderer.start : '';
+        const first = Math.max(from, 1);
+        const last = Math.min(to, pieces + 1);
+        if (first < last) out += renderer.content(first - 1, last - 1);
+        return to > pieces + 1 ? out + renderer.end() : out;
+      },
       firstToken: 1,
+      writeGapMs: () => this.writeGapMs(),
     };
     const streamed: Omit<ProviderAnswer, 'finish'> = {
       status: 200,
@@ -531,8 +549,11 @@ export class ProviderEmulator {
         streamed.chunks = {
           length: at + 1,
           atMs: (i) => (i < at ? stream.atMs(i) : errorAt),
-          data: (i) => (i < at ? stream.data(i) : renderer.error(fault.retryAfterS)),
+          data: (from, to) =>
+            (from < at ? stream.data(from, Math.min(to, at)) : '') +
+            (to > at ? renderer.error(fault.retryAfterS) : ''),
           firstToken: 1,
+          writeGapMs: stream.writeGapMs,
         };
         return this.answer(
           { ...record, error: 'stream-error', retryAfterS: fault.retryAfterS?.toString() },
@@ -543,6 +564,15 @@ export class ProviderEmulator {
       }
     }
     return this.answer(record, release, streamed, ttftMs);
+  }
+
+  /**
+   * The least time between a stream's writes after its first token: none while the streams in
+   * flight write less than `maxStreamWritesPerSec` together at their own pace, then that rate
+   * shared among them (docs/provider-emulator.md, "Latency").
+   */
+  private writeGapMs(): number {
+    return (this.inFlight * 1000) / PROVIDER_LIMITS.maxStreamWritesPerSec;
   }
 
   /** The table's model for a request, or the vendor's 404 and 400s for its name and output cap. */
@@ -628,13 +658,14 @@ export class ProviderEmulator {
     const asked = conversation.maxOutputTokens ?? model.maxOutputTokens;
     const cap = Math.max(0, Math.min(asked, window));
     const ending: Ending = asked <= window ? 'max_tokens' : 'context_window';
-    const textTokens = reply.kind === 'text' ? reply.tokens : this.tokens.countOnce(text);
+    // A script's texts and tool arguments are the same few for every request: memoised.
+    const textTokens = reply.kind === 'text' ? reply.tokens : this.tokens.count(text);
     if (textTokens > cap) {
       const cut = o200kDecode(o200kEncode(text).slice(0, cap));
       return { text: cut, tokens: cap, ending };
     }
     if (reply.kind === 'tool-call') {
-      const total = textTokens + this.tokens.countOnce(reply.args);
+      const total = textTokens + this.tokens.count(reply.args);
       if (total > cap) return { text, tokens: cap, ending };
       return { text, tokens: total, ending: 'natural' };
     }
@@ -668,20 +699,25 @@ export class ProviderEmulator {
   }
 
   /** Input tokens block by block: exact up to a bound of new text per request, estimated past it. */
-  private countPrompt(conversation: Conversation): CountedPrompt {
+  private countPrompt(conversation: Conversation, scope: string): CountedPrompt {
     const budget = requestBudget();
+    const cursor = this.tokens.beginPrompt(scope);
     const prefixes: PromptPrefixes = { tokens: [], hashes: [], breakpoints: [] };
     let total = 0;
     let hash = 0x9e3779b1;
-    for (const block of inputBlocks(conversation)) {
-      for (const text of block.texts) {
-        total += this.tokens.count(text, budget);
+    visitInputBlocks(
+      conversation,
+      (text) => {
+        total += this.tokens.count(text, budget, cursor);
         hash = (Math.imul(hash ^ this.tokens.lastHash, 0x01000193) + 0x7f4a7c15) >>> 0;
-      }
-      prefixes.tokens.push(total);
-      prefixes.hashes.push(hash);
-      prefixes.breakpoints.push(block.cache);
-    }
+      },
+      (cache) => {
+        prefixes.tokens.push(total);
+        prefixes.hashes.push(hash);
+        prefixes.breakpoints.push(cache);
+      },
+    );
+    this.tokens.endPrompt(cursor);
     return { tokens: total, estimated: budget.estimated, prefixes };
   }
 
@@ -748,30 +784,34 @@ export class ProviderEmulator {
     );
   }
 
-  private nextVisit(place: string): number {
-    const visit = (this.places.get(place) ?? 0) + 1;
-    // Bounded: a long run forgets the oldest places (their retries are long over).
-    if (this.places.size >= PROVIDER_LIMITS.maxTrackedConversations && !this.places.has(place)) {
-      const oldest = this.places.keys().next().value as string;
-      this.places.delete(oldest);
+  /** A place's state, its visits counted with this request (bounded: the oldest places are forgotten). */
+  private visit(place: string): PlaceState {
+    let state = this.places.get(place);
+    if (state) this.places.delete(place);
+    else {
+      state = { visits: 0, lastAttempt: 0, lastFailed: false };
+      if (this.places.size >= PROVIDER_LIMITS.maxTrackedConversations) {
+        const oldest = this.places.keys().next().value as string;
+        this.places.delete(oldest);
+      }
     }
-    this.places.delete(place);
-    this.places.set(place, visit);
-    return visit;
+    state.visits += 1;
+    this.places.set(place, state);
+    return state;
   }
 
   private limitHeaders(api: ProviderApi, states: LimitStates): Record<string, string> {
     const out: Record<string, string> = {};
     if (api === 'messages') {
+      const now = this.clock.now();
       const add = (name: string, state: LimitStates[keyof LimitStates]) => {
         if (!state) return;
         out[`anthropic-ratelimit-${name}-limit`] = String(state.limit);
         out[`anthropic-ratelimit-${name}-remaining`] = String(state.remaining);
-        out[`anthropic-ratelimit-${name}-reset`] = new Date(
-          this.clock.toWallMs(this.clock.now() + state.resetMs),
-        )
+        // RFC 3339 to the second: `2026-12-06T00:41:07Z`.
+        out[`anthropic-ratelimit-${name}-reset`] = `${new Date(this.clock.toWallMs(now + state.resetMs))
           .toISOString()
-          .replace(/\.\d{3}Z$/, 'Z');
+          .slice(0, 19)}Z`;
       };
       add('requests', states.requests);
       add('input-tokens', states.inputTokens);
@@ -936,6 +976,11 @@ export class ProviderEmulator {
     stats.byCli[fields.cli] = (stats.byCli[fields.cli] ?? 0) + 1;
     if (fields.cliVersion !== undefined) this.countVersion(fields.cli, fields.cliVersion);
     const complete = outcome === 'complete' && status === 200 && fields.error === undefined;
+    if (fields.place) {
+      // What the next request at this place is judged by: a request after a failure is its retry.
+      fields.place.lastAttempt = fields.attempt;
+      fields.place.lastFailed = !complete;
+    }
     if (fields.reply) {
       stats.inputTokens += fields.tokensIn ?? 0;
       stats.cachedInputTokens += fields.cached?.read ?? 0;
@@ -954,7 +999,7 @@ export class ProviderEmulator {
     put('step', fields.step);
     put('attempt', fields.attempt);
     put('samePlace', fields.samePlace);
-    put('tools', fields.conversation?.tools.length);
+    put('tools', fields.tools);
     put('reply', fields.reply?.kind);
     if (fields.reply?.kind === 'tool-call' && fields.ending === 'natural')
       put('command', fields.reply.command);
@@ -1001,13 +1046,20 @@ interface BaseContext {
   cliSession: string | undefined;
   api: ProviderApi | undefined;
   bytesIn: number;
-  /** The attempt the client says this is (x-stainless-retry-count + 1; 1 without it). */
+  /**
+   * The attempt: at first what the client says (x-stainless-retry-count + 1; 1 without it), then,
+   * once the request's place is known, one more than the failed request before it there.
+   */
   attempt: number;
 }
 
+/** What a request's record keeps: values, never the parsed request (it is not held while a stream plays). */
 interface RequestContext extends BaseContext {
   subject: Subject;
-  conversation: Conversation;
+  /** The place's state, told at the end how this request went. */
+  place: PlaceState;
+  /** Tools declared. */
+  tools: number;
   turn: number;
   step: number;
   /** Requests at this place of the conversation so far, this one included. */
@@ -1030,6 +1082,17 @@ type RecordFields = BaseContext &
     retryAfterS?: string | undefined;
     queuedMs?: number | undefined;
   };
+
+/** A parsed body, or the parser's complaint about a body that is not JSON. */
+type ParsedBody = { ok: true; value: unknown } | { ok: false; message: string };
+
+function parseBody(text: string): ParsedBody {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, message: (error as Error).message };
+  }
+}
 
 /** A short fingerprint of where a history starts (its first prompt), for telling conversations apart. */
 function historyStart(conversation: Conversation): string {

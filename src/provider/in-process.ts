@@ -37,6 +37,7 @@ export async function requestInProcess(
         out.writes.push({ t: emulator.clock.now(), data });
         out.body += data;
       },
+      flush: () => {},
       end: () => {},
       reset: () => {},
       cut: () => {},

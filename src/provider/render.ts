@@ -43,12 +43,14 @@ export interface RenderInput {
 }
 
 /**
- * A stream rendered as it is played: `start` at once, `chunk(i)` for i = 0 … pieces-1 in order
- * (each called once), then `end()`; `error(retryAfterS)` in place of the rest.
+ * A stream rendered as it is played: `start` at once, `content(from, to)` for the pieces from …
+ * to-1 that go out together (in order, each piece once: one event carries them all, as a
+ * provider sends what it has when it sends), then `end()`; `error(retryAfterS)` in place of the
+ * rest.
  */
 export interface StreamRenderer {
   start: string;
-  chunk(i: number): string;
+  content(from: number, to: number): string;
   end(): string;
   error(retryAfterS: number | undefined): string;
 }
@@ -56,9 +58,9 @@ export interface StreamRenderer {
 const sse = (event: string | undefined, data: unknown): string =>
   `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
 
-/** Piece `i` of `n` of `text`, about equal in length, never splitting a surrogate pair. */
-export function pieceOf(text: string, i: number, n: number): string {
-  if (n <= 1) return i === 0 ? text : '';
+/** Pieces `from` … `to`-1 of `n` of `text`, about equal in length, never splitting a surrogate pair. */
+export function piecesOf(text: string, from: number, to: number, n: number): string {
+  if (n <= 1) return from === 0 && to > 0 ? text : '';
   const size = Math.ceil(text.length / n);
   const edge = (at: number) => {
     if (at <= 0) return 0;
@@ -66,7 +68,7 @@ export function pieceOf(text: string, i: number, n: number): string {
     const code = text.charCodeAt(at);
     return code >= 0xdc00 && code <= 0xdfff ? at + 1 : at;
   };
-  return text.slice(edge(i * size), edge((i + 1) * size));
+  return text.slice(edge(from * size), edge(to * size));
 }
 
 const hasToolCall = (input: RenderInput) => input.reply.kind === 'tool-call' && input.ending === 'natural';
@@ -141,9 +143,9 @@ function responsesStream(input: RenderInput): StreamRenderer {
   const incomplete = input.ending !== 'natural';
   return {
     start,
-    chunk(i) {
+    content(from, to) {
       let out = '';
-      if (i === 0 && message)
+      if (from === 0 && message)
         out +=
           event('response.output_item.added', {
             output_index: 0,
@@ -155,7 +157,7 @@ function responsesStream(input: RenderInput): StreamRenderer {
             content_index: 0,
             part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
           });
-      const piece = message ? pieceOf(input.text, i, input.pieces) : '';
+      const piece = message ? piecesOf(input.text, from, to, input.pieces) : '';
       if (piece !== '')
         out += event('response.output_text.delta', {
           item_id: itemId,
@@ -299,17 +301,17 @@ function messagesStream(input: RenderInput): StreamRenderer {
   const text = input.text !== '';
   return {
     start,
-    chunk(i) {
+    content(from, to) {
       if (!text) return '';
       let out =
-        i === 0
+        from === 0
           ? sse('content_block_start', {
               type: 'content_block_start',
               index: 0,
               content_block: { type: 'text', text: '' },
             })
           : '';
-      const piece = pieceOf(input.text, i, input.pieces);
+      const piece = piecesOf(input.text, from, to, input.pieces);
       if (piece !== '')
         out += sse('content_block_delta', {
           type: 'content_block_delta',
@@ -398,8 +400,8 @@ function chatStream(input: RenderInput): StreamRenderer {
     sse(undefined, { ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...usageField });
   return {
     start: chunk({ role: 'assistant', content: '' }, null),
-    chunk(i) {
-      const piece = pieceOf(input.text, i, input.pieces);
+    content(from, to) {
+      const piece = piecesOf(input.text, from, to, input.pieces);
       return piece !== '' ? chunk({ content: piece }, null) : '';
     },
     end() {

@@ -20,8 +20,8 @@ import { PROVIDER_LIMITS } from '../base/limits.ts';
 /** Special-token text in a prompt (`<|endoftext|>`) is counted as text, never refused. */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
-/** Texts shorter than this are counted directly: hashing them in a Map costs as much. */
-const MEMO_MIN_CHARS = 256;
+/** Characters of a text hashed once the request's exact budget is spent (see `count`). */
+const SAMPLED_HASH_CHARS = 64;
 
 /** A pre-token longer than this is estimated: its byte-pair encoding would cost its length squared. */
 export const MAX_EXACT_PIECE = 128;
@@ -88,65 +88,149 @@ export function boundedCount(text: string, budget: TokenBudget): number {
   return tokens;
 }
 
-/** FNV-1a over a text (every character up to 64 Ki, then a sample), for prefix identities. */
-export function textHash(text: string): number {
+/**
+ * FNV-1a over a text, for prefix identities: every character up to `chars` of them (64 Ki), else
+ * that many evenly spaced, and the length.
+ */
+export function textHash(text: string, chars = 65_536): number {
   let hash = 0x811c9dc5;
-  const step = text.length <= 65_536 ? 1 : Math.ceil(text.length / 65_536);
+  const step = text.length <= chars ? 1 : Math.ceil(text.length / chars);
   for (let i = 0; i < text.length; i += step) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return (Math.imul(hash ^ text.length, 0x01000193) >>> 0) as number;
 }
 
 interface Memo {
+  /** The text, kept once: later requests' equal texts are compared with it. */
+  text: string;
   tokens: number;
   hash: number;
+  /** The memo's generation (below): a memo two generations old is no longer counted on. */
+  generation: number;
 }
 
+/**
+ * One prompt being counted for a scope (a CLI's session on one API): the memos of the scope's
+ * previous prompt in order, and this one's as they come. A CLI resends its tools, system prompt
+ * and history every request, so text i of a prompt is most often text i of the one before: it is
+ * compared with that text (a length check and a memory compare) before any lookup by hash, and
+ * hashing a long text costs five to twenty times as much as comparing it.
+ */
+export interface PromptCursor {
+  readonly scope: string;
+  readonly previous: ReadonlyArray<Memo | undefined>;
+  readonly memos: Array<Memo | undefined>;
+  chars: number;
+}
+
+const NO_MEMOS: ReadonlyArray<Memo | undefined> = [];
+
+/**
+ * Token counts memoised per text, in two generations: a text is looked up in the young one, then
+ * in the old one (and brought back to the young one when found there); when the young one holds
+ * half the budget of characters it becomes the old one, and the old one is dropped whole. So the
+ * texts every request resends stay, the ones no request sent for a while go, and a hit costs one
+ * lookup, with none of the reordering a least-recently-used list does on every hit. Before the
+ * lookup, a text is compared with the one at its place in its scope's previous prompt.
+ */
 export class TokenCounter {
-  private readonly memo = new Map<string, Memo>();
-  private memoChars = 0;
+  private young = new Map<string, Memo>();
+  private old = new Map<string, Memo>();
+  private youngChars = 0;
+  private generation = 0;
+  /** Each scope's last prompt (least recently counted first), and the characters they hold. */
+  private readonly prompts = new Map<string, { memos: ReadonlyArray<Memo | undefined>; chars: number }>();
+  private promptChars = 0;
   /** The hash of the last text `count` was given (what prompt caching chains its prefixes with). */
   lastHash = 0;
 
-  constructor(private readonly maxMemoChars = 64 * 1024 * 1024) {}
+  constructor(
+    private readonly maxMemoChars = 64 * 1024 * 1024,
+    private readonly maxScopes = 1_024,
+  ) {}
+
+  /** Starts counting a prompt of `scope`, text by text in the order of its previous one. */
+  beginPrompt(scope: string): PromptCursor {
+    return { scope, previous: this.prompts.get(scope)?.memos ?? NO_MEMOS, memos: [], chars: 0 };
+  }
+
+  /** Keeps the prompt's texts for the scope's next one (bounded in scopes and characters). */
+  endPrompt(cursor: PromptCursor): void {
+    const earlier = this.prompts.get(cursor.scope);
+    if (earlier) {
+      this.prompts.delete(cursor.scope);
+      this.promptChars -= earlier.chars;
+    }
+    if (cursor.chars > this.maxMemoChars / 4) return;
+    this.prompts.set(cursor.scope, { memos: cursor.memos, chars: cursor.chars });
+    this.promptChars += cursor.chars;
+    for (const [scope, prompt] of this.prompts) {
+      if (this.prompts.size <= this.maxScopes && this.promptChars <= this.maxMemoChars) break;
+      this.prompts.delete(scope);
+      this.promptChars -= prompt.chars;
+    }
+  }
 
   /**
    * `text`'s tokens. With a `budget`, new text is counted exactly only while it lasts (an input);
    * without one, exactly (a reply the emulator wrote itself, bounded by the scripts' limits).
+   * With a `cursor`, the text is the next of a scope's prompt.
    */
-  count(text: string, budget?: TokenBudget): number {
+  count(text: string, budget?: TokenBudget, cursor?: PromptCursor): number {
+    const known = text.length === 0 ? undefined : this.known(text, cursor);
+    if (cursor) {
+      cursor.memos.push(known);
+      if (known) cursor.chars += text.length;
+    }
+    if (known !== undefined) {
+      this.lastHash = known.hash;
+      return known.tokens;
+    }
     if (text.length === 0) {
       this.lastHash = 0;
       return 0;
     }
-    if (text.length < MEMO_MIN_CHARS) {
-      this.lastHash = textHash(text);
-      return budget ? boundedCount(text, budget) : o200kCount(text, AS_TEXT);
-    }
-    const known = this.memo.get(text);
-    if (known !== undefined) {
-      // Refresh its place: the Map's order is the eviction order (least recently used first).
-      this.memo.delete(text);
-      this.memo.set(text, known);
-      this.lastHash = known.hash;
-      return known.tokens;
-    }
     const earlier = budget?.estimated ?? false;
+    // Past the request's budget a text is estimated whole, and identified by a sample of it: a
+    // history of megabytes costs its length in bytes, not a hash over every character.
+    const spent = budget !== undefined && budget.work <= 0;
     if (budget) budget.estimated = false;
     const counted = budget ? boundedCount(text, budget) : o200kCount(text, AS_TEXT);
     const exact = !budget?.estimated;
     if (budget) budget.estimated ||= earlier;
-    this.lastHash = textHash(text);
+    this.lastHash = spent ? textHash(text, SAMPLED_HASH_CHARS) : textHash(text);
     // Only exact counts are kept: an estimate is not reused as if it were one.
-    if (text.length <= this.maxMemoChars / 4 && exact) {
-      this.memo.set(text, { tokens: counted, hash: this.lastHash });
-      this.memoChars += text.length;
-      for (const [oldest] of this.memo) {
-        if (this.memoChars <= this.maxMemoChars) break;
-        this.memo.delete(oldest);
-        this.memoChars -= oldest.length;
+    if (exact && text.length <= this.maxMemoChars / 4) {
+      const memo = { text, tokens: counted, hash: this.lastHash, generation: this.generation };
+      this.keep(memo);
+      if (cursor) {
+        cursor.memos[cursor.memos.length - 1] = memo;
+        cursor.chars += text.length;
       }
     }
     return counted;
+  }
+
+  /** The memo of `text`: the one at its place in the scope's previous prompt, else by lookup. */
+  private known(text: string, cursor: PromptCursor | undefined): Memo | undefined {
+    const same = cursor?.previous[cursor.memos.length];
+    let known =
+      same !== undefined && same.generation >= this.generation - 1 && same.text === text ? same : undefined;
+    known ??= this.young.get(text);
+    if (known === undefined) known = this.old.get(text);
+    if (known !== undefined && known.generation !== this.generation) this.keep(known);
+    return known;
+  }
+
+  private keep(memo: Memo): void {
+    if (this.youngChars + memo.text.length > this.maxMemoChars / 2) {
+      this.old = this.young;
+      this.young = new Map();
+      this.youngChars = 0;
+      this.generation += 1;
+    }
+    memo.generation = this.generation;
+    this.young.set(memo.text, memo);
+    this.youngChars += memo.text.length;
   }
 
   /** A text seen once (a reply being written): counted without keeping it. */
