@@ -3,8 +3,8 @@
  * its event loop: `emulator TRACE` (the provider emulator with token counting, limits off and a
  * trace writer, answering every request with a planned stream) or `bare PLANFILE` (node:http that
  * reads the body and plays back a captured answer: the same status, headers and chunk bytes at
- * the same offsets, with no logic). Prints one READY JSON line; SIGUSR2 marks the start of the
- * measured part; on SIGTERM prints one DONE JSON line with the CPU it spent since.
+ * the same offsets, in the same writes, with no logic). Prints one READY JSON line; SIGUSR2 marks
+ * the start of the measured part; on SIGTERM prints one DONE JSON line with the CPU it spent since.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -101,8 +101,8 @@ if (kind === 'emulator') {
     req.resume();
     req.on('end', () => {
       const arrival = performance.now();
+      // As the emulator sends it: the head with the first packet when that is due at once.
       res.writeHead(plan.status, plan.headers);
-      res.flushHeaders();
       let i = 0;
       const next = () => {
         const packet = packets[i++];
@@ -111,14 +111,17 @@ if (kind === 'emulator') {
           answered += 1;
           return;
         }
-        setTimeout(
-          () => {
+        const wait = arrival + packet.atMs - performance.now();
+        if (wait <= 0) {
+          res.write(packet.data);
+          next();
+        } else
+          setTimeout(() => {
             res.write(packet.data);
             next();
-          },
-          Math.max(0, arrival + packet.atMs - performance.now()),
-        );
+          }, wait);
       };
+      if ((packets[0]?.atMs ?? 0) > 0) res.flushHeaders();
       next();
     });
   });

@@ -24,6 +24,8 @@ const STREAMS = envInteger('BENCH_STREAMS', 200, 1, 10_000);
 const PER_STREAM = envInteger('BENCH_PER_STREAM', 5, 1, 1_000);
 const ROUNDS = envInteger('BENCH_ROUNDS', 3, 1, 100);
 const PLANNED_TTFT_MS = 200;
+/** `BENCH_CPU_PROF=DIR`: each server writes V8 CPU profiles under DIR/emulator and DIR/bare. */
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
 /** The profile both serve: 200 ms to the first token, then 40 tokens a second in 50 ms chunks. */
 export const BENCH_PROFILE = {
   ...LATENCY_PROFILES.realistic!,
@@ -77,9 +79,17 @@ function buildTemplate(): [string, string] {
     model: 'claude-sonnet-4-5',
     max_tokens: 32000,
     stream: true,
-    system: [{ type: 'text', text: text(rng, 28_000) }],
+    // Claude Code's cache breakpoints: the system prompt and the last message.
+    system: [{ type: 'text', text: text(rng, 28_000), cache_control: { type: 'ephemeral' } }],
     tools,
-    messages: [{ role: 'user', content: [{ type: 'text', text: 'fleetbench-script: coding PROMPT' }] }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'fleetbench-script: coding PROMPT', cache_control: { type: 'ephemeral' } },
+        ],
+      },
+    ],
   }).split('PROMPT') as [string, string];
 }
 
@@ -90,7 +100,9 @@ interface Target {
 }
 
 async function start(kind: 'emulator' | 'bare', file: string): Promise<Target> {
-  const child = spawn(process.execPath, ['--import', 'tsx', target, kind, file], {
+  // One directory per server: each thread (tsx's loader has one) writes a profile of its own.
+  const profile = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${join(CPU_PROF_DIR, kind)}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', target, kind, file], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
@@ -127,7 +139,11 @@ function stream(agent: Agent, port: number, body: string): Promise<number> {
         path: '/v1/messages',
         method: 'POST',
         agent,
-        headers: { 'x-api-key': 'bench', 'content-type': 'application/json' },
+        headers: {
+          'x-api-key': 'bench',
+          'anthropic-version': '2023-06-01',
+          'content-type': 'application/json',
+        },
       },
       (res) => {
         res.setEncoding('utf8');
@@ -175,14 +191,18 @@ export default {
     const answer = emulator.handle({
       method: 'POST',
       path: '/v1/messages',
-      headers: { 'x-api-key': 'bench' },
+      headers: { 'x-api-key': 'bench', 'anthropic-version': '2023-06-01' },
       body: requestBody('plan'),
     });
+    const planned = answer.chunks;
+    if (answer.status !== 200 || !planned)
+      throw new Error(`the emulator refused the bench's request: ${answer.body}`);
+    const chunks = Array.from({ length: planned.length }, (_, i) => ({
+      atMs: planned.atMs(i),
+      data: planned.data(i, i + 1),
+    }));
     const planFile = join(dir, 'plan.json');
-    writeFileSync(
-      planFile,
-      JSON.stringify({ status: answer.status, headers: answer.headers, chunks: answer.chunks }),
-    );
+    writeFileSync(planFile, JSON.stringify({ status: answer.status, headers: answer.headers, chunks }));
     // Each server's first-token times, and what each of its rounds reported when stopped.
     const results: Record<'emulator' | 'bare', { ttfts: number[]; rounds: TargetDone[] }> = {
       emulator: { ttfts: [], rounds: [] },

@@ -42,7 +42,11 @@ describe('fleetbench provider serve', () => {
       const ask = () =>
         fetch(`${info.url}/v1/messages`, {
           method: 'POST',
-          headers: { 'x-api-key': 'k', 'user-agent': 'claude-cli/2.1.328 (external, sdk-cli)' },
+          headers: {
+            'x-api-key': 'k',
+            'anthropic-version': '2023-06-01',
+            'user-agent': 'claude-cli/2.1.328 (external, sdk-cli)',
+          },
           body: JSON.stringify({
             model: 'claude-sonnet-4-5',
             max_tokens: 50,
@@ -78,6 +82,7 @@ describe('fleetbench provider serve', () => {
         record.kind === 'span' ? [record.name, record.labels?.status, record.data?.attempt] : record.kind,
       ),
     ).toEqual([
+      // The same request again after an overload: its retry, though the client says nothing.
       ['provider.request', '529', 1],
       ['provider.request', '200', 2],
     ]);

@@ -4,7 +4,9 @@
  * history, token counts, per-key limits and their headers, faults from the admin API, bad input,
  * and the in-process path answering byte for byte as HTTP does.
  */
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Analyzer } from '../src/analyze/analyzer.ts';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/real.ts';
 import { VirtualClock } from '../src/clock/virtual.ts';
@@ -54,6 +56,7 @@ async function post(url: string, path: string, body: unknown, headers: Record<st
     headers: {
       'content-type': 'application/json',
       ...(headers['x-api-key'] === undefined ? { authorization: 'Bearer k-test' } : {}),
+      ...(path.startsWith('/v1/messages') ? { 'anthropic-version': '2023-06-01' } : {}),
       ...headers,
     },
     body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -209,7 +212,7 @@ describe('provider emulator: the three APIs follow the script', () => {
   it('a request without tools (a title request) gets text, never a tool call', async () => {
     const { url } = await serve();
     const reply = await post(url, '/v1/chat/completions', {
-      model: 'm',
+      model: 'fleetbench-model',
       messages: [{ role: 'user', content: 'Generate a title' }],
     });
     const answer = JSON.parse(reply.text) as {
@@ -223,7 +226,7 @@ describe('provider emulator: the three APIs follow the script', () => {
 describe('provider emulator: limits, faults and bad input', () => {
   it('a per-key request limit answers 429 with retry-after and each API family its own headers', async () => {
     const { url } = await serve({ limits: { rpm: 2, itpm: 100_000 } });
-    const body = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
+    const body = { model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
     const a = await post(url, '/v1/messages', body, { 'x-api-key': 'a' });
     expect(a.status).toBe(200);
     expect(a.headers.get('anthropic-ratelimit-requests-limit')).toBe('2');
@@ -240,7 +243,7 @@ describe('provider emulator: limits, faults and bad input', () => {
     const openai = await post(
       url,
       '/v1/chat/completions',
-      { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+      { model: 'gpt-5.5', messages: [{ role: 'user', content: 'hi' }] },
       { authorization: 'Bearer c' },
     );
     expect(openai.headers.get('x-ratelimit-limit-requests')).toBe('2');
@@ -262,7 +265,12 @@ describe('provider emulator: limits, faults and bad input', () => {
     expect((await admin({ kind: 'stream-error', retryAfterS: 2, count: 1 })).status).toBe(201);
     expect((await admin({ kind: 'outage', count: 1 })).status).toBe(201);
     expect((await admin({ kind: 'nonsense' })).status).toBe(400);
-    const body = { model: 'm', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'hi' }] };
+    const body = {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 10,
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    };
     const limited = await post(url, '/v1/messages', body);
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('3');
@@ -274,7 +282,7 @@ describe('provider emulator: limits, faults and bad input', () => {
     expect(JSON.parse(overloaded.text).error.type).toBe('overloaded_error');
     const cut = await fetch(`${url}/v1/messages`, {
       method: 'POST',
-      headers: { 'x-api-key': 'k' },
+      headers: { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
       body: JSON.stringify(body),
     })
       .then((response) => response.text())
@@ -310,14 +318,17 @@ describe('provider emulator: limits, faults and bad input', () => {
   it('refuses what no provider would take, naming the field, and keeps serving', async () => {
     const { url } = await serve({ requireKnownKeys: false });
     expect((await post(url, '/v1/messages', '{not json')).status).toBe(400);
-    const noModel = await post(url, '/v1/messages', { messages: [] });
+    const noModel = await post(url, '/v1/messages', { max_tokens: 5, messages: [] });
     expect(noModel.status).toBe(400);
     expect(JSON.parse(noModel.text).error.message).toMatch(/^model:/);
     const badRole = await post(url, '/v1/chat/completions', {
-      model: 'm',
+      model: 'gpt-5.5',
       messages: [{ role: 'robot', content: 'x' }],
     });
-    expect(JSON.parse(badRole.text).error.message).toMatch(/messages\[\]\.role/);
+    expect(JSON.parse(badRole.text).error).toMatchObject({
+      param: 'messages[0].role',
+      code: 'invalid_value',
+    });
     const noKey = await fetch(`${url}/v1/messages`, { method: 'POST', body: '{}' });
     expect(noKey.status).toBe(401);
     expect((await post(url, '/v1/nothing', {})).status).toBe(404);
@@ -330,7 +341,7 @@ describe('provider emulator: limits, faults and bad input', () => {
     expect(
       (
         await post(url, '/v1/messages', {
-          model: 'm',
+          model: 'claude-sonnet-4-5',
           max_tokens: 5,
           messages: [{ role: 'user', content: 'hi' }],
         })
@@ -345,7 +356,7 @@ describe('provider emulator: limits, faults and bad input', () => {
       headers: { authorization: 'Bearer adm' },
       body: JSON.stringify({ session: 's-42', script: 'hello' }),
     }).then((response) => response.json() as Promise<{ key: string }>);
-    const body = { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] };
+    const body = { model: 'claude-sonnet-4-5', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] };
     expect((await post(url, '/v1/messages', body, { 'x-api-key': 'unknown' })).status).toBe(401);
     const answer = await post(url, '/v1/messages', body, { 'x-api-key': minted.key });
     expect(JSON.parse(answer.text).content[0].text).toBe('Hello from the fleetbench provider emulator.');
@@ -357,7 +368,7 @@ describe('provider emulator: limits, faults and bad input', () => {
 });
 
 describe('provider emulator: retries', () => {
-  it('counts a resent request as a retry, but not a compacted history that starts again from a summary', async () => {
+  it('counts a resent request at the same place, but not a compacted history that starts again from a summary', async () => {
     const { url, trace } = await serve();
     const ask = (prompt: string) =>
       post(
@@ -370,10 +381,109 @@ describe('provider emulator: retries', () => {
     await ask('fix the bug');
     // codex near its context window: the same thread goes on from a summary of the history.
     await ask('Summary of the work so far: the bug is fixed.');
-    const attempts = trace.records.map((record) =>
-      record.kind === 'span' ? record.data?.attempt : undefined,
+    const places = trace.records.map((record) =>
+      record.kind === 'span' ? [record.data?.attempt, record.data?.samePlace] : undefined,
     );
-    expect(attempts).toEqual([1, 2, 1]);
+    // codex sends no retry count: each request is a first attempt, the second at the same place.
+    expect(places).toEqual([
+      [1, 1],
+      [1, 2],
+      [1, 1],
+    ]);
+  });
+});
+
+describe('provider emulator: attempts', () => {
+  /** How a request is answered: a fault that fails it, one that does not, or nothing at all. */
+  const ANSWERS = [
+    'ok',
+    'rate-limit',
+    'overloaded',
+    'server-error',
+    'cut',
+    'stream-error',
+    'outage',
+    'slow-first-token',
+  ] as const;
+  const FAILS = new Set(['rate-limit', 'overloaded', 'server-error', 'cut', 'stream-error', 'outage']);
+
+  it('a request is a retry when the client says so or the one before it at its place failed; identical requests answered in full are each a first attempt', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            answer: fc.constantFrom(...ANSWERS),
+            // What the client says: nothing (codex, opencode), 0 as Claude Code always does, or an SDK's count.
+            retryCount: fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }),
+          }),
+          { minLength: 1, maxLength: 12 },
+        ),
+        async (requests) => {
+          const clock = new VirtualClock();
+          const trace = new MemorySink();
+          const emulator = new ProviderEmulator({ clock, rng: new Rng(3), trace });
+          for (const { answer, retryCount } of requests) {
+            if (answer !== 'ok') emulator.addFault({ kind: answer, count: 1, delayMs: 10 });
+            const done = requestInProcess(emulator, {
+              method: 'POST',
+              path: '/v1/chat/completions',
+              headers: {
+                authorization: 'Bearer k',
+                'user-agent': 'opencode/1.18.33',
+                ...(retryCount === undefined ? {} : { 'x-stainless-retry-count': String(retryCount) }),
+              },
+              body: JSON.stringify({
+                model: 'gpt-5.5',
+                stream: true,
+                messages: [{ role: 'user', content: 'the same question' }],
+              }),
+            });
+            await clock.run({ until: clock.now() + 60_000 });
+            await done;
+          }
+          const attempts = trace.records.map((record) => record.kind === 'span' && record.data?.attempt);
+          let expected = 0;
+          let failedBefore = false;
+          requests.forEach(({ answer, retryCount }, i) => {
+            expected = Math.max(failedBefore ? expected + 1 : 1, (retryCount ?? 0) + 1);
+            expect(attempts[i], `request ${i + 1} of ${JSON.stringify(requests)}`).toBe(expected);
+            failedBefore = FAILS.has(answer);
+          });
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('provider emulator: attempts in the analysis', () => {
+  it('the analysis counts as retries the requests the emulator recorded as retries, and no separate identical one', async () => {
+    const clock = new VirtualClock();
+    const analyzer = new Analyzer();
+    const emulator = new ProviderEmulator({ clock, rng: new Rng(3), trace: analyzer });
+    const ask = async () => {
+      const done = requestInProcess(emulator, {
+        method: 'POST',
+        path: '/v1/responses',
+        headers: { authorization: 'Bearer k', 'user-agent': 'codex_exec/0.169.0', 'session-id': 's-1' },
+        body: JSON.stringify({ model: 'gpt-5.5', stream: true, input: 'the same question' }),
+      });
+      await clock.run({ until: clock.now() + 60_000 });
+      return (await done).outcome;
+    };
+    emulator.addFault({ kind: 'rate-limit', count: 1 });
+    await ask();
+    await ask();
+    await ask();
+    await ask();
+    emulator.addFault({ kind: 'cut', count: 1 });
+    expect(await ask()).toBe('cut');
+    await ask();
+    const provider = analyzer.finish().provider;
+    expect(provider?.requests).toBe(6);
+    // The request after the 429 and the one after the cut; the two asked after a success are new.
+    expect(provider?.retries).toBe(2);
+    expect(provider?.byCli.codex?.retries).toBe(2);
   });
 });
 
@@ -416,9 +526,9 @@ describe('provider emulator: in-process and timing', () => {
       requestInProcess(emulator, {
         method: 'POST',
         path: '/v1/messages',
-        headers: { 'x-api-key': 'k' },
+        headers: { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
         body: JSON.stringify({
-          model: 'm',
+          model: 'claude-sonnet-4-5',
           max_tokens: 100,
           stream: true,
           messages: [{ role: 'user', content: `fleetbench-script: coding ${history}` }],

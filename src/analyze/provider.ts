@@ -1,8 +1,9 @@
 /**
  * The model provider as the agents saw it: the provider emulator's `provider.request` records
- * (docs/provider-emulator.md#records) per CLI: requests by status, retries (a request at a
- * place of its conversation that was asked before), tokens in and out, time to first token, the
- * faults answered and the CLI versions the requests named. A finisher (finisher.ts): the spans
+ * (docs/provider-emulator.md#records) per CLI: requests by status, retries (a record's `attempt`
+ * past 1: the client said it was a retry, or the request before it at the same place of its
+ * conversation failed), tokens in and out, time to first token, the faults answered and the CLI
+ * versions the requests named. A finisher (finisher.ts): the spans
  * are retained and merged across threads like the speed records. Its schema is in schema.ts:
  * this file runs in analysis worker threads, which load no zod (worker-source.ts).
  */

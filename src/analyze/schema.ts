@@ -68,7 +68,7 @@ export const percentilesSchema = z
 const providerSchema = z.object({
   requests: count.describe('model requests the provider emulator answered'),
   retries: count.describe(
-    'requests at a place of their conversation that had been asked before (attempt > 1)',
+    'requests the client said were retries, or that followed a failed request at the same place of their conversation (attempt > 1)',
   ),
   byCli: z.record(
     z.string(),

@@ -259,10 +259,44 @@ export const PROVIDER_LIMITS = {
   /** Conversation places whose attempts are counted (then the count starts again). */
   maxTrackedConversations: 100_000,
   /**
-   * Characters of not-yet-seen text one request tokenises exactly (about 60 ms of one core);
-   * the rest is estimated at 4 bytes a token, so a 16 MB request cannot stall other streams.
+   * The exact tokenisation one request may do, in work units (src/provider/tokens.ts: a piece
+   * costs 8 + length²/8; about 400 KiB of English, 20-35 ms of one core here); the rest is
+   * estimated at 4 bytes a token, and a pre-token longer than 128 characters is estimated from its
+   * first 128, so no text can make a request's count quadratic.
    */
-  maxExactTokenChars: 512 * 1024,
+  maxExactTokenWork: 1_000_000,
   /** Fault rules at once. */
   maxFaultRules: 1_000,
+  /** A key, a session id (and codex's window id), a CLI version: cut to this many characters. */
+  maxKeyChars: 1_024,
+  maxSessionChars: 256,
+  maxVersionChars: 64,
+  /** Keys whose limit buckets are kept (the least recently used forgotten first). */
+  maxLimitKeys: 10_000,
+  /** Distinct CLI versions counted in the stats (later ones count as `other`). */
+  maxCliVersions: 100,
+  /** Prompt-cache entries kept, over every key (the least recently used key's dropped first). */
+  maxCacheEntries: 200_000,
+  /**
+   * Time: a first token at most 10 minutes out, output at 1 to 1,000,000 tokens a second, a
+   * time scale of 0.001 to 10,000, fault windows within 30 days of run time: what a served
+   * emulator can play (a timer past 2^31 ms would fire at once), refused past them, naming the flag.
+   */
+  maxTtftMs: 600_000,
+  minOutputTokensPerSec: 1,
+  maxOutputTokensPerSec: 1_000_000,
+  minTimeScale: 0.001,
+  maxTimeScale: 10_000,
+  maxFaultWindowMs: 30 * 24 * 3_600_000,
+  /** A stream's chunks: output is sent in at most this many (the chunks grow past it). */
+  maxChunks: 4_096,
+  /**
+   * Writes a second over every stream in flight: past it each stream's chunks after its first
+   * token go out further apart, merged (a thousand streams of 20 ms chunks would be 50,000 writes
+   * a second, more than the process can do while it still answers anyone else).
+   */
+  maxStreamWritesPerSec: 5_000,
+  /** The load model: sequences generated at once, and the slowdown at that many. */
+  maxRunning: 10_000,
+  maxLoadFactor: 100,
 } as const;

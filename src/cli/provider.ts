@@ -5,12 +5,14 @@
  * Ctrl-C or SIGTERM stops it and closes the trace with its footer (docs/provider-emulator.md).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { FleetbenchError } from '../base/errors.ts';
+import { PROVIDER_LIMITS } from '../base/limits.ts';
 import { VERSION } from '../base/version.ts';
+import { FAULT_KINDS } from '../provider/faults.ts';
 import { listenHost } from './github.ts';
 import { endServedTrace, serveUntil } from './interrupt.ts';
-import { collect, integerOption, portOption, positiveNumberOption, tokenOption } from './options.ts';
+import { collect, integerOption, portOption, tokenOption } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface ServeOptions {
@@ -23,12 +25,24 @@ interface ServeOptions {
   latency: string;
   ttft?: string;
   outputTps?: number;
+  maxRunning?: number;
+  loadFactor: number;
   limit: string[];
   fault: string[];
   trace?: string;
   adminToken?: string;
   requireKnownKeys?: boolean;
   json?: boolean;
+}
+
+/** A number option within [min, max], its bound named when refused (docs/limits.md). */
+function boundedNumber(min: number, max: number) {
+  return (text: string): number => {
+    const n = Number(text);
+    if (!Number.isFinite(n) || n < min || n > max)
+      throw new InvalidArgumentError(`expected a number from ${min} to ${max} (docs/limits.md)`);
+    return n;
+  };
 }
 
 export function register(program: Command, io: CommandIo): void {
@@ -48,7 +62,7 @@ export function register(program: Command, io: CommandIo): void {
     .option(
       '--time-scale <x>',
       'run-time ms per real ms (limits and fault windows follow it)',
-      positiveNumberOption,
+      boundedNumber(PROVIDER_LIMITS.minTimeScale, PROVIDER_LIMITS.maxTimeScale),
       1,
     )
     .option(
@@ -58,7 +72,22 @@ export function register(program: Command, io: CommandIo): void {
     .option('--script <name>', 'the script a request follows when neither its key nor its prompt names one')
     .option('--latency <profile>', 'none, fast or realistic (docs/provider-emulator.md#latency)', 'none')
     .option('--ttft <ms>', 'time to first token MEDIAN[:P95] in ms, over the profile')
-    .option('--output-tps <n>', 'output tokens per second, over the profile', positiveNumberOption)
+    .option(
+      '--output-tps <n>',
+      'output tokens per second, over the profile',
+      boundedNumber(PROVIDER_LIMITS.minOutputTokensPerSec, PROVIDER_LIMITS.maxOutputTokensPerSec),
+    )
+    .option(
+      '--max-running <n>',
+      'latency under load: at most N requests generated at once, the rest queued (docs/provider-emulator.md#load)',
+      integerOption(1, PROVIDER_LIMITS.maxRunning),
+    )
+    .option(
+      '--load-factor <x>',
+      'with --max-running: first-token and inter-token times multiplied by X at N running',
+      boundedNumber(1, PROVIDER_LIMITS.maxLoadFactor),
+      1,
+    )
     .option(
       '--limit <key=n>',
       'a per-key limit: rpm, itpm, otpm, tpm, concurrent (repeatable; none by default)',
@@ -67,7 +96,7 @@ export function register(program: Command, io: CommandIo): void {
     )
     .option(
       '--fault <spec>',
-      'KIND[:N][@cli=,session=,count=,share=,from=,until=]: rate-limit:RETRY_S, rate-limit-bare, overloaded, server-error, unavailable, cut:AFTER_CHUNKS, slow-first-token:MS, outage (repeatable)',
+      `KIND[:N][@cli=,session=,count=,share=,from=,until=], KIND one of ${FAULT_KINDS.join(', ')} (rate-limit:RETRY_S, cut:AFTER_CHUNKS, stream-error:AFTER_CHUNKS, slow-first-token:MS; docs/provider-emulator.md#faults; repeatable)`,
       collect,
       [],
     )
@@ -119,6 +148,10 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
       scripts: scriptsWithDefault,
       latency,
       limits,
+      load:
+        options.maxRunning !== undefined
+          ? { maxRunning: options.maxRunning, factor: options.loadFactor }
+          : undefined,
       requireKnownKeys: options.requireKnownKeys ?? false,
       adminToken: options.adminToken ?? `fbp_${randomBytes(18).toString('base64url')}`,
     });
@@ -158,7 +191,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
         `  latency    ${details.latency}; limits ${Object.keys(limits).length === 0 ? 'none' : JSON.stringify(limits)}`,
         `  admin      ${emulator.adminToken}   (Authorization: Bearer <admin> on /_fleetbench/*)`,
         ...(options.trace ? [`  trace      ${options.trace}`] : []),
-        'Point an agent CLI at it: docs/provider-emulator.md#pointing-the-clis-at-it',
+        'Point an agent CLI at it: docs/provider-emulator.md#pointing-a-cli-at-it',
         '  (fleetbench agents try codex|claude|opencode runs one against an emulator of its own)',
         'Ctrl-C stops the server.',
         '',
@@ -184,10 +217,10 @@ function latencyFrom(options: ServeOptions, provider: ProviderModule) {
     const parts = options.ttft.split(':').map(Number);
     const median = parts[0] ?? Number.NaN;
     const p95 = parts[1] ?? median;
-    if (!(median >= 0 && p95 >= median))
+    if (!(median >= 0 && p95 >= median && p95 <= PROVIDER_LIMITS.maxTtftMs))
       throw new FleetbenchError(
         'E_USAGE',
-        `--ttft ${options.ttft}: expected MEDIAN[:P95] in ms, P95 >= MEDIAN`,
+        `--ttft ${options.ttft}: expected MEDIAN[:P95] in ms, P95 >= MEDIAN, at most ${PROVIDER_LIMITS.maxTtftMs} (docs/limits.md)`,
       );
     profile = {
       ...profile,
@@ -211,10 +244,10 @@ export function limitsFrom(flags: string[], keys: readonly string[]): Record<str
   for (const flag of flags) {
     const [key = '', value = ''] = flag.split('=', 2);
     const n = Number(value);
-    if (!keys.includes(key) || !Number.isInteger(n) || n < 1)
+    if (!keys.includes(key) || !Number.isInteger(n) || n < 1 || n > 1e12)
       throw new FleetbenchError(
         'E_USAGE',
-        `--limit ${flag}: expected KEY=N with KEY one of ${keys.join(', ')} and N >= 1`,
+        `--limit ${flag}: expected KEY=N with KEY one of ${keys.join(', ')} and N from 1 to 10^12`,
       );
     limits[key] = n;
   }

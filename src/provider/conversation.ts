@@ -11,16 +11,24 @@
 /** The three wire APIs the emulator speaks. */
 export type ProviderApi = 'responses' | 'chat' | 'messages';
 
+/** An Anthropic `cache_control` breakpoint's lifetime. */
+export type CacheTtl = '5m' | '1h';
+
 export type ConversationItem =
   /** System or developer instructions (counted as input, never a prompt). */
-  | { kind: 'system'; text: string }
-  /** The user's words: a prompt, or the context a CLI sends beside it. */
-  | { kind: 'prompt'; text: string }
-  /** Text the user side sent inside a tool-result message (reminders): input, not a prompt. */
-  | { kind: 'attachment'; text: string }
-  | { kind: 'assistant-text'; text: string }
-  | { kind: 'tool-call'; name: string; args: string; callId: string }
-  | { kind: 'tool-result'; callId: string; text: string };
+  (
+    | { kind: 'system'; text: string }
+    /** The user's words: a prompt, or the context a CLI sends beside it. */
+    | { kind: 'prompt'; text: string }
+    /** Text the user side sent inside a tool-result message (reminders): input, not a prompt. */
+    | { kind: 'attachment'; text: string }
+    | { kind: 'assistant-text'; text: string }
+    | { kind: 'tool-call'; name: string; args: string; callId: string }
+    | { kind: 'tool-result'; callId: string; text: string }
+  ) & {
+    /** An Anthropic cache breakpoint ends at this item (docs/provider-emulator.md, "Prompt caching"). */
+    cache?: CacheTtl;
+  };
 
 export interface ToolDeclaration {
   name: string;
@@ -30,6 +38,7 @@ export interface ToolDeclaration {
    * everything else (the parameter schema).
    */
   texts: string[];
+  cache?: CacheTtl;
 }
 
 export interface Conversation {
@@ -38,10 +47,16 @@ export interface Conversation {
   stream: boolean;
   tools: ToolDeclaration[];
   items: ConversationItem[];
-  /** max_tokens / max_output_tokens as sent. */
+  /** max_tokens / max_output_tokens / max_completion_tokens as sent. */
   maxOutputTokens: number | undefined;
+  /** Anthropic stop_sequences, Chat Completions stop. */
+  stopSequences: string[];
   /** Chat Completions: stream_options.include_usage. */
   includeUsage: boolean;
+  /** OpenAI's prompt_cache_key: requests sharing one share cached prefixes. */
+  cacheKey?: string | undefined;
+  /** OpenAI's prompt_cache_retention `24h`: cached prefixes kept a day. */
+  longCache?: boolean;
 }
 
 /** Where a request stands in its conversation: 1-based turn, 0-based step within the turn. */
@@ -76,28 +91,54 @@ export function positionOf(items: readonly ConversationItem[]): Position {
   return { turn: Math.max(turn, 1), step, prompt };
 }
 
-/** Every text of a conversation that the provider counts as input, in order. */
-export function* inputTexts(conversation: Conversation): Generator<string> {
-  for (const tool of conversation.tools) yield* tool.texts;
+/**
+ * What the provider counts as input, as blocks in the order the prompt is built (tools, then
+ * the system prompt, then the messages): `text` is called with each block's texts, then `end`
+ * with the cache breakpoint that ends at the block, if any. Prompt caching is decided at these
+ * blocks' boundaries. Callbacks, not a list: a request's hundreds of blocks build no objects.
+ */
+export function visitInputBlocks(
+  conversation: Conversation,
+  text: (value: string) => void,
+  end: (cache: CacheTtl | undefined) => void,
+): void {
+  for (const tool of conversation.tools) {
+    for (const value of tool.texts) text(value);
+    end(tool.cache);
+  }
   for (const item of conversation.items) {
-    switch (item.kind) {
-      case 'tool-call':
-        yield item.name;
-        yield item.args;
-        break;
-      default:
-        yield item.text;
-    }
+    if (item.kind === 'tool-call') {
+      text(item.name);
+      text(item.args);
+    } else text(item.text);
+    end(item.cache);
   }
 }
 
-/** The bad request a reader found, named by its field (the API's own 400 answers it). */
-export class RequestShapeError extends Error {
+/**
+ * A request the vendor would refuse, with the status, error type and words the vendor answers
+ * (docs/provider-emulator.md, "Validation"). `param` and `code` are OpenAI's fields.
+ */
+export class VendorError extends Error {
+  constructor(
+    readonly status: number,
+    readonly kind: 'invalid_request' | 'not_found',
+    message: string,
+    readonly param: string | null = null,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+    this.name = 'VendorError';
+  }
+}
+
+/** A bad field, named (the admin API's 400s, and a body that is not an object). */
+export class RequestShapeError extends VendorError {
   constructor(
     readonly field: string,
     problem: string,
   ) {
-    super(`${field}: ${problem}`);
+    super(400, 'invalid_request', `${field}: ${problem}`, field);
     this.name = 'RequestShapeError';
   }
 }
@@ -119,21 +160,51 @@ function textOf(content: unknown): string {
   return out;
 }
 
-function requireModel(body: Json): string {
+/** An Anthropic block's `cache_control` breakpoint, if it has one. */
+function cacheOf(block: Json): CacheTtl | undefined {
+  const control = block.cache_control;
+  if (!isObject(control)) return undefined;
+  return control.ttl === '1h' ? '1h' : '5m';
+}
+
+// --- OpenAI's words -----------------------------------------------------------------------------
+
+const openaiInvalid = (message: string, param: string | null, code: string | null = null) =>
+  new VendorError(400, 'invalid_request', message, param, code);
+
+function openaiModel(body: Json): string {
+  if (body.model === undefined || body.model === null)
+    throw openaiInvalid("Missing required parameter: 'model'.", 'model', 'missing_required_parameter');
   if (typeof body.model !== 'string' || body.model === '')
-    throw new RequestShapeError('model', 'expected a model name');
+    throw openaiInvalid(
+      `Invalid type for 'model': expected a string, but got ${JSON.stringify(body.model)} instead.`,
+      'model',
+      'invalid_type',
+    );
   return body.model;
 }
 
-function maxTokens(value: unknown, field: string): number | undefined {
+function openaiMaxTokens(body: Json, field: string, minimum: number): number | undefined {
+  const value = body[field];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1)
-    throw new RequestShapeError(field, 'expected a positive integer');
+  if (typeof value !== 'number' || !Number.isInteger(value))
+    throw openaiInvalid(
+      `Invalid type for '${field}': expected an integer, but got ${JSON.stringify(value)} instead.`,
+      field,
+      'invalid_type',
+    );
+  if (value < minimum)
+    throw openaiInvalid(
+      `Invalid '${field}': integer below minimum value. Expected a value >= ${minimum}, but got ${value} instead.`,
+      field,
+      'integer_below_min_value',
+    );
   return value;
 }
 
 function toolTexts(tool: Json, into: string[] = []): string[] {
   for (const [key, value] of Object.entries(tool)) {
+    if (key === 'cache_control') continue;
     if (typeof value === 'string') into.push(value);
     else if (key === 'function' && isObject(value)) toolTexts(value, into);
     else if (value !== undefined) into.push(JSON.stringify(value));
@@ -141,27 +212,48 @@ function toolTexts(tool: Json, into: string[] = []): string[] {
   return into;
 }
 
-function toolDeclarations(tools: unknown, nameOf: (tool: Json) => unknown): ToolDeclaration[] {
+function toolDeclarations(
+  tools: unknown,
+  nameOf: (tool: Json) => unknown,
+  invalid: (message: string) => VendorError,
+): ToolDeclaration[] {
   if (tools === undefined || tools === null) return [];
-  if (!Array.isArray(tools)) throw new RequestShapeError('tools', 'expected an array');
+  if (!Array.isArray(tools)) throw invalid('tools: expected an array');
   const out: ToolDeclaration[] = [];
-  for (const tool of tools) {
-    if (!isObject(tool)) throw new RequestShapeError('tools', 'expected objects');
+  for (const [i, tool] of tools.entries()) {
+    if (!isObject(tool)) throw invalid(`tools.${i}: expected an object`);
     const name = nameOf(tool);
-    out.push({ name: typeof name === 'string' ? name : String(tool.type ?? ''), texts: toolTexts(tool) });
+    const declaration: ToolDeclaration = {
+      name: typeof name === 'string' ? name : String(tool.type ?? ''),
+      texts: toolTexts(tool),
+    };
+    const cache = cacheOf(tool);
+    if (cache) declaration.cache = cache;
+    out.push(declaration);
   }
   return out;
 }
 
+const CALL_TYPES = new Set(['function_call', 'custom_tool_call', 'local_shell_call']);
+const OUTPUT_TYPES = new Set(['function_call_output', 'custom_tool_call_output', 'local_shell_call_output']);
+
 /** OpenAI Responses API (`POST /v1/responses`): what codex speaks. */
 export function readResponsesRequest(body: Json): Conversation {
+  const model = openaiModel(body);
   const items: ConversationItem[] = [];
   if (typeof body.instructions === 'string') items.push({ kind: 'system', text: body.instructions });
   const input = body.input;
+  // With previous_response_id the calls an output answers are in a stored response, not here.
+  const calls = body.previous_response_id === undefined ? new Set<string>() : undefined;
   if (typeof input === 'string') items.push({ kind: 'prompt', text: input });
   else if (Array.isArray(input)) {
-    for (const entry of input) {
-      if (!isObject(entry)) throw new RequestShapeError('input', 'expected items');
+    for (const [i, entry] of input.entries()) {
+      if (!isObject(entry))
+        throw openaiInvalid(
+          `Invalid type for 'input[${i}]': expected an object.`,
+          `input[${i}]`,
+          'invalid_type',
+        );
       const type = entry.type ?? (entry.role !== undefined ? 'message' : undefined);
       if (type === 'message') {
         const role = entry.role;
@@ -169,7 +261,9 @@ export function readResponsesRequest(body: Json): Conversation {
         if (role === 'user') items.push({ kind: 'prompt', text });
         else if (role === 'assistant') items.push({ kind: 'assistant-text', text });
         else items.push({ kind: 'system', text });
-      } else if (type === 'function_call' || type === 'custom_tool_call' || type === 'local_shell_call') {
+      } else if (typeof type === 'string' && CALL_TYPES.has(type)) {
+        const callId = String(entry.call_id ?? '');
+        calls?.add(callId);
         items.push({
           kind: 'tool-call',
           name: String(entry.name ?? type),
@@ -177,16 +271,15 @@ export function readResponsesRequest(body: Json): Conversation {
             typeof entry.arguments === 'string'
               ? entry.arguments
               : JSON.stringify(entry.input ?? entry.action ?? {}),
-          callId: String(entry.call_id ?? ''),
+          callId,
         });
-      } else if (
-        type === 'function_call_output' ||
-        type === 'custom_tool_call_output' ||
-        type === 'local_shell_call_output'
-      ) {
+      } else if (typeof type === 'string' && OUTPUT_TYPES.has(type)) {
+        const callId = String(entry.call_id ?? '');
+        if (calls && !calls.has(callId))
+          throw openaiInvalid(`No tool call found for function call output with call_id ${callId}.`, 'input');
         items.push({
           kind: 'tool-result',
-          callId: String(entry.call_id ?? ''),
+          callId,
           text: typeof entry.output === 'string' ? entry.output : textOf(entry.output),
         });
       } else if (type === 'reasoning') {
@@ -196,26 +289,77 @@ export function readResponsesRequest(body: Json): Conversation {
       }
     }
   } else if (input !== undefined)
-    throw new RequestShapeError('input', 'expected a string or an array of items');
+    throw openaiInvalid("Invalid type for 'input': expected a string or an array.", 'input', 'invalid_type');
   return {
     api: 'responses',
-    model: requireModel(body),
+    model,
     stream: body.stream === true,
-    tools: toolDeclarations(body.tools, (tool) => tool.name),
+    tools: toolDeclarations(
+      body.tools,
+      (tool) => tool.name,
+      (message) => openaiInvalid(message, 'tools'),
+    ),
     items,
-    maxOutputTokens: maxTokens(body.max_output_tokens, 'max_output_tokens'),
+    // The Responses API refuses fewer than 16 output tokens.
+    maxOutputTokens: openaiMaxTokens(body, 'max_output_tokens', 16),
+    stopSequences: [],
     includeUsage: true,
+    cacheKey: typeof body.prompt_cache_key === 'string' ? body.prompt_cache_key.slice(0, 256) : undefined,
+    longCache: body.prompt_cache_retention === '24h',
   };
+}
+
+const CHAT_ROLES = "'system', 'assistant', 'user', 'function', 'tool', and 'developer'";
+
+function chatStop(stop: unknown): string[] {
+  if (stop === undefined || stop === null) return [];
+  const list = typeof stop === 'string' ? [stop] : stop;
+  if (!Array.isArray(list) || list.some((entry) => typeof entry !== 'string'))
+    throw openaiInvalid(
+      "Invalid type for 'stop': expected a string or an array of strings.",
+      'stop',
+      'invalid_type',
+    );
+  if (list.length > 4)
+    throw openaiInvalid(
+      `Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length ${list.length} instead.`,
+      'stop',
+      'array_above_max_length',
+    );
+  return (list as string[]).filter((entry) => entry !== '');
 }
 
 /** OpenAI Chat Completions (`POST /v1/chat/completions`): what opencode speaks. */
 export function readChatRequest(body: Json): Conversation {
+  const model = openaiModel(body);
+  if (body.messages === undefined)
+    throw openaiInvalid("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
   if (!Array.isArray(body.messages) || body.messages.length === 0)
-    throw new RequestShapeError('messages', 'expected a non-empty array');
+    throw openaiInvalid(
+      "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      'messages',
+      'empty_array',
+    );
   const items: ConversationItem[] = [];
-  for (const message of body.messages) {
-    if (!isObject(message)) throw new RequestShapeError('messages', 'expected objects');
+  /** The tool calls of the last assistant message not yet all answered, and where it was. */
+  let open: { index: number; ids: Set<string> } | undefined;
+  const unanswered = (index: number) => {
+    if (open && open.ids.size > 0)
+      throw openaiInvalid(
+        `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open.ids].join(', ')}`,
+        `messages.[${index}].role`,
+      );
+    open = undefined;
+  };
+  for (const [i, message] of body.messages.entries()) {
+    if (!isObject(message))
+      throw openaiInvalid(
+        `Invalid type for 'messages[${i}]': expected an object.`,
+        `messages[${i}]`,
+        'invalid_type',
+      );
     const text = textOf(message.content);
+    if (message.role !== 'tool') unanswered(open?.index ?? i);
     switch (message.role) {
       case 'system':
       case 'developer':
@@ -236,90 +380,176 @@ export function readChatRequest(body: Json): Conversation {
             callId: isObject(call) ? String(call.id ?? '') : '',
           });
         }
+        if (calls.length > 0)
+          open = {
+            index: i,
+            ids: new Set(calls.map((call) => (isObject(call) ? String(call.id ?? '') : ''))),
+          };
         if (text === '' && calls.length === 0) items.push({ kind: 'assistant-text', text: '' });
         break;
       }
-      case 'tool':
-        items.push({ kind: 'tool-result', callId: String(message.tool_call_id ?? ''), text });
+      case 'tool': {
+        const callId = String(message.tool_call_id ?? '');
+        if (!open?.ids.delete(callId))
+          throw openaiInvalid(
+            "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+            `messages.[${i}].role`,
+          );
+        items.push({ kind: 'tool-result', callId, text });
+        break;
+      }
+      case 'function':
+        items.push({ kind: 'tool-result', callId: String(message.name ?? ''), text });
         break;
       default:
-        throw new RequestShapeError('messages[].role', `unknown role ${JSON.stringify(message.role)}`);
+        throw openaiInvalid(
+          `Invalid value: ${JSON.stringify(message.role)}. Supported values are: ${CHAT_ROLES}.`,
+          `messages[${i}].role`,
+          'invalid_value',
+        );
     }
   }
   const options = isObject(body.stream_options) ? body.stream_options : {};
+  const maxCompletion = openaiMaxTokens(body, 'max_completion_tokens', 1);
   return {
     api: 'chat',
-    model: requireModel(body),
+    model,
     stream: body.stream === true,
-    tools: toolDeclarations(body.tools, (tool) => (isObject(tool.function) ? tool.function.name : undefined)),
+    tools: toolDeclarations(
+      body.tools,
+      (tool) => (isObject(tool.function) ? tool.function.name : undefined),
+      (message) => openaiInvalid(message, 'tools'),
+    ),
     items,
-    maxOutputTokens: maxTokens(body.max_completion_tokens ?? body.max_tokens, 'max_tokens'),
+    maxOutputTokens: maxCompletion ?? openaiMaxTokens(body, 'max_tokens', 1),
+    stopSequences: chatStop(body.stop),
     includeUsage: options.include_usage === true,
+    cacheKey: typeof body.prompt_cache_key === 'string' ? body.prompt_cache_key.slice(0, 256) : undefined,
+    longCache: body.prompt_cache_retention === '24h',
   };
 }
 
+// --- Anthropic's words ----------------------------------------------------------------------------
+
+const anthropicInvalid = (message: string) => new VendorError(400, 'invalid_request', message);
+
+/** Anthropic allows this many cache_control breakpoints in one request. */
+const MAX_BREAKPOINTS = 4;
+
 /** Anthropic Messages (`POST /v1/messages`): what Claude Code speaks. */
 export function readMessagesRequest(body: Json): Conversation {
-  if (!Array.isArray(body.messages)) throw new RequestShapeError('messages', 'expected an array');
+  if (body.model === undefined) throw anthropicInvalid('model: Field required');
+  if (typeof body.model !== 'string' || body.model === '')
+    throw anthropicInvalid('model: Input should be a valid string');
+  if (body.max_tokens === undefined) throw anthropicInvalid('max_tokens: Field required');
+  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens))
+    throw anthropicInvalid('max_tokens: Input should be a valid integer');
+  if (body.max_tokens < 1) throw anthropicInvalid('max_tokens: Input should be greater than or equal to 1');
+  if (body.messages === undefined) throw anthropicInvalid('messages: Field required');
+  if (!Array.isArray(body.messages)) throw anthropicInvalid('messages: Input should be a valid list');
   const items: ConversationItem[] = [];
   const system = body.system;
   if (typeof system === 'string') items.push({ kind: 'system', text: system });
-  else if (Array.isArray(system)) items.push({ kind: 'system', text: textOf(system) });
-  for (const message of body.messages) {
-    if (!isObject(message)) throw new RequestShapeError('messages', 'expected objects');
+  else if (Array.isArray(system))
+    for (const block of system) {
+      if (!isObject(block)) continue;
+      const item: ConversationItem = { kind: 'system', text: String(block.text ?? '') };
+      const cache = cacheOf(block);
+      if (cache) item.cache = cache;
+      items.push(item);
+    }
+  /** The tool_use ids of the last assistant message, for the next user message's tool_result blocks. */
+  let previousUses: Set<string> | undefined;
+  let previousIndex = -1;
+  for (const [i, message] of body.messages.entries()) {
+    if (!isObject(message)) throw anthropicInvalid(`messages.${i}: Input should be a valid dictionary`);
     const role = message.role;
-    if (role !== 'user' && role !== 'assistant')
-      throw new RequestShapeError(
-        'messages[].role',
-        `expected user or assistant, not ${JSON.stringify(role)}`,
-      );
+    // A `system` message among the others is what Claude Code 2.1.328 sends (its context, after the prompt).
+    if (role !== 'user' && role !== 'assistant' && role !== 'system')
+      throw anthropicInvalid(`messages.${i}.role: Input should be 'user' or 'assistant'`);
     const content = message.content;
     if (typeof content === 'string') {
       items.push(
-        role === 'user' ? { kind: 'prompt', text: content } : { kind: 'assistant-text', text: content },
+        role === 'user'
+          ? { kind: 'prompt', text: content }
+          : role === 'system'
+            ? { kind: 'system', text: content }
+            : { kind: 'assistant-text', text: content },
       );
+      if (role !== 'system') previousUses = undefined;
       continue;
     }
     if (!Array.isArray(content))
-      throw new RequestShapeError('messages[].content', 'expected a string or blocks');
+      throw anthropicInvalid(`messages.${i}.content: Input should be a valid string or a valid list`);
+    const uses = new Set<string>();
     const hasToolResult = content.some((block) => isObject(block) && block.type === 'tool_result');
-    for (const block of content) {
+    for (const [j, block] of content.entries()) {
       if (!isObject(block)) continue;
+      let item: ConversationItem | undefined;
       switch (block.type) {
         case 'text':
-          if (role === 'assistant') items.push({ kind: 'assistant-text', text: String(block.text ?? '') });
-          else items.push({ kind: hasToolResult ? 'attachment' : 'prompt', text: String(block.text ?? '') });
+          item =
+            role === 'assistant'
+              ? { kind: 'assistant-text', text: String(block.text ?? '') }
+              : role === 'system'
+                ? { kind: 'system', text: String(block.text ?? '') }
+                : { kind: hasToolResult ? 'attachment' : 'prompt', text: String(block.text ?? '') };
           break;
         case 'tool_use':
-          items.push({
+        case 'server_tool_use':
+          uses.add(String(block.id ?? ''));
+          item = {
             kind: 'tool-call',
             name: String(block.name ?? ''),
             args: JSON.stringify(block.input ?? {}),
             callId: String(block.id ?? ''),
-          });
+          };
           break;
-        case 'tool_result':
-          items.push({
-            kind: 'tool-result',
-            callId: String(block.tool_use_id ?? ''),
-            text: textOf(block.content),
-          });
+        case 'tool_result': {
+          const id = String(block.tool_use_id ?? '');
+          if (!previousUses?.delete(id))
+            throw anthropicInvalid(
+              `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+            );
+          item = { kind: 'tool-result', callId: id, text: textOf(block.content) };
           break;
+        }
         case 'thinking':
         case 'redacted_thinking':
           break;
         default:
-          items.push({ kind: 'attachment', text: JSON.stringify(block) });
+          item = { kind: 'attachment', text: JSON.stringify(block) };
       }
+      if (!item) continue;
+      const cache = cacheOf(block);
+      if (cache) item.cache = cache;
+      items.push(item);
     }
+    if (role === 'system') continue;
+    if (role === 'user' && previousUses && previousUses.size > 0)
+      throw anthropicInvalid(
+        `messages.${previousIndex}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${[...previousUses].join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+      );
+    previousUses = role === 'assistant' ? uses : undefined;
+    previousIndex = i;
   }
+  const tools = toolDeclarations(body.tools, (tool) => tool.name, anthropicInvalid);
+  const breakpoints = tools.filter((tool) => tool.cache).length + items.filter((item) => item.cache).length;
+  if (breakpoints > MAX_BREAKPOINTS)
+    throw anthropicInvalid(
+      `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`,
+    );
+  const stop = body.stop_sequences;
+  if (stop !== undefined && (!Array.isArray(stop) || stop.some((entry) => typeof entry !== 'string')))
+    throw anthropicInvalid('stop_sequences: Input should be a valid list of strings');
   return {
     api: 'messages',
-    model: requireModel(body),
+    model: body.model,
     stream: body.stream === true,
-    tools: toolDeclarations(body.tools, (tool) => tool.name),
+    tools,
     items,
-    maxOutputTokens: maxTokens(body.max_tokens, 'max_tokens'),
+    maxOutputTokens: body.max_tokens,
+    stopSequences: ((stop ?? []) as string[]).filter((entry) => entry !== ''),
     includeUsage: true,
   };
 }

@@ -11,41 +11,49 @@
  * else is in flight. docs/provider-emulator.md is the user's description.
  */
 
+import { decode as o200kDecode, encode as o200kEncode } from 'gpt-tokenizer/encoding/o200k_base';
 import { PROVIDER_LIMITS } from '../base/limits.ts';
 import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { TraceSink } from '../trace/writer.ts';
+import { type CacheUsage, PromptCache, type PromptPrefixes } from './caching.ts';
 import {
   type Conversation,
-  inputTexts,
   type ProviderApi,
   positionOf,
   RequestShapeError,
   readChatRequest,
   readMessagesRequest,
   readResponsesRequest,
+  VendorError,
+  visitInputBlocks,
 } from './conversation.ts';
 import { FaultBook, type FaultRule } from './faults.ts';
 import { LATENCY_PROFILES, type LatencyProfile, planTiming } from './latency.ts';
 import { LimitBook, type LimitStates, type ProviderLimits } from './limits.ts';
+import { type LoadModel, LoadQueue } from './load.ts';
+import { LISTED_MODELS, MODEL_CREATED, type ModelInfo, modelNamed } from './models.ts';
 import {
+  type Ending,
   type ErrorKind,
   errorBody,
   type RenderInput,
   renderStream,
   renderWhole,
-  streamErrorEvent,
+  type Usage,
 } from './render.ts';
 import {
   type AgentScript,
+  padFinal,
   planReply,
   type Reply,
   type ScriptsFile,
+  type ScriptTurn,
   scriptLibrary,
   scriptNamedIn,
 } from './scripts.ts';
-import { TokenCounter } from './tokens.ts';
-import type { PlannedChunk, PlayOutcome, ProviderAnswer, ProviderRequest } from './types.ts';
+import { requestBudget, TokenCounter } from './tokens.ts';
+import type { PlannedStream, PlayOutcome, ProviderAnswer, ProviderRequest } from './types.ts';
 
 export interface ProviderEmulatorOptions {
   clock: Clock;
@@ -54,12 +62,12 @@ export interface ProviderEmulatorOptions {
   scripts?: ScriptsFile | undefined;
   latency?: LatencyProfile | undefined;
   limits?: ProviderLimits | undefined;
+  /** Latency under load: a cap on sequences generated at once and a queue (docs: "Load"). */
+  load?: LoadModel | undefined;
   /** Answer unknown keys 401 instead of serving them as anonymous identities. */
   requireKnownKeys?: boolean | undefined;
   /** Token of the admin API (HTTP face only). */
   adminToken?: string | undefined;
-  /** Model names `GET /v1/models` lists (any name is served). */
-  models?: string[] | undefined;
   /**
    * Who a key not minted here belongs to, asked once per new key (then kept): the world's agent
    * launchers make a key per spawn themselves (docs/world.md, "Agents").
@@ -79,18 +87,44 @@ export interface ProviderStats {
   requests: number;
   byStatus: Record<string, number>;
   byCli: Record<string, number>;
-  /** The versions each CLI's User-Agent named, with their request counts. */
+  /** The versions each CLI's User-Agent named, with their request counts (bounded: docs/limits.md). */
   cliVersions: Record<string, Record<string, number>>;
   inputTokens: number;
+  cachedInputTokens: number;
   outputTokens: number;
   inFlight: number;
 }
 
-const ROUTES: Array<{ api: ProviderApi; paths: string[] }> = [
-  { api: 'responses', paths: ['/v1/responses', '/responses'] },
-  { api: 'chat', paths: ['/v1/chat/completions', '/chat/completions'] },
-  { api: 'messages', paths: ['/v1/messages', '/messages'] },
-];
+type Route =
+  | { kind: 'generate'; api: ProviderApi }
+  | { kind: 'count'; api: 'messages' | 'responses' }
+  | { kind: 'models' }
+  | { kind: 'model'; id: string };
+
+const POST_ROUTES: Record<string, Route> = {
+  '/v1/responses': { kind: 'generate', api: 'responses' },
+  '/responses': { kind: 'generate', api: 'responses' },
+  '/v1/chat/completions': { kind: 'generate', api: 'chat' },
+  '/chat/completions': { kind: 'generate', api: 'chat' },
+  '/v1/messages': { kind: 'generate', api: 'messages' },
+  '/messages': { kind: 'generate', api: 'messages' },
+  '/v1/messages/count_tokens': { kind: 'count', api: 'messages' },
+  '/v1/responses/input_tokens': { kind: 'count', api: 'responses' },
+  '/responses/input_tokens': { kind: 'count', api: 'responses' },
+};
+
+function routeOf(method: string, path: string): Route | undefined {
+  if (method === 'POST') return POST_ROUTES[path];
+  if (method !== 'GET') return undefined;
+  if (path === '/v1/models' || path === '/models') return { kind: 'models' };
+  const id = /^\/(?:v1\/)?models\/([^/]{1,256})$/.exec(path)?.[1];
+  if (id === undefined) return undefined;
+  try {
+    return { kind: 'model', id: decodeURIComponent(id) };
+  } catch {
+    return undefined;
+  }
+}
 
 const READERS: Record<ProviderApi, (body: Record<string, unknown>) => Conversation> = {
   responses: readResponsesRequest,
@@ -101,12 +135,13 @@ const READERS: Record<ProviderApi, (body: Record<string, unknown>) => Conversati
 /** The CLI and its version, from the User-Agent each sends (docs/provider-emulator.md). */
 export function cliOf(userAgent: string | undefined): { cli: string; version: string | undefined } {
   const ua = userAgent ?? '';
+  const version = (match: RegExpExecArray | null) => match?.[1]?.slice(0, PROVIDER_LIMITS.maxVersionChars);
   const codex = /^codex[\w-]*\/(\S+)/.exec(ua);
-  if (codex) return { cli: 'codex', version: codex[1] };
+  if (codex) return { cli: 'codex', version: version(codex) };
   const claude = /^claude-cli\/(\S+)/.exec(ua);
-  if (claude) return { cli: 'claude', version: claude[1] };
+  if (claude) return { cli: 'claude', version: version(claude) };
   const opencode = /^opencode\/(\S+)/.exec(ua);
-  if (opencode) return { cli: 'opencode', version: opencode[1] };
+  if (opencode) return { cli: 'opencode', version: version(opencode) };
   return { cli: 'other', version: undefined };
 }
 
@@ -122,12 +157,31 @@ function cliSessionOf(headers: ProviderRequest['headers']): string | undefined {
     header(headers, 'session_id') ??
     header(headers, 'x-claude-code-session-id') ??
     header(headers, 'x-session-id');
-  return id === undefined ? undefined : id.slice(0, 256);
+  return id === undefined ? undefined : id.slice(0, PROVIDER_LIMITS.maxSessionChars);
 }
 
 function keyOf(headers: ProviderRequest['headers']): string | undefined {
   const bearer = /^Bearer\s+(\S+)$/i.exec(header(headers, 'authorization') ?? '');
-  return (bearer?.[1] ?? header(headers, 'x-api-key'))?.slice(0, 1024);
+  return (bearer?.[1] ?? header(headers, 'x-api-key'))?.slice(0, PROVIDER_LIMITS.maxKeyChars);
+}
+
+/**
+ * Which attempt the client says this is: the official SDKs send `x-stainless-retry-count` (0 on
+ * the first try, then 1, 2 … on their own retries). Claude Code sends it too, but always 0: it
+ * retries in a loop of its own, as codex and opencode do, with no header that says so
+ * (docs/provider-emulator.md, "Records"). A request without the header says nothing: 1.
+ */
+function attemptSaid(headers: ProviderRequest['headers']): number {
+  const count = Number(header(headers, 'x-stainless-retry-count'));
+  return Number.isInteger(count) && count >= 0 && count < 1000 ? count + 1 : 1;
+}
+
+/** What is known of one place of a conversation: the requests seen there, and how the last one ended. */
+interface PlaceState {
+  visits: number;
+  /** The attempt the last finished request here was, and whether it failed (anything but a whole 200). */
+  lastAttempt: number;
+  lastFailed: boolean;
 }
 
 interface Subject {
@@ -140,6 +194,13 @@ interface Subject {
   labels: Record<string, string> | undefined;
 }
 
+/** A prompt counted block by block: its tokens, whether any was estimated, its prefixes. */
+interface CountedPrompt {
+  tokens: number;
+  estimated: boolean;
+  prefixes: PromptPrefixes;
+}
+
 export class ProviderEmulator {
   readonly clock: Clock;
   private readonly rng: Rng;
@@ -149,13 +210,17 @@ export class ProviderEmulator {
   readonly latency: LatencyProfile;
   readonly faults: FaultBook;
   readonly limits: LimitBook;
+  readonly load: LoadQueue | undefined;
   private readonly requireKnownKeys: boolean;
   readonly adminToken: string | undefined;
-  readonly models: string[];
   private readonly resolveKey: ((key: string) => KeyBinding | undefined) | undefined;
   private readonly tokens = new TokenCounter();
+  readonly cache = new PromptCache(PROVIDER_LIMITS.maxCacheEntries);
   private readonly keys = new Map<string, KeyBinding>();
-  private readonly attempts = new Map<string, number>();
+  /** What is known of each place of a conversation (bounded: the oldest places are forgotten). */
+  private readonly places = new Map<string, PlaceState>();
+  /** Final messages padded to their token counts, per script turn (one copy for every stream). */
+  private readonly finals = new Map<ScriptTurn, { text: string; tokens: number }>();
   private requestCount = 0;
   private inFlight = 0;
   private readonly stats: Omit<ProviderStats, 'inFlight'> = {
@@ -164,8 +229,10 @@ export class ProviderEmulator {
     byCli: {},
     cliVersions: {},
     inputTokens: 0,
+    cachedInputTokens: 0,
     outputTokens: 0,
   };
+  private cliVersionCount = 0;
 
   constructor(options: ProviderEmulatorOptions) {
     this.clock = options.clock;
@@ -176,10 +243,10 @@ export class ProviderEmulator {
     this.defaultScript = library.fallback;
     this.latency = options.latency ?? LATENCY_PROFILES.none!;
     this.faults = new FaultBook(this.rng.fork('faults'));
-    this.limits = new LimitBook(options.limits ?? {});
+    this.limits = new LimitBook(options.limits ?? {}, PROVIDER_LIMITS.maxLimitKeys);
+    this.load = options.load ? new LoadQueue(options.load) : undefined;
     this.requireKnownKeys = options.requireKnownKeys ?? false;
     this.adminToken = options.adminToken;
-    this.models = options.models ?? ['gpt-5-codex', 'claude-sonnet-4-5', 'fleetbench-model'];
     this.resolveKey = options.resolveKey;
   }
 
@@ -218,10 +285,13 @@ export class ProviderEmulator {
   }
 
   snapshot(): ProviderStats {
+    const cliVersions: ProviderStats['cliVersions'] = {};
+    for (const [cli, versions] of Object.entries(this.stats.cliVersions)) cliVersions[cli] = { ...versions };
     return {
       ...this.stats,
       byStatus: { ...this.stats.byStatus },
       byCli: { ...this.stats.byCli },
+      cliVersions,
       inFlight: this.inFlight,
     };
   }
@@ -230,32 +300,38 @@ export class ProviderEmulator {
 
   /** Plans the answer to one request; the caller plays it on the clock and calls `finish`. */
   handle(request: ProviderRequest): ProviderAnswer {
-    const arrival = this.clock.now();
+    const arrival = request.arrivedAt ?? this.clock.now();
     this.requestCount += 1;
     const requestId = `req_${this.requestCount.toString(36).padStart(8, '0')}`;
     const path = request.path.split('?', 1)[0] ?? '';
-    const route = ROUTES.find((candidate) => candidate.paths.includes(path));
+    const route = routeOf(request.method, path);
     const { cli, version: cliVersion } = cliOf(header(request.headers, 'user-agent'));
-    const base = {
+    // An Anthropic client says so with its version header (the SDK sends it on every request).
+    const anthropicClient = header(request.headers, 'anthropic-version') !== undefined;
+    const api: ProviderApi | undefined =
+      route?.kind === 'generate' || route?.kind === 'count'
+        ? route.api
+        : anthropicClient || header(request.headers, 'x-api-key') !== undefined
+          ? 'messages'
+          : 'chat';
+    const base: BaseContext = {
       arrival,
       requestId,
       cli,
       cliVersion,
       cliSession: cliSessionOf(request.headers),
-      api: route?.api,
-      bytesIn: Buffer.byteLength(request.body),
+      api,
+      bytesIn: request.bodyBytes ?? Buffer.byteLength(request.body),
+      attempt: attemptSaid(request.headers),
     };
-    if (request.method === 'GET' && (path === '/v1/models' || path === '/models'))
-      return this.json(200, {
-        object: 'list',
-        data: this.models.map((id) => ({ id, object: 'model', owned_by: 'fleetbench' })),
-      });
-    if (!route || request.method !== 'POST')
+    if (!route)
       return this.error(
         base,
         404,
         'not_found',
         `No route for ${request.method} ${path} (docs/provider-emulator.md)`,
+        {},
+        { code: null },
       );
 
     const key = keyOf(request.headers);
@@ -265,23 +341,57 @@ export class ProviderEmulator {
         base,
         401,
         'authentication',
-        key === undefined ? 'Missing API key.' : 'Invalid API key.',
+        key === undefined
+          ? api === 'messages'
+            ? 'x-api-key header is required'
+            : "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
+          : api === 'messages'
+            ? 'invalid x-api-key'
+            : 'Incorrect API key provided.',
       );
+    if (route.kind === 'models' || route.kind === 'model') return this.models(base, route);
+    if (api === 'messages' && !anthropicClient)
+      return this.error(base, 400, 'invalid_request', 'anthropic-version: header is required');
 
     let conversation: Conversation;
+    let model: ModelInfo;
+    let prompt: CountedPrompt;
     try {
-      const body = JSON.parse(request.body) as unknown;
+      const parsed = parseBody(request.body);
+      if (!parsed.ok)
+        throw api === 'messages'
+          ? new VendorError(400, 'invalid_request', `There was an error parsing the body: ${parsed.message}`)
+          : new VendorError(
+              400,
+              'invalid_request',
+              "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
+            );
+      const body = parsed.value;
       if (typeof body !== 'object' || body === null || Array.isArray(body))
         throw new RequestShapeError('body', 'expected a JSON object');
-      conversation = READERS[route.api](body as Record<string, unknown>);
+      const fields = body as Record<string, unknown>;
+      // Counting tokens takes a request without its output settings.
+      if (route.kind === 'count') fields.max_tokens ??= 1;
+      conversation = READERS[api as ProviderApi](fields);
+      model = this.modelFor(conversation);
+      // A CLI's session on one API resends the same texts in the same order: its scope.
+      prompt = this.countPrompt(conversation, `${api}|${cli}|${key}|${base.cliSession ?? ''}`);
+      this.checkWindow(conversation, model, prompt.tokens);
     } catch (error) {
-      const message =
-        error instanceof RequestShapeError ? error.message : `body: not JSON (${(error as Error).message})`;
-      return this.error(base, 400, 'invalid_request', message);
+      if (!(error instanceof VendorError)) throw error;
+      return this.error(
+        base,
+        error.status,
+        error.kind,
+        error.message,
+        {},
+        { param: error.param, code: error.code },
+      );
     }
+    if (route.kind === 'count') return this.tokenCount(base, route.api, prompt);
 
     const subject: Subject = {
-      api: route.api,
+      api: api as ProviderApi,
       key,
       cli,
       cliVersion,
@@ -294,25 +404,33 @@ export class ProviderEmulator {
     const script = this.scripts.get(scriptName) ?? (this.scripts.get(this.defaultScript) as AgentScript);
     // One conversation: the session, the CLI's own thread, and where its history starts. A CLI
     // that compacts a long history (codex near its context window) goes on in the same thread
-    // from a summary: its turns count from 1 again, and must not pass for retries of the first.
+    // from a summary: its turns count from 1 again, and must not pass for the same place.
     const conversationId = [
       subject.session ?? key,
       subject.cliSession ?? '',
-      header(request.headers, 'x-codex-window-id') ?? '',
+      (header(request.headers, 'x-codex-window-id') ?? '').slice(0, PROVIDER_LIMITS.maxSessionChars),
       historyStart(conversation),
     ].join('|');
     const place = `${conversationId}|${position.turn}|${position.step}|${conversation.tools.length > 0 ? 't' : 'n'}`;
-    const attempt = this.nextAttempt(place);
-    const random = this.rng.fork(`${place}|${attempt}`);
+    const placeState = this.visit(place);
+    const samePlace = placeState.visits;
+    const random = this.rng.fork(`${place}|${samePlace}`);
+    // A retry: the client says so, or the request before it at this place failed (a CLI's own retry
+    // of a 429, a 5xx, a cut stream is the same request again, and says nothing).
+    const attempt = Math.max(base.attempt, placeState.lastFailed ? placeState.lastAttempt + 1 : 1);
     const context: RequestContext = {
       ...base,
+      attempt,
+      place: placeState,
       subject,
-      conversation,
+      tools: conversation.tools.length,
       turn: position.turn,
       step: position.step,
-      attempt,
+      samePlace,
       script: script.name,
       model: conversation.model,
+      tokensIn: prompt.tokens,
+      estimated: prompt.estimated,
     };
 
     const fault = this.faults.match({
@@ -328,55 +446,80 @@ export class ProviderEmulator {
     if (fault && !conversation.stream && fault.kind !== 'slow-first-token')
       return this.faultAnswer(context, { ...fault, kind: fault.kind === 'cut' ? 'outage' : 'server-error' });
 
-    const reply = planReply(script, position, conversation.tools, (text) => this.tokens.count(text), random);
-    const inputTokens = this.countInput(conversation);
-    const outputTokens =
-      this.tokens.count(reply.text ?? '') + (reply.kind === 'tool-call' ? this.tokens.count(reply.args) : 0);
-    const admission = this.limits.admit(key, inputTokens, outputTokens, arrival);
+    const reply = planReply(script, position, conversation.tools, (turn) => this.paddedFinal(turn));
+    const output = this.capOutput(reply, conversation, model, prompt.tokens);
+    const cached = this.cacheUsage(key, conversation, model, prompt, arrival);
+    // Anthropic counts cache reads against no input limit; OpenAI counts every input token.
+    const charged = api === 'messages' ? prompt.tokens - cached.read : prompt.tokens;
+    const admission = this.limits.admit(key, charged, output.tokens, arrival);
     if (!admission.ok) {
       const headers = {
-        ...this.limitHeaders(route.api, admission.states),
+        ...this.limitHeaders(api as ProviderApi, admission.states),
         'retry-after': String(Math.ceil(admission.retryAfterMs / 1000)),
       };
       return this.error(
-        { ...context, tokensIn: inputTokens, limit: admission.limit },
+        { ...context, limit: admission.limit },
         429,
-        'rate_limit',
+        admission.limit === 'rpm' || admission.limit === 'concurrent' ? 'rate_limit' : 'rate_limit_tokens',
         admission.message,
         headers,
       );
     }
+    const queued = this.load?.admit(arrival);
     this.inFlight += 1;
-    const release = () => {
-      this.inFlight -= 1;
-      admission.release();
-    };
     const timing = planTiming(
       this.latency,
-      inputTokens,
-      outputTokens,
+      prompt.tokens - cached.read,
+      output.tokens,
       random,
       fault?.kind === 'slow-first-token' ? (fault.delayMs ?? 5000) : 0,
     );
-    const pieces = splitText(reply.kind === 'text' ? reply.text : (reply.text ?? ''), timing.chunks);
+    const waitMs = queued ? queued.startAt - arrival : 0;
+    const slowdown = queued?.slowdown ?? 1;
+    const ttftMs = waitMs + timing.ttftMs * slowdown;
+    const outputMs = timing.outputMs * slowdown;
+    const endAt = ttftMs + outputMs;
+    queued?.hold(arrival + endAt);
+    const release = (outcome: PlayOutcome) => {
+      this.inFlight -= 1;
+      admission.release();
+      if (outcome !== 'complete') queued?.release(this.clock.now());
+    };
+    const usage: Usage = {
+      input: prompt.tokens,
+      output: output.tokens,
+      cacheRead: cached.read,
+      cacheWrite5m: cached.written5m,
+      cacheWrite1h: cached.written1h,
+    };
     const render: RenderInput = {
-      api: route.api,
+      api: api as ProviderApi,
       id: idFrom(random, 24),
-      callId: route.api === 'messages' ? `toolu_${idFrom(random, 24)}` : `call_${idFrom(random, 24)}`,
+      callId: api === 'messages' ? `toolu_${idFrom(random, 24)}` : `call_${idFrom(random, 24)}`,
       model: conversation.model,
       reply,
-      usage: { input: inputTokens, output: outputTokens },
-      pieces,
+      text: output.text,
+      pieces: output.text === '' ? 1 : timing.chunks,
+      ending: output.ending,
+      stopSequence: output.stopSequence,
+      usage,
       includeUsage: conversation.includeUsage,
       createdS: Math.floor(this.clock.toWallMs(arrival) / 1000),
     };
     const headers = {
-      ...this.limitHeaders(route.api, admission.states),
-      [route.api === 'messages' ? 'request-id' : 'x-request-id']: requestId,
+      ...this.limitHeaders(api as ProviderApi, admission.states),
+      [api === 'messages' ? 'request-id' : 'x-request-id']: requestId,
     };
-    const record = { ...context, tokensIn: inputTokens, tokensOut: outputTokens, reply, fault: fault?.kind };
-    if (!conversation.stream) {
-      const at = timing.ttftMs + timing.outputMs;
+    const record: RecordFields = {
+      ...context,
+      tokensOut: output.tokens,
+      cached,
+      reply,
+      ending: output.ending,
+      fault: fault?.kind,
+      queuedMs: queued ? waitMs : undefined,
+    };
+    if (!conversation.stream)
       return this.answer(
         record,
         release,
@@ -384,19 +527,28 @@ export class ProviderEmulator {
           status: 200,
           headers: { ...headers, 'content-type': 'application/json' },
           body: renderWhole(render),
-          bodyAtMs: at,
+          bodyAtMs: endAt,
         },
-        at,
+        endAt,
       );
-    }
-    const rendered = renderStream(render);
-    const chunks: PlannedChunk[] = rendered.start.map((data) => ({ atMs: 0, data }));
-    rendered.content.forEach((events, i) => {
-      const atMs = timing.ttftMs + (timing.chunks > 1 ? (timing.outputMs * i) / (timing.chunks - 1) : 0);
-      chunks.push({ atMs, data: events.join(''), ...(i === 0 ? { firstToken: true } : {}) });
-    });
-    const endAt = timing.ttftMs + timing.outputMs;
-    for (const data of rendered.end) chunks.push({ atMs: endAt, data });
+    const renderer = renderStream(render);
+    // Chunks: 0 the start (at once), 1 … pieces the content (the first token at ttft), then the end.
+    const pieces = render.pieces;
+    const stream: PlannedStream = {
+      length: pieces + 2,
+      atMs: (i) =>
+        i === 0 ? 0 : i > pieces ? endAt : ttftMs + (pieces > 1 ? (outputMs * (i - 1)) / (pieces - 1) : 0),
+      data: (from, to) => {
+        // Chunk 0 the start, 1 … pieces the content (pieces 0 … pieces-1), pieces+1 the end.
+        let out = from === 0 ? renderer.start : '';
+        const first = Math.max(from, 1);
+        const last = Math.min(to, pieces + 1);
+        if (first < last) out += renderer.content(first - 1, last - 1);
+        return to > pieces + 1 ? out + renderer.end() : out;
+      },
+      firstToken: 1,
+      writeGapMs: () => this.writeGapMs(),
+    };
     const streamed: Omit<ProviderAnswer, 'finish'> = {
       status: 200,
       headers: {
@@ -404,65 +556,282 @@ export class ProviderEmulator {
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache',
       },
-      chunks,
+      chunks: stream,
     };
     if (fault?.kind === 'cut' || fault?.kind === 'stream-error') {
-      const contentChunks = rendered.content.length;
-      const after = Math.min(fault.afterChunks ?? Math.floor(contentChunks / 2), contentChunks);
-      const at = rendered.start.length + after;
+      // After the start (so even at zero latency the client has its first event), then N chunks.
+      const after = Math.min(fault.afterChunks ?? Math.floor(pieces / 2), pieces);
+      const at = 1 + after;
       if (fault.kind === 'cut') streamed.cutAt = at;
       else {
         // The error event replaces the rest of the reply; the stream then ends normally.
-        const errorAt = at < chunks.length ? (chunks[at] as PlannedChunk).atMs : endAt;
-        chunks.splice(at, chunks.length - at, {
-          atMs: errorAt,
-          data: streamErrorEvent(render, fault.retryAfterS),
-        });
+        const errorAt = stream.atMs(at);
+        streamed.chunks = {
+          length: at + 1,
+          atMs: (i) => (i < at ? stream.atMs(i) : errorAt),
+          data: (from, to) =>
+            (from < at ? stream.data(from, Math.min(to, at)) : '') +
+            (to > at ? renderer.error(fault.retryAfterS) : ''),
+          firstToken: 1,
+          writeGapMs: stream.writeGapMs,
+        };
         return this.answer(
           { ...record, error: 'stream-error', retryAfterS: fault.retryAfterS?.toString() },
           release,
           streamed,
-          timing.ttftMs,
+          ttftMs,
         );
       }
     }
-    return this.answer(record, release, streamed, timing.ttftMs);
+    return this.answer(record, release, streamed, ttftMs);
   }
 
-  private nextAttempt(place: string): number {
-    const attempt = (this.attempts.get(place) ?? 0) + 1;
-    // Bounded: a long run forgets the oldest places (their retries are long over).
-    if (this.attempts.size >= PROVIDER_LIMITS.maxTrackedConversations && !this.attempts.has(place))
-      this.attempts.clear();
-    this.attempts.set(place, attempt);
-    return attempt;
+  /**
+   * The least time between a stream's writes after its first token: none while the streams in
+   * flight write less than `maxStreamWritesPerSec` together at their own pace, then that rate
+   * shared among them (docs/provider-emulator.md, "Latency").
+   */
+  private writeGapMs(): number {
+    return (this.inFlight * 1000) / PROVIDER_LIMITS.maxStreamWritesPerSec;
   }
 
-  /** Input tokens: exact up to a bound of new text per request, estimated past it (docs/limits.md). */
-  private countInput(conversation: Conversation): number {
-    let exactBudget = PROVIDER_LIMITS.maxExactTokenChars;
-    let total = 0;
-    for (const text of inputTexts(conversation)) {
-      if (text.length <= exactBudget) {
-        total += this.tokens.count(text);
-        exactBudget -= text.length;
-      } else total += Math.ceil(Buffer.byteLength(text) / 4);
+  /** The table's model for a request, or the vendor's 404 and 400s for its name and output cap. */
+  private modelFor(conversation: Conversation): ModelInfo {
+    const model = modelNamed(conversation.model);
+    const anthropic = conversation.api === 'messages';
+    if (!model || (model.vendor === 'anthropic') !== anthropic)
+      throw anthropic
+        ? new VendorError(404, 'not_found', `model: ${conversation.model}`)
+        : new VendorError(
+            404,
+            'not_found',
+            `The model \`${conversation.model}\` does not exist or you do not have access to it.`,
+            null,
+            'model_not_found',
+          );
+    const asked = conversation.maxOutputTokens;
+    if (asked !== undefined && asked > model.maxOutputTokens) {
+      if (anthropic)
+        throw new VendorError(
+          400,
+          'invalid_request',
+          `max_tokens: ${asked} > ${model.maxOutputTokens}, which is the maximum allowed number of output tokens for ${model.id}`,
+        );
+      const field = conversation.api === 'responses' ? 'max_output_tokens' : 'max_tokens';
+      throw new VendorError(
+        400,
+        'invalid_request',
+        `${field} is too large: ${asked}. This model supports at most ${model.maxOutputTokens} completion tokens, whereas you provided ${asked}.`,
+        field,
+        'invalid_value',
+      );
     }
-    return total;
+    return model;
+  }
+
+  /** A prompt over the model's window is refused in the vendor's words. */
+  private checkWindow(conversation: Conversation, model: ModelInfo, tokens: number): void {
+    if (tokens <= model.maxInputTokens) return;
+    if (conversation.api === 'messages')
+      throw new VendorError(
+        400,
+        'invalid_request',
+        `prompt is too long: ${tokens} tokens > ${model.maxInputTokens} maximum`,
+      );
+    if (conversation.api === 'responses')
+      throw new VendorError(
+        400,
+        'invalid_request',
+        'Your input exceeds the context window of this model. Please adjust your input and try again.',
+        'input',
+        'context_length_exceeded',
+      );
+    throw new VendorError(
+      400,
+      'invalid_request',
+      `This model's maximum context length is ${model.contextWindow} tokens. However, your messages resulted in ${tokens + model.maxOutputTokens} tokens (${tokens} in the messages, ${model.maxOutputTokens} in the completion). Please reduce the length of the messages or completion.`,
+      'messages',
+      'context_length_exceeded',
+    );
+  }
+
+  /**
+   * The reply as the request lets it out: cut before a stop sequence, or at the output cap (the
+   * request's, else the model's; Anthropic's also at what is left of the window), a tool call that
+   * no longer fits dropped (docs/provider-emulator.md, "Output caps").
+   */
+  private capOutput(
+    reply: Reply,
+    conversation: Conversation,
+    model: ModelInfo,
+    inputTokens: number,
+  ): { text: string; tokens: number; ending: Ending; stopSequence?: string } {
+    let text = reply.text ?? '';
+    for (const stop of conversation.stopSequences) {
+      const at = text.indexOf(stop);
+      if (at >= 0) {
+        text = text.slice(0, at);
+        return { text, tokens: this.tokens.countOnce(text), ending: 'stop_sequence', stopSequence: stop };
+      }
+    }
+    const window = model.contextWindow - inputTokens;
+    const asked = conversation.maxOutputTokens ?? model.maxOutputTokens;
+    const cap = Math.max(0, Math.min(asked, window));
+    const ending: Ending = asked <= window ? 'max_tokens' : 'context_window';
+    // A script's texts and tool arguments are the same few for every request: memoised.
+    const textTokens = reply.kind === 'text' ? reply.tokens : this.tokens.count(text);
+    if (textTokens > cap) {
+      const cut = o200kDecode(o200kEncode(text).slice(0, cap));
+      return { text: cut, tokens: cap, ending };
+    }
+    if (reply.kind === 'tool-call') {
+      const total = textTokens + this.tokens.count(reply.args);
+      if (total > cap) return { text, tokens: cap, ending };
+      return { text, tokens: total, ending: 'natural' };
+    }
+    return { text, tokens: textTokens, ending: 'natural' };
+  }
+
+  /** A script turn's final message padded to its tokens: once per turn, with its own seeded filler. */
+  private paddedFinal(turn: ScriptTurn): { text: string; tokens: number } {
+    let final = this.finals.get(turn);
+    if (!final) {
+      final = padFinal(turn, (text) => this.tokens.countOnce(text), this.rng.fork(`final:${turn.final}`));
+      if (this.finals.size >= PROVIDER_LIMITS.maxTurns) this.finals.clear();
+      this.finals.set(turn, final);
+    }
+    return final;
+  }
+
+  /** Prompt caching for this request (docs/provider-emulator.md, "Prompt caching"). */
+  private cacheUsage(
+    key: string,
+    conversation: Conversation,
+    model: ModelInfo,
+    prompt: CountedPrompt,
+    now: number,
+  ): CacheUsage {
+    if (conversation.api === 'messages')
+      return this.cache.anthropic(`${key}|${model.id}`, prompt.prefixes, model.minCacheTokens, now);
+    const scope = `${key}|${conversation.cacheKey ?? ''}`;
+    const read = this.cache.openai(scope, prompt.prefixes, conversation.longCache === true, now);
+    return { read, written5m: 0, written1h: 0 };
+  }
+
+  /** Input tokens block by block: exact up to a bound of new text per request, estimated past it. */
+  private countPrompt(conversation: Conversation, scope: string): CountedPrompt {
+    const budget = requestBudget();
+    const cursor = this.tokens.beginPrompt(scope);
+    const prefixes: PromptPrefixes = { tokens: [], hashes: [], breakpoints: [] };
+    let total = 0;
+    let hash = 0x9e3779b1;
+    visitInputBlocks(
+      conversation,
+      (text) => {
+        total += this.tokens.count(text, budget, cursor);
+        hash = (Math.imul(hash ^ this.tokens.lastHash, 0x01000193) + 0x7f4a7c15) >>> 0;
+      },
+      (cache) => {
+        prefixes.tokens.push(total);
+        prefixes.hashes.push(hash);
+        prefixes.breakpoints.push(cache);
+      },
+    );
+    this.tokens.endPrompt(cursor);
+    return { tokens: total, estimated: budget.estimated, prefixes };
+  }
+
+  /** `GET /v1/models` and `/v1/models/{id}`, in the shape of the API the client speaks. */
+  private models(base: BaseContext, route: Route): ProviderAnswer {
+    const anthropic = base.api === 'messages';
+    const shape = (model: ModelInfo) =>
+      anthropic
+        ? {
+            type: 'model',
+            id: model.id,
+            display_name: model.displayName,
+            created_at: MODEL_CREATED,
+            lifecycle: 'active',
+            deprecated_at: null,
+            retires_at: null,
+            line: null,
+            capabilities: null,
+            max_input_tokens: model.maxInputTokens,
+            max_tokens: model.maxOutputTokens,
+          }
+        : {
+            id: model.id,
+            object: 'model',
+            created: Math.floor(Date.parse(MODEL_CREATED) / 1000),
+            owned_by: model.vendor === 'openai' && model.id !== 'fleetbench-model' ? 'openai' : 'fleetbench',
+          };
+    const served = LISTED_MODELS.filter((model) => (model.vendor === 'anthropic') === anthropic);
+    if (route.kind === 'model') {
+      const model = modelNamed(route.id);
+      if (!model || (model.vendor === 'anthropic') !== anthropic)
+        return anthropic
+          ? this.error(base, 404, 'not_found', `model: ${route.id}`)
+          : this.error(
+              base,
+              404,
+              'not_found',
+              `The model '${route.id}' does not exist`,
+              {},
+              { param: 'model', code: 'model_not_found' },
+            );
+      return this.json(base, shape(model));
+    }
+    const data = served.map(shape);
+    return this.json(
+      base,
+      anthropic
+        ? { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }
+        : { object: 'list', data },
+    );
+  }
+
+  /** Anthropic's `count_tokens` and OpenAI's `responses/input_tokens`. */
+  private tokenCount(
+    base: BaseContext,
+    api: 'messages' | 'responses',
+    prompt: CountedPrompt,
+  ): ProviderAnswer {
+    return this.json(
+      base,
+      api === 'messages'
+        ? { input_tokens: prompt.tokens }
+        : { object: 'response.input_tokens', input_tokens: prompt.tokens },
+    );
+  }
+
+  /** A place's state, its visits counted with this request (bounded: the oldest places are forgotten). */
+  private visit(place: string): PlaceState {
+    let state = this.places.get(place);
+    if (state) this.places.delete(place);
+    else {
+      state = { visits: 0, lastAttempt: 0, lastFailed: false };
+      if (this.places.size >= PROVIDER_LIMITS.maxTrackedConversations) {
+        const oldest = this.places.keys().next().value as string;
+        this.places.delete(oldest);
+      }
+    }
+    state.visits += 1;
+    this.places.set(place, state);
+    return state;
   }
 
   private limitHeaders(api: ProviderApi, states: LimitStates): Record<string, string> {
     const out: Record<string, string> = {};
     if (api === 'messages') {
+      const now = this.clock.now();
       const add = (name: string, state: LimitStates[keyof LimitStates]) => {
         if (!state) return;
         out[`anthropic-ratelimit-${name}-limit`] = String(state.limit);
         out[`anthropic-ratelimit-${name}-remaining`] = String(state.remaining);
-        out[`anthropic-ratelimit-${name}-reset`] = new Date(
-          this.clock.toWallMs(this.clock.now() + state.resetMs),
-        )
+        // RFC 3339 to the second: `2026-12-06T00:41:07Z`.
+        out[`anthropic-ratelimit-${name}-reset`] = `${new Date(this.clock.toWallMs(now + state.resetMs))
           .toISOString()
-          .replace(/\.\d{3}Z$/, 'Z');
+          .slice(0, 19)}Z`;
       };
       add('requests', states.requests);
       add('input-tokens', states.inputTokens);
@@ -534,31 +903,43 @@ export class ProviderEmulator {
     }
   }
 
-  private json(status: number, body: unknown): ProviderAnswer {
-    return {
-      status,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      bodyAtMs: 0,
-      finish: () => {},
-    };
+  /** A 200 JSON answer that is not a generation (model lists, token counts): recorded, not counted as tokens. */
+  private json(base: BaseContext, body: unknown): ProviderAnswer {
+    const text = JSON.stringify(body);
+    return this.answer(
+      base,
+      () => {},
+      {
+        status: 200,
+        headers: {
+          'content-type': 'application/json',
+          [base.api === 'messages' ? 'request-id' : 'x-request-id']: base.requestId,
+          ...this.limitHeaders(base.api ?? 'chat', this.limits.statesOf(undefined, this.clock.now())),
+        },
+        body: text,
+        bodyAtMs: 0,
+      },
+      undefined,
+    );
   }
 
   private error(
-    context: BaseContext & Partial<RequestContext> & { tokensIn?: number; limit?: string; fault?: string },
+    context: RecordFields,
     status: number,
     kind: ErrorKind,
     message: string,
     headers: Record<string, string> = {},
+    openai: { param?: string | null; code?: string | null } = {},
   ): ProviderAnswer {
     const answer = {
       status,
       headers: {
         'content-type': 'application/json',
         [context.api === 'messages' ? 'request-id' : 'x-request-id']: context.requestId,
+        ...this.limitHeaders(context.api ?? 'chat', this.limits.statesOf(undefined, this.clock.now())),
         ...headers,
       },
-      body: errorBody(context.api, kind, message, context.requestId),
+      body: errorBody(context.api, kind, message, context.requestId, openai),
       bodyAtMs: 0,
     };
     return this.answer(
@@ -572,7 +953,7 @@ export class ProviderEmulator {
   /** Wraps a planned answer with its `finish`: the record, the counts, the freed place. */
   private answer(
     record: RecordFields,
-    release: () => void,
+    release: (outcome: PlayOutcome) => void,
     planned: Omit<ProviderAnswer, 'finish'>,
     plannedTtft: number | undefined,
   ): ProviderAnswer {
@@ -582,10 +963,22 @@ export class ProviderEmulator {
       finish: (outcome: PlayOutcome, firstTokenAt?: number) => {
         if (finished) return;
         finished = true;
-        release();
+        release(outcome);
         this.writeRecord(record, planned.status, outcome, firstTokenAt, plannedTtft);
       },
     };
+  }
+
+  /** Counts a CLI version, keeping at most `maxCliVersions` distinct ones (the rest as `other`). */
+  private countVersion(cli: string, version: string): void {
+    this.stats.cliVersions[cli] ??= {};
+    const versions = this.stats.cliVersions[cli] as Record<string, number>;
+    let name = version;
+    if (versions[name] === undefined) {
+      if (this.cliVersionCount >= PROVIDER_LIMITS.maxCliVersions) name = 'other';
+      else this.cliVersionCount += 1;
+    }
+    versions[name] = (versions[name] ?? 0) + 1;
   }
 
   private writeRecord(
@@ -601,13 +994,17 @@ export class ProviderEmulator {
     const statusText = outcome === 'reset' ? 'reset' : String(status);
     stats.byStatus[statusText] = (stats.byStatus[statusText] ?? 0) + 1;
     stats.byCli[fields.cli] = (stats.byCli[fields.cli] ?? 0) + 1;
-    if (fields.cliVersion !== undefined) {
-      stats.cliVersions[fields.cli] ??= {};
-      const versions = stats.cliVersions[fields.cli] as Record<string, number>;
-      versions[fields.cliVersion] = (versions[fields.cliVersion] ?? 0) + 1;
-    }
-    stats.inputTokens += fields.tokensIn ?? 0;
+    if (fields.cliVersion !== undefined) this.countVersion(fields.cli, fields.cliVersion);
     const complete = outcome === 'complete' && status === 200 && fields.error === undefined;
+    if (fields.place) {
+      // What the next request at this place is judged by: a request after a failure is its retry.
+      fields.place.lastAttempt = fields.attempt;
+      fields.place.lastFailed = !complete;
+    }
+    if (fields.reply) {
+      stats.inputTokens += fields.tokensIn ?? 0;
+      stats.cachedInputTokens += fields.cached?.read ?? 0;
+    }
     if (complete) stats.outputTokens += fields.tokensOut ?? 0;
     if (!this.trace) return;
     const data: Record<string, unknown> = { requestId: fields.requestId, bytesIn: fields.bytesIn };
@@ -621,13 +1018,21 @@ export class ProviderEmulator {
     put('turn', fields.turn);
     put('step', fields.step);
     put('attempt', fields.attempt);
-    put('tools', fields.conversation?.tools.length);
+    put('samePlace', fields.samePlace);
+    put('tools', fields.tools);
     put('reply', fields.reply?.kind);
-    if (fields.reply?.kind === 'tool-call') put('command', fields.reply.command);
+    if (fields.reply?.kind === 'tool-call' && fields.ending === 'natural')
+      put('command', fields.reply.command);
     put('tokensIn', fields.tokensIn);
+    if (fields.estimated) put('tokensEstimated', true);
+    if (fields.cached && fields.cached.read > 0) put('cacheReadTokens', fields.cached.read);
+    const written = (fields.cached?.written5m ?? 0) + (fields.cached?.written1h ?? 0);
+    if (written > 0) put('cacheWriteTokens', written);
     put('tokensOut', complete ? fields.tokensOut : undefined);
+    if (fields.ending !== undefined && fields.ending !== 'natural') put('ending', fields.ending);
     put('ttftMs', firstTokenAt !== undefined ? firstTokenAt - fields.arrival : undefined);
     put('plannedTtftMs', plannedTtft);
+    put('queuedMs', fields.queuedMs);
     put('fault', fields.fault);
     put('error', fields.error);
     put('limit', fields.limit);
@@ -662,28 +1067,53 @@ interface BaseContext {
   cliSession: string | undefined;
   api: ProviderApi | undefined;
   bytesIn: number;
+  /**
+   * The attempt: at first what the client says (x-stainless-retry-count + 1; 1 without it), then,
+   * once the request's place is known, one more than the failed request before it there.
+   */
+  attempt: number;
 }
 
+/** What a request's record keeps: values, never the parsed request (it is not held while a stream plays). */
 interface RequestContext extends BaseContext {
   subject: Subject;
-  conversation: Conversation;
+  /** The place's state, told at the end how this request went. */
+  place: PlaceState;
+  /** Tools declared. */
+  tools: number;
   turn: number;
   step: number;
-  attempt: number;
+  /** Requests at this place of the conversation so far, this one included. */
+  samePlace: number;
   script: string;
   model: string;
+  tokensIn: number;
+  estimated: boolean;
 }
 
 type RecordFields = BaseContext &
   Partial<RequestContext> & {
-    tokensIn?: number;
     tokensOut?: number;
+    cached?: CacheUsage;
     reply?: Reply;
+    ending?: Ending;
     fault?: string | undefined;
     error?: string;
     limit?: string;
     retryAfterS?: string | undefined;
+    queuedMs?: number | undefined;
   };
+
+/** A parsed body, or the parser's complaint about a body that is not JSON. */
+type ParsedBody = { ok: true; value: unknown } | { ok: false; message: string };
+
+function parseBody(text: string): ParsedBody {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, message: (error as Error).message };
+  }
+}
 
 /** A short fingerprint of where a history starts (its first prompt), for telling conversations apart. */
 function historyStart(conversation: Conversation): string {
@@ -692,16 +1122,6 @@ function historyStart(conversation: Conversation): string {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return (hash >>> 0).toString(36);
-}
-
-/** `text` in `n` pieces of about equal length (the stream's chunks), never splitting a surrogate pair. */
-export function splitText(text: string, n: number): string[] {
-  if (n <= 1 || text.length === 0) return [text];
-  const pieces: string[] = [];
-  const chars = Array.from(text);
-  const size = Math.ceil(chars.length / n);
-  for (let i = 0; i < n; i++) pieces.push(chars.slice(i * size, (i + 1) * size).join(''));
-  return pieces;
 }
 
 function idFrom(rng: Rng, length: number): string {

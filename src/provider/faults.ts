@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { FleetbenchError } from '../base/errors.ts';
+import { PROVIDER_LIMITS } from '../base/limits.ts';
 import type { Rng } from '../base/rng.ts';
 
 export const FAULT_KINDS = [
@@ -51,11 +52,15 @@ export const faultRuleSchema = z
     count: z.number().int().min(1).max(1_000_000).optional(),
     /** A seeded share of the matching requests, 0-1. */
     share: z.number().min(0).max(1).optional(),
-    /** Run-time window, ms. */
-    fromMs: z.number().min(0).optional(),
-    untilMs: z.number().min(0).optional(),
+    /** Run-time window, ms: within the run (docs/limits.md), and not empty. */
+    fromMs: z.number().min(0).max(PROVIDER_LIMITS.maxFaultWindowMs).optional(),
+    untilMs: z.number().min(0).max(PROVIDER_LIMITS.maxFaultWindowMs).optional(),
   })
-  .strict();
+  .strict()
+  .refine((rule) => rule.untilMs === undefined || rule.untilMs > (rule.fromMs ?? 0), {
+    error: 'untilMs must be after fromMs: a window that never opens would never fire',
+    path: ['untilMs'],
+  });
 
 export type FaultRule = z.infer<typeof faultRuleSchema>;
 

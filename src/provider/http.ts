@@ -7,12 +7,14 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-body.ts';
+import { BodyTooLargeError, readBoundedBody, readBoundedChunks, refuseBody } from '../base/http-body.ts';
 import { BODY_LIMITS, PROVIDER_LIMITS } from '../base/limits.ts';
+import type { Clock } from '../clock/clock.ts';
 import { RequestShapeError } from './conversation.ts';
 import type { ProviderEmulator } from './emulator.ts';
 import { faultRuleSchema } from './faults.ts';
-import { type AnswerSink, play } from './playback.ts';
+import { type AnswerSink, type PlayClock, startPlaying } from './playback.ts';
+import type { ProviderRequest } from './types.ts';
 
 export interface ProviderServerOptions {
   emulator: ProviderEmulator;
@@ -33,15 +35,23 @@ function sinkFor(res: ServerResponse): AnswerSink {
   return {
     head: (status, headers) => {
       res.writeHead(status, headers);
-      // Headers go out now, before the first event: a client's first-byte timer starts here.
-      res.flushHeaders();
     },
+    flush: () => res.flushHeaders(),
     write: (data) => {
       res.write(data);
     },
     end: () => res.end(),
     reset: () => res.destroy(),
+    // What was written goes out, then the connection ends without the stream's last chunk.
+    cut: () => res.socket?.end(),
   };
+}
+
+/** An emulator error: said on stderr, and a 500 when nothing of the answer went out yet. */
+function failed(res: ServerResponse, error: unknown): void {
+  process.stderr.write(`provider emulator: ${(error as Error)?.stack ?? String(error)}\n`);
+  if (!res.headersSent) sendJson(res, 500, { error: { message: 'emulator error', type: 'server_error' } });
+  else res.destroy();
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -134,48 +144,203 @@ async function admin(
   }
 }
 
+/**
+ * The emulator's queue and counts in Prometheus' text format, under vLLM's metric names where
+ * one fits (docs/provider-emulator.md, "Load").
+ */
+export function metricsText(emulator: ProviderEmulator): string {
+  const now = emulator.clock.now();
+  const stats = emulator.snapshot();
+  const load = emulator.load;
+  const lines: string[] = [];
+  const metric = (name: string, type: string, help: string, value: number) =>
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`);
+  metric(
+    'vllm:num_requests_running',
+    'gauge',
+    'Requests being generated (the load model; without it, every request in flight).',
+    load ? load.runningAt(now) : stats.inFlight,
+  );
+  metric(
+    'vllm:num_requests_waiting',
+    'gauge',
+    'Requests waiting for a place among the running ones.',
+    load ? load.waitingAt(now) : 0,
+  );
+  metric('vllm:prompt_tokens_total', 'counter', 'Input tokens of the requests answered.', stats.inputTokens);
+  metric('vllm:generation_tokens_total', 'counter', 'Output tokens sent.', stats.outputTokens);
+  metric(
+    'vllm:prefix_cache_hits_total',
+    'counter',
+    'Input tokens read from the prompt cache.',
+    stats.cachedInputTokens,
+  );
+  lines.push(
+    '# HELP fleetbench_provider_requests_total Requests answered, by status.',
+    '# TYPE fleetbench_provider_requests_total counter',
+  );
+  for (const [status, count] of Object.entries(stats.byStatus))
+    lines.push(`fleetbench_provider_requests_total{status="${status}"} ${count}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** What one turn of the event loop may spend on model requests before the rest waits its turn. */
+const TURN_SLICE_MS = 10;
+
+/**
+ * Runs a server's model work (planning a request's answer, playing a stream's chunks) in slices:
+ * a step runs at once while this turn of the event loop has spent less than TURN_SLICE_MS on such
+ * work, else after the loop has read its sockets again (setImmediate), in the order they came. A
+ * thousand streams arriving or due at once then never keep another client (a probe, the model
+ * list, the admin API, /metrics) waiting behind all of them (docs/provider-emulator.md, "Latency").
+ * Once `drain`ed (the server closing), every step runs at once.
+ */
+function turnSlices(): { run(step: () => void): void; drain(): void } {
+  /** When this turn's slice began (performance.now()), or -1 before any. */
+  let sliceStart = -1;
+  let draining = false;
+  const endSlice = () => {
+    sliceStart = -1;
+  };
+  const run = (step: () => void) => {
+    if (draining) {
+      step();
+      return;
+    }
+    if (sliceStart < 0) {
+      sliceStart = performance.now();
+      setImmediate(endSlice);
+    } else if (performance.now() - sliceStart > TURN_SLICE_MS) {
+      setImmediate(run, step);
+      return;
+    }
+    step();
+  };
+  return {
+    run,
+    drain: () => {
+      draining = true;
+    },
+  };
+}
+
+/** The clock streams are played on over HTTP: a real clock's timers run in `slices`. */
+function slicedClock(clock: Clock, slices: ReturnType<typeof turnSlices>): PlayClock {
+  if (clock.kind !== 'real') return clock;
+  return {
+    now: () => clock.now(),
+    setTimeout: (step, delayMs) => clock.setTimeout(() => slices.run(step), delayMs),
+    clearTimeout: (id) => clock.clearTimeout(id),
+  };
+}
+
+/** Bodies up to this size are joined in one buffer the server keeps (larger ones get their own). */
+const JOIN_BYTES = 1024 * 1024;
+let joinBuffer: Buffer | undefined;
+
+/**
+ * A body's text, decoded once. A body that came in several chunks is joined in a buffer reused
+ * from request to request: a buffer of its own for every 100 KB request cost more than parsing it.
+ */
+function decodeBody(chunks: readonly Buffer[], size: number): string {
+  if (chunks.length === 1) return (chunks[0] as Buffer).toString('utf8');
+  if (size > JOIN_BYTES) return Buffer.concat(chunks, size).toString('utf8');
+  joinBuffer ??= Buffer.allocUnsafe(JOIN_BYTES);
+  let at = 0;
+  for (const chunk of chunks) at += chunk.copy(joinBuffer, at);
+  return joinBuffer.toString('utf8', 0, size);
+}
+
+/**
+ * Reads a request whole (the body bounded) into what the emulator plans from. A function of its
+ * own so that the body, up to 16 MiB, is garbage once the answer is planned, not held while it plays.
+ */
+async function readRequest(
+  emulator: ProviderEmulator,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<ProviderRequest | undefined> {
+  let body: { chunks: Buffer[]; size: number } | undefined;
+  if (req.method === 'POST') {
+    try {
+      body = await readBoundedChunks(req, BODY_LIMITS.provider);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError)
+        refuseBody(res, {
+          error: { message: error.message, type: 'invalid_request_error', code: 'request_too_large' },
+        });
+      else res.destroy();
+      return undefined;
+    }
+  } else req.resume();
+  return {
+    method: req.method ?? 'GET',
+    path: req.url ?? '/',
+    headers: req.headers,
+    body: body ? decodeBody(body.chunks, body.size) : '',
+    bodyBytes: body?.size ?? 0,
+    arrivedAt: emulator.clock.now(),
+  };
+}
+
 export async function startProviderServer(options: ProviderServerOptions): Promise<RunningProviderServer> {
   const { emulator } = options;
   const host = options.host ?? '127.0.0.1';
   const sockets = new Set<Socket>();
+  const slices = turnSlices();
+  const sliced = emulator.clock.kind === 'real';
+  const playClock = slicedClock(emulator.clock, slices);
+  /** Model requests waiting for their turn to be planned, and whether the server is closing. */
+  let waiting = 0;
+  let closing = false;
+  /** What cancels each answer being played (a server closing records them as cancelled). */
+  const playing = new Set<() => void>();
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
     if (path.startsWith('/_fleetbench/')) return admin(emulator, req, res, path);
-    let body = '';
-    if (req.method === 'POST') {
-      try {
-        body = (await readBoundedBody(req, BODY_LIMITS.provider)).toString('utf8');
-      } catch (error) {
-        if (error instanceof BodyTooLargeError)
-          refuseBody(res, {
-            error: { message: error.message, type: 'invalid_request_error', code: 'request_too_large' },
-          });
-        else res.destroy();
-        return;
-      }
-    } else req.resume();
-    const arrival = emulator.clock.now();
-    const answer = emulator.handle({
-      method: req.method ?? 'GET',
-      path: req.url ?? '/',
-      headers: req.headers,
-      body,
-    });
-    const aborted = new AbortController();
+    if (path === '/metrics' && req.method === 'GET') {
+      req.resume();
+      const text = metricsText(emulator);
+      res.writeHead(200, {
+        'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+      });
+      res.end(text);
+      return;
+    }
+    const request = await readRequest(emulator, req, res);
+    if (!request) return;
+    // A model request (a POST) waits its turn; model lists, /metrics and the admin API do not.
+    if (request.method === 'POST' && sliced) {
+      waiting += 1;
+      await new Promise<void>((resolve) => slices.run(resolve));
+      waiting -= 1;
+    }
+    const answer = emulator.handle(request);
+    const arrival = request.arrivedAt as number;
+    if (closing) {
+      // The server closed while the request waited: recorded as cancelled, never played.
+      answer.finish('cancelled');
+      res.destroy();
+      return;
+    }
+    let cancel: () => void = () => {};
+    let over = false;
     const onClose = () => {
-      if (!res.writableFinished) aborted.abort(new Error('client closed the connection'));
+      if (!res.writableFinished) cancel();
     };
+    cancel = startPlaying(answer, arrival, playClock, sinkFor(res), (_outcome, error) => {
+      over = true;
+      playing.delete(cancel);
+      res.off('close', onClose);
+      if (error !== undefined) failed(res, error);
+    });
+    if (over) return;
+    playing.add(cancel);
     res.once('close', onClose);
-    await play(answer, arrival, emulator.clock, sinkFor(res), aborted.signal);
-    res.off('close', onClose);
   };
   const server = createServer((req, res) => {
-    serve(req, res).catch((error: unknown) => {
-      process.stderr.write(`provider emulator: ${(error as Error)?.stack ?? String(error)}\n`);
-      if (!res.headersSent)
-        sendJson(res, 500, { error: { message: 'emulator error', type: 'server_error' } });
-      else res.destroy();
-    });
+    serve(req, res).catch((error: unknown) => failed(res, error));
   });
   // Model requests can take minutes (a slow profile, a long stream): no server-side timeout cuts them.
   server.requestTimeout = 0;
@@ -187,7 +352,9 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
+    // A backlog for a thousand clients connecting at once: past the default (511) the kernel drops
+    // their SYNs and each waits out a retransmission (1, 3, 7, 15 s) before it is even accepted.
+    server.listen({ port: options.port ?? 0, host, backlog: 4096 }, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const hostInUrl = host === '::1' ? '[::1]' : host === '0.0.0.0' ? '127.0.0.1' : host;
@@ -195,10 +362,17 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     url: `http://${hostInUrl}:${port}`,
     port,
     server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    // Every answer still playing is cancelled first, so its record is written (as cancelled)
+    // before the caller closes the trace.
+    close: async () => {
+      closing = true;
+      slices.drain();
+      for (const cancel of [...playing]) cancel();
+      for (const socket of sockets) socket.destroy();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Requests that were waiting for their turn are planned and recorded as cancelled first.
+      while (waiting > 0) await new Promise((resolve) => setImmediate(resolve));
+      await closed;
+    },
   };
 }

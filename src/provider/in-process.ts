@@ -37,8 +37,10 @@ export async function requestInProcess(
         out.writes.push({ t: emulator.clock.now(), data });
         out.body += data;
       },
+      flush: () => {},
       end: () => {},
       reset: () => {},
+      cut: () => {},
     },
     signal,
   );

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { type Distribution, sample } from '../base/distribution.ts';
+import { PROVIDER_LIMITS } from '../base/limits.ts';
 import type { Rng } from '../base/rng.ts';
 
 export interface LatencyProfile {
@@ -56,10 +57,23 @@ export const LATENCY_PROFILES: Record<string, LatencyProfile> = {
 export const latencyProfileSchema = z
   .object({
     ttftMs: z
-      .object({ median: z.number().min(0).max(600_000), p95: z.number().min(0).max(600_000) })
+      .object({
+        median: z.number().min(0).max(PROVIDER_LIMITS.maxTtftMs),
+        p95: z.number().min(0).max(PROVIDER_LIMITS.maxTtftMs),
+      })
       .strict(),
     prefillTokensPerSec: z.number().min(0).max(1e9).default(0),
-    outputTokensPerSec: z.number().min(0).max(1e9).default(0),
+    outputTokensPerSec: z
+      .number()
+      .refine(
+        (n) =>
+          n === 0 ||
+          (n >= PROVIDER_LIMITS.minOutputTokensPerSec && n <= PROVIDER_LIMITS.maxOutputTokensPerSec),
+        {
+          error: `0 (all at once) or ${PROVIDER_LIMITS.minOutputTokensPerSec} to ${PROVIDER_LIMITS.maxOutputTokensPerSec} tokens a second (docs/limits.md)`,
+        },
+      )
+      .default(0),
     chunkMs: z.number().min(0).max(10_000).default(50),
     spread: z.number().min(0).max(0.9).default(0),
   })
@@ -103,6 +117,10 @@ export function planTiming(
   const ttftMs = sample(profile.ttft, rng) * factor + prefill * factor + extraFirstTokenMs;
   const outputMs =
     profile.outputTokensPerSec > 0 ? ((outputTokens / profile.outputTokensPerSec) * 1000) / factor : 0;
-  const chunks = profile.chunkMs > 0 && outputMs > 0 ? Math.max(1, Math.ceil(outputMs / profile.chunkMs)) : 1;
+  // At most maxChunks: a long reply at a slow rate sends bigger chunks, not more timers.
+  const chunks =
+    profile.chunkMs > 0 && outputMs > 0
+      ? Math.min(PROVIDER_LIMITS.maxChunks, Math.max(1, Math.ceil(outputMs / profile.chunkMs)))
+      : 1;
   return { ttftMs, outputMs, chunks };
 }

@@ -20,6 +20,18 @@ export interface ProviderLimits {
 }
 
 export const LIMIT_KEYS = ['rpm', 'itpm', 'otpm', 'tpm', 'concurrent'] as const;
+
+/**
+ * The limits every key has unless `--limit` sets its own: the real APIs state limits on every
+ * answer, so the emulator always has some to state. fleetbench's figures, no vendor's tier: high
+ * enough that a benchmark of one key does not meet them (docs/provider-emulator.md, "Limits").
+ */
+export const DEFAULT_LIMITS: Readonly<ProviderLimits> = {
+  rpm: 20_000,
+  itpm: 100_000_000,
+  otpm: 20_000_000,
+  tpm: 120_000_000,
+};
 export type LimitKey = (typeof LIMIT_KEYS)[number];
 
 const MINUTE_MS = 60_000;
@@ -167,22 +179,51 @@ class KeyLimits {
   }
 }
 
-/** The limits of every key seen, each key with its own buckets. */
+/**
+ * The limits of every key seen, each key with its own buckets. At most `maxKeys` are kept: the
+ * key used least recently is forgotten first (it starts again with full buckets), so a stream of
+ * made-up keys cannot grow the emulator's memory.
+ */
 export class LimitBook {
   private readonly keys = new Map<string, KeyLimits>();
+  private readonly limits: ProviderLimits;
 
-  constructor(private readonly limits: ProviderLimits) {}
+  constructor(
+    limits: ProviderLimits,
+    private readonly maxKeys = Number.POSITIVE_INFINITY,
+  ) {
+    this.limits = { ...DEFAULT_LIMITS, ...limits };
+  }
 
   get configured(): ProviderLimits {
     return this.limits;
   }
 
+  get size(): number {
+    return this.keys.size;
+  }
+
+  /** The limits' state for `key` (an unknown or absent key: full buckets), for headers. */
+  statesOf(key: string | undefined, now: number): LimitStates {
+    const state = key === undefined ? undefined : this.keys.get(key);
+    return (state ?? new KeyLimits(this.limits, now)).states(now);
+  }
+
+  /**
+   * Admits a request of `key` that charges `inputTokens` against the input limits (what the
+   * vendor counts: Anthropic leaves out cache reads, OpenAI does not) and `outputTokens`.
+   */
   admit(key: string, inputTokens: number, outputTokens: number, now: number): Admission {
     let state = this.keys.get(key);
-    if (!state) {
+    if (state) this.keys.delete(key);
+    else {
       state = new KeyLimits(this.limits, now);
-      this.keys.set(key, state);
+      if (this.keys.size >= this.maxKeys) {
+        const oldest = this.keys.keys().next().value as string;
+        this.keys.delete(oldest);
+      }
     }
+    this.keys.set(key, state);
     return state.admit(inputTokens, outputTokens, now);
   }
 

@@ -1,18 +1,27 @@
 /**
  * Replies and errors in each API's own wire shapes: OpenAI Responses and Chat Completions,
  * Anthropic Messages, streamed (server-sent events) or whole. A streamed reply is rendered as
- * three phases, which the emulator spreads over time: `start` (sent at once, as the providers do),
- * `content` (one list of events per output chunk; the first carries the first token) and `end`.
- * The shapes are the fields the CLIs read, checked against the vendors' API references
- * (docs/provider-emulator.md, "Wire shapes").
+ * three phases, which the emulator spreads over time: `start` (sent at once, as the providers
+ * do), the content chunks (the first carries the first token) and `end`. The content is rendered
+ * chunk by chunk as it is played, never all at once: a 32,000-token reply to a thousand streams
+ * holds one copy of its text, not a thousand rendered streams. The shapes are the fields the
+ * vendors' API references and SDK types give (docs/provider-emulator.md, "Wire shapes").
  */
 import type { ProviderApi } from './conversation.ts';
 import type { Reply } from './scripts.ts';
 
 export interface Usage {
+  /** Input tokens in all. */
   input: number;
   output: number;
+  /** Of the input: read from the prompt cache, and written to it (Anthropic, by lifetime). */
+  cacheRead: number;
+  cacheWrite5m: number;
+  cacheWrite1h: number;
 }
+
+/** Why the reply ends: as scripted, or cut by the request's output cap or a stop sequence. */
+export type Ending = 'natural' | 'max_tokens' | 'stop_sequence' | 'context_window';
 
 export interface RenderInput {
   api: ProviderApi;
@@ -21,44 +30,69 @@ export interface RenderInput {
   callId: string;
   model: string;
   reply: Reply;
+  /** The reply's text (possibly cut short), sent in `pieces` chunks. */
+  text: string;
+  pieces: number;
+  ending: Ending;
+  /** The stop sequence that ended it. */
+  stopSequence?: string | undefined;
   usage: Usage;
-  /** The reply's text split into the output chunks (at least one piece, possibly empty). */
-  pieces: string[];
   includeUsage: boolean;
   /** Unix seconds, for `created` fields. */
   createdS: number;
 }
 
-export interface RenderedStream {
-  start: string[];
-  content: string[][];
-  end: string[];
+/**
+ * A stream rendered as it is played: `start` at once, `content(from, to)` for the pieces from …
+ * to-1 that go out together (in order, each piece once: one event carries them all, as a
+ * provider sends what it has when it sends), then `end()`; `error(retryAfterS)` in place of the
+ * rest.
+ */
+export interface StreamRenderer {
+  start: string;
+  content(from: number, to: number): string;
+  end(): string;
+  error(retryAfterS: number | undefined): string;
 }
 
 const sse = (event: string | undefined, data: unknown): string =>
   `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
 
+/** Pieces `from` … `to`-1 of `n` of `text`, about equal in length, never splitting a surrogate pair. */
+export function piecesOf(text: string, from: number, to: number, n: number): string {
+  if (n <= 1) return from === 0 && to > 0 ? text : '';
+  const size = Math.ceil(text.length / n);
+  const edge = (at: number) => {
+    if (at <= 0) return 0;
+    if (at >= text.length) return text.length;
+    const code = text.charCodeAt(at);
+    return code >= 0xdc00 && code <= 0xdfff ? at + 1 : at;
+  };
+  return text.slice(edge(from * size), edge(to * size));
+}
+
+const hasToolCall = (input: RenderInput) => input.reply.kind === 'tool-call' && input.ending === 'natural';
+
 // --- OpenAI Responses ------------------------------------------------------------------------
 
 function responsesOutput(input: RenderInput): Array<Record<string, unknown>> {
-  const { reply } = input;
   const output: Array<Record<string, unknown>> = [];
-  const text = reply.kind === 'text' ? reply.text : reply.text;
-  if (text !== undefined && text !== '')
+  const incomplete = input.ending !== 'natural';
+  if (input.text !== '')
     output.push({
       type: 'message',
       id: `msg_${input.id}`,
-      status: 'completed',
+      status: incomplete ? 'incomplete' : 'completed',
       role: 'assistant',
-      content: [{ type: 'output_text', text, annotations: [] }],
+      content: [{ type: 'output_text', text: input.text, annotations: [], logprobs: [] }],
     });
-  if (reply.kind === 'tool-call')
+  if (hasToolCall(input) && input.reply.kind === 'tool-call')
     output.push({
       type: 'function_call',
       id: `fc_${input.id}`,
       call_id: input.callId,
-      name: reply.tool,
-      arguments: reply.args,
+      name: input.reply.tool,
+      arguments: input.reply.args,
       status: 'completed',
     });
   return output;
@@ -67,129 +101,190 @@ function responsesOutput(input: RenderInput): Array<Record<string, unknown>> {
 function responsesUsage(usage: Usage) {
   return {
     input_tokens: usage.input,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: usage.cacheRead },
     output_tokens: usage.output,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: usage.input + usage.output,
   };
 }
 
-function responsesObject(input: RenderInput, status: 'in_progress' | 'completed') {
+type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+
+function responsesObject(input: RenderInput, status: ResponseStatus) {
+  const over = status === 'completed' || status === 'incomplete';
   return {
     id: `resp_${input.id}`,
     object: 'response',
     created_at: input.createdS,
     status,
+    error: null,
+    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
     model: input.model,
-    output: status === 'completed' ? responsesOutput(input) : [],
-    usage: status === 'completed' ? responsesUsage(input.usage) : null,
+    output: over ? responsesOutput(input) : [],
+    parallel_tool_calls: true,
+    tool_choice: 'auto',
+    tools: [],
+    usage: over ? responsesUsage(input.usage) : null,
   };
 }
 
-function responsesStream(input: RenderInput): RenderedStream {
+const finalStatus = (input: RenderInput): ResponseStatus =>
+  input.ending === 'natural' ? 'completed' : 'incomplete';
+
+function responsesStream(input: RenderInput): StreamRenderer {
   let sequence = 0;
   const event = (type: string, fields: Record<string, unknown>) =>
     sse(type, { type, sequence_number: sequence++, ...fields });
-  const start = [
-    event('response.created', { response: responsesObject(input, 'in_progress') }),
-    event('response.in_progress', { response: responsesObject(input, 'in_progress') }),
-  ];
-  const output = responsesOutput(input);
-  const message = output.find((item) => item.type === 'message');
-  const call = output.find((item) => item.type === 'function_call');
-  const content: string[][] = input.pieces.map(() => []);
-  let index = 0;
-  if (message) {
-    const first = content[0] as string[];
-    first.push(
-      event('response.output_item.added', {
-        output_index: index,
-        item: { ...message, status: 'in_progress', content: [] },
-      }),
-      event('response.content_part.added', {
-        item_id: message.id,
-        output_index: index,
-        content_index: 0,
-        part: { type: 'output_text', text: '', annotations: [] },
-      }),
-    );
-    input.pieces.forEach((piece, i) => {
-      if (piece !== '')
-        (content[i] as string[]).push(
-          event('response.output_text.delta', {
-            item_id: message.id,
-            output_index: index,
-            content_index: 0,
-            delta: piece,
-            logprobs: [],
-          }),
-        );
-    });
-  }
-  const last = content[content.length - 1] as string[];
-  if (message) {
-    const text = (message.content as Array<{ text: string }>)[0]?.text ?? '';
-    last.push(
-      event('response.output_text.done', {
-        item_id: message.id,
-        output_index: index,
-        content_index: 0,
-        text,
-        logprobs: [],
-      }),
-      event('response.content_part.done', {
-        item_id: message.id,
-        output_index: index,
-        content_index: 0,
-        part: { type: 'output_text', text, annotations: [] },
-      }),
-      event('response.output_item.done', { output_index: index, item: message }),
-    );
-    index += 1;
-  }
-  if (call) {
-    last.push(
-      event('response.output_item.added', {
-        output_index: index,
-        item: { ...call, arguments: '', status: 'in_progress' },
-      }),
-      event('response.function_call_arguments.delta', {
-        item_id: call.id,
-        output_index: index,
-        delta: call.arguments,
-      }),
-      event('response.function_call_arguments.done', {
-        item_id: call.id,
-        output_index: index,
-        arguments: call.arguments,
-        name: call.name,
-      }),
-      event('response.output_item.done', { output_index: index, item: call }),
-    );
-  }
+  const start =
+    event('response.created', { response: responsesObject(input, 'in_progress') }) +
+    event('response.in_progress', { response: responsesObject(input, 'in_progress') });
+  const message = input.text !== '';
+  const itemId = `msg_${input.id}`;
+  const incomplete = input.ending !== 'natural';
   return {
     start,
-    content,
-    end: [event('response.completed', { response: responsesObject(input, 'completed') })],
+    content(from, to) {
+      let out = '';
+      if (from === 0 && message)
+        out +=
+          event('response.output_item.added', {
+            output_index: 0,
+            item: { id: itemId, type: 'message', status: 'in_progress', role: 'assistant', content: [] },
+          }) +
+          event('response.content_part.added', {
+            item_id: itemId,
+            output_index: 0,
+            content_index: 0,
+            part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+          });
+      const piece = message ? piecesOf(input.text, from, to, input.pieces) : '';
+      if (piece !== '')
+        out += event('response.output_text.delta', {
+          item_id: itemId,
+          output_index: 0,
+          content_index: 0,
+          delta: piece,
+          logprobs: [],
+        });
+      return out;
+    },
+    end() {
+      let out = '';
+      let index = 0;
+      if (message) {
+        const part = { type: 'output_text', text: input.text, annotations: [], logprobs: [] };
+        out +=
+          event('response.output_text.done', {
+            item_id: itemId,
+            output_index: 0,
+            content_index: 0,
+            text: input.text,
+            logprobs: [],
+          }) +
+          event('response.content_part.done', { item_id: itemId, output_index: 0, content_index: 0, part }) +
+          event('response.output_item.done', {
+            output_index: 0,
+            item: {
+              id: itemId,
+              type: 'message',
+              status: incomplete ? 'incomplete' : 'completed',
+              role: 'assistant',
+              content: [part],
+            },
+          });
+        index = 1;
+      }
+      if (hasToolCall(input) && input.reply.kind === 'tool-call') {
+        const call = {
+          type: 'function_call',
+          id: `fc_${input.id}`,
+          call_id: input.callId,
+          name: input.reply.tool,
+          arguments: input.reply.args,
+        };
+        out +=
+          event('response.output_item.added', {
+            output_index: index,
+            item: { ...call, arguments: '', status: 'in_progress' },
+          }) +
+          event('response.function_call_arguments.delta', {
+            item_id: call.id,
+            output_index: index,
+            delta: call.arguments,
+          }) +
+          event('response.function_call_arguments.done', {
+            item_id: call.id,
+            output_index: index,
+            name: call.name,
+            arguments: call.arguments,
+          }) +
+          event('response.output_item.done', { output_index: index, item: { ...call, status: 'completed' } });
+      }
+      const status = finalStatus(input);
+      return out + event(`response.${status}`, { response: responsesObject(input, status) });
+    },
+    error(retryAfterS) {
+      return event('response.failed', {
+        response: {
+          ...responsesObject(input, 'failed'),
+          error:
+            retryAfterS !== undefined
+              ? {
+                  code: 'rate_limit_exceeded',
+                  message: `Rate limit reached for ${input.model} on tokens per min (TPM) (fleetbench fault). Please try again in ${retryAfterS}s.`,
+                }
+              : {
+                  code: 'server_error',
+                  message: 'The server had an error while processing your request (fleetbench fault).',
+                },
+        },
+      });
+    },
   };
 }
 
 // --- Anthropic Messages ----------------------------------------------------------------------
 
 function messagesContent(input: RenderInput): Array<Record<string, unknown>> {
-  const { reply } = input;
   const blocks: Array<Record<string, unknown>> = [];
-  const text = reply.text;
-  if (text !== undefined && text !== '') blocks.push({ type: 'text', text });
-  if (reply.kind === 'tool-call')
-    blocks.push({ type: 'tool_use', id: input.callId, name: reply.tool, input: JSON.parse(reply.args) });
+  if (input.text !== '') blocks.push({ type: 'text', text: input.text });
+  if (hasToolCall(input) && input.reply.kind === 'tool-call')
+    blocks.push({
+      type: 'tool_use',
+      id: input.callId,
+      name: input.reply.tool,
+      input: JSON.parse(input.reply.args),
+    });
   return blocks;
 }
 
-const stopReason = (reply: Reply) => (reply.kind === 'tool-call' ? 'tool_use' : 'end_turn');
+const ANTHROPIC_STOP: Record<Ending, string> = {
+  natural: 'end_turn',
+  max_tokens: 'max_tokens',
+  stop_sequence: 'stop_sequence',
+  context_window: 'model_context_window_exceeded',
+};
 
-function messagesStream(input: RenderInput): RenderedStream {
-  const start = [
+function stopReason(input: RenderInput): string {
+  return hasToolCall(input) ? 'tool_use' : ANTHROPIC_STOP[input.ending];
+}
+
+function messagesUsage(usage: Usage, output: number) {
+  return {
+    input_tokens: usage.input - usage.cacheRead - usage.cacheWrite5m - usage.cacheWrite1h,
+    cache_creation_input_tokens: usage.cacheWrite5m + usage.cacheWrite1h,
+    cache_read_input_tokens: usage.cacheRead,
+    cache_creation: {
+      ephemeral_5m_input_tokens: usage.cacheWrite5m,
+      ephemeral_1h_input_tokens: usage.cacheWrite1h,
+    },
+    output_tokens: output,
+    service_tier: 'standard',
+  };
+}
+
+function messagesStream(input: RenderInput): StreamRenderer {
+  const start =
     sse('message_start', {
       type: 'message_start',
       message: {
@@ -200,71 +295,99 @@ function messagesStream(input: RenderInput): RenderedStream {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: {
-          input_tokens: input.usage.input,
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
-          output_tokens: 1,
-        },
+        usage: messagesUsage(input.usage, 1),
       },
-    }),
-  ];
-  const content: string[][] = input.pieces.map(() => []);
-  let index = 0;
-  const text = input.reply.text;
-  if (text !== undefined && text !== '') {
-    (content[0] as string[]).push(
-      sse('content_block_start', {
-        type: 'content_block_start',
-        index,
-        content_block: { type: 'text', text: '' },
-      }),
-    );
-    input.pieces.forEach((piece, i) => {
+    }) + sse('ping', { type: 'ping' });
+  const text = input.text !== '';
+  return {
+    start,
+    content(from, to) {
+      if (!text) return '';
+      let out =
+        from === 0
+          ? sse('content_block_start', {
+              type: 'content_block_start',
+              index: 0,
+              content_block: { type: 'text', text: '' },
+            })
+          : '';
+      const piece = piecesOf(input.text, from, to, input.pieces);
       if (piece !== '')
-        (content[i] as string[]).push(
+        out += sse('content_block_delta', {
+          type: 'content_block_delta',
+          index: 0,
+          delta: { type: 'text_delta', text: piece },
+        });
+      return out;
+    },
+    end() {
+      let out = text ? sse('content_block_stop', { type: 'content_block_stop', index: 0 }) : '';
+      if (hasToolCall(input) && input.reply.kind === 'tool-call') {
+        const index = text ? 1 : 0;
+        out +=
+          sse('content_block_start', {
+            type: 'content_block_start',
+            index,
+            content_block: { type: 'tool_use', id: input.callId, name: input.reply.tool, input: {} },
+          }) +
           sse('content_block_delta', {
             type: 'content_block_delta',
             index,
-            delta: { type: 'text_delta', text: piece },
-          }),
-        );
-    });
-    (content[content.length - 1] as string[]).push(
-      sse('content_block_stop', { type: 'content_block_stop', index }),
-    );
-    index += 1;
-  }
-  const last = content[content.length - 1] as string[];
-  if (input.reply.kind === 'tool-call') {
-    last.push(
-      sse('content_block_start', {
-        type: 'content_block_start',
-        index,
-        content_block: { type: 'tool_use', id: input.callId, name: input.reply.tool, input: {} },
-      }),
-      sse('content_block_delta', {
-        type: 'content_block_delta',
-        index,
-        delta: { type: 'input_json_delta', partial_json: input.reply.args },
-      }),
-      sse('content_block_stop', { type: 'content_block_stop', index }),
-    );
-  }
-  const end = [
-    sse('message_delta', {
-      type: 'message_delta',
-      delta: { stop_reason: stopReason(input.reply), stop_sequence: null },
-      usage: { output_tokens: input.usage.output },
-    }),
-    sse('message_stop', { type: 'message_stop' }),
-  ];
-  return { start, content, end };
+            delta: { type: 'input_json_delta', partial_json: input.reply.args },
+          }) +
+          sse('content_block_stop', { type: 'content_block_stop', index });
+      }
+      const usage = messagesUsage(input.usage, input.usage.output);
+      return (
+        out +
+        sse('message_delta', {
+          type: 'message_delta',
+          delta: { stop_reason: stopReason(input), stop_sequence: input.stopSequence ?? null },
+          usage: {
+            input_tokens: usage.input_tokens,
+            cache_creation_input_tokens: usage.cache_creation_input_tokens,
+            cache_read_input_tokens: usage.cache_read_input_tokens,
+            output_tokens: usage.output_tokens,
+          },
+        }) +
+        sse('message_stop', { type: 'message_stop' })
+      );
+    },
+    error(retryAfterS) {
+      return sse('error', {
+        type: 'error',
+        error:
+          retryAfterS !== undefined
+            ? { type: 'rate_limit_error', message: 'Rate limit reached (fleetbench fault).' }
+            : { type: 'overloaded_error', message: 'Overloaded' },
+      });
+    },
+  };
 }
 
 // --- OpenAI Chat Completions -----------------------------------------------------------------
 
-function chatStream(input: RenderInput): RenderedStream {
+function chatFinish(input: RenderInput): string {
+  if (hasToolCall(input)) return 'tool_calls';
+  return input.ending === 'max_tokens' || input.ending === 'context_window' ? 'length' : 'stop';
+}
+
+function chatUsage(usage: Usage) {
+  return {
+    prompt_tokens: usage.input,
+    completion_tokens: usage.output,
+    total_tokens: usage.input + usage.output,
+    prompt_tokens_details: { cached_tokens: usage.cacheRead, audio_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
+  };
+}
+
+function chatStream(input: RenderInput): StreamRenderer {
   const base = {
     id: `chatcmpl-${input.id}`,
     object: 'chat.completion.chunk',
@@ -275,85 +398,49 @@ function chatStream(input: RenderInput): RenderedStream {
   const usageField = input.includeUsage ? { usage: null } : {};
   const chunk = (delta: Record<string, unknown>, finish: string | null) =>
     sse(undefined, { ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...usageField });
-  const start = [chunk({ role: 'assistant', content: '' }, null)];
-  const content: string[][] = input.pieces.map((piece) =>
-    piece !== '' ? [chunk({ content: piece }, null)] : [],
-  );
-  const last = content[content.length - 1] as string[];
-  if (input.reply.kind === 'tool-call')
-    last.push(
-      chunk(
-        {
-          tool_calls: [
-            {
-              index: 0,
-              id: input.callId,
-              type: 'function',
-              function: { name: input.reply.tool, arguments: input.reply.args },
-            },
-          ],
-        },
-        null,
-      ),
-    );
-  const end = [chunk({}, input.reply.kind === 'tool-call' ? 'tool_calls' : 'stop')];
-  if (input.includeUsage)
-    end.push(
-      sse(undefined, {
-        ...base,
-        choices: [],
-        usage: {
-          prompt_tokens: input.usage.input,
-          completion_tokens: input.usage.output,
-          total_tokens: input.usage.input + input.usage.output,
-        },
-      }),
-    );
-  end.push(sse(undefined, '[DONE]'));
-  return { start, content, end };
-}
-
-// --- Whole (non-streamed) replies ------------------------------------------------------------
-
-function wholeReply(input: RenderInput): string {
-  switch (input.api) {
-    case 'responses':
-      return JSON.stringify(responsesObject(input, 'completed'));
-    case 'messages':
-      return JSON.stringify({
-        id: `msg_${input.id}`,
-        type: 'message',
-        role: 'assistant',
-        model: input.model,
-        content: messagesContent(input),
-        stop_reason: stopReason(input.reply),
-        stop_sequence: null,
-        usage: { input_tokens: input.usage.input, output_tokens: input.usage.output },
-      });
-    case 'chat': {
-      const { reply } = input;
-      const message: Record<string, unknown> = { role: 'assistant', content: reply.text ?? null };
-      if (reply.kind === 'tool-call')
-        message.tool_calls = [
-          { id: input.callId, type: 'function', function: { name: reply.tool, arguments: reply.args } },
-        ];
-      return JSON.stringify({
-        id: `chatcmpl-${input.id}`,
-        object: 'chat.completion',
-        created: input.createdS,
-        model: input.model,
-        choices: [{ index: 0, message, finish_reason: reply.kind === 'tool-call' ? 'tool_calls' : 'stop' }],
-        usage: {
-          prompt_tokens: input.usage.input,
-          completion_tokens: input.usage.output,
-          total_tokens: input.usage.input + input.usage.output,
+  return {
+    start: chunk({ role: 'assistant', content: '' }, null),
+    content(from, to) {
+      const piece = piecesOf(input.text, from, to, input.pieces);
+      return piece !== '' ? chunk({ content: piece }, null) : '';
+    },
+    end() {
+      let out = '';
+      if (hasToolCall(input) && input.reply.kind === 'tool-call')
+        out += chunk(
+          {
+            tool_calls: [
+              {
+                index: 0,
+                id: input.callId,
+                type: 'function',
+                function: { name: input.reply.tool, arguments: input.reply.args },
+              },
+            ],
+          },
+          null,
+        );
+      out += chunk({}, chatFinish(input));
+      if (input.includeUsage) out += sse(undefined, { ...base, choices: [], usage: chatUsage(input.usage) });
+      return out + sse(undefined, '[DONE]');
+    },
+    error(retryAfterS) {
+      const limited = retryAfterS !== undefined;
+      return sse(undefined, {
+        error: {
+          message: limited
+            ? `Rate limit reached. Please try again in ${retryAfterS}s.`
+            : 'The server had an error (fleetbench fault).',
+          type: limited ? 'tokens' : 'server_error',
+          param: null,
+          code: limited ? 'rate_limit_exceeded' : null,
         },
       });
-    }
-  }
+    },
+  };
 }
 
-export function renderStream(input: RenderInput): RenderedStream {
+export function renderStream(input: RenderInput): StreamRenderer {
   switch (input.api) {
     case 'responses':
       return responsesStream(input);
@@ -364,54 +451,47 @@ export function renderStream(input: RenderInput): RenderedStream {
   }
 }
 
-export function renderWhole(input: RenderInput): string {
-  return wholeReply(input);
-}
+// --- Whole (non-streamed) replies ------------------------------------------------------------
 
-/**
- * An error inside a 200 stream, as each API sends one: Responses' `response.failed` (with
- * OpenAI's rate-limit wording, "Please try again in Ns", when there is a wait: codex reads the
- * wait from that text), Anthropic's `error` event, a Chat Completions chunk with `error`.
- */
-export function streamErrorEvent(input: RenderInput, retryAfterS: number | undefined): string {
-  const limited = retryAfterS !== undefined;
+export function renderWhole(input: RenderInput): string {
   switch (input.api) {
     case 'responses':
-      return sse('response.failed', {
-        type: 'response.failed',
-        sequence_number: 1_000_000,
-        response: {
-          ...responsesObject(input, 'in_progress'),
-          status: 'failed',
-          error: limited
-            ? {
-                code: 'rate_limit_exceeded',
-                message: `Rate limit reached for ${input.model} on tokens per min (TPM) (fleetbench fault). Please try again in ${retryAfterS}s.`,
-              }
-            : {
-                code: 'server_error',
-                message: 'The server had an error while processing your request (fleetbench fault).',
-              },
-        },
-      });
+      return JSON.stringify(responsesObject(input, finalStatus(input)));
     case 'messages':
-      return sse('error', {
-        type: 'error',
-        error: limited
-          ? { type: 'rate_limit_error', message: 'Rate limit reached (fleetbench fault).' }
-          : { type: 'overloaded_error', message: 'Overloaded' },
+      return JSON.stringify({
+        id: `msg_${input.id}`,
+        type: 'message',
+        role: 'assistant',
+        model: input.model,
+        content: messagesContent(input),
+        stop_reason: stopReason(input),
+        stop_sequence: input.stopSequence ?? null,
+        usage: messagesUsage(input.usage, input.usage.output),
       });
-    case 'chat':
-      return sse(undefined, {
-        error: {
-          message: limited
-            ? `Rate limit reached. Please try again in ${retryAfterS}s.`
-            : 'The server had an error (fleetbench fault).',
-          type: limited ? 'rate_limit_exceeded' : 'server_error',
-          param: null,
-          code: limited ? 'rate_limit_exceeded' : null,
-        },
+    case 'chat': {
+      const message: Record<string, unknown> = {
+        role: 'assistant',
+        content: input.text === '' && hasToolCall(input) ? null : input.text,
+        refusal: null,
+        annotations: [],
+      };
+      if (hasToolCall(input) && input.reply.kind === 'tool-call')
+        message.tool_calls = [
+          {
+            id: input.callId,
+            type: 'function',
+            function: { name: input.reply.tool, arguments: input.reply.args },
+          },
+        ];
+      return JSON.stringify({
+        id: `chatcmpl-${input.id}`,
+        object: 'chat.completion',
+        created: input.createdS,
+        model: input.model,
+        choices: [{ index: 0, message, logprobs: null, finish_reason: chatFinish(input) }],
+        usage: chatUsage(input.usage),
       });
+    }
   }
 }
 
@@ -423,6 +503,8 @@ export type ErrorKind =
   | 'authentication'
   | 'not_found'
   | 'rate_limit'
+  /** A token limit (OpenAI's 429 says `tokens`, not `requests`). */
+  | 'rate_limit_tokens'
   | 'overloaded'
   | 'api_error'
   | 'unavailable'
@@ -433,6 +515,7 @@ const ANTHROPIC_TYPES: Record<ErrorKind, string> = {
   authentication: 'authentication_error',
   not_found: 'not_found_error',
   rate_limit: 'rate_limit_error',
+  rate_limit_tokens: 'rate_limit_error',
   overloaded: 'overloaded_error',
   api_error: 'api_error',
   unavailable: 'api_error',
@@ -444,6 +527,7 @@ const OPENAI_TYPES: Record<ErrorKind, { type: string; code: string | null }> = {
   authentication: { type: 'invalid_request_error', code: 'invalid_api_key' },
   not_found: { type: 'invalid_request_error', code: 'model_not_found' },
   rate_limit: { type: 'requests', code: 'rate_limit_exceeded' },
+  rate_limit_tokens: { type: 'tokens', code: 'rate_limit_exceeded' },
   overloaded: { type: 'server_error', code: 'server_is_overloaded' },
   api_error: { type: 'server_error', code: null },
   unavailable: { type: 'server_error', code: null },
@@ -455,6 +539,7 @@ export function errorBody(
   kind: ErrorKind,
   message: string,
   requestId: string,
+  openai: { param?: string | null; code?: string | null } = {},
 ): string {
   if (api === 'messages')
     return JSON.stringify({
@@ -463,5 +548,12 @@ export function errorBody(
       request_id: requestId,
     });
   const { type, code } = OPENAI_TYPES[kind];
-  return JSON.stringify({ error: { message, type, param: null, code } });
+  return JSON.stringify({
+    error: {
+      message,
+      type,
+      param: openai.param ?? null,
+      code: openai.code !== undefined ? openai.code : code,
+    },
+  });
 }

@@ -190,21 +190,24 @@ const FILLER = [
   'why',
 ];
 
-/** The final message, padded to about `tokens` with seeded filler, and its token count. */
-function padded(
-  text: string,
-  tokens: number | undefined,
+/**
+ * A turn's final message, padded to about its `finalTokens` with seeded filler, and its token
+ * count. The emulator pads each turn once and every stream shares the text.
+ */
+export function padFinal(
+  turn: ScriptTurn,
   countTokens: (text: string) => number,
   rng: Rng,
 ): { text: string; tokens: number } {
-  let out = text;
+  const words: string[] = [turn.final];
   // Each filler word is one token after a space: add words until the count is reached.
-  let have = countTokens(out);
+  let have = countTokens(turn.final);
+  const tokens = turn.finalTokens;
   for (let i = 0; tokens !== undefined && have < tokens && i < tokens; i++) {
-    out += ` ${rng.pick(FILLER)}`;
+    words.push(rng.pick(FILLER));
     have += 1;
   }
-  return { text: out, tokens: have };
+  return { text: words.join(' '), tokens: have };
 }
 
 /**
@@ -216,8 +219,7 @@ export function planReply(
   script: AgentScript,
   position: Position,
   tools: readonly ToolDeclaration[],
-  countTokens: (text: string) => number,
-  rng: Rng,
+  finalOf: (turn: ScriptTurn) => { text: string; tokens: number },
 ): Reply {
   const turn = script.turns[(position.turn - 1) % script.turns.length] as ScriptTurn;
   const shell = SHELL_TOOLS.find((candidate) => tools.some((tool) => tool.name === candidate.name));
@@ -231,7 +233,7 @@ export function planReply(
       command,
     };
   }
-  const final = padded(turn.final, turn.finalTokens, countTokens, rng);
+  const final = finalOf(turn);
   return turn.commands.length > 0 && !shell && tools.length > 0
     ? { kind: 'text', ...final, toolMissing: true }
     : { kind: 'text', ...final };

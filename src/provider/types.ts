@@ -11,14 +11,29 @@ export interface ProviderRequest {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  /** The body's size in bytes, when the caller knows it (else counted from `body`). */
+  bodyBytes?: number;
+  /** The run time the request arrived, when it waited before it was planned (else now). */
+  arrivedAt?: number;
 }
 
-export interface PlannedChunk {
-  /** ms after arrival. */
-  atMs: number;
-  data: string;
+/**
+ * A planned stream: `length` chunks, chunk i due `atMs(i)` after arrival (never decreasing),
+ * rendered when played: `data(from, to)` is the bytes of chunks from … to-1, which go out
+ * together (called in order, each chunk once, so a long reply is never held rendered whole, and
+ * chunks sent together are rendered as one event, not one each).
+ */
+export interface PlannedStream {
+  length: number;
+  atMs(i: number): number;
+  data(from: number, to: number): string;
   /** The chunk that carries the first output token (time to first token is measured at it). */
-  firstToken?: boolean;
+  firstToken: number;
+  /**
+   * The least time between two writes of this stream after its first token, now (ms): it grows
+   * with the streams in flight, and chunks due within it go out together.
+   */
+  writeGapMs?(): number;
 }
 
 export type PlayOutcome = 'complete' | 'cut' | 'cancelled' | 'reset';
@@ -30,7 +45,7 @@ export interface ProviderAnswer {
   body?: string;
   bodyAtMs?: number;
   /** A stream, in time order. */
-  chunks?: PlannedChunk[];
+  chunks?: PlannedStream;
   /** A cut stream: only the chunks before this index go out, then the connection closes. */
   cutAt?: number;
   /** An outage: the connection is reset and nothing is answered. */

@@ -1,0 +1,343 @@
+/**
+ * `provider serve` under hostile input (issue 49's provider cases), each through the real server:
+ * a pre-token that made tokenisation quadratic, a thousand streams of a 32,000-token reply, a
+ * flood from `hey -c 1000`, Ctrl-C while streams are in flight, made-up keys, versions and window
+ * ids by the thousand, and flags whose numbers cannot play within a run. Plus the load model:
+ * first tokens later as streams queue past the configured cap, the queue on /metrics.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { Rng } from '../src/base/rng.ts';
+import { RealClock } from '../src/clock/real.ts';
+import { VirtualClock } from '../src/clock/virtual.ts';
+import {
+  LATENCY_PROFILES,
+  ProviderEmulator,
+  type ProviderEmulatorOptions,
+  requestInProcess,
+  startProviderServer,
+} from '../src/provider/index.ts';
+import { readTrace } from '../src/trace/index.ts';
+import { MemorySink } from '../src/trace/writer.ts';
+import { cli } from './helpers/cli.ts';
+import { slowestAnswerDuring } from './helpers/probe.ts';
+import { startCliServer, stopAll } from './helpers/serve.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { promtoolCheck, systemTool } from './helpers/tools.ts';
+import { waitUntil } from './helpers/wait.ts';
+
+const dir = scratchDir();
+const FLOOD = fileURLToPath(new URL('./helpers/stream-flood.mjs', import.meta.url));
+const servers: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+afterAll(stopAll);
+
+async function serve(options: Partial<ProviderEmulatorOptions> = {}) {
+  const trace = new MemorySink();
+  const emulator = new ProviderEmulator({ clock: new RealClock(), rng: new Rng(5), trace, ...options });
+  const server = await startProviderServer({ emulator });
+  servers.push(server);
+  return { emulator, trace, url: server.url };
+}
+
+const messages = (url: string, content: string, extra: Record<string, unknown> = {}, key = 'k') =>
+  fetch(`${url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', ...((extra.headers as object) ?? {}) },
+    body: JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 32_000,
+      messages: [{ role: 'user', content }],
+      ...extra,
+      headers: undefined,
+    }),
+  });
+
+describe('tokenisation bounded per request', () => {
+  it('128 KiB of letters without a space, or 32,768 Chinese characters, is estimated at once and said so, while a probe is answered', async () => {
+    const { url, trace } = await serve();
+    const letters = 'a'.repeat(131_072);
+    const chinese = Array.from({ length: 32_768 }, (_, i) =>
+      String.fromCharCode(0x4e00 + ((i * 7919) % 20_000)),
+    ).join('');
+    const slowest = await slowestAnswerDuring(
+      `${url}/v1/models`,
+      async () => {
+        for (const text of [letters, chinese]) expect((await messages(url, text)).status).toBe(200);
+      },
+      { headers: { authorization: 'Bearer probe' } },
+    );
+    expect(slowest).toBeLessThan(2_000);
+    const spans = trace.records.filter(
+      (record) => record.kind === 'span' && record.data?.tokensIn !== undefined,
+    );
+    expect(spans.map((span) => span.kind === 'span' && span.data?.tokensEstimated)).toEqual([true, true]);
+    // Each request's own time (arrival to answer, no latency profile): far from the 21.7 s and 5.9 s.
+    for (const span of spans) expect(span.kind === 'span' && span.dur).toBeLessThan(1_000);
+  });
+});
+
+describe('replies and state bounded', () => {
+  it('a scripts file with finalTokens 32000 and 1,000 concurrent streams: far from GBs, and another client answered within 2 s', async () => {
+    const file = join(dir, 'long.yaml');
+    writeFileSync(
+      file,
+      'default: long\nscripts:\n  long:\n    turns:\n      - final: Done.\n        finalTokens: 32000\n',
+    );
+    const server = await startCliServer<{ url: string }>([
+      'provider',
+      'serve',
+      '--scripts',
+      file,
+      '--latency',
+      'fast',
+    ]);
+    const pid = server.process.pid as number;
+    /** The server's peak resident memory so far (VmHWM), bytes. */
+    const peakRss = () =>
+      Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
+    // The thousand streams come from a process of their own: the probe here waits only for the server.
+    const flood = spawn(process.execPath, [FLOOD, server.info.url, '1000'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let report = '';
+    flood.stdout.on('data', (chunk: Buffer) => {
+      report += chunk.toString('utf8');
+    });
+    const ended = new Promise((resolve) => flood.once('exit', resolve));
+    const slowest = await slowestAnswerDuring(
+      `${server.info.url}/v1/models`,
+      async () => {
+        await ended;
+      },
+      { headers: { authorization: 'Bearer probe' } },
+    );
+    expect(JSON.parse(report)).toEqual({ streams: 1000, failed: 0 });
+    // Planned whole, the replies took the server to 2.1 GB; played as they go, a few hundred MB at most.
+    expect(peakRss()).toBeLessThan(600 * 1024 * 1024);
+    // Planned whole, another client waited 22-23 s; each stream's chunks past its first token are
+    // paced and rendered together, so the server goes on answering.
+    expect(slowest).toBeLessThan(2_000);
+    await server.stop();
+  }, 120_000);
+
+  it('20,000 made-up keys, CLI versions and codex window ids: limit state, stats and places stay bounded', async () => {
+    const { url, emulator } = await serve({ adminToken: 'adm-token-1' });
+    for (let i = 0; i < 20_000; i += 1) {
+      const response = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${'k'.repeat(900)}${i}`,
+          'user-agent': `codex_exec/0.${i}.${'9'.repeat(200)}`,
+          'x-codex-window-id': `${'w'.repeat(2_000)}${i}`,
+        },
+        body: JSON.stringify({ model: 'gpt-5.5', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      await response.arrayBuffer();
+    }
+    expect(emulator.limits.size).toBeLessThanOrEqual(10_000);
+    const stats = await fetch(`${url}/_fleetbench/stats`, {
+      headers: { authorization: 'Bearer adm-token-1' },
+    });
+    const text = await stats.text();
+    expect(text.length).toBeLessThan(20_000);
+    const versions = Object.keys((JSON.parse(text) as { cliVersions: { codex: object } }).cliVersions.codex);
+    expect(versions.length).toBeLessThanOrEqual(101);
+    expect(versions.every((version) => version.length <= 64)).toBe(true);
+  }, 180_000);
+});
+
+describe('provider serve as a process', () => {
+  it('Ctrl-C while streams are in flight: each recorded as cancelled, then the footer, exit 0 within 5 s', async () => {
+    const trace = join(dir, 'ctrl-c.jsonl');
+    const server = await startCliServer<{ url: string }>([
+      'provider',
+      'serve',
+      '--trace',
+      trace,
+      '--latency',
+      'realistic',
+      '--ttft',
+      '60000',
+    ]);
+    const inFlight = Array.from({ length: 3 }, (_, i) =>
+      messages(server.info.url, `stream ${i}`, { stream: true })
+        .then((response) => response.text())
+        .catch(() => 'cut'),
+    );
+    await waitUntil('the requests in flight', async () => {
+      const stats = await fetch(`${server.info.url}/metrics`).then((response) => response.text());
+      return /vllm:num_requests_running 3/.test(stats);
+    });
+    const stoppedAt = performance.now();
+    server.process.kill('SIGINT');
+    expect(await server.exited).toBe(0);
+    expect(performance.now() - stoppedAt).toBeLessThan(5_000);
+    await Promise.all(inFlight);
+    expect(server.stderr()).not.toMatch(/is closed|Error/);
+    const { records, stats } = await readTrace(trace);
+    expect(stats.footer).toMatchObject({ reason: 'completed', counts: { span: 3 } });
+    expect(records.map((record) => record.kind === 'span' && record.outcome)).toEqual([
+      'cancelled',
+      'cancelled',
+      'cancelled',
+    ]);
+  }, 60_000);
+
+  // hey has no version flag: `hey -h` prints its usage and exits 2 when it is there.
+  const hey = systemTool('sh', ['-c', 'command -v hey'], 'hey');
+  it.skipIf(hey.skip)(
+    'a flood of hey -c 1000 for 15 s: a probe is answered within 2 s throughout',
+    async () => {
+      hey.require();
+      const server = await startCliServer<{ url: string }>(['provider', 'serve']);
+      const body = join(dir, 'flood.json');
+      writeFileSync(body, JSON.stringify({ model: 'gpt-5.5', messages: [{ role: 'user', content: 'hi' }] }));
+      const flood = spawn(
+        'hey',
+        [
+          '-z',
+          '15s',
+          '-c',
+          '1000',
+          '-m',
+          'POST',
+          '-H',
+          'Authorization: Bearer flood',
+          '-D',
+          body,
+          `${server.info.url}/v1/chat/completions`,
+        ],
+        { stdio: 'ignore' },
+      );
+      const ended = new Promise((resolve) => flood.once('exit', resolve));
+      const slowest = await slowestAnswerDuring(
+        `${server.info.url}/v1/models`,
+        async () => {
+          await ended;
+        },
+        { headers: { authorization: 'Bearer probe' }, signal: AbortSignal.timeout(60_000) },
+      );
+      expect(slowest).toBeLessThan(2_000);
+    },
+    90_000,
+  );
+
+  it('refuses numbers no run can play and flags that cannot work, naming the flag, in seconds', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--output-tps', '0.000001'], /--output-tps.*from 1 to 1000000/],
+      [['--ttft', '1e12'], /--ttft 1e12: .*at most 600000/],
+      [['--time-scale', '1e-300'], /--time-scale.*from 0.001 to 10000/],
+      [['--port', '99999'], /--port.*from 0 to 65535/],
+      [['--admin-token', ''], /--admin-token.*8 to 256/],
+      [['--fault', 'outage@from=20s,until=10s'], /untilMs must be after fromMs/],
+      [['--fault', `outage@from=${1e15}ms`], /fromMs/],
+      [['--max-running', '0'], /--max-running/],
+    ];
+    for (const [flags, message] of cases) {
+      const result = await cli(['provider', 'serve', ...flags]);
+      expect(result.code, flags.join(' ')).toBe(2);
+      expect(result.stderr, flags.join(' ')).toMatch(message);
+    }
+  });
+
+  it('--help lists every fault kind, and the docs link it prints points at a heading that exists', async () => {
+    const help = await cli(['provider', 'serve', '--help']);
+    const { FAULT_KINDS } = await import('../src/provider/faults.ts');
+    for (const kind of FAULT_KINDS) expect(help.stdout).toContain(kind);
+    const server = await startCliServer<{ url: string }>(['provider', 'serve']);
+    await server.stop();
+    const source = readFileSync(new URL('../src/cli/provider.ts', import.meta.url), 'utf8');
+    const doc = readFileSync(new URL('../docs/provider-emulator.md', import.meta.url), 'utf8');
+    const anchors = new Set(
+      [...doc.matchAll(/^#+ (.*)$/gm)].map((match) =>
+        (match[1] as string)
+          .toLowerCase()
+          .replace(/[^\w\s-]/g, '')
+          .replace(/\s+/g, '-'),
+      ),
+    );
+    const linked = [...source.matchAll(/docs\/provider-emulator\.md#([\w-]+)/g)].map((match) => match[1]);
+    expect(linked.length).toBeGreaterThan(2);
+    for (const anchor of linked) expect(anchors, anchor).toContain(anchor);
+  });
+});
+
+describe('latency under load', () => {
+  /** Median time to first token of `streams` concurrent streams, in virtual time. */
+  async function medianTtft(streams: number, maxRunning: number): Promise<number> {
+    const clock = new VirtualClock();
+    const profile = { ...LATENCY_PROFILES.fast!, ttft: { kind: 'fixed' as const, ms: 100 }, spread: 0 };
+    const emulator = new ProviderEmulator({
+      clock,
+      rng: new Rng(1),
+      latency: profile,
+      load: { maxRunning, factor: 2 },
+    });
+    const answers = Promise.all(
+      Array.from({ length: streams }, (_, i) =>
+        requestInProcess(emulator, {
+          method: 'POST',
+          path: '/v1/messages',
+          headers: { 'x-api-key': `k${i}`, 'anthropic-version': '2023-06-01' },
+          body: JSON.stringify({
+            model: 'claude-sonnet-4-5',
+            max_tokens: 200,
+            stream: true,
+            messages: [{ role: 'user', content: `fleetbench-script: hello ${i}` }],
+          }),
+        }),
+      ),
+    );
+    await clock.run({ until: 3_600_000 });
+    const firsts = (await answers)
+      .map(
+        (answer) =>
+          answer.writes.find((write) => write.data.includes('content_block_delta'))?.t ?? Number.NaN,
+      )
+      .sort((a, b) => a - b);
+    return firsts[Math.floor(firsts.length / 2)] as number;
+  }
+
+  it('time to first token at 200 streams is above its value at 2, and follows the cap', async () => {
+    const two = await medianTtft(2, 16);
+    const queued = await medianTtft(200, 16);
+    const roomy = await medianTtft(200, 256);
+    expect(two).toBeGreaterThanOrEqual(100);
+    // 200 streams on 16 places: most wait for several others to finish first.
+    expect(queued).toBeGreaterThan(5 * two);
+    // With room for all of them none waits: only the slowdown of 200 running together (at most 2x).
+    expect(roomy).toBeLessThanOrEqual(2 * two + 1);
+    expect(roomy).toBeGreaterThan(two);
+  });
+
+  it("the queue is on /metrics under vLLM's names, in Prometheus' format", async () => {
+    const { url } = await serve({
+      latency: { ...LATENCY_PROFILES.fast!, ttft: { kind: 'fixed', ms: 2_000 }, spread: 0 },
+      load: { maxRunning: 2, factor: 1.5 },
+    });
+    const pending = Array.from({ length: 5 }, (_, i) =>
+      messages(url, `fleetbench-script: hello ${i}`, { stream: true }, `q${i}`).then((response) =>
+        response.text(),
+      ),
+    );
+    let text = '';
+    await waitUntil('the requests in flight', async () => {
+      text = await fetch(`${url}/metrics`).then((response) => response.text());
+      return /vllm:num_requests_waiting 3/.test(text);
+    });
+    expect(text).toMatch(/^vllm:num_requests_running 2$/m);
+    // promtool's linter flags the colons of vLLM's own names, and nothing else.
+    const check = promtoolCheck(text);
+    if (check.code !== null)
+      expect(check.problems.split('\n').filter((line) => !line.includes("should not contain ':'"))).toEqual(
+        [],
+      );
+    await Promise.all(pending);
+  }, 60_000);
+});
