@@ -15,7 +15,9 @@ import {
   type ModelCoverage,
   type ModelEventProfile,
   type ModelHistogram,
+  type ModelState,
   type ModelTransition,
+  type ModelTrigger,
   modelTriggers,
 } from '../model/format.ts';
 import { FIT_MAX_CALLS, type FittedClientTimes, fitClientTimes, fitWindows } from './cycle-time.ts';
@@ -24,10 +26,26 @@ import { decideOverrun } from './overrun.ts';
 import { learnTrace } from './trace.ts';
 
 /**
+ * The triggers that explain a change into each state, when two kinds came at the same moment (a
+ * PR opened as its session was created): the PR's opening explains `pr_open`, the creation
+ * `working`. Only a tie is decided by it.
+ */
+const EXPLAINS: Record<ModelTrigger, ReadonlySet<ModelState>> = {
+  created: new Set(['spawning', 'working']),
+  'pr-opened': new Set(['pr_open']),
+  'ci-completed': new Set(['pr_open', 'review']),
+  'review-posted': new Set(['review', 'working']),
+  pushed: new Set(['pr_open', 'working']),
+  merged: new Set(['merged', 'closed']),
+  restart: new Set(),
+};
+
+/**
  * The rule of each change between two states: its cause is the kind of trigger that came before
  * every one of them (or, failing that, before most) and is nearest in the session's cycles; a
- * restart only when nothing else came before. A change made outside any cycle has lag 0 and the
- * time from its cause.
+ * restart only when nothing else came before; between kinds that came at the same moment, the one
+ * that explains the state it moved to (EXPLAINS). A change made outside any cycle has lag 0 and
+ * the time from its cause.
  */
 function learnTransitions(samples: Learner['transitionSamples'], notes: Set<string>): ModelTransition[] {
   const groups = new Map<string, Learner['transitionSamples']>();
@@ -39,6 +57,7 @@ function learnTransitions(samples: Learner['transitionSamples'], notes: Set<stri
   }
   const out: ModelTransition[] = [];
   for (const group of groups.values()) {
+    const to = group[0]!.to;
     const kinds = new Set(group.flatMap((g) => [...g.byKind.keys()]));
     const ranked = [...kinds]
       .map((kind) => {
@@ -54,7 +73,8 @@ function learnTransitions(samples: Learner['transitionSamples'], notes: Set<stri
           Number(b.share >= 0.8) - Number(a.share >= 0.8) ||
           Number(a.kind === 'restart') - Number(b.kind === 'restart') ||
           a.meanLag - b.meanLag ||
-          a.meanMs - b.meanMs,
+          a.meanMs - b.meanMs ||
+          Number(EXPLAINS[b.kind].has(to)) - Number(EXPLAINS[a.kind].has(to)),
       );
     const cause = ranked[0]!.kind;
     const used = group.filter((g) => g.byKind.has(cause));
@@ -243,7 +263,8 @@ function reviewReaction(learner: Learner): Model['sessions']['review'] {
 
 /** What the traces showed: every kind of event (0 for those they never did), restarts, the largest cycle. */
 function coverageOf(learner: Learner): ModelCoverage {
-  const { events, restarts, sessions, callsPerCycle } = learner.coverage;
+  const { events, restarts, sessions, callsPerCycle, repos } = learner.coverage;
+  const intervals = learner.intervals;
   const restartCounts: ModelCoverage['restarts'] = {};
   for (const kind of ['hard', 'graceful', 'hot'] as const) {
     const n = restarts.get(kind);
@@ -253,6 +274,15 @@ function coverageOf(learner: Learner): ModelCoverage {
     events: Object.fromEntries(modelTriggers.map((on) => [on, events.get(on) ?? 0])),
     restarts: restartCounts,
     scale: { sessions, callsPerCycle },
+    repos,
+    ...(intervals.length > 0
+      ? {
+          intervalMs: {
+            min: intervals.reduce((a, b) => Math.min(a, b)),
+            max: intervals.reduce((a, b) => Math.max(a, b)),
+          },
+        }
+      : {}),
   };
 }
 

@@ -161,6 +161,8 @@ export interface Cycle {
   end: number;
   project?: string;
   repo?: string;
+  /** How many sessions the cycle's span says it polled (`data.sessions`), when it says. */
+  declaredSessions?: number;
   /** Its calls: indices into the trace's CallTable, in file order. */
   calls: number[];
 }
@@ -393,6 +395,7 @@ export class Learner {
     restarts: new Map<string, number>(),
     sessions: 0,
     callsPerCycle: 0,
+    repos: 0,
   };
   fit = { calls: 0, modelled: 0, sessionCycles: 0, sessionCycleCalls: 0, unmodelled: 0 };
   /** Per trace, the session-cycles with their keys (for the modelled side of the fit). */

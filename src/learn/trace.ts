@@ -228,6 +228,9 @@ class CostReading {
       t: s.t,
       end: s.t + s.dur,
       ...(typeof s.labels?.project === 'string' ? { project: s.labels.project } : {}),
+      ...(typeof (s.data as { sessions?: unknown } | undefined)?.sessions === 'number'
+        ? { declaredSessions: (s.data as { sessions: number }).sessions }
+        : {}),
       calls: [],
     }));
     this.projectScoped = this.cycles.some((c) => c.project !== undefined);
@@ -447,6 +450,8 @@ class CostReading {
       const s = this.sessions.get(id)!;
       s.repo ??= [...votes].sort((a, b) => b[1] - a[1])[0]![0];
     }
+    const repos = new Set([...this.sessions.values()].flatMap((s) => (s.repo ? [s.repo] : [])));
+    this.learner.coverage.repos = Math.max(this.learner.coverage.repos, repos.size);
     for (const c of this.cycles) {
       const votes = new Map<string, number>();
       for (const i of c.calls) {
@@ -495,7 +500,8 @@ class CostReading {
         else set.delete(s);
       }
       const key = this.projectScoped ? c.repo : '';
-      const members = key === undefined ? [] : [...(active.get(key) ?? [])];
+      // A cycle that says it polled no session polled none (the first tick, at the spawns' moment).
+      const members = key === undefined || c.declaredSessions === 0 ? [] : [...(active.get(key) ?? [])];
       members.sort((a, b) => this.sessionIndex.get(a)! - this.sessionIndex.get(b)!);
       visit(c, members);
     }

@@ -222,6 +222,16 @@ const coverageSchema = z
         callsPerCycle: count.describe('the most calls one poll cycle made'),
       })
       .strict(),
+    repos: count
+      .optional()
+      .describe('the most repositories one trace’s sessions were spread over (absent in older models)'),
+    intervalMs: z
+      .object({ min: nonneg, max: nonneg })
+      .strict()
+      .optional()
+      .describe(
+        'the poll intervals the traces’ cycles ran at, declared or inferred (absent in older models)',
+      ),
   })
   .strict();
 

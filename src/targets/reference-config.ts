@@ -151,6 +151,9 @@ function replayWorld(scenario: Scenario, model: Model): ReplayWorld {
     fixLater: maxOf(sessions.fixAfter) > 0,
     merges: sessions.mergeAfter !== undefined,
     restarts: faults.flatMap((f) => (f.type === 'restart' ? [f.kind] : [])),
+    repos: topology.repos,
+    intervalMs: scenario.polling.intervalMs,
+    ...(scenario.host ? { host: scenario.host } : {}),
   };
 }
 
