@@ -118,6 +118,26 @@ export class CallTable {
     this.source[i] = this.sources.id(r.source);
   }
 
+  /**
+   * The calls put in `order` (a permutation of their indices): a trace whose records came out of
+   * order is learned as the same trace in order (trace.ts, inTimeOrder).
+   */
+  reorder(order: ArrayLike<number>): void {
+    const take = <T extends Float64Array | Int32Array>(column: T): T => {
+      const next = new (column.constructor as { new (n: number): T })(this.size);
+      for (let i = 0; i < this.size; i++) next[i] = column[order[i]!]!;
+      return next;
+    };
+    this.t = take(this.t);
+    this.dur = take(this.dur);
+    this.cost = take(this.cost);
+    this.cycle = take(this.cycle);
+    this.kind = take(this.kind);
+    this.session = take(this.session);
+    this.repo = take(this.repo);
+    this.source = take(this.source);
+  }
+
   /** Each call's operation key, from its kind's (Operations.resolve). */
   name(keysByKind: readonly string[]): void {
     const ids = new Map<string, number>();
@@ -247,6 +267,11 @@ export class Operations {
   private kinds: CallKind[] = [];
   private kindIds = new Map<string, number>();
   private last: { op?: string; protocol: string; method: string; route: string; id: number } | undefined;
+
+  /** The kind numbered `id` in the trace being read, as one string (operation, protocol, method, route). */
+  kindKey(id: number): string {
+    return this.kinds[id]!.full;
+  }
 
   /** A record as it is read: the number of its kind (the scanner's strings repeat as one object). */
   add(r: ApiRecord): number {

@@ -10,7 +10,7 @@ import { InputFileError } from '../base/errors.ts';
 import { MODEL_LEARN_LIMITS } from '../base/limits.ts';
 import type { ModelState, ModelTrigger } from '../model/format.ts';
 import { type ReadStats, scanTrace } from '../trace/reader.ts';
-import type { EventRecord, RunHeader, SpanRecord } from '../trace/schema.ts';
+import type { BodyRecord, EventRecord, RunHeader, SpanRecord } from '../trace/schema.ts';
 import { type Chain, type SimCycle, spreadOf } from './cycle-time.ts';
 import {
   asState,
@@ -97,11 +97,18 @@ async function readRecords(
   const spans: SpanRecord[] = [];
   const events: EventRecord[] = [];
   let endMs = 0;
+  // A trace is written in order: api records as their answers end, events as they happen.
+  let lastApiEnd = Number.NEGATIVE_INFINITY;
+  let lastEvent = Number.NEGATIVE_INFINITY;
+  let outOfOrder = 0;
   const { maxApiRecords } = MODEL_LEARN_LIMITS;
-  const stats = await scanTrace(
+  const stats = await readLearnable(
     file,
+    learner,
     (r) => {
       if (r.kind === 'api') {
+        if (r.t + r.dur < lastApiEnd - WRITE_ORDER_SLACK_MS) outOfOrder++;
+        else lastApiEnd = Math.max(lastApiEnd, r.t + r.dur);
         if (++learner.apiRecords > maxApiRecords)
           throw new InputFileError(
             'E_MODEL',
@@ -116,12 +123,19 @@ async function readRecords(
         spans.push(r);
         endMs = Math.max(endMs, r.t + r.dur);
       } else if (r.kind === 'event') {
+        if (r.t < lastEvent - WRITE_ORDER_SLACK_MS) outOfOrder++;
+        else lastEvent = r.t;
         events.push(r);
         endMs = Math.max(endMs, r.t);
       }
     },
-    { transientApi: true, ...(onProgress ? { onProgress } : {}) },
+    onProgress,
   );
+  if (outOfOrder > 0)
+    learner.notes.add(
+      `${file}: ${outOfOrder.toLocaleString('en-US')} records out of the order a trace is written in (shuffled or merged by hand): read in time order, as the trace in order`,
+    );
+  inTimeOrder(calls, spans, events, learner);
   for (const s of spans)
     if (s.name === 'controlplane.outage' && typeof s.labels?.kind === 'string') {
       const list = learner.outages.get(s.labels.kind) ?? [];
@@ -145,6 +159,81 @@ async function readRecords(
     ...(started ? { started } : {}),
     ...(stopping ? { stopping } : {}),
   };
+}
+
+/** A record written this much out of order still counts as in order (the writer's buffers, clocks). */
+const WRITE_ORDER_SLACK_MS = 1_000;
+
+/**
+ * The file read as a trace to learn from. A run cut short is learned from what it has, with a
+ * note: a footer that says `interrupted` or `failed`, or no footer at all (the writer was killed:
+ * its last line may be cut in the middle, and is left out). Any other bad line is refused as a
+ * strict read refuses it.
+ */
+async function readLearnable(
+  file: string,
+  learner: Learner,
+  onRecord: (r: BodyRecord) => void,
+  onProgress?: LearnProgress,
+): Promise<ReadStats> {
+  const stats = await scanTrace(file, onRecord, {
+    transientApi: true,
+    lenient: true,
+    ...(onProgress ? { onProgress } : {}),
+  });
+  const cutLastLine =
+    stats.truncated && stats.skipped === 1 && stats.skippedReasons[0]?.startsWith(`line ${stats.lines}:`);
+  if (stats.skipped > 0 && !cutLastLine) {
+    const first = stats.skippedReasons[0] ?? 'a bad line';
+    const line = /^line (\d+): /.exec(first);
+    throw new InputFileError(
+      'E_TRACE',
+      file,
+      line ? Number(line[1]) : undefined,
+      line ? first.slice(line[0].length) : first,
+    );
+  }
+  if (stats.truncated)
+    learner.notes.add(
+      `${file}: cut: no end footer after line ${stats.lines}${cutLastLine ? ' (its last line, cut in the middle, left out)' : ''}: learned from the records it has`,
+    );
+  else if (stats.footer && stats.footer.reason !== 'completed')
+    learner.notes.add(
+      `${file}: the run ${stats.footer.reason === 'interrupted' ? 'was interrupted' : 'failed'} (footer reason ${stats.footer.reason}) at ${Math.round(stats.footer.t / 1000)} s: learned from what it ran`,
+    );
+  return stats;
+}
+
+/**
+ * The records in the order a trace is written in, whatever order the file had them in: calls by
+ * their end (a writer records a call when its answer ends), spans and events by time, ties by
+ * what they are. Every step after reads them in this order, so a shuffled trace gives the model of
+ * the same trace in order; a written trace is in this order already, or nearly (the sort does
+ * little work on it).
+ */
+function inTimeOrder(calls: CallTable, spans: SpanRecord[], events: EventRecord[], learner: Learner): void {
+  const { t, dur, cost, cycle, session, repo, source, kind } = calls;
+  const text = (column: { values: string[] }, id: number) => (id < 0 ? '' : column.values[id]!);
+  const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  const order = Array.from({ length: calls.size }, (_, i) => i);
+  order.sort(
+    (a, b) =>
+      t[a]! + dur[a]! - (t[b]! + dur[b]!) ||
+      t[a]! - t[b]! ||
+      byText(text(calls.sessions, session[a]!), text(calls.sessions, session[b]!)) ||
+      byText(learner.operations.kindKey(kind[a]!), learner.operations.kindKey(kind[b]!)) ||
+      byText(text(calls.repos, repo[a]!), text(calls.repos, repo[b]!)) ||
+      cost[a]! - cost[b]! ||
+      (cycle[a]! || 0) - (cycle[b]! || 0) ||
+      byText(text(calls.sources, source[a]!), text(calls.sources, source[b]!)),
+  );
+  if (order.some((v, i) => v !== i)) calls.reorder(order);
+  const key = (r: SpanRecord | EventRecord) =>
+    `${r.name}|${r.session ?? ''}|${'dur' in r ? r.dur : ''}|${JSON.stringify(r.labels ?? {})}|${JSON.stringify(r.data ?? {})}`;
+  const byTime = <R extends SpanRecord | EventRecord>(list: R[]) =>
+    list.sort((a, b) => a.t - b.t || byText(key(a), key(b)));
+  byTime(spans);
+  byTime(events);
 }
 
 async function addProvenance(learner: Learner, trace: TraceRecords, cycleCount: number): Promise<void> {
