@@ -5,7 +5,7 @@ import type { CommandIo } from './output.ts';
 
 /** What a model says about itself: where it came from, how well it fits, what it costs a session. */
 async function describeModel(modelPath: string | undefined, model: import('../model/format.ts').Model) {
-  const { modelOverrunRule, modelProvenanceLine } = await import('../model/format.ts');
+  const { modelOverrunRule, modelProvenanceLine } = await import('../model/words.ts');
   const { coverageLines } = await import('../model/coverage.ts');
   const lines = [modelProvenanceLine(model)];
   for (const t of model.provenance.traces)
@@ -52,7 +52,7 @@ export function register(program: Command, io: CommandIo): void {
     .option('--name <name>', 'what the model is called (default: the control plane the first trace names)')
     .action(async (traces: string[], flags: { output?: string; name?: string }) => {
       const { learnModel } = await import('../learn/learn.ts');
-      const { modelToYaml } = await import('../model/format.ts');
+      const { modelToYaml } = await import('../model/words.ts');
       const { createLearnProgress } = await import('./progress.ts');
       const progress = createLearnProgress(io);
       let model: import('../model/format.ts').Model;

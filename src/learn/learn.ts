@@ -8,19 +8,22 @@
 import { FleetbenchError } from '../base/errors.ts';
 import { MODEL_LEARN_LIMITS } from '../base/limits.ts';
 import { VERSION } from '../base/version.ts';
-import {
-  MODEL_FORMAT,
-  type Model,
-  type ModelCalls,
-  type ModelCoverage,
-  type ModelEventProfile,
-  type ModelHistogram,
-  type ModelState,
-  type ModelTransition,
-  type ModelTrigger,
-  modelTriggers,
+import type {
+  Model,
+  ModelCalls,
+  ModelCoverage,
+  ModelEventProfile,
+  ModelHistogram,
+  ModelTransition,
 } from '../model/format.ts';
-import { FIT_MAX_CALLS, type FittedClientTimes, fitClientTimes, fitWindows } from './cycle-time.ts';
+import { MODEL_FORMAT, type ModelState, type ModelTrigger, modelTriggers } from '../model/words.ts';
+import {
+  coarseFitWindows,
+  FIT_MAX_CALLS,
+  type FittedClientTimes,
+  fitClientTimes,
+  fitWindows,
+} from './cycle-time.ts';
 import { Learner, percentile, percentiles, round } from './learner.ts';
 import { decideOverrun } from './overrun.ts';
 import { learnTrace } from './trace.ts';
@@ -157,7 +160,8 @@ export async function learnModel(files: readonly string[], options: LearnOptions
     learner.notes.add(
       `the traces' cycles hold more than ${FIT_MAX_CALLS.toLocaleString('en-US')} calls: the cycle time was fitted on windows of consecutive cycles spread over them (${windows.reduce((n, w) => n + w.cycles.length, 0)} of ${learner.fitGroups.reduce((n, g) => n + g.cycles.length, 0)} cycles); the fit figures compare every cycle`,
     );
-  const fit = learner.fitGroups.length > 0 ? fitClientTimes(learner.fitGroups, windows) : NO_FIT;
+  const coarse = windows !== learner.fitGroups ? coarseFitWindows(learner.fitGroups) : windows;
+  const fit = learner.fitGroups.length > 0 ? fitClientTimes(learner.fitGroups, windows, coarse) : NO_FIT;
   const { spawnCpuMs, cycleSpread } = fitSpawnAndSpread(learner.fitGroups, fit);
   const first = learner.traces[0]!;
   const intervals = learner.intervals.sort((a, b) => a - b);

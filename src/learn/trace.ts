@@ -241,7 +241,7 @@ async function addProvenance(learner: Learner, trace: TraceRecords, cycleCount: 
   const startLoad = machine(started);
   learner.traces.push({
     file,
-    sha256: await sha256Of(file),
+    sha256: sha256Of(file),
     runId: header.runId,
     target: header.target ?? null,
     controlPlane: started

@@ -8,7 +8,7 @@
  * counts the session-cycles it made from profiles the model never saw (src/reference/polling-learned.ts).
  */
 import type { Model, ModelCoverage, ModelState, ModelTrigger } from './format.ts';
-import { modelTriggers } from './format.ts';
+import { modelTriggers } from './words.ts';
 
 /**
  * A trigger moves its session at most this many times (a chain of changes one cause explains:
