@@ -104,6 +104,19 @@ function learnTransitions(samples: Learner['transitionSamples'], notes: Set<stri
   return out.sort((a, b) => b.samples - a.samples);
 }
 
+/** The cost per task of the traces without poll cycles, if they had any task. */
+function tasksOf(learner: Learner): Model['tasks'] {
+  const { perTask, unattributed, points, durations } = learner.tasks;
+  if (perTask.samples === 0) return undefined;
+  return {
+    samples: perTask.samples,
+    calls: perTask.means(),
+    points: round(points / perTask.samples, 3),
+    durationMs: durations.length > 0 ? percentiles(durations) : null,
+    unattributed: unattributed.means(),
+  };
+}
+
 function histogram(map: Map<number, number>): ModelHistogram {
   const out: ModelHistogram = {};
   for (const [k, n] of [...map].sort((a, b) => a[0] - b[0])) out[String(k)] = n;
@@ -138,10 +151,11 @@ export async function learnModel(files: readonly string[], options: LearnOptions
   for (const file of files)
     await learnTrace(file, learner, onProgress ? (read, total) => onProgress(file, read, total) : undefined);
   const speed = learner.speed.finish();
-  if (learner.costTraces === 0 && speed === null)
+  const tasks = tasksOf(learner);
+  if (learner.costTraces === 0 && speed === null && tasks === undefined)
     throw new FleetbenchError(
       'E_MODEL',
-      `${files.join(', ')}: nothing to learn: no poll cycles with attributed calls and no native-run records (docs/model.md)`,
+      `nothing to learn: ${learner.whyNothing.join('; ')}; and no native-run records (docs/model.md)`,
     );
 
   subtractSteadyShared(learner);
@@ -194,6 +208,7 @@ export async function learnModel(files: readonly string[], options: LearnOptions
     },
     shared: { perProject: learner.perProject.means(), perRepo: learner.perRepo.means() },
     events: eventProfiles(learner),
+    ...(tasks ? { tasks } : {}),
     speed,
     restartOutageMs: restartOutages(learner),
     coverage: coverageOf(learner),

@@ -412,6 +412,10 @@ export class Learner {
   readonly speed = new SpeedLearner();
   /** Traces with poll cycles and attributed calls: the cost part was learned from them. */
   costTraces = 0;
+  /** Work done one task after another (traces without poll cycles): calls per task, and the control plane's own. */
+  readonly tasks = { perTask: new Tally(), unattributed: new Tally(), points: 0, durations: [] as number[] };
+  /** Per trace that taught nothing of cost, why (for the error when no trace did). */
+  readonly whyNothing: string[] = [];
   scope: 'project' | 'global' = 'global';
   parallel = 0;
   intervals: number[] = [];

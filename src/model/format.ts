@@ -294,6 +294,19 @@ export const modelSchema = z
       })
       .strict(),
     events: z.array(eventProfileSchema),
+    tasks: z
+      .object({
+        samples: count.describe('tasks (sessions with calls of their own) in the traces without poll cycles'),
+        calls: callsSchema.describe('per task: the calls attributed to it'),
+        points: nonneg.describe('primary points per task'),
+        durationMs: percentiles.nullable().describe("a task's first call to the end of its last"),
+        unattributed: callsSchema.describe("per task: calls of no session (the control plane's own)"),
+      })
+      .strict()
+      .optional()
+      .describe(
+        'work done one task after another (traces with no poll cycles, declared or inferred: docs/model.md#cycles-from-traffic): its cost per task. Absent when every trace polled',
+      ),
     speed: speedSchema
       .nullable()
       .describe('native runs: provider and control-plane latencies, when the traces have them'),
