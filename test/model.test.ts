@@ -8,6 +8,7 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyzeFile } from '../src/analyze/file.ts';
 import { createLearnProgress, LEARN_PROGRESS_MIN_BYTES } from '../src/cli/progress.ts';
@@ -282,6 +283,84 @@ describe('what the learner reads', () => {
     expect(finalStates.spawning ?? 0, JSON.stringify(finalStates)).toBe(0);
     expect((finalStates.working ?? 0) + (finalStates.pr_open ?? 0)).toBe(10);
     expect(finalStates).toEqual(runFigures(source.analysis).finalStates);
+  });
+});
+
+describe('a trace cut short or out of order', () => {
+  const lines = () => gunzipSync(readFileSync(HELD_OUT)).toString('utf8').split('\n').filter(Boolean);
+  const write = (name: string, body: string[]) => {
+    const file = join(dir, name);
+    writeFileSync(file, `${body.join('\n')}\n`);
+    return file;
+  };
+  /** What a model says, without where its traces were (file, sha256) and the notes about reading them. */
+  const said = (m: Model) => ({
+    ...m,
+    provenance: { ...m.provenance, traces: m.provenance.traces.map(({ file: _f, sha256: _s, ...t }) => t) },
+    fit: { ...m.fit, notes: m.fit.notes.filter((n) => !n.includes('out of the order')) },
+  });
+
+  it('a shuffled trace gives the model of the same trace in order, with a note', async () => {
+    const all = lines();
+    const [header, footer] = [all[0]!, all.at(-1)!];
+    const body = all.slice(1, -1);
+    const sorted = await learnModel([write('in-order.jsonl', all)]);
+    expect(sorted.fit.notes.some((n) => n.includes('out of the order'))).toBe(false);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), async (seed) => {
+        // A seeded Fisher-Yates: fast-check shrinks the seed, not a list of 400 lines.
+        const shuffled = [...body];
+        let x = seed;
+        for (let i = shuffled.length - 1; i > 0; i--) {
+          x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+          const j = x % (i + 1);
+          [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+        }
+        const m = await learnModel([write('shuffled.jsonl', [header, ...shuffled, footer])]);
+        expect(m.fit.notes.some((n) => /records out of the order a trace is written in/.test(n))).toBe(true);
+        expect(said(m)).toEqual(said(sorted));
+      }),
+      { numRuns: 12 },
+    );
+  });
+
+  it('an interrupted run, or one with no footer (its last line cut in the middle), is learned from what it has, with a note', async () => {
+    const all = lines();
+    const footer = JSON.parse(all.at(-1)!);
+    const interrupted = await learnModel([
+      write('interrupted.jsonl', [...all.slice(0, -1), JSON.stringify({ ...footer, reason: 'interrupted' })]),
+    ]);
+    expect(interrupted.fit.notes).toContainEqual(
+      expect.stringMatching(
+        /the run was interrupted \(footer reason interrupted\) at \d+ s: learned from what it ran/,
+      ),
+    );
+    const half = Math.floor(all.length / 2);
+    const cut = write('cut.jsonl', all.slice(0, half));
+    writeFileSync(cut, `${all.slice(0, half).join('\n')}\n${all[half]!.slice(0, 40)}`);
+    const learned = await learnModel([cut]);
+    expect(learned.fit.notes).toContainEqual(
+      expect.stringContaining(
+        `cut: no end footer after line ${half + 1} (its last line, cut in the middle, left out)`,
+      ),
+    );
+    expect(learned.sessions.cycles.length).toBeGreaterThan(0);
+    // The CLI prints the notes.
+    const shown = await cli(['model', 'learn', cut, '-o', join(dir, 'cut.yaml')]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('cut: no end footer');
+  });
+
+  it('a bad line inside, or a footer before the end, is refused naming its line', async () => {
+    const all = lines();
+    const bad = write('bad.jsonl', [...all.slice(0, 10), '{"kind":"api","t":', ...all.slice(10)]);
+    const refused = await cli(['model', 'learn', bad]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`${bad}:11: malformed JSON`);
+    const early = write('early-footer.jsonl', [all[0]!, all.at(-1)!, ...all.slice(1, -1)]);
+    const footer = await cli(['model', 'learn', early]);
+    expect(footer.code).toBe(2);
+    expect(footer.stderr).toContain(`${early}:2: end footer before the end of the file`);
   });
 });
 

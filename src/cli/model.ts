@@ -4,7 +4,7 @@ import type { CommandIo } from './output.ts';
 
 /** What a model says about itself: where it came from, how well it fits, what it costs a session. */
 async function describeModel(modelPath: string | undefined, model: import('../model/format.ts').Model) {
-  const { modelOverrunRule, modelProvenanceLine } = await import('../model/format.ts');
+  const { modelOverrunRule, modelProvenanceLine } = await import('../model/words.ts');
   const { coverageLines } = await import('../model/coverage.ts');
   const lines = [modelProvenanceLine(model)];
   for (const t of model.provenance.traces)
@@ -17,6 +17,13 @@ async function describeModel(modelPath: string | undefined, model: import('../mo
       `  a session in ${c.from}: ${c.calls.reduce((a, x) => a + x.mean, 0).toFixed(2)} calls a cycle (${c.calls.map((x) => `${x.operation} ${x.mean}`).join(', ')})`,
     );
   if (model.sessions.cycles.length > 0) for (const line of coverageLines(model)) lines.push(`  ${line}`);
+  const tasks = model.tasks;
+  if (tasks) {
+    const calls = (list: typeof tasks.calls) => list.reduce((a, x) => a + x.mean, 0).toFixed(2);
+    lines.push(
+      `  a task (one after another, ${tasks.samples} of them): ${calls(tasks.calls)} calls (${tasks.calls.map((x) => `${x.operation} ${x.mean}`).join(', ')}), ${tasks.points} points${tasks.durationMs ? `, ${(tasks.durationMs.p50 / 1000).toFixed(1)} s from its first call to its last (p50)` : ''}; ${calls(tasks.unattributed)} calls of no session per task`,
+    );
+  }
   lines.push(
     `  loop: ${model.loop.scope === 'project' ? 'one per project' : 'one for all sessions'}, ${model.loop.parallel === 0 ? 'every session at once' : `${model.loop.parallel} sessions at once`}, ${modelOverrunRule(model) === 'skip' ? 'ticks during a cycle skipped' : 'the next cycle at once after an overrun'}; per call: ${model.cycleTime.launchMsPerCall} ms to start, ${model.cycleTime.cpuMsPerCall} ms of CPU shared on ${model.cycleTime.cores} cores at load ${model.cycleTime.load ?? 0}, ${model.cycleTime.waitMsPerCall} ms more`,
   );
@@ -51,7 +58,7 @@ export function register(program: Command, io: CommandIo): void {
     .option('--name <name>', 'what the model is called (default: the control plane the first trace names)')
     .action(async (traces: string[], flags: { output?: string; name?: string }) => {
       const { learnModel } = await import('../learn/learn.ts');
-      const { modelToYaml } = await import('../model/format.ts');
+      const { modelToYaml } = await import('../model/words.ts');
       const { createLearnProgress } = await import('./progress.ts');
       const progress = createLearnProgress(io);
       let model: import('../model/format.ts').Model;

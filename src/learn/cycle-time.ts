@@ -249,6 +249,8 @@ export function simulateCycles(
   /** Chains with calls still to finish, per cycle: the cycle's figures are final at 0. */
   const left = [...plan.left];
   let partial = 0;
+  const abortAbove = score ? score.above * ABORT_MARGIN + ABORT_SLACK : Number.POSITIVE_INFINITY;
+  const durationScore = score?.figure === 'durations' ? score : undefined;
   const cores = Math.max(1, t.cores);
   const load = Math.max(0, t.load ?? 0);
   // Timed events (a = chain, b = call × 2 + kind): a call asks for its launch (0), its request is
@@ -330,6 +332,13 @@ export function simulateCycles(
       laneCalls.push(call);
       if (!launching) nextLaunch();
     } else if (call + 1 < chain.latenciesMs.length) {
+      // A cycle still running is at least this long: once that alone is worse than the best so
+      // far, the candidate is (a cycle that runs too long is known before it ends).
+      if (durationScore && chain.cycle >= 0) {
+        const elapsed = time - cycles[chain.cycle]!.startMs;
+        const observed = durationScore.observed[chain.cycle]!;
+        if (elapsed > observed && partial + logTerm(elapsed, observed) > abortAbove) return undefined;
+      }
       events.push(time, chainIndex, (call + 1) << 1);
     } else {
       chainEnds[chainIndex] = time;
@@ -344,7 +353,7 @@ export function simulateCycles(
           score.figure === 'durations' ? ends[c]! - cycles[c]!.startMs : spreadOf(firsts[c]!) + 100;
         const observed = score.figure === 'durations' ? score.observed[c]! : score.observed[c]! + 100;
         partial += logTerm(model, observed);
-        if (partial > score.above * ABORT_MARGIN + ABORT_SLACK) return undefined;
+        if (partial > abortAbove) return undefined;
       }
     }
   }
@@ -386,9 +395,11 @@ export interface FittedClientTimes {
 export function fitClientTimes(
   groups: readonly FitGroup[],
   sample: readonly FitGroup[] = groups,
+  coarse: readonly FitGroup[] = sample,
 ): FittedClientTimes {
   const modelledGroups = groups;
-  groups = sample;
+  /** What the candidates are simulated on: the coarse sample while the grids search, then the sample. */
+  let fitted: readonly FitGroup[] = coarse;
   const times = (cpu: number, wait: number, launch: number, g: FitGroup): ClientTimes => ({
     cores: g.cores,
     load: g.load,
@@ -397,13 +408,21 @@ export function fitClientTimes(
     launchMsPerCall: launch,
   });
   /** Each group's cycles with calls, in the order their chains first name them. */
-  const withCalls = groups.map((g) => [
-    ...new Set(g.chains.filter((c) => c.cycle >= 0 && c.latenciesMs.length > 0).map((c) => c.cycle)),
-  ]);
+  const cyclesWithCalls = new Map<FitGroup, number[]>();
+  const withCalls = (g: FitGroup) => {
+    let list = cyclesWithCalls.get(g);
+    if (!list) {
+      list = [
+        ...new Set(g.chains.filter((c) => c.cycle >= 0 && c.latenciesMs.length > 0).map((c) => c.cycle)),
+      ];
+      cyclesWithCalls.set(g, list);
+    }
+    return list;
+  };
   /** The error of one candidate over every group, or Infinity once it is surely above `above`. */
   const errorOf = (cpu: number, wait: number, launch: number, figure: SimScore['figure'], above: number) => {
     let total = 0;
-    for (const [k, g] of groups.entries()) {
+    for (const g of fitted) {
       const observed = figure === 'durations' ? g.observed : g.spreads;
       const result = simulateCycles(g.cycles, g.chains, times(cpu, wait, launch, g), {
         observed,
@@ -413,7 +432,7 @@ export function fitClientTimes(
       if (result === undefined) return Number.POSITIVE_INFINITY;
       const model = figure === 'durations' ? result.durations : result.spreads;
       const shift = figure === 'durations' ? 0 : 100;
-      for (const i of withCalls[k]!) total += logTerm(model[i]! + shift, observed[i]! + shift);
+      for (const i of withCalls(g)) total += logTerm(model[i]! + shift, observed[i]! + shift);
     }
     return total;
   };
@@ -460,15 +479,18 @@ export function fitClientTimes(
     );
     best = { ...best, launch };
   };
-  if (withCalls.some((list) => list.length > 0)) {
+  if (sample.some((g) => withCalls(g).length > 0)) {
     // The launch and the CPU time both stretch a cycle: each is fitted again once the other moved
     // (a round whose launch did not move would only repeat the one before).
-    // A sampled fit (a long trace) starts on a grid half as fine: it costs a quarter.
+    // A sampled fit (a long trace) starts on a grid half as fine (it costs a quarter), on its
+    // coarse sample.
     const sampled = sample !== modelledGroups;
     for (let round = 0; round < 3; round++) {
       const launch = best.launch;
-      if (sampled) fitDurations(range(0, 2_000, 100), range(0, 3_000, 200));
-      else fitDurations(range(0, 2_000, 50), range(0, 3_000, 100));
+      if (sampled) {
+        // Two grids, the second around the first's best: a third of one grid as fine.
+        fitDurations(range(0, 2_000, 100), range(0, 3_000, 200));
+      } else fitDurations(range(0, 2_000, 50), range(0, 3_000, 100));
       fitLaunch(range(0, 400, 10));
       if (best.launch === launch) break;
     }
@@ -476,18 +498,79 @@ export function fitClientTimes(
       fitDurations(range(best.cpu - 100, best.cpu + 100, 10), range(best.wait - 200, best.wait + 200, 20));
       fitDurations(range(best.cpu - 10, best.cpu + 10, 1), range(best.wait - 20, best.wait + 20, 2));
     } else {
-      // A sampled fit (a long trace) refines one time at a time: near the best every candidate
-      // runs nearly the whole sample before it loses, and the square grids cost 10 times more.
-      fitDurations(range(best.cpu - 100, best.cpu + 100, 10), [best.wait]);
-      fitDurations([best.cpu], range(best.wait - 200, best.wait + 200, 20));
-      fitDurations(range(best.cpu - 10, best.cpu + 10, 1), [best.wait]);
-      fitDurations([best.cpu], range(best.wait - 20, best.wait + 20, 2));
+      // A sampled fit (a long trace) refines one time at a time, on the whole sample: near the
+      // best every candidate runs nearly all of it before it loses, so each time's line is
+      // searched by golden section (about a dozen candidates to the millisecond, not 40).
+      fitted = sample;
+      best.cpu = searchLine(best.cpu - 100, best.cpu + 100, best.cpu, (cpu, above) =>
+        errorOf(cpu, best.wait, best.launch, 'durations', above),
+      );
+      best.wait = searchLine(best.wait - 200, best.wait + 200, best.wait, (wait, above) =>
+        errorOf(best.cpu, wait, best.launch, 'durations', above),
+      );
+      best.launch = searchLine(best.launch - 10, best.launch + 10, best.launch, (launch, above) =>
+        errorOf(best.cpu, best.wait, launch, 'spreads', above),
+      );
+      return modelledTimes(modelledGroups, best);
     }
     fitLaunch(range(best.launch - 10, best.launch + 10, 1));
   }
+  return modelledTimes(modelledGroups, best);
+}
+
+/**
+ * The integer in [lo, hi] (lo at least 0) where `score` is least, by golden-section search from
+ * `start` (a score near its least at the middle of the range): the candidates' scores are compared
+ * against the best so far, so each stops once it is surely worse. Ties go to the smaller value.
+ */
+function searchLine(
+  lo: number,
+  hi: number,
+  start: number,
+  score: (v: number, above: number) => number,
+): number {
+  lo = Math.max(0, Math.round(lo));
+  hi = Math.round(hi);
+  const seen = new Map<number, number>();
+  let best = { v: Math.round(start), s: Number.POSITIVE_INFINITY };
+  const at = (v: number) => {
+    let s = seen.get(v);
+    if (s === undefined) {
+      s = score(v, best.s);
+      seen.set(v, s);
+      if (s < best.s || (s === best.s && v < best.v)) best = { v, s };
+    }
+    return s;
+  };
+  at(best.v);
+  const ratio = (Math.sqrt(5) - 1) / 2;
+  while (hi - lo > 2) {
+    const a = Math.round(hi - ratio * (hi - lo));
+    const b = Math.round(lo + ratio * (hi - lo));
+    const [sa, sb] = [at(a), at(b)];
+    // Both surely worse than the best so far (stopped early, Infinity): it lies between them.
+    if (sa === Number.POSITIVE_INFINITY && sb === Number.POSITIVE_INFINITY) [lo, hi] = [a, b];
+    else if (sa <= sb) hi = b;
+    else lo = a;
+  }
+  for (let v = lo; v <= hi; v++) at(v);
+  return best.v;
+}
+
+/** The fitted times, with every group simulated on them (the fit figures compare every cycle). */
+function modelledTimes(
+  groups: readonly FitGroup[],
+  best: { cpu: number; wait: number; launch: number },
+): FittedClientTimes {
   const modelled: SimResult = { durations: [], spreads: [], chainEnds: [] };
-  for (const g of modelledGroups) {
-    const result = simulateCycles(g.cycles, g.chains, times(best.cpu, best.wait, best.launch, g))!;
+  for (const g of groups) {
+    const result = simulateCycles(g.cycles, g.chains, {
+      cores: g.cores,
+      load: g.load,
+      cpuMsPerCall: best.cpu,
+      waitMsPerCall: best.wait,
+      launchMsPerCall: best.launch,
+    })!;
     for (const d of result.durations) modelled.durations.push(d);
     for (const d of result.spreads) modelled.spreads.push(d);
     for (const d of result.chainEnds) modelled.chainEnds.push(d);
@@ -504,6 +587,12 @@ export function fitClientTimes(
 export const FIT_MAX_CALLS = 5_000;
 /** A sampled fit's windows, spread evenly over the traces' calls. */
 const FIT_WINDOWS = 8;
+/**
+ * A sampled fit's grids search a smaller sample still (3 of its windows' size, about 1,500 calls):
+ * they only find where the best is; the refinements around it run on the whole sample.
+ */
+const FIT_COARSE_CALLS = 1_500;
+const FIT_COARSE_WINDOWS = 3;
 
 /**
  * What the client times are fitted on: every recorded cycle, or for traces with more than
@@ -512,7 +601,11 @@ const FIT_WINDOWS = 8;
  * between them left out). A fit then costs the same whatever the trace's length; the model's fit
  * figures still compare every cycle.
  */
-export function fitWindows(groups: readonly FitGroup[], maxCalls = FIT_MAX_CALLS): readonly FitGroup[] {
+export function fitWindows(
+  groups: readonly FitGroup[],
+  maxCalls = FIT_MAX_CALLS,
+  windowCount = FIT_WINDOWS,
+): readonly FitGroup[] {
   const callsPerCycle = groups.map((g) => {
     const calls = g.cycles.map(() => 0);
     for (const chain of g.chains) if (chain.cycle >= 0) calls[chain.cycle]! += chain.latenciesMs.length;
@@ -520,7 +613,7 @@ export function fitWindows(groups: readonly FitGroup[], maxCalls = FIT_MAX_CALLS
   });
   const total = callsPerCycle.reduce((a, list) => a + list.reduce((x, y) => x + y, 0), 0);
   if (total <= maxCalls) return groups;
-  const perWindow = Math.floor(maxCalls / FIT_WINDOWS);
+  const perWindow = Math.floor(maxCalls / windowCount);
   // Every cycle in order, with the calls before it.
   const order: Array<{ group: number; cycle: number; before: number }> = [];
   let before = 0;
@@ -532,8 +625,8 @@ export function fitWindows(groups: readonly FitGroup[], maxCalls = FIT_MAX_CALLS
   // The cycles each window takes, per group, in order.
   const taken = groups.map(() => [] as number[]);
   let next = 0;
-  for (let w = 0; w < FIT_WINDOWS; w++) {
-    const target = Math.floor((w * total) / FIT_WINDOWS);
+  for (let w = 0; w < windowCount; w++) {
+    const target = Math.floor((w * total) / windowCount);
     while (
       next < order.length &&
       order[next]!.before + callsPerCycle[order[next]!.group]![order[next]!.cycle]! <= target
@@ -579,4 +672,9 @@ export function fitWindows(groups: readonly FitGroup[], maxCalls = FIT_MAX_CALLS
     });
   });
   return windows;
+}
+
+/** The coarse sample of a sampled fit (fitClientTimes' `coarse`): fewer windows, fewer calls. */
+export function coarseFitWindows(groups: readonly FitGroup[]): readonly FitGroup[] {
+  return fitWindows(groups, FIT_COARSE_CALLS, FIT_COARSE_WINDOWS);
 }

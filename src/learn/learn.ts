@@ -8,26 +8,47 @@
 import { FleetbenchError } from '../base/errors.ts';
 import { MODEL_LEARN_LIMITS } from '../base/limits.ts';
 import { VERSION } from '../base/version.ts';
-import {
-  MODEL_FORMAT,
-  type Model,
-  type ModelCalls,
-  type ModelCoverage,
-  type ModelEventProfile,
-  type ModelHistogram,
-  type ModelTransition,
-  modelTriggers,
+import type {
+  Model,
+  ModelCalls,
+  ModelCoverage,
+  ModelEventProfile,
+  ModelHistogram,
+  ModelTransition,
 } from '../model/format.ts';
-import { FIT_MAX_CALLS, type FittedClientTimes, fitClientTimes, fitWindows } from './cycle-time.ts';
+import { MODEL_FORMAT, type ModelState, type ModelTrigger, modelTriggers } from '../model/words.ts';
+import {
+  coarseFitWindows,
+  FIT_MAX_CALLS,
+  type FittedClientTimes,
+  fitClientTimes,
+  fitWindows,
+} from './cycle-time.ts';
 import { Learner, percentile, percentiles, round } from './learner.ts';
 import { decideOverrun } from './overrun.ts';
 import { learnTrace } from './trace.ts';
 
 /**
+ * The triggers that explain a change into each state, when two kinds came at the same moment (a
+ * PR opened as its session was created): the PR's opening explains `pr_open`, the creation
+ * `working`. Only a tie is decided by it.
+ */
+const EXPLAINS: Record<ModelTrigger, ReadonlySet<ModelState>> = {
+  created: new Set(['spawning', 'working']),
+  'pr-opened': new Set(['pr_open']),
+  'ci-completed': new Set(['pr_open', 'review']),
+  'review-posted': new Set(['review', 'working']),
+  pushed: new Set(['pr_open', 'working']),
+  merged: new Set(['merged', 'closed']),
+  restart: new Set(),
+};
+
+/**
  * The rule of each change between two states: its cause is the kind of trigger that came before
  * every one of them (or, failing that, before most) and is nearest in the session's cycles; a
- * restart only when nothing else came before. A change made outside any cycle has lag 0 and the
- * time from its cause.
+ * restart only when nothing else came before; between kinds that came at the same moment, the one
+ * that explains the state it moved to (EXPLAINS). A change made outside any cycle has lag 0 and
+ * the time from its cause.
  */
 function learnTransitions(samples: Learner['transitionSamples'], notes: Set<string>): ModelTransition[] {
   const groups = new Map<string, Learner['transitionSamples']>();
@@ -39,6 +60,7 @@ function learnTransitions(samples: Learner['transitionSamples'], notes: Set<stri
   }
   const out: ModelTransition[] = [];
   for (const group of groups.values()) {
+    const to = group[0]!.to;
     const kinds = new Set(group.flatMap((g) => [...g.byKind.keys()]));
     const ranked = [...kinds]
       .map((kind) => {
@@ -54,7 +76,8 @@ function learnTransitions(samples: Learner['transitionSamples'], notes: Set<stri
           Number(b.share >= 0.8) - Number(a.share >= 0.8) ||
           Number(a.kind === 'restart') - Number(b.kind === 'restart') ||
           a.meanLag - b.meanLag ||
-          a.meanMs - b.meanMs,
+          a.meanMs - b.meanMs ||
+          Number(EXPLAINS[b.kind].has(to)) - Number(EXPLAINS[a.kind].has(to)),
       );
     const cause = ranked[0]!.kind;
     const used = group.filter((g) => g.byKind.has(cause));
@@ -79,6 +102,19 @@ function learnTransitions(samples: Learner['transitionSamples'], notes: Set<stri
     });
   }
   return out.sort((a, b) => b.samples - a.samples);
+}
+
+/** The cost per task of the traces without poll cycles, if they had any task. */
+function tasksOf(learner: Learner): Model['tasks'] {
+  const { perTask, unattributed, points, durations } = learner.tasks;
+  if (perTask.samples === 0) return undefined;
+  return {
+    samples: perTask.samples,
+    calls: perTask.means(),
+    points: round(points / perTask.samples, 3),
+    durationMs: durations.length > 0 ? percentiles(durations) : null,
+    unattributed: unattributed.means(),
+  };
 }
 
 function histogram(map: Map<number, number>): ModelHistogram {
@@ -115,10 +151,11 @@ export async function learnModel(files: readonly string[], options: LearnOptions
   for (const file of files)
     await learnTrace(file, learner, onProgress ? (read, total) => onProgress(file, read, total) : undefined);
   const speed = learner.speed.finish();
-  if (learner.costTraces === 0 && speed === null)
+  const tasks = tasksOf(learner);
+  if (learner.costTraces === 0 && speed === null && tasks === undefined)
     throw new FleetbenchError(
       'E_MODEL',
-      `${files.join(', ')}: nothing to learn: no poll cycles with attributed calls and no native-run records (docs/model.md)`,
+      `nothing to learn: ${learner.whyNothing.join('; ')}; and no native-run records (docs/model.md)`,
     );
 
   subtractSteadyShared(learner);
@@ -137,7 +174,8 @@ export async function learnModel(files: readonly string[], options: LearnOptions
     learner.notes.add(
       `the traces' cycles hold more than ${FIT_MAX_CALLS.toLocaleString('en-US')} calls: the cycle time was fitted on windows of consecutive cycles spread over them (${windows.reduce((n, w) => n + w.cycles.length, 0)} of ${learner.fitGroups.reduce((n, g) => n + g.cycles.length, 0)} cycles); the fit figures compare every cycle`,
     );
-  const fit = learner.fitGroups.length > 0 ? fitClientTimes(learner.fitGroups, windows) : NO_FIT;
+  const coarse = windows !== learner.fitGroups ? coarseFitWindows(learner.fitGroups) : windows;
+  const fit = learner.fitGroups.length > 0 ? fitClientTimes(learner.fitGroups, windows, coarse) : NO_FIT;
   const { spawnCpuMs, cycleSpread } = fitSpawnAndSpread(learner.fitGroups, fit);
   const first = learner.traces[0]!;
   const intervals = learner.intervals.sort((a, b) => a - b);
@@ -170,6 +208,7 @@ export async function learnModel(files: readonly string[], options: LearnOptions
     },
     shared: { perProject: learner.perProject.means(), perRepo: learner.perRepo.means() },
     events: eventProfiles(learner),
+    ...(tasks ? { tasks } : {}),
     speed,
     restartOutageMs: restartOutages(learner),
     coverage: coverageOf(learner),
@@ -243,7 +282,8 @@ function reviewReaction(learner: Learner): Model['sessions']['review'] {
 
 /** What the traces showed: every kind of event (0 for those they never did), restarts, the largest cycle. */
 function coverageOf(learner: Learner): ModelCoverage {
-  const { events, restarts, sessions, callsPerCycle } = learner.coverage;
+  const { events, restarts, sessions, callsPerCycle, repos } = learner.coverage;
+  const intervals = learner.intervals;
   const restartCounts: ModelCoverage['restarts'] = {};
   for (const kind of ['hard', 'graceful', 'hot'] as const) {
     const n = restarts.get(kind);
@@ -253,6 +293,15 @@ function coverageOf(learner: Learner): ModelCoverage {
     events: Object.fromEntries(modelTriggers.map((on) => [on, events.get(on) ?? 0])),
     restarts: restartCounts,
     scale: { sessions, callsPerCycle },
+    repos,
+    ...(intervals.length > 0
+      ? {
+          intervalMs: {
+            min: intervals.reduce((a, b) => Math.min(a, b)),
+            max: intervals.reduce((a, b) => Math.max(a, b)),
+          },
+        }
+      : {}),
   };
 }
 

@@ -4,7 +4,7 @@
  * grid (the ticks that came during the cycle were skipped, as a setInterval with a busy guard
  * does) or right when the overrunning cycle ended (a loop that starts the next cycle at once)?
  */
-import { defaultOverrunRule, type OverrunRule } from '../model/format.ts';
+import { defaultOverrunRule, type OverrunRule } from '../model/words.ts';
 
 /** One recorded cycle of a loop (`loop`: its project, or '' for one loop for all). */
 export interface LoopCycle {

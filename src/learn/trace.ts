@@ -10,8 +10,9 @@ import { InputFileError } from '../base/errors.ts';
 import { MODEL_LEARN_LIMITS } from '../base/limits.ts';
 import type { ModelState, ModelTrigger } from '../model/format.ts';
 import { type ReadStats, scanTrace } from '../trace/reader.ts';
-import type { EventRecord, RunHeader, SpanRecord } from '../trace/schema.ts';
+import type { BodyRecord, EventRecord, RunHeader, SpanRecord } from '../trace/schema.ts';
 import { type Chain, type SimCycle, spreadOf } from './cycle-time.ts';
+import { inferCycles } from './infer-cycles.ts';
 import {
   asState,
   CallTable,
@@ -68,19 +69,150 @@ export type LearnProgress = (bytesRead: number, bytesTotal: number) => void;
 
 export async function learnTrace(file: string, learner: Learner, onProgress?: LearnProgress): Promise<void> {
   const trace = await readRecords(file, learner, onProgress);
-  const pollCycles = trace.spans.filter((s) => s.name === 'poll.cycle').sort((a, b) => a.t - b.t);
+  statesFromWorld(trace, learner);
+  let pollCycles = trace.spans.filter((s) => s.name === 'poll.cycle').sort((a, b) => a.t - b.t);
+  let whyNoCycles: string | undefined;
+  if (pollCycles.length === 0) {
+    const inferred = cyclesFromTraffic(trace, learner);
+    if (inferred.found) pollCycles = inferred.spans;
+    else whyNoCycles = inferred.why;
+  }
   if (pollCycles.length === 0 || !hasAttributedCall(trace.calls)) {
-    learner.notes.add(
-      `${file}: no poll cycles with attributed calls (poll.cycle spans, api records with a session and a cycle): its cost was not learned`,
+    const why =
+      whyNoCycles ??
+      (pollCycles.length === 0 ? 'no poll cycles' : 'no call attributed to both a session and a poll cycle');
+    const keys = learner.operations.resolve(true);
+    trace.calls.name(keys);
+    const tasks = learnTasks(trace, learner);
+    learner.whyNothing.push(
+      `${file}: no poll cycles to learn from (${why})${tasks > 0 ? '' : '; no call attributed to a session, so no cost per task either'}`,
     );
-    learner.operations.resolve(false);
-    await addProvenance(learner, trace, pollCycles.length);
+    learner.notes.add(
+      `${file}: ${why}: ${tasks > 0 ? `learned as work done one task after another: the cost of each of its ${tasks} tasks` : 'its cost was not learned'}`,
+    );
+    addProvenance(learner, trace, 0);
     return;
   }
   learner.costTraces++;
   trace.calls.name(learner.operations.resolve(true));
   new CostReading(trace, learner, pollCycles).learn();
-  await addProvenance(learner, trace, pollCycles.length);
+  addProvenance(learner, trace, pollCycles.length);
+}
+
+/**
+ * A trace without the control plane's own session states (one measured from outside: no
+ * `session.state` changes) is read with the world's: a session is created at its start (its
+ * `session.start` span), its PR opened, reviewed or merged when the world did it. The states a
+ * model is keyed by are then its PR's, not the control plane's idea of them.
+ */
+function statesFromWorld(trace: TraceRecords, learner: Learner): void {
+  const changes = trace.events.filter((e) => e.name === 'session.state' && e.session);
+  if (changes.some((e) => e.labels?.from !== 'none')) return;
+  const created = new Set(changes.map((e) => e.session!));
+  const state = new Map<string, string>();
+  const synthesized: EventRecord[] = [];
+  const change = (session: string, t: number, to: string) => {
+    const from = state.get(session) ?? 'none';
+    if (from === to) return;
+    state.set(session, to);
+    synthesized.push({ kind: 'event', name: 'session.state', t, session, labels: { from, to } });
+  };
+  const starts = trace.spans.filter(
+    (s) => s.name === 'session.start' && s.session && !created.has(s.session),
+  );
+  const worlds = trace.events.filter((e) => e.session && WORLD_STATES[e.name]);
+  if (starts.length === 0 && worlds.length === 0) return;
+  for (const s of starts) change(s.session!, s.t, 'spawning');
+  for (const session of created) state.set(session, 'spawning');
+  for (const e of worlds) {
+    if (!state.has(e.session!)) change(e.session!, e.t, 'spawning');
+    change(e.session!, e.t, WORLD_STATES[e.name]!);
+  }
+  trace.events.push(...synthesized);
+  trace.events.sort((a, b) => a.t - b.t);
+  learner.notes.add(
+    `${trace.file}: no session.state changes (a control plane measured from outside): a session's state is its PR's in the world (${starts.length > 0 ? 'created at its session.start, ' : ''}a PR opened: pr_open, a review posted: review, merged: merged)`,
+  );
+}
+
+/** The state a world event leaves a session's PR in (statesFromWorld). */
+const WORLD_STATES: Record<string, ModelState> = {
+  'world.pr.opened': 'pr_open',
+  'world.review.posted': 'review',
+  'world.pr.merged': 'merged',
+};
+
+/**
+ * Poll cycles inferred from the traffic of a trace that declares none (src/learn/infer-cycles.ts):
+ * each call gets its cycle's id, and each cycle a `poll.cycle` span as a control plane would have
+ * written it (`labels.inferred`), so the rest of the reading is the declared cycles'.
+ */
+function cyclesFromTraffic(
+  trace: TraceRecords,
+  learner: Learner,
+): { found: true; spans: SpanRecord[] } | { found: false; why: string } {
+  const T = trace.calls;
+  const agent = T.sources.id('agent');
+  const own = new Uint8Array(T.size);
+  for (let i = 0; i < T.size; i++) own[i] = agent >= 0 && T.source[i] === agent ? 0 : 1;
+  const readies = trace.events
+    .filter((e) => e.name === 'controlplane.ready' && e.labels?.reason !== 'start')
+    .map((e) => e.t);
+  const inferred = inferCycles({ size: T.size, t: T.t, dur: T.dur, own }, readies);
+  if (!inferred.found) return inferred;
+  const spans: SpanRecord[] = inferred.cycles.map((c, k) => {
+    for (const i of c.calls) T.cycle[i] = k + 1;
+    return {
+      kind: 'span',
+      name: 'poll.cycle',
+      t: c.t,
+      dur: c.end - c.t,
+      outcome: 'ok',
+      labels: { inferred: true },
+      data: { cycle: k + 1, intervalMs: Math.round(inferred.periodMs), calls: c.calls.length },
+    };
+  });
+  learner.notes.add(
+    `${trace.file}: no poll cycles declared: ${spans.length} inferred from its traffic, every ${Math.round(inferred.periodMs / 100) / 10} s (${inferred.bursts} bursts of calls, ${inferred.offCycleCalls} calls outside them)`,
+  );
+  return { found: true, spans };
+}
+
+/**
+ * Work done one task after another (no poll cycles): each session's calls are a task's cost, by
+ * operation, with its points and how long its calls took from the first to the last; the calls of
+ * no session are the control plane's own, per task. An agent's calls are left out.
+ */
+function learnTasks(trace: TraceRecords, learner: Learner): number {
+  const T = trace.calls;
+  const agent = T.sources.id('agent');
+  const first = new Map<number, number>();
+  const lastEnd = new Map<number, number>();
+  const perTask = new Map<string, number>();
+  const unattributed = new Map<string, number>();
+  let points = 0;
+  const count = (tally: Map<string, number>, op: string) => tally.set(op, (tally.get(op) ?? 0) + 1);
+  for (let i = 0; i < T.size; i++) {
+    if (agent >= 0 && T.source[i] === agent) continue;
+    const s = T.session[i]!;
+    if (s < 0) {
+      count(unattributed, T.opOf(i));
+      continue;
+    }
+    count(perTask, T.opOf(i));
+    points += T.cost[i]!;
+    if (!first.has(s)) first.set(s, T.t[i]!);
+    lastEnd.set(s, Math.max(lastEnd.get(s) ?? 0, T.t[i]! + T.dur[i]!));
+  }
+  if (first.size === 0) return 0;
+  const { tasks } = learner;
+  for (const [op, n] of perTask) tasks.perTask.add(op, n);
+  for (const [op, n] of unattributed) tasks.unattributed.add(op, n);
+  for (const [s, t] of first) tasks.durations.push(lastEnd.get(s)! - t);
+  tasks.perTask.samples += first.size;
+  tasks.unattributed.samples += first.size;
+  tasks.points += points;
+  return first.size;
 }
 
 /**
@@ -97,11 +229,18 @@ async function readRecords(
   const spans: SpanRecord[] = [];
   const events: EventRecord[] = [];
   let endMs = 0;
+  // A trace is written in order: api records as their answers end, events as they happen.
+  let lastApiEnd = Number.NEGATIVE_INFINITY;
+  let lastEvent = Number.NEGATIVE_INFINITY;
+  let outOfOrder = 0;
   const { maxApiRecords } = MODEL_LEARN_LIMITS;
-  const stats = await scanTrace(
+  const stats = await readLearnable(
     file,
+    learner,
     (r) => {
       if (r.kind === 'api') {
+        if (r.t + r.dur < lastApiEnd - WRITE_ORDER_SLACK_MS) outOfOrder++;
+        else lastApiEnd = Math.max(lastApiEnd, r.t + r.dur);
         if (++learner.apiRecords > maxApiRecords)
           throw new InputFileError(
             'E_MODEL',
@@ -116,12 +255,19 @@ async function readRecords(
         spans.push(r);
         endMs = Math.max(endMs, r.t + r.dur);
       } else if (r.kind === 'event') {
+        if (r.t < lastEvent - WRITE_ORDER_SLACK_MS) outOfOrder++;
+        else lastEvent = r.t;
         events.push(r);
         endMs = Math.max(endMs, r.t);
       }
     },
-    { transientApi: true, ...(onProgress ? { onProgress } : {}) },
+    onProgress,
   );
+  if (outOfOrder > 0)
+    learner.notes.add(
+      `${file}: ${outOfOrder.toLocaleString('en-US')} records out of the order a trace is written in (shuffled or merged by hand): read in time order, as the trace in order`,
+    );
+  inTimeOrder(calls, spans, events, learner);
   for (const s of spans)
     if (s.name === 'controlplane.outage' && typeof s.labels?.kind === 'string') {
       const list = learner.outages.get(s.labels.kind) ?? [];
@@ -147,12 +293,87 @@ async function readRecords(
   };
 }
 
-async function addProvenance(learner: Learner, trace: TraceRecords, cycleCount: number): Promise<void> {
+/** A record written this much out of order still counts as in order (the writer's buffers, clocks). */
+const WRITE_ORDER_SLACK_MS = 1_000;
+
+/**
+ * The file read as a trace to learn from. A run cut short is learned from what it has, with a
+ * note: a footer that says `interrupted` or `failed`, or no footer at all (the writer was killed:
+ * its last line may be cut in the middle, and is left out). Any other bad line is refused as a
+ * strict read refuses it.
+ */
+async function readLearnable(
+  file: string,
+  learner: Learner,
+  onRecord: (r: BodyRecord) => void,
+  onProgress?: LearnProgress,
+): Promise<ReadStats> {
+  const stats = await scanTrace(file, onRecord, {
+    transientApi: true,
+    lenient: true,
+    ...(onProgress ? { onProgress } : {}),
+  });
+  const cutLastLine =
+    stats.truncated && stats.skipped === 1 && stats.skippedReasons[0]?.startsWith(`line ${stats.lines}:`);
+  if (stats.skipped > 0 && !cutLastLine) {
+    const first = stats.skippedReasons[0] ?? 'a bad line';
+    const line = /^line (\d+): /.exec(first);
+    throw new InputFileError(
+      'E_TRACE',
+      file,
+      line ? Number(line[1]) : undefined,
+      line ? first.slice(line[0].length) : first,
+    );
+  }
+  if (stats.truncated)
+    learner.notes.add(
+      `${file}: cut: no end footer after line ${stats.lines}${cutLastLine ? ' (its last line, cut in the middle, left out)' : ''}: learned from the records it has`,
+    );
+  else if (stats.footer && stats.footer.reason !== 'completed')
+    learner.notes.add(
+      `${file}: the run ${stats.footer.reason === 'interrupted' ? 'was interrupted' : 'failed'} (footer reason ${stats.footer.reason}) at ${Math.round(stats.footer.t / 1000)} s: learned from what it ran`,
+    );
+  return stats;
+}
+
+/**
+ * The records in the order a trace is written in, whatever order the file had them in: calls by
+ * their end (a writer records a call when its answer ends), spans and events by time, ties by
+ * what they are. Every step after reads them in this order, so a shuffled trace gives the model of
+ * the same trace in order; a written trace is in this order already, or nearly (the sort does
+ * little work on it).
+ */
+function inTimeOrder(calls: CallTable, spans: SpanRecord[], events: EventRecord[], learner: Learner): void {
+  const { t, dur, cost, cycle, session, repo, source, kind } = calls;
+  const text = (column: { values: string[] }, id: number) => (id < 0 ? '' : column.values[id]!);
+  const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  const order = Array.from({ length: calls.size }, (_, i) => i);
+  order.sort(
+    (a, b) =>
+      t[a]! + dur[a]! - (t[b]! + dur[b]!) ||
+      t[a]! - t[b]! ||
+      byText(text(calls.sessions, session[a]!), text(calls.sessions, session[b]!)) ||
+      byText(learner.operations.kindKey(kind[a]!), learner.operations.kindKey(kind[b]!)) ||
+      byText(text(calls.repos, repo[a]!), text(calls.repos, repo[b]!)) ||
+      cost[a]! - cost[b]! ||
+      (cycle[a]! || 0) - (cycle[b]! || 0) ||
+      byText(text(calls.sources, source[a]!), text(calls.sources, source[b]!)),
+  );
+  if (order.some((v, i) => v !== i)) calls.reorder(order);
+  const key = (r: SpanRecord | EventRecord) =>
+    `${r.name}|${r.session ?? ''}|${'dur' in r ? r.dur : ''}|${JSON.stringify(r.labels ?? {})}|${JSON.stringify(r.data ?? {})}`;
+  const byTime = <R extends SpanRecord | EventRecord>(list: R[]) =>
+    list.sort((a, b) => a.t - b.t || byText(key(a), key(b)));
+  byTime(spans);
+  byTime(events);
+}
+
+function addProvenance(learner: Learner, trace: TraceRecords, cycleCount: number): void {
   const { file, header, stats, calls, started, stopping } = trace;
   const startLoad = machine(started);
   learner.traces.push({
     file,
-    sha256: await sha256Of(file),
+    sha256: sha256Of(file),
     runId: header.runId,
     target: header.target ?? null,
     controlPlane: started
@@ -228,6 +449,9 @@ class CostReading {
       t: s.t,
       end: s.t + s.dur,
       ...(typeof s.labels?.project === 'string' ? { project: s.labels.project } : {}),
+      ...(typeof (s.data as { sessions?: unknown } | undefined)?.sessions === 'number'
+        ? { declaredSessions: (s.data as { sessions: number }).sessions }
+        : {}),
       calls: [],
     }));
     this.projectScoped = this.cycles.some((c) => c.project !== undefined);
@@ -447,6 +671,8 @@ class CostReading {
       const s = this.sessions.get(id)!;
       s.repo ??= [...votes].sort((a, b) => b[1] - a[1])[0]![0];
     }
+    const repos = new Set([...this.sessions.values()].flatMap((s) => (s.repo ? [s.repo] : [])));
+    this.learner.coverage.repos = Math.max(this.learner.coverage.repos, repos.size);
     for (const c of this.cycles) {
       const votes = new Map<string, number>();
       for (const i of c.calls) {
@@ -495,7 +721,8 @@ class CostReading {
         else set.delete(s);
       }
       const key = this.projectScoped ? c.repo : '';
-      const members = key === undefined ? [] : [...(active.get(key) ?? [])];
+      // A cycle that says it polled no session polled none (the first tick, at the spawns' moment).
+      const members = key === undefined || c.declaredSessions === 0 ? [] : [...(active.get(key) ?? [])];
       members.sort((a, b) => this.sessionIndex.get(a)! - this.sessionIndex.get(b)!);
       visit(c, members);
     }

@@ -10,7 +10,6 @@
  * cycles after an event, what the agent does after a review, how long a cycle takes as its calls
  * grow, the traces it came from and how well it fits them.
  */
-import { stringify } from 'yaml';
 import { z } from 'zod';
 import { InputFileError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
@@ -18,44 +17,21 @@ import { publishedJsonSchema } from '../base/json-schema.ts';
 import { MODEL_BOUNDS, MODEL_FILE_MAX_BYTES } from '../base/limits.ts';
 import { describeZodIssues } from '../base/validation.ts';
 import { parseYamlInput, yamlLineOf } from '../base/yaml-input.ts';
+import { MODEL_FORMAT, modelStates, modelTriggers, overrunRules } from './words.ts';
 
-export const MODEL_FORMAT = 'fleetbench-model/1';
-
-/** The session states a model is keyed by: the workload's, whatever the control plane calls its own. */
-export const modelStates = ['spawning', 'working', 'pr_open', 'review', 'merged', 'closed'] as const;
-export type ModelState = (typeof modelStates)[number];
-
-/**
- * What moves a session: its creation, what the world did to its PR (the `world.*` trace events) or
- * the control plane's own restart (`controlplane.ready`).
- */
-export const modelTriggers = [
-  'created',
-  'pr-opened',
-  'ci-completed',
-  'review-posted',
-  'pushed',
-  'merged',
-  'restart',
-] as const;
-export type ModelTrigger = (typeof modelTriggers)[number];
-
-/**
- * What a poll loop does with a tick that comes while its cycle still runs
- * (docs/model.md#the-overrun-rule): `skip` it and start on the next tick of the interval's grid
- * (a setInterval with a busy guard, as agent-orchestrator's), or start the next cycle `immediate`ly
- * when the overrunning one ends (the reference's own loop).
- */
-export const overrunRules = ['skip', 'immediate'] as const;
-export type OverrunRule = (typeof overrunRules)[number];
-
-/**
- * The rule when the traces could not tell (too few overruns) and for a model written before the
- * rule was learned: agent-orchestrator's `skip` for its traces, else the reference loop's `immediate`.
- */
-export function defaultOverrunRule(targets: ReadonlyArray<string | null>): OverrunRule {
-  return targets.includes('ao') ? 'skip' : 'immediate';
-}
+export {
+  defaultOverrunRule,
+  MODEL_FORMAT,
+  type ModelState,
+  type ModelTrigger,
+  modelOverrunRule,
+  modelProvenanceLine,
+  modelStates,
+  modelToYaml,
+  modelTriggers,
+  type OverrunRule,
+  overrunRules,
+} from './words.ts';
 
 const count = z.number().int().nonnegative();
 const nonneg = z.number().nonnegative();
@@ -222,6 +198,16 @@ const coverageSchema = z
         callsPerCycle: count.describe('the most calls one poll cycle made'),
       })
       .strict(),
+    repos: count
+      .optional()
+      .describe('the most repositories one trace’s sessions were spread over (absent in older models)'),
+    intervalMs: z
+      .object({ min: nonneg, max: nonneg })
+      .strict()
+      .optional()
+      .describe(
+        'the poll intervals the traces’ cycles ran at, declared or inferred (absent in older models)',
+      ),
   })
   .strict();
 
@@ -308,6 +294,19 @@ export const modelSchema = z
       })
       .strict(),
     events: z.array(eventProfileSchema),
+    tasks: z
+      .object({
+        samples: count.describe('tasks (sessions with calls of their own) in the traces without poll cycles'),
+        calls: callsSchema.describe('per task: the calls attributed to it'),
+        points: nonneg.describe('primary points per task'),
+        durationMs: percentiles.nullable().describe("a task's first call to the end of its last"),
+        unattributed: callsSchema.describe("per task: calls of no session (the control plane's own)"),
+      })
+      .strict()
+      .optional()
+      .describe(
+        'work done one task after another (traces with no poll cycles, declared or inferred: docs/model.md#cycles-from-traffic): its cost per task. Absent when every trace polled',
+      ),
     speed: speedSchema
       .nullable()
       .describe('native runs: provider and control-plane latencies, when the traces have them'),
@@ -532,24 +531,4 @@ export function loadModelFile(file: string): Model {
   // Bounded as it is read: a device or FIFO given as the model says 0 bytes to stat.
   const text = readInputText(file, { maxBytes: MODEL_FILE_MAX_BYTES, code: 'E_MODEL', what: 'a model file' });
   return parseModelText(text, file);
-}
-
-/** The model as the YAML `model learn` writes: a comment line, then the fields in schema order. */
-export function modelToYaml(model: Model): string {
-  return `# fleetbench learned model (docs/model.md). Replay: --set polling.strategy=learned --set polling.model=THIS_FILE\n${stringify(model, { lineWidth: 0 })}`;
-}
-
-/** The model's overrun rule: the learned one, else the default for the targets of its traces. */
-export function modelOverrunRule(model: Model): OverrunRule {
-  return model.loop.overrun ?? defaultOverrunRule(model.provenance.traces.map((t) => t.target));
-}
-
-/** One line naming where a model came from, for run headers and reports. */
-export function modelProvenanceLine(model: Model): string {
-  const traces = model.provenance.traces;
-  const first = traces[0]!;
-  const load = first.load ? `, load ${first.load.start[0]} on ${first.load.cpus} cores` : '';
-  const what = first.controlPlane ?? first.target ?? 'unknown target';
-  const more = traces.length > 1 ? ` and ${traces.length - 1} more trace${traces.length > 2 ? 's' : ''}` : '';
-  return `${model.name}: learned from ${first.scenario}${first.cell ? ` (${first.cell})` : ''} on ${what}, ${first.sessions} sessions, ${Math.round(first.durationMs / 1000)} s, ${first.cycles} cycles${load} (trace ${first.sha256.slice(0, 12)})${more}`;
 }

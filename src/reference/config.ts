@@ -41,7 +41,7 @@ export interface ReferenceConfig {
      * `learned` only: what the replay needs that the model never saw, when extrapolation was
      * allowed (a replay that needs any is refused otherwise: docs/model.md#coverage).
      */
-    extrapolated?: Array<{ part: string; what: string }>;
+    extrapolated?: Array<{ part: string; what: string; wholeRun?: boolean }>;
     /** `learned` only: the replay's scale against the model's, when it is beyond it. */
     scaleNote?: string;
     /** `ao-0.2` only: CPU time of one gh process, queued on `aoCpus` cores (0: not modelled). */
@@ -91,7 +91,9 @@ const pollingSchema = z.object({
   learned: modelSchema.optional(),
   modelCores: count.optional(),
   hostLoad: z.number().nonnegative().optional(),
-  extrapolated: z.array(z.object({ part: z.string(), what: z.string() })).optional(),
+  extrapolated: z
+    .array(z.object({ part: z.string(), what: z.string(), wholeRun: z.boolean().optional() }))
+    .optional(),
   scaleNote: z.string().optional(),
   aoGhProcessMs: ms.optional(),
   aoCpus: count.optional(),

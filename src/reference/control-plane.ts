@@ -144,6 +144,7 @@ export class ReferenceControlPlane {
         launchMs: model.cycleTime.launchMsPerCall,
         load: polling.hostLoad ?? model.cycleTime.load ?? 0,
       });
+      const wholeRun = polling.extrapolated?.find((g) => g.wholeRun)?.part;
       const learned = new LearnedReplay(model, deps.rng.fork('learned'), deps.clock, {
         setState: (session, to) => this.sessions.setState(session, to),
         setPr: (session, pr) => {
@@ -152,6 +153,7 @@ export class ReferenceControlPlane {
         },
         reviewTold: (session, commentIds) => this.learnedReviewTold(session, commentIds),
         sessionById: (id) => this.sessions.get(id),
+        ...(wholeRun !== undefined ? { wholeRunGap: wholeRun } : {}),
       });
       this.learned = learned;
       deps.agentWorld.onEvent((event) => learned.world(event));

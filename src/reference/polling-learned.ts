@@ -17,7 +17,7 @@ import { sample } from '../base/distribution.ts';
 import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { SessionState } from '../contract/types.ts';
-import { eventCounts } from '../model/coverage.ts';
+import { eventCounts, TRIGGER_MOVES } from '../model/coverage.ts';
 import type {
   Model,
   ModelCalls,
@@ -51,6 +51,7 @@ const TRIGGER_OF: Record<string, ModelTrigger> = {
 
 /** A trigger not yet acted on is dropped after this many of the session's cycles. */
 const TRIGGER_PATIENCE = 20;
+
 /** A session's cycles after an event the model never saw that are counted as extrapolated (its rows' reach). */
 const UNSEEN_EVENT_CYCLES = 3;
 
@@ -69,8 +70,10 @@ interface Trigger {
   at: number;
   /** The session's cycles that started since. */
   seen: number;
+  /** The changes it made so far (at most TRIGGER_MOVES). */
+  moves: number;
   /** Drawn when a rule first applies: the cycle count it takes effect at, and the state. */
-  plan?: { lag: number; to: ModelState; from: ModelState };
+  plan?: { lag: number; to: ModelState; from: ModelState; scheduled?: boolean };
 }
 
 interface ReplayedSession {
@@ -90,6 +93,11 @@ export interface LearnedHooks {
   /** The control plane tells the agent of a review (agent.review.received), whose reaction follows. */
   reviewTold(session: SessionRecord, commentIds: number[]): void;
   sessionById(id: string): SessionRecord | undefined;
+  /**
+   * A part of the replay beyond the model that concerns the whole run (its repositories, interval,
+   * machine: src/model/coverage.ts runGaps), allowed: every session-cycle is counted under it.
+   */
+  wholeRunGap?: string;
 }
 
 function split(repo: string): { owner: string; name: string } {
@@ -157,7 +165,7 @@ export class LearnedReplay {
     call: (operation: string) => Promise<unknown>,
   ): Promise<void> {
     const s = this.stateOf(record.id);
-    s.triggers.push({ on: 'created', at: this.clock.now(), seen: 0 });
+    s.triggers.push({ on: 'created', at: this.clock.now(), seen: 0, moves: 0 });
     if (this.unseenEvents.has('created')) s.unseen.push({ on: 'created', seen: 0 });
     // A creation that moves the session outside any cycle (lag 0) takes effect after its delay
     // (drawn now only when the model has such a rule: the others are drawn at its first cycle).
@@ -181,7 +189,7 @@ export class LearnedReplay {
       this.hooks.setPr(record, { number: event.number, headSha: event.headSha ?? '' });
     if (record?.pr && event.kind === 'pushed' && event.headSha)
       this.hooks.setPr(record, { number: record.pr.number, headSha: event.headSha });
-    s.triggers.push({ on, at: this.clock.now(), seen: 0 });
+    s.triggers.push({ on, at: this.clock.now(), seen: 0, moves: 0 });
     if (this.unseenEvents.has(on)) s.unseen.push({ on, seen: 0 });
     this.applyImmediate(event.session);
     if (this.model.events.some((e) => e.on === on)) s.recent.push({ on, seen: 0 });
@@ -198,7 +206,7 @@ export class LearnedReplay {
   restarted(): void {
     const at = this.clock.now();
     for (const [id, s] of this.sessions) {
-      s.triggers.push({ on: 'restart', at, seen: 0 });
+      s.triggers.push({ on: 'restart', at, seen: 0, moves: 0 });
       if (this.unseenEvents.has('restart')) s.unseen.push({ on: 'restart', seen: 0 });
       if (this.model.events.some((e) => e.on === 'restart')) s.recent.push({ on: 'restart', seen: 0 });
       this.applyImmediate(id);
@@ -211,8 +219,8 @@ export class LearnedReplay {
     const s = this.sessions.get(id)!;
     const record = this.hooks.sessionById(id);
     if (!record) return;
-    for (const trigger of s.triggers) {
-      if (trigger.plan) continue;
+    for (const trigger of [...s.triggers]) {
+      if (trigger.plan?.scheduled) continue;
       const planned = this.plan(trigger, record.state as ModelState);
       if (planned && planned.lag === 0) this.changeOutsideCycle(id, trigger, planned);
     }
@@ -230,14 +238,32 @@ export class LearnedReplay {
           this.rng,
         )
       : 0;
-    s.triggers = s.triggers.filter((t) => t !== trigger);
+    planned.scheduled = true;
     this.clock.setTimeout(
       () => {
+        // Superseded: the session moved on and the trigger was planned again from there.
+        if (trigger.plan !== planned) return;
         const current = this.hooks.sessionById(id);
-        if (current && current.state === planned.from) this.hooks.setState(current, planned.to);
+        if (current && current.state === planned.from) {
+          this.hooks.setState(current, planned.to);
+          this.moved(s, trigger);
+          // The same cause may move it on from there at once (its next rule of lag 0).
+          this.applyImmediate(id);
+        } else trigger.plan = undefined;
       },
       Math.max(0, trigger.at + delay - this.clock.now()),
     );
+  }
+
+  /**
+   * A trigger made a change: it may explain the next one from the new state, TRIGGER_MOVES times
+   * at most. One cause may explain a chain of changes (a creation: spawning → working outside a
+   * cycle, then working → pr_open two cycles later), as the learner reads them (each change's
+   * cause is the latest trigger of its kind before it); the coverage walk follows the same chains.
+   */
+  private moved(s: ReplayedSession, trigger: Trigger): void {
+    trigger.plan = undefined;
+    if (++trigger.moves >= TRIGGER_MOVES) s.triggers = s.triggers.filter((t) => t !== trigger);
   }
 
   private rulesFor(from: ModelState, on: ModelTrigger): ModelTransition[] {
@@ -293,12 +319,12 @@ export class LearnedReplay {
       const planned = this.plan(trigger, from);
       // A rule of lag 0 for the state the session is in now: outside the cycle, after its delay.
       if (planned && planned.lag === 0) {
-        this.changeOutsideCycle(record.id, trigger, planned);
+        if (!planned.scheduled) this.changeOutsideCycle(record.id, trigger, planned);
         continue;
       }
       if (planned && planned.lag > 0 && trigger.seen >= planned.lag) {
         to = planned.to;
-        s.triggers = s.triggers.filter((t) => t !== trigger);
+        this.moved(s, trigger);
         break;
       }
     }
@@ -314,7 +340,11 @@ export class LearnedReplay {
     s.unseen = s.unseen.filter((u) => u.seen <= UNSEEN_EVENT_CYCLES);
     this.covered.sessionCycles++;
     const part =
-      exact === undefined ? `${from} → ${to}` : s.unseen.length > 0 ? `after ${s.unseen[0]!.on}` : undefined;
+      exact === undefined
+        ? `${from} → ${to}`
+        : s.unseen.length > 0
+          ? `after ${s.unseen[0]!.on}`
+          : this.hooks.wholeRunGap;
     if (part !== undefined)
       this.covered.extrapolated.set(part, (this.covered.extrapolated.get(part) ?? 0) + 1);
     const counts = new Map<string, number>();

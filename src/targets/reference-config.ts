@@ -151,6 +151,9 @@ function replayWorld(scenario: Scenario, model: Model): ReplayWorld {
     fixLater: maxOf(sessions.fixAfter) > 0,
     merges: sessions.mergeAfter !== undefined,
     restarts: faults.flatMap((f) => (f.type === 'restart' ? [f.kind] : [])),
+    repos: topology.repos,
+    intervalMs: scenario.polling.intervalMs,
+    ...(scenario.host ? { host: scenario.host } : {}),
   };
 }
 
@@ -168,7 +171,7 @@ function learnedCoverage(
   if (model.sessions.cycles.length === 0)
     throw new FleetbenchError(
       'E_MODEL',
-      `${file}: this model has no poll cycles to replay (its traces had none: ${model.provenance.traces.map((t) => t.scenario).join(', ')}); it is a speed profile, for control-plane.model (docs/model.md#speed)`,
+      `${file}: this model has no poll cycles to replay (its traces had none: ${model.provenance.traces.map((t) => t.scenario).join(', ')}); it is ${[model.tasks ? `a cost per task (${model.tasks.samples} tasks done one after another: docs/model.md#cycles-from-traffic)` : '', model.speed ? 'a speed profile, for control-plane.model (docs/model.md#speed)' : ''].filter(Boolean).join(' and ') || 'empty'}`,
       { hint: 'learn a polling model from a trace with poll cycles: fleetbench run learn --target …' },
     );
   const world = replayWorld(scenario, model);
