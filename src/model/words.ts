@@ -6,7 +6,6 @@
  * the validator.
  */
 import { stringify } from 'yaml';
-import type { Model } from './format.ts';
 
 export const MODEL_FORMAT = 'fleetbench-model/1';
 
@@ -46,18 +45,40 @@ export function defaultOverrunRule(targets: ReadonlyArray<string | null>): Overr
   return targets.includes('ao') ? 'skip' : 'immediate';
 }
 
+/**
+ * The parts of a model (format.ts's `Model`) these functions read, written out here so this file
+ * imports nothing of format.ts, which imports it.
+ */
+interface ModelFacts {
+  name: string;
+  loop: { overrun?: OverrunRule | undefined };
+  provenance: {
+    traces: ReadonlyArray<{
+      target: string | null;
+      controlPlane: string | null;
+      scenario: string;
+      cell: string | null;
+      sessions: number;
+      durationMs: number;
+      cycles: number;
+      sha256: string;
+      load: { start: number[]; cpus: number } | null;
+    }>;
+  };
+}
+
 /** The model as the YAML `model learn` writes: a comment line, then the fields in schema order. */
-export function modelToYaml(model: Model): string {
+export function modelToYaml(model: object): string {
   return `# fleetbench learned model (docs/model.md). Replay: --set polling.strategy=learned --set polling.model=THIS_FILE\n${stringify(model, { lineWidth: 0 })}`;
 }
 
 /** The model's overrun rule: the learned one, else the default for the targets of its traces. */
-export function modelOverrunRule(model: Model): OverrunRule {
+export function modelOverrunRule(model: ModelFacts): OverrunRule {
   return model.loop.overrun ?? defaultOverrunRule(model.provenance.traces.map((t) => t.target));
 }
 
 /** One line naming where a model came from, for run headers and reports. */
-export function modelProvenanceLine(model: Model): string {
+export function modelProvenanceLine(model: ModelFacts): string {
   const traces = model.provenance.traces;
   const first = traces[0]!;
   const load = first.load ? `, load ${first.load.start[0]} on ${first.load.cpus} cores` : '';
