@@ -149,7 +149,7 @@ describe('replies and state bounded', () => {
     const versions = Object.keys((JSON.parse(text) as { cliVersions: { codex: object } }).cliVersions.codex);
     expect(versions.length).toBeLessThanOrEqual(101);
     expect(versions.every((version) => version.length <= 64)).toBe(true);
-  }, 180_000);
+  }, 400_000);
 });
 
 describe('provider serve as a process', () => {
@@ -234,7 +234,7 @@ describe('provider serve as a process', () => {
       [['--ttft', '1e12'], /--ttft 1e12: .*at most 600000/],
       [['--time-scale', '1e-300'], /--time-scale.*from 0.001 to 10000/],
       [['--port', '99999'], /--port.*from 0 to 65535/],
-      [['--admin-token', ''], /--admin-token.*8 to 256/],
+      [['--admin-token', ''], /--admin-token.*empty/],
       [['--fault', 'outage@from=20s,until=10s'], /untilMs must be after fromMs/],
       [['--fault', `outage@from=${1e15}ms`], /fromMs/],
       [['--max-running', '0'], /--max-running/],
