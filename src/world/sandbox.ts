@@ -48,31 +48,30 @@ function namespaceArgs(): string[] {
     : ['--unshare-user', '--uid', '0', '--gid', '0', '--unshare-net', '--unshare-pid'];
 }
 
+/** The namespaces and the host's file system as the sandbox sees it (with its own /proc). */
+function baseArgs(): string[] {
+  return [
+    '--die-with-parent',
+    ...namespaceArgs(),
+    '--cap-add',
+    'ALL',
+    '--bind',
+    '/',
+    '/',
+    '--dev-bind',
+    '/dev',
+    '/dev',
+    '--proc',
+    '/proc',
+  ];
+}
+
 /** Whether this machine can make the sandbox: bwrap present and namespaces allowed (probed once). */
 export function sandboxSupport(): SandboxSupport {
   if (support) return support;
   const probe = spawnSync(
     'bwrap',
-    [
-      '--die-with-parent',
-      ...namespaceArgs(),
-      '--cap-add',
-      'ALL',
-      '--bind',
-      '/',
-      '/',
-      '--dev-bind',
-      '/dev',
-      '/dev',
-      '--proc',
-      '/proc',
-      '--',
-      'unshare',
-      '--user',
-      '--map-user=1000',
-      '--map-group=1000',
-      'true',
-    ],
+    [...baseArgs(), '--', 'unshare', '--user', '--map-user=1000', '--map-group=1000', 'true'],
     { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, encoding: 'utf8' },
   );
   if (probe.error && (probe.error as NodeJS.ErrnoException).code === 'ENOENT')
@@ -241,24 +240,7 @@ export class Sandbox extends EventEmitter {
     for (const path of files.systemBundles) bind(files.bundle, path);
     if (files.passwd) bind(files.passwd, '/etc/passwd');
     if (files.group) bind(files.group, '/etc/group');
-    const args = [
-      '--die-with-parent',
-      ...namespaceArgs(),
-      '--cap-add',
-      'ALL',
-      '--bind',
-      '/',
-      '/',
-      '--dev-bind',
-      '/dev',
-      '/dev',
-      '--proc',
-      '/proc',
-      ...binds,
-      '--',
-      process.execPath,
-      gate,
-    ];
+    const args = [...baseArgs(), ...binds, '--', process.execPath, gate];
     const child = spawn('bwrap', args, {
       stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
       env: {
