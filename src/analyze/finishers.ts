@@ -1,6 +1,7 @@
 /** The table of finishers (their contract is finisher.ts). */
 import { faultsFinisher } from './faults.ts';
 import type { Finisher } from './finisher.ts';
+import { harnessFinisher } from './harness.ts';
 import { modelCoverageFinisher } from './model-coverage.ts';
 import { providerFinisher } from './provider.ts';
 import { speedFinisher } from './speed.ts';
@@ -13,6 +14,7 @@ export const FINISHERS: readonly Finisher[] = [
   faultsFinisher,
   providerFinisher,
   modelCoverageFinisher,
+  harnessFinisher,
 ];
 
 export function retainedByAnyFinisher(name: string): boolean {

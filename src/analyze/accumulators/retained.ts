@@ -16,8 +16,10 @@ export class Retained implements Accumulator<RetainedRecord[]> {
   }
 
   /** The joined metrics (speed, turnover, faults) from the retained records, in time order. */
-  finish(context: FinisherContext): Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider' | 'model'> {
-    const out: Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider' | 'model'> = {};
+  finish(
+    context: FinisherContext,
+  ): Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider' | 'model' | 'harness'> {
+    const out: Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider' | 'model' | 'harness'> = {};
     if (FINISHERS.length === 0) return out;
     // Stable sort: ties keep trace order, so the result does not depend on thread splits.
     const records = this.records
