@@ -10,8 +10,9 @@ import { round } from './figures.ts';
 import type { Finisher, RetainedRecord } from './finisher.ts';
 import type { HarnessAnalysis } from './schema.ts';
 
+/** A figure of the event in seconds: what a hand-made trace holds is kept within 0 and 1e9 s. */
 const seconds = (value: unknown) =>
-  typeof value === 'number' && Number.isFinite(value) ? round(value / 1000) : 0;
+  typeof value === 'number' && Number.isFinite(value) ? round(Math.min(1e12, Math.max(0, value)) / 1000) : 0;
 
 export const harnessFinisher: Finisher = {
   key: 'harness',
@@ -28,15 +29,20 @@ export const harnessFinisher: Finisher = {
       agents: seconds(cpuMs.agents),
       other: seconds(cpuMs.other),
     };
-    const share = typeof data.harnessSharePct === 'number' ? round(data.harnessSharePct) : null;
-    const bound = typeof data.boundPct === 'number' ? data.boundPct : null;
+    const percent = (value: unknown) =>
+      typeof value === 'number' && Number.isFinite(value) ? round(Math.min(100, Math.max(0, value))) : null;
+    const share = percent(data.harnessSharePct);
+    const bound = percent(data.boundPct);
     return {
       cpuS,
       sharePct: share,
       boundPct: bound,
       over: share !== null && bound !== null && share > bound,
       windowS: seconds(data.windowMs),
-      samples: typeof data.samples === 'number' ? data.samples : 0,
+      samples:
+        typeof data.samples === 'number' && Number.isInteger(data.samples) && data.samples >= 0
+          ? data.samples
+          : 0,
     };
   },
 };

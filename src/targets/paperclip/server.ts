@@ -68,6 +68,8 @@ export interface PaperclipServerOptions {
   logPath: string;
   /** The server exited without being asked (not by kill or close). */
   onUnexpectedExit: (how: string) => void;
+  /** The server's process exists (called at each start, before its boot is over). */
+  onSpawned?: (pid: number) => void;
 }
 
 /** Every server alive in this process, for the synchronous exit hook. */
@@ -213,6 +215,7 @@ export class PaperclipServer {
       ...(user ? { uid: user.uid, gid: user.gid } : {}),
     });
     this.child = child;
+    if (child.pid !== undefined) this.options.onSpawned?.(child.pid);
     let boundPort: number | undefined;
     let tail = '';
     // Each stream as plain text (its colour codes out, its characters whole across chunks).

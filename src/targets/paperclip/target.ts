@@ -183,6 +183,8 @@ export class PaperclipTarget implements Target {
       workDir,
       logPath: join(this.options.outDir, 'paperclip.log'),
       onUnexpectedExit: (how) => this.onServerDied(how),
+      // Its tree is the control plane's from its spawn: a restart's boot is not fleetbench's.
+      onSpawned: (pid) => this.options.processes?.addRoot(pid, 'controlPlane'),
     });
     const server = this.server;
     // The agents Paperclip starts (stand-ins or the real CLIs) are told from Paperclip by their program.
@@ -197,7 +199,7 @@ export class PaperclipTarget implements Target {
           hint: `its own output is in ${join(this.options.outDir, 'paperclip.log')}`,
         });
       });
-      this.registerProcesses(this.firstBoot);
+      this.registerProcesses();
     } catch (error) {
       // Whatever started (PostgreSQL, a half-booted server) does not outlive a failed start.
       await this.closeAfterFailedStart();
@@ -247,16 +249,15 @@ export class PaperclipTarget implements Target {
   /** Starts a server again (after a restart) and writes its boot. */
   private async startServer(reason: string): Promise<ServerBoot> {
     const boot = await this.server!.start();
-    this.registerProcesses(boot);
+    this.registerProcesses();
     this.writeBoot(boot, reason);
     return boot;
   }
 
-  /** The server's tree, and PostgreSQL's, which leaves it (found by its data directory), as the control plane's. */
-  private registerProcesses(boot: ServerBoot): void {
+  /** PostgreSQL's tree, which leaves the server's (found by its data directory), as the control plane's. */
+  private registerProcesses(): void {
     const processes = this.options.processes;
     if (!processes || !this.server) return;
-    processes.addRoot(boot.pid, 'controlPlane');
     for (const { pid, postmaster } of this.server.tiedPids())
       if (postmaster) processes.addRoot(pid, 'controlPlane');
   }
