@@ -48,7 +48,7 @@ export interface CpuByRole {
 }
 
 export interface ProcessCpuOptions {
-  /** Between samples, ms (default 1,000; the CPU of processes that exit in between is still counted). */
+  /** Between samples, ms (default 2,000; the CPU of processes that exit in between is still counted). */
   intervalMs?: number;
   /** Where procfs is (tests may point it elsewhere). */
   procRoot?: string;
@@ -82,7 +82,11 @@ interface Tracked {
   children: number;
 }
 
-const DEFAULT_INTERVAL_MS = 1_000;
+/**
+ * Every 2 s: the CPU of processes that exit in between is still counted (through their parents),
+ * so a shorter interval buys little, and each sample reads two files per process.
+ */
+const DEFAULT_INTERVAL_MS = 2_000;
 
 export class ProcessCpu {
   private readonly roots = new Map<number, ProcessRole>();
