@@ -103,6 +103,15 @@ export class PaperclipApi {
     });
   }
 
+  /** GET /health, or undefined when the server does not answer (in `timeoutMs`) or not with a 2xx. */
+  async health(timeoutMs: number): Promise<Record<string, unknown> | undefined> {
+    try {
+      return await this.call<Record<string, unknown>>('GET', '/health', undefined, timeoutMs);
+    } catch {
+      return undefined;
+    }
+  }
+
   createCompany(name: string): Promise<{ id: string }> {
     return this.call('POST', '/companies', { name });
   }

@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { prebuiltFile } from '../../base/prebuilt.ts';
+import { PaperclipApi } from './api.ts';
 import type { PaperclipInstall, PaperclipUser } from './install.ts';
 import { PlainText } from './log.ts';
 
@@ -107,6 +108,7 @@ export class PaperclipServer {
   private port = 0;
   private log: WriteStream | undefined;
   private readonly jwtSecret = randomBytes(32).toString('hex');
+  private readonly api = new PaperclipApi(() => this.apiUrl);
 
   constructor(private readonly options: PaperclipServerOptions) {
     this.home = join(options.workDir, 'home');
@@ -282,15 +284,14 @@ export class PaperclipServer {
     }
   }
 
-  /** GET /api/health, or undefined when it does not answer (in `timeoutMs`). */
-  async health(timeoutMs: number): Promise<Record<string, unknown> | undefined> {
-    try {
-      const response = await fetch(`${this.apiUrl}/health`, { signal: AbortSignal.timeout(timeoutMs) });
-      if (!response.ok) return undefined;
-      return (await response.json()) as Record<string, unknown>;
-    } catch {
-      return undefined;
-    }
+  /**
+   * GET /api/health, or undefined when it does not answer (in `timeoutMs`). Asked every
+   * HEALTH_POLL_MS while a server boots, restarts inside a run included: through the API's
+   * keep-alive pool (api.ts) rather than fetch, whose abort timer per call made an exception
+   * object for every poll seconds later, answered or not.
+   */
+  health(timeoutMs: number): Promise<Record<string, unknown> | undefined> {
+    return this.api.health(timeoutMs);
   }
 
   /**
