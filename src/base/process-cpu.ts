@@ -11,7 +11,7 @@
  * /proc/PID/task/PID/children (the main thread's; Node, Python and shells fork from it), then
  * theirs; and every process already seen, wherever it went since (a daemon that left its
  * parent's tree, PostgreSQL's postmaster). Two files a process per sample, read into one reused
- * buffer: about 30 µs of CPU a process, itself counted as fleetbench's.
+ * buffer: ~0.4 ms of CPU a sample for 120 processes, itself counted as fleetbench's.
  *
  * Processes that exit between two samples are not lost: when a parent waits for a child, the
  * kernel adds the child's whole CPU (and its own waited-for children's) to the parent's cutime
@@ -357,14 +357,4 @@ export class ProcessCpu {
       closeSync(fd);
     }
   }
-}
-
-/** A share as the run prints it: `harness 1.2 CPU-s of 40.3 (3.0 %): control plane 30.1, agents 9.0`. */
-export function describeCpuByRole(share: CpuByRole): string {
-  const s = (ms: number) => (ms / 1000).toFixed(1);
-  const total = PROCESS_ROLES.reduce((sum, role) => sum + share.cpuMs[role], 0);
-  const pct = share.harnessSharePct === null ? 'n/a' : `${share.harnessSharePct.toFixed(1)} %`;
-  const parts = [`control plane ${s(share.cpuMs.controlPlane)}`, `agents ${s(share.cpuMs.agents)}`];
-  if (share.cpuMs.other > 0) parts.push(`other ${s(share.cpuMs.other)}`);
-  return `fleetbench ${s(share.cpuMs.harness)} CPU-s of ${s(total)} (${pct}); ${parts.join(', ')}`;
 }
