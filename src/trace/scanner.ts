@@ -27,7 +27,6 @@
  * never keeps an api record (src/analyze/analyzer.ts `add`), so one object can be reused.
  */
 import { API_SCANNER_WASM } from './api-scanner-wasm.ts';
-import { SPAN_CHUNK } from './lines.ts';
 import type { ApiRecord } from './schema.ts';
 
 /** Record kinds read by the scanner: the analyzer must not keep their records (see above). */
@@ -62,6 +61,11 @@ const TAG = { absent: 0, number: 1, string: 2, true: 3, false: 4, null: 5, objec
 const MAX_FIELDS = 64;
 const MAX_OBJECTS = 8;
 const MAX_KEY_BYTES = 64;
+/**
+ * The module's input area, which readBuffer() hands out: as much as a span reader reads at once
+ * (lines.ts SPAN_CHUNK; not imported, lines.ts sits above this file through parser.ts).
+ */
+const INPUT_BYTES = 1024 * 1024;
 
 /** What the generator builds up while it walks the schema. */
 interface Generated {
@@ -204,7 +208,7 @@ function objectCode(schema: JsonSchema, out: Generated): { fill: string; create:
 const RUNTIME = `
 const exports = instance.exports;
 // Memory is laid out (and grown) once, before any view of it is made.
-const inputAt = exports.init(${SPAN_CHUNK});
+const inputAt = exports.init(${INPUT_BYTES});
 const memory = exports.memory.buffer;
 const U8 = new Uint8Array(memory);
 const I32 = new Int32Array(memory);
@@ -310,7 +314,7 @@ return {
     return read(SCRATCH, SCRATCH + end - start);
   },
   readBuffer(bytes) {
-    return Buffer.from(memory, inputAt, Math.min(bytes, ${SPAN_CHUNK}));
+    return Buffer.from(memory, inputAt, Math.min(bytes, ${INPUT_BYTES}));
   },
 };`;
 }
