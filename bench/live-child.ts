@@ -15,8 +15,9 @@
  * - `--otlp URL` also sends every trace record there, as `--otlp-export` does
  *   (src/live/otlp-export.ts), to measure what exporting costs the schedule.
  * - `--timer-slack MS`: the pacer's timer slack (PaceOptions.timerSlackMs; default TIMER_SLACK_MS).
- * - `--warmup S`: also reports the CPU and the answers after the first S seconds of the schedule
- *   (`steady`), the cost per request once the JIT has compiled the request path (default 2).
+ * - `--warmup S`: also reports the CPU and the answers in the first S seconds of the schedule
+ *   (`first`: V8 still compiling the request path) and after them (`steady`: the cost per
+ *   request once the JIT has compiled it); default 2.
  */
 import { LatencyHistogram } from '../src/analyze/histogram.ts';
 import { RealClock } from '../src/clock/real.ts';
@@ -113,9 +114,12 @@ function operation(intended: number, started: number): void {
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 let steady: { cpu: NodeJS.CpuUsage; settled: number; errors: number } | undefined;
+let first: { completed: number; cpuS: number } | undefined;
 if (warmupMs < durationMs)
   setTimeout(() => {
     steady = { cpu: process.cpuUsage(), settled, errors };
+    const spent = process.cpuUsage(cpu0);
+    first = { completed: settled - errors, cpuS: (spent.user + spent.system) / 1e6 };
   }, warmupMs);
 await paceOpen(
   arrivalTimes(rate * 60, [{ durationMs, rate: rate * 60 }]),
@@ -144,6 +148,7 @@ process.stdout.write(
     lag: lag.percentiles(),
     latency: latency.percentiles(),
     exported: exporter?.stats,
+    first: first ? { untilS: warmupMs / 1000, ...first } : undefined,
     steady:
       steady && steadyCpu
         ? {

@@ -161,6 +161,12 @@ describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh again
     expect(analyzed.code, analyzed.stderr).toBe(0);
     const analysis = JSON.parse(analyzed.stdout);
     expect(analysis.api.totals.calls).toBe(api.length);
+    // Who spent the CPU while AO ran (src/base/process-cpu.ts): AO's process and the gh processes
+    // it runs are the control plane's, this process fleetbench's.
+    expect(analysis.harness.cpuS.controlPlane).toBeGreaterThan(0);
+    expect(analysis.harness.cpuS.harness).toBeGreaterThan(0);
+    expect(analysis.harness.samples).toBeGreaterThanOrEqual(2);
+    expect(analysis.harness.sharePct).toBeGreaterThan(0);
   }, 900_000);
 
   it('AO dying during the run fails the run: exit non-zero, trace kept with its footer', async () => {

@@ -35,6 +35,7 @@ import { Writes } from './accumulators/writes.ts';
 import { rateLimitBracket } from './bracket.ts';
 import { burnWindows } from './burn.ts';
 import { cmp, round } from './figures.ts';
+import { harnessWarning } from './harness.ts';
 import { DEFAULT_LIMITS, sessionProjection } from './projection.ts';
 import { scheduleSummary, scheduleWarning } from './schedule.ts';
 import type { Analysis } from './schema.ts';
@@ -215,6 +216,9 @@ export class Analyzer implements TraceSink {
         `target.bad_record: ${badRecordReports} report(s) of records from the system under test refused (times out of range, a span ending before it starts: docs/limits.md); the events say how many and why`,
       );
     }
+    const retained = this.acc.retained.finish({ header, startMs, endMs, calls: this.acc.sessionCalls });
+    const harnessNote = retained.harness && harnessWarning(retained.harness);
+    if (harnessNote) warnings.push(harnessNote);
     const input = this.inputSection(context, footer);
     if (input.skipped > 0) warnings.unshift(`${input.skipped} bad lines skipped (--lenient)`);
     for (const w of input.warnings) warnings.unshift(w);
@@ -247,7 +251,7 @@ export class Analyzer implements TraceSink {
       gauges: gauges.result(),
       series: this.series(endMs),
       schedule,
-      ...this.acc.retained.finish({ header, startMs, endMs, calls: this.acc.sessionCalls }),
+      ...retained,
       warnings,
     };
   }

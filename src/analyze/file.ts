@@ -15,7 +15,7 @@ import { checkReadable, isGzip, splitAtNewlines } from '../trace/lines.ts';
 import { MAX_KEPT_REASONS, type ReadStats, TraceParser } from '../trace/parser.ts';
 import { scanTrace } from '../trace/reader.ts';
 import type { EndFooter } from '../trace/schema.ts';
-import { mainValidator, scannerForFile, worded, wordParserProblems, wordProblem } from '../trace/validate.ts';
+import { mainScanner, mainValidator, worded, wordParserProblems, wordProblem } from '../trace/validate.ts';
 import {
   Analyzer,
   type AnalyzerOptions,
@@ -185,7 +185,7 @@ async function analyzeInParallel(
     throw await worded(path, error);
   }
   if (head === undefined) return undefined;
-  const scanner = options.fastPath === false ? null : scannerForFile(path, head.offset);
+  const scanner = options.fastPath === false ? null : mainScanner();
   const headStart = Math.min(WORKER_START_BYTES, Math.floor((size - head.offset) / (threads * 2)));
   const cuts = splitAtNewlines(path, head.offset, size, threads, headStart);
   const jobs: RangeJob[] = [];

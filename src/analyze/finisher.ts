@@ -21,7 +21,7 @@ export interface FinisherContext {
 
 export interface Finisher {
   /** The Analysis field the result goes into. */
-  key: 'speed' | 'turnover' | 'faults' | 'provider' | 'model' | 'edges';
+  key: 'speed' | 'turnover' | 'faults' | 'provider' | 'model' | 'edges' | 'harness';
   /** Which span, event and gauge names to keep for it. */
   retains(name: string): boolean;
   /** Records in time order (ties: trace order). */

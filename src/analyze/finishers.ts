@@ -2,6 +2,7 @@
 import { edgesFinisher } from './edges.ts';
 import { faultsFinisher } from './faults.ts';
 import type { Finisher } from './finisher.ts';
+import { harnessFinisher } from './harness.ts';
 import { modelCoverageFinisher } from './model-coverage.ts';
 import { providerFinisher } from './provider.ts';
 import { speedFinisher } from './speed.ts';
@@ -15,6 +16,7 @@ export const FINISHERS: readonly Finisher[] = [
   providerFinisher,
   modelCoverageFinisher,
   edgesFinisher,
+  harnessFinisher,
 ];
 
 export function retainedByAnyFinisher(name: string): boolean {

@@ -6,7 +6,7 @@
  * the published schema, and evaluate it.
  */
 
-import { forEachLineInRange, LineSplitter } from '../trace/lines.ts';
+import { forEachLineInRange, LineSplitter, SPAN_CHUNK } from '../trace/lines.ts';
 import { type LineProblem, LineProblemError, TraceParser } from '../trace/parser.ts';
 import type { TraceScanner } from '../trace/scanner.ts';
 import type { EndFooter, RecordCounts } from '../trace/schema.ts';
@@ -53,10 +53,13 @@ export function analyzeRange(
   const analyzer = createAnalyzer(options);
   // The analyzer keeps no api record: the scanner's reused one is safe here.
   const splitter = scanner
-    ? LineSplitter.spans((bytes, start, end, lineNo) => {
-        const record = parser.lineAt(bytes, start, end, lineNo);
-        if (record !== undefined) analyzer.add(record);
-      })
+    ? LineSplitter.spans(
+        (bytes, start, end, lineNo) => {
+          const record = parser.lineAt(bytes, start, end, lineNo);
+          if (record !== undefined) analyzer.add(record);
+        },
+        { readBuffer: scanner.readBuffer(SPAN_CHUNK) },
+      )
     : new LineSplitter((text, lineNo) => {
         const record = parser.line(text, lineNo);
         if (record !== undefined) analyzer.add(record);

@@ -86,6 +86,29 @@ const providerSchema = z.object({
   ),
 });
 
+const cpuSeconds = z.number().min(0);
+const harnessSchema = z
+  .object({
+    cpuS: z
+      .object({
+        harness: cpuSeconds.describe(
+          "fleetbench's own processes: the run process (emulators, writer), its children",
+        ),
+        controlPlane: cpuSeconds.describe("the control plane's process trees (its database included)"),
+        agents: cpuSeconds.describe('the agent processes and whatever they ran'),
+        other: cpuSeconds.describe('other processes a target registered'),
+      })
+      .describe('CPU seconds (user + system) by role, from the run time 0 to its end'),
+    sharePct: z.number().nullable().describe('harness ÷ all roles, percent; null when nothing was spent'),
+    boundPct: z.number().nullable().describe('the share above which the run warns'),
+    over: z.boolean().describe('the share was over its bound: the observer disturbed the observed'),
+    windowS: z.number().describe('the wall-clock window sampled'),
+    samples: count.describe('samples of /proc taken'),
+  })
+  .describe(
+    "fleetbench's own share of the run's CPU (targets with local processes): see docs/analysis.md#harness",
+  );
+
 const keyCountSchema = z.object({ calls: count, points: z.number() });
 const countsBySchema = z.record(z.string(), keyCountSchema);
 
@@ -795,6 +818,7 @@ export const analysisSchema = z.object({
     ),
   model: modelCoverageSchema.optional(),
   edges: edgesSchema.optional(),
+  harness: harnessSchema.optional(),
   warnings: z.array(z.string()),
 });
 
@@ -806,6 +830,7 @@ export type KeyCount = z.infer<typeof keyCountSchema>;
 export type BracketResource = z.infer<typeof bracketResourceSchema>;
 export type FaultMarks = z.infer<typeof faultsSchema>;
 export type ProviderAnalysis = z.infer<typeof providerSchema>;
+export type HarnessAnalysis = z.infer<typeof harnessSchema>;
 export type ModelCoverageFigures = z.infer<typeof modelCoverageSchema>;
 export type { EdgesAnalysis } from './edges-schema.ts';
 

@@ -27,7 +27,13 @@ const clockText = (ms: number) => {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
 };
 
-const int = (n: number) => Math.round(n).toLocaleString('en-US');
+/**
+ * One formatter for the run: `toLocaleString('en-US')` may build ICU's number format again at a
+ * call (V8 keeps one, and other formats in the process replace it); a real-agent wave's profile
+ * put ~0.35 s in this function over 30 progress lines (docs/performance.md, "Harness share").
+ */
+const INTEGER = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+const int = (n: number) => INTEGER.format(Math.round(n));
 
 export class ProgressLine {
   private timer: NodeJS.Timeout | undefined;

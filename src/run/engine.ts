@@ -7,11 +7,13 @@
 import { join } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
 import { MAX_EVENTS_AT_ONE_INSTANT } from '../base/limits.ts';
+import { HARNESS_CPU_EVENT, HARNESS_SHARE_BOUND_PCT, ProcessCpu } from '../base/process-cpu.ts';
 import { createRng, type Rng } from '../base/rng.ts';
 import { VERSION } from '../base/version.ts';
 import type { Clock } from '../clock/clock.ts';
 import { RealClock } from '../clock/real.ts';
 import { VirtualClock } from '../clock/virtual.ts';
+import { targetInfo } from '../contract/target-ref.ts';
 import type { Target } from '../contract/types.ts';
 import type { Verdict } from '../judge/judge.ts';
 import type { RunEndReason, RunFailure } from '../results/run-summary.ts';
@@ -142,6 +144,11 @@ class ActiveRun {
   private guardOn: boolean;
   private opened: Target | undefined;
   private attachment: RunAttachment | undefined;
+  /**
+   * Who spends the machine's CPU while a target with local processes runs (src/base/process-cpu.ts):
+   * this process is fleetbench's, the target registers its own trees. Real clock only.
+   */
+  private readonly processes: ProcessCpu | undefined;
   private readonly onAbort = () => this.abort.abort();
 
   constructor(
@@ -183,6 +190,10 @@ class ActiveRun {
       { flushIntervalMs: scenario.clock === 'virtual' ? 0 : 250 },
     );
     this.judge?.observe(this.trace);
+    if (scenario.clock === 'real' && targetInfo(plan.target).localProcesses && ProcessCpu.available()) {
+      this.processes = new ProcessCpu();
+      this.processes.addRoot(process.pid, 'harness');
+    }
     this.guardLimit = hooks.maxEventsAtOneInstant ?? MAX_EVENTS_AT_ONE_INSTANT;
     this.guardOn = this.clock instanceof VirtualClock;
     this.installGuard();
@@ -266,6 +277,7 @@ class ActiveRun {
       runId: this.runId,
       world,
       outDir: plan.outDir,
+      ...(this.processes ? { processes: this.processes } : {}),
       ...(segment && global
         ? {
             httpOptions: {
@@ -289,6 +301,8 @@ class ActiveRun {
       clock.restartNow();
       trace.restartAt(clock.epochMs);
     }
+    // The harness's share is the run's: from its time 0, the boot left out.
+    this.processes?.start();
     checkFaults(scenario.faults, target);
     checkExecutors(scenario.executors, target);
     if (this.hooks.attach)
@@ -461,6 +475,7 @@ class ActiveRun {
     const interrupted = this.failure === undefined && (this.hooks.signal?.aborted ?? false);
     this.abort.abort();
     this.opened = undefined;
+    this.writeProcessCpu();
     // A lost target may not answer its stop: that must not hide why the run failed. A target
     // that turns out to be gone at the stop (it stopped answering near the end) fails the run:
     // it did not see the run to its end, so nothing it measured is judged.
@@ -494,6 +509,27 @@ class ActiveRun {
     };
   }
 
+  /** What each role's processes spent from the run's start to now, as one event (the last sample). */
+  private writeProcessCpu(): void {
+    if (!this.processes) return;
+    const share = this.processes.stop();
+    if (share.samples === 0) return;
+    this.trace.write({
+      kind: 'event',
+      name: HARNESS_CPU_EVENT,
+      t: this.clock.now(),
+      labels: { over: share.harnessSharePct !== null && share.harnessSharePct > HARNESS_SHARE_BOUND_PCT },
+      data: {
+        windowMs: share.windowMs,
+        samples: share.samples,
+        intervalMs: share.intervalMs,
+        cpuMs: share.cpuMs,
+        harnessSharePct: share.harnessSharePct,
+        boundPct: HARNESS_SHARE_BOUND_PCT,
+      },
+    });
+  }
+
   private async detach(): Promise<void> {
     const current = this.attachment;
     this.attachment = undefined;
@@ -502,6 +538,7 @@ class ActiveRun {
 
   /** After an error nothing handled: close what is open, and the trace as failed. */
   async abandon(): Promise<void> {
+    this.processes?.stop();
     await this.detach().catch(() => undefined);
     await this.opened?.stop().catch(() => undefined);
     if (this.clock instanceof RealClock) this.clock.dispose();

@@ -9,6 +9,7 @@
  */
 
 import { FleetbenchError } from '../base/errors.ts';
+import type { ProcessCpu } from '../base/process-cpu.ts';
 import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import { type TargetKind, type TargetRef, targetInfo } from '../contract/target-ref.ts';
@@ -43,6 +44,12 @@ export interface OpenTargetContext {
   world: World;
   /** The run's directory (the `ao` target keeps AO's own log there). */
   outDir: string;
+  /**
+   * A target whose processes share this machine registers the root of each process tree it
+   * starts here, with its role (control plane, agents): the run reports fleetbench's share of the
+   * CPU (src/base/process-cpu.ts). Present for such targets under the real clock.
+   */
+  processes?: ProcessCpu;
   /** A live-run segment's part in a shared run (docs/distributed.md): http targets only. */
   httpOptions?: Pick<HttpTargetOptions, 'segment' | 'keep'>;
 }

@@ -76,6 +76,8 @@ export class LineSplitter {
   lineNo: number;
   private readonly onLine: LineHandler;
   private onSpan: SpanHandler | undefined;
+  /** The buffer forEachLineInRange reads into, if the handler wants one (see spans()). */
+  readBuffer: Buffer | undefined;
   private readonly maxLineBytes: number;
 
   constructor(onLine: LineHandler, firstLineNo = 1, maxLineBytes = MAX_LINE_BYTES) {
@@ -84,10 +86,18 @@ export class LineSplitter {
     this.maxLineBytes = maxLineBytes;
   }
 
-  /** A splitter that hands each line over as bytes of the chunk, undecoded (see SpanHandler). */
-  static spans(onSpan: SpanHandler, firstLineNo = 1, maxLineBytes = MAX_LINE_BYTES): LineSplitter {
-    const splitter = new LineSplitter(() => {}, firstLineNo, maxLineBytes);
+  /**
+   * A splitter that hands each line over as bytes of the chunk, undecoded (see SpanHandler);
+   * `readBuffer`: what forEachLineInRange reads into (the api scanner's memory, where it reads
+   * lines in place).
+   */
+  static spans(
+    onSpan: SpanHandler,
+    options: { firstLineNo?: number; maxLineBytes?: number; readBuffer?: Buffer } = {},
+  ): LineSplitter {
+    const splitter = new LineSplitter(() => {}, options.firstLineNo, options.maxLineBytes);
     splitter.onSpan = onSpan;
+    splitter.readBuffer = options.readBuffer;
     return splitter;
   }
 
@@ -227,8 +237,8 @@ export function forEachLineInRange(
 ): void {
   const fd = openSync(path, 'r');
   try {
-    const size = splitter.readSize;
-    const buffer = Buffer.allocUnsafe(size);
+    const buffer = splitter.readBuffer ?? Buffer.allocUnsafe(splitter.readSize);
+    const size = buffer.length;
     let position = start;
     while (position < end) {
       const want = Math.min(size, end - position);

@@ -7,10 +7,18 @@
 import { createReadStream, statSync } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { InputFileError } from '../base/errors.ts';
-import { CHUNK, checkReadable, forEachLine, forEachLineInRange, isGzip, LineSplitter } from './lines.ts';
+import {
+  CHUNK,
+  checkReadable,
+  forEachLine,
+  forEachLineInRange,
+  isGzip,
+  LineSplitter,
+  SPAN_CHUNK,
+} from './lines.ts';
 import { type ReadStats, TraceParser } from './parser.ts';
 import type { BodyRecord } from './schema.ts';
-import { mainScanner, mainValidator, scannerForFile, worded, wordParserProblems } from './validate.ts';
+import { mainScanner, mainValidator, worded, wordParserProblems } from './validate.ts';
 
 export type { ReadStats } from './parser.ts';
 
@@ -61,14 +69,16 @@ export async function scanTrace(
 ): Promise<ReadStats> {
   checkReadable(path);
   const gzip = await isGzip(path);
-  // A gzip file is not sniffed for its key order: the general scanner reads it.
-  const scanner = options.transientApi ? (gzip ? mainScanner() : scannerForFile(path))?.scanner : undefined;
+  const scanner = options.transientApi ? mainScanner()?.scanner : undefined;
   const parser = new TraceParser(path, { lenient: options.lenient, validator: mainValidator(), scanner });
   const splitter = scanner
-    ? LineSplitter.spans((bytes, start, end, lineNo) => {
-        const record = parser.lineAt(bytes, start, end, lineNo);
-        if (record !== undefined) onRecord(record);
-      })
+    ? LineSplitter.spans(
+        (bytes, start, end, lineNo) => {
+          const record = parser.lineAt(bytes, start, end, lineNo);
+          if (record !== undefined) onRecord(record);
+        },
+        { readBuffer: scanner.readBuffer(SPAN_CHUNK) },
+      )
     : new LineSplitter((text, lineNo) => {
         const record = parser.line(text, lineNo);
         if (record !== undefined) onRecord(record);

@@ -5,19 +5,11 @@
  * the problem unworded (`LineProblem.unexplained`) and its caller words it (wordProblem).
  */
 
-import { closeSync, openSync, readSync } from 'node:fs';
 import { InputFileError } from '../base/errors.ts';
 import { loadChecks } from './checks-code.ts';
 import { cachedValidatorCode, publishedKindSchemas } from './fast-check.ts';
 import { type LineProblem, LineProblemError, type TraceParser, type TraceValidator } from './parser.ts';
-import {
-  API_LINE_PREFIX,
-  type KeyOrder,
-  keyOrderOf,
-  loadScanner,
-  scannerCode,
-  type TraceScanner,
-} from './scanner.ts';
+import { loadScanner, scannerCode, type TraceScanner } from './scanner.ts';
 
 export { isBodyKind } from './fast-check.ts';
 
@@ -37,80 +29,19 @@ export function mainValidator(): TraceValidator {
 }
 
 type SharedScanner = { code: string; scanner: TraceScanner } | null;
-
-/**
- * Scanners by their code (a few at most: one per writer whose files this process reads). Keyed
- * by code, not by order: orders the generator makes the same code of (keys the schema does not
- * have, junk nested objects) share one.
- */
-const sharedScanners = new Map<string, SharedScanner>();
-const MAX_SHARED_SCANNERS = 8;
+let sharedScanner: SharedScanner | undefined;
 
 /**
  * The main thread's api-line scanner, generated from the same published schema as the
- * validators (its code is what workers run), with a straight-line path for lines in `order`
- * (scanner.ts); null if the schema has outgrown the generator.
+ * validators (its code is what workers run; scanner.ts); null if the schema has outgrown the
+ * generator.
  */
-export function mainScanner(order?: KeyOrder): SharedScanner {
-  const code = scannerCode(publishedKindSchemas().api, order);
-  if (code === undefined) return null;
-  let shared = sharedScanners.get(code);
-  if (shared === undefined) {
-    shared = { code, scanner: loadScanner(code) };
-    if (sharedScanners.size < MAX_SHARED_SCANNERS) sharedScanners.set(code, shared);
+export function mainScanner(): SharedScanner {
+  if (sharedScanner === undefined) {
+    const code = scannerCode(publishedKindSchemas().api);
+    sharedScanner = code === undefined ? null : { code, scanner: loadScanner(code) };
   }
-  return shared;
-}
-
-/** How far into a file to look for api lines, and how many of them to look at, for their key order. */
-const SNIFF_BYTES = 256 * 1024;
-const SNIFF_LINES = 256;
-
-/**
- * mainScanner for a plain trace file, its straight-line path in the key order most api lines
- * among the first SNIFF_LINES (in SNIFF_BYTES from `from`) have: the order its writer uses.
- * What those lines hold only picks which lines take the straight path: each line is still
- * checked in full (scanner.ts).
- */
-export function scannerForFile(path: string, from = 0): SharedScanner {
-  return mainScanner(commonApiKeyOrder(path, from));
-}
-
-function commonApiKeyOrder(path: string, from: number): KeyOrder | undefined {
-  const fd = openSync(path, 'r');
-  let read: number;
-  const buffer = Buffer.allocUnsafe(SNIFF_BYTES);
-  try {
-    read = readSync(fd, buffer, 0, SNIFF_BYTES, from);
-  } finally {
-    closeSync(fd);
-  }
-  const prefix = Buffer.from(API_LINE_PREFIX);
-  const orders = new Map<string, { order: KeyOrder; lines: number }>();
-  let best: { order: KeyOrder; lines: number } | undefined;
-  let seen = 0;
-  for (let start = 0; start < read && seen < SNIFF_LINES; ) {
-    const nl = buffer.indexOf(0x0a, start);
-    if (nl === -1 || nl >= read) break;
-    if (buffer.compare(prefix, 0, prefix.length, start, Math.min(start + prefix.length, nl)) === 0) {
-      seen++;
-      let order: KeyOrder | undefined;
-      try {
-        order = keyOrderOf(JSON.parse(buffer.toString('utf8', start, nl)));
-      } catch {
-        order = undefined;
-      }
-      if (order !== undefined) {
-        const key = JSON.stringify(order);
-        const entry = orders.get(key) ?? { order, lines: 0 };
-        entry.lines++;
-        orders.set(key, entry);
-        if (best === undefined || entry.lines > best.lines) best = entry;
-      }
-    }
-    start = nl + 1;
-  }
-  return best?.order;
+  return sharedScanner;
 }
 
 /** A problem in words, at `lineBase` + its line (workers count lines from their range start). */

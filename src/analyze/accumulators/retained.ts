@@ -15,11 +15,12 @@ export class Retained implements Accumulator<RetainedRecord[]> {
     if (retainedByAnyFinisher(record.name)) this.records.push(record);
   }
 
-  /** The joined metrics (speed, turnover, faults, provider, model, edges) from the retained records, in time order. */
+  /** The joined metrics (speed, turnover, faults, provider, model, edges, harness) from the retained records, in time order. */
   finish(
     context: FinisherContext,
-  ): Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider' | 'model' | 'edges'> {
-    const out: Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider' | 'model' | 'edges'> = {};
+  ): Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider' | 'model' | 'edges' | 'harness'> {
+    const out: Pick<Analysis, 'speed' | 'turnover' | 'faults' | 'provider' | 'model' | 'edges' | 'harness'> =
+      {};
     if (FINISHERS.length === 0) return out;
     // Stable sort: ties keep trace order, so the result does not depend on thread splits.
     const records = this.records

@@ -19,7 +19,7 @@ import {
 /** One row per metric and label set, HDR percentiles; runs, restarts and recoveries below. */
 export function speedMetricsSection(a: Analysis): Section[] {
   const speed = a.speed;
-  if (!speed) return [];
+  if (!speed) return a.harness ? [{ title: 'Harness', blocks: harnessBlocks(a.harness) }] : [];
   const rows: string[][] = [];
   for (const [name, metric] of Object.entries(speed.metrics)) {
     for (const group of metric.groups) {
@@ -75,6 +75,7 @@ export function speedMetricsSection(a: Analysis): Section[] {
     ),
     pairs(list),
     ...notesIf(speed.notes, 'info'),
+    ...(a.harness ? harnessBlocks(a.harness) : []),
   ];
   return [{ title: 'Speed', blocks }];
 }
@@ -106,6 +107,21 @@ function providerPartText(speed: NonNullable<Analysis['speed']>): string | undef
   }
   const faultText = faults.size > 0 ? ` (${[...faults].map(([k, n]) => `${k} ${n}`).join(' · ')})` : '';
   return `${measured.length} of ${speed.recoveries.length} recoveries: ready → first activity p50 ${fmtMs(full)}, the provider's part (agent (re)started → first activity) p50 ${fmtMs(provider)}, ${Math.round(share * 100)} % of each (p50); ${fmtInt(requests)} model request${requests === 1 ? '' : 's'} in it, ${fmtInt(retries)} retr${retries === 1 ? 'y' : 'ies'}${faultText}`;
+}
+
+/**
+ * The speed table's footer: what fleetbench's own processes took of the run's CPU beside the
+ * control plane and the agents (the speeds above were measured on the machine they shared).
+ */
+function harnessBlocks(harness: NonNullable<Analysis['harness']>): Block[] {
+  const { cpuS } = harness;
+  const total = cpuS.harness + cpuS.controlPlane + cpuS.agents + cpuS.other;
+  const share = harness.sharePct === null ? '–' : `${fmtNum(harness.sharePct, 1)} %`;
+  const parts = [`control plane ${fmtNum(cpuS.controlPlane, 1)}`, `agents ${fmtNum(cpuS.agents, 1)}`];
+  if (cpuS.other > 0) parts.push(`other ${fmtNum(cpuS.other, 1)}`);
+  const line = `fleetbench ${fmtNum(cpuS.harness, 1)} CPU-s of ${fmtNum(total, 1)} (${share}${harness.boundPct === null ? '' : `, bound ${harness.boundPct} %`}); ${parts.join(', ')}; over ${fmtNum(harness.windowS, 0)} s`;
+  // Over its bound, the analysis' warnings say so (the observer disturbed the observed).
+  return [pairs([['harness share', line]])];
 }
 
 /** Every cut run accounted for, by adapter and restart kind: `codex hard: 2 cut · 1 recovered · 1 NOT recovered`. */

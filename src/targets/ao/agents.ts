@@ -338,6 +338,18 @@ export class AoRealAgents {
     });
   }
 
+  /** The run's tmux server, whose panes are the agents (it leaves AO's process tree), once it runs. */
+  tmuxServerPid(): number | undefined {
+    if (!this.paths) return undefined;
+    const out = spawnSync('tmux', ['display-message', '-p', '#{pid}'], {
+      encoding: 'utf8',
+      timeout: 5_000,
+      env: { ...process.env, TMUX_TMPDIR: this.paths.work },
+    });
+    const pid = Number((out.stdout ?? '').trim());
+    return out.status === 0 && Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  }
+
   /**
    * Ends every agent (the run's tmux server), stops the emulator and writes what it saw. The
    * agents outlive a restarted AO, as tmux sessions outlive an orchestrator; not the run.

@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { sample } from '../../base/distribution.ts';
 import { FleetbenchError } from '../../base/errors.ts';
+import type { ProcessCpu } from '../../base/process-cpu.ts';
 import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type {
@@ -111,6 +112,8 @@ export interface AoTargetOptions {
   outDir: string;
   /** `ao:DIR`: a local install or checkout instead of the pinned packages. */
   dir?: string;
+  /** Where AO's process and its agents' tmux server are registered (src/base/process-cpu.ts). */
+  processes?: ProcessCpu;
 }
 
 interface Project {
@@ -132,6 +135,8 @@ export class AoTarget implements Target {
   private childConfig?: { path: string; config: AoChildConfig };
   /** `agents: real`: AO's own agent plugins start the real Claude Code (agents.ts). */
   private readonly agents: AoRealAgents | undefined;
+  /** The agents' tmux server is registered with the run's ProcessCpu (it starts with the first spawn). */
+  private tmuxRegistered = false;
   private readonly sessionOfBranch = new Map<string, string>();
   /** Sessions whose spawn returned: a message to an agent before that is AO's spawn prompt. */
   private readonly spawned = new Set<string>();
@@ -305,6 +310,7 @@ export class AoTarget implements Target {
     // its exit is reported by onChildExit.
     child.on('error', () => undefined);
     this.child = child;
+    if (child.pid !== undefined) this.options.processes?.addRoot(child.pid, 'controlPlane');
     this.cycleBase = this.highestCycle;
     const now = this.options.clock.now();
     for (const project of this.projects.values()) {
@@ -622,6 +628,13 @@ export class AoTarget implements Target {
     });
     if (reply.type === 'reply' && !reply.ok) throw new Error(`ao spawn: ${reply.message}`);
     this.spawned.add(spec.id);
+    if (this.agents && this.options.processes && !this.tmuxRegistered) {
+      const pid = this.agents.tmuxServerPid();
+      if (pid !== undefined) {
+        this.options.processes.addRoot(pid, 'agents');
+        this.tmuxRegistered = true;
+      }
+    }
     if (this.agents && reply.type === 'reply' && reply.ok)
       this.options.trace.write({
         kind: 'event',

@@ -3,6 +3,7 @@
  * loopback). Run rows and log chunks keep Paperclip's own field names and ISO timestamps; the
  * target turns them into trace records (records.ts).
  */
+import { Agent, type ClientRequest, request } from 'node:http';
 
 /** A heartbeat run as Paperclip lists it (the fields the target reads). */
 export interface HeartbeatRun {
@@ -44,34 +45,71 @@ export class PaperclipApiError extends Error {
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
+/**
+ * One keep-alive connection pool for the target's calls (the run polls every agent's runs each
+ * second), over node:http rather than fetch: fetch's request, headers, abort signal and web
+ * streams per call made it the largest part of what fleetbench spent during a real-agent wave
+ * (docs/performance.md, "Harness share"). Answers are asked for uncompressed: compressing them
+ * was Paperclip's CPU, spent for fleetbench, and inflating them ours.
+ */
+const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+
 export class PaperclipApi {
   constructor(private readonly baseUrl: () => string) {}
 
-  private async call<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    timeoutMs = REQUEST_TIMEOUT_MS,
-  ): Promise<T> {
-    let response: Response;
+  private call<T>(method: string, path: string, body?: unknown, timeoutMs = REQUEST_TIMEOUT_MS): Promise<T> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    return new Promise<T>((resolve, reject) => {
+      const fail = (error: Error) => reject(new PaperclipApiError(`${method} ${path}: ${error.message}`));
+      let req: ClientRequest;
+      try {
+        req = request(
+          `${this.baseUrl()}${path}`,
+          {
+            method,
+            agent,
+            timeout: timeoutMs,
+            headers: {
+              'accept-encoding': 'identity',
+              ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+            },
+          },
+          (response) => {
+            const chunks: Buffer[] = [];
+            response.on('data', (chunk: Buffer) => chunks.push(chunk));
+            response.on('error', fail);
+            response.on('end', () => {
+              const text = Buffer.concat(chunks).toString('utf8');
+              const status = response.statusCode ?? 0;
+              if (status < 200 || status > 299) {
+                reject(new PaperclipApiError(`${method} ${path}: ${status} ${text.slice(0, 300)}`, status));
+                return;
+              }
+              try {
+                resolve((text ? JSON.parse(text) : undefined) as T);
+              } catch (error) {
+                reject(error);
+              }
+            });
+          },
+        );
+      } catch (error) {
+        fail(error as Error);
+        return;
+      }
+      req.on('timeout', () => req.destroy(new Error(`no answer in ${timeoutMs / 1000} s`)));
+      req.on('error', fail);
+      req.end(payload);
+    });
+  }
+
+  /** GET /health, or undefined when the server does not answer (in `timeoutMs`) or not with a 2xx. */
+  async health(timeoutMs: number): Promise<Record<string, unknown> | undefined> {
     try {
-      response = await fetch(`${this.baseUrl()}${path}`, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (error) {
-      throw new PaperclipApiError(`${method} ${path}: ${(error as Error).message}`);
+      return await this.call<Record<string, unknown>>('GET', '/health', undefined, timeoutMs);
+    } catch {
+      return undefined;
     }
-    const text = await response.text();
-    if (!response.ok) {
-      throw new PaperclipApiError(
-        `${method} ${path}: ${response.status} ${text.slice(0, 300)}`,
-        response.status,
-      );
-    }
-    return (text ? JSON.parse(text) : undefined) as T;
   }
 
   createCompany(name: string): Promise<{ id: string }> {

@@ -79,6 +79,11 @@ export class RealAgents {
       }
   }
 
+  /** The agent CLIs' programs: a process whose command line names one is an agent. */
+  programs(): string[] {
+    return Object.values(this.binaries).map((binary) => binary.path);
+  }
+
   describe(): string {
     const versions = Object.values(this.binaries).map((binary) => `${binary.cli} ${binary.version}`);
     return `agents: real (${versions.join(', ')}), against a provider emulator (latency ${this.settings.latency}, script ${this.settings.script})`;

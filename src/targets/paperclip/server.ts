@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { prebuiltFile } from '../../base/prebuilt.ts';
+import { PaperclipApi } from './api.ts';
 import type { PaperclipInstall, PaperclipUser } from './install.ts';
 import { PlainText } from './log.ts';
 
@@ -68,6 +69,8 @@ export interface PaperclipServerOptions {
   logPath: string;
   /** The server exited without being asked (not by kill or close). */
   onUnexpectedExit: (how: string) => void;
+  /** The server's process exists (called at each start, before its boot is over). */
+  onSpawned?: (pid: number) => void;
 }
 
 /** Every server alive in this process, for the synchronous exit hook. */
@@ -105,6 +108,7 @@ export class PaperclipServer {
   private port = 0;
   private log: WriteStream | undefined;
   private readonly jwtSecret = randomBytes(32).toString('hex');
+  private readonly api = new PaperclipApi(() => this.apiUrl);
 
   constructor(private readonly options: PaperclipServerOptions) {
     this.home = join(options.workDir, 'home');
@@ -213,6 +217,7 @@ export class PaperclipServer {
       ...(user ? { uid: user.uid, gid: user.gid } : {}),
     });
     this.child = child;
+    if (child.pid !== undefined) this.options.onSpawned?.(child.pid);
     let boundPort: number | undefined;
     let tail = '';
     // Each stream as plain text (its colour codes out, its characters whole across chunks).
@@ -279,15 +284,14 @@ export class PaperclipServer {
     }
   }
 
-  /** GET /api/health, or undefined when it does not answer (in `timeoutMs`). */
-  async health(timeoutMs: number): Promise<Record<string, unknown> | undefined> {
-    try {
-      const response = await fetch(`${this.apiUrl}/health`, { signal: AbortSignal.timeout(timeoutMs) });
-      if (!response.ok) return undefined;
-      return (await response.json()) as Record<string, unknown>;
-    } catch {
-      return undefined;
-    }
+  /**
+   * GET /api/health, or undefined when it does not answer (in `timeoutMs`). Asked every
+   * HEALTH_POLL_MS while a server boots, restarts inside a run included: through the API's
+   * keep-alive pool (api.ts) rather than fetch, whose abort timer per call made an exception
+   * object for every poll seconds later, answered or not.
+   */
+  health(timeoutMs: number): Promise<Record<string, unknown> | undefined> {
+    return this.api.health(timeoutMs);
   }
 
   /**

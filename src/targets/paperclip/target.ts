@@ -14,6 +14,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetbenchError } from '../../base/errors.ts';
+import type { ProcessCpu } from '../../base/process-cpu.ts';
 import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { PaperclipAdapter, TargetRef } from '../../contract/target-ref.ts';
@@ -76,6 +77,8 @@ export interface PaperclipTargetOptions {
   /** The run's directory: paperclip.log (the server's own output) goes there. */
   outDir: string;
   ref: PaperclipTargetRef;
+  /** Where the server's process tree, PostgreSQL's and the agents' are registered (src/base/process-cpu.ts). */
+  processes?: ProcessCpu;
 }
 
 interface SessionInfo {
@@ -180,7 +183,15 @@ export class PaperclipTarget implements Target {
       workDir,
       logPath: join(this.options.outDir, 'paperclip.log'),
       onUnexpectedExit: (how) => this.onServerDied(how),
+      // Its tree is the control plane's from its spawn: a restart's boot is not fleetbench's.
+      onSpawned: (pid) => this.options.processes?.addRoot(pid, 'controlPlane'),
     });
+    const server = this.server;
+    // The agents Paperclip starts (stand-ins or the real CLIs) are told from Paperclip by their program.
+    const agentPrograms = [join(server.standinDir, 'standin.mjs'), ...(this.realAgents?.programs() ?? [])];
+    this.options.processes?.addCommand('agents', (line) =>
+      agentPrograms.some((program) => line.includes(program)),
+    );
     try {
       await this.server.prepare();
       this.firstBoot = await this.server.start().catch((error: Error) => {
@@ -188,6 +199,7 @@ export class PaperclipTarget implements Target {
           hint: `its own output is in ${join(this.options.outDir, 'paperclip.log')}`,
         });
       });
+      this.registerProcesses();
     } catch (error) {
       // Whatever started (PostgreSQL, a half-booted server) does not outlive a failed start.
       await this.closeAfterFailedStart();
@@ -237,8 +249,17 @@ export class PaperclipTarget implements Target {
   /** Starts a server again (after a restart) and writes its boot. */
   private async startServer(reason: string): Promise<ServerBoot> {
     const boot = await this.server!.start();
+    this.registerProcesses();
     this.writeBoot(boot, reason);
     return boot;
+  }
+
+  /** PostgreSQL's tree, which leaves the server's (found by its data directory), as the control plane's. */
+  private registerProcesses(): void {
+    const processes = this.options.processes;
+    if (!processes || !this.server) return;
+    for (const { pid, postmaster } of this.server.tiedPids())
+      if (postmaster) processes.addRoot(pid, 'controlPlane');
   }
 
   /**
