@@ -196,6 +196,9 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
       server.close().then(() => {
+        // Requests still waiting out their modelled latency were recorded as cancelled: their
+        // timers go, so the process ends now and nothing is written after the footer.
+        clock.dispose();
         emulator.close();
         trace?.close('completed', clock.now());
         if (!options.json) io.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);

@@ -494,7 +494,8 @@ export function refObject(
   return {
     ref,
     node_id: `REF_${Buffer.from(`${repo.id}:${ref}`).toString('base64url')}`,
-    url: `${api}/git/${ref}`,
+    // A URL, so percent-encoded as GitHub writes it (`refs/heads/ga%C5%82%C4%85%C5%BA`).
+    url: `${api}/git/${ref.split('/').map(encodeURIComponent).join('/')}`,
     object: { sha, type: 'commit', url: `${api}/git/commits/${sha}` },
   };
 }
