@@ -106,6 +106,7 @@ export class Refs {
       committer: content.committer,
       origin,
       checkRuns: [],
+      checkSuites: [],
       statuses: [],
       version: this.time.bump(),
     };
