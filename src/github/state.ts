@@ -83,6 +83,13 @@ function checkLabels(names: Iterable<string>, held: number): void {
  */
 export const MERGEABILITY_JOB_MS = 1_000;
 
+/** GitHub refuses an author's approval or change request on their own pull request (a comment is fine). */
+function refuseOwnVerdict(state: ReviewState): void {
+  if (state === 'APPROVED') throw new GitHubStateError(422, 'Can not approve your own pull request');
+  if (state === 'CHANGES_REQUESTED')
+    throw new GitHubStateError(422, 'Can not request changes on your own pull request');
+}
+
 const LABEL_COLORS = ['d73a4a', 'a2eeef', '0075ca', '7057ff', '008672', 'e4e669', 'd876e3'];
 
 export class GitHubState {
@@ -665,13 +672,7 @@ export class GitHubState {
   ): Review {
     if (review.state !== 'PENDING')
       throw new GitHubStateError(422, 'Can not submit a non-pending pull request review');
-    if (input.state !== 'COMMENTED' && review.user === pull.issue.user)
-      throw new GitHubStateError(
-        422,
-        input.state === 'APPROVED'
-          ? 'Can not approve your own pull request'
-          : 'Can not request changes on your own pull request',
-      );
+    if (review.user === pull.issue.user) refuseOwnVerdict(input.state);
     const at = this.time.now();
     review.state = input.state;
     if (input.body !== undefined) review.body = input.body;
@@ -1048,14 +1049,7 @@ export class GitHubState {
   ): Review {
     if (pull.issue.state !== 'open')
       throw new GitHubStateError(422, `pull request #${pull.issue.number} is closed`);
-    if (input.user === pull.issue.user.login && input.state !== 'COMMENTED' && input.state !== 'PENDING') {
-      throw new GitHubStateError(
-        422,
-        input.state === 'APPROVED'
-          ? 'Can not approve your own pull request'
-          : 'Can not request changes on your own pull request',
-      );
-    }
+    if (input.user === pull.issue.user.login) refuseOwnVerdict(input.state);
     const at = this.time.now();
     const review = this.putReview(pull, input.user, input.state, input.body ?? '', at);
     for (const c of input.comments ?? [])

@@ -71,7 +71,7 @@ class IssueLikeNode {
     return connection(this.issue.comments, args, (c) => new IssueCommentNode(this.s, this.issue, c));
   }
   timelineItems(args: Parameters<typeof timelineItems>[2], ctx: GqlContext) {
-    return timelineItems(this.s, this.issue, args, ctx);
+    return timelineItems(this.s, this.issue, args, ctx, (issue) => subjectNode(this.s, issue));
   }
   readonly milestone = null;
   projectCards(args: ConnArgs) {
@@ -421,7 +421,7 @@ export class RepoNode {
     const issue = this.repo.issues.get(args.number);
     if (!issue)
       throw notFound(`Could not resolve to an issue or pull request with the number of ${args.number}.`);
-    return issue.pull ? new PullNode(this.s, issue.pull) : new IssueNode(this.s, issue);
+    return subjectNode(this.s, issue);
   }
   labels(args: ConnArgs & { orderBy?: { field: string; direction: string } | null }) {
     const labels = [...this.s.repoLabels(this.repo).values()];
@@ -458,4 +458,9 @@ export class RepoNode {
   projects(args: ConnArgs) {
     return EMPTY_CONNECTION(args);
   }
+}
+
+/** An issue or pull request as its node. */
+function subjectNode(s: GitHubState, issue: Issue): IssueNode | PullNode {
+  return issue.pull ? new PullNode(s, issue.pull) : new IssueNode(s, issue);
 }

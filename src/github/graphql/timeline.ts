@@ -8,7 +8,6 @@ import type { GitHubState, Issue, IssueEvent, PullRequest } from '../state.ts';
 import { CommitNode, RefNode } from './commits.ts';
 import { type ConnArgs, connection } from './connection.ts';
 import type { GqlContext } from './context.ts';
-import { IssueNode, PullNode } from './issues.ts';
 import { IssueCommentNode, ReviewNode } from './reviews.ts';
 import { actor, LabelNode, UserNode } from './users.ts';
 
@@ -55,6 +54,7 @@ class EventNode {
     private readonly s: GitHubState,
     private readonly issue: Issue,
     private readonly e: IssueEvent,
+    private readonly subject: SubjectOf,
   ) {
     this.__typename = EVENT_TYPES[e.event];
   }
@@ -78,19 +78,19 @@ class EventNode {
     return new URL(this.url).pathname;
   }
   closable() {
-    return subject(this.s, this.issue);
+    return this.subject(this.issue);
   }
   labelable() {
-    return subject(this.s, this.issue);
+    return this.subject(this.issue);
   }
   pullRequest() {
-    return subject(this.s, this.issue);
+    return this.subject(this.issue);
   }
   target() {
-    return subject(this.s, this.issue);
+    return this.subject(this.issue);
   }
   source() {
-    return this.e.source === undefined ? null : subject(this.s, this.e.source);
+    return this.e.source === undefined ? null : this.subject(this.e.source);
   }
   get stateReason() {
     return this.e.stateReason ? this.e.stateReason.toUpperCase() : null;
@@ -135,10 +135,11 @@ class EventNode {
   }
 }
 
-/** An issue or pull request as its node. */
-function subject(s: GitHubState, issue: Issue): IssueNode | PullNode {
-  return issue.pull ? new PullNode(s, issue.pull) : new IssueNode(s, issue);
-}
+/**
+ * An issue or pull request as its node (IssueNode or PullNode), given by issues.ts, which holds
+ * those nodes and imports this file.
+ */
+export type SubjectOf = (issue: Issue) => object;
 
 /** GitHub's item type names (`LABELED_EVENT`) of each GraphQL type. */
 function itemType(typename: string): string {
@@ -152,11 +153,17 @@ interface TimelineArgs extends ConnArgs {
 }
 
 /** The `timelineItems` connection of an issue or pull request. */
-export function timelineItems(s: GitHubState, issue: Issue, args: TimelineArgs, ctx: GqlContext | undefined) {
+export function timelineItems(
+  s: GitHubState,
+  issue: Issue,
+  args: TimelineArgs,
+  ctx: GqlContext | undefined,
+  subject: SubjectOf,
+) {
   type Item = { at: number; id: number; node: () => { __typename: string } };
   const items: Item[] = [];
   for (const e of issue.events)
-    items.push({ at: e.createdAt, id: e.id, node: () => new EventNode(s, issue, e) });
+    items.push({ at: e.createdAt, id: e.id, node: () => new EventNode(s, issue, e, subject) });
   for (const c of issue.comments)
     items.push({ at: c.createdAt, id: c.id, node: () => new IssueCommentNode(s, issue, c) });
   const pull = issue.pull;
