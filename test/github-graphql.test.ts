@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InProcessTransport } from '../src/github/index.ts';
+import { MERGEABILITY_JOB_MS } from '../src/github/state.ts';
 import { inProcess, rate } from './helpers/github.ts';
 
 const PR_FIELDS = `
@@ -292,7 +293,7 @@ describe('GraphQL refusals', () => {
 
 describe('GraphQL data follows the state', () => {
   it('shows review decision, threads, reviews, checks and merge state after admin changes', async () => {
-    const { graphql, emulator } = inProcess();
+    const { graphql, emulator, advance } = inProcess();
     const admin = emulator.admin;
     const opened = admin.openPullRequest({ repo: 'fleetbench/repo-1', head: 'agent/issue-3', issue: 3 });
     expect(opened.number).toBe(8);
@@ -300,6 +301,10 @@ describe('GraphQL data follows the state', () => {
       pr: pullRequest(number: 8) { ${PR_FIELDS} mergeStateStatus closingIssuesReferences(first: 1) { nodes { number } }
         threads: reviewThreads(first: 10) { nodes { comments(first: 1) { nodes { body } } } } } } }`;
     let pr = JSON.parse((await graphql(query, vars)).body).data.repository.pr;
+    // New: GitHub computes mergeability in the background, started by this read.
+    expect(pr.mergeable).toBe('UNKNOWN');
+    expect(pr.mergeStateStatus).toBe('UNKNOWN');
+    await advance(MERGEABILITY_JOB_MS);
     expect(pr.commits.nodes[0].commit.statusCheckRollup).toBeNull();
     expect(pr.closingIssuesReferences.nodes).toEqual([{ number: 3 }]);
     admin.setCheckRun({ repo: 'fleetbench/repo-1', number: 8, name: 'ci', status: 'in_progress' });

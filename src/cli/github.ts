@@ -197,6 +197,9 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
 
   const failure = await life.stopped();
   await server.close();
+  // Requests still waiting out their modelled latency were recorded as cancelled: their timers
+  // go, so the process ends now and nothing is written after the footer.
+  clock.dispose();
   emulator.close();
   endServedTrace(trace, failure, clock.now());
   if (!options.json) io.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);

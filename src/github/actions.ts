@@ -6,7 +6,9 @@
  * control plane polling `actions/runs` see the same CI as `gh pr checks` and check-runs, and it
  * moves with `setCheckRun`. A world without check runs has no workflow runs.
  */
+import { repoObject, userObject } from './shapes.ts';
 import type { CheckRun, Commit, GitHubState, Repo } from './state.ts';
+import { gitDate } from './world/git-objects.ts';
 
 export interface WorkflowRunView {
   run: CheckRun;
@@ -72,12 +74,7 @@ export function workflowRunObject(
   const api = `${state.apiUrl}/repos/${repo.fullName}`;
   const html = `${state.webUrl}/${repo.fullName}`;
   const id = workflowId(run.name);
-  const actor = {
-    login: repo.owner.login,
-    id: repo.owner.id,
-    node_id: repo.owner.nodeId,
-    type: repo.owner.type,
-  };
+  const actor = userObject(state, repo.owner);
   return {
     id: run.id,
     name: run.name,
@@ -91,7 +88,7 @@ export function workflowRunObject(
     status: run.status,
     conclusion: run.conclusion,
     workflow_id: id,
-    check_suite_id: run.id,
+    check_suite_id: run.suiteId,
     url: `${api}/actions/runs/${run.id}`,
     html_url: `${html}/actions/runs/${run.id}`,
     pull_requests: [],
@@ -103,13 +100,21 @@ export function workflowRunObject(
     run_started_at: state.time.iso(run.startedAt),
     jobs_url: `${api}/actions/runs/${run.id}/jobs`,
     logs_url: `${api}/actions/runs/${run.id}/logs`,
-    check_suite_url: `${api}/check-suites/${run.id}`,
+    check_suite_url: `${api}/check-suites/${run.suiteId}`,
+    cancel_url: `${api}/actions/runs/${run.id}/cancel`,
+    rerun_url: `${api}/actions/runs/${run.id}/rerun`,
+    artifacts_url: `${api}/actions/runs/${run.id}/artifacts`,
     workflow_url: `${api}/actions/workflows/${id}`,
     head_commit: {
       id: commit.sha,
+      tree_id: commit.tree,
       message: commit.message,
-      timestamp: state.time.iso(commit.createdAt),
+      timestamp: gitDate(commit.committer),
+      author: { name: commit.author.name, email: commit.author.email },
+      committer: { name: commit.committer.name, email: commit.committer.email },
     },
+    repository: repoObject(state, repo),
+    head_repository: repoObject(state, repo),
   };
 }
 
@@ -132,6 +137,9 @@ export function workflowObjects(
       url: `${state.apiUrl}/repos/${repo.fullName}/actions/workflows/${id}`,
       html_url: `${state.webUrl}/${repo.fullName}/blob/${repo.defaultBranch}/${path}`,
       badge_url: `${state.webUrl}/${repo.fullName}/workflows/${encodeURIComponent(name)}/badge.svg`,
+      // Workflows are as old as the repository here.
+      created_at: state.time.iso(repo.createdAt),
+      updated_at: state.time.iso(repo.createdAt),
     };
   });
 }

@@ -524,6 +524,54 @@ export class GitHubEmulator {
     return this.finish(req, method, outcome, token, t0);
   }
 
+  /**
+   * A request the server stopped before answering (its body still arriving, or its answer
+   * waiting out the modelled latency): one `api` record with no status, `error: cancelled: …`,
+   * from its arrival to now, and none later. Nothing is charged for it.
+   */
+  recordCancelled(req: EmulatorRequest, arrivedAt: number, reason: string): void {
+    if (req.cancelled) return;
+    req.cancelled = true;
+    const trace = this.trace;
+    if (trace === undefined) return;
+    const method = req.method.toUpperCase();
+    const q = req.path.indexOf('?');
+    let pathname = q < 0 ? req.path : req.path.slice(0, q);
+    if (pathname === '/api/graphql') pathname = '/graphql';
+    else if (pathname.startsWith('/api/v3')) pathname = pathname.length === 7 ? '/' : pathname.slice(7);
+    const graphql = pathname === '/graphql' || pathname === '/graphql/';
+    const params: string[] = [];
+    const route = graphql ? undefined : this.router.match(method, pathname, params);
+    const token = this.tokens.tokens.get(TokenRegistry.parseAuthorization(req.headers.authorization) ?? '');
+    const record: ApiRecord = {
+      kind: 'api',
+      t: arrivedAt,
+      dur: Math.max(0, this.clock.now() - arrivedAt),
+      service: 'github',
+      protocol: graphql ? 'graphql' : 'rest',
+      method,
+      route: graphql ? '/graphql' : (route?.template ?? '(unmatched)'),
+      status: null,
+      conditional:
+        req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined,
+      notModified: false,
+      resource: graphql ? 'graphql' : (route?.resource ?? 'core'),
+      cost: 0,
+      secondaryCost: 0,
+      error: `cancelled: ${reason}`,
+    };
+    if (route?.repoParams) record.repo = `${params[route.repoParams[0]]}/${params[route.repoParams[1]]}`;
+    const a = this.attributionOf(req, token);
+    if (a.project) record.project = a.project;
+    if (a.session) record.session = a.session;
+    if (a.source) record.source = a.source;
+    if (a.op) record.op = a.op;
+    if (a.cycle !== undefined) record.cycle = a.cycle;
+    if (a.phase) record.phase = a.phase;
+    trace.write(record);
+    this.counters.traceRecords++;
+  }
+
   private hashMemoKey(
     pathname: string,
     qs: string,
@@ -924,13 +972,19 @@ export class GitHubEmulator {
     if (outcome.lastModified !== undefined)
       headers['last-modified'] = new Date(this.clock.toWallMs(outcome.lastModified)).toUTCString();
     if (outcome.link !== undefined) headers.link = outcome.link;
-    if (outcome.location !== undefined) headers.location = outcome.location;
+    // A header holds Latin-1 only (Node throws on more): a URL naming a branch `gałąź` goes out
+    // percent-encoded, as GitHub's does.
+    if (outcome.location !== undefined)
+      headers.location = /[^\x21-\x7e]/.test(outcome.location)
+        ? encodeURI(outcome.location)
+        : outcome.location;
     if (outcome.retryAfter !== undefined) headers['retry-after'] = String(outcome.retryAfter);
     this.counters.requests++;
     this.byStatus.set(outcome.status, (this.byStatus.get(outcome.status) ?? 0) + 1);
     if (outcome.limited === 'secondary') this.counters.limitedSecondary++;
     const trace = this.trace;
-    if (trace !== undefined) {
+    // A request recorded as cancelled when the server stopped is not recorded again.
+    if (trace !== undefined && req.cancelled !== true) {
       const record: ApiRecord = {
         kind: 'api',
         t: t0,

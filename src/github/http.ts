@@ -25,7 +25,7 @@ import { BODY_LIMITS } from '../base/limits.ts';
 import { isLargeBody, largeBodyMemo } from './body-memo.ts';
 import type { GitHubEmulator } from './emulator.ts';
 import { GitSmartHttp, type GitSmartHttpOptions, isGitPath } from './git/smart-http.ts';
-import type { Admission, EmulatorRequest } from './types.ts';
+import type { EmulatorRequest } from './types.ts';
 
 export interface GitHubServerOptions {
   emulator: GitHubEmulator;
@@ -81,42 +81,78 @@ function tooLarge(limit: number) {
   };
 }
 
+/** A request body this large is decoded and handled in turn with the others (`SlicedQueue`). */
+const LARGE_BODY_BYTES = 64 * 1024;
+
+/**
+ * Work done in slices of at most `sliceMs` between turns of the event loop: a thousand clients
+ * each sending a megabyte (a GraphQL query with a 1 MB string is 50 ms of JSON and parsing on a
+ * busy machine) are handled one after another while small requests arriving meanwhile (a probe,
+ * a poller's GET) are answered between the slices, never after all of them.
+ */
+class SlicedQueue {
+  private readonly work: (() => void)[] = [];
+  private head = 0;
+  private scheduled = false;
+
+  constructor(private readonly sliceMs: number) {}
+
+  push(job: () => void): void {
+    this.work.push(job);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.drain);
+    }
+  }
+
+  private readonly drain = (): void => {
+    const until = performance.now() + this.sliceMs;
+    while (this.head < this.work.length && performance.now() < until) {
+      const job = this.work[this.head]!;
+      this.work[this.head++] = undefined as never;
+      job();
+    }
+    if (this.head < this.work.length) setImmediate(this.drain);
+    else {
+      this.work.length = 0;
+      this.head = 0;
+      this.scheduled = false;
+    }
+  };
+}
+
 export async function startGitHubServer(options: GitHubServerOptions): Promise<RunningGitHubServer> {
   const { emulator } = options;
+  const largeBodies = new SlicedQueue(10);
   const host = options.host ?? '127.0.0.1';
   const scheme = options.tls ? 'https' : 'http';
   let origin = '';
 
   type Req = IncomingMessage | Http2ServerRequest;
   type Res = ServerResponse | Http2ServerResponse;
-  const answer = (req: Req, res: Res, body: string | undefined, admission: Admission | undefined) => {
-    // HTTP/2 names the host in the :authority pseudo-header instead of Host.
-    const host = req.headers.host ?? (req.headers[':authority'] as string | undefined);
-    const request: EmulatorRequest = {
-      method: req.method ?? 'GET',
-      path: req.url ?? '/',
-      headers: req.headers as Record<string, string | undefined>,
-      body,
-      remoteAddress: req.socket.remoteAddress,
-      // A connection handed over already decrypted (the world's edge, docs/world.md) is HTTPS
-      // to its client, though this server speaks plain HTTP.
-      baseUrl: host
-        ? `${scheme === 'https' || (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'}://${host}`
-        : origin,
-      admission,
-    };
-    emulator.handle(request).then(
-      (response) => {
+  /**
+   * Requests not yet answered, from their arrival (body still arriving, or waiting out the
+   * modelled latency): recorded as cancelled when the server stops before answering them.
+   */
+  const pending = new Map<EmulatorRequest, number>();
+  const answer = (res: Res, request: EmulatorRequest, body: string | undefined) => {
+    request.body = body;
+    if (res.destroyed || res.writableEnded) return;
+    emulator
+      .handle(request)
+      .then((response) => {
+        if (res.destroyed || res.writableEnded) return;
         res.writeHead(response.status, response.headers);
         res.end(encode(response.body));
-      },
-      (error: unknown) => {
-        // handle() answers handler bugs itself; this is the last line of defence.
+      })
+      .catch((error: unknown) => {
+        // handle() answers handler bugs itself; this is the last line of defence (a header
+        // Node refuses, say), and the server goes on serving.
         process.stderr.write(`github emulator: ${(error as Error)?.stack ?? String(error)}\n`);
+        if (res.destroyed || res.writableEnded) return;
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
         res.end(INTERNAL_ERROR);
-      },
-    );
+      });
   };
 
   const git = options.git === false ? undefined : new GitSmartHttp(emulator, options.git);
@@ -128,6 +164,24 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
     }
     // In flight from arrival until the answer is written (or the client goes away).
     const admission = emulator.admit(req.url ?? '/', req.headers, req.socket.remoteAddress);
+    // HTTP/2 names the host in the :authority pseudo-header instead of Host.
+    const host = req.headers.host ?? (req.headers[':authority'] as string | undefined);
+    const request: EmulatorRequest = {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: req.headers as Record<string, string | undefined>,
+      remoteAddress: req.socket.remoteAddress,
+      // A connection handed over already decrypted (the world's edge, docs/world.md) is HTTPS
+      // to its client, though this server speaks plain HTTP.
+      baseUrl: host
+        ? `${scheme === 'https' || (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'}://${host}`
+        : origin,
+      admission,
+    };
+    if (!request.path.includes('/_fleetbench/')) {
+      pending.set(request, emulator.clock.now());
+      res.once('close', () => pending.delete(request));
+    }
     if (admission !== undefined) res.once('close', () => admission.release());
     const method = req.method;
     if (
@@ -136,7 +190,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
       req.headers['transfer-encoding'] === undefined
     ) {
       req.resume();
-      answer(req, res, undefined, admission);
+      answer(res, request, undefined);
       return;
     }
     // The token first: a request GitHub would answer 401 is answered without reading its body;
@@ -145,12 +199,20 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
       admission?.refused !== undefined ||
       !emulator.acceptsCredentials(req.url ?? '/', req.headers.authorization)
     ) {
-      answer(req, res, undefined, admission);
-      req.resume();
+      // A large body is not read at all: the HTTP/1.1 connection closes after the answer (a
+      // thousand refused megabyte uploads are not a gigabyte read and thrown away).
+      const declared = Number(req.headers['content-length'] ?? Number.POSITIVE_INFINITY);
+      if (declared >= LARGE_BODY_BYTES && !('stream' in res)) res.setHeader('connection', 'close');
+      else req.resume();
+      answer(res, request, undefined);
       return;
     }
     readBoundedBody(req, BODY_LIMITS.github).then(
-      (body) => answer(req, res, body.length === 0 ? undefined : body.toString('utf8'), admission),
+      (body) => {
+        if (body.length < LARGE_BODY_BYTES)
+          answer(res, request, body.length === 0 ? undefined : body.toString('utf8'));
+        else largeBodies.push(() => answer(res, request, body.toString('utf8')));
+      },
       (error: unknown) => {
         if (error instanceof BodyTooLargeError) refuseBody(res, tooLarge(error.limit));
         else if ('stream' in res) res.stream.close();
@@ -203,6 +265,10 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         await git?.close();
+        // What is still unanswered is recorded now, as cancelled, before the connections go.
+        for (const [request, arrivedAt] of pending)
+          emulator.recordCancelled(request, arrivedAt, 'the server stopped before answering');
+        pending.clear();
         if ('closeAllConnections' in server) server.closeAllConnections();
         for (const socket of sockets) socket.destroy();
         await stopped;

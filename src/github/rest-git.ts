@@ -8,6 +8,7 @@
  */
 import { filesOfCommits } from './changes.ts';
 import {
+  actor,
   bodyField,
   fail,
   intParam,
@@ -128,7 +129,7 @@ function deleteRef(ctx: RestContext, repo: Repo): RestResult {
   const branch = branchOfPath(ctx.params[2]!);
   if (branch === undefined || !repo.branches.has(branch)) return fail(422, 'Reference does not exist');
   return refChange(() => {
-    ctx.state.deleteBranch(repo, branch);
+    ctx.state.deleteBranch(repo, branch, actor(ctx));
     return { status: 204, body: '' };
   });
 }

@@ -6,17 +6,19 @@
  */
 import { runMatchesStatus, workflowObjects, workflowRunObject, workflowRuns } from './actions.ts';
 import { changedFiles, pullDiff, pullPatch } from './changes.ts';
+import { addCiRoutes } from './rest-ci.ts';
 import { addGitRoutes } from './rest-git.ts';
+import { addIssueLabelAndTimelineRoutes } from './rest-issues.ts';
 import {
   actor,
   bodyField,
-  cachedBody,
   cachedList,
   fail,
   intParam,
   listOf,
   mutate,
   notFound,
+  numberParam,
   pagedList,
   paginate,
   type RenderedPage,
@@ -29,7 +31,6 @@ import {
   strings,
   unchanged,
   validation,
-  withCommit,
   withIssue,
   withPull,
   withRepo,
@@ -37,10 +38,8 @@ import {
 import { MAX_RESULTS, parseSearch, runSearch, SearchQueryError, type SearchSort } from './search.ts';
 import {
   changedFileObject,
-  checkRunObject,
   issueCommentObject,
   issueJson,
-  labelsJson,
   pullFullJson,
   pullFullVersion,
   pullSimpleJson,
@@ -48,14 +47,16 @@ import {
   repoObject,
   reviewCommentObject,
   reviewObject,
-  statusObject,
   userDetailJson,
 } from './shapes.ts';
 import {
-  type Commit,
+  GitHubStateError,
   type Issue,
+  type IssueComment,
   type PullRequest,
   type Repo,
+  type Review,
+  type ReviewState,
   sortIssues,
   USER_UPDATED_AT,
 } from './state.ts';
@@ -141,23 +142,6 @@ function renderIssues(ctx: RestContext, repo: Repo): RenderedPage {
   return { body: listOf(page.items.map((i) => issueJson(ctx.state, i))), page: page.page };
 }
 
-function renderCheckRuns(ctx: RestContext, repo: Repo, commit: Commit): RenderedPage {
-  const name = ctx.query.get('check_name');
-  const status = ctx.query.get('status');
-  const runs =
-    name || status
-      ? commit.checkRuns.filter((run) => (!name || run.name === name) && (!status || run.status === status))
-      : commit.checkRuns;
-  const page = paginate(ctx, runs);
-  return {
-    body: JSON.stringify({
-      total_count: runs.length,
-      check_runs: page.items.map((run) => checkRunObject(ctx.state, repo, run)),
-    }),
-    page: page.page,
-  };
-}
-
 /**
  * GitHub's refusal of `assignees` naming logins it cannot assign (422 `invalid`, the logins as
  * `value`; nothing is written): the emulator assigns the users of its world, not organizations
@@ -207,7 +191,7 @@ function searchIssues(ctx: RestContext): RestResult {
   return {
     status: 200,
     // GitHub's answer to a search stopped by its time limit: what was found, and that it stopped.
-    body: `{"total_count":${found.length},"incomplete_results":${!complete},"items":${listOf(texts)}}`,
+    body: `{"total_count":${found.length},"incomplete_results":${!complete},"search_type":"lexical","items":${listOf(texts)}}`,
     version,
     page: { page, last },
   };
@@ -244,6 +228,8 @@ function actionsRuns(ctx: RestContext, repo: Repo): RestResult {
 
 /** GET …/pulls/{n} as JSON, or as a diff or a patch when the Accept header asks for one. */
 function pullAnswer(ctx: RestContext, pull: PullRequest): RestResult {
+  // A read starts GitHub's mergeability job, or takes its result (which moves the version).
+  ctx.state.mergeability(pull);
   const version = pullFullVersion(pull);
   const lastModified = pull.issue.updatedAt;
   const hit = unchanged(ctx, version);
@@ -263,12 +249,23 @@ function pullAnswer(ctx: RestContext, pull: PullRequest): RestResult {
 
 /** PUT …/merge: GitHub's refusals (409 stale sha, 405 not mergeable or blocked), else the merge. */
 function mergePull(ctx: RestContext, pull: PullRequest): RestResult {
-  const method = str(ctx, 'merge_method');
-  if (method !== undefined && method !== 'merge' && method !== 'squash' && method !== 'rebase')
+  const method = str(ctx, 'merge_method') ?? 'merge';
+  if (method !== 'merge' && method !== 'squash' && method !== 'rebase')
     return validation('PullRequest', 'merge_method', 'invalid');
+  const notAllowed = ctx.state.mergeMethodRefusal(pull.issue.repo, method);
+  if (notAllowed) return fail(405, notAllowed);
   const refusal = ctx.state.mergeRefusal(pull, str(ctx, 'sha'));
   if (refusal) return fail(refusal.status, refusal.message);
-  ctx.state.mergePullRequest(pull, { user: actor(ctx).login });
+  const merged = mutate(() => {
+    ctx.state.mergePullRequest(pull, {
+      user: actor(ctx).login,
+      method,
+      title: str(ctx, 'commit_title'),
+      message: str(ctx, 'commit_message'),
+    });
+    return { status: 200, body: '' };
+  }, 'PullRequest');
+  if (merged.status !== 200) return merged;
   return {
     status: 200,
     body: JSON.stringify({
@@ -277,6 +274,54 @@ function mergePull(ctx: RestContext, pull: PullRequest): RestResult {
       message: 'Pull Request successfully merged',
     }),
   };
+}
+
+/**
+ * PATCH …/repos/{owner}/{repo}: the settings a control plane reads or sets (`description`, the
+ * merge methods allowed, `delete_branch_on_merge`); anything else is ignored, as GitHub ignores
+ * what it does not know.
+ */
+function updateRepo(ctx: RestContext, repo: Repo): RestResult {
+  const settings = {
+    allow_merge_commit: 'allowMergeCommit',
+    allow_squash_merge: 'allowSquashMerge',
+    allow_rebase_merge: 'allowRebaseMerge',
+    delete_branch_on_merge: 'deleteBranchOnMerge',
+  } as const;
+  for (const field of Object.keys(settings)) {
+    const value = bodyField(ctx, field);
+    if (value !== undefined && typeof value !== 'boolean') return validation('Repository', field, 'invalid');
+  }
+  const description = bodyField(ctx, 'description');
+  if (description !== undefined && description !== null && typeof description !== 'string')
+    return validation('Repository', 'description', 'invalid');
+  const next = { ...repo.settings };
+  for (const [field, key] of Object.entries(settings)) {
+    const value = bodyField(ctx, field);
+    if (typeof value === 'boolean') next[key] = value;
+  }
+  if (!next.allowMergeCommit && !next.allowSquashMerge && !next.allowRebaseMerge)
+    return fail(422, 'Validation Failed', {
+      errors: [
+        { resource: 'Repository', code: 'custom', message: 'At least one merge method must be enabled' },
+      ],
+    });
+  ctx.state.updateRepo(repo, { settings: next, description: description as string | null | undefined });
+  return { status: 200, body: repoDetailJson(ctx.state, repo) };
+}
+
+/** The repository's issue comments, oldest first unless `direction=desc`, updated since `since`. */
+function repoComments(ctx: RestContext, repo: Repo): { issue: Issue; comment: IssueComment }[] {
+  const byUpdated = ctx.query.get('sort') === 'updated';
+  const since = Date.parse(ctx.query.get('since') ?? '');
+  const out: { issue: Issue; comment: IssueComment }[] = [];
+  for (const issue of repo.issues.values())
+    for (const comment of issue.comments)
+      if (Number.isNaN(since) || ctx.state.time.clock.toWallMs(comment.updatedAt) >= since)
+        out.push({ issue, comment });
+  const key = (c: IssueComment) => (byUpdated ? c.updatedAt : c.createdAt);
+  out.sort((a, b) => key(a.comment) - key(b.comment) || a.comment.id - b.comment.id);
+  return ctx.query.get('direction') === 'desc' ? out.reverse() : out;
 }
 
 /** POST …/pulls: GitHub's 422s (no such head or base branch, a PR already open on the head). */
@@ -325,20 +370,19 @@ function updateIssue(ctx: RestContext, issue: Issue): RestResult {
   const refused = unassignable(ctx, assignees);
   if (refused) return refused;
   return mutate(() => {
-    ctx.state.editIssue(issue, {
-      title: str(ctx, 'title'),
-      body: str(ctx, 'body'),
-      state,
-      stateReason: reason === 'completed' || reason === 'not_planned' ? reason : undefined,
-    });
-    if (labels !== undefined) {
-      ctx.state.removeLabels(
-        issue,
-        issue.labels.map((l) => l.name).filter((n) => !labels.includes(n)),
-      );
-      ctx.state.addLabels(issue, labels);
-    }
-    if (assignees !== undefined) ctx.state.setAssignees(issue, assignees);
+    const by = actor(ctx);
+    ctx.state.editIssue(
+      issue,
+      {
+        title: str(ctx, 'title'),
+        body: str(ctx, 'body'),
+        state,
+        stateReason: reason === 'completed' || reason === 'not_planned' ? reason : undefined,
+      },
+      by,
+    );
+    if (labels !== undefined) ctx.state.setLabels(issue, labels, by);
+    if (assignees !== undefined) ctx.state.setAssignees(issue, assignees, by);
     return { status: 200, body: issueJson(ctx.state, issue) };
   }, 'Issue');
 }
@@ -353,19 +397,33 @@ function filesList(ctx: RestContext, pull: PullRequest): RestResult {
   );
 }
 
-/** POST …/reviews: a submitted review (APPROVE, REQUEST_CHANGES or COMMENT) with its inline comments. */
+const REVIEW_EVENTS: Record<string, ReviewState> = {
+  APPROVE: 'APPROVED',
+  REQUEST_CHANGES: 'CHANGES_REQUESTED',
+  COMMENT: 'COMMENTED',
+};
+
+/** A review of the path's pull request; a pending one is its author's alone (404 for anyone else). */
+function withReview(ctx: RestContext, fn: (pull: PullRequest, review: Review) => RestResult): RestResult {
+  return withPull(ctx, (pull) => {
+    const id = numberParam(ctx.params[3]);
+    const review = pull.reviews.find(
+      (rv) => rv.id === id && (rv.state !== 'PENDING' || rv.user === ctx.user),
+    );
+    return review === undefined ? notFound() : fn(pull, review);
+  });
+}
+
+/**
+ * POST …/reviews: a review with its inline comments, submitted (APPROVE, REQUEST_CHANGES or
+ * COMMENT) or, without an event, PENDING (GitHub's: "Leave this blank to set the review action
+ * state to PENDING").
+ */
 function createReview(ctx: RestContext, pull: PullRequest): RestResult {
   const event = str(ctx, 'event');
-  const state =
-    event === 'APPROVE'
-      ? 'APPROVED'
-      : event === 'REQUEST_CHANGES'
-        ? 'CHANGES_REQUESTED'
-        : event === 'COMMENT'
-          ? 'COMMENTED'
-          : undefined;
-  // Without an event GitHub creates a PENDING review; pending reviews are not modelled.
-  if (state === undefined) return validation('PullRequestReview', 'event', 'invalid');
+  const state = event === undefined ? undefined : REVIEW_EVENTS[event];
+  // Without an event GitHub creates a PENDING review, submitted later (`…/reviews/{id}/events`).
+  if (event !== undefined && state === undefined) return validation('PullRequestReview', 'event', 'invalid');
   const raw = bodyField(ctx, 'comments');
   const comments = (Array.isArray(raw) ? raw : []).flatMap((c: unknown) => {
     const o = c as { path?: unknown; line?: unknown; position?: unknown; body?: unknown };
@@ -374,14 +432,30 @@ function createReview(ctx: RestContext, pull: PullRequest): RestResult {
       ? [{ path: o.path, line, body: o.body }]
       : [];
   });
-  return mutate(() => {
+  return mutateReview(() => {
     const review = ctx.state.submitReviewWithComments(pull, {
       user: actor(ctx).login,
-      state,
+      state: state ?? 'PENDING',
       body: str(ctx, 'body'),
       comments,
     });
     return { status: 200, body: JSON.stringify(reviewObject(ctx.state, pull, review)) };
+  });
+}
+
+/**
+ * A review write, its refusals answered as GitHub answers them: "Validation Failed (simple)",
+ * whose errors are plain messages (`["Can not approve your own pull request"]`).
+ */
+function mutateReview(fn: () => RestResult): RestResult {
+  return mutate(() => {
+    try {
+      return fn();
+    } catch (error) {
+      if (error instanceof GitHubStateError && error.status === 422)
+        return fail(422, 'Unprocessable Entity', { errors: [error.message] });
+      throw error;
+    }
   }, 'PullRequestReview');
 }
 
@@ -416,12 +490,11 @@ function updatePull(ctx: RestContext, pull: PullRequest): RestResult {
   if (state !== undefined && state !== 'open' && state !== 'closed')
     return validation('PullRequest', 'state', 'invalid');
   return mutate(() => {
-    ctx.state.editIssue(pull.issue, {
-      title: str(ctx, 'title'),
-      body: str(ctx, 'body'),
-      base: str(ctx, 'base'),
-      state,
-    });
+    ctx.state.editIssue(
+      pull.issue,
+      { title: str(ctx, 'title'), body: str(ctx, 'body'), base: str(ctx, 'base'), state },
+      actor(ctx),
+    );
     return { status: 200, body: pullFullJson(ctx.state, pull) };
   }, 'PullRequest');
 }
@@ -436,23 +509,57 @@ export function buildRestRouter(): RestRouter {
   addAccountRoutes(r);
   addIssueRoutes(r);
   addPullRoutes(r);
-  addCommitAndActionRoutes(r);
+  addIssueLabelAndTimelineRoutes(r);
+  addCiRoutes(r);
+  addActionRoutes(r);
   addGitRoutes(r);
   return r;
 }
 
 /** The API root, the rate limit, users, the caller's repositories, search and a repository. */
 function addAccountRoutes(r: RestRouter): void {
-  r.add('GET', '/', 'meta/meta#github-api-root', (ctx) => ({
-    status: 200,
-    body: JSON.stringify({
-      current_user_url: `${ctx.state.apiUrl}/user`,
-      rate_limit_url: `${ctx.state.apiUrl}/rate_limit`,
-      repository_url: `${ctx.state.apiUrl}/repos/{owner}/{repo}`,
-      user_url: `${ctx.state.apiUrl}/users/{user}`,
-      issue_search_url: `${ctx.state.apiUrl}/search/issues?q={query}{&page,per_page,sort,order}`,
-    }),
-  }));
+  r.add('GET', '/', 'meta/meta#github-api-root', (ctx) => {
+    const api = ctx.state.apiUrl;
+    const web = ctx.state.webUrl;
+    return {
+      status: 200,
+      body: JSON.stringify({
+        current_user_url: `${api}/user`,
+        current_user_authorizations_html_url: `${web}/settings/connections/applications{/client_id}`,
+        authorizations_url: `${api}/authorizations`,
+        code_search_url: `${api}/search/code?q={query}{&page,per_page,sort,order}`,
+        commit_search_url: `${api}/search/commits?q={query}{&page,per_page,sort,order}`,
+        emails_url: `${api}/user/emails`,
+        emojis_url: `${api}/emojis`,
+        events_url: `${api}/events`,
+        feeds_url: `${api}/feeds`,
+        followers_url: `${api}/user/followers`,
+        following_url: `${api}/user/following{/target}`,
+        gists_url: `${api}/gists{/gist_id}`,
+        hub_url: `${api}/hub`,
+        issue_search_url: `${api}/search/issues?q={query}{&page,per_page,sort,order}`,
+        issues_url: `${api}/issues`,
+        keys_url: `${api}/user/keys`,
+        label_search_url: `${api}/search/labels?q={query}&repository_id={repository_id}{&page,per_page}`,
+        notifications_url: `${api}/notifications`,
+        organization_url: `${api}/orgs/{org}`,
+        organization_repositories_url: `${api}/orgs/{org}/repos{?type,page,per_page,sort}`,
+        organization_teams_url: `${api}/orgs/{org}/teams`,
+        public_gists_url: `${api}/gists/public`,
+        rate_limit_url: `${api}/rate_limit`,
+        repository_url: `${api}/repos/{owner}/{repo}`,
+        repository_search_url: `${api}/search/repositories?q={query}{&page,per_page,sort,order}`,
+        current_user_repositories_url: `${api}/user/repos{?type,page,per_page,sort}`,
+        starred_url: `${api}/user/starred{/owner}{/repo}`,
+        starred_gists_url: `${api}/gists/starred`,
+        topic_search_url: `${api}/search/topics?q={query}{&page,per_page}`,
+        user_url: `${api}/users/{user}`,
+        user_organizations_url: `${api}/user/orgs`,
+        user_repositories_url: `${api}/users/{user}/repos{?type,page,per_page,sort}`,
+        user_search_url: `${api}/search/users?q={query}{&page,per_page,sort,order}`,
+      }),
+    };
+  });
 
   r.add(
     'GET',
@@ -466,7 +573,7 @@ function addAccountRoutes(r: RestRouter): void {
     ctx.user
       ? {
           status: 200,
-          body: userDetailJson(ctx.state, ctx.user),
+          body: userDetailJson(ctx.state, ctx.user, true),
           version: ctx.user.id,
           lastModified: USER_UPDATED_AT,
         }
@@ -500,6 +607,10 @@ function addAccountRoutes(r: RestRouter): void {
   r.add('GET', '/search/issues', 'search/search#search-issues-and-pull-requests', searchIssues, {
     resource: 'search',
   });
+
+  r.add('PATCH', '/repos/{owner}/{repo}', 'repos/repos#update-a-repository', (ctx) =>
+    withRepo(ctx, (repo) => updateRepo(ctx, repo)),
+  );
 
   r.add('GET', '/repos/{owner}/{repo}', 'repos/repos#get-a-repository', (ctx) =>
     withRepo(ctx, (repo) => ({
@@ -573,6 +684,23 @@ function addIssueRoutes(r: RestRouter): void {
       ),
   );
 
+  // Every issue's and pull request's comments in the repository (a literal segment: never an
+  // issue numbered "comments"): `sort` created or updated, `direction`, `since`.
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/issues/comments',
+    'issues/comments#list-issue-comments-for-a-repository',
+    (ctx) =>
+      withRepo(ctx, (repo) =>
+        pagedList(
+          ctx,
+          repo.issuesVersion,
+          () => repoComments(ctx, repo),
+          ({ issue, comment }) => issueCommentObject(ctx.state, issue, comment),
+        ),
+      ),
+  );
+
   r.add(
     'POST',
     '/repos/{owner}/{repo}/issues/{issue_number}/comments',
@@ -589,22 +717,6 @@ function addIssueRoutes(r: RestRouter): void {
         };
       }),
     { contentCreating: true },
-  );
-
-  r.add(
-    'POST',
-    '/repos/{owner}/{repo}/issues/{issue_number}/labels',
-    'issues/labels#add-labels-to-an-issue',
-    (ctx) =>
-      withIssue(ctx, 2, (issue) => {
-        const labels = Array.isArray(ctx.body) ? ctx.body : bodyField(ctx, 'labels');
-        if (!Array.isArray(labels)) return validation('Label', 'labels');
-        const names = labels.filter((l): l is string => typeof l === 'string');
-        return mutate(() => {
-          ctx.state.addLabels(issue, names);
-          return { status: 200, body: JSON.stringify(labelsJson(ctx.state, issue.repo, issue)) };
-        }, 'Label');
-      }),
   );
 }
 
@@ -647,6 +759,46 @@ function addPullRoutes(r: RestRouter): void {
     withPull(ctx, (pull) => mergePull(ctx, pull)),
   );
 
+  // "Check if a pull request has been merged": 204 when it has, 404 when not.
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/pulls/{pull_number}/merge',
+    'pulls/pulls#check-if-a-pull-request-has-been-merged',
+    (ctx) => withPull(ctx, (pull) => (pull.merged ? { status: 204, body: '' } : notFound())),
+  );
+
+  const review = '/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}';
+  r.add('GET', review, 'pulls/reviews#get-a-review-for-a-pull-request', (ctx) =>
+    withReview(ctx, (pull, rv) => ({
+      status: 200,
+      body: JSON.stringify(reviewObject(ctx.state, pull, rv)),
+      version: pull.reviewsVersion,
+    })),
+  );
+  r.add('POST', `${review}/events`, 'pulls/reviews#submit-a-review-for-a-pull-request', (ctx) =>
+    withReview(ctx, (pull, rv) => {
+      const event = str(ctx, 'event');
+      const state = event === undefined ? undefined : REVIEW_EVENTS[event];
+      if (state === undefined)
+        return validation('PullRequestReview', 'event', event === undefined ? 'missing_field' : 'invalid');
+      return mutateReview(() => {
+        ctx.state.submitPendingReview(pull, rv, { state, body: str(ctx, 'body') });
+        return { status: 200, body: JSON.stringify(reviewObject(ctx.state, pull, rv)) };
+      });
+    }),
+  );
+  r.add('DELETE', review, 'pulls/reviews#delete-a-pending-review-for-a-pull-request', (ctx) =>
+    withReview(ctx, (pull, rv) => {
+      // GitHub's "Validation Failed (simple)": its errors are plain messages.
+      if (rv.state !== 'PENDING')
+        return fail(422, 'Unprocessable Entity', {
+          errors: ['Can not delete a non-pending pull request review'],
+        });
+      ctx.state.deletePendingReview(pull, rv);
+      return { status: 200, body: JSON.stringify(reviewObject(ctx.state, pull, rv)) };
+    }),
+  );
+
   r.add(
     'GET',
     '/repos/{owner}/{repo}/pulls/{pull_number}/reviews',
@@ -656,7 +808,8 @@ function addPullRoutes(r: RestRouter): void {
         pagedList(
           ctx,
           pull.reviewsVersion,
-          () => pull.reviews,
+          // A pending review is its author's alone until submitted.
+          () => pull.reviews.filter((rv) => rv.state !== 'PENDING' || rv.user === ctx.user),
           (rv) => reviewObject(ctx.state, pull, rv),
         ),
       ),
@@ -687,49 +840,8 @@ function addPullRoutes(r: RestRouter): void {
   );
 }
 
-/** A commit's checks and combined status, Actions runs and workflows. */
-function addCommitAndActionRoutes(r: RestRouter): void {
-  r.add(
-    'GET',
-    '/repos/{owner}/{repo}/commits/{ref}/check-runs',
-    'checks/runs#list-check-runs-for-a-git-reference',
-    (ctx) =>
-      withCommit(ctx, (repo, commit) =>
-        cachedBody(ctx, repo, `check-runs/${commit.sha}?${ctx.qs}`, commit.version, () =>
-          renderCheckRuns(ctx, repo, commit),
-        ),
-      ),
-  );
-
-  r.add(
-    'GET',
-    '/repos/{owner}/{repo}/commits/{ref}/status',
-    'commits/statuses#get-the-combined-status-for-a-specific-reference',
-    (ctx) =>
-      withCommit(ctx, (repo, commit) => {
-        // The body embeds the repository, which a push anywhere in it changes.
-        const version = Math.max(commit.version, repo.pushVersion);
-        const hit = unchanged(ctx, version);
-        if (hit) return hit;
-        const statuses = ctx.state.checks.latestStatuses(commit);
-        const page = paginate(ctx, statuses);
-        return {
-          status: 200,
-          body: JSON.stringify({
-            state: ctx.state.checks.combinedStatus(commit),
-            statuses: page.items.map((s) => statusObject(ctx.state, repo, commit, s)),
-            sha: commit.sha,
-            total_count: statuses.length,
-            repository: repoObject(ctx.state, repo),
-            commit_url: `${ctx.state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}`,
-            url: `${ctx.state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}/status`,
-          }),
-          version,
-          page: page.page,
-        };
-      }),
-  );
-
+/** Actions runs and workflows. */
+function addActionRoutes(r: RestRouter): void {
   r.add(
     'GET',
     '/repos/{owner}/{repo}/actions/runs',

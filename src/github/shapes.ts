@@ -5,13 +5,16 @@
  */
 import { ADDED_PER_COMMIT, type ChangedFile, REMOVED_PER_COMMIT } from './changes.ts';
 import {
+  type CheckApp,
   type CheckRun,
+  type CheckSuite,
   type Commit,
   type CommitStatus,
   type GitHubState,
   type Issue,
   type IssueComment,
   type JsonCache,
+  type Label,
   type PullRequest,
   type Repo,
   type Review,
@@ -41,37 +44,65 @@ const userObjects = new WeakMap<User, { epoch: number; value: Record<string, unk
 export function userObject(state: GitHubState, user: User): Record<string, unknown> {
   const hit = userObjects.get(user);
   if (hit && hit.epoch === state.urlEpoch) return hit.value;
-  const api = state.apiUrl;
+  const api = `${state.apiUrl}/users/${user.login}`;
   const value = {
     login: user.login,
     id: user.id,
     node_id: user.nodeId,
     avatar_url: `https://avatars.githubusercontent.com/u/${user.id}?v=4`,
     gravatar_id: '',
-    url: `${api}/users/${user.login}`,
+    url: api,
     html_url: `${state.webUrl}/${user.login}`,
-    repos_url: `${api}/users/${user.login}/repos`,
+    followers_url: `${api}/followers`,
+    following_url: `${api}/following{/other_user}`,
+    gists_url: `${api}/gists{/gist_id}`,
+    starred_url: `${api}/starred{/owner}{/repo}`,
+    subscriptions_url: `${api}/subscriptions`,
+    organizations_url: `${api}/orgs`,
+    repos_url: `${api}/repos`,
+    events_url: `${api}/events{/privacy}`,
+    received_events_url: `${api}/received_events`,
     type: user.type,
+    user_view_type: 'public',
     site_admin: false,
   };
   userObjects.set(user, { epoch: state.urlEpoch, value });
   return value;
 }
 
-export function userDetailJson(state: GitHubState, user: User): string {
-  return JSON.stringify({
+/**
+ * A user as `GET /users/{username}` answers ("public-user"), or as `GET /user` answers the
+ * token's own user, with the private counts only its owner sees ("private-user").
+ */
+export function userDetailJson(state: GitHubState, user: User, own = false): string {
+  const repos = [...state.repos.values()].filter((r) => r.owner === user);
+  const visible = {
     ...userObject(state, user),
     name: user.name,
     company: null,
     blog: '',
     location: null,
     email: null,
+    hireable: null,
     bio: null,
-    public_repos: [...state.repos.values()].filter((r) => r.owner === user).length,
+    twitter_username: null,
+    public_repos: repos.filter((r) => !r.private).length,
+    public_gists: 0,
     followers: 0,
     following: 0,
     created_at: state.time.iso(USER_CREATED_AT),
     updated_at: state.time.iso(USER_UPDATED_AT),
+  };
+  if (!own) return JSON.stringify(visible);
+  const privateRepos = repos.filter((r) => r.private).length;
+  return JSON.stringify({
+    ...visible,
+    private_gists: 0,
+    total_private_repos: privateRepos,
+    owned_private_repos: privateRepos,
+    disk_usage: 0,
+    collaborators: 0,
+    two_factor_authentication: false,
   });
 }
 
@@ -81,6 +112,10 @@ export function repoObject(state: GitHubState, repo: Repo): Record<string, unkno
   const hit = repoObjects.get(repo);
   if (hit && hit.epoch === state.urlEpoch && hit.version === repo.pushVersion) return hit.value;
   const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const web = `${state.webUrl}/${repo.fullName}`;
+  const host = new URL(state.webUrl).host;
+  let open = 0;
+  for (const issue of repo.issues.values()) if (issue.state === 'open') open++;
   const value = {
     id: repo.id,
     node_id: repo.nodeId,
@@ -88,23 +123,90 @@ export function repoObject(state: GitHubState, repo: Repo): Record<string, unkno
     full_name: repo.fullName,
     private: repo.private,
     owner: userObject(state, repo.owner),
-    html_url: `${state.webUrl}/${repo.fullName}`,
+    html_url: web,
     description: repo.description,
     fork: false,
     url: api,
-    pulls_url: `${api}/pulls{/number}`,
-    issues_url: `${api}/issues{/number}`,
-    clone_url: `${state.webUrl}/${repo.fullName}.git`,
+    ...repoUrls(api),
     created_at: state.time.iso(repo.createdAt),
     updated_at: state.time.iso(repo.updatedAt),
     pushed_at: state.time.iso(repo.pushedAt),
+    git_url: `git://${host}/${repo.fullName}.git`,
+    ssh_url: `git@${host}:${repo.fullName}.git`,
+    clone_url: `${web}.git`,
+    svn_url: web,
+    homepage: null,
+    size: 0,
+    stargazers_count: 0,
+    watchers_count: 0,
+    language: null,
+    has_issues: true,
+    has_projects: false,
+    has_downloads: true,
+    has_wiki: false,
+    has_pages: false,
+    has_discussions: false,
+    forks_count: 0,
+    mirror_url: null,
     archived: false,
     disabled: false,
+    // As of the last push: the object is rendered once per push (open issues move in between).
+    open_issues_count: open,
+    license: null,
+    allow_forking: true,
+    is_template: false,
+    web_commit_signoff_required: false,
+    topics: [],
     visibility: repo.private ? 'private' : 'public',
+    forks: 0,
+    open_issues: open,
+    watchers: 0,
     default_branch: repo.defaultBranch,
   };
   repoObjects.set(repo, { epoch: state.urlEpoch, version: repo.pushVersion, value });
   return value;
+}
+
+/** The URL templates of a repository object, as api.github.com writes them. */
+function repoUrls(api: string): Record<string, string> {
+  return {
+    forks_url: `${api}/forks`,
+    keys_url: `${api}/keys{/key_id}`,
+    collaborators_url: `${api}/collaborators{/collaborator}`,
+    teams_url: `${api}/teams`,
+    hooks_url: `${api}/hooks`,
+    issue_events_url: `${api}/issues/events{/number}`,
+    events_url: `${api}/events`,
+    assignees_url: `${api}/assignees{/user}`,
+    branches_url: `${api}/branches{/branch}`,
+    tags_url: `${api}/tags`,
+    blobs_url: `${api}/git/blobs{/sha}`,
+    git_tags_url: `${api}/git/tags{/sha}`,
+    git_refs_url: `${api}/git/refs{/sha}`,
+    trees_url: `${api}/git/trees{/sha}`,
+    statuses_url: `${api}/statuses/{sha}`,
+    languages_url: `${api}/languages`,
+    stargazers_url: `${api}/stargazers`,
+    contributors_url: `${api}/contributors`,
+    subscribers_url: `${api}/subscribers`,
+    subscription_url: `${api}/subscription`,
+    commits_url: `${api}/commits{/sha}`,
+    git_commits_url: `${api}/git/commits{/sha}`,
+    comments_url: `${api}/comments{/number}`,
+    issue_comment_url: `${api}/issues/comments{/number}`,
+    contents_url: `${api}/contents/{+path}`,
+    compare_url: `${api}/compare/{base}...{head}`,
+    merges_url: `${api}/merges`,
+    archive_url: `${api}/{archive_format}{/ref}`,
+    downloads_url: `${api}/downloads`,
+    issues_url: `${api}/issues{/number}`,
+    pulls_url: `${api}/pulls{/number}`,
+    milestones_url: `${api}/milestones{/number}`,
+    notifications_url: `${api}/notifications{?since,all,participating}`,
+    labels_url: `${api}/labels{/name}`,
+    releases_url: `${api}/releases{/id}`,
+    deployments_url: `${api}/deployments`,
+  };
 }
 
 export function repoDetailJson(state: GitHubState, repo: Repo): string {
@@ -112,23 +214,29 @@ export function repoDetailJson(state: GitHubState, repo: Repo): string {
   for (const issue of repo.issues.values()) if (issue.state === 'open') open++;
   return JSON.stringify({
     ...repoObject(state, repo),
-    has_issues: true,
-    has_projects: false,
-    has_wiki: false,
     open_issues_count: open,
     open_issues: open,
-    forks_count: 0,
-    stargazers_count: 0,
-    watchers_count: 0,
+    network_count: 0,
+    subscribers_count: 0,
     permissions: { admin: false, maintain: false, push: true, triage: true, pull: true },
-    allow_merge_commit: true,
-    allow_squash_merge: true,
-    allow_rebase_merge: true,
+    allow_merge_commit: repo.settings.allowMergeCommit,
+    allow_squash_merge: repo.settings.allowSquashMerge,
+    allow_rebase_merge: repo.settings.allowRebaseMerge,
+    allow_auto_merge: false,
+    allow_update_branch: false,
+    use_squash_pr_title_as_default: false,
+    squash_merge_commit_title: 'COMMIT_OR_PR_TITLE',
+    squash_merge_commit_message: 'COMMIT_MESSAGES',
+    merge_commit_title: 'MERGE_MESSAGE',
+    merge_commit_message: 'PR_TITLE',
+    delete_branch_on_merge: repo.settings.deleteBranchOnMerge,
+    temp_clone_token: '',
+    ...(repo.owner.type === 'Organization' ? { organization: userObject(state, repo.owner) } : {}),
   });
 }
 
-export function labelsJson(state: GitHubState, repo: Repo, issue: Issue): unknown[] {
-  return issue.labels.map((l) => ({
+export function labelObject(state: GitHubState, repo: Repo, l: Label): Record<string, unknown> {
+  return {
     id: l.id,
     node_id: l.nodeId,
     url: `${state.apiUrl}/repos/${repo.fullName}/labels/${encodeURIComponent(l.name)}`,
@@ -136,7 +244,34 @@ export function labelsJson(state: GitHubState, repo: Repo, issue: Issue): unknow
     color: l.color,
     default: false,
     description: null,
-  }));
+  };
+}
+
+export function labelsJson(state: GitHubState, repo: Repo, issue: Issue): unknown[] {
+  return issue.labels.map((l) => labelObject(state, repo, l));
+}
+
+/** No reactions (the emulator models none), in GitHub's shape. */
+function reactions(url: string): Record<string, unknown> {
+  return {
+    url,
+    total_count: 0,
+    '+1': 0,
+    '-1': 0,
+    laugh: 0,
+    hooray: 0,
+    confused: 0,
+    heart: 0,
+    rocket: 0,
+    eyes: 0,
+  };
+}
+
+/** Who closed an issue: the actor of its latest `closed` event. */
+function closer(state: GitHubState, issue: Issue): Record<string, unknown> | null {
+  for (let i = issue.events.length - 1; i >= 0; i--)
+    if (issue.events[i]!.event === 'closed') return userObject(state, issue.events[i]!.actor);
+  return null;
 }
 
 export function issueJson(state: GitHubState, issue: Issue): string {
@@ -148,7 +283,10 @@ export function issueJson(state: GitHubState, issue: Issue): string {
     return {
       url: `${api}/issues/${issue.number}`,
       repository_url: api,
+      labels_url: `${api}/issues/${issue.number}/labels{/name}`,
       comments_url: `${api}/issues/${issue.number}/comments`,
+      events_url: `${api}/issues/${issue.number}/events`,
+      timeline_url: `${api}/issues/${issue.number}/timeline`,
       html_url: `${html}/${pull ? 'pull' : 'issues'}/${issue.number}`,
       id: issue.id,
       node_id: issue.nodeId,
@@ -180,6 +318,9 @@ export function issueJson(state: GitHubState, issue: Issue): string {
           }
         : {}),
       body: issue.body,
+      closed_by: issue.state === 'closed' ? closer(state, issue) : null,
+      reactions: reactions(`${api}/issues/${issue.number}/reactions`),
+      performed_via_github_app: null,
       state_reason: issue.stateReason,
     };
   });
@@ -323,7 +464,8 @@ export function reviewObject(state: GitHubState, pull: PullRequest, r: Review): 
       html: { href: `${html}#pullrequestreview-${r.id}` },
       pull_request: { href: `${state.apiUrl}/repos/${repo.fullName}/pulls/${pull.issue.number}` },
     },
-    submitted_at: state.time.iso(r.submittedAt),
+    // A pending review has no submitted_at at all (GitHub leaves the field out).
+    ...(r.submittedAt === null ? {} : { submitted_at: state.time.iso(r.submittedAt) }),
     commit_id: r.commitId,
   };
 }
@@ -367,31 +509,140 @@ export function reviewCommentObject(
   };
 }
 
+/** The GitHub App behind check runs and suites (REST `integration`): GitHub Actions, or the CI app of `kind: enterprise` tokens. */
+export function appObject(state: GitHubState, app: CheckApp): Record<string, unknown> {
+  const actions = app === 'github-actions';
+  const owner = actions ? GITHUB_ORG : state.defaultUser;
+  return {
+    id: actions ? 15368 : 900001,
+    slug: app,
+    node_id: actions ? 'MDM6QXBwMTUzNjg=' : 'A_kwDOAA27QQ',
+    client_id: actions ? 'Iv1.05c79e9ad1f6bdfa' : 'Iv1.fleetbench0000ci',
+    owner: actions ? owner : userObject(state, owner as User),
+    name: actions ? 'GitHub Actions' : 'fleetbench CI',
+    description: actions
+      ? 'Automate your workflow from idea to production'
+      : 'A CI bot in the emulated world',
+    external_url: actions ? 'https://help.github.com/en/actions' : `${state.webUrl}/apps/${app}`,
+    html_url: `${state.webUrl}/apps/${app}`,
+    created_at: '2018-07-30T09:30:17Z',
+    updated_at: '2019-12-10T19:04:12Z',
+    permissions: { checks: 'write', metadata: 'read', pull_requests: 'write', statuses: 'write' },
+    events: ['check_run', 'check_suite', 'pull_request', 'push'],
+  };
+}
+
+/** github's organization account, as REST renders the owner of GitHub Actions. */
+const GITHUB_ORG = {
+  login: 'github',
+  id: 9919,
+  node_id: 'MDEyOk9yZ2FuaXphdGlvbjk5MTk=',
+  avatar_url: 'https://avatars.githubusercontent.com/u/9919?v=4',
+  gravatar_id: '',
+  url: 'https://api.github.com/users/github',
+  html_url: 'https://github.com/github',
+  followers_url: 'https://api.github.com/users/github/followers',
+  following_url: 'https://api.github.com/users/github/following{/other_user}',
+  gists_url: 'https://api.github.com/users/github/gists{/gist_id}',
+  starred_url: 'https://api.github.com/users/github/starred{/owner}{/repo}',
+  subscriptions_url: 'https://api.github.com/users/github/subscriptions',
+  organizations_url: 'https://api.github.com/users/github/orgs',
+  repos_url: 'https://api.github.com/users/github/repos',
+  events_url: 'https://api.github.com/users/github/events{/privacy}',
+  received_events_url: 'https://api.github.com/users/github/received_events',
+  type: 'Organization',
+  site_admin: false,
+};
+
+/** The open pull requests a commit is the head of, as check runs and suites list them ("pull-request-minimal"). */
+function pullsOfCommit(state: GitHubState, repo: Repo, sha: string): Record<string, unknown>[] {
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const side = (ref: string, at: string) => ({
+    ref,
+    sha: at,
+    repo: { id: repo.id, url: api, name: repo.name },
+  });
+  const out: Record<string, unknown>[] = [];
+  for (const pull of repo.pulls.values()) {
+    if (pull.headSha !== sha || pull.issue.state !== 'open') continue;
+    out.push({
+      id: pull.id,
+      number: pull.issue.number,
+      url: `${api}/pulls/${pull.issue.number}`,
+      head: side(pull.head, pull.headSha),
+      base: side(pull.base, repo.branches.get(pull.base) ?? pull.baseSha),
+    });
+  }
+  return out;
+}
+
 export function checkRunObject(state: GitHubState, repo: Repo, run: CheckRun): Record<string, unknown> {
   const api = `${state.apiUrl}/repos/${repo.fullName}`;
   return {
     id: run.id,
     node_id: run.nodeId,
     head_sha: run.headSha,
-    external_id: '',
+    external_id: run.externalId,
     url: `${api}/check-runs/${run.id}`,
     html_url: `${state.webUrl}/${repo.fullName}/runs/${run.id}`,
-    details_url: `${state.webUrl}/${repo.fullName}/runs/${run.id}`,
+    details_url: run.detailsUrl ?? `${state.webUrl}/${repo.fullName}/runs/${run.id}`,
     status: run.status,
     conclusion: run.conclusion,
     started_at: state.time.iso(run.startedAt),
     completed_at: run.completedAt === null ? null : state.time.iso(run.completedAt),
     output: {
-      title: null,
-      summary: null,
-      text: null,
+      title: run.output.title,
+      summary: run.output.summary,
+      text: run.output.text,
       annotations_count: 0,
       annotations_url: `${api}/check-runs/${run.id}/annotations`,
     },
     name: run.name,
-    check_suite: { id: run.id },
-    app: { id: 15368, slug: 'github-actions', name: 'GitHub Actions', owner: null },
-    pull_requests: [],
+    check_suite: { id: run.suiteId },
+    app: appObject(state, run.app),
+    pull_requests: pullsOfCommit(state, repo, run.headSha),
+  };
+}
+
+/** A check suite (REST `check-suite`): its status and conclusion from its newest runs. */
+export function checkSuiteObject(
+  state: GitHubState,
+  repo: Repo,
+  commit: Commit,
+  suite: CheckSuite,
+): Record<string, unknown> {
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const { status, conclusion } = state.checks.suiteState(commit, suite);
+  let headBranch: string | null = null;
+  for (const [branch, sha] of repo.branches) if (sha === commit.sha) headBranch = branch;
+  for (const pull of repo.pulls.values()) if (pull.headSha === commit.sha) headBranch = pull.head;
+  return {
+    id: suite.id,
+    node_id: suite.nodeId,
+    head_branch: headBranch,
+    head_sha: commit.sha,
+    status,
+    conclusion,
+    url: `${api}/check-suites/${suite.id}`,
+    before: commit.parents[0] ?? '0'.repeat(40),
+    after: commit.sha,
+    pull_requests: pullsOfCommit(state, repo, commit.sha),
+    app: appObject(state, suite.app),
+    repository: repoObject(state, repo),
+    created_at: state.time.iso(suite.createdAt),
+    updated_at: state.time.iso(suite.updatedAt),
+    head_commit: {
+      id: commit.sha,
+      tree_id: commit.tree,
+      message: commit.message,
+      timestamp: gitDate(commit.committer),
+      author: { name: commit.author.name, email: commit.author.email },
+      committer: { name: commit.committer.name, email: commit.committer.email },
+    },
+    latest_check_runs_count: state.checks.latestRuns(commit, suite.id).length,
+    check_runs_url: `${api}/check-suites/${suite.id}/check-runs`,
+    rerequestable: true,
+    runs_rerequestable: true,
   };
 }
 
@@ -494,7 +745,8 @@ export function refObject(
   return {
     ref,
     node_id: `REF_${Buffer.from(`${repo.id}:${ref}`).toString('base64url')}`,
-    url: `${api}/git/${ref}`,
+    // A URL, so percent-encoded as GitHub writes it (`refs/heads/ga%C5%82%C4%85%C5%BA`).
+    url: `${api}/git/${ref.split('/').map(encodeURIComponent).join('/')}`,
     object: { sha, type: 'commit', url: `${api}/git/commits/${sha}` },
   };
 }

@@ -20,7 +20,9 @@ import {
 import type { Touched } from './touched.ts';
 import { ISSUE_BOUNDS } from './world/bounds.ts';
 import { Checks } from './world/checks.ts';
+import { IssueEvents } from './world/events.ts';
 import { GITHUB_COMMITTER, type GitIdent, readmeTree } from './world/git-objects.ts';
+import { type MadeMerge, type MergeChoice, makeMerge } from './world/merges.ts';
 import {
   type Commit,
   type CommitStatus,
@@ -75,6 +77,19 @@ function checkLabels(names: Iterable<string>, held: number): void {
   }
 }
 
+/**
+ * How long GitHub's background mergeability job takes here (run time): a new pull request reads
+ * `mergeable: null` until then, so a client's polling for it is exercised.
+ */
+export const MERGEABILITY_JOB_MS = 1_000;
+
+/** GitHub refuses an author's approval or change request on their own pull request (a comment is fine). */
+function refuseOwnVerdict(state: ReviewState): void {
+  if (state === 'APPROVED') throw new GitHubStateError(422, 'Can not approve your own pull request');
+  if (state === 'CHANGES_REQUESTED')
+    throw new GitHubStateError(422, 'Can not request changes on your own pull request');
+}
+
 const LABEL_COLORS = ['d73a4a', 'a2eeef', '0075ca', '7057ff', '008672', 'e4e669', 'd876e3'];
 
 export class GitHubState {
@@ -84,6 +99,8 @@ export class GitHubState {
   readonly refs: Refs;
   /** Check runs and statuses on commits. */
   readonly checks: Checks;
+  /** What happens to issues and pull requests, for their events and timelines. */
+  readonly events: IssueEvents;
   readonly users = new Map<string, User>();
   readonly repos = new Map<string, Repo>();
   readonly defaultUser: User;
@@ -103,6 +120,7 @@ export class GitHubState {
     this.time = new WorldTime(options.clock);
     this.refs = new Refs(this.time);
     this.checks = new Checks(this.time, () => this.defaultUser);
+    this.events = new IssueEvents(this.time);
     for (const user of fixtures.users ?? []) this.ensureUser(user.login, user.type ?? 'User', user.name);
     this.defaultUser = this.ensureUser(fixtures.default_user ?? DEFAULT_USER);
     // Fixture objects are dated before the run starts, a minute apart, in file order.
@@ -172,6 +190,18 @@ export class GitHubState {
     return pull;
   }
 
+  /** A repository's own fields changed (REST `PATCH /repos/…`): `updated_at` moves, not `pushed_at`. */
+  updateRepo(repo: Repo, input: { settings?: Repo['settings']; description?: string | null }): Repo {
+    if (input.settings !== undefined) repo.settings = input.settings;
+    if (input.description !== undefined) repo.description = input.description;
+    repo.updatedAt = this.time.now();
+    // Everything that embeds the repository object (pull requests, a combined status) changes
+    // with it, as with a push (pushVersion), though nothing was pushed.
+    repo.version = repo.pushVersion = repo.pullsVersion = this.time.bump();
+    this.refs.reposVersion = repo.version;
+    return repo;
+  }
+
   /** Adds a repository (from a fixture entry) dated now. */
   addRepo(fixture: RepoFixture): Repo {
     return this.addRepoAt(fixture, this.time.now());
@@ -195,6 +225,12 @@ export class GitHubState {
       description: fixture.description ?? null,
       defaultBranch: fixture.default_branch ?? 'main',
       requiredReviews: fixture.required_reviews ?? 1,
+      settings: {
+        allowMergeCommit: fixture.allow_merge_commit ?? true,
+        allowSquashMerge: fixture.allow_squash_merge ?? true,
+        allowRebaseMerge: fixture.allow_rebase_merge ?? true,
+        deleteBranchOnMerge: fixture.delete_branch_on_merge ?? false,
+      },
       readme,
       initialTree: readmeTree(readme).treeSha,
       createdAt: at,
@@ -294,6 +330,7 @@ export class GitHubState {
       closedAt: null,
       version: v,
       commentsVersion: v,
+      events: [],
     };
     for (const c of fields.comments ?? []) {
       const cid = this.time.id();
@@ -335,7 +372,11 @@ export class GitHubState {
       labels: fixture.labels,
       comments: fixture.comments,
     });
-    if (fixture.mergeable !== undefined) pull.mergeable = fixture.mergeable;
+    // A fixture pull request has been open a while: GitHub has computed its mergeability.
+    this.fixMergeable(
+      pull,
+      fixture.mergeable === undefined ? this.computeMergeable(pull) : fixture.mergeable,
+    );
     const commit = repo.commits.get(pull.headSha)!;
     for (const check of fixture.checks ?? []) this.checks.setCheckRun(commit, check, at);
     for (const status of fixture.statuses ?? []) {
@@ -354,8 +395,18 @@ export class GitHubState {
       this.putReview(pull, review.user, review.state, review.body ?? '', at);
     for (const c of fixture.review_comments ?? [])
       this.putReviewComment(pull, null, c.user, c.body, c.path, c.line, at);
-    if (fixture.state === 'merged') this.closePull(pull, true, undefined, at);
-    else if (fixture.state === 'closed') this.closePull(pull, false, undefined, at);
+    const merged =
+      fixture.state === 'merged'
+        ? makeMerge(
+            this.refs,
+            pull,
+            { method: 'merge', title: undefined, message: undefined },
+            this.defaultUser,
+            at,
+          )
+        : undefined;
+    if (merged !== undefined || fixture.state === 'closed')
+      this.closePull(pull, merged, this.defaultUser, at);
     return pull;
   }
 
@@ -431,7 +482,10 @@ export class GitHubState {
       mergedAt: null,
       mergedBy: null,
       mergeCommitSha: null,
-      mergeable: true,
+      // New: GitHub starts computing whether it merges cleanly when someone asks (mergeability).
+      mergeable: null,
+      mergeableOf: null,
+      mergeableJob: null,
       linkedIssue: linked?.number ?? null,
       commits,
       reviews: [],
@@ -448,6 +502,11 @@ export class GitHubState {
     this.nodes.delete(issue.nodeId);
     this.nodes.set(pull.nodeId, pull);
     repo.pullsVersion = issue.version;
+    // The issue it closes shows it in its timeline ("cross-referenced"), as GitHub does.
+    if (linked !== undefined) {
+      this.events.add(linked, 'cross-referenced', issue.user, at, { source: issue });
+      this.touchIssue(linked, at);
+    }
     // The branch was pushed before the pull request was opened on it.
     if (pushed) this.refs.pushed(repo, at);
     return pull;
@@ -457,13 +516,16 @@ export class GitHubState {
    * Deletes a branch (`DELETE /repos/{owner}/{repo}/git/refs/heads/{branch}`). GitHub closes the
    * open pull requests whose head it was; the default branch cannot be deleted.
    */
-  deleteBranch(repo: Repo, branch: string): void {
+  deleteBranch(repo: Repo, branch: string, by: User = this.defaultUser): void {
     if (!repo.branches.has(branch)) throw new GitHubStateError(422, 'Reference does not exist');
     if (branch === repo.defaultBranch) throw new GitHubStateError(422, 'Cannot delete the default branch');
     repo.branches.delete(branch);
     const at = this.time.now();
-    for (const pull of repo.pullsByHead.get(branch) ?? [])
-      if (pull.issue.state === 'open') this.closePull(pull, false, undefined, at);
+    for (const pull of repo.pullsByHead.get(branch) ?? []) {
+      this.events.add(pull.issue, 'head_ref_deleted', by, at);
+      if (pull.issue.state === 'open') this.closePull(pull, undefined, by, at);
+      else this.touchIssue(pull.issue, at);
+    }
   }
 
   /** Marks an issue (and its PR) changed now: new version, new updated_at. */
@@ -519,7 +581,6 @@ export class GitHubState {
     repo.branches.set(pull.head, sha);
     pull.headSha = sha;
     pull.commits.push(sha);
-    pull.mergeable = true;
     this.touchIssue(pull.issue, at);
     this.refs.pushed(repo, at);
     return commit;
@@ -536,15 +597,23 @@ export class GitHubState {
    * A branch created or moved by a push (git's, or the admin API's): `pushed_at` moves, and each
    * open pull request whose head it is takes the new head and the commits it now holds.
    */
-  branchPushed(repo: Repo, branch: string, sha: string, at = this.time.now()): void {
+  branchPushed(
+    repo: Repo,
+    branch: string,
+    sha: string,
+    at = this.time.now(),
+    by: User = this.defaultUser,
+  ): void {
     repo.branches.set(branch, sha);
     for (const pull of repo.pullsByHead.get(branch) ?? []) {
       if (pull.issue.state !== 'open' || pull.headSha === sha) continue;
+      // A push that drops commits the head had (`git push --force`) shows in the timeline.
+      if (!this.refs.reaches(repo, sha, pull.headSha))
+        this.events.add(pull.issue, 'head_ref_force_pushed', by, at);
       const baseTip = repo.branches.get(pull.base);
       pull.headSha = sha;
       pull.commits =
         baseTip === undefined ? [sha] : this.refs.compare(repo, baseTip, sha).ahead.map((c) => c.sha);
-      pull.mergeable = true;
       this.touchIssue(pull.issue, at);
     }
     this.refs.pushed(repo, at);
@@ -572,17 +641,55 @@ export class GitHubState {
     at: number,
   ): Review {
     const id = this.time.id();
+    const user = login ? this.ensureUser(login) : this.reviewer();
+    if (state === 'PENDING' && this.pendingReview(pull, user) !== undefined)
+      throw new GitHubStateError(422, 'User can only have one pending review per pull request');
     const review: Review = {
       id,
       nodeId: nodeId('PRR', id),
-      user: login ? this.ensureUser(login) : this.reviewer(),
+      user,
       state,
       body,
-      submittedAt: at,
+      submittedAt: state === 'PENDING' ? null : at,
+      createdAt: at,
       commitId: pull.headSha,
     };
     pull.reviews.push(review);
     pull.reviewsVersion = this.touchIssue(pull.issue, at);
+    return review;
+  }
+
+  /** A user's pending review of the pull request (at most one, as on GitHub). */
+  pendingReview(pull: PullRequest, user: User): Review | undefined {
+    return pull.reviews.find((r) => r.state === 'PENDING' && r.user === user);
+  }
+
+  /** Submits a pending review (`POST …/reviews/{id}/events`): its verdict, its time. */
+  submitPendingReview(
+    pull: PullRequest,
+    review: Review,
+    input: { state: ReviewState; body?: string },
+  ): Review {
+    if (review.state !== 'PENDING')
+      throw new GitHubStateError(422, 'Can not submit a non-pending pull request review');
+    if (review.user === pull.issue.user) refuseOwnVerdict(input.state);
+    const at = this.time.now();
+    review.state = input.state;
+    if (input.body !== undefined) review.body = input.body;
+    review.submittedAt = at;
+    pull.reviewsVersion = this.touchIssue(pull.issue, at);
+    return review;
+  }
+
+  /** Deletes a pending review and its comments (GitHub deletes only a pending one). */
+  deletePendingReview(pull: PullRequest, review: Review): Review {
+    if (review.state !== 'PENDING')
+      throw new GitHubStateError(422, 'Can not delete a non-pending pull request review');
+    pull.reviews = pull.reviews.filter((r) => r !== review);
+    pull.reviewComments = pull.reviewComments.filter((c) => c.reviewId !== review.id);
+    const v = this.touchIssue(pull.issue);
+    pull.reviewsVersion = v;
+    pull.reviewCommentsVersion = v;
     return review;
   }
 
@@ -675,12 +782,52 @@ export class GitHubState {
     return comment;
   }
 
-  mergePullRequest(pull: PullRequest, input: { user?: string } = {}): PullRequest {
+  /**
+   * Merges the pull request as GitHub does by method (world/merges.ts): a merge commit, one
+   * squashed commit, or its commits rebased onto the base; `title` and `message` are the commit's
+   * (REST `commit_title`/`commit_message`, GraphQL `commitHeadline`/`commitBody`). A repository
+   * with `delete_branch_on_merge` then deletes the head branch.
+   */
+  mergePullRequest(pull: PullRequest, input: { user?: string } & Partial<MergeChoice> = {}): PullRequest {
     if (pull.merged) throw new GitHubStateError(405, `pull request #${pull.issue.number} is already merged`);
     if (pull.issue.state !== 'open')
       throw new GitHubStateError(405, `pull request #${pull.issue.number} is closed`);
-    this.closePull(pull, true, input.user, this.time.now());
+    const by = input.user ? this.ensureUser(input.user) : this.defaultUser;
+    const at = this.time.now();
+    const made = makeMerge(
+      this.refs,
+      pull,
+      { method: input.method ?? 'merge', title: input.title, message: input.message },
+      by,
+      at,
+    );
+    if (made === undefined)
+      throw new GitHubStateError(
+        405,
+        input.method === 'rebase' ? "This branch can't be rebased" : 'Pull Request has merge conflicts',
+      );
+    this.closePull(pull, made, by, at);
+    const repo = pull.issue.repo;
+    // "Automatically delete head branches": not the default branch, nor one another open pull request is based on.
+    if (
+      repo.settings.deleteBranchOnMerge &&
+      pull.head !== repo.defaultBranch &&
+      repo.branches.has(pull.head) &&
+      ![...repo.pulls.values()].some((p) => p.issue.state === 'open' && p.base === pull.head)
+    )
+      this.deleteBranch(repo, pull.head, by);
     return pull;
+  }
+
+  /** Which merge methods the repository allows (REST 405 in GitHub's words otherwise). */
+  mergeMethodRefusal(repo: Repo, method: MergeChoice['method']): string | undefined {
+    if (method === 'merge' && !repo.settings.allowMergeCommit)
+      return 'Merge commits are not allowed on this repository.';
+    if (method === 'squash' && !repo.settings.allowSquashMerge)
+      return 'Squash merges are not allowed on this repository.';
+    if (method === 'rebase' && !repo.settings.allowRebaseMerge)
+      return 'Rebase merges are not allowed on this repository.';
+    return undefined;
   }
 
   /**
@@ -697,7 +844,11 @@ export class GitHubState {
     if (expectedHeadSha !== undefined && expectedHeadSha !== pull.headSha)
       return { status: 409, message: 'Head branch was modified. Review and try the merge again.' };
     if (pull.draft) return { status: 405, message: 'Pull Request is still a draft' };
-    if (pull.mergeable === false) return { status: 405, message: 'Pull Request has merge conflicts' };
+    // A merge computes mergeability on the spot when it is not known yet.
+    const mergeable =
+      this.knownMergeable(pull) ??
+      (pull.mergeableOf === null && pull.mergeable === false ? false : this.computeMergeable(pull));
+    if (mergeable === false) return { status: 405, message: 'Pull Request has merge conflicts' };
     const decision = this.reviewDecision(pull);
     if (decision === 'CHANGES_REQUESTED')
       return { status: 405, message: 'Changes requested by a reviewer with write access.' };
@@ -711,14 +862,15 @@ export class GitHubState {
     return undefined;
   }
 
-  closePullRequest(pull: PullRequest): PullRequest {
+  closePullRequest(pull: PullRequest, by: User = this.defaultUser): PullRequest {
     if (pull.issue.state !== 'open')
       throw new GitHubStateError(422, `pull request #${pull.issue.number} is closed`);
-    this.closePull(pull, false, undefined, this.time.now());
+    this.closePull(pull, undefined, by, this.time.now());
     return pull;
   }
 
-  private closePull(pull: PullRequest, merge: boolean, login: string | undefined, at: number): void {
+  /** Closes a pull request, merged (`merge`: the base's new tip and the merge's commit) or not. */
+  private closePull(pull: PullRequest, merge: MadeMerge | undefined, by: User, at: number): void {
     const issue = pull.issue;
     const repo = issue.repo;
     issue.state = 'closed';
@@ -727,43 +879,32 @@ export class GitHubState {
     if (merge) {
       pull.merged = true;
       pull.mergedAt = at;
-      pull.mergedBy = login ? this.ensureUser(login) : this.defaultUser;
-      const sha = this.mergeCommit(pull, pull.mergedBy, at).sha;
-      pull.mergeCommitSha = sha;
-      repo.branches.set(pull.base, sha);
+      pull.mergedBy = by;
+      pull.mergeCommitSha = merge.commit;
+      repo.branches.set(pull.base, merge.tip);
+      this.events.add(issue, 'merged', by, at, { commitId: merge.commit });
       if (pull.linkedIssue !== null) {
         const linked = repo.issues.get(pull.linkedIssue);
-        if (linked && linked.state === 'open') this.closeIssue(linked, at);
+        if (linked && linked.state === 'open') this.closeIssue(linked, at, by, merge.commit);
       }
     }
+    this.events.add(issue, 'closed', by, at);
     this.touchIssue(issue, at);
     if (merge) this.refs.pushed(repo, at);
   }
 
-  /**
-   * The merge commit GitHub makes: the base's tip and the head as parents, the two trees merged
-   * (world/refs.ts `mergeTrees`), authored by who merged, committed by GitHub.
-   */
-  private mergeCommit(pull: PullRequest, by: User, at: number) {
-    const repo = pull.issue.repo;
-    const baseTip = repo.branches.get(pull.base);
-    const parents =
-      baseTip === undefined || baseTip === pull.headSha ? [pull.headSha] : [baseTip, pull.headSha];
-    const author = this.refs.ident(by, at);
-    return this.refs.makeCommit(repo, {
-      message: `Merge pull request #${pull.issue.number} from ${repo.owner.login}/${pull.head}\n\n${pull.issue.title}`,
-      at,
-      parents,
-      author,
-      committer: { ...GITHUB_COMMITTER, seconds: author.seconds },
-      tree: baseTip === undefined ? undefined : this.refs.mergeTrees(repo, baseTip, pull.headSha),
-    });
-  }
-
-  closeIssue(issue: Issue, at = this.time.now()): Issue {
+  /** Closes an issue (completed unless said otherwise); `commit` when a merged pull request closed it. */
+  closeIssue(
+    issue: Issue,
+    at = this.time.now(),
+    by: User = this.defaultUser,
+    commit: string | null = null,
+    reason: 'completed' | 'not_planned' = 'completed',
+  ): Issue {
     issue.state = 'closed';
-    issue.stateReason = 'completed';
+    issue.stateReason = reason;
     issue.closedAt = at;
+    this.events.add(issue, 'closed', by, at, { commitId: commit, stateReason: reason });
     this.touchIssue(issue, at);
     return issue;
   }
@@ -783,11 +924,14 @@ export class GitHubState {
       /** Why it was closed (REST `state_reason`, GraphQL `stateReason`); issues only. */
       stateReason?: 'completed' | 'not_planned';
     },
+    by: User = this.defaultUser,
   ): Issue {
     const pull = issue.pull;
     const at = this.time.now();
     if (input.title !== undefined) {
       checkTitle(input.title);
+      if (input.title !== issue.title)
+        this.events.add(issue, 'renamed', by, at, { rename: { from: issue.title, to: input.title } });
       issue.title = input.title;
     }
     if (input.body !== undefined) issue.body = input.body;
@@ -797,11 +941,8 @@ export class GitHubState {
       pull.base = input.base;
     }
     if (input.state === 'closed' && issue.state === 'open') {
-      if (pull) this.closePull(pull, false, undefined, at);
-      else {
-        this.closeIssue(issue, at);
-        if (input.stateReason !== undefined) issue.stateReason = input.stateReason;
-      }
+      if (pull) this.closePull(pull, undefined, by, at);
+      else this.closeIssue(issue, at, by, null, input.stateReason ?? 'completed');
       return issue;
     }
     if (input.state === 'open' && issue.state === 'closed') {
@@ -810,15 +951,22 @@ export class GitHubState {
       issue.state = 'open';
       issue.stateReason = 'reopened';
       issue.closedAt = null;
+      this.events.add(issue, 'reopened', by, at);
     }
     this.touchIssue(issue, at);
     return issue;
   }
 
   /** Replaces the assignees of an issue or pull request. */
-  setAssignees(issue: Issue, logins: readonly string[]): Issue {
+  setAssignees(issue: Issue, logins: readonly string[], by: User = this.defaultUser): Issue {
+    const before = issue.assignees;
     issue.assignees = this.assigneesOf(logins);
-    this.touchIssue(issue);
+    const at = this.time.now();
+    for (const user of before)
+      if (!issue.assignees.includes(user)) this.events.add(issue, 'unassigned', by, at, { assignee: user });
+    for (const user of issue.assignees)
+      if (!before.includes(user)) this.events.add(issue, 'assigned', by, at, { assignee: user });
+    this.touchIssue(issue, at);
     return issue;
   }
 
@@ -831,7 +979,7 @@ export class GitHubState {
   }
 
   /** Adds labels (existing ones of the repo by name, else new ones) to an issue or PR. */
-  addLabels(issue: Issue, names: readonly string[]): Issue {
+  addLabels(issue: Issue, names: readonly string[], by: User = this.defaultUser): Issue {
     const has = new Set(issue.labels.map((l) => l.name));
     const fresh = [...new Set(names)].filter((n) => !has.has(n));
     checkLabels(fresh, issue.labels.length);
@@ -839,25 +987,48 @@ export class GitHubState {
     const known = this.repoLabels(issue.repo);
     const missing = fresh.filter((n) => !known.has(n));
     const made = this.labels(missing);
-    for (const name of fresh) issue.labels.push(known.get(name) ?? made[missing.indexOf(name)]!);
-    this.touchIssue(issue);
+    const at = this.time.now();
+    for (const name of fresh) {
+      const label = known.get(name) ?? made[missing.indexOf(name)]!;
+      issue.labels.push(label);
+      this.events.add(issue, 'labeled', by, at, { label: { name: label.name, color: label.color } });
+    }
+    this.touchIssue(issue, at);
     return issue;
   }
 
-  removeLabels(issue: Issue, names: readonly string[]): Issue {
-    const before = issue.labels.length;
+  removeLabels(issue: Issue, names: readonly string[], by: User = this.defaultUser): Issue {
+    const at = this.time.now();
+    const removed = issue.labels.filter((l) => names.includes(l.name));
+    if (removed.length === 0) return issue;
     issue.labels = issue.labels.filter((l) => !names.includes(l.name));
-    if (issue.labels.length !== before) this.touchIssue(issue);
+    for (const label of removed)
+      this.events.add(issue, 'unlabeled', by, at, { label: { name: label.name, color: label.color } });
+    this.touchIssue(issue, at);
     return issue;
+  }
+
+  /** Replaces the labels of an issue or pull request (REST `PUT …/labels`, `PATCH` with `labels`). */
+  setLabels(issue: Issue, names: readonly string[], by: User = this.defaultUser): Issue {
+    const wanted = new Set(names);
+    checkLabels(wanted, 0);
+    this.removeLabels(
+      issue,
+      issue.labels.map((l) => l.name).filter((n) => !wanted.has(n)),
+      by,
+    );
+    return this.addLabels(issue, [...wanted], by);
   }
 
   /** A draft pull request becomes ready for review. */
-  markReadyForReview(pull: PullRequest): PullRequest {
+  markReadyForReview(pull: PullRequest, by: User = this.defaultUser): PullRequest {
     if (pull.issue.state !== 'open')
       throw new GitHubStateError(422, `pull request #${pull.issue.number} is closed`);
     if (pull.draft) {
       pull.draft = false;
-      this.touchIssue(pull.issue);
+      const at = this.time.now();
+      this.events.add(pull.issue, 'ready_for_review', by, at);
+      this.touchIssue(pull.issue, at);
     }
     return pull;
   }
@@ -878,14 +1049,7 @@ export class GitHubState {
   ): Review {
     if (pull.issue.state !== 'open')
       throw new GitHubStateError(422, `pull request #${pull.issue.number} is closed`);
-    if (input.user === pull.issue.user.login && input.state !== 'COMMENTED') {
-      throw new GitHubStateError(
-        422,
-        input.state === 'APPROVED'
-          ? 'Can not approve your own pull request'
-          : 'Can not request changes on your own pull request',
-      );
-    }
+    if (input.user === pull.issue.user.login) refuseOwnVerdict(input.state);
     const at = this.time.now();
     const review = this.putReview(pull, input.user, input.state, input.body ?? '', at);
     for (const c of input.comments ?? [])
@@ -893,10 +1057,59 @@ export class GitHubState {
     return review;
   }
 
+  /** The admin API's: mergeability as given (null: still computing, until the next job). */
   setMergeable(pull: PullRequest, mergeable: boolean | null): PullRequest {
-    pull.mergeable = mergeable;
+    this.fixMergeable(pull, mergeable);
     this.touchIssue(pull.issue);
     return pull;
+  }
+
+  private fixMergeable(pull: PullRequest, mergeable: boolean | null): void {
+    pull.mergeable = mergeable;
+    pull.mergeableOf = mergeable === null ? null : this.mergeKey(pull);
+    pull.mergeableJob = null;
+  }
+
+  /** The tips mergeability is computed for: the head's and the base's. */
+  private mergeKey(pull: PullRequest): string {
+    return `${pull.headSha}:${pull.issue.repo.branches.get(pull.base) ?? ''}`;
+  }
+
+  /** Whether the pull request merges cleanly now: git's merge of the two tips has no conflict. */
+  computeMergeable(pull: PullRequest): boolean {
+    const baseTip = pull.issue.repo.branches.get(pull.base);
+    if (baseTip === undefined) return false;
+    return this.refs.mergeTrees(pull.issue.repo, baseTip, pull.headSha) !== undefined;
+  }
+
+  /** Mergeability as known now, without starting anything: null while unknown or closed. */
+  knownMergeable(pull: PullRequest): boolean | null {
+    if (pull.issue.state !== 'open') return null;
+    return pull.mergeableOf === this.mergeKey(pull) ? pull.mergeable : null;
+  }
+
+  /**
+   * Mergeability as a reader sees it (REST `mergeable`, GraphQL `mergeable`), as GitHub computes
+   * it: "If the value is null, then GitHub has started a background job to compute the
+   * mergeability. After giving the job time to complete, resubmit the request." A new pull
+   * request, or one whose head or base moved, is null; the first read starts the job, which ends
+   * MERGEABILITY_JOB_MS of run time later; a read after that gets the value (the pull request's
+   * version moves then, so its ETag does). Deterministic on the run's clock.
+   */
+  mergeability(pull: PullRequest): boolean | null {
+    if (pull.issue.state !== 'open') return null;
+    const key = this.mergeKey(pull);
+    if (pull.mergeableOf === key) return pull.mergeable;
+    const now = this.time.now();
+    if (pull.mergeableJob === null || pull.mergeableJob.of !== key) {
+      pull.mergeableJob = { of: key, endsAt: now + MERGEABILITY_JOB_MS };
+      return null;
+    }
+    if (now < pull.mergeableJob.endsAt) return null;
+    this.fixMergeable(pull, this.computeMergeable(pull));
+    pull.version = this.time.bump();
+    pull.issue.repo.pullsVersion = pull.version;
+    return pull.mergeable;
   }
 
   // ----- derived values (REST and GraphQL read the same ones) -----
@@ -905,7 +1118,7 @@ export class GitHubState {
   reviewDecision(pull: PullRequest): 'APPROVED' | 'CHANGES_REQUESTED' | 'REVIEW_REQUIRED' | null {
     const latest = new Map<number, ReviewState>();
     for (const review of pull.reviews) {
-      if (review.state === 'COMMENTED') continue;
+      if (review.state === 'COMMENTED' || review.state === 'PENDING') continue;
       latest.set(review.user.id, review.state);
     }
     let approvals = 0;
@@ -921,8 +1134,9 @@ export class GitHubState {
   /** REST mergeable_state: dirty, draft, blocked (review), unstable (checks), unknown, clean. */
   mergeableState(pull: PullRequest): string {
     if (pull.issue.state !== 'open') return 'unknown';
-    if (pull.mergeable === null) return 'unknown';
-    if (!pull.mergeable) return 'dirty';
+    const mergeable = this.knownMergeable(pull);
+    if (mergeable === null) return 'unknown';
+    if (!mergeable) return 'dirty';
     if (pull.draft) return 'draft';
     const decision = this.reviewDecision(pull);
     if (decision === 'CHANGES_REQUESTED' || decision === 'REVIEW_REQUIRED') return 'blocked';

@@ -49,6 +49,11 @@ export interface EmulatorRequest {
   baseUrl?: string;
   /** Set by a caller that counted the request in flight itself (the HTTP binding). */
   admission?: Admission;
+  /**
+   * Set by the HTTP binding when the server stops before answering: the request was recorded
+   * as cancelled then (`GitHubEmulator.recordCancelled`), and is not recorded again.
+   */
+  cancelled?: boolean;
 }
 
 export interface EmulatorResponse {

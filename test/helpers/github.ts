@@ -10,6 +10,7 @@ import {
   startGitHubServer,
 } from '../../src/github/index.ts';
 import { MemorySink } from '../../src/trace/writer.ts';
+import { watchForFile } from './openapi.ts';
 
 export type InProcessOptions = Partial<Omit<GitHubEmulatorOptions, 'clock' | 'rng' | 'trace'>> & {
   seed?: number;
@@ -27,6 +28,8 @@ export function inProcess(options: InProcessOptions = {}) {
     latency: options.latency ?? false,
     ...options,
   });
+  // Every REST answer checked against GitHub's OpenAPI description (test/setup.ts reports).
+  watchForFile(emulator);
   const transport = new InProcessTransport(emulator, { token: emulator.defaultToken });
   const get = (path: string, headers: Record<string, string> = {}) =>
     transport.request({ method: 'GET', path, headers });
@@ -62,6 +65,7 @@ export async function serve(
   emulator: GitHubEmulator,
   tls?: { key: string; cert: string },
 ): Promise<RunningGitHubServer> {
+  watchForFile(emulator);
   const server = await startGitHubServer({ emulator, tls });
   afterAll(async () => {
     await server.close();

@@ -155,7 +155,10 @@ export function runBackend(
       () => stop(`stopped after ${GIT_HTTP_LIMITS.maxRequestMs} ms`),
       GIT_HTTP_LIMITS.maxRequestMs,
     );
-    const onAbort = () => stop('the server is closing');
+    const onAbort = () => {
+      result.outcome = 'cancelled';
+      stop('cancelled: the server stopped before answering');
+    };
     request.signal.addEventListener('abort', onAbort);
     if (request.signal.aborted) onAbort();
     // The client went away before its answer was written: nothing more to do for it.

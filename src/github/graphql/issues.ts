@@ -14,8 +14,9 @@ import {
 } from '../state.ts';
 import { CommitNode, RefNode } from './commits.ts';
 import { type ConnArgs, connection, EMPTY_CONNECTION } from './connection.ts';
-import { notFound, upper } from './context.ts';
+import { type GqlContext, notFound, upper } from './context.ts';
 import { IssueCommentNode, ReviewNode, ReviewThreadNode } from './reviews.ts';
+import { PullCommitNode, timelineItems } from './timeline.ts';
 import { actor, association, LabelNode, UserNode } from './users.ts';
 
 /** Fields Issue and PullRequest share. */
@@ -68,6 +69,9 @@ class IssueLikeNode {
   }
   comments(args: ConnArgs) {
     return connection(this.issue.comments, args, (c) => new IssueCommentNode(this.s, this.issue, c));
+  }
+  timelineItems(args: Parameters<typeof timelineItems>[2], ctx: GqlContext) {
+    return timelineItems(this.s, this.issue, args, ctx, (issue) => subjectNode(this.s, issue));
   }
   readonly milestone = null;
   projectCards(args: ConnArgs) {
@@ -141,11 +145,14 @@ export class PullNode extends IssueLikeNode {
   get mergedBy() {
     return actor(this.s, this.pull.mergedBy);
   }
+  /** UNKNOWN while GitHub computes it: the read starts the job, a later one gets the answer (state.ts). */
   get mergeable() {
-    if (this.issue.state !== 'open' || this.pull.mergeable === null) return 'UNKNOWN';
-    return this.pull.mergeable ? 'MERGEABLE' : 'CONFLICTING';
+    const mergeable = this.s.mergeability(this.pull);
+    if (mergeable === null) return 'UNKNOWN';
+    return mergeable ? 'MERGEABLE' : 'CONFLICTING';
   }
   get mergeStateStatus() {
+    this.s.mergeability(this.pull);
     return MERGE_STATE[this.s.mergeableState(this.pull)] ?? 'UNKNOWN';
   }
   get reviewDecision() {
@@ -206,15 +213,7 @@ export class PullNode extends IssueLikeNode {
     return commit ? new CommitNode(this.s, this.issue.repo, commit) : null;
   }
   commits(args: ConnArgs) {
-    const repo = this.issue.repo;
-    return connection(this.pull.commits, args, (sha) => {
-      const commit = repo.commits.get(sha)!;
-      return {
-        id: Buffer.from(`prc:${this.pull.id}:${sha}`).toString('base64'),
-        url: `${this.url}/commits/${sha}`,
-        commit: new CommitNode(this.s, repo, commit),
-      };
-    });
+    return connection(this.pull.commits, args, (sha) => new PullCommitNode(this.s, this.pull, sha));
   }
   reviewThreads(args: ConnArgs) {
     const threads = new Map<number, ReviewComment[]>();
@@ -229,8 +228,9 @@ export class PullNode extends IssueLikeNode {
       (comments) => new ReviewThreadNode(this.s, this.pull, comments),
     );
   }
-  reviews(args: ConnArgs & { states?: string[] | null; author?: string | null }) {
-    let items = this.pull.reviews;
+  reviews(args: ConnArgs & { states?: string[] | null; author?: string | null }, ctx: GqlContext) {
+    // A pending review is its author's alone.
+    let items = this.pull.reviews.filter((r) => r.state !== 'PENDING' || r.user === ctx?.viewer);
     if (args.states || args.author) {
       items = items.filter(
         (r) =>
@@ -421,7 +421,7 @@ export class RepoNode {
     const issue = this.repo.issues.get(args.number);
     if (!issue)
       throw notFound(`Could not resolve to an issue or pull request with the number of ${args.number}.`);
-    return issue.pull ? new PullNode(this.s, issue.pull) : new IssueNode(this.s, issue);
+    return subjectNode(this.s, issue);
   }
   labels(args: ConnArgs & { orderBy?: { field: string; direction: string } | null }) {
     const labels = [...this.s.repoLabels(this.repo).values()];
@@ -458,4 +458,9 @@ export class RepoNode {
   projects(args: ConnArgs) {
     return EMPTY_CONNECTION(args);
   }
+}
+
+/** An issue or pull request as its node. */
+function subjectNode(s: GitHubState, issue: Issue): IssueNode | PullNode {
+  return issue.pull ? new PullNode(s, issue.pull) : new IssueNode(s, issue);
 }

@@ -140,29 +140,36 @@ type IssueEdit = {
  */
 function editIssueFromInput(ctx: GqlContext, issue: Issue, input: IssueEdit): void {
   change(() =>
-    ctx.state.editIssue(issue, {
-      title: input.title ?? undefined,
-      body: input.body ?? undefined,
-      base: input.baseRefName ?? undefined,
-      state: input.state === 'CLOSED' ? 'closed' : input.state === 'OPEN' ? 'open' : undefined,
-    }),
+    ctx.state.editIssue(
+      issue,
+      {
+        title: input.title ?? undefined,
+        body: input.body ?? undefined,
+        base: input.baseRefName ?? undefined,
+        state: input.state === 'CLOSED' ? 'closed' : input.state === 'OPEN' ? 'open' : undefined,
+      },
+      ctx.viewer,
+    ),
   );
   if (input.labelIds != null) {
     const labels = labelsById(ctx, issue, input.labelIds);
-    change(() => {
-      ctx.state.removeLabels(
-        issue,
-        issue.labels.map((l) => l.name),
-      );
-      ctx.state.addLabels(
+    change(() =>
+      ctx.state.setLabels(
         issue,
         labels.map((l) => l.name),
-      );
-    });
+        ctx.viewer,
+      ),
+    );
   }
   if (input.assigneeIds != null) {
-    issue.assignees = usersById(ctx, input.assigneeIds);
-    ctx.state.touchIssue(issue);
+    const assignees = usersById(ctx, input.assigneeIds);
+    change(() =>
+      ctx.state.setAssignees(
+        issue,
+        assignees.map((u) => u.login),
+        ctx.viewer,
+      ),
+    );
   }
 }
 
@@ -215,15 +222,10 @@ export const mutationRoot = {
     ctx: GqlContext,
   ) {
     const pull = pullById(ctx, input.pullRequestId);
-    const state = input.event ? REVIEW_EVENTS[input.event] : undefined;
-    if (state === undefined) {
-      // A review without an event stays PENDING on GitHub; pending reviews are not modelled.
-      throw unprocessable(
-        input.event === 'DISMISS'
-          ? 'A new review cannot be created with the DISMISS event.'
-          : 'The emulator does not model pending reviews: send event APPROVE, REQUEST_CHANGES or COMMENT.',
-      );
-    }
+    if (input.event === 'DISMISS')
+      throw unprocessable('A new review cannot be created with the DISMISS event.');
+    // A review without an event stays PENDING on GitHub, seen by its author only until submitted.
+    const state: ReviewState = input.event ? (REVIEW_EVENTS[input.event] ?? 'PENDING') : 'PENDING';
     const comments = [
       ...(input.comments ?? []).map((c) => ({ path: c.path, line: c.position, body: c.body })),
       ...(input.threads ?? []).map((t) => ({ path: t.path, line: t.line, body: t.body })),
@@ -245,14 +247,33 @@ export const mutationRoot = {
   },
 
   mergePullRequest(
-    { input }: Input<{ pullRequestId: string; mergeMethod?: string | null; expectedHeadOid?: string | null }>,
+    {
+      input,
+    }: Input<{
+      pullRequestId: string;
+      mergeMethod?: string | null;
+      expectedHeadOid?: string | null;
+      commitHeadline?: string | null;
+      commitBody?: string | null;
+    }>,
     ctx: GqlContext,
   ) {
     const pull = pullById(ctx, input.pullRequestId);
+    const method =
+      input.mergeMethod === 'SQUASH' ? 'squash' : input.mergeMethod === 'REBASE' ? 'rebase' : 'merge';
     // The REST merge endpoint's refusals, in the same words.
-    const refusal = ctx.state.mergeRefusal(pull, input.expectedHeadOid ?? undefined);
-    if (refusal) throw unprocessable(refusal.message);
-    change(() => ctx.state.mergePullRequest(pull, { user: ctx.viewer.login }));
+    const refusal =
+      ctx.state.mergeMethodRefusal(pull.issue.repo, method) ??
+      ctx.state.mergeRefusal(pull, input.expectedHeadOid ?? undefined)?.message;
+    if (refusal) throw unprocessable(refusal);
+    change(() =>
+      ctx.state.mergePullRequest(pull, {
+        user: ctx.viewer.login,
+        method,
+        title: input.commitHeadline ?? undefined,
+        message: input.commitBody ?? undefined,
+      }),
+    );
     return pullPayload(ctx, pull, input);
   },
 
@@ -325,13 +346,13 @@ export const mutationRoot = {
 
   closePullRequest({ input }: Input<{ pullRequestId: string }>, ctx: GqlContext) {
     const pull = pullById(ctx, input.pullRequestId);
-    change(() => ctx.state.editIssue(pull.issue, { state: 'closed' }));
+    change(() => ctx.state.editIssue(pull.issue, { state: 'closed' }, ctx.viewer));
     return pullPayload(ctx, pull, input);
   },
 
   reopenPullRequest({ input }: Input<{ pullRequestId: string }>, ctx: GqlContext) {
     const pull = pullById(ctx, input.pullRequestId);
-    change(() => ctx.state.editIssue(pull.issue, { state: 'open' }));
+    change(() => ctx.state.editIssue(pull.issue, { state: 'open' }, ctx.viewer));
     return pullPayload(ctx, pull, input);
   },
 
@@ -343,16 +364,16 @@ export const mutationRoot = {
 
   markPullRequestReadyForReview({ input }: Input<{ pullRequestId: string }>, ctx: GqlContext) {
     const pull = pullById(ctx, input.pullRequestId);
-    change(() => ctx.state.markReadyForReview(pull));
+    change(() => ctx.state.markReadyForReview(pull, ctx.viewer));
     return { clientMutationId: input.clientMutationId ?? null, pullRequest: new PullNode(ctx.state, pull) };
   },
 
   addLabelsToLabelable({ input }: Input<LabelsInput>, ctx: GqlContext) {
-    return changeLabels(ctx, input, (issue, names) => ctx.state.addLabels(issue, names));
+    return changeLabels(ctx, input, (issue, names) => ctx.state.addLabels(issue, names, ctx.viewer));
   },
 
   removeLabelsFromLabelable({ input }: Input<LabelsInput>, ctx: GqlContext) {
-    return changeLabels(ctx, input, (issue, names) => ctx.state.removeLabels(issue, names));
+    return changeLabels(ctx, input, (issue, names) => ctx.state.removeLabels(issue, names, ctx.viewer));
   },
 
   updateIssue({ input }: Input<Omit<IssueEdit, 'baseRefName'> & { id: string }>, ctx: GqlContext) {
@@ -368,17 +389,21 @@ export const mutationRoot = {
   closeIssue({ input }: Input<{ issueId: string; stateReason?: string | null }>, ctx: GqlContext) {
     const issue = issueById(ctx, input.issueId);
     change(() =>
-      ctx.state.editIssue(issue, {
-        state: 'closed',
-        stateReason: input.stateReason === 'NOT_PLANNED' ? 'not_planned' : undefined,
-      }),
+      ctx.state.editIssue(
+        issue,
+        {
+          state: 'closed',
+          stateReason: input.stateReason === 'NOT_PLANNED' ? 'not_planned' : undefined,
+        },
+        ctx.viewer,
+      ),
     );
     return { clientMutationId: input.clientMutationId ?? null, issue: new IssueNode(ctx.state, issue) };
   },
 
   reopenIssue({ input }: Input<{ issueId: string }>, ctx: GqlContext) {
     const issue = issueById(ctx, input.issueId);
-    change(() => ctx.state.editIssue(issue, { state: 'open' }));
+    change(() => ctx.state.editIssue(issue, { state: 'open' }, ctx.viewer));
     return { clientMutationId: input.clientMutationId ?? null, issue: new IssueNode(ctx.state, issue) };
   },
 };

@@ -134,13 +134,13 @@ export class ReviewNode extends PullItemNode<Review> {
     return this.item.state;
   }
   get submittedAt() {
-    return this.s.time.iso(this.item.submittedAt);
+    return this.item.submittedAt === null ? null : this.s.time.iso(this.item.submittedAt);
   }
   get createdAt() {
-    return this.submittedAt;
+    return this.s.time.iso(this.item.createdAt);
   }
   get updatedAt() {
-    return this.submittedAt;
+    return this.s.time.iso(this.item.submittedAt ?? this.item.createdAt);
   }
   get url() {
     return this.pullUrl(`pullrequestreview-${this.item.id}`);

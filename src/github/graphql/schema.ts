@@ -349,6 +349,7 @@ type Issue implements Node & Comment & Labelable {
   reactionGroups: [ReactionGroup!]
   viewerCanUpdate: Boolean!
   isPinned: Boolean
+  timelineItems(first: Int, last: Int, after: String, before: String, since: DateTime, skip: Int, itemTypes: [IssueTimelineItemsItemType!]): IssueTimelineItemsConnection!
 }
 
 type PullRequest implements Node & Comment & Labelable {
@@ -409,7 +410,33 @@ type PullRequest implements Node & Comment & Labelable {
   statusCheckRollup: StatusCheckRollup
   viewerCanUpdate: Boolean!
   files(first: Int, last: Int, after: String, before: String): PullRequestChangedFileConnection
+  timelineItems(first: Int, last: Int, after: String, before: String, since: DateTime, skip: Int, itemTypes: [PullRequestTimelineItemsItemType!]): PullRequestTimelineItemsConnection!
 }
+
+enum IssueTimelineItemsItemType { ISSUE_COMMENT CLOSED_EVENT REOPENED_EVENT LABELED_EVENT UNLABELED_EVENT ASSIGNED_EVENT UNASSIGNED_EVENT RENAMED_TITLE_EVENT CROSS_REFERENCED_EVENT }
+enum PullRequestTimelineItemsItemType { ISSUE_COMMENT CLOSED_EVENT REOPENED_EVENT LABELED_EVENT UNLABELED_EVENT ASSIGNED_EVENT UNASSIGNED_EVENT RENAMED_TITLE_EVENT CROSS_REFERENCED_EVENT MERGED_EVENT HEAD_REF_DELETED_EVENT HEAD_REF_FORCE_PUSHED_EVENT READY_FOR_REVIEW_EVENT PULL_REQUEST_COMMIT PULL_REQUEST_REVIEW }
+union IssueTimelineItems = IssueComment | ClosedEvent | ReopenedEvent | LabeledEvent | UnlabeledEvent | AssignedEvent | UnassignedEvent | RenamedTitleEvent | CrossReferencedEvent
+union PullRequestTimelineItems = IssueComment | ClosedEvent | ReopenedEvent | LabeledEvent | UnlabeledEvent | AssignedEvent | UnassignedEvent | RenamedTitleEvent | CrossReferencedEvent | MergedEvent | HeadRefDeletedEvent | HeadRefForcePushedEvent | ReadyForReviewEvent | PullRequestCommit | PullRequestReview
+type IssueTimelineItemsEdge { cursor: String!, node: IssueTimelineItems }
+type IssueTimelineItemsConnection { totalCount: Int!, filteredCount: Int!, pageCount: Int!, updatedAt: DateTime!, nodes: [IssueTimelineItems], edges: [IssueTimelineItemsEdge], pageInfo: PageInfo! }
+type PullRequestTimelineItemsEdge { cursor: String!, node: PullRequestTimelineItems }
+type PullRequestTimelineItemsConnection { totalCount: Int!, filteredCount: Int!, pageCount: Int!, updatedAt: DateTime!, nodes: [PullRequestTimelineItems], edges: [PullRequestTimelineItemsEdge], pageInfo: PageInfo! }
+union Closable = Issue | PullRequest
+union Closer = Commit | PullRequest
+union ReferencedSubject = Issue | PullRequest
+union Assignee = Bot | Mannequin | Organization | User
+type ClosedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, closable: Closable!, closer: Closer, stateReason: IssueStateReason, url: URI!, resourcePath: URI! }
+type ReopenedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, closable: Closable! }
+type LabeledEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, label: Label!, labelable: Labelable! }
+type UnlabeledEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, label: Label!, labelable: Labelable! }
+type AssignedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, assignee: Assignee }
+type UnassignedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, assignee: Assignee }
+type RenamedTitleEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, previousTitle: String!, currentTitle: String! }
+type CrossReferencedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, referencedAt: DateTime!, source: ReferencedSubject!, target: ReferencedSubject!, isCrossRepository: Boolean!, willCloseTarget: Boolean!, url: URI!, resourcePath: URI! }
+type MergedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, commit: Commit, mergeRef: Ref, mergeRefName: String!, pullRequest: PullRequest!, url: URI!, resourcePath: URI! }
+type HeadRefDeletedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, headRefName: String!, pullRequest: PullRequest! }
+type HeadRefForcePushedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest! }
+type ReadyForReviewEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest!, url: URI!, resourcePath: URI! }
 
 enum PatchStatus { ADDED CHANGED COPIED DELETED MODIFIED RENAMED }
 enum FileViewedState { DISMISSED UNVIEWED VIEWED }

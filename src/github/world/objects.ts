@@ -12,7 +12,8 @@ import type { GitIdent } from './git-objects.ts';
 export type CheckStatus = (typeof CHECK_STATUSES)[number];
 export type CheckConclusion = (typeof CHECK_CONCLUSIONS)[number];
 export type StatusState = (typeof STATUS_STATES)[number];
-export type ReviewState = (typeof REVIEW_STATES)[number];
+/** A review's state: a submitted one's verdict, or PENDING (started, not submitted: seen by its author only). */
+export type ReviewState = (typeof REVIEW_STATES)[number] | 'PENDING';
 export type UserType = 'User' | 'Bot' | 'Organization';
 
 /** A rendered JSON text, valid while `version` and the URL epoch are unchanged. */
@@ -53,7 +54,10 @@ export interface Review {
   user: User;
   state: ReviewState;
   body: string;
-  submittedAt: number;
+  /** Null while PENDING. */
+  submittedAt: number | null;
+  /** When it was started (a pending review's only time). */
+  createdAt: number;
   commitId: string;
 }
 
@@ -83,6 +87,58 @@ export interface CheckRun {
   conclusion: CheckConclusion | null;
   startedAt: number;
   completedAt: number | null;
+  /** The suite it belongs to: one per commit and app (world/checks.ts). */
+  suiteId: number;
+  app: CheckApp;
+  detailsUrl: string | null;
+  externalId: string;
+  output: { title: string | null; summary: string | null; text: string | null };
+}
+
+/** The GitHub App a check run was made by: GitHub Actions, or the app of a `kind: enterprise` token. */
+export type CheckApp = 'github-actions' | 'fleetbench-ci';
+
+/** A commit's check runs from one app (GitHub makes one per commit and app). */
+export interface CheckSuite {
+  id: number;
+  nodeId: string;
+  headSha: string;
+  app: CheckApp;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * What happened to an issue or pull request, as GitHub's issue events and timeline list it:
+ * state changes, labels, assignees, renames, merges, head-branch pushes and deletions, and
+ * cross-references from pull requests that close it.
+ */
+export interface IssueEvent {
+  id: number;
+  nodeId: string;
+  event:
+    | 'closed'
+    | 'reopened'
+    | 'labeled'
+    | 'unlabeled'
+    | 'assigned'
+    | 'unassigned'
+    | 'renamed'
+    | 'merged'
+    | 'head_ref_deleted'
+    | 'head_ref_force_pushed'
+    | 'ready_for_review'
+    | 'cross-referenced';
+  actor: User;
+  createdAt: number;
+  commitId: string | null;
+  label?: { name: string; color: string };
+  assignee?: User;
+  rename?: { from: string; to: string };
+  /** closed: why (`completed`, `not_planned`); merged PRs' `closed` has none. */
+  stateReason?: string | null;
+  /** cross-referenced: the issue or pull request that names this one. */
+  source?: Issue;
 }
 
 export interface CommitStatus {
@@ -118,6 +174,7 @@ export interface Commit {
   committer: GitIdent;
   origin: CommitOrigin;
   checkRuns: CheckRun[];
+  checkSuites: CheckSuite[];
   statuses: CommitStatus[];
   /** Bumped when checks or statuses change: the ETag of check-runs and combined status. */
   version: number;
@@ -141,6 +198,8 @@ export interface Issue {
   closedAt: number | null;
   version: number;
   commentsVersion: number;
+  /** Issue events, oldest first (world/events.ts). */
+  events: IssueEvent[];
   pull?: PullRequest;
   json?: JsonCache;
 }
@@ -158,8 +217,16 @@ export interface PullRequest {
   mergedAt: number | null;
   mergedBy: User | null;
   mergeCommitSha: string | null;
-  /** null while GitHub is "still computing" mergeability. */
+  /**
+   * Whether it merges cleanly, as computed for the head and base tips `mergeableOf` names; after
+   * either moves it is unknown ("still computing") until GitHub's background job has run again
+   * (state.ts `mergeability`).
+   */
   mergeable: boolean | null;
+  /** `HEAD_SHA:BASE_SHA` the value was computed for; null when never. */
+  mergeableOf: string | null;
+  /** The running mergeability job: for which tips, and when it ends (run time). */
+  mergeableJob: { of: string; endsAt: number } | null;
   /** Issue closed when the PR merges. */
   linkedIssue: number | null;
   commits: string[];
@@ -182,6 +249,13 @@ export interface Repo {
   description: string | null;
   defaultBranch: string;
   requiredReviews: number;
+  /** The merge methods the repository allows, and whether a merge deletes its head branch. */
+  settings: {
+    allowMergeCommit: boolean;
+    allowSquashMerge: boolean;
+    allowRebaseMerge: boolean;
+    deleteBranchOnMerge: boolean;
+  };
   /** The README of its first commit, and that commit's tree (world/git-objects.ts). */
   readme: string;
   initialTree: string;

@@ -106,6 +106,7 @@ export class Refs {
       committer: content.committer,
       origin,
       checkRuns: [],
+      checkSuites: [],
       statuses: [],
       version: this.time.bump(),
     };
@@ -280,13 +281,18 @@ export const MAX_REF_CHARS = 255;
 
 /**
  * git's ref name rules (`git check-ref-format`): no control characters, space, `~^:?*[\`, `..`,
- * `@{` or `//`, no component starting with `.` or ending with `.lock`, no trailing `/` or `.`.
+ * `@{` or `//`, no component starting with `.` or ending with `.lock`, no trailing `/` or `.`,
+ * not `@` alone; and for a branch (`refs/heads/…`), not `HEAD` nor a name starting with `-`.
  */
 export function validRefName(ref: string): boolean {
-  if (ref.length > MAX_REF_CHARS) return false;
+  if (ref.length > MAX_REF_CHARS || ref === '@') return false;
   if (/[\x00-\x20\x7f~^:?*[\\]|\.\.|@\{|\/\//.test(ref)) return false;
   if (ref.endsWith('/') || ref.endsWith('.')) return false;
-  return ref.split('/').every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock'));
+  if (!ref.split('/').every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock')))
+    return false;
+  // A branch git will not make (`git check-ref-format --branch`): `HEAD`, or one starting with `-`.
+  const branch = branchOfRef(ref);
+  return branch === undefined || (branch !== 'HEAD' && !branch.startsWith('-'));
 }
 
 /** `refs/heads/X` → `X`; undefined for anything else (tags and other namespaces are not modelled). */

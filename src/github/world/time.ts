@@ -50,6 +50,13 @@ export class WorldTime {
     return Math.floor(wall / 1000);
   }
 
+  /** The run time of a wall-clock instant (a client's `started_at`), whatever the clock's scale. */
+  fromWall(wallMs: number): number {
+    const now = this.clock.now();
+    const wallPerRunSecond = this.clock.toWallMs(now + 1000) - this.clock.toWallMs(now);
+    return now + ((wallMs - this.clock.toWallMs(now)) * 1000) / wallPerRunSecond;
+  }
+
   /** `2026-01-01T00:00:00Z`, GitHub's format (no milliseconds). */
   iso(t: number): string {
     const s = new Date(this.clock.toWallMs(t)).toISOString();

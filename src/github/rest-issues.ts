@@ -1,0 +1,141 @@
+/**
+ * An issue's labels (list, add, replace, remove one, remove all), the repository's labels, and
+ * an issue's events and timeline: the routes a control plane uses to mark work (`agent:working`
+ * swapped for `agent:done`) and to read what happened to an issue or pull request. Labels change
+ * through the same state methods GraphQL's label mutations use, so each change is an issue event.
+ */
+import {
+  actor,
+  bodyField,
+  fail,
+  mutate,
+  notFound,
+  pagedList,
+  type RestContext,
+  type RestResult,
+  type RestRouter,
+  validation,
+  withIssue,
+  withRepo,
+} from './rest-kit.ts';
+import { labelObject, labelsJson } from './shapes.ts';
+import { issueEventObject, listedEvents, timelineEntries } from './shapes-timeline.ts';
+import type { Issue } from './state.ts';
+
+export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
+  const labels = '/repos/{owner}/{repo}/issues/{issue_number}/labels';
+  r.add('GET', labels, 'issues/labels#list-labels-for-an-issue', (ctx) =>
+    withIssue(ctx, 2, (issue) =>
+      pagedList(
+        ctx,
+        issue.version,
+        () => labelsJson(ctx.state, issue.repo, issue),
+        (label) => label as object,
+      ),
+    ),
+  );
+  r.add('POST', labels, 'issues/labels#add-labels-to-an-issue', (ctx) =>
+    withIssue(ctx, 2, (issue) =>
+      withLabelNames(ctx, (names) => {
+        ctx.state.addLabels(issue, names, actor(ctx));
+        return labelList(ctx, issue);
+      }),
+    ),
+  );
+  r.add('PUT', labels, 'issues/labels#set-labels-for-an-issue', (ctx) =>
+    withIssue(ctx, 2, (issue) =>
+      withLabelNames(ctx, (names) => {
+        ctx.state.setLabels(issue, names, actor(ctx));
+        return labelList(ctx, issue);
+      }),
+    ),
+  );
+  r.add('DELETE', labels, 'issues/labels#remove-all-labels-from-an-issue', (ctx) =>
+    withIssue(ctx, 2, (issue) => {
+      ctx.state.removeLabels(
+        issue,
+        issue.labels.map((l) => l.name),
+        actor(ctx),
+      );
+      return { status: 204, body: '' };
+    }),
+  );
+  r.add('DELETE', `${labels}/{name}`, 'issues/labels#remove-a-label-from-an-issue', (ctx) =>
+    withIssue(ctx, 2, (issue) => {
+      const name = ctx.params[3]!;
+      if (!issue.labels.some((l) => l.name === name)) return fail(404, 'Label does not exist');
+      ctx.state.removeLabels(issue, [name], actor(ctx));
+      return labelList(ctx, issue);
+    }),
+  );
+
+  r.add('GET', '/repos/{owner}/{repo}/labels', 'issues/labels#list-labels-for-a-repository', (ctx) =>
+    withRepo(ctx, (repo) =>
+      pagedList(
+        ctx,
+        repo.issuesVersion,
+        () => [...ctx.state.repoLabels(repo).values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
+        (label) => labelObject(ctx.state, repo, label),
+      ),
+    ),
+  );
+  r.add('GET', '/repos/{owner}/{repo}/labels/{name}', 'issues/labels#get-a-label', (ctx) =>
+    withRepo(ctx, (repo) => {
+      const label = ctx.state.repoLabels(repo).get(ctx.params[2]!);
+      return label === undefined
+        ? notFound()
+        : {
+            status: 200,
+            body: JSON.stringify(labelObject(ctx.state, repo, label)),
+            version: repo.issuesVersion,
+          };
+    }),
+  );
+
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/issues/{issue_number}/events',
+    'issues/events#list-issue-events',
+    (ctx) =>
+      withIssue(ctx, 2, (issue) =>
+        pagedList(
+          ctx,
+          issue.version,
+          () => listedEvents(issue),
+          (e) => issueEventObject(ctx.state, issue, e),
+        ),
+      ),
+  );
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/issues/{issue_number}/timeline',
+    'issues/timeline#list-timeline-events-for-an-issue',
+    (ctx) =>
+      withIssue(ctx, 2, (issue) =>
+        pagedList(
+          ctx,
+          issue.version,
+          () => timelineEntries(ctx.state, issue),
+          (entry) => entry.render(),
+        ),
+      ),
+  );
+}
+
+/** The label names of a labels write: `{labels: [...]}` or a bare array, as GitHub takes both. */
+function withLabelNames(ctx: RestContext, fn: (names: string[]) => RestResult): RestResult {
+  const given = Array.isArray(ctx.body) ? ctx.body : bodyField(ctx, 'labels');
+  if (!Array.isArray(given)) return validation('Label', 'labels');
+  const names = given.flatMap((l: unknown) =>
+    typeof l === 'string'
+      ? [l]
+      : typeof (l as { name?: unknown })?.name === 'string'
+        ? [(l as { name: string }).name]
+        : [],
+  );
+  return mutate(() => fn(names), 'Label');
+}
+
+function labelList(ctx: RestContext, issue: Issue): RestResult {
+  return { status: 200, body: JSON.stringify(labelsJson(ctx.state, issue.repo, issue)) };
+}

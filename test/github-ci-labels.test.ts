@@ -1,0 +1,363 @@
+/**
+ * The REST routes a control plane and a CI bot use beside issues and pulls (issue 51): an
+ * issue's labels and the events they leave (REST events and GraphQL `timelineItems`), commit
+ * statuses and check runs with GitHub's bounds, pending reviews, "has it been merged", and a
+ * repository's merge settings. Each through Octokit against the emulator served on 127.0.0.1.
+ */
+import { Octokit } from '@octokit/core';
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../src/base/rng.ts';
+import { RealClock } from '../src/clock/index.ts';
+import { GitHubEmulator } from '../src/github/index.ts';
+import {
+  MAX_CHECK_OUTPUT_CHARS,
+  MAX_CHECK_RUNS_PER_COMMIT,
+  MAX_STATUS_DESCRIPTION_CHARS,
+  MAX_STATUSES_PER_CONTEXT,
+} from '../src/github/world/checks.ts';
+import { serve } from './helpers/github.ts';
+
+const repo = { owner: 'fleetbench', repo: 'repo-1' };
+
+async function world() {
+  const emulator = new GitHubEmulator({
+    clock: new RealClock(),
+    rng: new Rng(5),
+    fixtures: { repos: 1, issuesPerRepo: 6, pullsPerRepo: 3 },
+    latency: false,
+  });
+  const server = await serve(emulator);
+  const as = (token: string) => new Octokit({ baseUrl: server.url, auth: token });
+  return {
+    emulator,
+    octokit: as(emulator.defaultToken),
+    ci: as(emulator.mintToken({ kind: 'actions', repo: 'fleetbench/repo-1' }).token),
+    as,
+  };
+}
+
+/** A refused request's status and body (Octokit throws on 4xx). */
+async function refusal(call: Promise<unknown>): Promise<{ status: number; data: unknown }> {
+  try {
+    await call;
+  } catch (error) {
+    const e = error as { status: number; response?: { data: unknown } };
+    return { status: e.status, data: e.response?.data };
+  }
+  throw new Error('the request was not refused');
+}
+
+describe('issue labels over REST', () => {
+  it('adds, replaces and removes labels, each change an event in REST and GraphQL', async () => {
+    const { octokit } = await world();
+    const issue = { ...repo, issue_number: 1 };
+    const names = (data: { name: string }[]) => data.map((l) => l.name).sort();
+    await octokit.request('PUT /repos/{owner}/{repo}/issues/{issue_number}/labels', {
+      ...issue,
+      labels: ['agent:working'],
+    });
+    const swapped = await octokit.request('PUT /repos/{owner}/{repo}/issues/{issue_number}/labels', {
+      ...issue,
+      labels: ['agent:done'],
+    });
+    expect(names(swapped.data)).toEqual(['agent:done']);
+    const added = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/labels', {
+      ...issue,
+      labels: ['bug'],
+    });
+    expect(names(added.data)).toEqual(['agent:done', 'bug']);
+    const removed = await octokit.request(
+      'DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}',
+      {
+        ...issue,
+        name: 'bug',
+      },
+    );
+    expect(names(removed.data)).toEqual(['agent:done']);
+    expect(
+      (
+        await refusal(
+          octokit.request('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', {
+            ...issue,
+            name: 'bug',
+          }),
+        )
+      ).status,
+    ).toBe(404);
+    // A label first named on an issue is the repository's.
+    const label = await octokit.request('GET /repos/{owner}/{repo}/labels/{name}', {
+      ...repo,
+      name: 'agent:done',
+    });
+    expect(label.data.name).toBe('agent:done');
+    const listed = await octokit.request('GET /repos/{owner}/{repo}/labels', { ...repo, per_page: 100 });
+    expect(listed.data.map((l: { name: string }) => l.name)).toContain('agent:done');
+
+    const events = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/events', issue);
+    // The fixture's own labels (removed by the first PUT) left aside.
+    const ours = (name?: string) => name === 'bug' || name?.startsWith('agent:') === true;
+    const labelEvents = events.data
+      .filter(
+        (e: { event: string; label?: { name: string } }) =>
+          (e.event === 'labeled' || e.event === 'unlabeled') && ours(e.label?.name),
+      )
+      .map((e: { event: string; label?: { name: string } }) => `${e.event} ${e.label?.name}`);
+    expect(labelEvents).toEqual([
+      'labeled agent:working',
+      'unlabeled agent:working',
+      'labeled agent:done',
+      'labeled bug',
+      'unlabeled bug',
+    ]);
+    const { repository } = await octokit.graphql<{
+      repository: { issue: { timelineItems: { nodes: { __typename: string; label: { name: string } }[] } } };
+    }>(
+      `query { repository(owner: "fleetbench", name: "repo-1") { issue(number: 1) {
+        timelineItems(first: 20, itemTypes: [LABELED_EVENT, UNLABELED_EVENT]) {
+          nodes { __typename ... on LabeledEvent { label { name } } ... on UnlabeledEvent { label { name } } } } } } }`,
+    );
+    expect(
+      repository.issue.timelineItems.nodes
+        .filter((n) => ours(n.label.name))
+        .map((n) => `${n.__typename} ${n.label.name}`),
+    ).toEqual([
+      'LabeledEvent agent:working',
+      'UnlabeledEvent agent:working',
+      'LabeledEvent agent:done',
+      'LabeledEvent bug',
+      'UnlabeledEvent bug',
+    ]);
+  });
+});
+
+describe("a repository's issue comments over REST", () => {
+  it('lists every issue and pull request comment of the repository, not an issue numbered "comments"', async () => {
+    const { octokit } = await world();
+    for (const issue_number of [2, 7])
+      await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+        ...repo,
+        issue_number,
+        body: `note on ${issue_number}`,
+      });
+    const all = await octokit.request('GET /repos/{owner}/{repo}/issues/comments', {
+      ...repo,
+      per_page: 100,
+    });
+    const ours = all.data.filter((c) => c.body?.startsWith('note on '));
+    expect(ours.map((c) => [c.body, c.issue_url.split('/').at(-1)])).toEqual([
+      ['note on 2', '2'],
+      ['note on 7', '7'],
+    ]);
+    const newest = await octokit.request('GET /repos/{owner}/{repo}/issues/comments', {
+      ...repo,
+      direction: 'desc',
+      per_page: 1,
+    });
+    expect(newest.data.map((c) => c.body)).toEqual(['note on 7']);
+    const later = await octokit.request('GET /repos/{owner}/{repo}/issues/comments', {
+      ...repo,
+      since: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    expect(later.data).toEqual([]);
+  });
+});
+
+describe('commit statuses and check runs over REST', () => {
+  it('shows a status in the combined status and refuses what GitHub refuses', async () => {
+    const { emulator, octokit } = await world();
+    const sha = emulator.state.repo('fleetbench/repo-1').pulls.get(7)!.headSha;
+    await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+      ...repo,
+      sha,
+      state: 'failure',
+      context: 'ci/lint',
+      description: 'lint failed',
+    });
+    const combined = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}/status', {
+      ...repo,
+      ref: sha,
+    });
+    expect(combined.data.state).toBe('failure');
+    expect(combined.data.statuses.map((s: { context: string }) => s.context)).toContain('ci/lint');
+
+    for (const description of ['x'.repeat(MAX_STATUS_DESCRIPTION_CHARS + 1), 'x'.repeat(1_000_000)]) {
+      const long = await refusal(
+        octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+          ...repo,
+          sha,
+          state: 'success',
+          description,
+        }),
+      );
+      expect(long.status).toBe(422);
+      expect(JSON.stringify(long.data)).toContain('description is too long (maximum is 140 characters)');
+    }
+    const unknown = await refusal(
+      octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+        ...repo,
+        sha: 'f'.repeat(40),
+        state: 'success',
+      }),
+    );
+    expect(unknown.status).toBe(422);
+
+    // GitHub keeps at most 1,000 statuses of one commit and context.
+    const commit = emulator.state.repo('fleetbench/repo-1').commits.get(sha)!;
+    for (
+      let i = commit.statuses.filter((s) => s.context === 'ci/many').length;
+      i < MAX_STATUSES_PER_CONTEXT;
+      i++
+    )
+      emulator.state.setStatus(commit, { context: 'ci/many', state: 'pending' });
+    const full = await refusal(
+      octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+        ...repo,
+        sha,
+        state: 'success',
+        context: 'ci/many',
+      }),
+    );
+    expect(full.status).toBe(422);
+    expect(JSON.stringify(full.data)).toContain(
+      'This SHA and context has reached the maximum number of statuses.',
+    );
+  });
+
+  it('check runs: written by an app token only, updated to a conclusion, bounded', async () => {
+    const { emulator, octokit, ci } = await world();
+    const sha = emulator.state.repo('fleetbench/repo-1').pulls.get(8)!.headSha;
+    const create = (client: Octokit, extra: Record<string, unknown> = {}) =>
+      client.request('POST /repos/{owner}/{repo}/check-runs', {
+        ...repo,
+        name: 'build',
+        head_sha: sha,
+        ...extra,
+      });
+    expect((await refusal(create(octokit))).status).toBe(403);
+    const run = await create(ci, { status: 'in_progress' });
+    expect(run.status).toBe(201);
+    expect(run.data).toMatchObject({
+      status: 'in_progress',
+      conclusion: null,
+      app: { slug: 'github-actions' },
+    });
+    const done = await ci.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
+      ...repo,
+      check_run_id: run.data.id,
+      conclusion: 'failure',
+      output: { title: 'Build', summary: 'one test failed' },
+    });
+    expect(done.data).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    const listed = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
+      ...repo,
+      ref: sha,
+      check_name: 'build',
+    });
+    expect(listed.data.check_runs.map((r) => [r.id, r.conclusion])).toEqual([[run.data.id, 'failure']]);
+    const suites = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}/check-suites', {
+      ...repo,
+      ref: sha,
+    });
+    expect(suites.data.check_suites.map((s) => s.id)).toContain(run.data.check_suite?.id);
+
+    for (const text of ['x'.repeat(MAX_CHECK_OUTPUT_CHARS + 1), 'x'.repeat(2_000_000)]) {
+      const long = await refusal(create(ci, { output: { title: 'Build', summary: 'ok', text } }));
+      expect(long.status).toBe(422);
+      expect(JSON.stringify(long.data)).toContain('output.text is too long (maximum is 65535 characters)');
+    }
+    expect((await refusal(create(ci, { status: 'sideways' }))).status).toBe(422);
+    expect((await refusal(create(ci, { head_sha: 'f'.repeat(40) }))).status).toBe(422);
+
+    const commit = emulator.state.repo('fleetbench/repo-1').commits.get(sha)!;
+    while (commit.checkRuns.length < MAX_CHECK_RUNS_PER_COMMIT)
+      emulator.state.checks.createCheckRun(commit, { name: 'filler' }, 'github-actions');
+    const full = await refusal(create(ci));
+    expect(full.status).toBe(422);
+    expect(JSON.stringify(full.data)).toContain('at most 1000 check runs');
+  });
+});
+
+describe('reviews, merges and repository settings over REST', () => {
+  it('a pending review is its author’s until submitted; one’s own approval is refused in GitHub’s words', async () => {
+    const { emulator, octokit, as } = await world();
+    const reviewer = as(emulator.mintToken({ user: 'reviewer-1' }).token);
+    const pull = { ...repo, pull_number: 7 };
+    const pending = await reviewer.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
+      ...pull,
+      body: 'draft thoughts',
+    });
+    expect(pending.data.state).toBe('PENDING');
+    const review = { ...pull, review_id: Number(pending.data.id) };
+    expect(
+      (
+        await refusal(
+          octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}', review),
+        )
+      ).status,
+    ).toBe(404);
+    const submitted = await reviewer.request(
+      'POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/events',
+      { ...review, event: 'REQUEST_CHANGES' },
+    );
+    expect(submitted.data.state).toBe('CHANGES_REQUESTED');
+    const seen = await octokit.request(
+      'GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}',
+      review,
+    );
+    expect(seen.data.state).toBe('CHANGES_REQUESTED');
+    const deleted = await refusal(
+      reviewer.request('DELETE /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}', review),
+    );
+    expect(deleted).toMatchObject({
+      status: 422,
+      data: { errors: ['Can not delete a non-pending pull request review'] },
+    });
+    const own = await refusal(
+      octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
+        ...pull,
+        event: 'APPROVE',
+      }),
+    );
+    expect(own).toMatchObject({ status: 422, data: { errors: ['Can not approve your own pull request'] } });
+  });
+
+  it('answers "has it been merged" 404 before the merge and 204 after; merge settings refuse none enabled', async () => {
+    const { emulator, octokit, as } = await world();
+    const pull = { ...repo, pull_number: 8 };
+    // The fixture repository asks for an approving review before a merge.
+    await as(emulator.mintToken({ user: 'reviewer-1' }).token).request(
+      'POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews',
+      { ...pull, event: 'APPROVE' },
+    );
+    expect(
+      (await refusal(octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}/merge', pull))).status,
+    ).toBe(404);
+    await octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', pull);
+    expect((await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}/merge', pull)).status).toBe(
+      204,
+    );
+
+    const patched = await octokit.request('PATCH /repos/{owner}/{repo}', {
+      ...repo,
+      allow_merge_commit: false,
+      delete_branch_on_merge: true,
+    });
+    expect(patched.data).toMatchObject({ allow_merge_commit: false, delete_branch_on_merge: true });
+    const none = await refusal(
+      octokit.request('PATCH /repos/{owner}/{repo}', {
+        ...repo,
+        allow_squash_merge: false,
+        allow_rebase_merge: false,
+      }),
+    );
+    expect(none.status).toBe(422);
+    expect(JSON.stringify(none.data)).toContain('At least one merge method must be enabled');
+    const bad = await refusal(
+      octokit.request('PATCH /repos/{owner}/{repo}', {
+        ...repo,
+        allow_merge_commit: 'yes' as unknown as boolean,
+      }),
+    );
+    expect(bad.status).toBe(422);
+  });
+});
