@@ -185,6 +185,39 @@ console.log(JSON.stringify(results));
       expect(blocked.some((b) => b.labels.host === 'example.com' && b.data.argv[0] === 'curl')).toBe(true);
   });
 
+  it('git clone and push of https://github.com/…, gh pr create in the clone: the branch and the PR are in the world', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-world-git-');
+    const ghLines = gh.present
+      ? ' && gh pr create --title "Say hi" --body "From the world" --head feat/hi --base main && gh api user --jq .login'
+      : '';
+    const run = await world(
+      ['--mode', 'sandbox', '--no-agents'],
+      [
+        'sh',
+        '-c',
+        `cd ${dir} && git clone -q https://github.com/fleetbench/repo-1 && cd repo-1 && git checkout -q -b feat/hi && echo hi > hi.txt && git add hi.txt && git -c user.name=a -c user.email=a@example.com commit -qm hi && git push -q origin feat/hi && node -e "fetch('https://api.github.com/repos/fleetbench/repo-1/branches/feat/hi', { headers: { authorization: 'token ' + process.env.GH_TOKEN } }).then((r) => r.json()).then((b) => console.log('branch=' + b.name + ' ' + b.commit.sha))"${ghLines}`,
+      ],
+      120_000,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const git = run.records.filter((r) => r.kind === 'span' && r.name === 'github.git');
+    expect(git.some((r) => (r.labels as { service?: string }).service === 'git-upload-pack')).toBe(true);
+    expect(git.some((r) => (r.labels as { service?: string }).service === 'git-receive-pack')).toBe(true);
+    // The push moved the branch in the world: the API serves it at the pushed commit.
+    const pushed = spawnSync('git', ['-C', join(dir, 'repo-1'), 'rev-parse', 'HEAD'], {
+      encoding: 'utf8',
+    }).stdout.trim();
+    expect(run.stdout).toContain(`branch=feat/hi ${pushed}`);
+    if (gh.present) {
+      expect(run.stdout).toMatch(/https:\/\/github\.com\/fleetbench\/repo-1\/pull\/\d+/);
+      const api = run.records.filter((r) => r.kind === 'api');
+      // gh 2.23 opens it with GraphQL's createPullRequest (its PullRequestCreate operation).
+      expect(api.some((r) => JSON.stringify(r).includes('PullRequestCreate'))).toBe(true);
+    }
+    expect(blockedOf(run)).toEqual([]);
+  });
+
   it('runs the command as a non-root user whose files are still the invoking user', async () => {
     bwrap.require();
     const dir = scratchDir('fleetbench-world-user-');
