@@ -190,6 +190,7 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
     limits,
     latency: false,
     acceptUnknownTokens: true,
+    alwaysAttributeContent: true,
     webUrl: 'https://github.com',
     secretTokens: true,
     adminToken: `fba_${randomBytes(18).toString('base64url')}`,

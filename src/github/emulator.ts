@@ -78,6 +78,12 @@ export interface GitHubEmulatorOptions {
   /** Treat an unknown token as a new token of the default user instead of answering 401. */
   acceptUnknownTokens?: boolean;
   /**
+   * Read every call's content for the work it names (its `scope`) from the first call, not only
+   * once some work is registered: a world's control plane polls before any work exists, and those
+   * calls are its own (docs/command-target.md, "Attribution with no adapter").
+   */
+  alwaysAttributeContent?: boolean;
+  /**
    * Tokens it makes up (the default one, minted ones given no text) come from crypto randomness,
    * different at every start, instead of the seed: what a served emulator hands out
    * (`github serve`) is a credential. Default false (a run's tokens follow its seed).
@@ -305,6 +311,7 @@ export class GitHubEmulator {
   private readonly router: RestRouter;
   private readonly latencyRng: Rng;
   private readonly acceptUnknownTokens: boolean;
+  private readonly alwaysAttributeContent: boolean;
   private requestSeq = 0;
   private readonly counters: Omit<EmulatorStats, 'inFlight' | 'byStatus'> = {
     requests: 0,
@@ -341,6 +348,7 @@ export class GitHubEmulator {
     this.latency = resolveLatency(options.latency);
     this.latencyRng = rng.fork('github.latency');
     this.acceptUnknownTokens = options.acceptUnknownTokens ?? false;
+    this.alwaysAttributeContent = options.alwaysAttributeContent ?? false;
     this.admin = new EmulatorAdmin(this);
     this.attribution = new ContentAttribution(this.state);
     for (const token of fixtures.tokens ?? []) this.tokens.mint(token);
@@ -683,7 +691,7 @@ export class GitHubEmulator {
     if (route !== undefined) {
       outcome.route = route.template;
       if (route.repoParams) outcome.repo = `${params[route.repoParams[0]]}/${params[route.repoParams[1]]}`;
-      if (this.attribution.size > 0) {
+      if (this.attribution.size > 0 || this.alwaysAttributeContent) {
         outcome.touched = touchedByRoute(route.paramNames, params, qs);
         if (req.body !== undefined && method !== 'GET') touchedByBody(outcome.touched, req.body);
       }
@@ -868,7 +876,8 @@ export class GitHubEmulator {
     this.ledger.charge(bucket, prepared.cost);
     outcome.cost = prepared.cost;
     const view = this.ledger.view(bucket);
-    if (this.attribution.size > 0) this.state.touched = outcome.touched = newTouched();
+    if (this.attribution.size > 0 || this.alwaysAttributeContent)
+      this.state.touched = outcome.touched = newTouched();
     const executed = this.graphql.execute(prepared, this.state, token.user, {
       limit: view.limit,
       cost: prepared.cost,

@@ -64,7 +64,9 @@ export function createInProcessGitHub(
     // A control plane of the user's brings whatever token its configuration holds: it is the
     // default user's, as the world's token is (docs/command-target.md).
     // Its links are github.com's, as the control plane inside the world sees the host.
-    ...(scenario.command ? { acceptUnknownTokens: true, webUrl: 'https://github.com' } : {}),
+    ...(scenario.command
+      ? { acceptUnknownTokens: true, alwaysAttributeContent: true, webUrl: 'https://github.com' }
+      : {}),
     latency: { rest: scenario.github.latency.rest, graphql: scenario.github.latency.graphql },
     limits: {
       primary: { user: { core: scenario.github.limits.core, graphql: scenario.github.limits.graphql } },

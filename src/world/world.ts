@@ -21,7 +21,7 @@ import { spawn as spawnChild } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { AgentsInstall } from '../agents/install.ts';
 import { FleetbenchError } from '../base/errors.ts';
 import { installCacheDir } from '../base/npm-install.ts';
@@ -186,7 +186,8 @@ export function resolveWorldMode(mode: WorldModeOption): { mode: WorldMode; why?
 export async function openWorld(options: WorldOptions): Promise<World> {
   const { clock, trace } = options;
   const { mode, why } = resolveWorldMode(options.mode);
-  const dir = options.dir;
+  // Absolute: its paths (the CA, the launchers) are handed to commands that run elsewhere.
+  const dir = resolve(options.dir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const table = hostTable(options.hosts);
   const tag = Math.random().toString(36).slice(2, 8);

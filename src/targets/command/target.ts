@@ -14,7 +14,7 @@
  * the world, everything it started.
  */
 import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type AgentsInstall, resolveAgentsInstall } from '../../agents/install.ts';
 import { ExitCode, FleetbenchError } from '../../base/errors.ts';
 import type { Rng } from '../../base/rng.ts';
@@ -98,11 +98,12 @@ export class CommandTarget implements Target {
         : undefined;
     this.book = new SessionBook(this.emulator.state);
     this.workRng = options.rng.fork('work');
-    const root = join(options.outDir, 'command');
+    // Absolute: {{state}} and {{cwd}} are handed to a command that runs in another directory.
+    const root = resolve(options.outDir, 'command');
     this.dirs = {
       root,
-      cwd: config.cwd ?? join(root, 'work'),
-      state: config.state ?? join(root, 'state'),
+      cwd: resolve(config.cwd ?? join(root, 'work')),
+      state: resolve(config.state ?? join(root, 'state')),
       log: join(options.outDir, 'command.log'),
     };
   }
