@@ -49,6 +49,22 @@ export function attributionPairs(e: Edges): Pair[] {
       'model tokens',
       `sessions ${fmtInt(tokens(m.sessions))} · control plane's agents ${fmtInt(tokens(m.controlPlane))} · outside the launchers ${fmtInt(tokens(m.outside))}`,
     ],
+    ...firstPartyPairs(e),
+  ];
+}
+
+/** Requests to the vendor's own endpoints (not model requests), when there were any. */
+function firstPartyPairs(e: Edges): Pair[] {
+  const f = e.attribution.firstParty;
+  if (!f || f.requests === 0) return [];
+  const paths = Object.entries(f.byPath)
+    .map(([path, n]) => `${path} ${fmtInt(n)}`)
+    .join(', ');
+  return [
+    [
+      'vendor endpoints',
+      `${fmtInt(f.requests)} (not model requests) · agents ${fmtInt(f.agents)} · outside the launchers ${fmtInt(f.outside)} · ${paths}`,
+    ],
   ];
 }
 
