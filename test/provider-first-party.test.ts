@@ -164,3 +164,30 @@ describe("provider emulator: Anthropic's own endpoints", () => {
     );
   });
 });
+
+describe("edges: Anthropic's own endpoints, bounds (docs/limits.md)", () => {
+  it('names at most 100 paths and counts the rest as (other)', () => {
+    const records: BodyRecord[] = [worldStarted(0), spawned(1, 'a1', 'claude')];
+    for (let i = 0; i < 150; i++)
+      records.push({
+        kind: 'span',
+        name: 'provider.request',
+        t: 10 + i,
+        dur: 1,
+        outcome: 'error',
+        labels: { spawn: 'a1', agent: 'claude', api: 'first-party', cli: 'claude', status: '404' },
+        data: {
+          requestId: `req_${i}`,
+          bytesIn: 0,
+          path: `/api/p${String(i).padStart(3, '0')}`,
+          outcome: 'complete',
+        },
+      });
+    const f = analyse(records).edges!.attribution.firstParty!;
+    expect(f).toMatchObject({ requests: 150, agents: 150, outside: 0 });
+    expect(Object.keys(f.byPath)).toHaveLength(101);
+    expect(f.byPath['(other)']).toBe(50);
+    expect(f.byPath['/api/p099']).toBe(1);
+    expect(f.byPath['/api/p100']).toBeUndefined();
+  });
+});
