@@ -83,6 +83,18 @@ function analyse(records: readonly BodyRecord[]): Analysis {
   return analysis;
 }
 
+/** The end-of-run summary's text, where the edges' attribution lines are. */
+const summary = (a: Analysis) =>
+  reporters.terminal().render({
+    title: 'run',
+    document: a,
+    sections: () =>
+      runSummarySections(a, {
+        outcome: { reason: 'completed', sessionsStarted: 0, sessionsDropped: 0, tracePath: 't', wallMs: 1 },
+        scorecard: false,
+      }),
+  });
+
 describe("provider emulator: Anthropic's own endpoints", () => {
   it('answers the policy (no restriction) and the settings (404), recorded as first-party with the key’s spawn', async () => {
     const { url, trace, emulator } = await serve();
@@ -149,15 +161,7 @@ describe("provider emulator: Anthropic's own endpoints", () => {
     expect(row.firstRequestAtMs).toBeCloseTo(model!.t, 3);
     expect(a.speed?.metrics.agent_boot?.samples).toBe(1);
 
-    const text = reporters.terminal().render({
-      title: 'run',
-      document: a,
-      sections: () =>
-        runSummarySections(a, {
-          outcome: { reason: 'completed', sessionsStarted: 0, sessionsDropped: 0, tracePath: 't', wallMs: 1 },
-          scorecard: false,
-        }),
-    });
+    const text = summary(a);
     expect(text).toMatch(/model requests\.*: 1 · sessions 0 .* outside the launchers 0/);
     expect(text).toMatch(
       /vendor endpoints\.*: 3 \(not model requests\) · agents 2 · outside the launchers 1 · \/api\/claude_code\/policy_limits 2, \/api\/claude_code\/settings 1/,
@@ -183,11 +187,14 @@ describe("edges: Anthropic's own endpoints, bounds (docs/limits.md)", () => {
           outcome: 'complete',
         },
       });
-    const f = analyse(records).edges!.attribution.firstParty!;
+    const a = analyse(records);
+    const f = a.edges!.attribution.firstParty!;
     expect(f).toMatchObject({ requests: 150, agents: 150, outside: 0 });
     expect(Object.keys(f.byPath)).toHaveLength(101);
     expect(f.byPath['(other)']).toBe(50);
     expect(f.byPath['/api/p099']).toBe(1);
     expect(f.byPath['/api/p100']).toBeUndefined();
+    // The report's line names five of them and counts the rest.
+    expect(summary(a)).toMatch(/vendor endpoints\.*: 150 .* \/api\/p003 1 … 96 more paths\n/);
   });
 });

@@ -775,11 +775,12 @@ export class ProviderEmulator {
     key: string | undefined,
     binding: KeyBinding | undefined,
   ): ProviderAnswer {
+    const shown = path.slice(0, PROVIDER_LIMITS.maxFirstPartyPathChars);
     const context: RecordFields = {
       ...base,
       // Anthropic's: its error shape and request-id header.
       api: 'messages',
-      firstPartyPath: path.slice(0, PROVIDER_LIMITS.maxFirstPartyPathChars),
+      firstPartyPath: shown,
       subject: {
         api: 'messages',
         key: key ?? '',
@@ -792,7 +793,7 @@ export class ProviderEmulator {
     };
     const body = FIRST_PARTY_ANSWERS[`${method} ${path}`];
     return body === undefined
-      ? this.error(context, 404, 'not_found', `No route for ${method} ${path} (docs/provider-emulator.md)`)
+      ? this.error(context, 404, 'not_found', `No route for ${method} ${shown} (docs/provider-emulator.md)`)
       : this.json(context, body);
   }
 
