@@ -101,12 +101,20 @@ describe.skipIf((!installed() || bwrap.skip) && !ci)('the real agent CLIs in the
     expect(models.length).toBeGreaterThanOrEqual(3);
     const ids = new Set(spawns.map((s) => s.labels?.spawn));
     for (const model of models) expect(ids.has(model.labels?.spawn), JSON.stringify(model.labels)).toBe(true);
-    // Every CLI spoke to the emulator: each spawn made at least one request.
+    // Every CLI spoke to the emulator: each spawn made at least one model request.
     for (const id of ids)
       expect(
-        models.some((m) => m.labels?.spawn === id),
+        models.some((m) => m.labels?.spawn === id && m.labels?.api !== 'first-party'),
         `${id}`,
       ).toBe(true);
+    // Claude Code asks Anthropic's own endpoints at start (its settings, its policy) with its
+    // key: its spawn's too, recorded apart from the model requests (docs/provider-emulator.md).
+    const claude = spawns.find((s) => s.labels?.agent === 'claude')?.labels?.spawn;
+    const firstParty = models.filter((m) => m.labels?.api === 'first-party');
+    expect(firstParty.map((m) => [m.data?.path, m.labels?.spawn, m.labels?.status]).sort()).toEqual([
+      ['/api/claude_code/policy_limits', claude, '200'],
+      ['/api/claude_code/settings', claude, '404'],
+    ]);
     // The only attempt outward: opencode 1.18 looks up registry.npmjs.org during its first turn
     // whatever its OPENCODE_DISABLE_* switches say (docs/world.md, "What the CLIs try"); the world
     // refuses it, records it with opencode's command line, and opencode goes on.

@@ -62,6 +62,18 @@ export interface EdgeRequest {
   spawn: string | null;
 }
 
+/**
+ * A request to the vendor's own endpoints (`labels.api: first-party`: Claude Code's settings and
+ * policy at start), not a model request: kept apart, never counted with the model requests.
+ */
+export interface EdgeFirstParty {
+  t: number;
+  /** `data.path`. */
+  path: string;
+  /** `labels.spawn`: null without one. */
+  spawn: string | null;
+}
+
 export interface EdgeSpawn {
   id: string;
   agent: string;
@@ -141,6 +153,8 @@ export interface EdgeWorld {
   outside: EdgeRequest[];
   /** Requests whose spawn label names no `agent.spawn` in the trace. */
   unknownSpawnRequests: EdgeRequest[];
+  /** Requests to the vendor's own endpoints, by arrival (not model requests). */
+  firstParty: EdgeFirstParty[];
   restarts: EdgeRestart[];
   deaths: EdgeDeath[];
 }
@@ -172,6 +186,7 @@ export function readEdges(records: readonly RetainedRecord[]): EdgeWorld | undef
   const exits = new Map<string, { t: number; precisionMs: number }>();
   const attributions = new Map<string, { session: string; how: string | null }>();
   const requests: EdgeRequest[] = [];
+  const firstParty: EdgeFirstParty[] = [];
   const created = new Map<string, Omit<EdgeSession, 'spawns' | 'doneAt' | 'closedAt'>>();
   const states: Array<{ t: number; session: string; to: string }> = [];
   const restarts: Array<Omit<EdgeRestart, 'goneAt'>> = [];
@@ -240,6 +255,10 @@ export function readEdges(records: readonly RetainedRecord[]): EdgeWorld | undef
       }
       case 'provider.request': {
         if (r.kind !== 'span') break;
+        if (labels.api === 'first-party') {
+          firstParty.push({ t: r.t, path: str(data.path) ?? '(unknown)', spawn: str(labels.spawn) });
+          break;
+        }
         const ttft = num(data.ttftMs);
         requests.push({
           t: r.t,
@@ -380,6 +399,7 @@ export function readEdges(records: readonly RetainedRecord[]): EdgeWorld | undef
     ),
     outside,
     unknownSpawnRequests,
+    firstParty,
     restarts: withGone,
     deaths,
   };

@@ -5,7 +5,12 @@
  * command-target records.
  */
 import { z } from 'zod';
-import { MAX_BLOCKED_HOSTS, MAX_BLOCKED_PROCESSES, MAX_EDGE_ROWS } from './schema-constants.ts';
+import {
+  MAX_BLOCKED_HOSTS,
+  MAX_BLOCKED_PROCESSES,
+  MAX_EDGE_ROWS,
+  MAX_FIRST_PARTY_PATHS,
+} from './schema-constants.ts';
 
 const count = z.number().int().nonnegative();
 const amount = z.number().nonnegative();
@@ -56,6 +61,11 @@ const spawnRow = z.object({
   bootMs: z.number().nullable().describe('startedAtMs → firstRequestAtMs (agent_boot)'),
   exitedAtMs: atMs.describe('agent.exit; null: still running when the trace ended'),
   model: tokens,
+  firstParty: count
+    .optional()
+    .describe(
+      "its requests to the vendor's own endpoints (not model requests; absent before they were told apart)",
+    ),
 });
 
 const orphanRow = z.object({
@@ -118,6 +128,19 @@ export const edgesSchema = z
         unidentified: tokens.describe('requests whose spawn label names no agent.spawn of the trace'),
         attributedPct: z.number().nullable().describe('sessions ÷ requests'),
       }),
+      firstParty: z
+        .object({
+          requests: count,
+          agents: count.describe("made by the launchers' agents (a spawn label)"),
+          outside: count.describe('without a spawn label'),
+          byPath: z
+            .record(z.string(), count)
+            .describe(`path → requests, at most ${MAX_FIRST_PARTY_PATHS} paths (the rest as (other))`),
+        })
+        .optional()
+        .describe(
+          "requests to the vendor's own endpoints (provider.request with labels.api first-party: Claude Code's settings and policy at start), not model requests: never in `model` (absent before they were told apart)",
+        ),
     }),
     sessions: z.object({
       count,

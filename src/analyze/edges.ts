@@ -10,7 +10,7 @@
  */
 import type { CallTally } from './accumulators/session-calls.ts';
 import { newTally, pointsByResource, SessionCalls } from './accumulators/session-calls.ts';
-import type { EdgeRequest, EdgeRestart, EdgeSession, EdgeSpawn, EdgeWorld } from './edges-model.ts';
+import type { EdgeRequest, EdgeRestart, EdgeSession, EdgeWorld } from './edges-model.ts';
 import {
   DEFAULT_DONE_STATE,
   EDGE_RECORD_NAMES,
@@ -23,7 +23,12 @@ import type { EdgesAnalysis } from './edges-schema.ts';
 import { edgeSpeed, firstOutput, firstRequestAt } from './edges-speed.ts';
 import { cmp, HOUR_MS, round } from './figures.ts';
 import type { Finisher, FinisherContext, RetainedRecord } from './finisher.ts';
-import { MAX_BLOCKED_HOSTS, MAX_BLOCKED_PROCESSES, MAX_EDGE_ROWS } from './schema-constants.ts';
+import {
+  MAX_BLOCKED_HOSTS,
+  MAX_BLOCKED_PROCESSES,
+  MAX_EDGE_ROWS,
+  MAX_FIRST_PARTY_PATHS,
+} from './schema-constants.ts';
 
 type Tokens = EdgesAnalysis['attribution']['model']['sessions'];
 
@@ -181,6 +186,7 @@ export function computeEdges(
         unidentified,
         attributedPct: pct(ofSessions.requests, requests),
       },
+      firstParty: firstPartySection(world),
     },
     sessions: {
       count: sessionList.length,
@@ -189,7 +195,7 @@ export function computeEdges(
       list: rows,
       leftOut: sessionList.length - rows.length,
     },
-    spawns: spawnSection(world.spawns),
+    spawns: spawnSection(world),
     firstActivity: speed.sessions,
     costPerTask,
     activeWindow: activeWindow(world, sessionList, calls),
@@ -206,7 +212,31 @@ export function computeEdges(
   };
 }
 
-function spawnSection(spawns: readonly EdgeSpawn[]): EdgesAnalysis['spawns'] {
+/**
+ * Requests to the vendor's own endpoints (Claude Code's settings and policy at start): counted
+ * apart from the model requests, by whether an agent of the launchers made them, and by path.
+ */
+function firstPartySection(world: EdgeWorld): EdgesAnalysis['attribution']['firstParty'] {
+  const byPath = new Map<string, number>();
+  let agents = 0;
+  for (const r of world.firstParty) {
+    if (r.spawn !== null) agents++;
+    const path = byPath.has(r.path) || byPath.size < MAX_FIRST_PARTY_PATHS ? r.path : '(other)';
+    byPath.set(path, (byPath.get(path) ?? 0) + 1);
+  }
+  return {
+    requests: world.firstParty.length,
+    agents,
+    outside: world.firstParty.length - agents,
+    byPath: sortedRecord(byPath),
+  };
+}
+
+function spawnSection(world: EdgeWorld): EdgesAnalysis['spawns'] {
+  const spawns = world.spawns;
+  const firstPartyOf = new Map<string, number>();
+  for (const r of world.firstParty)
+    if (r.spawn !== null) firstPartyOf.set(r.spawn, (firstPartyOf.get(r.spawn) ?? 0) + 1);
   const list = spawns.slice(0, MAX_EDGE_ROWS).map((s) => {
     const first = firstRequestAt(s);
     return {
@@ -222,6 +252,7 @@ function spawnSection(spawns: readonly EdgeSpawn[]): EdgesAnalysis['spawns'] {
       bootMs: first === null ? null : round(Math.max(0, first - s.t)),
       exitedAtMs: at(s.exitAt),
       model: tokensOfAll(s.requests),
+      firstParty: firstPartyOf.get(s.id) ?? 0,
     };
   });
   const ofSessions = spawns.filter((s) => s.session !== null).length;

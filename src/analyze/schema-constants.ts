@@ -18,3 +18,6 @@ export const MAX_EDGE_ROWS = 5_000;
 /** At most this many (via, host) groups of blocked attempts, and processes named per group. */
 export const MAX_BLOCKED_HOSTS = 1_000;
 export const MAX_BLOCKED_PROCESSES = 10;
+
+/** At most this many paths of requests to the vendor's own endpoints are named; the rest count as `(other)`. */
+export const MAX_FIRST_PARTY_PATHS = 100;

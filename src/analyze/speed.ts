@@ -432,7 +432,8 @@ class SpeedRecords {
         break;
       }
       case 'provider.request': {
-        if (r.kind !== 'span' || r.session === undefined) break;
+        // A request to the vendor's own endpoints (Claude Code's settings, policy) is no model request.
+        if (r.kind !== 'span' || r.session === undefined || r.labels?.api === 'first-party') break;
         const attempt = r.data?.attempt;
         const fault = str(r.data?.fault);
         push(this.requestsBySession, r.session, {

@@ -271,6 +271,8 @@ export const PROVIDER_LIMITS = {
   maxKeyChars: 1_024,
   maxSessionChars: 256,
   maxVersionChars: 64,
+  /** The path of a request to Anthropic's own endpoints, as recorded. */
+  maxFirstPartyPathChars: 256,
   /** Keys whose limit buckets are kept (the least recently used forgotten first). */
   maxLimitKeys: 10_000,
   /** Distinct CLI versions counted in the stats (later ones count as `other`). */

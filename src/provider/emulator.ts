@@ -99,7 +99,8 @@ type Route =
   | { kind: 'generate'; api: ProviderApi }
   | { kind: 'count'; api: 'messages' | 'responses' }
   | { kind: 'models' }
-  | { kind: 'model'; id: string };
+  | { kind: 'model'; id: string }
+  | { kind: 'first-party'; path: string };
 
 const POST_ROUTES: Record<string, Route> = {
   '/v1/responses': { kind: 'generate', api: 'responses' },
@@ -113,7 +114,26 @@ const POST_ROUTES: Record<string, Route> = {
   '/responses/input_tokens': { kind: 'count', api: 'responses' },
 };
 
+/**
+ * Anthropic's own endpoints (under `/api/`, beside the model API): Claude Code asks two of them at
+ * every start when it believes it speaks to api.anthropic.com (the world's host names, not
+ * `ANTHROPIC_BASE_URL`), with its key: `GET /api/claude_code/settings` (an organization's managed
+ * settings) and `GET /api/claude_code/policy_limits` (its policy). Not model requests: recorded
+ * as `api: first-party` (docs/provider-emulator.md, "Anthropic's own endpoints").
+ */
+const FIRST_PARTY_PREFIX = '/api/';
+
+/**
+ * What an organization without managed settings or restrictions gets: a policy with no
+ * restriction (the empty policy Claude Code itself starts from). Every other first-party path,
+ * the settings among them, is a 404, which Claude Code reads as "no managed settings".
+ */
+const FIRST_PARTY_ANSWERS: Readonly<Record<string, unknown>> = {
+  'GET /api/claude_code/policy_limits': { restrictions: {} },
+};
+
 function routeOf(method: string, path: string): Route | undefined {
+  if (path.startsWith(FIRST_PARTY_PREFIX)) return { kind: 'first-party', path };
   if (method === 'POST') return POST_ROUTES[path];
   if (method !== 'GET') return undefined;
   if (path === '/v1/models' || path === '/models') return { kind: 'models' };
@@ -138,7 +158,8 @@ export function cliOf(userAgent: string | undefined): { cli: string; version: st
   const version = (match: RegExpExecArray | null) => match?.[1]?.slice(0, PROVIDER_LIMITS.maxVersionChars);
   const codex = /^codex[\w-]*\/(\S+)/.exec(ua);
   if (codex) return { cli: 'codex', version: version(codex) };
-  const claude = /^claude-cli\/(\S+)/.exec(ua);
+  // claude-cli/V on model requests, claude-code/V on its requests to Anthropic's own endpoints.
+  const claude = /^claude-(?:cli|code)\/(\S+)/.exec(ua);
   if (claude) return { cli: 'claude', version: version(claude) };
   const opencode = /^opencode\/(\S+)/.exec(ua);
   if (opencode) return { cli: 'opencode', version: version(opencode) };
@@ -336,6 +357,7 @@ export class ProviderEmulator {
 
     const key = keyOf(request.headers);
     const binding = key === undefined ? undefined : this.bindingOf(key);
+    if (route.kind === 'first-party') return this.firstParty(base, request.method, route.path, key, binding);
     if (key === undefined || (this.requireKnownKeys && binding === undefined))
       return this.error(
         base,
@@ -741,6 +763,40 @@ export class ProviderEmulator {
     return { tokens: total, estimated: budget.estimated, prefixes };
   }
 
+  /**
+   * A request to one of Anthropic's own endpoints: answered whatever its key (Claude Code reads a
+   * 404 as "nothing configured"), attributed through its key like a model request, never counted
+   * as one (no tokens, no limits, no faults).
+   */
+  private firstParty(
+    base: BaseContext,
+    method: string,
+    path: string,
+    key: string | undefined,
+    binding: KeyBinding | undefined,
+  ): ProviderAnswer {
+    const shown = path.slice(0, PROVIDER_LIMITS.maxFirstPartyPathChars);
+    const context: RecordFields = {
+      ...base,
+      // Anthropic's: its error shape and request-id header.
+      api: 'messages',
+      firstPartyPath: shown,
+      subject: {
+        api: 'messages',
+        key: key ?? '',
+        cli: base.cli,
+        cliVersion: base.cliVersion,
+        cliSession: base.cliSession,
+        session: binding?.session,
+        labels: binding?.labels,
+      },
+    };
+    const body = FIRST_PARTY_ANSWERS[`${method} ${path}`];
+    return body === undefined
+      ? this.error(context, 404, 'not_found', `No route for ${method} ${shown} (docs/provider-emulator.md)`)
+      : this.json(context, body);
+  }
+
   /** `GET /v1/models` and `/v1/models/{id}`, in the shape of the API the client speaks. */
   private models(base: BaseContext, route: Route): ProviderAnswer {
     const anthropic = base.api === 'messages';
@@ -904,7 +960,7 @@ export class ProviderEmulator {
   }
 
   /** A 200 JSON answer that is not a generation (model lists, token counts): recorded, not counted as tokens. */
-  private json(base: BaseContext, body: unknown): ProviderAnswer {
+  private json(base: RecordFields, body: unknown): ProviderAnswer {
     const text = JSON.stringify(body);
     return this.answer(
       base,
@@ -1038,9 +1094,10 @@ export class ProviderEmulator {
     put('limit', fields.limit);
     put('retryAfterS', fields.retryAfterS !== undefined ? Number(fields.retryAfterS) : undefined);
     put('outcome', outcome);
+    put('path', fields.firstPartyPath);
     const labels: Record<string, string | number> = {
       ...fields.subject?.labels,
-      api: fields.api ?? 'none',
+      api: fields.firstPartyPath !== undefined ? 'first-party' : (fields.api ?? 'none'),
       cli: fields.cli,
       status: statusText,
     };
@@ -1102,6 +1159,8 @@ type RecordFields = BaseContext &
     limit?: string;
     retryAfterS?: string | undefined;
     queuedMs?: number | undefined;
+    /** The path of a request to one of Anthropic's own endpoints (not a model request). */
+    firstPartyPath?: string;
   };
 
 /** A parsed body, or the parser's complaint about a body that is not JSON. */

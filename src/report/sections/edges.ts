@@ -49,6 +49,28 @@ export function attributionPairs(e: Edges): Pair[] {
       'model tokens',
       `sessions ${fmtInt(tokens(m.sessions))} · control plane's agents ${fmtInt(tokens(m.controlPlane))} · outside the launchers ${fmtInt(tokens(m.outside))}`,
     ],
+    ...firstPartyPairs(e),
+  ];
+}
+
+/** Paths of requests to the vendor's own endpoints named on the line; the rest are counted. */
+const SHOWN_PATHS = 5;
+
+/** Requests to the vendor's own endpoints (not model requests), when there were any. */
+function firstPartyPairs(e: Edges): Pair[] {
+  const f = e.attribution.firstParty;
+  if (!f || f.requests === 0) return [];
+  const byPath = Object.entries(f.byPath);
+  const named = byPath
+    .slice(0, SHOWN_PATHS)
+    .map(([path, n]) => `${path} ${fmtInt(n)}`)
+    .join(', ');
+  const paths = byPath.length > SHOWN_PATHS ? `${named} … ${byPath.length - SHOWN_PATHS} more paths` : named;
+  return [
+    [
+      'vendor endpoints',
+      `${fmtInt(f.requests)} (not model requests) · agents ${fmtInt(f.agents)} · outside the launchers ${fmtInt(f.outside)} · ${paths}`,
+    ],
   ];
 }
 
