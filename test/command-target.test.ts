@@ -44,7 +44,9 @@ function run(scenario: string, args: string[] = [], timeoutMs = 240_000): Promis
   writeFileSync(file, scenario);
   const out = join(dir, 'out');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'run', file, '--out', out, ...args], {
+    // `--out out`, relative, as a user types it: the world's paths must not depend on it.
+    const child = spawn(process.execPath, [BIN, 'run', file, '--out', 'out', ...args], {
+      cwd: dir,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NO_COLOR: '1' },
     });

@@ -86,19 +86,20 @@ describe('scenario bounds', () => {
       'provider-fault-after-the-end',
       'duration: 2m\nprovider:\n  faults:\n    - {kind: outage, fromMs: 1e15}\n',
       [],
-      /provider\.faults\[0\]\.fromMs: the outage fault's window opens at 1000000000000000 ms, at or after the run's end \(duration 2m\): it can never fire/,
+      // The provider's own bound (30 days) or the run's end: either way it names why it never fires.
+      /provider\.faults\[0\]\.fromMs: .*(at or after the run's end|past any run).*can never fire/,
     ],
     [
       'provider-fault-1e308',
       'duration: 2m\nprovider:\n  faults:\n    - {kind: rate-limit, fromMs: 1e308}\n',
       [],
-      /provider\.faults\[0\]\.fromMs: .*it can never fire/,
+      /provider\.faults\[0\]\.fromMs: .*can never fire/,
     ],
     [
       'provider-fault-closes-before-it-opens',
       'duration: 2m\nprovider:\n  faults:\n    - {kind: overloaded, fromMs: 60000, untilMs: 1000}\n',
       [],
-      /provider\.faults\[0\]\.untilMs: the overloaded fault's window closes at 1s, before it opens \(1m\): it can never fire/,
+      /provider\.faults\[0\]\.untilMs: .*(before it opens|after fromMs).*never fire/,
     ],
     [
       'billion-sessions',

@@ -107,7 +107,7 @@ describe('http target', () => {
     expect(res.stderr).toMatch(/is a real system: it needs the real clock\n {2}hint: add --clock real/);
     const unknown = await cli(['run', 'S2-T1-1', '--target', 'ftp://x', '--out', join(dir, 'u')]);
     expect(unknown.stderr).toMatch(
-      /target 'ftp:\/\/x': expected reference, ao, ao:DIR, http:\/\/HOST:PORT, module:PATH or paperclip\[\/ADAPTER\]\[:DIR\]/,
+      /target 'ftp:\/\/x': expected reference, ao, ao:DIR, http:\/\/HOST:PORT, module:PATH, paperclip\[\/ADAPTER\]\[:DIR\] or command:FILE/,
     );
   });
 

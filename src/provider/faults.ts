@@ -36,6 +36,9 @@ export const FAULT_KINDS = [
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
+/** A window past 30 days is past any run fleetbench plays (docs/limits.md). */
+const PAST_ANY_RUN = `at most ${PROVIDER_LIMITS.maxFaultWindowMs} ms (30 days, docs/limits.md): a window past any run can never fire`;
+
 export const faultRuleSchema = z
   .object({
     kind: z.enum(FAULT_KINDS),
@@ -53,8 +56,8 @@ export const faultRuleSchema = z
     /** A seeded share of the matching requests, 0-1. */
     share: z.number().min(0).max(1).optional(),
     /** Run-time window, ms: within the run (docs/limits.md), and not empty. */
-    fromMs: z.number().min(0).max(PROVIDER_LIMITS.maxFaultWindowMs).optional(),
-    untilMs: z.number().min(0).max(PROVIDER_LIMITS.maxFaultWindowMs).optional(),
+    fromMs: z.number().min(0).max(PROVIDER_LIMITS.maxFaultWindowMs, PAST_ANY_RUN).optional(),
+    untilMs: z.number().min(0).max(PROVIDER_LIMITS.maxFaultWindowMs, PAST_ANY_RUN).optional(),
   })
   .strict()
   .refine((rule) => rule.untilMs === undefined || rule.untilMs > (rule.fromMs ?? 0), {
