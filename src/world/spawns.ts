@@ -162,7 +162,9 @@ export class SpawnRegistry {
       innerPid,
       pid,
       ppid: facts?.ppid,
-      argv: agentArgv(facts?.argv ?? [], match[2] as string)
+      // /proc reads an empty command line for a process caught mid-exec (the launcher becoming
+      // the CLI): then the CLI's name is all that is known of it.
+      argv: agentArgv(facts?.argv.length ? facts.argv : [match[2] as string], match[2] as string)
         .slice(0, 64)
         .map((arg) => arg.slice(0, 2048)),
       cwd: facts?.cwd,
