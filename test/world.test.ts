@@ -218,6 +218,18 @@ console.log(JSON.stringify(results));
     expect(blockedOf(run)).toEqual([]);
   });
 
+  it('leaves no System V shared memory behind: a segment made inside goes with the world', async () => {
+    bwrap.require();
+    const ipcmk = systemTool('ipcmk', ['--version'], 'util-linux');
+    if (ipcmk.skip) return;
+    const run = await world(['--mode', 'sandbox', '--no-agents'], ['sh', '-c', 'ipcmk -M 4096']);
+    expect(run.code, run.stderr).toBe(0);
+    const id = /(\d+)/.exec(run.stdout)?.[1];
+    expect(id, run.stdout).toBeDefined();
+    const host = spawnSync('ipcs', ['-m'], { encoding: 'utf8' }).stdout;
+    expect(host.split('\n').some((line) => line.split(/\s+/)[1] === id)).toBe(false);
+  });
+
   it('runs the command as a non-root user whose files are still the invoking user', async () => {
     bwrap.require();
     const dir = scratchDir('fleetbench-world-user-');

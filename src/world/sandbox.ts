@@ -42,10 +42,14 @@ let support: SandboxSupport | undefined;
 
 const isRoot = () => process.getuid?.() === 0;
 
+/**
+ * Its own network, PID and System V IPC namespaces: an IPC segment a killed process leaves (a
+ * SIGKILLed PostgreSQL's shared memory) goes with the world instead of staying on the host.
+ */
 function namespaceArgs(): string[] {
   return isRoot()
-    ? ['--unshare-net', '--unshare-pid']
-    : ['--unshare-user', '--uid', '0', '--gid', '0', '--unshare-net', '--unshare-pid'];
+    ? ['--unshare-net', '--unshare-pid', '--unshare-ipc']
+    : ['--unshare-user', '--uid', '0', '--gid', '0', '--unshare-net', '--unshare-pid', '--unshare-ipc'];
 }
 
 /** The namespaces and the host's file system as the sandbox sees it (with its own /proc). */
