@@ -28,6 +28,9 @@ import {
 } from './backend.ts';
 import { type BranchUpdate, GitRepositories } from './repos.ts';
 
+/** How long close() waits for git requests still in flight (docs/limits.md). */
+const GIT_CLOSE_GRACE_MS = 3_000;
+
 type GitService = 'git-upload-pack' | 'git-receive-pack';
 
 /** What a git request names: the repository, the service, whether it is the refs or the exchange. */
@@ -136,7 +139,16 @@ export class GitSmartHttp {
   /** Stops every running git process, waits for their requests to be recorded, removes a temporary root. */
   async close(): Promise<void> {
     this.closing.abort();
-    await Promise.allSettled([...this.inFlight]);
+    // A request whose client is gone without a word (a world's sandbox ended mid-push) may never
+    // finish reading its body: it gets a few seconds, not the rest of the process's life.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.inFlight]),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, GIT_CLOSE_GRACE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
     this.repositories.close();
   }
 
