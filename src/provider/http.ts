@@ -42,8 +42,14 @@ function sinkFor(res: ServerResponse): AnswerSink {
     },
     end: () => res.end(),
     reset: () => res.destroy(),
-    // What was written goes out, then the connection ends without the stream's last chunk.
-    cut: () => res.socket?.end(),
+    // What was written goes out, then the connection ends without the stream's last chunk. The
+    // end waits for the response's own writes to reach the socket: Node corks the socket for the
+    // first writes until the next tick, and an end in the same tick can go out before them.
+    cut: () => {
+      const socket = res.socket;
+      if (!socket) return;
+      setImmediate(() => socket.end());
+    },
   };
 }
 
