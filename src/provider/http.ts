@@ -377,7 +377,8 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
       for (const socket of sockets) socket.destroy();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Requests that were waiting for their turn are planned and recorded as cancelled first.
-      while (waiting > 0) await new Promise((resolve) => setImmediate(resolve));
+      const deadline = performance.now() + 5_000;
+      while (waiting > 0 && performance.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
       await closed;
     },
   };

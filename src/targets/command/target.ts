@@ -40,6 +40,9 @@ import { countSessionStates } from '../session-counts.ts';
 import { type CommandSession, checkoutOf, SessionBook } from './sessions.ts';
 import { checkTemplates, createWork, requestOver, taskText } from './work.ts';
 
+/** How long past SIGKILL a control plane's exit may take to be reported before the run goes on. */
+const EXIT_REPORT_GRACE_MS = 5_000;
+
 /** How often sessions' GitHub state and live agents' checkouts are read (docs/command-target.md). */
 const WATCH_MS = 500;
 /** Branches that are everybody's, never one session's. */
@@ -460,8 +463,24 @@ export class CommandTarget implements Target {
     child.kill(signal, group);
     const grace = signal === 'SIGKILL' ? 5_000 : this.config.stop.graceMs;
     const timer = setTimeout(() => child.kill('SIGKILL', group), grace);
-    await child.exited;
+    // Its exit is reported from inside the world; should that report never come, the run still
+    // ends (SIGKILL was sent at the grace; the world's end takes whatever is left).
+    let giveUp: NodeJS.Timeout | undefined;
+    const gone = await Promise.race([
+      child.exited.then(() => true),
+      new Promise<false>((resolve) => {
+        giveUp = setTimeout(() => resolve(false), grace + EXIT_REPORT_GRACE_MS);
+      }),
+    ]);
     clearTimeout(timer);
+    clearTimeout(giveUp);
+    if (!gone)
+      this.options.trace.write({
+        kind: 'event',
+        name: 'controlplane.exit_unreported',
+        t: this.options.clock.now(),
+        data: { signal, graceMs: grace },
+      });
   }
 
   async stop(): Promise<void> {
