@@ -218,6 +218,18 @@ console.log(JSON.stringify(results));
     expect(blockedOf(run)).toEqual([]);
   });
 
+  it("Python's standard library trusts the world's CA with nothing configured", async () => {
+    bwrap.require();
+    const python = systemTool('python3', ['--version'], 'python3');
+    if (python.skip) return;
+    const script =
+      "import json, os, urllib.request; r = urllib.request.Request('https://api.github.com/user', headers={'Authorization': 'token ' + os.environ['GH_TOKEN']}); print('login=' + json.load(urllib.request.urlopen(r))['login'])";
+    const run = await world(['--mode', 'sandbox', '--no-agents'], ['python3', '-c', script]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^login=\S+/m);
+    expect(run.records.filter((r) => r.kind === 'api' && r.route === '/user').length).toBe(1);
+  });
+
   it('leaves no System V shared memory behind: a segment made inside goes with the world', async () => {
     bwrap.require();
     const ipcmk = systemTool('ipcmk', ['--version'], 'util-linux');
