@@ -265,6 +265,11 @@ export const PROVIDER_LIMITS = {
    * first 128, so no text can make a request's count quadratic.
    */
   maxExactTokenWork: 1_000_000,
+  /**
+   * A model request's body from this size on is parsed by a worker thread, at most `workers` of
+   * them (src/provider/json-workers.ts): JSON.parse of 1 MiB is 1-30 ms here, of 16 MiB 90-500 ms.
+   */
+  jsonWorkers: { fromBytes: 1 * MIB, workers: 2 },
   /** Fault rules at once. */
   maxFaultRules: 1_000,
   /** A key, a session id (and codex's window id), a CLI version: cut to this many characters. */

@@ -53,7 +53,7 @@ import {
   scriptNamedIn,
 } from './scripts.ts';
 import { requestBudget, TokenCounter } from './tokens.ts';
-import type { PlannedStream, PlayOutcome, ProviderAnswer, ProviderRequest } from './types.ts';
+import type { ParsedBody, PlannedStream, PlayOutcome, ProviderAnswer, ProviderRequest } from './types.ts';
 
 export interface ProviderEmulatorOptions {
   clock: Clock;
@@ -379,7 +379,7 @@ export class ProviderEmulator {
     let model: ModelInfo;
     let prompt: CountedPrompt;
     try {
-      const parsed = parseBody(request.body);
+      const parsed = request.parsedBody ?? parseBody(request.body);
       if (!parsed.ok)
         throw api === 'messages'
           ? new VendorError(400, 'invalid_request', `There was an error parsing the body: ${parsed.message}`)
@@ -1162,9 +1162,6 @@ type RecordFields = BaseContext &
     /** The path of a request to one of Anthropic's own endpoints (not a model request). */
     firstPartyPath?: string;
   };
-
-/** A parsed body, or the parser's complaint about a body that is not JSON. */
-type ParsedBody = { ok: true; value: unknown } | { ok: false; message: string };
 
 function parseBody(text: string): ParsedBody {
   try {

@@ -13,14 +13,20 @@ import type { Clock } from '../clock/clock.ts';
 import { RequestShapeError } from './conversation.ts';
 import type { ProviderEmulator } from './emulator.ts';
 import { faultRuleSchema } from './faults.ts';
+import { type JsonWorkers, jsonWorkers } from './json-workers.ts';
 import { type AnswerSink, type PlayClock, startPlaying } from './playback.ts';
-import type { ProviderRequest } from './types.ts';
+import type { ParsedBody, ProviderRequest } from './types.ts';
 
 export interface ProviderServerOptions {
   emulator: ProviderEmulator;
   /** 0 (default) picks a free port. */
   port?: number;
   host?: '127.0.0.1' | '::1' | 'localhost' | '0.0.0.0';
+  /**
+   * Bodies from this size on are parsed by worker threads (default
+   * PROVIDER_LIMITS.jsonWorkers.fromBytes; Infinity: never, as the bench's reference).
+   */
+  offThreadFromBytes?: number;
 }
 
 export interface RunningProviderServer {
@@ -257,14 +263,28 @@ function decodeBody(chunks: readonly Buffer[], size: number): string {
   return joinBuffer.toString('utf8', 0, size);
 }
 
+/** A body's bytes in one buffer of its own (its memory can move to a worker). */
+function joinOwned(chunks: readonly Buffer[], size: number): Uint8Array {
+  const joined = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    joined.set(chunk, at);
+    at += chunk.length;
+  }
+  return joined;
+}
+
 /**
- * Reads a request whole (the body bounded) into what the emulator plans from. A function of its
- * own so that the body, up to 16 MiB, is garbage once the answer is planned, not held while it plays.
+ * Reads a request whole (the body bounded) into what the emulator plans from; a body of
+ * `offThreadFromBytes` or more is parsed by `parseLarge` (worker threads). A function of its own
+ * so that the body, up to 16 MiB, is garbage once the answer is planned, not held while it plays.
  */
 async function readRequest(
   emulator: ProviderEmulator,
   req: IncomingMessage,
   res: ServerResponse,
+  parseLarge: (bytes: Uint8Array) => Promise<ParsedBody>,
+  offThreadFromBytes: number,
 ): Promise<ProviderRequest | undefined> {
   let body: { chunks: Buffer[]; size: number } | undefined;
   if (req.method === 'POST') {
@@ -279,14 +299,19 @@ async function readRequest(
       return undefined;
     }
   } else req.resume();
-  return {
+  const arrivedAt = emulator.clock.now();
+  const request: ProviderRequest = {
     method: req.method ?? 'GET',
     path: req.url ?? '/',
     headers: req.headers,
-    body: body ? decodeBody(body.chunks, body.size) : '',
+    body: '',
     bodyBytes: body?.size ?? 0,
-    arrivedAt: emulator.clock.now(),
+    arrivedAt,
   };
+  if (body && body.size >= offThreadFromBytes)
+    request.parsedBody = await parseLarge(joinOwned(body.chunks, body.size));
+  else if (body) request.body = decodeBody(body.chunks, body.size);
+  return request;
 }
 
 export async function startProviderServer(options: ProviderServerOptions): Promise<RunningProviderServer> {
@@ -301,6 +326,9 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   let closing = false;
   /** What cancels each answer being played (a server closing records them as cancelled). */
   const playing = new Set<() => void>();
+  const workers: JsonWorkers = jsonWorkers();
+  const parseLarge = (bytes: Uint8Array) => workers.parse(bytes, slices.run);
+  const offThreadFromBytes = options.offThreadFromBytes ?? PROVIDER_LIMITS.jsonWorkers.fromBytes;
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
     if (path.startsWith('/_fleetbench/')) return admin(emulator, req, res, path);
@@ -314,7 +342,17 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
       res.end(text);
       return;
     }
-    const request = await readRequest(emulator, req, res);
+    let request: ProviderRequest | undefined;
+    try {
+      request = await readRequest(emulator, req, res, parseLarge, offThreadFromBytes);
+    } catch (error) {
+      // The server closed while a worker parsed the body: nothing to answer.
+      if (closing) {
+        res.destroy();
+        return;
+      }
+      throw error;
+    }
     if (!request) return;
     // A model request (a POST) waits its turn; model lists, /metrics and the admin API do not.
     if (request.method === 'POST' && sliced) {
@@ -379,6 +417,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
       // Requests that were waiting for their turn are planned and recorded as cancelled first.
       const deadline = performance.now() + 5_000;
       while (waiting > 0 && performance.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+      await workers.close();
       await closed;
     },
   };

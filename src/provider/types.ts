@@ -5,12 +5,17 @@
  * run's clock. Planning is synchronous and seeded; playing it is the only waiting.
  */
 
+/** A parsed body, or the parser's complaint about a body that is not JSON. */
+export type ParsedBody = { ok: true; value: unknown } | { ok: false; message: string };
+
 export interface ProviderRequest {
   method: string;
   /** Path and query as sent (`/v1/messages?beta=true`). */
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  /** `body` already parsed (the HTTP binding parses a large one off the main thread). */
+  parsedBody?: ParsedBody;
   /** The body's size in bytes, when the caller knows it (else counted from `body`). */
   bodyBytes?: number;
   /** The run time the request arrived, when it waited before it was planned (else now). */
