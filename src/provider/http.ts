@@ -416,7 +416,8 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Requests that were waiting for their turn are planned and recorded as cancelled first.
       const deadline = performance.now() + 5_000;
-      while (waiting > 0 && performance.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+      while (waiting > 0 && performance.now() < deadline)
+        await new Promise((resolve) => setImmediate(resolve));
       await workers.close();
       await closed;
     },
