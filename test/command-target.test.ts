@@ -85,6 +85,7 @@ function scenario(options: {
   faults?: string;
   ready?: string;
   work?: string;
+  provider?: string;
 }): string {
   const env = {
     LOOP_STATE: '{{state}}/loop.json',
@@ -112,6 +113,7 @@ ${Object.entries(env)
   work: ${options.work ?? '{ issue: { labels: [agent] } }'}
   agents: none
 ${options.faults ?? ''}
+${options.provider ?? ''}
 `;
 }
 
@@ -119,11 +121,15 @@ ${options.faults ?? ''}
 describe.skipIf(bwrap.skip)('--target command', { timeout: 240_000 }, () => {
   it('measures a control plane from its traffic: work as issues, a hard restart, calls attributed by content', async () => {
     bwrap.require();
+    // A scripts file of the user's whose `default` names the script: no `provider.script` needed.
+    const scripts = join(scratchDir('fleetbench-command-scripts-'), 'scripts.yaml');
+    writeFileSync(scripts, 'default: short\nscripts:\n  short:\n    turns:\n      - final: Done.\n');
     const r = await run(
       scenario({
         sessions: 2,
         duration: '30s',
         faults: 'faults:\n  - type: restart\n    kind: hard\n    at: 2s',
+        provider: `provider: { scripts: ${scripts} }`,
       }),
     );
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
@@ -156,6 +162,7 @@ describe.skipIf(bwrap.skip)('--target command', { timeout: 240_000 }, () => {
     const models = r.records.filter((x) => x.kind === 'span' && x.name === 'provider.request');
     expect(models.length).toBeGreaterThanOrEqual(2);
     expect(models.every((x) => x.labels?.spawn === undefined)).toBe(true);
+    expect(models.every((x) => x.data?.script === 'short')).toBe(true);
   });
 
   it('takes work through the control plane’s own HTTP API inside the world, ready by an HTTP probe', async () => {

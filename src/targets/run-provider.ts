@@ -9,6 +9,7 @@
 import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import {
+  DEFAULT_SCRIPT,
   LATENCY_PROFILES,
   loadScriptsFile,
   ProviderEmulator,
@@ -22,16 +23,26 @@ import type { ProviderSettings } from '../workload/scenario.ts';
 export class RunProvider {
   private emulator?: ProviderEmulator;
   private server?: RunningProviderServer;
+  /** The user's scripts file, read (and refused) before anything starts. */
+  private readonly file: ScriptsFile | undefined;
+  /**
+   * The script sessions follow when their key names none: the scenario's `provider.script`, else
+   * the scripts file's `default`, else the target's own default.
+   */
+  readonly script: string;
 
   /**
    * `scripts`: scripts of the target's own beside the user's file (a user's file may redefine
-   * them); `script`: the script sessions follow when their key names none.
+   * them); `targetDefault`: the script when neither the scenario nor the file names one.
    */
   constructor(
     private readonly settings: ProviderSettings,
-    private readonly script: string = settings.script,
+    targetDefault: string = DEFAULT_SCRIPT,
     private readonly scripts: ScriptsFile['scripts'] = {},
-  ) {}
+  ) {
+    this.file = settings.scripts ? loadScriptsFile(settings.scripts) : undefined;
+    this.script = settings.script ?? this.file?.default ?? targetDefault;
+  }
 
   get url(): string {
     if (!this.server) throw new Error('the run provider is not started');
@@ -40,12 +51,11 @@ export class RunProvider {
 
   /** Serves the emulator; `clis` (CLI → configured version) goes into the start record. */
   async start(clock: Clock, rng: Rng, trace: TraceSink, clis: Record<string, string>): Promise<void> {
-    const file = this.settings.scripts ? loadScriptsFile(this.settings.scripts) : undefined;
     this.emulator = new ProviderEmulator({
       clock,
       rng,
       trace,
-      scripts: { scripts: { ...this.scripts, ...file?.scripts }, default: this.script },
+      scripts: { scripts: { ...this.scripts, ...this.file?.scripts }, default: this.script },
       latency: LATENCY_PROFILES[this.settings.latency],
       limits: this.settings.limits,
     });

@@ -245,7 +245,14 @@ const providerSection = z
       .enum(['none', 'fast', 'realistic'])
       .default('realistic')
       .describe("the emulated model's latency profile"),
-    script: z.string().min(1).max(64).default('coding').describe('the agent script every session follows'),
+    script: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe(
+        "the agent script every session follows (default: the scripts file's `default`, else coding)",
+      ),
     scripts: z
       .string()
       .min(1)
@@ -268,7 +275,7 @@ const providerSection = z
       .describe('provider faults: docs/provider-emulator.md#faults'),
   })
   .strict()
-  .default({ latency: 'realistic', script: 'coding', limits: {}, faults: [] });
+  .default({ latency: 'realistic', limits: {}, faults: [] });
 
 // ── end of native runs ──────────────────────────────────────────────────────────────────────
 
@@ -758,7 +765,8 @@ function realAgentTargets(): string {
 /** The provider emulator of a run whose agents are real (docs/provider-emulator.md). */
 export interface ProviderSettings {
   latency: 'none' | 'fast' | 'realistic';
-  script: string;
+  /** Unset: the scripts file's `default`, else the target's own default (docs/provider-emulator.md#scripts). */
+  script?: string;
   /** A scripts file of the user's. */
   scripts?: string;
   limits: ProviderLimits;
@@ -952,7 +960,7 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
             kind: 'real' as const,
             provider: {
               latency: parsed.provider.latency,
-              script: parsed.provider.script,
+              ...(parsed.provider.script !== undefined ? { script: parsed.provider.script } : {}),
               ...(parsed.provider.scripts !== undefined ? { scripts: parsed.provider.scripts } : {}),
               limits: parsed.provider.limits,
               faults: parsed.provider.faults,

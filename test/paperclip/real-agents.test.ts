@@ -7,10 +7,11 @@
  * Paperclip or the agent CLIs are not installed; required under CI (.ci/run installs both).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AGENT_PACKAGES, resolveAgentsInstall } from '../../src/agents/index.ts';
+import { scratchDir } from '../helpers/tmp.ts';
 import { leftDirs, paperclipInstalled, processesIn, runCli, traceLines } from './helpers.ts';
 
 const installed = paperclipInstalled();
@@ -39,6 +40,15 @@ describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
       installed.require();
       if (agentsProblem !== undefined)
         throw new Error(`the agent CLIs are not installed (.ci/run installs them): ${agentsProblem}`);
+      // Each run a turn of about 15 s (a 12 s command), runs back to back: the restart at 75 s
+      // finds both sessions' runs in flight (with the built-in script's 5 s turns and 3-10 s
+      // think times, a restart often fell between runs and cut nothing).
+      const scripts = join(scratchDir('fleetbench-pc-scripts-'), 'scripts.yaml');
+      writeFileSync(
+        scripts,
+        "default: long-turn\nscripts:\n  long-turn:\n    turns:\n      - commands: ['sleep 12', ls]\n        final: Looked around.\n",
+      );
+      chmodSync(scripts, 0o644);
       const run = runCli(
         [
           'paperclip-chaos-c4',
@@ -58,6 +68,10 @@ describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
           'executors.0.provider-faults=0',
           '--set',
           'executors.0.first-fault=75s',
+          '--set',
+          'executors.0.think={min: 500ms, max: 1s}',
+          '--set',
+          `provider.scripts=${scripts}`,
           // From 10 s after the restart (75 s; the server is down longer than that), each session's
           // next two model requests are answered 429 (retry after 2 s): a recovered codex's first
           // requests, which it waits out and retries.

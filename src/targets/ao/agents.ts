@@ -37,7 +37,7 @@ import { FleetbenchError } from '../../base/errors.ts';
 import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { GitHubEmulator } from '../../github/emulator.ts';
-import { DEFAULT_SCRIPT, type ScriptsFile } from '../../provider/index.ts';
+import type { ScriptsFile } from '../../provider/index.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { ProviderSettings, Scenario } from '../../workload/scenario.ts';
 import { RunProvider } from '../run-provider.ts';
@@ -213,8 +213,8 @@ export class AoRealAgents {
     requireTool('tmux', ['-V'], 'tmux', "AO's runtime for an interactive agent is a tmux session");
     requireTool('git', ['--version'], 'git', "each agent's workspace is a git checkout of its branch");
     this.claude = resolveAgentsInstall(undefined, ['claude']).clis.claude as AgentBinary;
-    this.script = settings.script === DEFAULT_SCRIPT ? AO_AGENT_SCRIPT : settings.script;
-    this.provider = new RunProvider(settings, this.script, { [AO_AGENT_SCRIPT]: aoAgentScript() });
+    this.provider = new RunProvider(settings, AO_AGENT_SCRIPT, { [AO_AGENT_SCRIPT]: aoAgentScript() });
+    this.script = this.provider.script;
   }
 
   describe(): string {

@@ -29,7 +29,7 @@ import {
   type Target,
 } from '../../contract/types.ts';
 import type { GitHubEmulator } from '../../github/emulator.ts';
-import { LATENCY_PROFILES, loadScriptsFile, ProviderEmulator } from '../../provider/index.ts';
+import { DEFAULT_SCRIPT, LATENCY_PROFILES, loadScriptsFile, ProviderEmulator } from '../../provider/index.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { CommandTargetConfig } from '../../workload/command-target.ts';
 import type { GitHubSide } from '../../workload/github-side.ts';
@@ -142,7 +142,10 @@ export class CommandTarget implements Target {
           clock,
           rng: rng.fork('provider'),
           trace,
-          scripts: { scripts: scriptsFile?.scripts ?? {}, default: settings?.script ?? 'coding' },
+          scripts: {
+            scripts: scriptsFile?.scripts ?? {},
+            default: settings?.script ?? scriptsFile?.default ?? DEFAULT_SCRIPT,
+          },
           latency: LATENCY_PROFILES[settings?.latency ?? 'fast'],
           ...(settings?.limits ? { limits: settings.limits } : {}),
           resolveKey,

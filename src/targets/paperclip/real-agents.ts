@@ -86,7 +86,7 @@ export class RealAgents {
 
   describe(): string {
     const versions = Object.values(this.binaries).map((binary) => `${binary.cli} ${binary.version}`);
-    return `agents: real (${versions.join(', ')}), against a provider emulator (latency ${this.settings.latency}, script ${this.settings.script})`;
+    return `agents: real (${versions.join(', ')}), against a provider emulator (latency ${this.settings.latency}, script ${this.provider.script})`;
   }
 
   /** Serves the provider emulator on 127.0.0.1 for the run. */
