@@ -1,16 +1,19 @@
 /**
  * The real codex, Claude Code and opencode binaries against the provider emulator, run by
  * `fleetbench agents try` as a process inside a network namespace that has only loopback
- * (`unshare -rn`), so nothing beyond 127.0.0.1 can be reached. Off CI, skipped with one line when
- * the CLIs are not installed (`fleetbench targets install agents`) or the namespace cannot be
- * made; under CI both are required (.ci/run installs the CLIs).
+ * (`unshare -rn`), so nothing beyond 127.0.0.1 can be reached, and every `connect()` of every
+ * process is observed (strace): none dials anything but loopback. Off CI, skipped with one line
+ * when the CLIs are not installed (`fleetbench targets install agents`) or the namespace cannot
+ * be made, and the connects are not observed without strace; under CI all are required (.ci/run
+ * installs them).
  */
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AGENT_PACKAGES, resolveAgentsInstall } from '../src/agents/index.ts';
 import { BIN } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
-import { inLoopbackNamespace, loopbackNamespace } from './helpers/tools.ts';
+import { dialled, inLoopbackNamespace, loopbackNamespace, straceTool } from './helpers/tools.ts';
 
 const ci = Boolean(process.env.CI);
 
@@ -52,15 +55,25 @@ interface Report {
   agents: Array<{ cli: string; version: string; turns: Turn[]; requests: Request[] }>;
 }
 
-/** `fleetbench agents try ARGS --json` in a namespace of its own: its exit code and report. */
+/**
+ * `fleetbench agents try ARGS --json` in a namespace of its own: its exit code and report, and
+ * with strace what the whole process tree dialled.
+ */
 function tryInNamespace(
   args: string[],
   timeoutMs: number,
-): Promise<{ code: number | null; report: Report; stderr: string }> {
+): Promise<{ code: number | null; report: Report; stderr: string; dialled?: ReturnType<typeof dialled> }> {
   const out = scratchDir('fleetbench-agents-');
+  const connects = straceTool.present
+    ? join(scratchDir('fleetbench-agents-connects-'), 'connects.log')
+    : undefined;
   return new Promise((resolve, reject) => {
     const child = spawn(
-      ...inLoopbackNamespace(process.execPath, [BIN, 'agents', 'try', ...args, '--json', '--out', out]),
+      ...inLoopbackNamespace(
+        process.execPath,
+        [BIN, 'agents', 'try', ...args, '--json', '--out', out],
+        connects,
+      ),
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
@@ -76,7 +89,12 @@ function tryInNamespace(
     child.once('close', (code) => {
       clearTimeout(timer);
       try {
-        resolve({ code, report: JSON.parse(stdout) as Report, stderr });
+        resolve({
+          code,
+          report: JSON.parse(stdout) as Report,
+          stderr,
+          ...(connects !== undefined ? { dialled: dialled(connects) } : {}),
+        });
       } catch {
         reject(new Error(`agents try printed no report (exit ${code}): ${stderr.slice(-2000)}`));
       }
@@ -89,9 +107,16 @@ const gapAfter = (requests: Request[], index: number) =>
   (requests[index + 1]?.t ?? Number.NaN) - ((requests[index]?.t ?? 0) + (requests[index]?.dur ?? 0));
 
 describe.skipIf(skip)('the real agent CLIs against the provider emulator, with only loopback', () => {
-  it('each CLI runs a turn with a tool call and a resumed turn, every request answered and recorded', async () => {
-    const { code, report, stderr } = await tryInNamespace([], 600_000);
+  it('each CLI runs a turn with a tool call and a resumed turn, every request answered and recorded, nothing but loopback dialled', async () => {
+    if (ci) straceTool.require();
+    const { code, report, stderr, dialled: seen } = await tryInNamespace([], 600_000);
     expect(code, stderr).toBe(0);
+    // Every connect of fleetbench, the three CLIs and what they ran: loopback only (the
+    // emulator, and opencode's npm install refused at the loopback registry its home names).
+    if (seen) {
+      expect(seen.inet).toBeGreaterThan(6);
+      expect(seen.beyondLoopback).toEqual([]);
+    }
     expect(report.ok).toBe(true);
     expect(report.agents.map((agent) => agent.cli)).toEqual(['codex', 'claude', 'opencode']);
     for (const agent of report.agents) {

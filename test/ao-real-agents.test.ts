@@ -6,7 +6,7 @@
  * from a real agent, attributed to its session as source `agent`. One session, two review bursts
  * and a hard restart of AO between them: the agent outlives AO's restart and answers the
  * restarted AO. Run in a network namespace with only loopback, so nothing beyond 127.0.0.1 is
- * reached. Off CI, skipped with one line when gh, tmux, the agent CLIs or the namespace are
+ * reached, with every connect() observed (strace): nothing but loopback is dialled. Off CI, skipped with one line when gh, tmux, the agent CLIs or the namespace are
  * missing; under CI all are required (.ci/run installs them).
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -18,7 +18,7 @@ import { scriptsFileSchema } from '../src/provider/index.ts';
 import { AO_AGENT_SCRIPT, aoAgentScript } from '../src/targets/ao/agents.ts';
 import { BIN, cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
-import { inLoopbackNamespace, loopbackNamespace, systemTool } from './helpers/tools.ts';
+import { dialled, inLoopbackNamespace, loopbackNamespace, straceTool, systemTool } from './helpers/tools.ts';
 
 const ci = Boolean(process.env.CI);
 const dir = scratchDir('fleetbench-ao-real-');
@@ -191,17 +191,16 @@ describe.skipIf(!ready && !ci)('--target ao with agents: real: the real Claude C
         .filter(([, seen]) => !seen)
         .map(([what]) => what);
     };
-    // Inside a network namespace with only loopback: the run, AO, tmux, Claude Code and gh.
+    // Inside a network namespace with only loopback: the run, AO, tmux, Claude Code and gh, each
+    // connect() observed (strace).
+    if (ci) straceTool.require();
+    const connects = straceTool.present ? join(dir, 'connects.log') : undefined;
     const run = spawn(
-      ...inLoopbackNamespace(process.execPath, [
-        BIN,
-        'run',
-        scenario,
-        '--out',
-        out,
-        '--no-progress',
-        '--no-report',
-      ]),
+      ...inLoopbackNamespace(
+        process.execPath,
+        [BIN, 'run', scenario, '--out', out, '--no-progress', '--no-report'],
+        connects,
+      ),
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
     );
     let stderr = '';
@@ -276,5 +275,11 @@ describe.skipIf(!ready && !ci)('--target ao with agents: real: the real Claude C
     const pushes = named(lines, 'agent.pushed');
     expect(pushes.length).toBeGreaterThanOrEqual(1);
     expect(named(lines, 'world.pushed').length).toBe(pushes.length);
+    // Nothing but loopback dialled by any process of the run: AO, tmux, Claude Code, gh, git.
+    if (connects !== undefined) {
+      const seen = dialled(connects);
+      expect(seen.inet).toBeGreaterThan(requests.length);
+      expect(seen.beyondLoopback).toEqual([]);
+    }
   }, 900_000);
 });

@@ -121,8 +121,8 @@ async function busyReplay(fixture: string, cell: string, sets: string[]) {
     graphql: a.api.projection.byResource.graphql?.pointsPerHour ?? 0,
     overruns: a.controlPlane.pollCycles?.overruns ?? 0,
     skipped: a.controlPlane.pollCycles?.skipped ?? 0,
-    cycleP50: a.controlPlane.pollCycles?.durationMs.p50 ?? 0,
-    cycleP95: a.controlPlane.pollCycles?.durationMs.p95 ?? 0,
+    cycleP50: a.controlPlane.pollCycles?.durationMs?.p50 ?? 0,
+    cycleP95: a.controlPlane.pollCycles?.durationMs?.p95 ?? 0,
   });
   const want = figures(real.analysis);
   // The real run: its cycles outlasted the interval and AO skipped ticks.

@@ -138,6 +138,12 @@ export function agentOutboundEnv(cli: AgentCli): Record<string, string> {
         OPENCODE_DISABLE_SHARE: '1',
         OPENCODE_DISABLE_CLAUDE_CODE: '1',
         OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
+        // At its first turn it installs a package from npm into its configuration directory, and
+        // no switch turns that off: its registry (npm's own setting, which it reads) is a loopback
+        // port nothing listens on, so the install is refused at once without a lookup beyond the
+        // machine, and opencode goes on (docs/world.md#what-the-clis-try).
+        npm_config_registry: 'http://127.0.0.1:9/',
+        npm_config_fetch_retries: '0',
       };
   }
 }

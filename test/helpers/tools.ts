@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -44,9 +45,56 @@ export function loopbackNamespace(): boolean {
   return probe.status === 0;
 }
 
-/** `command args…` run inside a fresh loopback-only network namespace: spawn's argv. */
-export function inLoopbackNamespace(command: string, args: readonly string[]): [string, string[]] {
-  return ['unshare', ['-rn', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', command, ...args]];
+/**
+ * `command args…` run inside a fresh loopback-only network namespace: spawn's argv. With
+ * `connectLog`, every `connect()` of the command and of every process it starts is written there
+ * (`straceConnects`): what `dialled()` reads.
+ */
+export function inLoopbackNamespace(
+  command: string,
+  args: readonly string[],
+  connectLog?: string,
+): [string, string[]] {
+  const observe = connectLog === undefined ? [] : straceConnects(connectLog);
+  return [
+    'unshare',
+    ['-rn', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', ...observe, command, ...args],
+  ];
+}
+
+/** strace (Debian package strace) is needed to observe the connects; required under CI. */
+export const straceTool = systemTool('strace', ['-V'], 'strace');
+
+/**
+ * The argv prefix that records every `connect()` of a process tree in `log` (strace, following
+ * forks; seccomp-bpf stops only at `connect`, so the processes run at nearly full speed).
+ */
+export function straceConnects(log: string): string[] {
+  return ['strace', '-f', '--seccomp-bpf', '-qq', '-e', 'trace=connect', '-o', log];
+}
+
+/**
+ * What a process tree dialled, from `straceConnects`' log: every IPv4 and IPv6 connect, and
+ * those to anything but loopback (127.0.0.0/8, ::1, an IPv4-mapped 127.x) as `address:port`.
+ * Unix sockets and netlink are local by nature and not counted.
+ */
+export function dialled(log: string): { inet: number; beyondLoopback: string[] } {
+  const beyond: string[] = [];
+  let inet = 0;
+  for (const line of readFileSync(log, 'utf8').split('\n')) {
+    if (!line.includes('connect(')) continue;
+    const v4 = /sa_family=AF_INET, sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)/.exec(line);
+    const v6 = /sa_family=AF_INET6, sin6_port=htons\((\d+)\).*inet_pton\(AF_INET6, "([^"]+)"/.exec(line);
+    const hit = v4 ?? v6;
+    if (!hit) continue;
+    inet++;
+    const [, port, address] = hit as unknown as [string, string, string];
+    const loopback =
+      (v4 !== null && address.startsWith('127.')) ||
+      (v6 !== null && (address === '::1' || address.startsWith('::ffff:127.')));
+    if (!loopback) beyond.push(`${address}:${port}`);
+  }
+  return { inet, beyondLoopback: beyond };
 }
 
 export const PROMTOOL = '/usr/bin/promtool';

@@ -3,7 +3,8 @@
  * paperclip-chaos-c4 with `agents: real`, so Paperclip's codex_local agents are the real codex CLI
  * answered by the run's provider emulator, with a real SIGTERM restart. Run as root inside a
  * network namespace with only loopback (`unshare -n`: Paperclip's user must exist there, so not
- * `unshare -rn`), so nothing beyond 127.0.0.1 can be reached. Skipped off CI with one line when
+ * `unshare -rn`), so nothing beyond 127.0.0.1 can be reached, and every connect() observed
+ * (strace): nothing but loopback is dialled. Skipped off CI with one line when
  * Paperclip or the agent CLIs are not installed; required under CI (.ci/run installs both).
  */
 import { spawnSync } from 'node:child_process';
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AGENT_PACKAGES, resolveAgentsInstall } from '../../src/agents/index.ts';
 import { scratchDir } from '../helpers/tmp.ts';
+import { dialled, straceConnects, straceTool } from '../helpers/tools.ts';
 import { leftDirs, paperclipInstalled, processesIn, runCli, traceLines } from './helpers.ts';
 
 const installed = paperclipInstalled();
@@ -32,6 +34,9 @@ const isolated =
   spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore', timeout: 30_000 })
     .status === 0;
 const PREFIX = isolated ? ['unshare', '-n', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"'] : [];
+/** Every connect() of fleetbench, Paperclip, its PostgreSQL and the codex agents (strace). */
+const connects = join(scratchDir('fleetbench-pc-connects-'), 'connects.log');
+const OBSERVE = straceTool.present ? straceConnects(connects) : [];
 
 describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
   'real agents under the real Paperclip',
@@ -86,7 +91,7 @@ describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
         ],
         'real-agents',
         {},
-        PREFIX,
+        [...PREFIX, ...OBSERVE],
       );
       const code = await Promise.race([
         run.exited,
@@ -140,6 +145,13 @@ describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
         [AGENT_PACKAGES.codex.version]: provider.byCli.codex.requests,
       });
       if (isolated) expect(run.stderr()).not.toMatch(/ENETUNREACH|EAI_AGAIN|getaddrinfo/);
+      // Nothing but loopback dialled by any process of the run, Paperclip's agents included.
+      if (ci) straceTool.require();
+      if (OBSERVE.length > 0) {
+        const seen = dialled(connects);
+        expect(seen.inet).toBeGreaterThan(boots.length);
+        expect(seen.beyondLoopback).toEqual([]);
+      }
       expect(processesIn(run.tmp)).toEqual([]);
       expect(leftDirs(run.tmp)).toEqual([]);
     });
