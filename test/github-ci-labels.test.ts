@@ -30,6 +30,7 @@ async function world() {
   const as = (token: string) => new Octokit({ baseUrl: server.url, auth: token });
   return {
     emulator,
+    url: server.url,
     octokit: as(emulator.defaultToken),
     ci: as(emulator.mintToken({ kind: 'actions', repo: 'fleetbench/repo-1' }).token),
     as,
@@ -127,6 +128,139 @@ describe('issue labels over REST', () => {
       'LabeledEvent bug',
       'UnlabeledEvent bug',
     ]);
+  });
+});
+
+describe('repository labels over REST', () => {
+  it("creates, reads, renames and deletes a label; a taken name is GitHub's already_exists", async () => {
+    const { octokit } = await world();
+    const made = await octokit.request('POST /repos/{owner}/{repo}/labels', {
+      ...repo,
+      name: 'agent:queued',
+      color: '#FBCA04',
+      description: 'Waiting for an agent',
+    });
+    expect(made.status).toBe(201);
+    expect(made.headers.location).toBe(made.data.url);
+    expect(made.data).toMatchObject({
+      name: 'agent:queued',
+      color: 'FBCA04',
+      description: 'Waiting for an agent',
+    });
+    // Names are case-insensitive: a second in another case is refused as GitHub words it.
+    const taken = await refusal(
+      octokit.request('POST /repos/{owner}/{repo}/labels', { ...repo, name: 'Agent:Queued' }),
+    );
+    expect(taken).toMatchObject({
+      status: 422,
+      data: {
+        message: 'Validation Failed',
+        errors: [{ resource: 'Label', code: 'already_exists', field: 'name' }],
+      },
+    });
+    const read = await octokit.request('GET /repos/{owner}/{repo}/labels/{name}', {
+      ...repo,
+      name: 'AGENT:QUEUED',
+    });
+    expect(read.data.id).toBe(made.data.id);
+
+    // A label on an issue follows its rename; deleting it takes it off the issue.
+    const issue = { ...repo, issue_number: 2 };
+    await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/labels', {
+      ...issue,
+      labels: ['agent:queued'],
+    });
+    const before = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', issue);
+    const renamed = await octokit.request('PATCH /repos/{owner}/{repo}/labels/{name}', {
+      ...repo,
+      name: 'agent:queued',
+      new_name: 'agent:waiting',
+      color: '00ff00',
+    });
+    expect(renamed.data).toMatchObject({ id: made.data.id, name: 'agent:waiting', color: '00ff00' });
+    const after = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', {
+      ...issue,
+      headers: { 'if-none-match': String(before.headers.etag) },
+    });
+    expect(after.status).toBe(200);
+    expect(after.data.labels.map((l) => (typeof l === 'string' ? l : l.name))).toContain('agent:waiting');
+    expect(after.data.updated_at).toBe(before.data.updated_at);
+    expect(
+      (
+        await refusal(
+          octokit.request('GET /repos/{owner}/{repo}/labels/{name}', { ...repo, name: 'agent:queued' }),
+        )
+      ).status,
+    ).toBe(404);
+    const gone = await octokit.request('DELETE /repos/{owner}/{repo}/labels/{name}', {
+      ...repo,
+      name: 'agent:waiting',
+    });
+    expect(gone.status).toBe(204);
+    const stripped = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/labels', issue);
+    expect(stripped.data.map((l: { name: string }) => l.name)).not.toContain('agent:waiting');
+    // A label no issue carries any more is still the repository's, as on GitHub.
+    await octokit.request('POST /repos/{owner}/{repo}/labels', { ...repo, name: 'unused' });
+    const listed = await octokit.request('GET /repos/{owner}/{repo}/labels', { ...repo, per_page: 100 });
+    expect(listed.data.map((l: { name: string }) => l.name)).toContain('unused');
+  });
+
+  it('refuses what GitHub refuses: no name, a bad color, a long name or description, bad JSON', async () => {
+    const { octokit, emulator, url } = await world();
+    // Bodies Octokit's types would not let through, sent as a careless client sends them.
+    const create = (body: Record<string, unknown>) =>
+      refusal(octokit.request('POST /repos/{owner}/{repo}/labels', { ...repo, ...body } as never));
+    expect(await create({ color: 'ffffff' })).toMatchObject({
+      status: 422,
+      data: { errors: [{ resource: 'Label', code: 'missing_field', field: 'name' }] },
+    });
+    expect(await create({ name: 'x', color: 'blue' })).toMatchObject({
+      status: 422,
+      data: { errors: [{ code: 'invalid', field: 'color' }] },
+    });
+    expect(await create({ name: 42 })).toMatchObject({ status: 422, data: { errors: [{ field: 'name' }] } });
+    expect(await create({ name: 'n'.repeat(1_000_000) })).toMatchObject({
+      status: 422,
+      data: { errors: [{ message: 'name is too long (maximum is 50 characters)' }] },
+    });
+    expect(await create({ name: 'ok', description: 'd'.repeat(101) })).toMatchObject({
+      status: 422,
+      data: { errors: [{ code: 'invalid', field: 'description' }] },
+    });
+    for (const [method, path] of [
+      ['POST', 'labels'],
+      ['PATCH', 'labels/bug'],
+    ])
+      expect(
+        (
+          await fetch(`${url}/repos/fleetbench/repo-1/${path}`, {
+            method,
+            headers: { authorization: `token ${emulator.defaultToken}` },
+            body: '{"name": ',
+          })
+        ).status,
+      ).toBe(400);
+    // A path naming a label of absurd length is a plain 404 (past 16 KB of head, node:http's 4xx).
+    expect(
+      (
+        await refusal(
+          octokit.request('GET /repos/{owner}/{repo}/labels/{name}', { ...repo, name: 'L'.repeat(10_000) }),
+        )
+      ).status,
+    ).toBe(404);
+    for (const method of ['PATCH', 'DELETE'] as const)
+      expect(
+        (
+          await refusal(
+            octokit.request(`${method} /repos/{owner}/{repo}/labels/{name}`, {
+              ...repo,
+              name: 'L'.repeat(10_000),
+            }),
+          )
+        ).status,
+      ).toBe(404);
+    const listed = await octokit.request('GET /repos/{owner}/{repo}/labels', { ...repo, per_page: 100 });
+    expect(listed.data.map((l: { name: string }) => l.name)).not.toContain('ok');
   });
 });
 

@@ -243,7 +243,7 @@ export function labelObject(state: GitHubState, repo: Repo, l: Label): Record<st
     name: l.name,
     color: l.color,
     default: false,
-    description: null,
+    description: l.description,
   };
 }
 

@@ -437,10 +437,8 @@ export class RepoNode {
   }
   /** A label of the repository by name (case-insensitive, as on GitHub); null when there is none. */
   label(args: { name: string }) {
-    const wanted = args.name.toLowerCase();
-    for (const label of this.s.repoLabels(this.repo).values())
-      if (label.name.toLowerCase() === wanted) return new LabelNode(this.s, this.repo, label);
-    return null;
+    const label = this.s.labelTable.find(this.repo, args.name);
+    return label === undefined ? null : new LabelNode(this.s, this.repo, label);
   }
   assignableUsers(args: ConnArgs) {
     return connection(

@@ -37,12 +37,13 @@ export class LabelNode {
   readonly id: string;
   readonly name: string;
   readonly color: string;
-  readonly description = null;
+  readonly description: string | null;
   readonly url: string;
   constructor(state: GitHubState, repo: Repo, label: Label) {
     this.id = label.nodeId;
     this.name = label.name;
     this.color = label.color;
+    this.description = label.description;
     this.url = `${state.webUrl}/${repo.fullName}/labels/${encodeURIComponent(label.name)}`;
   }
 }
