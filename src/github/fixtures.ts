@@ -194,6 +194,10 @@ export const DEFAULT_OWNER = 'fleetbench';
 export function checkFixtures(fixtures: Fixtures): { path: (string | number)[]; message: string }[] {
   const problems: { path: (string | number)[]; message: string }[] = [];
   const repos = new Set<string>();
+  fixtures.users?.forEach((user, u) => {
+    if (user.members !== undefined && user.type !== 'Organization')
+      problems.push({ path: ['users', u, 'members'], message: 'only an Organization has members' });
+  });
   fixtures.repos.forEach((repo, r) => {
     const full = `${repo.owner}/${repo.name}`.toLowerCase();
     if (repos.has(full))
@@ -350,7 +354,12 @@ export function generateFixtures(options: GenerateFixturesOptions, rng: Rng): Fi
         checks: [{ name: 'ci', status: 'completed', conclusion: 'success' }],
       });
     }
-    repos.push({ owner, name: `repo-${r}`, issues, pulls: pullFixtures });
+    // The agent and the reviewers can push, as a control plane's accounts must (COLLABORATOR).
+    const collaborators = [user, 'reviewer-1', 'reviewer-2'].map((login) => ({
+      login,
+      role_name: 'write' as const,
+    }));
+    repos.push({ owner, name: `repo-${r}`, issues, pulls: pullFixtures, collaborators });
   }
   return {
     default_user: user,

@@ -23,6 +23,7 @@ import {
   USER_UPDATED_AT,
   type User,
 } from './state.ts';
+import { association } from './world/access.ts';
 import { type GitIdent, gitDate } from './world/git-objects.ts';
 
 function cached(
@@ -303,7 +304,7 @@ export function issueJson(state: GitHubState, issue: Issue): string {
       created_at: state.time.iso(issue.createdAt),
       updated_at: state.time.iso(issue.updatedAt),
       closed_at: issue.closedAt === null ? null : state.time.iso(issue.closedAt),
-      author_association: issue.user === repo.owner ? 'OWNER' : 'CONTRIBUTOR',
+      author_association: association(issue.user, repo),
       active_lock_reason: null,
       ...(pull
         ? {
@@ -384,7 +385,7 @@ function pullObject(state: GitHubState, pull: PullRequest): Record<string, unkno
       commits: { href: `${api}/pulls/${issue.number}/commits` },
       statuses: { href: `${api}/statuses/${pull.headSha}` },
     },
-    author_association: issue.user === repo.owner ? 'OWNER' : 'CONTRIBUTOR',
+    author_association: association(issue.user, repo),
     auto_merge: null,
     draft: pull.draft,
   };
@@ -443,7 +444,7 @@ export function issueCommentObject(
     user: userObject(state, c.user),
     created_at: state.time.iso(c.createdAt),
     updated_at: state.time.iso(c.updatedAt),
-    author_association: c.user === issue.repo.owner ? 'OWNER' : 'CONTRIBUTOR',
+    author_association: association(c.user, issue.repo),
     body: c.body,
   };
 }
@@ -459,7 +460,7 @@ export function reviewObject(state: GitHubState, pull: PullRequest, r: Review): 
     state: r.state,
     html_url: `${html}#pullrequestreview-${r.id}`,
     pull_request_url: `${state.apiUrl}/repos/${repo.fullName}/pulls/${pull.issue.number}`,
-    author_association: 'CONTRIBUTOR',
+    author_association: association(r.user, repo),
     _links: {
       html: { href: `${html}#pullrequestreview-${r.id}` },
       pull_request: { href: `${state.apiUrl}/repos/${repo.fullName}/pulls/${pull.issue.number}` },
@@ -496,7 +497,7 @@ export function reviewCommentObject(
     updated_at: state.time.iso(c.updatedAt),
     html_url: html,
     pull_request_url: `${api}/pulls/${pull.issue.number}`,
-    author_association: 'CONTRIBUTOR',
+    author_association: association(c.user, repo),
     _links: {
       self: { href: `${api}/pulls/comments/${c.id}` },
       html: { href: html },

@@ -126,6 +126,9 @@ export class GitHubState {
     this.events = new IssueEvents(this.time);
     this.labelTable = new Labels(this.time);
     for (const user of fixtures.users ?? []) this.ensureUser(user.login, user.type ?? 'User', user.name);
+    for (const org of fixtures.users ?? [])
+      if (org.members !== undefined)
+        this.ensureUser(org.login).members = new Set(org.members.map((login) => this.ensureUser(login)));
     this.defaultUser = this.ensureUser(fixtures.default_user ?? DEFAULT_USER);
     // Fixture objects are dated before the run starts, a minute apart, in file order.
     const dates = fixtureRepoDates(fixtures.repos);
@@ -513,7 +516,22 @@ export class GitHubState {
     }
     // The branch was pushed before the pull request was opened on it.
     if (pushed) this.refs.pushed(repo, at);
+    this.noteAuthor(repo, repo.pullAuthors, issue.user);
     return pull;
+  }
+
+  /**
+   * A user joins one of the sets `author_association` is computed from (a pull request's authors,
+   * the contributors): the first time, every representation showing their association in the
+   * repository changes, so everything in it takes a new version (`updated_at` kept).
+   */
+  private noteAuthor(repo: Repo, set: Set<User>, user: User): void {
+    if (set.has(user)) return;
+    set.add(user);
+    for (const issue of repo.issues.values()) {
+      const v = this.restamp(issue);
+      if (issue.pull) issue.pull.reviewsVersion = issue.pull.reviewCommentsVersion = v;
+    }
   }
 
   /**
@@ -879,6 +897,7 @@ export class GitHubState {
       pull.mergedBy = by;
       pull.mergeCommitSha = merge.commit;
       repo.branches.set(pull.base, merge.tip);
+      this.noteAuthor(repo, repo.contributors, issue.user);
       this.events.add(issue, 'merged', by, at, { commitId: merge.commit });
       if (pull.linkedIssue !== null) {
         const linked = repo.issues.get(pull.linkedIssue);

@@ -28,9 +28,7 @@ export function actor(state: GitHubState, user: User | null | undefined): UserNo
   return user ? new UserNode(state, user) : null;
 }
 
-export function association(user: User, repo: Repo): string {
-  return user === repo.owner ? 'OWNER' : 'CONTRIBUTOR';
-}
+export { association } from '../world/access.ts';
 
 export class LabelNode {
   readonly __typename = 'Label';
