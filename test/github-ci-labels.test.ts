@@ -264,6 +264,66 @@ describe('repository labels over REST', () => {
   });
 });
 
+describe('closing keywords', () => {
+  it('links a pull request to the issue its body closes: GraphQL closedByPullRequestsReferences, the merge closing it', async () => {
+    const { octokit, emulator } = await world();
+    emulator.admin.pushBranch({ repo: 'fleetbench/repo-1', branch: 'fix/five' });
+    const opened = await octokit.request('POST /repos/{owner}/{repo}/pulls', {
+      ...repo,
+      head: 'fix/five',
+      base: 'main',
+      title: 'Fix five',
+      body: 'Some context.\n\nfixes: #5, and mentions #6',
+    });
+    const closers = async (number: number, extra = '') => {
+      const { repository } = await octokit.graphql<{
+        repository: {
+          issue: { closedByPullRequestsReferences: { nodes: { number: number; state: string }[] } };
+        };
+      }>(
+        `{ repository(owner: "fleetbench", name: "repo-1") { issue(number: ${number}) { closedByPullRequestsReferences(first: 10${extra}) { nodes { number state } } } } }`,
+      );
+      return repository.issue.closedByPullRequestsReferences.nodes;
+    };
+    expect(await closers(5)).toEqual([{ number: opened.data.number, state: 'OPEN' }]);
+    expect(await closers(6)).toEqual([]);
+    // An edit of the body moves the link, as GitHub re-reads the keywords.
+    await octokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', {
+      ...repo,
+      pull_number: opened.data.number,
+      body: 'Resolves fleetbench/repo-1#6',
+    });
+    expect(await closers(5)).toEqual([]);
+    expect(await closers(6)).toEqual([{ number: opened.data.number, state: 'OPEN' }]);
+    const pull = emulator.state.repo('fleetbench/repo-1').pulls.get(opened.data.number)!;
+    emulator.admin.submitReview({
+      repo: 'fleetbench/repo-1',
+      number: pull.issue.number,
+      state: 'APPROVED',
+      user: 'reviewer-1',
+    });
+    await emulator.admin.setCheckRun({
+      repo: 'fleetbench/repo-1',
+      number: pull.issue.number,
+      conclusion: 'success',
+    });
+    await octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', {
+      ...repo,
+      pull_number: opened.data.number,
+    });
+    const six = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', {
+      ...repo,
+      issue_number: 6,
+    });
+    expect(six.data.state).toBe('closed');
+    // A merged pull request is closed: listed only with includeClosedPrs.
+    expect(await closers(6)).toEqual([]);
+    expect(await closers(6, ', includeClosedPrs: true')).toEqual([
+      { number: opened.data.number, state: 'MERGED' },
+    ]);
+  });
+});
+
 describe("a repository's issue comments over REST", () => {
   it('lists every issue and pull request comment of the repository, not an issue numbered "comments"', async () => {
     const { octokit } = await world();

@@ -20,6 +20,7 @@ import {
 import type { Touched } from './touched.ts';
 import { ISSUE_BOUNDS } from './world/bounds.ts';
 import { Checks } from './world/checks.ts';
+import { closingIssue } from './world/closing.ts';
 import { IssueEvents } from './world/events.ts';
 import { GITHUB_COMMITTER, type GitIdent, readmeTree } from './world/git-objects.ts';
 import { checkLabelName, Labels } from './world/labels.ts';
@@ -441,6 +442,8 @@ export class GitHubState {
       linked = repo.issues.get(input.issue);
       if (!linked || linked.pull)
         throw new GitHubStateError(422, `no issue #${input.issue} in ${repo.fullName}`);
+    } else if (base === repo.defaultBranch && input.body !== undefined) {
+      linked = closingIssue(repo, input.body);
     }
     const branchSha = repo.branches.get(input.head);
     const pushed = (input.sha !== undefined && input.sha !== branchSha) || branchSha === undefined;
@@ -909,6 +912,18 @@ export class GitHubState {
     if (merge) this.refs.pushed(repo, at);
   }
 
+  /** A pull request's body changed: it closes the issue its closing keywords name now, if any. */
+  private relink(pull: PullRequest, by: User, at: number): void {
+    const repo = pull.issue.repo;
+    const linked = pull.base === repo.defaultBranch ? closingIssue(repo, pull.issue.body) : undefined;
+    const before = pull.linkedIssue;
+    pull.linkedIssue = linked?.number ?? null;
+    if (linked !== undefined && linked.number !== before) {
+      this.events.add(linked, 'cross-referenced', by, at, { source: pull.issue });
+      this.touchIssue(linked, at);
+    }
+  }
+
   /** Closes an issue (completed unless said otherwise); `commit` when a merged pull request closed it. */
   closeIssue(
     issue: Issue,
@@ -950,7 +965,10 @@ export class GitHubState {
         this.events.add(issue, 'renamed', by, at, { rename: { from: issue.title, to: input.title } });
       issue.title = input.title;
     }
-    if (input.body !== undefined) issue.body = input.body;
+    if (input.body !== undefined) {
+      issue.body = input.body;
+      if (pull && !pull.merged) this.relink(pull, by, at);
+    }
     if (input.base !== undefined && pull) {
       if (!issue.repo.branches.has(input.base))
         throw new GitHubStateError(422, `no branch ${input.base} in ${issue.repo.fullName}`);
