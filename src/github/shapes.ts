@@ -42,10 +42,18 @@ function cached(
 
 const userObjects = new WeakMap<User, { epoch: number; value: Record<string, unknown> }>();
 
+/** A user's web page; a bot's is its app's (`https://github.com/apps/github-actions`), as GitHub links it. */
+export function webProfile(state: GitHubState, user: User): string {
+  return user.type === 'Bot' && user.login.endsWith('[bot]')
+    ? `${state.webUrl}/apps/${encodeURIComponent(user.login.slice(0, -'[bot]'.length))}`
+    : `${state.webUrl}/${encodeURIComponent(user.login)}`;
+}
+
 export function userObject(state: GitHubState, user: User): Record<string, unknown> {
   const hit = userObjects.get(user);
   if (hit && hit.epoch === state.urlEpoch) return hit.value;
-  const api = `${state.apiUrl}/users/${user.login}`;
+  // A bot's login has brackets (`github-actions[bot]`): GitHub percent-encodes them in its URLs.
+  const api = `${state.apiUrl}/users/${encodeURIComponent(user.login)}`;
   const value = {
     login: user.login,
     id: user.id,
@@ -53,7 +61,7 @@ export function userObject(state: GitHubState, user: User): Record<string, unkno
     avatar_url: `https://avatars.githubusercontent.com/u/${user.id}?v=4`,
     gravatar_id: '',
     url: api,
-    html_url: `${state.webUrl}/${user.login}`,
+    html_url: webProfile(state, user),
     followers_url: `${api}/followers`,
     following_url: `${api}/following{/other_user}`,
     gists_url: `${api}/gists{/gist_id}`,

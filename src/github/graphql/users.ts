@@ -1,4 +1,6 @@
 /** Users, bots and organizations (one node class, `__typename` from the account type) and labels. */
+
+import { webProfile } from '../shapes.ts';
 import type { GitHubState, Label, Repo, User } from '../state.ts';
 
 export class UserNode {
@@ -16,7 +18,7 @@ export class UserNode {
     this.databaseId = user.id;
     this.login = user.login;
     this.name = user.name;
-    this.url = `${state.webUrl}/${user.login}`;
+    this.url = webProfile(state, user);
     this.resourcePath = `/${user.login}`;
   }
   avatarUrl(): string {
