@@ -553,5 +553,40 @@ describe('reviews, merges and repository settings over REST', () => {
       }),
     );
     expect(bad.status).toBe(422);
+
+    // With merge commits off and delete_branch_on_merge on: a merge commit is refused, a squash
+    // titled by commit_title lands as one commit and its head branch goes.
+    const seven = { ...repo, pull_number: 7 };
+    await as(emulator.mintToken({ user: 'reviewer-1' }).token).request(
+      'POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews',
+      { ...seven, event: 'APPROVE' },
+    );
+    const head = (await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', seven)).data.head
+      .ref;
+    const refused = await refusal(
+      octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', {
+        ...seven,
+        merge_method: 'merge',
+      }),
+    );
+    expect(refused.status).toBe(405);
+    const squashed = await octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', {
+      ...seven,
+      merge_method: 'squash',
+      commit_title: 'Squash: fix one (#7)',
+    });
+    const commit = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}', {
+      ...repo,
+      ref: squashed.data.sha,
+    });
+    expect(commit.data.commit.message.split('\n')[0]).toBe('Squash: fix one (#7)');
+    expect(commit.data.parents).toHaveLength(1);
+    expect(
+      (
+        await refusal(
+          octokit.request('GET /repos/{owner}/{repo}/branches/{branch}', { ...repo, branch: head }),
+        )
+      ).status,
+    ).toBe(404);
   });
 });
