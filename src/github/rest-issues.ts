@@ -21,6 +21,7 @@ import {
 import { labelObject, labelsJson } from './shapes.ts';
 import { issueEventObject, listedEvents, timelineEntries } from './shapes-timeline.ts';
 import type { Issue, Label, Repo } from './state.ts';
+import type { LabelInput } from './world/labels.ts';
 
 export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
   const labels = '/repos/{owner}/{repo}/issues/{issue_number}/labels';
@@ -156,6 +157,8 @@ function withLabelNames(ctx: RestContext, fn: (names: string[]) => RestResult): 
   return mutate(() => fn(names), 'Label');
 }
 
+type LabelFields = Partial<LabelInput>;
+
 /** The repository's label the path names (in any case), else 404. */
 function withLabel(ctx: RestContext, fn: (repo: Repo, label: Label) => RestResult): RestResult {
   return withRepo(ctx, (repo) => {
@@ -172,24 +175,25 @@ function withLabel(ctx: RestContext, fn: (repo: Repo, label: Label) => RestResul
 function withLabelFields(
   ctx: RestContext,
   nameField: 'name' | 'new_name',
-  fn: (fields: { name?: string; color?: string; description?: string | null }) => RestResult,
+  fn: (fields: LabelFields) => RestResult,
 ): RestResult {
-  if (ctx.body === null || typeof ctx.body !== 'object' || Array.isArray(ctx.body))
+  // No body at all changes nothing; a body that is not an object is refused.
+  if (
+    ctx.body !== undefined &&
+    (ctx.body === null || typeof ctx.body !== 'object' || Array.isArray(ctx.body))
+  )
     return validation('Label', nameField, 'invalid');
-  const fields: { name?: string; color?: string; description?: string | null } = {};
-  for (const [from, to] of [
-    [nameField, 'name'],
-    ['color', 'color'],
-    ['description', 'description'],
-  ] as const) {
-    const value = bodyField(ctx, from);
-    if (value === undefined || (to === 'description' && value === null)) {
-      if (value === null) fields.description = null;
-      continue;
-    }
-    if (typeof value !== 'string') return validation('Label', from, 'invalid');
-    fields[to] = value;
-  }
+  const fields: LabelFields = {};
+  const name = bodyField(ctx, nameField);
+  const color = bodyField(ctx, 'color');
+  const description = bodyField(ctx, 'description');
+  if (name !== undefined && typeof name !== 'string') return validation('Label', nameField, 'invalid');
+  if (color !== undefined && typeof color !== 'string') return validation('Label', 'color', 'invalid');
+  if (description !== undefined && description !== null && typeof description !== 'string')
+    return validation('Label', 'description', 'invalid');
+  if (name !== undefined) fields.name = name;
+  if (color !== undefined) fields.color = color;
+  if (description !== undefined) fields.description = description;
   return mutate(() => fn(fields), 'Label');
 }
 
