@@ -5,6 +5,7 @@
  * repository's merge settings. Each through Octokit against the emulator served on 127.0.0.1.
  */
 import { Octokit } from '@octokit/core';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
@@ -15,7 +16,7 @@ import {
   MAX_STATUS_DESCRIPTION_CHARS,
   MAX_STATUSES_PER_CONTEXT,
 } from '../src/github/world/checks.ts';
-import { serve } from './helpers/github.ts';
+import { inProcess, serve } from './helpers/github.ts';
 
 const repo = { owner: 'fleetbench', repo: 'repo-1' };
 
@@ -261,6 +262,76 @@ describe('repository labels over REST', () => {
       ).toBe(404);
     const listed = await octokit.request('GET /repos/{owner}/{repo}/labels', { ...repo, per_page: 100 });
     expect(listed.data.map((l: { name: string }) => l.name)).not.toContain('ok');
+  });
+});
+
+describe("a repository's label table: invariants under any sequence of writes", () => {
+  // Names differing only in case, to search for two labels GitHub would call one.
+  const name = fc.constantFrom('bug', 'Bug', 'BUG', 'agent:x', 'Agent:X', 'todo');
+  const issueNumber = fc.constantFrom(1, 2, 7);
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('create' as const), name }),
+    fc.record({ kind: fc.constant('rename' as const), name, to: name }),
+    fc.record({ kind: fc.constant('delete' as const), name }),
+    fc.record({
+      kind: fc.constant('add' as const),
+      issue: issueNumber,
+      names: fc.array(name, { maxLength: 3 }),
+    }),
+    fc.record({
+      kind: fc.constant('set' as const),
+      issue: issueNumber,
+      names: fc.array(name, { maxLength: 3 }),
+    }),
+    fc.record({ kind: fc.constant('remove' as const), issue: issueNumber, name }),
+  );
+
+  it('one label per name in any case; every issue holds table labels, each once; never a 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 15 }), async (ops) => {
+        const { emulator, transport } = inProcess({
+          fixtures: { repos: 1, issuesPerRepo: 4, pullsPerRepo: 2 },
+        });
+        const base = '/repos/fleetbench/repo-1';
+        const send = (method: string, path: string, body?: unknown) =>
+          transport.request({
+            method,
+            path: `${base}${path}`,
+            headers: {},
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
+        const repo = emulator.state.repo('fleetbench/repo-1');
+        for (const o of ops) {
+          const res =
+            o.kind === 'create'
+              ? await send('POST', '/labels', { name: o.name })
+              : o.kind === 'rename'
+                ? await send('PATCH', `/labels/${encodeURIComponent(o.name)}`, { new_name: o.to })
+                : o.kind === 'delete'
+                  ? await send('DELETE', `/labels/${encodeURIComponent(o.name)}`)
+                  : o.kind === 'add'
+                    ? await send('POST', `/issues/${o.issue}/labels`, { labels: o.names })
+                    : o.kind === 'set'
+                      ? await send('PUT', `/issues/${o.issue}/labels`, { labels: o.names })
+                      : await send('DELETE', `/issues/${o.issue}/labels/${encodeURIComponent(o.name)}`);
+          expect([200, 201, 204, 404, 422]).toContain(res.status);
+          const table = [...repo.labels.entries()];
+          for (const [key, label] of table) expect(key).toBe(label.name.toLowerCase());
+          const held = new Set(repo.labels.values());
+          for (const issue of repo.issues.values()) {
+            for (const label of issue.labels) expect(held.has(label)).toBe(true);
+            const lower = issue.labels.map((l) => l.name.toLowerCase());
+            expect(new Set(lower).size).toBe(lower.length);
+          }
+          const listed = JSON.parse((await send('GET', '/labels?per_page=100')).body) as { name: string }[];
+          expect(listed.map((l) => l.name).sort()).toEqual(
+            [...repo.labels.values()].map((l) => l.name).sort(),
+          );
+        }
+        emulator.close();
+      }),
+      { seed: 51, numRuns: 60 },
+    );
   });
 });
 

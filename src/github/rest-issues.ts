@@ -64,7 +64,8 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
   r.add('DELETE', `${labels}/{name}`, 'issues/labels#remove-a-label-from-an-issue', (ctx) =>
     withIssue(ctx, 2, (issue) => {
       const name = ctx.params[3]!;
-      if (!issue.labels.some((l) => l.name === name)) return fail(404, 'Label does not exist');
+      if (!issue.labels.some((l) => l.name.toLowerCase() === name.toLowerCase()))
+        return fail(404, 'Label does not exist');
       ctx.state.removeLabels(issue, [name], actor(ctx));
       return labelList(ctx, issue);
     }),
