@@ -930,6 +930,31 @@ describe.skipIf(ghTool.skip)('gh CLI against the emulator over TLS (compatibilit
     ]);
   });
 
+  it('gh api collaborators: 204 for a collaborator, 404 (exit 1) for anyone else, the permission by --jq', async () => {
+    const { session, token } = identity();
+    const yes = await gh(['api', 'repos/fleetbench/repo-1/collaborators/reviewer-1'], token);
+    expect(yes.code).toBe(0);
+    expect(yes.stdout).toBe('');
+    const no = await gh(['api', 'repos/fleetbench/repo-1/collaborators/someone-else'], token);
+    expect(no.code).not.toBe(0);
+    expect(no.stderr).toContain('Not Found (HTTP 404)');
+    const permission = await gh(
+      [
+        'api',
+        'repos/fleetbench/repo-1/collaborators/reviewer-1/permission',
+        '--jq',
+        '.permission + " " + .role_name',
+      ],
+      token,
+    );
+    expect(permission.stdout.trim()).toBe('write write');
+    expect(charges(session)).toEqual([
+      ['GET /repos/{owner}/{repo}/collaborators/{username}', 1, 1],
+      ['GET /repos/{owner}/{repo}/collaborators/{username}', 1, 1],
+      ['GET /repos/{owner}/{repo}/collaborators/{username}/permission', 1, 1],
+    ]);
+  });
+
   it('gh pr diff asks for the diff media type and prints the diff', async () => {
     const { session, token } = identity();
     const res = await gh(['pr', 'diff', '13', ...repoArg()], token);
