@@ -205,7 +205,7 @@ describe('fixtures of people', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbench-access-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('refuses members on a user, an unknown role and a bad label color, naming the line', () => {
+  it('refuses members on a user, an unknown role, a label declared twice and a bad color, naming the line', () => {
     const file = join(dir, 'bad.yaml');
     const refusal = (text: string) => {
       writeFileSync(file, text);
@@ -223,6 +223,9 @@ describe('fixtures of people', () => {
     expect(
       refusal('repos:\n  - owner: o\n    name: r\n    collaborators: [{ login: amy, role_name: owner }]\n'),
     ).toMatch(/bad\.yaml:4.*collaborators\[0\]\.role_name/);
+    expect(
+      refusal('repos:\n  - owner: o\n    name: r\n    labels: [{ name: Bug }, { name: bug }]\n'),
+    ).toMatch(/bad\.yaml:4.*labels\[1\]\.name: label bug is declared twice/);
     expect(refusal('repos:\n  - owner: o\n    name: r\n    labels: [{ name: x, color: red }]\n')).toMatch(
       /bad\.yaml:4.*labels\[0\]\.color: expected six hex digits/,
     );

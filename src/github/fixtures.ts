@@ -203,6 +203,16 @@ export function checkFixtures(fixtures: Fixtures): { path: (string | number)[]; 
     if (repos.has(full))
       problems.push({ path: ['repos', r, 'name'], message: `duplicate repository ${full}` });
     repos.add(full);
+    const labelNames = new Set<string>();
+    repo.labels?.forEach((label, l) => {
+      const key = label.name.toLowerCase();
+      if (labelNames.has(key))
+        problems.push({
+          path: ['repos', r, 'labels', l, 'name'],
+          message: `label ${label.name} is declared twice (names are case-insensitive)`,
+        });
+      labelNames.add(key);
+    });
     const numbers = new Set<number>();
     const issueNumbers = new Set<number>();
     const claim = (n: number | undefined, path: (string | number)[]) => {

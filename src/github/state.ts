@@ -330,7 +330,11 @@ export class GitHubState {
       state: 'open',
       stateReason: null,
       // Labels a fixture names without declaring them join the repository's table.
-      labels: this.labelTable.ensure(repo, [...new Set(fields.labels ?? [])], paletteColor),
+      labels: this.labelTable.ensure(
+        repo,
+        [...new Map((fields.labels ?? []).map((n) => [n.toLowerCase(), n])).values()],
+        paletteColor,
+      ),
       assignees: this.assigneesOf(('assignees' in fields ? fields.assignees : undefined) ?? []),
       comments: [],
       createdAt: at,
