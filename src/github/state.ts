@@ -23,7 +23,7 @@ import { Checks } from './world/checks.ts';
 import { closingIssue } from './world/closing.ts';
 import { IssueEvents } from './world/events.ts';
 import { GITHUB_COMMITTER, type GitIdent, readmeTree } from './world/git-objects.ts';
-import { checkLabelName, Labels } from './world/labels.ts';
+import { checkLabelName, type LabelInput, Labels } from './world/labels.ts';
 import { type MadeMerge, type MergeChoice, makeMerge } from './world/merges.ts';
 import {
   type Commit,
@@ -1055,16 +1055,12 @@ export class GitHubState {
   }
 
   /** A label made in the repository's table (REST `POST …/labels`). */
-  createLabel(repo: Repo, input: { name: string; color?: string; description?: string | null }): Label {
+  createLabel(repo: Repo, input: LabelInput): Label {
     return this.labelTable.create(repo, input);
   }
 
   /** A label renamed or recoloured: every issue carrying it shows the change (new version, same `updated_at`). */
-  updateLabel(
-    repo: Repo,
-    label: Label,
-    input: { name?: string; color?: string; description?: string | null },
-  ): Label {
+  updateLabel(repo: Repo, label: Label, input: Partial<LabelInput>): Label {
     for (const issue of this.labelTable.update(repo, label, input)) this.restamp(issue);
     return label;
   }
