@@ -5,6 +5,7 @@
  * repository's merge settings. Each through Octokit against the emulator served on 127.0.0.1.
  */
 import { Octokit } from '@octokit/core';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
@@ -15,7 +16,7 @@ import {
   MAX_STATUS_DESCRIPTION_CHARS,
   MAX_STATUSES_PER_CONTEXT,
 } from '../src/github/world/checks.ts';
-import { serve } from './helpers/github.ts';
+import { inProcess, serve } from './helpers/github.ts';
 
 const repo = { owner: 'fleetbench', repo: 'repo-1' };
 
@@ -30,6 +31,7 @@ async function world() {
   const as = (token: string) => new Octokit({ baseUrl: server.url, auth: token });
   return {
     emulator,
+    url: server.url,
     octokit: as(emulator.defaultToken),
     ci: as(emulator.mintToken({ kind: 'actions', repo: 'fleetbench/repo-1' }).token),
     as,
@@ -126,6 +128,269 @@ describe('issue labels over REST', () => {
       'LabeledEvent agent:done',
       'LabeledEvent bug',
       'UnlabeledEvent bug',
+    ]);
+  });
+});
+
+describe('repository labels over REST', () => {
+  it("creates, reads, renames and deletes a label; a taken name is GitHub's already_exists", async () => {
+    const { octokit } = await world();
+    const made = await octokit.request('POST /repos/{owner}/{repo}/labels', {
+      ...repo,
+      name: 'agent:queued',
+      color: '#FBCA04',
+      description: 'Waiting for an agent',
+    });
+    expect(made.status).toBe(201);
+    expect(made.headers.location).toBe(made.data.url);
+    expect(made.data).toMatchObject({
+      name: 'agent:queued',
+      color: 'FBCA04',
+      description: 'Waiting for an agent',
+    });
+    // Names are case-insensitive: a second in another case is refused as GitHub words it.
+    const taken = await refusal(
+      octokit.request('POST /repos/{owner}/{repo}/labels', { ...repo, name: 'Agent:Queued' }),
+    );
+    expect(taken).toMatchObject({
+      status: 422,
+      data: {
+        message: 'Validation Failed',
+        errors: [{ resource: 'Label', code: 'already_exists', field: 'name' }],
+      },
+    });
+    const read = await octokit.request('GET /repos/{owner}/{repo}/labels/{name}', {
+      ...repo,
+      name: 'AGENT:QUEUED',
+    });
+    expect(read.data.id).toBe(made.data.id);
+
+    // A label on an issue follows its rename; deleting it takes it off the issue.
+    const issue = { ...repo, issue_number: 2 };
+    await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/labels', {
+      ...issue,
+      labels: ['agent:queued'],
+    });
+    const before = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', issue);
+    const renamed = await octokit.request('PATCH /repos/{owner}/{repo}/labels/{name}', {
+      ...repo,
+      name: 'agent:queued',
+      new_name: 'agent:waiting',
+      color: '00ff00',
+    });
+    expect(renamed.data).toMatchObject({ id: made.data.id, name: 'agent:waiting', color: '00ff00' });
+    const after = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', {
+      ...issue,
+      headers: { 'if-none-match': String(before.headers.etag) },
+    });
+    expect(after.status).toBe(200);
+    expect(after.data.labels.map((l) => (typeof l === 'string' ? l : l.name))).toContain('agent:waiting');
+    expect(after.data.updated_at).toBe(before.data.updated_at);
+    expect(
+      (
+        await refusal(
+          octokit.request('GET /repos/{owner}/{repo}/labels/{name}', { ...repo, name: 'agent:queued' }),
+        )
+      ).status,
+    ).toBe(404);
+    const gone = await octokit.request('DELETE /repos/{owner}/{repo}/labels/{name}', {
+      ...repo,
+      name: 'agent:waiting',
+    });
+    expect(gone.status).toBe(204);
+    const stripped = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/labels', issue);
+    expect(stripped.data.map((l: { name: string }) => l.name)).not.toContain('agent:waiting');
+    // A label no issue carries any more is still the repository's, as on GitHub.
+    await octokit.request('POST /repos/{owner}/{repo}/labels', { ...repo, name: 'unused' });
+    const listed = await octokit.request('GET /repos/{owner}/{repo}/labels', { ...repo, per_page: 100 });
+    expect(listed.data.map((l: { name: string }) => l.name)).toContain('unused');
+  });
+
+  it('refuses what GitHub refuses: no name, a bad color, a long name or description, bad JSON', async () => {
+    const { octokit, emulator, url } = await world();
+    // Bodies Octokit's types would not let through, sent as a careless client sends them.
+    const create = (body: Record<string, unknown>) =>
+      refusal(octokit.request('POST /repos/{owner}/{repo}/labels', { ...repo, ...body } as never));
+    expect(await create({ color: 'ffffff' })).toMatchObject({
+      status: 422,
+      data: { errors: [{ resource: 'Label', code: 'missing_field', field: 'name' }] },
+    });
+    expect(await create({ name: 'x', color: 'blue' })).toMatchObject({
+      status: 422,
+      data: { errors: [{ code: 'invalid', field: 'color' }] },
+    });
+    expect(await create({ name: 42 })).toMatchObject({ status: 422, data: { errors: [{ field: 'name' }] } });
+    expect(await create({ name: 'n'.repeat(1_000_000) })).toMatchObject({
+      status: 422,
+      data: { errors: [{ message: 'name is too long (maximum is 50 characters)' }] },
+    });
+    expect(await create({ name: 'ok', description: 'd'.repeat(101) })).toMatchObject({
+      status: 422,
+      data: { errors: [{ code: 'invalid', field: 'description' }] },
+    });
+    for (const [method, path] of [
+      ['POST', 'labels'],
+      ['PATCH', 'labels/bug'],
+    ])
+      expect(
+        (
+          await fetch(`${url}/repos/fleetbench/repo-1/${path}`, {
+            method,
+            headers: { authorization: `token ${emulator.defaultToken}` },
+            body: '{"name": ',
+          })
+        ).status,
+      ).toBe(400);
+    // A path naming a label of absurd length is a plain 404 (past 16 KB of head, node:http's 4xx).
+    expect(
+      (
+        await refusal(
+          octokit.request('GET /repos/{owner}/{repo}/labels/{name}', { ...repo, name: 'L'.repeat(10_000) }),
+        )
+      ).status,
+    ).toBe(404);
+    for (const method of ['PATCH', 'DELETE'] as const)
+      expect(
+        (
+          await refusal(
+            octokit.request(`${method} /repos/{owner}/{repo}/labels/{name}`, {
+              ...repo,
+              name: 'L'.repeat(10_000),
+            }),
+          )
+        ).status,
+      ).toBe(404);
+    const listed = await octokit.request('GET /repos/{owner}/{repo}/labels', { ...repo, per_page: 100 });
+    expect(listed.data.map((l: { name: string }) => l.name)).not.toContain('ok');
+  });
+});
+
+describe("a repository's label table: invariants under any sequence of writes", () => {
+  // Names differing only in case, to search for two labels GitHub would call one.
+  const name = fc.constantFrom('bug', 'Bug', 'BUG', 'agent:x', 'Agent:X', 'todo');
+  const issueNumber = fc.constantFrom(1, 2, 7);
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('create' as const), name }),
+    fc.record({ kind: fc.constant('rename' as const), name, to: name }),
+    fc.record({ kind: fc.constant('delete' as const), name }),
+    fc.record({
+      kind: fc.constant('add' as const),
+      issue: issueNumber,
+      names: fc.array(name, { maxLength: 3 }),
+    }),
+    fc.record({
+      kind: fc.constant('set' as const),
+      issue: issueNumber,
+      names: fc.array(name, { maxLength: 3 }),
+    }),
+    fc.record({ kind: fc.constant('remove' as const), issue: issueNumber, name }),
+  );
+
+  it('one label per name in any case; every issue holds table labels, each once; never a 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 15 }), async (ops) => {
+        const { emulator, transport } = inProcess({
+          fixtures: { repos: 1, issuesPerRepo: 4, pullsPerRepo: 2 },
+        });
+        const base = '/repos/fleetbench/repo-1';
+        const send = (method: string, path: string, body?: unknown) =>
+          transport.request({
+            method,
+            path: `${base}${path}`,
+            headers: {},
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
+        const repo = emulator.state.repo('fleetbench/repo-1');
+        for (const o of ops) {
+          const res =
+            o.kind === 'create'
+              ? await send('POST', '/labels', { name: o.name })
+              : o.kind === 'rename'
+                ? await send('PATCH', `/labels/${encodeURIComponent(o.name)}`, { new_name: o.to })
+                : o.kind === 'delete'
+                  ? await send('DELETE', `/labels/${encodeURIComponent(o.name)}`)
+                  : o.kind === 'add'
+                    ? await send('POST', `/issues/${o.issue}/labels`, { labels: o.names })
+                    : o.kind === 'set'
+                      ? await send('PUT', `/issues/${o.issue}/labels`, { labels: o.names })
+                      : await send('DELETE', `/issues/${o.issue}/labels/${encodeURIComponent(o.name)}`);
+          expect([200, 201, 204, 404, 422]).toContain(res.status);
+          const table = [...repo.labels.entries()];
+          for (const [key, label] of table) expect(key).toBe(label.name.toLowerCase());
+          const held = new Set(repo.labels.values());
+          for (const issue of repo.issues.values()) {
+            for (const label of issue.labels) expect(held.has(label)).toBe(true);
+            const lower = issue.labels.map((l) => l.name.toLowerCase());
+            expect(new Set(lower).size).toBe(lower.length);
+          }
+          const listed = JSON.parse((await send('GET', '/labels?per_page=100')).body) as { name: string }[];
+          expect(listed.map((l) => l.name).sort()).toEqual(
+            [...repo.labels.values()].map((l) => l.name).sort(),
+          );
+        }
+        emulator.close();
+      }),
+      { seed: 51, numRuns: 60 },
+    );
+  });
+});
+
+describe('closing keywords', () => {
+  it('links a pull request to the issue its body closes: GraphQL closedByPullRequestsReferences, the merge closing it', async () => {
+    const { octokit, emulator } = await world();
+    emulator.admin.pushBranch({ repo: 'fleetbench/repo-1', branch: 'fix/five' });
+    const opened = await octokit.request('POST /repos/{owner}/{repo}/pulls', {
+      ...repo,
+      head: 'fix/five',
+      base: 'main',
+      title: 'Fix five',
+      body: 'Some context.\n\nfixes: #5, and mentions #6',
+    });
+    const closers = async (number: number, extra = '') => {
+      const { repository } = await octokit.graphql<{
+        repository: {
+          issue: { closedByPullRequestsReferences: { nodes: { number: number; state: string }[] } };
+        };
+      }>(
+        `{ repository(owner: "fleetbench", name: "repo-1") { issue(number: ${number}) { closedByPullRequestsReferences(first: 10${extra}) { nodes { number state } } } } }`,
+      );
+      return repository.issue.closedByPullRequestsReferences.nodes;
+    };
+    expect(await closers(5)).toEqual([{ number: opened.data.number, state: 'OPEN' }]);
+    expect(await closers(6)).toEqual([]);
+    // An edit of the body moves the link, as GitHub re-reads the keywords.
+    await octokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', {
+      ...repo,
+      pull_number: opened.data.number,
+      body: 'Resolves fleetbench/repo-1#6',
+    });
+    expect(await closers(5)).toEqual([]);
+    expect(await closers(6)).toEqual([{ number: opened.data.number, state: 'OPEN' }]);
+    const pull = emulator.state.repo('fleetbench/repo-1').pulls.get(opened.data.number)!;
+    emulator.admin.submitReview({
+      repo: 'fleetbench/repo-1',
+      number: pull.issue.number,
+      state: 'APPROVED',
+      user: 'reviewer-1',
+    });
+    await emulator.admin.setCheckRun({
+      repo: 'fleetbench/repo-1',
+      number: pull.issue.number,
+      conclusion: 'success',
+    });
+    await octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', {
+      ...repo,
+      pull_number: opened.data.number,
+    });
+    const six = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', {
+      ...repo,
+      issue_number: 6,
+    });
+    expect(six.data.state).toBe('closed');
+    // A merged pull request is closed: listed only with includeClosedPrs.
+    expect(await closers(6)).toEqual([]);
+    expect(await closers(6, ', includeClosedPrs: true')).toEqual([
+      { number: opened.data.number, state: 'MERGED' },
     ]);
   });
 });
@@ -359,5 +624,40 @@ describe('reviews, merges and repository settings over REST', () => {
       }),
     );
     expect(bad.status).toBe(422);
+
+    // With merge commits off and delete_branch_on_merge on: a merge commit is refused, a squash
+    // titled by commit_title lands as one commit and its head branch goes.
+    const seven = { ...repo, pull_number: 7 };
+    await as(emulator.mintToken({ user: 'reviewer-1' }).token).request(
+      'POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews',
+      { ...seven, event: 'APPROVE' },
+    );
+    const head = (await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', seven)).data.head
+      .ref;
+    const refused = await refusal(
+      octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', {
+        ...seven,
+        merge_method: 'merge',
+      }),
+    );
+    expect(refused.status).toBe(405);
+    const squashed = await octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', {
+      ...seven,
+      merge_method: 'squash',
+      commit_title: 'Squash: fix one (#7)',
+    });
+    const commit = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}', {
+      ...repo,
+      ref: squashed.data.sha,
+    });
+    expect(commit.data.commit.message.split('\n')[0]).toBe('Squash: fix one (#7)');
+    expect(commit.data.parents).toHaveLength(1);
+    expect(
+      (
+        await refusal(
+          octokit.request('GET /repos/{owner}/{repo}/branches/{branch}', { ...repo, branch: head }),
+        )
+      ).status,
+    ).toBe(404);
   });
 });

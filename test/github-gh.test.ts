@@ -705,6 +705,256 @@ describe.skipIf(ghTool.skip)('gh CLI against the emulator over TLS (compatibilit
     });
   });
 
+  // ----- round three: what only Octokit tests held before (issue 51) -----
+
+  /** A pull request on a new branch, approved by a reviewer: one gh can merge. */
+  function approvedPull(branch: string): number {
+    emulator.admin.pushBranch({ repo: 'fleetbench/repo-1', branch });
+    const opened = emulator.admin.openPullRequest({ repo: 'fleetbench/repo-1', head: branch });
+    emulator.admin.submitReview({
+      repo: 'fleetbench/repo-1',
+      number: opened.number,
+      user: 'reviewer-2',
+      state: 'APPROVED',
+    });
+    return opened.number;
+  }
+  const mainTip = () => {
+    const repo = emulator.state.repo('fleetbench/repo-1');
+    return repo.commits.get(repo.branches.get('main')!)!;
+  };
+
+  it('gh pr merge --squash: one commit on the base, with the subject gh sends', async () => {
+    const number = approvedPull('feature/gh-squash');
+    const headSha = pull(number).headSha;
+    const { session, token } = identity();
+    const res = await gh(
+      ['pr', 'merge', String(number), ...repoArg(), '--squash', '--subject', 'Squashed by gh'],
+      token,
+    );
+    expect(res.stderr).not.toContain('GraphQL');
+    expect(res.code).toBe(0);
+    expect(pull(number).merged).toBe(true);
+    const tip = mainTip();
+    expect(tip.sha).toBe(pull(number).mergeCommitSha);
+    expect(tip.parents).toHaveLength(1);
+    expect(tip.sha).not.toBe(headSha);
+    expect(tip.message.split('\n')[0]).toBe('Squashed by gh');
+    expect(charges(session)).toEqual([
+      ['PullRequest_fields', 1, 1],
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestMerge', 1, 5],
+    ]);
+  });
+
+  it('gh pr merge --rebase --delete-branch: the head replayed on the base, one parent, the branch gone', async () => {
+    const number = approvedPull('feature/gh-rebase');
+    const before = mainTip().sha;
+    const { session, token } = identity();
+    const res = await gh(['pr', 'merge', String(number), ...repoArg(), '--rebase', '--delete-branch'], token);
+    expect(res.code).toBe(0);
+    expect(pull(number).merged).toBe(true);
+    const tip = mainTip();
+    expect(tip.parents).toEqual([before]);
+    expect(emulator.state.repo('fleetbench/repo-1').branches.has('feature/gh-rebase')).toBe(false);
+    expect(charges(session)).toEqual([
+      ['PullRequest_fields', 1, 1],
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestMerge', 1, 5],
+      ['DELETE /repos/{owner}/{repo}/git/refs/{ref}', 1, 5],
+    ]);
+  });
+
+  it('gh pr view --json mergeable,mergeStateStatus: UNKNOWN while GitHub computes it, then the value', async () => {
+    emulator.admin.pushBranch({ repo: 'fleetbench/repo-1', branch: 'feature/gh-mergeable' });
+    const opened = emulator.admin.openPullRequest({
+      repo: 'fleetbench/repo-1',
+      head: 'feature/gh-mergeable',
+    });
+    const { session, token } = identity();
+    const view = async () => {
+      const res = await gh(
+        ['pr', 'view', String(opened.number), ...repoArg(), '--json', 'mergeable,mergeStateStatus'],
+        token,
+      );
+      expect(res.code).toBe(0);
+      return JSON.parse(res.stdout) as { mergeable: string; mergeStateStatus: string };
+    };
+    expect(await view()).toEqual({ mergeable: 'UNKNOWN', mergeStateStatus: 'UNKNOWN' });
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    // Computed: it merges cleanly, and the required review blocks it.
+    expect(await view()).toEqual({ mergeable: 'MERGEABLE', mergeStateStatus: 'BLOCKED' });
+    expect(charges(session)).toEqual([
+      ['PullRequestByNumber', 1, 1],
+      ['PullRequestByNumber', 1, 1],
+    ]);
+  });
+
+  it('gh label create: REST POST …/labels; a taken name refused, --force updates it', async () => {
+    const { session, token } = identity();
+    const create = (...extra: string[]) =>
+      gh(
+        [
+          'label',
+          'create',
+          'agent:queued',
+          ...repoArg(),
+          '--color',
+          'FBCA04',
+          '--description',
+          'Waiting',
+          ...extra,
+        ],
+        token,
+      );
+    const made = await create();
+    expect(made.stderr).toBe('');
+    expect(made.code).toBe(0);
+    const repo = emulator.state.repo('fleetbench/repo-1');
+    expect(emulator.state.labelTable.find(repo, 'agent:queued')).toMatchObject({
+      color: 'FBCA04',
+      description: 'Waiting',
+    });
+    const again = await create();
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('already exists');
+    const forced = await gh(
+      ['label', 'create', 'agent:queued', ...repoArg(), '--color', '00FF00', '--force'],
+      token,
+    );
+    expect(forced.code).toBe(0);
+    expect(emulator.state.labelTable.find(repo, 'agent:queued')).toMatchObject({ color: '00FF00' });
+    expect(charges(session)).toEqual([
+      ['POST /repos/{owner}/{repo}/labels', 1, 5],
+      ['POST /repos/{owner}/{repo}/labels', 1, 5],
+      ['POST /repos/{owner}/{repo}/labels', 1, 5],
+      ['PATCH /repos/{owner}/{repo}/labels/{name}', 1, 5],
+    ]);
+  });
+
+  it('gh issue edit --add-label / --remove-label: the labels follow, each change an event', async () => {
+    const repo = emulator.state.repo('fleetbench/repo-1');
+    emulator.state.createLabel(repo, { name: 'agent:working' });
+    emulator.state.createLabel(repo, { name: 'agent:done' });
+    const { session, token } = identity();
+    expect((await gh(['issue', 'edit', '7', ...repoArg(), '--add-label', 'agent:working'], token)).code).toBe(
+      0,
+    );
+    expect(issue(7).labels.map((l) => l.name)).toContain('agent:working');
+    const swap = await gh(
+      ['issue', 'edit', '7', ...repoArg(), '--remove-label', 'agent:working', '--add-label', 'agent:done'],
+      token,
+    );
+    expect(swap.code).toBe(0);
+    const names = issue(7).labels.map((l) => l.name);
+    expect(names).toContain('agent:done');
+    expect(names).not.toContain('agent:working');
+    // gh sends the removal and the addition at once: their order is the network's.
+    const events = issue(7)
+      .events.filter((e) => e.label?.name.startsWith('agent:'))
+      .map((e) => `${e.event} ${e.label?.name}`);
+    expect(events[0]).toBe('labeled agent:working');
+    expect(events.slice(1).sort()).toEqual(['labeled agent:done', 'unlabeled agent:working']);
+    const ops = charges(session).map((c) => c[0]);
+    expect(ops.filter((op) => op === 'LabelAdd')).toHaveLength(2);
+    expect(ops.filter((op) => op === 'LabelRemove')).toHaveLength(1);
+  });
+
+  it('gh api writes statuses and check runs as a CI bot does; the PR checks follow', async () => {
+    const number = approvedPull('feature/gh-ci');
+    const sha = pull(number).headSha;
+    const bot = emulator.admin.mintToken({
+      kind: 'actions',
+      repo: 'fleetbench/repo-1',
+      session: 'gh-ci-bot',
+    }).token;
+    const status = await gh(
+      [
+        'api',
+        `repos/fleetbench/repo-1/statuses/${sha}`,
+        '-f',
+        'state=success',
+        '-f',
+        'context=lint',
+        '-f',
+        'description=clean',
+      ],
+      bot,
+    );
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ state: 'success', context: 'lint' });
+    const run = await gh(
+      [
+        'api',
+        'repos/fleetbench/repo-1/check-runs',
+        '-f',
+        'name=build',
+        '-f',
+        `head_sha=${sha}`,
+        '-f',
+        'status=in_progress',
+      ],
+      bot,
+    );
+    expect(run.code).toBe(0);
+    const id = JSON.parse(run.stdout).id as number;
+    const pending = await gh(['pr', 'checks', String(number), ...repoArg()], bot);
+    expect(pending.code).not.toBe(0);
+    expect(pending.stdout).toMatch(/build\tpending/);
+    const done = await gh(
+      ['api', '-X', 'PATCH', `repos/fleetbench/repo-1/check-runs/${id}`, '-f', 'conclusion=success'],
+      bot,
+    );
+    expect(done.code).toBe(0);
+    expect(JSON.parse(done.stdout)).toMatchObject({ status: 'completed', conclusion: 'success' });
+    const green = await gh(['pr', 'checks', String(number), ...repoArg()], bot);
+    expect(green.code).toBe(0);
+    expect(green.stdout).toMatch(/build\tpass/);
+    expect(green.stdout).toMatch(/lint\tpass/);
+    const combined = await gh(
+      ['api', `repos/fleetbench/repo-1/commits/${sha}/status`, '--jq', '.state'],
+      bot,
+    );
+    expect(combined.stdout.trim()).toBe('success');
+    // A user's token may write statuses, not check runs: GitHub's App-only refusal.
+    const user = identity();
+    const refused = await gh(
+      ['api', 'repos/fleetbench/repo-1/check-runs', '-f', 'name=x', '-f', `head_sha=${sha}`],
+      user.token,
+    );
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('You must authenticate via a GitHub App.');
+    expect(charges('gh-ci-bot').slice(0, 2)).toEqual([
+      ['POST /repos/{owner}/{repo}/statuses/{sha}', 1, 5],
+      ['POST /repos/{owner}/{repo}/check-runs', 1, 5],
+    ]);
+  });
+
+  it('gh api collaborators: 204 for a collaborator, 404 (exit 1) for anyone else, the permission by --jq', async () => {
+    const { session, token } = identity();
+    const yes = await gh(['api', 'repos/fleetbench/repo-1/collaborators/reviewer-1'], token);
+    expect(yes.code).toBe(0);
+    expect(yes.stdout).toBe('');
+    const no = await gh(['api', 'repos/fleetbench/repo-1/collaborators/someone-else'], token);
+    expect(no.code).not.toBe(0);
+    expect(no.stderr).toContain('Not Found (HTTP 404)');
+    const permission = await gh(
+      [
+        'api',
+        'repos/fleetbench/repo-1/collaborators/reviewer-1/permission',
+        '--jq',
+        '.permission + " " + .role_name',
+      ],
+      token,
+    );
+    expect(permission.stdout.trim()).toBe('write write');
+    expect(charges(session)).toEqual([
+      ['GET /repos/{owner}/{repo}/collaborators/{username}', 1, 1],
+      ['GET /repos/{owner}/{repo}/collaborators/{username}', 1, 1],
+      ['GET /repos/{owner}/{repo}/collaborators/{username}/permission', 1, 1],
+    ]);
+  });
+
   it('gh pr diff asks for the diff media type and prints the diff', async () => {
     const { session, token } = identity();
     const res = await gh(['pr', 'diff', '13', ...repoArg()], token);

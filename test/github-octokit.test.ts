@@ -264,3 +264,130 @@ describe('plain HTTP', () => {
     expect(Math.max(...api.map((r) => r.rl!.used!))).toBe(300);
   });
 });
+
+/**
+ * Documented behaviours the fidelity table (docs/github-emulator.md, "Fidelity") held only
+ * in-process before: the same rules, through Octokit over HTTP.
+ */
+describe('documented limits through Octokit over HTTP', () => {
+  /** A refused request's status and body (Octokit throws on 4xx). */
+  async function refusal(call: Promise<unknown>): Promise<{ status: number; message: string }> {
+    try {
+      await call;
+    } catch (error) {
+      const e = error as { status: number; response?: { data: { message?: string } } };
+      return { status: e.status, message: e.response?.data?.message ?? '' };
+    }
+    throw new Error('the request was not refused');
+  }
+
+  it('ETags per token: each token its own, a 304 only for its own; If-Modified-Since too', async () => {
+    const { emulator, server } = await emulatorServer();
+    const one = new Octokit({ baseUrl: server.url, auth: emulator.defaultToken });
+    const two = new Octokit({ baseUrl: server.url, auth: emulator.mintToken({}).token });
+    const route = 'GET /repos/{owner}/{repo}/issues/{issue_number}';
+    const a = await one.request(route, { ...repo, issue_number: 1 });
+    const b = await two.request(route, { ...repo, issue_number: 1 });
+    expect(a.headers.etag).not.toBe(b.headers.etag);
+    const same = await refusal(
+      one.request(route, { ...repo, issue_number: 1, headers: { 'if-none-match': String(a.headers.etag) } }),
+    );
+    expect(same.status).toBe(304);
+    const other = await one.request(route, {
+      ...repo,
+      issue_number: 1,
+      headers: { 'if-none-match': String(b.headers.etag) },
+    });
+    expect(other.status).toBe(200);
+    const since = await refusal(
+      one.request(route, {
+        ...repo,
+        issue_number: 1,
+        headers: { 'if-modified-since': String(a.headers['last-modified']) },
+      }),
+    );
+    expect(since.status).toBe(304);
+    const rate = await one.request('GET /rate_limit');
+    // Three 200s charged to the one user both tokens share; the 304s were free.
+    expect(rate.data.resources.core.used).toBe(3);
+  });
+
+  it('primary limits by identity: an actions token 1,000/h per repository, an enterprise one 15,000/h', async () => {
+    const { emulator, server } = await emulatorServer();
+    const as = (token: string) => new Octokit({ baseUrl: server.url, auth: token });
+    const actions = await as(
+      emulator.mintToken({ kind: 'actions', repo: 'fleetbench/repo-1', user: 'github-actions[bot]' }).token,
+    ).request('GET /repos/{owner}/{repo}', repo);
+    expect(actions.headers['x-ratelimit-limit']).toBe('1000');
+    const enterprise = await as(
+      emulator.mintToken({ kind: 'enterprise', user: 'fleet-app[bot]' }).token,
+    ).request('GET /repos/{owner}/{repo}', repo);
+    expect(enterprise.headers['x-ratelimit-limit']).toBe('15000');
+  });
+
+  it('secondary: REST points per endpoint and content creation a minute, each refusal naming its limit', async () => {
+    const { emulator, server } = await emulatorServer({
+      limits: { secondary: { restPointsPerMinute: 10, contentPerMinute: 2 } },
+    });
+    const octokit = new Octokit({ baseUrl: server.url, auth: emulator.defaultToken });
+    for (let i = 0; i < 10; i++) await octokit.request('GET /repos/{owner}/{repo}/pulls', repo);
+    const over = await refusal(octokit.request('GET /repos/{owner}/{repo}/pulls', repo));
+    expect(over.status).toBe(403);
+    expect(over.message).toContain('more than 10 points per minute for GET /repos/{owner}/{repo}/pulls');
+    expect((await octokit.request('GET /repos/{owner}/{repo}/issues', repo)).status).toBe(200);
+    const comment = (body: string) =>
+      octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+        ...repo,
+        issue_number: 2,
+        body,
+      });
+    await comment('a');
+    await comment('b');
+    const third = await refusal(comment('c'));
+    expect(third.status).toBe(403);
+    expect(third.message).toContain('content-creating requests per minute');
+  });
+
+  it('GraphQL: the cost formula over nested connections, the node limit, pagination bounds', async () => {
+    const { emulator, server } = await emulatorServer();
+    const octokit = new Octokit({ baseUrl: server.url, auth: emulator.defaultToken });
+    const nested = await octokit.graphql<{ rateLimit: { cost: number; nodeCount: number } }>(
+      `{ repository(owner: "fleetbench", name: "repo-1") {
+          pullRequests(first: 100) { nodes { reviews(first: 100) { nodes { comments(first: 10) { totalCount } } } } } }
+        rateLimit { cost nodeCount } }`,
+    );
+    expect(nested.rateLimit).toEqual({ cost: 101, nodeCount: 110_100 });
+    const tooMany = await octokit
+      .graphql(
+        '{ repository(owner: "fleetbench", name: "repo-1") { pullRequests(first: 100) { nodes { reviews(first: 100) { nodes { comments(first: 100) { totalCount } } } } } } }',
+      )
+      .then(
+        () => undefined,
+        (error: { errors?: { type?: string }[] }) => error.errors?.[0]?.type,
+      );
+    expect(tooMany).toBe('MAX_NODE_LIMIT_EXCEEDED');
+    const unbounded = await octokit
+      .graphql(
+        '{ repository(owner: "fleetbench", name: "repo-1") { pullRequests(first: 101) { totalCount } } }',
+      )
+      .then(
+        () => 'answered',
+        (error: { errors?: { message?: string }[] }) => error.errors?.[0]?.message ?? '',
+      );
+    expect(unbounded).toContain('101');
+  });
+
+  it('search bounds: keywords past 256 characters and a page past 1,000 results are 422', async () => {
+    const { emulator, server } = await emulatorServer();
+    const octokit = new Octokit({ baseUrl: server.url, auth: emulator.defaultToken });
+    const long = await refusal(
+      octokit.request('GET /search/issues', { q: `${'w'.repeat(257)} repo:fleetbench/repo-1` }),
+    );
+    expect(long.status).toBe(422);
+    const deep = await refusal(
+      octokit.request('GET /search/issues', { q: 'repo:fleetbench/repo-1', per_page: 100, page: 11 }),
+    );
+    expect(deep.status).toBe(422);
+    expect(deep.message).toContain('Only the first 1000 search results are available');
+  });
+});

@@ -12,7 +12,7 @@ import { describeZodIssues, issuePath } from '../base/validation.ts';
 import { parseYamlInput } from '../base/yaml-input.ts';
 import { sources } from '../trace/schema.ts';
 import { IDENTITY_KINDS } from './config.ts';
-import { ISSUE_BOUNDS } from './world/bounds.ts';
+import { ISSUE_BOUNDS, LABEL_BOUNDS } from './world/bounds.ts';
 
 const login = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-_.[\]]*$/, 'expected a GitHub login');
 const repoName = z.string().regex(/^[A-Za-z0-9._-]+$/, 'expected a repository name');
@@ -32,6 +32,8 @@ export const CHECK_CONCLUSIONS = [
 ] as const;
 export const STATUS_STATES = ['error', 'failure', 'pending', 'success'] as const;
 export const REVIEW_STATES = ['APPROVED', 'CHANGES_REQUESTED', 'COMMENTED', 'DISMISSED'] as const;
+/** GitHub's base repository roles, weakest first. */
+export const ROLE_NAMES = ['read', 'triage', 'write', 'maintain', 'admin'] as const;
 
 const checkSchema = z
   .object({
@@ -107,6 +109,21 @@ const pullSchema = z
   })
   .strict();
 
+/** A label of the repository's table, as `POST /repos/{owner}/{repo}/labels` takes it. */
+const labelSchema = z
+  .object({
+    name: z.string().min(1).max(ISSUE_BOUNDS.maxLabelNameChars),
+    color: z
+      .string()
+      .regex(/^#?[0-9a-fA-F]{6}$/, 'expected six hex digits')
+      .optional(),
+    description: z.string().max(LABEL_BOUNDS.maxDescriptionChars).optional(),
+  })
+  .strict();
+
+/** A direct collaborator and the role GitHub's permission endpoint names (default `write`). */
+const collaboratorSchema = z.object({ login, role_name: z.enum(ROLE_NAMES).optional() }).strict();
+
 const repoSchema = z
   .object({
     owner: login,
@@ -119,6 +136,8 @@ const repoSchema = z
     allow_squash_merge: z.boolean().optional(),
     allow_rebase_merge: z.boolean().optional(),
     delete_branch_on_merge: z.boolean().optional(),
+    labels: z.array(labelSchema).max(LABEL_BOUNDS.maxPerRepo).optional(),
+    collaborators: z.array(collaboratorSchema).optional(),
     branches: z.array(z.object({ name: z.string().min(1), sha: sha.optional() }).strict()).optional(),
     issues: z.array(issueSchema).optional(),
     pulls: z.array(pullSchema).optional(),
@@ -130,6 +149,8 @@ const userSchema = z
     login,
     name: z.string().optional(),
     type: z.enum(['User', 'Bot', 'Organization']).optional(),
+    /** An organization's members: MEMBER on its repositories, collaborators with read access. */
+    members: z.array(login).optional(),
   })
   .strict();
 
@@ -173,11 +194,25 @@ export const DEFAULT_OWNER = 'fleetbench';
 export function checkFixtures(fixtures: Fixtures): { path: (string | number)[]; message: string }[] {
   const problems: { path: (string | number)[]; message: string }[] = [];
   const repos = new Set<string>();
+  fixtures.users?.forEach((user, u) => {
+    if (user.members !== undefined && user.type !== 'Organization')
+      problems.push({ path: ['users', u, 'members'], message: 'only an Organization has members' });
+  });
   fixtures.repos.forEach((repo, r) => {
     const full = `${repo.owner}/${repo.name}`.toLowerCase();
     if (repos.has(full))
       problems.push({ path: ['repos', r, 'name'], message: `duplicate repository ${full}` });
     repos.add(full);
+    const labelNames = new Set<string>();
+    repo.labels?.forEach((label, l) => {
+      const key = label.name.toLowerCase();
+      if (labelNames.has(key))
+        problems.push({
+          path: ['repos', r, 'labels', l, 'name'],
+          message: `label ${label.name} is declared twice (names are case-insensitive)`,
+        });
+      labelNames.add(key);
+    });
     const numbers = new Set<number>();
     const issueNumbers = new Set<number>();
     const claim = (n: number | undefined, path: (string | number)[]) => {
@@ -329,7 +364,12 @@ export function generateFixtures(options: GenerateFixturesOptions, rng: Rng): Fi
         checks: [{ name: 'ci', status: 'completed', conclusion: 'success' }],
       });
     }
-    repos.push({ owner, name: `repo-${r}`, issues, pulls: pullFixtures });
+    // The agent and the reviewers can push, as a control plane's accounts must (COLLABORATOR).
+    const collaborators = [user, 'reviewer-1', 'reviewer-2'].map((login) => ({
+      login,
+      role_name: 'write' as const,
+    }));
+    repos.push({ owner, name: `repo-${r}`, issues, pulls: pullFixtures, collaborators });
   }
   return {
     default_user: user,

@@ -20,7 +20,8 @@ import {
 } from './rest-kit.ts';
 import { labelObject, labelsJson } from './shapes.ts';
 import { issueEventObject, listedEvents, timelineEntries } from './shapes-timeline.ts';
-import type { Issue } from './state.ts';
+import type { Issue, Label, Repo } from './state.ts';
+import type { LabelInput } from './world/labels.ts';
 
 export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
   const labels = '/repos/{owner}/{repo}/issues/{issue_number}/labels';
@@ -63,32 +64,53 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
   r.add('DELETE', `${labels}/{name}`, 'issues/labels#remove-a-label-from-an-issue', (ctx) =>
     withIssue(ctx, 2, (issue) => {
       const name = ctx.params[3]!;
-      if (!issue.labels.some((l) => l.name === name)) return fail(404, 'Label does not exist');
+      if (!issue.labels.some((l) => l.name.toLowerCase() === name.toLowerCase()))
+        return fail(404, 'Label does not exist');
       ctx.state.removeLabels(issue, [name], actor(ctx));
       return labelList(ctx, issue);
     }),
   );
 
-  r.add('GET', '/repos/{owner}/{repo}/labels', 'issues/labels#list-labels-for-a-repository', (ctx) =>
+  const repoLabels = '/repos/{owner}/{repo}/labels';
+  r.add('GET', repoLabels, 'issues/labels#list-labels-for-a-repository', (ctx) =>
     withRepo(ctx, (repo) =>
       pagedList(
         ctx,
-        repo.issuesVersion,
-        () => [...ctx.state.repoLabels(repo).values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
+        repo.labelsVersion,
+        () => [...repo.labels.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
         (label) => labelObject(ctx.state, repo, label),
       ),
     ),
   );
-  r.add('GET', '/repos/{owner}/{repo}/labels/{name}', 'issues/labels#get-a-label', (ctx) =>
-    withRepo(ctx, (repo) => {
-      const label = ctx.state.repoLabels(repo).get(ctx.params[2]!);
-      return label === undefined
-        ? notFound()
-        : {
-            status: 200,
-            body: JSON.stringify(labelObject(ctx.state, repo, label)),
-            version: repo.issuesVersion,
-          };
+  r.add('POST', repoLabels, 'issues/labels#create-a-label', (ctx) =>
+    withRepo(ctx, (repo) =>
+      withLabelFields(ctx, 'name', (fields) => {
+        if (fields.name === undefined) return validation('Label', 'name');
+        const label = ctx.state.createLabel(repo, { ...fields, name: fields.name });
+        const body = labelObject(ctx.state, repo, label);
+        return { status: 201, body: JSON.stringify(body), location: String(body.url) };
+      }),
+    ),
+  );
+  r.add('GET', `${repoLabels}/{name}`, 'issues/labels#get-a-label', (ctx) =>
+    withLabel(ctx, (repo, label) => ({
+      status: 200,
+      body: JSON.stringify(labelObject(ctx.state, repo, label)),
+      version: repo.labelsVersion,
+    })),
+  );
+  r.add('PATCH', `${repoLabels}/{name}`, 'issues/labels#update-a-label', (ctx) =>
+    withLabel(ctx, (repo, label) =>
+      withLabelFields(ctx, 'new_name', (fields) => {
+        ctx.state.updateLabel(repo, label, fields);
+        return { status: 200, body: JSON.stringify(labelObject(ctx.state, repo, label)) };
+      }),
+    ),
+  );
+  r.add('DELETE', `${repoLabels}/{name}`, 'issues/labels#delete-a-label', (ctx) =>
+    withLabel(ctx, (repo, label) => {
+      ctx.state.deleteLabel(repo, label);
+      return { status: 204, body: '' };
     }),
   );
 
@@ -134,6 +156,46 @@ function withLabelNames(ctx: RestContext, fn: (names: string[]) => RestResult): 
         : [],
   );
   return mutate(() => fn(names), 'Label');
+}
+
+type LabelFields = Partial<LabelInput>;
+
+/** The repository's label the path names (in any case), else 404. */
+function withLabel(ctx: RestContext, fn: (repo: Repo, label: Label) => RestResult): RestResult {
+  return withRepo(ctx, (repo) => {
+    const label = ctx.state.labelTable.find(repo, ctx.params[2]!);
+    return label === undefined ? notFound() : fn(repo, label);
+  });
+}
+
+/**
+ * The fields of a label write: its name (`name` to create, `new_name` to rename), `color`,
+ * `description`, each a string when given (else 422 `invalid` naming it); the state's refusals
+ * (`already_exists`, a bad color, a long name or description) as GitHub words them.
+ */
+function withLabelFields(
+  ctx: RestContext,
+  nameField: 'name' | 'new_name',
+  fn: (fields: LabelFields) => RestResult,
+): RestResult {
+  // No body at all changes nothing; a body that is not an object is refused.
+  if (
+    ctx.body !== undefined &&
+    (ctx.body === null || typeof ctx.body !== 'object' || Array.isArray(ctx.body))
+  )
+    return validation('Label', nameField, 'invalid');
+  const fields: LabelFields = {};
+  const name = bodyField(ctx, nameField);
+  const color = bodyField(ctx, 'color');
+  const description = bodyField(ctx, 'description');
+  if (name !== undefined && typeof name !== 'string') return validation('Label', nameField, 'invalid');
+  if (color !== undefined && typeof color !== 'string') return validation('Label', 'color', 'invalid');
+  if (description !== undefined && description !== null && typeof description !== 'string')
+    return validation('Label', 'description', 'invalid');
+  if (name !== undefined) fields.name = name;
+  if (color !== undefined) fields.color = color;
+  if (description !== undefined) fields.description = description;
+  return mutate(() => fn(fields), 'Label');
 }
 
 function labelList(ctx: RestContext, issue: Issue): RestResult {

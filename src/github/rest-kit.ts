@@ -450,7 +450,11 @@ export function mutate(fn: () => RestResult, resource: string): RestResult {
       if (error.status === 422) {
         const field = error.field === undefined ? {} : { field: error.field };
         return fail(422, 'Validation Failed', {
-          errors: [{ resource, code: 'custom', ...field, message: error.message }],
+          errors: [
+            error.code === undefined
+              ? { resource, code: 'custom', ...field, message: error.message }
+              : { resource, code: error.code, ...field },
+          ],
         });
       }
       return fail(error.status, error.status === 404 ? 'Not Found' : error.message);

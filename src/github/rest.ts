@@ -7,6 +7,7 @@
 import { runMatchesStatus, workflowObjects, workflowRunObject, workflowRuns } from './actions.ts';
 import { changedFiles, pullDiff, pullPatch } from './changes.ts';
 import { addCiRoutes } from './rest-ci.ts';
+import { addCollaboratorRoutes } from './rest-collaborators.ts';
 import { addGitRoutes } from './rest-git.ts';
 import { addIssueLabelAndTimelineRoutes } from './rest-issues.ts';
 import {
@@ -510,6 +511,7 @@ export function buildRestRouter(): RestRouter {
   addIssueRoutes(r);
   addPullRoutes(r);
   addIssueLabelAndTimelineRoutes(r);
+  addCollaboratorRoutes(r);
   addCiRoutes(r);
   addActionRoutes(r);
   addGitRoutes(r);

@@ -23,6 +23,7 @@ import {
   USER_UPDATED_AT,
   type User,
 } from './state.ts';
+import { association } from './world/access.ts';
 import { type GitIdent, gitDate } from './world/git-objects.ts';
 
 function cached(
@@ -41,10 +42,18 @@ function cached(
 
 const userObjects = new WeakMap<User, { epoch: number; value: Record<string, unknown> }>();
 
+/** A user's web page; a bot's is its app's (`https://github.com/apps/github-actions`), as GitHub links it. */
+export function webProfile(state: GitHubState, user: User): string {
+  return user.type === 'Bot' && user.login.endsWith('[bot]')
+    ? `${state.webUrl}/apps/${encodeURIComponent(user.login.slice(0, -'[bot]'.length))}`
+    : `${state.webUrl}/${encodeURIComponent(user.login)}`;
+}
+
 export function userObject(state: GitHubState, user: User): Record<string, unknown> {
   const hit = userObjects.get(user);
   if (hit && hit.epoch === state.urlEpoch) return hit.value;
-  const api = `${state.apiUrl}/users/${user.login}`;
+  // A bot's login has brackets (`github-actions[bot]`): GitHub percent-encodes them in its URLs.
+  const api = `${state.apiUrl}/users/${encodeURIComponent(user.login)}`;
   const value = {
     login: user.login,
     id: user.id,
@@ -52,7 +61,7 @@ export function userObject(state: GitHubState, user: User): Record<string, unkno
     avatar_url: `https://avatars.githubusercontent.com/u/${user.id}?v=4`,
     gravatar_id: '',
     url: api,
-    html_url: `${state.webUrl}/${user.login}`,
+    html_url: webProfile(state, user),
     followers_url: `${api}/followers`,
     following_url: `${api}/following{/other_user}`,
     gists_url: `${api}/gists{/gist_id}`,
@@ -243,7 +252,7 @@ export function labelObject(state: GitHubState, repo: Repo, l: Label): Record<st
     name: l.name,
     color: l.color,
     default: false,
-    description: null,
+    description: l.description,
   };
 }
 
@@ -303,7 +312,7 @@ export function issueJson(state: GitHubState, issue: Issue): string {
       created_at: state.time.iso(issue.createdAt),
       updated_at: state.time.iso(issue.updatedAt),
       closed_at: issue.closedAt === null ? null : state.time.iso(issue.closedAt),
-      author_association: issue.user === repo.owner ? 'OWNER' : 'CONTRIBUTOR',
+      author_association: association(issue.user, repo),
       active_lock_reason: null,
       ...(pull
         ? {
@@ -384,7 +393,7 @@ function pullObject(state: GitHubState, pull: PullRequest): Record<string, unkno
       commits: { href: `${api}/pulls/${issue.number}/commits` },
       statuses: { href: `${api}/statuses/${pull.headSha}` },
     },
-    author_association: issue.user === repo.owner ? 'OWNER' : 'CONTRIBUTOR',
+    author_association: association(issue.user, repo),
     auto_merge: null,
     draft: pull.draft,
   };
@@ -443,7 +452,7 @@ export function issueCommentObject(
     user: userObject(state, c.user),
     created_at: state.time.iso(c.createdAt),
     updated_at: state.time.iso(c.updatedAt),
-    author_association: c.user === issue.repo.owner ? 'OWNER' : 'CONTRIBUTOR',
+    author_association: association(c.user, issue.repo),
     body: c.body,
   };
 }
@@ -459,7 +468,7 @@ export function reviewObject(state: GitHubState, pull: PullRequest, r: Review): 
     state: r.state,
     html_url: `${html}#pullrequestreview-${r.id}`,
     pull_request_url: `${state.apiUrl}/repos/${repo.fullName}/pulls/${pull.issue.number}`,
-    author_association: 'CONTRIBUTOR',
+    author_association: association(r.user, repo),
     _links: {
       html: { href: `${html}#pullrequestreview-${r.id}` },
       pull_request: { href: `${state.apiUrl}/repos/${repo.fullName}/pulls/${pull.issue.number}` },
@@ -496,7 +505,7 @@ export function reviewCommentObject(
     updated_at: state.time.iso(c.updatedAt),
     html_url: html,
     pull_request_url: `${api}/pulls/${pull.issue.number}`,
-    author_association: 'CONTRIBUTOR',
+    author_association: association(c.user, repo),
     _links: {
       self: { href: `${api}/pulls/comments/${c.id}` },
       html: { href: html },

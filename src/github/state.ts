@@ -20,8 +20,10 @@ import {
 import type { Touched } from './touched.ts';
 import { ISSUE_BOUNDS } from './world/bounds.ts';
 import { Checks } from './world/checks.ts';
+import { closingIssue } from './world/closing.ts';
 import { IssueEvents } from './world/events.ts';
 import { GITHUB_COMMITTER, type GitIdent, readmeTree } from './world/git-objects.ts';
+import { checkLabelName, type LabelInput, Labels } from './world/labels.ts';
 import { type MadeMerge, type MergeChoice, makeMerge } from './world/merges.ts';
 import {
   type Commit,
@@ -61,13 +63,7 @@ function checkTitle(title: string): void {
 function checkLabels(names: Iterable<string>, held: number): void {
   let count = held;
   for (const name of names) {
-    if (name.trim() === '') throw new GitHubStateError(422, "name can't be blank", 'labels');
-    if (name.length > ISSUE_BOUNDS.maxLabelNameChars)
-      throw new GitHubStateError(
-        422,
-        `name is too long (maximum is ${ISSUE_BOUNDS.maxLabelNameChars} characters)`,
-        'labels',
-      );
+    checkLabelName(name, 'labels');
     if (++count > ISSUE_BOUNDS.maxLabels)
       throw new GitHubStateError(
         422,
@@ -90,7 +86,13 @@ function refuseOwnVerdict(state: ReviewState): void {
     throw new GitHubStateError(422, 'Can not request changes on your own pull request');
 }
 
+/** Colors of the labels fixtures name without declaring them (GitHub's default labels' colors). */
 const LABEL_COLORS = ['d73a4a', 'a2eeef', '0075ca', '7057ff', '008672', 'e4e669', 'd876e3'];
+function paletteColor(name: string): string {
+  let h = 0;
+  for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
+  return LABEL_COLORS[h % LABEL_COLORS.length]!;
+}
 
 export class GitHubState {
   /** Timestamps, versions and ids. */
@@ -101,6 +103,8 @@ export class GitHubState {
   readonly checks: Checks;
   /** What happens to issues and pull requests, for their events and timelines. */
   readonly events: IssueEvents;
+  /** Each repository's label table. */
+  readonly labelTable: Labels;
   readonly users = new Map<string, User>();
   readonly repos = new Map<string, Repo>();
   readonly defaultUser: User;
@@ -121,7 +125,11 @@ export class GitHubState {
     this.refs = new Refs(this.time);
     this.checks = new Checks(this.time, () => this.defaultUser);
     this.events = new IssueEvents(this.time);
+    this.labelTable = new Labels(this.time);
     for (const user of fixtures.users ?? []) this.ensureUser(user.login, user.type ?? 'User', user.name);
+    for (const org of fixtures.users ?? [])
+      if (org.members !== undefined)
+        this.ensureUser(org.login).members = new Set(org.members.map((login) => this.ensureUser(login)));
     this.defaultUser = this.ensureUser(fixtures.default_user ?? DEFAULT_USER);
     // Fixture objects are dated before the run starts, a minute apart, in file order.
     const dates = fixtureRepoDates(fixtures.repos);
@@ -246,9 +254,17 @@ export class GitHubState {
       version: v,
       issuesVersion: v,
       pullsVersion: v,
+      labels: new Map(),
+      labelsVersion: v,
+      collaborators: new Map(),
+      contributors: new Set(),
+      pullAuthors: new Set(),
       listCache: new Map(),
       bodyCache: new Map(),
     };
+    for (const label of fixture.labels ?? []) this.labelTable.create(repo, label, paletteColor(label.name));
+    for (const c of fixture.collaborators ?? [])
+      repo.collaborators.set(this.ensureUser(c.login), c.role_name ?? 'write');
     this.repos.set(fullName.toLowerCase(), repo);
     this.nodes.set(repo.nodeId, repo);
     this.refs.reposVersion = v;
@@ -300,15 +316,6 @@ export class GitHubState {
     return repo;
   }
 
-  private labels(names: readonly string[] | undefined): Label[] {
-    return (names ?? []).map((name) => {
-      const id = this.time.id();
-      let h = 0;
-      for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
-      return { id, nodeId: nodeId('LA', id), name, color: LABEL_COLORS[h % LABEL_COLORS.length]! };
-    });
-  }
-
   private newIssue(repo: Repo, number: number, at: number, fields: IssueFixture | PullFixture): Issue {
     const id = this.time.id();
     const v = this.time.bump();
@@ -322,7 +329,12 @@ export class GitHubState {
       user: fields.user ? this.ensureUser(fields.user) : this.defaultUser,
       state: 'open',
       stateReason: null,
-      labels: this.labels(fields.labels),
+      // Labels a fixture names without declaring them join the repository's table.
+      labels: this.labelTable.ensure(
+        repo,
+        [...new Map((fields.labels ?? []).map((n) => [n.toLowerCase(), n])).values()],
+        paletteColor,
+      ),
       assignees: this.assigneesOf(('assignees' in fields ? fields.assignees : undefined) ?? []),
       comments: [],
       createdAt: at,
@@ -434,6 +446,8 @@ export class GitHubState {
       linked = repo.issues.get(input.issue);
       if (!linked || linked.pull)
         throw new GitHubStateError(422, `no issue #${input.issue} in ${repo.fullName}`);
+    } else if (base === repo.defaultBranch && input.body !== undefined) {
+      linked = closingIssue(repo, input.body);
     }
     const branchSha = repo.branches.get(input.head);
     const pushed = (input.sha !== undefined && input.sha !== branchSha) || branchSha === undefined;
@@ -509,7 +523,22 @@ export class GitHubState {
     }
     // The branch was pushed before the pull request was opened on it.
     if (pushed) this.refs.pushed(repo, at);
+    this.noteAuthor(repo, repo.pullAuthors, issue.user);
     return pull;
+  }
+
+  /**
+   * A user joins one of the sets `author_association` is computed from (a pull request's authors,
+   * the contributors): the first time, every representation showing their association in the
+   * repository changes, so everything in it takes a new version (`updated_at` kept).
+   */
+  private noteAuthor(repo: Repo, set: Set<User>, user: User): void {
+    if (set.has(user)) return;
+    set.add(user);
+    for (const issue of repo.issues.values()) {
+      const v = this.restamp(issue);
+      if (issue.pull) issue.pull.reviewsVersion = issue.pull.reviewCommentsVersion = v;
+    }
   }
 
   /**
@@ -530,15 +559,8 @@ export class GitHubState {
 
   /** Marks an issue (and its PR) changed now: new version, new updated_at. */
   touchIssue(issue: Issue, at = this.time.now()): number {
-    const v = this.time.bump();
-    issue.version = v;
     issue.updatedAt = at;
-    issue.repo.issuesVersion = v;
-    if (issue.pull) {
-      issue.pull.version = v;
-      issue.repo.pullsVersion = v;
-    }
-    return v;
+    return this.restamp(issue);
   }
 
   // ----- mutations (the admin API and REST writes call these) -----
@@ -882,6 +904,7 @@ export class GitHubState {
       pull.mergedBy = by;
       pull.mergeCommitSha = merge.commit;
       repo.branches.set(pull.base, merge.tip);
+      this.noteAuthor(repo, repo.contributors, issue.user);
       this.events.add(issue, 'merged', by, at, { commitId: merge.commit });
       if (pull.linkedIssue !== null) {
         const linked = repo.issues.get(pull.linkedIssue);
@@ -891,6 +914,18 @@ export class GitHubState {
     this.events.add(issue, 'closed', by, at);
     this.touchIssue(issue, at);
     if (merge) this.refs.pushed(repo, at);
+  }
+
+  /** A pull request's body changed: it closes the issue its closing keywords name now, if any. */
+  private relink(pull: PullRequest, by: User, at: number): void {
+    const repo = pull.issue.repo;
+    const linked = pull.base === repo.defaultBranch ? closingIssue(repo, pull.issue.body) : undefined;
+    const before = pull.linkedIssue;
+    pull.linkedIssue = linked?.number ?? null;
+    if (linked !== undefined && linked.number !== before) {
+      this.events.add(linked, 'cross-referenced', by, at, { source: pull.issue });
+      this.touchIssue(linked, at);
+    }
   }
 
   /** Closes an issue (completed unless said otherwise); `commit` when a merged pull request closed it. */
@@ -934,7 +969,10 @@ export class GitHubState {
         this.events.add(issue, 'renamed', by, at, { rename: { from: issue.title, to: input.title } });
       issue.title = input.title;
     }
-    if (input.body !== undefined) issue.body = input.body;
+    if (input.body !== undefined) {
+      issue.body = input.body;
+      if (pull && !pull.merged) this.relink(pull, by, at);
+    }
     if (input.base !== undefined && pull) {
       if (!issue.repo.branches.has(input.base))
         throw new GitHubStateError(422, `no branch ${input.base} in ${issue.repo.fullName}`);
@@ -970,26 +1008,21 @@ export class GitHubState {
     return issue;
   }
 
-  /** The repository's labels by name (every label used on an issue or PR of the repo). */
-  repoLabels(repo: Repo): Map<string, Label> {
-    const out = new Map<string, Label>();
-    for (const issue of repo.issues.values())
-      for (const label of issue.labels) if (!out.has(label.name)) out.set(label.name, label);
-    return out;
+  /** The repository's labels (declared, created, or first named on an issue) by lower-cased name. */
+  repoLabels(repo: Repo): ReadonlyMap<string, Label> {
+    return repo.labels;
   }
 
-  /** Adds labels (existing ones of the repo by name, else new ones) to an issue or PR. */
+  /** Adds labels (the repository's of that name in any case, else new ones) to an issue or PR. */
   addLabels(issue: Issue, names: readonly string[], by: User = this.defaultUser): Issue {
-    const has = new Set(issue.labels.map((l) => l.name));
-    const fresh = [...new Set(names)].filter((n) => !has.has(n));
+    const has = new Set(issue.labels.map((l) => l.name.toLowerCase()));
+    const fresh = [...new Map(names.map((n) => [n.toLowerCase(), n])).values()].filter(
+      (n) => !has.has(n.toLowerCase()),
+    );
     checkLabels(fresh, issue.labels.length);
     if (fresh.length === 0) return issue;
-    const known = this.repoLabels(issue.repo);
-    const missing = fresh.filter((n) => !known.has(n));
-    const made = this.labels(missing);
     const at = this.time.now();
-    for (const name of fresh) {
-      const label = known.get(name) ?? made[missing.indexOf(name)]!;
+    for (const label of this.labelTable.ensure(issue.repo, fresh)) {
       issue.labels.push(label);
       this.events.add(issue, 'labeled', by, at, { label: { name: label.name, color: label.color } });
     }
@@ -999,9 +1032,10 @@ export class GitHubState {
 
   removeLabels(issue: Issue, names: readonly string[], by: User = this.defaultUser): Issue {
     const at = this.time.now();
-    const removed = issue.labels.filter((l) => names.includes(l.name));
+    const named = new Set(names.map((n) => n.toLowerCase()));
+    const removed = issue.labels.filter((l) => named.has(l.name.toLowerCase()));
     if (removed.length === 0) return issue;
-    issue.labels = issue.labels.filter((l) => !names.includes(l.name));
+    issue.labels = issue.labels.filter((l) => !removed.includes(l));
     for (const label of removed)
       this.events.add(issue, 'unlabeled', by, at, { label: { name: label.name, color: label.color } });
     this.touchIssue(issue, at);
@@ -1010,14 +1044,45 @@ export class GitHubState {
 
   /** Replaces the labels of an issue or pull request (REST `PUT …/labels`, `PATCH` with `labels`). */
   setLabels(issue: Issue, names: readonly string[], by: User = this.defaultUser): Issue {
-    const wanted = new Set(names);
-    checkLabels(wanted, 0);
+    const wanted = new Map(names.map((n) => [n.toLowerCase(), n]));
+    checkLabels(wanted.values(), 0);
     this.removeLabels(
       issue,
-      issue.labels.map((l) => l.name).filter((n) => !wanted.has(n)),
+      issue.labels.map((l) => l.name).filter((n) => !wanted.has(n.toLowerCase())),
       by,
     );
-    return this.addLabels(issue, [...wanted], by);
+    return this.addLabels(issue, [...wanted.values()], by);
+  }
+
+  /** A label made in the repository's table (REST `POST …/labels`). */
+  createLabel(repo: Repo, input: LabelInput): Label {
+    return this.labelTable.create(repo, input);
+  }
+
+  /** A label renamed or recoloured: every issue carrying it shows the change (new version, same `updated_at`). */
+  updateLabel(repo: Repo, label: Label, input: Partial<LabelInput>): Label {
+    for (const issue of this.labelTable.update(repo, label, input)) this.restamp(issue);
+    return label;
+  }
+
+  /** A label deleted from the repository, and so from every issue carrying it. */
+  deleteLabel(repo: Repo, label: Label): void {
+    for (const issue of this.labelTable.delete(repo, label)) this.restamp(issue);
+  }
+
+  /**
+   * An issue's (and its PR's) representation changed though the issue did not (a label renamed,
+   * its author's association moved): a new version for its ETags and caches, `updated_at` kept.
+   */
+  restamp(issue: Issue): number {
+    const v = this.time.bump();
+    issue.version = v;
+    issue.repo.issuesVersion = v;
+    if (issue.pull) {
+      issue.pull.version = v;
+      issue.repo.pullsVersion = v;
+    }
+    return v;
   }
 
   /** A draft pull request becomes ready for review. */

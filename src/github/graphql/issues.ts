@@ -99,6 +99,27 @@ export class IssueNode extends IssueLikeNode {
     return `${this.s.webUrl}/${this.issue.repo.fullName}/issues/${this.issue.number}`;
   }
   readonly isPinned = false;
+  /**
+   * The pull requests that close this issue when merged (their closing keywords), oldest first;
+   * open ones only unless `includeClosedPrs`; `orderByState` puts open ones first. Links made by
+   * hand in the web UI are not modelled, so `userLinkedOnly` finds none.
+   */
+  closedByPullRequestsReferences(
+    args: ConnArgs & {
+      includeClosedPrs?: boolean | null;
+      orderByState?: boolean | null;
+      userLinkedOnly?: boolean | null;
+    },
+  ) {
+    const pulls = args.userLinkedOnly
+      ? []
+      : [...this.issue.repo.pulls.values()].filter(
+          (p) => p.linkedIssue === this.issue.number && (args.includeClosedPrs || p.issue.state === 'open'),
+        );
+    if (args.orderByState)
+      pulls.sort((a, b) => Number(a.issue.state !== 'open') - Number(b.issue.state !== 'open'));
+    return connection(pulls, args, (p) => new PullNode(this.s, p));
+  }
 }
 
 const MERGE_STATE: Record<string, string> = {
@@ -437,10 +458,8 @@ export class RepoNode {
   }
   /** A label of the repository by name (case-insensitive, as on GitHub); null when there is none. */
   label(args: { name: string }) {
-    const wanted = args.name.toLowerCase();
-    for (const label of this.s.repoLabels(this.repo).values())
-      if (label.name.toLowerCase() === wanted) return new LabelNode(this.s, this.repo, label);
-    return null;
+    const label = this.s.labelTable.find(this.repo, args.name);
+    return label === undefined ? null : new LabelNode(this.s, this.repo, label);
   }
   assignableUsers(args: ConnArgs) {
     return connection(

@@ -350,6 +350,7 @@ type Issue implements Node & Comment & Labelable {
   viewerCanUpdate: Boolean!
   isPinned: Boolean
   timelineItems(first: Int, last: Int, after: String, before: String, since: DateTime, skip: Int, itemTypes: [IssueTimelineItemsItemType!]): IssueTimelineItemsConnection!
+  closedByPullRequestsReferences(first: Int, last: Int, after: String, before: String, includeClosedPrs: Boolean = false, orderByState: Boolean = false, userLinkedOnly: Boolean = false): PullRequestConnection
 }
 
 type PullRequest implements Node & Comment & Labelable {

@@ -106,9 +106,13 @@ class EventNode {
   label() {
     const label = this.e.label;
     if (label === undefined) return null;
-    // The repository's label of that name; one no issue holds any more keeps its name and colour.
-    const known = this.s.repoLabels(this.issue.repo).get(label.name);
-    return new LabelNode(this.s, this.issue.repo, known ?? { id: 0, nodeId: `LA_${label.name}`, ...label });
+    // The repository's label of that name; a deleted one keeps the name and colour the event saw.
+    const known = this.s.labelTable.find(this.issue.repo, label.name);
+    return new LabelNode(
+      this.s,
+      this.issue.repo,
+      known ?? { id: 0, nodeId: `LA_${label.name}`, description: null, ...label },
+    );
   }
   assignee() {
     return this.e.assignee === undefined ? null : new UserNode(this.s, this.e.assignee);

@@ -1,4 +1,6 @@
 /** Users, bots and organizations (one node class, `__typename` from the account type) and labels. */
+
+import { webProfile } from '../shapes.ts';
 import type { GitHubState, Label, Repo, User } from '../state.ts';
 
 export class UserNode {
@@ -16,7 +18,7 @@ export class UserNode {
     this.databaseId = user.id;
     this.login = user.login;
     this.name = user.name;
-    this.url = `${state.webUrl}/${user.login}`;
+    this.url = webProfile(state, user);
     this.resourcePath = `/${user.login}`;
   }
   avatarUrl(): string {
@@ -28,21 +30,20 @@ export function actor(state: GitHubState, user: User | null | undefined): UserNo
   return user ? new UserNode(state, user) : null;
 }
 
-export function association(user: User, repo: Repo): string {
-  return user === repo.owner ? 'OWNER' : 'CONTRIBUTOR';
-}
+export { association } from '../world/access.ts';
 
 export class LabelNode {
   readonly __typename = 'Label';
   readonly id: string;
   readonly name: string;
   readonly color: string;
-  readonly description = null;
+  readonly description: string | null;
   readonly url: string;
   constructor(state: GitHubState, repo: Repo, label: Label) {
     this.id = label.nodeId;
     this.name = label.name;
     this.color = label.color;
+    this.description = label.description;
     this.url = `${state.webUrl}/${repo.fullName}/labels/${encodeURIComponent(label.name)}`;
   }
 }

@@ -5,3 +5,10 @@
  * applying labels).
  */
 export const ISSUE_BOUNDS = { maxTitleChars: 256, maxLabelNameChars: 50, maxLabels: 100 } as const;
+
+/**
+ * A repository's labels: a description of at most 100 characters (GitHub's REST description:
+ * "Must be 100 characters or fewer"), a six-hex-digit color; at most 1,000 labels in one
+ * repository, the emulator's own bound (GitHub documents none; each is kept for the run).
+ */
+export const LABEL_BOUNDS = { maxDescriptionChars: 100, maxPerRepo: 1_000 } as const;

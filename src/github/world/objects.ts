@@ -6,7 +6,13 @@
  * them): timestamps and versions (time.ts), refs and pushes (refs.ts), checks and statuses
  * (checks.ts).
  */
-import type { CHECK_CONCLUSIONS, CHECK_STATUSES, REVIEW_STATES, STATUS_STATES } from '../fixtures.ts';
+import type {
+  CHECK_CONCLUSIONS,
+  CHECK_STATUSES,
+  REVIEW_STATES,
+  ROLE_NAMES,
+  STATUS_STATES,
+} from '../fixtures.ts';
 import type { GitIdent } from './git-objects.ts';
 
 export type CheckStatus = (typeof CHECK_STATUSES)[number];
@@ -29,14 +35,20 @@ export interface User {
   nodeId: string;
   type: UserType;
   name: string | null;
+  /** An organization's members (fixtures' `users[].members`): MEMBER on its repositories. */
+  members?: Set<User>;
   json?: JsonCache;
 }
+
+/** A collaborator's role on a repository, GitHub's five base roles. */
+export type RoleName = (typeof ROLE_NAMES)[number];
 
 export interface Label {
   id: number;
   nodeId: string;
   name: string;
   color: string;
+  description: string | null;
 }
 
 export interface IssueComment {
@@ -270,6 +282,16 @@ export interface Repo {
    * combined status), so their ETags change exactly when a push changes their bodies.
    */
   pushVersion: number;
+  /** The repository's labels by lower-cased name (GitHub's names are case-insensitive). */
+  labels: Map<string, Label>;
+  /** Moves with every change of the label table (its list's version). */
+  labelsVersion: number;
+  /** Its direct collaborators and their roles (fixtures' `collaborators`); the owner is admin besides. */
+  collaborators: Map<User, RoleName>;
+  /** Users with a merged pull request here ("previously committed"): CONTRIBUTOR. */
+  contributors: Set<User>;
+  /** Users who opened a pull request here: FIRST_TIME_CONTRIBUTOR until one merges. */
+  pullAuthors: Set<User>;
   branches: Map<string, string>;
   commits: Map<string, Commit>;
   /** Issues and pull requests (every PR is an issue), by number. */
@@ -323,11 +345,17 @@ export class GitHubStateError extends Error {
   readonly status: number;
   /** The input field at fault, when one is (REST names it in its Validation Failed error). */
   readonly field: string | undefined;
-  constructor(status: number, message: string, field?: string) {
+  /**
+   * GitHub's error code when it answers one (`already_exists`, `invalid`): REST then says only
+   * `{resource, code, field}`; without one, `code: custom` with the message.
+   */
+  readonly code: string | undefined;
+  constructor(status: number, message: string, field?: string, code?: string) {
     super(message);
     this.name = 'GitHubStateError';
     this.status = status;
     this.field = field;
+    this.code = code;
   }
 }
 
