@@ -21,7 +21,7 @@ import {
 } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-body.ts';
-import { BODY_LIMITS } from '../base/limits.ts';
+import { BODY_LIMITS, LISTEN_BACKLOG } from '../base/limits.ts';
 import { isLargeBody, largeBodyMemo } from './body-memo.ts';
 import type { GitHubEmulator } from './emulator.ts';
 import { GitSmartHttp, type GitSmartHttpOptions, isGitPath } from './git/smart-http.ts';
@@ -246,7 +246,8 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
   }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
+    // A backlog for a thousand clients connecting at once (LISTEN_BACKLOG, docs/limits.md).
+    server.listen(options.port ?? 0, host, LISTEN_BACKLOG, () => {
       server.off('error', reject);
       resolve();
     });

@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { BodyTooLargeError, readBoundedBody, readBoundedChunks, refuseBody } from '../base/http-body.ts';
-import { BODY_LIMITS, PROVIDER_LIMITS } from '../base/limits.ts';
+import { BODY_LIMITS, LISTEN_BACKLOG, PROVIDER_LIMITS } from '../base/limits.ts';
 import type { Clock } from '../clock/clock.ts';
 import { RequestShapeError } from './conversation.ts';
 import type { ProviderEmulator } from './emulator.ts';
@@ -396,9 +396,8 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    // A backlog for a thousand clients connecting at once: past the default (511) the kernel drops
-    // their SYNs and each waits out a retransmission (1, 3, 7, 15 s) before it is even accepted.
-    server.listen({ port: options.port ?? 0, host, backlog: 4096 }, () => resolve());
+    // A backlog for a thousand clients connecting at once (LISTEN_BACKLOG, docs/limits.md).
+    server.listen({ port: options.port ?? 0, host, backlog: LISTEN_BACKLOG }, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const hostInUrl = host === '::1' ? '[::1]' : host === '0.0.0.0' ? '127.0.0.1' : host;

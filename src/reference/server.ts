@@ -19,7 +19,7 @@ import { sample } from '../base/distribution.ts';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-body.ts';
 import { answered, InFlight } from '../base/http-inflight.ts';
 import { MalformedParam, METHODS, Routes } from '../base/http-router.ts';
-import { BODY_LIMITS, MAX_SERVED_SESSIONS } from '../base/limits.ts';
+import { BODY_LIMITS, LISTEN_BACKLOG, MAX_SERVED_SESSIONS } from '../base/limits.ts';
 import { createRng, type Rng } from '../base/rng.ts';
 import { VERSION } from '../base/version.ts';
 import { RealClock } from '../clock/real.ts';
@@ -561,7 +561,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, '127.0.0.1', LISTEN_BACKLOG, () => {
       server.off('error', reject);
       resolve();
     });

@@ -19,6 +19,7 @@ import {
 } from 'node:http';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
+import { LISTEN_BACKLOG } from '../base/limits.ts';
 import { type DnsQuestion, dnsAnswerer, serveTcp, serveUdp } from './dns.ts';
 import { hostAt, serviceAt, serviceOf, type WorldService } from './hosts.ts';
 import type { SandboxListeners } from './sandbox.ts';
@@ -131,7 +132,7 @@ export class Edge {
     this.proxy = proxy;
     await new Promise<void>((resolve, reject) => {
       proxy.once('error', reject);
-      proxy.listen(0, '127.0.0.1', () => resolve());
+      proxy.listen(0, '127.0.0.1', LISTEN_BACKLOG, () => resolve());
     });
     return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   }

@@ -49,7 +49,8 @@ function listenTcp(port) {
   return new Promise((resolve) => {
     const server = createServer({ pauseOnConnect: true });
     server.once('error', (error) => resolve({ port, error: error.message }));
-    server.listen({ port, host: '0.0.0.0', backlog: 1024 }, () => {
+    // LISTEN_BACKLOG (src/base/limits.ts; this file runs alone in the sandbox and imports nothing of ours).
+    server.listen({ port, host: '0.0.0.0', backlog: 4096 }, () => {
       handOver({ type: 'listener', proto: 'tcp', port }, server).then(() => resolve({ port }));
     });
   });
