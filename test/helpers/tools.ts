@@ -67,10 +67,12 @@ export const straceTool = systemTool('strace', ['-V'], 'strace');
 
 /**
  * The argv prefix that records every `connect()` of a process tree in `log` (strace, following
- * forks; seccomp-bpf stops only at `connect`, so the processes run at nearly full speed).
+ * forks; seccomp-bpf stops only at `connect`, so the processes run at nearly full speed). `-D`:
+ * the tracer runs as a grandchild, so the command keeps the spawned pid and a signal sent to it
+ * (a test's SIGINT) reaches the command, not strace (which would detach and leave it running).
  */
 export function straceConnects(log: string): string[] {
-  return ['strace', '-f', '--seccomp-bpf', '-qq', '-e', 'trace=connect', '-o', log];
+  return ['strace', '-D', '-f', '--seccomp-bpf', '-qq', '-e', 'trace=connect', '-o', log];
 }
 
 /**
