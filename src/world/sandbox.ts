@@ -52,13 +52,15 @@ function namespaceArgs(): string[] {
     : ['--unshare-user', '--uid', '0', '--gid', '0', '--unshare-net', '--unshare-pid', '--unshare-ipc'];
 }
 
-/** The namespaces and the host's file system as the sandbox sees it (with its own /proc). */
-function baseArgs(): string[] {
+/**
+ * The namespaces and the host's file system as the sandbox sees it (with its own /proc).
+ * `capabilities: false` leaves out `--cap-add ALL` (the fallback probe: bwrap without it).
+ */
+function baseArgs(capabilities = true): string[] {
   return [
     '--die-with-parent',
     ...namespaceArgs(),
-    '--cap-add',
-    'ALL',
+    ...(capabilities ? ['--cap-add', 'ALL'] : []),
     '--bind',
     '/',
     '/',
@@ -88,24 +90,11 @@ export function sandboxSupport(): SandboxSupport {
   else {
     // bwrap works but unshare cannot map the user (util-linux before 2.38): the command runs as
     // the namespace's root, which CLIs that refuse root will refuse.
-    const bare = spawnSync(
-      'bwrap',
-      [
-        '--die-with-parent',
-        ...namespaceArgs(),
-        '--bind',
-        '/',
-        '/',
-        '--dev-bind',
-        '/dev',
-        '/dev',
-        '--proc',
-        '/proc',
-        '--',
-        'true',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, encoding: 'utf8' },
-    );
+    const bare = spawnSync('bwrap', [...baseArgs(false), '--', 'true'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 10_000,
+      encoding: 'utf8',
+    });
     support =
       bare.status === 0
         ? { ok: true, mapsUser: false }
