@@ -6,7 +6,7 @@
  * package bubblewrap): off CI its absence skips the sandbox suites with one line.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,6 +17,9 @@ import { systemTool } from './helpers/tools.ts';
 const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
 const gh = systemTool('gh', ['--version'], 'gh');
 const curl = systemTool('curl', ['--version'], 'curl');
+/** As root, outside the sandbox the command runs through util-linux's unshare --map-user. */
+const root = process.getuid?.() === 0;
+const unshare = root ? systemTool('unshare', ['--version'], 'util-linux') : { skip: false, require() {} };
 const require = createRequire(import.meta.url);
 
 interface Run {
@@ -28,13 +31,18 @@ interface Run {
 }
 
 /** `fleetbench world ARGS -- COMMAND` as a process, and the trace it left. */
-function world(args: string[], command: string[], timeoutMs = 90_000): Promise<Run> {
+function world(
+  args: string[],
+  command: string[],
+  timeoutMs = 90_000,
+  env: NodeJS.ProcessEnv = {},
+): Promise<Run> {
   const out = scratchDir('fleetbench-world-');
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, 'world', '--out', out, ...args, '--', ...command], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
+      env: { ...process.env, NO_COLOR: '1', ...env },
     });
     let stdout = '';
     let stderr = '';
@@ -253,8 +261,9 @@ console.log(JSON.stringify(results));
   });
 });
 
-describe('fleetbench world: any machine', () => {
+describe.skipIf(unshare.skip)('fleetbench world: any machine', () => {
   it('exits with the command’s own exit code', async () => {
+    unshare.require();
     const run = await world(['--mode', 'env', '--no-agents'], ['sh', '-c', 'exit 7']);
     expect(run.code, run.stderr).toBe(7);
     expect(run.records.some((r) => r.name === 'world.started')).toBe(true);
@@ -278,6 +287,20 @@ describe('fleetbench world: any machine', () => {
       blocked.find((b) => b.labels.via === 'connect' && b.labels.host === 'example.com')?.data.argv[0],
     ).toBe('curl');
   });
+
+  it.skipIf(!root || !existsSync('/usr/bin/openssl'))(
+    'as root without unshare --map-user: refused before anything starts, naming util-linux (it was exit 127)',
+    async () => {
+      // A PATH with openssl (the world's CA needs it) and no unshare.
+      const bin = scratchDir('fleetbench-world-nopath-');
+      symlinkSync('/usr/bin/openssl', join(bin, 'openssl'));
+      const run = await world(['--mode', 'env', '--no-agents'], ['true'], 30_000, { PATH: bin });
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain('util-linux');
+      expect(run.stderr).toContain('--user NAME');
+      expect(run.ms).toBeLessThan(20_000);
+    },
+  );
 
   it.each([
     [['--mode', 'nowhere'], 'nowhere'],

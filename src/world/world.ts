@@ -17,7 +17,7 @@
  * the run's clock in the run's trace; the emulators write their own `api` and
  * `provider.request` records there.
  */
-import { spawn as spawnChild } from 'node:child_process';
+import { spawn as spawnChild, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -146,10 +146,40 @@ export function commandUser(account: string | undefined, mode: WorldMode): Comma
     return { ...lookUpAccount(account), mapped: false };
   }
   const mapping = sandboxSupport().mapsUser || mode !== 'sandbox';
+  if (root && mapping && mode !== 'sandbox') requireUserMapping(mode);
   if (root) return mapping ? { ...WORLD_USER, mapped: true } : undefined;
   if (mode === 'sandbox' && sandboxSupport().mapsUser)
     return { uid: process.getuid?.() ?? 1000, gid: process.getgid?.() ?? 1000, mapped: true };
   return undefined;
+}
+
+let userMapping: string | undefined | null = null;
+
+/**
+ * Outside the sandbox, a root fleetbench runs the command through util-linux's `unshare
+ * --map-user` (2.38 or later). Checked once before anything starts: without it the command could
+ * not even be started (it used to end as exit 127 with no word of why).
+ */
+function requireUserMapping(mode: WorldMode): void {
+  if (userMapping === null) {
+    const probe = spawnSync(
+      'unshare',
+      ['--user', `--map-user=${WORLD_USER.uid}`, `--map-group=${WORLD_USER.gid}`, '--', 'true'],
+      { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, encoding: 'utf8' },
+    );
+    userMapping =
+      probe.status === 0
+        ? undefined
+        : probe.error
+          ? 'unshare is not on PATH'
+          : (probe.stderr ?? '').trim() || `unshare exited ${probe.status}`;
+  }
+  if (userMapping !== undefined)
+    throw new FleetbenchError(
+      'E_USAGE',
+      `world --mode ${mode}: fleetbench runs as root, so the command runs as a mapped non-root user (docs/world.md, "Users"), which needs util-linux's unshare --map-user (2.38 or later): ${userMapping}`,
+      { hint: 'install it (Debian: apt-get install util-linux), or name an account to run as: --user NAME' },
+    );
 }
 
 /** `NAME`, `UID` or `UID:GID` as a uid and gid, from /etc/passwd for a name. */
