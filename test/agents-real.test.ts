@@ -64,7 +64,7 @@ function tryInNamespace(
   timeoutMs: number,
 ): Promise<{ code: number | null; report: Report; stderr: string; dialled?: ReturnType<typeof dialled> }> {
   const out = scratchDir('fleetbench-agents-');
-  const connects = straceTool.present
+  const connects = straceTool().present
     ? join(scratchDir('fleetbench-agents-connects-'), 'connects.log')
     : undefined;
   return new Promise((resolve, reject) => {
@@ -108,7 +108,7 @@ const gapAfter = (requests: Request[], index: number) =>
 
 describe.skipIf(skip)('the real agent CLIs against the provider emulator, with only loopback', () => {
   it('each CLI runs a turn with a tool call and a resumed turn, every request answered and recorded, nothing but loopback dialled', async () => {
-    if (ci) straceTool.require();
+    if (ci) straceTool().require();
     const { code, report, stderr, dialled: seen } = await tryInNamespace([], 600_000);
     expect(code, stderr).toBe(0);
     // Every connect of fleetbench, the three CLIs and what they ran: loopback only (the

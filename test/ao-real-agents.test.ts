@@ -193,8 +193,8 @@ describe.skipIf(!ready && !ci)('--target ao with agents: real: the real Claude C
     };
     // Inside a network namespace with only loopback: the run, AO, tmux, Claude Code and gh, each
     // connect() observed (strace).
-    if (ci) straceTool.require();
-    const connects = straceTool.present ? join(dir, 'connects.log') : undefined;
+    if (ci) straceTool().require();
+    const connects = straceTool().present ? join(dir, 'connects.log') : undefined;
     const run = spawn(
       ...inLoopbackNamespace(
         process.execPath,

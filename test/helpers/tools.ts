@@ -62,8 +62,15 @@ export function inLoopbackNamespace(
   ];
 }
 
-/** strace (Debian package strace) is needed to observe the connects; required under CI. */
-export const straceTool = systemTool('strace', ['-V'], 'strace');
+let strace: ReturnType<typeof systemTool> | undefined;
+/**
+ * strace (Debian package strace), to observe the connects; required under CI. Looked up on
+ * first use, so only a file that observes connects says it is skipped without it.
+ */
+export function straceTool(): ReturnType<typeof systemTool> {
+  strace ??= systemTool('strace', ['-V'], 'strace');
+  return strace;
+}
 
 /**
  * The argv prefix that records every `connect()` of a process tree in `log` (strace, following

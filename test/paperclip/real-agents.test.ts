@@ -36,7 +36,7 @@ const isolated =
 const PREFIX = isolated ? ['unshare', '-n', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"'] : [];
 /** Every connect() of fleetbench, Paperclip, its PostgreSQL and the codex agents (strace). */
 const connects = join(scratchDir('fleetbench-pc-connects-'), 'connects.log');
-const OBSERVE = straceTool.present ? straceConnects(connects) : [];
+const OBSERVE = straceTool().present ? straceConnects(connects) : [];
 
 describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
   'real agents under the real Paperclip',
@@ -146,7 +146,7 @@ describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
       });
       if (isolated) expect(run.stderr()).not.toMatch(/ENETUNREACH|EAI_AGAIN|getaddrinfo/);
       // Nothing but loopback dialled by any process of the run, Paperclip's agents included.
-      if (ci) straceTool.require();
+      if (ci) straceTool().require();
       if (OBSERVE.length > 0) {
         const seen = dialled(connects);
         expect(seen.inet).toBeGreaterThan(boots.length);
