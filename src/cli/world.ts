@@ -146,7 +146,7 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
     ...Object.keys(provider.BUILTIN_SCRIPTS),
     ...Object.keys(scriptsFile?.scripts ?? {}),
   ]);
-  const script = flags.script ?? scriptsFile?.default ?? 'coding';
+  const script = provider.defaultScriptName(flags.script, scriptsFile);
   if (!scriptNames.has(script))
     throw new FleetbenchError('E_USAGE', `--script ${script}: expected ${[...scriptNames].join(', ')}`);
   const faults = flags.fault.map(provider.parseFaultFlag);

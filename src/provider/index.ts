@@ -13,6 +13,7 @@ export { LIMIT_KEYS, type LimitKey, type ProviderLimits } from './limits.ts';
 export {
   BUILTIN_SCRIPTS,
   DEFAULT_SCRIPT,
+  defaultScriptName,
   loadScriptsFile,
   type ScriptsFile,
   scriptsFileSchema,

@@ -132,6 +132,18 @@ export const BUILTIN_SCRIPTS: Record<string, AgentScript> = {
 
 export const DEFAULT_SCRIPT = 'coding';
 
+/**
+ * The script a session follows when its key names none: the one chosen (a flag, a scenario's
+ * `provider.script`), else the scripts file's `default`, else `fallback` (a target's own).
+ */
+export function defaultScriptName(
+  chosen: string | undefined,
+  file: ScriptsFile | undefined,
+  fallback: string = DEFAULT_SCRIPT,
+): string {
+  return chosen ?? file?.default ?? fallback;
+}
+
 /** Scripts from a validated file, over the built-ins (a file may redefine a built-in name). */
 export function scriptLibrary(file: ScriptsFile | undefined): {
   scripts: Map<string, AgentScript>;
@@ -143,7 +155,7 @@ export function scriptLibrary(file: ScriptsFile | undefined): {
       name,
       turns: script.turns.map((turn) => ({ ...turn, commands: turn.commands ?? [] })),
     });
-  const fallback = file?.default ?? DEFAULT_SCRIPT;
+  const fallback = defaultScriptName(undefined, file);
   if (!scripts.has(fallback))
     throw new FleetbenchError(
       'E_PROVIDER',

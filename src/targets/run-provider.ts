@@ -10,6 +10,7 @@ import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import {
   DEFAULT_SCRIPT,
+  defaultScriptName,
   LATENCY_PROFILES,
   loadScriptsFile,
   ProviderEmulator,
@@ -41,7 +42,7 @@ export class RunProvider {
     private readonly scripts: ScriptsFile['scripts'] = {},
   ) {
     this.file = settings.scripts ? loadScriptsFile(settings.scripts) : undefined;
-    this.script = settings.script ?? this.file?.default ?? targetDefault;
+    this.script = defaultScriptName(settings.script, this.file, targetDefault);
   }
 
   get url(): string {

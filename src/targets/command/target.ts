@@ -29,7 +29,12 @@ import {
   type Target,
 } from '../../contract/types.ts';
 import type { GitHubEmulator } from '../../github/emulator.ts';
-import { DEFAULT_SCRIPT, LATENCY_PROFILES, loadScriptsFile, ProviderEmulator } from '../../provider/index.ts';
+import {
+  defaultScriptName,
+  LATENCY_PROFILES,
+  loadScriptsFile,
+  ProviderEmulator,
+} from '../../provider/index.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { CommandTargetConfig } from '../../workload/command-target.ts';
 import type { GitHubSide } from '../../workload/github-side.ts';
@@ -144,7 +149,7 @@ export class CommandTarget implements Target {
           trace,
           scripts: {
             scripts: scriptsFile?.scripts ?? {},
-            default: settings?.script ?? scriptsFile?.default ?? DEFAULT_SCRIPT,
+            default: defaultScriptName(settings?.script, scriptsFile),
           },
           latency: LATENCY_PROFILES[settings?.latency ?? 'fast'],
           ...(settings?.limits ? { limits: settings.limits } : {}),
