@@ -273,8 +273,10 @@ budgets:
       6.5,
       9.5,
     ]);
-    expect(limits('agent_boot', { adapter: 'codex_local', start: 'cold' })).toEqual(['judged', 3.5, 8]);
-    expect(limits('agent_boot', { adapter: 'codex_local', start: 'warm' })).toEqual(['judged', 2, 5.5]);
+    expect(limits('agent_launch', { adapter: 'codex_local', start: 'cold' })).toEqual(['judged', 3.5, 8]);
+    expect(limits('agent_launch', { adapter: 'codex_local', start: 'warm' })).toEqual(['judged', 2, 5.5]);
+    expect(limits('agent_boot', { adapter: 'codex_local', start: 'cold' })).toEqual(['judged', 1.5, 2]);
+    expect(limits('agent_boot', { adapter: 'codex_local', start: 'warm' })).toEqual(['judged', 3.5, 4.5]);
     expect(limits('restart_recovery_control_plane', { adapter: 'codex_local', kind: 'graceful' })).toEqual([
       'judged',
       6,
@@ -290,7 +292,8 @@ budgets:
       3,
       7.5,
     ]);
-    expect(limits('agent_boot', { adapter: 'process', start: 'cold' })).toEqual(['judged', 1.5, 5.5]);
+    expect(limits('agent_launch', { adapter: 'process', start: 'cold' })).toEqual(['judged', 1.5, 5.5]);
+    expect(limits('agent_boot', { adapter: 'process', start: 'cold' })).toEqual(['judged', 1.5, 2]);
   });
 
   it("aliases: a control plane's own adapter judged by a provider's rows, one row per value the run has", () => {

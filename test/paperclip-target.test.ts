@@ -436,10 +436,35 @@ describe('Paperclip’s timestamps as speed records', () => {
       records.filter((r) => r.kind !== 'api' && r.name === name) as Array<
         Extract<BodyRecord, { kind: 'span' | 'event' }>
       >;
-    expect(named('provider.boot').map((r) => [r.t, (r as { dur: number }).dur, r.labels?.reason])).toEqual([
+    const spans = (name: string) =>
+      named(name).map((r) => [r.t, (r as { dur: number }).dur, r.labels?.reason]);
+    // Paperclip's preparation (run started → agent spawned), then the agent's boot (spawned → its
+    // first event: a stand-in, which makes no model request).
+    expect(spans('agent.launch')).toEqual([
       [1_100, 1_500, 'start'],
       [341_000, 1_500, 'retry'],
     ]);
+    expect(spans('provider.boot')).toEqual([
+      [2_600, 400, 'start'],
+      [342_500, 600, 'retry'],
+    ]);
+    // A real agent is ready at its first model request, as a world's edges see it: the retry's
+    // first request (343.3 s) is its ready, 0.8 s after its spawn; none before the kill.
+    const real = new MemorySink();
+    const requests = [343_300, 344_300];
+    writeRunChain(real, chain, {
+      toRunTime,
+      restarts: [{ kind: 'hard', killAt: 10_000 }],
+      now: 361_000,
+      firstModelRequest: (session, from, until = Infinity) =>
+        session === 's1' ? requests.find((t) => t >= from && t < until) : undefined,
+    });
+    const realSpans = (name: string) =>
+      (real.records as Array<{ name?: string; t: number; dur?: number }>)
+        .filter((r) => r.name === name)
+        .map((r) => [r.t, r.dur]);
+    expect(realSpans('provider.boot')).toEqual([[342_500, 800]]);
+    expect(realSpans('provider.session.load')).toEqual([[342_500, 800]]);
     expect(named('run.lost')).toMatchObject([
       { t: 10_000, dur: 300_000, labels: { adapter: 'codex_local', kind: 'hard' } },
     ]);
@@ -462,7 +487,8 @@ describe('Paperclip’s timestamps as speed records', () => {
     const value = (name: keyof typeof speed.metrics) => speed.metrics[name].groups.map((g) => g.values);
     // First activity: the reasoning indicator at 3.4 s, 2.4 s after the wake's run existed.
     expect(value('time_to_first_activity')).toEqual([[2_400]]);
-    expect(value('agent_boot')).toEqual([[1_500, 1_500]]);
+    expect(value('agent_launch')).toEqual([[1_500, 1_500]]);
+    expect(value('agent_boot')).toEqual([[400, 600]]);
     // Ready (40 s) → the retry's agent spawned (342.5 s): Paperclip's share; → its first event (343.1 s).
     expect(value('restart_recovery_control_plane')).toEqual([[302_500]]);
     expect(value('restart_provider_load')).toEqual([[600]]);

@@ -308,6 +308,7 @@ export const SPEED_METRIC_KEYS = [
   'time_to_first_text',
   'input_wait',
   'agent_boot',
+  'agent_launch',
   'restart_recovery',
   'restart_recovery_control_plane',
   'restart_provider_load',
@@ -342,6 +343,7 @@ const speedMetricSchema = z.object({
 
 /** Metrics added after schemaVersion 1 was published: optional, so older documents still read. */
 const SPEED_METRICS_ADDED: ReadonlySet<SpeedMetricName> = new Set([
+  'agent_launch',
   'controlplane_boot',
   'lost_run_detection',
   'restart_recovery_to_activity',

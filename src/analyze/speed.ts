@@ -6,6 +6,8 @@
  *   (a text delta, a tool-call start, a reasoning indicator). time_to_first_text: → the first
  *   text delta. input_wait: the `input.received` that opened the run → `run.created`.
  * - agent_boot: `provider.boot` spans (process start → ready), by adapter and start kind.
+ *   agent_launch: `agent.launch` spans (a run started → its agent's process spawned: the control
+ *   plane's own preparation), written by targets that see a run start (paperclip).
  * - restart_recovery: `controlplane.ready` → the recovered run's next provider event of a
  *   listed agent-activity type (RECOVERY_EVENT_TYPES: diagnostics and unlisted types do not
  *   count). restart_recovery_control_plane: ready → the start of that run's
@@ -40,6 +42,7 @@ export const SPEED_RECORD_NAMES = new Set([
   'input.received',
   'provider.event',
   'provider.boot',
+  'agent.launch',
   'provider.session.load',
   'controlplane.restart',
   'controlplane.ready',
@@ -91,6 +94,13 @@ export const SPEED_METRIC_INFO: Record<
     description:
       'provider process start → ready (provider.boot; from a world’s edges: agent spawned → its first model request)',
     span: 'agent start → agent ready',
+  },
+  agent_launch: {
+    role: 'judged',
+    labels: ['adapter', 'start'],
+    description:
+      'a run started → its agent process spawned: the control plane’s own preparation of a run (agent.launch; a target that sees the run start writes it, never a world’s edges)',
+    span: 'run started → agent spawned',
   },
   restart_recovery: {
     role: 'report',
@@ -307,6 +317,7 @@ class SpeedRecords {
   readonly requestsBySession = new Map<string, ModelRequest[]>();
   readonly restarts: Restart[] = [];
   readonly boots = new Groups();
+  readonly launches = new Groups();
   readonly controlPlaneBoots = new Groups();
   readonly lostRuns = new Groups();
   /** By run id (`data.run`): what the control plane's own records say happened to it. */
@@ -414,6 +425,14 @@ class SpeedRecords {
         if (r.kind !== 'span' || r.outcome !== 'ok') break;
         this.relevant = true;
         this.boots.add(
+          { adapter: str(r.labels?.adapter) ?? 'unknown', start: startKind(r.labels?.start) },
+          r.dur,
+        );
+        break;
+      case 'agent.launch':
+        if (r.kind !== 'span' || r.outcome !== 'ok') break;
+        this.relevant = true;
+        this.launches.add(
           { adapter: str(r.labels?.adapter) ?? 'unknown', start: startKind(r.labels?.start) },
           r.dur,
         );
@@ -854,6 +873,7 @@ class SpeedJoin {
         time_to_first_text: metric('time_to_first_text', this.firstText),
         input_wait: metric('input_wait', this.inputWait),
         agent_boot: metric('agent_boot', input.boots),
+        agent_launch: metric('agent_launch', input.launches),
         restart_recovery: metric('restart_recovery', this.recovery),
         restart_recovery_control_plane: metric('restart_recovery_control_plane', this.controlPlane),
         restart_provider_load: metric('restart_provider_load', this.providerLoad),

@@ -72,6 +72,10 @@ const SPEED_TITLES: Record<string, [string, string]> = {
   time_to_first_text: ['Time to first text', 'Run created → the first text delta. Reported, never judged.'],
   input_wait: ['Input wait', 'How long the input waited for its run to exist. Reported, never judged.'],
   agent_boot: ['Agent boot', 'Provider process start → ready. Judged.'],
+  agent_launch: [
+    'Agent launch',
+    'A run started → its agent process spawned: the control plane’s own preparation. Judged.',
+  ],
   restart_recovery: [
     'Restart recovery (full)',
     'Control plane ready → the recovered run’s next provider event, outage removed. Reported.',

@@ -24,6 +24,8 @@ import type { ProviderSettings } from '../workload/scenario.ts';
 export class RunProvider {
   private emulator?: ProviderEmulator;
   private server?: RunningProviderServer;
+  /** When each session's model requests began (run time), in arrival order: see firstRequest. */
+  private readonly requestStarts = new Map<string, number[]>();
   /** The user's scripts file, read (and refused) before anything starts. */
   private readonly file: ScriptsFile | undefined;
   /**
@@ -52,10 +54,27 @@ export class RunProvider {
 
   /** Serves the emulator; `clis` (CLI → configured version) goes into the start record. */
   async start(clock: Clock, rng: Rng, trace: TraceSink, clis: Record<string, string>): Promise<void> {
+    // The emulator's records go to the run's trace; the start of each model request is kept
+    // besides, so a target can time an agent's boot to it (firstRequest).
+    const tapped: TraceSink = {
+      write: (record) => {
+        if (
+          record.kind === 'span' &&
+          record.name === 'provider.request' &&
+          record.session !== undefined &&
+          record.labels?.api !== 'first-party'
+        ) {
+          const starts = this.requestStarts.get(record.session);
+          if (starts) starts.push(record.t);
+          else this.requestStarts.set(record.session, [record.t]);
+        }
+        trace.write(record);
+      },
+    };
     this.emulator = new ProviderEmulator({
       clock,
       rng,
-      trace,
+      trace: tapped,
       scripts: { scripts: { ...this.scripts, ...this.file?.scripts }, default: this.script },
       latency: LATENCY_PROFILES[this.settings.latency],
       limits: this.settings.limits,
@@ -75,6 +94,18 @@ export class RunProvider {
   mintKey(session: string): string {
     if (!this.emulator) throw new Error('the run provider is not started');
     return this.emulator.mintKey({ session, script: this.script });
+  }
+
+  /**
+   * When the session's first model request at or after `from` (and before `until`) began, run
+   * time: the moment its agent, spawned at `from`, was ready (docs/paperclip.md#what-is-measured).
+   * A request is recorded when its answer ends, so ask once the agent has finished.
+   */
+  firstRequest(session: string, from: number, until = Number.POSITIVE_INFINITY): number | undefined {
+    let first: number | undefined;
+    for (const t of this.requestStarts.get(session) ?? [])
+      if (t >= from && t < until && (first === undefined || t < first)) first = t;
+    return first;
   }
 
   /** A provider slowdown on real agents: the first tokens come later while it lasts. */

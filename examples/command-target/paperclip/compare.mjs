@@ -5,7 +5,7 @@
 // created → agent process → first model request → first streamed output, before the kill; ready →
 // the retried agent's process → its first model request, after it. The command trace names an
 // agent's process by `agent.spawn` (its session by `agent.session`); the paperclip trace by the
-// end of each `provider.boot` span (Paperclip's `processStartedAt`).
+// end of each `agent.launch` span (Paperclip's `processStartedAt`).
 import { readFileSync } from 'node:fs';
 
 function moments(path) {
@@ -20,6 +20,7 @@ function moments(path) {
   const sessionOf = new Map(
     records.filter((r) => r.name === 'agent.session').map((r) => [r.labels.spawn, r.session]),
   );
+  const hasLaunch = records.some((r) => r.name === 'agent.launch');
   const created = new Map();
   const spawn = new Map();
   const retry = new Map();
@@ -29,8 +30,10 @@ function moments(path) {
       created.set(r.session, r.t);
     if (r.name === 'agent.spawn' && sessionOf.has(r.labels.spawn))
       earliest(r.t < kill ? spawn : retry, sessionOf.get(r.labels.spawn), r.t);
-    if (r.name === 'provider.boot' && r.session)
-      earliest(r.labels.reason === 'start' ? spawn : retry, r.session, r.t + r.dur);
+    // The agent's process spawned: the end of Paperclip's `agent.launch` (a trace written before
+    // 2026-12-06 has none, and its `provider.boot` ended there instead).
+    const launch = r.name === 'agent.launch' || (r.name === 'provider.boot' && !hasLaunch);
+    if (launch && r.session) earliest(r.labels.reason === 'start' ? spawn : retry, r.session, r.t + r.dur);
   }
   const request = new Map();
   const output = new Map();

@@ -166,6 +166,11 @@ export class RealAgents {
   }
 
   /** Stops the emulator and writes what it saw (any CLI version other than the configured one). */
+  /** When the session's agent spawned at `from` made its first model request (its ready moment). */
+  firstRequest(session: string, from: number, until?: number): number | undefined {
+    return this.provider.firstRequest(session, from, until);
+  }
+
   stop(trace: TraceSink, now: number): Promise<void> {
     return this.provider.stop(trace, now, this.versions());
   }

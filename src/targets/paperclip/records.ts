@@ -8,13 +8,17 @@
  * | record                   | from Paperclip                                                        |
  * | ------------------------ | --------------------------------------------------------------------- |
  * | `run.created`            | the first attempt's `createdAt` (the wake queued the run)             |
- * | `provider.boot` span     | each attempt's `startedAt` → `processStartedAt` (agent boot)          |
+ * | `agent.launch` span      | each attempt's `startedAt` → `processStartedAt` (Paperclip's share)   |
+ * | `provider.boot` span     | each attempt's `processStartedAt` → the agent ready (agent boot)      |
  * | `provider.event`         | each line the stand-in printed, at its log chunk's `ts`               |
- * | `provider.session.load`  | a retry's `processStartedAt` → its first agent event (provider share) |
+ * | `provider.session.load`  | a retry's `processStartedAt` → the agent ready (provider share)       |
  * | `paperclip.attempt` span | each attempt's `createdAt` → `finishedAt`, its status and error code  |
  * | `paperclip.retry` span   | an attempt's end (lost, interrupted) → its retry's process spawned    |
  * | `run.lost` span          | the kill that orphaned an attempt → Paperclip marking it lost         |
  * | `run.ended`              | the last attempt's `finishedAt`                                       |
+ *
+ * An agent is ready at its first model request when it is a real CLI (the moment a world's edges
+ * see too, docs/command-target.md), else at its first event (a stand-in makes no model request).
  *
  * Lines Paperclip itself writes into the log (`[paperclip] …`) are not the agent's and are left
  * out. The stand-ins print `codex exec --json`'s events; codex prints an agent message whole,
@@ -50,6 +54,11 @@ export interface RecordContext {
   restarts: ReadonlyArray<{ kind: string; killAt: number }>;
   /** Run time now: spans ending earlier say when they were written. */
   now: number;
+  /**
+   * Real agents: when the session's first model request at or after `from` (before `until`)
+   * began, run time. Absent for stand-ins, which are ready at their first event.
+   */
+  firstModelRequest?: (session: string, from: number, until?: number) => number | undefined;
 }
 
 export interface ProviderEvent {
@@ -215,8 +224,22 @@ export function writeRunChain(trace: TraceSink, chain: RunChain, context: Record
     const startedAt = at(run.startedAt);
     const spawnedAt = at(run.processStartedAt);
     const finishedAt = at(run.finishedAt);
+    const events = providerEventsOf(attempt, toRunTime);
     if (startedAt !== undefined && spawnedAt !== undefined) {
-      span('provider.boot', startedAt, spawnedAt, {
+      // Paperclip's own preparation of the run: claim, workspace, CODEX_HOME, skills, the spawn.
+      span('agent.launch', startedAt, spawnedAt, {
+        labels: { adapter, start, reason },
+        data: { run: chain.id, paperclipRun: run.id },
+      });
+    }
+    const readyAt =
+      spawnedAt === undefined
+        ? undefined
+        : context.firstModelRequest
+          ? context.firstModelRequest(session, spawnedAt, finishedAt)
+          : events[0]?.t;
+    if (spawnedAt !== undefined && readyAt !== undefined) {
+      span('provider.boot', spawnedAt, readyAt, {
         labels: { adapter, start, reason },
         data: {
           run: chain.id,
@@ -226,14 +249,13 @@ export function writeRunChain(trace: TraceSink, chain: RunChain, context: Record
             : {}),
         },
       });
-    }
-    const events = providerEventsOf(attempt, toRunTime);
-    if (index > 0 && spawnedAt !== undefined && events[0] !== undefined) {
-      // The retry's agent starts and loads its session: the provider's share of the recovery.
-      span('provider.session.load', spawnedAt, events[0].t, {
-        labels: { adapter, start, reason },
-        data: { run: chain.id, paperclipRun: run.id },
-      });
+      if (index > 0) {
+        // The retry's agent starts and loads its session: the provider's share of the recovery.
+        span('provider.session.load', spawnedAt, readyAt, {
+          labels: { adapter, start, reason },
+          data: { run: chain.id, paperclipRun: run.id },
+        });
+      }
     }
     for (const event of events) {
       trace.write({

@@ -39,7 +39,7 @@ import {
   resolvePaperclipInstall,
 } from './install.ts';
 import { REAL_AGENT_OF, RealAgents } from './real-agents.ts';
-import { type RunChain, writeRunChain, writeRunCreated } from './records.ts';
+import { type RecordContext, type RunChain, writeRunChain, writeRunCreated } from './records.ts';
 import { BOOT_TIMEOUT_MS, chownTree, PaperclipServer, type ServerBoot } from './server.ts';
 
 /** fleetbench's provider adapter names → Paperclip's local adapter that runs that CLI. */
@@ -524,14 +524,25 @@ export class PaperclipTarget implements Target {
     chain.finishedSeenAt = undefined;
   }
 
+  /** What a run chain's records are timed with (records.ts). */
+  private recordContext(): Omit<RecordContext, 'toRunTime'> {
+    const agents = this.realAgents;
+    return {
+      restarts: this.restarts,
+      now: this.now(),
+      ...(agents
+        ? { firstModelRequest: (session, from, until) => agents.firstRequest(session, from, until) }
+        : {}),
+    };
+  }
+
   private conclude(info: SessionInfo, chain: Chain): void {
     info.chain = undefined;
     const last = chain.attempts[chain.attempts.length - 1]?.run;
     if (last?.sessionIdAfter) this.savedSessions.add(info.agentId);
     writeRunChain(this.options.trace, chain, {
       toRunTime: this.toRunTime,
-      restarts: this.restarts,
-      now: this.now(),
+      ...this.recordContext(),
     });
     for (const listener of this.noticeListeners)
       listener({ type: 'turn.completed', session: chain.session, run: chain.id, turn: 1 });
@@ -641,8 +652,7 @@ export class PaperclipTarget implements Target {
       if (chain.attempts.length > 0)
         writeRunChain(this.options.trace, chain, {
           toRunTime: this.toRunTime,
-          restarts: this.restarts,
-          now: this.now(),
+          ...this.recordContext(),
         });
     }
     await this.server?.close();
