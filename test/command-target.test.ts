@@ -165,18 +165,25 @@ describe.skipIf(bwrap.skip)('--target command', { timeout: 240_000 }, () => {
     expect(models.every((x) => x.data?.script === 'short')).toBe(true);
   });
 
-  it('takes work through the control plane’s own HTTP API inside the world, ready by an HTTP probe', async () => {
+  it('takes work through the control plane’s own HTTP API inside the world, ready by an HTTP probe, after an untimed setup', async () => {
     bwrap.require();
     const r = await run(
       scenario({
         sessions: 2,
         env: { LOOP_PORT: '3199' },
         ready: '{ http: "http://127.0.0.1:3199/health" }',
-        work: `{ http: { url: "http://127.0.0.1:3199/tasks", body: '{"title":"{{title}}"}' } }`,
+        work: `{ setup: "sleep 1.5", http: { url: "http://127.0.0.1:3199/tasks", body: '{"title":"{{title}}"}' } }`,
       }),
     );
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     const created = events(r, 'work.created');
+    // Timed at the handover's start, after the setup's 1.5 s (run time starts at ready, the
+    // sessions at once): the setup is not in first activity, the request's answer time is data.
+    for (const work of created) {
+      expect(work.t).toBeGreaterThanOrEqual(1_400);
+      expect(work.data?.handoverMs).toEqual(expect.any(Number));
+      expect(work.data?.handoverMs as number).toBeGreaterThanOrEqual(0);
+    }
     // Both are created at once over HTTP: their records come in the order the answers do.
     expect(created.map((e) => e.data?.alias).sort()).toEqual(['task-1', 'task-2']);
     // The loop filed the issues itself; its pull requests name the task's title: attributed.
@@ -200,6 +207,11 @@ describe.skipIf(bwrap.skip)('--target command', { timeout: 240_000 }, () => {
       'an unknown template field',
       scenario({ work: '{ issue: { title: "{{nope}}" } }' }),
       'unknown template field {{nope}}',
+    ],
+    [
+      'an unknown template field in the setup',
+      scenario({ work: '{ issue: { title: "t" }, setup: "echo {{sesion}}" }' }),
+      'unknown template field {{sesion}}',
     ],
     [
       'work sent off the machine',

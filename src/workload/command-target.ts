@@ -76,11 +76,16 @@ const httpWork = z
   })
   .strict();
 
+const setup = argv
+  .optional()
+  .describe(
+    "a command run for each session before its work is handed over, and not timed (the session's agent registered, its directory made): first activity starts when the handover begins",
+  );
 const workSchema = z
   .union([
-    z.object({ issue: issueWork }).strict(),
-    z.object({ http: httpWork }).strict(),
-    z.object({ command: argv }).strict(),
+    z.object({ issue: issueWork, setup }).strict(),
+    z.object({ http: httpWork, setup }).strict(),
+    z.object({ command: argv, setup }).strict(),
   ])
   .describe(
     'how a session becomes work for the control plane: a GitHub issue, an HTTP request, or a command',
@@ -145,10 +150,14 @@ export const commandTargetSchema = z
 
 export type CommandTargetInput = z.input<typeof commandTargetSchema>;
 
-export type WorkSpec =
+export type WorkSpec = (
   | { kind: 'issue'; title: string; body: string; labels: string[]; assignees: string[] }
   | { kind: 'http'; method: string; url: string; headers: Record<string, string>; body?: string | undefined }
-  | { kind: 'command'; argv: string[] };
+  | { kind: 'command'; argv: string[] }
+) & {
+  /** Run before the handover, untimed (the schema's `setup`). */
+  setup?: string[] | undefined;
+};
 
 export type ReadySpec =
   | { kind: 'http'; url: string }
@@ -200,12 +209,13 @@ export function resolveCommandTarget(
         : 'github' in parsed.ready
           ? { kind: 'github' }
           : { kind: 'delay', ms: parsed.ready.delay };
+  const setupArgv = parsed.work.setup === undefined ? {} : { setup: asArgv(parsed.work.setup).map(here) };
   const work: WorkSpec =
     'issue' in parsed.work
-      ? { kind: 'issue', ...parsed.work.issue }
+      ? { kind: 'issue', ...parsed.work.issue, ...setupArgv }
       : 'http' in parsed.work
-        ? { kind: 'http', ...parsed.work.http }
-        : { kind: 'command', argv: asArgv(parsed.work.command).map(here) };
+        ? { kind: 'http', ...parsed.work.http, ...setupArgv }
+        : { kind: 'command', argv: asArgv(parsed.work.command).map(here), ...setupArgv };
   return {
     argv: asArgv(parsed.start).map(here),
     cwd: absolute(baseDir, parsed.cwd),

@@ -1,8 +1,10 @@
-// One session's work for Paperclip, through its own HTTP API, as a user scripts it: the run's
-// company (made by the first arrival, under a lock), an agent for the session under Paperclip's
-// codex_local adapter running `codex` from PATH (the world's launcher: the real codex CLI), then
-// an on-demand wake of that agent, which is the heartbeat run the session is.
-//   node work.mjs SESSION
+// One session's work for Paperclip, through its own HTTP API, as a user scripts it, in two steps:
+//   node work.mjs setup SESSION   the scenario's `work.setup` (not timed): the run's company (made by
+//                                 the first arrival, under a lock), an agent for the session under
+//                                 Paperclip's codex_local adapter running `codex` from PATH (the
+//                                 world's launcher: the real codex CLI)
+//   node work.mjs wake SESSION    the scenario's `work.command`, the handover: an on-demand wake of
+//                                 that agent, which is the heartbeat run the session is
 // Its state is in $PAPERCLIP_STATE: the company's id, and each agent's directory (a git
 // repository named after the session, the agent's cwd; codex works only inside one).
 import { execFileSync } from 'node:child_process';
@@ -11,9 +13,9 @@ import { join } from 'node:path';
 
 const api = process.env.PAPERCLIP_API ?? 'http://127.0.0.1:3100/api';
 const state = process.env.PAPERCLIP_STATE;
-const session = process.argv[2];
-if (!state || !session) {
-  console.error('usage: PAPERCLIP_STATE=DIR node work.mjs SESSION');
+const [step, session] = process.argv.slice(2);
+if (!state || !session || (step !== 'setup' && step !== 'wake')) {
+  console.error('usage: PAPERCLIP_STATE=DIR node work.mjs setup|wake SESSION');
   process.exit(2);
 }
 
@@ -51,8 +53,17 @@ async function company() {
   throw new Error('no company after 30 s');
 }
 
-const companyId = await company();
 const cwd = join(state, 'agents', session);
+const agentFile = join(cwd, 'agent.json');
+if (step === 'wake') {
+  const agent = JSON.parse(readFileSync(agentFile, 'utf8'));
+  const run = await call('POST', `/agents/${agent.id}/wakeup`, { source: 'on_demand' });
+  console.log(
+    JSON.stringify({ session, agent: agent.id, run: run?.id ?? null, status: run?.status ?? null }),
+  );
+  process.exit(0);
+}
+const companyId = await company();
 const codexHome = join(cwd, 'codex-home');
 mkdirSync(codexHome, { recursive: true });
 execFileSync('git', ['init', '-q'], { cwd, stdio: 'ignore' });
@@ -92,5 +103,4 @@ const agent = await call('POST', `/companies/${companyId}/agents`, {
     env: { OPENAI_API_KEY: 'set-by-the-launcher', CODEX_HOME: codexHome },
   },
 });
-const run = await call('POST', `/agents/${agent.id}/wakeup`, { source: 'on_demand' });
-console.log(JSON.stringify({ session, agent: agent.id, run: run?.id ?? null, status: run?.status ?? null }));
+writeFileSync(agentFile, JSON.stringify({ id: agent.id }));

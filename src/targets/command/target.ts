@@ -314,7 +314,7 @@ export class CommandTarget implements Target {
     const created = await createWork(
       this.config.work,
       { id: spec.id, index: this.index, repo: spec.repo, ...text },
-      { emulator: this.emulator, world, env: this.env(), cwd: this.dirs.cwd },
+      { emulator: this.emulator, world, env: this.env(), cwd: this.dirs.cwd, now: () => clock.now() },
     );
     session.issue = created.issue;
     if (created.alias) session.aliases.push(created.alias);
@@ -324,10 +324,12 @@ export class CommandTarget implements Target {
     trace.write({
       kind: 'event',
       name: 'work.created',
-      t: clock.now(),
+      // The handover's start: the work exists by its end, and first activity counts from here.
+      t: created.handedOverAt,
       session: spec.id,
       labels: { kind: this.config.work.kind, repo: spec.repo },
       data: {
+        handoverMs: Math.max(0, clock.now() - created.handedOverAt),
         ...(created.issue !== undefined ? { issue: created.issue } : {}),
         ...(created.url ? { url: created.url } : {}),
         ...(created.alias ? { alias: created.alias } : {}),

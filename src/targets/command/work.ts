@@ -39,12 +39,14 @@ export function render(template: string, fields: Fields): string {
 
 /** Every `{{name}}` in the work's templates is a field; throws naming the first that is not. */
 export function checkTemplates(work: WorkSpec, source: string): void {
-  const texts =
-    work.kind === 'issue'
+  const texts = [
+    ...(work.kind === 'issue'
       ? [work.title, work.body]
       : work.kind === 'http'
         ? [work.url, work.body ?? '', ...Object.values(work.headers)]
-        : work.argv;
+        : work.argv),
+    ...(work.setup ?? []),
+  ];
   for (const text of texts)
     for (const match of text.matchAll(/\{\{\s*([^}]*?)\s*\}\}/g))
       if (!(TEMPLATE_FIELDS as readonly string[]).includes(match[1] as string))
@@ -89,6 +91,12 @@ export function taskText(rng: Rng, index: number): { title: string; body: string
 }
 
 export interface CreatedWork {
+  /**
+   * When the handover began (run time): the issue filed, the request sent, the command started,
+   * after any `setup`. Work is created somewhere inside the handover; its start is the moment
+   * fleetbench knows, and first activity counts from it (docs/command-target.md, "Work").
+   */
+  handedOverAt: number;
   issue?: number | undefined;
   url?: string | undefined;
   /** A name the control plane gave the work (a task id from its answer). */
@@ -101,6 +109,8 @@ export interface WorkContext {
   /** The environment and directory a work command runs with. */
   env: Record<string, string>;
   cwd: string;
+  /** Run time now. */
+  now: () => number;
 }
 
 /** Creates one session's work; throws (the spawner counts a failed start) when it could not. */
@@ -121,6 +131,13 @@ export async function createWork(
     title: session.title,
     body: session.body,
   };
+  if (work.setup)
+    await runCommand(
+      work.setup.map((arg) => render(arg, base)),
+      context,
+      'setup',
+    );
+  const handedOverAt = context.now();
   if (work.kind === 'issue') {
     const state = context.emulator.state;
     const repo = state.repo(session.repo);
@@ -132,7 +149,7 @@ export async function createWork(
       assignees: work.assignees,
     });
     const url = `https://github.com/${session.repo}/issues/${issue.number}`;
-    return { issue: issue.number, url };
+    return { handedOverAt, issue: issue.number, url };
   }
   if (work.kind === 'http') {
     const url = new URL(render(work.url, base));
@@ -148,9 +165,18 @@ export async function createWork(
       throw new Error(
         `work request ${work.method} ${url.href} answered ${answer.status}: ${answer.body.slice(0, 200)}`,
       );
-    return { alias: idIn(answer.body) };
+    return { handedOverAt, alias: idIn(answer.body) };
   }
-  const argv = work.argv.map((arg) => render(arg, base));
+  await runCommand(
+    work.argv.map((arg) => render(arg, base)),
+    context,
+    'work',
+  );
+  return { handedOverAt };
+}
+
+/** Runs a work or setup command in the world, to its end; throws when it fails or overruns. */
+async function runCommand(argv: string[], context: WorkContext, what: 'work' | 'setup'): Promise<void> {
   const child = await context.world.spawn({
     argv,
     cwd: context.cwd,
@@ -165,9 +191,8 @@ export async function createWork(
   clearTimeout(timer);
   if (status.code !== 0)
     throw new Error(
-      `work command ${argv.join(' ').slice(0, 200)} ended ${status.signal ?? `with exit ${status.code}`}`,
+      `${what} command ${argv.join(' ').slice(0, 200)} ended ${status.signal ?? `with exit ${status.code}`}`,
     );
-  return {};
 }
 
 /** The id a JSON answer gives the created work (`id`, `taskId`, `task_id`, `key`, `number`). */
