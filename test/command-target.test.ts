@@ -163,6 +163,11 @@ describe.skipIf(bwrap.skip)('--target command', { timeout: 240_000 }, () => {
     expect(models.length).toBeGreaterThanOrEqual(2);
     expect(models.every((x) => x.labels?.spawn === undefined)).toBe(true);
     expect(models.every((x) => x.data?.script === 'short')).toBe(true);
+    // Who spent the CPU: the loop's processes (both starts) are the control plane's, not
+    // fleetbench's own (the harness share counted them as fleetbench's before).
+    const cpu = events(r, 'harness.cpu')[0]?.data?.cpuMs as Record<string, number> | undefined;
+    expect(cpu?.controlPlane).toBeGreaterThan(0);
+    expect(cpu?.harness).toBeGreaterThan(0);
   });
 
   it('takes work through the control plane’s own HTTP API inside the world, ready by an HTTP probe, after an untimed setup', async () => {

@@ -17,6 +17,7 @@ import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type AgentsInstall, resolveAgentsInstall } from '../../agents/install.ts';
 import { ExitCode, FleetbenchError } from '../../base/errors.ts';
+import type { ProcessCpu } from '../../base/process-cpu.ts';
 import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { TargetRef } from '../../contract/target-ref.ts';
@@ -64,6 +65,8 @@ export interface CommandTargetOptions {
   github: GitHubSide;
   world: ScriptedWorld;
   outDir: string;
+  /** Who spends the machine's CPU (src/base/process-cpu.ts): the run's, under the real clock. */
+  processes?: ProcessCpu;
 }
 
 export class CommandTarget implements Target {
@@ -104,6 +107,8 @@ export class CommandTarget implements Target {
       config.agents === 'real'
         ? resolveAgentsInstall(undefined, undefined, process.env, { quick: true })
         : undefined;
+    const agentsDir = this.agents?.dir;
+    if (agentsDir !== undefined) options.processes?.addCommand('agents', (line) => line.includes(agentsDir));
     this.book = new SessionBook(this.emulator.state);
     this.workRng = options.rng.fork('work');
     // Absolute: {{state}} and {{cwd}} are handed to a command that runs in another directory.
@@ -208,6 +213,9 @@ export class CommandTarget implements Target {
       stderr: this.dirs.log,
     });
     this.process = child;
+    // Its tree is the control plane's from its spawn (a restart's boot is not fleetbench's); the
+    // agent CLIs it starts are told from it by their install's path.
+    if (child.pid !== undefined) this.options.processes?.addRoot(child.pid, 'controlPlane');
     let exited: { code: number | null; signal: string | null } | undefined;
     void child.exited.then((status) => {
       exited = status;
@@ -314,7 +322,15 @@ export class CommandTarget implements Target {
     const created = await createWork(
       this.config.work,
       { id: spec.id, index: this.index, repo: spec.repo, ...text },
-      { emulator: this.emulator, world, env: this.env(), cwd: this.dirs.cwd, now: () => clock.now() },
+      {
+        emulator: this.emulator,
+        world,
+        env: this.env(),
+        cwd: this.dirs.cwd,
+        now: () => clock.now(),
+        // The user's work and setup commands are neither fleetbench's nor the control plane's.
+        onSpawned: (pid) => this.options.processes?.addRoot(pid, 'other'),
+      },
     );
     session.issue = created.issue;
     if (created.alias) session.aliases.push(created.alias);

@@ -111,6 +111,8 @@ export interface WorkContext {
   cwd: string;
   /** Run time now. */
   now: () => number;
+  /** A work or setup command's process started (its pid outside the world). */
+  onSpawned?: (pid: number) => void;
 }
 
 /** Creates one session's work; throws (the spawner counts a failed start) when it could not. */
@@ -186,6 +188,7 @@ async function runCommand(argv: string[], context: WorkContext, what: 'work' | '
     stdout: 'ignore',
     stderr: 'ignore',
   });
+  if (child.pid !== undefined) context.onSpawned?.(child.pid);
   const timer = setTimeout(() => child.kill('SIGKILL'), WORK_TIMEOUT_MS);
   const status = await child.exited;
   clearTimeout(timer);
