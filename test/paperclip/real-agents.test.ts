@@ -114,6 +114,16 @@ describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
         expect((request.data as { cliVersion: string }).cliVersion).toBe(AGENT_PACKAGES.codex.version);
       }
       expect(named('provider.emulator.stopped')[0]?.labels).toEqual({ mismatch: false });
+      // Each agent's boot ends at its session's first model request after its spawn (what a
+      // world's edges measure too), and Paperclip's preparation before the spawn is its launch.
+      for (const boot of boots) {
+        const { t, dur, session } = boot as unknown as { t: number; dur: number; session: string };
+        const first = requests
+          .filter((r) => r.session === session && (r.t as number) >= t)
+          .sort((a, b) => (a.t as number) - (b.t as number))[0];
+        expect(first?.t).toBeCloseTo(t + dur, 3);
+      }
+      expect(named('agent.launch').length).toBeGreaterThanOrEqual(boots.length);
       // A real restart, and the speed table's provider rows from the real CLI.
       expect(named('controlplane.restart').map((r) => (r.labels as { kind: string }).kind)).toEqual([
         'graceful',
