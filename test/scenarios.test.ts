@@ -170,3 +170,28 @@ describe('executors', () => {
     expect(dropped[0]!.labels).toMatchObject({ executor: 'arrival-rate', reason: 'max-sessions' });
   });
 });
+
+describe('a scenario’s provider.scripts', () => {
+  it('is found beside the scenario file, whatever the current directory', async () => {
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { scratchDir } = await import('./helpers/tmp.ts');
+    const { loadScenarioFile } = await import('../src/workload/load.ts');
+    const dir = join(scratchDir('fleetbench-scenario-scripts-'), 'sub');
+    mkdirSync(dir);
+    writeFileSync(
+      join(dir, 'scripts.yaml'),
+      'default: short\nscripts:\n  short:\n    turns:\n      - final: Done.\n',
+    );
+    const file = join(dir, 'wave.yaml');
+    writeFileSync(
+      file,
+      'name: w\nduration: 1m\ntarget: paperclip\nagents: real\nsessions: { count: 1 }\nprovider: { scripts: scripts.yaml }\n',
+    );
+    // Loaded from another directory (the test's own), the relative path is the file's neighbour.
+    const scenario = loadScenarioFile(file);
+    expect(scenario.agents?.kind === 'real' && scenario.agents.provider.scripts).toBe(
+      join(dir, 'scripts.yaml'),
+    );
+  });
+});

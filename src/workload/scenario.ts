@@ -961,7 +961,15 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
             provider: {
               latency: parsed.provider.latency,
               ...(parsed.provider.script !== undefined ? { script: parsed.provider.script } : {}),
-              ...(parsed.provider.scripts !== undefined ? { scripts: parsed.provider.scripts } : {}),
+              // Relative to the scenario's own file, as a command target's paths are.
+              ...(parsed.provider.scripts !== undefined
+                ? {
+                    scripts: resolvePath(
+                      context.file ? dirname(resolvePath(context.file)) : process.cwd(),
+                      parsed.provider.scripts,
+                    ),
+                  }
+                : {}),
               limits: parsed.provider.limits,
               faults: parsed.provider.faults,
             },
