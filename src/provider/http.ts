@@ -203,10 +203,10 @@ const TURN_SLICE_MS = 10;
 
 /**
  * The same while clients are connecting: a turn's length is also how fast the server takes new
- * connections, since libuv accepts one connection per turn of the loop (libuv 1.45 on, which every
- * Node line fleetbench runs on has). A thousand clients connecting at once wait in the kernel's
- * accept queue for a thousand turns: at 10 ms a turn a new client's probe waited 4-8 s behind
- * them (docs/performance.md, "One hostile request's hold on the event loop"). So for
+ * connections, since libuv accepts one connection per turn of the loop (since libuv 1.45, in
+ * every Node line fleetbench supports). A thousand clients connecting at once wait in the kernel's
+ * accept queue for a thousand turns: at 10-20 ms a turn a new client's probe waited 4-12 s behind
+ * them (docs/performance.md, "A new client under a flood of `hey -c 1000`"). So for
  * `ACCEPTING_WINDOW_MS` after a connection was accepted (more are likely waiting), a turn runs
  * at least one step and at most this long of them.
  */
@@ -218,11 +218,11 @@ const ACCEPTING_WINDOW_MS = 50;
  * a step runs at once while this turn of the event loop has spent less than its budget on such
  * work (TURN_SLICE_MS, or ACCEPTING_SLICE_MS while clients connect) and nothing waits before it,
  * else it waits in a queue that is run after the loop has read its sockets again (setImmediate),
- * in the order the steps came. A thousand streams arriving or
- * due at once then never keep another client (a probe, the model list, the admin API, /metrics)
- * waiting behind all of them (docs/provider-emulator.md, "Latency"). A step is synchronous: it
- * is all the work it stands for, so the queue can be run in one callback. Once `drain`ed (the
- * server closing), every step runs at once.
+ * in the order the steps came. A thousand streams arriving or due at once then never keep another
+ * client (a probe, the model list, the admin API, /metrics) waiting behind all of them
+ * (docs/provider-emulator.md, "Latency"). A step is synchronous, all the work it stands for, so
+ * the queue is run in one callback a turn. Once `drain`ed (the server closing), every step runs
+ * at once.
  */
 function turnSlices(): { run(step: () => void): void; drain(): void; accepted(): void } {
   /** When this turn's slice began (performance.now()), or -1 before any. */
