@@ -201,6 +201,10 @@ describe('provider serve as a process', () => {
         body,
         JSON.stringify({ model: 'gpt-5.5', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
       );
+      const probe = { headers: { authorization: 'Bearer probe' } };
+      // The held probe's connection is opened before the flood (fetch keeps it), so that it is
+      // one the server already holds, not one racing hey's thousand to be accepted.
+      await (await fetch(`${server.info.url}/v1/models`, probe)).text();
       const flood = spawn(
         'hey',
         [
@@ -219,7 +223,6 @@ describe('provider serve as a process', () => {
         { stdio: 'ignore' },
       );
       const ended = new Promise((resolve) => flood.once('exit', resolve));
-      const probe = { headers: { authorization: 'Bearer probe' } };
       // A new client waits in the kernel's accept queue behind every connection not yet taken:
       // libuv takes one a turn of the loop, so a server whose turns are long under the flood
       // left a new client 4-12 s waiting while the held connection's probe was answered at once.
