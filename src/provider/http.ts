@@ -9,9 +9,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { BodyTooLargeError, readBoundedBody, readBoundedChunks, refuseBody } from '../base/http-body.ts';
 import { BODY_LIMITS, LISTEN_BACKLOG, PROVIDER_LIMITS } from '../base/limits.ts';
+import { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
+import { VirtualClock } from '../clock/virtual.ts';
 import { RequestShapeError } from './conversation.ts';
-import type { ProviderEmulator } from './emulator.ts';
+import { ProviderEmulator } from './emulator.ts';
 import { faultRuleSchema } from './faults.ts';
 import { type JsonWorkers, jsonWorkers } from './json-workers.ts';
 import { type AnswerSink, type PlayClock, startPlaying } from './playback.ts';
@@ -200,38 +202,101 @@ export function metricsText(emulator: ProviderEmulator): string {
 const TURN_SLICE_MS = 10;
 
 /**
- * Runs a server's model work (planning a request's answer, playing a stream's chunks) in slices:
- * a step runs at once while this turn of the event loop has spent less than TURN_SLICE_MS on such
- * work, else after the loop has read its sockets again (setImmediate), in the order they came. A
- * thousand streams arriving or due at once then never keep another client (a probe, the model
- * list, the admin API, /metrics) waiting behind all of them (docs/provider-emulator.md, "Latency").
- * Once `drain`ed (the server closing), every step runs at once.
+ * The same while clients are connecting: a turn's length is also how fast the server takes new
+ * connections, since libuv accepts one connection per turn of the loop (since libuv 1.45, in
+ * every Node line fleetbench supports). A thousand clients connecting at once wait in the kernel's
+ * accept queue for a thousand turns: at 10-20 ms a turn a new client's probe waited 4-12 s behind
+ * them (docs/performance.md, "A new client under a flood of `hey -c 1000`"). So for
+ * `ACCEPTING_WINDOW_MS` after a connection was accepted (more are likely waiting), a turn runs
+ * at least one step and at most this long of them.
  */
-function turnSlices(): { run(step: () => void): void; drain(): void } {
+const ACCEPTING_SLICE_MS = 0.5;
+const ACCEPTING_WINDOW_MS = 50;
+
+/**
+ * Runs a server's model work (planning a request's answer, playing a stream's chunks) in slices:
+ * a step runs at once while this turn of the event loop has spent less than its budget on such
+ * work (TURN_SLICE_MS, or ACCEPTING_SLICE_MS while clients connect) and nothing waits before it,
+ * else it waits in a queue that is run after the loop has read its sockets again (setImmediate),
+ * in the order the steps came. A thousand streams arriving or due at once then never keep another
+ * client (a probe, the model list, the admin API, /metrics) waiting behind all of them
+ * (docs/provider-emulator.md, "Latency"). A step is synchronous, all the work it stands for, so
+ * the queue is run in one callback a turn. Once `drain`ed (the server closing), every step runs
+ * at once.
+ */
+function turnSlices(): { run(step: () => void): void; drain(): void; accepted(): void } {
   /** When this turn's slice began (performance.now()), or -1 before any. */
   let sliceStart = -1;
+  /** When the server last accepted a connection (`accepted()`). */
+  let lastAccept = -Infinity;
+  const budget = () =>
+    performance.now() - lastAccept < ACCEPTING_WINDOW_MS ? ACCEPTING_SLICE_MS : TURN_SLICE_MS;
   let draining = false;
+  /** Steps waiting for a later turn: `queue[head]` is the oldest. */
+  let queue: Array<(() => void) | undefined> = [];
+  let head = 0;
+  let scheduled = false;
   const endSlice = () => {
     sliceStart = -1;
   };
+  const startSlice = () => {
+    sliceStart = performance.now();
+    setImmediate(endSlice);
+  };
+  const later = (step: () => void) => {
+    queue.push(step);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(runQueued);
+    }
+  };
+  function runQueued(): void {
+    scheduled = false;
+    if (sliceStart < 0) startSlice();
+    try {
+      while (head < queue.length && (draining || performance.now() - sliceStart <= budget())) {
+        const step = queue[head] as () => void;
+        queue[head++] = undefined;
+        step();
+      }
+    } finally {
+      // The rest next turn (also after a step that threw: every step catches its own errors).
+      if (head < queue.length && !scheduled) {
+        scheduled = true;
+        setImmediate(runQueued);
+      }
+    }
+    // What has run is dropped once it is most of the array (amortised O(1) a step).
+    if (head > 1024 && head * 2 > queue.length) {
+      queue = queue.slice(head);
+      head = 0;
+    }
+  }
   const run = (step: () => void) => {
     if (draining) {
       step();
       return;
     }
-    if (sliceStart < 0) {
-      sliceStart = performance.now();
-      setImmediate(endSlice);
-    } else if (performance.now() - sliceStart > TURN_SLICE_MS) {
-      setImmediate(run, step);
+    if (head < queue.length) {
+      later(step);
+      return;
+    }
+    if (sliceStart < 0) startSlice();
+    else if (performance.now() - sliceStart > budget()) {
+      later(step);
       return;
     }
     step();
   };
   return {
     run,
+    accepted: () => {
+      lastAccept = performance.now();
+    },
     drain: () => {
       draining = true;
+      // What was waiting runs now, in order.
+      if (head < queue.length) runQueued();
     },
   };
 }
@@ -314,6 +379,47 @@ async function readRequest(
   return request;
 }
 
+/** One small request of each API, streamed and whole: what `warmUp` plans. */
+const WARM_UP_REQUESTS: ReadonlyArray<{ path: string; headers: Record<string, string>; body: object }> = [
+  {
+    path: '/v1/responses',
+    headers: { authorization: 'Bearer warm-up' },
+    body: {
+      model: 'gpt-5.5',
+      input: 'warm up',
+      tools: [{ type: 'function', name: 'shell', parameters: {} }],
+    },
+  },
+  {
+    path: '/v1/chat/completions',
+    headers: { authorization: 'Bearer warm-up' },
+    body: { model: 'gpt-5.5', messages: [{ role: 'user', content: 'warm up' }] },
+  },
+  {
+    path: '/v1/messages',
+    headers: { 'x-api-key': 'warm-up', 'anthropic-version': '2023-06-01' },
+    body: { model: 'claude-sonnet-4-5', max_tokens: 1024, messages: [{ role: 'user', content: 'warm up' }] },
+  },
+];
+
+/**
+ * Plans and renders a few small requests on a throwaway emulator (its own clock and seed, no
+ * trace), so that the first clients of a server do not pay the process's cold start (the JIT,
+ * the parsers' and renderers' first runs: 7-13 ms of CPU for the first small request, under 1 ms
+ * after). The served emulator's state, records and seeded draws are untouched.
+ */
+function warmUp(): void {
+  const scratch = new ProviderEmulator({ clock: new VirtualClock(), rng: new Rng(0) });
+  for (let round = 0; round < 3; round++)
+    for (const { path, headers, body } of WARM_UP_REQUESTS)
+      for (const stream of [true, false]) {
+        const text = JSON.stringify({ ...body, stream });
+        const planned = scratch.handle({ method: 'POST', path, headers, body: text, bodyBytes: text.length });
+        planned.chunks?.data(0, planned.chunks.length);
+        planned.finish('complete');
+      }
+}
+
 export async function startProviderServer(options: ProviderServerOptions): Promise<RunningProviderServer> {
   const { emulator } = options;
   const host = options.host ?? '127.0.0.1';
@@ -356,32 +462,42 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     if (!request) return;
     // A model request (a POST) waits its turn; model lists, /metrics and the admin API do not.
     if (request.method === 'POST' && sliced) {
+      const arrived = request;
       waiting += 1;
-      await new Promise<void>((resolve) => slices.run(resolve));
-      waiting -= 1;
+      slices.run(() => {
+        waiting -= 1;
+        answer(arrived, res);
+      });
+    } else answer(request, res);
+  };
+  /** Plans `request`'s answer and starts playing it: one synchronous step (see turnSlices). */
+  const answer = (request: ProviderRequest, res: ServerResponse) => {
+    try {
+      const planned = emulator.handle(request);
+      const arrival = request.arrivedAt as number;
+      if (closing) {
+        // The server closed while the request waited: recorded as cancelled, never played.
+        planned.finish('cancelled');
+        res.destroy();
+        return;
+      }
+      let cancel: () => void = () => {};
+      let over = false;
+      const onClose = () => {
+        if (!res.writableFinished) cancel();
+      };
+      cancel = startPlaying(planned, arrival, playClock, sinkFor(res), (_outcome, error) => {
+        over = true;
+        playing.delete(cancel);
+        res.off('close', onClose);
+        if (error !== undefined) failed(res, error);
+      });
+      if (over) return;
+      playing.add(cancel);
+      res.once('close', onClose);
+    } catch (error) {
+      failed(res, error);
     }
-    const answer = emulator.handle(request);
-    const arrival = request.arrivedAt as number;
-    if (closing) {
-      // The server closed while the request waited: recorded as cancelled, never played.
-      answer.finish('cancelled');
-      res.destroy();
-      return;
-    }
-    let cancel: () => void = () => {};
-    let over = false;
-    const onClose = () => {
-      if (!res.writableFinished) cancel();
-    };
-    cancel = startPlaying(answer, arrival, playClock, sinkFor(res), (_outcome, error) => {
-      over = true;
-      playing.delete(cancel);
-      res.off('close', onClose);
-      if (error !== undefined) failed(res, error);
-    });
-    if (over) return;
-    playing.add(cancel);
-    res.once('close', onClose);
   };
   const server = createServer((req, res) => {
     serve(req, res).catch((error: unknown) => failed(res, error));
@@ -391,9 +507,11 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   server.keepAliveTimeout = 65_000;
   server.on('connection', (socket: Socket) => {
     socket.setNoDelay(true);
+    slices.accepted();
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
+  if (sliced) warmUp();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // A backlog for a thousand clients connecting at once (LISTEN_BACKLOG, docs/limits.md).

@@ -27,3 +27,46 @@ export async function slowestAnswerDuring(
   }
   return slowest;
 }
+
+/**
+ * Another client arriving while `work` runs: a GET of `url` on a NEW connection every
+ * `intervalMs` from the start (the next one does not wait for the last), each timed from its
+ * connect to the end of its answer. Returns every probe's wait in ms, in the order they started;
+ * one not answered within `timeoutMs` counts as that long. What a probe on a kept-open connection
+ * cannot see: a server that is slow to accept connections (a new client waits in the kernel's
+ * accept queue behind everyone who connected before it).
+ */
+export async function newConnectionWaitsDuring(
+  url: string,
+  work: () => Promise<void>,
+  { intervalMs = 250, timeoutMs = 30_000, headers = {} as Record<string, string> } = {},
+): Promise<number[]> {
+  const { request } = await import('node:http');
+  const once = () =>
+    new Promise<number>((resolve) => {
+      const started = performance.now();
+      const req = request(url, { agent: false, headers, timeout: timeoutMs }, (res) => {
+        res.resume();
+        res.once('end', () => resolve(performance.now() - started));
+        res.once('error', () => resolve(timeoutMs));
+      });
+      req.once('timeout', () => req.destroy());
+      req.once('error', () => resolve(timeoutMs));
+      req.end();
+    });
+  let done = false;
+  const waits: Array<Promise<number>> = [];
+  const probing = (async () => {
+    while (!done) {
+      waits.push(once());
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  })();
+  try {
+    await work();
+  } finally {
+    done = true;
+    await probing;
+  }
+  return Promise.all(waits);
+}
