@@ -59,6 +59,7 @@ export class SpeedLearner {
     dispatch: [] as number[],
     reattach: [] as number[],
     toBoot: [] as number[],
+    toBootCold: [] as number[],
   };
 
   private adapter(name: string) {
@@ -140,7 +141,10 @@ export class SpeedLearner {
       } else if (e.name === 'run.created' && run) {
         startOf.set(run, String(e.labels?.start ?? ''));
         const boot = bootOf.get(run);
-        if (boot && boot.t >= e.t) this.stages.toBoot.push(boot.t - e.t);
+        if (boot && boot.t >= e.t) {
+          this.stages.toBoot.push(boot.t - e.t);
+          if (e.labels?.start === 'cold') this.stages.toBootCold.push(boot.t - e.t);
+        }
         const input = e.session ? pendingInput.get(e.session) : undefined;
         if (input !== undefined) {
           this.stages.dispatch.push(e.t - input);
@@ -219,6 +223,8 @@ export class SpeedLearner {
         dispatch: latency(s.dispatch),
         reattach: latency(s.reattach),
         toBoot: latency(s.toBoot),
+        // Apart only where a cold start's way differs (Paperclip prepares an agent's first run).
+        ...(s.toBootCold.length > 0 ? { toBootCold: latency(s.toBootCold) } : {}),
       },
     };
   }

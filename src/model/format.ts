@@ -176,6 +176,11 @@ const speedSchema = z
         dispatch: maybeLatency.describe('input received → run created'),
         reattach: maybeLatency,
         toBoot: maybeLatency.describe("run created → its provider's boot: all the control plane's stages"),
+        toBootCold: maybeLatency
+          .optional()
+          .describe(
+            "the same, cold starts only (an agent's first run, which a control plane may prepare longer)",
+          ),
       })
       .strict(),
   })

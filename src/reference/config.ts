@@ -148,6 +148,7 @@ const nativeRunsSchema = z.object({
       prepare: distributionSchema,
       runtime: distributionSchema,
       launch: distributionSchema,
+      launchCold: distributionSchema.optional(),
     }),
     dispatch: distributionSchema,
     reclaim: distributionSchema,

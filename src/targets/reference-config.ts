@@ -89,6 +89,7 @@ function nativeRunConfig(scenario: Scenario): NativeRunConfig {
                     prepare: { kind: 'fixed', ms: 0 },
                     runtime: { kind: 'fixed', ms: 0 },
                     launch: asDistribution(cp.toBoot, stages.launch),
+                    ...(cp.toBootCold ? { launchCold: asDistribution(cp.toBootCold, stages.launch) } : {}),
                   }
                 : {
                     claim: asDistribution(cp.claim, stages.claim),

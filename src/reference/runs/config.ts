@@ -18,7 +18,14 @@ export interface NativeRunConfig {
   providers: Record<Adapter, { slowdown: number; learned?: LearnedLatencies }>;
   controlPlane: {
     /** The control plane's own stages of a run start. */
-    stages: { claim: Distribution; prepare: Distribution; runtime: Distribution; launch: Distribution };
+    stages: {
+      claim: Distribution;
+      prepare: Distribution;
+      runtime: Distribution;
+      launch: Distribution;
+      /** The launch of a cold start (an agent's first run), when it differs (a learned model's). */
+      launchCold?: Distribution;
+    };
     /** Input received → the run exists. */
     dispatch: Distribution;
     /** Recovery: reading one run back from durable state before it is claimed again. */

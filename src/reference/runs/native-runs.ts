@@ -402,7 +402,8 @@ export class NativeRuns {
         if (!(await this.stage(run, 'run.runtime', sample(cp.stages.runtime, run.cpRng), labels, signal)))
           return false;
       }
-      return this.stage(run, 'run.runner.launch', sample(cp.stages.launch, run.cpRng), labels, signal);
+      const launch = run.start === 'cold' && cp.stages.launchCold ? cp.stages.launchCold : cp.stages.launch;
+      return this.stage(run, 'run.runner.launch', sample(launch, run.cpRng), labels, signal);
     };
     const ok = reason === 'recovery' ? await this.recoveryLimiter.run(work) : await work();
     if (epoch !== this.epoch) return;
