@@ -164,8 +164,8 @@ export class Analyzer implements TraceSink {
     acc.timing.addApi(r);
     acc.writes.addApi(r);
     acc.rateLimit.addApi(r);
-    acc.polling.addApi(r);
-    acc.sessionCalls.addApi(r);
+    acc.polling.addApi(r, row);
+    acc.sessionCalls.addApi(r, row);
   }
 
   private addEvent(r: EventRecord): void {

@@ -17,7 +17,8 @@ export interface CycleRowState {
   sparse: Map<number, Map<string, number>> | null;
 }
 
-class CycleRow {
+/** One key's counts per cycle and resource. */
+export class CycleRow {
   base = 0;
   length = 0;
   counts = new Map<string, Int32Array>();
@@ -254,14 +255,20 @@ export class CycleCounts {
   private lastRow: CycleRow | undefined;
 
   add(key: string, cycle: number, resource: string): void {
-    let row = key === this.lastKey ? this.lastRow : this.rows.get(key);
+    const row = key === this.lastKey ? this.lastRow! : this.row(key);
+    this.lastKey = key;
+    this.lastRow = row;
+    row.add(cycle, resource);
+  }
+
+  /** The row of `key`, made if there is none yet (the same object from then on). */
+  row(key: string): CycleRow {
+    let row = this.rows.get(key);
     if (row === undefined) {
       row = new CycleRow();
       this.rows.set(key, row);
     }
-    this.lastKey = key;
-    this.lastRow = row;
-    row.add(cycle, resource);
+    return row;
   }
 
   merge(other: CycleCounts): void {

@@ -1,9 +1,9 @@
 /** Calls and points of api records by dimension (operation, route, status, session, ...). */
-import { type ScannedRow, STRING_TAG } from '../../trace/scanner.ts';
+import type { ScannedRow } from '../../trace/scanner.ts';
 import type { ApiRecord } from '../../trace/schema.ts';
 import { cmp } from '../figures.ts';
 import type { Analysis, KeyCount } from '../schema.ts';
-import type { Accumulator } from './accumulator.ts';
+import { type Accumulator, ById } from './accumulator.ts';
 
 export const NONE = '(none)';
 export const DIMENSIONS = [
@@ -44,6 +44,17 @@ function entryOf(map: Counts, key: string): KeyCount {
   return entry;
 }
 
+function bumpById(ids: ById<KeyCount>, row: ScannedRow, map: Counts, key: string, points: number): void {
+  const slot = ids.slot(row);
+  let entry = ids.get(slot);
+  if (entry === undefined) {
+    entry = entryOf(map, key);
+    ids.set(slot, entry);
+  }
+  entry.calls++;
+  entry.points += points;
+}
+
 function bump(map: Counts, key: string, points: number): void {
   const entry = map.get(key);
   if (entry === undefined) map.set(key, { calls: 1, points });
@@ -65,18 +76,6 @@ const STRING_FIELDS = [
   ['byMethod', 'method'],
   ['byProtocol', 'protocol'],
 ] as const;
-
-/**
- * Entries of a dimension's map by the scanner's id of their key (index id + 1; 0: the field
- * absent, NONE), for one scanner and one generation of its ids: a record read by the scanner is
- * counted without a lookup by string (addScanned), ~13 % of an analysis on one thread.
- */
-interface IdCache {
-  /** Where the field's id and tag are in the scanner's row. */
-  id: number;
-  tag: number;
-  entries: Array<KeyCount | undefined>;
-}
 
 export class ApiCounts implements Accumulator<ApiCountsState> {
   byOperation: Counts = new Map();
@@ -105,31 +104,27 @@ export class ApiCounts implements Accumulator<ApiCountsState> {
     bump(this.byProtocol, r.protocol, points);
   }
 
-  /** The caches by id (not state: an analyzer's own, rebuilt on demand). */
-  private scannedRow: ScannedRow | undefined;
-  private generation = -1;
-  private caches: IdCache[] = [];
+  /** Entries by the scanner's id of their key, per string dimension (not state: a cache). */
+  private readonly ids = STRING_FIELDS.map(([, field]) => new ById<KeyCount>(field));
   /** Entries of byStatus by status + 1 (0: opaque). */
-  private byStatusCode: Array<KeyCount | undefined> = [];
+  private readonly byStatusCode: Array<KeyCount | undefined> = [];
 
   /**
    * A record the scanner read (`r` is its record, `row` its ids): the same counts as addApi,
    * each entry found by the id of its key instead of by the key.
    */
   addScanned(r: ApiRecord, row: ScannedRow): void {
-    if (row !== this.scannedRow || row.generation[0] !== this.generation) this.forgetIds(row);
     const points = r.cost;
-    const { ids, tags } = row;
-    const caches = this.caches;
-    this.cached(caches[0]!, ids, tags, this.byOperation, r.op ?? NONE, points);
-    this.cached(caches[1]!, ids, tags, this.byRoute, r.route, points);
-    this.cached(caches[2]!, ids, tags, this.bySource, r.source ?? NONE, points);
-    this.cached(caches[3]!, ids, tags, this.bySession, r.session ?? NONE, points);
-    this.cached(caches[4]!, ids, tags, this.byRepo, r.repo ?? NONE, points);
-    this.cached(caches[5]!, ids, tags, this.byPhase, r.phase ?? NONE, points);
-    this.cached(caches[6]!, ids, tags, this.byResource, r.resource, points);
-    this.cached(caches[7]!, ids, tags, this.byMethod, r.method, points);
-    this.cached(caches[8]!, ids, tags, this.byProtocol, r.protocol, points);
+    const ids = this.ids;
+    bumpById(ids[0]!, row, this.byOperation, r.op ?? NONE, points);
+    bumpById(ids[1]!, row, this.byRoute, r.route, points);
+    bumpById(ids[2]!, row, this.bySource, r.source ?? NONE, points);
+    bumpById(ids[3]!, row, this.bySession, r.session ?? NONE, points);
+    bumpById(ids[4]!, row, this.byRepo, r.repo ?? NONE, points);
+    bumpById(ids[5]!, row, this.byPhase, r.phase ?? NONE, points);
+    bumpById(ids[6]!, row, this.byResource, r.resource, points);
+    bumpById(ids[7]!, row, this.byMethod, r.method, points);
+    bumpById(ids[8]!, row, this.byProtocol, r.protocol, points);
     const status = r.status;
     if (status !== null && !(status >= 0 && status < 1000)) {
       bump(this.byStatus, statusKey(status), points);
@@ -143,36 +138,6 @@ export class ApiCounts implements Accumulator<ApiCountsState> {
     }
     entry.calls++;
     entry.points += points;
-  }
-
-  private cached(
-    cache: IdCache,
-    ids: Int32Array,
-    tags: Uint8Array,
-    map: Counts,
-    key: string,
-    points: number,
-  ): void {
-    const slot = tags[cache.tag] === STRING_TAG ? ids[cache.id]! + 1 : 0;
-    let entry = cache.entries[slot];
-    if (entry === undefined) {
-      entry = entryOf(map, key);
-      cache.entries[slot] = entry;
-    }
-    entry.calls++;
-    entry.points += points;
-  }
-
-  private forgetIds(row: ScannedRow): void {
-    this.scannedRow = row;
-    this.generation = row.generation[0]!;
-    this.caches = STRING_FIELDS.map(([, field]) => ({
-      id: row.idIndex(field),
-      tag: row.tagIndex(field),
-      entries: [],
-    }));
-    for (const cache of this.caches)
-      if (cache.id < 0 || cache.tag < 0) throw new Error('api scanner: a counted field is not read');
   }
 
   /** Distinct known keys of a dimension (NONE left out). */
