@@ -10,7 +10,9 @@
  *
  * - The cache is keyed by a hash of the contents of every source file in the bundle (and of this
  *   file): a changed, added or removed source is noticed at the next start, which rebuilds (a few
- *   hundred ms, once). Checking costs reading and hashing ~60 small files, a few ms.
+ *   hundred ms, once). Checking compares each source's size and modification time with those
+ *   recorded when its contents were last found unchanged, and hashes the contents again only
+ *   when one differs (freshBundle).
  * - Only fleetbench's own sources are bundled; packages stay ordinary imports, resolved from
  *   node_modules as before (that is why the cache lives inside the package, not in /tmp).
  * - Dynamic imports stay lazy (code splitting): what a command loads on use is still loaded only
@@ -110,18 +112,57 @@ function keyOf(root, inputs, read = (input) => readFileSync(join(root, input))) 
   return hash.digest('hex').slice(0, 24);
 }
 
-/** The bundle's entry module if one was built from the sources as they are now, else undefined. */
+/** A source modified this recently may change again within its timestamp's resolution. */
+const SETTLED_MS = 2000;
+
+/**
+ * Each input's size and modification time (null for one modified in the last SETTLED_MS: too
+ * recent to vouch for its contents). Taken before its contents are read.
+ */
+function stampsOf(root, inputs) {
+  const now = Date.now();
+  return inputs.map((input) => {
+    const stats = statSync(join(root, input));
+    return now - stats.mtimeMs < SETTLED_MS ? null : `${stats.size}:${stats.mtimeMs}`;
+  });
+}
+
+const sameStamps = (now, recorded) =>
+  Array.isArray(recorded) &&
+  recorded.length === now.length &&
+  now.every((stamp, i) => stamp !== null && stamp === recorded[i]);
+
+/**
+ * The bundle's entry module if one was built from the sources as they are now, else undefined.
+ * Hashing every source's contents costs ~40 ms of CPU at each start (~360 files), so once the
+ * contents are found unchanged their sizes and modification times are kept in the manifest, and
+ * later starts compare those (a few ms), hashing again only when one differs: as `make` does,
+ * and the analysis worker's bundle (src/analyze/worker-source.ts).
+ */
 export function freshBundle(paths = bundlePaths()) {
   try {
     if (!privateDir(paths.cacheDir)) return undefined;
     const manifest = JSON.parse(readFileSync(paths.manifest, 'utf8'));
-    if (keyOf(paths.root, manifest.inputs) !== manifest.key) return undefined;
     const main = join(paths.cacheDir, manifest.dir, 'main.mjs');
+    const stamps = stampsOf(paths.root, manifest.inputs);
+    if (!sameStamps(stamps, manifest.stamps)) {
+      if (keyOf(paths.root, manifest.inputs) !== manifest.key) return undefined;
+      statSync(main);
+      if (stamps.every((stamp) => stamp !== null)) writeManifest(paths, { ...manifest, stamps });
+      return main;
+    }
     statSync(main);
     return main;
   } catch {
     return undefined;
   }
+}
+
+/** Replaces the manifest whole (another process reads either the old one or the new one). */
+function writeManifest(paths, manifest) {
+  const staging = `${paths.manifest}.${process.pid}.tmp`;
+  writeFileSync(staging, JSON.stringify(manifest));
+  renameSync(staging, paths.manifest);
 }
 
 /** import.meta.url, .filename or .dirname of the source at `path`, as an absolute literal. */
@@ -189,9 +230,7 @@ export async function buildBundle(paths = bundlePaths()) {
       // Another process built the same sources first: use theirs.
       rmSync(staging, { recursive: true, force: true });
     }
-    const manifest = `${paths.manifest}.${process.pid}.tmp`;
-    writeFileSync(manifest, JSON.stringify({ key, dir, inputs }));
-    renameSync(manifest, paths.manifest);
+    writeManifest(paths, { key, dir, inputs });
     removeOld(paths.cacheDir, dir);
     return join(paths.cacheDir, dir, 'main.mjs');
   } catch {

@@ -561,6 +561,31 @@ describe('analyzeFile, fast path against full path', () => {
     return full;
   }
 
+  it("counts by the scanner's ids alike when its tables fill up and every id is forgotten", async () => {
+    // More sessions than a string table holds (16,384), then the first ones again: the ids
+    // counted by are given to other values after the scanner forgets them.
+    const lines = [JSON.stringify(header)];
+    for (let i = 0; i < 40_000; i++) {
+      const n = i < 20_000 ? i : i % 300;
+      lines.push(
+        JSON.stringify({ ...api, t: i, session: `ses-${n}`, repo: `acme/repo-${n % 97}`, cycle: i }),
+      );
+    }
+    lines.push(
+      JSON.stringify({
+        kind: 'end',
+        t: 40_000,
+        reason: 'completed',
+        counts: { api: 40_000, span: 0, event: 0, gauge: 0 },
+      }),
+    );
+    const path = join(dir, 'forgotten.jsonl');
+    writeFileSync(path, `${lines.join('\n')}\n`);
+    const { analysis } = await bothWays(path);
+    expect(Object.keys(analysis.api.counts.bySession)).toHaveLength(20_000);
+    expect(analysis.api.counts.bySession['ses-7']!.calls).toBe(1 + Math.ceil((40_000 - 20_000 - 7) / 300));
+  });
+
   it('gives the same analysis on every kind and on odd lines, in one pass and on two threads', async () => {
     // A line longer than a read (64 KB of text, SPAN_CHUNK of bytes) crosses reads: the splitter
     // joins it, the scanner refuses it (the full path reads it).

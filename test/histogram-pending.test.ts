@@ -5,9 +5,10 @@
  * total, min and max), whatever the values (zeros, resizes, beyond 2^31 µs), with percentiles
  * read in between and series merged.
  */
+import fc from 'fast-check';
 import * as hdr from 'hdr-histogram-js';
 import { describe, expect, it } from 'vitest';
-import { hdrIndex, LatencyHistogram } from '../src/analyze/histogram.ts';
+import { hdrIndex, hdrMean, LatencyHistogram } from '../src/analyze/histogram.ts';
 import { Rng } from '../src/base/rng.ts';
 
 /** The library histogram inside a LatencyHistogram (private: the test looks at its state). */
@@ -43,6 +44,7 @@ function expectSame(latency: LatencyHistogram, values: number[] | hdr.Histogram)
     for (const p of [0, 1, 50, 90, 99, 99.9, 100])
       expect(h.getValueAtPercentile(p), `${label} p${p}`).toBe(ref.getValueAtPercentile(p));
     expect(h.mean, label).toBe(ref.mean);
+    expect(hdrMean(h as unknown as Parameters<typeof hdrMean>[0]), label).toBe(ref.mean);
   }
 }
 
@@ -126,5 +128,25 @@ describe('LatencyHistogram counted by index', () => {
     const direct = reference(a);
     direct.add(reference(b));
     expectSame(viaState, direct);
+  });
+
+  it("reads the mean as the library's own iterator does, to the last bit", () => {
+    // Values of every magnitude (zeros, resizes past 2^20 µs and 2^31 µs), many of one value.
+    const micros = fc.oneof(
+      fc.integer({ min: 0, max: 3000 }),
+      fc.integer({ min: 0, max: 2 ** 24 }),
+      fc.integer({ min: 0, max: 2 ** 40 }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(micros, fc.integer({ min: 1, max: 1000 })), { maxLength: 200 }),
+        (values) => {
+          const h = reference([]);
+          for (const [value, count] of values) h.recordValueWithCount(value, count);
+          expect(hdrMean(h as unknown as Parameters<typeof hdrMean>[0])).toBe(h.mean);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

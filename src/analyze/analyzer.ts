@@ -16,6 +16,7 @@
 
 import { VERSION } from '../base/version.ts';
 import type { ReadStats } from '../trace/parser.ts';
+import type { ScannedRow } from '../trace/scanner.ts';
 import type { ApiRecord, BodyRecord, EndFooter, EventRecord, RunHeader, SpanInput } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { Accumulator, AccumulatorKind } from './accumulators/accumulator.ts';
@@ -146,16 +147,25 @@ export class Analyzer implements TraceSink {
     acc.retained.add(record);
   }
 
-  private addApi(r: ApiRecord): void {
+  /**
+   * An api record the trace scanner read, with the ids of its strings (scanner.ts ScannedRow):
+   * as add(), the counts by id. `r` is the scanner's reused record, kept no more than any other.
+   */
+  addScanned(r: ApiRecord, row: ScannedRow): void {
+    this.addApi(r, row);
+  }
+
+  private addApi(r: ApiRecord, row?: ScannedRow): void {
     const acc = this.acc;
     acc.extent.add(r.t, r.t + r.dur);
     acc.totals.addApi(r);
-    acc.counts.addApi(r);
+    if (row === undefined) acc.counts.addApi(r);
+    else acc.counts.addScanned(r, row);
     acc.timing.addApi(r);
     acc.writes.addApi(r);
     acc.rateLimit.addApi(r);
-    acc.polling.addApi(r);
-    acc.sessionCalls.addApi(r);
+    acc.polling.addApi(r, row);
+    acc.sessionCalls.addApi(r, row);
   }
 
   private addEvent(r: EventRecord): void {

@@ -140,8 +140,10 @@ export class StartEndBins {
       for (let c = 0; c < CHUNKS; c++) {
         const chunk = theirs[c];
         if (chunk === undefined) continue;
-        const into = this.chunkOf(mine, c);
-        for (let j = 0; j < CHUNK; j++) into[j]! += chunk[j]!;
+        const into = mine[c];
+        // Threads' ranges mostly cover different times: most chunks are only theirs, copied whole.
+        if (into === undefined) mine[c] = chunk.slice();
+        else for (let j = 0; j < CHUNK; j++) into[j]! += chunk[j]!;
       }
     }
     if (o.length > this.length) this.length = o.length;

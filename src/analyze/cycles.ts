@@ -17,7 +17,8 @@ export interface CycleRowState {
   sparse: Map<number, Map<string, number>> | null;
 }
 
-class CycleRow {
+/** One key's counts per cycle and resource. */
+export class CycleRow {
   base = 0;
   length = 0;
   counts = new Map<string, Int32Array>();
@@ -194,8 +195,19 @@ class CycleRow {
       for (const [cycle, counts] of other.sparse) for (const [r, n] of counts) this.add(cycle, r, n);
       return;
     }
-    // Room for the whole row at once (a span past MAX_SPAN: add() below turns this row sparse).
-    if (other.length > 0 && !this.sparse) this.reserve(other.base, other.base + other.length - 1);
+    if (other.length === 0) return;
+    // Room for the whole row at once, then its arrays added into ours (ALL among them): what
+    // add() would do cell by cell, without a call per cell.
+    if (!this.sparse && this.reserve(other.base, other.base + other.length - 1)) {
+      const shift = other.base - this.base;
+      for (const [resource, theirs] of other.counts) {
+        const mine = this.array(resource);
+        for (let i = 0; i < other.length; i++) mine[shift + i]! += theirs[i]!;
+      }
+      if (shift + other.length > this.length) this.length = shift + other.length;
+      return;
+    }
+    // A span past MAX_SPAN: add() turns this row sparse.
     for (const [resource, array] of other.counts) {
       if (resource === ALL) continue;
       for (let i = 0; i < other.length; i++) if (array[i]! > 0) this.add(other.base + i, resource, array[i]!);
@@ -243,14 +255,20 @@ export class CycleCounts {
   private lastRow: CycleRow | undefined;
 
   add(key: string, cycle: number, resource: string): void {
-    let row = key === this.lastKey ? this.lastRow : this.rows.get(key);
+    const row = key === this.lastKey ? this.lastRow! : this.row(key);
+    this.lastKey = key;
+    this.lastRow = row;
+    row.add(cycle, resource);
+  }
+
+  /** The row of `key`, made if there is none yet (the same object from then on). */
+  row(key: string): CycleRow {
+    let row = this.rows.get(key);
     if (row === undefined) {
       row = new CycleRow();
       this.rows.set(key, row);
     }
-    this.lastKey = key;
-    this.lastRow = row;
-    row.add(cycle, resource);
+    return row;
   }
 
   merge(other: CycleCounts): void {

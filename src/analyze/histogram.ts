@@ -114,6 +114,33 @@ function recordIndex(h: JsHistogram, index: number, count: number, extremes: Ext
   h.recordValueWithCount(index === maxAt ? max : index === minAt ? minNonZero : lowestAt(index), count);
 }
 
+/**
+ * `h.mean`, the same number the same way: the sum, in ascending index order, of each non-zero
+ * count times the midpoint of its values' range (as the library's iterator reports a recorded
+ * value: the highest of the range), over the total count. The library walks its generic
+ * iterator across every index, ~10 ms a histogram that runs once per analysis, cold.
+ */
+export function hdrMean(
+  h: Pick<
+    JsHistogram,
+    | 'totalCount'
+    | 'countsArrayLength'
+    | 'getCountAtIndex'
+    | 'valueFromIndex'
+    | 'highestEquivalentValue'
+    | 'medianEquivalentValue'
+  >,
+): number {
+  if (h.totalCount === 0) return 0;
+  let total = 0;
+  for (let index = 0; index < h.countsArrayLength; index++) {
+    const count = h.getCountAtIndex(index);
+    if (count === 0) continue;
+    total += h.medianEquivalentValue(h.highestEquivalentValue(h.valueFromIndex(index))) * count;
+  }
+  return total / h.totalCount;
+}
+
 /** Indices hdrIndex() gives values under 2^31: the size of a pending-count array. */
 const PENDING_INDICES = hdrIndex(2 ** 31 - 1) + 1;
 /** Values a series records straight into its histogram before it counts them by index. */
@@ -253,7 +280,7 @@ export class LatencyHistogram {
     return {
       count: this.count,
       min: round3(this.min),
-      mean: round3(clamp(h.mean / 1000)),
+      mean: round3(clamp(hdrMean(h) / 1000)),
       p50: at(50),
       p90: at(90),
       p95: at(95),

@@ -52,11 +52,16 @@ export function analyzeRange(
   });
   const analyzer = createAnalyzer(options);
   // The analyzer keeps no api record: the scanner's reused one is safe here.
+  const scanned = scanner?.record;
+  const row = scanner?.row;
   const splitter = scanner
     ? LineSplitter.spans(
         (bytes, start, end, lineNo) => {
           const record = parser.lineAt(bytes, start, end, lineNo);
-          if (record !== undefined) analyzer.add(record);
+          if (record === undefined) return;
+          // A line the scanner read comes with its strings' ids: counted by id.
+          if (record === scanned) analyzer.addScanned(scanned, row!);
+          else analyzer.add(record);
         },
         { readBuffer: scanner.readBuffer(SPAN_CHUNK) },
       )

@@ -48,7 +48,29 @@ export interface TraceScanner {
    * place, any other line is copied first.
    */
   readBuffer(bytes: number): Buffer;
+  /** The last scanned line's string ids, for counting by id instead of by string. */
+  readonly row: ScannedRow;
 }
+
+/**
+ * The ids behind the last scanned record's strings: the same value of a field, the same id, so
+ * a counter can keep its entries in an array by id and skip the map lookup by string. The ids
+ * of one generation only: when the scanner's tables fill up, it forgets every id and
+ * `generation[0]` changes.
+ */
+export interface ScannedRow {
+  /** `ids[idIndex(field)]`: the id of a top-level field's string, when its tag is STRING_TAG. */
+  readonly ids: Int32Array;
+  /** `tags[tagIndex(field)]`: what the field held (0: absent). */
+  readonly tags: Uint8Array;
+  readonly generation: Int32Array;
+  /** Where a top-level field's id and tag are (-1: not a field the scanner reads). */
+  idIndex(field: string): number;
+  tagIndex(field: string): number;
+}
+
+/** The tag of a string value in a ScannedRow. */
+export const STRING_TAG = 2;
 
 type JsonSchema = Record<string, unknown>;
 
@@ -56,7 +78,7 @@ type JsonSchema = Record<string, unknown>;
 const ANNOTATIONS = new Set(['description', 'title', 'examples', '$comment']);
 
 /** The module's row tags (wasm/api-scanner.ts). */
-const TAG = { absent: 0, number: 1, string: 2, true: 3, false: 4, null: 5, object: 6 } as const;
+const TAG = { absent: 0, number: 1, string: STRING_TAG, true: 3, false: 4, null: 5, object: 6 } as const;
 /** The module's limits (wasm/api-scanner.ts: MAX_FIELDS, MAX_OBJECTS, MAX_KEY). */
 const MAX_FIELDS = 64;
 const MAX_OBJECTS = 8;
@@ -264,8 +286,10 @@ function materialize() {
     if (valid !== undefined) (OK[field] ??= [])[id] = valid(value) ? 1 : 2;
   }
 }
+const GENERATION = new Int32Array(1);
 function forget() {
   exports.reset();
+  GENERATION[0]++;
   for (let f = 0; f < STRINGS.length; f++) {
     STRINGS[f] = [];
     if (OK[f] !== undefined) OK[f] = [];
@@ -300,6 +324,8 @@ export function scannerCode(apiSchema: JsonSchema): string | undefined {
   return `${RUNTIME}
 ${out.declarations.join('\n')}
 configure(${JSON.stringify(out.objects)});
+// The top-level fields, numbered from 0 in this order (objectCode).
+const TOP = ${JSON.stringify(Object.keys((schema.properties ?? {}) as object))};
 const record = ${top.create};
 function fillApiRecord(o) {
   ${top.fill}
@@ -315,6 +341,13 @@ return {
   },
   readBuffer(bytes) {
     return Buffer.from(memory, inputAt, Math.min(bytes, ${INPUT_BYTES}));
+  },
+  row: {
+    ids: I32,
+    tags: TAGS,
+    generation: GENERATION,
+    idIndex: (name) => (TOP.includes(name) ? 2 * (V + TOP.indexOf(name)) : -1),
+    tagIndex: (name) => (TOP.includes(name) ? T + TOP.indexOf(name) : -1),
   },
 };`;
 }

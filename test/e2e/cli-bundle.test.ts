@@ -3,7 +3,7 @@
  * reused while they are unchanged, rebuilt when one changes, never taken from a directory others
  * can write, and equal in behaviour to running the sources through tsx.
  */
-import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -75,6 +75,41 @@ describe('the CLI bundle cache', () => {
     expect(await buildBundle(paths)).toBeUndefined();
     chmodSync(paths.cacheDir, 0o700);
     expect(freshBundle(paths)).toBe(second);
+  });
+
+  it('checks sizes and modification times once the contents were found unchanged, and hashes again when one differs', async () => {
+    const root = join(dir, 'stamped');
+    file(
+      root,
+      'src/cli/main.ts',
+      "import { helper } from '../lib/helper.ts';\nexport const main = async (): Promise<string> => helper();\n",
+    );
+    file(root, 'src/lib/helper.ts', "export const helper = (): string => 'helper-1';\n");
+    const paths = bundlePaths(root);
+    const built = await buildBundle(paths);
+    expect(built).toBeDefined();
+    const age = (path: string, seconds: number) => {
+      const at = Date.now() / 1000 - seconds;
+      utimesSync(join(root, path), at, at);
+    };
+    const stamps = () => (JSON.parse(readFileSync(paths.manifest, 'utf8')) as { stamps?: unknown[] }).stamps;
+    // Just written: too recent to vouch for, so the contents are hashed and nothing is recorded.
+    expect(freshBundle(paths)).toBe(built);
+    expect(stamps()).toBeUndefined();
+    age('src/cli/main.ts', 3600);
+    age('src/lib/helper.ts', 3600);
+    expect(freshBundle(paths)).toBe(built);
+    expect(stamps()).toHaveLength(2);
+    expect(freshBundle(paths)).toBe(built);
+    // The same size, an old time of its own: the stamp differs, the contents are hashed again.
+    file(root, 'src/lib/helper.ts', "export const helper = (): string => 'helper-2';\n");
+    age('src/lib/helper.ts', 1800);
+    expect(freshBundle(paths)).toBeUndefined();
+    // Back to what was bundled, at yet another time: unchanged contents, the bundle is current.
+    file(root, 'src/lib/helper.ts', "export const helper = (): string => 'helper-1';\n");
+    age('src/lib/helper.ts', 900);
+    expect(freshBundle(paths)).toBe(built);
+    expect(await run(built!)).toBe('helper-1');
   });
 
   it('runs the real CLI the same way from the bundle and through tsx', async () => {

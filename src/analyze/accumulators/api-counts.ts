@@ -1,8 +1,9 @@
 /** Calls and points of api records by dimension (operation, route, status, session, ...). */
+import type { ScannedRow } from '../../trace/scanner.ts';
 import type { ApiRecord } from '../../trace/schema.ts';
 import { cmp } from '../figures.ts';
 import type { Analysis, KeyCount } from '../schema.ts';
-import type { Accumulator } from './accumulator.ts';
+import { type Accumulator, ById } from './accumulator.ts';
 
 export const NONE = '(none)';
 export const DIMENSIONS = [
@@ -33,6 +34,27 @@ function statusKey(status: number): string {
   return String(status);
 }
 
+/** The entry of `key`, made (at zero) if there is none yet. */
+function entryOf(map: Counts, key: string): KeyCount {
+  let entry = map.get(key);
+  if (entry === undefined) {
+    entry = { calls: 0, points: 0 };
+    map.set(key, entry);
+  }
+  return entry;
+}
+
+function bumpById(ids: ById<KeyCount>, row: ScannedRow, map: Counts, key: string, points: number): void {
+  const slot = ids.slot(row);
+  let entry = ids.get(slot);
+  if (entry === undefined) {
+    entry = entryOf(map, key);
+    ids.set(slot, entry);
+  }
+  entry.calls++;
+  entry.points += points;
+}
+
 function bump(map: Counts, key: string, points: number): void {
   const entry = map.get(key);
   if (entry === undefined) map.set(key, { calls: 1, points });
@@ -41,6 +63,19 @@ function bump(map: Counts, key: string, points: number): void {
     entry.points += points;
   }
 }
+
+/** The string-valued dimensions and the field of the record each counts. */
+const STRING_FIELDS = [
+  ['byOperation', 'op'],
+  ['byRoute', 'route'],
+  ['bySource', 'source'],
+  ['bySession', 'session'],
+  ['byRepo', 'repo'],
+  ['byPhase', 'phase'],
+  ['byResource', 'resource'],
+  ['byMethod', 'method'],
+  ['byProtocol', 'protocol'],
+] as const;
 
 export class ApiCounts implements Accumulator<ApiCountsState> {
   byOperation: Counts = new Map();
@@ -67,6 +102,42 @@ export class ApiCounts implements Accumulator<ApiCountsState> {
     bump(this.byResource, r.resource, points);
     bump(this.byMethod, r.method, points);
     bump(this.byProtocol, r.protocol, points);
+  }
+
+  /** Entries by the scanner's id of their key, per string dimension (not state: a cache). */
+  private readonly ids = STRING_FIELDS.map(([, field]) => new ById<KeyCount>(field));
+  /** Entries of byStatus by status + 1 (0: opaque). */
+  private readonly byStatusCode: Array<KeyCount | undefined> = [];
+
+  /**
+   * A record the scanner read (`r` is its record, `row` its ids): the same counts as addApi,
+   * each entry found by the id of its key instead of by the key.
+   */
+  addScanned(r: ApiRecord, row: ScannedRow): void {
+    const points = r.cost;
+    const ids = this.ids;
+    bumpById(ids[0]!, row, this.byOperation, r.op ?? NONE, points);
+    bumpById(ids[1]!, row, this.byRoute, r.route, points);
+    bumpById(ids[2]!, row, this.bySource, r.source ?? NONE, points);
+    bumpById(ids[3]!, row, this.bySession, r.session ?? NONE, points);
+    bumpById(ids[4]!, row, this.byRepo, r.repo ?? NONE, points);
+    bumpById(ids[5]!, row, this.byPhase, r.phase ?? NONE, points);
+    bumpById(ids[6]!, row, this.byResource, r.resource, points);
+    bumpById(ids[7]!, row, this.byMethod, r.method, points);
+    bumpById(ids[8]!, row, this.byProtocol, r.protocol, points);
+    const status = r.status;
+    if (status !== null && !(status >= 0 && status < 1000)) {
+      bump(this.byStatus, statusKey(status), points);
+      return;
+    }
+    const slot = status === null ? 0 : status + 1;
+    let entry = this.byStatusCode[slot];
+    if (entry === undefined) {
+      entry = entryOf(this.byStatus, status === null ? 'opaque' : statusKey(status));
+      this.byStatusCode[slot] = entry;
+    }
+    entry.calls++;
+    entry.points += points;
   }
 
   /** Distinct known keys of a dimension (NONE left out). */

@@ -2,8 +2,9 @@
  * The control plane's polling: api calls per (session, cycle) and resource for the polling
  * floor, when each cycle started, the first steady.start marker, and the poll.cycle spans.
  */
+import type { ScannedRow } from '../../trace/scanner.ts';
 import type { ApiRecord, EventRecord, SpanRecord } from '../../trace/schema.ts';
-import { CycleCounts, type CycleRowState } from '../cycles.ts';
+import { CycleCounts, type CycleRow, type CycleRowState } from '../cycles.ts';
 import {
   CycleStarts,
   numberOf,
@@ -14,7 +15,7 @@ import {
 } from '../poll-cycles.ts';
 import { pollingFloor, SHARED } from '../polling-floor.ts';
 import type { Analysis } from '../schema.ts';
-import type { Accumulator } from './accumulator.ts';
+import { type Accumulator, ById } from './accumulator.ts';
 
 /** The phase marker the steady-state polling floor starts at. */
 export const STEADY_START_EVENT = 'steady.start';
@@ -36,11 +37,24 @@ export class Polling implements Accumulator<PollingState> {
   /** Calls with both a cycle and a session. */
   cycleAttributed = 0;
 
-  addApi(r: ApiRecord): void {
+  /** Rows of `counts` by the scanner's id of their session (not state: a cache). */
+  private readonly rows = new ById<CycleRow>('session');
+
+  /** `row`: the scanner's ids, when the scanner read `r` (the session's row found by id). */
+  addApi(r: ApiRecord, row?: ScannedRow): void {
     const cycle = r.cycle;
     if (cycle === undefined) return;
     if (r.session !== undefined) this.cycleAttributed++;
-    this.counts.add(r.session ?? SHARED, cycle, r.resource);
+    if (row === undefined) this.counts.add(r.session ?? SHARED, cycle, r.resource);
+    else {
+      const slot = this.rows.slot(row);
+      let counts = this.rows.get(slot);
+      if (counts === undefined) {
+        counts = this.counts.row(r.session ?? SHARED);
+        this.rows.set(slot, counts);
+      }
+      counts.add(cycle, r.resource);
+    }
     this.cycleStarts.add(cycle, r.t);
   }
 

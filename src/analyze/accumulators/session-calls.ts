@@ -5,10 +5,11 @@
  * (the control plane's own overhead); calls and points per second of run time, for the active
  * window. Memory: one tally per session, plus 8 bytes per REST write that carries a session.
  */
+import type { ScannedRow } from '../../trace/scanner.ts';
 import type { ApiRecord } from '../../trace/schema.ts';
 import { SecondSeries } from '../bins.ts';
 import type { Accumulator } from './accumulator.ts';
-import { addTo } from './accumulator.ts';
+import { addTo, ById } from './accumulator.ts';
 
 export interface CallTally {
   calls: number;
@@ -82,14 +83,21 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
   private lastSession: string | undefined;
   private lastTally: CallTally | undefined;
 
-  addApi(r: ApiRecord): void {
+  /** Tallies by the scanner's id of their session (not state: a cache of bySession's). */
+  private readonly ids = new ById<CallTally>('session');
+
+  /** `row`: the scanner's ids, when the scanner read `r` (the tally found by id). */
+  addApi(r: ApiRecord, row?: ScannedRow): void {
     const session = r.session;
     let tally: CallTally;
     if (session === undefined) tally = this.unattributed;
-    else if (session === this.lastSession) tally = this.lastTally!;
+    else if (row !== undefined) {
+      const slot = this.ids.slot(row);
+      tally = this.ids.get(slot) ?? this.tallyOf(session);
+      this.ids.set(slot, tally);
+    } else if (session === this.lastSession) tally = this.lastTally!;
     else {
-      tally = this.bySession.get(session) ?? newTally();
-      if (tally.calls === 0) this.bySession.set(session, tally);
+      tally = this.tallyOf(session);
       this.lastSession = session;
       this.lastTally = tally;
     }
@@ -114,6 +122,15 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
     }
     this.callsPerSecond.add(r.t, 1);
     this.pointsPerSecond.add(r.t, points);
+  }
+
+  private tallyOf(session: string): CallTally {
+    let tally = this.bySession.get(session);
+    if (tally === undefined) {
+      tally = newTally();
+      this.bySession.set(session, tally);
+    }
+    return tally;
   }
 
   merge(other: SessionCalls): void {
