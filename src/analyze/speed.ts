@@ -422,17 +422,10 @@ class SpeedRecords {
         });
         break;
       case 'provider.boot':
-        if (r.kind !== 'span' || r.outcome !== 'ok') break;
-        this.relevant = true;
-        this.boots.add(
-          { adapter: str(r.labels?.adapter) ?? 'unknown', start: startKind(r.labels?.start) },
-          r.dur,
-        );
-        break;
       case 'agent.launch':
         if (r.kind !== 'span' || r.outcome !== 'ok') break;
         this.relevant = true;
-        this.launches.add(
+        (r.name === 'provider.boot' ? this.boots : this.launches).add(
           { adapter: str(r.labels?.adapter) ?? 'unknown', start: startKind(r.labels?.start) },
           r.dur,
         );
