@@ -855,6 +855,11 @@ function targetText(target: string | { kind?: string }): string {
   return typeof target === 'string' ? target : 'command';
 }
 
+/** Where a scenario's relative paths start: its file's directory, else the current one. */
+function baseDirOf(context: ResolveContext): string {
+  return context.file ? dirname(resolvePath(context.file)) : process.cwd();
+}
+
 /**
  * The target and, for a command target, its configuration: inline (paths relative to the
  * scenario file) or from `command:FILE` (FILE relative to the current directory, like every path
@@ -868,11 +873,7 @@ function resolveTargetField(
     const file = context.file ?? 'scenario';
     return {
       target: 'command',
-      command: resolveCommandTarget(
-        target,
-        context.file ? dirname(resolvePath(context.file)) : process.cwd(),
-        file,
-      ),
+      command: resolveCommandTarget(target, baseDirOf(context), file),
     };
   }
   const ref = parseTarget(target);
@@ -964,10 +965,7 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
               // Relative to the scenario's own file, as a command target's paths are.
               ...(parsed.provider.scripts !== undefined
                 ? {
-                    scripts: resolvePath(
-                      context.file ? dirname(resolvePath(context.file)) : process.cwd(),
-                      parsed.provider.scripts,
-                    ),
+                    scripts: resolvePath(baseDirOf(context), parsed.provider.scripts),
                   }
                 : {}),
               limits: parsed.provider.limits,
