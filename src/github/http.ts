@@ -22,10 +22,11 @@ import {
 import type { AddressInfo, Socket } from 'node:net';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-body.ts';
 import { BODY_LIMITS, LISTEN_BACKLOG } from '../base/limits.ts';
+import { turnSlices } from '../base/turn-slices.ts';
 import { isLargeBody, largeBodyMemo } from './body-memo.ts';
 import type { GitHubEmulator } from './emulator.ts';
 import { GitSmartHttp, type GitSmartHttpOptions, isGitPath } from './git/smart-http.ts';
-import type { EmulatorRequest } from './types.ts';
+import type { EmulatorRequest, EmulatorResponse } from './types.ts';
 
 export interface GitHubServerOptions {
   emulator: GitHubEmulator;
@@ -81,49 +82,22 @@ function tooLarge(limit: number) {
   };
 }
 
-/** A request body this large is decoded and handled in turn with the others (`SlicedQueue`). */
-const LARGE_BODY_BYTES = 64 * 1024;
-
 /**
- * Work done in slices of at most `sliceMs` between turns of the event loop: a thousand clients
- * each sending a megabyte (a GraphQL query with a 1 MB string is 50 ms of JSON and parsing on a
- * busy machine) are handled one after another while small requests arriving meanwhile (a probe,
- * a poller's GET) are answered between the slices, never after all of them.
+ * A body from this size on is handled behind the small requests (`TurnSlices.runAfter`), and not
+ * read at all when the request is refused on arrival (the connection closes after the answer).
  */
-class SlicedQueue {
-  private readonly work: (() => void)[] = [];
-  private head = 0;
-  private scheduled = false;
-
-  constructor(private readonly sliceMs: number) {}
-
-  push(job: () => void): void {
-    this.work.push(job);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.drain);
-    }
-  }
-
-  private readonly drain = (): void => {
-    const until = performance.now() + this.sliceMs;
-    while (this.head < this.work.length && performance.now() < until) {
-      const job = this.work[this.head]!;
-      this.work[this.head++] = undefined as never;
-      job();
-    }
-    if (this.head < this.work.length) setImmediate(this.drain);
-    else {
-      this.work.length = 0;
-      this.head = 0;
-      this.scheduled = false;
-    }
-  };
-}
+const LARGE_BODY_BYTES = 64 * 1024;
 
 export async function startGitHubServer(options: GitHubServerOptions): Promise<RunningGitHubServer> {
   const { emulator } = options;
-  const largeBodies = new SlicedQueue(10);
+  /**
+   * Every API request is handled in turn with the others (base/turn-slices.ts): a thousand clients
+   * each sending a megabyte (a GraphQL query with a 1 MB string is 50 ms of JSON and parsing on a
+   * busy machine) are handled one after another while small requests arriving meanwhile (a probe,
+   * a poller's GET) are answered between the slices, never after all of them; and under a flood
+   * of small ones a new client is accepted within a turn or two, not after a thousand long turns.
+   */
+  const slices = turnSlices();
   const host = options.host ?? '127.0.0.1';
   const scheme = options.tls ? 'https' : 'http';
   let origin = '';
@@ -135,24 +109,42 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
    * modelled latency): recorded as cancelled when the server stops before answering them.
    */
   const pending = new Map<EmulatorRequest, number>();
-  const answer = (res: Res, request: EmulatorRequest, body: string | undefined) => {
-    request.body = body;
+  const answer = (res: Res, request: EmulatorRequest, body: string | undefined) =>
+    slices.run(() => handle(res, request, body));
+  /** Once closing, what still waits its turn is not handled: it was recorded as cancelled. */
+  let stopping = false;
+  const write = (res: Res, response: EmulatorResponse) => {
     if (res.destroyed || res.writableEnded) return;
-    emulator
-      .handle(request)
-      .then((response) => {
-        if (res.destroyed || res.writableEnded) return;
-        res.writeHead(response.status, response.headers);
-        res.end(encode(response.body));
-      })
-      .catch((error: unknown) => {
-        // handle() answers handler bugs itself; this is the last line of defence (a header
-        // Node refuses, say), and the server goes on serving.
-        process.stderr.write(`github emulator: ${(error as Error)?.stack ?? String(error)}\n`);
-        if (res.destroyed || res.writableEnded) return;
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
-        res.end(INTERNAL_ERROR);
-      });
+    try {
+      res.writeHead(response.status, response.headers);
+      res.end(encode(response.body));
+    } catch (error) {
+      failed(res, error);
+    }
+  };
+  // respond() answers handler bugs itself; this is the last line of defence (a header Node
+  // refuses, say), and the server goes on serving.
+  const failed = (res: Res, error: unknown) => {
+    process.stderr.write(`github emulator: ${(error as Error)?.stack ?? String(error)}\n`);
+    if (res.destroyed || res.writableEnded) return;
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(INTERNAL_ERROR);
+  };
+  /** One step of the server's slices: the answer's work and, unless it waits out latency, its writing. */
+  const handle = (res: Res, request: EmulatorRequest, body: string | undefined) => {
+    request.body = body;
+    if (stopping || res.destroyed || res.writableEnded) return;
+    try {
+      const response = emulator.respond(request);
+      if (response instanceof Promise)
+        response.then(
+          (answered) => write(res, answered),
+          (error: unknown) => failed(res, error),
+        );
+      else write(res, response);
+    } catch (error) {
+      failed(res, error);
+    }
   };
 
   const git = options.git === false ? undefined : new GitSmartHttp(emulator, options.git);
@@ -209,9 +201,10 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
     }
     readBoundedBody(req, BODY_LIMITS.github).then(
       (body) => {
-        if (body.length < LARGE_BODY_BYTES)
-          answer(res, request, body.length === 0 ? undefined : body.toString('utf8'));
-        else largeBodies.push(() => answer(res, request, body.toString('utf8')));
+        // Decoded in the request's slice: a megabyte's decoding is part of its work.
+        const step = () => handle(res, request, body.length === 0 ? undefined : body.toString('utf8'));
+        if (body.length < LARGE_BODY_BYTES) slices.run(step);
+        else slices.runAfter(step);
       },
       (error: unknown) => {
         if (error instanceof BodyTooLargeError) refuseBody(res, tooLarge(error.limit));
@@ -236,6 +229,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
   server.on('clientError', (_error: Error, socket: Socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
   });
+  server.on('connection', () => slices.accepted());
   // An HTTP/2 server has no closeAllConnections(): close() ends its sockets itself.
   const sockets = new Set<Socket>();
   if (tls) {
@@ -264,6 +258,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
     git,
     close() {
       closing ??= (async () => {
+        stopping = true;
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         await git?.close();
         // What is still unanswered is recorded now, as cancelled, before the connections go.

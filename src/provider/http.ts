@@ -10,6 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { BodyTooLargeError, readBoundedBody, readBoundedChunks, refuseBody } from '../base/http-body.ts';
 import { BODY_LIMITS, LISTEN_BACKLOG, PROVIDER_LIMITS } from '../base/limits.ts';
 import { Rng } from '../base/rng.ts';
+import { type TurnSlices, turnSlices } from '../base/turn-slices.ts';
 import type { Clock } from '../clock/clock.ts';
 import { VirtualClock } from '../clock/virtual.ts';
 import { RequestShapeError } from './conversation.ts';
@@ -198,111 +199,8 @@ export function metricsText(emulator: ProviderEmulator): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** What one turn of the event loop may spend on model requests before the rest waits its turn. */
-const TURN_SLICE_MS = 10;
-
-/**
- * The same while clients are connecting: a turn's length is also how fast the server takes new
- * connections, since libuv accepts one connection per turn of the loop (since libuv 1.45, in
- * every Node line fleetbench supports). A thousand clients connecting at once wait in the kernel's
- * accept queue for a thousand turns: at 10-20 ms a turn a new client's probe waited 4-12 s behind
- * them (docs/performance.md, "A new client under a flood of `hey -c 1000`"). So for
- * `ACCEPTING_WINDOW_MS` after a connection was accepted (more are likely waiting), a turn runs
- * at least one step and at most this long of them.
- */
-const ACCEPTING_SLICE_MS = 0.5;
-const ACCEPTING_WINDOW_MS = 50;
-
-/**
- * Runs a server's model work (planning a request's answer, playing a stream's chunks) in slices:
- * a step runs at once while this turn of the event loop has spent less than its budget on such
- * work (TURN_SLICE_MS, or ACCEPTING_SLICE_MS while clients connect) and nothing waits before it,
- * else it waits in a queue that is run after the loop has read its sockets again (setImmediate),
- * in the order the steps came. A thousand streams arriving or due at once then never keep another
- * client (a probe, the model list, the admin API, /metrics) waiting behind all of them
- * (docs/provider-emulator.md, "Latency"). A step is synchronous, all the work it stands for, so
- * the queue is run in one callback a turn. Once `drain`ed (the server closing), every step runs
- * at once.
- */
-function turnSlices(): { run(step: () => void): void; drain(): void; accepted(): void } {
-  /** When this turn's slice began (performance.now()), or -1 before any. */
-  let sliceStart = -1;
-  /** When the server last accepted a connection (`accepted()`). */
-  let lastAccept = -Infinity;
-  const budget = () =>
-    performance.now() - lastAccept < ACCEPTING_WINDOW_MS ? ACCEPTING_SLICE_MS : TURN_SLICE_MS;
-  let draining = false;
-  /** Steps waiting for a later turn: `queue[head]` is the oldest. */
-  let queue: Array<(() => void) | undefined> = [];
-  let head = 0;
-  let scheduled = false;
-  const endSlice = () => {
-    sliceStart = -1;
-  };
-  const startSlice = () => {
-    sliceStart = performance.now();
-    setImmediate(endSlice);
-  };
-  const later = (step: () => void) => {
-    queue.push(step);
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(runQueued);
-    }
-  };
-  function runQueued(): void {
-    scheduled = false;
-    if (sliceStart < 0) startSlice();
-    try {
-      while (head < queue.length && (draining || performance.now() - sliceStart <= budget())) {
-        const step = queue[head] as () => void;
-        queue[head++] = undefined;
-        step();
-      }
-    } finally {
-      // The rest next turn (also after a step that threw: every step catches its own errors).
-      if (head < queue.length && !scheduled) {
-        scheduled = true;
-        setImmediate(runQueued);
-      }
-    }
-    // What has run is dropped once it is most of the array (amortised O(1) a step).
-    if (head > 1024 && head * 2 > queue.length) {
-      queue = queue.slice(head);
-      head = 0;
-    }
-  }
-  const run = (step: () => void) => {
-    if (draining) {
-      step();
-      return;
-    }
-    if (head < queue.length) {
-      later(step);
-      return;
-    }
-    if (sliceStart < 0) startSlice();
-    else if (performance.now() - sliceStart > budget()) {
-      later(step);
-      return;
-    }
-    step();
-  };
-  return {
-    run,
-    accepted: () => {
-      lastAccept = performance.now();
-    },
-    drain: () => {
-      draining = true;
-      // What was waiting runs now, in order.
-      if (head < queue.length) runQueued();
-    },
-  };
-}
-
 /** The clock streams are played on over HTTP: a real clock's timers run in `slices`. */
-function slicedClock(clock: Clock, slices: ReturnType<typeof turnSlices>): PlayClock {
+function slicedClock(clock: Clock, slices: TurnSlices): PlayClock {
   if (clock.kind !== 'real') return clock;
   return {
     now: () => clock.now(),

@@ -22,7 +22,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { GitHubEmulator } from '../../src/github/index.ts';
+import type { EmulatorRequest, EmulatorResponse, GitHubEmulator } from '../../src/github/index.ts';
 import { buildRestRouter } from '../../src/github/rest.ts';
 
 const require = createRequire(import.meta.url);
@@ -292,9 +292,9 @@ export function watchParity(emulator: GitHubEmulator): { problems: ParityProblem
   const checker = openApiChecker();
   const problems: ParityProblem[] = [];
   let checked = 0;
-  const handle = emulator.handle.bind(emulator);
-  emulator.handle = async (req) => {
-    const res = await handle(req);
+  // respond() is what handle() and the HTTP binding both call: an answer is checked once.
+  const respond = emulator.respond.bind(emulator);
+  const check = (req: EmulatorRequest, res: EmulatorResponse) => {
     const method = req.method.toUpperCase();
     let found: string[];
     try {
@@ -306,6 +306,10 @@ export function watchParity(emulator: GitHubEmulator): { problems: ParityProblem
       problems.push({ request: `${method} ${req.path}`, status: res.status, problem });
     checked++;
     return res;
+  };
+  emulator.respond = (req) => {
+    const res = respond(req);
+    return res instanceof Promise ? res.then((answered) => check(req, answered)) : check(req, res);
   };
   return { problems, checked: () => checked };
 }
