@@ -81,9 +81,8 @@ export function boundedCount(text: string, budget: TokenBudget): number {
   // `exec` on one regular expression of our own, not `matchAll`: that clones the expression and
   // builds an iterator on every call, several times the cost of splitting a short prompt. None of
   // the expression's alternatives matches the empty string, so `lastIndex` always moves on.
-  const split = PIECES;
-  split.lastIndex = 0;
-  for (let match = split.exec(text); match !== null; match = split.exec(text)) {
+  PIECES.lastIndex = 0;
+  for (let match = PIECES.exec(text); match !== null; match = PIECES.exec(text)) {
     const piece = match[0];
     if (budget.work <= 0) {
       budget.estimated = true;
