@@ -884,10 +884,7 @@ export class ProviderEmulator {
         if (!state) return;
         out[`anthropic-ratelimit-${name}-limit`] = String(state.limit);
         out[`anthropic-ratelimit-${name}-remaining`] = String(state.remaining);
-        // RFC 3339 to the second: `2026-12-06T00:41:07Z`.
-        out[`anthropic-ratelimit-${name}-reset`] = `${new Date(this.clock.toWallMs(now + state.resetMs))
-          .toISOString()
-          .slice(0, 19)}Z`;
+        out[`anthropic-ratelimit-${name}-reset`] = rfc3339Second(this.clock.toWallMs(now + state.resetMs));
       };
       add('requests', states.requests);
       add('input-tokens', states.inputTokens);
@@ -1180,10 +1177,30 @@ function historyStart(conversation: Conversation): string {
   return (hash >>> 0).toString(36);
 }
 
+/** Base-36 digits by value, for `idFrom`. */
+const DIGITS36 = '0123456789abcdefghijklmnopqrstuvwxyz';
+
 function idFrom(rng: Rng, length: number): string {
   let out = '';
-  for (let i = 0; i < length; i++) out += rng.int(0, 35).toString(36);
+  for (let i = 0; i < length; i++) out += DIGITS36[rng.int(0, 35)];
   return out;
+}
+
+/**
+ * RFC 3339 to the second (`2026-12-06T00:41:07Z`) of a wall-clock time. Every answer carries
+ * four of them, most often of the same few seconds: the last few are kept.
+ */
+const recentSeconds = new Map<number, string>();
+function rfc3339Second(wallMs: number): string {
+  // A Date keeps whole milliseconds (truncated): the second is that of the truncated time.
+  const second = Math.floor(Math.trunc(wallMs) / 1000);
+  let text = recentSeconds.get(second);
+  if (text === undefined) {
+    text = `${new Date(second * 1000).toISOString().slice(0, 19)}Z`;
+    if (recentSeconds.size >= 16) recentSeconds.clear();
+    recentSeconds.set(second, text);
+  }
+  return text;
 }
 
 /** OpenAI's reset format: `1s`, `6m0s`, `17ms`. */

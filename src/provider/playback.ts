@@ -50,15 +50,20 @@ export function startPlaying(
     done(outcome, error);
   };
   const cancel = () => finish('cancelled');
+  /** The step the one pending timer runs: one callback for every wait, not a closure per chunk. */
+  let due: () => void = () => {};
+  const fire = () => {
+    timer = undefined;
+    due();
+  };
   /** Runs `step` at `atMs` after arrival (at once when that is past). */
   const at = (atMs: number, step: () => void) => {
     const wait = arrival + atMs - clock.now();
     if (wait <= 0) step();
-    else
-      timer = clock.setTimeout(() => {
-        timer = undefined;
-        step();
-      }, wait);
+    else {
+      due = step;
+      timer = clock.setTimeout(fire, wait);
+    }
   };
   const guarded = (step: () => void) => () => {
     if (over) return;

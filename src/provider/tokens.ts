@@ -17,6 +17,9 @@ import o200k, { countTokens as o200kCount } from 'gpt-tokenizer/encoding/o200k_b
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { PROVIDER_LIMITS } from '../base/limits.ts';
 
+/** gpt-tokenizer's split of a text into pieces (global: `boundedCount` walks it with `exec`). */
+const PIECES = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, O200K_TOKEN_SPLIT_REGEX.flags);
+
 /** Special-token text in a prompt (`<|endoftext|>`) is counted as text, never refused. */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
@@ -51,14 +54,17 @@ export function requestBudget(): TokenBudget {
   return { work: PROVIDER_LIMITS.maxExactTokenWork, estimated: false };
 }
 
-/** A piece's tokens: exact when it is short, else its first `MAX_EXACT_PIECE` characters' rate times its length. */
-function pieceTokens(piece: string): { tokens: number; exact: boolean } {
+/**
+ * A piece's tokens: exact when it is short (up to `MAX_EXACT_PIECE` characters), else its first
+ * `MAX_EXACT_PIECE` characters' rate times its length.
+ */
+function pieceTokens(piece: string): number {
   if (piece.length <= MAX_EXACT_PIECE) {
-    if (encoder.getBpeRankFromString(piece) !== undefined) return { tokens: 1, exact: true };
-    return { tokens: encoder.bytePairEncode(piece).length, exact: true };
+    if (encoder.getBpeRankFromString(piece) !== undefined) return 1;
+    return encoder.bytePairEncode(piece).length;
   }
   const head = encoder.bytePairEncode(piece.slice(0, MAX_EXACT_PIECE)).length;
-  return { tokens: Math.ceil((head * piece.length) / MAX_EXACT_PIECE), exact: false };
+  return Math.ceil((head * piece.length) / MAX_EXACT_PIECE);
 }
 
 /**
@@ -72,15 +78,18 @@ export function boundedCount(text: string, budget: TokenBudget): number {
   }
   let tokens = 0;
   let done = 0;
-  for (const match of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) {
+  // `exec` on one regular expression of our own, not `matchAll`: that clones the expression and
+  // builds an iterator on every call, several times the cost of splitting a short prompt. None of
+  // the expression's alternatives matches the empty string, so `lastIndex` always moves on.
+  PIECES.lastIndex = 0;
+  for (let match = PIECES.exec(text); match !== null; match = PIECES.exec(text)) {
     const piece = match[0];
     if (budget.work <= 0) {
       budget.estimated = true;
       return tokens + Math.ceil(Buffer.byteLength(text.slice(done)) / 4);
     }
-    const counted = pieceTokens(piece);
-    if (!counted.exact) budget.estimated = true;
-    tokens += counted.tokens;
+    if (piece.length > MAX_EXACT_PIECE) budget.estimated = true;
+    tokens += pieceTokens(piece);
     const exactChars = Math.min(piece.length, MAX_EXACT_PIECE);
     budget.work -= 8 + (exactChars * exactChars) / 8;
     done += piece.length;
