@@ -18,6 +18,7 @@ import type { Clock } from '../clock/clock.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { type CacheUsage, PromptCache, type PromptPrefixes } from './caching.ts';
 import {
+  type CacheTtl,
   type Conversation,
   type ProviderApi,
   positionOf,
@@ -52,7 +53,7 @@ import {
   scriptLibrary,
   scriptNamedIn,
 } from './scripts.ts';
-import { requestBudget, TokenCounter } from './tokens.ts';
+import { requestBudget, runToEnd, TokenCounter } from './tokens.ts';
 import type { ParsedBody, PlannedStream, PlayOutcome, ProviderAnswer, ProviderRequest } from './types.ts';
 
 export interface ProviderEmulatorOptions {
@@ -216,6 +217,16 @@ interface Subject {
 }
 
 /** A prompt counted block by block: its tokens, whether any was estimated, its prefixes. */
+/** A block's end in a prompt being counted, and its cache breakpoint (one object of each). */
+interface BlockEnd {
+  cache: CacheTtl | undefined;
+}
+const BLOCK_ENDS: Record<CacheTtl | 'none', BlockEnd> = {
+  none: { cache: undefined },
+  '5m': { cache: '5m' },
+  '1h': { cache: '1h' },
+};
+
 interface CountedPrompt {
   tokens: number;
   estimated: boolean;
@@ -321,6 +332,16 @@ export class ProviderEmulator {
 
   /** Plans the answer to one request; the caller plays it on the clock and calls `finish`. */
   handle(request: ProviderRequest): ProviderAnswer {
+    return runToEnd(this.plan(request));
+  }
+
+  /**
+   * `handle` in steps: it yields after parsing the body, after reading the conversation, and
+   * while counting the prompt, so that a server can let its event loop run between them
+   * (src/provider/http.ts). The answer is the same wherever it stops, as long as nothing else is
+   * planned on this emulator until it is done.
+   */
+  *plan(request: ProviderRequest): Generator<void, ProviderAnswer> {
     const arrival = request.arrivedAt ?? this.clock.now();
     this.requestCount += 1;
     const requestId = `req_${this.requestCount.toString(36).padStart(8, '0')}`;
@@ -380,6 +401,7 @@ export class ProviderEmulator {
     let prompt: CountedPrompt;
     try {
       const parsed = request.parsedBody ?? parseBody(request.body);
+      yield;
       if (!parsed.ok)
         throw api === 'messages'
           ? new VendorError(400, 'invalid_request', `There was an error parsing the body: ${parsed.message}`)
@@ -396,8 +418,9 @@ export class ProviderEmulator {
       if (route.kind === 'count') fields.max_tokens ??= 1;
       conversation = READERS[api as ProviderApi](fields);
       model = this.modelFor(conversation);
+      yield;
       // A CLI's session on one API resends the same texts in the same order: its scope.
-      prompt = this.countPrompt(conversation, `${api}|${cli}|${key}|${base.cliSession ?? ''}`);
+      prompt = yield* this.countPromptSteps(conversation, `${api}|${cli}|${key}|${base.cliSession ?? ''}`);
       this.checkWindow(conversation, model, prompt.tokens);
     } catch (error) {
       if (!(error instanceof VendorError)) throw error;
@@ -741,24 +764,32 @@ export class ProviderEmulator {
   }
 
   /** Input tokens block by block: exact up to a bound of new text per request, estimated past it. */
-  private countPrompt(conversation: Conversation, scope: string): CountedPrompt {
+  private *countPromptSteps(conversation: Conversation, scope: string): Generator<void, CountedPrompt> {
+    // The prompt's texts and blocks' ends in order, collected first so that counting can stop
+    // between any two.
+    const blocks: Array<string | BlockEnd> = [];
+    visitInputBlocks(
+      conversation,
+      (text) => blocks.push(text),
+      (cache) => blocks.push(BLOCK_ENDS[cache ?? 'none']),
+    );
     const budget = requestBudget();
     const cursor = this.tokens.beginPrompt(scope);
     const prefixes: PromptPrefixes = { tokens: [], hashes: [], breakpoints: [] };
     let total = 0;
     let hash = 0x9e3779b1;
-    visitInputBlocks(
-      conversation,
-      (text) => {
-        total += this.tokens.count(text, budget, cursor);
+    for (let i = 0; i < blocks.length; i++) {
+      const block = blocks[i] as string | BlockEnd;
+      if (typeof block === 'string') {
+        total += yield* this.tokens.countSteps(block, budget, cursor);
         hash = (Math.imul(hash ^ this.tokens.lastHash, 0x01000193) + 0x7f4a7c15) >>> 0;
-      },
-      (cache) => {
+      } else {
         prefixes.tokens.push(total);
         prefixes.hashes.push(hash);
-        prefixes.breakpoints.push(cache);
-      },
-    );
+        prefixes.breakpoints.push(block.cache);
+      }
+      if ((i & 15) === 15) yield;
+    }
     this.tokens.endPrompt(cursor);
     return { tokens: total, estimated: budget.estimated, prefixes };
   }

@@ -17,7 +17,7 @@ import { ProviderEmulator } from './emulator.ts';
 import { faultRuleSchema } from './faults.ts';
 import { type JsonWorkers, jsonWorkers } from './json-workers.ts';
 import { type AnswerSink, type PlayClock, startPlaying } from './playback.ts';
-import type { ParsedBody, ProviderRequest } from './types.ts';
+import type { ParsedBody, ProviderAnswer, ProviderRequest } from './types.ts';
 
 export interface ProviderServerOptions {
   emulator: ProviderEmulator;
@@ -29,6 +29,11 @@ export interface ProviderServerOptions {
    * PROVIDER_LIMITS.jsonWorkers.fromBytes; Infinity: never, as the bench's reference).
    */
   offThreadFromBytes?: number;
+  /**
+   * false: each model request is planned whole in one turn of the event loop, as before plans
+   * ran in steps (the bench's reference). Default true.
+   */
+  planInSteps?: boolean;
 }
 
 export interface RunningProviderServer {
@@ -224,7 +229,18 @@ const ACCEPTING_WINDOW_MS = 50;
  * the queue is run in one callback a turn. Once `drain`ed (the server closing), every step runs
  * at once.
  */
-function turnSlices(): { run(step: () => void): void; drain(): void; accepted(): void } {
+function turnSlices(): {
+  run(step: () => void): void;
+  /** Whether this turn's budget is spent: the next step should be `run`, not run now. */
+  spent(): boolean;
+  /**
+   * Whether this turn has run a whole slice (TURN_SLICE_MS) of steps: a long step stops at a
+   * point it can resume from and `run`s the rest.
+   */
+  overTurn(): boolean;
+  drain(): void;
+  accepted(): void;
+} {
   /** When this turn's slice began (performance.now()), or -1 before any. */
   let sliceStart = -1;
   /** When the server last accepted a connection (`accepted()`). */
@@ -290,6 +306,8 @@ function turnSlices(): { run(step: () => void): void; drain(): void; accepted():
   };
   return {
     run,
+    spent: () => !draining && sliceStart >= 0 && performance.now() - sliceStart > budget(),
+    overTurn: () => !draining && sliceStart >= 0 && performance.now() - sliceStart > TURN_SLICE_MS,
     accepted: () => {
       lastAccept = performance.now();
     },
@@ -462,18 +480,78 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     if (!request) return;
     // A model request (a POST) waits its turn; model lists, /metrics and the admin API do not.
     if (request.method === 'POST' && sliced) {
-      const arrived = request;
       waiting += 1;
-      slices.run(() => {
-        waiting -= 1;
-        answer(arrived, res);
-      });
-    } else answer(request, res);
+      toPlan.push({ request, res });
+      if (!planning) {
+        planning = true;
+        slices.run(planQueued);
+      }
+    } else {
+      try {
+        play(request, emulator.handle(request), res);
+      } catch (error) {
+        failed(res, error);
+      }
+    }
   };
-  /** Plans `request`'s answer and starts playing it: one synchronous step (see turnSlices). */
-  const answer = (request: ProviderRequest, res: ServerResponse) => {
+  /**
+   * Model requests are planned one at a time, in the order they were read, as `handle()` would
+   * plan them one after the other: token counts depend on what earlier requests left in the
+   * emulator's memo, so no request is planned while another one's plan is between two steps. A
+   * plan runs in steps (`emulator.plan`): it stops between two of them once its turn has run a
+   * whole slice (TURN_SLICE_MS, even while clients connect: a small request is planned whole in
+   * one turn, as before), so a large prompt's counting takes several turns and streams play and
+   * other clients are answered in between (docs/performance.md, "One hostile request's hold").
+   */
+  const inSteps = options.planInSteps ?? true;
+  const toPlan: Array<{ request: ProviderRequest; res: ServerResponse } | undefined> = [];
+  let toPlanHead = 0;
+  let planning = false;
+  let current:
+    | { request: ProviderRequest; res: ServerResponse; steps: Generator<void, ProviderAnswer> }
+    | undefined;
+  const planQueued = () => {
+    while (current !== undefined || toPlanHead < toPlan.length) {
+      if (current === undefined) {
+        const job = toPlan[toPlanHead] as { request: ProviderRequest; res: ServerResponse };
+        toPlan[toPlanHead++] = undefined;
+        current = { ...job, steps: emulator.plan(job.request) };
+      }
+      const { request, res, steps } = current;
+      try {
+        let next = steps.next();
+        while (!next.done) {
+          if (inSteps && slices.overTurn()) {
+            slices.run(planQueued);
+            return;
+          }
+          next = steps.next();
+        }
+        current = undefined;
+        waiting -= 1;
+        play(request, next.value, res);
+      } catch (error) {
+        current = undefined;
+        waiting -= 1;
+        failed(res, error);
+      }
+      // What was planned is dropped once it is most of the array (a flood never empties it).
+      if (toPlanHead > 1024 && toPlanHead * 2 > toPlan.length) {
+        toPlan.splice(0, toPlanHead);
+        toPlanHead = 0;
+      }
+      if (toPlanHead < toPlan.length && slices.spent()) {
+        slices.run(planQueued);
+        return;
+      }
+    }
+    planning = false;
+    toPlan.length = 0;
+    toPlanHead = 0;
+  };
+  /** Starts playing a planned answer (see turnSlices). */
+  const play = (request: ProviderRequest, planned: ProviderAnswer, res: ServerResponse) => {
     try {
-      const planned = emulator.handle(request);
       const arrival = request.arrivedAt as number;
       if (closing) {
         // The server closed while the request waited: recorded as cancelled, never played.
