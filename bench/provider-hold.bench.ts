@@ -20,6 +20,8 @@ import { envInteger } from './env.ts';
 import type { Bench } from './run.ts';
 
 const ROUNDS = envInteger('BENCH_ROUNDS', 3, 1, 100);
+/** `HOLD_BODIES=history,prose`: only these bodies (default all). */
+const ONLY = process.env.HOLD_BODIES?.split(',');
 const HEADERS = { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' };
 
 function bodies(): Record<string, { path: string; body: Buffer }> {
@@ -35,6 +37,17 @@ function bodies(): Record<string, { path: string; body: Buffer }> {
     history: {
       path: '/v1/messages',
       body: Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages })),
+    },
+    // The floor: a small request, what the same measure gives on this machine at its load.
+    small: {
+      path: '/v1/messages',
+      body: Buffer.from(
+        JSON.stringify({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'Hello' }],
+        }),
+      ),
     },
     prose: {
       path: '/v1/messages',
@@ -163,6 +176,7 @@ const bench: Bench = {
   async run() {
     const out: Record<string, number | string> = {};
     for (const [name, { path, body }] of Object.entries(bodies())) {
+      if (ONLY && !ONLY.includes(name)) continue;
       const seen: Record<
         string,
         Array<{ holdMs: number; gcMaxMs: number; probeMs: number; wallMs: number }>

@@ -82,6 +82,79 @@ describe('tokenisation bounded per request', () => {
   });
 });
 
+/** English-like text of `chars` characters, words made of seeded syllables: many a cold tokenizer has not merged. */
+function prose(chars: number): string {
+  const syllables = [
+    'ka',
+    'lo',
+    'mi',
+    'ter',
+    'an',
+    'sup',
+    'ble',
+    'ri',
+    'on',
+    'gra',
+    'ves',
+    'tu',
+    'pen',
+    'dor',
+  ];
+  const random = new Rng(11);
+  const words: string[] = [];
+  let length = 0;
+  while (length < chars) {
+    let word = '';
+    for (let n = random.int(1, 4); n > 0; n--) word += syllables[random.int(0, syllables.length - 1)];
+    words.push(random.int(0, 11) === 0 ? `${word}.` : word);
+    length += word.length + 1;
+  }
+  return words.join(' ').slice(0, chars);
+}
+
+describe('a large first prompt to a fresh provider serve', () => {
+  it('533 KiB of new English on a cold tokenizer is counted in steps: a probe on a held connection never waits half the request, and the count is the in-process one', async () => {
+    const server = await startCliServer<{ url: string }>(['provider', 'serve']);
+    try {
+      const content = prose(533 * 1024);
+      let requestMs = 0;
+      let answer: { usage: { input_tokens: number } } | undefined;
+      // A GET every 5 ms on the connection the probe keeps (opened before the request): before
+      // plans ran in steps, the count held the loop for most of the request (95-300 ms cold).
+      const slowest = await slowestAnswerDuring(
+        `${server.info.url}/v1/models`,
+        async () => {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          const started = performance.now();
+          const response = await messages(server.info.url, content, { max_tokens: 100 });
+          answer = (await response.json()) as typeof answer;
+          requestMs = performance.now() - started;
+          expect(response.status).toBe(200);
+        },
+        { headers: { authorization: 'Bearer probe' } },
+        5,
+      );
+      expect(slowest).toBeLessThan(requestMs / 2);
+      const inProcess = await requestInProcess(
+        new ProviderEmulator({ clock: new VirtualClock(), rng: new Rng(5) }),
+        {
+          method: 'POST',
+          path: '/v1/messages',
+          headers: { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+          body: JSON.stringify({
+            model: 'claude-sonnet-4-5',
+            max_tokens: 100,
+            messages: [{ role: 'user', content }],
+          }),
+        },
+      );
+      expect(answer?.usage.input_tokens).toBe(JSON.parse(inProcess.body).usage.input_tokens);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});
+
 describe('replies and state bounded', () => {
   it('a scripts file with finalTokens 32000 and 1,000 concurrent streams: far from GBs, and another client answered within 2 s', async () => {
     const file = join(dir, 'long.yaml');

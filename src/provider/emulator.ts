@@ -23,9 +23,9 @@ import {
   type ProviderApi,
   positionOf,
   RequestShapeError,
-  readChatRequest,
-  readMessagesRequest,
-  readResponsesRequest,
+  readChatRequestSteps,
+  readMessagesRequestSteps,
+  readResponsesRequestSteps,
   VendorError,
   visitInputBlocks,
 } from './conversation.ts';
@@ -53,7 +53,8 @@ import {
   scriptLibrary,
   scriptNamedIn,
 } from './scripts.ts';
-import { requestBudget, runToEnd, TokenCounter } from './tokens.ts';
+import { runToEnd } from './steps.ts';
+import { requestBudget, TokenCounter } from './tokens.ts';
 import type { ParsedBody, PlannedStream, PlayOutcome, ProviderAnswer, ProviderRequest } from './types.ts';
 
 export interface ProviderEmulatorOptions {
@@ -147,10 +148,10 @@ function routeOf(method: string, path: string): Route | undefined {
   }
 }
 
-const READERS: Record<ProviderApi, (body: Record<string, unknown>) => Conversation> = {
-  responses: readResponsesRequest,
-  chat: readChatRequest,
-  messages: readMessagesRequest,
+const READERS: Record<ProviderApi, (body: Record<string, unknown>) => Generator<void, Conversation>> = {
+  responses: readResponsesRequestSteps,
+  chat: readChatRequestSteps,
+  messages: readMessagesRequestSteps,
 };
 
 /** The CLI and its version, from the User-Agent each sends (docs/provider-emulator.md). */
@@ -416,7 +417,7 @@ export class ProviderEmulator {
       const fields = body as Record<string, unknown>;
       // Counting tokens takes a request without its output settings.
       if (route.kind === 'count') fields.max_tokens ??= 1;
-      conversation = READERS[api as ProviderApi](fields);
+      conversation = yield* READERS[api as ProviderApi](fields);
       model = this.modelFor(conversation);
       yield;
       // A CLI's session on one API resends the same texts in the same order: its scope.

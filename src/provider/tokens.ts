@@ -16,6 +16,7 @@
 import o200k, { countTokens as o200kCount } from 'gpt-tokenizer/encoding/o200k_base';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { PROVIDER_LIMITS } from '../base/limits.ts';
+import { runToEnd } from './steps.ts';
 
 /** Special-token text in a prompt (`<|endoftext|>`) is counted as text, never refused. */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
@@ -103,14 +104,6 @@ export function* boundedCountSteps(text: string, budget: TokenBudget): Generator
     if (++pieces % PIECES_PER_STEP === 0) yield;
   }
   return tokens;
-}
-
-/** Runs `steps` to its end, without yielding: the synchronous form of a function in steps. */
-export function runToEnd<T>(steps: Generator<void, T>): T {
-  for (;;) {
-    const next = steps.next();
-    if (next.done) return next.value;
-  }
 }
 
 /**
