@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/real.ts';
@@ -83,7 +84,7 @@ describe('tokenisation bounded per request', () => {
 });
 
 /** English-like text of `chars` characters, words made of seeded syllables: many a cold tokenizer has not merged. */
-function prose(chars: number): string {
+function prose(chars: number, seed = 11): string {
   const syllables = [
     'ka',
     'lo',
@@ -100,7 +101,7 @@ function prose(chars: number): string {
     'pen',
     'dor',
   ];
-  const random = new Rng(11);
+  const random = new Rng(seed);
   const words: string[] = [];
   let length = 0;
   while (length < chars) {
@@ -153,6 +154,45 @@ describe('a large first prompt to a fresh provider serve', () => {
       await server.stop();
     }
   }, 60_000);
+
+  it('property: counts planned in steps by the server are the in-process ones, request after request of one session (the memo and the work bound across the steps)', async () => {
+    const { url } = await serve();
+    const inProcess = new ProviderEmulator({ clock: new VirtualClock(), rng: new Rng(5) });
+    let session = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        // Each request: earlier prompts resent (memo hits) and a new one of 20-400 KiB, some over
+        // the exact-tokenisation bound, some with pieces longer than 128 characters.
+        fc.array(fc.record({ kib: fc.integer({ min: 20, max: 400 }), seed: fc.nat(), long: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        async (turns) => {
+          session += 1;
+          const history: Array<{ role: string; content: string }> = [];
+          for (const turn of turns) {
+            const text = prose(turn.kib * 1024, turn.seed);
+            history.push({ role: 'user', content: turn.long ? `${text} ${'x'.repeat(300)}` : text });
+            const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: history });
+            const headers = { 'x-api-key': `session-${session}`, 'anthropic-version': '2023-06-01' };
+            const served = await fetch(`${url}/v1/messages`, { method: 'POST', headers, body });
+            const local = await requestInProcess(inProcess, {
+              method: 'POST',
+              path: '/v1/messages',
+              headers,
+              body,
+            });
+            // A 200's usage, or a 400's message naming the count (a history over the window).
+            const said = (status: number, text: string) =>
+              status === 200 ? JSON.parse(text).usage : JSON.parse(text).error.message;
+            expect(said(served.status, await served.text())).toEqual(said(local.status, local.body));
+            history.push({ role: 'assistant', content: 'ok' });
+          }
+        },
+      ),
+      { numRuns: 5 },
+    );
+  }, 120_000);
 });
 
 describe('replies and state bounded', () => {

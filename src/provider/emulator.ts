@@ -53,7 +53,7 @@ import {
   scriptLibrary,
   scriptNamedIn,
 } from './scripts.ts';
-import { runToEnd } from './steps.ts';
+import { runToEnd, TEXTS_PER_STEP } from './steps.ts';
 import { requestBudget, TokenCounter } from './tokens.ts';
 import type { ParsedBody, PlannedStream, PlayOutcome, ProviderAnswer, ProviderRequest } from './types.ts';
 
@@ -789,7 +789,7 @@ export class ProviderEmulator {
         prefixes.hashes.push(hash);
         prefixes.breakpoints.push(block.cache);
       }
-      if ((i & 15) === 15) yield;
+      if (i % TEXTS_PER_STEP === TEXTS_PER_STEP - 1) yield;
     }
     this.tokens.endPrompt(cursor);
     return { tokens: total, estimated: budget.estimated, prefixes };
