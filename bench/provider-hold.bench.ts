@@ -17,6 +17,7 @@ import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { envInteger } from './env.ts';
+import { prose } from './prose.ts';
 import type { Bench } from './run.ts';
 
 const ROUNDS = envInteger('BENCH_ROUNDS', 3, 1, 100);
@@ -66,43 +67,6 @@ function bodies(): Record<string, { path: string; body: Buffer }> {
       ),
     },
   };
-}
-
-/** English-like text of `chars` characters, varied (seeded) so that a cold tokenizer meets many words. */
-function prose(chars: number): string {
-  const syllables = [
-    'ka',
-    'lo',
-    'mi',
-    'ter',
-    'an',
-    'sup',
-    'ble',
-    'ri',
-    'on',
-    'gra',
-    'ves',
-    'tu',
-    'pen',
-    'dor',
-    'is',
-    'cle',
-  ];
-  let seed = 7;
-  const next = () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return seed >>> 8;
-  };
-  const words: string[] = [];
-  let length = 0;
-  while (length < chars) {
-    let word = '';
-    for (let n = 1 + (next() % 4); n > 0; n--) word += syllables[next() % syllables.length];
-    if (next() % 12 === 0) word += '.';
-    words.push(word);
-    length += word.length + 1;
-  }
-  return words.join(' ').slice(0, chars);
 }
 
 const TARGET = fileURLToPath(new URL('provider-hold-target.ts', import.meta.url));

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { prose } from '../bench/prose.ts';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/real.ts';
 import { VirtualClock } from '../src/clock/virtual.ts';
@@ -82,36 +83,6 @@ describe('tokenisation bounded per request', () => {
     for (const span of spans) expect(span.kind === 'span' && span.dur).toBeLessThan(1_000);
   });
 });
-
-/** English-like text of `chars` characters, words made of seeded syllables: many a cold tokenizer has not merged. */
-function prose(chars: number, seed = 11): string {
-  const syllables = [
-    'ka',
-    'lo',
-    'mi',
-    'ter',
-    'an',
-    'sup',
-    'ble',
-    'ri',
-    'on',
-    'gra',
-    'ves',
-    'tu',
-    'pen',
-    'dor',
-  ];
-  const random = new Rng(seed);
-  const words: string[] = [];
-  let length = 0;
-  while (length < chars) {
-    let word = '';
-    for (let n = random.int(1, 4); n > 0; n--) word += syllables[random.int(0, syllables.length - 1)];
-    words.push(random.int(0, 11) === 0 ? `${word}.` : word);
-    length += word.length + 1;
-  }
-  return words.join(' ').slice(0, chars);
-}
 
 describe('a large first prompt to a fresh provider serve', () => {
   it('533 KiB of new English on a cold tokenizer is counted in steps: a probe on a held connection never waits half the request, and the count is the in-process one', async () => {
