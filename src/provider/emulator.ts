@@ -217,7 +217,6 @@ interface Subject {
   labels: Record<string, string> | undefined;
 }
 
-/** A prompt counted block by block: its tokens, whether any was estimated, its prefixes. */
 /** A block's end in a prompt being counted, and its cache breakpoint (one object of each). */
 interface BlockEnd {
   cache: CacheTtl | undefined;
@@ -228,6 +227,7 @@ const BLOCK_ENDS: Record<CacheTtl | 'none', BlockEnd> = {
   '1h': { cache: '1h' },
 };
 
+/** A prompt counted block by block: its tokens, whether any was estimated, its prefixes. */
 interface CountedPrompt {
   tokens: number;
   estimated: boolean;

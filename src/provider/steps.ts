@@ -15,5 +15,5 @@ export function runToEnd<T>(steps: Generator<void, T>): T {
 /** Items of a long list read between two yields (a message of a history is a few microseconds). */
 export const ITEMS_PER_STEP = 256;
 
-/** Texts of a prompt counted between two yields (each new text also yields within itself). */
+/** A prompt's texts and blocks' ends counted between two yields (a new text also yields within itself). */
 export const TEXTS_PER_STEP = 16;

@@ -63,23 +63,17 @@ function pieceTokens(piece: string): { tokens: number; exact: boolean } {
 }
 
 /**
- * `text`'s o200k count, piece by piece as gpt-tokenizer splits it, long pieces estimated; once
- * `budget.work` is spent the rest at 4 bytes a token. Linear in the text's length.
- */
-export function boundedCount(text: string, budget: TokenBudget): number {
-  return runToEnd(boundedCountSteps(text, budget));
-}
-
-/**
  * Pieces counted between two yields of `boundedCountSteps`: at most 64 × (8 + 128²/8) work
  * units, well under a millisecond for ordinary text, a few for the longest pieces.
  */
 const PIECES_PER_STEP = 64;
 
 /**
- * `boundedCount` in steps: it yields every `PIECES_PER_STEP` pieces, so that a server can let
- * its event loop run between them (a cold process counts 400 KiB of new text in about 100 ms).
- * Where it yields changes nothing in the count.
+ * `text`'s o200k count, piece by piece as gpt-tokenizer splits it, long pieces estimated; once
+ * `budget.work` is spent the rest at 4 bytes a token. Linear in the text's length. In steps: it
+ * yields every `PIECES_PER_STEP` pieces, so that a server can let its event loop run between
+ * them (a cold process counts 400 KiB of new text in about 100 ms); where it yields changes
+ * nothing in the count.
  */
 export function* boundedCountSteps(text: string, budget: TokenBudget): Generator<void, number> {
   if (budget.work <= 0) {
