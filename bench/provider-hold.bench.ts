@@ -1,23 +1,28 @@
 /**
- * One ~16 MiB model request's hold on `provider serve`'s event loop (issue 49: no request holds
- * it past 50 ms), with its body parsed by the worker threads (src/provider/json-workers.ts) and,
- * as the reference, on the main thread (`offThreadFromBytes: Infinity`, the server before them).
- * Two bodies: a long history (15,000 messages of English, 16.3 MB: over the window, a 400) and
- * one slow to parse, quick to plan (a short prompt and 380,000 small objects in a field the
- * emulator does not read, 15 MiB: a 200 from count_tokens). Per request: the event loop's
- * longest delay (perf_hooks.monitorEventLoopDelay, 1 ms resolution), the slowest answer to a
- * GET /v1/models sent every 10 ms meanwhile, and the request's wall time; targets alternate
- * rounds, medians over the rounds. Client and server share the process, alike for both.
+ * One hostile model request's hold on `provider serve`'s event loop (issue 49: no request holds
+ * it past 50 ms), the server as it is (`now`: large bodies parsed by worker threads, plans run in
+ * steps) against the server before that work (`before`: everything on the main thread, each plan
+ * whole in one turn). Three bodies, each sent alone to a fresh server process (bench/
+ * provider-hold-target.ts: a cold process, and the client's work out of the figure): a long
+ * history (15,000 messages of English, 16.3 MB: over the window, a 400), one slow to parse and
+ * quick to plan (a short prompt and 380,000 small objects in a field the emulator does not read,
+ * 15 MiB: a 200 from count_tokens), and a first prompt of 533 KiB of English (counted exactly up
+ * to the work bound on a cold tokenizer). Per request: the server's longest event-loop delay
+ * (perf_hooks.monitorEventLoopDelay, 1 ms resolution) and longest collection, the slowest answer
+ * to a GET /v1/models sent every 10 ms on a held connection meanwhile, and the request's wall
+ * time; targets alternate rounds, medians over the rounds.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Rng } from '../src/base/rng.ts';
-import { RealClock } from '../src/clock/real.ts';
-import { ProviderEmulator, startProviderServer } from '../src/provider/index.ts';
-import { MemorySink } from '../src/trace/writer.ts';
+import { spawn } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { envInteger } from './env.ts';
+import { prose } from './prose.ts';
 import type { Bench } from './run.ts';
 
 const ROUNDS = envInteger('BENCH_ROUNDS', 3, 1, 100);
+/** `HOLD_BODIES=history,prose`: only these bodies (default all). */
+const ONLY = process.env.HOLD_BODIES?.split(',');
 const HEADERS = { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' };
 
 function bodies(): Record<string, { path: string; body: Buffer }> {
@@ -34,6 +39,27 @@ function bodies(): Record<string, { path: string; body: Buffer }> {
       path: '/v1/messages',
       body: Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages })),
     },
+    // The floor: a small request, what the same measure gives on this machine at its load.
+    small: {
+      path: '/v1/messages',
+      body: Buffer.from(
+        JSON.stringify({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'Hello' }],
+        }),
+      ),
+    },
+    prose: {
+      path: '/v1/messages',
+      body: Buffer.from(
+        JSON.stringify({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 100,
+          messages: [{ role: 'user', content: prose(533 * 1024) }],
+        }),
+      ),
+    },
     objects: {
       path: '/v1/messages/count_tokens',
       body: Buffer.from(
@@ -43,36 +69,65 @@ function bodies(): Record<string, { path: string; body: Buffer }> {
   };
 }
 
-async function once(offThread: boolean, path: string, body: Buffer) {
-  const emulator = new ProviderEmulator({ clock: new RealClock(), rng: new Rng(5), trace: new MemorySink() });
-  const server = await startProviderServer({
-    emulator,
-    offThreadFromBytes: offThread ? undefined : Infinity,
-  });
-  try {
-    const delay = monitorEventLoopDelay({ resolution: 1 });
-    let done = false;
-    let slowest = 0;
-    const probe = (async () => {
-      while (!done) {
-        const started = performance.now();
-        await (await fetch(`${server.url}/v1/models`, { headers: { authorization: 'Bearer p' } })).text();
-        slowest = Math.max(slowest, performance.now() - started);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    })();
-    delay.enable();
+const TARGET = fileURLToPath(new URL('provider-hold-target.ts', import.meta.url));
+
+/** Posts `body` and reads the answer whole: status and wall time. */
+function post(url: string, path: string, body: Buffer): Promise<{ status: number; wallMs: number }> {
+  return new Promise((resolve, reject) => {
     const started = performance.now();
-    const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: HEADERS, body });
-    await response.text();
-    const wall = performance.now() - started;
-    delay.disable();
-    done = true;
-    await probe;
-    return { status: response.status, holdMs: delay.max / 1e6, probeMs: slowest, wallMs: wall };
-  } finally {
-    await server.close();
-  }
+    const req = request(
+      `${url}${path}`,
+      { method: 'POST', headers: { ...HEADERS, 'content-length': body.length } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, wallMs: performance.now() - started }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function once(target: 'now' | 'before', path: string, body: Buffer) {
+  const child = spawn(process.execPath, ['--import', 'tsx', TARGET, target], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  if (first.done) throw new Error(`${target} target exited before it was ready`);
+  const { url } = JSON.parse(first.value) as { url: string };
+  // The probe's connection is opened (and the server warmed to it) before the request.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const probeOnce = () =>
+    new Promise<number>((resolve, reject) => {
+      const started = performance.now();
+      request(`${url}/v1/models`, { agent, headers: { authorization: 'Bearer p' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(performance.now() - started));
+      })
+        .on('error', reject)
+        .end();
+    });
+  for (let i = 0; i < 5; i++) await probeOnce();
+  let done = false;
+  let slowest = 0;
+  child.kill('SIGUSR2');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const probe = (async () => {
+    while (!done) {
+      slowest = Math.max(slowest, await probeOnce());
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  })();
+  const answer = await post(url, path, body);
+  done = true;
+  await probe;
+  agent.destroy();
+  child.kill('SIGTERM');
+  const report = await lines.next();
+  if (report.done) throw new Error(`${target} target exited without reporting`);
+  const { holdMs, gcMaxMs } = JSON.parse(report.value) as { holdMs: number; gcMaxMs: number };
+  return { status: answer.status, holdMs, gcMaxMs, probeMs: slowest, wallMs: answer.wallMs };
 }
 
 const median = (values: number[]) =>
@@ -81,33 +136,43 @@ const median = (values: number[]) =>
 const bench: Bench = {
   name: 'provider-hold',
   description:
-    "one ~16 MiB request's hold on provider serve's event loop, parsed in a worker vs on the main thread",
+    "one hostile request's hold on provider serve's event loop (16 MiB bodies, a 533 KiB first prompt), now vs before",
   async run() {
     const out: Record<string, number | string> = {};
     for (const [name, { path, body }] of Object.entries(bodies())) {
-      const seen: Record<string, Array<{ holdMs: number; probeMs: number; wallMs: number }>> = {
-        workers: [],
-        main: [],
+      if (ONLY && !ONLY.includes(name)) continue;
+      const seen: Record<
+        string,
+        Array<{ holdMs: number; gcMaxMs: number; probeMs: number; wallMs: number }>
+      > = {
+        now: [],
+        before: [],
       };
       for (let round = 0; round < ROUNDS; round++)
-        for (const target of round % 2 ? ['main', 'workers'] : ['workers', 'main']) {
-          const result = await once(target === 'workers', path, body);
+        for (const target of round % 2 ? (['before', 'now'] as const) : (['now', 'before'] as const)) {
+          const result = await once(target, path, body);
           seen[target]?.push(result);
           console.log(
-            `${name} (${body.length} bytes) ${target}: ${result.status}, loop held ≤ ${result.holdMs.toFixed(0)} ms, slowest probe ${result.probeMs.toFixed(0)} ms, request ${result.wallMs.toFixed(0)} ms`,
+            `${name} (${body.length} bytes) ${target}: ${result.status}, loop held ≤ ${result.holdMs.toFixed(0)} ms (longest collection ${result.gcMaxMs.toFixed(0)} ms), slowest probe ${result.probeMs.toFixed(0)} ms, request ${result.wallMs.toFixed(0)} ms`,
           );
         }
       for (const [target, results] of Object.entries(seen)) {
         out[`${name} ${target}: longest hold, median ms`] = Math.round(median(results.map((r) => r.holdMs)));
+        out[`${name} ${target}: longest hold, max ms`] = Math.round(
+          Math.max(...results.map((r) => r.holdMs)),
+        );
+        out[`${name} ${target}: longest collection, median ms`] = Math.round(
+          median(results.map((r) => r.gcMaxMs)),
+        );
         out[`${name} ${target}: slowest probe, median ms`] = Math.round(
           median(results.map((r) => r.probeMs)),
         );
         out[`${name} ${target}: request, median ms`] = Math.round(median(results.map((r) => r.wallMs)));
       }
       const ratio = (key: string) =>
-        ((out[`${name} workers: ${key}`] as number) / (out[`${name} main: ${key}`] as number)).toFixed(2);
-      out[`${name}: hold, workers / main`] = ratio('longest hold, median ms');
-      out[`${name}: request time, workers / main`] = ratio('request, median ms');
+        ((out[`${name} now: ${key}`] as number) / (out[`${name} before: ${key}`] as number)).toFixed(2);
+      out[`${name}: hold, now / before`] = ratio('longest hold, median ms');
+      out[`${name}: request time, now / before`] = ratio('request, median ms');
     }
     return out;
   },

@@ -9,7 +9,9 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { prose } from '../bench/prose.ts';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/real.ts';
 import { VirtualClock } from '../src/clock/virtual.ts';
@@ -80,6 +82,88 @@ describe('tokenisation bounded per request', () => {
     // Each request's own time (arrival to answer, no latency profile): far from the 21.7 s and 5.9 s.
     for (const span of spans) expect(span.kind === 'span' && span.dur).toBeLessThan(1_000);
   });
+});
+
+describe('a large first prompt to a fresh provider serve', () => {
+  it('533 KiB of new English on a cold tokenizer is counted in steps: a probe on a held connection never waits half the request, and the count is the in-process one', async () => {
+    const server = await startCliServer<{ url: string }>(['provider', 'serve']);
+    try {
+      const content = prose(533 * 1024);
+      let requestMs = 0;
+      let answer: { usage: { input_tokens: number } } | undefined;
+      // A GET every 5 ms on the connection the probe keeps (opened before the request): before
+      // plans ran in steps, the count held the loop for most of the request (95-300 ms cold).
+      const slowest = await slowestAnswerDuring(
+        `${server.info.url}/v1/models`,
+        async () => {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          const started = performance.now();
+          const response = await messages(server.info.url, content, { max_tokens: 100 });
+          answer = (await response.json()) as typeof answer;
+          requestMs = performance.now() - started;
+          expect(response.status).toBe(200);
+        },
+        { headers: { authorization: 'Bearer probe' } },
+        5,
+      );
+      expect(slowest).toBeLessThan(requestMs / 2);
+      const inProcess = await requestInProcess(
+        new ProviderEmulator({ clock: new VirtualClock(), rng: new Rng(5) }),
+        {
+          method: 'POST',
+          path: '/v1/messages',
+          headers: { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+          body: JSON.stringify({
+            model: 'claude-sonnet-4-5',
+            max_tokens: 100,
+            messages: [{ role: 'user', content }],
+          }),
+        },
+      );
+      expect(answer?.usage.input_tokens).toBe(JSON.parse(inProcess.body).usage.input_tokens);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('property: counts planned in steps by the server are the in-process ones, request after request of one session (the memo and the work bound across the steps)', async () => {
+    const { url } = await serve();
+    const inProcess = new ProviderEmulator({ clock: new VirtualClock(), rng: new Rng(5) });
+    let session = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        // Each request: earlier prompts resent (memo hits) and a new one of 20-400 KiB, some over
+        // the exact-tokenisation bound, some with pieces longer than 128 characters.
+        fc.array(fc.record({ kib: fc.integer({ min: 20, max: 400 }), seed: fc.nat(), long: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        async (turns) => {
+          session += 1;
+          const history: Array<{ role: string; content: string }> = [];
+          for (const turn of turns) {
+            const text = prose(turn.kib * 1024, turn.seed);
+            history.push({ role: 'user', content: turn.long ? `${text} ${'x'.repeat(300)}` : text });
+            const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: history });
+            const headers = { 'x-api-key': `session-${session}`, 'anthropic-version': '2023-06-01' };
+            const served = await fetch(`${url}/v1/messages`, { method: 'POST', headers, body });
+            const local = await requestInProcess(inProcess, {
+              method: 'POST',
+              path: '/v1/messages',
+              headers,
+              body,
+            });
+            // A 200's usage, or a 400's message naming the count (a history over the window).
+            const said = (status: number, text: string) =>
+              status === 200 ? JSON.parse(text).usage : JSON.parse(text).error.message;
+            expect(said(served.status, await served.text())).toEqual(said(local.status, local.body));
+            history.push({ role: 'assistant', content: 'ok' });
+          }
+        },
+      ),
+      { numRuns: 5 },
+    );
+  }, 120_000);
 });
 
 describe('replies and state bounded', () => {

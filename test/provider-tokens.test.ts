@@ -1,12 +1,16 @@
 /**
- * Input counting (src/provider/tokens.ts): `boundedCount` splits a text as gpt-tokenizer does and
- * is exact while its budget lasts, whatever it counted before (its splitting expression is kept
- * by the module and walked with `exec`, so no state may carry from one text to the next).
+ * Input counting (src/provider/tokens.ts): `boundedCountSteps` splits a text as gpt-tokenizer
+ * does and is exact while its budget lasts, whatever it counted before or counts between its
+ * steps (its splitting expression is kept by the module and walked with `exec`, so no state may
+ * carry from one text to the next, nor from a walk paused at a yield to one that overtakes it).
  */
 import fc from 'fast-check';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
-import { boundedCount, requestBudget } from '../src/provider/tokens.ts';
+import { runToEnd } from '../src/provider/steps.ts';
+import { boundedCountSteps, requestBudget, type TokenBudget } from '../src/provider/tokens.ts';
+
+const boundedCount = (text: string, budget: TokenBudget) => runToEnd(boundedCountSteps(text, budget));
 
 /** Pieces of prompts: words, numbers, punctuation, spaces and newlines, accents, Chinese, emoji. */
 const part = fc.constantFrom(
@@ -30,7 +34,7 @@ const part = fc.constantFrom(
 );
 const prompt = fc.array(part, { maxLength: 30 }).map((parts) => parts.join(''));
 
-describe('boundedCount', () => {
+describe('boundedCountSteps', () => {
   it("equals gpt-tokenizer's count when nothing is estimated, on any text, after any other text", () => {
     fc.assert(
       fc.property(prompt, prompt, (before, text) => {
@@ -44,6 +48,25 @@ describe('boundedCount', () => {
         expect(boundedCount(text, requestBudget())).toBe(counted);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('counts two texts walked in turns, a step of one then a step of the other, as it counts each alone', () => {
+    const long = fc.array(part, { minLength: 100, maxLength: 400 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(long, long, (a, b) => {
+        const walks = [boundedCountSteps(a, requestBudget()), boundedCountSteps(b, requestBudget())];
+        const results: Array<number | undefined> = [undefined, undefined];
+        // Bounded: each walk yields once per 64 pieces of at most 400 parts.
+        for (let turn = 0; results.includes(undefined) && turn < 10_000; turn++) {
+          if (results[turn % 2] !== undefined) continue;
+          const next = (walks[turn % 2] as Generator<void, number>).next();
+          if (next.done) results[turn % 2] = next.value;
+        }
+        expect(results).toEqual([boundedCount(a, requestBudget()), boundedCount(b, requestBudget())]);
+        expect(results[0]).toBe(countTokens(a, { disallowedSpecial: new Set() }));
+      }),
+      { numRuns: 100 },
     );
   });
 

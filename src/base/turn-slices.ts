@@ -33,33 +33,44 @@ export interface TurnSlices {
    * behind all of them.
    */
   runAfter(step: () => void): void;
+  /** Whether this turn's budget is spent: the next step should be `run`, not run now. */
+  spent(): boolean;
+  /**
+   * Whether this turn has run a whole slice (TURN_SLICE_MS) of steps, even while clients
+   * connect: a long step stops at a point it can resume from and `run`s the rest.
+   */
+  overTurn(): boolean;
   /** The server accepted a connection: more are likely waiting, so turns are kept short. */
   accepted(): void;
   /** The server is closing: what waits runs now, in order, and every later step at once. */
   drain(): void;
 }
 
-/** Steps waiting for a later turn, oldest first; what has run is dropped in amortised O(1). */
-class StepQueue {
-  private steps: Array<(() => void) | undefined> = [];
+/** Work waiting its turn, oldest first; what has been taken is dropped in amortised O(1). */
+export class FifoQueue<T> {
+  private items: Array<T | undefined> = [];
   private head = 0;
 
   get size(): number {
-    return this.steps.length - this.head;
+    return this.items.length - this.head;
   }
 
-  push(step: () => void): void {
-    this.steps.push(step);
+  push(item: T): void {
+    this.items.push(item);
   }
 
-  shift(): () => void {
-    const step = this.steps[this.head] as () => void;
-    this.steps[this.head++] = undefined;
-    if (this.head > 1024 && this.head * 2 > this.steps.length) {
-      this.steps = this.steps.slice(this.head);
+  /** The oldest item, taken out; only when `size > 0`. */
+  shift(): T {
+    const item = this.items[this.head] as T;
+    this.items[this.head++] = undefined;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    } else if (this.head === this.items.length) {
+      this.items.length = 0;
       this.head = 0;
     }
-    return step;
+    return item;
   }
 }
 
@@ -79,8 +90,8 @@ export function turnSlices(): TurnSlices {
   const budget = () =>
     performance.now() - lastAccept < ACCEPTING_WINDOW_MS ? ACCEPTING_SLICE_MS : TURN_SLICE_MS;
   let draining = false;
-  const first = new StepQueue();
-  const after = new StepQueue();
+  const first = new FifoQueue<() => void>();
+  const after = new FifoQueue<() => void>();
   let scheduled = false;
   const endSlice = () => {
     sliceStart = -1;
@@ -133,6 +144,8 @@ export function turnSlices(): TurnSlices {
       after.push(step);
       schedule();
     },
+    spent: () => !draining && sliceStart >= 0 && performance.now() - sliceStart > budget(),
+    overTurn: () => !draining && sliceStart >= 0 && performance.now() - sliceStart > TURN_SLICE_MS,
     accepted() {
       lastAccept = performance.now();
     },

@@ -7,6 +7,7 @@
  * restarts and resumed sessions come out right without the emulator remembering anything
  * (docs/provider-emulator.md, "Where a request stands").
  */
+import { ITEMS_PER_STEP, runToEnd } from './steps.ts';
 
 /** The three wire APIs the emulator speaks. */
 export type ProviderApi = 'responses' | 'chat' | 'messages';
@@ -242,6 +243,11 @@ const OUTPUT_TYPES = new Set(['function_call_output', 'custom_tool_call_output',
 
 /** OpenAI Responses API (`POST /v1/responses`): what codex speaks. */
 export function readResponsesRequest(body: Json): Conversation {
+  return runToEnd(readResponsesRequestSteps(body));
+}
+
+/** `readResponsesRequest` in steps: it yields every ITEMS_PER_STEP items of a long history. */
+export function* readResponsesRequestSteps(body: Json): Generator<void, Conversation> {
   const model = openaiModel(body);
   const items: ConversationItem[] = [];
   if (typeof body.instructions === 'string') items.push({ kind: 'system', text: body.instructions });
@@ -251,6 +257,7 @@ export function readResponsesRequest(body: Json): Conversation {
   if (typeof input === 'string') items.push({ kind: 'prompt', text: input });
   else if (Array.isArray(input)) {
     for (const [i, entry] of input.entries()) {
+      if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
       if (!isObject(entry))
         throw openaiInvalid(
           `Invalid type for 'input[${i}]': expected an object.`,
@@ -334,6 +341,11 @@ function chatStop(stop: unknown): string[] {
 
 /** OpenAI Chat Completions (`POST /v1/chat/completions`): what opencode speaks. */
 export function readChatRequest(body: Json): Conversation {
+  return runToEnd(readChatRequestSteps(body));
+}
+
+/** `readChatRequest` in steps: it yields every ITEMS_PER_STEP items of a long history. */
+export function* readChatRequestSteps(body: Json): Generator<void, Conversation> {
   const model = openaiModel(body);
   if (body.messages === undefined)
     throw openaiInvalid("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
@@ -355,6 +367,7 @@ export function readChatRequest(body: Json): Conversation {
     open = undefined;
   };
   for (const [i, message] of body.messages.entries()) {
+    if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
     if (!isObject(message))
       throw openaiInvalid(
         `Invalid type for 'messages[${i}]': expected an object.`,
@@ -441,6 +454,11 @@ const MAX_BREAKPOINTS = 4;
 
 /** Anthropic Messages (`POST /v1/messages`): what Claude Code speaks. */
 export function readMessagesRequest(body: Json): Conversation {
+  return runToEnd(readMessagesRequestSteps(body));
+}
+
+/** `readMessagesRequest` in steps: it yields every ITEMS_PER_STEP items of a long history. */
+export function* readMessagesRequestSteps(body: Json): Generator<void, Conversation> {
   if (body.model === undefined) throw anthropicInvalid('model: Field required');
   if (typeof body.model !== 'string' || body.model === '')
     throw anthropicInvalid('model: Input should be a valid string');
@@ -465,6 +483,7 @@ export function readMessagesRequest(body: Json): Conversation {
   let previousUses: Set<string> | undefined;
   let previousIndex = -1;
   for (const [i, message] of body.messages.entries()) {
+    if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
     if (!isObject(message)) throw anthropicInvalid(`messages.${i}: Input should be a valid dictionary`);
     const role = message.role;
     // A `system` message among the others is what Claude Code 2.1.328 sends (its context, after the prompt).

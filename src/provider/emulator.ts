@@ -18,13 +18,14 @@ import type { Clock } from '../clock/clock.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { type CacheUsage, PromptCache, type PromptPrefixes } from './caching.ts';
 import {
+  type CacheTtl,
   type Conversation,
   type ProviderApi,
   positionOf,
   RequestShapeError,
-  readChatRequest,
-  readMessagesRequest,
-  readResponsesRequest,
+  readChatRequestSteps,
+  readMessagesRequestSteps,
+  readResponsesRequestSteps,
   VendorError,
   visitInputBlocks,
 } from './conversation.ts';
@@ -52,6 +53,7 @@ import {
   scriptLibrary,
   scriptNamedIn,
 } from './scripts.ts';
+import { runToEnd, TEXTS_PER_STEP } from './steps.ts';
 import { requestBudget, TokenCounter } from './tokens.ts';
 import type { ParsedBody, PlannedStream, PlayOutcome, ProviderAnswer, ProviderRequest } from './types.ts';
 
@@ -146,10 +148,10 @@ function routeOf(method: string, path: string): Route | undefined {
   }
 }
 
-const READERS: Record<ProviderApi, (body: Record<string, unknown>) => Conversation> = {
-  responses: readResponsesRequest,
-  chat: readChatRequest,
-  messages: readMessagesRequest,
+const READERS: Record<ProviderApi, (body: Record<string, unknown>) => Generator<void, Conversation>> = {
+  responses: readResponsesRequestSteps,
+  chat: readChatRequestSteps,
+  messages: readMessagesRequestSteps,
 };
 
 /** The CLI and its version, from the User-Agent each sends (docs/provider-emulator.md). */
@@ -214,6 +216,16 @@ interface Subject {
   session: string | undefined;
   labels: Record<string, string> | undefined;
 }
+
+/** A block's end in a prompt being counted, and its cache breakpoint (one object of each). */
+interface BlockEnd {
+  cache: CacheTtl | undefined;
+}
+const BLOCK_ENDS: Record<CacheTtl | 'none', BlockEnd> = {
+  none: { cache: undefined },
+  '5m': { cache: '5m' },
+  '1h': { cache: '1h' },
+};
 
 /** A prompt counted block by block: its tokens, whether any was estimated, its prefixes. */
 interface CountedPrompt {
@@ -321,6 +333,16 @@ export class ProviderEmulator {
 
   /** Plans the answer to one request; the caller plays it on the clock and calls `finish`. */
   handle(request: ProviderRequest): ProviderAnswer {
+    return runToEnd(this.plan(request));
+  }
+
+  /**
+   * `handle` in steps: it yields after parsing the body, after reading the conversation, and
+   * while counting the prompt, so that a server can let its event loop run between them
+   * (src/provider/http.ts). The answer is the same wherever it stops, as long as nothing else is
+   * planned on this emulator until it is done.
+   */
+  *plan(request: ProviderRequest): Generator<void, ProviderAnswer> {
     const arrival = request.arrivedAt ?? this.clock.now();
     this.requestCount += 1;
     const requestId = `req_${this.requestCount.toString(36).padStart(8, '0')}`;
@@ -380,6 +402,7 @@ export class ProviderEmulator {
     let prompt: CountedPrompt;
     try {
       const parsed = request.parsedBody ?? parseBody(request.body);
+      yield;
       if (!parsed.ok)
         throw api === 'messages'
           ? new VendorError(400, 'invalid_request', `There was an error parsing the body: ${parsed.message}`)
@@ -394,10 +417,11 @@ export class ProviderEmulator {
       const fields = body as Record<string, unknown>;
       // Counting tokens takes a request without its output settings.
       if (route.kind === 'count') fields.max_tokens ??= 1;
-      conversation = READERS[api as ProviderApi](fields);
+      conversation = yield* READERS[api as ProviderApi](fields);
       model = this.modelFor(conversation);
+      yield;
       // A CLI's session on one API resends the same texts in the same order: its scope.
-      prompt = this.countPrompt(conversation, `${api}|${cli}|${key}|${base.cliSession ?? ''}`);
+      prompt = yield* this.countPromptSteps(conversation, `${api}|${cli}|${key}|${base.cliSession ?? ''}`);
       this.checkWindow(conversation, model, prompt.tokens);
     } catch (error) {
       if (!(error instanceof VendorError)) throw error;
@@ -741,24 +765,32 @@ export class ProviderEmulator {
   }
 
   /** Input tokens block by block: exact up to a bound of new text per request, estimated past it. */
-  private countPrompt(conversation: Conversation, scope: string): CountedPrompt {
+  private *countPromptSteps(conversation: Conversation, scope: string): Generator<void, CountedPrompt> {
+    // The prompt's texts and blocks' ends in order, collected first so that counting can stop
+    // between any two.
+    const blocks: Array<string | BlockEnd> = [];
+    visitInputBlocks(
+      conversation,
+      (text) => blocks.push(text),
+      (cache) => blocks.push(BLOCK_ENDS[cache ?? 'none']),
+    );
     const budget = requestBudget();
     const cursor = this.tokens.beginPrompt(scope);
     const prefixes: PromptPrefixes = { tokens: [], hashes: [], breakpoints: [] };
     let total = 0;
     let hash = 0x9e3779b1;
-    visitInputBlocks(
-      conversation,
-      (text) => {
-        total += this.tokens.count(text, budget, cursor);
+    for (let i = 0; i < blocks.length; i++) {
+      const block = blocks[i] as string | BlockEnd;
+      if (typeof block === 'string') {
+        total += yield* this.tokens.countSteps(block, budget, cursor);
         hash = (Math.imul(hash ^ this.tokens.lastHash, 0x01000193) + 0x7f4a7c15) >>> 0;
-      },
-      (cache) => {
+      } else {
         prefixes.tokens.push(total);
         prefixes.hashes.push(hash);
-        prefixes.breakpoints.push(cache);
-      },
-    );
+        prefixes.breakpoints.push(block.cache);
+      }
+      if (i % TEXTS_PER_STEP === TEXTS_PER_STEP - 1) yield;
+    }
     this.tokens.endPrompt(cursor);
     return { tokens: total, estimated: budget.estimated, prefixes };
   }

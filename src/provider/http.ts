@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { BodyTooLargeError, readBoundedBody, readBoundedChunks, refuseBody } from '../base/http-body.ts';
 import { BODY_LIMITS, LISTEN_BACKLOG, PROVIDER_LIMITS } from '../base/limits.ts';
 import { Rng } from '../base/rng.ts';
-import { type TurnSlices, turnSlices } from '../base/turn-slices.ts';
+import { FifoQueue, type TurnSlices, turnSlices } from '../base/turn-slices.ts';
 import type { Clock } from '../clock/clock.ts';
 import { VirtualClock } from '../clock/virtual.ts';
 import { RequestShapeError } from './conversation.ts';
@@ -18,7 +18,7 @@ import { ProviderEmulator } from './emulator.ts';
 import { faultRuleSchema } from './faults.ts';
 import { type JsonWorkers, jsonWorkers } from './json-workers.ts';
 import { type AnswerSink, type PlayClock, startPlaying } from './playback.ts';
-import type { ParsedBody, ProviderRequest } from './types.ts';
+import type { ParsedBody, ProviderAnswer, ProviderRequest } from './types.ts';
 
 export interface ProviderServerOptions {
   emulator: ProviderEmulator;
@@ -30,6 +30,11 @@ export interface ProviderServerOptions {
    * PROVIDER_LIMITS.jsonWorkers.fromBytes; Infinity: never, as the bench's reference).
    */
   offThreadFromBytes?: number;
+  /**
+   * false: each model request is planned whole in one turn of the event loop, as before plans
+   * ran in steps (the bench's reference). Default true.
+   */
+  planInSteps?: boolean;
 }
 
 export interface RunningProviderServer {
@@ -360,18 +365,69 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     if (!request) return;
     // A model request (a POST) waits its turn; model lists, /metrics and the admin API do not.
     if (request.method === 'POST' && sliced) {
-      const arrived = request;
       waiting += 1;
-      slices.run(() => {
-        waiting -= 1;
-        answer(arrived, res);
-      });
-    } else answer(request, res);
+      toPlan.push({ request, res });
+      if (!planning) {
+        planning = true;
+        slices.run(planQueued);
+      }
+    } else {
+      try {
+        play(request, emulator.handle(request), res);
+      } catch (error) {
+        failed(res, error);
+      }
+    }
   };
-  /** Plans `request`'s answer and starts playing it: one synchronous step (see turnSlices). */
-  const answer = (request: ProviderRequest, res: ServerResponse) => {
+  /**
+   * Model requests are planned one at a time, in the order they were read, as `handle()` would
+   * plan them one after the other: token counts depend on what earlier requests left in the
+   * emulator's memo, so no request is planned while another one's plan is between two steps. A
+   * plan runs in steps (`emulator.plan`): it stops between two of them once its turn has run a
+   * whole slice (TURN_SLICE_MS, even while clients connect: a small request is planned whole in
+   * one turn, as before), so a large prompt's counting takes several turns and streams play and
+   * other clients are answered in between (docs/performance.md, "One hostile request's hold").
+   */
+  const inSteps = options.planInSteps ?? true;
+  const toPlan = new FifoQueue<{ request: ProviderRequest; res: ServerResponse }>();
+  let planning = false;
+  let current:
+    | { request: ProviderRequest; res: ServerResponse; steps: Generator<void, ProviderAnswer> }
+    | undefined;
+  const planQueued = () => {
+    while (current !== undefined || toPlan.size > 0) {
+      if (current === undefined) {
+        const job = toPlan.shift();
+        current = { ...job, steps: emulator.plan(job.request) };
+      }
+      const { request, res, steps } = current;
+      try {
+        let next = steps.next();
+        while (!next.done) {
+          if (inSteps && slices.overTurn()) {
+            slices.run(planQueued);
+            return;
+          }
+          next = steps.next();
+        }
+        current = undefined;
+        waiting -= 1;
+        play(request, next.value, res);
+      } catch (error) {
+        current = undefined;
+        waiting -= 1;
+        failed(res, error);
+      }
+      if (toPlan.size > 0 && slices.spent()) {
+        slices.run(planQueued);
+        return;
+      }
+    }
+    planning = false;
+  };
+  /** Starts playing a planned answer (see turnSlices). */
+  const play = (request: ProviderRequest, planned: ProviderAnswer, res: ServerResponse) => {
     try {
-      const planned = emulator.handle(request);
       const arrival = request.arrivedAt as number;
       if (closing) {
         // The server closed while the request waited: recorded as cancelled, never played.

@@ -16,8 +16,9 @@
 import o200k, { countTokens as o200kCount } from 'gpt-tokenizer/encoding/o200k_base';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { PROVIDER_LIMITS } from '../base/limits.ts';
+import { runToEnd } from './steps.ts';
 
-/** gpt-tokenizer's split of a text into pieces (global: `boundedCount` walks it with `exec`). */
+/** gpt-tokenizer's split of a text into pieces (global: `boundedCountSteps` walks it with `exec`). */
 const PIECES = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, O200K_TOKEN_SPLIT_REGEX.flags);
 
 /** Special-token text in a prompt (`<|endoftext|>`) is counted as text, never refused. */
@@ -68,21 +69,37 @@ function pieceTokens(piece: string): number {
 }
 
 /**
- * `text`'s o200k count, piece by piece as gpt-tokenizer splits it, long pieces estimated; once
- * `budget.work` is spent the rest at 4 bytes a token. Linear in the text's length.
+ * Pieces counted between two yields of `boundedCountSteps`: at most 64 × (8 + 128²/8) work
+ * units, well under a millisecond for ordinary text, a few for the longest pieces.
  */
-export function boundedCount(text: string, budget: TokenBudget): number {
+const PIECES_PER_STEP = 64;
+
+/**
+ * `text`'s o200k count, piece by piece as gpt-tokenizer splits it, long pieces estimated; once
+ * `budget.work` is spent the rest at 4 bytes a token. Linear in the text's length. In steps: it
+ * yields every `PIECES_PER_STEP` pieces, so that a server can let its event loop run between
+ * them (a cold process counts 400 KiB of new text in about 100 ms); where it yields changes
+ * nothing in the count.
+ */
+export function* boundedCountSteps(text: string, budget: TokenBudget): Generator<void, number> {
   if (budget.work <= 0) {
     budget.estimated = true;
     return Math.ceil(Buffer.byteLength(text) / 4);
   }
   let tokens = 0;
   let done = 0;
+  let pieces = 0;
   // `exec` on one regular expression of our own, not `matchAll`: that clones the expression and
   // builds an iterator on every call, several times the cost of splitting a short prompt. None of
-  // the expression's alternatives matches the empty string, so `lastIndex` always moves on.
-  PIECES.lastIndex = 0;
-  for (let match = PIECES.exec(text); match !== null; match = PIECES.exec(text)) {
+  // the expression's alternatives matches the empty string, so the position always moves on. The
+  // position is kept here and set before each `exec`: a count paused at a yield may be overtaken
+  // by another one walking the same expression.
+  let at = 0;
+  for (;;) {
+    PIECES.lastIndex = at;
+    const match = PIECES.exec(text);
+    if (match === null) break;
+    at = PIECES.lastIndex;
     const piece = match[0];
     if (budget.work <= 0) {
       budget.estimated = true;
@@ -93,6 +110,7 @@ export function boundedCount(text: string, budget: TokenBudget): number {
     const exactChars = Math.min(piece.length, MAX_EXACT_PIECE);
     budget.work -= 8 + (exactChars * exactChars) / 8;
     done += piece.length;
+    if (++pieces % PIECES_PER_STEP === 0) yield;
   }
   return tokens;
 }
@@ -185,6 +203,11 @@ export class TokenCounter {
    * With a `cursor`, the text is the next of a scope's prompt.
    */
   count(text: string, budget?: TokenBudget, cursor?: PromptCursor): number {
+    return runToEnd(this.countSteps(text, budget, cursor));
+  }
+
+  /** `count` in steps (`boundedCountSteps`'s): where it yields changes nothing in the count. */
+  *countSteps(text: string, budget?: TokenBudget, cursor?: PromptCursor): Generator<void, number> {
     const known = text.length === 0 ? undefined : this.known(text, cursor);
     if (cursor) {
       cursor.memos.push(known);
@@ -203,7 +226,7 @@ export class TokenCounter {
     // history of megabytes costs its length in bytes, not a hash over every character.
     const spent = budget !== undefined && budget.work <= 0;
     if (budget) budget.estimated = false;
-    const counted = budget ? boundedCount(text, budget) : o200kCount(text, AS_TEXT);
+    const counted = budget ? yield* boundedCountSteps(text, budget) : o200kCount(text, AS_TEXT);
     const exact = !budget?.estimated;
     if (budget) budget.estimated ||= earlier;
     this.lastHash = spent ? textHash(text, SAMPLED_HASH_CHARS) : textHash(text);

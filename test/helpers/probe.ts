@@ -1,6 +1,6 @@
 /**
- * Another client's view of a server while `work` runs: a GET of `url` every 100 ms, the slowest
- * answer's wall time (ms). The probe's last request is awaited when the work ends, so one still
+ * Another client's view of a server while `work` runs: a GET of `url` every `intervalMs` (100),
+ * on the connection it keeps, the slowest answer's wall time (ms). The probe's last request is awaited when the work ends, so one still
  * unanswered then counts with the whole time it waited. The freeze tests assert this stays
  * within docs/limits.md's bound while a hostile request is being handled.
  */
@@ -8,6 +8,7 @@ export async function slowestAnswerDuring(
   url: string,
   work: () => Promise<void>,
   init: RequestInit = {},
+  intervalMs = 100,
 ): Promise<number> {
   let done = false;
   let slowest = 0;
@@ -16,7 +17,7 @@ export async function slowestAnswerDuring(
       const started = performance.now();
       await (await fetch(url, init)).text();
       slowest = Math.max(slowest, performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
     }
   })();
   try {
