@@ -163,6 +163,23 @@ describe('parallel analysis equals the single pass', () => {
     expect(one.analysis.input.truncated).toBe(true);
   });
 
+  it('past 2^20 bins of 1 ms, each range starts at the width of the last valid call (not of a refused one)', async () => {
+    // 20,000 calls at 5 a second: 67 minutes, 4 ms bins in the end.
+    const long = join(dir, 'long.jsonl');
+    writeSyntheticTrace(long, { records: 20_000, rate: 5, sessions: 40, repos: 8 });
+    const body = readFileSync(long, 'utf8').trimEnd().split('\n');
+    // Before the footer, an api line the schema refuses, a day later: a range that started at
+    // the width it implies would bin every call at 200 ms.
+    const refused = { ...JSON.parse(body.at(-2)!), t: 86_400_000, status: 'x' };
+    body.splice(body.length - 1, 0, JSON.stringify(refused));
+    const file = write('long-refused-tail.jsonl', `${body.join('\n')}\n`);
+    const one = await analyzeFile(file, { threads: 1, lenient: true });
+    const two = await analyzeFile(file, { threads: 2, lenient: true });
+    expect(two.threads).toBe(2);
+    expect(two.analysis).toEqual(one.analysis);
+    expect(one.stats.skipped).toBe(1);
+  });
+
   it('an end footer in the middle is reported at its own line, on every path', async () => {
     const moved = [...lines];
     const footer = moved.pop()!;

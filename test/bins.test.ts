@@ -4,6 +4,7 @@
  * windows taken over every bin. Same numbers whatever the order of the calls, however they are
  * split and merged, and after a trip through the state a worker thread hands over.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BIN_LADDER_MS, MAX_BINS, SecondSeries, StartEndBins } from '../src/analyze/bins.ts';
 import { createRng } from '../src/base/rng.ts';
@@ -137,6 +138,38 @@ describe('start/end bins', () => {
     const byEnd = calls(2_000 + 1_050_000, 2_000, 1_050_000).sort((a, b) => a[1] - b[1]);
     expect(feed(byEnd.slice(0, 666)).widthMs).toBe(1);
     expect(feed(byEnd).widthMs).toBe(2);
+  });
+
+  it('widened ahead to the end of any call added (reach), the same bins: the moment of widening never shows', () => {
+    // What the parallel analysis does with the file's last call (src/analyze/file.ts lastCallEnd).
+    const call = fc
+      .tuple(fc.integer({ min: -100, max: 20_000_000 }), fc.integer({ min: 0, max: 3_000_000 }))
+      .map(([start, dur]): Call => [start, start + dur]);
+    fc.assert(
+      fc.property(fc.array(call, { minLength: 1, maxLength: 60 }), fc.nat(), (list, pick) => {
+        const ahead = new StartEndBins();
+        ahead.reach(list[pick % list.length]![1]);
+        for (const [start, end] of list) ahead.add(start, end);
+        // The state is everything the bins hold (a worker hands over no more); its arrays are
+        // compared as bytes (toEqual walks hundreds of thousands of elements one by one).
+        const [a, b] = [ahead.toState(), feed(list).toState()];
+        expect([a.level, a.length]).toEqual([b.level, b.length]);
+        const bytes = (x: Int32Array) => Buffer.from(x.buffer, x.byteOffset, x.byteLength);
+        for (const key of ['chunks', 'starts', 'ends'] as const)
+          expect(bytes(a[key]).equals(bytes(b[key])), key).toBe(true);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('reach widens to the width of the end it is given, and counts nothing', () => {
+    const bins = new StartEndBins();
+    bins.reach(3_600_000);
+    expect(bins.widthMs).toBe(4);
+    expect(bins.length).toBe(0);
+    expect(bins.series(60_000)).toEqual([]);
+    bins.reach(1000);
+    expect(bins.widthMs).toBe(4);
   });
 
   it('a call the schema refuses (end before start, NaN) counts no further than its end', () => {

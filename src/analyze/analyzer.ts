@@ -148,6 +148,15 @@ export class Analyzer implements TraceSink {
   }
 
   /**
+   * Says that an api call ending at `endMs` (ms of run time) will be added, to this analyzer or
+   * to one merged with it: the time bins take the width it needs at once (StartEndBins.reach;
+   * the analysis is the same, found with less work).
+   */
+  expectCallEnd(endMs: number): void {
+    this.acc.timing.bins.reach(endMs);
+  }
+
+  /**
    * An api record the trace scanner read, with the ids of its strings (scanner.ts ScannedRow):
    * as add(), the counts by id. `r` is the scanner's reused record, kept no more than any other.
    */

@@ -15,7 +15,14 @@ import { checkReadable, isGzip, splitAtNewlines } from '../trace/lines.ts';
 import { MAX_KEPT_REASONS, type ReadStats, TraceParser } from '../trace/parser.ts';
 import { scanTrace } from '../trace/reader.ts';
 import type { EndFooter } from '../trace/schema.ts';
-import { mainScanner, mainValidator, worded, wordParserProblems, wordProblem } from '../trace/validate.ts';
+import {
+  mainScanner,
+  mainValidator,
+  type TraceValidator,
+  worded,
+  wordParserProblems,
+  wordProblem,
+} from '../trace/validate.ts';
 import {
   Analyzer,
   type AnalyzerOptions,
@@ -33,6 +40,7 @@ import { workerEntry } from './worker-source.ts';
  * many bytes more (about what one thread parses in that time) so both end together.
  */
 const WORKER_START_BYTES = 8 * 1024 * 1024;
+const NEWLINE = 0x0a;
 
 /** Below this size one thread is faster than starting workers. */
 export const PARALLEL_MIN_BYTES = 16 * 1024 * 1024;
@@ -103,6 +111,43 @@ function readHeader(path: string, parser: TraceParser): { offset: number; lines:
   } finally {
     closeSync(fd);
   }
+}
+
+/** How far back from the file's end lastCallEnd looks for an api record. */
+const TAIL_BYTES = 64 * 1024;
+
+/**
+ * The end (t + dur) of the last valid api record in the last TAIL_BYTES of the body [from,
+ * size), judged by the rules every range applies (a record the analysis will count), or
+ * undefined. Records run in time order, so it is about where the run's calls end: each range's
+ * time bins start at the width the whole analysis ends at, instead of each thread widening (and
+ * folding what it holds) on the way there.
+ */
+function lastCallEnd(
+  path: string,
+  from: number,
+  size: number,
+  validator: TraceValidator,
+): number | undefined {
+  const start = Math.max(from, size - TAIL_BYTES);
+  const tail = Buffer.allocUnsafe(size - start);
+  const fd = openSync(path, 'r');
+  try {
+    if (readSync(fd, tail, 0, tail.length, start) !== tail.length) return undefined;
+  } finally {
+    closeSync(fd);
+  }
+  // Lenient, so a bad line is passed over; a line cut by the window's start is not whole.
+  const parser = new TraceParser(path, { lenient: true, expectHeader: false, rawProblems: true, validator });
+  let end = tail.length;
+  while (end > 0) {
+    const nl = tail.lastIndexOf(NEWLINE, end - 1);
+    if (nl === -1 && start > from) return undefined;
+    const record = parser.line(tail.toString('utf8', nl + 1, end), 1);
+    if (record?.kind === 'api') return record.t + record.dur;
+    end = nl === -1 ? 0 : nl;
+  }
+  return undefined;
 }
 
 const SYNCHRONOUS_COMPILES = '--no-concurrent-recompilation';
@@ -188,6 +233,7 @@ async function analyzeInParallel(
   const scanner = options.fastPath === false ? null : mainScanner();
   const headStart = Math.min(WORKER_START_BYTES, Math.floor((size - head.offset) / (threads * 2)));
   const cuts = splitAtNewlines(path, head.offset, size, threads, headStart);
+  const callEndMs = lastCallEnd(path, head.offset, size, validator);
   const jobs: RangeJob[] = [];
   for (let i = 0; i + 1 < cuts.length; i++)
     jobs.push({
@@ -197,6 +243,7 @@ async function analyzeInParallel(
       lenient,
       checksCode: validator.code!,
       ...(scanner ? { scannerCode: scanner.code } : {}),
+      ...(callEndMs !== undefined ? { callEndMs } : {}),
     });
   // This thread takes the first range while workers start up and take the others.
   const others = runWorkers(jobs.slice(1));

@@ -22,6 +22,8 @@ export interface RangeJob {
   checksCode: string;
   /** The api-line scanner's generated code (scanner.ts), if any. */
   scannerCode?: string;
+  /** The end (t + dur) of an api record of the file's body, valid: see Analyzer.expectCallEnd. */
+  callEndMs?: number;
 }
 
 export type RangeOutcome<A = Analyzer> =
@@ -51,6 +53,7 @@ export function analyzeRange(
     scanner,
   });
   const analyzer = createAnalyzer(options);
+  if (job.callEndMs !== undefined) analyzer.expectCallEnd(job.callEndMs);
   // The analyzer keeps no api record: the scanner's reused one is safe here.
   const scanned = scanner?.record;
   const row = scanner?.row;
