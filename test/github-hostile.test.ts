@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { validRefName } from '../src/github/world/refs.ts';
 import { readTrace } from '../src/trace/index.ts';
-import { newConnectionWaitsDuring, slowestAnswerDuring } from './helpers/probe.ts';
+import { newConnectionWaitsDuring, probesOver, slowestAnswerDuring } from './helpers/probe.ts';
 import { startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
@@ -255,10 +255,7 @@ describe.skipIf(heyTool.skip)('github serve under a flood', () => {
     // accept queue (3.9-15 s on the code before; docs/performance.md, "A new client under a flood").
     const waits = await newConnectionWaitsDuring(`${url}/rate_limit`, () => ended, { headers: auth });
     expect(waits.length).toBeGreaterThan(20);
-    const late = (bound: number) =>
-      waits.flatMap((ms, i) =>
-        ms < bound ? [] : [`probe ${i} (about ${i * 250} ms in): ${Math.round(ms)} ms`],
-      );
+    const late = (bound: number) => probesOver(waits, bound);
     expect(late(5_000)).toEqual([]);
     expect(late(2_000).length, late(2_000).join('\n')).toBeLessThanOrEqual(waits.length / 4);
   }, 60_000);

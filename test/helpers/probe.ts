@@ -71,3 +71,10 @@ export async function newConnectionWaitsDuring(
   }
   return Promise.all(waits);
 }
+
+/** The probes of `newConnectionWaitsDuring` (every 250 ms) that waited `bound` ms or more, said for a failure message. */
+export function probesOver(waits: readonly number[], bound: number, intervalMs = 250): string[] {
+  return waits.flatMap((ms, i) =>
+    ms < bound ? [] : [`probe ${i} (about ${i * intervalMs} ms in): ${Math.round(ms)} ms`],
+  );
+}
