@@ -7,7 +7,7 @@
  * restarts and resumed sessions come out right without the emulator remembering anything
  * (docs/provider-emulator.md, "Where a request stands").
  */
-import { ITEMS_PER_STEP, runToEnd } from './steps.ts';
+import { ITEMS_PER_STEP } from './steps.ts';
 
 /** The three wire APIs the emulator speaks. */
 export type ProviderApi = 'responses' | 'chat' | 'messages';
@@ -241,12 +241,10 @@ function toolDeclarations(
 const CALL_TYPES = new Set(['function_call', 'custom_tool_call', 'local_shell_call']);
 const OUTPUT_TYPES = new Set(['function_call_output', 'custom_tool_call_output', 'local_shell_call_output']);
 
-/** OpenAI Responses API (`POST /v1/responses`): what codex speaks. */
-export function readResponsesRequest(body: Json): Conversation {
-  return runToEnd(readResponsesRequestSteps(body));
-}
-
-/** `readResponsesRequest` in steps: it yields every ITEMS_PER_STEP items of a long history. */
+/**
+ * OpenAI Responses API (`POST /v1/responses`): what codex speaks. Read in steps: it yields
+ * every ITEMS_PER_STEP items of a long history.
+ */
 export function* readResponsesRequestSteps(body: Json): Generator<void, Conversation> {
   const model = openaiModel(body);
   const items: ConversationItem[] = [];
@@ -339,12 +337,10 @@ function chatStop(stop: unknown): string[] {
   return (list as string[]).filter((entry) => entry !== '');
 }
 
-/** OpenAI Chat Completions (`POST /v1/chat/completions`): what opencode speaks. */
-export function readChatRequest(body: Json): Conversation {
-  return runToEnd(readChatRequestSteps(body));
-}
-
-/** `readChatRequest` in steps: it yields every ITEMS_PER_STEP items of a long history. */
+/**
+ * OpenAI Chat Completions (`POST /v1/chat/completions`): what opencode speaks. Read in steps:
+ * it yields every ITEMS_PER_STEP items of a long history.
+ */
 export function* readChatRequestSteps(body: Json): Generator<void, Conversation> {
   const model = openaiModel(body);
   if (body.messages === undefined)
@@ -452,12 +448,10 @@ const anthropicInvalid = (message: string) => new VendorError(400, 'invalid_requ
 /** Anthropic allows this many cache_control breakpoints in one request. */
 const MAX_BREAKPOINTS = 4;
 
-/** Anthropic Messages (`POST /v1/messages`): what Claude Code speaks. */
-export function readMessagesRequest(body: Json): Conversation {
-  return runToEnd(readMessagesRequestSteps(body));
-}
-
-/** `readMessagesRequest` in steps: it yields every ITEMS_PER_STEP items of a long history. */
+/**
+ * Anthropic Messages (`POST /v1/messages`): what Claude Code speaks. Read in steps: it yields
+ * every ITEMS_PER_STEP items of a long history.
+ */
 export function* readMessagesRequestSteps(body: Json): Generator<void, Conversation> {
   if (body.model === undefined) throw anthropicInvalid('model: Field required');
   if (typeof body.model !== 'string' || body.model === '')
