@@ -232,14 +232,14 @@ describe.skipIf(heyTool.skip)('github serve under a flood', () => {
     expect(slowest).toBeLessThan(2_000);
   }, 90_000);
 
-  it('accepts a new client within 5 s (three in four within 2 s) while hey -c 1000 connects at once', async () => {
+  it('accepts a new client within 8 s (three in four within 2 s) while hey -c 1000 connects for 12 s', async () => {
     const { auth, url } = await serve();
     const ended = new Promise<void>((resolve) => {
       const flood = spawn(
         'hey',
         [
           '-z',
-          '8s',
+          '12s',
           '-c',
           '1000',
           '-H',
@@ -253,10 +253,13 @@ describe.skipIf(heyTool.skip)('github serve under a flood', () => {
     // libuv accepts one connection a turn of the event loop: while the server's turns were
     // long with the flood's requests, a new client waited behind the thousand in the kernel's
     // accept queue (3.9-15 s on the code before; docs/performance.md, "A new client under a flood").
+    // The probes that start while hey's thousand connect wait behind them: with the whole suite
+    // beside it on two cores (CI) those reached 5.0-5.7 s, so the hard bound is 8 s, and the code
+    // before fails it by waiting out the flood (docs/limits.md).
     const waits = await newConnectionWaitsDuring(`${url}/rate_limit`, () => ended, { headers: auth });
-    expect(waits.length).toBeGreaterThan(20);
+    expect(waits.length).toBeGreaterThan(30);
     const late = (bound: number) => probesOver(waits, bound);
-    expect(late(5_000)).toEqual([]);
+    expect(late(8_000)).toEqual([]);
     expect(late(2_000).length, late(2_000).join('\n')).toBeLessThanOrEqual(waits.length / 4);
   }, 60_000);
 });
