@@ -387,14 +387,43 @@ export function loadBudgetFile(file: string): BudgetSet {
     if (error instanceof InputFileError) throw configError(file, undefined, error.reason);
     throw error;
   }
-  return parseBudgetText(text, file);
+  return parsedOnce(text, file, file);
+}
+
+/**
+ * Sets already parsed, by their text and name: a matrix child judges every cell against the same
+ * files, and parsing their YAML again was ~12 ms of CPU a cell (0.36 s of `matrix --cells all`;
+ * docs/performance.md, "The matrix's fixed costs per cell"). A set is shared, so it is frozen:
+ * nothing judges by changing one (its metrics hold functions, so a copy each time cannot be made).
+ */
+const parsedSets = new Map<string, BudgetSet>();
+const MAX_PARSED_SETS = 32;
+
+function parsedOnce(text: string, file: string, source: string): BudgetSet {
+  const key = `${file}\0${source}\0${text}`;
+  let set = parsedSets.get(key);
+  if (!set) {
+    set = frozen(parseBudgetText(text, file, source));
+    if (parsedSets.size >= MAX_PARSED_SETS) parsedSets.delete(parsedSets.keys().next().value!);
+    parsedSets.set(key, set);
+  }
+  return set;
+}
+
+/** `value` with every object and array in it frozen (functions left as they are). */
+function frozen<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) frozen(inner);
+  }
+  return value;
 }
 
 /** A built-in set name (`native-speed`, `track-b`) or a budget file path. */
 export function resolveBudgets(ref: string): BudgetSet {
   if (builtinBudgetNames().includes(ref)) {
     const file = `${BUDGET_DIR}${ref}.yaml`;
-    return parseBudgetText(readFileSync(file, 'utf8'), file, `built-in ${ref}`);
+    return parsedOnce(readFileSync(file, 'utf8'), file, `built-in ${ref}`);
   }
   if (existsSync(ref)) return loadBudgetFile(ref);
   throw new FleetbenchError(

@@ -74,13 +74,23 @@ function errorsBody(errors: readonly Record<string, unknown>[]): string {
   return JSON.stringify({ errors });
 }
 
+/**
+ * The schema, and each query text's parse and validation, depend on nothing but the SDL and the
+ * text, so every engine in a process shares them. A matrix child runs one emulator per cell, and
+ * building the schema in each cost ~25 ms of CPU: 0.76 s of `matrix --cells all`, and the
+ * queries' parses another 0.1 s (docs/performance.md, "The matrix's fixed costs per cell").
+ */
+let sharedSchema: GraphQLSchema | undefined;
+/** Parsed and validated documents by query text, oldest evicted first (docs/limits.md). */
+const documents = new Map<string, CachedDocument>();
+const MAX_DOCUMENTS = 1_000;
+
 export class GraphQLEngine {
   readonly schema: GraphQLSchema;
-  private readonly documents = new Map<string, CachedDocument>();
-  private readonly maxDocuments = 1_000;
 
   constructor() {
-    this.schema = buildSchema(SDL);
+    sharedSchema ??= buildSchema(SDL);
+    this.schema = sharedSchema;
   }
 
   /** Parses the JSON body and the query (both cached by text), validates and costs it. */
@@ -158,7 +168,7 @@ export class GraphQLEngine {
   }
 
   private document(query: string): CachedDocument {
-    const hit = this.documents.get(query);
+    const hit = documents.get(query);
     if (hit) return hit;
     let entry: CachedDocument;
     try {
@@ -174,8 +184,8 @@ export class GraphQLEngine {
     } catch (error) {
       entry = { errors: [error instanceof GraphQLError ? error : new GraphQLError(String(error))] };
     }
-    if (this.documents.size >= this.maxDocuments) this.documents.delete(this.documents.keys().next().value!);
-    this.documents.set(query, entry);
+    if (documents.size >= MAX_DOCUMENTS) documents.delete(documents.keys().next().value!);
+    documents.set(query, entry);
     return entry;
   }
 
