@@ -11,8 +11,16 @@ import { PROVIDER_LIMITS } from '../src/base/limits.ts';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/real.ts';
 import { VirtualClock } from '../src/clock/virtual.ts';
+import {
+  REQUEST_FIELDS,
+  readChatRequestSteps,
+  readMessagesRequestSteps,
+  readResponsesRequestSteps,
+  VendorError,
+} from '../src/provider/conversation.ts';
 import { ProviderEmulator, requestInProcess, startProviderServer } from '../src/provider/index.ts';
 import { jsonWorkers } from '../src/provider/json-workers.ts';
+import { runToEnd } from '../src/provider/steps.ts';
 import { MemorySink } from '../src/trace/writer.ts';
 
 const closing: Array<{ close(): Promise<void> }> = [];
@@ -140,7 +148,7 @@ describe('large bodies parsed off the main thread', () => {
   }, 60_000);
 
   it('property: any JSON value is rebuilt as JSON.parse gives it, cut into pieces of 16 characters', async () => {
-    const workers = jsonWorkers(2, 16);
+    const workers = jsonWorkers({ workers: 2, pieceChars: 16 });
     closing.push(workers);
     const immediately = (step: () => void) => setImmediate(step);
     await fc.assert(
@@ -162,4 +170,274 @@ describe('large bodies parsed off the main thread', () => {
     expect(Object.keys(a.a)).toEqual(['__proto__', 'b']);
     expect(Object.getPrototypeOf(a.a)).toBe(Object.prototype);
   });
+});
+
+// --- What the worker hands over: only the fields the emulator reads ------------------------------
+
+/** A value of any JSON kind, small, for a field whose type the readers check. */
+const anyValue = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined));
+const text = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('hello world', 'ls -la', '狐狸 🦊'));
+const cacheControl = fc.option(fc.constantFrom({ type: 'ephemeral' }, { type: 'ephemeral', ttl: '1h' }), {
+  nil: undefined,
+});
+const ids = fc.constantFrom('a', 'b', 'c');
+
+const anthropicBlock = fc.oneof(
+  fc.record({ type: fc.constant('text'), text, cache_control: cacheControl }, { requiredKeys: ['type'] }),
+  fc.record(
+    { type: fc.constant('tool_use'), id: ids, name: text, input: anyValue },
+    { requiredKeys: ['type'] },
+  ),
+  fc.record(
+    {
+      type: fc.constant('tool_result'),
+      tool_use_id: ids,
+      content: fc.oneof(text, fc.array(fc.record({ type: fc.constant('text'), text }))),
+    },
+    { requiredKeys: ['type'] },
+  ),
+  fc.record({ type: fc.constantFrom('thinking', 'image', 'document'), data: text }),
+  anyValue,
+);
+const messagesBody = fc.record(
+  {
+    model: fc.oneof(fc.constant('claude-sonnet-4-5'), anyValue),
+    max_tokens: fc.oneof(fc.constantFrom(100, 1, 32_000), anyValue),
+    messages: fc.oneof(
+      fc.array(
+        fc.record({
+          role: fc.oneof(fc.constantFrom('user', 'assistant', 'system'), anyValue),
+          content: fc.oneof(text, fc.array(anthropicBlock, { maxLength: 4 }), anyValue),
+        }),
+        { maxLength: 6 },
+      ),
+      anyValue,
+    ),
+    system: fc.oneof(
+      text,
+      fc.array(fc.record({ type: fc.constant('text'), text, cache_control: cacheControl })),
+    ),
+    tools: fc.array(
+      fc.record({ name: text, description: text, input_schema: anyValue, cache_control: cacheControl }),
+    ),
+    stop_sequences: fc.oneof(fc.array(text, { maxLength: 3 }), anyValue),
+    stream: fc.boolean(),
+  },
+  { requiredKeys: [] },
+);
+
+const chatBody = fc.record(
+  {
+    model: fc.oneof(fc.constant('gpt-5.5'), anyValue),
+    messages: fc.oneof(
+      fc.array(
+        fc.oneof(
+          fc.record({
+            role: fc.constantFrom('system', 'developer', 'user', 'assistant', 'function'),
+            content: text,
+          }),
+          fc.record({
+            role: fc.constant('assistant'),
+            content: fc.option(text, { nil: null }),
+            tool_calls: fc.array(
+              fc.record({
+                id: ids,
+                type: fc.constant('function'),
+                function: fc.record({ name: text, arguments: text }),
+              }),
+              { maxLength: 2 },
+            ),
+          }),
+          fc.record({ role: fc.constant('tool'), tool_call_id: ids, content: text }),
+          fc.record({ role: anyValue, content: anyValue }),
+        ),
+        { maxLength: 6 },
+      ),
+      anyValue,
+    ),
+    max_tokens: fc.oneof(fc.constantFrom(100, 0), anyValue),
+    max_completion_tokens: fc.oneof(fc.constantFrom(50), anyValue),
+    stop: fc.oneof(text, fc.array(text, { maxLength: 5 }), anyValue),
+    stream: fc.boolean(),
+    stream_options: fc.oneof(fc.record({ include_usage: fc.boolean() }), anyValue),
+    tools: fc.array(
+      fc.record({ type: fc.constant('function'), function: fc.record({ name: text, parameters: anyValue }) }),
+    ),
+    prompt_cache_key: fc.oneof(text, anyValue),
+    prompt_cache_retention: fc.constantFrom('24h', 'in_memory'),
+  },
+  { requiredKeys: [] },
+);
+
+const responsesBody = fc.record(
+  {
+    model: fc.oneof(fc.constant('gpt-5.5'), anyValue),
+    instructions: fc.oneof(text, anyValue),
+    input: fc.oneof(
+      text,
+      fc.array(
+        fc.oneof(
+          fc.record({
+            role: fc.constantFrom('user', 'assistant', 'developer'),
+            content: fc.oneof(text, fc.array(fc.record({ type: fc.constant('input_text'), text }))),
+          }),
+          fc.record({
+            type: fc.constantFrom('function_call', 'custom_tool_call', 'local_shell_call'),
+            call_id: ids,
+            name: text,
+            arguments: text,
+            input: anyValue,
+          }),
+          fc.record({
+            type: fc.constantFrom('function_call_output', 'custom_tool_call_output'),
+            call_id: ids,
+            output: fc.oneof(text, anyValue),
+          }),
+          fc.record({ type: fc.constantFrom('reasoning', 'web_search_call'), id: text }),
+          anyValue,
+        ),
+        { maxLength: 6 },
+      ),
+      anyValue,
+    ),
+    previous_response_id: fc.oneof(text, anyValue),
+    max_output_tokens: fc.oneof(fc.constantFrom(16, 15, 4096), anyValue),
+    tools: fc.oneof(
+      fc.array(fc.record({ type: fc.constant('function'), name: text, parameters: anyValue })),
+      anyValue,
+    ),
+    stream: fc.boolean(),
+    prompt_cache_key: fc.oneof(text, anyValue),
+  },
+  { requiredKeys: [] },
+);
+
+/** Fields none of the readers reads, with values that would be costly to rebuild. */
+const unread = fc.dictionary(
+  fc.constantFrom('metadata', 'extra', 'user', 'temperature', 'reasoning', '__proto__', 'constructor'),
+  fc.jsonValue({ maxDepth: 3 }),
+  { maxKeys: 3 },
+);
+
+const OPENAI = { authorization: 'Bearer k' };
+const ANTHROPIC = { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' };
+/** A request of one of the APIs: its route, headers and body's text (now and then not an object, or not JSON). */
+const apiRequest = fc
+  .tuple(
+    fc.oneof(
+      fc.record({
+        path: fc.constantFrom('/v1/messages', '/v1/messages/count_tokens'),
+        headers: fc.constant(ANTHROPIC),
+        body: messagesBody,
+      }),
+      fc.record({ path: fc.constant('/v1/chat/completions'), headers: fc.constant(OPENAI), body: chatBody }),
+      fc.record({ path: fc.constant('/v1/responses'), headers: fc.constant(OPENAI), body: responsesBody }),
+    ),
+    unread,
+    fc.constantFrom('object', 'object', 'object', 'object', 'array', 'string', 'number', 'broken'),
+  )
+  .map(([request, extra, shape]) => {
+    const body = { ...extra, ...request.body };
+    const text =
+      shape === 'object'
+        ? JSON.stringify(body)
+        : shape === 'array'
+          ? JSON.stringify([body])
+          : shape === 'string'
+            ? JSON.stringify(JSON.stringify(body))
+            : shape === 'number'
+              ? '12'
+              : JSON.stringify(body).slice(0, -1);
+    return { path: request.path, headers: request.headers, text };
+  });
+
+describe('a large body is handed over as the fields the emulator reads', () => {
+  it('property: each reader reads no top-level field outside REQUEST_FIELDS', () => {
+    const readers = {
+      '/v1/messages': readMessagesRequestSteps,
+      '/v1/messages/count_tokens': readMessagesRequestSteps,
+      '/v1/chat/completions': readChatRequestSteps,
+      '/v1/responses': readResponsesRequestSteps,
+    };
+    fc.assert(
+      fc.property(apiRequest, ({ path, text }) => {
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          return;
+        }
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
+        const read = new Set<string | symbol>();
+        const watched = new Proxy(body as Record<string, unknown>, {
+          get: (target, key, receiver) => {
+            read.add(key);
+            return Reflect.get(target, key, receiver);
+          },
+          has: (target, key) => {
+            read.add(key);
+            return Reflect.has(target, key);
+          },
+          ownKeys: (target) => {
+            read.add('(every key)');
+            return Reflect.ownKeys(target);
+          },
+        });
+        try {
+          runToEnd(readers[path as keyof typeof readers](watched));
+        } catch (error) {
+          if (!(error instanceof VendorError)) throw error;
+        }
+        expect([...read].filter((key) => !REQUEST_FIELDS.includes(key as string))).toEqual([]);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('property: a session of requests planned from what the worker hands over gets the answers, writes and trace of the same requests parsed whole, byte for byte', async () => {
+    // Pieces of 64 characters: the rebuilding cuts even these small bodies.
+    const workers = jsonWorkers({ pieceChars: 64, keep: REQUEST_FIELDS });
+    closing.push(workers);
+    const immediately = (step: () => void) => setImmediate(step);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(apiRequest, { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 0, max: 1_000 }),
+        async (requests, seed) => {
+          const session = () => {
+            const trace = new MemorySink();
+            return {
+              trace,
+              emulator: new ProviderEmulator({ clock: new VirtualClock(), rng: new Rng(seed), trace }),
+            };
+          };
+          const whole = session();
+          const handedOver = session();
+          for (const { path, headers, text } of requests) {
+            const bytes = new TextEncoder().encode(text);
+            const bodyBytes = bytes.length;
+            const parsedBody = await workers.parse(bytes, immediately);
+            const expected = await requestInProcess(whole.emulator, {
+              method: 'POST',
+              path,
+              headers,
+              body: text,
+              bodyBytes,
+            });
+            const answer = await requestInProcess(handedOver.emulator, {
+              method: 'POST',
+              path,
+              headers,
+              body: '',
+              parsedBody,
+              bodyBytes,
+            });
+            expect(answer).toEqual(expected);
+          }
+          expect(JSON.stringify(handedOver.trace.records)).toBe(JSON.stringify(whole.trace.records));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  }, 120_000);
 });

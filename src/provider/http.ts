@@ -13,7 +13,7 @@ import { Rng } from '../base/rng.ts';
 import { FifoQueue, type TurnSlices, turnSlices } from '../base/turn-slices.ts';
 import type { Clock } from '../clock/clock.ts';
 import { VirtualClock } from '../clock/virtual.ts';
-import { RequestShapeError } from './conversation.ts';
+import { REQUEST_FIELDS, RequestShapeError } from './conversation.ts';
 import { ProviderEmulator } from './emulator.ts';
 import { faultRuleSchema } from './faults.ts';
 import { type JsonWorkers, jsonWorkers } from './json-workers.ts';
@@ -35,6 +35,11 @@ export interface ProviderServerOptions {
    * ran in steps (the bench's reference). Default true.
    */
   planInSteps?: boolean;
+  /**
+   * true: a body parsed by a worker comes back whole, not only the fields the emulator reads (the
+   * bench's reference for the code before it did).
+   */
+  wholeLargeBodies?: boolean;
 }
 
 export interface RunningProviderServer {
@@ -335,7 +340,8 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   let closing = false;
   /** What cancels each answer being played (a server closing records them as cancelled). */
   const playing = new Set<() => void>();
-  const workers: JsonWorkers = jsonWorkers();
+  // Only what the emulator reads of a large body comes back to this thread.
+  const workers: JsonWorkers = jsonWorkers(options.wholeLargeBodies ? {} : { keep: REQUEST_FIELDS });
   const parseLarge = (bytes: Uint8Array) => workers.parse(bytes, slices.run);
   const offThreadFromBytes = options.offThreadFromBytes ?? PROVIDER_LIMITS.jsonWorkers.fromBytes;
   const serve = async (req: IncomingMessage, res: ServerResponse) => {

@@ -7,6 +7,12 @@
  * subtree whole; a larger object or array as an empty one, then its members in batches), and the
  * main thread rebuilds it a few pieces at a time, letting the event loop run between them.
  *
+ * Given `keep` (the server gives the fields the emulator reads, REQUEST_FIELDS), the worker hands
+ * over only those fields of a body that is an object, and of any other body only its type (an
+ * empty array or string; the emulator refuses it for its type alone). A field no reader reads is
+ * never rebuilt on the main thread: 15 MiB of small objects in one cost the main thread seconds
+ * of rebuilding and collections of up to 200 ms (docs/performance.md).
+ *
  * At most `PROVIDER_LIMITS.jsonWorkers` workers, started on the first large body, each parsing
  * one body at a time; `close()` ends them. A body that is not JSON gets the parser's own message,
  * the same one `JSON.parse` gives on the main thread, so its 400 is the same.
@@ -29,6 +35,17 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const PIECE_CHARS = workerData.pieceChars;
 const MAX_CUT_DEPTH = ${MAX_CUT_DEPTH};
+const KEEP = workerData.keep === undefined ? undefined : new Set(workerData.keep);
+// What is handed over of a parsed body: all of it, or only the fields in KEEP.
+function kept(value) {
+  if (KEEP === undefined) return value;
+  if (Array.isArray(value)) return [];
+  if (typeof value === 'string') return '';
+  if (value === null || typeof value !== 'object') return value;
+  const out = {};
+  for (const key in value) if (KEEP.has(key)) out[key] = value[key];
+  return out;
+}
 // The JSON size of a value, counted no further than past limit (or depth): enough to know
 // whether it fits in a piece, at a cost bounded by the piece's size.
 function sizeUpTo(value, limit, depth) {
@@ -77,7 +94,7 @@ function cut(value, path, depth, out) {
 parentPort.on('message', ({ bytes, port }) => {
   let value;
   try {
-    value = JSON.parse(Buffer.from(bytes).toString('utf8'));
+    value = kept(JSON.parse(Buffer.from(bytes).toString('utf8')));
   } catch (error) {
     port.postMessage([[], -1, error.message]);
     port.close();
@@ -126,25 +143,34 @@ interface Job {
 
 export interface JsonWorkers {
   /**
-   * `bytes` (UTF-8 JSON; taken: its memory moves to the worker) parsed as `JSON.parse` would,
-   * rebuilt on this thread in steps given to `runStep` (each runs one slice of the event loop).
+   * `bytes` (UTF-8 JSON; taken: its memory moves to the worker) parsed as `JSON.parse` would
+   * (only the fields in `keep`, if given), rebuilt on this thread in steps given to `runStep` (each runs one slice of the event loop).
    */
   parse(bytes: Uint8Array, runStep: (step: () => void) => void): Promise<ParsedBody>;
   close(): Promise<void>;
 }
 
-/** `pieceChars`: smaller pieces only to test the cutting on small bodies. */
-export function jsonWorkers(
-  size = PROVIDER_LIMITS.jsonWorkers.workers,
+export interface JsonWorkersOptions {
+  /** Workers at most (default PROVIDER_LIMITS.jsonWorkers.workers). */
+  workers?: number;
+  /** Smaller pieces only to test the cutting on small bodies. */
+  pieceChars?: number;
+  /** The only fields of an object body handed over (default: the whole value). */
+  keep?: readonly string[];
+}
+
+export function jsonWorkers({
+  workers: size = PROVIDER_LIMITS.jsonWorkers.workers,
   pieceChars = PIECE_CHARS,
-): JsonWorkers {
+  keep,
+}: JsonWorkersOptions = {}): JsonWorkers {
   const idle: Worker[] = [];
   const all = new Set<Worker>();
   const queue: Array<{ job: Job; runStep: (step: () => void) => void }> = [];
   let closed = false;
 
   const start = (): Worker => {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pieceChars } });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pieceChars, keep } });
     // A served emulator exits when its server closes, parse or no parse.
     worker.unref();
     all.add(worker);
