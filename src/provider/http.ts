@@ -236,17 +236,6 @@ function decodeBody(chunks: readonly Buffer[], size: number): string {
   return joinBuffer.toString('utf8', 0, size);
 }
 
-/** A body's bytes in one buffer of its own (its memory can move to a worker). */
-function joinOwned(chunks: readonly Buffer[], size: number): Uint8Array {
-  const joined = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    joined.set(chunk, at);
-    at += chunk.length;
-  }
-  return joined;
-}
-
 /**
  * Reads a request whole (the body bounded) into what the emulator plans from; a body of
  * `offThreadFromBytes` or more is parsed by `parseLarge` (worker threads). A function of its own
@@ -256,7 +245,7 @@ async function readRequest(
   emulator: ProviderEmulator,
   req: IncomingMessage,
   res: ServerResponse,
-  parseLarge: (bytes: Uint8Array) => Promise<ParsedBody>,
+  parseLarge: (chunks: readonly Buffer[]) => Promise<ParsedBody>,
   offThreadFromBytes: number,
 ): Promise<ProviderRequest | undefined> {
   let body: { chunks: Buffer[]; size: number } | undefined;
@@ -281,8 +270,7 @@ async function readRequest(
     bodyBytes: body?.size ?? 0,
     arrivedAt,
   };
-  if (body && body.size >= offThreadFromBytes)
-    request.parsedBody = await parseLarge(joinOwned(body.chunks, body.size));
+  if (body && body.size >= offThreadFromBytes) request.parsedBody = await parseLarge(body.chunks);
   else if (body) request.body = decodeBody(body.chunks, body.size);
   return request;
 }
@@ -342,7 +330,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   const playing = new Set<() => void>();
   // Only what the emulator reads of a large body comes back to this thread.
   const workers: JsonWorkers = jsonWorkers(options.wholeLargeBodies ? {} : { keep: REQUEST_FIELDS });
-  const parseLarge = (bytes: Uint8Array) => workers.parse(bytes, slices.run);
+  const parseLarge = (chunks: readonly Buffer[]) => workers.parse(chunks, slices.run);
   const offThreadFromBytes = options.offThreadFromBytes ?? PROVIDER_LIMITS.jsonWorkers.fromBytes;
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';

@@ -91,10 +91,10 @@ function cut(value, path, depth, out) {
   else for (const key in value) member(key, value[key]);
   flush();
 }
-parentPort.on('message', ({ bytes, port }) => {
+parentPort.on('message', ({ chunks, port }) => {
   let value;
   try {
-    value = kept(JSON.parse(Buffer.from(bytes).toString('utf8')));
+    value = kept(JSON.parse(Buffer.concat(chunks).toString('utf8')));
   } catch (error) {
     port.postMessage([[], -1, error.message]);
     port.close();
@@ -136,17 +136,18 @@ function apply(root: unknown, [path, op, value]: Piece): unknown {
 }
 
 interface Job {
-  bytes: Uint8Array;
+  chunks: readonly Uint8Array[];
   resolve(parsed: ParsedBody): void;
   reject(error: Error): void;
 }
 
 export interface JsonWorkers {
   /**
-   * `bytes` (UTF-8 JSON; taken: its memory moves to the worker) parsed as `JSON.parse` would
+   * `chunks` (UTF-8 JSON, in pieces as read; taken: their memory moves to the worker, where they
+   * are joined: joining 16 MiB here held the loop for 50 ms) parsed as `JSON.parse` would
    * (only the fields in `keep`, if given), rebuilt on this thread in steps given to `runStep` (each runs one slice of the event loop).
    */
-  parse(bytes: Uint8Array, runStep: (step: () => void) => void): Promise<ParsedBody>;
+  parse(chunks: readonly Uint8Array[], runStep: (step: () => void) => void): Promise<ParsedBody>;
   close(): Promise<void>;
 }
 
@@ -203,9 +204,20 @@ export function jsonWorkers({
     worker.once('message', onDone);
     worker.once('error', onError);
     worker.once('exit', onExit);
-    const transfer = job.bytes.byteOffset === 0 && job.bytes.byteLength === job.bytes.buffer.byteLength;
-    const bytes = transfer ? job.bytes : job.bytes.slice();
-    worker.postMessage({ bytes, port: port2 }, [bytes.buffer as ArrayBuffer, port2]);
+    // A chunk that is all of its memory moves to the worker; one sharing it (a socket's first
+    // read, with the headers) is copied.
+    const moved = new Set<ArrayBuffer>();
+    const chunks = job.chunks.map((chunk) => {
+      const own =
+        chunk.byteOffset === 0 &&
+        chunk.byteLength === chunk.buffer.byteLength &&
+        chunk.buffer instanceof ArrayBuffer &&
+        !moved.has(chunk.buffer);
+      const sent = own ? chunk : chunk.slice();
+      moved.add(sent.buffer as ArrayBuffer);
+      return sent;
+    });
+    worker.postMessage({ chunks, port: port2 }, [...moved, port2]);
   };
 
   const next = () => {
@@ -217,13 +229,13 @@ export function jsonWorkers({
   };
 
   return {
-    parse: (bytes, runStep) =>
+    parse: (chunks, runStep) =>
       new Promise<ParsedBody>((resolve, reject) => {
         if (closed) {
           reject(new Error('the JSON workers are closed'));
           return;
         }
-        queue.push({ job: { bytes, resolve, reject }, runStep });
+        queue.push({ job: { chunks, resolve, reject }, runStep });
         next();
       }),
     close: async () => {
