@@ -37,16 +37,23 @@ function bodies(): Record<string, { path: string; body: Buffer }> {
   const words = 'the quick brown fox jumps over the lazy dog and then some more words follow here '.repeat(
     13,
   );
-  const messages = [];
+  const messages: Array<{ role: string; content: string }> = [];
   for (let i = 0; i < 15_000; i++)
     messages.push({ role: i % 2 ? 'assistant' : 'user', content: `${i} ${words}` });
+  /** The history's first `count` messages: where the hold crosses 50 ms. */
+  const history = (count: number) => ({
+    path: '/v1/messages',
+    body: Buffer.from(
+      JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: messages.slice(0, count) }),
+    ),
+  });
   const item = '{"id":12345,"ok":true,"tags":["a","b"]},';
   const items = item.repeat(Math.floor((15 * 1024 * 1024) / item.length) - 1);
   return {
-    history: {
-      path: '/v1/messages',
-      body: Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages })),
-    },
+    history: history(15_000),
+    // 4.1 and 8.2 MB: over the worker's 1 MiB, and over the window too (a 400).
+    history4: history(3_750),
+    history8: history(7_500),
     // The floor: a small request, what the same measure gives on this machine at its load.
     small: {
       path: '/v1/messages',

@@ -144,8 +144,9 @@ interface Job {
 export interface JsonWorkers {
   /**
    * `chunks` (UTF-8 JSON, in pieces as read; taken: their memory moves to the worker, where they
-   * are joined: joining 16 MiB here held the loop for 50 ms) parsed as `JSON.parse` would
-   * (only the fields in `keep`, if given), rebuilt on this thread in steps given to `runStep` (each runs one slice of the event loop).
+   * are joined: joining 16 MiB here held the loop for 50 ms) parsed as `JSON.parse` would (only
+   * the fields in `keep`, if given), rebuilt on this thread in steps given to `runStep` (each
+   * runs one slice of the event loop).
    */
   parse(chunks: readonly Uint8Array[], runStep: (step: () => void) => void): Promise<ParsedBody>;
   close(): Promise<void>;
