@@ -417,6 +417,7 @@ describe('a large body is handed over as the fields the emulator reads', () => {
     // Pieces of 64 characters: the rebuilding cuts even these small bodies.
     const workers = jsonWorkers({ pieceChars: 64, keep: REQUEST_FIELDS });
     closing.push(workers);
+    const statuses = new Set<number>();
     const immediately = (step: () => void) => setImmediate(step);
     await fc.assert(
       fc.asyncProperty(
@@ -451,11 +452,14 @@ describe('a large body is handed over as the fields the emulator reads', () => {
               bodyBytes,
             });
             expect(answer).toEqual(expected);
+            statuses.add(expected.status);
           }
           expect(JSON.stringify(handedOver.trace.records)).toBe(JSON.stringify(whole.trace.records));
         },
       ),
       { numRuns: 150 },
     );
+    // The generated requests reach answers as well as refusals.
+    expect([...statuses].sort()).toEqual(expect.arrayContaining([200, 400]));
   }, 120_000);
 });
