@@ -2,7 +2,8 @@
  * One hostile model request's hold on `provider serve`'s event loop (issue 49: no request holds
  * it past 50 ms), the server as it is (`now`: large bodies parsed by worker threads, plans run in
  * steps) against the server before that work (`before`: everything on the main thread, each plan
- * whole in one turn). Three bodies, each sent alone to a fresh server process (bench/
+ * whole in one turn), and against `whole` (as now, but a large body handed back from its worker
+ * whole instead of only the fields the emulator reads). Three bodies, each sent alone to a fresh server process (bench/
  * provider-hold-target.ts: a cold process, and the client's work out of the figure): a long
  * history (15,000 messages of English, 16.3 MB: over the window, a 400), one slow to parse and
  * quick to plan (a short prompt and 380,000 small objects in a field the emulator does not read,
@@ -23,22 +24,36 @@ import type { Bench } from './run.ts';
 const ROUNDS = envInteger('BENCH_ROUNDS', 3, 1, 100);
 /** `HOLD_BODIES=history,prose`: only these bodies (default all). */
 const ONLY = process.env.HOLD_BODIES?.split(',');
+/**
+ * The servers compared (bench/provider-hold-target.ts): `now`; `whole`, as now but a large body
+ * handed back from its worker whole, not only the fields the emulator reads (the code before that
+ * change); `before`, everything on the main thread. `HOLD_TARGETS=now,whole`: only these.
+ */
+const TARGETS = (process.env.HOLD_TARGETS?.split(',') ?? ['now', 'whole', 'before']) as Target[];
+type Target = 'now' | 'whole' | 'before';
 const HEADERS = { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' };
 
 function bodies(): Record<string, { path: string; body: Buffer }> {
   const words = 'the quick brown fox jumps over the lazy dog and then some more words follow here '.repeat(
     13,
   );
-  const messages = [];
+  const messages: Array<{ role: string; content: string }> = [];
   for (let i = 0; i < 15_000; i++)
     messages.push({ role: i % 2 ? 'assistant' : 'user', content: `${i} ${words}` });
+  /** The history's first `count` messages: where the hold crosses 50 ms. */
+  const history = (count: number) => ({
+    path: '/v1/messages',
+    body: Buffer.from(
+      JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: messages.slice(0, count) }),
+    ),
+  });
   const item = '{"id":12345,"ok":true,"tags":["a","b"]},';
   const items = item.repeat(Math.floor((15 * 1024 * 1024) / item.length) - 1);
   return {
-    history: {
-      path: '/v1/messages',
-      body: Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages })),
-    },
+    history: history(15_000),
+    // 4.1 and 8.2 MB: over the worker's 1 MiB, and over the window too (a 400).
+    history4: history(3_750),
+    history8: history(7_500),
     // The floor: a small request, what the same measure gives on this machine at its load.
     small: {
       path: '/v1/messages',
@@ -88,7 +103,7 @@ function post(url: string, path: string, body: Buffer): Promise<{ status: number
   });
 }
 
-async function once(target: 'now' | 'before', path: string, body: Buffer) {
+async function once(target: Target, path: string, body: Buffer) {
   const child = spawn(process.execPath, ['--import', 'tsx', TARGET, target], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -144,12 +159,11 @@ const bench: Bench = {
       const seen: Record<
         string,
         Array<{ holdMs: number; gcMaxMs: number; probeMs: number; wallMs: number }>
-      > = {
-        now: [],
-        before: [],
-      };
+      > = Object.fromEntries(TARGETS.map((target) => [target, []]));
       for (let round = 0; round < ROUNDS; round++)
-        for (const target of round % 2 ? (['before', 'now'] as const) : (['now', 'before'] as const)) {
+        // Each round in another order: now first, then second, ...
+        for (const [i] of TARGETS.entries()) {
+          const target = TARGETS[(i + round) % TARGETS.length] as Target;
           const result = await once(target, path, body);
           seen[target]?.push(result);
           console.log(
@@ -169,10 +183,15 @@ const bench: Bench = {
         );
         out[`${name} ${target}: request, median ms`] = Math.round(median(results.map((r) => r.wallMs)));
       }
-      const ratio = (key: string) =>
-        ((out[`${name} now: ${key}`] as number) / (out[`${name} before: ${key}`] as number)).toFixed(2);
-      out[`${name}: hold, now / before`] = ratio('longest hold, median ms');
-      out[`${name}: request time, now / before`] = ratio('request, median ms');
+      for (const reference of TARGETS.filter((target) => target !== 'now')) {
+        if (!TARGETS.includes('now')) break;
+        const ratio = (key: string) =>
+          ((out[`${name} now: ${key}`] as number) / (out[`${name} ${reference}: ${key}`] as number)).toFixed(
+            2,
+          );
+        out[`${name}: hold, now / ${reference}`] = ratio('longest hold, median ms');
+        out[`${name}: request time, now / ${reference}`] = ratio('request, median ms');
+      }
     }
     return out;
   },

@@ -166,6 +166,59 @@ describe('a large first prompt to a fresh provider serve', () => {
   }, 120_000);
 });
 
+describe('a 15 MiB body to a fresh provider serve', () => {
+  it('15 MiB of small objects in a field the emulator does not read: a probe on a held connection is answered throughout, and the main thread does not build them (its CPU time, not the wall clock)', async (context) => {
+    const server = await startCliServer<{ url: string }>(['provider', 'serve']);
+    try {
+      const pid = server.process.pid as number;
+      // The main thread's CPU time (its task's utime + stime, in ticks of 10 ms): what a busy
+      // machine does not inflate, unlike the wall clock.
+      const stat = `/proc/${pid}/task/${pid}/stat`;
+      let ticks: () => number;
+      try {
+        readFileSync(stat);
+        ticks = () => {
+          const fields = readFileSync(stat, 'utf8').split(') ')[1]?.split(' ') ?? [];
+          return Number(fields[11]) + Number(fields[12]);
+        };
+      } catch {
+        context.skip('no /proc/PID/task (Linux only)');
+        return;
+      }
+      const item = '{"id":12345,"ok":true,"tags":["a","b"]},';
+      const items = item.repeat(Math.floor((15 * 1024 * 1024) / item.length) - 1);
+      const body = `{"model":"claude-sonnet-4-5","max_tokens":100,"messages":[{"role":"user","content":"Hello"}],"extra":[${items}null]}`;
+      let mainThreadMs = 0;
+      const slowest = await slowestAnswerDuring(
+        `${server.info.url}/v1/models`,
+        async () => {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          const before = ticks();
+          const response = await fetch(`${server.info.url}/v1/messages/count_tokens`, {
+            method: 'POST',
+            headers: { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+            body,
+          });
+          expect(response.status).toBe(200);
+          expect(await response.json()).toEqual({ input_tokens: expect.any(Number) });
+          mainThreadMs = (ticks() - before) * 10;
+        },
+        { headers: { authorization: 'Bearer probe' } },
+        // Every 20 ms: each probe costs the main thread too, and the request is longer on a busy machine.
+        20,
+      );
+      // The issue's bound for every probe, whatever the load.
+      expect(slowest).toBeLessThan(2_000);
+      // Reading the body off the socket, starting the worker, planning a one-word prompt and
+      // answering the probes: 120-160 ms at load 5-10. When the worker handed the parsed body
+      // back whole, rebuilding its 380,000 objects made it 560-680 ms.
+      expect(mainThreadMs).toBeLessThan(300);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});
+
 describe('replies and state bounded', () => {
   it('a scripts file with finalTokens 32000 and 1,000 concurrent streams: far from GBs, and another client answered within 2 s', async () => {
     const file = join(dir, 'long.yaml');

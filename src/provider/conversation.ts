@@ -144,6 +144,35 @@ export class RequestShapeError extends VendorError {
   }
 }
 
+/**
+ * Every top-level field of a request body that the emulator reads, whatever the API: the three
+ * readers below, and `max_tokens` (a count_tokens request). A large body is read off the main
+ * thread and handed over with these fields only (src/provider/json-workers.ts): a field a reader
+ * starts reading must be added here (test/provider-large-body.test.ts holds the readers to it).
+ */
+export const REQUEST_FIELDS: readonly string[] = [
+  'model',
+  'stream',
+  'tools',
+  // Responses
+  'instructions',
+  'input',
+  'previous_response_id',
+  'max_output_tokens',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  // Chat Completions and Messages
+  'messages',
+  'max_tokens',
+  // Chat Completions
+  'stream_options',
+  'max_completion_tokens',
+  'stop',
+  // Messages
+  'system',
+  'stop_sequences',
+];
+
 type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json =>

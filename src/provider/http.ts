@@ -13,7 +13,7 @@ import { Rng } from '../base/rng.ts';
 import { FifoQueue, type TurnSlices, turnSlices } from '../base/turn-slices.ts';
 import type { Clock } from '../clock/clock.ts';
 import { VirtualClock } from '../clock/virtual.ts';
-import { RequestShapeError } from './conversation.ts';
+import { REQUEST_FIELDS, RequestShapeError } from './conversation.ts';
 import { ProviderEmulator } from './emulator.ts';
 import { faultRuleSchema } from './faults.ts';
 import { type JsonWorkers, jsonWorkers } from './json-workers.ts';
@@ -35,6 +35,11 @@ export interface ProviderServerOptions {
    * ran in steps (the bench's reference). Default true.
    */
   planInSteps?: boolean;
+  /**
+   * true: a body parsed by a worker comes back whole, not only the fields the emulator reads (the
+   * bench's reference for the code before it did).
+   */
+  wholeLargeBodies?: boolean;
 }
 
 export interface RunningProviderServer {
@@ -231,17 +236,6 @@ function decodeBody(chunks: readonly Buffer[], size: number): string {
   return joinBuffer.toString('utf8', 0, size);
 }
 
-/** A body's bytes in one buffer of its own (its memory can move to a worker). */
-function joinOwned(chunks: readonly Buffer[], size: number): Uint8Array {
-  const joined = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    joined.set(chunk, at);
-    at += chunk.length;
-  }
-  return joined;
-}
-
 /**
  * Reads a request whole (the body bounded) into what the emulator plans from; a body of
  * `offThreadFromBytes` or more is parsed by `parseLarge` (worker threads). A function of its own
@@ -251,7 +245,7 @@ async function readRequest(
   emulator: ProviderEmulator,
   req: IncomingMessage,
   res: ServerResponse,
-  parseLarge: (bytes: Uint8Array) => Promise<ParsedBody>,
+  parseLarge: (chunks: readonly Buffer[]) => Promise<ParsedBody>,
   offThreadFromBytes: number,
 ): Promise<ProviderRequest | undefined> {
   let body: { chunks: Buffer[]; size: number } | undefined;
@@ -276,8 +270,7 @@ async function readRequest(
     bodyBytes: body?.size ?? 0,
     arrivedAt,
   };
-  if (body && body.size >= offThreadFromBytes)
-    request.parsedBody = await parseLarge(joinOwned(body.chunks, body.size));
+  if (body && body.size >= offThreadFromBytes) request.parsedBody = await parseLarge(body.chunks);
   else if (body) request.body = decodeBody(body.chunks, body.size);
   return request;
 }
@@ -335,8 +328,9 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   let closing = false;
   /** What cancels each answer being played (a server closing records them as cancelled). */
   const playing = new Set<() => void>();
-  const workers: JsonWorkers = jsonWorkers();
-  const parseLarge = (bytes: Uint8Array) => workers.parse(bytes, slices.run);
+  // Only what the emulator reads of a large body comes back to this thread.
+  const workers: JsonWorkers = jsonWorkers(options.wholeLargeBodies ? {} : { keep: REQUEST_FIELDS });
+  const parseLarge = (chunks: readonly Buffer[]) => workers.parse(chunks, slices.run);
   const offThreadFromBytes = options.offThreadFromBytes ?? PROVIDER_LIMITS.jsonWorkers.fromBytes;
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';

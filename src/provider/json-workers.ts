@@ -7,6 +7,12 @@
  * subtree whole; a larger object or array as an empty one, then its members in batches), and the
  * main thread rebuilds it a few pieces at a time, letting the event loop run between them.
  *
+ * Given `keep` (the server gives the fields the emulator reads, REQUEST_FIELDS), the worker hands
+ * over only those fields of a body that is an object, and of any other body only its type (an
+ * empty array or string; the emulator refuses it for its type alone). A field no reader reads is
+ * never rebuilt on the main thread: 15 MiB of small objects in one cost the main thread seconds
+ * of rebuilding and collections of up to 200 ms (docs/performance.md).
+ *
  * At most `PROVIDER_LIMITS.jsonWorkers` workers, started on the first large body, each parsing
  * one body at a time; `close()` ends them. A body that is not JSON gets the parser's own message,
  * the same one `JSON.parse` gives on the main thread, so its 400 is the same.
@@ -29,6 +35,17 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const PIECE_CHARS = workerData.pieceChars;
 const MAX_CUT_DEPTH = ${MAX_CUT_DEPTH};
+const KEEP = workerData.keep === undefined ? undefined : new Set(workerData.keep);
+// What is handed over of a parsed body: all of it, or only the fields in KEEP.
+function kept(value) {
+  if (KEEP === undefined) return value;
+  if (Array.isArray(value)) return [];
+  if (typeof value === 'string') return '';
+  if (value === null || typeof value !== 'object') return value;
+  const out = {};
+  for (const key in value) if (KEEP.has(key)) out[key] = value[key];
+  return out;
+}
 // The JSON size of a value, counted no further than past limit (or depth): enough to know
 // whether it fits in a piece, at a cost bounded by the piece's size.
 function sizeUpTo(value, limit, depth) {
@@ -74,10 +91,10 @@ function cut(value, path, depth, out) {
   else for (const key in value) member(key, value[key]);
   flush();
 }
-parentPort.on('message', ({ bytes, port }) => {
+parentPort.on('message', ({ chunks, port }) => {
   let value;
   try {
-    value = JSON.parse(Buffer.from(bytes).toString('utf8'));
+    value = kept(JSON.parse(Buffer.concat(chunks).toString('utf8')));
   } catch (error) {
     port.postMessage([[], -1, error.message]);
     port.close();
@@ -119,32 +136,43 @@ function apply(root: unknown, [path, op, value]: Piece): unknown {
 }
 
 interface Job {
-  bytes: Uint8Array;
+  chunks: readonly Uint8Array[];
   resolve(parsed: ParsedBody): void;
   reject(error: Error): void;
 }
 
 export interface JsonWorkers {
   /**
-   * `bytes` (UTF-8 JSON; taken: its memory moves to the worker) parsed as `JSON.parse` would,
-   * rebuilt on this thread in steps given to `runStep` (each runs one slice of the event loop).
+   * `chunks` (UTF-8 JSON, in pieces as read; taken: their memory moves to the worker, where they
+   * are joined: joining 16 MiB here held the loop for 50 ms) parsed as `JSON.parse` would (only
+   * the fields in `keep`, if given), rebuilt on this thread in steps given to `runStep` (each
+   * runs one slice of the event loop).
    */
-  parse(bytes: Uint8Array, runStep: (step: () => void) => void): Promise<ParsedBody>;
+  parse(chunks: readonly Uint8Array[], runStep: (step: () => void) => void): Promise<ParsedBody>;
   close(): Promise<void>;
 }
 
-/** `pieceChars`: smaller pieces only to test the cutting on small bodies. */
-export function jsonWorkers(
-  size = PROVIDER_LIMITS.jsonWorkers.workers,
+export interface JsonWorkersOptions {
+  /** Workers at most (default PROVIDER_LIMITS.jsonWorkers.workers). */
+  workers?: number;
+  /** Smaller pieces only to test the cutting on small bodies. */
+  pieceChars?: number;
+  /** The only fields of an object body handed over (default: the whole value). */
+  keep?: readonly string[];
+}
+
+export function jsonWorkers({
+  workers: size = PROVIDER_LIMITS.jsonWorkers.workers,
   pieceChars = PIECE_CHARS,
-): JsonWorkers {
+  keep,
+}: JsonWorkersOptions = {}): JsonWorkers {
   const idle: Worker[] = [];
   const all = new Set<Worker>();
   const queue: Array<{ job: Job; runStep: (step: () => void) => void }> = [];
   let closed = false;
 
   const start = (): Worker => {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pieceChars } });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pieceChars, keep } });
     // A served emulator exits when its server closes, parse or no parse.
     worker.unref();
     all.add(worker);
@@ -177,9 +205,20 @@ export function jsonWorkers(
     worker.once('message', onDone);
     worker.once('error', onError);
     worker.once('exit', onExit);
-    const transfer = job.bytes.byteOffset === 0 && job.bytes.byteLength === job.bytes.buffer.byteLength;
-    const bytes = transfer ? job.bytes : job.bytes.slice();
-    worker.postMessage({ bytes, port: port2 }, [bytes.buffer as ArrayBuffer, port2]);
+    // A chunk that is all of its memory moves to the worker; one sharing it (a socket's first
+    // read, with the headers) is copied.
+    const moved = new Set<ArrayBuffer>();
+    const chunks = job.chunks.map((chunk) => {
+      const own =
+        chunk.byteOffset === 0 &&
+        chunk.byteLength === chunk.buffer.byteLength &&
+        chunk.buffer instanceof ArrayBuffer &&
+        !moved.has(chunk.buffer);
+      const sent = own ? chunk : chunk.slice();
+      moved.add(sent.buffer as ArrayBuffer);
+      return sent;
+    });
+    worker.postMessage({ chunks, port: port2 }, [...moved, port2]);
   };
 
   const next = () => {
@@ -191,13 +230,13 @@ export function jsonWorkers(
   };
 
   return {
-    parse: (bytes, runStep) =>
+    parse: (chunks, runStep) =>
       new Promise<ParsedBody>((resolve, reject) => {
         if (closed) {
           reject(new Error('the JSON workers are closed'));
           return;
         }
-        queue.push({ job: { bytes, resolve, reject }, runStep });
+        queue.push({ job: { chunks, resolve, reject }, runStep });
         next();
       }),
     close: async () => {

@@ -14,7 +14,10 @@ export interface ProviderRequest {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: string;
-  /** `body` already parsed (the HTTP binding parses a large one off the main thread). */
+  /**
+   * `body` already parsed (the HTTP binding parses a large one off the main thread, and keeps of
+   * it only the fields the emulator reads: REQUEST_FIELDS).
+   */
   parsedBody?: ParsedBody;
   /** The body's size in bytes, when the caller knows it (else counted from `body`). */
   bodyBytes?: number;
