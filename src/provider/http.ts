@@ -214,21 +214,9 @@ function slicedClock(clock: Clock, slices: TurnSlices): PlayClock {
   };
 }
 
-/** Bodies up to this size are joined in one buffer the server keeps (larger ones get their own). */
-const JOIN_BYTES = 1024 * 1024;
-let joinBuffer: Buffer | undefined;
-
-/**
- * A body's text, decoded once. A body that came in several chunks is joined in a buffer reused
- * from request to request: a buffer of its own for every 100 KB request cost more than parsing it.
- */
-function decodeBody(chunks: readonly Buffer[], size: number): string {
-  if (chunks.length === 1) return (chunks[0] as Buffer).toString('utf8');
-  if (size > JOIN_BYTES) return Buffer.concat(chunks, size).toString('utf8');
-  joinBuffer ??= Buffer.allocUnsafe(JOIN_BYTES);
-  let at = 0;
-  for (const chunk of chunks) at += chunk.copy(joinBuffer, at);
-  return joinBuffer.toString('utf8', 0, size);
+/** A body's bytes in one buffer: the chunk it came in, or the chunks joined. */
+function joinBody(chunks: readonly Buffer[], size: number): Buffer {
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
 }
 
 /** A body's bytes in one buffer of its own (its memory can move to a worker). */
@@ -278,7 +266,7 @@ async function readRequest(
   };
   if (body && body.size >= offThreadFromBytes)
     request.parsedBody = await parseLarge(joinOwned(body.chunks, body.size));
-  else if (body) request.body = decodeBody(body.chunks, body.size);
+  else if (body) request.rawBody = joinBody(body.chunks, body.size);
   return request;
 }
 
