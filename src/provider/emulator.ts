@@ -790,7 +790,8 @@ export class ProviderEmulator {
     for (let i = 0; i < blocks.length; i++) {
       const block = blocks[i] as string | BlockEnd;
       if (typeof block === 'string') {
-        total += yield* this.tokens.countSteps(block, budget, cursor);
+        total +=
+          this.tokens.countKnown(block, cursor) ?? (yield* this.tokens.countSteps(block, budget, cursor));
         hash = (Math.imul(hash ^ this.tokens.lastHash, 0x01000193) + 0x7f4a7c15) >>> 0;
       } else {
         prefixes.tokens.push(total);
