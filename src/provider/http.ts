@@ -45,26 +45,32 @@ export interface RunningProviderServer {
   close(): Promise<void>;
 }
 
-function sinkFor(res: ServerResponse): AnswerSink {
-  return {
-    head: (status, headers) => {
-      res.writeHead(status, headers);
-    },
-    flush: () => res.flushHeaders(),
-    write: (data) => {
-      res.write(data);
-    },
-    end: () => res.end(),
-    reset: () => res.destroy(),
-    // What was written goes out, then the connection ends without the stream's last chunk. The
-    // end waits for the response's own writes to reach the socket: Node corks the socket for the
-    // first writes until the next tick, and an end in the same tick can go out before them.
-    cut: () => {
-      const socket = res.socket;
-      if (!socket) return;
-      setImmediate(() => socket.end());
-    },
-  };
+/** A response as an answer is played into it (one object a request, its methods shared). */
+class ResponseSink implements AnswerSink {
+  constructor(private readonly res: ServerResponse) {}
+  head(status: number, headers: Record<string, string>): void {
+    this.res.writeHead(status, headers);
+  }
+  flush(): void {
+    this.res.flushHeaders();
+  }
+  write(data: string): void {
+    this.res.write(data);
+  }
+  end(): void {
+    this.res.end();
+  }
+  reset(): void {
+    this.res.destroy();
+  }
+  // What was written goes out, then the connection ends without the stream's last chunk. The
+  // end waits for the response's own writes to reach the socket: Node corks the socket for the
+  // first writes until the next tick, and an end in the same tick can go out before them.
+  cut(): void {
+    const socket = this.res.socket;
+    if (!socket) return;
+    setImmediate(() => socket.end());
+  }
 }
 
 /** An emulator error: said on stderr, and a 500 when nothing of the answer went out yet. */
@@ -445,7 +451,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
       const onClose = () => {
         if (!res.writableFinished) cancel();
       };
-      cancel = startPlaying(planned, arrival, playClock, sinkFor(res), (_outcome, error) => {
+      cancel = startPlaying(planned, arrival, playClock, new ResponseSink(res), (_outcome, error) => {
         over = true;
         playing.delete(cancel);
         res.off('close', onClose);
