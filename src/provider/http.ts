@@ -220,26 +220,66 @@ function slicedClock(clock: Clock, slices: TurnSlices): PlayClock {
   };
 }
 
-/**
- * Bodies that came in several chunks are copied one after the other into slabs of this size (a
- * slab is never written again, and is garbage once the bodies in it are planned): a buffer of its
- * own for every 100 KB request cost more than the copy.
- */
+/** Bodies of several chunks up to a quarter of this are joined in slabs of this size. */
 const SLAB_BYTES = 1024 * 1024;
-let slab = Buffer.alloc(0);
-let slabUsed = 0;
+/** Emptied slabs kept for reuse. */
+const SPARE_SLABS = 8;
 
-/** A body's bytes in one buffer: the chunk it came in, or the chunks joined in a slab. */
-function joinBody(chunks: readonly Buffer[], size: number): Buffer {
-  if (chunks.length === 1) return chunks[0] as Buffer;
-  if (size > SLAB_BYTES / 4) return Buffer.concat(chunks, size);
-  if (slabUsed + size > slab.length) {
-    slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
-    slabUsed = 0;
+interface Slab {
+  buffer: Buffer;
+  used: number;
+  /** Bodies in it not planned yet. */
+  live: number;
+}
+
+/**
+ * Where a body that came in several chunks is joined: one after the other in a slab, the slab
+ * used again once every body in it is planned (`release`). A buffer of its own for every 100 KB
+ * request cost more than parsing it: fresh memory is faulted in page by page as it is written.
+ * Bodies are planned in the order they were read, so slabs empty in order.
+ */
+class BodySlabs {
+  private current: Slab = { buffer: Buffer.alloc(0), used: 0, live: 0 };
+  private readonly spare: Slab[] = [];
+  private readonly byMemory = new Map<ArrayBufferLike, Slab>();
+
+  /** A body's bytes in one buffer: the chunk it came in, or the chunks joined. */
+  join(chunks: readonly Buffer[], size: number): Buffer {
+    if (chunks.length === 1) return chunks[0] as Buffer;
+    if (size > SLAB_BYTES / 4) return Buffer.concat(chunks, size);
+    let slab = this.current;
+    if (slab.used + size > slab.buffer.length) {
+      if (slab.live === 0 && slab.buffer.length > 0) slab.used = 0;
+      else {
+        slab = this.spare.pop() ?? this.fresh();
+        this.current = slab;
+      }
+    }
+    const start = slab.used;
+    for (const chunk of chunks) slab.used += chunk.copy(slab.buffer, slab.used);
+    slab.live += 1;
+    return slab.buffer.subarray(start, slab.used);
   }
-  const start = slabUsed;
-  for (const chunk of chunks) slabUsed += chunk.copy(slab, slabUsed);
-  return slab.subarray(start, slabUsed);
+
+  /** The request's body is planned: its place in a slab may be written again. */
+  release(request: ProviderRequest): void {
+    const body = request.rawBody;
+    if (body === undefined) return;
+    request.rawBody = undefined;
+    const slab = this.byMemory.get(body.buffer);
+    if (slab === undefined) return;
+    slab.live -= 1;
+    if (slab.live > 0 || slab === this.current) return;
+    slab.used = 0;
+    if (this.spare.length < SPARE_SLABS) this.spare.push(slab);
+    else this.byMemory.delete(slab.buffer.buffer);
+  }
+
+  private fresh(): Slab {
+    const slab = { buffer: Buffer.allocUnsafeSlow(SLAB_BYTES), used: 0, live: 0 };
+    this.byMemory.set(slab.buffer.buffer, slab);
+    return slab;
+  }
 }
 
 /** A body's bytes in one buffer of its own (its memory can move to a worker). */
@@ -264,6 +304,7 @@ async function readRequest(
   res: ServerResponse,
   parseLarge: (bytes: Uint8Array) => Promise<ParsedBody>,
   offThreadFromBytes: number,
+  slabs: BodySlabs,
 ): Promise<ProviderRequest | undefined> {
   let body: { chunks: Buffer[]; size: number } | undefined;
   if (req.method === 'POST') {
@@ -289,7 +330,7 @@ async function readRequest(
   };
   if (body && body.size >= offThreadFromBytes)
     request.parsedBody = await parseLarge(joinOwned(body.chunks, body.size));
-  else if (body) request.rawBody = joinBody(body.chunks, body.size);
+  else if (body) request.rawBody = slabs.join(body.chunks, body.size);
   return request;
 }
 
@@ -349,6 +390,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   const workers: JsonWorkers = jsonWorkers();
   const parseLarge = (bytes: Uint8Array) => workers.parse(bytes, slices.run);
   const offThreadFromBytes = options.offThreadFromBytes ?? PROVIDER_LIMITS.jsonWorkers.fromBytes;
+  const slabs = new BodySlabs();
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
     if (path.startsWith('/_fleetbench/')) return admin(emulator, req, res, path);
@@ -364,7 +406,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     }
     let request: ProviderRequest | undefined;
     try {
-      request = await readRequest(emulator, req, res, parseLarge, offThreadFromBytes);
+      request = await readRequest(emulator, req, res, parseLarge, offThreadFromBytes, slabs);
     } catch (error) {
       // The server closed while a worker parsed the body: nothing to answer.
       if (closing) {
@@ -384,8 +426,11 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
       }
     } else {
       try {
-        play(request, emulator.handle(request), res);
+        const planned = emulator.handle(request);
+        slabs.release(request);
+        play(request, planned, res);
       } catch (error) {
+        slabs.release(request);
         failed(res, error);
       }
     }
@@ -423,10 +468,12 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
         }
         current = undefined;
         waiting -= 1;
+        slabs.release(request);
         play(request, next.value, res);
       } catch (error) {
         current = undefined;
         waiting -= 1;
+        slabs.release(request);
         failed(res, error);
       }
       if (toPlan.size > 0 && slices.spent()) {
