@@ -160,6 +160,22 @@ describe('BodyMemo', () => {
       expectSame(memo.parse(Buffer.from(text)), wholeParse(Buffer.from(text)));
   });
 
+  it('parses many members, and long runs of small elements around large ones, as JSON.parse does', () => {
+    const memo = new BodyMemo(100, 1024 * 1024);
+    const big = 'x'.repeat(2 * MEMO_FROM_BYTES);
+    const members = Object.fromEntries(
+      Array.from({ length: 100 }, (_, i) => [`k${i}`, i % 10 === 0 ? big : i]),
+    );
+    const messages = Array.from({ length: 10_000 }, (_, i) => ({
+      role: 'user',
+      content: i === 5_000 ? big : `m${i}`,
+    }));
+    for (const value of [members, { model: 'm', messages }, { messages: [1, big, 2, 3, big, [big], 'e'] }]) {
+      const bytes = Buffer.from(JSON.stringify(value, null, 1));
+      for (let twice = 0; twice < 2; twice++) expectSame(memo.parse(bytes), wholeParse(bytes));
+    }
+  });
+
   it('stays within its bounds: a value over the byte bound is never kept, the oldest go first', () => {
     const memo = new BodyMemo(4, 16 * 1024);
     for (let i = 0; i < 50; i++) {
