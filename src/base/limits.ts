@@ -270,6 +270,13 @@ export const PROVIDER_LIMITS = {
    * them (src/provider/json-workers.ts): JSON.parse of 1 MiB is 1-30 ms here, of 16 MiB 90-500 ms.
    */
   jsonWorkers: { fromBytes: 1 * MIB, workers: 2 },
+  /**
+   * Request-body values remembered so that a CLI's resent system prompt, tools and history are
+   * not parsed again (src/provider/body-memo.ts): values of 1 KiB or more, the least recently
+   * used forgotten first, at most this many and this many bytes of them (the parsed values they
+   * stand for take about as much again).
+   */
+  bodyMemo: { maxEntries: 4_096, maxBytes: 32 * MIB },
   /** Fault rules at once. */
   maxFaultRules: 1_000,
   /** A key, a session id (and codex's window id), a CLI version: cut to this many characters. */

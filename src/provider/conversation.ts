@@ -232,6 +232,13 @@ function openaiMaxTokens(body: Json, field: string, minimum: number): number | u
   return value;
 }
 
+/**
+ * Each tool object's texts, kept while the object lives: a body's recurring values are the same
+ * objects request after request (src/provider/body-memo.ts), so a resent tool's texts, and the
+ * JSON of its schema, are made once (the arrays are only read).
+ */
+const TOOL_TEXTS = new WeakMap<Json, string[]>();
+
 function toolTexts(tool: Json, into: string[] = []): string[] {
   // for…in, not Object.entries: no array of pairs for every tool of every request. A parsed
   // body's objects have no inherited enumerable keys, and the order is the same.
@@ -243,6 +250,12 @@ function toolTexts(tool: Json, into: string[] = []): string[] {
     else if (value !== undefined) into.push(JSON.stringify(value));
   }
   return into;
+}
+
+function textsKept(tool: Json): string[] {
+  const texts = toolTexts(tool);
+  TOOL_TEXTS.set(tool, texts);
+  return texts;
 }
 
 function toolDeclarations(
@@ -258,7 +271,7 @@ function toolDeclarations(
     const name = nameOf(tool);
     const declaration: ToolDeclaration = {
       name: typeof name === 'string' ? name : String(tool.type ?? ''),
-      texts: toolTexts(tool),
+      texts: TOOL_TEXTS.get(tool) ?? textsKept(tool),
     };
     const cache = cacheOf(tool);
     if (cache) declaration.cache = cache;

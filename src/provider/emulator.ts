@@ -16,6 +16,7 @@ import { PROVIDER_LIMITS } from '../base/limits.ts';
 import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { TraceSink } from '../trace/writer.ts';
+import { BodyMemo } from './body-memo.ts';
 import { type CacheUsage, PromptCache, type PromptPrefixes } from './caching.ts';
 import {
   type CacheTtl,
@@ -249,6 +250,11 @@ export class ProviderEmulator {
   private readonly resolveKey: ((key: string) => KeyBinding | undefined) | undefined;
   private readonly tokens = new TokenCounter();
   readonly cache = new PromptCache(PROVIDER_LIMITS.maxCacheEntries);
+  /** What recurs in request bodies (a CLI's system prompt, tools, history), parsed once. */
+  private readonly bodies = new BodyMemo(
+    PROVIDER_LIMITS.bodyMemo.maxEntries,
+    PROVIDER_LIMITS.bodyMemo.maxBytes,
+  );
   private readonly keys = new Map<string, KeyBinding>();
   /** What is known of each place of a conversation (bounded: the oldest places are forgotten). */
   private readonly places = new Map<string, PlaceState>();
@@ -401,7 +407,9 @@ export class ProviderEmulator {
     let model: ModelInfo;
     let prompt: CountedPrompt;
     try {
-      const parsed = request.parsedBody ?? parseBody(request.body);
+      const parsed =
+        request.parsedBody ??
+        (request.rawBody ? this.bodies.parse(request.rawBody) : parseBody(request.body));
       yield;
       if (!parsed.ok)
         throw api === 'messages'
@@ -782,7 +790,8 @@ export class ProviderEmulator {
     for (let i = 0; i < blocks.length; i++) {
       const block = blocks[i] as string | BlockEnd;
       if (typeof block === 'string') {
-        total += yield* this.tokens.countSteps(block, budget, cursor);
+        total +=
+          this.tokens.countKnown(block, cursor) ?? (yield* this.tokens.countSteps(block, budget, cursor));
         hash = (Math.imul(hash ^ this.tokens.lastHash, 0x01000193) + 0x7f4a7c15) >>> 0;
       } else {
         prefixes.tokens.push(total);

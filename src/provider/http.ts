@@ -50,26 +50,32 @@ export interface RunningProviderServer {
   close(): Promise<void>;
 }
 
-function sinkFor(res: ServerResponse): AnswerSink {
-  return {
-    head: (status, headers) => {
-      res.writeHead(status, headers);
-    },
-    flush: () => res.flushHeaders(),
-    write: (data) => {
-      res.write(data);
-    },
-    end: () => res.end(),
-    reset: () => res.destroy(),
-    // What was written goes out, then the connection ends without the stream's last chunk. The
-    // end waits for the response's own writes to reach the socket: Node corks the socket for the
-    // first writes until the next tick, and an end in the same tick can go out before them.
-    cut: () => {
-      const socket = res.socket;
-      if (!socket) return;
-      setImmediate(() => socket.end());
-    },
-  };
+/** A response as an answer is played into it (one object a request, its methods shared). */
+class ResponseSink implements AnswerSink {
+  constructor(private readonly res: ServerResponse) {}
+  head(status: number, headers: Record<string, string>): void {
+    this.res.writeHead(status, headers);
+  }
+  flush(): void {
+    this.res.flushHeaders();
+  }
+  write(data: string): void {
+    this.res.write(data);
+  }
+  end(): void {
+    this.res.end();
+  }
+  reset(): void {
+    this.res.destroy();
+  }
+  // What was written goes out, then the connection ends without the stream's last chunk. The
+  // end waits for the response's own writes to reach the socket: Node corks the socket for the
+  // first writes until the next tick, and an end in the same tick can go out before them.
+  cut(): void {
+    const socket = this.res.socket;
+    if (!socket) return;
+    setImmediate(() => socket.end());
+  }
 }
 
 /** An emulator error: said on stderr, and a 500 when nothing of the answer went out yet. */
@@ -219,21 +225,66 @@ function slicedClock(clock: Clock, slices: TurnSlices): PlayClock {
   };
 }
 
-/** Bodies up to this size are joined in one buffer the server keeps (larger ones get their own). */
-const JOIN_BYTES = 1024 * 1024;
-let joinBuffer: Buffer | undefined;
+/** Bodies of several chunks up to a quarter of this are joined in slabs of this size. */
+const SLAB_BYTES = 1024 * 1024;
+/** Emptied slabs kept for reuse. */
+const SPARE_SLABS = 8;
+
+interface Slab {
+  buffer: Buffer;
+  used: number;
+  /** Bodies in it not planned yet. */
+  live: number;
+}
 
 /**
- * A body's text, decoded once. A body that came in several chunks is joined in a buffer reused
- * from request to request: a buffer of its own for every 100 KB request cost more than parsing it.
+ * Where a body that came in several chunks is joined: one after the other in a slab, the slab
+ * used again once every body in it is planned (`release`). A buffer of its own for every 100 KB
+ * request cost more than parsing it: fresh memory is faulted in page by page as it is written.
+ * Bodies are planned in the order they were read, so slabs empty in order.
  */
-function decodeBody(chunks: readonly Buffer[], size: number): string {
-  if (chunks.length === 1) return (chunks[0] as Buffer).toString('utf8');
-  if (size > JOIN_BYTES) return Buffer.concat(chunks, size).toString('utf8');
-  joinBuffer ??= Buffer.allocUnsafe(JOIN_BYTES);
-  let at = 0;
-  for (const chunk of chunks) at += chunk.copy(joinBuffer, at);
-  return joinBuffer.toString('utf8', 0, size);
+class BodySlabs {
+  private current: Slab = { buffer: Buffer.alloc(0), used: 0, live: 0 };
+  private readonly spare: Slab[] = [];
+  private readonly byMemory = new Map<ArrayBufferLike, Slab>();
+
+  /** A body's bytes in one buffer: the chunk it came in, or the chunks joined. */
+  join(chunks: readonly Buffer[], size: number): Buffer {
+    if (chunks.length === 1) return chunks[0] as Buffer;
+    if (size > SLAB_BYTES / 4) return Buffer.concat(chunks, size);
+    let slab = this.current;
+    if (slab.used + size > slab.buffer.length) {
+      if (slab.live === 0 && slab.buffer.length > 0) slab.used = 0;
+      else {
+        slab = this.spare.pop() ?? this.fresh();
+        this.current = slab;
+      }
+    }
+    const start = slab.used;
+    for (const chunk of chunks) slab.used += chunk.copy(slab.buffer, slab.used);
+    slab.live += 1;
+    return slab.buffer.subarray(start, slab.used);
+  }
+
+  /** The request's body is planned: its place in a slab may be written again. */
+  release(request: ProviderRequest): void {
+    const body = request.rawBody;
+    if (body === undefined) return;
+    request.rawBody = undefined;
+    const slab = this.byMemory.get(body.buffer);
+    if (slab === undefined) return;
+    slab.live -= 1;
+    if (slab.live > 0 || slab === this.current) return;
+    slab.used = 0;
+    if (this.spare.length < SPARE_SLABS) this.spare.push(slab);
+    else this.byMemory.delete(slab.buffer.buffer);
+  }
+
+  private fresh(): Slab {
+    const slab = { buffer: Buffer.allocUnsafeSlow(SLAB_BYTES), used: 0, live: 0 };
+    this.byMemory.set(slab.buffer.buffer, slab);
+    return slab;
+  }
 }
 
 /**
@@ -247,6 +298,7 @@ async function readRequest(
   res: ServerResponse,
   parseLarge: (chunks: readonly Buffer[]) => Promise<ParsedBody>,
   offThreadFromBytes: number,
+  slabs: BodySlabs,
 ): Promise<ProviderRequest | undefined> {
   let body: { chunks: Buffer[]; size: number } | undefined;
   if (req.method === 'POST') {
@@ -271,7 +323,7 @@ async function readRequest(
     arrivedAt,
   };
   if (body && body.size >= offThreadFromBytes) request.parsedBody = await parseLarge(body.chunks);
-  else if (body) request.body = decodeBody(body.chunks, body.size);
+  else if (body) request.rawBody = slabs.join(body.chunks, body.size);
   return request;
 }
 
@@ -332,6 +384,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   const workers: JsonWorkers = jsonWorkers(options.wholeLargeBodies ? {} : { keep: REQUEST_FIELDS });
   const parseLarge = (chunks: readonly Buffer[]) => workers.parse(chunks, slices.run);
   const offThreadFromBytes = options.offThreadFromBytes ?? PROVIDER_LIMITS.jsonWorkers.fromBytes;
+  const slabs = new BodySlabs();
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
     if (path.startsWith('/_fleetbench/')) return admin(emulator, req, res, path);
@@ -347,7 +400,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     }
     let request: ProviderRequest | undefined;
     try {
-      request = await readRequest(emulator, req, res, parseLarge, offThreadFromBytes);
+      request = await readRequest(emulator, req, res, parseLarge, offThreadFromBytes, slabs);
     } catch (error) {
       // The server closed while a worker parsed the body: nothing to answer.
       if (closing) {
@@ -367,8 +420,11 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
       }
     } else {
       try {
-        play(request, emulator.handle(request), res);
+        const planned = emulator.handle(request);
+        slabs.release(request);
+        play(request, planned, res);
       } catch (error) {
+        slabs.release(request);
         failed(res, error);
       }
     }
@@ -406,10 +462,12 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
         }
         current = undefined;
         waiting -= 1;
+        slabs.release(request);
         play(request, next.value, res);
       } catch (error) {
         current = undefined;
         waiting -= 1;
+        slabs.release(request);
         failed(res, error);
       }
       if (toPlan.size > 0 && slices.spent()) {
@@ -434,7 +492,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
       const onClose = () => {
         if (!res.writableFinished) cancel();
       };
-      cancel = startPlaying(planned, arrival, playClock, sinkFor(res), (_outcome, error) => {
+      cancel = startPlaying(planned, arrival, playClock, new ResponseSink(res), (_outcome, error) => {
         over = true;
         playing.delete(cancel);
         res.off('close', onClose);

@@ -206,6 +206,21 @@ export class TokenCounter {
     return runToEnd(this.countSteps(text, budget, cursor));
   }
 
+  /**
+   * The tokens of `text` when it is already known (as `countSteps` would give them, with the same
+   * effects on `cursor` and `lastHash`), else undefined and nothing changed: a resent text costs
+   * a compare, not a generator of its own.
+   */
+  countKnown(text: string, cursor: PromptCursor): number | undefined {
+    if (text.length === 0) return undefined;
+    const known = this.known(text, cursor);
+    if (known === undefined) return undefined;
+    cursor.memos.push(known);
+    cursor.chars += text.length;
+    this.lastHash = known.hash;
+    return known.tokens;
+  }
+
   /** `count` in steps (`boundedCountSteps`'s): where it yields changes nothing in the count. */
   *countSteps(text: string, budget?: TokenBudget, cursor?: PromptCursor): Generator<void, number> {
     const known = text.length === 0 ? undefined : this.known(text, cursor);

@@ -19,6 +19,11 @@ export interface ProviderRequest {
    * it only the fields the emulator reads: REQUEST_FIELDS).
    */
   parsedBody?: ParsedBody;
+  /**
+   * `body` as the bytes that came in, instead of `body` (the HTTP binding): parsed with what
+   * recurs from earlier requests remembered (src/provider/body-memo.ts).
+   */
+  rawBody?: Buffer;
   /** The body's size in bytes, when the caller knows it (else counted from `body`). */
   bodyBytes?: number;
   /** The run time the request arrived, when it waited before it was planned (else now). */
