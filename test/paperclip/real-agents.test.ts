@@ -141,7 +141,26 @@ describe.skipIf(installed.skip || (agentsProblem !== undefined && !ci))(
           modelRequests?: { retries: number; faults: Record<string, number> };
         }>
       ).filter((r) => r.toActivityMs !== null);
-      expect(recovered.length).toBeGreaterThan(0);
+      // The restart cuts both sessions' runs, and Paperclip decides each one's fate by a race
+      // (docs/paperclip.md, how a restart is handled: SIGTERM): a run the drain marks interrupted
+      // is retried and recovered; a run whose agent exits on the SIGTERM first ends failed
+      // (adapter_failed) and is not retried. One CI run (2026-12-06) found no recovered run,
+      // likely both runs losing that race; then there is no recovery to look at, and every cut
+      // run must still be accounted for as that documented loss (the failure prints them all).
+      const unrecovered = speed.unrecovered as Array<{
+        kind: string;
+        status: string;
+        errorCode: string | null;
+      }>;
+      const cutRuns = JSON.stringify({ recoveries: speed.recoveries, unrecovered });
+      expect(recovered.length + unrecovered.length, cutRuns).toBeGreaterThan(0);
+      if (recovered.length === 0)
+        for (const lost of unrecovered)
+          expect(lost, cutRuns).toMatchObject({
+            kind: 'graceful',
+            status: 'failed',
+            errorCode: 'adapter_failed',
+          });
       for (const r of recovered) {
         expect(r.modelRequests?.faults['rate-limit']).toBeGreaterThanOrEqual(1);
         expect(r.modelRequests?.retries).toBeGreaterThanOrEqual(1);
