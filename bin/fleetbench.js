@@ -23,3 +23,13 @@ process.exitCode = await main(process.argv.slice(2), {
   stderr: process.stderr,
   env: process.env,
 });
+// Everything a command opens is closed before main returns. Should something still hold the
+// process 10 s later (a leaked socket, a child's pipe), the command's outcome is already written:
+// say so and leave with its exit code rather than hang (docs/limits.md, "Runs"). The timer is
+// unref'd, so a process with nothing left open exits at once, as before.
+setTimeout(() => {
+  process.stderr.write(
+    'fleetbench: the command has ended, but something it opened was still open 10 s later (a bug: please report it); exiting\n',
+  );
+  process.exit();
+}, 10_000).unref();

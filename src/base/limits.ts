@@ -240,6 +240,13 @@ export const MAX_EVENTS_AT_ONE_INSTANT = 1_000_000;
 export const TARGET_LIVENESS = { probeEveryMs: 1_000, probeTimeoutMs: 2_000, deadAfterMs: 15_000 } as const;
 
 /**
+ * How long a run waits for its target to stop (real ms, docs/limits.md, "A failed run"): the
+ * bespoke targets' own stops are bounded well inside it (AO's 25 s, a command's signal then
+ * SIGKILL), so a stop still going after this is stuck, and the run fails instead of hanging.
+ */
+export const TARGET_STOP_BOUND_MS = 120_000;
+
+/**
  * The provider emulator (docs/provider-emulator.md): what one scripts file may hold, and what
  * the emulator keeps or works on per request, so that no request or file can take its memory
  * or stall every stream it is serving.

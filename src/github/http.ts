@@ -229,9 +229,17 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
   server.on('clientError', (_error: Error, socket: Socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
   });
-  server.on('connection', () => slices.accepted());
-  // An HTTP/2 server has no closeAllConnections(): close() ends its sockets itself.
+  // Every accepted connection, as the TCP socket it arrived on: close() ends them itself. An
+  // HTTP/2 server has no closeAllConnections(), and a TLS connection that has not finished its
+  // handshake (or whose TLS socket already went) is on no list of http's or http2's: left
+  // open, it held close() until the client gave up, and with it the end of a run whose control
+  // plane died while its gh was connecting (docs/limits.md, "Servers that stop").
   const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    slices.accepted();
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   if (tls) {
     server.on('secureConnection', (socket: Socket) => {
       sockets.add(socket);

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
-import { MAX_EVENTS_AT_ONE_INSTANT } from '../base/limits.ts';
+import { MAX_EVENTS_AT_ONE_INSTANT, TARGET_STOP_BOUND_MS } from '../base/limits.ts';
 import { HARNESS_CPU_EVENT, HARNESS_SHARE_BOUND_PCT, ProcessCpu } from '../base/process-cpu.ts';
 import { createRng, type Rng } from '../base/rng.ts';
 import { VERSION } from '../base/version.ts';
@@ -480,7 +480,7 @@ class ActiveRun {
     // that turns out to be gone at the stop (it stopped answering near the end) fails the run:
     // it did not see the run to its end, so nothing it measured is judged.
     const before = this.failure;
-    await target.stop().catch((error: unknown) => {
+    await stopWithin(target, TARGET_STOP_BOUND_MS).catch((error: unknown) => {
       if (before === undefined) this.recordFailure('target', error);
     });
     const failure = this.failure;
@@ -559,4 +559,20 @@ function stalled(at: number, limit: number, what: string): FleetbenchError {
       hint: 'check intervals and rates in the scenario, or the target module (limits: docs/limits.md)',
     },
   );
+}
+
+/**
+ * The target's stop, or an error once `boundMs` of real time pass without it: a stop that hangs
+ * (a connection nobody closes, a child that ignores its signals) must not hang the run, whose
+ * trace and summary are written after it.
+ */
+function stopWithin(target: Target, boundMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the target did not stop within ${boundMs / 1000} s`)),
+      boundMs,
+    );
+  });
+  return Promise.race([target.stop(), bound]).finally(() => clearTimeout(timer));
 }
