@@ -13,7 +13,7 @@ import { eventToRecord } from '../src/contract/protocol.ts';
 import { FileStore } from '../src/reference/file-store.ts';
 import type { SessionRecord } from '../src/reference/sessions.ts';
 import { executeRun } from '../src/run/pipeline.ts';
-import { planScenario } from '../src/run/plan.ts';
+import { planRun, planScenario } from '../src/run/plan.ts';
 import { resolveScenarioRef } from '../src/workload/builtins.ts';
 import { parseOverride } from '../src/workload/load.ts';
 import { arrivalTimes } from '../src/workload/schedule.ts';
@@ -67,6 +67,36 @@ describe('module target', () => {
       analysis: { api: { counts: { byOperation: Record<string, { calls: number }> } } };
     };
     expect(summary.analysis.api.counts.byOperation['detect-pr']?.calls).toBe(1);
+  });
+
+  it('a target whose stop never ends fails the run once its bound passes: trace, footer and summary written', async () => {
+    // The example target, with a stop that never settles (a connection nobody closes, a child
+    // that ignores its signals): the run must not wait for it.
+    const stuck = join(dir, 'stuck-target.mts');
+    writeFileSync(
+      stuck,
+      [
+        `import createExample from ${JSON.stringify(EXAMPLE)};`,
+        'export default async (context) => {',
+        '  const target = await createExample(context);',
+        '  return Object.assign(target, { stop: () => new Promise(() => {}) });',
+        '};',
+        '',
+      ].join('\n'),
+    );
+    const out = join(dir, 'stuck');
+    const started = performance.now();
+    const { outcome, summary } = await executeRun(
+      planRun('S2-T1-1', [`target=module:${stuck}`, 'duration=1m'], out),
+      { targetStopBoundMs: 300 },
+    );
+    expect(performance.now() - started).toBeLessThan(20_000);
+    expect(outcome.reason).toBe('failed');
+    expect(outcome.failure?.message).toBe('the target did not stop within 0.3 s');
+    expect(outcome.verdicts).toBeUndefined();
+    const last = JSON.parse(readFileSync(outcome.tracePath, 'utf8').trim().split('\n').at(-1)!);
+    expect(last).toMatchObject({ kind: 'end', reason: 'failed' });
+    expect(summary).toBeDefined();
   });
 
   it('says what is wrong with a module that is not a target', async () => {

@@ -44,6 +44,8 @@ export interface RunHooks {
   attach?: (run: RunHandle) => Promise<RunAttachment> | RunAttachment;
   /** The progress guard (virtual clock): events or records at one instant before the run stops. */
   maxEventsAtOneInstant?: number;
+  /** Real ms the target's stop is given before the run fails without it (TARGET_STOP_BOUND_MS). */
+  targetStopBoundMs?: number;
 }
 
 export interface RunHandle {
@@ -480,7 +482,7 @@ class ActiveRun {
     // that turns out to be gone at the stop (it stopped answering near the end) fails the run:
     // it did not see the run to its end, so nothing it measured is judged.
     const before = this.failure;
-    await stopWithin(target, TARGET_STOP_BOUND_MS).catch((error: unknown) => {
+    await stopWithin(target, this.hooks.targetStopBoundMs ?? TARGET_STOP_BOUND_MS).catch((error: unknown) => {
       if (before === undefined) this.recordFailure('target', error);
     });
     const failure = this.failure;
@@ -540,7 +542,10 @@ class ActiveRun {
   async abandon(): Promise<void> {
     this.processes?.stop();
     await this.detach().catch(() => undefined);
-    await this.opened?.stop().catch(() => undefined);
+    if (this.opened)
+      await stopWithin(this.opened, this.hooks.targetStopBoundMs ?? TARGET_STOP_BOUND_MS).catch(
+        () => undefined,
+      );
     if (this.clock instanceof RealClock) this.clock.dispose();
     this.traceOpen = false;
     this.trace.close('failed');
