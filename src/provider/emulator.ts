@@ -17,7 +17,6 @@ import { LruMap } from '../base/lru-map.ts';
 import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { TraceSink } from '../trace/writer.ts';
-import { BodyMemo } from './body-memo.ts';
 import { type CacheUsage, PromptCache, type PromptPrefixes } from './caching.ts';
 import {
   type CacheTtl,
@@ -36,6 +35,7 @@ import { LATENCY_PROFILES, type LatencyProfile, planTiming } from './latency.ts'
 import { LimitBook, type LimitStates, type ProviderLimits } from './limits.ts';
 import { type LoadModel, LoadQueue } from './load.ts';
 import { LISTED_MODELS, MODEL_CREATED, type ModelInfo, modelNamed } from './models.ts';
+import { RecurringValues } from './recurring-values.ts';
 import {
   type Ending,
   type ErrorKind,
@@ -252,9 +252,9 @@ export class ProviderEmulator {
   private readonly tokens = new TokenCounter();
   readonly cache = new PromptCache(PROVIDER_LIMITS.maxCacheEntries);
   /** What recurs in request bodies (a CLI's system prompt, tools, history), parsed once. */
-  private readonly bodies = new BodyMemo(
-    PROVIDER_LIMITS.bodyMemo.maxEntries,
-    PROVIDER_LIMITS.bodyMemo.maxBytes,
+  private readonly bodies = new RecurringValues(
+    PROVIDER_LIMITS.recurringValues.maxEntries,
+    PROVIDER_LIMITS.recurringValues.maxBytes,
   );
   private readonly keys = new Map<string, KeyBinding>();
   /** What is known of each place of a conversation (bounded: the least recently visited are forgotten). */
