@@ -279,11 +279,11 @@ export const PROVIDER_LIMITS = {
   jsonWorkers: { fromBytes: 1 * MIB, workers: 2 },
   /**
    * Request-body values remembered so that a CLI's resent system prompt, tools and history are
-   * not parsed again (src/provider/body-memo.ts): values of 1 KiB or more, the least recently
+   * not parsed again (src/provider/recurring-values.ts): values of 1 KiB or more, the least recently
    * used forgotten first, at most this many and this many bytes of them (the parsed values they
    * stand for take about as much again).
    */
-  bodyMemo: { maxEntries: 4_096, maxBytes: 32 * MIB },
+  recurringValues: { maxEntries: 4_096, maxBytes: 32 * MIB },
   /** Fault rules at once. */
   maxFaultRules: 1_000,
   /** A key, a session id (and codex's window id), a CLI version: cut to this many characters. */

@@ -27,6 +27,7 @@ import { parseDuration } from '../base/duration.ts';
 import { ExitCode, FleetbenchError, InputFileError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
 import { MAX_CONFIG_FILE_BYTES } from '../base/limits.ts';
+import { LruMap } from '../base/lru-map.ts';
 import { describeZodIssues } from '../base/validation.ts';
 import { parseYamlInput, yamlFileNames } from '../base/yaml-input.ts';
 import { BUDGET_METRICS, type BudgetMetric, knownMetricNames, type Stat } from './metrics.ts';
@@ -396,15 +397,13 @@ export function loadBudgetFile(file: string): BudgetSet {
  * docs/performance.md, "The matrix's fixed costs per cell"). A set is shared, so it is frozen:
  * nothing judges by changing one (its metrics hold functions, so a copy each time cannot be made).
  */
-const parsedSets = new Map<string, BudgetSet>();
-const MAX_PARSED_SETS = 32;
+const parsedSets = new LruMap<string, BudgetSet>(32);
 
 function parsedOnce(text: string, file: string, source: string): BudgetSet {
   const key = `${file}\0${source}\0${text}`;
   let set = parsedSets.get(key);
   if (!set) {
     set = frozen(parseBudgetText(text, file, source));
-    if (parsedSets.size >= MAX_PARSED_SETS) parsedSets.delete(parsedSets.keys().next().value!);
     parsedSets.set(key, set);
   }
   return set;

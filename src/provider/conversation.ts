@@ -234,7 +234,7 @@ function openaiMaxTokens(body: Json, field: string, minimum: number): number | u
 
 /**
  * Each tool object's texts, kept while the object lives: a body's recurring values are the same
- * objects request after request (src/provider/body-memo.ts), so a resent tool's texts, and the
+ * objects request after request (src/provider/recurring-values.ts), so a resent tool's texts, and the
  * JSON of its schema, are made once (the arrays are only read).
  */
 const TOOL_TEXTS = new WeakMap<Json, string[]>();

@@ -13,10 +13,10 @@
 
 import { decode as o200kDecode, encode as o200kEncode } from 'gpt-tokenizer/encoding/o200k_base';
 import { PROVIDER_LIMITS } from '../base/limits.ts';
+import { LruMap } from '../base/lru-map.ts';
 import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { TraceSink } from '../trace/writer.ts';
-import { BodyMemo } from './body-memo.ts';
 import { type CacheUsage, PromptCache, type PromptPrefixes } from './caching.ts';
 import {
   type CacheTtl,
@@ -35,6 +35,7 @@ import { LATENCY_PROFILES, type LatencyProfile, planTiming } from './latency.ts'
 import { LimitBook, type LimitStates, type ProviderLimits } from './limits.ts';
 import { type LoadModel, LoadQueue } from './load.ts';
 import { LISTED_MODELS, MODEL_CREATED, type ModelInfo, modelNamed } from './models.ts';
+import { RecurringValues } from './recurring-values.ts';
 import {
   type Ending,
   type ErrorKind,
@@ -251,13 +252,13 @@ export class ProviderEmulator {
   private readonly tokens = new TokenCounter();
   readonly cache = new PromptCache(PROVIDER_LIMITS.maxCacheEntries);
   /** What recurs in request bodies (a CLI's system prompt, tools, history), parsed once. */
-  private readonly bodies = new BodyMemo(
-    PROVIDER_LIMITS.bodyMemo.maxEntries,
-    PROVIDER_LIMITS.bodyMemo.maxBytes,
+  private readonly bodies = new RecurringValues(
+    PROVIDER_LIMITS.recurringValues.maxEntries,
+    PROVIDER_LIMITS.recurringValues.maxBytes,
   );
   private readonly keys = new Map<string, KeyBinding>();
-  /** What is known of each place of a conversation (bounded: the oldest places are forgotten). */
-  private readonly places = new Map<string, PlaceState>();
+  /** What is known of each place of a conversation (bounded: the least recently visited are forgotten). */
+  private readonly places = new LruMap<string, PlaceState>(PROVIDER_LIMITS.maxTrackedConversations);
   /** Final messages padded to their token counts, per script turn (one copy for every stream). */
   private readonly finals = new Map<ScriptTurn, { text: string; tokens: number }>();
   private requestCount = 0;
@@ -901,19 +902,14 @@ export class ProviderEmulator {
     );
   }
 
-  /** A place's state, its visits counted with this request (bounded: the oldest places are forgotten). */
+  /** A place's state, its visits counted with this request. */
   private visit(place: string): PlaceState {
     let state = this.places.get(place);
-    if (state) this.places.delete(place);
-    else {
+    if (!state) {
       state = { visits: 0, lastAttempt: 0, lastFailed: false };
-      if (this.places.size >= PROVIDER_LIMITS.maxTrackedConversations) {
-        const oldest = this.places.keys().next().value as string;
-        this.places.delete(oldest);
-      }
+      this.places.set(place, state);
     }
     state.visits += 1;
-    this.places.set(place, state);
     return state;
   }
 

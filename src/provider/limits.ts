@@ -6,6 +6,8 @@
  * fleetbench departs from the vendors: docs/provider-emulator.md, "Limits".
  */
 
+import { LruMap } from '../base/lru-map.ts';
+
 export interface ProviderLimits {
   /** Requests per minute. */
   rpm?: number | undefined;
@@ -185,14 +187,12 @@ class KeyLimits {
  * made-up keys cannot grow the emulator's memory.
  */
 export class LimitBook {
-  private readonly keys = new Map<string, KeyLimits>();
+  private readonly keys: LruMap<string, KeyLimits>;
   private readonly limits: ProviderLimits;
 
-  constructor(
-    limits: ProviderLimits,
-    private readonly maxKeys = Number.POSITIVE_INFINITY,
-  ) {
+  constructor(limits: ProviderLimits, maxKeys = Number.POSITIVE_INFINITY) {
     this.limits = { ...DEFAULT_LIMITS, ...limits };
+    this.keys = new LruMap(maxKeys);
   }
 
   get configured(): ProviderLimits {
@@ -215,15 +215,10 @@ export class LimitBook {
    */
   admit(key: string, inputTokens: number, outputTokens: number, now: number): Admission {
     let state = this.keys.get(key);
-    if (state) this.keys.delete(key);
-    else {
+    if (!state) {
       state = new KeyLimits(this.limits, now);
-      if (this.keys.size >= this.maxKeys) {
-        const oldest = this.keys.keys().next().value as string;
-        this.keys.delete(oldest);
-      }
+      this.keys.set(key, state);
     }
-    this.keys.set(key, state);
     return state.admit(inputTokens, outputTokens, now);
   }
 

@@ -21,7 +21,7 @@ export interface ProviderRequest {
   parsedBody?: ParsedBody;
   /**
    * `body` as the bytes that came in, instead of `body` (the HTTP binding): parsed with what
-   * recurs from earlier requests remembered (src/provider/body-memo.ts).
+   * recurs from earlier requests remembered (src/provider/recurring-values.ts).
    */
   rawBody?: Buffer;
   /** The body's size in bytes, when the caller knows it (else counted from `body`). */

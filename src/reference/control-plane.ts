@@ -8,13 +8,14 @@
 
 import { sample } from '../base/distribution.ts';
 import { ExitCode, FleetbenchError } from '../base/errors.ts';
+import { LruMap } from '../base/lru-map.ts';
 import type { Rng } from '../base/rng.ts';
 import type { Clock } from '../clock/clock.ts';
 import { isRestartKind, type RestartKind, type SessionSpec, type SessionState } from '../contract/types.ts';
 import type { GitHubTransport } from '../github/types.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { ActorHost } from './actors.ts';
-import { LruMap, TtlCache } from './cache.ts';
+import { TtlCache } from './cache.ts';
 import { ClientTime } from './client-time.ts';
 import { overrunRuleOf, type ReferenceConfig } from './config.ts';
 import { Dashboard } from './dashboard.ts';

@@ -12,8 +12,10 @@
  *         up to 25 changed PRs, guard 3 per PR at most every 2 min (newest review comment)
  *         followed by a review-threads query when it changed. 304s are free.
  */
+
+import type { LruMap } from '../base/lru-map.ts';
 import type { Clock } from '../clock/clock.ts';
-import type { LruMap, TtlCache } from './cache.ts';
+import type { TtlCache } from './cache.ts';
 import type { CallAttribution, GitHubClient, GitHubResult } from './github-client.ts';
 import {
   firstAuthor,

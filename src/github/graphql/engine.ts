@@ -17,6 +17,7 @@ import {
   specifiedRules,
   validate,
 } from 'graphql';
+import { LruMap } from '../../base/lru-map.ts';
 import type { GitHubState, User } from '../state.ts';
 import type { GqlContext, RateLimitInfo } from './context.ts';
 import { costOf, primaryPoints } from './cost.ts';
@@ -81,9 +82,8 @@ function errorsBody(errors: readonly Record<string, unknown>[]): string {
  * queries' parses another 0.1 s (docs/performance.md, "The matrix's fixed costs per cell").
  */
 let sharedSchema: GraphQLSchema | undefined;
-/** Parsed and validated documents by query text, oldest evicted first (docs/limits.md). */
-const documents = new Map<string, CachedDocument>();
-const MAX_DOCUMENTS = 1_000;
+/** Parsed and validated documents by query text, the least recently used forgotten (docs/limits.md). */
+const documents = new LruMap<string, CachedDocument>(1_000);
 
 export class GraphQLEngine {
   readonly schema: GraphQLSchema;
@@ -184,7 +184,6 @@ export class GraphQLEngine {
     } catch (error) {
       entry = { errors: [error instanceof GraphQLError ? error : new GraphQLError(String(error))] };
     }
-    if (documents.size >= MAX_DOCUMENTS) documents.delete(documents.keys().next().value!);
     documents.set(query, entry);
     return entry;
   }

@@ -1,17 +1,17 @@
 /**
- * The body memo (src/provider/body-memo.ts): a body parsed with remembered values is what
- * JSON.parse gives for it (values, key order, the error of a broken body), whatever was parsed
- * before and whatever the memo had to forget; the memo stays within its bounds; and the emulator
- * answers and records a request given as bytes (the HTTP binding's way) exactly as the same
- * request given as text.
+ * Request bodies parsed with their recurring values remembered (src/provider/recurring-values.ts):
+ * a body parsed so is what JSON.parse gives for it (values, key order, the error of a broken
+ * body), whatever was parsed before and whatever had to be forgotten; what is remembered stays
+ * within its bounds; and the emulator answers and records a request given as bytes (the HTTP
+ * binding's way) exactly as the same request given as text.
  */
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock, VirtualClock } from '../src/clock/index.ts';
-import { BodyMemo, MEMO_FROM_BYTES } from '../src/provider/body-memo.ts';
 import { ProviderEmulator, startProviderServer } from '../src/provider/index.ts';
+import { RECURRING_FROM_BYTES, RecurringValues } from '../src/provider/recurring-values.ts';
 import type { ParsedBody } from '../src/provider/types.ts';
 
 function wholeParse(bytes: Buffer): ParsedBody {
@@ -97,11 +97,11 @@ const bodies = fc
     }),
   );
 
-describe('BodyMemo', () => {
+describe('RecurringValues', () => {
   it('parses every body as JSON.parse does, whatever came before and whatever it forgot', () => {
     fc.assert(
       fc.property(bodies, fc.constantFrom(1, 3, 1_000), (list, maxEntries) => {
-        const memo = new BodyMemo(maxEntries, 64 * 1024);
+        const memo = new RecurringValues(maxEntries, 64 * 1024);
         // Each body twice: once to remember, once from what was remembered.
         for (const bytes of [...list, ...list]) expectSame(memo.parse(bytes), wholeParse(bytes));
         expect(memo.size.entries).toBeLessThanOrEqual(maxEntries);
@@ -123,7 +123,7 @@ describe('BodyMemo', () => {
           },
         ),
         (list, edits) => {
-          const memo = new BodyMemo(1_000, 1024 * 1024);
+          const memo = new RecurringValues(1_000, 1024 * 1024);
           for (const bytes of list) memo.parse(bytes);
           for (const bytes of list) {
             // Each edit replaces one byte (or drops it) somewhere in a body the memo has seen.
@@ -142,8 +142,8 @@ describe('BodyMemo', () => {
   });
 
   it('refuses what is not a plain object the same way: empty, arrays, a lone value, a BOM, 0x00', () => {
-    const memo = new BodyMemo(10, 1024 * 1024);
-    const big = JSON.stringify('x'.repeat(MEMO_FROM_BYTES));
+    const memo = new RecurringValues(10, 1024 * 1024);
+    const big = JSON.stringify('x'.repeat(RECURRING_FROM_BYTES));
     for (const text of [
       '',
       ' ',
@@ -161,8 +161,8 @@ describe('BodyMemo', () => {
   });
 
   it('parses many members, and long runs of small elements around large ones, as JSON.parse does', () => {
-    const memo = new BodyMemo(100, 1024 * 1024);
-    const big = 'x'.repeat(2 * MEMO_FROM_BYTES);
+    const memo = new RecurringValues(100, 1024 * 1024);
+    const big = 'x'.repeat(2 * RECURRING_FROM_BYTES);
     const members = Object.fromEntries(
       Array.from({ length: 100 }, (_, i) => [`k${i}`, i % 10 === 0 ? big : i]),
     );
@@ -177,7 +177,7 @@ describe('BodyMemo', () => {
   });
 
   it('stays within its bounds: a value over the byte bound is never kept, the oldest go first', () => {
-    const memo = new BodyMemo(4, 16 * 1024);
+    const memo = new RecurringValues(4, 16 * 1024);
     for (let i = 0; i < 50; i++) {
       const body = Buffer.from(JSON.stringify({ a: `${i}`.padEnd(2_000 + i, 'x'), b: 'y'.repeat(40_000) }));
       expectSame(memo.parse(body), wholeParse(body));

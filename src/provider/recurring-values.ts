@@ -4,19 +4,19 @@
  * first prompt), and parsing them again, then hashing and comparing the fresh strings while
  * counting, was most of what the emulator did per request beyond serving it. So a body's top-level
  * members, and the elements of a top-level array (a history's messages, the tools), are found by
- * their bytes; one of at least `MEMO_FROM_BYTES` whose bytes equal a remembered value's is that
+ * their bytes; one of at least `RECURRING_FROM_BYTES` whose bytes equal a remembered value's is that
  * value again, the same objects (nothing downstream changes a parsed body), and the rest is
  * parsed as before.
  *
  * The result is what `JSON.parse` gives for the whole body, key order included
- * (test/provider-body-memo.test.ts searches for a counter-example). Anything but an object of
+ * (test/provider-recurring-values.test.ts searches for a counter-example). Anything but an object of
  * members at the top (an array, a `__proto__` key, a byte out of place) is parsed whole, so a
  * broken body gets `JSON.parse`'s own message.
  */
 import type { ParsedBody } from './types.ts';
 
 /** Values smaller than this are parsed each time: looking them up would cost about as much. */
-export const MEMO_FROM_BYTES = 1024;
+export const RECURRING_FROM_BYTES = 1024;
 
 /**
  * A body of more top-level members than this is parsed whole: a body is a few dozen fields, and
@@ -117,7 +117,7 @@ function fingerprint(bytes: Buffer, start: number, end: number): number {
   return hash;
 }
 
-export class BodyMemo {
+export class RecurringValues {
   /** Buckets by fingerprint, least recently used first (a hit moves its bucket last). */
   private readonly buckets = new Map<number, Entry[]>();
   private entries = 0;
@@ -179,7 +179,7 @@ export class BodyMemo {
 
   /** One value: parsed when small, else remembered (a top-level array element by element). */
   private value(bytes: Buffer, start: number, end: number, topLevel: boolean): unknown {
-    if (end - start < MEMO_FROM_BYTES) return JSON.parse(bytes.toString('utf8', start, end));
+    if (end - start < RECURRING_FROM_BYTES) return JSON.parse(bytes.toString('utf8', start, end));
     const hash = fingerprint(bytes, start, end);
     const bucket = this.buckets.get(hash);
     if (bucket)
@@ -220,7 +220,7 @@ export class BodyMemo {
     };
     for (;;) {
       const elementEnd = valueEnd(bytes, at);
-      if (elementEnd - at < MEMO_FROM_BYTES) {
+      if (elementEnd - at < RECURRING_FROM_BYTES) {
         if (runStart < 0) runStart = at;
         runEnd = elementEnd;
       } else {
