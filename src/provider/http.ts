@@ -481,8 +481,10 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   const play = (request: ProviderRequest, planned: ProviderAnswer, res: ServerResponse) => {
     try {
       const arrival = request.arrivedAt as number;
-      if (closing) {
-        // The server closed while the request waited: recorded as cancelled, never played.
+      if (closing || res.destroyed) {
+        // The server closed, or the client went away, while the request waited its turn: its
+        // 'close' has passed, so nothing would cut the playback. Recorded as cancelled, never
+        // played (it was played in full into the closed connection and recorded ok).
         planned.finish('cancelled');
         res.destroy();
         return;
