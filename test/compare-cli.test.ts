@@ -1,4 +1,6 @@
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Comparison } from '../src/matrix/compare.ts';
 import { cli } from './helpers/cli.ts';
@@ -118,6 +120,69 @@ describe('fleetbench compare (real CLI)', { timeout: 240_000 }, () => {
     expect(r.stdout).toContain('untested (one run a side)');
     expect(r.stdout).toMatch(
       /verdict: inconclusive: 1 run per side cannot show a change at this alpha; use --repeat ≥ \d+/,
+    );
+  });
+
+  it('never compares a run that did not complete, whichever run and however it ended: exit 3, named', async () => {
+    // B's results, each time with one run made incomplete in one of the ways a run ends short:
+    // the comparison must refuse, never pool its partial figures (B already regresses, so a
+    // pooled comparison would exit 99 and an A-against-A one 0: 3 is the refusal alone).
+    const baseline = JSON.parse(readFileSync(join(out, 'B', 'baseline.json'), 'utf8'));
+    const runs = baseline.units[0].runs.length as number;
+    let case_ = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: runs - 1 }),
+        fc.constantFrom(
+          'matrix interrupted',
+          'run failed',
+          'run interrupted',
+          'trace footer failed',
+          'trace footer interrupted',
+          'trace without footer',
+          'trace truncated',
+        ),
+        fc.constantFrom('baseline', 'summary'),
+        async (index, how, form) => {
+          const b = structuredClone(baseline);
+          const run = b.units[0].runs[index];
+          if (how === 'matrix interrupted') b.partial = true;
+          else if (how === 'run failed') run.reason = 'failed';
+          else if (how === 'run interrupted') run.reason = 'interrupted';
+          else if (how === 'trace footer failed') run.analysis.input.footer = 'failed';
+          else if (how === 'trace footer interrupted') run.analysis.input.footer = 'interrupted';
+          else if (how === 'trace without footer') run.analysis.input.footer = null;
+          else run.analysis.input.truncated = true;
+          const side = join(dir, `incomplete-${case_++}`);
+          mkdirSync(side, { recursive: true });
+          if (form === 'baseline') writeFileSync(join(side, 'baseline.json'), JSON.stringify(b));
+          else {
+            // The same run as a summary.json among completed ones (a directory of run directories).
+            const summary = JSON.parse(
+              readFileSync(join(out, 'B', 'cells', 'S2-T1-50', `seed-${run.seed}`, 'summary.json'), 'utf8'),
+            );
+            summary.analysis = run.analysis;
+            if (how === 'run failed' || how === 'matrix interrupted')
+              summary.outcome = { ...summary.outcome, reason: 'failed', partial: true };
+            else if (how === 'run interrupted')
+              summary.outcome = { ...summary.outcome, reason: 'interrupted', partial: true };
+            mkdirSync(join(side, 'bad'), { recursive: true });
+            writeFileSync(join(side, 'bad', 'summary.json'), JSON.stringify(summary));
+            cpSync(
+              join(out, 'B', 'cells', 'S2-T1-50', `seed-${baseline.units[0].runs[(index + 1) % runs].seed}`),
+              join(side, 'good'),
+              {
+                recursive: true,
+              },
+            );
+          }
+          const r = await cli(['compare', join(out, 'A'), side]);
+          expect(r.code, `${how} (${form}): ${r.stderr}`).toBe(3);
+          expect(r.stderr).toContain('a run that did not complete is not compared');
+          expect(r.stdout).toBe('');
+        },
+      ),
+      { numRuns: 12 },
     );
   });
 

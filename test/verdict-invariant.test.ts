@@ -20,7 +20,7 @@ import type { Analysis } from '../src/analyze/schema.ts';
 import { FleetbenchError } from '../src/base/errors.ts';
 import { verdictExitCode } from '../src/cli/check.ts';
 import { judge, resolveBudgets, verdictSection } from '../src/judge/index.ts';
-import { incompleteTrace } from '../src/results/judge-inputs.ts';
+import { incompleteTrace } from '../src/results/results.ts';
 import { executeRun } from '../src/run/pipeline.ts';
 import { planRun } from '../src/run/plan.ts';
 import { readTrace } from '../src/trace/reader.ts';

@@ -7,6 +7,7 @@
  * shown but `untested`. docs/matrix.md#compare explains the choices.
  */
 import type { Analysis } from '../analyze/schema.ts';
+import { ExitCode, FleetbenchError } from '../base/errors.ts';
 import type { ResultSet, ResultUnit } from '../results/results.ts';
 import { extractMetrics, type MetricDef } from './metrics.ts';
 import { holm, mannWhitney, median, minimumP, type RankTest } from './stats.ts';
@@ -192,7 +193,30 @@ export function repeatsNeeded(k: number, alpha: number): number {
   return 50;
 }
 
+/**
+ * Only runs that completed are compared (docs/matrix.md#only-completed-runs-are-compared): a run
+ * interrupted, failed or cut short has the figures of part of a run (fewer calls, a lower burn),
+ * so with it the comparison could call a regression "no change" and exit 0. Refused with the run
+ * and its reason, exit 3, as `check` refuses to judge it.
+ */
+export function refuseIncomplete(set: ResultSet): void {
+  const refuse = (what: string) =>
+    new FleetbenchError('E_RESULTS', `${set.source}: ${what}: a run that did not complete is not compared`, {
+      exitCode: ExitCode.runFailed,
+      hint: 'compare runs that completed: run that side again (docs/matrix.md#only-completed-runs-are-compared)',
+    });
+  if (set.incomplete !== undefined) throw refuse(set.incomplete);
+  for (const unit of set.units)
+    for (const run of unit.runs)
+      if (run.incomplete !== undefined)
+        throw refuse(
+          `${unit.id}${run.seed !== null ? ` seed ${run.seed}` : ''}${run.dir ? ` (${run.dir})` : ''}: ${run.incomplete}`,
+        );
+}
+
 export function compareResults(a: ResultSet, b: ResultSet, options: CompareOptions = {}): Comparison {
+  refuseIncomplete(a);
+  refuseIncomplete(b);
   const alpha = options.alpha ?? 0.05;
   const minChange = options.minChange ?? 0.05;
   const { pairs, onlyA, onlyB } = pairUnits(a, b);

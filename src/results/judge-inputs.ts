@@ -20,6 +20,7 @@ import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
 import { describeZodError } from '../base/validation.ts';
 import type { JudgeInput } from '../judge/judge.ts';
 import { parseBaseline } from './baseline.ts';
+import { incompleteSummary, incompleteTrace } from './results.ts';
 
 export interface LoadedInput extends JudgeInput {
   /** Budget sets the run's scenario named (summary.json), when known. */
@@ -32,14 +33,6 @@ function notCompleted(path: string, why: string): FleetbenchError {
     exitCode: ExitCode.runFailed,
     hint: 'judge a run that completed (docs/budgets.md#only-a-completed-run-is-judged)',
   });
-}
-
-/** Why an analysis is of a run that did not complete (its trace's footer), if it is. */
-export function incompleteTrace(analysis: Analysis): string | undefined {
-  const footer = analysis.input.footer;
-  if (footer === 'completed' && !analysis.input.truncated) return undefined;
-  if (footer === null || analysis.input.truncated) return 'its trace has no end footer (cut short)';
-  return `its trace ends with reason: ${footer}`;
 }
 
 /** The `reason` of a plain trace file's footer (its last line), null when it has none; undefined: unreadable (gzip). */
@@ -118,21 +111,11 @@ function fromJson(path: string): LoadedInput[] {
     );
   }
   const analysis = parsed.data as Analysis;
-  if (record?.kind === 'fleetbench-run') {
-    const outcome = (record as { outcome?: { reason?: unknown; partial?: unknown; failure?: unknown } })
-      .outcome;
-    const failure = outcome?.failure as { source?: string; message?: string } | undefined;
-    if (outcome?.reason !== 'completed')
-      throw notCompleted(
-        path,
-        outcome?.reason === 'failed'
-          ? `the run failed${failure ? ` (${failure.source}: ${failure.message})` : ''}`
-          : `the run ${typeof outcome?.reason === 'string' ? `was ${outcome.reason}` : 'says no outcome'} (a partial summary)`,
-      );
-    if (outcome.partial !== false) throw notCompleted(path, 'the summary is partial');
-  }
-  const trace = incompleteTrace(analysis);
-  if (trace) throw notCompleted(path, trace);
+  const why =
+    record?.kind === 'fleetbench-run'
+      ? incompleteSummary({ ...(record as { outcome?: Record<string, unknown> }), analysis })
+      : incompleteTrace(analysis);
+  if (why) throw notCompleted(path, why);
   if (record?.kind === 'fleetbench-run') checkTraceBeside(path);
   const budgets = record?.kind === 'fleetbench-run' ? record.scenario?.budgets : undefined;
   return [

@@ -20,7 +20,14 @@ export interface ResultUnit {
   whatItTells: string | null;
   /** Whether the Track B scorecard verdict counts (`scorecardCounts` of the unit's budgets). */
   scorecardJudged: boolean;
-  runs: Array<{ seed: number | null; dir: string | null; analysis: Analysis; checks?: CheckRow[] | null }>;
+  runs: Array<{
+    seed: number | null;
+    dir: string | null;
+    analysis: Analysis;
+    checks?: CheckRow[] | null;
+    /** Why the run did not complete (interrupted, failed, cut short), if it did not. */
+    incomplete?: string;
+  }>;
 }
 
 export interface ResultSet {
@@ -30,6 +37,34 @@ export interface ResultSet {
   units: ResultUnit[];
   /** The baseline itself when the input was one (pruning, overrides, ...). */
   baseline?: Baseline;
+  /** Why the set is not whole (an interrupted matrix: some runs never ran), if it is not. */
+  incomplete?: string;
+}
+
+/** Why an analysis is of a run that did not complete (its trace's footer), if it is. */
+export function incompleteTrace(analysis: Analysis): string | undefined {
+  const footer = analysis.input.footer;
+  if (footer === 'completed' && !analysis.input.truncated) return undefined;
+  if (footer === null || analysis.input.truncated) return 'its trace has no end footer (cut short)';
+  return `its trace ends with reason: ${footer}`;
+}
+
+/**
+ * Why a run summary is of a run that did not complete, if it is: its outcome (a partial summary
+ * of an interrupted or failed run), then its analysis's trace footer.
+ */
+export function incompleteSummary(summary: {
+  outcome?: { reason?: unknown; partial?: unknown; failure?: unknown };
+  analysis: Analysis;
+}): string | undefined {
+  const outcome = summary.outcome;
+  const failure = outcome?.failure as { source?: string; message?: string } | undefined;
+  if (outcome?.reason !== 'completed')
+    return outcome?.reason === 'failed'
+      ? `the run failed${failure ? ` (${failure.source}: ${failure.message})` : ''}`
+      : `the run ${typeof outcome?.reason === 'string' ? `was ${outcome.reason}` : 'says no outcome'} (a partial summary)`;
+  if (outcome.partial !== false) return 'the summary is partial';
+  return incompleteTrace(summary.analysis);
 }
 
 const ACCEPTED =
@@ -44,6 +79,11 @@ function readJson(file: string): unknown {
     if (error instanceof FleetbenchError) throw error;
     throw new FleetbenchError('E_RESULTS', `${file}: not readable as JSON (${(error as Error).message})`);
   }
+}
+
+/** `{ [key]: value }`, or nothing when value is undefined (exactOptionalPropertyTypes). */
+function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
 }
 
 function unitIdOf(a: Analysis, fallback: string): string {
@@ -65,6 +105,7 @@ function fromSummary(summary: RunSummary, dir: string | null): ResultUnit {
         seed: summary.scenario.seed ?? a.run.seed,
         dir,
         analysis: a,
+        ...optional('incomplete', incompleteSummary(summary)),
         checks: summary.budgets
           ? summary.budgets.filter((v) => v.budget !== SCORECARD_SET).flatMap(verdictCheckRows)
           : null,
@@ -87,12 +128,25 @@ function fromJsonFile(file: string): ResultSet {
       source: file,
       kind: 'baseline',
       baseline,
+      ...optional(
+        'incomplete',
+        baseline.partial ? 'the matrix was interrupted: some of its runs never ran' : undefined,
+      ),
       units: baseline.units.map((u) => ({
         id: u.id,
         heading: u.heading,
         whatItTells: u.whatItTells,
         scorecardJudged: scorecardCounts(u.budgets),
-        runs: u.runs.map((r) => ({ seed: r.seed, dir: r.dir, analysis: r.analysis, checks: r.checks })),
+        runs: u.runs.map((r) => ({
+          seed: r.seed,
+          dir: r.dir,
+          analysis: r.analysis,
+          checks: r.checks,
+          ...optional(
+            'incomplete',
+            r.reason !== 'completed' ? `the run ${r.reason}` : incompleteTrace(r.analysis),
+          ),
+        })),
       })),
     };
   }
@@ -113,7 +167,9 @@ function fromJsonFile(file: string): ResultSet {
           heading: id,
           whatItTells: null,
           scorecardJudged: true,
-          runs: [{ seed: raw.run.seed, dir: null, analysis: raw }],
+          runs: [
+            { seed: raw.run.seed, dir: null, analysis: raw, ...optional('incomplete', incompleteTrace(raw)) },
+          ],
         },
       ],
     };
