@@ -125,7 +125,7 @@ interface Target {
 }
 
 async function start(target: string, kind: 'emulator' | 'bare', file: string): Promise<Target> {
-  // One directory per server: each thread (tsx's loader has one) writes a profile of its own.
+  // One directory per server: each thread (the emulator's JSON workers) writes a profile of its own.
   const profile = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${join(CPU_PROF_DIR, kind)}`] : [];
   const child = spawn(process.execPath, [...profile, target, kind, file], {
     stdio: ['ignore', 'pipe', 'inherit'],
