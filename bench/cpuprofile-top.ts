@@ -2,13 +2,15 @@
  * `tsx bench/cpuprofile-top.ts FILE.cpuprofile [--from S] [--to S] [--top N]`: the summary of a
  * V8 CPU profile (`node --cpu-prof`) that docs/performance.md quotes: the top frames by self time,
  * and the same time grouped by where the code lives (fleetbench's modules, Node's streams, timers,
- * the garbage collector, ...), over the samples between S seconds and S' seconds after the profile
- * started (a load window without the process's start-up). Idle time is left out of the shares.
+ * the garbage collector, ...; a frame of an esbuild bundle by the module it came from), over the
+ * samples between S seconds and S' seconds after the profile started (a load window without the
+ * process's start-up). Idle time is left out of the shares.
  *
  * The profiler samples on wall time: on a loaded machine a thread waiting for a core is charged
  * to the frame it was in, so take profiles on a quiet machine (the shares, not the milliseconds).
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 interface ProfileNode {
   id: number;
@@ -30,6 +32,7 @@ const GROUPS: Array<[string, (url: string, name: string) => boolean]> = [
   ['HTTP client (src/github/http1.ts, transport.ts)', (u) => /github\/(http1|transport)\.ts/.test(u)],
   ['pacing (src/workload/schedule.ts, clock)', (u) => /workload\/schedule\.ts|clock\/real\.ts/.test(u)],
   ['trace writer (src/trace/)', (u) => /\/trace\//.test(u)],
+  ['the provider emulator (src/provider/)', (u) => /(^|\/)src\/provider\//.test(u)],
   ['histograms (src/analyze/histogram.ts, hdr-histogram-js)', (u) => /histogram/i.test(u)],
   ['the generator (bench/live-child.ts)', (u) => /live-child/.test(u)],
   [
@@ -40,6 +43,36 @@ const GROUPS: Array<[string, (url: string, name: string) => boolean]> = [
   ['Node buffers', (u) => /node:buffer/.test(u)],
   ['native calls from JS (socket writes, buffer encoding)', (u) => u === ''],
 ];
+
+/**
+ * The module a frame of an esbuild bundle comes from (the provider bench's servers run from one):
+ * esbuild starts each module's code with a `// path` comment, so a function's line falls under the
+ * last such comment before it. Other URLs are returned as they are.
+ */
+const bundleModules = new Map<string, Array<{ line: number; path: string }>>();
+function sourceOf(url: string, line: number): string {
+  if (!url.startsWith('file://') || !url.endsWith('.mjs')) return url;
+  let starts = bundleModules.get(url);
+  if (starts === undefined) {
+    starts = [];
+    try {
+      const lines = readFileSync(fileURLToPath(url), 'utf8').split('\n');
+      for (let i = 0; i < lines.length; i++) {
+        const path = /^\/\/ ((?:src|bench|bin)\/\S+\.[cm]?[jt]s)$/.exec(lines[i] ?? '')?.[1];
+        if (path !== undefined) starts.push({ line: i, path });
+      }
+    } catch {
+      // The bundle is gone (a profile read later): its frames keep the bundle's name.
+    }
+    bundleModules.set(url, starts);
+  }
+  let module: string | undefined;
+  for (const start of starts) {
+    if (start.line > line) break;
+    module = start.path;
+  }
+  return module === undefined ? url : `${module} (in the bundle)`;
+}
 
 function groupOf(url: string, name: string): string {
   for (const [group, test] of GROUPS) if (test(url, name)) return group;
@@ -75,7 +108,8 @@ const groups = new Map<string, number>();
 let busy = 0;
 let idle = 0;
 for (const [id, us] of selfUs) {
-  const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+  const { functionName, url: profiledUrl, lineNumber } = byId.get(id)!.callFrame;
+  const url = sourceOf(profiledUrl, lineNumber);
   const name = functionName || '(anonymous)';
   const group = groupOf(url, name);
   groups.set(group, (groups.get(group) ?? 0) + us);

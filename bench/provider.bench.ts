@@ -8,12 +8,14 @@
  * every one. Targets alternate rounds so background load hits both alike.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { ENTRY_BUNDLE, sourceLocations } from '../bin/cli-bundle.js';
 import { Rng } from '../src/base/rng.ts';
 import { VirtualClock } from '../src/clock/index.ts';
 import { LATENCY_PROFILES, ProviderEmulator } from '../src/provider/index.ts';
@@ -37,7 +39,30 @@ export const BENCH_PROFILE = {
   spread: 0,
 };
 
-const target = fileURLToPath(new URL('./provider-target.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * Both servers run from an esbuild bundle of bench/provider-target.ts, as `fleetbench provider
+ * serve` runs from the CLI's bundle (bin/cli-bundle.js), not through tsx's loader: tsx compiles
+ * each module with esbuild's `keepNames`, which wraps every closure made per request in a
+ * `__name` call (an `Object.defineProperty`), a cost the shipped emulator does not have.
+ */
+async function bundleTarget(): Promise<string> {
+  const dir = join(ROOT, 'node_modules', '.cache', 'fleetbench-bench');
+  mkdirSync(dir, { recursive: true });
+  const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+  await esbuild.build({
+    ...ENTRY_BUNDLE,
+    metafile: false,
+    entryPoints: { 'provider-target': join(ROOT, 'bench', 'provider-target.ts') },
+    packages: 'external',
+    outdir: dir,
+    logLevel: 'silent',
+    absWorkingDir: ROOT,
+    plugins: [sourceLocations(ROOT, new Map())],
+  });
+  return join(dir, 'provider-target.mjs');
+}
 
 const words = [
   'agent',
@@ -99,10 +124,10 @@ interface Target {
   port: number;
 }
 
-async function start(kind: 'emulator' | 'bare', file: string): Promise<Target> {
-  // One directory per server: each thread (tsx's loader has one) writes a profile of its own.
+async function start(target: string, kind: 'emulator' | 'bare', file: string): Promise<Target> {
+  // One directory per server: each thread (the emulator's JSON workers) writes a profile of its own.
   const profile = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${join(CPU_PROF_DIR, kind)}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', target, kind, file], {
+  const child = spawn(process.execPath, [...profile, target, kind, file], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
@@ -182,6 +207,7 @@ export default {
   description: `provider emulator vs bare node:http: ${STREAMS} concurrent streams, time to first token added and CPU per request`,
   async run() {
     const dir = mkdtempSync(join(tmpdir(), 'fleetbench-provider-bench-'));
+    const target = await bundleTarget();
     // The bare server plays the emulator's own answer to the same request.
     const emulator = new ProviderEmulator({
       clock: new VirtualClock(),
@@ -212,7 +238,11 @@ export default {
       for (const kind of round % 2 === 0
         ? (['emulator', 'bare'] as const)
         : (['bare', 'emulator'] as const)) {
-        const t = await start(kind, kind === 'emulator' ? join(dir, `trace-${round}.jsonl`) : planFile);
+        const t = await start(
+          target,
+          kind,
+          kind === 'emulator' ? join(dir, `trace-${round}.jsonl`) : planFile,
+        );
         await load(t.port, 1, `warm-${round}`);
         t.child.kill('SIGUSR2');
         await new Promise((resolve) => setTimeout(resolve, 50));
