@@ -180,7 +180,7 @@ Examples:
   fleetbench compare runs/before/baseline.json S2-T1-50 --repeat 6   # a baseline against the code as it is
 
 Judged metrics (*) are the Track B scorecard rows; a regression of one beyond noise exits 99.
-Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad input, 4 inconclusive (too few runs a side to show any judged change at this --alpha: it says how many would), 99 regression.`,
+Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad input, 3 a run on a side did not complete (never compared), 4 inconclusive (too few runs a side to show any judged change at this --alpha: it says how many would), 99 regression.`,
     )
     .action(async (refA: string, refB: string, flags: CompareFlags) => {
       const alpha = Number(flags.alpha);
