@@ -233,7 +233,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
   // HTTP/2 server has no closeAllConnections(), and a TLS connection that has not finished its
   // handshake (or whose TLS socket already went) is on no list of http's or http2's: left
   // open, it held close() until the client gave up, and with it the end of a run whose control
-  // plane died while its gh was connecting (docs/limits.md, "Servers that stop").
+  // plane died while its gh was connecting (docs/limits.md, "Servers").
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     slices.accepted();
