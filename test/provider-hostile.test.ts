@@ -47,9 +47,16 @@ async function serve(options: Partial<ProviderEmulatorOptions> = {}) {
   return { emulator, trace, url: server.url };
 }
 
-const messages = (url: string, content: string, extra: Record<string, unknown> = {}, key = 'k') =>
+const messages = (
+  url: string,
+  content: string,
+  extra: Record<string, unknown> = {},
+  key = 'k',
+  signal?: AbortSignal,
+) =>
   fetch(`${url}/v1/messages`, {
     method: 'POST',
+    ...(signal ? { signal } : {}),
     headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', ...((extra.headers as object) ?? {}) },
     body: JSON.stringify({
       model: 'claude-sonnet-4-5',
@@ -495,17 +502,7 @@ describe('latency under load', () => {
     });
     const cut = new AbortController();
     const pending = Array.from({ length: 5 }, (_, i) =>
-      fetch(`${url}/v1/messages`, {
-        method: 'POST',
-        signal: cut.signal,
-        headers: { 'x-api-key': `q${i}`, 'anthropic-version': '2023-06-01' },
-        body: JSON.stringify({
-          model: 'claude-sonnet-4-5',
-          max_tokens: 32_000,
-          stream: true,
-          messages: [{ role: 'user', content: `fleetbench-script: hello ${i}` }],
-        }),
-      })
+      messages(url, `fleetbench-script: hello ${i}`, { stream: true }, `q${i}`, cut.signal)
         .then((response) => response.text())
         .catch(() => undefined),
     );

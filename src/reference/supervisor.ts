@@ -14,6 +14,7 @@
  * a restarting orchestrator answers. The supervisor writes `controlplane.restart` at the kill
  * and the `controlplane.outage` span (kill → ready) once the new child is ready.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import {
   Agent,
@@ -29,6 +30,7 @@ import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-bod
 import { answered, InFlight } from '../base/http-inflight.ts';
 import { type RouteHandler, Routes } from '../base/http-router.ts';
 import { BODY_LIMITS, LISTEN_BACKLOG } from '../base/limits.ts';
+import { withTimeout } from '../base/with-timeout.ts';
 import { RealClock } from '../clock/real.ts';
 import {
   type RestartResponse,
@@ -341,7 +343,11 @@ class Supervisor {
   async startChild(recover?: string): Promise<Child> {
     const next = this.spawnChild(recover);
     this.child = next;
-    await withTimeout(next.listening, this.readyTimeoutMs, 'control plane did not start listening');
+    await withTimeout(
+      next.listening,
+      this.readyTimeoutMs,
+      `control plane did not start listening within ${this.readyTimeoutMs} ms`,
+    );
     if (this.child === next) this.up = true;
     return next;
   }
@@ -420,7 +426,7 @@ class Supervisor {
         target.process.send({ type: 'barrier', id });
       }),
       5_000,
-      'control plane did not answer the event barrier',
+      'control plane did not answer the event barrier within 5000 ms',
     ).catch(() => undefined);
   }
 
@@ -509,7 +515,11 @@ class Supervisor {
     let readyAt: number;
     try {
       next = await this.startChild(kind);
-      readyAt = await withTimeout(ready, this.readyTimeoutMs, 'control plane did not become ready');
+      readyAt = await withTimeout(
+        ready,
+        this.readyTimeoutMs,
+        `control plane did not become ready within ${this.readyTimeoutMs} ms`,
+      );
     } catch (error) {
       // Not an outage but a lost run: said once, the restart answered 500 (a 503 would tell
       // clients to wait for a restart that is not happening). A child that listens serves
@@ -772,18 +782,4 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<T>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    if (timer) clearTimeout(timer);
-  }
 }

@@ -10,6 +10,7 @@ import { MAX_EVENTS_AT_ONE_INSTANT, TARGET_STOP_BOUND_MS } from '../base/limits.
 import { HARNESS_CPU_EVENT, HARNESS_SHARE_BOUND_PCT, ProcessCpu } from '../base/process-cpu.ts';
 import { createRng, type Rng } from '../base/rng.ts';
 import { VERSION } from '../base/version.ts';
+import { withTimeout } from '../base/with-timeout.ts';
 import type { Clock } from '../clock/clock.ts';
 import { RealClock } from '../clock/real.ts';
 import { VirtualClock } from '../clock/virtual.ts';
@@ -482,7 +483,7 @@ class ActiveRun {
     // that turns out to be gone at the stop (it stopped answering near the end) fails the run:
     // it did not see the run to its end, so nothing it measured is judged.
     const before = this.failure;
-    await stopWithin(target, this.hooks.targetStopBoundMs ?? TARGET_STOP_BOUND_MS).catch((error: unknown) => {
+    await this.stopTarget(target).catch((error: unknown) => {
       if (before === undefined) this.recordFailure('target', error);
     });
     const failure = this.failure;
@@ -542,13 +543,19 @@ class ActiveRun {
   async abandon(): Promise<void> {
     this.processes?.stop();
     await this.detach().catch(() => undefined);
-    if (this.opened)
-      await stopWithin(this.opened, this.hooks.targetStopBoundMs ?? TARGET_STOP_BOUND_MS).catch(
-        () => undefined,
-      );
+    if (this.opened) await this.stopTarget(this.opened).catch(() => undefined);
     if (this.clock instanceof RealClock) this.clock.dispose();
     this.traceOpen = false;
     this.trace.close('failed');
+  }
+
+  /**
+   * The target's stop, bounded in real time: a stop that hangs (a connection nobody closes, a
+   * child that ignores its signals) must not hang the run, whose trace and summary come after it.
+   */
+  private stopTarget(target: Target): Promise<void> {
+    const boundMs = this.hooks.targetStopBoundMs ?? TARGET_STOP_BOUND_MS;
+    return withTimeout(target.stop(), boundMs, `the target did not stop within ${boundMs / 1000} s`);
   }
 
   release(): void {
@@ -564,20 +571,4 @@ function stalled(at: number, limit: number, what: string): FleetbenchError {
       hint: 'check intervals and rates in the scenario, or the target module (limits: docs/limits.md)',
     },
   );
-}
-
-/**
- * The target's stop, or an error once `boundMs` of real time pass without it: a stop that hangs
- * (a connection nobody closes, a child that ignores its signals) must not hang the run, whose
- * trace and summary are written after it.
- */
-function stopWithin(target: Target, boundMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`the target did not stop within ${boundMs / 1000} s`)),
-      boundMs,
-    );
-  });
-  return Promise.race([target.stop(), bound]).finally(() => clearTimeout(timer));
 }
