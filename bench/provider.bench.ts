@@ -28,6 +28,8 @@ const ROUNDS = envInteger('BENCH_ROUNDS', 3, 1, 100);
 const PLANNED_TTFT_MS = 200;
 /** `BENCH_CPU_PROF=DIR`: each server writes V8 CPU profiles under DIR/emulator and DIR/bare. */
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
+/** `BENCH_SERVER_FLAGS='--trace-deopt …'`: Node or V8 flags for both servers (not allowed in NODE_OPTIONS). */
+const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean);
 /** The profile both serve: 200 ms to the first token, then 40 tokens a second in 50 ms chunks. */
 export const BENCH_PROFILE = {
   ...LATENCY_PROFILES.realistic!,
@@ -124,14 +126,24 @@ interface Target {
   port: number;
 }
 
+/** The target's next JSON line; V8's traces (BENCH_SERVER_FLAGS) share its stdout and go to stderr. */
+async function nextReport(lines: AsyncIterator<string>): Promise<IteratorResult<string>> {
+  for (let i = 0; i < 1_000_000; i++) {
+    const line = await lines.next();
+    if (line.done || line.value.startsWith('{')) return line;
+    process.stderr.write(`${line.value}\n`);
+  }
+  throw new Error('no report from the target');
+}
+
 async function start(target: string, kind: 'emulator' | 'bare', file: string): Promise<Target> {
   // One directory per server: each thread (the emulator's JSON workers) writes a profile of its own.
   const profile = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${join(CPU_PROF_DIR, kind)}`] : [];
-  const child = spawn(process.execPath, [...profile, target, kind, file], {
+  const child = spawn(process.execPath, [...profile, ...SERVER_FLAGS, target, kind, file], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  const first = await lines.next();
+  const first = await nextReport(lines);
   if (first.done) throw new Error(`${kind} target exited before it was ready`);
   return { child, lines, port: (JSON.parse(first.value) as { port: number }).port };
 }
@@ -147,7 +159,7 @@ interface TargetDone {
 
 async function stop(t: Target): Promise<TargetDone> {
   t.child.kill('SIGTERM');
-  const line = await t.lines.next();
+  const line = await nextReport(t.lines);
   if (line.done) throw new Error('target exited without reporting');
   return JSON.parse(line.value);
 }
