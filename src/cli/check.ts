@@ -55,7 +55,10 @@ export function register(program: Command, io: CommandIo): void {
     )
     .option('--json', 'print the verdicts as JSON')
     .option('--markdown', 'print Markdown tables')
-    .option('--lenient', 'skip bad trace lines (counted) instead of failing')
+    .option(
+      '--lenient',
+      'read a damaged trace, skipping bad lines (counted); one that skipped any is still never judged (exit 3)',
+    )
     .option(
       '--require-samples',
       'every judged budget row must be judged: a row whose scope matches no sample, or a projection the run cannot support (not judged), fails (exit 99)',
@@ -64,7 +67,7 @@ export function register(program: Command, io: CommandIo): void {
     .option('--junit <file>', 'also write the verdicts as JUnit XML (one test case per budget row) for CI')
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n  fleetbench check runs/wave --budgets native-speed --junit budgets.xml   # CI: JUnit, and the GitHub step summary when $GITHUB_STEP_SUMMARY is set\n\nExit codes: 0 every judged budget holds, or those judged hold and the headline counts the rest as not judged (rows with no samples, projections the run cannot support: exit 99 with --require-judged / --require-samples or require: true), 99 a judged budget failed, 104 budgets misconfigured, 3 an input did not complete (interrupted, failed, a partial summary or a trace without its completed footer: never judged), 2 bad input. Budget files: docs/budgets.md.',
+      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n  fleetbench check runs/wave --budgets native-speed --junit budgets.xml   # CI: JUnit, and the GitHub step summary when $GITHUB_STEP_SUMMARY is set\n\nExit codes: 0 every judged budget holds, or those judged hold and the headline counts the rest as not judged (rows with no samples, projections the run cannot support: exit 99 with --require-judged / --require-samples or require: true), 99 a judged budget failed, 104 budgets misconfigured, 3 an input did not complete (interrupted, failed, a partial summary, a trace without its completed footer or with a run.failed event, a --lenient read that skipped lines: never judged), 2 bad input. Budget files: docs/budgets.md.',
     )
     .action(async (paths: string[], flags: CheckFlags) => {
       const inputs: LoadedInput[] = [];

@@ -41,12 +41,30 @@ export interface ResultSet {
   incomplete?: string;
 }
 
-/** Why an analysis is of a run that did not complete (its trace's footer), if it is. */
+/**
+ * Events written only when the run fails (docs/limits.md#runs): the engine's `run.failed`, a
+ * fault that could not be applied, an http target lost. A footer saying `completed` after one
+ * was edited, or belongs to another run.
+ */
+const RUN_FAILED_EVENTS = ['run.failed', 'fault.failed', 'target.lost'] as const;
+
+/**
+ * Why an analysis is not of a whole run that completed, if it is not: its trace's footer, an
+ * event that fails the run, or lines a `--lenient` read skipped (a run judged without them could
+ * pass budgets its skipped lines breach: a second run's header, a footer saying `failed` before
+ * the end, a span edited into bad JSON).
+ */
 export function incompleteTrace(analysis: Analysis): string | undefined {
-  const footer = analysis.input.footer;
-  if (footer === 'completed' && !analysis.input.truncated) return undefined;
-  if (footer === null || analysis.input.truncated) return 'its trace has no end footer (cut short)';
-  return `its trace ends with reason: ${footer}`;
+  const { footer, truncated, skipped, skippedReasons } = analysis.input;
+  if (footer === null || truncated) return 'its trace has no end footer (cut short)';
+  if (footer !== 'completed') return `its trace ends with reason: ${footer}`;
+  const byName = analysis.events.byName;
+  const failed = RUN_FAILED_EVENTS.find((name) => (byName[name] ?? 0) > 0);
+  if (failed !== undefined)
+    return `its trace has a ${failed} event (the run failed) under a footer that says completed`;
+  if (skipped > 0)
+    return `${skipped} line${skipped === 1 ? '' : 's'} of its trace ${skipped === 1 ? 'was' : 'were'} skipped as unreadable (--lenient${skippedReasons[0] ? `; ${skippedReasons[0]}` : ''})`;
+  return undefined;
 }
 
 /**
