@@ -19,6 +19,7 @@ import { readInputText } from '../base/input-file.ts';
 import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
 import { describeZodError } from '../base/validation.ts';
 import type { JudgeInput } from '../judge/judge.ts';
+import { forEachLine, isGzip } from '../trace/lines.ts';
 import { parseBaseline } from './baseline.ts';
 import { incompleteSummary, incompleteTrace } from './results.ts';
 
@@ -35,43 +36,84 @@ function notCompleted(path: string, why: string): FleetbenchError {
   });
 }
 
-/** The `reason` of a plain trace file's footer (its last line), null when it has none; undefined: unreadable (gzip). */
-function footerReason(path: string): string | null | undefined {
+/** The first and last lines of a trace: a plain file's head and tail, a gzip file read through. */
+async function firstAndLastLines(path: string): Promise<{ first: string; last: string }> {
+  if (await isGzip(path)) {
+    let first: string | undefined;
+    let last = '';
+    await forEachLine(path, (text) => {
+      if (text.trim() === '') return;
+      first ??= text;
+      last = text;
+    });
+    return { first: first ?? '', last };
+  }
   const size = statSync(path).size;
   const fd = openSync(path, 'r');
   try {
     const length = Math.min(size, 64 * 1024);
+    const head = Buffer.alloc(length);
+    readSync(fd, head, 0, length, 0);
     const tail = Buffer.alloc(length);
     readSync(fd, tail, 0, length, size - length);
-    if (length >= 2 && tail[0] === 0x1f && tail[1] === 0x8b && size === length) return undefined;
-    const last = tail.toString('utf8').trimEnd().split('\n').pop() ?? '';
-    try {
-      const footer = JSON.parse(last) as { kind?: unknown; reason?: unknown };
-      return footer?.kind === 'end' && typeof footer.reason === 'string' ? footer.reason : null;
-    } catch {
-      return null;
-    }
+    return {
+      first: head.toString('utf8').split('\n')[0] ?? '',
+      last: tail.toString('utf8').trimEnd().split('\n').pop() ?? '',
+    };
   } finally {
     closeSync(fd);
   }
 }
 
-/**
- * A run directory's summary says completed: its trace must agree (a footer edited to `failed`,
- * a trace cut after the summary was written). A gzip trace is not read here.
- */
-function checkTraceBeside(summaryPath: string): void {
-  const trace = join(dirname(summaryPath), 'trace.jsonl');
-  if (!existsSync(trace)) return;
-  const reason = footerReason(trace);
-  if (reason === undefined || reason === 'completed') return;
-  throw notCompleted(
-    trace,
-    reason === null ? 'the trace has no end footer (cut short)' : `the trace ends with reason: ${reason}`,
-  );
+function parsedLine(text: string): Record<string, unknown> | null {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
-function fromJson(path: string): LoadedInput[] {
+/**
+ * A run directory's summary says completed: its trace must agree, and be the trace the summary
+ * was made from. A footer edited to `failed` or cut after the summary was written is a run that
+ * did not complete (exit 3); a trace of another run (its header's runId), or one whose records
+ * changed since (its footer's counts: a `run.failed` event added), is bad input (exit 2): the
+ * summary would be judged for a run its trace does not record.
+ */
+async function checkTraceBeside(summaryPath: string, analysis: Analysis): Promise<void> {
+  const trace = join(dirname(summaryPath), 'trace.jsonl');
+  if (!existsSync(trace)) return;
+  const { first, last } = await firstAndLastLines(trace);
+  const footer = parsedLine(last);
+  if (footer?.kind !== 'end' || typeof footer.reason !== 'string')
+    throw notCompleted(trace, 'the trace has no end footer (cut short)');
+  if (footer.reason !== 'completed')
+    throw notCompleted(trace, `the trace ends with reason: ${footer.reason}`);
+  const mismatch = (what: string) =>
+    new InputFileError(
+      'E_RESULTS',
+      summaryPath,
+      undefined,
+      `${what}: a summary is judged only beside its own trace`,
+      {
+        hint: 'judge the trace itself (fleetbench check DIR/trace.jsonl), or run again',
+      },
+    );
+  const runId = parsedLine(first)?.runId;
+  if (runId !== analysis.run.runId)
+    throw mismatch(
+      `its analysis is of run ${JSON.stringify(analysis.run.runId)}, the trace beside it (${trace}) of run ${JSON.stringify(runId ?? null)}`,
+    );
+  const counts = (footer.counts ?? {}) as Record<string, unknown>;
+  for (const [kind, read] of Object.entries(analysis.input.records))
+    if (counts[kind] !== read)
+      throw mismatch(
+        `its analysis read ${read} ${kind} records, the footer of the trace beside it (${trace}) counts ${String(counts[kind])}: the trace changed after the summary was written`,
+      );
+}
+
+async function fromJson(path: string): Promise<LoadedInput[]> {
   let doc: unknown;
   try {
     doc = JSON.parse(
@@ -116,7 +158,7 @@ function fromJson(path: string): LoadedInput[] {
       ? incompleteSummary({ ...(record as { outcome?: Record<string, unknown> }), analysis })
       : incompleteTrace(analysis);
   if (why) throw notCompleted(path, why);
-  if (record?.kind === 'fleetbench-run') checkTraceBeside(path);
+  if (record?.kind === 'fleetbench-run') await checkTraceBeside(path, analysis);
   const budgets = record?.kind === 'fleetbench-run' ? record.scenario?.budgets : undefined;
   return [
     {
@@ -134,7 +176,7 @@ export async function loadInputs(path: string, options: { lenient?: boolean } = 
     const baseline = join(path, 'baseline.json');
     if (existsSync(baseline)) return fromJson(baseline);
     const summary = join(path, 'summary.json');
-    if (existsSync(summary)) return fromJson(summary).map((input) => ({ ...input, name: path }));
+    if (existsSync(summary)) return (await fromJson(summary)).map((input) => ({ ...input, name: path }));
     const trace = join(path, 'trace.jsonl');
     if (existsSync(trace))
       return (await loadInputs(trace, options)).map((input) => ({ ...input, name: path }));
