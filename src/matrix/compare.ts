@@ -214,12 +214,35 @@ export function refuseIncomplete(set: ResultSet): void {
         );
 }
 
+/**
+ * A comparison that compares nothing is bad input, never "no change" with exit 0
+ * (docs/matrix.md#fleetbench-compare): a side with no run (a directory whose summary.json files
+ * are not fleetbench runs), or two sides with no cell or scenario in common.
+ */
+function refuseNothingToCompare(a: ResultSet, b: ResultSet, pairs: readonly Pair[]): void {
+  const runs = (set: ResultSet) => set.units.reduce((n, u) => n + u.runs.length, 0);
+  const units = (set: ResultSet) => set.units.map((u) => u.id).join(', ');
+  for (const [side, set] of [
+    ['A', a],
+    ['B', b],
+  ] as const)
+    if (runs(set) === 0)
+      throw new FleetbenchError('E_RESULTS', `${set.source}: side ${side} holds no run: nothing to compare`);
+  if (pairs.length === 0)
+    throw new FleetbenchError(
+      'E_RESULTS',
+      `A and B have no cell or scenario in common (A: ${units(a)}; B: ${units(b)}): nothing to compare`,
+      { hint: 'compare results of the same cells or scenarios (docs/matrix.md#fleetbench-compare)' },
+    );
+}
+
 export function compareResults(a: ResultSet, b: ResultSet, options: CompareOptions = {}): Comparison {
   refuseIncomplete(a);
   refuseIncomplete(b);
   const alpha = options.alpha ?? 0.05;
   const minChange = options.minChange ?? 0.05;
   const { pairs, onlyA, onlyB } = pairUnits(a, b);
+  refuseNothingToCompare(a, b, pairs);
   const units: UnitComparison[] = pairs.map((pair) => {
     const ma = collect(pair.a.runs.map((r) => r.analysis));
     const mb = collect(pair.b.runs.map((r) => r.analysis));
@@ -255,7 +278,6 @@ export function compareResults(a: ResultSet, b: ResultSet, options: CompareOptio
   }
   if (onlyA.length > 0) notes.push(`only in A (not compared): ${onlyA.join(', ')}`);
   if (onlyB.length > 0) notes.push(`only in B (not compared): ${onlyB.join(', ')}`);
-  if (pairs.length === 0) notes.push('A and B have no cell or scenario in common: nothing was compared');
 
   return {
     a: a.source,
