@@ -1,0 +1,178 @@
+/**
+ * Inputs edited to fool a verdict (docs/budgets.md#only-a-completed-run-is-judged,
+ * docs/matrix.md#only-completed-runs-are-compared): a run that passes its budgets, whose trace
+ * or directory is then made to say what the run did not. None may pass (exit 0): each is refused,
+ * naming why. Real runs of the pipeline, the real CLI.
+ */
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { executeRun } from '../src/run/pipeline.ts';
+import { planRun } from '../src/run/plan.ts';
+import { cli } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+
+const dir = scratchDir();
+const RUN_FAILING_EVENTS = ['run.failed', 'fault.failed', 'target.lost'];
+
+interface Trace {
+  header: string;
+  body: string[];
+  footer: Record<string, unknown> & { counts: Record<string, number> };
+}
+
+function readTrace(runDir: string): Trace {
+  const lines = readFileSync(join(runDir, 'trace.jsonl'), 'utf8').trimEnd().split('\n');
+  return {
+    header: lines[0]!,
+    body: lines.slice(1, -1),
+    footer: JSON.parse(lines.at(-1)!) as Trace['footer'],
+  };
+}
+
+function writeTrace(path: string, lines: string[]): string {
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  return path;
+}
+
+/** The trace with one more event at line `at` (the footer's counts kept true). */
+function withEvent(trace: Trace, name: string, at: number): string[] {
+  const event = JSON.stringify({ kind: 'event', name, t: 1000, data: { message: 'lost' } });
+  const counts = { ...trace.footer.counts, event: (trace.footer.counts.event ?? 0) + 1 };
+  return [
+    trace.header,
+    ...trace.body.slice(0, at),
+    event,
+    ...trace.body.slice(at),
+    JSON.stringify({ ...trace.footer, counts }),
+  ];
+}
+
+describe('a passing run edited to hide that it failed is never judged', () => {
+  const passing = join(dir, 'passing');
+  const other = join(dir, 'other-seed');
+  let trace: Trace;
+  beforeAll(async () => {
+    // chaos-codex-c4 holds native-speed (exit 0): an edit that fooled check would exit 0 too.
+    await executeRun(planRun('chaos-codex-c4', [], passing));
+    await executeRun(planRun('chaos-codex-c4', ['seed=2'], other));
+    trace = readTrace(passing);
+  }, 120_000);
+
+  it('the run itself passes (exit 0), so the refusals below are the edits', async () => {
+    const result = await cli(['check', passing, '--budgets', 'native-speed']);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+  });
+
+  it('an event that fails the run, under a footer that says completed: exit 3 by trace, directory or analyze --json', async () => {
+    for (const name of RUN_FAILING_EVENTS) {
+      const edited = writeTrace(join(dir, `${name}.jsonl`), withEvent(trace, name, 100));
+      const byTrace = await cli(['check', edited, '--budgets', 'native-speed']);
+      expect(byTrace.code, `${name}: ${byTrace.stdout}${byTrace.stderr}`).toBe(3);
+      expect(byTrace.stderr).toContain(`a ${name} event (the run failed)`);
+      // Its Analysis JSON (analyze does not judge: it reads the trace as it is).
+      const analysis = await cli(['analyze', edited, '--json']);
+      const json = join(dir, `${name}.analysis.json`);
+      writeFileSync(json, analysis.stdout);
+      const byJson = await cli(['check', json, '--budgets', 'native-speed']);
+      expect(byJson.code, byJson.stderr).toBe(3);
+      // Put in the run's directory beside its summary.json, which was made from the trace before.
+      const runDir = join(dir, `dir-${name}`);
+      cpSync(passing, runDir, { recursive: true });
+      cpSync(edited, join(runDir, 'trace.jsonl'));
+      const byDir = await cli(['check', runDir, '--budgets', 'native-speed']);
+      expect(byDir.code, byDir.stderr).toBe(2);
+      expect(byDir.stderr).toContain('the trace changed after the summary was written');
+    }
+  });
+
+  it('a summary.json beside the trace of another run: exit 2, naming both runs', async () => {
+    const mixed = join(dir, 'mixed');
+    cpSync(passing, mixed, { recursive: true });
+    cpSync(join(other, 'trace.jsonl'), join(mixed, 'trace.jsonl'));
+    const result = await cli(['check', mixed, '--budgets', 'native-speed']);
+    expect(result.code, result.stdout).toBe(2);
+    expect(result.stderr).toMatch(
+      /of run "chaos-codex-c4-seed1-[^"]+", the trace beside it .* of run "chaos-codex-c4-seed2-/,
+    );
+  });
+
+  it('--lenient never judges a trace it skipped lines of: two runs concatenated, a failed footer before the end (exit 3)', async () => {
+    const failedFooter = JSON.stringify({ ...trace.footer, reason: 'failed' });
+    const concatenated = writeTrace(join(dir, 'two-runs.jsonl'), [
+      trace.header,
+      ...trace.body,
+      failedFooter,
+      trace.header.replace('"runId":"', '"runId":"second-'),
+      ...trace.body,
+      JSON.stringify(trace.footer),
+    ]);
+    const result = await cli(['check', concatenated, '--budgets', 'native-speed', '--lenient']);
+    expect(result.code, result.stdout).toBe(3);
+    expect(result.stderr).toMatch(
+      /lines of its trace were skipped as unreadable \(--lenient; line \d+: end footer before the end/,
+    );
+    expect(result.stdout).not.toContain('hold');
+  });
+
+  it('property: whatever line a --lenient read skips, and wherever a run-failing event sits, check exits 3', async () => {
+    const badLine = fc.constantFrom(
+      '{"kind":"span"',
+      'not json',
+      '{"kind":"metric","t":0}',
+      JSON.stringify({ ...trace.footer, reason: 'failed' }),
+      trace.header,
+      '{"kind":"event","name":"x","t":-1}',
+    );
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: trace.body.length }),
+        fc.oneof(
+          badLine.map((line) => ({ line })),
+          fc.constantFrom(...RUN_FAILING_EVENTS).map((event) => ({ event })),
+        ),
+        async (at, edit) => {
+          const lines =
+            'event' in edit
+              ? withEvent(trace, edit.event, at)
+              : [
+                  trace.header,
+                  ...trace.body.slice(0, at),
+                  edit.line,
+                  ...trace.body.slice(at),
+                  JSON.stringify(trace.footer),
+                ];
+          const path = writeTrace(join(dir, `property-${n++}.jsonl`), lines);
+          const result = await cli(['check', path, '--budgets', 'native-speed', '--lenient']);
+          expect(result.code, `${JSON.stringify(edit)} at ${at}: ${result.stderr}`).toBe(3);
+        },
+      ),
+      { numRuns: 12 },
+    );
+  }, 120_000);
+});
+
+describe('compare refuses to compare nothing', () => {
+  const a = join(dir, 'cmp-a');
+  const b = join(dir, 'cmp-b');
+  beforeAll(async () => {
+    await executeRun(planRun('S2-T1-1', [], join(a, 'r1')));
+    await executeRun(planRun('S1-T1-1', [], join(a, 'r2')));
+    await executeRun(planRun('S2-T1-5', [], join(b, 'r1')));
+    await executeRun(planRun('S1-T1-5', [], join(b, 'r2')));
+  }, 120_000);
+
+  it('sides with no cell in common, or a side with no run: exit 2, never "no change" with exit 0', async () => {
+    const disjoint = await cli(['compare', a, b]);
+    expect(disjoint.code, disjoint.stdout).toBe(2);
+    expect(disjoint.stderr).toContain('A and B have no cell or scenario in common');
+    const empty = join(dir, 'no-runs', 'x');
+    mkdirSync(empty, { recursive: true });
+    writeFileSync(join(empty, 'summary.json'), '{"kind":"something-else"}');
+    const noRuns = await cli(['compare', a, join(dir, 'no-runs')]);
+    expect(noRuns.code, noRuns.stdout).toBe(2);
+    expect(noRuns.stderr).toContain('side B holds no run');
+  });
+});
