@@ -10,8 +10,9 @@
  * an interrupted matrix, is refused with the reason (exit 3). A partial run would pass budgets
  * it never faced.
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { createGunzip } from 'node:zlib';
 import { analyzeFile } from '../analyze/file.ts';
 import { type Analysis, analysisSchema } from '../analyze/schema.ts';
 import { ExitCode, FleetbenchError, InputFileError } from '../base/errors.ts';
@@ -19,7 +20,6 @@ import { readInputText } from '../base/input-file.ts';
 import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
 import { describeZodError } from '../base/validation.ts';
 import type { JudgeInput } from '../judge/judge.ts';
-import { forEachLine, isGzip } from '../trace/lines.ts';
 import { parseBaseline } from './baseline.ts';
 import { incompleteSummary, incompleteTrace } from './results.ts';
 
@@ -36,30 +36,58 @@ function notCompleted(path: string, why: string): FleetbenchError {
   });
 }
 
-/** The first and last lines of a trace: a plain file's head and tail, a gzip file read through. */
+const EDGE_BYTES = 64 * 1024;
+
+/** Whether a file starts with gzip's magic bytes. */
+function isGzipFile(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const magic = Buffer.alloc(2);
+    return readSync(fd, magic, 0, 2, 0) === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The first line and the last non-blank line of at most EDGE_BYTES bytes at each end. */
+function edgeLines(head: Buffer, tail: Buffer): { first: string; last: string } {
+  return {
+    first: head.toString('utf8').split('\n')[0] ?? '',
+    last: tail.toString('utf8').trimEnd().split('\n').pop() ?? '',
+  };
+}
+
+/**
+ * The first and last lines of a trace: a plain file's head and tail, a gzip file decompressed
+ * through (its first and last EDGE_BYTES kept, never the whole).
+ */
 async function firstAndLastLines(path: string): Promise<{ first: string; last: string }> {
-  if (await isGzip(path)) {
-    let first: string | undefined;
-    let last = '';
-    await forEachLine(path, (text) => {
-      if (text.trim() === '') return;
-      first ??= text;
-      last = text;
-    });
-    return { first: first ?? '', last };
+  if (isGzipFile(path)) {
+    let head = Buffer.alloc(0);
+    let tail = Buffer.alloc(0);
+    try {
+      for await (const chunk of createReadStream(path).pipe(createGunzip())) {
+        const bytes = chunk as Buffer;
+        if (head.length < EDGE_BYTES)
+          head = Buffer.concat([head, bytes.subarray(0, EDGE_BYTES - head.length)]);
+        tail = Buffer.concat([tail, bytes]);
+        if (tail.length > EDGE_BYTES) tail = tail.subarray(tail.length - EDGE_BYTES);
+      }
+    } catch (error) {
+      // A gzip stream cut short has no footer to read: a run that did not complete.
+      throw notCompleted(path, `the trace cannot be read to its end (${(error as Error).message})`);
+    }
+    return edgeLines(head, tail);
   }
   const size = statSync(path).size;
   const fd = openSync(path, 'r');
   try {
-    const length = Math.min(size, 64 * 1024);
+    const length = Math.min(size, EDGE_BYTES);
     const head = Buffer.alloc(length);
     readSync(fd, head, 0, length, 0);
     const tail = Buffer.alloc(length);
     readSync(fd, tail, 0, length, size - length);
-    return {
-      first: head.toString('utf8').split('\n')[0] ?? '',
-      last: tail.toString('utf8').trimEnd().split('\n').pop() ?? '',
-    };
+    return edgeLines(head, tail);
   } finally {
     closeSync(fd);
   }
