@@ -6,6 +6,7 @@
  */
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { executeRun } from '../src/run/pipeline.ts';
@@ -98,6 +99,37 @@ describe('a passing run edited to hide that it failed is never judged', () => {
     );
   });
 
+  it('a run directory with its trace gzip-compressed is judged from its summary (exit 0); cut, or of another run, refused', async () => {
+    const zipped = join(dir, 'gzip');
+    cpSync(passing, zipped, { recursive: true });
+    const gz = gzipSync(readFileSync(join(passing, 'trace.jsonl')));
+    writeFileSync(join(zipped, 'trace.jsonl'), gz);
+    const whole = await cli(['check', zipped, '--budgets', 'native-speed']);
+    expect(whole.code, whole.stderr).toBe(0);
+    writeFileSync(join(zipped, 'trace.jsonl'), gz.subarray(0, gz.length >> 1));
+    const cut = await cli(['check', zipped, '--budgets', 'native-speed']);
+    expect(cut.code, cut.stderr).toBe(3);
+    expect(cut.stderr).toContain('cannot be read to its end');
+    writeFileSync(join(zipped, 'trace.jsonl'), gzipSync(readFileSync(join(other, 'trace.jsonl'))));
+    const another = await cli(['check', zipped, '--budgets', 'native-speed']);
+    expect(another.code, another.stderr).toBe(2);
+    expect(another.stderr).toContain('a summary is judged only beside its own trace');
+  });
+
+  it('one run given twice (the same path, a copy, its trace) is refused: its samples would pool twice (exit 2)', async () => {
+    const copy = join(dir, 'copy-of-passing');
+    cpSync(passing, copy, { recursive: true });
+    for (const again of [passing, copy, join(passing, 'trace.jsonl'), join(passing, 'summary.json')]) {
+      const result = await cli(['check', passing, other, again, '--budgets', 'native-speed']);
+      expect(result.code, `${again}: ${result.stdout}`).toBe(2);
+      expect(result.stderr).toContain(`${again}: the same run as ${passing}`);
+    }
+    // Two different runs of one scenario pool as before.
+    const two = await cli(['check', passing, other, '--budgets', 'native-speed']);
+    expect(two.stderr).not.toContain('the same run');
+    expect([0, 99]).toContain(two.code);
+  });
+
   it('--lenient never judges a trace it skipped lines of: two runs concatenated, a failed footer before the end (exit 3)', async () => {
     const failedFooter = JSON.stringify({ ...trace.footer, reason: 'failed' });
     const concatenated = writeTrace(join(dir, 'two-runs.jsonl'), [
@@ -174,5 +206,14 @@ describe('compare refuses to compare nothing', () => {
     const noRuns = await cli(['compare', a, join(dir, 'no-runs')]);
     expect(noRuns.code, noRuns.stdout).toBe(2);
     expect(noRuns.stderr).toContain('side B holds no run');
+  });
+
+  it('a side holding one run twice (a copy of its directory) is refused: exit 2, never a verdict from copies', async () => {
+    const copies = join(dir, 'copies');
+    cpSync(join(a, 'r1'), join(copies, 'x1'), { recursive: true });
+    cpSync(join(a, 'r1'), join(copies, 'x2'), { recursive: true });
+    const result = await cli(['compare', copies, join(b, 'r1')]);
+    expect(result.code, result.stdout).toBe(2);
+    expect(result.stderr).toMatch(/side A holds one run twice \(run "S2-T1-1-seed1-[^"]+": .*x1 and .*x2\)/);
   });
 });

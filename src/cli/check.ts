@@ -11,6 +11,7 @@ import { ExitCode, FleetbenchError } from '../base/errors.ts';
 import { judge, resolveBudgets, type Verdict, verdictSection } from '../judge/index.ts';
 import { reporters } from '../report/index.ts';
 import { type LoadedInput, loadInputs } from '../results/judge-inputs.ts';
+import { repeatedRun } from '../results/results.ts';
 import type { CommandIo } from './output.ts';
 
 interface CheckFlags {
@@ -72,6 +73,15 @@ export function register(program: Command, io: CommandIo): void {
     .action(async (paths: string[], flags: CheckFlags) => {
       const inputs: LoadedInput[] = [];
       for (const path of paths) inputs.push(...(await loadInputs(path, { lenient: flags.lenient })));
+      // One run given twice would pool its samples twice: a breaching run diluted by copies of a
+      // passing one would hold (docs/budgets.md#how-a-budget-is-judged).
+      const repeated = repeatedRun(inputs);
+      if (repeated)
+        throw new FleetbenchError(
+          'E_RESULTS',
+          `${repeated.again}: the same run as ${repeated.first} (run ${JSON.stringify(repeated.runId)}): pooled, its samples would count twice`,
+          { hint: 'give each run once (docs/budgets.md#how-a-budget-is-judged)' },
+        );
       const given = budgetRefs(flags.budgets);
       // Given budgets judge every input; without, each set the inputs' scenarios name judges
       // the inputs that name it (a demo's cells on track-b, its chaos wave on native-speed).

@@ -8,7 +8,7 @@
  */
 import type { Analysis } from '../analyze/schema.ts';
 import { ExitCode, FleetbenchError } from '../base/errors.ts';
-import type { ResultSet, ResultUnit } from '../results/results.ts';
+import { type ResultSet, type ResultUnit, repeatedRun } from '../results/results.ts';
 import { extractMetrics, type MetricDef } from './metrics.ts';
 import { holm, mannWhitney, median, minimumP, type RankTest } from './stats.ts';
 
@@ -225,9 +225,23 @@ function refuseNothingToCompare(a: ResultSet, b: ResultSet, pairs: readonly Pair
   for (const [side, set] of [
     ['A', a],
     ['B', b],
-  ] as const)
+  ] as const) {
     if (runs(set) === 0)
       throw new FleetbenchError('E_RESULTS', `${set.source}: side ${side} holds no run: nothing to compare`);
+    // A run counted twice on a side is not a second sample of its noise: copies of one run would
+    // read as runs that agree, and a difference could pass as significant or negligible.
+    for (const unit of set.units) {
+      const repeated = repeatedRun(
+        unit.runs.map((r, i) => ({ name: r.dir ?? `${unit.id} run ${i + 1}`, analysis: r.analysis })),
+      );
+      if (repeated)
+        throw new FleetbenchError(
+          'E_RESULTS',
+          `${set.source}: side ${side} holds one run twice (run ${JSON.stringify(repeated.runId)}: ${repeated.first} and ${repeated.again}): compare needs independent runs`,
+          { hint: 'give each run once (docs/matrix.md#fleetbench-compare)' },
+        );
+    }
+  }
   if (pairs.length === 0)
     throw new FleetbenchError(
       'E_RESULTS',

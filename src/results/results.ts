@@ -68,6 +68,35 @@ export function incompleteTrace(analysis: Analysis): string | undefined {
 }
 
 /**
+ * What tells one run's records from another's: its id with the records it holds. A copy of a run
+ * directory, the same trace given twice, or a virtual run repeated with the same seed and code
+ * has the same identity (the same samples); two real runs never do (their ids carry the start
+ * time), nor two traces imported from different files of one name (their records differ).
+ */
+export function runIdentity(analysis: Analysis): string {
+  const { runId, epochMs, endMs } = analysis.run;
+  return JSON.stringify([runId, epochMs, endMs, analysis.input.records, analysis.input.lines]);
+}
+
+/**
+ * The first run that appears twice among `runs` (by runIdentity), with both names: one run
+ * pooled twice counts its samples twice, and a side of a comparison holding it twice narrows the
+ * noise it measures. Undefined when every run is distinct.
+ */
+export function repeatedRun(
+  runs: ReadonlyArray<{ name: string; analysis: Analysis }>,
+): { runId: string | null; first: string; again: string } | undefined {
+  const seen = new Map<string, string>();
+  for (const run of runs) {
+    const identity = runIdentity(run.analysis);
+    const first = seen.get(identity);
+    if (first !== undefined) return { runId: run.analysis.run.runId, first, again: run.name };
+    seen.set(identity, run.name);
+  }
+  return undefined;
+}
+
+/**
  * Why a run summary is of a run that did not complete, if it is: its outcome (a partial summary
  * of an interrupted or failed run), then its analysis's trace footer.
  */
