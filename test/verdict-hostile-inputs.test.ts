@@ -130,6 +130,15 @@ describe('a passing run edited to hide that it failed is never judged', () => {
     expect([0, 99]).toContain(two.code);
   });
 
+  it('without --budgets, an input that names no budget set beside one that does is refused, never left unjudged (exit 2)', async () => {
+    // A trace does not carry its scenario's budgets: judged by nothing, its verdict was the other's.
+    const result = await cli(['check', passing, join(other, 'trace.jsonl')]);
+    expect(result.code, result.stdout).toBe(2);
+    expect(result.stderr).toContain(`${join(other, 'trace.jsonl')}: names no budget set`);
+    const given = await cli(['check', passing, join(other, 'trace.jsonl'), '--budgets', 'native-speed']);
+    expect(given.stderr).not.toContain('names no budget set');
+  });
+
   it('--lenient never judges a trace it skipped lines of: two runs concatenated, a failed footer before the end (exit 3)', async () => {
     const failedFooter = JSON.stringify({ ...trace.footer, reason: 'failed' });
     const concatenated = writeTrace(join(dir, 'two-runs.jsonl'), [

@@ -92,6 +92,14 @@ export function register(program: Command, io: CommandIo): void {
           'no budgets to judge: give --budgets <native-speed|paperclip-baseline|track-b|turnover|file> (the input names none)',
         );
       }
+      // Without --budgets an input that names no set would be judged by none: the verdict of the
+      // others must not read as its pass.
+      const unjudged = given.length > 0 ? undefined : inputs.find((i) => !i.scenarioBudgets?.length);
+      if (unjudged)
+        throw new FleetbenchError(
+          'E_USAGE',
+          `${unjudged.name}: names no budget set, so no budget would judge it beside the inputs that name ${refs.join(', ')}: give --budgets <native-speed|paperclip-baseline|track-b|turnover|file>, which judges every input`,
+        );
       const { appendStepSummary, misconfiguredVerdict, writeJunit } = await import('../judge/ci.ts');
       let verdicts: Verdict[];
       try {
