@@ -226,3 +226,40 @@ describe('compare refuses to compare nothing', () => {
     expect(result.stderr).toMatch(/side A holds one run twice \(run "S2-T1-1-seed1-[^"]+": .*x1 and .*x2\)/);
   });
 });
+
+describe('a matrix that says it is whole holds every run once', () => {
+  const matrix = join(dir, 'matrix');
+  let baseline: { units: Array<{ runs: unknown[] }> } & Record<string, unknown>;
+  beforeAll(async () => {
+    const made = await cli(['matrix', '--cells', 'S2-T1-1', '--repeat', '2', '--out', matrix]);
+    expect(made.code, made.stderr).toBe(0);
+    baseline = JSON.parse(readFileSync(join(matrix, 'baseline.json'), 'utf8')) as typeof baseline;
+  }, 120_000);
+
+  it('a run removed, a run copied over another, or no unit: refused by check and compare (exit 2), never judged from what is left', async () => {
+    const whole = await cli(['check', matrix, '--budgets', 'track-b']);
+    expect(whole.code, whole.stdout).toBe(0);
+    const edits: Record<string, (runs: unknown[]) => unknown[] | null> = {
+      'a run removed': (runs) => runs.slice(0, 1),
+      'a run copied over another': (runs) => [runs[0], runs[0]],
+      'no unit': () => null,
+    };
+    for (const [what, edit] of Object.entries(edits)) {
+      const edited = join(dir, `matrix-${what.replaceAll(' ', '-')}`);
+      cpSync(matrix, edited, { recursive: true });
+      const runs = edit(baseline.units[0]!.runs);
+      const units = runs === null ? [] : [{ ...baseline.units[0], runs }];
+      writeFileSync(join(edited, 'baseline.json'), JSON.stringify({ ...baseline, units }));
+      for (const args of [
+        ['check', edited, '--budgets', 'track-b'],
+        ['compare', edited, matrix],
+      ]) {
+        const result = await cli(args);
+        expect(result.code, `${what}: ${args.join(' ')}: ${result.stdout}`).toBe(2);
+        expect(result.stderr).toMatch(
+          /yet the matrix says it is whole \(partial: false\): the file was edited/,
+        );
+      }
+    }
+  });
+});
