@@ -14,7 +14,7 @@
 import { openOutputFile, writeOutput, writeOutputFile } from '../base/safe-write.ts';
 import { reporters } from '../report/index.ts';
 import { statLabel, type Verdict, type VerdictRow } from './judge.ts';
-import { limitText, scopeText, valueText, verdictSection } from './report.ts';
+import { limitText, scopeText, statUnit, valueText, verdictSection } from './report.ts';
 
 /** XML 1.0 text: the five entities, and characters XML cannot carry dropped. */
 function xml(text: string): string {
@@ -37,7 +37,7 @@ function breaches(row: VerdictRow): string[] {
     .filter((s) => s.judged && !s.ok)
     .map(
       (s) =>
-        `${statLabel(s.threshold)} ${valueText({ ...row, value: s.measured })} (limit ${limitText({ ...row, stats: [s] })})`,
+        `${statLabel(s.threshold)} ${valueText({ ...row, unit: statUnit(s.threshold, row.unit), value: s.measured })} (limit ${limitText({ ...row, stats: [s] })})`,
     );
   const u = row.unrecovered;
   if (u && u.failing > 0)
@@ -56,7 +56,7 @@ function breaches(row: VerdictRow): string[] {
 function measuredText(row: VerdictRow): string {
   const parts = row.stats.map(
     (s) =>
-      `${statLabel(s.threshold)} ${valueText({ ...row, value: s.measured })} · limit ${limitText({ ...row, stats: [s] })}`,
+      `${statLabel(s.threshold)} ${valueText({ ...row, unit: statUnit(s.threshold, row.unit), value: s.measured })} · limit ${limitText({ ...row, stats: [s] })}`,
   );
   return [`n=${row.n}`, ...parts].join('\n');
 }
