@@ -217,6 +217,17 @@ describe('compare refuses to compare nothing', () => {
     expect(noRuns.stderr).toContain('side B holds no run');
   });
 
+  it('a side that is neither a file nor a directory (/dev/null) is bad input (exit 2), never an internal error', async () => {
+    for (const args of [
+      ['compare', '/dev/null', a],
+      ['report', '/dev/null'],
+    ]) {
+      const result = await cli(args);
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(2);
+      expect(result.stderr).toContain('/dev/null: not readable as JSON');
+    }
+  });
+
   it('a side holding one run twice (a copy of its directory) is refused: exit 2, never a verdict from copies', async () => {
     const copies = join(dir, 'copies');
     cpSync(join(a, 'r1'), join(copies, 'x1'), { recursive: true });

@@ -239,7 +239,8 @@ function findSummaries(dir: string, depth = 3): string[] {
 export function loadResults(path: string): ResultSet {
   if (!existsSync(path))
     throw new FleetbenchError('E_RESULTS', `${path}: no such file or directory; expected ${ACCEPTED}`);
-  if (statSync(path).isFile()) return fromJsonFile(path);
+  // Anything not a directory is read as a file: a FIFO (`<(zcat baseline.json.gz)`), a device.
+  if (!statSync(path).isDirectory()) return fromJsonFile(path);
   for (const name of ['baseline.json', 'summary.json']) {
     const file = join(path, name);
     if (existsSync(file)) return { ...fromJsonFile(file), source: path };
