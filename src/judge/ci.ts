@@ -76,6 +76,14 @@ export function junitXml(verdicts: readonly Verdict[], name = 'fleetbench check'
           `      <error message="${xml(error)}" type="budgets-misconfigured"/>\n    </testcase>`,
       );
     }
+    if (verdict.nothingJudged) {
+      counts.tests++;
+      counts.failures++;
+      cases.push(
+        `    <testcase classname="${classname}" name="judged rows" time="0">\n` +
+          `      <failure message="${xml(`nothing judged, and judging is required: ${verdict.nothingJudged}`)}" type="nothing-judged"/>\n    </testcase>`,
+      );
+    }
     for (const row of verdict.rows) {
       counts.tests++;
       const open = `    <testcase classname="${classname}" name="${xml(caseName(row))}" time="0">`;
@@ -143,15 +151,20 @@ export function stepSummaryMarkdown(verdicts: readonly Verdict[], title: string)
   const misconfigured = verdicts.filter((v) => v.verdict === 'error').length;
   const judged = verdicts.reduce((n, v) => n + (v.judgedRows ?? 0), 0);
   const unjudged = verdicts.reduce((n, v) => n + (v.unjudgedRows ?? 0), 0);
-  // Never "every judged budget holds" while a judged row was not judged.
+  const required = verdicts.some((v) => v.nothingJudged);
+  // Never "every judged budget holds" while a judged row was not judged, nor when none was.
   const headline =
     misconfigured > 0
       ? `❌ ${misconfigured} budget set${misconfigured === 1 ? ' is' : 's are'} misconfigured`
       : failed > 0
         ? `❌ ${failed} judged budget${failed === 1 ? '' : 's'} breached`
-        : unjudged > 0
-          ? `✅ ${judged} of ${judged + unjudged} judged rows hold; ⚠️ ${unjudged} not judged (see below)`
-          : '✅ every judged budget holds';
+        : required
+          ? '❌ nothing judged, and judging is required (--require-judged)'
+          : judged === 0
+            ? `⚠️ nothing judged${unjudged > 0 ? `: ${unjudged} judged row${unjudged === 1 ? '' : 's'} not judged` : ': no judged row applies to this input'} (see below)`
+            : unjudged > 0
+              ? `✅ ${judged} of ${judged + unjudged} judged rows hold; ⚠️ ${unjudged} not judged (see below)`
+              : '✅ every judged budget holds';
   const body = reporters.markdown().render({
     title,
     document: { kind: 'fleetbench-check', verdicts },

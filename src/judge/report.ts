@@ -144,17 +144,21 @@ export function headlineParts(verdict: Verdict): { mark: string; extra: string }
   const mark =
     verdict.verdict === 'error'
       ? '✗ misconfigured'
-      : verdict.verdict === 'fail'
-        ? `✗ ${verdict.judgedBreaches} judged budget${verdict.judgedBreaches === 1 ? '' : 's'} breached`
-        : verdict.verdict === 'no-samples'
-          ? verdict.noBudget
-            ? '– no budget for this input: nothing judged'
-            : notJudged > 0
-              ? `– nothing judged: ${unjudged} judged rows not judged (${why})`
-              : '– no samples: nothing judged'
-          : unjudged > 0
-            ? `✓ ${judged} of ${judged + unjudged} judged rows hold; ${unjudged} not judged (${why})`
-            : '✓ every judged budget holds';
+      : verdict.verdict === 'fail' && verdict.judgedBreaches === 0 && verdict.nothingJudged
+        ? `✗ nothing judged, and judging is required (--require-judged): ${verdict.nothingJudged}`
+        : verdict.verdict === 'fail'
+          ? `✗ ${verdict.judgedBreaches} judged budget${verdict.judgedBreaches === 1 ? '' : 's'} breached`
+          : verdict.verdict === 'no-samples'
+            ? verdict.noBudget
+              ? '– no budget for this input: nothing judged'
+              : notJudged > 0
+                ? `– nothing judged: ${unjudged} judged rows not judged (${why})`
+                : unjudged === 0
+                  ? '– nothing judged: no judged row (its rows are report-only)'
+                  : '– no samples: nothing judged'
+            : unjudged > 0
+              ? `✓ ${judged} of ${judged + unjudged} judged rows hold; ${unjudged} not judged (${why})`
+              : '✓ every judged budget holds';
   const extras = [
     ...(verdict.reportBreaches > 0
       ? [`${plural(verdict.reportBreaches, 'report-only row')} over the limit`]
