@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { reportData } from '../src/report-html/model.ts';
+import { loadResults } from '../src/results/results.ts';
 import { executeRun } from '../src/run/pipeline.ts';
 import { planRun } from '../src/run/plan.ts';
 import { cli } from './helpers/cli.ts';
@@ -86,6 +88,24 @@ describe('a passing run edited to hide that it failed is never judged', () => {
       expect(byDir.code, byDir.stderr).toBe(2);
       expect(byDir.stderr).toContain('the trace changed after the summary was written');
     }
+  });
+
+  it('the HTML report of a run whose analysis counts a run.failed event marks it partial, never "holds all judged budgets"', async () => {
+    const edited = writeTrace(join(dir, 'report-failed.jsonl'), withEvent(trace, 'run.failed', 100));
+    const analysis = await cli(['analyze', edited, '--json']);
+    const runDir = join(dir, 'report-failed');
+    cpSync(passing, runDir, { recursive: true });
+    const summary = JSON.parse(readFileSync(join(passing, 'summary.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    writeFileSync(
+      join(runDir, 'summary.json'),
+      JSON.stringify({ ...summary, analysis: JSON.parse(analysis.stdout) }),
+    );
+    const unit = reportData(loadResults(runDir)).units[0]!;
+    expect(unit.verdict).toBe('unknown');
+    expect(unit.verdictWords).toMatch(/^is partial \(its trace has a run\.failed event/);
   });
 
   it('a summary.json beside the trace of another run: exit 2, naming both runs', async () => {
