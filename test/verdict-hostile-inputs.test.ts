@@ -258,6 +258,28 @@ describe('compare refuses to compare nothing', () => {
   });
 });
 
+describe('compare never calls a judged metric unchanged that one side cannot measure', () => {
+  const before = join(dir, 'before');
+  const after = join(dir, 'after');
+  beforeAll(async () => {
+    // B's runs end before a steady window: their headroom rows are not judged (no value).
+    for (let seed = 1; seed <= 5; seed++) {
+      await executeRun(planRun('S2-T1-1', [`seed=${seed}`], join(before, `r${seed}`)));
+      await executeRun(planRun('S2-T1-1', [`seed=${seed + 10}`, 'duration=20s'], join(after, `r${seed}`)));
+    }
+  }, 180_000);
+
+  it('a headroom measured in A only: inconclusive (exit 4), naming it, never "no judged metric got worse" (exit 0)', async () => {
+    const result = await cli(['compare', before, after]);
+    expect(result.code, result.stdout).toBe(4);
+    expect(result.stdout).toMatch(
+      /judged metrics with a value on one side only, not compared: S2-T1-1: REST core headroom at 50 sessions \(only in A\)/,
+    );
+    expect(result.stdout).toContain('verdict: inconclusive: 2 judged metrics have a value on one side only');
+    expect(result.stdout).not.toContain('no judged metric got worse');
+  });
+});
+
 describe('a matrix that says it is whole holds every run once', () => {
   const matrix = join(dir, 'matrix');
   let baseline: { units: Array<{ runs: unknown[] }> } & Record<string, unknown>;

@@ -114,6 +114,10 @@ export function renderComparison(c: Comparison, all: boolean): string {
           `  ${m.unit}: ${m.def.title} ${fmtValue(m.medianA)} → ${fmtValue(m.medianB)} ${m.def.unit} (${changeText(m.change)}, p = ${fmtNum(m.pAdjusted, 4)})`,
       ),
     );
+  } else if (c.oneSided && !c.inconclusive) {
+    out.push(
+      `verdict: inconclusive: ${c.oneSided.length} judged metric${c.oneSided.length === 1 ? ' has' : 's have'} a value on one side only and could not be compared (see the note)`,
+    );
   } else if (c.inconclusive) {
     const { runsPerSide, repeatsNeeded } = c.inconclusive;
     out.push(
@@ -180,7 +184,7 @@ Examples:
   fleetbench compare runs/before/baseline.json S2-T1-50 --repeat 6   # a baseline against the code as it is
 
 Judged metrics (*) are the Track B scorecard rows; a regression of one beyond noise exits 99.
-Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad input, 3 a run on a side did not complete (never compared), 4 inconclusive (too few runs a side to show any judged change at this --alpha: it says how many would), 99 regression.`,
+Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad input, 3 a run on a side did not complete (never compared), 4 inconclusive (too few runs a side to show any judged change at this --alpha: it says how many would; or a judged metric measured on one side only), 99 regression.`,
     )
     .action(async (refA: string, refB: string, flags: CompareFlags) => {
       const alpha = Number(flags.alpha);
@@ -261,7 +265,7 @@ Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad in
           : renderComparison(comparison, flags.all === true),
       );
       if (comparison.regressions.length > 0) io.exitCode = ExitCode.budgetBreached;
-      else if (comparison.inconclusive) io.exitCode = ExitCode.inconclusive;
+      else if (comparison.inconclusive || comparison.oneSided) io.exitCode = ExitCode.inconclusive;
     });
 }
 

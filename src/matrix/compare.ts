@@ -82,6 +82,12 @@ export interface Comparison {
     /** Runs a side that could show a change of that family at this α. */
     repeatsNeeded: number;
   };
+  /**
+   * Judged metrics measured on one side only (`unit: title (only in A)`): a B whose runs cannot
+   * support a metric (a headroom without a steady window) hides how it changed, so the verdict is
+   * inconclusive (exit 4), never "no judged metric got worse".
+   */
+  oneSided?: string[];
   notes: string[];
 }
 
@@ -290,6 +296,13 @@ export function compareResults(a: ResultSet, b: ResultSet, options: CompareOptio
         : `with ${inconclusive.runsPerSide} runs on the smaller side and ${inconclusive.family} judged metrics that could differ, even a complete separation of A and B gives p ≥ ${fmtP(inconclusive.smallestAdjustedP)} after Holm's correction, not below α = ${alpha}: use at least ${inconclusive.repeatsNeeded} runs a side`,
     );
   }
+  const oneSided = judged
+    .filter((m) => m.verdict === 'only in A' || m.verdict === 'only in B')
+    .map((m) => `${m.unit}: ${m.def.title} (${m.verdict})`);
+  if (oneSided.length > 0)
+    notes.push(
+      `judged metrics with a value on one side only, not compared: ${oneSided.join('; ')} (the other side's runs cannot support them: docs/matrix.md#fleetbench-compare)`,
+    );
   if (onlyA.length > 0) notes.push(`only in A (not compared): ${onlyA.join(', ')}`);
   if (onlyB.length > 0) notes.push(`only in B (not compared): ${onlyB.join(', ')}`);
 
@@ -305,6 +318,7 @@ export function compareResults(a: ResultSet, b: ResultSet, options: CompareOptio
     onlyB,
     regressions: judged.filter((m) => m.verdict === 'regression'),
     ...(inconclusive ? { inconclusive } : {}),
+    ...(oneSided.length > 0 ? { oneSided } : {}),
     notes,
   };
 }
