@@ -86,7 +86,7 @@ describe('a passing run edited to hide that it failed is never judged', () => {
       cpSync(edited, join(runDir, 'trace.jsonl'));
       const byDir = await cli(['check', runDir, '--budgets', 'native-speed']);
       expect(byDir.code, byDir.stderr).toBe(2);
-      expect(byDir.stderr).toContain('the trace changed after the summary was written');
+      expect(byDir.stderr).toContain('the trace changed after the results were written');
     }
   });
 
@@ -133,7 +133,7 @@ describe('a passing run edited to hide that it failed is never judged', () => {
     writeFileSync(join(zipped, 'trace.jsonl'), gzipSync(readFileSync(join(other, 'trace.jsonl'))));
     const another = await cli(['check', zipped, '--budgets', 'native-speed']);
     expect(another.code, another.stderr).toBe(2);
-    expect(another.stderr).toContain('a summary is judged only beside its own trace');
+    expect(another.stderr).toContain("a run's results are judged only beside its own trace");
   });
 
   it('one run given twice (the same path, a copy, its trace) is refused: its samples would pool twice (exit 2)', async () => {
@@ -255,6 +255,38 @@ describe('compare refuses to compare nothing', () => {
     const result = await cli(['compare', copies, join(b, 'r1')]);
     expect(result.code, result.stdout).toBe(2);
     expect(result.stderr).toMatch(/side A holds one run twice \(run "S2-T1-1-seed1-[^"]+": .*x1 and .*x2\)/);
+  });
+});
+
+describe("a matrix is judged beside its runs' traces", () => {
+  const matrix = join(dir, 'matrix-traces');
+  beforeAll(async () => {
+    const made = await cli(['matrix', '--cells', 'S2-T1-1', '--repeat', '2', '--out', matrix]);
+    expect(made.code, made.stderr).toBe(0);
+  }, 120_000);
+
+  it("a run's trace edited to end failed, or swapped for another run's, after the matrix: refused (exit 3, exit 2)", async () => {
+    const whole = await cli(['check', matrix, '--budgets', 'track-b']);
+    expect(whole.code, whole.stdout).toBe(0);
+    const baseline = JSON.parse(readFileSync(join(matrix, 'baseline.json'), 'utf8')) as {
+      units: Array<{ runs: Array<{ dir: string }> }>;
+    };
+    const [first, second] = baseline.units[0]!.runs.map((r) => join(matrix, r.dir, 'trace.jsonl'));
+    const original = readFileSync(first!, 'utf8');
+    const lines = original.trimEnd().split('\n');
+    const footer = JSON.parse(lines.at(-1)!) as Record<string, unknown>;
+    writeFileSync(
+      first!,
+      `${[...lines.slice(0, -1), JSON.stringify({ ...footer, reason: 'failed' })].join('\n')}\n`,
+    );
+    const failed = await cli(['check', matrix, '--budgets', 'track-b']);
+    expect(failed.code, failed.stdout).toBe(3);
+    expect(failed.stderr).toContain('the trace ends with reason: failed');
+    cpSync(second!, first!);
+    const swapped = await cli(['check', matrix, '--budgets', 'track-b']);
+    expect(swapped.code, swapped.stdout).toBe(2);
+    expect(swapped.stderr).toContain("a run's results are judged only beside its own trace");
+    writeFileSync(first!, original);
   });
 });
 

@@ -103,14 +103,15 @@ function parsedLine(text: string): Record<string, unknown> | null {
 }
 
 /**
- * A run directory's summary says completed: its trace must agree, and be the trace the summary
- * was made from. A footer edited to `failed` or cut after the summary was written is a run that
- * did not complete (exit 3); a trace of another run (its header's runId), or one whose records
- * changed since (its footer's counts: a `run.failed` event added), is bad input (exit 2): the
- * summary would be judged for a run its trace does not record.
+ * A run's results (its summary.json, or its entry in a matrix's baseline.json) say completed:
+ * the trace in its directory must agree, and be the trace they were made from. A footer edited
+ * to `failed` or cut after the results were written is a run that did not complete (exit 3); a
+ * trace of another run (its header's runId), or one whose records changed since (its footer's
+ * counts: a `run.failed` event added), is bad input (exit 2): the results would be judged for a
+ * run its trace does not record.
  */
-async function checkTraceBeside(summaryPath: string, analysis: Analysis): Promise<void> {
-  const trace = join(dirname(summaryPath), 'trace.jsonl');
+async function checkTraceBeside(resultsPath: string, runDir: string, analysis: Analysis): Promise<void> {
+  const trace = join(runDir, 'trace.jsonl');
   if (!existsSync(trace)) return;
   const { first, last } = await firstAndLastLines(trace);
   const footer = parsedLine(last);
@@ -121,9 +122,9 @@ async function checkTraceBeside(summaryPath: string, analysis: Analysis): Promis
   const mismatch = (what: string) =>
     new InputFileError(
       'E_RESULTS',
-      summaryPath,
+      resultsPath,
       undefined,
-      `${what}: a summary is judged only beside its own trace`,
+      `${what}: a run's results are judged only beside its own trace`,
       {
         hint: 'judge the trace itself (fleetbench check DIR/trace.jsonl), or run again',
       },
@@ -137,7 +138,7 @@ async function checkTraceBeside(summaryPath: string, analysis: Analysis): Promis
   for (const [kind, read] of Object.entries(analysis.input.records))
     if (counts[kind] !== read)
       throw mismatch(
-        `its analysis read ${read} ${kind} records, the footer of the trace beside it (${trace}) counts ${String(counts[kind])}: the trace changed after the summary was written`,
+        `its analysis read ${read} ${kind} records, the footer of the trace beside it (${trace}) counts ${String(counts[kind])}: the trace changed after the results were written`,
       );
 }
 
@@ -160,6 +161,8 @@ async function fromJson(path: string): Promise<LoadedInput[]> {
           run.reason !== 'completed' ? `its run ${unit.id} seed ${run.seed} ${run.reason}` : undefined;
         const trace = incompleteTrace(run.analysis);
         if (why || trace) throw notCompleted(path, why ?? `${unit.id} seed ${run.seed}: ${trace}`);
+        // Its directory is relative to baseline.json (docs/matrix.md).
+        await checkTraceBeside(path, join(dirname(path), run.dir), run.analysis);
       }
     return baseline.units.flatMap((u) =>
       u.runs.map((r) => ({
@@ -186,7 +189,7 @@ async function fromJson(path: string): Promise<LoadedInput[]> {
       ? incompleteSummary({ ...(record as { outcome?: Record<string, unknown> }), analysis })
       : incompleteTrace(analysis);
   if (why) throw notCompleted(path, why);
-  if (record?.kind === 'fleetbench-run') await checkTraceBeside(path, analysis);
+  if (record?.kind === 'fleetbench-run') await checkTraceBeside(path, dirname(path), analysis);
   const budgets = record?.kind === 'fleetbench-run' ? record.scenario?.budgets : undefined;
   return [
     {
