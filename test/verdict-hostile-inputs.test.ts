@@ -87,6 +87,10 @@ describe('a passing run edited to hide that it failed is never judged', () => {
       const byDir = await cli(['check', runDir, '--budgets', 'native-speed']);
       expect(byDir.code, byDir.stderr).toBe(2);
       expect(byDir.stderr).toContain('the trace changed after the results were written');
+      // compare reads the run the same way.
+      const compared = await cli(['compare', runDir, other]);
+      expect(compared.code, compared.stdout).toBe(2);
+      expect(compared.stderr).toContain('the trace changed after the results were written');
     }
   });
 

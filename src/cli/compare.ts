@@ -8,9 +8,15 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../base/errors.ts';
-import { type Comparison, compareResults, type MetricComparison } from '../matrix/compare.ts';
+import {
+  type Comparison,
+  compareResults,
+  type MetricComparison,
+  refuseIncomplete,
+} from '../matrix/compare.ts';
 import type { MatrixOutcome, MatrixSpec } from '../matrix/run.ts';
 import { columns, fmtNum, textColumn, textTable } from '../report/table.ts';
+import { checkResultTraces } from '../results/judge-inputs.ts';
 import { loadResults, type ResultSet } from '../results/results.ts';
 import { runMatricesInteractive } from './matrix.ts';
 import { collect, defaultJobs, parseCount, parseSeed, TARGET_JOBS_NOTE, withTarget } from './options.ts';
@@ -258,6 +264,10 @@ Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad in
         ])) as [ResultSet, ResultSet];
       }
 
+      // As check reads them: runs that did not complete first, then a side's summaries and
+      // baselines beside their runs' traces.
+      for (const set of [a, b]) refuseIncomplete(set);
+      for (const set of [a, b]) await checkResultTraces(set);
       const comparison = compareResults(a, b, { alpha, minChange });
       io.stdout.write(
         flags.json

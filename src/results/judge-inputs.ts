@@ -21,7 +21,7 @@ import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
 import { describeZodError } from '../base/validation.ts';
 import type { JudgeInput } from '../judge/judge.ts';
 import { parseBaseline } from './baseline.ts';
-import { incompleteSummary, incompleteTrace } from './results.ts';
+import { incompleteSummary, incompleteTrace, type ResultSet } from './results.ts';
 
 export interface LoadedInput extends JudgeInput {
   /** Budget sets the run's scenario named (summary.json), when known. */
@@ -110,7 +110,11 @@ function parsedLine(text: string): Record<string, unknown> | null {
  * counts: a `run.failed` event added), is bad input (exit 2): the results would be judged for a
  * run its trace does not record.
  */
-async function checkTraceBeside(resultsPath: string, runDir: string, analysis: Analysis): Promise<void> {
+export async function checkTraceBeside(
+  resultsPath: string,
+  runDir: string,
+  analysis: Analysis,
+): Promise<void> {
   const trace = join(runDir, 'trace.jsonl');
   if (!existsSync(trace)) return;
   const { first, last } = await firstAndLastLines(trace);
@@ -221,4 +225,15 @@ export async function loadInputs(path: string, options: { lenient?: boolean } = 
   const incomplete = incompleteTrace(analysis);
   if (incomplete) throw notCompleted(path, incomplete);
   return [{ name: path, analysis }];
+}
+
+/**
+ * Every run of a result set beside its trace, as check reads them (checkTraceBeside): compare
+ * refuses a side whose summary.json or baseline.json says completed over a trace that does not.
+ */
+export async function checkResultTraces(set: ResultSet): Promise<void> {
+  for (const unit of set.units)
+    for (const run of unit.runs)
+      if (run.resultsFile !== undefined && run.traceDir !== undefined)
+        await checkTraceBeside(run.resultsFile, run.traceDir, run.analysis);
 }

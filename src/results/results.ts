@@ -5,7 +5,7 @@
  * scenarios), each with one Analysis per run.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Analysis } from '../analyze/schema.ts';
 import { FleetbenchError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
@@ -27,6 +27,9 @@ export interface ResultUnit {
     checks?: CheckRow[] | null;
     /** Why the run did not complete (interrupted, failed, cut short), if it did not. */
     incomplete?: string;
+    /** The file the run's results came from, and the directory its trace.jsonl is in (if any). */
+    resultsFile?: string;
+    traceDir?: string;
   }>;
 }
 
@@ -137,7 +140,7 @@ function unitIdOf(a: Analysis, fallback: string): string {
   return a.run.cell ?? a.run.scenario ?? fallback;
 }
 
-function fromSummary(summary: RunSummary, dir: string | null): ResultUnit {
+function fromSummary(summary: RunSummary, dir: string | null, file?: string): ResultUnit {
   const a = summary.analysis;
   const id = summary.scenario.cell ?? summary.scenario.name ?? unitIdOf(a, 'run');
   return {
@@ -152,6 +155,7 @@ function fromSummary(summary: RunSummary, dir: string | null): ResultUnit {
         seed: summary.scenario.seed ?? a.run.seed,
         dir,
         analysis: a,
+        ...(file ? { resultsFile: file, traceDir: dirname(file) } : {}),
         ...optional('incomplete', incompleteSummary(summary)),
         checks: summary.budgets
           ? summary.budgets.filter((v) => v.budget !== SCORECARD_SET).flatMap(verdictCheckRows)
@@ -188,6 +192,8 @@ function fromJsonFile(file: string): ResultSet {
           seed: r.seed,
           dir: r.dir,
           analysis: r.analysis,
+          resultsFile: file,
+          traceDir: join(dirname(file), r.dir),
           checks: r.checks,
           ...optional(
             'incomplete',
@@ -201,7 +207,7 @@ function fromJsonFile(file: string): ResultSet {
     const summary = raw as RunSummary;
     if (!isAnalysis(summary.analysis))
       throw new FleetbenchError('E_RESULTS', `${file}: summary without an analysis`);
-    return { source: file, kind: 'run', units: [fromSummary(summary, null)] };
+    return { source: file, kind: 'run', units: [fromSummary(summary, null, file)] };
   }
   if (isAnalysis(raw)) {
     const id = unitIdOf(raw, basename(file, '.json'));
@@ -255,7 +261,7 @@ export function loadResults(path: string): ResultSet {
   for (const file of summaries) {
     const raw = readJson(file) as RunSummary;
     if (raw?.kind !== 'fleetbench-run') continue;
-    const unit = fromSummary(raw, file.slice(0, -'/summary.json'.length));
+    const unit = fromSummary(raw, file.slice(0, -'/summary.json'.length), file);
     const mine = units.get(unit.id);
     if (mine) mine.runs.push(...unit.runs);
     else units.set(unit.id, unit);
