@@ -238,7 +238,18 @@ describe('compare refuses to compare nothing', () => {
     writeFileSync(join(empty, 'summary.json'), '{"kind":"something-else"}');
     const noRuns = await cli(['compare', a, join(dir, 'no-runs')]);
     expect(noRuns.code, noRuns.stdout).toBe(2);
-    expect(noRuns.stderr).toContain('side B holds no run');
+    expect(noRuns.stderr).toContain(`${join(empty, 'summary.json')}: not a fleetbench run summary`);
+  });
+
+  it('a run hidden from a side by editing its summary.json kind is refused, never left out of the side (exit 2)', async () => {
+    const side = join(dir, 'hidden');
+    cpSync(b, side, { recursive: true });
+    const file = join(side, 'r2', 'summary.json');
+    const summary = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    writeFileSync(file, JSON.stringify({ ...summary, kind: 'fleetbench-runs' }));
+    const result = await cli(['compare', b, side]);
+    expect(result.code, result.stdout).toBe(2);
+    expect(result.stderr).toContain(`${file}: not a fleetbench run summary (kind is "fleetbench-runs")`);
   });
 
   it('a side that is neither a file nor a directory (/dev/null) is bad input (exit 2), never an internal error', async () => {

@@ -260,7 +260,15 @@ export function loadResults(path: string): ResultSet {
   const units = new Map<string, ResultUnit>();
   for (const file of summaries) {
     const raw = readJson(file) as RunSummary;
-    if (raw?.kind !== 'fleetbench-run') continue;
+    // A run left out without a word would leave its figures out of the side (a breaching run
+    // hidden by editing its kind): every summary.json found must be a run's.
+    if (raw?.kind !== 'fleetbench-run')
+      throw new FleetbenchError(
+        'E_RESULTS',
+        `${file}: not a fleetbench run summary (kind is ${JSON.stringify((raw as { kind?: unknown } | null)?.kind)}), in ${path}: every summary.json in a directory of runs is one`,
+      );
+    if (!isAnalysis(raw.analysis))
+      throw new FleetbenchError('E_RESULTS', `${file}: summary without an analysis`);
     const unit = fromSummary(raw, file.slice(0, -'/summary.json'.length), file);
     const mine = units.get(unit.id);
     if (mine) mine.runs.push(...unit.runs);
