@@ -241,6 +241,14 @@ describe('compare refuses to compare nothing', () => {
     expect(noRuns.stderr).toContain(`${join(empty, 'summary.json')}: not a fleetbench run summary`);
   });
 
+  it('--min-change Infinity (or 1e400), which would call every regression negligible, is bad input (exit 2)', async () => {
+    for (const value of ['Infinity', '1e400', '-1', 'NaN']) {
+      const result = await cli(['compare', a, a, '--min-change', value]);
+      expect(result.code, `${value}: ${result.stdout}`).toBe(2);
+      expect(result.stderr).toContain(`--min-change: expected a percentage, got '${value}'`);
+    }
+  });
+
   it('a run hidden from a side by editing its summary.json kind is refused, never left out of the side (exit 2)', async () => {
     const side = join(dir, 'hidden');
     cpSync(b, side, { recursive: true });

@@ -200,7 +200,8 @@ Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad in
           `--alpha: expected a number between 0 and 1, got '${flags.alpha}'`,
         );
       const minChange = Number(flags.minChange) / 100;
-      if (!(minChange >= 0))
+      // Infinity (or 1e400) would call every significant change negligible: a regression, exit 0.
+      if (!(minChange >= 0 && Number.isFinite(minChange)))
         throw new FleetbenchError('E_USAGE', `--min-change: expected a percentage, got '${flags.minChange}'`);
       const repeats = parseCount('--repeat', flags.repeat, DEFAULT_REPEATS);
       const jobs = parseCount('--jobs', flags.jobs, defaultJobs(flags.target));
