@@ -4,6 +4,7 @@
  * or directory is then made to say what the run did not. None may pass (exit 0): each is refused,
  * naming why. Real runs of the pipeline, the real CLI.
  */
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -139,6 +140,21 @@ describe('a passing run edited to hide that it failed is never judged', () => {
     expect(another.code, another.stderr).toBe(2);
     expect(another.stderr).toContain("a run's results are judged only beside its own trace");
   });
+
+  it('a trace.jsonl beside the summary that is a directory or a FIFO: exit 2 in seconds, never an internal error or a hang', async () => {
+    for (const [name, make] of [
+      ['directory', (path: string) => mkdirSync(path)],
+      ['fifo', (path: string) => execFileSync('mkfifo', [path])],
+    ] as const) {
+      const runDir = join(dir, `trace-${name}`);
+      mkdirSync(runDir);
+      cpSync(join(passing, 'summary.json'), join(runDir, 'summary.json'));
+      make(join(runDir, 'trace.jsonl'));
+      const result = await cli(['check', runDir, '--budgets', 'native-speed']);
+      expect(result.code, `${name}: ${result.stderr}`).toBe(2);
+      expect(result.stderr).toContain("trace.jsonl: not a regular file: a run's trace is a file");
+    }
+  }, 20_000);
 
   it('one run given twice (the same path, a copy, its trace) is refused: its samples would pool twice (exit 2)', async () => {
     const copy = join(dir, 'copy-of-passing');

@@ -117,6 +117,9 @@ export async function checkTraceBeside(
 ): Promise<void> {
   const trace = join(runDir, 'trace.jsonl');
   if (!existsSync(trace)) return;
+  // A directory would fail the read, a FIFO nobody writes would block it forever.
+  if (!statSync(trace).isFile())
+    throw new InputFileError('E_RESULTS', trace, undefined, "not a regular file: a run's trace is a file");
   const { first, last } = await firstAndLastLines(trace);
   const footer = parsedLine(last);
   if (footer?.kind !== 'end' || typeof footer.reason !== 'string')
