@@ -154,6 +154,18 @@ describe('a passing run edited to hide that it failed is never judged', () => {
       expect(result.code, `${name}: ${result.stderr}`).toBe(2);
       expect(result.stderr).toContain("trace.jsonl: not a regular file: a run's trace is a file");
     }
+    // A summary.json (or baseline.json) found in a directory that is a FIFO: check and compare.
+    const fifoDir = join(dir, 'summary-fifo');
+    mkdirSync(fifoDir);
+    execFileSync('mkfifo', [join(fifoDir, 'summary.json')]);
+    for (const args of [
+      ['check', fifoDir, '--budgets', 'native-speed'],
+      ['compare', fifoDir, passing],
+    ]) {
+      const result = await cli(args);
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(2);
+      expect(result.stderr).toContain("summary.json: not a regular file: a run's results are a file");
+    }
   }, 20_000);
 
   it('one run given twice (the same path, a copy, its trace) is refused: its samples would pool twice (exit 2)', async () => {

@@ -21,7 +21,7 @@ import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
 import { describeZodError } from '../base/validation.ts';
 import type { JudgeInput } from '../judge/judge.ts';
 import { parseBaseline } from './baseline.ts';
-import { incompleteSummary, incompleteTrace, type ResultSet } from './results.ts';
+import { incompleteSummary, incompleteTrace, type ResultSet, resultFileIn } from './results.ts';
 
 export interface LoadedInput extends JudgeInput {
   /** Budget sets the run's scenario named (summary.json), when known. */
@@ -211,10 +211,10 @@ async function fromJson(path: string): Promise<LoadedInput[]> {
 export async function loadInputs(path: string, options: { lenient?: boolean } = {}): Promise<LoadedInput[]> {
   if (!existsSync(path)) throw new InputFileError('E_FILE', path, undefined, 'no such file or directory');
   if (statSync(path).isDirectory()) {
-    const baseline = join(path, 'baseline.json');
-    if (existsSync(baseline)) return fromJson(baseline);
-    const summary = join(path, 'summary.json');
-    if (existsSync(summary)) return (await fromJson(summary)).map((input) => ({ ...input, name: path }));
+    const baseline = resultFileIn(path, 'baseline.json');
+    if (baseline) return fromJson(baseline);
+    const summary = resultFileIn(path, 'summary.json');
+    if (summary) return (await fromJson(summary)).map((input) => ({ ...input, name: path }));
     const trace = join(path, 'trace.jsonl');
     if (existsSync(trace))
       return (await loadInputs(trace, options)).map((input) => ({ ...input, name: path }));

@@ -242,14 +242,26 @@ function findSummaries(dir: string, depth = 3): string[] {
   return out;
 }
 
+/**
+ * `dir/name` when it exists, refused when it is not a regular file: a FIFO found in a run's
+ * directory (not given by the user, who may give one: docs/limits.md) would block the read.
+ */
+export function resultFileIn(dir: string, name: string): string | undefined {
+  const file = join(dir, name);
+  if (!existsSync(file)) return undefined;
+  if (!statSync(file).isFile())
+    throw new FleetbenchError('E_RESULTS', `${file}: not a regular file: a run's results are a file`);
+  return file;
+}
+
 export function loadResults(path: string): ResultSet {
   if (!existsSync(path))
     throw new FleetbenchError('E_RESULTS', `${path}: no such file or directory; expected ${ACCEPTED}`);
   // Anything not a directory is read as a file: a FIFO (`<(zcat baseline.json.gz)`), a device.
   if (!statSync(path).isDirectory()) return fromJsonFile(path);
   for (const name of ['baseline.json', 'summary.json']) {
-    const file = join(path, name);
-    if (existsSync(file)) return { ...fromJsonFile(file), source: path };
+    const file = resultFileIn(path, name);
+    if (file) return { ...fromJsonFile(file), source: path };
   }
   const summaries = findSummaries(path);
   if (summaries.length === 0)
