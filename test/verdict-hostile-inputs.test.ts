@@ -191,6 +191,14 @@ describe('a passing run edited to hide that it failed is never judged', () => {
     expect(given.stderr).not.toContain('names no budget set');
   });
 
+  it('--budgets given empty ("$UNSET" in CI) is a usage error (exit 2), never the scenario\'s own sets in its place', async () => {
+    for (const value of ['', ',', ' , ']) {
+      const result = await cli(['check', passing, '--budgets', value]);
+      expect(result.code, `'${value}': ${result.stdout}`).toBe(2);
+      expect(result.stderr).toContain('--budgets: names no budget set');
+    }
+  });
+
   it('--lenient never judges a trace it skipped lines of: two runs concatenated, a failed footer before the end (exit 3)', async () => {
     const failedFooter = JSON.stringify({ ...trace.footer, reason: 'failed' });
     const concatenated = writeTrace(join(dir, 'two-runs.jsonl'), [

@@ -71,6 +71,13 @@ export function register(program: Command, io: CommandIo): void {
       '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n  fleetbench check runs/wave --budgets native-speed --junit budgets.xml   # CI: JUnit, and the GitHub step summary when $GITHUB_STEP_SUMMARY is set\n\nExit codes: 0 every judged budget holds, or those judged hold and the headline counts the rest as not judged (rows with no samples, projections the run cannot support: exit 99 with --require-judged / --require-samples or require: true), 99 a judged budget failed, 104 budgets misconfigured, 3 an input did not complete (interrupted, failed, a partial summary, a trace without its completed footer or with a run.failed event, a --lenient read that skipped lines: never judged), 2 bad input. Budget files: docs/budgets.md.',
     )
     .action(async (paths: string[], flags: CheckFlags) => {
+      // `--budgets "$UNSET"` names no set: judged by the scenario's own sets instead, the gate
+      // would not be the one CI asked for.
+      if (flags.budgets.length > 0 && budgetRefs(flags.budgets).length === 0)
+        throw new FleetbenchError(
+          'E_USAGE',
+          `--budgets: names no budget set (got ${flags.budgets.map((v) => JSON.stringify(v)).join(', ')}); give a set or a file, or leave --budgets out for the sets the run's scenario names`,
+        );
       const inputs: LoadedInput[] = [];
       for (const path of paths) inputs.push(...(await loadInputs(path, { lenient: flags.lenient })));
       // One run given twice would pool its samples twice: a breaching run diluted by copies of a
