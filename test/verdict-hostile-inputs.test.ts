@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -347,6 +348,22 @@ describe("a matrix is judged beside its runs' traces", () => {
     expect(swapped.stderr).toContain("a run's results are judged only beside its own trace");
     writeFileSync(first!, original);
   });
+});
+
+describe('matrix --check never passes a run that failed', () => {
+  it('a cell whose run failed (its target lost at a restart): exit 3 with --check, named; exit 0 without (the matrix measures)', async () => {
+    const lost = fileURLToPath(new URL('./fixtures/lost-target.ts', import.meta.url));
+    const file = join(dir, 'lost.yaml');
+    writeFileSync(
+      file,
+      `name: lost\ntarget: module:${lost}\nduration: 5m\nsessions:\n  count: 2\nfaults:\n  - type: restart\n    at: 1m\nbudgets: [track-b]\n`,
+    );
+    const gate = await cli(['matrix', '--cells', file, '--check', '--out', join(dir, 'matrix-lost')]);
+    expect(gate.code, gate.stdout).toBe(3);
+    expect(gate.stderr).toContain('lost: a run did not complete: not judged, so --check does not pass');
+    const measure = await cli(['matrix', '--cells', file, '--out', join(dir, 'matrix-lost-2')]);
+    expect(measure.code, measure.stderr).toBe(0);
+  }, 60_000);
 });
 
 describe('compare never calls a judged metric unchanged that one side cannot measure', () => {

@@ -157,6 +157,14 @@ export function projectionNotJudgedText(b: Baseline): string | undefined {
 }
 
 /** Units with a run that fails the Track B scorecard or a judged budget check (partial ones are not judged). */
+/**
+ * Units with a run that did not complete (failed, cut short): never judged, so a gate (`matrix
+ * --check`, `demo`) never passes them, as `check` refuses them (exit 3).
+ */
+export function incompleteUnits(b: Baseline): Baseline['units'] {
+  return b.units.filter((u) => u.runs.length > 0 && isPartialUnit(u));
+}
+
 export function failingUnits(b: Baseline): Baseline['units'] {
   return b.units.filter(
     (u) =>
