@@ -200,6 +200,31 @@ describe('a passing run edited to hide that it failed is never judged', () => {
     }
   });
 
+  it("--junit over an input (the run's trace, its summary, a trace given) is refused (exit 2), the input left as it was", async () => {
+    const runDir = join(dir, 'junit-over');
+    cpSync(passing, runDir, { recursive: true });
+    const before = readFileSync(join(runDir, 'trace.jsonl'), 'utf8');
+    for (const [input, junit] of [
+      [runDir, join(runDir, 'trace.jsonl')],
+      [runDir, join(runDir, 'summary.json')],
+      [join(runDir, 'trace.jsonl'), join(runDir, '.', 'trace.jsonl')],
+    ] as const) {
+      const result = await cli(['check', input, '--budgets', 'native-speed', '--junit', junit]);
+      expect(result.code, `${junit}: ${result.stdout}`).toBe(2);
+      expect(result.stderr).toContain('is an input being judged');
+    }
+    expect(readFileSync(join(runDir, 'trace.jsonl'), 'utf8')).toBe(before);
+    const beside = await cli([
+      'check',
+      runDir,
+      '--budgets',
+      'native-speed',
+      '--junit',
+      join(runDir, 'budgets.xml'),
+    ]);
+    expect(beside.code, beside.stderr).toBe(0);
+  });
+
   it('--lenient never judges a trace it skipped lines of: two runs concatenated, a failed footer before the end (exit 3)', async () => {
     const failedFooter = JSON.stringify({ ...trace.footer, reason: 'failed' });
     const concatenated = writeTrace(join(dir, 'two-runs.jsonl'), [
