@@ -211,7 +211,16 @@ describe('a passing run edited to hide that it failed is never judged', () => {
     ] as const) {
       const result = await cli(['check', input, '--budgets', 'native-speed', '--junit', junit]);
       expect(result.code, `${junit}: ${result.stdout}`).toBe(2);
-      expect(result.stderr).toContain('is an input being judged');
+      expect(result.stderr).toContain('which this command reads: writing there would replace it');
+    }
+    // budgets derive -o and report -o likewise.
+    for (const args of [
+      ['budgets', 'derive', runDir, '-o', join(runDir, 'trace.jsonl')],
+      ['report', runDir, '-o', join(runDir, 'summary.json')],
+    ]) {
+      const result = await cli(args);
+      expect(result.code, `${args.join(' ')}: ${result.stdout}`).toBe(2);
+      expect(result.stderr).toContain('which this command reads');
     }
     expect(readFileSync(join(runDir, 'trace.jsonl'), 'utf8')).toBe(before);
     const beside = await cli([

@@ -6,14 +6,13 @@
  * judged budget was breached, 104 the budgets are misconfigured (an unknown metric or label, a
  * bad expression, a repeated entry, ...); and 3: an input did not complete, nothing judged.
  */
-import { existsSync, realpathSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../base/errors.ts';
 import { judge, resolveBudgets, type Verdict, verdictSection } from '../judge/index.ts';
 import { reporters } from '../report/index.ts';
 import { type LoadedInput, loadInputs } from '../results/judge-inputs.ts';
 import { repeatedRun } from '../results/results.ts';
+import { refuseOutputOverInput } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface CheckFlags {
@@ -38,29 +37,6 @@ export function verdictExitCode(verdicts: readonly Verdict[]): number {
   if (verdicts.some((v) => v.verdict === 'error')) return ExitCode.budgetMisconfigured;
   if (verdicts.some((v) => v.verdict === 'fail')) return ExitCode.budgetBreached;
   return ExitCode.ok;
-}
-
-/** The files a run or matrix directory is judged from (src/results/judge-inputs.ts). */
-const RESULT_FILES = ['trace.jsonl', 'summary.json', 'baseline.json'];
-
-/**
- * `--junit` over one of the inputs (`--junit runs/a/trace.jsonl`) would replace the record it
- * judged with the verdict: nothing already recorded is lost (docs/limits.md), so it is refused.
- */
-function refuseJunitOverInput(junit: string, inputs: readonly string[]): void {
-  const target = resolve(junit);
-  const judged = inputs.flatMap((input) => {
-    const path = resolve(input);
-    return existsSync(path) && statSync(path).isDirectory()
-      ? RESULT_FILES.map((name) => join(path, name))
-      : [path];
-  });
-  const real = (path: string) => (existsSync(path) ? realpathSync(path) : path);
-  if (judged.some((path) => path === target || (existsSync(target) && real(path) === real(target))))
-    throw new FleetbenchError(
-      'E_USAGE',
-      `--junit ${junit}: is an input being judged (or its run's trace, summary or baseline): the verdict would replace it; write the JUnit file elsewhere`,
-    );
 }
 
 export function register(program: Command, io: CommandIo): void {
@@ -103,7 +79,7 @@ export function register(program: Command, io: CommandIo): void {
           'E_USAGE',
           `--budgets: names no budget set (got ${flags.budgets.map((v) => JSON.stringify(v)).join(', ')}); give a set or a file, or leave --budgets out for the sets the run's scenario names`,
         );
-      if (flags.junit) refuseJunitOverInput(flags.junit, paths);
+      if (flags.junit) refuseOutputOverInput('--junit', flags.junit, paths);
       const inputs: LoadedInput[] = [];
       for (const path of paths) inputs.push(...(await loadInputs(path, { lenient: flags.lenient })));
       // One run given twice would pool its samples twice: a breaching run diluted by copies of a
