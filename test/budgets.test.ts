@@ -2,6 +2,7 @@
  * Budget files (docs/budgets.md): the format, k6-style expressions, every misconfiguration as a
  * loud `file:line` error (exit 104), the built-in sets, and `derive`'s rounding.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../src/analyze/analyzer.ts';
 import { ExitCode, InputFileError } from '../src/base/errors.ts';
@@ -223,6 +224,47 @@ budgets:
       [true, false],
       [true, true],
     ]);
+  });
+
+  it('a count is a number of samples, never a duration: count: 5 fails 6 samples (it read 5 s = 5000 before)', () => {
+    const six = [{ name: 'six', analysis: analysis({ fa: [1_000, 1_100, 1_200, 1_300, 1_400, 1_500] }) }];
+    for (const limit of ['count: 5', 'count: 1.5', "thresholds: ['count<=5']"]) {
+      const set = parseBudgetText(
+        `name: x\nbudgets:\n  - metric: time_to_first_activity\n    ${limit}\n`,
+        'x.yaml',
+      );
+      expect(set.entries[0]!.thresholds[0]!.limit, limit).toBeLessThanOrEqual(5);
+      const verdict = judge(set, six);
+      expect(verdict.rows[0], limit).toMatchObject({ status: 'fail', n: 6 });
+      expect(verdict.verdict, limit).toBe('fail');
+    }
+    expect(
+      configError("name: x\nbudgets:\n  - metric: agent_boot\n    thresholds: ['count<=5s']\n").message,
+    ).toMatch(/^b\.yaml:4: budgets\[0\]: threshold 'count<=5s': expected a number, got '5s'/);
+  });
+
+  it('property: a limit written with any number of digits is finite or refused (exit 104), never an Infinity that holds everything', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 500 }),
+        fc.constantFrom('', 's', 'ms', 'h', 'm'),
+        fc.constantFrom('p95: ', 'max: ', "thresholds: ['p(95)<", "thresholds: ['max<="),
+        (digits, unit, key) => {
+          const value = `${'9'.repeat(digits)}${unit}`;
+          const line = key.startsWith('thresholds') ? `${key}${value}']` : `${key}${value}`;
+          const text = `name: x\nbudgets:\n  - metric: agent_boot\n    ${line}\n`;
+          let limits: number[];
+          try {
+            limits = parseBudgetText(text, 'b.yaml').entries[0]!.thresholds.map((t) => t.limit);
+          } catch (error) {
+            expect((error as InputFileError).exitCode).toBe(ExitCode.budgetMisconfigured);
+            return;
+          }
+          for (const limit of limits) expect(Number.isFinite(limit), line).toBe(true);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 
   it('the built-in native-speed set is the table of docs/budgets.md, exactly', () => {

@@ -98,6 +98,38 @@ describe('fleetbench check --junit and the GitHub step summary', () => {
     }
   });
 
+  it('a set that judges nothing (no entry for the adapter, report-only rows) never reads as a pass; --require-judged fails it (exit 99)', async () => {
+    const sets = {
+      'no-entry':
+        'name: no-entry\nper: [adapter]\nbudgets:\n  - { metric: agent_boot, scope: { adapter: gemini }, p95: 4s }\n',
+      'report-only': 'name: report-only\nbudgets:\n  - { metric: agent_boot, p95: 1ms, mode: report }\n',
+    };
+    for (const [name, text] of Object.entries(sets)) {
+      const budgets = join(dir, `${name}.yaml`);
+      writeFileSync(budgets, text);
+      const summary = join(dir, `${name}-summary.md`);
+      const lax = await cli(['check', run, '--budgets', budgets], { env: { GITHUB_STEP_SUMMARY: summary } });
+      expect(lax.code, lax.stderr).toBe(0);
+      expect(lax.stdout).toMatch(
+        /verdict: – (no budget for this input: nothing judged|nothing judged: no judged row)/,
+      );
+      // The step summary said "✅ every judged budget holds" for these.
+      const headline = readFileSync(summary, 'utf8').split('\n')[0]!;
+      expect(headline).not.toContain('✅');
+      expect(headline).toContain('⚠️ nothing judged');
+
+      const junit = join(dir, `${name}.xml`);
+      const strict = await cli(['check', run, '--budgets', budgets, '--require-judged', '--junit', junit], {
+        env: { GITHUB_STEP_SUMMARY: summary },
+      });
+      expect(strict.code, `${name}: ${strict.stdout}`).toBe(99);
+      expect(strict.stdout).toContain('✗ nothing judged, and judging is required (--require-judged)');
+      const parsed = (await parse(readFileSync(junit, 'utf8'))) as TestSuites;
+      expect(parsed).toMatchObject({ failures: 1 });
+      expect(readFileSync(summary, 'utf8')).toContain('❌ nothing judged, and judging is required');
+    }
+  });
+
   it('examples/github-actions.yml runs fleetbench commands that exist, gated on check', async () => {
     const workflow = parseYaml(
       readFileSync(new URL('../examples/github-actions.yml', import.meta.url), 'utf8'),

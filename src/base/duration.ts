@@ -9,6 +9,12 @@ const PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
 
 /** Parses `1h30m`, `2.5s`, `250ms`, or a number of seconds. Returns ms, or undefined if malformed. */
 export function parseDuration(input: string | number): number | undefined {
+  const ms = parseDurationMs(input);
+  // 400 digits of seconds overflow to Infinity: never a duration (a limit no figure can pass).
+  return ms !== undefined && Number.isFinite(ms) ? ms : undefined;
+}
+
+function parseDurationMs(input: string | number): number | undefined {
   if (typeof input === 'number') return Number.isFinite(input) && input >= 0 ? input * 1_000 : undefined;
   const text = input.trim();
   if (text === '') return undefined;

@@ -7,6 +7,7 @@ import { FleetbenchError } from '../base/errors.ts';
 import { writeOutputFile } from '../base/safe-write.ts';
 import { budgetYaml, builtinBudgetNames, deriveBudgets, resolveBudgets } from '../judge/index.ts';
 import { type LoadedInput, loadInputs } from '../results/judge-inputs.ts';
+import { refuseOutputOverInput } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface DeriveFlags {
@@ -43,6 +44,7 @@ export function register(program: Command, io: CommandIo): void {
       const roundMs = parseDuration(flags.round);
       if (roundMs === undefined)
         throw new FleetbenchError('E_USAGE', `--round: expected a duration like 0.5s, got '${flags.round}'`);
+      if (flags.output) refuseOutputOverInput('-o', flags.output, paths);
       const inputs: LoadedInput[] = [];
       for (const path of paths) inputs.push(...(await loadInputs(path, { lenient: flags.lenient })));
       const derived = deriveBudgets(inputs, {

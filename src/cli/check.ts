@@ -11,6 +11,8 @@ import { ExitCode, FleetbenchError } from '../base/errors.ts';
 import { judge, resolveBudgets, type Verdict, verdictSection } from '../judge/index.ts';
 import { reporters } from '../report/index.ts';
 import { type LoadedInput, loadInputs } from '../results/judge-inputs.ts';
+import { repeatedRun } from '../results/results.ts';
+import { refuseOutputOverInput } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface CheckFlags {
@@ -55,7 +57,10 @@ export function register(program: Command, io: CommandIo): void {
     )
     .option('--json', 'print the verdicts as JSON')
     .option('--markdown', 'print Markdown tables')
-    .option('--lenient', 'skip bad trace lines (counted) instead of failing')
+    .option(
+      '--lenient',
+      'read a damaged trace, skipping bad lines (counted); one that skipped any is still never judged (exit 3)',
+    )
     .option(
       '--require-samples',
       'every judged budget row must be judged: a row whose scope matches no sample, or a projection the run cannot support (not judged), fails (exit 99)',
@@ -64,11 +69,28 @@ export function register(program: Command, io: CommandIo): void {
     .option('--junit <file>', 'also write the verdicts as JUnit XML (one test case per budget row) for CI')
     .addHelpText(
       'after',
-      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n  fleetbench check runs/wave --budgets native-speed --junit budgets.xml   # CI: JUnit, and the GitHub step summary when $GITHUB_STEP_SUMMARY is set\n\nExit codes: 0 every judged budget holds, or those judged hold and the headline counts the rest as not judged (rows with no samples, projections the run cannot support: exit 99 with --require-judged / --require-samples or require: true), 99 a judged budget failed, 104 budgets misconfigured, 3 an input did not complete (interrupted, failed, a partial summary or a trace without its completed footer: never judged), 2 bad input. Budget files: docs/budgets.md.',
+      '\nExamples:\n  fleetbench check fleetbench-out/runs/chaos-codex-c6 --budgets native-speed\n  fleetbench check trace.jsonl --budgets my-budgets.yaml\n  fleetbench check runs/a runs/b runs/c --budgets native-speed   # pooled: p50 and p95\n  fleetbench matrix --cells chaos-codex-c4 --repeat 5 --out runs/wave && fleetbench check runs/wave --budgets native-speed\n  fleetbench check runs/wave --budgets native-speed --junit budgets.xml   # CI: JUnit, and the GitHub step summary when $GITHUB_STEP_SUMMARY is set\n\nExit codes: 0 every judged budget holds, or those judged hold and the headline counts the rest as not judged (rows with no samples, projections the run cannot support: exit 99 with --require-judged / --require-samples or require: true), 99 a judged budget failed, 104 budgets misconfigured, 3 an input did not complete (interrupted, failed, a partial summary, a trace without its completed footer or with a run.failed event, a --lenient read that skipped lines: never judged), 2 bad input. Budget files: docs/budgets.md.',
     )
     .action(async (paths: string[], flags: CheckFlags) => {
+      // `--budgets "$UNSET"` names no set: judged by the scenario's own sets instead, the gate
+      // would not be the one CI asked for.
+      if (flags.budgets.length > 0 && budgetRefs(flags.budgets).length === 0)
+        throw new FleetbenchError(
+          'E_USAGE',
+          `--budgets: names no budget set (got ${flags.budgets.map((v) => JSON.stringify(v)).join(', ')}); give a set or a file, or leave --budgets out for the sets the run's scenario names`,
+        );
+      if (flags.junit) refuseOutputOverInput('--junit', flags.junit, paths);
       const inputs: LoadedInput[] = [];
       for (const path of paths) inputs.push(...(await loadInputs(path, { lenient: flags.lenient })));
+      // One run given twice would pool its samples twice: a breaching run diluted by copies of a
+      // passing one would hold (docs/budgets.md#how-a-budget-is-judged).
+      const repeated = repeatedRun(inputs);
+      if (repeated)
+        throw new FleetbenchError(
+          'E_RESULTS',
+          `${repeated.again}: the same run as ${repeated.first} (run ${JSON.stringify(repeated.runId)}): pooled, its samples would count twice`,
+          { hint: 'give each run once (docs/budgets.md#how-a-budget-is-judged)' },
+        );
       const given = budgetRefs(flags.budgets);
       // Given budgets judge every input; without, each set the inputs' scenarios name judges
       // the inputs that name it (a demo's cells on track-b, its chaos wave on native-speed).
@@ -79,6 +101,14 @@ export function register(program: Command, io: CommandIo): void {
           'no budgets to judge: give --budgets <native-speed|paperclip-baseline|track-b|turnover|file> (the input names none)',
         );
       }
+      // Without --budgets an input that names no set would be judged by none: the verdict of the
+      // others must not read as its pass.
+      const unjudged = given.length > 0 ? undefined : inputs.find((i) => !i.scenarioBudgets?.length);
+      if (unjudged)
+        throw new FleetbenchError(
+          'E_USAGE',
+          `${unjudged.name}: names no budget set, so no budget would judge it beside the inputs that name ${refs.join(', ')}: give --budgets <native-speed|paperclip-baseline|track-b|turnover|file>, which judges every input`,
+        );
       const { appendStepSummary, misconfiguredVerdict, writeJunit } = await import('../judge/ci.ts');
       let verdicts: Verdict[];
       try {

@@ -8,9 +8,15 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, FleetbenchError } from '../base/errors.ts';
-import { type Comparison, compareResults, type MetricComparison } from '../matrix/compare.ts';
+import {
+  type Comparison,
+  compareResults,
+  type MetricComparison,
+  refuseIncomplete,
+} from '../matrix/compare.ts';
 import type { MatrixOutcome, MatrixSpec } from '../matrix/run.ts';
 import { columns, fmtNum, textColumn, textTable } from '../report/table.ts';
+import { checkResultTraces } from '../results/judge-inputs.ts';
 import { loadResults, type ResultSet } from '../results/results.ts';
 import { runMatricesInteractive } from './matrix.ts';
 import { collect, defaultJobs, parseCount, parseSeed, TARGET_JOBS_NOTE, withTarget } from './options.ts';
@@ -114,6 +120,10 @@ export function renderComparison(c: Comparison, all: boolean): string {
           `  ${m.unit}: ${m.def.title} ${fmtValue(m.medianA)} → ${fmtValue(m.medianB)} ${m.def.unit} (${changeText(m.change)}, p = ${fmtNum(m.pAdjusted, 4)})`,
       ),
     );
+  } else if (c.oneSided && !c.inconclusive) {
+    out.push(
+      `verdict: inconclusive: ${c.oneSided.length} judged metric${c.oneSided.length === 1 ? ' has' : 's have'} a value on one side only and could not be compared (see the note)`,
+    );
   } else if (c.inconclusive) {
     const { runsPerSide, repeatsNeeded } = c.inconclusive;
     out.push(
@@ -180,7 +190,7 @@ Examples:
   fleetbench compare runs/before/baseline.json S2-T1-50 --repeat 6   # a baseline against the code as it is
 
 Judged metrics (*) are the Track B scorecard rows; a regression of one beyond noise exits 99.
-Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad input, 3 a run on a side did not complete (never compared), 4 inconclusive (too few runs a side to show any judged change at this --alpha: it says how many would), 99 regression.`,
+Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad input, 3 a run on a side did not complete (never compared), 4 inconclusive (too few runs a side to show any judged change at this --alpha: it says how many would; or a judged metric measured on one side only), 99 regression.`,
     )
     .action(async (refA: string, refB: string, flags: CompareFlags) => {
       const alpha = Number(flags.alpha);
@@ -190,7 +200,8 @@ Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad in
           `--alpha: expected a number between 0 and 1, got '${flags.alpha}'`,
         );
       const minChange = Number(flags.minChange) / 100;
-      if (!(minChange >= 0))
+      // Infinity (or 1e400) would call every significant change negligible: a regression, exit 0.
+      if (!(minChange >= 0 && Number.isFinite(minChange)))
         throw new FleetbenchError('E_USAGE', `--min-change: expected a percentage, got '${flags.minChange}'`);
       const repeats = parseCount('--repeat', flags.repeat, DEFAULT_REPEATS);
       const jobs = parseCount('--jobs', flags.jobs, defaultJobs(flags.target));
@@ -254,6 +265,10 @@ Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad in
         ])) as [ResultSet, ResultSet];
       }
 
+      // As check reads them: runs that did not complete first, then a side's summaries and
+      // baselines beside their runs' traces.
+      for (const set of [a, b]) refuseIncomplete(set);
+      for (const set of [a, b]) await checkResultTraces(set);
       const comparison = compareResults(a, b, { alpha, minChange });
       io.stdout.write(
         flags.json
@@ -261,7 +276,7 @@ Statistics: docs/matrix.md#compare. Exit codes: 0 no judged regression, 2 bad in
           : renderComparison(comparison, flags.all === true),
       );
       if (comparison.regressions.length > 0) io.exitCode = ExitCode.budgetBreached;
-      else if (comparison.inconclusive) io.exitCode = ExitCode.inconclusive;
+      else if (comparison.inconclusive || comparison.oneSided) io.exitCode = ExitCode.inconclusive;
     });
 }
 

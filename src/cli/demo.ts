@@ -12,7 +12,13 @@ import { columns, fmtInt, fmtMs, fmtNum, textColumn, textTable } from '../report
 import { writeHtmlReport } from '../report-html/index.ts';
 import type { Baseline } from '../results/baseline.ts';
 import { scorecardCounts } from '../results/checks.ts';
-import { failingUnits, projectionNotJudgedText, scorecardWords, trackBText } from '../results/overview.ts';
+import {
+  failingUnits,
+  incompleteUnits,
+  projectionNotJudgedText,
+  scorecardWords,
+  trackBText,
+} from '../results/overview.ts';
 import { loadResults } from '../results/results.ts';
 import { builtinScenarioNames } from '../workload/builtins.ts';
 import { PRIORITY_CELLS } from '../workload/cells.ts';
@@ -139,7 +145,7 @@ ${DEMO_EXTRAS.map((e) => `${e.name} (${e.what})`).join(' and ')}
 against the embedded reference control plane in virtual time; judges the cells against the Track B
 scorecard and the others against their scenario's budgets (native-speed, turnover); writes
 <out>/baseline.md, <out>/baseline.json and <out>/report.html.
-Exit codes: 0 every judged budget holds (or --no-check), 99 a judged budget failed, 130 interrupted.`,
+Exit codes: 0 every judged budget holds (or --no-check), 99 a judged budget failed, 3 a run did not complete (not judged), 130 interrupted.`,
     )
     .action(async (flags: DemoFlags) => {
       const started = performance.now();
@@ -162,15 +168,18 @@ Exit codes: 0 every judged budget holds (or --no-check), 99 a judged budget fail
         title: `fleetbench demo: ${b.units.length} runs of ${flags.target ?? 'the reference control plane'}`,
       });
       const failing = failingUnits(b);
+      const incomplete = incompleteUnits(b);
       const lines = [
         '',
         `fleetbench demo: ${b.units.length} runs ${flags.target ? `against ${flags.target}` : 'in virtual time'} on ${b.timing.jobs} job${b.timing.jobs === 1 ? '' : 's'}, ${fmtMs(performance.now() - started)} in all`,
         '',
         ...summaryLines(b),
         '',
-        failing.length === 0
-          ? `  Budgets: all ${b.units.length} runs pass their budgets: the ${b.units.filter((u) => scorecardCounts(u.budgets)).length} cells on the Track B scorecard (API cost), ${budgetNames(b)}.`
-          : `  Budgets: ${failing.length} of ${b.units.length} runs fail a judged budget:`,
+        failing.length > 0
+          ? `  Budgets: ${failing.length} of ${b.units.length} runs fail a judged budget:`
+          : incomplete.length > 0
+            ? `  Budgets: ${incomplete.length} of ${b.units.length} runs did not complete (${incomplete.map((u) => u.id).join(', ')}): not judged, never a pass.`
+            : `  Budgets: all ${b.units.length} runs pass their budgets: the ${b.units.filter((u) => scorecardCounts(u.budgets)).length} cells on the Track B scorecard (API cost), ${budgetNames(b)}.`,
         ...failureLines(b),
         ...[projectionNotJudgedText(b)].flatMap((t) => (t ? [`  (${t}.)`] : [])),
       ];
@@ -190,5 +199,7 @@ Exit codes: 0 every judged budget holds (or --no-check), 99 a judged budget fail
       if (interrupted) io.exitCode = ExitCode.interrupted;
       // Like a k6 threshold: a judged failure fails the command, unless --no-check.
       else if (flags.check !== false && failing.length > 0) io.exitCode = ExitCode.budgetBreached;
+      // A run that did not complete judged nothing: as `check` refuses it (exit 3).
+      else if (flags.check !== false && incomplete.length > 0) io.exitCode = ExitCode.runFailed;
     });
 }

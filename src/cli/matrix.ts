@@ -12,7 +12,13 @@ import { type Judge, type MatrixOutcome, type MatrixSpec, runMatrices } from '..
 import { SELECTOR_HELP } from '../matrix/select.ts';
 import { fmtMs, textTable } from '../report/table.ts';
 import type { Baseline } from '../results/baseline.ts';
-import { budgetFooter, failingUnits, OVERVIEW_COLUMNS, overviewCells } from '../results/overview.ts';
+import {
+  budgetFooter,
+  failingUnits,
+  incompleteUnits,
+  OVERVIEW_COLUMNS,
+  overviewCells,
+} from '../results/overview.ts';
 import { onInterrupt } from './interrupt.ts';
 import { runMatrixSegmentCommand } from './matrix-segment.ts';
 import { collect, defaultJobs, parseCount, parseSeed, TARGET_JOBS_NOTE, withTarget } from './options.ts';
@@ -115,7 +121,7 @@ Examples:
 
 Writes <out>/baseline.json (every metric of every run), <out>/baseline.md (one section per cell,
 the pruning table) and <out>/cells/<id>/{trace.jsonl,summary.json}. See docs/matrix.md.
-Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrupted.`,
+Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 3 a run did not complete (--check: not judged, never a pass), 130 interrupted.`,
     )
     .action(async (flags: MatrixFlags) => {
       const outDir = flags.out ?? join('fleetbench-out', 'matrix');
@@ -180,7 +186,15 @@ Exit codes: 0 done, 2 bad input, 99 a judged rule failed (--check), 130 interrup
         '',
       );
       io.stdout.write(io.colourVerdicts(out.join('\n')));
+      const incomplete = incompleteUnits(b);
       if (interrupted) io.exitCode = ExitCode.interrupted;
       else if (flags.check && failing.length > 0) io.exitCode = ExitCode.budgetBreached;
+      else if (flags.check && incomplete.length > 0) {
+        // A run that failed judged nothing: the gate does not pass it (as `check` refuses it).
+        io.stderr.write(
+          `fleetbench: ${incomplete.map((u) => u.id).join(', ')}: a run did not complete: not judged, so --check does not pass (exit 3)\n`,
+        );
+        io.exitCode = ExitCode.runFailed;
+      }
     });
 }

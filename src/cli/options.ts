@@ -3,7 +3,9 @@
  * command importing one does not load another command's module (main.ts loads only the command
  * asked for).
  */
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { basename, resolve, sep } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { FleetbenchError } from '../base/errors.ts';
 import { parseTarget, targetInfo } from '../contract/target-ref.ts';
@@ -86,4 +88,31 @@ export const TARGET_JOBS_NOTE =
 export function defaultJobs(target: string | undefined): number {
   if (target === undefined) return availableParallelism();
   return targetInfo(parseTarget(target)).localProcesses ? 1 : availableParallelism();
+}
+
+/** The files a run or matrix directory is read from (src/results/). */
+const RESULT_FILES = ['trace.jsonl', 'summary.json', 'baseline.json'];
+
+/**
+ * An output (`--junit`, `-o`) over one of the command's inputs would replace the record it read
+ * with what it made from it: nothing already recorded is lost (docs/limits.md), so it is refused
+ * before anything is read. Over means the input file itself, or a run's trace.jsonl,
+ * summary.json or baseline.json under an input directory.
+ */
+export function refuseOutputOverInput(flag: string, output: string, inputs: readonly string[]): void {
+  const real = (path: string) => (existsSync(path) ? realpathSync(path) : path);
+  const target = real(resolve(output));
+  for (const input of inputs) {
+    const path = resolve(input);
+    if (!existsSync(path)) continue;
+    const source = realpathSync(path);
+    const over = statSync(path).isDirectory()
+      ? RESULT_FILES.includes(basename(target)) && target.startsWith(`${source}${sep}`)
+      : target === source;
+    if (over)
+      throw new FleetbenchError(
+        'E_USAGE',
+        `${flag} ${output}: is ${statSync(path).isDirectory() ? `a run's ${basename(target)} in ${input}` : 'an input'}, which this command reads: writing there would replace it; write elsewhere`,
+      );
+  }
 }

@@ -6,6 +6,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { htmlReportFor } from '../report-html/index.ts';
+import { refuseOutputOverInput } from './options.ts';
 import type { CommandIo } from './output.ts';
 
 interface ReportFlags {
@@ -31,6 +32,7 @@ What it shows: docs/report.md.`,
     .action((results: string, flags: ReportFlags) => {
       const dir = statSync(results, { throwIfNoEntry: false })?.isDirectory() ? results : join(results, '..');
       const out = flags.output ?? join(dir, 'report.html');
+      refuseOutputOverInput('-o', out, [results]);
       const { bytes, set } = htmlReportFor(results, out);
       const runs = set.units.reduce((n, u) => n + u.runs.length, 0);
       io.stdout.write(

@@ -138,26 +138,34 @@ function configError(file: string, line: number | undefined, reason: string): In
   });
 }
 
-/** A limit in the metric's unit. Durations: `4s`, `500ms`, `1m`; a bare number is `bareUnit`. */
+/**
+ * A limit in the statistic's unit: a duration metric's figures in ms (`4s`, `500ms`, `1m`; a bare
+ * number is `bareUnit`), its `count` a number of samples, never a duration.
+ */
 function readLimit(
   raw: string | number,
   metric: BudgetMetric,
+  stat: Stat,
   bareUnit: 's' | 'ms',
   where: string,
 ): number | string {
-  const limit = readLimitValue(raw, metric, bareUnit, where);
+  const limit = readLimitValue(raw, metric, stat, bareUnit, where);
+  if (typeof limit === 'string') return limit;
   // No metric fleetbench judges goes below zero: a negative limit is a typo, never a budget.
-  if (typeof limit === 'number' && limit < 0) return `${where}: expected a limit of 0 or more, got '${raw}'`;
+  if (limit < 0) return `${where}: expected a limit of 0 or more, got '${raw}'`;
+  // An overflowed limit (400 digits) is Infinity: a bound no figure can break.
+  if (!Number.isFinite(limit)) return `${where}: expected a finite limit, got '${raw}'`;
   return limit;
 }
 
 function readLimitValue(
   raw: string | number,
   metric: BudgetMetric,
+  stat: Stat,
   bareUnit: 's' | 'ms',
   where: string,
 ): number | string {
-  if (metric.unit === 'ms') {
+  if (metric.unit === 'ms' && stat !== 'count') {
     if (typeof raw === 'number') return bareUnit === 's' ? raw * 1000 : raw;
     const text = raw.trim();
     if (/^-?\d+(\.\d+)?$/.test(text)) return Number(text) * (bareUnit === 's' ? 1000 : 1);
@@ -271,7 +279,7 @@ export function parseBudgetText(text: string, file: string, source = file): Budg
       if (!statAllowed(metric, stat)) {
         fail(`metric ${metric.name} has no ${key} (use ${allowedText(metric)})`, key);
       }
-      const limit = readLimit(value, metric, 's', key);
+      const limit = readLimit(value, metric, stat, 's', key);
       if (typeof limit === 'string') fail(limit, key);
       thresholds.push({
         stat,
@@ -299,7 +307,7 @@ export function parseBudgetText(text: string, file: string, source = file): Budg
       if (pct !== undefined && !(pct > 0 && pct <= 100))
         fail(`percentile ${pct} is not in (0, 100]`, 'thresholds', t);
       // k6 semantics: a bare number in an expression on a duration metric is milliseconds.
-      const limit = readLimit(valueText!, metric, 'ms', `threshold '${expression}'`);
+      const limit = readLimit(valueText!, metric, stat, 'ms', `threshold '${expression}'`);
       if (typeof limit === 'string') fail(limit, 'thresholds', t);
       thresholds.push({
         stat,

@@ -14,7 +14,7 @@
 import { openOutputFile, writeOutput, writeOutputFile } from '../base/safe-write.ts';
 import { reporters } from '../report/index.ts';
 import { statLabel, type Verdict, type VerdictRow } from './judge.ts';
-import { limitText, scopeText, valueText, verdictSection } from './report.ts';
+import { limitText, scopeText, statUnit, valueText, verdictSection } from './report.ts';
 
 /** XML 1.0 text: the five entities, and characters XML cannot carry dropped. */
 function xml(text: string): string {
@@ -37,7 +37,7 @@ function breaches(row: VerdictRow): string[] {
     .filter((s) => s.judged && !s.ok)
     .map(
       (s) =>
-        `${statLabel(s.threshold)} ${valueText({ ...row, value: s.measured })} (limit ${limitText({ ...row, stats: [s] })})`,
+        `${statLabel(s.threshold)} ${valueText({ ...row, unit: statUnit(s.threshold, row.unit), value: s.measured })} (limit ${limitText({ ...row, stats: [s] })})`,
     );
   const u = row.unrecovered;
   if (u && u.failing > 0)
@@ -56,7 +56,7 @@ function breaches(row: VerdictRow): string[] {
 function measuredText(row: VerdictRow): string {
   const parts = row.stats.map(
     (s) =>
-      `${statLabel(s.threshold)} ${valueText({ ...row, value: s.measured })} · limit ${limitText({ ...row, stats: [s] })}`,
+      `${statLabel(s.threshold)} ${valueText({ ...row, unit: statUnit(s.threshold, row.unit), value: s.measured })} · limit ${limitText({ ...row, stats: [s] })}`,
   );
   return [`n=${row.n}`, ...parts].join('\n');
 }
@@ -74,6 +74,14 @@ export function junitXml(verdicts: readonly Verdict[], name = 'fleetbench check'
       cases.push(
         `    <testcase classname="${classname}" name="budget configuration" time="0">\n` +
           `      <error message="${xml(error)}" type="budgets-misconfigured"/>\n    </testcase>`,
+      );
+    }
+    if (verdict.nothingJudged) {
+      counts.tests++;
+      counts.failures++;
+      cases.push(
+        `    <testcase classname="${classname}" name="judged rows" time="0">\n` +
+          `      <failure message="${xml(`nothing judged, and judging is required: ${verdict.nothingJudged}`)}" type="nothing-judged"/>\n    </testcase>`,
       );
     }
     for (const row of verdict.rows) {
@@ -143,15 +151,20 @@ export function stepSummaryMarkdown(verdicts: readonly Verdict[], title: string)
   const misconfigured = verdicts.filter((v) => v.verdict === 'error').length;
   const judged = verdicts.reduce((n, v) => n + (v.judgedRows ?? 0), 0);
   const unjudged = verdicts.reduce((n, v) => n + (v.unjudgedRows ?? 0), 0);
-  // Never "every judged budget holds" while a judged row was not judged.
+  const required = verdicts.some((v) => v.nothingJudged);
+  // Never "every judged budget holds" while a judged row was not judged, nor when none was.
   const headline =
     misconfigured > 0
       ? `❌ ${misconfigured} budget set${misconfigured === 1 ? ' is' : 's are'} misconfigured`
       : failed > 0
         ? `❌ ${failed} judged budget${failed === 1 ? '' : 's'} breached`
-        : unjudged > 0
-          ? `✅ ${judged} of ${judged + unjudged} judged rows hold; ⚠️ ${unjudged} not judged (see below)`
-          : '✅ every judged budget holds';
+        : required
+          ? '❌ nothing judged, and judging is required (--require-judged)'
+          : judged === 0
+            ? `⚠️ nothing judged${unjudged > 0 ? `: ${unjudged} judged row${unjudged === 1 ? '' : 's'} not judged` : ': no judged row applies to this input'} (see below)`
+            : unjudged > 0
+              ? `✅ ${judged} of ${judged + unjudged} judged rows hold; ⚠️ ${unjudged} not judged (see below)`
+              : '✅ every judged budget holds';
   const body = reporters.markdown().render({
     title,
     document: { kind: 'fleetbench-check', verdicts },

@@ -115,6 +115,12 @@ export interface Verdict {
   /** Cut runs never recovered that no restart row of this set judges (their adapter has none): said. */
   unjudgedCuts?: string;
   /**
+   * With `--require-judged`: why nothing at all was judged (no entry for the input's adapter,
+   * every row report-only), which fails the verdict: a CI gate that requires judging never passes
+   * on a set that judged nothing.
+   */
+  nothingJudged?: string;
+  /**
    * `pass`: every judged row holds; `fail`: a judged breach (or required samples missing);
    * `no-samples`: nothing was judged (every row without samples, or no budget for the run);
    * `error`: misconfigured.
@@ -571,6 +577,11 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
   const judgedMode = rows.filter((r) => r.mode === 'judged' && r.status !== 'skipped');
   // Nothing judged unless a judged row was (report rows alone judge nothing).
   const judgedRows = judgedMode.filter((r) => r.status === 'pass' || r.status === 'fail').length;
+  // Required rows without samples already fail; what is left is a set with no judged row here.
+  const nothingJudged =
+    options.requireSamples === true && errors.length === 0 && judgedBreaches === 0 && judgedRows === 0
+      ? (noBudget ?? `${set.name} has no judged row for this input (its rows are report-only)`)
+      : undefined;
   return {
     judgedRows: judgedMode.filter((r) => r.status === 'pass' || r.status === 'fail').length,
     unjudgedRows: judgedMode.filter((r) => r.status === 'no-samples').length,
@@ -585,8 +596,15 @@ export function judge(set: BudgetSet, inputs: readonly JudgeInput[], options: Ju
     noSamples: rows.filter((r) => r.noSamples).length,
     ...(noBudget ? { noBudget } : {}),
     ...(unjudgedCuts ? { unjudgedCuts } : {}),
+    ...(nothingJudged ? { nothingJudged } : {}),
     verdict:
-      errors.length > 0 ? 'error' : judgedBreaches > 0 ? 'fail' : judgedRows === 0 ? 'no-samples' : 'pass',
+      errors.length > 0
+        ? 'error'
+        : judgedBreaches > 0 || nothingJudged
+          ? 'fail'
+          : judgedRows === 0
+            ? 'no-samples'
+            : 'pass',
   };
 }
 

@@ -23,6 +23,14 @@ export function valueText(row: Pick<VerdictRow, 'value' | 'unit' | 'qualifier'>)
   return row.qualifier ? `${value} (${row.qualifier})` : value;
 }
 
+/**
+ * The unit of one statistic's figure: a count is of samples whatever the metric's unit (`count ≤
+ * 5 samples`, never `5ms`: docs/budgets.md), every other statistic is in the metric's unit.
+ */
+export function statUnit(threshold: Pick<Threshold, 'stat'>, unit: string): string {
+  return threshold.stat === 'count' && unit === 'ms' ? 'samples' : unit;
+}
+
 /** Limits as written: `65.5s`, not a rounded `1m06s`. */
 function fmtLimit(value: number, unit: string): string {
   if (unit !== 'ms') return fmtValue(value, unit);
@@ -43,7 +51,7 @@ export function limitText(row: VerdictRow): string {
   if (row.stats.length === 0) return '–';
   return row.stats
     .map((s) => {
-      const text = `${statLabel(s.threshold)} ${OPS[s.threshold.op]} ${fmtLimit(s.threshold.limit, row.unit)}`;
+      const text = `${statLabel(s.threshold)} ${OPS[s.threshold.op]} ${fmtLimit(s.threshold.limit, statUnit(s.threshold, row.unit))}`;
       return s.judged || row.status === 'skipped' ? text : `(${text})`;
     })
     .join(' · ');
@@ -136,17 +144,21 @@ export function headlineParts(verdict: Verdict): { mark: string; extra: string }
   const mark =
     verdict.verdict === 'error'
       ? '✗ misconfigured'
-      : verdict.verdict === 'fail'
-        ? `✗ ${verdict.judgedBreaches} judged budget${verdict.judgedBreaches === 1 ? '' : 's'} breached`
-        : verdict.verdict === 'no-samples'
-          ? verdict.noBudget
-            ? '– no budget for this input: nothing judged'
-            : notJudged > 0
-              ? `– nothing judged: ${unjudged} judged rows not judged (${why})`
-              : '– no samples: nothing judged'
-          : unjudged > 0
-            ? `✓ ${judged} of ${judged + unjudged} judged rows hold; ${unjudged} not judged (${why})`
-            : '✓ every judged budget holds';
+      : verdict.verdict === 'fail' && verdict.judgedBreaches === 0 && verdict.nothingJudged
+        ? `✗ nothing judged, and judging is required (--require-judged): ${verdict.nothingJudged}`
+        : verdict.verdict === 'fail'
+          ? `✗ ${verdict.judgedBreaches} judged budget${verdict.judgedBreaches === 1 ? '' : 's'} breached`
+          : verdict.verdict === 'no-samples'
+            ? verdict.noBudget
+              ? '– no budget for this input: nothing judged'
+              : notJudged > 0
+                ? `– nothing judged: ${unjudged} judged rows not judged (${why})`
+                : unjudged === 0
+                  ? '– nothing judged: no judged row (its rows are report-only)'
+                  : '– no samples: nothing judged'
+            : unjudged > 0
+              ? `✓ ${judged} of ${judged + unjudged} judged rows hold; ${unjudged} not judged (${why})`
+              : '✓ every judged budget holds';
   const extras = [
     ...(verdict.reportBreaches > 0
       ? [`${plural(verdict.reportBreaches, 'report-only row')} over the limit`]

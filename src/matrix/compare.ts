@@ -8,7 +8,7 @@
  */
 import type { Analysis } from '../analyze/schema.ts';
 import { ExitCode, FleetbenchError } from '../base/errors.ts';
-import type { ResultSet, ResultUnit } from '../results/results.ts';
+import { type ResultSet, type ResultUnit, repeatedRun } from '../results/results.ts';
 import { extractMetrics, type MetricDef } from './metrics.ts';
 import { holm, mannWhitney, median, minimumP, type RankTest } from './stats.ts';
 
@@ -82,6 +82,12 @@ export interface Comparison {
     /** Runs a side that could show a change of that family at this α. */
     repeatsNeeded: number;
   };
+  /**
+   * Judged metrics measured on one side only (`unit: title (only in A)`): a B whose runs cannot
+   * support a metric (a headroom without a steady window) hides how it changed, so the verdict is
+   * inconclusive (exit 4), never "no judged metric got worse".
+   */
+  oneSided?: string[];
   notes: string[];
 }
 
@@ -214,12 +220,49 @@ export function refuseIncomplete(set: ResultSet): void {
         );
 }
 
+/**
+ * A comparison that compares nothing is bad input, never "no change" with exit 0
+ * (docs/matrix.md#fleetbench-compare): a side with no run (a directory whose summary.json files
+ * are not fleetbench runs), or two sides with no cell or scenario in common.
+ */
+function refuseNothingToCompare(a: ResultSet, b: ResultSet, pairs: readonly Pair[]): void {
+  const runs = (set: ResultSet) => set.units.reduce((n, u) => n + u.runs.length, 0);
+  const units = (set: ResultSet) => set.units.map((u) => u.id).join(', ');
+  for (const [side, set] of [
+    ['A', a],
+    ['B', b],
+  ] as const) {
+    if (runs(set) === 0)
+      throw new FleetbenchError('E_RESULTS', `${set.source}: side ${side} holds no run: nothing to compare`);
+    // A run counted twice on a side is not a second sample of its noise: copies of one run would
+    // read as runs that agree, and a difference could pass as significant or negligible.
+    for (const unit of set.units) {
+      const repeated = repeatedRun(
+        unit.runs.map((r, i) => ({ name: r.dir ?? `${unit.id} run ${i + 1}`, analysis: r.analysis })),
+      );
+      if (repeated)
+        throw new FleetbenchError(
+          'E_RESULTS',
+          `${set.source}: side ${side} holds one run twice (run ${JSON.stringify(repeated.runId)}: ${repeated.first} and ${repeated.again}): compare needs independent runs`,
+          { hint: 'give each run once (docs/matrix.md#fleetbench-compare)' },
+        );
+    }
+  }
+  if (pairs.length === 0)
+    throw new FleetbenchError(
+      'E_RESULTS',
+      `A and B have no cell or scenario in common (A: ${units(a)}; B: ${units(b)}): nothing to compare`,
+      { hint: 'compare results of the same cells or scenarios (docs/matrix.md#fleetbench-compare)' },
+    );
+}
+
 export function compareResults(a: ResultSet, b: ResultSet, options: CompareOptions = {}): Comparison {
   refuseIncomplete(a);
   refuseIncomplete(b);
   const alpha = options.alpha ?? 0.05;
   const minChange = options.minChange ?? 0.05;
   const { pairs, onlyA, onlyB } = pairUnits(a, b);
+  refuseNothingToCompare(a, b, pairs);
   const units: UnitComparison[] = pairs.map((pair) => {
     const ma = collect(pair.a.runs.map((r) => r.analysis));
     const mb = collect(pair.b.runs.map((r) => r.analysis));
@@ -253,9 +296,15 @@ export function compareResults(a: ResultSet, b: ResultSet, options: CompareOptio
         : `with ${inconclusive.runsPerSide} runs on the smaller side and ${inconclusive.family} judged metrics that could differ, even a complete separation of A and B gives p ≥ ${fmtP(inconclusive.smallestAdjustedP)} after Holm's correction, not below α = ${alpha}: use at least ${inconclusive.repeatsNeeded} runs a side`,
     );
   }
+  const oneSided = judged
+    .filter((m) => m.verdict === 'only in A' || m.verdict === 'only in B')
+    .map((m) => `${m.unit}: ${m.def.title} (${m.verdict})`);
+  if (oneSided.length > 0)
+    notes.push(
+      `judged metrics with a value on one side only, not compared: ${oneSided.join('; ')} (the other side's runs cannot support them: docs/matrix.md#fleetbench-compare)`,
+    );
   if (onlyA.length > 0) notes.push(`only in A (not compared): ${onlyA.join(', ')}`);
   if (onlyB.length > 0) notes.push(`only in B (not compared): ${onlyB.join(', ')}`);
-  if (pairs.length === 0) notes.push('A and B have no cell or scenario in common: nothing was compared');
 
   return {
     a: a.source,
@@ -269,6 +318,7 @@ export function compareResults(a: ResultSet, b: ResultSet, options: CompareOptio
     onlyB,
     regressions: judged.filter((m) => m.verdict === 'regression'),
     ...(inconclusive ? { inconclusive } : {}),
+    ...(oneSided.length > 0 ? { oneSided } : {}),
     notes,
   };
 }

@@ -8,7 +8,7 @@ import { NONE } from '../analyze/analyzer.ts';
 import type { Analysis, AnalysisPercentiles } from '../analyze/schema.ts';
 import { scorecardFigure } from '../report/scorecard.ts';
 import { activeBracket, isPartialRun, keyFigures, scorecardWords } from '../results/overview.ts';
-import type { ResultSet, ResultUnit } from '../results/results.ts';
+import { incompleteTrace, type ResultSet, type ResultUnit } from '../results/results.ts';
 import type {
   BudgetRow,
   GaugeGroup,
@@ -239,10 +239,11 @@ function unitVerdict(
   budgets: BudgetRow[] | null,
 ): Pick<UnitReport, 'verdict' | 'verdictWords'> {
   // Cut short (Ctrl-C): partial figures are shown, never judged (docs/matrix.md).
-  if (unit.runs.some((r) => isPartialRun(r.analysis)))
+  const partial = unit.runs.find((r) => r.incomplete !== undefined || isPartialRun(r.analysis));
+  if (partial)
     return {
       verdict: 'unknown',
-      verdictWords: 'is partial (interrupted): its figures are shown, not judged',
+      verdictWords: `is partial (${partial.incomplete ?? incompleteTrace(partial.analysis) ?? 'it did not complete'}): its figures are shown, not judged`,
     };
   if (unit.scorecardJudged) return { verdict: a.scorecard.verdict, verdictWords: scorecardWords(a) };
   // A row with no samples was not judged: it neither holds nor fails (docs/budgets.md).

@@ -139,5 +139,30 @@ export function parseBaseline(raw: unknown, file: string): Baseline {
       `${file}: ${describeZodIssues(parsed.error.issues, 3).join('; ')}`,
     );
   }
+  refuseHollowWhole(parsed.data, file);
   return parsed.data;
+}
+
+/**
+ * A matrix that says it is whole (`partial: false`) ran every unit once per repeat, each with its
+ * own seed (src/matrix/run.ts, src/distributed/merge-matrix.ts). One with a unit short of runs, a
+ * seed twice, or no unit at all was edited: judged or compared, the runs left out (a breaching
+ * one) would never count, and a copy would count twice (docs/matrix.md).
+ */
+function refuseHollowWhole(baseline: Baseline, file: string): void {
+  if (baseline.partial) return;
+  const bad = (what: string) =>
+    new FleetbenchError(
+      'E_RESULTS',
+      `${file}: ${what}, yet the matrix says it is whole (partial: false): the file was edited`,
+    );
+  if (baseline.units.length === 0) throw bad('no unit');
+  baseline.units.forEach((unit, i) => {
+    if (unit.runs.length !== baseline.repeats)
+      throw bad(
+        `units[${i}] (${unit.id}) holds ${unit.runs.length} run${unit.runs.length === 1 ? '' : 's'} of its ${baseline.repeats} repeat${baseline.repeats === 1 ? '' : 's'}`,
+      );
+    const seeds = new Set(unit.runs.map((run) => run.seed));
+    if (seeds.size !== unit.runs.length) throw bad(`units[${i}] (${unit.id}) holds a seed twice`);
+  });
 }

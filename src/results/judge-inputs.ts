@@ -10,8 +10,9 @@
  * an interrupted matrix, is refused with the reason (exit 3). A partial run would pass budgets
  * it never faced.
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { createGunzip } from 'node:zlib';
 import { analyzeFile } from '../analyze/file.ts';
 import { type Analysis, analysisSchema } from '../analyze/schema.ts';
 import { ExitCode, FleetbenchError, InputFileError } from '../base/errors.ts';
@@ -20,7 +21,7 @@ import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
 import { describeZodError } from '../base/validation.ts';
 import type { JudgeInput } from '../judge/judge.ts';
 import { parseBaseline } from './baseline.ts';
-import { incompleteSummary, incompleteTrace } from './results.ts';
+import { incompleteSummary, incompleteTrace, type ResultSet, resultFileIn } from './results.ts';
 
 export interface LoadedInput extends JudgeInput {
   /** Budget sets the run's scenario named (summary.json), when known. */
@@ -35,43 +36,120 @@ function notCompleted(path: string, why: string): FleetbenchError {
   });
 }
 
-/** The `reason` of a plain trace file's footer (its last line), null when it has none; undefined: unreadable (gzip). */
-function footerReason(path: string): string | null | undefined {
-  const size = statSync(path).size;
+const EDGE_BYTES = 64 * 1024;
+
+/** Whether a file starts with gzip's magic bytes. */
+function isGzipFile(path: string): boolean {
   const fd = openSync(path, 'r');
   try {
-    const length = Math.min(size, 64 * 1024);
-    const tail = Buffer.alloc(length);
-    readSync(fd, tail, 0, length, size - length);
-    if (length >= 2 && tail[0] === 0x1f && tail[1] === 0x8b && size === length) return undefined;
-    const last = tail.toString('utf8').trimEnd().split('\n').pop() ?? '';
-    try {
-      const footer = JSON.parse(last) as { kind?: unknown; reason?: unknown };
-      return footer?.kind === 'end' && typeof footer.reason === 'string' ? footer.reason : null;
-    } catch {
-      return null;
-    }
+    const magic = Buffer.alloc(2);
+    return readSync(fd, magic, 0, 2, 0) === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
   } finally {
     closeSync(fd);
   }
 }
 
-/**
- * A run directory's summary says completed: its trace must agree (a footer edited to `failed`,
- * a trace cut after the summary was written). A gzip trace is not read here.
- */
-function checkTraceBeside(summaryPath: string): void {
-  const trace = join(dirname(summaryPath), 'trace.jsonl');
-  if (!existsSync(trace)) return;
-  const reason = footerReason(trace);
-  if (reason === undefined || reason === 'completed') return;
-  throw notCompleted(
-    trace,
-    reason === null ? 'the trace has no end footer (cut short)' : `the trace ends with reason: ${reason}`,
-  );
+/** The first line and the last non-blank line of at most EDGE_BYTES bytes at each end. */
+function edgeLines(head: Buffer, tail: Buffer): { first: string; last: string } {
+  return {
+    first: head.toString('utf8').split('\n')[0] ?? '',
+    last: tail.toString('utf8').trimEnd().split('\n').pop() ?? '',
+  };
 }
 
-function fromJson(path: string): LoadedInput[] {
+/**
+ * The first and last lines of a trace: a plain file's head and tail, a gzip file decompressed
+ * through (its first and last EDGE_BYTES kept, never the whole).
+ */
+async function firstAndLastLines(path: string): Promise<{ first: string; last: string }> {
+  if (isGzipFile(path)) {
+    let head = Buffer.alloc(0);
+    let tail = Buffer.alloc(0);
+    try {
+      for await (const chunk of createReadStream(path).pipe(createGunzip())) {
+        const bytes = chunk as Buffer;
+        if (head.length < EDGE_BYTES)
+          head = Buffer.concat([head, bytes.subarray(0, EDGE_BYTES - head.length)]);
+        tail = Buffer.concat([tail, bytes]);
+        if (tail.length > EDGE_BYTES) tail = tail.subarray(tail.length - EDGE_BYTES);
+      }
+    } catch (error) {
+      // A gzip stream cut short has no footer to read: a run that did not complete.
+      throw notCompleted(path, `the trace cannot be read to its end (${(error as Error).message})`);
+    }
+    return edgeLines(head, tail);
+  }
+  const size = statSync(path).size;
+  const fd = openSync(path, 'r');
+  try {
+    const length = Math.min(size, EDGE_BYTES);
+    const head = Buffer.alloc(length);
+    readSync(fd, head, 0, length, 0);
+    const tail = Buffer.alloc(length);
+    readSync(fd, tail, 0, length, size - length);
+    return edgeLines(head, tail);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function parsedLine(text: string): Record<string, unknown> | null {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A run's results (its summary.json, or its entry in a matrix's baseline.json) say completed:
+ * the trace in its directory must agree, and be the trace they were made from. A footer edited
+ * to `failed` or cut after the results were written is a run that did not complete (exit 3); a
+ * trace of another run (its header's runId), or one whose records changed since (its footer's
+ * counts: a `run.failed` event added), is bad input (exit 2): the results would be judged for a
+ * run its trace does not record.
+ */
+export async function checkTraceBeside(
+  resultsPath: string,
+  runDir: string,
+  analysis: Analysis,
+): Promise<void> {
+  const trace = join(runDir, 'trace.jsonl');
+  if (!existsSync(trace)) return;
+  // A directory would fail the read, a FIFO nobody writes would block it forever.
+  if (!statSync(trace).isFile())
+    throw new InputFileError('E_RESULTS', trace, undefined, "not a regular file: a run's trace is a file");
+  const { first, last } = await firstAndLastLines(trace);
+  const footer = parsedLine(last);
+  if (footer?.kind !== 'end' || typeof footer.reason !== 'string')
+    throw notCompleted(trace, 'the trace has no end footer (cut short)');
+  if (footer.reason !== 'completed')
+    throw notCompleted(trace, `the trace ends with reason: ${footer.reason}`);
+  const mismatch = (what: string) =>
+    new InputFileError(
+      'E_RESULTS',
+      resultsPath,
+      undefined,
+      `${what}: a run's results are judged only beside its own trace`,
+      {
+        hint: 'judge the trace itself (fleetbench check DIR/trace.jsonl), or run again',
+      },
+    );
+  const runId = parsedLine(first)?.runId;
+  if (runId !== analysis.run.runId)
+    throw mismatch(
+      `its analysis is of run ${JSON.stringify(analysis.run.runId)}, the trace beside it (${trace}) of run ${JSON.stringify(runId ?? null)}`,
+    );
+  const counts = (footer.counts ?? {}) as Record<string, unknown>;
+  for (const [kind, read] of Object.entries(analysis.input.records))
+    if (counts[kind] !== read)
+      throw mismatch(
+        `its analysis read ${read} ${kind} records, the footer of the trace beside it (${trace}) counts ${String(counts[kind])}: the trace changed after the results were written`,
+      );
+}
+
+async function fromJson(path: string): Promise<LoadedInput[]> {
   let doc: unknown;
   try {
     doc = JSON.parse(
@@ -90,6 +168,8 @@ function fromJson(path: string): LoadedInput[] {
           run.reason !== 'completed' ? `its run ${unit.id} seed ${run.seed} ${run.reason}` : undefined;
         const trace = incompleteTrace(run.analysis);
         if (why || trace) throw notCompleted(path, why ?? `${unit.id} seed ${run.seed}: ${trace}`);
+        // Its directory is relative to baseline.json (docs/matrix.md).
+        await checkTraceBeside(path, join(dirname(path), run.dir), run.analysis);
       }
     return baseline.units.flatMap((u) =>
       u.runs.map((r) => ({
@@ -116,7 +196,7 @@ function fromJson(path: string): LoadedInput[] {
       ? incompleteSummary({ ...(record as { outcome?: Record<string, unknown> }), analysis })
       : incompleteTrace(analysis);
   if (why) throw notCompleted(path, why);
-  if (record?.kind === 'fleetbench-run') checkTraceBeside(path);
+  if (record?.kind === 'fleetbench-run') await checkTraceBeside(path, dirname(path), analysis);
   const budgets = record?.kind === 'fleetbench-run' ? record.scenario?.budgets : undefined;
   return [
     {
@@ -131,10 +211,10 @@ function fromJson(path: string): LoadedInput[] {
 export async function loadInputs(path: string, options: { lenient?: boolean } = {}): Promise<LoadedInput[]> {
   if (!existsSync(path)) throw new InputFileError('E_FILE', path, undefined, 'no such file or directory');
   if (statSync(path).isDirectory()) {
-    const baseline = join(path, 'baseline.json');
-    if (existsSync(baseline)) return fromJson(baseline);
-    const summary = join(path, 'summary.json');
-    if (existsSync(summary)) return fromJson(summary).map((input) => ({ ...input, name: path }));
+    const baseline = resultFileIn(path, 'baseline.json');
+    if (baseline) return fromJson(baseline);
+    const summary = resultFileIn(path, 'summary.json');
+    if (summary) return (await fromJson(summary)).map((input) => ({ ...input, name: path }));
     const trace = join(path, 'trace.jsonl');
     if (existsSync(trace))
       return (await loadInputs(trace, options)).map((input) => ({ ...input, name: path }));
@@ -148,4 +228,15 @@ export async function loadInputs(path: string, options: { lenient?: boolean } = 
   const incomplete = incompleteTrace(analysis);
   if (incomplete) throw notCompleted(path, incomplete);
   return [{ name: path, analysis }];
+}
+
+/**
+ * Every run of a result set beside its trace, as check reads them (checkTraceBeside): compare
+ * refuses a side whose summary.json or baseline.json says completed over a trace that does not.
+ */
+export async function checkResultTraces(set: ResultSet): Promise<void> {
+  for (const unit of set.units)
+    for (const run of unit.runs)
+      if (run.resultsFile !== undefined && run.traceDir !== undefined)
+        await checkTraceBeside(run.resultsFile, run.traceDir, run.analysis);
 }

@@ -8,6 +8,7 @@ import { type Column, columns, fmtInt, fmtMs, fmtNum, fmtPct, textColumn } from 
 import type { Baseline } from './baseline.ts';
 import type { BracketRow } from './bracket-row.ts';
 import { scorecardCounts } from './checks.ts';
+import { incompleteTrace } from './results.ts';
 
 export type { BracketRow };
 
@@ -110,9 +111,13 @@ export function isPartialUnit(unit: Baseline['units'][number]): boolean {
   return unit.runs.some((r) => r.reason !== 'completed' || isPartialRun(r.analysis));
 }
 
-/** A run whose trace ends interrupted or failed (its footer says so): partial figures. */
+/**
+ * A run whose trace does not record a whole run that completed: it ends interrupted or failed,
+ * has no footer, holds an event that fails the run, or was read skipping lines (the reasons
+ * check and compare refuse it for: incompleteTrace). Partial figures.
+ */
 export function isPartialRun(a: Analysis): boolean {
-  return a.input.footer === 'interrupted' || a.input.footer === 'failed';
+  return incompleteTrace(a) !== undefined;
 }
 
 /**
@@ -152,6 +157,14 @@ export function projectionNotJudgedText(b: Baseline): string | undefined {
 }
 
 /** Units with a run that fails the Track B scorecard or a judged budget check (partial ones are not judged). */
+/**
+ * Units with a run that did not complete (failed, cut short): never judged, so a gate (`matrix
+ * --check`, `demo`) never passes them, as `check` refuses them (exit 3).
+ */
+export function incompleteUnits(b: Baseline): Baseline['units'] {
+  return b.units.filter((u) => u.runs.length > 0 && isPartialUnit(u));
+}
+
 export function failingUnits(b: Baseline): Baseline['units'] {
   return b.units.filter(
     (u) =>

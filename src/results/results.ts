@@ -5,7 +5,7 @@
  * scenarios), each with one Analysis per run.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Analysis } from '../analyze/schema.ts';
 import { FleetbenchError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
@@ -27,6 +27,9 @@ export interface ResultUnit {
     checks?: CheckRow[] | null;
     /** Why the run did not complete (interrupted, failed, cut short), if it did not. */
     incomplete?: string;
+    /** The file the run's results came from, and the directory its trace.jsonl is in (if any). */
+    resultsFile?: string;
+    traceDir?: string;
   }>;
 }
 
@@ -41,12 +44,59 @@ export interface ResultSet {
   incomplete?: string;
 }
 
-/** Why an analysis is of a run that did not complete (its trace's footer), if it is. */
+/**
+ * Events written only when the run fails (docs/limits.md#runs): the engine's `run.failed`, a
+ * fault that could not be applied, an http target lost. A footer saying `completed` after one
+ * was edited, or belongs to another run.
+ */
+const RUN_FAILED_EVENTS = ['run.failed', 'fault.failed', 'target.lost'] as const;
+
+/**
+ * Why an analysis is not of a whole run that completed, if it is not: its trace's footer, an
+ * event that fails the run, or lines a `--lenient` read skipped (a run judged without them could
+ * pass budgets its skipped lines breach: a second run's header, a footer saying `failed` before
+ * the end, a span edited into bad JSON).
+ */
 export function incompleteTrace(analysis: Analysis): string | undefined {
-  const footer = analysis.input.footer;
-  if (footer === 'completed' && !analysis.input.truncated) return undefined;
-  if (footer === null || analysis.input.truncated) return 'its trace has no end footer (cut short)';
-  return `its trace ends with reason: ${footer}`;
+  const { footer, truncated, skipped, skippedReasons } = analysis.input;
+  if (footer === null || truncated) return 'its trace has no end footer (cut short)';
+  if (footer !== 'completed') return `its trace ends with reason: ${footer}`;
+  const byName = analysis.events.byName;
+  const failed = RUN_FAILED_EVENTS.find((name) => (byName[name] ?? 0) > 0);
+  if (failed !== undefined)
+    return `its trace has a ${failed} event (the run failed) under a footer that says completed`;
+  if (skipped > 0)
+    return `${skipped} line${skipped === 1 ? '' : 's'} of its trace ${skipped === 1 ? 'was' : 'were'} skipped as unreadable (--lenient${skippedReasons[0] ? `; ${skippedReasons[0]}` : ''})`;
+  return undefined;
+}
+
+/**
+ * What tells one run's records from another's: its id with the records it holds. A copy of a run
+ * directory, the same trace given twice, or a virtual run repeated with the same seed and code
+ * has the same identity (the same samples); two real runs never do (their ids carry the start
+ * time), nor two traces imported from different files of one name (their records differ).
+ */
+export function runIdentity(analysis: Analysis): string {
+  const { runId, epochMs, endMs } = analysis.run;
+  return JSON.stringify([runId, epochMs, endMs, analysis.input.records, analysis.input.lines]);
+}
+
+/**
+ * The first run that appears twice among `runs` (by runIdentity), with both names: one run
+ * pooled twice counts its samples twice, and a side of a comparison holding it twice narrows the
+ * noise it measures. Undefined when every run is distinct.
+ */
+export function repeatedRun(
+  runs: ReadonlyArray<{ name: string; analysis: Analysis }>,
+): { runId: string | null; first: string; again: string } | undefined {
+  const seen = new Map<string, string>();
+  for (const run of runs) {
+    const identity = runIdentity(run.analysis);
+    const first = seen.get(identity);
+    if (first !== undefined) return { runId: run.analysis.run.runId, first, again: run.name };
+    seen.set(identity, run.name);
+  }
+  return undefined;
 }
 
 /**
@@ -90,7 +140,7 @@ function unitIdOf(a: Analysis, fallback: string): string {
   return a.run.cell ?? a.run.scenario ?? fallback;
 }
 
-function fromSummary(summary: RunSummary, dir: string | null): ResultUnit {
+function fromSummary(summary: RunSummary, dir: string | null, file?: string): ResultUnit {
   const a = summary.analysis;
   const id = summary.scenario.cell ?? summary.scenario.name ?? unitIdOf(a, 'run');
   return {
@@ -105,6 +155,7 @@ function fromSummary(summary: RunSummary, dir: string | null): ResultUnit {
         seed: summary.scenario.seed ?? a.run.seed,
         dir,
         analysis: a,
+        ...(file ? { resultsFile: file, traceDir: dirname(file) } : {}),
         ...optional('incomplete', incompleteSummary(summary)),
         checks: summary.budgets
           ? summary.budgets.filter((v) => v.budget !== SCORECARD_SET).flatMap(verdictCheckRows)
@@ -141,6 +192,8 @@ function fromJsonFile(file: string): ResultSet {
           seed: r.seed,
           dir: r.dir,
           analysis: r.analysis,
+          resultsFile: file,
+          traceDir: join(dirname(file), r.dir),
           checks: r.checks,
           ...optional(
             'incomplete',
@@ -154,7 +207,7 @@ function fromJsonFile(file: string): ResultSet {
     const summary = raw as RunSummary;
     if (!isAnalysis(summary.analysis))
       throw new FleetbenchError('E_RESULTS', `${file}: summary without an analysis`);
-    return { source: file, kind: 'run', units: [fromSummary(summary, null)] };
+    return { source: file, kind: 'run', units: [fromSummary(summary, null, file)] };
   }
   if (isAnalysis(raw)) {
     const id = unitIdOf(raw, basename(file, '.json'));
@@ -189,13 +242,26 @@ function findSummaries(dir: string, depth = 3): string[] {
   return out;
 }
 
+/**
+ * `dir/name` when it exists, refused when it is not a regular file: a FIFO found in a run's
+ * directory (not given by the user, who may give one: docs/limits.md) would block the read.
+ */
+export function resultFileIn(dir: string, name: string): string | undefined {
+  const file = join(dir, name);
+  if (!existsSync(file)) return undefined;
+  if (!statSync(file).isFile())
+    throw new FleetbenchError('E_RESULTS', `${file}: not a regular file: a run's results are a file`);
+  return file;
+}
+
 export function loadResults(path: string): ResultSet {
   if (!existsSync(path))
     throw new FleetbenchError('E_RESULTS', `${path}: no such file or directory; expected ${ACCEPTED}`);
-  if (statSync(path).isFile()) return fromJsonFile(path);
+  // Anything not a directory is read as a file: a FIFO (`<(zcat baseline.json.gz)`), a device.
+  if (!statSync(path).isDirectory()) return fromJsonFile(path);
   for (const name of ['baseline.json', 'summary.json']) {
-    const file = join(path, name);
-    if (existsSync(file)) return { ...fromJsonFile(file), source: path };
+    const file = resultFileIn(path, name);
+    if (file) return { ...fromJsonFile(file), source: path };
   }
   const summaries = findSummaries(path);
   if (summaries.length === 0)
@@ -206,8 +272,16 @@ export function loadResults(path: string): ResultSet {
   const units = new Map<string, ResultUnit>();
   for (const file of summaries) {
     const raw = readJson(file) as RunSummary;
-    if (raw?.kind !== 'fleetbench-run') continue;
-    const unit = fromSummary(raw, file.slice(0, -'/summary.json'.length));
+    // A run left out without a word would leave its figures out of the side (a breaching run
+    // hidden by editing its kind): every summary.json found must be a run's.
+    if (raw?.kind !== 'fleetbench-run')
+      throw new FleetbenchError(
+        'E_RESULTS',
+        `${file}: not a fleetbench run summary (kind is ${JSON.stringify((raw as { kind?: unknown } | null)?.kind)}), in ${path}: every summary.json in a directory of runs is one`,
+      );
+    if (!isAnalysis(raw.analysis))
+      throw new FleetbenchError('E_RESULTS', `${file}: summary without an analysis`);
+    const unit = fromSummary(raw, file.slice(0, -'/summary.json'.length), file);
     const mine = units.get(unit.id);
     if (mine) mine.runs.push(...unit.runs);
     else units.set(unit.id, unit);
