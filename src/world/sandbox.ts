@@ -234,7 +234,12 @@ export class Sandbox extends EventEmitter {
     if (files.passwd) bind(files.passwd, '/etc/passwd');
     if (files.group) bind(files.group, '/etc/group');
     const args = [...baseArgs(), ...binds, '--', process.execPath, gate];
-    const child = spawn('bwrap', args, {
+    // bwrap is in fleetbench's process group, the terminal's foreground one, and Ctrl-C's SIGINT
+    // ended it at once and the world with it, before the command could handle its own SIGINT
+    // (docs/world.md: fleetbench waits for the command). Started with SIGINT ignored, bwrap
+    // stays; the gate handles SIGINT itself and starts each command with the default back
+    // (Node resets every signal's disposition in a child it spawns).
+    const child = spawn('sh', ['-c', 'trap "" INT; exec bwrap "$@"', 'sh', ...args], {
       stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
       env: {
         ...process.env,
