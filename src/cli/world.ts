@@ -125,6 +125,17 @@ function exitCodeOf(status: { code: number | null; signal: string | null }): num
 async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo): Promise<void> {
   if (command.length === 0)
     throw new FleetbenchError('E_USAGE', 'world: no command given (fleetbench world -- COMMAND ...)');
+  // The command runs where fleetbench was started: a directory removed since is refused before the
+  // world is made, not found by a command that cannot start in it.
+  let cwd: string;
+  try {
+    cwd = process.cwd();
+  } catch {
+    throw new FleetbenchError(
+      'E_USAGE',
+      'world: the current directory no longer exists (it was removed after this shell entered it); cd into one that does',
+    );
+  }
   const [github, provider, { RealClock }, { Rng }, { TraceWriter, servedTraceHeader }, world] =
     await Promise.all([
       import('../github/index.ts'),
@@ -228,15 +239,24 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
     `fleetbench world (${opened.mode}${resolved.why ? `: ${resolved.why}` : ''}): github ${opened.hostUrls.github}, provider ${opened.hostUrls.provider}; trace ${tracePath}\n`,
   );
 
-  const child = await opened.spawn({
-    argv: command,
-    cwd: process.cwd(),
-    env: opened.env(io.env),
-    detached: false,
-    stdin: 'inherit',
-    stdout: 'inherit',
-    stderr: 'inherit',
-  });
+  let child: Awaited<ReturnType<typeof opened.spawn>>;
+  try {
+    child = await opened.spawn({
+      argv: command,
+      cwd,
+      env: opened.env(io.env),
+      detached: false,
+      stdin: 'inherit',
+      stdout: 'inherit',
+      stderr: 'inherit',
+    });
+  } catch (error) {
+    // The world is closed and its trace ended whatever went wrong: nothing it opened holds on.
+    await opened.close();
+    emulator.close();
+    trace.close('failed', clock.now());
+    throw error;
+  }
   // Ctrl-C reaches the command too (it is in the terminal's foreground group): wait for it. A
   // second Ctrl-C, or SIGTERM, ends it.
   let interrupts = 0;
@@ -246,13 +266,14 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  let status: { code: number | null; signal: string | null };
+  let status: Awaited<typeof child.exited>;
   try {
     status = await child.exited;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+  if (status.error) io.notice(`fleetbench world: ${status.error}\n`);
   await opened.close();
   const stats = emulator.stats();
   emulator.close();

@@ -151,7 +151,12 @@ export interface SpawnSpec {
 export interface ExitStatus {
   code: number | null;
   signal: string | null;
+  /** Why it never ran, when it could not be started (its code is then a shell's: 126 or 127). */
+  error?: string | undefined;
 }
+
+/** A command the gate could not start (not found, not executable, a directory): not the world's end. */
+export class SpawnFailed extends Error {}
 
 export interface SandboxedProcess {
   id: number;
@@ -332,7 +337,7 @@ export class Sandbox extends EventEmitter {
     } else if (message.type === 'spawn-failed') {
       const waiter = this.pending.get(message.id);
       this.pending.delete(message.id);
-      waiter?.reject(new Error(message.error));
+      waiter?.reject(new SpawnFailed(message.error));
     } else if (message.type === 'exit') {
       this.exits.get(message.id)?.({ code: message.code, signal: message.signal });
       this.exits.delete(message.id);

@@ -44,7 +44,7 @@ import {
   socketInode,
   socketOwner,
 } from './procfs.ts';
-import { type CommandUser, type ExitStatus, Sandbox, sandboxSupport } from './sandbox.ts';
+import { type CommandUser, type ExitStatus, Sandbox, SpawnFailed, sandboxSupport } from './sandbox.ts';
 import { type Spawn, SpawnRegistry } from './spawns.ts';
 
 export const WORLD_MODES = ['auto', 'sandbox', 'proxy', 'env'] as const;
@@ -433,7 +433,13 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     const spawnOne = async (spec: WorldSpawnSpec): Promise<WorldProcess> => {
       if (sandbox) {
         const box = sandbox;
-        const child = await box.spawn({ ...spec, user });
+        let child: Awaited<ReturnType<Sandbox['spawn']>>;
+        try {
+          child = await box.spawn({ ...spec, user });
+        } catch (error) {
+          if (error instanceof SpawnFailed) return notStarted(spec.argv, error.message);
+          throw error;
+        }
         const pid = box.pidNamespace === undefined ? undefined : outerPid(box.pidNamespace, child.innerPid);
         return {
           pid,
@@ -458,7 +464,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         ...(user && !user.mapped ? { uid: user.uid, gid: user.gid } : {}),
       });
       const exited = new Promise<ExitStatus>((resolve) => {
-        child.once('error', () => resolve({ code: 127, signal: null }));
+        child.once('error', (error) => resolve(notStarted(spec.argv, error.message).status));
         child.once('exit', (code, signal) => resolve({ code, signal }));
       });
       return {
@@ -544,4 +550,15 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     for (const server of started.reverse()) await server.close();
     throw error;
   }
+}
+
+/**
+ * A command that could not be started, reported as a shell reports it: 126 when it was found but
+ * cannot be run (not executable, a directory), else 127, with the reason, rather than an error that
+ * leaves the world open (docs/world.md).
+ */
+function notStarted(argv: string[], message: string): WorldProcess & { status: ExitStatus } {
+  const code = /EACCES|EISDIR|ENOEXEC|EPERM/.test(message) ? 126 : 127;
+  const status = { code, signal: null, error: `cannot start ${JSON.stringify(argv[0] ?? '')}: ${message}` };
+  return { pid: undefined, exited: Promise.resolve(status), kill: () => {}, status };
 }

@@ -216,7 +216,7 @@ export class CommandTarget implements Target {
     // Its tree is the control plane's from its spawn (a restart's boot is not fleetbench's); the
     // agent CLIs it starts are told from it by their install's path.
     if (child.pid !== undefined) this.options.processes?.addRoot(child.pid, 'controlPlane');
-    let exited: { code: number | null; signal: string | null } | undefined;
+    let exited: Awaited<WorldProcess['exited']> | undefined;
     void child.exited.then((status) => {
       exited = status;
       this.onExit(child, status);
@@ -234,7 +234,7 @@ export class CommandTarget implements Target {
       if (exited)
         throw new FleetbenchError(
           'E_TARGET',
-          `the control plane exited before it was ready (${exited.signal ?? `exit ${exited.code}`}): ${lastLines(this.dirs.log, logOffset)}`,
+          `the control plane exited before it was ready (${exited.signal ?? `exit ${exited.code}`}): ${exited.error ?? lastLines(this.dirs.log, logOffset)}`,
           { hint: `its output is in ${this.dirs.log}`, exitCode: ExitCode.runFailed },
         );
       if (clock.now() > deadline) {

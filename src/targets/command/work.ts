@@ -194,7 +194,7 @@ async function runCommand(argv: string[], context: WorkContext, what: 'work' | '
   clearTimeout(timer);
   if (status.code !== 0)
     throw new Error(
-      `${what} command ${argv.join(' ').slice(0, 200)} ended ${status.signal ?? `with exit ${status.code}`}`,
+      `${what} command ${argv.join(' ').slice(0, 200)} ended ${status.signal ?? `with exit ${status.code}`}${status.error ? ` (${status.error})` : ''}`,
     );
 }
 
