@@ -44,6 +44,15 @@ const boundedDuration = (max: number, what: string) =>
     `expected a ${what} above 0 and at most ${max / 60_000} min (docs/limits.md)`,
   );
 
+function compileError(pattern: string): string | undefined {
+  try {
+    new RegExp(pattern);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 const readySchema = z
   .union([
     z.object({ http: z.url({ protocol: /^https?$/ }).describe('answered 2xx: ready') }).strict(),
@@ -51,6 +60,13 @@ const readySchema = z
       .object({
         log: text(1024)
           .min(1)
+          // Compiled here, before anything starts: a bad pattern was an internal error at the
+          // first probe, after the world and the control plane had started.
+          .superRefine((pattern, context) => {
+            const error = compileError(pattern);
+            if (error !== undefined)
+              context.addIssue({ code: 'custom', message: `not a regular expression: ${error}` });
+          })
           .describe("a regular expression; a line of the control plane's output that matches: ready"),
       })
       .strict(),

@@ -15,6 +15,7 @@
  */
 import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { type AgentsInstall, resolveAgentsInstall } from '../../agents/install.ts';
 import { ExitCode, FleetbenchError } from '../../base/errors.ts';
 import type { ProcessCpu } from '../../base/process-cpu.ts';
@@ -55,6 +56,8 @@ const WATCH_MS = 500;
 const DEFAULT_BRANCHES = new Set(['main', 'master', 'trunk', 'develop']);
 /** How often a readiness probe is tried. */
 const PROBE_MS = 200;
+/** How much new output one `ready: {log}` probe reads (the rest at the next probe): 16 MiB. */
+const LOG_SCAN_PER_PROBE = 16 << 20;
 
 export interface CommandTargetOptions {
   scenario: Scenario;
@@ -259,6 +262,36 @@ export class CommandTarget implements Target {
     trace.write({ kind: 'event', name: 'controlplane.ready', t: readyAt, labels: { reason } });
   }
 
+  /** How far `ready: {log}` has read the output of this start, and the line it has not seen end. */
+  private logScan = { from: -1, offset: 0, carry: '', decoder: new StringDecoder('utf8') };
+
+  /**
+   * Whether the output written since `from` (this start's) has a line that matches: read on from
+   * where the last probe stopped, 1 MiB at a time, so a control plane that writes megabytes before
+   * its ready line is still seen ready (only its first MiB was ever read before).
+   */
+  private logSays(pattern: RegExp, from: number): boolean {
+    const scan = this.logScan;
+    if (scan.from !== from) {
+      scan.from = from;
+      scan.offset = from;
+      scan.carry = '';
+      scan.decoder = new StringDecoder('utf8');
+    }
+    const size = fileSize(this.dirs.log);
+    for (let read = 0; scan.offset < size && read < LOG_SCAN_PER_PROBE; ) {
+      const chunk = readChunk(this.dirs.log, scan.offset, Math.min(size - scan.offset, 1 << 20));
+      if (chunk.length === 0) break;
+      scan.offset += chunk.length;
+      read += chunk.length;
+      const text = scan.carry + scan.decoder.write(chunk);
+      if (pattern.test(text)) return true;
+      // The line still being written is tested again with what follows it (its last 64 KiB).
+      scan.carry = text.slice(Math.max(text.lastIndexOf('\n') + 1, text.length - 65_536));
+    }
+    return false;
+  }
+
   private async isReady(requestsBefore: number, logOffset: number, spawnedAt: number): Promise<boolean> {
     const ready = this.config.ready;
     switch (ready.kind) {
@@ -267,7 +300,7 @@ export class CommandTarget implements Target {
       case 'github':
         return this.emulator.stats().requests > requestsBefore;
       case 'log':
-        return new RegExp(ready.pattern).test(readFrom(this.dirs.log, logOffset));
+        return this.logSays(new RegExp(ready.pattern), logOffset);
       case 'http': {
         const url = new URL(ready.url);
         try {
@@ -565,19 +598,22 @@ function fileSize(path: string): number {
   }
 }
 
+/** At most `length` bytes of a file from `offset` (fewer when it is shorter). */
+function readChunk(path: string, offset: number, length: number): Buffer {
+  const buffer = Buffer.alloc(length);
+  const fd = openSync(path, 'r');
+  try {
+    return buffer.subarray(0, readSync(fd, buffer, 0, length, offset));
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** What a file holds from `offset` (at most 1 MiB of it). */
 function readFrom(path: string, offset: number): string {
   const size = fileSize(path);
   if (size <= offset) return '';
-  const length = Math.min(size - offset, 1 << 20);
-  const buffer = Buffer.alloc(length);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, buffer, 0, length, offset);
-  } finally {
-    closeSync(fd);
-  }
-  return buffer.toString('utf8');
+  return readChunk(path, offset, Math.min(size - offset, 1 << 20)).toString('utf8');
 }
 
 function lastLines(path: string, offset: number): string {

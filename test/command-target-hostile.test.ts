@@ -1,0 +1,169 @@
+/**
+ * `target: {kind: command}` against control planes that misbehave (small shell scripts written
+ * here): one that is never ready, one that floods its output before it says it is ready, a
+ * scenario whose ready pattern is not a regular expression. Each runs `fleetbench run` as a
+ * process on the real clock, in the world's sandbox, which needs bwrap (Debian package
+ * bubblewrap): off CI its absence skips the suite with one line.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { commandTargetSchema } from '../src/workload/command-target.ts';
+import { BIN } from './helpers/cli.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
+
+const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
+
+type Record_ = { kind: string; name?: string; reason?: string; data?: Record<string, unknown> };
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  records: Record_[];
+  dir: string;
+}
+
+/**
+ * `fleetbench run FILE --clock real` as a process in a process group of its own; `interruptWhen`
+ * sends SIGINT to the whole group (as Ctrl-C does) once that file exists.
+ */
+function run(
+  dir: string,
+  scenario: string,
+  options: { interruptWhen?: string; timeoutMs?: number } = {},
+): Promise<Run> {
+  const file = join(dir, 'scenario.yaml');
+  writeFileSync(file, scenario);
+  const out = join(dir, 'out');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'run', file, '--clock', 'real', '--out', out], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+      detached: true,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    let poll: NodeJS.Timeout | undefined;
+    const marker = options.interruptWhen;
+    if (marker !== undefined)
+      poll = setInterval(() => {
+        if (!existsSync(marker) || child.pid === undefined) return;
+        clearInterval(poll);
+        process.kill(-child.pid, 'SIGINT');
+      }, 50);
+    const timer = setTimeout(() => {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    }, options.timeoutMs ?? 120_000);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      clearInterval(poll);
+      let records: Record_[] = [];
+      try {
+        records = readFileSync(join(out, 'trace.jsonl'), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line));
+      } catch {
+        records = [];
+      }
+      resolve({ code, stdout, stderr, records, dir: out });
+    });
+  });
+}
+
+const named = (r: Run, name: string) => r.records.filter((x) => x.name === name);
+
+/** A scenario whose control plane is `sh SCRIPT`, one session given as an issue. */
+function scenario(script: string, fields: { ready?: string; readyTimeout?: string; duration?: string } = {}) {
+  return `
+name: hostile
+duration: ${fields.duration ?? '6s'}
+seed: 3
+topology: { owner: fleetbench }
+sessions: { count: 1 }
+executors:
+  - type: fixed
+    count: 1
+target:
+  kind: command
+  start: sh ${script}
+  ready: ${fields.ready ?? '{ log: cp ready }'}
+  ready-timeout: ${fields.readyTimeout ?? '20s'}
+  work: { issue: { labels: [agent] } }
+  agents: none
+`;
+}
+
+describe.skipIf(bwrap.skip)('the command target: a hostile control plane', () => {
+  it('never ready by the run’s end: the run fails, exit 3 (it completed with exit 0 and no work given)', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-command-hostile-');
+    const script = join(dir, 'silent.sh');
+    writeFileSync(script, 'while true; do sleep 1; done\n');
+    const result = await run(dir, scenario(script, { duration: '4s', readyTimeout: '60s' }));
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stdout + result.stderr).toContain('never became ready');
+    expect(named(result, 'run.failed').length).toBe(1);
+    expect(result.records.at(-1)).toMatchObject({ kind: 'end', reason: 'failed' });
+  });
+
+  it('ready by its log line after 3 MB of output: ready, and its work given (only the first MiB was read)', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-command-hostile-');
+    const script = join(dir, 'noisy.sh');
+    // 3 MB of one line with no newline, then the ready line: whatever comes first, it is read.
+    writeFileSync(
+      script,
+      "head -c 3000000 /dev/zero | tr '\\0' x\necho\necho cp ready\nwhile true; do sleep 1; done\n",
+    );
+    const result = await run(dir, scenario(script, { duration: '6s', readyTimeout: '60s' }));
+    expect(result.code, result.stderr).toBe(0);
+    expect(named(result, 'controlplane.ready').length).toBe(1);
+    expect(named(result, 'work.created').length).toBe(1);
+  });
+
+  it('a ready pattern that is not a regular expression: exit 2 naming the line and field, before anything starts (it was an internal error)', async () => {
+    const dir = scratchDir('fleetbench-command-hostile-');
+    const script = join(dir, 'cp.sh');
+    writeFileSync(script, 'echo cp ready; while true; do sleep 1; done\n');
+    const result = await run(dir, scenario(script, { ready: '{ log: "(cp ready" }' }), { timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/scenario\.yaml:\d+: target\.ready\.log: not a regular expression/);
+    expect(result.stderr).not.toContain('internal error');
+    expect(result.records).toEqual([]);
+  });
+});
+
+describe('the command target: its ready pattern', () => {
+  it('is accepted exactly when it compiles as a regular expression', () => {
+    const patterns = fc.oneof(
+      fc.string({ minLength: 1, maxLength: 40 }),
+      fc.stringMatching(/^[()[\]{}*+?.\\|^$a-z0-9]{1,20}$/),
+    );
+    fc.assert(
+      fc.property(patterns, (pattern) => {
+        let compiles = true;
+        try {
+          new RegExp(pattern);
+        } catch {
+          compiles = false;
+        }
+        const parsed = commandTargetSchema.safeParse({ start: 'true', ready: { log: pattern } });
+        expect(parsed.success).toBe(compiles);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
