@@ -6,7 +6,7 @@
  * bubblewrap): off CI its absence skips the suite with one line.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -143,6 +143,89 @@ describe.skipIf(bwrap.skip)('the command target: a hostile control plane', () =>
     expect(result.stderr).toMatch(/scenario\.yaml:\d+: target\.ready\.log: not a regular expression/);
     expect(result.stderr).not.toContain('internal error');
     expect(result.records).toEqual([]);
+  });
+});
+
+/** Whether a process is still there (a zombie counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+describe('the command target: a stop that its first process survives', () => {
+  it.each(['proxy', 'sandbox'])(
+    '%s: the run’s end takes its whole process group, a child that ignores SIGTERM included (it ran on after the run)',
+    async (mode) => {
+      if (mode === 'sandbox') {
+        if (bwrap.skip) return;
+        bwrap.require();
+      }
+      const dir = scratchDir('fleetbench-command-hostile-');
+      const script = join(dir, 'stubborn.sh');
+      const pidFile = join(dir, 'child.pid');
+      // The first process (sh) ends at SIGTERM; the child it started ignores it.
+      writeFileSync(
+        script,
+        `sh -c 'trap "" TERM; echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; while true; do sleep 0.2; done' &\necho cp ready\nwait\n`,
+      );
+      const yaml = scenario(script, { duration: '3s' }).replace(
+        '  agents: none',
+        `  agents: none\n  world: { mode: ${mode} }\n  stop: { signal: SIGTERM, grace: 1s }`,
+      );
+      const result = await run(dir, yaml);
+      expect(result.code, result.stderr).toBe(0);
+      const inner = Number(readFileSync(pidFile, 'utf8'));
+      // Seen from here: in the sandbox the file holds its pid inside the world, so look it up by
+      // its command line instead.
+      const pids =
+        mode === 'proxy'
+          ? [inner]
+          : readdirSync('/proc')
+              .filter((name) => /^\d+$/.test(name))
+              .map(Number)
+              .filter((pid) => {
+                try {
+                  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(pidFile);
+                } catch {
+                  return false;
+                }
+              });
+      const survivors = pids.filter(alive);
+      for (const pid of survivors) process.kill(pid, 'SIGKILL');
+      expect(survivors).toEqual([]);
+    },
+  );
+});
+
+describe.skipIf(bwrap.skip)('the command target: a graceful restart', () => {
+  it('takes the whole process group before the next start (a child that ignored SIGTERM ran on beside it)', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-command-hostile-');
+    const script = join(dir, 'stubborn.sh');
+    const pidFile = join(dir, 'child.pid');
+    const overlap = join(dir, 'overlap');
+    writeFileSync(
+      script,
+      [
+        // The next start looks for the child the last one left (the world's pid namespace is one).
+        `if [ -f ${pidFile} ] && kill -0 "$(cat ${pidFile})" 2>/dev/null; then echo "$(cat ${pidFile})" >> ${overlap}; fi`,
+        `sh -c 'trap "" TERM; echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; while true; do sleep 0.2; done' &`,
+        'echo cp ready',
+        'wait',
+        '',
+      ].join('\n'),
+    );
+    const yaml = `${scenario(script, { duration: '5s' }).replace(
+      '  agents: none',
+      '  agents: none\n  stop: { signal: SIGTERM, grace: 1s }',
+    )}faults:\n  - { type: restart, kind: graceful, at: 1s }\n`;
+    const result = await run(dir, yaml);
+    expect(result.code, result.stderr).toBe(0);
+    expect(named(result, 'controlplane.ready').length).toBe(2);
+    expect(existsSync(overlap) ? readFileSync(overlap, 'utf8') : '').toBe('');
   });
 });
 

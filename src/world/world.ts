@@ -89,6 +89,11 @@ export interface WorldProcess {
    * default for a detached one).
    */
   kill(signal: NodeJS.Signals, group?: boolean): void;
+  /**
+   * Whether any process of its process group is still there (a detached one leads its group),
+   * its first process gone or not: what a service manager waits for before it calls a stop done.
+   */
+  groupAlive(): boolean;
 }
 
 export interface WorldSpawnSpec {
@@ -441,10 +446,20 @@ export async function openWorld(options: WorldOptions): Promise<World> {
           throw error;
         }
         const pid = box.pidNamespace === undefined ? undefined : outerPid(box.pidNamespace, child.innerPid);
+        let leaderGone = false;
+        void child.exited.then(() => {
+          leaderGone = true;
+        });
         return {
           pid,
           exited: child.exited,
-          kill: (signal, group = spec.detached) => box.kill(child.id, signal, group),
+          kill: (signal, group = spec.detached) => {
+            // The gate forgets a command at its exit: what is left of its group is signalled from
+            // here (its group id, seen from outside the pid namespace, is its first process's pid).
+            if (leaderGone && group && pid !== undefined) signalGroup(pid, signal);
+            else box.kill(child.id, signal, group);
+          },
+          groupAlive: () => spec.detached && pid !== undefined && signalGroup(pid, 0),
         };
       }
       const argv = user?.mapped
@@ -478,6 +493,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
             // Gone already.
           }
         },
+        groupAlive: () => spec.detached && child.pid !== undefined && signalGroup(child.pid, 0),
       };
     };
 
@@ -560,5 +576,16 @@ export async function openWorld(options: WorldOptions): Promise<World> {
 function notStarted(argv: string[], message: string): WorldProcess & { status: ExitStatus } {
   const code = /EACCES|EISDIR|ENOEXEC|EPERM/.test(message) ? 126 : 127;
   const status = { code, signal: null, error: `cannot start ${JSON.stringify(argv[0] ?? '')}: ${message}` };
-  return { pid: undefined, exited: Promise.resolve(status), kill: () => {}, status };
+  return { pid: undefined, exited: Promise.resolve(status), kill: () => {}, groupAlive: () => false, status };
+}
+
+/** Signals process group `pgid` (0: only asks whether it has a process); false when it has none. */
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    // EPERM: there, but not ours to signal (it still counts as alive).
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

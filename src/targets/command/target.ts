@@ -519,6 +519,7 @@ export class CommandTarget implements Target {
     signal: NodeJS.Signals,
     group = this.config.kill === 'group',
   ): Promise<void> {
+    const signalledAt = Date.now();
     child.kill(signal, group);
     const grace = signal === 'SIGKILL' ? 5_000 : this.config.stop.graceMs;
     const timer = setTimeout(() => child.kill('SIGKILL', group), grace);
@@ -531,8 +532,19 @@ export class CommandTarget implements Target {
         giveUp = setTimeout(() => resolve(false), grace + EXIT_REPORT_GRACE_MS);
       }),
     ]);
-    clearTimeout(timer);
     clearTimeout(giveUp);
+    // Its first process gone is not the group gone: a child that ignores the signal (or that
+    // the first process, a `sh -c`, left behind) ran on beside the next start, or past the run's
+    // end. What is left of the group has the rest of the grace, then SIGKILL.
+    if (gone && group) {
+      const deadline = signalledAt + grace;
+      while (child.groupAlive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      if (child.groupAlive()) {
+        child.kill('SIGKILL', true);
+        for (let i = 0; i < 40 && child.groupAlive(); i++) await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    clearTimeout(timer);
     if (!gone)
       this.options.trace.write({
         kind: 'event',
