@@ -5,7 +5,7 @@
  * are skipped with one line without it off CI.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -259,4 +259,36 @@ describe.skipIf(bwrap.skip)('the world layer: any command that cannot start', ()
       }
     },
   );
+});
+
+describe('fleetbench world: what the command leaves running, outside a sandbox', () => {
+  it('is ended with the world and counted: a setsid daemon and a child that ignores SIGTERM (they ran on)', async () => {
+    // A duration no other process has: how the two are found by their command line.
+    const marker = `.${process.pid}${Date.now() % 100_000}`;
+    const run = await world(
+      ['--mode', 'proxy', '--no-agents'],
+      [
+        'sh',
+        '-c',
+        `setsid sleep 1000${marker} & (trap "" TERM HUP; exec sleep 1001${marker}) & echo started`,
+      ],
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const survivors = readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number)
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+        } catch {
+          return false;
+        }
+      });
+    for (const pid of survivors) process.kill(pid, 'SIGKILL');
+    expect(survivors).toEqual([]);
+    const stopped = run.records.find((r) => r.name === 'world.stopped') as {
+      data?: { leftoversKilled?: number };
+    };
+    expect(stopped?.data?.leftoversKilled).toBe(2);
+  });
 });

@@ -40,6 +40,7 @@ import {
   isAlive,
   outerPid,
   pidsInNamespace,
+  pidsWithEnvironment,
   processFacts,
   socketInode,
   socketOwner,
@@ -539,6 +540,19 @@ export async function openWorld(options: WorldOptions): Promise<World> {
               } catch {
                 // Gone already.
               }
+        // Outside a sandbox, what the command left running (a daemon it started with setsid, a
+        // child that ignored the stop) is found by the world's variable in its environment and
+        // ended too, as the sandbox's pid namespace ends it: nothing outlives the world.
+        let leftovers = 0;
+        if (!sandbox)
+          for (const pid of pidsWithEnvironment(`FLEETBENCH_WORLD=${tag}`))
+            if (pid !== process.pid && isAlive(pid))
+              try {
+                process.kill(pid, 'SIGKILL');
+                leftovers += 1;
+              } catch {
+                // Gone already.
+              }
         for (let i = 0; i < 50 && (spawns?.alive.length ?? 0) > 0; i++) {
           spawns?.checkExits();
           if ((spawns?.alive.length ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -555,6 +569,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
             blockedWritten: written,
             spawns: spawns?.all.length ?? 0,
             ...(spawns && spawns.dropped > 0 ? { spawnsDropped: spawns.dropped } : {}),
+            ...(leftovers > 0 ? { leftoversKilled: leftovers } : {}),
           },
         });
       },
