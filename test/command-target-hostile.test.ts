@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { lastLines } from '../src/targets/command/target.ts';
 import { commandTargetSchema } from '../src/workload/command-target.ts';
 import { BIN } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
@@ -226,6 +227,36 @@ describe.skipIf(bwrap.skip)('the command target: a graceful restart', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(named(result, 'controlplane.ready').length).toBe(2);
     expect(existsSync(overlap) ? readFileSync(overlap, 'utf8') : '').toBe('');
+  });
+});
+
+describe.skipIf(bwrap.skip)('the command target: a control plane whose output is hostile', () => {
+  it('dies with terminal escapes in its last lines: the failure shows them escaped (they reached the terminal raw)', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-command-hostile-');
+    const script = join(dir, 'escapes.sh');
+    writeFileSync(script, 'echo cp ready; sleep 1; printf "\\033]0;pwned\\007\\033[2Jgone\\r\\n"; exit 4\n');
+    const result = await run(dir, scenario(script, { duration: '20s' }));
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).toContain('\\x1b]0;pwned\\x07\\x1b[2Jgone');
+    expect(result.stdout + result.stderr).not.toContain('\u001b]0;pwned');
+    const summary = readFileSync(join(result.dir, 'summary.json'), 'utf8');
+    expect(summary).not.toContain('\\u001b');
+  });
+});
+
+describe('the command target: the end of its output in a failure', () => {
+  it('never holds a control character, whatever the control plane wrote', () => {
+    const dir = scratchDir('fleetbench-command-tail-');
+    const log = join(dir, 'command.log');
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 3_000 }), (bytes) => {
+        writeFileSync(log, bytes);
+        const tail = lastLines(log, 0);
+        expect(tail).not.toMatch(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

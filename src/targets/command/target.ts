@@ -628,7 +628,20 @@ function readFrom(path: string, offset: number): string {
   return readChunk(path, offset, Math.min(size - offset, 1 << 20)).toString('utf8');
 }
 
-function lastLines(path: string, offset: number): string {
+/**
+ * The end of the control plane's output, for a failure's message: printed on the user's terminal
+ * and kept in the summary, so its control characters (a terminal escape that clears the screen or
+ * sets the title, a carriage return that hides what came before) are shown escaped, not obeyed.
+ */
+export function lastLines(path: string, offset: number): string {
   const text = readFrom(path, Math.max(offset, fileSize(path) - 2_000)).trim();
-  return text === '' ? '(no output)' : text.split('\n').slice(-5).join(' | ');
+  if (text === '') return '(no output)';
+  return text
+    .split('\n')
+    .slice(-5)
+    .join(' | ')
+    .replace(
+      /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g,
+      (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+    );
 }
