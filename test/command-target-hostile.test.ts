@@ -6,12 +6,12 @@
  * bubblewrap): off CI its absence skips the suite with one line.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { lastLines } from '../src/targets/command/target.ts';
-import { commandTargetSchema } from '../src/workload/command-target.ts';
+import { COMMAND_TARGET_BOUNDS, commandTargetSchema } from '../src/workload/command-target.ts';
 import { BIN } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
@@ -242,6 +242,28 @@ describe.skipIf(bwrap.skip)('the command target: a control plane whose output is
     expect(result.stdout + result.stderr).not.toContain('\u001b]0;pwned');
     const summary = readFileSync(join(result.dir, 'summary.json'), 'utf8');
     expect(summary).not.toContain('\\u001b');
+  });
+});
+
+describe.skipIf(bwrap.skip)('the command target: a control plane that writes without end', () => {
+  it('fills command.log up to its bound and no further, and runs on (it filled the disk)', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-command-hostile-');
+    const script = join(dir, 'flood.sh');
+    const bound = COMMAND_TARGET_BOUNDS.maxOutputBytes;
+    writeFileSync(
+      script,
+      `echo cp ready\nhead -c ${bound + 50_000_000} /dev/zero\nwhile true; do sleep 1; done\n`,
+    );
+    const result = await run(dir, scenario(script, { duration: '8s' }));
+    expect(result.code, result.stderr).toBe(0);
+    const log = join(result.dir, 'command.log');
+    const size = statSync(log).size;
+    expect(size).toBeGreaterThanOrEqual(bound);
+    expect(size).toBeLessThan(bound + 1_000);
+    const end = readFileSync(log).subarray(-200).toString('utf8');
+    expect(end).toContain(`output past ${bound} bytes dropped`);
+    rmSync(log);
   });
 });
 

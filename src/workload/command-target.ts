@@ -26,6 +26,8 @@ export const COMMAND_TARGET_BOUNDS = {
   maxTemplateLength: 64 * 1024,
   maxLabels: 100,
   maxHosts: 64,
+  /** What command.log keeps of each start's output (stdout and stderr together); the rest is dropped. */
+  maxOutputBytes: 256 * 1024 * 1024,
 } as const;
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;

@@ -146,6 +146,8 @@ export interface SpawnSpec {
   /** 'inherit', 'ignore', or a file appended to. */
   stdout?: string;
   stderr?: string;
+  /** When stdout or stderr is a file: the bytes of output it keeps (the rest is read and dropped). */
+  outputCap?: number | undefined;
 }
 
 export interface ExitStatus {

@@ -18,10 +18,11 @@
  * `provider.request` records there.
  */
 import { spawn as spawnChild, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { AgentsInstall } from '../agents/install.ts';
 import { FleetbenchError } from '../base/errors.ts';
 import { installCacheDir } from '../base/npm-install.ts';
@@ -105,6 +106,8 @@ export interface WorldSpawnSpec {
   stdin?: 'inherit' | 'ignore';
   stdout?: string;
   stderr?: string;
+  /** When stdout or stderr is a file: the bytes of output it keeps (the rest is read and dropped). */
+  outputCap?: number | undefined;
 }
 
 export interface World {
@@ -468,10 +471,10 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         : spec.argv;
       const open = (target: string | undefined) =>
         target === undefined || target === 'inherit' || target === 'ignore' ? (target ?? 'inherit') : target;
-      const { openSync } = await import('node:fs');
-      const stdio = [spec.stdin ?? 'ignore', open(spec.stdout), open(spec.stderr)].map((s) =>
-        s === 'inherit' || s === 'ignore' ? s : openSync(s, 'a'),
-      ) as Array<'inherit' | 'ignore' | number>;
+      const capped = spec.outputCap !== undefined;
+      const stdio = [spec.stdin ?? 'ignore', open(spec.stdout), open(spec.stderr)].map((s, fd) =>
+        s === 'inherit' || s === 'ignore' ? s : capped && fd > 0 ? 'pipe' : openSync(s, 'a'),
+      ) as Array<'inherit' | 'ignore' | 'pipe' | number>;
       const child = spawnChild(argv[0] as string, argv.slice(1), {
         cwd: spec.cwd,
         env: spec.env,
@@ -479,6 +482,15 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         stdio,
         ...(user && !user.mapped ? { uid: user.uid, gid: user.gid } : {}),
       });
+      const sinks = new Map<string, (stream: Readable) => void>();
+      for (const [stream, path] of [
+        [child.stdout, spec.stdout],
+        [child.stderr, spec.stderr],
+      ] as const) {
+        if (!stream || path === undefined || spec.outputCap === undefined) continue;
+        if (!sinks.has(path)) sinks.set(path, cappedOutput(path, spec.outputCap));
+        sinks.get(path)?.(stream);
+      }
       const exited = new Promise<ExitStatus>((resolve) => {
         child.once('error', (error) => resolve(notStarted(spec.argv, error.message).status));
         child.once('exit', (code, signal) => resolve({ code, signal }));
@@ -603,4 +615,34 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
     // EPERM: there, but not ours to signal (it still counts as alive).
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * A file given the first `cap` bytes of a command's output (its stdout and stderr together), then
+ * one line saying the rest was dropped: a command that writes without end cannot fill the disk
+ * (docs/limits.md). Its pipes are read to their end either way, so it never blocks on a write.
+ * src/world/gate.mjs has a copy for the sandbox (it imports nothing of ours).
+ */
+function cappedOutput(path: string, cap: number): (stream: Readable) => void {
+  const fd = openSync(path, 'a');
+  let kept = 0;
+  let dropped = false;
+  let streams = 0;
+  return (stream) => {
+    streams += 1;
+    stream.on('data', (chunk: Buffer) => {
+      if (kept < cap) {
+        const part = chunk.length <= cap - kept ? chunk : chunk.subarray(0, cap - kept);
+        writeSync(fd, part);
+        kept += part.length;
+      } else if (!dropped) {
+        dropped = true;
+        writeSync(fd, `\n[fleetbench: output past ${cap} bytes dropped (docs/limits.md)]\n`);
+      }
+    });
+    stream.once('close', () => {
+      streams -= 1;
+      if (streams === 0) closeSync(fd);
+    });
+  };
 }

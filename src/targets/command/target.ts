@@ -38,7 +38,7 @@ import {
   ProviderEmulator,
 } from '../../provider/index.ts';
 import type { TraceSink } from '../../trace/writer.ts';
-import type { CommandTargetConfig } from '../../workload/command-target.ts';
+import { COMMAND_TARGET_BOUNDS, type CommandTargetConfig } from '../../workload/command-target.ts';
 import type { GitHubSide } from '../../workload/github-side.ts';
 import type { Scenario } from '../../workload/scenario.ts';
 import type { World as ScriptedWorld } from '../../workload/world.ts';
@@ -214,6 +214,7 @@ export class CommandTarget implements Target {
       stdin: 'ignore',
       stdout: this.dirs.log,
       stderr: this.dirs.log,
+      outputCap: COMMAND_TARGET_BOUNDS.maxOutputBytes,
     });
     this.process = child;
     // Its tree is the control plane's from its spawn (a restart's boot is not fleetbench's); the
