@@ -245,6 +245,39 @@ describe.skipIf(bwrap.skip)('the command target: a control plane whose output is
   });
 });
 
+describe.skipIf(bwrap.skip)('the command target: a ready probe answered a byte at a time', () => {
+  it('fails at its ready-timeout, naming the probe (the probe waited for ever, past the timeout)', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-command-hostile-');
+    const server = join(dir, 'dribble.mjs');
+    // 200 at once, then a byte every 300 ms, never the end: each silence is short.
+    writeFileSync(
+      server,
+      `import { createServer } from 'node:http';
+createServer((req, res) => {
+  res.writeHead(200, { 'content-type': 'text/plain' });
+  const timer = setInterval(() => res.write('.'), 300);
+  req.on('close', () => clearInterval(timer));
+}).listen(7788, '127.0.0.1');
+`,
+    );
+    const started = performance.now();
+    const result = await run(
+      dir,
+      scenario(server, {
+        duration: '60s',
+        readyTimeout: '4s',
+        ready: '{ http: "http://127.0.0.1:7788/ready" }',
+      }).replace(`start: sh ${server}`, `start: node ${server}`),
+    );
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).toContain(
+      'not ready within 4 s (GET http://127.0.0.1:7788/ready never answered 2xx)',
+    );
+    expect(performance.now() - started).toBeLessThan(40_000);
+  });
+});
+
 describe.skipIf(bwrap.skip)('the command target: a control plane that writes without end', () => {
   it('fills command.log up to its bound and no further, and runs on (it filled the disk)', async () => {
     bwrap.require();
