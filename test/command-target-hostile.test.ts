@@ -336,3 +336,24 @@ describe('the command target: its ready pattern', () => {
     );
   });
 });
+
+describe('the command target: a start with no program', () => {
+  it('is refused exactly when its program is empty or blank, as a line or as a list (it was started, and died)', () => {
+    const blank = fc.stringMatching(/^[ \t\n]{0,6}$/);
+    const word = fc.string({ maxLength: 12 });
+    const start = fc.oneof(
+      blank,
+      fc.string({ minLength: 1, maxLength: 20 }),
+      fc.tuple(blank, fc.array(word, { maxLength: 3 })).map(([first, rest]) => [first, ...rest]),
+      fc.array(word, { minLength: 1, maxLength: 4 }),
+    );
+    fc.assert(
+      fc.property(start, (value) => {
+        const program = Array.isArray(value) ? value[0] : value;
+        const parsed = commandTargetSchema.safeParse({ start: value });
+        expect(parsed.success).toBe(/\S/.test(program ?? ''));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

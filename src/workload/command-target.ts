@@ -34,10 +34,17 @@ const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2']
 const DONE_STATES = ['pr_open', 'merged', 'closed'] as const;
 
 const text = (max: number) => z.string().max(max, `expected at most ${max} characters (docs/limits.md)`);
+// A command with no program (`""`, `"  "`, `[""]`) was started anyway and failed only as a control
+// plane that died (exit 127, or 0 for an empty shell line): refused here, before anything starts.
+const program = /\S/;
 const argv = z
   .union([
-    text(COMMAND_TARGET_BOUNDS.maxArgLength).min(1),
-    z.array(text(COMMAND_TARGET_BOUNDS.maxArgLength)).min(1).max(COMMAND_TARGET_BOUNDS.maxArgs),
+    text(COMMAND_TARGET_BOUNDS.maxArgLength).regex(program, 'expected a command, not an empty line'),
+    z
+      .array(text(COMMAND_TARGET_BOUNDS.maxArgLength))
+      .min(1)
+      .max(COMMAND_TARGET_BOUNDS.maxArgs)
+      .refine((list) => program.test(list[0] ?? ''), 'expected a program first, not an empty word'),
   ])
   .describe('a command line run by sh -c, or the program and its arguments as a list');
 const boundedDuration = (max: number, what: string) =>
