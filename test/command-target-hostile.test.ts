@@ -357,3 +357,35 @@ describe('the command target: a start with no program', () => {
     );
   });
 });
+
+describe('the command target: directories it cannot make', () => {
+  it.each([
+    [
+      'cwd',
+      'a file',
+      (dir: string) => {
+        const file = join(dir, 'a-file');
+        writeFileSync(file, '');
+        return file;
+      },
+    ],
+    ['state', 'under /proc', () => `/proc/fleetbench-nope-${process.pid}`],
+  ])(
+    'target.%s %s: exit 2 naming the field, at once (an internal error; under /proc a spin at full CPU for ever)',
+    async (field, _what, path) => {
+      const dir = scratchDir('fleetbench-command-hostile-');
+      const script = join(dir, 'cp.sh');
+      writeFileSync(script, 'echo cp ready; while true; do sleep 1; done\n');
+      const started = performance.now();
+      const result = await run(
+        dir,
+        scenario(script).replace('  agents: none', `  agents: none\n  ${field}: ${path(dir)}`),
+        { timeoutMs: 30_000 },
+      );
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(`target.${field}: cannot make the directory`);
+      expect(result.stderr).not.toContain('internal error');
+      expect(performance.now() - started).toBeLessThan(25_000);
+    },
+  );
+});

@@ -292,3 +292,33 @@ describe('fleetbench world: what the command leaves running, outside a sandbox',
     expect(stopped?.data?.leftoversKilled).toBe(2);
   });
 });
+
+describe('fleetbench world: an --out it cannot make', () => {
+  it('under /proc: exit 2 naming it, at once (it spun at full CPU for ever, deaf to SIGTERM)', async () => {
+    const started = performance.now();
+    const out = `/proc/fleetbench-nope-${process.pid}`;
+    const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(
+        process.execPath,
+        [BIN, 'world', '--mode', 'env', '--no-agents', '--out', out, '--', 'true'],
+        {
+          stdio: ['ignore', 'ignore', 'pipe'],
+          env: { ...process.env, NO_COLOR: '1' },
+        },
+      );
+      let stderr = '';
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.once('error', reject);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stderr });
+      });
+    });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain(`cannot write ${out}`);
+    expect(performance.now() - started).toBeLessThan(25_000);
+  });
+});

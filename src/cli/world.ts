@@ -7,11 +7,12 @@
  * (128 + the signal's number when a signal ended it), or 2 for bad input.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { FleetbenchError } from '../base/errors.ts';
+import { makeDirectories, outputError } from '../base/safe-write.ts';
 import { VERSION } from '../base/version.ts';
 import { emulatorInput } from './github.ts';
 import { collect, integerOption } from './options.ts';
@@ -177,7 +178,11 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
   }
 
   const out = resolve(flags.out ?? mkdtempSync(join(tmpdir(), 'fleetbench-world-')));
-  mkdirSync(out, { recursive: true });
+  try {
+    makeDirectories(out);
+  } catch (error) {
+    throw outputError(out, error);
+  }
   const clock = new RealClock({ timeScale: 1 });
   const tracePath = join(out, 'trace.jsonl');
   const trace = new TraceWriter(

@@ -13,13 +13,14 @@
  * that exits outside a planned restart fails the run (exit 3). The run's end stops it and, with
  * the world, everything it started.
  */
-import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { type AgentsInstall, resolveAgentsInstall } from '../../agents/install.ts';
 import { ExitCode, FleetbenchError } from '../../base/errors.ts';
 import type { ProcessCpu } from '../../base/process-cpu.ts';
 import type { Rng } from '../../base/rng.ts';
+import { makeDirectories } from '../../base/safe-write.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { TargetRef } from '../../contract/target-ref.ts';
 import {
@@ -139,7 +140,19 @@ export class CommandTarget implements Target {
   async boot(): Promise<void> {
     if (this.world) return;
     const { scenario, clock, rng } = this.options;
-    for (const dir of [this.dirs.root, this.dirs.cwd, this.dirs.state]) mkdirSync(dir, { recursive: true });
+    for (const [field, dir] of [
+      ['the run directory', this.dirs.root],
+      ['target.cwd', this.dirs.cwd],
+      ['target.state', this.dirs.state],
+    ] as const)
+      try {
+        makeDirectories(dir);
+      } catch (error) {
+        throw new FleetbenchError(
+          'E_USAGE',
+          `${field}: cannot make the directory ${dir}: ${(error as Error).message} (${this.config.source})`,
+        );
+      }
     const settings = scenario.agents?.provider;
     const scriptsFile = settings?.scripts ? loadScriptsFile(settings.scripts) : undefined;
     const trace = this.options.trace;
