@@ -7,20 +7,11 @@
  * - no writing through a link: a symbolic link, or a file with other hard links, already in the
  *   directory is refused by name, since the run would overwrite what it points to.
  */
-import {
-  closeSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, lstatSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { FleetbenchError } from './errors.ts';
-import { linkProblem, outputError } from './safe-write.ts';
+import { linkProblem, makeDirectories, outputError } from './safe-write.ts';
 
 export const LOCK_FILE = '.fleetbench.lock';
 
@@ -38,7 +29,7 @@ export interface OutputDirClaim {
 
 export function claimOutputDir(dir: string, command: string): OutputDirClaim {
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirectories(dir);
   } catch (error) {
     throw outputError(dir, error);
   }

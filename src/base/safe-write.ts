@@ -28,11 +28,45 @@ import {
   renameSync,
   rmSync,
   type Stats,
+  statSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { FleetbenchError } from './errors.ts';
+
+/**
+ * `mkdir -p` made one directory at a time. Node 20's own recursive mkdir spins for ever, at full
+ * CPU, on a path whose parent exists but answers ENOENT to mkdir (`--out /proc/x`, `state:
+ * /proc/x`): here the first part that cannot be made throws its own error (ENOENT, EACCES, or
+ * ENOTDIR for a file in the way), which outputError names.
+ */
+export function makeDirectories(path: string, mode?: number): void {
+  const missing: string[] = [];
+  for (let at = resolve(path); ; at = dirname(at)) {
+    let stats: Stats | undefined;
+    try {
+      stats = statSync(at);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT') throw error;
+    }
+    if (stats) {
+      if (!stats.isDirectory())
+        throw Object.assign(new Error(`not a directory: ${at}`), { code: 'ENOTDIR', path: at });
+      break;
+    }
+    missing.push(at);
+    if (dirname(at) === at) break;
+  }
+  for (const dir of missing.reverse()) {
+    try {
+      mkdirSync(dir, mode === undefined ? {} : { mode });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+}
 
 export function writeFileReplacing(path: string, data: string | Uint8Array, mode: number): void {
   const tmp = `${path}.tmp`;
@@ -133,7 +167,7 @@ export function openOutputFile(path: string, options: { append?: boolean } = {})
         : (linkProblem(path, stats) ??
           (stats.isFIFO() ? 'is a FIFO (named pipe)' : stats.isSocket() ? 'is a socket' : undefined));
     if (problem) throw refused(path, problem);
-    if (stats === undefined) mkdirSync(dirname(path), { recursive: true });
+    if (stats === undefined) makeDirectories(dirname(path));
   } catch (error) {
     throw outputError(path, error);
   }

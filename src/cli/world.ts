@@ -7,11 +7,12 @@
  * (128 + the signal's number when a signal ended it), or 2 for bad input.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { FleetbenchError } from '../base/errors.ts';
+import { makeDirectories, outputError } from '../base/safe-write.ts';
 import { VERSION } from '../base/version.ts';
 import { emulatorInput } from './github.ts';
 import { collect, integerOption } from './options.ts';
@@ -125,6 +126,17 @@ function exitCodeOf(status: { code: number | null; signal: string | null }): num
 async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo): Promise<void> {
   if (command.length === 0)
     throw new FleetbenchError('E_USAGE', 'world: no command given (fleetbench world -- COMMAND ...)');
+  // The command runs where fleetbench was started: a directory removed since is refused before the
+  // world is made, not found by a command that cannot start in it.
+  let cwd: string;
+  try {
+    cwd = process.cwd();
+  } catch {
+    throw new FleetbenchError(
+      'E_USAGE',
+      'world: the current directory no longer exists (it was removed after this shell entered it); cd into one that does',
+    );
+  }
   const [github, provider, { RealClock }, { Rng }, { TraceWriter, servedTraceHeader }, world] =
     await Promise.all([
       import('../github/index.ts'),
@@ -166,7 +178,11 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
   }
 
   const out = resolve(flags.out ?? mkdtempSync(join(tmpdir(), 'fleetbench-world-')));
-  mkdirSync(out, { recursive: true });
+  try {
+    makeDirectories(out);
+  } catch (error) {
+    throw outputError(out, error);
+  }
   const clock = new RealClock({ timeScale: 1 });
   const tracePath = join(out, 'trace.jsonl');
   const trace = new TraceWriter(
@@ -228,15 +244,24 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
     `fleetbench world (${opened.mode}${resolved.why ? `: ${resolved.why}` : ''}): github ${opened.hostUrls.github}, provider ${opened.hostUrls.provider}; trace ${tracePath}\n`,
   );
 
-  const child = await opened.spawn({
-    argv: command,
-    cwd: process.cwd(),
-    env: opened.env(io.env),
-    detached: false,
-    stdin: 'inherit',
-    stdout: 'inherit',
-    stderr: 'inherit',
-  });
+  let child: Awaited<ReturnType<typeof opened.spawn>>;
+  try {
+    child = await opened.spawn({
+      argv: command,
+      cwd,
+      env: opened.env(io.env),
+      detached: false,
+      stdin: 'inherit',
+      stdout: 'inherit',
+      stderr: 'inherit',
+    });
+  } catch (error) {
+    // The world is closed and its trace ended whatever went wrong: nothing it opened holds on.
+    await opened.close();
+    emulator.close();
+    trace.close('failed', clock.now());
+    throw error;
+  }
   // Ctrl-C reaches the command too (it is in the terminal's foreground group): wait for it. A
   // second Ctrl-C, or SIGTERM, ends it.
   let interrupts = 0;
@@ -246,13 +271,14 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  let status: { code: number | null; signal: string | null };
+  let status: Awaited<typeof child.exited>;
   try {
     status = await child.exited;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+  if (status.error) io.notice(`fleetbench world: ${status.error}\n`);
   await opened.close();
   const stats = emulator.stats();
   emulator.close();

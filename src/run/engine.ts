@@ -137,6 +137,8 @@ class ActiveRun {
    */
   private failure: RunResult['failure'];
   private scriptError: unknown;
+  /** The target's start() returned (under the real clock, a control plane it had to wait for is ready). */
+  private targetStarted = false;
   private readonly guardLimit: number;
   /**
    * The progress guard: under the virtual clock, a loop that writes record after record without
@@ -375,6 +377,7 @@ class ActiveRun {
     const { github, target, world, markers, spawner, offsets } = parts;
     if (runWide) await github.snapshot('before');
     await target.start();
+    this.targetStarted = true;
     if (runWide)
       scheduleFaults(scenario.faults, {
         onFailure: (index, error) => this.fail(`fault ${index + 1} (${scenario.faults[index]?.type})`)(error),
@@ -451,6 +454,15 @@ class ActiveRun {
         ? Math.max(0, scenario.durationMs - clock.now())
         : scenario.durationMs;
       await clock.sleep(remaining, this.abort.signal).catch(() => undefined);
+      // The run's time is over and the target never became ready (a control plane whose
+      // ready-timeout is longer than the run): nothing was measured, so the run failed (exit 3,
+      // docs/limits.md "A failed run is a failed run") rather than completing with no work done.
+      if (!this.targetStarted && !this.abort.signal.aborted)
+        this.fail('target')(
+          new Error(
+            `the target was still starting when the run's ${scenario.durationMs / 1000} s ended: it never became ready, so no work was given`,
+          ),
+        );
     }
     if (this.scriptError !== undefined && this.failure === undefined) throw this.scriptError;
     return events;

@@ -26,16 +26,25 @@ export const COMMAND_TARGET_BOUNDS = {
   maxTemplateLength: 64 * 1024,
   maxLabels: 100,
   maxHosts: 64,
+  /** What command.log keeps of each start's output (stdout and stderr together); the rest is dropped. */
+  maxOutputBytes: 256 * 1024 * 1024,
 } as const;
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
 const DONE_STATES = ['pr_open', 'merged', 'closed'] as const;
 
 const text = (max: number) => z.string().max(max, `expected at most ${max} characters (docs/limits.md)`);
+// A command with no program (`""`, `"  "`, `[""]`) was started anyway and failed only as a control
+// plane that died (exit 127, or 0 for an empty shell line): refused here, before anything starts.
+const program = /\S/;
 const argv = z
   .union([
-    text(COMMAND_TARGET_BOUNDS.maxArgLength).min(1),
-    z.array(text(COMMAND_TARGET_BOUNDS.maxArgLength)).min(1).max(COMMAND_TARGET_BOUNDS.maxArgs),
+    text(COMMAND_TARGET_BOUNDS.maxArgLength).regex(program, 'expected a command, not an empty line'),
+    z
+      .array(text(COMMAND_TARGET_BOUNDS.maxArgLength))
+      .min(1)
+      .max(COMMAND_TARGET_BOUNDS.maxArgs)
+      .refine((list) => program.test(list[0] ?? ''), 'expected a program first, not an empty word'),
   ])
   .describe('a command line run by sh -c, or the program and its arguments as a list');
 const boundedDuration = (max: number, what: string) =>
@@ -44,6 +53,15 @@ const boundedDuration = (max: number, what: string) =>
     `expected a ${what} above 0 and at most ${max / 60_000} min (docs/limits.md)`,
   );
 
+function compileError(pattern: string): string | undefined {
+  try {
+    new RegExp(pattern);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 const readySchema = z
   .union([
     z.object({ http: z.url({ protocol: /^https?$/ }).describe('answered 2xx: ready') }).strict(),
@@ -51,6 +69,13 @@ const readySchema = z
       .object({
         log: text(1024)
           .min(1)
+          // Compiled here, before anything starts: a bad pattern was an internal error at the
+          // first probe, after the world and the control plane had started.
+          .superRefine((pattern, context) => {
+            const error = compileError(pattern);
+            if (error !== undefined)
+              context.addIssue({ code: 'custom', message: `not a regular expression: ${error}` });
+          })
           .describe("a regular expression; a line of the control plane's output that matches: ready"),
       })
       .strict(),

@@ -10,7 +10,7 @@
 // the package (scripts/build.ts).
 import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { openSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 
 const config = JSON.parse(process.env.FLEETBENCH_GATE ?? '{}');
@@ -69,9 +69,37 @@ function listenUdp(port) {
   });
 }
 
-function stdioOf(spec) {
+function stdioOf(spec, capped) {
   if (spec === 'inherit' || spec === 'ignore') return spec;
-  return openSync(spec, 'a');
+  return capped ? 'pipe' : openSync(spec, 'a');
+}
+
+// A file given the first `cap` bytes of a command's output (its stdout and stderr together), then
+// one line saying the rest was dropped: a command that writes without end cannot fill the disk.
+// Its pipes are read to their end either way, so it never blocks on a write. A copy of
+// src/world/world.ts's cappedOutput (this file imports nothing of ours).
+function cappedOutput(path, cap) {
+  const fd = openSync(path, 'a');
+  let kept = 0;
+  let dropped = false;
+  let streams = 0;
+  return (stream) => {
+    streams += 1;
+    stream.on('data', (chunk) => {
+      if (kept < cap) {
+        const part = chunk.length <= cap - kept ? chunk : chunk.subarray(0, cap - kept);
+        writeSync(fd, part);
+        kept += part.length;
+      } else if (!dropped) {
+        dropped = true;
+        writeSync(fd, `\n[fleetbench: output past ${cap} bytes dropped (docs/limits.md)]\n`);
+      }
+    });
+    stream.once('close', () => {
+      streams -= 1;
+      if (streams === 0) closeSync(fd);
+    });
+  };
 }
 
 function start(message) {
@@ -90,14 +118,23 @@ function start(message) {
       detached: detached === true,
       ...(user !== undefined && user.mapped !== true ? { uid: user.uid, gid: user.gid } : {}),
       stdio: [
-        stdioOf(message.stdin ?? 'ignore'),
-        stdioOf(message.stdout ?? 'inherit'),
-        stdioOf(message.stderr ?? 'inherit'),
+        stdioOf(message.stdin ?? 'ignore', false),
+        stdioOf(message.stdout ?? 'inherit', message.outputCap !== undefined),
+        stdioOf(message.stderr ?? 'inherit', message.outputCap !== undefined),
       ],
     });
   } catch (error) {
     send({ type: 'spawn-failed', id, error: error.message });
     return;
+  }
+  const sinks = new Map();
+  for (const [stream, path] of [
+    [child.stdout, message.stdout],
+    [child.stderr, message.stderr],
+  ]) {
+    if (!stream) continue;
+    if (!sinks.has(path)) sinks.set(path, cappedOutput(path, message.outputCap));
+    sinks.get(path)(stream);
   }
   child.once('error', (error) => send({ type: 'spawn-failed', id, error: error.message }));
   if (child.pid === undefined) return;

@@ -146,12 +146,19 @@ export interface SpawnSpec {
   /** 'inherit', 'ignore', or a file appended to. */
   stdout?: string;
   stderr?: string;
+  /** When stdout or stderr is a file: the bytes of output it keeps (the rest is read and dropped). */
+  outputCap?: number | undefined;
 }
 
 export interface ExitStatus {
   code: number | null;
   signal: string | null;
+  /** Why it never ran, when it could not be started (its code is then a shell's: 126 or 127). */
+  error?: string | undefined;
 }
+
+/** A command the gate could not start (not found, not executable, a directory): not the world's end. */
+export class SpawnFailed extends Error {}
 
 export interface SandboxedProcess {
   id: number;
@@ -234,7 +241,12 @@ export class Sandbox extends EventEmitter {
     if (files.passwd) bind(files.passwd, '/etc/passwd');
     if (files.group) bind(files.group, '/etc/group');
     const args = [...baseArgs(), ...binds, '--', process.execPath, gate];
-    const child = spawn('bwrap', args, {
+    // bwrap is in fleetbench's process group, the terminal's foreground one, and Ctrl-C's SIGINT
+    // ended it at once and the world with it, before the command could handle its own SIGINT
+    // (docs/world.md: fleetbench waits for the command). Started with SIGINT ignored, bwrap
+    // stays; the gate handles SIGINT itself and starts each command with the default back
+    // (Node resets every signal's disposition in a child it spawns).
+    const child = spawn('sh', ['-c', 'trap "" INT; exec bwrap "$@"', 'sh', ...args], {
       stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
       env: {
         ...process.env,
@@ -327,7 +339,7 @@ export class Sandbox extends EventEmitter {
     } else if (message.type === 'spawn-failed') {
       const waiter = this.pending.get(message.id);
       this.pending.delete(message.id);
-      waiter?.reject(new Error(message.error));
+      waiter?.reject(new SpawnFailed(message.error));
     } else if (message.type === 'exit') {
       this.exits.get(message.id)?.({ code: message.code, signal: message.signal });
       this.exits.delete(message.id);

@@ -18,10 +18,11 @@
  * `provider.request` records there.
  */
 import { spawn as spawnChild, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { AgentsInstall } from '../agents/install.ts';
 import { FleetbenchError } from '../base/errors.ts';
 import { installCacheDir } from '../base/npm-install.ts';
@@ -40,11 +41,12 @@ import {
   isAlive,
   outerPid,
   pidsInNamespace,
+  pidsWithEnvironment,
   processFacts,
   socketInode,
   socketOwner,
 } from './procfs.ts';
-import { type CommandUser, type ExitStatus, Sandbox, sandboxSupport } from './sandbox.ts';
+import { type CommandUser, type ExitStatus, Sandbox, SpawnFailed, sandboxSupport } from './sandbox.ts';
 import { type Spawn, SpawnRegistry } from './spawns.ts';
 
 export const WORLD_MODES = ['auto', 'sandbox', 'proxy', 'env'] as const;
@@ -89,6 +91,11 @@ export interface WorldProcess {
    * default for a detached one).
    */
   kill(signal: NodeJS.Signals, group?: boolean): void;
+  /**
+   * Whether any process of its process group is still there (a detached one leads its group),
+   * its first process gone or not: what a service manager waits for before it calls a stop done.
+   */
+  groupAlive(): boolean;
 }
 
 export interface WorldSpawnSpec {
@@ -99,6 +106,8 @@ export interface WorldSpawnSpec {
   stdin?: 'inherit' | 'ignore';
   stdout?: string;
   stderr?: string;
+  /** When stdout or stderr is a file: the bytes of output it keeps (the rest is read and dropped). */
+  outputCap?: number | undefined;
 }
 
 export interface World {
@@ -433,12 +442,28 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     const spawnOne = async (spec: WorldSpawnSpec): Promise<WorldProcess> => {
       if (sandbox) {
         const box = sandbox;
-        const child = await box.spawn({ ...spec, user });
+        let child: Awaited<ReturnType<Sandbox['spawn']>>;
+        try {
+          child = await box.spawn({ ...spec, user });
+        } catch (error) {
+          if (error instanceof SpawnFailed) return notStarted(spec.argv, error.message);
+          throw error;
+        }
         const pid = box.pidNamespace === undefined ? undefined : outerPid(box.pidNamespace, child.innerPid);
+        let leaderGone = false;
+        void child.exited.then(() => {
+          leaderGone = true;
+        });
         return {
           pid,
           exited: child.exited,
-          kill: (signal, group = spec.detached) => box.kill(child.id, signal, group),
+          kill: (signal, group = spec.detached) => {
+            // The gate forgets a command at its exit: what is left of its group is signalled from
+            // here (its group id, seen from outside the pid namespace, is its first process's pid).
+            if (leaderGone && group && pid !== undefined) signalGroup(pid, signal);
+            else box.kill(child.id, signal, group);
+          },
+          groupAlive: () => spec.detached && pid !== undefined && signalGroup(pid, 0),
         };
       }
       const argv = user?.mapped
@@ -446,10 +471,10 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         : spec.argv;
       const open = (target: string | undefined) =>
         target === undefined || target === 'inherit' || target === 'ignore' ? (target ?? 'inherit') : target;
-      const { openSync } = await import('node:fs');
-      const stdio = [spec.stdin ?? 'ignore', open(spec.stdout), open(spec.stderr)].map((s) =>
-        s === 'inherit' || s === 'ignore' ? s : openSync(s, 'a'),
-      ) as Array<'inherit' | 'ignore' | number>;
+      const capped = spec.outputCap !== undefined;
+      const stdio = [spec.stdin ?? 'ignore', open(spec.stdout), open(spec.stderr)].map((s, fd) =>
+        s === 'inherit' || s === 'ignore' ? s : capped && fd > 0 ? 'pipe' : openSync(s, 'a'),
+      ) as Array<'inherit' | 'ignore' | 'pipe' | number>;
       const child = spawnChild(argv[0] as string, argv.slice(1), {
         cwd: spec.cwd,
         env: spec.env,
@@ -457,8 +482,17 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         stdio,
         ...(user && !user.mapped ? { uid: user.uid, gid: user.gid } : {}),
       });
+      const sinks = new Map<string, (stream: Readable) => void>();
+      for (const [stream, path] of [
+        [child.stdout, spec.stdout],
+        [child.stderr, spec.stderr],
+      ] as const) {
+        if (!stream || path === undefined || spec.outputCap === undefined) continue;
+        if (!sinks.has(path)) sinks.set(path, cappedOutput(path, spec.outputCap));
+        sinks.get(path)?.(stream);
+      }
       const exited = new Promise<ExitStatus>((resolve) => {
-        child.once('error', () => resolve({ code: 127, signal: null }));
+        child.once('error', (error) => resolve(notStarted(spec.argv, error.message).status));
         child.once('exit', (code, signal) => resolve({ code, signal }));
       });
       return {
@@ -472,6 +506,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
             // Gone already.
           }
         },
+        groupAlive: () => spec.detached && child.pid !== undefined && signalGroup(child.pid, 0),
       };
     };
 
@@ -517,6 +552,19 @@ export async function openWorld(options: WorldOptions): Promise<World> {
               } catch {
                 // Gone already.
               }
+        // Outside a sandbox, what the command left running (a daemon it started with setsid, a
+        // child that ignored the stop) is found by the world's variable in its environment and
+        // ended too, as the sandbox's pid namespace ends it: nothing outlives the world.
+        let leftovers = 0;
+        if (!sandbox)
+          for (const pid of pidsWithEnvironment(`FLEETBENCH_WORLD=${tag}`))
+            if (pid !== process.pid && isAlive(pid))
+              try {
+                process.kill(pid, 'SIGKILL');
+                leftovers += 1;
+              } catch {
+                // Gone already.
+              }
         for (let i = 0; i < 50 && (spawns?.alive.length ?? 0) > 0; i++) {
           spawns?.checkExits();
           if ((spawns?.alive.length ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -533,6 +581,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
             blockedWritten: written,
             spawns: spawns?.all.length ?? 0,
             ...(spawns && spawns.dropped > 0 ? { spawnsDropped: spawns.dropped } : {}),
+            ...(leftovers > 0 ? { leftoversKilled: leftovers } : {}),
           },
         });
       },
@@ -544,4 +593,56 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     for (const server of started.reverse()) await server.close();
     throw error;
   }
+}
+
+/**
+ * A command that could not be started, reported as a shell reports it: 126 when it was found but
+ * cannot be run (not executable, a directory), else 127, with the reason, rather than an error that
+ * leaves the world open (docs/world.md).
+ */
+function notStarted(argv: string[], message: string): WorldProcess & { status: ExitStatus } {
+  const code = /EACCES|EISDIR|ENOEXEC|EPERM/.test(message) ? 126 : 127;
+  const status = { code, signal: null, error: `cannot start ${JSON.stringify(argv[0] ?? '')}: ${message}` };
+  return { pid: undefined, exited: Promise.resolve(status), kill: () => {}, groupAlive: () => false, status };
+}
+
+/** Signals process group `pgid` (0: only asks whether it has a process); false when it has none. */
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    // EPERM: there, but not ours to signal (it still counts as alive).
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A file given the first `cap` bytes of a command's output (its stdout and stderr together), then
+ * one line saying the rest was dropped: a command that writes without end cannot fill the disk
+ * (docs/limits.md). Its pipes are read to their end either way, so it never blocks on a write.
+ * src/world/gate.mjs has a copy for the sandbox (it imports nothing of ours).
+ */
+function cappedOutput(path: string, cap: number): (stream: Readable) => void {
+  const fd = openSync(path, 'a');
+  let kept = 0;
+  let dropped = false;
+  let streams = 0;
+  return (stream) => {
+    streams += 1;
+    stream.on('data', (chunk: Buffer) => {
+      if (kept < cap) {
+        const part = chunk.length <= cap - kept ? chunk : chunk.subarray(0, cap - kept);
+        writeSync(fd, part);
+        kept += part.length;
+      } else if (!dropped) {
+        dropped = true;
+        writeSync(fd, `\n[fleetbench: output past ${cap} bytes dropped (docs/limits.md)]\n`);
+      }
+    });
+    stream.once('close', () => {
+      streams -= 1;
+      if (streams === 0) closeSync(fd);
+    });
+  };
 }

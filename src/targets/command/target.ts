@@ -13,12 +13,14 @@
  * that exits outside a planned restart fails the run (exit 3). The run's end stops it and, with
  * the world, everything it started.
  */
-import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { type AgentsInstall, resolveAgentsInstall } from '../../agents/install.ts';
 import { ExitCode, FleetbenchError } from '../../base/errors.ts';
 import type { ProcessCpu } from '../../base/process-cpu.ts';
 import type { Rng } from '../../base/rng.ts';
+import { makeDirectories } from '../../base/safe-write.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { TargetRef } from '../../contract/target-ref.ts';
 import {
@@ -37,7 +39,7 @@ import {
   ProviderEmulator,
 } from '../../provider/index.ts';
 import type { TraceSink } from '../../trace/writer.ts';
-import type { CommandTargetConfig } from '../../workload/command-target.ts';
+import { COMMAND_TARGET_BOUNDS, type CommandTargetConfig } from '../../workload/command-target.ts';
 import type { GitHubSide } from '../../workload/github-side.ts';
 import type { Scenario } from '../../workload/scenario.ts';
 import type { World as ScriptedWorld } from '../../workload/world.ts';
@@ -55,6 +57,8 @@ const WATCH_MS = 500;
 const DEFAULT_BRANCHES = new Set(['main', 'master', 'trunk', 'develop']);
 /** How often a readiness probe is tried. */
 const PROBE_MS = 200;
+/** How much new output one `ready: {log}` probe reads (the rest at the next probe): 16 MiB. */
+const LOG_SCAN_PER_PROBE = 16 << 20;
 
 export interface CommandTargetOptions {
   scenario: Scenario;
@@ -136,7 +140,19 @@ export class CommandTarget implements Target {
   async boot(): Promise<void> {
     if (this.world) return;
     const { scenario, clock, rng } = this.options;
-    for (const dir of [this.dirs.root, this.dirs.cwd, this.dirs.state]) mkdirSync(dir, { recursive: true });
+    for (const [field, dir] of [
+      ['the run directory', this.dirs.root],
+      ['target.cwd', this.dirs.cwd],
+      ['target.state', this.dirs.state],
+    ] as const)
+      try {
+        makeDirectories(dir);
+      } catch (error) {
+        throw new FleetbenchError(
+          'E_USAGE',
+          `${field}: cannot make the directory ${dir}: ${(error as Error).message} (${this.config.source})`,
+        );
+      }
     const settings = scenario.agents?.provider;
     const scriptsFile = settings?.scripts ? loadScriptsFile(settings.scripts) : undefined;
     const trace = this.options.trace;
@@ -211,12 +227,13 @@ export class CommandTarget implements Target {
       stdin: 'ignore',
       stdout: this.dirs.log,
       stderr: this.dirs.log,
+      outputCap: COMMAND_TARGET_BOUNDS.maxOutputBytes,
     });
     this.process = child;
     // Its tree is the control plane's from its spawn (a restart's boot is not fleetbench's); the
     // agent CLIs it starts are told from it by their install's path.
     if (child.pid !== undefined) this.options.processes?.addRoot(child.pid, 'controlPlane');
-    let exited: { code: number | null; signal: string | null } | undefined;
+    let exited: Awaited<WorldProcess['exited']> | undefined;
     void child.exited.then((status) => {
       exited = status;
       this.onExit(child, status);
@@ -234,7 +251,7 @@ export class CommandTarget implements Target {
       if (exited)
         throw new FleetbenchError(
           'E_TARGET',
-          `the control plane exited before it was ready (${exited.signal ?? `exit ${exited.code}`}): ${lastLines(this.dirs.log, logOffset)}`,
+          `the control plane exited before it was ready (${exited.signal ?? `exit ${exited.code}`}): ${exited.error ?? lastLines(this.dirs.log, logOffset)}`,
           { hint: `its output is in ${this.dirs.log}`, exitCode: ExitCode.runFailed },
         );
       if (clock.now() > deadline) {
@@ -259,6 +276,36 @@ export class CommandTarget implements Target {
     trace.write({ kind: 'event', name: 'controlplane.ready', t: readyAt, labels: { reason } });
   }
 
+  /** How far `ready: {log}` has read the output of this start, and the line it has not seen end. */
+  private logScan = { from: -1, offset: 0, carry: '', decoder: new StringDecoder('utf8') };
+
+  /**
+   * Whether the output written since `from` (this start's) has a line that matches: read on from
+   * where the last probe stopped, 1 MiB at a time, so a control plane that writes megabytes before
+   * its ready line is still seen ready (only its first MiB was ever read before).
+   */
+  private logSays(pattern: RegExp, from: number): boolean {
+    const scan = this.logScan;
+    if (scan.from !== from) {
+      scan.from = from;
+      scan.offset = from;
+      scan.carry = '';
+      scan.decoder = new StringDecoder('utf8');
+    }
+    const size = fileSize(this.dirs.log);
+    for (let read = 0; scan.offset < size && read < LOG_SCAN_PER_PROBE; ) {
+      const chunk = readChunk(this.dirs.log, scan.offset, Math.min(size - scan.offset, 1 << 20));
+      if (chunk.length === 0) break;
+      scan.offset += chunk.length;
+      read += chunk.length;
+      const text = scan.carry + scan.decoder.write(chunk);
+      if (pattern.test(text)) return true;
+      // The line still being written is tested again with what follows it (its last 64 KiB).
+      scan.carry = text.slice(Math.max(text.lastIndexOf('\n') + 1, text.length - 65_536));
+    }
+    return false;
+  }
+
   private async isReady(requestsBefore: number, logOffset: number, spawnedAt: number): Promise<boolean> {
     const ready = this.config.ready;
     switch (ready.kind) {
@@ -267,7 +314,7 @@ export class CommandTarget implements Target {
       case 'github':
         return this.emulator.stats().requests > requestsBefore;
       case 'log':
-        return new RegExp(ready.pattern).test(readFrom(this.dirs.log, logOffset));
+        return this.logSays(new RegExp(ready.pattern), logOffset);
       case 'http': {
         const url = new URL(ready.url);
         try {
@@ -486,6 +533,7 @@ export class CommandTarget implements Target {
     signal: NodeJS.Signals,
     group = this.config.kill === 'group',
   ): Promise<void> {
+    const signalledAt = Date.now();
     child.kill(signal, group);
     const grace = signal === 'SIGKILL' ? 5_000 : this.config.stop.graceMs;
     const timer = setTimeout(() => child.kill('SIGKILL', group), grace);
@@ -498,8 +546,19 @@ export class CommandTarget implements Target {
         giveUp = setTimeout(() => resolve(false), grace + EXIT_REPORT_GRACE_MS);
       }),
     ]);
-    clearTimeout(timer);
     clearTimeout(giveUp);
+    // Its first process gone is not the group gone: a child that ignores the signal (or that
+    // the first process, a `sh -c`, left behind) ran on beside the next start, or past the run's
+    // end. What is left of the group has the rest of the grace, then SIGKILL.
+    if (gone && group) {
+      const deadline = signalledAt + grace;
+      while (child.groupAlive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      if (child.groupAlive()) {
+        child.kill('SIGKILL', true);
+        for (let i = 0; i < 40 && child.groupAlive(); i++) await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    clearTimeout(timer);
     if (!gone)
       this.options.trace.write({
         kind: 'event',
@@ -565,22 +624,38 @@ function fileSize(path: string): number {
   }
 }
 
+/** At most `length` bytes of a file from `offset` (fewer when it is shorter). */
+function readChunk(path: string, offset: number, length: number): Buffer {
+  const buffer = Buffer.alloc(length);
+  const fd = openSync(path, 'r');
+  try {
+    return buffer.subarray(0, readSync(fd, buffer, 0, length, offset));
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** What a file holds from `offset` (at most 1 MiB of it). */
 function readFrom(path: string, offset: number): string {
   const size = fileSize(path);
   if (size <= offset) return '';
-  const length = Math.min(size - offset, 1 << 20);
-  const buffer = Buffer.alloc(length);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, buffer, 0, length, offset);
-  } finally {
-    closeSync(fd);
-  }
-  return buffer.toString('utf8');
+  return readChunk(path, offset, Math.min(size - offset, 1 << 20)).toString('utf8');
 }
 
-function lastLines(path: string, offset: number): string {
+/**
+ * The end of the control plane's output, for a failure's message: printed on the user's terminal
+ * and kept in the summary, so its control characters (a terminal escape that clears the screen or
+ * sets the title, a carriage return that hides what came before) are shown escaped, not obeyed.
+ */
+export function lastLines(path: string, offset: number): string {
   const text = readFrom(path, Math.max(offset, fileSize(path) - 2_000)).trim();
-  return text === '' ? '(no output)' : text.split('\n').slice(-5).join(' | ');
+  if (text === '') return '(no output)';
+  return text
+    .split('\n')
+    .slice(-5)
+    .join(' | ')
+    .replace(
+      /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g,
+      (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+    );
 }

@@ -194,7 +194,7 @@ async function runCommand(argv: string[], context: WorkContext, what: 'work' | '
   clearTimeout(timer);
   if (status.code !== 0)
     throw new Error(
-      `${what} command ${argv.join(' ').slice(0, 200)} ended ${status.signal ?? `with exit ${status.code}`}`,
+      `${what} command ${argv.join(' ').slice(0, 200)} ended ${status.signal ?? `with exit ${status.code}`}${status.error ? ` (${status.error})` : ''}`,
     );
 }
 
@@ -215,14 +215,34 @@ function idIn(body: string): string | undefined {
 /** One HTTP request over a connection the world made (the control plane's API is inside it). */
 export function requestOver(
   socket: Socket,
-  options: {
-    method: string;
-    path: string;
-    host: string;
-    headers?: Record<string, string>;
-    body?: string | undefined;
-  },
+  options: RequestOptions,
   timeoutMs = WORK_TIMEOUT_MS,
+): Promise<{ status: number; body: string }> {
+  // The whole exchange is bounded, not only each silence in it: an answer dribbled a byte at a
+  // time (or a stream that never ends) kept the ready probe, and so ready-timeout, waiting for
+  // ever, and a work request past its 60 s (docs/limits.md).
+  let deadline: NodeJS.Timeout | undefined;
+  const overrun = new Promise<never>((_, reject) => {
+    deadline = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no whole answer in ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+  });
+  return Promise.race([exchange(socket, options, timeoutMs), overrun]).finally(() => clearTimeout(deadline));
+}
+
+interface RequestOptions {
+  method: string;
+  path: string;
+  host: string;
+  headers?: Record<string, string>;
+  body?: string | undefined;
+}
+
+function exchange(
+  socket: Socket,
+  options: RequestOptions,
+  timeoutMs: number,
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
