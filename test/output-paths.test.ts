@@ -22,7 +22,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveAgentsInstall } from '../src/agents/install.ts';
 import { isFleetbenchError } from '../src/base/errors.ts';
-import { openOutputFile, writeOutput, writeOutputFile } from '../src/base/safe-write.ts';
+import { makeDirectories, openOutputFile, writeOutput, writeOutputFile } from '../src/base/safe-write.ts';
 import { cli, runCli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 
@@ -185,6 +185,57 @@ const COMMANDS: Array<[string, (path: string) => string[]]> = [
     (path) => ['k8s', 'manifest', 'matrix', '--cells', 'S2-T1-1,S2-T1-5', '--segments', '2', '-o', path],
   ],
 ];
+
+describe('directories made for a path (makeDirectories, every mkdir -p of src/)', () => {
+  // Node 20's recursive mkdirSync spins for ever at full CPU on a path whose parent exists but
+  // answers ENOENT to mkdir (/proc/x): every directory fleetbench makes goes through this one.
+  it('property: the path ends a directory, or an errno error names why, at once; /proc is never a spin', () => {
+    const root = join(dir, 'mkdir-property');
+    mkdirSync(root, { recursive: true });
+    let n = 0;
+    fc.assert(
+      fc.property(
+        fc.constantFrom('scratch', 'under-a-file', 'proc'),
+        fc.array(fc.stringMatching(/^[a-z0-9]{1,8}$/), { minLength: 1, maxLength: 5 }),
+        (base, parts) => {
+          const at = join(root, String(n++));
+          mkdirSync(at);
+          let start = at;
+          if (base === 'under-a-file') {
+            start = join(at, 'file');
+            writeFileSync(start, 'x');
+          } else if (base === 'proc') start = `/proc/fleetbench-nope-${process.pid}`;
+          const path = join(start, ...parts);
+          try {
+            const first = makeDirectories(path, 0o755);
+            expect(base).toBe('scratch');
+            expect(lstatSync(path).isDirectory()).toBe(true);
+            expect(first).toBe(join(at, parts[0]!));
+            // Made already: nothing made the second time.
+            expect(makeDirectories(path)).toBeUndefined();
+          } catch (error) {
+            expect(base).not.toBe('scratch');
+            expect((error as NodeJS.ErrnoException).code).toMatch(/^(ENOENT|ENOTDIR)$/);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('targets install --dir under /proc or under a file: exit 2 naming the path, before any npm (it spun for ever, deaf to SIGTERM; then an internal error)', async () => {
+    const file = join(dir, 'install-file');
+    writeFileSync(file, 'x');
+    for (const path of [`/proc/fleetbench-nope-${process.pid}/agents`, join(file, 'sub', 'agents')]) {
+      const started = performance.now();
+      const result = await runCli(['targets', 'install', 'agents', '--dir', path], { timeoutMs: 30_000 });
+      expect(result.stderr, path).not.toMatch(/internal error| {4}at /);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toMatch(/cannot write \/(proc|.*install-file)/);
+      expect(performance.now() - started).toBeLessThan(25_000);
+    }
+  });
+});
 
 describe('every command: an output through a link is refused, a write error is named (exit 2)', () => {
   for (const [name, args] of COMMANDS) {

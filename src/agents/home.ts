@@ -5,8 +5,9 @@
  * would reach another host (updates, telemetry, error reports, model lists, plugins) is turned
  * off, as docs/agents.md lists per CLI.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { makeDirectories } from '../base/safe-write.ts';
 import { AGENT_PACKAGES, type AgentCli } from './catalog.ts';
 
 export interface ProviderEndpoint {
@@ -57,7 +58,7 @@ export function writeCodexConfig(
   endpoint: ProviderEndpoint,
   options: { envKey?: string; retries?: RetrySettings } = {},
 ): void {
-  mkdirSync(codexDir, { recursive: true });
+  makeDirectories(codexDir);
   const retries = options.retries ?? {};
   const model = endpoint.model ?? AGENT_PACKAGES.codex.model;
   const lines = [
@@ -173,7 +174,7 @@ function claudeHome(
   parent: NodeJS.ProcessEnv,
 ): AgentHome {
   const configDir = join(dir, '.claude');
-  mkdirSync(configDir, { recursive: true });
+  makeDirectories(configDir);
   return {
     cli: 'claude',
     dir,
@@ -214,7 +215,7 @@ export function writeOpencodeConfig(path: string, endpoint: ProviderEndpoint): v
       },
     },
   };
-  mkdirSync(dirname(path), { recursive: true });
+  makeDirectories(dirname(path));
   writeFileSync(path, `${JSON.stringify(settings, null, 2)}\n`);
 }
 
@@ -252,7 +253,7 @@ export function makeAgentHome(
   endpoint: ProviderEndpoint,
   options: { retries?: RetrySettings; env?: NodeJS.ProcessEnv } = {},
 ): AgentHome {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDirectories(dir, 0o700);
   const parent = options.env ?? process.env;
   const retries = options.retries ?? {};
   switch (cli) {

@@ -6,9 +6,9 @@
  * binaries (docs/agents.md).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Rng } from '../base/rng.ts';
+import { makeDirectories } from '../base/safe-write.ts';
 import { RealClock } from '../clock/real.ts';
 import {
   type FaultRule,
@@ -121,7 +121,7 @@ export async function tryAgents(options: TryOptions): Promise<TryReport> {
       const key = emulator.mintKey({ session, script: options.script });
       const root = join(options.out, cli);
       const cwd = join(root, 'work');
-      mkdirSync(cwd, { recursive: true });
+      makeDirectories(cwd);
       // A repository, as the agents expect to work in one (their context says so).
       execFileSync('git', ['init', '-q'], { cwd, stdio: 'ignore' });
       const home = makeAgentHome(

@@ -26,6 +26,7 @@ import {
 import { homedir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { ExitCode, FleetbenchError } from './errors.ts';
+import { makeDirectories, outputError } from './safe-write.ts';
 
 /**
  * The cache real systems install into. Root's home is usually closed to other users, and some
@@ -96,7 +97,8 @@ export function checkInstallDir(dir: string, own: { marker: { file: string; kind
     entries = readdirSync(dir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
+    // A file on the way (ENOTDIR), no permission to look: said with the path, exit 2.
+    throw outputError(dir, error);
   }
   if (entries.length === 0) return;
   if (readInstallMarker(dir, own.marker.file)?.kind === own.marker.kind) return;
@@ -130,7 +132,7 @@ export function closedAncestor(dir: string, user: InstallReader): { path: string
 
 /** `dir` and its missing parents created, each made 0755 whatever the umask; existing ones untouched. */
 function createOpenDirs(dir: string): void {
-  const first = mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const first = makeDirectories(dir, 0o755);
   if (first === undefined) return;
   for (let d = dir; ; d = dirname(d)) {
     chmodSync(d, 0o755);
@@ -145,7 +147,12 @@ export async function installNpmPackages(options: NpmInstallOptions): Promise<nu
   checkInstallDir(dir, { marker: options.marker });
   checkReadable(dir, options);
   const started = Date.now();
-  createOpenDirs(dirname(dir));
+  try {
+    createOpenDirs(dirname(dir));
+  } catch (error) {
+    // --dir /proc/x, a file in the way, no permission: a clear message naming the path (exit 2).
+    throw outputError(dirname(dir), error);
+  }
   const staging = `${dir}.installing-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { mode: 0o755 });

@@ -41,7 +41,7 @@ import { FleetbenchError } from './errors.ts';
  * /proc/x`): here the first part that cannot be made throws its own error (ENOENT, EACCES, or
  * ENOTDIR for a file in the way), which outputError names.
  */
-export function makeDirectories(path: string, mode?: number): void {
+export function makeDirectories(path: string, mode?: number): string | undefined {
   const missing: string[] = [];
   for (let at = resolve(path); ; at = dirname(at)) {
     let stats: Stats | undefined;
@@ -59,13 +59,17 @@ export function makeDirectories(path: string, mode?: number): void {
     missing.push(at);
     if (dirname(at) === at) break;
   }
+  // Like mkdirSync's recursive form: the first directory this made, if any.
+  let first: string | undefined;
   for (const dir of missing.reverse()) {
     try {
       mkdirSync(dir, mode === undefined ? {} : { mode });
+      first ??= dir;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
   }
+  return first;
 }
 
 export function writeFileReplacing(path: string, data: string | Uint8Array, mode: number): void {

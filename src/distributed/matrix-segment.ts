@@ -6,12 +6,13 @@
  * `running` before the first run and replaced (write + rename) at the end, so a segment that was
  * lost mid-way says so, and re-running one index replaces its record and its run directories.
  */
-import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FleetbenchError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
 import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
+import { makeDirectories } from '../base/safe-write.ts';
 import { inSegment, SEGMENTS_DIR, type Segment } from '../base/segment.ts';
 import { describeZodIssues } from '../base/validation.ts';
 import { VERSION } from '../base/version.ts';
@@ -70,7 +71,7 @@ export async function runMatrixSegment(
   const judge =
     control.judge ?? scenarioBudgetJudge((id) => plan.find((p) => p.unit.id === id)?.budgets ?? []);
   const dir = join(spec.outDir, SEGMENTS_DIR);
-  mkdirSync(dir, { recursive: true });
+  makeDirectories(dir);
   const path = join(dir, segmentFileName(segment));
   const record = (
     status: SegmentStatus,

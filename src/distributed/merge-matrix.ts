@@ -1,15 +1,6 @@
-/**
- * Joins the segment records of one matrix (src/distributed/matrix-segment.ts) into the baseline
- * the matrix would have written in one process: units in plan order, each unit's runs in repeat
- * order, pruning recomputed over the whole, `partial` when a run is missing or did not complete.
- * Per-unit figures are the runs' own (each run is whole in one segment), so they are byte-for-byte
- * the single process's; only `timing` differs. A segment that is missing, still `running` (lost),
- * `failed` or `interrupted` is named in the outcome.
- */
-import { mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
-import { writeOutputFile } from '../base/safe-write.ts';
+import { makeDirectories, writeOutputFile } from '../base/safe-write.ts';
 import { VERSION } from '../base/version.ts';
 import { baselineMarkdown } from '../matrix/markdown.ts';
 import { pruneBaseline } from '../matrix/run.ts';
@@ -128,7 +119,7 @@ export function mergeMatrixSegments(found: FoundSegment[], outDir: string): Matr
         : { index, status: 'missing', file: null, assigned: null, merged: 0 },
     );
   }
-  mkdirSync(outDir, { recursive: true });
+  makeDirectories(outDir);
   const jsonPath = join(outDir, 'baseline.json');
   const markdownPath = join(outDir, 'baseline.md');
   writeOutputFile(jsonPath, `${JSON.stringify(baseline, null, 1)}\n`);

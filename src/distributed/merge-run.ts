@@ -5,10 +5,10 @@
  * and summary.json beside it. A segment that is missing, lost (`running`), failed or interrupted
  * is named, and the result says it is partial.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
-import { writeOutputFile } from '../base/safe-write.ts';
+import { makeDirectories, writeOutputFile } from '../base/safe-write.ts';
 import { RUN_SUMMARY_VERSION, type RunSummary } from '../results/run-summary.ts';
 import type { Scenario } from '../workload/scenario.ts';
 import { mergeSegmentTraces, type TraceMergeInput, type TraceMergeOutcome } from './merge-traces.ts';
@@ -96,7 +96,7 @@ export async function mergeRunSegments(
     throw new FleetbenchError('E_FILE', `--github-trace ${options.githubTrace}: no such file`);
   if (githubTrace) inputs.push({ path: githubTrace, index: -1, role: 'github' });
 
-  mkdirSync(outDir, { recursive: true });
+  makeDirectories(outDir);
   const tracePath = join(outDir, 'trace.jsonl');
   const sessions = reports.reduce((n, r) => n + r.sessions, 0);
   const merge = await mergeSegmentTraces(inputs, tracePath, {

@@ -5,12 +5,13 @@
  * (src/run/segment.ts); this is what a segment process does around that plan, and the records
  * read back.
  */
-import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ExitCode, FleetbenchError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
 import { MAX_CONFIG_FILE_BYTES } from '../base/limits.ts';
+import { makeDirectories } from '../base/safe-write.ts';
 import { SEGMENTS_DIR } from '../base/segment.ts';
 import { describeZodIssues } from '../base/validation.ts';
 import { VERSION } from '../base/version.ts';
@@ -48,7 +49,7 @@ export type RunSegmentRecord = z.infer<typeof runSegmentSchema>;
 type SegmentOfRun = Pick<RunSegmentPlan, 'segment' | 'startAtMs' | 'runId' | 'recordPath'>;
 
 export function writeRunSegmentRecord(path: string, record: RunSegmentRecord): void {
-  mkdirSync(join(path, '..'), { recursive: true });
+  makeDirectories(join(path, '..'));
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(record, null, 2)}\n`);
   renameSync(tmp, path);

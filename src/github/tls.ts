@@ -9,11 +9,11 @@
  * the private key written into its target, with the target's mode): key 0600, certificate 0644.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
-import { writeFileReplacing } from '../base/safe-write.ts';
+import { makeDirectories, writeFileReplacing } from '../base/safe-write.ts';
 
 export interface SelfSignedCert {
   certPath: string;
@@ -23,7 +23,7 @@ export interface SelfSignedCert {
 }
 
 export function generateSelfSignedCert(dir: string, days = 30): SelfSignedCert {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDirectories(dir, 0o700);
   const made = mkdtempSync(join(tmpdir(), 'fleetbench-openssl-'));
   try {
     runOpenssl(join(made, 'key.pem'), join(made, 'cert.pem'), days);

@@ -1,9 +1,3 @@
-/**
- * Running a matrix: expand the selection into units, check every scenario before anything runs
- * (a bad --set fails at once, not in cell 37), run every (unit, repeat) on the child-process
- * pool, then write the baseline (baseline.json, baseline.md) with the pruning decisions.
- */
-import { mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { VERSION } from '../base/version.ts';
 import { BASELINE_SCHEMA_VERSION, type Baseline, type BaselineUnit } from '../results/baseline.ts';
@@ -34,7 +28,7 @@ export interface MatrixSpec {
   label?: string;
 }
 
-import { writeOutputFile } from '../base/safe-write.ts';
+import { makeDirectories, writeOutputFile } from '../base/safe-write.ts';
 import type { Judge } from '../results/checks.ts';
 
 export type { Judge };
@@ -116,7 +110,7 @@ export async function runMatrices(specs: MatrixSpec[], control: RunControl): Pro
     plan.flatMap((p) => p.jobs.map((job) => ({ ...job, key: `${prefix(i)}${job.key}` }))),
   );
   control.onPlan?.(jobs.length);
-  for (const spec of specs) mkdirSync(spec.outDir, { recursive: true });
+  for (const spec of specs) makeDirectories(spec.outDir);
   const { results } = await runPool(jobs, {
     jobs: control.jobs,
     signal: control.signal,

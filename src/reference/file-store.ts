@@ -21,7 +21,6 @@ import {
   constants,
   existsSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -33,7 +32,7 @@ import {
 import { join } from 'node:path';
 import { z } from 'zod';
 import { MAX_LINE_BYTES } from '../base/limits.ts';
-import { writeFileReplacing } from '../base/safe-write.ts';
+import { makeDirectories, writeFileReplacing } from '../base/safe-write.ts';
 import { sessionSpecSchema } from '../contract/protocol.ts';
 import { sessionStates } from '../contract/types.ts';
 import type { RunStore, RunsSnapshot } from './runs/durable-state.ts';
@@ -76,7 +75,7 @@ export class FileStore implements DurableStore, RunStore {
     this.dir = dir;
     this.onCorrupt = options.onCorrupt ?? (() => undefined);
     // Private: run.json holds the GitHub token the run gave the control plane.
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirectories(dir, 0o700);
     this.journalPath = join(dir, 'sessions.jsonl');
     this.runsPath = join(dir, 'runs.json');
   }

@@ -4,12 +4,13 @@
  * is fetched: no fonts, no icons, no scripts; a Content-Security-Policy says so to the browser.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 import { prebuiltFile } from '../base/prebuilt.ts';
+import { makeDirectories } from '../base/safe-write.ts';
 import type { ReportData } from './types.ts';
 
 const require = createRequire(import.meta.url);
@@ -50,7 +51,7 @@ export function clientScript(): string {
   }
   cachedScript = buildClientScript();
   try {
-    mkdirSync(CACHE_DIR, { recursive: true, mode: 0o700 });
+    makeDirectories(CACHE_DIR, 0o700);
     writeFileSync(`${cacheFile}.${process.pid}`, cachedScript);
     renameSync(`${cacheFile}.${process.pid}`, cacheFile);
   } catch {

@@ -10,10 +10,11 @@
  * A virtual-time run is never split: its sessions share one GitHub quota and one simulated
  * clock in one process, so n processes would measure n smaller fleets, not this one.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
 import { MAX_START_AT_LEAD_MS } from '../base/limits.ts';
+import { makeDirectories } from '../base/safe-write.ts';
 import { resolveSegment, SEGMENTS_DIR, type Segment, segmentLabel } from '../base/segment.ts';
 import { parseTarget, targetInfo } from '../contract/target-ref.ts';
 import { SEGMENTED_EXECUTORS } from '../workload/executors/index.ts';
@@ -151,7 +152,7 @@ export function parseStartAt(text: string): number {
  */
 function agreedStart(outDir: string, now: number): number {
   const dir = join(outDir, SEGMENTS_DIR);
-  mkdirSync(dir, { recursive: true });
+  makeDirectories(dir);
   const path = join(dir, START_FILE);
   const proposal = now + START_LEAD_MS;
   try {

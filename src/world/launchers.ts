@@ -12,11 +12,12 @@
  * feature the CLI documents turned off; where it did, its home is kept, and the world's host
  * names still bring the CLI's requests to the emulator.
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENT_PACKAGES, type AgentCli } from '../agents/catalog.ts';
 import { agentOutboundEnv, writeCodexConfig, writeOpencodeConfig } from '../agents/home.ts';
 import type { AgentsInstall } from '../agents/install.ts';
+import { makeDirectories } from '../base/safe-write.ts';
 
 /** A shell word: single-quoted, with any single quote closed, escaped and reopened. */
 export function shellQuote(text: string): string {
@@ -76,14 +77,14 @@ function cliLines(cli: AgentCli, options: LauncherOptions, homes: string): strin
 export function writeLaunchers(options: LauncherOptions): Launchers {
   const binDir = join(options.dir, 'bin');
   const homes = join(options.dir, 'agents');
-  mkdirSync(binDir, { recursive: true, mode: 0o755 });
-  mkdirSync(homes, { recursive: true, mode: 0o755 });
+  makeDirectories(binDir, 0o755);
+  makeDirectories(homes, 0o755);
   const spoolPath = join(options.dir, 'spawns');
   writeFileSync(spoolPath, '', { mode: 0o666 });
   chmodSync(spoolPath, 0o666);
   const endpoint = { url: options.providerUrl, key: '' };
   writeCodexConfig(join(homes, 'codex'), endpoint, { envKey: 'OPENAI_API_KEY' });
-  mkdirSync(join(homes, 'claude'), { recursive: true });
+  makeDirectories(join(homes, 'claude'));
   writeOpencodeConfig(join(homes, 'opencode', 'opencode.json'), { ...endpoint, key: '{env:OPENAI_API_KEY}' });
   const keyPrefix = `fbw-${options.tag}-`;
   const tokenPrefix = `fbwgh-${options.tag}-`;

@@ -18,7 +18,7 @@
  * `provider.request` records there.
  */
 import { spawn as spawnChild, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -26,6 +26,7 @@ import type { Readable } from 'node:stream';
 import type { AgentsInstall } from '../agents/install.ts';
 import { FleetbenchError } from '../base/errors.ts';
 import { installCacheDir } from '../base/npm-install.ts';
+import { makeDirectories } from '../base/safe-write.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { GitHubEmulator } from '../github/emulator.ts';
 import { type RunningGitHubServer, startGitHubServer } from '../github/http.ts';
@@ -227,7 +228,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
   const { mode, why } = resolveWorldMode(options.mode);
   // Absolute: its paths (the CA, the launchers) are handed to commands that run elsewhere.
   const dir = resolve(options.dir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDirectories(dir, 0o700);
   const table = hostTable(options.hosts);
   const tag = Math.random().toString(36).slice(2, 8);
   const ca = makeWorldCa(dir, [...table.keys()], tag);
@@ -323,7 +324,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     const user = commandUser(options.user, mode);
     if (mode === 'sandbox') {
       const files = join(dir, 'etc');
-      mkdirSync(files, { recursive: true, mode: 0o755 });
+      makeDirectories(files, 0o755);
       const write = (name: string, text: string) => {
         const path = join(files, name);
         writeFileSync(path, text, { mode: 0o644 });

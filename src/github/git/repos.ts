@@ -22,7 +22,6 @@ import {
   chmodSync,
   existsSync,
   lstatSync,
-  mkdirSync,
   mkdtempSync,
   readdirSync,
   renameSync,
@@ -32,6 +31,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetbenchError } from '../../base/errors.ts';
+import { makeDirectories } from '../../base/safe-write.ts';
 import type { GitHubState } from '../state.ts';
 import {
   commitBody,
@@ -331,7 +331,7 @@ function claimGitDir(dir: string): void {
     throw new FleetbenchError('E_USAGE', `--git-dir ${dir} is a symbolic link: give the directory itself`);
   if (stat !== undefined && !stat.isDirectory())
     throw new FleetbenchError('E_USAGE', `--git-dir ${dir} is not a directory`);
-  if (stat === undefined) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (stat === undefined) makeDirectories(dir, 0o700);
   else if (!existsSync(join(dir, MARKER)) && readdirSync(dir).length > 0)
     throw new FleetbenchError(
       'E_USAGE',
@@ -349,7 +349,7 @@ function writeObject(dir: string, type: GitObjectType, body: Buffer): void {
   const folder = join(dir, 'objects', sha.slice(0, 2));
   const path = join(folder, sha.slice(2));
   if (existsSync(path)) return;
-  mkdirSync(folder, { recursive: true });
+  makeDirectories(folder);
   const temporary = `${path}.${process.pid}.tmp`;
   writeFileSync(temporary, looseObject(type, body), { mode: 0o444 });
   renameSync(temporary, path);

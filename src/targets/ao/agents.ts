@@ -22,19 +22,12 @@
  *   pushes the new head through the world (new head commit on the PR, CI runs again).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  mkdirSync,
-  readFileSync,
-  symlinkSync,
-  unwatchFile,
-  watchFile,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, readFileSync, symlinkSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENT_PACKAGES, type AgentBinary, claudeEnv, resolveAgentsInstall } from '../../agents/index.ts';
 import { FleetbenchError } from '../../base/errors.ts';
 import type { Rng } from '../../base/rng.ts';
+import { makeDirectories } from '../../base/safe-write.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { GitHubEmulator } from '../../github/emulator.ts';
 import type { ScriptsFile } from '../../provider/index.ts';
@@ -231,7 +224,7 @@ export class AoRealAgents {
     writeFileSync(join(paths.work, 'pushes.log'), '');
     for (const [id, path] of Object.entries(paths.projects)) this.cloneProject(id, path);
     const configDir = join(paths.home, '.claude');
-    mkdirSync(configDir, { recursive: true, mode: 0o700 });
+    makeDirectories(configDir, 0o700);
     writeFileSync(
       join(configDir, '.claude.json'),
       `${JSON.stringify(
@@ -262,7 +255,7 @@ export class AoRealAgents {
       ].join('\n'),
     );
     const bin = join(paths.work, 'bin');
-    mkdirSync(bin, { recursive: true });
+    makeDirectories(bin);
     // A link named `claude`: AO's launch command is `claude …`, and AO finds the agent's process
     // by that name on the pane's terminal (ps) and as the pane's foreground command.
     symlinkSync(this.claude.path, join(bin, 'claude'));

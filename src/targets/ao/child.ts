@@ -16,8 +16,9 @@
  *   period, started right after AO's, sees that no cycle began since its last tick;
  * - status changes are AO's `lifecycle.transition` log entries.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { makeDirectories } from '../../base/safe-write.ts';
 import type { AoChildConfig, AoChildMessage, AoRequest } from './protocol.ts';
 import { realAgentPlugins, sessionEnvKey } from './real-agent-plugins.ts';
 import { type AgentMessageListener, standinPlugins } from './standins.ts';
@@ -108,8 +109,7 @@ async function main(): Promise<void> {
   const scm: Any = await import(pathToFileURL(config.packages.scm).href);
   const tracker: Any = await import(pathToFileURL(config.packages.tracker).href);
   const aoConfig = core.loadConfig(config.configPath);
-  for (const project of Object.values(aoConfig.projects) as Any[])
-    mkdirSync(project.path, { recursive: true });
+  for (const project of Object.values(aoConfig.projects) as Any[]) makeDirectories(project.path);
   const registry = core.createPluginRegistry();
   registry.register(scm.default ?? scm);
   registry.register(tracker.default ?? tracker);

@@ -11,8 +11,9 @@
  * @composio/ao-core's types), written here structurally: the package is loaded at run time
  * from wherever the user points, so its types are not imported.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeDirectories } from '../../base/safe-write.ts';
 
 export const STANDIN_RUNTIME = 'fleetbench';
 export const STANDIN_AGENT = 'fleetbench-agent';
@@ -90,7 +91,7 @@ export function standinPlugins(workspacesDir: string, onMessage: AgentMessageLis
     name: STANDIN_WORKSPACE,
     async create(config: { projectId: string; sessionId: string; branch: string }) {
       const path = join(workspacesDir, config.projectId, config.sessionId);
-      mkdirSync(path, { recursive: true });
+      makeDirectories(path);
       return { path, branch: config.branch, sessionId: config.sessionId, projectId: config.projectId };
     },
     async destroy(path: string): Promise<void> {

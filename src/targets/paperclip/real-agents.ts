@@ -7,7 +7,7 @@
  * and version go into its `provider.boot` spans.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   AGENT_PACKAGES,
@@ -19,6 +19,7 @@ import {
 } from '../../agents/index.ts';
 import { FleetbenchError } from '../../base/errors.ts';
 import type { Rng } from '../../base/rng.ts';
+import { makeDirectories } from '../../base/safe-write.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { TraceSink } from '../../trace/writer.ts';
 import type { ProviderSettings } from '../../workload/scenario.ts';
@@ -120,7 +121,7 @@ export class RealAgents {
     const binary = this.binaries[real.cli];
     if (!binary) throw new Error(`the ${real.cli} CLI was not resolved`);
     const key = this.provider.mintKey(session);
-    mkdirSync(cwd, { recursive: true, mode: 0o755 });
+    makeDirectories(cwd, 0o755);
     execFileSync('git', ['init', '-q'], { cwd, stdio: 'ignore' });
     const endpoint = { url: this.provider.url, key };
     if (real.cli === 'codex') {
@@ -144,7 +145,7 @@ export class RealAgents {
       };
     }
     const configDir = join(cwd, 'claude-config');
-    mkdirSync(configDir, { recursive: true });
+    makeDirectories(configDir);
     return {
       adapter: 'claude_local',
       config: {

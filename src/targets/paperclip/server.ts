@@ -16,7 +16,6 @@ import {
   chownSync,
   copyFileSync,
   createWriteStream,
-  mkdirSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -29,6 +28,7 @@ import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { prebuiltFile } from '../../base/prebuilt.ts';
+import { makeDirectories } from '../../base/safe-write.ts';
 import { PaperclipApi } from './api.ts';
 import type { PaperclipInstall, PaperclipUser } from './install.ts';
 import { PlainText } from './log.ts';
@@ -129,11 +129,11 @@ export class PaperclipServer {
   async prepare(): Promise<void> {
     const { workDir, user, install } = this.options;
     for (const dir of [this.home, join(workDir, 'tmp'), this.standinDir, this.agentsDir])
-      mkdirSync(dir, { recursive: true, mode: 0o755 });
+      makeDirectories(dir, 0o755);
     this.port = await freePort();
     const pgPort = await freePort();
     const instance = join(this.home, 'instances', 'default');
-    mkdirSync(instance, { recursive: true });
+    makeDirectories(instance);
     writeFileSync(
       join(instance, 'config.json'),
       `${JSON.stringify(

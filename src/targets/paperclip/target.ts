@@ -10,12 +10,13 @@
  * Real clock only, at time scale 1: Paperclip's own timers (its 60 s run leases, the 5 min
  * staleness of its orphan reaper, 30 s retry delays) run on the wall clock.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetbenchError } from '../../base/errors.ts';
 import type { ProcessCpu } from '../../base/process-cpu.ts';
 import type { Rng } from '../../base/rng.ts';
+import { makeDirectories } from '../../base/safe-write.ts';
 import type { Clock } from '../../clock/clock.ts';
 import type { PaperclipAdapter, TargetRef } from '../../contract/target-ref.ts';
 import type {
@@ -333,7 +334,7 @@ export class PaperclipTarget implements Target {
     }
     const adapter = this.options.ref.adapter ?? LOCAL_ADAPTER_OF[provider];
     if (adapter === undefined) throw new Error(`no Paperclip adapter for provider '${provider}'`);
-    mkdirSync(join(cwd, 'codex-home'), { recursive: true, mode: 0o755 });
+    makeDirectories(join(cwd, 'codex-home'), 0o755);
     if (this.user) await chownDirs([cwd, join(cwd, 'codex-home')], this.user);
     const standin = JSON.stringify({ ...this.standin, control: server.controlFile });
     const adapterConfig: Record<string, unknown> =
