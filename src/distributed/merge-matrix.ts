@@ -1,3 +1,11 @@
+/**
+ * Joins the segment records of one matrix (src/distributed/matrix-segment.ts) into the baseline
+ * the matrix would have written in one process: units in plan order, each unit's runs in repeat
+ * order, pruning recomputed over the whole, `partial` when a run is missing or did not complete.
+ * Per-unit figures are the runs' own (each run is whole in one segment), so they are byte-for-byte
+ * the single process's; only `timing` differs. A segment that is missing, still `running` (lost),
+ * `failed` or `interrupted` is named in the outcome.
+ */
 import { join, relative } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
 import { makeDirectories, writeOutputFile } from '../base/safe-write.ts';

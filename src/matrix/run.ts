@@ -1,3 +1,8 @@
+/**
+ * Running a matrix: expand the selection into units, check every scenario before anything runs
+ * (a bad --set fails at once, not in cell 37), run every (unit, repeat) on the child-process
+ * pool, then write the baseline (baseline.json, baseline.md) with the pruning decisions.
+ */
 import { join, relative } from 'node:path';
 import { VERSION } from '../base/version.ts';
 import { BASELINE_SCHEMA_VERSION, type Baseline, type BaselineUnit } from '../results/baseline.ts';
