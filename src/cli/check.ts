@@ -74,7 +74,8 @@ export function register(program: Command, io: CommandIo): void {
     .action(async (paths: string[], flags: CheckFlags) => {
       // `--budgets "$UNSET"` names no set: judged by the scenario's own sets instead, the gate
       // would not be the one CI asked for.
-      if (flags.budgets.length > 0 && budgetRefs(flags.budgets).length === 0)
+      const given = budgetRefs(flags.budgets);
+      if (flags.budgets.length > 0 && given.length === 0)
         throw new FleetbenchError(
           'E_USAGE',
           `--budgets: names no budget set (got ${flags.budgets.map((v) => JSON.stringify(v)).join(', ')}); give a set or a file, or leave --budgets out for the sets the run's scenario names`,
@@ -91,7 +92,6 @@ export function register(program: Command, io: CommandIo): void {
           `${repeated.again}: the same run as ${repeated.first} (run ${JSON.stringify(repeated.runId)}): pooled, its samples would count twice`,
           { hint: 'give each run once (docs/budgets.md#how-a-budget-is-judged)' },
         );
-      const given = budgetRefs(flags.budgets);
       // Given budgets judge every input; without, each set the inputs' scenarios name judges
       // the inputs that name it (a demo's cells on track-b, its chaos wave on native-speed).
       const refs = given.length > 0 ? given : [...new Set(inputs.flatMap((i) => i.scenarioBudgets ?? []))];
