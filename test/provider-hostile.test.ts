@@ -111,7 +111,7 @@ describe('a large first prompt to a fresh provider serve', () => {
           expect(response.status).toBe(200);
         },
         { headers: { authorization: 'Bearer probe' } },
-        5,
+        { intervalMs: 5, serverPid: server.process.pid },
       );
       expect(slowest).toBeLessThan(requestMs / 2);
       const inProcess = await requestInProcess(
@@ -212,7 +212,7 @@ describe('a 15 MiB body to a fresh provider serve', () => {
         },
         { headers: { authorization: 'Bearer probe' } },
         // Every 20 ms: each probe costs the main thread too, and the request is longer on a busy machine.
-        20,
+        { intervalMs: 20, serverPid: pid },
       );
       // The bound for every probe, whatever the load.
       expect(slowest).toBeLessThan(2_000);
@@ -260,6 +260,7 @@ describe('replies and state bounded', () => {
         await ended;
       },
       { headers: { authorization: 'Bearer probe' } },
+      { serverPid: pid },
     );
     expect(JSON.parse(report)).toEqual({ streams: 1000, failed: 0 });
     // Planned whole, the replies took the server to 2.1 GB; played as they go, a few hundred MB at most.
@@ -381,9 +382,10 @@ describe('provider serve as a process', () => {
               ...probe,
               signal: AbortSignal.timeout(60_000),
             },
+            { serverPid: server.process.pid },
           );
         },
-        probe,
+        { ...probe, serverPid: server.process.pid },
       );
       expect(slowestHeld).toBeLessThan(2_000);
       expect(waits.length).toBeGreaterThan(40);

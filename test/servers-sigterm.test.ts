@@ -78,21 +78,31 @@ describe('reference serve (supervisor and control plane) as a process', () => {
     const server = await startReferenceServe(join(scratchDir('fleetbench-sigterm-ref-'), 'state'));
     const info = `${server.info.url}/v1/info`;
     let status = 0;
-    const duringWord = await slowestAnswerDuring(info, async () => {
-      const res = await fetch(`${server.info.url}/v1/sessions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ id: MB_WORD }),
-      });
-      status = res.status;
-      await res.text();
-    });
+    const duringWord = await slowestAnswerDuring(
+      info,
+      async () => {
+        const res = await fetch(`${server.info.url}/v1/sessions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ id: MB_WORD }),
+        });
+        status = res.status;
+        await res.text();
+      },
+      {},
+      { serverPid: server.process.pid },
+    );
     expect([400, 409]).toContain(status);
     expect(duringWord).toBeLessThan(2_000);
     let answered = 0;
-    const duringFlood = await slowestAnswerDuring(info, async () => {
-      answered = await thousandClients(server.info.url, '/v1/info');
-    });
+    const duringFlood = await slowestAnswerDuring(
+      info,
+      async () => {
+        answered = await thousandClients(server.info.url, '/v1/info');
+      },
+      {},
+      { serverPid: server.process.pid },
+    );
     expect(answered).toBeGreaterThan(900);
     expect(duringFlood).toBeLessThan(2_000);
     await server.stop();
@@ -190,21 +200,31 @@ describe('a live run’s receivers (/metrics, OTLP) as a process', () => {
         endTimeUnixNano: String(now + 1_000_000n),
       };
       let status = 0;
-      const duringWord = await slowestAnswerDuring(metrics, async () => {
-        const res = await fetch(otlp, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] }),
-        });
-        status = res.status;
-        await res.text();
-      });
+      const duringWord = await slowestAnswerDuring(
+        metrics,
+        async () => {
+          const res = await fetch(otlp, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [span] }] }] }),
+          });
+          status = res.status;
+          await res.text();
+        },
+        {},
+        { serverPid: run.child.pid },
+      );
       expect(status).toBe(200);
       expect(duringWord).toBeLessThan(2_000);
       let answered = 0;
-      const duringFlood = await slowestAnswerDuring(metrics, async () => {
-        answered = await thousandClients(metrics, '/metrics');
-      });
+      const duringFlood = await slowestAnswerDuring(
+        metrics,
+        async () => {
+          answered = await thousandClients(metrics, '/metrics');
+        },
+        {},
+        { serverPid: run.child.pid },
+      );
       expect(answered).toBeGreaterThan(900);
       expect(duringFlood).toBeLessThan(2_000);
 
