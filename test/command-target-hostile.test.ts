@@ -14,9 +14,10 @@ import { lastLines } from '../src/targets/command/target.ts';
 import { COMMAND_TARGET_BOUNDS, commandTargetSchema } from '../src/workload/command-target.ts';
 import { BIN } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
-import { systemTool } from './helpers/tools.ts';
+import { proxyWorldTool, systemTool } from './helpers/tools.ts';
 
 const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
+const proxyWorld = proxyWorldTool();
 
 type Record_ = { kind: string; name?: string; reason?: string; data?: Record<string, unknown> };
 
@@ -160,10 +161,9 @@ describe('the command target: a stop that its first process survives', () => {
   it.each(['proxy', 'sandbox'])(
     '%s: the run’s end takes its whole process group, a child that ignores SIGTERM included (it ran on after the run)',
     async (mode) => {
-      if (mode === 'sandbox') {
-        if (bwrap.skip) return;
-        bwrap.require();
-      }
+      const needs = mode === 'sandbox' ? bwrap : proxyWorld;
+      if (needs.skip) return;
+      needs.require();
       const dir = scratchDir('fleetbench-command-hostile-');
       const script = join(dir, 'stubborn.sh');
       const pidFile = join(dir, 'child.pid');

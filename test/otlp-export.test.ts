@@ -46,6 +46,7 @@ const received = {
   spans: [] as Span[],
   metrics: [] as Metric[][],
   requests: 0,
+  traceRequests: 0,
   types: new Set<string>(),
   resource: [] as Attr[],
 };
@@ -65,6 +66,7 @@ beforeAll(async () => {
     received.requests++;
     received.types.add(req.headers['content-type'] ?? '');
     if (req.url === '/v1/traces') {
+      received.traceRequests++;
       const request = decodeTraceRequest(body, 'protobuf') as {
         resourceSpans: Array<{ resource: { attributes: Attr[] }; scopeSpans: Array<{ spans: Span[] }> }>;
       };
@@ -97,9 +99,11 @@ describe('--otlp-export', () => {
         parseOverride,
       ),
     );
+    const started = performance.now();
     const { outcome } = await executeRun(planScenario(scenario, join(dir, 'in-process')), {
       attach: liveTelemetry({ otlpExport: url }),
     });
+    const wallMs = performance.now() - started;
     expect(outcome.reason).toBe('completed');
     const { records, stats } = await readTrace(outcome.tracePath);
     expect(received.types).toEqual(new Set(['application/x-protobuf']));
@@ -171,8 +175,12 @@ describe('--otlp-export', () => {
     expect(spanEvents.length).toBeLessThanOrEqual(eventRecords.length);
     const eventNames = new Set(eventRecords.map((r) => r.name));
     expect(received.spans.filter((s) => eventNames.has(s.name))).toEqual([]);
-    // Batched: far fewer requests than spans.
-    expect(received.requests).toBeLessThan(received.spans.length / 5);
+    // Batched: what is queued goes in one request a flush (every 250 ms, and a last one at the
+    // end), however many spans that is. Not a count of spans per request: on a busy machine a
+    // run's spans come unevenly and the metrics exports (every 5 s) are requests too, so the
+    // ratio of requests to spans was 17 to 85 at load 9 against about 1 to 10 on a quiet one.
+    expect(received.traceRequests).toBeLessThanOrEqual(Math.ceil(wallMs / 250) + 2);
+    expect(received.traceRequests).toBeLessThan(received.spans.length / 2);
 
     // The last metrics export holds every API call the trace has, by resource, operation and
     // session: calls still in flight at the planned end (answered while the target stops) and the

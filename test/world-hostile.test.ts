@@ -16,9 +16,10 @@ import { LATENCY_PROFILES, ProviderEmulator } from '../src/provider/index.ts';
 import { openWorld, type World, type WorldModeOption } from '../src/world/index.ts';
 import { BIN } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
-import { systemTool } from './helpers/tools.ts';
+import { proxyWorldTool, systemTool } from './helpers/tools.ts';
 
 const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
+const proxyWorld = proxyWorldTool();
 const root = process.getuid?.() === 0;
 
 interface Run {
@@ -261,37 +262,42 @@ describe.skipIf(bwrap.skip)('the world layer: any command that cannot start', ()
   );
 });
 
-describe('fleetbench world: what the command leaves running, outside a sandbox', () => {
-  it('is ended with the world and counted: a setsid daemon and a child that ignores SIGTERM (they ran on)', async () => {
-    // A duration no other process has: how the two are found by their command line.
-    const marker = `.${process.pid}${Date.now() % 100_000}`;
-    const run = await world(
-      ['--mode', 'proxy', '--no-agents'],
-      [
-        'sh',
-        '-c',
-        `setsid sleep 1000${marker} & (trap "" TERM HUP; exec sleep 1001${marker}) & echo started`,
-      ],
-    );
-    expect(run.code, run.stderr).toBe(0);
-    const survivors = readdirSync('/proc')
-      .filter((name) => /^\d+$/.test(name))
-      .map(Number)
-      .filter((pid) => {
-        try {
-          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
-        } catch {
-          return false;
-        }
-      });
-    for (const pid of survivors) process.kill(pid, 'SIGKILL');
-    expect(survivors).toEqual([]);
-    const stopped = run.records.find((r) => r.name === 'world.stopped') as {
-      data?: { leftoversKilled?: number };
-    };
-    expect(stopped?.data?.leftoversKilled).toBe(2);
-  });
-});
+describe.skipIf(proxyWorld.skip)(
+  'fleetbench world: what the command leaves running, outside a sandbox',
+  () => {
+    it('needs what a proxy world needs', () => proxyWorld.require());
+
+    it('is ended with the world and counted: a setsid daemon and a child that ignores SIGTERM (they ran on)', async () => {
+      // A duration no other process has: how the two are found by their command line.
+      const marker = `.${process.pid}${Date.now() % 100_000}`;
+      const run = await world(
+        ['--mode', 'proxy', '--no-agents'],
+        [
+          'sh',
+          '-c',
+          `setsid sleep 1000${marker} & (trap "" TERM HUP; exec sleep 1001${marker}) & echo started`,
+        ],
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const survivors = readdirSync('/proc')
+        .filter((name) => /^\d+$/.test(name))
+        .map(Number)
+        .filter((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+          } catch {
+            return false;
+          }
+        });
+      for (const pid of survivors) process.kill(pid, 'SIGKILL');
+      expect(survivors).toEqual([]);
+      const stopped = run.records.find((r) => r.name === 'world.stopped') as {
+        data?: { leftoversKilled?: number };
+      };
+      expect(stopped?.data?.leftoversKilled).toBe(2);
+    });
+  },
+);
 
 describe('fleetbench world: an --out it cannot make', () => {
   it('under /proc: exit 2 naming it, at once (it spun at full CPU for ever, deaf to SIGTERM)', async () => {

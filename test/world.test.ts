@@ -12,14 +12,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
-import { systemTool } from './helpers/tools.ts';
+import { proxyWorldTool, systemTool } from './helpers/tools.ts';
 
 const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
 const gh = systemTool('gh', ['--version'], 'gh');
 const curl = systemTool('curl', ['--version'], 'curl');
 /** As root, outside the sandbox the command runs through util-linux's unshare --map-user. */
 const root = process.getuid?.() === 0;
-const unshare = root ? systemTool('unshare', ['--version'], 'util-linux') : { skip: false, require() {} };
+const unshare = proxyWorldTool();
 const require = createRequire(import.meta.url);
 
 interface Run {

@@ -29,6 +29,16 @@ export function systemTool(command: string, versionArgs: string[], debianPackage
 }
 
 /**
+ * What `world --mode proxy` needs to run a command here: as root, util-linux's `unshare
+ * --map-user` (the command runs as a mapped non-root user, docs/world.md "Users"); as anyone
+ * else, nothing. The same skip-or-require contract as `systemTool`.
+ */
+export function proxyWorldTool(): { skip: boolean; require(): void } {
+  if (process.getuid?.() !== 0) return { skip: false, require() {} };
+  return systemTool('unshare', ['--version'], 'util-linux');
+}
+
+/**
  * A network namespace with only loopback, up (`unshare -rn` from util-linux, `ip` from
  * iproute2): the real agent CLIs run in one, so nothing beyond 127.0.0.1 can be reached. Off CI
  * its absence skips the suite with one line; on CI the suite runs and fails.
