@@ -44,7 +44,7 @@ const median = (values: number[]) => {
 };
 
 /** The learnable trace of `hours` of run time (made once, in virtual time). */
-async function learnTrace(hours: number): Promise<string> {
+export async function learnTrace(hours: number): Promise<string> {
   mkdirSync(dataDir, { recursive: true });
   const path = `${dataDir}/learn-v1-${hours}h.jsonl`;
   if (existsSync(path)) return path;
