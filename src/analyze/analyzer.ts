@@ -36,6 +36,7 @@ import { Writes } from './accumulators/writes.ts';
 import { rateLimitBracket } from './bracket.ts';
 import { burnWindows } from './burn.ts';
 import { cmp, round } from './figures.ts';
+import { edgesWarnings } from './edges.ts';
 import { harnessWarning } from './harness.ts';
 import { DEFAULT_LIMITS, sessionProjection } from './projection.ts';
 import { scheduleSummary, scheduleWarning } from './schedule.ts';
@@ -238,6 +239,7 @@ export class Analyzer implements TraceSink {
     const retained = this.acc.retained.finish({ header, startMs, endMs, calls: this.acc.sessionCalls });
     const harnessNote = retained.harness && harnessWarning(retained.harness);
     if (harnessNote) warnings.push(harnessNote);
+    if (retained.edges) for (const w of edgesWarnings(retained.edges)) warnings.push(w);
     const input = this.inputSection(context, footer);
     if (input.skipped > 0) warnings.unshift(`${input.skipped} bad lines skipped (--lenient)`);
     for (const w of input.warnings) warnings.unshift(w);

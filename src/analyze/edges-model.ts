@@ -60,6 +60,8 @@ export interface EdgeRequest {
   tokensOut: number;
   /** `labels.spawn`: null for a client outside the launchers. */
   spawn: string | null;
+  /** A request refused as bad (a 4xx other than 429): its status and error code (`404 not_found`); else null. */
+  refusal: string | null;
 }
 
 /**
@@ -260,6 +262,7 @@ export function readEdges(records: readonly RetainedRecord[]): EdgeWorld | undef
           break;
         }
         const ttft = num(data.ttftMs);
+        const status = Number(labels.status);
         requests.push({
           t: r.t,
           dur: r.dur,
@@ -267,6 +270,12 @@ export function readEdges(records: readonly RetainedRecord[]): EdgeWorld | undef
           tokensIn: tokenCount(data.tokensIn),
           tokensOut: tokenCount(data.tokensOut),
           spawn: str(labels.spawn),
+          // A 4xx other than 429: the request itself was refused (a 429, a 5xx are the provider's
+          // limits and faults, which the provider section counts).
+          refusal:
+            status >= 400 && status < 500 && status !== 429
+              ? `${status} ${str(data.error) ?? 'error'}`
+              : null,
         });
         break;
       }

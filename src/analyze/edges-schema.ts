@@ -127,6 +127,12 @@ export const edgesSchema = z
         ),
         unidentified: tokens.describe('requests whose spawn label names no agent.spawn of the trace'),
         attributedPct: z.number().nullable().describe('sessions ÷ requests'),
+        refused: z
+          .record(z.string(), count)
+          .optional()
+          .describe(
+            "model requests the provider emulator refused as bad (a 4xx other than 429), by status and error code (`404 not_found`: a model it does not serve), whoever made them; absent when none was (429s and 5xx are the provider's limits and faults: the provider section)",
+          ),
       }),
       firstParty: z
         .object({

@@ -112,6 +112,11 @@ export function computeEdges(
   const outside = tokensOfAll(world.outside);
   const unidentified = tokensOfAll(world.unknownSpawnRequests);
   const requests = ofSessions.requests + ofControlPlane.requests + outside.requests + unidentified.requests;
+  const refused = refusalsOf([
+    ...world.spawns.flatMap((s) => s.requests),
+    ...world.outside,
+    ...world.unknownSpawnRequests,
+  ]);
   if (unidentified.requests > 0)
     notes.push(
       `${unidentified.requests} model request(s) carry a spawn label no agent.spawn of the trace has: counted as unidentified, neither a session's nor the control plane's`,
@@ -185,6 +190,7 @@ export function computeEdges(
         outside,
         unidentified,
         attributedPct: pct(ofSessions.requests, requests),
+        ...(refused ? { refused } : {}),
       },
       firstParty: firstPartySection(world),
     },
@@ -469,6 +475,43 @@ function blockedSection(world: EdgeWorld): EdgesAnalysis['blocked'] {
     recorded: world.blocked.length,
     byHost,
   };
+}
+
+/** Refused model requests by status and error code, the commonest first; undefined when none was refused. */
+function refusalsOf(requests: readonly EdgeRequest[]): Record<string, number> | undefined {
+  const counts = new Map<string, number>();
+  for (const r of requests) if (r.refusal !== null) counts.set(r.refusal, (counts.get(r.refusal) ?? 0) + 1);
+  if (counts.size === 0) return undefined;
+  return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1] || cmp(a[0], b[0])));
+}
+
+/**
+ * What a run of a control plane measured from its edges must say beside its verdict (the
+ * analysis' warnings, docs/command-target.md "When nothing was done"): work was given and none of
+ * it was done, so its cost per task and time to done are not measured and a budget on the
+ * GitHub traffic alone may pass a control plane that did nothing; or the provider emulator
+ * refused model requests (a model it does not serve is the usual reason).
+ */
+export function edgesWarnings(e: EdgesAnalysis): string[] {
+  const warnings: string[] = [];
+  if (e.sessions.created > 0 && e.sessions.completed === 0)
+    warnings.push(
+      `no piece of work was done: ${e.sessions.created} given, none reached its done state by the run's end, so cost per task and time to done are not measured (the control plane's command.log may say why)`,
+    );
+  const refused = e.attribution.model.refused;
+  if (refused) {
+    const total = Object.values(refused).reduce((a, b) => a + b, 0);
+    const reasons = Object.entries(refused)
+      .map(([reason, n]) => `${n} × ${reason}`)
+      .join(', ');
+    const hint = Object.keys(refused).some((r) => r.startsWith('404 '))
+      ? ' (a 404 is a model the emulator does not serve: docs/provider-emulator.md#models)'
+      : '';
+    warnings.push(
+      `${total} of ${e.attribution.model.requests} model requests were refused by the provider emulator: ${reasons}${hint}`,
+    );
+  }
+  return warnings;
 }
 
 export const edgesFinisher: Finisher = {

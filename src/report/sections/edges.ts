@@ -43,7 +43,13 @@ export function attributionPairs(e: Edges): Pair[] {
     ],
     [
       'model requests',
-      `${fmtInt(m.requests)} · sessions ${fmtInt(m.sessions.requests)} (${fmtPct(m.attributedPct)}) · control plane's agents ${fmtInt(m.controlPlane.requests)} · outside the launchers ${fmtInt(m.outside.requests)}${m.unidentified.requests > 0 ? ` · unidentified ${fmtInt(m.unidentified.requests)}` : ''}`,
+      `${fmtInt(m.requests)} · sessions ${fmtInt(m.sessions.requests)} (${fmtPct(m.attributedPct)}) · control plane's agents ${fmtInt(m.controlPlane.requests)} · outside the launchers ${fmtInt(m.outside.requests)}${m.unidentified.requests > 0 ? ` · unidentified ${fmtInt(m.unidentified.requests)}` : ''}${
+        m.refused
+          ? ` · refused ${Object.entries(m.refused)
+              .map(([reason, n]) => `${fmtInt(n)} × ${reason}`)
+              .join(', ')}`
+          : ''
+      }`,
     ],
     [
       'model tokens',
