@@ -3,8 +3,6 @@
  * parts; learnModel turns it into the model): the per-unit tallies, the catalogue of operations,
  * and the small types a trace's reading is made of (docs/model.md).
  */
-import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync } from 'node:fs';
 import type { ModelCalls, ModelOperation, ModelTraceProvenance } from '../model/format.ts';
 import { type ModelState, type ModelTrigger, modelStates } from '../model/words.ts';
 import type { ApiRecord } from '../trace/schema.ts';
@@ -226,22 +224,6 @@ export function percentiles(values: number[]): { p50: number; p95: number } {
   // A typed array sorts numbers natively (no comparator call per pair): operations hold millions.
   const sorted = Float64Array.from(values).sort();
   return { p50: round(percentile(sorted, 50)), p95: round(percentile(sorted, 95)) };
-}
-
-/**
- * The file's sha256, read in large blocks into one buffer: a stream's 64 KB chunks cost four times
- * the hashing itself (190 ms against 50 on a 47 MB trace).
- */
-export function sha256Of(file: string): string {
-  const hash = createHash('sha256');
-  const block = Buffer.allocUnsafe(4 * 1024 * 1024);
-  const fd = openSync(file, 'r');
-  try {
-    for (let n = readSync(fd, block); n > 0; n = readSync(fd, block)) hash.update(block.subarray(0, n));
-  } finally {
-    closeSync(fd);
-  }
-  return hash.digest('hex');
 }
 
 /** One kind of call in the trace being read: its first record's fields and its tallies. */

@@ -5,10 +5,12 @@
  * parallelism, the cycle-time fit's data), each linear in the trace (or n log n: sorted lookups).
  * Its api records are kept in memory column by column (a CallTable), bounded by MODEL_LEARN_LIMITS.
  */
+import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { InputFileError } from '../base/errors.ts';
 import { MODEL_LEARN_LIMITS } from '../base/limits.ts';
 import type { ModelState, ModelTrigger } from '../model/format.ts';
+import type { RawBytesHandler } from '../trace/lines.ts';
 import { type ReadStats, scanTrace } from '../trace/reader.ts';
 import type { BodyRecord, EventRecord, RunHeader, SpanRecord } from '../trace/schema.ts';
 import { type Chain, type SimCycle, spreadOf } from './cycle-time.ts';
@@ -24,7 +26,6 @@ import {
   profileKey,
   round,
   type Session,
-  sha256Of,
   stateAt,
   Tally,
   TERMINAL,
@@ -35,6 +36,8 @@ import { overrunVotes } from './overrun.ts';
 /** A trace read for learning: its calls (a CallTable), spans and events, and what its control plane said of the machine. */
 interface TraceRecords {
   file: string;
+  /** The file's sha256 (hex), hashed as it was read. */
+  sha256: string;
   header: RunHeader;
   stats: ReadStats;
   /** Its api records, in file order. */
@@ -234,6 +237,7 @@ async function readRecords(
   let lastEvent = Number.NEGATIVE_INFINITY;
   let outOfOrder = 0;
   const { maxApiRecords } = MODEL_LEARN_LIMITS;
+  const hash = createHash('sha256');
   const stats = await readLearnable(
     file,
     learner,
@@ -261,6 +265,7 @@ async function readRecords(
         endMs = Math.max(endMs, r.t);
       }
     },
+    (bytes) => hash.update(bytes),
     onProgress,
   );
   if (outOfOrder > 0)
@@ -282,6 +287,7 @@ async function readRecords(
   const stopping = events.find((e) => e.name === 'ao.stopping');
   return {
     file,
+    sha256: hash.digest('hex'),
     header: stats.header!,
     stats,
     calls,
@@ -306,11 +312,13 @@ async function readLearnable(
   file: string,
   learner: Learner,
   onRecord: (r: BodyRecord) => void,
+  onRaw: RawBytesHandler,
   onProgress?: LearnProgress,
 ): Promise<ReadStats> {
   const stats = await scanTrace(file, onRecord, {
     transientApi: true,
     lenient: true,
+    onRaw,
     ...(onProgress ? { onProgress } : {}),
   });
   const cutLastLine =
@@ -373,7 +381,7 @@ function addProvenance(learner: Learner, trace: TraceRecords, cycleCount: number
   const startLoad = machine(started);
   learner.traces.push({
     file,
-    sha256: sha256Of(file),
+    sha256: trace.sha256,
     runId: header.runId,
     target: header.target ?? null,
     controlPlane: started

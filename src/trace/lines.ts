@@ -187,6 +187,12 @@ export class LineSplitter {
 }
 
 /**
+ * The file's bytes as they are read, in order (compressed bytes for gzip): what hashes a file in
+ * the same pass that reads it. The buffer may be reused once the handler returns.
+ */
+export type RawBytesHandler = (bytes: Buffer) => void;
+
+/**
  * Every line of a file (plain or gzip), in order, to a synchronous handler (or a splitter of
  * the caller's, for spans).
  */
@@ -194,6 +200,7 @@ export async function forEachLine(
   path: string,
   onLine: LineHandler | LineSplitter,
   onBytes?: (bytesRead: number) => void,
+  onRaw?: RawBytesHandler,
 ): Promise<number> {
   checkReadable(path);
   const splitter = onLine instanceof LineSplitter ? onLine : new LineSplitter(onLine);
@@ -201,6 +208,7 @@ export async function forEachLine(
     if (await isGzip(path)) {
       const raw = createReadStream(path, { highWaterMark: CHUNK });
       if (onBytes) raw.on('data', () => onBytes(raw.bytesRead));
+      if (onRaw) raw.on('data', (chunk) => onRaw(chunk as Buffer));
       const stream = raw.pipe(createGunzip());
       try {
         for await (const chunk of stream) splitter.push(chunk as Buffer);
@@ -214,7 +222,7 @@ export async function forEachLine(
         );
       }
       splitter.end();
-    } else forEachLineInRange(path, 0, statSync(path).size, splitter, onBytes);
+    } else forEachLineInRange(path, 0, statSync(path).size, splitter, onBytes, onRaw);
   } catch (error) {
     // A line over the limit, for callers that do not word parser problems themselves.
     if (error instanceof LineTooLongError)
@@ -234,6 +242,7 @@ export function forEachLineInRange(
   end: number,
   splitter: LineSplitter,
   onBytes?: (bytesRead: number) => void,
+  onRaw?: RawBytesHandler,
 ): void {
   const fd = openSync(path, 'r');
   try {
@@ -245,7 +254,8 @@ export function forEachLineInRange(
       const read = readSync(fd, buffer, 0, want, position);
       if (read === 0) break;
       position += read;
-      // The buffer is reused: push() copies whatever tail it keeps.
+      // The buffer is reused: push() copies whatever tail it keeps, onRaw uses it at once.
+      onRaw?.(buffer.subarray(0, read));
       splitter.push(buffer.subarray(0, read));
       onBytes?.(position - start);
     }

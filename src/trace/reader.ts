@@ -14,6 +14,7 @@ import {
   forEachLineInRange,
   isGzip,
   LineSplitter,
+  type RawBytesHandler,
   SPAN_CHUNK,
 } from './lines.ts';
 import { type ReadStats, TraceParser } from './parser.ts';
@@ -35,6 +36,8 @@ export interface ScanOptions extends ReadOptions {
   transientApi?: boolean;
   /** Called as the file is read: bytes of the file read so far (compressed bytes for gzip), of its size. */
   onProgress?: (bytesRead: number, bytesTotal: number) => void;
+  /** The file's bytes as read (RawBytesHandler): `model learn` hashes its traces so, without a second read. */
+  onRaw?: RawBytesHandler;
 }
 
 /** Raw lines with their 1-based numbers (plain or gzip). */
@@ -87,8 +90,8 @@ export async function scanTrace(
   const size = statSync(path).size;
   const onBytes = progress ? (read: number) => progress(read, size) : undefined;
   try {
-    if (gzip) await forEachLine(path, splitter, onBytes);
-    else forEachLineInRange(path, 0, size, splitter, onBytes);
+    if (gzip) await forEachLine(path, splitter, onBytes, options.onRaw);
+    else forEachLineInRange(path, 0, size, splitter, onBytes, options.onRaw);
   } catch (error) {
     throw await worded(path, error);
   }
