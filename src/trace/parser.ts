@@ -15,6 +15,7 @@
  * them), so that a worker, which runs this parser, never loads zod.
  */
 import { InputFileError } from '../base/errors.ts';
+import { BOM_HINT, BOM_REASON } from '../base/input-file.ts';
 import { type CheckedKind, type FastChecks, isBodyKind } from './checks-code.ts';
 import { decode } from './decode.ts';
 import type { TraceScanner } from './scanner.ts';
@@ -142,6 +143,7 @@ export class TraceParser {
     this.stats.lines = lineNo;
     if (text.length === 0 || (text.charCodeAt(0) <= 32 && text.trim() === '')) return undefined;
     this.nonEmptyLines++;
+    if (!this.headerSeen && text.charCodeAt(0) === 0xfeff) this.fail(lineNo, BOM_REASON, undefined, BOM_HINT);
     if (this.pendingFooter) {
       const footerLine = this.pendingFooter.line;
       this.pendingFooter = undefined;
