@@ -177,6 +177,13 @@ class OutlineScan {
   }
 }
 
+/** The outline of a trace given as chunks split anywhere (what traceOutline reads them as). */
+export function outlineOfChunks(chunks: Iterable<Buffer>): TraceOutline {
+  const scan = new OutlineScan();
+  for (const chunk of chunks) scan.feed(chunk);
+  return scan.finish();
+}
+
 /**
  * A trace's outline (TraceOutline), read once from end to end: a plain file 1 MiB at a time, a
  * gzip file decompressed through. About 0.1 s per 100 MB on a laptop (docs/limits.md).
