@@ -112,7 +112,7 @@ class OutlineScan {
       this.head = Buffer.concat([this.head, chunk.subarray(0, EDGE_BYTES - this.head.length)]);
     this.tail =
       chunk.length >= EDGE_BYTES
-        ? chunk.subarray(chunk.length - EDGE_BYTES)
+        ? Buffer.from(chunk.subarray(chunk.length - EDGE_BYTES)) // a copy: the caller reuses the chunk
         : Buffer.concat([
             this.tail.subarray(Math.max(0, this.tail.length + chunk.length - EDGE_BYTES)),
             chunk,
@@ -201,9 +201,8 @@ export async function traceOutline(path: string): Promise<TraceOutline> {
   }
   const fd = openSync(path, 'r');
   try {
+    const buffer = Buffer.allocUnsafe(SCAN_CHUNK_BYTES);
     for (;;) {
-      // A new buffer each time: the scan keeps the last one as the tail.
-      const buffer = Buffer.allocUnsafe(SCAN_CHUNK_BYTES);
       const n = readSync(fd, buffer, 0, SCAN_CHUNK_BYTES, null);
       if (n === 0) break;
       scan.feed(buffer.subarray(0, n));
