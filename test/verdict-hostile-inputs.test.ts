@@ -297,6 +297,18 @@ describe('a passing run edited to hide that it failed is never judged', () => {
     );
   }, 120_000);
 
+  it('two runs joined in a trace judged by itself: exit 2 naming the footer and the second header', async () => {
+    const file = join(dir, 'joined-itself.jsonl');
+    const whole = readFileSync(join(passing, 'trace.jsonl'));
+    writeFileSync(file, Buffer.concat([whole, readFileSync(join(other, 'trace.jsonl'))]));
+    const footerLine = trace.body.length + 2;
+    const result = await cli(['check', file, '--budgets', 'native-speed']);
+    expect(result.code, result.stdout).toBe(2);
+    expect(result.stderr).toContain(
+      `${file}:${footerLine}: end footer before the end of the file: a second run header follows it (two runs joined in one file`,
+    );
+  });
+
   it('a trace that starts with a UTF-8 byte-order mark: exit 2 saying so, by trace, by directory and in analyze', async () => {
     const runDir = join(dir, 'bom');
     cpSync(passing, runDir, { recursive: true });

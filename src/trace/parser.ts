@@ -147,7 +147,12 @@ export class TraceParser {
     if (this.pendingFooter) {
       const footerLine = this.pendingFooter.line;
       this.pendingFooter = undefined;
-      this.problem(footerLine, 'end footer before the end of the file');
+      // A run header after the footer: another run's trace appended to this one.
+      const joined = /^\s*\{\s*"kind"\s*:\s*"run"/.test(text)
+        ? // No line number in the words: a worker's are relative to its range (only `line` is rebased).
+          ': a second run header follows it (two runs joined in one file: split them, docs/trace-format.md)'
+        : '';
+      this.problem(footerLine, `end footer before the end of the file${joined}`);
     }
     let value: unknown;
     try {
