@@ -38,8 +38,12 @@ interface Run {
   dir: string;
 }
 
-function run(scenario: string, args: string[] = [], timeoutMs = 240_000): Promise<Run> {
-  const dir = scratchDir('fleetbench-command-');
+function run(
+  scenario: string,
+  args: string[] = [],
+  timeoutMs = 240_000,
+  dir = scratchDir('fleetbench-command-'),
+): Promise<Run> {
   const file = join(dir, 'scenario.yaml');
   writeFileSync(file, scenario);
   const out = join(dir, 'out');
@@ -205,6 +209,29 @@ describe.skipIf(bwrap.skip)('--target command', { timeout: 240_000 }, () => {
     expect(`${r.stdout}${r.stderr}`).toMatch(/control plane exited during the run \(exit 7\)/);
     expect(events(r, 'controlplane.exited')[0]?.data?.code).toBe(7);
     expect(r.records.at(-1)).toMatchObject({ kind: 'end', reason: 'failed' });
+  });
+
+  it("a control plane that dies before it is ready: exit 3 saying so with its exit code and this start's output; a run again in the same --out has a command.log of its own", async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-command-');
+    const dies = scenario({
+      sessions: 1,
+      duration: '20s',
+      ready: '{ log: never says this }',
+      env: { LOOP_EXIT_AFTER_MS: '300' },
+    });
+    for (const attempt of [1, 2]) {
+      const r = await run(dies, [], 120_000, dir);
+      expect(r.code, r.stderr).toBe(3);
+      expect(r.stderr).toContain(
+        'the control plane exited before it was ready (exit 7): loop ready: fleetbench/repo-1, 0 done before',
+      );
+      expect(r.stderr).not.toContain('during the run (exit');
+      expect(events(r, 'controlplane.exited')[0]?.data).toMatchObject({ code: 7, ready: false });
+      // One start's output: the first run's is not in the second's log, nor in its message.
+      const log = readFileSync(join(r.dir, 'command.log'), 'utf8');
+      expect(log.match(/loop ready/g), `run ${attempt}: ${log}`).toHaveLength(1);
+    }
   });
 
   it.each([

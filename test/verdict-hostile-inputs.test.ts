@@ -252,6 +252,85 @@ describe('a passing run edited to hide that it failed is never judged', () => {
     expect(result.stdout).not.toContain('hold');
   });
 
+  it('property: two runs joined in the trace.jsonl beside a summary that matches its first and last lines are never judged: check, compare and report exit 2', async () => {
+    const second = readTrace(other);
+    const reorderedHeader = (() => {
+      const { kind, ...rest } = JSON.parse(second.header) as Record<string, unknown>;
+      return JSON.stringify({ ...rest, kind });
+    })();
+    // What a second run brings into the file, at any line of the first run's body.
+    const joined = fc.constantFrom<[string, string[]]>(
+      ['its whole trace again', [trace.header, ...trace.body, JSON.stringify(trace.footer)]],
+      ['another run whole', [second.header, ...second.body, JSON.stringify(second.footer)]],
+      ['another run without its footer', [second.header, ...second.body]],
+      ["another run's records", second.body.slice(0, 40)],
+      ["another run's header, its keys reordered", [reorderedHeader, ...second.body.slice(0, 3)]],
+      ['a footer', [JSON.stringify(trace.footer)]],
+      ['one record', [second.body[0]!]],
+    );
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: trace.body.length }),
+        joined,
+        fc.boolean(),
+        async (at, [what, lines], gzip) => {
+          const runDir = join(dir, `joined-${n++}`);
+          cpSync(passing, runDir, { recursive: true });
+          const text = `${[trace.header, ...trace.body.slice(0, at), ...lines, ...trace.body.slice(at), JSON.stringify(trace.footer)].join('\n')}\n`;
+          writeFileSync(join(runDir, 'trace.jsonl'), gzip ? gzipSync(text) : text);
+          for (const args of [
+            ['check', runDir, '--budgets', 'native-speed'],
+            ['compare', runDir, other],
+            ['report', runDir, '-o', join(runDir, 'report.html')],
+          ]) {
+            const result = await cli(args);
+            expect(
+              result.code,
+              `${what} at ${at}${gzip ? ' (gzip)' : ''}: ${args[0]}: ${result.stdout}${result.stderr}`,
+            ).toBe(2);
+            expect(result.stderr).toContain("a run's results are judged only beside its own trace");
+          }
+        },
+      ),
+      { numRuns: 14 },
+    );
+  }, 120_000);
+
+  it('two runs joined in a trace judged by itself: exit 2 naming the footer and the second header', async () => {
+    const file = join(dir, 'joined-itself.jsonl');
+    const whole = readFileSync(join(passing, 'trace.jsonl'));
+    writeFileSync(file, Buffer.concat([whole, readFileSync(join(other, 'trace.jsonl'))]));
+    const footerLine = trace.body.length + 2;
+    const result = await cli(['check', file, '--budgets', 'native-speed']);
+    expect(result.code, result.stdout).toBe(2);
+    expect(result.stderr).toContain(
+      `${file}:${footerLine}: end footer before the end of the file: a second run header follows it (two runs joined in one file`,
+    );
+  });
+
+  it('a trace that starts with a UTF-8 byte-order mark: exit 2 saying so, by trace, by directory and in analyze', async () => {
+    const runDir = join(dir, 'bom');
+    cpSync(passing, runDir, { recursive: true });
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    writeFileSync(
+      join(runDir, 'trace.jsonl'),
+      Buffer.concat([bom, readFileSync(join(passing, 'trace.jsonl'))]),
+    );
+    for (const args of [
+      ['check', join(runDir, 'trace.jsonl'), '--budgets', 'native-speed'],
+      ['check', join(runDir, 'trace.jsonl'), '--budgets', 'native-speed', '--lenient'],
+      ['check', runDir, '--budgets', 'native-speed'],
+      ['analyze', join(runDir, 'trace.jsonl')],
+    ]) {
+      const result = await cli(args);
+      expect(result.code, `${args.join(' ')}: ${result.stdout}`).toBe(2);
+      expect(result.stderr).toContain(
+        `${join(runDir, 'trace.jsonl')}:1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF)`,
+      );
+    }
+  });
+
   it('property: whatever line a --lenient read skips, and wherever a run-failing event sits, check exits 3', async () => {
     const badLine = fc.constantFrom(
       '{"kind":"span"',
@@ -310,6 +389,33 @@ describe('compare refuses to compare nothing', () => {
     const noRuns = await cli(['compare', a, join(dir, 'no-runs')]);
     expect(noRuns.code, noRuns.stdout).toBe(2);
     expect(noRuns.stderr).toContain(`${join(empty, 'summary.json')}: not a fleetbench run summary`);
+  });
+
+  it('runs nested at any depth to 16 directories are found by compare and report, never left out; deeper, refused (exit 2)', async () => {
+    const deep = join(dir, 'deep-side');
+    const nested = join(deep, 'a', 'b', 'c', 'd', 'e', 'f', 'r2');
+    cpSync(join(a, 'r1'), join(deep, 'r1'), { recursive: true });
+    cpSync(join(a, 'r2'), nested, { recursive: true });
+    const compared = await cli(['compare', a, deep, '--json']);
+    expect(compared.code, compared.stderr).toBe(0);
+    const units = (JSON.parse(compared.stdout) as { units: Array<{ id: string }> }).units.map((u) => u.id);
+    expect(units.sort()).toEqual(['S1-T1-1', 'S2-T1-1']);
+    const report = await cli(['report', deep, '-o', join(dir, 'deep-side.html')]);
+    expect(report.stdout).toContain('2 units, 2 runs');
+    const tooDeep = join(dir, 'too-deep-side');
+    const path = join(tooDeep, ...Array.from({ length: 17 }, (_, i) => `d${i + 1}`));
+    cpSync(join(a, 'r1'), join(tooDeep, 'r1'), { recursive: true });
+    cpSync(join(a, 'r2'), join(path, 'r2'), { recursive: true });
+    for (const args of [
+      ['compare', a, tooDeep],
+      ['report', tooDeep, '-o', join(dir, 'too-deep.html')],
+    ]) {
+      const result = await cli(args);
+      expect(result.code, `${args[0]}: ${result.stdout}`).toBe(2);
+      expect(result.stderr).toContain(
+        `${join(tooDeep, ...Array.from({ length: 17 }, (_, i) => `d${i + 1}`))}: nested more than 16 directories below ${tooDeep}`,
+      );
+    }
   });
 
   it('--min-change Infinity (or 1e400), which would call every regression negligible, is bad input (exit 2)', async () => {

@@ -193,6 +193,46 @@ console.log(JSON.stringify(results));
       expect(blocked.some((b) => b.labels.host === 'example.com' && b.data.argv[0] === 'curl')).toBe(true);
   });
 
+  it('a connection to an IPv6 address is refused at once and recorded with who tried, as an IPv4 one is', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-world-ipv6-');
+    const probe = join(dir, 'probe6.mjs');
+    writeFileSync(
+      probe,
+      `
+import { connect } from 'node:net';
+const attempt = (host, port) => new Promise((resolve) => {
+  const started = Date.now();
+  const socket = connect(port, host, () => { socket.write('hello'); socket.once('data', () => resolve({ host, outcome: 'reached' })); });
+  socket.once('error', (error) => resolve({ host, outcome: error.code, ms: Date.now() - started }));
+  socket.once('close', () => resolve({ host, outcome: 'closed', ms: Date.now() - started }));
+});
+console.log(JSON.stringify([await attempt('2606:2800:21f:cb07:6820:80da:af6b:c8e1', 443), await attempt('2001:db8::7', 22)]));
+`,
+    );
+    const run = await world(['--mode', 'sandbox', '--no-agents'], ['node', probe]);
+    expect(run.code, run.stderr).toBe(0);
+    for (const result of JSON.parse(run.stdout.split('\n')[0] as string) as Array<{
+      outcome: string;
+      ms: number;
+    }>) {
+      expect(result.outcome).not.toBe('reached');
+      expect(result.ms).toBeLessThan(3_000);
+    }
+    const blocked = blockedOf(run);
+    for (const [host, port] of [
+      ['2606:2800:21f:cb07:6820:80da:af6b:c8e1', 443],
+      ['2001:db8::7', 22],
+    ] as const) {
+      const record = blocked.find(
+        (b) => b.labels.via === 'tcp' && b.labels.host === host && b.labels.port === port,
+      );
+      expect(record, `${host} port ${port}: ${JSON.stringify(blocked)}`).toBeDefined();
+      expect(record?.data.argv.join(' ')).toContain('probe6.mjs');
+      expect(record?.data.pid).toBeGreaterThan(1);
+    }
+  });
+
   it('git clone and push of https://github.com/…, gh pr create in the clone: the branch and the PR are in the world', async () => {
     bwrap.require();
     const dir = scratchDir('fleetbench-world-git-');

@@ -50,3 +50,13 @@ export function readInputFile(path: string, options: InputFileOptions): Buffer {
 export function readInputText(path: string, options: InputFileOptions): string {
   return readInputFile(path, options).toString('utf8');
 }
+
+/**
+ * A trace is UTF-8 without a byte-order mark (docs/trace-format.md): a file that starts with one
+ * went through a tool that re-encoded it (an editor, PowerShell 5's `Set-Content`), which may
+ * have changed more than its first bytes, so it is refused with the way to undo it.
+ */
+export const BOM_REASON =
+  'the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which a trace never has: another tool re-encoded it';
+export const BOM_HINT =
+  "remove the mark (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE) and read it again (docs/trace-format.md)";

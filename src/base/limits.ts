@@ -48,6 +48,13 @@ export const MAX_CONFIG_FILE_BYTES = 4 * MIB;
 export const MAX_RESULTS_FILE_BYTES = 512 * MIB;
 
 /**
+ * How many directories below a directory of runs `compare` and `report` look for summary.json
+ * files (docs/limits.md); a directory deeper than that with directories of its own is refused,
+ * never left out.
+ */
+export const MAX_RESULTS_DEPTH = 16;
+
+/**
  * A learned model file (docs/model.md): a few KB to a few hundred KB for any real control plane
  * (its size grows with operations and states, not with the traces); read whole, then validated.
  */

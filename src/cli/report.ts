@@ -5,7 +5,9 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { htmlReportFor } from '../report-html/index.ts';
+import { writeHtmlReport } from '../report-html/index.ts';
+import { checkResultTraces } from '../results/judge-inputs.ts';
+import { loadResults } from '../results/results.ts';
 import { refuseOutputOverInput } from './options.ts';
 import type { CommandIo } from './output.ts';
 
@@ -29,11 +31,15 @@ Examples:
 The file has everything inline (scripts, styles, data): open it in any browser, offline.
 What it shows: docs/report.md.`,
     )
-    .action((results: string, flags: ReportFlags) => {
+    .action(async (results: string, flags: ReportFlags) => {
       const dir = statSync(results, { throwIfNoEntry: false })?.isDirectory() ? results : join(results, '..');
       const out = flags.output ?? join(dir, 'report.html');
       refuseOutputOverInput('-o', out, [results]);
-      const { bytes, set } = htmlReportFor(results, out);
+      const set = loadResults(results);
+      // Results that say completed are shown beside their own trace only, as check reads them
+      // (docs/budgets.md#only-a-completed-run-is-judged): never a verdict over a joined trace.
+      await checkResultTraces(set, { completedOnly: true });
+      const { bytes } = writeHtmlReport(set, out);
       const runs = set.units.reduce((n, u) => n + u.runs.length, 0);
       io.stdout.write(
         `fleetbench report: ${out} (${(bytes / 1024).toFixed(0)} kB; ${set.units.length} unit${set.units.length === 1 ? '' : 's'}, ${runs} run${runs === 1 ? '' : 's'})\n`,

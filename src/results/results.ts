@@ -4,12 +4,12 @@
  * directories (e.g. repeats). Whatever the input, the result is a set of units (cells or
  * scenarios), each with one Analysis per run.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Analysis } from '../analyze/schema.ts';
 import { FleetbenchError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
-import { MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
+import { MAX_RESULTS_DEPTH, MAX_RESULTS_FILE_BYTES } from '../base/limits.ts';
 import { type Baseline, type CheckRow, parseBaseline } from './baseline.ts';
 import { SCORECARD_SET, scorecardCounts, verdictCheckRows } from './checks.ts';
 import type { RunSummary } from './run-summary.ts';
@@ -230,15 +230,39 @@ function fromJsonFile(file: string): ResultSet {
   throw new FleetbenchError('E_RESULTS', `${file}: not a fleetbench result; expected ${ACCEPTED}`);
 }
 
-/** summary.json files up to three levels below `dir`, in path order. */
-function findSummaries(dir: string, depth = 3): string[] {
+/**
+ * summary.json files in `dir` and the directories below it, to MAX_RESULTS_DEPTH levels, in path
+ * order. A run left out would change the side's verdict without a word, so nothing is skipped
+ * silently: a symbolic link is followed (to a directory or a summary.json; one back to a
+ * directory being walked is a cycle and holds nothing new), a summary.json that is not a regular
+ * file is refused, and so is a directory deeper than the bound that has directories of its own.
+ */
+function findSummaries(root: string): string[] {
   const out: string[] = [];
-  const entries = readdirSync(dir, { withFileTypes: true }).sort((x, y) => (x.name < y.name ? -1 : 1));
-  for (const entry of entries) {
-    const path = join(dir, entry.name);
-    if (entry.isFile() && entry.name === 'summary.json') out.push(path);
-    else if (entry.isDirectory() && depth > 0) out.push(...findSummaries(path, depth - 1));
-  }
+  const walk = (dir: string, depth: number, ancestors: Set<string>): void => {
+    const entries = readdirSync(dir, { withFileTypes: true }).sort((x, y) => (x.name < y.name ? -1 : 1));
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      const stat = entry.isSymbolicLink() ? statSync(path, { throwIfNoEntry: false }) : entry;
+      if (stat === undefined) continue; // a dangling link points at nothing to read
+      if (entry.name === 'summary.json' && !stat.isDirectory()) {
+        if (!stat.isFile())
+          throw new FleetbenchError('E_RESULTS', `${path}: not a regular file: a run's results are a file`);
+        out.push(path);
+      } else if (stat.isDirectory()) {
+        const real = realpathSync(path);
+        if (ancestors.has(real)) continue;
+        if (depth === MAX_RESULTS_DEPTH)
+          throw new FleetbenchError(
+            'E_RESULTS',
+            `${path}: nested more than ${MAX_RESULTS_DEPTH} directories below ${root}, deeper than runs are looked for: refused rather than leave its runs out (docs/limits.md)`,
+            { hint: 'give the directory that holds the runs' },
+          );
+        walk(path, depth + 1, new Set([...ancestors, real]));
+      }
+    }
+  };
+  walk(root, 0, new Set([realpathSync(root)]));
   return out;
 }
 

@@ -15,6 +15,7 @@
  * them), so that a worker, which runs this parser, never loads zod.
  */
 import { InputFileError } from '../base/errors.ts';
+import { BOM_HINT, BOM_REASON } from '../base/input-file.ts';
 import { type CheckedKind, type FastChecks, isBodyKind } from './checks-code.ts';
 import { decode } from './decode.ts';
 import type { TraceScanner } from './scanner.ts';
@@ -142,10 +143,16 @@ export class TraceParser {
     this.stats.lines = lineNo;
     if (text.length === 0 || (text.charCodeAt(0) <= 32 && text.trim() === '')) return undefined;
     this.nonEmptyLines++;
+    if (!this.headerSeen && text.charCodeAt(0) === 0xfeff) this.fail(lineNo, BOM_REASON, undefined, BOM_HINT);
     if (this.pendingFooter) {
       const footerLine = this.pendingFooter.line;
       this.pendingFooter = undefined;
-      this.problem(footerLine, 'end footer before the end of the file');
+      // A run header after the footer: another run's trace appended to this one.
+      const joined = /^\s*\{\s*"kind"\s*:\s*"run"/.test(text)
+        ? // No line number in the words: a worker's are relative to its range (only `line` is rebased).
+          ': a second run header follows it (two runs joined in one file: split them, docs/trace-format.md)'
+        : '';
+      this.problem(footerLine, `end footer before the end of the file${joined}`);
     }
     let value: unknown;
     try {

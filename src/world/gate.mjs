@@ -38,19 +38,29 @@ function handOver(message, handle) {
 
 // Every address is local: a connection to any IPv4 address reaches the catch-all listeners (and is
 // recorded) instead of failing unseen with "network unreachable". Needs iproute2; without it the
-// emulators' addresses still work and other addresses fail at once.
+// emulators' addresses still work and other addresses fail at once. IPv6 likewise, where the
+// namespace has IPv6 (its loopback has ::1): the listeners are then dual-stack, so an IPv6
+// address is caught and recorded as an IPv4 one is (an IPv4 one arrives as ::ffff:a.b.c.d).
 let route = false;
+let route6 = false;
 if (config.route) {
   const result = spawnSync('ip', ['route', 'add', 'local', 'default', 'dev', 'lo'], { stdio: 'ignore' });
   route = result.status === 0;
+  const result6 = spawnSync('ip', ['-6', 'route', 'add', 'local', 'default', 'dev', 'lo'], {
+    stdio: 'ignore',
+  });
+  route6 = result6.status === 0;
 }
 
-function listenTcp(port) {
+function listenTcp(port, host = route6 ? '::' : '0.0.0.0') {
   return new Promise((resolve) => {
     const server = createServer({ pauseOnConnect: true });
-    server.once('error', (error) => resolve({ port, error: error.message }));
+    server.once('error', (error) =>
+      // An IPv6 socket the kernel refuses after all: IPv4 only, as without the IPv6 route.
+      host === '::' ? listenTcp(port, '0.0.0.0').then(resolve) : resolve({ port, error: error.message }),
+    );
     // LISTEN_BACKLOG (src/base/limits.ts; this file runs alone in the sandbox and imports nothing of ours).
-    server.listen({ port, host: '0.0.0.0', backlog: 4096 }, () => {
+    server.listen({ port, host, ipv6Only: false, backlog: 4096 }, () => {
       handOver({ type: 'listener', proto: 'tcp', port }, server).then(() => resolve({ port }));
     });
   });
@@ -197,6 +207,6 @@ process.on('disconnect', () => process.exit(0));
 process.on('SIGINT', () => {});
 process.on('SIGTERM', () => end(2_000));
 
-const tcp = await Promise.all((config.tcp ?? []).map(listenTcp));
+const tcp = await Promise.all((config.tcp ?? []).map((port) => listenTcp(port)));
 const udp = await Promise.all((config.udp ?? []).map(listenUdp));
-send({ type: 'ready', route, pid: process.pid, tcp, udp });
+send({ type: 'ready', route, route6, pid: process.pid, tcp, udp });

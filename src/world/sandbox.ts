@@ -391,6 +391,7 @@ type GateMessage =
   | {
       type: 'ready';
       route: boolean;
+      route6: boolean;
       pid: number;
       tcp: Array<{ port: number; error?: string }>;
       udp: Array<{ port: number; error?: string }>;

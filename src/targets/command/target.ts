@@ -13,7 +13,7 @@
  * that exits outside a planned restart fails the run (exit 3). The run's end stops it and, with
  * the world, everything it started.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { type AgentsInstall, resolveAgentsInstall } from '../../agents/install.ts';
@@ -86,6 +86,9 @@ export class CommandTarget implements Target {
   private process: WorldProcess | undefined;
   /** The control plane's exit that a restart or the run's end asked for. */
   private expected = new Set<WorldProcess>();
+  /** The start that became ready last, and where the output of the latest start begins in command.log. */
+  private readyProcess: WorldProcess | undefined;
+  private startLogOffset = 0;
   private stopping = false;
   private watchTimer: NodeJS.Timeout | undefined;
   private index = 0;
@@ -153,6 +156,9 @@ export class CommandTarget implements Target {
           `${field}: cannot make the directory ${dir}: ${(error as Error).message} (${this.config.source})`,
         );
       }
+    // command.log is this run's alone, as trace.jsonl is (docs/command-target.md): a run in an
+    // --out used before starts it empty; its own starts and restarts append to it.
+    writeFileSync(this.dirs.log, '');
     const settings = scenario.agents?.provider;
     const scriptsFile = settings?.scripts ? loadScriptsFile(settings.scripts) : undefined;
     const trace = this.options.trace;
@@ -216,6 +222,7 @@ export class CommandTarget implements Target {
     const world = this.world as World;
     const requestsBefore = this.emulator.stats().requests;
     const logOffset = fileSize(this.dirs.log);
+    this.startLogOffset = logOffset;
     const spawnedAt = clock.now();
     const fill = (text: string) =>
       text.replaceAll('{{state}}', this.dirs.state).replaceAll('{{cwd}}', this.dirs.cwd);
@@ -266,6 +273,7 @@ export class CommandTarget implements Target {
       await new Promise((resolve) => setTimeout(resolve, PROBE_MS));
     }
     const readyAt = clock.now();
+    this.readyProcess = child;
     trace.write({
       kind: 'span',
       name: 'controlplane.boot',
@@ -332,19 +340,21 @@ export class CommandTarget implements Target {
     }
   }
 
-  private onExit(child: WorldProcess, status: { code: number | null; signal: string | null }): void {
+  private onExit(child: WorldProcess, status: Awaited<WorldProcess['exited']>): void {
     if (this.expected.has(child) || this.stopping || this.process !== child) return;
     const how = status.signal ?? `exit ${status.code}`;
+    // A start that never got ready (its first, or one after a restart) died booting, not working.
+    const ready = this.readyProcess === child;
     this.options.trace.write({
       kind: 'event',
       name: 'controlplane.exited',
       t: this.options.clock.now(),
       labels: { reason: how },
-      data: { code: status.code, signal: status.signal },
+      data: { code: status.code, signal: status.signal, ready },
     });
     const error = new FleetbenchError(
       'E_TARGET',
-      `the control plane exited during the run (${how}): ${lastLines(this.dirs.log, 0)}`,
+      `the control plane exited ${ready ? 'during the run' : 'before it was ready'} (${how}): ${status.error ?? lastLines(this.dirs.log, this.startLogOffset)}`,
       { hint: `its output is in ${this.dirs.log}`, exitCode: ExitCode.runFailed },
     );
     for (const listener of this.failureListeners) listener(error);
