@@ -212,6 +212,44 @@ describe.skipIf(gh.skip)('--target ao: agent-orchestrator 0.2.0 through gh again
     expect(last).toMatchObject({ kind: 'end', reason: 'failed' });
   }, 90_000);
 
+  it('AO dying before it is ready: the run fails saying it did not start (not "exited during the run"), and ao.log is the run\'s own', async () => {
+    const out = join(dir, 'boot-crash');
+    mkdirSync(out, { recursive: true });
+    // What an earlier run in the same --out left.
+    writeFileSync(join(out, 'ao.log'), 'a line of an earlier run\n');
+    const cli = spawn(
+      process.execPath,
+      [BIN, 'run', 'S2-T1-1', '--target', 'ao', '--set', 'duration=2m', '--no-progress', '--out', out],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+    );
+    let stderr = '';
+    cli.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const exited = new Promise<number | null>((resolve) => cli.on('close', (code) => resolve(code)));
+    // AO's process (the CLI's child running bin/ao-worker.js; not esbuild's, if the CLI is
+    // bundling its sources first) is killed as soon as it exists: seconds before it is ready.
+    let killed = false;
+    await waitUntil(
+      "AO's process to start",
+      () => {
+        const children = spawnSync('pgrep', ['-P', String(cli.pid), '-f', 'ao-worker'], { encoding: 'utf8' })
+          .stdout.trim()
+          .split(/\s+/)
+          .filter(Boolean);
+        for (const pid of children) process.kill(Number(pid), 'SIGKILL');
+        killed ||= children.length > 0;
+        return killed;
+      },
+      { timeoutMs: 30_000, everyMs: 10 },
+    );
+    const code = await exited;
+    expect(code, stderr).toBe(3);
+    expect(stderr).toContain('agent-orchestrator did not start: the process exited (SIGKILL)');
+    expect(stderr).not.toContain('exited during the run');
+    expect(readFileSync(join(out, 'ao.log'), 'utf8')).not.toContain('a line of an earlier run');
+  }, 90_000);
+
   it('refuses a bad ao:DIR in seconds, naming what is missing', async () => {
     const missing = await cli(['run', 'S2-T1-1', '--target', `ao:${join(dir, 'nope')}`, '--no-progress']);
     expect(missing.code).toBe(2);

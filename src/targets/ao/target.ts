@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { sample } from '../../base/distribution.ts';
-import { FleetbenchError } from '../../base/errors.ts';
+import { ExitCode, FleetbenchError } from '../../base/errors.ts';
 import type { ProcessCpu } from '../../base/process-cpu.ts';
 import type { Rng } from '../../base/rng.ts';
 import type { Clock } from '../../clock/clock.ts';
@@ -154,6 +154,10 @@ export class AoTarget implements Target {
   private stopping = false;
   /** The process a restart is replacing: its exit is expected. */
   private expectedExit: ChildProcess | undefined;
+  /** The children that said `ready`: one that exits before it is a start that failed, not a death during the run. */
+  private readonly readyChildren = new WeakSet<ChildProcess>();
+  /** ao.log is the run's own: the first start of a run empties it, a restart's output follows. */
+  private logOpened = false;
   private readonly failureListeners: Array<(error: Error) => void> = [];
   private readonly fixRng: Rng;
   private readonly intervalMs: number;
@@ -300,7 +304,8 @@ export class AoTarget implements Target {
   /** Starts the child and waits for `ready` (or its failure, with AO's own words). */
   private startChild(): Promise<Record<string, string>> {
     if (this.childConfig) writeFileSync(this.childConfig.path, JSON.stringify(this.childConfig.config));
-    const log = openSync(join(this.options.outDir, 'ao.log'), 'a');
+    const log = openSync(join(this.options.outDir, 'ao.log'), this.logOpened ? 'a' : 'w');
+    this.logOpened = true;
     const child = spawn(process.execPath, [WORKER], {
       env: this.childEnv,
       stdio: ['ignore', log, log, 'ipc'],
@@ -325,8 +330,11 @@ export class AoTarget implements Target {
         settled = true;
         clearTimeout(timer);
         reject(
+          // The run failed (exit 3), as a command target that never gets ready: the ao:DIR and
+          // the scenario were checked before (exit 2), so what is left is AO itself.
           new FleetbenchError('E_TARGET', `agent-orchestrator did not start: ${message}`, {
             hint: `its own output is in ${join(this.options.outDir, 'ao.log')}`,
+            exitCode: ExitCode.runFailed,
           }),
         );
       };
@@ -335,6 +343,7 @@ export class AoTarget implements Target {
         if (!settled && message.type === 'ready') {
           settled = true;
           clearTimeout(timer);
+          this.readyChildren.add(child);
           resolve(message.versions);
         } else if (!settled && message.type === 'fatal') fail(message.message);
         else this.onMessage(message);
@@ -352,7 +361,8 @@ export class AoTarget implements Target {
     const how = signal ?? `code ${code}`;
     for (const { reject } of this.pending.values()) reject(new Error(`agent-orchestrator exited (${how})`));
     this.pending.clear();
-    if (this.stopping || this.expectedExit === child) return;
+    // Before it was ready: its start failed, and startChild's rejection says so (with AO's words).
+    if (this.stopping || this.expectedExit === child || !this.readyChildren.has(child)) return;
     // AO died on its own: the run measured a dead control plane from here on, so it fails.
     this.options.trace.write({
       kind: 'event',
