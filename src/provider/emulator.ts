@@ -34,7 +34,7 @@ import { FaultBook, type FaultRule } from './faults.ts';
 import { LATENCY_PROFILES, type LatencyProfile, planTiming } from './latency.ts';
 import { LimitBook, type LimitStates, type ProviderLimits } from './limits.ts';
 import { type LoadModel, LoadQueue } from './load.ts';
-import { LISTED_MODELS, MODEL_CREATED, type ModelInfo, modelNamed } from './models.ts';
+import { type ExtraModel, MODEL_CREATED, type ModelInfo, ModelTable } from './models.ts';
 import { RecurringValues } from './recurring-values.ts';
 import {
   type Ending,
@@ -77,6 +77,11 @@ export interface ProviderEmulatorOptions {
    * launchers make a key per spawn themselves (docs/world.md, "Agents").
    */
   resolveKey?: ((key: string) => KeyBinding | undefined) | undefined;
+  /**
+   * Models served beside the table (`--model`, a scenario's `provider.models`): any other name
+   * is the vendor's 404 (docs/provider-emulator.md, "Models").
+   */
+  models?: readonly ExtraModel[] | undefined;
 }
 
 /** Who a key belongs to: minted with a session (and a script) through the admin API. */
@@ -250,6 +255,7 @@ export class ProviderEmulator {
   readonly adminToken: string | undefined;
   private readonly resolveKey: ((key: string) => KeyBinding | undefined) | undefined;
   private readonly tokens = new TokenCounter();
+  private readonly modelTable: ModelTable;
   readonly cache = new PromptCache(PROVIDER_LIMITS.maxCacheEntries);
   /** What recurs in request bodies (a CLI's system prompt, tools, history), parsed once. */
   private readonly bodies = new RecurringValues(
@@ -288,6 +294,7 @@ export class ProviderEmulator {
     this.requireKnownKeys = options.requireKnownKeys ?? false;
     this.adminToken = options.adminToken;
     this.resolveKey = options.resolveKey;
+    this.modelTable = new ModelTable(options.models);
   }
 
   /** The binding of a key: minted here, or told by `resolveKey` (and then kept). */
@@ -652,7 +659,7 @@ export class ProviderEmulator {
 
   /** The table's model for a request, or the vendor's 404 and 400s for its name and output cap. */
   private modelFor(conversation: Conversation): ModelInfo {
-    const model = modelNamed(conversation.model);
+    const model = this.modelTable.named(conversation.model);
     const anthropic = conversation.api === 'messages';
     if (!model || (model.vendor === 'anthropic') !== anthropic)
       throw anthropic
@@ -699,6 +706,16 @@ export class ProviderEmulator {
         'invalid_request',
         'Your input exceeds the context window of this model. Please adjust your input and try again.',
         'input',
+        'context_length_exceeded',
+      );
+    // A model that counts the prompt alone against its window (GPT-4o, GPT-4.1, the o-series)
+    // says so in OpenAI's words for that case (docs/provider-emulator.md, "Models").
+    if (model.maxInputTokens === model.contextWindow)
+      throw new VendorError(
+        400,
+        'invalid_request',
+        `This model's maximum context length is ${model.contextWindow} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+        'messages',
         'context_length_exceeded',
       );
     throw new VendorError(
@@ -861,11 +878,11 @@ export class ProviderEmulator {
             id: model.id,
             object: 'model',
             created: Math.floor(Date.parse(MODEL_CREATED) / 1000),
-            owned_by: model.vendor === 'openai' && model.id !== 'fleetbench-model' ? 'openai' : 'fleetbench',
+            owned_by: model.ownedBy ?? 'openai',
           };
-    const served = LISTED_MODELS.filter((model) => (model.vendor === 'anthropic') === anthropic);
+    const served = this.modelTable.listed.filter((model) => (model.vendor === 'anthropic') === anthropic);
     if (route.kind === 'model') {
-      const model = modelNamed(route.id);
+      const model = this.modelTable.named(route.id);
       if (!model || (model.vendor === 'anthropic') !== anthropic)
         return anthropic
           ? this.error(base, 404, 'not_found', `model: ${route.id}`)

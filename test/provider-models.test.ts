@@ -1,0 +1,301 @@
+/**
+ * The provider emulator's model table as a user's own control plane meets it: the models the
+ * vendors document as served (docs/provider-emulator.md, "Models"), asked by id and by every
+ * alias through the official SDKs; OpenAI fine-tunes served with their base model's limits; an
+ * unknown model still the vendor's 404; and the models a user adds (`--model`, a scenario's
+ * `provider.models`), each bad one refused naming the field.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import fc from 'fast-check';
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Rng } from '../src/base/rng.ts';
+import { RealClock } from '../src/clock/real.ts';
+import {
+  ProviderEmulator,
+  type ProviderEmulatorOptions,
+  startProviderServer,
+} from '../src/provider/index.ts';
+import { LISTED_MODELS } from '../src/provider/models.ts';
+import { MemorySink } from '../src/trace/writer.ts';
+
+const servers: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+async function serve(options: Partial<ProviderEmulatorOptions> = {}) {
+  const emulator = new ProviderEmulator({
+    clock: new RealClock(),
+    rng: new Rng(5),
+    trace: new MemorySink(),
+    ...options,
+  });
+  const server = await startProviderServer({ emulator });
+  servers.push(server);
+  const anthropic = new Anthropic({ apiKey: 'k-anthropic', baseURL: server.url, maxRetries: 0 });
+  const openai = new OpenAI({ apiKey: 'k-openai', baseURL: `${server.url}/v1`, maxRetries: 0 });
+  return { url: server.url, anthropic, openai };
+}
+
+const HELLO = 'fleetbench-script: hello';
+
+/** A rejected promise's error, or undefined when it was answered. */
+const refusal = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error as InstanceType<typeof OpenAI.APIError>,
+  );
+
+describe("the models a user's control plane names", () => {
+  it('gpt-4o-mini on Chat Completions: 200 with usage; max_tokens over its 16,384 refused in OpenAI words, at the cap served', async () => {
+    const { openai } = await serve();
+    const answer = await openai.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: HELLO }],
+    });
+    expect(answer.choices[0]?.message.content).toContain('Hello from the fleetbench provider emulator');
+    expect(answer.usage?.prompt_tokens).toBeGreaterThan(0);
+    expect(answer.usage?.completion_tokens).toBeGreaterThan(0);
+    const pinned = await openai.chat.completions.create({
+      model: 'gpt-4o-mini-2024-07-18',
+      max_tokens: 16_384,
+      messages: [{ role: 'user', content: HELLO }],
+    });
+    expect(pinned.choices[0]?.finish_reason).toBe('stop');
+    const over = await refusal(
+      openai.chat.completions.create({
+        model: 'gpt-4o-mini',
+        max_tokens: 16_385,
+        messages: [{ role: 'user', content: HELLO }],
+      }),
+    );
+    expect(over).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(over?.code).toBe('invalid_value');
+    expect(over?.param).toBe('max_tokens');
+    expect(over?.message).toContain(
+      'max_tokens is too large: 16385. This model supports at most 16384 completion tokens, whereas you provided 16385.',
+    );
+  });
+
+  it("gpt-4o-mini counts a prompt against its whole 128,000 window (OpenAI states no split for it); GPT-5's input stops at 272,000", async () => {
+    const { openai } = await serve();
+    // About 119,000 tokens: over the window less the cap (111,616), under the window.
+    const prompt = `${HELLO} ${'alpha beta gamma delta '.repeat(27_000)}`;
+    const counted = await openai.responses.inputTokens.count({ model: 'gpt-4o-mini', input: prompt });
+    expect(counted.input_tokens).toBeGreaterThan(111_616);
+    expect(counted.input_tokens).toBeLessThanOrEqual(128_000);
+    const served = await openai.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: prompt }],
+    });
+    expect(served.usage?.prompt_tokens).toBe(counted.input_tokens);
+    const over = await refusal(
+      openai.chat.completions.create({
+        model: 'gpt-4o',
+        messages: [{ role: 'user', content: `${prompt} ${'epsilon zeta '.repeat(12_000)}` }],
+      }),
+    );
+    expect(over?.code).toBe('context_length_exceeded');
+    expect(over?.message).toMatch(
+      /^400 This model's maximum context length is 128000 tokens\. However, your messages resulted in \d+ tokens\. Please reduce the length of the messages\.$/,
+    );
+    // Between GPT-5's 272,000 input tokens and its 400,000 window: refused.
+    const long = `${HELLO} ${'alpha beta gamma delta '.repeat(65_000)}`;
+    const longCount = await openai.responses.inputTokens.count({ model: 'gpt-6-luna', input: long });
+    expect(longCount.input_tokens).toBeGreaterThan(272_000);
+    expect(longCount.input_tokens).toBeLessThan(400_000);
+    const gpt5 = await refusal(
+      openai.chat.completions.create({ model: 'gpt-5', messages: [{ role: 'user', content: long }] }),
+    );
+    expect(gpt5?.code).toBe('context_length_exceeded');
+  });
+
+  it('Anthropic: claude-opus-4-5 and its dated id are served, its 64,000 cap refused at 64,001', async () => {
+    const { anthropic } = await serve();
+    for (const model of ['claude-opus-4-5', 'claude-opus-4-5-20251101']) {
+      // Streamed: the SDK will not wait on a whole answer this long.
+      const answer = await anthropic.messages
+        .stream({ model, max_tokens: 64_000, messages: [{ role: 'user', content: HELLO }] })
+        .finalMessage();
+      expect(answer.stop_reason).toBe('end_turn');
+      expect(answer.model).toBe(model);
+    }
+    const over = await refusal(
+      anthropic.messages
+        .stream({
+          model: 'claude-opus-4-5',
+          max_tokens: 64_001,
+          messages: [{ role: 'user', content: HELLO }],
+        })
+        .finalMessage(),
+    );
+    expect(over).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(over?.message).toContain(
+      'max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens for claude-opus-4-5-20251101',
+    );
+  });
+
+  it("an OpenAI fine-tune of a model of the table is served with its base's limits; one of a model it lacks, or an unknown model, is the vendor's 404", async () => {
+    const { openai, anthropic } = await serve();
+    const fineTune = 'ft:gpt-4o-mini-2024-07-18:acme-corp:triage:9xKq2bLm';
+    const answer = await openai.chat.completions.create({
+      model: fineTune,
+      messages: [{ role: 'user', content: HELLO }],
+    });
+    expect(answer.model).toBe(fineTune);
+    expect(answer.usage?.completion_tokens).toBeGreaterThan(0);
+    const over = await refusal(
+      openai.responses.create({ model: fineTune, max_output_tokens: 16_385, input: HELLO }),
+    );
+    expect(over?.code).toBe('invalid_value');
+    expect(over?.message).toContain('at most 16384 completion tokens');
+    expect((await openai.models.retrieve(fineTune)).id).toBe(fineTune);
+    for (const model of ['ft:davinci-002:acme-corp::9xKq2bLm', 'gpt-4o-nonexistent', 'ft:gpt-4o-mini']) {
+      const unknown = await refusal(
+        openai.chat.completions.create({ model, messages: [{ role: 'user', content: HELLO }] }),
+      );
+      expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(unknown?.code).toBe('model_not_found');
+    }
+    const claude = await refusal(
+      anthropic.messages.create({
+        model: 'claude-sonnet-4-0',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: HELLO }],
+      }),
+    );
+    expect(claude).toBeInstanceOf(Anthropic.NotFoundError);
+  });
+
+  it('a model the user adds is served and listed with the limits given; a fine-tune added without limits takes its base', async () => {
+    const { openai, anthropic } = await serve({
+      models: [
+        { name: 'gpt-7-preview', contextWindow: 2_000_000, maxOutputTokens: 200_000 },
+        { name: 'claude-next', contextWindow: 500_000, maxOutputTokens: 50_000 },
+        { name: 'ft:gpt-4.1-2025-04-14:acme-corp::abc123' },
+      ],
+    });
+    const answer = await openai.chat.completions.create({
+      model: 'gpt-7-preview',
+      max_completion_tokens: 200_000,
+      messages: [{ role: 'user', content: HELLO }],
+    });
+    expect(answer.model).toBe('gpt-7-preview');
+    const over = await refusal(
+      openai.chat.completions.create({
+        model: 'gpt-7-preview',
+        max_completion_tokens: 200_001,
+        messages: [{ role: 'user', content: HELLO }],
+      }),
+    );
+    expect(over?.code).toBe('invalid_value');
+    const claude = await anthropic.messages
+      .stream({ model: 'claude-next', max_tokens: 50_000, messages: [{ role: 'user', content: HELLO }] })
+      .finalMessage();
+    expect(claude.stop_reason).toBe('end_turn');
+    expect(await anthropic.models.retrieve('claude-next')).toMatchObject({
+      max_input_tokens: 500_000,
+      max_tokens: 50_000,
+    });
+    const gpts = [];
+    for await (const model of openai.models.list()) gpts.push(model.id);
+    expect(gpts).toEqual(
+      expect.arrayContaining(['gpt-7-preview', 'ft:gpt-4.1-2025-04-14:acme-corp::abc123', 'gpt-4o-mini']),
+    );
+    expect(gpts).not.toContain('claude-next');
+    const fineTuneOver = await refusal(
+      openai.chat.completions.create({
+        model: 'ft:gpt-4.1-2025-04-14:acme-corp::abc123',
+        max_tokens: 32_769,
+        messages: [{ role: 'user', content: HELLO }],
+      }),
+    );
+    expect(fineTuneOver?.message).toContain('at most 32768 completion tokens');
+  });
+});
+
+/**
+ * Names the vendors document as served (docs/provider-emulator.md, "Models"), as users pin them:
+ * each must be in the table, by id or alias.
+ */
+const DOCUMENTED = [
+  'gpt-4o',
+  'gpt-4o-2024-08-06',
+  'gpt-4o-2024-11-20',
+  'gpt-4o-mini',
+  'gpt-4o-mini-2024-07-18',
+  'gpt-4.1',
+  'gpt-4.1-2025-04-14',
+  'gpt-4.1-mini',
+  'gpt-4.1-mini-2025-04-14',
+  'o3',
+  'gpt-5',
+  'gpt-5-mini',
+  'gpt-5-nano',
+  'gpt-5-2025-08-07',
+  'gpt-5.1',
+  'gpt-5.2',
+  'gpt-5.4',
+  'gpt-5.4-mini',
+  'gpt-5.5-2026-04-23',
+  'gpt-6-sol',
+  'gpt-6-luna',
+  'claude-opus-4-5',
+  'claude-opus-4-5-20251101',
+  'claude-opus-4-6',
+  'claude-opus-4-8',
+  'claude-sonnet-5',
+];
+
+describe('every model of the table', () => {
+  const names = LISTED_MODELS.flatMap((model) =>
+    [model.id, ...(model.aliases ?? [])].map((name) => ({ name, model })),
+  );
+
+  it('holds every model the vendors document as served', () => {
+    const served = new Set(names.map(({ name }) => name));
+    expect(DOCUMENTED.filter((name) => !served.has(name))).toEqual([]);
+  });
+
+  it('is served by its id and each alias on its own API, listed, and its output cap refused above it and taken up to it', async () => {
+    const { openai, anthropic } = await serve();
+    const claudes: string[] = [];
+    for await (const model of anthropic.models.list()) claudes.push(model.id);
+    const gpts: string[] = [];
+    for await (const model of openai.models.list()) gpts.push(model.id);
+    for (const model of LISTED_MODELS)
+      expect(model.vendor === 'anthropic' ? claudes : gpts, model.id).toContain(model.id);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...names),
+        fc.integer({ min: 0, max: 1_000_000 }),
+        fc.boolean(),
+        async ({ name, model }, offset, over) => {
+          const cap = model.maxOutputTokens;
+          // Over: cap+1 upwards; else cap downwards (never below 16, the Responses API's least).
+          const asked = over ? cap + 1 + offset : Math.max(16, cap - offset);
+          if (model.vendor === 'anthropic') {
+            const retrieved = await anthropic.models.retrieve(name);
+            expect(retrieved).toMatchObject({ id: model.id, max_tokens: cap });
+            const answer = await refusal(
+              anthropic.messages
+                .stream({ model: name, max_tokens: asked, messages: [{ role: 'user', content: HELLO }] })
+                .finalMessage(),
+            );
+            if (over) expect(answer?.message).toContain(`max_tokens: ${asked} > ${cap}`);
+            else expect(answer).toBeUndefined();
+          } else {
+            expect((await openai.models.retrieve(name)).id).toBe(model.id);
+            const answer = await refusal(
+              openai.responses.create({ model: name, max_output_tokens: asked, input: HELLO }),
+            );
+            if (over) expect(answer?.message).toContain(`at most ${cap} completion tokens`);
+            else expect(answer).toBeUndefined();
+          }
+        },
+      ),
+      { numRuns: Math.max(60, names.length * 2) },
+    );
+  });
+});
