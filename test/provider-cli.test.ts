@@ -125,6 +125,20 @@ describe('fleetbench provider serve', () => {
       expect(refused.code, spec).toBe(2);
       expect(refused.stderr).toContain(words);
     }
+    // fleetbench world takes the same flag, refused before any world is made.
+    const world = await cli([
+      'world',
+      '--no-agents',
+      '--out',
+      join(dir, 'world-model'),
+      '--model',
+      'gpt-7=0',
+      '--',
+      'true',
+    ]);
+    expect(world.code).toBe(2);
+    expect(world.stderr).toContain('--model gpt-7=0: WINDOW: expected a whole number of tokens');
+    expect(existsSync(join(dir, 'world-model', 'trace.jsonl'))).toBe(false);
   });
 
   it('refuses a bad scripts file, flag or fault naming what is wrong', async () => {

@@ -16,7 +16,7 @@ import {
   type ProviderEmulatorOptions,
   startProviderServer,
 } from '../src/provider/index.ts';
-import { LISTED_MODELS } from '../src/provider/models.ts';
+import { EXTRA_MODEL_LIMITS, LISTED_MODELS, modelNamed, parseModelSpec } from '../src/provider/models.ts';
 import { MemorySink } from '../src/trace/writer.ts';
 
 const servers: Array<{ close(): Promise<void> }> = [];
@@ -296,6 +296,56 @@ describe('every model of the table', () => {
         },
       ),
       { numRuns: Math.max(60, names.length * 2) },
+    );
+  });
+});
+
+describe('NAME[=WINDOW[/CAP]], as --model and provider.models take it', () => {
+  const nameChar = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-.:_/@'.split(''));
+  const name = fc
+    .string({ unit: nameChar, minLength: 1, maxLength: EXTRA_MODEL_LIMITS.maxNameChars })
+    .filter((text) => modelNamed(text) === undefined);
+
+  it('any name with a window and a cap within their bounds is read back as given', () => {
+    fc.assert(
+      fc.property(
+        name,
+        fc.integer({ min: 1, max: EXTRA_MODEL_LIMITS.maxContextWindow }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (model, window, share) => {
+          const cap = Math.max(1, Math.floor(window * share));
+          expect(parseModelSpec(`${model}=${window}/${cap}`)).toEqual({
+            name: model,
+            contextWindow: window,
+            maxOutputTokens: cap,
+          });
+          expect(parseModelSpec(model)).toEqual({ name: model });
+        },
+      ),
+    );
+  });
+
+  it('a window or cap out of bounds or not a whole number, or a name with a space, is refused with its reason', () => {
+    const badNumber = fc.oneof(
+      fc.constant('0'),
+      fc.integer({ min: EXTRA_MODEL_LIMITS.maxContextWindow + 1 }).map(String),
+      fc.constantFrom('-5', '1.5', '1e6', '', ' 100', 'many', '0x10'),
+    );
+    fc.assert(
+      fc.property(name, badNumber, fc.boolean(), (model, bad, asWindow) => {
+        const spec = asWindow
+          ? `${model}=${bad}/1`
+          : `${model}=1000/${bad === '0' ? '0' : `${bad}9999999999`}`;
+        const reason = parseModelSpec(spec);
+        expect(typeof reason).toBe('string');
+        expect(reason).toContain(asWindow ? 'WINDOW:' : 'CAP:');
+        expect(reason).toContain('docs/limits.md');
+      }),
+    );
+    fc.assert(
+      fc.property(name, name, (left, right) => {
+        expect(parseModelSpec(`${left} ${right}=100/10`)).toMatch(/^expected NAME\[=WINDOW\[\/CAP\]\]/);
+      }),
     );
   });
 });
