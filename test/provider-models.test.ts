@@ -98,7 +98,7 @@ describe("the models a user's control plane names", () => {
     );
     expect(over?.code).toBe('context_length_exceeded');
     expect(over?.message).toMatch(
-      /^400 This model's maximum context length is 128000 tokens\. However, your messages resulted in \d+ tokens\. Please reduce the length of the messages\.$/,
+      /^400 This model's maximum context length is 128,000 tokens\. However, your messages resulted in \d{3},\d{3} tokens\. Please reduce the length of the messages\.$/,
     );
     // Between GPT-5's 272,000 input tokens and its 400,000 window: refused.
     const long = `${HELLO} ${'alpha beta gamma delta '.repeat(65_000)}`;
@@ -109,6 +109,10 @@ describe("the models a user's control plane names", () => {
       openai.chat.completions.create({ model: 'gpt-5', messages: [{ role: 'user', content: long }] }),
     );
     expect(gpt5?.code).toBe('context_length_exceeded');
+    // OpenAI's words for it, as its developer forum quotes the API.
+    expect(gpt5?.message).toMatch(
+      /^400 Input tokens exceed the configured limit of 272,000 tokens\. Your messages resulted in \d{3},\d{3} tokens\.$/,
+    );
   });
 
   it('Anthropic: claude-opus-4-5 and its dated id are served, its 64,000 cap refused at 64,001', async () => {

@@ -708,20 +708,22 @@ export class ProviderEmulator {
         'input',
         'context_length_exceeded',
       );
-    // A model that counts the prompt alone against its window (GPT-4o, GPT-4.1, the o-series)
-    // says so in OpenAI's words for that case (docs/provider-emulator.md, "Models").
+    // OpenAI's words as its developer forum quotes the API (docs/provider-emulator.md, "Models"):
+    // a model that counts the prompt alone against its window (GPT-4o, GPT-4.1, the o-series)
+    // names the window; one that states its input limit apart (GPT-5 and later) names that limit.
+    const count = (n: number) => n.toLocaleString('en-US');
     if (model.maxInputTokens === model.contextWindow)
       throw new VendorError(
         400,
         'invalid_request',
-        `This model's maximum context length is ${model.contextWindow} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+        `This model's maximum context length is ${count(model.contextWindow)} tokens. However, your messages resulted in ${count(tokens)} tokens. Please reduce the length of the messages.`,
         'messages',
         'context_length_exceeded',
       );
     throw new VendorError(
       400,
       'invalid_request',
-      `This model's maximum context length is ${model.contextWindow} tokens. However, your messages resulted in ${tokens + model.maxOutputTokens} tokens (${tokens} in the messages, ${model.maxOutputTokens} in the completion). Please reduce the length of the messages or completion.`,
+      `Input tokens exceed the configured limit of ${count(model.maxInputTokens)} tokens. Your messages resulted in ${count(tokens)} tokens.`,
       'messages',
       'context_length_exceeded',
     );
