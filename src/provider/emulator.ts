@@ -861,7 +861,9 @@ export class ProviderEmulator {
   /** `GET /v1/models` and `/v1/models/{id}`, in the shape of the API the client speaks. */
   private models(base: BaseContext, route: Route): ProviderAnswer {
     const anthropic = base.api === 'messages';
-    const shape = (model: ModelInfo) =>
+    // OpenAI lists and answers every snapshot by its own name (a user pins `gpt-4o-2024-08-06`
+    // and may look for it); Anthropic lists a model once and answers an alias with its id.
+    const shape = (model: ModelInfo, name = model.id) =>
       anthropic
         ? {
             type: 'model',
@@ -877,7 +879,7 @@ export class ProviderEmulator {
             max_tokens: model.maxOutputTokens,
           }
         : {
-            id: model.id,
+            id: name,
             object: 'model',
             created: Math.floor(Date.parse(MODEL_CREATED) / 1000),
             owned_by: model.ownedBy ?? 'openai',
@@ -896,9 +898,11 @@ export class ProviderEmulator {
               {},
               { param: 'model', code: 'model_not_found' },
             );
-      return this.json(base, shape(model));
+      return this.json(base, shape(model, route.id));
     }
-    const data = served.map(shape);
+    const data = served.flatMap((model) =>
+      anthropic ? [shape(model)] : [model.id, ...(model.aliases ?? [])].map((name) => shape(model, name)),
+    );
     return this.json(
       base,
       anthropic
