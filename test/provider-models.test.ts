@@ -9,6 +9,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import fc from 'fast-check';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PROVIDER_LIMITS } from '../src/base/limits.ts';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/real.ts';
 import {
@@ -16,7 +17,7 @@ import {
   type ProviderEmulatorOptions,
   startProviderServer,
 } from '../src/provider/index.ts';
-import { EXTRA_MODEL_LIMITS, LISTED_MODELS, modelNamed, parseModelSpec } from '../src/provider/models.ts';
+import { LISTED_MODELS, modelNamed, parseModelSpec } from '../src/provider/models.ts';
 import { MemorySink } from '../src/trace/writer.ts';
 
 const servers: Array<{ close(): Promise<void> }> = [];
@@ -313,14 +314,14 @@ describe('every model of the table', () => {
 describe('NAME[=WINDOW[/CAP]], as --model and provider.models take it', () => {
   const nameChar = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-.:_/@'.split(''));
   const name = fc
-    .string({ unit: nameChar, minLength: 1, maxLength: EXTRA_MODEL_LIMITS.maxNameChars })
+    .string({ unit: nameChar, minLength: 1, maxLength: PROVIDER_LIMITS.maxModelNameChars })
     .filter((text) => modelNamed(text) === undefined);
 
   it('any name with a window and a cap within their bounds is read back as given', () => {
     fc.assert(
       fc.property(
         name,
-        fc.integer({ min: 1, max: EXTRA_MODEL_LIMITS.maxContextWindow }),
+        fc.integer({ min: 1, max: PROVIDER_LIMITS.maxModelContextWindow }),
         fc.double({ min: 0, max: 1, noNaN: true }),
         (model, window, share) => {
           const cap = Math.max(1, Math.floor(window * share));
@@ -338,7 +339,7 @@ describe('NAME[=WINDOW[/CAP]], as --model and provider.models take it', () => {
   it('a window or cap out of bounds or not a whole number, or a name with a space, is refused with its reason', () => {
     const badNumber = fc.oneof(
       fc.constant('0'),
-      fc.integer({ min: EXTRA_MODEL_LIMITS.maxContextWindow + 1 }).map(String),
+      fc.integer({ min: PROVIDER_LIMITS.maxModelContextWindow + 1 }).map(String),
       fc.constantFrom('-5', '1.5', '1e6', '', ' 100', 'many', '0x10'),
     );
     fc.assert(

@@ -1,11 +1,15 @@
 /**
  * The models the provider emulator serves: each model the pinned CLIs default to or are
- * configured with (codex 0.169.0, Claude Code 2.1.328, opencode 1.18.33 as fleetbench sets it up),
- * with the context window and output cap its vendor publishes. A request naming another model is
- * refused as the vendor refuses it (404 `not_found_error` / `model_not_found`); a request over the
- * context window or asking for more output than the cap gets the vendor's 400. Where each number
- * comes from: docs/provider-emulator.md, "Models".
+ * configured with (codex 0.169.0, Claude Code 2.1.328, opencode 1.18.33 as fleetbench sets it up)
+ * and each the vendors document as served through their APIs (a user's control plane names
+ * those), with the context window and output cap its vendor publishes; OpenAI fine-tunes of them;
+ * and the models a user adds. A request naming another model is refused as the vendor refuses it
+ * (404 `not_found_error` / `model_not_found`); a request over the context window or asking for
+ * more output than the cap gets the vendor's 400. Where each number comes from:
+ * docs/provider-emulator.md, "Models".
  */
+
+import { PROVIDER_LIMITS } from '../base/limits.ts';
 
 export type ModelVendor = 'anthropic' | 'openai';
 
@@ -144,9 +148,9 @@ export function modelNamed(name: string): ModelInfo | undefined {
 }
 
 /**
- * An OpenAI fine-tune's base model: `ft:BASE:ORG:SUFFIX:ID` (SUFFIX may be empty) is served with BASE's limits when
- * BASE is an OpenAI model of the table (by id or alias), as OpenAI serves a fine-tune with its
- * base's window and cap; undefined for any other name.
+ * An OpenAI fine-tune's model: `ft:BASE:ORG:SUFFIX:ID` (SUFFIX may be empty) is served with
+ * BASE's limits when BASE is an OpenAI model of the table (by id or alias), as OpenAI serves a
+ * fine-tune with its base's window and cap; undefined for any other name.
  */
 function fineTuneOf(name: string, byName: ReadonlyMap<string, ModelInfo>): ModelInfo | undefined {
   // OpenAI's form: five parts, the suffix may be empty, the job's id not.
@@ -175,9 +179,6 @@ export interface ExtraModel {
   maxOutputTokens?: number | undefined;
 }
 
-/** The limits of an added model's name and window (docs/limits.md, "Provider emulator"). */
-export const EXTRA_MODEL_LIMITS = { maxModels: 256, maxNameChars: 256, maxContextWindow: 10_000_000 };
-
 /** A name of printable characters, no space and no `=` (what separates the limits in a flag). */
 const EXTRA_NAME = /^[!-<>-~]+$/;
 
@@ -188,15 +189,15 @@ const EXTRA_NAME = /^[!-<>-~]+$/;
 export function parseModelSpec(text: string): ExtraModel | string {
   const at = text.indexOf('=');
   const name = at < 0 ? text : text.slice(0, at);
-  if (name.length === 0 || name.length > EXTRA_MODEL_LIMITS.maxNameChars || !EXTRA_NAME.test(name))
-    return `expected NAME[=WINDOW[/CAP]], NAME 1 to ${EXTRA_MODEL_LIMITS.maxNameChars} printable characters without spaces or '=' (docs/limits.md)`;
+  if (name.length === 0 || name.length > PROVIDER_LIMITS.maxModelNameChars || !EXTRA_NAME.test(name))
+    return `expected NAME[=WINDOW[/CAP]], NAME 1 to ${PROVIDER_LIMITS.maxModelNameChars} printable characters without spaces or '=' (docs/limits.md)`;
   if (BY_NAME.has(name))
     return `${name} is already a model of the table, with its vendor's limits (docs/provider-emulator.md, "Models")`;
   if (at < 0) return { name };
   const [windowText = '', capText] = text.slice(at + 1).split('/', 2);
   const contextWindow = Number(windowText);
   const maxOutputTokens = capText === undefined ? contextWindow : Number(capText);
-  const max = EXTRA_MODEL_LIMITS.maxContextWindow;
+  const max = PROVIDER_LIMITS.maxModelContextWindow;
   if (!/^\d+$/.test(windowText) || contextWindow < 1 || contextWindow > max)
     return `WINDOW: expected a whole number of tokens from 1 to ${max} (docs/limits.md)`;
   if (
@@ -212,10 +213,10 @@ export function parseModelSpec(text: string): ExtraModel | string {
  * or too many refused: what `--model` and `provider.models` share.
  */
 export function parseModelSpecs(texts: readonly string[]): ExtraModel[] | { index: number; reason: string } {
-  if (texts.length > EXTRA_MODEL_LIMITS.maxModels)
+  if (texts.length > PROVIDER_LIMITS.maxAddedModels)
     return {
-      index: EXTRA_MODEL_LIMITS.maxModels,
-      reason: `at most ${EXTRA_MODEL_LIMITS.maxModels} models (docs/limits.md)`,
+      index: PROVIDER_LIMITS.maxAddedModels,
+      reason: `at most ${PROVIDER_LIMITS.maxAddedModels} models (docs/limits.md)`,
     };
   const models: ExtraModel[] = [];
   const seen = new Set<string>();
@@ -239,8 +240,8 @@ export class ModelTable {
   readonly listed: readonly ModelInfo[];
 
   constructor(extra: readonly ExtraModel[] = []) {
-    if (extra.length > EXTRA_MODEL_LIMITS.maxModels)
-      throw new Error(`at most ${EXTRA_MODEL_LIMITS.maxModels} added models (docs/limits.md)`);
+    if (extra.length > PROVIDER_LIMITS.maxAddedModels)
+      throw new Error(`at most ${PROVIDER_LIMITS.maxAddedModels} added models (docs/limits.md)`);
     for (const spec of extra) {
       if (BY_NAME.has(spec.name)) throw new Error(`${spec.name} is already a model of the table`);
       this.added.set(spec.name, addedModel(spec));

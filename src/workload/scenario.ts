@@ -17,7 +17,7 @@ import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contr
 // it loads costs every scenario read ~0.3 s).
 import { type FaultRule, faultRuleSchema } from '../provider/faults.ts';
 import { LIMIT_KEYS, type LimitKey, type ProviderLimits } from '../provider/limits.ts';
-import { EXTRA_MODEL_LIMITS, type ExtraModel, parseModelSpecs } from '../provider/models.ts';
+import { type ExtraModel, parseModelSpecs } from '../provider/models.ts';
 import {
   type CommandTargetConfig,
   commandTargetSchema,
@@ -276,7 +276,7 @@ const providerSection = z
       .describe('provider faults: docs/provider-emulator.md#faults'),
     models: z
       .array(z.string())
-      .max(EXTRA_MODEL_LIMITS.maxModels)
+      .max(PROVIDER_LIMITS.maxAddedModels)
       .optional()
       .superRefine((specs, ctx) => {
         const parsed = parseModelSpecs(specs ?? []);
