@@ -220,5 +220,13 @@ describe('a scenario’s provider.models', () => {
     expect(() => loadScenarioFile(file)).toThrow(
       /provider\.models\[0\]: gpt-4o is already a model of the table/,
     );
+    // As a user meets it: `fleetbench run` refuses the file before anything starts, exit 2.
+    const { cli } = await import('./helpers/cli.ts');
+    writeFileSync(file, scenario('[gpt-7=0]'));
+    const refused = await cli(['run', file]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `${file}:7: provider.models[0]: WINDOW: expected a whole number of tokens from 1 to 10000000`,
+    );
   });
 });
