@@ -88,6 +88,59 @@ describe('fleetbench provider serve', () => {
     ]);
   });
 
+  it('--model serves a model the table lacks with the limits given; a bad one is refused naming the flag', async () => {
+    const server = await startCliServer<{ url: string; models: string[] }>([
+      'provider',
+      'serve',
+      '--model',
+      'gpt-7-preview=2000000/200000',
+      '--model',
+      'ft:gpt-4o-mini-2024-07-18:acme-corp::9xKq2bLm',
+    ]);
+    try {
+      expect(server.info.models).toEqual(['gpt-7-preview', 'ft:gpt-4o-mini-2024-07-18:acme-corp::9xKq2bLm']);
+      const ask = (model: string, maxTokens: number) =>
+        fetch(`${server.info.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer k' },
+          body: JSON.stringify({ model, max_tokens: maxTokens, messages: [{ role: 'user', content: 'hi' }] }),
+        });
+      expect((await ask('gpt-7-preview', 200_000)).status).toBe(200);
+      expect((await ask('gpt-7-preview', 200_001)).status).toBe(400);
+      expect((await ask('ft:gpt-4o-mini-2024-07-18:acme-corp::9xKq2bLm', 16_385)).status).toBe(400);
+      expect((await ask('gpt-8', 10)).status).toBe(404);
+    } finally {
+      await server.stop();
+    }
+    for (const [spec, words] of [
+      ['gpt-7=0', '--model gpt-7=0: WINDOW: expected a whole number of tokens from 1 to 10000000'],
+      [
+        'gpt-7=1000/2000',
+        '--model gpt-7=1000/2000: CAP: expected a whole number of tokens from 1 to the window, 1000',
+      ],
+      ['gpt-4o', '--model gpt-4o: gpt-4o is already a model of the table'],
+      ['my model', '--model my model: expected NAME[=WINDOW[/CAP]]'],
+    ] as const) {
+      const refused = await cli(['provider', 'serve', '--model', spec]);
+      expect(refused.code, spec).toBe(2);
+      expect(refused.stderr).toContain(words);
+    }
+    // fleetbench world takes the same flag, refused before any world is made.
+    const world = await cli([
+      'world',
+      '--no-agents',
+      '--out',
+      join(dir, 'world-model'),
+      '--model',
+      'gpt-7=0',
+      '--',
+      'true',
+    ]);
+    expect(world.code).toBe(2);
+    expect(world.stderr).toContain('--model gpt-7=0: WINDOW: expected a whole number of tokens');
+    expect(existsSync(join(dir, 'world-model', 'trace.jsonl'))).toBe(false);
+  });
+
   it('refuses a bad scripts file, flag or fault naming what is wrong', async () => {
     const bad = join(dir, 'bad-scripts.yaml');
     writeFileSync(bad, 'scripts:\n  one:\n    turns:\n      - commands: [ls]\n        fianl: typo\n');

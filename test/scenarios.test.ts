@@ -195,3 +195,38 @@ describe('a scenario’s provider.scripts', () => {
     );
   });
 });
+
+describe('a scenario’s provider.models', () => {
+  it('adds the models given to the run’s provider emulator, and refuses a bad one naming its place', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { scratchDir } = await import('./helpers/tmp.ts');
+    const { loadScenarioFile } = await import('../src/workload/load.ts');
+    const dir = scratchDir('fleetbench-scenario-models-');
+    const file = join(dir, 'wave.yaml');
+    const scenario = (models: string) =>
+      `name: w\nduration: 1m\ntarget: paperclip\nagents: real\nsessions: { count: 1 }\nprovider:\n  models: ${models}\n`;
+    writeFileSync(file, scenario("[gpt-7-preview=2000000/200000, 'ft:gpt-4o-mini-2024-07-18:acme::x1']"));
+    const loaded = loadScenarioFile(file);
+    expect(loaded.agents?.kind === 'real' && loaded.agents.provider.models).toEqual([
+      { name: 'gpt-7-preview', contextWindow: 2_000_000, maxOutputTokens: 200_000 },
+      { name: 'ft:gpt-4o-mini-2024-07-18:acme::x1' },
+    ]);
+    writeFileSync(file, scenario('[gpt-7-preview, gpt-7=1000/2000]'));
+    expect(() => loadScenarioFile(file)).toThrow(
+      /provider\.models\[1\]: CAP: expected a whole number of tokens from 1 to the window, 1000/,
+    );
+    writeFileSync(file, scenario('[gpt-4o]'));
+    expect(() => loadScenarioFile(file)).toThrow(
+      /provider\.models\[0\]: gpt-4o is already a model of the table/,
+    );
+    // As a user meets it: `fleetbench run` refuses the file before anything starts, exit 2.
+    const { cli } = await import('./helpers/cli.ts');
+    writeFileSync(file, scenario('[gpt-7=0]'));
+    const refused = await cli(['run', file]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `${file}:7: provider.models[0]: WINDOW: expected a whole number of tokens from 1 to 10000000`,
+    );
+  });
+});

@@ -278,6 +278,30 @@ console.log(JSON.stringify([await attempt('2606:2800:21f:cb07:6820:80da:af6b:c8e
     expect(run.records.filter((r) => r.kind === 'api' && r.route === '/user').length).toBe(1);
   });
 
+  it("a Python control plane's gpt-4o-mini on api.openai.com is answered, and a model added with --model too", async () => {
+    bwrap.require();
+    const python = systemTool('python3', ['--version'], 'python3');
+    if (python.skip) return;
+    // What a control plane written with the standard library sends: the vendor's URL and model.
+    const script = [
+      'import json, urllib.request',
+      'def ask(model):',
+      "    body = json.dumps({'model': model, 'messages': [{'role': 'user', 'content': 'fleetbench-script: hello'}]}).encode()",
+      "    request = urllib.request.Request('https://api.openai.com/v1/chat/completions', data=body, headers={'Authorization': 'Bearer sk-user', 'Content-Type': 'application/json'})",
+      '    answer = json.load(urllib.request.urlopen(request))',
+      "    print(model, answer['usage']['completion_tokens'] > 0, answer['choices'][0]['finish_reason'])",
+      "ask('gpt-4o-mini')",
+      "ask('gpt-7-preview')",
+    ].join('\n');
+    const run = await world(
+      ['--mode', 'sandbox', '--no-agents', '--model', 'gpt-7-preview=2000000/200000'],
+      ['python3', '-c', script],
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('gpt-4o-mini True stop');
+    expect(run.stdout).toContain('gpt-7-preview True stop');
+  });
+
   it('leaves no System V shared memory behind: a segment made inside goes with the world', async () => {
     bwrap.require();
     const ipcmk = systemTool('ipcmk', ['--version'], 'util-linux');

@@ -293,6 +293,13 @@ export const PROVIDER_LIMITS = {
   recurringValues: { maxEntries: 4_096, maxBytes: 32 * MIB },
   /** Fault rules at once. */
   maxFaultRules: 1_000,
+  /**
+   * Models a user adds beside the table (`--model`, a scenario's `provider.models`): how many, a
+   * name's characters, the largest window in tokens (ten times the largest any vendor serves).
+   */
+  maxAddedModels: 256,
+  maxModelNameChars: 256,
+  maxModelContextWindow: 10_000_000,
   /** A key, a session id (and codex's window id), a CLI version: cut to this many characters. */
   maxKeyChars: 1_024,
   maxSessionChars: 256,

@@ -29,6 +29,7 @@ interface ServeOptions {
   loadFactor: number;
   limit: string[];
   fault: string[];
+  model: string[];
   trace?: string;
   adminToken?: string;
   requireKnownKeys?: boolean;
@@ -100,6 +101,12 @@ export function register(program: Command, io: CommandIo): void {
       collect,
       [],
     )
+    .option(
+      '--model <NAME[=WINDOW[/CAP]]>',
+      "serve a model the table lacks (a newer model, a fine-tune): its context window and output cap in tokens, else a fine-tune's base's, else the largest window (docs/provider-emulator.md#a-model-the-table-lacks; repeatable)",
+      collect,
+      [],
+    )
     .option('--trace <file>', 'write every request as a provider.request span to this JSONL trace')
     .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)', tokenOption)
     .option('--require-known-keys', 'answer keys not minted through the admin API with 401')
@@ -119,6 +126,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
   const latency = latencyFrom(options, providerModule);
   const limits = limitsFrom(options.limit, providerModule.LIMIT_KEYS);
   const faults = options.fault.map(parseFaultFlag);
+  const models = modelsFrom(options.model, providerModule.parseModelSpecs);
   const scriptsWithDefault =
     options.script !== undefined ? { scripts: scripts?.scripts ?? {}, default: options.script } : scripts;
   const clock = new RealClock({ timeScale: options.timeScale });
@@ -153,6 +161,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
           ? { maxRunning: options.maxRunning, factor: options.loadFactor }
           : undefined,
       requireKnownKeys: options.requireKnownKeys ?? false,
+      models,
       adminToken: options.adminToken ?? `fbp_${randomBytes(18).toString('base64url')}`,
     });
   } catch (error) {
@@ -178,6 +187,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
     scripts: emulator.scriptNames(),
     latency: emulator.latency.name,
     limits,
+    models: models.map((model) => model.name),
     trace: options.trace,
   };
   if (options.json) io.stdout.write(`${JSON.stringify(details)}\n`);
@@ -189,6 +199,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
         `  Anthropic  ${details.anthropicBaseUrl}   (POST /v1/messages)`,
         `  scripts    ${details.scripts.join(', ')}`,
         `  latency    ${details.latency}; limits ${Object.keys(limits).length === 0 ? 'none' : JSON.stringify(limits)}`,
+        ...(models.length > 0 ? [`  models     the table's, and ${details.models.join(', ')}`] : []),
         `  admin      ${emulator.adminToken}   (Authorization: Bearer <admin> on /_fleetbench/*)`,
         ...(options.trace ? [`  trace      ${options.trace}`] : []),
         'Point an agent CLI at it: docs/provider-emulator.md#pointing-a-cli-at-it',
@@ -252,4 +263,17 @@ export function limitsFrom(flags: string[], keys: readonly string[]): Record<str
     limits[key] = n;
   }
   return limits;
+}
+
+/**
+ * The `--model` flags, each `NAME[=WINDOW[/CAP]]`; the first bad one is refused naming it and the
+ * bound (docs/limits.md). Shared with `fleetbench world`.
+ */
+export function modelsFrom(
+  flags: string[],
+  parse: typeof import('../provider/index.ts')['parseModelSpecs'],
+): import('../provider/index.ts').ExtraModel[] {
+  const models = parse(flags);
+  if (Array.isArray(models)) return models;
+  throw new FleetbenchError('E_USAGE', `--model ${flags[models.index] ?? ''}: ${models.reason}`);
 }

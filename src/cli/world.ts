@@ -17,6 +17,7 @@ import { VERSION } from '../base/version.ts';
 import { emulatorInput } from './github.ts';
 import { collect, integerOption } from './options.ts';
 import type { CommandIo } from './output.ts';
+import { modelsFrom } from './provider.ts';
 
 interface WorldFlags {
   mode: string;
@@ -32,6 +33,7 @@ interface WorldFlags {
   scripts?: string;
   latency: string;
   fault: string[];
+  model: string[];
   agents: boolean;
   agentsDir?: string;
   codex?: string;
@@ -101,6 +103,12 @@ export function register(program: Command, io: CommandIo): void {
       [],
     )
     .option(
+      '--model <NAME[=WINDOW[/CAP]]>',
+      'a model the provider serves beside its table, as provider serve --model takes it (repeatable)',
+      collect,
+      [],
+    )
+    .option(
       '--user <account>',
       'run the command as this host account (NAME, UID or UID:GID; needs root). Default as root: a mapped non-root user (docs/world.md, "Users")',
     )
@@ -162,6 +170,7 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
   if (!scriptNames.has(script))
     throw new FleetbenchError('E_USAGE', `--script ${script}: expected ${[...scriptNames].join(', ')}`);
   const faults = flags.fault.map(provider.parseFaultFlag);
+  const models = modelsFrom(flags.model, provider.parseModelSpecs);
   // Checked before anything starts: a bad --host is a usage error, not a half-made world.
   world.hostTable(flags.host);
   const resolved = world.resolveWorldMode(flags.mode as (typeof MODES)[number]);
@@ -227,6 +236,7 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
           trace,
           scripts: { scripts: scriptsFile?.scripts ?? {}, default: script },
           latency,
+          models,
           resolveKey,
         });
         for (const fault of faults) instance.addFault(fault);

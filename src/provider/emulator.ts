@@ -34,7 +34,7 @@ import { FaultBook, type FaultRule } from './faults.ts';
 import { LATENCY_PROFILES, type LatencyProfile, planTiming } from './latency.ts';
 import { LimitBook, type LimitStates, type ProviderLimits } from './limits.ts';
 import { type LoadModel, LoadQueue } from './load.ts';
-import { LISTED_MODELS, MODEL_CREATED, type ModelInfo, modelNamed } from './models.ts';
+import { type ExtraModel, MODEL_CREATED, type ModelInfo, ModelTable } from './models.ts';
 import { RecurringValues } from './recurring-values.ts';
 import {
   type Ending,
@@ -77,6 +77,11 @@ export interface ProviderEmulatorOptions {
    * launchers make a key per spawn themselves (docs/world.md, "Agents").
    */
   resolveKey?: ((key: string) => KeyBinding | undefined) | undefined;
+  /**
+   * Models served beside the table (`--model`, a scenario's `provider.models`): any other name
+   * is the vendor's 404 (docs/provider-emulator.md, "Models").
+   */
+  models?: readonly ExtraModel[] | undefined;
 }
 
 /** Who a key belongs to: minted with a session (and a script) through the admin API. */
@@ -250,6 +255,7 @@ export class ProviderEmulator {
   readonly adminToken: string | undefined;
   private readonly resolveKey: ((key: string) => KeyBinding | undefined) | undefined;
   private readonly tokens = new TokenCounter();
+  private readonly modelTable: ModelTable;
   readonly cache = new PromptCache(PROVIDER_LIMITS.maxCacheEntries);
   /** What recurs in request bodies (a CLI's system prompt, tools, history), parsed once. */
   private readonly bodies = new RecurringValues(
@@ -288,6 +294,7 @@ export class ProviderEmulator {
     this.requireKnownKeys = options.requireKnownKeys ?? false;
     this.adminToken = options.adminToken;
     this.resolveKey = options.resolveKey;
+    this.modelTable = new ModelTable(options.models);
   }
 
   /** The binding of a key: minted here, or told by `resolveKey` (and then kept). */
@@ -652,7 +659,7 @@ export class ProviderEmulator {
 
   /** The table's model for a request, or the vendor's 404 and 400s for its name and output cap. */
   private modelFor(conversation: Conversation): ModelInfo {
-    const model = modelNamed(conversation.model);
+    const model = this.modelTable.named(conversation.model);
     const anthropic = conversation.api === 'messages';
     if (!model || (model.vendor === 'anthropic') !== anthropic)
       throw anthropic
@@ -701,10 +708,22 @@ export class ProviderEmulator {
         'input',
         'context_length_exceeded',
       );
+    // OpenAI's words as its developer forum quotes the API (docs/provider-emulator.md, "Models"):
+    // a model that counts the prompt alone against its window (GPT-4o, GPT-4.1, the o-series)
+    // names the window; one that states its input limit apart (GPT-5 and later) names that limit.
+    const count = (n: number) => n.toLocaleString('en-US');
+    if (model.maxInputTokens === model.contextWindow)
+      throw new VendorError(
+        400,
+        'invalid_request',
+        `This model's maximum context length is ${count(model.contextWindow)} tokens. However, your messages resulted in ${count(tokens)} tokens. Please reduce the length of the messages.`,
+        'messages',
+        'context_length_exceeded',
+      );
     throw new VendorError(
       400,
       'invalid_request',
-      `This model's maximum context length is ${model.contextWindow} tokens. However, your messages resulted in ${tokens + model.maxOutputTokens} tokens (${tokens} in the messages, ${model.maxOutputTokens} in the completion). Please reduce the length of the messages or completion.`,
+      `Input tokens exceed the configured limit of ${count(model.maxInputTokens)} tokens. Your messages resulted in ${count(tokens)} tokens.`,
       'messages',
       'context_length_exceeded',
     );
@@ -842,7 +861,9 @@ export class ProviderEmulator {
   /** `GET /v1/models` and `/v1/models/{id}`, in the shape of the API the client speaks. */
   private models(base: BaseContext, route: Route): ProviderAnswer {
     const anthropic = base.api === 'messages';
-    const shape = (model: ModelInfo) =>
+    // OpenAI lists and answers every snapshot by its own name (a user pins `gpt-4o-2024-08-06`
+    // and may look for it); Anthropic lists a model once and answers an alias with its id.
+    const shape = (model: ModelInfo, name = model.id) =>
       anthropic
         ? {
             type: 'model',
@@ -858,14 +879,14 @@ export class ProviderEmulator {
             max_tokens: model.maxOutputTokens,
           }
         : {
-            id: model.id,
+            id: name,
             object: 'model',
             created: Math.floor(Date.parse(MODEL_CREATED) / 1000),
-            owned_by: model.vendor === 'openai' && model.id !== 'fleetbench-model' ? 'openai' : 'fleetbench',
+            owned_by: model.ownedBy ?? 'openai',
           };
-    const served = LISTED_MODELS.filter((model) => (model.vendor === 'anthropic') === anthropic);
+    const served = this.modelTable.listed.filter((model) => (model.vendor === 'anthropic') === anthropic);
     if (route.kind === 'model') {
-      const model = modelNamed(route.id);
+      const model = this.modelTable.named(route.id);
       if (!model || (model.vendor === 'anthropic') !== anthropic)
         return anthropic
           ? this.error(base, 404, 'not_found', `model: ${route.id}`)
@@ -877,9 +898,11 @@ export class ProviderEmulator {
               {},
               { param: 'model', code: 'model_not_found' },
             );
-      return this.json(base, shape(model));
+      return this.json(base, shape(model, route.id));
     }
-    const data = served.map(shape);
+    const data = served.flatMap((model) =>
+      anthropic ? [shape(model)] : [model.id, ...(model.aliases ?? [])].map((name) => shape(model, name)),
+    );
     return this.json(
       base,
       anthropic

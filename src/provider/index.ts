@@ -10,6 +10,7 @@ export { type ProviderServerOptions, type RunningProviderServer, startProviderSe
 export { type InProcessAnswer, requestInProcess } from './in-process.ts';
 export { customProfile, LATENCY_PROFILES, type LatencyProfile, latencyProfileSchema } from './latency.ts';
 export { LIMIT_KEYS, type LimitKey, type ProviderLimits } from './limits.ts';
+export { type ExtraModel, parseModelSpec, parseModelSpecs } from './models.ts';
 export {
   BUILTIN_SCRIPTS,
   DEFAULT_SCRIPT,

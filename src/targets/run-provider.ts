@@ -78,6 +78,7 @@ export class RunProvider {
       scripts: { scripts: { ...this.scripts, ...this.file?.scripts }, default: this.script },
       latency: LATENCY_PROFILES[this.settings.latency],
       limits: this.settings.limits,
+      models: this.settings.models,
     });
     for (const fault of this.settings.faults) this.emulator.addFault(fault);
     this.server = await startProviderServer({ emulator: this.emulator });

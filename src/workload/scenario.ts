@@ -17,6 +17,7 @@ import { ADAPTERS, type Adapter, type RestartKind, restartKinds } from '../contr
 // it loads costs every scenario read ~0.3 s).
 import { type FaultRule, faultRuleSchema } from '../provider/faults.ts';
 import { LIMIT_KEYS, type LimitKey, type ProviderLimits } from '../provider/limits.ts';
+import { type ExtraModel, parseModelSpecs } from '../provider/models.ts';
 import {
   type CommandTargetConfig,
   commandTargetSchema,
@@ -273,6 +274,18 @@ const providerSection = z
       .max(PROVIDER_LIMITS.maxFaultRules)
       .default([])
       .describe('provider faults: docs/provider-emulator.md#faults'),
+    models: z
+      .array(z.string())
+      .max(PROVIDER_LIMITS.maxAddedModels)
+      .optional()
+      .superRefine((specs, ctx) => {
+        const parsed = parseModelSpecs(specs ?? []);
+        if (!Array.isArray(parsed))
+          ctx.addIssue({ code: 'custom', path: [parsed.index], message: parsed.reason });
+      })
+      .describe(
+        'models the table lacks, served beside it: NAME[=WINDOW[/CAP]] (docs/provider-emulator.md#a-model-the-table-lacks)',
+      ),
   })
   .strict()
   .default({ latency: 'realistic', limits: {}, faults: [] });
@@ -771,6 +784,8 @@ export interface ProviderSettings {
   scripts?: string;
   limits: ProviderLimits;
   faults: FaultRule[];
+  /** Models served beside the table (absent unless the scenario adds some). */
+  models?: ExtraModel[];
 }
 
 function trigger(t: { at?: number; after?: string; delay: number }): Trigger {
@@ -970,6 +985,10 @@ export function resolveScenario(parsed: Parsed, context: ResolveContext = {}): S
                 : {}),
               limits: parsed.provider.limits,
               faults: parsed.provider.faults,
+              // Absent unless set: a scenario without it keeps its hash.
+              ...(parsed.provider.models !== undefined
+                ? { models: parseModelSpecs(parsed.provider.models) as ExtraModel[] }
+                : {}),
             },
           },
         }

@@ -180,6 +180,7 @@ export class CommandTarget implements Target {
           },
           latency: LATENCY_PROFILES[settings?.latency ?? 'fast'],
           ...(settings?.limits ? { limits: settings.limits } : {}),
+          models: settings?.models,
           resolveKey,
         });
         for (const fault of settings?.faults ?? []) provider.addFault(fault);
