@@ -62,6 +62,19 @@ describe('the harness share', () => {
       /harness share.*fleetbench 8 CPU-s of 80 \(10 %, bound 5 %\); control plane 60, agents 12/,
     );
     expect(out.stdout).toMatch(/observer disturbed the observed/);
+    // 8 CPU-s over 300 s: a small load, beside a control plane that used little more.
+    expect(analysis.warnings.join('\n')).toMatch(
+      /\(8 CPU-s, 0\.03 of a core over the run's 300 s\), over the 5 % bound; a share this large at so small a load means the control plane and agents used little CPU/,
+    );
+  });
+
+  it('over its bound at a real load (0.4 of a core), says the harness was loading the machine', async () => {
+    const { analysis } = await analyzeFile(
+      withHarnessEvent('loaded.jsonl', figures(120_000, 600_000, 300_000)),
+    );
+    expect(analysis.warnings.join('\n')).toMatch(
+      /\(120 CPU-s, 0\.4 of a core over the run's 300 s\), over the 5 % bound; the control plane and agents ran on a machine the harness was loading/,
+    );
   });
 
   it('keeps absurd figures of a hand-made trace within sense', async () => {

@@ -47,8 +47,23 @@ export const harnessFinisher: Finisher = {
   },
 };
 
-/** The run's words when the harness took more than its bound. */
+/** Below this mean load (cores) the harness cannot have loaded the machine: the share is large because the control plane was nearly idle. */
+const IDLE_HARNESS_CORES = 0.1;
+
+/**
+ * The run's words when the harness took more than its bound. A share is relative: beside a control
+ * plane that barely ran (a Python loop polling every 2 s), fleetbench's emulators take a quarter
+ * of the run's CPU at 0.02 of a core. So the words give the harness's mean load in cores too, and
+ * say which case it is.
+ */
 export function harnessWarning(harness: HarnessAnalysis): string | undefined {
   if (!harness.over) return undefined;
-  return `the observer disturbed the observed: fleetbench's own processes took ${harness.sharePct} % of the run's CPU (${harness.cpuS.harness} CPU-s), over the ${harness.boundPct} % bound; the control plane and agents ran on a machine the harness was loading`;
+  const cores = harness.windowS > 0 ? harness.cpuS.harness / harness.windowS : null;
+  const load =
+    cores === null ? '' : `, ${round(cores, 2)} of a core over the run's ${round(harness.windowS, 0)} s`;
+  const meaning =
+    cores !== null && cores < IDLE_HARNESS_CORES
+      ? 'a share this large at so small a load means the control plane and agents used little CPU (a disturbance only where they waited for a core)'
+      : 'the control plane and agents ran on a machine the harness was loading';
+  return `the observer disturbed the observed: fleetbench's own processes took ${harness.sharePct} % of the run's CPU (${harness.cpuS.harness} CPU-s${load}), over the ${harness.boundPct} % bound; ${meaning}`;
 }
