@@ -4,10 +4,12 @@
  * server killed by something else fails the run (exit 3), never a pass, and nothing is left
  * running either. The first uses Paperclip's `process` adapter, the second its codex_local.
  */
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { paperclipUser, resolvePaperclipInstall } from '../../src/targets/paperclip/install.ts';
+import { BIN } from '../helpers/cli.ts';
 import { scratchDir } from '../helpers/tmp.ts';
 import {
   leftDirs,
@@ -165,5 +167,18 @@ describe.skipIf(installed.skip)('the Paperclip server as the run’s child proce
     expect(readFileSync(join(run.out, 'paperclip.log'), 'utf8')).toContain('broken server: no database');
     expect(processesIn(run.tmp)).toEqual([]);
     expect(leftDirs(run.tmp)).toEqual([]);
+    // Again in the same --out: paperclip.log is this run's own, not the two runs' (it was appended to).
+    const again = spawnSync(
+      process.execPath,
+      [BIN, 'run', SCENARIO, '--target', `paperclip:${dir}`, '--out', run.out, '--no-progress'],
+      {
+        env: { ...process.env, NO_COLOR: '1', TMPDIR: run.tmp, FLEETBENCH_PAPERCLIP_NODE: node },
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    expect(again.status, again.stderr).toBe(2);
+    const log = readFileSync(join(run.out, 'paperclip.log'), 'utf8');
+    expect(log.split('broken server: no database').length - 1, log).toBe(1);
   });
 });

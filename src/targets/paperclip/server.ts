@@ -173,7 +173,8 @@ export class PaperclipServer {
     }
     writeFileSync(this.controlFile, '{}\n', { mode: 0o644 });
     if (user) chownTree(workDir, user);
-    this.log = createWriteStream(this.options.logPath, { flags: 'a' });
+    // The run's own log: emptied here (once a run), a restart's output follows its first boot's.
+    this.log = createWriteStream(this.options.logPath, { flags: 'w' });
     live.add(this);
     installExitHook();
   }
