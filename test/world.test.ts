@@ -266,6 +266,41 @@ console.log(JSON.stringify([await attempt('2606:2800:21f:cb07:6820:80da:af6b:c8e
     expect(blockedOf(run)).toEqual([]);
   });
 
+  it('gives a command with no vendor key one (the SDKs as their READMEs show them: new OpenAI(), new Anthropic()), and keeps a key of its own', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-world-keys-');
+    const script = join(dir, 'keys.mjs');
+    writeFileSync(
+      script,
+      `
+import OpenAI from ${JSON.stringify(require.resolve('openai'))};
+import Anthropic from ${JSON.stringify(require.resolve('@anthropic-ai/sdk'))};
+const response = await new OpenAI().responses.create({ model: 'gpt-5.5', input: 'hello' });
+const message = await new Anthropic().messages.create({
+  model: 'claude-sonnet-4-5', max_tokens: 200, messages: [{ role: 'user', content: 'hello' }],
+});
+console.log(JSON.stringify({ openai: response.status, anthropic: message.type, openaiKey: process.env.OPENAI_API_KEY }));
+`,
+    );
+    const none = await world(['--mode', 'sandbox', '--no-agents'], ['node', script], 90_000, {
+      OPENAI_API_KEY: undefined,
+      ANTHROPIC_API_KEY: undefined,
+    });
+    expect(none.code, none.stderr).toBe(0);
+    const seen = JSON.parse(none.stdout.trim());
+    expect(seen).toMatchObject({ openai: 'completed', anthropic: 'message' });
+    expect(seen.openaiKey).toMatch(/^fbwcp-/);
+    // The requests are the command's own: no spawn label (outside the launchers).
+    const models = none.records.filter((r) => r.kind === 'span' && r.name === 'provider.request');
+    expect(models).toHaveLength(2);
+    for (const r of models) expect((r.labels as { spawn?: string }).spawn).toBeUndefined();
+    const own = await world(['--mode', 'sandbox', '--no-agents'], ['node', script], 90_000, {
+      OPENAI_API_KEY: 'sk-mine',
+    });
+    expect(own.code, own.stderr).toBe(0);
+    expect(JSON.parse(own.stdout.trim()).openaiKey).toBe('sk-mine');
+  });
+
   it("Python's standard library trusts the world's CA with nothing configured", async () => {
     bwrap.require();
     const python = systemTool('python3', ['--version'], 'python3');

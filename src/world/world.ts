@@ -223,6 +223,12 @@ export function resolveWorldMode(mode: WorldModeOption): { mode: WorldMode; why?
   return support.ok ? { mode: 'sandbox' } : { mode: 'proxy', why: support.reason };
 }
 
+/**
+ * The prefix of the vendor key a command gets when it has none: not a launcher's (`fbw-…`), so the
+ * provider emulator counts its requests as the control plane's own (outside the launchers).
+ */
+const WORLD_KEY_PREFIX = 'fbwcp-';
+
 export async function openWorld(options: WorldOptions): Promise<World> {
   const { clock, trace } = options;
   const { mode, why } = resolveWorldMode(options.mode);
@@ -419,6 +425,13 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         out.GH_TOKEN = options.token;
         out.GITHUB_TOKEN = options.token;
       }
+      // So with the vendors' keys: an SDK built as its README shows (`new OpenAI()`, `new
+      // Anthropic()`) reads its key from the environment and refuses to start without one. The
+      // emulator takes any key, so a command with none gets the world's (docs/world.md, "Keys");
+      // one of the user's own is kept, and reaches nothing but the emulator. An agent's launcher
+      // gives it a key of its spawn's own whatever it inherits.
+      out.OPENAI_API_KEY ??= `${WORLD_KEY_PREFIX}${tag}`;
+      out.ANTHROPIC_API_KEY ??= `${WORLD_KEY_PREFIX}${tag}`;
       // git over HTTPS with the command's token, as GitHub takes it (any user name, the token as password).
       const n = Number(out.GIT_CONFIG_COUNT ?? 0) || 0;
       out[`GIT_CONFIG_KEY_${n}`] = 'credential.https://github.com.helper';
