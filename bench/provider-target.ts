@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
 import { ProviderEmulator, startProviderServer } from '../src/provider/index.ts';
@@ -36,8 +37,28 @@ new PerformanceObserver((list) => {
     gcMaxMs = Math.max(gcMaxMs, entry.duration);
   }
 }).observe({ entryTypes: ['gc'] });
+/**
+ * What the heap was given since the mark: each collection's heap before it less the heap after
+ * the one before (a steadier figure than the CPU on a busy machine, and what the collector's
+ * work grows with).
+ */
+let gcProfiler: GCProfiler | undefined;
+let heapAtMark = 0;
+const allocatedBytes = (): number => {
+  const collections = gcProfiler?.stop()?.statistics ?? [];
+  let allocated = 0;
+  let after = heapAtMark;
+  for (const gc of collections) {
+    allocated += gc.beforeGC.heapStatistics.usedHeapSize - after;
+    after = gc.afterGC.heapStatistics.usedHeapSize;
+  }
+  return allocated + getHeapStatistics().used_heap_size - after;
+};
 process.on('SIGUSR2', () => {
   cpuStart = process.cpuUsage();
+  heapAtMark = getHeapStatistics().used_heap_size;
+  gcProfiler = new GCProfiler();
+  gcProfiler.start();
   answeredAtMark = answered;
   loopDelay.reset();
   loopDelay.enable();
@@ -46,6 +67,7 @@ process.on('SIGUSR2', () => {
 });
 /** The loop's delay (p99, max) and the collections' pauses (sum, longest) since the mark, ms. */
 const held = () => ({
+  allocatedBytes: allocatedBytes(),
   loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
   loopDelayMaxMs: loopDelay.max / 1e6,
   gcPauseMs,
