@@ -6,9 +6,11 @@
  * the same offsets, in the same writes, with no logic). Prints one READY JSON line; SIGUSR2 marks
  * the start of the measured part; on SIGTERM prints one DONE JSON line with the CPU it spent since.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { Rng } from '../src/base/rng.ts';
@@ -54,7 +56,29 @@ const allocatedBytes = (): number => {
   }
   return allocated + getHeapStatistics().used_heap_size - after;
 };
+/**
+ * `BENCH_HEAP_PROF=DIR`: a sampling profile of every allocation over the measured part, the ones
+ * collected since included, written to DIR/KIND.heapprofile when stopped.
+ */
+const HEAP_PROF_DIR = process.env.BENCH_HEAP_PROF;
+const heapSession = HEAP_PROF_DIR ? new Session() : undefined;
+heapSession?.connect();
+const heapProfileWritten = (): Promise<void> =>
+  new Promise((resolve) => {
+    if (!heapSession) return resolve();
+    heapSession.post('HeapProfiler.stopSampling', (error, result) => {
+      if (!error) writeFileSync(join(HEAP_PROF_DIR!, `${kind}.heapprofile`), JSON.stringify(result.profile));
+      resolve();
+    });
+  });
 process.on('SIGUSR2', () => {
+  heapSession?.post('HeapProfiler.enable', () =>
+    heapSession.post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    } as never),
+  );
   cpuStart = process.cpuUsage();
   heapAtMark = getHeapStatistics().used_heap_size;
   gcProfiler = new GCProfiler();
@@ -101,6 +125,7 @@ if (kind === 'emulator') {
   process.on('SIGTERM', async () => {
     const cpu = cpuMicros();
     const loop = held();
+    await heapProfileWritten();
     await server.close();
     trace.close('completed', clock.now());
     print({ answered, measured: answered - answeredAtMark, cpuMicros: cpu, ...loop });
@@ -152,7 +177,10 @@ if (kind === 'emulator') {
   server.listen(0, '127.0.0.1', () => print({ port: (server.address() as AddressInfo).port }));
   process.on('SIGTERM', () => {
     const cpu = cpuMicros();
-    print({ answered, measured: answered - answeredAtMark, cpuMicros: cpu, ...held() });
-    process.exit(0);
+    const loop = held();
+    void heapProfileWritten().then(() => {
+      print({ answered, measured: answered - answeredAtMark, cpuMicros: cpu, ...loop });
+      process.exit(0);
+    });
   });
 }

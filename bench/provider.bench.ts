@@ -284,7 +284,13 @@ export default {
           1,
           sum((h) => h.measured),
         );
-      const heapKb = sum((h) => h.allocatedBytes) / 1024 / Math.max(1, sum((h) => h.measured));
+      const heapKb =
+        sum((h) => h.allocatedBytes) /
+        1024 /
+        Math.max(
+          1,
+          sum((h) => h.measured),
+        );
       // Over the rounds: the worst round's loop delay, the collections' pauses summed.
       const loopP99 = Math.max(...held.map((h) => h.loopDelayP99Ms));
       const loopMax = Math.max(...held.map((h) => h.loopDelayMaxMs));
