@@ -473,8 +473,17 @@ export class ProviderEmulator {
     // A retry: the client says so, or the request before it at this place failed (a CLI's own retry
     // of a 429, a 5xx, a cut stream is the same request again, and says nothing).
     const attempt = Math.max(base.attempt, placeState.lastFailed ? placeState.lastAttempt + 1 : 1);
+    // Objects built field by field, not spread: a spread of `base` (then of `context` for the
+    // record) with fields added after it allocated about 5 KB a request (docs/performance.md,
+    // "Round five").
     const context: RequestContext = {
-      ...base,
+      arrival: base.arrival,
+      requestId: base.requestId,
+      cli: base.cli,
+      cliVersion: base.cliVersion,
+      cliSession: base.cliSession,
+      api: base.api,
+      bytesIn: base.bytesIn,
       attempt,
       place: placeState,
       subject,
@@ -561,12 +570,29 @@ export class ProviderEmulator {
       includeUsage: conversation.includeUsage,
       createdS: Math.floor(this.clock.toWallMs(arrival) / 1000),
     };
-    const headers = {
-      ...this.limitHeaders(api as ProviderApi, admission.states),
-      [api === 'messages' ? 'request-id' : 'x-request-id']: requestId,
-    };
+    // One headers object, filled in order (no copies: spreading a dozen computed names made a
+    // dictionary object each time).
+    const headers = this.limitHeaders(api as ProviderApi, admission.states);
+    headers[api === 'messages' ? 'request-id' : 'x-request-id'] = requestId;
     const record: RecordFields = {
-      ...context,
+      arrival: context.arrival,
+      requestId: context.requestId,
+      cli: context.cli,
+      cliVersion: context.cliVersion,
+      cliSession: context.cliSession,
+      api: context.api,
+      bytesIn: context.bytesIn,
+      attempt: context.attempt,
+      place: context.place,
+      subject: context.subject,
+      tools: context.tools,
+      turn: context.turn,
+      step: context.step,
+      samePlace: context.samePlace,
+      script: context.script,
+      model: context.model,
+      tokensIn: context.tokensIn,
+      estimated: context.estimated,
       tokensOut: output.tokens,
       cached,
       reply,
@@ -574,18 +600,20 @@ export class ProviderEmulator {
       fault: fault?.kind,
       queuedMs: queued ? waitMs : undefined,
     };
-    if (!conversation.stream)
+    if (!conversation.stream) {
+      headers['content-type'] = 'application/json';
       return this.answer(
         record,
         release,
         {
           status: 200,
-          headers: { ...headers, 'content-type': 'application/json' },
+          headers,
           body: renderWhole(render),
           bodyAtMs: endAt,
         },
         endAt,
       );
+    }
     const renderer = renderStream(render);
     // Chunks: 0 the start (at once), 1 … pieces the content (the first token at ttft), then the end.
     const pieces = render.pieces;
@@ -604,13 +632,11 @@ export class ProviderEmulator {
       firstToken: 1,
       writeGapMs: () => this.writeGapMs(),
     };
+    headers['content-type'] = 'text/event-stream; charset=utf-8';
+    headers['cache-control'] = 'no-cache';
     const streamed: Omit<ProviderAnswer, 'finish'> = {
       status: 200,
-      headers: {
-        ...headers,
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-      },
+      headers,
       chunks: stream,
     };
     if (fault?.kind === 'cut' || fault?.kind === 'stream-error') {
@@ -917,27 +943,27 @@ export class ProviderEmulator {
     const out: Record<string, string> = {};
     if (api === 'messages') {
       const now = this.clock.now();
-      const add = (name: string, state: LimitStates[keyof LimitStates]) => {
-        if (!state) return;
-        out[`anthropic-ratelimit-${name}-limit`] = String(state.limit);
-        out[`anthropic-ratelimit-${name}-remaining`] = String(state.remaining);
-        out[`anthropic-ratelimit-${name}-reset`] = rfc3339Second(this.clock.toWallMs(now + state.resetMs));
-      };
-      add('requests', states.requests);
-      add('input-tokens', states.inputTokens);
-      add('output-tokens', states.outputTokens);
-      add('tokens', states.tokens);
+      this.anthropicLimit(out, ANTHROPIC_LIMIT_NAMES.requests, now, states.requests);
+      this.anthropicLimit(out, ANTHROPIC_LIMIT_NAMES.inputTokens, now, states.inputTokens);
+      this.anthropicLimit(out, ANTHROPIC_LIMIT_NAMES.outputTokens, now, states.outputTokens);
+      this.anthropicLimit(out, ANTHROPIC_LIMIT_NAMES.tokens, now, states.tokens);
       return out;
     }
-    const add = (name: string, state: LimitStates[keyof LimitStates]) => {
-      if (!state) return;
-      out[`x-ratelimit-limit-${name}`] = String(state.limit);
-      out[`x-ratelimit-remaining-${name}`] = String(state.remaining);
-      out[`x-ratelimit-reset-${name}`] = goDuration(state.resetMs);
-    };
-    add('requests', states.requests);
-    add('tokens', states.tokens ?? states.inputTokens);
+    openaiLimit(out, OPENAI_LIMIT_NAMES.requests, states.requests);
+    openaiLimit(out, OPENAI_LIMIT_NAMES.tokens, states.tokens ?? states.inputTokens);
     return out;
+  }
+
+  private anthropicLimit(
+    out: Record<string, string>,
+    names: LimitHeaderNames,
+    now: number,
+    state: LimitStates[keyof LimitStates],
+  ): void {
+    if (!state) return;
+    out[names.limit] = String(state.limit);
+    out[names.remaining] = String(state.remaining);
+    out[names.reset] = rfc3339Second(this.clock.toWallMs(now + state.resetMs));
   }
 
   private faultAnswer(context: RequestContext, fault: FaultRule): ProviderAnswer {
@@ -1048,15 +1074,15 @@ export class ProviderEmulator {
     plannedTtft: number | undefined,
   ): ProviderAnswer {
     let finished = false;
-    return {
-      ...planned,
-      finish: (outcome: PlayOutcome, firstTokenAt?: number) => {
-        if (finished) return;
-        finished = true;
-        release(outcome);
-        this.writeRecord(record, planned.status, outcome, firstTokenAt, plannedTtft);
-      },
+    // The planned answer itself, given its `finish` (a spread copy of it cost more than the rest of it).
+    const answer = planned as ProviderAnswer;
+    answer.finish = (outcome: PlayOutcome, firstTokenAt?: number) => {
+      if (finished) return;
+      finished = true;
+      release(outcome);
+      this.writeRecord(record, planned.status, outcome, firstTokenAt, plannedTtft);
     };
+    return answer;
   }
 
   /** Counts a CLI version, keeping at most `maxCliVersions` distinct ones (the rest as `other`). */
@@ -1214,13 +1240,52 @@ function historyStart(conversation: Conversation): string {
   return (hash >>> 0).toString(36);
 }
 
+/** The three header names of one limit, made once (not a template string per header per request). */
+interface LimitHeaderNames {
+  limit: string;
+  remaining: string;
+  reset: string;
+}
+
+const anthropicLimitNames = (name: string): LimitHeaderNames => ({
+  limit: `anthropic-ratelimit-${name}-limit`,
+  remaining: `anthropic-ratelimit-${name}-remaining`,
+  reset: `anthropic-ratelimit-${name}-reset`,
+});
+const ANTHROPIC_LIMIT_NAMES = {
+  requests: anthropicLimitNames('requests'),
+  inputTokens: anthropicLimitNames('input-tokens'),
+  outputTokens: anthropicLimitNames('output-tokens'),
+  tokens: anthropicLimitNames('tokens'),
+};
+const openaiLimitNames = (name: string): LimitHeaderNames => ({
+  limit: `x-ratelimit-limit-${name}`,
+  remaining: `x-ratelimit-remaining-${name}`,
+  reset: `x-ratelimit-reset-${name}`,
+});
+const OPENAI_LIMIT_NAMES = { requests: openaiLimitNames('requests'), tokens: openaiLimitNames('tokens') };
+
+function openaiLimit(
+  out: Record<string, string>,
+  names: LimitHeaderNames,
+  state: LimitStates[keyof LimitStates],
+): void {
+  if (!state) return;
+  out[names.limit] = String(state.limit);
+  out[names.remaining] = String(state.remaining);
+  out[names.reset] = goDuration(state.resetMs);
+}
+
 /** Base-36 digits by value, for `idFrom`. */
 const DIGITS36 = '0123456789abcdefghijklmnopqrstuvwxyz';
 
+/** An id's character codes, reused: the id is made as one string, not one string per digit added. */
+const idCodes: number[] = [];
+
 function idFrom(rng: Rng, length: number): string {
-  let out = '';
-  for (let i = 0; i < length; i++) out += DIGITS36[rng.int(0, 35)];
-  return out;
+  idCodes.length = length;
+  for (let i = 0; i < length; i++) idCodes[i] = DIGITS36.charCodeAt(rng.int(0, 35));
+  return String.fromCharCode.apply(null, idCodes);
 }
 
 /**
