@@ -62,13 +62,15 @@ const sse = (event: string | undefined, data: unknown): string =>
 export function piecesOf(text: string, from: number, to: number, n: number): string {
   if (n <= 1) return from === 0 && to > 0 ? text : '';
   const size = Math.ceil(text.length / n);
-  const edge = (at: number) => {
-    if (at <= 0) return 0;
-    if (at >= text.length) return text.length;
-    const code = text.charCodeAt(at);
-    return code >= 0xdc00 && code <= 0xdfff ? at + 1 : at;
-  };
-  return text.slice(edge(from * size), edge(to * size));
+  return text.slice(pieceEdge(text, from * size), pieceEdge(text, to * size));
+}
+
+/** `at` in `text`, moved past the low half of a surrogate pair. */
+function pieceEdge(text: string, at: number): number {
+  if (at <= 0) return 0;
+  if (at >= text.length) return text.length;
+  const code = text.charCodeAt(at);
+  return code >= 0xdc00 && code <= 0xdfff ? at + 1 : at;
 }
 
 const hasToolCall = (input: RenderInput) => input.reply.kind === 'tool-call' && input.ending === 'natural';
@@ -283,6 +285,24 @@ function messagesUsage(usage: Usage, output: number) {
   };
 }
 
+/**
+ * A Messages stream's events that are the same in every answer, rendered once, and a text delta's
+ * text around its piece: a delta is `DELTA_OPEN + JSON.stringify(piece) + DELTA_CLOSE`, the
+ * bytes `sse` gives, without an object and a serialisation of it per chunk.
+ */
+const TEXT_BLOCK_START = sse('content_block_start', {
+  type: 'content_block_start',
+  index: 0,
+  content_block: { type: 'text', text: '' },
+});
+const [TEXT_DELTA_OPEN, TEXT_DELTA_CLOSE] = sse('content_block_delta', {
+  type: 'content_block_delta',
+  index: 0,
+  delta: { type: 'text_delta', text: '\u0000' },
+}).split('"\\u0000"') as [string, string];
+const TEXT_BLOCK_STOP = sse('content_block_stop', { type: 'content_block_stop', index: 0 });
+const MESSAGE_STOP = sse('message_stop', { type: 'message_stop' });
+
 function messagesStream(input: RenderInput): StreamRenderer {
   const start =
     sse('message_start', {
@@ -303,25 +323,12 @@ function messagesStream(input: RenderInput): StreamRenderer {
     start,
     content(from, to) {
       if (!text) return '';
-      let out =
-        from === 0
-          ? sse('content_block_start', {
-              type: 'content_block_start',
-              index: 0,
-              content_block: { type: 'text', text: '' },
-            })
-          : '';
       const piece = piecesOf(input.text, from, to, input.pieces);
-      if (piece !== '')
-        out += sse('content_block_delta', {
-          type: 'content_block_delta',
-          index: 0,
-          delta: { type: 'text_delta', text: piece },
-        });
-      return out;
+      const delta = piece !== '' ? TEXT_DELTA_OPEN + JSON.stringify(piece) + TEXT_DELTA_CLOSE : '';
+      return from === 0 ? TEXT_BLOCK_START + delta : delta;
     },
     end() {
-      let out = text ? sse('content_block_stop', { type: 'content_block_stop', index: 0 }) : '';
+      let out = text ? TEXT_BLOCK_STOP : '';
       if (hasToolCall(input) && input.reply.kind === 'tool-call') {
         const index = text ? 1 : 0;
         out +=
@@ -350,7 +357,7 @@ function messagesStream(input: RenderInput): StreamRenderer {
             output_tokens: usage.output_tokens,
           },
         }) +
-        sse('message_stop', { type: 'message_stop' })
+        MESSAGE_STOP
       );
     },
     error(retryAfterS) {
