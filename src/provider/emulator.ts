@@ -1123,52 +1123,54 @@ export class ProviderEmulator {
     }
     if (complete) stats.outputTokens += fields.tokensOut ?? 0;
     if (!this.trace) return;
-    const data: Record<string, unknown> = { requestId: fields.requestId, bytesIn: fields.bytesIn };
-    const put = (name: string, value: unknown) => {
-      if (value !== undefined) data[name] = value;
-    };
-    put('cliVersion', fields.cliVersion);
-    put('cliSession', fields.cliSession);
-    put('model', fields.model);
-    put('script', fields.script);
-    put('turn', fields.turn);
-    put('step', fields.step);
-    put('attempt', fields.attempt);
-    put('samePlace', fields.samePlace);
-    put('tools', fields.tools);
-    put('reply', fields.reply?.kind);
-    if (fields.reply?.kind === 'tool-call' && fields.ending === 'natural')
-      put('command', fields.reply.command);
-    put('tokensIn', fields.tokensIn);
-    if (fields.estimated) put('tokensEstimated', true);
-    if (fields.cached && fields.cached.read > 0) put('cacheReadTokens', fields.cached.read);
     const written = (fields.cached?.written5m ?? 0) + (fields.cached?.written1h ?? 0);
-    if (written > 0) put('cacheWriteTokens', written);
-    put('tokensOut', complete ? fields.tokensOut : undefined);
-    if (fields.ending !== undefined && fields.ending !== 'natural') put('ending', fields.ending);
-    put('ttftMs', firstTokenAt !== undefined ? firstTokenAt - fields.arrival : undefined);
-    put('plannedTtftMs', plannedTtft);
-    put('queuedMs', fields.queuedMs);
-    put('fault', fields.fault);
-    put('error', fields.error);
-    put('limit', fields.limit);
-    put('retryAfterS', fields.retryAfterS !== undefined ? Number(fields.retryAfterS) : undefined);
-    put('outcome', outcome);
-    put('path', fields.firstPartyPath);
-    const labels: Record<string, string | number> = {
-      ...fields.subject?.labels,
-      api: fields.firstPartyPath !== undefined ? 'first-party' : (fields.api ?? 'none'),
-      cli: fields.cli,
-      status: statusText,
+    // One literal in the record's order; a field left undefined is not written (JSON.stringify
+    // leaves it out), as before when each was added only when set (a dozen keyed additions made
+    // a dictionary object of every record).
+    const data = {
+      requestId: fields.requestId,
+      bytesIn: fields.bytesIn,
+      cliVersion: fields.cliVersion,
+      cliSession: fields.cliSession,
+      model: fields.model,
+      script: fields.script,
+      turn: fields.turn,
+      step: fields.step,
+      attempt: fields.attempt,
+      samePlace: fields.samePlace,
+      tools: fields.tools,
+      reply: fields.reply?.kind,
+      command:
+        fields.reply?.kind === 'tool-call' && fields.ending === 'natural' ? fields.reply.command : undefined,
+      tokensIn: fields.tokensIn,
+      tokensEstimated: fields.estimated ? true : undefined,
+      cacheReadTokens: fields.cached && fields.cached.read > 0 ? fields.cached.read : undefined,
+      cacheWriteTokens: written > 0 ? written : undefined,
+      tokensOut: complete ? fields.tokensOut : undefined,
+      ending: fields.ending !== undefined && fields.ending !== 'natural' ? fields.ending : undefined,
+      ttftMs: firstTokenAt !== undefined ? firstTokenAt - fields.arrival : undefined,
+      plannedTtftMs: plannedTtft,
+      queuedMs: fields.queuedMs,
+      fault: fields.fault,
+      error: fields.error,
+      limit: fields.limit,
+      retryAfterS: fields.retryAfterS !== undefined ? Number(fields.retryAfterS) : undefined,
+      outcome,
+      path: fields.firstPartyPath,
     };
+    const apiLabel = fields.firstPartyPath !== undefined ? 'first-party' : (fields.api ?? 'none');
+    const labels: Record<string, string | number> =
+      fields.subject?.labels === undefined
+        ? { api: apiLabel, cli: fields.cli, status: statusText }
+        : { ...fields.subject.labels, api: apiLabel, cli: fields.cli, status: statusText };
+    // No session (or an empty one): the key is left undefined, so not written.
+    const session = fields.subject?.session ?? fields.cliSession;
     this.trace.write({
       kind: 'span',
       name: 'provider.request',
       t: fields.arrival,
       dur: Math.max(0, end - fields.arrival),
-      ...((fields.subject?.session ?? fields.cliSession)
-        ? { session: (fields.subject?.session ?? fields.cliSession) as string }
-        : {}),
+      session: session ? session : undefined,
       outcome: complete ? 'ok' : outcome === 'cancelled' ? 'cancelled' : 'error',
       labels,
       data,
