@@ -303,21 +303,29 @@ const [TEXT_DELTA_OPEN, TEXT_DELTA_CLOSE] = sse('content_block_delta', {
 const TEXT_BLOCK_STOP = sse('content_block_stop', { type: 'content_block_stop', index: 0 });
 const MESSAGE_STOP = sse('message_stop', { type: 'message_stop' });
 
+/** A number as JSON writes it (a count is always finite; anything else is `null`, as in JSON). */
+const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null');
+
+const PING = sse('ping', { type: 'ping' });
+
+/**
+ * `message_start`, written out: the bytes `sse` gives for the object it stands for
+ * (test/provider-render.test.ts holds the two equal), without the objects and their serialisation
+ * in every answer.
+ */
+function messageStart(input: RenderInput): string {
+  const usage = input.usage;
+  return `event: message_start\ndata: {"type":"message_start","message":{"id":${JSON.stringify(`msg_${input.id}`)},"type":"message","role":"assistant","model":${JSON.stringify(input.model)},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${jsonNumber(usage.input - usage.cacheRead - usage.cacheWrite5m - usage.cacheWrite1h)},"cache_creation_input_tokens":${jsonNumber(usage.cacheWrite5m + usage.cacheWrite1h)},"cache_read_input_tokens":${jsonNumber(usage.cacheRead)},"cache_creation":{"ephemeral_5m_input_tokens":${jsonNumber(usage.cacheWrite5m)},"ephemeral_1h_input_tokens":${jsonNumber(usage.cacheWrite1h)}},"output_tokens":1,"service_tier":"standard"}}}\n\n${PING}`;
+}
+
+/** `message_delta` then `message_stop`, written out as `messageStart` is. */
+function messageEnd(input: RenderInput): string {
+  const usage = input.usage;
+  return `event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":${JSON.stringify(stopReason(input))},"stop_sequence":${JSON.stringify(input.stopSequence ?? null)}},"usage":{"input_tokens":${jsonNumber(usage.input - usage.cacheRead - usage.cacheWrite5m - usage.cacheWrite1h)},"cache_creation_input_tokens":${jsonNumber(usage.cacheWrite5m + usage.cacheWrite1h)},"cache_read_input_tokens":${jsonNumber(usage.cacheRead)},"output_tokens":${jsonNumber(usage.output)}}}\n\n${MESSAGE_STOP}`;
+}
+
 function messagesStream(input: RenderInput): StreamRenderer {
-  const start =
-    sse('message_start', {
-      type: 'message_start',
-      message: {
-        id: `msg_${input.id}`,
-        type: 'message',
-        role: 'assistant',
-        model: input.model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: messagesUsage(input.usage, 1),
-      },
-    }) + sse('ping', { type: 'ping' });
+  const start = messageStart(input);
   const text = input.text !== '';
   return {
     start,
@@ -344,21 +352,7 @@ function messagesStream(input: RenderInput): StreamRenderer {
           }) +
           sse('content_block_stop', { type: 'content_block_stop', index });
       }
-      const usage = messagesUsage(input.usage, input.usage.output);
-      return (
-        out +
-        sse('message_delta', {
-          type: 'message_delta',
-          delta: { stop_reason: stopReason(input), stop_sequence: input.stopSequence ?? null },
-          usage: {
-            input_tokens: usage.input_tokens,
-            cache_creation_input_tokens: usage.cache_creation_input_tokens,
-            cache_read_input_tokens: usage.cache_read_input_tokens,
-            output_tokens: usage.output_tokens,
-          },
-        }) +
-        MESSAGE_STOP
-      );
+      return out + messageEnd(input);
     },
     error(retryAfterS) {
       return sse('error', {
