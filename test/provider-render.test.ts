@@ -50,7 +50,24 @@ const referenceStart = (input: RenderInput) =>
 function referenceEnd(input: RenderInput): string {
   const toolCall = input.reply.kind === 'tool-call' && input.ending === 'natural';
   const usage = usageOf(input.usage, input.usage.output);
+  let out = input.text !== '' ? sse('content_block_stop', { type: 'content_block_stop', index: 0 }) : '';
+  if (toolCall && input.reply.kind === 'tool-call') {
+    const index = input.text !== '' ? 1 : 0;
+    out +=
+      sse('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: input.callId, name: input.reply.tool, input: {} },
+      }) +
+      sse('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: input.reply.args },
+      }) +
+      sse('content_block_stop', { type: 'content_block_stop', index });
+  }
   return (
+    out +
     sse('message_delta', {
       type: 'message_delta',
       delta: {
@@ -63,7 +80,8 @@ function referenceEnd(input: RenderInput): string {
         cache_read_input_tokens: usage.cache_read_input_tokens,
         output_tokens: usage.output_tokens,
       },
-    }) + sse('message_stop', { type: 'message_stop' })
+    }) +
+    sse('message_stop', { type: 'message_stop' })
   );
 }
 
@@ -83,11 +101,14 @@ const anyText = fc.oneof(
 const input = fc.record({
   id: fc.string({ maxLength: 24 }),
   model: anyText,
-  text: fc.string({ unit: 'binary', minLength: 1, maxLength: 60 }),
+  text: fc.string({ unit: 'binary', maxLength: 60 }),
   pieces: fc.integer({ min: 1, max: 8 }),
   ending: fc.constantFrom<Ending>('natural', 'max_tokens', 'stop_sequence', 'context_window'),
   stopSequence: fc.option(anyText, { nil: undefined }),
   toolCall: fc.boolean(),
+  callId: fc.string({ maxLength: 30 }),
+  tool: anyText,
+  args: fc.oneof(anyText, fc.json()),
   cacheRead: count,
   cacheWrite5m: count,
   cacheWrite1h: count,
@@ -101,10 +122,10 @@ function renderInput(drawn: Drawn): RenderInput {
   return {
     api: 'messages',
     id: drawn.id,
-    callId: 'toolu_1',
+    callId: drawn.callId,
     model: drawn.model,
     reply: drawn.toolCall
-      ? { kind: 'tool-call', text: drawn.text, tool: 'Bash', args: '{"command":"ls"}', command: 'ls' }
+      ? { kind: 'tool-call', text: drawn.text, tool: drawn.tool, args: drawn.args, command: 'ls' }
       : { kind: 'text', text: drawn.text, tokens: 1 },
     text: drawn.text,
     pieces: drawn.pieces,
@@ -129,16 +150,19 @@ describe('Messages stream events written out', () => {
         const rendered = renderInput(drawn);
         const stream = renderStream(rendered);
         expect(stream.start).toBe(referenceStart(rendered));
-        // The end's last events: the tool call's blocks (when any) come before them.
-        expect(stream.end().endsWith(referenceEnd(rendered))).toBe(true);
+        expect(stream.end()).toBe(referenceEnd(rendered));
         // Every piece's delta, the first after the text block's start.
         let all = '';
         for (let piece = 0; piece < rendered.pieces; piece++) all += stream.content(piece, piece + 1);
-        let expected = sse('content_block_start', {
-          type: 'content_block_start',
-          index: 0,
-          content_block: { type: 'text', text: '' },
-        });
+        // No text, no text block.
+        let expected =
+          rendered.text === ''
+            ? ''
+            : sse('content_block_start', {
+                type: 'content_block_start',
+                index: 0,
+                content_block: { type: 'text', text: '' },
+              });
         const size = Math.ceil(rendered.text.length / rendered.pieces);
         for (let piece = 0; piece < rendered.pieces; piece++) {
           let from = piece * size;

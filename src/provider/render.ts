@@ -318,7 +318,7 @@ function messageStart(input: RenderInput): string {
   return `event: message_start\ndata: {"type":"message_start","message":{"id":${JSON.stringify(`msg_${input.id}`)},"type":"message","role":"assistant","model":${JSON.stringify(input.model)},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${jsonNumber(usage.input - usage.cacheRead - usage.cacheWrite5m - usage.cacheWrite1h)},"cache_creation_input_tokens":${jsonNumber(usage.cacheWrite5m + usage.cacheWrite1h)},"cache_read_input_tokens":${jsonNumber(usage.cacheRead)},"cache_creation":{"ephemeral_5m_input_tokens":${jsonNumber(usage.cacheWrite5m)},"ephemeral_1h_input_tokens":${jsonNumber(usage.cacheWrite1h)}},"output_tokens":1,"service_tier":"standard"}}}\n\n${PING}`;
 }
 
-/** `message_delta` then `message_stop`, written out as `messageStart` is. */
+/** `message_delta` then `message_stop`, written out as `messageStart` is (so are a tool call's blocks). */
 function messageEnd(input: RenderInput): string {
   const usage = input.usage;
   return `event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":${JSON.stringify(stopReason(input))},"stop_sequence":${JSON.stringify(input.stopSequence ?? null)}},"usage":{"input_tokens":${jsonNumber(usage.input - usage.cacheRead - usage.cacheWrite5m - usage.cacheWrite1h)},"cache_creation_input_tokens":${jsonNumber(usage.cacheWrite5m + usage.cacheWrite1h)},"cache_read_input_tokens":${jsonNumber(usage.cacheRead)},"output_tokens":${jsonNumber(usage.output)}}}\n\n${MESSAGE_STOP}`;
@@ -339,18 +339,7 @@ function messagesStream(input: RenderInput): StreamRenderer {
       let out = text ? TEXT_BLOCK_STOP : '';
       if (hasToolCall(input) && input.reply.kind === 'tool-call') {
         const index = text ? 1 : 0;
-        out +=
-          sse('content_block_start', {
-            type: 'content_block_start',
-            index,
-            content_block: { type: 'tool_use', id: input.callId, name: input.reply.tool, input: {} },
-          }) +
-          sse('content_block_delta', {
-            type: 'content_block_delta',
-            index,
-            delta: { type: 'input_json_delta', partial_json: input.reply.args },
-          }) +
-          sse('content_block_stop', { type: 'content_block_stop', index });
+        out += `event: content_block_start\ndata: {"type":"content_block_start","index":${index},"content_block":{"type":"tool_use","id":${JSON.stringify(input.callId)},"name":${JSON.stringify(input.reply.tool)},"input":{}}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(input.reply.args)}}}\n\nevent: content_block_stop\ndata: {"type":"content_block_stop","index":${index}}\n\n`;
       }
       return out + messageEnd(input);
     },
