@@ -6,10 +6,13 @@
  * the same offsets, in the same writes, with no logic). Prints one READY JSON line; SIGUSR2 marks
  * the start of the measured part; on SIGTERM prints one DONE JSON line with the CPU it spent since.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
 import { ProviderEmulator, startProviderServer } from '../src/provider/index.ts';
@@ -19,9 +22,29 @@ import { BENCH_PROFILE } from './provider.bench.ts';
 const [kind, file] = process.argv.slice(2);
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
 let cpuStart = process.cpuUsage();
+/**
+ * The main thread's CPU so far (Linux, from /proc in clock ticks of 10 ms; NaN elsewhere): the
+ * rest of the process's is V8's helper threads (compiling, collecting) and libuv's.
+ */
+const mainThreadMicros = (): number => {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    // Fields after the command name (in parentheses) start at the third: utime and stime are the 14th and 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return Number.NaN;
+  }
+};
+let mainThreadStart = mainThreadMicros();
+/** The CPU spent since the mark (every thread), of it the kernel's (the socket writes' system calls) and the main thread's. */
 const cpuMicros = () => {
   const used = process.cpuUsage(cpuStart);
-  return used.user + used.system;
+  return {
+    cpuMicros: used.user + used.system,
+    systemMicros: used.system,
+    mainThreadMicros: mainThreadMicros() - mainThreadStart,
+  };
 };
 let answered = 0;
 let answeredAtMark = 0;
@@ -36,8 +59,51 @@ new PerformanceObserver((list) => {
     gcMaxMs = Math.max(gcMaxMs, entry.duration);
   }
 }).observe({ entryTypes: ['gc'] });
+/**
+ * What the heap was given since the mark: each collection's heap before it less the heap after
+ * the one before (a steadier figure than the CPU on a busy machine, and what the collector's
+ * work grows with).
+ */
+let gcProfiler: GCProfiler | undefined;
+let heapAtMark = 0;
+const allocatedBytes = (): number => {
+  const collections = gcProfiler?.stop()?.statistics ?? [];
+  let allocated = 0;
+  let after = heapAtMark;
+  for (const gc of collections) {
+    allocated += gc.beforeGC.heapStatistics.usedHeapSize - after;
+    after = gc.afterGC.heapStatistics.usedHeapSize;
+  }
+  return allocated + getHeapStatistics().used_heap_size - after;
+};
+/**
+ * `BENCH_HEAP_PROF=DIR`: a sampling profile of every allocation over the measured part, the ones
+ * collected since included, written to DIR/KIND.heapprofile when stopped.
+ */
+const HEAP_PROF_DIR = process.env.BENCH_HEAP_PROF;
+const heapSession = HEAP_PROF_DIR ? new Session() : undefined;
+heapSession?.connect();
+const heapProfileWritten = (): Promise<void> =>
+  new Promise((resolve) => {
+    if (!heapSession) return resolve();
+    heapSession.post('HeapProfiler.stopSampling', (error, result) => {
+      if (!error) writeFileSync(join(HEAP_PROF_DIR!, `${kind}.heapprofile`), JSON.stringify(result.profile));
+      resolve();
+    });
+  });
 process.on('SIGUSR2', () => {
+  heapSession?.post('HeapProfiler.enable', () =>
+    heapSession.post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    } as never),
+  );
   cpuStart = process.cpuUsage();
+  mainThreadStart = mainThreadMicros();
+  heapAtMark = getHeapStatistics().used_heap_size;
+  gcProfiler = new GCProfiler();
+  gcProfiler.start();
   answeredAtMark = answered;
   loopDelay.reset();
   loopDelay.enable();
@@ -46,6 +112,7 @@ process.on('SIGUSR2', () => {
 });
 /** The loop's delay (p99, max) and the collections' pauses (sum, longest) since the mark, ms. */
 const held = () => ({
+  allocatedBytes: allocatedBytes(),
   loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
   loopDelayMaxMs: loopDelay.max / 1e6,
   gcPauseMs,
@@ -79,9 +146,10 @@ if (kind === 'emulator') {
   process.on('SIGTERM', async () => {
     const cpu = cpuMicros();
     const loop = held();
+    await heapProfileWritten();
     await server.close();
     trace.close('completed', clock.now());
-    print({ answered, measured: answered - answeredAtMark, cpuMicros: cpu, ...loop });
+    print({ answered, measured: answered - answeredAtMark, ...cpu, ...loop });
     process.exit(0);
   });
 } else {
@@ -130,7 +198,10 @@ if (kind === 'emulator') {
   server.listen(0, '127.0.0.1', () => print({ port: (server.address() as AddressInfo).port }));
   process.on('SIGTERM', () => {
     const cpu = cpuMicros();
-    print({ answered, measured: answered - answeredAtMark, cpuMicros: cpu, ...held() });
-    process.exit(0);
+    const loop = held();
+    void heapProfileWritten().then(() => {
+      print({ answered, measured: answered - answeredAtMark, ...cpu, ...loop });
+      process.exit(0);
+    });
   });
 }

@@ -151,6 +151,11 @@ async function start(target: string, kind: 'emulator' | 'bare', file: string): P
 interface TargetDone {
   measured: number;
   cpuMicros: number;
+  /** Of it, in the kernel, and on the main thread. */
+  systemMicros: number;
+  mainThreadMicros: number;
+  /** Heap allocated since the mark (bench/provider-target.ts). */
+  allocatedBytes: number;
   loopDelayP99Ms: number;
   loopDelayMaxMs: number;
   gcPauseMs: number;
@@ -267,9 +272,9 @@ export default {
     rmSync(dir, { recursive: true, force: true });
     const figures: Record<string, number | string> = {};
     console.log(
-      '| server | requests | failed | TTFT added p50 (ms) | TTFT added p99 (ms) | CPU µs / request | loop delay p99 / max (ms) | GC pauses: sum / longest (ms) |',
+      '| server | requests | failed | TTFT added p50 (ms) | TTFT added p99 (ms) | CPU µs / request | of it system | of it main thread | heap KB / request | loop delay p99 / max (ms) | GC pauses: sum / longest (ms) |',
     );
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     const row = (kind: 'emulator' | 'bare') => {
       const ok = results[kind].ttfts.filter((t) => !Number.isNaN(t)).sort((a, b) => a - b);
       const p50 = percentile(ok, 0.5) - PLANNED_TTFT_MS;
@@ -282,19 +287,41 @@ export default {
           1,
           sum((h) => h.measured),
         );
+      const system =
+        sum((h) => h.systemMicros) /
+        Math.max(
+          1,
+          sum((h) => h.measured),
+        );
+      const mainThread =
+        sum((h) => h.mainThreadMicros) /
+        Math.max(
+          1,
+          sum((h) => h.measured),
+        );
+      const heapKb =
+        sum((h) => h.allocatedBytes) /
+        1024 /
+        Math.max(
+          1,
+          sum((h) => h.measured),
+        );
       // Over the rounds: the worst round's loop delay, the collections' pauses summed.
       const loopP99 = Math.max(...held.map((h) => h.loopDelayP99Ms));
       const loopMax = Math.max(...held.map((h) => h.loopDelayMaxMs));
       const gcSum = sum((h) => h.gcPauseMs);
       const gcMax = Math.max(...held.map((h) => h.gcMaxMs));
       console.log(
-        `| ${kind} | ${ok.length} | ${results[kind].ttfts.length - ok.length} | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ${cpu.toFixed(0)} | ${loopP99.toFixed(1)} / ${loopMax.toFixed(1)} | ${gcSum.toFixed(0)} / ${gcMax.toFixed(1)} |`,
+        `| ${kind} | ${ok.length} | ${results[kind].ttfts.length - ok.length} | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ${cpu.toFixed(0)} | ${system.toFixed(0)} | ${mainThread.toFixed(0)} | ${heapKb.toFixed(1)} | ${loopP99.toFixed(1)} / ${loopMax.toFixed(1)} | ${gcSum.toFixed(0)} / ${gcMax.toFixed(1)} |`,
       );
       figures[`${kind}.loopDelayP99Ms`] = Number(loopP99.toFixed(1));
       figures[`${kind}.gcPauseMs`] = Math.round(gcSum);
       figures[`${kind}.ttftAddedP50Ms`] = Number(p50.toFixed(2));
       figures[`${kind}.ttftAddedP99Ms`] = Number(p99.toFixed(2));
       figures[`${kind}.cpuMicrosPerRequest`] = Math.round(cpu);
+      figures[`${kind}.systemMicrosPerRequest`] = Math.round(system);
+      figures[`${kind}.mainThreadMicrosPerRequest`] = Math.round(mainThread);
+      figures[`${kind}.heapKbPerRequest`] = Number(heapKb.toFixed(1));
       return { p99, cpu };
     };
     const emulatorRow = row('emulator');

@@ -176,6 +176,27 @@ describe('RecurringValues', () => {
     }
   });
 
+  it("compares a member's last value where the next body's value starts, and parses whatever differs", () => {
+    const memo = new RecurringValues(100, 1024 * 1024);
+    const digits = '7'.repeat(2 * RECURRING_FROM_BYTES);
+    const text = 'y'.repeat(2 * RECURRING_FROM_BYTES);
+    // A long number is the one value that can begin with another whole value: 777… then 7775.
+    const bodies = [
+      `{"n":${digits},"t":"${text}"}`,
+      `{"n":${digits}5,"t":"${text}z"}`,
+      `{"n":${digits},"t":"${text}"}`,
+      `{"n": ${digits} ,"t":"${text}" , "u":"${text}"}`,
+      `{"t":${digits},"n":"${text}"}`,
+      `{"n":[${digits}],"t":{"a":"${text}"}}`,
+      `{"n":[${digits}],"t":{"a":"${text}"},"x":1}`,
+      `{"n":${digits}`,
+    ];
+    for (const body of [...bodies, ...bodies]) {
+      const bytes = Buffer.from(body);
+      expectSame(memo.parse(bytes), wholeParse(bytes));
+    }
+  });
+
   it('stays within its bounds: a value over the byte bound is never kept, the oldest go first', () => {
     const memo = new RecurringValues(4, 16 * 1024);
     for (let i = 0; i < 50; i++) {

@@ -258,15 +258,27 @@ function textsKept(tool: Json): string[] {
   return texts;
 }
 
+/**
+ * The declarations read from a `tools` array, kept while the array lives, one map for each way of
+ * naming a tool: a resent array is the same object (src/provider/recurring-values.ts), so its
+ * declarations are read once (the lists are only read).
+ */
+const NAMED_TOOLS = new WeakMap<unknown[], ToolDeclaration[]>();
+const CHAT_TOOLS = new WeakMap<unknown[], ToolDeclaration[]>();
+
 function toolDeclarations(
   tools: unknown,
   nameOf: (tool: Json) => unknown,
   invalid: (message: string) => VendorError,
+  kept: WeakMap<unknown[], ToolDeclaration[]>,
 ): ToolDeclaration[] {
   if (tools === undefined || tools === null) return [];
   if (!Array.isArray(tools)) throw invalid('tools: expected an array');
+  const known = kept.get(tools);
+  if (known !== undefined) return known;
   const out: ToolDeclaration[] = [];
-  for (const [i, tool] of tools.entries()) {
+  for (let i = 0; i < tools.length; i++) {
+    const tool: unknown = tools[i];
     if (!isObject(tool)) throw invalid(`tools.${i}: expected an object`);
     const name = nameOf(tool);
     const declaration: ToolDeclaration = {
@@ -277,6 +289,7 @@ function toolDeclarations(
     if (cache) declaration.cache = cache;
     out.push(declaration);
   }
+  kept.set(tools, out);
   return out;
 }
 
@@ -348,6 +361,7 @@ export function* readResponsesRequestSteps(body: Json): Generator<void, Conversa
       body.tools,
       (tool) => tool.name,
       (message) => openaiInvalid(message, 'tools'),
+      NAMED_TOOLS,
     ),
     items,
     // The Responses API refuses fewer than 16 output tokens.
@@ -473,6 +487,7 @@ export function* readChatRequestSteps(body: Json): Generator<void, Conversation>
       body.tools,
       (tool) => (isObject(tool.function) ? tool.function.name : undefined),
       (message) => openaiInvalid(message, 'tools'),
+      CHAT_TOOLS,
     ),
     items,
     maxOutputTokens: maxCompletion ?? openaiMaxTokens(body, 'max_tokens', 1),
@@ -591,7 +606,7 @@ export function* readMessagesRequestSteps(body: Json): Generator<void, Conversat
     previousUses = role === 'assistant' ? uses : undefined;
     previousIndex = i;
   }
-  const tools = toolDeclarations(body.tools, (tool) => tool.name, anthropicInvalid);
+  const tools = toolDeclarations(body.tools, (tool) => tool.name, anthropicInvalid, NAMED_TOOLS);
   const breakpoints = tools.filter((tool) => tool.cache).length + items.filter((item) => item.cache).length;
   if (breakpoints > MAX_BREAKPOINTS)
     throw anthropicInvalid(

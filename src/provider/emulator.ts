@@ -480,8 +480,17 @@ export class ProviderEmulator {
     // A retry: the client says so, or the request before it at this place failed (a CLI's own retry
     // of a 429, a 5xx, a cut stream is the same request again, and says nothing).
     const attempt = Math.max(base.attempt, placeState.lastFailed ? placeState.lastAttempt + 1 : 1);
+    // Objects built field by field, not spread: a spread of `base` (then of `context` for the
+    // record) with fields added after it allocated about 5 KB a request (docs/performance.md,
+    // "Round five").
     const context: RequestContext = {
-      ...base,
+      arrival: base.arrival,
+      requestId: base.requestId,
+      cli: base.cli,
+      cliVersion: base.cliVersion,
+      cliSession: base.cliSession,
+      api: base.api,
+      bytesIn: base.bytesIn,
       attempt,
       place: placeState,
       subject,
@@ -568,12 +577,29 @@ export class ProviderEmulator {
       includeUsage: conversation.includeUsage,
       createdS: Math.floor(this.clock.toWallMs(arrival) / 1000),
     };
-    const headers = {
-      ...this.limitHeaders(api as ProviderApi, admission.states),
-      [api === 'messages' ? 'request-id' : 'x-request-id']: requestId,
-    };
+    // One headers object, filled in order (no copies: spreading a dozen computed names made a
+    // dictionary object each time).
+    const headers = this.limitHeaders(api as ProviderApi, admission.states);
+    headers[api === 'messages' ? 'request-id' : 'x-request-id'] = requestId;
     const record: RecordFields = {
-      ...context,
+      arrival: context.arrival,
+      requestId: context.requestId,
+      cli: context.cli,
+      cliVersion: context.cliVersion,
+      cliSession: context.cliSession,
+      api: context.api,
+      bytesIn: context.bytesIn,
+      attempt: context.attempt,
+      place: context.place,
+      subject: context.subject,
+      tools: context.tools,
+      turn: context.turn,
+      step: context.step,
+      samePlace: context.samePlace,
+      script: context.script,
+      model: context.model,
+      tokensIn: context.tokensIn,
+      estimated: context.estimated,
       tokensOut: output.tokens,
       cached,
       reply,
@@ -581,18 +607,20 @@ export class ProviderEmulator {
       fault: fault?.kind,
       queuedMs: queued ? waitMs : undefined,
     };
-    if (!conversation.stream)
+    if (!conversation.stream) {
+      headers['content-type'] = 'application/json';
       return this.answer(
         record,
         release,
         {
           status: 200,
-          headers: { ...headers, 'content-type': 'application/json' },
+          headers,
           body: renderWhole(render),
           bodyAtMs: endAt,
         },
         endAt,
       );
+    }
     const renderer = renderStream(render);
     // Chunks: 0 the start (at once), 1 … pieces the content (the first token at ttft), then the end.
     const pieces = render.pieces;
@@ -611,13 +639,11 @@ export class ProviderEmulator {
       firstToken: 1,
       writeGapMs: () => this.writeGapMs(),
     };
+    headers['content-type'] = 'text/event-stream; charset=utf-8';
+    headers['cache-control'] = 'no-cache';
     const streamed: Omit<ProviderAnswer, 'finish'> = {
       status: 200,
-      headers: {
-        ...headers,
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-      },
+      headers,
       chunks: stream,
     };
     if (fault?.kind === 'cut' || fault?.kind === 'stream-error') {
@@ -940,27 +966,27 @@ export class ProviderEmulator {
     const out: Record<string, string> = {};
     if (api === 'messages') {
       const now = this.clock.now();
-      const add = (name: string, state: LimitStates[keyof LimitStates]) => {
-        if (!state) return;
-        out[`anthropic-ratelimit-${name}-limit`] = String(state.limit);
-        out[`anthropic-ratelimit-${name}-remaining`] = String(state.remaining);
-        out[`anthropic-ratelimit-${name}-reset`] = rfc3339Second(this.clock.toWallMs(now + state.resetMs));
-      };
-      add('requests', states.requests);
-      add('input-tokens', states.inputTokens);
-      add('output-tokens', states.outputTokens);
-      add('tokens', states.tokens);
+      this.anthropicLimit(out, ANTHROPIC_LIMIT_NAMES.requests, now, states.requests);
+      this.anthropicLimit(out, ANTHROPIC_LIMIT_NAMES.inputTokens, now, states.inputTokens);
+      this.anthropicLimit(out, ANTHROPIC_LIMIT_NAMES.outputTokens, now, states.outputTokens);
+      this.anthropicLimit(out, ANTHROPIC_LIMIT_NAMES.tokens, now, states.tokens);
       return out;
     }
-    const add = (name: string, state: LimitStates[keyof LimitStates]) => {
-      if (!state) return;
-      out[`x-ratelimit-limit-${name}`] = String(state.limit);
-      out[`x-ratelimit-remaining-${name}`] = String(state.remaining);
-      out[`x-ratelimit-reset-${name}`] = goDuration(state.resetMs);
-    };
-    add('requests', states.requests);
-    add('tokens', states.tokens ?? states.inputTokens);
+    openaiLimit(out, OPENAI_LIMIT_NAMES.requests, states.requests);
+    openaiLimit(out, OPENAI_LIMIT_NAMES.tokens, states.tokens ?? states.inputTokens);
     return out;
+  }
+
+  private anthropicLimit(
+    out: Record<string, string>,
+    names: LimitHeaderNames,
+    now: number,
+    state: LimitStates[keyof LimitStates],
+  ): void {
+    if (!state) return;
+    out[names.limit] = String(state.limit);
+    out[names.remaining] = String(state.remaining);
+    out[names.reset] = rfc3339Second(this.clock.toWallMs(now + state.resetMs));
   }
 
   private faultAnswer(context: RequestContext, fault: FaultRule): ProviderAnswer {
@@ -1071,15 +1097,15 @@ export class ProviderEmulator {
     plannedTtft: number | undefined,
   ): ProviderAnswer {
     let finished = false;
-    return {
-      ...planned,
-      finish: (outcome: PlayOutcome, firstTokenAt?: number) => {
-        if (finished) return;
-        finished = true;
-        release(outcome);
-        this.writeRecord(record, planned.status, outcome, firstTokenAt, plannedTtft);
-      },
+    // The planned answer itself, given its `finish` (a spread copy of it cost more than the rest of it).
+    const answer = planned as ProviderAnswer;
+    answer.finish = (outcome: PlayOutcome, firstTokenAt?: number) => {
+      if (finished) return;
+      finished = true;
+      release(outcome);
+      this.writeRecord(record, planned.status, outcome, firstTokenAt, plannedTtft);
     };
+    return answer;
   }
 
   /** Counts a CLI version, keeping at most `maxCliVersions` distinct ones (the rest as `other`). */
@@ -1120,52 +1146,54 @@ export class ProviderEmulator {
     }
     if (complete) stats.outputTokens += fields.tokensOut ?? 0;
     if (!this.trace) return;
-    const data: Record<string, unknown> = { requestId: fields.requestId, bytesIn: fields.bytesIn };
-    const put = (name: string, value: unknown) => {
-      if (value !== undefined) data[name] = value;
-    };
-    put('cliVersion', fields.cliVersion);
-    put('cliSession', fields.cliSession);
-    put('model', fields.model);
-    put('script', fields.script);
-    put('turn', fields.turn);
-    put('step', fields.step);
-    put('attempt', fields.attempt);
-    put('samePlace', fields.samePlace);
-    put('tools', fields.tools);
-    put('reply', fields.reply?.kind);
-    if (fields.reply?.kind === 'tool-call' && fields.ending === 'natural')
-      put('command', fields.reply.command);
-    put('tokensIn', fields.tokensIn);
-    if (fields.estimated) put('tokensEstimated', true);
-    if (fields.cached && fields.cached.read > 0) put('cacheReadTokens', fields.cached.read);
     const written = (fields.cached?.written5m ?? 0) + (fields.cached?.written1h ?? 0);
-    if (written > 0) put('cacheWriteTokens', written);
-    put('tokensOut', complete ? fields.tokensOut : undefined);
-    if (fields.ending !== undefined && fields.ending !== 'natural') put('ending', fields.ending);
-    put('ttftMs', firstTokenAt !== undefined ? firstTokenAt - fields.arrival : undefined);
-    put('plannedTtftMs', plannedTtft);
-    put('queuedMs', fields.queuedMs);
-    put('fault', fields.fault);
-    put('error', fields.error);
-    put('limit', fields.limit);
-    put('retryAfterS', fields.retryAfterS !== undefined ? Number(fields.retryAfterS) : undefined);
-    put('outcome', outcome);
-    put('path', fields.firstPartyPath);
-    const labels: Record<string, string | number> = {
-      ...fields.subject?.labels,
-      api: fields.firstPartyPath !== undefined ? 'first-party' : (fields.api ?? 'none'),
-      cli: fields.cli,
-      status: statusText,
+    // One literal in the record's order; a field left undefined is not written (JSON.stringify
+    // leaves it out), as before when each was added only when set (a dozen keyed additions made
+    // a dictionary object of every record).
+    const data = {
+      requestId: fields.requestId,
+      bytesIn: fields.bytesIn,
+      cliVersion: fields.cliVersion,
+      cliSession: fields.cliSession,
+      model: fields.model,
+      script: fields.script,
+      turn: fields.turn,
+      step: fields.step,
+      attempt: fields.attempt,
+      samePlace: fields.samePlace,
+      tools: fields.tools,
+      reply: fields.reply?.kind,
+      command:
+        fields.reply?.kind === 'tool-call' && fields.ending === 'natural' ? fields.reply.command : undefined,
+      tokensIn: fields.tokensIn,
+      tokensEstimated: fields.estimated ? true : undefined,
+      cacheReadTokens: fields.cached && fields.cached.read > 0 ? fields.cached.read : undefined,
+      cacheWriteTokens: written > 0 ? written : undefined,
+      tokensOut: complete ? fields.tokensOut : undefined,
+      ending: fields.ending !== undefined && fields.ending !== 'natural' ? fields.ending : undefined,
+      ttftMs: firstTokenAt !== undefined ? firstTokenAt - fields.arrival : undefined,
+      plannedTtftMs: plannedTtft,
+      queuedMs: fields.queuedMs,
+      fault: fields.fault,
+      error: fields.error,
+      limit: fields.limit,
+      retryAfterS: fields.retryAfterS !== undefined ? Number(fields.retryAfterS) : undefined,
+      outcome,
+      path: fields.firstPartyPath,
     };
+    const apiLabel = fields.firstPartyPath !== undefined ? 'first-party' : (fields.api ?? 'none');
+    const labels: Record<string, string | number> =
+      fields.subject?.labels === undefined
+        ? { api: apiLabel, cli: fields.cli, status: statusText }
+        : { ...fields.subject.labels, api: apiLabel, cli: fields.cli, status: statusText };
+    // No session (or an empty one): the key is left undefined, so not written.
+    const session = fields.subject?.session ?? fields.cliSession;
     this.trace.write({
       kind: 'span',
       name: 'provider.request',
       t: fields.arrival,
       dur: Math.max(0, end - fields.arrival),
-      ...((fields.subject?.session ?? fields.cliSession)
-        ? { session: (fields.subject?.session ?? fields.cliSession) as string }
-        : {}),
+      session: session ? session : undefined,
       outcome: complete ? 'ok' : outcome === 'cancelled' ? 'cancelled' : 'error',
       labels,
       data,
@@ -1237,13 +1265,52 @@ function historyStart(conversation: Conversation): string {
   return (hash >>> 0).toString(36);
 }
 
+/** The three header names of one limit, made once (not a template string per header per request). */
+interface LimitHeaderNames {
+  limit: string;
+  remaining: string;
+  reset: string;
+}
+
+const anthropicLimitNames = (name: string): LimitHeaderNames => ({
+  limit: `anthropic-ratelimit-${name}-limit`,
+  remaining: `anthropic-ratelimit-${name}-remaining`,
+  reset: `anthropic-ratelimit-${name}-reset`,
+});
+const ANTHROPIC_LIMIT_NAMES = {
+  requests: anthropicLimitNames('requests'),
+  inputTokens: anthropicLimitNames('input-tokens'),
+  outputTokens: anthropicLimitNames('output-tokens'),
+  tokens: anthropicLimitNames('tokens'),
+};
+const openaiLimitNames = (name: string): LimitHeaderNames => ({
+  limit: `x-ratelimit-limit-${name}`,
+  remaining: `x-ratelimit-remaining-${name}`,
+  reset: `x-ratelimit-reset-${name}`,
+});
+const OPENAI_LIMIT_NAMES = { requests: openaiLimitNames('requests'), tokens: openaiLimitNames('tokens') };
+
+function openaiLimit(
+  out: Record<string, string>,
+  names: LimitHeaderNames,
+  state: LimitStates[keyof LimitStates],
+): void {
+  if (!state) return;
+  out[names.limit] = String(state.limit);
+  out[names.remaining] = String(state.remaining);
+  out[names.reset] = goDuration(state.resetMs);
+}
+
 /** Base-36 digits by value, for `idFrom`. */
 const DIGITS36 = '0123456789abcdefghijklmnopqrstuvwxyz';
 
+/** An id's character codes, reused: the id is made as one string, not one string per digit added. */
+const idCodes: number[] = [];
+
 function idFrom(rng: Rng, length: number): string {
-  let out = '';
-  for (let i = 0; i < length; i++) out += DIGITS36[rng.int(0, 35)];
-  return out;
+  idCodes.length = length;
+  for (let i = 0; i < length; i++) idCodes[i] = DIGITS36.charCodeAt(rng.int(0, 35));
+  return String.fromCharCode.apply(null, idCodes);
 }
 
 /**

@@ -40,6 +40,10 @@ const isSpace = (byte: number | undefined) =>
 interface Entry {
   bytes: Buffer;
   value: unknown;
+  /** Its fingerprint (its bucket). */
+  hash: number;
+  /** The top-level member it was last the value of (`lastOf`), if any. */
+  lastOf?: string;
 }
 
 /** Where the body's structure is not the plain shape this reads: parse it whole instead. */
@@ -120,6 +124,13 @@ function fingerprint(bytes: Buffer, start: number, end: number): number {
 export class RecurringValues {
   /** Buckets by fingerprint, least recently used first (a hit moves its bucket last). */
   private readonly buckets = new Map<number, Entry[]>();
+  /**
+   * The remembered value each top-level member had last (at most one member per entry, and only
+   * entries still remembered): a body that resends it is compared with it where the value
+   * starts, before its end is looked for (a JSON object, array or string ends at its closing
+   * byte, so bytes equal to a whole value are that value).
+   */
+  private readonly lastOf = new Map<string, Entry>();
   private entries = 0;
   private bytesHeld = 0;
 
@@ -164,8 +175,20 @@ export class RecurringValues {
       at = skipSpace(bytes, keyEnd);
       if (bytes[at] !== COLON) throw NOT_PLAIN;
       at = skipSpace(bytes, at + 1);
-      const end = valueEnd(bytes, at);
-      out[key] = this.value(bytes, at, end, true);
+      const last = this.lastOf.get(key);
+      let end: number;
+      if (
+        last !== undefined &&
+        at + last.bytes.length <= bytes.length &&
+        bytes.compare(last.bytes, 0, last.bytes.length, at, at + last.bytes.length) === 0
+      ) {
+        end = at + last.bytes.length;
+        this.touch(last);
+        out[key] = last.value;
+      } else {
+        end = valueEnd(bytes, at);
+        out[key] = this.value(bytes, at, end, true, key);
+      }
       at = skipSpace(bytes, end);
       if (bytes[at] === COMMA) {
         at = skipSpace(bytes, at + 1);
@@ -178,7 +201,7 @@ export class RecurringValues {
   }
 
   /** One value: parsed when small, else remembered (a top-level array element by element). */
-  private value(bytes: Buffer, start: number, end: number, topLevel: boolean): unknown {
+  private value(bytes: Buffer, start: number, end: number, topLevel: boolean, member?: string): unknown {
     if (end - start < RECURRING_FROM_BYTES) return JSON.parse(bytes.toString('utf8', start, end));
     const hash = fingerprint(bytes, start, end);
     const bucket = this.buckets.get(hash);
@@ -188,17 +211,33 @@ export class RecurringValues {
           entry.bytes.length === end - start &&
           bytes.compare(entry.bytes, 0, entry.bytes.length, start, end) === 0
         ) {
-          // Least recently used last out: the bucket moves to the end of the map's order.
-          this.buckets.delete(hash);
-          this.buckets.set(hash, bucket);
+          this.touch(entry);
+          if (member !== undefined) this.setLastOf(member, entry);
           return entry.value;
         }
     const value =
       topLevel && bytes[start] === OPEN_BRACKET
         ? this.array(bytes, start, end)
         : JSON.parse(bytes.toString('utf8', start, end));
-    this.remember(hash, bytes, start, end, value);
+    const entry = this.remember(hash, bytes, start, end, value);
+    if (member !== undefined && entry !== undefined) this.setLastOf(member, entry);
     return value;
+  }
+
+  /** Least recently used last out: the entry's bucket moves to the end of the map's order. */
+  private touch(entry: Entry): void {
+    const bucket = this.buckets.get(entry.hash) as Entry[];
+    this.buckets.delete(entry.hash);
+    this.buckets.set(entry.hash, bucket);
+  }
+
+  private setLastOf(member: string, entry: Entry): void {
+    if (entry.lastOf === member) return;
+    if (entry.lastOf !== undefined) this.lastOf.delete(entry.lastOf);
+    const previous = this.lastOf.get(member);
+    if (previous !== undefined) previous.lastOf = undefined;
+    entry.lastOf = member;
+    this.lastOf.set(member, entry);
   }
 
   /**
@@ -238,15 +277,22 @@ export class RecurringValues {
     }
   }
 
-  private remember(hash: number, bytes: Buffer, start: number, end: number, value: unknown): void {
+  private remember(
+    hash: number,
+    bytes: Buffer,
+    start: number,
+    end: number,
+    value: unknown,
+  ): Entry | undefined {
     const length = end - start;
-    if (length > this.maxBytes) return;
+    if (length > this.maxBytes) return undefined;
     const copy = Buffer.allocUnsafeSlow(length);
     bytes.copy(copy, 0, start, end);
     let bucket = this.buckets.get(hash);
     if (bucket) this.buckets.delete(hash);
     else bucket = [];
-    bucket.push({ bytes: copy, value });
+    const entry: Entry = { bytes: copy, value, hash };
+    bucket.push(entry);
     this.buckets.set(hash, bucket);
     this.entries += 1;
     this.bytesHeld += length;
@@ -254,10 +300,13 @@ export class RecurringValues {
     for (const [oldest, entries] of this.buckets) {
       if (this.entries <= this.maxEntries && this.bytesHeld <= this.maxBytes) break;
       this.buckets.delete(oldest);
-      for (const entry of entries) {
+      for (const forgotten of entries) {
         this.entries -= 1;
-        this.bytesHeld -= entry.bytes.length;
+        this.bytesHeld -= forgotten.bytes.length;
+        if (forgotten.lastOf !== undefined) this.lastOf.delete(forgotten.lastOf);
       }
     }
+    // Remembered and forgotten at once (larger than the memo's room): not a member's last value.
+    return this.buckets.get(hash)?.includes(entry) ? entry : undefined;
   }
 }

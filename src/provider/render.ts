@@ -62,13 +62,15 @@ const sse = (event: string | undefined, data: unknown): string =>
 export function piecesOf(text: string, from: number, to: number, n: number): string {
   if (n <= 1) return from === 0 && to > 0 ? text : '';
   const size = Math.ceil(text.length / n);
-  const edge = (at: number) => {
-    if (at <= 0) return 0;
-    if (at >= text.length) return text.length;
-    const code = text.charCodeAt(at);
-    return code >= 0xdc00 && code <= 0xdfff ? at + 1 : at;
-  };
-  return text.slice(edge(from * size), edge(to * size));
+  return text.slice(pieceEdge(text, from * size), pieceEdge(text, to * size));
+}
+
+/** `at` in `text`, moved past the low half of a surrogate pair. */
+function pieceEdge(text: string, at: number): number {
+  if (at <= 0) return 0;
+  if (at >= text.length) return text.length;
+  const code = text.charCodeAt(at);
+  return code >= 0xdc00 && code <= 0xdfff ? at + 1 : at;
 }
 
 const hasToolCall = (input: RenderInput) => input.reply.kind === 'tool-call' && input.ending === 'natural';
@@ -283,75 +285,63 @@ function messagesUsage(usage: Usage, output: number) {
   };
 }
 
+/**
+ * A Messages stream's events that are the same in every answer, rendered once, and a text delta's
+ * text around its piece: a delta is `DELTA_OPEN + JSON.stringify(piece) + DELTA_CLOSE`, the
+ * bytes `sse` gives, without an object and a serialisation of it per chunk.
+ */
+const TEXT_BLOCK_START = sse('content_block_start', {
+  type: 'content_block_start',
+  index: 0,
+  content_block: { type: 'text', text: '' },
+});
+const [TEXT_DELTA_OPEN, TEXT_DELTA_CLOSE] = sse('content_block_delta', {
+  type: 'content_block_delta',
+  index: 0,
+  delta: { type: 'text_delta', text: '\u0000' },
+}).split('"\\u0000"') as [string, string];
+const TEXT_BLOCK_STOP = sse('content_block_stop', { type: 'content_block_stop', index: 0 });
+const MESSAGE_STOP = sse('message_stop', { type: 'message_stop' });
+
+/** A number as JSON writes it (a count is always finite; anything else is `null`, as in JSON). */
+const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null');
+
+const PING = sse('ping', { type: 'ping' });
+
+/**
+ * `message_start`, written out: the bytes `sse` gives for the object it stands for
+ * (test/provider-render.test.ts holds the two equal), without the objects and their serialisation
+ * in every answer.
+ */
+function messageStart(input: RenderInput): string {
+  const usage = input.usage;
+  return `event: message_start\ndata: {"type":"message_start","message":{"id":${JSON.stringify(`msg_${input.id}`)},"type":"message","role":"assistant","model":${JSON.stringify(input.model)},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${jsonNumber(usage.input - usage.cacheRead - usage.cacheWrite5m - usage.cacheWrite1h)},"cache_creation_input_tokens":${jsonNumber(usage.cacheWrite5m + usage.cacheWrite1h)},"cache_read_input_tokens":${jsonNumber(usage.cacheRead)},"cache_creation":{"ephemeral_5m_input_tokens":${jsonNumber(usage.cacheWrite5m)},"ephemeral_1h_input_tokens":${jsonNumber(usage.cacheWrite1h)}},"output_tokens":1,"service_tier":"standard"}}}\n\n${PING}`;
+}
+
+/** `message_delta` then `message_stop`, written out as `messageStart` is (so are a tool call's blocks). */
+function messageEnd(input: RenderInput): string {
+  const usage = input.usage;
+  return `event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":${JSON.stringify(stopReason(input))},"stop_sequence":${JSON.stringify(input.stopSequence ?? null)}},"usage":{"input_tokens":${jsonNumber(usage.input - usage.cacheRead - usage.cacheWrite5m - usage.cacheWrite1h)},"cache_creation_input_tokens":${jsonNumber(usage.cacheWrite5m + usage.cacheWrite1h)},"cache_read_input_tokens":${jsonNumber(usage.cacheRead)},"output_tokens":${jsonNumber(usage.output)}}}\n\n${MESSAGE_STOP}`;
+}
+
 function messagesStream(input: RenderInput): StreamRenderer {
-  const start =
-    sse('message_start', {
-      type: 'message_start',
-      message: {
-        id: `msg_${input.id}`,
-        type: 'message',
-        role: 'assistant',
-        model: input.model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: messagesUsage(input.usage, 1),
-      },
-    }) + sse('ping', { type: 'ping' });
+  const start = messageStart(input);
   const text = input.text !== '';
   return {
     start,
     content(from, to) {
       if (!text) return '';
-      let out =
-        from === 0
-          ? sse('content_block_start', {
-              type: 'content_block_start',
-              index: 0,
-              content_block: { type: 'text', text: '' },
-            })
-          : '';
       const piece = piecesOf(input.text, from, to, input.pieces);
-      if (piece !== '')
-        out += sse('content_block_delta', {
-          type: 'content_block_delta',
-          index: 0,
-          delta: { type: 'text_delta', text: piece },
-        });
-      return out;
+      const delta = piece !== '' ? TEXT_DELTA_OPEN + JSON.stringify(piece) + TEXT_DELTA_CLOSE : '';
+      return from === 0 ? TEXT_BLOCK_START + delta : delta;
     },
     end() {
-      let out = text ? sse('content_block_stop', { type: 'content_block_stop', index: 0 }) : '';
+      let out = text ? TEXT_BLOCK_STOP : '';
       if (hasToolCall(input) && input.reply.kind === 'tool-call') {
         const index = text ? 1 : 0;
-        out +=
-          sse('content_block_start', {
-            type: 'content_block_start',
-            index,
-            content_block: { type: 'tool_use', id: input.callId, name: input.reply.tool, input: {} },
-          }) +
-          sse('content_block_delta', {
-            type: 'content_block_delta',
-            index,
-            delta: { type: 'input_json_delta', partial_json: input.reply.args },
-          }) +
-          sse('content_block_stop', { type: 'content_block_stop', index });
+        out += `event: content_block_start\ndata: {"type":"content_block_start","index":${index},"content_block":{"type":"tool_use","id":${JSON.stringify(input.callId)},"name":${JSON.stringify(input.reply.tool)},"input":{}}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(input.reply.args)}}}\n\nevent: content_block_stop\ndata: {"type":"content_block_stop","index":${index}}\n\n`;
       }
-      const usage = messagesUsage(input.usage, input.usage.output);
-      return (
-        out +
-        sse('message_delta', {
-          type: 'message_delta',
-          delta: { stop_reason: stopReason(input), stop_sequence: input.stopSequence ?? null },
-          usage: {
-            input_tokens: usage.input_tokens,
-            cache_creation_input_tokens: usage.cache_creation_input_tokens,
-            cache_read_input_tokens: usage.cache_read_input_tokens,
-            output_tokens: usage.output_tokens,
-          },
-        }) +
-        sse('message_stop', { type: 'message_stop' })
-      );
+      return out + messageEnd(input);
     },
     error(retryAfterS) {
       return sse('error', {
