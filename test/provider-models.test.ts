@@ -10,34 +10,13 @@ import fc from 'fast-check';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROVIDER_LIMITS } from '../src/base/limits.ts';
-import { Rng } from '../src/base/rng.ts';
-import { RealClock } from '../src/clock/real.ts';
-import {
-  ProviderEmulator,
-  type ProviderEmulatorOptions,
-  startProviderServer,
-} from '../src/provider/index.ts';
+import type { ProviderEmulatorOptions } from '../src/provider/index.ts';
 import { LISTED_MODELS, modelNamed, parseModelSpec } from '../src/provider/models.ts';
-import { MemorySink } from '../src/trace/writer.ts';
+import { closeSdkServers, serveWithSdks } from './helpers/provider-sdk.ts';
 
-const servers: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
+afterEach(closeSdkServers);
 
-async function serve(options: Partial<ProviderEmulatorOptions> = {}) {
-  const emulator = new ProviderEmulator({
-    clock: new RealClock(),
-    rng: new Rng(5),
-    trace: new MemorySink(),
-    ...options,
-  });
-  const server = await startProviderServer({ emulator });
-  servers.push(server);
-  const anthropic = new Anthropic({ apiKey: 'k-anthropic', baseURL: server.url, maxRetries: 0 });
-  const openai = new OpenAI({ apiKey: 'k-openai', baseURL: `${server.url}/v1`, maxRetries: 0 });
-  return { url: server.url, anthropic, openai };
-}
+const serve = (options: Partial<ProviderEmulatorOptions> = {}) => serveWithSdks(options, 5);
 
 const HELLO = 'fleetbench-script: hello';
 

@@ -7,33 +7,12 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Rng } from '../src/base/rng.ts';
-import { RealClock } from '../src/clock/real.ts';
-import {
-  ProviderEmulator,
-  type ProviderEmulatorOptions,
-  startProviderServer,
-} from '../src/provider/index.ts';
-import { MemorySink } from '../src/trace/writer.ts';
+import type { ProviderEmulatorOptions } from '../src/provider/index.ts';
+import { closeSdkServers, serveWithSdks } from './helpers/provider-sdk.ts';
 
-const servers: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
+afterEach(closeSdkServers);
 
-async function serve(options: Partial<ProviderEmulatorOptions> = {}) {
-  const trace = new MemorySink();
-  const emulator = new ProviderEmulator({ clock: new RealClock(), rng: new Rng(3), trace, ...options });
-  const server = await startProviderServer({ emulator });
-  servers.push(server);
-  const anthropic = new Anthropic({ apiKey: 'k-anthropic', baseURL: server.url, maxRetries: 0 });
-  const openai = new OpenAI({ apiKey: 'k-openai', baseURL: `${server.url}/v1`, maxRetries: 0 });
-  const spans = () =>
-    trace.records.flatMap((record) =>
-      record.kind === 'span' && record.name === 'provider.request' ? [record] : [],
-    );
-  return { emulator, url: server.url, anthropic, openai, spans };
-}
+const serve = (options: Partial<ProviderEmulatorOptions> = {}) => serveWithSdks(options, 3);
 
 const HELLO = 'fleetbench-script: hello';
 /** A system prompt of about 3,000 tokens: long enough to be cached by either vendor. */
