@@ -166,6 +166,8 @@ interface StartPlan {
   latencyFrom: Int32Array;
   latencyCount: Int32Array;
   latencies: Float64Array;
+  /** Each chain's start (a spawn's own time; a cycle's chains start with it): where its end starts from. */
+  chainStart: Float64Array;
   cycleStart: Float64Array;
 }
 
@@ -215,6 +217,7 @@ function startPlan(cycles: readonly SimCycle[], chains: readonly Chain[]): Start
     latencyFrom,
     latencyCount,
     latencies,
+    chainStart: Float64Array.from(chains, (c) => c.startMs),
     cycleStart: Float64Array.from(cycles, (c) => c.startMs),
   };
   startPlans.set(chains, { cycles, plan });
@@ -266,8 +269,7 @@ export function simulateCycles(
   const firstCount = new Int32Array(cycleCount);
   const firstMin = new Float64Array(cycleCount).fill(Number.POSITIVE_INFINITY);
   const firstMax = new Float64Array(cycleCount).fill(Number.NEGATIVE_INFINITY);
-  const chainEnds = new Float64Array(chains.length);
-  for (let i = 0; i < chains.length; i++) chainEnds[i] = chains[i]!.startMs;
+  const chainEnds = plan.chainStart.slice();
   /** Per cycle, the next of its pending chains to start. */
   const pendingNext = pendingFrom.slice(0, cycleCount);
   const running = plan.running.slice();

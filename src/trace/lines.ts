@@ -255,8 +255,9 @@ export function forEachLineInRange(
       if (read === 0) break;
       position += read;
       // The buffer is reused: push() copies whatever tail it keeps, onRaw uses it at once.
-      onRaw?.(buffer.subarray(0, read));
-      splitter.push(buffer.subarray(0, read));
+      const chunk = buffer.subarray(0, read);
+      onRaw?.(chunk);
+      splitter.push(chunk);
       onBytes?.(position - start);
     }
   } finally {
