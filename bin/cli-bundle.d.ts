@@ -18,4 +18,5 @@ export function sourceLocations(
   loaded: Map<string, Buffer>,
   locate?: (field: 'url' | 'filename' | 'dirname', path: string) => string,
 ): import('esbuild').Plugin;
+export function esmYaml(root: string): import('esbuild').Plugin;
 export const ENTRY_BUNDLE: import('esbuild').BuildOptions;

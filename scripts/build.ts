@@ -24,7 +24,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, buildSync, type Plugin } from 'esbuild';
-import { ENTRIES, ENTRY_BUNDLE, sourceLocations } from '../bin/cli-bundle.js';
+import { ENTRIES, ENTRY_BUNDLE, esmYaml, sourceLocations } from '../bin/cli-bundle.js';
 import { workerBuildOptions } from '../src/analyze/worker-source.ts';
 import { CLIENT_BUILD_OPTIONS, CLIENT_FILE, UPLOT_CSS_FILE, uplotCssPath } from '../src/report-html/page.ts';
 import { STANDIN_FILE } from '../src/targets/paperclip/server.ts';
@@ -118,7 +118,7 @@ export async function buildPackage(): Promise<{ bundled: string[]; seconds: numb
     chunkNames: 'chunk-[hash]',
     logLevel: 'warning',
     absWorkingDir: ROOT,
-    plugins: [prebuiltFlag(), sourceLocations(ROOT, new Map(), packageLocation)],
+    plugins: [prebuiltFlag(), esmYaml(ROOT), sourceLocations(ROOT, new Map(), packageLocation)],
   });
 
   // The analysis workers' script: CommonJS, so its one import.meta (version.ts) is computed from
