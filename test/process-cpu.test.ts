@@ -91,6 +91,53 @@ spawn(process.execPath, ['-e', ${JSON.stringify(agent)}, 'agent-marker-7f3'], { 
     expect(share.cpuMs.controlPlane).toBeGreaterThanOrEqual(90);
   }, 120_000);
 
+  it('charges an orphan in a session of its own, found under a process of fleetbench, to other, not to fleetbench', async () => {
+    // As in the world's sandbox: fleetbench (this process, the harness root) starts a process it
+    // does not register (bwrap's first process), which ends up the parent of something started
+    // in a session of its own (an agent shell's daemonized child, adopted there). A plain child
+    // of that process stays fleetbench's.
+    const cpu = new ProcessCpu({ intervalMs: 100 });
+    cpu.addRoot(process.pid, 'harness');
+    const burner = (ms: number, marker: string) =>
+      `const end = process.cpuUsage().user / 1000 + ${ms}; while (process.cpuUsage().user / 1000 < end);
+const f = require('node:fs').readFileSync('/proc/self/stat', 'utf8'); const x = f.slice(f.lastIndexOf(')') + 2).split(' ');
+console.log(JSON.stringify({ ${marker}: Number(x[11]) + Number(x[12]) }));`;
+    const reaper = `
+const { spawn } = require('node:child_process');
+const { once } = require('node:events');
+(async () => {
+  const adopted = spawn(process.execPath, ['-e', ${JSON.stringify(burner(500, 'adopted'))}], { detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
+  const own = spawn(process.execPath, ['-e', ${JSON.stringify(burner(200, 'own'))}], { stdio: ['ignore', 'inherit', 'inherit'] });
+  await Promise.all([once(adopted, 'exit'), once(own, 'exit')]);
+})();
+`;
+    cpu.start();
+    const child = spawn(process.execPath, ['-e', reaper], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    await once(child, 'exit');
+    const share = cpu.stop();
+    const spent = Object.assign(
+      {},
+      ...out
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ) as {
+      adopted: number;
+      own: number;
+    };
+    const adoptedMs = spent.adopted * 10;
+    expect(adoptedMs).toBeGreaterThanOrEqual(500);
+    // The orphan's CPU is other's (less at most its last moments between two samples, which
+    // its reaper's cutime brings to the role it had); none of it is fleetbench's.
+    expect(share.cpuMs.other).toBeGreaterThanOrEqual(adoptedMs - 100);
+    expect(share.cpuMs.other).toBeLessThanOrEqual(adoptedMs + 40);
+    expect(share.cpuMs.harness).toBeGreaterThanOrEqual(spent.own * 10);
+  }, 120_000);
+
   it('counts nothing spent before the window, and reads an empty window as no share', () => {
     const cpu = new ProcessCpu({ intervalMs: 1000 });
     cpu.addRoot(process.pid, 'harness');

@@ -61,6 +61,8 @@ export interface ProcessCpuOptions {
 /** A process as one sample saw it (the fields of /proc/PID/stat this needs). */
 interface Stat {
   ppid: number;
+  /** The session (setsid) it belongs to. */
+  session: number;
   comm: string;
   /** utime + stime, in ticks. */
   self: number;
@@ -200,7 +202,7 @@ export class ProcessCpu {
       seen.set(pid, stat);
       const own = this.roots.get(pid) ?? this.commandRole(pid, stat);
       ownRoleOf.set(pid, own);
-      const role = own ?? inherited;
+      const role = own ?? this.adoptedRole(pid, stat, inherited, seen);
       roleOf.set(pid, role);
       const children = parents ? (parents.get(pid) ?? []) : this.children(pid);
       for (const child of children) if (!seen.has(child)) queue.push([child, role]);
@@ -260,6 +262,23 @@ export class ProcessCpu {
     }
   }
 
+  /**
+   * The role a process takes from the tree it was found in, but for one found for the first time
+   * in fleetbench's own tree, under a process that is not a registered root, in a session of its
+   * own (setsid): an orphan adopted by the world sandbox's first process (every process a command
+   * or its agents started and left behind, daemonized before a sample saw it where it came from:
+   * a shell's background `pyenv rehash`, a language server) is nobody's work of fleetbench's. It
+   * takes the role of its session's leader if that was seen, else `other` (docs/analysis.md,
+   * "Harness").
+   */
+  private adoptedRole(pid: number, stat: Stat, inherited: ProcessRole, seen: Map<number, Stat>): ProcessRole {
+    if (inherited !== 'harness' || this.tracked.has(pid) || this.roots.has(stat.ppid)) return inherited;
+    const parent = seen.get(stat.ppid);
+    if (parent === undefined || parent.session === stat.session) return inherited;
+    const leader = this.tracked.get(stat.session);
+    return leader !== undefined && leader.role !== 'harness' ? leader.role : 'other';
+  }
+
   /** The role a command line gives the process (re-read when the process exec'd: its name changed). */
   private commandRole(pid: number, stat: Stat): ProcessRole | undefined {
     if (this.commands.length === 0) return undefined;
@@ -291,6 +310,7 @@ export class ProcessCpu {
     const number = (i: number) => Number(fields[i]);
     const stat = {
       ppid: number(1),
+      session: number(3),
       comm,
       self: number(11) + number(12),
       children: number(13) + number(14),
