@@ -91,7 +91,9 @@ export function breakdownSections(a: Analysis, top: number, dimensions: Dimensio
     return {
       title: `Calls by ${label}`,
       blocks: [
-        unattributed ? note([`no call carries a ${label}`], 'info') : countsTable(label, counts, total, top),
+        unattributed
+          ? note([`no call carries ${/^[aeiou]/i.test(label) ? 'an' : 'a'} ${label}`], 'info')
+          : countsTable(label, counts, total, top),
       ],
     };
   });
