@@ -204,8 +204,16 @@ describe.skipIf(bwrap.skip)('--target command', { timeout: 240_000 }, () => {
 
   it('fails the run (exit 3) when the control plane dies outside a restart', async () => {
     bwrap.require();
-    const r = await run(scenario({ sessions: 1, duration: '60s', env: { LOOP_EXIT_AFTER_MS: '2500' } }));
+    const r = await run(
+      // {{state}} as an argument: the start line shows the directory it was given, not the template.
+      scenario({ sessions: 1, duration: '60s', env: { LOOP_EXIT_AFTER_MS: '2500' } }).replace(
+        `start: node ${LOOP}`,
+        `start: node ${LOOP} {{state}}`,
+      ),
+    );
     expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain(`command sh -c node ${LOOP} /`);
+    expect(r.stderr).not.toContain('{{state}}');
     expect(`${r.stdout}${r.stderr}`).toMatch(/control plane exited during the run \(exit 7\)/);
     expect(events(r, 'controlplane.exited')[0]?.data?.code).toBe(7);
     expect(r.records.at(-1)).toMatchObject({ kind: 'end', reason: 'failed' });

@@ -130,7 +130,10 @@ export class CommandTarget implements Target {
 
   describe(): string[] {
     return [
-      `command ${this.config.argv.join(' ').slice(0, 120)} (${this.config.source}), work: ${this.config.work.kind}, done at ${this.config.done}`,
+      `command ${this.config.argv
+        .map((arg) => this.fillDirs(arg))
+        .join(' ')
+        .slice(0, 120)} (${this.config.source}), work: ${this.config.work.kind}, done at ${this.config.done}`,
     ];
   }
 
@@ -209,10 +212,14 @@ export class CommandTarget implements Target {
     this.watchTimer.unref();
   }
 
+  /** `{{state}}` and `{{cwd}}` in a start argument or a variable: the run's directories. */
+  private fillDirs(text: string): string {
+    return text.replaceAll('{{state}}', this.dirs.state).replaceAll('{{cwd}}', this.dirs.cwd);
+  }
+
   /** The environment of the control plane and of work commands: the user's, the config's, the world's. */
   private env(): Record<string, string> {
-    const fill = (text: string) =>
-      text.replaceAll('{{state}}', this.dirs.state).replaceAll('{{cwd}}', this.dirs.cwd);
+    const fill = (text: string) => this.fillDirs(text);
     const own = Object.fromEntries(Object.entries(this.config.env).map(([k, v]) => [k, fill(v)]));
     return (this.world as World).env({ ...process.env, ...own });
   }
@@ -225,8 +232,7 @@ export class CommandTarget implements Target {
     const logOffset = fileSize(this.dirs.log);
     this.startLogOffset = logOffset;
     const spawnedAt = clock.now();
-    const fill = (text: string) =>
-      text.replaceAll('{{state}}', this.dirs.state).replaceAll('{{cwd}}', this.dirs.cwd);
+    const fill = (text: string) => this.fillDirs(text);
     const child = await world.spawn({
       argv: this.config.argv.map(fill),
       cwd: this.dirs.cwd,
