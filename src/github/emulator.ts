@@ -347,7 +347,6 @@ export class GitHubEmulator {
     });
     this.faults = new FaultBoard(this.clock, rng.fork('github.faults'), this.trace);
     this.webhooks = new Webhooks(this.state, this.clock, rng.fork('github.webhooks'), this.trace);
-    this.state.webhooks = this.webhooks;
     this.graphql = new GraphQLEngine();
     this.router = buildRestRouter();
     this.latency = resolveLatency(options.latency);

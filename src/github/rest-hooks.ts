@@ -27,13 +27,14 @@ import {
   hookObject,
   WEBHOOK_BOUNDS,
   type Webhooks,
+  webhooksOf,
 } from './webhooks.ts';
 import { roleOf } from './world/access.ts';
 
 /** The repository, when the token's user is its admin (else 404, as GitHub answers). */
 function withAdminRepo(ctx: RestContext, fn: (repo: Repo, hooks: Webhooks) => RestResult): RestResult {
   return withRepo(ctx, (repo) => {
-    const hooks = ctx.state.webhooks;
+    const hooks = webhooksOf(ctx.state);
     if (hooks === undefined || ctx.user === undefined || roleOf(ctx.user, repo) !== 'admin')
       return notFound();
     return fn(repo, hooks);

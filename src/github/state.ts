@@ -18,7 +18,6 @@ import {
   type RepoFixture,
 } from './fixtures.ts';
 import type { Touched } from './touched.ts';
-import type { Webhooks } from './webhooks.ts';
 import { ISSUE_BOUNDS } from './world/bounds.ts';
 import { Checks } from './world/checks.ts';
 import { closingIssue } from './world/closing.ts';
@@ -134,8 +133,6 @@ export class GitHubState {
    * by name (content attribution, attribution.ts). Unset (the default) it costs nothing.
    */
   touched: Touched | undefined = undefined;
-  /** The repositories' webhooks and their deliveries (webhooks.ts), set by the emulator. */
-  webhooks: Webhooks | undefined = undefined;
   /** Told of each change a webhook event describes (world/notices.ts); unset (the default) costs nothing. */
   private listener: WorldListener | undefined = undefined;
 

@@ -116,6 +116,13 @@ export const directDial: WebhookDialer = (url) =>
     socket.once('error', reject);
   });
 
+/** Each world's webhooks, for its REST routes (rest-hooks.ts), which are handed the world alone. */
+const WEBHOOKS_OF = new WeakMap<GitHubState, Webhooks>();
+
+export function webhooksOf(state: GitHubState): Webhooks | undefined {
+  return WEBHOOKS_OF.get(state);
+}
+
 export class Webhooks {
   /** Each repository's hooks, in the order they were made. */
   private readonly byRepo = new Map<Repo, Hook[]>();
@@ -136,7 +143,9 @@ export class Webhooks {
     private readonly clock: Clock,
     private readonly rng: Rng,
     private readonly trace: TraceSink | undefined,
-  ) {}
+  ) {
+    WEBHOOKS_OF.set(state, this);
+  }
 
   /** Deliveries waiting, over every hook (at most WEBHOOK_BOUNDS.queued). */
   queuedCount(): number {
@@ -151,8 +160,16 @@ export class Webhooks {
     return this.byRepo.get(repo)?.find((h) => h.id === id);
   }
 
-  /** A new hook; GitHub then pings it. */
-  create(repo: Repo, input: { config: HookConfig; events: string[]; active: boolean }, sender: User): Hook {
+  /**
+   * A new hook; GitHub then pings it (not an App installation's: `ping: false`, what the command
+   * target's `webhook` is, docs/command-target.md).
+   */
+  create(
+    repo: Repo,
+    input: { config: HookConfig; events: string[]; active: boolean },
+    sender: User,
+    options: { ping?: boolean } = {},
+  ): Hook {
     // The world tells its changes from the first hook on: a run with none pays nothing.
     if (this.byRepo.size === 0) this.state.listen((notice) => this.onNotice(notice));
     const hooks = this.byRepo.get(repo) ?? [];
@@ -172,7 +189,7 @@ export class Webhooks {
     };
     hooks.push(hook);
     this.byRepo.set(repo, hooks);
-    this.ping(hook, sender);
+    if (options.ping !== false) this.ping(hook, sender);
     return hook;
   }
 

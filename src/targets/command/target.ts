@@ -204,9 +204,32 @@ export class CommandTarget implements Target {
     this.world?.spawns?.onChange((spawn, what) => {
       if (what === 'spawn') this.attributeSpawn(spawn.id, spawn.argv.join(' '), spawn.cwd);
     });
+    this.registerWebhook();
     await this.launch('start');
     this.watchTimer = setInterval(() => this.watch(), WATCH_MS);
     this.watchTimer.unref();
+  }
+
+  /**
+   * The configuration's `webhook` on every world repository, before the command starts, as a
+   * GitHub App's installation would (no ping); deliveries reach its port inside the world the way
+   * `ready: {http}` and `work: {http}` do (docs/command-target.md, "Webhooks").
+   */
+  private registerWebhook(): void {
+    const webhook = this.config.webhook;
+    const world = this.world;
+    if (webhook === undefined || world === undefined) return;
+    const hooks = this.emulator.webhooks;
+    hooks.dialer = (url) => world.dial(Number(url.port || 80));
+    const config = {
+      url: webhook.url,
+      contentType: webhook.contentType,
+      secret: webhook.secret,
+      insecureSsl: '0' as const,
+    };
+    for (const repo of this.emulator.state.repos.values())
+      if (hooks.hooksOf(repo).length === 0)
+        hooks.create(repo, { config, events: webhook.events, active: true }, repo.owner, { ping: false });
   }
 
   /** The environment of the control plane and of work commands: the user's, the config's, the world's. */
