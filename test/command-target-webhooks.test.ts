@@ -161,6 +161,8 @@ describe.skipIf(bwrap.skip)(
       const deliveries = records.filter((x) => x.kind === 'event' && x.name === 'github.webhook');
       const opened = deliveries.filter((d) => d.labels?.event === 'issues' && d.labels?.action === 'opened');
       expect(opened).toHaveLength(2);
+      // Made with its label, as GitHub does: \`opened\`, then \`labeled\`.
+      expect(deliveries.filter((d) => d.labels?.action === 'labeled')).toHaveLength(2);
       expect(deliveries.every((d) => d.data?.statusCode === 202)).toBe(true);
       const log = readFileSync(join(out, 'command.log'), 'utf8');
       expect(log).not.toContain('bad signature');

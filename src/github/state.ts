@@ -611,7 +611,15 @@ export class GitHubState {
     checkLabels(new Set(input.labels ?? []), 0);
     const number = repo.nextNumber++;
     const issue = this.newIssue(repo, number, this.time.now(), input);
-    this.notify({ kind: 'issue', action: 'opened', issue, sender: issue.user });
+    if (this.listener !== undefined) {
+      // GitHub follows `opened` with a `labeled` per label and an `assigned` per assignee given.
+      const sender = issue.user;
+      this.notify({ kind: 'issue', action: 'opened', issue, sender });
+      for (const label of issue.labels)
+        this.notify({ kind: 'issue', action: 'labeled', issue, sender, label });
+      for (const assignee of issue.assignees)
+        this.notify({ kind: 'issue', action: 'assigned', issue, sender, assignee });
+    }
     return issue;
   }
 

@@ -36,6 +36,8 @@ export const WEBHOOK_BOUNDS = {
   deliveriesKept: 100,
   /** The most of a receiver's answer kept with its delivery. */
   responseBytes: 4_096,
+  /** The deliveries' requests and answers kept, over every hook (characters); the oldest go first. */
+  keptBodyBytes: 32 * 1024 * 1024,
   /** A hook's URL and secret: at most this many characters. */
   configChars: 2_048,
 } as const;
@@ -133,6 +135,10 @@ export class Webhooks {
   private readonly inFlight = new Set<Socket>();
   /** How deliveries reach their URLs; the command target's world sets its own (docs/world.md). */
   dialer: WebhookDialer = directDial;
+  private nextDeliveryId = 1;
+  /** Kept deliveries whose request and answer are still kept, oldest first, and their bytes. */
+  private readonly withBodies: Delivery[] = [];
+  private keptBytes = 0;
   /** Deliveries dropped because the queue was full. */
   dropped = 0;
   /** How long one delivery may take (GitHub's 10 s; a test shortens it). */
@@ -352,16 +358,18 @@ export class Webhooks {
   ): Promise<{ status: number; headers: Record<string, string>; body: string }> {
     let socket: Socket | undefined;
     let timer: NodeJS.Timeout | undefined;
+    let over = false;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        over = true;
         socket?.destroy();
         reject(new DeliveryError('timed out'));
       }, this.timeoutMs);
     });
     try {
       const dialing = this.dialer(url);
-      // A connection that arrives after the timeout is closed at once.
-      dialing.then((s) => (this.closed ? s.destroy() : undefined)).catch(() => {});
+      // A connection that arrives after the timeout (or the emulator's close) is closed at once.
+      dialing.then((s) => (over || this.closed ? s.destroy() : undefined)).catch(() => {});
       socket = await Promise.race([dialing, timeout]);
       if (this.closed) throw new DeliveryError('the emulator stopped');
       this.inFlight.add(socket);
@@ -373,6 +381,21 @@ export class Webhooks {
         this.inFlight.delete(socket);
         socket.destroy();
       }
+    }
+  }
+
+  /**
+   * The requests and answers kept, over every hook, are bounded (WEBHOOK_BOUNDS.keptBodyBytes):
+   * past it the oldest delivery's are let go (its record stays, its payload reads null).
+   */
+  private keepBodies(delivery: Delivery): void {
+    this.withBodies.push(delivery);
+    this.keptBytes += bodiesBytes(delivery);
+    while (this.keptBytes > WEBHOOK_BOUNDS.keptBodyBytes && this.withBodies.length > 1) {
+      const oldest = this.withBodies.shift() as Delivery;
+      this.keptBytes -= bodiesBytes(oldest);
+      oldest.requestBody = '';
+      oldest.responseBody = '';
     }
   }
 
@@ -389,7 +412,9 @@ export class Webhooks {
     requestBody = '',
   ): void {
     const delivery: Delivery = {
-      id: this.state.time.id(),
+      // Its own sequence: deliveries end when receivers answer, and the world's ids must not
+      // depend on that (the same run makes the same issues with the same ids).
+      id: this.nextDeliveryId++,
       guid: pending.guid,
       at,
       duration,
@@ -405,6 +430,7 @@ export class Webhooks {
     };
     hook.deliveries.push(delivery);
     if (hook.deliveries.length > WEBHOOK_BOUNDS.deliveriesKept) hook.deliveries.shift();
+    this.keepBodies(delivery);
     hook.lastResponse =
       statusCode === 0
         ? { code: null, status: 'failed', message: status }
@@ -432,6 +458,10 @@ export class Webhooks {
 }
 
 class DeliveryError extends Error {}
+
+function bodiesBytes(delivery: Delivery): number {
+  return delivery.requestBody.length + delivery.responseBody.length;
+}
 
 function wants(hook: Hook, event: string): boolean {
   return hook.events.includes(event) || hook.events.includes('*');
