@@ -117,7 +117,15 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
       owner,
       repo,
       config: { url: hookReceiver.url, content_type: 'json', secret },
-      events: ['issues', 'issue_comment', 'pull_request', 'pull_request_review', 'push'],
+      events: [
+        'issues',
+        'issue_comment',
+        'pull_request',
+        'pull_request_review',
+        'push',
+        'check_run',
+        'status',
+      ],
     });
     expect(created.status).toBe(201);
     expect(created.data).toMatchObject({ name: 'web', active: true, config: { secret: '********' } });
@@ -172,6 +180,15 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
       state: 'APPROVED',
       user: 'writer',
     });
+    // CI on the pull request's head, as the admin API's scenarios report it.
+    emulator.admin.setCheckRun({ repo: 'octo/app', number: pull.data.number, status: 'in_progress' });
+    emulator.admin.setCheckRun({ repo: 'octo/app', number: pull.data.number, conclusion: 'success' });
+    emulator.admin.setStatus({
+      repo: 'octo/app',
+      number: pull.data.number,
+      context: 'ci/build',
+      state: 'success',
+    });
     await octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', {
       owner,
       repo,
@@ -188,6 +205,9 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
       'push',
       'pull_request.synchronize',
       'pull_request_review.submitted',
+      'check_run.created',
+      'check_run.completed',
+      'status',
       // The merge: the pull request closed (merged), the issue it closes closed.
       'issues.closed',
       'pull_request.closed',
@@ -207,6 +227,8 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
       );
     }
     expect(hookReceiver.received.flatMap((r) => payloadProblems(r.event, r.payload))).toEqual([]);
+    // The check finds a payload that is not of its schema.
+    expect(payloadProblems('issues', { action: 'opened', issue: {} })).not.toEqual([]);
     const merged = hookReceiver.received.at(-1)!.payload.pull_request as { merged: boolean };
     expect(merged.merged).toBe(true);
     expect((hookReceiver.received[2]!.payload.label as { name: string }).name).toBe('agent');

@@ -170,6 +170,20 @@ export class GitHubState {
         ...(event.rename ? { changes: { title: { from: event.rename.from } } } : {}),
       });
     };
+    this.checks.onRun = (run, commit, action) => {
+      const repo = this.repoOfCommit(commit);
+      if (repo) this.notify({ kind: 'check_run', action, repo, run, sender: this.defaultUser });
+    };
+    this.checks.onStatus = (status, commit) => {
+      const repo = this.repoOfCommit(commit);
+      if (repo) this.notify({ kind: 'status', repo, commit, status, sender: status.creator });
+    };
+  }
+
+  /** The repository holding a commit (a check run or a status names only the commit). */
+  private repoOfCommit(commit: Commit): Repo | undefined {
+    for (const repo of this.repos.values()) if (repo.commits.get(commit.sha) === commit) return repo;
+    return undefined;
   }
 
   private notify(notice: WorldNotice): void {

@@ -5,6 +5,8 @@
  * Rendered when the change is whole, so a payload shows the object after it.
  */
 import {
+  checkRunObject,
+  commitObject,
   issueCommentObject,
   issueJson,
   labelObject,
@@ -13,6 +15,7 @@ import {
   reactions,
   repoObject,
   reviewObject,
+  statusObject,
   userObject,
 } from './shapes.ts';
 import type { Commit, GitHubState, Repo } from './state.ts';
@@ -32,6 +35,10 @@ export function eventOf(notice: WorldNotice): { event: string; action: string | 
       return { event: 'pull_request', action: 'synchronize' };
     case 'push':
       return { event: 'push', action: null };
+    case 'check_run':
+      return { event: 'check_run', action: notice.action };
+    case 'status':
+      return { event: 'status', action: null };
   }
 }
 
@@ -44,6 +51,8 @@ export function repoOf(notice: WorldNotice): Repo {
     case 'synchronize':
       return notice.pull.issue.repo;
     case 'push':
+    case 'check_run':
+    case 'status':
       return notice.repo;
   }
 }
@@ -106,6 +115,36 @@ export function payloadOf(state: GitHubState, notice: WorldNotice): Record<strin
         pull_request: JSON.parse(pullFullJson(state, notice.pull)),
         ...common,
       };
+    case 'check_run':
+      return { action: notice.action, check_run: checkRunObject(state, repo, notice.run), ...common };
+    case 'status': {
+      const { commit, status } = notice;
+      const shown = statusObject(state, repo, commit, status);
+      const branches = [...repo.branches]
+        .filter(([, sha]) => sha === commit.sha)
+        .map(([name]) => ({
+          name,
+          commit: { sha: commit.sha, url: `${state.apiUrl}/repos/${repo.fullName}/commits/${commit.sha}` },
+          protected: false,
+        }));
+      return {
+        id: status.id,
+        sha: commit.sha,
+        name: repo.fullName,
+        target_url: shown.target_url,
+        avatar_url: shown.avatar_url,
+        context: status.context,
+        description: status.description,
+        state: status.state,
+        commit: commitObject(state, repo, commit, status.creator),
+        branches,
+        created_at: shown.created_at,
+        updated_at: shown.updated_at,
+        repository: common.repository,
+        // Its creator as the payload is rendered: the admin API names it after the status is made.
+        sender: userObject(state, status.creator),
+      };
+    }
     case 'push': {
       const before = notice.before ?? ZERO_SHA;
       const after = notice.after;

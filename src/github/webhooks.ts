@@ -50,6 +50,8 @@ export const DELIVERED_EVENTS = [
   'pull_request',
   'pull_request_review',
   'push',
+  'check_run',
+  'status',
 ] as const;
 
 export interface HookConfig {

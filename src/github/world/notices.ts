@@ -4,7 +4,18 @@
  * GitHub's payload adds (the label, the assignee, the old title). The world tells synchronously
  * and only when someone listens; a listener renders payloads after the change is whole.
  */
-import type { Commit, Issue, IssueComment, Label, PullRequest, Repo, Review, User } from './objects.ts';
+import type {
+  CheckRun,
+  Commit,
+  CommitStatus,
+  Issue,
+  IssueComment,
+  Label,
+  PullRequest,
+  Repo,
+  Review,
+  User,
+} from './objects.ts';
 
 export type WorldNotice =
   | {
@@ -20,6 +31,9 @@ export type WorldNotice =
   | { kind: 'comment'; issue: Issue; comment: IssueComment; sender: User }
   | { kind: 'review'; pull: PullRequest; review: Review; sender: User }
   | { kind: 'synchronize'; pull: PullRequest; before: string; after: string; sender: User }
+  | { kind: 'check_run'; action: 'created' | 'completed'; repo: Repo; run: CheckRun; sender: User }
+  /** The sender is the status's creator, read when the payload is rendered (the admin API names it after). */
+  | { kind: 'status'; repo: Repo; commit: Commit; status: CommitStatus; sender: User }
   | {
       kind: 'push';
       repo: Repo;
