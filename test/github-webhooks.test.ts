@@ -380,25 +380,28 @@ describe('property: a hook receives exactly the events its filter selects, in or
       await everything.close();
       await filtered.close();
     });
+    // Each change on the issue or on the pull request (`on`), or a push to the pull request's head.
+    type On = 'issue' | 'pull';
     type Op =
       | { op: 'open' }
-      | { op: 'label'; name: string }
-      | { op: 'unlabel' }
-      | { op: 'comment' }
-      | { op: 'close' }
-      | { op: 'reopen' }
+      | { op: 'label'; name: string; on: On }
+      | { op: 'unlabel'; on: On }
+      | { op: 'comment'; on: On }
+      | { op: 'close'; on: On }
+      | { op: 'reopen'; on: On }
       | { op: 'push' };
+    const on = fc.constantFrom<On>('issue', 'pull');
     const ops = fc.array(
       fc.oneof(
         fc.constant<Op>({ op: 'open' }),
-        fc.constantFrom('a', 'b', 'c').map((name): Op => ({ op: 'label', name })),
-        fc.constant<Op>({ op: 'unlabel' }),
-        fc.constant<Op>({ op: 'comment' }),
-        fc.constant<Op>({ op: 'close' }),
-        fc.constant<Op>({ op: 'reopen' }),
+        fc.record({ name: fc.constantFrom('a', 'b', 'c'), on }).map((r): Op => ({ op: 'label', ...r })),
+        on.map((o): Op => ({ op: 'unlabel', on: o })),
+        on.map((o): Op => ({ op: 'comment', on: o })),
+        on.map((o): Op => ({ op: 'close', on: o })),
+        on.map((o): Op => ({ op: 'reopen', on: o })),
         fc.constant<Op>({ op: 'push' }),
       ),
-      { maxLength: 12 },
+      { maxLength: 16 },
     );
     const filters = fc.subarray(['issues', 'issue_comment', 'push', 'pull_request'], { minLength: 1 });
     let seed = 10;
@@ -426,21 +429,25 @@ describe('property: a hook receives exactly the events its filter selects, in or
             { config: config(filtered.url, 'some'), events, active: true },
             octo,
           );
-          // The model: what each change should deliver, given the issue's state.
-          const expected: string[] = ['ping'];
-          const issue = emulator.state.issue(repo, 1);
+          // The model: what each change should deliver, given the issue's and the pull request's state.
+          const expected: string[] = ['ping', 'ping'];
+          const pull = emulator.state.openPullRequest(repo, { title: 'Fix it', head: 'feature' });
+          expected.push('pull_request.opened');
+          await Promise.resolve();
           for (const step of sequence) {
+            const issue = 'on' in step && step.on === 'pull' ? pull.issue : emulator.state.issue(repo, 1);
+            const event = issue.pull ? 'pull_request' : 'issues';
             switch (step.op) {
               case 'open':
                 emulator.admin.createIssue({ repo: 'octo/app', title: 'work' });
                 expected.push('issues.opened');
                 break;
               case 'label':
-                if (!issue.labels.some((l) => l.name === step.name)) expected.push('issues.labeled');
+                if (!issue.labels.some((l) => l.name === step.name)) expected.push(`${event}.labeled`);
                 emulator.state.addLabels(issue, [step.name]);
                 break;
               case 'unlabel':
-                for (const _ of issue.labels) expected.push('issues.unlabeled');
+                for (const _ of issue.labels) expected.push(`${event}.unlabeled`);
                 emulator.state.setLabels(issue, []);
                 break;
               case 'comment':
@@ -448,22 +455,26 @@ describe('property: a hook receives exactly the events its filter selects, in or
                 expected.push('issue_comment.created');
                 break;
               case 'close':
-                if (issue.state === 'open') expected.push('issues.closed');
+                if (issue.state === 'open') expected.push(`${event}.closed`);
                 emulator.state.editIssue(issue, { state: 'closed' });
                 break;
               case 'reopen':
-                if (issue.state === 'closed') expected.push('issues.reopened');
+                if (issue.state === 'closed') expected.push(`${event}.reopened`);
                 emulator.state.editIssue(issue, { state: 'open' });
                 break;
               case 'push':
                 emulator.admin.pushBranch({ repo: 'octo/app', branch: 'feature' });
                 expected.push('push');
+                if (pull.issue.state === 'open') expected.push('pull_request.synchronize');
                 break;
             }
             // Each change is its own tick, as requests are.
             await Promise.resolve();
           }
           const selected = expected.filter((e) => e === 'ping' || events.includes(e.split('.')[0]!));
+          // Two hooks, two pings: each hook's own.
+          selected.splice(selected.indexOf('ping'), 1);
+          expected.splice(expected.indexOf('ping'), 1);
           await waitUntil(
             'every delivery',
             () =>
@@ -482,4 +493,34 @@ describe('property: a hook receives exactly the events its filter selects, in or
       { numRuns: 15 },
     );
   }, 120_000);
+});
+
+describe('X-GitHub-Delivery', () => {
+  it("is the run's seed's: the same changes under the same seed send the same GUIDs, another seed others", async () => {
+    const guids = async (seed: number) => {
+      const target = await receiver('s');
+      const { emulator } = emulatorWith(seed);
+      try {
+        const repo = emulator.state.repo('octo/app');
+        const config = {
+          url: target.url,
+          contentType: 'json' as const,
+          secret: 's',
+          insecureSsl: '0' as const,
+        };
+        emulator.webhooks.create(repo, { config, events: ['*'], active: true }, repo.owner);
+        emulator.admin.createIssue({ repo: 'octo/app', title: 'one', labels: ['a'] });
+        emulator.admin.pushBranch({ repo: 'octo/app', branch: 'feature' });
+        await waitUntil('four deliveries', () => target.received.length === 4);
+        return target.received.map((r) => String(r.headers['x-github-delivery']));
+      } finally {
+        emulator.close();
+        await target.close();
+      }
+    };
+    const first = await guids(7);
+    expect(await guids(7)).toEqual(first);
+    expect(new Set(first).size).toBe(4);
+    expect(await guids(8)).not.toEqual(first);
+  });
 });
