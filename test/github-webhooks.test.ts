@@ -372,6 +372,32 @@ describe('a receiver that is down, silent or slow', () => {
   });
 });
 
+describe('nothing leaves the machine', () => {
+  it('a hook whose URL is not on loopback is made, as on GitHub, and its deliveries are refused, never dialled', async () => {
+    const { emulator } = emulatorWith(3);
+    try {
+      // TEST-NET-1 (RFC 5737): a dial there would hang until the timeout, not fail at once.
+      emulator.webhooks.timeoutMs = 60_000;
+      const repo = emulator.state.repo('octo/app');
+      const config = {
+        url: 'http://192.0.2.1/hook',
+        contentType: 'json' as const,
+        secret: undefined,
+        insecureSsl: '0' as const,
+      };
+      const hook = emulator.webhooks.create(repo, { config, events: ['issues'], active: true }, repo.owner);
+      emulator.admin.createIssue({ repo: 'octo/app', title: 'anywhere' });
+      await waitUntil('two deliveries recorded', () => hook.deliveries.length === 2, { timeoutMs: 5_000 });
+      expect(hook.deliveries.map((d) => d.status)).toEqual([
+        "refused: 192.0.2.1 is not this machine's loopback",
+        "refused: 192.0.2.1 is not this machine's loopback",
+      ]);
+    } finally {
+      emulator.close();
+    }
+  });
+});
+
 describe('property: a hook receives exactly the events its filter selects, in order, each signed', () => {
   it('for any sequence of world changes', async () => {
     const everything = await receiver('all');

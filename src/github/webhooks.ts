@@ -254,11 +254,13 @@ export class Webhooks {
       const { event, action } = eventOf(notice);
       const hooks = this.hooksOf(repoOf(notice)).filter((h) => h.active && wants(h, event));
       if (hooks.length === 0) continue;
+      // A full queue drops it anyway: a receiver that is down costs no rendering either.
+      const full = this.queuedTotal >= WEBHOOK_BOUNDS.queued;
       const pending = {
         guid: this.guid(),
         event,
         action,
-        json: JSON.stringify(payloadOf(this.state, notice)),
+        json: full ? '' : JSON.stringify(payloadOf(this.state, notice)),
       };
       for (const hook of hooks) this.enqueue(hook, pending);
     }
@@ -306,6 +308,9 @@ export class Webhooks {
     try {
       const url = new URL(hook.config.url);
       if (url.protocol !== 'http:') throw new DeliveryError(`${url.protocol} URLs are not delivered to here`);
+      // Nothing leaves the machine (docs/world.md): a hook's URL elsewhere is recorded as refused.
+      if (this.dialer === directDial && !isLoopback(url.hostname))
+        throw new DeliveryError(`refused: ${url.hostname} is not this machine's loopback`);
       const answer = await this.post(url, headers, body);
       statusCode = answer.status;
       responseHeaders = answer.headers;
@@ -460,6 +465,10 @@ export class Webhooks {
 }
 
 class DeliveryError extends Error {}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
 
 function bodiesBytes(delivery: Delivery): number {
   return delivery.requestBody.length + delivery.responseBody.length;
