@@ -143,6 +143,9 @@ describe.skipIf(bwrap.skip)(
       const dir = scratchDir('fleetbench-command-hooks-');
       const r = await run(scenario(dir, WEBHOOK), dir);
       expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+      expect(`${r.stdout}${r.stderr}`).toContain(
+        'webhook http://127.0.0.1:3197/api/github/webhooks on every repository: issues',
+      );
       const out = join(dir, 'out');
       const records = readFileSync(join(out, 'trace.jsonl'), 'utf8')
         .split('\n')

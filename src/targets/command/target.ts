@@ -131,6 +131,9 @@ export class CommandTarget implements Target {
   describe(): string[] {
     return [
       `command ${this.config.argv.join(' ').slice(0, 120)} (${this.config.source}), work: ${this.config.work.kind}, done at ${this.config.done}`,
+      ...(this.config.webhook
+        ? [`webhook ${this.config.webhook.url} on every repository: ${this.config.webhook.events.join(', ')}`]
+        : []),
     ];
   }
 
