@@ -8,7 +8,7 @@
  * 1 + 5, a REST GET 1 + 1, an authenticated 304 0 + 1, GET /rate_limit 0 + 1).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../src/base/rng.ts';
@@ -1103,6 +1103,33 @@ describe.skipIf(gh246.skip)("gh 2.46 (Debian 13's) where it behaves differently 
       ['PullRequestMerge', 1, 5],
       ['DELETE /repos/{owner}/{repo}/git/refs/{ref}', 1, 5],
     ]);
+  });
+
+  it('gh api repos/…/hooks: a webhook made with --input and listed, as the repository admin; 404 to anyone else', async () => {
+    const repo = emulator.state.repo('fleetbench/repo-1');
+    repo.collaborators.set(emulator.state.ensureUser('gh-hook-admin'), 'admin');
+    const { session, token } = identity('gh-hook-admin');
+    const input = join(dir, 'hook.json');
+    writeFileSync(
+      input,
+      JSON.stringify({
+        config: { url: 'http://127.0.0.1:9/hook', content_type: 'json' },
+        events: ['issues'],
+      }),
+    );
+    const made = await gh(['api', 'repos/fleetbench/repo-1/hooks', '--input', input], token);
+    expect(made.stderr).toBe('');
+    expect(JSON.parse(made.stdout)).toMatchObject({ name: 'web', events: ['issues'], active: true });
+    const listed = await gh(['api', 'repos/fleetbench/repo-1/hooks', '--jq', '.[].config.url'], token);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.trim()).toBe('http://127.0.0.1:9/hook');
+    expect(charges(session)).toEqual([
+      ['POST /repos/{owner}/{repo}/hooks', 1, 5],
+      ['GET /repos/{owner}/{repo}/hooks', 1, 1],
+    ]);
+    const other = await gh(['api', 'repos/fleetbench/repo-1/hooks'], identity().token);
+    expect(other.code).not.toBe(0);
+    expect(other.stderr).toContain('HTTP 404');
   });
 });
 

@@ -18,8 +18,10 @@ import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
 import { GitHubEmulator } from '../src/github/index.ts';
 import { buildRestRouter } from '../src/github/rest.ts';
+import { webhooksOf } from '../src/github/webhooks.ts';
 import { serve } from './helpers/github.ts';
 import { emulatorRoutes, openApiChecker, shapeOf, watchParity } from './helpers/openapi.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -77,7 +79,7 @@ describe("GitHub's OpenAPI description", () => {
   });
 
   it('every route, walked: each answer a documented status with a body of its schema', async () => {
-    const { emulator, parity, octokit, ci } = await world();
+    const { emulator, parity, octokit, ci, server } = await world();
     const repo = { owner: 'fleetbench', repo: 'repo-1' };
     const state = emulator.state.repo('fleetbench/repo-1');
     const main = state.branches.get('main')!;
@@ -370,6 +372,52 @@ describe("GitHub's OpenAPI description", () => {
     expect(await call('GET /repos/{owner}/{repo}/commits/{ref}', { ref: 'f'.repeat(40) })).toBe(422);
     expect(await call('GET /repos/{owner}/{repo}/actions/runs')).toBe(200);
     expect(await call('GET /repos/{owner}/{repo}/actions/workflows')).toBe(200);
+
+    // Repository webhooks, as the repository's admin; deliveries to a port nobody listens on fail.
+    const admin = emulator.state.ensureUser('hook-admin');
+    state.collaborators.set(admin, 'admin');
+    const asAdmin = new Octokit({
+      baseUrl: server.url,
+      auth: emulator.mintToken({ user: 'hook-admin' }).token,
+    });
+    const hookConfig = { url: 'http://127.0.0.1:9/hook', content_type: 'json', secret: 's' };
+    expect(
+      await call('POST /repos/{owner}/{repo}/hooks', { config: hookConfig, events: ['issues'] }, asAdmin),
+    ).toBe(201);
+    expect(await call('POST /repos/{owner}/{repo}/hooks', { config: { url: 'nowhere' } }, asAdmin)).toBe(422);
+    expect(await call('GET /repos/{owner}/{repo}/hooks', {}, asAdmin)).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/hooks')).toBe(404);
+    const [hook] = webhooksOf(emulator.state)!.hooksOf(state);
+    const hookId = hook!.id;
+    expect(await call('GET /repos/{owner}/{repo}/hooks/{hook_id}', { hook_id: hookId }, asAdmin)).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/hooks/{hook_id}', { hook_id: 1 }, asAdmin)).toBe(404);
+    expect(
+      await call(
+        'PATCH /repos/{owner}/{repo}/hooks/{hook_id}',
+        { hook_id: hookId, add_events: ['push'] },
+        asAdmin,
+      ),
+    ).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/hooks/{hook_id}/config', { hook_id: hookId }, asAdmin)).toBe(
+      200,
+    );
+    expect(await call('POST /repos/{owner}/{repo}/hooks/{hook_id}/pings', { hook_id: hookId }, asAdmin)).toBe(
+      204,
+    );
+    await waitUntil('a delivery recorded', () => hook!.deliveries.length > 0);
+    expect(
+      await call('GET /repos/{owner}/{repo}/hooks/{hook_id}/deliveries', { hook_id: hookId }, asAdmin),
+    ).toBe(200);
+    expect(
+      await call(
+        'GET /repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}',
+        { hook_id: hookId, delivery_id: hook!.deliveries[0]!.id },
+        asAdmin,
+      ),
+    ).toBe(200);
+    expect(await call('DELETE /repos/{owner}/{repo}/hooks/{hook_id}', { hook_id: hookId }, asAdmin)).toBe(
+      204,
+    );
 
     // Every route was walked, and every answer fits GitHub's description.
     const shapes = new Set([...walked].map((route) => shapeOf(route)));

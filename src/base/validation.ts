@@ -33,6 +33,22 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
 }
 
+/**
+ * The issue a user can act on inside a union: of `a string, or a mapping of keys` (the scenario's
+ * `target`), the one branch the value was of the right type for, its own issue with the union's
+ * path before it (`target.kill: expected one of …`, not `target: Invalid input`). Any other issue,
+ * or a union no single branch's type fits, is returned as it is.
+ */
+export function specificIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== 'invalid_union' || !('errors' in issue) || !Array.isArray(issue.errors)) return issue;
+  const fitting = issue.errors.filter(
+    (branch) => branch.length > 0 && !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0),
+  );
+  if (fitting.length !== 1) return issue;
+  const inner = specificIssue(fitting[0]![0]!);
+  return { ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue;
+}
+
 /** All issues, one per line, each `path: reason` (or just the reason at the root). With the
  * schema, an unknown field names the known one it is closest to (`Did you mean 'strategy'?`). */
 export function describeZodIssues(
@@ -40,7 +56,8 @@ export function describeZodIssues(
   max = 5,
   schema?: z.ZodType,
 ): string[] {
-  return issues.slice(0, max).map((issue) => {
+  return issues.slice(0, max).map((given) => {
+    const issue = specificIssue(given);
     const path = issuePath(issue.path);
     let reason = describeIssue(issue);
     if (schema && issue.code === 'unrecognized_keys' && issue.keys.length === 1)

@@ -61,6 +61,7 @@ import {
   type EmulatorResponse,
   type EmulatorStats,
 } from './types.ts';
+import { Webhooks } from './webhooks.ts';
 
 const RATE_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
 const SECONDARY_DOCS = `${RATE_DOCS}#about-secondary-rate-limits`;
@@ -297,6 +298,8 @@ export class GitHubEmulator {
   readonly ledger: QuotaLedger;
   readonly tokens: TokenRegistry;
   readonly faults: FaultBoard;
+  /** Repository webhooks and their deliveries (webhooks.ts). */
+  readonly webhooks: Webhooks;
   readonly graphql: GraphQLEngine;
   readonly admin: EmulatorAdmin;
   /** Sessions registered for attribution by content; empty (and free) unless a client needs it. */
@@ -343,6 +346,7 @@ export class GitHubEmulator {
       secret: options.secretTokens,
     });
     this.faults = new FaultBoard(this.clock, rng.fork('github.faults'), this.trace);
+    this.webhooks = new Webhooks(this.state, this.clock, rng.fork('github.webhooks'), this.trace);
     this.graphql = new GraphQLEngine();
     this.router = buildRestRouter();
     this.latency = resolveLatency(options.latency);
@@ -396,6 +400,7 @@ export class GitHubEmulator {
   /** Stops fault timers. The emulator holds no other resources. */
   close(): void {
     this.faults.clear();
+    this.webhooks.close();
   }
 
   /**

@@ -9,6 +9,7 @@ import { changedFiles, pullDiff, pullPatch } from './changes.ts';
 import { addCiRoutes } from './rest-ci.ts';
 import { addCollaboratorRoutes } from './rest-collaborators.ts';
 import { addGitRoutes } from './rest-git.ts';
+import { addHookRoutes } from './rest-hooks.ts';
 import { addIssueLabelAndTimelineRoutes } from './rest-issues.ts';
 import {
   actor,
@@ -515,6 +516,7 @@ export function buildRestRouter(): RestRouter {
   addCiRoutes(r);
   addActionRoutes(r);
   addGitRoutes(r);
+  addHookRoutes(r);
   return r;
 }
 

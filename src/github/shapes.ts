@@ -261,7 +261,7 @@ export function labelsJson(state: GitHubState, repo: Repo, issue: Issue): unknow
 }
 
 /** No reactions (the emulator models none), in GitHub's shape. */
-function reactions(url: string): Record<string, unknown> {
+export function reactions(url: string): Record<string, unknown> {
   return {
     url,
     total_count: 0,

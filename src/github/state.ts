@@ -25,12 +25,14 @@ import { IssueEvents } from './world/events.ts';
 import { GITHUB_COMMITTER, type GitIdent, readmeTree } from './world/git-objects.ts';
 import { checkLabelName, type LabelInput, Labels } from './world/labels.ts';
 import { type MadeMerge, type MergeChoice, makeMerge } from './world/merges.ts';
+import type { WorldListener, WorldNotice } from './world/notices.ts';
 import {
   type Commit,
   type CommitStatus,
   GitHubStateError,
   type Issue,
   type IssueComment,
+  type IssueEvent,
   type Label,
   nodeId,
   type OpenPullRequestInput,
@@ -94,6 +96,18 @@ function paletteColor(name: string): string {
   return LABEL_COLORS[h % LABEL_COLORS.length]!;
 }
 
+/** The webhook action of each recorded issue event that has one (a merge is told as its `closed`). */
+const EVENT_ACTIONS: Partial<Record<IssueEvent['event'], string>> = {
+  closed: 'closed',
+  reopened: 'reopened',
+  labeled: 'labeled',
+  unlabeled: 'unlabeled',
+  assigned: 'assigned',
+  unassigned: 'unassigned',
+  renamed: 'edited',
+  ready_for_review: 'ready_for_review',
+};
+
 export class GitHubState {
   /** Timestamps, versions and ids. */
   readonly time: WorldTime;
@@ -119,6 +133,8 @@ export class GitHubState {
    * by name (content attribution, attribution.ts). Unset (the default) it costs nothing.
    */
   touched: Touched | undefined = undefined;
+  /** Told of each change a webhook event describes (world/notices.ts); unset (the default) costs nothing. */
+  private listener: WorldListener | undefined = undefined;
 
   constructor(fixtures: Fixtures, options: { clock: Clock }) {
     this.time = new WorldTime(options.clock);
@@ -136,6 +152,42 @@ export class GitHubState {
     fixtures.repos.forEach((repo, i) => {
       this.addRepoAt(repo, dates[i]!);
     });
+  }
+
+  /** Tells `listener` of every change from now on (the webhooks, webhooks.ts). */
+  listen(listener: WorldListener): void {
+    this.listener = listener;
+    this.events.onAdd = (issue, event) => {
+      const action = EVENT_ACTIONS[event.event];
+      if (action === undefined) return;
+      this.notify({
+        kind: 'issue',
+        action,
+        issue,
+        sender: event.actor,
+        ...(event.label ? { label: event.label } : {}),
+        ...(event.assignee ? { assignee: event.assignee } : {}),
+        ...(event.rename ? { changes: { title: { from: event.rename.from } } } : {}),
+      });
+    };
+    this.checks.onRun = (run, commit, action) => {
+      const repo = this.repoOfCommit(commit);
+      if (repo) this.notify({ kind: 'check_run', action, repo, run, sender: this.defaultUser });
+    };
+    this.checks.onStatus = (status, commit) => {
+      const repo = this.repoOfCommit(commit);
+      if (repo) this.notify({ kind: 'status', repo, commit, status, sender: status.creator });
+    };
+  }
+
+  /** The repository holding a commit (a check run or a status names only the commit). */
+  private repoOfCommit(commit: Commit): Repo | undefined {
+    for (const repo of this.repos.values()) if (repo.commits.get(commit.sha) === commit) return repo;
+    return undefined;
+  }
+
+  private notify(notice: WorldNotice): void {
+    this.listener?.(notice);
   }
 
   setUrls(apiUrl: string, webUrl: string): void {
@@ -572,7 +624,17 @@ export class GitHubState {
     checkTitle(input.title);
     checkLabels(new Set(input.labels ?? []), 0);
     const number = repo.nextNumber++;
-    return this.newIssue(repo, number, this.time.now(), input);
+    const issue = this.newIssue(repo, number, this.time.now(), input);
+    if (this.listener !== undefined) {
+      // GitHub follows `opened` with a `labeled` per label and an `assigned` per assignee given.
+      const sender = issue.user;
+      this.notify({ kind: 'issue', action: 'opened', issue, sender });
+      for (const label of issue.labels)
+        this.notify({ kind: 'issue', action: 'labeled', issue, sender, label });
+      for (const assignee of issue.assignees)
+        this.notify({ kind: 'issue', action: 'assigned', issue, sender, assignee });
+    }
+    return issue;
   }
 
   openPullRequest(repo: Repo, input: OpenPullRequestInput): PullRequest {
@@ -580,6 +642,7 @@ export class GitHubState {
     const number = repo.nextNumber;
     const pull = this.createPull(repo, number, this.time.now(), input);
     repo.nextNumber++;
+    this.notify({ kind: 'issue', action: 'opened', issue: pull.issue, sender: pull.issue.user });
     return pull;
   }
 
@@ -600,11 +663,17 @@ export class GitHubState {
           })
         : this.refs.namedCommit(repo, input.sha, message, at, [pull.headSha], author);
     const sha = commit.sha;
+    const before = pull.headSha;
     repo.branches.set(pull.head, sha);
     pull.headSha = sha;
     pull.commits.push(sha);
     this.touchIssue(pull.issue, at);
     this.refs.pushed(repo, at);
+    if (this.listener !== undefined) {
+      const sender = pull.issue.user;
+      this.notify({ kind: 'push', repo, branch: pull.head, before, after: commit, forced: false, sender });
+      this.notify({ kind: 'synchronize', pull, before, after: sha, sender });
+    }
     return commit;
   }
 
@@ -626,19 +695,29 @@ export class GitHubState {
     at = this.time.now(),
     by: User = this.defaultUser,
   ): void {
+    const before = repo.branches.get(branch) ?? null;
     repo.branches.set(branch, sha);
+    const synchronized: { pull: PullRequest; before: string }[] = [];
     for (const pull of repo.pullsByHead.get(branch) ?? []) {
       if (pull.issue.state !== 'open' || pull.headSha === sha) continue;
       // A push that drops commits the head had (`git push --force`) shows in the timeline.
       if (!this.refs.reaches(repo, sha, pull.headSha))
         this.events.add(pull.issue, 'head_ref_force_pushed', by, at);
       const baseTip = repo.branches.get(pull.base);
+      synchronized.push({ pull, before: pull.headSha });
       pull.headSha = sha;
       pull.commits =
         baseTip === undefined ? [sha] : this.refs.compare(repo, baseTip, sha).ahead.map((c) => c.sha);
       this.touchIssue(pull.issue, at);
     }
     this.refs.pushed(repo, at);
+    const after = this.listener === undefined || before === sha ? undefined : repo.commits.get(sha);
+    if (after !== undefined) {
+      const forced = before !== null && !this.refs.reaches(repo, sha, before);
+      this.notify({ kind: 'push', repo, branch, before, after, forced, sender: by });
+      for (const s of synchronized)
+        this.notify({ kind: 'synchronize', pull: s.pull, before: s.before, after: sha, sender: by });
+    }
   }
 
   /** A status on a commit, created by `user` when named (the admin API's). */
@@ -678,6 +757,7 @@ export class GitHubState {
     };
     pull.reviews.push(review);
     pull.reviewsVersion = this.touchIssue(pull.issue, at);
+    if (state !== 'PENDING') this.notify({ kind: 'review', pull, review, sender: user });
     return review;
   }
 
@@ -700,6 +780,7 @@ export class GitHubState {
     if (input.body !== undefined) review.body = input.body;
     review.submittedAt = at;
     pull.reviewsVersion = this.touchIssue(pull.issue, at);
+    this.notify({ kind: 'review', pull, review, sender: review.user });
     return review;
   }
 
@@ -801,6 +882,7 @@ export class GitHubState {
     };
     issue.comments.push(comment);
     issue.commentsVersion = this.touchIssue(issue, at);
+    this.notify({ kind: 'comment', issue, comment, sender: comment.user });
     return comment;
   }
 
@@ -970,6 +1052,14 @@ export class GitHubState {
       issue.title = input.title;
     }
     if (input.body !== undefined) {
+      if (input.body !== issue.body)
+        this.notify({
+          kind: 'issue',
+          action: 'edited',
+          issue,
+          sender: by,
+          changes: { body: { from: issue.body } },
+        });
       issue.body = input.body;
       if (pull && !pull.merged) this.relink(pull, by, at);
     }

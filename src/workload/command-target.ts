@@ -13,6 +13,7 @@ import { readInputText } from '../base/input-file.ts';
 import { MAX_CONFIG_FILE_BYTES } from '../base/limits.ts';
 import { describeZodIssues } from '../base/validation.ts';
 import { parseYamlInput, yamlLineOf } from '../base/yaml-input.ts';
+import { DELIVERED_EVENTS, WEBHOOK_BOUNDS } from '../github/webhooks.ts';
 
 /** Bounds of a command target's configuration (docs/limits.md). */
 export const COMMAND_TARGET_BOUNDS = {
@@ -116,6 +117,30 @@ const workSchema = z
     'how a session becomes work for the control plane: a GitHub issue, an HTTP request, or a command',
   );
 
+/** The hook registered on every world repository, as an App's installation would (docs/command-target.md). */
+const webhookSchema = z
+  .object({
+    url: text(WEBHOOK_BOUNDS.configChars)
+      .refine((url) => {
+        try {
+          const parsed = new URL(url);
+          return parsed.protocol === 'http:' && ['127.0.0.1', 'localhost'].includes(parsed.hostname);
+        } catch {
+          return false;
+        }
+      }, "expected http://127.0.0.1:PORT/… (the control plane's own port inside the world)")
+      .describe("where deliveries go: a port of the control plane's, inside the world"),
+    secret: text(WEBHOOK_BOUNDS.configChars).optional().describe('signs each delivery (X-Hub-Signature-256)'),
+    events: z
+      .array(z.enum(['*', ...DELIVERED_EVENTS]))
+      .min(1)
+      .default(['*'])
+      .describe('the events delivered (docs/github-emulator.md, "Webhooks")'),
+    content_type: z.enum(['json', 'form']).default('json'),
+  })
+  .strict()
+  .describe('a repository webhook on every world repository');
+
 export const commandTargetSchema = z
   .object({
     kind: z.literal('command').optional(),
@@ -170,6 +195,7 @@ export const commandTargetSchema = z
       .enum(['real', 'none'])
       .default('real')
       .describe('the real agent CLIs on its PATH behind launchers'),
+    webhook: webhookSchema.optional(),
   })
   .strict();
 
@@ -206,6 +232,10 @@ export interface CommandTargetConfig {
   done: (typeof DONE_STATES)[number];
   world: { mode: 'auto' | 'sandbox' | 'proxy' | 'env'; hosts: string[] };
   agents: 'real' | 'none';
+  /** The hook registered on every world repository before the command starts. */
+  webhook?:
+    | { url: string; secret?: string | undefined; events: string[]; contentType: 'json' | 'form' }
+    | undefined;
   /** The file it came from, for messages (a scenario or a command:FILE). */
   source: string;
 }
@@ -255,6 +285,16 @@ export function resolveCommandTarget(
     done: parsed.done,
     world: parsed.world,
     agents: parsed.agents,
+    ...(parsed.webhook === undefined
+      ? {}
+      : {
+          webhook: {
+            url: parsed.webhook.url,
+            secret: parsed.webhook.secret,
+            events: parsed.webhook.events,
+            contentType: parsed.webhook.content_type,
+          },
+        }),
     source,
   };
 }

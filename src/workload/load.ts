@@ -10,7 +10,7 @@ import { parseDuration } from '../base/duration.ts';
 import { FleetbenchError, InputFileError } from '../base/errors.ts';
 import { readInputText } from '../base/input-file.ts';
 import { MAX_CONFIG_FILE_BYTES, SCENARIO_LIMITS } from '../base/limits.ts';
-import { describeZodIssues } from '../base/validation.ts';
+import { describeZodIssues, specificIssue } from '../base/validation.ts';
 import { parseYamlInput, yamlLineOf } from '../base/yaml-input.ts';
 import { resolveScenario, type Scenario, userScenarioSchema } from './scenario.ts';
 import { countTopLevelEntries } from './scenario-bounds.ts';
@@ -101,7 +101,8 @@ export function validateScenario(
 ): Scenario {
   const parsed = userScenarioSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    // Inside a union (`target`), the issue of the branch the value was meant for, and its line.
+    const issue = specificIssue(parsed.error.issues[0]!);
     const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : '';
     // A value that came from --set is the flag's fault, not the scenario file's.
     const culprit = overrideAt(issue, overrides);

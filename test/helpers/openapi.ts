@@ -124,7 +124,7 @@ function trim(full: Spec, routes: { method: string; template: string }[]): Spec 
  * and is null on a check run in progress). A nullable schema without a type becomes
  * "that, or null".
  */
-function nullableForAjv(value: unknown): void {
+export function nullableForAjv(value: unknown): void {
   if (Array.isArray(value)) {
     for (const item of value) nullableForAjv(item);
     return;

@@ -41,7 +41,7 @@ import {
   objectSha,
   readmeTree,
 } from '../world/git-objects.ts';
-import { type Commit, GitHubStateError, type Repo } from '../world/objects.ts';
+import { type Commit, GitHubStateError, type Repo, type User } from '../world/objects.ts';
 import { validRefName } from '../world/refs.ts';
 
 /** A branch a push created (`before` null), moved, or deleted (`after` null). */
@@ -159,7 +159,7 @@ export class GitRepositories {
    * After a push: what changed in git's branches, with the new commits read into the world and
    * each branch moved there (a deleted default branch is refused by the update hook already).
    */
-  async importPush(repo: Repo): Promise<BranchUpdate[]> {
+  async importPush(repo: Repo, pusher?: User): Promise<BranchUpdate[]> {
     const entry = this.entry(repo);
     const before = entry.gitRefs;
     const after = await readBranches(entry.dir);
@@ -181,7 +181,8 @@ export class GitRepositories {
     }
     const at = this.state.time.now();
     for (const update of updates) {
-      if (update.after !== null) this.state.branchPushed(repo, update.branch, update.after, at);
+      // The pusher (the token's user) is who a `push` webhook names.
+      if (update.after !== null) this.state.branchPushed(repo, update.branch, update.after, at, pusher);
       else if (repo.branches.has(update.branch)) {
         try {
           this.state.deleteBranch(repo, update.branch);

@@ -219,7 +219,7 @@ export class GitSmartHttp {
           const result = await repositories.exclusive(repo, async () => {
             await repositories.sync(repo);
             return backend(async () => {
-              updates = await repositories.importPush(repo);
+              updates = await repositories.importPush(repo, token?.user);
             });
           });
           return record(result, { repo, token, updates });

@@ -50,6 +50,10 @@ export class Checks {
   private readonly runs = new Map<number, { run: CheckRun; commit: Commit }>();
   private readonly suites = new Map<number, { suite: CheckSuite; commit: Commit }>();
 
+  /** Told of a check run created or completed, and of a status (the world's notices, notices.ts); unset costs nothing. */
+  onRun: ((run: CheckRun, commit: Commit, action: 'created' | 'completed') => void) | undefined = undefined;
+  onStatus: ((status: CommitStatus, commit: Commit) => void) | undefined = undefined;
+
   constructor(
     private readonly time: WorldTime,
     /** Who a status is created by when the request names no one. */
@@ -99,12 +103,15 @@ export class Checks {
     this.runs.set(id, { run, commit });
     suite.updatedAt = at;
     commit.version = this.time.bump();
+    this.onRun?.(run, commit, 'created');
     return run;
   }
 
   /** A check run changed (REST `PATCH check-runs/{id}`): a conclusion completes it. */
   updateCheckRun(run: CheckRun, commit: Commit, input: CheckRunInput, at = this.time.now()): CheckRun {
+    const wasCompleted = run.status === 'completed';
     this.apply(run, input, at);
+    if (!wasCompleted && run.status === 'completed') this.onRun?.(run, commit, 'completed');
     const suite = this.suites.get(run.suiteId)?.suite;
     if (suite !== undefined) suite.updatedAt = at;
     commit.version = this.time.bump();
@@ -206,6 +213,7 @@ export class Checks {
     };
     commit.statuses.unshift(status);
     commit.version = this.time.bump();
+    this.onStatus?.(status, commit);
     return status;
   }
 

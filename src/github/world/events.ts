@@ -9,6 +9,9 @@ import { type Issue, type IssueEvent, nodeId, type User } from './objects.ts';
 import type { WorldTime } from './time.ts';
 
 export class IssueEvents {
+  /** Told of each event as it is recorded (the world's notices, world/notices.ts); unset costs nothing. */
+  onAdd: ((issue: Issue, event: IssueEvent) => void) | undefined = undefined;
+
   constructor(private readonly time: WorldTime) {}
 
   /** Records an event on the issue (its version moves with the change that made it). */
@@ -32,6 +35,7 @@ export class IssueEvents {
       ...detail,
     };
     issue.events.push(record);
+    this.onAdd?.(issue, record);
     return record;
   }
 }

@@ -134,6 +134,9 @@ export class CommandTarget implements Target {
         .map((arg) => this.fillDirs(arg))
         .join(' ')
         .slice(0, 120)} (${this.config.source}), work: ${this.config.work.kind}, done at ${this.config.done}`,
+      ...(this.config.webhook
+        ? [`webhook ${this.config.webhook.url} on every repository: ${this.config.webhook.events.join(', ')}`]
+        : []),
     ];
   }
 
@@ -207,6 +210,7 @@ export class CommandTarget implements Target {
     this.world?.spawns?.onChange((spawn, what) => {
       if (what === 'spawn') this.attributeSpawn(spawn.id, spawn.argv.join(' '), spawn.cwd);
     });
+    this.registerWebhook();
     await this.launch('start');
     this.watchTimer = setInterval(() => this.watch(), WATCH_MS);
     this.watchTimer.unref();
@@ -215,6 +219,28 @@ export class CommandTarget implements Target {
   /** `{{state}}` and `{{cwd}}` in a start argument or a variable: the run's directories. */
   private fillDirs(text: string): string {
     return text.replaceAll('{{state}}', this.dirs.state).replaceAll('{{cwd}}', this.dirs.cwd);
+  }
+
+  /**
+   * The configuration's `webhook` on every world repository, before the command starts, as a
+   * GitHub App's installation would (no ping); deliveries reach its port inside the world the way
+   * `ready: {http}` and `work: {http}` do (docs/command-target.md, "Webhooks").
+   */
+  private registerWebhook(): void {
+    const webhook = this.config.webhook;
+    const world = this.world;
+    if (webhook === undefined || world === undefined) return;
+    const hooks = this.emulator.webhooks;
+    hooks.dialer = (url) => world.dial(Number(url.port || 80));
+    const config = {
+      url: webhook.url,
+      contentType: webhook.contentType,
+      secret: webhook.secret,
+      insecureSsl: '0' as const,
+    };
+    for (const repo of this.emulator.state.repos.values())
+      if (hooks.hooksOf(repo).length === 0)
+        hooks.create(repo, { config, events: webhook.events, active: true }, repo.owner, { ping: false });
   }
 
   /** The environment of the control plane and of work commands: the user's, the config's, the world's. */

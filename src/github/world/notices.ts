@@ -1,0 +1,48 @@
+/**
+ * What changed in the world, told to whoever listens (the webhooks, webhooks.ts): one notice per
+ * change a GitHub webhook event describes, with the object it happened to, who did it, and what
+ * GitHub's payload adds (the label, the assignee, the old title). The world tells synchronously
+ * and only when someone listens; a listener renders payloads after the change is whole.
+ */
+import type {
+  CheckRun,
+  Commit,
+  CommitStatus,
+  Issue,
+  IssueComment,
+  Label,
+  PullRequest,
+  Repo,
+  Review,
+  User,
+} from './objects.ts';
+
+export type WorldNotice =
+  | {
+      kind: 'issue';
+      /** `opened`, `closed`, `reopened`, `labeled`, `unlabeled`, `assigned`, `unassigned`, `edited`, … */
+      action: string;
+      issue: Issue;
+      sender: User;
+      label?: Pick<Label, 'name' | 'color'>;
+      assignee?: User;
+      changes?: { title?: { from: string }; body?: { from: string } };
+    }
+  | { kind: 'comment'; issue: Issue; comment: IssueComment; sender: User }
+  | { kind: 'review'; pull: PullRequest; review: Review; sender: User }
+  | { kind: 'synchronize'; pull: PullRequest; before: string; after: string; sender: User }
+  | { kind: 'check_run'; action: 'created' | 'completed'; repo: Repo; run: CheckRun; sender: User }
+  /** The sender is the status's creator, read when the payload is rendered (the admin API names it after). */
+  | { kind: 'status'; repo: Repo; commit: Commit; status: CommitStatus; sender: User }
+  | {
+      kind: 'push';
+      repo: Repo;
+      branch: string;
+      /** The branch's tip before the push; null when the push created it. */
+      before: string | null;
+      after: Commit;
+      forced: boolean;
+      sender: User;
+    };
+
+export type WorldListener = (notice: WorldNotice) => void;
