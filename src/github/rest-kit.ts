@@ -240,7 +240,13 @@ export class RestRouter {
       }
       start = slash + 1;
     }
-    return at?.routes.get(method);
+    const route = at?.routes.get(method);
+    // `…/contents` (Octokit's path for the root, `path: ''`): a `{name+}` parameter that is empty.
+    if (route === undefined && at?.rest !== undefined) {
+      params.push('');
+      return at.rest.routes.get(method);
+    }
+    return route;
   }
 }
 

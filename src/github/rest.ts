@@ -8,6 +8,7 @@ import { runMatchesStatus, workflowObjects, workflowRunObject, workflowRuns } fr
 import { changedFiles, pullDiff, pullPatch } from './changes.ts';
 import { addCiRoutes } from './rest-ci.ts';
 import { addCollaboratorRoutes } from './rest-collaborators.ts';
+import { addContentsRoutes } from './rest-contents.ts';
 import { addGitRoutes } from './rest-git.ts';
 import { addIssueLabelAndTimelineRoutes } from './rest-issues.ts';
 import {
@@ -515,6 +516,7 @@ export function buildRestRouter(): RestRouter {
   addCiRoutes(r);
   addActionRoutes(r);
   addGitRoutes(r);
+  addContentsRoutes(r);
   return r;
 }
 
