@@ -256,6 +256,7 @@ function getContent(ctx: RestContext, repo: Repo): RestResult {
     return fail(403, 'This API returns blobs up to 100 MB in size (docs/limits.md)', {
       errors: [{ resource: 'Blob', field: 'data', code: 'too_large' }],
     });
+  if (ctx.format === 'raw') return rawAnswer(blob.body, commit.version);
   const base = entryObject(ctx, repo, path, ref, entry, blob.size);
   if (entry.mode === '120000')
     return answer({ ...base, type: 'symlink', target: blob.body.toString('utf8') });
@@ -267,6 +268,27 @@ function getContent(ctx: RestContext, repo: Repo): RestResult {
     content: inline ? encodeBase64(blob.body) : '',
     encoding: inline ? 'base64' : 'none',
   });
+}
+
+/**
+ * A file's bytes as `application/vnd.github.raw` asks (the contents and blob GETs). The emulator's
+ * answers are text: bytes that are not UTF-8 are refused (403, docs/github-emulator.md) rather
+ * than sent altered; their base64 JSON answer carries them whole.
+ */
+function rawAnswer(bytes: Buffer, version?: number): RestResult {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return fail(403, 'the emulator sends raw content only when it is UTF-8 text: ask for JSON (base64)');
+  }
+  return {
+    status: 200,
+    body: text,
+    version,
+    contentType: 'application/vnd.github.raw; charset=utf-8',
+    mediaType: 'github.v3; param=raw; format=raw',
+  };
 }
 
 /** The branch a contents write names (`branch`, else the default branch) and its tip. */
@@ -395,6 +417,7 @@ function getBlob(ctx: RestContext, repo: Repo): RestResult {
     return fail(403, 'This API returns blobs up to 100 MB in size (docs/limits.md)', {
       errors: [{ resource: 'Blob', field: 'data', code: 'too_large' }],
     });
+  if (ctx.format === 'raw') return rawAnswer(blob.body);
   return {
     status: 200,
     body: JSON.stringify({

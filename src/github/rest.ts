@@ -236,7 +236,7 @@ function pullAnswer(ctx: RestContext, pull: PullRequest): RestResult {
   const lastModified = pull.issue.updatedAt;
   const hit = unchanged(ctx, version);
   if (hit) return { ...hit, lastModified };
-  if (ctx.format === 'json')
+  if (ctx.format === 'json' || ctx.format === 'raw')
     return { status: 200, body: pullFullJson(ctx.state, pull), version, lastModified };
   const diff = ctx.format === 'diff';
   return {
