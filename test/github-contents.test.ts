@@ -269,6 +269,49 @@ describe.skipIf(gitTool.skip)('contents API and Git data API, with git', () => {
   }, 60_000);
 });
 
+/** Two pull requests, each writing its own file from main through the contents API, merged one after the other. */
+async function twoPullRequests(
+  octokit: InstanceType<typeof Octokit>,
+  files: [string, string],
+  prefix = 'agent/two',
+) {
+  const main = (await octokit.rest.git.getRef({ ...at, ref: 'heads/main' })).data.object.sha;
+  const pulls: number[] = [];
+  for (const [i, path] of files.entries()) {
+    await octokit.rest.git.createRef({ ...at, ref: `refs/heads/${prefix}-${i}`, sha: main });
+    await octokit.rest.repos.createOrUpdateFileContents({
+      ...at,
+      path,
+      message: `Write ${path}`,
+      content: b64(`${path} ${i}\n`),
+      branch: `${prefix}-${i}`,
+    });
+    pulls.push(
+      (await octokit.rest.pulls.create({ ...at, head: `${prefix}-${i}`, base: 'main', title: path })).data
+        .number,
+    );
+  }
+  const merged = [];
+  for (const pull_number of pulls)
+    merged.push(
+      await octokit.rest.pulls.merge({ ...at, pull_number }).then(
+        (r) => r.status,
+        (e: { status: number }) => e.status,
+      ),
+    );
+  return merged;
+}
+
+describe.skipIf(gitTool.skip)('merges of pull requests that changed files on both sides', () => {
+  beforeAll(() => gitTool.require());
+  it('on a server: the second merge keeps both files; a clone of main has them', async () => {
+    const { octokit, clone } = await world();
+    expect(await twoPullRequests(octokit, ['one.txt', 'two/two.txt'])).toEqual([200, 200]);
+    const into = await clone();
+    expect(await git(['ls-files'], into)).toBe('README.md\none.txt\ntwo/two.txt');
+  }, 60_000);
+});
+
 describe.skipIf(ghTool.skip)('gh api on the contents API', () => {
   beforeAll(() => ghTool.require());
   it('gh api PUT then GET contents', async () => {
@@ -412,6 +455,48 @@ describe('contents and Git data in-process', () => {
       { numRuns: 40 },
     );
   }, 120_000);
+
+  it('two pull requests changing other files both merge; the same file changed twice conflicts', async () => {
+    const server = inProcess({ fixtures: { repos: 1, issuesPerRepo: 0, pullsPerRepo: 0 } });
+    // Octokit's fetch, answered by the emulator's handle() (no socket).
+    const fetch = async (
+      url: string,
+      init: { method?: string; headers?: Record<string, string>; body?: string },
+    ) => {
+      const u = new URL(url);
+      const res = await server.transport.request({
+        method: init.method ?? 'GET',
+        path: `${u.pathname}${u.search}`,
+        headers: init.headers ?? {},
+        body: init.body,
+      });
+      return new Response(res.status === 204 || res.status === 304 ? null : res.body, {
+        status: res.status,
+        headers: res.headers,
+      });
+    };
+    const octokit = new Octokit({
+      baseUrl: 'http://in-process',
+      auth: server.emulator.defaultToken,
+      request: { fetch },
+    });
+    server.emulator.state.repo('fleetbench/repo-1').requiredReviews = 0;
+    expect(await twoPullRequests(octokit, ['a.txt', 'b.txt'])).toEqual([200, 200]);
+    const readme = await send('GET', '/contents');
+    expect(readme.status).toBe(200);
+    const main = server.emulator.state.repo('fleetbench/repo-1');
+    const tree = await server.transport.request({
+      method: 'GET',
+      path: `/repos/fleetbench/repo-1/git/trees/${main.branches.get('main')}`,
+      headers: {},
+    });
+    expect(JSON.parse(tree.body).tree.map((e: { path: string }) => e.path)).toEqual([
+      'README.md',
+      'a.txt',
+      'b.txt',
+    ]);
+    server.emulator.close();
+  });
 
   it('bounds and refusals: malformed and long paths, bad base64, unknown objects, a listing of 1,000', async () => {
     expect((await send('PUT', '/contents/a/../b', { message: 'm', content: '' })).status).toBe(422);

@@ -125,7 +125,7 @@ export class GitHubState {
 
   constructor(fixtures: Fixtures, options: { clock: Clock }) {
     this.time = new WorldTime(options.clock);
-    this.refs = new Refs(this.time);
+    this.refs = new Refs(this.time, this.gitStore);
     this.checks = new Checks(this.time, () => this.defaultUser);
     this.events = new IssueEvents(this.time);
     this.labelTable = new Labels(this.time);

@@ -194,6 +194,48 @@ export class GitStore {
     return this.put(repo, 'tree', treeBody(entries));
   }
 
+  /**
+   * The three-way merge of two trees from their merge base's, entry by entry, as git merges when
+   * no file changed on both sides: a name changed on one side only takes that side's, a directory
+   * changed on both is merged inside; a file changed differently on both sides is a conflict
+   * (undefined: no content merge here). `unknown` when a tree is not readable (a commit named by
+   * SHA alone has none).
+   */
+  mergeTrees(
+    repo: Repo,
+    ours: string,
+    theirs: string,
+    base: string | undefined,
+  ): string | undefined | 'unknown' {
+    if (ours === theirs || base === theirs) return ours;
+    if (base === ours) return theirs;
+    const read = (sha: string | undefined) => (sha === undefined ? [] : this.tree(repo, sha));
+    const o = read(base);
+    const a = this.tree(repo, ours);
+    const b = this.tree(repo, theirs);
+    if (o === undefined || a === undefined || b === undefined) return 'unknown';
+    const byName = (entries: GitTreeEntry[]) => new Map(entries.map((e) => [e.name, e]));
+    const [mo, ma, mb] = [byName(o), byName(a), byName(b)];
+    const same = (x: GitTreeEntry | undefined, y: GitTreeEntry | undefined) =>
+      x === undefined ? y === undefined : y !== undefined && x.mode === y.mode && x.sha === y.sha;
+    const merged: GitTreeEntry[] = [];
+    for (const name of new Set([...ma.keys(), ...mb.keys()])) {
+      const eo = mo.get(name);
+      const ea = ma.get(name);
+      const eb = mb.get(name);
+      let pick: GitTreeEntry | undefined;
+      if (same(ea, eb) || same(eo, eb)) pick = ea;
+      else if (same(eo, ea)) pick = eb;
+      else if (ea?.mode === '40000' && eb?.mode === '40000' && (eo === undefined || eo.mode === '40000')) {
+        const inner = this.mergeTrees(repo, ea.sha, eb.sha, eo?.sha);
+        if (inner === undefined || inner === 'unknown') return inner;
+        pick = { mode: '40000', name, sha: inner };
+      } else return undefined;
+      if (pick !== undefined) merged.push({ ...pick, name });
+    }
+    return this.put(repo, 'tree', treeBody(merged));
+  }
+
   /** Whether an entry's SHA names an object of its mode's type here (a submodule's commit is never checked). */
   hasObject(repo: Repo, entry: PathEntry): boolean {
     const type = typeOfMode(entry.mode);
