@@ -556,5 +556,35 @@ describe('contents and Git data in-process', () => {
     const listed = await send('GET', `/contents/many?ref=${commit.json.sha}`);
     expect(listed.json.length).toBe(GIT_BOUNDS.maxDirectoryEntries);
     expect((await send('GET', `/git/trees/${tree.json.sha}?recursive=1`)).json.tree.length).toBe(1002);
+    // Above 1 MiB the file's content is not inline (GitHub: empty `content`, `encoding: none`).
+    const big = Buffer.alloc(GIT_BOUNDS.inlineContentBytes + 1, 'a');
+    expect(
+      (await send('PUT', '/contents/big.txt', { message: 'big', content: big.toString('base64') })).status,
+    ).toBe(201);
+    const bigRead = await send('GET', '/contents/big.txt');
+    expect([bigRead.json.size, bigRead.json.content, bigRead.json.encoding]).toEqual([
+      big.length,
+      '',
+      'none',
+    ]);
+    // Raw: a file's text as sent; bytes that are not UTF-8 are refused rather than altered.
+    const raw = (path: string) =>
+      world.transport.request({
+        method: 'GET',
+        path: `/repos/fleetbench/repo-1/contents/${path}`,
+        headers: { accept: 'application/vnd.github.raw' },
+      });
+    await send('PUT', '/contents/text.md', { message: 't', content: b64('héllo\n') });
+    await send('PUT', '/contents/bytes.bin', {
+      message: 'b',
+      content: Buffer.from([0xff, 0xfe]).toString('base64'),
+    });
+    const text = await raw('text.md');
+    expect([text.status, text.body, text.headers['content-type']]).toEqual([
+      200,
+      'héllo\n',
+      'application/vnd.github.raw; charset=utf-8',
+    ]);
+    expect((await raw('bytes.bin')).status).toBe(403);
   });
 });

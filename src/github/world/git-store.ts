@@ -62,6 +62,12 @@ export class GitStore {
   reader: GitObjectReader | undefined = undefined;
   private readonly byRepo = new Map<number, Map<string, GitObject>>();
   private bytes = 0;
+  /**
+   * Trees read from git, by repository and SHA (a tree never changes): a tree edit or a path walk
+   * that comes back to one does not run git again. Emptied whole past 64 MiB.
+   */
+  private readonly readTrees = new Map<string, GitObject>();
+  private readTreeBytes = 0;
 
   /** Keeps an object the API made (or knows to be in the repository); its SHA. */
   put(repo: Repo, type: GitObjectType, body: Buffer): string {
@@ -97,12 +103,21 @@ export class GitStore {
     const objects = this.objectsOf(repo);
     const missing: string[] = [];
     for (const sha of shas) {
-      const kept = objects.get(sha);
+      const kept = objects.get(sha) ?? this.readTrees.get(`${repo.id}:${sha}`);
       if (kept !== undefined) found.set(sha, kept);
       else if (/^[0-9a-f]{40}$/.test(sha)) missing.push(sha);
     }
     if (missing.length > 0 && this.reader !== undefined)
-      for (const [sha, object] of this.reader(repo, missing, blobBodies)) found.set(sha, object);
+      for (const [sha, object] of this.reader(repo, missing, blobBodies)) {
+        found.set(sha, object);
+        if (object.type !== 'tree') continue;
+        if (this.readTreeBytes + object.size > READ_TREE_CACHE_BYTES) {
+          this.readTrees.clear();
+          this.readTreeBytes = 0;
+        }
+        this.readTrees.set(`${repo.id}:${sha}`, object);
+        this.readTreeBytes += object.size;
+      }
     return found;
   }
 
@@ -256,6 +271,9 @@ export class GitStore {
     return objects;
   }
 }
+
+/** What the cache of trees read from git holds at most (bytes of tree bodies). */
+const READ_TREE_CACHE_BYTES = 64 * 1024 * 1024;
 
 function emptyNode(): EditNode {
   return { entries: new Map(), children: new Map() };
