@@ -498,6 +498,20 @@ describe('contents and Git data in-process', () => {
     server.emulator.close();
   });
 
+  it('a session is known by the branch it reads or writes: PUT `branch`, GET `?ref=`', async () => {
+    const main = world.emulator.state.repo('fleetbench/repo-1').branches.get('main')!;
+    expect((await send('POST', '/git/refs', { ref: 'refs/heads/fleet/s-1', sha: main })).status).toBe(201);
+    world.emulator.admin.registerSession({ session: 's-1', repo: 'fleetbench/repo-1', branch: 'fleet/s-1' });
+    const session = () => world.apiRecords().at(-1)?.session;
+    await send('PUT', '/contents/session.txt', { message: 'm', content: b64('s\n'), branch: 'fleet/s-1' });
+    expect(session()).toBe('s-1');
+    await send('GET', '/contents/session.txt?ref=fleet/s-1');
+    expect(session()).toBe('s-1');
+    // A SHA names no session's branch: shared.
+    await send('GET', `/contents/README.md?ref=${main}`);
+    expect(session()).toBeUndefined();
+  });
+
   it('bounds and refusals: malformed and long paths, bad base64, unknown objects, a listing of 1,000', async () => {
     expect((await send('PUT', '/contents/a/../b', { message: 'm', content: '' })).status).toBe(422);
     expect(
