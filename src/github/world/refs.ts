@@ -180,18 +180,18 @@ export class Refs {
   }
 
   /**
-   * `PATCH /git/refs/heads/X`: the branch moved to a commit the repository has; without `force`
-   * only forward (the new commit must contain the old one), as GitHub's "fast forward" rule.
+   * `PATCH /git/refs/heads/X`: whether the branch may move to a commit the repository has (false:
+   * it is there already); without `force` only forward (the new commit must contain the old one),
+   * as GitHub's "fast forward" rule. The move itself is a push (state.ts `branchPushed`).
    */
-  updateRef(repo: Repo, branch: string, sha: string, force: boolean): void {
+  checkRefUpdate(repo: Repo, branch: string, sha: string, force: boolean): boolean {
     const current = repo.branches.get(branch);
     if (current === undefined) throw new GitHubStateError(422, 'Reference does not exist');
     if (!repo.commits.has(sha)) throw new GitHubStateError(422, 'Object does not exist');
-    if (current === sha) return;
+    if (current === sha) return false;
     if (!force && !this.reaches(repo, sha, current))
       throw new GitHubStateError(422, 'Update is not a fast forward');
-    repo.branches.set(branch, sha);
-    this.pushed(repo, this.time.now());
+    return true;
   }
 
   /**
