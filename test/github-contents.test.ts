@@ -237,6 +237,8 @@ describe.skipIf(gitTool.skip)('contents API and Git data API, with git', () => {
     mkdirSync(join(into, 'lib', 'deep'), { recursive: true });
     writeFileSync(join(into, 'lib', 'deep', 'x.ts'), 'export const x = 1;\n');
     writeFileSync(join(into, 'run.sh'), '#!/bin/sh\necho hi\n', { mode: 0o755 });
+    const large = 'x'.repeat(GIT_BOUNDS.inlineContentBytes + 10);
+    writeFileSync(join(into, 'large.txt'), large);
     await git(['checkout', '--quiet', '-b', 'agent/pushed'], into);
     await git(['add', '.'], into);
     await git(['commit', '--quiet', '-m', 'Pushed files'], into);
@@ -252,6 +254,16 @@ describe.skipIf(gitTool.skip)('contents API and Git data API, with git', () => {
         return `${mode} ${path}`;
       }),
     );
+    // A pushed file over 1 MiB: sized without being read (`encoding: none`), and whole when asked raw.
+    const big = await octokit.rest.repos.getContent({ ...at, path: 'large.txt', ref: 'agent/pushed' });
+    expect(big.data).toMatchObject({ size: large.length, content: '', encoding: 'none' });
+    const raw = await octokit.request('GET /repos/{owner}/{repo}/contents/{path}', {
+      ...at,
+      path: 'large.txt',
+      ref: 'agent/pushed',
+      headers: { accept: 'application/vnd.github.raw' },
+    });
+    expect(raw.data).toBe(large);
     // An API write on top of the pushed commit: its tree reuses what only git had; a fetch gets it.
     const sh = await octokit.rest.repos.getContent({ ...at, path: 'run.sh', ref: 'agent/pushed' });
     await octokit.rest.repos.createOrUpdateFileContents({

@@ -250,24 +250,24 @@ function getContent(ctx: RestContext, repo: Repo): RestResult {
       type: 'submodule',
       submodule_git_url: '',
     });
-  const blob = store.get(repo, entry.sha);
-  if (blob === undefined) return notFound();
-  if (blob.body === undefined)
-    return fail(403, 'This API returns blobs up to 100 MB in size (docs/limits.md)', {
+  // Its size first: a file above 1 MB is answered without reading it (unless asked raw).
+  const sized = store.getMany(repo, [entry.sha], false).get(entry.sha);
+  if (sized === undefined) return notFound();
+  const tooLarge = () =>
+    fail(403, 'This API returns blobs up to 100 MB in size (docs/limits.md)', {
       errors: [{ resource: 'Blob', field: 'data', code: 'too_large' }],
     });
-  if (ctx.format === 'raw') return rawAnswer(blob.body, commit.version);
-  const base = entryObject(ctx, repo, path, ref, entry, blob.size);
-  if (entry.mode === '120000')
-    return answer({ ...base, type: 'symlink', target: blob.body.toString('utf8') });
+  if (sized.size > GIT_BOUNDS.maxBlobBytes) return tooLarge();
+  const base = entryObject(ctx, repo, path, ref, entry, sized.size);
   // Above 1 MB GitHub gives no content inline (its description: "`content` … empty, `encoding` … `none`").
-  const inline = blob.size <= GIT_BOUNDS.inlineContentBytes;
-  return answer({
-    ...base,
-    type: 'file',
-    content: inline ? encodeBase64(blob.body) : '',
-    encoding: inline ? 'base64' : 'none',
-  });
+  const inline = sized.size <= GIT_BOUNDS.inlineContentBytes;
+  if (!inline && ctx.format !== 'raw' && entry.mode !== '120000')
+    return answer({ ...base, type: 'file', content: '', encoding: 'none' });
+  const body = sized.body ?? store.get(repo, entry.sha)?.body;
+  if (body === undefined) return tooLarge();
+  if (ctx.format === 'raw') return rawAnswer(body, commit.version);
+  if (entry.mode === '120000') return answer({ ...base, type: 'symlink', target: body.toString('utf8') });
+  return answer({ ...base, type: 'file', content: encodeBase64(body), encoding: 'base64' });
 }
 
 /**
