@@ -69,6 +69,16 @@ describe('content attribution', () => {
     expect(last(apiRecords())).toMatchObject({ session: 'mine', source: 'agent' });
   });
 
+  it('a malformed escape in `head=`, `ref=` or a ref path is a name as sent, never a 500', async () => {
+    const { get, apiRecords, repo } = setup();
+    const pulls = await get(`/repos/${repo}/pulls?head=%E0`);
+    expect(pulls.status).toBe(200);
+    expect(last(apiRecords()).session).toBeUndefined();
+    expect((await get(`/repos/${repo}/contents/README.md?ref=%E0`)).status).toBe(404);
+    // A path parameter holding `%` once decoded (`%25`): not decoded again.
+    expect((await get(`/repos/${repo}/git/ref/heads/a%25E0`)).status).toBe(404);
+  });
+
   it('is off (no attribution, nothing recorded) until a session is registered', async () => {
     const { get, apiRecords } = inProcess({ fixtures: { repos: 1, issuesPerRepo: 2, pullsPerRepo: 1 } });
     await get('/repos/fleetbench/repo-1/pulls/3');

@@ -194,7 +194,17 @@ function etagMatches(header: string, etag: string): boolean {
   return false;
 }
 
-/** What a REST request names, from its path parameters and its `head` filter. */
+/** A query value decoded (`+` a space); a malformed escape (`%E0`) is kept as sent, never thrown. */
+function decodeQueryValue(value: string): string {
+  const spaced = value.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
+}
+
+/** What a REST request names, from its path parameters, its `head` filter and a `ref` query. */
 function touchedByRoute(names: readonly string[], params: readonly string[], qs: string): Touched {
   const touched = newTouched();
   for (let i = 0; i < names.length; i++) {
@@ -204,12 +214,20 @@ function touchedByRoute(names: readonly string[], params: readonly string[], qs:
     if (name === 'pull_number') touched.pulls.push(Number(value));
     else if (name === 'issue_number') touched.issues.push(Number(value));
     else if (name === 'ref' || name === 'commit_sha' || name === 'sha')
-      touched.shas.push(decodeURIComponent(value));
+      // Already decoded by the router: a second decode would throw on a `%` the name holds.
+      touched.shas.push(value);
   }
   const head = /(?:^|&)head=([^&]*)/.exec(qs)?.[1];
   if (head) {
-    const branch = decodeURIComponent(head.replace(/\+/g, ' '));
+    const branch = decodeQueryValue(head);
     touched.branches.push(branch.includes(':') ? branch.slice(branch.indexOf(':') + 1) : branch);
+  }
+  // The branch a contents read names (`?ref=B`, `heads/B`); a commit's SHA is left to `shas`.
+  const ref = /(?:^|&)ref=([^&]*)/.exec(qs)?.[1];
+  if (ref) {
+    const name = decodeQueryValue(ref).replace(/^(?:refs\/)?heads\//, '');
+    if (/^[0-9a-f]{40}$/.test(name)) touched.shas.push(name);
+    else touched.branches.push(name);
   }
   return touched;
 }

@@ -119,7 +119,9 @@ function updateRef(ctx: RestContext, repo: Repo): RestResult {
   const branch = branchOfPath(ctx.params[2]!);
   if (branch === undefined) return fail(422, 'Reference does not exist');
   return refChange(() => {
-    ctx.state.refs.updateRef(repo, branch, sha, bodyField(ctx, 'force') === true);
+    // A moved ref is a push: the open pull requests on the branch take the new head and commits.
+    if (ctx.state.refs.checkRefUpdate(repo, branch, sha, bodyField(ctx, 'force') === true))
+      ctx.state.branchPushed(repo, branch, sha, ctx.state.time.now(), actor(ctx));
     return { status: 200, body: JSON.stringify(refObject(ctx.state, repo, branch, sha)) };
   });
 }

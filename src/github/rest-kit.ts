@@ -85,7 +85,7 @@ export interface RestResult {
 }
 
 /** What a request's Accept header asks for (GitHub's media types). */
-export type MediaFormat = 'json' | 'diff' | 'patch';
+export type MediaFormat = 'json' | 'diff' | 'patch' | 'raw';
 
 /** `application/vnd.github.diff`, `application/vnd.github.v3.patch`, …: the format asked for. */
 export function mediaFormat(accept: string | undefined): MediaFormat {
@@ -93,6 +93,8 @@ export function mediaFormat(accept: string | undefined): MediaFormat {
   if (accept === undefined) return 'json';
   if (accept.indexOf('diff') >= 0 && /vnd\.github(?:\.v3)?\.diff/.test(accept)) return 'diff';
   if (accept.indexOf('patch') >= 0 && /vnd\.github(?:\.v3)?\.patch/.test(accept)) return 'patch';
+  // A file's or blob's bytes (contents and Git data API): `vnd.github.raw`, `vnd.github.v3.raw`, `+json`.
+  if (accept.indexOf('raw') >= 0 && /vnd\.github(?:\.v3)?\.raw/.test(accept)) return 'raw';
   return 'json';
 }
 
@@ -240,7 +242,13 @@ export class RestRouter {
       }
       start = slash + 1;
     }
-    return at?.routes.get(method);
+    const route = at?.routes.get(method);
+    // `…/contents` (Octokit's path for the root, `path: ''`): a `{name+}` parameter that is empty.
+    if (route === undefined && at?.rest !== undefined) {
+      params.push('');
+      return at.rest.routes.get(method);
+    }
+    return route;
   }
 }
 

@@ -8,6 +8,7 @@ import { runMatchesStatus, workflowObjects, workflowRunObject, workflowRuns } fr
 import { changedFiles, pullDiff, pullPatch } from './changes.ts';
 import { addCiRoutes } from './rest-ci.ts';
 import { addCollaboratorRoutes } from './rest-collaborators.ts';
+import { addContentsRoutes } from './rest-contents.ts';
 import { addGitRoutes } from './rest-git.ts';
 import { addHookRoutes } from './rest-hooks.ts';
 import { addIssueLabelAndTimelineRoutes } from './rest-issues.ts';
@@ -236,7 +237,7 @@ function pullAnswer(ctx: RestContext, pull: PullRequest): RestResult {
   const lastModified = pull.issue.updatedAt;
   const hit = unchanged(ctx, version);
   if (hit) return { ...hit, lastModified };
-  if (ctx.format === 'json')
+  if (ctx.format === 'json' || ctx.format === 'raw')
     return { status: 200, body: pullFullJson(ctx.state, pull), version, lastModified };
   const diff = ctx.format === 'diff';
   return {
@@ -517,6 +518,7 @@ export function buildRestRouter(): RestRouter {
   addActionRoutes(r);
   addGitRoutes(r);
   addHookRoutes(r);
+  addContentsRoutes(r);
   return r;
 }
 

@@ -23,6 +23,7 @@ import { Checks } from './world/checks.ts';
 import { closingIssue } from './world/closing.ts';
 import { IssueEvents } from './world/events.ts';
 import { GITHUB_COMMITTER, type GitIdent, readmeTree } from './world/git-objects.ts';
+import { GitStore } from './world/git-store.ts';
 import { checkLabelName, type LabelInput, Labels } from './world/labels.ts';
 import { type MadeMerge, type MergeChoice, makeMerge } from './world/merges.ts';
 import type { WorldListener, WorldNotice } from './world/notices.ts';
@@ -113,6 +114,8 @@ export class GitHubState {
   readonly time: WorldTime;
   /** Commits, branches and pushes. */
   readonly refs: Refs;
+  /** The blobs and trees the contents and Git data APIs make and read (world/git-store.ts). */
+  readonly gitStore = new GitStore();
   /** Check runs and statuses on commits. */
   readonly checks: Checks;
   /** What happens to issues and pull requests, for their events and timelines. */
@@ -138,7 +141,7 @@ export class GitHubState {
 
   constructor(fixtures: Fixtures, options: { clock: Clock }) {
     this.time = new WorldTime(options.clock);
-    this.refs = new Refs(this.time);
+    this.refs = new Refs(this.time, this.gitStore);
     this.checks = new Checks(this.time, () => this.defaultUser);
     this.events = new IssueEvents(this.time);
     this.labelTable = new Labels(this.time);

@@ -45,7 +45,7 @@ export function emulatorRoutes(): { method: string; template: string }[] {
 }
 
 /** Bumped when `trim` changes what it keeps, so an older cached part is not used. */
-const TRIM_VERSION = 2;
+const TRIM_VERSION = 4;
 
 let loaded: { spec: Spec; byShape: Map<string, string>; version: string } | undefined;
 
@@ -132,6 +132,17 @@ export function nullableForAjv(value: unknown): void {
   if (value === null || typeof value !== 'object') return;
   const schema = value as Json;
   for (const item of Object.values(schema)) nullableForAjv(item);
+  // An error answer's `oneOf` beside `repository-rule-violation-error`, whose fields are all
+  // optional (a contents write's 409 with `basic-error`, a blob's 422 with `validation-error`):
+  // every body fits both, and ajv's oneOf refuses one that fits two. Read as what the
+  // description means: either.
+  if (
+    Array.isArray(schema.oneOf) &&
+    (schema.oneOf as Json[]).some((s) => String(s.$ref ?? '').endsWith('/repository-rule-violation-error'))
+  ) {
+    schema.anyOf = schema.oneOf;
+    delete schema.oneOf;
+  }
   if (schema.nullable !== true) return;
   if (Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum = [...schema.enum, null];
   if (schema.type === undefined) {

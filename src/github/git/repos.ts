@@ -33,14 +33,18 @@ import { join } from 'node:path';
 import { FleetbenchError } from '../../base/errors.ts';
 import { makeDirectories } from '../../base/safe-write.ts';
 import type { GitHubState } from '../state.ts';
+import { GIT_BOUNDS } from '../world/bounds.ts';
 import {
   commitBody,
   type GitIdent,
   type GitObjectType,
   looseObject,
   objectSha,
+  parseTree,
   readmeTree,
+  typeOfMode,
 } from '../world/git-objects.ts';
+import type { GitObject } from '../world/git-store.ts';
 import { type Commit, GitHubStateError, type Repo, type User } from '../world/objects.ts';
 import { validRefName } from '../world/refs.ts';
 
@@ -108,6 +112,8 @@ export class GitRepositories {
     if (dir !== undefined) claimGitDir(dir);
     // Both sides of a merge changed files: git merges the trees (merge-tree writes the result).
     state.refs.treeMerger = (repo, base, head) => this.mergeTrees(repo, base, head);
+    // A tree or blob only git has (pushed, or a merge's): read on demand (world/git-store.ts).
+    state.gitStore.reader = (repo, shas, blobBodies) => this.readObjects(repo, shas, blobBodies);
   }
 
   /** The directory `git http-backend` serves (`GIT_PROJECT_ROOT`), made on first use. */
@@ -198,6 +204,7 @@ export class GitRepositories {
   close(): void {
     this.closed = true;
     if (this.state.refs.treeMerger !== undefined) this.state.refs.treeMerger = undefined;
+    this.state.gitStore.reader = undefined;
     if (this.rootDir !== undefined && this.dir === undefined)
       rmSync(this.rootDir, { recursive: true, force: true });
   }
@@ -290,9 +297,80 @@ export class GitRepositories {
         writeObject(entry.dir, 'tree', readme.tree);
         entry.stored.add(commit.tree);
       }
+      this.writeTree(repo, entry, commit.tree);
       writeObject(entry.dir, 'commit', commitBody(commit));
       pending.push(...commit.parents);
     }
+  }
+
+  /**
+   * Writes the trees and blobs the API made (world/git-store.ts) that a tree reaches and git
+   * lacks; an object the store does not hold is git's already (pushed, merged by git, the README).
+   */
+  private writeTree(repo: Repo, entry: Entry, treeSha: string): void {
+    const pending = [treeSha];
+    while (pending.length > 0) {
+      const sha = pending.pop()!;
+      if (entry.stored.has(sha)) continue;
+      entry.stored.add(sha);
+      const object = this.state.gitStore.made(repo, sha);
+      if (object?.body === undefined) continue;
+      writeObject(entry.dir, object.type, object.body);
+      if (object.type !== 'tree') continue;
+      for (const child of parseTree(object.body) ?? [])
+        if (typeOfMode(child.mode) !== 'commit') pending.push(child.sha);
+    }
+  }
+
+  /**
+   * Objects git has, read for the contents and Git data APIs (\`git cat-file --batch\`, one run
+   * for all): a blob larger than GIT_BOUNDS.maxBlobBytes is given by type and size only, never
+   * read, and every blob so without \`blobBodies\`. Nothing when the repository was never served
+   * (then the world holds every object).
+   */
+  private readObjects(repo: Repo, shas: readonly string[], blobBodies: boolean): Map<string, GitObject> {
+    const found = new Map<string, GitObject>();
+    const entry = this.entries.get(repo.id);
+    if (entry === undefined || this.closed || !existsSync(join(entry.dir, 'HEAD'))) return found;
+    const git = (args: string[], input: string, maxBuffer: number) =>
+      execFileSync('git', args, {
+        cwd: entry.dir,
+        env: gitEnvironment(this.root),
+        input,
+        maxBuffer,
+        stdio: ['pipe', 'pipe', 'ignore'],
+        timeout: 60_000,
+      });
+    const sizes = git(['cat-file', '--batch-check'], `${shas.join('\n')}\n`, 1024 * 1024 * 1024).toString(
+      'latin1',
+    );
+    const readable: string[] = [];
+    let budget = 0;
+    for (const line of sizes.split('\n')) {
+      const [sha, type, size] = line.split(' ');
+      if (sha === undefined || size === undefined) continue;
+      if (type !== 'blob' && type !== 'tree' && type !== 'commit') continue;
+      const bytes = Number(size);
+      if (type === 'blob' && (!blobBodies || bytes > GIT_BOUNDS.maxBlobBytes))
+        found.set(sha, { type, size: bytes, body: undefined });
+      else {
+        readable.push(sha);
+        budget += bytes + 64;
+      }
+    }
+    if (readable.length === 0) return found;
+    const out = git(['cat-file', '--batch'], `${readable.join('\n')}\n`, budget + 1024);
+    let at = 0;
+    while (at < out.length) {
+      const newline = out.indexOf(0x0a, at);
+      if (newline < 0) break;
+      const [sha, type, size] = out.toString('latin1', at, newline).split(' ');
+      const bytes = Number(size);
+      const body = Buffer.from(out.subarray(newline + 1, newline + 1 + bytes));
+      found.set(sha!, { type: type as GitObjectType, size: bytes, body });
+      at = newline + 1 + bytes + 1;
+    }
+    return found;
   }
 
   /** git's merge of two trees (`git merge-tree --write-tree`); undefined on a conflict. */

@@ -12,3 +12,30 @@ export const ISSUE_BOUNDS = { maxTitleChars: 256, maxLabelNameChars: 50, maxLabe
  * repository, the emulator's own bound (GitHub documents none; each is kept for the run).
  */
 export const LABEL_BOUNDS = { maxDescriptionChars: 100, maxPerRepo: 1_000 } as const;
+
+/**
+ * What the contents and Git data APIs take and give (docs/limits.md, "GitHub emulator"):
+ * - a blob of at most 100 MiB (GitHub's "Get a blob": "supports blobs up to 100 megabytes"; its
+ *   contents API: "Greater than 100 MB: This endpoint is not supported"); a write's body is bounded
+ *   far below by the emulator's 5 MiB request body;
+ * - a file's `content` inline up to 1 MiB ("1 MB or smaller: All features of this endpoint are
+ *   supported"; above, `content` is empty and `encoding` is `none`);
+ * - a directory listed with at most 1,000 entries ("an upper limit of 1,000 files for a directory");
+ * - a recursive tree of at most 100,000 entries and 7 MB ("The limit for the `tree` array is
+ *   100,000 entries with a maximum size of 7 MB"), past which `truncated` is true;
+ * - a path of at most 4,096 bytes and a name of at most 255 (git's and file systems' PATH_MAX and
+ *   NAME_MAX: the emulator's own, GitHub documents none), at most 100,000 entries a created tree;
+ * - at most 1 GiB of objects the API made, across the world (the emulator's own: each is kept in
+ *   memory for the run; GitHub recommends repositories under 1 GB).
+ */
+export const GIT_BOUNDS = {
+  maxBlobBytes: 100 * 1024 * 1024,
+  inlineContentBytes: 1024 * 1024,
+  maxDirectoryEntries: 1_000,
+  maxRecursiveEntries: 100_000,
+  maxRecursiveBytes: 7 * 1000 * 1000,
+  maxPathBytes: 4_096,
+  maxNameBytes: 255,
+  maxTreeEntries: 100_000,
+  maxStoreBytes: 1024 * 1024 * 1024,
+} as const;

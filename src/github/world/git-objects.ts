@@ -32,10 +32,23 @@ export interface GitCommitContent {
   message: string;
 }
 
+/**
+ * A tree entry's mode as git stores it: a file, an executable file, a symbolic link, a directory
+ * (git writes `40000`; GitHub's API shows it `040000`), a submodule's commit.
+ */
+export type GitTreeMode = '100644' | '100755' | '120000' | '40000' | '160000';
+
+export const GIT_TREE_MODES: readonly GitTreeMode[] = ['100644', '100755', '120000', '40000', '160000'];
+
 export interface GitTreeEntry {
-  mode: '100644' | '40000';
+  mode: GitTreeMode;
   name: string;
   sha: string;
+}
+
+/** What an entry of each mode points at. */
+export function typeOfMode(mode: GitTreeMode): 'blob' | 'tree' | 'commit' {
+  return mode === '40000' ? 'tree' : mode === '160000' ? 'commit' : 'blob';
 }
 
 /** An identity's date as GitHub writes it (`2026-01-01T00:00:00Z`). */
@@ -63,6 +76,29 @@ export function treeBody(entries: readonly GitTreeEntry[]): Buffer {
   return Buffer.concat(
     sorted.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.sha, 'hex')]),
   );
+}
+
+/**
+ * A tree's entries from its body (the inverse of `treeBody`); undefined when the bytes are not a
+ * tree (a mode git does not write, a truncated entry).
+ */
+export function parseTree(body: Buffer): GitTreeEntry[] | undefined {
+  const entries: GitTreeEntry[] = [];
+  let at = 0;
+  while (at < body.length) {
+    const space = body.indexOf(0x20, at);
+    const nul = space < 0 ? -1 : body.indexOf(0, space);
+    if (nul < 0 || nul + 21 > body.length) return undefined;
+    const mode = body.toString('latin1', at, space) as GitTreeMode;
+    if (!GIT_TREE_MODES.includes(mode)) return undefined;
+    entries.push({
+      mode,
+      name: body.toString('utf8', space + 1, nul),
+      sha: body.toString('hex', nul + 1, nul + 21),
+    });
+    at = nul + 21;
+  }
+  return entries;
 }
 
 function identLine(role: 'author' | 'committer', who: GitIdent): string {

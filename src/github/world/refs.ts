@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { MinHeap } from '../../base/min-heap.ts';
 import { commitBody, type GitCommitContent, type GitIdent, objectSha } from './git-objects.ts';
+import type { GitStore } from './git-store.ts';
 import { type Commit, type CommitOrigin, GitHubStateError, nodeId, type Repo, type User } from './objects.ts';
 import type { WorldTime } from './time.ts';
 
@@ -32,7 +33,11 @@ export class Refs {
    */
   reposVersion = 0;
 
-  constructor(private readonly time: WorldTime) {}
+  constructor(
+    private readonly time: WorldTime,
+    /** The API's trees and blobs, for merges without git (world/git-store.ts). */
+    private readonly gitStore?: GitStore,
+  ) {}
 
   /** A user as git names them: their name (else login) and GitHub's no-reply address. */
   ident(user: User, at: number): GitIdent {
@@ -175,31 +180,31 @@ export class Refs {
   }
 
   /**
-   * `PATCH /git/refs/heads/X`: the branch moved to a commit the repository has; without `force`
-   * only forward (the new commit must contain the old one), as GitHub's "fast forward" rule.
+   * `PATCH /git/refs/heads/X`: whether the branch may move to a commit the repository has (false:
+   * it is there already); without `force` only forward (the new commit must contain the old one),
+   * as GitHub's "fast forward" rule. The move itself is a push (state.ts `branchPushed`).
    */
-  updateRef(repo: Repo, branch: string, sha: string, force: boolean): void {
+  checkRefUpdate(repo: Repo, branch: string, sha: string, force: boolean): boolean {
     const current = repo.branches.get(branch);
     if (current === undefined) throw new GitHubStateError(422, 'Reference does not exist');
     if (!repo.commits.has(sha)) throw new GitHubStateError(422, 'Object does not exist');
-    if (current === sha) return;
+    if (current === sha) return false;
     if (!force && !this.reaches(repo, sha, current))
       throw new GitHubStateError(422, 'Update is not a fast forward');
-    repo.branches.set(branch, sha);
-    this.pushed(repo, this.time.now());
+    return true;
   }
 
   /**
-   * Merges two trees where both sides changed files since their merge base: set by the served git
-   * repositories (src/github/git/), which run git's own merge; undefined there means a conflict.
-   * Without it (in-process, where only the emulator makes commits) one side never changes a file.
+   * Merges two trees where both sides changed the same file since their merge base: set by the
+   * served git repositories (src/github/git/), which run git's own merge; undefined there means a
+   * conflict. Without it (in-process) such a merge conflicts.
    */
   treeMerger: ((repo: Repo, base: Commit, head: Commit) => string | undefined) | undefined = undefined;
 
   /**
    * The tree of `head` merged into `base`: one side's when the other changed nothing since their
-   * merge base (what most merges are), else git's merge (`treeMerger`); undefined when the two
-   * conflict.
+   * merge base (what most merges are), else the two merged entry by entry, else git's merge
+   * (`treeMerger`); undefined when the two conflict.
    */
   mergeTrees(repo: Repo, baseSha: string, headSha: string): string | undefined {
     const base = repo.commits.get(baseSha);
@@ -209,8 +214,14 @@ export class Refs {
     const mergeBase = this.compare(repo, baseSha, headSha).mergeBase;
     if (mergeBase !== null && head.tree === mergeBase.tree) return base.tree;
     if (mergeBase !== null && base.tree === mergeBase.tree) return head.tree;
-    if (this.treeMerger === undefined) return base.tree;
-    return this.treeMerger(repo, base, head);
+    // Entry by entry first (world/git-store.ts): what most merges of API-made or pushed trees are,
+    // with or without a git directory. A file changed on both sides takes git's content merge
+    // (`treeMerger`) when the repository is served, else it conflicts; trees nobody can read (a
+    // commit named by SHA alone) take git's, else keep the base's.
+    const merged = this.gitStore?.mergeTrees(repo, base.tree, head.tree, mergeBase?.tree) ?? 'unknown';
+    if (typeof merged === 'string' && merged !== 'unknown') return merged;
+    if (this.treeMerger !== undefined) return this.treeMerger(repo, base, head);
+    return merged === 'unknown' ? base.tree : undefined;
   }
 
   /** Whether `descendant`'s history contains `ancestor`. */

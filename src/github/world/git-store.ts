@@ -1,0 +1,280 @@
+/**
+ * The git objects (blobs and trees) the contents and Git data APIs make and read, per repository,
+ * as git's bytes (git-objects.ts): a blob or tree made here has the SHA git gives it, and the
+ * served bare repositories (src/github/git/repos.ts) write the ones a branch reaches before git
+ * answers a clone or fetch.
+ *
+ * Where an object is read from (docs/github-emulator.md, "Contents and Git data"):
+ * - what the API made, and each repository's first README tree, is kept here, in memory;
+ * - what only git has (a tree or blob pushed with git, a merge tree `git merge-tree` wrote) is
+ *   read on demand from the served bare repository through `reader`, set by the git repositories;
+ *   in-process, without them, no push can bring an object, so everything is here.
+ * A commit named by SHA alone (fixtures' `head_sha`) has no tree anywhere: its files are unknown.
+ */
+
+import { GIT_BOUNDS } from './bounds.ts';
+import {
+  type GitObjectType,
+  type GitTreeEntry,
+  type GitTreeMode,
+  objectSha,
+  parseTree,
+  readmeTree,
+  treeBody,
+  typeOfMode,
+} from './git-objects.ts';
+import { GitHubStateError, type Repo } from './objects.ts';
+
+/** An object as git stores it; `body` undefined when it is larger than a blob may be read (its size known). */
+export interface GitObject {
+  type: GitObjectType;
+  size: number;
+  body: Buffer | undefined;
+}
+
+/** Reads objects from the repository's git directory: those it has, by SHA. */
+export type GitObjectReader = (
+  repo: Repo,
+  shas: readonly string[],
+  blobBodies: boolean,
+) => Map<string, GitObject>;
+
+/** A path's entry in a tree: what `GET contents/{path}` and a tree edit find there. */
+export interface PathEntry {
+  mode: GitTreeMode;
+  sha: string;
+}
+
+/** One change of a tree: the path set to an entry, or removed (`entry` null). */
+export interface TreeEdit {
+  path: string;
+  entry: PathEntry | null;
+}
+
+interface EditNode {
+  entries: Map<string, PathEntry>;
+  /** Sub-trees being edited, by name (their entry in `entries` is replaced when written). */
+  children: Map<string, EditNode>;
+}
+
+export class GitStore {
+  /** Set by the served git repositories (src/github/git/repos.ts); undefined in-process. */
+  reader: GitObjectReader | undefined = undefined;
+  private readonly byRepo = new Map<number, Map<string, GitObject>>();
+  private bytes = 0;
+  /**
+   * Trees read from git, by repository and SHA (a tree never changes): a tree edit or a path walk
+   * that comes back to one does not run git again. Emptied whole past 64 MiB.
+   */
+  private readonly readTrees = new Map<string, GitObject>();
+  private readTreeBytes = 0;
+
+  /** Keeps an object the API made (or knows to be in the repository); its SHA. */
+  put(repo: Repo, type: GitObjectType, body: Buffer): string {
+    const sha = objectSha(type, body);
+    const objects = this.objectsOf(repo);
+    if (objects.has(sha)) return sha;
+    if (this.bytes + body.length > GIT_BOUNDS.maxStoreBytes)
+      throw new GitHubStateError(
+        403,
+        `the emulator keeps at most ${GIT_BOUNDS.maxStoreBytes} bytes of objects made through the API (docs/limits.md)`,
+      );
+    this.bytes += body.length;
+    objects.set(sha, { type, size: body.length, body });
+    return sha;
+  }
+
+  /** The objects kept here for the repository (what the served git repository must be given). */
+  made(repo: Repo, sha: string): GitObject | undefined {
+    return this.objectsOf(repo).get(sha);
+  }
+
+  /** An object of the repository: kept here, else read from git; undefined when neither has it. */
+  get(repo: Repo, sha: string): GitObject | undefined {
+    return this.getMany(repo, [sha]).get(sha);
+  }
+
+  /**
+   * Several objects at once (one read of git for those not kept here); without `blobBodies` a
+   * blob only git has is given by its size (a listing's sizes read no file).
+   */
+  getMany(repo: Repo, shas: readonly string[], blobBodies = true): Map<string, GitObject> {
+    const found = new Map<string, GitObject>();
+    const objects = this.objectsOf(repo);
+    const missing: string[] = [];
+    for (const sha of shas) {
+      const kept = objects.get(sha) ?? this.readTrees.get(`${repo.id}:${sha}`);
+      if (kept !== undefined) found.set(sha, kept);
+      else if (/^[0-9a-f]{40}$/.test(sha)) missing.push(sha);
+    }
+    if (missing.length > 0 && this.reader !== undefined)
+      for (const [sha, object] of this.reader(repo, missing, blobBodies)) {
+        found.set(sha, object);
+        if (object.type !== 'tree') continue;
+        if (this.readTreeBytes + object.size > READ_TREE_CACHE_BYTES) {
+          this.readTrees.clear();
+          this.readTreeBytes = 0;
+        }
+        this.readTrees.set(`${repo.id}:${sha}`, object);
+        this.readTreeBytes += object.size;
+      }
+    return found;
+  }
+
+  /** A tree's entries; undefined when the repository has no tree of that SHA. */
+  tree(repo: Repo, sha: string): GitTreeEntry[] | undefined {
+    const object = this.get(repo, sha);
+    if (object?.type !== 'tree' || object.body === undefined) return undefined;
+    return parseTree(object.body);
+  }
+
+  /** The entry at `path` (components joined by `/`) under a tree; the tree itself for ''. */
+  entryAt(repo: Repo, treeSha: string, path: string): PathEntry | undefined {
+    let entry: PathEntry = { mode: '40000', sha: treeSha };
+    if (path === '') return this.tree(repo, treeSha) === undefined ? undefined : entry;
+    for (const name of path.split('/')) {
+      if (entry.mode !== '40000') return undefined;
+      const found = this.tree(repo, entry.sha)?.find((e) => e.name === name);
+      if (found === undefined) return undefined;
+      entry = { mode: found.mode, sha: found.sha };
+    }
+    return entry;
+  }
+
+  /**
+   * A new tree: `base` (a tree SHA, or undefined for an empty tree) with each edit applied in
+   * order, as `POST git/trees` with `base_tree` does. A directory left empty is dropped (git
+   * writes no empty tree but the root). Refusals (GitHubStateError 422): an object the repository
+   * lacks, a path through a file, removing what is not there.
+   */
+  editTree(repo: Repo, base: string | undefined, edits: readonly TreeEdit[]): string {
+    const root = base === undefined ? emptyNode() : this.load(repo, base, 'base_tree');
+    for (const edit of edits) {
+      const names = edit.path.split('/');
+      let node = root;
+      for (let i = 0; i < names.length - 1; i++) {
+        const name = names[i]!;
+        let child = node.children.get(name);
+        if (child === undefined) {
+          const existing = node.entries.get(name);
+          if (existing !== undefined && existing.mode === '40000')
+            child = this.load(repo, existing.sha, 'tree.sha');
+          else if (edit.entry === null)
+            throw new GitHubStateError(422, `tree.path ${edit.path} does not exist`);
+          // A file where a directory is wanted is replaced by the directory, as git's index does.
+          else child = emptyNode();
+          node.children.set(name, child);
+        }
+        node = child;
+      }
+      const leaf = names[names.length - 1]!;
+      if (edit.entry === null) {
+        if (!node.entries.has(leaf) && !node.children.has(leaf))
+          throw new GitHubStateError(422, `tree.path ${edit.path} does not exist`);
+        node.entries.delete(leaf);
+        node.children.delete(leaf);
+      } else {
+        node.entries.set(leaf, edit.entry);
+        node.children.delete(leaf);
+      }
+    }
+    return this.write(repo, root, true);
+  }
+
+  private load(repo: Repo, sha: string, field: string): EditNode {
+    const entries = this.tree(repo, sha);
+    if (entries === undefined)
+      throw new GitHubStateError(422, `${field} ${sha} is not a tree of this repository`);
+    return {
+      entries: new Map(entries.map((e) => [e.name, { mode: e.mode, sha: e.sha }])),
+      children: new Map(),
+    };
+  }
+
+  /** Writes the edited trees bottom up; an empty one below the root is dropped ('' for it). */
+  private write(repo: Repo, node: EditNode, root: boolean): string {
+    for (const [name, child] of node.children) {
+      const sha = this.write(repo, child, false);
+      if (sha === '') node.entries.delete(name);
+      else node.entries.set(name, { mode: '40000', sha });
+    }
+    node.children.clear();
+    if (!root && node.entries.size === 0) return '';
+    const entries = [...node.entries].map(([name, e]) => ({ name, mode: e.mode, sha: e.sha }));
+    if (entries.length > GIT_BOUNDS.maxTreeEntries)
+      throw new GitHubStateError(
+        422,
+        `a tree holds at most ${GIT_BOUNDS.maxTreeEntries} entries (docs/limits.md)`,
+      );
+    return this.put(repo, 'tree', treeBody(entries));
+  }
+
+  /**
+   * The three-way merge of two trees from their merge base's, entry by entry, as git merges when
+   * no file changed on both sides: a name changed on one side only takes that side's, a directory
+   * changed on both is merged inside; a file changed differently on both sides is a conflict
+   * (undefined: no content merge here). `unknown` when a tree is not readable (a commit named by
+   * SHA alone has none).
+   */
+  mergeTrees(
+    repo: Repo,
+    ours: string,
+    theirs: string,
+    base: string | undefined,
+  ): string | undefined | 'unknown' {
+    if (ours === theirs || base === theirs) return ours;
+    if (base === ours) return theirs;
+    const read = (sha: string | undefined) => (sha === undefined ? [] : this.tree(repo, sha));
+    const o = read(base);
+    const a = this.tree(repo, ours);
+    const b = this.tree(repo, theirs);
+    if (o === undefined || a === undefined || b === undefined) return 'unknown';
+    const byName = (entries: GitTreeEntry[]) => new Map(entries.map((e) => [e.name, e]));
+    const [mo, ma, mb] = [byName(o), byName(a), byName(b)];
+    const same = (x: GitTreeEntry | undefined, y: GitTreeEntry | undefined) =>
+      x === undefined ? y === undefined : y !== undefined && x.mode === y.mode && x.sha === y.sha;
+    const merged: GitTreeEntry[] = [];
+    for (const name of new Set([...ma.keys(), ...mb.keys()])) {
+      const eo = mo.get(name);
+      const ea = ma.get(name);
+      const eb = mb.get(name);
+      let pick: GitTreeEntry | undefined;
+      if (same(ea, eb) || same(eo, eb)) pick = ea;
+      else if (same(eo, ea)) pick = eb;
+      else if (ea?.mode === '40000' && eb?.mode === '40000' && (eo === undefined || eo.mode === '40000')) {
+        const inner = this.mergeTrees(repo, ea.sha, eb.sha, eo?.sha);
+        if (inner === undefined || inner === 'unknown') return inner;
+        pick = { mode: '40000', name, sha: inner };
+      } else return undefined;
+      if (pick !== undefined) merged.push({ ...pick, name });
+    }
+    return this.put(repo, 'tree', treeBody(merged));
+  }
+
+  /** Whether an entry's SHA names an object of its mode's type here (a submodule's commit is never checked). */
+  hasObject(repo: Repo, entry: PathEntry): boolean {
+    const type = typeOfMode(entry.mode);
+    if (type === 'commit') return true;
+    return this.get(repo, entry.sha)?.type === type;
+  }
+
+  private objectsOf(repo: Repo): Map<string, GitObject> {
+    let objects = this.byRepo.get(repo.id);
+    if (objects === undefined) {
+      objects = new Map();
+      // The first commit's README tree (state.ts makes it): every repository has it.
+      const readme = readmeTree(repo.readme);
+      objects.set(readme.blobSha, { type: 'blob', size: readme.blob.length, body: readme.blob });
+      objects.set(readme.treeSha, { type: 'tree', size: readme.tree.length, body: readme.tree });
+      this.byRepo.set(repo.id, objects);
+    }
+    return objects;
+  }
+}
+
+/** What the cache of trees read from git holds at most (bytes of tree bodies). */
+const READ_TREE_CACHE_BYTES = 64 * 1024 * 1024;
+
+function emptyNode(): EditNode {
+  return { entries: new Map(), children: new Map() };
+}
