@@ -280,6 +280,8 @@ export class ProviderEmulator {
     outputTokens: 0,
   };
   private cliVersionCount = 0;
+  /** A script turn's padded final message, for `planReply` (one function, not a closure a request). */
+  private readonly finalOf = (turn: ScriptTurn) => this.paddedFinal(turn);
 
   constructor(options: ProviderEmulatorOptions) {
     this.clock = options.clock;
@@ -521,8 +523,9 @@ export class ProviderEmulator {
     const attempt = Math.max(base.attempt, placeState.lastFailed ? placeState.lastAttempt + 1 : 1);
     // Objects built field by field, not spread: a spread of `base` (then of `context` for the
     // record) with fields added after it allocated about 5 KB a request (docs/performance.md,
-    // "Round five").
-    const context: RequestContext = {
+    // "Round five"). One object is the request's context and, its answer's fields filled in
+    // below, its record (not a second copy of the same eighteen fields: "Round six").
+    const context: RequestContext & RecordFields = {
       arrival,
       requestId: base.requestId,
       cli: base.cli,
@@ -541,6 +544,13 @@ export class ProviderEmulator {
       model: conversation.model,
       tokensIn: prompt.tokens,
       estimated: prompt.estimated,
+      // Known once the reply is planned; a fault or a limit answers before (undefined: not written).
+      tokensOut: undefined,
+      cached: undefined,
+      reply: undefined,
+      ending: undefined,
+      fault: undefined,
+      queuedMs: undefined,
     };
 
     const fault = this.faults.match({
@@ -554,7 +564,7 @@ export class ProviderEmulator {
       if (faulted !== undefined) return faulted;
     }
 
-    const reply = planReply(script, position, conversation.tools, (turn) => this.paddedFinal(turn));
+    const reply = planReply(script, position, conversation.tools, this.finalOf);
     const output = this.capOutput(reply, conversation, model, prompt.tokens);
     const cached = this.cacheUsage(key, conversation, model, prompt, arrival);
     // Anthropic counts cache reads against no input limit; OpenAI counts every input token.
@@ -606,32 +616,13 @@ export class ProviderEmulator {
     // dictionary object each time).
     const headers = this.limitHeaders(api, admission.states);
     headers[api === 'messages' ? 'request-id' : 'x-request-id'] = base.requestId;
-    const record: RecordFields = {
-      arrival,
-      requestId: context.requestId,
-      cli: context.cli,
-      cliVersion: context.cliVersion,
-      cliSession: context.cliSession,
-      api,
-      bytesIn: context.bytesIn,
-      attempt,
-      place: placeState,
-      subject,
-      tools: context.tools,
-      turn: context.turn,
-      step: context.step,
-      samePlace,
-      script: context.script,
-      model: context.model,
-      tokensIn: context.tokensIn,
-      estimated: context.estimated,
-      tokensOut: output.tokens,
-      cached,
-      reply,
-      ending: output.ending,
-      fault: fault?.kind,
-      queuedMs: queued ? waitMs : undefined,
-    };
+    const record = context;
+    record.tokensOut = output.tokens;
+    record.cached = cached;
+    record.reply = reply;
+    record.ending = output.ending;
+    record.fault = fault?.kind;
+    record.queuedMs = queued ? waitMs : undefined;
     if (!conversation.stream) {
       headers['content-type'] = 'application/json';
       return this.answer(
