@@ -507,9 +507,34 @@ const MAX_BREAKPOINTS = 4;
 
 /**
  * Anthropic Messages (`POST /v1/messages`): what Claude Code speaks. Read in steps: it yields
- * every ITEMS_PER_STEP items of a long history.
+ * every ITEMS_PER_STEP items of a long history. The generator only loops; each message is read
+ * by a function of its own, and what is rare (a refusal's words, an unusual block) by others
+ * again, so that TurboFan compiles small pieces, each once (docs/performance.md, "Round six").
  */
 export function* readMessagesRequestSteps(body: Json): Generator<void, Conversation> {
+  const messages = checkedMessages(body);
+  const reading: MessagesReading = {
+    items: systemItems(body.system),
+    previousUses: undefined,
+    previousIndex: -1,
+  };
+  for (let i = 0; i < messages.length; i++) {
+    if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
+    readMessage(messages[i], i, reading);
+  }
+  return messagesConversation(body, reading.items);
+}
+
+/** What reading a Messages history carries from one message to the next. */
+interface MessagesReading {
+  items: ConversationItem[];
+  /** The tool_use ids of the last assistant message, for the next user message's tool_result blocks. */
+  previousUses: Set<string> | undefined;
+  previousIndex: number;
+}
+
+/** The request's required fields as Anthropic checks them (in its order), and its messages. */
+function checkedMessages(body: Json): unknown[] {
   if (body.model === undefined) throw anthropicInvalid('model: Field required');
   if (typeof body.model !== 'string' || body.model === '')
     throw anthropicInvalid('model: Input should be a valid string');
@@ -519,95 +544,128 @@ export function* readMessagesRequestSteps(body: Json): Generator<void, Conversat
   if (body.max_tokens < 1) throw anthropicInvalid('max_tokens: Input should be greater than or equal to 1');
   if (body.messages === undefined) throw anthropicInvalid('messages: Field required');
   if (!Array.isArray(body.messages)) throw anthropicInvalid('messages: Input should be a valid list');
+  return body.messages;
+}
+
+/** The system prompt's items: a string, or blocks (each with its cache breakpoint). */
+function systemItems(system: unknown): ConversationItem[] {
   const items: ConversationItem[] = [];
-  const system = body.system;
   if (typeof system === 'string') items.push({ kind: 'system', text: system });
   else if (Array.isArray(system))
-    for (const block of system) {
+    for (let i = 0; i < system.length; i++) {
+      const block: unknown = system[i];
       if (!isObject(block)) continue;
       const item: ConversationItem = { kind: 'system', text: String(block.text ?? '') };
       const cache = cacheOf(block);
       if (cache) item.cache = cache;
       items.push(item);
     }
-  /** The tool_use ids of the last assistant message, for the next user message's tool_result blocks. */
-  let previousUses: Set<string> | undefined;
-  let previousIndex = -1;
-  for (const [i, message] of body.messages.entries()) {
-    if (i > 0 && i % ITEMS_PER_STEP === 0) yield;
-    if (!isObject(message)) throw anthropicInvalid(`messages.${i}: Input should be a valid dictionary`);
-    const role = message.role;
-    // A `system` message among the others is what Claude Code 2.1.328 sends (its context, after the prompt).
-    if (role !== 'user' && role !== 'assistant' && role !== 'system')
-      throw anthropicInvalid(`messages.${i}.role: Input should be 'user' or 'assistant'`);
-    const content = message.content;
-    if (typeof content === 'string') {
-      items.push(
-        role === 'user'
-          ? { kind: 'prompt', text: content }
-          : role === 'system'
-            ? { kind: 'system', text: content }
-            : { kind: 'assistant-text', text: content },
-      );
-      if (role !== 'system') previousUses = undefined;
-      continue;
-    }
-    if (!Array.isArray(content))
-      throw anthropicInvalid(`messages.${i}.content: Input should be a valid string or a valid list`);
-    const uses = new Set<string>();
-    const hasToolResult = content.some((block) => isObject(block) && block.type === 'tool_result');
-    for (const [j, block] of content.entries()) {
-      if (!isObject(block)) continue;
-      let item: ConversationItem | undefined;
-      switch (block.type) {
-        case 'text':
-          item =
-            role === 'assistant'
-              ? { kind: 'assistant-text', text: String(block.text ?? '') }
-              : role === 'system'
-                ? { kind: 'system', text: String(block.text ?? '') }
-                : { kind: hasToolResult ? 'attachment' : 'prompt', text: String(block.text ?? '') };
-          break;
-        case 'tool_use':
-        case 'server_tool_use':
-          uses.add(String(block.id ?? ''));
-          item = {
-            kind: 'tool-call',
-            name: String(block.name ?? ''),
-            args: JSON.stringify(block.input ?? {}),
-            callId: String(block.id ?? ''),
-          };
-          break;
-        case 'tool_result': {
-          const id = String(block.tool_use_id ?? '');
-          if (!previousUses?.delete(id))
-            throw anthropicInvalid(
-              `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
-            );
-          item = { kind: 'tool-result', callId: id, text: textOf(block.content) };
-          break;
-        }
-        case 'thinking':
-        case 'redacted_thinking':
-          break;
-        default:
-          item = { kind: 'attachment', text: JSON.stringify(block) };
-      }
-      if (!item) continue;
-      const cache = cacheOf(block);
-      if (cache) item.cache = cache;
-      items.push(item);
-    }
-    if (role === 'system') continue;
-    if (role === 'user' && previousUses && previousUses.size > 0)
-      throw anthropicInvalid(
-        `messages.${previousIndex}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${[...previousUses].join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
-      );
-    previousUses = role === 'assistant' ? uses : undefined;
-    previousIndex = i;
+  return items;
+}
+
+/** One message of the history, its items added to `reading`. */
+function readMessage(message: unknown, i: number, reading: MessagesReading): void {
+  if (!isObject(message)) throw anthropicInvalid(`messages.${i}: Input should be a valid dictionary`);
+  const role = message.role;
+  // A `system` message among the others is what Claude Code 2.1.328 sends (its context, after the prompt).
+  if (role !== 'user' && role !== 'assistant' && role !== 'system')
+    throw anthropicInvalid(`messages.${i}.role: Input should be 'user' or 'assistant'`);
+  const content = message.content;
+  if (typeof content === 'string') {
+    reading.items.push(
+      role === 'user'
+        ? { kind: 'prompt', text: content }
+        : role === 'system'
+          ? { kind: 'system', text: content }
+          : { kind: 'assistant-text', text: content },
+    );
+    if (role !== 'system') reading.previousUses = undefined;
+    return;
   }
-  const tools = toolDeclarations(body.tools, (tool) => tool.name, anthropicInvalid, NAMED_TOOLS);
-  const breakpoints = tools.filter((tool) => tool.cache).length + items.filter((item) => item.cache).length;
+  if (!Array.isArray(content))
+    throw anthropicInvalid(`messages.${i}.content: Input should be a valid string or a valid list`);
+  const uses = readBlocks(content, role, i, reading);
+  if (role === 'system') return;
+  if (role === 'user' && reading.previousUses && reading.previousUses.size > 0) throw usesUnanswered(reading);
+  // No tool_use in an assistant message: no ids for the next one to answer (as an empty set).
+  reading.previousUses = role === 'assistant' ? uses : undefined;
+  reading.previousIndex = i;
+}
+
+/** A message's blocks, their items added to `reading`; the ids of its tool_use blocks, if any. */
+function readBlocks(
+  content: unknown[],
+  role: 'user' | 'assistant' | 'system',
+  i: number,
+  reading: MessagesReading,
+): Set<string> | undefined {
+  const hasToolResult = hasToolResultBlock(content);
+  let uses: Set<string> | undefined;
+  for (let j = 0; j < content.length; j++) {
+    const block: unknown = content[j];
+    if (!isObject(block)) continue;
+    let item: ConversationItem;
+    const type = block.type;
+    if (type === 'text') {
+      const text = String(block.text ?? '');
+      item =
+        role === 'assistant'
+          ? { kind: 'assistant-text', text }
+          : role === 'system'
+            ? { kind: 'system', text }
+            : { kind: hasToolResult ? 'attachment' : 'prompt', text };
+    } else if (type === 'tool_use' || type === 'server_tool_use') {
+      const id = String(block.id ?? '');
+      uses ??= new Set();
+      uses.add(id);
+      item = {
+        kind: 'tool-call',
+        name: String(block.name ?? ''),
+        args: JSON.stringify(block.input ?? {}),
+        callId: id,
+      };
+    } else if (type === 'tool_result') item = toolResultItem(block, i, j, reading);
+    else if (type === 'thinking' || type === 'redacted_thinking') continue;
+    else item = { kind: 'attachment', text: JSON.stringify(block) };
+    const cache = cacheOf(block);
+    if (cache) item.cache = cache;
+    reading.items.push(item);
+  }
+  return uses;
+}
+
+function hasToolResultBlock(content: unknown[]): boolean {
+  for (let j = 0; j < content.length; j++) {
+    const block: unknown = content[j];
+    if (isObject(block) && block.type === 'tool_result') return true;
+  }
+  return false;
+}
+
+/** A tool_result block: it must answer a tool_use of the message before. */
+function toolResultItem(block: Json, i: number, j: number, reading: MessagesReading): ConversationItem {
+  const id = String(block.tool_use_id ?? '');
+  if (!reading.previousUses?.delete(id))
+    throw anthropicInvalid(
+      `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+    );
+  return { kind: 'tool-result', callId: id, text: textOf(block.content) };
+}
+
+function usesUnanswered(reading: MessagesReading): VendorError {
+  return anthropicInvalid(
+    `messages.${reading.previousIndex}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${[...(reading.previousUses ?? [])].join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+  );
+}
+
+const toolName = (tool: Json): unknown => tool.name;
+
+/** The conversation of a read history: its tools, breakpoints checked, stop sequences. */
+function messagesConversation(body: Json, items: ConversationItem[]): Conversation {
+  const tools = toolDeclarations(body.tools, toolName, anthropicInvalid, NAMED_TOOLS);
+  let breakpoints = 0;
+  for (let i = 0; i < tools.length; i++) if ((tools[i] as ToolDeclaration).cache) breakpoints += 1;
+  for (let i = 0; i < items.length; i++) if ((items[i] as ConversationItem).cache) breakpoints += 1;
   if (breakpoints > MAX_BREAKPOINTS)
     throw anthropicInvalid(
       `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`,
@@ -617,12 +675,12 @@ export function* readMessagesRequestSteps(body: Json): Generator<void, Conversat
     throw anthropicInvalid('stop_sequences: Input should be a valid list of strings');
   return {
     api: 'messages',
-    model: body.model,
+    model: body.model as string,
     stream: body.stream === true,
     tools,
     items,
-    maxOutputTokens: body.max_tokens,
-    stopSequences: ((stop ?? []) as string[]).filter((entry) => entry !== ''),
+    maxOutputTokens: body.max_tokens as number,
+    stopSequences: stop === undefined ? [] : (stop as string[]).filter((entry) => entry !== ''),
     includeUsage: true,
   };
 }

@@ -32,7 +32,7 @@ import {
 } from './conversation.ts';
 import { FaultBook, type FaultRule } from './faults.ts';
 import { LATENCY_PROFILES, type LatencyProfile, planTiming } from './latency.ts';
-import { LimitBook, type LimitStates, type ProviderLimits } from './limits.ts';
+import { type Admission, LimitBook, type LimitStates, type ProviderLimits } from './limits.ts';
 import { type LoadModel, LoadQueue } from './load.ts';
 import { type ExtraModel, MODEL_CREATED, type ModelInfo, ModelTable } from './models.ts';
 import { RecurringValues } from './recurring-values.ts';
@@ -43,6 +43,7 @@ import {
   type RenderInput,
   renderStream,
   renderWhole,
+  type StreamRenderer,
   type Usage,
 } from './render.ts';
 import {
@@ -279,6 +280,8 @@ export class ProviderEmulator {
     outputTokens: 0,
   };
   private cliVersionCount = 0;
+  /** A script turn's padded final message, for `planReply` (one function, not a closure a request). */
+  private readonly finalOf = (turn: ScriptTurn) => this.paddedFinal(turn);
 
   constructor(options: ProviderEmulatorOptions) {
     this.clock = options.clock;
@@ -357,6 +360,45 @@ export class ProviderEmulator {
    * planned on this emulator until it is done.
    */
   *plan(request: ProviderRequest): Generator<void, ProviderAnswer> {
+    // Cut into a generator of the steps and functions of their own around it (docs/performance.md,
+    // "Round six"): TurboFan compiled the whole pipeline as one function, twice, in 100-400 ms.
+    const start = this.start(request);
+    if (start.answered !== undefined) return start.answered;
+    const base = start.base;
+    const route = start.route;
+    let conversation: Conversation;
+    let model: ModelInfo;
+    let prompt: CountedPrompt;
+    try {
+      const parsed =
+        request.parsedBody ??
+        (request.rawBody ? this.bodies.parse(request.rawBody) : parseBody(request.body));
+      yield;
+      const fields = bodyFields(parsed, start.api);
+      // Counting tokens takes a request without its output settings.
+      if (route.kind === 'count') fields.max_tokens ??= 1;
+      conversation = yield* READERS[start.api](fields);
+      model = this.modelFor(conversation);
+      yield;
+      // A CLI's session on one API resends the same texts in the same order: its scope.
+      prompt = yield* this.countPromptSteps(
+        conversation,
+        `${start.api}|${base.cli}|${start.key}|${base.cliSession ?? ''}`,
+      );
+      this.checkWindow(conversation, model, prompt.tokens);
+    } catch (error) {
+      return this.refused(base, error);
+    }
+    if (route.kind === 'count') return this.tokenCount(base, route.api, prompt);
+    return this.generation(request, start, conversation, model, prompt);
+  }
+
+  /**
+   * Who asks for what: the request's id, route, client and key; or, for a request that is not a
+   * model request to plan (no route, no key, a model list, one of Anthropic's own endpoints), its
+   * answer already.
+   */
+  private start(request: ProviderRequest): RequestStart {
     const arrival = request.arrivedAt ?? this.clock.now();
     this.requestCount += 1;
     const requestId = `req_${this.requestCount.toString(36).padStart(8, '0')}`;
@@ -365,7 +407,7 @@ export class ProviderEmulator {
     const { cli, version: cliVersion } = cliOf(header(request.headers, 'user-agent'));
     // An Anthropic client says so with its version header (the SDK sends it on every request).
     const anthropicClient = header(request.headers, 'anthropic-version') !== undefined;
-    const api: ProviderApi | undefined =
+    const api: ProviderApi =
       route?.kind === 'generate' || route?.kind === 'count'
         ? route.api
         : anthropicClient || header(request.headers, 'x-api-key') !== undefined
@@ -382,87 +424,86 @@ export class ProviderEmulator {
       attempt: attemptSaid(request.headers),
     };
     if (!route)
-      return this.error(
+      return answeredStart(
         base,
-        404,
-        'not_found',
-        `No route for ${request.method} ${path} (docs/provider-emulator.md)`,
-        {},
-        { code: null },
+        this.error(
+          base,
+          404,
+          'not_found',
+          `No route for ${request.method} ${path} (docs/provider-emulator.md)`,
+          {},
+          { code: null },
+        ),
       );
-
     const key = keyOf(request.headers);
     const binding = key === undefined ? undefined : this.bindingOf(key);
-    if (route.kind === 'first-party') return this.firstParty(base, request.method, route.path, key, binding);
+    if (route.kind === 'first-party')
+      return answeredStart(base, this.firstParty(base, request.method, route.path, key, binding));
     if (key === undefined || (this.requireKnownKeys && binding === undefined))
-      return this.error(
-        base,
-        401,
-        'authentication',
-        key === undefined
-          ? api === 'messages'
-            ? 'x-api-key header is required'
-            : "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
-          : api === 'messages'
-            ? 'invalid x-api-key'
-            : 'Incorrect API key provided.',
-      );
-    if (route.kind === 'models' || route.kind === 'model') return this.models(base, route);
+      return answeredStart(base, this.unauthorized(base, key));
+    if (route.kind === 'models' || route.kind === 'model')
+      return answeredStart(base, this.models(base, route));
     if (api === 'messages' && !anthropicClient)
-      return this.error(base, 400, 'invalid_request', 'anthropic-version: header is required');
-
-    let conversation: Conversation;
-    let model: ModelInfo;
-    let prompt: CountedPrompt;
-    try {
-      const parsed =
-        request.parsedBody ??
-        (request.rawBody ? this.bodies.parse(request.rawBody) : parseBody(request.body));
-      yield;
-      if (!parsed.ok)
-        throw api === 'messages'
-          ? new VendorError(400, 'invalid_request', `There was an error parsing the body: ${parsed.message}`)
-          : new VendorError(
-              400,
-              'invalid_request',
-              "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
-            );
-      const body = parsed.value;
-      if (typeof body !== 'object' || body === null || Array.isArray(body))
-        throw new RequestShapeError('body', 'expected a JSON object');
-      const fields = body as Record<string, unknown>;
-      // Counting tokens takes a request without its output settings.
-      if (route.kind === 'count') fields.max_tokens ??= 1;
-      conversation = yield* READERS[api as ProviderApi](fields);
-      model = this.modelFor(conversation);
-      yield;
-      // A CLI's session on one API resends the same texts in the same order: its scope.
-      prompt = yield* this.countPromptSteps(conversation, `${api}|${cli}|${key}|${base.cliSession ?? ''}`);
-      this.checkWindow(conversation, model, prompt.tokens);
-    } catch (error) {
-      if (!(error instanceof VendorError)) throw error;
-      return this.error(
+      return answeredStart(
         base,
-        error.status,
-        error.kind,
-        error.message,
-        {},
-        { param: error.param, code: error.code },
+        this.error(base, 400, 'invalid_request', 'anthropic-version: header is required'),
       );
-    }
-    if (route.kind === 'count') return this.tokenCount(base, route.api, prompt);
+    return { base, route, api, key, binding, answered: undefined };
+  }
 
+  /** No key, or a key not known where only known keys are served: a 401 in the vendor's words. */
+  private unauthorized(base: BaseContext, key: string | undefined): ProviderAnswer {
+    const anthropic = base.api === 'messages';
+    return this.error(
+      base,
+      401,
+      'authentication',
+      key === undefined
+        ? anthropic
+          ? 'x-api-key header is required'
+          : "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
+        : anthropic
+          ? 'invalid x-api-key'
+          : 'Incorrect API key provided.',
+    );
+  }
+
+  /** A request the vendor refuses (its body, its model, its window): the vendor's error answer. */
+  private refused(base: BaseContext, error: unknown): ProviderAnswer {
+    if (!(error instanceof VendorError)) throw error;
+    return this.error(
+      base,
+      error.status,
+      error.kind,
+      error.message,
+      {},
+      { param: error.param, code: error.code },
+    );
+  }
+
+  /** A generation request read and counted: where it stands, its reply, its timing, its answer. */
+  private generation(
+    request: ProviderRequest,
+    start: RequestStart,
+    conversation: Conversation,
+    model: ModelInfo,
+    prompt: CountedPrompt,
+  ): ProviderAnswer {
+    const base = start.base;
+    const api = start.api;
+    const key = start.key;
+    const arrival = base.arrival;
     const subject: Subject = {
-      api: api as ProviderApi,
+      api,
       key,
-      cli,
-      cliVersion,
+      cli: base.cli,
+      cliVersion: base.cliVersion,
       cliSession: base.cliSession,
-      session: binding?.session,
-      labels: binding?.labels,
+      session: start.binding?.session,
+      labels: start.binding?.labels,
     };
     const position = positionOf(conversation.items);
-    const scriptName = scriptNamedIn(position.prompt) ?? binding?.script ?? this.defaultScript;
+    const scriptName = scriptNamedIn(position.prompt) ?? start.binding?.script ?? this.defaultScript;
     const script = this.scripts.get(scriptName) ?? (this.scripts.get(this.defaultScript) as AgentScript);
     // One conversation: the session, the CLI's own thread, and where its history starts. A CLI
     // that compacts a long history (codex near its context window) goes on in the same thread
@@ -482,14 +523,15 @@ export class ProviderEmulator {
     const attempt = Math.max(base.attempt, placeState.lastFailed ? placeState.lastAttempt + 1 : 1);
     // Objects built field by field, not spread: a spread of `base` (then of `context` for the
     // record) with fields added after it allocated about 5 KB a request (docs/performance.md,
-    // "Round five").
-    const context: RequestContext = {
-      arrival: base.arrival,
+    // "Round five"). One object is the request's context and, its answer's fields filled in
+    // below, its record (not a second copy of the same eighteen fields: "Round six").
+    const context: RequestContext & RecordFields = {
+      arrival,
       requestId: base.requestId,
       cli: base.cli,
       cliVersion: base.cliVersion,
       cliSession: base.cliSession,
-      api: base.api,
+      api,
       bytesIn: base.bytesIn,
       attempt,
       place: placeState,
@@ -502,40 +544,33 @@ export class ProviderEmulator {
       model: conversation.model,
       tokensIn: prompt.tokens,
       estimated: prompt.estimated,
+      // Known once the reply is planned; a fault or a limit answers before (undefined: not written).
+      tokensOut: undefined,
+      cached: undefined,
+      reply: undefined,
+      ending: undefined,
+      fault: undefined,
+      queuedMs: undefined,
     };
 
     const fault = this.faults.match({
-      cli,
+      cli: base.cli,
       session: subject.session ?? subject.cliSession,
       key,
       now: arrival,
     });
-    const inStream =
-      fault?.kind === 'cut' || fault?.kind === 'stream-error' || fault?.kind === 'slow-first-token';
-    if (fault && !inStream) return this.faultAnswer(context, fault);
-    // A whole (non-streamed) answer has no middle: a cut resets it, a stream error is a 500.
-    if (fault && !conversation.stream && fault.kind !== 'slow-first-token')
-      return this.faultAnswer(context, { ...fault, kind: fault.kind === 'cut' ? 'outage' : 'server-error' });
+    if (fault !== undefined) {
+      const faulted = this.faultBeforeStream(context, fault, conversation.stream);
+      if (faulted !== undefined) return faulted;
+    }
 
-    const reply = planReply(script, position, conversation.tools, (turn) => this.paddedFinal(turn));
+    const reply = planReply(script, position, conversation.tools, this.finalOf);
     const output = this.capOutput(reply, conversation, model, prompt.tokens);
     const cached = this.cacheUsage(key, conversation, model, prompt, arrival);
     // Anthropic counts cache reads against no input limit; OpenAI counts every input token.
     const charged = api === 'messages' ? prompt.tokens - cached.read : prompt.tokens;
     const admission = this.limits.admit(key, charged, output.tokens, arrival);
-    if (!admission.ok) {
-      const headers = {
-        ...this.limitHeaders(api as ProviderApi, admission.states),
-        'retry-after': String(Math.ceil(admission.retryAfterMs / 1000)),
-      };
-      return this.error(
-        { ...context, limit: admission.limit },
-        429,
-        admission.limit === 'rpm' || admission.limit === 'concurrent' ? 'rate_limit' : 'rate_limit_tokens',
-        admission.message,
-        headers,
-      );
-    }
+    if (!admission.ok) return this.overLimit(context, admission);
     const queued = this.load?.admit(arrival);
     this.inFlight += 1;
     const timing = planTiming(
@@ -564,7 +599,7 @@ export class ProviderEmulator {
       cacheWrite1h: cached.written1h,
     };
     const render: RenderInput = {
-      api: api as ProviderApi,
+      api,
       id: idFrom(random, 24),
       callId: api === 'messages' ? `toolu_${idFrom(random, 24)}` : `call_${idFrom(random, 24)}`,
       model: conversation.model,
@@ -579,34 +614,15 @@ export class ProviderEmulator {
     };
     // One headers object, filled in order (no copies: spreading a dozen computed names made a
     // dictionary object each time).
-    const headers = this.limitHeaders(api as ProviderApi, admission.states);
-    headers[api === 'messages' ? 'request-id' : 'x-request-id'] = requestId;
-    const record: RecordFields = {
-      arrival: context.arrival,
-      requestId: context.requestId,
-      cli: context.cli,
-      cliVersion: context.cliVersion,
-      cliSession: context.cliSession,
-      api: context.api,
-      bytesIn: context.bytesIn,
-      attempt: context.attempt,
-      place: context.place,
-      subject: context.subject,
-      tools: context.tools,
-      turn: context.turn,
-      step: context.step,
-      samePlace: context.samePlace,
-      script: context.script,
-      model: context.model,
-      tokensIn: context.tokensIn,
-      estimated: context.estimated,
-      tokensOut: output.tokens,
-      cached,
-      reply,
-      ending: output.ending,
-      fault: fault?.kind,
-      queuedMs: queued ? waitMs : undefined,
-    };
+    const headers = this.limitHeaders(api, admission.states);
+    headers[api === 'messages' ? 'request-id' : 'x-request-id'] = base.requestId;
+    const record = context;
+    record.tokensOut = output.tokens;
+    record.cached = cached;
+    record.reply = reply;
+    record.ending = output.ending;
+    record.fault = fault?.kind;
+    record.queuedMs = queued ? waitMs : undefined;
     if (!conversation.stream) {
       headers['content-type'] = 'application/json';
       return this.answer(
@@ -621,7 +637,54 @@ export class ProviderEmulator {
         endAt,
       );
     }
+    return this.streamAnswer(record, release, render, headers, ttftMs, outputMs, fault);
+  }
+
+  /**
+   * A fault that answers instead of the reply (all but those in a stream), or, for a whole
+   * (non-streamed) answer, which has no middle, what a stream's fault becomes: a cut resets it, a
+   * stream error is a 500. Undefined: the reply is planned, the fault (if any) in its stream.
+   */
+  private faultBeforeStream(
+    context: RequestContext,
+    fault: FaultRule,
+    stream: boolean,
+  ): ProviderAnswer | undefined {
+    const inStream =
+      fault.kind === 'cut' || fault.kind === 'stream-error' || fault.kind === 'slow-first-token';
+    if (!inStream) return this.faultAnswer(context, fault);
+    if (!stream && fault.kind !== 'slow-first-token')
+      return this.faultAnswer(context, { ...fault, kind: fault.kind === 'cut' ? 'outage' : 'server-error' });
+    return undefined;
+  }
+
+  /** A request over one of its key's limits: the vendor's 429 with the limits' headers. */
+  private overLimit(context: RequestContext, admission: Extract<Admission, { ok: false }>): ProviderAnswer {
+    const headers = {
+      ...this.limitHeaders(context.api as ProviderApi, admission.states),
+      'retry-after': String(Math.ceil(admission.retryAfterMs / 1000)),
+    };
+    return this.error(
+      { ...context, limit: admission.limit },
+      429,
+      admission.limit === 'rpm' || admission.limit === 'concurrent' ? 'rate_limit' : 'rate_limit_tokens',
+      admission.message,
+      headers,
+    );
+  }
+
+  /** A streamed reply's answer: its chunks' times and bytes, rendered as they are played. */
+  private streamAnswer(
+    record: RecordFields,
+    release: (outcome: PlayOutcome) => void,
+    render: RenderInput,
+    headers: Record<string, string>,
+    ttftMs: number,
+    outputMs: number,
+    fault: FaultRule | undefined,
+  ): ProviderAnswer {
     const renderer = renderStream(render);
+    const endAt = ttftMs + outputMs;
     // Chunks: 0 the start (at once), 1 … pieces the content (the first token at ttft), then the end.
     const pieces = render.pieces;
     const stream: PlannedStream = {
@@ -646,32 +709,46 @@ export class ProviderEmulator {
       headers,
       chunks: stream,
     };
-    if (fault?.kind === 'cut' || fault?.kind === 'stream-error') {
-      // After the start (so even at zero latency the client has its first event), then N chunks.
-      const after = Math.min(fault.afterChunks ?? Math.floor(pieces / 2), pieces);
-      const at = 1 + after;
-      if (fault.kind === 'cut') streamed.cutAt = at;
-      else {
-        // The error event replaces the rest of the reply; the stream then ends normally.
-        const errorAt = stream.atMs(at);
-        streamed.chunks = {
-          length: at + 1,
-          atMs: (i) => (i < at ? stream.atMs(i) : errorAt),
-          data: (from, to) =>
-            (from < at ? stream.data(from, Math.min(to, at)) : '') +
-            (to > at ? renderer.error(fault.retryAfterS) : ''),
-          firstToken: 1,
-          writeGapMs: stream.writeGapMs,
-        };
-        return this.answer(
-          { ...record, error: 'stream-error', retryAfterS: fault.retryAfterS?.toString() },
-          release,
-          streamed,
-          ttftMs,
-        );
-      }
-    }
+    if (fault?.kind === 'cut' || fault?.kind === 'stream-error')
+      return this.faultInStream(record, release, streamed, stream, renderer, ttftMs, fault);
     return this.answer(record, release, streamed, ttftMs);
+  }
+
+  /** A stream cut, or ended by an error event, after its start and N chunks (a fault's `afterChunks`). */
+  private faultInStream(
+    record: RecordFields,
+    release: (outcome: PlayOutcome) => void,
+    streamed: Omit<ProviderAnswer, 'finish'>,
+    stream: PlannedStream,
+    renderer: StreamRenderer,
+    ttftMs: number,
+    fault: FaultRule,
+  ): ProviderAnswer {
+    const pieces = stream.length - 2;
+    // After the start (so even at zero latency the client has its first event), then N chunks.
+    const after = Math.min(fault.afterChunks ?? Math.floor(pieces / 2), pieces);
+    const at = 1 + after;
+    if (fault.kind === 'cut') {
+      streamed.cutAt = at;
+      return this.answer(record, release, streamed, ttftMs);
+    }
+    // The error event replaces the rest of the reply; the stream then ends normally.
+    const errorAt = stream.atMs(at);
+    streamed.chunks = {
+      length: at + 1,
+      atMs: (i) => (i < at ? stream.atMs(i) : errorAt),
+      data: (from, to) =>
+        (from < at ? stream.data(from, Math.min(to, at)) : '') +
+        (to > at ? renderer.error(fault.retryAfterS) : ''),
+      firstToken: 1,
+      writeGapMs: stream.writeGapMs,
+    };
+    return this.answer(
+      { ...record, error: 'stream-error', retryAfterS: fault.retryAfterS?.toString() },
+      release,
+      streamed,
+      ttftMs,
+    );
   }
 
   /**
@@ -1247,6 +1324,46 @@ type RecordFields = BaseContext &
     /** The path of a request to one of Anthropic's own endpoints (not a model request). */
     firstPartyPath?: string;
   };
+
+/**
+ * A model request's start (`ProviderEmulator.start`): its context, route and key, or the answer it
+ * already has (then the rest is not read).
+ */
+interface RequestStart {
+  base: BaseContext;
+  route: Extract<Route, { kind: 'generate' | 'count' }>;
+  api: ProviderApi;
+  key: string;
+  binding: KeyBinding | undefined;
+  answered: ProviderAnswer | undefined;
+}
+
+/** The route every start with an answer carries (never read: the answer is). */
+const ANSWERED_ROUTE: RequestStart['route'] = { kind: 'generate', api: 'chat' };
+
+/** A start that is its answer already, in the same shape as the others. */
+function answeredStart(base: BaseContext, answered: ProviderAnswer): RequestStart {
+  return { base, route: ANSWERED_ROUTE, api: 'chat', key: '', binding: undefined, answered };
+}
+
+/** A parsed body's top-level fields, or the vendor's 400 for a body that is not JSON or not an object. */
+function bodyFields(parsed: ParsedBody, api: ProviderApi): Record<string, unknown> {
+  if (!parsed.ok) throw unparsableBody(parsed.message, api);
+  const body = parsed.value;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new RequestShapeError('body', 'expected a JSON object');
+  return body as Record<string, unknown>;
+}
+
+function unparsableBody(message: string, api: ProviderApi): VendorError {
+  return api === 'messages'
+    ? new VendorError(400, 'invalid_request', `There was an error parsing the body: ${message}`)
+    : new VendorError(
+        400,
+        'invalid_request',
+        "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
+      );
+}
 
 function parseBody(text: string): ParsedBody {
   try {
