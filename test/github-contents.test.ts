@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
 import { GitHubEmulator, generateSelfSignedCert } from '../src/github/index.ts';
+import { pathOrderKey } from '../src/github/rest-contents.ts';
 import { GIT_BOUNDS } from '../src/github/world/bounds.ts';
 import { MemorySink } from '../src/trace/writer.ts';
 import { inProcess, serve } from './helpers/github.ts';
@@ -618,5 +619,35 @@ describe('contents and Git data in-process', () => {
       'application/vnd.github.raw; charset=utf-8',
     ]);
     expect((await raw('bytes.bin')).status).toBe(403);
+  });
+});
+
+describe('the recursive listing order', () => {
+  it("a path's order key sorts as git's recursive order: by segments, each by its UTF-8 bytes, a directory before its entries", () => {
+    const segmentOrder = (a: string, b: string): number => {
+      const x = a.split('/');
+      const y = b.split('/');
+      for (let i = 0; i < Math.min(x.length, y.length); i++)
+        if (x[i] !== y[i]) return Buffer.compare(Buffer.from(x[i]!), Buffer.from(y[i]!));
+      return x.length - y.length;
+    };
+    const name = fc
+      .string({
+        unit: fc.oneof(
+          fc.constantFrom('a', 'b', '.', '-', 'é', '中', '😀', 'Z'),
+          fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+        ),
+        minLength: 1,
+        maxLength: 6,
+      })
+      .filter((n) => !n.includes('/') && !n.includes('\0'));
+    const path = fc.array(name, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('/'));
+    fc.assert(
+      fc.property(path, path, (a, b) => {
+        const byKey = pathOrderKey(a) < pathOrderKey(b) ? -1 : pathOrderKey(a) > pathOrderKey(b) ? 1 : 0;
+        expect(byKey).toBe(Math.sign(segmentOrder(a, b)));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

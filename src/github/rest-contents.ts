@@ -496,9 +496,18 @@ function getTree(ctx: RestContext, repo: Repo): RestResult {
   const name = ctx.params[2]!;
   const store = ctx.state.gitStore;
   const sha = store.tree(repo, name) !== undefined ? name : commitOfRef(repo, name)?.tree;
-  const body = sha === undefined ? undefined : treeObject(ctx, repo, sha, ctx.query.has('recursive'));
+  const recursive = ctx.query.has('recursive');
+  // A tree never changes: its listing (up to 7 MB, 100,000 entries) is made once and kept, so
+  // clients asking for it again do not hold the event loop for as long again (docs/limits.md).
+  const body =
+    sha === undefined
+      ? undefined
+      : store.treeAnswer(repo, `${sha}:${recursive ? 'r' : ''}`, () => {
+          const tree = treeObject(ctx, repo, sha, recursive);
+          return tree === undefined ? undefined : JSON.stringify(tree);
+        });
   if (body === undefined) return notFound();
-  return { status: 200, body: JSON.stringify(body) };
+  return { status: 200, body };
 }
 
 /**
@@ -558,18 +567,22 @@ function treeObject(
     level = next;
   }
   // git's own listing (`git ls-tree -r -t`) is depth first; GitHub's is too: sort by path segments.
-  if (recursive) out.sort((a, b) => comparePaths(a.path as string, b.path as string));
+  if (recursive) {
+    const keyed = out.map((item) => ({ item, key: pathOrderKey(item.path as string) }));
+    keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    for (let i = 0; i < keyed.length; i++) out[i] = keyed[i]!.item;
+  }
   return { sha, url: `${api}/trees/${sha}`, tree: out, truncated };
 }
 
-/** Paths in git's recursive order: a directory before its entries, names by bytes. */
-function comparePaths(a: string, b: string): number {
-  const x = a.split('/');
-  const y = b.split('/');
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    if (x[i] !== y[i]) return Buffer.compare(Buffer.from(x[i]!), Buffer.from(y[i]!));
-  }
-  return x.length - y.length;
+/**
+ * A path's place in git's recursive order (a directory before its entries, names by bytes), as a
+ * string compared with `<`: its UTF-8 bytes as Latin-1 characters, each `/` as NUL (a name holds
+ * neither), so a segment ends before any byte a longer name could go on with. Made once a path,
+ * not at each of a sort's comparisons.
+ */
+export function pathOrderKey(path: string): string {
+  return Buffer.from(path.replaceAll('/', '\0'), 'utf8').toString('latin1');
 }
 
 /**

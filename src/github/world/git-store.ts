@@ -68,6 +68,18 @@ export class GitStore {
    */
   private readonly readTrees = new Map<string, GitObject>();
   private readTreeBytes = 0;
+  /**
+   * The sizes of blobs read from git, by repository and SHA (a listing gives every blob's size: a
+   * recursive tree of 100,000 files asked again must not run git over them again). Emptied whole
+   * past READ_SIZE_CACHE_ENTRIES.
+   */
+  private readonly readSizes = new Map<string, number>();
+  /**
+   * Answers made from a tree and nothing else (a recursive listing), by a key naming the tree:
+   * a tree never changes, so neither do they. Emptied whole past READ_TREE_CACHE_BYTES.
+   */
+  private readonly treeAnswers = new Map<string, string>();
+  private treeAnswerBytes = 0;
 
   /** Keeps an object the API made (or knows to be in the repository); its SHA. */
   put(repo: Repo, type: GitObjectType, body: Buffer): string {
@@ -103,13 +115,20 @@ export class GitStore {
     const objects = this.objectsOf(repo);
     const missing: string[] = [];
     for (const sha of shas) {
-      const kept = objects.get(sha) ?? this.readTrees.get(`${repo.id}:${sha}`);
+      const key = `${repo.id}:${sha}`;
+      const kept = objects.get(sha) ?? this.readTrees.get(key);
+      const size = blobBodies || kept !== undefined ? undefined : this.readSizes.get(key);
       if (kept !== undefined) found.set(sha, kept);
+      else if (size !== undefined) found.set(sha, { type: 'blob', size, body: undefined });
       else if (/^[0-9a-f]{40}$/.test(sha)) missing.push(sha);
     }
     if (missing.length > 0 && this.reader !== undefined)
       for (const [sha, object] of this.reader(repo, missing, blobBodies)) {
         found.set(sha, object);
+        if (object.type === 'blob') {
+          if (this.readSizes.size >= READ_SIZE_CACHE_ENTRIES) this.readSizes.clear();
+          this.readSizes.set(`${repo.id}:${sha}`, object.size);
+        }
         if (object.type !== 'tree') continue;
         if (this.readTreeBytes + object.size > READ_TREE_CACHE_BYTES) {
           this.readTrees.clear();
@@ -119,6 +138,24 @@ export class GitStore {
         this.readTreeBytes += object.size;
       }
     return found;
+  }
+
+  /** An answer made from the tree `key` names alone, made once (`make`: undefined for none). */
+  treeAnswer(repo: Repo, key: string, make: () => string | undefined): string | undefined {
+    const name = `${repo.id}:${key}`;
+    const kept = this.treeAnswers.get(name);
+    if (kept !== undefined) return kept;
+    const answer = make();
+    if (answer === undefined) return undefined;
+    if (this.treeAnswerBytes + answer.length > READ_TREE_CACHE_BYTES) {
+      this.treeAnswers.clear();
+      this.treeAnswerBytes = 0;
+    }
+    if (answer.length <= READ_TREE_CACHE_BYTES) {
+      this.treeAnswers.set(name, answer);
+      this.treeAnswerBytes += answer.length;
+    }
+    return answer;
   }
 
   /** A tree's entries; undefined when the repository has no tree of that SHA. */
@@ -274,6 +311,8 @@ export class GitStore {
 
 /** What the cache of trees read from git holds at most (bytes of tree bodies). */
 const READ_TREE_CACHE_BYTES = 64 * 1024 * 1024;
+/** Blob sizes read from git kept at most (about 100 bytes each). */
+const READ_SIZE_CACHE_ENTRIES = 500_000;
 
 function emptyNode(): EditNode {
   return { entries: new Map(), children: new Map() };
