@@ -254,7 +254,21 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
     `fleetbench world (${opened.mode}${resolved.why ? `: ${resolved.why}` : ''}): github ${opened.hostUrls.github}, provider ${opened.hostUrls.provider}; trace ${tracePath}\n`,
   );
 
-  let child: Awaited<ReturnType<typeof opened.spawn>>;
+  // Ctrl-C reaches the command too (it is in the terminal's foreground group): wait for it. A
+  // second Ctrl-C, or SIGTERM, ends it. Listened for before the command starts: a command can be
+  // running, and a Ctrl-C on its way, before its start is reported here (a signal with no listener
+  // yet killed fleetbench at once, under load).
+  let interrupts = 0;
+  let child: Awaited<ReturnType<typeof opened.spawn>> | undefined;
+  let killWhenStarted = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupts += 1;
+    if (signal !== 'SIGTERM' && interrupts < 2) return;
+    if (child === undefined) killWhenStarted = true;
+    else child.kill('SIGKILL');
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
     child = await opened.spawn({
       argv: command,
@@ -266,21 +280,15 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
       stderr: 'inherit',
     });
   } catch (error) {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     // The world is closed and its trace ended whatever went wrong: nothing it opened holds on.
     await opened.close();
     emulator.close();
     trace.close('failed', clock.now());
     throw error;
   }
-  // Ctrl-C reaches the command too (it is in the terminal's foreground group): wait for it. A
-  // second Ctrl-C, or SIGTERM, ends it.
-  let interrupts = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupts += 1;
-    if (signal === 'SIGTERM' || interrupts > 1) child.kill('SIGKILL');
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  if (killWhenStarted) child.kill('SIGKILL');
   let status: Awaited<typeof child.exited>;
   try {
     status = await child.exited;
