@@ -6,6 +6,7 @@
  */
 import { runMatchesStatus, workflowObjects, workflowRunObject, workflowRuns } from './actions.ts';
 import { changedFiles, pullDiff, pullPatch } from './changes.ts';
+import { addAppRoutes } from './rest-apps.ts';
 import { addCiRoutes } from './rest-ci.ts';
 import { addCollaboratorRoutes } from './rest-collaborators.ts';
 import { addGitRoutes } from './rest-git.ts';
@@ -515,6 +516,7 @@ export function buildRestRouter(): RestRouter {
   addCiRoutes(r);
   addActionRoutes(r);
   addGitRoutes(r);
+  addAppRoutes(r);
   return r;
 }
 

@@ -1,0 +1,253 @@
+/**
+ * GitHub App authentication (docs/github-emulator.md, "Apps"): a JWT signed with the App's key
+ * finds the installation and mints an installation token, which then acts as the App's bot on
+ * the installation's repositories, over HTTP with Octokit as a Probot-style control plane uses
+ * it; every malformed JWT is refused with GitHub's 401.
+ */
+import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { Octokit } from '@octokit/core';
+import { restEndpointMethods } from '@octokit/plugin-rest-endpoint-methods';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../src/base/rng.ts';
+import { RealClock } from '../src/clock/index.ts';
+import { JWT_MESSAGES } from '../src/github/apps.ts';
+import { GitHubEmulator } from '../src/github/index.ts';
+import { MemorySink } from '../src/trace/writer.ts';
+import { inProcess, serve } from './helpers/github.ts';
+
+const RestOctokit = Octokit.plugin(restEndpointMethods);
+const repo = { owner: 'fleetbench', repo: 'repo-1' };
+
+function b64(value: unknown): string {
+  return Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+}
+
+/** A JWT as GitHub documents it (RS256), with any header or claims. */
+function jwt(
+  key: KeyObject,
+  claims: Record<string, unknown>,
+  header: Record<string, unknown> = { alg: 'RS256', typ: 'JWT' },
+): string {
+  const head = `${b64(header)}.${b64(claims)}`;
+  return `${head}.${sign('sha256', Buffer.from(head), key).toString('base64url')}`;
+}
+
+async function world() {
+  const trace = new MemorySink();
+  const emulator = new GitHubEmulator({
+    clock: new RealClock(),
+    rng: new Rng(5),
+    trace,
+    fixtures: { repos: 2, issuesPerRepo: 3, pullsPerRepo: 1 },
+    latency: false,
+    apps: [{ repositories: ['fleetbench/repo-1'] }],
+  });
+  const server = await serve(emulator);
+  const app = emulator.apps.apps[0]!;
+  const key = (await import('node:crypto')).createPrivateKey(app.privateKeyPem);
+  const now = () => Math.floor(Date.now() / 1000);
+  const good = () => jwt(key, { iat: now() - 60, exp: now() + 540, iss: String(app.id) });
+  return { emulator, server, app, key, now, good, trace };
+}
+
+async function refusal(call: Promise<unknown>): Promise<{ status: number; message: string }> {
+  try {
+    await call;
+  } catch (error) {
+    const e = error as { status: number; response?: { data?: { message?: string } } };
+    return { status: e.status, message: e.response?.data?.message ?? '' };
+  }
+  return { status: 200, message: '' };
+}
+
+describe('GitHub App authentication', () => {
+  it('a JWT finds the installation and mints a token that opens a pull request as the bot', async () => {
+    const { emulator, server, app, good, trace } = await world();
+    const asApp = new RestOctokit({ baseUrl: server.url, auth: good() });
+    const me = await asApp.rest.apps.getAuthenticated();
+    expect(me.data).toMatchObject({ id: app.id, slug: 'fleetbench-app' });
+    const installation = await asApp.rest.apps.getRepoInstallation(repo);
+    expect(installation.data.id).toBe(app.installations[0]!.id);
+    expect(installation.data.repository_selection).toBe('selected');
+    // A repository the installation was not given: 404, as GitHub answers.
+    expect((await refusal(asApp.rest.apps.getRepoInstallation({ ...repo, repo: 'repo-2' }))).status).toBe(
+      404,
+    );
+    const minted = await asApp.rest.apps.createInstallationAccessToken({
+      installation_id: installation.data.id,
+    });
+    expect(minted.status).toBe(201);
+    expect(minted.data.token).toMatch(/^ghs_[A-Za-z0-9]{36}$/);
+    const expires = Date.parse(minted.data.expires_at);
+    expect(expires - Date.now()).toBeGreaterThan(59 * 60_000);
+    expect(expires - Date.now()).toBeLessThanOrEqual(3_600_000);
+
+    const asInstallation = new RestOctokit({ baseUrl: server.url, auth: minted.data.token });
+    const issues = await asInstallation.rest.issues.listForRepo(repo);
+    expect(issues.data.length).toBeGreaterThan(0);
+    expect(issues.headers['x-ratelimit-limit']).toBe('5000');
+    const listed = await asInstallation.rest.apps.listReposAccessibleToInstallation();
+    expect(listed.data.repositories.map((r) => r.full_name)).toEqual(['fleetbench/repo-1']);
+    // The App's agent pushed a branch (the push itself is git's, test/github-git-http.test.ts).
+    emulator.state.pushBranch(emulator.state.repo('fleetbench/repo-1'), {
+      branch: 'app-fix',
+      message: 'Fix',
+    });
+    const pull = await asInstallation.rest.pulls.create({
+      ...repo,
+      head: 'app-fix',
+      base: 'main',
+      title: 'Fix from the App',
+    });
+    expect(pull.data.user?.login).toBe('fleetbench-app[bot]');
+    expect(pull.data.user?.type).toBe('Bot');
+    // Outside the installation: 404, as for a repository that does not exist.
+    expect((await refusal(asInstallation.rest.issues.listForRepo({ ...repo, repo: 'repo-2' }))).status).toBe(
+      404,
+    );
+    // An installation token is no JWT.
+    expect(await refusal(asInstallation.rest.apps.getAuthenticated())).toEqual({
+      status: 401,
+      message: JWT_MESSAGES.undecodable,
+    });
+    // Charged and traced like any token.
+    const calls = trace.records.filter((r) => r.kind === 'api' && r.route === '/repos/{owner}/{repo}/pulls');
+    expect(calls).toHaveLength(1);
+    // Revoked: refused with GitHub's 401 from then on.
+    await asInstallation.rest.apps.revokeInstallationAccessToken();
+    expect(await refusal(asInstallation.rest.issues.listForRepo(repo))).toEqual({
+      status: 401,
+      message: 'Bad credentials',
+    });
+  });
+
+  it('refuses a bad signature, another key, an expired JWT, alg none and a JWT off the App routes', async () => {
+    const { server, app, key, now, good } = await world();
+    const call = (auth: string) =>
+      refusal(new RestOctokit({ baseUrl: server.url, auth }).rest.apps.getAuthenticated());
+    const claims = { iat: now() - 60, exp: now() + 540, iss: String(app.id) };
+    const parts = good().split('.');
+    const flipped = `${parts[0]}.${parts[1]}.${parts[2]!.startsWith('A') ? 'B' : 'A'}${parts[2]!.slice(1)}`;
+    expect(await call(flipped)).toEqual({ status: 401, message: JWT_MESSAGES.undecodable });
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    expect(await call(jwt(other, claims))).toEqual({ status: 401, message: JWT_MESSAGES.undecodable });
+    expect(await call(jwt(key, { ...claims, iat: now() - 700, exp: now() - 100 }))).toEqual({
+      status: 401,
+      message: JWT_MESSAGES.expired,
+    });
+    expect(await call(jwt(key, { ...claims, exp: now() + 1200 }))).toEqual({
+      status: 401,
+      message: JWT_MESSAGES.tooFar,
+    });
+    expect(await call(jwt(key, { ...claims, iat: now() + 300 }))).toEqual({
+      status: 401,
+      message: JWT_MESSAGES.issuedAt,
+    });
+    const none = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`;
+    expect(await call(none)).toEqual({ status: 401, message: JWT_MESSAGES.undecodable });
+    // A good JWT on a route that is not the App's: `Bad credentials`.
+    const asApp = new RestOctokit({ baseUrl: server.url, auth: good() });
+    expect(await refusal(asApp.rest.issues.listForRepo(repo))).toEqual({
+      status: 401,
+      message: 'Bad credentials',
+    });
+    expect(await refusal(asApp.rest.users.getAuthenticated())).toEqual({
+      status: 401,
+      message: 'Bad credentials',
+    });
+  });
+
+  it('expires an installation token after an hour of the emulator clock (virtual time)', async () => {
+    const h = inProcess({ apps: [{}] });
+    const app = h.emulator.apps.apps[0]!;
+    const key = (await import('node:crypto')).createPrivateKey(app.privateKeyPem);
+    const now = h.emulator.apps.nowSeconds();
+    const token = jwt(key, { iat: now - 60, exp: now + 540, iss: app.id });
+    const mint = await h.post(
+      `/app/installations/${app.installations[0]!.id}/access_tokens`,
+      {},
+      { authorization: `Bearer ${token}` },
+    );
+    expect(mint.status).toBe(201);
+    const ghs = (JSON.parse(mint.body) as { token: string }).token;
+    const ok = await h.get('/repos/fleetbench/repo-1/issues', { authorization: `token ${ghs}` });
+    expect(ok.status).toBe(200);
+    // A personal token on an App route: GitHub wants a JWT there.
+    const pat = await h.get('/app');
+    expect(pat.status).toBe(401);
+    expect(JSON.parse(pat.body).message).toBe(JWT_MESSAGES.undecodable);
+    await h.advance(3_600_000);
+    const late = await h.get('/repos/fleetbench/repo-1/issues', { authorization: `token ${ghs}` });
+    expect(late.status).toBe(401);
+    expect(JSON.parse(late.body).message).toBe('Bad credentials');
+    // The JWT expired too (its exp is virtual-clock seconds).
+    const stale = await h.get('/app', { authorization: `Bearer ${token}` });
+    expect(JSON.parse(stale.body).message).toBe(JWT_MESSAGES.expired);
+  });
+
+  it('scales the installation limit as GitHub does: +50/h per repository over 20, at most 12,500/h', () => {
+    const h = inProcess({ fixtures: { repos: 30, issuesPerRepo: 0 }, apps: [{}] });
+    const inst = h.emulator.apps.apps[0]!.installations[0]!;
+    expect(h.emulator.apps.limitOf(inst, 5_000)).toBe(5_500);
+    const big = inProcess({ fixtures: { repos: 200, issuesPerRepo: 0 }, apps: [{}] });
+    expect(big.emulator.apps.limitOf(big.emulator.apps.apps[0]!.installations[0]!, 5_000)).toBe(12_500);
+  });
+
+  it('property: a JWT altered in its signature, alg, iss, iat (to the future) or exp is refused with 401', async () => {
+    const h = inProcess({ apps: [{}] });
+    const app = h.emulator.apps.apps[0]!;
+    const key = (await import('node:crypto')).createPrivateKey(app.privateKeyPem);
+    const now = h.emulator.apps.nowSeconds();
+    const base = { iat: now - 60, exp: now + 540, iss: String(app.id) };
+    const status = async (token: string) =>
+      (await h.get('/app', { authorization: `Bearer ${token}` })).status;
+    expect(await status(jwt(key, base))).toBe(200);
+    const alteration = fc.oneof(
+      fc.record({
+        kind: fc.constant('signature' as const),
+        at: fc.nat(),
+        bit: fc.integer({ min: 0, max: 5 }),
+      }),
+      fc.record({ kind: fc.constant('alg' as const), alg: fc.string().filter((a) => a !== 'RS256') }),
+      fc.record({
+        kind: fc.constant('iss' as const),
+        iss: fc
+          .oneof(fc.string(), fc.integer(), fc.constant(null))
+          .filter((v) => String(v) !== String(app.id) && v !== app.clientId),
+      }),
+      fc.record({
+        kind: fc.constant('iat' as const),
+        iat: fc.oneof(
+          fc.integer({ min: now + 1, max: now + 10 ** 9 }),
+          fc.double({ noInteger: true }),
+          fc.string(),
+        ),
+      }),
+      fc.record({
+        kind: fc.constant('exp' as const),
+        exp: fc.oneof(
+          fc.integer({ min: -(10 ** 9), max: now }),
+          fc.integer({ min: now + 601, max: now + 10 ** 9 }),
+          fc.string(),
+          fc.constant(null),
+        ),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(alteration, async (change) => {
+        let token: string;
+        if (change.kind === 'signature') {
+          const parts = jwt(key, base).split('.');
+          const sig = Buffer.from(parts[2]!, 'base64url');
+          const i = change.at % sig.length;
+          sig[i] = sig[i]! ^ (1 << change.bit);
+          token = `${parts[0]}.${parts[1]}.${sig.toString('base64url')}`;
+        } else if (change.kind === 'alg') token = jwt(key, base, { alg: change.alg, typ: 'JWT' });
+        else token = jwt(key, { ...base, [change.kind]: (change as Record<string, unknown>)[change.kind] });
+        expect(await status(token)).toBe(401);
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
