@@ -4,7 +4,11 @@
  * the installation's repositories, over HTTP with Octokit as a Probot-style control plane uses
  * it; every malformed JWT is refused with GitHub's 401.
  */
+import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { Octokit } from '@octokit/core';
 import { restEndpointMethods } from '@octokit/plugin-rest-endpoint-methods';
 import fc from 'fast-check';
@@ -14,7 +18,10 @@ import { RealClock } from '../src/clock/index.ts';
 import { JWT_MESSAGES } from '../src/github/apps.ts';
 import { GitHubEmulator } from '../src/github/index.ts';
 import { MemorySink } from '../src/trace/writer.ts';
+import { BIN } from './helpers/cli.ts';
 import { inProcess, serve } from './helpers/github.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
 
 const RestOctokit = Octokit.plugin(restEndpointMethods);
 const repo = { owner: 'fleetbench', repo: 'repo-1' };
@@ -249,5 +256,57 @@ describe('GitHub App authentication', () => {
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
+
+describe.skipIf(bwrap.skip)('a control plane built as a GitHub App, in the world', () => {
+  it('reads APP_ID and PRIVATE_KEY, signs its JWT, mints an installation token and opens an issue as its bot', () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-app-world-');
+    const script = join(dir, 'app.mjs');
+    // As a Probot-style App does it, with node:crypto and Octokit given no base URL.
+    writeFileSync(
+      script,
+      `
+import { createSign } from 'node:crypto';
+import { Octokit } from ${JSON.stringify(createRequire(import.meta.url).resolve('@octokit/core'))};
+const b64 = (v) => Buffer.from(JSON.stringify(v)).toString('base64url');
+const now = Math.floor(Date.now() / 1000);
+const head = b64({ alg: 'RS256', typ: 'JWT' }) + '.' + b64({ iat: now - 60, exp: now + 540, iss: process.env.APP_ID });
+const jwt = head + '.' + createSign('RSA-SHA256').update(head).sign(process.env.PRIVATE_KEY, 'base64url');
+const app = new Octokit({ auth: jwt });
+const repo = { owner: 'fleetbench', repo: 'repo-1' };
+const installation = await app.request('GET /repos/{owner}/{repo}/installation', repo);
+const minted = await app.request('POST /app/installations/{installation_id}/access_tokens', { installation_id: installation.data.id });
+const bot = new Octokit({ auth: minted.data.token });
+const issue = await bot.request('POST /repos/{owner}/{repo}/issues', { ...repo, title: 'Opened by the App' });
+console.log(JSON.stringify({ installation: installation.data.id, env: process.env.GITHUB_APP_INSTALLATION_ID, author: issue.data.user.login }));
+`,
+    );
+    const out = scratchDir('fleetbench-app-world-out-');
+    const run = spawnSync(
+      process.execPath,
+      [BIN, 'world', '--mode', 'sandbox', '--no-agents', '--out', out, '--', 'node', script],
+      {
+        encoding: 'utf8',
+        timeout: 90_000,
+        env: { ...process.env, NO_COLOR: '1', APP_ID: '', PRIVATE_KEY: '' },
+      },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const seen = JSON.parse(run.stdout.trim().split('\n').at(-1) as string);
+    expect(seen).toEqual({ installation: 1, env: '1', author: 'fleetbench-app[bot]' });
+    const api = readFileSync(join(out, 'trace.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { kind: string; route?: string; status?: number })
+      .filter((r) => r.kind === 'api');
+    expect(api.map((r) => [r.route, r.status])).toEqual([
+      ['/repos/{owner}/{repo}/installation', 200],
+      ['/app/installations/{installation_id}/access_tokens', 201],
+      ['/repos/{owner}/{repo}/issues', 201],
+    ]);
   });
 });
