@@ -193,6 +193,27 @@ describe('GitHub App authentication', () => {
     expect(JSON.parse(stale.body).message).toBe(JWT_MESSAGES.expired);
   });
 
+  it('an installation token writes check runs, as a CI App does', async () => {
+    const h = inProcess({ apps: [{}] });
+    const app = h.emulator.apps.apps[0]!;
+    const key = (await import('node:crypto')).createPrivateKey(app.privateKeyPem);
+    const now = h.emulator.apps.nowSeconds();
+    const token = jwt(key, { iat: now - 60, exp: now + 540, iss: app.id });
+    const mint = await h.post(
+      `/app/installations/${app.installations[0]!.id}/access_tokens`,
+      {},
+      { authorization: `Bearer ${token}` },
+    );
+    const ghs = (JSON.parse(mint.body) as { token: string }).token;
+    const sha = h.emulator.state.repo('fleetbench/repo-1').branches.get('main')!;
+    const run = await h.post(
+      '/repos/fleetbench/repo-1/check-runs',
+      { name: 'app-ci', head_sha: sha, status: 'completed', conclusion: 'success' },
+      { authorization: `token ${ghs}` },
+    );
+    expect(run.status, run.body).toBe(201);
+  });
+
   it('scales the installation limit as GitHub does: +50/h per repository over 20, at most 12,500/h', () => {
     const h = inProcess({ fixtures: { repos: 30, issuesPerRepo: 0 }, apps: [{}] });
     const inst = h.emulator.apps.apps[0]!.installations[0]!;
