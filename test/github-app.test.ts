@@ -9,6 +9,7 @@ import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Octokit } from '@octokit/core';
 import { restEndpointMethods } from '@octokit/plugin-rest-endpoint-methods';
 import fc from 'fast-check';
@@ -330,4 +331,62 @@ console.log(JSON.stringify({ installation: installation.data.id, env: process.en
       ['/repos/{owner}/{repo}/issues', 201],
     ]);
   });
+});
+
+describe.skipIf(bwrap.skip)('a control plane built as a GitHub App, measured by fleetbench run', () => {
+  it('works its issue with an installation token: the PR and the comment are its session, the token mint its own', () => {
+    bwrap.require();
+    const loop = fileURLToPath(new URL('./fixtures/command-cp/loop.mjs', import.meta.url));
+    const dir = scratchDir('fleetbench-app-run-');
+    writeFileSync(
+      join(dir, 'scenario.yaml'),
+      `
+name: app-loop
+duration: 20s
+seed: 3
+topology: { owner: fleetbench }
+sessions: { count: 1 }
+executors:
+  - type: fixed
+    count: 1
+target:
+  kind: command
+  start: node ${loop}
+  env:
+    LOOP_STATE: '{{state}}/loop.json'
+    LOOP_AGENT: none
+    LOOP_INTERVAL_MS: '300'
+    LOOP_AUTH: app
+  ready: { log: loop ready }
+  work: { issue: { labels: [agent] } }
+  agents: none
+`,
+    );
+    const run = spawnSync(process.execPath, [BIN, 'run', 'scenario.yaml', '--out', 'out'], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 200_000,
+      env: { ...process.env, NO_COLOR: '1', APP_ID: '', PRIVATE_KEY: '' },
+    });
+    expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const records = readFileSync(join(dir, 'out', 'trace.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const api = records.filter((r) => r.kind === 'api');
+    const route = (method: string, path: string) =>
+      api.filter((r) => r.method === method && r.route === path);
+    expect(route('POST', '/app/installations/{installation_id}/access_tokens').map((r) => r.status)).toEqual([
+      201,
+    ]);
+    // Nothing refused: the JWT, the installation token and git's pushes with it were all taken.
+    expect(api.filter((r) => r.status === 401)).toEqual([]);
+    const pulls = route('POST', '/repos/{owner}/{repo}/pulls');
+    expect(pulls.map((r) => [r.status, r.session])).toEqual([[201, 's-0001']]);
+    expect(
+      route('POST', '/repos/{owner}/{repo}/issues/{issue_number}/comments').map((r) => r.session),
+    ).toEqual(['s-0001']);
+    // The App's own calls name no work: shared, the control plane's cost.
+    expect(route('GET', '/repos/{owner}/{repo}/installation').map((r) => r.scope)).toEqual(['shared']);
+  }, 240_000);
 });
