@@ -4,7 +4,7 @@
  * the installation's repositories, over HTTP with Octokit as a Probot-style control plane uses
  * it; every malformed JWT is refused with GitHub's 401.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -17,7 +17,7 @@ import { describe, expect, it } from 'vitest';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
 import { JWT_MESSAGES } from '../src/github/apps.ts';
-import { GitHubEmulator } from '../src/github/index.ts';
+import { GitHubEmulator, generateSelfSignedCert } from '../src/github/index.ts';
 import { MemorySink } from '../src/trace/writer.ts';
 import { BIN } from './helpers/cli.ts';
 import { inProcess, serve } from './helpers/github.ts';
@@ -389,4 +389,60 @@ target:
     // The App's own calls name no work: shared, the control plane's cost.
     expect(route('GET', '/repos/{owner}/{repo}/installation').map((r) => r.scope)).toEqual(['shared']);
   }, 240_000);
+});
+
+const ghTool = systemTool('gh', ['--version'], 'gh');
+
+describe.skipIf(ghTool.skip)('gh with an App JWT', () => {
+  it('gh api /app and /app/installations take the JWT as GH_ENTERPRISE_TOKEN', async () => {
+    ghTool.require();
+    const dir = scratchDir('fleetbench-app-gh-');
+    const tls = generateSelfSignedCert(join(dir, 'tls'));
+    const tlsEmulator = new GitHubEmulator({
+      clock: new RealClock(),
+      rng: new Rng(6),
+      fixtures: { repos: 1, issuesPerRepo: 1 },
+      latency: false,
+      apps: [{}],
+    });
+    const server = await serve(tlsEmulator, tls);
+    const tlsApp = tlsEmulator.apps.apps[0]!;
+    const key = (await import('node:crypto')).createPrivateKey(tlsApp.privateKeyPem);
+    const now = Math.floor(Date.now() / 1000);
+    const token = jwt(key, { iat: now - 60, exp: now + 540, iss: String(tlsApp.id) });
+    const config = join(dir, 'config');
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of ['GH_TOKEN', 'GITHUB_TOKEN', 'GH_REPO', 'GITHUB_ENTERPRISE_TOKEN']) delete env[name];
+    Object.assign(env, {
+      GH_HOST: `127.0.0.1:${server.port}`,
+      GH_ENTERPRISE_TOKEN: token,
+      SSL_CERT_FILE: tls.certPath,
+      GH_CONFIG_DIR: config,
+      GH_PROMPT_DISABLED: '1',
+      GH_NO_UPDATE_NOTIFIER: '1',
+      NO_COLOR: '1',
+    });
+    const gh = (args: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        const child = spawn('gh', args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => {
+          stdout += d;
+        });
+        child.stderr.on('data', (d) => {
+          stderr += d;
+        });
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.on('error', reject);
+        child.on('close', (code) => {
+          clearTimeout(timer);
+          resolve({ code, stdout, stderr });
+        });
+      });
+    const me = await gh(['api', '/app', '--jq', '.slug']);
+    expect(me, me.stderr).toMatchObject({ code: 0, stdout: 'fleetbench-app\n' });
+    const installations = await gh(['api', '/app/installations', '--jq', '.[0].id']);
+    expect(installations.stdout.trim()).toBe(String(tlsApp.installations[0]!.id));
+  });
 });
