@@ -182,6 +182,12 @@ describe('GitHub App authentication', () => {
     const ok = await h.get('/repos/fleetbench/repo-1/issues', { authorization: `token ${ghs}` });
     expect(ok.status).toBe(200);
     // A personal token on an App route: GitHub wants a JWT there.
+    // An installation is no user: /user is refused as GitHub refuses it.
+    const user = await h.get('/user', { authorization: `token ${ghs}` });
+    expect([user.status, JSON.parse(user.body).message]).toEqual([
+      403,
+      'Resource not accessible by integration',
+    ]);
     const pat = await h.get('/app');
     expect(pat.status).toBe(401);
     expect(JSON.parse(pat.body).message).toBe(JWT_MESSAGES.undecodable);

@@ -57,6 +57,9 @@ export function appGate(
     return INSTALLATION_ROUTES.has(endpoint) ? { status: 401, message: 'Bad credentials' } : undefined;
   }
   if (grant.jwt) return { status: 401, message: 'Bad credentials' };
+  // An installation is no user: `/user` and `/user/…` are a user's (actions/create-github-app-token#258).
+  if (endpoint.startsWith('GET /user') && (endpoint.length === 9 || endpoint.charCodeAt(9) === 47))
+    return { status: 403, message: 'Resource not accessible by integration' };
   if (repo !== undefined && !apps.reaches(grant, repo)) return { status: 404, message: 'Not Found' };
   return undefined;
 }
