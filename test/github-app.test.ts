@@ -138,6 +138,13 @@ describe('GitHub App authentication', () => {
     const parts = good().split('.');
     const flipped = `${parts[0]}.${parts[1]}.${parts[2]!.startsWith('A') ? 'B' : 'A'}${parts[2]!.slice(1)}`;
     expect(await call(flipped)).toEqual({ status: 401, message: JWT_MESSAGES.undecodable });
+    // A forged JWT with a body: refused before the body is read, with the same answer.
+    const forged = new RestOctokit({ baseUrl: server.url, auth: flipped });
+    expect(
+      await refusal(
+        forged.rest.apps.createInstallationAccessToken({ installation_id: 1, repositories: ['repo-1'] }),
+      ),
+    ).toEqual({ status: 401, message: JWT_MESSAGES.undecodable });
     const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
     expect(await call(jwt(other, claims))).toEqual({ status: 401, message: JWT_MESSAGES.undecodable });
     expect(await call(jwt(key, { ...claims, iat: now() - 700, exp: now() - 100 }))).toEqual({

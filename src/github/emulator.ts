@@ -475,7 +475,8 @@ export class GitHubEmulator {
       tokenText === undefined ||
       this.acceptUnknownTokens ||
       this.tokens.tokens.has(tokenText) ||
-      (this.apps.size > 0 && looksLikeJwt(tokenText)) ||
+      // A JWT only when it is one of an App's, valid now: a forged one's body is never read.
+      (this.apps.size > 0 && looksLikeJwt(tokenText) && this.apps.jwtToken(tokenText) !== undefined) ||
       this.tokenResolver?.(tokenText) !== undefined
     );
   }
