@@ -207,6 +207,38 @@ describe('GitHub App authentication', () => {
     expect(JSON.parse(stale.body).message).toBe(JWT_MESSAGES.expired);
   });
 
+  it('a revoked or expired installation token stays refused where unknown tokens are taken (a world)', async () => {
+    const h = inProcess({ apps: [{}], acceptUnknownTokens: true });
+    const app = h.emulator.apps.apps[0]!;
+    const key = (await import('node:crypto')).createPrivateKey(app.privateKeyPem);
+    const mint = async () => {
+      const now = h.emulator.apps.nowSeconds();
+      const token = jwt(key, { iat: now - 60, exp: now + 540, iss: app.id });
+      const res = await h.post(
+        `/app/installations/${app.installations[0]!.id}/access_tokens`,
+        {},
+        { authorization: `Bearer ${token}` },
+      );
+      return (JSON.parse(res.body) as { token: string }).token;
+    };
+    const revoked = await mint();
+    const gone = await h.transport.request({
+      method: 'DELETE',
+      path: '/installation/token',
+      headers: { authorization: `token ${revoked}` },
+    });
+    expect(gone.status).toBe(204);
+    expect(
+      (await h.get('/repos/fleetbench/repo-1/issues', { authorization: `token ${revoked}` })).status,
+    ).toBe(401);
+    const expired = await mint();
+    await h.advance(3_600_000);
+    await mint(); // sweeps the expired one out of the token table
+    expect(
+      (await h.get('/repos/fleetbench/repo-1/issues', { authorization: `token ${expired}` })).status,
+    ).toBe(401);
+  });
+
   it('an installation token writes check runs, as a CI App does', async () => {
     const h = inProcess({ apps: [{}] });
     const app = h.emulator.apps.apps[0]!;

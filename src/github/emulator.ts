@@ -64,6 +64,8 @@ import {
   type EmulatorStats,
 } from './types.ts';
 
+/** What an App's installation token looks like (apps.ts): `ghs_` and 36 letters and digits. */
+const INSTALLATION_TOKEN = /^ghs_[A-Za-z0-9]{36}$/;
 const RATE_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
 const SECONDARY_DOCS = `${RATE_DOCS}#about-secondary-rate-limits`;
 
@@ -422,13 +424,20 @@ export class GitHubEmulator {
   /** The session a token's calls belong to when the token itself names none (asked per call). */
   tokenSession: ((tokenText: string) => string | undefined) | undefined = undefined;
 
+  /** A known token not past its expiry (an installation token lives an hour, apps.ts). */
+  private live(token: TokenInfo | undefined): boolean {
+    return token !== undefined && (token.expiresAt === undefined || this.clock.now() < token.expiresAt);
+  }
+
   private tokenFor(tokenText: string): TokenInfo | undefined {
     const token = this.tokens.tokens.get(tokenText);
     // An expired installation token is refused as GitHub does (401), never taken as unknown.
-    if (token !== undefined)
-      return token.expiresAt !== undefined && this.clock.now() >= token.expiresAt ? undefined : token;
+    if (token !== undefined) return this.live(token) ? token : undefined;
     // A JWT is checked against the Apps, never accepted as an unknown token.
     if (this.apps.size > 0 && looksLikeJwt(tokenText)) return this.apps.jwtToken(tokenText);
+    // An installation token no longer in the table (revoked, or expired and swept) stays refused:
+    // never the default user's, even where unknown tokens are taken (a world's emulator).
+    if (this.apps.size > 0 && INSTALLATION_TOKEN.test(tokenText)) return undefined;
     const resolved = this.tokenResolver?.(tokenText);
     if (resolved !== undefined) return this.tokens.mint({ ...resolved, token: tokenText });
     if (this.acceptUnknownTokens) return this.tokens.mint({ token: tokenText });
@@ -473,8 +482,8 @@ export class GitHubEmulator {
     const tokenText = TokenRegistry.parseAuthorization(authorization);
     return (
       tokenText === undefined ||
-      this.acceptUnknownTokens ||
-      this.tokens.tokens.has(tokenText) ||
+      (this.acceptUnknownTokens && !(this.apps.size > 0 && INSTALLATION_TOKEN.test(tokenText))) ||
+      this.live(this.tokens.tokens.get(tokenText)) ||
       // A JWT only when it is one of an App's, valid now: a forged one's body is never read.
       (this.apps.size > 0 && looksLikeJwt(tokenText) && this.apps.jwtToken(tokenText) !== undefined) ||
       this.tokenResolver?.(tokenText) !== undefined
