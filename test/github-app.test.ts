@@ -277,6 +277,9 @@ describe('GitHub App authentication', () => {
     const status = async (token: string) =>
       (await h.get('/app', { authorization: `Bearer ${token}` })).status;
     expect(await status(jwt(key, base))).toBe(200);
+    // `iss` may be the App's client id too, as GitHub documents; a numeric id as a number.
+    expect(await status(jwt(key, { ...base, iss: app.clientId }))).toBe(200);
+    expect(await status(jwt(key, { ...base, iss: app.id }))).toBe(200);
     const alteration = fc.oneof(
       fc.record({
         kind: fc.constant('signature' as const),
