@@ -239,6 +239,37 @@ describe('GitHub App authentication', () => {
     ).toBe(401);
   });
 
+  it("an installation's tokens share its bucket, exhausted with GitHub's message for an installation", async () => {
+    const h = inProcess({
+      apps: [{ installationId: 4242 }],
+      limits: { primary: { installation: { core: 2 } } },
+    });
+    const app = h.emulator.apps.apps[0]!;
+    const key = (await import('node:crypto')).createPrivateKey(app.privateKeyPem);
+    const now = h.emulator.apps.nowSeconds();
+    const token = jwt(key, { iat: now - 60, exp: now + 540, iss: app.id });
+    const mint = async () =>
+      (
+        JSON.parse(
+          (await h.post('/app/installations/4242/access_tokens', {}, { authorization: `Bearer ${token}` }))
+            .body,
+        ) as { token: string }
+      ).token;
+    const [a, b] = [await mint(), await mint()];
+    expect((await h.get('/repos/fleetbench/repo-1/issues', { authorization: `token ${a}` })).status).toBe(
+      200,
+    );
+    expect((await h.get('/repos/fleetbench/repo-1/issues', { authorization: `token ${b}` })).status).toBe(
+      200,
+    );
+    const refused = await h.get('/repos/fleetbench/repo-1/issues', { authorization: `token ${a}` });
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body).message).toBe('API rate limit exceeded for installation ID 4242.');
+    // The App's own JWT calls (the two mints) are charged to the App, not to the installation.
+    const used = (key: string) => h.emulator.ledger.identities.get(key)?.buckets.get('core')?.used;
+    expect([used('app:1'), used('installation:4242')]).toEqual([2, 2]);
+  });
+
   it('an installation token writes check runs, as a CI App does', async () => {
     const h = inProcess({ apps: [{}] });
     const app = h.emulator.apps.apps[0]!;
