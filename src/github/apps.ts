@@ -79,6 +79,8 @@ export const APP_BOUNDS = {
   maxJwtLifetimeS: 600,
   installationTokenMs: 3_600_000,
   maxLiveTokensPerInstallation: 10_000,
+  /** Revoked or expired token texts remembered as refused (the oldest forgotten past it). */
+  maxRetiredTokens: 100_000,
 } as const;
 
 const DEFAULT_PERMISSIONS: Record<string, string> = {
@@ -126,6 +128,12 @@ export function appsOf(state: GitHubState): AppRegistry | undefined {
 
 export class AppRegistry {
   readonly apps: GitHubApp[] = [];
+  /**
+   * Installation tokens revoked or expired and dropped from the token table: still refused
+   * (401) where the emulator takes unknown tokens as the default user's (a world's), in order of
+   * retirement, bounded.
+   */
+  private readonly retired = new Set<string>();
   private readonly jwtTokens = new Map<number, TokenInfo>();
 
   constructor(
@@ -308,6 +316,18 @@ export class AppRegistry {
   /** Forgets an installation token (`DELETE /installation/token`). */
   revoke(token: string): void {
     this.tokens.tokens.delete(token);
+    this.retire(token);
+  }
+
+  /** Whether a token text was one of this emulator's installation tokens, now revoked or expired. */
+  isRetired(token: string): boolean {
+    return this.retired.has(token);
+  }
+
+  private retire(token: string): void {
+    this.retired.add(token);
+    if (this.retired.size > APP_BOUNDS.maxRetiredTokens)
+      this.retired.delete(this.retired.values().next().value as string);
   }
 
   /**
@@ -342,11 +362,11 @@ export class AppRegistry {
     for (const text of inst.tokens) {
       const info = this.tokens.tokens.get(text);
       if (info === undefined) continue;
-      if (info.expiresAt !== undefined && now >= info.expiresAt) this.tokens.tokens.delete(text);
+      if (info.expiresAt !== undefined && now >= info.expiresAt) this.revoke(text);
       else inst.tokens[keep++] = text;
     }
     inst.tokens.length = keep;
     while (inst.tokens.length >= APP_BOUNDS.maxLiveTokensPerInstallation)
-      this.tokens.tokens.delete(inst.tokens.shift() as string);
+      this.revoke(inst.tokens.shift() as string);
   }
 }

@@ -64,8 +64,6 @@ import {
   type EmulatorStats,
 } from './types.ts';
 
-/** What an App's installation token looks like (apps.ts): `ghs_` and 36 letters and digits. */
-const INSTALLATION_TOKEN = /^ghs_[A-Za-z0-9]{36}$/;
 const RATE_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
 const SECONDARY_DOCS = `${RATE_DOCS}#about-secondary-rate-limits`;
 
@@ -437,7 +435,7 @@ export class GitHubEmulator {
     if (this.apps.size > 0 && looksLikeJwt(tokenText)) return this.apps.jwtToken(tokenText);
     // An installation token no longer in the table (revoked, or expired and swept) stays refused:
     // never the default user's, even where unknown tokens are taken (a world's emulator).
-    if (this.apps.size > 0 && INSTALLATION_TOKEN.test(tokenText)) return undefined;
+    if (this.apps.isRetired(tokenText)) return undefined;
     const resolved = this.tokenResolver?.(tokenText);
     if (resolved !== undefined) return this.tokens.mint({ ...resolved, token: tokenText });
     if (this.acceptUnknownTokens) return this.tokens.mint({ token: tokenText });
@@ -482,7 +480,7 @@ export class GitHubEmulator {
     const tokenText = TokenRegistry.parseAuthorization(authorization);
     return (
       tokenText === undefined ||
-      (this.acceptUnknownTokens && !(this.apps.size > 0 && INSTALLATION_TOKEN.test(tokenText))) ||
+      (this.acceptUnknownTokens && !this.apps.isRetired(tokenText)) ||
       this.live(this.tokens.tokens.get(tokenText)) ||
       // A JWT only when it is one of an App's, valid now: a forged one's body is never read.
       (this.apps.size > 0 && looksLikeJwt(tokenText) && this.apps.jwtToken(tokenText) !== undefined) ||
