@@ -4,7 +4,7 @@
  * the installation's repositories, over HTTP with Octokit as a Probot-style control plane uses
  * it; every malformed JWT is refused with GitHub's 401.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -128,6 +128,50 @@ describe('GitHub App authentication', () => {
       status: 401,
       message: 'Bad credentials',
     });
+  });
+
+  it('git pushes with an installation token reach the installation repositories only', async () => {
+    const { emulator, server, app, good } = await world();
+    const asApp = new RestOctokit({ baseUrl: server.url, auth: good() });
+    const { token } = (
+      await asApp.rest.apps.createInstallationAccessToken({ installation_id: app.installations[0]!.id })
+    ).data;
+    const dir = scratchDir('fleetbench-app-git-');
+    const env = {
+      PATH: process.env.PATH,
+      HOME: dir,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_AUTHOR_NAME: 'App',
+      GIT_AUTHOR_EMAIL: 'app@example.com',
+      GIT_COMMITTER_NAME: 'App',
+      GIT_COMMITTER_EMAIL: 'app@example.com',
+    };
+    // Asynchronous: the server answers from this process.
+    const git = (args: string[], cwd = dir) =>
+      new Promise<{ code: number; stderr: string }>((resolve) => {
+        execFile('git', args, { cwd, env, timeout: 60_000 }, (error, _stdout, stderr) =>
+          resolve({ code: error ? 1 : 0, stderr }),
+        );
+      });
+    const push = async (name: string) => {
+      const into = join(dir, name);
+      await git(['clone', '--quiet', `${server.url}/fleetbench/${name}`, into]);
+      await git(['checkout', '--quiet', '-b', 'app/change'], into);
+      writeFileSync(join(into, 'change.txt'), 'a change\n');
+      await git(['add', '-A'], into);
+      await git(['commit', '--quiet', '-m', 'Change'], into);
+      const url = `${server.url.replace('://', `://x-access-token:${token}@`)}/fleetbench/${name}.git`;
+      return git(['push', url, 'app/change'], into);
+    };
+    const inside = await push('repo-1');
+    expect(inside.code, inside.stderr).toBe(0);
+    expect(emulator.state.repo('fleetbench/repo-1').branches.has('app/change')).toBe(true);
+    const outside = await push('repo-2');
+    expect(outside.code).not.toBe(0);
+    expect(outside.stderr).toContain('Permission to fleetbench/repo-2.git denied to fleetbench-app[bot].');
+    expect(emulator.state.repo('fleetbench/repo-2').branches.has('app/change')).toBe(false);
   });
 
   it('refuses a bad signature, another key, an expired JWT, alg none and a JWT off the App routes', async () => {
