@@ -1,8 +1,9 @@
 /**
  * `fleetbench github serve` as users run it: the real CLI as a subprocess.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createPrivateKey, sign } from 'node:crypto';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTrace } from '../src/trace/index.ts';
 import { cli } from './helpers/cli.ts';
@@ -11,6 +12,7 @@ import { scratchDir } from './helpers/tmp.ts';
 
 const dir = scratchDir();
 afterAll(stopAll);
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 describe('fleetbench github serve: bad input', () => {
   it('names the file, line and field of a bad fixtures file, with no stack trace', async () => {
@@ -50,7 +52,13 @@ describe('fleetbench github serve: bad input', () => {
 describe('fleetbench github serve: running', () => {
   it('prints connection details, serves, and on Ctrl-C stops with the trace footer written', async () => {
     const trace = join(dir, 'serve.jsonl');
-    const server = await startCliServer<{ url: string; token: string; adminToken: string; repos: string[] }>([
+    const server = await startCliServer<{
+      url: string;
+      token: string;
+      adminToken: string;
+      repos: string[];
+      app: { id: number; installationId: number; privateKeyPath: string };
+    }>([
       'github',
       'serve',
       '--repos',
@@ -87,18 +95,32 @@ describe('fleetbench github serve: running', () => {
       expect(((await attributed.json()) as { login: string }).login).toBe('fleet-agent');
       const refused = await fetch(`${info.url}/_fleetbench/stats`);
       expect(refused.status).toBe(401);
+      // The App's key, private to its user, signs a JWT the served emulator takes.
+      expect(statSync(info.app.privateKeyPath).mode & 0o777).toBe(0o600);
+      const now = Math.floor(Date.now() / 1000);
+      const head = `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64({ iat: now - 60, exp: now + 500, iss: String(info.app.id) })}`;
+      const key = createPrivateKey(readFileSync(info.app.privateKeyPath, 'utf8'));
+      const asApp = await fetch(`${info.url}/app/installations/${info.app.installationId}`, {
+        headers: {
+          authorization: `Bearer ${head}.${sign('sha256', Buffer.from(head), key).toString('base64url')}`,
+        },
+      });
+      expect(asApp.status).toBe(200);
       server.process.kill('SIGINT');
       expect(await server.exited).toBe(0);
+      // Removed at exit with its directory.
+      expect(existsSync(dirname(info.app.privateKeyPath))).toBe(false);
     } finally {
       await server.stop();
     }
     const { records, stats } = await readTrace(trace);
     expect(stats.header).toMatchObject({ clock: 'real', timeScale: 60, seed: 1, target: 'github-emulator' });
-    expect(stats.footer).toMatchObject({ reason: 'completed', counts: { api: 3 } });
+    expect(stats.footer).toMatchObject({ reason: 'completed', counts: { api: 4 } });
     expect(records.map((r) => (r.kind === 'api' ? [r.route, r.session ?? null] : r.kind))).toEqual([
       ['/repos/{owner}/{repo}/issues', null],
       ['/rate_limit', null],
       ['/user', 'cli-s1'],
+      ['/app/installations/{installation_id}', null],
     ]);
   });
 });

@@ -9,6 +9,7 @@
  *   with the recorded one shape by shape (the keys and the types of their values, recursively),
  *   as LocalStack's parity tests compare snapshots; the results are in docs/github-emulator.md.
  */
+import { createPrivateKey, sign } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -31,6 +32,7 @@ async function world() {
     rng: new Rng(3),
     fixtures: { repos: 1, issuesPerRepo: 6, pullsPerRepo: 3 },
     latency: false,
+    apps: [{}],
   });
   const parity = watchParity(emulator);
   const server = await serve(emulator);
@@ -372,6 +374,48 @@ describe("GitHub's OpenAPI description", () => {
     expect(await call('GET /repos/{owner}/{repo}/commits/{ref}', { ref: 'f'.repeat(40) })).toBe(422);
     expect(await call('GET /repos/{owner}/{repo}/actions/runs')).toBe(200);
     expect(await call('GET /repos/{owner}/{repo}/actions/workflows')).toBe(200);
+    // A GitHub App: its JWT's routes, then an installation token's (test/github-app.test.ts).
+    const app = emulator.apps.apps[0]!;
+    const now = Math.floor(Date.now() / 1000);
+    const head64 = Buffer.from('{"alg":"RS256","typ":"JWT"}').toString('base64url');
+    const claims = Buffer.from(
+      JSON.stringify({ iat: now - 60, exp: now + 540, iss: String(app.id) }),
+    ).toString('base64url');
+    const signature = sign('sha256', Buffer.from(`${head64}.${claims}`), createPrivateKey(app.privateKeyPem));
+    const asApp = new Octokit({
+      baseUrl: server.url,
+      auth: `${head64}.${claims}.${signature.toString('base64url')}`,
+    });
+    const installation_id = app.installations[0]!.id;
+    expect(await call('GET /app', {}, asApp)).toBe(200);
+    expect(await call('GET /app/installations', {}, asApp)).toBe(200);
+    expect(await call('GET /app/installations/{installation_id}', { installation_id }, asApp)).toBe(200);
+    expect(await call('GET /app/installations/{installation_id}', { installation_id: 999_999 }, asApp)).toBe(
+      404,
+    );
+    expect(await call('GET /repos/{owner}/{repo}/installation', {}, asApp)).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/installation', { repo: 'nope' }, asApp)).toBe(404);
+    expect(await call('GET /orgs/{org}/installation', { org: 'fleetbench' }, asApp)).toBe(200);
+    expect(await call('GET /users/{username}/installation', { username: 'fleetbench' }, asApp)).toBe(200);
+    expect(await call('GET /app', {}, octokit)).toBe(401);
+    const minted = await asApp.request('POST /app/installations/{installation_id}/access_tokens', {
+      installation_id,
+      repositories: ['repo-1'],
+      permissions: { issues: 'read' },
+    });
+    walked.add('POST /app/installations/{installation_id}/access_tokens');
+    expect(minted.status).toBe(201);
+    expect(
+      await call(
+        'POST /app/installations/{installation_id}/access_tokens',
+        { installation_id, repositories: ['nope'] },
+        asApp,
+      ),
+    ).toBe(422);
+    const asInstallation = new Octokit({ baseUrl: server.url, auth: minted.data.token });
+    expect(await call('GET /installation/repositories', {}, asInstallation)).toBe(200);
+    expect(await call('DELETE /installation/token', {}, asInstallation)).toBe(204);
+    expect(await call('GET /installation/repositories', {}, asInstallation)).toBe(401);
 
     // Repository webhooks, as the repository's admin; deliveries to a port nobody listens on fail.
     const admin = emulator.state.ensureUser('hook-admin');

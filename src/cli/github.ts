@@ -5,7 +5,7 @@
  * stops it and closes the trace with its footer.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
@@ -176,7 +176,10 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
     // A served emulator's tokens are credentials: never the seed's, new at every start.
     secretTokens: true,
     adminToken: options.adminToken ?? `fba_${randomBytes(18).toString('base64url')}`,
+    // A GitHub App installed on the fixtures' owner, for a control plane built as one.
+    apps: [{}],
   });
+  const appKey = writeAppKey(emulator);
   let server: Awaited<ReturnType<typeof startGitHubServer>>;
   try {
     server = await startGitHubServer({
@@ -188,14 +191,16 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
     });
   } catch (error) {
     trace?.close('failed', clock.now());
+    appKey.remove();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new FleetbenchError('E_USAGE', `port ${options.port} is already in use`);
     throw error;
   }
 
-  printConnection(io, options, emulator, server, tls);
+  printConnection(io, options, emulator, server, tls, appKey.path);
 
   const failure = await life.stopped();
+  appKey.remove();
   await server.close();
   // Requests still waiting out their modelled latency were recorded as cancelled: their timers
   // go, so the process ends now and nothing is written after the footer.
@@ -205,6 +210,21 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
   if (!options.json) io.stderr.write(`stopped after ${emulator.stats().requests} request(s)\n`);
 }
 
+/**
+ * The App's private key as a PEM file (0600, in a directory of its own, removed at exit): what a
+ * control plane built as a GitHub App is configured with (docs/github-emulator.md, "Apps").
+ */
+function writeAppKey(emulator: GitHubEmulator): { path: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'fleetbench-app-'));
+  const app = emulator.apps.apps[0]!;
+  const path = join(dir, `${app.slug}.private-key.pem`);
+  writeFileSync(path, app.privateKeyPem, { mode: 0o600 });
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  // Also when a second Ctrl-C exits at once (cli/interrupt.ts).
+  process.once('exit', remove);
+  return { path, remove };
+}
+
 /** Where the emulator listens and how to point gh, Octokit or curl at it (text or one JSON line). */
 function printConnection(
   io: CommandIo,
@@ -212,7 +232,10 @@ function printConnection(
   emulator: GitHubEmulator,
   server: { url: string; port: number },
   tls: { certPath: string } | undefined,
+  appKeyPath: string,
 ): void {
+  const app = emulator.apps.apps[0]!;
+  const installationId = app.installations[0]!.id;
   const host = `127.0.0.1:${server.port}`;
   const repos = [...emulator.state.repos.values()].map((r) => r.fullName);
   const counts = emulator.state.counts();
@@ -237,6 +260,7 @@ function printConnection(
         adminToken: emulator.adminToken,
         repos,
         cert: tls?.certPath,
+        app: { id: app.id, slug: app.slug, installationId, privateKeyPath: appKeyPath },
         ghEnv,
         trace: options.trace,
       })}\n`,
@@ -249,6 +273,7 @@ function printConnection(
       `  git       ${server.url}/${repos[0] ?? 'OWNER/REPO'}.git   (clone without a token; push with the token as password)`,
       `  token     ${emulator.defaultToken}   (user ${defaultUser}; mint more via POST /_fleetbench/mint-token)`,
       `  admin     ${emulator.adminToken}   (Authorization: Bearer <admin> on /_fleetbench/*)`,
+      `  app       id ${app.id} (${app.slug}), installation ${installationId}, private key ${appKeyPath}`,
       `  fixtures  ${counts.repos} repo(s), ${counts.issues} issue(s), ${counts.pulls} pull request(s): ${repos.slice(0, 5).join(', ')}${repos.length > 5 ? ', ...' : ''}`,
       `  clock     real${options.timeScale === 1 ? '' : `, time scale ${options.timeScale} (an hourly window lasts ${(3600 / options.timeScale).toFixed(1)} s)`}`,
     ];

@@ -21,12 +21,28 @@ export interface TokenInfo {
   readonly project?: string;
   /** Makes ETags per token: the same resource seen through two tokens has two ETags. */
   readonly etagSalt: string;
+  /** Run time after which the token is refused with 401 (an installation token: an hour). */
+  readonly expiresAt?: number;
+  /** A GitHub App's JWT or installation token (apps.ts): what it may reach. */
+  readonly app?: AppGrant;
+}
+
+/** What an App credential reaches (apps.ts): the App's own routes (JWT), or an installation's repositories. */
+export interface AppGrant {
+  readonly appId: number;
+  /** True for a JWT: only the App's routes (docs/github-emulator.md, "Apps"). */
+  readonly jwt: boolean;
+  readonly installationId?: number;
+  /** Lowercased owner/name the token may reach; undefined: every repository of the installation's account. */
+  readonly repos?: ReadonlySet<string>;
+  readonly permissions?: Readonly<Record<string, string>>;
 }
 
 export interface MintTokenOptions {
   /** Login the token belongs to (default: the fixtures' default user). Tokens of one user share its quota. */
   user?: string;
-  kind?: Exclude<IdentityKind, 'unauthenticated'>;
+  /** An installation's token comes from its App (apps.ts), not from here. */
+  kind?: Exclude<IdentityKind, 'unauthenticated' | 'installation'>;
   /** owner/name: required for an actions token (its quota is per repository). */
   repo?: string;
   session?: string;

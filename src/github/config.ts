@@ -25,9 +25,10 @@ export type Resource = (typeof RESOURCES)[number];
 /**
  * Who a request is charged to. `user`: a personal token (5,000/h); `enterprise`: a GitHub App on
  * Enterprise Cloud (15,000/h); `actions`: a workflow's GITHUB_TOKEN (1,000/h per repository);
- * `unauthenticated`: per client IP (60/h).
+ * `installation`: a GitHub App installation's token (`ghs_`, 5,000/h scaled by the installation's
+ * repositories and users, apps.ts); `unauthenticated`: per client IP (60/h).
  */
-export const IDENTITY_KINDS = ['user', 'enterprise', 'actions', 'unauthenticated'] as const;
+export const IDENTITY_KINDS = ['user', 'enterprise', 'actions', 'installation', 'unauthenticated'] as const;
 export type IdentityKind = (typeof IDENTITY_KINDS)[number];
 
 export type ResourceLimits = Record<Resource, number>;
@@ -97,6 +98,8 @@ export function defaultLimits(): EmulatorLimits {
       user: resources(5_000, 5_000, 30, 10),
       enterprise: resources(15_000, 10_000, 30, 10),
       actions: resources(1_000, 1_000, 30, 10),
+      // The floor of an installation's limit; apps.ts scales it by repositories and users.
+      installation: resources(5_000, 5_000, 30, 10),
       unauthenticated: { ...resources(60, 0, 10, 0), integration_manifest: 0, scim: 0 },
     },
     windowMs,

@@ -22,6 +22,7 @@ import type { Clock } from '../clock/index.ts';
 import { type ApiRecord, type ApiSource, type RateLimitSnapshot, sources } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { EmulatorAdmin } from './admin.ts';
+import { type AppInput, AppRegistry, looksLikeJwt } from './apps.ts';
 import { ContentAttribution } from './attribution.ts';
 import { type MintTokenOptions, type TokenInfo, TokenRegistry } from './auth.ts';
 import { isLargeBody, largeBodyMemo } from './body-memo.ts';
@@ -44,6 +45,7 @@ import {
 import { GRAPHQL_DOCS, GraphQLEngine } from './graphql/index.ts';
 import { type Bucket, type Identity, QuotaLedger, type SecondaryBreach } from './quota.ts';
 import { buildRestRouter } from './rest.ts';
+import { appGate } from './rest-apps.ts';
 import {
   contentHash,
   errorBody,
@@ -90,6 +92,8 @@ export interface GitHubEmulatorOptions {
    * (`github serve`) is a credential. Default false (a run's tokens follow its seed).
    */
   secretTokens?: boolean;
+  /** GitHub Apps installed in the world (apps.ts; docs/github-emulator.md, "Apps"). */
+  apps?: AppInput[];
   /** Guards the `/_fleetbench/` HTTP admin API. Generated from the Rng when absent. */
   adminToken?: string;
   /** Origin rendered into API `url` fields. Default https://api.github.com; the HTTP binding sets its own. */
@@ -315,6 +319,8 @@ export class GitHubEmulator {
   readonly state: GitHubState;
   readonly ledger: QuotaLedger;
   readonly tokens: TokenRegistry;
+  /** GitHub Apps: their JWTs and installation tokens (apps.ts). */
+  readonly apps: AppRegistry;
   readonly faults: FaultBoard;
   /** Repository webhooks and their deliveries (webhooks.ts). */
   readonly webhooks: Webhooks;
@@ -374,6 +380,8 @@ export class GitHubEmulator {
     this.admin = new EmulatorAdmin(this);
     this.attribution = new ContentAttribution(this.state);
     for (const token of fixtures.tokens ?? []) this.tokens.mint(token);
+    this.apps = new AppRegistry(this.state, this.ledger, this.tokens, this.clock);
+    for (const app of options.apps ?? []) this.apps.add(app);
     this.defaultToken = this.tokens.mint({}).token;
     this.adminToken = options.adminToken ?? this.tokens.randomToken('fba_');
   }
@@ -437,9 +445,20 @@ export class GitHubEmulator {
   /** The session a token's calls belong to when the token itself names none (asked per call). */
   tokenSession: ((tokenText: string) => string | undefined) | undefined = undefined;
 
+  /** A known token not past its expiry (an installation token lives an hour, apps.ts). */
+  private live(token: TokenInfo | undefined): boolean {
+    return token !== undefined && (token.expiresAt === undefined || this.clock.now() < token.expiresAt);
+  }
+
   private tokenFor(tokenText: string): TokenInfo | undefined {
     const token = this.tokens.tokens.get(tokenText);
-    if (token !== undefined) return token;
+    // An expired installation token is refused as GitHub does (401), never taken as unknown.
+    if (token !== undefined) return this.live(token) ? token : undefined;
+    // A JWT is checked against the Apps, never accepted as an unknown token.
+    if (this.apps.size > 0 && looksLikeJwt(tokenText)) return this.apps.jwtToken(tokenText);
+    // An installation token no longer in the table (revoked, or expired and swept) stays refused:
+    // never the default user's, even where unknown tokens are taken (a world's emulator).
+    if (this.apps.isRetired(tokenText)) return undefined;
     const resolved = this.tokenResolver?.(tokenText);
     if (resolved !== undefined) return this.tokens.mint({ ...resolved, token: tokenText });
     if (this.acceptUnknownTokens) return this.tokens.mint({ token: tokenText });
@@ -484,8 +503,10 @@ export class GitHubEmulator {
     const tokenText = TokenRegistry.parseAuthorization(authorization);
     return (
       tokenText === undefined ||
-      this.acceptUnknownTokens ||
-      this.tokens.tokens.has(tokenText) ||
+      (this.acceptUnknownTokens && !this.apps.isRetired(tokenText)) ||
+      this.live(this.tokens.tokens.get(tokenText)) ||
+      // A JWT only when it is one of an App's, valid now: a forged one's body is never read.
+      (this.apps.size > 0 && looksLikeJwt(tokenText) && this.apps.jwtToken(tokenText) !== undefined) ||
       this.tokenResolver?.(tokenText) !== undefined
     );
   }
@@ -530,7 +551,7 @@ export class GitHubEmulator {
         admission = this.admitted(this.ledger.ipIdentity(req.remoteAddress), undefined);
       else {
         const found = this.tokenFor(tokenText);
-        if (found === undefined) return this.badCredentials(req, method, pathname, t0);
+        if (found === undefined) return this.badCredentials(req, method, pathname, t0, tokenText);
         admission = this.admitted(found.identity, found);
       }
     }
@@ -701,7 +722,8 @@ export class GitHubEmulator {
     if (identity.kind === 'unauthenticated') {
       return `API rate limit exceeded for ${identity.ip}. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.)`;
     }
-    if (identity.kind === 'actions') return `API rate limit exceeded for installation ID ${identity.userId}.`;
+    if (identity.kind === 'actions' || identity.kind === 'installation')
+      return `API rate limit exceeded for installation ID ${identity.userId}.`;
     return `API rate limit exceeded for user ID ${identity.userId}.`;
   }
 
@@ -733,6 +755,15 @@ export class GitHubEmulator {
       }
     }
     const endpoint = route?.endpoint ?? `${method} (unmatched)`;
+    if (route !== undefined) {
+      // A credential on a route it may not call (a JWT off the App's routes, an installation
+      // token on a repository it does not reach): refused before anything is charged.
+      const gate = appGate(endpoint, outcome.repo, token, this.apps);
+      if (gate !== undefined) {
+        outcome.reject(gate.status, gate.message, route.docs);
+        return;
+      }
+    }
     const contentCreating = route?.contentCreating ?? false;
     if (this.refused(outcome, identity, endpoint, points, contentCreating)) return;
     outcome.secondaryCost = points;
@@ -780,6 +811,7 @@ export class GitHubEmulator {
       qs,
       body,
       user: token?.user,
+      token,
       identity,
       ledger: this.ledger,
       format,
@@ -880,6 +912,11 @@ export class GitHubEmulator {
       );
       return;
     }
+    if (token.app?.jwt === true) {
+      // A JWT reaches the App's REST routes only (docs/github-emulator.md, "Apps").
+      outcome.reject(401, 'Bad credentials', GRAPHQL_DOCS);
+      return;
+    }
     const prepared = this.graphql.prepare(req.body);
     outcome.op = prepared.opName;
     if (!prepared.ok) {
@@ -934,6 +971,7 @@ export class GitHubEmulator {
     method: string,
     pathname: string,
     t0: number,
+    tokenText: string,
   ): EmulatorResponse {
     const identity = this.ledger.ipIdentity(req.remoteAddress);
     const graphql = pathname === '/graphql';
@@ -944,7 +982,12 @@ export class GitHubEmulator {
       ? '/graphql'
       : (this.router.match(method, pathname, [])?.template ?? '(unmatched)');
     outcome.bucket = this.ledger.bucket(identity, outcome.resource);
-    outcome.reject(401, 'Bad credentials', 'https://docs.github.com/rest');
+    // A JWT gets GitHub's reason for refusing it (apps.ts); anything else, `Bad credentials`.
+    const message =
+      this.apps.size > 0 && looksLikeJwt(tokenText)
+        ? (this.apps.verifyJwt(tokenText) as { message?: string }).message
+        : undefined;
+    outcome.reject(401, message ?? 'Bad credentials', 'https://docs.github.com/rest');
     this.stampRate(outcome);
     return this.finish(req, method, outcome, undefined, t0);
   }

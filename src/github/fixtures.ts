@@ -158,7 +158,7 @@ const tokenSchema = z
   .object({
     token: z.string().min(8),
     user: login.optional(),
-    kind: z.enum(IDENTITY_KINDS).exclude(['unauthenticated']).optional(),
+    kind: z.enum(IDENTITY_KINDS).exclude(['unauthenticated', 'installation']).optional(),
     repo: z.string().optional().describe('owner/name, for an actions token'),
     session: z.string().optional(),
     source: z.enum(sources).optional(),

@@ -244,14 +244,17 @@ function tooLong(resource: string, field: string, max: number): RestResult {
 /** Check runs are a GitHub App's to write: GitHub refuses a user's token. */
 function appOnly(ctx: RestContext): RestResult | undefined {
   const kind = ctx.identity.kind;
-  return kind === 'actions' || kind === 'enterprise'
+  return kind === 'actions' || kind === 'enterprise' || kind === 'installation'
     ? undefined
     : fail(403, 'You must authenticate via a GitHub App.');
 }
 
 /** The app a token writes check runs as. */
 function appOf(ctx: RestContext): CheckApp {
-  return ctx.identity.kind === 'enterprise' ? 'fleetbench-ci' : 'github-actions';
+  // An App installation's runs (apps.ts) are shown as fleetbench-ci's, a CI App other than Actions.
+  return ctx.identity.kind === 'enterprise' || ctx.identity.kind === 'installation'
+    ? 'fleetbench-ci'
+    : 'github-actions';
 }
 
 /** The fields of a check-run write, checked as GitHub checks them. */

@@ -8,6 +8,7 @@
  * gets them the same way. The routes themselves are in rest.ts and rest-git.ts.
  */
 import { hash } from 'node:crypto';
+import type { TokenInfo } from './auth.ts';
 import type { Resource } from './config.ts';
 import type { Identity, QuotaLedger } from './quota.ts';
 import {
@@ -42,6 +43,8 @@ export interface RestContext {
   body: unknown;
   /** The user the token acts as; undefined when unauthenticated. */
   user: User | undefined;
+  /** The credential itself (an App's JWT or installation token: apps.ts). */
+  token?: TokenInfo;
   /** Who is charged (for GET /rate_limit). */
   identity: Identity;
   ledger: QuotaLedger;

@@ -6,6 +6,7 @@
  */
 import { runMatchesStatus, workflowObjects, workflowRunObject, workflowRuns } from './actions.ts';
 import { changedFiles, pullDiff, pullPatch } from './changes.ts';
+import { addAppRoutes } from './rest-apps.ts';
 import { addCiRoutes } from './rest-ci.ts';
 import { addCollaboratorRoutes } from './rest-collaborators.ts';
 import { addContentsRoutes } from './rest-contents.ts';
@@ -519,6 +520,7 @@ export function buildRestRouter(): RestRouter {
   addGitRoutes(r);
   addHookRoutes(r);
   addContentsRoutes(r);
+  addAppRoutes(r);
   return r;
 }
 

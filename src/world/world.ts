@@ -402,6 +402,9 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       },
     });
 
+    // A GitHub App installed on the fixtures' owner, whose credentials a command gets (below): a
+    // control plane built as an App (Probot, @octokit/app) starts with no personal token.
+    const app = options.github.apps.apps[0] ?? options.github.apps.add();
     const env = (base: NodeJS.ProcessEnv): Record<string, string> => {
       const out: Record<string, string> = {};
       for (const [name, value] of Object.entries(base)) if (value !== undefined) out[name] = value;
@@ -430,6 +433,18 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       // emulator takes any key, so a command with none gets the world's (docs/world.md, "Keys");
       // one of the user's own is kept, and reaches nothing but the emulator. An agent's launcher
       // gives it a key of its spawn's own whatever it inherits.
+      // The App's credentials as Probot (APP_ID, PRIVATE_KEY) and @octokit/app-style code
+      // (GITHUB_APP_*) read them, each set as a whole and only when the user set none of it:
+      // an App id of the user's with the world's key would sign JWTs no App accepts.
+      if (!out.APP_ID && !out.PRIVATE_KEY && !out.PRIVATE_KEY_PATH) {
+        out.APP_ID = String(app.id);
+        out.PRIVATE_KEY = app.privateKeyPem;
+      }
+      if (!out.GITHUB_APP_ID && !out.GITHUB_APP_PRIVATE_KEY && !out.GITHUB_APP_INSTALLATION_ID) {
+        out.GITHUB_APP_ID = String(app.id);
+        out.GITHUB_APP_PRIVATE_KEY = app.privateKeyPem;
+        out.GITHUB_APP_INSTALLATION_ID = String(app.installations[0]?.id ?? app.id);
+      }
       out.OPENAI_API_KEY ??= `${WORLD_KEY_PREFIX}${tag}`;
       out.ANTHROPIC_API_KEY ??= `${WORLD_KEY_PREFIX}${tag}`;
       // git over HTTPS with the command's token, as GitHub takes it (any user name, the token as password).

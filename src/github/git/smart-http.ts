@@ -192,6 +192,11 @@ export class GitSmartHttp {
           : 'Invalid username or token. Password authentication is not supported for Git operations.\n',
         AUTH_CHALLENGE,
       );
+    // A GitHub App's credential pushes to its installation's repositories only (docs/github-emulator.md,
+    // "Apps"), refused in GitHub's words for a push without access.
+    const grant = token?.app;
+    if (push && grant !== undefined && (grant.jwt || !this.emulator.apps.reaches(grant, repo.fullName)))
+      return refuse(403, `Permission to ${repo.fullName}.git denied to ${token?.user.login}.\n`);
     const acquired = this.gate.acquire();
     if (acquired === undefined)
       return refuse(503, 'too many git requests at once (fleetbench docs/limits.md)\n', {
