@@ -19,6 +19,7 @@ import {
 } from '../state.ts';
 import { cursor } from './connection.ts';
 import { type GqlContext, notFound } from './context.ts';
+import { gitMutations } from './git-mutations.ts';
 import { IssueNode, PullNode } from './issues.ts';
 import { IssueCommentNode, ReviewNode } from './reviews.ts';
 import { UserNode } from './users.ts';
@@ -29,6 +30,8 @@ export const CONTENT_CREATING_MUTATIONS: ReadonlySet<string> = new Set([
   'addPullRequestReview',
   'createIssue',
   'createPullRequest',
+  // A commit on a branch readers see, as `PUT …/contents` (docs/github-emulator.md, "Contents and Git data").
+  'createCommitOnBranch',
 ]);
 
 function unprocessable(message: string): GraphQLError {
@@ -192,6 +195,7 @@ type Input<T> = { input: T & { clientMutationId?: string | null } };
 
 /** Resolvers of the Mutation type, on the same root value as the queries. */
 export const mutationRoot = {
+  ...gitMutations,
   addComment({ input }: Input<{ subjectId: string; body: string }>, ctx: GqlContext) {
     const issue = issueById(ctx, input.subjectId);
     const comment = change(() =>

@@ -46,7 +46,26 @@ type Mutation {
   updateIssue(input: UpdateIssueInput!): UpdateIssuePayload
   closeIssue(input: CloseIssueInput!): CloseIssuePayload
   reopenIssue(input: ReopenIssueInput!): ReopenIssuePayload
+  createRef(input: CreateRefInput!): CreateRefPayload
+  updateRef(input: UpdateRefInput!): UpdateRefPayload
+  deleteRef(input: DeleteRefInput!): DeleteRefPayload
+  createCommitOnBranch(input: CreateCommitOnBranchInput!): CreateCommitOnBranchPayload
 }
+
+scalar Base64String
+input CreateRefInput { repositoryId: ID!, name: String!, oid: GitObjectID!, clientMutationId: String }
+type CreateRefPayload { clientMutationId: String, ref: Ref }
+input UpdateRefInput { refId: ID!, oid: GitObjectID!, force: Boolean, clientMutationId: String }
+type UpdateRefPayload { clientMutationId: String, ref: Ref }
+input DeleteRefInput { refId: ID!, clientMutationId: String }
+type DeleteRefPayload { clientMutationId: String }
+input CommittableBranch { id: ID, repositoryNameWithOwner: String, branchName: String }
+input CommitMessage { headline: String!, body: String }
+input FileAddition { path: String!, contents: Base64String! }
+input FileDeletion { path: String! }
+input FileChanges { additions: [FileAddition!], deletions: [FileDeletion!] }
+input CreateCommitOnBranchInput { branch: CommittableBranch!, expectedHeadOid: GitObjectID!, message: CommitMessage!, fileChanges: FileChanges, clientMutationId: String }
+type CreateCommitOnBranchPayload { clientMutationId: String, commit: Commit, ref: Ref }
 
 input CreatePullRequestInput { repositoryId: ID!, baseRefName: String!, headRefName: String!, headRepositoryId: ID, title: String!, body: String, maintainerCanModify: Boolean, draft: Boolean, clientMutationId: String }
 type CreatePullRequestPayload { clientMutationId: String, pullRequest: PullRequest }
