@@ -6,35 +6,17 @@
  * rest-contents.ts): the same refs, the same git objects, the same push (open pull requests on
  * the branch take the commit, webhooks are told). docs/github-emulator.md, "GraphQL".
  */
-import { GraphQLError } from 'graphql';
-import { GitHubStateError, type Repo } from '../state.ts';
+import type { Repo } from '../state.ts';
 import type { TreeEdit } from '../world/git-store.ts';
 import { CommitNode, RefNode } from './commits.ts';
-import { type GqlContext, notFound } from './context.ts';
-
-type Input<T> = { input: T & { clientMutationId?: string | null } };
-
-function unprocessable(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { type: 'UNPROCESSABLE' } });
-}
-
-function change<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof GitHubStateError)
-      throw error.status === 404 ? notFound(error.message) : unprocessable(error.message);
-    throw error;
-  }
-}
-
-function repoById(ctx: GqlContext, id: string): Repo {
-  const entity = ctx.state.nodes.get(id);
-  if (entity === undefined || !('fullName' in entity))
-    throw notFound(`Could not resolve to a Repository with the global id of '${id}'.`);
-  ctx.touched = entity.fullName;
-  return entity;
-}
+import {
+  change,
+  type GqlContext,
+  type MutationInput as Input,
+  notFound,
+  repoById,
+  unprocessable,
+} from './context.ts';
 
 /** A Ref's node id (RefNode's: base64 of `ref:REPOSITORY_ID:BRANCH`): its repository and branch. */
 function refById(ctx: GqlContext, id: string): { repo: Repo; branch: string } {

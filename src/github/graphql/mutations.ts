@@ -8,17 +8,17 @@
  * REST. Refusals come back as GitHub's GraphQL errors (`type` NOT_FOUND or UNPROCESSABLE next to
  * `data: {field: null}`); charging is the emulator's job (see ../emulator.ts).
  */
-import { GraphQLError } from 'graphql';
-import {
-  GitHubStateError,
-  type Issue,
-  type Label,
-  type PullRequest,
-  type Repo,
-  type ReviewState,
-} from '../state.ts';
+import type { GraphQLError } from 'graphql';
+import type { Issue, Label, PullRequest, ReviewState } from '../state.ts';
 import { cursor } from './connection.ts';
-import { type GqlContext, notFound } from './context.ts';
+import {
+  change,
+  type GqlContext,
+  type MutationInput as Input,
+  notFound,
+  repoById,
+  unprocessable,
+} from './context.ts';
 import { gitMutations } from './git-mutations.ts';
 import { IssueNode, PullNode } from './issues.ts';
 import { IssueCommentNode, ReviewNode } from './reviews.ts';
@@ -33,22 +33,6 @@ export const CONTENT_CREATING_MUTATIONS: ReadonlySet<string> = new Set([
   // A commit on a branch readers see, as `PUT …/contents` (docs/github-emulator.md, "Contents and Git data").
   'createCommitOnBranch',
 ]);
-
-function unprocessable(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { type: 'UNPROCESSABLE' } });
-}
-
-/** Runs a state change; its refusal becomes GitHub's GraphQL error. */
-function change<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof GitHubStateError) {
-      throw error.status === 404 ? notFound(error.message) : unprocessable(error.message);
-    }
-    throw error;
-  }
-}
 
 function unresolved(id: string): GraphQLError {
   return notFound(`Could not resolve to a node with the global id of '${id}'.`);
@@ -68,14 +52,6 @@ function issueById(ctx: GqlContext, id: string): Issue {
   // What the mutation names, for attribution by content (attribution.ts).
   ctx.state.touched?.issues.push(issue.number);
   return issue;
-}
-
-function repoById(ctx: GqlContext, id: string): Repo {
-  const entity = ctx.state.nodes.get(id);
-  if (entity === undefined || !('fullName' in entity))
-    throw notFound(`Could not resolve to a Repository with the global id of '${id}'.`);
-  ctx.touched = entity.fullName;
-  return entity;
 }
 
 function pullById(ctx: GqlContext, id: string): PullRequest {
@@ -190,8 +166,6 @@ const REVIEW_EVENTS: Record<string, ReviewState> = {
   REQUEST_CHANGES: 'CHANGES_REQUESTED',
   COMMENT: 'COMMENTED',
 };
-
-type Input<T> = { input: T & { clientMutationId?: string | null } };
 
 /** Resolvers of the Mutation type, on the same root value as the queries. */
 export const mutationRoot = {
