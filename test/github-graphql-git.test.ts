@@ -164,6 +164,23 @@ describe.skipIf(gitTool.skip)('GraphQL createRef, createCommitOnBranch, updateRe
           },
         }),
       ).rejects.toThrow(/malformed path component/);
+      // The contents API's bounds hold here too (docs/limits.md): a path over 4,096 bytes, a
+      // `.GIT` component, content that is not Base64.
+      for (const [path, contents, refusal] of [
+        ['a/'.repeat(2100), b64('x'), /longer than 4096 bytes/],
+        ['x/.GIT/config', b64('x'), /malformed path component/],
+        ['ok.txt', 'not base64!', /not valid Base64/],
+      ] as const)
+        await expect(
+          octokit.graphql(commitMutation, {
+            i: {
+              branch: { repositoryNameWithOwner: 'fleetbench/repo-1', branchName: 'main' },
+              expectedHeadOid: main,
+              message: { headline: 'x' },
+              fileChanges: { additions: [{ path, contents }] },
+            },
+          }),
+        ).rejects.toThrow(refusal);
       expect(emulator.state.repo('fleetbench/repo-1').branches.get('main')).toBe(main);
     } finally {
       await server.close();

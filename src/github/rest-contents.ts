@@ -30,7 +30,7 @@ import {
   parseTree,
   typeOfMode,
 } from './world/git-objects.ts';
-import type { PathEntry, TreeEdit } from './world/git-store.ts';
+import { decodeBase64, type PathEntry, pathProblem, type TreeEdit } from './world/git-store.ts';
 import { validRefName } from './world/refs.ts';
 
 export function addContentsRoutes(r: RestRouter): void {
@@ -99,29 +99,6 @@ function guarded(fn: () => RestResult): RestResult {
 /** GitHub's answer to a request missing a required field. */
 function missing(field: string): RestResult {
   return fail(422, `Invalid request.\n\n"${field}" wasn't supplied.`);
-}
-
-/**
- * Why a path is not one git or GitHub takes, or undefined: no empty, `.`, `..` or `.git`
- * component, no NUL, within GIT_BOUNDS' lengths. GitHub's words for a bad component.
- */
-function pathProblem(path: string, field: string): string | undefined {
-  if (Buffer.byteLength(path) > GIT_BOUNDS.maxPathBytes)
-    return `${field} is longer than ${GIT_BOUNDS.maxPathBytes} bytes (docs/limits.md)`;
-  for (const name of path.split('/')) {
-    if (name === '' || name === '.' || name === '..' || name.toLowerCase() === '.git' || name.includes('\0'))
-      return `${field} contains a malformed path component`;
-    if (Buffer.byteLength(name) > GIT_BOUNDS.maxNameBytes)
-      return `${field} has a component longer than ${GIT_BOUNDS.maxNameBytes} bytes (docs/limits.md)`;
-  }
-  return undefined;
-}
-
-/** Strict base64 (whitespace allowed, as GitHub's own line-wrapped content has): the bytes, or undefined. */
-function decodeBase64(text: string): Buffer | undefined {
-  const compact = text.replace(/[\r\n\t ]/g, '');
-  if (compact.length % 4 === 1 || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) return undefined;
-  return Buffer.from(compact, 'base64');
 }
 
 /** Base64 as GitHub sends it: lines of 60 characters, each ending with a newline. */

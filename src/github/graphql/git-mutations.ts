@@ -7,7 +7,7 @@
  * the branch take the commit, webhooks are told). docs/github-emulator.md, "GraphQL".
  */
 import type { Repo } from '../state.ts';
-import type { TreeEdit } from '../world/git-store.ts';
+import { decodeBase64, pathProblem, type TreeEdit } from '../world/git-store.ts';
 import { CommitNode, RefNode } from './commits.ts';
 import {
   change,
@@ -31,24 +31,23 @@ function refById(ctx: GqlContext, id: string): { repo: Repo; branch: string } {
   return { repo, branch };
 }
 
-/** A commit's file changes as tree edits, each path checked as the contents API checks it. */
+/** A commit's file changes as tree edits, each path and content checked as the contents API checks them. */
 function fileEdits(
   additions: readonly { path: string; contents: string }[],
   deletions: readonly { path: string }[],
   put: (bytes: Buffer) => string,
 ): TreeEdit[] {
   const checked = (path: string) => {
-    const names = path.split('/');
-    if (path === '' || names.some((n) => n === '' || n === '.' || n === '..' || n === '.git'))
-      throw unprocessable(`A path contains a malformed path component: ${path}`);
+    const problem = pathProblem(path, 'path');
+    if (problem !== undefined) throw unprocessable(`${problem}: ${path.slice(0, 200)}`);
     return path;
   };
   const edits: TreeEdit[] = [];
   for (const { path } of deletions) edits.push({ path: checked(path), entry: null });
   for (const { path, contents } of additions) {
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(contents.replace(/\s/g, '')))
-      throw unprocessable(`The contents of ${path} are not valid Base64`);
-    edits.push({ path: checked(path), entry: { mode: '100644', sha: put(Buffer.from(contents, 'base64')) } });
+    const bytes = decodeBase64(contents);
+    if (bytes === undefined) throw unprocessable(`The contents of ${checked(path)} are not valid Base64`);
+    edits.push({ path: checked(path), entry: { mode: '100644', sha: put(bytes) } });
   }
   return edits;
 }
@@ -95,9 +94,7 @@ export const gitMutations = {
     if (input.branch.id) ({ repo, branch } = refById(ctx, input.branch.id));
     else {
       const name = input.branch.repositoryNameWithOwner ?? '';
-      const found =
-        ctx.state.repos.get(name.toLowerCase()) ??
-        [...ctx.state.repos.values()].find((r) => r.fullName.toLowerCase() === name.toLowerCase());
+      const found = ctx.state.repos.get(name.toLowerCase());
       if (found === undefined) throw notFound(`Could not resolve to a Repository with the name '${name}'.`);
       repo = found;
       ctx.touched = repo.fullName;
