@@ -7,6 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildProgram } from '../src/cli/main.ts';
+import { CommandIo } from '../src/cli/output.ts';
 import { BIN, cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
@@ -63,6 +65,25 @@ describe('CLI habits', () => {
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(quiet.stderr).toBe('');
     expect(quiet.stdout).toContain('S2-T1-1');
+  });
+
+  it('a mistyped command: refused with the nearest name, exit 2, no command loaded for it', async () => {
+    const typo = await cli(['-q', 'rnu', 'S2-T1-1']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("unknown command 'rnu'");
+    expect(typo.stderr).toContain('Did you mean run?');
+    expect((await cli(['zzzz'])).stderr).toContain("unknown command 'zzzz'");
+    // The program built for a word that is no command holds the names alone: `run` with none of
+    // its options or its description (registering them means loading every command's module).
+    const io = new CommandIo({ stdout: process.stdout, stderr: process.stderr, env: {} });
+    const forTypo = await buildProgram(io, ['rnu']);
+    const run = forTypo.commands.find((c) => c.name() === 'run');
+    expect(run).toBeDefined();
+    expect(run!.options).toHaveLength(0);
+    expect(run!.description()).toBe('');
+    // A real command is still built whole.
+    const forRun = await buildProgram(io, ['run']);
+    expect(forRun.commands.find((c) => c.name() === 'run')!.options.length).toBeGreaterThan(5);
   });
 
   it('fleetbench scenarios: every built-in and cell, one line each', async () => {

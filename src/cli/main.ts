@@ -14,8 +14,9 @@ type Register = (program: Command, io: CommandIo) => void;
 /**
  * The commands, each loaded only when it is the one asked for: `analyze` then does not load the
  * emulator's GraphQL, the OTLP encoder or the scenario schemas that other commands import at
- * their top (~0.2 s of CPU at every start). `--version` loads none; `--help`, `help` and an
- * unknown name load them all.
+ * their top (~0.2 s of CPU at every start). `--version` loads none; `--help` and `help` load
+ * them all. A mistyped name loads none either: commander's "unknown command" and its "Did you
+ * mean" need only the names (loading every command for them took over a second of CPU).
  */
 const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   agents: () => import('./agents.ts'),
@@ -41,9 +42,14 @@ const COMMANDS: Record<string, () => Promise<{ register: Register }>> = {
   world: () => import('./world.ts'),
 };
 
-/** The command argv names (the global options before it are flags without values), if known. */
+/** The first word of argv that is not an option: the command's name (the global options are flags without values). */
+function firstWord(argv: string[]): string | undefined {
+  return argv.find((arg) => !arg.startsWith('-'));
+}
+
+/** The command argv names, if it is one. */
 function commandIn(argv: string[]): string | undefined {
-  const name = argv.find((arg) => !arg.startsWith('-'));
+  const name = firstWord(argv);
   return name !== undefined && Object.hasOwn(COMMANDS, name) ? name : undefined;
 }
 
@@ -72,6 +78,12 @@ export async function buildProgram(io: CommandIo, argv: string[] = []): Promise<
     })
     .exitOverride();
   const named = commandIn(argv);
+  const word = firstWord(argv);
+  if (named === undefined && word !== undefined && word !== 'help') {
+    // Not a command: commander refuses it, with the nearest names, from the names alone.
+    for (const name of Object.keys(COMMANDS)) program.command(name);
+    return program;
+  }
   const versionOnly = named === undefined && argv.some((arg) => arg === '-V' || arg === '--version');
   const names = named !== undefined ? [named] : versionOnly ? [] : Object.keys(COMMANDS);
   const modules = await Promise.all(names.map((name) => COMMANDS[name]!()));
