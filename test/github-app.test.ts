@@ -69,6 +69,8 @@ async function refusal(call: Promise<unknown>): Promise<{ status: number; messag
   return { status: 200, message: '' };
 }
 
+const gitTool = systemTool('git', ['--version'], 'git');
+
 describe('GitHub App authentication', () => {
   it('a JWT finds the installation and mints a token that opens a pull request as the bot', async () => {
     const { emulator, server, app, good, trace } = await world();
@@ -130,49 +132,53 @@ describe('GitHub App authentication', () => {
     });
   });
 
-  it('git pushes with an installation token reach the installation repositories only', async () => {
-    const { emulator, server, app, good } = await world();
-    const asApp = new RestOctokit({ baseUrl: server.url, auth: good() });
-    const { token } = (
-      await asApp.rest.apps.createInstallationAccessToken({ installation_id: app.installations[0]!.id })
-    ).data;
-    const dir = scratchDir('fleetbench-app-git-');
-    const env = {
-      PATH: process.env.PATH,
-      HOME: dir,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_AUTHOR_NAME: 'App',
-      GIT_AUTHOR_EMAIL: 'app@example.com',
-      GIT_COMMITTER_NAME: 'App',
-      GIT_COMMITTER_EMAIL: 'app@example.com',
-    };
-    // Asynchronous: the server answers from this process.
-    const git = (args: string[], cwd = dir) =>
-      new Promise<{ code: number; stderr: string }>((resolve) => {
-        execFile('git', args, { cwd, env, timeout: 60_000 }, (error, _stdout, stderr) =>
-          resolve({ code: error ? 1 : 0, stderr }),
-        );
-      });
-    const push = async (name: string) => {
-      const into = join(dir, name);
-      await git(['clone', '--quiet', `${server.url}/fleetbench/${name}`, into]);
-      await git(['checkout', '--quiet', '-b', 'app/change'], into);
-      writeFileSync(join(into, 'change.txt'), 'a change\n');
-      await git(['add', '-A'], into);
-      await git(['commit', '--quiet', '-m', 'Change'], into);
-      const url = `${server.url.replace('://', `://x-access-token:${token}@`)}/fleetbench/${name}.git`;
-      return git(['push', url, 'app/change'], into);
-    };
-    const inside = await push('repo-1');
-    expect(inside.code, inside.stderr).toBe(0);
-    expect(emulator.state.repo('fleetbench/repo-1').branches.has('app/change')).toBe(true);
-    const outside = await push('repo-2');
-    expect(outside.code).not.toBe(0);
-    expect(outside.stderr).toContain('Permission to fleetbench/repo-2.git denied to fleetbench-app[bot].');
-    expect(emulator.state.repo('fleetbench/repo-2').branches.has('app/change')).toBe(false);
-  });
+  it.skipIf(gitTool.skip)(
+    'git pushes with an installation token reach the installation repositories only',
+    async () => {
+      gitTool.require();
+      const { emulator, server, app, good } = await world();
+      const asApp = new RestOctokit({ baseUrl: server.url, auth: good() });
+      const { token } = (
+        await asApp.rest.apps.createInstallationAccessToken({ installation_id: app.installations[0]!.id })
+      ).data;
+      const dir = scratchDir('fleetbench-app-git-');
+      const env = {
+        PATH: process.env.PATH,
+        HOME: dir,
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        GIT_TERMINAL_PROMPT: '0',
+        GIT_AUTHOR_NAME: 'App',
+        GIT_AUTHOR_EMAIL: 'app@example.com',
+        GIT_COMMITTER_NAME: 'App',
+        GIT_COMMITTER_EMAIL: 'app@example.com',
+      };
+      // Asynchronous: the server answers from this process.
+      const git = (args: string[], cwd = dir) =>
+        new Promise<{ code: number; stderr: string }>((resolve) => {
+          execFile('git', args, { cwd, env, timeout: 60_000 }, (error, _stdout, stderr) =>
+            resolve({ code: error ? 1 : 0, stderr }),
+          );
+        });
+      const push = async (name: string) => {
+        const into = join(dir, name);
+        await git(['clone', '--quiet', `${server.url}/fleetbench/${name}`, into]);
+        await git(['checkout', '--quiet', '-b', 'app/change'], into);
+        writeFileSync(join(into, 'change.txt'), 'a change\n');
+        await git(['add', '-A'], into);
+        await git(['commit', '--quiet', '-m', 'Change'], into);
+        const url = `${server.url.replace('://', `://x-access-token:${token}@`)}/fleetbench/${name}.git`;
+        return git(['push', url, 'app/change'], into);
+      };
+      const inside = await push('repo-1');
+      expect(inside.code, inside.stderr).toBe(0);
+      expect(emulator.state.repo('fleetbench/repo-1').branches.has('app/change')).toBe(true);
+      const outside = await push('repo-2');
+      expect(outside.code).not.toBe(0);
+      expect(outside.stderr).toContain('Permission to fleetbench/repo-2.git denied to fleetbench-app[bot].');
+      expect(emulator.state.repo('fleetbench/repo-2').branches.has('app/change')).toBe(false);
+    },
+  );
 
   it('refuses a bad signature, another key, an expired JWT, alg none and a JWT off the App routes', async () => {
     const { server, app, key, now, good } = await world();
