@@ -5,35 +5,26 @@
  * process on the real clock, in the world's sandbox, which needs bwrap (Debian package
  * bubblewrap): off CI its absence skips the suite with one line.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { lastLines } from '../src/targets/command/target.ts';
 import { COMMAND_TARGET_BOUNDS, commandTargetSchema } from '../src/workload/command-target.ts';
-import { BIN } from './helpers/cli.ts';
+import { type CliProcessRun, runCliProcess } from './helpers/cli-process.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { proxyWorldTool, systemTool } from './helpers/tools.ts';
 
 const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
 const proxyWorld = proxyWorldTool();
 
-type Record_ = { kind: string; name?: string; reason?: string; data?: Record<string, unknown> };
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  records: Record_[];
-  dir: string;
-}
+type Run = CliProcessRun & { dir: string };
 
 /**
  * `fleetbench run FILE --clock real` as a process in a process group of its own; `interruptWhen`
  * sends SIGINT to the whole group (as Ctrl-C does) once that file exists.
  */
-function run(
+async function run(
   dir: string,
   scenario: string,
   options: { interruptWhen?: string; timeoutMs?: number } = {},
@@ -41,48 +32,12 @@ function run(
   const file = join(dir, 'scenario.yaml');
   writeFileSync(file, scenario);
   const out = join(dir, 'out');
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'run', file, '--clock', 'real', '--out', out], {
-      cwd: dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
-      detached: true,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    let poll: NodeJS.Timeout | undefined;
-    const marker = options.interruptWhen;
-    if (marker !== undefined)
-      poll = setInterval(() => {
-        if (!existsSync(marker) || child.pid === undefined) return;
-        clearInterval(poll);
-        process.kill(-child.pid, 'SIGINT');
-      }, 50);
-    const timer = setTimeout(() => {
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-    }, options.timeoutMs ?? 120_000);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      clearInterval(poll);
-      let records: Record_[] = [];
-      try {
-        records = readFileSync(join(out, 'trace.jsonl'), 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => JSON.parse(line));
-      } catch {
-        records = [];
-      }
-      resolve({ code, stdout, stderr, records, dir: out });
-    });
+  const result = await runCliProcess(['run', file, '--clock', 'real', '--out', out], {
+    cwd: dir,
+    traceDir: out,
+    ...options,
   });
+  return { ...result, dir: out };
 }
 
 const named = (r: Run, name: string) => r.records.filter((x) => x.name === name);

@@ -6,11 +6,11 @@
  * `fleetbench run` as a process, then `fleetbench analyze`: every session reaches its done state,
  * with a cost per task. The sandbox needs bwrap (Debian package bubblewrap).
  */
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, cli } from './helpers/cli.ts';
+import { cli } from './helpers/cli.ts';
+import { runCliProcess } from './helpers/cli-process.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
 
@@ -108,27 +108,7 @@ target:
 function run(text: string, dir: string, timeoutMs = 240_000) {
   const file = join(dir, 'scenario.yaml');
   writeFileSync(file, text);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'run', file, '--out', 'out'], {
-      cwd: dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runCliProcess(['run', file, '--out', 'out'], { cwd: dir, timeoutMs });
 }
 
 const WEBHOOK =

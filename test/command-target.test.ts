@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { resolveAgentsInstall } from '../src/agents/index.ts';
 import { BIN } from './helpers/cli.ts';
+import { type CliProcessRun, runCliProcess, traceLines } from './helpers/cli-process.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
 
@@ -20,25 +21,9 @@ const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
 const LOOP = fileURLToPath(new URL('./fixtures/command-cp/loop.mjs', import.meta.url));
 const ci = Boolean(process.env.CI);
 
-type Record_ = {
-  kind: string;
-  name?: string;
-  t: number;
-  session?: string;
-  labels?: Record<string, unknown>;
-  data?: Record<string, unknown>;
-  [k: string]: unknown;
-};
+type Run = CliProcessRun & { dir: string };
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  records: Record_[];
-  dir: string;
-}
-
-function run(
+async function run(
   scenario: string,
   args: string[] = [],
   timeoutMs = 240_000,
@@ -47,37 +32,13 @@ function run(
   const file = join(dir, 'scenario.yaml');
   writeFileSync(file, scenario);
   const out = join(dir, 'out');
-  return new Promise((resolve, reject) => {
-    // `--out out`, relative, as a user types it: the world's paths must not depend on it.
-    const child = spawn(process.execPath, [BIN, 'run', file, '--out', 'out', ...args], {
-      cwd: dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      let records: Record_[] = [];
-      try {
-        records = readFileSync(join(out, 'trace.jsonl'), 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => JSON.parse(line));
-      } catch {
-        records = [];
-      }
-      resolve({ code, stdout, stderr, records, dir: out });
-    });
+  // `--out out`, relative, as a user types it: the world's paths must not depend on it.
+  const result = await runCliProcess(['run', file, '--out', 'out', ...args], {
+    cwd: dir,
+    timeoutMs,
+    traceDir: out,
   });
+  return { ...result, dir: out };
 }
 
 const events = (r: Run, name: string) => r.records.filter((x) => x.kind === 'event' && x.name === name);
@@ -325,19 +286,10 @@ describe.skipIf((!agentsInstalled() || bwrap.skip) && !ci)('--target command wit
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     // As an operator would: once the agent is at work (its first model request), kill -9 the
     // control plane's process group.
-    const trace = join(out, 'trace.jsonl');
     let killed: number | undefined;
     for (let i = 0; i < 600 && killed === undefined; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      let lines: Record_[] = [];
-      try {
-        lines = readFileSync(trace, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => JSON.parse(line));
-      } catch {
-        continue;
-      }
+      const lines = traceLines(out);
       const start = lines.find((x) => x.name === 'controlplane.start');
       if (start && lines.some((x) => x.name === 'provider.request' && x.labels?.spawn !== undefined)) {
         killed = start.data?.pid as number;
@@ -346,10 +298,7 @@ describe.skipIf((!agentsInstalled() || bwrap.skip) && !ci)('--target command wit
     }
     expect(killed, 'the agent made a model request in time').toBeDefined();
     expect(await exited).toBe(3);
-    const records: Record_[] = readFileSync(trace, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line));
+    const records = traceLines(out);
     const died = records.find((x) => x.name === 'controlplane.exited');
     expect(died?.data?.signal).toBe('SIGKILL');
     const spawn1 = records.find((x) => x.name === 'agent.spawn');

@@ -15,19 +15,13 @@ import { GitHubEmulator, generateFixtures } from '../src/github/index.ts';
 import { LATENCY_PROFILES, ProviderEmulator } from '../src/provider/index.ts';
 import { openWorld, type World, type WorldModeOption } from '../src/world/index.ts';
 import { BIN } from './helpers/cli.ts';
+import { type CliProcessRun, runCliProcess } from './helpers/cli-process.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { proxyWorldTool, systemTool } from './helpers/tools.ts';
 
 const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
 const proxyWorld = proxyWorldTool();
 const root = process.getuid?.() === 0;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  records: Array<Record<string, unknown> & { kind: string; name?: string }>;
-}
 
 /**
  * `fleetbench world ARGS -- COMMAND` as a process in a process group of its own, as a terminal's
@@ -38,49 +32,12 @@ function world(
   args: string[],
   command: string[],
   options: { cwd?: string; interruptWhen?: string; timeoutMs?: number } = {},
-): Promise<Run> {
+): Promise<CliProcessRun> {
   const out = scratchDir('fleetbench-world-hostile-');
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'world', '--out', out, ...args, '--', ...command], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
-      cwd: options.cwd ?? process.cwd(),
-      detached: true,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    let poll: NodeJS.Timeout | undefined;
-    const marker = options.interruptWhen;
-    if (marker !== undefined)
-      poll = setInterval(() => {
-        if (!existsSync(marker) || child.pid === undefined) return;
-        clearInterval(poll);
-        process.kill(-child.pid, 'SIGINT');
-      }, 50);
-    const timer = setTimeout(() => {
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-    }, options.timeoutMs ?? 60_000);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      clearInterval(poll);
-      let records: Run['records'] = [];
-      try {
-        records = readFileSync(join(out, 'trace.jsonl'), 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => JSON.parse(line));
-      } catch {
-        records = [];
-      }
-      resolve({ code, stdout, stderr, records });
-    });
+  return runCliProcess(['world', '--out', out, ...args, '--', ...command], {
+    timeoutMs: 60_000,
+    ...options,
+    traceDir: out,
   });
 }
 
@@ -303,25 +260,8 @@ describe('fleetbench world: an --out it cannot make', () => {
   it('under /proc: exit 2 naming it, at once (it spun at full CPU for ever, deaf to SIGTERM)', async () => {
     const started = performance.now();
     const out = `/proc/fleetbench-nope-${process.pid}`;
-    const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [BIN, 'world', '--mode', 'env', '--no-agents', '--out', out, '--', 'true'],
-        {
-          stdio: ['ignore', 'ignore', 'pipe'],
-          env: { ...process.env, NO_COLOR: '1' },
-        },
-      );
-      let stderr = '';
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk;
-      });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      child.once('error', reject);
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stderr });
-      });
+    const run = await runCliProcess(['world', '--mode', 'env', '--no-agents', '--out', out, '--', 'true'], {
+      timeoutMs: 30_000,
     });
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain(`cannot write ${out}`);

@@ -5,12 +5,12 @@
  * is recorded as `world.blocked` with the process that tried. The sandbox needs bwrap (Debian
  * package bubblewrap): off CI its absence skips the sandbox suites with one line.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN } from './helpers/cli.ts';
+import { type CliProcessRun, runCliProcess } from './helpers/cli-process.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { proxyWorldTool, systemTool } from './helpers/tools.ts';
 
@@ -22,13 +22,7 @@ const root = process.getuid?.() === 0;
 const unshare = proxyWorldTool();
 const require = createRequire(import.meta.url);
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  records: Array<Record<string, unknown> & { kind: string; name?: string }>;
-  ms: number;
-}
+type Run = CliProcessRun;
 
 /** `fleetbench world ARGS -- COMMAND` as a process, and the trace it left. */
 function world(
@@ -38,36 +32,7 @@ function world(
   env: NodeJS.ProcessEnv = {},
 ): Promise<Run> {
   const out = scratchDir('fleetbench-world-');
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'world', '--out', out, ...args, '--', ...command], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      let records: Run['records'] = [];
-      try {
-        records = readFileSync(join(out, 'trace.jsonl'), 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => JSON.parse(line));
-      } catch {
-        records = [];
-      }
-      resolve({ code, stdout, stderr, records, ms: performance.now() - started });
-    });
-  });
+  return runCliProcess(['world', '--out', out, ...args, '--', ...command], { timeoutMs, env, traceDir: out });
 }
 
 const blockedOf = (run: Run) =>
