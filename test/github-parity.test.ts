@@ -225,6 +225,32 @@ describe("GitHub's OpenAPI description", () => {
     expect(
       await call('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ref: 'heads/walk', sha: head, force: true }),
     ).toBe(200);
+    // Tags: an annotated tag object, its ref, the list; GitHub's refusals.
+    const tagged = (await octokit.request('POST /repos/{owner}/{repo}/git/tags', {
+      ...repo,
+      tag: 'v0.1.0',
+      message: 'Walked',
+      object: main,
+      type: 'commit',
+    })) as { data: { sha: string } };
+    walked.add('POST /repos/{owner}/{repo}/git/tags');
+    expect(
+      await call('POST /repos/{owner}/{repo}/git/tags', {
+        tag: 'x',
+        message: 'm',
+        object: main,
+        type: 'nope',
+      }),
+    ).toBe(422);
+    expect(
+      await call('POST /repos/{owner}/{repo}/git/refs', { ref: 'refs/tags/v0.1.0', sha: tagged.data.sha }),
+    ).toBe(201);
+    expect(await call('GET /repos/{owner}/{repo}/git/tags/{tag_sha}', { tag_sha: tagged.data.sha })).toBe(
+      200,
+    );
+    expect(await call('GET /repos/{owner}/{repo}/git/tags/{tag_sha}', { tag_sha: main })).toBe(404);
+    expect(await call('GET /repos/{owner}/{repo}/git/ref/{ref}', { ref: 'tags/v0.1.0' })).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/tags')).toBe(200);
     expect(await call('GET /repos/{owner}/{repo}/branches')).toBe(200);
     expect(await call('GET /repos/{owner}/{repo}/branches/{branch}', { branch: 'main' })).toBe(200);
     expect(await call('GET /repos/{owner}/{repo}/branches/{branch}', { branch: 'none' })).toBe(404);

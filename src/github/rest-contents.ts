@@ -19,7 +19,7 @@ import {
   unchanged,
   withRepo,
 } from './rest-kit.ts';
-import { refObject } from './shapes.ts';
+import { refObject, tagRefObject } from './shapes.ts';
 import { type Commit, GitHubStateError, type Repo } from './state.ts';
 import { GIT_BOUNDS } from './world/bounds.ts';
 import {
@@ -109,15 +109,22 @@ function encodeBase64(bytes: Buffer): string {
   return out;
 }
 
-/** The commit a `ref` query or `branch` field names: a branch, `heads/B`, `refs/heads/B`, or a SHA. */
-function commitOfRef(repo: Repo, ref: string): Commit | undefined {
-  const name = ref.replace(/^refs\//, '').replace(/^heads\//, '');
-  const sha = repo.branches.get(name) ?? repo.branches.get(ref) ?? ref;
-  return repo.commits.get(sha);
+/**
+ * The commit a `ref` query names (contents, trees): a branch (`B`, `heads/B`, `refs/heads/B`), a
+ * tag (`T`, `tags/T`, `refs/tags/T`; an annotated one to the commit it tags), or a SHA. A branch
+ * wins over a tag of the same name, as in git.
+ */
+function commitOfRef(ctx: RestContext, repo: Repo, ref: string): Commit | undefined {
+  const name = ref.replace(/^refs\//, '');
+  const branch = repo.branches.get(name.replace(/^heads\//, '')) ?? repo.branches.get(ref);
+  if (branch !== undefined) return repo.commits.get(branch);
+  const tag = repo.tags.get(name.replace(/^tags\//, '')) ?? repo.tags.get(ref);
+  const sha = tag === undefined ? ref : ctx.state.refs.peel(repo, tag);
+  return sha === undefined ? undefined : repo.commits.get(sha);
 }
 
 /** `committer`/`author` of a write: `{name, email, date?}`; GitHub's 422 for a missing name or e-mail. */
-function identOf(
+export function identOf(
   ctx: RestContext,
   field: string,
   fallback: GitIdent,
@@ -188,7 +195,7 @@ function entryObject(
 function getContent(ctx: RestContext, repo: Repo): RestResult {
   const path = ctx.params[2]!.replace(/^\/+|\/+$/g, '');
   const ref = ctx.query.get('ref') || repo.defaultBranch;
-  const commit = commitOfRef(repo, ref);
+  const commit = commitOfRef(ctx, repo, ref);
   if (commit === undefined) return fail(404, `No commit found for the ref ${ref}`);
   if (path !== '' && pathProblem(path, 'path') !== undefined) return notFound();
   const store = ctx.state.gitStore;
@@ -472,7 +479,7 @@ function createTree(ctx: RestContext, repo: Repo): RestResult {
 function getTree(ctx: RestContext, repo: Repo): RestResult {
   const name = ctx.params[2]!;
   const store = ctx.state.gitStore;
-  const sha = store.tree(repo, name) !== undefined ? name : commitOfRef(repo, name)?.tree;
+  const sha = store.tree(repo, name) !== undefined ? name : commitOfRef(ctx, repo, name)?.tree;
   const recursive = ctx.query.has('recursive');
   // A tree never changes: its listing (up to 7 MB, 100,000 entries) is made once and kept, so
   // clients asking for it again do not hold the event loop for as long again (docs/limits.md).
@@ -615,14 +622,20 @@ function gitCommitObject(ctx: RestContext, repo: Repo, commit: Commit): Record<s
 }
 
 /**
- * GET …/git/matching-refs/{ref}: every branch whose `refs/heads/…` name starts with `refs/REF`
- * (`heads/feat` lists `feat`, `feature-a`, …), by name; tags are not modelled (an empty list).
+ * GET …/git/matching-refs/{ref}: every branch and tag whose full name (`refs/heads/…`,
+ * `refs/tags/…`) starts with `refs/REF` (`heads/feat` lists `feat`, `feature-a`, …), by name.
  */
 function matchingRefs(ctx: RestContext, repo: Repo): RestResult {
   const prefix = `refs/${ctx.params[2] ?? ''}`;
-  const found = [...repo.branches.entries()]
+  const byName = (a: [string, unknown], b: [string, unknown]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+  const branches = [...repo.branches.entries()]
     .filter(([branch]) => validRefName(`refs/heads/${branch}`) && `refs/heads/${branch}`.startsWith(prefix))
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .sort(byName)
     .map(([branch, sha]) => refObject(ctx.state, repo, branch, sha));
+  const tags = [...repo.tags.entries()]
+    .filter(([tag]) => `refs/tags/${tag}`.startsWith(prefix))
+    .sort(byName)
+    .map(([tag, sha]) => tagRefObject(ctx.state, repo, tag, sha));
+  const found = [...branches, ...tags];
   return { status: 200, body: JSON.stringify(found) };
 }

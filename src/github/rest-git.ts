@@ -22,7 +22,7 @@ import {
   withPull,
   withRepo,
 } from './rest-kit.ts';
-import { changedFileObject, commitObject, refObject } from './shapes.ts';
+import { changedFileObject, commitObject, refObject, tagRefObject } from './shapes.ts';
 import { GitHubStateError, type Repo } from './state.ts';
 import { MAX_COMPARE_COMMITS } from './world/refs.ts';
 
@@ -78,9 +78,14 @@ function refChange(fn: () => RestResult): RestResult {
   }
 }
 
-/** `heads/NAME` of a path → NAME (tags and other namespaces are not modelled). */
+/** `heads/NAME` of a path → NAME (tags are tagOfPath's; other namespaces are not modelled). */
 function branchOfPath(ref: string): string | undefined {
   return ref.startsWith('heads/') && ref.length > 6 ? ref.slice(6) : undefined;
+}
+
+/** `tags/NAME` of a path → NAME. */
+function tagOfPath(ref: string): string | undefined {
+  return ref.startsWith('tags/') && ref.length > 5 ? ref.slice(5) : undefined;
 }
 
 /** The answer of a request missing a required field, as GitHub's schema check words it. */
@@ -88,34 +93,47 @@ function missing(field: string): RestResult {
   return fail(422, `Invalid request.\n\n"${field}" wasn't supplied.`);
 }
 
-/** POST …/git/refs `{ref: "refs/heads/NAME", sha}`: 201, the ref, its URL as Location. */
+/** POST …/git/refs `{ref: "refs/heads/NAME" or "refs/tags/NAME", sha}`: 201, the ref, its URL as Location. */
 function createRef(ctx: RestContext, repo: Repo): RestResult {
   const ref = str(ctx, 'ref');
   const sha = str(ctx, 'sha');
   if (ref === undefined) return missing('ref');
   if (sha === undefined) return missing('sha');
   return refChange(() => {
-    const branch = ctx.state.refs.createRef(repo, ref, sha);
-    const body = refObject(ctx.state, repo, branch, sha);
+    const body = ref.startsWith('refs/tags/')
+      ? tagRefObject(ctx.state, repo, ctx.state.refs.createTagRef(repo, ref, sha), sha)
+      : refObject(ctx.state, repo, ctx.state.refs.createRef(repo, ref, sha), sha);
     return { status: 201, body: JSON.stringify(body), location: body.url as string };
   });
 }
 
-/** GET …/git/ref/heads/NAME: the ref; 404 for one the repository does not have. */
+/** GET …/git/ref/heads/NAME or tags/NAME: the ref; 404 for one the repository does not have. */
 function getRef(ctx: RestContext, repo: Repo): RestResult {
-  const branch = branchOfPath(ctx.params[2]!);
-  const sha = branch === undefined ? undefined : repo.branches.get(branch);
-  if (branch === undefined || sha === undefined) return notFound();
+  const path = ctx.params[2]!;
+  const branch = branchOfPath(path);
+  const tag = tagOfPath(path);
+  const sha =
+    branch !== undefined ? repo.branches.get(branch) : tag !== undefined ? repo.tags.get(tag) : undefined;
+  if (sha === undefined) return notFound();
   const version = ctx.state.time.version;
   const hit = unchanged(ctx, version);
   if (hit) return hit;
-  return { status: 200, body: JSON.stringify(refObject(ctx.state, repo, branch, sha)), version };
+  const body =
+    branch !== undefined ? refObject(ctx.state, repo, branch, sha) : tagRefObject(ctx.state, repo, tag!, sha);
+  return { status: 200, body: JSON.stringify(body), version };
 }
 
-/** PATCH …/git/refs/heads/NAME `{sha, force}`: the branch moved, forward only unless forced. */
+/** PATCH …/git/refs/heads/NAME or tags/NAME `{sha, force}`: the ref moved, forward only unless forced. */
 function updateRef(ctx: RestContext, repo: Repo): RestResult {
   const sha = str(ctx, 'sha');
   if (sha === undefined) return missing('sha');
+  const tag = tagOfPath(ctx.params[2]!);
+  if (tag !== undefined)
+    return refChange(() => {
+      if (ctx.state.refs.checkTagUpdate(repo, tag, sha, bodyField(ctx, 'force') === true))
+        ctx.state.refs.setTag(repo, tag, sha);
+      return { status: 200, body: JSON.stringify(tagRefObject(ctx.state, repo, tag, sha)) };
+    });
   const branch = branchOfPath(ctx.params[2]!);
   if (branch === undefined) return fail(422, 'Reference does not exist');
   return refChange(() => {
@@ -126,8 +144,14 @@ function updateRef(ctx: RestContext, repo: Repo): RestResult {
   });
 }
 
-/** DELETE …/git/refs/heads/NAME: 204; its open pull requests close; 422 "Reference does not exist". */
+/** DELETE …/git/refs/heads/NAME (its open pull requests close) or tags/NAME: 204; 422 "Reference does not exist". */
 function deleteRef(ctx: RestContext, repo: Repo): RestResult {
+  const tag = tagOfPath(ctx.params[2]!);
+  if (tag !== undefined) {
+    if (!repo.tags.has(tag)) return fail(422, 'Reference does not exist');
+    ctx.state.refs.setTag(repo, tag, null);
+    return { status: 204, body: '' };
+  }
   const branch = branchOfPath(ctx.params[2]!);
   if (branch === undefined || !repo.branches.has(branch)) return fail(422, 'Reference does not exist');
   return refChange(() => {

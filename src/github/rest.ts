@@ -39,6 +39,7 @@ import {
   withPull,
   withRepo,
 } from './rest-kit.ts';
+import { addTagRoutes } from './rest-tags.ts';
 import { MAX_RESULTS, parseSearch, runSearch, SearchQueryError, type SearchSort } from './search.ts';
 import {
   changedFileObject,
@@ -518,6 +519,7 @@ export function buildRestRouter(): RestRouter {
   addCiRoutes(r);
   addActionRoutes(r);
   addGitRoutes(r);
+  addTagRoutes(r);
   addHookRoutes(r);
   addContentsRoutes(r);
   addAppRoutes(r);

@@ -19,6 +19,7 @@ import {
   type Repo,
   type Review,
   type ReviewComment,
+  type TagObject,
   USER_CREATED_AT,
   USER_UPDATED_AT,
   type User,
@@ -749,13 +750,61 @@ export function refObject(
   branch: string,
   sha: string,
 ): Record<string, unknown> {
+  return anyRefObject(state, repo, `refs/heads/${branch}`, sha, 'commit');
+}
+
+/** A tag's ref: its object an annotated tag (`git/tags/SHA`) or the commit it names. */
+export function tagRefObject(
+  state: GitHubState,
+  repo: Repo,
+  name: string,
+  sha: string,
+): Record<string, unknown> {
+  const type = repo.tagObjects.has(sha) ? 'tag' : (state.refs.objectType(repo, sha) ?? 'commit');
+  return anyRefObject(state, repo, `refs/tags/${name}`, sha, type);
+}
+
+function anyRefObject(
+  state: GitHubState,
+  repo: Repo,
+  ref: string,
+  sha: string,
+  type: string,
+): Record<string, unknown> {
   const api = `${state.apiUrl}/repos/${repo.fullName}`;
-  const ref = `refs/heads/${branch}`;
   return {
     ref,
     node_id: `REF_${Buffer.from(`${repo.id}:${ref}`).toString('base64url')}`,
     // A URL, so percent-encoded as GitHub writes it (`refs/heads/ga%C5%82%C4%85%C5%BA`).
     url: `${api}/git/${ref.split('/').map(encodeURIComponent).join('/')}`,
-    object: { sha, type: 'commit', url: `${api}/git/commits/${sha}` },
+    object: { sha, type, url: `${api}/git/${type}s/${sha}` },
+  };
+}
+
+/** An annotated tag as `GET /git/tags/{sha}` answers it (unsigned: the emulator signs nothing). */
+export function gitTagObject(state: GitHubState, repo: Repo, tag: TagObject): Record<string, unknown> {
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  return {
+    node_id: `TAG_${Buffer.from(`${repo.id}:${tag.sha}`).toString('base64url')}`,
+    tag: tag.tag,
+    sha: tag.sha,
+    url: `${api}/git/tags/${tag.sha}`,
+    message: tag.message,
+    tagger: { name: tag.tagger.name, email: tag.tagger.email, date: gitDate(tag.tagger) },
+    object: { sha: tag.object, type: tag.objectType, url: `${api}/git/${tag.objectType}s/${tag.object}` },
+    verification: { verified: false, reason: 'unsigned', signature: null, payload: null, verified_at: null },
+  };
+}
+
+/** A tag as `GET /repos/{owner}/{repo}/tags` lists it: its name and the commit it leads to. */
+export function tagListEntry(state: GitHubState, repo: Repo, name: string, commitSha: string) {
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const path = name.split('/').map(encodeURIComponent).join('/');
+  return {
+    name,
+    zipball_url: `${api}/zipball/refs/tags/${path}`,
+    tarball_url: `${api}/tarball/refs/tags/${path}`,
+    commit: { sha: commitSha, url: `${api}/commits/${commitSha}` },
+    node_id: `REF_${Buffer.from(`${repo.id}:refs/tags/${name}`).toString('base64url')}`,
   };
 }

@@ -301,6 +301,8 @@ export class GitHubState {
       pushedAt: at,
       pushVersion: v,
       branches: new Map(),
+      tags: new Map(),
+      tagObjects: new Map(),
       commits: new Map(),
       issues: new Map(),
       pulls: new Map(),

@@ -38,10 +38,12 @@ import {
   commitBody,
   type GitIdent,
   type GitObjectType,
+  type GitTagContent,
   looseObject,
   objectSha,
   parseTree,
   readmeTree,
+  tagBody,
   typeOfMode,
 } from '../world/git-objects.ts';
 import type { GitObject } from '../world/git-store.ts';
@@ -59,6 +61,8 @@ interface Entry {
   dir: string;
   /** What git's branches are (as last set or read): compared with the world's before each request. */
   gitRefs: Map<string, string>;
+  /** What git's tags are (as last set or read), the same way: a commit's or an annotated tag's SHA. */
+  gitTags: Map<string, string>;
   /** Commits (and the README tree) already written, or known to be in git. */
   stored: Set<string>;
   /** Whether each commit's whole history is in git or can be written there. */
@@ -156,9 +160,58 @@ export class GitRepositories {
     }
     for (const branch of entry.gitRefs.keys())
       if (!wanted.has(branch)) commands.push(`delete refs/heads/${branch}`);
+    const wantedTags = new Map<string, string>();
+    for (const [tag, sha] of repo.tags) {
+      if (!validRefName(`refs/tags/${tag}`) || !this.writeTagged(repo, entry, sha)) continue;
+      wantedTags.set(tag, sha);
+      if (entry.gitTags.get(tag) !== sha) commands.push(`update refs/tags/${tag} ${sha}`);
+    }
+    for (const tag of entry.gitTags.keys())
+      if (!wantedTags.has(tag)) commands.push(`delete refs/tags/${tag}`);
     if (commands.length === 0) return;
     await run(['update-ref', '--stdin'], entry.dir, `${commands.join('\n')}\n`);
     entry.gitRefs = wanted;
+    entry.gitTags = wantedTags;
+  }
+
+  /**
+   * Writes what a tag names, if git can have it: a commit's history, or an annotated tag the
+   * API made and what it names (tags of tags in turn), or a tree or blob of the API's. False
+   * when some of it has no git object (a commit named by SHA alone): the tag is left out.
+   */
+  private writeTagged(repo: Repo, entry: Entry, sha: string): boolean {
+    const chain: string[] = [];
+    let at = sha;
+    for (let hops = 0; hops < 100; hops++) {
+      const tag = repo.tagObjects.get(at);
+      if (tag === undefined) break;
+      chain.push(at);
+      at = tag.object;
+    }
+    if (repo.tagObjects.has(at)) return false;
+    if (repo.commits.has(at)) {
+      if (!this.servable(repo, entry, at)) return false;
+      this.writeHistory(repo, entry, at);
+    } else this.writeTree(repo, entry, at);
+    // The innermost tag first: git takes an object only once what it names is there.
+    for (const tagSha of chain.reverse()) {
+      if (entry.stored.has(tagSha)) continue;
+      const tag = repo.tagObjects.get(tagSha)!;
+      if (tag.origin === 'made')
+        writeObject(
+          entry.dir,
+          'tag',
+          tagBody({
+            object: tag.object,
+            type: tag.objectType,
+            tag: tag.tag,
+            tagger: tag.tagger,
+            message: tag.message,
+          }),
+        );
+      entry.stored.add(tagSha);
+    }
+    return true;
   }
 
   /**
@@ -177,7 +230,16 @@ export class GitRepositories {
     for (const [branch, sha] of before)
       if (!after.has(branch)) updates.push({ branch, before: sha, after: null });
     updates.sort((a, b) => (a.branch < b.branch ? -1 : a.branch > b.branch ? 1 : 0));
-    const fresh = updates.flatMap((u) => (u.after === null ? [] : [u.after]));
+    const tagsBefore = entry.gitTags;
+    const tagsAfter = await readTags(entry.dir);
+    entry.gitTags = tagsAfter;
+    const changedTags = [...tagsAfter].filter(([name, sha]) => tagsBefore.get(name) !== sha);
+    const tagged = await this.importTagObjects(
+      repo,
+      entry,
+      changedTags.map(([, sha]) => sha),
+    );
+    const fresh = [...updates.flatMap((u) => (u.after === null ? [] : [u.after])), ...tagged];
     if (fresh.length > 0) {
       for (const commit of await newCommits(entry.dir, fresh, [...before.values()])) {
         this.state.refs.pushedCommit(repo, commit.sha, commit, this.state.time.now());
@@ -185,6 +247,8 @@ export class GitRepositories {
         entry.servable.set(commit.sha, true);
       }
     }
+    for (const [name, sha] of changedTags) this.state.refs.setTag(repo, name, sha);
+    for (const name of tagsBefore.keys()) if (!tagsAfter.has(name)) this.state.refs.setTag(repo, name, null);
     const at = this.state.time.now();
     for (const update of updates) {
       // The pusher (the token's user) is who a `push` webhook names.
@@ -198,6 +262,38 @@ export class GitRepositories {
       }
     }
     return updates;
+  }
+
+  /**
+   * The annotated tags among pushed tags' SHAs (and the tags they name in turn) read into the
+   * world (\`git cat-file --batch\`); returns the commits the tags lead to, for the push's import.
+   */
+  private async importTagObjects(repo: Repo, entry: Entry, shas: readonly string[]): Promise<string[]> {
+    const commits: string[] = [];
+    let pending = [...new Set(shas)];
+    for (let hops = 0; hops < 100 && pending.length > 0; hops++) {
+      const out = await runBytes(['cat-file', '--batch'], entry.dir, `${pending.join('\n')}\n`);
+      const next: string[] = [];
+      let at = 0;
+      while (at < out.length) {
+        const newline = out.indexOf(0x0a, at);
+        if (newline < 0) break;
+        const [sha, type, size] = out.toString('latin1', at, newline).split(' ');
+        const bytes = type === 'missing' ? 0 : Number(size);
+        const body = out.subarray(newline + 1, newline + 1 + bytes);
+        at = type === 'missing' ? newline + 1 : newline + 1 + bytes + 1;
+        if (type === 'commit') commits.push(sha!);
+        if (type !== 'tag') continue;
+        const content = parseTagBody(body);
+        if (content === undefined) continue;
+        this.state.refs.pushedTag(repo, sha!, content);
+        entry.stored.add(sha!);
+        if (content.type === 'commit') commits.push(content.object);
+        else if (content.type === 'tag' && !repo.tagObjects.has(content.object)) next.push(content.object);
+      }
+      pending = next;
+    }
+    return commits;
   }
 
   /** Removes a temporary root (a given directory stays, with its repositories). */
@@ -215,6 +311,7 @@ export class GitRepositories {
       entry = {
         dir: join(this.root, GitRepositories.dirName(repo)),
         gitRefs: new Map(),
+        gitTags: new Map(),
         stored: new Set(),
         servable: new Map(),
         queue: Promise.resolve(),
@@ -247,6 +344,7 @@ export class GitRepositories {
     writeFileSync(hook, UPDATE_HOOK);
     chmodSync(hook, 0o755);
     entry.gitRefs = new Map();
+    entry.gitTags = new Map();
   }
 
   /** Whether every commit in the history of `sha` is in git or can be written there. */
@@ -453,6 +551,58 @@ export function run(
     );
     if (input !== undefined) child.stdin?.end(input);
   });
+}
+
+/** Runs git in `cwd`; its standard output as bytes (for \`cat-file --batch\`, whose bodies are any bytes). */
+function runBytes(args: string[], cwd: string, input: string, maxBuffer = 64 * 1024 * 1024): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      args,
+      { cwd, env: gitEnvironment(cwd), maxBuffer, encoding: 'buffer', timeout: 120_000 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`git ${args[0]}: ${stderr.toString().trim() || error.message}`));
+        else resolve(stdout);
+      },
+    );
+    child.stdin?.end(input);
+  });
+}
+
+/** The repository's tags and what each names (a commit's or an annotated tag's SHA). */
+export async function readTags(dir: string): Promise<Map<string, string>> {
+  const out = await run(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/tags/'], dir);
+  const tags = new Map<string, string>();
+  for (const line of out.split('\n')) {
+    if (line === '') continue;
+    const space = line.indexOf(' ');
+    tags.set(line.slice(space + 1 + 'refs/tags/'.length), line.slice(0, space));
+  }
+  return tags;
+}
+
+/** An annotated tag's fields from git's bytes (\`object\`, \`type\`, \`tag\`, \`tagger\`, the message); undefined when malformed. */
+export function parseTagBody(body: Buffer): GitTagContent | undefined {
+  const text = body.toString('utf8');
+  const split = text.indexOf('\n\n');
+  const head = split < 0 ? text : text.slice(0, split);
+  const message = split < 0 ? '' : text.slice(split + 2).replace(/\n+$/, '');
+  const field = (name: string) =>
+    head
+      .split('\n')
+      .find((line) => line.startsWith(`${name} `))
+      ?.slice(name.length + 1);
+  const object = field('object');
+  const type = field('type');
+  const tag = field('tag');
+  if (object === undefined || tag === undefined) return undefined;
+  if (type !== 'commit' && type !== 'tree' && type !== 'blob' && type !== 'tag') return undefined;
+  // \`NAME <EMAIL> SECONDS ZONE\`; an old tag may have no tagger at all.
+  const who = /^(.*?) ?<([^>]*)> (\d+)/.exec(field('tagger') ?? '');
+  const tagger = who
+    ? { name: who[1]!, email: who[2]!, seconds: Number(who[3]) }
+    : { name: '', email: '', seconds: 0 };
+  return { object, type, tag, tagger, message };
 }
 
 /** The repository's branches and their commits. */

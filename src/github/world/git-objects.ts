@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 
-export type GitObjectType = 'blob' | 'tree' | 'commit';
+export type GitObjectType = 'blob' | 'tree' | 'commit' | 'tag';
 
 /** Someone who wrote or committed a commit, at a time (whole seconds since the Unix epoch, UTC). */
 export interface GitIdent {
@@ -101,7 +101,7 @@ export function parseTree(body: Buffer): GitTreeEntry[] | undefined {
   return entries;
 }
 
-function identLine(role: 'author' | 'committer', who: GitIdent): string {
+function identLine(role: 'author' | 'committer' | 'tagger', who: GitIdent): string {
   // git refuses `<`, `>` and newlines in a name or an e-mail address.
   const clean = (text: string) => text.replace(/[<>\n]/g, '').trim();
   return `${role} ${clean(who.name)} <${clean(who.email)}> ${who.seconds} +0000\n`;
@@ -113,6 +113,24 @@ export function commitBody(content: GitCommitContent): Buffer {
   text += identLine('author', content.author);
   text += identLine('committer', content.committer);
   return Buffer.from(`${text}\n${content.message}\n`);
+}
+
+/** What makes an annotated tag's bytes (and so its SHA): git's `tag` object. */
+export interface GitTagContent {
+  /** The object tagged, and its type. */
+  object: string;
+  type: 'commit' | 'tree' | 'blob' | 'tag';
+  /** The tag's name (not the ref's: `v1.0`, not `refs/tags/v1.0`). */
+  tag: string;
+  tagger: GitIdent;
+  /** Without the trailing newline git adds. */
+  message: string;
+}
+
+/** An annotated tag's body: `object`, `type`, `tag`, `tagger`, an empty line and the message (git's `mktag` format). */
+export function tagBody(content: GitTagContent): Buffer {
+  const head = `object ${content.object}\ntype ${content.type}\ntag ${content.tag}\n`;
+  return Buffer.from(`${head}${identLine('tagger', content.tagger)}\n${content.message}\n`);
 }
 
 /** The tree of a repository's first commit: a README naming it, nothing else. */

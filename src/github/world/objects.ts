@@ -172,6 +172,21 @@ export interface CommitStatus {
  */
 export type CommitOrigin = 'made' | 'pushed' | 'named';
 
+/**
+ * An annotated tag (git's `tag` object): made through `POST /git/tags`, or brought by a push.
+ * A lightweight tag is a ref alone (Repo.tags names a commit).
+ */
+export interface TagObject {
+  sha: string;
+  tag: string;
+  message: string;
+  tagger: GitIdent;
+  objectType: 'commit' | 'tree' | 'blob' | 'tag';
+  object: string;
+  /** Made by the API (written into a served repository by the emulator) or pushed (git has it). */
+  origin: 'made' | 'pushed';
+}
+
 export interface Commit {
   sha: string;
   nodeId: string;
@@ -293,6 +308,10 @@ export interface Repo {
   /** Users who opened a pull request here: FIRST_TIME_CONTRIBUTOR until one merges. */
   pullAuthors: Set<User>;
   branches: Map<string, string>;
+  /** Tags by name (`v1.0` for `refs/tags/v1.0`): a commit's SHA, or an annotated tag's (tagObjects). */
+  tags: Map<string, string>;
+  /** Annotated tags by SHA. */
+  tagObjects: Map<string, TagObject>;
   commits: Map<string, Commit>;
   /** Issues and pull requests (every PR is an issue), by number. */
   issues: Map<number, Issue>;

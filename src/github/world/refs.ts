@@ -7,9 +7,24 @@
  */
 import { createHash } from 'node:crypto';
 import { MinHeap } from '../../base/min-heap.ts';
-import { commitBody, type GitCommitContent, type GitIdent, objectSha } from './git-objects.ts';
+import {
+  commitBody,
+  type GitCommitContent,
+  type GitIdent,
+  type GitTagContent,
+  objectSha,
+  tagBody,
+} from './git-objects.ts';
 import type { GitStore } from './git-store.ts';
-import { type Commit, type CommitOrigin, GitHubStateError, nodeId, type Repo, type User } from './objects.ts';
+import {
+  type Commit,
+  type CommitOrigin,
+  GitHubStateError,
+  nodeId,
+  type Repo,
+  type TagObject,
+  type User,
+} from './objects.ts';
 import type { WorldTime } from './time.ts';
 
 /** How two commits relate (`GET /compare/A...B`): B's commits not in A, and A's not in B. */
@@ -119,10 +134,86 @@ export class Refs {
     return commit;
   }
 
-  /** The commit a branch name or a SHA names in the repository. */
+  /** The commit a branch name, a tag name or a SHA names in the repository (a branch first, as git's `heads` before `tags`). */
   commit(repo: Repo, ref: string): Commit | undefined {
-    const sha = repo.branches.get(ref) ?? ref;
-    return repo.commits.get(sha);
+    const tag = repo.tags.get(ref);
+    const sha = repo.branches.get(ref) ?? (tag === undefined ? ref : this.peel(repo, tag));
+    return sha === undefined ? undefined : repo.commits.get(sha);
+  }
+
+  /** What a SHA is in the repository, if it has it: a commit, an annotated tag, or a tree or blob of the API's (git-store). */
+  objectType(repo: Repo, sha: string): 'commit' | 'tag' | 'tree' | 'blob' | undefined {
+    if (repo.commits.has(sha)) return 'commit';
+    if (repo.tagObjects.has(sha)) return 'tag';
+    const object = this.gitStore?.get(repo, sha);
+    return object?.type === 'tree' || object?.type === 'blob' ? object.type : undefined;
+  }
+
+  /** The commit an annotated tag leads to (through tags of tags), or the SHA itself; undefined for a tag of a tree or blob. */
+  peel(repo: Repo, sha: string): string | undefined {
+    let at = sha;
+    // A chain of tags is finite (each tag's SHA hashes the one it names), but a bound keeps it so.
+    for (let hops = 0; hops < 100; hops++) {
+      const tag = repo.tagObjects.get(at);
+      if (tag === undefined) return repo.commits.has(at) ? at : undefined;
+      at = tag.object;
+    }
+    return undefined;
+  }
+
+  /**
+   * `POST /git/tags`: an annotated tag object (no ref: `POST /git/refs` with `refs/tags/NAME`
+   * makes the tag), its SHA git's for these bytes. Its object must be one the repository has.
+   * Making the same tag twice gives the one object.
+   */
+  makeTag(repo: Repo, content: GitTagContent, origin: TagObject['origin'] = 'made'): TagObject {
+    if (this.objectType(repo, content.object) !== content.type)
+      throw new GitHubStateError(422, 'Object does not exist');
+    const body = tagBody(content);
+    const sha = objectSha('tag', body);
+    const existing = repo.tagObjects.get(sha);
+    if (existing) return existing;
+    // Kept with the API's other objects: within their bound (docs/limits.md), 403 past it.
+    this.gitStore?.put(repo, 'tag', body);
+    const tag: TagObject = {
+      sha,
+      tag: content.tag,
+      message: content.message,
+      tagger: content.tagger,
+      objectType: content.type,
+      object: content.object,
+      origin,
+    };
+    repo.tagObjects.set(sha, tag);
+    this.time.bump();
+    return tag;
+  }
+
+  /** A tag a push brought (git has the object): as git reads it. */
+  pushedTag(repo: Repo, sha: string, content: GitTagContent): TagObject {
+    const existing = repo.tagObjects.get(sha);
+    if (existing) return existing;
+    const tag: TagObject = {
+      sha,
+      tag: content.tag,
+      message: content.message,
+      tagger: content.tagger,
+      objectType: content.type,
+      object: content.object,
+      origin: 'pushed',
+    };
+    repo.tagObjects.set(sha, tag);
+    return tag;
+  }
+
+  /**
+   * Sets, moves or deletes (`sha` null) a tag, as a push or the refs routes do: no push of a
+   * branch, so no pull request moves and \`pushed_at\` stays.
+   */
+  setTag(repo: Repo, name: string, sha: string | null): void {
+    if (sha === null) repo.tags.delete(name);
+    else repo.tags.set(name, sha);
+    this.time.bump();
   }
 
   /** The commit a branch points at (a new branch starts from the default branch's). */
@@ -160,7 +251,8 @@ export class Refs {
   /**
    * `POST /git/refs`: a branch at a commit the repository has. GitHub's refusals, in its words: a
    * name of fewer than three components, one git would not take, a SHA it does not have, a ref
-   * that exists. Tags are not modelled: a `refs/tags/…` is refused saying so.
+   * that exists. A tag is createTagRef's (REST dispatches); here (GraphQL's createRef) it is
+   * refused saying so, as is any other namespace.
    */
   createRef(repo: Repo, ref: string, sha: string): string {
     if (ref.split('/').length < 3 || !ref.startsWith('refs/'))
@@ -170,13 +262,53 @@ export class Refs {
       );
     if (!validRefName(ref)) throw new GitHubStateError(422, `${ref} is not a valid ref name.`);
     const branch = branchOfRef(ref);
+    if (tagOfRef(ref) !== undefined)
+      throw new GitHubStateError(422, `${ref}: the emulator makes a tag through REST only (POST …/git/refs)`);
     if (branch === undefined)
-      throw new GitHubStateError(422, `${ref}: the emulator models branches only (refs/heads/NAME)`);
+      throw new GitHubStateError(
+        422,
+        `${ref}: the emulator models branches and tags only (refs/heads/NAME, refs/tags/NAME)`,
+      );
     if (!repo.commits.has(sha)) throw new GitHubStateError(422, 'Object does not exist');
     if (repo.branches.has(branch)) throw new GitHubStateError(422, 'Reference already exists');
     repo.branches.set(branch, sha);
     this.pushed(repo, this.time.now());
     return branch;
+  }
+
+  /**
+   * `POST /git/refs` with `refs/tags/NAME`: a tag of a commit or of an annotated tag the
+   * repository has (its name checked as a branch's is).
+   */
+  createTagRef(repo: Repo, ref: string, sha: string): string {
+    if (!validRefName(ref)) throw new GitHubStateError(422, `${ref} is not a valid ref name.`);
+    const name = tagOfRef(ref);
+    if (name === undefined) throw new GitHubStateError(422, `${ref} is not a valid ref name.`);
+    const type = this.objectType(repo, sha);
+    if (type === undefined) throw new GitHubStateError(422, 'Object does not exist');
+    if (repo.tags.has(name)) throw new GitHubStateError(422, 'Reference already exists');
+    this.setTag(repo, name, sha);
+    return name;
+  }
+
+  /**
+   * `PATCH /git/refs/tags/X`: whether the tag may move to an object the repository has (false:
+   * it is there already). As for a branch, without `force` only to a commit that contains the
+   * one it named (git refuses to move a tag on a push without `--force` at all; GitHub's API
+   * applies its fast-forward rule to the commits the tags lead to).
+   */
+  checkTagUpdate(repo: Repo, name: string, sha: string, force: boolean): boolean {
+    const current = repo.tags.get(name);
+    if (current === undefined) throw new GitHubStateError(422, 'Reference does not exist');
+    if (this.objectType(repo, sha) === undefined) throw new GitHubStateError(422, 'Object does not exist');
+    if (current === sha) return false;
+    if (!force) {
+      const from = this.peel(repo, current);
+      const to = this.peel(repo, sha);
+      if (from === undefined || to === undefined || !this.reaches(repo, to, from))
+        throw new GitHubStateError(422, 'Update is not a fast forward');
+    }
+    return true;
   }
 
   /**
@@ -306,7 +438,13 @@ export function validRefName(ref: string): boolean {
   return branch === undefined || (branch !== 'HEAD' && !branch.startsWith('-'));
 }
 
-/** `refs/heads/X` → `X`; undefined for anything else (tags and other namespaces are not modelled). */
+/** `refs/tags/X` → `X`; undefined for anything else. */
+export function tagOfRef(ref: string): string | undefined {
+  if (!ref.startsWith('refs/tags/') || ref.length === 'refs/tags/'.length) return undefined;
+  return ref.slice('refs/tags/'.length);
+}
+
+/** `refs/heads/X` → `X`; undefined for anything else (tags are tagOfRef's; other namespaces are not modelled). */
 export function branchOfRef(ref: string): string | undefined {
   if (!ref.startsWith('refs/heads/') || ref.length === 'refs/heads/'.length) return undefined;
   return ref.slice('refs/heads/'.length);
