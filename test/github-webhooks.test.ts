@@ -316,6 +316,67 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
   });
 });
 
+describe('branches and tags made and deleted: create and delete', async () => {
+  const { emulator } = emulatorWith(3);
+  const server = await serve(emulator);
+  const octokit = new Octokit({ baseUrl: `http://127.0.0.1:${server.port}`, auth: emulator.defaultToken });
+  const hookReceiver = await receiver('refs');
+  afterAll(hookReceiver.close);
+  const at = { owner: 'octo', repo: 'app' };
+  const names = () => hookReceiver.received.map((r) => `${r.event}:${String(r.payload.ref)}`);
+
+  it('through the API and a push, each in its documented shape', async () => {
+    await octokit.request('POST /repos/{owner}/{repo}/hooks', {
+      ...at,
+      config: { url: hookReceiver.url, content_type: 'json', secret: 'refs' },
+      events: ['create', 'delete', 'push'],
+    });
+    const main = emulator.state.repo('octo/app').branches.get('main')!;
+    await octokit.request('POST /repos/{owner}/{repo}/git/refs', {
+      ...at,
+      ref: 'refs/heads/agent/a',
+      sha: main,
+    });
+    await octokit.request('POST /repos/{owner}/{repo}/git/refs', {
+      ...at,
+      ref: 'refs/tags/v1.0.0',
+      sha: main,
+    });
+    // Moving a tag makes nothing and deletes nothing.
+    await octokit.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', {
+      ...at,
+      ref: 'tags/v1.0.0',
+      sha: main,
+    });
+    await octokit.request('DELETE /repos/{owner}/{repo}/git/refs/{ref}', { ...at, ref: 'tags/v1.0.0' });
+    await octokit.request('DELETE /repos/{owner}/{repo}/git/refs/{ref}', { ...at, ref: 'heads/agent/a' });
+    // A branch a push makes (the admin API's, as a git push): create, then push.
+    emulator.admin.pushBranch({ repo: 'octo/app', branch: 'agent/b' });
+    const expected = [
+      'ping:undefined',
+      'create:agent/a',
+      'push:refs/heads/agent/a',
+      'create:v1.0.0',
+      'delete:v1.0.0',
+      'delete:agent/a',
+      'create:agent/b',
+      'push:refs/heads/agent/b',
+    ];
+    await waitUntil('every delivery', () => hookReceiver.received.length >= expected.length);
+    expect(names()).toEqual(expected);
+    expect(hookReceiver.received.flatMap((r) => payloadProblems(r.event, r.payload))).toEqual([]);
+    expect(hookReceiver.received[1]!.payload).toMatchObject({
+      ref: 'agent/a',
+      ref_type: 'branch',
+      master_branch: 'main',
+      pusher_type: 'user',
+      sender: { login: 'octo' },
+    });
+    expect(hookReceiver.received[4]!.payload).toMatchObject({ ref: 'v1.0.0', ref_type: 'tag' });
+    expect(hookReceiver.received.every((r) => r.signed)).toBe(true);
+  });
+});
+
 describe('a receiver that is down, silent or slow', () => {
   it('records a refused connection and a timeout, never holds up requests, and drops past the queue bound', async () => {
     const { emulator, sink } = emulatorWith(2);
@@ -415,7 +476,9 @@ describe('property: a hook receives exactly the events its filter selects, in or
       | { op: 'comment'; on: On }
       | { op: 'close'; on: On }
       | { op: 'reopen'; on: On }
-      | { op: 'push' };
+      | { op: 'push' }
+      | { op: 'branch' }
+      | { op: 'unbranch' };
     const on = fc.constantFrom<On>('issue', 'pull');
     const ops = fc.array(
       fc.oneof(
@@ -426,10 +489,14 @@ describe('property: a hook receives exactly the events its filter selects, in or
         on.map((o): Op => ({ op: 'close', on: o })),
         on.map((o): Op => ({ op: 'reopen', on: o })),
         fc.constant<Op>({ op: 'push' }),
+        fc.constant<Op>({ op: 'branch' }),
+        fc.constant<Op>({ op: 'unbranch' }),
       ),
       { maxLength: 16 },
     );
-    const filters = fc.subarray(['issues', 'issue_comment', 'push', 'pull_request'], { minLength: 1 });
+    const filters = fc.subarray(['issues', 'issue_comment', 'push', 'pull_request', 'create', 'delete'], {
+      minLength: 1,
+    });
     let seed = 10;
     await fc.assert(
       fc.asyncProperty(ops, filters, async (sequence, events) => {
@@ -457,6 +524,7 @@ describe('property: a hook receives exactly the events its filter selects, in or
           );
           // The model: what each change should deliver, given the issue's and the pull request's state.
           const expected: string[] = ['ping', 'ping'];
+          const branches: string[] = [];
           const pull = emulator.state.openPullRequest(repo, { title: 'Fix it', head: 'feature' });
           expected.push('pull_request.opened');
           await Promise.resolve();
@@ -493,6 +561,20 @@ describe('property: a hook receives exactly the events its filter selects, in or
                 expected.push('push');
                 if (pull.issue.state === 'open') expected.push('pull_request.synchronize');
                 break;
+              case 'branch': {
+                const name = `agent/${branches.length + 1}-${expected.length}`;
+                emulator.state.createBranch(repo, `refs/heads/${name}`, repo.branches.get('main')!);
+                branches.push(name);
+                expected.push('create', 'push');
+                break;
+              }
+              case 'unbranch': {
+                const name = branches.pop();
+                if (name === undefined) break;
+                emulator.state.deleteBranch(repo, name);
+                expected.push('delete');
+                break;
+              }
             }
             // Each change is its own tick, as requests are.
             await Promise.resolve();

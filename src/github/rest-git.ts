@@ -101,8 +101,8 @@ function createRef(ctx: RestContext, repo: Repo): RestResult {
   if (sha === undefined) return missing('sha');
   return refChange(() => {
     const body = ref.startsWith('refs/tags/')
-      ? tagRefObject(ctx.state, repo, ctx.state.refs.createTagRef(repo, ref, sha), sha)
-      : refObject(ctx.state, repo, ctx.state.refs.createRef(repo, ref, sha), sha);
+      ? tagRefObject(ctx.state, repo, ctx.state.createTag(repo, ref, sha, actor(ctx)), sha)
+      : refObject(ctx.state, repo, ctx.state.createBranch(repo, ref, sha, actor(ctx)), sha);
     return { status: 201, body: JSON.stringify(body), location: body.url as string };
   });
 }
@@ -131,7 +131,7 @@ function updateRef(ctx: RestContext, repo: Repo): RestResult {
   if (tag !== undefined)
     return refChange(() => {
       if (ctx.state.refs.checkTagUpdate(repo, tag, sha, bodyField(ctx, 'force') === true))
-        ctx.state.refs.setTag(repo, tag, sha);
+        ctx.state.setTag(repo, tag, sha, actor(ctx));
       return { status: 200, body: JSON.stringify(tagRefObject(ctx.state, repo, tag, sha)) };
     });
   const branch = branchOfPath(ctx.params[2]!);
@@ -149,7 +149,7 @@ function deleteRef(ctx: RestContext, repo: Repo): RestResult {
   const tag = tagOfPath(ctx.params[2]!);
   if (tag !== undefined) {
     if (!repo.tags.has(tag)) return fail(422, 'Reference does not exist');
-    ctx.state.refs.setTag(repo, tag, null);
+    ctx.state.setTag(repo, tag, null, actor(ctx));
     return { status: 204, body: '' };
   }
   const branch = branchOfPath(ctx.params[2]!);

@@ -606,12 +606,43 @@ export class GitHubState {
     if (!repo.branches.has(branch)) throw new GitHubStateError(422, 'Reference does not exist');
     if (branch === repo.defaultBranch) throw new GitHubStateError(422, 'Cannot delete the default branch');
     repo.branches.delete(branch);
+    this.notify({ kind: 'ref', action: 'delete', repo, refType: 'branch', ref: branch, sender: by });
     const at = this.time.now();
     for (const pull of repo.pullsByHead.get(branch) ?? []) {
       this.events.add(pull.issue, 'head_ref_deleted', by, at);
       if (pull.issue.state === 'open') this.closePull(pull, undefined, by, at);
       else this.touchIssue(pull.issue, at);
     }
+  }
+
+  /**
+   * `POST /git/refs` (or GraphQL's createRef) of a branch: made where `sha` is, told as GitHub
+   * tells it, a `create` and a `push` that created the branch.
+   */
+  createBranch(repo: Repo, ref: string, sha: string, by: User = this.defaultUser): string {
+    const branch = this.refs.createRef(repo, ref, sha);
+    const after = this.listener === undefined ? undefined : repo.commits.get(sha);
+    if (after !== undefined) {
+      this.notify({ kind: 'ref', action: 'create', repo, refType: 'branch', ref: branch, sender: by });
+      this.notify({ kind: 'push', repo, branch, before: null, after, forced: false, sender: by });
+    }
+    return branch;
+  }
+
+  /** `POST /git/refs` of a tag (world/refs.ts's rules), told as a `create`. */
+  createTag(repo: Repo, ref: string, sha: string, by: User = this.defaultUser): string {
+    const name = this.refs.createTagRef(repo, ref, sha);
+    this.notify({ kind: 'ref', action: 'create', repo, refType: 'tag', ref: name, sender: by });
+    return name;
+  }
+
+  /** A tag set, moved or deleted (`sha` null) by the refs routes or a push; a new or deleted one told. */
+  setTag(repo: Repo, name: string, sha: string | null, by: User = this.defaultUser): void {
+    const existed = repo.tags.has(name);
+    this.refs.setTag(repo, name, sha);
+    if (existed === (sha !== null)) return;
+    const action = sha === null ? 'delete' : 'create';
+    this.notify({ kind: 'ref', action, repo, refType: 'tag', ref: name, sender: by });
   }
 
   /** Marks an issue (and its PR) changed now: new version, new updated_at. */
@@ -719,6 +750,8 @@ export class GitHubState {
     const after = this.listener === undefined || before === sha ? undefined : repo.commits.get(sha);
     if (after !== undefined) {
       const forced = before !== null && !this.refs.reaches(repo, sha, before);
+      if (before === null)
+        this.notify({ kind: 'ref', action: 'create', repo, refType: 'branch', ref: branch, sender: by });
       this.notify({ kind: 'push', repo, branch, before, after, forced, sender: by });
       for (const s of synchronized)
         this.notify({ kind: 'synchronize', pull: s.pull, before: s.before, after: sha, sender: by });

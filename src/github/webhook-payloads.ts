@@ -39,6 +39,8 @@ export function eventOf(notice: WorldNotice): { event: string; action: string | 
       return { event: 'check_run', action: notice.action };
     case 'status':
       return { event: 'status', action: null };
+    case 'ref':
+      return { event: notice.action, action: null };
   }
 }
 
@@ -53,6 +55,7 @@ export function repoOf(notice: WorldNotice): Repo {
     case 'push':
     case 'check_run':
     case 'status':
+    case 'ref':
       return notice.repo;
   }
 }
@@ -145,6 +148,18 @@ export function payloadOf(state: GitHubState, notice: WorldNotice): Record<strin
         sender: userObject(state, status.creator),
       };
     }
+    case 'ref':
+      // `ref` is the short name (`feature`, `v1.0`); a deploy key's push would say `deploy_key`.
+      return notice.action === 'create'
+        ? {
+            ref: notice.ref,
+            ref_type: notice.refType,
+            master_branch: repo.defaultBranch,
+            description: repo.description,
+            pusher_type: 'user',
+            ...common,
+          }
+        : { ref: notice.ref, ref_type: notice.refType, pusher_type: 'user', ...common };
     case 'push': {
       const before = notice.before ?? ZERO_SHA;
       const after = notice.after;

@@ -50,6 +50,8 @@ export const DELIVERED_EVENTS = [
   'pull_request',
   'pull_request_review',
   'push',
+  'create',
+  'delete',
   'check_run',
   'status',
 ] as const;

@@ -247,15 +247,16 @@ export class GitRepositories {
         entry.servable.set(commit.sha, true);
       }
     }
-    for (const [name, sha] of changedTags) this.state.refs.setTag(repo, name, sha);
-    for (const name of tagsBefore.keys()) if (!tagsAfter.has(name)) this.state.refs.setTag(repo, name, null);
+    for (const [name, sha] of changedTags) this.state.setTag(repo, name, sha, pusher);
+    for (const name of tagsBefore.keys())
+      if (!tagsAfter.has(name)) this.state.setTag(repo, name, null, pusher);
     const at = this.state.time.now();
     for (const update of updates) {
       // The pusher (the token's user) is who a `push` webhook names.
       if (update.after !== null) this.state.branchPushed(repo, update.branch, update.after, at, pusher);
       else if (repo.branches.has(update.branch)) {
         try {
-          this.state.deleteBranch(repo, update.branch);
+          this.state.deleteBranch(repo, update.branch, pusher);
         } catch (error) {
           if (!(error instanceof GitHubStateError)) throw error;
         }

@@ -55,7 +55,7 @@ function fileEdits(
 export const gitMutations = {
   createRef({ input }: Input<{ repositoryId: string; name: string; oid: string }>, ctx: GqlContext) {
     const repo = repoById(ctx, input.repositoryId);
-    const branch = change(() => ctx.state.refs.createRef(repo, input.name, input.oid));
+    const branch = change(() => ctx.state.createBranch(repo, input.name, input.oid, ctx.viewer));
     ctx.state.touched?.branches.push(branch);
     return { clientMutationId: input.clientMutationId ?? null, ref: new RefNode(ctx.state, repo, branch) };
   },

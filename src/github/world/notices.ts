@@ -34,6 +34,15 @@ export type WorldNotice =
   | { kind: 'check_run'; action: 'created' | 'completed'; repo: Repo; run: CheckRun; sender: User }
   /** The sender is the status's creator, read when the payload is rendered (the admin API names it after). */
   | { kind: 'status'; repo: Repo; commit: Commit; status: CommitStatus; sender: User }
+  /** A branch or tag made or deleted (GitHub's `create` and `delete` events); `ref` is its short name. */
+  | {
+      kind: 'ref';
+      action: 'create' | 'delete';
+      repo: Repo;
+      refType: 'branch' | 'tag';
+      ref: string;
+      sender: User;
+    }
   | {
       kind: 'push';
       repo: Repo;
