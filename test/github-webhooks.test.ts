@@ -122,6 +122,7 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
         'issue_comment',
         'pull_request',
         'pull_request_review',
+        'pull_request_review_comment',
         'push',
         'check_run',
         'status',
@@ -180,6 +181,16 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
       state: 'APPROVED',
       user: 'writer',
     });
+    // A review comment: its COMMENTED review, then the comment.
+    await octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/comments', {
+      owner,
+      repo,
+      pull_number: pull.data.number,
+      body: 'A nit',
+      commit_id: pull.data.head.sha,
+      path: 'README.md',
+      line: 1,
+    });
     // CI on the pull request's head, as the admin API's scenarios report it.
     emulator.admin.setCheckRun({ repo: 'octo/app', number: pull.data.number, status: 'in_progress' });
     emulator.admin.setCheckRun({ repo: 'octo/app', number: pull.data.number, conclusion: 'success' });
@@ -205,6 +216,8 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
       'push',
       'pull_request.synchronize',
       'pull_request_review.submitted',
+      'pull_request_review.submitted',
+      'pull_request_review_comment.created',
       'check_run.created',
       'check_run.completed',
       'status',

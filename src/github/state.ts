@@ -904,6 +904,7 @@ export class GitHubState {
     };
     pull.reviewComments.push(comment);
     pull.reviewCommentsVersion = this.touchIssue(pull.issue, at);
+    this.notify({ kind: 'review_comment', pull, comment, sender: comment.user });
     return comment;
   }
 

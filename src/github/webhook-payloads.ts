@@ -14,6 +14,7 @@ import {
   pullSimpleJson,
   reactions,
   repoObject,
+  reviewCommentObject,
   reviewObject,
   statusObject,
   userObject,
@@ -31,6 +32,8 @@ export function eventOf(notice: WorldNotice): { event: string; action: string | 
       return { event: 'issue_comment', action: 'created' };
     case 'review':
       return { event: 'pull_request_review', action: 'submitted' };
+    case 'review_comment':
+      return { event: 'pull_request_review_comment', action: 'created' };
     case 'synchronize':
       return { event: 'pull_request', action: 'synchronize' };
     case 'push':
@@ -50,6 +53,7 @@ export function repoOf(notice: WorldNotice): Repo {
     case 'comment':
       return notice.issue.repo;
     case 'review':
+    case 'review_comment':
     case 'synchronize':
       return notice.pull.issue.repo;
     case 'push':
@@ -105,6 +109,21 @@ export function payloadOf(state: GitHubState, notice: WorldNotice): Record<strin
       return {
         action: 'submitted',
         review,
+        pull_request: JSON.parse(pullSimpleJson(state, notice.pull)),
+        ...common,
+      };
+    }
+    case 'review_comment': {
+      const comment = reviewCommentObject(state, notice.pull, notice.comment);
+      // The webhook's comment carries what the REST answer leaves out by default: its reactions,
+      // and a multi-line comment's start (null for the one-line comments the emulator makes).
+      comment.reactions = reactions(`${comment.url}/reactions`);
+      comment.start_line = null;
+      comment.original_start_line = null;
+      comment.start_side = null;
+      return {
+        action: 'created',
+        comment,
         pull_request: JSON.parse(pullSimpleJson(state, notice.pull)),
         ...common,
       };

@@ -49,6 +49,7 @@ export const DELIVERED_EVENTS = [
   'issue_comment',
   'pull_request',
   'pull_request_review',
+  'pull_request_review_comment',
   'push',
   'create',
   'delete',

@@ -14,6 +14,7 @@ import type {
   PullRequest,
   Repo,
   Review,
+  ReviewComment,
   User,
 } from './objects.ts';
 
@@ -30,6 +31,7 @@ export type WorldNotice =
     }
   | { kind: 'comment'; issue: Issue; comment: IssueComment; sender: User }
   | { kind: 'review'; pull: PullRequest; review: Review; sender: User }
+  | { kind: 'review_comment'; pull: PullRequest; comment: ReviewComment; sender: User }
   | { kind: 'synchronize'; pull: PullRequest; before: string; after: string; sender: User }
   | { kind: 'check_run'; action: 'created' | 'completed'; repo: Repo; run: CheckRun; sender: User }
   /** The sender is the status's creator, read when the payload is rendered (the admin API names it after). */
