@@ -506,11 +506,13 @@ function treeObject(
   let bytes = 0;
   let truncated = false;
   let level: { prefix: string; entries: typeof top }[] = [{ prefix: '', entries: top }];
+  /** Each tree's entries, parsed once in this listing. */
+  const parsed = new Map<string, typeof top>();
   while (level.length > 0 && !truncated) {
     const blobs = level.flatMap((l) =>
       l.entries.filter((e) => typeOfMode(e.mode) === 'blob').map((e) => e.sha),
     );
-    const sizes = store.getMany(repo, blobs, false);
+    const sizes = store.getMany(repo, [...new Set(blobs)], false);
     const next: { prefix: string; entries: typeof top }[] = [];
     const subtrees: { path: string; sha: string }[] = [];
     for (const { prefix, entries } of level) {
@@ -531,15 +533,22 @@ function treeObject(
       if (truncated) break;
     }
     if (!recursive || truncated) break;
-    const read = store.getMany(
-      repo,
-      subtrees.map((s) => s.sha),
-    );
+    const read = store.getMany(repo, [...new Set(subtrees.map((s) => s.sha))]);
+    // The next level is made only as far as the answer can go: a root of 2,000 directories that
+    // are all one tree of 60,000 files parsed it 2,000 times over (120 million entries) and ran
+    // the server out of memory. Each tree is parsed once however often it appears, and the level
+    // stops one tree past what the 100,000 entries could hold (the next turn marks it truncated).
+    let room = GIT_BOUNDS.maxRecursiveEntries - out.length;
     for (const s of subtrees) {
-      const object = read.get(s.sha);
-      const entries =
-        object?.type === 'tree' && object.body !== undefined ? parseTree(object.body) : undefined;
-      next.push({ prefix: `${s.path}/`, entries: entries ?? [] });
+      if (room < 0) break;
+      let entries = parsed.get(s.sha);
+      if (entries === undefined) {
+        const object = read.get(s.sha);
+        entries = (object?.type === 'tree' && object.body !== undefined ? parseTree(object.body) : []) ?? [];
+        parsed.set(s.sha, entries);
+      }
+      next.push({ prefix: `${s.path}/`, entries });
+      room -= entries.length;
     }
     level = next;
   }

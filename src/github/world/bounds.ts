@@ -25,6 +25,9 @@ export const LABEL_BOUNDS = { maxDescriptionChars: 100, maxPerRepo: 1_000 } as c
  *   100,000 entries with a maximum size of 7 MB"), past which `truncated` is true;
  * - a path of at most 4,096 bytes and a name of at most 255 (git's and file systems' PATH_MAX and
  *   NAME_MAX: the emulator's own, GitHub documents none), at most 100,000 entries a created tree;
+ * - one tree edit (a contents write, `POST git/trees`, `createCommitOnBranch`) reads and writes at
+ *   most 1,000,000 tree entries, each tree counting 64 more (the emulator's own: the work of one
+ *   request, bounded so it holds the event loop well under a second);
  * - at most 1 GiB of objects the API made, across the world (the emulator's own: each is kept in
  *   memory for the run; GitHub recommends repositories under 1 GB).
  */
@@ -37,5 +40,6 @@ export const GIT_BOUNDS = {
   maxPathBytes: 4_096,
   maxNameBytes: 255,
   maxTreeEntries: 100_000,
+  maxEditWork: 1_000_000,
   maxStoreBytes: 1024 * 1024 * 1024,
 } as const;

@@ -1,0 +1,131 @@
+/**
+ * A hostile-input round over the GitHub emulator's newest routes (the contents and Git data API,
+ * webhooks, Apps, GraphQL's git mutations), each sent to the real `fleetbench github serve`
+ * process, another client probing it meanwhile: what one request may cost is bounded
+ * (docs/limits.md, "Servers"), and the server answers everyone else within 2 s and stays up.
+ */
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { GitHubStateError } from '../src/github/state.ts';
+import { GIT_BOUNDS } from '../src/github/world/bounds.ts';
+import { inProcess } from './helpers/github.ts';
+import { slowestAnswerDuring } from './helpers/probe.ts';
+import { startCliServer, stopAll } from './helpers/serve.ts';
+
+afterAll(stopAll);
+
+interface Info {
+  url: string;
+  token: string;
+  adminToken: string;
+}
+
+async function serve() {
+  const server = await startCliServer<Info>(['github', 'serve']);
+  const headers = { authorization: `token ${server.info.token}`, 'content-type': 'application/json' };
+  const repoUrl = `${server.info.url}/repos/fleetbench/repo-1`;
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${repoUrl}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  };
+  /** The slowest answer another client got while `work` ran (ms, docs/limits.md's measure). */
+  const probed = (work: () => Promise<void>) =>
+    slowestAnswerDuring(
+      `${server.info.url}/rate_limit`,
+      work,
+      { headers },
+      { serverPid: server.process.pid },
+    );
+  return { server, call, probed };
+}
+
+/** A path `depth` directories deep under `top`, within the 4,096-byte path bound. */
+const deepPath = (top: string, depth: number) => `${top}/${Array(depth).fill('a').join('/')}/f`;
+
+describe('github serve: one tree edit is bounded (POST git/trees, contents, createCommitOnBranch)', () => {
+  it('200 paths 1,990 directories deep: refused 422 at once, not 400,000 trees made', async () => {
+    const { server, call, probed } = await serve();
+    const tree = Array.from({ length: 200 }, (_, i) => ({
+      path: deepPath(`x${i}`, 1_990),
+      mode: '100644',
+      content: String(i),
+    }));
+    let answer: Awaited<ReturnType<typeof call>> | undefined;
+    const slowest = await probed(async () => {
+      answer = await call('POST', '/git/trees', { tree });
+    });
+    // It made 2.4 million trees for 1,200 such paths: 33 s of the event loop and 700 MB.
+    expect(answer?.status).toBe(422);
+    expect(answer?.json.message).toMatch(/a tree edit reads and writes at most 1000000 tree entries/);
+    expect(slowest).toBeLessThan(2_000);
+    // One such path is a tree like any other.
+    expect((await call('POST', '/git/trees', { tree: tree.slice(0, 1) })).status).toBe(201);
+    expect(server.process.exitCode).toBeNull();
+  }, 120_000);
+
+  it('a root of 2,000 directories that are one tree of 50,000 files: listed recursively (truncated), edited in 50 of them refused', async () => {
+    const { server, call, probed } = await serve();
+    const blob = (await call('POST', '/git/blobs', { content: 'x' })).json.sha as string;
+    const files = Array.from({ length: 50_000 }, (_, i) => ({ path: `f${i}`, mode: '100644', sha: blob }));
+    const big = (await call('POST', '/git/trees', { tree: files })).json.sha as string;
+    const dirs = Array.from({ length: 2_000 }, (_, i) => ({ path: `d${i}`, mode: '040000', sha: big }));
+    const root = (await call('POST', '/git/trees', { tree: dirs })).json.sha as string;
+    let listing: Awaited<ReturnType<typeof call>> | undefined;
+    const slowestListing = await probed(async () => {
+      listing = await call('GET', `/git/trees/${root}?recursive=1`);
+    });
+    // The listing parsed the one tree 2,000 times (100 million entries): the server ran out of memory.
+    expect(listing?.status).toBe(200);
+    expect(listing?.json.truncated).toBe(true);
+    expect(((listing?.json.tree ?? []) as unknown[]).length).toBeLessThanOrEqual(
+      GIT_BOUNDS.maxRecursiveEntries,
+    );
+    expect(slowestListing).toBeLessThan(2_000);
+    let edit: Awaited<ReturnType<typeof call>> | undefined;
+    const edits = Array.from({ length: 50 }, (_, i) => ({ path: `d${i}/new`, mode: '100644', content: 'y' }));
+    const slowestEdit = await probed(async () => {
+      edit = await call('POST', '/git/trees', { base_tree: root, tree: edits });
+    });
+    expect(edit?.status).toBe(422);
+    expect(slowestEdit).toBeLessThan(2_000);
+    // Two of them are an ordinary edit.
+    expect((await call('POST', '/git/trees', { base_tree: root, tree: edits.slice(0, 2) })).status).toBe(201);
+    expect(server.process.exitCode).toBeNull();
+  }, 180_000);
+
+  it('any edit of nested paths makes at most maxEditWork / 64 trees, or is refused 422 (property)', () => {
+    const { emulator } = inProcess();
+    const repo = emulator.state.repo('fleetbench/repo-1');
+    const store = emulator.state.gitStore;
+    const blob = store.put(repo, 'blob', Buffer.from('x'));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 400 }),
+        fc.integer({ min: 1, max: 2_000 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.integer({ min: 0, max: 1_000_000 }),
+        (paths, depth, fanOut, salt) => {
+          // `paths` paths `depth` deep, spread over `fanOut` top directories, each file its own blob.
+          const edits = Array.from({ length: paths }, (_, i) => ({
+            path: deepPath(`t${salt}-${i % fanOut}`, depth).replace(/\/f$/, `/f${i}`),
+            entry: { mode: '100644' as const, sha: blob },
+          }));
+          const before = store.objectCount();
+          try {
+            store.editTree(repo, undefined, edits);
+          } catch (error) {
+            expect(error).toBeInstanceOf(GitHubStateError);
+            expect((error as GitHubStateError).status).toBe(422);
+          }
+          // docs/limits.md: 1,000,000 entries read and written, each tree counting 64 more.
+          expect(store.objectCount() - before).toBeLessThanOrEqual(1_000_000 / 64 + 1);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  }, 120_000);
+});
