@@ -60,7 +60,9 @@ describe('github serve: one tree edit is bounded (POST git/trees, contents, crea
     });
     // It made 2.4 million trees for 1,200 such paths: 33 s of the event loop and 700 MB.
     expect(answer?.status).toBe(422);
-    expect(answer?.json.message).toMatch(/a tree edit reads and writes at most 1000000 tree entries/);
+    expect(answer?.json.message).toMatch(
+      /a request's tree edits read and write at most 1000000 tree entries/,
+    );
     expect(slowest).toBeLessThan(2_000);
     // One such path is a tree like any other.
     expect((await call('POST', '/git/trees', { tree: tree.slice(0, 1) })).status).toBe(201);
@@ -127,5 +129,79 @@ describe('github serve: one tree edit is bounded (POST git/trees, contents, crea
       ),
       { numRuns: 40 },
     );
+  }, 120_000);
+});
+
+describe('github serve: GraphQL aliases repeating createCommitOnBranch share one bound', () => {
+  const repoName = 'fleetbench/repo-1';
+  async function graphql(info: Info, query: string, variables: Record<string, unknown>) {
+    const res = await fetch(`${info.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `token ${info.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    return (await res.json()) as { data?: Record<string, unknown>; errors?: { message: string }[] };
+  }
+
+  it('100 aliases of one 3.5 MB file: the contents past a request body are refused, answered at once', async () => {
+    const { server, call, probed } = await serve();
+    const tip = ((await call('GET', '/branches/main')).json.commit as { sha: string }).sha;
+    // Each alias fails at its deletion of a file that is not there, so the branch never moves and
+    // every alias decodes and hashes the 3.5 MB again.
+    const alias = (i: number) =>
+      `m${i}: createCommitOnBranch(input: {branch: {repositoryNameWithOwner: "${repoName}", branchName: "main"}, expectedHeadOid: "${tip}", message: {headline: "x"}, fileChanges: {additions: [{path: "f", contents: $c}], deletions: [{path: "nope"}]}}) { clientMutationId }`;
+    const query = `mutation($c: Base64String!) { ${Array.from({ length: 100 }, (_, i) => alias(i)).join(' ')} }`;
+    const contents = Buffer.alloc(3_500_000, 'a').toString('base64');
+    let answer: Awaited<ReturnType<typeof graphql>> | undefined;
+    const slowest = await probed(async () => {
+      answer = await graphql(server.info, query, { c: contents });
+    });
+    // It held the server 4.5 s (100 decodes and hashes of 3.5 MB).
+    expect(slowest).toBeLessThan(2_000);
+    const messages = (answer?.errors ?? []).map((e) => e.message);
+    expect(messages).toHaveLength(100);
+    expect(messages.filter((m) => /at most 5242880 characters of Base64/.test(m)).length).toBe(99);
+    expect(server.process.exitCode).toBeNull();
+  }, 120_000);
+
+  it('40 aliases each committing deep paths on its own branch: the tree edit work is the request’s, not each alias’s', async () => {
+    const { server, call, probed } = await serve();
+    const tip = ((await call('GET', '/branches/main')).json.commit as { sha: string }).sha;
+    const n = 40;
+    const refs = Array.from(
+      { length: n },
+      (_, i) =>
+        `r${i}: createRef(input: {repositoryId: $repo, name: "refs/heads/deep-${i}", oid: "${tip}"}) { ref { name } }`,
+    );
+    const commits = Array.from(
+      { length: n },
+      (_, i) =>
+        `c${i}: createCommitOnBranch(input: {branch: {repositoryNameWithOwner: "${repoName}", branchName: "deep-${i}"}, expectedHeadOid: "${tip}", message: {headline: "x"}, fileChanges: {additions: $adds}}) { commit { oid } }`,
+    );
+    const found = await graphql(
+      server.info,
+      `query { repository(owner: "fleetbench", name: "repo-1") { id } }`,
+      {},
+    );
+    const repoId = (found.data?.repository as { id: string } | undefined)?.id;
+    // 4 paths 1,990 directories deep: 8,000 trees, about half of what one request may make.
+    const adds = Array.from({ length: 4 }, (_, i) => ({ path: deepPath(`x${i}`, 1_990), contents: 'eA==' }));
+    let answer: Awaited<ReturnType<typeof graphql>> | undefined;
+    const slowest = await probed(async () => {
+      answer = await graphql(
+        server.info,
+        `mutation($repo: ID!, $adds: [FileAddition!]!) { ${refs.join(' ')} ${commits.join(' ')} }`,
+        { repo: repoId, adds },
+      );
+    });
+    // Each alias made its 8,000 trees: 320,000 in one request, seconds of the event loop.
+    expect(slowest).toBeLessThan(2_000);
+    const committed = Object.entries(answer?.data ?? {}).filter(([k, v]) => k.startsWith('c') && v !== null);
+    expect(committed.length).toBeGreaterThanOrEqual(1);
+    expect(committed.length).toBeLessThan(n);
+    expect((answer?.errors ?? []).some((e) => /tree edits read and write at most/.test(e.message))).toBe(
+      true,
+    );
+    expect(server.process.exitCode).toBeNull();
   }, 120_000);
 });

@@ -210,8 +210,12 @@ export class GitStore {
    * writes no empty tree but the root). Refusals (GitHubStateError 422): an object the repository
    * lacks, a path through a file, removing what is not there.
    */
-  editTree(repo: Repo, base: string | undefined, edits: readonly TreeEdit[]): string {
-    const work = new EditWork();
+  editTree(
+    repo: Repo,
+    base: string | undefined,
+    edits: readonly TreeEdit[],
+    work: EditWork = new EditWork(),
+  ): string {
     const root = base === undefined ? work.made() : this.load(repo, base, 'base_tree', work);
     for (const edit of edits) {
       const names = edit.path.split('/');
@@ -346,14 +350,15 @@ const READ_TREE_CACHE_ENTRIES = 500_000;
 const READ_SIZE_CACHE_ENTRIES = 500_000;
 
 /**
- * What one tree edit may do (GIT_BOUNDS.maxEditWork, docs/limits.md): tree entries read and
- * written, each tree read or made counting EDIT_WORK_PER_TREE more (a tree costs a hash and a
- * body however few its entries). 1,200 paths 2,000 directories deep made 2.4 million trees in
- * one request: 33 s of the event loop and 700 MB.
+ * What one request's tree edits may do (GIT_BOUNDS.maxEditWork, docs/limits.md): tree entries
+ * read and written, each tree read or made counting EDIT_WORK_PER_TREE more (a tree costs a hash
+ * and a body however few its entries). 1,200 paths 2,000 directories deep made 2.4 million trees
+ * in one request: 33 s of the event loop and 700 MB. A GraphQL request's mutations share one
+ * (aliases repeat a mutation as often as the document allows).
  */
 const EDIT_WORK_PER_TREE = 64;
 
-class EditWork {
+export class EditWork {
   private left: number = GIT_BOUNDS.maxEditWork;
 
   spend(units: number): void {
@@ -361,7 +366,7 @@ class EditWork {
     if (this.left < 0)
       throw new GitHubStateError(
         422,
-        `a tree edit reads and writes at most ${GIT_BOUNDS.maxEditWork} tree entries, each tree counting ${EDIT_WORK_PER_TREE} more (docs/limits.md)`,
+        `a request's tree edits read and write at most ${GIT_BOUNDS.maxEditWork} tree entries, each tree counting ${EDIT_WORK_PER_TREE} more (docs/limits.md)`,
       );
   }
 
