@@ -205,3 +205,95 @@ describe('github serve: GraphQL aliases repeating createCommitOnBranch share one
     expect(server.process.exitCode).toBeNull();
   }, 120_000);
 });
+
+describe('github serve: webhooks', () => {
+  /** The repository owner's token (a hook is its admin's). */
+  async function ownerToken(info: Info): Promise<string> {
+    const res = await fetch(`${info.url}/_fleetbench/mint-token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${info.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ user: 'fleetbench' }),
+    });
+    return ((await res.json()) as { token: string }).token;
+  }
+
+  async function ownerCall(info: Info, token: string, method: string, path: string, body?: unknown) {
+    const res = await fetch(`${info.url}/repos/fleetbench/repo-1${path}`, {
+      method,
+      headers: { authorization: `token ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, json: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+  }
+
+  /** A receiver that takes the connection and never answers. */
+  async function silentReceiver() {
+    const { createServer } = await import('node:net');
+    const sockets = new Set<import('node:net').Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('data', () => {});
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const close = () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      });
+    return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, close };
+  }
+
+  it('add_events cannot grow a hook past 300 event names, 300 at a time', async () => {
+    const { server } = await serve();
+    const token = await ownerToken(server.info);
+    const hook = await ownerCall(server.info, token, 'POST', '/hooks', {
+      config: { url: 'http://127.0.0.1:1/x', content_type: 'json' },
+      events: ['push'],
+    });
+    expect(hook.status).toBe(201);
+    const statuses: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      // The first fills the hook to 300 with its `push`; the next would pass it.
+      const names = Array.from({ length: round === 0 ? 299 : 300 }, (_, i) => `event-${round}-${i}`);
+      statuses.push(
+        (await ownerCall(server.info, token, 'PATCH', `/hooks/${hook.json.id}`, { add_events: names }))
+          .status,
+      );
+    }
+    // Each PATCH added 300: 15,001 names after 50 of them, each delivery scanning them.
+    expect(statuses).toEqual([200, 422, 422]);
+    const now = await ownerCall(server.info, token, 'GET', `/hooks/${hook.json.id}`);
+    expect((now.json.events as string[]).length).toBeLessThanOrEqual(300);
+  }, 60_000);
+
+  it('a receiver that never answers: payloads waiting past 64 MiB are dropped and recorded, not kept', async () => {
+    const { server } = await serve();
+    const token = await ownerToken(server.info);
+    const receiver = await silentReceiver();
+    try {
+      const hook = await ownerCall(server.info, token, 'POST', '/hooks', {
+        config: { url: receiver.url, content_type: 'json' },
+        events: ['issues'],
+      });
+      expect(hook.status).toBe(201);
+      // Each edit's payload holds the 3 MB body and the body before it: about 6 MB waiting a time.
+      for (let i = 0; i < 20; i++) {
+        const body = `${i}`.padEnd(3_000_000, 'b');
+        expect((await ownerCall(server.info, token, 'PATCH', '/issues/1', { body })).status).toBe(200);
+      }
+      const deliveries = await fetch(
+        `${server.info.url}/repos/fleetbench/repo-1/hooks/${hook.json.id}/deliveries?per_page=100`,
+        { headers: { authorization: `token ${token}` } },
+      );
+      const dropped = ((await deliveries.json()) as { status: string }[]).filter((d) =>
+        d.status.startsWith('dropped: the delivery queue is full'),
+      );
+      // 20 of 1,000 deliveries fitted the queue's count: 120 MB were kept waiting.
+      expect(dropped.length).toBeGreaterThan(0);
+      expect(server.process.exitCode).toBeNull();
+    } finally {
+      await receiver.close();
+    }
+  }, 120_000);
+});
