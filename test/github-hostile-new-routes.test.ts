@@ -4,6 +4,8 @@
  * process, another client probing it meanwhile: what one request may cost is bounded
  * (docs/limits.md, "Servers"), and the server answers everyone else within 2 s and stays up.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GitHubStateError } from '../src/github/state.ts';
@@ -295,5 +297,43 @@ describe('github serve: webhooks', () => {
     } finally {
       await receiver.close();
     }
+  }, 120_000);
+});
+
+describe('the objects the API made: the 1 GiB bound counts what keeping them costs', () => {
+  it('the bytes counted grow at least as much as the memory the objects take, whatever their size (property)', () => {
+    setFlagsFromString('--expose_gc');
+    const gc = runInNewContext('gc') as () => void;
+    const inUse = () => {
+      gc();
+      gc();
+      const memory = process.memoryUsage();
+      return memory.heapUsed + memory.arrayBuffers;
+    };
+    const { emulator } = inProcess();
+    const repo = emulator.state.repo('fleetbench/repo-1');
+    const store = emulator.state.gitStore;
+    let run = 0;
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 200 }), fc.constantFrom('blob', 'tree'), (size, type) => {
+        run++;
+        const before = inUse();
+        const countedBefore = store.keptBytes();
+        const n = 20_000;
+        for (let i = 0; i < n; i++) {
+          // Distinct bodies of `size` bytes or so (a tree's: one entry named so).
+          const name = `${run}-${i}-`.padEnd(size, 'x');
+          const body =
+            type === 'blob'
+              ? Buffer.from(name)
+              : Buffer.concat([Buffer.from(`100644 ${name}\0`), Buffer.alloc(20, i % 256)]);
+          store.put(repo, type as 'blob' | 'tree', body);
+        }
+        const grown = inUse() - before;
+        // Counting bodies alone: 9 bytes counted for 276 kept for each small blob.
+        expect(store.keptBytes() - countedBefore).toBeGreaterThanOrEqual(grown * 0.9);
+      }),
+      { numRuns: 8 },
+    );
   }, 120_000);
 });

@@ -29,7 +29,8 @@ export const LABEL_BOUNDS = { maxDescriptionChars: 100, maxPerRepo: 1_000 } as c
  *   most 1,000,000 tree entries, each tree counting 64 more (the emulator's own: the work of one
  *   request, bounded so it holds the event loop well under a second);
  * - at most 1 GiB of objects the API made, across the world (the emulator's own: each is kept in
- *   memory for the run; GitHub recommends repositories under 1 GB).
+ *   memory for the run; GitHub recommends repositories under 1 GB), counted as memory keeps
+ *   them (git-store.ts `keepingCost`: a tiny object costs hundreds of bytes, not its body's few).
  */
 export const GIT_BOUNDS = {
   maxBlobBytes: 100 * 1024 * 1024,
