@@ -337,3 +337,48 @@ describe('the objects the API made: the 1 GiB bound counts what keeping them cos
     );
   }, 120_000);
 });
+
+describe('GitHub Apps: a JWT longer than 8,192 characters', () => {
+  const jwtOf = (lengths: [number, number, number], seed: number) => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    let x = seed;
+    const part = (n: number) =>
+      Array.from({ length: n }, () => {
+        x = (x * 1103515245 + 12345) % 2 ** 31;
+        return alphabet[x % 64];
+      }).join('');
+    return `eyJ${part(lengths[0])}.${part(lengths[1])}.${part(lengths[2])}`;
+  };
+
+  it('is refused undecodable on the App’s routes of github serve, as docs/limits.md says', async () => {
+    const { server } = await serve();
+    const res = await fetch(`${server.info.url}/app`, {
+      headers: { authorization: `Bearer ${jwtOf([3_000, 3_000, 3_000], 1)}` },
+    });
+    expect(res.status).toBe(401);
+    // It was `Bad credentials`: the shape test gave up on the length before saying it was a JWT.
+    expect(((await res.json()) as { message: string }).message).toBe('A JSON web token could not be decoded');
+  }, 60_000);
+
+  it('is never taken as an unknown token (the default user’s) where a world takes those (property)', async () => {
+    const h = inProcess({ apps: [{}], acceptUnknownTokens: true });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.tuple(
+          fc.integer({ min: 1, max: 6_000 }),
+          fc.integer({ min: 1, max: 6_000 }),
+          fc.integer({ min: 0, max: 6_000 }),
+        ),
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        async (lengths, seed) => {
+          fc.pre(lengths[0] + lengths[1] + lengths[2] + 5 > 8_192);
+          const token = jwtOf(lengths, seed);
+          const res = await h.get('/repos/fleetbench/repo-1/issues', { authorization: `Bearer ${token}` });
+          // It was 200: a forged JWT of 8,193 characters or more was the default user.
+          expect(res.status).toBe(401);
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+});
