@@ -382,3 +382,47 @@ describe('GitHub Apps: a JWT longer than 8,192 characters', () => {
     );
   });
 });
+
+describe('branches made through the API (GraphQL createRef aliases, POST git/refs)', () => {
+  it('stop at 100,000 in a repository: 700 a request no longer grow it without end, matching-refs stays answerable', async () => {
+    const { server, call, probed } = await serve();
+    const headers = { authorization: `token ${server.info.token}`, 'content-type': 'application/json' };
+    const graphql = async (query: string) =>
+      (await (
+        await fetch(`${server.info.url}/graphql`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ query }),
+        })
+      ).json()) as { data?: Record<string, unknown> | null; errors?: { message: string }[] };
+    const tip = ((await call('GET', '/branches/main')).json.commit as { sha: string }).sha;
+    const found = await graphql('query { repository(owner: "fleetbench", name: "repo-1") { id } }');
+    const repoId = (found.data?.repository as { id: string } | undefined)?.id;
+    const perRequest = 700;
+    let refused: string | undefined;
+    for (let request = 0; request < 150 && refused === undefined; request++) {
+      const aliases = Array.from(
+        { length: perRequest },
+        (_, i) =>
+          `a${i}: createRef(input: {repositoryId: "${repoId}", name: "refs/heads/b${request}-${i}", oid: "${tip}"}) { clientMutationId }`,
+      );
+      const answer = await graphql(`mutation { ${aliases.join(' ')} }`);
+      refused = answer.errors?.[0]?.message;
+    }
+    // 150 requests of 700 would make 105,000: it made them all.
+    expect(refused).toMatch(/a repository holds at most 100000 branches made through the API/);
+    const rest = await call('POST', '/git/refs', { ref: 'refs/heads/one-more', sha: tip });
+    expect(rest.status).toBe(422);
+    let listing: Awaited<ReturnType<typeof call>> | undefined;
+    const slowest = await probed(async () => {
+      const res = await fetch(`${server.info.url}/repos/fleetbench/repo-1/git/matching-refs/heads/`, {
+        headers,
+      });
+      listing = { status: res.status, json: { length: ((await res.json()) as unknown[]).length } };
+    });
+    expect(listing?.status).toBe(200);
+    expect(listing?.json.length).toBe(100_000);
+    expect(slowest).toBeLessThan(2_000);
+    expect(server.process.exitCode).toBeNull();
+  }, 300_000);
+});

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { MinHeap } from '../../base/min-heap.ts';
+import { GIT_BOUNDS } from './bounds.ts';
 import { commitBody, type GitCommitContent, type GitIdent, objectSha } from './git-objects.ts';
 import type { GitStore } from './git-store.ts';
 import { type Commit, type CommitOrigin, GitHubStateError, nodeId, type Repo, type User } from './objects.ts';
@@ -174,6 +175,11 @@ export class Refs {
       throw new GitHubStateError(422, `${ref}: the emulator models branches only (refs/heads/NAME)`);
     if (!repo.commits.has(sha)) throw new GitHubStateError(422, 'Object does not exist');
     if (repo.branches.has(branch)) throw new GitHubStateError(422, 'Reference already exists');
+    if (repo.branches.size >= GIT_BOUNDS.maxBranches)
+      throw new GitHubStateError(
+        422,
+        `a repository holds at most ${GIT_BOUNDS.maxBranches} branches made through the API (docs/limits.md)`,
+      );
     repo.branches.set(branch, sha);
     this.pushed(repo, this.time.now());
     return branch;
