@@ -4,6 +4,8 @@
  * process, another client probing it meanwhile: what one request may cost is bounded
  * (docs/limits.md, "Servers"), and the server answers everyone else within 2 s and stays up.
  */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
@@ -13,8 +15,19 @@ import { GIT_BOUNDS } from '../src/github/world/bounds.ts';
 import { inProcess } from './helpers/github.ts';
 import { slowestAnswerDuring } from './helpers/probe.ts';
 import { startCliServer, stopAll } from './helpers/serve.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
 
 afterAll(stopAll);
+const dir = scratchDir('fleetbench-hostile-new-');
+const gitTool = systemTool('git', ['--version'], 'git');
+const gitEnv = {
+  PATH: process.env.PATH,
+  HOME: dir,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_TERMINAL_PROMPT: '0',
+};
 
 interface Info {
   url: string;
@@ -426,3 +439,62 @@ describe('branches made through the API (GraphQL createRef aliases, POST git/ref
     expect(server.process.exitCode).toBeNull();
   }, 300_000);
 });
+
+describe.skipIf(gitTool.skip)(
+  'contents writes: the commit made is one git takes (fsck), whatever the committer',
+  () => {
+    it('any committer name, e-mail and date accepted makes a commit a fetch with fsck takes (property)', async () => {
+      gitTool.require();
+      const { server, call } = await serve();
+      const clone = join(dir, 'fsck-clone');
+      const git = (args: string[]) =>
+        new Promise<string>((resolve, reject) =>
+          execFile('git', args, { cwd: clone, env: gitEnv, timeout: 60_000 }, (error, stdout, stderr) =>
+            error ? reject(new Error(`git ${args.join(' ')}: ${stderr}`)) : resolve(stdout),
+          ),
+        );
+      await new Promise<void>((resolve, reject) =>
+        execFile(
+          'git',
+          ['clone', '-q', `${server.info.url}/fleetbench/repo-1.git`, clone],
+          { env: gitEnv },
+          (e) => (e ? reject(e) : resolve()),
+        ),
+      );
+      const tip = ((await call('GET', '/branches/main')).json.commit as { sha: string }).sha;
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\0', '\n', '<', '>', 'é'), maxLength: 8 }),
+          fc.string({ unit: fc.constantFrom('x', '@', '\0', '\n', '.'), maxLength: 8 }),
+          fc.option(fc.integer({ min: -8_640_000_000_000, max: 8_640_000_000_000 }), { nil: undefined }),
+          async (name, email, ms) => {
+            const committer = {
+              name,
+              email,
+              ...(ms === undefined ? {} : { date: new Date(ms).toISOString() }),
+            };
+            // Each run on a branch of its own from main, fetched alone: a commit refused is this run's.
+            const branch = `fsck-${++run}`;
+            expect((await call('POST', '/git/refs', { ref: `refs/heads/${branch}`, sha: tip })).status).toBe(
+              201,
+            );
+            const put = await call('PUT', '/contents/fsck.txt', {
+              message: 'm',
+              content: Buffer.from('x').toString('base64'),
+              committer,
+              branch,
+            });
+            expect([201, 422]).toContain(put.status);
+            if (put.status !== 201) return;
+            // It made commits git refuses (a NUL in a name: nulInHeader; a date before 1970:
+            // badDateOverflow): a clone with transfer.fsckObjects failed for every client.
+            await git(['-c', 'fetch.fsckObjects=true', 'fetch', '-q', 'origin', `refs/heads/${branch}`]);
+          },
+        ),
+        { numRuns: 25 },
+      );
+      expect(server.process.exitCode).toBeNull();
+    }, 240_000);
+  },
+);

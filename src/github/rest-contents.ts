@@ -129,10 +129,22 @@ function identOf(
   const o = value as { name?: unknown; email?: unknown; date?: unknown };
   if (typeof o.name !== 'string') return { ident: undefined, refusal: missing('name') };
   if (typeof o.email !== 'string') return { ident: undefined, refusal: missing('email') };
+  // A NUL ends a git header line: the commit made is one `git fsck` refuses (nulInHeader), so a
+  // clone with transfer.fsckObjects fails for everyone; GitHub refuses such objects.
+  for (const [part, value] of [
+    ['name', o.name],
+    ['email', o.email],
+  ] as const)
+    if (value.includes('\0'))
+      return {
+        ident: undefined,
+        refusal: fail(422, `Invalid request.\n\n"${field}.${part}" contains a NUL character.`),
+      };
   let seconds = fallback.seconds;
   if (o.date !== undefined) {
     const ms = typeof o.date === 'string' ? Date.parse(o.date) : Number.NaN;
-    if (Number.isNaN(ms))
+    // git's times are seconds since 1970, never negative (fsck: badDateOverflow).
+    if (Number.isNaN(ms) || ms < 0)
       return { ident: undefined, refusal: fail(422, `Invalid request.\n\n"${field}.date" is not a date.`) };
     seconds = Math.floor(ms / 1000);
   }
