@@ -496,5 +496,70 @@ describe.skipIf(gitTool.skip)(
       );
       expect(server.process.exitCode).toBeNull();
     }, 240_000);
+
+    it('any tree path and commit message accepted makes objects a fetch with fsck takes (property)', async () => {
+      gitTool.require();
+      const { server, call } = await serve();
+      const clone = join(dir, 'fsck-names');
+      const git = (args: string[]) =>
+        new Promise<string>((resolve, reject) =>
+          execFile('git', args, { cwd: clone, env: gitEnv, timeout: 60_000 }, (error, stdout, stderr) =>
+            error ? reject(new Error(`git ${args.join(' ')}: ${stderr}`)) : resolve(stdout),
+          ),
+        );
+      await new Promise<void>((resolve, reject) =>
+        execFile(
+          'git',
+          ['clone', '-q', `${server.info.url}/fleetbench/repo-1.git`, clone],
+          { env: gitEnv },
+          (e) => (e ? reject(e) : resolve()),
+        ),
+      );
+      const tip = ((await call('GET', '/branches/main')).json.commit as { sha: string }).sha;
+      const baseTree = ((await call('GET', `/git/commits/${tip}`)).json.tree as { sha: string }).sha;
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.string({
+            unit: fc.constantFrom('.', 'g', 'G', 'i', 't', 'T', '~', '1', ' ', ':', '\u200c', 'a'),
+            minLength: 1,
+            maxLength: 7,
+          }),
+          fc.string({ unit: fc.constantFrom('m', '\0', '\n'), minLength: 1, maxLength: 4 }),
+          async (name, message) => {
+            const tree = await call('POST', '/git/trees', {
+              base_tree: baseTree,
+              tree: [{ path: `dir/${name}`, mode: '100644', content: 'x' }],
+            });
+            expect([201, 422]).toContain(tree.status);
+            if (tree.status !== 201) return;
+            const commit = await call('POST', '/git/commits', {
+              message,
+              tree: tree.json.sha,
+              parents: [tip],
+            });
+            expect([201, 422]).toContain(commit.status);
+            if (commit.status !== 201) return;
+            const branch = `names-${++run}`;
+            expect(
+              (await call('POST', '/git/refs', { ref: `refs/heads/${branch}`, sha: commit.json.sha })).status,
+            ).toBe(201);
+            // It took `.git.`, `git~1`, `.git` with U+200C inside (fsck: hasDotgit) and a NUL in a
+            // message (nulInCommit): every fetch with fsck of the branch failed.
+            await git(['-c', 'fetch.fsckObjects=true', 'fetch', '-q', 'origin', `refs/heads/${branch}`]);
+          },
+        ),
+        {
+          numRuns: 60,
+          examples: [
+            ['.git.', 'm'],
+            ['git~1', 'm'],
+            ['.gi\u200ct', 'm'],
+            ['a', 'm\0'],
+          ],
+        },
+      );
+      expect(server.process.exitCode).toBeNull();
+    }, 300_000);
   },
 );

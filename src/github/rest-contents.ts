@@ -101,6 +101,14 @@ function missing(field: string): RestResult {
   return fail(422, `Invalid request.\n\n"${field}" wasn't supplied.`);
 }
 
+/**
+ * A NUL in what goes into a commit object: git's fsck refuses the commit (nulInHeader in a name,
+ * nulInCommit in a message), so every clone or fetch with transfer.fsckObjects would fail on it.
+ */
+function nulIn(field: string): RestResult {
+  return fail(422, `Invalid request.\n\n"${field}" contains a NUL character.`);
+}
+
 /** Base64 as GitHub sends it: lines of 60 characters, each ending with a newline. */
 function encodeBase64(bytes: Buffer): string {
   const text = bytes.toString('base64');
@@ -135,11 +143,7 @@ function identOf(
     ['name', o.name],
     ['email', o.email],
   ] as const)
-    if (value.includes('\0'))
-      return {
-        ident: undefined,
-        refusal: fail(422, `Invalid request.\n\n"${field}.${part}" contains a NUL character.`),
-      };
+    if (value.includes('\0')) return { ident: undefined, refusal: nulIn(`${field}.${part}`) };
   let seconds = fallback.seconds;
   if (o.date !== undefined) {
     const ms = typeof o.date === 'string' ? Date.parse(o.date) : Number.NaN;
@@ -332,6 +336,7 @@ function putContent(ctx: RestContext, repo: Repo): RestResult {
   const message = str(ctx, 'message');
   const content = str(ctx, 'content');
   if (message === undefined) return missing('message');
+  if (message.includes('\0')) return nulIn('message');
   if (content === undefined) return missing('content');
   const problem = path === '' ? 'path contains a malformed path component' : pathProblem(path, 'path');
   if (problem !== undefined) return fail(422, problem);
@@ -366,6 +371,7 @@ function deleteContent(ctx: RestContext, repo: Repo): RestResult {
   const message = str(ctx, 'message');
   const given = str(ctx, 'sha');
   if (message === undefined) return missing('message');
+  if (message.includes('\0')) return nulIn('message');
   if (given === undefined) return missing('sha');
   if (path === '' || pathProblem(path, 'path') !== undefined) return notFound();
   const target = branchOfWrite(ctx, repo);
@@ -591,6 +597,7 @@ function createCommit(ctx: RestContext, repo: Repo): RestResult {
   const message = str(ctx, 'message');
   const tree = str(ctx, 'tree');
   if (message === undefined) return missing('message');
+  if (message.includes('\0')) return nulIn('message');
   if (tree === undefined) return missing('tree');
   const parentsField = bodyField(ctx, 'parents') ?? [];
   if (!Array.isArray(parentsField) || !parentsField.every((p) => typeof p === 'string'))

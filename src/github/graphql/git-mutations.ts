@@ -132,6 +132,8 @@ export const gitMutations = {
     const message = input.message.body
       ? `${input.message.headline}\n\n${input.message.body}`
       : input.message.headline;
+    // git's fsck refuses a commit whose message holds a NUL (nulInCommit), as GitHub does.
+    if (message.includes('\0')) throw unprocessable('The commit message contains a NUL character');
     const commit = change(() =>
       ctx.state.refs.makeCommit(repo, { message, at, parents: [tip], author: me, committer: me, tree }),
     );

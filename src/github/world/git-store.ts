@@ -402,13 +402,28 @@ export function pathProblem(path: string, field: string): string | undefined {
   if (Buffer.byteLength(path) > GIT_BOUNDS.maxPathBytes)
     return `${field} is longer than ${GIT_BOUNDS.maxPathBytes} bytes (docs/limits.md)`;
   for (const name of path.split('/')) {
-    if (name === '' || name === '.' || name === '..' || name.toLowerCase() === '.git' || name.includes('\0'))
+    if (name === '' || name === '.' || name === '..' || isDotGit(name) || name.includes('\0'))
       return `${field} contains a malformed path component`;
     if (Buffer.byteLength(name) > GIT_BOUNDS.maxNameBytes)
       return `${field} has a component longer than ${GIT_BOUNDS.maxNameBytes} bytes (docs/limits.md)`;
   }
   return undefined;
 }
+
+/**
+ * Whether a name is `.git` as git's fsck sees it (hasDotgit, its `is_ntfs_dotgit` and
+ * `is_hfs_dotgit`): `.git` in any case, NTFS's spellings of it (trailing dots or spaces, an
+ * alternate data stream after `:`, the short name `git~1`) and HFS+'s (code points HFS+ ignores
+ * anywhere in it). A tree holding one is refused by every fetch with transfer.fsckObjects, and by
+ * GitHub on a push; `.git.`, `git~1` and `.git` with a U+200C inside were taken until 2026-12-07.
+ */
+function isDotGit(name: string): boolean {
+  if (/^(\.git|git~1)[. ]*([:\\].*)?$/is.test(name)) return true;
+  return name.replace(HFS_IGNORED, '').toLowerCase() === '.git';
+}
+
+/** The code points HFS+ ignores in a name (git's `next_hfs_char`). */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
 /** Strict base64 (whitespace allowed, as GitHub's own line-wrapped content has): the bytes, or undefined. */
 export function decodeBase64(text: string): Buffer | undefined {
