@@ -561,5 +561,64 @@ describe.skipIf(gitTool.skip)(
       );
       expect(server.process.exitCode).toBeNull();
     }, 300_000);
+
+    it('no spelling of .gitmodules is taken as a symbolic link: what is accepted a fetch with fsck takes (property)', async () => {
+      gitTool.require();
+      const { server, call } = await serve();
+      const clone = join(dir, 'fsck-gitmodules');
+      const git = (args: string[]) =>
+        new Promise<string>((resolve, reject) =>
+          execFile('git', args, { cwd: clone, env: gitEnv, timeout: 60_000 }, (error, stdout, stderr) =>
+            error ? reject(new Error(`git ${args.join(' ')}: ${stderr}`)) : resolve(stdout),
+          ),
+        );
+      await new Promise<void>((resolve, reject) =>
+        execFile(
+          'git',
+          ['clone', '-q', `${server.info.url}/fleetbench/repo-1.git`, clone],
+          { env: gitEnv },
+          (e) => (e ? reject(e) : resolve()),
+        ),
+      );
+      const tip = ((await call('GET', '/branches/main')).json.commit as { sha: string }).sha;
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(
+            '.gitmodules',
+            '.GITMODULES',
+            'gitmod~1',
+            'GITMOD~4',
+            'gi7eba~3',
+            '.gitmodules',
+            'gitmodules',
+            'gitmod~5',
+          ),
+          fc.constantFrom('', '.', ' ', '. ', ':x'),
+          fc.constantFrom('', '\u200c', '\ufeff'),
+          async (stem, tail, ignored) => {
+            const name = `${stem.slice(0, 2)}${ignored}${stem.slice(2)}${tail}`;
+            const tree = await call('POST', '/git/trees', {
+              tree: [{ path: `d/${name}`, mode: '120000', content: 'target' }],
+            });
+            expect([201, 422]).toContain(tree.status);
+            if (tree.status !== 201) return;
+            const commit = await call('POST', '/git/commits', {
+              message: 'm',
+              tree: tree.json.sha,
+              parents: [tip],
+            });
+            const branch = `gitmodules-${++run}`;
+            expect(
+              (await call('POST', '/git/refs', { ref: `refs/heads/${branch}`, sha: commit.json.sha })).status,
+            ).toBe(201);
+            // A `.gitmodules` symbolic link was made (fsck: gitmodulesSymlink): every fetch of it failed.
+            await git(['-c', 'fetch.fsckObjects=true', 'fetch', '-q', 'origin', `refs/heads/${branch}`]);
+          },
+        ),
+        { numRuns: 40 },
+      );
+      expect(server.process.exitCode).toBeNull();
+    }, 300_000);
   },
 );

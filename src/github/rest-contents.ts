@@ -30,7 +30,13 @@ import {
   parseTree,
   typeOfMode,
 } from './world/git-objects.ts';
-import { decodeBase64, type PathEntry, pathProblem, type TreeEdit } from './world/git-store.ts';
+import {
+  decodeBase64,
+  isDotGitmodules,
+  type PathEntry,
+  pathProblem,
+  type TreeEdit,
+} from './world/git-store.ts';
 import { validRefName } from './world/refs.ts';
 
 export function addContentsRoutes(r: RestRouter): void {
@@ -461,6 +467,9 @@ function createTree(ctx: RestContext, repo: Repo): RestResult {
         422,
         `Invalid request.\n\n"tree.mode" must be one of 100644, 100755, 040000, 160000, 120000.`,
       );
+    // git's fsck refuses a `.gitmodules` that is a symbolic link (gitmodulesSymlink), as GitHub does.
+    if (mode === '120000' && isDotGitmodules(e.path.slice(e.path.lastIndexOf('/') + 1)))
+      return fail(422, `tree.path ${e.path.slice(0, 200)}: .gitmodules cannot be a symbolic link`);
     if (e.type !== undefined && e.type !== typeOfMode(mode))
       return fail(422, `tree.type ${String(e.type)} does not match mode ${String(e.mode)}`);
     if (e.sha !== undefined && e.content !== undefined)

@@ -422,6 +422,15 @@ function isDotGit(name: string): boolean {
   return name.replace(HFS_IGNORED, '').toLowerCase() === '.git';
 }
 
+/**
+ * Whether a name is `.gitmodules` as git's fsck sees it (its `is_ntfs_dotgitmodules` and
+ * `is_hfs_dotgitmodules`), which may not be a symbolic link (fsck: gitmodulesSymlink).
+ */
+export function isDotGitmodules(name: string): boolean {
+  if (/^(\.gitmodules|gitmod~[1-4]|gi7eba~[1-9])[. ]*([:\\].*)?$/is.test(name)) return true;
+  return name.replace(HFS_IGNORED, '').toLowerCase() === '.gitmodules';
+}
+
 /** The code points HFS+ ignores in a name (git's `next_hfs_char`). */
 const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
