@@ -2,7 +2,9 @@
  * A hostile-input round over the GitHub emulator's newest routes (the contents and Git data API,
  * webhooks, Apps, GraphQL's git mutations), each sent to the real `fleetbench github serve`
  * process, another client probing it meanwhile: what one request may cost is bounded
- * (docs/limits.md, "Servers"), and the server answers everyone else within 2 s and stays up.
+ * (docs/limits.md, "Servers"), and the server answers everyone else within 2 s and stays up; and
+ * what the API writes is what git's fsck takes (fetched by the real git with fetch.fsckObjects),
+ * as GitHub refuses the rest. Each test was seen failing on the code before its fix.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
