@@ -101,11 +101,14 @@ const DEFAULT_EVENTS = [
   'check_run',
 ];
 
-/** Cheap shape test: three base64url parts, the first a JSON object (`{"` is `eyJ`). */
+/** A JWT's shape: three base64url parts, the first a JSON object (`{"` is `eyJ`), of any length. */
+export function jwtShaped(text: string): boolean {
+  return text.startsWith('eyJ') && /^[\w-]+\.[\w-]+\.[\w-]*$/.test(text);
+}
+
+/** Cheap shape test: a JWT's shape within APP_BOUNDS.maxJwtChars (a longer one is never parsed). */
 export function looksLikeJwt(text: string): boolean {
-  return (
-    text.startsWith('eyJ') && text.length <= APP_BOUNDS.maxJwtChars && /^[\w-]+\.[\w-]+\.[\w-]*$/.test(text)
-  );
+  return text.length <= APP_BOUNDS.maxJwtChars && jwtShaped(text);
 }
 
 function decodePart(part: string): Record<string, unknown> | undefined {

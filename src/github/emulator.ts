@@ -22,7 +22,7 @@ import type { Clock } from '../clock/index.ts';
 import { type ApiRecord, type ApiSource, type RateLimitSnapshot, sources } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { EmulatorAdmin } from './admin.ts';
-import { type AppInput, AppRegistry, looksLikeJwt } from './apps.ts';
+import { type AppInput, AppRegistry, jwtShaped, looksLikeJwt } from './apps.ts';
 import { ContentAttribution } from './attribution.ts';
 import { type MintTokenOptions, type TokenInfo, TokenRegistry } from './auth.ts';
 import { isLargeBody, largeBodyMemo } from './body-memo.ts';
@@ -454,8 +454,9 @@ export class GitHubEmulator {
     const token = this.tokens.tokens.get(tokenText);
     // An expired installation token is refused as GitHub does (401), never taken as unknown.
     if (token !== undefined) return this.live(token) ? token : undefined;
-    // A JWT is checked against the Apps, never accepted as an unknown token.
-    if (this.apps.size > 0 && looksLikeJwt(tokenText)) return this.apps.jwtToken(tokenText);
+    // A JWT is checked against the Apps, never accepted as an unknown token: one past APP_BOUNDS'
+    // length too (it was taken as the default user's where unknown tokens are, forged or not).
+    if (this.apps.size > 0 && jwtShaped(tokenText)) return this.apps.jwtToken(tokenText);
     // An installation token no longer in the table (revoked, or expired and swept) stays refused:
     // never the default user's, even where unknown tokens are taken (a world's emulator).
     if (this.apps.isRetired(tokenText)) return undefined;
@@ -503,7 +504,9 @@ export class GitHubEmulator {
     const tokenText = TokenRegistry.parseAuthorization(authorization);
     return (
       tokenText === undefined ||
-      (this.acceptUnknownTokens && !this.apps.isRetired(tokenText)) ||
+      (this.acceptUnknownTokens &&
+        !this.apps.isRetired(tokenText) &&
+        !(this.apps.size > 0 && jwtShaped(tokenText))) ||
       this.live(this.tokens.tokens.get(tokenText)) ||
       // A JWT only when it is one of an App's, valid now: a forged one's body is never read.
       (this.apps.size > 0 && looksLikeJwt(tokenText) && this.apps.jwtToken(tokenText) !== undefined) ||
@@ -982,9 +985,10 @@ export class GitHubEmulator {
       ? '/graphql'
       : (this.router.match(method, pathname, [])?.template ?? '(unmatched)');
     outcome.bucket = this.ledger.bucket(identity, outcome.resource);
-    // A JWT gets GitHub's reason for refusing it (apps.ts); anything else, `Bad credentials`.
+    // A JWT gets GitHub's reason for refusing it (apps.ts), one past APP_BOUNDS' length too
+    // (undecodable, unparsed: docs/limits.md); anything else, `Bad credentials`.
     const message =
-      this.apps.size > 0 && looksLikeJwt(tokenText)
+      this.apps.size > 0 && jwtShaped(tokenText)
         ? (this.apps.verifyJwt(tokenText) as { message?: string }).message
         : undefined;
     outcome.reject(401, message ?? 'Bad credentials', 'https://docs.github.com/rest');

@@ -30,7 +30,13 @@ import {
   parseTree,
   typeOfMode,
 } from './world/git-objects.ts';
-import { decodeBase64, type PathEntry, pathProblem, type TreeEdit } from './world/git-store.ts';
+import {
+  decodeBase64,
+  isDotGitmodules,
+  type PathEntry,
+  pathProblem,
+  type TreeEdit,
+} from './world/git-store.ts';
 import { validRefName } from './world/refs.ts';
 
 export function addContentsRoutes(r: RestRouter): void {
@@ -101,6 +107,14 @@ function missing(field: string): RestResult {
   return fail(422, `Invalid request.\n\n"${field}" wasn't supplied.`);
 }
 
+/**
+ * A NUL in what goes into a commit object: git's fsck refuses the commit (nulInHeader in a name,
+ * nulInCommit in a message), so every clone or fetch with transfer.fsckObjects would fail on it.
+ */
+function nulIn(field: string): RestResult {
+  return fail(422, `Invalid request.\n\n"${field}" contains a NUL character.`);
+}
+
 /** Base64 as GitHub sends it: lines of 60 characters, each ending with a newline. */
 function encodeBase64(bytes: Buffer): string {
   const text = bytes.toString('base64');
@@ -136,10 +150,18 @@ export function identOf(
   const o = value as { name?: unknown; email?: unknown; date?: unknown };
   if (typeof o.name !== 'string') return { ident: undefined, refusal: missing('name') };
   if (typeof o.email !== 'string') return { ident: undefined, refusal: missing('email') };
+  // A NUL ends a git header line: the commit made is one `git fsck` refuses (nulInHeader), so a
+  // clone with transfer.fsckObjects fails for everyone; GitHub refuses such objects.
+  for (const [part, value] of [
+    ['name', o.name],
+    ['email', o.email],
+  ] as const)
+    if (value.includes('\0')) return { ident: undefined, refusal: nulIn(`${field}.${part}`) };
   let seconds = fallback.seconds;
   if (o.date !== undefined) {
     const ms = typeof o.date === 'string' ? Date.parse(o.date) : Number.NaN;
-    if (Number.isNaN(ms))
+    // git's times are seconds since 1970, never negative (fsck: badDateOverflow).
+    if (Number.isNaN(ms) || ms < 0)
       return { ident: undefined, refusal: fail(422, `Invalid request.\n\n"${field}.date" is not a date.`) };
     seconds = Math.floor(ms / 1000);
   }
@@ -327,6 +349,7 @@ function putContent(ctx: RestContext, repo: Repo): RestResult {
   const message = str(ctx, 'message');
   const content = str(ctx, 'content');
   if (message === undefined) return missing('message');
+  if (message.includes('\0')) return nulIn('message');
   if (content === undefined) return missing('content');
   const problem = path === '' ? 'path contains a malformed path component' : pathProblem(path, 'path');
   if (problem !== undefined) return fail(422, problem);
@@ -361,6 +384,7 @@ function deleteContent(ctx: RestContext, repo: Repo): RestResult {
   const message = str(ctx, 'message');
   const given = str(ctx, 'sha');
   if (message === undefined) return missing('message');
+  if (message.includes('\0')) return nulIn('message');
   if (given === undefined) return missing('sha');
   if (path === '' || pathProblem(path, 'path') !== undefined) return notFound();
   const target = branchOfWrite(ctx, repo);
@@ -450,6 +474,9 @@ function createTree(ctx: RestContext, repo: Repo): RestResult {
         422,
         `Invalid request.\n\n"tree.mode" must be one of 100644, 100755, 040000, 160000, 120000.`,
       );
+    // git's fsck refuses a `.gitmodules` that is a symbolic link (gitmodulesSymlink), as GitHub does.
+    if (mode === '120000' && isDotGitmodules(e.path.slice(e.path.lastIndexOf('/') + 1)))
+      return fail(422, `tree.path ${e.path.slice(0, 200)}: .gitmodules cannot be a symbolic link`);
     if (e.type !== undefined && e.type !== typeOfMode(mode))
       return fail(422, `tree.type ${String(e.type)} does not match mode ${String(e.mode)}`);
     if (e.sha !== undefined && e.content !== undefined)
@@ -513,11 +540,13 @@ function treeObject(
   let bytes = 0;
   let truncated = false;
   let level: { prefix: string; entries: typeof top }[] = [{ prefix: '', entries: top }];
+  /** Each tree's entries, parsed once in this listing. */
+  const parsed = new Map<string, typeof top>();
   while (level.length > 0 && !truncated) {
     const blobs = level.flatMap((l) =>
       l.entries.filter((e) => typeOfMode(e.mode) === 'blob').map((e) => e.sha),
     );
-    const sizes = store.getMany(repo, blobs, false);
+    const sizes = store.getMany(repo, [...new Set(blobs)], false);
     const next: { prefix: string; entries: typeof top }[] = [];
     const subtrees: { path: string; sha: string }[] = [];
     for (const { prefix, entries } of level) {
@@ -538,15 +567,22 @@ function treeObject(
       if (truncated) break;
     }
     if (!recursive || truncated) break;
-    const read = store.getMany(
-      repo,
-      subtrees.map((s) => s.sha),
-    );
+    const read = store.getMany(repo, [...new Set(subtrees.map((s) => s.sha))]);
+    // The next level is made only as far as the answer can go: a root of 2,000 directories that
+    // are all one tree of 60,000 files parsed it 2,000 times over (120 million entries) and ran
+    // the server out of memory. Each tree is parsed once however often it appears, and the level
+    // stops one tree past what the 100,000 entries could hold (the next turn marks it truncated).
+    let room = GIT_BOUNDS.maxRecursiveEntries - out.length;
     for (const s of subtrees) {
-      const object = read.get(s.sha);
-      const entries =
-        object?.type === 'tree' && object.body !== undefined ? parseTree(object.body) : undefined;
-      next.push({ prefix: `${s.path}/`, entries: entries ?? [] });
+      if (room < 0) break;
+      let entries = parsed.get(s.sha);
+      if (entries === undefined) {
+        const object = read.get(s.sha);
+        entries = (object?.type === 'tree' && object.body !== undefined ? parseTree(object.body) : []) ?? [];
+        parsed.set(s.sha, entries);
+      }
+      next.push({ prefix: `${s.path}/`, entries });
+      room -= entries.length;
     }
     level = next;
   }
@@ -577,6 +613,7 @@ function createCommit(ctx: RestContext, repo: Repo): RestResult {
   const message = str(ctx, 'message');
   const tree = str(ctx, 'tree');
   if (message === undefined) return missing('message');
+  if (message.includes('\0')) return nulIn('message');
   if (tree === undefined) return missing('tree');
   const parentsField = bodyField(ctx, 'parents') ?? [];
   if (!Array.isArray(parentsField) || !parentsField.every((p) => typeof p === 'string'))

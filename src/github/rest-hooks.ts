@@ -72,8 +72,11 @@ function readConfig(value: unknown, base: HookConfig | undefined): HookConfig | 
   return { url, contentType, secret: secret === '' ? undefined : secret, insecureSsl: insecure };
 }
 
+/** The event names a hook may have (docs/limits.md). */
+const MAX_HOOK_EVENTS = 300;
+
 function readEvents(value: unknown): string[] | undefined {
-  if (!Array.isArray(value) || value.length > 300) return undefined;
+  if (!Array.isArray(value) || value.length > MAX_HOOK_EVENTS) return undefined;
   if (!value.every((e) => typeof e === 'string' && e.length > 0 && e.length <= 100)) return undefined;
   return value as string[];
 }
@@ -150,6 +153,9 @@ export function addHookRoutes(r: RestRouter): void {
               ? [...events, ...named]
               : events.filter((e) => !named.includes(e));
       }
+      // `add_events` adds to what the hook has: the list stays within the 300 names a hook may
+      // have (docs/limits.md), or 300 names at a time grew it without end.
+      if (new Set(events).size > MAX_HOOK_EVENTS) return validation('Hook', 'events', 'invalid');
       const active = bodyField(ctx, 'active');
       if (active !== undefined && typeof active !== 'boolean') return validation('Hook', 'active', 'invalid');
       hooks.update(hook, { config, events, ...(active === undefined ? {} : { active }) });

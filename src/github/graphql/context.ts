@@ -1,7 +1,9 @@
 /** What every GraphQL resolver receives (the state, the viewer, the rate limit) and how it refuses. */
+
 import { GraphQLError } from 'graphql';
 import type { SearchBudget } from '../search.ts';
 import { type GitHubState, GitHubStateError, type Repo, type User } from '../state.ts';
+import type { EditWork } from '../world/git-store.ts';
 
 export interface RateLimitInfo {
   limit: number;
@@ -20,6 +22,12 @@ export interface GqlContext {
   touched?: string;
   /** What is left of this request's search work (its `search` fields share it). */
   searchBudget?: SearchBudget;
+  /**
+   * What this request's `createCommitOnBranch` mutations have done (they share it: aliases repeat
+   * one mutation, and its variables, as often as the document allows): tree edit work, and the
+   * characters of file contents taken (docs/limits.md).
+   */
+  gitWork?: { edit: EditWork; contentChars: number };
 }
 
 export function notFound(message: string): GraphQLError {

@@ -25,8 +25,16 @@ export const LABEL_BOUNDS = { maxDescriptionChars: 100, maxPerRepo: 1_000 } as c
  *   100,000 entries with a maximum size of 7 MB"), past which `truncated` is true;
  * - a path of at most 4,096 bytes and a name of at most 255 (git's and file systems' PATH_MAX and
  *   NAME_MAX: the emulator's own, GitHub documents none), at most 100,000 entries a created tree;
+ * - one tree edit (a contents write, `POST git/trees`, `createCommitOnBranch`) reads and writes at
+ *   most 1,000,000 tree entries, each tree counting 64 more (the emulator's own: the work of one
+ *   request, bounded so it holds the event loop well under a second);
+ * - a branch made through the API (`POST git/refs`, GraphQL `createRef`) only while the repository
+ *   has fewer than 100,000 (the emulator's own: GitHub's "Repository limits" recommends at most
+ *   5,000 branches; `git/matching-refs` lists them all, unpaged, and GraphQL aliases made 700 at a
+ *   request without end);
  * - at most 1 GiB of objects the API made, across the world (the emulator's own: each is kept in
- *   memory for the run; GitHub recommends repositories under 1 GB).
+ *   memory for the run; GitHub recommends repositories under 1 GB), counted as memory keeps
+ *   them (git-store.ts `keepingCost`: a tiny object costs hundreds of bytes, not its body's few).
  */
 export const GIT_BOUNDS = {
   maxBlobBytes: 100 * 1024 * 1024,
@@ -37,5 +45,9 @@ export const GIT_BOUNDS = {
   maxPathBytes: 4_096,
   maxNameBytes: 255,
   maxTreeEntries: 100_000,
+  maxEditWork: 1_000_000,
   maxStoreBytes: 1024 * 1024 * 1024,
+  maxBranches: 100_000,
+  /** Tags made through the API (`POST git/refs` of `refs/tags/…`), as branches are. */
+  maxTags: 100_000,
 } as const;

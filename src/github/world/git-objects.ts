@@ -71,11 +71,23 @@ export function looseObject(type: GitObjectType, body: Buffer): Buffer {
 }
 
 export function treeBody(entries: readonly GitTreeEntry[]): Buffer {
-  const key = (e: GitTreeEntry) => (e.mode === '40000' ? `${e.name}/` : e.name);
-  const sorted = [...entries].sort((a, b) => Buffer.compare(Buffer.from(key(a)), Buffer.from(key(b))));
-  return Buffer.concat(
-    sorted.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.sha, 'hex')]),
-  );
+  // git's order: names by bytes, a directory's as if it ended with `/`. Each key is made once (its
+  // UTF-8 bytes as Latin-1 characters compare as the bytes do), not twice at each comparison: a
+  // tree of 60,000 entries made two million buffers to sort.
+  const keyed = entries.map((e) => ({
+    e,
+    key: Buffer.from(e.mode === '40000' ? `${e.name}/` : e.name, 'utf8').toString('latin1'),
+  }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  let size = 0;
+  for (const { e } of keyed) size += e.mode.length + Buffer.byteLength(e.name) + 22;
+  const body = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const { e } of keyed) {
+    at += body.write(`${e.mode} ${e.name}\0`, at, 'utf8');
+    at += body.write(e.sha, at, 'hex');
+  }
+  return body;
 }
 
 /**

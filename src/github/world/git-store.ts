@@ -79,6 +79,9 @@ export class GitStore {
    * a tree never changes, so neither do they. Emptied whole past READ_TREE_CACHE_BYTES.
    */
   private readonly treeAnswers = new Map<string, string>();
+  /** Trees parsed (`tree`), by repository and SHA, and their entries counted. */
+  private readonly parsedTrees = new Map<string, readonly GitTreeEntry[]>();
+  private parsedTreeEntries = 0;
   private treeAnswerBytes = 0;
 
   /** Keeps an object the API made (or knows to be in the repository); its SHA. */
@@ -86,14 +89,27 @@ export class GitStore {
     const sha = objectSha(type, body);
     const objects = this.objectsOf(repo);
     if (objects.has(sha)) return sha;
-    if (this.bytes + body.length > GIT_BOUNDS.maxStoreBytes)
+    const cost = keepingCost(body.length);
+    if (this.bytes + cost > GIT_BOUNDS.maxStoreBytes)
       throw new GitHubStateError(
         403,
         `the emulator keeps at most ${GIT_BOUNDS.maxStoreBytes} bytes of objects made through the API (docs/limits.md)`,
       );
-    this.bytes += body.length;
+    this.bytes += cost;
     objects.set(sha, { type, size: body.length, body });
     return sha;
+  }
+
+  /** The bytes the bound on objects made (GIT_BOUNDS.maxStoreBytes) counts as kept so far. */
+  keptBytes(): number {
+    return this.bytes;
+  }
+
+  /** How many objects are kept here, over every repository (what the bounds on one edit are seen by). */
+  objectCount(): number {
+    let count = 0;
+    for (const objects of this.byRepo.values()) count += objects.size;
+    return count;
   }
 
   /** The objects kept here for the repository (what the served git repository must be given). */
@@ -158,11 +174,27 @@ export class GitStore {
     return answer;
   }
 
-  /** A tree's entries; undefined when the repository has no tree of that SHA. */
-  tree(repo: Repo, sha: string): GitTreeEntry[] | undefined {
+  /**
+   * A tree's entries (shared: never changed by a caller); undefined when the repository has no
+   * tree of that SHA. Parsed once and kept (a tree never changes): a tree edit or a walk that
+   * meets one tree under many names parsed it each time, 60,000 entries 50 times over in one
+   * request. Emptied whole past READ_TREE_CACHE_ENTRIES.
+   */
+  tree(repo: Repo, sha: string): readonly GitTreeEntry[] | undefined {
+    const key = `${repo.id}:${sha}`;
+    const kept = this.parsedTrees.get(key);
+    if (kept !== undefined) return kept;
     const object = this.get(repo, sha);
     if (object?.type !== 'tree' || object.body === undefined) return undefined;
-    return parseTree(object.body);
+    const entries = parseTree(object.body);
+    if (entries === undefined) return undefined;
+    if (this.parsedTreeEntries + entries.length > READ_TREE_CACHE_ENTRIES) {
+      this.parsedTrees.clear();
+      this.parsedTreeEntries = 0;
+    }
+    this.parsedTrees.set(key, entries);
+    this.parsedTreeEntries += entries.length;
+    return entries;
   }
 
   /** The entry at `path` (components joined by `/`) under a tree; the tree itself for ''. */
@@ -184,8 +216,13 @@ export class GitStore {
    * writes no empty tree but the root). Refusals (GitHubStateError 422): an object the repository
    * lacks, a path through a file, removing what is not there.
    */
-  editTree(repo: Repo, base: string | undefined, edits: readonly TreeEdit[]): string {
-    const root = base === undefined ? emptyNode() : this.load(repo, base, 'base_tree');
+  editTree(
+    repo: Repo,
+    base: string | undefined,
+    edits: readonly TreeEdit[],
+    work: EditWork = new EditWork(),
+  ): string {
+    const root = base === undefined ? work.made() : this.load(repo, base, 'base_tree', work);
     for (const edit of edits) {
       const names = edit.path.split('/');
       let node = root;
@@ -195,11 +232,11 @@ export class GitStore {
         if (child === undefined) {
           const existing = node.entries.get(name);
           if (existing !== undefined && existing.mode === '40000')
-            child = this.load(repo, existing.sha, 'tree.sha');
+            child = this.load(repo, existing.sha, 'tree.sha', work);
           else if (edit.entry === null)
             throw new GitHubStateError(422, `tree.path ${edit.path} does not exist`);
           // A file where a directory is wanted is replaced by the directory, as git's index does.
-          else child = emptyNode();
+          else child = work.made();
           node.children.set(name, child);
         }
         node = child;
@@ -215,13 +252,14 @@ export class GitStore {
         node.children.delete(leaf);
       }
     }
-    return this.write(repo, root, true);
+    return this.write(repo, root, true, work);
   }
 
-  private load(repo: Repo, sha: string, field: string): EditNode {
+  private load(repo: Repo, sha: string, field: string, work: EditWork): EditNode {
     const entries = this.tree(repo, sha);
     if (entries === undefined)
       throw new GitHubStateError(422, `${field} ${sha} is not a tree of this repository`);
+    work.spend(entries.length + EDIT_WORK_PER_TREE);
     return {
       entries: new Map(entries.map((e) => [e.name, { mode: e.mode, sha: e.sha }])),
       children: new Map(),
@@ -229,20 +267,21 @@ export class GitStore {
   }
 
   /** Writes the edited trees bottom up; an empty one below the root is dropped ('' for it). */
-  private write(repo: Repo, node: EditNode, root: boolean): string {
+  private write(repo: Repo, node: EditNode, root: boolean, work: EditWork): string {
     for (const [name, child] of node.children) {
-      const sha = this.write(repo, child, false);
+      const sha = this.write(repo, child, false, work);
       if (sha === '') node.entries.delete(name);
       else node.entries.set(name, { mode: '40000', sha });
     }
     node.children.clear();
     if (!root && node.entries.size === 0) return '';
-    const entries = [...node.entries].map(([name, e]) => ({ name, mode: e.mode, sha: e.sha }));
-    if (entries.length > GIT_BOUNDS.maxTreeEntries)
+    if (node.entries.size > GIT_BOUNDS.maxTreeEntries)
       throw new GitHubStateError(
         422,
         `a tree holds at most ${GIT_BOUNDS.maxTreeEntries} entries (docs/limits.md)`,
       );
+    work.spend(node.entries.size);
+    const entries = [...node.entries].map(([name, e]) => ({ name, mode: e.mode, sha: e.sha }));
     return this.put(repo, 'tree', treeBody(entries));
   }
 
@@ -266,7 +305,7 @@ export class GitStore {
     const a = this.tree(repo, ours);
     const b = this.tree(repo, theirs);
     if (o === undefined || a === undefined || b === undefined) return 'unknown';
-    const byName = (entries: GitTreeEntry[]) => new Map(entries.map((e) => [e.name, e]));
+    const byName = (entries: readonly GitTreeEntry[]) => new Map(entries.map((e) => [e.name, e]));
     const [mo, ma, mb] = [byName(o), byName(a), byName(b)];
     const same = (x: GitTreeEntry | undefined, y: GitTreeEntry | undefined) =>
       x === undefined ? y === undefined : y !== undefined && x.mode === y.mode && x.sha === y.sha;
@@ -311,11 +350,48 @@ export class GitStore {
 
 /** What the cache of trees read from git holds at most (bytes of tree bodies). */
 const READ_TREE_CACHE_BYTES = 64 * 1024 * 1024;
+/**
+ * What keeping an object of `size` bytes costs, as GIT_BOUNDS.maxStoreBytes counts it: its body,
+ * and 640 bytes more (its Buffer, its SHA as a string, its record and map entry: 230-650 bytes
+ * measured); a body under 4 KiB twice, as it is a slice of one of Node's shared 8 KiB slabs,
+ * which whatever else was cut from it stays with. Counting bodies alone, 100,000 one-line files
+ * in one `POST git/trees` counted 900 KB and kept about 28 MB: the 1 GiB bound would have been
+ * reached near 30 GB.
+ */
+function keepingCost(size: number): number {
+  return size + (size < 4096 ? size : 0) + 640;
+}
+/** Parsed tree entries kept at most (about 200 bytes each). */
+const READ_TREE_CACHE_ENTRIES = 500_000;
 /** Blob sizes read from git kept at most (about 100 bytes each). */
 const READ_SIZE_CACHE_ENTRIES = 500_000;
 
-function emptyNode(): EditNode {
-  return { entries: new Map(), children: new Map() };
+/**
+ * What one request's tree edits may do (GIT_BOUNDS.maxEditWork, docs/limits.md): tree entries
+ * read and written, each tree read or made counting EDIT_WORK_PER_TREE more (a tree costs a hash
+ * and a body however few its entries). 1,200 paths 2,000 directories deep made 2.4 million trees
+ * in one request: 33 s of the event loop and 700 MB. A GraphQL request's mutations share one
+ * (aliases repeat a mutation as often as the document allows).
+ */
+const EDIT_WORK_PER_TREE = 64;
+
+export class EditWork {
+  private left: number = GIT_BOUNDS.maxEditWork;
+
+  spend(units: number): void {
+    this.left -= units;
+    if (this.left < 0)
+      throw new GitHubStateError(
+        422,
+        `a request's tree edits read and write at most ${GIT_BOUNDS.maxEditWork} tree entries, each tree counting ${EDIT_WORK_PER_TREE} more (docs/limits.md)`,
+      );
+  }
+
+  /** A directory the edit makes. */
+  made(): EditNode {
+    this.spend(EDIT_WORK_PER_TREE);
+    return { entries: new Map(), children: new Map() };
+  }
 }
 
 /**
@@ -326,13 +402,37 @@ export function pathProblem(path: string, field: string): string | undefined {
   if (Buffer.byteLength(path) > GIT_BOUNDS.maxPathBytes)
     return `${field} is longer than ${GIT_BOUNDS.maxPathBytes} bytes (docs/limits.md)`;
   for (const name of path.split('/')) {
-    if (name === '' || name === '.' || name === '..' || name.toLowerCase() === '.git' || name.includes('\0'))
+    if (name === '' || name === '.' || name === '..' || isDotGit(name) || name.includes('\0'))
       return `${field} contains a malformed path component`;
     if (Buffer.byteLength(name) > GIT_BOUNDS.maxNameBytes)
       return `${field} has a component longer than ${GIT_BOUNDS.maxNameBytes} bytes (docs/limits.md)`;
   }
   return undefined;
 }
+
+/**
+ * Whether a name is `.git` as git's fsck sees it (hasDotgit, its `is_ntfs_dotgit` and
+ * `is_hfs_dotgit`): `.git` in any case, NTFS's spellings of it (trailing dots or spaces, an
+ * alternate data stream after `:`, the short name `git~1`) and HFS+'s (code points HFS+ ignores
+ * anywhere in it). A tree holding one is refused by every fetch with transfer.fsckObjects, and by
+ * GitHub on a push; `.git.`, `git~1` and `.git` with a U+200C inside were taken until 2026-12-07.
+ */
+function isDotGit(name: string): boolean {
+  if (/^(\.git|git~1)[. ]*([:\\].*)?$/is.test(name)) return true;
+  return name.replace(HFS_IGNORED, '').toLowerCase() === '.git';
+}
+
+/**
+ * Whether a name is `.gitmodules` as git's fsck sees it (its `is_ntfs_dotgitmodules` and
+ * `is_hfs_dotgitmodules`), which may not be a symbolic link (fsck: gitmodulesSymlink).
+ */
+export function isDotGitmodules(name: string): boolean {
+  if (/^(\.gitmodules|gitmod~[1-4]|gi7eba~[1-9])[. ]*([:\\].*)?$/is.test(name)) return true;
+  return name.replace(HFS_IGNORED, '').toLowerCase() === '.gitmodules';
+}
+
+/** The code points HFS+ ignores in a name (git's `next_hfs_char`). */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
 /** Strict base64 (whitespace allowed, as GitHub's own line-wrapped content has): the bytes, or undefined. */
 export function decodeBase64(text: string): Buffer | undefined {

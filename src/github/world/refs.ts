@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { MinHeap } from '../../base/min-heap.ts';
+import { GIT_BOUNDS } from './bounds.ts';
 import {
   commitBody,
   type GitCommitContent,
@@ -271,6 +272,11 @@ export class Refs {
       );
     if (!repo.commits.has(sha)) throw new GitHubStateError(422, 'Object does not exist');
     if (repo.branches.has(branch)) throw new GitHubStateError(422, 'Reference already exists');
+    if (repo.branches.size >= GIT_BOUNDS.maxBranches)
+      throw new GitHubStateError(
+        422,
+        `a repository holds at most ${GIT_BOUNDS.maxBranches} branches made through the API (docs/limits.md)`,
+      );
     repo.branches.set(branch, sha);
     this.pushed(repo, this.time.now());
     return branch;
@@ -287,6 +293,11 @@ export class Refs {
     const type = this.objectType(repo, sha);
     if (type === undefined) throw new GitHubStateError(422, 'Object does not exist');
     if (repo.tags.has(name)) throw new GitHubStateError(422, 'Reference already exists');
+    if (repo.tags.size >= GIT_BOUNDS.maxTags)
+      throw new GitHubStateError(
+        422,
+        `a repository holds at most ${GIT_BOUNDS.maxTags} tags made through the API (docs/limits.md)`,
+      );
     this.setTag(repo, name, sha);
     return name;
   }
