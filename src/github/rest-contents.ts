@@ -111,7 +111,7 @@ function missing(field: string): RestResult {
  * A NUL in what goes into a commit object: git's fsck refuses the commit (nulInHeader in a name,
  * nulInCommit in a message), so every clone or fetch with transfer.fsckObjects would fail on it.
  */
-function nulIn(field: string): RestResult {
+export function nulIn(field: string): RestResult {
   return fail(422, `Invalid request.\n\n"${field}" contains a NUL character.`);
 }
 

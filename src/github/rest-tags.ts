@@ -4,7 +4,7 @@
  * (`refs/tags/NAME`, rest-git.ts and world/refs.ts); a pushed tag is read into the world by the
  * served git repositories (src/github/git/). docs/github-emulator.md "Tags".
  */
-import { identOf } from './rest-contents.ts';
+import { identOf, nulIn } from './rest-contents.ts';
 import {
   actor,
   fail,
@@ -81,6 +81,8 @@ function createTag(ctx: RestContext, repo: Repo): RestResult {
   if (message === undefined) return missing('message');
   if (object === undefined) return missing('object');
   if (type === undefined) return missing('type');
+  // As in a commit: a NUL in the message makes an object git's fsck refuses.
+  if (message.includes('\0')) return nulIn('message');
   if (!(TAGGABLE as readonly string[]).includes(type))
     return fail(
       422,
