@@ -43,6 +43,7 @@ import { COMMAND_TARGET_BOUNDS, type CommandTargetConfig } from '../../workload/
 import type { GitHubSide } from '../../workload/github-side.ts';
 import type { Scenario } from '../../workload/scenario.ts';
 import type { World as ScriptedWorld } from '../../workload/world.ts';
+import { childPids, startTicks } from '../../world/procfs.ts';
 import { openWorld, type World, type WorldProcess } from '../../world/world.ts';
 import { countSessionStates } from '../session-counts.ts';
 import { type CommandSession, checkoutOf, SessionBook } from './sessions.ts';
@@ -577,9 +578,22 @@ export class CommandTarget implements Target {
     group = this.config.kill === 'group',
   ): Promise<void> {
     const signalledAt = Date.now();
-    child.kill(signal, group);
+    // `kill: process` means the control plane, and a `start` line's first process is the
+    // `sh -c` it runs in: dash (Debian's sh) forks even a single command instead of becoming it,
+    // so the shell alone died and the control plane ran on beside its next start. The shell's
+    // own children die with it; what they started runs on, as after a crash.
+    const line =
+      !group && isShellLine(this.config.argv) && child.pid !== undefined
+        ? childPids(child.pid).map((pid) => ({ pid, started: startTicks(pid) }))
+        : [];
+    const signalAll = (sig: NodeJS.Signals) => {
+      child.kill(sig, group);
+      // The same processes: a pid reused since (its start time differs) is not signalled.
+      for (const { pid, started } of line) if (startTicks(pid) === started) signalProcess(pid, sig);
+    };
+    signalAll(signal);
     const grace = signal === 'SIGKILL' ? 5_000 : this.config.stop.graceMs;
-    const timer = setTimeout(() => child.kill('SIGKILL', group), grace);
+    const timer = setTimeout(() => signalAll('SIGKILL'), grace);
     // Its exit is reported from inside the world; should that report never come, the run still
     // ends (SIGKILL was sent at the grace; the world's end takes whatever is left).
     let giveUp: NodeJS.Timeout | undefined;
@@ -701,4 +715,16 @@ export function lastLines(path: string, offset: number): string {
       /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g,
       (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
     );
+}
+
+/** A `start` given as a line: run as `sh -c LINE` (docs/command-target.md, "The configuration"). */
+const isShellLine = (argv: readonly string[]): boolean =>
+  argv.length === 3 && argv[0] === 'sh' && argv[1] === '-c';
+
+function signalProcess(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Gone already.
+  }
 }
