@@ -442,6 +442,39 @@ describe('edges: restarts that are not a plain kill', () => {
     expect(e.duplicated.tokens).toBe(220);
   });
 
+  it('a new agent started before ready was seen (its log line read late, ready: {delay}): recovered, its cut work spent again', () => {
+    // Found with a Node control plane: ready by its log line, its new agent spawned 126 ms before
+    // fleetbench read that line; the session was called finished by its orphan and nothing spent again.
+    const c1 = { id: 'a1', agent: 'claude' };
+    const c2 = { id: 'a2', agent: 'claude' };
+    const a = analyse([
+      worldStarted(0),
+      workCreated(100, 's1', 1),
+      spawned(200, 'a1', 'claude'),
+      attributed(250, 'a1', 's1', 'argv'),
+      request(400, c1, 100, 10),
+      restarted(1000, 'hard'),
+      boot(1010, 600, 'hard'),
+      // The new process at work before fleetbench saw it ready; the orphan a1 runs on.
+      spawned(1300, 'a2', 'claude'),
+      attributed(1310, 'a2', 's1', 'argv'),
+      request(1500, c1, 100, 10),
+      ready(1610, 'hard'),
+      request(1800, c2, 100, 10),
+      state(2500, 's1', 'working', 'pr_open'),
+    ]);
+    // Measured from ready, as every recovery: its agent was already there (control plane's share 0).
+    expect(
+      a.speed!.recoveries.map((r) => [r.session, r.run, r.fullMs, r.controlPlaneMs, r.providerLoadMs]),
+    ).toEqual([['s1', 'a2', 190, 0, 190]]);
+    expect(a.speed!.recoveryCounts).toEqual([
+      { adapter: 'claude', kind: 'hard', cut: 1, recovered: 1, finished: 0, unrecovered: 0, open: 0 },
+    ]);
+    expect(a.edges!.duplicated.restarts[0]!.sessions.map((s) => [s.session, s.newSpawn, s.tokens])).toEqual([
+      ['s1', 'a2', 220],
+    ]);
+  });
+
   it('a session never picked up again fails its restart row; a second kill during a recovery is one sample', () => {
     const records = [
       worldStarted(0),

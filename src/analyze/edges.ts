@@ -366,8 +366,9 @@ const timesIn = (times: readonly number[], from: number, to: number) =>
 
 /**
  * Per restart, the sessions in progress at its kill: the tokens of their cut agents (started
- * before the kill, after the previous one) when the session got a new agent after ready, and the
- * REST writes after ready (until the next kill) whose method and route it had made before the kill.
+ * before the kill, after the previous one) when the session got a new agent once the old process
+ * was gone, and the REST writes from then (until the next kill) whose method and route it had
+ * made before the kill.
  */
 function duplicatedSection(world: EdgeWorld, calls: SessionCalls): EdgesAnalysis['duplicated'] {
   let tokens = 0;
@@ -380,7 +381,10 @@ function duplicatedSection(world: EdgeWorld, calls: SessionCalls): EdgesAnalysis
     for (const session of world.sessions) {
       if (!inProgressAt(session, restart.killAt)) continue;
       const cut = session.spawns.filter((s) => s.t >= previousKill && s.t < restart.killAt);
-      const fresh = ready === null ? undefined : session.spawns.find((s) => s.t >= ready && s.t < nextKill);
+      // The new process's work from its start, not from ready: it may be at work before ready is
+      // seen (a log line read late, `ready: {delay}`).
+      const fresh =
+        ready === null ? undefined : session.spawns.find((s) => s.t >= restart.goneAt && s.t < nextKill);
       let before = 0;
       let after = 0;
       for (const spawn of cut)
@@ -393,7 +397,7 @@ function duplicatedSection(world: EdgeWorld, calls: SessionCalls): EdgesAnalysis
       if (tally && ready !== null) {
         for (const [write, times] of [...tally.writeTimes].sort(([a], [b]) => cmp(a, b))) {
           if (!times.some((t) => t < restart.killAt)) continue;
-          const n = timesIn(times, ready, nextKill);
+          const n = timesIn(times, restart.goneAt, nextKill);
           if (n > 0) again.push({ write, count: n });
         }
       }
