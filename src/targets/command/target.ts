@@ -93,6 +93,8 @@ export class CommandTarget implements Target {
   private stopping = false;
   private watchTimer: NodeJS.Timeout | undefined;
   private index = 0;
+  /** GitHub calls answered that were not an agent's (no spawn's token): `ready: {github: true}`. */
+  private ownCalls = 0;
   private readonly spawnSessions = new Map<string, string>();
   private readonly dirs: { root: string; cwd: string; state: string; log: string };
   /** The world's records until run time starts (boot), then the run's trace. */
@@ -208,6 +210,11 @@ export class CommandTarget implements Target {
       const spawn = this.world?.spawnOfToken(token);
       return spawn ? this.spawnSessions.get(spawn.id) : undefined;
     };
+    // `ready: {github: true}` is the control plane's first call: an agent's (its spawn's token)
+    // is not, such as one an earlier start left running, calling GitHub during the outage.
+    this.emulator.onRequest = (token) => {
+      if (token === undefined || this.world?.spawnOfToken(token.token) === undefined) this.ownCalls++;
+    };
     this.world?.spawns?.onChange((spawn, what) => {
       if (what === 'spawn') this.attributeSpawn(spawn.id, spawn.argv.join(' '), spawn.cwd);
     });
@@ -255,7 +262,7 @@ export class CommandTarget implements Target {
   private async launch(reason: 'start' | RestartKind): Promise<void> {
     const { clock, trace } = this.options;
     const world = this.world as World;
-    const requestsBefore = this.emulator.stats().requests;
+    const ownCallsBefore = this.ownCalls;
     const logOffset = fileSize(this.dirs.log);
     this.startLogOffset = logOffset;
     const spawnedAt = clock.now();
@@ -303,7 +310,7 @@ export class CommandTarget implements Target {
           { hint: `its output is in ${this.dirs.log}`, exitCode: ExitCode.runFailed },
         );
       }
-      if (await this.isReady(requestsBefore, logOffset, spawnedAt)) break;
+      if (await this.isReady(ownCallsBefore, logOffset, spawnedAt)) break;
       await new Promise((resolve) => setTimeout(resolve, PROBE_MS));
     }
     const readyAt = clock.now();
@@ -348,13 +355,13 @@ export class CommandTarget implements Target {
     return false;
   }
 
-  private async isReady(requestsBefore: number, logOffset: number, spawnedAt: number): Promise<boolean> {
+  private async isReady(ownCallsBefore: number, logOffset: number, spawnedAt: number): Promise<boolean> {
     const ready = this.config.ready;
     switch (ready.kind) {
       case 'delay':
         return this.options.clock.now() - spawnedAt >= ready.ms * this.options.clock.timeScale;
       case 'github':
-        return this.emulator.stats().requests > requestsBefore;
+        return this.ownCalls > ownCallsBefore;
       case 'log':
         return this.logSays(new RegExp(ready.pattern), logOffset);
       case 'http': {
