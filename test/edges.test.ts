@@ -475,6 +475,27 @@ describe('edges: restarts that are not a plain kill', () => {
     ]);
   });
 
+  it('a session its cut agent had finished, done after the outage: the summary does not say it finished during the outage', async () => {
+    // Found with a bash control plane under done: merged: its pull request was open before the
+    // kill, merged by the world's CI 4 s after the outage, and the summary said "finished during the outage".
+    const trace = writeTrace(`${dir}/finished-after.jsonl`, [
+      worldStarted(0),
+      workCreated(100, 's1', 1),
+      spawned(200, 'a1', 'codex'),
+      attributed(250, 'a1', 's1', 'argv'),
+      request(400, a1, 100, 10, 50),
+      exited(900, 'a1', 'codex', 200),
+      restarted(1000, 'hard'),
+      boot(1010, 300, 'hard'),
+      ready(1310, 'hard'),
+      state(5000, 's1', 'working', 'pr_open'),
+    ]);
+    const shown = await cli(['analyze', trace]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/codex hard: 1 cut · 0 recovered · 1 finished without a new agent/);
+    expect(shown.stdout).not.toContain('during the outage');
+  });
+
   it('a session never picked up again fails its restart row; a second kill during a recovery is one sample', () => {
     const records = [
       worldStarted(0),
