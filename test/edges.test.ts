@@ -588,6 +588,28 @@ describe('edges: restarts that are not a plain kill', () => {
   });
 });
 
+describe('edges: work that never reaches its done state', () => {
+  it('done: closed for sessions whose pull requests were merged: the warning says where they got to', () => {
+    // Found with a bash control plane (done: closed, pull requests that close their issues,
+    // merged by the world's CI): "no piece of work was done" and nothing said why.
+    const a = analyse([
+      worldStarted(0),
+      workCreated(100, 's1', 1, 'closed'),
+      workCreated(200, 's2', 2, 'closed'),
+      state(1000, 's1', 'spawning', 'pr_open'),
+      state(2000, 's1', 'pr_open', 'merged'),
+      state(2500, 's2', 'spawning', 'pr_open'),
+      state(3000, 's2', 'pr_open', 'merged'),
+    ]);
+    expect(a.edges!.sessions).toMatchObject({ created: 2, completed: 0, reached: { merged: 2 } });
+    expect(a.warnings).toContainEqual(
+      expect.stringMatching(
+        /^no piece of work was done: 2 given, none reached its done state by the run's end \(where they got to: 2 merged\), .*done: closed for work whose pull requests are merged/,
+      ),
+    );
+  });
+});
+
 describe('edges: bounds (docs/limits.md)', () => {
   it('lists at most 5,000 sessions and counts the rest; absurd token counts are read as whole, non-negative numbers', () => {
     const records: BodyRecord[] = [worldStarted(0)];

@@ -150,6 +150,10 @@ export const edgesSchema = z
       count,
       created: count.describe('sessions with a work.created'),
       completed: count.describe('sessions that reached their done state'),
+      reached: z
+        .record(z.string(), count)
+        .optional()
+        .describe('sessions by the last state they reached (absent when none moved; before 2026-12-07)'),
       list: z.array(sessionRow).describe(`at most ${MAX_EDGE_ROWS}, by creation`),
       leftOut: count,
     }),
