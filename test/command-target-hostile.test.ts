@@ -231,9 +231,14 @@ describe.skipIf(bwrap.skip)('the command target: a graceful restart', () => {
 });
 
 describe('the command target: a hard restart with kill: process', () => {
-  it.each(['proxy', 'sandbox'])(
-    '%s: kills the control plane a start line runs, not only its sh -c (it ran on beside the next start)',
-    async (mode) => {
+  it.each([
+    ['proxy', ''],
+    ['sandbox', ''],
+    // A shell that became the command (exec, or a sh that is bash): what it started runs on.
+    ['sandbox', 'exec '],
+  ])(
+    '%s, start "%ssh crashes.sh": kills the control plane a start line runs, not only its sh -c (it ran on beside the next start)',
+    async (mode, prefix) => {
       const needs = mode === 'sandbox' ? bwrap : proxyWorld;
       if (needs.skip) return;
       needs.require();
@@ -254,10 +259,12 @@ describe('the command target: a hard restart with kill: process', () => {
           '',
         ].join('\n'),
       );
-      const yaml = `${scenario(script, { duration: '5s' }).replace(
-        '  agents: none',
-        `  agents: none\n  kill: process\n  world: { mode: ${mode} }`,
-      )}faults:\n  - { type: restart, kind: hard, at: 1500ms }\n`;
+      const yaml = `${scenario(script, { duration: '5s' })
+        .replace(`start: sh ${script}`, `start: ${prefix}sh ${script}`)
+        .replace(
+          '  agents: none',
+          `  agents: none\n  kill: process\n  world: { mode: ${mode} }`,
+        )}faults:\n  - { type: restart, kind: hard, at: 1500ms }\n`;
       const result = await run(dir, yaml);
       expect(result.code, result.stderr).toBe(0);
       expect(named(result, 'controlplane.ready').length).toBe(2);

@@ -43,7 +43,7 @@ import { COMMAND_TARGET_BOUNDS, type CommandTargetConfig } from '../../workload/
 import type { GitHubSide } from '../../workload/github-side.ts';
 import type { Scenario } from '../../workload/scenario.ts';
 import type { World as ScriptedWorld } from '../../workload/world.ts';
-import { childPids, startTicks } from '../../world/procfs.ts';
+import { childPids, processFacts, startTicks } from '../../world/procfs.ts';
 import { openWorld, type World, type WorldProcess } from '../../world/world.ts';
 import { countSessionStates } from '../session-counts.ts';
 import { type CommandSession, checkoutOf, SessionBook } from './sessions.ts';
@@ -589,8 +589,13 @@ export class CommandTarget implements Target {
     // `sh -c` it runs in: dash (Debian's sh) forks even a single command instead of becoming it,
     // so the shell alone died and the control plane ran on beside its next start. The shell's
     // own children die with it; what they started runs on, as after a crash.
+    // Only while it is still that shell: one that became the command (`exec`, or a sh that is
+    // bash, which execs a single command) is the control plane, and its children its agents.
     const line =
-      !group && isShellLine(this.config.argv) && child.pid !== undefined
+      !group &&
+      isShellLine(this.config.argv) &&
+      child.pid !== undefined &&
+      isShellLine(processFacts(child.pid)?.argv ?? [])
         ? childPids(child.pid).map((pid) => ({ pid, started: startTicks(pid) }))
         : [];
     const signalAll = (sig: NodeJS.Signals) => {
@@ -726,7 +731,7 @@ export function lastLines(path: string, offset: number): string {
 
 /** A `start` given as a line: run as `sh -c LINE` (docs/command-target.md, "The configuration"). */
 const isShellLine = (argv: readonly string[]): boolean =>
-  argv.length === 3 && argv[0] === 'sh' && argv[1] === '-c';
+  argv.length === 3 && (argv[0] === 'sh' || argv[0]?.endsWith('/sh') === true) && argv[1] === '-c';
 
 function signalProcess(pid: number, signal: NodeJS.Signals): void {
   try {
