@@ -185,6 +185,51 @@ describe.skipIf(bwrap.skip)('the command target: a graceful restart', () => {
   });
 });
 
+describe('the command target: a hard restart with kill: process', () => {
+  it.each([
+    ['proxy', ''],
+    ['sandbox', ''],
+    // A shell that became the command (exec, or a sh that is bash): what it started runs on.
+    ['sandbox', 'exec '],
+  ])(
+    '%s, start "%ssh crashes.sh": kills the control plane a start line runs, not only its sh -c (it ran on beside the next start)',
+    async (mode, prefix) => {
+      const needs = mode === 'sandbox' ? bwrap : proxyWorld;
+      if (needs.skip) return;
+      needs.require();
+      const dir = scratchDir('fleetbench-command-hostile-');
+      const script = join(dir, 'crashes.sh');
+      const starts = join(dir, 'starts');
+      const overlap = join(dir, 'overlap');
+      const worker = join(dir, 'worker');
+      writeFileSync(
+        script,
+        [
+          // What it starts (an agent) is left running by a crash, and says so after the restart.
+          `if [ ! -f ${starts} ]; then sh -c 'while true; do sleep 0.2; [ "$(wc -l < ${starts})" -gt 1 ] && echo alive > ${worker}; done' & fi`,
+          `echo $$ >> ${starts}`,
+          'echo cp ready',
+          // The first start, still running once a later one began: the crash did not take it.
+          `while true; do [ "$(tail -n 1 ${starts})" = "$$" ] || echo $$ >> ${overlap}; sleep 0.1; done`,
+          '',
+        ].join('\n'),
+      );
+      const yaml = `${scenario(script, { duration: '5s' })
+        .replace(`start: sh ${script}`, `start: ${prefix}sh ${script}`)
+        .replace(
+          '  agents: none',
+          `  agents: none\n  kill: process\n  world: { mode: ${mode} }`,
+        )}faults:\n  - { type: restart, kind: hard, at: 1500ms }\n`;
+      const result = await run(dir, yaml);
+      expect(result.code, result.stderr).toBe(0);
+      expect(named(result, 'controlplane.ready').length).toBe(2);
+      expect(readFileSync(starts, 'utf8').trim().split('\n').length).toBe(2);
+      expect(existsSync(overlap) ? readFileSync(overlap, 'utf8') : '').toBe('');
+      expect(existsSync(worker), 'what the first start started ran on after the crash').toBe(true);
+    },
+  );
+});
+
 describe.skipIf(bwrap.skip)('the command target: a control plane whose output is hostile', () => {
   it('dies with terminal escapes in its last lines: the failure shows them escaped (they reached the terminal raw)', async () => {
     bwrap.require();

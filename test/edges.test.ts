@@ -442,6 +442,60 @@ describe('edges: restarts that are not a plain kill', () => {
     expect(e.duplicated.tokens).toBe(220);
   });
 
+  it('a new agent started before ready was seen (its log line read late, ready: {delay}): recovered, its cut work spent again', () => {
+    // Found with a Node control plane: ready by its log line, its new agent spawned 126 ms before
+    // fleetbench read that line; the session was called finished by its orphan and nothing spent again.
+    const c1 = { id: 'a1', agent: 'claude' };
+    const c2 = { id: 'a2', agent: 'claude' };
+    const a = analyse([
+      worldStarted(0),
+      workCreated(100, 's1', 1),
+      spawned(200, 'a1', 'claude'),
+      attributed(250, 'a1', 's1', 'argv'),
+      request(400, c1, 100, 10),
+      restarted(1000, 'hard'),
+      boot(1010, 600, 'hard'),
+      // The new process at work before fleetbench saw it ready; the orphan a1 runs on.
+      spawned(1300, 'a2', 'claude'),
+      attributed(1310, 'a2', 's1', 'argv'),
+      request(1500, c1, 100, 10),
+      ready(1610, 'hard'),
+      request(1800, c2, 100, 10),
+      state(2500, 's1', 'working', 'pr_open'),
+    ]);
+    // Measured from ready, as every recovery: its agent was already there (control plane's share 0).
+    expect(
+      a.speed!.recoveries.map((r) => [r.session, r.run, r.fullMs, r.controlPlaneMs, r.providerLoadMs]),
+    ).toEqual([['s1', 'a2', 190, 0, 190]]);
+    expect(a.speed!.recoveryCounts).toEqual([
+      { adapter: 'claude', kind: 'hard', cut: 1, recovered: 1, finished: 0, unrecovered: 0, open: 0 },
+    ]);
+    expect(a.edges!.duplicated.restarts[0]!.sessions.map((s) => [s.session, s.newSpawn, s.tokens])).toEqual([
+      ['s1', 'a2', 220],
+    ]);
+  });
+
+  it('a session its cut agent had finished, done after the outage: the summary does not say it finished during the outage', async () => {
+    // Found with a bash control plane under done: merged: its pull request was open before the
+    // kill, merged by the world's CI 4 s after the outage, and the summary said "finished during the outage".
+    const trace = writeTrace(`${dir}/finished-after.jsonl`, [
+      worldStarted(0),
+      workCreated(100, 's1', 1),
+      spawned(200, 'a1', 'codex'),
+      attributed(250, 'a1', 's1', 'argv'),
+      request(400, a1, 100, 10, 50),
+      exited(900, 'a1', 'codex', 200),
+      restarted(1000, 'hard'),
+      boot(1010, 300, 'hard'),
+      ready(1310, 'hard'),
+      state(5000, 's1', 'working', 'pr_open'),
+    ]);
+    const shown = await cli(['analyze', trace]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/codex hard: 1 cut · 0 recovered · 1 finished without a new agent/);
+    expect(shown.stdout).not.toContain('during the outage');
+  });
+
   it('a session never picked up again fails its restart row; a second kill during a recovery is one sample', () => {
     const records = [
       worldStarted(0),
@@ -531,6 +585,28 @@ describe('edges: restarts that are not a plain kill', () => {
     const shown = await cli(['analyze', writeTrace(`${dir}/died.jsonl`, records)]);
     expect(shown.stdout).toMatch(/control plane\.*: 0 restarts · DIED outside a restart at 1s \(SIGSEGV\)/);
     expect(shown.stdout).toMatch(/a1\s+opencode\s+s1\s+exited\s+1s\s+≥ 1s\s+1\s+77/);
+  });
+});
+
+describe('edges: work that never reaches its done state', () => {
+  it('done: closed for sessions whose pull requests were merged: the warning says where they got to', () => {
+    // Found with a bash control plane (done: closed, pull requests that close their issues,
+    // merged by the world's CI): "no piece of work was done" and nothing said why.
+    const a = analyse([
+      worldStarted(0),
+      workCreated(100, 's1', 1, 'closed'),
+      workCreated(200, 's2', 2, 'closed'),
+      state(1000, 's1', 'spawning', 'pr_open'),
+      state(2000, 's1', 'pr_open', 'merged'),
+      state(2500, 's2', 'spawning', 'pr_open'),
+      state(3000, 's2', 'pr_open', 'merged'),
+    ]);
+    expect(a.edges!.sessions).toMatchObject({ created: 2, completed: 0, reached: { merged: 2 } });
+    expect(a.warnings).toContainEqual(
+      expect.stringMatching(
+        /^no piece of work was done: 2 given, none reached its done state by the run's end \(where they got to: 2 merged\), .*done: closed for work whose pull requests are merged/,
+      ),
+    );
   });
 });
 

@@ -448,6 +448,21 @@ describe('compare refuses to compare nothing', () => {
     }
   });
 
+  it('a run’s trace.jsonl given as a side or to report says it is a trace and what to give instead (it said only "not readable as JSON")', async () => {
+    const trace = join(a, 'r1', 'trace.jsonl');
+    for (const args of [
+      ['compare', trace, a],
+      ['report', trace],
+    ]) {
+      const result = await cli(args);
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(2);
+      expect(result.stderr).toContain(
+        `${trace}: a trace (JSON Lines), not a result: give its run directory (${join(a, 'r1')})`,
+      );
+      expect(result.stderr).toContain(`fleetbench analyze ${trace} --json`);
+    }
+  });
+
   it('a side holding one run twice (a copy of its directory) is refused: exit 2, never a verdict from copies', async () => {
     const copies = join(dir, 'copies');
     cpSync(join(a, 'r1'), join(copies, 'x1'), { recursive: true });

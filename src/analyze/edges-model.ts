@@ -106,6 +106,8 @@ export interface EdgeSession {
   doneAt: number | null;
   /** The first `session.state` into `closed`. */
   closedAt: number | null;
+  /** The state its last `session.state` moved it to; null when none did. */
+  lastState: string | null;
   /** Its spawns, by start. */
   spawns: EdgeSpawn[];
 }
@@ -189,7 +191,7 @@ export function readEdges(records: readonly RetainedRecord[]): EdgeWorld | undef
   const attributions = new Map<string, { session: string; how: string | null }>();
   const requests: EdgeRequest[] = [];
   const firstParty: EdgeFirstParty[] = [];
-  const created = new Map<string, Omit<EdgeSession, 'spawns' | 'doneAt' | 'closedAt'>>();
+  const created = new Map<string, Omit<EdgeSession, 'spawns' | 'doneAt' | 'closedAt' | 'lastState'>>();
   const states: Array<{ t: number; session: string; to: string }> = [];
   const restarts: Array<Omit<EdgeRestart, 'goneAt'>> = [];
   const boots: number[] = [];
@@ -366,6 +368,7 @@ export function readEdges(records: readonly RetainedRecord[]): EdgeWorld | undef
         doneState: c?.doneState ?? DEFAULT_DONE_STATE,
         doneAt: null,
         closedAt: null,
+        lastState: null,
         spawns: [],
       };
       sessions.set(id, s);
@@ -379,6 +382,7 @@ export function readEdges(records: readonly RetainedRecord[]): EdgeWorld | undef
     const session = sessions.get(s.session) ?? sessionOf(s.session);
     if (session.doneAt === null && reachesDone(s.to, session.doneState)) session.doneAt = s.t;
     if (session.closedAt === null && s.to === 'closed') session.closedAt = s.t;
+    session.lastState = s.to;
   }
 
   const withGone: EdgeRestart[] = restarts.map((r) => {

@@ -89,13 +89,11 @@ const duplicateRow = z.object({
   newSpawn: z
     .string()
     .nullable()
-    .describe('its first agent spawned after ready (before the next kill); null: none'),
+    .describe('its first agent spawned once the old process was gone (before the next kill); null: none'),
   tokensBeforeKill: count,
   tokensAfterKill: count.describe('of the cut agents, from the kill on (orphans)'),
   tokens: count.describe('spent again: both, when the session got a new agent; else 0'),
-  writes: count.describe(
-    'REST writes after ready whose method and route the session had made before the kill',
-  ),
+  writes: count.describe('REST writes from then whose method and route the session had made before the kill'),
   writesAgain: z.array(z.object({ write: z.string(), count })).describe('`METHOD route` → writes again'),
 });
 
@@ -152,6 +150,10 @@ export const edgesSchema = z
       count,
       created: count.describe('sessions with a work.created'),
       completed: count.describe('sessions that reached their done state'),
+      reached: z
+        .record(z.string(), count)
+        .optional()
+        .describe('sessions by the last state they reached (absent when none moved; before 2026-12-07)'),
       list: z.array(sessionRow).describe(`at most ${MAX_EDGE_ROWS}, by creation`),
       leftOut: count,
     }),

@@ -181,7 +181,10 @@ function recoverSession(
     const cut = session.spawns.filter((s) => s.t < restart.killAt);
     const cutSpawn = cut[cut.length - 1]!;
     const ready = restart.readyAt;
-    const next = ready === null ? null : firstRequestAfter(session, ready);
+    // Its new agent may start before ready is seen (a log line read late, `ready: {delay}`): any
+    // agent started once the old process was gone is the new one's; the time still counts from
+    // ready (0 for what came before it).
+    const next = ready === null ? null : firstRequestAfter(session, restart.goneAt);
     const adapter = next?.spawn.agent ?? cutSpawn.agent;
     const tally = count(adapter, restart.kind, restart.killAt);
     tally.bump('cut');

@@ -89,6 +89,7 @@ export function computeEdges(
       doneState: DEFAULT_DONE_STATE,
       doneAt: null,
       closedAt: null,
+      lastState: null,
       spawns: [],
     });
   }
@@ -198,6 +199,7 @@ export function computeEdges(
       count: sessionList.length,
       created: sessionList.filter((s) => s.createdAt !== null).length,
       completed: completed.length,
+      ...reachedOf(sessionList),
       list: rows,
       leftOut: sessionList.length - rows.length,
     },
@@ -366,8 +368,9 @@ const timesIn = (times: readonly number[], from: number, to: number) =>
 
 /**
  * Per restart, the sessions in progress at its kill: the tokens of their cut agents (started
- * before the kill, after the previous one) when the session got a new agent after ready, and the
- * REST writes after ready (until the next kill) whose method and route it had made before the kill.
+ * before the kill, after the previous one) when the session got a new agent once the old process
+ * was gone, and the REST writes from then (until the next kill) whose method and route it had
+ * made before the kill.
  */
 function duplicatedSection(world: EdgeWorld, calls: SessionCalls): EdgesAnalysis['duplicated'] {
   let tokens = 0;
@@ -380,7 +383,10 @@ function duplicatedSection(world: EdgeWorld, calls: SessionCalls): EdgesAnalysis
     for (const session of world.sessions) {
       if (!inProgressAt(session, restart.killAt)) continue;
       const cut = session.spawns.filter((s) => s.t >= previousKill && s.t < restart.killAt);
-      const fresh = ready === null ? undefined : session.spawns.find((s) => s.t >= ready && s.t < nextKill);
+      // The new process's work from its start, not from ready: it may be at work before ready is
+      // seen (a log line read late, `ready: {delay}`).
+      const fresh =
+        ready === null ? undefined : session.spawns.find((s) => s.t >= restart.goneAt && s.t < nextKill);
       let before = 0;
       let after = 0;
       for (const spawn of cut)
@@ -393,7 +399,7 @@ function duplicatedSection(world: EdgeWorld, calls: SessionCalls): EdgesAnalysis
       if (tally && ready !== null) {
         for (const [write, times] of [...tally.writeTimes].sort(([a], [b]) => cmp(a, b))) {
           if (!times.some((t) => t < restart.killAt)) continue;
-          const n = timesIn(times, ready, nextKill);
+          const n = timesIn(times, restart.goneAt, nextKill);
           if (n > 0) again.push({ write, count: n });
         }
       }
@@ -477,6 +483,15 @@ function blockedSection(world: EdgeWorld): EdgesAnalysis['blocked'] {
   };
 }
 
+/** Sessions by the last state they reached, as `{reached}`; nothing when no session moved. */
+function reachedOf(sessions: readonly EdgeSession[]): { reached?: Record<string, number> } {
+  const counts = new Map<string, number>();
+  for (const s of sessions)
+    if (s.lastState !== null) counts.set(s.lastState, (counts.get(s.lastState) ?? 0) + 1);
+  if (counts.size === 0) return {};
+  return { reached: Object.fromEntries([...counts].sort((a, b) => cmp(a[0], b[0]))) };
+}
+
 /** Refused model requests by status and error code, the commonest first; undefined when none was refused. */
 function refusalsOf(requests: readonly EdgeRequest[]): Record<string, number> | undefined {
   const counts = new Map<string, number>();
@@ -492,11 +507,19 @@ function refusalsOf(requests: readonly EdgeRequest[]): Record<string, number> | 
  * GitHub traffic alone may pass a control plane that did nothing; or the provider emulator
  * refused model requests (a model it does not serve is the usual reason).
  */
+/** ` (where they got to: 3 merged)`, or nothing when no session moved. */
+function reachedText(reached: Record<string, number> | undefined): string {
+  if (reached === undefined) return '';
+  return ` (where they got to: ${Object.entries(reached)
+    .map(([state, n]) => `${n} ${state}`)
+    .join(', ')})`;
+}
+
 export function edgesWarnings(e: EdgesAnalysis): string[] {
   const warnings: string[] = [];
   if (e.sessions.created > 0 && e.sessions.completed === 0)
     warnings.push(
-      `no piece of work was done: ${e.sessions.created} given, none reached its done state by the run's end, so cost per task and time to done are not measured (the control plane's command.log may say why)`,
+      `no piece of work was done: ${e.sessions.created} given, none reached its done state by the run's end${reachedText(e.sessions.reached)}, so cost per task and time to done are not measured (the control plane's command.log may say why; a done state its work never reaches, such as done: closed for work whose pull requests are merged: docs/command-target.md)`,
     );
   const refused = e.attribution.model.refused;
   if (refused) {

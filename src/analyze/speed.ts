@@ -106,7 +106,7 @@ export const SPEED_METRIC_INFO: Record<
     role: 'report',
     labels: ['adapter', 'kind'],
     description:
-      'control plane ready → the recovered run’s next provider event (from a world’s edges: the first model request of an agent spawned after ready), outage removed',
+      'control plane ready → the recovered run’s next provider event (from a world’s edges: the first model request of an agent spawned after the kill, 0 when before ready), outage removed',
     span: 'ready → next agent event',
   },
   restart_recovery_control_plane: {

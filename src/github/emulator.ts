@@ -444,6 +444,8 @@ export class GitHubEmulator {
   tokenResolver: ((tokenText: string) => MintTokenOptions | undefined) | undefined = undefined;
   /** The session a token's calls belong to when the token itself names none (asked per call). */
   tokenSession: ((tokenText: string) => string | undefined) | undefined = undefined;
+  /** Told of every request answered (counted in `stats().requests`), with its token if any. */
+  onRequest: ((token: TokenInfo | undefined) => void) | undefined = undefined;
 
   /** A known token not past its expiry (an installation token lives an hour, apps.ts). */
   private live(token: TokenInfo | undefined): boolean {
@@ -1072,6 +1074,7 @@ export class GitHubEmulator {
         : outcome.location;
     if (outcome.retryAfter !== undefined) headers['retry-after'] = String(outcome.retryAfter);
     this.counters.requests++;
+    this.onRequest?.(token);
     this.byStatus.set(outcome.status, (this.byStatus.get(outcome.status) ?? 0) + 1);
     if (outcome.limited === 'secondary') this.counters.limitedSecondary++;
     const trace = this.trace;

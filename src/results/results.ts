@@ -121,13 +121,32 @@ const ACCEPTED =
   'a run directory (with summary.json), a summary.json, a matrix directory (with baseline.json), a baseline.json, an `analyze --json` file, or a directory of run directories';
 
 function readJson(file: string): unknown {
+  const text = readInputText(file, {
+    maxBytes: MAX_RESULTS_FILE_BYTES,
+    code: 'E_RESULTS',
+    what: 'a results file',
+  });
   try {
-    return JSON.parse(
-      readInputText(file, { maxBytes: MAX_RESULTS_FILE_BYTES, code: 'E_RESULTS', what: 'a results file' }),
-    );
+    return JSON.parse(text);
   } catch (error) {
-    if (error instanceof FleetbenchError) throw error;
+    // A run's trace.jsonl given where its results go: say what it is and what to give instead.
+    if (isTraceText(text))
+      throw new FleetbenchError(
+        'E_RESULTS',
+        `${file}: a trace (JSON Lines), not a result: give its run directory (${dirname(file)}) or its summary.json, or \`fleetbench analyze ${file} --json > analysis.json\` and give that; expected ${ACCEPTED}`,
+      );
     throw new FleetbenchError('E_RESULTS', `${file}: not readable as JSON (${(error as Error).message})`);
+  }
+}
+
+/** Whether `text` opens as a fleetbench trace does: a header line of format fleetbench-trace/N. */
+function isTraceText(text: string): boolean {
+  const newline = text.indexOf('\n');
+  try {
+    const header = JSON.parse(newline < 0 ? text : text.slice(0, newline)) as { format?: unknown } | null;
+    return typeof header?.format === 'string' && header.format.startsWith('fleetbench-trace/');
+  } catch {
+    return false;
   }
 }
 

@@ -170,7 +170,7 @@ export const commandTargetSchema = z
       .enum(['group', 'process'])
       .default('group')
       .describe(
-        "what a restart kills: its whole process group (a service manager's stop), or its first process only (a crash: what it started is left running)",
+        "what a restart kills: its whole process group (a service manager's stop), or its first process only, for a start line the command it runs (a crash: what it started is left running)",
       ),
     stop: z
       .object({

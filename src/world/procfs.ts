@@ -150,6 +150,16 @@ export function socketOwner(pids: readonly number[], inode: string): number | un
   return undefined;
 }
 
+/**
+ * When `pid` started, in clock ticks since boot, as the kernel keeps it: the same number on every
+ * read (unlike `processFacts`' wall-clock ms, computed anew each time), so a pid reused since is
+ * told apart from the process it once named.
+ */
+export function startTicks(pid: number): number | undefined {
+  const start = Number(statFields(pid)?.[19]);
+  return Number.isFinite(start) ? start : undefined;
+}
+
 /** The children of `pid` (from the kernel's list when it keeps one, else by scanning parents). */
 export function childPids(pid: number): number[] {
   const listed = read(`/proc/${pid}/task/${pid}/children`);

@@ -145,7 +145,7 @@ function speedRows(a: Analysis, e: Edges): string[][] {
     [
       'restart_recovery',
       'controlplane.ready',
-      'the first model request of an agent spawned after ready on a session in progress at the kill',
+      'the first model request of an agent spawned after the kill on a session in progress at it',
       fmtInt(fromTraffic.length),
     ],
     [

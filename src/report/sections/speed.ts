@@ -132,7 +132,7 @@ function recoveryCountsText(speed: NonNullable<Analysis['speed']>): string {
   return counts
     .map((c) => {
       const parts = [`${fmtInt(c.cut)} cut`, `${fmtInt(c.recovered)} recovered`];
-      if (c.finished > 0) parts.push(`${fmtInt(c.finished)} finished during the outage`);
+      if (c.finished > 0) parts.push(`${fmtInt(c.finished)} finished without a new agent`);
       const closed = c.unrecovered - c.open;
       if (closed > 0) parts.push(`${fmtInt(closed)} NOT recovered`);
       if (c.open > 0) parts.push(`${fmtInt(c.open)} still recovering at the end`);

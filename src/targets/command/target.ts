@@ -43,6 +43,7 @@ import { COMMAND_TARGET_BOUNDS, type CommandTargetConfig } from '../../workload/
 import type { GitHubSide } from '../../workload/github-side.ts';
 import type { Scenario } from '../../workload/scenario.ts';
 import type { World as ScriptedWorld } from '../../workload/world.ts';
+import { childPids, processFacts, startTicks } from '../../world/procfs.ts';
 import { openWorld, type World, type WorldProcess } from '../../world/world.ts';
 import { countSessionStates } from '../session-counts.ts';
 import { type CommandSession, checkoutOf, SessionBook } from './sessions.ts';
@@ -92,6 +93,8 @@ export class CommandTarget implements Target {
   private stopping = false;
   private watchTimer: NodeJS.Timeout | undefined;
   private index = 0;
+  /** GitHub calls answered that were not an agent's (no spawn's token): `ready: {github: true}`. */
+  private ownCalls = 0;
   private readonly spawnSessions = new Map<string, string>();
   private readonly dirs: { root: string; cwd: string; state: string; log: string };
   /** The world's records until run time starts (boot), then the run's trace. */
@@ -207,6 +210,11 @@ export class CommandTarget implements Target {
       const spawn = this.world?.spawnOfToken(token);
       return spawn ? this.spawnSessions.get(spawn.id) : undefined;
     };
+    // `ready: {github: true}` is the control plane's first call: an agent's (its spawn's token)
+    // is not, such as one an earlier start left running, calling GitHub during the outage.
+    this.emulator.onRequest = (token) => {
+      if (token === undefined || this.world?.spawnOfToken(token.token) === undefined) this.ownCalls++;
+    };
     this.world?.spawns?.onChange((spawn, what) => {
       if (what === 'spawn') this.attributeSpawn(spawn.id, spawn.argv.join(' '), spawn.cwd);
     });
@@ -254,7 +262,7 @@ export class CommandTarget implements Target {
   private async launch(reason: 'start' | RestartKind): Promise<void> {
     const { clock, trace } = this.options;
     const world = this.world as World;
-    const requestsBefore = this.emulator.stats().requests;
+    const ownCallsBefore = this.ownCalls;
     const logOffset = fileSize(this.dirs.log);
     this.startLogOffset = logOffset;
     const spawnedAt = clock.now();
@@ -302,7 +310,7 @@ export class CommandTarget implements Target {
           { hint: `its output is in ${this.dirs.log}`, exitCode: ExitCode.runFailed },
         );
       }
-      if (await this.isReady(requestsBefore, logOffset, spawnedAt)) break;
+      if (await this.isReady(ownCallsBefore, logOffset, spawnedAt)) break;
       await new Promise((resolve) => setTimeout(resolve, PROBE_MS));
     }
     const readyAt = clock.now();
@@ -347,13 +355,13 @@ export class CommandTarget implements Target {
     return false;
   }
 
-  private async isReady(requestsBefore: number, logOffset: number, spawnedAt: number): Promise<boolean> {
+  private async isReady(ownCallsBefore: number, logOffset: number, spawnedAt: number): Promise<boolean> {
     const ready = this.config.ready;
     switch (ready.kind) {
       case 'delay':
         return this.options.clock.now() - spawnedAt >= ready.ms * this.options.clock.timeScale;
       case 'github':
-        return this.emulator.stats().requests > requestsBefore;
+        return this.ownCalls > ownCallsBefore;
       case 'log':
         return this.logSays(new RegExp(ready.pattern), logOffset);
       case 'http': {
@@ -577,9 +585,27 @@ export class CommandTarget implements Target {
     group = this.config.kill === 'group',
   ): Promise<void> {
     const signalledAt = Date.now();
-    child.kill(signal, group);
+    // `kill: process` means the control plane, and a `start` line's first process is the
+    // `sh -c` it runs in: dash (Debian's sh) forks even a single command instead of becoming it,
+    // so the shell alone died and the control plane ran on beside its next start. The shell's
+    // own children die with it; what they started runs on, as after a crash.
+    // Only while it is still that shell: one that became the command (`exec`, or a sh that is
+    // bash, which execs a single command) is the control plane, and its children its agents.
+    const line =
+      !group &&
+      isShellLine(this.config.argv) &&
+      child.pid !== undefined &&
+      isShellLine(processFacts(child.pid)?.argv ?? [])
+        ? childPids(child.pid).map((pid) => ({ pid, started: startTicks(pid) }))
+        : [];
+    const signalAll = (sig: NodeJS.Signals) => {
+      child.kill(sig, group);
+      // The same processes: a pid reused since (its start time differs) is not signalled.
+      for (const { pid, started } of line) if (startTicks(pid) === started) signalProcess(pid, sig);
+    };
+    signalAll(signal);
     const grace = signal === 'SIGKILL' ? 5_000 : this.config.stop.graceMs;
-    const timer = setTimeout(() => child.kill('SIGKILL', group), grace);
+    const timer = setTimeout(() => signalAll('SIGKILL'), grace);
     // Its exit is reported from inside the world; should that report never come, the run still
     // ends (SIGKILL was sent at the grace; the world's end takes whatever is left).
     let giveUp: NodeJS.Timeout | undefined;
@@ -701,4 +727,16 @@ export function lastLines(path: string, offset: number): string {
       /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g,
       (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
     );
+}
+
+/** A `start` given as a line: run as `sh -c LINE` (docs/command-target.md, "The configuration"). */
+const isShellLine = (argv: readonly string[]): boolean =>
+  argv.length === 3 && (argv[0] === 'sh' || argv[0]?.endsWith('/sh') === true) && argv[1] === '-c';
+
+function signalProcess(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Gone already.
+  }
 }
