@@ -10,27 +10,20 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENT_PACKAGES, resolveAgentsInstall } from '../src/agents/index.ts';
+import { AGENT_PACKAGES } from '../src/agents/index.ts';
 import { BIN } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
-import { dialled, inLoopbackNamespace, loopbackNamespace, straceTool } from './helpers/tools.ts';
+import {
+  agentClisPresent,
+  dialled,
+  inLoopbackNamespace,
+  loopbackNamespace,
+  straceTool,
+} from './helpers/tools.ts';
 
 const ci = Boolean(process.env.CI);
 
-function installed(): boolean {
-  try {
-    resolveAgentsInstall(undefined);
-    return true;
-  } catch (error) {
-    if (!ci)
-      process.stderr.write(
-        `skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`,
-      );
-    return false;
-  }
-}
-
-const ready = installed() && loopbackNamespace();
+const ready = agentClisPresent() && loopbackNamespace();
 const skip = !ready && !ci;
 
 interface Request {

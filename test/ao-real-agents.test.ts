@@ -13,32 +13,27 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENT_PACKAGES, resolveAgentsInstall } from '../src/agents/index.ts';
+import { AGENT_PACKAGES } from '../src/agents/index.ts';
 import { scriptsFileSchema } from '../src/provider/index.ts';
 import { AO_AGENT_SCRIPT, aoAgentScript } from '../src/targets/ao/agents.ts';
 import { BIN, cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
-import { dialled, inLoopbackNamespace, loopbackNamespace, straceTool, systemTool } from './helpers/tools.ts';
+import {
+  agentClisPresent,
+  dialled,
+  inLoopbackNamespace,
+  loopbackNamespace,
+  straceTool,
+  systemTool,
+} from './helpers/tools.ts';
 
 const ci = Boolean(process.env.CI);
 const dir = scratchDir('fleetbench-ao-real-');
 const gh = systemTool('gh', ['--version'], 'gh');
 const tmux = systemTool('tmux', ['-V'], 'tmux');
 
-function claudeInstalled(): boolean {
-  try {
-    resolveAgentsInstall(undefined, ['claude']);
-    return true;
-  } catch (error) {
-    if (!ci)
-      process.stderr.write(
-        `skipped: needs Claude Code (fleetbench targets install agents): ${(error as Error).message}\n`,
-      );
-    return false;
-  }
-}
-
-const ready = !gh.skip && !tmux.skip && claudeInstalled() && loopbackNamespace();
+const ready =
+  !gh.skip && !tmux.skip && agentClisPresent(['claude'], { what: 'Claude Code' }) && loopbackNamespace();
 
 interface Line {
   kind: string;

@@ -11,26 +11,12 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveAgentsInstall } from '../src/agents/index.ts';
 import { BIN } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
-import { systemTool } from './helpers/tools.ts';
+import { agentClisPresent, systemTool } from './helpers/tools.ts';
 
 const ci = Boolean(process.env.CI);
 const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
-
-function installed(): boolean {
-  try {
-    resolveAgentsInstall(undefined, undefined, process.env, { quick: true });
-    return true;
-  } catch (error) {
-    if (!ci)
-      process.stderr.write(
-        `skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`,
-      );
-    return false;
-  }
-}
 
 type Line = {
   kind: string;
@@ -107,7 +93,7 @@ function run(dir: string): Promise<{ code: number | null; stderr: string; record
   });
 }
 
-describe.skipIf((!installed() || bwrap.skip) && !ci)(
+describe.skipIf((!agentClisPresent(undefined, { quick: true }) || bwrap.skip) && !ci)(
   'the command target: ready by its first GitHub call',
   () => {
     it('after a restart, waits for the new start’s own call: an orphaned agent’s calls during the outage do not make it ready', {

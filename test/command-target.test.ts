@@ -11,11 +11,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { resolveAgentsInstall } from '../src/agents/index.ts';
 import { BIN } from './helpers/cli.ts';
 import { type CliProcessRun, runCliProcess, traceLines } from './helpers/cli-process.ts';
 import { scratchDir } from './helpers/tmp.ts';
-import { systemTool } from './helpers/tools.ts';
+import { agentClisPresent, systemTool } from './helpers/tools.ts';
 
 const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
 const LOOP = fileURLToPath(new URL('./fixtures/command-cp/loop.mjs', import.meta.url));
@@ -255,60 +254,50 @@ describe.skipIf(bwrap.skip)('--target command', { timeout: 240_000 }, () => {
   });
 });
 
-function agentsInstalled(): boolean {
-  try {
-    resolveAgentsInstall(undefined, ['codex']);
-    return true;
-  } catch (error) {
-    if (!ci)
-      process.stderr.write(
-        `skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`,
-      );
-    return false;
-  }
-}
-
-describe.skipIf((!agentsInstalled() || bwrap.skip) && !ci)('--target command with real agents', () => {
-  it('counts an orphaned agent: the control plane killed from outside, the agent it detached runs on', async () => {
-    bwrap.require();
-    const text = scenario({
-      sessions: 1,
-      duration: '90s',
-      env: { LOOP_AGENT: 'codex', LOOP_DETACH_AGENTS: '1' },
-    })
-      .replace('agents: none', 'agents: real')
-      .concat('provider: { latency: realistic }\n');
-    const dir = scratchDir('fleetbench-command-orphan-');
-    const file = join(dir, 'scenario.yaml');
-    writeFileSync(file, text);
-    const out = join(dir, 'out');
-    const child = spawn(process.execPath, [BIN, 'run', file, '--out', out], { stdio: 'ignore' });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    // As an operator would: once the agent is at work (its first model request), kill -9 the
-    // control plane's process group.
-    let killed: number | undefined;
-    for (let i = 0; i < 600 && killed === undefined; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const lines = traceLines(out);
-      const start = lines.find((x) => x.name === 'controlplane.start');
-      if (start && lines.some((x) => x.name === 'provider.request' && x.labels?.spawn !== undefined)) {
-        killed = start.data?.pid as number;
-        process.kill(-killed, 'SIGKILL');
+describe.skipIf((!agentClisPresent(['codex']) || bwrap.skip) && !ci)(
+  '--target command with real agents',
+  () => {
+    it('counts an orphaned agent: the control plane killed from outside, the agent it detached runs on', async () => {
+      bwrap.require();
+      const text = scenario({
+        sessions: 1,
+        duration: '90s',
+        env: { LOOP_AGENT: 'codex', LOOP_DETACH_AGENTS: '1' },
+      })
+        .replace('agents: none', 'agents: real')
+        .concat('provider: { latency: realistic }\n');
+      const dir = scratchDir('fleetbench-command-orphan-');
+      const file = join(dir, 'scenario.yaml');
+      writeFileSync(file, text);
+      const out = join(dir, 'out');
+      const child = spawn(process.execPath, [BIN, 'run', file, '--out', out], { stdio: 'ignore' });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      // As an operator would: once the agent is at work (its first model request), kill -9 the
+      // control plane's process group.
+      let killed: number | undefined;
+      for (let i = 0; i < 600 && killed === undefined; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const lines = traceLines(out);
+        const start = lines.find((x) => x.name === 'controlplane.start');
+        if (start && lines.some((x) => x.name === 'provider.request' && x.labels?.spawn !== undefined)) {
+          killed = start.data?.pid as number;
+          process.kill(-killed, 'SIGKILL');
+        }
       }
-    }
-    expect(killed, 'the agent made a model request in time').toBeDefined();
-    expect(await exited).toBe(3);
-    const records = traceLines(out);
-    const died = records.find((x) => x.name === 'controlplane.exited');
-    expect(died?.data?.signal).toBe('SIGKILL');
-    const spawn1 = records.find((x) => x.name === 'agent.spawn');
-    expect(spawn1?.data?.argv).toEqual(expect.arrayContaining(['codex', 'exec']));
-    const exit1 = records.find((x) => x.name === 'agent.exit' && x.labels?.spawn === spawn1?.labels?.spawn);
-    // The agent outlived its control plane: still running when it died (its exit came later,
-    // at the latest when the run's end took the world down).
-    expect(exit1?.t).toBeGreaterThan(died?.t as number);
-    const models = records.filter((x) => x.kind === 'span' && x.name === 'provider.request');
-    expect(models.length).toBeGreaterThan(0);
-    for (const model of models) expect(model.labels?.spawn).toBe(spawn1?.labels?.spawn);
-  });
-});
+      expect(killed, 'the agent made a model request in time').toBeDefined();
+      expect(await exited).toBe(3);
+      const records = traceLines(out);
+      const died = records.find((x) => x.name === 'controlplane.exited');
+      expect(died?.data?.signal).toBe('SIGKILL');
+      const spawn1 = records.find((x) => x.name === 'agent.spawn');
+      expect(spawn1?.data?.argv).toEqual(expect.arrayContaining(['codex', 'exec']));
+      const exit1 = records.find((x) => x.name === 'agent.exit' && x.labels?.spawn === spawn1?.labels?.spawn);
+      // The agent outlived its control plane: still running when it died (its exit came later,
+      // at the latest when the run's end took the world down).
+      expect(exit1?.t).toBeGreaterThan(died?.t as number);
+      const models = records.filter((x) => x.kind === 'span' && x.name === 'provider.request');
+      expect(models.length).toBeGreaterThan(0);
+      for (const model of models) expect(model.labels?.spawn).toBe(spawn1?.labels?.spawn);
+    });
+  },
+);

@@ -14,30 +14,16 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveAgentsInstall } from '../src/agents/index.ts';
 import type { Analysis } from '../src/analyze/schema.ts';
 import { BIN, cli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
-import { systemTool } from './helpers/tools.ts';
+import { agentClisPresent, systemTool } from './helpers/tools.ts';
 
 const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
 const curl = systemTool('curl', ['--version'], 'curl');
 const require = createRequire(import.meta.url);
 
-function agentsInstalled(): boolean {
-  try {
-    resolveAgentsInstall(undefined);
-    return true;
-  } catch (error) {
-    if (!process.env.CI)
-      process.stderr.write(
-        `skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`,
-      );
-    return false;
-  }
-}
-
-const skip = (bwrap.skip || curl.skip || !agentsInstalled()) && !process.env.CI;
+const skip = (bwrap.skip || curl.skip || !agentClisPresent()) && !process.env.CI;
 
 /** `fleetbench world --mode sandbox --out DIR -- sh -c SCRIPT` as a process: its exit code. */
 function world(

@@ -20,11 +20,11 @@ import {
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { resolveAgentsInstall } from '../src/agents/install.ts';
 import { isFleetbenchError } from '../src/base/errors.ts';
 import { makeDirectories, openOutputFile, writeOutput, writeOutputFile } from '../src/base/safe-write.ts';
 import { cli, runCli } from './helpers/cli.ts';
 import { scratchDir } from './helpers/tmp.ts';
+import { agentClisPresent } from './helpers/tools.ts';
 
 const dir = scratchDir('fleetbench-outputs-');
 const AO_SAMPLE = new URL('../examples/ao-gh-trace.jsonl', import.meta.url).pathname;
@@ -88,20 +88,6 @@ function lay(kind: Kind, base: string): { path: string; victim?: string } {
       return { path: '/dev/full' };
     case 'dev-null':
       return { path: '/dev/null' };
-  }
-}
-
-/** The agent CLIs in fleetbench's cache (agents try checks them first); said when they are not. */
-function agentsInstalled(): boolean {
-  try {
-    resolveAgentsInstall(undefined, ['codex']);
-    return true;
-  } catch (error) {
-    if (process.env.CI) return true; // .ci/run installs them: the test then fails, naming why
-    process.stderr.write(
-      `skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`,
-    );
-    return false;
   }
 }
 
@@ -263,7 +249,7 @@ describe('every command: an output through a link is refused, a write error is n
     });
   }
 
-  it.skipIf(!agentsInstalled())(
+  it.skipIf(!(agentClisPresent(['codex']) || Boolean(process.env.CI)))(
     'agents try --out: a link in the directory is refused before any agent runs',
     async () => {
       const out = join(dir, 'agents-out');

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { type AgentCli, resolveAgentsInstall } from '../../src/agents/index.ts';
 
 /**
  * A system tool a test needs (gh, promtool, Chromium, …), by name on PATH or by absolute path.
@@ -148,3 +149,24 @@ export const GH_DEBIAN13 =
     'bin',
     'gh',
   );
+
+/**
+ * Whether the agent CLIs `clis` (all by default) are in fleetbench's cache (`fleetbench targets
+ * install agents`). Off CI their absence is said in one line, naming why, and the suite is
+ * skipped by its caller; under CI the caller runs it anyway (.ci/run installs them), so it fails.
+ */
+export function agentClisPresent(
+  clis?: readonly AgentCli[],
+  options: { quick?: boolean; what?: string } = {},
+): boolean {
+  try {
+    resolveAgentsInstall(undefined, clis, process.env, options.quick ? { quick: true } : {});
+    return true;
+  } catch (error) {
+    if (!process.env.CI)
+      process.stderr.write(
+        `skipped: needs ${options.what ?? 'the agent CLIs'} (fleetbench targets install agents): ${(error as Error).message}\n`,
+      );
+    return false;
+  }
+}
