@@ -77,7 +77,27 @@ describe('analyzer: API cost metrics', () => {
     expect(a.concurrency).toEqual({ peak: 3, atMs: 60, resolutionMs: 1 });
   });
 
-  it('writes per minute (REST only, sliding 60 s) and 403/429/retry-after answers', () => {
+  it('a GraphQL mutation is a write, a query is not: what the emulator charges tells them (5 secondary points against 1)', async () => {
+    const h = inProcess();
+    const issue = h.emulator.state.issue(h.emulator.state.repo('fleetbench/repo-1'), 1);
+    const query = await h.graphql('query { viewer { login } }');
+    const mutation = await h.graphql(
+      'mutation($id: ID!) { addComment(input: {subjectId: $id, body: "on it"}) { clientMutationId } }',
+      { id: issue.nodeId },
+    );
+    const rest = await h.post('/repos/fleetbench/repo-1/issues/1/comments', { body: 'and here' });
+    expect([query.status, mutation.status, rest.status]).toEqual([200, 200, 201]);
+    const records = h.apiRecords() as ApiRecord[];
+    expect(records.map((r) => [r.protocol, r.secondaryCost])).toEqual([
+      ['graphql', 1],
+      ['graphql', 5],
+      ['rest', 5],
+    ]);
+    const { api: a } = analyze(records.map((r) => ({ ...r, session: 's1' })));
+    expect(a.writes.total).toBe(2);
+  });
+
+  it('writes per minute (a GraphQL query is none, sliding 60 s) and 403/429/retry-after answers', () => {
     const records = [
       ...[0, 1000, 2000, 3000, 4000].map((t) => api(t, { method: 'POST', status: 201 })),
       ...[65_000, 66_000, 67_000].map((t) => api(t, { method: 'PATCH' })),

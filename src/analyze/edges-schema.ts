@@ -93,7 +93,9 @@ const duplicateRow = z.object({
   tokensBeforeKill: count,
   tokensAfterKill: count.describe('of the cut agents, from the kill on (orphans)'),
   tokens: count.describe('spent again: both, when the session got a new agent; else 0'),
-  writes: count.describe('REST writes from then whose method and route the session had made before the kill'),
+  writes: count.describe(
+    'writes from then whose method and route (a GraphQL mutation: its operation) the session had made before the kill',
+  ),
   writesAgain: z.array(z.object({ write: z.string(), count })).describe('`METHOD route` → writes again'),
 });
 

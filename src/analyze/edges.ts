@@ -369,7 +369,7 @@ const timesIn = (times: readonly number[], from: number, to: number) =>
 /**
  * Per restart, the sessions in progress at its kill: the tokens of their cut agents (started
  * before the kill, after the previous one) when the session got a new agent once the old process
- * was gone, and the REST writes from then (until the next kill) whose method and route it had
+ * was gone, and the writes from then (until the next kill) whose method and route (a mutation's operation) it had
  * made before the kill.
  */
 function duplicatedSection(world: EdgeWorld, calls: SessionCalls): EdgesAnalysis['duplicated'] {

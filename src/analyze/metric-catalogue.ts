@@ -279,7 +279,7 @@ export const VALUE_METRICS: readonly ValueMetric[] = [
     '<',
     'writes/min',
     ['value', 'rate'],
-    'most REST writes in any 60 s window',
+    'most writes (REST and GraphQL mutations) in any 60 s window',
   ),
   scorecardMetric('limited-answers', '==', 'answers', ['value', 'count'], '403 / 429 / retry-after answers'),
   cost('api.calls', 'API calls', 'calls', 'lower', (a) => a.api.totals.calls, ['value', 'count']),
@@ -309,7 +309,7 @@ export const VALUE_METRICS: readonly ValueMetric[] = [
     'value',
     'count',
   ]),
-  cost('api.writes', 'REST writes', 'calls', 'lower', (a) => a.api.totals.writes),
+  cost('api.writes', 'writes (REST, GraphQL mutations)', 'calls', 'lower', (a) => a.api.totals.writes),
   cost(
     'api.dashboard-calls',
     'dashboard calls',

@@ -777,7 +777,7 @@ export const analysisSchema = z.object({
   series: z.object({
     calls: seriesSchema.describe('calls started per bin (1 s bins up to 2 h runs, wider after)'),
     calls10s: seriesSchema,
-    writes: seriesSchema.describe('REST writes per minute'),
+    writes: seriesSchema.describe('writes (REST, GraphQL mutations) per minute'),
     points: z.object({ binMs: z.number(), byResource: z.record(z.string(), z.array(z.number())) }),
     gauges: z
       .array(

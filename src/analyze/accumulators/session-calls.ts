@@ -1,9 +1,9 @@
 /**
  * GitHub calls as the edges finisher (edges.ts) needs them: per session (calls, points by
- * resource, REST writes, the end of its last call, and each write's (method, route) with its
+ * resource, writes (REST, GraphQL mutations), the end of its last call, and each write's (method, route) with its
  * times, for writes made again after a restart) and for the calls no session was attributed to
  * (the control plane's own overhead); calls and points per second of run time, for the active
- * window. Memory: one tally per session, plus 8 bytes per REST write that carries a session.
+ * window. Memory: one tally per session, plus 8 bytes per write that carries a session.
  */
 import type { ScannedRow } from '../../trace/scanner.ts';
 import type { ApiRecord } from '../../trace/schema.ts';
@@ -21,7 +21,7 @@ export interface CallTally {
   writes: number;
   /** The latest end (t + dur) of its calls; -Infinity before the first. */
   lastEnd: number;
-  /** `METHOD route` of each REST write → its start times (file order; sorted when read). */
+  /** `METHOD route` of each write (a mutation's `graphql OPERATION`) → its start times (file order; sorted when read). */
   writeTimes: Map<string, number[]>;
 }
 
@@ -52,11 +52,23 @@ export const newTally = (): CallTally => ({
   writeTimes: new Map(),
 });
 
-/** REST POST, PATCH, PUT and DELETE (a GraphQL POST is a query): as `api.totals.writes` counts them. */
-export function isRestWrite(r: Pick<ApiRecord, 'protocol' | 'method'>): boolean {
+/**
+ * A write, as `api.totals.writes` counts them: a REST POST, PATCH, PUT or DELETE, or a GraphQL
+ * mutation. A GraphQL request is always a POST; what tells a mutation is its secondary cost, 5
+ * points against a query's 1 (GitHub's "secondary rate limits" points, which the emulator
+ * charges; a mutation refused before it was charged costs 0 and is not counted). A control plane
+ * that writes through `gh` (whose `pr create`, `issue comment`, … are mutations) writes so.
+ */
+export function isWrite(r: Pick<ApiRecord, 'protocol' | 'method' | 'secondaryCost'>): boolean {
+  if (r.protocol === 'graphql') return r.secondaryCost >= 5;
   if (r.protocol !== 'rest') return false;
   const m = r.method;
   return m === 'POST' || m === 'PATCH' || m === 'PUT' || m === 'DELETE';
+}
+
+/** What a write is compared by across a restart: `METHOD route`, or a mutation's operation. */
+export function writeKey(r: Pick<ApiRecord, 'protocol' | 'method' | 'route' | 'op'>): string {
+  return r.protocol === 'graphql' ? `graphql ${r.op ?? r.route}` : `${r.method} ${r.route}`;
 }
 
 function mergeTally(into: CallTally, from: CallTally): void {
@@ -110,11 +122,11 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
     else addTo(tally.otherPoints, resource, points);
     const end = r.t + r.dur;
     if (end > tally.lastEnd) tally.lastEnd = end;
-    if (isRestWrite(r)) {
+    if (isWrite(r)) {
       tally.writes++;
       // Only a session's writes are compared across a restart; the overhead's are only counted.
       if (session !== undefined) {
-        const key = `${r.method} ${r.route}`;
+        const key = writeKey(r);
         const times = tally.writeTimes.get(key);
         if (times) times.push(r.t);
         else tally.writeTimes.set(key, [r.t]);

@@ -1,7 +1,8 @@
-/** REST writes (POST, PATCH, PUT, DELETE): the total and per second of run time. */
+/** Writes (REST POST, PATCH, PUT, DELETE; GraphQL mutations: session-calls.ts isWrite): the total and per second of run time. */
 import type { ApiRecord } from '../../trace/schema.ts';
 import { SecondSeries } from '../bins.ts';
 import type { Accumulator } from './accumulator.ts';
+import { isWrite } from './session-calls.ts';
 
 export interface WritesState {
   total: number;
@@ -16,9 +17,7 @@ export class Writes implements Accumulator<WritesState> {
   beyondSeries = 0;
 
   addApi(r: ApiRecord): void {
-    if (r.protocol !== 'rest') return;
-    const method = r.method;
-    if (method === 'POST' || method === 'PATCH' || method === 'PUT' || method === 'DELETE') {
+    if (isWrite(r)) {
       this.total++;
       if (!this.perSecond.add(r.t, 1)) this.beyondSeries++;
     }
