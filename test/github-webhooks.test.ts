@@ -125,6 +125,7 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
         'pull_request_review_comment',
         'push',
         'check_run',
+        'check_suite',
         'status',
       ],
     });
@@ -220,6 +221,8 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
       'pull_request_review_comment.created',
       'check_run.created',
       'check_run.completed',
+      // Its suite's only run completed: the suite completed.
+      'check_suite.completed',
       'status',
       // The merge: the pull request closed (merged), the issue it closes closed.
       'issues.closed',
@@ -607,6 +610,68 @@ describe('property: a hook receives exactly the events its filter selects, in or
           expect(names(everything.received)).toEqual(expected);
           expect(names(filtered.received)).toEqual(selected);
           expect([...everything.received, ...filtered.received].every((r) => r.signed)).toBe(true);
+        } finally {
+          emulator.close();
+        }
+      }),
+      { numRuns: 15 },
+    );
+  }, 120_000);
+});
+
+describe('property: check_suite completed is sent each time every run of the suite has completed', () => {
+  it('for any sequence of check runs made and moved', async () => {
+    const hook = await receiver('suite');
+    afterAll(hook.close);
+    const step = fc.record({
+      name: fc.constantFrom('build', 'test', 'lint'),
+      to: fc.constantFrom('queued', 'in_progress', 'success', 'failure'),
+    });
+    let seed = 40;
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 12 }), async (steps) => {
+        hook.received.length = 0;
+        const { emulator } = emulatorWith(seed++);
+        try {
+          const repo = emulator.state.repo('octo/app');
+          const octo = emulator.state.findUser('octo')!;
+          emulator.webhooks.create(
+            repo,
+            {
+              config: { url: hook.url, contentType: 'json', secret: 'suite', insecureSsl: '0' },
+              events: ['check_suite'],
+              active: true,
+            },
+            octo,
+          );
+          // The model: each run's latest state; the suite completes when all of them have.
+          const runs = new Map<string, string>();
+          let completed = false;
+          const expected: string[] = ['ping'];
+          for (const { name, to } of steps) {
+            const done = to === 'success' || to === 'failure';
+            emulator.admin.setCheckRun({
+              repo: 'octo/app',
+              sha: repo.branches.get('feature')!,
+              name,
+              ...(done
+                ? { conclusion: to as 'success' | 'failure' }
+                : { status: to as 'queued' | 'in_progress' }),
+            });
+            runs.set(name, done ? 'completed' : to);
+            const now = [...runs.values()].every((s) => s === 'completed');
+            if (now && !completed) expected.push('check_suite.completed');
+            completed = now;
+            await Promise.resolve();
+          }
+          await waitUntil('every delivery', () => hook.received.length >= expected.length, {
+            timeoutMs: 20_000,
+            everyMs: 10,
+          });
+          // Nothing more arrives than the model says.
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          expect(hook.received.map((r) => (r.action ? `${r.event}.${r.action}` : r.event))).toEqual(expected);
+          expect(hook.received.flatMap((r) => payloadProblems(r.event, r.payload))).toEqual([]);
         } finally {
           emulator.close();
         }

@@ -173,9 +173,21 @@ export class GitHubState {
         ...(event.rename ? { changes: { title: { from: event.rename.from } } } : {}),
       });
     };
+    /** The suites last told completed: told again only once a new run has reopened them. */
+    const completedSuites = new Set<number>();
     this.checks.onRun = (run, commit, action) => {
       const repo = this.repoOfCommit(commit);
       if (repo) this.notify({ kind: 'check_run', action, repo, run, sender: this.defaultUser });
+    };
+    this.checks.onRunChanged = (run, commit) => {
+      const suite = commit.checkSuites.find((s) => s.id === run.suiteId);
+      const repo = suite === undefined ? undefined : this.repoOfCommit(commit);
+      if (suite === undefined || repo === undefined) return;
+      if (this.checks.suiteState(commit, suite).status !== 'completed') completedSuites.delete(suite.id);
+      else if (!completedSuites.has(suite.id)) {
+        completedSuites.add(suite.id);
+        this.notify({ kind: 'check_suite', repo, commit, suite, sender: this.defaultUser });
+      }
     };
     this.checks.onStatus = (status, commit) => {
       const repo = this.repoOfCommit(commit);

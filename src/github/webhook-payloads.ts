@@ -6,6 +6,7 @@
  */
 import {
   checkRunObject,
+  checkSuiteObject,
   commitObject,
   issueCommentObject,
   issueJson,
@@ -40,6 +41,8 @@ export function eventOf(notice: WorldNotice): { event: string; action: string | 
       return { event: 'push', action: null };
     case 'check_run':
       return { event: 'check_run', action: notice.action };
+    case 'check_suite':
+      return { event: 'check_suite', action: 'completed' };
     case 'status':
       return { event: 'status', action: null };
     case 'ref':
@@ -58,6 +61,7 @@ export function repoOf(notice: WorldNotice): Repo {
       return notice.pull.issue.repo;
     case 'push':
     case 'check_run':
+    case 'check_suite':
     case 'status':
     case 'ref':
       return notice.repo;
@@ -139,6 +143,10 @@ export function payloadOf(state: GitHubState, notice: WorldNotice): Record<strin
       };
     case 'check_run':
       return { action: notice.action, check_run: checkRunObject(state, repo, notice.run), ...common };
+    case 'check_suite': {
+      const { repository: _, ...suite } = checkSuiteObject(state, repo, notice.commit, notice.suite);
+      return { action: 'completed', check_suite: suite, ...common };
+    }
     case 'status': {
       const { commit, status } = notice;
       const shown = statusObject(state, repo, commit, status);

@@ -60,6 +60,7 @@ export const DELIVERED_EVENTS = [
   'create',
   'delete',
   'check_run',
+  'check_suite',
   'status',
 ] as const;
 

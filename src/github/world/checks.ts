@@ -52,6 +52,8 @@ export class Checks {
 
   /** Told of a check run created or completed, and of a status (the world's notices, notices.ts); unset costs nothing. */
   onRun: ((run: CheckRun, commit: Commit, action: 'created' | 'completed') => void) | undefined = undefined;
+  /** Told after every change of a run (made, moved on, completed, reopened): its suite may have changed state. */
+  onRunChanged: ((run: CheckRun, commit: Commit) => void) | undefined = undefined;
   onStatus: ((status: CommitStatus, commit: Commit) => void) | undefined = undefined;
 
   constructor(
@@ -104,6 +106,7 @@ export class Checks {
     suite.updatedAt = at;
     commit.version = this.time.bump();
     this.onRun?.(run, commit, 'created');
+    this.onRunChanged?.(run, commit);
     return run;
   }
 
@@ -115,6 +118,7 @@ export class Checks {
     const suite = this.suites.get(run.suiteId)?.suite;
     if (suite !== undefined) suite.updatedAt = at;
     commit.version = this.time.bump();
+    this.onRunChanged?.(run, commit);
     return run;
   }
 

@@ -6,6 +6,7 @@
  */
 import type {
   CheckRun,
+  CheckSuite,
   Commit,
   CommitStatus,
   Issue,
@@ -34,6 +35,8 @@ export type WorldNotice =
   | { kind: 'review_comment'; pull: PullRequest; comment: ReviewComment; sender: User }
   | { kind: 'synchronize'; pull: PullRequest; before: string; after: string; sender: User }
   | { kind: 'check_run'; action: 'created' | 'completed'; repo: Repo; run: CheckRun; sender: User }
+  /** Every latest run of an app's suite on a commit completed (again, after a new run reopened it). */
+  | { kind: 'check_suite'; repo: Repo; commit: Commit; suite: CheckSuite; sender: User }
   /** The sender is the status's creator, read when the payload is rendered (the admin API names it after). */
   | { kind: 'status'; repo: Repo; commit: Commit; status: CommitStatus; sender: User }
   /** A branch or tag made or deleted (GitHub's `create` and `delete` events); `ref` is its short name. */
