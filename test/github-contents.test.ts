@@ -19,6 +19,7 @@ import { GitHubEmulator, generateSelfSignedCert } from '../src/github/index.ts';
 import { pathOrderKey } from '../src/github/rest-contents.ts';
 import { GIT_BOUNDS } from '../src/github/world/bounds.ts';
 import { MemorySink } from '../src/trace/writer.ts';
+import { gitTestEnv, runGit } from './helpers/git.ts';
 import { inProcess, serve } from './helpers/github.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
@@ -29,27 +30,9 @@ const gitTool = systemTool('git', ['--version'], 'git');
 const ghTool = systemTool('gh', ['--version'], 'gh');
 let clones = 0;
 
-const gitEnv = {
-  PATH: process.env.PATH,
-  HOME: dir,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_TERMINAL_PROMPT: '0',
-  GIT_AUTHOR_NAME: 'Agent',
-  GIT_AUTHOR_EMAIL: 'agent@example.com',
-  GIT_COMMITTER_NAME: 'Agent',
-  GIT_COMMITTER_EMAIL: 'agent@example.com',
-};
+const gitEnv = gitTestEnv(dir);
 
-/** The real git CLI, asynchronous: the server answering it runs in this process. */
-function git(args: string[], cwd = dir, input?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile('git', args, { cwd, env: gitEnv, timeout: 60_000 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`git ${args.join(' ')}: ${stderr}`)) : resolve(stdout.trim()),
-    );
-    if (input !== undefined) child.stdin?.end(input);
-  });
-}
+const git = (args: string[], cwd = dir, input?: string) => runGit(args, cwd, gitEnv, input);
 
 const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
 const fromB64 = (text: string) => Buffer.from(text, 'base64');

@@ -19,6 +19,7 @@ import { GitHubEmulator, generateSelfSignedCert, type RunningGitHubServer } from
 import type { SpanRecord } from '../src/trace/schema.ts';
 import { MemorySink } from '../src/trace/writer.ts';
 import { cli } from './helpers/cli.ts';
+import { gitTestEnv } from './helpers/git.ts';
 import { serve } from './helpers/github.ts';
 import { startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
@@ -42,18 +43,7 @@ function git(args: string[], cwd = dir, env: Record<string, string> = {}): Promi
       args,
       {
         cwd,
-        env: {
-          PATH: process.env.PATH,
-          HOME: dir,
-          GIT_CONFIG_NOSYSTEM: '1',
-          GIT_CONFIG_GLOBAL: '/dev/null',
-          GIT_TERMINAL_PROMPT: '0',
-          GIT_AUTHOR_NAME: 'Agent',
-          GIT_AUTHOR_EMAIL: 'agent@example.com',
-          GIT_COMMITTER_NAME: 'Agent',
-          GIT_COMMITTER_EMAIL: 'agent@example.com',
-          ...env,
-        },
+        env: gitTestEnv(dir, env),
         timeout: 60_000,
       },
       (error, stdout, stderr) =>

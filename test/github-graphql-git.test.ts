@@ -1,11 +1,3 @@
-/**
- * The GraphQL side of refs and commits (src/github/graphql/git-mutations.ts) through Octokit's
- * graphql on a served emulator: a branch made with createRef, files committed with
- * createCommitOnBranch (read back through the contents API and by a real `git clone`), a stale
- * expectedHeadOid refused, the branch moved with updateRef and deleted with deleteRef; and a
- * pull request open on the branch following the commit, as it follows a push.
- */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Octokit as Core } from '@octokit/core';
@@ -15,6 +7,7 @@ import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
 import { GitHubEmulator } from '../src/github/index.ts';
 import { MemorySink } from '../src/trace/writer.ts';
+import { runGit } from './helpers/git.ts';
 import { serve } from './helpers/github.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
@@ -24,14 +17,13 @@ const dir = scratchDir('fleetbench-graphql-git-');
 const gitTool = systemTool('git', ['--version'], 'git');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
-function git(args: string[]): Promise<string> {
-  const env = { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
-  return new Promise((resolve, reject) => {
-    execFile('git', args, { cwd: dir, env, timeout: 60_000 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`git ${args.join(' ')}: ${stderr}`)) : resolve(stdout.trim()),
-    );
+const git = (args: string[]) =>
+  runGit(args, dir, {
+    PATH: process.env.PATH,
+    HOME: dir,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
   });
-}
 
 describe.skipIf(gitTool.skip)('GraphQL createRef, createCommitOnBranch, updateRef, deleteRef', () => {
   it('a bot that writes through GraphQL: branch, commit of files, pull request follows, clone has them; refusals in GitHub words', async () => {

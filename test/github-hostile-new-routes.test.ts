@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GitHubStateError } from '../src/github/state.ts';
 import { GIT_BOUNDS } from '../src/github/world/bounds.ts';
+import { gitTestEnv, runGit } from './helpers/git.ts';
 import { inProcess } from './helpers/github.ts';
 import { slowestAnswerDuring } from './helpers/probe.ts';
 import { startCliServer, stopAll } from './helpers/serve.ts';
@@ -23,13 +24,7 @@ import { systemTool } from './helpers/tools.ts';
 afterAll(stopAll);
 const dir = scratchDir('fleetbench-hostile-new-');
 const gitTool = systemTool('git', ['--version'], 'git');
-const gitEnv = {
-  PATH: process.env.PATH,
-  HOME: dir,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_TERMINAL_PROMPT: '0',
-};
+const gitEnv = gitTestEnv(dir);
 
 interface Info {
   url: string;
@@ -449,20 +444,8 @@ describe.skipIf(gitTool.skip)(
       gitTool.require();
       const { server, call } = await serve();
       const clone = join(dir, 'fsck-clone');
-      const git = (args: string[]) =>
-        new Promise<string>((resolve, reject) =>
-          execFile('git', args, { cwd: clone, env: gitEnv, timeout: 60_000 }, (error, stdout, stderr) =>
-            error ? reject(new Error(`git ${args.join(' ')}: ${stderr}`)) : resolve(stdout),
-          ),
-        );
-      await new Promise<void>((resolve, reject) =>
-        execFile(
-          'git',
-          ['clone', '-q', `${server.info.url}/fleetbench/repo-1.git`, clone],
-          { env: gitEnv },
-          (e) => (e ? reject(e) : resolve()),
-        ),
-      );
+      const git = (args: string[]) => runGit(args, clone, gitEnv);
+      await runGit(['clone', '-q', `${server.info.url}/fleetbench/repo-1.git`, clone], dir, gitEnv);
       const tip = ((await call('GET', '/branches/main')).json.commit as { sha: string }).sha;
       let run = 0;
       await fc.assert(
@@ -503,12 +486,7 @@ describe.skipIf(gitTool.skip)(
       gitTool.require();
       const { server, call } = await serve();
       const clone = join(dir, 'fsck-names');
-      const git = (args: string[]) =>
-        new Promise<string>((resolve, reject) =>
-          execFile('git', args, { cwd: clone, env: gitEnv, timeout: 60_000 }, (error, stdout, stderr) =>
-            error ? reject(new Error(`git ${args.join(' ')}: ${stderr}`)) : resolve(stdout),
-          ),
-        );
+      const git = (args: string[]) => runGit(args, clone, gitEnv);
       await new Promise<void>((resolve, reject) =>
         execFile(
           'git',
@@ -568,20 +546,8 @@ describe.skipIf(gitTool.skip)(
       gitTool.require();
       const { server, call } = await serve();
       const clone = join(dir, 'fsck-gitmodules');
-      const git = (args: string[]) =>
-        new Promise<string>((resolve, reject) =>
-          execFile('git', args, { cwd: clone, env: gitEnv, timeout: 60_000 }, (error, stdout, stderr) =>
-            error ? reject(new Error(`git ${args.join(' ')}: ${stderr}`)) : resolve(stdout),
-          ),
-        );
-      await new Promise<void>((resolve, reject) =>
-        execFile(
-          'git',
-          ['clone', '-q', `${server.info.url}/fleetbench/repo-1.git`, clone],
-          { env: gitEnv },
-          (e) => (e ? reject(e) : resolve()),
-        ),
-      );
+      const git = (args: string[]) => runGit(args, clone, gitEnv);
+      await runGit(['clone', '-q', `${server.info.url}/fleetbench/repo-1.git`, clone], dir, gitEnv);
       const tip = ((await call('GET', '/branches/main')).json.commit as { sha: string }).sha;
       let run = 0;
       await fc.assert(

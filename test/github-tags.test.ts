@@ -5,7 +5,7 @@
  * both ways. A fast-check property holds that the tag objects the emulator writes are ones `git
  * mktag` takes, with the same SHA, and that reading them back gives what was written.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Octokit as Core } from '@octokit/core';
 import { restEndpointMethods } from '@octokit/plugin-rest-endpoint-methods';
@@ -17,6 +17,7 @@ import { parseTagBody } from '../src/github/git/repos.ts';
 import { GitHubEmulator } from '../src/github/index.ts';
 import { objectSha, tagBody } from '../src/github/world/git-objects.ts';
 import { MemorySink } from '../src/trace/writer.ts';
+import { gitTestEnv, runGit } from './helpers/git.ts';
 import { inProcess, serve } from './helpers/github.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
@@ -26,27 +27,12 @@ const dir = scratchDir('fleetbench-tags-');
 const gitTool = systemTool('git', ['--version'], 'git');
 let clones = 0;
 
-const gitEnv = {
-  PATH: process.env.PATH,
-  HOME: dir,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_TERMINAL_PROMPT: '0',
-  GIT_AUTHOR_NAME: 'Agent',
-  GIT_AUTHOR_EMAIL: 'agent@example.com',
+const gitEnv = gitTestEnv(dir, {
   GIT_COMMITTER_NAME: 'Release Bot',
   GIT_COMMITTER_EMAIL: 'release@example.com',
-};
+});
 
-/** The real git CLI, asynchronous: the server answering it runs in this process. */
-function git(args: string[], cwd = dir, input?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile('git', args, { cwd, env: gitEnv, timeout: 60_000 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`git ${args.join(' ')}: ${stderr}`)) : resolve(stdout.trim()),
-    );
-    if (input !== undefined) child.stdin?.end(input);
-  });
-}
+const git = (args: string[], cwd = dir, input?: string) => runGit(args, cwd, gitEnv, input);
 
 const at = { owner: 'fleetbench', repo: 'repo-1' };
 

@@ -176,6 +176,16 @@ export class Refs {
     if (existing) return existing;
     // Kept with the API's other objects: within their bound (docs/limits.md), 403 past it.
     this.gitStore?.put(repo, 'tag', body);
+    this.time.bump();
+    return this.keepTag(repo, sha, content, origin);
+  }
+
+  /** A tag a push brought (git has the object): as git reads it. */
+  pushedTag(repo: Repo, sha: string, content: GitTagContent): TagObject {
+    return repo.tagObjects.get(sha) ?? this.keepTag(repo, sha, content, 'pushed');
+  }
+
+  private keepTag(repo: Repo, sha: string, content: GitTagContent, origin: TagObject['origin']): TagObject {
     const tag: TagObject = {
       sha,
       tag: content.tag,
@@ -184,24 +194,6 @@ export class Refs {
       objectType: content.type,
       object: content.object,
       origin,
-    };
-    repo.tagObjects.set(sha, tag);
-    this.time.bump();
-    return tag;
-  }
-
-  /** A tag a push brought (git has the object): as git reads it. */
-  pushedTag(repo: Repo, sha: string, content: GitTagContent): TagObject {
-    const existing = repo.tagObjects.get(sha);
-    if (existing) return existing;
-    const tag: TagObject = {
-      sha,
-      tag: content.tag,
-      message: content.message,
-      tagger: content.tagger,
-      objectType: content.type,
-      object: content.object,
-      origin: 'pushed',
     };
     repo.tagObjects.set(sha, tag);
     return tag;
