@@ -393,6 +393,36 @@ describe('GitHub Apps: a JWT longer than 8,192 characters', () => {
   });
 });
 
+describe('POST git/commits: parents', () => {
+  it('100,000 copies of one parent are refused 422 at once; 1,000 are taken and read back whole', async () => {
+    const { call, probed } = await serve();
+    const main = (await call('GET', '/branches/main')).json.commit as {
+      sha: string;
+      commit: { tree: { sha: string } };
+    };
+    const tree = main.commit.tree.sha;
+    let many: { status: number; json: Record<string, unknown> } | undefined;
+    const slowest = await probed(async () => {
+      many = await call('POST', '/git/commits', {
+        message: 'm',
+        tree,
+        parents: Array(100_000).fill(main.sha),
+      });
+    });
+    expect(many!.status).toBe(422);
+    expect(String(many!.json.message)).toContain('"parents" holds at most 1000 commits');
+    expect(slowest).toBeLessThan(2_000);
+    const ok = await call('POST', '/git/commits', {
+      message: 'm',
+      tree,
+      parents: Array(1_000).fill(main.sha),
+    });
+    expect(ok.status).toBe(201);
+    const read = await call('GET', `/git/commits/${ok.json.sha as string}`);
+    expect((read.json.parents as unknown[]).length).toBe(1_000);
+  });
+});
+
 describe('branches made through the API (GraphQL createRef aliases, POST git/refs)', () => {
   it('stop at 100,000 in a repository: 700 a request no longer grow it without end, matching-refs stays answerable', async () => {
     const { server, call, probed } = await serve();

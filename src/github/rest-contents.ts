@@ -618,6 +618,12 @@ function createCommit(ctx: RestContext, repo: Repo): RestResult {
   const parentsField = bodyField(ctx, 'parents') ?? [];
   if (!Array.isArray(parentsField) || !parentsField.every((p) => typeof p === 'string'))
     return fail(422, 'Invalid request.\n\n"parents" is not an array of strings.');
+  // Every answer that shows the commit lists them all: 100,000 made each read of it 26 MB.
+  if (parentsField.length > GIT_BOUNDS.maxParents)
+    return fail(
+      422,
+      `Invalid request.\n\n"parents" holds at most ${GIT_BOUNDS.maxParents} commits here (docs/limits.md).`,
+    );
   if (ctx.state.gitStore.tree(repo, tree) === undefined) return fail(422, 'Tree SHA does not exist');
   for (const parent of parentsField as string[])
     if (!repo.commits.has(parent)) return fail(422, 'Parent SHA does not exist or is not a commit object');

@@ -47,6 +47,8 @@ export const GIT_BOUNDS = {
   maxTreeEntries: 100_000,
   maxEditWork: 1_000_000,
   maxStoreBytes: 1024 * 1024 * 1024,
+  /** A commit's parents through `POST git/commits` (the emulator's own; git has no limit, and the largest octopus merge in Linux has 66). */
+  maxParents: 1_000,
   maxBranches: 100_000,
   /** Tags made through the API (`POST git/refs` of `refs/tags/…`), as branches are. */
   maxTags: 100_000,
