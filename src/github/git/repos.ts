@@ -221,7 +221,7 @@ export class GitRepositories {
   async importPush(repo: Repo, pusher?: User): Promise<BranchUpdate[]> {
     const entry = this.entry(repo);
     const before = entry.gitRefs;
-    const after = await readBranches(entry.dir);
+    const after = await readRefs(entry.dir, 'heads');
     entry.gitRefs = after;
     const updates: BranchUpdate[] = [];
     for (const [branch, sha] of after)
@@ -231,7 +231,7 @@ export class GitRepositories {
       if (!after.has(branch)) updates.push({ branch, before: sha, after: null });
     updates.sort((a, b) => (a.branch < b.branch ? -1 : a.branch > b.branch ? 1 : 0));
     const tagsBefore = entry.gitTags;
-    const tagsAfter = await readTags(entry.dir);
+    const tagsAfter = await readRefs(entry.dir, 'tags');
     entry.gitTags = tagsAfter;
     const changedTags = [...tagsAfter].filter(([name, sha]) => tagsBefore.get(name) !== sha);
     const tagged = await this.importTagObjects(
@@ -275,20 +275,13 @@ export class GitRepositories {
     for (let hops = 0; hops < 100 && pending.length > 0; hops++) {
       const out = await runBytes(['cat-file', '--batch'], entry.dir, `${pending.join('\n')}\n`);
       const next: string[] = [];
-      let at = 0;
-      while (at < out.length) {
-        const newline = out.indexOf(0x0a, at);
-        if (newline < 0) break;
-        const [sha, type, size] = out.toString('latin1', at, newline).split(' ');
-        const bytes = type === 'missing' ? 0 : Number(size);
-        const body = out.subarray(newline + 1, newline + 1 + bytes);
-        at = type === 'missing' ? newline + 1 : newline + 1 + bytes + 1;
-        if (type === 'commit') commits.push(sha!);
+      for (const { sha, type, body } of batchObjects(out)) {
+        if (type === 'commit') commits.push(sha);
         if (type !== 'tag') continue;
         const content = parseTagBody(body);
         if (content === undefined) continue;
-        this.state.refs.pushedTag(repo, sha!, content);
-        entry.stored.add(sha!);
+        this.state.refs.pushedTag(repo, sha, content);
+        entry.stored.add(sha);
         if (content.type === 'commit') commits.push(content.object);
         else if (content.type === 'tag' && !repo.tagObjects.has(content.object)) next.push(content.object);
       }
@@ -459,16 +452,10 @@ export class GitRepositories {
     }
     if (readable.length === 0) return found;
     const out = git(['cat-file', '--batch'], `${readable.join('\n')}\n`, budget + 1024);
-    let at = 0;
-    while (at < out.length) {
-      const newline = out.indexOf(0x0a, at);
-      if (newline < 0) break;
-      const [sha, type, size] = out.toString('latin1', at, newline).split(' ');
-      const bytes = Number(size);
-      const body = Buffer.from(out.subarray(newline + 1, newline + 1 + bytes));
-      found.set(sha!, { type: type as GitObjectType, size: bytes, body });
-      at = newline + 1 + bytes + 1;
-    }
+    // Each body copied out of the whole output, which is then let go.
+    for (const { sha, type, body } of batchObjects(out))
+      if (type !== 'missing')
+        found.set(sha, { type: type as GitObjectType, size: body.length, body: Buffer.from(body) });
     return found;
   }
 
@@ -534,28 +521,22 @@ function writeObject(dir: string, type: GitObjectType, body: Buffer): void {
 }
 
 /** Runs git in `cwd`; its standard output. */
-export function run(
+export async function run(
   args: string[],
   cwd: string,
   input?: string,
   maxBuffer = 64 * 1024 * 1024,
 ): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      'git',
-      args,
-      { cwd, env: gitEnvironment(cwd), maxBuffer, encoding: 'utf8', timeout: 120_000 },
-      (error, stdout, stderr) => {
-        if (error) reject(new Error(`git ${args[0]}: ${stderr.trim() || error.message}`));
-        else resolve(stdout);
-      },
-    );
-    if (input !== undefined) child.stdin?.end(input);
-  });
+  return (await runBytes(args, cwd, input, maxBuffer)).toString('utf8');
 }
 
 /** Runs git in `cwd`; its standard output as bytes (for \`cat-file --batch\`, whose bodies are any bytes). */
-function runBytes(args: string[], cwd: string, input: string, maxBuffer = 64 * 1024 * 1024): Promise<Buffer> {
+function runBytes(
+  args: string[],
+  cwd: string,
+  input?: string,
+  maxBuffer = 64 * 1024 * 1024,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
@@ -566,20 +547,39 @@ function runBytes(args: string[], cwd: string, input: string, maxBuffer = 64 * 1
         else resolve(stdout);
       },
     );
-    child.stdin?.end(input);
+    if (input !== undefined) child.stdin?.end(input);
   });
 }
 
-/** The repository's tags and what each names (a commit's or an annotated tag's SHA). */
-export async function readTags(dir: string): Promise<Map<string, string>> {
-  const out = await run(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/tags/'], dir);
-  const tags = new Map<string, string>();
+/**
+ * The objects of \`git cat-file --batch\`'s output, in order: each \`SHA TYPE SIZE\` line and
+ * its body (a view of \`out\`), or \`SHA missing\` with an empty one.
+ */
+function batchObjects(out: Buffer): { sha: string; type: string; body: Buffer }[] {
+  const objects: { sha: string; type: string; body: Buffer }[] = [];
+  let at = 0;
+  while (at < out.length) {
+    const newline = out.indexOf(0x0a, at);
+    if (newline < 0) break;
+    const [sha, type, size] = out.toString('latin1', at, newline).split(' ');
+    const bytes = type === 'missing' ? 0 : Number(size);
+    objects.push({ sha: sha!, type: type!, body: out.subarray(newline + 1, newline + 1 + bytes) });
+    at = type === 'missing' ? newline + 1 : newline + 1 + bytes + 1;
+  }
+  return objects;
+}
+
+/** The repository's branches (\`heads\`) or tags, and what each names (a commit's, or an annotated tag's, SHA). */
+export async function readRefs(dir: string, namespace: 'heads' | 'tags'): Promise<Map<string, string>> {
+  const prefix = `refs/${namespace}/`;
+  const out = await run(['for-each-ref', '--format=%(objectname) %(refname)', prefix], dir);
+  const refs = new Map<string, string>();
   for (const line of out.split('\n')) {
     if (line === '') continue;
     const space = line.indexOf(' ');
-    tags.set(line.slice(space + 1 + 'refs/tags/'.length), line.slice(0, space));
+    refs.set(line.slice(space + 1 + prefix.length), line.slice(0, space));
   }
-  return tags;
+  return refs;
 }
 
 /** An annotated tag's fields from git's bytes (\`object\`, \`type\`, \`tag\`, \`tagger\`, the message); undefined when malformed. */
@@ -604,18 +604,6 @@ export function parseTagBody(body: Buffer): GitTagContent | undefined {
     ? { name: who[1]!, email: who[2]!, seconds: Number(who[3]) }
     : { name: '', email: '', seconds: 0 };
   return { object, type, tag, tagger, message };
-}
-
-/** The repository's branches and their commits. */
-export async function readBranches(dir: string): Promise<Map<string, string>> {
-  const out = await run(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/'], dir);
-  const branches = new Map<string, string>();
-  for (const line of out.split('\n')) {
-    if (line === '') continue;
-    const space = line.indexOf(' ');
-    branches.set(line.slice(space + 1 + 'refs/heads/'.length), line.slice(0, space));
-  }
-  return branches;
 }
 
 const LOG_FIELDS = ['%H', '%P', '%T', '%an', '%ae', '%at', '%cn', '%ce', '%ct', '%B'];
