@@ -1,12 +1,3 @@
-/**
- * A hostile-input round over the GitHub emulator's newest routes (the contents and Git data API,
- * webhooks, Apps, GraphQL's git mutations), each sent to the real `fleetbench github serve`
- * process, another client probing it meanwhile: what one request may cost is bounded
- * (docs/limits.md, "Servers"), and the server answers everyone else within 2 s and stays up; and
- * what the API writes is what git's fsck takes (fetched by the real git with fetch.fsckObjects),
- * as GitHub refuses the rest. Each test was seen failing on the code before its fix.
- */
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -53,6 +44,20 @@ async function serve() {
       { serverPid: server.process.pid },
     );
   return { server, call, probed };
+}
+
+/**
+ * github serve and a clone of its repo-1 (under `name`): `fetchChecked` fetches one branch with
+ * git's fsck on (`fetch.fsckObjects`), which fails on any object git refuses.
+ */
+async function servedClone(name: string) {
+  const served = await serve();
+  const clone = join(dir, name);
+  await runGit(['clone', '-q', `${served.server.info.url}/fleetbench/repo-1.git`, clone], dir, gitEnv);
+  const tip = ((await served.call('GET', '/branches/main')).json.commit as { sha: string }).sha;
+  const fetchChecked = (branch: string) =>
+    runGit(['-c', 'fetch.fsckObjects=true', 'fetch', '-q', 'origin', `refs/heads/${branch}`], clone, gitEnv);
+  return { ...served, tip, fetchChecked };
 }
 
 /** A path `depth` directories deep under `top`, within the 4,096-byte path bound. */
@@ -472,11 +477,7 @@ describe.skipIf(gitTool.skip)(
   () => {
     it('any committer name, e-mail and date accepted makes a commit a fetch with fsck takes (property)', async () => {
       gitTool.require();
-      const { server, call } = await serve();
-      const clone = join(dir, 'fsck-clone');
-      const git = (args: string[]) => runGit(args, clone, gitEnv);
-      await runGit(['clone', '-q', `${server.info.url}/fleetbench/repo-1.git`, clone], dir, gitEnv);
-      const tip = ((await call('GET', '/branches/main')).json.commit as { sha: string }).sha;
+      const { server, call, tip, fetchChecked } = await servedClone('fsck-clone');
       let run = 0;
       await fc.assert(
         fc.asyncProperty(
@@ -504,7 +505,7 @@ describe.skipIf(gitTool.skip)(
             if (put.status !== 201) return;
             // It made commits git refuses (a NUL in a name: nulInHeader; a date before 1970:
             // badDateOverflow): a clone with transfer.fsckObjects failed for every client.
-            await git(['-c', 'fetch.fsckObjects=true', 'fetch', '-q', 'origin', `refs/heads/${branch}`]);
+            await fetchChecked(branch);
           },
         ),
         { numRuns: 25 },
@@ -514,18 +515,7 @@ describe.skipIf(gitTool.skip)(
 
     it('any tree path and commit message accepted makes objects a fetch with fsck takes (property)', async () => {
       gitTool.require();
-      const { server, call } = await serve();
-      const clone = join(dir, 'fsck-names');
-      const git = (args: string[]) => runGit(args, clone, gitEnv);
-      await new Promise<void>((resolve, reject) =>
-        execFile(
-          'git',
-          ['clone', '-q', `${server.info.url}/fleetbench/repo-1.git`, clone],
-          { env: gitEnv },
-          (e) => (e ? reject(e) : resolve()),
-        ),
-      );
-      const tip = ((await call('GET', '/branches/main')).json.commit as { sha: string }).sha;
+      const { server, call, tip, fetchChecked } = await servedClone('fsck-names');
       const baseTree = ((await call('GET', `/git/commits/${tip}`)).json.tree as { sha: string }).sha;
       let run = 0;
       await fc.assert(
@@ -556,7 +546,7 @@ describe.skipIf(gitTool.skip)(
             ).toBe(201);
             // It took `.git.`, `git~1`, `.git` with U+200C inside (fsck: hasDotgit) and a NUL in a
             // message (nulInCommit): every fetch with fsck of the branch failed.
-            await git(['-c', 'fetch.fsckObjects=true', 'fetch', '-q', 'origin', `refs/heads/${branch}`]);
+            await fetchChecked(branch);
           },
         ),
         {
@@ -574,11 +564,7 @@ describe.skipIf(gitTool.skip)(
 
     it('no spelling of .gitmodules is taken as a symbolic link: what is accepted a fetch with fsck takes (property)', async () => {
       gitTool.require();
-      const { server, call } = await serve();
-      const clone = join(dir, 'fsck-gitmodules');
-      const git = (args: string[]) => runGit(args, clone, gitEnv);
-      await runGit(['clone', '-q', `${server.info.url}/fleetbench/repo-1.git`, clone], dir, gitEnv);
-      const tip = ((await call('GET', '/branches/main')).json.commit as { sha: string }).sha;
+      const { server, call, tip, fetchChecked } = await servedClone('fsck-gitmodules');
       let run = 0;
       await fc.assert(
         fc.asyncProperty(
@@ -611,7 +597,7 @@ describe.skipIf(gitTool.skip)(
               (await call('POST', '/git/refs', { ref: `refs/heads/${branch}`, sha: commit.json.sha })).status,
             ).toBe(201);
             // A `.gitmodules` symbolic link was made (fsck: gitmodulesSymlink): every fetch of it failed.
-            await git(['-c', 'fetch.fsckObjects=true', 'fetch', '-q', 'origin', `refs/heads/${branch}`]);
+            await fetchChecked(branch);
           },
         ),
         { numRuns: 40 },
