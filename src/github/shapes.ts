@@ -760,9 +760,13 @@ export function tagRefObject(
   name: string,
   sha: string,
 ): Record<string, unknown> {
-  const type = repo.tagObjects.has(sha) ? 'tag' : (state.refs.objectType(repo, sha) ?? 'commit');
+  const type = state.refs.objectType(repo, sha) ?? 'commit';
   return anyRefObject(state, repo, `refs/tags/${name}`, sha, type);
 }
+
+/** A ref's node id: its repository and full name. */
+const refNodeId = (repo: Repo, ref: string) =>
+  `REF_${Buffer.from(`${repo.id}:${ref}`).toString('base64url')}`;
 
 function anyRefObject(
   state: GitHubState,
@@ -774,7 +778,7 @@ function anyRefObject(
   const api = `${state.apiUrl}/repos/${repo.fullName}`;
   return {
     ref,
-    node_id: `REF_${Buffer.from(`${repo.id}:${ref}`).toString('base64url')}`,
+    node_id: refNodeId(repo, ref),
     // A URL, so percent-encoded as GitHub writes it (`refs/heads/ga%C5%82%C4%85%C5%BA`).
     url: `${api}/git/${ref.split('/').map(encodeURIComponent).join('/')}`,
     object: { sha, type, url: `${api}/git/${type}s/${sha}` },
@@ -805,6 +809,6 @@ export function tagListEntry(state: GitHubState, repo: Repo, name: string, commi
     zipball_url: `${api}/zipball/refs/tags/${path}`,
     tarball_url: `${api}/tarball/refs/tags/${path}`,
     commit: { sha: commitSha, url: `${api}/commits/${commitSha}` },
-    node_id: `REF_${Buffer.from(`${repo.id}:refs/tags/${name}`).toString('base64url')}`,
+    node_id: refNodeId(repo, `refs/tags/${name}`),
   };
 }
