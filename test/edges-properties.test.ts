@@ -72,6 +72,8 @@ const worldTrace = fc
         method: fc.constantFrom('GET', 'POST', 'PATCH'),
         route: fc.constantFrom(...ROUTES),
         session: fc.option(fc.nat(4), { nil: undefined }),
+        // A work command's call (the handover's token), with or without a session its content names.
+        handover: fc.boolean(),
       }),
       { maxLength: 15 },
     ),
@@ -111,16 +113,16 @@ const worldTrace = fc
         r.spawn === undefined ? null : (spawns[r.spawn] ?? { id: `a${r.spawn + 1}`, agent: 'codex' });
       records.push(request(r.t, spawn, r.tokensIn, r.tokensOut, r.ttft));
     }
-    for (const c of g.calls)
-      records.push(
-        call(
-          c.t,
-          c.route === '/graphql' ? 'POST' : c.method,
-          c.route,
-          c.session === undefined || c.session >= sessions.length ? undefined : sessions[c.session],
-          c.route === '/graphql' ? 'graphql' : 'core',
-        ),
+    for (const c of g.calls) {
+      const made = call(
+        c.t,
+        c.route === '/graphql' ? 'POST' : c.method,
+        c.route,
+        c.session === undefined || c.session >= sessions.length ? undefined : sessions[c.session],
+        c.route === '/graphql' ? 'graphql' : 'core',
       );
+      records.push(c.handover ? { ...made, source: 'harness' } : made);
+    }
     // Restarts one after another: a kill, then its ready strictly before the next kill.
     let at = 0;
     for (const r of g.restarts) {
@@ -162,10 +164,13 @@ describe('edges: invariants over generated world traces', () => {
         const a = analyse(records);
         const e = a.edges!;
         const g = e.attribution.github;
-        expect(g.attributed + g.overhead).toBe(a.api.totals.calls);
-        expect(g.calls).toBe(a.api.totals.calls);
-        expect(g.attributedPoints + g.overheadPoints).toBeCloseTo(a.api.totals.points, 6);
-        expect(g.writes).toBe(a.api.totals.writes);
+        const handover = g.handover ?? { calls: 0, points: 0, writes: 0 };
+        expect(g.attributed + g.overhead).toBe(g.calls);
+        expect(g.calls + handover.calls).toBe(a.api.totals.calls);
+        expect(g.attributedPoints + g.overheadPoints + handover.points).toBeCloseTo(a.api.totals.points, 6);
+        expect(g.writes + handover.writes).toBe(a.api.totals.writes);
+        // The handover's calls are the source-harness ones, whatever session their content names.
+        expect(handover.calls).toBe(records.filter((r) => r.kind === 'api' && r.source === 'harness').length);
         const m = e.attribution.model;
         const parts = [m.sessions, m.controlPlane, m.outside, m.unidentified];
         expect(parts.reduce((n, p) => n + p.requests, 0)).toBe(m.requests);

@@ -108,6 +108,7 @@ describe('edges: a kill -9 mid-task, measured from the traffic', () => {
       overheadPoints: 2,
       writes: 3,
       overheadWrites: 0,
+      handover: { calls: 0, points: 0, writes: 0 },
     });
     expect(e.attribution.model).toEqual({
       requests: 6,

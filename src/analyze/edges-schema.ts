@@ -117,6 +117,12 @@ export const edgesSchema = z
         overheadPoints: amount,
         writes: count,
         overheadWrites: count,
+        handover: z
+          .object({ calls: count, points: amount, writes: count })
+          .optional()
+          .describe(
+            'calls made handing work over (work and setup commands, source harness): not in calls, points or writes above, neither a session’s nor the overhead (absent before 2026-12-07)',
+          ),
       }),
       model: z.object({
         requests: count,

@@ -183,6 +183,11 @@ export function computeEdges(
         overheadPoints: round(overhead.points),
         writes: attributedWrites + overhead.writes,
         overheadWrites: overhead.writes,
+        handover: {
+          calls: calls.handover.calls,
+          points: round(calls.handover.points),
+          writes: calls.handover.writes,
+        },
       },
       model: {
         requests,

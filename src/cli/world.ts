@@ -216,6 +216,8 @@ async function worldCommand(command: string[], flags: WorldFlags, io: CommandIo)
     latency: false,
     acceptUnknownTokens: true,
     alwaysAttributeContent: true,
+    // The command's calls are attributed by what they name, never by headers it sends.
+    attributionHeaders: false,
     webUrl: 'https://github.com',
     secretTokens: true,
     adminToken: `fba_${randomBytes(18).toString('base64url')}`,

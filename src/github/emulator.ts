@@ -87,6 +87,14 @@ export interface GitHubEmulatorOptions {
    */
   alwaysAttributeContent?: boolean;
   /**
+   * Take the `x-fleetbench-*` attribution headers (session, source, op, cycle, phase, project) from
+   * a request. Default true: fleetbench's own clients and an http target's send them
+   * (docs/http-target.md). False in a world: what crosses its edge is fleetbench's to attribute,
+   * and a control plane that sent `x-fleetbench-session` could move its own calls out of its
+   * overhead (docs/command-target.md, "Attribution with no adapter").
+   */
+  attributionHeaders?: boolean;
+  /**
    * Tokens it makes up (the default one, minted ones given no text) come from crypto randomness,
    * different at every start, instead of the seed: what a served emulator hands out
    * (`github serve`) is a credential. Default false (a run's tokens follow its seed).
@@ -164,6 +172,8 @@ class Outcome {
 }
 
 const SOURCE_SET = new Set<string>(sources);
+/** The headers read for attribution where the request's own are not taken (`attributionHeaders`). */
+const NO_HEADERS: Readonly<Record<string, string | undefined>> = Object.freeze({});
 
 /** Content hashes of large bodies, which are cached strings answered again and again. */
 const hashes = new Map<string, string>();
@@ -339,6 +349,8 @@ export class GitHubEmulator {
   private readonly latencyRng: Rng;
   private readonly acceptUnknownTokens: boolean;
   private readonly alwaysAttributeContent: boolean;
+  /** `EmulatorOptions.attributionHeaders`; git's smart HTTP routes read it too. */
+  readonly attributionHeaders: boolean;
   private requestSeq = 0;
   private readonly counters: Omit<EmulatorStats, 'inFlight' | 'byStatus'> = {
     requests: 0,
@@ -377,6 +389,7 @@ export class GitHubEmulator {
     this.latencyRng = rng.fork('github.latency');
     this.acceptUnknownTokens = options.acceptUnknownTokens ?? false;
     this.alwaysAttributeContent = options.alwaysAttributeContent ?? false;
+    this.attributionHeaders = options.attributionHeaders ?? true;
     this.admin = new EmulatorAdmin(this);
     this.attribution = new ContentAttribution(this.state);
     for (const token of fixtures.tokens ?? []) this.tokens.mint(token);
@@ -999,7 +1012,7 @@ export class GitHubEmulator {
   }
 
   private attributionOf(req: EmulatorRequest, token: TokenInfo | undefined): Attribution {
-    const h = req.headers;
+    const h = this.attributionHeaders ? req.headers : NO_HEADERS;
     const out: Attribution = {};
     const project = h[ATTRIBUTION_HEADERS.project] ?? token?.project;
     if (project) out.project = project;

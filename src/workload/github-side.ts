@@ -63,9 +63,15 @@ export function createInProcessGitHub(
     fixtures: { repos: repoCount, issuesPerRepo, owner: scenario.topology.owner },
     // A control plane of the user's brings whatever token its configuration holds: it is the
     // default user's, as the world's token is (docs/command-target.md).
-    // Its links are github.com's, as the control plane inside the world sees the host.
+    // Its links are github.com's, as the control plane inside the world sees the host. Its calls
+    // are attributed by what they name, never by `x-fleetbench-*` headers it sends.
     ...(scenario.command
-      ? { acceptUnknownTokens: true, alwaysAttributeContent: true, webUrl: 'https://github.com' }
+      ? {
+          acceptUnknownTokens: true,
+          alwaysAttributeContent: true,
+          attributionHeaders: false,
+          webUrl: 'https://github.com',
+        }
       : {}),
     latency: { rest: scenario.github.latency.rest, graphql: scenario.github.latency.graphql },
     limits: {

@@ -36,6 +36,7 @@ export function pointsByResource(tally: CallTally): Map<string, number> {
 export interface SessionCallsState {
   bySession: Map<string, CallTally>;
   unattributed: CallTally;
+  handover: CallTally;
   callsPerSecond: Float64Array;
   pointsPerSecond: Float64Array;
 }
@@ -89,6 +90,12 @@ function mergeTally(into: CallTally, from: CallTally): void {
 export class SessionCalls implements Accumulator<SessionCallsState> {
   bySession = new Map<string, CallTally>();
   unattributed = newTally();
+  /**
+   * The handover's calls (`source: harness`: a command target's work and setup commands, with
+   * their own token): the user's, handing work over, so neither a session's nor the control
+   * plane's overhead, and not in the active window's rates (docs/command-target.md).
+   */
+  handover = newTally();
   callsPerSecond = new SecondSeries();
   pointsPerSecond = new SecondSeries();
   // The last session's tally: calls of one session often come in a row.
@@ -102,6 +109,13 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
   addApi(r: ApiRecord, row?: ScannedRow): void {
     const session = r.session;
     let tally: CallTally;
+    if (r.source === 'harness') {
+      const h = this.handover;
+      h.calls++;
+      h.points += r.cost;
+      if (isWrite(r)) h.writes++;
+      return;
+    }
     if (session === undefined) tally = this.unattributed;
     else if (row !== undefined) {
       const slot = this.ids.slot(row);
@@ -157,6 +171,7 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
       }
     }
     mergeTally(this.unattributed, other.unattributed);
+    mergeTally(this.handover, other.handover);
     this.callsPerSecond.merge(other.callsPerSecond);
     this.pointsPerSecond.merge(other.pointsPerSecond);
     this.lastSession = undefined;
@@ -167,6 +182,7 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
     return {
       bySession: this.bySession,
       unattributed: this.unattributed,
+      handover: this.handover,
       callsPerSecond: this.callsPerSecond.toState(),
       pointsPerSecond: this.pointsPerSecond.toState(),
     };
@@ -176,6 +192,7 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
     const out = new SessionCalls();
     out.bySession = state.bySession;
     out.unattributed = state.unattributed;
+    out.handover = state.handover;
     out.callsPerSecond = new SecondSeries(state.callsPerSecond);
     out.pointsPerSecond = new SecondSeries(state.pointsPerSecond);
     return out;

@@ -251,7 +251,9 @@ export class GitSmartHttp {
   ): void {
     const trace = this.emulator.trace;
     if (trace === undefined) return;
-    const session = header(req, ATTRIBUTION_HEADERS.session) ?? extra.token?.session;
+    const session =
+      (this.emulator.attributionHeaders ? header(req, ATTRIBUTION_HEADERS.session) : undefined) ??
+      extra.token?.session;
     const data: Record<string, unknown> = {
       method,
       route:

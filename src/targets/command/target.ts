@@ -95,6 +95,11 @@ export class CommandTarget implements Target {
   private index = 0;
   /** GitHub calls answered that were not an agent's (no spawn's token): `ready: {github: true}`. */
   private ownCalls = 0;
+  /**
+   * The GitHub token work and setup commands get (the world's user, so its quota): their calls are
+   * the handover's (`source: harness`), neither a session's nor the control plane's.
+   */
+  private workToken: string | undefined;
   private readonly spawnSessions = new Map<string, string>();
   private readonly dirs: { root: string; cwd: string; state: string; log: string };
   /** The world's records until run time starts (boot), then the run's trace. */
@@ -212,8 +217,12 @@ export class CommandTarget implements Target {
     };
     // `ready: {github: true}` is the control plane's first call: an agent's (its spawn's token)
     // is not, such as one an earlier start left running, calling GitHub during the outage.
+    // Nor is a work command's (the handover's token), run while the control plane is down.
+    this.workToken = this.mintWorkToken();
     this.emulator.onRequest = (token) => {
-      if (token === undefined || this.world?.spawnOfToken(token.token) === undefined) this.ownCalls++;
+      if (token === undefined) this.ownCalls++;
+      else if (token.token !== this.workToken && this.world?.spawnOfToken(token.token) === undefined)
+        this.ownCalls++;
     };
     this.world?.spawns?.onChange((spawn, what) => {
       if (what === 'spawn') this.attributeSpawn(spawn.id, spawn.argv.join(' '), spawn.cwd);
@@ -256,6 +265,37 @@ export class CommandTarget implements Target {
     const fill = (text: string) => this.fillDirs(text);
     const own = Object.fromEntries(Object.entries(this.config.env).map(([k, v]) => [k, fill(v)]));
     return (this.world as World).env({ ...process.env, ...own });
+  }
+
+  /**
+   * A token of the world's token's user for work and setup commands, recorded as `source: harness`:
+   * what a user's tool does to hand work over is not the control plane's traffic
+   * (docs/command-target.md, "Attribution with no adapter").
+   */
+  private mintWorkToken(): string | undefined {
+    const own = this.emulator.tokenOf(this.options.github.token);
+    if (own === undefined || own.kind === 'installation') return undefined;
+    return this.emulator.mintToken({
+      user: own.user.login,
+      kind: own.kind,
+      ...(own.repo !== undefined ? { repo: own.repo } : {}),
+      source: 'harness',
+      token: `${this.options.github.token}_work`,
+    }).token;
+  }
+
+  /**
+   * A work or setup command's environment: the control plane's, with the handover's token where
+   * it would get the world's (a token the configuration set is kept).
+   */
+  private workEnv(): Record<string, string> {
+    const env = this.env();
+    const worldToken = env.FLEETBENCH_WORLD_TOKEN;
+    if (this.workToken !== undefined && env.GH_TOKEN === worldToken && env.GITHUB_TOKEN === worldToken) {
+      env.GH_TOKEN = this.workToken;
+      env.GITHUB_TOKEN = this.workToken;
+    }
+    return env;
   }
 
   /** Starts the control plane and waits until it is ready; writes controlplane.boot and .ready. */
@@ -423,7 +463,7 @@ export class CommandTarget implements Target {
       {
         emulator: this.emulator,
         world,
-        env: this.env(),
+        env: this.workEnv(),
         cwd: this.dirs.cwd,
         now: () => clock.now(),
         // The user's work and setup commands are neither fleetbench's nor the control plane's.

@@ -1,0 +1,163 @@
+/**
+ * What crosses the world's edge is fleetbench's to attribute, never the command's to claim
+ * (docs/command-target.md, "Attribution with no adapter"):
+ * - a control plane that sends fleetbench's own attribution headers (`x-fleetbench-session`,
+ *   `-source`) on its calls does not move them out of its overhead (a session that never
+ *   completes, or the harness's share, would have taken them out of cost per task);
+ * - a work command's GitHub calls are the handover's (its token of its own, `source: harness`):
+ *   neither a session's, nor the control plane's overhead, nor the control plane's first call
+ *   for `ready: {github: true}` while it is down after a restart.
+ * `fleetbench run` as a process, the real clock, the world's sandbox (bwrap: Debian package
+ * bubblewrap; off CI its absence skips the suite with one line).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type CliProcessRun, runCliProcess } from './helpers/cli-process.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
+
+const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
+
+type Run = CliProcessRun & { out: string };
+
+async function run(dir: string, files: Record<string, string>): Promise<Run> {
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  const out = join(dir, 'out');
+  const result = await runCliProcess(['run', 'scenario.yaml', '--out', 'out'], {
+    cwd: dir,
+    traceDir: out,
+    timeoutMs: 180_000,
+  });
+  return { ...result, out };
+}
+
+type Edges = {
+  attribution: {
+    github: {
+      calls: number;
+      overhead: number;
+      attributed: number;
+      handover?: { calls: number; points: number; writes: number };
+    };
+  };
+};
+const edgesOf = (r: Run): Edges =>
+  (JSON.parse(readFileSync(join(r.out, 'summary.json'), 'utf8')) as { analysis: { edges: Edges } }).analysis
+    .edges;
+
+/** GitHub calls from inside the world with node's fetch: `call(path, headers)`. */
+const CALL = `
+const call = (path, extra = {}) =>
+  fetch('https://api.github.com' + path, {
+    headers: { authorization: 'token ' + process.env.GH_TOKEN, 'user-agent': 'edge-trust', ...extra },
+  }).then((r) => r.text());
+`;
+
+describe.skipIf(bwrap.skip)(
+  'the command target: what crosses the edge is attributed by fleetbench',
+  {
+    timeout: 200_000,
+  },
+  () => {
+    it('a control plane’s own x-fleetbench-session and -source headers do not take its calls out of its overhead', async () => {
+      bwrap.require();
+      const dir = scratchDir('fleetbench-edge-trust-');
+      const r = await run(dir, {
+        'cp.mjs': `${CALL}
+console.log('cp ready');
+for (let i = 0; i < 6; i++) {
+  await call('/rate_limit', { 'x-fleetbench-session': 'ghost', 'x-fleetbench-source': 'harness' });
+  await call('/user', { 'x-fleetbench-session': 's-0001' });
+}
+setInterval(() => {}, 1000);
+`,
+        'scenario.yaml': `
+name: edge-trust-headers
+duration: 5s
+seed: 3
+topology: { owner: fleetbench }
+sessions: { count: 1 }
+target:
+  kind: command
+  start: node {{here}}/cp.mjs
+  ready: { log: cp ready }
+  work: { issue: { labels: [agent] } }
+  agents: none
+`,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const claimed = r.records.filter(
+        (x) => x.kind === 'api' && (x.route === '/rate_limit' || x.route === '/user'),
+      );
+      expect(claimed.length).toBe(12);
+      for (const call of claimed) {
+        expect(call.session, `${call.route}: the session it claimed`).toBeUndefined();
+        expect(call.source, `${call.route}: the source it claimed`).toBeUndefined();
+      }
+      expect(edgesOf(r).attribution.github.overhead).toBeGreaterThanOrEqual(12);
+    });
+
+    it('a work command’s GitHub calls are the handover’s: not ready for the control plane after a restart, not its overhead', async () => {
+      bwrap.require();
+      const dir = scratchDir('fleetbench-edge-trust-');
+      const r = await run(dir, {
+        // The second start takes 4 s before its own first GitHub call.
+        'cp.mjs': `${CALL}
+import { existsSync, writeFileSync } from 'node:fs';
+const mark = process.env.CP_STATE + '/started';
+if (existsSync(mark)) await new Promise((ok) => setTimeout(ok, 4000));
+writeFileSync(mark, '');
+await call('/user');
+setInterval(() => {}, 1000);
+`,
+        // Each piece of work is handed over by a command that calls GitHub as the user would.
+        'work.mjs': `${CALL}
+await call('/rate_limit');
+await call('/repos/fleetbench/repo-1/issues?per_page=1');
+`,
+        'scenario.yaml': `
+name: edge-trust-work
+duration: 12s
+seed: 3
+topology: { owner: fleetbench }
+sessions: { count: 10 }
+executors:
+  - type: fixed
+    count: 10
+    spawn-rate: 1
+target:
+  kind: command
+  start: node {{here}}/cp.mjs
+  env: { CP_STATE: '{{state}}' }
+  ready: { github: true }
+  work: { command: [node, '{{here}}/work.mjs'] }
+  agents: none
+faults:
+  - { type: restart, kind: hard, at: 3s }
+`,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const restart = r.records.find((x) => x.name === 'controlplane.restart');
+      const boot = r.records.find((x) => x.name === 'controlplane.boot' && x.labels?.reason === 'hard');
+      expect(restart && boot, 'a restart and its boot').toBeTruthy();
+      const readyAt = (boot?.t as number) + (boot?.dur as number);
+      const handover = r.records.filter((x) => x.kind === 'api' && x.route === '/rate_limit');
+      // Work was handed over while the control plane was down (the case under test).
+      expect(
+        handover.filter((x) => (x.t as number) > (restart?.t as number) && (x.t as number) < readyAt).length,
+        'a work command’s call during the outage',
+      ).toBeGreaterThan(0);
+      // The new start waits 4 s before its first call: its boot cannot be shorter.
+      expect(boot?.dur).toBeGreaterThanOrEqual(4_000);
+      for (const call of handover) expect(call.source).toBe('harness');
+      const github = edgesOf(r).attribution.github;
+      expect(github.handover?.calls).toBe(
+        r.records.filter((x) => x.kind === 'api' && x.source === 'harness').length,
+      );
+      expect(github.handover?.calls).toBeGreaterThanOrEqual(2 * handover.length);
+      // The control plane's own calls: its two starts' /user, and nothing of the handover.
+      expect(github.overhead).toBe(r.records.filter((x) => x.kind === 'api' && x.route === '/user').length);
+    });
+  },
+);
