@@ -91,6 +91,56 @@ fi
 exit 0
 `;
 
+/** What one push may do (docs/limits.md): `GIT_BOUNDS`' numbers, or smaller ones in a test. */
+export interface PushBounds {
+  /** Branches and tags one push creates, moves or deletes. */
+  maxRefUpdates: number;
+  maxBranches: number;
+  maxTags: number;
+}
+
+export const PUSH_BOUNDS: PushBounds = {
+  maxRefUpdates: GIT_BOUNDS.maxPushRefUpdates,
+  maxBranches: GIT_BOUNDS.maxBranches,
+  maxTags: GIT_BOUNDS.maxTags,
+};
+
+/**
+ * receive-pack's pre-receive hook: the whole push refused, before any ref moves, when it updates
+ * more refs than a push may or leaves the repository with more branches or tags than it may hold
+ * (what the API refuses past `GIT_BOUNDS`). It runs once per push, with every update on its input
+ * (\`OLD NEW REF\`), and stops reading at the first line past the bound. A push of 20,000 new
+ * branches took git 44 s, each listed by every later `matching-refs` answer, and nothing stopped
+ * the next one (docs/limits.md).
+ */
+export function preReceiveHook(bounds: PushBounds): string {
+  const zero = ZERO_SHA;
+  return `#!/bin/sh
+# fleetbench: a push's bounds (docs/limits.md); the update hook checks each ref.
+n=0; heads=0; tags=0
+while read -r old new ref; do
+  n=$((n + 1))
+  if [ "$n" -gt ${bounds.maxRefUpdates} ]; then
+    echo "push refused: more than ${bounds.maxRefUpdates} branches and tags updated in one push (fleetbench docs/limits.md)" >&2
+    exit 1
+  fi
+  case "$ref" in
+    refs/heads/*) [ "$old" = ${zero} ] && heads=$((heads + 1)); [ "$new" = ${zero} ] && heads=$((heads - 1)) ;;
+    refs/tags/*) [ "$old" = ${zero} ] && tags=$((tags + 1)); [ "$new" = ${zero} ] && tags=$((tags - 1)) ;;
+  esac
+done
+if [ "$heads" -gt 0 ] && [ $(($(git for-each-ref --format=x refs/heads | wc -l) + heads)) -gt ${bounds.maxBranches} ]; then
+  echo "push refused: a repository holds at most ${bounds.maxBranches} branches (fleetbench docs/limits.md)" >&2
+  exit 1
+fi
+if [ "$tags" -gt 0 ] && [ $(($(git for-each-ref --format=x refs/tags | wc -l) + tags)) -gt ${bounds.maxTags} ]; then
+  echo "push refused: a repository holds at most ${bounds.maxTags} tags (fleetbench docs/limits.md)" >&2
+  exit 1
+fi
+exit 0
+`;
+}
+
 /** git with nothing of the machine's or the user's configuration, in plain words. */
 export function gitEnvironment(home: string): NodeJS.ProcessEnv {
   return {
@@ -334,9 +384,14 @@ export class GitRepositories {
       ['core.logAllRefUpdates', 'false'],
     ];
     for (const [key, value] of config) await run(['config', key, value], entry.dir);
-    const hook = join(entry.dir, 'hooks', 'update');
-    writeFileSync(hook, UPDATE_HOOK);
-    chmodSync(hook, 0o755);
+    for (const [name, text] of [
+      ['update', UPDATE_HOOK],
+      ['pre-receive', preReceiveHook(PUSH_BOUNDS)],
+    ] as const) {
+      const hook = join(entry.dir, 'hooks', name);
+      writeFileSync(hook, text);
+      chmodSync(hook, 0o755);
+    }
     entry.gitRefs = new Map();
     entry.gitTags = new Map();
   }

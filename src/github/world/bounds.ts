@@ -52,4 +52,10 @@ export const GIT_BOUNDS = {
   maxBranches: 100_000,
   /** Tags made through the API (`POST git/refs` of `refs/tags/…`), as branches are. */
   maxTags: 100_000,
+  /**
+   * Branches and tags one git push creates, moves or deletes (GitHub sets none by default; its
+   * push policy, when a repository turns it on, refuses the whole push past its number, as this
+   * does). git took 4-5 s for a push of 1,000 new branches here, through the per-ref hook.
+   */
+  maxPushRefUpdates: 1_000,
 } as const;
