@@ -39,9 +39,13 @@ type Edges = {
       overhead: number;
       attributed: number;
       handover?: { calls: number; points: number; writes: number };
+      unserved?: { calls: number; byPath: Record<string, number> };
     };
   };
 };
+const warningsOf = (r: Run): string[] =>
+  (JSON.parse(readFileSync(join(r.out, 'summary.json'), 'utf8')) as { analysis: { warnings: string[] } })
+    .analysis.warnings;
 const edgesOf = (r: Run): Edges =>
   (JSON.parse(readFileSync(join(r.out, 'summary.json'), 'utf8')) as { analysis: { edges: Edges } }).analysis
     .edges;
@@ -70,6 +74,8 @@ for (let i = 0; i < 6; i++) {
   await call('/rate_limit', { 'x-fleetbench-session': 'ghost', 'x-fleetbench-source': 'harness' });
   await call('/user', { 'x-fleetbench-session': 's-0001' });
 }
+// A route the emulator does not serve: said beside the verdict.
+for (let i = 1; i <= 3; i++) await call('/repos/fleetbench/repo-1/issues/' + i + '/reactions/x');
 setInterval(() => {}, 1000);
 `,
         'scenario.yaml': `
@@ -96,6 +102,16 @@ target:
         expect(call.source, `${call.route}: the source it claimed`).toBeUndefined();
       }
       expect(edgesOf(r).attribution.github.overhead).toBeGreaterThanOrEqual(12);
+      // Calls to a path no route serves: counted by route shape, and a warning names them.
+      expect(edgesOf(r).attribution.github.unserved).toEqual({
+        calls: 3,
+        byPath: { 'GET /repos/fleetbench/repo-1/issues/{n}/reactions/x': 3 },
+      });
+      expect(warningsOf(r)).toContainEqual(
+        expect.stringMatching(
+          /^3 GitHub call\(s\) to paths the emulator serves no route for, answered 404: GET \/repos\/fleetbench\/repo-1\/issues\/\{n\}\/reactions\/x × 3\./,
+        ),
+      );
     });
 
     it('a work command’s GitHub calls are the handover’s: not ready for the control plane after a restart, not its overhead', async () => {

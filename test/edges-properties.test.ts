@@ -13,6 +13,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { MAX_UNSERVED_PATHS, UNSERVED_OTHER } from '../src/analyze/accumulators/session-calls.ts';
 import { analyzerFromState, createAnalyzer } from '../src/analyze/analyzer.ts';
 import type { Analysis } from '../src/analyze/schema.ts';
 import type { BodyRecord } from '../src/trace/schema.ts';
@@ -74,6 +75,16 @@ const worldTrace = fc
         session: fc.option(fc.nat(4), { nil: undefined }),
         // A work command's call (the handover's token), with or without a session its content names.
         handover: fc.boolean(),
+        // A path the emulator serves no route for (answered 404), its number or SHA varying.
+        unserved: fc.option(
+          fc.constantFrom(
+            '/issues/7/reactions',
+            '/issues/8/reactions',
+            '/commits/' + 'ab'.repeat(20) + '/pulls',
+            '/api/v3/x/1',
+          ),
+          { nil: undefined },
+        ),
       }),
       { maxLength: 15 },
     ),
@@ -121,7 +132,16 @@ const worldTrace = fc
         c.session === undefined || c.session >= sessions.length ? undefined : sessions[c.session],
         c.route === '/graphql' ? 'graphql' : 'core',
       );
-      records.push(c.handover ? { ...made, source: 'harness' } : made);
+      const served =
+        c.unserved === undefined
+          ? made
+          : {
+              ...made,
+              route: '(unmatched)',
+              status: 404,
+              error: `Not Found: /repos/fleetbench/repo-1${c.unserved}`,
+            };
+      records.push(c.handover ? { ...served, source: 'harness' } : served);
     }
     // Restarts one after another: a kill, then its ready strictly before the next kill.
     let at = 0;
@@ -171,6 +191,18 @@ describe('edges: invariants over generated world traces', () => {
         expect(g.writes + handover.writes).toBe(a.api.totals.writes);
         // The handover's calls are the source-harness ones, whatever session their content names.
         expect(handover.calls).toBe(records.filter((r) => r.kind === 'api' && r.source === 'harness').length);
+        // Every call to a path no route serves is counted, one entry per route shape.
+        const unserved = records.filter((r) => r.kind === 'api' && r.route === '(unmatched)').length;
+        expect(g.unserved?.calls ?? 0).toBe(unserved);
+        if (g.unserved) {
+          expect(Object.values(g.unserved.byPath).reduce((a, b) => a + b, 0)).toBe(unserved);
+          expect(Object.keys(g.unserved.byPath).every((k) => !/\/\d+(\/|$)/.test(k))).toBe(true);
+          expect(
+            a.warnings.some((w) =>
+              w.startsWith(`${unserved} GitHub call(s) to paths the emulator serves no route for`),
+            ),
+          ).toBe(true);
+        }
         const m = e.attribution.model;
         const parts = [m.sessions, m.controlPlane, m.outside, m.unidentified];
         expect(parts.reduce((n, p) => n + p.requests, 0)).toBe(m.requests);
@@ -234,6 +266,47 @@ describe('edges: invariants over generated world traces', () => {
         );
         expect(edgeFigures(merged.finish())).toEqual(edgeFigures(analyse(records)));
       }),
+      RUNS,
+    );
+  });
+
+  it('calls to paths no route serves: at most 50 counted apart, the rest together, the same however the file is split', () => {
+    fc.assert(
+      fc.property(
+        // A few more paths than are counted apart, and enough calls that both parts of a split
+        // see more than 50 of them: where a part drops a path another keeps, the counts differ.
+        fc.array(fc.record({ t: time, path: fc.nat(29), method: fc.constantFrom('GET', 'POST') }), {
+          minLength: 120,
+          maxLength: 400,
+        }),
+        fc.integer({ min: 0, max: 1000 }),
+        (calls, per) => {
+          const records: BodyRecord[] = [worldStarted(0)];
+          for (const c of [...calls].sort((a, b) => a.t - b.t))
+            records.push({
+              ...call(c.t, c.method, '(unmatched)'),
+              status: 404,
+              error: `Not Found: /repos/fleetbench/repo-1/x${c.path}/y`,
+            });
+          const whole = analyse(records).edges!.attribution.github.unserved;
+          expect(whole?.calls ?? 0).toBe(calls.length);
+          if (whole) {
+            expect(Object.values(whole.byPath).reduce((a, b) => a + b, 0)).toBe(calls.length);
+            expect(Object.keys(whole.byPath).filter((k) => k !== UNSERVED_OTHER).length).toBeLessThanOrEqual(
+              MAX_UNSERVED_PATHS,
+            );
+          }
+          const cut = Math.floor((records.length * per) / 1000);
+          const first = createAnalyzer();
+          const second = createAnalyzer();
+          for (const r of records.slice(0, cut)) first.add(r);
+          for (const r of records.slice(cut)) second.add(r);
+          const merged = analyzerFromState(structuredClone(first.toState())).merge(
+            analyzerFromState(structuredClone(second.toState())),
+          );
+          expect(merged.finish().edges!.attribution.github.unserved).toEqual(whole);
+        },
+      ),
       RUNS,
     );
   });

@@ -123,6 +123,15 @@ export const edgesSchema = z
           .describe(
             'calls made handing work over (work and setup commands, source harness): not in calls, points or writes above, neither a session’s nor the overhead (absent before 2026-12-07)',
           ),
+        unserved: z
+          .object({
+            calls: count,
+            byPath: z
+              .record(z.string(), count)
+              .describe('by `METHOD path`, numbers as {n} and SHAs as {sha}; at most 50, the rest as (other)'),
+          })
+          .optional()
+          .describe('calls (in calls above) to paths the emulator serves no route for, answered 404; absent when none'),
       }),
       model: z.object({
         requests: count,

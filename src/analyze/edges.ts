@@ -188,6 +188,14 @@ export function computeEdges(
           points: round(calls.handover.points),
           writes: calls.handover.writes,
         },
+        ...(calls.unserved.size > 0
+          ? {
+              unserved: {
+                calls: [...calls.unserved.values()].reduce((a, b) => a + b, 0),
+                byPath: sortedRecord(calls.unserved),
+              },
+            }
+          : {}),
       },
       model: {
         requests,
@@ -505,13 +513,6 @@ function refusalsOf(requests: readonly EdgeRequest[]): Record<string, number> | 
   return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1] || cmp(a[0], b[0])));
 }
 
-/**
- * What a run of a control plane measured from its edges must say beside its verdict (the
- * analysis' warnings, docs/command-target.md "When nothing was done"): work was given and none of
- * it was done, so its cost per task and time to done are not measured and a budget on the
- * GitHub traffic alone may pass a control plane that did nothing; or the provider emulator
- * refused model requests (a model it does not serve is the usual reason).
- */
 /** ` (where they got to: 3 merged)`, or nothing when no session moved. */
 function reachedText(reached: Record<string, number> | undefined): string {
   if (reached === undefined) return '';
@@ -520,6 +521,14 @@ function reachedText(reached: Record<string, number> | undefined): string {
     .join(', ')})`;
 }
 
+/**
+ * What a run of a control plane measured from its edges must say beside its verdict (the
+ * analysis' warnings, docs/command-target.md "When nothing was done"): work was given and none of
+ * it was done, so its cost per task and time to done are not measured and a budget on the
+ * GitHub traffic alone may pass a control plane that did nothing; the provider emulator
+ * refused model requests (a model it does not serve is the usual reason); or the control plane
+ * called GitHub paths the emulator serves no route for.
+ */
 export function edgesWarnings(e: EdgesAnalysis): string[] {
   const warnings: string[] = [];
   if (e.sessions.created > 0 && e.sessions.completed === 0)
@@ -537,6 +546,17 @@ export function edgesWarnings(e: EdgesAnalysis): string[] {
       : '';
     warnings.push(
       `${total} of ${e.attribution.model.requests} model requests were refused by the provider emulator: ${reasons}${hint}`,
+    );
+  }
+  const unserved = e.attribution.github.unserved;
+  if (unserved) {
+    const paths = Object.entries(unserved.byPath)
+      .slice(0, 5)
+      .map(([path, n]) => `${path} × ${n}`)
+      .join(', ');
+    const more = Object.keys(unserved.byPath).length > 5 ? ', …' : '';
+    warnings.push(
+      `${unserved.calls} GitHub call(s) to paths the emulator serves no route for, answered 404: ${paths}${more}. Where GitHub serves them, the control plane did not run here as it runs there (docs/github-emulator.md lists the routes served)`,
     );
   }
   return warnings;

@@ -37,8 +37,51 @@ export interface SessionCallsState {
   bySession: Map<string, CallTally>;
   unattributed: CallTally;
   handover: CallTally;
+  unserved: Map<string, number>;
   callsPerSecond: Float64Array;
   pointsPerSecond: Float64Array;
+}
+
+/** Distinct paths the unserved calls are counted by; the rest are `(other)`. */
+export const MAX_UNSERVED_PATHS = 50;
+export const UNSERVED_OTHER = '(other)';
+
+/**
+ * `METHOD path` of a call to a path the GitHub emulator serves no route for (its record's route is
+ * `(unmatched)`, its error `Not Found: PATH`), numbers and SHAs in the path made placeholders so
+ * one route is one entry: `POST /repos/o/r/issues/{n}/reactions`.
+ */
+export function unservedKey(r: Pick<ApiRecord, 'method' | 'error'>): string {
+  const said = r.error?.startsWith('Not Found: ') ? r.error.slice(11) : '(path not recorded)';
+  const path = said
+    .replace(/^\/api\/v3(?=\/)/, '')
+    .replace(/\/[0-9a-f]{40}(?=\/|$)/g, '/{sha}')
+    .replace(/\/\d+(?=\/|$)/g, '/{n}')
+    .slice(0, 200);
+  return `${r.method} ${path}`;
+}
+
+/**
+ * Counts `n` calls of `key` in `into`: the MAX_UNSERVED_PATHS first keys in string order each
+ * have their own count, the rest go to UNSERVED_OTHER. Kept by order of the keys, not of arrival,
+ * so a file split across threads gives the same counts as read whole.
+ */
+function addUnserved(into: Map<string, number>, key: string, n: number): void {
+  const own = into.get(key);
+  if (own !== undefined) {
+    into.set(key, own + n);
+    return;
+  }
+  const kept = into.size - (into.has(UNSERVED_OTHER) ? 1 : 0);
+  if (kept >= MAX_UNSERVED_PATHS && key !== UNSERVED_OTHER) {
+    let last: string | undefined;
+    for (const k of into.keys()) if (k !== UNSERVED_OTHER && (last === undefined || k > last)) last = k;
+    if (last !== undefined && key < last) {
+      into.set(UNSERVED_OTHER, (into.get(UNSERVED_OTHER) ?? 0) + (into.get(last) ?? 0));
+      into.delete(last);
+    } else key = UNSERVED_OTHER;
+  }
+  into.set(key, (into.get(key) ?? 0) + n);
 }
 
 /** A tally of no calls yet. */
@@ -96,6 +139,11 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
    * plane's overhead, and not in the active window's rates (docs/command-target.md).
    */
   handover = newTally();
+  /**
+   * Calls to paths the emulator serves no route for, by `unservedKey`: whoever made them, the
+   * control plane met a 404 there that GitHub may not give (docs/command-target.md).
+   */
+  unserved = new Map<string, number>();
   callsPerSecond = new SecondSeries();
   pointsPerSecond = new SecondSeries();
   // The last session's tally: calls of one session often come in a row.
@@ -109,6 +157,7 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
   addApi(r: ApiRecord, row?: ScannedRow): void {
     const session = r.session;
     let tally: CallTally;
+    if (r.route === '(unmatched)' && r.service === 'github') addUnserved(this.unserved, unservedKey(r), 1);
     if (r.source === 'harness') {
       const h = this.handover;
       h.calls++;
@@ -172,6 +221,7 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
     }
     mergeTally(this.unattributed, other.unattributed);
     mergeTally(this.handover, other.handover);
+    for (const [key, n] of other.unserved) addUnserved(this.unserved, key, n);
     this.callsPerSecond.merge(other.callsPerSecond);
     this.pointsPerSecond.merge(other.pointsPerSecond);
     this.lastSession = undefined;
@@ -183,6 +233,7 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
       bySession: this.bySession,
       unattributed: this.unattributed,
       handover: this.handover,
+      unserved: this.unserved,
       callsPerSecond: this.callsPerSecond.toState(),
       pointsPerSecond: this.pointsPerSecond.toState(),
     };
@@ -193,6 +244,7 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
     out.bySession = state.bySession;
     out.unattributed = state.unattributed;
     out.handover = state.handover;
+    out.unserved = state.unserved;
     out.callsPerSecond = new SecondSeries(state.callsPerSecond);
     out.pointsPerSecond = new SecondSeries(state.pointsPerSecond);
     return out;
