@@ -128,10 +128,14 @@ export const edgesSchema = z
             calls: count,
             byPath: z
               .record(z.string(), count)
-              .describe('by `METHOD path`, numbers as {n} and SHAs as {sha}; at most 50, the rest as (other)'),
+              .describe(
+                'by `METHOD path`, numbers as {n} and SHAs as {sha}; at most 50, the rest as (other)',
+              ),
           })
           .optional()
-          .describe('calls (in calls above) to paths the emulator serves no route for, answered 404; absent when none'),
+          .describe(
+            'calls (in calls above) to paths the emulator serves no route for, answered 404; absent when none',
+          ),
       }),
       model: z.object({
         requests: count,
