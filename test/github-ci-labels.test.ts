@@ -661,3 +661,103 @@ describe('reviews, merges and repository settings over REST', () => {
     ).toBe(404);
   });
 });
+
+describe("an issue's assignees over REST", () => {
+  it('adds and removes assignees, each change an event; says who may be assigned; refuses a login that is no user', async () => {
+    const { emulator, octokit } = await world();
+    emulator.mintToken({ user: 'second-agent' });
+    const issue = { ...repo, issue_number: 1 };
+    const logins = (data: { assignees?: { login: string }[] | null }) =>
+      (data.assignees ?? []).map((u) => u.login);
+    const added = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/assignees', {
+      ...issue,
+      assignees: ['fleet-agent'],
+    });
+    expect(added.status).toBe(201);
+    expect(logins(added.data)).toEqual(['fleet-agent']);
+    const both = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/assignees', {
+      ...issue,
+      assignees: ['second-agent', 'fleet-agent'],
+    });
+    expect(logins(both.data)).toEqual(['fleet-agent', 'second-agent']);
+    // A login that is no user of the world: 422 naming it, nothing written.
+    const refused = await refusal(
+      octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/assignees', {
+        ...issue,
+        assignees: ['second-agent', 'nobody-here'],
+      }),
+    );
+    expect(refused).toMatchObject({
+      status: 422,
+      data: { errors: [{ value: ['nobody-here'], resource: 'Issue', field: 'assignees', code: 'invalid' }] },
+    });
+    const removed = await octokit.request('DELETE /repos/{owner}/{repo}/issues/{issue_number}/assignees', {
+      ...issue,
+      assignees: ['fleet-agent'],
+    });
+    expect(removed.status).toBe(200);
+    expect(logins(removed.data)).toEqual(['second-agent']);
+    const events = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/events', issue);
+    expect(
+      events.data.map((e) => `${e.event} ${(e as { assignee?: { login: string } }).assignee?.login}`),
+    ).toEqual(['assigned fleet-agent', 'assigned second-agent', 'unassigned fleet-agent']);
+    // Who may be assigned.
+    const list = await octokit.request('GET /repos/{owner}/{repo}/assignees', repo);
+    expect(list.data.map((u) => u.login)).toEqual(expect.arrayContaining(['fleet-agent', 'second-agent']));
+    const can = (assignee: string) =>
+      octokit.request('GET /repos/{owner}/{repo}/assignees/{assignee}', { ...repo, assignee }).then(
+        (r) => r.status,
+        (e: { status: number }) => e.status,
+      );
+    expect(await can('second-agent')).toBe(204);
+    expect(await can('nobody-here')).toBe(404);
+    const canIssue = (assignee: string) =>
+      octokit
+        .request('GET /repos/{owner}/{repo}/issues/{issue_number}/assignees/{assignee}', {
+          ...issue,
+          assignee,
+        })
+        .then(
+          (r) => r.status,
+          (e: { status: number }) => e.status,
+        );
+    expect(await canIssue('fleet-agent')).toBe(204);
+    expect(await canIssue('nobody-here')).toBe(404);
+  });
+
+  it('property: any sequence of adds and removes leaves the assignees a model set says, in the order first added', async () => {
+    const login = fc.constantFrom('fleet-agent', 'second-agent', 'third-agent', 'ghost-login');
+    const op = fc.record({
+      add: fc.boolean(),
+      logins: fc.array(login as fc.Arbitrary<string>, { maxLength: 3 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
+        const { emulator, transport } = inProcess({ fixtures: { repos: 1, issuesPerRepo: 1 } });
+        emulator.mintToken({ user: 'second-agent' });
+        emulator.mintToken({ user: 'third-agent' });
+        let model: string[] = [];
+        for (const { add, logins } of ops) {
+          const res = await transport.request({
+            method: add ? 'POST' : 'DELETE',
+            path: '/repos/fleetbench/repo-1/issues/1/assignees',
+            headers: {},
+            body: JSON.stringify({ assignees: logins }),
+          });
+          if (logins.includes('ghost-login')) {
+            expect(res.status).toBe(422);
+            continue;
+          }
+          expect(res.status).toBe(add ? 201 : 200);
+          model = add ? [...new Set([...model, ...logins])] : model.filter((l) => !logins.includes(l));
+          expect(
+            (JSON.parse(res.body) as { assignees: { login: string }[] }).assignees.map((u) => u.login),
+          ).toEqual(model);
+        }
+        const issue = emulator.state.repo('fleetbench/repo-1').issues.get(1)!;
+        expect(issue.assignees.map((u) => u.login)).toEqual(model);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

@@ -160,6 +160,37 @@ describe("GitHub's OpenAPI description", () => {
     expect(await call('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels', { issue_number: 3 })).toBe(
       204,
     );
+    expect(
+      await call('POST /repos/{owner}/{repo}/issues/{issue_number}/assignees', {
+        issue_number: 1,
+        assignees: ['fleet-agent'],
+      }),
+    ).toBe(201);
+    expect(
+      await call('POST /repos/{owner}/{repo}/issues/{issue_number}/assignees', {
+        issue_number: 1,
+        assignees: ['nobody-at-all'],
+      }),
+    ).toBe(422);
+    expect(
+      await call('DELETE /repos/{owner}/{repo}/issues/{issue_number}/assignees', {
+        issue_number: 1,
+        assignees: ['fleet-agent'],
+      }),
+    ).toBe(200);
+    expect(
+      await call('GET /repos/{owner}/{repo}/issues/{issue_number}/assignees/{assignee}', {
+        issue_number: 1,
+        assignee: 'fleet-agent',
+      }),
+    ).toBe(204);
+    expect(await call('GET /repos/{owner}/{repo}/assignees')).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/assignees/{assignee}', { assignee: 'fleet-agent' })).toBe(
+      204,
+    );
+    expect(await call('GET /repos/{owner}/{repo}/assignees/{assignee}', { assignee: 'nobody-at-all' })).toBe(
+      404,
+    );
     expect(await call('GET /repos/{owner}/{repo}/labels')).toBe(200);
     expect(await call('GET /repos/{owner}/{repo}/labels/{name}', { name: 'agent:done' })).toBe(200);
     expect(await call('GET /repos/{owner}/{repo}/labels/{name}', { name: 'no-such-label' })).toBe(404);

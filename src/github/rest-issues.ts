@@ -1,8 +1,10 @@
 /**
- * An issue's labels (list, add, replace, remove one, remove all), the repository's labels, and
- * an issue's events and timeline: the routes a control plane uses to mark work (`agent:working`
- * swapped for `agent:done`) and to read what happened to an issue or pull request. Labels change
- * through the same state methods GraphQL's label mutations use, so each change is an issue event.
+ * An issue's labels (list, add, replace, remove one, remove all), the repository's labels, an
+ * issue's assignees (add, remove, who may be assigned), and an issue's events and timeline: the
+ * routes a control plane uses to mark work (`agent:working` swapped for `agent:done`, the bot
+ * assigned as it takes an issue) and to read what happened to an issue or pull request. Labels and
+ * assignees change through the same state methods GraphQL's mutations and `PATCH` use, so each
+ * change is an issue event.
  */
 import {
   actor,
@@ -18,9 +20,9 @@ import {
   withIssue,
   withRepo,
 } from './rest-kit.ts';
-import { labelObject, labelsJson } from './shapes.ts';
+import { issueJson, labelObject, labelsJson, userObject } from './shapes.ts';
 import { issueEventObject, listedEvents, timelineEntries } from './shapes-timeline.ts';
-import type { Issue, Label, Repo } from './state.ts';
+import type { GitHubState, Issue, Label, Repo, User } from './state.ts';
 import type { LabelInput } from './world/labels.ts';
 
 export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
@@ -69,6 +71,58 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
       ctx.state.removeLabels(issue, [name], actor(ctx));
       return labelList(ctx, issue);
     }),
+  );
+
+  const assignees = '/repos/{owner}/{repo}/issues/{issue_number}/assignees';
+  r.add('POST', assignees, 'issues/assignees#add-assignees-to-an-issue', (ctx) =>
+    withIssue(ctx, 2, (issue) =>
+      withAssigneeLogins(ctx, (users) => {
+        ctx.state.setAssignees(
+          issue,
+          [...issue.assignees, ...users].map((u) => u.login),
+          actor(ctx),
+        );
+        return { status: 201, body: issueJson(ctx.state, issue) };
+      }),
+    ),
+  );
+  r.add('DELETE', assignees, 'issues/assignees#remove-assignees-from-an-issue', (ctx) =>
+    withIssue(ctx, 2, (issue) =>
+      withAssigneeLogins(ctx, (users) => {
+        ctx.state.setAssignees(
+          issue,
+          issue.assignees.filter((u) => !users.includes(u)).map((u) => u.login),
+          actor(ctx),
+        );
+        return { status: 200, body: issueJson(ctx.state, issue) };
+      }),
+    ),
+  );
+  r.add(
+    'GET',
+    `${assignees}/{assignee}`,
+    'issues/assignees#check-if-a-user-can-be-assigned-to-a-issue',
+    (ctx) =>
+      withIssue(ctx, 2, () =>
+        assignable(ctx.state, ctx.params[3]!) ? { status: 204, body: '' } : notFound(),
+      ),
+  );
+  r.add('GET', '/repos/{owner}/{repo}/assignees', 'issues/assignees#list-assignees', (ctx) =>
+    withRepo(ctx, (repo) =>
+      pagedList(
+        ctx,
+        repo.version,
+        () => assignableUsers(ctx.state),
+        (user) => userObject(ctx.state, user),
+      ),
+    ),
+  );
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/assignees/{assignee}',
+    'issues/assignees#check-if-a-user-can-be-assigned',
+    (ctx) =>
+      withRepo(ctx, () => (assignable(ctx.state, ctx.params[2]!) ? { status: 204, body: '' } : notFound())),
   );
 
   const repoLabels = '/repos/{owner}/{repo}/labels';
@@ -142,6 +196,38 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
         ),
       ),
   );
+}
+
+/**
+ * Who may be assigned: the world's users (not organizations or bots), as `PATCH` and `POST` issues
+ * assign them (docs/github-emulator.md); a login is never made a user.
+ */
+function assignable(state: GitHubState, login: string): User | undefined {
+  const user = state.findUser(login);
+  return user?.type === 'User' ? user : undefined;
+}
+
+function assignableUsers(state: GitHubState): User[] {
+  return [...state.users.values()]
+    .filter((u) => u.type === 'User')
+    .sort((a, b) => (a.login.toLowerCase() < b.login.toLowerCase() ? -1 : 1));
+}
+
+/**
+ * The users of an assignees write (`{assignees: [logins]}`; none given changes nothing), or
+ * GitHub's 422 `invalid` naming the logins that cannot be assigned, nothing written.
+ */
+function withAssigneeLogins(ctx: RestContext, fn: (users: User[]) => RestResult): RestResult {
+  const given = bodyField(ctx, 'assignees') ?? [];
+  if (!Array.isArray(given) || given.some((l) => typeof l !== 'string'))
+    return validation('Issue', 'assignees', 'invalid');
+  const logins = given as string[];
+  const invalid = logins.filter((login) => assignable(ctx.state, login) === undefined);
+  if (invalid.length > 0)
+    return fail(422, 'Validation Failed', {
+      errors: [{ value: invalid, resource: 'Issue', field: 'assignees', code: 'invalid' }],
+    });
+  return mutate(() => fn(logins.map((login) => assignable(ctx.state, login)!)), 'Issue');
 }
 
 /** The label names of a labels write: `{labels: [...]}` or a bare array, as GitHub takes both. */
