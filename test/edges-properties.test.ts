@@ -172,6 +172,17 @@ function analyse(records: readonly BodyRecord[]): Analysis {
   return analyzer.finish();
 }
 
+/** The records cut at `cut`, each part analysed alone, the two merged through a structured clone. */
+function analyseSplit(records: readonly BodyRecord[], cut: number): Analysis {
+  const first = createAnalyzer();
+  const second = createAnalyzer();
+  for (const r of records.slice(0, cut)) first.add(r);
+  for (const r of records.slice(cut)) second.add(r);
+  return analyzerFromState(structuredClone(first.toState()))
+    .merge(analyzerFromState(structuredClone(second.toState())))
+    .finish();
+}
+
 /** What the edges decide: their section and the speed metrics they feed. */
 const edgeFigures = (a: Analysis) => ({ edges: a.edges, speed: a.speed });
 
@@ -256,15 +267,8 @@ describe('edges: invariants over generated world traces', () => {
     fc.assert(
       fc.property(worldTrace, fc.nat(), (trace, at) => {
         const records = reorderTies(trace, [0]);
-        const cut = at % (records.length + 1);
-        const first = createAnalyzer();
-        const second = createAnalyzer();
-        for (const r of records.slice(0, cut)) first.add(r);
-        for (const r of records.slice(cut)) second.add(r);
-        const merged = analyzerFromState(structuredClone(first.toState())).merge(
-          analyzerFromState(structuredClone(second.toState())),
-        );
-        expect(edgeFigures(merged.finish())).toEqual(edgeFigures(analyse(records)));
+        const merged = analyseSplit(records, at % (records.length + 1));
+        expect(edgeFigures(merged)).toEqual(edgeFigures(analyse(records)));
       }),
       RUNS,
     );
@@ -296,15 +300,8 @@ describe('edges: invariants over generated world traces', () => {
               MAX_UNSERVED_PATHS,
             );
           }
-          const cut = Math.floor((records.length * per) / 1000);
-          const first = createAnalyzer();
-          const second = createAnalyzer();
-          for (const r of records.slice(0, cut)) first.add(r);
-          for (const r of records.slice(cut)) second.add(r);
-          const merged = analyzerFromState(structuredClone(first.toState())).merge(
-            analyzerFromState(structuredClone(second.toState())),
-          );
-          expect(merged.finish().edges!.attribution.github.unserved).toEqual(whole);
+          const merged = analyseSplit(records, Math.floor((records.length * per) / 1000));
+          expect(merged.edges!.attribution.github.unserved).toEqual(whole);
         },
       ),
       RUNS,
