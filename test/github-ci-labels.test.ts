@@ -761,3 +761,166 @@ describe("an issue's assignees over REST", () => {
     );
   });
 });
+
+describe('reactions on issues and issue comments over REST', () => {
+  it('adds one of each content per user (again: the first, 200), lists, filters, deletes; the issue’s rollup counts them', async () => {
+    const { emulator, octokit, as } = await world();
+    const other = as(emulator.mintToken({ user: 'second-agent' }).token);
+    const issue = { ...repo, issue_number: 1 };
+    const eyes = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/reactions', {
+      ...issue,
+      content: 'eyes',
+    });
+    expect(eyes.status).toBe(201);
+    expect(eyes.data).toMatchObject({ content: 'eyes', user: { login: 'fleet-agent' } });
+    const again = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/reactions', {
+      ...issue,
+      content: 'eyes',
+    });
+    expect(again.status).toBe(200);
+    expect(again.data.id).toBe(eyes.data.id);
+    await other.request('POST /repos/{owner}/{repo}/issues/{issue_number}/reactions', {
+      ...issue,
+      content: 'eyes',
+    });
+    await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/reactions', {
+      ...issue,
+      content: 'rocket',
+    });
+    const rollup = (await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', issue)).data
+      .reactions;
+    expect(rollup).toMatchObject({ total_count: 3, eyes: 2, rocket: 1, '+1': 0 });
+    const onlyEyes = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/reactions', {
+      ...issue,
+      content: 'eyes',
+    });
+    expect(onlyEyes.data.map((r) => r.user?.login)).toEqual(['fleet-agent', 'second-agent']);
+    expect(
+      await refusal(
+        octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/reactions', {
+          ...issue,
+          content: 'thumbsup' as 'eyes',
+        }),
+      ),
+    ).toMatchObject({
+      status: 422,
+      data: { errors: [{ resource: 'Reaction', field: 'content', code: 'invalid' }] },
+    });
+    const deleted = await octokit.request(
+      'DELETE /repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}',
+      {
+        ...issue,
+        reaction_id: eyes.data.id,
+      },
+    );
+    expect(deleted.status).toBe(204);
+    expect(
+      (
+        await refusal(
+          octokit.request('DELETE /repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}', {
+            ...issue,
+            reaction_id: eyes.data.id,
+          }),
+        )
+      ).status,
+    ).toBe(404);
+    expect(
+      (await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', issue)).data.reactions,
+    ).toMatchObject({
+      total_count: 2,
+      eyes: 1,
+    });
+
+    // On the comment that asked for the work.
+    const comment = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+      ...issue,
+      body: '/agent fix it',
+    });
+    const onComment = await octokit.request(
+      'POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions',
+      {
+        ...repo,
+        comment_id: comment.data.id,
+        content: '+1',
+      },
+    );
+    expect(onComment.status).toBe(201);
+    const listed = await octokit.request('GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', {
+      ...repo,
+      comment_id: comment.data.id,
+    });
+    expect(listed.data.map((r) => r.content)).toEqual(['+1']);
+    expect(
+      (
+        await refusal(
+          octokit.request('GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', {
+            ...repo,
+            comment_id: 999_999,
+          }),
+        )
+      ).status,
+    ).toBe(404);
+    const removed = await octokit.request(
+      'DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}',
+      { ...repo, comment_id: comment.data.id, reaction_id: onComment.data.id },
+    );
+    expect(removed.status).toBe(204);
+    // The issue's own reactions are apart from its comment's.
+    expect(
+      (await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', issue)).data.reactions
+        ?.total_count,
+    ).toBe(2);
+  });
+
+  it('property: after any adds and deletes, the reactions are one per user and content, as a model set says, and the rollup counts them', async () => {
+    const content = fc.constantFrom('eyes', '+1', 'rocket');
+    const who = fc.constantFrom(0, 1);
+    const op = fc.oneof(
+      fc.record({ add: fc.constant(true), who, content }),
+      fc.record({ add: fc.constant(false), who, content }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 14 }), async (ops) => {
+        const { emulator } = inProcess({ fixtures: { repos: 1, issuesPerRepo: 1 } });
+        const tokens = [emulator.defaultToken, emulator.mintToken({ user: 'second-agent' }).token];
+        const path = '/repos/fleetbench/repo-1/issues/1/reactions';
+        const send = (token: string, method: string, p: string, body?: unknown) =>
+          emulator.handle({
+            method,
+            path: p,
+            headers: { authorization: `token ${token}` },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          });
+        const model = new Map<string, number>();
+        for (const o of ops) {
+          const key = `${o.who} ${o.content}`;
+          if (o.add) {
+            const res = await send(tokens[o.who]!, 'POST', path, { content: o.content });
+            expect(res.status).toBe(model.has(key) ? 200 : 201);
+            const id = (JSON.parse(res.body) as { id: number }).id;
+            if (model.has(key)) expect(id).toBe(model.get(key));
+            model.set(key, id);
+          } else if (model.has(key)) {
+            const res = await send(tokens[o.who]!, 'DELETE', `${path}/${model.get(key)}`);
+            expect(res.status).toBe(204);
+            model.delete(key);
+          }
+        }
+        const listed = JSON.parse((await send(tokens[0]!, 'GET', `${path}?per_page=100`)).body) as {
+          id: number;
+        }[];
+        expect(listed.map((r) => r.id).sort((a, b) => a - b)).toEqual(
+          [...model.values()].sort((a, b) => a - b),
+        );
+        const issue = JSON.parse(
+          (await send(tokens[0]!, 'GET', '/repos/fleetbench/repo-1/issues/1')).body,
+        ) as {
+          reactions: { total_count: number; eyes: number };
+        };
+        expect(issue.reactions.total_count).toBe(model.size);
+        expect(issue.reactions.eyes).toBe([...model.keys()].filter((k) => k.endsWith(' eyes')).length);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

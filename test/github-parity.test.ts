@@ -184,6 +184,73 @@ describe("GitHub's OpenAPI description", () => {
         assignee: 'fleet-agent',
       }),
     ).toBe(204);
+    expect(
+      await call('POST /repos/{owner}/{repo}/issues/{issue_number}/reactions', {
+        issue_number: 1,
+        content: 'eyes',
+      }),
+    ).toBe(201);
+    expect(
+      await call('POST /repos/{owner}/{repo}/issues/{issue_number}/reactions', {
+        issue_number: 1,
+        content: 'eyes',
+      }),
+    ).toBe(200);
+    expect(
+      await call('POST /repos/{owner}/{repo}/issues/{issue_number}/reactions', {
+        issue_number: 1,
+        content: 'nope',
+      }),
+    ).toBe(422);
+    expect(await call('GET /repos/{owner}/{repo}/issues/{issue_number}/reactions', { issue_number: 1 })).toBe(
+      200,
+    );
+    const reactionId = (
+      (
+        await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/reactions', {
+          ...repo,
+          issue_number: 1,
+        })
+      ).data as { id: number }[]
+    )[0]!.id;
+    expect(
+      await call('DELETE /repos/{owner}/{repo}/issues/{issue_number}/reactions/{reaction_id}', {
+        issue_number: 1,
+        reaction_id: reactionId,
+      }),
+    ).toBe(204);
+    const commentId = (
+      await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+        ...repo,
+        issue_number: 1,
+        body: 'react here',
+      })
+    ).data.id;
+    expect(
+      await call('POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', {
+        comment_id: commentId,
+        content: 'rocket',
+      }),
+    ).toBe(201);
+    expect(
+      await call('GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', {
+        comment_id: commentId,
+      }),
+    ).toBe(200);
+    const commentReactionId = (
+      (
+        await octokit.request('GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', {
+          ...repo,
+          comment_id: commentId,
+        })
+      ).data as { id: number }[]
+    )[0]!.id;
+    expect(
+      await call('DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}', {
+        comment_id: commentId,
+        reaction_id: commentReactionId,
+      }),
+    ).toBe(204);
     expect(await call('GET /repos/{owner}/{repo}/assignees')).toBe(200);
     expect(await call('GET /repos/{owner}/{repo}/assignees/{assignee}', { assignee: 'fleet-agent' })).toBe(
       204,

@@ -20,10 +20,11 @@ import {
   withIssue,
   withRepo,
 } from './rest-kit.ts';
-import { issueJson, labelObject, labelsJson, userObject } from './shapes.ts';
+import { issueJson, labelObject, labelsJson, reactionObject, userObject } from './shapes.ts';
 import { issueEventObject, listedEvents, timelineEntries } from './shapes-timeline.ts';
-import type { GitHubState, Issue, Label, Repo, User } from './state.ts';
+import type { GitHubState, Issue, IssueComment, Label, Repo, User } from './state.ts';
 import type { LabelInput } from './world/labels.ts';
+import { isReactionContent } from './world/reactions.ts';
 
 export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
   const labels = '/repos/{owner}/{repo}/issues/{issue_number}/labels';
@@ -125,6 +126,8 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
       withRepo(ctx, () => (assignable(ctx.state, ctx.params[2]!) ? { status: 204, body: '' } : notFound())),
   );
 
+  addReactionRoutes(r);
+
   const repoLabels = '/repos/{owner}/{repo}/labels';
   r.add('GET', repoLabels, 'issues/labels#list-labels-for-a-repository', (ctx) =>
     withRepo(ctx, (repo) =>
@@ -197,6 +200,78 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
       ),
   );
 }
+
+/**
+ * Reactions on an issue (or pull request) and on an issue comment: add (201, or 200 with the one
+ * already there), list (paged, `content` to filter), delete (204). A bot marks the work it takes
+ * with one (👀).
+ */
+function addReactionRoutes(r: RestRouter): void {
+  const onIssue = '/repos/{owner}/{repo}/issues/{issue_number}/reactions';
+  const onComment = '/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions';
+  const subjects = [
+    {
+      path: onIssue,
+      what: 'issue',
+      find: (ctx: RestContext, fn: Reacted) => withIssue(ctx, 2, (issue) => fn({ issue })),
+    },
+    {
+      path: onComment,
+      what: 'issue-comment',
+      find: (ctx: RestContext, fn: Reacted) =>
+        withRepo(ctx, (repo) => {
+          const found = ctx.state.findIssueComment(repo, Number(ctx.params[2]));
+          return found === undefined ? notFound() : fn(found);
+        }),
+    },
+  ] as const;
+  for (const { path, what, find } of subjects) {
+    r.add(
+      'POST',
+      path,
+      `reactions/reactions#create-reaction-for-an-${what}`,
+      (ctx) =>
+        find(ctx, (on) => {
+          const content = bodyField(ctx, 'content');
+          if (!isReactionContent(content))
+            return validation('Reaction', 'content', content === undefined ? 'missing_field' : 'invalid');
+          const made = ctx.state.react(on, actor(ctx), content);
+          return {
+            status: made.created ? 201 : 200,
+            body: JSON.stringify(reactionObject(ctx.state, made.reaction)),
+          };
+        }),
+      { contentCreating: true },
+    );
+    r.add('GET', path, `reactions/reactions#list-reactions-for-an-${what}`, (ctx) =>
+      find(ctx, (on) => {
+        const content = ctx.query.get('content');
+        if (content !== undefined && !isReactionContent(content))
+          return validation('Reaction', 'content', 'invalid');
+        return pagedList(
+          ctx,
+          on.issue.commentsVersion,
+          () =>
+            ctx.state.reactions
+              .of(on.comment ?? on.issue)
+              .filter((x) => content === undefined || x.content === content),
+          (reaction) => reactionObject(ctx.state, reaction),
+        );
+      }),
+    );
+    r.add('DELETE', `${path}/{reaction_id}`, `reactions/reactions#delete-an-${what}-reaction`, (ctx) =>
+      find(ctx, (on) =>
+        mutate(() => {
+          ctx.state.unreact(on, Number(ctx.params[3]));
+          return { status: 204, body: '' };
+        }, 'Reaction'),
+      ),
+    );
+  }
+}
+
+/** What a reactions route acts on: an issue, or one of its comments. */
+type Reacted = (on: { issue: Issue; comment?: IssueComment }) => RestResult;
 
 /**
  * Who may be assigned: the world's users (not organizations or bots), as `PATCH` and `POST` issues

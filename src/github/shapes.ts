@@ -26,6 +26,7 @@ import {
 } from './state.ts';
 import { association } from './world/access.ts';
 import { type GitIdent, gitDate } from './world/git-objects.ts';
+import type { Reaction } from './world/reactions.ts';
 
 function cached(
   state: GitHubState,
@@ -261,7 +262,7 @@ export function labelsJson(state: GitHubState, repo: Repo, issue: Issue): unknow
   return issue.labels.map((l) => labelObject(state, repo, l));
 }
 
-/** No reactions (the emulator models none), in GitHub's shape. */
+/** No reactions, in GitHub's shape: a subject just made, or one the emulator takes none on (a review comment). */
 export function reactions(url: string): Record<string, unknown> {
   return {
     url,
@@ -329,7 +330,7 @@ export function issueJson(state: GitHubState, issue: Issue): string {
         : {}),
       body: issue.body,
       closed_by: issue.state === 'closed' ? closer(state, issue) : null,
-      reactions: reactions(`${api}/issues/${issue.number}/reactions`),
+      reactions: state.reactions.rollup(issue, `${api}/issues/${issue.number}/reactions`),
       performed_via_github_app: null,
       state_reason: issue.stateReason,
     };
@@ -455,6 +456,17 @@ export function issueCommentObject(
     updated_at: state.time.iso(c.updatedAt),
     author_association: association(c.user, issue.repo),
     body: c.body,
+  };
+}
+
+/** A reaction as GitHub lists one. */
+export function reactionObject(state: GitHubState, r: Reaction): Record<string, unknown> {
+  return {
+    id: r.id,
+    node_id: r.nodeId,
+    user: userObject(state, r.user),
+    content: r.content,
+    created_at: state.time.iso(r.createdAt),
   };
 }
 

@@ -46,6 +46,7 @@ import {
   type User,
   type UserType,
 } from './world/objects.ts';
+import { type Reaction, type ReactionContent, Reactions } from './world/reactions.ts';
 import { Refs } from './world/refs.ts';
 import { FIXTURE_STEP_MS, fixtureRepoDates, WorldTime } from './world/time.ts';
 
@@ -122,6 +123,8 @@ export class GitHubState {
   readonly events: IssueEvents;
   /** Each repository's label table. */
   readonly labelTable: Labels;
+  /** Reactions on issues, pull requests and issue comments. */
+  readonly reactions: Reactions;
   readonly users = new Map<string, User>();
   readonly repos = new Map<string, Repo>();
   readonly defaultUser: User;
@@ -145,6 +148,7 @@ export class GitHubState {
     this.checks = new Checks(this.time, () => this.defaultUser);
     this.events = new IssueEvents(this.time);
     this.labelTable = new Labels(this.time);
+    this.reactions = new Reactions(this.time);
     for (const user of fixtures.users ?? []) this.ensureUser(user.login, user.type ?? 'User', user.name);
     for (const org of fixtures.users ?? [])
       if (org.members !== undefined)
@@ -1224,6 +1228,34 @@ export class GitHubState {
       issue.repo.pullsVersion = v;
     }
     return v;
+  }
+
+  /**
+   * `user`'s `content` reaction on an issue (or pull request), or on one of its comments: the one
+   * already there when they gave it before. What shows it (the issue's rollup, its comments) is
+   * rendered again; nothing's `updated_at` moves, as on GitHub.
+   */
+  react(
+    on: { issue: Issue; comment?: IssueComment },
+    user: User,
+    content: ReactionContent,
+  ): { reaction: Reaction; created: boolean } {
+    const made = this.reactions.add(on.comment ?? on.issue, user, content);
+    if (made.created) on.issue.commentsVersion = this.restamp(on.issue);
+    return made;
+  }
+
+  /** Deletes the reaction `id` from an issue or comment (404 when it has none of that id). */
+  unreact(on: { issue: Issue; comment?: IssueComment }, id: number): void {
+    this.reactions.delete(on.comment ?? on.issue, id);
+    on.issue.commentsVersion = this.restamp(on.issue);
+  }
+
+  /** A repository's issue comment by id, with its issue. */
+  findIssueComment(repo: Repo, id: number): { issue: Issue; comment: IssueComment } | undefined {
+    for (const issue of repo.issues.values())
+      for (const comment of issue.comments) if (comment.id === id) return { issue, comment };
+    return undefined;
   }
 
   /** A draft pull request becomes ready for review. */
