@@ -924,3 +924,157 @@ describe('reactions on issues and issue comments over REST', () => {
     );
   });
 });
+
+describe('review requests over REST', () => {
+  it('asks collaborators for a review, lists them, takes them off once they review or when removed; each an event, in GraphQL too', async () => {
+    const { emulator, octokit, as } = await world();
+    const pr = { ...repo, pull_number: 7 };
+    const author = emulator.state.repo('fleetbench/repo-1').pulls.get(7)!.issue.user.login;
+    const asked = await octokit.request(
+      'POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers',
+      {
+        ...pr,
+        reviewers: ['reviewer-1', 'reviewer-2'],
+      },
+    );
+    expect(asked.status).toBe(201);
+    expect(asked.data.requested_reviewers?.map((u) => u.login)).toEqual(['reviewer-1', 'reviewer-2']);
+    const listed = await octokit.request(
+      'GET /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers',
+      pr,
+    );
+    expect(listed.data).toMatchObject({
+      users: [{ login: 'reviewer-1' }, { login: 'reviewer-2' }],
+      teams: [],
+    });
+    // GitHub's refusals: the author, someone who is no collaborator, a team; nothing written.
+    for (const body of [
+      { reviewers: [author] },
+      { reviewers: ['nobody-here'] },
+      { team_reviewers: ['core'] },
+    ]) {
+      const refused = await refusal(
+        octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', {
+          ...pr,
+          ...body,
+        }),
+      );
+      expect(refused.status, JSON.stringify(body)).toBe(422);
+    }
+    expect(
+      (
+        await refusal(
+          octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', pr),
+        )
+      ).status,
+    ).toBe(422);
+    // reviewer-1 reviews: no longer requested. reviewer-2's request is removed.
+    const reviewer = as(emulator.mintToken({ user: 'reviewer-1' }).token);
+    await reviewer.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
+      ...pr,
+      event: 'COMMENT',
+      body: 'Looked',
+    });
+    const after = await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', pr);
+    expect(after.data.requested_reviewers?.map((u) => u.login)).toEqual(['reviewer-2']);
+    const removed = await octokit.request(
+      'DELETE /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers',
+      { ...pr, reviewers: ['reviewer-2'] },
+    );
+    expect(removed.data.requested_reviewers).toEqual([]);
+    const events = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/events', {
+      ...repo,
+      issue_number: 7,
+    });
+    expect(
+      events.data
+        .filter((e) => e.event.startsWith('review_request'))
+        .map(
+          (e) => `${e.event} ${(e as { requested_reviewer?: { login: string } }).requested_reviewer?.login}`,
+        ),
+    ).toEqual([
+      'review_requested reviewer-1',
+      'review_requested reviewer-2',
+      'review_request_removed reviewer-2',
+    ]);
+    // GraphQL: the requests still open, and the events on the timeline.
+    await octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', {
+      ...pr,
+      reviewers: ['reviewer-2'],
+    });
+    const gql = await octokit.request('POST /graphql', {
+      query: `{ repository(owner: "fleetbench", name: "repo-1") { pullRequest(number: 7) {
+        reviewRequests(first: 10) { totalCount nodes { requestedReviewer { ... on User { login } } } }
+        timelineItems(first: 50, itemTypes: [REVIEW_REQUESTED_EVENT, REVIEW_REQUEST_REMOVED_EVENT]) {
+          nodes { __typename ... on ReviewRequestedEvent { requestedReviewer { ... on User { login } } } }
+        } } } }`,
+    });
+    const pull = (
+      gql.data as {
+        data: { repository: { pullRequest: Record<string, { nodes: unknown[]; totalCount?: number }> } };
+      }
+    ).data.repository.pullRequest;
+    expect(pull.reviewRequests).toEqual({
+      totalCount: 1,
+      nodes: [{ requestedReviewer: { login: 'reviewer-2' } }],
+    });
+    expect(pull.timelineItems!.nodes.map((n) => (n as { __typename: string }).__typename)).toEqual([
+      'ReviewRequestedEvent',
+      'ReviewRequestedEvent',
+      'ReviewRequestRemovedEvent',
+      'ReviewRequestedEvent',
+    ]);
+  });
+});
+
+describe('review requests: invariants under any sequence', () => {
+  it('property: the requested reviewers are those asked and neither removed nor reviewed since, in the order asked; one event per change', async () => {
+    const who = fc.constantFrom('reviewer-1', 'reviewer-2');
+    const op = fc.record({ kind: fc.constantFrom('request', 'remove', 'review'), who });
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
+        const { emulator } = inProcess({ fixtures: { repos: 1, issuesPerRepo: 1, pullsPerRepo: 1 } });
+        const pull = [...emulator.state.repo('fleetbench/repo-1').pulls.values()][0]!;
+        const path = `/repos/fleetbench/repo-1/pulls/${pull.issue.number}`;
+        const token = (login: string) => emulator.mintToken({ user: login }).token;
+        const tokens = { 'reviewer-1': token('reviewer-1'), 'reviewer-2': token('reviewer-2') };
+        const send = (t: string, method: string, p: string, body: unknown) =>
+          emulator.handle({
+            method,
+            path: p,
+            headers: { authorization: `token ${t}` },
+            body: JSON.stringify(body),
+          });
+        let model: string[] = [];
+        let changes = 0;
+        for (const o of ops) {
+          if (o.kind === 'review') {
+            const res = await send(tokens[o.who], 'POST', `${path}/reviews`, {
+              event: 'COMMENT',
+              body: 'ok',
+            });
+            expect(res.status).toBe(200);
+            model = model.filter((l) => l !== o.who);
+          } else {
+            const method = o.kind === 'request' ? 'POST' : 'DELETE';
+            const res = await send(emulator.defaultToken, method, `${path}/requested_reviewers`, {
+              reviewers: [o.who],
+            });
+            expect(res.status).toBe(o.kind === 'request' ? 201 : 200);
+            if (o.kind === 'request' && !model.includes(o.who)) {
+              model = [...model, o.who];
+              changes++;
+            }
+            if (o.kind === 'remove' && model.includes(o.who)) {
+              model = model.filter((l) => l !== o.who);
+              changes++;
+            }
+          }
+          expect((pull.requestedReviewers ?? []).map((u) => u.login)).toEqual(model);
+        }
+        expect(pull.issue.events.filter((e) => e.event.startsWith('review_request')).length).toBe(changes);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

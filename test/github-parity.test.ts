@@ -251,6 +251,30 @@ describe("GitHub's OpenAPI description", () => {
         reaction_id: commentReactionId,
       }),
     ).toBe(204);
+    expect(
+      await call('POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', {
+        pull_number: 7,
+        reviewers: ['reviewer-1'],
+      }),
+    ).toBe(201);
+    expect(
+      await call('POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', {
+        pull_number: 7,
+        reviewers: ['nobody-at-all'],
+      }),
+    ).toBe(422);
+    expect(
+      await call('GET /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', { pull_number: 7 }),
+    ).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/issues/{issue_number}/events', { issue_number: 7 })).toBe(
+      200,
+    );
+    expect(
+      await call('DELETE /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', {
+        pull_number: 7,
+        reviewers: ['reviewer-1'],
+      }),
+    ).toBe(200);
     expect(await call('GET /repos/{owner}/{repo}/assignees')).toBe(200);
     expect(await call('GET /repos/{owner}/{repo}/assignees/{assignee}', { assignee: 'fleet-agent' })).toBe(
       204,

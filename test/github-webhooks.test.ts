@@ -176,6 +176,13 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
     });
     // A push to the pull request's head: `push`, then `pull_request` synchronize.
     emulator.admin.pushBranch({ repo: 'octo/app', branch: 'feature' });
+    // A review asked of a collaborator, who then gives it.
+    await octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', {
+      owner,
+      repo,
+      pull_number: pull.data.number,
+      reviewers: ['writer'],
+    });
     emulator.admin.submitReview({
       repo: 'octo/app',
       number: pull.data.number,
@@ -216,6 +223,7 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
       'pull_request.opened',
       'push',
       'pull_request.synchronize',
+      'pull_request.review_requested',
       'pull_request_review.submitted',
       'pull_request_review.submitted',
       'pull_request_review_comment.created',

@@ -1,18 +1,26 @@
 /**
  * A repository's collaborators: the list, "is this user a collaborator" (204 or 404) and a
  * user's permission, the routes a control plane gates on (only act on issues opened by someone
- * with write access). Roles come from the fixtures (world/access.ts): the owner is admin, direct
- * collaborators have their role, an organization's members its base role.
+ * with write access); and a pull request's review requests, which only collaborators can get (a
+ * control plane asks a human, or a reviewing bot, to look at its agent's pull request). Roles
+ * come from the fixtures (world/access.ts): the owner is admin, direct collaborators have their
+ * role, an organization's members its base role.
  */
 import {
+  actor,
+  bodyField,
+  fail,
+  mutate,
   notFound,
   pagedList,
   type RestContext,
   type RestResult,
   type RestRouter,
+  validation,
+  withPull,
   withRepo,
 } from './rest-kit.ts';
-import { userObject } from './shapes.ts';
+import { pullSimpleJson, userObject } from './shapes.ts';
 import type { GitHubState, Repo, RoleName, User } from './state.ts';
 import { basePermission, permissionFlags, roleOf } from './world/access.ts';
 
@@ -82,4 +90,65 @@ export function addCollaboratorRoutes(r: RestRouter): void {
         };
       }),
   );
+
+  const requested = '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers';
+  r.add('GET', requested, 'pulls/review-requests#get-all-requested-reviewers-for-a-pull-request', (ctx) =>
+    withPull(ctx, (pull) => ({
+      status: 200,
+      body: JSON.stringify({
+        users: (pull.requestedReviewers ?? []).map((u) => userObject(ctx.state, u)),
+        teams: [],
+      }),
+    })),
+  );
+  r.add('POST', requested, 'pulls/review-requests#request-reviewers-for-a-pull-request', (ctx) =>
+    withPull(ctx, (pull) =>
+      withReviewers(ctx, pull.issue.repo, true, (users) => {
+        ctx.state.requestReviewers(pull, users, actor(ctx));
+        return { status: 201, body: pullSimpleJson(ctx.state, pull) };
+      }),
+    ),
+  );
+  r.add('DELETE', requested, 'pulls/review-requests#remove-requested-reviewers-from-a-pull-request', (ctx) =>
+    withPull(ctx, (pull) =>
+      withReviewers(ctx, pull.issue.repo, false, (users) => {
+        ctx.state.removeRequestedReviewers(pull, users, actor(ctx));
+        return { status: 200, body: pullSimpleJson(ctx.state, pull) };
+      }),
+    ),
+  );
+}
+
+/**
+ * The users of a review request (`reviewers`, logins; `team_reviewers`, which the emulator has no
+ * teams for): GitHub's 422s for neither given, a login that is not a collaborator of the
+ * repository, or any team; nothing written then.
+ */
+function withReviewers(
+  ctx: RestContext,
+  repo: Repo,
+  adding: boolean,
+  fn: (users: User[]) => RestResult,
+): RestResult {
+  const reviewers = bodyField(ctx, 'reviewers');
+  const teams = bodyField(ctx, 'team_reviewers');
+  const list = (v: unknown) =>
+    Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;
+  if (reviewers !== undefined && list(reviewers) === undefined)
+    return validation('PullRequest', 'reviewers', 'invalid');
+  if (teams !== undefined && list(teams) === undefined)
+    return validation('PullRequest', 'team_reviewers', 'invalid');
+  const logins = list(reviewers) ?? [];
+  if (reviewers === undefined && (adding ? teams === undefined : true))
+    return validation('PullRequest', 'reviewers');
+  const users = logins.map((login) => ctx.state.findUser(login));
+  if (
+    users.some((u) => u === undefined || roleOf(u, repo) === null) ||
+    (adding && (list(teams) ?? []).length > 0)
+  )
+    return fail(
+      422,
+      `Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the ${repo.fullName} repository.`,
+    );
+  return mutate(() => fn(users as User[]), 'PullRequest');
 }

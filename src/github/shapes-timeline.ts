@@ -36,6 +36,10 @@ export function issueEventObject(state: GitHubState, issue: Issue, e: IssueEvent
     out.assignee = userObject(state, e.assignee);
     out.assigner = userObject(state, e.actor);
   }
+  if (e.requestedReviewer !== undefined) {
+    out.requested_reviewer = userObject(state, e.requestedReviewer);
+    out.review_requester = userObject(state, e.actor);
+  }
   if (e.rename !== undefined) out.rename = e.rename;
   if (e.stateReason !== undefined) out.state_reason = e.stateReason;
   return out;

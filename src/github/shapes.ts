@@ -381,7 +381,7 @@ function pullObject(state: GitHubState, pull: PullRequest): Record<string, unkno
     merge_commit_sha: pull.mergeCommitSha,
     assignee: issue.assignees[0] ? userObject(state, issue.assignees[0]) : null,
     assignees: issue.assignees.map((u) => userObject(state, u)),
-    requested_reviewers: [],
+    requested_reviewers: (pull.requestedReviewers ?? []).map((u) => userObject(state, u)),
     requested_teams: [],
     head: branchRef(state, repo, pull.head, pull.headSha),
     base: branchRef(state, repo, pull.base, pull.baseSha),

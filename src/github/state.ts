@@ -108,6 +108,8 @@ const EVENT_ACTIONS: Partial<Record<IssueEvent['event'], string>> = {
   unassigned: 'unassigned',
   renamed: 'edited',
   ready_for_review: 'ready_for_review',
+  review_requested: 'review_requested',
+  review_request_removed: 'review_request_removed',
 };
 
 export class GitHubState {
@@ -174,6 +176,7 @@ export class GitHubState {
         sender: event.actor,
         ...(event.label ? { label: event.label } : {}),
         ...(event.assignee ? { assignee: event.assignee } : {}),
+        ...(event.requestedReviewer ? { requestedReviewer: event.requestedReviewer } : {}),
         ...(event.rename ? { changes: { title: { from: event.rename.from } } } : {}),
       });
     };
@@ -810,9 +813,45 @@ export class GitHubState {
       commitId: pull.headSha,
     };
     pull.reviews.push(review);
+    if (state !== 'PENDING') this.reviewGiven(pull, user);
     pull.reviewsVersion = this.touchIssue(pull.issue, at);
     if (state !== 'PENDING') this.notify({ kind: 'review', pull, review, sender: user });
     return review;
+  }
+
+  /** A review given takes its reviewer off the requested ones, as on GitHub (no event). */
+  private reviewGiven(pull: PullRequest, user: User): void {
+    const requested = pull.requestedReviewers;
+    if (requested?.includes(user)) pull.requestedReviewers = requested.filter((u) => u !== user);
+  }
+
+  /**
+   * Asks `users` for a review of the pull request (`POST …/requested_reviewers`): each one not
+   * asked yet is added, with a `review_requested` event; none is its author (422, as GitHub).
+   */
+  requestReviewers(pull: PullRequest, users: readonly User[], by: User = this.defaultUser): void {
+    if (users.includes(pull.issue.user))
+      throw new GitHubStateError(422, 'Review cannot be requested from pull request author.');
+    const requested = pull.requestedReviewers ?? [];
+    const fresh = [...new Set(users)].filter((u) => !requested.includes(u));
+    if (fresh.length === 0) return;
+    pull.requestedReviewers = [...requested, ...fresh];
+    const at = this.time.now();
+    for (const user of fresh)
+      this.events.add(pull.issue, 'review_requested', by, at, { requestedReviewer: user });
+    pull.reviewsVersion = this.touchIssue(pull.issue, at);
+  }
+
+  /** Takes `users` off the requested reviewers, a `review_request_removed` event each. */
+  removeRequestedReviewers(pull: PullRequest, users: readonly User[], by: User = this.defaultUser): void {
+    const requested = pull.requestedReviewers ?? [];
+    const gone = requested.filter((u) => users.includes(u));
+    if (gone.length === 0) return;
+    pull.requestedReviewers = requested.filter((u) => !users.includes(u));
+    const at = this.time.now();
+    for (const user of gone)
+      this.events.add(pull.issue, 'review_request_removed', by, at, { requestedReviewer: user });
+    pull.reviewsVersion = this.touchIssue(pull.issue, at);
   }
 
   /** A user's pending review of the pull request (at most one, as on GitHub). */
@@ -833,6 +872,7 @@ export class GitHubState {
     review.state = input.state;
     if (input.body !== undefined) review.body = input.body;
     review.submittedAt = at;
+    this.reviewGiven(pull, review.user);
     pull.reviewsVersion = this.touchIssue(pull.issue, at);
     this.notify({ kind: 'review', pull, review, sender: review.user });
     return review;

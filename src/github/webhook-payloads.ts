@@ -88,6 +88,7 @@ export function payloadOf(state: GitHubState, notice: WorldNotice): Record<strin
           : { name: notice.label.name, color: notice.label.color };
       }
       if (notice.assignee) extra.assignee = userObject(state, notice.assignee);
+      if (notice.requestedReviewer) extra.requested_reviewer = userObject(state, notice.requestedReviewer);
       if (notice.changes) extra.changes = notice.changes;
       if (issue.pull)
         return {

@@ -275,7 +275,11 @@ export class PullNode extends IssueLikeNode {
     return connection(this.latest(true), args, (r) => new ReviewNode(this.s, this.pull, r));
   }
   reviewRequests(args: ConnArgs) {
-    return EMPTY_CONNECTION(args);
+    return connection(this.pull.requestedReviewers ?? [], args, (user) => ({
+      __typename: 'ReviewRequest',
+      id: Buffer.from(`rr:${this.pull.id}:${user.id}`).toString('base64'),
+      requestedReviewer: new UserNode(this.s, user),
+    }));
   }
   closingIssuesReferences(args: ConnArgs) {
     const linked =

@@ -434,9 +434,9 @@ type PullRequest implements Node & Comment & Labelable {
 }
 
 enum IssueTimelineItemsItemType { ISSUE_COMMENT CLOSED_EVENT REOPENED_EVENT LABELED_EVENT UNLABELED_EVENT ASSIGNED_EVENT UNASSIGNED_EVENT RENAMED_TITLE_EVENT CROSS_REFERENCED_EVENT }
-enum PullRequestTimelineItemsItemType { ISSUE_COMMENT CLOSED_EVENT REOPENED_EVENT LABELED_EVENT UNLABELED_EVENT ASSIGNED_EVENT UNASSIGNED_EVENT RENAMED_TITLE_EVENT CROSS_REFERENCED_EVENT MERGED_EVENT HEAD_REF_DELETED_EVENT HEAD_REF_FORCE_PUSHED_EVENT READY_FOR_REVIEW_EVENT PULL_REQUEST_COMMIT PULL_REQUEST_REVIEW }
+enum PullRequestTimelineItemsItemType { ISSUE_COMMENT CLOSED_EVENT REOPENED_EVENT LABELED_EVENT UNLABELED_EVENT ASSIGNED_EVENT UNASSIGNED_EVENT RENAMED_TITLE_EVENT CROSS_REFERENCED_EVENT MERGED_EVENT HEAD_REF_DELETED_EVENT HEAD_REF_FORCE_PUSHED_EVENT READY_FOR_REVIEW_EVENT REVIEW_REQUESTED_EVENT REVIEW_REQUEST_REMOVED_EVENT PULL_REQUEST_COMMIT PULL_REQUEST_REVIEW }
 union IssueTimelineItems = IssueComment | ClosedEvent | ReopenedEvent | LabeledEvent | UnlabeledEvent | AssignedEvent | UnassignedEvent | RenamedTitleEvent | CrossReferencedEvent
-union PullRequestTimelineItems = IssueComment | ClosedEvent | ReopenedEvent | LabeledEvent | UnlabeledEvent | AssignedEvent | UnassignedEvent | RenamedTitleEvent | CrossReferencedEvent | MergedEvent | HeadRefDeletedEvent | HeadRefForcePushedEvent | ReadyForReviewEvent | PullRequestCommit | PullRequestReview
+union PullRequestTimelineItems = IssueComment | ClosedEvent | ReopenedEvent | LabeledEvent | UnlabeledEvent | AssignedEvent | UnassignedEvent | RenamedTitleEvent | CrossReferencedEvent | MergedEvent | HeadRefDeletedEvent | HeadRefForcePushedEvent | ReadyForReviewEvent | ReviewRequestedEvent | ReviewRequestRemovedEvent | PullRequestCommit | PullRequestReview
 type IssueTimelineItemsEdge { cursor: String!, node: IssueTimelineItems }
 type IssueTimelineItemsConnection { totalCount: Int!, filteredCount: Int!, pageCount: Int!, updatedAt: DateTime!, nodes: [IssueTimelineItems], edges: [IssueTimelineItemsEdge], pageInfo: PageInfo! }
 type PullRequestTimelineItemsEdge { cursor: String!, node: PullRequestTimelineItems }
@@ -457,6 +457,8 @@ type MergedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, 
 type HeadRefDeletedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, headRefName: String!, pullRequest: PullRequest! }
 type HeadRefForcePushedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest! }
 type ReadyForReviewEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest!, url: URI!, resourcePath: URI! }
+type ReviewRequestedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest!, requestedReviewer: RequestedReviewer }
+type ReviewRequestRemovedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest!, requestedReviewer: RequestedReviewer }
 
 enum PatchStatus { ADDED CHANGED COPIED DELETED MODIFIED RENAMED }
 enum FileViewedState { DISMISSED UNVIEWED VIEWED }

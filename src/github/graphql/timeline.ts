@@ -44,6 +44,8 @@ const EVENT_TYPES: Record<IssueEvent['event'], string> = {
   head_ref_deleted: 'HeadRefDeletedEvent',
   head_ref_force_pushed: 'HeadRefForcePushedEvent',
   ready_for_review: 'ReadyForReviewEvent',
+  review_requested: 'ReviewRequestedEvent',
+  review_request_removed: 'ReviewRequestRemovedEvent',
   'cross-referenced': 'CrossReferencedEvent',
 };
 
@@ -116,6 +118,9 @@ class EventNode {
   }
   assignee() {
     return this.e.assignee === undefined ? null : new UserNode(this.s, this.e.assignee);
+  }
+  requestedReviewer() {
+    return this.e.requestedReviewer === undefined ? null : new UserNode(this.s, this.e.requestedReviewer);
   }
   get previousTitle() {
     return this.e.rename?.from ?? '';

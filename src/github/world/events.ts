@@ -1,6 +1,6 @@
 /**
  * Issue events: what happened to an issue or pull request (closed, reopened, labeled, assigned,
- * renamed, merged, its head branch pushed over or deleted, a pull request naming it), each with
+ * renamed, a review requested or its request removed, merged, its head branch pushed over or deleted, a pull request naming it), each with
  * who did it and when, kept on the issue in order. `GET …/issues/{n}/events` lists them, and the
  * timeline (`GET …/issues/{n}/timeline`, GraphQL `timelineItems`) merges them with the comments,
  * reviews and commits the world already keeps (shapes-timeline.ts).
@@ -21,7 +21,7 @@ export class IssueEvents {
     actor: User,
     at: number,
     detail: Partial<
-      Pick<IssueEvent, 'commitId' | 'label' | 'assignee' | 'rename' | 'stateReason' | 'source'>
+      Pick<IssueEvent, 'commitId' | 'label' | 'assignee' | 'requestedReviewer' | 'rename' | 'stateReason' | 'source'>
     > = {},
   ): IssueEvent {
     const id = this.time.id();
@@ -53,5 +53,7 @@ const EVENT_NODE_PREFIX: Record<IssueEvent['event'], string> = {
   head_ref_deleted: 'HRDE',
   head_ref_force_pushed: 'HRFPE',
   ready_for_review: 'RFRE',
+  review_requested: 'RRE',
+  review_request_removed: 'RRRE',
   'cross-referenced': 'CRE',
 };

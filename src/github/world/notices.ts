@@ -28,6 +28,7 @@ export type WorldNotice =
       sender: User;
       label?: Pick<Label, 'name' | 'color'>;
       assignee?: User;
+      requestedReviewer?: User;
       changes?: { title?: { from: string }; body?: { from: string } };
     }
   | { kind: 'comment'; issue: Issue; comment: IssueComment; sender: User }

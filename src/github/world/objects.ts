@@ -140,12 +140,16 @@ export interface IssueEvent {
     | 'head_ref_deleted'
     | 'head_ref_force_pushed'
     | 'ready_for_review'
+    | 'review_requested'
+    | 'review_request_removed'
     | 'cross-referenced';
   actor: User;
   createdAt: number;
   commitId: string | null;
   label?: { name: string; color: string };
   assignee?: User;
+  /** review_requested, review_request_removed: whose review (the actor asked for it). */
+  requestedReviewer?: User;
   rename?: { from: string; to: string };
   /** closed: why (`completed`, `not_planned`); merged PRs' `closed` has none. */
   stateReason?: string | null;
@@ -258,6 +262,8 @@ export interface PullRequest {
   linkedIssue: number | null;
   commits: string[];
   reviews: Review[];
+  /** Users asked for a review who have not given one since (`requested_reviewers`); absent is none. */
+  requestedReviewers?: User[];
   reviewComments: ReviewComment[];
   version: number;
   reviewsVersion: number;
