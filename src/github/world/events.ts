@@ -21,7 +21,10 @@ export class IssueEvents {
     actor: User,
     at: number,
     detail: Partial<
-      Pick<IssueEvent, 'commitId' | 'label' | 'assignee' | 'requestedReviewer' | 'rename' | 'stateReason' | 'source'>
+      Pick<
+        IssueEvent,
+        'commitId' | 'label' | 'assignee' | 'requestedReviewer' | 'rename' | 'stateReason' | 'source'
+      >
     > = {},
   ): IssueEvent {
     const id = this.time.id();
