@@ -1078,3 +1078,43 @@ describe('review requests: invariants under any sequence', () => {
     );
   });
 });
+
+describe('one issue comment by id over REST', () => {
+  it('reads, edits (a status comment kept up to date) and deletes it; edited and deleted webhooks in the documented shape', async () => {
+    const { octokit } = await world();
+    const issue = { ...repo, issue_number: 1 };
+    const made = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+      ...issue,
+      body: '🤖 working on it',
+    });
+    const id = { ...repo, comment_id: made.data.id };
+    const read = await octokit.request('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', id);
+    expect(read.data.body).toBe('🤖 working on it');
+    const edited = await octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+      ...id,
+      body: '✅ done',
+    });
+    expect(edited.data).toMatchObject({ id: made.data.id, body: '✅ done' });
+    expect(Date.parse(edited.data.updated_at)).toBeGreaterThanOrEqual(Date.parse(made.data.updated_at));
+    expect(
+      (
+        await refusal(
+          octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+            ...id,
+            body: 7 as unknown as string,
+          }),
+        )
+      ).status,
+    ).toBe(422);
+    const listed = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', issue);
+    expect(listed.data.find((c) => c.id === made.data.id)?.body).toBe('✅ done');
+    expect(
+      (await octokit.request('DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}', id)).status,
+    ).toBe(204);
+    expect(
+      (await refusal(octokit.request('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', id))).status,
+    ).toBe(404);
+    const after = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', issue);
+    expect(after.data.some((c) => c.id === made.data.id)).toBe(false);
+  });
+});

@@ -275,6 +275,24 @@ describe("GitHub's OpenAPI description", () => {
         reviewers: ['reviewer-1'],
       }),
     ).toBe(200);
+    expect(
+      await call('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', { comment_id: commentId }),
+    ).toBe(200);
+    expect(
+      await call('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+        comment_id: commentId,
+        body: 'edited',
+      }),
+    ).toBe(200);
+    expect(
+      await call('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', { comment_id: commentId }),
+    ).toBe(422);
+    expect(
+      await call('DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}', { comment_id: commentId }),
+    ).toBe(204);
+    expect(
+      await call('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', { comment_id: commentId }),
+    ).toBe(404);
     expect(await call('GET /repos/{owner}/{repo}/assignees')).toBe(200);
     expect(await call('GET /repos/{owner}/{repo}/assignees/{assignee}', { assignee: 'fleet-agent' })).toBe(
       204,

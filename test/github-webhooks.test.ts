@@ -160,6 +160,24 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
       issue_number: n,
       body: 'on it',
     });
+    // A status comment kept up to date, then a stray one deleted.
+    const status = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+      owner,
+      repo,
+      issue_number: n,
+      body: 'status: started',
+    });
+    await octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+      owner,
+      repo,
+      comment_id: status.data.id,
+      body: 'status: done',
+    });
+    await octokit.request('DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+      owner,
+      repo,
+      comment_id: status.data.id,
+    });
     await octokit.request('PATCH /repos/{owner}/{repo}/issues/{issue_number}', {
       owner,
       repo,
@@ -219,6 +237,9 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
       'issues.labeled',
       'issues.assigned',
       'issue_comment.created',
+      'issue_comment.created',
+      'issue_comment.edited',
+      'issue_comment.deleted',
       'issues.edited',
       'pull_request.opened',
       'push',
@@ -256,7 +277,8 @@ describe('repository webhooks over REST, delivered to a real receiver', async ()
     const merged = hookReceiver.received.at(-1)!.payload.pull_request as { merged: boolean };
     expect(merged.merged).toBe(true);
     expect((hookReceiver.received[2]!.payload.label as { name: string }).name).toBe('agent');
-    expect(hookReceiver.received[5]!.payload.changes).toEqual({ title: { from: 'Webhooks bring work' } });
+    expect(hookReceiver.received[6]!.payload.changes).toEqual({ body: { from: 'status: started' } });
+    expect(hookReceiver.received[8]!.payload.changes).toEqual({ title: { from: 'Webhooks bring work' } });
 
     // Every delivery recorded: the list (newest first), one delivery with its request, the trace.
     const deliveries = await octokit.request('GET /repos/{owner}/{repo}/hooks/{hook_id}/deliveries', {

@@ -20,7 +20,14 @@ import {
   withIssue,
   withRepo,
 } from './rest-kit.ts';
-import { issueJson, labelObject, labelsJson, reactionObject, userObject } from './shapes.ts';
+import {
+  issueCommentObject,
+  issueJson,
+  labelObject,
+  labelsJson,
+  reactionObject,
+  userObject,
+} from './shapes.ts';
 import { issueEventObject, listedEvents, timelineEntries } from './shapes-timeline.ts';
 import type { GitHubState, Issue, IssueComment, Label, Repo, User } from './state.ts';
 import type { LabelInput } from './world/labels.ts';
@@ -127,6 +134,38 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
   );
 
   addReactionRoutes(r);
+
+  // One comment by id: read, edited (a bot's status comment kept up to date), deleted.
+  const comment = '/repos/{owner}/{repo}/issues/comments/{comment_id}';
+  const withComment = (ctx: RestContext, fn: (issue: Issue, c: IssueComment) => RestResult) =>
+    withRepo(ctx, (repo) => {
+      const found = ctx.state.findIssueComment(repo, Number(ctx.params[2]));
+      return found === undefined ? notFound() : fn(found.issue, found.comment);
+    });
+  r.add('GET', comment, 'issues/comments#get-an-issue-comment', (ctx) =>
+    withComment(ctx, (issue, c) => ({
+      status: 200,
+      body: JSON.stringify(issueCommentObject(ctx.state, issue, c)),
+      version: issue.commentsVersion,
+    })),
+  );
+  r.add('PATCH', comment, 'issues/comments#update-an-issue-comment', (ctx) =>
+    withComment(ctx, (issue, c) => {
+      const body = bodyField(ctx, 'body');
+      if (typeof body !== 'string')
+        return validation('IssueComment', 'body', body === undefined ? 'missing_field' : 'invalid');
+      return mutate(() => {
+        ctx.state.editIssueComment(issue, c, body, actor(ctx));
+        return { status: 200, body: JSON.stringify(issueCommentObject(ctx.state, issue, c)) };
+      }, 'IssueComment');
+    }),
+  );
+  r.add('DELETE', comment, 'issues/comments#delete-an-issue-comment', (ctx) =>
+    withComment(ctx, (issue, c) => {
+      ctx.state.deleteIssueComment(issue, c, actor(ctx));
+      return { status: 204, body: '' };
+    }),
+  );
 
   const repoLabels = '/repos/{owner}/{repo}/labels';
   r.add('GET', repoLabels, 'issues/labels#list-labels-for-a-repository', (ctx) =>

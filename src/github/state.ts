@@ -982,6 +982,38 @@ export class GitHubState {
   }
 
   /**
+   * Edits an issue comment's body (`PATCH …/issues/comments/{id}`), as a bot keeps one status
+   * comment up to date: its `updated_at` moves, the issue's does not.
+   */
+  editIssueComment(
+    issue: Issue,
+    comment: IssueComment,
+    body: string,
+    by: User = this.defaultUser,
+  ): IssueComment {
+    const from = comment.body;
+    comment.body = body;
+    comment.updatedAt = this.time.now();
+    issue.commentsVersion = this.restamp(issue);
+    this.notify({
+      kind: 'comment',
+      action: 'edited',
+      issue,
+      comment,
+      sender: by,
+      changes: { body: { from } },
+    });
+    return comment;
+  }
+
+  /** Deletes an issue comment (`DELETE …/issues/comments/{id}`). */
+  deleteIssueComment(issue: Issue, comment: IssueComment, by: User = this.defaultUser): void {
+    issue.comments = issue.comments.filter((c) => c !== comment);
+    issue.commentsVersion = this.restamp(issue);
+    this.notify({ kind: 'comment', action: 'deleted', issue, comment, sender: by });
+  }
+
+  /**
    * Merges the pull request as GitHub does by method (world/merges.ts): a merge commit, one
    * squashed commit, or its commits rebased onto the base; `title` and `message` are the commit's
    * (REST `commit_title`/`commit_message`, GraphQL `commitHeadline`/`commitBody`). A repository

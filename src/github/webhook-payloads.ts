@@ -30,7 +30,7 @@ export function eventOf(notice: WorldNotice): { event: string; action: string | 
     case 'issue':
       return { event: notice.issue.pull ? 'pull_request' : 'issues', action: notice.action };
     case 'comment':
-      return { event: 'issue_comment', action: 'created' };
+      return { event: 'issue_comment', action: notice.action ?? 'created' };
     case 'review':
       return { event: 'pull_request_review', action: 'submitted' };
     case 'review_comment':
@@ -105,7 +105,13 @@ export function payloadOf(state: GitHubState, notice: WorldNotice): Record<strin
       // The webhook's comment carries what the REST list leaves out by default.
       comment.reactions = reactions(`${comment.url}/reactions`);
       comment.performed_via_github_app = null;
-      return { action: 'created', issue: JSON.parse(issueJson(state, notice.issue)), comment, ...common };
+      return {
+        action: notice.action ?? 'created',
+        issue: JSON.parse(issueJson(state, notice.issue)),
+        comment,
+        ...(notice.changes ? { changes: notice.changes } : {}),
+        ...common,
+      };
     }
     case 'review': {
       const review = reviewObject(state, notice.pull, notice.review);

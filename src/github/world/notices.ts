@@ -31,7 +31,16 @@ export type WorldNotice =
       requestedReviewer?: User;
       changes?: { title?: { from: string }; body?: { from: string } };
     }
-  | { kind: 'comment'; issue: Issue; comment: IssueComment; sender: User }
+  | {
+      kind: 'comment';
+      /** Absent: `created`. */
+      action?: 'edited' | 'deleted';
+      issue: Issue;
+      comment: IssueComment;
+      sender: User;
+      /** edited: the body before. */
+      changes?: { body: { from: string } };
+    }
   | { kind: 'review'; pull: PullRequest; review: Review; sender: User }
   | { kind: 'review_comment'; pull: PullRequest; comment: ReviewComment; sender: User }
   | { kind: 'synchronize'; pull: PullRequest; before: string; after: string; sender: User }
