@@ -317,6 +317,8 @@ async function readLearnable(
 ): Promise<ReadStats> {
   const stats = await scanTrace(file, onRecord, {
     transientApi: true,
+    // The model is made of calls, spans and events: gauges are checked and counted, not kept.
+    skipGauges: true,
     lenient: true,
     onRaw,
     ...(onProgress ? { onProgress } : {}),
