@@ -95,8 +95,7 @@ describe('a gauge line checked in place', () => {
         if (accepted) expect(fullPathAccepts(line)).toBe(true);
         // The form it reads: printable ASCII, no escape, numbers without an exponent or a 16th digit.
         const numbers = line.replace(/"[^"]*"/g, '');
-        const plain =
-          /^[\x20-\x7e]*$/.test(line) && !line.includes('\\') && !/\d[eE]|\d{16}/.test(numbers);
+        const plain = /^[\x20-\x7e]*$/.test(line) && !line.includes('\\') && !/\d[eE]|\d{16}/.test(numbers);
         if (fullPathAccepts(line) && plain) expect(accepted).toBe(true);
       }),
       { numRuns: 2_000 },
