@@ -772,6 +772,10 @@ class CostReading {
       coverage.sessions = Math.max(coverage.sessions, list.length);
       coverage.callsPerCycle = Math.max(coverage.callsPerCycle, c.calls.length);
       const own = this.bySession(c);
+      const T = this.T;
+      // Each member's first call and the end of its last, for the parallelism (below).
+      const starts: number[] = [];
+      const ends: number[] = [];
       for (const s of list) {
         s.cycles.push(c);
         const from = stateAt(s, c.t) ?? 'spawning';
@@ -779,9 +783,13 @@ class CostReading {
         const { unitOps, unitCounts } = this;
         const countFrom = unitOps.length;
         const calls = own.get(s.id);
-        if (calls)
+        if (calls) {
+          let start = Number.POSITIVE_INFINITY;
+          let end = Number.NEGATIVE_INFINITY;
           for (const i of calls) {
-            const op = this.T.op[i]!;
+            start = Math.min(start, T.t[i]!);
+            end = Math.max(end, T.t[i]! + T.dur[i]!);
+            const op = T.op[i]!;
             // A session's calls in one cycle are of a few operations: a scan finds its place.
             let k = countFrom;
             while (k < unitOps.length && unitOps[k] !== op) k++;
@@ -790,6 +798,9 @@ class CostReading {
               unitCounts.push(1);
             } else unitCounts[k]!++;
           }
+          starts.push(start);
+          ends.push(end);
+        }
         // Most session-cycles follow no event: their offsets are made only when one does.
         const unit: Unit = {
           session: s,
@@ -805,6 +816,7 @@ class CostReading {
         if (units) units.push(unit);
         else this.unitsOf.set(s, [unit]);
       }
+      this.addParallelism(starts, ends);
     });
     for (const s of this.sessions.values()) {
       const own = this.unitsOf.get(s) ?? [];
@@ -1051,34 +1063,28 @@ class CostReading {
     }
   }
 
-  /** Parallelism: how many of a cycle's sessions had calls in flight together. */
+  /** The cycle with the most sessions that made calls (the most in flight together among equals). */
+  private widest = { sessions: 0, overlap: 0 };
+
+  /**
+   * One cycle's share of the parallelism: its members' first calls and the ends of their last
+   * (sessionCycles gathers them as it counts their calls: one pass over them, not two).
+   */
+  private addParallelism(starts: readonly number[], ends: readonly number[]): void {
+    // The most sessions in flight at any session's first call: started by then, not yet done.
+    const sortedStarts = Float64Array.from(starts).sort();
+    const sortedEnds = Float64Array.from(ends).sort();
+    let overlap = 0;
+    for (const a of starts)
+      overlap = Math.max(overlap, upperBound(sortedStarts, a) - upperBound(sortedEnds, a));
+    const { widest } = this;
+    if (starts.length > widest.sessions || (starts.length === widest.sessions && overlap > widest.overlap))
+      this.widest = { sessions: starts.length, overlap };
+  }
+
+  /** Parallelism: how many of a cycle's sessions had calls in flight together (the widest cycle's). */
   private learnParallelism(): void {
-    let widest = { sessions: 0, overlap: 0 };
-    for (const [c, list] of this.cycleMembers) {
-      const own = this.bySession(c);
-      const starts: number[] = [];
-      const ends: number[] = [];
-      for (const s of list) {
-        const calls = own.get(s.id);
-        if (!calls) continue;
-        let start = Number.POSITIVE_INFINITY;
-        let end = Number.NEGATIVE_INFINITY;
-        for (const i of calls) {
-          start = Math.min(start, this.T.t[i]!);
-          end = Math.max(end, this.T.t[i]! + this.T.dur[i]!);
-        }
-        starts.push(start);
-        ends.push(end);
-      }
-      // The most sessions in flight at any session's first call: started by then, not yet done.
-      const sortedStarts = Float64Array.from(starts).sort();
-      const sortedEnds = Float64Array.from(ends).sort();
-      let overlap = 0;
-      for (const a of starts)
-        overlap = Math.max(overlap, upperBound(sortedStarts, a) - upperBound(sortedEnds, a));
-      if (starts.length > widest.sessions || (starts.length === widest.sessions && overlap > widest.overlap))
-        widest = { sessions: starts.length, overlap };
-    }
+    const { widest } = this;
     if (widest.sessions >= 3 && widest.overlap < 0.8 * widest.sessions)
       this.learner.parallel = Math.max(this.learner.parallel, widest.overlap);
   }
@@ -1138,13 +1144,15 @@ class CostReading {
       cycles: simCycles,
       chains,
       observed: fitCycles.map((c) => c.end - c.t),
+      // Each session's first call (those of no session as one), from the cycle's calls by session.
       spreads: fitCycles.map((c) => {
-        const first = new Map<string, number>();
-        for (const i of c.calls) {
-          const key = T.sessionOf(i) ?? '';
-          first.set(key, Math.min(first.get(key) ?? Number.POSITIVE_INFINITY, T.t[i]!));
+        const firsts: number[] = [];
+        for (const list of this.bySession(c).values()) {
+          let first = Number.POSITIVE_INFINITY;
+          for (const i of list) first = Math.min(first, T.t[i]!);
+          firsts.push(first);
         }
-        return spreadOf([...first.values()]);
+        return spreadOf(firsts);
       }),
       cores,
       load: load ?? 0,
