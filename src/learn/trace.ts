@@ -657,29 +657,55 @@ class CostReading {
     events.set('restart', (events.get('restart') ?? 0) + this.readies.length);
   }
 
-  /** Each call to its cycle, or to its session's spawn; sessions and cycles get the repository most of their calls name. */
+  /**
+   * Each call to its cycle, or to its session's spawn; sessions and cycles get the repository most
+   * of their calls name. Sessions and repositories by the CallTable's ids through the loops over
+   * the calls (the names only at the end), ties between repositories to the one named first.
+   */
   private attributeCalls(): void {
     const T = this.T;
-    const repoVotes = new Map<string, Map<string, number>>();
+    /** Per session id, its repositories' votes by id, in the order first named. */
+    const repoVotes = new Map<number, Map<number, number>>();
+    /** Per session id, its Session once there is one (sessionOf makes it at its first call with a repository). */
+    const sessionById: Array<Session | undefined> = [];
+    const known = (id: number) => {
+      let s = sessionById[id];
+      if (s === undefined) {
+        s = this.sessions.get(T.sessions.values[id]!);
+        sessionById[id] = s;
+      }
+      return s;
+    };
     const agent = T.sources.id('agent');
+    let lastCycleId = Number.NaN;
+    let lastCandidates: Cycle[] | undefined;
     for (let i = 0; i < T.size; i++) {
-      const session = T.sessionOf(i);
-      const repo = T.repoOf(i);
+      const session = T.session[i]!;
+      const repo = T.repo[i]!;
       const t = T.t[i]!;
-      if (session !== undefined && repo !== undefined) {
-        const votes = repoVotes.get(session) ?? new Map<string, number>();
+      if (session >= 0 && repo >= 0) {
+        let votes = repoVotes.get(session);
+        if (votes === undefined) {
+          votes = new Map();
+          repoVotes.set(session, votes);
+        }
         votes.set(repo, (votes.get(repo) ?? 0) + 1);
-        repoVotes.set(session, votes);
-        this.sessionOf(session, t);
+        if (known(session) === undefined)
+          sessionById[session] = this.sessionOf(T.sessions.values[session]!, t);
       }
       // A call of the spawn path, though it fell in a cycle of its repository (the cycle is announced per repo).
-      const spawnedAt = session !== undefined ? this.sessions.get(session)?.spawnedAt : undefined;
+      const spawnedAt = session >= 0 ? known(session)?.spawnedAt : undefined;
       if (spawnedAt !== undefined && t < spawnedAt && T.source[i] !== agent) {
         this.spawnCalls[i] = 1;
         continue;
       }
       if (!T.hasCycle(i)) continue;
-      const candidates = this.cyclesById.get(T.cycle[i]!);
+      const cycleId = T.cycle[i]!;
+      if (cycleId !== lastCycleId) {
+        lastCycleId = cycleId;
+        lastCandidates = this.cyclesById.get(cycleId);
+      }
+      const candidates = lastCandidates;
       if (!candidates) continue;
       let best = candidates[0]!;
       for (const c of candidates)
@@ -687,19 +713,20 @@ class CostReading {
       best.calls.push(i);
     }
     for (const [id, votes] of repoVotes) {
-      const s = this.sessions.get(id)!;
-      s.repo ??= [...votes].sort((a, b) => b[1] - a[1])[0]![0];
+      const s = this.sessions.get(T.sessions.values[id]!)!;
+      s.repo ??= T.repos.values[[...votes].sort((a, b) => b[1] - a[1])[0]![0]]!;
     }
     const repos = new Set([...this.sessions.values()].flatMap((s) => (s.repo ? [s.repo] : [])));
     this.learner.coverage.repos = Math.max(this.learner.coverage.repos, repos.size);
     for (const c of this.cycles) {
-      const votes = new Map<string, number>();
+      const votes = new Map<number, number>();
       for (const i of c.calls) {
-        const repo = T.repoOf(i);
-        if (repo) votes.set(repo, (votes.get(repo) ?? 0) + 1);
+        const repo = T.repo[i]!;
+        // A repository named '' is no repository here.
+        if (repo >= 0 && T.repos.values[repo] !== '') votes.set(repo, (votes.get(repo) ?? 0) + 1);
       }
       const top = [...votes].sort((a, b) => b[1] - a[1])[0];
-      if (top) c.repo = top[0];
+      if (top) c.repo = T.repos.values[top[0]]!;
     }
   }
 
@@ -1168,9 +1195,17 @@ class CostReading {
     for (const n of this.unitCounts) learner.fit.sessionCycleCalls += n;
     learner.fitUnits.push(() => {
       let total = 0;
+      // The means of the profile a unit is predicted by, made once per profile (the tallies are
+      // final here) and added unit by unit, in the same order as ever.
+      let last: { from: ModelState; to: ModelState; means: number[] } | undefined;
       for (const u of units) {
-        const tally = this.profileTally(u.from, u.to);
-        for (const sum of tally.sums.values()) total += sum / tally.samples;
+        if (last === undefined || last.from !== u.from || last.to !== u.to) {
+          const tally = this.profileTally(u.from, u.to);
+          const means: number[] = [];
+          for (const sum of tally.sums.values()) means.push(sum / tally.samples);
+          last = { from: u.from, to: u.to, means };
+        }
+        for (const mean of last.means) total += mean;
         for (const [on, k] of u.offsets ?? []) {
           const excess = learner.excess.get(`${on}#${k}`);
           if (excess)
