@@ -1137,19 +1137,22 @@ class CostReading {
     const chains: Chain[] = [];
     const T = this.T;
     const byTime = (a: number, b: number) => T.t[a]! - T.t[b]!;
+    /** A list of calls' latencies by their start (a stable sort: a list already in order, as most are, is kept as it is). */
+    const latencies = (list: readonly number[]) => {
+      let sorted = true;
+      for (let k = 1; k < list.length && sorted; k++) sorted = T.t[list[k - 1]!]! <= T.t[list[k]!]!;
+      return (sorted ? list : [...list].sort(byTime)).map((x) => T.dur[x]!);
+    };
     fitCycles.forEach((c, i) => {
       for (const list of this.bySession(c).values())
-        chains.push({
-          cycle: i,
-          startMs: c.t,
-          latenciesMs: [...list].sort(byTime).map((x) => T.dur[x]!),
-        });
+        chains.push({ cycle: i, startMs: c.t, latenciesMs: latencies(list) });
     });
-    const spawnBySession = new Map<string, number[]>();
+    /** Per session id (in the order of their first such call), its calls outside any cycle or of its spawn. */
+    const spawnBySession = new Map<number, number[]>();
     const agent = T.sources.id('agent');
     for (let i = 0; i < T.size; i++) {
-      const session = T.sessionOf(i);
-      if ((this.spawnCalls[i] || !T.hasCycle(i)) && T.source[i] !== agent && session !== undefined) {
+      const session = T.session[i]!;
+      if ((this.spawnCalls[i] || !T.hasCycle(i)) && T.source[i] !== agent && session >= 0) {
         const list = spawnBySession.get(session);
         if (list) list.push(i);
         else spawnBySession.set(session, [i]);
@@ -1161,7 +1164,7 @@ class CostReading {
     for (const [id, list] of spawnBySession) {
       list.sort(byTime);
       const firstAt = T.t[list[0]!]!;
-      const s = sessions.get(id);
+      const s = sessions.get(T.sessions.values[id]!);
       const from = s && s.createdAt <= firstAt ? s.createdAt : firstAt;
       if (s?.spawnedAt !== undefined) spawns.push({ chain: chains.length, tookMs: s.spawnedAt - from });
       chains.push({ cycle: -1, startMs: from, latenciesMs: list.map((x) => T.dur[x]!) });
