@@ -90,7 +90,7 @@ export async function learnTrace(file: string, learner: Learner, onProgress?: Le
     const why =
       whyNoCycles ??
       (pollCycles.length === 0 ? 'no poll cycles' : 'no call attributed to both a session and a poll cycle');
-    const keys = learner.operations.resolve(true);
+    const keys = learner.operations.resolve(true, trace.calls);
     trace.calls.name(keys);
     const tasks = learnTasks(trace, learner);
     learner.whyNothing.push(
@@ -103,7 +103,7 @@ export async function learnTrace(file: string, learner: Learner, onProgress?: Le
     return;
   }
   learner.costTraces++;
-  trace.calls.name(learner.operations.resolve(true));
+  trace.calls.name(learner.operations.resolve(true, trace.calls));
   new CostReading(trace, learner, pollCycles).learn();
   addProvenance(learner, trace, pollCycles.length);
 }
