@@ -181,6 +181,8 @@ export interface Cycle {
 
 export interface Session {
   id: string;
+  /** Its place among the trace's sessions, in the order first seen (the order a cycle's sessions are taken in). */
+  index: number;
   createdAt: number;
   /** When the control plane's spawn of it returned (`ao.spawned`), if the trace says. */
   spawnedAt?: number;

@@ -363,19 +363,24 @@ function inTimeOrder(calls: CallTable, spans: SpanRecord[], events: EventRecord[
   const { t, dur, cost, cycle, session, repo, source, kind } = calls;
   const text = (column: { values: string[] }, id: number) => (id < 0 ? '' : column.values[id]!);
   const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  const order = Array.from({ length: calls.size }, (_, i) => i);
-  order.sort(
-    (a, b) =>
-      t[a]! + dur[a]! - (t[b]! + dur[b]!) ||
-      t[a]! - t[b]! ||
-      byText(text(calls.sessions, session[a]!), text(calls.sessions, session[b]!)) ||
-      byText(learner.operations.kindKey(kind[a]!), learner.operations.kindKey(kind[b]!)) ||
-      byText(text(calls.repos, repo[a]!), text(calls.repos, repo[b]!)) ||
-      cost[a]! - cost[b]! ||
-      (cycle[a]! || 0) - (cycle[b]! || 0) ||
-      byText(text(calls.sources, source[a]!), text(calls.sources, source[b]!)),
-  );
-  if (order.some((v, i) => v !== i)) calls.reorder(order);
+  const compare = (a: number, b: number) =>
+    t[a]! + dur[a]! - (t[b]! + dur[b]!) ||
+    t[a]! - t[b]! ||
+    byText(text(calls.sessions, session[a]!), text(calls.sessions, session[b]!)) ||
+    byText(learner.operations.kindKey(kind[a]!), learner.operations.kindKey(kind[b]!)) ||
+    byText(text(calls.repos, repo[a]!), text(calls.repos, repo[b]!)) ||
+    cost[a]! - cost[b]! ||
+    (cycle[a]! || 0) - (cycle[b]! || 0) ||
+    byText(text(calls.sources, source[a]!), text(calls.sources, source[b]!));
+  // Calls already in order (each no later than the next) stay as they are: the stable sort would
+  // give them back unchanged. Only a trace out of order pays for the sort.
+  let inOrder = true;
+  for (let i = 1; i < calls.size && inOrder; i++) inOrder = compare(i - 1, i) <= 0;
+  if (!inOrder) {
+    const order = Array.from({ length: calls.size }, (_, i) => i);
+    order.sort(compare);
+    if (order.some((v, i) => v !== i)) calls.reorder(order);
+  }
   const key = (r: SpanRecord | EventRecord) =>
     `${r.name}|${r.session ?? ''}|${'dur' in r ? r.dur : ''}|${JSON.stringify(r.labels ?? {})}|${JSON.stringify(r.data ?? {})}`;
   const byTime = <R extends SpanRecord | EventRecord>(list: R[]) =>
@@ -438,8 +443,6 @@ class CostReading {
   private readonly cycles: Cycle[];
   private readonly cyclesById = new Map<number, Cycle[]>();
   private readonly sessions = new Map<string, Session>();
-  /** Each session's place in `sessions` (the order a cycle's sessions are taken in). */
-  private readonly sessionIndex = new Map<Session, number>();
   /** When the control plane came back from a restart (not its first start). */
   private readonly readies: number[] = [];
   /** Calls of a spawn path, though they fell in a cycle of their repository (1 per such call). */
@@ -498,9 +501,8 @@ class CostReading {
   private sessionOf(id: string, t: number): Session {
     let s = this.sessions.get(id);
     if (!s) {
-      s = { id, createdAt: t, states: [], triggers: [], told: [], cycles: [] };
+      s = { id, index: this.sessions.size, createdAt: t, states: [], triggers: [], told: [], cycles: [] };
       this.sessions.set(id, s);
-      this.sessionIndex.set(s, this.sessionIndex.size);
     }
     return s;
   }
@@ -769,7 +771,7 @@ class CostReading {
       const key = this.projectScoped ? c.repo : '';
       // A cycle that says it polled no session polled none (the first tick, at the spawns' moment).
       const members = key === undefined || c.declaredSessions === 0 ? [] : [...(active.get(key) ?? [])];
-      members.sort((a, b) => this.sessionIndex.get(a)! - this.sessionIndex.get(b)!);
+      members.sort((a, b) => a.index - b.index);
       visit(c, members);
     }
   }
