@@ -191,40 +191,69 @@ const startPlans = new WeakMap<readonly Chain[], { cycles: readonly SimCycle[]; 
 function startPlan(cycles: readonly SimCycle[], chains: readonly Chain[]): StartPlan {
   const known = startPlans.get(chains);
   if (known && known.cycles === cycles) return known.plan;
+  // Plain indexed loops and typed arrays: this runs once per chains array (three times a fit),
+  // not often enough for V8 to optimise it, over every chain of the trace for the fit figures.
+  const chainCount = chains.length;
   const running = new Int32Array(cycles.length);
   const left = new Int32Array(cycles.length);
-  const pending: number[][] = cycles.map(() => []);
-  const starts: Array<{ at: number; chain: number }> = [];
-  const chainCycle = new Int32Array(chains.length);
-  const latencyFrom = new Int32Array(chains.length);
-  const latencyCount = new Int32Array(chains.length);
+  const pending: number[][] = [];
+  for (let c = 0; c < cycles.length; c++) pending.push([]);
+  /** The chains that start on their own (not pending), in index order, and when each starts. */
+  const starts: number[] = [];
+  const startAtOf = new Float64Array(chainCount);
+  const chainCycle = new Int32Array(chainCount);
+  const latencyFrom = new Int32Array(chainCount);
+  const latencyCount = new Int32Array(chainCount);
+  const chainStart = new Float64Array(chainCount);
   let latencyTotal = 0;
-  for (const [i, chain] of chains.entries()) {
+  for (let i = 0; i < chainCount; i++) {
+    const chain = chains[i]!;
+    const calls = chain.latenciesMs.length;
     chainCycle[i] = chain.cycle;
+    chainStart[i] = chain.startMs;
     latencyFrom[i] = latencyTotal;
-    latencyCount[i] = chain.latenciesMs.length;
-    latencyTotal += chain.latenciesMs.length;
-    if (chain.cycle >= 0 && chain.latenciesMs.length > 0) left[chain.cycle]!++;
+    latencyCount[i] = calls;
+    latencyTotal += calls;
+    if (chain.cycle >= 0 && calls > 0) left[chain.cycle]!++;
     if (chain.cycle < 0) {
-      if (chain.latenciesMs.length > 0) starts.push({ at: chain.startMs, chain: i });
+      if (calls > 0) {
+        starts.push(i);
+        startAtOf[i] = chain.startMs;
+      }
       continue;
     }
     const cycle = cycles[chain.cycle]!;
     if (cycle.parallel > 0 && running[chain.cycle]! >= cycle.parallel) pending[chain.cycle]!.push(i);
-    else if (chain.latenciesMs.length > 0) {
+    else if (calls > 0) {
       running[chain.cycle]!++;
-      starts.push({ at: cycle.startMs, chain: i });
+      starts.push(i);
+      startAtOf[i] = cycle.startMs;
     }
   }
-  starts.sort((a, b) => a.at - b.at || a.chain - b.chain);
+  // By time, then index: already so when every chain starts no earlier than the one before it
+  // (the indices only grow), as a window's cycles' chains do; a spawn's may not.
+  let inOrder = true;
+  for (let k = 1; k < starts.length && inOrder; k++)
+    inOrder = startAtOf[starts[k - 1]!]! <= startAtOf[starts[k]!]!;
+  if (!inOrder) starts.sort((a, b) => startAtOf[a]! - startAtOf[b]! || a - b);
+  const startAts = new Float64Array(starts.length);
+  const startChains = new Int32Array(starts.length);
+  for (let k = 0; k < starts.length; k++) {
+    startChains[k] = starts[k]!;
+    startAts[k] = startAtOf[starts[k]!]!;
+  }
   const latencies = new Float64Array(latencyTotal);
-  for (const [i, chain] of chains.entries()) latencies.set(chain.latenciesMs, latencyFrom[i]!);
+  for (let i = 0; i < chainCount; i++) latencies.set(chains[i]!.latenciesMs, latencyFrom[i]!);
   const pendingFrom = new Int32Array(cycles.length + 1);
-  for (const [c, list] of pending.entries()) pendingFrom[c + 1] = pendingFrom[c]! + list.length;
+  for (let c = 0; c < cycles.length; c++) pendingFrom[c + 1] = pendingFrom[c]! + pending[c]!.length;
+  const pendingChains = new Int32Array(pendingFrom[cycles.length]!);
+  for (let c = 0; c < cycles.length; c++) pendingChains.set(pending[c]!, pendingFrom[c]!);
+  const cycleStart = new Float64Array(cycles.length);
+  for (let c = 0; c < cycles.length; c++) cycleStart[c] = cycles[c]!.startMs;
   const plan: StartPlan = {
-    startAts: Float64Array.from(starts, (s) => s.at),
-    startChains: Int32Array.from(starts, (s) => s.chain),
-    pendingChains: Int32Array.from(pending.flat()),
+    startAts,
+    startChains,
+    pendingChains,
     pendingFrom,
     running,
     left,
@@ -232,8 +261,8 @@ function startPlan(cycles: readonly SimCycle[], chains: readonly Chain[]): Start
     latencyFrom,
     latencyCount,
     latencies,
-    chainStart: Float64Array.from(chains, (c) => c.startMs),
-    cycleStart: Float64Array.from(cycles, (c) => c.startMs),
+    chainStart,
+    cycleStart,
   };
   startPlans.set(chains, { cycles, plan });
   return plan;
