@@ -3,11 +3,15 @@
  * flat typed arrays reused from one simulation to the next, and stops a candidate early once it
  * is surely worse than the best so far. Properties over random cycles, chains and client times:
  * a simulation does not depend on what was simulated before it, a scored simulation that runs to
- * the end gives the unscored one's figures, and one that stops early was surely worse.
+ * the end gives the unscored one's figures, and one that stops early was surely worse; and the
+ * simulation reshaped for V8's compiler (the launch lane's next launch in one place, both figures'
+ * terms scored in one place, a table of shares) gives the figures and the early stops of the one
+ * before it (test/helpers/cycle-time-before.ts), scored or not.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Chain, type ClientTimes, type SimCycle, simulateCycles } from '../src/learn/cycle-time.ts';
+import { simulateCyclesBefore } from './helpers/cycle-time-before.ts';
 
 const times = fc.record({
   cores: fc.integer({ min: 1, max: 4 }),
@@ -94,6 +98,29 @@ describe('the cycle-time simulation', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  it('property: the simulation gives the figures and the early stops of the simulation before it was reshaped', () => {
+    fc.assert(
+      fc.property(
+        workload,
+        times,
+        fc.array(fc.integer({ min: 0, max: 40_000 }), { minLength: 6, maxLength: 6 }),
+        fc.constantFrom('durations' as const, 'spreads' as const),
+        fc.oneof(fc.constant(Number.POSITIVE_INFINITY), fc.double({ min: 0, max: 20, noNaN: true })),
+        (w, t, observedAll, figure, above) => {
+          const observed = observedAll.slice(0, w.cycles.length);
+          expect(simulateCycles(w.cycles, w.chains, t as ClientTimes)).toEqual(
+            simulateCyclesBefore(w.cycles, w.chains, t as ClientTimes),
+          );
+          const score = { observed, figure, above };
+          expect(simulateCycles(w.cycles, w.chains, t as ClientTimes, score)).toEqual(
+            simulateCyclesBefore(w.cycles, w.chains, t as ClientTimes, score),
+          );
+        },
+      ),
+      { numRuns: 1_000 },
     );
   });
 });

@@ -101,9 +101,13 @@ class FlatHeap {
     while (i > 0) {
       const parent = (i - 1) >> 1;
       const pk = keys[parent]!;
-      if (pk < key || (pk === key && seqs[parent]! < seq)) break;
+      const ps = seqs[parent]!;
+      // Every comparison runs on every step, ties or not: one V8 first meets after it has compiled
+      // this would deoptimize it (docs/performance.md, `model learn`).
+      const older = ps < seq;
+      if (pk < key || (pk === key && older)) break;
       keys[i] = pk;
-      seqs[i] = seqs[parent]!;
+      seqs[i] = ps;
       as[i] = as[parent]!;
       bs[i] = bs[parent]!;
       i = parent;
@@ -132,11 +136,22 @@ class FlatHeap {
       if (l >= n) break;
       const r = l + 1;
       let m = l;
-      if (r < n && (keys[r]! < keys[l]! || (keys[r] === keys[l] && seqs[r]! < seqs[l]!))) m = r;
-      const mk = keys[m]!;
-      if (key < mk || (key === mk && seq < seqs[m]!)) break;
+      let mk = keys[l]!;
+      let ms = seqs[l]!;
+      if (r < n) {
+        const rk = keys[r]!;
+        const rs = seqs[r]!;
+        const older = rs < ms;
+        if (rk < mk || (rk === mk && older)) {
+          m = r;
+          mk = rk;
+          ms = rs;
+        }
+      }
+      const older = seq < ms;
+      if (key < mk || (key === mk && older)) break;
       keys[i] = mk;
-      seqs[i] = seqs[m]!;
+      seqs[i] = ms;
       as[i] = as[m]!;
       bs[i] = bs[m]!;
       i = m;
@@ -176,40 +191,69 @@ const startPlans = new WeakMap<readonly Chain[], { cycles: readonly SimCycle[]; 
 function startPlan(cycles: readonly SimCycle[], chains: readonly Chain[]): StartPlan {
   const known = startPlans.get(chains);
   if (known && known.cycles === cycles) return known.plan;
+  // Plain indexed loops and typed arrays: this runs once per chains array (three times a fit),
+  // not often enough for V8 to optimise it, over every chain of the trace for the fit figures.
+  const chainCount = chains.length;
   const running = new Int32Array(cycles.length);
   const left = new Int32Array(cycles.length);
-  const pending: number[][] = cycles.map(() => []);
-  const starts: Array<{ at: number; chain: number }> = [];
-  const chainCycle = new Int32Array(chains.length);
-  const latencyFrom = new Int32Array(chains.length);
-  const latencyCount = new Int32Array(chains.length);
+  const pending: number[][] = [];
+  for (let c = 0; c < cycles.length; c++) pending.push([]);
+  /** The chains that start on their own (not pending), in index order, and when each starts. */
+  const starts: number[] = [];
+  const startAtOf = new Float64Array(chainCount);
+  const chainCycle = new Int32Array(chainCount);
+  const latencyFrom = new Int32Array(chainCount);
+  const latencyCount = new Int32Array(chainCount);
+  const chainStart = new Float64Array(chainCount);
   let latencyTotal = 0;
-  for (const [i, chain] of chains.entries()) {
+  for (let i = 0; i < chainCount; i++) {
+    const chain = chains[i]!;
+    const calls = chain.latenciesMs.length;
     chainCycle[i] = chain.cycle;
+    chainStart[i] = chain.startMs;
     latencyFrom[i] = latencyTotal;
-    latencyCount[i] = chain.latenciesMs.length;
-    latencyTotal += chain.latenciesMs.length;
-    if (chain.cycle >= 0 && chain.latenciesMs.length > 0) left[chain.cycle]!++;
+    latencyCount[i] = calls;
+    latencyTotal += calls;
+    if (chain.cycle >= 0 && calls > 0) left[chain.cycle]!++;
     if (chain.cycle < 0) {
-      if (chain.latenciesMs.length > 0) starts.push({ at: chain.startMs, chain: i });
+      if (calls > 0) {
+        starts.push(i);
+        startAtOf[i] = chain.startMs;
+      }
       continue;
     }
     const cycle = cycles[chain.cycle]!;
     if (cycle.parallel > 0 && running[chain.cycle]! >= cycle.parallel) pending[chain.cycle]!.push(i);
-    else if (chain.latenciesMs.length > 0) {
+    else if (calls > 0) {
       running[chain.cycle]!++;
-      starts.push({ at: cycle.startMs, chain: i });
+      starts.push(i);
+      startAtOf[i] = cycle.startMs;
     }
   }
-  starts.sort((a, b) => a.at - b.at || a.chain - b.chain);
+  // By time, then index: already so when every chain starts no earlier than the one before it
+  // (the indices only grow), as a window's cycles' chains do; a spawn's may not.
+  let inOrder = true;
+  for (let k = 1; k < starts.length && inOrder; k++)
+    inOrder = startAtOf[starts[k - 1]!]! <= startAtOf[starts[k]!]!;
+  if (!inOrder) starts.sort((a, b) => startAtOf[a]! - startAtOf[b]! || a - b);
+  const startAts = new Float64Array(starts.length);
+  const startChains = new Int32Array(starts.length);
+  for (let k = 0; k < starts.length; k++) {
+    startChains[k] = starts[k]!;
+    startAts[k] = startAtOf[starts[k]!]!;
+  }
   const latencies = new Float64Array(latencyTotal);
-  for (const [i, chain] of chains.entries()) latencies.set(chain.latenciesMs, latencyFrom[i]!);
+  for (let i = 0; i < chainCount; i++) latencies.set(chains[i]!.latenciesMs, latencyFrom[i]!);
   const pendingFrom = new Int32Array(cycles.length + 1);
-  for (const [c, list] of pending.entries()) pendingFrom[c + 1] = pendingFrom[c]! + list.length;
+  for (let c = 0; c < cycles.length; c++) pendingFrom[c + 1] = pendingFrom[c]! + pending[c]!.length;
+  const pendingChains = new Int32Array(pendingFrom[cycles.length]!);
+  for (let c = 0; c < cycles.length; c++) pendingChains.set(pending[c]!, pendingFrom[c]!);
+  const cycleStart = new Float64Array(cycles.length);
+  for (let c = 0; c < cycles.length; c++) cycleStart[c] = cycles[c]!.startMs;
   const plan: StartPlan = {
-    startAts: Float64Array.from(starts, (s) => s.at),
-    startChains: Int32Array.from(starts, (s) => s.chain),
-    pendingChains: Int32Array.from(pending.flat()),
+    startAts,
+    startChains,
+    pendingChains,
     pendingFrom,
     running,
     left,
@@ -217,8 +261,8 @@ function startPlan(cycles: readonly SimCycle[], chains: readonly Chain[]): Start
     latencyFrom,
     latencyCount,
     latencies,
-    chainStart: Float64Array.from(chains, (c) => c.startMs),
-    cycleStart: Float64Array.from(cycles, (c) => c.startMs),
+    chainStart,
+    cycleStart,
   };
   startPlans.set(chains, { cycles, plan });
   return plan;
@@ -249,6 +293,38 @@ const eventHeap = new FlatHeap();
 const jobHeap = new FlatHeap();
 let laneChains = new Int32Array(0);
 let laneCalls = new Int32Array(0);
+/**
+ * The share of a core each job gets with `n` jobs in flight, `rates[n]` (0 for none), for the
+ * cores and load it was made for: one array read per step instead of a division, and no division
+ * whose results V8 first sees whole (2 / 2) and then not (2 / 3): that cost the simulation a
+ * deoptimization and a second compile of 50-100 ms in every learn (docs/performance.md).
+ */
+let rates = new Float64Array(0);
+let ratesCores = Number.NaN;
+let ratesLoad = Number.NaN;
+
+function ratesFor(cores: number, load: number, jobs: number): Float64Array {
+  if (rates.length <= jobs || cores !== ratesCores || load !== ratesLoad) {
+    rates = new Float64Array(Math.max(jobs + 1, rates.length));
+    ratesCores = cores;
+    ratesLoad = load;
+    for (let n = 1; n < rates.length; n++) rates[n] = Math.min(1, cores / (n + load));
+  }
+  return rates;
+}
+
+/** Each figure array a score is made against, as doubles (one array type for the simulation to read). */
+const observedAsDoubles = new WeakMap<readonly number[], Float64Array>();
+const NO_FIGURES = new Float64Array(0);
+
+function doubles(figures: readonly number[]): Float64Array {
+  let out = observedAsDoubles.get(figures);
+  if (out === undefined) {
+    out = Float64Array.from(figures);
+    observedAsDoubles.set(figures, out);
+  }
+  return out;
+}
 
 /**
  * Simulates the chains on one timeline: each cycle's duration and spread, each chain's end. With
@@ -261,33 +337,88 @@ export function simulateCycles(
   score?: SimScore,
 ): SimResult | undefined {
   const plan = startPlan(cycles, chains);
+  const cycleCount = cycles.length;
+  const run: SimRun = {
+    ends: Float64Array.from(plan.cycleStart),
+    firstCount: new Int32Array(cycleCount),
+    firstMin: new Float64Array(cycleCount).fill(Number.POSITIVE_INFINITY),
+    firstMax: new Float64Array(cycleCount).fill(Number.NEGATIVE_INFINITY),
+    chainEnds: plan.chainStart.slice(),
+    pendingNext: plan.pendingFrom.slice(0, cycleCount),
+    running: plan.running.slice(),
+    left: plan.left.slice(),
+  };
+  const scored = score !== undefined;
+  const scoreDurations = scored && score.figure === 'durations';
+  const done = runTimeline(
+    plan,
+    run,
+    ratesFor(Math.max(1, t.cores), Math.max(0, t.load ?? 0), chains.length),
+    t,
+    scored,
+    scoreDurations,
+    // What a cycle's simulated figure is compared with: its duration, or its spread + 100 ms.
+    scored ? doubles(score.observed) : NO_FIGURES,
+    scoreDurations ? 0 : 100,
+    scored ? score.above * ABORT_MARGIN + ABORT_SLACK : Number.POSITIVE_INFINITY,
+  );
+  if (!done) return undefined;
+  const { ends, firstCount, firstMin, firstMax } = run;
+  const durations = new Array<number>(cycleCount);
+  const spreads = new Array<number>(cycleCount);
+  for (let c = 0; c < cycleCount; c++) {
+    durations[c] = ends[c]! - plan.cycleStart[c]!;
+    spreads[c] = firstCount[c]! < 3 ? 0 : firstMax[c]! - firstMin[c]!;
+  }
+  return { durations, spreads, chainEnds: Array.from(run.chainEnds) };
+}
+
+/** One simulation's own state (what its plan says it starts from, copied): simulateCycles' result is read from it. */
+interface SimRun {
+  /** Per cycle: when its last chain ended (its start until one does). */
+  ends: Float64Array;
+  /** Each cycle's sessions' first requests: how many, the first and the last (its spread). */
+  firstCount: Int32Array;
+  firstMin: Float64Array;
+  firstMax: Float64Array;
+  /** When each chain's last call was answered. */
+  chainEnds: Float64Array;
+  /** Per cycle, the next of its pending chains to start. */
+  pendingNext: Int32Array;
+  running: Int32Array;
+  /** Chains with calls still to finish, per cycle: the cycle's figures are final at 0. */
+  left: Int32Array;
+}
+
+/**
+ * The simulation's loop, on its own (simulateCycles sets it up and reads its results): V8 compiles
+ * a hot loop while it runs, before the code around it has run, and then again for the next call;
+ * the less there is around the loop, the less is compiled twice, and nothing around it is new to
+ * the compiled code (docs/performance.md, `model learn`). False when the score stopped it early.
+ */
+function runTimeline(
+  plan: StartPlan,
+  run: SimRun,
+  shares: Float64Array,
+  t: ClientTimes,
+  scored: boolean,
+  scoreDurations: boolean,
+  observedFigures: Float64Array,
+  figureShift: number,
+  abortAbove: number,
+): boolean {
   const { startAts, startChains, pendingChains, pendingFrom, chainCycle, latencyFrom, latencyCount } = plan;
   const { latencies, cycleStart } = plan;
-  const cycleCount = cycles.length;
-  const ends = Float64Array.from(cycleStart);
-  // Each cycle's sessions' first requests: how many, the first and the last (its spread).
-  const firstCount = new Int32Array(cycleCount);
-  const firstMin = new Float64Array(cycleCount).fill(Number.POSITIVE_INFINITY);
-  const firstMax = new Float64Array(cycleCount).fill(Number.NEGATIVE_INFINITY);
-  const chainEnds = plan.chainStart.slice();
-  /** Per cycle, the next of its pending chains to start. */
-  const pendingNext = pendingFrom.slice(0, cycleCount);
-  const running = plan.running.slice();
-  /** Chains with calls still to finish, per cycle: the cycle's figures are final at 0. */
-  const left = plan.left.slice();
+  const { ends, firstCount, firstMin, firstMax, chainEnds, pendingNext, running, left } = run;
+  const chainCount = plan.chainStart.length;
   let partial = 0;
-  const abortAbove = score ? score.above * ABORT_MARGIN + ABORT_SLACK : Number.POSITIVE_INFINITY;
-  const scoreDurations = score?.figure === 'durations';
-  const observedFigures = score?.observed;
-  const cores = Math.max(1, t.cores);
-  const load = Math.max(0, t.load ?? 0);
   const { cpuMsPerCall, waitMsPerCall, launchMsPerCall } = t;
   // Timed events (a = chain, b = call × 2 + kind): a call asks for its launch (0), its request is
   // answered (1). The chains' first calls wait in the plan's starts (time order) until they are
   // due, ahead of any event at the same time (as if all were queued first), so that a candidate
   // the fit stops early never paid for the chains it did not reach.
   const events = eventHeap;
-  events.reset(chains.length);
+  events.reset(chainCount);
   const startCount = startAts.length;
   let nextStart = 0;
   // The CPU, shared by processor sharing: every job in flight (and each of the machine's `load`
@@ -296,20 +427,30 @@ export function simulateCycles(
   // control plane's own thread, on the same cores: one at a time (the lane, a ring of chains).
   // Jobs: a = chain, b = call × 2 + (1 for a launch).
   const jobs = jobHeap;
-  jobs.reset(chains.length);
-  if (laneChains.length < chains.length + 1) {
-    laneChains = new Int32Array(chains.length + 1);
-    laneCalls = new Int32Array(chains.length + 1);
+  jobs.reset(chainCount);
+  if (laneChains.length < chainCount + 1) {
+    laneChains = new Int32Array(chainCount + 1);
+    laneCalls = new Int32Array(chainCount + 1);
   }
-  const laneSize = chains.length + 1;
+  const lanedChains = laneChains;
+  const lanedCalls = laneCalls;
+  const laneSize = chainCount + 1;
   let laneHead = 0;
   let laneTail = 0;
   let launching = false;
   let served = 0;
   let servedAt = 0;
 
-  while (events.size > 0 || jobs.size > 0 || nextStart < startCount) {
-    const rate = jobs.size === 0 ? 0 : Math.min(1, cores / (jobs.size + load));
+  while (laneHead !== laneTail || events.size > 0 || jobs.size > 0 || nextStart < startCount) {
+    // The lane's next launch, when none is running: the step before queued a call, or ended a
+    // launch. (One place for it, whichever step it follows: code V8 first meets after it has
+    // compiled the loop would deoptimize it.)
+    if (!launching && laneHead !== laneTail) {
+      launching = true;
+      jobs.push(served + launchMsPerCall, lanedChains[laneHead]!, (lanedCalls[laneHead]! << 1) | 1);
+      laneHead = laneHead + 1 === laneSize ? 0 : laneHead + 1;
+    }
+    const rate = shares[jobs.size]!;
     const nextJob = jobs.size > 0 ? servedAt + (jobs.peekKey() - served) / rate : Number.POSITIVE_INFINITY;
     const startAt = nextStart < startCount ? startAts[nextStart]! : Number.POSITIVE_INFINITY;
     const eventAt = events.peekKey();
@@ -322,13 +463,9 @@ export function simulateCycles(
       const chainIndex = jobs.a;
       const call = jobs.b >> 1;
       if (jobs.b & 1) {
-        // Launched: the process's own CPU, and the lane's next launch.
+        // Launched: the process's own CPU (the lane's next launch starts at the next step).
         jobs.push(served + cpuMsPerCall, chainIndex, call << 1);
-        launching = laneHead !== laneTail;
-        if (launching) {
-          jobs.push(served + launchMsPerCall, laneChains[laneHead]!, (laneCalls[laneHead]! << 1) | 1);
-          laneHead = laneHead + 1 === laneSize ? 0 : laneHead + 1;
-        }
+        launching = false;
         continue;
       }
       const requestAt = nextJob + waitMsPerCall;
@@ -358,55 +495,63 @@ export function simulateCycles(
     if ((kind & 1) === 0) {
       served += (time - servedAt) * rate;
       servedAt = time;
-      if (launching) {
-        laneChains[laneTail] = chainIndex;
-        laneCalls[laneTail] = call;
-        laneTail = laneTail + 1 === laneSize ? 0 : laneTail + 1;
-      } else {
-        launching = true;
-        jobs.push(served + launchMsPerCall, chainIndex, (call << 1) | 1);
-      }
-    } else if (call + 1 < latencyCount[chainIndex]!) {
-      // A cycle still running is at least this long: once that alone is worse than the best so
-      // far, the candidate is (a cycle that runs too long is known before it ends).
-      const c = chainCycle[chainIndex]!;
-      if (scoreDurations && c >= 0) {
-        const elapsed = time - cycleStart[c]!;
-        const observed = observedFigures![c]!;
-        if (elapsed > observed && partial + logTerm(elapsed, observed) > abortAbove) return undefined;
-      }
-      events.push(time, chainIndex, (call + 1) << 1);
+      // The call joins the lane; it is launched at the next step if no launch is running.
+      lanedChains[laneTail] = chainIndex;
+      lanedCalls[laneTail] = call;
+      laneTail = laneTail + 1 === laneSize ? 0 : laneTail + 1;
     } else {
-      chainEnds[chainIndex] = time;
       const c = chainCycle[chainIndex]!;
-      if (c < 0) continue;
-      ends[c] = Math.max(ends[c]!, time);
-      running[c]!--;
-      if (pendingNext[c]! < pendingFrom[c + 1]!) {
-        // A pending chain of the cycle starts (one of its running chains ended).
-        const next = pendingChains[pendingNext[c]!++]!;
-        if (latencyCount[next]! > 0) {
-          running[c]!++;
-          events.push(time, next, 0);
+      // A cycle's term of the score (logTerm of `termModel` against `termObserved`): a bound while
+      // it runs (1), its own once it is done (2); none (0). Both are scored at one place below: a
+      // call V8 first meets after it has compiled the loop (an overrun comes later than a cycle's
+      // end) would deoptimize it.
+      let termKind = 0;
+      let termModel = 0;
+      let termObserved = 0;
+      if (call + 1 < latencyCount[chainIndex]!) {
+        // A cycle still running is at least this long: once that alone is worse than the best so
+        // far, the candidate is (a cycle that runs too long is known before it ends).
+        if (scoreDurations && c >= 0) {
+          const elapsed = time - cycleStart[c]!;
+          const observed = observedFigures[c]!;
+          if (elapsed > observed) {
+            termKind = 1;
+            termModel = elapsed;
+            termObserved = observed;
+          }
+        }
+        events.push(time, chainIndex, (call + 1) << 1);
+      } else {
+        chainEnds[chainIndex] = time;
+        if (c < 0) continue;
+        ends[c] = Math.max(ends[c]!, time);
+        running[c]!--;
+        if (pendingNext[c]! < pendingFrom[c + 1]!) {
+          // A pending chain of the cycle starts (one of its running chains ended).
+          const next = pendingChains[pendingNext[c]!++]!;
+          if (latencyCount[next]! > 0) {
+            running[c]!++;
+            events.push(time, next, 0);
+          }
+        }
+        if (scored && --left[c]! === 0) {
+          // Both figures are computed, one is kept: each expression runs from the first scored
+          // simulation on, so none is new to V8 once the fit moves from durations to spreads.
+          const duration = ends[c]! - cycleStart[c]!;
+          const spread = (firstCount[c]! < 3 ? 0 : firstMax[c]! - firstMin[c]!) + 100;
+          termKind = 2;
+          termModel = scoreDurations ? duration : spread;
+          termObserved = observedFigures[c]! + figureShift;
         }
       }
-      if (observedFigures && --left[c]! === 0) {
-        const model = scoreDurations
-          ? ends[c]! - cycleStart[c]!
-          : (firstCount[c]! < 3 ? 0 : firstMax[c]! - firstMin[c]!) + 100;
-        const observed = scoreDurations ? observedFigures[c]! : observedFigures[c]! + 100;
-        partial += logTerm(model, observed);
-        if (partial > abortAbove) return undefined;
+      if (termKind !== 0) {
+        const total = partial + logTerm(termModel, termObserved);
+        if (termKind === 2) partial = total;
+        if (total > abortAbove) return false;
       }
     }
   }
-  const durations = new Array<number>(cycleCount);
-  const spreads = new Array<number>(cycleCount);
-  for (let c = 0; c < cycleCount; c++) {
-    durations[c] = ends[c]! - cycleStart[c]!;
-    spreads[c] = firstCount[c]! < 3 ? 0 : firstMax[c]! - firstMin[c]!;
-  }
-  return { durations, spreads, chainEnds: Array.from(chainEnds) };
+  return true;
 }
 
 /** One trace's recorded cycles, for the fit: simulated on its own timeline, machine and load. */

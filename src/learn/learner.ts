@@ -181,6 +181,8 @@ export interface Cycle {
 
 export interface Session {
   id: string;
+  /** Its place among the trace's sessions, in the order first seen (the order a cycle's sessions are taken in). */
+  index: number;
   createdAt: number;
   /** When the control plane's spawn of it returned (`ao.spawned`), if the trace says. */
   spawnedAt?: number;
@@ -220,7 +222,7 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
   return sorted[i]!;
 }
 
-export function percentiles(values: number[]): { p50: number; p95: number } {
+export function percentiles(values: ArrayLike<number>): { p50: number; p95: number } {
   // A typed array sorts numbers natively (no comparator call per pair): operations hold millions.
   const sorted = Float64Array.from(values).sort();
   return { p50: round(percentile(sorted, 50)), p95: round(percentile(sorted, 95)) };
@@ -236,7 +238,6 @@ interface CallKind {
   resource: string;
   calls: number;
   cost: number;
-  durs: number[];
 }
 
 /**
@@ -246,7 +247,11 @@ interface CallKind {
  * (`resolve`).
  */
 export class Operations {
-  private readonly byKey = new Map<string, { op: ModelOperation; durs: number[]; cost: number }>();
+  /**
+   * Per key, its operation, its calls' latencies (one array per kind of call of each trace that
+   * taught cost: their percentiles do not depend on their order) and points.
+   */
+  private readonly byKey = new Map<string, { op: ModelOperation; durs: Float64Array[]; cost: number }>();
   private readonly keyOf = new Map<string, string>();
   private readonly opRoutes = new Map<string, Set<string>>();
   /** The trace being read: its kinds of call, numbered in the order first seen. */
@@ -286,7 +291,6 @@ export class Operations {
           resource: r.resource,
           calls: 0,
           cost: 0,
-          durs: [],
         });
         if (r.op !== undefined) {
           const routes = this.opRoutes.get(r.op) ?? new Set();
@@ -306,20 +310,30 @@ export class Operations {
     const kind = this.kinds[id]!;
     kind.calls++;
     kind.cost += r.cost;
-    kind.durs.push(r.dur);
     return id;
   }
 
   /**
    * The trace is read: each kind's key (by its number), its calls in the catalogue. Without
-   * `keep` (a trace whose cost is not learned) only its op names' routes stay, as seen.
+   * `keep` (a trace whose cost is not learned) only its op names' routes stay, as seen. Each
+   * kind's latencies are taken from the trace's calls (`calls`, whose `kind` column holds these
+   * numbers) in one pass, not kept a record at a time.
    */
-  resolve(keep: boolean): string[] {
+  resolve(keep: boolean, calls: CallTable): string[] {
     const kinds = keep ? this.kinds : [];
     this.kinds = [];
     this.kindIds = new Map();
     this.last = undefined;
-    return kinds.map((kind) => {
+    const durs = kinds.map((kind) => new Float64Array(kind.calls));
+    if (kinds.length > 0) {
+      const filled = new Int32Array(kinds.length);
+      const { kind: kindOf, dur } = calls;
+      for (let i = 0; i < calls.size; i++) {
+        const k = kindOf[i]!;
+        durs[k]![filled[k]!++] = dur[i]!;
+      }
+    }
+    return kinds.map((kind, k) => {
       let key = this.keyOf.get(kind.full);
       if (key === undefined) {
         key =
@@ -343,12 +357,12 @@ export class Operations {
             latencyMs: null,
             calls: 0,
           },
-          // The kind's own list: a catalogue entry of one kind (the usual case) copies nothing.
-          durs: kind.durs,
+          durs: [],
           cost: 0,
         };
         this.byKey.set(key, entry);
-      } else for (const dur of kind.durs) entry.durs.push(dur);
+      }
+      entry.durs.push(durs[k]!);
       entry.op.calls += kind.calls;
       entry.cost += kind.cost;
       return key;
@@ -357,8 +371,19 @@ export class Operations {
 
   finish(): Record<string, ModelOperation> {
     const out: Record<string, ModelOperation> = {};
-    for (const [key, { op, durs, cost }] of [...this.byKey].sort(([a], [b]) => (a < b ? -1 : 1)))
-      out[key] = { ...op, points: round(cost / Math.max(1, op.calls), 3), latencyMs: percentiles(durs) };
+    for (const [key, { op, durs, cost }] of [...this.byKey].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      // A key of one kind of one trace (the usual case) is read as it is.
+      let all = durs[0] ?? new Float64Array(0);
+      if (durs.length > 1) {
+        all = new Float64Array(durs.reduce((n, list) => n + list.length, 0));
+        let at = 0;
+        for (const list of durs) {
+          all.set(list, at);
+          at += list.length;
+        }
+      }
+      out[key] = { ...op, points: round(cost / Math.max(1, op.calls), 3), latencyMs: percentiles(all) };
+    }
     return out;
   }
 }

@@ -56,7 +56,13 @@ interface Unit {
   cycle: Cycle;
   from: ModelState;
   to: ModelState;
-  counts: Map<string, number>;
+  /**
+   * Its calls by operation, in the order of their first call: operation ids (the CallTable's `op`)
+   * and counts at [countFrom, countTo) of CostReading's unitOps and unitCounts (no Map per unit:
+   * a trace has one unit per session per cycle, 23,000 in the bench's 4 h trace).
+   */
+  countFrom: number;
+  countTo: number;
   /** Per excess trigger: which of the session's cycles after it this is (1-based), if ≤ EVENT_CYCLES. */
   offsets: Map<ModelTrigger, number> | undefined;
 }
@@ -84,7 +90,7 @@ export async function learnTrace(file: string, learner: Learner, onProgress?: Le
     const why =
       whyNoCycles ??
       (pollCycles.length === 0 ? 'no poll cycles' : 'no call attributed to both a session and a poll cycle');
-    const keys = learner.operations.resolve(true);
+    const keys = learner.operations.resolve(true, trace.calls);
     trace.calls.name(keys);
     const tasks = learnTasks(trace, learner);
     learner.whyNothing.push(
@@ -97,7 +103,7 @@ export async function learnTrace(file: string, learner: Learner, onProgress?: Le
     return;
   }
   learner.costTraces++;
-  trace.calls.name(learner.operations.resolve(true));
+  trace.calls.name(learner.operations.resolve(true, trace.calls));
   new CostReading(trace, learner, pollCycles).learn();
   addProvenance(learner, trace, pollCycles.length);
 }
@@ -317,6 +323,8 @@ async function readLearnable(
 ): Promise<ReadStats> {
   const stats = await scanTrace(file, onRecord, {
     transientApi: true,
+    // The model is made of calls, spans and events: gauges are checked and counted, not kept.
+    skipGauges: true,
     lenient: true,
     onRaw,
     ...(onProgress ? { onProgress } : {}),
@@ -355,19 +363,24 @@ function inTimeOrder(calls: CallTable, spans: SpanRecord[], events: EventRecord[
   const { t, dur, cost, cycle, session, repo, source, kind } = calls;
   const text = (column: { values: string[] }, id: number) => (id < 0 ? '' : column.values[id]!);
   const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  const order = Array.from({ length: calls.size }, (_, i) => i);
-  order.sort(
-    (a, b) =>
-      t[a]! + dur[a]! - (t[b]! + dur[b]!) ||
-      t[a]! - t[b]! ||
-      byText(text(calls.sessions, session[a]!), text(calls.sessions, session[b]!)) ||
-      byText(learner.operations.kindKey(kind[a]!), learner.operations.kindKey(kind[b]!)) ||
-      byText(text(calls.repos, repo[a]!), text(calls.repos, repo[b]!)) ||
-      cost[a]! - cost[b]! ||
-      (cycle[a]! || 0) - (cycle[b]! || 0) ||
-      byText(text(calls.sources, source[a]!), text(calls.sources, source[b]!)),
-  );
-  if (order.some((v, i) => v !== i)) calls.reorder(order);
+  const compare = (a: number, b: number) =>
+    t[a]! + dur[a]! - (t[b]! + dur[b]!) ||
+    t[a]! - t[b]! ||
+    byText(text(calls.sessions, session[a]!), text(calls.sessions, session[b]!)) ||
+    byText(learner.operations.kindKey(kind[a]!), learner.operations.kindKey(kind[b]!)) ||
+    byText(text(calls.repos, repo[a]!), text(calls.repos, repo[b]!)) ||
+    cost[a]! - cost[b]! ||
+    (cycle[a]! || 0) - (cycle[b]! || 0) ||
+    byText(text(calls.sources, source[a]!), text(calls.sources, source[b]!));
+  // Calls already in order (each no later than the next) stay as they are: the stable sort would
+  // give them back unchanged. Only a trace out of order pays for the sort.
+  let inOrder = true;
+  for (let i = 1; i < calls.size && inOrder; i++) inOrder = compare(i - 1, i) <= 0;
+  if (!inOrder) {
+    const order = Array.from({ length: calls.size }, (_, i) => i);
+    order.sort(compare);
+    if (order.some((v, i) => v !== i)) calls.reorder(order);
+  }
   const key = (r: SpanRecord | EventRecord) =>
     `${r.name}|${r.session ?? ''}|${'dur' in r ? r.dur : ''}|${JSON.stringify(r.labels ?? {})}|${JSON.stringify(r.data ?? {})}`;
   const byTime = <R extends SpanRecord | EventRecord>(list: R[]) =>
@@ -430,13 +443,14 @@ class CostReading {
   private readonly cycles: Cycle[];
   private readonly cyclesById = new Map<number, Cycle[]>();
   private readonly sessions = new Map<string, Session>();
-  /** Each session's place in `sessions` (the order a cycle's sessions are taken in). */
-  private readonly sessionIndex = new Map<Session, number>();
   /** When the control plane came back from a restart (not its first start). */
   private readonly readies: number[] = [];
   /** Calls of a spawn path, though they fell in a cycle of their repository (1 per such call). */
   private readonly spawnCalls: Uint8Array;
   private readonly units: Unit[] = [];
+  /** The units' calls by operation (Unit.countFrom): operation ids and their counts. */
+  private readonly unitOps: number[] = [];
+  private readonly unitCounts: number[] = [];
   /** Each session's units, in its cycles' order. */
   private readonly unitsOf = new Map<Session, Unit[]>();
   private readonly cycleMembers = new Map<Cycle, Session[]>();
@@ -487,9 +501,8 @@ class CostReading {
   private sessionOf(id: string, t: number): Session {
     let s = this.sessions.get(id);
     if (!s) {
-      s = { id, createdAt: t, states: [], triggers: [], told: [], cycles: [] };
+      s = { id, index: this.sessions.size, createdAt: t, states: [], triggers: [], told: [], cycles: [] };
       this.sessions.set(id, s);
-      this.sessionIndex.set(s, this.sessionIndex.size);
     }
     return s;
   }
@@ -646,29 +659,55 @@ class CostReading {
     events.set('restart', (events.get('restart') ?? 0) + this.readies.length);
   }
 
-  /** Each call to its cycle, or to its session's spawn; sessions and cycles get the repository most of their calls name. */
+  /**
+   * Each call to its cycle, or to its session's spawn; sessions and cycles get the repository most
+   * of their calls name. Sessions and repositories by the CallTable's ids through the loops over
+   * the calls (the names only at the end), ties between repositories to the one named first.
+   */
   private attributeCalls(): void {
     const T = this.T;
-    const repoVotes = new Map<string, Map<string, number>>();
+    /** Per session id, its repositories' votes by id, in the order first named. */
+    const repoVotes = new Map<number, Map<number, number>>();
+    /** Per session id, its Session once there is one (sessionOf makes it at its first call with a repository). */
+    const sessionById: Array<Session | undefined> = [];
+    const known = (id: number) => {
+      let s = sessionById[id];
+      if (s === undefined) {
+        s = this.sessions.get(T.sessions.values[id]!);
+        sessionById[id] = s;
+      }
+      return s;
+    };
     const agent = T.sources.id('agent');
+    let lastCycleId = Number.NaN;
+    let lastCandidates: Cycle[] | undefined;
     for (let i = 0; i < T.size; i++) {
-      const session = T.sessionOf(i);
-      const repo = T.repoOf(i);
+      const session = T.session[i]!;
+      const repo = T.repo[i]!;
       const t = T.t[i]!;
-      if (session !== undefined && repo !== undefined) {
-        const votes = repoVotes.get(session) ?? new Map<string, number>();
+      if (session >= 0 && repo >= 0) {
+        let votes = repoVotes.get(session);
+        if (votes === undefined) {
+          votes = new Map();
+          repoVotes.set(session, votes);
+        }
         votes.set(repo, (votes.get(repo) ?? 0) + 1);
-        repoVotes.set(session, votes);
-        this.sessionOf(session, t);
+        if (known(session) === undefined)
+          sessionById[session] = this.sessionOf(T.sessions.values[session]!, t);
       }
       // A call of the spawn path, though it fell in a cycle of its repository (the cycle is announced per repo).
-      const spawnedAt = session !== undefined ? this.sessions.get(session)?.spawnedAt : undefined;
+      const spawnedAt = session >= 0 ? known(session)?.spawnedAt : undefined;
       if (spawnedAt !== undefined && t < spawnedAt && T.source[i] !== agent) {
         this.spawnCalls[i] = 1;
         continue;
       }
       if (!T.hasCycle(i)) continue;
-      const candidates = this.cyclesById.get(T.cycle[i]!);
+      const cycleId = T.cycle[i]!;
+      if (cycleId !== lastCycleId) {
+        lastCycleId = cycleId;
+        lastCandidates = this.cyclesById.get(cycleId);
+      }
+      const candidates = lastCandidates;
       if (!candidates) continue;
       let best = candidates[0]!;
       for (const c of candidates)
@@ -676,19 +715,20 @@ class CostReading {
       best.calls.push(i);
     }
     for (const [id, votes] of repoVotes) {
-      const s = this.sessions.get(id)!;
-      s.repo ??= [...votes].sort((a, b) => b[1] - a[1])[0]![0];
+      const s = this.sessions.get(T.sessions.values[id]!)!;
+      s.repo ??= T.repos.values[[...votes].sort((a, b) => b[1] - a[1])[0]![0]]!;
     }
     const repos = new Set([...this.sessions.values()].flatMap((s) => (s.repo ? [s.repo] : [])));
     this.learner.coverage.repos = Math.max(this.learner.coverage.repos, repos.size);
     for (const c of this.cycles) {
-      const votes = new Map<string, number>();
+      const votes = new Map<number, number>();
       for (const i of c.calls) {
-        const repo = T.repoOf(i);
-        if (repo) votes.set(repo, (votes.get(repo) ?? 0) + 1);
+        const repo = T.repo[i]!;
+        // A repository named '' is no repository here.
+        if (repo >= 0 && T.repos.values[repo] !== '') votes.set(repo, (votes.get(repo) ?? 0) + 1);
       }
       const top = [...votes].sort((a, b) => b[1] - a[1])[0];
-      if (top) c.repo = top[0];
+      if (top) c.repo = T.repos.values[top[0]]!;
     }
   }
 
@@ -731,7 +771,7 @@ class CostReading {
       const key = this.projectScoped ? c.repo : '';
       // A cycle that says it polled no session polled none (the first tick, at the spawns' moment).
       const members = key === undefined || c.declaredSessions === 0 ? [] : [...(active.get(key) ?? [])];
-      members.sort((a, b) => this.sessionIndex.get(a)! - this.sessionIndex.get(b)!);
+      members.sort((a, b) => a.index - b.index);
       visit(c, members);
     }
   }
@@ -761,22 +801,51 @@ class CostReading {
       coverage.sessions = Math.max(coverage.sessions, list.length);
       coverage.callsPerCycle = Math.max(coverage.callsPerCycle, c.calls.length);
       const own = this.bySession(c);
+      const T = this.T;
+      // Each member's first call and the end of its last, for the parallelism (below).
+      const starts: number[] = [];
+      const ends: number[] = [];
       for (const s of list) {
         s.cycles.push(c);
         const from = stateAt(s, c.t) ?? 'spawning';
         const to = stateAt(s, c.end + CYCLE_END_SLACK_MS) ?? from;
-        const counts = new Map<string, number>();
-        for (const i of own.get(s.id) ?? []) {
-          const op = this.T.opOf(i);
-          counts.set(op, (counts.get(op) ?? 0) + 1);
+        const { unitOps, unitCounts } = this;
+        const countFrom = unitOps.length;
+        const calls = own.get(s.id);
+        if (calls) {
+          let start = Number.POSITIVE_INFINITY;
+          let end = Number.NEGATIVE_INFINITY;
+          for (const i of calls) {
+            start = Math.min(start, T.t[i]!);
+            end = Math.max(end, T.t[i]! + T.dur[i]!);
+            const op = T.op[i]!;
+            // A session's calls in one cycle are of a few operations: a scan finds its place.
+            let k = countFrom;
+            while (k < unitOps.length && unitOps[k] !== op) k++;
+            if (k === unitOps.length) {
+              unitOps.push(op);
+              unitCounts.push(1);
+            } else unitCounts[k]!++;
+          }
+          starts.push(start);
+          ends.push(end);
         }
         // Most session-cycles follow no event: their offsets are made only when one does.
-        const unit: Unit = { session: s, cycle: c, from, to, counts, offsets: undefined };
+        const unit: Unit = {
+          session: s,
+          cycle: c,
+          from,
+          to,
+          countFrom,
+          countTo: unitOps.length,
+          offsets: undefined,
+        };
         this.units.push(unit);
         const units = this.unitsOf.get(s);
         if (units) units.push(unit);
         else this.unitsOf.set(s, [unit]);
       }
+      this.addParallelism(starts, ends);
     });
     for (const s of this.sessions.values()) {
       const own = this.unitsOf.get(s) ?? [];
@@ -793,20 +862,60 @@ class CostReading {
     }
   }
 
-  /** Cycle profiles: from clean session-cycles (no event in the cycles before), all of them when none is clean. */
+  /** A unit's calls by operation name, in the order of their first call. */
+  private countsOf(u: Unit): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (let k = u.countFrom; k < u.countTo; k++)
+      counts.set(this.T.ops[this.unitOps[k]!]!, this.unitCounts[k]!);
+    return counts;
+  }
+
+  /**
+   * Cycle profiles: from clean session-cycles (no event in the cycles before), all of them when
+   * none is clean. Each tally's sums are gathered by operation id over the trace, then added to it
+   * in the order each operation was first counted: the sums and the order a unit-by-unit `add`
+   * gave (whole counts: their sums are exact in any order).
+   */
   private learnProfiles(): void {
+    type Gathered = { tally: Tally; samples: number; sums: Float64Array; order: number[] };
+    const opCount = this.T.ops.length;
+    const gathered = new Map<Tally, Gathered>();
+    const gather = (tally: Tally) => {
+      let g = gathered.get(tally);
+      if (!g) {
+        g = { tally, samples: 0, sums: new Float64Array(opCount).fill(Number.NaN), order: [] };
+        gathered.set(tally, g);
+      }
+      return g;
+    };
+    const { unitOps, unitCounts } = this;
+    let last: { from: ModelState; to: ModelState; clean: Gathered; all: Gathered } | undefined;
     for (const u of this.units) {
-      const key = profileKey(u.from, u.to);
-      let entry = this.learner.cycleProfiles.get(key);
-      if (!entry) {
-        entry = { clean: new Tally(), all: new Tally(), from: u.from, to: u.to };
-        this.learner.cycleProfiles.set(key, entry);
+      if (last === undefined || last.from !== u.from || last.to !== u.to) {
+        const key = profileKey(u.from, u.to);
+        let entry = this.learner.cycleProfiles.get(key);
+        if (!entry) {
+          entry = { clean: new Tally(), all: new Tally(), from: u.from, to: u.to };
+          this.learner.cycleProfiles.set(key, entry);
+        }
+        last = { from: u.from, to: u.to, clean: gather(entry.clean), all: gather(entry.all) };
       }
-      const targets = u.offsets === undefined ? [entry.clean, entry.all] : [entry.all];
-      for (const tally of targets) {
-        tally.samples++;
-        for (const [op, n] of u.counts) tally.add(op, n);
+      const clean = u.offsets === undefined;
+      for (let pass = clean ? 0 : 1; pass < 2; pass++) {
+        const g = pass === 0 ? last.clean : last.all;
+        g.samples++;
+        for (let k = u.countFrom; k < u.countTo; k++) {
+          const op = unitOps[k]!;
+          if (Number.isNaN(g.sums[op]!)) {
+            g.sums[op] = unitCounts[k]!;
+            g.order.push(op);
+          } else g.sums[op]! += unitCounts[k]!;
+        }
       }
+    }
+    for (const g of gathered.values()) {
+      g.tally.samples += g.samples;
+      for (const op of g.order) g.tally.add(this.T.ops[op]!, g.sums[op]!);
     }
   }
 
@@ -823,9 +932,10 @@ class CostReading {
         const entry = this.excessEntry(on, k);
         entry.perSession.samples++;
         const tally = this.profileTally(u.from, u.to);
-        const ops = new Set([...u.counts.keys(), ...tally.sums.keys()]);
+        const counts = this.countsOf(u);
+        const ops = new Set([...counts.keys(), ...tally.sums.keys()]);
         for (const op of ops)
-          entry.perSession.add(op, (u.counts.get(op) ?? 0) - (tally.sums.get(op) ?? 0) / tally.samples);
+          entry.perSession.add(op, (counts.get(op) ?? 0) - (tally.sums.get(op) ?? 0) / tally.samples);
       }
     }
   }
@@ -982,34 +1092,28 @@ class CostReading {
     }
   }
 
-  /** Parallelism: how many of a cycle's sessions had calls in flight together. */
+  /** The cycle with the most sessions that made calls (the most in flight together among equals). */
+  private widest = { sessions: 0, overlap: 0 };
+
+  /**
+   * One cycle's share of the parallelism: its members' first calls and the ends of their last
+   * (sessionCycles gathers them as it counts their calls: one pass over them, not two).
+   */
+  private addParallelism(starts: readonly number[], ends: readonly number[]): void {
+    // The most sessions in flight at any session's first call: started by then, not yet done.
+    const sortedStarts = Float64Array.from(starts).sort();
+    const sortedEnds = Float64Array.from(ends).sort();
+    let overlap = 0;
+    for (const a of starts)
+      overlap = Math.max(overlap, upperBound(sortedStarts, a) - upperBound(sortedEnds, a));
+    const { widest } = this;
+    if (starts.length > widest.sessions || (starts.length === widest.sessions && overlap > widest.overlap))
+      this.widest = { sessions: starts.length, overlap };
+  }
+
+  /** Parallelism: how many of a cycle's sessions had calls in flight together (the widest cycle's). */
   private learnParallelism(): void {
-    let widest = { sessions: 0, overlap: 0 };
-    for (const [c, list] of this.cycleMembers) {
-      const own = this.bySession(c);
-      const starts: number[] = [];
-      const ends: number[] = [];
-      for (const s of list) {
-        const calls = own.get(s.id);
-        if (!calls) continue;
-        let start = Number.POSITIVE_INFINITY;
-        let end = Number.NEGATIVE_INFINITY;
-        for (const i of calls) {
-          start = Math.min(start, this.T.t[i]!);
-          end = Math.max(end, this.T.t[i]! + this.T.dur[i]!);
-        }
-        starts.push(start);
-        ends.push(end);
-      }
-      // The most sessions in flight at any session's first call: started by then, not yet done.
-      const sortedStarts = Float64Array.from(starts).sort();
-      const sortedEnds = Float64Array.from(ends).sort();
-      let overlap = 0;
-      for (const a of starts)
-        overlap = Math.max(overlap, upperBound(sortedStarts, a) - upperBound(sortedEnds, a));
-      if (starts.length > widest.sessions || (starts.length === widest.sessions && overlap > widest.overlap))
-        widest = { sessions: starts.length, overlap };
-    }
+    const { widest } = this;
     if (widest.sessions >= 3 && widest.overlap < 0.8 * widest.sessions)
       this.learner.parallel = Math.max(this.learner.parallel, widest.overlap);
   }
@@ -1035,19 +1139,22 @@ class CostReading {
     const chains: Chain[] = [];
     const T = this.T;
     const byTime = (a: number, b: number) => T.t[a]! - T.t[b]!;
+    /** A list of calls' latencies by their start (a stable sort: a list already in order, as most are, is kept as it is). */
+    const latencies = (list: readonly number[]) => {
+      let sorted = true;
+      for (let k = 1; k < list.length && sorted; k++) sorted = T.t[list[k - 1]!]! <= T.t[list[k]!]!;
+      return (sorted ? list : [...list].sort(byTime)).map((x) => T.dur[x]!);
+    };
     fitCycles.forEach((c, i) => {
       for (const list of this.bySession(c).values())
-        chains.push({
-          cycle: i,
-          startMs: c.t,
-          latenciesMs: [...list].sort(byTime).map((x) => T.dur[x]!),
-        });
+        chains.push({ cycle: i, startMs: c.t, latenciesMs: latencies(list) });
     });
-    const spawnBySession = new Map<string, number[]>();
+    /** Per session id (in the order of their first such call), its calls outside any cycle or of its spawn. */
+    const spawnBySession = new Map<number, number[]>();
     const agent = T.sources.id('agent');
     for (let i = 0; i < T.size; i++) {
-      const session = T.sessionOf(i);
-      if ((this.spawnCalls[i] || !T.hasCycle(i)) && T.source[i] !== agent && session !== undefined) {
+      const session = T.session[i]!;
+      if ((this.spawnCalls[i] || !T.hasCycle(i)) && T.source[i] !== agent && session >= 0) {
         const list = spawnBySession.get(session);
         if (list) list.push(i);
         else spawnBySession.set(session, [i]);
@@ -1059,7 +1166,7 @@ class CostReading {
     for (const [id, list] of spawnBySession) {
       list.sort(byTime);
       const firstAt = T.t[list[0]!]!;
-      const s = sessions.get(id);
+      const s = sessions.get(T.sessions.values[id]!);
       const from = s && s.createdAt <= firstAt ? s.createdAt : firstAt;
       if (s?.spawnedAt !== undefined) spawns.push({ chain: chains.length, tookMs: s.spawnedAt - from });
       chains.push({ cycle: -1, startMs: from, latenciesMs: list.map((x) => T.dur[x]!) });
@@ -1069,13 +1176,15 @@ class CostReading {
       cycles: simCycles,
       chains,
       observed: fitCycles.map((c) => c.end - c.t),
+      // Each session's first call (those of no session as one), from the cycle's calls by session.
       spreads: fitCycles.map((c) => {
-        const first = new Map<string, number>();
-        for (const i of c.calls) {
-          const key = T.sessionOf(i) ?? '';
-          first.set(key, Math.min(first.get(key) ?? Number.POSITIVE_INFINITY, T.t[i]!));
+        const firsts: number[] = [];
+        for (const list of this.bySession(c).values()) {
+          let first = Number.POSITIVE_INFINITY;
+          for (const i of list) first = Math.min(first, T.t[i]!);
+          firsts.push(first);
         }
-        return spreadOf([...first.values()]);
+        return spreadOf(firsts);
       }),
       cores,
       load: load ?? 0,
@@ -1087,12 +1196,21 @@ class CostReading {
     const { learner, units } = this;
     learner.fit.calls += this.trace.calls.size;
     learner.fit.sessionCycles += units.length;
-    for (const u of units) for (const n of u.counts.values()) learner.fit.sessionCycleCalls += n;
+    // Every unit's counts, one after another (Unit.countFrom).
+    for (const n of this.unitCounts) learner.fit.sessionCycleCalls += n;
     learner.fitUnits.push(() => {
       let total = 0;
+      // The means of the profile a unit is predicted by, made once per profile (the tallies are
+      // final here) and added unit by unit, in the same order as ever.
+      let last: { from: ModelState; to: ModelState; means: number[] } | undefined;
       for (const u of units) {
-        const tally = this.profileTally(u.from, u.to);
-        for (const sum of tally.sums.values()) total += sum / tally.samples;
+        if (last === undefined || last.from !== u.from || last.to !== u.to) {
+          const tally = this.profileTally(u.from, u.to);
+          const means: number[] = [];
+          for (const sum of tally.sums.values()) means.push(sum / tally.samples);
+          last = { from: u.from, to: u.to, means };
+        }
+        for (const mean of last.means) total += mean;
         for (const [on, k] of u.offsets ?? []) {
           const excess = learner.excess.get(`${on}#${k}`);
           if (excess)

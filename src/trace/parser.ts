@@ -18,6 +18,7 @@ import { InputFileError } from '../base/errors.ts';
 import { BOM_HINT, BOM_REASON } from '../base/input-file.ts';
 import { type CheckedKind, type FastChecks, isBodyKind } from './checks-code.ts';
 import { decode } from './decode.ts';
+import { isCanonicalGaugeLine } from './gauge-line.ts';
 import type { TraceScanner } from './scanner.ts';
 import type { BodyRecord, EndFooter, RecordCounts, RunHeader } from './schema.ts';
 
@@ -90,6 +91,11 @@ export interface TraceParserOptions {
    * next line and keep none of the api ones (the analyzer): see lineAt.
    */
   scanner?: TraceScanner;
+  /**
+   * The caller keeps no gauge record (`model learn`): with the scanner, a gauge line in the form
+   * gauge-line.ts reads is checked in place and counted, and no record is made of it.
+   */
+  skipGauges?: boolean;
 }
 
 export class TraceParser {
@@ -105,6 +111,7 @@ export class TraceParser {
   private readonly rawProblems: boolean;
   private readonly validator: TraceValidator;
   private readonly scanner: TraceScanner | undefined;
+  private readonly skipGauges: boolean;
   private headerSeen: boolean;
 
   constructor(file: string, options: TraceParserOptions) {
@@ -113,27 +120,32 @@ export class TraceParser {
     this.lenient = options.lenient ?? false;
     this.rawProblems = options.rawProblems ?? false;
     this.scanner = options.scanner;
+    this.skipGauges = options.skipGauges ?? false;
     this.headerSeen = options.expectHeader === false;
   }
 
   /**
    * One line, as bytes[start, end): a body line in the canonical form (scanner.ts) is read in
    * place into the scanner's reused record, valid until the next line; any other line is
-   * decoded and goes through line(), the full parse and validation. Both count and judge lines
-   * the same way.
+   * decoded and goes through line(), the full parse and validation. With `skipGauges`, a gauge
+   * line in gauge-line.ts's form is checked in place and counted, and gives no record. All count
+   * and judge lines the same way.
    */
   lineAt(bytes: Buffer, start: number, end: number, lineNo: number): BodyRecord | undefined {
     const scanner = this.scanner;
-    if (
-      scanner !== undefined &&
-      this.headerSeen &&
-      this.pendingFooter === undefined &&
-      scanner.scan(bytes, start, end)
-    ) {
-      this.stats.lines = lineNo;
-      this.nonEmptyLines++;
-      this.stats.counts.api++;
-      return scanner.record;
+    if (scanner !== undefined && this.headerSeen && this.pendingFooter === undefined) {
+      if (scanner.scan(bytes, start, end)) {
+        this.stats.lines = lineNo;
+        this.nonEmptyLines++;
+        this.stats.counts.api++;
+        return scanner.record;
+      }
+      if (this.skipGauges && isCanonicalGaugeLine(bytes, start, end)) {
+        this.stats.lines = lineNo;
+        this.nonEmptyLines++;
+        this.stats.counts.gauge++;
+        return undefined;
+      }
     }
     return this.line(decode(bytes, start, end), lineNo);
   }

@@ -38,6 +38,12 @@ export interface ScanOptions extends ReadOptions {
   onProgress?: (bytesRead: number, bytesTotal: number) => void;
   /** The file's bytes as read (RawBytesHandler): `model learn` hashes its traces so, without a second read. */
   onRaw?: RawBytesHandler;
+  /**
+   * No gauge record goes to `onRecord` (`model learn` uses none): each gauge line is still checked
+   * and counted, and with `transientApi` one in the usual form is checked in place, never parsed
+   * (src/trace/gauge-line.ts).
+   */
+  skipGauges?: boolean;
 }
 
 /** Raw lines with their 1-based numbers (plain or gzip). */
@@ -73,18 +79,24 @@ export async function scanTrace(
   checkReadable(path);
   const gzip = await isGzip(path);
   const scanner = options.transientApi ? mainScanner()?.scanner : undefined;
-  const parser = new TraceParser(path, { lenient: options.lenient, validator: mainValidator(), scanner });
+  const skipGauges = options.skipGauges ?? false;
+  const parser = new TraceParser(path, {
+    lenient: options.lenient,
+    validator: mainValidator(),
+    scanner,
+    skipGauges,
+  });
   const splitter = scanner
     ? LineSplitter.spans(
         (bytes, start, end, lineNo) => {
           const record = parser.lineAt(bytes, start, end, lineNo);
-          if (record !== undefined) onRecord(record);
+          if (record !== undefined && !(skipGauges && record.kind === 'gauge')) onRecord(record);
         },
         { readBuffer: scanner.readBuffer(SPAN_CHUNK) },
       )
     : new LineSplitter((text, lineNo) => {
         const record = parser.line(text, lineNo);
-        if (record !== undefined) onRecord(record);
+        if (record !== undefined && !(skipGauges && record.kind === 'gauge')) onRecord(record);
       });
   const progress = options.onProgress;
   const size = statSync(path).size;
