@@ -1118,3 +1118,54 @@ describe('one issue comment by id over REST', () => {
     expect(after.data.some((c) => c.id === made.data.id)).toBe(false);
   });
 });
+
+describe('issue comments edited and deleted through GraphQL', () => {
+  it('updateIssueComment and deleteIssueComment by node id; any other id is unresolved, never a 5xx', async () => {
+    const { emulator, graphql, post } = inProcess({ fixtures: { repos: 1, issuesPerRepo: 2 } });
+    const made = JSON.parse(
+      (await post('/repos/fleetbench/repo-1/issues/1/comments', { body: 'status: started' })).body,
+    ) as { id: number; node_id: string };
+    const update = (id: string, body: string) =>
+      graphql(
+        'mutation($id: ID!, $body: String!) { updateIssueComment(input: {id: $id, body: $body}) { issueComment { body } } }',
+        {
+          id,
+          body,
+        },
+      );
+    const updated = JSON.parse((await update(made.node_id, 'status: done')).body);
+    expect(updated.data.updateIssueComment.issueComment.body).toBe('status: done');
+    expect(emulator.state.repo('fleetbench/repo-1').issues.get(1)!.comments.at(-1)?.body).toBe(
+      'status: done',
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string(),
+          fc.constant('IC_'),
+          fc.string().map((s) => `IC_${Buffer.from(s).toString('base64url')}`),
+        ),
+        async (id) => {
+          fc.pre(id !== made.node_id);
+          const res = await update(id, 'x');
+          expect(res.status).toBeLessThan(500);
+          expect(JSON.parse(res.body).errors?.[0]?.type).toBe('NOT_FOUND');
+        },
+      ),
+      { numRuns: 80 },
+    );
+    const deleted = await graphql(
+      'mutation($id: ID!) { deleteIssueComment(input: {id: $id}) { clientMutationId } }',
+      {
+        id: made.node_id,
+      },
+    );
+    expect(JSON.parse(deleted.body).errors).toBeUndefined();
+    expect(
+      emulator.state
+        .repo('fleetbench/repo-1')
+        .issues.get(1)!
+        .comments.some((c) => c.id === made.id),
+    ).toBe(false);
+  });
+});

@@ -322,6 +322,22 @@ describe.skipIf(ghTool.skip || openssl.skip)(
       ]);
     });
 
+    it('gh issue comment --edit-last edits the viewer’s last comment in place (updateIssueComment)', async () => {
+      const { session, token } = identity();
+      expect(
+        (await gh(['issue', 'comment', '2', ...repoArg(), '--body', 'status: started'], token)).code,
+      ).toBe(0);
+      const count = issue(2).comments.length;
+      const res = await gh(
+        ['issue', 'comment', '2', ...repoArg(), '--edit-last', '--body', 'status: done'],
+        token,
+      );
+      expect(res.code, res.stderr).toBe(0);
+      expect(issue(2).comments.length).toBe(count);
+      expect(issue(2).comments.at(-1)).toMatchObject({ body: 'status: done' });
+      expect(charges(session).map(([op]) => op)).toContain('CommentUpdate');
+    });
+
     it("gh pr review --approve / --request-changes / --comment, refused on one's own PR", async () => {
       const author = identity('fleet-agent');
       const own = await gh(['pr', 'review', '10', ...repoArg(), '--approve'], author.token);

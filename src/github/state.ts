@@ -1323,6 +1323,19 @@ export class GitHubState {
     on.issue.commentsVersion = this.restamp(on.issue);
   }
 
+  /** An issue comment by its node id (`IC_…`, as `nodeId` makes them), with its issue. */
+  findIssueCommentByNodeId(id: string): { issue: Issue; comment: IssueComment } | undefined {
+    if (!id.startsWith('IC_') || id.length > 64) return undefined;
+    const decoded = /^0:(\d{1,15})$/.exec(Buffer.from(id.slice(3), 'base64url').toString('latin1'));
+    if (decoded === null) return undefined;
+    const commentId = Number(decoded[1]);
+    for (const repo of this.repos.values()) {
+      const found = this.findIssueComment(repo, commentId);
+      if (found !== undefined) return found.comment.nodeId === id ? found : undefined;
+    }
+    return undefined;
+  }
+
   /** A repository's issue comment by id, with its issue. */
   findIssueComment(repo: Repo, id: number): { issue: Issue; comment: IssueComment } | undefined {
     for (const issue of repo.issues.values())

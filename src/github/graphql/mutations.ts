@@ -9,7 +9,7 @@
  * `data: {field: null}`); charging is the emulator's job (see ../emulator.ts).
  */
 import type { GraphQLError } from 'graphql';
-import type { Issue, Label, PullRequest, ReviewState } from '../state.ts';
+import type { Issue, IssueComment, Label, PullRequest, ReviewState } from '../state.ts';
 import { cursor } from './connection.ts';
 import {
   change,
@@ -52,6 +52,15 @@ function issueById(ctx: GqlContext, id: string): Issue {
   // What the mutation names, for attribution by content (attribution.ts).
   ctx.state.touched?.issues.push(issue.number);
   return issue;
+}
+
+/** An issue comment by node id (`IC_…`), with its issue; its repository becomes the record's. */
+function commentById(ctx: GqlContext, id: string): { issue: Issue; comment: IssueComment } {
+  const found = ctx.state.findIssueCommentByNodeId(id);
+  if (found === undefined) throw unresolved(id);
+  ctx.touched = found.issue.repo.fullName;
+  ctx.state.touched?.issues.push(found.issue.number);
+  return found;
 }
 
 function pullById(ctx: GqlContext, id: string): PullRequest {
@@ -185,6 +194,21 @@ export const mutationRoot = {
       subject: issueNode(ctx, issue),
       timelineEdge: edge,
     };
+  },
+
+  updateIssueComment({ input }: Input<{ id: string; body: string }>, ctx: GqlContext) {
+    const { issue, comment } = commentById(ctx, input.id);
+    change(() => ctx.state.editIssueComment(issue, comment, input.body, ctx.viewer));
+    return {
+      clientMutationId: input.clientMutationId ?? null,
+      issueComment: new IssueCommentNode(ctx.state, issue, comment),
+    };
+  },
+
+  deleteIssueComment({ input }: Input<{ id: string }>, ctx: GqlContext) {
+    const { issue, comment } = commentById(ctx, input.id);
+    change(() => ctx.state.deleteIssueComment(issue, comment, ctx.viewer));
+    return { clientMutationId: input.clientMutationId ?? null };
   },
 
   addPullRequestReview(

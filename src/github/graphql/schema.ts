@@ -35,6 +35,8 @@ type Mutation {
   createPullRequest(input: CreatePullRequestInput!): CreatePullRequestPayload
   createIssue(input: CreateIssueInput!): CreateIssuePayload
   addComment(input: AddCommentInput!): AddCommentPayload
+  updateIssueComment(input: UpdateIssueCommentInput!): UpdateIssueCommentPayload
+  deleteIssueComment(input: DeleteIssueCommentInput!): DeleteIssueCommentPayload
   addPullRequestReview(input: AddPullRequestReviewInput!): AddPullRequestReviewPayload
   mergePullRequest(input: MergePullRequestInput!): MergePullRequestPayload
   closePullRequest(input: ClosePullRequestInput!): ClosePullRequestPayload
@@ -74,6 +76,10 @@ type CreateIssuePayload { clientMutationId: String, issue: Issue }
 
 input AddCommentInput { body: String!, clientMutationId: String, subjectId: ID! }
 type AddCommentPayload { clientMutationId: String, commentEdge: IssueCommentEdge, subject: Node, timelineEdge: IssueTimelineItemEdge }
+input UpdateIssueCommentInput { body: String!, clientMutationId: String, id: ID! }
+type UpdateIssueCommentPayload { clientMutationId: String, issueComment: IssueComment }
+input DeleteIssueCommentInput { clientMutationId: String, id: ID! }
+type DeleteIssueCommentPayload { clientMutationId: String }
 type IssueTimelineItemEdge { cursor: String!, node: IssueComment }
 
 enum PullRequestReviewEvent { APPROVE COMMENT DISMISS REQUEST_CHANGES }
