@@ -76,6 +76,12 @@ for (let i = 0; i < 6; i++) {
 }
 // A route the emulator does not serve: said beside the verdict.
 for (let i = 1; i <= 3; i++) await call('/repos/fleetbench/repo-1/issues/' + i + '/reactions/x');
+// Nor a GraphQL field its schema lacks.
+await fetch('https://api.github.com/graphql', {
+  method: 'POST',
+  headers: { authorization: 'token ' + process.env.GH_TOKEN, 'user-agent': 'edge-trust' },
+  body: JSON.stringify({ query: 'mutation { pinIssue(input: {issueId: "x"}) { issue { id } } }' }),
+}).then((r) => r.text());
 setInterval(() => {}, 1000);
 `,
         'scenario.yaml': `
@@ -104,12 +110,12 @@ target:
       expect(edgesOf(r).attribution.github.overhead).toBeGreaterThanOrEqual(12);
       // Calls to a path no route serves: counted by route shape, and a warning names them.
       expect(edgesOf(r).attribution.github.unserved).toEqual({
-        calls: 3,
-        byPath: { 'GET /repos/fleetbench/repo-1/issues/{n}/reactions/x': 3 },
+        calls: 4,
+        byPath: { 'GET /repos/fleetbench/repo-1/issues/{n}/reactions/x': 3, 'GraphQL Mutation.pinIssue': 1 },
       });
       expect(warningsOf(r)).toContainEqual(
         expect.stringMatching(
-          /^3 GitHub call\(s\) to paths the emulator serves no route for, answered 404: GET \/repos\/fleetbench\/repo-1\/issues\/\{n\}\/reactions\/x × 3\./,
+          /^4 GitHub call\(s\) to paths the emulator serves no route for \(answered 404\) or GraphQL fields its schema lacks: GET \/repos\/fleetbench\/repo-1\/issues\/\{n\}\/reactions\/x × 3, GraphQL Mutation\.pinIssue × 1\./,
         ),
       );
     });

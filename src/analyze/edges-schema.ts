@@ -129,12 +129,12 @@ export const edgesSchema = z
             byPath: z
               .record(z.string(), count)
               .describe(
-                'by `METHOD path`, numbers as {n} and SHAs as {sha}; at most 50, the rest as (other)',
+                'by `METHOD path` (numbers as {n}, SHAs as {sha}) or `GraphQL Type.field`; at most 50, the rest as (other)',
               ),
           })
           .optional()
           .describe(
-            'calls (in calls above) to paths the emulator serves no route for, answered 404; absent when none',
+            'calls (in calls above) to paths the emulator serves no route for (answered 404) or GraphQL fields its schema lacks; absent when none',
           ),
       }),
       model: z.object({

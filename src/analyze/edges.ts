@@ -556,7 +556,7 @@ export function edgesWarnings(e: EdgesAnalysis): string[] {
       .join(', ');
     const more = Object.keys(unserved.byPath).length > 5 ? ', …' : '';
     warnings.push(
-      `${unserved.calls} GitHub call(s) to paths the emulator serves no route for, answered 404: ${paths}${more}. Where GitHub serves them, the control plane did not run here as it runs there (docs/github-emulator.md lists the routes served)`,
+      `${unserved.calls} GitHub call(s) to paths the emulator serves no route for (answered 404) or GraphQL fields its schema lacks: ${paths}${more}. Where GitHub serves them, the control plane did not run here as it runs there (docs/github-emulator.md lists what is served)`,
     );
   }
   return warnings;

@@ -46,12 +46,30 @@ export interface SessionCallsState {
 export const MAX_UNSERVED_PATHS = 50;
 export const UNSERVED_OTHER = '(other)';
 
+/** GraphQL's refusal of a field its schema lacks, as the emulator records it (graphql-js's words). */
+const GRAPHQL_UNDEFINED_FIELD = /^Field '(\w{1,100})' doesn't exist on type '(\w{1,100})'/;
+
 /**
- * `METHOD path` of a call to a path the GitHub emulator serves no route for (its record's route is
- * `(unmatched)`, its error `Not Found: PATH`), numbers and SHAs in the path made placeholders so
- * one route is one entry: `POST /repos/o/r/issues/{n}/reactions`.
+ * Whether a GitHub call asked for what the emulator does not serve: a path no route matches (its
+ * record's route is `(unmatched)`), or a GraphQL field its schema lacks.
  */
-export function unservedKey(r: Pick<ApiRecord, 'method' | 'error'>): string {
+export function isUnserved(r: Pick<ApiRecord, 'service' | 'route' | 'protocol' | 'error'>): boolean {
+  if (r.service !== 'github') return false;
+  if (r.route === '(unmatched)') return true;
+  return r.protocol === 'graphql' && r.error !== undefined && GRAPHQL_UNDEFINED_FIELD.test(r.error);
+}
+
+/**
+ * What an unserved call is counted by: `METHOD path` for a path no route matches (its error is
+ * `Not Found: PATH`), numbers and SHAs made placeholders so one route is one entry
+ * (`POST /repos/o/r/issues/{n}/reactions`); `GraphQL Type.field` for a field the schema lacks
+ * (`GraphQL Mutation.addReaction`).
+ */
+export function unservedKey(r: Pick<ApiRecord, 'method' | 'error' | 'protocol'>): string {
+  if (r.protocol === 'graphql') {
+    const field = GRAPHQL_UNDEFINED_FIELD.exec(r.error ?? '');
+    if (field !== null) return `GraphQL ${field[2]}.${field[1]}`;
+  }
   const said = r.error?.startsWith('Not Found: ') ? r.error.slice(11) : '(path not recorded)';
   const path = said
     .replace(/^\/api\/v3(?=\/)/, '')
@@ -157,7 +175,7 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
   addApi(r: ApiRecord, row?: ScannedRow): void {
     const session = r.session;
     let tally: CallTally;
-    if (r.route === '(unmatched)' && r.service === 'github') addUnserved(this.unserved, unservedKey(r), 1);
+    if (isUnserved(r)) addUnserved(this.unserved, unservedKey(r), 1);
     if (r.source === 'harness') {
       const h = this.handover;
       h.calls++;
