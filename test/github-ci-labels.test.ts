@@ -1169,3 +1169,76 @@ describe('issue comments edited and deleted through GraphQL', () => {
     ).toBe(false);
   });
 });
+
+describe('reactions through GraphQL', () => {
+  it('addReaction and removeReaction on an issue and a comment, the same reactions REST lists; reactionGroups count them', async () => {
+    const { emulator, graphql, post, get } = inProcess({ fixtures: { repos: 1, issuesPerRepo: 2 } });
+    const issueId = emulator.state.repo('fleetbench/repo-1').issues.get(1)!.nodeId;
+    const add = (subjectId: string, content: string, mutation = 'addReaction') =>
+      graphql(
+        `mutation($id: ID!, $c: ReactionContent!) { ${mutation}(input: {subjectId: $id, content: $c}) { reaction { content user { login } } subject { id } } }`,
+        { id: subjectId, c: content },
+      ).then(
+        (r) =>
+          JSON.parse(r.body) as {
+            data?: Record<string, { reaction: { content: string } | null; subject: { id: string } }>;
+            errors?: unknown[];
+          },
+      );
+    const added = await add(issueId, 'EYES');
+    expect(added.errors).toBeUndefined();
+    expect(added.data?.addReaction).toMatchObject({
+      reaction: { content: 'EYES', user: { login: 'fleet-agent' } },
+      subject: { id: issueId },
+    });
+    const listed = JSON.parse((await get('/repos/fleetbench/repo-1/issues/1/reactions')).body) as {
+      content: string;
+    }[];
+    expect(listed.map((r) => r.content)).toEqual(['eyes']);
+    // A reaction of another user's, through REST: the groups count both, the viewer's flagged.
+    const other = emulator.mintToken({ user: 'second-agent' }).token;
+    await post(
+      '/repos/fleetbench/repo-1/issues/1/reactions',
+      { content: 'eyes' },
+      { authorization: `token ${other}` },
+    );
+    await post(
+      '/repos/fleetbench/repo-1/issues/1/reactions',
+      { content: '+1' },
+      { authorization: `token ${other}` },
+    );
+    const groups = JSON.parse(
+      (
+        await graphql(
+          '{ repository(owner: "fleetbench", name: "repo-1") { issue(number: 1) { reactionGroups { content users { totalCount } viewerHasReacted } } } }',
+        )
+      ).body,
+    ).data.repository.issue.reactionGroups as {
+      content: string;
+      users: { totalCount: number };
+      viewerHasReacted: boolean;
+    }[];
+    expect(groups.filter((g) => g.users.totalCount > 0)).toEqual([
+      { content: 'THUMBS_UP', users: { totalCount: 1 }, viewerHasReacted: false },
+      { content: 'EYES', users: { totalCount: 2 }, viewerHasReacted: true },
+    ]);
+    const removed = await add(issueId, 'EYES', 'removeReaction');
+    expect(removed.data?.removeReaction?.reaction?.content).toBe('EYES');
+    expect((await add(issueId, 'EYES', 'removeReaction')).data?.removeReaction?.reaction).toBeNull();
+    // On a comment, by its node id.
+    const comment = JSON.parse(
+      (await post('/repos/fleetbench/repo-1/issues/1/comments', { body: '/agent go' })).body,
+    ) as {
+      id: number;
+      node_id: string;
+    };
+    expect((await add(comment.node_id, 'ROCKET')).errors).toBeUndefined();
+    const onComment = JSON.parse(
+      (await get(`/repos/fleetbench/repo-1/issues/comments/${comment.id}/reactions`)).body,
+    ) as {
+      content: string;
+    }[];
+    expect(onComment.map((r) => r.content)).toEqual(['rocket']);
+    expect((await add('IC_nope', 'ROCKET')).errors).toBeDefined();
+  });
+});

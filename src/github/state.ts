@@ -1317,6 +1317,17 @@ export class GitHubState {
     return made;
   }
 
+  /** Deletes `user`'s `content` reaction (GraphQL `removeReaction`); the one deleted, if any. */
+  unreactAs(
+    on: { issue: Issue; comment?: IssueComment },
+    user: User,
+    content: ReactionContent,
+  ): Reaction | undefined {
+    const gone = this.reactions.remove(on.comment ?? on.issue, user, content);
+    if (gone !== undefined) on.issue.commentsVersion = this.restamp(on.issue);
+    return gone;
+  }
+
   /** Deletes the reaction `id` from an issue or comment (404 when it has none of that id). */
   unreact(on: { issue: Issue; comment?: IssueComment }, id: number): void {
     this.reactions.delete(on.comment ?? on.issue, id);

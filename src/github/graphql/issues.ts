@@ -15,6 +15,7 @@ import {
 import { CommitNode, RefNode } from './commits.ts';
 import { type ConnArgs, connection, EMPTY_CONNECTION } from './connection.ts';
 import { type GqlContext, notFound, upper } from './context.ts';
+import { reactionGroups } from './reactions.ts';
 import { IssueCommentNode, ReviewNode, ReviewThreadNode } from './reviews.ts';
 import { PullCommitNode, timelineItems } from './timeline.ts';
 import { actor, association, LabelNode, UserNode } from './users.ts';
@@ -80,7 +81,9 @@ class IssueLikeNode {
   projectItems(args: ConnArgs) {
     return EMPTY_CONNECTION(args);
   }
-  readonly reactionGroups = [];
+  reactionGroups(_args: unknown, ctx: GqlContext) {
+    return reactionGroups(this.s, this.issue, ctx.viewer);
+  }
   readonly viewerCanUpdate = true;
 }
 

@@ -10,6 +10,7 @@
  */
 import type { GraphQLError } from 'graphql';
 import type { Issue, IssueComment, Label, PullRequest, ReviewState } from '../state.ts';
+import { GRAPHQL_REACTIONS, type ReactionContent } from '../world/reactions.ts';
 import { cursor } from './connection.ts';
 import {
   change,
@@ -21,6 +22,7 @@ import {
 } from './context.ts';
 import { gitMutations } from './git-mutations.ts';
 import { IssueNode, PullNode } from './issues.ts';
+import { ReactionNode } from './reactions.ts';
 import { IssueCommentNode, ReviewNode } from './reviews.ts';
 import { UserNode } from './users.ts';
 
@@ -61,6 +63,16 @@ function commentById(ctx: GqlContext, id: string): { issue: Issue; comment: Issu
   ctx.touched = found.issue.repo.fullName;
   ctx.state.touched?.issues.push(found.issue.number);
   return found;
+}
+
+/** What a reaction is on, by node id: an issue, a pull request (its issue) or an issue comment. */
+function reactable(ctx: GqlContext, id: string): { issue: Issue; comment?: IssueComment } {
+  return id.startsWith('IC_') ? commentById(ctx, id) : { issue: issueById(ctx, id) };
+}
+
+/** REST's name of a GraphQL `ReactionContent` (the schema has already checked it is one). */
+function restContent(content: string): ReactionContent {
+  return GRAPHQL_REACTIONS.find(([name]) => name === content)![1];
 }
 
 function pullById(ctx: GqlContext, id: string): PullRequest {
@@ -202,6 +214,26 @@ export const mutationRoot = {
     return {
       clientMutationId: input.clientMutationId ?? null,
       issueComment: new IssueCommentNode(ctx.state, issue, comment),
+    };
+  },
+
+  addReaction({ input }: Input<{ subjectId: string; content: string }>, ctx: GqlContext) {
+    const on = reactable(ctx, input.subjectId);
+    const made = change(() => ctx.state.react(on, ctx.viewer, restContent(input.content)));
+    return {
+      clientMutationId: input.clientMutationId ?? null,
+      reaction: new ReactionNode(ctx.state, made.reaction),
+      subject: on.comment ? new IssueCommentNode(ctx.state, on.issue, on.comment) : issueNode(ctx, on.issue),
+    };
+  },
+
+  removeReaction({ input }: Input<{ subjectId: string; content: string }>, ctx: GqlContext) {
+    const on = reactable(ctx, input.subjectId);
+    const gone = change(() => ctx.state.unreactAs(on, ctx.viewer, restContent(input.content)));
+    return {
+      clientMutationId: input.clientMutationId ?? null,
+      reaction: gone === undefined ? null : new ReactionNode(ctx.state, gone),
+      subject: on.comment ? new IssueCommentNode(ctx.state, on.issue, on.comment) : issueNode(ctx, on.issue),
     };
   },
 

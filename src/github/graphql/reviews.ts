@@ -12,6 +12,7 @@ import type {
 import { CommitNode } from './commits.ts';
 import { type ConnArgs, connection } from './connection.ts';
 import type { GqlContext } from './context.ts';
+import { reactionGroups } from './reactions.ts';
 import { actor, association } from './users.ts';
 
 type AuthoredItem = { nodeId: string; id: number; user: User; body: string };
@@ -68,7 +69,9 @@ export class IssueCommentNode extends AuthoredNode {
   viewerDidAuthor(_args: unknown, ctx: GqlContext): boolean {
     return ctx.viewer === this.comment.user;
   }
-  readonly reactionGroups = [];
+  reactionGroups(_args: unknown, ctx: GqlContext) {
+    return reactionGroups(this.s, this.comment, ctx.viewer);
+  }
 }
 
 /** What a review and a review comment share: their pull request, a URL into it, the commit they are on. */

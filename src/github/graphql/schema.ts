@@ -36,6 +36,8 @@ type Mutation {
   createIssue(input: CreateIssueInput!): CreateIssuePayload
   addComment(input: AddCommentInput!): AddCommentPayload
   updateIssueComment(input: UpdateIssueCommentInput!): UpdateIssueCommentPayload
+  addReaction(input: AddReactionInput!): AddReactionPayload
+  removeReaction(input: RemoveReactionInput!): RemoveReactionPayload
   deleteIssueComment(input: DeleteIssueCommentInput!): DeleteIssueCommentPayload
   addPullRequestReview(input: AddPullRequestReviewInput!): AddPullRequestReviewPayload
   mergePullRequest(input: MergePullRequestInput!): MergePullRequestPayload
@@ -79,6 +81,11 @@ type AddCommentPayload { clientMutationId: String, commentEdge: IssueCommentEdge
 input UpdateIssueCommentInput { body: String!, clientMutationId: String, id: ID! }
 type UpdateIssueCommentPayload { clientMutationId: String, issueComment: IssueComment }
 input DeleteIssueCommentInput { clientMutationId: String, id: ID! }
+input AddReactionInput { clientMutationId: String, content: ReactionContent!, subjectId: ID! }
+input RemoveReactionInput { clientMutationId: String, content: ReactionContent!, subjectId: ID! }
+type AddReactionPayload { clientMutationId: String, reaction: Reaction, subject: Node }
+type RemoveReactionPayload { clientMutationId: String, reaction: Reaction, subject: Node }
+type Reaction implements Node { id: ID!, databaseId: Int, content: ReactionContent!, createdAt: DateTime!, user: User }
 type DeleteIssueCommentPayload { clientMutationId: String }
 type IssueTimelineItemEdge { cursor: String!, node: IssueComment }
 

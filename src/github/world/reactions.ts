@@ -31,6 +31,18 @@ export interface Reaction {
 /** What reactions are held on: an issue (or pull request) or an issue comment. */
 export type ReactionSubject = object;
 
+/** GraphQL's name of each content (`ReactionContent`), in GitHub's order of the enum. */
+export const GRAPHQL_REACTIONS: ReadonlyArray<readonly [string, ReactionContent]> = [
+  ['THUMBS_UP', '+1'],
+  ['THUMBS_DOWN', '-1'],
+  ['LAUGH', 'laugh'],
+  ['HOORAY', 'hooray'],
+  ['CONFUSED', 'confused'],
+  ['HEART', 'heart'],
+  ['ROCKET', 'rocket'],
+  ['EYES', 'eyes'],
+];
+
 export function isReactionContent(value: unknown): value is ReactionContent {
   return typeof value === 'string' && (REACTION_CONTENTS as readonly string[]).includes(value);
 }
@@ -59,6 +71,13 @@ export class Reactions {
     list.push(reaction);
     this.bySubject.set(subject, list);
     return { reaction, created: true };
+  }
+
+  /** Deletes `user`'s `content` reaction; the one deleted, or undefined when they had none. */
+  remove(subject: ReactionSubject, user: User, content: ReactionContent): Reaction | undefined {
+    const list = this.bySubject.get(subject) ?? [];
+    const at = list.findIndex((r) => r.user === user && r.content === content);
+    return at < 0 ? undefined : list.splice(at, 1)[0];
   }
 
   /** Deletes the subject's reaction `id` (404 when it has none of that id). */
