@@ -616,6 +616,45 @@ describe.skipIf(ghTool.skip || openssl.skip)(
       ]);
     });
 
+    it('gh pr create --reviewer asks for the review (requestReviews); gh pr edit --add-reviewer / --remove-reviewer', async () => {
+      const { token } = identity();
+      emulator.admin.pushBranch({ repo: 'fleetbench/repo-1', branch: 'feature/gh-reviewer' });
+      const res = await gh(
+        [
+          'pr',
+          'create',
+          ...repoArg(),
+          '--head',
+          'feature/gh-reviewer',
+          '--title',
+          'Review me',
+          '--body',
+          'x',
+          '--reviewer',
+          'reviewer-1',
+        ],
+        token,
+      );
+      expect(res.code, res.stderr).toBe(0);
+      const number = Number(/\/pull\/(\d+)$/.exec(res.stdout.trim())![1]);
+      expect((pull(number).requestedReviewers ?? []).map((u) => u.login)).toEqual(['reviewer-1']);
+      const edited = await gh(
+        [
+          'pr',
+          'edit',
+          String(number),
+          ...repoArg(),
+          '--add-reviewer',
+          'reviewer-2',
+          '--remove-reviewer',
+          'reviewer-1',
+        ],
+        token,
+      );
+      expect(edited.code, edited.stderr).toBe(0);
+      expect((pull(number).requestedReviewers ?? []).map((u) => u.login)).toEqual(['reviewer-2']);
+    });
+
     it('gh api POST git/refs makes a branch that gh pr create --head then uses; one at the base commit is refused', async () => {
       const { session, token } = identity();
       const repo = emulator.state.repo('fleetbench/repo-1');

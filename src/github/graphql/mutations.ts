@@ -10,6 +10,7 @@
  */
 import type { GraphQLError } from 'graphql';
 import type { Issue, IssueComment, Label, PullRequest, ReviewState } from '../state.ts';
+import { roleOf } from '../world/access.ts';
 import { GRAPHQL_REACTIONS, type ReactionContent } from '../world/reactions.ts';
 import { cursor } from './connection.ts';
 import {
@@ -215,6 +216,48 @@ export const mutationRoot = {
       clientMutationId: input.clientMutationId ?? null,
       issueComment: new IssueCommentNode(ctx.state, issue, comment),
     };
+  },
+
+  /**
+   * Asks users for a review of a pull request (`gh pr create --reviewer`, `gh pr edit
+   * --add-reviewer`): with `union` the users are added to those asked, without it they become
+   * the whole set (the others' requests removed). The same refusals as REST's.
+   */
+  requestReviews(
+    {
+      input,
+    }: Input<{
+      pullRequestId: string;
+      userIds?: string[] | null;
+      teamIds?: string[] | null;
+      botIds?: string[] | null;
+      union?: boolean | null;
+    }>,
+    ctx: GqlContext,
+  ) {
+    const pull = pullById(ctx, input.pullRequestId);
+    const users = (input.userIds ?? []).map((id) => {
+      const user = ctx.state.nodes.get(id);
+      if (user === undefined || !('login' in user)) throw unresolved(id);
+      return user;
+    });
+    const repo = pull.issue.repo;
+    if (
+      (input.teamIds ?? []).length > 0 ||
+      (input.botIds ?? []).length > 0 ||
+      users.some((u) => roleOf(u, repo) === null)
+    )
+      throw unprocessable(
+        `Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the ${repo.fullName} repository.`,
+      );
+    change(() => {
+      if (input.union !== true) {
+        const others = (pull.requestedReviewers ?? []).filter((u) => !users.includes(u));
+        ctx.state.removeRequestedReviewers(pull, others, ctx.viewer);
+      }
+      ctx.state.requestReviewers(pull, users, ctx.viewer);
+    });
+    return { clientMutationId: input.clientMutationId ?? null, pullRequest: new PullNode(ctx.state, pull) };
   },
 
   addReaction({ input }: Input<{ subjectId: string; content: string }>, ctx: GqlContext) {

@@ -69,6 +69,13 @@ export const root = {
       throw notFound(`Could not resolve to a User with the login of '${args.login}'.`);
     return new UserNode(ctx.state, user);
   },
+  /** An organization (gh lists its teams for `--reviewer`); the world models no teams, so none. */
+  organization(args: { login: string }, ctx: GqlContext) {
+    const org = ctx.state.findUser(args.login);
+    if (org?.type !== 'Organization')
+      throw notFound(`Could not resolve to an Organization with the login of '${args.login}'.`);
+    return new UserNode(ctx.state, org);
+  },
   repositoryOwner(args: { login: string }, ctx: GqlContext) {
     const user = ctx.state.findUser(args.login);
     return user && user.type !== 'Bot' ? new UserNode(ctx.state, user) : null;

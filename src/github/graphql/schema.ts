@@ -19,6 +19,7 @@ type Query {
   viewer: User!
   user(login: String!): User
   repositoryOwner(login: String!): RepositoryOwner
+  organization(login: String!): Organization
   node(id: ID!): Node
   nodes(ids: [ID!]!): [Node]!
   search(query: String!, type: SearchType!, first: Int, last: Int, after: String, before: String): SearchResultItemConnection!
@@ -37,6 +38,7 @@ type Mutation {
   addComment(input: AddCommentInput!): AddCommentPayload
   updateIssueComment(input: UpdateIssueCommentInput!): UpdateIssueCommentPayload
   addReaction(input: AddReactionInput!): AddReactionPayload
+  requestReviews(input: RequestReviewsInput!): RequestReviewsPayload
   removeReaction(input: RemoveReactionInput!): RemoveReactionPayload
   deleteIssueComment(input: DeleteIssueCommentInput!): DeleteIssueCommentPayload
   addPullRequestReview(input: AddPullRequestReviewInput!): AddPullRequestReviewPayload
@@ -82,6 +84,8 @@ input UpdateIssueCommentInput { body: String!, clientMutationId: String, id: ID!
 type UpdateIssueCommentPayload { clientMutationId: String, issueComment: IssueComment }
 input DeleteIssueCommentInput { clientMutationId: String, id: ID! }
 input AddReactionInput { clientMutationId: String, content: ReactionContent!, subjectId: ID! }
+input RequestReviewsInput { clientMutationId: String, pullRequestId: ID!, userIds: [ID!], teamIds: [ID!], botIds: [ID!], union: Boolean }
+type RequestReviewsPayload { clientMutationId: String, pullRequest: PullRequest }
 input RemoveReactionInput { clientMutationId: String, content: ReactionContent!, subjectId: ID! }
 type AddReactionPayload { clientMutationId: String, reaction: Reaction, subject: Node }
 type RemoveReactionPayload { clientMutationId: String, reaction: Reaction, subject: Node }
@@ -161,7 +165,9 @@ type Organization implements Node & Actor & RepositoryOwner {
   avatarUrl(size: Int): URI!
   url: URI!
   resourcePath: URI!
+  teams(first: Int, last: Int, after: String, before: String, query: String, orderBy: TeamOrder): TeamConnection!
 }
+type TeamConnection { totalCount: Int!, nodes: [Team], pageInfo: PageInfo! }
 
 type Bot implements Node & Actor {
   id: ID!
@@ -208,6 +214,8 @@ enum IssueOrderField { CREATED_AT UPDATED_AT COMMENTS }
 enum LabelOrderField { NAME CREATED_AT }
 input LabelOrder { field: LabelOrderField!, direction: OrderDirection! }
 input IssueOrder { field: IssueOrderField!, direction: OrderDirection! }
+enum TeamOrderField { NAME }
+input TeamOrder { field: TeamOrderField!, direction: OrderDirection! }
 enum PullRequestState { OPEN CLOSED MERGED }
 enum IssueState { OPEN CLOSED }
 enum IssueStateReason { COMPLETED NOT_PLANNED REOPENED }

@@ -24,6 +24,14 @@ export class UserNode {
   avatarUrl(): string {
     return `https://avatars.githubusercontent.com/u/${this.databaseId}?v=4`;
   }
+  /** An organization's teams: the world models none (review requests go to users). */
+  teams() {
+    return {
+      totalCount: 0,
+      nodes: [],
+      pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null },
+    };
+  }
 }
 
 export function actor(state: GitHubState, user: User | null | undefined): UserNode | null {
