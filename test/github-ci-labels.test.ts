@@ -1242,3 +1242,51 @@ describe('reactions through GraphQL', () => {
     expect((await add('IC_nope', 'ROCKET')).errors).toBeDefined();
   });
 });
+
+describe("a pull request's branch updated from its base", () => {
+  it('PUT update-branch merges the base into the head (202), once: then nothing new; a moved head is refused', async () => {
+    const { emulator, octokit } = await world();
+    const repoState = emulator.state.repo('fleetbench/repo-1');
+    const pull = repoState.pulls.get(7)!;
+    const pr = { ...repo, pull_number: 7 };
+    const before = pull.headSha;
+    // Nothing new on the base yet (the fixtures' pull requests start from its tip).
+    if (emulator.state.refs.reaches(repoState, pull.headSha, repoState.branches.get('main')!))
+      expect(
+        (await refusal(octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/update-branch', pr)))
+          .data,
+      ).toMatchObject({
+        message: 'There are no new commits on the base branch.',
+      });
+    emulator.admin.pushBranch({ repo: 'fleetbench/repo-1', branch: 'main' });
+    const mainTip = repoState.branches.get('main')!;
+    expect(
+      (
+        await refusal(
+          octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/update-branch', {
+            ...pr,
+            expected_head_sha: '0'.repeat(40),
+          }),
+        )
+      ).data,
+    ).toMatchObject({ message: "expected head sha didn't match current head ref." });
+    const updated = await octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/update-branch', {
+      ...pr,
+      expected_head_sha: before,
+    });
+    expect(updated.status).toBe(202);
+    expect(updated.data.message).toBe('Updating pull request branch.');
+    expect(pull.headSha).not.toBe(before);
+    expect(repoState.branches.get(pull.head)).toBe(pull.headSha);
+    const merge = await octokit.request('GET /repos/{owner}/{repo}/git/commits/{commit_sha}', {
+      ...repo,
+      commit_sha: pull.headSha,
+    });
+    expect(merge.data.parents.map((p) => p.sha)).toEqual([before, mainTip]);
+    expect(merge.data.message).toBe(`Merge branch 'main' into ${pull.head}`);
+    expect(
+      (await refusal(octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/update-branch', pr)))
+        .data,
+    ).toMatchObject({ message: 'There are no new commits on the base branch.' });
+  });
+});

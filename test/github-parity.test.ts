@@ -460,6 +460,14 @@ describe("GitHub's OpenAPI description", () => {
     expect(await call('GET /repos/{owner}/{repo}/pulls/{pull_number}/merge', { pull_number: opened })).toBe(
       404,
     );
+    // The base moves on: the pull request's branch is brought up to date, then has nothing new.
+    emulator.admin.pushBranch({ repo: 'fleetbench/repo-1', branch: 'main' });
+    expect(
+      await call('PUT /repos/{owner}/{repo}/pulls/{pull_number}/update-branch', { pull_number: opened }),
+    ).toBe(202);
+    expect(
+      await call('PUT /repos/{owner}/{repo}/pulls/{pull_number}/update-branch', { pull_number: opened }),
+    ).toBe(422);
     expect(
       await call('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', {
         pull_number: opened,

@@ -12,6 +12,7 @@ import {
   bodyField,
   fail,
   notFound,
+  plainly,
   type RestContext,
   type RestResult,
   type RestRouter,
@@ -20,7 +21,7 @@ import {
   withRepo,
 } from './rest-kit.ts';
 import { refObject, tagRefObject } from './shapes.ts';
-import { type Commit, GitHubStateError, type Repo } from './state.ts';
+import type { Commit, Repo } from './state.ts';
 import { GIT_BOUNDS } from './world/bounds.ts';
 import {
   GIT_TREE_MODES,
@@ -49,30 +50,30 @@ export function addContentsRoutes(r: RestRouter): void {
     'PUT',
     contents,
     'repos/contents#create-or-update-file-contents',
-    (ctx) => withRepo(ctx, (repo) => guarded(() => putContent(ctx, repo))),
+    (ctx) => withRepo(ctx, (repo) => plainly(() => putContent(ctx, repo))),
     { contentCreating: true },
   );
   r.add(
     'DELETE',
     contents,
     'repos/contents#delete-a-file',
-    (ctx) => withRepo(ctx, (repo) => guarded(() => deleteContent(ctx, repo))),
+    (ctx) => withRepo(ctx, (repo) => plainly(() => deleteContent(ctx, repo))),
     { contentCreating: true },
   );
   r.add('POST', '/repos/{owner}/{repo}/git/blobs', 'git/blobs#create-a-blob', (ctx) =>
-    withRepo(ctx, (repo) => guarded(() => createBlob(ctx, repo))),
+    withRepo(ctx, (repo) => plainly(() => createBlob(ctx, repo))),
   );
   r.add('GET', '/repos/{owner}/{repo}/git/blobs/{file_sha}', 'git/blobs#get-a-blob', (ctx) =>
     withRepo(ctx, (repo) => getBlob(ctx, repo)),
   );
   r.add('POST', '/repos/{owner}/{repo}/git/trees', 'git/trees#create-a-tree', (ctx) =>
-    withRepo(ctx, (repo) => guarded(() => createTree(ctx, repo))),
+    withRepo(ctx, (repo) => plainly(() => createTree(ctx, repo))),
   );
   r.add('GET', '/repos/{owner}/{repo}/git/trees/{tree_sha+}', 'git/trees#get-a-tree', (ctx) =>
     withRepo(ctx, (repo) => getTree(ctx, repo)),
   );
   r.add('POST', '/repos/{owner}/{repo}/git/commits', 'git/commits#create-a-commit', (ctx) =>
-    withRepo(ctx, (repo) => guarded(() => createCommit(ctx, repo))),
+    withRepo(ctx, (repo) => plainly(() => createCommit(ctx, repo))),
   );
   r.add('GET', '/repos/{owner}/{repo}/git/commits/{commit_sha}', 'git/commits#get-a-commit-object', (ctx) =>
     withRepo(ctx, (repo) => {
@@ -90,16 +91,6 @@ export function addContentsRoutes(r: RestRouter): void {
   r.add('GET', '/repos/{owner}/{repo}/git/matching-refs/{ref+}', 'git/refs#list-matching-references', (ctx) =>
     withRepo(ctx, (repo) => matchingRefs(ctx, repo)),
   );
-}
-
-/** A refusal of the world (GitHubStateError) as GitHub's plain-message answer. */
-function guarded(fn: () => RestResult): RestResult {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof GitHubStateError) return fail(error.status, error.message);
-    throw error;
-  }
 }
 
 /** GitHub's answer to a request missing a required field. */

@@ -14,6 +14,7 @@ import {
   intParam,
   notFound,
   pagedList,
+  plainly,
   type RestContext,
   type RestResult,
   type RestRouter,
@@ -23,7 +24,7 @@ import {
   withRepo,
 } from './rest-kit.ts';
 import { changedFileObject, commitObject, refObject, tagRefObject } from './shapes.ts';
-import { GitHubStateError, type Repo } from './state.ts';
+import type { Repo } from './state.ts';
 import { MAX_COMPARE_COMMITS } from './world/refs.ts';
 
 /** What `compare` lists at most: GitHub's 300 files. */
@@ -68,16 +69,6 @@ export function addGitRoutes(r: RestRouter): void {
   );
 }
 
-/** A ref change, its refusal in GitHub's words (a plain message, 422 or 404). */
-function refChange(fn: () => RestResult): RestResult {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof GitHubStateError) return fail(error.status, error.message);
-    throw error;
-  }
-}
-
 /** `heads/NAME` of a path → NAME (tags are tagOfPath's; other namespaces are not modelled). */
 function branchOfPath(ref: string): string | undefined {
   return ref.startsWith('heads/') && ref.length > 6 ? ref.slice(6) : undefined;
@@ -99,7 +90,7 @@ function createRef(ctx: RestContext, repo: Repo): RestResult {
   const sha = str(ctx, 'sha');
   if (ref === undefined) return missing('ref');
   if (sha === undefined) return missing('sha');
-  return refChange(() => {
+  return plainly(() => {
     const body = ref.startsWith('refs/tags/')
       ? tagRefObject(ctx.state, repo, ctx.state.createTag(repo, ref, sha, actor(ctx)), sha)
       : refObject(ctx.state, repo, ctx.state.createBranch(repo, ref, sha, actor(ctx)), sha);
@@ -129,14 +120,14 @@ function updateRef(ctx: RestContext, repo: Repo): RestResult {
   if (sha === undefined) return missing('sha');
   const tag = tagOfPath(ctx.params[2]!);
   if (tag !== undefined)
-    return refChange(() => {
+    return plainly(() => {
       if (ctx.state.refs.checkTagUpdate(repo, tag, sha, bodyField(ctx, 'force') === true))
         ctx.state.setTag(repo, tag, sha, actor(ctx));
       return { status: 200, body: JSON.stringify(tagRefObject(ctx.state, repo, tag, sha)) };
     });
   const branch = branchOfPath(ctx.params[2]!);
   if (branch === undefined) return fail(422, 'Reference does not exist');
-  return refChange(() => {
+  return plainly(() => {
     // A moved ref is a push: the open pull requests on the branch take the new head and commits.
     if (ctx.state.refs.checkRefUpdate(repo, branch, sha, bodyField(ctx, 'force') === true))
       ctx.state.branchPushed(repo, branch, sha, ctx.state.time.now(), actor(ctx));
@@ -154,7 +145,7 @@ function deleteRef(ctx: RestContext, repo: Repo): RestResult {
   }
   const branch = branchOfPath(ctx.params[2]!);
   if (branch === undefined || !repo.branches.has(branch)) return fail(422, 'Reference does not exist');
-  return refChange(() => {
+  return plainly(() => {
     ctx.state.deleteBranch(repo, branch, actor(ctx));
     return { status: 204, body: '' };
   });

@@ -453,6 +453,19 @@ export function actor(ctx: RestContext): User {
 }
 
 /** Runs a state mutation, turning its refusal into GitHub's answer. */
+/**
+ * A change whose refusals GitHub words as a plain message (`{message}`, 422 or 404), not as a
+ * `Validation Failed` list: refs, contents, tags, a branch's update.
+ */
+export function plainly(fn: () => RestResult): RestResult {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof GitHubStateError) return fail(error.status, error.message);
+    throw error;
+  }
+}
+
 export function mutate(fn: () => RestResult, resource: string): RestResult {
   try {
     return fn();

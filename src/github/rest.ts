@@ -25,6 +25,7 @@ import {
   numberParam,
   pagedList,
   paginate,
+  plainly,
   type RenderedPage,
   type RestContext,
   type RestResult,
@@ -767,6 +768,30 @@ function addPullRoutes(r: RestRouter): void {
 
   r.add('PUT', '/repos/{owner}/{repo}/pulls/{pull_number}/merge', 'pulls/pulls#merge-a-pull-request', (ctx) =>
     withPull(ctx, (pull) => mergePull(ctx, pull)),
+  );
+
+  // "Update branch": the base merged into the head (GitHub answers 202 and does it in the
+  // background; here it is done by the answer).
+  r.add(
+    'PUT',
+    '/repos/{owner}/{repo}/pulls/{pull_number}/update-branch',
+    'pulls/pulls#update-a-pull-request-branch',
+    (ctx) =>
+      withPull(ctx, (pull) => {
+        const expected = bodyField(ctx, 'expected_head_sha');
+        if (expected !== undefined && typeof expected !== 'string')
+          return validation('PullRequest', 'expected_head_sha', 'invalid');
+        return plainly(() => {
+          ctx.state.updatePullBranch(pull, expected, actor(ctx));
+          return {
+            status: 202,
+            body: JSON.stringify({
+              message: 'Updating pull request branch.',
+              url: `${ctx.state.webUrl}/repos/${pull.issue.repo.fullName}/pulls/${pull.issue.number}`,
+            }),
+          };
+        });
+      }),
   );
 
   // "Check if a pull request has been merged": 204 when it has, 404 when not.

@@ -819,6 +819,36 @@ export class GitHubState {
     return review;
   }
 
+  /**
+   * Merges the base branch into a pull request's head (`PUT …/pulls/{n}/update-branch`, the "Update
+   * branch" button): a merge commit on the head, `Merge branch 'BASE' into HEAD`, its parents the
+   * head and the base's tip, pushed as a push is (the pull request synchronized). GitHub's 422s:
+   * the head moved from `expectedHead`, nothing new on the base, a conflict.
+   */
+  updatePullBranch(pull: PullRequest, expectedHead: string | undefined, by: User = this.defaultUser): string {
+    const repo = pull.issue.repo;
+    if (pull.issue.state !== 'open') throw new GitHubStateError(422, 'Pull request is not open.');
+    if (expectedHead !== undefined && expectedHead !== pull.headSha)
+      throw new GitHubStateError(422, "expected head sha didn't match current head ref.");
+    const baseTip = repo.branches.get(pull.base);
+    if (baseTip === undefined || this.refs.reaches(repo, pull.headSha, baseTip))
+      throw new GitHubStateError(422, 'There are no new commits on the base branch.');
+    const tree = this.refs.mergeTrees(repo, pull.headSha, baseTip);
+    if (tree === undefined) throw new GitHubStateError(422, 'merge conflict between base and head');
+    const at = this.time.now();
+    const author = this.refs.ident(by, at);
+    const sha = this.refs.makeCommit(repo, {
+      message: `Merge branch '${pull.base}' into ${pull.head}`,
+      at,
+      parents: [pull.headSha, baseTip],
+      author,
+      committer: { ...GITHUB_COMMITTER, seconds: author.seconds },
+      tree,
+    }).sha;
+    this.branchPushed(repo, pull.head, sha, at, by);
+    return sha;
+  }
+
   /** A review given takes its reviewer off the requested ones, as on GitHub (no event). */
   private reviewGiven(pull: PullRequest, user: User): void {
     const requested = pull.requestedReviewers;
