@@ -47,7 +47,14 @@ export interface EdgeOptions {
   cert: string;
   key: string;
   /** A refused attempt; `client` is the port the attempt came from (to find its process). */
-  onBlocked(attempt: BlockedAttempt, client: { protocol: 'tcp' | 'udp'; port: number | undefined }): void;
+  /**
+   * `client`: the asking socket's port, and for TCP the port it reached (the proxy's, the gate's):
+   * what finds the process behind it (world.ts).
+   */
+  onBlocked(
+    attempt: BlockedAttempt,
+    client: { protocol: 'tcp' | 'udp'; port: number | undefined; peerPort?: number },
+  ): void;
 }
 
 /** The ports the sandbox listens on: HTTPS, HTTP, DNS, and where a blocked attempt is caught. */
@@ -86,7 +93,7 @@ export class Edge {
   }
 
   private refuse(socket: Socket, attempt: BlockedAttempt): void {
-    this.options.onBlocked(attempt, { protocol: 'tcp', port: socket.remotePort });
+    this.options.onBlocked(attempt, { protocol: 'tcp', port: socket.remotePort, peerPort: socket.localPort });
     socket.destroy();
   }
 
@@ -149,6 +156,7 @@ export class Edge {
         {
           protocol: 'tcp',
           port: socket.remotePort,
+          peerPort: socket.localPort,
         },
       );
       socket.end(
@@ -175,7 +183,7 @@ export class Edge {
     if (!url || !service) {
       this.options.onBlocked(
         { via: 'http', host: url?.hostname, port: url ? Number(url.port || 80) : undefined },
-        { protocol: 'tcp', port: req.socket.remotePort },
+        { protocol: 'tcp', port: req.socket.remotePort, peerPort: req.socket.localPort },
       );
       req.resume();
       res.writeHead(403, { 'content-type': 'text/plain', connection: 'close' });

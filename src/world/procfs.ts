@@ -114,23 +114,41 @@ export function outerPid(ns: string, innerPid: number): number | undefined {
 
 /**
  * The inode of the socket bound to local `port` in the network namespace of `netnsPid`'s
- * process, from /proc/PID/net/{tcp,tcp6,udp,udp6}.
+ * process, from /proc/PID/net/{tcp,tcp6,udp,udp6}; with `peerPort`, only one connected to that
+ * port (the world's proxy or gate it reached).
  */
 export function socketInode(
   netnsPid: number | 'self',
   protocol: 'tcp' | 'udp',
   port: number,
+  peerPort?: number,
 ): string | undefined {
-  const hex = port.toString(16).toUpperCase().padStart(4, '0');
   for (const table of [protocol, `${protocol}6`]) {
     const text = read(`/proc/${netnsPid}/net/${table}`);
-    if (!text) continue;
-    for (const line of text.split('\n').slice(1)) {
-      const columns = line.trim().split(/\s+/);
-      // sl local_address rem_address st tx:rx tr:tm retrnsmt uid timeout inode
-      const local = columns[1];
-      if (local?.endsWith(`:${hex}`) && columns[9] && columns[9] !== '0') return columns[9];
-    }
+    const inode = text ? socketInodeIn(text, port, peerPort) : undefined;
+    if (inode !== undefined) return inode;
+  }
+  return undefined;
+}
+
+const hex4 = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+
+/**
+ * `socketInode` on one table's text. In a network namespace shared with the machine (the world's
+ * proxy and env modes) a local port is not one socket's: Linux gives one ephemeral port to
+ * connections to different peers, so another program's socket with the same local port was taken
+ * for the client's (a blocked attempt of curl's was named `hey`, a load generator running beside
+ * it). The peer's port tells them apart.
+ */
+export function socketInodeIn(table: string, port: number, peerPort?: number): string | undefined {
+  const local = `:${hex4(port)}`;
+  const peer = peerPort === undefined ? undefined : `:${hex4(peerPort)}`;
+  for (const line of table.split('\n').slice(1)) {
+    const columns = line.trim().split(/\s+/);
+    // sl local_address rem_address st tx:rx tr:tm retrnsmt uid timeout inode
+    if (!columns[1]?.endsWith(local)) continue;
+    if (peer !== undefined && !columns[2]?.endsWith(peer)) continue;
+    if (columns[9] && columns[9] !== '0') return columns[9];
   }
   return undefined;
 }

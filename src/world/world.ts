@@ -262,7 +262,11 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     const recent = new Map<string, { at: number; record: Record<string, unknown> }>();
     let lookups = 0;
     let lookupWindow = 0;
-    const ownerOf = (protocol: 'tcp' | 'udp', port: number | undefined): number | undefined => {
+    const ownerOf = (
+      protocol: 'tcp' | 'udp',
+      port: number | undefined,
+      peerPort: number | undefined,
+    ): number | undefined => {
       if (port === undefined) return undefined;
       // A flood of blocked attempts must not turn into a flood of /proc scans.
       const second = Math.floor(Date.now() / 1000);
@@ -273,18 +277,18 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       if (++lookups > 50) return undefined;
       if (sandbox) {
         if (sandbox.gatePid === undefined || sandbox.pidNamespace === undefined) return undefined;
-        const inode = socketInode(sandbox.gatePid, protocol, port);
+        const inode = socketInode(sandbox.gatePid, protocol, port, peerPort);
         return inode === undefined ? undefined : socketOwner(pidsInNamespace(sandbox.pidNamespace), inode);
       }
-      const inode = socketInode('self', protocol, port);
+      const inode = socketInode('self', protocol, port, peerPort);
       return inode === undefined ? undefined : socketOwner(allPids(), inode);
     };
     const onBlocked = (
       attempt: BlockedAttempt,
-      client: { protocol: 'tcp' | 'udp'; port: number | undefined },
+      client: { protocol: 'tcp' | 'udp'; port: number | undefined; peerPort?: number },
     ) => {
       blockedCount += 1;
-      const pid = ownerOf(client.protocol, client.port);
+      const pid = ownerOf(client.protocol, client.port, client.peerPort);
       const host = attempt.host ?? attempt.address ?? 'unknown';
       const key = `${attempt.via}|${host}|${attempt.port ?? ''}|${pid ?? ''}`;
       const now = clock.now();
