@@ -137,20 +137,15 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
 
   // One comment by id: read, edited (a bot's status comment kept up to date), deleted.
   const comment = '/repos/{owner}/{repo}/issues/comments/{comment_id}';
-  const withComment = (ctx: RestContext, fn: (issue: Issue, c: IssueComment) => RestResult) =>
-    withRepo(ctx, (repo) => {
-      const found = ctx.state.findIssueComment(repo, Number(ctx.params[2]));
-      return found === undefined ? notFound() : fn(found.issue, found.comment);
-    });
   r.add('GET', comment, 'issues/comments#get-an-issue-comment', (ctx) =>
-    withComment(ctx, (issue, c) => ({
+    withComment(ctx, ({ issue, comment: c }) => ({
       status: 200,
       body: JSON.stringify(issueCommentObject(ctx.state, issue, c)),
       version: issue.commentsVersion,
     })),
   );
   r.add('PATCH', comment, 'issues/comments#update-an-issue-comment', (ctx) =>
-    withComment(ctx, (issue, c) => {
+    withComment(ctx, ({ issue, comment: c }) => {
       const body = bodyField(ctx, 'body');
       if (typeof body !== 'string')
         return validation('IssueComment', 'body', body === undefined ? 'missing_field' : 'invalid');
@@ -161,7 +156,7 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
     }),
   );
   r.add('DELETE', comment, 'issues/comments#delete-an-issue-comment', (ctx) =>
-    withComment(ctx, (issue, c) => {
+    withComment(ctx, ({ issue, comment: c }) => {
       ctx.state.deleteIssueComment(issue, c, actor(ctx));
       return { status: 204, body: '' };
     }),
@@ -257,11 +252,7 @@ function addReactionRoutes(r: RestRouter): void {
     {
       path: onComment,
       what: 'issue-comment',
-      find: (ctx: RestContext, fn: Reacted) =>
-        withRepo(ctx, (repo) => {
-          const found = ctx.state.findIssueComment(repo, Number(ctx.params[2]));
-          return found === undefined ? notFound() : fn(found);
-        }),
+      find: (ctx: RestContext, fn: Reacted) => withComment(ctx, fn),
     },
   ] as const;
   for (const { path, what, find } of subjects) {
@@ -309,6 +300,17 @@ function addReactionRoutes(r: RestRouter): void {
   }
 }
 
+/** The issue comment the path's `{comment_id}` names, with its issue, else 404. */
+function withComment(
+  ctx: RestContext,
+  fn: (found: { issue: Issue; comment: IssueComment }) => RestResult,
+): RestResult {
+  return withRepo(ctx, (repo) => {
+    const found = ctx.state.findIssueComment(repo, Number(ctx.params[2]));
+    return found === undefined ? notFound() : fn(found);
+  });
+}
+
 /** What a reactions route acts on: an issue, or one of its comments. */
 type Reacted = (on: { issue: Issue; comment?: IssueComment }) => RestResult;
 
@@ -319,6 +321,21 @@ type Reacted = (on: { issue: Issue; comment?: IssueComment }) => RestResult;
 function assignable(state: GitHubState, login: string): User | undefined {
   const user = state.findUser(login);
   return user?.type === 'User' ? user : undefined;
+}
+
+/**
+ * GitHub's refusal of `assignees` naming logins it cannot assign (422 `invalid`, the logins as
+ * `value`; nothing is written), for `POST …/assignees`, `POST` and `PATCH` issues alike.
+ */
+export function unassignable(
+  ctx: RestContext,
+  logins: readonly string[] | undefined,
+): RestResult | undefined {
+  const invalid = logins?.filter((login) => assignable(ctx.state, login) === undefined) ?? [];
+  if (invalid.length === 0) return undefined;
+  return fail(422, 'Validation Failed', {
+    errors: [{ value: invalid, resource: 'Issue', field: 'assignees', code: 'invalid' }],
+  });
 }
 
 function assignableUsers(state: GitHubState): User[] {
@@ -336,11 +353,8 @@ function withAssigneeLogins(ctx: RestContext, fn: (users: User[]) => RestResult)
   if (!Array.isArray(given) || given.some((l) => typeof l !== 'string'))
     return validation('Issue', 'assignees', 'invalid');
   const logins = given as string[];
-  const invalid = logins.filter((login) => assignable(ctx.state, login) === undefined);
-  if (invalid.length > 0)
-    return fail(422, 'Validation Failed', {
-      errors: [{ value: invalid, resource: 'Issue', field: 'assignees', code: 'invalid' }],
-    });
+  const refused = unassignable(ctx, logins);
+  if (refused) return refused;
   return mutate(() => fn(logins.map((login) => assignable(ctx.state, login)!)), 'Issue');
 }
 

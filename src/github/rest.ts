@@ -12,7 +12,7 @@ import { addCollaboratorRoutes } from './rest-collaborators.ts';
 import { addContentsRoutes } from './rest-contents.ts';
 import { addGitRoutes } from './rest-git.ts';
 import { addHookRoutes } from './rest-hooks.ts';
-import { addIssueLabelAndTimelineRoutes } from './rest-issues.ts';
+import { addIssueLabelAndTimelineRoutes, unassignable } from './rest-issues.ts';
 import {
   actor,
   bodyField,
@@ -146,19 +146,6 @@ function renderIssues(ctx: RestContext, repo: Repo): RenderedPage {
   }
   const page = paginate(ctx, list);
   return { body: listOf(page.items.map((i) => issueJson(ctx.state, i))), page: page.page };
-}
-
-/**
- * GitHub's refusal of `assignees` naming logins it cannot assign (422 `invalid`, the logins as
- * `value`; nothing is written): the emulator assigns the users of its world, not organizations
- * or bots, and never makes a user up from a login a client sent.
- */
-function unassignable(ctx: RestContext, logins: readonly string[] | undefined): RestResult | undefined {
-  const invalid = logins?.filter((login) => ctx.state.findUser(login)?.type !== 'User') ?? [];
-  if (invalid.length === 0) return undefined;
-  return fail(422, 'Validation Failed', {
-    errors: [{ value: invalid, resource: 'Issue', field: 'assignees', code: 'invalid' }],
-  });
 }
 
 /** GET /search/issues: the query, GitHub's refusals, the first 1,000 results by page. */
