@@ -158,8 +158,9 @@ export class SessionCalls implements Accumulator<SessionCallsState> {
    */
   handover = newTally();
   /**
-   * Calls to paths the emulator serves no route for, by `unservedKey`: whoever made them, the
-   * control plane met a 404 there that GitHub may not give (docs/command-target.md).
+   * Calls the emulator does not serve (`isUnserved`: a path no route matches, a GraphQL field its
+   * schema lacks), by `unservedKey`: whoever made them met a refusal there that GitHub may not
+   * give (docs/command-target.md).
    */
   unserved = new Map<string, number>();
   callsPerSecond = new SecondSeries();
