@@ -13,11 +13,26 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { resolveAgentsInstall } from '../src/agents/index.ts';
 import { type CliProcessRun, runCliProcess } from './helpers/cli-process.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
 
 const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
+
+/** The agent CLIs (the launchers' test needs a spawn list); required under CI, as .ci/run installs them. */
+function agentsInstalled(): boolean {
+  try {
+    resolveAgentsInstall(undefined, undefined, process.env, { quick: true });
+    return true;
+  } catch (error) {
+    if (process.env.CI) throw error;
+    process.stderr.write(
+      `skipped: needs the agent CLIs (fleetbench targets install agents): ${(error as Error).message}\n`,
+    );
+    return false;
+  }
+}
 
 type Run = CliProcessRun & { out: string };
 
@@ -181,5 +196,89 @@ faults:
       // The control plane's own calls: its two starts' /user, and nothing of the handover.
       expect(github.overhead).toBe(r.records.filter((x) => x.kind === 'api' && x.route === '/user').length);
     });
+
+    it.skipIf(!bwrap.skip && !agentsInstalled())(
+      'a credential the control plane was not given (the handover’s, a spawn’s, its own pid written into the spawn list) leaves its calls its own',
+      async () => {
+        bwrap.require();
+        const dir = scratchDir('fleetbench-edge-trust-');
+        const r = await run(dir, {
+          'cp.mjs': `
+import { appendFileSync, readFileSync } from 'node:fs';
+import { execSync, spawn } from 'node:child_process';
+const tag = process.env.FLEETBENCH_WORLD;
+const worldToken = process.env.FLEETBENCH_WORLD_TOKEN;
+const as = (token, path) =>
+  fetch('https://api.github.com' + path, { headers: { authorization: 'token ' + token, 'user-agent': 'forger' } })
+    .then((r) => r.text());
+const model = (key) =>
+  fetch('https://api.openai.com/v1/chat/completions', {
+    method: 'POST',
+    headers: { authorization: 'Bearer ' + key, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] }),
+  }).then((r) => r.text());
+// A real agent, spawned through its launcher and gone: its pid names a spawn.
+const probe = spawn('codex', ['--version'], { stdio: 'ignore' });
+const agentPid = probe.pid;
+await new Promise((ok) => probe.once('exit', ok));
+console.log('cp ready');
+// 1. the handover's token; 2. a spawn's token no spawn holds; 3. the probe's own token and key.
+for (let i = 0; i < 3; i++) await as(worldToken + '_work', '/user');
+for (let i = 0; i < 3; i++) await as('fbwgh-' + tag + '-1', '/user');
+for (let i = 0; i < 3; i++) await as('fbwgh-' + tag + '-' + agentPid, '/user');
+for (let i = 0; i < 2; i++) await model('fbw-' + tag + '-' + agentPid);
+// 4. itself written into the spawn list (its path is in the launcher on PATH), then its own token.
+const launcher = readFileSync(execSync('command -v codex', { shell: '/bin/sh' }).toString().trim(), 'utf8');
+const spool = launcher.split("'").find((word) => word.endsWith('/spawns'));
+appendFileSync(spool, process.pid + ' codex' + String.fromCharCode(10));
+for (let i = 0; i < 3; i++) await as('fbwgh-' + tag + '-' + process.pid, '/user');
+console.log('cp forged');
+setInterval(() => {}, 1000);
+`,
+          'scenario.yaml': `
+name: edge-trust-claims
+duration: 8s
+seed: 3
+topology: { owner: fleetbench }
+sessions: { count: 1 }
+target:
+  kind: command
+  start: node {{here}}/cp.mjs
+  ready: { log: cp ready }
+  work: { issue: { labels: [agent] } }
+  agents: real
+`,
+        });
+        expect(r.code, r.stderr).toBe(0);
+        expect(readFileSync(join(r.out, 'command.log'), 'utf8')).toContain('cp forged');
+        const forged = r.records.filter((x) => x.kind === 'api' && x.route === '/user');
+        expect(forged.length).toBe(12);
+        for (const call of forged) {
+          expect(call.source, 'a claimed source').toBeUndefined();
+          expect(call.session, 'a claimed session').toBeUndefined();
+        }
+        const github = edgesOf(r).attribution.github;
+        expect(github.overhead).toBeGreaterThanOrEqual(12);
+        expect(github.handover?.calls ?? 0).toBe(0);
+        // The model requests made with the probe's key are the control plane's, not the probe's.
+        const requests = r.records.filter((x) => x.name === 'provider.request');
+        expect(requests.length).toBeGreaterThanOrEqual(2);
+        for (const request of requests) expect(request.labels?.spawn, 'a claimed spawn').toBeUndefined();
+        // The probe is a spawn; the control plane's own line in the spawn list is not.
+        const spawned = r.records.filter((x) => x.name === 'agent.spawn');
+        expect(spawned.length).toBe(1);
+        expect((spawned[0]?.data as { argv: string[] }).argv[0]).toBe('codex');
+        const stopped = r.records.find((x) => x.name === 'world.stopped')?.data as Record<string, number>;
+        expect(stopped.spawnsRefused).toBe(1);
+        expect(stopped.claimsRefused).toBe(14);
+        const refused = r.records.filter((x) => x.name === 'world.claim-refused');
+        expect(new Set(refused.map((x) => `${x.labels?.service} ${x.labels?.claim}`))).toEqual(
+          new Set(['github work', 'github agent', 'provider agent']),
+        );
+        for (const record of refused)
+          expect((record.data as { argv: string[] }).argv.join(' '), 'the process named').toContain('cp.mjs');
+        expect(warningsOf(r)).toContainEqual(expect.stringMatching(/^14 call\(s\) named a credential/));
+      },
+    );
   },
 );

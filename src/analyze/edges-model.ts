@@ -149,6 +149,12 @@ export interface EdgeWorld {
   stoppedAt: number | null;
   /** Σ `world.stopped` `data.blocked`: every refused attempt, recorded or coalesced; null without one. */
   blockedTotal: number | null;
+  /**
+   * Σ `world.stopped` `data.claimsRefused` and `data.spawnsRefused`: calls whose credential named
+   * a spawn or a work command they did not come from, and spawn-list lines no launcher wrote.
+   */
+  claimsRefused: number;
+  spawnsRefused: number;
   blocked: EdgeBlocked[];
   spawns: EdgeSpawn[];
   /** Sessions the traffic names (created, or an agent attributed to one), by creation then id. */
@@ -185,6 +191,8 @@ export function readEdges(records: readonly RetainedRecord[]): EdgeWorld | undef
   let startedAt: number | null = null;
   let stoppedAt: number | null = null;
   let blockedTotal: number | null = null;
+  let claimsRefused = 0;
+  let spawnsRefused = 0;
   const blocked: EdgeBlocked[] = [];
   const spawns = new Map<string, EdgeSpawn>();
   const exits = new Map<string, { t: number; precisionMs: number }>();
@@ -212,6 +220,8 @@ export function readEdges(records: readonly RetainedRecord[]): EdgeWorld | undef
         if (r.kind !== 'event') break;
         stoppedAt = r.t;
         if (num(data.blocked) !== null) blockedTotal = (blockedTotal ?? 0) + (num(data.blocked) as number);
+        claimsRefused += num(data.claimsRefused) ?? 0;
+        spawnsRefused += num(data.spawnsRefused) ?? 0;
         break;
       case 'world.blocked':
         if (r.kind !== 'event') break;
@@ -403,6 +413,8 @@ export function readEdges(records: readonly RetainedRecord[]): EdgeWorld | undef
     startedAt,
     stoppedAt,
     blockedTotal,
+    claimsRefused,
+    spawnsRefused,
     blocked,
     spawns: spawnList,
     sessions: [...sessions.values()].sort(

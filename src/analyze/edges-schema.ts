@@ -153,6 +153,19 @@ export const edgesSchema = z
             "model requests the provider emulator refused as bad (a 4xx other than 429), by status and error code (`404 not_found`: a model it does not serve), whoever made them; absent when none was (429s and 5xx are the provider's limits and faults: the provider section)",
           ),
       }),
+      refusedClaims: z
+        .object({
+          calls: count.describe(
+            "calls counted as the control plane's own although their credential named a spawn or a work command (the process behind the connection was neither, nor one of its descendants)",
+          ),
+          spawns: count.describe(
+            'spawn-list lines naming a process that was neither a launcher nor an agent CLI',
+          ),
+        })
+        .optional()
+        .describe(
+          'credentials the world did not take from the process that sent them (docs/world.md, "Whose call it is"); absent when none',
+        ),
       firstParty: z
         .object({
           requests: count,

@@ -206,6 +206,9 @@ export function computeEdges(
         attributedPct: pct(ofSessions.requests, requests),
         ...(refused ? { refused } : {}),
       },
+      ...(world.claimsRefused > 0 || world.spawnsRefused > 0
+        ? { refusedClaims: { calls: world.claimsRefused, spawns: world.spawnsRefused } }
+        : {}),
       firstParty: firstPartySection(world),
     },
     sessions: {
@@ -559,6 +562,15 @@ export function edgesWarnings(e: EdgesAnalysis): string[] {
       `${unserved.calls} GitHub call(s) to paths the emulator serves no route for (answered 404) or GraphQL fields its schema lacks: ${paths}${more}. Where GitHub serves them, the control plane did not run here as it runs there (docs/github-emulator.md lists what is served)`,
     );
   }
+  const claims = e.attribution.refusedClaims;
+  if (claims && claims.calls > 0)
+    warnings.push(
+      `${claims.calls} call(s) named a credential (a spawn's, or a work command's) the process that made them was not given; they are counted as the control plane's own (docs/world.md, "Whose call it is")`,
+    );
+  if (claims && claims.spawns > 0)
+    warnings.push(
+      `${claims.spawns} line(s) of the world's spawn list named a process that was neither a launcher nor an agent CLI; they are not spawns (docs/world.md, "Whose call it is")`,
+    );
   return warnings;
 }
 

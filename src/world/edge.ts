@@ -20,6 +20,7 @@ import {
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
 import { LISTEN_BACKLOG } from '../base/limits.ts';
+import type { ConnectionPorts } from './claims.ts';
 import { type DnsQuestion, dnsAnswerer, serveTcp, serveUdp } from './dns.ts';
 import { hostAt, serviceAt, serviceOf, type WorldService } from './hosts.ts';
 import type { SandboxListeners } from './sandbox.ts';
@@ -63,25 +64,44 @@ export const SANDBOX_PORTS = { tcp: [443, 80, 53, 22, 9418], udp: [53] };
 export class Edge {
   private readonly context: SecureContext;
   private readonly sockets = new Set<Socket>();
+  /**
+   * Each handed-over connection's ports as its client dialled them (the decrypted socket's too):
+   * what finds the process behind a call (claims.ts). The emulator sees only the edge's socket.
+   */
+  private readonly ports = new WeakMap<object, ConnectionPorts>();
   private proxy: HttpServer | undefined;
 
   constructor(private readonly options: EdgeOptions) {
     this.context = createSecureContext({ cert: options.cert, key: options.key });
   }
 
+  /** The client's ports of a connection the edge handed to a service (its raw or decrypted socket). */
+  portsOf(socket: object): ConnectionPorts | undefined {
+    return this.ports.get(socket);
+  }
+
+  private notePorts(raw: Socket): void {
+    if (raw.remotePort !== undefined && raw.localPort !== undefined)
+      this.ports.set(raw, { port: raw.remotePort, peerPort: raw.localPort });
+  }
+
   /** Hands a decrypted connection to a service. */
   private serveTls(raw: Socket, service: WorldService): void {
+    this.notePorts(raw);
     const secure = new TLSSocket(raw, {
       isServer: true,
       secureContext: this.context,
       ALPNProtocols: ['http/1.1'],
     });
+    const ports = this.ports.get(raw);
+    if (ports) this.ports.set(secure, ports);
     secure.on('error', () => secure.destroy());
     this.track(secure);
     secure.once('secure', () => this.options.backends[service].emit('connection', secure));
   }
 
   private servePlain(raw: Socket, service: WorldService): void {
+    this.notePorts(raw);
     this.options.backends[service].emit('connection', raw);
     // A socket accepted on a handed-over listener starts paused.
     raw.resume();

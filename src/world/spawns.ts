@@ -42,6 +42,11 @@ export interface SpawnRegistryOptions {
   trace: TraceSink;
   /** The world's pid namespace (pids in the spawn list are in it), or undefined for none. */
   pidNamespace: string | undefined;
+  /**
+   * Whether a command line is a launcher's or its CLI's (world.ts): the list can be written by
+   * any process in the world, and a line whose process runs something else is not a spawn.
+   */
+  isAgentProcess?: ((argv: readonly string[], cli: string) => boolean) | undefined;
 }
 
 /**
@@ -73,6 +78,8 @@ export class SpawnRegistry {
   private count = 0;
   /** Spawns refused past MAX_WORLD_SPAWNS. */
   dropped = 0;
+  /** Lines naming a process that is neither a launcher nor its agent CLI (not spawns). */
+  refused = 0;
   private readonly listeners: Array<(spawn: Spawn, what: 'spawn' | 'exit') => void> = [];
 
   constructor(private readonly options: SpawnRegistryOptions) {}
@@ -148,6 +155,13 @@ export class SpawnRegistry {
     const pid =
       this.options.pidNamespace === undefined ? innerPid : outerPid(this.options.pidNamespace, innerPid);
     const facts = pid === undefined ? undefined : processFacts(pid);
+    // A process caught mid-exec reads an empty command line (below); one gone already can claim
+    // nothing (a claim needs a live process to descend from it, claims.ts).
+    const check = this.options.isAgentProcess;
+    if (check && facts !== undefined && facts.argv.length > 0 && !check(facts.argv, match[2] as string)) {
+      this.refused += 1;
+      return;
+    }
     const clock = this.options.clock;
     const now = clock.now();
     // The process's start on the run's clock (which may run scaled): how long ago it started.

@@ -19,7 +19,7 @@
  */
 import { spawn as spawnChild, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
-import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -28,12 +28,14 @@ import { FleetbenchError } from '../base/errors.ts';
 import { installCacheDir } from '../base/npm-install.ts';
 import { makeDirectories } from '../base/safe-write.ts';
 import type { Clock } from '../clock/clock.ts';
+import { TokenRegistry } from '../github/auth.ts';
 import type { GitHubEmulator } from '../github/emulator.ts';
 import { type RunningGitHubServer, startGitHubServer } from '../github/http.ts';
 import type { ProviderEmulator } from '../provider/emulator.ts';
 import { type RunningProviderServer, startProviderServer } from '../provider/http.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { makeWorldCa, systemBundlePaths, type WorldCa } from './ca.ts';
+import { ClaimGuard, type ConnectionPorts } from './claims.ts';
 import { type BlockedAttempt, Edge, SANDBOX_PORTS } from './edge.ts';
 import { hostsFile, hostTable, nsswitchFile, RESOLV_CONF, userFiles, type WorldService } from './hosts.ts';
 import { type Launchers, writeLaunchers } from './launchers.ts';
@@ -58,6 +60,47 @@ export type WorldMode = Exclude<WorldModeOption, 'auto'>;
 export const MAX_BLOCKED_RECORDS = 10_000;
 /** The same attempt again within this long is counted on its first record, not written again. */
 const BLOCKED_COALESCE_MS = 2_000;
+/**
+ * At most this many /proc lookups a second of the process behind a claiming connection (one per
+ * connection: keep-alive costs one); past it a claim is not taken (docs/limits.md).
+ */
+export const CLAIM_LOOKUPS_PER_SECOND = 100;
+/** At most this many processes one credential is vouched for (a work command per session). */
+const MAX_VOUCHED_PIDS = 100_000;
+/** How long a call waits for the pid of a vouched command being started (claims.ts). */
+const CLAIM_WAIT_MS = 2_000;
+
+interface Holder {
+  claim: 'agent' | 'work';
+  isHolder: (pid: number) => boolean;
+}
+
+/**
+ * Whether a spawn-list line's process is a launcher or an agent CLI: its command line runs the
+ * launcher (`sh …/bin/codex`), the installed CLI (`node …/codex.js`, a native binary), or names
+ * the CLI as it renames itself (Claude Code's process title, `claude`). Anything else wrote the
+ * line for itself (docs/world.md, "Whose call it is").
+ */
+function agentProcessTest(
+  binDir: string,
+  install: AgentsInstall | undefined,
+): (argv: readonly string[], cli: string) => boolean {
+  const paths = new Set<string>();
+  for (const agent of Object.values(install?.clis ?? {}))
+    if (agent) for (const word of [agent.path, ...agent.command.slice(1)]) paths.add(word);
+  return (argv, cli) =>
+    argv.slice(0, 3).some((word) => {
+      const name = word.replace(/^.*\//, '');
+      return (
+        word === join(binDir, cli) ||
+        paths.has(word) ||
+        name === cli ||
+        name === `${cli}.js` ||
+        name === `${cli}.exe`
+      );
+    });
+}
+
 /** The uid and gid a command runs as when fleetbench is root (a mapped, unprivileged user). */
 export const WORLD_USER = { uid: 1000, gid: 1000 };
 
@@ -109,6 +152,8 @@ export interface WorldSpawnSpec {
   stderr?: string;
   /** When stdout or stderr is a file: the bytes of output it keeps (the rest is read and dropped). */
   outputCap?: number | undefined;
+  /** A credential `World.vouch` registered that this command (and its descendants) holds. */
+  vouch?: string | undefined;
 }
 
 export interface World {
@@ -124,6 +169,13 @@ export interface World {
   readonly blocked: number;
   /** The spawn a GitHub token was given to by its launcher, if it is one of theirs. */
   spawnOfToken(token: string): Spawn | undefined;
+  /**
+   * `credential` is held only by the commands started with it as their `vouch` (and their
+   * descendants): a call made with it from any other process is the control plane's (claims.ts).
+   */
+  vouch(credential: string): void;
+  /** Calls whose credential named a spawn or a vouched command they did not come from. */
+  readonly claimsRefused: number;
   /** The environment for a command: `base` (the user's) with the world's settings. */
   env(base: NodeJS.ProcessEnv): Record<string, string>;
   spawn(spec: WorldSpawnSpec): Promise<WorldProcess>;
@@ -259,9 +311,30 @@ export async function openWorld(options: WorldOptions): Promise<World> {
 
     let blockedCount = 0;
     let written = 0;
+    let claimsRefused = 0;
+    let claimsWritten = 0;
+    /** Credentials given to one command and its descendants alone (`vouch`), with their pids. */
+    const vouched = new Map<string, Set<number>>();
+    /** Vouched commands being started (their pids not known yet), and the calls waiting for them. */
+    let vouching = 0;
+    const vouchWaiters: Array<() => void> = [];
     const recent = new Map<string, { at: number; record: Record<string, unknown> }>();
     let lookups = 0;
     let lookupWindow = 0;
+    /** The process holding the client end of a connection, from /proc (docs/world.md). */
+    const lookupOwner = (
+      protocol: 'tcp' | 'udp',
+      port: number,
+      peerPort: number | undefined,
+    ): number | undefined => {
+      if (sandbox) {
+        if (sandbox.gatePid === undefined || sandbox.pidNamespace === undefined) return undefined;
+        const inode = socketInode(sandbox.gatePid, protocol, port, peerPort);
+        return inode === undefined ? undefined : socketOwner(pidsInNamespace(sandbox.pidNamespace), inode);
+      }
+      const inode = socketInode('self', protocol, port, peerPort);
+      return inode === undefined ? undefined : socketOwner(allPids(), inode);
+    };
     const ownerOf = (
       protocol: 'tcp' | 'udp',
       port: number | undefined,
@@ -275,13 +348,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         lookups = 0;
       }
       if (++lookups > 50) return undefined;
-      if (sandbox) {
-        if (sandbox.gatePid === undefined || sandbox.pidNamespace === undefined) return undefined;
-        const inode = socketInode(sandbox.gatePid, protocol, port, peerPort);
-        return inode === undefined ? undefined : socketOwner(pidsInNamespace(sandbox.pidNamespace), inode);
-      }
-      const inode = socketInode('self', protocol, port, peerPort);
-      return inode === undefined ? undefined : socketOwner(allPids(), inode);
+      return lookupOwner(protocol, port, peerPort);
     };
     const onBlocked = (
       attempt: BlockedAttempt,
@@ -383,9 +450,156 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         clock,
         trace,
         pidNamespace: sandbox?.pidNamespace,
+        isAgentProcess: agentProcessTest(launchers.binDir, options.agents),
       });
       spawns.start();
     }
+
+    // Whose call it is (claims.ts): a credential that names a spawn or a work command is taken as
+    // theirs only from their own processes; from any other it is the control plane's.
+    const guard = new ClaimGuard({
+      ownerOf: (ports) => lookupOwner('tcp', ports.port, ports.peerPort),
+      parentOf: (pid) => processFacts(pid)?.ppid,
+      lookupsPerSecond: CLAIM_LOOKUPS_PER_SECOND,
+    });
+    const holderOf = (credential: string): Holder | undefined => {
+      if (launchers) {
+        const prefix = credential.startsWith(launchers.tokenPrefix)
+          ? launchers.tokenPrefix
+          : credential.startsWith(launchers.keyPrefix)
+            ? launchers.keyPrefix
+            : undefined;
+        if (prefix !== undefined) {
+          const pid = spawns?.spawnForKey(credential, prefix)?.pid;
+          return { claim: 'agent', isHolder: (p) => p === pid };
+        }
+      }
+      const pids = vouched.get(credential);
+      return pids ? { claim: 'work', isHolder: (p) => pids.has(p) } : undefined;
+    };
+    const claimRecords = new Map<string, number>();
+    const refuseClaim = (service: WorldService, claim: Holder['claim'], pid: number | undefined) => {
+      claimsRefused += 1;
+      const key = `${service}|${claim}|${pid ?? ''}`;
+      const now = clock.now();
+      const last = claimRecords.get(key);
+      claimRecords.set(key, now);
+      if ((last !== undefined && now - last < BLOCKED_COALESCE_MS) || claimsWritten >= MAX_BLOCKED_RECORDS)
+        return;
+      if (claimRecords.size > 1000) claimRecords.clear();
+      claimsWritten += 1;
+      const facts = pid === undefined ? undefined : processFacts(pid);
+      trace.write({
+        kind: 'event',
+        name: 'world.claim-refused',
+        t: now,
+        labels: { service, claim },
+        data: {
+          pid: pid ?? null,
+          argv: (facts?.argv ?? []).slice(0, 16).map((arg) => arg.slice(0, 256)),
+        },
+      });
+    };
+    const portsOf = (socket: Socket): ConnectionPorts | undefined =>
+      edge?.portsOf(socket) ??
+      (socket.remotePort !== undefined && socket.localPort !== undefined
+        ? { port: socket.remotePort, peerPort: socket.localPort }
+        : undefined);
+    const check = (
+      req: IncomingMessage,
+      credential: string | undefined,
+    ): (Holder & { pid: number | undefined }) | 'holds' | undefined => {
+      const holder = credential === undefined ? undefined : holderOf(credential);
+      if (holder === undefined) return undefined;
+      const { holds, pid } = guard.holds(req.socket, portsOf(req.socket), holder.isHolder);
+      if (holds) return 'holds';
+      return { ...holder, pid };
+    };
+    /**
+     * A call's credential checked before the emulator sees it; one refused is rewritten to the
+     * control plane's own. A work claim refused while a vouched command is being started waits
+     * for its pid (at most CLAIM_WAIT_MS) and is checked again.
+     */
+    const guardCall = (
+      req: IncomingMessage,
+      service: WorldService,
+      credentials: () => Array<{ credential: string | undefined; rewrite: () => void }>,
+    ): Promise<void> | undefined => {
+      let wait = false;
+      const decide = (final: boolean) => {
+        for (const { credential, rewrite } of credentials()) {
+          const refused = check(req, credential);
+          if (refused === undefined || refused === 'holds') continue;
+          if (!final && refused.claim === 'work' && vouching > 0) {
+            wait = true;
+            continue;
+          }
+          rewrite();
+          refuseClaim(service, refused.claim, refused.pid);
+        }
+      };
+      decide(false);
+      if (!wait) return undefined;
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => wake(), CLAIM_WAIT_MS);
+        const wake = () => {
+          clearTimeout(timer);
+          const at = vouchWaiters.indexOf(wake);
+          if (at >= 0) vouchWaiters.splice(at, 1);
+          decide(true);
+          resolve();
+        };
+        vouchWaiters.push(wake);
+      });
+    };
+    // Ahead of each server's own listener, which then sees the credential the call counts under
+    // and runs its usual code.
+    const interpose = (server: HttpServer, guardOf: (req: IncomingMessage) => Promise<void> | undefined) => {
+      const inner = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
+      server.removeAllListeners('request');
+      server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+        const pass = () => {
+          for (const listener of inner) listener.call(server, req, res);
+        };
+        const waiting = guardOf(req);
+        if (waiting === undefined) pass();
+        else void waiting.then(pass);
+      });
+    };
+    interpose(github.server as HttpServer, (req) => {
+      const header = req.headers.authorization;
+      if (typeof header !== 'string') return undefined;
+      return guardCall(req, 'github', () => [
+        {
+          credential: TokenRegistry.parseAuthorization(req.headers.authorization),
+          rewrite: () => {
+            req.headers.authorization = /^basic /i.test(header)
+              ? `Basic ${Buffer.from(`x-access-token:${options.token}`).toString('base64')}`
+              : `token ${options.token}`;
+          },
+        },
+      ]);
+    });
+    interpose(providerServer.server, (req) => {
+      if (req.headers.authorization === undefined && req.headers['x-api-key'] === undefined) return undefined;
+      const own = `${WORLD_KEY_PREFIX}${tag}`;
+      return guardCall(req, 'provider', () => [
+        {
+          credential: /^Bearer\s+(\S+)$/i.exec(
+            typeof req.headers.authorization === 'string' ? req.headers.authorization : '',
+          )?.[1],
+          rewrite: () => {
+            req.headers.authorization = `Bearer ${own}`;
+          },
+        },
+        {
+          credential: typeof req.headers['x-api-key'] === 'string' ? req.headers['x-api-key'] : undefined,
+          rewrite: () => {
+            req.headers['x-api-key'] = own;
+          },
+        },
+      ]);
+    });
 
     trace.write({
       kind: 'event',
@@ -554,8 +768,27 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         return blockedCount;
       },
       spawnOfToken: (token) => (launchers ? spawns?.spawnForKey(token, launchers.tokenPrefix) : undefined),
+      vouch: (credential) => {
+        if (!vouched.has(credential)) vouched.set(credential, new Set());
+      },
+      get claimsRefused() {
+        return claimsRefused;
+      },
       env,
-      spawn: spawnOne,
+      spawn: async (spec) => {
+        const pids = spec.vouch === undefined ? undefined : vouched.get(spec.vouch);
+        if (pids === undefined) return spawnOne(spec);
+        // Its first call can arrive before its pid is known here: such a call waits (claimWait).
+        vouching += 1;
+        try {
+          const child = await spawnOne(spec);
+          if (child.pid !== undefined && pids.size < MAX_VOUCHED_PIDS) pids.add(child.pid);
+          return child;
+        } finally {
+          vouching -= 1;
+          if (vouching === 0) for (const wake of vouchWaiters.splice(0)) wake();
+        }
+      },
       dial: (port) =>
         sandbox
           ? sandbox.dial(port)
@@ -614,6 +847,8 @@ export async function openWorld(options: WorldOptions): Promise<World> {
             blockedWritten: written,
             spawns: spawns?.all.length ?? 0,
             ...(spawns && spawns.dropped > 0 ? { spawnsDropped: spawns.dropped } : {}),
+            ...(spawns && spawns.refused > 0 ? { spawnsRefused: spawns.refused } : {}),
+            ...(claimsRefused > 0 ? { claimsRefused, claimsRefusedWritten: claimsWritten } : {}),
             ...(leftovers > 0 ? { leftoversKilled: leftovers } : {}),
           },
         });

@@ -219,6 +219,8 @@ export class CommandTarget implements Target {
     // is not, such as one an earlier start left running, calling GitHub during the outage.
     // Nor is a work command's (the handover's token), run while the control plane is down.
     this.workToken = this.mintWorkToken();
+    // Held by work commands alone: the control plane sending it is still the control plane.
+    if (this.workToken !== undefined) this.world?.vouch(this.workToken);
     this.emulator.onRequest = (token) => {
       if (token === undefined) this.ownCalls++;
       else if (token.token !== this.workToken && this.world?.spawnOfToken(token.token) === undefined)
@@ -464,6 +466,7 @@ export class CommandTarget implements Target {
         emulator: this.emulator,
         world,
         env: this.workEnv(),
+        vouch: this.workToken,
         cwd: this.dirs.cwd,
         now: () => clock.now(),
         // The user's work and setup commands are neither fleetbench's nor the control plane's.

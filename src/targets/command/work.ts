@@ -113,6 +113,8 @@ export interface WorkContext {
   now: () => number;
   /** A work or setup command's process started (its pid outside the world). */
   onSpawned?: (pid: number) => void;
+  /** The credential work commands hold alone (the handover's token, World.vouch). */
+  vouch?: string | undefined;
 }
 
 /** Creates one session's work; throws (the spawner counts a failed start) when it could not. */
@@ -187,6 +189,7 @@ async function runCommand(argv: string[], context: WorkContext, what: 'work' | '
     stdin: 'ignore',
     stdout: 'ignore',
     stderr: 'ignore',
+    vouch: context.vouch,
   });
   if (child.pid !== undefined) context.onSpawned?.(child.pid);
   const timer = setTimeout(() => child.kill('SIGKILL'), WORK_TIMEOUT_MS);
