@@ -267,7 +267,7 @@ target:
         // The probe is a spawn; the control plane's own line in the spawn list is not.
         const spawned = r.records.filter((x) => x.name === 'agent.spawn');
         expect(spawned.length).toBe(1);
-        expect((spawned[0]?.data as { argv: string[] }).argv[0]).toBe('codex');
+        expect((spawned[0]?.data as { argv?: string[] } | undefined)?.argv?.[0]).toBe('codex');
         const stopped = r.records.find((x) => x.name === 'world.stopped')?.data as Record<string, number>;
         expect(stopped.spawnsRefused).toBe(1);
         expect(stopped.claimsRefused).toBe(14);
