@@ -119,7 +119,8 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
     withRepo(ctx, (repo) =>
       pagedList(
         ctx,
-        repo.version,
+        // The world's users, not the repository's: a new user moves the list, not `repo.version`.
+        Math.max(repo.version, ctx.state.usersVersion),
         () => assignableUsers(ctx.state),
         (user) => userObject(ctx.state, user),
       ),

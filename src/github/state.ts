@@ -128,6 +128,11 @@ export class GitHubState {
   /** Reactions on issues, pull requests and issue comments. */
   readonly reactions: Reactions;
   readonly users = new Map<string, User>();
+  /**
+   * The version of the world's set of users: moves when one is made (a token's or a fixture's
+   * login), so what lists them (`GET …/assignees`) gets a new ETag though no repository changed.
+   */
+  usersVersion = 0;
   readonly repos = new Map<string, Repo>();
   readonly defaultUser: User;
   /** Global node ids (GraphQL `node(id:)`) of users, repositories, issues and pull requests. */
@@ -226,6 +231,7 @@ export class GitHubState {
     const prefix = type === 'Organization' ? 'O' : type === 'Bot' ? 'BOT' : 'U';
     const user: User = { login, id, nodeId: nodeId(prefix, id), type, name: name ?? null };
     this.users.set(key, user);
+    this.usersVersion = this.time.bump();
     this.nodes.set(user.nodeId, user);
     return user;
   }
@@ -611,8 +617,10 @@ export class GitHubState {
   private noteAuthor(repo: Repo, set: Set<User>, user: User): void {
     if (set.has(user)) return;
     set.add(user);
+    // Its comments show the association too (`author_association` of each).
     for (const issue of repo.issues.values()) {
       const v = this.restamp(issue);
+      issue.commentsVersion = v;
       if (issue.pull) issue.pull.reviewsVersion = issue.pull.reviewCommentsVersion = v;
     }
   }

