@@ -134,6 +134,12 @@ export class GitHubState {
    */
   usersVersion = 0;
   readonly repos = new Map<string, Repo>();
+  /**
+   * Every issue comment by id, with its issue: `…/issues/comments/{id}` and GraphQL's comment
+   * node ids find one in O(1), not by reading every comment of every issue. Kept by
+   * postIssueComment and deleteIssueComment (and the fixtures' comments).
+   */
+  private readonly issueCommentsById = new Map<number, { issue: Issue; comment: IssueComment }>();
   readonly defaultUser: User;
   /** Global node ids (GraphQL `node(id:)`) of users, repositories, issues and pull requests. */
   readonly nodes = new Map<string, User | Repo | Issue | PullRequest>();
@@ -428,14 +434,16 @@ export class GitHubState {
     };
     for (const c of fields.comments ?? []) {
       const cid = this.time.id();
-      issue.comments.push({
+      const comment: IssueComment = {
         id: cid,
         nodeId: nodeId('IC', cid),
         user: c.user ? this.ensureUser(c.user) : this.defaultUser,
         body: c.body,
         createdAt: at,
         updatedAt: at,
-      });
+      };
+      issue.comments.push(comment);
+      this.issueCommentsById.set(cid, { issue, comment });
     }
     repo.issues.set(number, issue);
     repo.issuesVersion = v;
@@ -1014,6 +1022,7 @@ export class GitHubState {
       updatedAt: at,
     };
     issue.comments.push(comment);
+    this.issueCommentsById.set(id, { issue, comment });
     issue.commentsVersion = this.touchIssue(issue, at);
     this.notify({ kind: 'comment', issue, comment, sender: comment.user });
     return comment;
@@ -1047,6 +1056,7 @@ export class GitHubState {
   /** Deletes an issue comment (`DELETE …/issues/comments/{id}`). */
   deleteIssueComment(issue: Issue, comment: IssueComment, by: User = this.defaultUser): void {
     issue.comments = issue.comments.filter((c) => c !== comment);
+    this.issueCommentsById.delete(comment.id);
     issue.commentsVersion = this.restamp(issue);
     this.notify({ kind: 'comment', action: 'deleted', issue, comment, sender: by });
   }
@@ -1377,19 +1387,14 @@ export class GitHubState {
     if (!id.startsWith('IC_') || id.length > 64) return undefined;
     const decoded = /^0:(\d{1,15})$/.exec(Buffer.from(id.slice(3), 'base64url').toString('latin1'));
     if (decoded === null) return undefined;
-    const commentId = Number(decoded[1]);
-    for (const repo of this.repos.values()) {
-      const found = this.findIssueComment(repo, commentId);
-      if (found !== undefined) return found.comment.nodeId === id ? found : undefined;
-    }
-    return undefined;
+    const found = this.issueCommentsById.get(Number(decoded[1]));
+    return found?.comment.nodeId === id ? found : undefined;
   }
 
-  /** A repository's issue comment by id, with its issue. */
+  /** A repository's issue comment by id, with its issue (the index: O(1) however many there are). */
   findIssueComment(repo: Repo, id: number): { issue: Issue; comment: IssueComment } | undefined {
-    for (const issue of repo.issues.values())
-      for (const comment of issue.comments) if (comment.id === id) return { issue, comment };
-    return undefined;
+    const found = this.issueCommentsById.get(id);
+    return found?.issue.repo === repo ? found : undefined;
   }
 
   /** A draft pull request becomes ready for review. */
