@@ -184,7 +184,7 @@ describe('one issue comment by id: found through an index', () => {
               issue_number: s.issue,
               body: 'made',
             });
-            ids.push(made.data.id);
+            ids.push(Number(made.data.id));
           } else if (ids.length > 0) {
             const id = ids[s.pick % ids.length]!;
             const where = scan(id);
