@@ -238,3 +238,60 @@ describe('one issue comment by id: found through an index', () => {
     expect(big).toBeLessThan(Math.max(50, small * 20));
   });
 });
+
+describe('hostile input to the newest routes', () => {
+  it('property: an issue holds at most 10 assignees (GitHub: "Adds up to 10 assignees"), the first ones named, however many a write names', async () => {
+    const { emulator, octokit } = await world({ repos: 1, issuesPerRepo: 1, pullsPerRepo: 0 });
+    const pool = Array.from({ length: 14 }, (_, i) => `agent-${i}`);
+    for (const login of pool) emulator.mintToken({ user: login });
+    const issue = { ...repo, issue_number: 1 };
+    const logins = fc.array(fc.constantFrom(...pool), { maxLength: 30 });
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('add' as const), logins }),
+      fc.record({ kind: fc.constant('remove' as const), logins }),
+      fc.record({ kind: fc.constant('replace' as const), logins }),
+    );
+    const firstTen = (names: string[]) => [...new Set(names)].slice(0, 10);
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 8 }), async (steps) => {
+        let model: string[] = [];
+        await octokit.request('PATCH /repos/{owner}/{repo}/issues/{issue_number}', {
+          ...issue,
+          assignees: [],
+        });
+        for (const s of steps) {
+          let res: { data: { assignees?: { login: string }[] | null } };
+          if (s.kind === 'add') {
+            model = firstTen([...model, ...s.logins]);
+            res = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/assignees', {
+              ...issue,
+              assignees: s.logins,
+            });
+          } else if (s.kind === 'remove') {
+            model = model.filter((l) => !s.logins.includes(l));
+            res = await octokit.request('DELETE /repos/{owner}/{repo}/issues/{issue_number}/assignees', {
+              ...issue,
+              assignees: s.logins,
+            });
+          } else {
+            model = firstTen(s.logins);
+            res = await octokit.request('PATCH /repos/{owner}/{repo}/issues/{issue_number}', {
+              ...issue,
+              assignees: s.logins,
+            });
+          }
+          expect((res.data.assignees ?? []).map((u) => u.login)).toEqual(model);
+        }
+      }),
+      { numRuns: 30 },
+    );
+    // 100,000 names of those users in one write: the first ten, in a request's time.
+    const many = Array.from({ length: 100_000 }, (_, i) => pool[i % pool.length]!);
+    const made = await octokit.request('POST /repos/{owner}/{repo}/issues', {
+      ...repo,
+      title: 't',
+      assignees: many,
+    });
+    expect(made.data.assignees?.map((u) => u.login)).toEqual(pool.slice(0, 10));
+  });
+});

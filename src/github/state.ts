@@ -250,9 +250,17 @@ export class GitHubState {
     return this.findUser(local.slice(local.indexOf('+') + 1));
   }
 
-  /** The users of these logins, each once (a login named twice, in any case, is one assignee). */
+  /**
+   * The users of these logins, each once (a login named twice, in any case, is one assignee), the
+   * first ten (GitHub's bound, world/bounds.ts): the names past them are not even looked up.
+   */
   private assigneesOf(logins: readonly string[]): User[] {
-    return [...new Set(logins.map((login) => this.ensureUser(login)))];
+    const users = new Set<User>();
+    for (const login of logins) {
+      if (users.size === ISSUE_BOUNDS.maxAssignees) break;
+      users.add(this.ensureUser(login));
+    }
+    return [...users];
   }
 
   findUser(login: string): User | undefined {

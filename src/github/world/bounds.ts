@@ -2,9 +2,15 @@
  * GitHub's bounds on what an issue or pull request holds: a title of at most 256 characters
  * ("title is too long (maximum is 256 characters)"), labels named in at most 50 ("name is too
  * long (maximum is 50 characters)"), at most 100 labels on one issue (GitHub's documentation on
- * applying labels).
+ * applying labels), at most 10 assignees (REST "Add assignees to an issue": "Adds up to 10
+ * assignees"; names past the tenth are dropped without an error, as GitHub does).
  */
-export const ISSUE_BOUNDS = { maxTitleChars: 256, maxLabelNameChars: 50, maxLabels: 100 } as const;
+export const ISSUE_BOUNDS = {
+  maxTitleChars: 256,
+  maxLabelNameChars: 50,
+  maxLabels: 100,
+  maxAssignees: 10,
+} as const;
 
 /**
  * A repository's labels: a description of at most 100 characters (GitHub's REST description:
