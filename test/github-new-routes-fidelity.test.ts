@@ -294,4 +294,51 @@ describe('hostile input to the newest routes', () => {
     });
     expect(made.data.assignees?.map((u) => u.login)).toEqual(pool.slice(0, 10));
   });
+
+  it('property: a comment or reaction id in the path is its decimal digits only: 0x…, 29.0, 2.9e1, +29, " 29" are 404, as issue numbers are', async () => {
+    const { octokit, url, emulator } = await world({ repos: 1, issuesPerRepo: 1, pullsPerRepo: 0 });
+    const made = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+      ...repo,
+      issue_number: 1,
+      body: 'x',
+    });
+    const id = Number(made.data.id);
+    const reaction = await octokit.request(
+      'POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions',
+      {
+        ...repo,
+        comment_id: id,
+        content: 'eyes',
+      },
+    );
+    const rid = Number(reaction.data.id);
+    const spellings = (n: number) =>
+      fc.constantFrom(
+        `0x${n.toString(16)}`,
+        `${n}.0`,
+        `${n / 10}e1`,
+        `%2B${n}`,
+        `%20${n}`,
+        `${n}%20`,
+        `${n}n`,
+        `-${n}`,
+        `${n + 2 ** 53}`,
+        `${n}${'0'.repeat(400)}`,
+      );
+    const status = (path: string, method = 'GET') =>
+      fetch(`${url}/repos/fleetbench/repo-1${path}`, {
+        method,
+        headers: { authorization: `token ${emulator.defaultToken}` },
+      }).then((r) => r.status);
+    await fc.assert(
+      fc.asyncProperty(spellings(id), spellings(rid), async (comment, reactionId) => {
+        expect(await status(`/issues/comments/${comment}`)).toBe(404);
+        expect(await status(`/issues/comments/${comment}/reactions`)).toBe(404);
+        expect(await status(`/issues/comments/${id}/reactions/${reactionId}`, 'DELETE')).toBe(404);
+      }),
+      { numRuns: 40 },
+    );
+    expect(await status(`/issues/comments/${id}`)).toBe(200);
+    expect(await status(`/issues/comments/${id}/reactions/${rid}`, 'DELETE')).toBe(204);
+  });
 });

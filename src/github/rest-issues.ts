@@ -12,6 +12,7 @@ import {
   fail,
   mutate,
   notFound,
+  numberParam,
   pagedList,
   type RestContext,
   type RestResult,
@@ -293,7 +294,7 @@ function addReactionRoutes(r: RestRouter): void {
     r.add('DELETE', `${path}/{reaction_id}`, `reactions/reactions#delete-an-${what}-reaction`, (ctx) =>
       find(ctx, (on) =>
         mutate(() => {
-          ctx.state.unreact(on, Number(ctx.params[3]));
+          ctx.state.unreact(on, numberParam(ctx.params[3]));
           return { status: 204, body: '' };
         }, 'Reaction'),
       ),
@@ -307,7 +308,8 @@ function withComment(
   fn: (found: { issue: Issue; comment: IssueComment }) => RestResult,
 ): RestResult {
   return withRepo(ctx, (repo) => {
-    const found = ctx.state.findIssueComment(repo, Number(ctx.params[2]));
+    // Decimal digits only, as an issue's number: `Number()` took `0x1d`, `29.0` and ` 29` as 29.
+    const found = ctx.state.findIssueComment(repo, numberParam(ctx.params[2]));
     return found === undefined ? notFound() : fn(found);
   });
 }
