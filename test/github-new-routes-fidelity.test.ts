@@ -341,4 +341,104 @@ describe('hostile input to the newest routes', () => {
     expect(await status(`/issues/comments/${id}`)).toBe(200);
     expect(await status(`/issues/comments/${id}/reactions/${rid}`, 'DELETE')).toBe(204);
   });
+
+  it('a comment body of more than 65,536 characters is refused as GitHub refuses it (REST POST and PATCH, GraphQL addComment and updateIssueComment), nothing written', async () => {
+    const { octokit } = await world({ repos: 1, issuesPerRepo: 1, pullsPerRepo: 0 });
+    const made = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+      ...repo,
+      issue_number: 1,
+      body: 'x'.repeat(65_536),
+    });
+    expect(made.status).toBe(201);
+    const id = { ...repo, comment_id: Number(made.data.id) };
+    const tooLong = {
+      status: 422,
+      data: {
+        message: 'Validation Failed',
+        errors: [
+          {
+            resource: 'IssueComment',
+            code: 'custom',
+            field: 'body',
+            message: 'body is too long (maximum is 65536 characters)',
+          },
+        ],
+      },
+    };
+    // 65,536 characters of four UTF-8 bytes each (two UTF-16 units) are within it; one more is not.
+    const emoji = '🤖'.repeat(65_536);
+    expect(
+      (
+        await answer(
+          octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', { ...id, body: emoji }),
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      await answer(
+        octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+          ...id,
+          body: `${emoji}!`,
+        }),
+      ),
+    ).toMatchObject(tooLong);
+    expect(
+      await answer(
+        octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+          ...id,
+          body: 'y'.repeat(4 * 1024 * 1024),
+        }),
+      ),
+    ).toMatchObject(tooLong);
+    expect(
+      await answer(
+        octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+          ...repo,
+          issue_number: 1,
+          body: 'z'.repeat(65_537),
+        }),
+      ),
+    ).toMatchObject(tooLong);
+    const read = await octokit.request('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', id);
+    expect(read.data.body).toBe(emoji);
+    const listed = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+      ...repo,
+      issue_number: 1,
+    });
+    expect(listed.data).toHaveLength(1);
+    const gql = (query: string, variables: Record<string, unknown>) =>
+      octokit
+        .request('POST /graphql', { query, variables })
+        .then((r) => r.data as { errors?: { type: string; message: string }[] });
+    const issueId = (
+      await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', { ...repo, issue_number: 1 })
+    ).data.node_id;
+    const added = await gql(
+      'mutation($id: ID!, $body: String!) { addComment(input: {subjectId: $id, body: $body}) { clientMutationId } }',
+      { id: issueId, body: 'a'.repeat(65_537) },
+    );
+    expect(added.errors?.[0]).toMatchObject({
+      type: 'UNPROCESSABLE',
+      message: expect.stringContaining('body is too long'),
+    });
+    const updated = await gql(
+      'mutation($id: ID!, $body: String!) { updateIssueComment(input: {id: $id, body: $body}) { clientMutationId } }',
+      { id: read.data.node_id, body: 'a'.repeat(65_537) },
+    );
+    expect(updated.errors?.[0]).toMatchObject({
+      type: 'UNPROCESSABLE',
+      message: expect.stringContaining('body is too long'),
+    });
+    expect(
+      (await octokit.request('GET /repos/{owner}/{repo}/issues/comments/{comment_id}', id)).data.body,
+    ).toBe(emoji);
+    expect(
+      (
+        await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+          ...repo,
+          issue_number: 1,
+        })
+      ).data,
+    ).toHaveLength(1);
+  });
 });

@@ -30,7 +30,15 @@ import {
   userObject,
 } from './shapes.ts';
 import { issueEventObject, listedEvents, timelineEntries } from './shapes-timeline.ts';
-import type { GitHubState, Issue, IssueComment, Label, Repo, User } from './state.ts';
+import {
+  checkCommentBody,
+  type GitHubState,
+  type Issue,
+  type IssueComment,
+  type Label,
+  type Repo,
+  type User,
+} from './state.ts';
 import type { LabelInput } from './world/labels.ts';
 import { isReactionContent } from './world/reactions.ts';
 
@@ -152,6 +160,7 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
       if (typeof body !== 'string')
         return validation('IssueComment', 'body', body === undefined ? 'missing_field' : 'invalid');
       return mutate(() => {
+        checkCommentBody(body);
         ctx.state.editIssueComment(issue, c, body, actor(ctx));
         return { status: 200, body: JSON.stringify(issueCommentObject(ctx.state, issue, c)) };
       }, 'IssueComment');

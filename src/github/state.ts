@@ -18,7 +18,7 @@ import {
   type RepoFixture,
 } from './fixtures.ts';
 import type { Touched } from './touched.ts';
-import { ISSUE_BOUNDS } from './world/bounds.ts';
+import { ISSUE_BOUNDS, longerThan } from './world/bounds.ts';
 import { Checks } from './world/checks.ts';
 import { closingIssue } from './world/closing.ts';
 import { IssueEvents } from './world/events.ts';
@@ -60,6 +60,19 @@ function checkTitle(title: string): void {
       422,
       `title is too long (maximum is ${ISSUE_BOUNDS.maxTitleChars} characters)`,
       'title',
+    );
+}
+
+/**
+ * A comment body GitHub takes through its API (REST and GraphQL, a new comment or an edit): at
+ * most 65,536 characters, refused in its words (world/bounds.ts).
+ */
+export function checkCommentBody(body: string): void {
+  if (longerThan(body, ISSUE_BOUNDS.maxCommentChars))
+    throw new GitHubStateError(
+      422,
+      `body is too long (maximum is ${ISSUE_BOUNDS.maxCommentChars} characters)`,
+      'body',
     );
 }
 

@@ -9,7 +9,14 @@
  * `data: {field: null}`); charging is the emulator's job (see ../emulator.ts).
  */
 import type { GraphQLError } from 'graphql';
-import type { Issue, IssueComment, Label, PullRequest, ReviewState } from '../state.ts';
+import {
+  checkCommentBody,
+  type Issue,
+  type IssueComment,
+  type Label,
+  type PullRequest,
+  type ReviewState,
+} from '../state.ts';
 import { roleOf } from '../world/access.ts';
 import { GRAPHQL_REACTIONS, type ReactionContent } from '../world/reactions.ts';
 import { cursor } from './connection.ts';
@@ -194,9 +201,10 @@ export const mutationRoot = {
   ...gitMutations,
   addComment({ input }: Input<{ subjectId: string; body: string }>, ctx: GqlContext) {
     const issue = issueById(ctx, input.subjectId);
-    const comment = change(() =>
-      ctx.state.postIssueComment(issue, { body: input.body, user: ctx.viewer.login }),
-    );
+    const comment = change(() => {
+      checkCommentBody(input.body);
+      return ctx.state.postIssueComment(issue, { body: input.body, user: ctx.viewer.login });
+    });
     const edge = {
       cursor: cursor(issue.comments.length - 1),
       node: new IssueCommentNode(ctx.state, issue, comment),
@@ -211,7 +219,10 @@ export const mutationRoot = {
 
   updateIssueComment({ input }: Input<{ id: string; body: string }>, ctx: GqlContext) {
     const { issue, comment } = commentById(ctx, input.id);
-    change(() => ctx.state.editIssueComment(issue, comment, input.body, ctx.viewer));
+    change(() => {
+      checkCommentBody(input.body);
+      ctx.state.editIssueComment(issue, comment, input.body, ctx.viewer);
+    });
     return {
       clientMutationId: input.clientMutationId ?? null,
       issueComment: new IssueCommentNode(ctx.state, issue, comment),

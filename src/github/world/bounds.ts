@@ -10,7 +10,22 @@ export const ISSUE_BOUNDS = {
   maxLabelNameChars: 50,
   maxLabels: 100,
   maxAssignees: 10,
+  /**
+   * An issue comment's body written through the API, in characters (code points): GitHub's
+   * answer past it is `body is too long (maximum is 65536 characters)` (documented by its
+   * answers, as the title's bound). The admin API and fixtures are not bounded: they build worlds.
+   */
+  maxCommentChars: 65_536,
 } as const;
+
+/** Whether `text` has more than `max` characters (code points), reading at most `max + 1` of them. */
+export function longerThan(text: string, max: number): boolean {
+  // A code point is one or two UTF-16 units: within `max` units it is within `max` characters.
+  if (text.length <= max) return false;
+  let count = 0;
+  for (const _ of text) if (++count > max) return true;
+  return false;
+}
 
 /**
  * A repository's labels: a description of at most 100 characters (GitHub's REST description:
