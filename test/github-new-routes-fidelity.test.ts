@@ -157,6 +157,32 @@ describe('conditional GETs of the newest routes', () => {
   });
 });
 
+describe('ETags on every GET of the newest routes', () => {
+  it('each answers with an ETag, and a conditional repeat is a free 304 (GitHub: every GET is conditional)', async () => {
+    const { emulator, url } = await world();
+    const { id } = emulator.admin.postIssueComment({ repo: 'fleetbench/repo-1', number: 1, body: 'x' });
+    const paths = [
+      '/assignees',
+      `/issues/comments/${id}`,
+      `/issues/comments/${id}/reactions`,
+      '/issues/1/reactions',
+      '/pulls/4/requested_reviewers',
+    ];
+    const headers = { authorization: `token ${emulator.defaultToken}` };
+    for (const path of paths) {
+      const first = await fetch(`${url}/repos/fleetbench/repo-1${path}`, { headers });
+      await first.text();
+      const etag = first.headers.get('etag');
+      expect({ path, etag: typeof etag }).toEqual({ path, etag: 'string' });
+      const again = await fetch(`${url}/repos/fleetbench/repo-1${path}`, {
+        headers: { ...headers, 'if-none-match': etag! },
+      });
+      await again.text();
+      expect({ path, status: again.status }).toEqual({ path, status: 304 });
+    }
+  });
+});
+
 describe('one issue comment by id: found through an index', () => {
   it('property: after any creates, edits and deletes, the lookup by id (REST and GraphQL node id) finds what a scan of every issue finds', async () => {
     const { emulator, octokit } = await world({ repos: 2, issuesPerRepo: 3, pullsPerRepo: 0 });
