@@ -467,4 +467,42 @@ describe('hostile input to the newest routes', () => {
       ).data,
     ).toHaveLength(1);
   });
+
+  it('removing review requests costs the size of the request, not requested reviewers times names: 10,000 asked, 600,000 names removed', async () => {
+    const collaborators = Array.from({ length: 10_000 }, (_, i) => ({
+      login: `c${i}`,
+      role_name: 'write' as const,
+    }));
+    const { octokit } = await world({
+      repos: [
+        {
+          owner: 'fleetbench',
+          name: 'repo-1',
+          collaborators,
+          pulls: [{ number: 1, head: 'work', title: 'p' }],
+        },
+      ],
+    } as never);
+    const all = collaborators.map((c) => c.login);
+    const path = { ...repo, pull_number: 1 };
+    await octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', {
+      ...path,
+      reviewers: all,
+    });
+    // The last one asked named 590,000 times, then everyone: a scan of the names for each of the
+    // 10,000 asked reads 590,000 names first (6e9 steps).
+    const names = [...Array.from({ length: 590_000 }, () => all.at(-1)!), ...all];
+    const started = performance.now();
+    const removed = await octokit.request(
+      'DELETE /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers',
+      {
+        ...path,
+        reviewers: names,
+      },
+    );
+    const ms = performance.now() - started;
+    expect(removed.data.requested_reviewers).toEqual([]);
+    // 2 s here (the names parsed, checked and removed, 10,000 events); the scan took 40 s.
+    expect(ms).toBeLessThan(10_000);
+  });
 });

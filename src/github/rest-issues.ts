@@ -105,10 +105,11 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
   );
   r.add('DELETE', assignees, 'issues/assignees#remove-assignees-from-an-issue', (ctx) =>
     withIssue(ctx, 2, (issue) =>
-      withAssigneeLogins(ctx, (users) => {
+      withAssigneeLogins(ctx, (named) => {
+        const users = new Set(named);
         ctx.state.setAssignees(
           issue,
-          issue.assignees.filter((u) => !users.includes(u)).map((u) => u.login),
+          issue.assignees.filter((u) => !users.has(u)).map((u) => u.login),
           actor(ctx),
         );
         return { status: 200, body: issueJson(ctx.state, issue) };

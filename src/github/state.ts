@@ -899,8 +899,11 @@ export class GitHubState {
   requestReviewers(pull: PullRequest, users: readonly User[], by: User = this.defaultUser): void {
     if (users.includes(pull.issue.user))
       throw new GitHubStateError(422, 'Review cannot be requested from pull request author.');
+    // Sets, not array scans: a request names any number of users (its body's 5 MiB), and a scan of
+    // those asked for each one named was quadratic (docs/limits.md).
     const requested = pull.requestedReviewers ?? [];
-    const fresh = [...new Set(users)].filter((u) => !requested.includes(u));
+    const asked = new Set(requested);
+    const fresh = [...new Set(users)].filter((u) => !asked.has(u));
     if (fresh.length === 0) return;
     pull.requestedReviewers = [...requested, ...fresh];
     const at = this.time.now();
@@ -912,9 +915,10 @@ export class GitHubState {
   /** Takes `users` off the requested reviewers, a `review_request_removed` event each. */
   removeRequestedReviewers(pull: PullRequest, users: readonly User[], by: User = this.defaultUser): void {
     const requested = pull.requestedReviewers ?? [];
-    const gone = requested.filter((u) => users.includes(u));
+    const named = new Set(users);
+    const gone = requested.filter((u) => named.has(u));
     if (gone.length === 0) return;
-    pull.requestedReviewers = requested.filter((u) => !users.includes(u));
+    pull.requestedReviewers = requested.filter((u) => !named.has(u));
     const at = this.time.now();
     for (const user of gone)
       this.events.add(pull.issue, 'review_request_removed', by, at, { requestedReviewer: user });

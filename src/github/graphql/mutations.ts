@@ -263,7 +263,8 @@ export const mutationRoot = {
       );
     change(() => {
       if (input.union !== true) {
-        const others = (pull.requestedReviewers ?? []).filter((u) => !users.includes(u));
+        const named = new Set(users);
+        const others = (pull.requestedReviewers ?? []).filter((u) => !named.has(u));
         ctx.state.removeRequestedReviewers(pull, others, ctx.viewer);
       }
       ctx.state.requestReviewers(pull, users, ctx.viewer);
