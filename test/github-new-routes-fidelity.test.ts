@@ -505,4 +505,30 @@ describe('hostile input to the newest routes', () => {
     // 2 s here (the names parsed, checked and removed, 10,000 events); the scan took 40 s.
     expect(ms).toBeLessThan(10_000);
   });
+
+  it('GraphQL assigns users only, as REST does: an organization or a bot node id is unresolved, nothing written', async () => {
+    const { emulator, octokit } = await world({ repos: 1, issuesPerRepo: 1, pullsPerRepo: 0 });
+    emulator.mintToken({ user: 'helper-bot[bot]' });
+    const node = async (path: string) =>
+      ((await octokit.request(`GET ${path}`)).data as { node_id: string }).node_id;
+    const issueId = await node('/repos/fleetbench/repo-1/issues/1');
+    const update = (ids: string[]) =>
+      octokit
+        .request('POST /graphql', {
+          query:
+            'mutation($id: ID!, $ids: [ID!]) { updateIssue(input: {id: $id, assigneeIds: $ids}) { issue { assignees(first: 20) { nodes { login } } } } }',
+          variables: { id: issueId, ids },
+        })
+        .then((r) => r.data as { errors?: { type: string }[] });
+    for (const login of ['fleetbench', 'helper-bot[bot]']) {
+      const id = await node(`/users/${encodeURIComponent(login)}`);
+      const answer = await update([id]);
+      expect({ login, error: answer.errors?.[0]?.type }).toEqual({ login, error: 'NOT_FOUND' });
+      const rest = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}', {
+        ...repo,
+        issue_number: 1,
+      });
+      expect(rest.data.assignees).toEqual([]);
+    }
+  });
 });

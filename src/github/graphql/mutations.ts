@@ -104,11 +104,14 @@ function labelsById(ctx: GqlContext, issue: Issue, ids: readonly string[]): Labe
   });
 }
 
-/** The users of these node ids, each once. */
+/**
+ * The assignable users of these node ids, each once: users, not organizations or bots, as REST
+ * assigns them (rest-issues.ts `assignable`); any other id is unresolved.
+ */
 function usersById(ctx: GqlContext, ids: readonly string[]) {
   return [...new Set(ids)].map((id) => {
     const entity = ctx.state.nodes.get(id);
-    if (entity === undefined || !('login' in entity)) throw unresolved(id);
+    if (entity === undefined || !('login' in entity) || entity.type !== 'User') throw unresolved(id);
     return entity;
   });
 }
