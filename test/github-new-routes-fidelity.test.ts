@@ -6,13 +6,17 @@
  * documented limits (docs/limits.md). Each through Octokit against the emulator served on
  * 127.0.0.1 (stopped after the file).
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Octokit } from '@octokit/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../src/base/rng.ts';
 import { RealClock } from '../src/clock/index.ts';
 import { GitHubEmulator } from '../src/github/index.ts';
+import { cli } from './helpers/cli.ts';
 import { serve } from './helpers/github.ts';
+import { scratchDir } from './helpers/tmp.ts';
 
 const repo = { owner: 'fleetbench', repo: 'repo-1' };
 
@@ -555,5 +559,20 @@ describe('hostile input to the newest routes', () => {
     // sorted once for the world's users as they are, and a page is a slice of it.
     const big = await pages();
     expect(big).toBeLessThan(Math.max(2_000, small * 5));
+  });
+
+  it('a fixtures issue with more than 10 assignees is refused, naming the file, line and field (exit 2)', async () => {
+    const file = join(scratchDir('fleetbench-assignees-'), 'many.yaml');
+    const logins = Array.from({ length: 11 }, (_, i) => `a${i}`);
+    writeFileSync(
+      file,
+      `repos:\n  - owner: acme\n    name: widgets\n    issues:\n      - title: ok\n        assignees: [${logins.join(', ')}]\n`,
+    );
+    const res = await cli(['github', 'serve', '--fixtures', file]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(
+      new RegExp(`^fleetbench: ${file}:6: repos\\[0\\]\\.issues\\[0\\]\\.assignees: .*10`),
+    );
+    expect(res.stdout).toBe('');
   });
 });
