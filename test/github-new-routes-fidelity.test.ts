@@ -55,6 +55,9 @@ describe('conditional GETs of the newest routes', () => {
       'editComment',
       'assign',
       'requestReview',
+      'unrequestReview',
+      'unreact',
+      'deleteComment',
     );
     await fc.assert(
       fc.asyncProperty(fc.array(change, { minLength: 1, maxLength: 6 }), async (changes) => {
@@ -96,6 +99,8 @@ describe('conditional GETs of the newest routes', () => {
         const seen = new Map<string, { body: string; etag: string | null }>();
         let users = 1;
         let pulls = 0;
+        const issueReactions: number[] = [];
+        const madeComments: number[] = [];
         for (const kind of changes) {
           for (const path of reads) seen.set(path, await get(path));
           if (kind === 'mint') emulator.mintToken({ user: `newcomer-${++users}` });
@@ -105,8 +110,8 @@ describe('conditional GETs of the newest routes', () => {
               head: `newcomer/${++pulls}`,
               user: `newcomer-${users}`,
             });
-          else if (kind === 'comment')
-            await new Octokit({
+          else if (kind === 'comment') {
+            const made = await new Octokit({
               baseUrl: url,
               auth: emulator.mintToken({ user: `newcomer-${users}` }).token,
             }).request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
@@ -114,18 +119,37 @@ describe('conditional GETs of the newest routes', () => {
               issue_number: 1,
               body: 'more',
             });
-          else if (kind === 'react' || kind === 'reactOnComment') {
+            madeComments.push(Number(made.data.id));
+          } else if (kind === 'react' || kind === 'reactOnComment') {
             const as = new Octokit({
               baseUrl: url,
               auth: emulator.mintToken({ user: `newcomer-${users}` }).token,
             });
-            await as.request(
+            const made = await as.request(
               kind === 'react'
                 ? 'POST /repos/{owner}/{repo}/issues/1/reactions'
                 : `POST /repos/{owner}/{repo}/issues/comments/${commentId}/reactions`,
               { ...repo, content: 'eyes' },
             );
-          } else if (kind === 'editComment')
+            if (kind === 'react') issueReactions.push(Number((made.data as { id: number }).id));
+          } else if (kind === 'unreact') {
+            const id = issueReactions.pop();
+            if (id !== undefined)
+              await octokit.request(`DELETE /repos/{owner}/{repo}/issues/1/reactions/${id}`, repo);
+          } else if (kind === 'deleteComment') {
+            const id = madeComments.pop();
+            if (id !== undefined)
+              await octokit.request('DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+                ...repo,
+                comment_id: id,
+              });
+          } else if (kind === 'unrequestReview')
+            await octokit.request('DELETE /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', {
+              ...repo,
+              pull_number: pull,
+              reviewers: ['reviewer-1'],
+            });
+          else if (kind === 'editComment')
             await octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
               ...repo,
               comment_id: commentId,
