@@ -418,10 +418,14 @@ export const mutationRoot = {
     ctx: GqlContext,
   ) {
     const repo = repoById(ctx, input.repositoryId);
+    // One map of the repository's labels by node id, as labelsById makes: a copy and scan of them
+    // per id took 300,000 ids x 1,000 labels (2-4 s of the event loop).
+    const byId = new Map<string, string>();
+    for (const label of ctx.state.repoLabels(repo).values()) byId.set(label.nodeId, label.name);
     const labels = (input.labelIds ?? []).map((id) => {
-      const label = [...ctx.state.repoLabels(repo).values()].find((l) => l.nodeId === id);
-      if (!label) throw unresolved(id);
-      return label.name;
+      const name = byId.get(id);
+      if (name === undefined) throw unresolved(id);
+      return name;
     });
     const assignees = usersById(ctx, input.assigneeIds ?? []).map((u) => u.login);
     const issue = change(() =>
