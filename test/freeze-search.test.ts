@@ -23,26 +23,32 @@ async function timed(url: string, init: RequestInit): Promise<{ ms: number; stat
 
 describe('github serve: a search over megabytes of comments', () => {
   it('keeps answering other clients within 2 s, answers the search with its timeout, and exits within 5 s of SIGTERM', async () => {
-    const server = await startCliServer<{ url: string; token: string }>([
+    const server = await startCliServer<{ url: string; token: string; adminToken: string }>([
       'github',
       'serve',
       '--issues-per-repo',
       '1',
     ]);
-    const { url, token } = server.info;
+    const { url, token, adminToken } = server.info;
     const auth = { authorization: `token ${token}`, 'content-type': 'application/json' };
-    const comment = JSON.stringify({ body: 'Lorem ipsum dolor sit amet, consectetur '.repeat(125_000) });
+    // Through the admin API: GitHub's API takes a comment of at most 65,536 characters
+    // (docs/limits.md), the admin API builds any world.
+    const comment = JSON.stringify({
+      repo: 'fleetbench/repo-1',
+      number: 1,
+      body: 'Lorem ipsum dolor sit amet, consectetur '.repeat(125_000),
+    });
     expect(comment.length).toBeGreaterThan(5_000_000);
     const slowest = await slowestAnswerDuring(
       `${url}/rate_limit`,
       async () => {
         for (let i = 0; i < 20; i++) {
-          const posted = await timed(`${url}/repos/fleetbench/repo-1/issues/1/comments`, {
+          const posted = await timed(`${url}/_fleetbench/post-issue-comment`, {
             method: 'POST',
-            headers: auth,
+            headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
             body: comment,
           });
-          expect(posted.status).toBe(201);
+          expect(posted.status).toBe(200);
         }
         const aliases = Array.from(
           { length: 50 },

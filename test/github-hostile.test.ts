@@ -27,6 +27,7 @@ const heyTool = systemTool('hey', ['-n', '1', '-c', '1', 'http://127.0.0.1:1/'],
 interface Info {
   url: string;
   token: string;
+  adminToken: string;
 }
 
 async function serve(args: string[] = []) {
@@ -187,14 +188,15 @@ describe.skipIf(heyTool.skip)('github serve under a flood', () => {
     expect(issue.status).toBe(201);
     const { number } = (await issue.json()) as { number: number };
     expect(
+      // Through the admin API: GitHub's API takes a comment of at most 65,536 characters.
       (
-        await fetch(`${url}/repos/fleetbench/repo-1/issues/${number}/comments`, {
+        await fetch(`${url}/_fleetbench/post-issue-comment`, {
           method: 'POST',
-          headers: auth,
-          body: JSON.stringify({ body: word }),
+          headers: { authorization: `Bearer ${server.info.adminToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ repo: 'fleetbench/repo-1', number, body: word }),
         })
       ).status,
-    ).toBe(201);
+    ).toBe(200);
     const search = `${url}/search/issues?q=${'w'.repeat(2000)}+repo:fleetbench/repo-1+in:body,comments`;
     const slowest = await slowestAnswerDuring(
       `${url}/rate_limit`,

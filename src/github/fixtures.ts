@@ -82,7 +82,7 @@ const issueSchema = z
     state: z.enum(['open', 'closed']).optional(),
     user: login.optional(),
     labels,
-    assignees: z.array(login).optional(),
+    assignees: z.array(login).max(ISSUE_BOUNDS.maxAssignees).optional(),
     comments: z.array(commentSchema).optional(),
   })
   .strict();

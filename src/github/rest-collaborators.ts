@@ -99,6 +99,8 @@ export function addCollaboratorRoutes(r: RestRouter): void {
         users: (pull.requestedReviewers ?? []).map((u) => userObject(ctx.state, u)),
         teams: [],
       }),
+      // An ETag, as on every GET: a request or a review that takes one off moves reviewsVersion.
+      version: pull.reviewsVersion,
     })),
   );
   r.add('POST', requested, 'pulls/review-requests#request-reviewers-for-a-pull-request', (ctx) =>

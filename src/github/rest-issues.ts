@@ -12,6 +12,7 @@ import {
   fail,
   mutate,
   notFound,
+  numberParam,
   pagedList,
   type RestContext,
   type RestResult,
@@ -29,7 +30,15 @@ import {
   userObject,
 } from './shapes.ts';
 import { issueEventObject, listedEvents, timelineEntries } from './shapes-timeline.ts';
-import type { GitHubState, Issue, IssueComment, Label, Repo, User } from './state.ts';
+import {
+  checkCommentBody,
+  type GitHubState,
+  type Issue,
+  type IssueComment,
+  type Label,
+  type Repo,
+  type User,
+} from './state.ts';
 import type { LabelInput } from './world/labels.ts';
 import { isReactionContent } from './world/reactions.ts';
 
@@ -96,10 +105,11 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
   );
   r.add('DELETE', assignees, 'issues/assignees#remove-assignees-from-an-issue', (ctx) =>
     withIssue(ctx, 2, (issue) =>
-      withAssigneeLogins(ctx, (users) => {
+      withAssigneeLogins(ctx, (named) => {
+        const users = new Set(named);
         ctx.state.setAssignees(
           issue,
-          issue.assignees.filter((u) => !users.includes(u)).map((u) => u.login),
+          issue.assignees.filter((u) => !users.has(u)).map((u) => u.login),
           actor(ctx),
         );
         return { status: 200, body: issueJson(ctx.state, issue) };
@@ -119,7 +129,8 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
     withRepo(ctx, (repo) =>
       pagedList(
         ctx,
-        repo.version,
+        // The world's users, not the repository's: a new user moves the list, not `repo.version`.
+        Math.max(repo.version, ctx.state.usersVersion),
         () => assignableUsers(ctx.state),
         (user) => userObject(ctx.state, user),
       ),
@@ -150,6 +161,7 @@ export function addIssueLabelAndTimelineRoutes(r: RestRouter): void {
       if (typeof body !== 'string')
         return validation('IssueComment', 'body', body === undefined ? 'missing_field' : 'invalid');
       return mutate(() => {
+        checkCommentBody(body);
         ctx.state.editIssueComment(issue, c, body, actor(ctx));
         return { status: 200, body: JSON.stringify(issueCommentObject(ctx.state, issue, c)) };
       }, 'IssueComment');
@@ -292,7 +304,7 @@ function addReactionRoutes(r: RestRouter): void {
     r.add('DELETE', `${path}/{reaction_id}`, `reactions/reactions#delete-an-${what}-reaction`, (ctx) =>
       find(ctx, (on) =>
         mutate(() => {
-          ctx.state.unreact(on, Number(ctx.params[3]));
+          ctx.state.unreact(on, numberParam(ctx.params[3]));
           return { status: 204, body: '' };
         }, 'Reaction'),
       ),
@@ -306,7 +318,8 @@ function withComment(
   fn: (found: { issue: Issue; comment: IssueComment }) => RestResult,
 ): RestResult {
   return withRepo(ctx, (repo) => {
-    const found = ctx.state.findIssueComment(repo, Number(ctx.params[2]));
+    // Decimal digits only, as an issue's number: `Number()` took `0x1d`, `29.0` and ` 29` as 29.
+    const found = ctx.state.findIssueComment(repo, numberParam(ctx.params[2]));
     return found === undefined ? notFound() : fn(found);
   });
 }
@@ -338,10 +351,23 @@ export function unassignable(
   });
 }
 
+/** The sorted list of each world's assignable users, kept until a user is made (`usersVersion`). */
+const sortedAssignable = new WeakMap<GitHubState, { version: number; users: User[] }>();
+
+/**
+ * The world's users by login, sorted once per change of its users: a page of `GET …/assignees`
+ * is then a slice, not a sort of every user (100,000 users took about 100 ms a page).
+ */
 function assignableUsers(state: GitHubState): User[] {
-  return [...state.users.values()]
+  const kept = sortedAssignable.get(state);
+  if (kept !== undefined && kept.version === state.usersVersion) return kept.users;
+  const users = [...state.users.values()]
     .filter((u) => u.type === 'User')
-    .sort((a, b) => (a.login.toLowerCase() < b.login.toLowerCase() ? -1 : 1));
+    .map((u) => ({ u, key: u.login.toLowerCase() }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map(({ u }) => u);
+  sortedAssignable.set(state, { version: state.usersVersion, users });
+  return users;
 }
 
 /**

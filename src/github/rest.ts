@@ -56,6 +56,7 @@ import {
   userDetailJson,
 } from './shapes.ts';
 import {
+  checkCommentBody,
   GitHubStateError,
   type Issue,
   type IssueComment,
@@ -707,12 +708,15 @@ function addIssueRoutes(r: RestRouter): void {
       withIssue(ctx, 2, (issue) => {
         const body = str(ctx, 'body');
         if (body === undefined) return validation('IssueComment', 'body');
-        const comment = ctx.state.postIssueComment(issue, { body, user: actor(ctx).login });
-        return {
-          status: 201,
-          body: JSON.stringify(issueCommentObject(ctx.state, issue, comment)),
-          location: `${ctx.state.apiUrl}/repos/${issue.repo.fullName}/issues/comments/${comment.id}`,
-        };
+        return mutate(() => {
+          checkCommentBody(body);
+          const comment = ctx.state.postIssueComment(issue, { body, user: actor(ctx).login });
+          return {
+            status: 201,
+            body: JSON.stringify(issueCommentObject(ctx.state, issue, comment)),
+            location: `${ctx.state.apiUrl}/repos/${issue.repo.fullName}/issues/comments/${comment.id}`,
+          };
+        }, 'IssueComment');
       }),
     { contentCreating: true },
   );

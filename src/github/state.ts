@@ -18,7 +18,7 @@ import {
   type RepoFixture,
 } from './fixtures.ts';
 import type { Touched } from './touched.ts';
-import { ISSUE_BOUNDS } from './world/bounds.ts';
+import { ISSUE_BOUNDS, longerThan } from './world/bounds.ts';
 import { Checks } from './world/checks.ts';
 import { closingIssue } from './world/closing.ts';
 import { IssueEvents } from './world/events.ts';
@@ -60,6 +60,19 @@ function checkTitle(title: string): void {
       422,
       `title is too long (maximum is ${ISSUE_BOUNDS.maxTitleChars} characters)`,
       'title',
+    );
+}
+
+/**
+ * A comment body GitHub takes through its API (REST and GraphQL, a new comment or an edit): at
+ * most 65,536 characters, refused in its words (world/bounds.ts).
+ */
+export function checkCommentBody(body: string): void {
+  if (longerThan(body, ISSUE_BOUNDS.maxCommentChars))
+    throw new GitHubStateError(
+      422,
+      `body is too long (maximum is ${ISSUE_BOUNDS.maxCommentChars} characters)`,
+      'body',
     );
 }
 
@@ -128,7 +141,18 @@ export class GitHubState {
   /** Reactions on issues, pull requests and issue comments. */
   readonly reactions: Reactions;
   readonly users = new Map<string, User>();
+  /**
+   * The version of the world's set of users: moves when one is made (a token's or a fixture's
+   * login), so what lists them (`GET …/assignees`) gets a new ETag though no repository changed.
+   */
+  usersVersion = 0;
   readonly repos = new Map<string, Repo>();
+  /**
+   * Every issue comment by id, with its issue: `…/issues/comments/{id}` and GraphQL's comment
+   * node ids find one in O(1), not by reading every comment of every issue. Kept by
+   * postIssueComment and deleteIssueComment (and the fixtures' comments).
+   */
+  private readonly issueCommentsById = new Map<number, { issue: Issue; comment: IssueComment }>();
   readonly defaultUser: User;
   /** Global node ids (GraphQL `node(id:)`) of users, repositories, issues and pull requests. */
   readonly nodes = new Map<string, User | Repo | Issue | PullRequest>();
@@ -226,6 +250,7 @@ export class GitHubState {
     const prefix = type === 'Organization' ? 'O' : type === 'Bot' ? 'BOT' : 'U';
     const user: User = { login, id, nodeId: nodeId(prefix, id), type, name: name ?? null };
     this.users.set(key, user);
+    this.usersVersion = this.time.bump();
     this.nodes.set(user.nodeId, user);
     return user;
   }
@@ -238,9 +263,17 @@ export class GitHubState {
     return this.findUser(local.slice(local.indexOf('+') + 1));
   }
 
-  /** The users of these logins, each once (a login named twice, in any case, is one assignee). */
+  /**
+   * The users of these logins, each once (a login named twice, in any case, is one assignee), the
+   * first ten (GitHub's bound, world/bounds.ts): the names past them are not even looked up.
+   */
   private assigneesOf(logins: readonly string[]): User[] {
-    return [...new Set(logins.map((login) => this.ensureUser(login)))];
+    const users = new Set<User>();
+    for (const login of logins) {
+      if (users.size === ISSUE_BOUNDS.maxAssignees) break;
+      users.add(this.ensureUser(login));
+    }
+    return [...users];
   }
 
   findUser(login: string): User | undefined {
@@ -422,14 +455,16 @@ export class GitHubState {
     };
     for (const c of fields.comments ?? []) {
       const cid = this.time.id();
-      issue.comments.push({
+      const comment: IssueComment = {
         id: cid,
         nodeId: nodeId('IC', cid),
         user: c.user ? this.ensureUser(c.user) : this.defaultUser,
         body: c.body,
         createdAt: at,
         updatedAt: at,
-      });
+      };
+      issue.comments.push(comment);
+      this.issueCommentsById.set(cid, { issue, comment });
     }
     repo.issues.set(number, issue);
     repo.issuesVersion = v;
@@ -611,8 +646,10 @@ export class GitHubState {
   private noteAuthor(repo: Repo, set: Set<User>, user: User): void {
     if (set.has(user)) return;
     set.add(user);
+    // Its comments show the association too (`author_association` of each).
     for (const issue of repo.issues.values()) {
       const v = this.restamp(issue);
+      issue.commentsVersion = v;
       if (issue.pull) issue.pull.reviewsVersion = issue.pull.reviewCommentsVersion = v;
     }
   }
@@ -862,8 +899,11 @@ export class GitHubState {
   requestReviewers(pull: PullRequest, users: readonly User[], by: User = this.defaultUser): void {
     if (users.includes(pull.issue.user))
       throw new GitHubStateError(422, 'Review cannot be requested from pull request author.');
+    // Sets, not array scans: a request names any number of users (its body's 5 MiB), and a scan of
+    // those asked for each one named was quadratic (docs/limits.md).
     const requested = pull.requestedReviewers ?? [];
-    const fresh = [...new Set(users)].filter((u) => !requested.includes(u));
+    const asked = new Set(requested);
+    const fresh = [...new Set(users)].filter((u) => !asked.has(u));
     if (fresh.length === 0) return;
     pull.requestedReviewers = [...requested, ...fresh];
     const at = this.time.now();
@@ -875,9 +915,10 @@ export class GitHubState {
   /** Takes `users` off the requested reviewers, a `review_request_removed` event each. */
   removeRequestedReviewers(pull: PullRequest, users: readonly User[], by: User = this.defaultUser): void {
     const requested = pull.requestedReviewers ?? [];
-    const gone = requested.filter((u) => users.includes(u));
+    const named = new Set(users);
+    const gone = requested.filter((u) => named.has(u));
     if (gone.length === 0) return;
-    pull.requestedReviewers = requested.filter((u) => !users.includes(u));
+    pull.requestedReviewers = requested.filter((u) => !named.has(u));
     const at = this.time.now();
     for (const user of gone)
       this.events.add(pull.issue, 'review_request_removed', by, at, { requestedReviewer: user });
@@ -1006,6 +1047,7 @@ export class GitHubState {
       updatedAt: at,
     };
     issue.comments.push(comment);
+    this.issueCommentsById.set(id, { issue, comment });
     issue.commentsVersion = this.touchIssue(issue, at);
     this.notify({ kind: 'comment', issue, comment, sender: comment.user });
     return comment;
@@ -1039,6 +1081,7 @@ export class GitHubState {
   /** Deletes an issue comment (`DELETE …/issues/comments/{id}`). */
   deleteIssueComment(issue: Issue, comment: IssueComment, by: User = this.defaultUser): void {
     issue.comments = issue.comments.filter((c) => c !== comment);
+    this.issueCommentsById.delete(comment.id);
     issue.commentsVersion = this.restamp(issue);
     this.notify({ kind: 'comment', action: 'deleted', issue, comment, sender: by });
   }
@@ -1369,19 +1412,14 @@ export class GitHubState {
     if (!id.startsWith('IC_') || id.length > 64) return undefined;
     const decoded = /^0:(\d{1,15})$/.exec(Buffer.from(id.slice(3), 'base64url').toString('latin1'));
     if (decoded === null) return undefined;
-    const commentId = Number(decoded[1]);
-    for (const repo of this.repos.values()) {
-      const found = this.findIssueComment(repo, commentId);
-      if (found !== undefined) return found.comment.nodeId === id ? found : undefined;
-    }
-    return undefined;
+    const found = this.issueCommentsById.get(Number(decoded[1]));
+    return found?.comment.nodeId === id ? found : undefined;
   }
 
-  /** A repository's issue comment by id, with its issue. */
+  /** A repository's issue comment by id, with its issue (the index: O(1) however many there are). */
   findIssueComment(repo: Repo, id: number): { issue: Issue; comment: IssueComment } | undefined {
-    for (const issue of repo.issues.values())
-      for (const comment of issue.comments) if (comment.id === id) return { issue, comment };
-    return undefined;
+    const found = this.issueCommentsById.get(id);
+    return found?.issue.repo === repo ? found : undefined;
   }
 
   /** A draft pull request becomes ready for review. */

@@ -2,9 +2,30 @@
  * GitHub's bounds on what an issue or pull request holds: a title of at most 256 characters
  * ("title is too long (maximum is 256 characters)"), labels named in at most 50 ("name is too
  * long (maximum is 50 characters)"), at most 100 labels on one issue (GitHub's documentation on
- * applying labels).
+ * applying labels), at most 10 assignees (REST "Add assignees to an issue": "Adds up to 10
+ * assignees"; names past the tenth are dropped without an error, as GitHub does).
  */
-export const ISSUE_BOUNDS = { maxTitleChars: 256, maxLabelNameChars: 50, maxLabels: 100 } as const;
+export const ISSUE_BOUNDS = {
+  maxTitleChars: 256,
+  maxLabelNameChars: 50,
+  maxLabels: 100,
+  maxAssignees: 10,
+  /**
+   * An issue comment's body written through the API, in characters (code points): GitHub's
+   * answer past it is `body is too long (maximum is 65536 characters)` (documented by its
+   * answers, as the title's bound). The admin API and fixtures are not bounded: they build worlds.
+   */
+  maxCommentChars: 65_536,
+} as const;
+
+/** Whether `text` has more than `max` characters (code points), reading at most `max + 1` of them. */
+export function longerThan(text: string, max: number): boolean {
+  // A code point is one or two UTF-16 units: within `max` units it is within `max` characters.
+  if (text.length <= max) return false;
+  let count = 0;
+  for (const _ of text) if (++count > max) return true;
+  return false;
+}
 
 /**
  * A repository's labels: a description of at most 100 characters (GitHub's REST description:
