@@ -289,7 +289,7 @@ describe('one issue comment by id: found through an index', () => {
     // A scan reads 200,000 comments for each of 2,000 lookups (4e8 steps, seconds); an index a map
     // entry each. Compared with the same lookups in a small world, on the same (busy) machine.
     const big = lookups(last.id);
-    expect(big).toBeLessThan(Math.max(50, small * 20));
+    expect(big).toBeLessThan(Math.max(250, small * 20));
   });
 });
 
@@ -580,9 +580,11 @@ describe('hostile input to the newest routes', () => {
     const logins = ((await first.json()) as { login: string }[]).map((u) => u.login);
     expect(logins.slice(0, 3)).toEqual(['fleet-agent', 'reviewer-1', 'reviewer-2']);
     // Sorting 100,000 logins for each page held the server about 100 ms a page; now the list is
-    // sorted once for the world's users as they are, and a page is a slice of it.
+    // sorted once for the world's users as they are, and a page is a slice of it. The sort per
+    // page took 10 s for the 100 pages on a quiet machine; without it they took 1.5 s there and
+    // 2.3 s at load average 10, so the bound sits between the two classes, not at a timing.
     const big = await pages();
-    expect(big).toBeLessThan(Math.max(2_000, small * 5));
+    expect(big).toBeLessThan(Math.max(5_000, small * 5));
   });
 
   it('a fixtures issue with more than 10 assignees is refused, naming the file, line and field (exit 2)', async () => {
