@@ -237,7 +237,8 @@ setInterval(() => {}, 1000);
 `,
           'scenario.yaml': `
 name: edge-trust-claims
-duration: 8s
+# Long enough for the control plane's calls on a busy machine: the run ends at its duration.
+duration: 20s
 seed: 3
 topology: { owner: fleetbench }
 sessions: { count: 1 }

@@ -1,66 +1,60 @@
 /**
  * Whose call it is (src/world/claims.ts, docs/world.md): a credential naming a spawn or a work
- * command is taken only from the holder's own process tree. Properties over any process tree:
- * a call holds exactly when the process behind it is the holder or descends from it (never
- * through init, never looping on a parent chain that cycles), the process behind a connection
- * is looked up once, and past the lookup budget a claim is refused, not taken.
+ * command is taken only from the holder's own process tree. Properties over any process table:
+ * the tree searched is exactly the processes whose parent chain reaches a holder (never through
+ * init, never looping on a chain that cycles), a connection is checked once per holder, and past
+ * the budget a claim is refused, not taken.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ClaimGuard, descendsFrom, MAX_ANCESTRY } from '../src/world/claims.ts';
+import { ClaimGuard, holdersAndDescendants, MAX_ANCESTRY, type ProcessRow } from '../src/world/claims.ts';
 
-/** The reference: walk the chain with a plain list, the way a reader would by hand. */
-function ancestors(pid: number, parent: ReadonlyMap<number, number>): number[] {
+/** The reference: walk each pid's parent chain up, the way a reader would by hand. */
+function descends(pid: number, holders: readonly number[], parent: ReadonlyMap<number, number>): boolean {
   const chain: number[] = [];
   let at: number | undefined = pid;
   while (at !== undefined && at > 1 && !chain.includes(at) && chain.length <= MAX_ANCESTRY) {
+    if (holders.includes(at)) return true;
     chain.push(at);
     at = parent.get(at);
   }
-  return chain;
+  return false;
 }
 
-const tree = fc
+const tableOf = (parent: ReadonlyMap<number, number>): ProcessRow[] =>
+  [...parent].map(([pid, ppid]) => ({ pid, ppid }));
+
+const parents = fc
   .array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 40 })), { maxLength: 60 })
   .map((pairs) => new Map(pairs));
 
-describe('claims: the process behind a call and its ancestry', () => {
-  it('descendsFrom holds exactly when the pid or an ancestor (not init, not past a cycle) is a holder', () => {
+describe('claims: the holder’s process tree', () => {
+  it('holds the holders (not init) and exactly the processes whose parent chain reaches one', () => {
     fc.assert(
       fc.property(
-        tree,
+        parents,
         fc.uniqueArray(fc.integer({ min: 0, max: 40 }), { maxLength: 6 }),
-        fc.integer({ min: 0, max: 40 }),
-        (parent, holders, pid) => {
-          const expected = ancestors(pid, parent).some((p) => holders.includes(p));
-          expect(
-            descendsFrom(
-              pid,
-              (p) => holders.includes(p),
-              (p) => parent.get(p),
-            ),
-          ).toBe(expected);
+        (parent, holders) => {
+          const found = new Set(holdersAndDescendants(holders, tableOf(parent)));
+          const everyone = new Set([...parent.keys(), ...parent.values(), ...holders]);
+          for (const pid of everyone)
+            expect(found.has(pid), `pid ${pid}`).toBe(descends(pid, holders, parent));
         },
       ),
       { numRuns: 2000 },
     );
   });
 
-  it('init is never a holder’s proof: an orphan reparented to pid 1 descends from nobody', () => {
-    const parent = new Map([
-      [50, 1],
-      [1, 0],
-    ]);
-    expect(
-      descendsFrom(
-        50,
-        (p) => p === 1,
-        (p) => parent.get(p),
-      ),
-    ).toBe(false);
+  it('init is never a holder’s proof: an orphan reparented to pid 1 is no one’s', () => {
+    const table = [
+      { pid: 50, ppid: 1 },
+      { pid: 1, ppid: 0 },
+    ];
+    expect(holdersAndDescendants([1], table)).toEqual([]);
+    expect(holdersAndDescendants([7], table)).toEqual([7]);
   });
 
-  it('the guard looks a connection up once, and refuses claims past its budget', () => {
+  it('a connection is checked once per holder; past the budget a claim is refused', () => {
     fc.assert(
       fc.property(
         fc.array(fc.tuple(fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 3 })), {
@@ -69,44 +63,47 @@ describe('claims: the process behind a call and its ancestry', () => {
         }),
         fc.integer({ min: 0, max: 12 }),
         (calls, budget) => {
-          // Connection c is owned by pid 100 + c; pid 100 + c's parent is 10 + (c % 3).
-          const lookedUp: number[] = [];
+          // Connection c's socket is held by pid 100 + c, a child of 10 + (c % 3); its claim names
+          // 10 + (c % 3) when c is even (the holder's child: taken), 20 when odd (no one's: refused).
+          const table: ProcessRow[] = Array.from({ length: 10 }, (_, c) => ({
+            pid: 100 + c,
+            ppid: 10 + (c % 3),
+          }));
+          const checkedSockets: number[] = [];
           let now = 0;
           const guard = new ClaimGuard({
-            ownerOf: (ports) => {
-              lookedUp.push(ports.port);
-              return 100 + ports.port;
+            socketOf: (ports) => {
+              checkedSockets.push(ports.port);
+              return `inode-${ports.port}`;
             },
-            parentOf: (pid) => (pid >= 100 ? 10 + ((pid - 100) % 3) : undefined),
+            processes: () => table,
+            hasSocket: (pid, inode) => inode === `inode-${pid - 100}`,
             lookupsPerSecond: budget,
             now: () => now,
           });
           const connections = Array.from({ length: 10 }, () => ({}));
-          const known = new Map<number, boolean>();
+          const known = new Set<number>();
           let spent = 0;
           for (const [c, second] of calls) {
             if (second * 1000 > now) {
               now = second * 1000;
               spent = 0;
             }
-            const holder = 10 + (c % 3);
-            const result = guard.holds(
-              connections[c] as object,
-              { port: c, peerPort: 443 },
-              (p) => p === holder,
-            );
-            if (known.has(c)) expect(result.holds).toBe(true);
-            else if (spent < budget) {
+            const rightful = c % 2 === 0;
+            const holds = guard.holds(connections[c] as object, { port: c, peerPort: 443 }, [
+              rightful ? 10 + (c % 3) : 20,
+            ]);
+            if (known.has(c)) expect(holds).toBe(rightful);
+            else {
               spent += 1;
-              known.set(c, true);
-              expect(result).toEqual({ holds: true, pid: 100 + c });
-            } else {
-              spent += 1;
-              expect(result.holds).toBe(false);
+              if (spent <= budget) {
+                known.add(c);
+                expect(holds).toBe(rightful);
+              } else expect(holds).toBe(false);
             }
           }
-          // One lookup per connection, ever.
-          expect(new Set(lookedUp).size).toBe(lookedUp.length);
+          // One check per connection (and holder), ever.
+          expect(new Set(checkedSockets).size).toBe(checkedSockets.length);
         },
       ),
       { numRuns: 500 },

@@ -71,6 +71,12 @@ export function processFacts(pid: number): ProcessFacts | undefined {
   };
 }
 
+/** A process's parent, from /proc/PID/stat alone (cheaper than processFacts). */
+export function parentPid(pid: number): number | undefined {
+  const ppid = Number(statFields(pid)?.[1]);
+  return Number.isInteger(ppid) ? ppid : undefined;
+}
+
 /** Alive and not a zombie (a zombie has exited; its parent has not reaped it yet). */
 export function isAlive(pid: number): boolean {
   const fields = statFields(pid);

@@ -43,6 +43,7 @@ import {
   allPids,
   isAlive,
   outerPid,
+  parentPid,
   pidsInNamespace,
   pidsWithEnvironment,
   processFacts,
@@ -72,7 +73,8 @@ const CLAIM_WAIT_MS = 2_000;
 
 interface Holder {
   claim: 'agent' | 'work';
-  isHolder: (pid: number) => boolean;
+  /** The pids (as fleetbench sees them) the credential was given to. */
+  holders: number[];
 }
 
 /**
@@ -458,8 +460,15 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     // Whose call it is (claims.ts): a credential that names a spawn or a work command is taken as
     // theirs only from their own processes; from any other it is the control plane's.
     const guard = new ClaimGuard({
-      ownerOf: (ports) => lookupOwner('tcp', ports.port, ports.peerPort),
-      parentOf: (pid) => processFacts(pid)?.ppid,
+      socketOf: (ports) => {
+        if (!sandbox) return socketInode('self', 'tcp', ports.port, ports.peerPort);
+        return sandbox.gatePid === undefined
+          ? undefined
+          : socketInode(sandbox.gatePid, 'tcp', ports.port, ports.peerPort);
+      },
+      // Every process here: a holder's descendants are found among them by their parents.
+      processes: () => allPids().map((pid) => ({ pid, ppid: parentPid(pid) })),
+      hasSocket: (pid, inode) => socketOwner([pid], inode) !== undefined,
       lookupsPerSecond: CLAIM_LOOKUPS_PER_SECOND,
     });
     const holderOf = (credential: string): Holder | undefined => {
@@ -471,23 +480,30 @@ export async function openWorld(options: WorldOptions): Promise<World> {
             : undefined;
         if (prefix !== undefined) {
           const pid = spawns?.spawnForKey(credential, prefix)?.pid;
-          return { claim: 'agent', isHolder: (p) => p === pid };
+          return { claim: 'agent', holders: pid === undefined ? [] : [pid] };
         }
       }
       const pids = vouched.get(credential);
-      return pids ? { claim: 'work', isHolder: (p) => pids.has(p) } : undefined;
+      return pids ? { claim: 'work', holders: [...pids] } : undefined;
     };
-    const claimRecords = new Map<string, number>();
-    const refuseClaim = (service: WorldService, claim: Holder['claim'], pid: number | undefined) => {
+    let lastClaimRecord = new Map<string, number>();
+    const refuseClaim = (
+      service: WorldService,
+      claim: Holder['claim'],
+      ports: ConnectionPorts | undefined,
+    ) => {
       claimsRefused += 1;
-      const key = `${service}|${claim}|${pid ?? ''}`;
+      // One record per service and claim a moment: naming the process means searching every
+      // process's descriptors (ownerOf, within its own budget), not done for each call of a flood.
+      const key = `${service}|${claim}`;
       const now = clock.now();
-      const last = claimRecords.get(key);
-      claimRecords.set(key, now);
+      const last = lastClaimRecord.get(key);
       if ((last !== undefined && now - last < BLOCKED_COALESCE_MS) || claimsWritten >= MAX_BLOCKED_RECORDS)
         return;
-      if (claimRecords.size > 1000) claimRecords.clear();
+      if (lastClaimRecord.size > 16) lastClaimRecord = new Map();
+      lastClaimRecord.set(key, now);
       claimsWritten += 1;
+      const pid = ports === undefined ? undefined : ownerOf('tcp', ports.port, ports.peerPort);
       const facts = pid === undefined ? undefined : processFacts(pid);
       trace.write({
         kind: 'event',
@@ -505,15 +521,15 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       (socket.remotePort !== undefined && socket.localPort !== undefined
         ? { port: socket.remotePort, peerPort: socket.localPort }
         : undefined);
+    /** A refused claim (with where its connection came from), or undefined when the call may go as sent. */
     const check = (
       req: IncomingMessage,
       credential: string | undefined,
-    ): (Holder & { pid: number | undefined }) | 'holds' | undefined => {
+    ): { claim: Holder['claim']; ports: ConnectionPorts | undefined } | undefined => {
       const holder = credential === undefined ? undefined : holderOf(credential);
       if (holder === undefined) return undefined;
-      const { holds, pid } = guard.holds(req.socket, portsOf(req.socket), holder.isHolder);
-      if (holds) return 'holds';
-      return { ...holder, pid };
+      const ports = portsOf(req.socket);
+      return guard.holds(req.socket, ports, holder.holders) ? undefined : { claim: holder.claim, ports };
     };
     /**
      * A call's credential checked before the emulator sees it; one refused is rewritten to the
@@ -529,13 +545,13 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       const decide = (final: boolean) => {
         for (const { credential, rewrite } of credentials()) {
           const refused = check(req, credential);
-          if (refused === undefined || refused === 'holds') continue;
+          if (refused === undefined) continue;
           if (!final && refused.claim === 'work' && vouching > 0) {
             wait = true;
             continue;
           }
           rewrite();
-          refuseClaim(service, refused.claim, refused.pid);
+          refuseClaim(service, refused.claim, refused.ports);
         }
       };
       decide(false);
