@@ -121,6 +121,31 @@ describe.skipIf((!installed() || bwrap.skip) && !ci)('the real agent CLIs in the
     expect(r.records.filter((x) => x.name === 'world.blocked')).toEqual([]);
   }, 900_000);
 
+  it('a CLI run from a control plane’s own copy (not through a launcher) is a spawn too, found by its requests', async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-world-adopted-');
+    const work = join(dir, 'ws');
+    mkdirSync(work);
+    // As an agent SDK runs the CLI it bundles: by its path, with the control plane's own key.
+    const claude = resolveAgentsInstall(undefined, undefined, process.env, { quick: true }).clis.claude;
+    expect(claude, 'Claude Code installed').toBeDefined();
+    const command = (claude?.command ?? []).map((word) => `'${word}'`).join(' ');
+    const script = `git init -q . && ${command} -p "say hello" --output-format json > claude.out 2>&1; echo claude=$?`;
+    const r = await world(['--script', 'hello'], script, work);
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/claude=0/);
+    const spawns = r.records.filter((x) => x.name === 'agent.spawn');
+    expect(spawns.map((s) => [s.labels?.agent, s.data?.adopted])).toEqual([['claude', true]]);
+    const id = spawns[0]?.labels?.spawn;
+    const models = r.records.filter(
+      (x) => x.kind === 'span' && x.name === 'provider.request' && x.labels?.api !== 'first-party',
+    );
+    expect(models.length).toBeGreaterThanOrEqual(1);
+    for (const model of models) expect(model.labels?.spawn, JSON.stringify(model.labels)).toBe(id);
+    // Its start is the process's own, before its first request.
+    expect(spawns[0]?.t).toBeLessThanOrEqual(Math.min(...models.map((m) => m.t)));
+  }, 600_000);
+
   it('agents try in the world: fleetbench’s own homes reach nothing but its emulator', async () => {
     bwrap.require();
     const dir = scratchDir('fleetbench-world-try-');

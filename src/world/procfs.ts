@@ -107,6 +107,13 @@ export function pidsInNamespace(ns: string): number[] {
   return numericEntries('/proc').filter((pid) => pidNamespaceOf(pid) === ns);
 }
 
+/** A process's pid in its innermost pid namespace (the last of /proc/PID/status's NSpid). */
+export function innermostPid(pid: number): number | undefined {
+  const nspid = /^NSpid:\s+(.+)$/m.exec(read(`/proc/${pid}/status`) ?? '');
+  const last = Number(nspid?.[1]?.trim().split(/\s+/).at(-1));
+  return Number.isInteger(last) && last > 0 ? last : undefined;
+}
+
 /** The pid seen from here of the process whose innermost pid is `innerPid` in namespace `ns`. */
 export function outerPid(ns: string, innerPid: number): number | undefined {
   for (const pid of pidsInNamespace(ns)) {

@@ -10,7 +10,7 @@
 import { closeSync, type FSWatcher, openSync, readSync, statSync, watch } from 'node:fs';
 import type { Clock } from '../clock/clock.ts';
 import type { TraceSink } from '../trace/writer.ts';
-import { isAlive, outerPid, processFacts } from './procfs.ts';
+import { innermostPid, isAlive, outerPid, processFacts } from './procfs.ts';
 
 /** How often live agents are checked for an exit (the precision of `agent.exit`'s time). */
 export const EXIT_POLL_MS = 100;
@@ -148,19 +148,43 @@ export class SpawnRegistry {
     if (!match) return;
     const innerPid = Number(match[1]);
     if (this.byInnerPid.has(innerPid) && this.live.has(this.byInnerPid.get(innerPid) as Spawn)) return;
-    if (this.count >= MAX_WORLD_SPAWNS) {
-      this.dropped += 1;
-      return;
-    }
     const pid =
       this.options.pidNamespace === undefined ? innerPid : outerPid(this.options.pidNamespace, innerPid);
+    this.register(innerPid, pid, match[2] as string, false);
+  }
+
+  /**
+   * An agent CLI that did not come through a launcher (a control plane's own copy, such as the
+   * one an agent SDK bundles), found by the model requests it makes (world.ts): recorded as a
+   * spawn from its process (`adopted`), so its requests are its own, not the control plane's.
+   * `pid` is as fleetbench sees it; undefined when it is gone or past the bound.
+   */
+  adopt(pid: number, cli: string): Spawn | undefined {
+    const innerPid = this.options.pidNamespace === undefined ? pid : innermostPid(pid);
+    if (innerPid === undefined) return undefined;
+    const known = this.byInnerPid.get(innerPid);
+    if (known !== undefined && this.live.has(known)) return known;
+    return this.register(innerPid, pid, cli, true);
+  }
+
+  private register(
+    innerPid: number,
+    pid: number | undefined,
+    cli: string,
+    adopted: boolean,
+  ): Spawn | undefined {
+    if (this.count >= MAX_WORLD_SPAWNS) {
+      this.dropped += 1;
+      return undefined;
+    }
     const facts = pid === undefined ? undefined : processFacts(pid);
     // A process caught mid-exec reads an empty command line (below); one gone already can claim
-    // nothing (a claim needs a live process to descend from it, claims.ts).
+    // nothing (a claim needs a live process to descend from it, claims.ts). An adopted one was
+    // found by what it sent, not by a line anyone could write.
     const check = this.options.isAgentProcess;
-    if (check && facts !== undefined && facts.argv.length > 0 && !check(facts.argv, match[2] as string)) {
+    if (!adopted && check && facts !== undefined && facts.argv.length > 0 && !check(facts.argv, cli)) {
       this.refused += 1;
-      return;
+      return undefined;
     }
     const clock = this.options.clock;
     const now = clock.now();
@@ -172,13 +196,13 @@ export class SpawnRegistry {
     this.count += 1;
     const spawn: Spawn = {
       id: `a${this.count}`,
-      cli: match[2] as string,
+      cli,
       innerPid,
       pid,
       ppid: facts?.ppid,
       // /proc reads an empty command line for a process caught mid-exec (the launcher becoming
       // the CLI): then the CLI's name is all that is known of it.
-      argv: agentArgv(facts?.argv.length ? facts.argv : [match[2] as string], match[2] as string)
+      argv: agentArgv(facts?.argv.length ? facts.argv : [cli], cli)
         .slice(0, 64)
         .map((arg) => arg.slice(0, 2048)),
       cwd: facts?.cwd,
@@ -199,11 +223,14 @@ export class SpawnRegistry {
         cwd: spawn.cwd ?? null,
         // `codex --version`: a control plane checking what is installed, not an agent at work.
         ...(isProbe(spawn.argv) ? { probe: true } : {}),
+        // Not through a launcher: found by its model requests (docs/world.md, "Agents").
+        ...(adopted ? { adopted: true } : {}),
       },
     });
     for (const listener of this.listeners) listener(spawn, 'spawn');
     // Gone before it was seen: its exit is now.
     if (pid === undefined || !isAlive(pid)) this.exited(spawn);
+    return spawn;
   }
 
   private exited(spawn: Spawn): void {

@@ -31,7 +31,7 @@ import type { Clock } from '../clock/clock.ts';
 import { TokenRegistry } from '../github/auth.ts';
 import type { GitHubEmulator } from '../github/emulator.ts';
 import { type RunningGitHubServer, startGitHubServer } from '../github/http.ts';
-import type { ProviderEmulator } from '../provider/emulator.ts';
+import { cliOf, type ProviderEmulator } from '../provider/emulator.ts';
 import { type RunningProviderServer, startProviderServer } from '../provider/http.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import { makeWorldCa, systemBundlePaths, type WorldCa } from './ca.ts';
@@ -596,10 +596,42 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         },
       ]);
     });
+    /** The process behind each connection an agent CLI's requests came on without a spawn's key. */
+    const agentOwners = new WeakMap<object, number | null>();
+    /**
+     * An agent CLI that is not a launcher's (a control plane's own copy, as an agent SDK bundles
+     * one) is known by its User-Agent; its process becomes a spawn (`adopted`) and its requests
+     * carry that spawn's key from here on, so they are its own, not the control plane's.
+     */
+    const adoptAgent = (req: IncomingMessage) => {
+      if (!spawns || !launchers) return;
+      const ua = req.headers['user-agent'];
+      const { cli } = cliOf(typeof ua === 'string' ? ua : undefined);
+      if (cli === 'other') return;
+      const bearer = /^Bearer\s+(\S+)$/i.exec(
+        typeof req.headers.authorization === 'string' ? req.headers.authorization : '',
+      )?.[1];
+      const apiKey = typeof req.headers['x-api-key'] === 'string' ? req.headers['x-api-key'] : undefined;
+      if ((bearer ?? apiKey)?.startsWith(launchers.keyPrefix)) return;
+      let pid = agentOwners.get(req.socket);
+      if (pid === undefined) {
+        const ports = portsOf(req.socket);
+        pid = (ports && ownerOf('tcp', ports.port, ports.peerPort)) ?? null;
+        agentOwners.set(req.socket, pid);
+      }
+      const spawn = pid === null ? undefined : spawns.adopt(pid, cli);
+      if (spawn === undefined) return;
+      const key = `${launchers.keyPrefix}${spawn.innerPid}`;
+      if (bearer !== undefined || apiKey === undefined) req.headers.authorization = `Bearer ${key}`;
+      if (apiKey !== undefined) req.headers['x-api-key'] = key;
+    };
     interpose(providerServer.server, (req) => {
-      if (req.headers.authorization === undefined && req.headers['x-api-key'] === undefined) return undefined;
+      if (req.headers.authorization === undefined && req.headers['x-api-key'] === undefined) {
+        adoptAgent(req);
+        return undefined;
+      }
       const own = `${WORLD_KEY_PREFIX}${tag}`;
-      return guardCall(req, 'provider', () => [
+      const waiting = guardCall(req, 'provider', () => [
         {
           credential: /^Bearer\s+(\S+)$/i.exec(
             typeof req.headers.authorization === 'string' ? req.headers.authorization : '',
@@ -615,6 +647,9 @@ export async function openWorld(options: WorldOptions): Promise<World> {
           },
         },
       ]);
+      // A provider claim never waits (only a work command's, on GitHub, does).
+      adoptAgent(req);
+      return waiting;
     });
 
     trace.write({
