@@ -52,6 +52,8 @@ interface TraceRecords {
 
 /** One session in one cycle: the calls it made, the states around it, the events before it. */
 interface Unit {
+  /** Its place in CostReading's units. */
+  order: number;
   session: Session;
   cycle: Cycle;
   from: ModelState;
@@ -438,6 +440,50 @@ function bound(sorted: ArrayLike<number>, value: number, upper: boolean): number
 const upperBound = (sorted: ArrayLike<number>, value: number) => bound(sorted, value, true);
 const lowerBound = (sorted: ArrayLike<number>, value: number) => bound(sorted, value, false);
 
+/**
+ * Counts of calls by operation id (the CallTable's `op`), in the order each was first counted: what
+ * a `Map` from operation name to count gave, without a map or a string per call.
+ */
+export class OpCounts {
+  readonly counts: Int32Array;
+  /** The operation ids counted, in the order first counted. */
+  readonly order: number[] = [];
+  constructor(opCount: number) {
+    this.counts = new Int32Array(opCount);
+  }
+  count(op: number): void {
+    if (this.counts[op]! === 0) this.order.push(op);
+    this.counts[op]!++;
+  }
+  /** Adds each count to `tally` under its operation's name, in the order first counted. */
+  addTo(tally: Tally, ops: readonly string[]): void {
+    for (const op of this.order) tally.add(ops[op]!, this.counts[op]!);
+  }
+  clear(): void {
+    for (const op of this.order) this.counts[op] = 0;
+    this.order.length = 0;
+  }
+}
+
+/**
+ * A cycle's shared calls (of no session) by operation: those naming a repository to `perRepo`, the
+ * others to `perProject`. A small function of its own: it is the only loop over every call of
+ * learnShared, and V8 compiles it alone rather than the whole step on stack replacement.
+ */
+export function countShared(
+  T: CallTable,
+  calls: readonly number[],
+  perRepo: OpCounts,
+  perProject: OpCounts,
+): void {
+  const { session, repo, op } = T;
+  for (let n = 0; n < calls.length; n++) {
+    const i = calls[n]!;
+    if (session[i]! >= 0) continue;
+    (repo[i]! >= 0 ? perRepo : perProject).count(op[i]!);
+  }
+}
+
 /** The cost part of one trace with poll cycles: each step below adds its share to the learner. */
 class CostReading {
   private readonly cycles: Cycle[];
@@ -448,6 +494,8 @@ class CostReading {
   /** Calls of a spawn path, though they fell in a cycle of their repository (1 per such call). */
   private readonly spawnCalls: Uint8Array;
   private readonly units: Unit[] = [];
+  /** The units that follow an event (their `offsets` set): a few among many. */
+  private readonly afterEvents: Unit[] = [];
   /** The units' calls by operation (Unit.countFrom): operation ids and their counts. */
   private readonly unitOps: number[] = [];
   private readonly unitCounts: number[] = [];
@@ -832,6 +880,7 @@ class CostReading {
         }
         // Most session-cycles follow no event: their offsets are made only when one does.
         const unit: Unit = {
+          order: this.units.length,
           session: s,
           cycle: c,
           from,
@@ -854,7 +903,10 @@ class CostReading {
         if (!EXCESS_TRIGGERS.includes(trigger.on)) continue;
         const first = upperBound(starts, trigger.t);
         own.slice(first, first + EVENT_CYCLES).forEach((u, k) => {
-          u.offsets ??= new Map();
+          if (u.offsets === undefined) {
+            u.offsets = new Map();
+            this.afterEvents.push(u);
+          }
           const prev = u.offsets.get(trigger.on);
           if (prev === undefined || k + 1 < prev) u.offsets.set(trigger.on, k + 1);
         });
@@ -927,8 +979,10 @@ class CostReading {
 
   /** Extra calls in the cycles after an event, beyond the profile. */
   private learnEventExcess(): void {
-    for (const u of this.units) {
-      for (const [on, k] of u.offsets ?? []) {
+    // In the units' order, as a pass over every unit took them.
+    this.afterEvents.sort((a, b) => a.order - b.order);
+    for (const u of this.afterEvents) {
+      for (const [on, k] of u.offsets!) {
         const entry = this.excessEntry(on, k);
         entry.perSession.samples++;
         const tally = this.profileTally(u.from, u.to);
@@ -977,28 +1031,27 @@ class CostReading {
   /** Shared calls (a cycle's calls of no session): per project loop, and per repository when they name one. */
   private learnShared(): void {
     const { learner } = this;
+    const T = this.T;
+    const perRepo = new OpCounts(T.ops.length);
+    const perProject = new OpCounts(T.ops.length);
     for (const [c, list] of this.cycleMembers) {
       if (list.length === 0) continue;
       const k = this.restartOffsetOf(c);
-      const perRepo = new Map<string, number>();
-      const perProject = new Map<string, number>();
-      for (const i of c.calls) {
-        if (this.T.session[i]! >= 0) continue;
-        const tally = this.T.repo[i]! >= 0 ? perRepo : perProject;
-        const op = this.T.opOf(i);
-        tally.set(op, (tally.get(op) ?? 0) + 1);
-      }
+      countShared(T, c.calls, perRepo, perProject);
       const repos = new Set(list.map((s) => s.repo ?? '')).size;
       if (k === undefined) {
         learner.perProject.samples++;
         learner.perRepo.samples += repos;
-        for (const [op, n] of perProject) learner.perProject.add(op, n);
-        for (const [op, n] of perRepo) learner.perRepo.add(op, n);
+        perProject.addTo(learner.perProject, T.ops);
+        perRepo.addTo(learner.perRepo, T.ops);
       } else {
         const entry = this.excessEntry('restart', k);
         entry.perProject.samples++;
-        for (const [op, n] of [...perProject, ...perRepo]) entry.perProject.add(op, n);
+        perProject.addTo(entry.perProject, T.ops);
+        perRepo.addTo(entry.perProject, T.ops);
       }
+      perRepo.clear();
+      perProject.clear();
     }
   }
 
@@ -1211,11 +1264,12 @@ class CostReading {
           last = { from: u.from, to: u.to, means };
         }
         for (const mean of last.means) total += mean;
-        for (const [on, k] of u.offsets ?? []) {
-          const excess = learner.excess.get(`${on}#${k}`);
-          if (excess)
-            for (const sum of excess.perSession.sums.values()) total += sum / excess.perSession.samples;
-        }
+        if (u.offsets !== undefined)
+          for (const [on, k] of u.offsets) {
+            const excess = learner.excess.get(`${on}#${k}`);
+            if (excess)
+              for (const sum of excess.perSession.sums.values()) total += sum / excess.perSession.samples;
+          }
       }
       return total;
     });
