@@ -1,19 +1,22 @@
 /**
- * `model learn`'s counts by operation id (src/learn/trace.ts, docs/performance.md "model learn"):
- * the passes over a trace's calls that counted them in a `Map` by operation name now count them in
- * typed arrays by the CallTable's operation id. Properties over random calls: the tallies they
- * make hold the same operations, in the same order, with the same sums as the `Map`s did.
+ * `model learn`'s passes over a trace's calls without a `Map` per cycle (src/learn/trace.ts,
+ * src/learn/cycle-time.ts, docs/performance.md "model learn"): the shared calls counted in typed
+ * arrays by the CallTable's operation id, a cycle's calls grouped by session in flat arrays, a fit
+ * window's chains picked by an index array. Properties over random calls and chains: each gives
+ * what the `Map`s gave, in the same order.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { type Chain, windowChains } from '../src/learn/cycle-time.ts';
 import { CallTable, Tally } from '../src/learn/learner.ts';
-import { countShared, OpCounts } from '../src/learn/trace.ts';
+import { countShared, groupBySession, OpCounts, sessionKeys } from '../src/learn/trace.ts';
 import type { ApiRecord } from '../src/trace/schema.ts';
 
 /** Calls with or without a session and a repository, of a handful of operations. */
 const callsArbitrary = fc.array(
   fc.record({
-    session: fc.option(fc.constantFrom('s1', 's2', 's3'), { nil: undefined }),
+    // A session named '' is grouped with the calls of no session, as the Map by name did.
+    session: fc.option(fc.constantFrom('s1', 's2', 's3', ''), { nil: undefined }),
     repo: fc.option(fc.constantFrom('o/a', 'o/b'), { nil: undefined }),
     kind: fc.integer({ min: 0, max: 5 }),
   }),
@@ -76,6 +79,106 @@ describe('counts by operation id', () => {
         for (const key of ['perRepo', 'perProject', 'both'] as const)
           expect([...after[key].sums]).toEqual([...before[key].sums]);
       }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+/** The calls cut into cycles: runs of consecutive indices. */
+function cyclesOf(size: number, cuts: readonly number[]): number[][] {
+  const bounds = [...new Set(cuts.map((c) => c % (size + 1)))].sort((a, b) => a - b);
+  const cycles: number[][] = [];
+  let from = 0;
+  for (const b of [...bounds, size]) {
+    cycles.push(Array.from({ length: b - from }, (_, k) => from + k));
+    from = b;
+  }
+  return cycles;
+}
+
+describe("a cycle's calls by session", () => {
+  it("the groups of the Map by session name, in its order, each group in the cycle's order, cycle after cycle", () => {
+    fc.assert(
+      fc.property(
+        callsArbitrary,
+        fc.array(fc.nat(), { maxLength: 5 }),
+        fc.boolean(),
+        (calls, cuts, shuffle) => {
+          const T = tableOf(calls);
+          const keys = sessionKeys(T);
+          const slots = new Int32Array(T.sessions.values.length + 1);
+          const stamps = new Int32Array(T.sessions.values.length + 1);
+          cyclesOf(calls.length, cuts).forEach((cycle, index) => {
+            // A cycle's calls need not be in index order (calls of a reused cycle id).
+            const list = shuffle ? [...cycle].reverse() : cycle;
+            const before = new Map<string, number[]>();
+            for (const i of list) {
+              const key = T.sessionOf(i) ?? '';
+              const group = before.get(key);
+              if (group) group.push(i);
+              else before.set(key, [i]);
+            }
+            const groups = groupBySession(list, T.session, keys, slots, stamps, index + 1);
+            const after = [...groups.keys].map((key, g): [string, number[]] => [
+              key < 0 ? '' : T.sessions.values[key]!,
+              [...groups.calls.subarray(groups.starts[g]!, groups.starts[g + 1]!)],
+            ]);
+            expect(after).toEqual([...before]);
+          });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+/** fitWindows' choice of a window's chains as it was: a Map of the cycles taken. */
+function windowChainsBefore(
+  chains: readonly Chain[],
+  cycles: readonly number[],
+  spans: Array<[number, number]>,
+) {
+  const index = new Map(cycles.map((c, k) => [c, k]));
+  const out: Chain[] = [];
+  for (const chain of chains) {
+    const k = chain.cycle >= 0 ? index.get(chain.cycle) : undefined;
+    if (k !== undefined) out.push({ ...chain, cycle: k });
+    else if (chain.cycle < 0 && spans.some(([from, to]) => chain.startMs >= from && chain.startMs <= to))
+      out.push(chain);
+  }
+  return out;
+}
+
+describe("a fit window's chains", () => {
+  it('the chains the Map of cycles taken chose, renumbered alike, the spawns within its spans', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.array(
+          fc.record({ cycle: fc.integer({ min: -1, max: 7 }), startMs: fc.integer({ min: 0, max: 80 }) }),
+          {
+            maxLength: 30,
+          },
+        ),
+        fc.uniqueArray(fc.nat({ max: 7 }), { maxLength: 8 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 80 }), fc.integer({ min: 0, max: 20 })), {
+          maxLength: 3,
+        }),
+        (cycleCount, rawChains, rawTaken, rawSpans) => {
+          const chains: Chain[] = rawChains.map((c, n) => ({
+            cycle: c.cycle % cycleCount,
+            startMs: c.startMs,
+            latenciesMs: [n],
+          }));
+          const taken = rawTaken.filter((c) => c < cycleCount).sort((a, b) => a - b);
+          const spans = rawSpans.map(([from, length]): [number, number] => [from, from + length]);
+          const index = new Int32Array(cycleCount).fill(-1);
+          taken.forEach((c, k) => {
+            index[c] = k;
+          });
+          expect(windowChains(chains, index, spans)).toEqual(windowChainsBefore(chains, taken, spans));
+        },
+      ),
       { numRuns: 300 },
     );
   });

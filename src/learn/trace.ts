@@ -484,6 +484,88 @@ export function countShared(
   }
 }
 
+/**
+ * A cycle's calls by session, flat: group g holds the calls at [starts[g], starts[g + 1]) of
+ * `calls`, in the cycle's order, and is of the session keyed `keys[g]` (sessionKeys: the calls of
+ * no session, and of a session named '', are one group, keyed -1); the groups in the order of
+ * their first call. What a `Map` from session name to a list of calls gave, without a map and a
+ * list for each session of each cycle (a trace has one per session per cycle: 23,000 in the
+ * bench's 4 h trace).
+ */
+export interface SessionGroups {
+  keys: Int32Array;
+  starts: Int32Array;
+  calls: Int32Array;
+}
+
+/**
+ * Each CallTable session id's key in SessionGroups: the id itself, or -1 for a session named ''
+ * (grouped with the calls of no session, as a `Map` keyed by `sessionOf(i) ?? ''` grouped them).
+ */
+export function sessionKeys(T: CallTable): Int32Array {
+  return Int32Array.from(T.sessions.values, (name, id) => (name === '' ? -1 : id));
+}
+
+/**
+ * Groups a cycle's calls by session (SessionGroups). `slots` and `stamps` are scratch arrays of
+ * one more entry than there are sessions, shared from one cycle to the next: `stamps[key + 1]`
+ * is `stamp` once the key has a group in this cycle, its index then in `slots[key + 1]`; each
+ * cycle takes a stamp of its own (never 0), so nothing is cleared between cycles.
+ */
+export function groupBySession(
+  calls: readonly number[],
+  session: Int32Array,
+  keys: Int32Array,
+  slots: Int32Array,
+  stamps: Int32Array,
+  stamp: number,
+): SessionGroups {
+  const groupKeys: number[] = [];
+  const counts: number[] = [];
+  const groupOfCall = new Int32Array(calls.length);
+  for (let n = 0; n < calls.length; n++) {
+    const s = session[calls[n]!]!;
+    const slot = (s < 0 ? -1 : keys[s]!) + 1;
+    let g: number;
+    if (stamps[slot] === stamp) g = slots[slot]!;
+    else {
+      stamps[slot] = stamp;
+      g = groupKeys.length;
+      slots[slot] = g;
+      groupKeys.push(slot - 1);
+      counts.push(0);
+    }
+    counts[g]!++;
+    groupOfCall[n] = g;
+  }
+  const starts = new Int32Array(groupKeys.length + 1);
+  for (let g = 0; g < groupKeys.length; g++) starts[g + 1] = starts[g]! + counts[g]!;
+  const next = starts.slice(0, groupKeys.length);
+  const grouped = new Int32Array(calls.length);
+  for (let n = 0; n < calls.length; n++) grouped[next[groupOfCall[n]!]!++] = calls[n]!;
+  return { keys: Int32Array.from(groupKeys), starts, calls: grouped };
+}
+
+/**
+ * Per session id (in the order of their first such call), its calls outside any cycle or of its
+ * spawn (`spawnCalls`), not its agent's. A function of its own: its loop over every call is
+ * compiled alone, not with the whole of addFitGroup.
+ */
+function spawnCallsBySession(T: CallTable, spawnCalls: Uint8Array): Map<number, number[]> {
+  const bySession = new Map<number, number[]>();
+  const agent = T.sources.id('agent');
+  const { session, source, cycle } = T;
+  for (let i = 0; i < T.size; i++) {
+    const s = session[i]!;
+    if ((spawnCalls[i] || Number.isNaN(cycle[i]!)) && source[i] !== agent && s >= 0) {
+      const list = bySession.get(s);
+      if (list) list.push(i);
+      else bySession.set(s, [i]);
+    }
+  }
+  return bySession;
+}
+
 /** The cost part of one trace with poll cycles: each step below adds its share to the learner. */
 class CostReading {
   private readonly cycles: Cycle[];
@@ -502,8 +584,12 @@ class CostReading {
   /** Each session's units, in its cycles' order. */
   private readonly unitsOf = new Map<Session, Unit[]>();
   private readonly cycleMembers = new Map<Cycle, Session[]>();
-  /** Per cycle, its calls by session (no session: ''), each session's in the cycle's order. */
-  private readonly callsBySession = new Map<Cycle, Map<string, number[]>>();
+  /** Per cycle (by its index), its calls by session, made when first asked for (bySession). */
+  private readonly callsBySession: Array<SessionGroups | undefined> = [];
+  /** bySession's keys and scratch arrays (groupBySession), made with the first cycle's groups. */
+  private groupKeys: Int32Array | undefined;
+  private groupSlots: Int32Array | undefined;
+  private groupStamps: Int32Array | undefined;
   private readonly agentCalls: number[] = [];
   private readonly T: CallTable;
   private readonly projectScoped: boolean;
@@ -824,20 +910,32 @@ class CostReading {
     }
   }
 
-  /** A cycle's calls by session ('' for those of no session), in the cycle's order. */
-  private bySession(c: Cycle): Map<string, number[]> {
-    let out = this.callsBySession.get(c);
-    if (!out) {
-      out = new Map();
-      for (const i of c.calls) {
-        const key = this.T.sessionOf(i) ?? '';
-        const list = out.get(key);
-        if (list) list.push(i);
-        else out.set(key, [i]);
-      }
-      this.callsBySession.set(c, out);
+  /** A cycle's calls by session (those of no session as one), each session's in the cycle's order. */
+  private bySession(c: Cycle): SessionGroups {
+    let out = this.callsBySession[c.index];
+    if (out === undefined) {
+      const T = this.T;
+      this.groupKeys ??= sessionKeys(T);
+      this.groupSlots ??= new Int32Array(T.sessions.values.length + 1);
+      this.groupStamps ??= new Int32Array(T.sessions.values.length + 1);
+      out = groupBySession(
+        c.calls,
+        T.session,
+        this.groupKeys,
+        this.groupSlots,
+        this.groupStamps,
+        c.index + 1,
+      );
+      this.callsBySession[c.index] = out;
     }
     return out;
+  }
+
+  /** The group of `s`'s calls in `groups` (bySession), or -1 when it made none. */
+  private groupOf(groups: SessionGroups, s: Session): number {
+    const key = s.id === '' ? -1 : this.T.sessions.find(s.id);
+    if (key === -1 && s.id !== '') return -1;
+    return groups.keys.indexOf(key);
   }
 
   /** Session-cycles: the sessions each cycle polled, with what it did to them and the events before. */
@@ -859,11 +957,12 @@ class CostReading {
         const to = stateAt(s, c.end + CYCLE_END_SLACK_MS) ?? from;
         const { unitOps, unitCounts } = this;
         const countFrom = unitOps.length;
-        const calls = own.get(s.id);
-        if (calls) {
+        const g = this.groupOf(own, s);
+        if (g >= 0) {
           let start = Number.POSITIVE_INFINITY;
           let end = Number.NEGATIVE_INFINITY;
-          for (const i of calls) {
+          for (let n = own.starts[g]!; n < own.starts[g + 1]!; n++) {
+            const i = own.calls[n]!;
             start = Math.min(start, T.t[i]!);
             end = Math.max(end, T.t[i]! + T.dur[i]!);
             const op = T.op[i]!;
@@ -1192,27 +1291,25 @@ class CostReading {
     const chains: Chain[] = [];
     const T = this.T;
     const byTime = (a: number, b: number) => T.t[a]! - T.t[b]!;
-    /** A list of calls' latencies by their start (a stable sort: a list already in order, as most are, is kept as it is). */
-    const latencies = (list: readonly number[]) => {
+    /** Calls' latencies by their start (a stable sort: calls already in order, as most are, are kept as they are). */
+    const latencies = (list: Int32Array) => {
       let sorted = true;
       for (let k = 1; k < list.length && sorted; k++) sorted = T.t[list[k - 1]!]! <= T.t[list[k]!]!;
-      return (sorted ? list : [...list].sort(byTime)).map((x) => T.dur[x]!);
+      const ordered = sorted ? list : Array.from(list).sort(byTime);
+      const out: number[] = new Array(ordered.length);
+      for (let k = 0; k < ordered.length; k++) out[k] = T.dur[ordered[k]!]!;
+      return out;
     };
     fitCycles.forEach((c, i) => {
-      for (const list of this.bySession(c).values())
-        chains.push({ cycle: i, startMs: c.t, latenciesMs: latencies(list) });
+      const { starts, calls } = this.bySession(c);
+      for (let g = 0; g + 1 < starts.length; g++)
+        chains.push({
+          cycle: i,
+          startMs: c.t,
+          latenciesMs: latencies(calls.subarray(starts[g]!, starts[g + 1]!)),
+        });
     });
-    /** Per session id (in the order of their first such call), its calls outside any cycle or of its spawn. */
-    const spawnBySession = new Map<number, number[]>();
-    const agent = T.sources.id('agent');
-    for (let i = 0; i < T.size; i++) {
-      const session = T.session[i]!;
-      if ((this.spawnCalls[i] || !T.hasCycle(i)) && T.source[i] !== agent && session >= 0) {
-        const list = spawnBySession.get(session);
-        if (list) list.push(i);
-        else spawnBySession.set(session, [i]);
-      }
-    }
+    const spawnBySession = spawnCallsBySession(T, this.spawnCalls);
     // A spawn starts when the session is created; when the control plane says its spawn returned,
     // what its calls do not account for is the spawn's own work (learn.ts, fitSpawnAndSpread).
     const spawns: Array<{ chain: number; tookMs: number }> = [];
@@ -1232,9 +1329,10 @@ class CostReading {
       // Each session's first call (those of no session as one), from the cycle's calls by session.
       spreads: fitCycles.map((c) => {
         const firsts: number[] = [];
-        for (const list of this.bySession(c).values()) {
+        const { starts, calls } = this.bySession(c);
+        for (let g = 0; g + 1 < starts.length; g++) {
           let first = Number.POSITIVE_INFINITY;
-          for (const i of list) first = Math.min(first, T.t[i]!);
+          for (let n = starts[g]!; n < starts[g + 1]!; n++) first = Math.min(first, T.t[calls[n]!]!);
           firsts.push(first);
         }
         return spreadOf(firsts);
