@@ -2,14 +2,15 @@
  * `model learn`'s passes over a trace's calls without a `Map` per cycle (src/learn/trace.ts,
  * src/learn/cycle-time.ts, docs/performance.md "model learn"): the shared calls counted in typed
  * arrays by the CallTable's operation id, a cycle's calls grouped by session in flat arrays, a fit
- * window's chains picked by an index array. Properties over random calls and chains: each gives
+ * window's chains picked by an index array, a call's kind found by its strings instead of a key
+ * joined from them for every call. Properties over random calls and chains: each gives
  * what the `Map`s gave, in the same order.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Chain, windowChains } from '../src/learn/cycle-time.ts';
-import { CallTable, Tally } from '../src/learn/learner.ts';
-import { countShared, groupBySession, OpCounts, sessionKeys } from '../src/learn/trace.ts';
+import { CallTable, Operations, Tally } from '../src/learn/learner.ts';
+import { countShared, groupBySession, OpCounts, sessionKeys, sumFrom } from '../src/learn/trace.ts';
 import type { ApiRecord } from '../src/trace/schema.ts';
 
 /** Calls with or without a session and a repository, of a handful of operations. */
@@ -177,6 +178,70 @@ describe("a fit window's chains", () => {
             index[c] = k;
           });
           expect(windowChains(chains, index, spans)).toEqual(windowChainsBefore(chains, taken, spans));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("a call's kind", () => {
+  it('numbered as the key joined from its op, protocol, method and route numbers it, whatever object holds each string', () => {
+    const piece = fc.constantFrom('a', 'b', 'a|b', '', 'GET', 'graphql');
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            op: fc.option(piece, { nil: undefined }),
+            protocol: piece,
+            method: piece,
+            route: piece,
+            cost: fc.integer({ min: 0, max: 3 }),
+            // A string made anew (as the full parse makes it), not the scanner's repeated object.
+            fresh: fc.boolean(),
+          }),
+          { maxLength: 40 },
+        ),
+        (records) => {
+          const operations = new Operations();
+          const firstOf = new Map<string, number>();
+          const fullOf: string[] = [];
+          for (const r of records) {
+            const copy = (v: string) => (r.fresh ? [...v].join('') : v);
+            const record = {
+              op: r.op === undefined ? undefined : copy(r.op),
+              protocol: copy(r.protocol),
+              method: copy(r.method),
+              route: copy(r.route),
+              resource: 'core',
+              cost: r.cost,
+            } as unknown as ApiRecord;
+            const full = `${r.op ?? ''}|${r.protocol}|${r.method}|${r.route}`;
+            if (!firstOf.has(full)) {
+              firstOf.set(full, fullOf.length);
+              fullOf.push(full);
+            }
+            const id = operations.add(record);
+            expect(id).toBe(firstOf.get(full));
+            expect(operations.kindKey(id)).toBe(full);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('a sum of counts', () => {
+  it("adds each value to the start in turn, as the loop adding them to the learner's field did", () => {
+    fc.assert(
+      fc.property(
+        fc.double({ noNaN: true }),
+        fc.array(fc.double({ noNaN: true }), { maxLength: 30 }),
+        (start, values) => {
+          let field = start;
+          for (const n of values) field += n;
+          expect(Object.is(sumFrom(start, values), field)).toBe(true);
         },
       ),
       { numRuns: 300 },

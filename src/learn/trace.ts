@@ -566,6 +566,17 @@ function spawnCallsBySession(T: CallTable, spawnCalls: Uint8Array): Map<number, 
   return bySession;
 }
 
+/**
+ * `start` plus each of `values` in turn (the same additions, in the same order, as a loop adding
+ * them to a field); a function of its own so that V8 compiles this loop, not its caller, on stack
+ * replacement.
+ */
+export function sumFrom(start: number, values: readonly number[]): number {
+  let total = start;
+  for (let k = 0; k < values.length; k++) total += values[k]!;
+  return total;
+}
+
 /** The cost part of one trace with poll cycles: each step below adds its share to the learner. */
 class CostReading {
   private readonly cycles: Cycle[];
@@ -929,6 +940,15 @@ class CostReading {
       this.callsBySession[c.index] = out;
     }
     return out;
+  }
+
+  /**
+   * bySession's groups of a cycle it has grouped already, as every cycle with calls is by the time
+   * the fit's data is gathered (sessionCycles): read from the cache without a call that V8 would
+   * compile the grouping into.
+   */
+  private groupsMade(c: Cycle): SessionGroups {
+    return this.callsBySession[c.index] ?? this.bySession(c);
   }
 
   /** The group of `s`'s calls in `groups` (bySession), or -1 when it made none. */
@@ -1301,7 +1321,7 @@ class CostReading {
       return out;
     };
     fitCycles.forEach((c, i) => {
-      const { starts, calls } = this.bySession(c);
+      const { starts, calls } = this.groupsMade(c);
       for (let g = 0; g + 1 < starts.length; g++)
         chains.push({
           cycle: i,
@@ -1329,7 +1349,7 @@ class CostReading {
       // Each session's first call (those of no session as one), from the cycle's calls by session.
       spreads: fitCycles.map((c) => {
         const firsts: number[] = [];
-        const { starts, calls } = this.bySession(c);
+        const { starts, calls } = this.groupsMade(c);
         for (let g = 0; g + 1 < starts.length; g++) {
           let first = Number.POSITIVE_INFINITY;
           for (let n = starts[g]!; n < starts[g + 1]!; n++) first = Math.min(first, T.t[calls[n]!]!);
@@ -1348,7 +1368,7 @@ class CostReading {
     learner.fit.calls += this.trace.calls.size;
     learner.fit.sessionCycles += units.length;
     // Every unit's counts, one after another (Unit.countFrom).
-    for (const n of this.unitCounts) learner.fit.sessionCycleCalls += n;
+    learner.fit.sessionCycleCalls = sumFrom(learner.fit.sessionCycleCalls, this.unitCounts);
     learner.fitUnits.push(() => {
       let total = 0;
       // The means of the profile a unit is predicted by, made once per profile (the tallies are
