@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Chain, windowChains } from '../src/learn/cycle-time.ts';
 import { CallTable, Operations, Tally } from '../src/learn/learner.ts';
-import { countShared, groupBySession, OpCounts, sessionKeys, sumFrom } from '../src/learn/trace.ts';
+import { countShared, groupBySession, OpCounts, sessionKeys, sumFrom, topRepo } from '../src/learn/trace.ts';
 import type { ApiRecord } from '../src/trace/schema.ts';
 
 /** Calls with or without a session and a repository, of a handful of operations. */
@@ -242,6 +242,32 @@ describe('a sum of counts', () => {
           let field = start;
           for (const n of values) field += n;
           expect(Object.is(sumFrom(start, values), field)).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("a cycle's repository", () => {
+  it("the one a Map of votes sorted by count put first (ties to the first named), none named '' counted", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.option(fc.constantFrom('o/a', 'o/b', 'o/c', ''), { nil: undefined }), { maxLength: 30 }),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        (repos, cuts) => {
+          const T = tableOf(repos.map((repo) => ({ repo, kind: 0 })));
+          const named = Uint8Array.from(T.repos.values, (name) => (name === '' ? 0 : 1));
+          const votes = new OpCounts(T.repos.values.length);
+          for (const cycle of cyclesOf(repos.length, cuts)) {
+            const before = new Map<number, number>();
+            for (const i of cycle) {
+              const repo = T.repo[i]!;
+              if (repo >= 0 && T.repos.values[repo] !== '') before.set(repo, (before.get(repo) ?? 0) + 1);
+            }
+            const top = [...before].sort((a, b) => b[1] - a[1])[0];
+            expect(topRepo(cycle, T.repo, named, votes)).toBe(top ? top[0] : -1);
+          }
         },
       ),
       { numRuns: 300 },

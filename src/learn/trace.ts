@@ -577,6 +577,27 @@ export function sumFrom(start: number, values: readonly number[]): number {
   return total;
 }
 
+/**
+ * The repository (its id) most of `calls` name, ties to the first named, or -1 for none: what
+ * sorting a `Map` of votes by count (a stable sort) put first. `named` says which ids count (a
+ * repository named '' does not); `votes` is scratch, left cleared.
+ */
+export function topRepo(
+  calls: readonly number[],
+  repo: Int32Array,
+  named: Uint8Array,
+  votes: OpCounts,
+): number {
+  for (let n = 0; n < calls.length; n++) {
+    const r = repo[calls[n]!]!;
+    if (r >= 0 && named[r] === 1) votes.count(r);
+  }
+  let top = -1;
+  for (const r of votes.order) if (top < 0 || votes.counts[r]! > votes.counts[top]!) top = r;
+  votes.clear();
+  return top;
+}
+
 /** The cost part of one trace with poll cycles: each step below adds its share to the learner. */
 class CostReading {
   private readonly cycles: Cycle[];
@@ -865,15 +886,21 @@ class CostReading {
     }
     const repos = new Set([...this.sessions.values()].flatMap((s) => (s.repo ? [s.repo] : [])));
     this.learner.coverage.repos = Math.max(this.learner.coverage.repos, repos.size);
+    this.cycleRepos();
+  }
+
+  /**
+   * Each cycle's repository: the one most of its calls name (ties to the first named). A step of
+   * its own: its loop over every call is compiled on its own, not attributeCalls a second time.
+   */
+  private cycleRepos(): void {
+    const T = this.T;
+    const votes = new OpCounts(T.repos.values.length);
+    // A repository named '' is no repository here.
+    const named = Uint8Array.from(T.repos.values, (name) => (name === '' ? 0 : 1));
     for (const c of this.cycles) {
-      const votes = new Map<number, number>();
-      for (const i of c.calls) {
-        const repo = T.repo[i]!;
-        // A repository named '' is no repository here.
-        if (repo >= 0 && T.repos.values[repo] !== '') votes.set(repo, (votes.get(repo) ?? 0) + 1);
-      }
-      const top = [...votes].sort((a, b) => b[1] - a[1])[0];
-      if (top) c.repo = T.repos.values[top[0]]!;
+      const top = topRepo(c.calls, T.repo, named, votes);
+      if (top >= 0) c.repo = T.repos.values[top]!;
     }
   }
 
