@@ -2,8 +2,9 @@
  * `model learn`'s passes over a trace's calls without a `Map` per cycle (src/learn/trace.ts,
  * src/learn/cycle-time.ts, docs/performance.md "model learn"): the shared calls counted in typed
  * arrays by the CallTable's operation id, a cycle's calls grouped by session in flat arrays, a fit
- * window's chains picked by an index array, a call's kind found by its strings instead of a key
- * joined from them for every call. Properties over random calls and chains: each gives
+ * window's chains picked by an index array, a cycle's repository by votes in typed arrays. And
+ * the numbering of kinds of call (Operations.add: the last kind's strings compared first, then
+ * the key joined from them), whatever object holds each string. Properties over random calls and chains: each gives
  * what the `Map`s gave, in the same order.
  */
 import fc from 'fast-check';

@@ -244,14 +244,6 @@ interface CallKind {
   cost: number;
 }
 
-/** A protocol, method and route seen with an op name, and the kind of call they make with it (Operations.add). */
-interface SeenKind {
-  protocol: string;
-  method: string;
-  route: string;
-  id: number;
-}
-
 /**
  * The catalogue of operations: one key per (op, protocol, method, route) the traces recorded, an
  * op name alone when it went with one route only. Built as a trace streams by (`add`, one record at
@@ -269,12 +261,7 @@ export class Operations {
   /** The trace being read: its kinds of call, numbered in the order first seen. */
   private kinds: CallKind[] = [];
   private kindIds = new Map<string, number>();
-  /**
-   * Per op name (undefined for none), the protocols, methods and routes seen with it and the kind
-   * each was given: add() finds a record's kind by comparing its strings (the scanner hands the
-   * same string object for a repeated value) instead of joining them into a key for every call.
-   */
-  private seen = new Map<string | undefined, SeenKind[]>();
+  private last: { op?: string; protocol: string; method: string; route: string; id: number } | undefined;
 
   /** The kind numbered `id` in the trace being read, as one string (operation, protocol, method, route). */
   kindKey(id: number): string {
@@ -283,54 +270,50 @@ export class Operations {
 
   /** A record as it is read: the number of its kind (the scanner's strings repeat as one object). */
   add(r: ApiRecord): number {
-    let id = -1;
-    const seen = this.seen.get(r.op);
-    if (seen !== undefined)
-      for (let k = 0; k < seen.length; k++) {
-        const s = seen[k]!;
-        if (s.protocol === r.protocol && s.method === r.method && s.route === r.route) {
-          id = s.id;
-          break;
+    const last = this.last;
+    let id: number;
+    if (
+      last !== undefined &&
+      last.op === r.op &&
+      last.protocol === r.protocol &&
+      last.method === r.method &&
+      last.route === r.route
+    )
+      id = last.id;
+    else {
+      const full = `${r.op ?? ''}|${r.protocol}|${r.method}|${r.route}`;
+      let known = this.kindIds.get(full);
+      if (known === undefined) {
+        known = this.kinds.length;
+        this.kindIds.set(full, known);
+        this.kinds.push({
+          full,
+          op: r.op,
+          protocol: r.protocol,
+          method: r.method,
+          route: r.route,
+          resource: r.resource,
+          calls: 0,
+          cost: 0,
+        });
+        if (r.op !== undefined) {
+          const routes = this.opRoutes.get(r.op) ?? new Set();
+          routes.add(`${r.protocol} ${r.method} ${r.route}`);
+          this.opRoutes.set(r.op, routes);
         }
       }
-    if (id < 0) id = this.kindOf(r);
-    const kind = this.kinds[id]!;
-    kind.calls++;
-    kind.cost += r.cost;
-    return id;
-  }
-
-  /**
-   * A record's kind by its key (operation, protocol, method, route joined), numbered when first
-   * seen; remembered in `seen` for the next record of the same strings. Two sets of strings that
-   * join into the same key (a '|' inside one, or an op '' and none) are one kind, as the key says.
-   */
-  private kindOf(r: ApiRecord): number {
-    const full = `${r.op ?? ''}|${r.protocol}|${r.method}|${r.route}`;
-    let id = this.kindIds.get(full);
-    if (id === undefined) {
-      id = this.kinds.length;
-      this.kindIds.set(full, id);
-      this.kinds.push({
-        full,
-        op: r.op,
+      id = known;
+      this.last = {
+        ...(r.op !== undefined ? { op: r.op } : {}),
         protocol: r.protocol,
         method: r.method,
         route: r.route,
-        resource: r.resource,
-        calls: 0,
-        cost: 0,
-      });
-      if (r.op !== undefined) {
-        const routes = this.opRoutes.get(r.op) ?? new Set();
-        routes.add(`${r.protocol} ${r.method} ${r.route}`);
-        this.opRoutes.set(r.op, routes);
-      }
+        id,
+      };
     }
-    const entry: SeenKind = { protocol: r.protocol, method: r.method, route: r.route, id };
-    const seen = this.seen.get(r.op);
-    if (seen) seen.push(entry);
-    else this.seen.set(r.op, [entry]);
+    const kind = this.kinds[id]!;
+    kind.calls++;
+    kind.cost += r.cost;
     return id;
   }
 
@@ -344,7 +327,7 @@ export class Operations {
     const kinds = keep ? this.kinds : [];
     this.kinds = [];
     this.kindIds = new Map();
-    this.seen = new Map();
+    this.last = undefined;
     const durs = kinds.map((kind) => new Float64Array(kind.calls));
     if (kinds.length > 0) {
       const filled = new Int32Array(kinds.length);
