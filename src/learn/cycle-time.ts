@@ -836,25 +836,22 @@ export function fitWindows(
   groups.forEach((g, group) => {
     const cycles = taken[group]!;
     if (cycles.length === 0) return;
-    const index = new Map(cycles.map((c, k) => [c, k]));
+    /** Each of the group's cycles' place in the window, -1 for one it does not take. */
+    const index = new Int32Array(g.cycles.length).fill(-1);
+    cycles.forEach((c, k) => {
+      index[c] = k;
+    });
     // A spawn belongs to a window when it started between the window's first and last cycle.
     const spans: Array<[number, number]> = [];
     for (const c of cycles) {
       const at = g.cycles[c]!.startMs;
       const span = spans.at(-1);
-      if (span && index.get(c - 1) !== undefined) span[1] = at;
+      if (span && c > 0 && index[c - 1]! >= 0) span[1] = at;
       else spans.push([at, at]);
-    }
-    const chains: Chain[] = [];
-    for (const chain of g.chains) {
-      const k = chain.cycle >= 0 ? index.get(chain.cycle) : undefined;
-      if (k !== undefined) chains.push({ ...chain, cycle: k });
-      else if (chain.cycle < 0 && spans.some(([from, to]) => chain.startMs >= from && chain.startMs <= to))
-        chains.push(chain);
     }
     windows.push({
       cycles: cycles.map((c) => g.cycles[c]!),
-      chains,
+      chains: windowChains(g.chains, index, spans),
       observed: cycles.map((c) => g.observed[c]!),
       spreads: cycles.map((c) => g.spreads[c]!),
       cores: g.cores,
@@ -862,6 +859,34 @@ export function fitWindows(
     });
   });
   return windows;
+}
+
+/**
+ * A window's chains, in the group's order: those of the cycles it takes (`index`: each cycle's
+ * place in the window, -1 for one it does not take), renumbered, and the spawns that started
+ * within one of its spans of consecutive cycles. A function of its own: the loop over every
+ * chain of a long trace is compiled alone, not with the whole of fitWindows.
+ */
+export function windowChains(
+  chains: readonly Chain[],
+  index: Int32Array,
+  spans: ReadonlyArray<readonly [number, number]>,
+): Chain[] {
+  const out: Chain[] = [];
+  for (let n = 0; n < chains.length; n++) {
+    const chain = chains[n]!;
+    if (chain.cycle >= 0) {
+      const k = index[chain.cycle]!;
+      if (k >= 0) out.push({ ...chain, cycle: k });
+      continue;
+    }
+    for (const [from, to] of spans)
+      if (chain.startMs >= from && chain.startMs <= to) {
+        out.push(chain);
+        break;
+      }
+  }
+  return out;
 }
 
 /** The coarse sample of a sampled fit (fitClientTimes' `coarse`): fewer windows, fewer calls. */

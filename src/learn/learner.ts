@@ -53,6 +53,10 @@ class StringColumn {
     this.lastId = id;
     return id;
   }
+  /** The id of `value`, or -1 when it was never given one. */
+  find(value: string): number {
+    return this.ids.get(value) ?? -1;
+  }
 }
 
 const grown = <T extends Float64Array | Int32Array>(array: T, size: number): T => {

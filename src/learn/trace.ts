@@ -52,6 +52,8 @@ interface TraceRecords {
 
 /** One session in one cycle: the calls it made, the states around it, the events before it. */
 interface Unit {
+  /** Its place in CostReading's units. */
+  order: number;
   session: Session;
   cycle: Cycle;
   from: ModelState;
@@ -438,6 +440,164 @@ function bound(sorted: ArrayLike<number>, value: number, upper: boolean): number
 const upperBound = (sorted: ArrayLike<number>, value: number) => bound(sorted, value, true);
 const lowerBound = (sorted: ArrayLike<number>, value: number) => bound(sorted, value, false);
 
+/**
+ * Counts of calls by operation id (the CallTable's `op`), in the order each was first counted: what
+ * a `Map` from operation name to count gave, without a map or a string per call.
+ */
+export class OpCounts {
+  readonly counts: Int32Array;
+  /** The operation ids counted, in the order first counted. */
+  readonly order: number[] = [];
+  constructor(opCount: number) {
+    this.counts = new Int32Array(opCount);
+  }
+  count(op: number): void {
+    if (this.counts[op]! === 0) this.order.push(op);
+    this.counts[op]!++;
+  }
+  /** Adds each count to `tally` under its operation's name, in the order first counted. */
+  addTo(tally: Tally, ops: readonly string[]): void {
+    for (const op of this.order) tally.add(ops[op]!, this.counts[op]!);
+  }
+  clear(): void {
+    for (const op of this.order) this.counts[op] = 0;
+    this.order.length = 0;
+  }
+}
+
+/**
+ * A cycle's shared calls (of no session) by operation: those naming a repository to `perRepo`, the
+ * others to `perProject`. A small function of its own: it is the only loop over every call of
+ * learnShared, and V8 compiles it alone rather than the whole step on stack replacement.
+ */
+export function countShared(
+  T: CallTable,
+  calls: readonly number[],
+  perRepo: OpCounts,
+  perProject: OpCounts,
+): void {
+  const { session, repo, op } = T;
+  for (let n = 0; n < calls.length; n++) {
+    const i = calls[n]!;
+    if (session[i]! >= 0) continue;
+    (repo[i]! >= 0 ? perRepo : perProject).count(op[i]!);
+  }
+}
+
+/**
+ * A cycle's calls by session, flat: group g holds the calls at [starts[g], starts[g + 1]) of
+ * `calls`, in the cycle's order, and is of the session keyed `keys[g]` (sessionKeys: the calls of
+ * no session, and of a session named '', are one group, keyed -1); the groups in the order of
+ * their first call. What a `Map` from session name to a list of calls gave, without a map and a
+ * list for each session of each cycle (a trace has one per session per cycle: 23,000 in the
+ * bench's 4 h trace).
+ */
+export interface SessionGroups {
+  keys: Int32Array;
+  starts: Int32Array;
+  calls: Int32Array;
+}
+
+/**
+ * Each CallTable session id's key in SessionGroups: the id itself, or -1 for a session named ''
+ * (grouped with the calls of no session, as a `Map` keyed by `sessionOf(i) ?? ''` grouped them).
+ */
+export function sessionKeys(T: CallTable): Int32Array {
+  return Int32Array.from(T.sessions.values, (name, id) => (name === '' ? -1 : id));
+}
+
+/**
+ * Groups a cycle's calls by session (SessionGroups). `slots` and `stamps` are scratch arrays of
+ * one more entry than there are sessions, shared from one cycle to the next: `stamps[key + 1]`
+ * is `stamp` once the key has a group in this cycle, its index then in `slots[key + 1]`; each
+ * cycle takes a stamp of its own (never 0), so nothing is cleared between cycles.
+ */
+export function groupBySession(
+  calls: readonly number[],
+  session: Int32Array,
+  keys: Int32Array,
+  slots: Int32Array,
+  stamps: Int32Array,
+  stamp: number,
+): SessionGroups {
+  const groupKeys: number[] = [];
+  const counts: number[] = [];
+  const groupOfCall = new Int32Array(calls.length);
+  for (let n = 0; n < calls.length; n++) {
+    const s = session[calls[n]!]!;
+    const slot = (s < 0 ? -1 : keys[s]!) + 1;
+    let g: number;
+    if (stamps[slot] === stamp) g = slots[slot]!;
+    else {
+      stamps[slot] = stamp;
+      g = groupKeys.length;
+      slots[slot] = g;
+      groupKeys.push(slot - 1);
+      counts.push(0);
+    }
+    counts[g]!++;
+    groupOfCall[n] = g;
+  }
+  const starts = new Int32Array(groupKeys.length + 1);
+  for (let g = 0; g < groupKeys.length; g++) starts[g + 1] = starts[g]! + counts[g]!;
+  const next = starts.slice(0, groupKeys.length);
+  const grouped = new Int32Array(calls.length);
+  for (let n = 0; n < calls.length; n++) grouped[next[groupOfCall[n]!]!++] = calls[n]!;
+  return { keys: Int32Array.from(groupKeys), starts, calls: grouped };
+}
+
+/**
+ * Per session id (in the order of their first such call), its calls outside any cycle or of its
+ * spawn (`spawnCalls`), not its agent's. A function of its own: its loop over every call is
+ * compiled alone, not with the whole of addFitGroup.
+ */
+function spawnCallsBySession(T: CallTable, spawnCalls: Uint8Array): Map<number, number[]> {
+  const bySession = new Map<number, number[]>();
+  const agent = T.sources.id('agent');
+  const { session, source, cycle } = T;
+  for (let i = 0; i < T.size; i++) {
+    const s = session[i]!;
+    if ((spawnCalls[i] || Number.isNaN(cycle[i]!)) && source[i] !== agent && s >= 0) {
+      const list = bySession.get(s);
+      if (list) list.push(i);
+      else bySession.set(s, [i]);
+    }
+  }
+  return bySession;
+}
+
+/**
+ * `start` plus each of `values` in turn (the same additions, in the same order, as a loop adding
+ * them to a field); a function of its own so that V8 compiles this loop, not its caller, on stack
+ * replacement.
+ */
+export function sumFrom(start: number, values: readonly number[]): number {
+  let total = start;
+  for (let k = 0; k < values.length; k++) total += values[k]!;
+  return total;
+}
+
+/**
+ * The repository (its id) most of `calls` name, ties to the first named, or -1 for none: what
+ * sorting a `Map` of votes by count (a stable sort) put first. `named` says which ids count (a
+ * repository named '' does not); `votes` is scratch, left cleared.
+ */
+export function topRepo(
+  calls: readonly number[],
+  repo: Int32Array,
+  named: Uint8Array,
+  votes: OpCounts,
+): number {
+  for (let n = 0; n < calls.length; n++) {
+    const r = repo[calls[n]!]!;
+    if (r >= 0 && named[r] === 1) votes.count(r);
+  }
+  let top = -1;
+  for (const r of votes.order) if (top < 0 || votes.counts[r]! > votes.counts[top]!) top = r;
+  votes.clear();
+  return top;
+}
+
 /** The cost part of one trace with poll cycles: each step below adds its share to the learner. */
 class CostReading {
   private readonly cycles: Cycle[];
@@ -448,14 +608,20 @@ class CostReading {
   /** Calls of a spawn path, though they fell in a cycle of their repository (1 per such call). */
   private readonly spawnCalls: Uint8Array;
   private readonly units: Unit[] = [];
+  /** The units that follow an event (their `offsets` set): a few among many. */
+  private readonly afterEvents: Unit[] = [];
   /** The units' calls by operation (Unit.countFrom): operation ids and their counts. */
   private readonly unitOps: number[] = [];
   private readonly unitCounts: number[] = [];
   /** Each session's units, in its cycles' order. */
   private readonly unitsOf = new Map<Session, Unit[]>();
   private readonly cycleMembers = new Map<Cycle, Session[]>();
-  /** Per cycle, its calls by session (no session: ''), each session's in the cycle's order. */
-  private readonly callsBySession = new Map<Cycle, Map<string, number[]>>();
+  /** Per cycle (by its index), its calls by session, made when first asked for (bySession). */
+  private readonly callsBySession: Array<SessionGroups | undefined> = [];
+  /** bySession's keys and scratch arrays (groupBySession), made with the first cycle's groups. */
+  private groupKeys: Int32Array | undefined;
+  private groupSlots: Int32Array | undefined;
+  private groupStamps: Int32Array | undefined;
   private readonly agentCalls: number[] = [];
   private readonly T: CallTable;
   private readonly projectScoped: boolean;
@@ -720,15 +886,21 @@ class CostReading {
     }
     const repos = new Set([...this.sessions.values()].flatMap((s) => (s.repo ? [s.repo] : [])));
     this.learner.coverage.repos = Math.max(this.learner.coverage.repos, repos.size);
+    this.cycleRepos();
+  }
+
+  /**
+   * Each cycle's repository: the one most of its calls name (ties to the first named). A step of
+   * its own: its loop over every call is compiled on its own, not attributeCalls a second time.
+   */
+  private cycleRepos(): void {
+    const T = this.T;
+    const votes = new OpCounts(T.repos.values.length);
+    // A repository named '' is no repository here.
+    const named = Uint8Array.from(T.repos.values, (name) => (name === '' ? 0 : 1));
     for (const c of this.cycles) {
-      const votes = new Map<number, number>();
-      for (const i of c.calls) {
-        const repo = T.repo[i]!;
-        // A repository named '' is no repository here.
-        if (repo >= 0 && T.repos.values[repo] !== '') votes.set(repo, (votes.get(repo) ?? 0) + 1);
-      }
-      const top = [...votes].sort((a, b) => b[1] - a[1])[0];
-      if (top) c.repo = T.repos.values[top[0]]!;
+      const top = topRepo(c.calls, T.repo, named, votes);
+      if (top >= 0) c.repo = T.repos.values[top]!;
     }
   }
 
@@ -776,20 +948,41 @@ class CostReading {
     }
   }
 
-  /** A cycle's calls by session ('' for those of no session), in the cycle's order. */
-  private bySession(c: Cycle): Map<string, number[]> {
-    let out = this.callsBySession.get(c);
-    if (!out) {
-      out = new Map();
-      for (const i of c.calls) {
-        const key = this.T.sessionOf(i) ?? '';
-        const list = out.get(key);
-        if (list) list.push(i);
-        else out.set(key, [i]);
-      }
-      this.callsBySession.set(c, out);
+  /** A cycle's calls by session (those of no session as one), each session's in the cycle's order. */
+  private bySession(c: Cycle): SessionGroups {
+    let out = this.callsBySession[c.index];
+    if (out === undefined) {
+      const T = this.T;
+      this.groupKeys ??= sessionKeys(T);
+      this.groupSlots ??= new Int32Array(T.sessions.values.length + 1);
+      this.groupStamps ??= new Int32Array(T.sessions.values.length + 1);
+      out = groupBySession(
+        c.calls,
+        T.session,
+        this.groupKeys,
+        this.groupSlots,
+        this.groupStamps,
+        c.index + 1,
+      );
+      this.callsBySession[c.index] = out;
     }
     return out;
+  }
+
+  /**
+   * bySession's groups of a cycle it has grouped already, as every cycle with calls is by the time
+   * the fit's data is gathered (sessionCycles): read from the cache without a call that V8 would
+   * compile the grouping into.
+   */
+  private groupsMade(c: Cycle): SessionGroups {
+    return this.callsBySession[c.index] ?? this.bySession(c);
+  }
+
+  /** The group of `s`'s calls in `groups` (bySession), or -1 when it made none. */
+  private groupOf(groups: SessionGroups, s: Session): number {
+    const key = s.id === '' ? -1 : this.T.sessions.find(s.id);
+    if (key === -1 && s.id !== '') return -1;
+    return groups.keys.indexOf(key);
   }
 
   /** Session-cycles: the sessions each cycle polled, with what it did to them and the events before. */
@@ -811,11 +1004,12 @@ class CostReading {
         const to = stateAt(s, c.end + CYCLE_END_SLACK_MS) ?? from;
         const { unitOps, unitCounts } = this;
         const countFrom = unitOps.length;
-        const calls = own.get(s.id);
-        if (calls) {
+        const g = this.groupOf(own, s);
+        if (g >= 0) {
           let start = Number.POSITIVE_INFINITY;
           let end = Number.NEGATIVE_INFINITY;
-          for (const i of calls) {
+          for (let n = own.starts[g]!; n < own.starts[g + 1]!; n++) {
+            const i = own.calls[n]!;
             start = Math.min(start, T.t[i]!);
             end = Math.max(end, T.t[i]! + T.dur[i]!);
             const op = T.op[i]!;
@@ -832,6 +1026,7 @@ class CostReading {
         }
         // Most session-cycles follow no event: their offsets are made only when one does.
         const unit: Unit = {
+          order: this.units.length,
           session: s,
           cycle: c,
           from,
@@ -854,7 +1049,10 @@ class CostReading {
         if (!EXCESS_TRIGGERS.includes(trigger.on)) continue;
         const first = upperBound(starts, trigger.t);
         own.slice(first, first + EVENT_CYCLES).forEach((u, k) => {
-          u.offsets ??= new Map();
+          if (u.offsets === undefined) {
+            u.offsets = new Map();
+            this.afterEvents.push(u);
+          }
           const prev = u.offsets.get(trigger.on);
           if (prev === undefined || k + 1 < prev) u.offsets.set(trigger.on, k + 1);
         });
@@ -927,8 +1125,10 @@ class CostReading {
 
   /** Extra calls in the cycles after an event, beyond the profile. */
   private learnEventExcess(): void {
-    for (const u of this.units) {
-      for (const [on, k] of u.offsets ?? []) {
+    // In the units' order, as a pass over every unit took them.
+    this.afterEvents.sort((a, b) => a.order - b.order);
+    for (const u of this.afterEvents) {
+      for (const [on, k] of u.offsets!) {
         const entry = this.excessEntry(on, k);
         entry.perSession.samples++;
         const tally = this.profileTally(u.from, u.to);
@@ -977,28 +1177,27 @@ class CostReading {
   /** Shared calls (a cycle's calls of no session): per project loop, and per repository when they name one. */
   private learnShared(): void {
     const { learner } = this;
+    const T = this.T;
+    const perRepo = new OpCounts(T.ops.length);
+    const perProject = new OpCounts(T.ops.length);
     for (const [c, list] of this.cycleMembers) {
       if (list.length === 0) continue;
       const k = this.restartOffsetOf(c);
-      const perRepo = new Map<string, number>();
-      const perProject = new Map<string, number>();
-      for (const i of c.calls) {
-        if (this.T.session[i]! >= 0) continue;
-        const tally = this.T.repo[i]! >= 0 ? perRepo : perProject;
-        const op = this.T.opOf(i);
-        tally.set(op, (tally.get(op) ?? 0) + 1);
-      }
+      countShared(T, c.calls, perRepo, perProject);
       const repos = new Set(list.map((s) => s.repo ?? '')).size;
       if (k === undefined) {
         learner.perProject.samples++;
         learner.perRepo.samples += repos;
-        for (const [op, n] of perProject) learner.perProject.add(op, n);
-        for (const [op, n] of perRepo) learner.perRepo.add(op, n);
+        perProject.addTo(learner.perProject, T.ops);
+        perRepo.addTo(learner.perRepo, T.ops);
       } else {
         const entry = this.excessEntry('restart', k);
         entry.perProject.samples++;
-        for (const [op, n] of [...perProject, ...perRepo]) entry.perProject.add(op, n);
+        perProject.addTo(entry.perProject, T.ops);
+        perRepo.addTo(entry.perProject, T.ops);
       }
+      perRepo.clear();
+      perProject.clear();
     }
   }
 
@@ -1139,27 +1338,25 @@ class CostReading {
     const chains: Chain[] = [];
     const T = this.T;
     const byTime = (a: number, b: number) => T.t[a]! - T.t[b]!;
-    /** A list of calls' latencies by their start (a stable sort: a list already in order, as most are, is kept as it is). */
-    const latencies = (list: readonly number[]) => {
+    /** Calls' latencies by their start (a stable sort: calls already in order, as most are, are kept as they are). */
+    const latencies = (list: Int32Array) => {
       let sorted = true;
       for (let k = 1; k < list.length && sorted; k++) sorted = T.t[list[k - 1]!]! <= T.t[list[k]!]!;
-      return (sorted ? list : [...list].sort(byTime)).map((x) => T.dur[x]!);
+      const ordered = sorted ? list : Array.from(list).sort(byTime);
+      const out: number[] = new Array(ordered.length);
+      for (let k = 0; k < ordered.length; k++) out[k] = T.dur[ordered[k]!]!;
+      return out;
     };
     fitCycles.forEach((c, i) => {
-      for (const list of this.bySession(c).values())
-        chains.push({ cycle: i, startMs: c.t, latenciesMs: latencies(list) });
+      const { starts, calls } = this.groupsMade(c);
+      for (let g = 0; g + 1 < starts.length; g++)
+        chains.push({
+          cycle: i,
+          startMs: c.t,
+          latenciesMs: latencies(calls.subarray(starts[g]!, starts[g + 1]!)),
+        });
     });
-    /** Per session id (in the order of their first such call), its calls outside any cycle or of its spawn. */
-    const spawnBySession = new Map<number, number[]>();
-    const agent = T.sources.id('agent');
-    for (let i = 0; i < T.size; i++) {
-      const session = T.session[i]!;
-      if ((this.spawnCalls[i] || !T.hasCycle(i)) && T.source[i] !== agent && session >= 0) {
-        const list = spawnBySession.get(session);
-        if (list) list.push(i);
-        else spawnBySession.set(session, [i]);
-      }
-    }
+    const spawnBySession = spawnCallsBySession(T, this.spawnCalls);
     // A spawn starts when the session is created; when the control plane says its spawn returned,
     // what its calls do not account for is the spawn's own work (learn.ts, fitSpawnAndSpread).
     const spawns: Array<{ chain: number; tookMs: number }> = [];
@@ -1179,9 +1376,10 @@ class CostReading {
       // Each session's first call (those of no session as one), from the cycle's calls by session.
       spreads: fitCycles.map((c) => {
         const firsts: number[] = [];
-        for (const list of this.bySession(c).values()) {
+        const { starts, calls } = this.groupsMade(c);
+        for (let g = 0; g + 1 < starts.length; g++) {
           let first = Number.POSITIVE_INFINITY;
-          for (const i of list) first = Math.min(first, T.t[i]!);
+          for (let n = starts[g]!; n < starts[g + 1]!; n++) first = Math.min(first, T.t[calls[n]!]!);
           firsts.push(first);
         }
         return spreadOf(firsts);
@@ -1197,7 +1395,7 @@ class CostReading {
     learner.fit.calls += this.trace.calls.size;
     learner.fit.sessionCycles += units.length;
     // Every unit's counts, one after another (Unit.countFrom).
-    for (const n of this.unitCounts) learner.fit.sessionCycleCalls += n;
+    learner.fit.sessionCycleCalls = sumFrom(learner.fit.sessionCycleCalls, this.unitCounts);
     learner.fitUnits.push(() => {
       let total = 0;
       // The means of the profile a unit is predicted by, made once per profile (the tallies are
@@ -1211,11 +1409,12 @@ class CostReading {
           last = { from: u.from, to: u.to, means };
         }
         for (const mean of last.means) total += mean;
-        for (const [on, k] of u.offsets ?? []) {
-          const excess = learner.excess.get(`${on}#${k}`);
-          if (excess)
-            for (const sum of excess.perSession.sums.values()) total += sum / excess.perSession.samples;
-        }
+        if (u.offsets !== undefined)
+          for (const [on, k] of u.offsets) {
+            const excess = learner.excess.get(`${on}#${k}`);
+            if (excess)
+              for (const sum of excess.perSession.sums.values()) total += sum / excess.perSession.samples;
+          }
       }
       return total;
     });
