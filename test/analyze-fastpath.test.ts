@@ -7,6 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyzeFile } from '../src/analyze/file.ts';
 import { Rng } from '../src/base/rng.ts';
@@ -493,6 +494,38 @@ describe('the api scanner', () => {
         }
       }
     }
+  });
+});
+
+describe("the api scanner's field-by-field shortcut (the value the field held on the line before)", () => {
+  // A string equal to the field's value on the line before is taken by comparing it with that
+  // value (wasm/api-scanner.ts string()); the property: every line reads exactly as the full path
+  // reads it, whatever the values before it (the same, one byte longer or shorter, one byte
+  // changed, the line ending inside the value).
+  const letters = fc.constantFrom('a', 'b', '-', '/', '{');
+  const value = fc.array(letters, { maxLength: 20 }).map((chars) => chars.join(''));
+  const line = fc.record({
+    session: value,
+    repo: value,
+    route: value.map((v) => `/r${v}`),
+    op: fc.option(value, { nil: undefined }),
+    method: fc.constantFrom('GET', 'POST', 'GE', 'GETT'),
+    cut: fc.option(fc.nat({ max: 400 }), { nil: undefined, freq: 8 }),
+  });
+  it('reads every line of any sequence of related values as JSON.parse and the validators do', () => {
+    const fresh = loadScanner(mainScanner()!.code);
+    fc.assert(
+      fc.property(fc.array(line, { minLength: 1, maxLength: 40 }), (lines) => {
+        for (const { cut, ...values } of lines) {
+          const whole = JSON.stringify({ ...api, ...values });
+          const text = cut === undefined ? whole : whole.slice(0, Math.min(cut, whole.length));
+          const fast = scanned(text, fresh);
+          if (fast === undefined) continue;
+          expect(fast, text).toEqual(fullPath(text));
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

@@ -44,6 +44,7 @@ let OBJECT_FIRST: usize = 0; // i32 per object: its first field
 let OBJECT_FIELDS: usize = 0; // i32 per object: how many fields
 let PREDICTED: usize = 0; // i32 per field, then per object: the field whose key came next last time
 let TABLE_OF: usize = 0; // i32 per field: its string table, or -1
+let LAST_ID: usize = 0; // i32 per field: the id of the string it held last, or -1
 let TABLE_COUNT: usize = 0; // i32 per table: values in it
 let TABLE_SLOTS: usize = 0; // u32 per slot: value id + 1, 0 when free
 let ENTRIES: usize = 0; // 16 bytes per value: arena offset, length, hash
@@ -80,6 +81,7 @@ export function init(input: i32): usize {
   OBJECT_FIELDS = reserve(MAX_OBJECTS * 4);
   PREDICTED = reserve((MAX_FIELDS + MAX_OBJECTS) * 4);
   TABLE_OF = reserve(MAX_FIELDS * 4);
+  LAST_ID = reserve(MAX_FIELDS * 4);
   TABLE_COUNT = reserve(MAX_TABLES * 4);
   TABLE_SLOTS = reserve(MAX_TABLES * SLOTS * 4);
   ENTRIES = reserve(MAX_TABLES * CAP * 16);
@@ -95,6 +97,7 @@ export function init(input: i32): usize {
   const have = <usize>memory.size();
   if (pages > have) memory.grow(<i32>(pages - have));
   for (let f = 0; f < MAX_FIELDS; f++) store<i32>(TABLE_OF + (<usize>f << 2), -1);
+  for (let f = 0; f < MAX_FIELDS; f++) store<i32>(LAST_ID + (<usize>f << 2), -1);
   for (let f = 0; f < MAX_FIELDS + MAX_OBJECTS; f++) store<i32>(PREDICTED + (<usize>f << 2), -1);
   return INPUT;
 }
@@ -165,6 +168,7 @@ export function reset(): void {
     store<i32>(TABLE_COUNT + (<usize>t << 2), 0);
   }
   arenaUsed = 0;
+  for (let f = 0; f < MAX_FIELDS; f++) store<i32>(LAST_ID + (<usize>f << 2), -1);
 }
 
 /** Where value `id` of field f is in the arena, and its length. */
@@ -191,6 +195,7 @@ export function scan(p: usize, end: usize): i32 {
   if (<i32>(end - p) < prefixLength || !same(p, PREFIX, prefixLength)) return 0;
   const kept = load<u8>(end);
   store<u8>(end, 0);
+  lineEnd = end;
   const zero = i64x2.splat(0);
   for (let f = 0; f < fieldCount; f += 16) v128.store(TAGS + <usize>f, zero);
   const after = object(p, 0);
@@ -288,6 +293,8 @@ function value(p: usize, f: i32): usize {
 }
 
 let STRING_ID: i32 = 0;
+/** The end of the line being scanned (its stop byte). */
+let lineEnd: usize = 0;
 
 /**
  * A string of printable ASCII without escapes at p (its opening quote), as the id of its value
@@ -295,6 +302,18 @@ let STRING_ID: i32 = 0;
  */
 function string(p: usize, f: i32): usize {
   const start = p + 1;
+  // Most fields hold the value they held on the line before: those bytes, then the closing
+  // quote, are that value (it was read and checked then), with no search, hash nor lookup.
+  const lastId = load<i32>(LAST_ID + (<usize>f << 2));
+  if (lastId >= 0) {
+    const e = entry(f, lastId);
+    const n = load<i32>(e + 4);
+    const quote = start + <usize>n;
+    if (quote < lineEnd && load<u8>(quote) == 34 && equal(ARENA + <usize>load<u32>(e), start, n)) {
+      STRING_ID = lastId;
+      return quote + 1;
+    }
+  }
   let q = start;
   let at = 0;
   for (;;) {
@@ -320,6 +339,7 @@ function string(p: usize, f: i32): usize {
   const id = intern(start, n, f);
   if (id < 0) return 0;
   STRING_ID = id;
+  store<i32>(LAST_ID + (<usize>f << 2), id);
   return q + 1;
 }
 
