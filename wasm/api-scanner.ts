@@ -20,6 +20,8 @@ const MAX_TABLES: i32 = 24;
 const SLOTS: i32 = 32768;
 const CAP: i32 = 16384;
 const ARENA_BYTES: i32 = 8 << 20;
+/** Fields whose rows can be counted here (calls and points by value): see count(). */
+const MAX_COUNTERS: i32 = 16;
 /** A line copied in from a buffer outside this memory (a test, a line joined across reads). */
 const SCRATCH_BYTES: i32 = 64 << 10;
 
@@ -45,6 +47,10 @@ let OBJECT_FIELDS: usize = 0; // i32 per object: how many fields
 let PREDICTED: usize = 0; // i32 per field, then per object: the field whose key came next last time
 let TABLE_OF: usize = 0; // i32 per field: its string table, or -1
 let LAST_ID: usize = 0; // i32 per field: the id of the string it held last, or -1
+let COUNTED_FIELD: usize = 0; // i32 per counter: the field it counts by
+let NONE_ID: usize = 0; // i32 per counter: the id of the value counted as absent, or -1
+let COUNTS: usize = 0; // per counter, CAP + 1 slots of two f64 (calls, points); slot CAP: absent or null
+let PENDING: usize = 0; // u8: 1 when the row read last is to be counted (set by the JavaScript half)
 let TABLE_COUNT: usize = 0; // i32 per table: values in it
 let TABLE_SLOTS: usize = 0; // u32 per slot: value id + 1, 0 when free
 let ENTRIES: usize = 0; // 16 bytes per value: arena offset, length, hash
@@ -64,6 +70,8 @@ let tableCount: i32 = 0;
 let arenaUsed: i32 = 0;
 let newCount: i32 = 0;
 let status: i32 = STATUS_OK;
+let counterCount: i32 = 0;
+let pointsField: i32 = -1;
 
 function reserve(bytes: i32): usize {
   const at = heap;
@@ -82,6 +90,10 @@ export function init(input: i32): usize {
   PREDICTED = reserve((MAX_FIELDS + MAX_OBJECTS) * 4);
   TABLE_OF = reserve(MAX_FIELDS * 4);
   LAST_ID = reserve(MAX_FIELDS * 4);
+  COUNTED_FIELD = reserve(MAX_COUNTERS * 4);
+  NONE_ID = reserve(MAX_COUNTERS * 4);
+  COUNTS = reserve(MAX_COUNTERS * (CAP + 1) * 16);
+  PENDING = reserve(1);
   TABLE_COUNT = reserve(MAX_TABLES * 4);
   TABLE_SLOTS = reserve(MAX_TABLES * SLOTS * 4);
   ENTRIES = reserve(MAX_TABLES * CAP * 16);
@@ -98,6 +110,7 @@ export function init(input: i32): usize {
   if (pages > have) memory.grow(<i32>(pages - have));
   for (let f = 0; f < MAX_FIELDS; f++) store<i32>(TABLE_OF + (<usize>f << 2), -1);
   for (let f = 0; f < MAX_FIELDS; f++) store<i32>(LAST_ID + (<usize>f << 2), -1);
+  for (let c = 0; c < MAX_COUNTERS; c++) store<i32>(NONE_ID + (<usize>c << 2), -1);
   for (let f = 0; f < MAX_FIELDS + MAX_OBJECTS; f++) store<i32>(PREDICTED + (<usize>f << 2), -1);
   return INPUT;
 }
@@ -169,6 +182,7 @@ export function reset(): void {
   }
   arenaUsed = 0;
   for (let f = 0; f < MAX_FIELDS; f++) store<i32>(LAST_ID + (<usize>f << 2), -1);
+  for (let c = 0; c < MAX_COUNTERS; c++) store<i32>(NONE_ID + (<usize>c << 2), -1);
 }
 
 /** Where value `id` of field f is in the arena, and its length. */
@@ -190,6 +204,7 @@ export function valueLength(f: i32, id: i32): i32 {
  * loop (no value runs past it) and put back.
  */
 export function scan(p: usize, end: usize): i32 {
+  count();
   status = STATUS_OK;
   newCount = 0;
   if (<i32>(end - p) < prefixLength || !same(p, PREFIX, prefixLength)) return 0;
@@ -201,6 +216,54 @@ export function scan(p: usize, end: usize): i32 {
   const after = object(p, 0);
   store<u8>(end, kept);
   return after == end ? 1 : 0;
+}
+
+// Counting. A row read here may be one the JavaScript half refuses (it checks the schema), so
+// a row is counted only once that half says so (PENDING), at the next scan() or count(): by
+// then its tags and values are still the row's. The counts of a value are the caller's running
+// totals (it loads them into a slot when the value is first seen, valueCountsAt(), and reads them
+// back before reset()): added here in the same order as it would have, to the same doubles.
+
+export function pendingAt(): usize {
+  return PENDING;
+}
+/** Counter c counts rows by field f's string (absent or null: slot CAP); points from field `points`. */
+export function defineCounter(c: i32, f: i32, points: i32): void {
+  store<i32>(COUNTED_FIELD + (<usize>c << 2), f);
+  if (c >= counterCount) counterCount = c + 1;
+  pointsField = points;
+}
+export function maxCounters(): i32 {
+  return MAX_COUNTERS;
+}
+/** Counter c's slot of value `id` (CAP: absent or null): calls, then points, two f64. */
+export function countsAt(c: i32, id: i32): usize {
+  return COUNTS + ((<usize>c * <usize>(CAP + 1) + <usize>id) << 4);
+}
+export function noneSlot(): i32 {
+  return CAP;
+}
+/** Value `id` of counter c's field is counted as absent (it is the caller's word for absent). */
+export function countAsNone(c: i32, id: i32): void {
+  store<i32>(NONE_ID + (<usize>c << 2), id);
+}
+
+/** Counts the row read last, if the JavaScript half asked for it. */
+export function count(): void {
+  if (load<u8>(PENDING) == 0) return;
+  store<u8>(PENDING, 0);
+  const points = load<f64>(VALUES + (<usize>pointsField << 3));
+  for (let c = 0; c < counterCount; c++) {
+    const f = load<i32>(COUNTED_FIELD + (<usize>c << 2));
+    let id = CAP;
+    if (load<u8>(TAGS + <usize>f) == TAG_STRING) {
+      id = load<i32>(VALUES + (<usize>f << 3));
+      if (id == load<i32>(NONE_ID + (<usize>c << 2))) id = CAP;
+    }
+    const slot = countsAt(c, id);
+    store<f64>(slot, load<f64>(slot) + 1);
+    store<f64>(slot + 8, load<f64>(slot + 8) + points);
+  }
 }
 
 // @ts-ignore: decorator
