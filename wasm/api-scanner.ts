@@ -4,7 +4,8 @@
 // trace schema: it reads one line, an object of keys it was given (objects nested in it too), into
 // a row of tagged values (numbers as doubles, strings as ids of a table per field, true, false,
 // null), and refuses anything it cannot read exactly. The JavaScript half checks the row against
-// the schema and makes the record.
+// the schema and makes the record. On request it also counts the rows that half accepted, calls
+// and points by the string id of some fields (count()), so an analysis does not do it per record.
 //
 // Memory is laid out once, by init(), and never grows afterwards (views of it stay valid). Every
 // area has at least 64 bytes of slack after it: 16-byte loads may run past a value's end.

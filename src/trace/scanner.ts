@@ -13,7 +13,8 @@
  * against every type, enum, bound, required field and "no other field" rule there, and fills the
  * record. A keyword the generator does not know makes that property (or, if required, the whole
  * kind) go through the full path instead, so the scanner can be conservative but never more
- * lenient than the schema.
+ * lenient than the schema. A caller may also have the module count the accepted rows by some
+ * string fields (ScannedCounts: the analysis's api counts, src/analyze/accumulators/api-counts.ts).
  *
  * What it accepts, and only that (anything else returns false and the line goes through the
  * full parse and validation, with its usual errors): a line that starts `{"kind":"api",` with
