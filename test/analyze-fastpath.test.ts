@@ -7,8 +7,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyzeFile } from '../src/analyze/file.ts';
+import { analyzeRange } from '../src/analyze/range.ts';
 import { Rng } from '../src/base/rng.ts';
 import { kindSchemasOf, publishedKindSchemas } from '../src/trace/fast-check.ts';
 import { SPAN_CHUNK } from '../src/trace/lines.ts';
@@ -496,6 +498,38 @@ describe('the api scanner', () => {
   });
 });
 
+describe("the api scanner's field-by-field shortcut (the value the field held on the line before)", () => {
+  // A string equal to the field's value on the line before is taken by comparing it with that
+  // value (wasm/api-scanner.ts string()); the property: every line reads exactly as the full path
+  // reads it, whatever the values before it (the same, one byte longer or shorter, one byte
+  // changed, the line ending inside the value).
+  const letters = fc.constantFrom('a', 'b', '-', '/', '{');
+  const value = fc.array(letters, { maxLength: 20 }).map((chars) => chars.join(''));
+  const line = fc.record({
+    session: value,
+    repo: value,
+    route: value.map((v) => `/r${v}`),
+    op: fc.option(value, { nil: undefined }),
+    method: fc.constantFrom('GET', 'POST', 'GE', 'GETT'),
+    cut: fc.option(fc.nat({ max: 400 }), { nil: undefined, freq: 8 }),
+  });
+  it('reads every line of any sequence of related values as JSON.parse and the validators do', () => {
+    const fresh = loadScanner(mainScanner()!.code);
+    fc.assert(
+      fc.property(fc.array(line, { minLength: 1, maxLength: 40 }), (lines) => {
+        for (const { cut, ...values } of lines) {
+          const whole = JSON.stringify({ ...api, ...values });
+          const text = cut === undefined ? whole : whole.slice(0, Math.min(cut, whole.length));
+          const fast = scanned(text, fresh);
+          if (fast === undefined) continue;
+          expect(fast, text).toEqual(fullPath(text));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('analyzeFile, fast path against full path', () => {
   const header = {
     kind: 'run',
@@ -584,6 +618,95 @@ describe('analyzeFile, fast path against full path', () => {
     const { analysis } = await bothWays(path);
     expect(Object.keys(analysis.api.counts.bySession)).toHaveLength(20_000);
     expect(analysis.api.counts.bySession['ses-7']!.calls).toBe(1 + Math.ceil((40_000 - 20_000 - 7) / 300));
+  });
+
+  it("counts in the scanner's module exactly as by string, whatever the lines (property)", async () => {
+    // The api counts by string dimension are kept in the scanner's module on the ranges of a
+    // parallel analysis (ApiCounts.countScanned): absent values and the literal '(none)', lines
+    // the full path reads between scanned ones (the same values, counted in between), lines the
+    // schema refuses (lenient: skipped), fractional costs (summed in file order, to the same
+    // doubles).
+    const value = (prefix: string) =>
+      fc.oneof(
+        fc.constant(undefined),
+        fc.constant('(none)'),
+        fc.nat({ max: 5 }).map((n) => `${prefix}${n}`),
+      );
+    type Form = 'canonical' | 'escaped' | 'refused' | 'huge';
+    const record = fc.record({
+      session: value('ses-'),
+      repo: value('acme/r'),
+      op: value('op-'),
+      phase: value('p'),
+      // 1e16: a double whose sum with 1 rounds, so a sum taken out of order shows.
+      cost: fc.constantFrom(0, 1, 0.1, 0.2, 1 / 3, 1e16, 5),
+      method: fc.constantFrom('GET', 'POST'),
+      form: fc.constantFrom<Form>('canonical', 'canonical', 'canonical', 'escaped', 'refused'),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(record, { minLength: 1, maxLength: 60 }), async (records) => {
+        const lines = [JSON.stringify(header)];
+        records.forEach(({ form, ...values }, i) => {
+          const line = JSON.stringify({ ...api, ...values, t: i });
+          // An escaped route is read by the full path; a negative duration is refused by both; a
+          // line longer than a read is joined across reads and goes to the full path without
+          // reaching the module (which counts the row before it at its next line).
+          if (form === 'escaped') lines.push(line.replace('"route":"/', '"route":"\\/'));
+          else if (form === 'huge')
+            lines.push(line.replace('"kind":"api",', `"kind":"api","error":"${'x'.repeat(SPAN_CHUNK)}",`));
+          else if (form === 'refused') lines.push(line.replace('"dur":89.5', '"dur":-1'));
+          else lines.push(line);
+        });
+        const path = join(dir, 'counted.jsonl');
+        const text = `${lines.join('\n')}\n`;
+        writeFileSync(path, text);
+        const full = await analyzeFile(path, { threads: 1, fastPath: false, lenient: true });
+        // The body as one range on this thread, as a parallel analysis's first range is read.
+        const validator = mainValidator();
+        const job = {
+          path,
+          start: Buffer.byteLength(lines[0]!) + 1,
+          end: Buffer.byteLength(text),
+          lenient: true,
+          checksCode: validator.code!,
+        };
+        const range = analyzeRange(job, validator, {}, mainScanner()!.scanner);
+        if (!range.ok) throw new Error('the range was refused');
+        const fast = range.analyzer.finish({ file: path, stats: full.stats });
+        expect(fast.api.counts).toEqual(full.analysis.api.counts);
+        expect(fast).toEqual(full.analysis);
+      }),
+      {
+        numRuns: 200,
+        // A line read by the full path right after a scanned one, on the same values: the
+        // scanned one is counted first (1 + 1 + 1e16 is not 1 + 1e16 + 1 in doubles).
+        examples: [
+          [
+            [
+              {
+                session: 'ses-1',
+                repo: 'r',
+                op: 'op',
+                phase: 'p',
+                cost: 1,
+                method: 'GET',
+                form: 'canonical',
+              },
+              {
+                session: 'ses-1',
+                repo: 'r',
+                op: 'op',
+                phase: 'p',
+                cost: 1,
+                method: 'GET',
+                form: 'canonical',
+              },
+              { session: 'ses-1', repo: 'r', op: 'op', phase: 'p', cost: 1e16, method: 'GET', form: 'huge' },
+            ],
+          ],
+        ],
+      },
+    );
   });
 
   it('gives the same analysis on every kind and on odd lines, in one pass and on two threads', async () => {

@@ -4,7 +4,8 @@
 // trace schema: it reads one line, an object of keys it was given (objects nested in it too), into
 // a row of tagged values (numbers as doubles, strings as ids of a table per field, true, false,
 // null), and refuses anything it cannot read exactly. The JavaScript half checks the row against
-// the schema and makes the record.
+// the schema and makes the record. On request it also counts the rows that half accepted, calls
+// and points by the string id of some fields (count()), so an analysis does not do it per record.
 //
 // Memory is laid out once, by init(), and never grows afterwards (views of it stay valid). Every
 // area has at least 64 bytes of slack after it: 16-byte loads may run past a value's end.
@@ -20,6 +21,8 @@ const MAX_TABLES: i32 = 24;
 const SLOTS: i32 = 32768;
 const CAP: i32 = 16384;
 const ARENA_BYTES: i32 = 8 << 20;
+/** Fields whose rows can be counted here (calls and points by value): see count(). */
+const MAX_COUNTERS: i32 = 16;
 /** A line copied in from a buffer outside this memory (a test, a line joined across reads). */
 const SCRATCH_BYTES: i32 = 64 << 10;
 
@@ -44,6 +47,11 @@ let OBJECT_FIRST: usize = 0; // i32 per object: its first field
 let OBJECT_FIELDS: usize = 0; // i32 per object: how many fields
 let PREDICTED: usize = 0; // i32 per field, then per object: the field whose key came next last time
 let TABLE_OF: usize = 0; // i32 per field: its string table, or -1
+let LAST_ID: usize = 0; // i32 per field: the id of the string it held last, or -1
+let COUNTED_FIELD: usize = 0; // i32 per counter: the field it counts by
+let NONE_ID: usize = 0; // i32 per counter: the id of the value counted as absent, or -1
+let COUNTS: usize = 0; // per counter, CAP + 1 slots of two f64 (calls, points); slot CAP: absent or null
+let PENDING: usize = 0; // u8: 1 when the row read last is to be counted (set by the JavaScript half)
 let TABLE_COUNT: usize = 0; // i32 per table: values in it
 let TABLE_SLOTS: usize = 0; // u32 per slot: value id + 1, 0 when free
 let ENTRIES: usize = 0; // 16 bytes per value: arena offset, length, hash
@@ -63,6 +71,8 @@ let tableCount: i32 = 0;
 let arenaUsed: i32 = 0;
 let newCount: i32 = 0;
 let status: i32 = STATUS_OK;
+let counterCount: i32 = 0;
+let pointsField: i32 = -1;
 
 function reserve(bytes: i32): usize {
   const at = heap;
@@ -80,6 +90,11 @@ export function init(input: i32): usize {
   OBJECT_FIELDS = reserve(MAX_OBJECTS * 4);
   PREDICTED = reserve((MAX_FIELDS + MAX_OBJECTS) * 4);
   TABLE_OF = reserve(MAX_FIELDS * 4);
+  LAST_ID = reserve(MAX_FIELDS * 4);
+  COUNTED_FIELD = reserve(MAX_COUNTERS * 4);
+  NONE_ID = reserve(MAX_COUNTERS * 4);
+  COUNTS = reserve(MAX_COUNTERS * (CAP + 1) * 16);
+  PENDING = reserve(1);
   TABLE_COUNT = reserve(MAX_TABLES * 4);
   TABLE_SLOTS = reserve(MAX_TABLES * SLOTS * 4);
   ENTRIES = reserve(MAX_TABLES * CAP * 16);
@@ -95,6 +110,8 @@ export function init(input: i32): usize {
   const have = <usize>memory.size();
   if (pages > have) memory.grow(<i32>(pages - have));
   for (let f = 0; f < MAX_FIELDS; f++) store<i32>(TABLE_OF + (<usize>f << 2), -1);
+  for (let f = 0; f < MAX_FIELDS; f++) store<i32>(LAST_ID + (<usize>f << 2), -1);
+  for (let c = 0; c < MAX_COUNTERS; c++) store<i32>(NONE_ID + (<usize>c << 2), -1);
   for (let f = 0; f < MAX_FIELDS + MAX_OBJECTS; f++) store<i32>(PREDICTED + (<usize>f << 2), -1);
   return INPUT;
 }
@@ -165,6 +182,8 @@ export function reset(): void {
     store<i32>(TABLE_COUNT + (<usize>t << 2), 0);
   }
   arenaUsed = 0;
+  for (let f = 0; f < MAX_FIELDS; f++) store<i32>(LAST_ID + (<usize>f << 2), -1);
+  for (let c = 0; c < MAX_COUNTERS; c++) store<i32>(NONE_ID + (<usize>c << 2), -1);
 }
 
 /** Where value `id` of field f is in the arena, and its length. */
@@ -186,16 +205,66 @@ export function valueLength(f: i32, id: i32): i32 {
  * loop (no value runs past it) and put back.
  */
 export function scan(p: usize, end: usize): i32 {
+  count();
   status = STATUS_OK;
   newCount = 0;
   if (<i32>(end - p) < prefixLength || !same(p, PREFIX, prefixLength)) return 0;
   const kept = load<u8>(end);
   store<u8>(end, 0);
+  lineEnd = end;
   const zero = i64x2.splat(0);
   for (let f = 0; f < fieldCount; f += 16) v128.store(TAGS + <usize>f, zero);
   const after = object(p, 0);
   store<u8>(end, kept);
   return after == end ? 1 : 0;
+}
+
+// Counting. A row read here may be one the JavaScript half refuses (it checks the schema), so
+// a row is counted only once that half says so (PENDING), at the next scan() or count(): by
+// then its tags and values are still the row's. The counts of a value are the caller's running
+// totals (it loads them into a slot when the value is first seen, valueCountsAt(), and reads them
+// back before reset()): added here in the same order as it would have, to the same doubles.
+
+export function pendingAt(): usize {
+  return PENDING;
+}
+/** Counter c counts rows by field f's string (absent or null: slot CAP); points from field `points`. */
+export function defineCounter(c: i32, f: i32, points: i32): void {
+  store<i32>(COUNTED_FIELD + (<usize>c << 2), f);
+  if (c >= counterCount) counterCount = c + 1;
+  pointsField = points;
+}
+export function maxCounters(): i32 {
+  return MAX_COUNTERS;
+}
+/** Counter c's slot of value `id` (CAP: absent or null): calls, then points, two f64. */
+export function countsAt(c: i32, id: i32): usize {
+  return COUNTS + ((<usize>c * <usize>(CAP + 1) + <usize>id) << 4);
+}
+export function noneSlot(): i32 {
+  return CAP;
+}
+/** Value `id` of counter c's field is counted as absent (it is the caller's word for absent). */
+export function countAsNone(c: i32, id: i32): void {
+  store<i32>(NONE_ID + (<usize>c << 2), id);
+}
+
+/** Counts the row read last, if the JavaScript half asked for it. */
+export function count(): void {
+  if (load<u8>(PENDING) == 0) return;
+  store<u8>(PENDING, 0);
+  const points = load<f64>(VALUES + (<usize>pointsField << 3));
+  for (let c = 0; c < counterCount; c++) {
+    const f = load<i32>(COUNTED_FIELD + (<usize>c << 2));
+    let id = CAP;
+    if (load<u8>(TAGS + <usize>f) == TAG_STRING) {
+      id = load<i32>(VALUES + (<usize>f << 3));
+      if (id == load<i32>(NONE_ID + (<usize>c << 2))) id = CAP;
+    }
+    const slot = countsAt(c, id);
+    store<f64>(slot, load<f64>(slot) + 1);
+    store<f64>(slot + 8, load<f64>(slot + 8) + points);
+  }
 }
 
 // @ts-ignore: decorator
@@ -288,6 +357,8 @@ function value(p: usize, f: i32): usize {
 }
 
 let STRING_ID: i32 = 0;
+/** The end of the line being scanned (its stop byte). */
+let lineEnd: usize = 0;
 
 /**
  * A string of printable ASCII without escapes at p (its opening quote), as the id of its value
@@ -295,6 +366,18 @@ let STRING_ID: i32 = 0;
  */
 function string(p: usize, f: i32): usize {
   const start = p + 1;
+  // Most fields hold the value they held on the line before: those bytes, then the closing
+  // quote, are that value (it was read and checked then), with no search, hash nor lookup.
+  const lastId = load<i32>(LAST_ID + (<usize>f << 2));
+  if (lastId >= 0) {
+    const e = entry(f, lastId);
+    const n = load<i32>(e + 4);
+    const quote = start + <usize>n;
+    if (quote < lineEnd && load<u8>(quote) == 34 && equal(ARENA + <usize>load<u32>(e), start, n)) {
+      STRING_ID = lastId;
+      return quote + 1;
+    }
+  }
   let q = start;
   let at = 0;
   for (;;) {
@@ -320,6 +403,7 @@ function string(p: usize, f: i32): usize {
   const id = intern(start, n, f);
   if (id < 0) return 0;
   STRING_ID = id;
+  store<i32>(LAST_ID + (<usize>f << 2), id);
   return q + 1;
 }
 

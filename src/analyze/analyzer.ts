@@ -16,7 +16,7 @@
 
 import { VERSION } from '../base/version.ts';
 import type { ReadStats } from '../trace/parser.ts';
-import type { ScannedRow } from '../trace/scanner.ts';
+import type { ScannedCounts, ScannedRow } from '../trace/scanner.ts';
 import type { ApiRecord, BodyRecord, EndFooter, EventRecord, RunHeader, SpanInput } from '../trace/schema.ts';
 import type { TraceSink } from '../trace/writer.ts';
 import type { Accumulator, AccumulatorKind } from './accumulators/accumulator.ts';
@@ -163,6 +163,18 @@ export class Analyzer implements TraceSink {
    */
   addScanned(r: ApiRecord, row: ScannedRow): void {
     this.addApi(r, row);
+  }
+
+  /**
+   * The api counts of the records the scanner reads are counted in its module from now on
+   * (ApiCounts.countScanned), until endScanned(), which must come before finish, merge or state.
+   */
+  countScanned(counts: ScannedCounts): void {
+    this.acc.counts.countScanned(counts);
+  }
+
+  endScanned(): void {
+    this.acc.counts.endScanned();
   }
 
   private addApi(r: ApiRecord, row?: ScannedRow): void {

@@ -72,11 +72,15 @@ export function analyzeRange(
         const record = parser.line(text, lineNo);
         if (record !== undefined) analyzer.add(record);
       });
+  // The api counts by string are counted in the scanner's module (Analyzer.countScanned).
+  if (row) analyzer.countScanned(row.counts);
   try {
     forEachLineInRange(job.path, job.start, job.end, splitter);
   } catch (error) {
     if (error instanceof LineProblemError) return { ok: false, problem: error.problem };
     throw error;
+  } finally {
+    analyzer.endScanned();
   }
   return {
     ok: true,

@@ -13,7 +13,8 @@
  * against every type, enum, bound, required field and "no other field" rule there, and fills the
  * record. A keyword the generator does not know makes that property (or, if required, the whole
  * kind) go through the full path instead, so the scanner can be conservative but never more
- * lenient than the schema.
+ * lenient than the schema. A caller may also have the module count the accepted rows by some
+ * string fields (ScannedCounts: the analysis's api counts, src/analyze/accumulators/api-counts.ts).
  *
  * What it accepts, and only that (anything else returns false and the line goes through the
  * full parse and validation, with its usual errors): a line that starts `{"kind":"api",` with
@@ -52,6 +53,44 @@ export interface TraceScanner {
   readonly row: ScannedRow;
 }
 
+/** Calls and points of one value (what ScannedCounts keeps per value). */
+export interface ValueCount {
+  calls: number;
+  points: number;
+}
+
+/**
+ * Counting in the module: calls and points by the value of some top-level string fields, for
+ * rows the caller accepts, without JavaScript touching the row. The caller's maps (value →
+ * ValueCount) stay the state: a value's running totals are loaded into the module when the
+ * scanner first meets it and written back by stop() (and before the module forgets its
+ * values), added to in the same order as the caller would have, so the doubles are the same.
+ * One caller at a time.
+ */
+export interface ScannedCounts {
+  /**
+   * Counts by each of `fields` into the map at the same index (a value absent or null, and the
+   * value `none`, as `none`), points from `pointsField` (a number field).
+   */
+  start(
+    fields: readonly string[],
+    pointsField: string,
+    maps: Array<Map<string, ValueCount>>,
+    none: string,
+  ): void;
+  /** `pending[0] = 1`: count the row read last (done at the next scan or commit()). */
+  readonly pending: Uint8Array;
+  /** Counts the pending row now: before anything else is counted, so the order is kept. */
+  commit(): void;
+  /**
+   * Adds a call of `key` (a record the full path read) to counter `counter` if the module holds
+   * that value's totals; false when the caller's map does (then the caller adds it there).
+   */
+  add(counter: number, key: string, points: number): boolean;
+  /** Writes every total back into the maps and stops counting. */
+  stop(): void;
+}
+
 /**
  * The ids behind the last scanned record's strings: the same value of a field, the same id, so
  * a counter can keep its entries in an array by id and skip the map lookup by string. The ids
@@ -64,6 +103,8 @@ export interface ScannedRow {
   /** `tags[tagIndex(field)]`: what the field held (0: absent). */
   readonly tags: Uint8Array;
   readonly generation: Int32Array;
+  /** Counting by value in the module (see ScannedCounts). */
+  readonly counts: ScannedCounts;
   /** Where a top-level field's id and tag are (-1: not a field the scanner reads). */
   idIndex(field: string): number;
   tagIndex(field: string): number;
@@ -284,16 +325,108 @@ function materialize() {
     STRINGS[field][id] = value;
     const valid = VALID[field];
     if (valid !== undefined) (OK[field] ??= [])[id] = valid(value) ? 1 : 2;
+    if (counting !== null && COUNTER_OF[field] >= 0) loadSlot(COUNTER_OF[field], id, value);
   }
 }
+// Counting by value in the module (ScannedCounts): null when not counting.
+let counting = null;
+const COUNTER_OF = [];
+const PENDING = new Uint8Array(memory, exports.pendingAt(), 1);
+const NONE_SLOT = exports.noneSlot();
+// Counter c's value id (of this generation) takes its running totals from the caller's map.
+function loadSlot(c, id, value) {
+  if (value === counting.none) {
+    exports.countAsNone(c, id);
+    return;
+  }
+  counting.ids[c].set(value, id);
+  const entry = counting.maps[c].get(value);
+  const at = exports.countsAt(c, id) / 8;
+  F64[at] = entry === undefined ? 0 : entry.calls;
+  F64[at + 1] = entry === undefined ? 0 : entry.points;
+}
+function loadNone(c) {
+  const entry = counting.maps[c].get(counting.none);
+  const at = exports.countsAt(c, NONE_SLOT) / 8;
+  F64[at] = entry === undefined ? 0 : entry.calls;
+  F64[at + 1] = entry === undefined ? 0 : entry.points;
+}
+function storeSlot(map, value, at) {
+  const calls = F64[at];
+  if (calls === 0) return;
+  const entry = map.get(value);
+  if (entry === undefined) map.set(value, { calls, points: F64[at + 1] });
+  else {
+    entry.calls = calls;
+    entry.points = F64[at + 1];
+  }
+}
+// The module's totals written back into the caller's maps.
+function harvest() {
+  exports.count();
+  for (let c = 0; c < counting.maps.length; c++) {
+    const map = counting.maps[c];
+    for (const [value, id] of counting.ids[c]) storeSlot(map, value, exports.countsAt(c, id) / 8);
+    storeSlot(map, counting.none, exports.countsAt(c, NONE_SLOT) / 8);
+  }
+}
+const counts = {
+  pending: PENDING,
+  start(fields, pointsField, maps, none) {
+    if (counting !== null) throw new Error('api scanner: already counting');
+    if (fields.length > exports.maxCounters()) throw new Error('api scanner: too many counters');
+    const points = TOP.indexOf(pointsField);
+    if (points < 0) throw new Error('api scanner: no field ' + pointsField);
+    counting = { maps, none, ids: fields.map(() => new Map()) };
+    COUNTER_OF.length = 0;
+    for (let f = 0; f < STRINGS.length; f++) COUNTER_OF.push(-1);
+    fields.forEach((name, c) => {
+      const field = TOP.indexOf(name);
+      if (field < 0) throw new Error('api scanner: no field ' + name);
+      COUNTER_OF[field] = c;
+      exports.defineCounter(c, field, points);
+      exports.countAsNone(c, -1);
+      loadNone(c);
+      STRINGS[field].forEach((value, id) => loadSlot(c, id, value));
+    });
+    PENDING[0] = 0;
+  },
+  commit() {
+    if (PENDING[0] !== 0) exports.count();
+  },
+  add(c, key, points) {
+    let at;
+    if (key === counting.none) at = exports.countsAt(c, NONE_SLOT) / 8;
+    else {
+      const id = counting.ids[c].get(key);
+      if (id === undefined) return false;
+      at = exports.countsAt(c, id) / 8;
+    }
+    F64[at] += 1;
+    F64[at + 1] += points;
+    return true;
+  },
+  stop() {
+    if (counting === null) return;
+    harvest();
+    counting = null;
+    PENDING[0] = 0;
+  },
+};
 const GENERATION = new Int32Array(1);
 function forget() {
+  if (counting !== null) harvest();
   exports.reset();
   GENERATION[0]++;
   for (let f = 0; f < STRINGS.length; f++) {
     STRINGS[f] = [];
     if (OK[f] !== undefined) OK[f] = [];
   }
+  if (counting !== null)
+    for (let c = 0; c < counting.maps.length; c++) {
+      counting.ids[c].clear();
+      loadNone(c);
+    }
 }
 // The module reads the line at [p, end) of its memory; the row is then checked by fillApiRecord().
 function read(p, end) {
@@ -346,6 +479,7 @@ return {
     ids: I32,
     tags: TAGS,
     generation: GENERATION,
+    counts,
     idIndex: (name) => (TOP.includes(name) ? 2 * (V + TOP.indexOf(name)) : -1),
     tagIndex: (name) => (TOP.includes(name) ? T + TOP.indexOf(name) : -1),
   },

@@ -1,5 +1,5 @@
 /** Calls and points of api records by dimension (operation, route, status, session, ...). */
-import type { ScannedRow } from '../../trace/scanner.ts';
+import type { ScannedCounts, ScannedRow } from '../../trace/scanner.ts';
 import type { ApiRecord } from '../../trace/schema.ts';
 import { cmp } from '../figures.ts';
 import type { Analysis, KeyCount } from '../schema.ts';
@@ -90,6 +90,10 @@ export class ApiCounts implements Accumulator<ApiCountsState> {
   byProtocol: Counts = new Map();
 
   addApi(r: ApiRecord): void {
+    if (this.scanned !== undefined) {
+      this.addWhileScanned(r, this.scanned);
+      return;
+    }
     const points = r.cost;
     const status = r.status;
     bump(this.byOperation, r.op ?? NONE, points);
@@ -104,16 +108,62 @@ export class ApiCounts implements Accumulator<ApiCountsState> {
     bump(this.byProtocol, r.protocol, points);
   }
 
+  /**
+   * addApi while the scanner's module counts the string dimensions (countScanned): the record
+   * read by the full path is counted after the record it holds (commit) and, for a value whose
+   * totals the module holds, there.
+   */
+  private addWhileScanned(r: ApiRecord, counts: ScannedCounts): void {
+    counts.commit();
+    const points = r.cost;
+    for (let c = 0; c < STRING_FIELDS.length; c++) {
+      const [dimension, field] = STRING_FIELDS[c]!;
+      const key = r[field] ?? NONE;
+      if (!counts.add(c, key, points)) bump(this[dimension], key, points);
+    }
+    this.addStatus(r.status, points);
+  }
+
   /** Entries by the scanner's id of their key, per string dimension (not state: a cache). */
   private readonly ids = STRING_FIELDS.map(([, field]) => new ById<KeyCount>(field));
   /** Entries of byStatus by status + 1 (0: opaque). */
   private readonly byStatusCode: Array<KeyCount | undefined> = [];
 
+  /** The scanner counting the string dimensions in its module, between countScanned and endScanned. */
+  private scanned: ScannedCounts | undefined;
+
+  /**
+   * From now on the string dimensions of the records the scanner reads (addScanned) are counted
+   * in its module, by `counts` (scanner.ts ScannedCounts): JavaScript no longer touches them
+   * per record. endScanned() must follow before these counts are read, merged or sent.
+   */
+  countScanned(counts: ScannedCounts): void {
+    counts.start(
+      STRING_FIELDS.map(([, field]) => field),
+      'cost',
+      STRING_FIELDS.map(([dimension]) => this[dimension]),
+      NONE,
+    );
+    this.scanned = counts;
+  }
+
+  /** The module's counts written back into the maps (see countScanned). */
+  endScanned(): void {
+    this.scanned?.stop();
+    this.scanned = undefined;
+  }
+
   /**
    * A record the scanner read (`r` is its record, `row` its ids): the same counts as addApi,
-   * each entry found by the id of its key instead of by the key.
+   * each entry found by the id of its key instead of by the key, or counted in the scanner's
+   * module (countScanned).
    */
   addScanned(r: ApiRecord, row: ScannedRow): void {
+    if (this.scanned !== undefined) {
+      this.scanned.pending[0] = 1;
+      this.addStatus(r.status, r.cost);
+      return;
+    }
     const points = r.cost;
     const ids = this.ids;
     bumpById(ids[0]!, row, this.byOperation, r.op ?? NONE, points);
@@ -125,7 +175,10 @@ export class ApiCounts implements Accumulator<ApiCountsState> {
     bumpById(ids[6]!, row, this.byResource, r.resource, points);
     bumpById(ids[7]!, row, this.byMethod, r.method, points);
     bumpById(ids[8]!, row, this.byProtocol, r.protocol, points);
-    const status = r.status;
+    this.addStatus(r.status, points);
+  }
+
+  private addStatus(status: number | null, points: number): void {
     if (status !== null && !(status >= 0 && status < 1000)) {
       bump(this.byStatus, statusKey(status), points);
       return;
