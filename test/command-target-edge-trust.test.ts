@@ -232,6 +232,18 @@ const launcher = readFileSync(execSync('command -v codex', { shell: '/bin/sh' })
 const spool = launcher.split("'").find((word) => word.endsWith('/spawns'));
 appendFileSync(spool, process.pid + ' codex' + String.fromCharCode(10));
 for (let i = 0; i < 3; i++) await as('fbwgh-' + tag + '-' + process.pid, '/user');
+// 5. an agent CLI's User-Agent on its own model request: that does not make it an agent.
+await fetch('https://api.anthropic.com/v1/messages', {
+  method: 'POST',
+  headers: {
+    'x-api-key': process.env.ANTHROPIC_API_KEY,
+    'anthropic-version': '2023-06-01',
+    'content-type': 'application/json',
+    'user-agent': 'claude-cli/9.9.9 (external, cli)',
+  },
+  body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+}).then((r) => r.text());
+for (let i = 0; i < 2; i++) await as('fbwgh-' + tag + '-' + process.pid, '/user');
 console.log('cp forged');
 setInterval(() => {}, 1000);
 `,
@@ -253,17 +265,17 @@ target:
         expect(r.code, r.stderr).toBe(0);
         expect(readFileSync(join(r.out, 'command.log'), 'utf8')).toContain('cp forged');
         const forged = r.records.filter((x) => x.kind === 'api' && x.route === '/user');
-        expect(forged.length).toBe(12);
+        expect(forged.length).toBe(14);
         for (const call of forged) {
           expect(call.source, 'a claimed source').toBeUndefined();
           expect(call.session, 'a claimed session').toBeUndefined();
         }
         const github = edgesOf(r).attribution.github;
-        expect(github.overhead).toBeGreaterThanOrEqual(12);
+        expect(github.overhead).toBeGreaterThanOrEqual(14);
         expect(github.handover?.calls ?? 0).toBe(0);
         // The model requests made with the probe's key are the control plane's, not the probe's.
         const requests = r.records.filter((x) => x.name === 'provider.request');
-        expect(requests.length).toBeGreaterThanOrEqual(2);
+        expect(requests.length).toBeGreaterThanOrEqual(3);
         for (const request of requests) expect(request.labels?.spawn, 'a claimed spawn').toBeUndefined();
         // The probe is a spawn; the control plane's own line in the spawn list is not.
         const spawned = r.records.filter((x) => x.name === 'agent.spawn');
@@ -271,14 +283,14 @@ target:
         expect((spawned[0]?.data as { argv?: string[] } | undefined)?.argv?.[0]).toBe('codex');
         const stopped = r.records.find((x) => x.name === 'world.stopped')?.data as Record<string, number>;
         expect(stopped.spawnsRefused).toBe(1);
-        expect(stopped.claimsRefused).toBe(14);
+        expect(stopped.claimsRefused).toBe(16);
         const refused = r.records.filter((x) => x.name === 'world.claim-refused');
         expect(new Set(refused.map((x) => `${x.labels?.service} ${x.labels?.claim}`))).toEqual(
           new Set(['github work', 'github agent', 'provider agent']),
         );
         for (const record of refused)
           expect((record.data as { argv: string[] }).argv.join(' '), 'the process named').toContain('cp.mjs');
-        expect(warningsOf(r)).toContainEqual(expect.stringMatching(/^14 call\(s\) named a credential/));
+        expect(warningsOf(r)).toContainEqual(expect.stringMatching(/^16 call\(s\) named a credential/));
       },
     );
   },

@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ClaimGuard, holdersAndDescendants, MAX_ANCESTRY, type ProcessRow } from '../src/world/claims.ts';
+import { runsAgentCli } from '../src/world/world.ts';
 
 /** The reference: walk each pid's parent chain up, the way a reader would by hand. */
 function descends(pid: number, holders: readonly number[], parent: ReadonlyMap<number, number>): boolean {
@@ -107,6 +108,36 @@ describe('claims: the holder’s process tree', () => {
         },
       ),
       { numRuns: 500 },
+    );
+  });
+});
+
+describe('runsAgentCli: an agent CLI is its program, not an argument', () => {
+  it('takes the CLI by its program or its package entry, under a runtime and its flags', () => {
+    expect(runsAgentCli(['claude', '-p', 'hi'], 'claude')).toBe(true);
+    expect(
+      runsAgentCli(['/usr/bin/node', '/c/node_modules/@anthropic-ai/claude-code/cli.js', '-p'], 'claude'),
+    ).toBe(true);
+    expect(
+      runsAgentCli(
+        ['node', '--no-warnings', '/x/@anthropic-ai/claude-agent-sdk/cli.js', '--output-format'],
+        'claude',
+      ),
+    ).toBe(true);
+    expect(runsAgentCli(['/opt/codex/bin/codex', 'exec'], 'codex')).toBe(true);
+    expect(runsAgentCli(['node', '/n/@openai/codex/bin/codex.js', 'exec'], 'codex')).toBe(true);
+  });
+
+  it('refuses a control plane that names a CLI in its arguments (it was taken for one)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('codex', 'claude', 'opencode'),
+        fc.array(fc.constantFrom('codex', 'claude', 'opencode', '-v', 'x'), { maxLength: 4 }),
+        (cli, rest) => {
+          expect(runsAgentCli(['node', '/srv/cp.mjs', ...rest], cli)).toBe(false);
+          expect(runsAgentCli(['/usr/bin/python3', 'cp.py', cli, ...rest], cli)).toBe(false);
+        },
+      ),
     );
   });
 });

@@ -80,7 +80,9 @@ export class ClaimGuard {
 
   /** Whether the call on `connection` may be counted as that of `holders` (pids, any of them). */
   holds(connection: object, ports: ConnectionPorts | undefined, holders: readonly number[]): boolean {
-    const key = holders.join(',');
+    // The holders as they stand (a work token's grow as work commands start): their number and
+    // ends, not every pid (thousands of work commands would make a key of kilobytes a request).
+    const key = `${holders.length}:${holders[0]}:${holders.at(-1)}`;
     let known = this.checked.get(connection);
     const answer = known?.get(key);
     if (answer !== undefined) return answer;

@@ -203,20 +203,22 @@ export function allPids(): number[] {
   return numericEntries('/proc');
 }
 
+/** Whether `pid`'s environment, as it was started with it, holds `entry` (`NAME=value`). */
+export function hasEnvironment(pid: number, entry: string): boolean {
+  try {
+    const environ = readFileSync(`/proc/${pid}/environ`);
+    const at = environ.indexOf(Buffer.from(`${entry}\0`));
+    return at === 0 || (at > 0 && environ[at - 1] === 0);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Pids whose environment, as they were started with it, holds `entry` (`NAME=value`): the
  * processes a world started outside a sandbox, found even after they left its process group
  * (setsid) and their parent. Processes this user may not read are not found.
  */
 export function pidsWithEnvironment(entry: string): number[] {
-  const wanted = Buffer.from(`${entry}\0`);
-  return numericEntries('/proc').filter((pid) => {
-    try {
-      const environ = readFileSync(`/proc/${pid}/environ`);
-      const at = environ.indexOf(wanted);
-      return at === 0 || (at > 0 && environ[at - 1] === 0);
-    } catch {
-      return false;
-    }
-  });
+  return numericEntries('/proc').filter((pid) => hasEnvironment(pid, entry));
 }

@@ -10,7 +10,7 @@
 import { closeSync, type FSWatcher, openSync, readSync, statSync, watch } from 'node:fs';
 import type { Clock } from '../clock/clock.ts';
 import type { TraceSink } from '../trace/writer.ts';
-import { innermostPid, isAlive, outerPid, processFacts } from './procfs.ts';
+import { innermostPid, isAlive, outerPid, processFacts, startTicks } from './procfs.ts';
 
 /** How often live agents are checked for an exit (the precision of `agent.exit`'s time). */
 export const EXIT_POLL_MS = 100;
@@ -32,6 +32,10 @@ export interface Spawn {
   cwd: string | undefined;
   /** Run time the process started. */
   t: number;
+  /** Its start in clock ticks since boot (procfs.ts startTicks): a pid reused since is told apart. */
+  startTicks: number | undefined;
+  /** Found by its model requests, not through a launcher (world.ts). */
+  adopted: boolean;
   exitedAt?: number | undefined;
 }
 
@@ -164,6 +168,7 @@ export class SpawnRegistry {
     if (innerPid === undefined) return undefined;
     const known = this.byInnerPid.get(innerPid);
     if (known !== undefined && this.live.has(known)) return known;
+    if (!isAlive(pid)) return undefined;
     return this.register(innerPid, pid, cli, true);
   }
 
@@ -207,6 +212,8 @@ export class SpawnRegistry {
         .map((arg) => arg.slice(0, 2048)),
       cwd: facts?.cwd,
       t,
+      startTicks: pid === undefined ? undefined : startTicks(pid),
+      adopted,
     };
     this.byInnerPid.set(innerPid, spawn);
     this.live.add(spawn);

@@ -41,14 +41,17 @@ import { hostsFile, hostTable, nsswitchFile, RESOLV_CONF, userFiles, type WorldS
 import { type Launchers, writeLaunchers } from './launchers.ts';
 import {
   allPids,
+  hasEnvironment,
   isAlive,
   outerPid,
   parentPid,
+  pidNamespaceOf,
   pidsInNamespace,
   pidsWithEnvironment,
   processFacts,
   socketInode,
   socketOwner,
+  startTicks,
 } from './procfs.ts';
 import { type CommandUser, type ExitStatus, Sandbox, SpawnFailed, sandboxSupport } from './sandbox.ts';
 import { type Spawn, SpawnRegistry } from './spawns.ts';
@@ -63,7 +66,7 @@ export const MAX_BLOCKED_RECORDS = 10_000;
 const BLOCKED_COALESCE_MS = 2_000;
 /**
  * At most this many /proc lookups a second of the process behind a claiming connection (one per
- * connection: keep-alive costs one); past it a claim is not taken (docs/limits.md).
+ * connection: keep-alive costs one); past it a claim is not taken (docs/world.md#limits).
  */
 export const CLAIM_LOOKUPS_PER_SECOND = 100;
 /** At most this many processes one credential is vouched for (a work command per session). */
@@ -77,11 +80,34 @@ interface Holder {
   holders: number[];
 }
 
+/** Runtimes a CLI's script runs under: the script is then the first word after their flags. */
+const RUNTIMES = new Set(['node', 'nodejs', 'bun', 'deno']);
+
+/**
+ * Whether a command line runs an agent CLI itself: its program (or, under a runtime, its script)
+ * is named as the CLI (`codex`, `claude.js`) or is the CLI's package entry (Claude Code's
+ * `claude-code/cli.js`, as the agent SDK bundles it; `@openai/codex`; `opencode`). `node cp.js
+ * codex` is not one: an argument named so is not the program.
+ */
+export function runsAgentCli(argv: readonly string[], cli: string): boolean {
+  let at = 0;
+  if (RUNTIMES.has((argv[0] ?? '').replace(/^.*\//, ''))) {
+    at = 1;
+    while (at < Math.min(argv.length, 8) && (argv[at] ?? '').startsWith('-')) at++;
+  }
+  const word = argv[at] ?? '';
+  const name = word.replace(/^.*\//, '');
+  if (name === cli || name === `${cli}.js` || name === `${cli}.mjs` || name === `${cli}.exe`) return true;
+  if (cli === 'claude') return /claude-(?:code|agent-sdk)\/cli\.m?js$/.test(word);
+  if (cli === 'codex') return /@openai\/codex/.test(word);
+  return cli === 'opencode' && /opencode/.test(name);
+}
+
 /**
  * Whether a spawn-list line's process is a launcher or an agent CLI: its command line runs the
- * launcher (`sh …/bin/codex`), the installed CLI (`node …/codex.js`, a native binary), or names
- * the CLI as it renames itself (Claude Code's process title, `claude`). Anything else wrote the
- * line for itself (docs/world.md, "Whose call it is").
+ * launcher (`sh …/bin/codex`), the installed CLI (`node …/codex.js`, a native binary), or an
+ * agent CLI by its name (runsAgentCli; Claude Code sets its process title to `claude`). Anything
+ * else wrote the line for itself (docs/world.md, "Whose call it is").
  */
 function agentProcessTest(
   binDir: string,
@@ -91,16 +117,9 @@ function agentProcessTest(
   for (const agent of Object.values(install?.clis ?? {}))
     if (agent) for (const word of [agent.path, ...agent.command.slice(1)]) paths.add(word);
   return (argv, cli) =>
-    argv.slice(0, 3).some((word) => {
-      const name = word.replace(/^.*\//, '');
-      return (
-        word === join(binDir, cli) ||
-        paths.has(word) ||
-        name === cli ||
-        name === `${cli}.js` ||
-        name === `${cli}.exe`
-      );
-    });
+    argv.slice(0, 2).includes(join(binDir, cli)) ||
+    argv.slice(0, 4).some((word) => paths.has(word)) ||
+    runsAgentCli(argv, cli);
 }
 
 /** The uid and gid a command runs as when fleetbench is root (a mapped, unprivileged user). */
@@ -316,10 +335,10 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     let claimsRefused = 0;
     let claimsWritten = 0;
     /** Credentials given to one command and its descendants alone (`vouch`), with their pids. */
-    const vouched = new Map<string, Set<number>>();
+    const vouched = new Map<string, Map<number, number | undefined>>();
     /** Vouched commands being started (their pids not known yet), and the calls waiting for them. */
     let vouching = 0;
-    const vouchWaiters: Array<() => void> = [];
+    const vouchWaiters = new Set<() => void>();
     const recent = new Map<string, { at: number; record: Record<string, unknown> }>();
     let lookups = 0;
     let lookupWindow = 0;
@@ -471,20 +490,29 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       hasSocket: (pid, inode) => socketOwner([pid], inode) !== undefined,
       lookupsPerSecond: CLAIM_LOOKUPS_PER_SECOND,
     });
+    /** A holder still the process it was (a pid reused since names another): its start, unchanged. */
+    const same = (pid: number, ticks: number | undefined) => ticks !== undefined && startTicks(pid) === ticks;
     const holderOf = (credential: string): Holder | undefined => {
       if (launchers) {
-        const prefix = credential.startsWith(launchers.tokenPrefix)
+        const github = credential.startsWith(launchers.tokenPrefix);
+        const prefix = github
           ? launchers.tokenPrefix
           : credential.startsWith(launchers.keyPrefix)
             ? launchers.keyPrefix
             : undefined;
         if (prefix !== undefined) {
-          const pid = spawns?.spawnForKey(credential, prefix)?.pid;
-          return { claim: 'agent', holders: pid === undefined ? [] : [pid] };
+          const spawn = spawns?.spawnForKey(credential, prefix);
+          // A spawn adopted by its model requests was given no GitHub token by any launcher.
+          const held =
+            spawn?.pid !== undefined && !(github && spawn.adopted) && same(spawn.pid, spawn.startTicks);
+          return { claim: 'agent', holders: held && spawn?.pid !== undefined ? [spawn.pid] : [] };
         }
       }
       const pids = vouched.get(credential);
-      return pids ? { claim: 'work', holders: [...pids] } : undefined;
+      if (pids === undefined) return undefined;
+      const holders: number[] = [];
+      for (const [pid, ticks] of pids) if (same(pid, ticks)) holders.push(pid);
+      return { claim: 'work', holders };
     };
     let lastClaimRecord = new Map<string, number>();
     const refuseClaim = (
@@ -556,16 +584,19 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       };
       decide(false);
       if (!wait) return undefined;
+      // Checked again as each vouched command's pid is known, and a last time at CLAIM_WAIT_MS.
       return new Promise<void>((resolve) => {
-        const timer = setTimeout(() => wake(), CLAIM_WAIT_MS);
-        const wake = () => {
+        const finish = (final: boolean) => {
+          wait = false;
+          decide(final);
+          if (wait) return;
           clearTimeout(timer);
-          const at = vouchWaiters.indexOf(wake);
-          if (at >= 0) vouchWaiters.splice(at, 1);
-          decide(true);
+          vouchWaiters.delete(retry);
           resolve();
         };
-        vouchWaiters.push(wake);
+        const retry = () => finish(false);
+        const timer = setTimeout(() => finish(true), CLAIM_WAIT_MS);
+        vouchWaiters.add(retry);
       });
     };
     // Ahead of each server's own listener, which then sees the credential the call counts under
@@ -596,12 +627,21 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         },
       ]);
     });
-    /** The process behind each connection an agent CLI's requests came on without a spawn's key. */
-    const agentOwners = new WeakMap<object, number | null>();
+    /** The spawn adopted for each connection an agent CLI's requests came on (null: none). */
+    const adoptedOn = new WeakMap<object, Spawn | null>();
+    /** Whether a process is the world's: in its pid namespace, else started with its variable. */
+    const inWorld = (pid: number) =>
+      pid !== process.pid &&
+      pid !== process.ppid &&
+      (sandbox?.pidNamespace !== undefined
+        ? pidNamespaceOf(pid) === sandbox.pidNamespace
+        : hasEnvironment(pid, `FLEETBENCH_WORLD=${tag}`));
     /**
      * An agent CLI that is not a launcher's (a control plane's own copy, as an agent SDK bundles
-     * one) is known by its User-Agent; its process becomes a spawn (`adopted`) and its requests
-     * carry that spawn's key from here on, so they are its own, not the control plane's.
+     * one) is known by its User-Agent; when the process behind the connection is the world's and
+     * runs an agent CLI (runsAgentCli), it becomes a spawn (`adopted`) and the requests on that
+     * connection carry its key, so they are its own, not the control plane's. A request with no
+     * key keeps none (the API refuses it, as the vendor's does).
      */
     const adoptAgent = (req: IncomingMessage) => {
       if (!spawns || !launchers) return;
@@ -612,18 +652,20 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         typeof req.headers.authorization === 'string' ? req.headers.authorization : '',
       )?.[1];
       const apiKey = typeof req.headers['x-api-key'] === 'string' ? req.headers['x-api-key'] : undefined;
-      if ((bearer ?? apiKey)?.startsWith(launchers.keyPrefix)) return;
-      let pid = agentOwners.get(req.socket);
-      if (pid === undefined) {
+      const key = bearer ?? apiKey;
+      if (key === undefined || key.startsWith(launchers.keyPrefix)) return;
+      let spawn = adoptedOn.get(req.socket);
+      if (spawn === undefined) {
         const ports = portsOf(req.socket);
-        pid = (ports && ownerOf('tcp', ports.port, ports.peerPort)) ?? null;
-        agentOwners.set(req.socket, pid);
+        const pid = ports && ownerOf('tcp', ports.port, ports.peerPort);
+        const facts = pid === undefined || !inWorld(pid) ? undefined : processFacts(pid);
+        spawn = (facts && runsAgentCli(facts.argv, cli) ? spawns.adopt(facts.pid, cli) : undefined) ?? null;
+        adoptedOn.set(req.socket, spawn);
       }
-      const spawn = pid === null ? undefined : spawns.adopt(pid, cli);
-      if (spawn === undefined) return;
-      const key = `${launchers.keyPrefix}${spawn.innerPid}`;
-      if (bearer !== undefined || apiKey === undefined) req.headers.authorization = `Bearer ${key}`;
-      if (apiKey !== undefined) req.headers['x-api-key'] = key;
+      if (spawn === null) return;
+      const own = `${launchers.keyPrefix}${spawn.innerPid}`;
+      if (bearer !== undefined) req.headers.authorization = `Bearer ${own}`;
+      if (apiKey !== undefined) req.headers['x-api-key'] = own;
     };
     interpose(providerServer.server, (req) => {
       if (req.headers.authorization === undefined && req.headers['x-api-key'] === undefined) {
@@ -647,7 +689,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
           },
         },
       ]);
-      // A provider claim never waits (only a work command's, on GitHub, does).
+      // After the claims: a credential refused there is the control plane's by now.
       adoptAgent(req);
       return waiting;
     });
@@ -820,7 +862,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       },
       spawnOfToken: (token) => (launchers ? spawns?.spawnForKey(token, launchers.tokenPrefix) : undefined),
       vouch: (credential) => {
-        if (!vouched.has(credential)) vouched.set(credential, new Set());
+        if (!vouched.has(credential)) vouched.set(credential, new Map());
       },
       get claimsRefused() {
         return claimsRefused;
@@ -833,11 +875,16 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         vouching += 1;
         try {
           const child = await spawnOne(spec);
-          if (child.pid !== undefined && pids.size < MAX_VOUCHED_PIDS) pids.add(child.pid);
+          if (child.pid !== undefined) {
+            // The ones gone are let go first: a pid reused later is not theirs (startTicks).
+            if (pids.size >= MAX_VOUCHED_PIDS)
+              for (const pid of pids.keys()) if (!isAlive(pid)) pids.delete(pid);
+            if (pids.size < MAX_VOUCHED_PIDS) pids.set(child.pid, startTicks(child.pid));
+          }
           return child;
         } finally {
           vouching -= 1;
-          if (vouching === 0) for (const wake of vouchWaiters.splice(0)) wake();
+          for (const retry of [...vouchWaiters]) retry();
         }
       },
       dial: (port) =>
