@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readlinkSync } from 'node:fs';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import { endianness } from 'node:os';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { processFacts, socketInodeIn } from '../src/world/procfs.ts';
+import { procAddressForms, processFacts, socketInode, socketInodeIn } from '../src/world/procfs.ts';
 
 // A process's start time read from /proc (src/world/procfs.ts): what an agent's spawn is timed
 // with in a world (docs/world.md, "Agents"), so its boot and the control plane's share of a
@@ -63,4 +65,67 @@ describe('socketInodeIn', () => {
       { numRuns: 300 },
     );
   });
+});
+
+// Which socket a claim's connection is (src/world/claims.ts): a process that binds the client's
+// port at another local address (127.0.0.2, or through IPv6) was found in its place, since only
+// ports were compared and `tcp` was read before `tcp6` (found by review, 2026-12-07).
+describe.skipIf(!existsSync('/proc/self/net/tcp'))('socketInode with the client’s address', () => {
+  const inodeOf = (socket: Socket) =>
+    readlinkSync(`/proc/self/fd/${(socket as unknown as { _handle: { fd: number } })._handle.fd}`).replace(
+      /^socket:\[(\d+)\]$/,
+      '$1',
+    );
+  const connectFrom = (port: number, options: { localAddress: string; localPort?: number; host: string }) =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = connect({ port, ...options, family: options.host.includes(':') ? 6 : 4 }, () =>
+        resolve(socket),
+      );
+      socket.once('error', reject);
+    });
+
+  it('finds each of two clients that share a local port on two addresses, over IPv4 and IPv4-mapped IPv6', async () => {
+    const accepted: Socket[] = [];
+    const server = createServer((socket) => accepted.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, '::', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const clients: Socket[] = [];
+    try {
+      const first = await connectFrom(port, { host: '127.0.0.1', localAddress: '127.0.0.1' });
+      clients.push(first);
+      const shared = first.localPort as number;
+      clients.push(
+        await connectFrom(port, {
+          host: '::ffff:127.0.0.1',
+          localAddress: '::ffff:127.0.0.2',
+          localPort: shared,
+        }),
+      );
+      for (let i = 0; i < 50 && accepted.length < 2; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(accepted.length).toBe(2);
+      for (const at of accepted) {
+        const client = clients.find(
+          (c) => c.localAddress?.replace(/^::ffff:/, '') === at.remoteAddress?.replace(/^::ffff:/, ''),
+        );
+        expect(client, `${at.remoteAddress}`).toBeDefined();
+        expect(socketInode('self', 'tcp', at.remotePort as number, port, at.remoteAddress)).toBe(
+          inodeOf(client as Socket),
+        );
+      }
+    } finally {
+      for (const socket of [...clients, ...accepted]) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it.skipIf(endianness() !== 'LE')(
+    'writes an address in /proc’s forms (a little-endian machine’s words)',
+    () => {
+      expect(procAddressForms('127.0.0.1')).toEqual(['0100007F', '0000000000000000FFFF00000100007F']);
+      expect(procAddressForms('::ffff:127.0.0.2')).toEqual(['0200007F', '0000000000000000FFFF00000200007F']);
+      expect(procAddressForms('::1')).toEqual(['00000000000000000000000001000000']);
+      expect(procAddressForms('not an address')).toEqual([]);
+    },
+  );
 });

@@ -15,6 +15,8 @@ export interface ConnectionPorts {
   port: number;
   /** The port it reached (the edge's, the proxy's, or the emulator's). */
   peerPort: number;
+  /** The client's own address, as the accepting socket saw it. */
+  address?: string | undefined;
 }
 
 /** How many generations below a holder its descendants are looked for (a tree is never this deep). */

@@ -82,7 +82,7 @@ export class Edge {
 
   private notePorts(raw: Socket): void {
     if (raw.remotePort !== undefined && raw.localPort !== undefined)
-      this.ports.set(raw, { port: raw.remotePort, peerPort: raw.localPort });
+      this.ports.set(raw, { port: raw.remotePort, peerPort: raw.localPort, address: raw.remoteAddress });
   }
 
   /** Hands a decrypted connection to a service. */

@@ -6,6 +6,8 @@
  * error. docs/world.md, "How a process is named".
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { isIPv6 } from 'node:net';
+import { endianness } from 'node:os';
 
 /** Clock ticks per second of /proc's start times (USER_HZ: 100 on every Linux that runs Node). */
 const TICKS_PER_SECOND = 100;
@@ -135,13 +137,51 @@ export function socketInode(
   protocol: 'tcp' | 'udp',
   port: number,
   peerPort?: number,
+  address?: string,
 ): string | undefined {
   for (const table of [protocol, `${protocol}6`]) {
     const text = read(`/proc/${netnsPid}/net/${table}`);
-    const inode = text ? socketInodeIn(text, port, peerPort) : undefined;
+    const inode = text ? socketInodeIn(text, port, peerPort, address) : undefined;
     if (inode !== undefined) return inode;
   }
   return undefined;
+}
+
+/** A 4-byte group as /proc prints it: the machine's 32-bit word, in hex. */
+function procWord(bytes: readonly number[]): string {
+  const ordered = endianness() === 'LE' ? [...bytes].reverse() : bytes;
+  return ordered.map((b) => b.toString(16).toUpperCase().padStart(2, '0')).join('');
+}
+
+/**
+ * The forms an address takes in /proc/net/tcp{,6}'s address columns: an IPv4 address in `tcp`,
+ * and as IPv4-mapped IPv6 in `tcp6`; an IPv6 address in `tcp6`. Empty for text that is neither.
+ */
+export function procAddressForms(address: string): string[] {
+  const v4 = /^(?:::ffff:)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/i.exec(address);
+  if (v4) {
+    const bytes = v4.slice(1, 5).map(Number);
+    if (bytes.some((b) => b > 255)) return [];
+    return [
+      procWord(bytes),
+      `${procWord([0, 0, 0, 0])}${procWord([0, 0, 0, 0])}${procWord([0, 0, 255, 255])}${procWord(bytes)}`,
+    ];
+  }
+  if (!isIPv6(address)) return [];
+  const [head = '', tail = ''] = address.split('::');
+  const groups = (text: string) => (text === '' ? [] : text.split(':'));
+  const left = groups(head);
+  const right = groups(tail);
+  const all = address.includes('::')
+    ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
+    : left;
+  const bytes = all.flatMap((g) => {
+    const n = Number.parseInt(g, 16);
+    return [n >> 8, n & 255];
+  });
+  let out = '';
+  for (let i = 0; i < 16; i += 4) out += procWord(bytes.slice(i, i + 4));
+  return [out];
 }
 
 const hex4 = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
@@ -153,11 +193,21 @@ const hex4 = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
  * for the client's (a blocked attempt of curl's was named `hey`, a load generator running beside
  * it). The peer's port tells them apart.
  */
-export function socketInodeIn(table: string, port: number, peerPort?: number): string | undefined {
+export function socketInodeIn(
+  table: string,
+  port: number,
+  peerPort?: number,
+  address?: string,
+): string | undefined {
   const local = `:${hex4(port)}`;
   const peer = peerPort === undefined ? undefined : `:${hex4(peerPort)}`;
+  // With the client's address too: another socket on the same port at another local address (a
+  // process that binds the agent's port on 127.0.0.2, or through IPv6) is not the client's.
+  const exact =
+    address === undefined ? undefined : new Set(procAddressForms(address).map((a) => `${a}${local}`));
   for (const line of table.split('\n').slice(1)) {
     const columns = line.trim().split(/\s+/);
+    if (exact !== undefined && !exact.has(columns[1] ?? '')) continue;
     // sl local_address rem_address st tx:rx tr:tm retrnsmt uid timeout inode
     if (!columns[1]?.endsWith(local)) continue;
     if (peer !== undefined && !columns[2]?.endsWith(peer)) continue;

@@ -480,10 +480,10 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     // theirs only from their own processes; from any other it is the control plane's.
     const guard = new ClaimGuard({
       socketOf: (ports) => {
-        if (!sandbox) return socketInode('self', 'tcp', ports.port, ports.peerPort);
+        if (!sandbox) return socketInode('self', 'tcp', ports.port, ports.peerPort, ports.address);
         return sandbox.gatePid === undefined
           ? undefined
-          : socketInode(sandbox.gatePid, 'tcp', ports.port, ports.peerPort);
+          : socketInode(sandbox.gatePid, 'tcp', ports.port, ports.peerPort, ports.address);
       },
       // Every process here: a holder's descendants are found among them by their parents.
       processes: () => allPids().map((pid) => ({ pid, ppid: parentPid(pid) })),
@@ -547,7 +547,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     const portsOf = (socket: Socket): ConnectionPorts | undefined =>
       edge?.portsOf(socket) ??
       (socket.remotePort !== undefined && socket.localPort !== undefined
-        ? { port: socket.remotePort, peerPort: socket.localPort }
+        ? { port: socket.remotePort, peerPort: socket.localPort, address: socket.remoteAddress }
         : undefined);
     /** A refused claim (with where its connection came from), or undefined when the call may go as sent. */
     const check = (
