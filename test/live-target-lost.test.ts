@@ -48,11 +48,15 @@ describe('a live run whose target dies', { timeout: 180_000 }, () => {
       ],
       { timeoutMs: 170_000 },
     );
+    // Its first session started: the target has answered the run's start (an api record alone
+    // can come first, while POST /v1/run is still on its way; killed then, on a busy machine, the
+    // run failed to start at all: exit 2, "still unavailable").
     await waitUntil(
       'the run polls',
       () => {
         try {
-          return readFileSync(join(out, 'trace.jsonl'), 'utf8').includes('"kind":"api"');
+          const text = readFileSync(join(out, 'trace.jsonl'), 'utf8');
+          return text.includes('"kind":"api"') && text.includes('"name":"session.start"');
         } catch {
           return false;
         }
