@@ -118,13 +118,7 @@ export function innermostPid(pid: number): number | undefined {
 
 /** The pid seen from here of the process whose innermost pid is `innerPid` in namespace `ns`. */
 export function outerPid(ns: string, innerPid: number): number | undefined {
-  for (const pid of pidsInNamespace(ns)) {
-    const status = read(`/proc/${pid}/status`);
-    const nspid = /^NSpid:\s+(.+)$/m.exec(status ?? '');
-    const levels = nspid?.[1]?.trim().split(/\s+/).map(Number) ?? [];
-    if (levels.at(-1) === innerPid) return pid;
-  }
-  return undefined;
+  return pidsInNamespace(ns).find((pid) => innermostPid(pid) === innerPid);
 }
 
 /**

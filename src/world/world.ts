@@ -195,8 +195,6 @@ export interface World {
    * descendants): a call made with it from any other process is the control plane's (claims.ts).
    */
   vouch(credential: string): void;
-  /** Calls whose credential named a spawn or a vouched command they did not come from. */
-  readonly claimsRefused: number;
   /** The environment for a command: `base` (the user's) with the world's settings. */
   env(base: NodeJS.ProcessEnv): Record<string, string>;
   spawn(spec: WorldSpawnSpec): Promise<WorldProcess>;
@@ -342,20 +340,37 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     const recent = new Map<string, { at: number; record: Record<string, unknown> }>();
     let lookups = 0;
     let lookupWindow = 0;
+    /** The socket of a connection's client end, in the world's network namespace (/proc). */
+    const clientSocket = (
+      protocol: 'tcp' | 'udp',
+      port: number,
+      peerPort: number | undefined,
+      address?: string,
+    ): string | undefined => {
+      if (!sandbox) return socketInode('self', protocol, port, peerPort, address);
+      return sandbox.gatePid === undefined
+        ? undefined
+        : socketInode(sandbox.gatePid, protocol, port, peerPort, address);
+    };
     /** The process holding the client end of a connection, from /proc (docs/world.md). */
     const lookupOwner = (
       protocol: 'tcp' | 'udp',
       port: number,
       peerPort: number | undefined,
     ): number | undefined => {
-      if (sandbox) {
-        if (sandbox.gatePid === undefined || sandbox.pidNamespace === undefined) return undefined;
-        const inode = socketInode(sandbox.gatePid, protocol, port, peerPort);
-        return inode === undefined ? undefined : socketOwner(pidsInNamespace(sandbox.pidNamespace), inode);
-      }
-      const inode = socketInode('self', protocol, port, peerPort);
-      return inode === undefined ? undefined : socketOwner(allPids(), inode);
+      const namespace = sandbox?.pidNamespace;
+      if (sandbox && namespace === undefined) return undefined;
+      const inode = clientSocket(protocol, port, peerPort);
+      if (inode === undefined) return undefined;
+      return socketOwner(namespace === undefined ? allPids() : pidsInNamespace(namespace), inode);
     };
+    /** A process as a record names it: its pid and the start of its command line. */
+    const namedProcess = (pid: number | undefined) => ({
+      pid: pid ?? null,
+      argv: ((pid === undefined ? undefined : processFacts(pid))?.argv ?? [])
+        .slice(0, 16)
+        .map((arg) => arg.slice(0, 256)),
+    });
     const ownerOf = (
       protocol: 'tcp' | 'udp',
       port: number | undefined,
@@ -388,10 +403,8 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       if (recent.size > 1000) recent.clear();
       if (written >= MAX_BLOCKED_RECORDS) return;
       written += 1;
-      const facts = pid === undefined ? undefined : processFacts(pid);
       const data: Record<string, unknown> = {
-        pid: pid ?? null,
-        argv: (facts?.argv ?? []).slice(0, 16).map((arg) => arg.slice(0, 256)),
+        ...namedProcess(pid),
         ...(attempt.address ? { address: attempt.address } : {}),
         ...(attempt.type ? { type: attempt.type } : {}),
       };
@@ -479,12 +492,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
     // Whose call it is (claims.ts): a credential that names a spawn or a work command is taken as
     // theirs only from their own processes; from any other it is the control plane's.
     const guard = new ClaimGuard({
-      socketOf: (ports) => {
-        if (!sandbox) return socketInode('self', 'tcp', ports.port, ports.peerPort, ports.address);
-        return sandbox.gatePid === undefined
-          ? undefined
-          : socketInode(sandbox.gatePid, 'tcp', ports.port, ports.peerPort, ports.address);
-      },
+      socketOf: (ports) => clientSocket('tcp', ports.port, ports.peerPort, ports.address),
       // Every process here: a holder's descendants are found among them by their parents.
       processes: () => allPids().map((pid) => ({ pid, ppid: parentPid(pid) })),
       hasSocket: (pid, inode) => socketOwner([pid], inode) !== undefined,
@@ -532,16 +540,12 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       lastClaimRecord.set(key, now);
       claimsWritten += 1;
       const pid = ports === undefined ? undefined : ownerOf('tcp', ports.port, ports.peerPort);
-      const facts = pid === undefined ? undefined : processFacts(pid);
       trace.write({
         kind: 'event',
         name: 'world.claim-refused',
         t: now,
         labels: { service, claim },
-        data: {
-          pid: pid ?? null,
-          argv: (facts?.argv ?? []).slice(0, 16).map((arg) => arg.slice(0, 256)),
-        },
+        data: namedProcess(pid),
       });
     };
     const portsOf = (socket: Socket): ConnectionPorts | undefined =>
@@ -627,6 +631,13 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         },
       ]);
     });
+    /** A provider request's key, as the SDKs send it: `Authorization: Bearer K` or `x-api-key`. */
+    const providerKeys = (req: IncomingMessage) => ({
+      bearer: /^Bearer\s+(\S+)$/i.exec(
+        typeof req.headers.authorization === 'string' ? req.headers.authorization : '',
+      )?.[1],
+      apiKey: typeof req.headers['x-api-key'] === 'string' ? req.headers['x-api-key'] : undefined,
+    });
     /** The spawn adopted for each connection an agent CLI's requests came on (null: none). */
     const adoptedOn = new WeakMap<object, Spawn | null>();
     /** Whether a process is the world's: in its pid namespace, else started with its variable. */
@@ -648,10 +659,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       const ua = req.headers['user-agent'];
       const { cli } = cliOf(typeof ua === 'string' ? ua : undefined);
       if (cli === 'other') return;
-      const bearer = /^Bearer\s+(\S+)$/i.exec(
-        typeof req.headers.authorization === 'string' ? req.headers.authorization : '',
-      )?.[1];
-      const apiKey = typeof req.headers['x-api-key'] === 'string' ? req.headers['x-api-key'] : undefined;
+      const { bearer, apiKey } = providerKeys(req);
       const key = bearer ?? apiKey;
       if (key === undefined || key.startsWith(launchers.keyPrefix)) return;
       let spawn = adoptedOn.get(req.socket);
@@ -673,22 +681,23 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         return undefined;
       }
       const own = `${WORLD_KEY_PREFIX}${tag}`;
-      const waiting = guardCall(req, 'provider', () => [
-        {
-          credential: /^Bearer\s+(\S+)$/i.exec(
-            typeof req.headers.authorization === 'string' ? req.headers.authorization : '',
-          )?.[1],
-          rewrite: () => {
-            req.headers.authorization = `Bearer ${own}`;
+      const waiting = guardCall(req, 'provider', () => {
+        const { bearer, apiKey } = providerKeys(req);
+        return [
+          {
+            credential: bearer,
+            rewrite: () => {
+              req.headers.authorization = `Bearer ${own}`;
+            },
           },
-        },
-        {
-          credential: typeof req.headers['x-api-key'] === 'string' ? req.headers['x-api-key'] : undefined,
-          rewrite: () => {
-            req.headers['x-api-key'] = own;
+          {
+            credential: apiKey,
+            rewrite: () => {
+              req.headers['x-api-key'] = own;
+            },
           },
-        },
-      ]);
+        ];
+      });
       // After the claims: a credential refused there is the control plane's by now.
       adoptAgent(req);
       return waiting;
@@ -863,9 +872,6 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       spawnOfToken: (token) => (launchers ? spawns?.spawnForKey(token, launchers.tokenPrefix) : undefined),
       vouch: (credential) => {
         if (!vouched.has(credential)) vouched.set(credential, new Map());
-      },
-      get claimsRefused() {
-        return claimsRefused;
       },
       env,
       spawn: async (spec) => {
