@@ -6,6 +6,8 @@
  * refuses to judge it too. Real processes, the real CLI as a subprocess, the real clock.
  */
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunSummary } from '../src/results/run-summary.ts';
@@ -49,8 +51,8 @@ describe('a live run whose target dies', { timeout: 180_000 }, () => {
       { timeoutMs: 170_000 },
     );
     // Its first session started: the target has answered the run's start (an api record alone
-    // can come first, while POST /v1/run is still on its way; killed then, on a busy machine, the
-    // run failed to start at all: exit 2, "still unavailable").
+    // can come first, while POST /v1/run is still on its way; a target killed then is the next
+    // test's case, found by the same 15 s of silence).
     await waitUntil(
       'the run polls',
       () => {
@@ -80,6 +82,56 @@ describe('a live run whose target dies', { timeout: 180_000 }, () => {
     const check = await cli(['check', out]);
     expect(check.code).toBe(3);
     expect(check.stderr).toContain('the run failed');
+  });
+
+  it('dead during its own POST /v1/run: lost after 15 s of silence (exit 3), not bad input (exit 2)', async () => {
+    const dir = scratchDir('fleetbench-target-lost-start-');
+    // A shim that answers GET /v1/info and dies as the run's start arrives: its listener
+    // closes and the start request's connection is cut, as a SIGKILL would leave them.
+    const server = createServer((req, res) => {
+      if (req.method === 'GET' && req.url === '/v1/info') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            protocol: 'fleetbench-target/1',
+            name: 'dies-at-start',
+            capabilities: ['events'],
+          }),
+        );
+        return;
+      }
+      server.close();
+      server.closeAllConnections();
+      req.socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const out = join(dir, 'run');
+    const started = performance.now();
+    try {
+      const result = await cli([
+        'run',
+        'S2-T1-5',
+        '--target',
+        url,
+        '--clock',
+        'real',
+        '--out',
+        out,
+        '--no-progress',
+      ]);
+      const wallS = (performance.now() - started) / 1000;
+      expect(result.code, result.stdout + result.stderr).toBe(3);
+      expect(result.stderr).toMatch(/target lost: the target at .* stopped answering: no answer for 1\d s/);
+      expect(wallS).toBeLessThan(50);
+      const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as RunSummary;
+      expect(summary.outcome.reason).toBe('failed');
+      expect(summary.budgets).toBeUndefined();
+      const { records } = await readTrace(join(out, 'trace.jsonl'));
+      expect(events(records, 'target.lost')).toHaveLength(1);
+    } finally {
+      server.close();
+    }
   });
 
   it('a chaos wave whose supervisor and control plane are SIGKILLed 12 s in: failed, exit 3, nothing judged', async () => {

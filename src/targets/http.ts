@@ -415,22 +415,35 @@ export class HttpTarget implements Target {
 
   async start(): Promise<void> {
     const { clock } = this.options;
-    const answer = await this.call('POST', '/v1/run', {
-      runId: this.options.run.runId,
-      epochMs: clock.epochMs,
-      timeScale: clock.timeScale,
-      seed: this.options.run.seed,
-      scenario: this.options.run.scenario,
-      ...(this.options.github ? { github: this.options.github } : {}),
-      ...(this.options.config ? { config: this.options.config } : {}),
-      ...(this.options.segment ? { segment: this.options.segment } : {}),
-    });
+    // Watched from the run's start request on (docs/http-target.md, "Liveness"): a target that
+    // answered GET /v1/info and then died has begun a run that cannot complete. That is a lost
+    // target (exit 3), not bad input; and it is known after 15 s of silence, not 60 s of retries.
+    this.watch();
+    let answer: Answer;
+    try {
+      answer = await this.call('POST', '/v1/run', {
+        runId: this.options.run.runId,
+        epochMs: clock.epochMs,
+        timeScale: clock.timeScale,
+        seed: this.options.run.seed,
+        scenario: this.options.run.scenario,
+        ...(this.options.github ? { github: this.options.github } : {}),
+        ...(this.options.config ? { config: this.options.config } : {}),
+        ...(this.options.segment ? { segment: this.options.segment } : {}),
+      });
+    } catch (error) {
+      if (error instanceof TargetUnavailable) throw this.declareLost(error.message);
+      // Refused (a 4xx): the run never began, so nothing is left to watch.
+      if (this.watchdog) clearTimeout(this.watchdog);
+      this.watchdog = undefined;
+      this.stopping = true;
+      throw error;
+    }
     const started = runStartResponseSchema.safeParse(JSON.parse(answer.body || '{}'));
     this.since = started.success ? started.data.since : 1;
     this.lastSeq = this.since - 1;
     if (this.info.capabilities.includes('events')) this.openStream();
     else this.ended?.();
-    this.watch();
   }
 
   async stop(): Promise<void> {
