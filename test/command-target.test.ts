@@ -122,6 +122,9 @@ describe.skipIf(bwrap.skip)('--target command', { timeout: 240_000 }, () => {
     expect(
       api.filter((x) => x.route === '/repos/{owner}/{repo}/issues').every((x) => x.scope === 'shared'),
     ).toBe(true);
+    // It names no operation, so what it called is shown by route (not "no call carries an operation").
+    expect(r.stdout).toMatch(/Calls by route[\s\S]*\/repos\/\{owner\}\/\{repo\}\/issues/);
+    expect(r.stdout).not.toContain('no call carries an operation');
     // The model requests the loop made itself (an SDK call, no launcher): outside the launchers.
     const models = r.records.filter((x) => x.kind === 'span' && x.name === 'provider.request');
     expect(models.length).toBeGreaterThanOrEqual(2);

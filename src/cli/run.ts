@@ -5,6 +5,7 @@
  * (`planFromOptions`); this file turns flags into its options, wires the run and prints.
  */
 import type { Command } from 'commander';
+import { NONE } from '../analyze/analyzer.ts';
 import { ExitCode } from '../base/errors.ts';
 import { claimOutputDir } from '../base/output-dir.ts';
 import { targetInfo } from '../contract/target-ref.ts';
@@ -44,6 +45,17 @@ interface RunFlags extends Omit<RunOptions, 'ref' | 'set'> {
  * scenario exercised. Everything else is one `fleetbench analyze` away.
  */
 const OWN_CALLS_SECTIONS = new Set(['Calls by operation', 'Calls by session']);
+
+/**
+ * A control plane that names no operation (any unmodified one, measured from the world's edges)
+ * is shown by route instead: "no call carries an operation" says nothing of what it called.
+ */
+function ownCallsSections(a: RunDone['summary']['analysis']): Set<string> {
+  const operations = Object.keys(a.api.counts.byOperation);
+  if (operations.length === 1 && operations[0] === NONE)
+    return new Set(['Calls by route', 'Calls by session']);
+  return OWN_CALLS_SECTIONS;
+}
 
 const EXTRA_SECTIONS = new Set([
   'Turnover window',
@@ -202,7 +214,7 @@ function printRun(plan: RunPlan, done: RunDone, flags: RunFlags, io: CommandIo):
       (s) =>
         EXTRA_SECTIONS.has(s.title) ||
         // A real control plane's calls: who and what, AO's own blind spots made visible.
-        (targetInfo(target).ownCalls && OWN_CALLS_SECTIONS.has(s.title)),
+        (targetInfo(target).ownCalls && ownCallsSections(summary.analysis).has(s.title)),
     ),
     ...(outcome.verdicts ?? []).map(verdictSection),
   ];
