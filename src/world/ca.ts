@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetbenchError } from '../base/errors.ts';
 import { writeFileReplacing } from '../base/safe-write.ts';
+import { javaTrustStore, pemCertificates } from './java-trust.ts';
 
 export interface WorldCa {
   /** The CA certificate (PEM): what a client is told to trust. */
@@ -25,6 +26,8 @@ export interface WorldCa {
   key: string;
   /** The distribution's trusted roots with the world's CA appended (what the sandbox binds). */
   bundlePath: string;
+  /** The same certificates as a Java trust store (JKS, password `changeit`): java-trust.ts. */
+  javaTrustStorePath: string;
 }
 
 /** Where Debian, Fedora/RHEL, Alpine and SUSE keep the system's trusted roots, first found wins. */
@@ -129,12 +132,11 @@ export function makeWorldCa(dir: string, hosts: readonly string[], name: string)
     const system = systemBundlePaths()[0];
     const roots = system ? readFileSync(system, 'utf8') : '';
     const bundlePath = join(dir, 'ca-bundle.crt');
-    writeFileReplacing(
-      bundlePath,
-      `${roots}${roots.endsWith('\n') || roots === '' ? '' : '\n'}# fleetbench world CA\n${caPem}`,
-      0o644,
-    );
-    return { caPem, caPath, cert, key, bundlePath };
+    const bundle = `${roots}${roots.endsWith('\n') || roots === '' ? '' : '\n'}# fleetbench world CA\n${caPem}`;
+    writeFileReplacing(bundlePath, bundle, 0o644);
+    const javaTrustStorePath = join(dir, 'ca-bundle.jks');
+    writeFileReplacing(javaTrustStorePath, javaTrustStore(pemCertificates(bundle), Date.now()), 0o644);
+    return { caPem, caPath, cert, key, bundlePath, javaTrustStorePath };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

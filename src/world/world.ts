@@ -38,6 +38,7 @@ import { makeWorldCa, systemBundlePaths, type WorldCa } from './ca.ts';
 import { ClaimGuard, type ConnectionPorts } from './claims.ts';
 import { type BlockedAttempt, Edge, SANDBOX_PORTS } from './edge.ts';
 import { hostsFile, hostTable, nsswitchFile, RESOLV_CONF, userFiles, type WorldService } from './hosts.ts';
+import { javaToolOptions } from './java-trust.ts';
 import { type Launchers, writeLaunchers } from './launchers.ts';
 import {
   allPids,
@@ -740,6 +741,9 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         CODEX_CA_CERTIFICATE: bundle,
         GH_NO_UPDATE_NOTIFIER: '1',
       });
+      // The JVM reads none of the above: it is told of the world's trust store (and, in proxy
+      // mode, of the proxy) through the variable every JVM reads, after the user's own options.
+      out.JAVA_TOOL_OPTIONS = javaToolOptions(out.JAVA_TOOL_OPTIONS, ca.javaTrustStorePath, proxyUrl);
       if (launchers) out.PATH = `${launchers.binDir}:${out.PATH ?? '/usr/local/bin:/usr/bin:/bin'}`;
       // fleetbench itself run inside (a run in a world) finds the installs this one found: as a
       // mapped user it would look in a non-root cache.
