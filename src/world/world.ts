@@ -739,6 +739,8 @@ export async function openWorld(options: WorldOptions): Promise<World> {
         CURL_CA_BUNDLE: bundle,
         GIT_SSL_CAINFO: bundle,
         CODEX_CA_CERTIFICATE: bundle,
+        // Deno trusts its own Mozilla roots plus DENO_CERT's (additive), not SSL_CERT_FILE.
+        DENO_CERT: ca.caPath,
         GH_NO_UPDATE_NOTIFIER: '1',
       });
       // The JVM reads none of the above: it is told of the world's trust store (and, in proxy
