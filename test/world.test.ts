@@ -231,6 +231,30 @@ console.log(JSON.stringify([await attempt('2606:2800:21f:cb07:6820:80da:af6b:c8e
     expect(blockedOf(run)).toEqual([]);
   });
 
+  it("a remote written for ssh (git@github.com:…, ssh://git@github.com/…) is fetched and pushed over the world's HTTPS; ssh itself is still refused and recorded", async () => {
+    bwrap.require();
+    const dir = scratchDir('fleetbench-world-git-ssh-');
+    const run = await world(
+      ['--mode', 'sandbox', '--no-agents'],
+      [
+        'sh',
+        '-c',
+        `cd ${dir} && git clone -q git@github.com:fleetbench/repo-1.git && cd repo-1 && git checkout -q -b feat/ssh && echo hi > hi.txt && git add hi.txt && git -c user.name=a -c user.email=a@example.com commit -qm hi && git push -q ssh://git@github.com/fleetbench/repo-1.git feat/ssh && git ls-remote git@github.com:fleetbench/repo-1.git refs/heads/feat/ssh; ssh -o BatchMode=yes -o ConnectTimeout=5 git@github.com true; echo ssh=$?`,
+      ],
+      120_000,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const pushed = spawnSync('git', ['-C', join(dir, 'repo-1'), 'rev-parse', 'HEAD'], {
+      encoding: 'utf8',
+    }).stdout.trim();
+    expect(run.stdout).toContain(`${pushed}\trefs/heads/feat/ssh`);
+    const git = run.records.filter((r) => r.kind === 'span' && r.name === 'github.git');
+    expect(git.some((r) => (r.labels as { service?: string }).service === 'git-receive-pack')).toBe(true);
+    // ssh is not served: refused at once (exit 255), and recorded.
+    expect(run.stdout).toContain('ssh=255');
+    expect(blockedOf(run).map((b) => `${b.labels.host}:${b.labels.port}`)).toEqual(['github.com:22']);
+  });
+
   it('gives a command with no vendor key one (the SDKs as their READMEs show them: new OpenAI(), new Anthropic()), and keeps a key of its own', async () => {
     bwrap.require();
     const dir = scratchDir('fleetbench-world-keys-');

@@ -84,6 +84,13 @@ interface Holder {
 /** Runtimes a CLI's script runs under: the script is then the first word after their flags. */
 const RUNTIMES = new Set(['node', 'nodejs', 'bun', 'deno']);
 
+/** The ways a git remote names github.com over ssh, each rewritten to HTTPS in the world. */
+export const SSH_REMOTE_PREFIXES = [
+  'git@github.com:',
+  'ssh://git@github.com/',
+  'ssh://git@github.com:22/',
+] as const;
+
 /**
  * Whether a command line runs an agent CLI itself: its program (or, under a runtime, its script)
  * is named as the CLI (`codex`, `claude.js`) or is the CLI's package entry (Claude Code's
@@ -773,13 +780,23 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       }
       out.OPENAI_API_KEY ??= `${WORLD_KEY_PREFIX}${tag}`;
       out.ANTHROPIC_API_KEY ??= `${WORLD_KEY_PREFIX}${tag}`;
-      // git over HTTPS with the command's token, as GitHub takes it (any user name, the token as password).
-      const n = Number(out.GIT_CONFIG_COUNT ?? 0) || 0;
-      out[`GIT_CONFIG_KEY_${n}`] = 'credential.https://github.com.helper';
-      out[`GIT_CONFIG_VALUE_${n}`] =
+      // git over HTTPS with the command's token, as GitHub takes it (any user name, the token as
+      // password); a remote written for ssh (`git@github.com:o/r.git`, `ssh://git@github.com/…`)
+      // is fetched and pushed over HTTPS too, as CI runners rewrite it: the world serves git's
+      // smart HTTP, not ssh (docs/world.md, "git and gh").
+      let n = Number(out.GIT_CONFIG_COUNT ?? 0) || 0;
+      const gitConfig = (key: string, value: string) => {
+        out[`GIT_CONFIG_KEY_${n}`] = key;
+        out[`GIT_CONFIG_VALUE_${n}`] = value;
+        n++;
+      };
+      gitConfig(
+        'credential.https://github.com.helper',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
-        '!f() { test "$1" = get || exit 0; echo username=x-access-token; echo "password=${GH_TOKEN:-$GITHUB_TOKEN}"; }; f';
-      out.GIT_CONFIG_COUNT = String(n + 1);
+        '!f() { test "$1" = get || exit 0; echo username=x-access-token; echo "password=${GH_TOKEN:-$GITHUB_TOKEN}"; }; f',
+      );
+      for (const ssh of SSH_REMOTE_PREFIXES) gitConfig('url.https://github.com/.insteadOf', ssh);
+      out.GIT_CONFIG_COUNT = String(n);
       if (mode !== 'sandbox') {
         out.OPENAI_BASE_URL = `${hostUrls.provider}/v1`;
         out.ANTHROPIC_BASE_URL = hostUrls.provider;
