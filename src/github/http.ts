@@ -26,6 +26,7 @@ import { turnSlices } from '../base/turn-slices.ts';
 import { isLargeBody, largeBodyMemo } from './body-memo.ts';
 import type { GitHubEmulator } from './emulator.ts';
 import { GitSmartHttp, type GitSmartHttpOptions, isGitPath } from './git/smart-http.ts';
+import { OAuthLogins, oauthRequestOf } from './oauth.ts';
 import type { EmulatorRequest, EmulatorResponse } from './types.ts';
 
 export interface GitHubServerOptions {
@@ -148,26 +149,33 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
   };
 
   const git = options.git === false ? undefined : new GitSmartHttp(emulator, options.git);
+  const oauth = new OAuthLogins(emulator);
   const onRequest = (req: Req, res: Res) => {
     // git's requests (clone, fetch, push) are not API calls: no quota, no admission.
     if (git !== undefined && isGitPath(req.url ?? '/')) {
       git.handle(req, res);
       return;
     }
-    // In flight from arrival until the answer is written (or the client goes away).
-    const admission = emulator.admit(req.url ?? '/', req.headers, req.socket.remoteAddress);
     // HTTP/2 names the host in the :authority pseudo-header instead of Host.
     const host = req.headers.host ?? (req.headers[':authority'] as string | undefined);
+    // A connection handed over already decrypted (the world's edge, docs/world.md) is HTTPS
+    // to its client, though this server speaks plain HTTP.
+    const baseUrl = host
+      ? `${scheme === 'https' || (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'}://${host}`
+      : origin;
+    // Nor are OAuth logins (github.com/login/…): no rate limit counts them on GitHub either.
+    if (oauthRequestOf(req.url ?? '/') !== undefined) {
+      oauth.handle(req, res, baseUrl);
+      return;
+    }
+    // In flight from arrival until the answer is written (or the client goes away).
+    const admission = emulator.admit(req.url ?? '/', req.headers, req.socket.remoteAddress);
     const request: EmulatorRequest = {
       method: req.method ?? 'GET',
       path: req.url ?? '/',
       headers: req.headers as Record<string, string | undefined>,
       remoteAddress: req.socket.remoteAddress,
-      // A connection handed over already decrypted (the world's edge, docs/world.md) is HTTPS
-      // to its client, though this server speaks plain HTTP.
-      baseUrl: host
-        ? `${scheme === 'https' || (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'}://${host}`
-        : origin,
+      baseUrl,
       admission,
     };
     if (!request.path.includes('/_fleetbench/')) {

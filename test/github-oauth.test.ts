@@ -1,0 +1,176 @@
+/**
+ * GitHub's OAuth logins on github.com (docs/github-emulator.md, "OAuth logins"): the device flow
+ * a CLI runs and the web flow behind "Sign in with GitHub", approved with nobody at a browser,
+ * answered in GitHub's shapes (form-encoded unless JSON is asked for; the token endpoint's
+ * refusals as 200 answers naming the error). Driven over HTTP with fetch and Octokit against a
+ * served emulator on a virtual clock (the device flow's intervals without waiting them out), and
+ * with the real gh's `auth login --web` in a world.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { Octokit } from '@octokit/core';
+import { describe, expect, it } from 'vitest';
+import { runCliProcess } from './helpers/cli-process.ts';
+import { inProcess, serve } from './helpers/github.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
+
+const gh = systemTool('gh', ['--version'], 'gh');
+const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
+
+async function setUp() {
+  const world = inProcess();
+  const server = await serve(world.emulator);
+  const form = async (path: string, body: Record<string, string>, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(body).toString(),
+    });
+    const text = await res.text();
+    return {
+      status: res.status,
+      type: res.headers.get('content-type') ?? '',
+      fields: Object.fromEntries(new URLSearchParams(text)),
+      text,
+    };
+  };
+  return { ...world, server, form };
+}
+
+describe('OAuth logins on the served emulator', () => {
+  it('the device flow: a code, pending until the user has had an interval, slow_down for a hasty client, then a token that acts as the default user', async () => {
+    const { server, form, advance, emulator, sink } = await setUp();
+    const code = await form('/login/device/code', { client_id: 'Iv1.cli', scope: 'repo read:org' });
+    expect(code.status).toBe(200);
+    expect(code.type).toMatch(/^application\/x-www-form-urlencoded/);
+    expect(code.fields.device_code).toMatch(/^[0-9a-f]{40}$/);
+    expect(code.fields.user_code).toMatch(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/);
+    expect(code.fields.verification_uri).toBe(`${server.url}/login/device`);
+    expect(code.fields).toMatchObject({ expires_in: '900', interval: '5' });
+    const poll = () =>
+      form('/login/oauth/access_token', {
+        client_id: 'Iv1.cli',
+        device_code: code.fields.device_code as string,
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+      });
+    expect((await poll()).fields).toMatchObject({ error: 'authorization_pending' });
+    const hasty = await poll();
+    expect(hasty.status).toBe(200);
+    expect(hasty.fields).toMatchObject({ error: 'slow_down', interval: '10' });
+    await advance(10_000);
+    const granted = await poll();
+    expect(granted.fields).toMatchObject({ token_type: 'bearer', scope: 'repo,read:org' });
+    expect(granted.fields.access_token).toMatch(/^gho_[A-Za-z0-9]{36}$/);
+    // The token is a user's: Octokit's /user with it is the fixtures' default user.
+    const octokit = new Octokit({ auth: granted.fields.access_token, baseUrl: server.url });
+    const user = await octokit.request('GET /user');
+    expect(user.data.login).toBe(emulator.state.defaultUser.login);
+    // A device code is used once.
+    expect((await poll()).fields).toMatchObject({ error: 'incorrect_device_code' });
+    // Not API calls: no api record, no rate limit; each a github.oauth span.
+    const oauth = sink.records.filter((r) => r.kind === 'span' && r.name === 'github.oauth');
+    expect(oauth.map((s) => (s.kind === 'span' ? s.labels?.request : undefined))).toEqual([
+      'device_code',
+      ...Array(4).fill('access_token'),
+    ]);
+    const apiRoutes = sink.records.filter((r) => r.kind === 'api').map((r) => r.route);
+    expect(apiRoutes).toEqual(['/user']);
+  });
+
+  it('answers JSON when asked, refuses another client, an expired code and a request with no client id', async () => {
+    const { form, advance } = await setUp();
+    const json = { accept: 'application/json' };
+    const code = await form('/login/device/code', { client_id: 'a' }, json);
+    expect(code.type).toMatch(/^application\/json/);
+    const { device_code } = JSON.parse(code.text) as { device_code: string };
+    const poll = (client: string) =>
+      form(
+        '/login/oauth/access_token',
+        { client_id: client, device_code, grant_type: 'urn:ietf:params:oauth:grant-type:device_code' },
+        json,
+      );
+    expect(JSON.parse((await poll('b')).text)).toMatchObject({ error: 'incorrect_client_credentials' });
+    await advance(901_000);
+    const expired = await poll('a');
+    expect(expired.status).toBe(200);
+    expect(JSON.parse(expired.text)).toMatchObject({ error: 'expired_token' });
+    const wrongGrant = await form('/login/oauth/access_token', {
+      client_id: 'a',
+      device_code,
+      grant_type: 'password',
+    });
+    expect(wrongGrant.fields.error).toBe('unsupported_grant_type');
+    const anonymous = await form('/login/device/code', {});
+    expect(anonymous.status).toBe(400);
+    expect(anonymous.fields.error).toBe('invalid_request');
+  });
+
+  it('the web flow: consent redirects back at once with a code and the state; the code buys one token', async () => {
+    const { server, emulator } = await setUp();
+    const authorize = (query: string) =>
+      fetch(`${server.url}/login/oauth/authorize?${query}`, { redirect: 'manual' });
+    const consent = await authorize(
+      'client_id=web&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcallback&state=xyz&scope=repo',
+    );
+    expect(consent.status).toBe(302);
+    const back = new URL(consent.headers.get('location') as string);
+    expect(`${back.origin}${back.pathname}`).toBe('http://127.0.0.1:9/callback');
+    expect(back.searchParams.get('state')).toBe('xyz');
+    const code = back.searchParams.get('code') as string;
+    expect(code).toMatch(/^[0-9a-f]{20}$/);
+    const exchange = (fields: Record<string, string>) =>
+      fetch(`${server.url}/login/oauth/access_token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(fields),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> }));
+    expect((await exchange({ client_id: 'web', code })).body.error).toBe('incorrect_client_credentials');
+    expect(
+      (await exchange({ client_id: 'web', client_secret: 's', code, redirect_uri: 'http://elsewhere/' })).body
+        .error,
+    ).toBe('redirect_uri_mismatch');
+    const granted = await exchange({ client_id: 'web', client_secret: 's', code });
+    expect(granted.body).toMatchObject({ token_type: 'bearer', scope: 'repo' });
+    const user = await new Octokit({ auth: granted.body.access_token, baseUrl: server.url }).request(
+      'GET /user',
+    );
+    expect(user.data.login).toBe(emulator.state.defaultUser.login);
+    expect((await exchange({ client_id: 'web', client_secret: 's', code })).body.error).toBe(
+      'bad_verification_code',
+    );
+    // A redirect that is no http(s) URL is never followed.
+    expect((await authorize('client_id=web&redirect_uri=javascript%3Aalert(1)')).status).toBe(400);
+    expect((await authorize('client_id=web')).status).toBe(400);
+  });
+});
+
+describe.skipIf(gh.skip || bwrap.skip)('gh auth login in a world', { timeout: 120_000 }, () => {
+  it("logs in by the device flow with nobody at a browser, and gh's API calls then use the token", async () => {
+    gh.require();
+    bwrap.require();
+    const dir = scratchDir('fleetbench-oauth-gh-');
+    const out = join(dir, 'run');
+    const run = await runCliProcess(
+      [
+        'world',
+        '--out',
+        out,
+        '--no-agents',
+        '--',
+        'sh',
+        '-c',
+        `export GH_CONFIG_DIR=${dir}/gh BROWSER=true; unset GH_TOKEN GITHUB_TOKEN; gh auth login --hostname github.com --git-protocol https --web </dev/null && gh api user --jq .login`,
+      ],
+      { timeoutMs: 110_000, traceDir: out },
+    );
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stderr + run.stdout).toMatch(/Logged in as/);
+    const hosts = spawnSync('cat', [join(dir, 'gh', 'hosts.yml')], { encoding: 'utf8' }).stdout;
+    expect(hosts).toMatch(/oauth_token: gho_/);
+    const spans = run.records.filter((r) => r.kind === 'span' && r.name === 'github.oauth');
+    expect(spans.map((s) => (s.labels as { request: string }).request)).toEqual(
+      expect.arrayContaining(['device_code', 'access_token']),
+    );
+  });
+});
