@@ -7,7 +7,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ClaimGuard, holdersAndDescendants, MAX_ANCESTRY, type ProcessRow } from '../src/world/claims.ts';
+import {
+  ClaimGuard,
+  holdersAndDescendants,
+  listedDescendants,
+  MAX_ANCESTRY,
+  type ProcessRow,
+} from '../src/world/claims.ts';
+import { listedChildren } from '../src/world/procfs.ts';
 import { runsAgentCli } from '../src/world/world.ts';
 
 /** The reference: walk each pid's parent chain up, the way a reader would by hand. */
@@ -44,6 +51,54 @@ describe('claims: the holder’s process tree', () => {
       ),
       { numRuns: 2000 },
     );
+  });
+
+  it('the kernel’s child lists find the same tree as the table; a list that missed a child leaves the answer to the table', () => {
+    fc.assert(
+      fc.property(
+        parents,
+        fc.uniqueArray(fc.integer({ min: 0, max: 40 }), { maxLength: 6 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.boolean(),
+        (parent, holders, socketAt, stalePid, stale) => {
+          const table = tableOf(parent);
+          const lists = new Map<number, number[]>();
+          for (const [pid, ppid] of parent)
+            if (ppid !== pid) lists.set(ppid, [...(lists.get(ppid) ?? []), pid]);
+          // A list read as a child moved (or a kernel race): one process's children missing.
+          const childrenOf = (pid: number) => (stale && pid === stalePid ? [] : (lists.get(pid) ?? []));
+          const listed = listedDescendants(holders, childrenOf);
+          if (!stale) expect(new Set(listed)).toEqual(new Set(holdersAndDescendants(holders, table)));
+          // Whatever the lists say, a guard's answer is the table's: found through either, refused by both.
+          const guard = (withLists: boolean) =>
+            new ClaimGuard({
+              socketOf: () => 'inode',
+              processes: () => table,
+              ...(withLists ? { childrenOf } : {}),
+              hasSocket: (pid) => pid === socketAt,
+              lookupsPerSecond: 1_000,
+            }).holds({}, { port: 1, peerPort: 2 }, holders);
+          expect(guard(true)).toBe(guard(false));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    // A kernel without lists, or a tree past the walk's bound: the table is read instead.
+    expect(listedDescendants([5], () => undefined)).toBeUndefined();
+  });
+
+  it('reads this process’s children from the kernel’s lists, as its parent sees them', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      const listed = listedChildren(process.pid);
+      if (listed === undefined) return; // a kernel without CONFIG_PROC_CHILDREN: the table is used
+      expect(listed).toContain(child.pid);
+      expect(listedDescendants([process.pid], listedChildren)).toContain(child.pid);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   it('init is never a holder’s proof: an orphan reparented to pid 1 is no one’s', () => {

@@ -242,6 +242,31 @@ export function childPids(pid: number): number[] {
   return numericEntries('/proc').filter((candidate) => statFields(candidate)?.[1] === String(pid));
 }
 
+/**
+ * Every child of `pid`, from the kernel's list of each of its threads (a Go program forks from
+ * any thread, Node from its main one), or undefined where the lists cannot be read (a kernel
+ * built without them, the process gone).
+ */
+export function listedChildren(pid: number): number[] | undefined {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return undefined;
+  }
+  const children: number[] = [];
+  for (const task of tasks) {
+    const listed = read(`/proc/${pid}/task/${task}/children`);
+    // A thread that ended since the directory was read has no list; a kernel without lists, none.
+    if (listed === undefined) {
+      if (task === String(pid)) return undefined;
+      continue;
+    }
+    for (const child of listed.trim().split(/\s+/)) if (child !== '') children.push(Number(child));
+  }
+  return children.filter((child) => Number.isInteger(child) && child > 0);
+}
+
 /** Every pid (seen from here) on this machine: the candidates when there is no world pid namespace. */
 export function allPids(): number[] {
   return numericEntries('/proc');

@@ -44,6 +44,7 @@ import {
   allPids,
   hasEnvironment,
   isAlive,
+  listedChildren,
   outerPid,
   parentPid,
   pidNamespaceOf,
@@ -503,6 +504,7 @@ export async function openWorld(options: WorldOptions): Promise<World> {
       socketOf: (ports) => clientSocket('tcp', ports.port, ports.peerPort, ports.address),
       // Every process here: a holder's descendants are found among them by their parents.
       processes: () => allPids().map((pid) => ({ pid, ppid: parentPid(pid) })),
+      childrenOf: listedChildren,
       hasSocket: (pid, inode) => socketOwner([pid], inode) !== undefined,
       lookupsPerSecond: CLAIM_LOOKUPS_PER_SECOND,
     });
