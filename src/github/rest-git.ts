@@ -24,7 +24,7 @@ import {
   withRepo,
 } from './rest-kit.ts';
 import { changedFileObject, commitObject, refObject, tagRefObject } from './shapes.ts';
-import type { Repo } from './state.ts';
+import type { Commit, Repo } from './state.ts';
 import { MAX_COMPARE_COMMITS } from './world/refs.ts';
 
 /** What `compare` lists at most: GitHub's 300 files. */
@@ -48,6 +48,9 @@ export function addGitRoutes(r: RestRouter): void {
   );
   r.add('GET', '/repos/{owner}/{repo}/branches/{branch+}', 'branches/branches#get-a-branch', (ctx) =>
     withRepo(ctx, (repo) => getBranch(ctx, repo)),
+  );
+  r.add('GET', '/repos/{owner}/{repo}/commits', 'commits/commits#list-commits', (ctx) =>
+    withRepo(ctx, (repo) => listCommits(ctx, repo)),
   );
   r.add('GET', '/repos/{owner}/{repo}/compare/{basehead+}', 'commits/commits#compare-two-commits', (ctx) =>
     withRepo(ctx, (repo) => compare(ctx, repo)),
@@ -198,6 +201,91 @@ function getBranch(ctx: RestContext, repo: Repo): RestResult {
  * GET …/compare/BASE...HEAD: what HEAD has that BASE lacks (`git log BASE..HEAD`, oldest first,
  * 250 a page), how far each is ahead and behind, their merge base, the files changed.
  */
+/** How many commits a commit list walks back at most (docs/limits.md): a page past them is empty. */
+export const MAX_LISTED_COMMITS = 10_000;
+
+/**
+ * GET …/commits: the history of `sha` (a branch, a tag or a SHA; the default branch when absent),
+ * newest first as git log lists it (by commit time, each commit before its parents), filtered by
+ * `author` (a login or an email), `committer`, `since` and `until` (ISO 8601, on the commit's
+ * committer date). GitHub's refusals: 409 for an empty repository, 404 for a SHA it does not have.
+ * `path` is refused (400, a status the route documents): which commits changed a path means
+ * reading every listed commit's tree, from git for a pushed one, and a list that ignored the
+ * filter would be wrong without saying so.
+ */
+function listCommits(ctx: RestContext, repo: Repo): RestResult {
+  const ref = ctx.query.get('sha');
+  const start = ctx.state.refs.commit(repo, ref ?? repo.defaultBranch);
+  if (start === undefined) {
+    if (ref === undefined || repo.commits.size === 0) return fail(409, 'Git Repository is empty.');
+    return fail(404, `No commit found for SHA: ${ref}`);
+  }
+  if (ctx.query.has('path'))
+    return fail(
+      400,
+      'fleetbench: the path filter of a commit list is not modelled (docs/github-emulator.md)',
+    );
+  const bound = (name: 'since' | 'until'): number | undefined | 'bad' => {
+    const text = ctx.query.get(name);
+    if (text === undefined) return undefined;
+    const ms = Date.parse(text);
+    return Number.isNaN(ms) ? 'bad' : ms / 1000;
+  };
+  const since = bound('since');
+  const until = bound('until');
+  if (since === 'bad' || until === 'bad')
+    return fail(400, 'Invalid time: since and until take an ISO 8601 timestamp');
+  const matches = (who: string | undefined, ident: Commit['author']) => {
+    if (who === undefined) return true;
+    const wanted = who.toLowerCase();
+    return (
+      ident.email.toLowerCase() === wanted || ctx.state.userOfIdent(ident)?.login.toLowerCase() === wanted
+    );
+  };
+  const author = ctx.query.get('author');
+  const committer = ctx.query.get('committer');
+  const listed = historyOf(repo, start).filter(
+    (c) =>
+      matches(author, c.author) &&
+      matches(committer, c.committer) &&
+      (since === undefined || c.committer.seconds >= since) &&
+      (until === undefined || c.committer.seconds <= until),
+  );
+  return pagedList(
+    ctx,
+    ctx.state.time.version,
+    () => listed,
+    (c) => commitObject(ctx.state, repo, c, ctx.state.defaultUser),
+  );
+}
+
+/**
+ * `start` and its ancestors the repository has, newest first: git log's default order (the
+ * commit with the latest committer date of those whose children are all listed comes next), at
+ * most MAX_LISTED_COMMITS.
+ */
+function historyOf(repo: Repo, start: Commit): Commit[] {
+  const out: Commit[] = [];
+  const queued = new Set<string>([start.sha]);
+  const ready: Commit[] = [start];
+  while (ready.length > 0 && out.length < MAX_LISTED_COMMITS) {
+    // The newest of those ready; ties keep the order they were found in (a stable pick).
+    let pick = 0;
+    for (let i = 1; i < ready.length; i++)
+      if ((ready[i] as Commit).committer.seconds > (ready[pick] as Commit).committer.seconds) pick = i;
+    const commit = ready.splice(pick, 1)[0] as Commit;
+    out.push(commit);
+    for (const parent of commit.parents) {
+      if (queued.has(parent)) continue;
+      const known = repo.commits.get(parent);
+      if (known === undefined) continue;
+      queued.add(parent);
+      ready.push(known);
+    }
+  }
+  return out;
+}
+
 function compare(ctx: RestContext, repo: Repo): RestResult {
   const basehead = ctx.params[2]!;
   const dots = basehead.indexOf('...');
