@@ -7,9 +7,12 @@
  * with the real gh's `auth login --web` in a world.
  */
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Octokit } from '@octokit/core';
 import { describe, expect, it } from 'vitest';
+import { OAuthLogins } from '../src/github/oauth.ts';
 import { runCliProcess } from './helpers/cli-process.ts';
 import { inProcess, serve } from './helpers/github.ts';
 import { scratchDir } from './helpers/tmp.ts';
@@ -142,6 +145,57 @@ describe('OAuth logins on the served emulator', () => {
     // A redirect that is no http(s) URL is never followed.
     expect((await authorize('client_id=web&redirect_uri=javascript%3Aalert(1)')).status).toBe(400);
     expect((await authorize('client_id=web')).status).toBe(400);
+  });
+});
+
+/** One web-flow login (consent, then the code's exchange) against `base`: the token. */
+async function webLogin(base: string, clientId: string, scope: string): Promise<string> {
+  const consent = await fetch(
+    `${base}/login/oauth/authorize?client_id=${clientId}&scope=${scope}&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb`,
+    { redirect: 'manual' },
+  );
+  const code = new URL(consent.headers.get('location') as string).searchParams.get('code') as string;
+  const exchange = await fetch(`${base}/login/oauth/access_token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ client_id: clientId, client_secret: 's', code }),
+  });
+  return ((await exchange.json()) as { access_token: string }).access_token;
+}
+
+describe('OAuth tokens are bounded', () => {
+  it('keeps 10 tokens per client and scopes, as GitHub does: an 11th login revokes the oldest (401 after)', async () => {
+    const { server, emulator } = await setUp();
+    const tokens: string[] = [];
+    for (let i = 0; i < 11; i++) tokens.push(await webLogin(server.url, 'loop', 'repo'));
+    const status = async (token: string) =>
+      (await fetch(`${server.url}/user`, { headers: { authorization: `token ${token}` } })).status;
+    expect(await status(tokens[0] as string)).toBe(401);
+    expect(await status(tokens[1] as string)).toBe(200);
+    expect(await status(tokens[10] as string)).toBe(200);
+    // Another scope is another combination: the client's repo tokens stay.
+    await webLogin(server.url, 'loop', 'gist');
+    expect(await status(tokens[1] as string)).toBe(200);
+    expect([...emulator.tokens.tokens.keys()].filter((t) => t.startsWith('gho_'))).toHaveLength(11);
+  });
+
+  it('keeps at most its bound of tokens over every client: a loop of logins under new client ids cannot grow the token table', async () => {
+    const { emulator } = inProcess();
+    const oauth = new OAuthLogins(emulator, { maxTokens: 5 });
+    const server = createServer((req, res) => oauth.handle(req, res, 'http://github.com'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const before = emulator.tokens.tokens.size;
+      const minted: string[] = [];
+      for (let i = 0; i < 8; i++) minted.push(await webLogin(base, `client-${i}`, 'repo'));
+      expect(emulator.tokens.tokens.size).toBe(before + 5);
+      expect(emulator.tokens.tokens.has(minted[2] as string)).toBe(false);
+      expect(emulator.tokens.tokens.has(minted[3] as string)).toBe(true);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      emulator.close();
+    }
   });
 });
 

@@ -37,6 +37,10 @@ const DEVICE_INTERVAL_S = 5;
 const CODE_EXPIRES_MS = 10 * 60_000;
 /** Codes outstanding at once, each kind (docs/limits.md): the oldest is forgotten past it. */
 export const MAX_OAUTH_CODES = 10_000;
+/** GitHub's: at most 10 tokens per user, OAuth app and scopes; an 11th revokes the oldest. */
+export const OAUTH_TOKENS_PER_GRANT = 10;
+/** OAuth tokens live at once over every client id (docs/limits.md): the oldest is revoked past it. */
+export const MAX_OAUTH_TOKENS = 10_000;
 /** An OAuth request's body (docs/limits.md): a few parameters. */
 export const OAUTH_BODY_LIMIT = 64 * 1024;
 const ERROR_URI = 'https://docs.github.com/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps';
@@ -67,8 +71,21 @@ export function oauthRequestOf(url: string): OAuthRequest | undefined {
 export class OAuthLogins {
   private readonly devices = new Map<string, DeviceGrant>();
   private readonly codes = new Map<string, CodeGrant>();
+  /**
+   * The tokens minted here, oldest first, each with its client id and scopes; and each
+   * combination's tokens, oldest first. Any client id is taken, so without these a client logging
+   * in a loop would grow the emulator's token table without bound.
+   */
+  private readonly minted = new Map<string, string>();
+  private readonly byGrant = new Map<string, string[]>();
+  private readonly maxTokens: number;
 
-  constructor(private readonly emulator: GitHubEmulator) {}
+  constructor(
+    private readonly emulator: GitHubEmulator,
+    options: { maxTokens?: number } = {},
+  ) {
+    this.maxTokens = options.maxTokens ?? MAX_OAUTH_TOKENS;
+  }
 
   /** Answers a request `oauthRequestOf` took (`origin`: the scheme and host the client used); never throws. */
   handle(req: Req, res: Res, origin: string): void {
@@ -260,8 +277,26 @@ export class OAuthLogins {
   ): void {
     const { tokens, state } = this.emulator;
     const info = tokens.mint({ user: state.defaultUser.login, token: tokens.randomToken('gho_') });
+    const key = `${clientId}\n${scope}`;
+    const same = this.byGrant.get(key) ?? [];
+    same.push(info.token);
+    this.byGrant.set(key, same);
+    this.minted.set(info.token, key);
+    if (same.length > OAUTH_TOKENS_PER_GRANT) this.revoke(same[0] as string);
+    if (this.minted.size > this.maxTokens) this.revoke(this.minted.keys().next().value as string);
     answer(200, { access_token: info.token, token_type: 'bearer', scope });
     record(200, { clientId, grant, user: info.user.login });
+  }
+
+  /** A token minted here is no longer taken (401 after, as a revoked token on GitHub). */
+  private revoke(token: string): void {
+    const key = this.minted.get(token);
+    this.minted.delete(token);
+    this.emulator.tokens.tokens.delete(token);
+    if (key === undefined) return;
+    const same = (this.byGrant.get(key) ?? []).filter((t) => t !== token);
+    if (same.length === 0) this.byGrant.delete(key);
+    else this.byGrant.set(key, same);
   }
 
   /** Lowercase hex digits from the token registry's stream (seeded, or secret when served). */
