@@ -165,3 +165,40 @@ describe('a live run whose target dies', { timeout: 180_000 }, () => {
     expect(summary.budgets).toBeUndefined();
   });
 });
+
+describe("a target's start answered with no JSON", { timeout: 120_000 }, () => {
+  it('POST /v1/run answered 200 with a body that is not JSON: a clear message naming the request (exit 2), not an internal error', async () => {
+    // A shim that is a fleetbench target by its GET /v1/info and answers the run's start with text.
+    const server = createServer((req, res) => {
+      req.resume();
+      if (req.method === 'GET' && req.url === '/v1/info') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ protocol: 'fleetbench-target/1', name: 'text-start', capabilities: [] }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('started, thanks');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const out = join(scratchDir('fleetbench-target-start-text-'), 'run');
+    try {
+      const result = await cli([
+        'run',
+        'S2-T1-5',
+        '--target',
+        url,
+        '--clock',
+        'real',
+        '--out',
+        out,
+        '--no-progress',
+      ]);
+      expect(result.stderr).not.toMatch(/internal error|SyntaxError| {4}at /);
+      expect(result.stderr).toMatch(/POST \/v1\/run: the answer is not JSON/);
+      expect(result.code, result.stderr).toBe(2);
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -313,7 +313,7 @@ export class HttpTarget implements Target {
           input: spec.input,
           key: this.key(),
         });
-        const parsed = runOpenResponseSchema.safeParse(JSON.parse(answer.body));
+        const parsed = runOpenResponseSchema.safeParse(answerJson(answer, 'POST /v1/sessions/{id}/run'));
         if (!parsed.success)
           throw new FleetbenchError('E_TARGET', 'POST /v1/sessions/{id}/run: unexpected answer');
         return parsed.data;
@@ -335,7 +335,7 @@ export class HttpTarget implements Target {
     if (has('actors')) {
       const reply = async (path: string, body: unknown): Promise<ActorReply> => {
         const answer = await this.call('POST', path, body);
-        const parsed = actorReplySchema.safeParse(JSON.parse(answer.body));
+        const parsed = actorReplySchema.safeParse(answerJson(answer, `POST ${path}`));
         if (!parsed.success) throw new FleetbenchError('E_TARGET', `POST ${path}: unexpected answer`);
         return parsed.data;
       };
@@ -346,7 +346,7 @@ export class HttpTarget implements Target {
       this.actorStep = (id, step, phase) => reply(actor(id, 'steps'), { step, phase });
       this.actorCounts = async () => {
         const answer = await this.call('GET', '/v1/actors');
-        const parsed = actorCountsSchema.safeParse(JSON.parse(answer.body));
+        const parsed = actorCountsSchema.safeParse(answerJson(answer, 'GET /v1/actors'));
         if (!parsed.success) throw new FleetbenchError('E_TARGET', 'GET /v1/actors: unexpected answer');
         return parsed.data.counts;
       };
@@ -439,7 +439,7 @@ export class HttpTarget implements Target {
       this.stopping = true;
       throw error;
     }
-    const started = runStartResponseSchema.safeParse(JSON.parse(answer.body || '{}'));
+    const started = runStartResponseSchema.safeParse(answerJson(answer, 'POST /v1/run'));
     this.since = started.success ? started.data.since : 1;
     this.lastSeq = this.since - 1;
     if (this.info.capabilities.includes('events')) this.openStream();
@@ -728,6 +728,23 @@ export class HttpTarget implements Target {
 class TargetUnavailable extends FleetbenchError {
   constructor(message: string) {
     super('E_TARGET', message);
+  }
+}
+
+/**
+ * A 2xx answer's JSON body (an empty one is `{}`). A target's answer that is not JSON is the
+ * target's fault, said as such and naming the request: JSON.parse's own error was an internal
+ * error with a stack trace.
+ */
+function answerJson(answer: Answer, request: string): unknown {
+  if (answer.body.trim() === '') return {};
+  try {
+    return JSON.parse(answer.body);
+  } catch {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `${request}: the answer is not JSON (HTTP ${answer.status}, ${answer.body.length} bytes; docs/http-target.md)`,
+    );
   }
 }
 
