@@ -179,6 +179,27 @@ describe('OAuth tokens are bounded', () => {
     expect([...emulator.tokens.tokens.keys()].filter((t) => t.startsWith('gho_'))).toHaveLength(11);
   });
 
+  it('refuses a client id, scope or redirect URI past 1,024 characters (400 naming it): 10,000 codes of 64 KiB ids held a gigabyte', async () => {
+    const { server, form, sink } = await setUp();
+    const long = 'x'.repeat(1025);
+    const device = await form('/login/device/code', { client_id: long });
+    expect(device.status).toBe(400);
+    expect(device.fields).toMatchObject({ error: 'invalid_request' });
+    expect(device.fields.error_description).toMatch(/client_id .*1024 characters/);
+    const scoped = await form('/login/device/code', { client_id: 'ok', scope: long });
+    expect(scoped.status).toBe(400);
+    expect(scoped.fields.error_description).toMatch(/scope/);
+    const consent = await fetch(
+      `${server.url}/login/oauth/authorize?client_id=web&redirect_uri=http%3A%2F%2F127.0.0.1%2F${long}`,
+      { redirect: 'manual' },
+    );
+    expect(consent.status).toBe(400);
+    expect(await consent.text()).toMatch(/redirect_uri/);
+    // At the bound it is taken; nothing of the refused ones is in the trace.
+    expect((await form('/login/device/code', { client_id: 'y'.repeat(1024) })).status).toBe(200);
+    expect(JSON.stringify(sink.records)).not.toContain(long);
+  });
+
   it('keeps at most its bound of tokens over every client: a loop of logins under new client ids cannot grow the token table', async () => {
     const { emulator } = inProcess();
     const oauth = new OAuthLogins(emulator, { maxTokens: 5 });

@@ -41,6 +41,12 @@ export const MAX_OAUTH_CODES = 10_000;
 export const OAUTH_TOKENS_PER_GRANT = 10;
 /** OAuth tokens live at once over every client id (docs/limits.md): the oldest is revoked past it. */
 export const MAX_OAUTH_TOKENS = 10_000;
+/**
+ * The parameters kept with a code (docs/limits.md): GitHub's client ids are 20 characters, its
+ * scopes a short list. Unbounded, 10,000 device codes of 64 KiB client ids held a gigabyte.
+ */
+export const MAX_OAUTH_PARAM_CHARS = 1024;
+const KEPT_PARAMS = ['client_id', 'scope', 'redirect_uri'] as const;
 /** An OAuth request's body (docs/limits.md): a few parameters. */
 export const OAUTH_BODY_LIMIT = 64 * 1024;
 const ERROR_URI = 'https://docs.github.com/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps';
@@ -127,6 +133,24 @@ export class OAuthLogins {
       res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
       res.end(`${(error as Error).message}\n`);
       return void record(status, { error: (error as Error).message });
+    }
+    const tooLong = KEPT_PARAMS.find((name) => (params.get(name) ?? '').length > MAX_OAUTH_PARAM_CHARS);
+    if (tooLong !== undefined) {
+      const description = `${tooLong} is over ${MAX_OAUTH_PARAM_CHARS} characters (docs/limits.md)`;
+      if (request === 'authorize') {
+        res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end(`fleetbench: GET /login/oauth/authorize: ${description}\n`);
+      } else {
+        const fields = { error: 'invalid_request', error_description: description, error_uri: ERROR_URI };
+        res.writeHead(400, {
+          'content-type': json
+            ? 'application/json; charset=utf-8'
+            : 'application/x-www-form-urlencoded; charset=utf-8',
+          'cache-control': 'no-store',
+        });
+        res.end(json ? JSON.stringify(fields) : new URLSearchParams(fields).toString());
+      }
+      return void record(400, { error: 'invalid_request', param: tooLong });
     }
     const clientId = params.get('client_id') ?? '';
     const scope = normaliseScope(params.get('scope') ?? '');
