@@ -8,10 +8,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
+import { connect, constants } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Octokit } from '@octokit/core';
 import { describe, expect, it } from 'vitest';
+import { generateSelfSignedCert } from '../src/github/index.ts';
 import { OAuthLogins } from '../src/github/oauth.ts';
 import { runCliProcess } from './helpers/cli-process.ts';
 import { inProcess, serve } from './helpers/github.ts';
@@ -20,6 +22,7 @@ import { systemTool } from './helpers/tools.ts';
 
 const gh = systemTool('gh', ['--version'], 'gh');
 const bwrap = systemTool('bwrap', ['--version'], 'bubblewrap');
+const openssl = systemTool('openssl', ['version'], 'openssl');
 
 async function setUp() {
   const world = inProcess();
@@ -216,6 +219,57 @@ describe('OAuth tokens are bounded', () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
       emulator.close();
+    }
+  });
+});
+
+describe.skipIf(openssl.skip)('OAuth logins over HTTP/2', () => {
+  it('a refused body is answered 400 or 413 with no connection header (HTTP/2 has none: Node warned), and the session goes on', async () => {
+    openssl.require();
+    const { emulator, sink } = inProcess();
+    const made = generateSelfSignedCert(join(scratchDir('fleetbench-oauth-h2-'), 'tls'));
+    const server = await serve(emulator, made);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', onWarning);
+    const session = connect(server.url, { ca: made.cert });
+    try {
+      const post = (body: string, type: string) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const stream = session.request({
+            [constants.HTTP2_HEADER_METHOD]: 'POST',
+            [constants.HTTP2_HEADER_PATH]: '/login/oauth/access_token',
+            'content-type': type,
+          });
+          let status = 0;
+          let text = '';
+          stream.on('response', (headers) => {
+            status = Number(headers[constants.HTTP2_HEADER_STATUS]);
+          });
+          stream.setEncoding('utf8');
+          stream.on('data', (chunk: string) => {
+            text += chunk;
+          });
+          stream.on('end', () => resolve({ status, body: text }));
+          stream.on('error', reject);
+          stream.end(body);
+        });
+      const badJson = await post('{', 'application/json');
+      expect(badJson.status).toBe(400);
+      expect(badJson.body).toMatch(/Problems parsing JSON/);
+      const tooLarge = await post(`client_id=${'a'.repeat(70_000)}`, 'application/x-www-form-urlencoded');
+      expect(tooLarge.status).toBe(413);
+      expect((await post('client_id=h2', 'application/x-www-form-urlencoded')).status).toBe(200);
+      const statuses = sink.records
+        .filter((r) => r.kind === 'span' && r.name === 'github.oauth')
+        .map((r) => (r.kind === 'span' ? r.labels?.status : undefined));
+      expect(statuses).toEqual(['400', '413', '200']);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => /connection header/.test(w))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      session.close();
     }
   });
 });

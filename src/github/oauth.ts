@@ -130,7 +130,11 @@ export class OAuthLogins {
       params = await paramsOf(req, url);
     } catch (error) {
       const status = error instanceof BodyTooLargeError ? 413 : 400;
-      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+      res.writeHead(status, {
+        'content-type': 'text/plain; charset=utf-8',
+        // HTTP/2 has no connection header (Node warns and drops it): the stream ends, the session stays.
+        ...('stream' in res ? {} : { connection: 'close' }),
+      });
       res.end(`${(error as Error).message}\n`);
       return void record(status, { error: (error as Error).message });
     }
