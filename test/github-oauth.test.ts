@@ -7,9 +7,10 @@
  * with the real gh's `auth login --web` in a world.
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { connect, constants } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect as connectTcp } from 'node:net';
 import { join } from 'node:path';
 import { Octokit } from '@octokit/core';
 import { describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import { generateSelfSignedCert } from '../src/github/index.ts';
 import { OAuthLogins } from '../src/github/oauth.ts';
 import { runCliProcess } from './helpers/cli-process.ts';
 import { inProcess, serve } from './helpers/github.ts';
+import { startCliServer } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
 
@@ -221,6 +223,39 @@ describe('OAuth tokens are bounded', () => {
       emulator.close();
     }
   });
+});
+
+describe('github serve stopping with an OAuth login in flight', () => {
+  it('records it as cancelled before the footer, with no error on its standard error', async () => {
+    const trace = join(scratchDir('fleetbench-oauth-stop-'), 'trace.jsonl');
+    const server = await startCliServer<{ url: string }>(['github', 'serve', '--trace', trace]);
+    const { port } = new URL(server.info.url);
+    // A login whose body is still arriving when the server is told to stop.
+    const socket = connectTcp(Number(port), '127.0.0.1');
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => undefined);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(
+      'POST /login/device/code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nclient_id=a',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    server.process.kill('SIGINT');
+    expect(await server.exited).toBe(0);
+    await closed;
+    expect(server.stderr()).not.toMatch(/oauth|closed| {4}at /);
+    const lines = readFileSync(trace, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { kind: string; name?: string; labels?: Record<string, string> });
+    expect(lines.at(-1)?.kind).toBe('end');
+    const oauth = lines.filter((r) => r.kind === 'span' && r.name === 'github.oauth');
+    expect(oauth).toHaveLength(1);
+    expect(oauth[0]).toMatchObject({
+      outcome: 'error',
+      labels: { request: 'device_code', status: 'cancelled' },
+      data: { error: 'cancelled: the server stopped before answering' },
+    });
+  }, 60_000);
 });
 
 describe.skipIf(openssl.skip)('OAuth logins over HTTP/2', () => {

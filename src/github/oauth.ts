@@ -85,6 +85,9 @@ export class OAuthLogins {
   private readonly minted = new Map<string, string>();
   private readonly byGrant = new Map<string, string[]>();
   private readonly maxTokens: number;
+  /** Requests not yet answered, each with what records it as cancelled; none taken once closed. */
+  private readonly pending = new Set<() => void>();
+  private closed = false;
 
   constructor(
     private readonly emulator: GitHubEmulator,
@@ -93,8 +96,23 @@ export class OAuthLogins {
     this.maxTokens = options.maxTokens ?? MAX_OAUTH_TOKENS;
   }
 
+  /**
+   * The server is stopping: each request not yet answered (its body still arriving) is recorded
+   * now as cancelled, before the trace's footer, and nothing is recorded after (docs/limits.md).
+   */
+  close(): void {
+    this.closed = true;
+    for (const cancel of this.pending) cancel();
+    this.pending.clear();
+  }
+
   /** Answers a request `oauthRequestOf` took (`origin`: the scheme and host the client used); never throws. */
   handle(req: Req, res: Res, origin: string): void {
+    if (this.closed) {
+      req.resume();
+      res.destroy();
+      return;
+    }
     this.serve(req, res, origin).catch((error: unknown) => {
       process.stderr.write(`github emulator (oauth): ${(error as Error)?.stack ?? String(error)}\n`);
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
@@ -108,16 +126,26 @@ export class OAuthLogins {
     const request = oauthRequestOf(url) as OAuthRequest;
     const method = req.method ?? 'GET';
     const json = /application\/json/i.test(String(req.headers.accept ?? ''));
-    const record = (status: number, data: Record<string, unknown>) =>
+    let recorded = false;
+    const span = (status: string, outcome: 'ok' | 'error', data: Record<string, unknown>) => {
+      if (recorded) return;
+      recorded = true;
+      this.pending.delete(cancel);
       this.emulator.trace?.write({
         kind: 'span',
         name: 'github.oauth',
         t: t0,
         dur: this.emulator.clock.now() - t0,
-        outcome: status < 400 && data.error === undefined ? 'ok' : 'error',
-        labels: { request, status: String(status) },
+        outcome,
+        labels: { request, status },
         data,
       });
+    };
+    const cancel = () =>
+      span('cancelled', 'error', { error: 'cancelled: the server stopped before answering' });
+    this.pending.add(cancel);
+    const record = (status: number, data: Record<string, unknown>) =>
+      span(String(status), status < 400 && data.error === undefined ? 'ok' : 'error', data);
     const wanted = request === 'authorize' ? ['GET', 'HEAD'] : ['POST'];
     if (!wanted.includes(method)) {
       req.resume();
