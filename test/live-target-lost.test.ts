@@ -10,8 +10,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { FleetbenchError } from '../src/base/errors.ts';
+import { RealClock } from '../src/clock/real.ts';
 import type { RunSummary } from '../src/results/run-summary.ts';
+import { connectHttpTarget } from '../src/targets/http.ts';
 import { readTrace } from '../src/trace/reader.ts';
+import { MemorySink } from '../src/trace/writer.ts';
 import { cli, runCli } from './helpers/cli.ts';
 import { events } from './helpers/run.ts';
 import { alive, startReferenceServe, stopAll } from './helpers/serve.ts';
@@ -201,4 +205,46 @@ describe("a target's start answered with no JSON", { timeout: 120_000 }, () => {
       server.close();
     }
   });
+});
+
+describe('a target that answers its start 503 for as long as it is retried', () => {
+  it('is not lost (a 503 is an answer, docs/http-target.md "Liveness"): the start fails with what it answered, no target.lost', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      if (req.method === 'GET' && req.url === '/v1/info') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ protocol: 'fleetbench-target/1', name: 'busy-start', capabilities: [] }));
+        return;
+      }
+      if (req.url === '/v1/run/stop') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{}');
+        return;
+      }
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+      res.end(JSON.stringify({ error: { code: 'busy', message: 'warming up' } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const sink = new MemorySink();
+    const target = await connectHttpTarget({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      clock: new RealClock(),
+      trace: sink,
+      run: { runId: 'busy', seed: 1, scenario: 'busy' },
+      retryForMs: 3_000,
+      liveness: { probeEveryMs: 200, probeTimeoutMs: 1_000, deadAfterMs: 1_500 },
+    });
+    try {
+      const failed = await target.start().then(
+        () => undefined,
+        (error: unknown) => error as FleetbenchError,
+      );
+      expect(failed?.message).toMatch(/POST \/v1\/run: still unavailable \(503 busy: warming up\)/);
+      expect(failed?.message).not.toMatch(/target lost/);
+      expect(sink.records.filter((r) => r.kind === 'event' && r.name === 'target.lost')).toEqual([]);
+    } finally {
+      await target.stop();
+      server.close();
+    }
+  }, 60_000);
 });

@@ -432,8 +432,9 @@ export class HttpTarget implements Target {
         ...(this.options.segment ? { segment: this.options.segment } : {}),
       });
     } catch (error) {
-      if (error instanceof TargetUnavailable) throw this.declareLost(error.message);
-      // Refused (a 4xx): the run never began, so nothing is left to watch.
+      // No answer at all: lost. A target that answered (a 4xx, or 503 for as long as it was
+      // retried) is there and refused the run, which never began: nothing is left to watch.
+      if (error instanceof TargetUnavailable && !error.answered) throw this.declareLost(error.message);
       if (this.watchdog) clearTimeout(this.watchdog);
       this.watchdog = undefined;
       this.stopping = true;
@@ -571,11 +572,13 @@ export class HttpTarget implements Target {
       if (this.closed) throw new TargetUnavailable(`${method} ${path}: the run is over`);
       let answer: Answer | undefined;
       let failure: string;
+      let answered = false;
       try {
         answer = await this.http.request(method, path, body, options.timeoutMs);
         if (answer.status >= 200 && answer.status < 300) return answer;
         failure = describeError(answer);
         if (answer.status !== 503) throw new FleetbenchError('E_TARGET', `${method} ${path}: ${failure}`);
+        answered = true;
         const retryAfter = Number(answer.headers['retry-after']);
         if (Number.isFinite(retryAfter) && retryAfter > 0) wait = Math.min(retryAfter * 1000, 1_000);
       } catch (error) {
@@ -586,7 +589,7 @@ export class HttpTarget implements Target {
         failure = code;
       }
       if (Date.now() + wait > deadline)
-        throw new TargetUnavailable(`${method} ${path}: still unavailable (${failure})`);
+        throw new TargetUnavailable(`${method} ${path}: still unavailable (${failure})`, answered);
       await sleepReal(wait);
       wait = Math.min(wait * 2, 1_000);
     }
@@ -726,8 +729,11 @@ export class HttpTarget implements Target {
 
 /** A request the target never took (503, refused, reset) for as long as it was retried. */
 class TargetUnavailable extends FleetbenchError {
-  constructor(message: string) {
+  /** Whether the target's last word was an answer (a 503): it is there, not lost. */
+  readonly answered: boolean;
+  constructor(message: string, answered = false) {
     super('E_TARGET', message);
+    this.answered = answered;
   }
 }
 
