@@ -372,7 +372,23 @@ export class OAuthLogins {
   }
 }
 
-/** The request's parameters: its query, then its body's (form-encoded or JSON), the body's winning. */
+/** The parameters the OAuth endpoints read; any other a client sends is ignored. */
+const OAUTH_PARAMS = [
+  'client_id',
+  'client_secret',
+  'scope',
+  'state',
+  'redirect_uri',
+  'code',
+  'device_code',
+  'grant_type',
+] as const;
+
+/**
+ * The request's parameters: its query, then its body's (form-encoded or JSON), the body's winning.
+ * Only OAUTH_PARAMS are taken from the body, each looked up once: setting every one of a body's
+ * parameters in turn (each `set` scans them all) took 2.4 s of the event loop for 11,000 keys.
+ */
 async function paramsOf(req: Req, url: string): Promise<URLSearchParams> {
   const params = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
   if (req.method !== 'POST') {
@@ -389,11 +405,18 @@ async function paramsOf(req: Req, url: string): Promise<URLSearchParams> {
       throw new Error('Problems parsing JSON');
     }
     if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
-      for (const [key, value] of Object.entries(parsed))
+      for (const key of OAUTH_PARAMS) {
+        const value = Object.hasOwn(parsed, key) ? (parsed as Record<string, unknown>)[key] : undefined;
         if (typeof value === 'string' || typeof value === 'number') params.set(key, String(value));
+      }
     return params;
   }
-  for (const [key, value] of new URLSearchParams(text)) params.set(key, value);
+  const body = new URLSearchParams(text);
+  for (const key of OAUTH_PARAMS) {
+    // The last of a repeated parameter wins, as it did when each was set in turn.
+    const value = body.getAll(key).at(-1);
+    if (value !== undefined) params.set(key, value);
+  }
   return params;
 }
 
