@@ -248,3 +248,41 @@ describe('a target that answers its start 503 for as long as it is retried', () 
     }
   }, 60_000);
 });
+
+describe('a refused start leaves nothing watching the target', () => {
+  it('POST /v1/run answered with text: after the start fails, GET /v1/info is probed no more (a probe timer kept the process alive)', async () => {
+    let probes = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      if (req.method === 'GET' && req.url === '/v1/info') {
+        probes++;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ protocol: 'fleetbench-target/1', name: 'text-start', capabilities: [] }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('started, thanks');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const target = await connectHttpTarget({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      clock: new RealClock(),
+      trace: new MemorySink(),
+      run: { runId: 'text', seed: 1, scenario: 'text' },
+      liveness: { probeEveryMs: 100, probeTimeoutMs: 1_000, deadAfterMs: 5_000 },
+    });
+    try {
+      const failed = await target.start().then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      expect(failed?.message).toMatch(/POST \/v1\/run: the answer is not JSON/);
+      const after = probes;
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(probes).toBe(after);
+    } finally {
+      await target.stop();
+      server.close();
+    }
+  });
+});

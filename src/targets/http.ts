@@ -419,9 +419,9 @@ export class HttpTarget implements Target {
     // answered GET /v1/info and then died has begun a run that cannot complete. That is a lost
     // target (exit 3), not bad input; and it is known after 15 s of silence, not 60 s of retries.
     this.watch();
-    let answer: Answer;
+    let started: ReturnType<typeof runStartResponseSchema.safeParse>;
     try {
-      answer = await this.call('POST', '/v1/run', {
+      const answer = await this.call('POST', '/v1/run', {
         runId: this.options.run.runId,
         epochMs: clock.epochMs,
         timeScale: clock.timeScale,
@@ -431,16 +431,17 @@ export class HttpTarget implements Target {
         ...(this.options.config ? { config: this.options.config } : {}),
         ...(this.options.segment ? { segment: this.options.segment } : {}),
       });
+      started = runStartResponseSchema.safeParse(answerJson(answer, 'POST /v1/run'));
     } catch (error) {
-      // No answer at all: lost. A target that answered (a 4xx, or 503 for as long as it was
-      // retried) is there and refused the run, which never began: nothing is left to watch.
+      // No answer at all: lost. A target that answered (a 4xx, 503 for as long as it was
+      // retried, or no JSON) is there and refused the run, which never began: nothing is left to
+      // watch (a probe timer left running kept the process alive).
       if (error instanceof TargetUnavailable && !error.answered) throw this.declareLost(error.message);
       if (this.watchdog) clearTimeout(this.watchdog);
       this.watchdog = undefined;
       this.stopping = true;
       throw error;
     }
-    const started = runStartResponseSchema.safeParse(answerJson(answer, 'POST /v1/run'));
     this.since = started.success ? started.data.since : 1;
     this.lastSeq = this.since - 1;
     if (this.info.capabilities.includes('events')) this.openStream();
