@@ -10,8 +10,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { FleetbenchError } from '../src/base/errors.ts';
+import { RealClock } from '../src/clock/real.ts';
 import type { RunSummary } from '../src/results/run-summary.ts';
+import { connectHttpTarget } from '../src/targets/http.ts';
 import { readTrace } from '../src/trace/reader.ts';
+import { MemorySink } from '../src/trace/writer.ts';
 import { cli, runCli } from './helpers/cli.ts';
 import { events } from './helpers/run.ts';
 import { alive, startReferenceServe, stopAll } from './helpers/serve.ts';
@@ -163,5 +167,122 @@ describe('a live run whose target dies', { timeout: 180_000 }, () => {
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as RunSummary;
     expect(summary.outcome.reason).toBe('failed');
     expect(summary.budgets).toBeUndefined();
+  });
+});
+
+describe("a target's start answered with no JSON", { timeout: 120_000 }, () => {
+  it('POST /v1/run answered 200 with a body that is not JSON: a clear message naming the request (exit 2), not an internal error', async () => {
+    // A shim that is a fleetbench target by its GET /v1/info and answers the run's start with text.
+    const server = createServer((req, res) => {
+      req.resume();
+      if (req.method === 'GET' && req.url === '/v1/info') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ protocol: 'fleetbench-target/1', name: 'text-start', capabilities: [] }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('started, thanks');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const out = join(scratchDir('fleetbench-target-start-text-'), 'run');
+    try {
+      const result = await cli([
+        'run',
+        'S2-T1-5',
+        '--target',
+        url,
+        '--clock',
+        'real',
+        '--out',
+        out,
+        '--no-progress',
+      ]);
+      expect(result.stderr).not.toMatch(/internal error|SyntaxError| {4}at /);
+      expect(result.stderr).toMatch(/POST \/v1\/run: the answer is not JSON/);
+      expect(result.code, result.stderr).toBe(2);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('a target that answers its start 503 for as long as it is retried', () => {
+  it('is not lost (a 503 is an answer, docs/http-target.md "Liveness"): the start fails with what it answered, no target.lost', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      if (req.method === 'GET' && req.url === '/v1/info') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ protocol: 'fleetbench-target/1', name: 'busy-start', capabilities: [] }));
+        return;
+      }
+      if (req.url === '/v1/run/stop') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{}');
+        return;
+      }
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+      res.end(JSON.stringify({ error: { code: 'busy', message: 'warming up' } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const sink = new MemorySink();
+    const target = await connectHttpTarget({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      clock: new RealClock(),
+      trace: sink,
+      run: { runId: 'busy', seed: 1, scenario: 'busy' },
+      retryForMs: 3_000,
+      liveness: { probeEveryMs: 200, probeTimeoutMs: 1_000, deadAfterMs: 1_500 },
+    });
+    try {
+      const failed = await target.start().then(
+        () => undefined,
+        (error: unknown) => error as FleetbenchError,
+      );
+      expect(failed?.message).toMatch(/POST \/v1\/run: still unavailable \(503 busy: warming up\)/);
+      expect(failed?.message).not.toMatch(/target lost/);
+      expect(sink.records.filter((r) => r.kind === 'event' && r.name === 'target.lost')).toEqual([]);
+    } finally {
+      await target.stop();
+      server.close();
+    }
+  }, 60_000);
+});
+
+describe('a refused start leaves nothing watching the target', () => {
+  it('POST /v1/run answered with text: after the start fails, GET /v1/info is probed no more (a probe timer kept the process alive)', async () => {
+    let probes = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      if (req.method === 'GET' && req.url === '/v1/info') {
+        probes++;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ protocol: 'fleetbench-target/1', name: 'text-start', capabilities: [] }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('started, thanks');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const target = await connectHttpTarget({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      clock: new RealClock(),
+      trace: new MemorySink(),
+      run: { runId: 'text', seed: 1, scenario: 'text' },
+      liveness: { probeEveryMs: 100, probeTimeoutMs: 1_000, deadAfterMs: 5_000 },
+    });
+    try {
+      const failed = await target.start().then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      expect(failed?.message).toMatch(/POST \/v1\/run: the answer is not JSON/);
+      const after = probes;
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(probes).toBe(after);
+    } finally {
+      await target.stop();
+      server.close();
+    }
   });
 });

@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { makeWorldCa } from '../src/world/ca.ts';
 import { javaToolOptions } from '../src/world/java-trust.ts';
@@ -66,6 +67,35 @@ function expectReached(run: CliProcessRun): void {
   expect(run.records.some((r) => r.kind === 'event' && r.name === 'world.blocked')).toBe(false);
 }
 
+/**
+ * JAVA_TOOL_OPTIONS split as the JVM splits it (HotSpot's options parser, JDK 9 and later): words
+ * are separated by whitespace; a ' or " opens a run taken whole up to the same quote, the quotes
+ * dropped; runs and bare characters next to each other make one word; there are no escapes.
+ */
+function jvmOptionWords(options: string): string[] {
+  const words: string[] = [];
+  let i = 0;
+  while (i < options.length) {
+    while (i < options.length && /\s/.test(options[i] as string)) i++;
+    if (i >= options.length) break;
+    let word = '';
+    while (i < options.length && !/\s/.test(options[i] as string)) {
+      const ch = options[i] as string;
+      if (ch === "'" || ch === '"') {
+        const close = options.indexOf(ch, i + 1);
+        if (close < 0) throw new Error(`unmatched quote in ${options}`);
+        word += options.slice(i + 1, close);
+        i = close + 1;
+      } else {
+        word += ch;
+        i++;
+      }
+    }
+    words.push(word);
+  }
+  return words;
+}
+
 describe('a Java trust store for the world', () => {
   it("keeps the user's own options first and quotes a path with a space", () => {
     expect(javaToolOptions(' -Xmx64m ', '/w/a b/ca.jks', 'http://127.0.0.1:4000')).toBe(
@@ -74,6 +104,33 @@ describe('a Java trust store for the world', () => {
         '-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=4000',
     );
     expect(javaToolOptions(undefined, '/w/ca.jks')).not.toContain('proxy');
+  });
+
+  it('names any store path the JVM reads back whole: quotes of both kinds, whitespace (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom('a', '/', ' ', '\t', "'", '"', '\\', '$', '=') }),
+        (tail) => {
+          const path = `/w/${tail}/ca.jks`;
+          const words = jvmOptionWords(javaToolOptions('-Xmx64m', path));
+          expect(words).toContain(`-Djavax.net.ssl.trustStore=${path}`);
+          expect(words[0]).toBe('-Xmx64m');
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it.skipIf(jdk.skip)('a path with both kinds of quote reaches the JVM whole', () => {
+    jdk.require();
+    const path = `/w/it's "the" run/ca.jks`;
+    const shown = spawnSync('java', ['-XshowSettings:properties', '-version'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, JAVA_TOOL_OPTIONS: javaToolOptions(undefined, path) },
+    });
+    expect(shown.status, shown.stderr).toBe(0);
+    expect(shown.stderr).toContain(`javax.net.ssl.trustStore = ${path}\n`);
   });
 
   it.skipIf(jdk.skip || openssl.skip)(

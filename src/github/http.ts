@@ -277,6 +277,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
         stopping = true;
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         await git?.close();
+        oauth.close();
         // What is still unanswered is recorded now, as cancelled, before the connections go.
         for (const [request, arrivedAt] of pending)
           emulator.recordCancelled(request, arrivedAt, 'the server stopped before answering');

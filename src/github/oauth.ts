@@ -37,6 +37,16 @@ const DEVICE_INTERVAL_S = 5;
 const CODE_EXPIRES_MS = 10 * 60_000;
 /** Codes outstanding at once, each kind (docs/limits.md): the oldest is forgotten past it. */
 export const MAX_OAUTH_CODES = 10_000;
+/** GitHub's: at most 10 tokens per user, OAuth app and scopes; an 11th revokes the oldest. */
+export const OAUTH_TOKENS_PER_GRANT = 10;
+/** OAuth tokens live at once over every client id (docs/limits.md): the oldest is revoked past it. */
+export const MAX_OAUTH_TOKENS = 10_000;
+/**
+ * The parameters kept with a code (docs/limits.md): GitHub's client ids are 20 characters, its
+ * scopes a short list. Unbounded, 10,000 device codes of 64 KiB client ids held a gigabyte.
+ */
+export const MAX_OAUTH_PARAM_CHARS = 1024;
+const KEPT_PARAMS = ['client_id', 'scope', 'redirect_uri'] as const;
 /** An OAuth request's body (docs/limits.md): a few parameters. */
 export const OAUTH_BODY_LIMIT = 64 * 1024;
 const ERROR_URI = 'https://docs.github.com/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps';
@@ -67,11 +77,42 @@ export function oauthRequestOf(url: string): OAuthRequest | undefined {
 export class OAuthLogins {
   private readonly devices = new Map<string, DeviceGrant>();
   private readonly codes = new Map<string, CodeGrant>();
+  /**
+   * The tokens minted here, oldest first, each with its client id and scopes; and each
+   * combination's tokens, oldest first. Any client id is taken, so without these a client logging
+   * in a loop would grow the emulator's token table without bound.
+   */
+  private readonly minted = new Map<string, string>();
+  private readonly byGrant = new Map<string, string[]>();
+  private readonly maxTokens: number;
+  /** Requests not yet answered, each with what records it as cancelled; none taken once closed. */
+  private readonly pending = new Set<() => void>();
+  private closed = false;
 
-  constructor(private readonly emulator: GitHubEmulator) {}
+  constructor(
+    private readonly emulator: GitHubEmulator,
+    options: { maxTokens?: number } = {},
+  ) {
+    this.maxTokens = options.maxTokens ?? MAX_OAUTH_TOKENS;
+  }
+
+  /**
+   * The server is stopping: each request not yet answered (its body still arriving) is recorded
+   * now as cancelled, before the trace's footer, and nothing is recorded after (docs/limits.md).
+   */
+  close(): void {
+    this.closed = true;
+    for (const cancel of this.pending) cancel();
+    this.pending.clear();
+  }
 
   /** Answers a request `oauthRequestOf` took (`origin`: the scheme and host the client used); never throws. */
   handle(req: Req, res: Res, origin: string): void {
+    if (this.closed) {
+      req.resume();
+      res.destroy();
+      return;
+    }
     this.serve(req, res, origin).catch((error: unknown) => {
       process.stderr.write(`github emulator (oauth): ${(error as Error)?.stack ?? String(error)}\n`);
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
@@ -85,16 +126,26 @@ export class OAuthLogins {
     const request = oauthRequestOf(url) as OAuthRequest;
     const method = req.method ?? 'GET';
     const json = /application\/json/i.test(String(req.headers.accept ?? ''));
-    const record = (status: number, data: Record<string, unknown>) =>
+    let recorded = false;
+    const span = (status: string, outcome: 'ok' | 'error', data: Record<string, unknown>) => {
+      if (recorded) return;
+      recorded = true;
+      this.pending.delete(cancel);
       this.emulator.trace?.write({
         kind: 'span',
         name: 'github.oauth',
         t: t0,
         dur: this.emulator.clock.now() - t0,
-        outcome: status < 400 && data.error === undefined ? 'ok' : 'error',
-        labels: { request, status: String(status) },
+        outcome,
+        labels: { request, status },
         data,
       });
+    };
+    const cancel = () =>
+      span('cancelled', 'error', { error: 'cancelled: the server stopped before answering' });
+    this.pending.add(cancel);
+    const record = (status: number, data: Record<string, unknown>) =>
+      span(String(status), status < 400 && data.error === undefined ? 'ok' : 'error', data);
     const wanted = request === 'authorize' ? ['GET', 'HEAD'] : ['POST'];
     if (!wanted.includes(method)) {
       req.resume();
@@ -107,9 +158,31 @@ export class OAuthLogins {
       params = await paramsOf(req, url);
     } catch (error) {
       const status = error instanceof BodyTooLargeError ? 413 : 400;
-      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+      res.writeHead(status, {
+        'content-type': 'text/plain; charset=utf-8',
+        // HTTP/2 has no connection header (Node warns and drops it): the stream ends, the session stays.
+        ...('stream' in res ? {} : { connection: 'close' }),
+      });
       res.end(`${(error as Error).message}\n`);
       return void record(status, { error: (error as Error).message });
+    }
+    const tooLong = KEPT_PARAMS.find((name) => (params.get(name) ?? '').length > MAX_OAUTH_PARAM_CHARS);
+    if (tooLong !== undefined) {
+      const description = `${tooLong} is over ${MAX_OAUTH_PARAM_CHARS} characters (docs/limits.md)`;
+      if (request === 'authorize') {
+        res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end(`fleetbench: GET /login/oauth/authorize: ${description}\n`);
+      } else {
+        const fields = { error: 'invalid_request', error_description: description, error_uri: ERROR_URI };
+        res.writeHead(400, {
+          'content-type': json
+            ? 'application/json; charset=utf-8'
+            : 'application/x-www-form-urlencoded; charset=utf-8',
+          'cache-control': 'no-store',
+        });
+        res.end(json ? JSON.stringify(fields) : new URLSearchParams(fields).toString());
+      }
+      return void record(400, { error: 'invalid_request', param: tooLong });
     }
     const clientId = params.get('client_id') ?? '';
     const scope = normaliseScope(params.get('scope') ?? '');
@@ -260,8 +333,26 @@ export class OAuthLogins {
   ): void {
     const { tokens, state } = this.emulator;
     const info = tokens.mint({ user: state.defaultUser.login, token: tokens.randomToken('gho_') });
+    const key = `${clientId}\n${scope}`;
+    const same = this.byGrant.get(key) ?? [];
+    same.push(info.token);
+    this.byGrant.set(key, same);
+    this.minted.set(info.token, key);
+    if (same.length > OAUTH_TOKENS_PER_GRANT) this.revoke(same[0] as string);
+    if (this.minted.size > this.maxTokens) this.revoke(this.minted.keys().next().value as string);
     answer(200, { access_token: info.token, token_type: 'bearer', scope });
     record(200, { clientId, grant, user: info.user.login });
+  }
+
+  /** A token minted here is no longer taken (401 after, as a revoked token on GitHub). */
+  private revoke(token: string): void {
+    const key = this.minted.get(token);
+    this.minted.delete(token);
+    this.emulator.tokens.tokens.delete(token);
+    if (key === undefined) return;
+    const same = (this.byGrant.get(key) ?? []).filter((t) => t !== token);
+    if (same.length === 0) this.byGrant.delete(key);
+    else this.byGrant.set(key, same);
   }
 
   /** Lowercase hex digits from the token registry's stream (seeded, or secret when served). */
@@ -281,7 +372,23 @@ export class OAuthLogins {
   }
 }
 
-/** The request's parameters: its query, then its body's (form-encoded or JSON), the body's winning. */
+/** The parameters the OAuth endpoints read; any other a client sends is ignored. */
+const OAUTH_PARAMS = [
+  'client_id',
+  'client_secret',
+  'scope',
+  'state',
+  'redirect_uri',
+  'code',
+  'device_code',
+  'grant_type',
+] as const;
+
+/**
+ * The request's parameters: its query, then its body's (form-encoded or JSON), the body's winning.
+ * Only OAUTH_PARAMS are taken from the body, each looked up once: setting every one of a body's
+ * parameters in turn (each `set` scans them all) took 2.4 s of the event loop for 11,000 keys.
+ */
 async function paramsOf(req: Req, url: string): Promise<URLSearchParams> {
   const params = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
   if (req.method !== 'POST') {
@@ -298,11 +405,18 @@ async function paramsOf(req: Req, url: string): Promise<URLSearchParams> {
       throw new Error('Problems parsing JSON');
     }
     if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
-      for (const [key, value] of Object.entries(parsed))
+      for (const key of OAUTH_PARAMS) {
+        const value = Object.hasOwn(parsed, key) ? (parsed as Record<string, unknown>)[key] : undefined;
         if (typeof value === 'string' || typeof value === 'number') params.set(key, String(value));
+      }
     return params;
   }
-  for (const [key, value] of new URLSearchParams(text)) params.set(key, value);
+  const body = new URLSearchParams(text);
+  for (const key of OAUTH_PARAMS) {
+    // The last of a repeated parameter wins, as it did when each was set in turn.
+    const value = body.getAll(key).at(-1);
+    if (value !== undefined) params.set(key, value);
+  }
   return params;
 }
 

@@ -313,7 +313,7 @@ export class HttpTarget implements Target {
           input: spec.input,
           key: this.key(),
         });
-        const parsed = runOpenResponseSchema.safeParse(JSON.parse(answer.body));
+        const parsed = runOpenResponseSchema.safeParse(answerJson(answer, 'POST /v1/sessions/{id}/run'));
         if (!parsed.success)
           throw new FleetbenchError('E_TARGET', 'POST /v1/sessions/{id}/run: unexpected answer');
         return parsed.data;
@@ -335,7 +335,7 @@ export class HttpTarget implements Target {
     if (has('actors')) {
       const reply = async (path: string, body: unknown): Promise<ActorReply> => {
         const answer = await this.call('POST', path, body);
-        const parsed = actorReplySchema.safeParse(JSON.parse(answer.body));
+        const parsed = actorReplySchema.safeParse(answerJson(answer, `POST ${path}`));
         if (!parsed.success) throw new FleetbenchError('E_TARGET', `POST ${path}: unexpected answer`);
         return parsed.data;
       };
@@ -346,7 +346,7 @@ export class HttpTarget implements Target {
       this.actorStep = (id, step, phase) => reply(actor(id, 'steps'), { step, phase });
       this.actorCounts = async () => {
         const answer = await this.call('GET', '/v1/actors');
-        const parsed = actorCountsSchema.safeParse(JSON.parse(answer.body));
+        const parsed = actorCountsSchema.safeParse(answerJson(answer, 'GET /v1/actors'));
         if (!parsed.success) throw new FleetbenchError('E_TARGET', 'GET /v1/actors: unexpected answer');
         return parsed.data.counts;
       };
@@ -419,9 +419,9 @@ export class HttpTarget implements Target {
     // answered GET /v1/info and then died has begun a run that cannot complete. That is a lost
     // target (exit 3), not bad input; and it is known after 15 s of silence, not 60 s of retries.
     this.watch();
-    let answer: Answer;
+    let started: ReturnType<typeof runStartResponseSchema.safeParse>;
     try {
-      answer = await this.call('POST', '/v1/run', {
+      const answer = await this.call('POST', '/v1/run', {
         runId: this.options.run.runId,
         epochMs: clock.epochMs,
         timeScale: clock.timeScale,
@@ -431,15 +431,17 @@ export class HttpTarget implements Target {
         ...(this.options.config ? { config: this.options.config } : {}),
         ...(this.options.segment ? { segment: this.options.segment } : {}),
       });
+      started = runStartResponseSchema.safeParse(answerJson(answer, 'POST /v1/run'));
     } catch (error) {
-      if (error instanceof TargetUnavailable) throw this.declareLost(error.message);
-      // Refused (a 4xx): the run never began, so nothing is left to watch.
+      // No answer at all: lost. A target that answered (a 4xx, 503 for as long as it was
+      // retried, or no JSON) is there and refused the run, which never began: nothing is left to
+      // watch (a probe timer left running kept the process alive).
+      if (error instanceof TargetUnavailable && !error.answered) throw this.declareLost(error.message);
       if (this.watchdog) clearTimeout(this.watchdog);
       this.watchdog = undefined;
       this.stopping = true;
       throw error;
     }
-    const started = runStartResponseSchema.safeParse(JSON.parse(answer.body || '{}'));
     this.since = started.success ? started.data.since : 1;
     this.lastSeq = this.since - 1;
     if (this.info.capabilities.includes('events')) this.openStream();
@@ -571,11 +573,13 @@ export class HttpTarget implements Target {
       if (this.closed) throw new TargetUnavailable(`${method} ${path}: the run is over`);
       let answer: Answer | undefined;
       let failure: string;
+      let answered = false;
       try {
         answer = await this.http.request(method, path, body, options.timeoutMs);
         if (answer.status >= 200 && answer.status < 300) return answer;
         failure = describeError(answer);
         if (answer.status !== 503) throw new FleetbenchError('E_TARGET', `${method} ${path}: ${failure}`);
+        answered = true;
         const retryAfter = Number(answer.headers['retry-after']);
         if (Number.isFinite(retryAfter) && retryAfter > 0) wait = Math.min(retryAfter * 1000, 1_000);
       } catch (error) {
@@ -586,7 +590,7 @@ export class HttpTarget implements Target {
         failure = code;
       }
       if (Date.now() + wait > deadline)
-        throw new TargetUnavailable(`${method} ${path}: still unavailable (${failure})`);
+        throw new TargetUnavailable(`${method} ${path}: still unavailable (${failure})`, answered);
       await sleepReal(wait);
       wait = Math.min(wait * 2, 1_000);
     }
@@ -726,8 +730,28 @@ export class HttpTarget implements Target {
 
 /** A request the target never took (503, refused, reset) for as long as it was retried. */
 class TargetUnavailable extends FleetbenchError {
-  constructor(message: string) {
+  /** Whether the target's last word was an answer (a 503): it is there, not lost. */
+  readonly answered: boolean;
+  constructor(message: string, answered = false) {
     super('E_TARGET', message);
+    this.answered = answered;
+  }
+}
+
+/**
+ * A 2xx answer's JSON body (an empty one is `{}`). A target's answer that is not JSON is the
+ * target's fault, said as such and naming the request: JSON.parse's own error was an internal
+ * error with a stack trace.
+ */
+function answerJson(answer: Answer, request: string): unknown {
+  if (answer.body.trim() === '') return {};
+  try {
+    return JSON.parse(answer.body);
+  } catch {
+    throw new FleetbenchError(
+      'E_TARGET',
+      `${request}: the answer is not JSON (HTTP ${answer.status}, ${answer.body.length} bytes; docs/http-target.md)`,
+    );
   }
 }
 

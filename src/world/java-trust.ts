@@ -76,10 +76,15 @@ export function javaTrustStore(
   return Buffer.concat([body, digest]);
 }
 
-/** One JAVA_TOOL_OPTIONS word: quoted when it holds whitespace or a quote (the JVM splits on whitespace and honours quotes). */
+/**
+ * One JAVA_TOOL_OPTIONS word: quoted when it holds whitespace or a quote. The JVM splits on
+ * whitespace, takes a ' or " run whole up to the same quote and joins runs that touch, with no
+ * escapes: so the word goes in single quotes, each ' in it as "'" between two runs (a path
+ * with both kinds of quote, under an --out of the user's, was cut at the first).
+ */
 function javaOptionWord(word: string): string {
   if (!/[\s"']/.test(word)) return word;
-  return word.includes("'") ? `"${word}"` : `'${word}'`;
+  return `'${word.replaceAll("'", `'"'"'`)}'`;
 }
 
 /**
