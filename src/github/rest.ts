@@ -54,9 +54,11 @@ import {
   reviewCommentObject,
   reviewObject,
   userDetailJson,
+  userObject,
 } from './shapes.ts';
 import {
   checkCommentBody,
+  type GitHubState,
   GitHubStateError,
   type Issue,
   type IssueComment,
@@ -66,7 +68,9 @@ import {
   type ReviewState,
   sortIssues,
   USER_UPDATED_AT,
+  type User,
 } from './state.ts';
+import { roleOf } from './world/access.ts';
 
 const pullsList = (ctx: RestContext) => repoList(ctx, 'pulls', (repo) => repo.pullsVersion, renderPulls);
 
@@ -217,6 +221,66 @@ function actionsRuns(ctx: RestContext, repo: Repo): RestResult {
     }),
     version,
     page: page.page,
+  };
+}
+
+/**
+ * An account's repositories (`/users/{u}/repos`, `/orgs/{org}/repos`): `type` (all, owner,
+ * public, private, …: every one of them here is the owner's, and a private one is listed only to
+ * a caller with a role on it: its owner, a collaborator, a member of its organization), `sort` (created, updated, pushed, full_name) and `direction`
+ * (ascending for full_name, else descending, as GitHub's default), paged.
+ */
+function ownedRepos(ctx: RestContext, owner: User, defaultSort: 'full_name' | 'created'): RestResult {
+  const type = ctx.query.get('type') ?? 'all';
+  const sort = ctx.query.get('sort') ?? defaultSort;
+  const byName = sort === 'full_name';
+  const direction = ctx.query.get('direction') ?? (byName ? 'asc' : 'desc');
+  const key = (r: Repo): number | string =>
+    byName
+      ? r.fullName.toLowerCase()
+      : sort === 'updated'
+        ? r.updatedAt
+        : sort === 'pushed'
+          ? r.pushedAt
+          : r.id;
+  const repos = [...ctx.state.repos.values()]
+    .filter(
+      (r) =>
+        r.owner === owner &&
+        (type !== 'public' || !r.private) &&
+        (type !== 'private' || r.private) &&
+        (!r.private || (ctx.user !== undefined && roleOf(ctx.user, r) !== null)),
+    )
+    .sort((a, b) => {
+      const [x, y] = [key(a), key(b)];
+      const order = x < y ? -1 : x > y ? 1 : a.id - b.id;
+      return direction === 'asc' ? order : -order;
+    });
+  const page = paginate(ctx, repos);
+  return {
+    status: 200,
+    body: JSON.stringify(page.items.map((repo) => repoObject(ctx.state, repo))),
+    version: ctx.state.refs.reposVersion,
+    page: page.page,
+  };
+}
+
+/** GitHub's `organization-simple`. */
+function organizationSimple(state: GitHubState, org: User): Record<string, unknown> {
+  const api = `${state.apiUrl}/orgs/${org.login}`;
+  return {
+    login: org.login,
+    id: org.id,
+    node_id: org.nodeId,
+    url: api,
+    repos_url: `${api}/repos`,
+    events_url: `${api}/events`,
+    hooks_url: `${api}/hooks`,
+    issues_url: `${api}/issues`,
+    members_url: `${api}/members{/member}`,
+    public_members_url: `${api}/public_members{/member}`,
+    avatar_url: userObject(state, org).avatar_url,
+    description: null,
   };
 }
 
@@ -586,6 +650,33 @@ function addAccountRoutes(r: RestRouter): void {
     return {
       status: 200,
       body: JSON.stringify(page.items.map((repo) => repoObject(ctx.state, repo))),
+      version: ctx.state.refs.reposVersion,
+      page: page.page,
+    };
+  });
+
+  // The repositories an account owns, and the organizations a user belongs to: how a control
+  // plane that serves "every repository of an owner" finds its work.
+  r.add('GET', '/users/{username}/repos', 'repos/repos#list-repositories-for-a-user', (ctx) => {
+    const owner = ctx.state.findUser(ctx.params[0]!);
+    if (owner === undefined) return notFound();
+    return ownedRepos(ctx, owner, 'full_name');
+  });
+  r.add('GET', '/orgs/{org}/repos', 'repos/repos#list-organization-repositories', (ctx) => {
+    const org = ctx.state.findUser(ctx.params[0]!);
+    if (org === undefined || org.type !== 'Organization') return notFound();
+    return ownedRepos(ctx, org, 'created');
+  });
+  r.add('GET', '/user/orgs', 'orgs/orgs#list-organizations-for-the-authenticated-user', (ctx) => {
+    if (!ctx.user) return fail(401, 'Requires authentication');
+    const me = ctx.user;
+    const orgs = [...ctx.state.users.values()]
+      .filter((u) => u.type === 'Organization' && u.members?.has(me) === true)
+      .sort((a, b) => a.id - b.id);
+    const page = paginate(ctx, orgs);
+    return {
+      status: 200,
+      body: JSON.stringify(page.items.map((org) => organizationSimple(ctx.state, org))),
       version: ctx.state.refs.reposVersion,
       page: page.page,
     };
