@@ -239,7 +239,7 @@ console.log(JSON.stringify([await attempt('2606:2800:21f:cb07:6820:80da:af6b:c8e
       [
         'sh',
         '-c',
-        `cd ${dir} && git clone -q git@github.com:fleetbench/repo-1.git && cd repo-1 && git checkout -q -b feat/ssh && echo hi > hi.txt && git add hi.txt && git -c user.name=a -c user.email=a@example.com commit -qm hi && git push -q ssh://git@github.com/fleetbench/repo-1.git feat/ssh && git ls-remote git@github.com:fleetbench/repo-1.git refs/heads/feat/ssh; ssh -o BatchMode=yes -o ConnectTimeout=5 git@github.com true; echo ssh=$?`,
+        `cd ${dir} && git clone -q git@github.com:fleetbench/repo-1.git && cd repo-1 && git checkout -q -b feat/ssh && echo hi > hi.txt && git add hi.txt && git -c user.name=a -c user.email=a@example.com commit -qm hi && git push -q ssh://git@github.com/fleetbench/repo-1.git feat/ssh && git ls-remote git@github.com:fleetbench/repo-1.git refs/heads/feat/ssh && git ls-remote ssh://git@ssh.github.com:443/fleetbench/repo-1 refs/heads/feat/ssh && git ls-remote git+ssh://git@github.com/fleetbench/repo-1.git refs/heads/feat/ssh; ssh -o BatchMode=yes -o ConnectTimeout=5 git@github.com true; echo ssh=$?`,
       ],
       120_000,
     );
@@ -247,7 +247,8 @@ console.log(JSON.stringify([await attempt('2606:2800:21f:cb07:6820:80da:af6b:c8e
     const pushed = spawnSync('git', ['-C', join(dir, 'repo-1'), 'rev-parse', 'HEAD'], {
       encoding: 'utf8',
     }).stdout.trim();
-    expect(run.stdout).toContain(`${pushed}\trefs/heads/feat/ssh`);
+    // Three ls-remotes, each by another ssh spelling, each answered by the world.
+    expect(run.stdout.split(`${pushed}\trefs/heads/feat/ssh`)).toHaveLength(4);
     const git = run.records.filter((r) => r.kind === 'span' && r.name === 'github.git');
     expect(git.some((r) => (r.labels as { service?: string }).service === 'git-receive-pack')).toBe(true);
     // ssh is not served: refused at once (exit 255), and recorded.

@@ -90,7 +90,9 @@ function javaOptionWord(word: string): string {
 /**
  * JAVA_TOOL_OPTIONS for a command in the world: the user's own first, then the world's trust
  * store, and with a proxy, the proxy (the JVM reads `https.proxyHost`, not HTTPS_PROXY; loopback
- * stays direct by Java's default `http.nonProxyHosts`). Later options win, so the world's do.
+ * stays direct by Java's default `http.nonProxyHosts`). Later options win, so the world's do over
+ * the user's JAVA_TOOL_OPTIONS; not over a store named on the command line or in _JAVA_OPTIONS,
+ * which the JVM reads after this variable.
  */
 export function javaToolOptions(user: string | undefined, trustStorePath: string, proxyUrl?: string): string {
   const words = [

@@ -88,8 +88,13 @@ const RUNTIMES = new Set(['node', 'nodejs', 'bun', 'deno']);
 /** The ways a git remote names github.com over ssh, each rewritten to HTTPS in the world. */
 export const SSH_REMOTE_PREFIXES = [
   'git@github.com:',
+  'github.com:',
   'ssh://git@github.com/',
   'ssh://git@github.com:22/',
+  'ssh://github.com/',
+  'git+ssh://git@github.com/',
+  // GitHub's ssh over port 443, for networks that close 22.
+  'ssh://git@ssh.github.com:443/',
 ] as const;
 
 /**
