@@ -98,6 +98,11 @@ describe("GitHub's OpenAPI description", () => {
     expect(await call('GET /user/repos')).toBe(200);
     expect(await call('GET /users/{username}', { username: 'fleet-agent' })).toBe(200);
     expect(await call('GET /users/{username}', { username: 'nobody-at-all' })).toBe(404);
+    expect(await call('GET /users/{username}/repos', { username: 'fleetbench' })).toBe(200);
+    expect(await call('GET /orgs/{org}/repos', { org: 'fleetbench' })).toBe(200);
+    expect(await call('GET /user/orgs')).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/commits', { sha: 'main', per_page: 5 })).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/commits', { sha: 'no-such-ref' })).toBe(404);
     expect(await call('GET /search/issues', { q: 'repo:fleetbench/repo-1 is:open' })).toBe(200);
     expect(await call('GET /search/issues', { q: '' })).toBe(422);
     expect(await call('GET /repos/{owner}/{repo}')).toBe(200);
