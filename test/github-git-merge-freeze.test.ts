@@ -1,0 +1,155 @@
+/**
+ * A merge in a served repository does not hold the server (docs/limits.md, "Servers"): a pull
+ * request of a 60,000-file repository whose two sides both changed a file in each of its 60
+ * directories, and the same file, is merged entry by entry through 60 directories read from git
+ * (`git cat-file`) and then by git's content merge (`git merge-tree`). That ran synchronously, on
+ * the event loop: computing its mergeability held every other client 3.7 s, merging it as long.
+ * Now the merge is computed ahead, off the event loop (src/github/merge-ahead.ts, world/refs.ts
+ * `prepareMerge`), and another client's probe on a kept-open connection stays answered within
+ * the freeze bound (2 s) while one pull request's mergeability is polled and it is merged (REST),
+ * and another is merged at once (GraphQL `mergePullRequest`). The real `fleetbench github serve`
+ * process, a real git push, fetch. Needs git (Debian package git): off CI its absence skips the
+ * suite with one line.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { gitTestEnv, runGit } from './helpers/git.ts';
+import { slowestAnswerDuring } from './helpers/probe.ts';
+import { startCliServer, stopAll } from './helpers/serve.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
+
+const gitTool = systemTool('git', ['--version'], 'git');
+afterAll(stopAll);
+
+/** The repository: DIRS directories of FILES_PER_DIR files each (60,000 files). */
+const DIRS = 60;
+const FILES_PER_DIR = 1_000;
+/** docs/limits.md's freeze bound: another client is answered within it. */
+const FREEZE_BOUND_MS = 2_000;
+const SHARED_LINES = Array.from({ length: 30 }, (_, i) => `line ${i}`);
+
+/**
+ * A `git fast-import` stream (no work tree: writing 60,000 files and checking them out took
+ * longer than the rest of the test): the base with every file, then `main` changing the second
+ * file of each directory and the first line of shared.txt, `agent/one` the first file and the
+ * last line, `agent/two` the third file and the middle line. Each pair merges cleanly, but only
+ * through git's content merge of shared.txt.
+ */
+function importStream(from: string): string {
+  const parts: string[] = [];
+  const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
+  const shared = (lines: string[]) => `M 100644 inline shared.txt\n${data(`${lines.join('\n')}\n`)}`;
+  const commit = (ref: string, mark: number, parent: string, body: string) =>
+    parts.push(
+      `commit ${ref}\nmark :${mark}\ncommitter Agent <agent@example.com> 1700000000 +0000\n${data(ref)}from ${parent}\n${body}`,
+    );
+  const files: string[] = [];
+  for (let d = 0; d < DIRS; d++)
+    for (let f = 0; f < FILES_PER_DIR; f++)
+      files.push(`M 100644 inline d${d}/f${f}.txt\n${data(`${d} ${f}`)}`);
+  commit('refs/heads/main', 1, from, `${files.join('')}${shared(SHARED_LINES)}`);
+  const change = (file: number, lines: string[]) => {
+    const changed: string[] = [];
+    for (let d = 0; d < DIRS; d++)
+      changed.push(`M 100644 inline d${d}/f${file}.txt\n${data(`changed ${d}`)}`);
+    return `${changed.join('')}${shared(lines)}`;
+  };
+  const replaced = (at: number, text: string) => SHARED_LINES.map((line, i) => (i === at ? text : line));
+  commit('refs/heads/agent/one', 2, ':1', change(0, replaced(29, 'one')));
+  commit('refs/heads/agent/two', 3, ':1', change(2, replaced(15, 'two')));
+  commit('refs/heads/main', 4, ':1', change(1, replaced(0, 'main')));
+  return `${parts.join('')}done\n`;
+}
+
+describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
+  it('needs git', () => gitTool.require());
+
+  it('holds no other client past the freeze bound: 60,000 files, mergeability polled and merged (REST), merged at once (GraphQL)', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = scratchDir('fleetbench-git-merge-freeze-');
+    const fixtures = join(dir, 'world.yaml');
+    writeFileSync(fixtures, 'repos:\n  - owner: fleetbench\n    name: big\n    required_reviews: 0\n');
+    const server = await startCliServer<{ url: string; token: string }>([
+      'github',
+      'serve',
+      '--fixtures',
+      fixtures,
+    ]);
+    const { url, token } = server.info;
+    // No gc left running in the background to race the scratch directory's removal.
+    const env = gitTestEnv(dir, {
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'gc.auto',
+      GIT_CONFIG_VALUE_0: '0',
+    });
+    const pushUrl = `${url.replace('://', `://x-access-token:${token}@`)}/fleetbench/big.git`;
+    const work = join(dir, 'work');
+    await runGit(['clone', '--quiet', '--bare', pushUrl, work], dir, env);
+    const base = await runGit(['rev-parse', 'main'], work, env);
+    await runGit(['fast-import', '--quiet', '--force'], work, env, importStream(base));
+    await runGit(['push', '--quiet', pushUrl, 'main', 'agent/one', 'agent/two'], work, env);
+
+    const headers = { authorization: `token ${token}`, 'content-type': 'application/json' };
+    const api = async (path: string, init: RequestInit = {}) => {
+      const res = await fetch(`${url}${path}`, { ...init, headers });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const open = async (head: string) => {
+      const created = await api('/repos/fleetbench/big/pulls', {
+        method: 'POST',
+        body: JSON.stringify({ head, base: 'main', title: head }),
+      });
+      expect(created.status).toBe(201);
+      return created.body as { number: number; node_id: string };
+    };
+    const one = await open('agent/one');
+    const two = await open('agent/two');
+
+    const slowest = await slowestAnswerDuring(
+      `${url}/rate_limit`,
+      async () => {
+        // agent/two merged at once: its mergeability and merge computed in the request.
+        const merged = await api('/graphql', {
+          method: 'POST',
+          body: JSON.stringify({
+            query:
+              'mutation($id: ID!) { mergePullRequest(input: {pullRequestId: $id}) { pullRequest { merged } } }',
+            variables: { id: two.node_id },
+          }),
+        });
+        expect(merged.body).toEqual({ data: { mergePullRequest: { pullRequest: { merged: true } } } });
+        // agent/one: its mergeability job (null until done), then its merge.
+        let mergeable: unknown = null;
+        for (let poll = 0; poll < 100 && mergeable === null; poll++) {
+          if (poll > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+          mergeable = (await api(`/repos/fleetbench/big/pulls/${one.number}`)).body.mergeable;
+        }
+        expect(mergeable).toBe(true);
+        const put = await api(`/repos/fleetbench/big/pulls/${one.number}/merge`, {
+          method: 'PUT',
+          body: '{}',
+        });
+        expect(put.status).toBe(200);
+      },
+      { headers },
+      { serverPid: server.process.pid },
+    );
+    process.stderr.write(`slowest probe: ${Math.round(slowest)} ms\n`);
+    expect(slowest).toBeLessThan(FREEZE_BOUND_MS);
+
+    // Both merges are git's: every side's files and lines kept.
+    await runGit(['fetch', '--quiet', pushUrl, '+main:refs/heads/merged'], work, env);
+    const show = (path: string) => runGit(['show', `merged:${path}`], work, env);
+    const shared = (await show('shared.txt')).split('\n');
+    expect([shared[0], shared[15], shared[29]]).toEqual(['main', 'two', 'one']);
+    expect([await show('d59/f0.txt'), await show('d59/f1.txt'), await show('d59/f2.txt')]).toEqual([
+      'changed 59',
+      'changed 59',
+      'changed 59',
+    ]);
+    expect(await show('d59/f3.txt')).toBe('59 3');
+  });
+});
