@@ -19,6 +19,7 @@ import {
   type GitTreeMode,
   objectSha,
   parseTree,
+  parseTreeEntries,
   readmeTree,
   treeBody,
   typeOfMode,
@@ -197,7 +198,12 @@ export class GitStore {
    * Reads the trees not yet parsed here from git off the event loop (`asyncReader`, one git run
    * for all) and parses them, so that `tree` then finds them without running git.
    */
-  private async readTreesAhead(repo: Repo, shas: readonly string[], absent: Set<string>): Promise<void> {
+  private async readTreesAhead(
+    repo: Repo,
+    shas: readonly string[],
+    absent: Set<string>,
+    slice: { start: number },
+  ): Promise<void> {
     const objects = this.objectsOf(repo);
     const missing = shas.filter(
       (sha) =>
@@ -210,14 +216,9 @@ export class GitStore {
       this.keepRead(repo, await this.asyncReader(repo, missing, true), new Map());
     // Parsed now, the event loop let turn between slices; one neither here nor in git is not
     // asked of git again (synchronously).
-    let sliceStart = performance.now();
     for (const sha of shas) {
       if (!objects.has(sha) && !this.readTrees.has(`${repo.id}:${sha}`)) absent.add(sha);
-      else this.tree(repo, sha);
-      if (performance.now() - sliceStart > MERGE_SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      }
+      else await this.parseAhead(repo, sha, slice);
     }
   }
 
@@ -253,13 +254,37 @@ export class GitStore {
     if (object?.type !== 'tree' || object.body === undefined) return undefined;
     const entries = parseTree(object.body);
     if (entries === undefined) return undefined;
+    this.keepParsed(key, entries);
+    return entries;
+  }
+
+  private keepParsed(key: string, entries: readonly GitTreeEntry[]): void {
     if (this.parsedTreeEntries + entries.length > READ_TREE_CACHE_ENTRIES) {
       this.parsedTrees.clear();
       this.parsedTreeEntries = 0;
     }
     this.parsedTrees.set(key, entries);
     this.parsedTreeEntries += entries.length;
-    return entries;
+  }
+
+  /**
+   * `tree` for a tree already read (kept here or read from git), parsed MERGE_TICK_ENTRIES entries
+   * at a time, the event loop let turn whenever a slice (MERGE_SLICE_MS) is spent.
+   */
+  private async parseAhead(repo: Repo, sha: string, slice: { start: number }): Promise<void> {
+    const key = `${repo.id}:${sha}`;
+    if (this.parsedTrees.has(key)) return;
+    const object = this.objectsOf(repo).get(sha) ?? this.readTrees.get(key);
+    if (object?.type !== 'tree' || object.body === undefined) return;
+    const body = object.body;
+    const entries: GitTreeEntry[] = [];
+    let at = 0;
+    while (at < body.length) {
+      at = parseTreeEntries(body, at, MERGE_TICK_ENTRIES, entries);
+      if (at < 0) return;
+      await turnWhenSpent(slice);
+    }
+    this.keepParsed(key, entries);
   }
 
   /** The entry at `path` (components joined by `/`) under a tree; the tree itself for ''. */
@@ -386,16 +411,13 @@ export class GitStore {
     const absent = new Set<string>();
     const treeOf = (sha: string) => (absent.has(sha) ? undefined : this.tree(repo, sha));
     const steps = this.mergeSteps(repo, ours, theirs, base, treeOf, made);
-    let sliceStart = performance.now();
+    const slice = { start: performance.now() };
     for (;;) {
       const step = steps.next();
       if (step.done) return { merged: step.value, made };
       // Reading may wait for git, or not (every tree read already): the slice is timed either way.
-      if (step.value.length > 0) await this.readTreesAhead(repo, step.value, absent);
-      if (performance.now() - sliceStart > MERGE_SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      }
+      if (step.value.length > 0) await this.readTreesAhead(repo, step.value, absent, slice);
+      await turnWhenSpent(slice);
     }
   }
 
@@ -424,14 +446,25 @@ export class GitStore {
     const b = treeOf(theirs);
     if (o === undefined || a === undefined || b === undefined) return 'unknown';
     const byName = (entries: readonly GitTreeEntry[]) => new Map(entries.map((e) => [e.name, e]));
-    const [mo, ma, mb] = [byName(o), byName(a), byName(b)];
+    const mo = byName(o);
+    yield [];
+    const ma = byName(a);
+    yield [];
+    const mb = byName(b);
+    yield [];
     const same = (x: GitTreeEntry | undefined, y: GitTreeEntry | undefined) =>
       x === undefined ? y === undefined : y !== undefined && x.mode === y.mode && x.sha === y.sha;
     const names = new Set([...ma.keys(), ...mb.keys()]);
+    yield [];
     // The directories changed on both sides are merged inside: their trees named all at once,
     // so that a driver reads them from git in one run rather than one run each.
     let inside: string[] = [];
+    let sinceTick = 0;
     for (const name of names) {
+      if (++sinceTick === MERGE_TICK_ENTRIES) {
+        sinceTick = 0;
+        yield [];
+      }
       const [eo, ea, eb] = [mo.get(name), ma.get(name), mb.get(name)];
       if (same(ea, eb) || same(eo, eb) || same(eo, ea)) continue;
       if (ea?.mode !== '40000' || eb?.mode !== '40000' || (eo !== undefined && eo.mode !== '40000')) break;
@@ -444,7 +477,7 @@ export class GitStore {
     }
     if (inside.length > 0) yield inside;
     const merged: GitTreeEntry[] = [];
-    let sinceTick = 0;
+    sinceTick = 0;
     for (const name of names) {
       if (++sinceTick === MERGE_TICK_ENTRIES) {
         sinceTick = 0;
@@ -488,6 +521,13 @@ export class GitStore {
     }
     return objects;
   }
+}
+
+/** Lets the event loop turn once a slice of a merge computed ahead is spent (MERGE_SLICE_MS), starting the next. */
+async function turnWhenSpent(slice: { start: number }): Promise<void> {
+  if (performance.now() - slice.start <= MERGE_SLICE_MS) return;
+  await new Promise((resolve) => setImmediate(resolve));
+  slice.start = performance.now();
 }
 
 /** What the cache of trees read from git holds at most (bytes of tree bodies). */
