@@ -22,6 +22,7 @@ import {
   parseTreeEntries,
   readmeTree,
   treeBody,
+  treeBodySteps,
   typeOfMode,
 } from './git-objects.ts';
 import { GitHubStateError, type Repo } from './objects.ts';
@@ -496,7 +497,7 @@ export class GitStore {
       } else return undefined;
       if (pick !== undefined) merged.push({ ...pick, name });
     }
-    const body = treeBody(merged);
+    const body = yield* treeBodySteps(merged);
     if (made === undefined) return this.put(repo, 'tree', body);
     made.push(body);
     return objectSha('tree', body);
