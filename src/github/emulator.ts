@@ -68,6 +68,8 @@ import { Webhooks } from './webhooks.ts';
 
 const RATE_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
 const SECONDARY_DOCS = `${RATE_DOCS}#about-secondary-rate-limits`;
+/** What a request the server stopped while its merges were computed ahead gets (nobody reads it). */
+const SERVER_STOPPED: EmulatorResponse = { status: 503, headers: {}, body: '' };
 /** Times one request waits for its merges computed ahead (merge-ahead.ts) before it is handled as it is. */
 const MERGE_AHEAD_ROUNDS = 3;
 
@@ -566,7 +568,8 @@ export class GitHubEmulator {
     if (ahead !== undefined) {
       req.arrivedAt = t0;
       req.mergeRounds = (req.mergeRounds ?? 0) + 1;
-      return ahead.then(() => this.respond(req));
+      // One the server stopped before answering (recorded as cancelled) is not handled after all.
+      return ahead.then(() => (req.cancelled ? SERVER_STOPPED : this.respond(req)));
     }
     if (pathname.startsWith('/_fleetbench/')) return this.admin.handleHttp(req, pathname.slice(13), qs);
 

@@ -352,6 +352,9 @@ export class Refs {
   private mergeAheadBytes = 0;
   /** Merges being computed ahead, by the same key. */
   private readonly mergesRunning = new Map<string, Promise<void>>();
+  /** Merges computed ahead running now (at most MAX_MERGES_AHEAD_RUNNING), and those waiting their turn. */
+  private mergesInPlace = 0;
+  private readonly mergesWaiting: (() => void)[] = [];
 
   /**
    * The tree of `head` merged into `base`: one side's when the other changed nothing since their
@@ -408,11 +411,16 @@ export class Refs {
       return undefined;
     const gitMerge = this.asyncTreeMerger;
     const work = (async () => {
-      const { merged, made } = await store.mergeTreesAhead(repo, base.tree, head.tree, mergeBase?.tree);
-      // As `mergeTrees`: git's merge when entry by entry could not (served, so git is there).
-      const tree =
-        typeof merged === 'string' && merged !== 'unknown' ? merged : await gitMerge(repo, base, head);
-      this.keepMergeAhead(key, tree, made);
+      await this.mergeSlot();
+      try {
+        const { merged, made } = await store.mergeTreesAhead(repo, base.tree, head.tree, mergeBase?.tree);
+        // As `mergeTrees`: git's merge when entry by entry could not (served, so git is there).
+        const tree =
+          typeof merged === 'string' && merged !== 'unknown' ? merged : await gitMerge(repo, base, head);
+        this.keepMergeAhead(key, tree, made);
+      } finally {
+        this.mergeSlotFreed();
+      }
     })()
       .catch(() => {
         // Not kept: the synchronous merge runs it as before, and says why it fails, if it does.
@@ -420,6 +428,25 @@ export class Refs {
       .finally(() => this.mergesRunning.delete(key));
     this.mergesRunning.set(key, work);
     return work;
+  }
+
+  /**
+   * Waits for one of MAX_MERGES_AHEAD_RUNNING places: a read of a hundred pull requests'
+   * `mergeable` starts a hundred jobs, whose merges then run a few at a time, not a hundred git
+   * processes at once.
+   */
+  private mergeSlot(): Promise<void> {
+    if (this.mergesInPlace < MAX_MERGES_AHEAD_RUNNING) {
+      this.mergesInPlace++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.mergesWaiting.push(resolve));
+  }
+
+  private mergeSlotFreed(): void {
+    const next = this.mergesWaiting.shift();
+    if (next !== undefined) next();
+    else this.mergesInPlace--;
   }
 
   /** Whether the merge of the two tips is being computed ahead now (`prepareMerge`). */
@@ -514,6 +541,8 @@ export class Refs {
 /** Merges computed ahead kept at once (`Refs.prepareMerge`), and the bytes of trees they made. */
 const MAX_MERGES_AHEAD = 1_000;
 const MAX_MERGE_AHEAD_BYTES = 256 * 1024 * 1024;
+/** Merges computed ahead at once (each runs git): the rest wait their turn. */
+const MAX_MERGES_AHEAD_RUNNING = 4;
 
 function mergeKey(repo: Repo, baseSha: string, headSha: string): string {
   return `${repo.id} ${baseSha} ${headSha}`;
