@@ -7,7 +7,8 @@
  * Now the merge is computed ahead, off the event loop (src/github/merge-ahead.ts, world/refs.ts
  * `prepareMerge`), and another client's probe on a kept-open connection stays answered within
  * the freeze bound (2 s) while one pull request's mergeability is polled and it is merged (REST),
- * and another is merged at once (GraphQL `mergePullRequest`). The real `fleetbench github serve`
+ * another is merged at once (GraphQL `mergePullRequest`), and a third is brought up to date with
+ * its base (REST `update-branch`). The real `fleetbench github serve`
  * process, a real git push, fetch. Needs git (Debian package git): off CI its absence skips the
  * suite with one line.
  */
@@ -34,8 +35,8 @@ const SHARED_LINES = Array.from({ length: 30 }, (_, i) => `line ${i}`);
  * A `git fast-import` stream (no work tree: writing 60,000 files and checking them out took
  * longer than the rest of the test): the base with every file, then `main` changing the second
  * file of each directory and the first line of shared.txt, `agent/one` the first file and the
- * last line, `agent/two` the third file and the middle line. Each pair merges cleanly, but only
- * through git's content merge of shared.txt.
+ * last line, `agent/two` the third file and the middle line, `agent/three` the fourth file and
+ * the eighth line. Each pair merges cleanly, but only through git's content merge of shared.txt.
  */
 function importStream(from: string): string {
   const parts: string[] = [];
@@ -59,14 +60,15 @@ function importStream(from: string): string {
   const replaced = (at: number, text: string) => SHARED_LINES.map((line, i) => (i === at ? text : line));
   commit('refs/heads/agent/one', 2, ':1', change(0, replaced(29, 'one')));
   commit('refs/heads/agent/two', 3, ':1', change(2, replaced(15, 'two')));
-  commit('refs/heads/main', 4, ':1', change(1, replaced(0, 'main')));
+  commit('refs/heads/agent/three', 4, ':1', change(3, replaced(7, 'three')));
+  commit('refs/heads/main', 5, ':1', change(1, replaced(0, 'main')));
   return `${parts.join('')}done\n`;
 }
 
 describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
   it('needs git', () => gitTool.require());
 
-  it('holds no other client past the freeze bound: 60,000 files, mergeability polled and merged (REST), merged at once (GraphQL)', {
+  it('holds no other client past the freeze bound: 60,000 files, mergeability polled and merged (REST), merged at once (GraphQL), a branch updated (REST)', {
     timeout: 120_000,
   }, async () => {
     const dir = scratchDir('fleetbench-git-merge-freeze-');
@@ -90,7 +92,7 @@ describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
     await runGit(['clone', '--quiet', '--bare', pushUrl, work], dir, env);
     const base = await runGit(['rev-parse', 'main'], work, env);
     await runGit(['fast-import', '--quiet', '--force'], work, env, importStream(base));
-    await runGit(['push', '--quiet', pushUrl, 'main', 'agent/one', 'agent/two'], work, env);
+    await runGit(['push', '--quiet', pushUrl, 'main', 'agent/one', 'agent/two', 'agent/three'], work, env);
 
     const headers = { authorization: `token ${token}`, 'content-type': 'application/json' };
     const api = async (path: string, init: RequestInit = {}) => {
@@ -107,6 +109,7 @@ describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
     };
     const one = await open('agent/one');
     const two = await open('agent/two');
+    const three = await open('agent/three');
 
     const slowest = await slowestAnswerDuring(
       `${url}/rate_limit`,
@@ -133,6 +136,12 @@ describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
           body: '{}',
         });
         expect(put.status).toBe(200);
+        // agent/three brought up to date with main: main merged into it.
+        const updated = await api(`/repos/fleetbench/big/pulls/${three.number}/update-branch`, {
+          method: 'PUT',
+          body: '{}',
+        });
+        expect(updated.status).toBe(202);
       },
       { headers },
       { serverPid: server.process.pid },
@@ -150,5 +159,9 @@ describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
       'changed 59',
     ]);
     expect(await show('d59/f3.txt')).toBe('59 3');
+    await runGit(['fetch', '--quiet', pushUrl, '+agent/three:refs/heads/updated'], work, env);
+    const updated = (await runGit(['show', 'updated:shared.txt'], work, env)).split('\n');
+    expect([updated[0], updated[7], updated[15], updated[29]]).toEqual(['main', 'three', 'two', 'one']);
+    expect(await runGit(['show', 'updated:d59/f3.txt'], work, env)).toBe('changed 59');
   });
 });
