@@ -15,7 +15,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Rng } from '../src/base/rng.ts';
+import { RealClock } from '../src/clock/index.ts';
+import { GitHubEmulator } from '../src/github/index.ts';
 import { gitTestEnv, runGit } from './helpers/git.ts';
+import { serve } from './helpers/github.ts';
 import { slowestAnswerDuring } from './helpers/probe.ts';
 import { startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
@@ -65,6 +69,26 @@ function importStream(from: string): string {
   return `${parts.join('')}done\n`;
 }
 
+/** A bare clone of the served repository at `pushUrl` with the stream's branches; main and `branches` pushed. */
+async function pushLargeRepository(
+  dir: string,
+  pushUrl: string,
+  branches = ['agent/one', 'agent/two', 'agent/three'],
+) {
+  // No gc left running in the background to race the scratch directory's removal.
+  const env = gitTestEnv(dir, {
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'gc.auto',
+    GIT_CONFIG_VALUE_0: '0',
+  });
+  const work = join(dir, 'work');
+  await runGit(['clone', '--quiet', '--bare', pushUrl, work], dir, env);
+  const base = await runGit(['rev-parse', 'main'], work, env);
+  await runGit(['fast-import', '--quiet', '--force'], work, env, importStream(base));
+  await runGit(['push', '--quiet', pushUrl, 'main', ...branches], work, env);
+  return { env, work };
+}
+
 describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
   it('needs git', () => gitTool.require());
 
@@ -81,18 +105,8 @@ describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
       fixtures,
     ]);
     const { url, token } = server.info;
-    // No gc left running in the background to race the scratch directory's removal.
-    const env = gitTestEnv(dir, {
-      GIT_CONFIG_COUNT: '1',
-      GIT_CONFIG_KEY_0: 'gc.auto',
-      GIT_CONFIG_VALUE_0: '0',
-    });
     const pushUrl = `${url.replace('://', `://x-access-token:${token}@`)}/fleetbench/big.git`;
-    const work = join(dir, 'work');
-    await runGit(['clone', '--quiet', '--bare', pushUrl, work], dir, env);
-    const base = await runGit(['rev-parse', 'main'], work, env);
-    await runGit(['fast-import', '--quiet', '--force'], work, env, importStream(base));
-    await runGit(['push', '--quiet', pushUrl, 'main', 'agent/one', 'agent/two', 'agent/three'], work, env);
+    const { env, work } = await pushLargeRepository(dir, pushUrl);
 
     const headers = { authorization: `token ${token}`, 'content-type': 'application/json' };
     const api = async (path: string, init: RequestInit = {}) => {
@@ -163,5 +177,41 @@ describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
     const updated = (await runGit(['show', 'updated:shared.txt'], work, env)).split('\n');
     expect([updated[0], updated[7], updated[15], updated[29]]).toEqual(['main', 'three', 'two', 'one']);
     expect(await runGit(['show', 'updated:d59/f3.txt'], work, env)).toBe('changed 59');
+  });
+
+  it('in process, the admin API merges it after computing it ahead (what a run’s workload does): the event loop is never held past the bound', {
+    timeout: 120_000,
+  }, async () => {
+    const emulator = new GitHubEmulator({
+      clock: new RealClock(),
+      rng: new Rng(7),
+      fixtures: { repos: 1, issuesPerRepo: 1 },
+      latency: false,
+    });
+    const server = await serve(emulator);
+    const dir = scratchDir('fleetbench-git-merge-freeze-admin-');
+    const pushUrl = `${server.url.replace('://', `://x-access-token:${emulator.defaultToken}@`)}/fleetbench/repo-1.git`;
+    await pushLargeRepository(dir, pushUrl, ['agent/one']);
+    const admin = emulator.admin;
+    const { number } = admin.openPullRequest({ repo: 'fleetbench/repo-1', head: 'agent/one', title: 'one' });
+    // The loop's longest turn, as a timer every 10 ms sees it, while the workload's merge runs.
+    let heldMs = 0;
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      heldMs = Math.max(heldMs, now - last);
+      last = now;
+    }, 10);
+    try {
+      const ahead = admin.mergeAhead({ repo: 'fleetbench/repo-1', number });
+      expect(ahead).toBeDefined();
+      await ahead;
+      expect(admin.mergePullRequest({ repo: 'fleetbench/repo-1', number }).state).toBe('merged');
+      // One more turn of the timer, so that a merge that held the loop just now is seen.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      clearInterval(timer);
+    }
+    expect(heldMs, `the event loop was held ${Math.round(heldMs)} ms`).toBeLessThan(FREEZE_BOUND_MS);
   });
 });

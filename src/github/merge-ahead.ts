@@ -6,7 +6,8 @@
  * `prepareMerge`), and the request, then handled as any other, finds them done.
  *
  * What is computed ahead: a pull request's merge (REST `PUT …/pulls/{n}/merge`, GraphQL
- * `mergePullRequest`, the admin API's `merge-pull-request`) and its update from its base (REST
+ * `mergePullRequest`, the admin API's `merge-pull-request`, and the workload's merges in process,
+ * through `AdminApi.mergeAhead`) and its update from its base (REST
  * `PUT …/pulls/{n}/update-branch`). A rebase merge's first step is the same merge; its later steps
  * merge onto commits the merge itself makes, which do not exist before it: those run as before.
  * Mergeability (REST and GraphQL `mergeable`) needs nothing here: its job runs the merge ahead
@@ -39,16 +40,27 @@ export function mergesAhead(
   if (method !== 'PUT' && method !== 'POST') return undefined;
   const runs: Promise<void>[] = [];
   for (const { pull, into } of mergesOf(state, req, method, pathname)) {
-    const repo = pull.issue.repo;
-    const baseTip = repo.branches.get(pull.base);
-    if (pull.issue.state !== 'open' || baseTip === undefined) continue;
-    const run =
-      into === 'base'
-        ? state.refs.prepareMerge(repo, baseTip, pull.headSha)
-        : state.refs.prepareMerge(repo, pull.headSha, baseTip);
+    const run = pullMergeAhead(state, pull, into);
     if (run !== undefined) runs.push(run);
   }
   return runs.length === 0 ? undefined : Promise.all(runs).then(() => undefined);
+}
+
+/**
+ * One pull request's merge computed ahead: its head into its base (a merge), or its base into
+ * its head (update-branch); undefined when there is nothing to compute.
+ */
+export function pullMergeAhead(
+  state: GitHubState,
+  pull: PullRequest,
+  into: 'base' | 'head',
+): Promise<void> | undefined {
+  const repo = pull.issue.repo;
+  const baseTip = repo.branches.get(pull.base);
+  if (pull.issue.state !== 'open' || baseTip === undefined) return undefined;
+  return into === 'base'
+    ? state.refs.prepareMerge(repo, baseTip, pull.headSha)
+    : state.refs.prepareMerge(repo, pull.headSha, baseTip);
 }
 
 function mergesOf(state: GitHubState, req: EmulatorRequest, method: string, pathname: string): Merge[] {
