@@ -206,21 +206,26 @@ export class GitStore {
     slice: { start: number },
   ): Promise<void> {
     const objects = this.objectsOf(repo);
-    const missing = shas.filter(
-      (sha) =>
-        !this.parsedTrees.has(`${repo.id}:${sha}`) &&
-        !objects.has(sha) &&
-        !this.readTrees.has(`${repo.id}:${sha}`) &&
-        /^[0-9a-f]{40}$/.test(sha),
-    );
-    if (missing.length > 0 && this.asyncReader !== undefined)
-      this.keepRead(repo, await this.asyncReader(repo, missing, true), new Map());
-    // Parsed now, the event loop let turn between slices; one neither here nor in git is not
-    // asked of git again (synchronously).
+    // What is here already is taken now: the caches may be emptied while git runs.
+    const have = new Map<string, GitObject | undefined>();
+    const missing: string[] = [];
     for (const sha of shas) {
-      if (!objects.has(sha) && !this.readTrees.has(`${repo.id}:${sha}`)) absent.add(sha);
-      else await this.parseAhead(repo, sha, slice);
+      const key = `${repo.id}:${sha}`;
+      if (this.parsedTrees.has(key) || have.has(sha)) continue;
+      const object = objects.get(sha) ?? this.readTrees.get(key);
+      if (object !== undefined || !/^[0-9a-f]{40}$/.test(sha)) have.set(sha, object);
+      else missing.push(sha);
     }
+    if (missing.length > 0 && this.asyncReader !== undefined) {
+      const read = await this.asyncReader(repo, missing, true);
+      this.keepRead(repo, read, new Map());
+      for (const sha of missing) have.set(sha, read.get(sha));
+    }
+    // Parsed now, the event loop let turn between slices. One that is no tree here nor in git is
+    // what `tree` answers undefined for: it is not asked of git again, synchronously. One parsed
+    // before, whose parse was let go meanwhile, is left to `tree`.
+    for (const [sha, object] of have)
+      if (!(await this.parseAhead(`${repo.id}:${sha}`, object, slice))) absent.add(sha);
   }
 
   /** An answer made from the tree `key` names alone, made once (`make`: undefined for none). */
@@ -270,22 +275,25 @@ export class GitStore {
 
   /**
    * `tree` for a tree already read (kept here or read from git), parsed MERGE_TICK_ENTRIES entries
-   * at a time, the event loop let turn whenever a slice (MERGE_SLICE_MS) is spent.
+   * at a time, the event loop let turn whenever a slice (MERGE_SLICE_MS) is spent; false when it
+   * is no tree (`tree` answers undefined for it).
    */
-  private async parseAhead(repo: Repo, sha: string, slice: { start: number }): Promise<void> {
-    const key = `${repo.id}:${sha}`;
-    if (this.parsedTrees.has(key)) return;
-    const object = this.objectsOf(repo).get(sha) ?? this.readTrees.get(key);
-    if (object?.type !== 'tree' || object.body === undefined) return;
+  private async parseAhead(
+    key: string,
+    object: GitObject | undefined,
+    slice: { start: number },
+  ): Promise<boolean> {
+    if (object?.type !== 'tree' || object.body === undefined) return false;
     const body = object.body;
     const entries: GitTreeEntry[] = [];
     let at = 0;
     while (at < body.length) {
       at = parseTreeEntries(body, at, MERGE_TICK_ENTRIES, entries);
-      if (at < 0) return;
+      if (at < 0) return false;
       await turnWhenSpent(slice);
     }
     this.keepParsed(key, entries);
+    return true;
   }
 
   /** The entry at `path` (components joined by `/`) under a tree; the tree itself for ''. */
