@@ -8,8 +8,9 @@
  * What is computed ahead: a pull request's merge (REST `PUT …/pulls/{n}/merge`, GraphQL
  * `mergePullRequest`, the admin API's `merge-pull-request`, and the workload's merges in process,
  * through `AdminApi.mergeAhead`) and its update from its base (REST
- * `PUT …/pulls/{n}/update-branch`). A rebase merge's first step is the same merge; its later steps
- * merge onto commits the merge itself makes, which do not exist before it: those run as before.
+ * `PUT …/pulls/{n}/update-branch`). A rebase merge's first step (the first commit onto the base)
+ * is computed ahead too; its later steps merge onto commits the merge itself makes, which do not
+ * exist before it: those run as before, synchronously (they find the trees read already).
  * Mergeability (REST and GraphQL `mergeable`) needs nothing here: its job runs the merge ahead
  * when it starts (state.ts `mergeability`).
  */
@@ -18,6 +19,7 @@ import type { EmulatorRequest } from './types.ts';
 
 const REST_MERGE = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d{1,9})\/(merge|update-branch)\/?$/;
 const GRAPHQL_MERGE = /\bmergePullRequest\b/;
+const REBASE = /\brebase\b|\bREBASE\b/;
 /** A node id named in a GraphQL request, inline or among its variables (`"PR_…"`). */
 const QUOTED_NODE_ID = /"(PR_[A-Za-z0-9_=-]{1,100})"/g;
 /** At most this many pull requests' merges computed ahead for one request. */
@@ -39,9 +41,18 @@ export function mergesAhead(
 ): Promise<void> | undefined {
   if (method !== 'PUT' && method !== 'POST') return undefined;
   const runs: Promise<void>[] = [];
+  // A rebase merge (REST `merge_method`, GraphQL `mergeMethod`, the admin API's `method`) first
+  // merges the pull request's first commit onto the base: that step too.
+  const rebase = req.body !== undefined && REBASE.test(req.body);
   for (const { pull, into } of mergesOf(state, req, method, pathname)) {
     const run = pullMergeAhead(state, pull, into);
     if (run !== undefined) runs.push(run);
+    const first = pull.commits[0];
+    const baseTip = pull.issue.repo.branches.get(pull.base);
+    if (rebase && into === 'base' && first !== undefined && baseTip !== undefined) {
+      const step = state.refs.prepareMerge(pull.issue.repo, baseTip, first);
+      if (step !== undefined) runs.push(step);
+    }
   }
   return runs.length === 0 ? undefined : Promise.all(runs).then(() => undefined);
 }
