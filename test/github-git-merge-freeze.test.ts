@@ -37,7 +37,8 @@ const SHARED_LINES = Array.from({ length: 30 }, (_, i) => `line ${i}`);
 
 /**
  * A `git fast-import` stream (no work tree: writing 60,000 files and checking them out took
- * longer than the rest of the test): the base with every file, then `main` changing the second
+ * longer than the rest of the test): the base with every file (a directory's files share one
+ * content, so the push carries 60,000 tree entries but few blobs), then `main` changing the second
  * file of each directory and the first line of shared.txt, `agent/one` the first file and the
  * last line, `agent/two` the third file and the middle line, `agent/three` the fourth file and
  * the eighth line. Each pair merges cleanly, but only through git's content merge of shared.txt.
@@ -52,8 +53,7 @@ function importStream(from: string): string {
     );
   const files: string[] = [];
   for (let d = 0; d < DIRS; d++)
-    for (let f = 0; f < FILES_PER_DIR; f++)
-      files.push(`M 100644 inline d${d}/f${f}.txt\n${data(`${d} ${f}`)}`);
+    for (let f = 0; f < FILES_PER_DIR; f++) files.push(`M 100644 inline d${d}/f${f}.txt\n${data(`${d}`)}`);
   commit('refs/heads/main', 1, from, `${files.join('')}${shared(SHARED_LINES)}`);
   const change = (file: number, lines: string[]) => {
     const changed: string[] = [];
@@ -172,7 +172,7 @@ describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
       'changed 59',
       'changed 59',
     ]);
-    expect(await show('d59/f3.txt')).toBe('59 3');
+    expect(await show('d59/f3.txt')).toBe('59');
     await runGit(['fetch', '--quiet', pushUrl, '+agent/three:refs/heads/updated'], work, env);
     const updated = (await runGit(['show', 'updated:shared.txt'], work, env)).split('\n');
     expect([updated[0], updated[7], updated[15], updated[29]]).toEqual(['main', 'three', 'two', 'one']);
