@@ -18,6 +18,7 @@ import type { TokenInfo, TokenRegistry } from './auth.ts';
 import { RESOURCES, type Resource } from './config.ts';
 import { type FaultBoard, faultInputSchema } from './faults.ts';
 import { CHECK_CONCLUSIONS, CHECK_STATUSES, REVIEW_STATES, STATUS_STATES } from './fixtures.ts';
+import { pullMergeAhead } from './merge-ahead.ts';
 import type { Identity, QuotaLedger, RateLimitJson } from './quota.ts';
 import { type Commit, type GitHubState, GitHubStateError, type PullRequest, type Repo } from './state.ts';
 import type { EmulatorRequest, EmulatorResponse, EmulatorStats } from './types.ts';
@@ -468,6 +469,18 @@ export class EmulatorAdmin {
   mergePullRequest(input: AdminInput<'mergePullRequest'>): PullRequestSummary {
     const o = adminSchemas.mergePullRequest.parse(input);
     return this.summary(this.state.mergePullRequest(this.pullOf(o), o));
+  }
+
+  /**
+   * What `mergePullRequest` will merge, computed ahead off the event loop in a served repository
+   * (merge-ahead.ts): a caller in the same process awaits it first, as a request over HTTP does.
+   * Not an HTTP method of its own. Undefined when there is nothing to compute (in process, or
+   * done already): the caller then merges at once, in the same turn, as before.
+   */
+  mergeAhead(input: { repo: string; number: number }): Promise<void> | undefined {
+    const [owner = '', name = ''] = input.repo.split('/');
+    const pull = this.state.findRepo(owner, name)?.pulls.get(input.number);
+    return pull === undefined ? undefined : pullMergeAhead(this.state, pull, 'base');
   }
 
   closePullRequest(input: AdminInput<'closePullRequest'>): PullRequestSummary {

@@ -43,6 +43,7 @@ import {
   generateFixtures,
 } from './fixtures.ts';
 import { GRAPHQL_DOCS, GraphQLEngine } from './graphql/index.ts';
+import { mergesAhead } from './merge-ahead.ts';
 import { type Bucket, type Identity, QuotaLedger, type SecondaryBreach } from './quota.ts';
 import { buildRestRouter } from './rest.ts';
 import { appGate } from './rest-apps.ts';
@@ -67,6 +68,10 @@ import { Webhooks } from './webhooks.ts';
 
 const RATE_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
 const SECONDARY_DOCS = `${RATE_DOCS}#about-secondary-rate-limits`;
+/** What a request the server stopped while its merges were computed ahead gets (nobody reads it). */
+const SERVER_STOPPED: EmulatorResponse = { status: 503, headers: {}, body: '' };
+/** Times one request waits for its merges computed ahead (merge-ahead.ts) before it is handled as it is. */
+const MERGE_AHEAD_ROUNDS = 3;
 
 export interface GitHubEmulatorOptions {
   clock: Clock;
@@ -539,7 +544,7 @@ export class GitHubEmulator {
    * (base/turn-slices.ts), instead of in a microtask the slice's budget does not see.
    */
   respond(req: EmulatorRequest): EmulatorResponse | Promise<EmulatorResponse> {
-    const t0 = this.clock.now();
+    const t0 = req.arrivedAt ?? this.clock.now();
     let path = req.path;
     if (path.charCodeAt(0) !== 47) {
       // An absolute URL (a client following a Link header in-process): keep path and query.
@@ -556,6 +561,15 @@ export class GitHubEmulator {
         prefix = '/api/v3';
         pathname = pathname.length === 7 ? '/' : pathname.slice(7);
       }
+    }
+    // The merges the request will compute run first, off the event loop (merge-ahead.ts,
+    // docs/limits.md "Servers"); the request is then handled as any other, timed from its arrival.
+    const ahead = this.mergesAheadOf(req, pathname);
+    if (ahead !== undefined) {
+      req.arrivedAt = t0;
+      req.mergeRounds = (req.mergeRounds ?? 0) + 1;
+      // One the server stopped before answering (recorded as cancelled) is not handled after all.
+      return ahead.then(() => (req.cancelled ? SERVER_STOPPED : this.respond(req)));
     }
     if (pathname.startsWith('/_fleetbench/')) return this.admin.handleHttp(req, pathname.slice(13), qs);
 
@@ -605,6 +619,24 @@ export class GitHubEmulator {
     let delay = base === null ? 0 : this.latencyRng.lognormal(base.medianMs, base.p95Ms);
     if (this.faults.size > 0) delay += this.faults.latency(outcome.protocol, outcome.route);
     return delay > 0 ? this.clock.sleep(delay).then(answer) : answer();
+  }
+
+  /**
+   * The merges a request will compute, run ahead off the event loop (merge-ahead.ts): only in
+   * served repositories, for a request whose credentials will be taken (the admin token, or an API
+   * token; one refused on arrival computes nothing), at most MERGE_AHEAD_ROUNDS times (the base
+   * or head moving meanwhile asks for another merge; after that it is computed synchronously).
+   */
+  private mergesAheadOf(req: EmulatorRequest, pathname: string): Promise<void> | undefined {
+    if (this.state.gitStore.asyncReader === undefined || (req.mergeRounds ?? 0) >= MERGE_AHEAD_ROUNDS)
+      return undefined;
+    if (req.admission?.refused !== undefined) return undefined;
+    const authorization = req.headers.authorization;
+    if (authorization === undefined) return undefined;
+    if (pathname.startsWith('/_fleetbench/')) {
+      if (authorization.slice(authorization.indexOf(' ') + 1).trim() !== this.adminToken) return undefined;
+    } else if (!this.acceptsCredentials(pathname, authorization)) return undefined;
+    return mergesAhead(this.state, req, req.method.toUpperCase(), pathname);
   }
 
   /**

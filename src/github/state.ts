@@ -1495,7 +1495,8 @@ export class GitHubState {
    * it: "If the value is null, then GitHub has started a background job to compute the
    * mergeability. After giving the job time to complete, resubmit the request." A new pull
    * request, or one whose head or base moved, is null; the first read starts the job, which ends
-   * MERGEABILITY_JOB_MS of run time later; a read after that gets the value (the pull request's
+   * MERGEABILITY_JOB_MS of run time later (in a served repository, not before git's part of it,
+   * run meanwhile off the event loop, is done); a read after that gets the value (the pull request's
    * version moves then, so its ETag does). Deterministic on the run's clock.
    */
   mergeability(pull: PullRequest): boolean | null {
@@ -1503,11 +1504,17 @@ export class GitHubState {
     const key = this.mergeKey(pull);
     if (pull.mergeableOf === key) return pull.mergeable;
     const now = this.time.now();
+    const baseTip = pull.issue.repo.branches.get(pull.base);
     if (pull.mergeableJob === null || pull.mergeableJob.of !== key) {
       pull.mergeableJob = { of: key, endsAt: now + MERGEABILITY_JOB_MS };
+      // In a served repository the job's merge runs meanwhile, off the event loop (refs.ts
+      // `prepareMerge`, docs/limits.md "Servers"): trees read from git, git's own merge.
+      if (baseTip !== undefined) void this.refs.prepareMerge(pull.issue.repo, baseTip, pull.headSha);
       return null;
     }
     if (now < pull.mergeableJob.endsAt) return null;
+    // The job lasts until that merge is done, as GitHub's does while it computes.
+    if (baseTip !== undefined && this.refs.mergeRunning(pull.issue.repo, baseTip, pull.headSha)) return null;
     this.fixMergeable(pull, this.computeMergeable(pull));
     pull.version = this.time.bump();
     pull.issue.repo.pullsVersion = pull.version;

@@ -54,6 +54,10 @@ export interface EmulatorRequest {
    * as cancelled then (`GitHubEmulator.recordCancelled`), and is not recorded again.
    */
   cancelled?: boolean;
+  /** Run time it arrived, when it waited before being handled (its merges computed ahead, merge-ahead.ts). */
+  arrivedAt?: number;
+  /** How many times its merges were computed ahead (the emulator's MERGE_AHEAD_ROUNDS bounds it). */
+  mergeRounds?: number;
 }
 
 export interface EmulatorResponse {

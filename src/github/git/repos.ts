@@ -168,6 +168,10 @@ export class GitRepositories {
     state.refs.treeMerger = (repo, base, head) => this.mergeTrees(repo, base, head);
     // A tree or blob only git has (pushed, or a merge's): read on demand (world/git-store.ts).
     state.gitStore.reader = (repo, shas, blobBodies) => this.readObjects(repo, shas, blobBodies);
+    // The same two, off the event loop: a merge computed ahead of the request that needs it
+    // (world/refs.ts `prepareMerge`, docs/limits.md "Servers").
+    state.refs.asyncTreeMerger = (repo, base, head) => this.mergeTreesAsync(repo, base, head);
+    state.gitStore.asyncReader = (repo, shas, blobBodies) => this.readObjectsAsync(repo, shas, blobBodies);
   }
 
   /** The directory `git http-backend` serves (`GIT_PROJECT_ROOT`), made on first use. */
@@ -344,7 +348,10 @@ export class GitRepositories {
   close(): void {
     this.closed = true;
     if (this.state.refs.treeMerger !== undefined) this.state.refs.treeMerger = undefined;
+    this.state.refs.asyncTreeMerger = undefined;
+    this.state.refs.forgetMergesAhead();
     this.state.gitStore.reader = undefined;
+    this.state.gitStore.asyncReader = undefined;
     if (this.rootDir !== undefined && this.dir === undefined)
       rmSync(this.rootDir, { recursive: true, force: true });
   }
@@ -476,9 +483,8 @@ export class GitRepositories {
    * (then the world holds every object).
    */
   private readObjects(repo: Repo, shas: readonly string[], blobBodies: boolean): Map<string, GitObject> {
-    const found = new Map<string, GitObject>();
-    const entry = this.entries.get(repo.id);
-    if (entry === undefined || this.closed || !existsSync(join(entry.dir, 'HEAD'))) return found;
+    const entry = this.readable(repo);
+    if (entry === undefined) return new Map();
     const git = (args: string[], input: string, maxBuffer: number) =>
       execFileSync('git', args, {
         cwd: entry.dir,
@@ -488,39 +494,52 @@ export class GitRepositories {
         stdio: ['pipe', 'pipe', 'ignore'],
         timeout: 60_000,
       });
-    const sizes = git(['cat-file', '--batch-check'], `${shas.join('\n')}\n`, 1024 * 1024 * 1024).toString(
-      'latin1',
-    );
-    const readable: string[] = [];
-    let budget = 0;
-    for (const line of sizes.split('\n')) {
-      const [sha, type, size] = line.split(' ');
-      if (sha === undefined || size === undefined) continue;
-      if (type !== 'blob' && type !== 'tree' && type !== 'commit') continue;
-      const bytes = Number(size);
-      if (type === 'blob' && (!blobBodies || bytes > GIT_BOUNDS.maxBlobBytes))
-        found.set(sha, { type, size: bytes, body: undefined });
-      else {
-        readable.push(sha);
-        budget += bytes + 64;
-      }
-    }
+    const found = new Map<string, GitObject>();
+    const sizes = git(['cat-file', '--batch-check'], `${shas.join('\n')}\n`, 1024 * 1024 * 1024);
+    const { readable, budget } = sortBySize(sizes, blobBodies, found);
     if (readable.length === 0) return found;
-    const out = git(['cat-file', '--batch'], `${readable.join('\n')}\n`, budget + 1024);
-    // Each body copied out of the whole output, which is then let go.
-    for (const { sha, type, body } of batchObjects(out))
-      if (type !== 'missing')
-        found.set(sha, { type: type as GitObjectType, size: body.length, body: Buffer.from(body) });
+    keepBodies(git(['cat-file', '--batch'], `${readable.join('\n')}\n`, budget + 1024), found);
     return found;
+  }
+
+  /** `readObjects`, git run off the event loop (its output read as it comes). */
+  private async readObjectsAsync(
+    repo: Repo,
+    shas: readonly string[],
+    blobBodies: boolean,
+  ): Promise<Map<string, GitObject>> {
+    const entry = this.readable(repo);
+    if (entry === undefined) return new Map();
+    const git = (args: string[], input: string, maxBuffer: number) =>
+      new Promise<Buffer>((resolve, reject) => {
+        const child = execFile(
+          'git',
+          args,
+          { cwd: entry.dir, env: gitEnvironment(this.root), maxBuffer, encoding: 'buffer', timeout: 60_000 },
+          (error, stdout) => (error ? reject(error) : resolve(stdout)),
+        );
+        child.stdin?.on('error', () => {});
+        child.stdin?.end(input);
+      });
+    const found = new Map<string, GitObject>();
+    const sizes = await git(['cat-file', '--batch-check'], `${shas.join('\n')}\n`, 1024 * 1024 * 1024);
+    const { readable, budget } = sortBySize(sizes, blobBodies, found);
+    if (readable.length === 0) return found;
+    keepBodies(await git(['cat-file', '--batch'], `${readable.join('\n')}\n`, budget + 1024), found);
+    return found;
+  }
+
+  /** The repository's entry when git can be read there (served, not closed). */
+  private readable(repo: Repo): Entry | undefined {
+    const entry = this.entries.get(repo.id);
+    if (entry === undefined || this.closed || !existsSync(join(entry.dir, 'HEAD'))) return undefined;
+    return entry;
   }
 
   /** git's merge of two trees (`git merge-tree --write-tree`); undefined on a conflict. */
   private mergeTrees(repo: Repo, base: Commit, head: Commit): string | undefined {
-    const entry = this.entries.get(repo.id);
-    if (entry === undefined || this.closed) return undefined;
-    if (!this.servable(repo, entry, base.sha) || !this.servable(repo, entry, head.sha)) return undefined;
-    this.writeHistory(repo, entry, base.sha);
-    this.writeHistory(repo, entry, head.sha);
+    const entry = this.mergeable(repo, base, head);
+    if (entry === undefined) return undefined;
     try {
       const out = execFileSync('git', ['merge-tree', '--write-tree', '--no-messages', base.sha, head.sha], {
         cwd: entry.dir,
@@ -535,6 +554,71 @@ export class GitRepositories {
       return undefined;
     }
   }
+
+  /**
+   * `mergeTrees`, git run off the event loop: the same answer, but a failure other than a
+   * conflict (exit 1) rejects, so that a merge computed ahead is not kept and runs again.
+   */
+  private mergeTreesAsync(repo: Repo, base: Commit, head: Commit): Promise<string | undefined> {
+    const entry = this.mergeable(repo, base, head);
+    if (entry === undefined) return Promise.resolve(undefined);
+    return new Promise((resolve, reject) => {
+      execFile(
+        'git',
+        ['merge-tree', '--write-tree', '--no-messages', base.sha, head.sha],
+        { cwd: entry.dir, env: gitEnvironment(this.root), encoding: 'utf8', timeout: 60_000 },
+        (error, stdout) => {
+          if (error === null) resolve(stdout.split('\n')[0]!.trim());
+          else if ((error as { code?: unknown }).code === 1) resolve(undefined);
+          else reject(error);
+        },
+      );
+    });
+  }
+
+  /** The repository's entry, both histories written to git, when git can merge the two; else undefined. */
+  private mergeable(repo: Repo, base: Commit, head: Commit): Entry | undefined {
+    const entry = this.entries.get(repo.id);
+    if (entry === undefined || this.closed) return undefined;
+    if (!this.servable(repo, entry, base.sha) || !this.servable(repo, entry, head.sha)) return undefined;
+    this.writeHistory(repo, entry, base.sha);
+    this.writeHistory(repo, entry, head.sha);
+    return entry;
+  }
+}
+
+/**
+ * \`git cat-file --batch-check\`'s answer sorted: the objects to read whole (and the bytes they
+ * take), and the blobs given by size only (larger than a blob may be read, or no body asked)
+ * added to \`found\`.
+ */
+function sortBySize(
+  sizes: Buffer,
+  blobBodies: boolean,
+  found: Map<string, GitObject>,
+): { readable: string[]; budget: number } {
+  const readable: string[] = [];
+  let budget = 0;
+  for (const line of sizes.toString('latin1').split('\n')) {
+    const [sha, type, size] = line.split(' ');
+    if (sha === undefined || size === undefined) continue;
+    if (type !== 'blob' && type !== 'tree' && type !== 'commit') continue;
+    const bytes = Number(size);
+    if (type === 'blob' && (!blobBodies || bytes > GIT_BOUNDS.maxBlobBytes))
+      found.set(sha, { type, size: bytes, body: undefined });
+    else {
+      readable.push(sha);
+      budget += bytes + 64;
+    }
+  }
+  return { readable, budget };
+}
+
+/** \`git cat-file --batch\`'s objects added to \`found\`, each body copied out of the whole output (which is then let go). */
+function keepBodies(out: Buffer, found: Map<string, GitObject>): void {
+  for (const { sha, type, body } of batchObjects(out))
+    if (type !== 'missing')
+      found.set(sha, { type: type as GitObjectType, size: body.length, body: Buffer.from(body) });
 }
 
 /** Marks a directory of repositories fleetbench made: only such a directory is written into again. */

@@ -335,11 +335,32 @@ export class Refs {
    * conflict. Without it (in-process) such a merge conflicts.
    */
   treeMerger: ((repo: Repo, base: Commit, head: Commit) => string | undefined) | undefined = undefined;
+  /** The same merge, git run off the event loop: set with `treeMerger`. */
+  asyncTreeMerger: ((repo: Repo, base: Commit, head: Commit) => Promise<string | undefined>) | undefined =
+    undefined;
+
+  /**
+   * Merges computed ahead (`prepareMerge`), by repository and tips: what `mergeTrees` answers
+   * for them without reading a tree or running git. A merge of two tips never changes (commits
+   * and trees are named by their content), so one kept stays right; the oldest go first past
+   * MAX_MERGES_AHEAD or MAX_MERGE_AHEAD_BYTES of trees they made.
+   */
+  private readonly mergesAhead = new Map<
+    string,
+    { tree: string | undefined; made: Buffer[]; bytes: number }
+  >();
+  private mergeAheadBytes = 0;
+  /** Merges being computed ahead, by the same key. */
+  private readonly mergesRunning = new Map<string, Promise<void>>();
+  /** Merges computed ahead running now (at most MAX_MERGES_AHEAD_RUNNING), and those waiting their turn. */
+  private mergesInPlace = 0;
+  private readonly mergesWaiting: (() => void)[] = [];
 
   /**
    * The tree of `head` merged into `base`: one side's when the other changed nothing since their
    * merge base (what most merges are), else the two merged entry by entry, else git's merge
-   * (`treeMerger`); undefined when the two conflict.
+   * (`treeMerger`); undefined when the two conflict. A merge computed ahead (`prepareMerge`) is
+   * answered from there, its trees kept now as the merge would have kept them.
    */
   mergeTrees(repo: Repo, baseSha: string, headSha: string): string | undefined {
     const base = repo.commits.get(baseSha);
@@ -349,6 +370,15 @@ export class Refs {
     const mergeBase = this.compare(repo, baseSha, headSha).mergeBase;
     if (mergeBase !== null && head.tree === mergeBase.tree) return base.tree;
     if (mergeBase !== null && base.tree === mergeBase.tree) return head.tree;
+    const ahead = this.mergesAhead.get(mergeKey(repo, baseSha, headSha));
+    if (ahead !== undefined) {
+      // Once kept in the store, they stay there: the next answer from here has nothing to keep.
+      this.gitStore?.keepMade(repo, ahead.made);
+      this.mergeAheadBytes -= ahead.bytes;
+      ahead.made = [];
+      ahead.bytes = 0;
+      return ahead.tree;
+    }
     // Entry by entry first (world/git-store.ts): what most merges of API-made or pushed trees are,
     // with or without a git directory. A file changed on both sides takes git's content merge
     // (`treeMerger`) when the repository is served, else it conflicts; trees nobody can read (a
@@ -357,6 +387,92 @@ export class Refs {
     if (typeof merged === 'string' && merged !== 'unknown') return merged;
     if (this.treeMerger !== undefined) return this.treeMerger(repo, base, head);
     return merged === 'unknown' ? base.tree : undefined;
+  }
+
+  /**
+   * `mergeTrees` of the two tips computed ahead, off the event loop (docs/limits.md, "Servers"):
+   * in a served repository its trees are read from git and git merges asynchronously, and the
+   * synchronous `mergeTrees` then answers from what this kept. A promise that settles (never
+   * rejects) once it is kept; undefined when there is nothing to compute ahead: not served (in
+   * process the world holds every tree), kept already, or a merge that reads no tree.
+   */
+  prepareMerge(repo: Repo, baseSha: string, headSha: string): Promise<void> | undefined {
+    const store = this.gitStore;
+    if (store?.asyncReader === undefined || this.asyncTreeMerger === undefined) return undefined;
+    const key = mergeKey(repo, baseSha, headSha);
+    if (this.mergesAhead.has(key)) return undefined;
+    const running = this.mergesRunning.get(key);
+    if (running !== undefined) return running;
+    const base = repo.commits.get(baseSha);
+    const head = repo.commits.get(headSha);
+    if (base === undefined || head === undefined || base.tree === head.tree) return undefined;
+    const mergeBase = this.compare(repo, baseSha, headSha).mergeBase;
+    if (mergeBase !== null && (head.tree === mergeBase.tree || base.tree === mergeBase.tree))
+      return undefined;
+    const gitMerge = this.asyncTreeMerger;
+    const work = (async () => {
+      await this.mergeSlot();
+      try {
+        const { merged, made } = await store.mergeTreesAhead(repo, base.tree, head.tree, mergeBase?.tree);
+        // As `mergeTrees`: git's merge when entry by entry could not (served, so git is there).
+        const tree =
+          typeof merged === 'string' && merged !== 'unknown' ? merged : await gitMerge(repo, base, head);
+        this.keepMergeAhead(key, tree, made);
+      } finally {
+        this.mergeSlotFreed();
+      }
+    })()
+      .catch(() => {
+        // Not kept: the synchronous merge runs it as before, and says why it fails, if it does.
+      })
+      .finally(() => this.mergesRunning.delete(key));
+    this.mergesRunning.set(key, work);
+    return work;
+  }
+
+  /**
+   * Waits for one of MAX_MERGES_AHEAD_RUNNING places: a read of a hundred pull requests'
+   * `mergeable` starts a hundred jobs, whose merges then run a few at a time, not a hundred git
+   * processes at once.
+   */
+  private mergeSlot(): Promise<void> {
+    if (this.mergesInPlace < MAX_MERGES_AHEAD_RUNNING) {
+      this.mergesInPlace++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.mergesWaiting.push(resolve));
+  }
+
+  private mergeSlotFreed(): void {
+    const next = this.mergesWaiting.shift();
+    if (next !== undefined) next();
+    else this.mergesInPlace--;
+  }
+
+  /** Whether the merge of the two tips is being computed ahead now (`prepareMerge`). */
+  mergeRunning(repo: Repo, baseSha: string, headSha: string): boolean {
+    return this.mergesRunning.has(mergeKey(repo, baseSha, headSha));
+  }
+
+  /** Forgets the merges computed ahead (the served repositories closed: git's answers go with them). */
+  forgetMergesAhead(): void {
+    this.mergesAhead.clear();
+    this.mergeAheadBytes = 0;
+  }
+
+  private keepMergeAhead(key: string, tree: string | undefined, made: Buffer[]): void {
+    const bytes = made.reduce((sum, body) => sum + body.length, 0);
+    if (bytes > MAX_MERGE_AHEAD_BYTES) return;
+    while (
+      this.mergesAhead.size > 0 &&
+      (this.mergesAhead.size >= MAX_MERGES_AHEAD || this.mergeAheadBytes + bytes > MAX_MERGE_AHEAD_BYTES)
+    ) {
+      const [oldest, kept] = this.mergesAhead.entries().next().value as [string, { bytes: number }];
+      this.mergesAhead.delete(oldest);
+      this.mergeAheadBytes -= kept.bytes;
+    }
+    this.mergesAhead.set(key, { tree, made, bytes });
+    this.mergeAheadBytes += bytes;
   }
 
   /** Whether `descendant`'s history contains `ancestor`. */
@@ -420,6 +536,16 @@ export class Refs {
             : 'diverged';
     return { mergeBase, ahead, behindBy, status };
   }
+}
+
+/** Merges computed ahead kept at once (`Refs.prepareMerge`), and the bytes of trees they made. */
+const MAX_MERGES_AHEAD = 1_000;
+const MAX_MERGE_AHEAD_BYTES = 256 * 1024 * 1024;
+/** Merges computed ahead at once (each runs git): the rest wait their turn. */
+const MAX_MERGES_AHEAD_RUNNING = 4;
+
+function mergeKey(repo: Repo, baseSha: string, headSha: string): string {
+  return `${repo.id} ${baseSha} ${headSha}`;
 }
 
 /** The longest ref name taken (git's own limit is the file system's; GitHub's branch names stay far below). */
