@@ -256,10 +256,20 @@ function ownedRepos(ctx: RestContext, owner: User, defaultSort: 'full_name' | 'c
       const order = x < y ? -1 : x > y ? 1 : a.id - b.id;
       return direction === 'asc' ? order : -order;
     });
-  const page = paginate(ctx, repos);
+  return repoPage(ctx, repos);
+}
+
+/** A page of repositories, as every repository list answers it. */
+function repoPage(ctx: RestContext, repos: readonly Repo[]): RestResult {
+  return accountListPage(ctx, repos, (repo) => repoObject(ctx.state, repo));
+}
+
+/** A page of an account-level list (repositories, organizations): versioned by the repositories' version. */
+function accountListPage<T>(ctx: RestContext, items: readonly T[], toJson: (item: T) => object): RestResult {
+  const page = paginate(ctx, items);
   return {
     status: 200,
-    body: JSON.stringify(page.items.map((repo) => repoObject(ctx.state, repo))),
+    body: JSON.stringify(page.items.map(toJson)),
     version: ctx.state.refs.reposVersion,
     page: page.page,
   };
@@ -645,14 +655,10 @@ function addAccountRoutes(r: RestRouter): void {
 
   r.add('GET', '/user/repos', 'repos/repos#list-repositories-for-the-authenticated-user', (ctx) => {
     if (!ctx.user) return fail(401, 'Requires authentication');
-    const repos = [...ctx.state.repos.values()].sort((a, b) => (a.fullName < b.fullName ? -1 : 1));
-    const page = paginate(ctx, repos);
-    return {
-      status: 200,
-      body: JSON.stringify(page.items.map((repo) => repoObject(ctx.state, repo))),
-      version: ctx.state.refs.reposVersion,
-      page: page.page,
-    };
+    return repoPage(
+      ctx,
+      [...ctx.state.repos.values()].sort((a, b) => (a.fullName < b.fullName ? -1 : 1)),
+    );
   });
 
   // The repositories an account owns, and the organizations a user belongs to: how a control
@@ -673,13 +679,7 @@ function addAccountRoutes(r: RestRouter): void {
     const orgs = [...ctx.state.users.values()]
       .filter((u) => u.type === 'Organization' && u.members?.has(me) === true)
       .sort((a, b) => a.id - b.id);
-    const page = paginate(ctx, orgs);
-    return {
-      status: 200,
-      body: JSON.stringify(page.items.map((org) => organizationSimple(ctx.state, org))),
-      version: ctx.state.refs.reposVersion,
-      page: page.page,
-    };
+    return accountListPage(ctx, orgs, (org) => organizationSimple(ctx.state, org));
   });
 
   r.add('GET', '/users/{username}', 'users/users#get-a-user', (ctx) => {

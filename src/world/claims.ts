@@ -40,6 +40,19 @@ export function holdersAndDescendants(holders: Iterable<number>, table: readonly
     if (list) list.push(pid);
     else children.set(ppid, [pid]);
   }
+  return walkDown(holders, (pid) => children.get(pid) ?? [], Number.POSITIVE_INFINITY) as number[];
+}
+
+/**
+ * The holders (never pid 0 or 1) and, generation by generation, their children as `childrenOf`
+ * gives them, at most MAX_ANCESTRY generations down; undefined when `childrenOf` cannot say, or
+ * past `limit` processes.
+ */
+function walkDown(
+  holders: Iterable<number>,
+  childrenOf: (pid: number) => readonly number[] | undefined,
+  limit: number,
+): number[] | undefined {
   const seen = new Set<number>();
   let generation = [...holders].filter((pid) => pid > 1);
   for (let depth = 0; depth <= MAX_ANCESTRY && generation.length > 0; depth++) {
@@ -47,7 +60,10 @@ export function holdersAndDescendants(holders: Iterable<number>, table: readonly
     for (const pid of generation) {
       if (seen.has(pid)) continue;
       seen.add(pid);
-      for (const child of children.get(pid) ?? []) if (child > 1 && !seen.has(child)) next.push(child);
+      if (seen.size > limit) return undefined;
+      const children = childrenOf(pid);
+      if (children === undefined) return undefined;
+      for (const child of children) if (child > 1 && !seen.has(child)) next.push(child);
     }
     generation = next;
   }
@@ -70,21 +86,7 @@ export function listedDescendants(
   holders: Iterable<number>,
   childrenOf: (pid: number) => number[] | undefined,
 ): number[] | undefined {
-  const seen = new Set<number>();
-  let generation = [...holders].filter((pid) => pid > 1);
-  for (let depth = 0; depth <= MAX_ANCESTRY && generation.length > 0; depth++) {
-    const next: number[] = [];
-    for (const pid of generation) {
-      if (seen.has(pid)) continue;
-      seen.add(pid);
-      if (seen.size > MAX_LISTED_DESCENDANTS) return undefined;
-      const children = childrenOf(pid);
-      if (children === undefined) return undefined;
-      for (const child of children) if (child > 1 && !seen.has(child)) next.push(child);
-    }
-    generation = next;
-  }
-  return [...seen];
+  return walkDown(holders, childrenOf, MAX_LISTED_DESCENDANTS);
 }
 
 export interface ClaimGuardOptions {
