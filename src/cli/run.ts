@@ -5,14 +5,13 @@
  * (`planFromOptions`); this file turns flags into its options, wires the run and prints.
  */
 import type { Command } from 'commander';
-import { NONE } from '../analyze/analyzer.ts';
 import { ExitCode } from '../base/errors.ts';
 import { claimOutputDir } from '../base/output-dir.ts';
 import { targetInfo } from '../contract/target-ref.ts';
 import { RunSegmentProcess } from '../distributed/run-segment.ts';
 import { verdictSection } from '../judge/report.ts';
 import { RunTelemetry } from '../live/run-telemetry.ts';
-import { analysisSections, reporters, runSummarySections } from '../report/index.ts';
+import { analysisSections, ownCallsSections, reporters, runSummarySections } from '../report/index.ts';
 import type { RunHooks, RunResult } from '../run/engine.ts';
 import { executeRun, type RunDone } from '../run/pipeline.ts';
 import type { RunPlan } from '../run/plan.ts';
@@ -44,19 +43,6 @@ interface RunFlags extends Omit<RunOptions, 'ref' | 'set'> {
  * the GitHub API figures, the scorecard): the sections of the analysis that belong to what the
  * scenario exercised. Everything else is one `fleetbench analyze` away.
  */
-const OWN_CALLS_SECTIONS = new Set(['Calls by operation', 'Calls by session']);
-
-/**
- * A control plane that names no operation (any unmodified one, measured from the world's edges)
- * is shown by route instead: "no call carries an operation" says nothing of what it called.
- */
-function ownCallsSections(a: RunDone['summary']['analysis']): Set<string> {
-  const operations = Object.keys(a.api.counts.byOperation);
-  if (operations.length === 1 && operations[0] === NONE)
-    return new Set(['Calls by route', 'Calls by session']);
-  return OWN_CALLS_SECTIONS;
-}
-
 const EXTRA_SECTIONS = new Set([
   'Turnover window',
   'Turnover (whole run)',

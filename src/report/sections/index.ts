@@ -4,6 +4,7 @@
  * One file per area (overview, cost, scorecard, control plane, turnover, speed, edges, the run
  * summary), built with build.ts; this file decides their order.
  */
+import { NONE } from '../../analyze/analyzer.ts';
 import type { Analysis } from '../../analyze/schema.ts';
 import type { Section } from '../table.ts';
 import { modelCoverageSection, pollCyclesSection, scheduleSection } from './control-plane.ts';
@@ -32,6 +33,18 @@ const SUMMARY_DIMENSIONS: Dimension[] = [
   ['bySource', 'source'],
   ['bySession', 'session'],
 ];
+
+/**
+ * The sections that show a control plane's own calls (a target that makes them: `run` prints
+ * them): what it called and for whom. One that names no operation (any unmodified one, measured
+ * from the world's edges) is shown by route: "no call carries an operation" says nothing of what
+ * it called.
+ */
+export function ownCallsSections(a: Analysis): ReadonlySet<string> {
+  const operations = Object.keys(a.api.counts.byOperation);
+  const unnamed = operations.length === 1 && operations[0] === NONE;
+  return new Set([unnamed ? 'Calls by route' : 'Calls by operation', 'Calls by session']);
+}
 
 export function summarySections(a: Analysis, options: SectionOptions): Section[] {
   const shown = new Set(a.api.burn.warnings);
