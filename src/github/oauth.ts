@@ -166,27 +166,7 @@ export class OAuthLogins {
       res.end(`${(error as Error).message}\n`);
       return void record(status, { error: (error as Error).message });
     }
-    const tooLong = KEPT_PARAMS.find((name) => (params.get(name) ?? '').length > MAX_OAUTH_PARAM_CHARS);
-    if (tooLong !== undefined) {
-      const description = `${tooLong} is over ${MAX_OAUTH_PARAM_CHARS} characters (docs/limits.md)`;
-      if (request === 'authorize') {
-        res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
-        res.end(`fleetbench: GET /login/oauth/authorize: ${description}\n`);
-      } else {
-        const fields = { error: 'invalid_request', error_description: description, error_uri: ERROR_URI };
-        res.writeHead(400, {
-          'content-type': json
-            ? 'application/json; charset=utf-8'
-            : 'application/x-www-form-urlencoded; charset=utf-8',
-          'cache-control': 'no-store',
-        });
-        res.end(json ? JSON.stringify(fields) : new URLSearchParams(fields).toString());
-      }
-      return void record(400, { error: 'invalid_request', param: tooLong });
-    }
-    const clientId = params.get('client_id') ?? '';
-    const scope = normaliseScope(params.get('scope') ?? '');
-    if (request === 'authorize') return this.authorize(res, params, clientId, scope, record);
+    // Form-encoded as GitHub answers, with its keys in order; JSON when the client asks for it.
     const answer = (status: number, fields: Record<string, string | number>) => {
       const body = json
         ? JSON.stringify(fields)
@@ -203,6 +183,20 @@ export class OAuthLogins {
       });
       res.end(body);
     };
+    const tooLong = KEPT_PARAMS.find((name) => (params.get(name) ?? '').length > MAX_OAUTH_PARAM_CHARS);
+    if (tooLong !== undefined) {
+      const description = `${tooLong} is over ${MAX_OAUTH_PARAM_CHARS} characters (docs/limits.md)`;
+      if (request === 'authorize') {
+        res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end(`fleetbench: GET /login/oauth/authorize: ${description}\n`);
+      } else {
+        answer(400, { error: 'invalid_request', error_description: description, error_uri: ERROR_URI });
+      }
+      return void record(400, { error: 'invalid_request', param: tooLong });
+    }
+    const clientId = params.get('client_id') ?? '';
+    const scope = normaliseScope(params.get('scope') ?? '');
+    if (request === 'authorize') return this.authorize(res, params, clientId, scope, record);
     const refuse = (error: string, description: string, extra: Record<string, number> = {}) => {
       answer(200, { error, error_description: description, error_uri: ERROR_URI, ...extra });
       record(200, { clientId, error });
