@@ -437,9 +437,7 @@ export class HttpTarget implements Target {
       // retried, or no JSON) is there and refused the run, which never began: nothing is left to
       // watch (a probe timer left running kept the process alive).
       if (error instanceof TargetUnavailable && !error.answered) throw this.declareLost(error.message);
-      if (this.watchdog) clearTimeout(this.watchdog);
-      this.watchdog = undefined;
-      this.stopping = true;
+      this.unwatch();
       throw error;
     }
     this.since = started.success ? started.data.since : 1;
@@ -448,10 +446,15 @@ export class HttpTarget implements Target {
     else this.ended?.();
   }
 
-  async stop(): Promise<void> {
+  /** The run is ending (or never began): no more liveness probes. */
+  private unwatch(): void {
     this.stopping = true;
     if (this.watchdog) clearTimeout(this.watchdog);
     this.watchdog = undefined;
+  }
+
+  async stop(): Promise<void> {
+    this.unwatch();
     let lostAtStop: FleetbenchError | undefined = this.lost;
     // A target already lost is not asked to stop (it would not answer).
     if (!lostAtStop)
