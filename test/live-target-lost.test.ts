@@ -6,7 +6,7 @@
  * refuses to judge it too. Real processes, the real CLI as a subprocess, the real clock.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -27,6 +27,28 @@ afterAll(stopAll);
 /** SIGKILLs the server and every control-plane process it has now (a restart replaces it). */
 function killTarget(info: { pid: number; state: string; controlPlanePid: number }): void {
   for (const pid of [info.pid, info.controlPlanePid]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+/**
+ * A hand-made target on 127.0.0.1: it answers GET /v1/info as a fleetbench target named `name`
+ * with `capabilities`, and every other request with `other` (given the server, to die by).
+ */
+async function shimTarget(
+  name: string,
+  capabilities: string[],
+  other: (req: IncomingMessage, res: ServerResponse, server: Server) => void,
+): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/v1/info') {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ protocol: 'fleetbench-target/1', name, capabilities }));
+      return;
+    }
+    other(req, res, server);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 describe('a live run whose target dies', { timeout: 180_000 }, () => {
@@ -92,24 +114,11 @@ describe('a live run whose target dies', { timeout: 180_000 }, () => {
     const dir = scratchDir('fleetbench-target-lost-start-');
     // A shim that answers GET /v1/info and dies as the run's start arrives: its listener
     // closes and the start request's connection is cut, as a SIGKILL would leave them.
-    const server = createServer((req, res) => {
-      if (req.method === 'GET' && req.url === '/v1/info') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            protocol: 'fleetbench-target/1',
-            name: 'dies-at-start',
-            capabilities: ['events'],
-          }),
-        );
-        return;
-      }
-      server.close();
-      server.closeAllConnections();
+    const { server, url } = await shimTarget('dies-at-start', ['events'], (req, _res, shim) => {
+      shim.close();
+      shim.closeAllConnections();
       req.socket.destroy();
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const out = join(dir, 'run');
     const started = performance.now();
     try {
@@ -173,18 +182,11 @@ describe('a live run whose target dies', { timeout: 180_000 }, () => {
 describe("a target's start answered with no JSON", { timeout: 120_000 }, () => {
   it('POST /v1/run answered 200 with a body that is not JSON: a clear message naming the request (exit 2), not an internal error', async () => {
     // A shim that is a fleetbench target by its GET /v1/info and answers the run's start with text.
-    const server = createServer((req, res) => {
+    const { server, url } = await shimTarget('text-start', [], (req, res) => {
       req.resume();
-      if (req.method === 'GET' && req.url === '/v1/info') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ protocol: 'fleetbench-target/1', name: 'text-start', capabilities: [] }));
-        return;
-      }
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('started, thanks');
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const out = join(scratchDir('fleetbench-target-start-text-'), 'run');
     try {
       const result = await cli([
@@ -209,13 +211,8 @@ describe("a target's start answered with no JSON", { timeout: 120_000 }, () => {
 
 describe('a target that answers its start 503 for as long as it is retried', () => {
   it('is not lost (a 503 is an answer, docs/http-target.md "Liveness"): the start fails with what it answered, no target.lost', async () => {
-    const server = createServer((req, res) => {
+    const { server, url } = await shimTarget('busy-start', [], (req, res) => {
       req.resume();
-      if (req.method === 'GET' && req.url === '/v1/info') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ protocol: 'fleetbench-target/1', name: 'busy-start', capabilities: [] }));
-        return;
-      }
       if (req.url === '/v1/run/stop') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end('{}');
@@ -224,10 +221,9 @@ describe('a target that answers its start 503 for as long as it is retried', () 
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
       res.end(JSON.stringify({ error: { code: 'busy', message: 'warming up' } }));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const sink = new MemorySink();
     const target = await connectHttpTarget({
-      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      baseUrl: url,
       clock: new RealClock(),
       trace: sink,
       run: { runId: 'busy', seed: 1, scenario: 'busy' },
@@ -252,20 +248,17 @@ describe('a target that answers its start 503 for as long as it is retried', () 
 describe('a refused start leaves nothing watching the target', () => {
   it('POST /v1/run answered with text: after the start fails, GET /v1/info is probed no more (a probe timer kept the process alive)', async () => {
     let probes = 0;
-    const server = createServer((req, res) => {
+    const { server, url } = await shimTarget('text-start', [], (req, res) => {
       req.resume();
-      if (req.method === 'GET' && req.url === '/v1/info') {
-        probes++;
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ protocol: 'fleetbench-target/1', name: 'text-start', capabilities: [] }));
-        return;
-      }
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('started, thanks');
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    // Every probe after the start: the server's requests for GET /v1/info.
+    server.prependListener('request', (req) => {
+      if (req.method === 'GET' && req.url === '/v1/info') probes++;
+    });
     const target = await connectHttpTarget({
-      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      baseUrl: url,
       clock: new RealClock(),
       trace: new MemorySink(),
       run: { runId: 'text', seed: 1, scenario: 'text' },
