@@ -235,11 +235,12 @@ export function startTicks(pid: number): number | undefined {
   return Number.isFinite(start) ? start : undefined;
 }
 
-/** The children of `pid` (from the kernel's list when it keeps one, else by scanning parents). */
+/** The children of `pid` (from the kernel's lists when it keeps them, else by scanning parents). */
 export function childPids(pid: number): number[] {
-  const listed = read(`/proc/${pid}/task/${pid}/children`);
-  if (listed !== undefined) return listed.trim().split(/\s+/).filter(Boolean).map(Number);
-  return numericEntries('/proc').filter((candidate) => statFields(candidate)?.[1] === String(pid));
+  return (
+    listedChildren(pid) ??
+    numericEntries('/proc').filter((candidate) => statFields(candidate)?.[1] === String(pid))
+  );
 }
 
 /**
