@@ -313,6 +313,13 @@ export const PROVIDER_LIMITS = {
   /** Prompt-cache entries kept, over every key (the least recently used key's dropped first). */
   maxCacheEntries: 200_000,
   /**
+   * Responses API responses kept for `previous_response_id` and `GET /v1/responses/{id}`
+   * (src/provider/stored-responses.ts): at most this many, and their chains' characters (each
+   * response counted with every response before it in its chain) at most this many; the oldest
+   * forgotten first.
+   */
+  storedResponses: { maxResponses: 10_000, maxChars: 64 * MIB },
+  /**
    * Time: a first token at most 10 minutes out, output at 1 to 1,000,000 tokens a second, a
    * time scale of 0.001 to 10,000, fault windows within 30 days of run time: what a served
    * emulator can play (a timer past 2^31 ms would fire at once), refused past them, naming the flag.

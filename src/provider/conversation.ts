@@ -58,6 +58,12 @@ export interface Conversation {
   cacheKey?: string | undefined;
   /** OpenAI's prompt_cache_retention `24h`: cached prefixes kept a day. */
   longCache?: boolean;
+  /**
+   * Responses: the stored response this request goes on from (its items are put before this
+   * request's own), and whether the answer is stored (`store`, true unless sent false).
+   */
+  previousResponseId?: string | undefined;
+  store?: boolean;
 }
 
 /** Where a request stands in its conversation: 1-based turn, 0-based step within the turn. */
@@ -158,6 +164,7 @@ export const REQUEST_FIELDS: readonly string[] = [
   'instructions',
   'input',
   'previous_response_id',
+  'store',
   'max_output_tokens',
   'prompt_cache_key',
   'prompt_cache_retention',
@@ -370,7 +377,27 @@ export function* readResponsesRequestSteps(body: Json): Generator<void, Conversa
     includeUsage: true,
     cacheKey: typeof body.prompt_cache_key === 'string' ? body.prompt_cache_key.slice(0, 256) : undefined,
     longCache: body.prompt_cache_retention === '24h',
+    previousResponseId: previousResponseIdOf(body.previous_response_id),
+    store: storeOf(body.store),
   };
+}
+
+function previousResponseIdOf(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string')
+    throw openaiInvalid(
+      "Invalid type for 'previous_response_id': expected a string.",
+      'previous_response_id',
+      'invalid_type',
+    );
+  return value;
+}
+
+function storeOf(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (typeof value !== 'boolean')
+    throw openaiInvalid("Invalid type for 'store': expected a boolean.", 'store', 'invalid_type');
+  return value;
 }
 
 const CHAT_ROLES = "'system', 'assistant', 'user', 'function', 'tool', and 'developer'";
@@ -683,4 +710,31 @@ function messagesConversation(body: Json, items: ConversationItem[]): Conversati
     stopSequences: stop === undefined ? [] : (stop as string[]).filter((entry) => entry !== ''),
     includeUsage: true,
   };
+}
+
+/** `previous_response_id` naming no stored response: OpenAI's 400. */
+export const previousResponseNotFound = (id: string) =>
+  openaiInvalid(
+    `Previous response with id '${id}' not found.`,
+    'previous_response_id',
+    'previous_response_not_found',
+  );
+
+/**
+ * A request going on from a stored response: each tool output it sends must answer a call in
+ * that response's chain or in the request itself, as OpenAI checks it.
+ */
+export function checkToolOutputs(
+  previous: readonly ConversationItem[],
+  own: readonly ConversationItem[],
+): void {
+  const calls = new Set<string>();
+  for (const item of previous) if (item.kind === 'tool-call') calls.add(item.callId);
+  for (const item of own)
+    if (item.kind === 'tool-call') calls.add(item.callId);
+    else if (item.kind === 'tool-result' && !calls.has(item.callId))
+      throw openaiInvalid(
+        `No tool call found for function call output with call_id ${item.callId}.`,
+        'input',
+      );
 }

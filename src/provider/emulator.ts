@@ -21,8 +21,11 @@ import { type CacheUsage, PromptCache, type PromptPrefixes } from './caching.ts'
 import {
   type CacheTtl,
   type Conversation,
+  type ConversationItem,
+  checkToolOutputs,
   type ProviderApi,
   positionOf,
+  previousResponseNotFound,
   RequestShapeError,
   readChatRequestSteps,
   readMessagesRequestSteps,
@@ -57,6 +60,7 @@ import {
   scriptNamedIn,
 } from './scripts.ts';
 import { runToEnd, TEXTS_PER_STEP } from './steps.ts';
+import { type StoredResponse, StoredResponses } from './stored-responses.ts';
 import { requestBudget, TokenCounter } from './tokens.ts';
 import type { ParsedBody, PlannedStream, PlayOutcome, ProviderAnswer, ProviderRequest } from './types.ts';
 
@@ -105,11 +109,19 @@ export interface ProviderStats {
   inFlight: number;
 }
 
+/** What a Responses request going on from a stored response adds: that response, and its own items. */
+interface Chain {
+  previous: StoredResponse;
+  own: ConversationItem[];
+}
+
 type Route =
   | { kind: 'generate'; api: ProviderApi }
   | { kind: 'count'; api: 'messages' | 'responses' }
   | { kind: 'models' }
   | { kind: 'model'; id: string }
+  /** A stored response of the Responses API: read (GET) or deleted (DELETE). */
+  | { kind: 'stored'; id: string }
   | { kind: 'first-party'; path: string };
 
 const POST_ROUTES: Record<string, Route> = {
@@ -145,6 +157,9 @@ const FIRST_PARTY_ANSWERS: Readonly<Record<string, unknown>> = {
 function routeOf(method: string, path: string): Route | undefined {
   if (path.startsWith(FIRST_PARTY_PREFIX)) return { kind: 'first-party', path };
   if (method === 'POST') return POST_ROUTES[path];
+  const stored = /^\/(?:v1\/)?responses\/([^/]{1,256})$/.exec(path)?.[1];
+  if (stored !== undefined && (method === 'GET' || method === 'DELETE'))
+    return { kind: 'stored', id: decodeURIComponent(stored) };
   if (method !== 'GET') return undefined;
   if (path === '/v1/models' || path === '/models') return { kind: 'models' };
   const id = /^\/(?:v1\/)?models\/([^/]{1,256})$/.exec(path)?.[1];
@@ -264,6 +279,8 @@ export class ProviderEmulator {
     PROVIDER_LIMITS.recurringValues.maxBytes,
   );
   private readonly keys = new Map<string, KeyBinding>();
+  /** Responses API answers kept for `previous_response_id` and `GET /v1/responses/{id}`. */
+  private readonly storedResponses = new StoredResponses();
   /** What is known of each place of a conversation (bounded: the least recently visited are forgotten). */
   private readonly places = new LruMap<string, PlaceState>(PROVIDER_LIMITS.maxTrackedConversations);
   /** Final messages padded to their token counts, per script turn (one copy for every stream). */
@@ -369,6 +386,7 @@ export class ProviderEmulator {
     let conversation: Conversation;
     let model: ModelInfo;
     let prompt: CountedPrompt;
+    let chain: Chain | undefined;
     try {
       const parsed =
         request.parsedBody ??
@@ -378,6 +396,7 @@ export class ProviderEmulator {
       // Counting tokens takes a request without its output settings.
       if (route.kind === 'count') fields.max_tokens ??= 1;
       conversation = yield* READERS[start.api](fields);
+      chain = this.goOnFrom(conversation);
       model = this.modelFor(conversation);
       yield;
       // A CLI's session on one API resends the same texts in the same order: its scope.
@@ -390,7 +409,35 @@ export class ProviderEmulator {
       return this.refused(base, error);
     }
     if (route.kind === 'count') return this.tokenCount(base, route.api, prompt);
-    return this.generation(request, start, conversation, model, prompt);
+    return this.generation(request, start, conversation, model, prompt, chain);
+  }
+
+  /**
+   * A Responses request with `previous_response_id`: the stored chain's items put before its own
+   * (the vendor counts them as its input), or OpenAI's 400 when no such response is stored.
+   */
+  private goOnFrom(conversation: Conversation): Chain | undefined {
+    const id = conversation.previousResponseId;
+    if (id === undefined) return undefined;
+    const previous = this.storedResponses.get(id);
+    if (previous === undefined) throw previousResponseNotFound(id);
+    const context = this.storedResponses.context(previous);
+    checkToolOutputs(context, conversation.items);
+    const own = conversation.items;
+    conversation.items = context.concat(own);
+    return { previous, own };
+  }
+
+  /** `GET` and `DELETE /v1/responses/{id}`: a stored response, or OpenAI's 404. */
+  private storedAnswer(base: BaseContext, method: string, id: string): ProviderAnswer {
+    const stored = this.storedResponses.get(id);
+    if (stored === undefined)
+      return this.error(base, 404, 'not_found', `Response with id '${id}' not found.`, {}, { code: null });
+    if (method === 'DELETE') {
+      this.storedResponses.delete(id);
+      return this.json(base, { id, object: 'response', deleted: true });
+    }
+    return this.json(base, JSON.parse(renderWhole(stored.render)));
   }
 
   /**
@@ -410,9 +457,11 @@ export class ProviderEmulator {
     const api: ProviderApi =
       route?.kind === 'generate' || route?.kind === 'count'
         ? route.api
-        : anthropicClient || header(request.headers, 'x-api-key') !== undefined
-          ? 'messages'
-          : 'chat';
+        : route?.kind === 'stored'
+          ? 'responses'
+          : anthropicClient || header(request.headers, 'x-api-key') !== undefined
+            ? 'messages'
+            : 'chat';
     const base: BaseContext = {
       arrival,
       requestId,
@@ -443,6 +492,8 @@ export class ProviderEmulator {
       return answeredStart(base, this.unauthorized(base, key));
     if (route.kind === 'models' || route.kind === 'model')
       return answeredStart(base, this.models(base, route));
+    if (route.kind === 'stored')
+      return answeredStart(base, this.storedAnswer(base, request.method, route.id));
     if (api === 'messages' && !anthropicClient)
       return answeredStart(
         base,
@@ -488,6 +539,7 @@ export class ProviderEmulator {
     conversation: Conversation,
     model: ModelInfo,
     prompt: CountedPrompt,
+    chain: Chain | undefined,
   ): ProviderAnswer {
     const base = start.base;
     const api = start.api;
@@ -586,10 +638,13 @@ export class ProviderEmulator {
     const outputMs = timing.outputMs * slowdown;
     const endAt = ttftMs + outputMs;
     queued?.hold(arrival + endAt);
+    // A Responses answer is stored (unless `store: false`) once it has been sent whole.
+    const stored = api === 'responses' && conversation.store !== false && fault?.kind !== 'stream-error';
     const release = (outcome: PlayOutcome) => {
       this.inFlight -= 1;
       admission.release();
       if (outcome !== 'complete') queued?.release(this.clock.now());
+      else if (stored) this.store(render, chain, conversation.items);
     };
     const usage: Usage = {
       input: prompt.tokens,
@@ -881,6 +936,21 @@ export class ProviderEmulator {
   }
 
   /** Prompt caching for this request (docs/provider-emulator.md, "Prompt caching"). */
+  /** Keeps a Responses answer sent whole: the request's own items, then its output. */
+  private store(render: RenderInput, chain: Chain | undefined, items: ConversationItem[]): void {
+    const own = chain?.own ?? items;
+    const kept: ConversationItem[] = own.slice();
+    if (render.text !== '') kept.push({ kind: 'assistant-text', text: render.text });
+    if (render.reply.kind === 'tool-call' && render.ending === 'natural')
+      kept.push({
+        kind: 'tool-call',
+        name: render.reply.tool,
+        args: render.reply.args,
+        callId: render.callId,
+      });
+    this.storedResponses.put(`resp_${render.id}`, chain?.previous, kept, render);
+  }
+
   private cacheUsage(
     key: string,
     conversation: Conversation,

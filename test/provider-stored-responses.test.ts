@@ -1,0 +1,225 @@
+/**
+ * The Responses API's stored responses (docs/provider-emulator.md, "Stored responses"), through
+ * the official openai SDK against a served emulator: `previous_response_id`, `GET` and `DELETE
+ * /v1/responses/{id}`, `store: false`, and OpenAI's refusals. The invariant: going on from a stored
+ * response is the same request as sending its whole context again, in what it costs (input and
+ * cached tokens) and in what comes back.
+ */
+import fc from 'fast-check';
+import type OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RenderInput } from '../src/provider/render.ts';
+import { type StoredResponse, StoredResponses } from '../src/provider/stored-responses.ts';
+import { closeSdkServers, serveWithSdks } from './helpers/provider-sdk.ts';
+
+afterEach(closeSdkServers);
+
+const TOOLS = [
+  { type: 'function' as const, name: 'shell', strict: false, parameters: { type: 'object', properties: {} } },
+];
+type Input = OpenAI.Responses.ResponseInputItem;
+type Response = OpenAI.Responses.Response;
+
+/** A response's output as the input items a client resends. */
+function asInput(response: Response): Input[] {
+  const items: Input[] = [];
+  for (const item of response.output)
+    if (item.type === 'message')
+      items.push({
+        role: 'assistant',
+        content: item.content.flatMap((part) => (part.type === 'output_text' ? [part.text] : [])).join(''),
+      });
+    else if (item.type === 'function_call')
+      items.push({
+        type: 'function_call',
+        call_id: item.call_id,
+        name: item.name,
+        arguments: item.arguments,
+      });
+  return items;
+}
+
+/** The tool outputs answering a response's calls. */
+const outputsFor = (response: Response): Input[] =>
+  response.output.flatMap((item) =>
+    item.type === 'function_call'
+      ? [{ type: 'function_call_output' as const, call_id: item.call_id, output: 'fleetbench-tool-ok' }]
+      : [],
+  );
+
+async function create(
+  openai: OpenAI,
+  body: OpenAI.Responses.ResponseCreateParamsNonStreaming,
+  stream: boolean,
+): Promise<Response> {
+  if (!stream) return openai.responses.create(body);
+  return openai.responses.stream(body).finalResponse();
+}
+
+describe('stored responses', () => {
+  it('goes on from a stored response, reads it back, deletes it; store: false keeps nothing', async () => {
+    const { openai } = await serve();
+    const first = await openai.responses.create({
+      model: 'gpt-5',
+      input: 'fleetbench-script: tool-call',
+      tools: TOOLS,
+    });
+    const call = first.output.find((item) => item.type === 'function_call');
+    expect(call).toBeDefined();
+    const next = await openai.responses.create({
+      model: 'gpt-5',
+      previous_response_id: first.id,
+      tools: TOOLS,
+      input: outputsFor(first),
+    });
+    // The first request's input, its output and the tool output are all the second's input.
+    expect(next.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens + first.usage!.output_tokens);
+    const read = await openai.responses.retrieve(first.id);
+    expect(read).toEqual(first);
+    // A tool output that answers no call in the chain, as OpenAI refuses it.
+    await expect(
+      openai.responses.create({
+        model: 'gpt-5',
+        previous_response_id: first.id,
+        input: [{ type: 'function_call_output', call_id: 'call_none', output: 'x' }],
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      error: { message: 'No tool call found for function call output with call_id call_none.' },
+    });
+    const deleted = (await openai.delete(`/responses/${first.id}`)) as { id: string; deleted: boolean };
+    expect(deleted).toEqual({ id: first.id, object: 'response', deleted: true });
+    await expect(openai.responses.retrieve(first.id)).rejects.toMatchObject({
+      status: 404,
+      error: { message: `Response with id '${first.id}' not found.`, type: 'invalid_request_error' },
+    });
+    await expect(
+      openai.responses.create({ model: 'gpt-5', previous_response_id: first.id, input: 'again' }),
+    ).rejects.toMatchObject({
+      status: 400,
+      error: {
+        message: `Previous response with id '${first.id}' not found.`,
+        param: 'previous_response_id',
+        code: 'previous_response_not_found',
+      },
+    });
+    // A response whose first went away still goes on: it keeps what it was given.
+    const third = await openai.responses.create({
+      model: 'gpt-5',
+      previous_response_id: next.id,
+      tools: TOOLS,
+      input: 'on',
+    });
+    expect(third.usage!.input_tokens).toBeGreaterThan(next.usage!.input_tokens + next.usage!.output_tokens);
+    const unstored = await openai.responses.create({ model: 'gpt-5', input: 'x', store: false });
+    await expect(openai.responses.retrieve(unstored.id)).rejects.toMatchObject({ status: 404 });
+    await expect(
+      openai.responses.create({ model: 'gpt-5', previous_response_id: unstored.id, input: 'y' }),
+    ).rejects.toMatchObject({ status: 400, error: { code: 'previous_response_not_found' } });
+    await expect(
+      openai.responses.create({ model: 'gpt-5', input: 'x', previous_response_id: 5 as unknown as string }),
+    ).rejects.toMatchObject({ status: 400, error: { param: 'previous_response_id', code: 'invalid_type' } });
+    // A streamed response is stored once its stream has ended.
+    const streamed = await openai.responses.stream({ model: 'gpt-5', input: 'streamed' }).finalResponse();
+    const readStreamed = await openai.responses.retrieve(streamed.id);
+    expect([readStreamed.id, readStreamed.status, readStreamed.output_text]).toEqual([
+      streamed.id,
+      'completed',
+      streamed.output_text,
+    ]);
+    expect(readStreamed.usage).toEqual(streamed.usage);
+  });
+
+  it('going on from a stored response costs and answers as resending its whole context', async () => {
+    const step = fc.record({
+      prompt: fc.constantFrom(
+        'fleetbench-script: tool-call',
+        'go on',
+        'fleetbench-script: coding',
+        'and then?',
+      ),
+      answerCalls: fc.boolean(),
+      stream: fc.boolean(),
+      cacheKey: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), async (steps) => {
+        const chained = await serve();
+        const resent = await serve();
+        let history: Input[] = [];
+        let last: Response | undefined;
+        for (const s of steps) {
+          const outputs = last && s.answerCalls ? outputsFor(last) : [];
+          const own: Input[] = outputs.length > 0 ? outputs : [{ role: 'user', content: s.prompt }];
+          const common = { model: 'gpt-5', tools: TOOLS, ...(s.cacheKey ? { prompt_cache_key: 'k' } : {}) };
+          const a = await create(
+            chained.openai,
+            { ...common, input: own, ...(last ? { previous_response_id: last.id } : {}) },
+            s.stream,
+          );
+          history = [...history, ...own];
+          const b = await create(resent.openai, { ...common, input: history }, s.stream);
+          expect(a.usage).toEqual(b.usage);
+          expect(a.output).toEqual(b.output);
+          history = [...history, ...asInput(b)];
+          last = a;
+        }
+        await closeSdkServers();
+      }),
+      { numRuns: 12 },
+    );
+  });
+});
+
+describe('the store keeps within its bounds', () => {
+  const render = {} as RenderInput;
+  it('never holds more responses or chain characters than its bounds, and forgets the oldest first', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({ chars: fc.integer({ min: 0, max: 40 }), goOn: fc.boolean(), drop: fc.boolean() }),
+          { maxLength: 80 },
+        ),
+        (ops) => {
+          const store = new StoredResponses({ maxResponses: 5, maxChars: 100 });
+          const kept: string[] = [];
+          let lastId: string | undefined;
+          ops.forEach((op, i) => {
+            const id = `resp_${i}`;
+            const previous = op.goOn && lastId !== undefined ? store.get(lastId) : undefined;
+            store.put(id, previous, [{ kind: 'prompt', text: 'x'.repeat(op.chars) }], render);
+            if (store.get(id)) {
+              kept.push(id);
+              lastId = id;
+            }
+            if (op.drop && kept.length > 0) store.delete(kept[0]!);
+            const held = kept.filter((k) => store.get(k) !== undefined);
+            expect(held.length).toBeLessThanOrEqual(5);
+            // Everything a kept response reaches, each counted once, is within the bound.
+            const reached = new Map<string, number>();
+            for (const k of held)
+              for (let r = store.get(k); r !== undefined; r = r.previous)
+                reached.set(
+                  r.id,
+                  r.items.reduce((sum, item) => sum + ('text' in item ? item.text.length : 0), 0),
+                );
+            expect([...reached.values()].reduce((x, y) => x + y, 0)).toBeLessThanOrEqual(100);
+            // A kept response's context is its chain's items, oldest first.
+            for (const k of held) {
+              const response = store.get(k)!;
+              expect(store.context(response).length).toBe(chainLength(response));
+            }
+          });
+        },
+      ),
+    );
+  });
+});
+
+const serve = () => serveWithSdks({}, 5);
+
+function chainLength(response: StoredResponse): number {
+  let n = 0;
+  for (let r: StoredResponse | undefined = response; r !== undefined; r = r.previous) n += r.items.length;
+  return n;
+}
