@@ -53,7 +53,7 @@ async function create(
   stream: boolean,
 ): Promise<Response> {
   if (!stream) return openai.responses.create(body);
-  return openai.responses.stream(body as OpenAI.Responses.ResponseStreamParams).finalResponse();
+  return openai.responses.stream({ ...body, stream: true }).finalResponse();
 }
 
 describe('stored responses', () => {
