@@ -112,24 +112,31 @@ async function pushLargeRepository(
   return { env, work };
 }
 
+/** `fleetbench github serve` of one repository, fleetbench/big, with `pushLargeRepository`'s branches pushed. */
+async function servedLargeRepository(prefix: string, branches?: string[]) {
+  const dir = scratchDir(prefix);
+  const fixtures = join(dir, 'world.yaml');
+  writeFileSync(fixtures, 'repos:\n  - owner: fleetbench\n    name: big\n    required_reviews: 0\n');
+  const server = await startCliServer<{ url: string; token: string }>([
+    'github',
+    'serve',
+    '--fixtures',
+    fixtures,
+  ]);
+  const { url, token } = server.info;
+  const pushUrl = `${url.replace('://', `://x-access-token:${token}@`)}/fleetbench/big.git`;
+  return { server, url, token, pushUrl, ...(await pushLargeRepository(dir, pushUrl, branches)) };
+}
+
 describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
   it('needs git', () => gitTool.require());
 
   it('holds no other client past the freeze bound: 60,000 files, mergeability polled and merged (REST), merged at once (GraphQL), a branch updated (REST)', {
     timeout: 120_000,
   }, async () => {
-    const dir = scratchDir('fleetbench-git-merge-freeze-');
-    const fixtures = join(dir, 'world.yaml');
-    writeFileSync(fixtures, 'repos:\n  - owner: fleetbench\n    name: big\n    required_reviews: 0\n');
-    const server = await startCliServer<{ url: string; token: string }>([
-      'github',
-      'serve',
-      '--fixtures',
-      fixtures,
-    ]);
-    const { url, token } = server.info;
-    const pushUrl = `${url.replace('://', `://x-access-token:${token}@`)}/fleetbench/big.git`;
-    const { env, work } = await pushLargeRepository(dir, pushUrl);
+    const { server, url, token, pushUrl, env, work } = await servedLargeRepository(
+      'fleetbench-git-merge-freeze-',
+    );
 
     const headers = { authorization: `token ${token}`, 'content-type': 'application/json' };
     const api = async (path: string, init: RequestInit = {}) => {
@@ -205,18 +212,10 @@ describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
   it('holds no other client past the freeze bound: rebase merges of a two-commit and an eight-commit pull request, each step onto the one before (REST)', {
     timeout: 120_000,
   }, async () => {
-    const dir = scratchDir('fleetbench-git-merge-freeze-rebase-');
-    const fixtures = join(dir, 'world.yaml');
-    writeFileSync(fixtures, 'repos:\n  - owner: fleetbench\n    name: big\n    required_reviews: 0\n');
-    const server = await startCliServer<{ url: string; token: string }>([
-      'github',
-      'serve',
-      '--fixtures',
-      fixtures,
-    ]);
-    const { url, token } = server.info;
-    const pushUrl = `${url.replace('://', `://x-access-token:${token}@`)}/fleetbench/big.git`;
-    const { env, work } = await pushLargeRepository(dir, pushUrl, ['agent/four', 'agent/five']);
+    const { server, url, token, pushUrl, env, work } = await servedLargeRepository(
+      'fleetbench-git-merge-freeze-rebase-',
+      ['agent/four', 'agent/five'],
+    );
     const headers = { authorization: `token ${token}`, 'content-type': 'application/json' };
     const open = async (head: string) => {
       const res = await fetch(`${url}/repos/fleetbench/big/pulls`, {
