@@ -34,6 +34,8 @@ const FILES_PER_DIR = 1_000;
 /** docs/limits.md's freeze bound: another client is answered within it. */
 const FREEZE_BOUND_MS = 2_000;
 const SHARED_LINES = Array.from({ length: 30 }, (_, i) => `line ${i}`);
+/** The lines of shared.txt agent/five's eight commits change, one each. */
+const FIVE_LINES = [3, 5, 9, 11, 13, 17, 19, 27];
 
 /**
  * A `git fast-import` stream (no work tree: writing 60,000 files and checking them out took
@@ -41,7 +43,10 @@ const SHARED_LINES = Array.from({ length: 30 }, (_, i) => `line ${i}`);
  * content, so the push carries 60,000 tree entries but few blobs), then `main` changing the second
  * file of each directory and the first line of shared.txt, `agent/one` the first file and the
  * last line, `agent/two` the third file and the middle line, `agent/three` the fourth file and
- * the eighth line. Each pair merges cleanly, but only through git's content merge of shared.txt.
+ * the eighth line, `agent/four` in two commits the fifth file and line 22, then the sixth file and
+ * line 25, and `agent/five` in eight commits the seventh file and FIVE_LINES' first line, and so
+ * on. Each pair (and each step of a rebase) merges cleanly, but only through git's content merge
+ * of shared.txt.
  */
 function importStream(from: string): string {
   const parts: string[] = [];
@@ -65,6 +70,24 @@ function importStream(from: string): string {
   commit('refs/heads/agent/one', 2, ':1', change(0, replaced(29, 'one')));
   commit('refs/heads/agent/two', 3, ':1', change(2, replaced(15, 'two')));
   commit('refs/heads/agent/three', 4, ':1', change(3, replaced(7, 'three')));
+  // Two commits: the fifth file and line 22, then the sixth file and line 25 (line 22 kept).
+  const four = replaced(22, 'four');
+  commit('refs/heads/agent/four', 6, ':1', change(4, four));
+  commit(
+    'refs/heads/agent/four',
+    7,
+    ':6',
+    change(
+      5,
+      four.map((line, i) => (i === 25 ? 'five' : line)),
+    ),
+  );
+  // Eight commits, the k-th the (7+k)-th file and one line more (all kept after), none next to another.
+  let five = [...SHARED_LINES];
+  FIVE_LINES.forEach((line, k) => {
+    five = five.map((text, i) => (i === line ? `five ${k}` : text));
+    commit('refs/heads/agent/five', 8 + k, k === 0 ? ':1' : `:${7 + k}`, change(6 + k, five));
+  });
   commit('refs/heads/main', 5, ':1', change(1, replaced(0, 'main')));
   return `${parts.join('')}done\n`;
 }
@@ -89,24 +112,31 @@ async function pushLargeRepository(
   return { env, work };
 }
 
+/** `fleetbench github serve` of one repository, fleetbench/big, with `pushLargeRepository`'s branches pushed. */
+async function servedLargeRepository(prefix: string, branches?: string[]) {
+  const dir = scratchDir(prefix);
+  const fixtures = join(dir, 'world.yaml');
+  writeFileSync(fixtures, 'repos:\n  - owner: fleetbench\n    name: big\n    required_reviews: 0\n');
+  const server = await startCliServer<{ url: string; token: string }>([
+    'github',
+    'serve',
+    '--fixtures',
+    fixtures,
+  ]);
+  const { url, token } = server.info;
+  const pushUrl = `${url.replace('://', `://x-access-token:${token}@`)}/fleetbench/big.git`;
+  return { server, url, token, pushUrl, ...(await pushLargeRepository(dir, pushUrl, branches)) };
+}
+
 describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
   it('needs git', () => gitTool.require());
 
   it('holds no other client past the freeze bound: 60,000 files, mergeability polled and merged (REST), merged at once (GraphQL), a branch updated (REST)', {
     timeout: 120_000,
   }, async () => {
-    const dir = scratchDir('fleetbench-git-merge-freeze-');
-    const fixtures = join(dir, 'world.yaml');
-    writeFileSync(fixtures, 'repos:\n  - owner: fleetbench\n    name: big\n    required_reviews: 0\n');
-    const server = await startCliServer<{ url: string; token: string }>([
-      'github',
-      'serve',
-      '--fixtures',
-      fixtures,
-    ]);
-    const { url, token } = server.info;
-    const pushUrl = `${url.replace('://', `://x-access-token:${token}@`)}/fleetbench/big.git`;
-    const { env, work } = await pushLargeRepository(dir, pushUrl);
+    const { server, url, token, pushUrl, env, work } = await servedLargeRepository(
+      'fleetbench-git-merge-freeze-',
+    );
 
     const headers = { authorization: `token ${token}`, 'content-type': 'application/json' };
     const api = async (path: string, init: RequestInit = {}) => {
@@ -177,6 +207,81 @@ describe.skipIf(gitTool.skip)('a merge of a large repository', () => {
     const updated = (await runGit(['show', 'updated:shared.txt'], work, env)).split('\n');
     expect([updated[0], updated[7], updated[15], updated[29]]).toEqual(['main', 'three', 'two', 'one']);
     expect(await runGit(['show', 'updated:d59/f3.txt'], work, env)).toBe('changed 59');
+  });
+
+  it('holds no other client past the freeze bound: rebase merges of a two-commit and an eight-commit pull request, each step onto the one before (REST)', {
+    timeout: 120_000,
+  }, async () => {
+    const { server, url, token, pushUrl, env, work } = await servedLargeRepository(
+      'fleetbench-git-merge-freeze-rebase-',
+      ['agent/four', 'agent/five'],
+    );
+    const headers = { authorization: `token ${token}`, 'content-type': 'application/json' };
+    const open = async (head: string) => {
+      const res = await fetch(`${url}/repos/fleetbench/big/pulls`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ head, base: 'main', title: head }),
+      });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { number: number }).number;
+    };
+    const four = await open('agent/four');
+    const five = await open('agent/five');
+    /** The slowest probe while the pull request is rebased onto main (and merged: 200). */
+    const rebase = async (number: number) => {
+      let merged: { status: number; body: unknown } | undefined;
+      const slowest = await slowestAnswerDuring(
+        `${url}/rate_limit`,
+        async () => {
+          const res = await fetch(`${url}/repos/fleetbench/big/pulls/${number}/merge`, {
+            method: 'PUT',
+            headers,
+            body: JSON.stringify({ merge_method: 'rebase' }),
+          });
+          merged = { status: res.status, body: await res.json() };
+        },
+        { headers },
+        { serverPid: server.process.pid },
+      );
+      expect(merged?.status, JSON.stringify(merged?.body)).toBe(200);
+      return slowest;
+    };
+    const slowestFour = await rebase(four);
+    expect(slowestFour, `the slowest probe waited ${Math.round(slowestFour)} ms`).toBeLessThan(
+      FREEZE_BOUND_MS,
+    );
+    const slowestFive = await rebase(five);
+    expect(slowestFive, `the slowest probe waited ${Math.round(slowestFive)} ms`).toBeLessThan(
+      FREEZE_BOUND_MS,
+    );
+
+    // Ten commits on main, each step git's merge: every side's files and lines kept.
+    await runGit(['fetch', '--quiet', pushUrl, '+main:refs/heads/rebased'], work, env);
+    const subjects = (await runGit(['log', '--format=%s', '-11', 'rebased'], work, env)).split('\n');
+    expect(subjects).toEqual([
+      ...Array.from({ length: 8 }, () => 'refs/heads/agent/five'),
+      'refs/heads/agent/four',
+      'refs/heads/agent/four',
+      'refs/heads/main',
+    ]);
+    const sharedAt = async (rev: string) =>
+      (await runGit(['show', `${rev}:shared.txt`], work, env)).split('\n');
+    const afterFour = await sharedAt('rebased~8');
+    expect([afterFour[0], afterFour[22], afterFour[25], afterFour[3]]).toEqual([
+      'main',
+      'four',
+      'five',
+      'line 3',
+    ]);
+    const firstStep = await sharedAt('rebased~9');
+    expect([firstStep[0], firstStep[22], firstStep[25]]).toEqual(['main', 'four', 'line 25']);
+    const last = await sharedAt('rebased');
+    expect(FIVE_LINES.map((line) => last[line])).toEqual(FIVE_LINES.map((_, k) => `five ${k}`));
+    expect([last[0], last[22], last[25]]).toEqual(['main', 'four', 'five']);
+    const show = (path: string) => runGit(['show', `rebased:${path}`], work, env);
+    for (const file of [1, 4, 5, 6, 13]) expect(await show(`d59/f${file}.txt`)).toBe('changed 59');
+    expect(await show('d59/f14.txt')).toBe('59');
   });
 
   it('in process, the admin API merges it after computing it ahead (what a run’s workload does): the event loop is never held past the bound', {

@@ -8,9 +8,9 @@
  * What is computed ahead: a pull request's merge (REST `PUT …/pulls/{n}/merge`, GraphQL
  * `mergePullRequest`, the admin API's `merge-pull-request`, and the workload's merges in process,
  * through `AdminApi.mergeAhead`) and its update from its base (REST
- * `PUT …/pulls/{n}/update-branch`). A rebase merge's first step (the first commit onto the base)
- * is computed ahead too; its later steps merge onto commits the merge itself makes, which do not
- * exist before it: those run as before, synchronously (they find the trees read already).
+ * `PUT …/pulls/{n}/update-branch`). A rebase merge's steps (each commit onto the one before it,
+ * from the base) are computed ahead too, one after the other: a later step merges onto a commit
+ * the merge itself makes, which does not exist before it, but whose tree the step before gives.
  * Mergeability (REST and GraphQL `mergeable`) needs nothing here: its job runs the merge ahead
  * when it starts (state.ts `mergeability`).
  */
@@ -47,12 +47,8 @@ export function mergesAhead(
   for (const { pull, into } of mergesOf(state, req, method, pathname)) {
     const run = pullMergeAhead(state, pull, into);
     if (run !== undefined) runs.push(run);
-    const first = pull.commits[0];
-    const baseTip = pull.issue.repo.branches.get(pull.base);
-    if (rebase && into === 'base' && first !== undefined && baseTip !== undefined) {
-      const step = state.refs.prepareMerge(pull.issue.repo, baseTip, first);
-      if (step !== undefined) runs.push(step);
-    }
+    const steps = rebase && into === 'base' ? rebaseAhead(state, pull) : undefined;
+    if (steps !== undefined) runs.push(steps);
   }
   return runs.length === 0 ? undefined : Promise.all(runs).then(() => undefined);
 }
@@ -72,6 +68,18 @@ export function pullMergeAhead(
   return into === 'base'
     ? state.refs.prepareMerge(repo, baseTip, pull.headSha)
     : state.refs.prepareMerge(repo, pull.headSha, baseTip);
+}
+
+/**
+ * A pull request's rebase merge computed ahead: each of its commits merged in turn onto the tree
+ * the one before made, from the base's tip (world/refs.ts `prepareRebase`); undefined when there
+ * is nothing to compute.
+ */
+export function rebaseAhead(state: GitHubState, pull: PullRequest): Promise<void> | undefined {
+  const repo = pull.issue.repo;
+  const baseTip = repo.branches.get(pull.base);
+  if (pull.issue.state !== 'open' || baseTip === undefined) return undefined;
+  return state.refs.prepareRebase(repo, baseTip, pull.commits);
 }
 
 function mergesOf(state: GitHubState, req: EmulatorRequest, method: string, pathname: string): Merge[] {

@@ -171,6 +171,8 @@ export class GitRepositories {
     // The same two, off the event loop: a merge computed ahead of the request that needs it
     // (world/refs.ts `prepareMerge`, docs/limits.md "Servers").
     state.refs.asyncTreeMerger = (repo, base, head) => this.mergeTreesAsync(repo, base, head);
+    state.refs.asyncOntoMerger = (repo, onto, tree, pending, head) =>
+      this.mergeOntoAsync(repo, onto, tree, pending, head);
     state.gitStore.asyncReader = (repo, shas, blobBodies) => this.readObjectsAsync(repo, shas, blobBodies);
   }
 
@@ -349,6 +351,7 @@ export class GitRepositories {
     this.closed = true;
     if (this.state.refs.treeMerger !== undefined) this.state.refs.treeMerger = undefined;
     this.state.refs.asyncTreeMerger = undefined;
+    this.state.refs.asyncOntoMerger = undefined;
     this.state.refs.forgetMergesAhead();
     this.state.gitStore.reader = undefined;
     this.state.gitStore.asyncReader = undefined;
@@ -461,13 +464,20 @@ export class GitRepositories {
    * Writes the trees and blobs the API made (world/git-store.ts) that a tree reaches and git
    * lacks; an object the store does not hold is git's already (pushed, merged by git, the README).
    */
-  private writeTree(repo: Repo, entry: Entry, treeSha: string): void {
+  private writeTree(
+    repo: Repo,
+    entry: Entry,
+    treeSha: string,
+    madeAhead?: ReadonlyMap<string, Buffer>,
+  ): void {
     const pending = [treeSha];
     while (pending.length > 0) {
       const sha = pending.pop()!;
       if (entry.stored.has(sha)) continue;
       entry.stored.add(sha);
-      const object = this.state.gitStore.made(repo, sha);
+      const ahead = madeAhead?.get(sha);
+      const object =
+        ahead === undefined ? this.state.gitStore.made(repo, sha) : { type: 'tree' as const, body: ahead };
       if (object?.body === undefined) continue;
       writeObject(entry.dir, object.type, object.body);
       if (object.type !== 'tree') continue;
@@ -562,10 +572,42 @@ export class GitRepositories {
   private mergeTreesAsync(repo: Repo, base: Commit, head: Commit): Promise<string | undefined> {
     const entry = this.mergeable(repo, base, head);
     if (entry === undefined) return Promise.resolve(undefined);
+    return this.mergeTreeRun(entry, base.sha, head.sha);
+  }
+
+  /**
+   * `mergeTreesAsync` of `head` onto a commit a rebase merge will make (world/refs.ts
+   * `prepareRebase`): git merges onto a stand-in of it, a commit of `tree` (written to git first,
+   * with what of it only `pending` holds) on `onto`. Its merge bases with `head` are `onto`'s (the
+   * commit the merge makes is in no other history), so git's merge is the one it will make.
+   */
+  private mergeOntoAsync(
+    repo: Repo,
+    onto: Commit,
+    tree: string,
+    pending: ReadonlyMap<string, Buffer>,
+    head: Commit,
+  ): Promise<string | undefined> {
+    const entry = this.mergeable(repo, onto, head);
+    if (entry === undefined) return Promise.resolve(undefined);
+    this.writeTree(repo, entry, tree, pending);
+    const body = commitBody({
+      tree,
+      parents: [onto.sha],
+      author: STAND_IN,
+      committer: STAND_IN,
+      message: 'fleetbench: a rebase merge step computed ahead\n',
+    });
+    writeObject(entry.dir, 'commit', body);
+    return this.mergeTreeRun(entry, objectSha('commit', body), head.sha);
+  }
+
+  /** `git merge-tree` of two commits git has, off the event loop; undefined on a conflict. */
+  private mergeTreeRun(entry: Entry, baseSha: string, headSha: string): Promise<string | undefined> {
     return new Promise((resolve, reject) => {
       execFile(
         'git',
-        ['merge-tree', '--write-tree', '--no-messages', base.sha, head.sha],
+        ['merge-tree', '--write-tree', '--no-messages', baseSha, headSha],
         { cwd: entry.dir, env: gitEnvironment(this.root), encoding: 'utf8', timeout: 60_000 },
         (error, stdout) => {
           if (error === null) resolve(stdout.split('\n')[0]!.trim());
@@ -658,6 +700,9 @@ function writeObject(dir: string, type: GitObjectType, body: Buffer): void {
   writeFileSync(temporary, looseObject(type, body), { mode: 0o444 });
   renameSync(temporary, path);
 }
+
+/** Who the stand-in commit of a rebase merge's step computed ahead names (`mergeOntoAsync`): no one's. */
+const STAND_IN: GitIdent = { name: 'fleetbench', email: 'fleetbench@localhost', seconds: 0 };
 
 /** Runs git in `cwd`; its standard output. */
 export async function run(

@@ -284,14 +284,8 @@ export class GitStore {
     slice: { start: number },
   ): Promise<boolean> {
     if (object?.type !== 'tree' || object.body === undefined) return false;
-    const body = object.body;
-    const entries: GitTreeEntry[] = [];
-    let at = 0;
-    while (at < body.length) {
-      at = parseTreeEntries(body, at, MERGE_TICK_ENTRIES, entries);
-      if (at < 0) return false;
-      await turnWhenSpent(slice);
-    }
+    const entries = await parseSliced(object.body, slice);
+    if (entries === undefined) return false;
     this.keepParsed(key, entries);
     return true;
   }
@@ -409,23 +403,38 @@ export class GitStore {
    * from git asynchronously, and its own work stops every MERGE_SLICE_MS to let the event loop
    * turn (60 directories of 1,000 files merged both sides held the loop 2.8 s, most of it 120
    * synchronous runs of git). Nothing is kept: the trees it made are given back, for `keepMade`.
+   * `pending` holds trees made by merges computed ahead before it and not kept yet (a rebase
+   * merge's steps before this one), read from there as the synchronous merge reads them from here.
    */
   async mergeTreesAhead(
     repo: Repo,
     ours: string,
     theirs: string,
     base: string | undefined,
+    pending?: ReadonlyMap<string, Buffer>,
   ): Promise<MergeAhead> {
     const made: Buffer[] = [];
     const absent = new Set<string>();
-    const treeOf = (sha: string) => (absent.has(sha) ? undefined : this.tree(repo, sha));
+    /** `pending`'s trees parsed, for this merge only: the repository does not hold them yet. */
+    const parsed = new Map<string, readonly GitTreeEntry[]>();
+    const treeOf = (sha: string) => (absent.has(sha) ? undefined : (parsed.get(sha) ?? this.tree(repo, sha)));
     const steps = this.mergeSteps(repo, ours, theirs, base, treeOf, made);
     const slice = { start: performance.now() };
     for (;;) {
       const step = steps.next();
       if (step.done) return { merged: step.value, made };
+      const fromRepo: string[] = [];
+      for (const sha of step.value) {
+        const body = pending?.get(sha);
+        if (body === undefined) fromRepo.push(sha);
+        else if (!parsed.has(sha)) {
+          const entries = await parseSliced(body, slice);
+          if (entries === undefined) absent.add(sha);
+          else parsed.set(sha, entries);
+        }
+      }
       // Reading may wait for git, or not (every tree read already): the slice is timed either way.
-      if (step.value.length > 0) await this.readTreesAhead(repo, step.value, absent, slice);
+      if (fromRepo.length > 0) await this.readTreesAhead(repo, fromRepo, absent, slice);
       await turnWhenSpent(slice);
     }
   }
@@ -530,6 +539,21 @@ export class GitStore {
     }
     return objects;
   }
+}
+
+/**
+ * A tree's body parsed MERGE_TICK_ENTRIES entries at a time, the event loop let turn whenever a
+ * slice is spent; undefined when it is no tree.
+ */
+async function parseSliced(body: Buffer, slice: { start: number }): Promise<GitTreeEntry[] | undefined> {
+  const entries: GitTreeEntry[] = [];
+  let at = 0;
+  while (at < body.length) {
+    at = parseTreeEntries(body, at, MERGE_TICK_ENTRIES, entries);
+    if (at < 0) return undefined;
+    await turnWhenSpent(slice);
+  }
+  return entries;
 }
 
 /** Lets the event loop turn once a slice of a merge computed ahead is spent (MERGE_SLICE_MS), starting the next. */

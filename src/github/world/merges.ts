@@ -52,11 +52,15 @@ export function makeMerge(
   };
   if (choice.method === 'rebase') {
     let tip = baseTip;
+    // Whether every commit made so far is new (in no other history): a step onto them is then the
+    // one computed ahead for the base's tip (refs.ts `prepareRebase`), whatever their SHAs.
+    let fresh = true;
     for (const sha of pull.commits) {
       const original = repo.commits.get(sha);
       if (original === undefined) return undefined;
-      const tree = refs.mergeTrees(repo, tip, sha);
+      const tree = refs.mergeTrees(repo, tip, sha, fresh && tip !== baseTip ? baseTip : undefined);
       if (tree === undefined) return undefined;
+      const known = repo.commits.size;
       tip = refs.makeCommit(repo, {
         message: original.message,
         at,
@@ -65,6 +69,7 @@ export function makeMerge(
         committer: github,
         tree,
       }).sha;
+      fresh &&= repo.commits.size > known;
     }
     return { tip, commit: tip };
   }

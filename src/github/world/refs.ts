@@ -338,6 +338,20 @@ export class Refs {
   /** The same merge, git run off the event loop: set with `treeMerger`. */
   asyncTreeMerger: ((repo: Repo, base: Commit, head: Commit) => Promise<string | undefined>) | undefined =
     undefined;
+  /**
+   * git's merge of `head` onto a commit not made yet (a rebase merge's later step, `prepareRebase`):
+   * one whose tree is `tree` (its trees not in the store yet are among `pending`) and whose
+   * history is `onto`'s. Set with `treeMerger`.
+   */
+  asyncOntoMerger:
+    | ((
+        repo: Repo,
+        onto: Commit,
+        tree: string,
+        pending: ReadonlyMap<string, Buffer>,
+        head: Commit,
+      ) => Promise<string | undefined>)
+    | undefined = undefined;
 
   /**
    * Merges computed ahead (`prepareMerge`), by repository and tips: what `mergeTrees` answers
@@ -361,16 +375,24 @@ export class Refs {
    * merge base (what most merges are), else the two merged entry by entry, else git's merge
    * (`treeMerger`); undefined when the two conflict. A merge computed ahead (`prepareMerge`) is
    * answered from there, its trees kept now as the merge would have kept them.
+   *
+   * `onto`, in a rebase merge's later step, is the base's tip the step's base commit was made on,
+   * every commit between new (made by this merge, so in no other history): the step is then the
+   * same merge whatever those commits' SHAs, and one computed ahead for it (`prepareRebase`) answers.
    */
-  mergeTrees(repo: Repo, baseSha: string, headSha: string): string | undefined {
+  mergeTrees(repo: Repo, baseSha: string, headSha: string, onto?: string): string | undefined {
     const base = repo.commits.get(baseSha);
     const head = repo.commits.get(headSha);
     if (base === undefined || head === undefined) return base?.tree ?? head?.tree;
     if (base.tree === head.tree) return base.tree;
     const mergeBase = this.compare(repo, baseSha, headSha).mergeBase;
-    if (mergeBase !== null && head.tree === mergeBase.tree) return base.tree;
-    if (mergeBase !== null && base.tree === mergeBase.tree) return head.tree;
-    const ahead = this.mergesAhead.get(mergeKey(repo, baseSha, headSha));
+    const plain = plainMerge(base.tree, head.tree, mergeBase);
+    if (plain !== undefined) return plain;
+    const ahead =
+      this.mergesAhead.get(mergeKey(repo, baseSha, headSha)) ??
+      (onto === undefined
+        ? undefined
+        : this.mergesAhead.get(ontoKey(repo, onto, base.tree, head, mergeBase)));
     if (ahead !== undefined) {
       // Once kept in the store, they stay there: the next answer from here has nothing to keep.
       this.gitStore?.keepMade(repo, ahead.made);
@@ -407,8 +429,7 @@ export class Refs {
     const head = repo.commits.get(headSha);
     if (base === undefined || head === undefined || base.tree === head.tree) return undefined;
     const mergeBase = this.compare(repo, baseSha, headSha).mergeBase;
-    if (mergeBase !== null && (head.tree === mergeBase.tree || base.tree === mergeBase.tree))
-      return undefined;
+    if (plainMerge(base.tree, head.tree, mergeBase) !== undefined) return undefined;
     const gitMerge = this.asyncTreeMerger;
     const work = (async () => {
       await this.mergeSlot();
@@ -424,6 +445,76 @@ export class Refs {
     })()
       .catch(() => {
         // Not kept: the synchronous merge runs it as before, and says why it fails, if it does.
+      })
+      .finally(() => this.mergesRunning.delete(key));
+    this.mergesRunning.set(key, work);
+    return work;
+  }
+
+  /**
+   * A rebase merge's steps computed ahead, off the event loop (docs/limits.md, "Servers"): each of
+   * `commits` merged in turn onto the tree the step before made, from `ontoSha` (the base's tip)
+   * on, as `makeMerge` will merge them. The first step is `prepareMerge`'s; a later one merges onto
+   * a commit the merge itself will make, which does not exist yet, but whose merge with the next
+   * commit is known without it: its tree is the step before's, and, being new, it is in no other
+   * history, so the merge base is the base tip's with that commit (git's too: git merges onto a
+   * stand-in commit of that tree on the base's tip). Each step is kept as a merge computed ahead
+   * is (`ontoKey`), and `mergeTrees` answers from it. The steps stop at a conflict, or at one not
+   * kept. A promise that settles (never rejects); undefined when there is nothing to compute.
+   */
+  prepareRebase(repo: Repo, ontoSha: string, commits: readonly string[]): Promise<void> | undefined {
+    const store = this.gitStore;
+    const gitMerge = this.asyncOntoMerger;
+    const onto = repo.commits.get(ontoSha);
+    if (store?.asyncReader === undefined || gitMerge === undefined || onto === undefined) return undefined;
+    if (commits.length === 0) return undefined;
+    const key = `${repo.id} rebase ${ontoSha} ${commits.join(' ')}`;
+    const running = this.mergesRunning.get(key);
+    if (running !== undefined) return running;
+    const work = (async () => {
+      let tree = onto.tree;
+      // The trees the steps made and not yet kept in the store: the next steps read them from here.
+      const pending = new Map<string, Buffer>();
+      for (const [step, sha] of commits.entries()) {
+        const head = repo.commits.get(sha);
+        if (head === undefined) return;
+        const mergeBase = this.compare(repo, ontoSha, sha).mergeBase;
+        let next = plainMerge(tree, head.tree, mergeBase);
+        if (next === undefined) {
+          const stepKey =
+            step === 0 ? mergeKey(repo, ontoSha, sha) : ontoKey(repo, ontoSha, tree, head, mergeBase);
+          if (step === 0) await this.prepareMerge(repo, ontoSha, sha);
+          else if (!this.mergesAhead.has(stepKey)) {
+            await this.mergeSlot();
+            try {
+              const ours = tree;
+              const { merged, made } = await store.mergeTreesAhead(
+                repo,
+                ours,
+                head.tree,
+                mergeBase?.tree,
+                pending,
+              );
+              const result =
+                typeof merged === 'string' && merged !== 'unknown'
+                  ? merged
+                  : await gitMerge(repo, onto, ours, pending, head);
+              this.keepMergeAhead(stepKey, result, made);
+            } finally {
+              this.mergeSlotFreed();
+            }
+          }
+          const kept = this.mergesAhead.get(stepKey);
+          if (kept === undefined) return;
+          for (const body of kept.made) pending.set(objectSha('tree', body), body);
+          next = kept.tree;
+        }
+        if (next === undefined) return;
+        tree = next;
+      }
+    })()
+      .catch(() => {
+        // Not kept: the synchronous merge computes the steps as before.
       })
       .finally(() => this.mergesRunning.delete(key));
     this.mergesRunning.set(key, work);
@@ -546,6 +637,25 @@ const MAX_MERGES_AHEAD_RUNNING = 4;
 
 function mergeKey(repo: Repo, baseSha: string, headSha: string): string {
   return `${repo.id} ${baseSha} ${headSha}`;
+}
+
+/**
+ * A rebase merge's later step (`prepareRebase`): `head` merged onto a new commit of `tree` made on
+ * `onto`, their merge base `mergeBase` (named too: a step whose merge base is another is another merge).
+ */
+function ontoKey(repo: Repo, onto: string, tree: string, head: Commit, mergeBase: Commit | null): string {
+  return `${repo.id} onto ${onto} ${tree} ${head.sha} ${mergeBase?.sha ?? '-'}`;
+}
+
+/**
+ * The merge of two trees that needs no reading of either: the one when both are the same, or
+ * when the other changed nothing since their merge base; undefined when they must be merged.
+ */
+function plainMerge(ours: string, theirs: string, mergeBase: Commit | null): string | undefined {
+  if (ours === theirs) return ours;
+  if (mergeBase !== null && theirs === mergeBase.tree) return ours;
+  if (mergeBase !== null && ours === mergeBase.tree) return theirs;
+  return undefined;
 }
 
 /** The longest ref name taken (git's own limit is the file system's; GitHub's branch names stay far below). */
