@@ -16,6 +16,7 @@ import {
   type JsonCache,
   type Label,
   type PullRequest,
+  type Release,
   type Repo,
   type Review,
   type ReviewComment,
@@ -822,5 +823,34 @@ export function tagListEntry(state: GitHubState, repo: Repo, name: string, commi
     tarball_url: `${api}/tarball/refs/tags/${path}`,
     commit: { sha: commitSha, url: `${api}/commits/${commitSha}` },
     node_id: refNodeId(repo, `refs/tags/${name}`),
+  };
+}
+
+/** A release as GitHub's `release` schema has it (no assets: the emulator takes no uploads). */
+export function releaseObject(state: GitHubState, repo: Repo, release: Release): Record<string, unknown> {
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const url = `${api}/releases/${release.id}`;
+  const tag = release.tagName.split('/').map(encodeURIComponent).join('/');
+  return {
+    url,
+    html_url: `${state.webUrl}/${repo.fullName}/releases/tag/${tag}`,
+    assets_url: `${url}/assets`,
+    upload_url: `${url}/assets{?name,label}`,
+    tarball_url: `${api}/tarball/${tag}`,
+    zipball_url: `${api}/zipball/${tag}`,
+    id: release.id,
+    node_id: release.nodeId,
+    tag_name: release.tagName,
+    target_commitish: release.targetCommitish,
+    name: release.name,
+    draft: release.draft,
+    prerelease: release.prerelease,
+    immutable: false,
+    created_at: state.time.iso(release.createdAt),
+    published_at: release.publishedAt === null ? null : state.time.iso(release.publishedAt),
+    updated_at: state.time.iso(release.updatedAt),
+    author: userObject(state, release.author),
+    assets: [],
+    body: release.body,
   };
 }

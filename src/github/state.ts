@@ -48,6 +48,7 @@ import {
 } from './world/objects.ts';
 import { type Reaction, type ReactionContent, Reactions } from './world/reactions.ts';
 import { Refs } from './world/refs.ts';
+import { Releases } from './world/releases.ts';
 import { FIXTURE_STEP_MS, fixtureRepoDates, WorldTime } from './world/time.ts';
 
 export * from './world/objects.ts';
@@ -140,6 +141,8 @@ export class GitHubState {
   readonly labelTable: Labels;
   /** Reactions on issues, pull requests and issue comments. */
   readonly reactions: Reactions;
+  /** Each repository's releases. */
+  readonly releases: Releases;
   readonly users = new Map<string, User>();
   /**
    * The version of the world's set of users: moves when one is made (a token's or a fixture's
@@ -175,6 +178,9 @@ export class GitHubState {
     this.events = new IssueEvents(this.time);
     this.labelTable = new Labels(this.time);
     this.reactions = new Reactions(this.time);
+    this.releases = new Releases(this.time, (repo, name, sha, by) =>
+      this.createTag(repo, `refs/tags/${name}`, sha, by),
+    );
     for (const user of fixtures.users ?? []) this.ensureUser(user.login, user.type ?? 'User', user.name);
     for (const org of fixtures.users ?? [])
       if (org.members !== undefined)
@@ -355,6 +361,8 @@ export class GitHubState {
       branches: new Map(),
       tags: new Map(),
       tagObjects: new Map(),
+      releases: new Map(),
+      releasesVersion: v,
       commits: new Map(),
       issues: new Map(),
       pulls: new Map(),

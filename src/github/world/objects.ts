@@ -191,6 +191,25 @@ export interface TagObject {
   origin: 'made' | 'pushed';
 }
 
+/** A release (REST "Releases", world/releases.ts): a tag's name, notes and state. */
+export interface Release {
+  id: number;
+  nodeId: string;
+  tagName: string;
+  /** Where its tag is made when it does not exist: a branch or a commit SHA. */
+  targetCommitish: string;
+  name: string | null;
+  body: string | null;
+  draft: boolean;
+  prerelease: boolean;
+  author: User;
+  createdAt: number;
+  /** Null while a draft. */
+  publishedAt: number | null;
+  updatedAt: number;
+  version: number;
+}
+
 export interface Commit {
   sha: string;
   nodeId: string;
@@ -318,6 +337,12 @@ export interface Repo {
   tags: Map<string, string>;
   /** Annotated tags by SHA. */
   tagObjects: Map<string, TagObject>;
+  /** Releases by id, in the order they were made (world/releases.ts). */
+  releases: Map<number, Release>;
+  /** Moves with every change of a release: the releases list's version. */
+  releasesVersion: number;
+  /** The releases newest first, while `releasesVersion` is unchanged. */
+  releasesList?: { version: number; items: Release[] };
   commits: Map<string, Commit>;
   /** Issues and pull requests (every PR is an issue), by number. */
   issues: Map<number, Issue>;
