@@ -21,8 +21,7 @@ import {
 } from './rest-kit.ts';
 import { releaseObject } from './shapes.ts';
 import type { Release, Repo } from './state.ts';
-import { permissionFlags, roleOf } from './world/access.ts';
-import type { ReleaseInput } from './world/releases.ts';
+import { type ReleaseInput, releaseVisible } from './world/releases.ts';
 
 export function addReleaseRoutes(r: RestRouter): void {
   const releases = '/repos/{owner}/{repo}/releases';
@@ -72,11 +71,9 @@ export function addReleaseRoutes(r: RestRouter): void {
   );
 }
 
-/** Whether the caller sees the release: a published one, or a draft of theirs or of a repository they may push to. */
+/** Whether the caller sees the release (world/releases.ts). */
 function visible(ctx: RestContext, repo: Repo, release: Release): boolean {
-  if (!release.draft) return true;
-  const user = ctx.user;
-  return user !== undefined && (user === release.author || permissionFlags(roleOf(user, repo)).push === true);
+  return releaseVisible(ctx.user, repo, release);
 }
 
 /** The release `{release_id}` names, when the caller sees it; else 404. */

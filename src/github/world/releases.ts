@@ -5,6 +5,7 @@
  * tag. Listed newest first; the latest is the newest that is neither a draft nor a prerelease.
  * Bounds in RELEASE_BOUNDS (docs/limits.md).
  */
+import { permissionFlags, roleOf } from './access.ts';
 import { longerThan, RELEASE_BOUNDS } from './bounds.ts';
 import { GitHubStateError, nodeId, type Release, type Repo, type User } from './objects.ts';
 import { validRefName } from './refs.ts';
@@ -22,6 +23,15 @@ export interface ReleaseInput {
 
 /** Makes the tag `name` at the commit `sha` (state.ts `createTag`: a ref, told as a `create`). */
 export type MakeTag = (repo: Repo, name: string, sha: string, by: User) => void;
+
+/**
+ * Whether `user` sees the release: a published one, anyone; a draft, its author and those who may
+ * push (GitHub: "Only users with push access will receive listings for draft releases").
+ */
+export function releaseVisible(user: User | undefined, repo: Repo, release: Release): boolean {
+  if (!release.draft) return true;
+  return user !== undefined && (user === release.author || permissionFlags(roleOf(user, repo)).push === true);
+}
 
 function refused(message: string, field: string, code?: string): GitHubStateError {
   return new GitHubStateError(422, message, field, code);
