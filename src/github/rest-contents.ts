@@ -227,31 +227,41 @@ const README_NAME = /^readme(\.[^.]+)*$/i;
  * first (docs/github-emulator.md, "Contents and Git data").
  */
 function getReadme(ctx: RestContext, repo: Repo, dir: string): RestResult {
-  const path = dir.replace(/^\/+|\/+$/g, '');
-  const ref = ctx.query.get('ref') || repo.defaultBranch;
-  const commit = commitOfRef(ctx, repo, ref);
-  if (commit === undefined) return fail(404, `No commit found for the ref ${ref}`);
-  if (path !== '' && pathProblem(path, 'dir') !== undefined) return notFound();
-  const store = ctx.state.gitStore;
-  const at = store.entryAt(repo, commit.tree, path);
-  if (at?.mode !== '40000') return notFound();
-  const readme = store
-    .tree(repo, at.sha)
+  const found = entryAtRef(ctx, repo, dir);
+  if (isResult(found)) return found;
+  const { path, entry } = found;
+  if (entry.mode !== '40000') return notFound();
+  const readme = ctx.state.gitStore
+    .tree(repo, entry.sha)
     ?.find((e) => (e.mode === '100644' || e.mode === '100755') && README_NAME.test(e.name));
   if (readme === undefined) return notFound();
   return getContent(ctx, repo, path === '' ? readme.name : `${path}/${readme.name}`);
 }
 
-/** GET …/contents/{path}?ref=: a file (base64 `content`), a directory (its entries), or 404. */
-function getContent(ctx: RestContext, repo: Repo, rawPath: string): RestResult {
+/**
+ * What a read names: the commit of its `ref` (the default branch by default; 404 `No commit found
+ * for the ref …`), and the entry at the path in it (404 when there is none).
+ */
+function entryAtRef(
+  ctx: RestContext,
+  repo: Repo,
+  rawPath: string,
+): { path: string; ref: string; commit: Commit; entry: PathEntry } | RestResult {
   const path = rawPath.replace(/^\/+|\/+$/g, '');
   const ref = ctx.query.get('ref') || repo.defaultBranch;
   const commit = commitOfRef(ctx, repo, ref);
   if (commit === undefined) return fail(404, `No commit found for the ref ${ref}`);
   if (path !== '' && pathProblem(path, 'path') !== undefined) return notFound();
+  const entry = ctx.state.gitStore.entryAt(repo, commit.tree, path);
+  return entry === undefined ? notFound() : { path, ref, commit, entry };
+}
+
+/** GET …/contents/{path}?ref=: a file (base64 `content`), a directory (its entries), or 404. */
+function getContent(ctx: RestContext, repo: Repo, rawPath: string): RestResult {
+  const found = entryAtRef(ctx, repo, rawPath);
+  if (isResult(found)) return found;
+  const { path, ref, commit, entry } = found;
   const store = ctx.state.gitStore;
-  const entry = store.entryAt(repo, commit.tree, path);
-  if (entry === undefined) return notFound();
   const hit = unchanged(ctx, commit.version);
   if (hit) return hit;
   const answer = (body: unknown): RestResult => ({
