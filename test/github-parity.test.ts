@@ -765,6 +765,48 @@ describe("GitHub's OpenAPI description", () => {
       404,
     );
 
+    // Milestones, and an issue put in one.
+    expect(
+      await call('POST /repos/{owner}/{repo}/milestones', {
+        title: 'Walked',
+        due_on: '2030-01-01T00:00:00Z',
+      }),
+    ).toBe(201);
+    expect(await call('POST /repos/{owner}/{repo}/milestones', { title: 'Walked' })).toBe(422);
+    expect(await call('GET /repos/{owner}/{repo}/milestones', { state: 'all' })).toBe(200);
+    const milestoneNumber = state.nextMilestone - 1;
+    expect(
+      await call('PATCH /repos/{owner}/{repo}/issues/{issue_number}', {
+        issue_number: 1,
+        milestone: milestoneNumber,
+      }),
+    ).toBe(200);
+    expect(
+      await call('GET /repos/{owner}/{repo}/milestones/{milestone_number}', {
+        milestone_number: milestoneNumber,
+      }),
+    ).toBe(200);
+    expect(
+      await call('GET /repos/{owner}/{repo}/milestones/{milestone_number}', { milestone_number: 999 }),
+    ).toBe(404);
+    expect(
+      await call('PATCH /repos/{owner}/{repo}/milestones/{milestone_number}', {
+        milestone_number: milestoneNumber,
+        state: 'closed',
+      }),
+    ).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/issues/{issue_number}', { issue_number: 1 })).toBe(200);
+    expect(
+      await call('DELETE /repos/{owner}/{repo}/milestones/{milestone_number}', {
+        milestone_number: milestoneNumber,
+      }),
+    ).toBe(204);
+    expect(
+      await call('DELETE /repos/{owner}/{repo}/milestones/{milestone_number}', {
+        milestone_number: milestoneNumber,
+      }),
+    ).toBe(404);
+
     // Every route was walked, and every answer fits GitHub's description.
     const shapes = new Set([...walked].map((route) => shapeOf(route)));
     expect(emulatorRoutes().filter((r) => !shapes.has(shapeOf(`${r.method} ${r.template}`)))).toEqual([]);

@@ -40,6 +40,7 @@ import {
   withPull,
   withRepo,
 } from './rest-kit.ts';
+import { addMilestoneRoutes, milestoneOfWrite } from './rest-milestones.ts';
 import { addReleaseRoutes } from './rest-releases.ts';
 import { addTagRoutes } from './rest-tags.ts';
 import { MAX_RESULTS, parseSearch, runSearch, SearchQueryError, type SearchSort } from './search.ts';
@@ -72,6 +73,7 @@ import {
   type User,
 } from './state.ts';
 import { roleOf } from './world/access.ts';
+import { issueVersion } from './world/milestones.ts';
 
 const pullsList = (ctx: RestContext) => repoList(ctx, 'pulls', (repo) => repo.pullsVersion, renderPulls);
 
@@ -438,6 +440,8 @@ function updateIssue(ctx: RestContext, issue: Issue): RestResult {
   const assignees = strings(ctx, 'assignees');
   const refused = unassignable(ctx, assignees);
   if (refused) return refused;
+  const milestone = milestoneOfWrite(ctx, issue.repo);
+  if ('status' in milestone) return milestone;
   return mutate(() => {
     const by = actor(ctx);
     ctx.state.editIssue(
@@ -452,6 +456,7 @@ function updateIssue(ctx: RestContext, issue: Issue): RestResult {
     );
     if (labels !== undefined) ctx.state.setLabels(issue, labels, by);
     if (assignees !== undefined) ctx.state.setAssignees(issue, assignees, by);
+    if (milestone.milestone !== undefined) ctx.state.milestones.assign(issue, milestone.milestone);
     return { status: 200, body: issueJson(ctx.state, issue) };
   }, 'Issue');
 }
@@ -585,6 +590,7 @@ export function buildRestRouter(): RestRouter {
   addGitRoutes(r);
   addTagRoutes(r);
   addReleaseRoutes(r);
+  addMilestoneRoutes(r);
   addHookRoutes(r);
   addContentsRoutes(r);
   addAppRoutes(r);
@@ -783,6 +789,8 @@ function addIssueRoutes(r: RestRouter): void {
         const assignees = strings(ctx, 'assignees');
         const refused = unassignable(ctx, assignees);
         if (refused) return refused;
+        const milestone = milestoneOfWrite(ctx, repo);
+        if ('status' in milestone) return milestone;
         return mutate(() => {
           const issue = ctx.state.createIssue(repo, {
             title,
@@ -791,6 +799,7 @@ function addIssueRoutes(r: RestRouter): void {
             labels: strings(ctx, 'labels'),
             assignees,
           });
+          if (milestone.milestone) ctx.state.milestones.assign(issue, milestone.milestone);
           return {
             status: 201,
             body: issueJson(ctx.state, issue),
@@ -804,9 +813,11 @@ function addIssueRoutes(r: RestRouter): void {
   r.add('GET', '/repos/{owner}/{repo}/issues/{issue_number}', 'issues/issues#get-an-issue', (ctx) =>
     withIssue(ctx, 2, (issue) => {
       const lastModified = issue.updatedAt;
-      const hit = unchanged(ctx, issue.version);
+      // Its milestone's counts are in it: the version moves with them too.
+      const version = issueVersion(issue);
+      const hit = unchanged(ctx, version);
       if (hit) return { ...hit, lastModified };
-      return { status: 200, body: issueJson(ctx.state, issue), version: issue.version, lastModified };
+      return { status: 200, body: issueJson(ctx.state, issue), version, lastModified };
     }),
   );
 

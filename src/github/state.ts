@@ -26,6 +26,7 @@ import { GITHUB_COMMITTER, type GitIdent, readmeTree } from './world/git-objects
 import { GitStore } from './world/git-store.ts';
 import { checkLabelName, type LabelInput, Labels } from './world/labels.ts';
 import { type MadeMerge, type MergeChoice, makeMerge } from './world/merges.ts';
+import { Milestones } from './world/milestones.ts';
 import type { WorldListener, WorldNotice } from './world/notices.ts';
 import {
   type Commit,
@@ -143,6 +144,8 @@ export class GitHubState {
   readonly reactions: Reactions;
   /** Each repository's releases. */
   readonly releases: Releases;
+  /** Each repository's milestones. */
+  readonly milestones: Milestones;
   readonly users = new Map<string, User>();
   /**
    * The version of the world's set of users: moves when one is made (a token's or a fixture's
@@ -178,6 +181,7 @@ export class GitHubState {
     this.events = new IssueEvents(this.time);
     this.labelTable = new Labels(this.time);
     this.reactions = new Reactions(this.time);
+    this.milestones = new Milestones(this.time, (issue) => this.restamp(issue));
     this.releases = new Releases(this.time, (repo, name, sha, by) =>
       this.createTag(repo, `refs/tags/${name}`, sha, by),
     );
@@ -363,6 +367,9 @@ export class GitHubState {
       tagObjects: new Map(),
       releases: new Map(),
       releasesVersion: v,
+      milestones: new Map(),
+      nextMilestone: 1,
+      milestonesVersion: v,
       commits: new Map(),
       issues: new Map(),
       pulls: new Map(),
@@ -1376,6 +1383,8 @@ export class GitHubState {
     const v = this.time.bump();
     issue.version = v;
     issue.repo.issuesVersion = v;
+    // Its milestone's counts may have changed: every issue embedding it, and its list, too.
+    if (issue.milestone != null) issue.milestone.version = issue.repo.milestonesVersion = v;
     if (issue.pull) {
       issue.pull.version = v;
       issue.repo.pullsVersion = v;

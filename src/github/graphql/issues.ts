@@ -75,7 +75,19 @@ class IssueLikeNode {
   timelineItems(args: Parameters<typeof timelineItems>[2], ctx: GqlContext) {
     return timelineItems(this.s, this.issue, args, ctx, (issue) => subjectNode(this.s, issue));
   }
-  readonly milestone = null;
+  /** Its milestone (REST's, world/milestones.ts), or null. */
+  milestone() {
+    const m = this.issue.milestone;
+    if (m == null) return null;
+    return {
+      __typename: 'Milestone',
+      id: m.nodeId,
+      number: m.number,
+      title: m.title,
+      description: m.description,
+      dueOn: m.dueOn === null ? null : this.s.time.iso(m.dueOn),
+    };
+  }
   projectCards(args: ConnArgs) {
     return EMPTY_CONNECTION(args);
   }

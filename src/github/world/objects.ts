@@ -191,6 +191,26 @@ export interface TagObject {
   origin: 'made' | 'pushed';
 }
 
+/** A milestone (REST "Milestones", world/milestones.ts). */
+export interface Milestone {
+  id: number;
+  nodeId: string;
+  /** From 1 in its repository. */
+  number: number;
+  title: string;
+  description: string | null;
+  state: 'open' | 'closed';
+  /** Run time; null when none. */
+  dueOn: number | null;
+  creator: User;
+  createdAt: number;
+  updatedAt: number;
+  closedAt: number | null;
+  /** Moves with the milestone and with every change of an issue in it (its counts). */
+  version: number;
+  counts?: { version: number; open: number; closed: number };
+}
+
 /** A release (REST "Releases", world/releases.ts): a tag's name, notes and state. */
 export interface Release {
   id: number;
@@ -250,6 +270,8 @@ export interface Issue {
   commentsVersion: number;
   /** Issue events, oldest first (world/events.ts). */
   events: IssueEvent[];
+  /** Its milestone (world/milestones.ts); absent or null when none. */
+  milestone?: Milestone | null;
   pull?: PullRequest;
   json?: JsonCache;
 }
@@ -341,6 +363,10 @@ export interface Repo {
   releases: Map<number, Release>;
   /** Moves with every change of a release: the releases list's version. */
   releasesVersion: number;
+  /** Milestones by number (world/milestones.ts), the next number, and their list's version. */
+  milestones: Map<number, Milestone>;
+  nextMilestone: number;
+  milestonesVersion: number;
   /** The releases newest first, while `releasesVersion` is unchanged. */
   releasesList?: { version: number; items: Release[] };
   commits: Map<string, Commit>;
