@@ -7,9 +7,9 @@
 import {
   actor,
   bodyField,
-  fail,
   mutate,
   notFound,
+  notOfType,
   numberParam,
   pagedList,
   type RestContext,
@@ -100,34 +100,29 @@ function listed(ctx: RestContext, repo: Repo): Milestone[] {
     });
 }
 
-/** A body field's type refused in GitHub's schema-check words. */
-function notA(field: string, value: unknown, what: string): RestResult {
-  return fail(422, `Invalid request.\n\nFor 'properties/${field}', ${JSON.stringify(value)} is not ${what}.`);
-}
-
 /** The body's milestone fields, each of its documented type. */
 function milestoneInput(ctx: RestContext): MilestoneInput | RestResult {
   const input: MilestoneInput = {};
   const title = bodyField(ctx, 'title');
   if (title !== undefined) {
-    if (typeof title !== 'string') return notA('title', title, 'a string');
+    if (typeof title !== 'string') return notOfType('title', title, 'a string');
     input.title = title;
   }
   const state = bodyField(ctx, 'state');
   if (state !== undefined) {
-    if (state !== 'open' && state !== 'closed') return notA('state', state, 'one of ["open", "closed"]');
+    if (state !== 'open' && state !== 'closed') return notOfType('state', state, 'one of ["open", "closed"]');
     input.state = state;
   }
   const description = bodyField(ctx, 'description');
   if (description !== undefined) {
     if (description !== null && typeof description !== 'string')
-      return notA('description', description, 'a string');
+      return notOfType('description', description, 'a string');
     input.description = description;
   }
   const due = bodyField(ctx, 'due_on');
   if (due !== undefined) {
     const wall = typeof due === 'string' ? Date.parse(due) : Number.NaN;
-    if (due !== null && Number.isNaN(wall)) return notA('due_on', due, 'a date-time');
+    if (due !== null && Number.isNaN(wall)) return notOfType('due_on', due, 'a date-time');
     input.dueOn = due === null ? null : ctx.state.time.fromWall(wall);
   }
   return input;

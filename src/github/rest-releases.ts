@@ -11,6 +11,7 @@ import {
   fail,
   mutate,
   notFound,
+  notOfType,
   numberParam,
   pagedList,
   type RestContext,
@@ -99,14 +100,6 @@ function isRefusal(value: ReleaseInput | RestResult): value is RestResult {
   return 'status' in value;
 }
 
-/** GitHub's schema check of a body field's type, in its words. */
-function notA(field: string, value: unknown, type: string): RestResult {
-  return fail(
-    422,
-    `Invalid request.\n\nFor 'properties/${field}', ${JSON.stringify(value)} is not a ${type}.`,
-  );
-}
-
 /** The body's release fields, each of its documented type (null taken for `name` and `body`). */
 function releaseInput(ctx: RestContext): ReleaseInput | RestResult {
   const input: ReleaseInput = {};
@@ -116,19 +109,19 @@ function releaseInput(ctx: RestContext): ReleaseInput | RestResult {
   ] as const) {
     const value = bodyField(ctx, field);
     if (value === undefined) continue;
-    if (typeof value !== 'string') return notA(field, value, 'string');
+    if (typeof value !== 'string') return notOfType(field, value, 'a string');
     input[key] = value;
   }
   for (const field of ['name', 'body'] as const) {
     const value = bodyField(ctx, field);
     if (value === undefined) continue;
-    if (value !== null && typeof value !== 'string') return notA(field, value, 'string');
+    if (value !== null && typeof value !== 'string') return notOfType(field, value, 'a string');
     input[field] = value;
   }
   for (const field of ['draft', 'prerelease'] as const) {
     const value = bodyField(ctx, field);
     if (value === undefined) continue;
-    if (typeof value !== 'boolean') return notA(field, value, 'boolean');
+    if (typeof value !== 'boolean') return notOfType(field, value, 'a boolean');
     input[field] = value;
   }
   return input;
