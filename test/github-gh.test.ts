@@ -901,6 +901,69 @@ describe.skipIf(ghTool.skip || openssl.skip)(
       ]);
     });
 
+    it('gh release create / list / view / edit / delete: REST writes, GraphQL lists; the tag made with it', async () => {
+      const { session, token } = identity();
+      const repo = emulator.state.repo('fleetbench/repo-1');
+      const main = repo.branches.get('main');
+      const made = await gh(
+        ['release', 'create', 'v1.0.0', ...repoArg(), '--title', 'One', '--notes', 'First'],
+        token,
+      );
+      expect(made.stderr).toBe('');
+      expect(made.code).toBe(0);
+      expect(made.stdout.trim()).toMatch(/\/fleetbench\/repo-1\/releases\/tag\/v1\.0\.0$/);
+      expect(repo.tags.get('v1.0.0')).toBe(main);
+      const draft = await gh(
+        ['release', 'create', 'v2.0.0', ...repoArg(), '--draft', '--title', 'Two', '--notes', 'Next'],
+        token,
+      );
+      expect(draft.code).toBe(0);
+      expect(repo.tags.has('v2.0.0')).toBe(false);
+      const list = await gh(['release', 'list', ...repoArg()], token);
+      expect(list.code).toBe(0);
+      expect(list.stdout.split('\n').map((l) => l.split('\t').slice(0, 3))).toEqual([
+        ['Two', 'Draft', 'v2.0.0'],
+        ['One', 'Latest', 'v1.0.0'],
+        [''],
+      ]);
+      const view = await gh(['release', 'view', 'v1.0.0', ...repoArg()], token);
+      expect(view.code).toBe(0);
+      expect(view.stdout).toMatch(/^title:\tOne$/m);
+      expect(view.stdout).toContain('First');
+      const published = await gh(['release', 'edit', 'v2.0.0', '--draft=false', ...repoArg()], token);
+      expect(published.code).toBe(0);
+      expect(repo.tags.get('v2.0.0')).toBe(main);
+      const deleted = await gh(['release', 'delete', 'v1.0.0', '--yes', ...repoArg()], token);
+      expect(deleted.code).toBe(0);
+      const after = await gh(['release', 'list', ...repoArg()], token);
+      expect(after.stdout.split('\n')[0]?.split('\t').slice(0, 3)).toEqual(['Two', 'Latest', 'v2.0.0']);
+      // gh asks for a release by tag through REST and GraphQL at once: the order of those two varies.
+      const sorted = (list: unknown[][]) => list.map((c) => JSON.stringify(c)).sort();
+      expect(sorted(charges(session))).toEqual(
+        sorted([
+          // create, create --draft
+          ['POST /repos/{owner}/{repo}/releases', 1, 5],
+          ['POST /repos/{owner}/{repo}/releases', 1, 5],
+          // list
+          ['RepositoryReleaseList', 1, 1],
+          // view TAG
+          ['GET /repos/{owner}/{repo}/releases/tags/{tag}', 1, 1],
+          ['RepositoryReleaseByTag', 1, 1],
+          // edit TAG of a draft: REST finds no published release of the tag, GraphQL its id
+          ['GET /repos/{owner}/{repo}/releases/tags/{tag}', 1, 1],
+          ['RepositoryReleaseByTag', 1, 1],
+          ['GET /repos/{owner}/{repo}/releases/{release_id}', 1, 1],
+          ['PATCH /repos/{owner}/{repo}/releases/{release_id}', 1, 5],
+          // delete TAG --yes
+          ['GET /repos/{owner}/{repo}/releases/tags/{tag}', 1, 1],
+          ['RepositoryReleaseByTag', 1, 1],
+          ['DELETE /repos/{owner}/{repo}/releases/{release_id}', 1, 5],
+          // list
+          ['RepositoryReleaseList', 1, 1],
+        ]),
+      );
+    });
+
     it('gh issue edit --add-label / --remove-label: the labels follow, each change an event', async () => {
       const repo = emulator.state.repo('fleetbench/repo-1');
       emulator.state.createLabel(repo, { name: 'agent:working' });

@@ -719,6 +719,94 @@ describe("GitHub's OpenAPI description", () => {
     ).toBe(404);
     expect(await call('GET /repos/{owner}/{repo}/git/matching-refs/{ref}', { ref: 'heads/wa' })).toBe(200);
 
+    // A README, releases, meta information and zen.
+    expect(await call('GET /repos/{owner}/{repo}/readme')).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/readme', { ref: 'no-such-ref' })).toBe(404);
+    expect(await call('GET /repos/{owner}/{repo}/readme/{dir}', { dir: 'a' })).toBe(404);
+    expect(await call('GET /meta')).toBe(200);
+    expect(await call('GET /zen')).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/releases/latest')).toBe(404);
+    const release = await octokit.request('POST /repos/{owner}/{repo}/releases', {
+      ...repo,
+      tag_name: 'v0.1.0',
+      name: 'Walked',
+      body: 'Notes',
+    });
+    walked.add('POST /repos/{owner}/{repo}/releases');
+    expect(release.status).toBe(201);
+    expect(await call('POST /repos/{owner}/{repo}/releases', { tag_name: 'v0.1.0' })).toBe(422);
+    expect(await call('GET /repos/{owner}/{repo}/releases', { per_page: 5 })).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/releases/latest')).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/releases/tags/{tag}', { tag: 'v0.1.0' })).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/releases/tags/{tag}', { tag: 'v9.9.9' })).toBe(404);
+    const releaseId = release.data.id;
+    expect(await call('GET /repos/{owner}/{repo}/releases/{release_id}', { release_id: releaseId })).toBe(
+      200,
+    );
+    expect(
+      await call('PATCH /repos/{owner}/{repo}/releases/{release_id}', {
+        release_id: releaseId,
+        prerelease: true,
+      }),
+    ).toBe(200);
+    expect(
+      await call('PATCH /repos/{owner}/{repo}/releases/{release_id}', {
+        release_id: releaseId,
+        tag_name: 'a..b',
+      }),
+    ).toBe(422);
+    expect(await call('DELETE /repos/{owner}/{repo}/releases/{release_id}', { release_id: releaseId })).toBe(
+      204,
+    );
+    expect(await call('GET /repos/{owner}/{repo}/releases/{release_id}', { release_id: releaseId })).toBe(
+      404,
+    );
+    expect(await call('DELETE /repos/{owner}/{repo}/releases/{release_id}', { release_id: releaseId })).toBe(
+      404,
+    );
+
+    // Milestones, and an issue put in one.
+    expect(
+      await call('POST /repos/{owner}/{repo}/milestones', {
+        title: 'Walked',
+        due_on: '2030-01-01T00:00:00Z',
+      }),
+    ).toBe(201);
+    expect(await call('POST /repos/{owner}/{repo}/milestones', { title: 'Walked' })).toBe(422);
+    expect(await call('GET /repos/{owner}/{repo}/milestones', { state: 'all' })).toBe(200);
+    const milestoneNumber = state.nextMilestone - 1;
+    expect(
+      await call('PATCH /repos/{owner}/{repo}/issues/{issue_number}', {
+        issue_number: 1,
+        milestone: milestoneNumber,
+      }),
+    ).toBe(200);
+    expect(
+      await call('GET /repos/{owner}/{repo}/milestones/{milestone_number}', {
+        milestone_number: milestoneNumber,
+      }),
+    ).toBe(200);
+    expect(
+      await call('GET /repos/{owner}/{repo}/milestones/{milestone_number}', { milestone_number: 999 }),
+    ).toBe(404);
+    expect(
+      await call('PATCH /repos/{owner}/{repo}/milestones/{milestone_number}', {
+        milestone_number: milestoneNumber,
+        state: 'closed',
+      }),
+    ).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/issues/{issue_number}', { issue_number: 1 })).toBe(200);
+    expect(
+      await call('DELETE /repos/{owner}/{repo}/milestones/{milestone_number}', {
+        milestone_number: milestoneNumber,
+      }),
+    ).toBe(204);
+    expect(
+      await call('DELETE /repos/{owner}/{repo}/milestones/{milestone_number}', {
+        milestone_number: milestoneNumber,
+      }),
+    ).toBe(404);
+
     // Every route was walked, and every answer fits GitHub's description.
     const shapes = new Set([...walked].map((route) => shapeOf(route)));
     expect(emulatorRoutes().filter((r) => !shapes.has(shapeOf(`${r.method} ${r.template}`)))).toEqual([]);
@@ -885,6 +973,19 @@ describe('@octokit/fixtures, replayed', () => {
         latency: false,
       });
       const parity = watchParity(emulator);
+      // The releases a scenario reads by tag, made as the recording found them.
+      for (const r of recorded) {
+        const named = /^\/repos\/(octokit-fixture-org\/[^/]+)\/releases\/tags\/([^/?]+)$/.exec(r.path);
+        if (named === null || r.method.toUpperCase() !== 'GET' || r.status !== 200) continue;
+        const seen = r.response as { name: string | null; body: string | null };
+        const where = emulator.state.repo(named[1]!);
+        if (emulator.state.releases.byTag(where, named[2]!) === undefined)
+          emulator.state.releases.create(
+            where,
+            { tagName: named[2]!, name: seen.name, body: seen.body },
+            emulator.state.defaultUser,
+          );
+      }
       for (const r of recorded) {
         const method = r.method.toUpperCase();
         const path = r.path.split('?')[0]!;

@@ -43,7 +43,17 @@ import { validRefName } from './world/refs.ts';
 export function addContentsRoutes(r: RestRouter): void {
   const contents = '/repos/{owner}/{repo}/contents/{path+}';
   r.add('GET', contents, 'repos/contents#get-repository-content', (ctx) =>
-    withRepo(ctx, (repo) => getContent(ctx, repo)),
+    withRepo(ctx, (repo) => getContent(ctx, repo, ctx.params[2]!)),
+  );
+  // The README of the root or of a directory, answered as the file's contents entry.
+  r.add('GET', '/repos/{owner}/{repo}/readme', 'repos/contents#get-a-repository-readme', (ctx) =>
+    withRepo(ctx, (repo) => getReadme(ctx, repo, '')),
+  );
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/readme/{dir+}',
+    'repos/contents#get-a-repository-readme-for-a-directory',
+    (ctx) => withRepo(ctx, (repo) => getReadme(ctx, repo, ctx.params[2]!)),
   );
   // A commit on a branch, as a push is: content-creating (docs/github-emulator.md, "Secondary limits").
   r.add(
@@ -204,16 +214,54 @@ function entryObject(
   };
 }
 
-/** GET …/contents/{path}?ref=: a file (base64 `content`), a directory (its entries), or 404. */
-function getContent(ctx: RestContext, repo: Repo): RestResult {
-  const path = ctx.params[2]!.replace(/^\/+|\/+$/g, '');
+/**
+ * A README's name as GitHub matches it: `README`, alone or with an extension (`README.md`,
+ * `readme.markdown`, `Readme.rst`), in any case.
+ */
+const README_NAME = /^readme(\.[^.]+)*$/i;
+
+/**
+ * GET …/readme and …/readme/{dir}?ref=: the README of the directory (the root by default) at
+ * `ref` (the default branch by default), as its contents entry; 404 when the directory has none.
+ * Of several (`README.md` and `readme.txt`), the first in git's tree order, which puts upper case
+ * first (docs/github-emulator.md, "Contents and Git data").
+ */
+function getReadme(ctx: RestContext, repo: Repo, dir: string): RestResult {
+  const found = entryAtRef(ctx, repo, dir);
+  if (isResult(found)) return found;
+  const { path, entry } = found;
+  if (entry.mode !== '40000') return notFound();
+  const readme = ctx.state.gitStore
+    .tree(repo, entry.sha)
+    ?.find((e) => (e.mode === '100644' || e.mode === '100755') && README_NAME.test(e.name));
+  if (readme === undefined) return notFound();
+  return getContent(ctx, repo, path === '' ? readme.name : `${path}/${readme.name}`);
+}
+
+/**
+ * What a read names: the commit of its `ref` (the default branch by default; 404 `No commit found
+ * for the ref …`), and the entry at the path in it (404 when there is none).
+ */
+function entryAtRef(
+  ctx: RestContext,
+  repo: Repo,
+  rawPath: string,
+): { path: string; ref: string; commit: Commit; entry: PathEntry } | RestResult {
+  const path = rawPath.replace(/^\/+|\/+$/g, '');
   const ref = ctx.query.get('ref') || repo.defaultBranch;
   const commit = commitOfRef(ctx, repo, ref);
   if (commit === undefined) return fail(404, `No commit found for the ref ${ref}`);
   if (path !== '' && pathProblem(path, 'path') !== undefined) return notFound();
+  const entry = ctx.state.gitStore.entryAt(repo, commit.tree, path);
+  return entry === undefined ? notFound() : { path, ref, commit, entry };
+}
+
+/** GET …/contents/{path}?ref=: a file (base64 `content`), a directory (its entries), or 404. */
+function getContent(ctx: RestContext, repo: Repo, rawPath: string): RestResult {
+  const found = entryAtRef(ctx, repo, rawPath);
+  if (isResult(found)) return found;
+  const { path, ref, commit, entry } = found;
   const store = ctx.state.gitStore;
-  const entry = store.entryAt(repo, commit.tree, path);
-  if (entry === undefined) return notFound();
   const hit = unchanged(ctx, commit.version);
   if (hit) return hit;
   const answer = (body: unknown): RestResult => ({

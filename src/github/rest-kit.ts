@@ -157,6 +157,14 @@ export function fail(status: number, message: string, extra: Record<string, unkn
 
 export const notFound = (): RestResult => fail(404, 'Not Found');
 
+/**
+ * GitHub's schema check refusing a body field of the wrong type, in its words: `what` is `a
+ * string`, `a boolean`, `one of ["open", "closed"]`, ….
+ */
+export function notOfType(field: string, value: unknown, what: string): RestResult {
+  return fail(422, `Invalid request.\n\nFor 'properties/${field}', ${JSON.stringify(value)} is not ${what}.`);
+}
+
 export function validation(resource: string, field: string, code = 'missing_field'): RestResult {
   return fail(422, 'Validation Failed', { errors: [{ resource, code, field }] });
 }

@@ -40,6 +40,8 @@ import {
   withPull,
   withRepo,
 } from './rest-kit.ts';
+import { addMilestoneRoutes, milestoneOfWrite } from './rest-milestones.ts';
+import { addReleaseRoutes } from './rest-releases.ts';
 import { addTagRoutes } from './rest-tags.ts';
 import { MAX_RESULTS, parseSearch, runSearch, SearchQueryError, type SearchSort } from './search.ts';
 import {
@@ -71,6 +73,7 @@ import {
   type User,
 } from './state.ts';
 import { roleOf } from './world/access.ts';
+import { issueVersion } from './world/milestones.ts';
 
 const pullsList = (ctx: RestContext) => repoList(ctx, 'pulls', (repo) => repo.pullsVersion, renderPulls);
 
@@ -437,6 +440,8 @@ function updateIssue(ctx: RestContext, issue: Issue): RestResult {
   const assignees = strings(ctx, 'assignees');
   const refused = unassignable(ctx, assignees);
   if (refused) return refused;
+  const milestone = milestoneOfWrite(ctx, issue.repo);
+  if ('status' in milestone) return milestone;
   return mutate(() => {
     const by = actor(ctx);
     ctx.state.editIssue(
@@ -451,6 +456,7 @@ function updateIssue(ctx: RestContext, issue: Issue): RestResult {
     );
     if (labels !== undefined) ctx.state.setLabels(issue, labels, by);
     if (assignees !== undefined) ctx.state.setAssignees(issue, assignees, by);
+    if (milestone.milestone !== undefined) ctx.state.milestones.assign(issue, milestone.milestone);
     return { status: 200, body: issueJson(ctx.state, issue) };
   }, 'Issue');
 }
@@ -583,13 +589,35 @@ export function buildRestRouter(): RestRouter {
   addActionRoutes(r);
   addGitRoutes(r);
   addTagRoutes(r);
+  addReleaseRoutes(r);
+  addMilestoneRoutes(r);
   addHookRoutes(r);
   addContentsRoutes(r);
   addAppRoutes(r);
   return r;
 }
 
-/** The API root, the rate limit, users, the caller's repositories, search and a repository. */
+/** GitHub's design principles, which `GET /zen` answers one at a time. */
+const ZEN = [
+  'Responsive is better than fast.',
+  "It's not fully shipped until it's fast.",
+  'Anything added dilutes everything else.',
+  'Practicality beats purity.',
+  'Approachable is better than simple.',
+  'Mind your words, they are important.',
+  'Speak like a human.',
+  'Half measures are as bad as nothing at all.',
+  'Encourage flow.',
+  'Non-blocking is better than blocking.',
+  'Favor focus over features.',
+  'Avoid administrative distraction.',
+  'Design for failure.',
+  'Keep it logically awesome.',
+];
+/** Each world's next saying: deterministic, as the rest of a run. */
+const zenTurns = new WeakMap<GitHubState, number>();
+
+/** The API root, meta information and zen, the rate limit, users, the caller's repositories, search and a repository. */
 function addAccountRoutes(r: RestRouter): void {
   r.add('GET', '/', 'meta/meta#github-api-root', (ctx) => {
     const api = ctx.state.apiUrl;
@@ -631,6 +659,39 @@ function addAccountRoutes(r: RestRouter): void {
         user_repositories_url: `${api}/users/{user}/repos{?type,page,per_page,sort}`,
         user_search_url: `${api}/search/users?q={query}{&page,per_page,sort,order}`,
       }),
+    };
+  });
+
+  // GitHub's meta information: the addresses its services answer from. Here every service is the
+  // emulator, served on the loopback addresses; no SSH (git is served over HTTP only).
+  r.add('GET', '/meta', 'meta/meta#get-apiname-meta-information', (ctx) => {
+    const host = new URL(ctx.state.webUrl).host;
+    const loopback = ['127.0.0.1/32', '::1/128'];
+    return {
+      status: 200,
+      body: JSON.stringify({
+        verifiable_password_authentication: false,
+        ssh_key_fingerprints: {},
+        ssh_keys: [],
+        hooks: loopback,
+        web: loopback,
+        api: loopback,
+        git: loopback,
+        domains: { website: [host], packages: [], actions: [] },
+      }),
+      // The answer never changes within a run: its one version, for a conditional GET's 304.
+      version: 1,
+    };
+  });
+
+  // One of GitHub's design principles, a different one each call (in turn), as text/plain.
+  r.add('GET', '/zen', 'meta/meta#get-the-zen-of-github', (ctx) => {
+    const turn = zenTurns.get(ctx.state) ?? 0;
+    zenTurns.set(ctx.state, turn + 1);
+    return {
+      status: 200,
+      body: ZEN[turn % ZEN.length]!,
+      contentType: 'text/plain;charset=utf-8',
     };
   });
 
@@ -728,6 +789,8 @@ function addIssueRoutes(r: RestRouter): void {
         const assignees = strings(ctx, 'assignees');
         const refused = unassignable(ctx, assignees);
         if (refused) return refused;
+        const milestone = milestoneOfWrite(ctx, repo);
+        if ('status' in milestone) return milestone;
         return mutate(() => {
           const issue = ctx.state.createIssue(repo, {
             title,
@@ -736,6 +799,7 @@ function addIssueRoutes(r: RestRouter): void {
             labels: strings(ctx, 'labels'),
             assignees,
           });
+          if (milestone.milestone) ctx.state.milestones.assign(issue, milestone.milestone);
           return {
             status: 201,
             body: issueJson(ctx.state, issue),
@@ -749,9 +813,11 @@ function addIssueRoutes(r: RestRouter): void {
   r.add('GET', '/repos/{owner}/{repo}/issues/{issue_number}', 'issues/issues#get-an-issue', (ctx) =>
     withIssue(ctx, 2, (issue) => {
       const lastModified = issue.updatedAt;
-      const hit = unchanged(ctx, issue.version);
+      // Its milestone's counts are in it: the version moves with them too.
+      const version = issueVersion(issue);
+      const hit = unchanged(ctx, version);
       if (hit) return { ...hit, lastModified };
-      return { status: 200, body: issueJson(ctx.state, issue), version: issue.version, lastModified };
+      return { status: 200, body: issueJson(ctx.state, issue), version, lastModified };
     }),
   );
 

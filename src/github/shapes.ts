@@ -15,7 +15,9 @@ import {
   type IssueComment,
   type JsonCache,
   type Label,
+  type Milestone,
   type PullRequest,
+  type Release,
   type Repo,
   type Review,
   type ReviewComment,
@@ -26,6 +28,7 @@ import {
 } from './state.ts';
 import { association } from './world/access.ts';
 import { type GitIdent, gitDate } from './world/git-objects.ts';
+import { issueVersion } from './world/milestones.ts';
 import type { Reaction } from './world/reactions.ts';
 
 function cached(
@@ -286,7 +289,7 @@ function closer(state: GitHubState, issue: Issue): Record<string, unknown> | nul
 }
 
 export function issueJson(state: GitHubState, issue: Issue): string {
-  return cached(state, issue as never, 'json', issue.version, () => {
+  return cached(state, issue as never, 'json', issueVersion(issue), () => {
     const repo = issue.repo;
     const api = `${state.apiUrl}/repos/${repo.fullName}`;
     const html = `${state.webUrl}/${repo.fullName}`;
@@ -309,7 +312,7 @@ export function issueJson(state: GitHubState, issue: Issue): string {
       locked: false,
       assignee: issue.assignees[0] ? userObject(state, issue.assignees[0]) : null,
       assignees: issue.assignees.map((u) => userObject(state, u)),
-      milestone: null,
+      milestone: issue.milestone == null ? null : milestoneObject(state, repo, issue.milestone),
       comments: issue.comments.length,
       created_at: state.time.iso(issue.createdAt),
       updated_at: state.time.iso(issue.updatedAt),
@@ -822,5 +825,59 @@ export function tagListEntry(state: GitHubState, repo: Repo, name: string, commi
     tarball_url: `${api}/tarball/refs/tags/${path}`,
     commit: { sha: commitSha, url: `${api}/commits/${commitSha}` },
     node_id: refNodeId(repo, `refs/tags/${name}`),
+  };
+}
+
+/** A release as GitHub's `release` schema has it (no assets: the emulator takes no uploads). */
+export function releaseObject(state: GitHubState, repo: Repo, release: Release): Record<string, unknown> {
+  const api = `${state.apiUrl}/repos/${repo.fullName}`;
+  const url = `${api}/releases/${release.id}`;
+  const tag = release.tagName.split('/').map(encodeURIComponent).join('/');
+  return {
+    url,
+    html_url: `${state.webUrl}/${repo.fullName}/releases/tag/${tag}`,
+    assets_url: `${url}/assets`,
+    upload_url: `${url}/assets{?name,label}`,
+    tarball_url: `${api}/tarball/${tag}`,
+    zipball_url: `${api}/zipball/${tag}`,
+    id: release.id,
+    node_id: release.nodeId,
+    tag_name: release.tagName,
+    target_commitish: release.targetCommitish,
+    name: release.name,
+    draft: release.draft,
+    prerelease: release.prerelease,
+    immutable: false,
+    created_at: state.time.iso(release.createdAt),
+    published_at: release.publishedAt === null ? null : state.time.iso(release.publishedAt),
+    updated_at: state.time.iso(release.updatedAt),
+    author: userObject(state, release.author),
+    assets: [],
+    body: release.body,
+  };
+}
+
+/** A milestone as GitHub's `milestone` schema has it, with its issues counted. */
+export function milestoneObject(state: GitHubState, repo: Repo, m: Milestone): Record<string, unknown> {
+  const api = `${state.apiUrl}/repos/${repo.fullName}/milestones/${m.number}`;
+  const counts = state.milestones.counts(repo, m);
+  const iso = (t: number | null) => (t === null ? null : state.time.iso(t));
+  return {
+    url: api,
+    html_url: `${state.webUrl}/${repo.fullName}/milestone/${m.number}`,
+    labels_url: `${api}/labels`,
+    id: m.id,
+    node_id: m.nodeId,
+    number: m.number,
+    state: m.state,
+    title: m.title,
+    description: m.description,
+    creator: userObject(state, m.creator),
+    open_issues: counts.open,
+    closed_issues: counts.closed,
+    created_at: state.time.iso(m.createdAt),
+    updated_at: state.time.iso(m.updatedAt),
+    closed_at: iso(m.closedAt),
+    due_on: iso(m.dueOn),
   };
 }

@@ -26,6 +26,7 @@ import { GITHUB_COMMITTER, type GitIdent, readmeTree } from './world/git-objects
 import { GitStore } from './world/git-store.ts';
 import { checkLabelName, type LabelInput, Labels } from './world/labels.ts';
 import { type MadeMerge, type MergeChoice, makeMerge } from './world/merges.ts';
+import { Milestones } from './world/milestones.ts';
 import type { WorldListener, WorldNotice } from './world/notices.ts';
 import {
   type Commit,
@@ -48,6 +49,7 @@ import {
 } from './world/objects.ts';
 import { type Reaction, type ReactionContent, Reactions } from './world/reactions.ts';
 import { Refs } from './world/refs.ts';
+import { Releases } from './world/releases.ts';
 import { FIXTURE_STEP_MS, fixtureRepoDates, WorldTime } from './world/time.ts';
 
 export * from './world/objects.ts';
@@ -140,6 +142,10 @@ export class GitHubState {
   readonly labelTable: Labels;
   /** Reactions on issues, pull requests and issue comments. */
   readonly reactions: Reactions;
+  /** Each repository's releases. */
+  readonly releases: Releases;
+  /** Each repository's milestones. */
+  readonly milestones: Milestones;
   readonly users = new Map<string, User>();
   /**
    * The version of the world's set of users: moves when one is made (a token's or a fixture's
@@ -175,6 +181,10 @@ export class GitHubState {
     this.events = new IssueEvents(this.time);
     this.labelTable = new Labels(this.time);
     this.reactions = new Reactions(this.time);
+    this.milestones = new Milestones(this.time, (issue) => this.restamp(issue));
+    this.releases = new Releases(this.time, (repo, name, sha, by) =>
+      this.createTag(repo, `refs/tags/${name}`, sha, by),
+    );
     for (const user of fixtures.users ?? []) this.ensureUser(user.login, user.type ?? 'User', user.name);
     for (const org of fixtures.users ?? [])
       if (org.members !== undefined)
@@ -355,6 +365,11 @@ export class GitHubState {
       branches: new Map(),
       tags: new Map(),
       tagObjects: new Map(),
+      releases: new Map(),
+      releasesVersion: v,
+      milestones: new Map(),
+      nextMilestone: 1,
+      milestonesVersion: v,
       commits: new Map(),
       issues: new Map(),
       pulls: new Map(),
@@ -1368,6 +1383,8 @@ export class GitHubState {
     const v = this.time.bump();
     issue.version = v;
     issue.repo.issuesVersion = v;
+    // Its milestone's counts may have changed: every issue embedding it, and its list, too.
+    if (issue.milestone != null) issue.milestone.version = issue.repo.milestonesVersion = v;
     if (issue.pull) {
       issue.pull.version = v;
       issue.repo.pullsVersion = v;

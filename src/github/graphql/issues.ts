@@ -16,6 +16,7 @@ import { CommitNode, RefNode } from './commits.ts';
 import { type ConnArgs, connection, EMPTY_CONNECTION } from './connection.ts';
 import { type GqlContext, notFound, upper } from './context.ts';
 import { reactionGroups } from './reactions.ts';
+import { ReleaseNode, releaseByTag, releasesConnection } from './releases.ts';
 import { IssueCommentNode, ReviewNode, ReviewThreadNode } from './reviews.ts';
 import { PullCommitNode, timelineItems } from './timeline.ts';
 import { actor, association, LabelNode, UserNode } from './users.ts';
@@ -74,7 +75,19 @@ class IssueLikeNode {
   timelineItems(args: Parameters<typeof timelineItems>[2], ctx: GqlContext) {
     return timelineItems(this.s, this.issue, args, ctx, (issue) => subjectNode(this.s, issue));
   }
-  readonly milestone = null;
+  /** Its milestone (REST's, world/milestones.ts), or null. */
+  milestone() {
+    const m = this.issue.milestone;
+    if (m == null) return null;
+    return {
+      __typename: 'Milestone',
+      id: m.nodeId,
+      number: m.number,
+      title: m.title,
+      description: m.description,
+      dueOn: m.dueOn === null ? null : this.s.time.iso(m.dueOn),
+    };
+  }
   projectCards(args: ConnArgs) {
     return EMPTY_CONNECTION(args);
   }
@@ -480,6 +493,16 @@ export class RepoNode {
   }
   milestones(args: ConnArgs) {
     return EMPTY_CONNECTION(args);
+  }
+  releases(args: ConnArgs & { orderBy?: { field: string; direction: string } | null }, ctx: GqlContext) {
+    return releasesConnection(this.s, this.repo, args, ctx);
+  }
+  release(args: { tagName: string }, ctx: GqlContext) {
+    return releaseByTag(this.s, this.repo, args.tagName, ctx);
+  }
+  latestRelease() {
+    const latest = this.s.releases.latest(this.repo);
+    return latest === undefined ? null : new ReleaseNode(this.s, this.repo, latest);
   }
   projects(args: ConnArgs) {
     return EMPTY_CONNECTION(args);

@@ -215,6 +215,8 @@ enum LabelOrderField { NAME CREATED_AT }
 input LabelOrder { field: LabelOrderField!, direction: OrderDirection! }
 input IssueOrder { field: IssueOrderField!, direction: OrderDirection! }
 enum TeamOrderField { NAME }
+enum ReleaseOrderField { CREATED_AT NAME }
+input ReleaseOrder { field: ReleaseOrderField!, direction: OrderDirection! }
 input TeamOrder { field: TeamOrderField!, direction: OrderDirection! }
 enum PullRequestState { OPEN CLOSED MERGED }
 enum IssueState { OPEN CLOSED }
@@ -306,6 +308,9 @@ type Repository implements Node {
   assignableUsers(first: Int, last: Int, after: String, before: String, query: String): UserConnection!
   mentionableUsers(first: Int, last: Int, after: String, before: String, query: String): UserConnection!
   milestones(first: Int, last: Int, after: String, before: String): MilestoneConnection
+  releases(first: Int, last: Int, after: String, before: String, orderBy: ReleaseOrder): ReleaseConnection!
+  release(tagName: String!): Release
+  latestRelease: Release
   projects(first: Int, last: Int, after: String, before: String): ProjectConnection!
 }
 
@@ -319,6 +324,9 @@ type UserConnection { totalCount: Int!, nodes: [User], edges: [UserEdge], pageIn
 type UserEdge { cursor: String!, node: User }
 type LabelConnection { totalCount: Int!, nodes: [Label], edges: [LabelEdge], pageInfo: PageInfo! }
 type LabelEdge { cursor: String!, node: Label }
+type ReleaseConnection { totalCount: Int!, nodes: [Release], edges: [ReleaseEdge], pageInfo: PageInfo! }
+type ReleaseEdge { cursor: String!, node: Release }
+type Release implements Node { id: ID!, databaseId: Int, name: String, tagName: String!, description: String, isDraft: Boolean!, isPrerelease: Boolean!, isLatest: Boolean!, createdAt: DateTime!, publishedAt: DateTime, updatedAt: DateTime!, url: URI!, author: User }
 type MilestoneConnection { totalCount: Int!, nodes: [Milestone], pageInfo: PageInfo! }
 type ProjectConnection { totalCount: Int!, nodes: [Project], pageInfo: PageInfo! }
 type ProjectCardConnection { totalCount: Int!, nodes: [ProjectCard], pageInfo: PageInfo! }

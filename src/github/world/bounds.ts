@@ -35,6 +35,25 @@ export function longerThan(text: string, max: number): boolean {
 export const LABEL_BOUNDS = { maxDescriptionChars: 100, maxPerRepo: 1_000 } as const;
 
 /**
+ * A repository's milestones (docs/limits.md): a title of at most 255 characters, a description
+ * of at most 65,536 and at most 10,000 milestones in one repository (the emulator's own: GitHub
+ * documents none; each is kept for the run, and a repository's issues are read to count one's).
+ */
+export const MILESTONE_BOUNDS = {
+  maxTitleChars: 255,
+  maxDescriptionChars: 65_536,
+  maxPerRepo: 10_000,
+} as const;
+
+/**
+ * A repository's releases (docs/limits.md): a body of at most 125,000 characters (GitHub's
+ * answer past it: `body is too long (maximum is 125000 characters)`); a name of at most 1,024
+ * characters and at most 10,000 releases in one repository (the emulator's own: GitHub documents
+ * neither; each release is kept for the run and the list is sorted on a change).
+ */
+export const RELEASE_BOUNDS = { maxBodyChars: 125_000, maxNameChars: 1_024, maxPerRepo: 10_000 } as const;
+
+/**
  * What the contents and Git data APIs take and give (docs/limits.md, "GitHub emulator"):
  * - a blob of at most 100 MiB (GitHub's "Get a blob": "supports blobs up to 100 megabytes"; its
  *   contents API: "Greater than 100 MB: This endpoint is not supported"); a write's body is bounded

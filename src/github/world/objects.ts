@@ -191,6 +191,45 @@ export interface TagObject {
   origin: 'made' | 'pushed';
 }
 
+/** A milestone (REST "Milestones", world/milestones.ts). */
+export interface Milestone {
+  id: number;
+  nodeId: string;
+  /** From 1 in its repository. */
+  number: number;
+  title: string;
+  description: string | null;
+  state: 'open' | 'closed';
+  /** Run time; null when none. */
+  dueOn: number | null;
+  creator: User;
+  createdAt: number;
+  updatedAt: number;
+  closedAt: number | null;
+  /** Moves with the milestone and with every change of an issue in it (its counts). */
+  version: number;
+  counts?: { version: number; open: number; closed: number };
+}
+
+/** A release (REST "Releases", world/releases.ts): a tag's name, notes and state. */
+export interface Release {
+  id: number;
+  nodeId: string;
+  tagName: string;
+  /** Where its tag is made when it does not exist: a branch or a commit SHA. */
+  targetCommitish: string;
+  name: string | null;
+  body: string | null;
+  draft: boolean;
+  prerelease: boolean;
+  author: User;
+  createdAt: number;
+  /** Null while a draft. */
+  publishedAt: number | null;
+  updatedAt: number;
+  version: number;
+}
+
 export interface Commit {
   sha: string;
   nodeId: string;
@@ -231,6 +270,8 @@ export interface Issue {
   commentsVersion: number;
   /** Issue events, oldest first (world/events.ts). */
   events: IssueEvent[];
+  /** Its milestone (world/milestones.ts); absent or null when none. */
+  milestone?: Milestone | null;
   pull?: PullRequest;
   json?: JsonCache;
 }
@@ -318,6 +359,16 @@ export interface Repo {
   tags: Map<string, string>;
   /** Annotated tags by SHA. */
   tagObjects: Map<string, TagObject>;
+  /** Releases by id, in the order they were made (world/releases.ts). */
+  releases: Map<number, Release>;
+  /** Moves with every change of a release: the releases list's version. */
+  releasesVersion: number;
+  /** Milestones by number (world/milestones.ts), the next number, and their list's version. */
+  milestones: Map<number, Milestone>;
+  nextMilestone: number;
+  milestonesVersion: number;
+  /** The releases newest first, while `releasesVersion` is unchanged. */
+  releasesList?: { version: number; items: Release[] };
   commits: Map<string, Commit>;
   /** Issues and pull requests (every PR is an issue), by number. */
   issues: Map<number, Issue>;
