@@ -444,6 +444,32 @@ describe.skipIf(ghTool.skip || openssl.skip)(
       ]);
     });
 
+    it('gh pr merge --auto sets auto-merge; the pull request merges itself once it is approved', async () => {
+      const opened = emulator.admin.openPullRequest({
+        repo: 'fleetbench/repo-1',
+        head: 'agent/issue-8',
+        issue: 8,
+      });
+      const { session, token } = identity('fleet-agent');
+      const res = await gh(['pr', 'merge', String(opened.number), ...repoArg(), '--auto', '--squash'], token);
+      expect(res.code, res.stderr).toBe(0);
+      expect(pull(opened.number).autoMerge?.method).toBe('squash');
+      expect(pull(opened.number).merged).toBe(false);
+      expect(charges(session)).toEqual([
+        ['PullRequest_fields', 1, 1],
+        ['PullRequestByNumber', 1, 1],
+        ['PullRequestAutoMerge', 1, 5],
+      ]);
+      emulator.admin.submitReview({
+        repo: 'fleetbench/repo-1',
+        number: opened.number,
+        user: 'reviewer-2',
+        state: 'APPROVED',
+      });
+      expect(pull(opened.number).merged).toBe(true);
+      expect(pull(opened.number).mergedBy?.login).toBe('fleet-agent');
+    });
+
     it('gh issue view shows the issue and its comments', async () => {
       emulator.admin.postIssueComment({
         repo: 'fleetbench/repo-1',

@@ -136,6 +136,7 @@ const repoSchema = z
     allow_squash_merge: z.boolean().optional(),
     allow_rebase_merge: z.boolean().optional(),
     delete_branch_on_merge: z.boolean().optional(),
+    allow_auto_merge: z.boolean().optional(),
     labels: z.array(labelSchema).max(LABEL_BOUNDS.maxPerRepo).optional(),
     collaborators: z.array(collaboratorSchema).optional(),
     branches: z.array(z.object({ name: z.string().min(1), sha: sha.optional() }).strict()).optional(),

@@ -358,6 +358,7 @@ function updateRepo(ctx: RestContext, repo: Repo): RestResult {
     allow_squash_merge: 'allowSquashMerge',
     allow_rebase_merge: 'allowRebaseMerge',
     delete_branch_on_merge: 'deleteBranchOnMerge',
+    allow_auto_merge: 'allowAutoMerge',
   } as const;
   for (const field of Object.keys(settings)) {
     const value = bodyField(ctx, field);

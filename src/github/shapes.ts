@@ -236,7 +236,7 @@ export function repoDetailJson(state: GitHubState, repo: Repo): string {
     allow_merge_commit: repo.settings.allowMergeCommit,
     allow_squash_merge: repo.settings.allowSquashMerge,
     allow_rebase_merge: repo.settings.allowRebaseMerge,
-    allow_auto_merge: false,
+    allow_auto_merge: repo.settings.allowAutoMerge,
     allow_update_branch: false,
     use_squash_pr_title_as_default: false,
     squash_merge_commit_title: 'COMMIT_OR_PR_TITLE',
@@ -399,7 +399,16 @@ function pullObject(state: GitHubState, pull: PullRequest): Record<string, unkno
       statuses: { href: `${api}/statuses/${pull.headSha}` },
     },
     author_association: association(issue.user, repo),
-    auto_merge: null,
+    auto_merge:
+      pull.autoMerge === undefined
+        ? null
+        : {
+            enabled_by: userObject(state, pull.autoMerge.enabledBy),
+            merge_method: pull.autoMerge.method,
+            // What the merge commit will say when its enabler gave it; empty when GitHub's default.
+            commit_title: pull.autoMerge.title ?? '',
+            commit_message: pull.autoMerge.message ?? '',
+          },
     draft: pull.draft,
   };
 }

@@ -125,6 +125,8 @@ const EVENT_ACTIONS: Partial<Record<IssueEvent['event'], string>> = {
   ready_for_review: 'ready_for_review',
   review_requested: 'review_requested',
   review_request_removed: 'review_request_removed',
+  auto_merge_enabled: 'auto_merge_enabled',
+  auto_merge_disabled: 'auto_merge_disabled',
 };
 
 export class GitHubState {
@@ -355,6 +357,9 @@ export class GitHubState {
         allowSquashMerge: fixture.allow_squash_merge ?? true,
         allowRebaseMerge: fixture.allow_rebase_merge ?? true,
         deleteBranchOnMerge: fixture.delete_branch_on_merge ?? false,
+        // GitHub's default is off; on here, as on the team repositories whose control planes use it
+        // (docs/github-emulator.md, "Auto-merge").
+        allowAutoMerge: fixture.allow_auto_merge ?? true,
       },
       readme,
       initialTree: readmeTree(readme).treeSha,
@@ -781,6 +786,7 @@ export class GitHubState {
       this.notify({ kind: 'push', repo, branch: pull.head, before, after: commit, forced: false, sender });
       this.notify({ kind: 'synchronize', pull, before, after: sha, sender });
     }
+    this.tryAutoMerge(pull);
     return commit;
   }
 
@@ -827,6 +833,7 @@ export class GitHubState {
       for (const s of synchronized)
         this.notify({ kind: 'synchronize', pull: s.pull, before: s.before, after: sha, sender: by });
     }
+    for (const s of synchronized) this.tryAutoMerge(s.pull);
   }
 
   /** A status on a commit, created by `user` when named (the admin API's). */
@@ -868,6 +875,7 @@ export class GitHubState {
     if (state !== 'PENDING') this.reviewGiven(pull, user);
     pull.reviewsVersion = this.touchIssue(pull.issue, at);
     if (state !== 'PENDING') this.notify({ kind: 'review', pull, review, sender: user });
+    if (state !== 'PENDING') this.tryAutoMerge(pull);
     return review;
   }
 
@@ -1138,6 +1146,80 @@ export class GitHubState {
     return pull;
   }
 
+  /**
+   * Sets a pull request to merge itself once nothing stops the merge (GraphQL
+   * `enablePullRequestAutoMerge`, what `gh pr merge --auto` sends), with the method and the commit's
+   * title and message it will merge with. GitHub's refusals, in its words: the repository does not
+   * allow it, the method is not allowed, the pull request is closed, or it could be merged now (its
+   * merge state `clean` or `unstable`: `gh pr merge --auto` merges at once then). Enabling it again
+   * replaces the choice. Merged by `tryAutoMerge` after the changes that can unblock it.
+   */
+  enableAutoMerge(pull: PullRequest, input: { user?: string } & Partial<MergeChoice>): PullRequest {
+    const repo = pull.issue.repo;
+    if (!repo.settings.allowAutoMerge)
+      throw new GitHubStateError(422, 'Auto merge is not allowed for this repository');
+    const method = input.method ?? 'merge';
+    const methodRefusal = this.mergeMethodRefusal(repo, method);
+    if (methodRefusal !== undefined) throw new GitHubStateError(422, methodRefusal);
+    if (pull.issue.state !== 'open') throw new GitHubStateError(422, 'Pull request is closed');
+    // Mergeability as a merge would judge it, computed on the spot when unknown (mergeRefusal's).
+    if (this.mergeRefusal(pull) === undefined) {
+      const status = this.mergeableState(pull) === 'unstable' ? 'unstable' : 'clean';
+      throw new GitHubStateError(422, `Pull request Pull request is in ${status} status`);
+    }
+    const by = input.user ? this.ensureUser(input.user) : this.defaultUser;
+    const at = this.time.now();
+    pull.autoMerge = { enabledBy: by, enabledAt: at, method, title: input.title, message: input.message };
+    this.events.add(pull.issue, 'auto_merge_enabled', by, at);
+    this.touchIssue(pull.issue, at);
+    return pull;
+  }
+
+  /** Turns a pull request's auto-merge off (GraphQL `disablePullRequestAutoMerge`); nothing when it is off. */
+  disableAutoMerge(pull: PullRequest, user?: string): PullRequest {
+    if (pull.autoMerge === undefined) return pull;
+    const by = user ? this.ensureUser(user) : this.defaultUser;
+    const at = this.time.now();
+    delete pull.autoMerge;
+    this.events.add(pull.issue, 'auto_merge_disabled', by, at);
+    this.touchIssue(pull.issue, at);
+    return pull;
+  }
+
+  /**
+   * Merges a pull request set to auto-merge if nothing stops it now (after a review, a push, its
+   * leaving draft), as whoever enabled it, as GitHub does. In a served repository whose merge
+   * needs git, the merge is computed first, off the event loop (world/refs.ts `prepareMerge`), and
+   * tried again once it is; in process it merges at once, on the run's clock.
+   */
+  tryAutoMerge(pull: PullRequest): void {
+    const auto = pull.autoMerge;
+    if (auto === undefined || pull.issue.state !== 'open') return;
+    const repo = pull.issue.repo;
+    const baseTip = repo.branches.get(pull.base);
+    if (baseTip === undefined) return;
+    const ahead = this.refs.prepareMerge(repo, baseTip, pull.headSha);
+    if (ahead !== undefined) {
+      void ahead.then(
+        () => this.tryAutoMerge(pull),
+        () => undefined,
+      );
+      return;
+    }
+    if (this.mergeRefusal(pull) !== undefined) return;
+    try {
+      this.mergePullRequest(pull, {
+        user: auto.enabledBy.login,
+        method: auto.method,
+        title: auto.title,
+        message: auto.message,
+      });
+    } catch (error) {
+      // A merge that cannot be made (a conflict found only now) leaves auto-merge on, as GitHub does.
+      if (!(error instanceof GitHubStateError)) throw error;
+    }
+  }
+
   /** Which merge methods the repository allows (REST 405 in GitHub's words otherwise). */
   mergeMethodRefusal(repo: Repo, method: MergeChoice['method']): string | undefined {
     if (method === 'merge' && !repo.settings.allowMergeCommit)
@@ -1195,6 +1277,7 @@ export class GitHubState {
     issue.state = 'closed';
     issue.stateReason = merge ? 'completed' : null;
     issue.closedAt = at;
+    delete pull.autoMerge;
     if (merge) {
       pull.merged = true;
       pull.mergedAt = at;
@@ -1448,6 +1531,7 @@ export class GitHubState {
       const at = this.time.now();
       this.events.add(pull.issue, 'ready_for_review', by, at);
       this.touchIssue(pull.issue, at);
+      this.tryAutoMerge(pull);
     }
     return pull;
   }

@@ -90,6 +90,8 @@ export function payloadOf(state: GitHubState, notice: WorldNotice): Record<strin
       if (notice.assignee) extra.assignee = userObject(state, notice.assignee);
       if (notice.requestedReviewer) extra.requested_reviewer = userObject(state, notice.requestedReviewer);
       if (notice.changes) extra.changes = notice.changes;
+      // GitHub's auto_merge_disabled payload says why; here it is only ever turned off by a user.
+      if (notice.action === 'auto_merge_disabled') extra.reason = 'disabled by a user';
       if (issue.pull)
         return {
           action: notice.action,

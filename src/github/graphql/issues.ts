@@ -241,7 +241,18 @@ export class PullNode extends IssueLikeNode {
       viewerViewedState: 'UNVIEWED',
     }));
   }
-  readonly autoMergeRequest = null;
+  get autoMergeRequest() {
+    const auto = this.pull.autoMerge;
+    if (auto === undefined) return null;
+    return {
+      enabledAt: this.s.time.iso(auto.enabledAt),
+      enabledBy: actor(this.s, auto.enabledBy),
+      authorEmail: null,
+      commitHeadline: auto.title ?? null,
+      commitBody: auto.message ?? null,
+      mergeMethod: auto.method.toUpperCase(),
+    };
+  }
   readonly potentialMergeCommit = null;
   mergeCommit() {
     const commit = this.pull.mergeCommitSha
@@ -369,10 +380,21 @@ export class RepoNode {
   readonly hasWikiEnabled = false;
   readonly hasProjectsEnabled = false;
   readonly hasDiscussionsEnabled = false;
-  readonly mergeCommitAllowed = true;
-  readonly squashMergeAllowed = true;
-  readonly rebaseMergeAllowed = true;
-  readonly deleteBranchOnMerge = false;
+  get mergeCommitAllowed() {
+    return this.repo.settings.allowMergeCommit;
+  }
+  get squashMergeAllowed() {
+    return this.repo.settings.allowSquashMerge;
+  }
+  get rebaseMergeAllowed() {
+    return this.repo.settings.allowRebaseMerge;
+  }
+  get deleteBranchOnMerge() {
+    return this.repo.settings.deleteBranchOnMerge;
+  }
+  get autoMergeAllowed() {
+    return this.repo.settings.allowAutoMerge;
+  }
   readonly viewerPermission = 'WRITE';
   readonly viewerCanAdminister = false;
   get createdAt() {

@@ -184,6 +184,10 @@ function editIssueFromInput(ctx: GqlContext, issue: Issue, input: IssueEdit): vo
   }
 }
 
+/** GraphQL's PullRequestMergeMethod as the state's: MERGE when none is given, as GitHub's default. */
+const mergeMethodOf = (method: string | null | undefined) =>
+  method === 'SQUASH' ? 'squash' : method === 'REBASE' ? 'rebase' : 'merge';
+
 const pullPayload = (ctx: GqlContext, pull: PullRequest, input: { clientMutationId?: string | null }) => ({
   clientMutationId: input.clientMutationId ?? null,
   pullRequest: new PullNode(ctx.state, pull),
@@ -351,8 +355,7 @@ export const mutationRoot = {
     ctx: GqlContext,
   ) {
     const pull = pullById(ctx, input.pullRequestId);
-    const method =
-      input.mergeMethod === 'SQUASH' ? 'squash' : input.mergeMethod === 'REBASE' ? 'rebase' : 'merge';
+    const method = mergeMethodOf(input.mergeMethod);
     // The REST merge endpoint's refusals, in the same words.
     const refusal =
       ctx.state.mergeMethodRefusal(pull.issue.repo, method) ??
@@ -455,6 +458,38 @@ export const mutationRoot = {
   updatePullRequest({ input }: Input<IssueEdit & { pullRequestId: string }>, ctx: GqlContext) {
     const pull = pullById(ctx, input.pullRequestId);
     editIssueFromInput(ctx, pull.issue, input);
+    return pullPayload(ctx, pull, input);
+  },
+
+  enablePullRequestAutoMerge(
+    {
+      input,
+    }: Input<{
+      pullRequestId: string;
+      mergeMethod?: string | null;
+      commitHeadline?: string | null;
+      commitBody?: string | null;
+      expectedHeadOid?: string | null;
+    }>,
+    ctx: GqlContext,
+  ) {
+    const pull = pullById(ctx, input.pullRequestId);
+    if (input.expectedHeadOid != null && input.expectedHeadOid !== pull.headSha)
+      throw unprocessable('Head branch was modified. Review and try the merge again.');
+    change(() =>
+      ctx.state.enableAutoMerge(pull, {
+        user: ctx.viewer.login,
+        method: mergeMethodOf(input.mergeMethod),
+        title: input.commitHeadline ?? undefined,
+        message: input.commitBody ?? undefined,
+      }),
+    );
+    return pullPayload(ctx, pull, input);
+  },
+
+  disablePullRequestAutoMerge({ input }: Input<{ pullRequestId: string }>, ctx: GqlContext) {
+    const pull = pullById(ctx, input.pullRequestId);
+    change(() => ctx.state.disableAutoMerge(pull, ctx.viewer.login));
     return pullPayload(ctx, pull, input);
   },
 

@@ -47,6 +47,8 @@ type Mutation {
   reopenPullRequest(input: ReopenPullRequestInput!): ReopenPullRequestPayload
   updatePullRequest(input: UpdatePullRequestInput!): UpdatePullRequestPayload
   markPullRequestReadyForReview(input: MarkPullRequestReadyForReviewInput!): MarkPullRequestReadyForReviewPayload
+  enablePullRequestAutoMerge(input: EnablePullRequestAutoMergeInput!): EnablePullRequestAutoMergePayload
+  disablePullRequestAutoMerge(input: DisablePullRequestAutoMergeInput!): DisablePullRequestAutoMergePayload
   addLabelsToLabelable(input: AddLabelsToLabelableInput!): AddLabelsToLabelablePayload
   removeLabelsFromLabelable(input: RemoveLabelsFromLabelableInput!): RemoveLabelsFromLabelablePayload
   updateIssue(input: UpdateIssueInput!): UpdateIssuePayload
@@ -102,6 +104,10 @@ type AddPullRequestReviewPayload { clientMutationId: String, pullRequestReview: 
 enum PullRequestMergeMethod { MERGE SQUASH REBASE }
 input MergePullRequestInput { pullRequestId: ID!, mergeMethod: PullRequestMergeMethod, commitHeadline: String, commitBody: String, expectedHeadOid: GitObjectID, authorEmail: String, clientMutationId: String }
 type MergePullRequestPayload { clientMutationId: String, pullRequest: PullRequest, actor: Actor }
+input EnablePullRequestAutoMergeInput { pullRequestId: ID!, mergeMethod: PullRequestMergeMethod, commitHeadline: String, commitBody: String, expectedHeadOid: GitObjectID, authorEmail: String, clientMutationId: String }
+type EnablePullRequestAutoMergePayload { clientMutationId: String, pullRequest: PullRequest, actor: Actor }
+input DisablePullRequestAutoMergeInput { pullRequestId: ID!, clientMutationId: String }
+type DisablePullRequestAutoMergePayload { clientMutationId: String, pullRequest: PullRequest, actor: Actor }
 
 input ClosePullRequestInput { pullRequestId: ID!, clientMutationId: String }
 type ClosePullRequestPayload { clientMutationId: String, pullRequest: PullRequest }
@@ -284,6 +290,7 @@ type Repository implements Node {
   hasProjectsEnabled: Boolean!
   hasDiscussionsEnabled: Boolean!
   mergeCommitAllowed: Boolean!
+  autoMergeAllowed: Boolean!
   squashMergeAllowed: Boolean!
   rebaseMergeAllowed: Boolean!
   deleteBranchOnMerge: Boolean!
@@ -463,9 +470,9 @@ type PullRequest implements Node & Comment & Labelable {
 }
 
 enum IssueTimelineItemsItemType { ISSUE_COMMENT CLOSED_EVENT REOPENED_EVENT LABELED_EVENT UNLABELED_EVENT ASSIGNED_EVENT UNASSIGNED_EVENT RENAMED_TITLE_EVENT CROSS_REFERENCED_EVENT }
-enum PullRequestTimelineItemsItemType { ISSUE_COMMENT CLOSED_EVENT REOPENED_EVENT LABELED_EVENT UNLABELED_EVENT ASSIGNED_EVENT UNASSIGNED_EVENT RENAMED_TITLE_EVENT CROSS_REFERENCED_EVENT MERGED_EVENT HEAD_REF_DELETED_EVENT HEAD_REF_FORCE_PUSHED_EVENT READY_FOR_REVIEW_EVENT REVIEW_REQUESTED_EVENT REVIEW_REQUEST_REMOVED_EVENT PULL_REQUEST_COMMIT PULL_REQUEST_REVIEW }
+enum PullRequestTimelineItemsItemType { ISSUE_COMMENT CLOSED_EVENT REOPENED_EVENT LABELED_EVENT UNLABELED_EVENT ASSIGNED_EVENT UNASSIGNED_EVENT RENAMED_TITLE_EVENT CROSS_REFERENCED_EVENT MERGED_EVENT HEAD_REF_DELETED_EVENT HEAD_REF_FORCE_PUSHED_EVENT READY_FOR_REVIEW_EVENT REVIEW_REQUESTED_EVENT REVIEW_REQUEST_REMOVED_EVENT AUTO_MERGE_ENABLED_EVENT AUTO_MERGE_DISABLED_EVENT PULL_REQUEST_COMMIT PULL_REQUEST_REVIEW }
 union IssueTimelineItems = IssueComment | ClosedEvent | ReopenedEvent | LabeledEvent | UnlabeledEvent | AssignedEvent | UnassignedEvent | RenamedTitleEvent | CrossReferencedEvent
-union PullRequestTimelineItems = IssueComment | ClosedEvent | ReopenedEvent | LabeledEvent | UnlabeledEvent | AssignedEvent | UnassignedEvent | RenamedTitleEvent | CrossReferencedEvent | MergedEvent | HeadRefDeletedEvent | HeadRefForcePushedEvent | ReadyForReviewEvent | ReviewRequestedEvent | ReviewRequestRemovedEvent | PullRequestCommit | PullRequestReview
+union PullRequestTimelineItems = IssueComment | ClosedEvent | ReopenedEvent | LabeledEvent | UnlabeledEvent | AssignedEvent | UnassignedEvent | RenamedTitleEvent | CrossReferencedEvent | MergedEvent | HeadRefDeletedEvent | HeadRefForcePushedEvent | ReadyForReviewEvent | ReviewRequestedEvent | ReviewRequestRemovedEvent | AutoMergeEnabledEvent | AutoMergeDisabledEvent | PullRequestCommit | PullRequestReview
 type IssueTimelineItemsEdge { cursor: String!, node: IssueTimelineItems }
 type IssueTimelineItemsConnection { totalCount: Int!, filteredCount: Int!, pageCount: Int!, updatedAt: DateTime!, nodes: [IssueTimelineItems], edges: [IssueTimelineItemsEdge], pageInfo: PageInfo! }
 type PullRequestTimelineItemsEdge { cursor: String!, node: PullRequestTimelineItems }
@@ -487,6 +494,8 @@ type HeadRefDeletedEvent implements Node { id: ID!, actor: Actor, createdAt: Dat
 type HeadRefForcePushedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest! }
 type ReadyForReviewEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest!, url: URI!, resourcePath: URI! }
 type ReviewRequestedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest!, requestedReviewer: RequestedReviewer }
+type AutoMergeEnabledEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, enabler: User, pullRequest: PullRequest }
+type AutoMergeDisabledEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, disabler: User, pullRequest: PullRequest }
 type ReviewRequestRemovedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest!, requestedReviewer: RequestedReviewer }
 
 enum PatchStatus { ADDED CHANGED COPIED DELETED MODIFIED RENAMED }

@@ -46,6 +46,8 @@ const EVENT_TYPES: Record<IssueEvent['event'], string> = {
   ready_for_review: 'ReadyForReviewEvent',
   review_requested: 'ReviewRequestedEvent',
   review_request_removed: 'ReviewRequestRemovedEvent',
+  auto_merge_enabled: 'AutoMergeEnabledEvent',
+  auto_merge_disabled: 'AutoMergeDisabledEvent',
   'cross-referenced': 'CrossReferencedEvent',
 };
 
@@ -65,6 +67,13 @@ class EventNode {
   }
   get actor() {
     return actor(this.s, this.e.actor);
+  }
+  /** Who enabled or disabled auto-merge: the event's actor. */
+  get enabler() {
+    return new UserNode(this.s, this.e.actor);
+  }
+  get disabler() {
+    return this.enabler;
   }
   get createdAt() {
     return this.s.time.iso(this.e.createdAt);

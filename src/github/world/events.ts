@@ -58,5 +58,7 @@ const EVENT_NODE_PREFIX: Record<IssueEvent['event'], string> = {
   ready_for_review: 'RFRE',
   review_requested: 'RRE',
   review_request_removed: 'RRRE',
+  auto_merge_enabled: 'AMEE',
+  auto_merge_disabled: 'AMDE',
   'cross-referenced': 'CRE',
 };

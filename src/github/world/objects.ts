@@ -142,6 +142,8 @@ export interface IssueEvent {
     | 'ready_for_review'
     | 'review_requested'
     | 'review_request_removed'
+    | 'auto_merge_enabled'
+    | 'auto_merge_disabled'
     | 'cross-referenced';
   actor: User;
   createdAt: number;
@@ -276,6 +278,16 @@ export interface Issue {
   json?: JsonCache;
 }
 
+/** A pull request's auto-merge: who enabled it, when, and the merge it will make. */
+export interface AutoMerge {
+  enabledBy: User;
+  enabledAt: number;
+  method: 'merge' | 'squash' | 'rebase';
+  /** The merge commit's title and message, when the one who enabled it gave them. */
+  title: string | undefined;
+  message: string | undefined;
+}
+
 export interface PullRequest {
   issue: Issue;
   id: number;
@@ -305,6 +317,8 @@ export interface PullRequest {
   reviews: Review[];
   /** Users asked for a review who have not given one since (`requested_reviewers`); absent is none. */
   requestedReviewers?: User[];
+  /** Auto-merge, when enabled: merged as soon as nothing stops the merge (state.ts `enableAutoMerge`); absent is off. */
+  autoMerge?: AutoMerge;
   reviewComments: ReviewComment[];
   version: number;
   reviewsVersion: number;
@@ -329,6 +343,8 @@ export interface Repo {
     allowSquashMerge: boolean;
     allowRebaseMerge: boolean;
     deleteBranchOnMerge: boolean;
+    /** Whether a pull request may be set to merge itself once its requirements are met. */
+    allowAutoMerge: boolean;
   };
   /** The README of its first commit, and that commit's tree (world/git-objects.ts). */
   readme: string;

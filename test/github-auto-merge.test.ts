@@ -1,0 +1,244 @@
+/**
+ * Auto-merge (docs/github-emulator.md, "Auto-merge"): GraphQL `enablePullRequestAutoMerge` and
+ * `disablePullRequestAutoMerge` through Octokit against a served emulator, GitHub's refusals in
+ * its words, the pull request merged by whoever enabled it once nothing stops the merge, and what
+ * REST and GraphQL say of it meanwhile (`auto_merge`, `autoMergeRequest`, the events). The
+ * invariant, searched for a counter-example over random sequences of changes: a pull request set
+ * to auto-merge is never left open while it could be merged, and is merged only by it.
+ */
+
+import { Octokit as Core } from '@octokit/core';
+import { restEndpointMethods } from '@octokit/plugin-rest-endpoint-methods';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Rng } from '../src/base/rng.ts';
+import { VirtualClock } from '../src/clock/index.ts';
+import { GitHubEmulator } from '../src/github/index.ts';
+import { GitHubStateError } from '../src/github/world/objects.ts';
+import { MemorySink } from '../src/trace/writer.ts';
+import { serve } from './helpers/github.ts';
+import { stopAll } from './helpers/serve.ts';
+
+afterAll(stopAll);
+
+const Octokit = Core.plugin(restEndpointMethods);
+const REPO = 'fleetbench/repo-1';
+
+async function served() {
+  const emulator = new GitHubEmulator({
+    clock: new VirtualClock(),
+    rng: new Rng(3),
+    trace: new MemorySink(),
+    fixtures: { repos: 1, issuesPerRepo: 6, pullsPerRepo: 4 },
+    latency: false,
+  });
+  const server = await serve(emulator);
+  const client = (user: string) =>
+    new Octokit({ auth: emulator.admin.mintToken({ user, session: user }).token, baseUrl: server.url });
+  const pull = (n: number) => emulator.state.pull(emulator.state.repo(REPO), n);
+  return { emulator, agent: client('fleet-agent'), reviewer: client('reviewer-1'), pull };
+}
+
+const ENABLE = `mutation($id: ID!, $mergeMethod: PullRequestMergeMethod, $title: String) {
+  enablePullRequestAutoMerge(input: {pullRequestId: $id, mergeMethod: $mergeMethod, commitHeadline: $title}) {
+    pullRequest { autoMergeRequest { mergeMethod commitHeadline enabledBy { login } } }
+  }
+}`;
+const DISABLE = `mutation($id: ID!) { disablePullRequestAutoMerge(input: {pullRequestId: $id}) {
+  pullRequest { autoMergeRequest { mergeMethod } } } }`;
+
+describe('auto-merge through GraphQL', () => {
+  it('merges a pull request by its enabler once its approval comes, as it was told to', async () => {
+    const { agent, reviewer, pull } = await served();
+    const number = 7;
+    const id = pull(number).nodeId;
+    const enabled = await agent.graphql<{
+      enablePullRequestAutoMerge: { pullRequest: { autoMergeRequest: Record<string, unknown> } };
+    }>(ENABLE, { id, mergeMethod: 'SQUASH', title: 'Ship it' });
+    expect(enabled.enablePullRequestAutoMerge.pullRequest.autoMergeRequest).toEqual({
+      mergeMethod: 'SQUASH',
+      commitHeadline: 'Ship it',
+      enabledBy: { login: 'fleet-agent' },
+    });
+    const rest = await agent.rest.pulls.get({ owner: 'fleetbench', repo: 'repo-1', pull_number: number });
+    expect(rest.data.auto_merge).toMatchObject({
+      merge_method: 'squash',
+      commit_title: 'Ship it',
+      enabled_by: { login: 'fleet-agent' },
+    });
+    expect(rest.data.state).toBe('open');
+    const baseTip = pull(number).baseSha;
+    await reviewer.rest.pulls.createReview({
+      owner: 'fleetbench',
+      repo: 'repo-1',
+      pull_number: number,
+      event: 'APPROVE',
+    });
+    const merged = await agent.rest.pulls.get({ owner: 'fleetbench', repo: 'repo-1', pull_number: number });
+    expect(merged.data).toMatchObject({ merged: true, state: 'closed', auto_merge: null });
+    expect(merged.data.merged_by?.login).toBe('fleet-agent');
+    const commit = await agent.rest.git.getCommit({
+      owner: 'fleetbench',
+      repo: 'repo-1',
+      commit_sha: merged.data.merge_commit_sha!,
+    });
+    // A squash: one commit on the base's tip, titled as the enabler asked.
+    expect(commit.data.parents.map((p) => p.sha)).toEqual([baseTip]);
+    expect(commit.data.message.split('\n')[0]).toBe('Ship it');
+    const events = await agent.rest.issues.listEvents({
+      owner: 'fleetbench',
+      repo: 'repo-1',
+      issue_number: number,
+    });
+    expect(events.data.map((e) => e.event)).toEqual(
+      expect.arrayContaining(['auto_merge_enabled', 'merged', 'closed']),
+    );
+  });
+
+  it("refuses in GitHub's words: not allowed, a method not allowed, mergeable now, closed", async () => {
+    const { agent, reviewer, pull } = await served();
+    const refusal = (n: number, method = 'MERGE') =>
+      agent.graphql(ENABLE, { id: pull(n).nodeId, mergeMethod: method }).then(
+        () => 'enabled',
+        (error: { errors?: Array<{ type?: string; message: string }> }) =>
+          `${error.errors?.[0]?.type}: ${error.errors?.[0]?.message}`,
+      );
+    await reviewer.rest.pulls.createReview({
+      owner: 'fleetbench',
+      repo: 'repo-1',
+      pull_number: 8,
+      event: 'APPROVE',
+    });
+    expect(await refusal(8)).toBe('UNPROCESSABLE: Pull request Pull request is in clean status');
+    await agent.rest.pulls.update({ owner: 'fleetbench', repo: 'repo-1', pull_number: 9, state: 'closed' });
+    expect(await refusal(9)).toBe('UNPROCESSABLE: Pull request is closed');
+    await agent.rest.repos.update({ owner: 'fleetbench', repo: 'repo-1', allow_rebase_merge: false });
+    expect(await refusal(10, 'REBASE')).toBe(
+      'UNPROCESSABLE: Rebase merges are not allowed on this repository.',
+    );
+    const settings = await agent.rest.repos.update({
+      owner: 'fleetbench',
+      repo: 'repo-1',
+      allow_auto_merge: false,
+    });
+    expect(settings.data.allow_auto_merge).toBe(false);
+    expect(await refusal(10)).toBe('UNPROCESSABLE: Auto merge is not allowed for this repository');
+    const graphql = await agent.graphql<{
+      repository: { autoMergeAllowed: boolean; rebaseMergeAllowed: boolean };
+    }>('{ repository(owner: "fleetbench", name: "repo-1") { autoMergeAllowed rebaseMergeAllowed } }');
+    expect(graphql.repository).toEqual({ autoMergeAllowed: false, rebaseMergeAllowed: false });
+  });
+
+  it('disabled, it merges nothing; a draft set to auto-merge waits until it is ready', async () => {
+    const { agent, reviewer, pull } = await served();
+    await agent.graphql(ENABLE, { id: pull(7).nodeId });
+    const off = await agent.graphql<{
+      disablePullRequestAutoMerge: { pullRequest: { autoMergeRequest: unknown } };
+    }>(DISABLE, { id: pull(7).nodeId });
+    expect(off.disablePullRequestAutoMerge.pullRequest.autoMergeRequest).toBeNull();
+    await reviewer.rest.pulls.createReview({
+      owner: 'fleetbench',
+      repo: 'repo-1',
+      pull_number: 7,
+      event: 'APPROVE',
+    });
+    expect(pull(7).merged).toBe(false);
+    const timeline = await agent.graphql<{
+      repository: { pullRequest: { timelineItems: { nodes: Array<{ __typename: string }> } } };
+    }>(
+      `{ repository(owner: "fleetbench", name: "repo-1") { pullRequest(number: 7) {
+        timelineItems(last: 10, itemTypes: [AUTO_MERGE_ENABLED_EVENT, AUTO_MERGE_DISABLED_EVENT]) { nodes { __typename } } } } }`,
+    );
+    expect(timeline.repository.pullRequest.timelineItems.nodes.map((n) => n.__typename)).toEqual([
+      'AutoMergeEnabledEvent',
+      'AutoMergeDisabledEvent',
+    ]);
+    pull(8).draft = true;
+    await reviewer.rest.pulls.createReview({
+      owner: 'fleetbench',
+      repo: 'repo-1',
+      pull_number: 8,
+      event: 'APPROVE',
+    });
+    await agent.graphql(ENABLE, { id: pull(8).nodeId, mergeMethod: 'REBASE' });
+    expect(pull(8).merged).toBe(false);
+    await agent.graphql(
+      'mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { clientMutationId } }',
+      {
+        id: pull(8).nodeId,
+      },
+    );
+    expect(pull(8).merged).toBe(true);
+    expect(pull(8).mergedBy?.login).toBe('fleet-agent');
+  });
+});
+
+describe('the invariant', () => {
+  type Step =
+    | { kind: 'enable'; pull: number; method: 'merge' | 'squash' | 'rebase' }
+    | { kind: 'disable'; pull: number }
+    | { kind: 'review'; pull: number; state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED'; by: number }
+    | { kind: 'push'; pull: number }
+    | { kind: 'draft'; pull: number; draft: boolean };
+  const pullNumber = fc.integer({ min: 7, max: 10 });
+  const step: fc.Arbitrary<Step> = fc.oneof(
+    fc.record({
+      kind: fc.constant('enable' as const),
+      pull: pullNumber,
+      method: fc.constantFrom('merge', 'squash', 'rebase'),
+    }),
+    fc.record({ kind: fc.constant('disable' as const), pull: pullNumber }),
+    fc.record({
+      kind: fc.constant('review' as const),
+      pull: pullNumber,
+      state: fc.constantFrom('APPROVED', 'CHANGES_REQUESTED', 'COMMENTED'),
+      by: fc.integer({ min: 1, max: 2 }),
+    }),
+    fc.record({ kind: fc.constant('push' as const), pull: pullNumber }),
+    fc.record({ kind: fc.constant('draft' as const), pull: pullNumber, draft: fc.boolean() }),
+  );
+
+  it('a pull request set to auto-merge is never left open while it could merge, and merges only so', () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 25 }), (steps) => {
+        const emulator = new GitHubEmulator({
+          clock: new VirtualClock(),
+          rng: new Rng(1),
+          fixtures: { repos: 1, issuesPerRepo: 6, pullsPerRepo: 4 },
+          latency: false,
+        });
+        const state = emulator.state;
+        const repo = state.repo(REPO);
+        const enabledBy = new Map<number, string>();
+        for (const s of steps) {
+          const pull = state.pull(repo, s.pull);
+          try {
+            if (s.kind === 'enable') {
+              state.enableAutoMerge(pull, { user: 'fleet-agent', method: s.method });
+              enabledBy.set(s.pull, 'fleet-agent');
+            } else if (s.kind === 'disable') state.disableAutoMerge(pull, 'fleet-agent');
+            else if (s.kind === 'review')
+              state.submitReview(pull, { user: `reviewer-${s.by}`, state: s.state });
+            else if (s.kind === 'push') {
+              if (pull.issue.state === 'open') state.pushCommit(pull, {});
+            } else if (s.draft) pull.draft = pull.issue.state === 'open';
+            else if (pull.issue.state === 'open') state.markReadyForReview(pull);
+          } catch (error) {
+            if (!(error instanceof GitHubStateError)) throw error;
+          }
+          for (const n of [7, 8, 9, 10]) {
+            const p = state.pull(repo, n);
+            if (p.issue.state === 'open' && p.autoMerge !== undefined)
+              expect(state.mergeRefusal(p), `#${n} left open though it could merge`).not.toBeUndefined();
+            if (p.merged) {
+              // Nothing else merges here: a merged pull request was set to auto-merge by its enabler.
+              expect(p.mergedBy?.login).toBe(enabledBy.get(n));
+              expect(p.autoMerge).toBeUndefined();
+            }
+          }
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
