@@ -470,6 +470,29 @@ describe.skipIf(ghTool.skip || openssl.skip)(
       expect(pull(opened.number).mergedBy?.login).toBe('fleet-agent');
     });
 
+    it('gh pr ready --undo makes a pull request a draft again', async () => {
+      const { session, token } = identity();
+      const res = await gh(['pr', 'ready', '10', ...repoArg(), '--undo'], token);
+      expect(res.code, res.stderr).toBe(0);
+      expect(pull(10).draft).toBe(true);
+      expect(charges(session)).toEqual([
+        ['PullRequestByNumber', 1, 1],
+        ['ConvertPullRequestToDraft', 1, 5],
+      ]);
+      emulator.state.markReadyForReview(pull(10));
+    });
+
+    it('gh repo list OWNER lists the owner’s repositories', async () => {
+      const { session, token } = identity();
+      const res = await gh(['repo', 'list', 'fleetbench', '--json', 'nameWithOwner,isPrivate'], token);
+      expect(res.code, res.stderr).toBe(0);
+      expect(JSON.parse(res.stdout)).toEqual([{ nameWithOwner: 'fleetbench/repo-1', isPrivate: false }]);
+      expect(charges(session)).toEqual([
+        ['Repository_fields', 1, 1],
+        ['RepositoryList', 1, 1],
+      ]);
+    });
+
     it('gh issue view shows the issue and its comments', async () => {
       emulator.admin.postIssueComment({
         repo: 'fleetbench/repo-1',

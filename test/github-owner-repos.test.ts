@@ -61,4 +61,66 @@ describe("an owner's repositories, a user's organizations", () => {
     expect((await alice.rest.orgs.listForAuthenticatedUser()).data.map((o) => o.login)).toEqual(['acme']);
     expect((await mallory.rest.orgs.listForAuthenticatedUser()).data).toEqual([]);
   });
+
+  it('GraphQL repositoryOwner.repositories: what `gh repo list` asks, ordered, filtered, paged, the private ones by role', async () => {
+    const { emulator, advance } = inProcess({
+      fixtures: {
+        default_user: 'alice',
+        users: [
+          { login: 'alice' },
+          { login: 'mallory' },
+          { login: 'acme', type: 'Organization', members: ['alice'] },
+        ],
+        repos: [
+          { owner: 'acme', name: 'zeta' },
+          { owner: 'acme', name: 'alpha' },
+          { owner: 'acme', name: 'secret', private: true },
+        ],
+      },
+    });
+    const server = await serve(emulator);
+    const alice = new Octokit({ baseUrl: server.url, auth: emulator.defaultToken });
+    const mallory = new Octokit({
+      baseUrl: server.url,
+      auth: emulator.tokens.mint({ user: 'mallory' }).token,
+    });
+    advance(60_000);
+    emulator.admin.pushBranch({ repo: 'acme/zeta', branch: 'main' });
+    const query = `query($owner: String!, $privacy: RepositoryPrivacy, $after: String, $first: Int!) {
+      repositoryOwner(login: $owner) { login
+        repositories(first: $first, after: $after, privacy: $privacy, ownerAffiliations: OWNER, orderBy: {field: PUSHED_AT, direction: DESC}) {
+          nodes { nameWithOwner isPrivate visibility } totalCount pageInfo { hasNextPage endCursor } } } }`;
+    type Page = {
+      repositoryOwner: {
+        repositories: {
+          nodes: Array<{ nameWithOwner: string; isPrivate: boolean }>;
+          totalCount: number;
+          pageInfo: { hasNextPage: boolean; endCursor: string | null };
+        };
+      } | null;
+    };
+    const names = (page: Page) => page.repositoryOwner!.repositories.nodes.map((n) => n.nameWithOwner);
+    // Pushed most recently first: zeta's push came last.
+    const all = await alice.graphql<Page>(query, { owner: 'acme', first: 10 });
+    expect(names(all)[0]).toBe('acme/zeta');
+    expect(new Set(names(all))).toEqual(new Set(['acme/zeta', 'acme/alpha', 'acme/secret']));
+    expect(all.repositoryOwner!.repositories.totalCount).toBe(3);
+    expect(names(await mallory.graphql<Page>(query, { owner: 'acme', first: 10 }))).not.toContain(
+      'acme/secret',
+    );
+    expect(names(await alice.graphql<Page>(query, { owner: 'acme', first: 10, privacy: 'PRIVATE' }))).toEqual(
+      ['acme/secret'],
+    );
+    // Paged: every repository once, in the same order.
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (let i = 0; i < 5; i++) {
+      const page: Page = await alice.graphql<Page>(query, { owner: 'acme', first: 1, after });
+      seen.push(...names(page));
+      if (!page.repositoryOwner!.repositories.pageInfo.hasNextPage) break;
+      after = page.repositoryOwner!.repositories.pageInfo.endCursor;
+    }
+    expect(seen).toEqual(names(all));
+    expect((await alice.graphql<Page>(query, { owner: 'nobody-here', first: 1 })).repositoryOwner).toBeNull();
+  });
 });

@@ -125,6 +125,7 @@ const EVENT_ACTIONS: Partial<Record<IssueEvent['event'], string>> = {
   ready_for_review: 'ready_for_review',
   review_requested: 'review_requested',
   review_request_removed: 'review_request_removed',
+  convert_to_draft: 'converted_to_draft',
   auto_merge_enabled: 'auto_merge_enabled',
   auto_merge_disabled: 'auto_merge_disabled',
 };
@@ -1523,6 +1524,19 @@ export class GitHubState {
   }
 
   /** A draft pull request becomes ready for review. */
+  /** An open pull request made a draft again (GraphQL `convertPullRequestToDraft`, `gh pr ready --undo`). */
+  convertToDraft(pull: PullRequest, by: User = this.defaultUser): PullRequest {
+    if (pull.issue.state !== 'open')
+      throw new GitHubStateError(422, `pull request #${pull.issue.number} is closed`);
+    if (!pull.draft) {
+      pull.draft = true;
+      const at = this.time.now();
+      this.events.add(pull.issue, 'convert_to_draft', by, at);
+      this.touchIssue(pull.issue, at);
+    }
+    return pull;
+  }
+
   markReadyForReview(pull: PullRequest, by: User = this.defaultUser): PullRequest {
     if (pull.issue.state !== 'open')
       throw new GitHubStateError(422, `pull request #${pull.issue.number} is closed`);

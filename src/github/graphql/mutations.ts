@@ -493,6 +493,12 @@ export const mutationRoot = {
     return pullPayload(ctx, pull, input);
   },
 
+  convertPullRequestToDraft({ input }: Input<{ pullRequestId: string }>, ctx: GqlContext) {
+    const pull = pullById(ctx, input.pullRequestId);
+    change(() => ctx.state.convertToDraft(pull, ctx.viewer));
+    return { clientMutationId: input.clientMutationId ?? null, pullRequest: new PullNode(ctx.state, pull) };
+  },
+
   markPullRequestReadyForReview({ input }: Input<{ pullRequestId: string }>, ctx: GqlContext) {
     const pull = pullById(ctx, input.pullRequestId);
     change(() => ctx.state.markReadyForReview(pull, ctx.viewer));

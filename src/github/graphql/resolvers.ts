@@ -17,12 +17,12 @@ import { type ConnArgs, connection } from './connection.ts';
 import { type GqlContext, notFound } from './context.ts';
 import { IssueNode, PullNode, RepoNode } from './issues.ts';
 import { mutationRoot } from './mutations.ts';
-import { UserNode } from './users.ts';
+import { OwnerNode } from './owners.ts';
 
 function nodeById(state: GitHubState, id: string): unknown {
   const entity = state.nodes.get(id);
   if (entity === undefined) return null;
-  if ('login' in entity) return new UserNode(state, entity);
+  if ('login' in entity) return new OwnerNode(state, entity);
   if ('fullName' in entity) return new RepoNode(state, entity);
   if ('issue' in entity) return new PullNode(state, entity);
   return new IssueNode(state, entity);
@@ -61,24 +61,24 @@ export const root = {
     return ctx.rate;
   },
   viewer(_args: unknown, ctx: GqlContext) {
-    return new UserNode(ctx.state, ctx.viewer);
+    return new OwnerNode(ctx.state, ctx.viewer);
   },
   user(args: { login: string }, ctx: GqlContext) {
     const user = ctx.state.findUser(args.login);
     if (!user || user.type === 'Organization')
       throw notFound(`Could not resolve to a User with the login of '${args.login}'.`);
-    return new UserNode(ctx.state, user);
+    return new OwnerNode(ctx.state, user);
   },
   /** An organization (gh lists its teams for `--reviewer`); the world models no teams, so none. */
   organization(args: { login: string }, ctx: GqlContext) {
     const org = ctx.state.findUser(args.login);
     if (org?.type !== 'Organization')
       throw notFound(`Could not resolve to an Organization with the login of '${args.login}'.`);
-    return new UserNode(ctx.state, org);
+    return new OwnerNode(ctx.state, org);
   },
   repositoryOwner(args: { login: string }, ctx: GqlContext) {
     const user = ctx.state.findUser(args.login);
-    return user && user.type !== 'Bot' ? new UserNode(ctx.state, user) : null;
+    return user && user.type !== 'Bot' ? new OwnerNode(ctx.state, user) : null;
   },
   /**
    * Issue and pull request search (REST's query language, search.ts). Other search types find

@@ -47,6 +47,7 @@ type Mutation {
   reopenPullRequest(input: ReopenPullRequestInput!): ReopenPullRequestPayload
   updatePullRequest(input: UpdatePullRequestInput!): UpdatePullRequestPayload
   markPullRequestReadyForReview(input: MarkPullRequestReadyForReviewInput!): MarkPullRequestReadyForReviewPayload
+  convertPullRequestToDraft(input: ConvertPullRequestToDraftInput!): ConvertPullRequestToDraftPayload
   enablePullRequestAutoMerge(input: EnablePullRequestAutoMergeInput!): EnablePullRequestAutoMergePayload
   disablePullRequestAutoMerge(input: DisablePullRequestAutoMergeInput!): DisablePullRequestAutoMergePayload
   addLabelsToLabelable(input: AddLabelsToLabelableInput!): AddLabelsToLabelablePayload
@@ -104,6 +105,8 @@ type AddPullRequestReviewPayload { clientMutationId: String, pullRequestReview: 
 enum PullRequestMergeMethod { MERGE SQUASH REBASE }
 input MergePullRequestInput { pullRequestId: ID!, mergeMethod: PullRequestMergeMethod, commitHeadline: String, commitBody: String, expectedHeadOid: GitObjectID, authorEmail: String, clientMutationId: String }
 type MergePullRequestPayload { clientMutationId: String, pullRequest: PullRequest, actor: Actor }
+input ConvertPullRequestToDraftInput { pullRequestId: ID!, clientMutationId: String }
+type ConvertPullRequestToDraftPayload { clientMutationId: String, pullRequest: PullRequest }
 input EnablePullRequestAutoMergeInput { pullRequestId: ID!, mergeMethod: PullRequestMergeMethod, commitHeadline: String, commitBody: String, expectedHeadOid: GitObjectID, authorEmail: String, clientMutationId: String }
 type EnablePullRequestAutoMergePayload { clientMutationId: String, pullRequest: PullRequest, actor: Actor }
 input DisablePullRequestAutoMergeInput { pullRequestId: ID!, clientMutationId: String }
@@ -150,7 +153,14 @@ interface RepositoryOwner {
   avatarUrl(size: Int): URI!
   url: URI!
   resourcePath: URI!
+  repositories(first: Int, last: Int, after: String, before: String, privacy: RepositoryPrivacy, isFork: Boolean, ownerAffiliations: [RepositoryAffiliation], affiliations: [RepositoryAffiliation], orderBy: RepositoryOrder): RepositoryConnection!
 }
+enum RepositoryPrivacy { PUBLIC PRIVATE }
+enum RepositoryAffiliation { OWNER COLLABORATOR ORGANIZATION_MEMBER }
+enum RepositoryOrderField { CREATED_AT UPDATED_AT PUSHED_AT NAME STARGAZERS }
+input RepositoryOrder { field: RepositoryOrderField!, direction: OrderDirection! }
+type RepositoryConnection { totalCount: Int!, nodes: [Repository], edges: [RepositoryEdge], pageInfo: PageInfo! }
+type RepositoryEdge { cursor: String!, node: Repository }
 
 type User implements Node & Actor & RepositoryOwner {
   id: ID!
@@ -161,6 +171,7 @@ type User implements Node & Actor & RepositoryOwner {
   avatarUrl(size: Int): URI!
   url: URI!
   resourcePath: URI!
+  repositories(first: Int, last: Int, after: String, before: String, privacy: RepositoryPrivacy, isFork: Boolean, ownerAffiliations: [RepositoryAffiliation], affiliations: [RepositoryAffiliation], orderBy: RepositoryOrder): RepositoryConnection!
 }
 
 type Organization implements Node & Actor & RepositoryOwner {
@@ -171,6 +182,7 @@ type Organization implements Node & Actor & RepositoryOwner {
   avatarUrl(size: Int): URI!
   url: URI!
   resourcePath: URI!
+  repositories(first: Int, last: Int, after: String, before: String, privacy: RepositoryPrivacy, isFork: Boolean, ownerAffiliations: [RepositoryAffiliation], affiliations: [RepositoryAffiliation], orderBy: RepositoryOrder): RepositoryConnection!
   teams(first: Int, last: Int, after: String, before: String, query: String, orderBy: TeamOrder): TeamConnection!
 }
 type TeamConnection { totalCount: Int!, nodes: [Team], pageInfo: PageInfo! }
@@ -470,9 +482,9 @@ type PullRequest implements Node & Comment & Labelable {
 }
 
 enum IssueTimelineItemsItemType { ISSUE_COMMENT CLOSED_EVENT REOPENED_EVENT LABELED_EVENT UNLABELED_EVENT ASSIGNED_EVENT UNASSIGNED_EVENT RENAMED_TITLE_EVENT CROSS_REFERENCED_EVENT }
-enum PullRequestTimelineItemsItemType { ISSUE_COMMENT CLOSED_EVENT REOPENED_EVENT LABELED_EVENT UNLABELED_EVENT ASSIGNED_EVENT UNASSIGNED_EVENT RENAMED_TITLE_EVENT CROSS_REFERENCED_EVENT MERGED_EVENT HEAD_REF_DELETED_EVENT HEAD_REF_FORCE_PUSHED_EVENT READY_FOR_REVIEW_EVENT REVIEW_REQUESTED_EVENT REVIEW_REQUEST_REMOVED_EVENT AUTO_MERGE_ENABLED_EVENT AUTO_MERGE_DISABLED_EVENT PULL_REQUEST_COMMIT PULL_REQUEST_REVIEW }
+enum PullRequestTimelineItemsItemType { ISSUE_COMMENT CLOSED_EVENT REOPENED_EVENT LABELED_EVENT UNLABELED_EVENT ASSIGNED_EVENT UNASSIGNED_EVENT RENAMED_TITLE_EVENT CROSS_REFERENCED_EVENT MERGED_EVENT HEAD_REF_DELETED_EVENT HEAD_REF_FORCE_PUSHED_EVENT READY_FOR_REVIEW_EVENT REVIEW_REQUESTED_EVENT REVIEW_REQUEST_REMOVED_EVENT CONVERT_TO_DRAFT_EVENT AUTO_MERGE_ENABLED_EVENT AUTO_MERGE_DISABLED_EVENT PULL_REQUEST_COMMIT PULL_REQUEST_REVIEW }
 union IssueTimelineItems = IssueComment | ClosedEvent | ReopenedEvent | LabeledEvent | UnlabeledEvent | AssignedEvent | UnassignedEvent | RenamedTitleEvent | CrossReferencedEvent
-union PullRequestTimelineItems = IssueComment | ClosedEvent | ReopenedEvent | LabeledEvent | UnlabeledEvent | AssignedEvent | UnassignedEvent | RenamedTitleEvent | CrossReferencedEvent | MergedEvent | HeadRefDeletedEvent | HeadRefForcePushedEvent | ReadyForReviewEvent | ReviewRequestedEvent | ReviewRequestRemovedEvent | AutoMergeEnabledEvent | AutoMergeDisabledEvent | PullRequestCommit | PullRequestReview
+union PullRequestTimelineItems = IssueComment | ClosedEvent | ReopenedEvent | LabeledEvent | UnlabeledEvent | AssignedEvent | UnassignedEvent | RenamedTitleEvent | CrossReferencedEvent | MergedEvent | HeadRefDeletedEvent | HeadRefForcePushedEvent | ReadyForReviewEvent | ReviewRequestedEvent | ReviewRequestRemovedEvent | ConvertToDraftEvent | AutoMergeEnabledEvent | AutoMergeDisabledEvent | PullRequestCommit | PullRequestReview
 type IssueTimelineItemsEdge { cursor: String!, node: IssueTimelineItems }
 type IssueTimelineItemsConnection { totalCount: Int!, filteredCount: Int!, pageCount: Int!, updatedAt: DateTime!, nodes: [IssueTimelineItems], edges: [IssueTimelineItemsEdge], pageInfo: PageInfo! }
 type PullRequestTimelineItemsEdge { cursor: String!, node: PullRequestTimelineItems }
@@ -494,6 +506,7 @@ type HeadRefDeletedEvent implements Node { id: ID!, actor: Actor, createdAt: Dat
 type HeadRefForcePushedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest! }
 type ReadyForReviewEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest!, url: URI!, resourcePath: URI! }
 type ReviewRequestedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest!, requestedReviewer: RequestedReviewer }
+type ConvertToDraftEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest!, url: URI!, resourcePath: URI! }
 type AutoMergeEnabledEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, enabler: User, pullRequest: PullRequest }
 type AutoMergeDisabledEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, disabler: User, pullRequest: PullRequest }
 type ReviewRequestRemovedEvent implements Node { id: ID!, actor: Actor, createdAt: DateTime!, pullRequest: PullRequest!, requestedReviewer: RequestedReviewer }

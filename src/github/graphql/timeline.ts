@@ -46,6 +46,7 @@ const EVENT_TYPES: Record<IssueEvent['event'], string> = {
   ready_for_review: 'ReadyForReviewEvent',
   review_requested: 'ReviewRequestedEvent',
   review_request_removed: 'ReviewRequestRemovedEvent',
+  convert_to_draft: 'ConvertToDraftEvent',
   auto_merge_enabled: 'AutoMergeEnabledEvent',
   auto_merge_disabled: 'AutoMergeDisabledEvent',
   'cross-referenced': 'CrossReferencedEvent',

@@ -58,6 +58,7 @@ const EVENT_NODE_PREFIX: Record<IssueEvent['event'], string> = {
   ready_for_review: 'RFRE',
   review_requested: 'RRE',
   review_request_removed: 'RRRE',
+  convert_to_draft: 'CTDE',
   auto_merge_enabled: 'AMEE',
   auto_merge_disabled: 'AMDE',
   'cross-referenced': 'CRE',

@@ -142,6 +142,7 @@ export interface IssueEvent {
     | 'ready_for_review'
     | 'review_requested'
     | 'review_request_removed'
+    | 'convert_to_draft'
     | 'auto_merge_enabled'
     | 'auto_merge_disabled'
     | 'cross-referenced';
