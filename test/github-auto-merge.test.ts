@@ -7,17 +7,21 @@
  * to auto-merge is never left open while it could be merged, and is merged only by it.
  */
 
+import { join } from 'node:path';
 import { Octokit as Core } from '@octokit/core';
 import { restEndpointMethods } from '@octokit/plugin-rest-endpoint-methods';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../src/base/rng.ts';
-import { VirtualClock } from '../src/clock/index.ts';
+import { RealClock, VirtualClock } from '../src/clock/index.ts';
 import { GitHubEmulator } from '../src/github/index.ts';
 import { GitHubStateError } from '../src/github/world/objects.ts';
 import { MemorySink } from '../src/trace/writer.ts';
+import { gitTestEnv, runGit } from './helpers/git.ts';
 import { serve } from './helpers/github.ts';
 import { stopAll } from './helpers/serve.ts';
+import { scratchDir } from './helpers/tmp.ts';
+import { systemTool } from './helpers/tools.ts';
 
 afterAll(stopAll);
 
@@ -170,6 +174,73 @@ describe('auto-merge through GraphQL', () => {
     );
     expect(pull(8).merged).toBe(true);
     expect(pull(8).mergedBy?.login).toBe('fleet-agent');
+  });
+});
+
+const gitTool = systemTool('git', ['--version'], 'git');
+
+describe.skipIf(gitTool.skip)('auto-merge of a pushed branch in a served repository, with git', () => {
+  beforeAll(() => gitTool.require());
+
+  it('merges once approved a branch whose merge needs git (both sides moved); git clone of main has both changes', async () => {
+    const dir = scratchDir('fleetbench-auto-merge-');
+    const env = gitTestEnv(dir);
+    const git = (args: string[], cwd = dir) => runGit(args, cwd, env);
+    const emulator = new GitHubEmulator({
+      clock: new RealClock(),
+      rng: new Rng(4),
+      fixtures: { repos: 1, issuesPerRepo: 1, pullsPerRepo: 0 },
+      latency: false,
+    });
+    const server = await serve(emulator);
+    const token = emulator.defaultToken;
+    const agent = new Octokit({ baseUrl: server.url, auth: token });
+    const reviewer = new Octokit({
+      baseUrl: server.url,
+      auth: emulator.admin.mintToken({ user: 'reviewer-1', session: 'r' }).token,
+    });
+    const work = join(dir, 'work');
+    await git(['clone', '--quiet', `${server.url}/fleetbench/repo-1`, work]);
+    await git(['checkout', '-q', '-b', 'agent/auto'], work);
+    await runGit(
+      ['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--allow-empty', '-m', 'empty'],
+      work,
+      env,
+    );
+    await import('node:fs').then((fs) => fs.writeFileSync(join(work, 'auto.txt'), 'merged by auto-merge\n'));
+    await git(['add', 'auto.txt'], work);
+    await git(['commit', '-q', '-m', 'Add auto.txt'], work);
+    const pushUrl = `${server.url.replace('://', `://x-access-token:${token}@`)}/fleetbench/repo-1.git`;
+    await git(['push', '-q', pushUrl, 'agent/auto'], work);
+    // The base moves too, so the merge is a three-way merge of trees only git has.
+    await git(['checkout', '-q', 'main'], work);
+    await import('node:fs').then((fs) => fs.writeFileSync(join(work, 'base.txt'), 'moved on main\n'));
+    await git(['add', 'base.txt'], work);
+    await git(['commit', '-q', '-m', 'Move main'], work);
+    await git(['push', '-q', pushUrl, 'main'], work);
+    const opened = await agent.rest.pulls.create({
+      owner: 'fleetbench',
+      repo: 'repo-1',
+      head: 'agent/auto',
+      base: 'main',
+      title: 'Auto',
+    });
+    const pull = emulator.state.pull(emulator.state.repo(REPO), opened.data.number);
+    await agent.graphql(ENABLE, { id: pull.nodeId, mergeMethod: 'SQUASH' });
+    await reviewer.rest.pulls.createReview({
+      owner: 'fleetbench',
+      repo: 'repo-1',
+      pull_number: opened.data.number,
+      event: 'APPROVE',
+    });
+    // The merge reads trees only git has: computed ahead, then made; bounded wait.
+    for (let i = 0; i < 100 && !pull.merged; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(pull.merged).toBe(true);
+    const check = join(dir, 'check');
+    await git(['clone', '--quiet', `${server.url}/fleetbench/repo-1`, check]);
+    expect(await git(['log', '-1', '--format=%s'], check)).toBe('Auto (#' + opened.data.number + ')');
+    expect(await git(['show', 'HEAD:auto.txt'], check)).toBe('merged by auto-merge');
+    expect(await git(['show', 'HEAD:base.txt'], check)).toBe('moved on main');
   });
 });
 

@@ -18,7 +18,8 @@ import type { GitHubState, PullRequest } from './state.ts';
 import type { EmulatorRequest } from './types.ts';
 
 const REST_MERGE = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d{1,9})\/(merge|update-branch)\/?$/;
-const GRAPHQL_MERGE = /\bmergePullRequest\b/;
+// Enabling auto-merge judges, on the spot, whether the pull request could merge now.
+const GRAPHQL_MERGE = /\bmergePullRequest\b|\benablePullRequestAutoMerge\b/;
 const REBASE = /\brebase\b|\bREBASE\b/;
 /** A node id named in a GraphQL request, inline or among its variables (`"PR_…"`). */
 const QUOTED_NODE_ID = /"(PR_[A-Za-z0-9_=-]{1,100})"/g;

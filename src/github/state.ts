@@ -1193,18 +1193,21 @@ export class GitHubState {
    * needs git, the merge is computed first, off the event loop (world/refs.ts `prepareMerge`), and
    * tried again once it is; in process it merges at once, on the run's clock.
    */
-  tryAutoMerge(pull: PullRequest): void {
+  tryAutoMerge(pull: PullRequest, round = 0): void {
     const auto = pull.autoMerge;
     if (auto === undefined || pull.issue.state !== 'open') return;
     const repo = pull.issue.repo;
     const baseTip = repo.branches.get(pull.base);
     if (baseTip === undefined) return;
+    // At most 3 rounds, as a merge request computed ahead (a merge evicted meanwhile is computed
+    // again); the next change tries again.
     const ahead = this.refs.prepareMerge(repo, baseTip, pull.headSha);
     if (ahead !== undefined) {
-      void ahead.then(
-        () => this.tryAutoMerge(pull),
-        () => undefined,
-      );
+      if (round < 3)
+        void ahead.then(
+          () => this.tryAutoMerge(pull, round + 1),
+          () => undefined,
+        );
       return;
     }
     if (this.mergeRefusal(pull) !== undefined) return;
