@@ -4,8 +4,15 @@
  * documentation anchor and cost class, on the pieces of rest-kit.ts. `buildRestRouter` is what
  * the emulator routes with.
  */
-import { runMatchesStatus, workflowObjects, workflowRunObject, workflowRuns } from './actions.ts';
+import {
+  latestAttempt,
+  runMatchesStatus,
+  workflowObjects,
+  workflowRunObject,
+  workflowRuns,
+} from './actions.ts';
 import { changedFiles, pullDiff, pullPatch } from './changes.ts';
+import { addActionsRunRoutes } from './rest-actions.ts';
 import { addAppRoutes } from './rest-apps.ts';
 import { addCiRoutes } from './rest-ci.ts';
 import { addCollaboratorRoutes } from './rest-collaborators.ts';
@@ -209,7 +216,7 @@ function actionsRuns(ctx: RestContext, repo: Repo): RestResult {
     (v) =>
       (!branch || v.branch === branch) &&
       (!event || v.event === event) &&
-      (!status || runMatchesStatus(v.run, status)) &&
+      (!status || runMatchesStatus(latestAttempt(v), status)) &&
       (!headSha || v.commit.sha === headSha),
   );
   const page = paginate(ctx, runs);
@@ -217,7 +224,9 @@ function actionsRuns(ctx: RestContext, repo: Repo): RestResult {
     status: 200,
     body: JSON.stringify({
       total_count: runs.length,
-      workflow_runs: page.items.map((v) => workflowRunObject(ctx.state, repo, v)),
+      workflow_runs: page.items.map((v) =>
+        workflowRunObject(ctx.state, repo, v, q.get('exclude_pull_requests') === 'true'),
+      ),
     }),
     version,
     page: page.page,
@@ -965,6 +974,7 @@ function addActionRoutes(r: RestRouter): void {
     'actions/workflow-runs#list-workflow-runs-for-a-repository',
     (ctx) => withRepo(ctx, (repo) => actionsRuns(ctx, repo)),
   );
+  addActionsRunRoutes(r);
 
   r.add(
     'GET',

@@ -69,7 +69,8 @@ class CheckRunNode {
     return this.run.completedAt === null ? null : this.s.time.iso(this.run.completedAt);
   }
   get detailsUrl() {
-    return `${this.s.webUrl}/${this.repo.fullName}/actions/runs/${this.run.id}`;
+    // A re-run's check run is a job of its first run's workflow run (actions.ts).
+    return `${this.s.webUrl}/${this.repo.fullName}/actions/runs/${this.run.attemptOf ?? this.run.id}`;
   }
   get url() {
     return `${this.s.webUrl}/${this.repo.fullName}/runs/${this.run.id}`;
@@ -93,8 +94,8 @@ class CheckRunNode {
       app: { id: 'A_github_actions', name: 'GitHub Actions', slug: 'github-actions', logoUrl: () => '' },
       workflowRun: {
         id: Buffer.from(`run:${run.id}`).toString('base64'),
-        databaseId: run.id,
-        runNumber: run.id,
+        databaseId: run.attemptOf ?? run.id,
+        runNumber: run.attemptOf ?? run.id,
         event: 'pull_request',
         url: this.detailsUrl,
         workflow: { id: 'W_ci', name: 'CI' },
