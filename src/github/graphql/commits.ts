@@ -176,7 +176,9 @@ class RollupNode {
   }
   contexts(args: ConnArgs) {
     const statuses = this.s.checks.latestStatuses(this.commit);
-    const items: (CheckRun | CommitStatus)[] = [...this.commit.checkRuns, ...statuses];
+    // The newest run of each name, as the rollup's state counts them: a re-run supersedes its run.
+    const runs = this.s.checks.latestRuns(this.commit);
+    const items: (CheckRun | CommitStatus)[] = [...runs, ...statuses];
     // Every state of the enum, zeros included: gh (2.46's pr status) counts checks from these
     // lists only when both are non-empty, so a commit with check runs and no statuses still
     // answers a statusContextCountsByState list.
@@ -193,9 +195,9 @@ class RollupNode {
           ? new StatusContextNode(this.s, item)
           : new CheckRunNode(this.s, this.repo, item as CheckRun),
       {
-        checkRunCount: this.commit.checkRuns.length,
+        checkRunCount: runs.length,
         statusContextCount: statuses.length,
-        checkRunCountsByState: count(CHECK_RUN_STATE_NAMES, this.commit.checkRuns, CHECK_RUN_STATES),
+        checkRunCountsByState: count(CHECK_RUN_STATE_NAMES, runs, CHECK_RUN_STATES),
         statusContextCountsByState: count(STATUS_STATE_NAMES, statuses, (st) => upper(st.state)),
       },
     );
