@@ -584,6 +584,7 @@ describe("GitHub's OpenAPI description", () => {
     const workflow = '/repos/{owner}/{repo}/actions/workflows/{workflow_id}';
     expect(await call(`GET ${workflow}`, { workflow_id: 'build.yml' })).toBe(200);
     expect(await call(`GET ${workflow}`, { workflow_id: 'nope.yml' })).toBe(404);
+    expect(await call(`GET ${workflow}/runs`, { workflow_id: 'build.yml', status: 'completed' })).toBe(200);
     expect(await call(`POST ${workflow}/dispatches`, { workflow_id: 'build.yml', ref: 'main' })).toBe(204);
     expect(
       await call(`POST ${workflow}/dispatches`, {

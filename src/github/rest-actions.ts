@@ -8,6 +8,7 @@
 import {
   jobObject,
   latestAttempt,
+  runMatchesStatus,
   type WorkflowRunView,
   workflowObjects,
   workflowRunById,
@@ -27,6 +28,7 @@ import {
   type RestResult,
   type RestRouter,
   str,
+  unchanged,
   withRepo,
 } from './rest-kit.ts';
 import type { Repo } from './state.ts';
@@ -124,6 +126,9 @@ export function addActionsRunRoutes(r: RestRouter): void {
       body: JSON.stringify(object),
       version: ctx.state.time.version,
     })),
+  );
+  r.add('GET', `${workflow}/runs`, 'actions/workflow-runs#list-workflow-runs-for-a-workflow', (ctx) =>
+    withWorkflow(ctx, (repo, object) => actionsRuns(ctx, repo, String(object.name))),
   );
   r.add('POST', `${workflow}/dispatches`, 'actions/workflows#create-a-workflow-dispatch-event', (ctx) =>
     withWorkflow(ctx, (repo, object) => dispatch(ctx, repo, object)),
@@ -240,4 +245,36 @@ function dispatch(ctx: RestContext, repo: Repo, workflow: Record<string, unknown
       }),
     };
   });
+}
+
+/** GET …/actions/runs (and a workflow's, …/workflows/{id}/runs): workflow runs newest first, filtered as GitHub's parameters say. */
+export function actionsRuns(ctx: RestContext, repo: Repo, workflow?: string): RestResult {
+  const version = ctx.state.time.version;
+  const hit = unchanged(ctx, version);
+  if (hit) return hit;
+  const q = ctx.query;
+  const branch = q.get('branch');
+  const event = q.get('event');
+  const status = q.get('status');
+  const headSha = q.get('head_sha');
+  const runs = workflowRuns(repo).filter(
+    (v) =>
+      (workflow === undefined || v.run.name === workflow) &&
+      (!branch || v.branch === branch) &&
+      (!event || v.event === event) &&
+      (!status || runMatchesStatus(latestAttempt(v), status)) &&
+      (!headSha || v.commit.sha === headSha),
+  );
+  const page = paginate(ctx, runs);
+  return {
+    status: 200,
+    body: JSON.stringify({
+      total_count: runs.length,
+      workflow_runs: page.items.map((v) =>
+        workflowRunObject(ctx.state, repo, v, q.get('exclude_pull_requests') === 'true'),
+      ),
+    }),
+    version,
+    page: page.page,
+  };
 }
