@@ -19,10 +19,10 @@ import {
 import { logDownloadUrl } from './actions-logs.ts';
 import {
   bodyField,
+  countedPage,
   fail,
   notFound,
   numberParam,
-  paginate,
   plainly,
   type RestContext,
   type RestResult,
@@ -193,16 +193,8 @@ function jobsAnswer(
   view: WorkflowRunView,
   jobs: readonly WorkflowRunView['run'][],
 ): RestResult {
-  const page = paginate(ctx, jobs);
-  return {
-    status: 200,
-    body: JSON.stringify({
-      total_count: jobs.length,
-      jobs: page.items.map((job) => jobObject(ctx.state, repo, view, job)),
-    }),
-    version: ctx.state.time.version,
-    page: page.page,
-  };
+  const toJson = (job: WorkflowRunView['run']) => jobObject(ctx.state, repo, view, job);
+  return countedPage(ctx, 'jobs', jobs, toJson, ctx.state.time.version);
 }
 
 function logsAnswer(ctx: RestContext, repo: Repo, view: WorkflowRunView): RestResult {
@@ -265,16 +257,7 @@ export function actionsRuns(ctx: RestContext, repo: Repo, workflow?: string): Re
       (!status || runMatchesStatus(latestAttempt(v), status)) &&
       (!headSha || v.commit.sha === headSha),
   );
-  const page = paginate(ctx, runs);
-  return {
-    status: 200,
-    body: JSON.stringify({
-      total_count: runs.length,
-      workflow_runs: page.items.map((v) =>
-        workflowRunObject(ctx.state, repo, v, q.get('exclude_pull_requests') === 'true'),
-      ),
-    }),
-    version,
-    page: page.page,
-  };
+  const exclude = q.get('exclude_pull_requests') === 'true';
+  const toJson = (v: WorkflowRunView) => workflowRunObject(ctx.state, repo, v, exclude);
+  return countedPage(ctx, 'workflow_runs', runs, toJson, version);
 }
