@@ -19,6 +19,7 @@ import { serve } from './helpers/github.ts';
 import { startCliServer, stopAll } from './helpers/serve.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { GH_DEBIAN13, systemTool } from './helpers/tools.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const dir = scratchDir('fleetbench-gh-');
 afterAll(stopAll);
@@ -1177,6 +1178,101 @@ describe.skipIf(ghTool.skip || openssl.skip)(
         ['GET /repos/{owner}/{repo}/actions/runs', 1, 1],
         ['GET /repos/{owner}/{repo}/actions/workflows', 1, 1],
       ]);
+    });
+
+    /** PR 13's `ci` workflow run: the id `gh run list` prints, and its commit. */
+    const ciRun = () => {
+      const commit = emulator.state.repo('fleetbench/repo-1').commits.get(pull(13).headSha)!;
+      const runs = commit.checkRuns.filter((r) => r.name === 'ci');
+      return { commit, first: runs[0]!, latest: runs.at(-1)! };
+    };
+
+    it('gh run view, --log and --log-failed: a failed run, its job and steps, and the log saying why', async () => {
+      const { session, token } = identity();
+      const { commit, first } = ciRun();
+      emulator.state.checks.updateCheckRun(first, commit, {
+        conclusion: 'failure',
+        output: { title: '2 tests failed', summary: 'poll.test.ts: expected 304, got 200' },
+      });
+      const view = await gh(['run', 'view', String(first.id), ...repoArg()], token);
+      expect(view.code).toBe(0);
+      expect(view.stdout).toContain(`X ci in 0s (ID ${first.id})`);
+      expect(view.stdout).toMatch(/X Run ci/);
+      const failed = await gh(['run', 'view', String(first.id), '--log-failed', ...repoArg()], token);
+      expect(failed.code).toBe(0);
+      expect(failed.stdout).toMatch(
+        /^ci\tRun ci\t\S+Z ##\[error\]ci: failure: 2 tests failed \(poll\.test\.ts: expected 304, got 200\)$/m,
+      );
+      expect(failed.stdout).not.toContain('Set up job');
+      const log = await gh(['run', 'view', String(first.id), '--log', ...repoArg()], token);
+      expect(log.code).toBe(0);
+      expect(
+        log.stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.split('\t').slice(0, 2).join(' ')),
+      ).toEqual(expect.arrayContaining(['ci Set up job', 'ci Run ci', 'ci Complete job']));
+      // One 302 (gh keeps the zip it downloaded for the next --log); the download it points to
+      // is not an API call.
+      expect(charges(session).filter(([route]) => String(route).includes('logs'))).toEqual([
+        ['GET /repos/{owner}/{repo}/actions/runs/{run_id}/logs', 1, 1],
+      ]);
+      expect(charges(session)).toContainEqual(['GET /repos/{owner}/{repo}/actions/runs/{run_id}', 1, 1]);
+      expect(charges(session)).toContainEqual(['GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', 1, 1]);
+    });
+
+    it('gh run rerun: the run is queued again, gh pr checks pending, then it completes; gh run cancel', async () => {
+      const { session, token } = identity();
+      emulator.state.workflows.configure({ runMs: 300 });
+      const { first } = ciRun();
+      const rerun = await gh(['run', 'rerun', String(first.id), ...repoArg()], token);
+      expect(rerun.code).toBe(0);
+      expect(charges(session)).toContainEqual([
+        'POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun',
+        1,
+        5,
+      ]);
+      const checks = await gh(['pr', 'checks', '13', ...repoArg()], token);
+      expect(checks.stdout).toMatch(/^ci\tpending/m);
+      await waitUntil('the re-run to complete', () => ciRun().latest.status === 'completed', {
+        timeoutMs: 10_000,
+      });
+      const view = await gh(['run', 'view', String(first.id), ...repoArg()], token);
+      expect(view.stdout).toContain(`✓ ci in`);
+      expect((await gh(['pr', 'checks', '13', ...repoArg()], token)).stdout).toMatch(/^ci\tpass/m);
+      // Completed: nothing to cancel (GitHub's 409); a run in progress is cancelled.
+      const refused = await gh(['run', 'cancel', String(first.id), ...repoArg()], token);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('Cannot cancel a workflow run that is completed');
+      emulator.state.workflows.configure({ runMs: 60_000 });
+      expect((await gh(['run', 'rerun', String(first.id), ...repoArg()], token)).code).toBe(0);
+      const cancel = await gh(['run', 'cancel', String(first.id), ...repoArg()], token);
+      expect(cancel.code).toBe(0);
+      expect(ciRun().latest).toMatchObject({ status: 'completed', conclusion: 'cancelled', attempt: 3 });
+    });
+
+    it('gh workflow run ci: a workflow_dispatch run on the default branch', async () => {
+      const { session, token } = identity();
+      emulator.state.workflows.configure({ runMs: 0 });
+      const res = await gh(['workflow', 'run', 'ci', ...repoArg()], token);
+      expect(res.code).toBe(0);
+      expect(charges(session).at(-1)).toEqual([
+        'POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches',
+        1,
+        5,
+      ]);
+      const list = await gh(['run', 'list', '--workflow', 'ci', ...repoArg()], token);
+      expect(list.stdout.split('\n')[0]!.split('\t').slice(0, 6)).toEqual([
+        'completed',
+        'success',
+        'ci',
+        'ci',
+        'main',
+        'workflow_dispatch',
+      ]);
+      const bad = await gh(['workflow', 'run', 'ci', '--ref', 'no-such-branch', ...repoArg()], token);
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toContain('No ref found for: no-such-branch');
     });
   },
 );

@@ -553,6 +553,50 @@ describe("GitHub's OpenAPI description", () => {
     expect(await call('GET /repos/{owner}/{repo}/commits/{ref}', { ref: 'f'.repeat(40) })).toBe(422);
     expect(await call('GET /repos/{owner}/{repo}/actions/runs')).toBe(200);
     expect(await call('GET /repos/{owner}/{repo}/actions/workflows')).toBe(200);
+    // Actions: the check run made above is a workflow run; its job, logs, re-runs, a cancel, a dispatch.
+    const runs = '/repos/{owner}/{repo}/actions/runs/{run_id}';
+    const wfRun = { run_id: run.id };
+    expect(await call(`GET ${runs}`, { ...wfRun, exclude_pull_requests: true })).toBe(200);
+    expect(await call(`GET ${runs}`, { run_id: 999_999 })).toBe(404);
+    expect(await call(`GET ${runs}/jobs`, { ...wfRun, filter: 'all' })).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/actions/jobs/{job_id}', { job_id: run.id })).toBe(200);
+    // Octokit follows the 302 to the log's download URL.
+    expect(await call('GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs', { job_id: run.id })).toBe(200);
+    expect(await call(`GET ${runs}/logs`, wfRun)).toBe(200);
+    expect(await call(`GET ${runs}/artifacts`, wfRun)).toBe(200);
+    expect(
+      await call('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { check_run_id: run.id }),
+    ).toBe(200);
+    expect(await call(`POST ${runs}/cancel`, wfRun)).toBe(409);
+    expect(await call(`POST ${runs}/rerun-failed-jobs`, wfRun)).toBe(403);
+    expect(await call(`POST ${runs}/rerun`, wfRun)).toBe(201);
+    expect(await call(`POST ${runs}/rerun`, wfRun)).toBe(403);
+    expect(await call(`GET ${runs}/attempts/{attempt_number}`, { ...wfRun, attempt_number: 2 })).toBe(200);
+    expect(await call(`GET ${runs}/attempts/{attempt_number}`, { ...wfRun, attempt_number: 3 })).toBe(404);
+    expect(await call(`GET ${runs}/attempts/{attempt_number}/jobs`, { ...wfRun, attempt_number: 1 })).toBe(
+      200,
+    );
+    expect(await call(`GET ${runs}/attempts/{attempt_number}/logs`, { ...wfRun, attempt_number: 1 })).toBe(
+      200,
+    );
+    expect(await call(`POST ${runs}/cancel`, wfRun)).toBe(202);
+    expect(await call(`POST ${runs}/rerun-failed-jobs`, wfRun)).toBe(201);
+    const workflow = '/repos/{owner}/{repo}/actions/workflows/{workflow_id}';
+    expect(await call(`GET ${workflow}`, { workflow_id: 'build.yml' })).toBe(200);
+    expect(await call(`GET ${workflow}`, { workflow_id: 'nope.yml' })).toBe(404);
+    expect(await call(`GET ${workflow}/runs`, { workflow_id: 'build.yml', status: 'completed' })).toBe(200);
+    expect(await call(`POST ${workflow}/dispatches`, { workflow_id: 'build.yml', ref: 'main' })).toBe(204);
+    expect(
+      await call(`POST ${workflow}/dispatches`, {
+        workflow_id: 'build.yml',
+        ref: 'main',
+        return_run_details: true,
+      }),
+    ).toBe(200);
+    expect(await call(`POST ${workflow}/dispatches`, { workflow_id: 'build.yml' })).toBe(422);
+    expect(await call(`POST ${workflow}/dispatches`, { workflow_id: 'build.yml', ref: 'no-such-ref' })).toBe(
+      422,
+    );
     // A GitHub App: its JWT's routes, then an installation token's (test/github-app.test.ts).
     const app = emulator.apps.apps[0]!;
     const now = Math.floor(Date.now() / 1000);

@@ -37,6 +37,7 @@ interface ServeOptions {
   tlsDir?: string;
   gitDir?: string;
   latency?: LatencyInput;
+  actionsRunMs?: number;
   limit: string[];
   adminToken?: string;
   acceptAnyToken?: boolean;
@@ -121,6 +122,11 @@ export function register(program: Command, io: CommandIo): void {
       'origin of web links (html_url, GraphQL url), e.g. https://github.com; API URLs keep the emulator origin (default: the emulator origin, or the fixtures web_url)',
       webOrigin,
     )
+    .option(
+      '--actions-run-ms <ms>',
+      'run time an Actions re-run or dispatched run takes to complete (default 30000; 0: at once)',
+      integerOption(0, 86_400_000),
+    )
     .option('--admin-token <token>', 'admin token for /_fleetbench/* (default: random)', tokenOption)
     .option('--accept-any-token', 'treat unknown tokens as tokens of the default user instead of 401')
     .option('--json', 'print the connection details as one JSON line instead of text')
@@ -171,6 +177,7 @@ async function serve(options: ServeOptions, io: CommandIo): Promise<void> {
     fixtures,
     limits,
     latency: options.latency ?? false,
+    actions: { runMs: options.actionsRunMs },
     acceptUnknownTokens: options.acceptAnyToken ?? false,
     webUrl: options.webUrl,
     // A served emulator's tokens are credentials: never the seed's, new at every start.

@@ -65,6 +65,7 @@ import {
   type EmulatorStats,
 } from './types.ts';
 import { Webhooks } from './webhooks.ts';
+import type { WorkflowsOptions } from './world/workflows.ts';
 
 const RATE_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
 const SECONDARY_DOCS = `${RATE_DOCS}#about-secondary-rate-limits`;
@@ -117,6 +118,11 @@ export interface GitHubEmulatorOptions {
    * origin (https://github.com in-process).
    */
   webUrl?: string;
+  /**
+   * How re-runs and dispatched Actions runs go (world/workflows.ts): the run time they take
+   * (default 30 s) and their conclusion (default success).
+   */
+  actions?: WorkflowsOptions;
 }
 
 /** What a request carries besides its route, gathered once. */
@@ -402,6 +408,7 @@ export class GitHubEmulator {
     for (const app of options.apps ?? []) this.apps.add(app);
     this.defaultToken = this.tokens.mint({}).token;
     this.adminToken = options.adminToken ?? this.tokens.randomToken('fba_');
+    this.state.workflows.configure({ ...options.actions, logKey: this.adminToken });
   }
 
   /** Validates a fixtures object (errors name the field path) or generates one from sizes. */
@@ -445,6 +452,7 @@ export class GitHubEmulator {
   close(): void {
     this.faults.clear();
     this.webhooks.close();
+    this.state.workflows.close();
   }
 
   /**

@@ -23,6 +23,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { BodyTooLargeError, readBoundedBody, refuseBody } from '../base/http-body.ts';
 import { BODY_LIMITS, LISTEN_BACKLOG } from '../base/limits.ts';
 import { turnSlices } from '../base/turn-slices.ts';
+import { isActionsLogPath, serveActionsLog } from './actions-logs.ts';
 import { isLargeBody, largeBodyMemo } from './body-memo.ts';
 import type { GitHubEmulator } from './emulator.ts';
 import { GitSmartHttp, type GitSmartHttpOptions, isGitPath } from './git/smart-http.ts';
@@ -154,6 +155,11 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
     // git's requests (clone, fetch, push) are not API calls: no quota, no admission.
     if (git !== undefined && isGitPath(req.url ?? '/')) {
       git.handle(req, res);
+      return;
+    }
+    // Actions log downloads (a 302's signed URL): not API calls either (actions-logs.ts).
+    if (isActionsLogPath(req.url ?? '/')) {
+      serveActionsLog(emulator, req, res);
       return;
     }
     // HTTP/2 names the host in the :authority pseudo-header instead of Host.

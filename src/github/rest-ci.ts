@@ -19,6 +19,7 @@ import {
   intParam,
   mutate,
   numberParam,
+  pagedList,
   paginate,
   type RenderedPage,
   type RestContext,
@@ -95,6 +96,21 @@ export function addCiRoutes(r: RestRouter): void {
         version: commit.version,
       };
     }),
+  );
+  // Annotations: check runs here carry none (`output.annotations_count` is 0).
+  r.add(
+    'GET',
+    '/repos/{owner}/{repo}/check-runs/{check_run_id}/annotations',
+    'checks/runs#list-check-run-annotations',
+    (ctx) =>
+      withCheckRun(ctx, (_repo, _run, commit) =>
+        pagedList(
+          ctx,
+          commit.version,
+          () => [],
+          () => ({}),
+        ),
+      ),
   );
   r.add('PATCH', '/repos/{owner}/{repo}/check-runs/{check_run_id}', 'checks/runs#update-a-check-run', (ctx) =>
     withCheckRun(ctx, (repo, run, commit) => {

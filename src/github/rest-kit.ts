@@ -366,6 +366,26 @@ export function unchanged(ctx: RestContext, version: number): RestResult | undef
 }
 
 /**
+ * One page of a list GitHub wraps with its count (`{total_count, <field>: [...]}`: workflow runs,
+ * jobs), at `version`.
+ */
+export function countedPage<T>(
+  ctx: RestContext,
+  field: string,
+  items: readonly T[],
+  toJson: (item: T) => object,
+  version: number,
+): RestResult {
+  const page = paginate(ctx, items);
+  return {
+    status: 200,
+    body: JSON.stringify({ total_count: items.length, [field]: page.items.map(toJson) }),
+    version,
+    page: page.page,
+  };
+}
+
+/**
  * A list that moves with `version`, paged and not cached: the unchanged answer when the client
  * has this version (the list is not even read), else one page of it as a JSON array.
  */

@@ -4,8 +4,9 @@
  * documentation anchor and cost class, on the pieces of rest-kit.ts. `buildRestRouter` is what
  * the emulator routes with.
  */
-import { runMatchesStatus, workflowObjects, workflowRunObject, workflowRuns } from './actions.ts';
+import { workflowObjects, workflowRuns } from './actions.ts';
 import { changedFiles, pullDiff, pullPatch } from './changes.ts';
+import { actionsRuns, addActionsRunRoutes } from './rest-actions.ts';
 import { addAppRoutes } from './rest-apps.ts';
 import { addCiRoutes } from './rest-ci.ts';
 import { addCollaboratorRoutes } from './rest-collaborators.ts';
@@ -195,35 +196,6 @@ function searchIssues(ctx: RestContext): RestResult {
     body: `{"total_count":${found.length},"incomplete_results":${!complete},"search_type":"lexical","items":${listOf(texts)}}`,
     version,
     page: { page, last },
-  };
-}
-
-/** GET …/actions/runs: workflow runs newest first, filtered as GitHub's parameters say. */
-function actionsRuns(ctx: RestContext, repo: Repo): RestResult {
-  const version = ctx.state.time.version;
-  const hit = unchanged(ctx, version);
-  if (hit) return hit;
-  const q = ctx.query;
-  const branch = q.get('branch');
-  const event = q.get('event');
-  const status = q.get('status');
-  const headSha = q.get('head_sha');
-  const runs = workflowRuns(repo).filter(
-    (v) =>
-      (!branch || v.branch === branch) &&
-      (!event || v.event === event) &&
-      (!status || runMatchesStatus(v.run, status)) &&
-      (!headSha || v.commit.sha === headSha),
-  );
-  const page = paginate(ctx, runs);
-  return {
-    status: 200,
-    body: JSON.stringify({
-      total_count: runs.length,
-      workflow_runs: page.items.map((v) => workflowRunObject(ctx.state, repo, v)),
-    }),
-    version,
-    page: page.page,
   };
 }
 
@@ -1032,6 +1004,7 @@ function addActionRoutes(r: RestRouter): void {
     'actions/workflow-runs#list-workflow-runs-for-a-repository',
     (ctx) => withRepo(ctx, (repo) => actionsRuns(ctx, repo)),
   );
+  addActionsRunRoutes(r);
 
   r.add(
     'GET',

@@ -589,7 +589,7 @@ const GITHUB_ORG = {
 };
 
 /** The open pull requests a commit is the head of, as check runs and suites list them ("pull-request-minimal"). */
-function pullsOfCommit(state: GitHubState, repo: Repo, sha: string): Record<string, unknown>[] {
+export function pullsOfCommit(state: GitHubState, repo: Repo, sha: string): Record<string, unknown>[] {
   const api = `${state.apiUrl}/repos/${repo.fullName}`;
   const side = (ref: string, at: string) => ({
     ref,

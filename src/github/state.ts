@@ -51,6 +51,7 @@ import { type Reaction, type ReactionContent, Reactions } from './world/reaction
 import { Refs } from './world/refs.ts';
 import { Releases } from './world/releases.ts';
 import { FIXTURE_STEP_MS, fixtureRepoDates, WorldTime } from './world/time.ts';
+import { Workflows } from './world/workflows.ts';
 
 export * from './world/objects.ts';
 
@@ -139,6 +140,8 @@ export class GitHubState {
   readonly gitStore = new GitStore();
   /** Check runs and statuses on commits. */
   readonly checks: Checks;
+  /** Actions runs GitHub runs itself: re-runs, cancels, dispatches (world/workflows.ts). */
+  readonly workflows: Workflows;
   /** What happens to issues and pull requests, for their events and timelines. */
   readonly events: IssueEvents;
   /** Each repository's label table. */
@@ -181,6 +184,7 @@ export class GitHubState {
     this.time = new WorldTime(options.clock);
     this.refs = new Refs(this.time, this.gitStore);
     this.checks = new Checks(this.time, () => this.defaultUser);
+    this.workflows = new Workflows(this.time, this.checks);
     this.events = new IssueEvents(this.time);
     this.labelTable = new Labels(this.time);
     this.reactions = new Reactions(this.time);

@@ -177,7 +177,9 @@ function globallyAllowed(method: string, status: number, body: string): boolean 
       body.includes('"Validation Failed"') ||
       body.includes('"Invalid request.') ||
       // A status or check run on a commit the repository lacks, in GitHub's words.
-      body.includes('"No commit found for SHA: ')
+      body.includes('"No commit found for SHA: ') ||
+      // A workflow dispatch on a ref the repository lacks, in GitHub's words.
+      body.includes('"No ref found for: ')
     );
   // A repository, issue or pull the token cannot see: GitHub's 404 on every route (docs.github.com,
   // "Troubleshooting the REST API"), listed in few operations' descriptions.

@@ -69,7 +69,8 @@ class CheckRunNode {
     return this.run.completedAt === null ? null : this.s.time.iso(this.run.completedAt);
   }
   get detailsUrl() {
-    return `${this.s.webUrl}/${this.repo.fullName}/actions/runs/${this.run.id}`;
+    // A re-run's check run is a job of its first run's workflow run (actions.ts).
+    return `${this.s.webUrl}/${this.repo.fullName}/actions/runs/${this.run.attemptOf ?? this.run.id}`;
   }
   get url() {
     return `${this.s.webUrl}/${this.repo.fullName}/runs/${this.run.id}`;
@@ -93,8 +94,8 @@ class CheckRunNode {
       app: { id: 'A_github_actions', name: 'GitHub Actions', slug: 'github-actions', logoUrl: () => '' },
       workflowRun: {
         id: Buffer.from(`run:${run.id}`).toString('base64'),
-        databaseId: run.id,
-        runNumber: run.id,
+        databaseId: run.attemptOf ?? run.id,
+        runNumber: run.attemptOf ?? run.id,
         event: 'pull_request',
         url: this.detailsUrl,
         workflow: { id: 'W_ci', name: 'CI' },
@@ -175,7 +176,9 @@ class RollupNode {
   }
   contexts(args: ConnArgs) {
     const statuses = this.s.checks.latestStatuses(this.commit);
-    const items: (CheckRun | CommitStatus)[] = [...this.commit.checkRuns, ...statuses];
+    // The newest run of each name, as the rollup's state counts them: a re-run supersedes its run.
+    const runs = this.s.checks.latestRuns(this.commit);
+    const items: (CheckRun | CommitStatus)[] = [...runs, ...statuses];
     // Every state of the enum, zeros included: gh (2.46's pr status) counts checks from these
     // lists only when both are non-empty, so a commit with check runs and no statuses still
     // answers a statusContextCountsByState list.
@@ -192,9 +195,9 @@ class RollupNode {
           ? new StatusContextNode(this.s, item)
           : new CheckRunNode(this.s, this.repo, item as CheckRun),
       {
-        checkRunCount: this.commit.checkRuns.length,
+        checkRunCount: runs.length,
         statusContextCount: statuses.length,
-        checkRunCountsByState: count(CHECK_RUN_STATE_NAMES, this.commit.checkRuns, CHECK_RUN_STATES),
+        checkRunCountsByState: count(CHECK_RUN_STATE_NAMES, runs, CHECK_RUN_STATES),
         statusContextCountsByState: count(STATUS_STATE_NAMES, statuses, (st) => upper(st.state)),
       },
     );

@@ -105,6 +105,14 @@ export interface CheckRun {
   detailsUrl: string | null;
   externalId: string;
   output: { title: string | null; summary: string | null; text: string | null };
+  /**
+   * Actions (world/workflows.ts): a re-run's check run is attempt `attempt` of the workflow run
+   * whose first check run is `attemptOf`; a dispatched run was started by `workflow_dispatch`
+   * on `branch`. Absent on every other check run (attempt 1 of its own run).
+   */
+  attemptOf?: number;
+  attempt?: number;
+  dispatchedOn?: string;
 }
 
 /** The GitHub App a check run was made by: GitHub Actions, or the app of a `kind: enterprise` token. */
