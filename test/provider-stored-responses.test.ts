@@ -39,6 +39,14 @@ function asInput(response: Response): Input[] {
   return items;
 }
 
+/** A response's output as `item_reference`s to its items, as the Vercel AI SDK resends them. */
+const asReferences = (response: Response): Input[] =>
+  response.output.flatMap((item) =>
+    item.type === 'message' || item.type === 'function_call'
+      ? [{ type: 'item_reference' as const, id: item.id! }]
+      : [],
+  );
+
 /** The tool outputs answering a response's calls. */
 const outputsFor = (response: Response): Input[] =>
   response.output.flatMap((item) =>
@@ -130,6 +138,50 @@ describe('stored responses', () => {
     expect(readStreamed.usage).toEqual(streamed.usage);
   });
 
+  it("an item_reference is the stored item it names; one not kept is OpenAI's 404", async () => {
+    const { openai } = await serve();
+    const first = await openai.responses.create({
+      model: 'gpt-5',
+      input: 'fleetbench-script: tool-call',
+      tools: TOOLS,
+    });
+    const call = first.output.find((item) => item.type === 'function_call')!;
+    // The call referenced by its item id, its output answering it: accepted, as OpenAI accepts it.
+    const next = await openai.responses.create({
+      model: 'gpt-5',
+      tools: TOOLS,
+      input: [
+        { role: 'user', content: 'fleetbench-script: tool-call' },
+        { type: 'item_reference', id: call.id! },
+        { type: 'function_call_output', call_id: call.call_id, output: 'ok' },
+      ],
+    });
+    expect(next.status).toBe('completed');
+    const unstored = await openai.responses.create({ model: 'gpt-5', input: 'x', store: false });
+    await expect(
+      openai.responses.create({
+        model: 'gpt-5',
+        input: [{ type: 'item_reference', id: unstored.output[0]!.id! }],
+      }),
+    ).rejects.toMatchObject({
+      status: 404,
+      error: {
+        message: `Item with id '${unstored.output[0]!.id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`,
+        param: 'input',
+      },
+    });
+    // An output with no call in the input nor in what it references: OpenAI's 400.
+    await expect(
+      openai.responses.create({
+        model: 'gpt-5',
+        input: [
+          { type: 'item_reference', id: next.output[0]!.id! },
+          { type: 'function_call_output', call_id: 'call_none', output: 'x' },
+        ],
+      }),
+    ).rejects.toMatchObject({ status: 400 });
+  });
+
   it('going on from a stored response costs and answers as resending its whole context', async () => {
     const step = fc.record({
       prompt: fc.constantFrom(
@@ -146,7 +198,9 @@ describe('stored responses', () => {
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), async (steps) => {
         const chained = await serve();
         const resent = await serve();
+        const referenced = await serve();
         let history: Input[] = [];
+        let referencedHistory: Input[] = [];
         let last: Response | undefined;
         for (const s of steps) {
           const outputs = last && s.answerCalls ? outputsFor(last) : [];
@@ -162,6 +216,11 @@ describe('stored responses', () => {
           expect(a.usage).toEqual(b.usage);
           expect(a.output).toEqual(b.output);
           history = [...history, ...asInput(b)];
+          referencedHistory = [...referencedHistory, ...own];
+          const c = await create(referenced.openai, { ...common, input: referencedHistory }, s.stream);
+          expect(c.usage).toEqual(b.usage);
+          expect(c.output).toEqual(b.output);
+          referencedHistory = [...referencedHistory, ...asReferences(c)];
           last = a;
         }
         await closeSdkServers();

@@ -64,6 +64,11 @@ export interface Conversation {
    */
   previousResponseId?: string | undefined;
   store?: boolean;
+  /**
+   * Responses: the `item_reference` entries of the input, each an item of a stored response to be
+   * put at `at` in `items` (the emulator resolves them: src/provider/stored-responses.ts).
+   */
+  references?: Array<{ at: number; id: string }>;
 }
 
 /** Where a request stands in its conversation: 1-based turn, 0-based step within the turn. */
@@ -312,8 +317,13 @@ export function* readResponsesRequestSteps(body: Json): Generator<void, Conversa
   const items: ConversationItem[] = [];
   if (typeof body.instructions === 'string') items.push({ kind: 'system', text: body.instructions });
   const input = body.input;
-  // With previous_response_id the calls an output answers are in a stored response, not here.
-  const calls = body.previous_response_id === undefined ? new Set<string>() : undefined;
+  // With previous_response_id or an item_reference, the calls an output answers may be in a
+  // stored response, not here: checked once those are put in (emulator.ts `resolveStored`).
+  const references: Array<{ at: number; id: string }> = [];
+  const stored =
+    body.previous_response_id != null ||
+    (Array.isArray(input) && input.some((entry) => isObject(entry) && entry.type === 'item_reference'));
+  const calls = stored ? undefined : new Set<string>();
   if (typeof input === 'string') items.push({ kind: 'prompt', text: input });
   else if (Array.isArray(input)) {
     for (const [i, entry] of input.entries()) {
@@ -352,6 +362,14 @@ export function* readResponsesRequestSteps(body: Json): Generator<void, Conversa
           callId,
           text: typeof entry.output === 'string' ? entry.output : textOf(entry.output),
         });
+      } else if (type === 'item_reference') {
+        if (typeof entry.id !== 'string')
+          throw openaiInvalid(
+            `Invalid type for 'input[${i}].id': expected a string.`,
+            `input[${i}].id`,
+            'invalid_type',
+          );
+        references.push({ at: items.length, id: entry.id });
       } else if (type === 'reasoning') {
         // Reasoning items carry encrypted content the emulator never produced: not input text.
       } else {
@@ -379,6 +397,7 @@ export function* readResponsesRequestSteps(body: Json): Generator<void, Conversa
     longCache: body.prompt_cache_retention === '24h',
     previousResponseId: previousResponseIdOf(body.previous_response_id),
     store: storeOf(body.store),
+    ...(references.length > 0 ? { references } : {}),
   };
 }
 
@@ -711,6 +730,15 @@ function messagesConversation(body: Json, items: ConversationItem[]): Conversati
     includeUsage: true,
   };
 }
+
+/** An `item_reference` naming no stored item: OpenAI's 404, in its words. */
+export const itemNotFound = (id: string) =>
+  new VendorError(
+    404,
+    'invalid_request',
+    `Item with id '${id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`,
+    'input',
+  );
 
 /** `previous_response_id` naming no stored response: OpenAI's 400. */
 export const previousResponseNotFound = (id: string) =>

@@ -23,6 +23,7 @@ import {
   type Conversation,
   type ConversationItem,
   checkToolOutputs,
+  itemNotFound,
   type ProviderApi,
   positionOf,
   previousResponseNotFound,
@@ -396,7 +397,7 @@ export class ProviderEmulator {
       // Counting tokens takes a request without its output settings.
       if (route.kind === 'count') fields.max_tokens ??= 1;
       conversation = yield* READERS[start.api](fields);
-      chain = this.goOnFrom(conversation);
+      chain = this.resolveStored(conversation);
       model = this.modelFor(conversation);
       yield;
       // A CLI's session on one API resends the same texts in the same order: its scope.
@@ -413,12 +414,31 @@ export class ProviderEmulator {
   }
 
   /**
-   * A Responses request with `previous_response_id`: the stored chain's items put before its own
-   * (the vendor counts them as its input), or OpenAI's 400 when no such response is stored.
+   * What a Responses request takes from stored responses (docs/provider-emulator.md, "Stored
+   * responses"): each `item_reference` replaced by the stored item it names (OpenAI's 404 when none
+   * is kept), and with `previous_response_id` the stored chain's items put before its own (the
+   * vendor counts them as its input; OpenAI's 400 when no such response is kept). Its tool outputs
+   * are then checked against the calls they answer, wherever those are.
    */
-  private goOnFrom(conversation: Conversation): Chain | undefined {
+  private resolveStored(conversation: Conversation): Chain | undefined {
+    const references = conversation.references;
+    if (references !== undefined) {
+      const items: ConversationItem[] = [];
+      let from = 0;
+      for (const { at, id } of references) {
+        const item = this.storedResponses.item(id);
+        if (item === undefined) throw itemNotFound(id);
+        for (; from < at; from++) items.push(conversation.items[from]!);
+        items.push(item);
+      }
+      for (; from < conversation.items.length; from++) items.push(conversation.items[from]!);
+      conversation.items = items;
+    }
     const id = conversation.previousResponseId;
-    if (id === undefined) return undefined;
+    if (id === undefined) {
+      if (references !== undefined) checkToolOutputs([], conversation.items);
+      return undefined;
+    }
     const previous = this.storedResponses.get(id);
     if (previous === undefined) throw previousResponseNotFound(id);
     const context = this.storedResponses.context(previous);
@@ -940,15 +960,16 @@ export class ProviderEmulator {
   private store(render: RenderInput, chain: Chain | undefined, items: ConversationItem[]): void {
     const own = chain?.own ?? items;
     const kept: ConversationItem[] = own.slice();
-    if (render.text !== '') kept.push({ kind: 'assistant-text', text: render.text });
+    // Its output items under the ids the answer gave them (render.ts), for an `item_reference`.
+    const outputs: Array<[string, ConversationItem]> = [];
+    if (render.text !== '') outputs.push([`msg_${render.id}`, { kind: 'assistant-text', text: render.text }]);
     if (render.reply.kind === 'tool-call' && render.ending === 'natural')
-      kept.push({
-        kind: 'tool-call',
-        name: render.reply.tool,
-        args: render.reply.args,
-        callId: render.callId,
-      });
-    this.storedResponses.put(`resp_${render.id}`, chain?.previous, kept, render);
+      outputs.push([
+        `fc_${render.id}`,
+        { kind: 'tool-call', name: render.reply.tool, args: render.reply.args, callId: render.callId },
+      ]);
+    for (const [, item] of outputs) kept.push(item);
+    this.storedResponses.put(`resp_${render.id}`, chain?.previous, kept, render, outputs);
   }
 
   private cacheUsage(

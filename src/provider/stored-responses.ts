@@ -24,6 +24,8 @@ export interface StoredResponse {
   chainChars: number;
   /** What renders it whole again, for `GET /v1/responses/{id}`. */
   render: RenderInput;
+  /** Its output items by their ids (what an `item_reference` names). */
+  outputs: ReadonlyArray<[string, ConversationItem]>;
 }
 
 /** Characters an item holds: what the bound counts. */
@@ -40,6 +42,8 @@ function itemChars(item: ConversationItem): number {
 
 export class StoredResponses {
   private readonly byId = new Map<string, StoredResponse>();
+  /** The kept responses' output items by their ids (`msg_…`, `fc_…`), for `item_reference`. */
+  private readonly items = new Map<string, ConversationItem>();
   private chars = 0;
   private readonly maxResponses: number;
   private readonly maxChars: number;
@@ -51,6 +55,11 @@ export class StoredResponses {
 
   get(id: string): StoredResponse | undefined {
     return this.byId.get(id);
+  }
+
+  /** An output item of a kept response, by its id. */
+  item(id: string): ConversationItem | undefined {
+    return this.items.get(id);
   }
 
   /** Every item of the chain that ends at `response`, oldest first. */
@@ -71,25 +80,27 @@ export class StoredResponses {
     previous: StoredResponse | undefined,
     items: ConversationItem[],
     render: RenderInput,
+    outputs: ReadonlyArray<[string, ConversationItem]> = [],
   ): void {
     let chainChars = previous?.chainChars ?? 0;
     for (const item of items) chainChars += itemChars(item);
     if (chainChars > this.maxChars) return;
     this.delete(id);
-    this.byId.set(id, { id, previous, items, chainChars, render });
+    this.byId.set(id, { id, previous, items, chainChars, render, outputs });
+    for (const [itemId, item] of outputs) this.items.set(itemId, item);
     this.chars += chainChars;
-    for (const [oldest, response] of this.byId) {
+    for (const oldest of this.byId.keys()) {
       if (this.byId.size <= this.maxResponses && this.chars <= this.maxChars) break;
-      this.byId.delete(oldest);
-      this.chars -= response.chainChars;
+      this.delete(oldest);
     }
   }
 
-  /** Forgets a response; false when it was not kept. */
+  /** Forgets a response (and its output items); false when it was not kept. */
   delete(id: string): boolean {
     const response = this.byId.get(id);
     if (response === undefined) return false;
     this.byId.delete(id);
+    for (const [itemId] of response.outputs) this.items.delete(itemId);
     this.chars -= response.chainChars;
     return true;
   }
