@@ -154,6 +154,14 @@ function deleteRef(ctx: RestContext, repo: Repo): RestResult {
   });
 }
 
+/**
+ * Whether a branch is protected: the repository's default branch, when its merges need approving
+ * reviews (`requiredReviews`, GitHub's classic branch protection; docs/github-emulator.md).
+ */
+export function isProtected(repo: Repo, branch: string): boolean {
+  return branch === repo.defaultBranch && repo.requiredReviews > 0;
+}
+
 /** GET …/branches: by name, paged, each with its commit. */
 function listBranches(ctx: RestContext, repo: Repo): RestResult {
   const version = ctx.state.time.version;
@@ -162,7 +170,11 @@ function listBranches(ctx: RestContext, repo: Repo): RestResult {
     ctx,
     version,
     () => [...repo.branches.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-    ([name, sha]) => ({ name, commit: { sha, url: `${api}/commits/${sha}` }, protected: false }),
+    ([name, sha]) => ({
+      name,
+      commit: { sha, url: `${api}/commits/${sha}` },
+      protected: isProtected(repo, name),
+    }),
   );
 }
 
@@ -186,9 +198,10 @@ function getBranch(ctx: RestContext, repo: Repo): RestResult {
       name,
       commit: commitObject(ctx.state, repo, commit, ctx.state.defaultUser),
       _links: { self: `${api}/branches/${path}`, html: `${ctx.state.webUrl}/${repo.fullName}/tree/${path}` },
-      protected: false,
+      protected: isProtected(repo, name),
+      // No status check is required: GitHub's "off".
       protection: {
-        enabled: false,
+        enabled: isProtected(repo, name),
         required_status_checks: { enforcement_level: 'off', contexts: [], checks: [] },
       },
       protection_url: `${api}/branches/${path}/protection`,
@@ -266,7 +279,7 @@ function listCommits(ctx: RestContext, repo: Repo): RestResult {
  * commit with the latest committer date of those whose children are all listed comes next), at
  * most MAX_LISTED_COMMITS.
  */
-function historyOf(repo: Repo, start: Commit): Commit[] {
+export function historyOf(repo: Repo, start: Commit): Commit[] {
   const out: Commit[] = [];
   const queued = new Set<string>([start.sha]);
   const ready: Commit[] = [start];
