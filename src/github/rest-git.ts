@@ -25,6 +25,7 @@ import {
 } from './rest-kit.ts';
 import { changedFileObject, commitObject, refObject, tagRefObject } from './shapes.ts';
 import type { Commit, Repo } from './state.ts';
+import { isProtected } from './world/access.ts';
 import { MAX_COMPARE_COMMITS } from './world/refs.ts';
 
 /** What `compare` lists at most: GitHub's 300 files. */
@@ -152,14 +153,6 @@ function deleteRef(ctx: RestContext, repo: Repo): RestResult {
     ctx.state.deleteBranch(repo, branch, actor(ctx));
     return { status: 204, body: '' };
   });
-}
-
-/**
- * Whether a branch is protected: the repository's default branch, when its merges need approving
- * reviews (`requiredReviews`, GitHub's classic branch protection; docs/github-emulator.md).
- */
-export function isProtected(repo: Repo, branch: string): boolean {
-  return branch === repo.defaultBranch && repo.requiredReviews > 0;
 }
 
 /** GET …/branches: by name, paged, each with its commit. */

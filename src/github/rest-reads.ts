@@ -8,7 +8,7 @@
  */
 
 import { treeObject } from './rest-contents.ts';
-import { historyOf, isProtected } from './rest-git.ts';
+import { historyOf } from './rest-git.ts';
 import {
   cachedList,
   commentsListed,
@@ -29,7 +29,7 @@ import { issueJson, organizationSimple, reviewCommentObject, userObject } from '
 import { issueEventObject, listedEvents } from './shapes-timeline.ts';
 import type { GitHubState, Issue, IssueEvent, PullRequest, Repo, ReviewComment, User } from './state.ts';
 import { USER_CREATED_AT, USER_UPDATED_AT } from './state.ts';
-import { roleOf } from './world/access.ts';
+import { isProtected, roleOf } from './world/access.ts';
 
 export function addReadRoutes(r: RestRouter): void {
   // Every pull request's review comments (a literal segment: never a pull request numbered
