@@ -851,6 +851,48 @@ describe("GitHub's OpenAPI description", () => {
       }),
     ).toBe(404);
 
+    // Repository-wide lists, an organization, contributors, languages, topics, branch protection.
+    await octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/comments', {
+      ...repo,
+      pull_number: 7,
+      commit_id: head,
+      path: 'src/index.ts',
+      line: 1,
+      body: 'Walked',
+    });
+    expect(
+      await call('GET /repos/{owner}/{repo}/pulls/comments', { sort: 'updated', direction: 'desc' }),
+    ).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/issues/events', { per_page: 5 })).toBe(200);
+    const eventId = (
+      (await octokit.request('GET /repos/{owner}/{repo}/issues/events', repo)).data as { id: number }[]
+    )[0]!.id;
+    expect(await call('GET /repos/{owner}/{repo}/issues/events/{event_id}', { event_id: eventId })).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/issues/events/{event_id}', { event_id: 999_999_999 })).toBe(
+      404,
+    );
+    expect(await call('GET /orgs/{org}', { org: 'fleetbench' })).toBe(200);
+    expect(await call('GET /orgs/{org}', { org: 'fleet-agent' })).toBe(404);
+    expect(await call('GET /repos/{owner}/{repo}/contributors', { anon: '1' })).toBe(200);
+    expect(await call('GET /repos/{owner}/{repo}/languages')).toBe(200);
+    expect(await call('PUT /repos/{owner}/{repo}/topics', { names: ['agents', 'ci'] })).toBe(200);
+    expect(await call('PUT /repos/{owner}/{repo}/topics', { names: ['Not Valid'] })).toBe(422);
+    expect(await call('GET /repos/{owner}/{repo}/topics')).toBe(200);
+    expect(
+      await call('GET /repos/{owner}/{repo}/branches/{branch}/protection', { branch: 'main' }, asAdmin),
+    ).toBe(200);
+    expect(
+      await call(
+        'GET /repos/{owner}/{repo}/branches/{branch}/protection',
+        { branch: 'no-such-branch' },
+        asAdmin,
+      ),
+    ).toBe(404);
+    expect(await call('GET /repos/{owner}/{repo}/branches/{branch}/protection', { branch: 'main' })).toBe(
+      404,
+    );
+    expect(await call('GET /repos/{owner}/{repo}/rules/branches/{branch}', { branch: 'main' })).toBe(200);
+
     // Every route was walked, and every answer fits GitHub's description.
     const shapes = new Set([...walked].map((route) => shapeOf(route)));
     expect(emulatorRoutes().filter((r) => !shapes.has(shapeOf(`${r.method} ${r.template}`)))).toEqual([]);
@@ -952,13 +994,23 @@ function scenarioWorld(recorded: Recorded[]) {
   // A world has a repository even when the scenario names none (`GET /`, `/markdown`).
   if (repos.size === 0) repos.add('hello-world');
   return {
-    users: [{ login: 'octokit-fixture-org', type: 'Organization' as const }],
+    // The recordings were made by an owner of the organization (the world has no owner role: a
+    // member sees what an owner does, `GET /orgs/{org}`).
+    users: [
+      {
+        login: 'octokit-fixture-org',
+        type: 'Organization' as const,
+        members: ['octokit-fixture-user-a'],
+      },
+    ],
     default_user: 'octokit-fixture-user-a',
     repos: [...repos].map((name) => ({
       owner: 'octokit-fixture-org',
       name,
       // The recordings' token user administers their repositories (the collaborators lists say so).
       collaborators: [{ login: 'octokit-fixture-user-a', role_name: 'admin' as const }],
+      // Their branches were not protected when recorded (`branch-protection` reads 404 first).
+      required_reviews: 0,
       branches: [...shas].map((sha, i) => ({ name: `recorded-${i + 1}`, sha })),
       issues: recorded.some((r) => r.method.toUpperCase() === 'POST' && r.path.endsWith('/issues'))
         ? []

@@ -565,7 +565,7 @@ function getTree(ctx: RestContext, repo: Repo): RestResult {
  * git's order, cut at GIT_BOUNDS' 100,000 entries or 7 MB (`truncated`). Each level is read at
  * once (one git run for what only git has).
  */
-function treeObject(
+export function treeObject(
   ctx: RestContext,
   repo: Repo,
   sha: string,

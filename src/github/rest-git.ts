@@ -25,6 +25,7 @@ import {
 } from './rest-kit.ts';
 import { changedFileObject, commitObject, refObject, tagRefObject } from './shapes.ts';
 import type { Commit, Repo } from './state.ts';
+import { isProtected } from './world/access.ts';
 import { MAX_COMPARE_COMMITS } from './world/refs.ts';
 
 /** What `compare` lists at most: GitHub's 300 files. */
@@ -162,7 +163,11 @@ function listBranches(ctx: RestContext, repo: Repo): RestResult {
     ctx,
     version,
     () => [...repo.branches.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-    ([name, sha]) => ({ name, commit: { sha, url: `${api}/commits/${sha}` }, protected: false }),
+    ([name, sha]) => ({
+      name,
+      commit: { sha, url: `${api}/commits/${sha}` },
+      protected: isProtected(repo, name),
+    }),
   );
 }
 
@@ -186,9 +191,10 @@ function getBranch(ctx: RestContext, repo: Repo): RestResult {
       name,
       commit: commitObject(ctx.state, repo, commit, ctx.state.defaultUser),
       _links: { self: `${api}/branches/${path}`, html: `${ctx.state.webUrl}/${repo.fullName}/tree/${path}` },
-      protected: false,
+      protected: isProtected(repo, name),
+      // No status check is required: GitHub's "off".
       protection: {
-        enabled: false,
+        enabled: isProtected(repo, name),
         required_status_checks: { enforcement_level: 'off', contexts: [], checks: [] },
       },
       protection_url: `${api}/branches/${path}/protection`,
@@ -266,7 +272,7 @@ function listCommits(ctx: RestContext, repo: Repo): RestResult {
  * commit with the latest committer date of those whose children are all listed comes next), at
  * most MAX_LISTED_COMMITS.
  */
-function historyOf(repo: Repo, start: Commit): Commit[] {
+export function historyOf(repo: Repo, start: Commit): Commit[] {
   const out: Commit[] = [];
   const queued = new Set<string>([start.sha]);
   const ready: Commit[] = [start];

@@ -231,8 +231,18 @@ export class RestRouter {
    * parameters. Returns undefined for an unknown path or method.
    */
   match(method: string, path: string, params: string[]): RestRoute | undefined {
-    let at: TrieNode | undefined = this.root;
-    let start = 1;
+    return this.matchFrom(this.root, 1, method, path, params);
+  }
+
+  private matchFrom(
+    from: TrieNode,
+    offset: number,
+    method: string,
+    path: string,
+    params: string[],
+  ): RestRoute | undefined {
+    let at: TrieNode | undefined = from;
+    let start = offset;
     const end = path.length;
     while (start <= end && at !== undefined) {
       let slash = path.indexOf('/', start);
@@ -242,6 +252,15 @@ export class RestRouter {
         const literal: TrieNode | undefined = at.literal.get(raw);
         if (literal !== undefined) at = literal;
         else if (at.rest !== undefined) {
+          // A route that goes on past one segment where a `{name+}` one also starts
+          // (`…/branches/{branch}/protection` beside `…/branches/{branch+}`) is tried first.
+          if (at.param !== undefined) {
+            const mark = params.length;
+            params.push(raw.indexOf('%') >= 0 ? safeDecode(raw) : raw);
+            const found = this.matchFrom(at.param, slash + 1, method, path, params);
+            if (found !== undefined) return found;
+            params.length = mark;
+          }
           const tail = path.slice(start);
           params.push(tail.indexOf('%') >= 0 ? safeDecode(tail) : tail);
           at = at.rest;
@@ -383,6 +402,26 @@ export function countedPage<T>(
     version,
     page: page.page,
   };
+}
+
+/**
+ * A repository-wide list of comments as GitHub lists them (`…/issues/comments`,
+ * `…/pulls/comments`): those updated since `since` (ISO 8601; one that does not parse is
+ * ignored), by `sort` (`updated`, else created: ids follow creation here), oldest first unless
+ * `direction=desc`, ties by id.
+ */
+export function commentsListed<T>(
+  ctx: RestContext,
+  all: T[],
+  of: (item: T) => { id: number; createdAt: number; updatedAt: number },
+): T[] {
+  const byUpdated = ctx.query.get('sort') === 'updated';
+  const since = Date.parse(ctx.query.get('since') ?? '');
+  const clock = ctx.state.time.clock;
+  const out = Number.isNaN(since) ? all : all.filter((item) => clock.toWallMs(of(item).updatedAt) >= since);
+  const key = (item: T) => (byUpdated ? of(item).updatedAt : of(item).createdAt);
+  out.sort((a, b) => key(a) - key(b) || of(a).id - of(b).id);
+  return ctx.query.get('direction') === 'desc' ? out.reverse() : out;
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   actor,
   bodyField,
   cachedList,
+  commentsListed,
   fail,
   intParam,
   listOf,
@@ -42,6 +43,7 @@ import {
   withRepo,
 } from './rest-kit.ts';
 import { addMilestoneRoutes, milestoneOfWrite } from './rest-milestones.ts';
+import { addReadRoutes } from './rest-reads.ts';
 import { addReleaseRoutes } from './rest-releases.ts';
 import { addTagRoutes } from './rest-tags.ts';
 import { MAX_RESULTS, parseSearch, runSearch, SearchQueryError, type SearchSort } from './search.ts';
@@ -49,6 +51,7 @@ import {
   changedFileObject,
   issueCommentObject,
   issueJson,
+  organizationSimple,
   pullFullJson,
   pullFullVersion,
   pullSimpleJson,
@@ -57,7 +60,6 @@ import {
   reviewCommentObject,
   reviewObject,
   userDetailJson,
-  userObject,
 } from './shapes.ts';
 import {
   checkCommentBody,
@@ -250,25 +252,6 @@ function accountListPage<T>(ctx: RestContext, items: readonly T[], toJson: (item
   };
 }
 
-/** GitHub's `organization-simple`. */
-function organizationSimple(state: GitHubState, org: User): Record<string, unknown> {
-  const api = `${state.apiUrl}/orgs/${org.login}`;
-  return {
-    login: org.login,
-    id: org.id,
-    node_id: org.nodeId,
-    url: api,
-    repos_url: `${api}/repos`,
-    events_url: `${api}/events`,
-    hooks_url: `${api}/hooks`,
-    issues_url: `${api}/issues`,
-    members_url: `${api}/members{/member}`,
-    public_members_url: `${api}/public_members{/member}`,
-    avatar_url: userObject(state, org).avatar_url,
-    description: null,
-  };
-}
-
 /** GET …/pulls/{n} as JSON, or as a diff or a patch when the Accept header asks for one. */
 function pullAnswer(ctx: RestContext, pull: PullRequest): RestResult {
   // A read starts GitHub's mergeability job, or takes its result (which moves the version).
@@ -356,16 +339,10 @@ function updateRepo(ctx: RestContext, repo: Repo): RestResult {
 
 /** The repository's issue comments, oldest first unless `direction=desc`, updated since `since`. */
 function repoComments(ctx: RestContext, repo: Repo): { issue: Issue; comment: IssueComment }[] {
-  const byUpdated = ctx.query.get('sort') === 'updated';
-  const since = Date.parse(ctx.query.get('since') ?? '');
-  const out: { issue: Issue; comment: IssueComment }[] = [];
+  const all: { issue: Issue; comment: IssueComment }[] = [];
   for (const issue of repo.issues.values())
-    for (const comment of issue.comments)
-      if (Number.isNaN(since) || ctx.state.time.clock.toWallMs(comment.updatedAt) >= since)
-        out.push({ issue, comment });
-  const key = (c: IssueComment) => (byUpdated ? c.updatedAt : c.createdAt);
-  out.sort((a, b) => key(a.comment) - key(b.comment) || a.comment.id - b.comment.id);
-  return ctx.query.get('direction') === 'desc' ? out.reverse() : out;
+    for (const comment of issue.comments) all.push({ issue, comment });
+  return commentsListed(ctx, all, (found) => found.comment);
 }
 
 /** POST …/pulls: GitHub's 422s (no such head or base branch, a PR already open on the head). */
@@ -567,6 +544,7 @@ export function buildRestRouter(): RestRouter {
   addHookRoutes(r);
   addContentsRoutes(r);
   addAppRoutes(r);
+  addReadRoutes(r);
   return r;
 }
 

@@ -170,7 +170,7 @@ export function repoObject(state: GitHubState, repo: Repo): Record<string, unkno
     allow_forking: true,
     is_template: false,
     web_commit_signoff_required: false,
-    topics: [],
+    topics: repo.topics,
     visibility: repo.private ? 'private' : 'public',
     forks: 0,
     open_issues: open,
@@ -888,5 +888,24 @@ export function milestoneObject(state: GitHubState, repo: Repo, m: Milestone): R
     updated_at: state.time.iso(m.updatedAt),
     closed_at: iso(m.closedAt),
     due_on: iso(m.dueOn),
+  };
+}
+
+/** GitHub's `organization-simple`. */
+export function organizationSimple(state: GitHubState, org: User): Record<string, unknown> {
+  const api = `${state.apiUrl}/orgs/${org.login}`;
+  return {
+    login: org.login,
+    id: org.id,
+    node_id: org.nodeId,
+    url: api,
+    repos_url: `${api}/repos`,
+    events_url: `${api}/events`,
+    hooks_url: `${api}/hooks`,
+    issues_url: `${api}/issues`,
+    members_url: `${api}/members{/member}`,
+    public_members_url: `${api}/public_members{/member}`,
+    avatar_url: userObject(state, org).avatar_url,
+    description: null,
   };
 }

@@ -323,9 +323,13 @@ export class GitHubState {
   }
 
   /** A repository's own fields changed (REST `PATCH /repos/…`): `updated_at` moves, not `pushed_at`. */
-  updateRepo(repo: Repo, input: { settings?: Repo['settings']; description?: string | null }): Repo {
+  updateRepo(
+    repo: Repo,
+    input: { settings?: Repo['settings']; description?: string | null; topics?: string[] },
+  ): Repo {
     if (input.settings !== undefined) repo.settings = input.settings;
     if (input.description !== undefined) repo.description = input.description;
+    if (input.topics !== undefined) repo.topics = input.topics;
     repo.updatedAt = this.time.now();
     // Everything that embeds the repository object (pull requests, a combined status) changes
     // with it, as with a push (pushVersion), though nothing was pushed.
@@ -366,6 +370,7 @@ export class GitHubState {
         // (docs/github-emulator.md, "Auto-merge").
         allowAutoMerge: fixture.allow_auto_merge ?? true,
       },
+      topics: [],
       readme,
       initialTree: readmeTree(readme).treeSha,
       createdAt: at,

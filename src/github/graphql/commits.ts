@@ -1,5 +1,6 @@
 /** Commits and what hangs off them: refs, check runs, status contexts and the status check rollup. */
 import type { CheckRun, Commit, CommitStatus, GitHubState, Repo } from '../state.ts';
+import { isProtected } from '../world/access.ts';
 import { type GitIdent, gitDate } from '../world/git-objects.ts';
 import { type ConnArgs, connection } from './connection.ts';
 import { upper } from './context.ts';
@@ -25,8 +26,8 @@ export class RefNode {
    * approvals, what makes a pull request BLOCKED); other branches are not protected.
    */
   branchProtectionRule() {
+    if (!isProtected(this.repo, this.name)) return null;
     const required = this.repo.requiredReviews;
-    if (this.name !== this.repo.defaultBranch || required === 0) return null;
     return {
       id: Buffer.from(`bpr:${this.repo.id}`).toString('base64'),
       pattern: this.name,

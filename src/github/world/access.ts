@@ -55,3 +55,12 @@ export function association(user: User, repo: Repo): Association {
   if (repo.pullAuthors.has(user)) return 'FIRST_TIME_CONTRIBUTOR';
   return 'NONE';
 }
+
+/**
+ * Whether a branch is protected: the repository's default branch, when its merges need approving
+ * reviews (`requiredReviews`, GitHub's classic branch protection; REST's branch protection and
+ * `protected`, GraphQL's `branchProtectionRule`).
+ */
+export function isProtected(repo: Repo, branch: string): boolean {
+  return branch === repo.defaultBranch && repo.requiredReviews > 0;
+}

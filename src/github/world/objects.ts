@@ -355,6 +355,8 @@ export interface Repo {
     /** Whether a pull request may be set to merge itself once its requirements are met. */
     allowAutoMerge: boolean;
   };
+  /** Its topics (`PUT …/topics`), lower case, in the order they were given. */
+  topics: string[];
   /** The README of its first commit, and that commit's tree (world/git-objects.ts). */
   readme: string;
   initialTree: string;
