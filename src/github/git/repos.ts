@@ -834,7 +834,8 @@ export function parseTagBody(body: Buffer): GitTagContent | undefined {
   return { object, type, tag, tagger, message };
 }
 
-const LOG_FIELDS = ['%H', '%P', '%T', '%an', '%ae', '%at', '%cn', '%ce', '%ct', '%B'];
+/** A commit's fields as `newCommits` reads them (dates `SECONDS ZONE`: `--date=raw`). */
+const LOG_FIELDS = ['%H', '%P', '%T', '%an', '%ae', '%ad', '%cn', '%ce', '%cd', '%B'];
 
 /** The commits of `tips` not in the history of `known`, parents first, as git stores them. */
 async function newCommits(
@@ -844,7 +845,15 @@ async function newCommits(
 ): Promise<(ReturnType<typeof commitOf> & { sha: string })[]> {
   const revisions = [...tips, ...known.map((sha) => `^${sha}`)].join('\n');
   const out = await run(
-    ['log', '-z', '--topo-order', '--reverse', `--format=${LOG_FIELDS.join('%x00')}`, '--stdin'],
+    [
+      'log',
+      '-z',
+      '--topo-order',
+      '--reverse',
+      '--date=raw',
+      `--format=${LOG_FIELDS.join('%x00')}`,
+      '--stdin',
+    ],
     dir,
     `${revisions}\n`,
     1024 * 1024 * 1024,
@@ -859,11 +868,12 @@ async function newCommits(
 }
 
 function commitOf(f: string[]) {
-  const ident = (name: string, email: string, seconds: string): GitIdent => ({
-    name,
-    email,
-    seconds: Number(seconds),
-  });
+  const ident = (name: string, email: string, date: string): GitIdent => {
+    const [seconds, zone] = date.split(' ');
+    const who: GitIdent = { name, email, seconds: Number(seconds) };
+    if (zone !== undefined && zone !== '+0000' && /^[+-]\d{4}$/.test(zone)) who.zone = zone;
+    return who;
+  };
   return {
     parents: f[1] === '' ? [] : f[1]!.split(' '),
     tree: f[2]!,
