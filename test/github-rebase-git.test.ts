@@ -1,6 +1,6 @@
 /**
  * A rebase merge replays each of the pull request's commits as `git rebase` does
- * (docs/github-emulator.md, "Merges"): each commit's own change, from its parent to it, applied
+ * (docs/github-emulator.md, "git over HTTP"): each commit's own change, from its parent to it, applied
  * onto the commit the step before made (a cherry-pick), not the whole branch's change since the
  * merge base. The oracle is real git: over random small repositories and pull requests of two to
  * four commits (a later commit often setting again a line an earlier one set, the base often
