@@ -6,7 +6,9 @@
  * four commits (a later commit often setting again a line an earlier one set, the base often
  * changing the lines the pull request changes), pushed with git to a served emulator and rebase
  * merged through Octokit (REST `merge_method: rebase`), the emulator refuses exactly when `git
- * cherry-pick` of the commits in order onto the base stops at a conflict, and otherwise makes
+ * cherry-pick` of the commits in order onto the base stops at a conflict (`This branch can't be
+ * rebased`) or git's merge of the two tips does (`Pull Request has merge conflicts`: GitHub
+ * refuses every merge method then), and otherwise makes
  * one commit per commit on the base, one parent each, with the tree, message and author git's
  * cherry-pick gives it. Needs git (Debian package git): off CI its absence skips the suite.
  */
