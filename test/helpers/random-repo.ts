@@ -12,7 +12,10 @@ export interface RepoShape {
   lines: number;
 }
 
-/** One change of a commit: a line of a file set to a word, or the file removed. */
+/**
+ * One change of a commit: a line of a file set to a word (`o` its first text: a later commit
+ * undoes an earlier one's change), or the file removed.
+ */
 export type Edit = { path: number; line: number; word: string } | { path: number; drop: true };
 
 /** Random commits, `min` to `max` of them, each one to three edits. */
@@ -23,7 +26,7 @@ export function randomCommits(shape: RepoShape, min: number, max: number): fc.Ar
       arbitrary: fc.record({
         path: fc.nat(shape.paths.length - 1),
         line: fc.nat(shape.lines - 1),
-        word: fc.constantFrom('x', 'y', 'z'),
+        word: fc.constantFrom('x', 'y', 'z', 'o'),
       }),
     },
     {
@@ -50,7 +53,7 @@ function applied(shape: RepoShape, files: Files, edits: readonly Edit[]): Files 
     if ('drop' in change) next.delete(path);
     else {
       const lines = next.get(path) ?? fresh(shape, path);
-      lines[change.line] = line(path, change.word);
+      lines[change.line] = line(path, change.word === 'o' ? change.line : change.word);
       next.set(path, lines);
     }
   }
