@@ -21,97 +21,13 @@ import {
 import { rebaseAhead } from '../src/github/merge-ahead.ts';
 import { gitTestEnv, runGit } from './helpers/git.ts';
 import { watchForFile } from './helpers/openapi.ts';
+import { importStream, randomCommits } from './helpers/random-repo.ts';
 import { scratchDir } from './helpers/tmp.ts';
 import { systemTool } from './helpers/tools.ts';
 
 const gitTool = systemTool('git', ['--version'], 'git');
 
-const PATHS = ['a.txt', 'd/b.txt', 'd/e/c.txt', 'd/e/f.txt', 'g/h.txt'];
-const LINES = 12;
-
-/** One change of a commit: a line of a file set to a word, or the file removed. */
-type Edit = { path: number; line: number; word: string } | { path: number; drop: true };
-
-const edit: fc.Arbitrary<Edit> = fc.oneof(
-  {
-    weight: 6,
-    arbitrary: fc.record({
-      path: fc.nat(PATHS.length - 1),
-      line: fc.nat(LINES - 1),
-      word: fc.constantFrom('x', 'y', 'z'),
-    }),
-  },
-  { weight: 1, arbitrary: fc.record({ path: fc.nat(PATHS.length - 1), drop: fc.constant(true as const) }) },
-);
-const commits = (min: number, max: number) =>
-  fc.array(fc.array(edit, { minLength: 1, maxLength: 3 }), { minLength: min, maxLength: max });
-/**
- * A pull request's commits, a line set by one of them only: every step of the emulator's rebase
- * merges onto the base's merge base with the commit (not the commit's parent), so a line set again
- * by a later commit conflicts, and most pull requests would stop at their second step.
- */
-const topicCommits = commits(1, 4).map((list) => {
-  const set = new Set<string>();
-  return list.map((edits) => {
-    const fresh = edits.filter((change) => 'drop' in change || !set.has(`${change.path}:${change.line}`));
-    for (const change of edits) if (!('drop' in change)) set.add(`${change.path}:${change.line}`);
-    return fresh.length > 0 ? fresh : edits;
-  });
-});
-
-/** A file's lines by path; a dropped file is absent (an edit of it brings it back). */
-type Files = Map<string, string[]>;
-
-function applied(files: Files, edits: readonly Edit[]): Files {
-  const next = new Map([...files].map(([path, lines]) => [path, [...lines]]));
-  for (const change of edits) {
-    const path = PATHS[change.path]!;
-    if ('drop' in change) next.delete(path);
-    else {
-      const lines = next.get(path) ?? Array.from({ length: LINES }, (_, i) => `${path} ${i}`);
-      lines[change.line] = change.word;
-      next.set(path, lines);
-    }
-  }
-  return next;
-}
-
-/**
- * A `git fast-import` stream: a base commit of every file on `from`, then `main`'s commits and
- * `topic`'s, each holding its files whole (fixed dates: the same SHAs for both emulators).
- */
-function importStream(from: string, main: Edit[][], topic: Edit[][]): string {
-  const parts: string[] = [];
-  const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
-  let mark = 0;
-  const commit = (ref: string, parent: string, files: Files) => {
-    mark++;
-    const listed = [...files].map(
-      ([path, lines]) => `M 100644 inline ${path}\n${data(`${lines.join('\n')}\n`)}`,
-    );
-    parts.push(
-      `commit ${ref}\nmark :${mark}\ncommitter Agent <agent@example.com> ${1700000000 + mark} +0000\n${data(`${ref} ${mark}`)}from ${parent}\ndeleteall\n${listed.join('')}`,
-    );
-    return `:${mark}`;
-  };
-  const base: Files = new Map(
-    PATHS.map((path) => [path, Array.from({ length: LINES }, (_, i) => `${path} ${i}`)]),
-  );
-  const root = commit('refs/heads/main', from, base);
-  for (const [ref, edits] of [
-    ['refs/heads/topic', topic],
-    ['refs/heads/main', main],
-  ] as const) {
-    let files = base;
-    let parent = root;
-    for (const change of edits) {
-      files = applied(files, change);
-      parent = commit(ref, parent, files);
-    }
-    if (edits.length === 0 && ref === 'refs/heads/topic') parts.push(`reset ${ref}\nfrom ${root}\n\n`);
-  }
-  return `${parts.join('')}done\n`;
-}
+const SHAPE = { paths: ['a.txt', 'd/b.txt', 'd/e/c.txt', 'd/e/f.txt', 'g/h.txt'], lines: 12 };
 
 /** A served emulator under a virtual clock that never moves: two of them make the same SHAs. */
 async function served(): Promise<{ emulator: GitHubEmulator; server: RunningGitHubServer }> {
@@ -144,7 +60,7 @@ describe.skipIf(gitTool.skip)('a rebase merge computed ahead', () => {
     /** Runs whose merge made later steps (two commits or more): what the property is about. */
     let laterSteps = 0;
     await fc.assert(
-      fc.asyncProperty(commits(0, 2), topicCommits, async (main, topic) => {
+      fc.asyncProperty(randomCommits(SHAPE, 0, 2), randomCommits(SHAPE, 1, 4), async (main, topic) => {
         const pair = [await served(), await served()];
         running.push(...pair);
         try {
@@ -160,7 +76,12 @@ describe.skipIf(gitTool.skip)('a rebase merge computed ahead', () => {
           const work = `${dir}/work-${run++}`;
           await runGit(['clone', '--quiet', '--bare', urls[0]!, work], dir, env);
           const from = await runGit(['rev-parse', 'main'], work, env);
-          await runGit(['fast-import', '--quiet', '--force'], work, env, importStream(from, main, topic));
+          await runGit(
+            ['fast-import', '--quiet', '--force'],
+            work,
+            env,
+            importStream(SHAPE, from, { base: 'refs/heads/main', topic: 'refs/heads/topic' }, main, topic),
+          );
           for (const url of urls) await runGit(['push', '--quiet', url, 'main', 'topic'], work, env);
 
           const outcomes = [];
@@ -176,10 +97,11 @@ describe.skipIf(gitTool.skip)('a rebase merge computed ahead', () => {
             const ahead = i === 0 ? rebaseAhead(state, pull) : undefined;
             if (ahead !== undefined) await ahead;
             // The merge computed ahead reaches git no more: what it still needed would go wrong.
-            const { treeMerger } = state.refs;
+            const { treeMerger, treePicker } = state.refs;
             const { reader } = state.gitStore;
             if (ahead !== undefined) {
               state.refs.treeMerger = undefined;
+              state.refs.treePicker = undefined;
               state.gitStore.reader = undefined;
             }
             let refused: string | undefined;
@@ -190,6 +112,7 @@ describe.skipIf(gitTool.skip)('a rebase merge computed ahead', () => {
               refused = error.message;
             } finally {
               state.refs.treeMerger = treeMerger;
+              state.refs.treePicker = treePicker;
               state.gitStore.reader = reader;
             }
             outcomes.push({

@@ -8,9 +8,10 @@
  * What is computed ahead: a pull request's merge (REST `PUT …/pulls/{n}/merge`, GraphQL
  * `mergePullRequest`, the admin API's `merge-pull-request`, and the workload's merges in process,
  * through `AdminApi.mergeAhead`) and its update from its base (REST
- * `PUT …/pulls/{n}/update-branch`). A rebase merge's steps (each commit onto the one before it,
- * from the base) are computed ahead too, one after the other: a later step merges onto a commit
- * the merge itself makes, which does not exist before it, but whose tree the step before gives.
+ * `PUT …/pulls/{n}/update-branch`). A rebase merge's steps (each commit's own change picked onto
+ * the one before it, from the base) are computed ahead too, one after the other: a later step
+ * picks onto a commit the merge itself makes, which does not exist before it, but whose tree the
+ * step before gives.
  * Mergeability (REST and GraphQL `mergeable`) needs nothing here: its job runs the merge ahead
  * when it starts (state.ts `mergeability`).
  */
@@ -42,8 +43,8 @@ export function mergesAhead(
 ): Promise<void> | undefined {
   if (method !== 'PUT' && method !== 'POST') return undefined;
   const runs: Promise<void>[] = [];
-  // A rebase merge (REST `merge_method`, GraphQL `mergeMethod`, the admin API's `method`) first
-  // merges the pull request's first commit onto the base: that step too.
+  // A rebase merge (REST `merge_method`, GraphQL `mergeMethod`, the admin API's `method`) picks
+  // the pull request's commits onto the base one by one: those steps too.
   const rebase = req.body !== undefined && REBASE.test(req.body);
   for (const { pull, into } of mergesOf(state, req, method, pathname)) {
     const run = pullMergeAhead(state, pull, into);
@@ -72,7 +73,7 @@ export function pullMergeAhead(
 }
 
 /**
- * A pull request's rebase merge computed ahead: each of its commits merged in turn onto the tree
+ * A pull request's rebase merge computed ahead: each of its commits picked in turn onto the tree
  * the one before made, from the base's tip (world/refs.ts `prepareRebase`); undefined when there
  * is nothing to compute.
  */

@@ -166,13 +166,14 @@ export class GitRepositories {
     if (dir !== undefined) claimGitDir(dir);
     // Both sides of a merge changed files: git merges the trees (merge-tree writes the result).
     state.refs.treeMerger = (repo, base, head) => this.mergeTrees(repo, base, head);
+    // A rebase merge's step: git cherry-picks the commit onto a tree (world/refs.ts `pickTree`).
+    state.refs.treePicker = (repo, ours, head) => this.pickTree(repo, ours, head);
     // A tree or blob only git has (pushed, or a merge's): read on demand (world/git-store.ts).
     state.gitStore.reader = (repo, shas, blobBodies) => this.readObjects(repo, shas, blobBodies);
     // The same two, off the event loop: a merge computed ahead of the request that needs it
     // (world/refs.ts `prepareMerge`, docs/limits.md "Servers").
     state.refs.asyncTreeMerger = (repo, base, head) => this.mergeTreesAsync(repo, base, head);
-    state.refs.asyncOntoMerger = (repo, onto, tree, pending, head) =>
-      this.mergeOntoAsync(repo, onto, tree, pending, head);
+    state.refs.asyncTreePicker = (repo, ours, pending, head) => this.pickTreeAsync(repo, ours, pending, head);
     state.gitStore.asyncReader = (repo, shas, blobBodies) => this.readObjectsAsync(repo, shas, blobBodies);
   }
 
@@ -350,8 +351,9 @@ export class GitRepositories {
   close(): void {
     this.closed = true;
     if (this.state.refs.treeMerger !== undefined) this.state.refs.treeMerger = undefined;
+    this.state.refs.treePicker = undefined;
     this.state.refs.asyncTreeMerger = undefined;
-    this.state.refs.asyncOntoMerger = undefined;
+    this.state.refs.asyncTreePicker = undefined;
     this.state.refs.forgetMergesAhead();
     this.state.gitStore.reader = undefined;
     this.state.gitStore.asyncReader = undefined;
@@ -549,20 +551,7 @@ export class GitRepositories {
   /** git's merge of two trees (`git merge-tree --write-tree`); undefined on a conflict. */
   private mergeTrees(repo: Repo, base: Commit, head: Commit): string | undefined {
     const entry = this.mergeable(repo, base, head);
-    if (entry === undefined) return undefined;
-    try {
-      const out = execFileSync('git', ['merge-tree', '--write-tree', '--no-messages', base.sha, head.sha], {
-        cwd: entry.dir,
-        env: gitEnvironment(this.root),
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-        timeout: 60_000,
-      });
-      return out.split('\n')[0]!.trim();
-    } catch {
-      // Exit 1: the trees conflict.
-      return undefined;
-    }
+    return entry === undefined ? undefined : this.mergeTreeRunSync(entry, base.sha, head.sha);
   }
 
   /**
@@ -576,38 +565,91 @@ export class GitRepositories {
   }
 
   /**
-   * `mergeTreesAsync` of `head` onto a commit a rebase merge will make (world/refs.ts
-   * `prepareRebase`): git merges onto a stand-in of it, a commit of `tree` (written to git first,
-   * with what of it only `pending` holds) on `onto`. Its merge bases with `head` are `onto`'s (the
-   * commit the merge makes is in no other history), so git's merge is the one it will make.
+   * git's cherry-pick of `head` onto the tree `ours` (world/refs.ts `pickTree`): `git merge-tree`
+   * of `head` and a stand-in commit of `ours` whose parent is `head`'s first parent, so that
+   * their merge base, the merge's base, is that parent, as `git cherry-pick` takes it (none for a
+   * root commit: then both sides are added). undefined on a conflict.
    */
-  private mergeOntoAsync(
+  private pickTree(repo: Repo, ours: string, head: Commit): string | undefined {
+    const standIn = this.standIn(repo, ours, undefined, head);
+    if (standIn === undefined) return undefined;
+    return this.mergeTreeRunSync(standIn.entry, standIn.sha, head.sha, PICK_ARGS);
+  }
+
+  /**
+   * `pickTree`, git run off the event loop (world/refs.ts `prepareRebase`): `ours`' trees not in
+   * the store yet are among `pending`; a failure other than a conflict rejects, as
+   * `mergeTreesAsync`'s.
+   */
+  private pickTreeAsync(
     repo: Repo,
-    onto: Commit,
-    tree: string,
+    ours: string,
     pending: ReadonlyMap<string, Buffer>,
     head: Commit,
   ): Promise<string | undefined> {
-    const entry = this.mergeable(repo, onto, head);
-    if (entry === undefined) return Promise.resolve(undefined);
-    this.writeTree(repo, entry, tree, pending);
+    const standIn = this.standIn(repo, ours, pending, head);
+    if (standIn === undefined) return Promise.resolve(undefined);
+    return this.mergeTreeRun(standIn.entry, standIn.sha, head.sha, PICK_ARGS);
+  }
+
+  /**
+   * A commit of the tree `ours` on `head`'s first parent, written to git with what it reaches
+   * (its trees not in the store among `pending`), and `head`'s history: what `pickTree` merges
+   * with `head`. Nothing reaches it. Undefined when git cannot merge there.
+   */
+  private standIn(
+    repo: Repo,
+    ours: string,
+    pending: ReadonlyMap<string, Buffer> | undefined,
+    head: Commit,
+  ): { entry: Entry; sha: string } | undefined {
+    const entry = this.entries.get(repo.id);
+    if (entry === undefined || this.closed || !this.servable(repo, entry, head.sha)) return undefined;
+    this.writeHistory(repo, entry, head.sha);
+    this.writeTree(repo, entry, ours, pending);
     const body = commitBody({
-      tree,
-      parents: [onto.sha],
+      tree: ours,
+      parents: head.parents.slice(0, 1),
       author: STAND_IN,
       committer: STAND_IN,
-      message: 'fleetbench: a rebase merge step computed ahead\n',
+      message: 'fleetbench: a rebase merge step\n',
     });
     writeObject(entry.dir, 'commit', body);
-    return this.mergeTreeRun(entry, objectSha('commit', body), head.sha);
+    return { entry, sha: objectSha('commit', body) };
+  }
+
+  /** `git merge-tree` of two commits git has; undefined on a conflict (or any failure). */
+  private mergeTreeRunSync(entry: Entry, baseSha: string, headSha: string, extra: string[] = []) {
+    try {
+      const out = execFileSync(
+        'git',
+        ['merge-tree', '--write-tree', '--no-messages', ...extra, baseSha, headSha],
+        {
+          cwd: entry.dir,
+          env: gitEnvironment(this.root),
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+          timeout: 60_000,
+        },
+      );
+      return out.split('\n')[0]!.trim();
+    } catch {
+      // Exit 1: the trees conflict.
+      return undefined;
+    }
   }
 
   /** `git merge-tree` of two commits git has, off the event loop; undefined on a conflict. */
-  private mergeTreeRun(entry: Entry, baseSha: string, headSha: string): Promise<string | undefined> {
+  private mergeTreeRun(
+    entry: Entry,
+    baseSha: string,
+    headSha: string,
+    extra: string[] = [],
+  ): Promise<string | undefined> {
     return new Promise((resolve, reject) => {
       execFile(
         'git',
-        ['merge-tree', '--write-tree', '--no-messages', baseSha, headSha],
+        ['merge-tree', '--write-tree', '--no-messages', ...extra, baseSha, headSha],
         { cwd: entry.dir, env: gitEnvironment(this.root), encoding: 'utf8', timeout: 60_000 },
         (error, stdout) => {
           if (error === null) resolve(stdout.split('\n')[0]!.trim());
@@ -703,6 +745,8 @@ function writeObject(dir: string, type: GitObjectType, body: Buffer): void {
 
 /** Who the stand-in commit of a rebase merge's step computed ahead names (`mergeOntoAsync`): no one's. */
 const STAND_IN: GitIdent = { name: 'fleetbench', email: 'fleetbench@localhost', seconds: 0 };
+/** A pick's merge of a root commit has no base: both sides' files are added (as `git cherry-pick` adds them). */
+const PICK_ARGS = ['--allow-unrelated-histories'];
 
 /** Runs git in `cwd`; its standard output. */
 export async function run(
@@ -790,7 +834,8 @@ export function parseTagBody(body: Buffer): GitTagContent | undefined {
   return { object, type, tag, tagger, message };
 }
 
-const LOG_FIELDS = ['%H', '%P', '%T', '%an', '%ae', '%at', '%cn', '%ce', '%ct', '%B'];
+/** A commit's fields as `newCommits` reads them (dates `SECONDS ZONE`: `--date=raw`). */
+const LOG_FIELDS = ['%H', '%P', '%T', '%an', '%ae', '%ad', '%cn', '%ce', '%cd', '%B'];
 
 /** The commits of `tips` not in the history of `known`, parents first, as git stores them. */
 async function newCommits(
@@ -800,7 +845,15 @@ async function newCommits(
 ): Promise<(ReturnType<typeof commitOf> & { sha: string })[]> {
   const revisions = [...tips, ...known.map((sha) => `^${sha}`)].join('\n');
   const out = await run(
-    ['log', '-z', '--topo-order', '--reverse', `--format=${LOG_FIELDS.join('%x00')}`, '--stdin'],
+    [
+      'log',
+      '-z',
+      '--topo-order',
+      '--reverse',
+      '--date=raw',
+      `--format=${LOG_FIELDS.join('%x00')}`,
+      '--stdin',
+    ],
     dir,
     `${revisions}\n`,
     1024 * 1024 * 1024,
@@ -815,11 +868,12 @@ async function newCommits(
 }
 
 function commitOf(f: string[]) {
-  const ident = (name: string, email: string, seconds: string): GitIdent => ({
-    name,
-    email,
-    seconds: Number(seconds),
-  });
+  const ident = (name: string, email: string, date: string): GitIdent => {
+    const [seconds, zone] = date.split(' ');
+    const who: GitIdent = { name, email, seconds: Number(seconds) };
+    if (zone !== undefined && zone !== '+0000' && /^[+-]\d{4}$/.test(zone)) who.zone = zone;
+    return who;
+  };
   return {
     parents: f[1] === '' ? [] : f[1]!.split(' '),
     tree: f[2]!,

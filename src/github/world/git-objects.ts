@@ -8,7 +8,8 @@
  * object is `TYPE SIZE\0BODY`; a tree's body is its entries sorted by name (a directory's name
  * compared as if followed by `/`), each `MODE NAME\0` and the 20 raw bytes of the entry's SHA; a
  * commit's body is `tree`, one `parent` line each, `author` and `committer` as
- * `NAME <EMAIL> SECONDS +0000`, an empty line and the message.
+ * `NAME <EMAIL> SECONDS ZONE` (`+0000` unless a pushed commit's author or committer had another),
+ * an empty line and the message.
  */
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
@@ -20,6 +21,11 @@ export interface GitIdent {
   name: string;
   email: string;
   seconds: number;
+  /**
+   * git's time zone of the date (`+HHMM` or `-HHMM`), absent for `+0000`: a pushed commit's, kept
+   * when a rebase merge makes its commit again with its author.
+   */
+  zone?: string;
 }
 
 /** What makes a commit's bytes (and so its SHA). */
@@ -147,7 +153,7 @@ export function parseTreeEntries(body: Buffer, at: number, count: number, entrie
 function identLine(role: 'author' | 'committer' | 'tagger', who: GitIdent): string {
   // git refuses `<`, `>` and newlines in a name or an e-mail address.
   const clean = (text: string) => text.replace(/[<>\n]/g, '').trim();
-  return `${role} ${clean(who.name)} <${clean(who.email)}> ${who.seconds} +0000\n`;
+  return `${role} ${clean(who.name)} <${clean(who.email)}> ${who.seconds} ${who.zone ?? '+0000'}\n`;
 }
 
 export function commitBody(content: GitCommitContent): Buffer {

@@ -9,7 +9,8 @@
  *   titled `TITLE (#N)` (a single commit's own title and body, else the pull request's title and
  *   the list of its commits' messages);
  * - `rebase`: each of the pull request's commits made again on the base's tip, one parent each,
- *   its author and message kept, committed by GitHub.
+ *   its author and message kept, committed by GitHub: its own change (from its parent to it)
+ *   applied onto the commit made before, as `git rebase` replays it (refs.ts `pickTree`).
  *
  * `title`/`message` replace the default title and body (REST `commit_title`/`commit_message`,
  * GraphQL `commitHeadline`/`commitBody`). Trees are merged as git merges them (refs.ts
@@ -52,15 +53,13 @@ export function makeMerge(
   };
   if (choice.method === 'rebase') {
     let tip = baseTip;
-    // Whether every commit made so far is new (in no other history): a step onto them is then the
-    // one computed ahead for the base's tip (refs.ts `prepareRebase`), whatever their SHAs.
-    let fresh = true;
+    let tipTree = repo.commits.get(baseTip)?.tree;
     for (const sha of pull.commits) {
       const original = repo.commits.get(sha);
-      if (original === undefined) return undefined;
-      const tree = refs.mergeTrees(repo, tip, sha, fresh && tip !== baseTip ? baseTip : undefined);
+      if (original === undefined || tipTree === undefined) return undefined;
+      // The commit's own change (from its parent) applied onto the tip, as git cherry-picks it.
+      const tree = refs.pickTree(repo, tipTree, sha);
       if (tree === undefined) return undefined;
-      const known = repo.commits.size;
       tip = refs.makeCommit(repo, {
         message: original.message,
         at,
@@ -69,7 +68,7 @@ export function makeMerge(
         committer: github,
         tree,
       }).sha;
-      fresh &&= repo.commits.size > known;
+      tipTree = tree;
     }
     return { tip, commit: tip };
   }

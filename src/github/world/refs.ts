@@ -339,15 +339,19 @@ export class Refs {
   asyncTreeMerger: ((repo: Repo, base: Commit, head: Commit) => Promise<string | undefined>) | undefined =
     undefined;
   /**
-   * git's merge of `head` onto a commit not made yet (a rebase merge's later step, `prepareRebase`):
-   * one whose tree is `tree` (its trees not in the store yet are among `pending`) and whose
-   * history is `onto`'s. Set with `treeMerger`.
+   * git's cherry-pick of `head` onto the tree `ours` (a rebase merge's step, `pickTree`): `head`'s
+   * own change, from its first parent to it, applied there, as `git cherry-pick` applies it;
+   * undefined on a conflict. Set with `treeMerger`.
    */
-  asyncOntoMerger:
+  treePicker: ((repo: Repo, ours: string, head: Commit) => string | undefined) | undefined = undefined;
+  /**
+   * The same pick, git run off the event loop (`prepareRebase`): the trees of `ours` not in the
+   * store yet are among `pending` (made by the steps before, not kept yet). Set with `treeMerger`.
+   */
+  asyncTreePicker:
     | ((
         repo: Repo,
-        onto: Commit,
-        tree: string,
+        ours: string,
         pending: ReadonlyMap<string, Buffer>,
         head: Commit,
       ) => Promise<string | undefined>)
@@ -375,40 +379,58 @@ export class Refs {
    * merge base (what most merges are), else the two merged entry by entry, else git's merge
    * (`treeMerger`); undefined when the two conflict. A merge computed ahead (`prepareMerge`) is
    * answered from there, its trees kept now as the merge would have kept them.
-   *
-   * `onto`, in a rebase merge's later step, is the base's tip the step's base commit was made on,
-   * every commit between new (made by this merge, so in no other history): the step is then the
-   * same merge whatever those commits' SHAs, and one computed ahead for it (`prepareRebase`) answers.
    */
-  mergeTrees(repo: Repo, baseSha: string, headSha: string, onto?: string): string | undefined {
+  mergeTrees(repo: Repo, baseSha: string, headSha: string): string | undefined {
     const base = repo.commits.get(baseSha);
     const head = repo.commits.get(headSha);
     if (base === undefined || head === undefined) return base?.tree ?? head?.tree;
     if (base.tree === head.tree) return base.tree;
-    const mergeBase = this.compare(repo, baseSha, headSha).mergeBase;
+    const mergeBase = this.compare(repo, baseSha, headSha).mergeBase?.tree;
     const plain = plainMerge(base.tree, head.tree, mergeBase);
     if (plain !== undefined) return plain;
-    const ahead =
-      this.mergesAhead.get(mergeKey(repo, baseSha, headSha)) ??
-      (onto === undefined
-        ? undefined
-        : this.mergesAhead.get(ontoKey(repo, onto, base.tree, head, mergeBase)));
-    if (ahead !== undefined) {
-      // Once kept in the store, they stay there: the next answer from here has nothing to keep.
-      this.gitStore?.keepMade(repo, ahead.made);
-      this.mergeAheadBytes -= ahead.bytes;
-      ahead.made = [];
-      ahead.bytes = 0;
-      return ahead.tree;
-    }
+    const ahead = this.mergesAhead.get(mergeKey(repo, baseSha, headSha));
+    if (ahead !== undefined) return this.answerAhead(repo, ahead);
     // Entry by entry first (world/git-store.ts): what most merges of API-made or pushed trees are,
     // with or without a git directory. A file changed on both sides takes git's content merge
     // (`treeMerger`) when the repository is served, else it conflicts; trees nobody can read (a
     // commit named by SHA alone) take git's, else keep the base's.
-    const merged = this.gitStore?.mergeTrees(repo, base.tree, head.tree, mergeBase?.tree) ?? 'unknown';
+    const merged = this.gitStore?.mergeTrees(repo, base.tree, head.tree, mergeBase) ?? 'unknown';
     if (typeof merged === 'string' && merged !== 'unknown') return merged;
     if (this.treeMerger !== undefined) return this.treeMerger(repo, base, head);
     return merged === 'unknown' ? base.tree : undefined;
+  }
+
+  /**
+   * A rebase merge's step (world/merges.ts): the commit `headSha` replayed onto the tree `ours`
+   * as `git rebase` and `git cherry-pick` replay it, a three-way merge whose base is the commit's
+   * first parent (not its merge base with the tip: a later commit of a pull request that changes
+   * again a line an earlier one changed applies on what that one made). One side's tree when the
+   * other changed nothing, else entry by entry, else git's (`treePicker`); undefined on a
+   * conflict. The step depends on `ours` and the commit alone, whatever commit holds `ours`: one
+   * computed ahead (`prepareRebase`) answers, its trees kept now as the step would have kept them.
+   */
+  pickTree(repo: Repo, ours: string, headSha: string): string | undefined {
+    const head = repo.commits.get(headSha);
+    if (head === undefined) return ours;
+    const parent = parentTree(repo, head);
+    const plain = plainMerge(ours, head.tree, parent);
+    if (plain !== undefined) return plain;
+    const ahead = this.mergesAhead.get(pickKey(repo, ours, head));
+    if (ahead !== undefined) return this.answerAhead(repo, ahead);
+    // As `mergeTrees`: entry by entry, else git's (served), else a conflict.
+    const merged = this.gitStore?.mergeTrees(repo, ours, head.tree, parent) ?? 'unknown';
+    if (typeof merged === 'string' && merged !== 'unknown') return merged;
+    if (this.treePicker !== undefined) return this.treePicker(repo, ours, head);
+    return merged === 'unknown' ? ours : undefined;
+  }
+
+  /** A merge computed ahead, answered: its trees kept in the store now (once: the next answer keeps nothing). */
+  private answerAhead(repo: Repo, ahead: { tree: string | undefined; made: Buffer[]; bytes: number }) {
+    this.gitStore?.keepMade(repo, ahead.made);
+    this.mergeAheadBytes -= ahead.bytes;
+    ahead.made = [];
+    ahead.bytes = 0;
+    return ahead.tree;
   }
 
   /**
@@ -428,13 +450,13 @@ export class Refs {
     const base = repo.commits.get(baseSha);
     const head = repo.commits.get(headSha);
     if (base === undefined || head === undefined || base.tree === head.tree) return undefined;
-    const mergeBase = this.compare(repo, baseSha, headSha).mergeBase;
+    const mergeBase = this.compare(repo, baseSha, headSha).mergeBase?.tree;
     if (plainMerge(base.tree, head.tree, mergeBase) !== undefined) return undefined;
     const gitMerge = this.asyncTreeMerger;
     const work = (async () => {
       await this.mergeSlot();
       try {
-        const { merged, made } = await store.mergeTreesAhead(repo, base.tree, head.tree, mergeBase?.tree);
+        const { merged, made } = await store.mergeTreesAhead(repo, base.tree, head.tree, mergeBase);
         // As `mergeTrees`: git's merge when entry by entry could not (served, so git is there).
         const tree =
           typeof merged === 'string' && merged !== 'unknown' ? merged : await gitMerge(repo, base, head);
@@ -453,20 +475,18 @@ export class Refs {
 
   /**
    * A rebase merge's steps computed ahead, off the event loop (docs/limits.md, "Servers"): each of
-   * `commits` merged in turn onto the tree the step before made, from `ontoSha` (the base's tip)
-   * on, as `makeMerge` will merge them. The first step is `prepareMerge`'s; a later one merges onto
-   * a commit the merge itself will make, which does not exist yet, but whose merge with the next
-   * commit is known without it: its tree is the step before's, and, being new, it is in no other
-   * history, so the merge base is the base tip's with that commit (git's too: git merges onto a
-   * stand-in commit of that tree on the base's tip). Each step is kept as a merge computed ahead
-   * is (`ontoKey`), and `mergeTrees` answers from it. The steps stop at a conflict, or at one not
-   * kept. A promise that settles (never rejects); undefined when there is nothing to compute.
+   * `commits` picked in turn onto the tree the step before made, from `ontoSha` (the base's tip)
+   * on, as `makeMerge` will pick them (`pickTree`). A step needs only that tree and the commit, not
+   * the commit the merge will make of it (which does not exist yet): git picks onto a stand-in
+   * commit of that tree. Each step is kept as a merge computed ahead is (`pickKey`), and
+   * `pickTree` answers from it. The steps stop at a conflict, or at one not kept. A promise that
+   * settles (never rejects); undefined when there is nothing to compute.
    */
   prepareRebase(repo: Repo, ontoSha: string, commits: readonly string[]): Promise<void> | undefined {
     const store = this.gitStore;
-    const gitMerge = this.asyncOntoMerger;
+    const gitPick = this.asyncTreePicker;
     const onto = repo.commits.get(ontoSha);
-    if (store?.asyncReader === undefined || gitMerge === undefined || onto === undefined) return undefined;
+    if (store?.asyncReader === undefined || gitPick === undefined || onto === undefined) return undefined;
     if (commits.length === 0) return undefined;
     const key = `${repo.id} rebase ${ontoSha} ${commits.join(' ')}`;
     const running = this.mergesRunning.get(key);
@@ -475,30 +495,22 @@ export class Refs {
       let tree = onto.tree;
       // The trees the steps made and not yet kept in the store: the next steps read them from here.
       const pending = new Map<string, Buffer>();
-      for (const [step, sha] of commits.entries()) {
+      for (const sha of commits) {
         const head = repo.commits.get(sha);
         if (head === undefined) return;
-        const mergeBase = this.compare(repo, ontoSha, sha).mergeBase;
-        let next = plainMerge(tree, head.tree, mergeBase);
+        const parent = parentTree(repo, head);
+        let next = plainMerge(tree, head.tree, parent);
         if (next === undefined) {
-          const stepKey =
-            step === 0 ? mergeKey(repo, ontoSha, sha) : ontoKey(repo, ontoSha, tree, head, mergeBase);
-          if (step === 0) await this.prepareMerge(repo, ontoSha, sha);
-          else if (!this.mergesAhead.has(stepKey)) {
+          const stepKey = pickKey(repo, tree, head);
+          if (!this.mergesAhead.has(stepKey)) {
             await this.mergeSlot();
             try {
               const ours = tree;
-              const { merged, made } = await store.mergeTreesAhead(
-                repo,
-                ours,
-                head.tree,
-                mergeBase?.tree,
-                pending,
-              );
+              const { merged, made } = await store.mergeTreesAhead(repo, ours, head.tree, parent, pending);
               const result =
                 typeof merged === 'string' && merged !== 'unknown'
                   ? merged
-                  : await gitMerge(repo, onto, ours, pending, head);
+                  : await gitPick(repo, ours, pending, head);
               this.keepMergeAhead(stepKey, result, made);
             } finally {
               this.mergeSlotFreed();
@@ -639,22 +651,25 @@ function mergeKey(repo: Repo, baseSha: string, headSha: string): string {
   return `${repo.id} ${baseSha} ${headSha}`;
 }
 
-/**
- * A rebase merge's later step (`prepareRebase`): `head` merged onto a new commit of `tree` made on
- * `onto`, their merge base `mergeBase` (named too: a step whose merge base is another is another merge).
- */
-function ontoKey(repo: Repo, onto: string, tree: string, head: Commit, mergeBase: Commit | null): string {
-  return `${repo.id} onto ${onto} ${tree} ${head.sha} ${mergeBase?.sha ?? '-'}`;
+/** A rebase merge's step (`pickTree`, `prepareRebase`): `head` picked onto the tree `ours`. */
+function pickKey(repo: Repo, ours: string, head: Commit): string {
+  return `${repo.id} pick ${ours} ${head.sha}`;
+}
+
+/** The tree of a commit's first parent: the base its own change is taken from (none for a root commit). */
+function parentTree(repo: Repo, commit: Commit): string | undefined {
+  const parent = commit.parents[0];
+  return parent === undefined ? undefined : repo.commits.get(parent)?.tree;
 }
 
 /**
  * The merge of two trees that needs no reading of either: the one when both are the same, or
- * when the other changed nothing since their merge base; undefined when they must be merged.
+ * when the other changed nothing since their merge base's tree; undefined when they must be merged.
  */
-function plainMerge(ours: string, theirs: string, mergeBase: Commit | null): string | undefined {
+function plainMerge(ours: string, theirs: string, mergeBase: string | undefined): string | undefined {
   if (ours === theirs) return ours;
-  if (mergeBase !== null && theirs === mergeBase.tree) return ours;
-  if (mergeBase !== null && ours === mergeBase.tree) return theirs;
+  if (mergeBase !== undefined && theirs === mergeBase) return ours;
+  if (mergeBase !== undefined && ours === mergeBase) return theirs;
   return undefined;
 }
 
