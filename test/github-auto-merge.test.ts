@@ -244,11 +244,91 @@ describe.skipIf(gitTool.skip)('auto-merge of a pushed branch in a served reposit
   });
 });
 
+describe.skipIf(gitTool.skip)('a train of auto-merges into one base, with git', () => {
+  beforeAll(() => gitTool.require());
+
+  it('every approved pull request merges though each merge moves the base the others wait on', async () => {
+    const dir = scratchDir('fleetbench-auto-train-');
+    const env = gitTestEnv(dir);
+    const git = (args: string[], cwd = dir) => runGit(args, cwd, env);
+    const fs = await import('node:fs');
+    const emulator = new GitHubEmulator({
+      clock: new RealClock(),
+      rng: new Rng(6),
+      fixtures: { repos: 1, issuesPerRepo: 1, pullsPerRepo: 0 },
+      latency: false,
+    });
+    const server = await serve(emulator);
+    const token = emulator.defaultToken;
+    const agent = new Octokit({ baseUrl: server.url, auth: token });
+    const reviewer = new Octokit({
+      baseUrl: server.url,
+      auth: emulator.admin.mintToken({ user: 'reviewer-1', session: 'r' }).token,
+    });
+    const pushUrl = `${server.url.replace('://', `://x-access-token:${token}@`)}/fleetbench/repo-1.git`;
+    const work = join(dir, 'work');
+    await git(['clone', '--quiet', `${server.url}/fleetbench/repo-1`, work]);
+    const lines = Array.from({ length: 40 }, (_, i) => `line ${i}`);
+    fs.writeFileSync(join(work, 'shared.txt'), `${lines.join('\n')}\n`);
+    await git(['add', 'shared.txt'], work);
+    await git(['commit', '-q', '-m', 'Shared file'], work);
+    await git(['push', '-q', pushUrl, 'HEAD:main'], work);
+    const n = 6;
+    for (let i = 0; i < n; i++) {
+      // Each branch changes a line of its own of the shared file: they merge one after another.
+      await git(['checkout', '-q', '-B', `agent/${i}`, 'main'], work);
+      const mine = [...lines];
+      mine[i * 5] = `changed by ${i}`;
+      fs.writeFileSync(join(work, 'shared.txt'), `${mine.join('\n')}\n`);
+      await git(['commit', '-q', '-am', `Change ${i}`], work);
+      await git(['push', '-q', pushUrl, `agent/${i}`], work);
+    }
+    const numbers: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const opened = await agent.rest.pulls.create({
+        owner: 'fleetbench',
+        repo: 'repo-1',
+        head: `agent/${i}`,
+        base: 'main',
+        title: `Change ${i}`,
+      });
+      numbers.push(opened.data.number);
+      const id = emulator.state.pull(emulator.state.repo(REPO), opened.data.number).nodeId;
+      await agent.graphql(ENABLE, { id, mergeMethod: 'SQUASH' });
+    }
+    // Approved all at once: each merge moves main under the others.
+    await Promise.all(
+      numbers.map((pull_number) =>
+        reviewer.rest.pulls.createReview({
+          owner: 'fleetbench',
+          repo: 'repo-1',
+          pull_number,
+          event: 'APPROVE',
+        }),
+      ),
+    );
+    const pulls = numbers.map((number) => emulator.state.pull(emulator.state.repo(REPO), number));
+    for (let i = 0; i < 200 && !pulls.every((p) => p.merged); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(pulls.filter((p) => !p.merged).map((p) => p.issue.number)).toEqual([]);
+    const check = join(dir, 'check');
+    await git(['clone', '--quiet', `${server.url}/fleetbench/repo-1`, check]);
+    const merged = fs.readFileSync(join(check, 'shared.txt'), 'utf8');
+    for (let i = 0; i < n; i++) expect(merged).toContain(`changed by ${i}`);
+  });
+});
+
 describe('the invariant', () => {
   type Step =
-    | { kind: 'enable'; pull: number; method: 'merge' | 'squash' | 'rebase' }
+    | { kind: 'enable'; pull: number; method: 'merge' | 'squash' | 'rebase'; by: number }
     | { kind: 'disable'; pull: number }
-    | { kind: 'review'; pull: number; state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED'; by: number }
+    | {
+        kind: 'review';
+        pull: number;
+        state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED';
+        by: number;
+        pending: boolean;
+      }
     | { kind: 'push'; pull: number }
     | { kind: 'draft'; pull: number; draft: boolean };
   const pullNumber = fc.integer({ min: 7, max: 10 });
@@ -257,6 +337,7 @@ describe('the invariant', () => {
       kind: fc.constant('enable' as const),
       pull: pullNumber,
       method: fc.constantFrom('merge', 'squash', 'rebase'),
+      by: fc.integer({ min: 1, max: 2 }),
     }),
     fc.record({ kind: fc.constant('disable' as const), pull: pullNumber }),
     fc.record({
@@ -264,14 +345,15 @@ describe('the invariant', () => {
       pull: pullNumber,
       state: fc.constantFrom('APPROVED', 'CHANGES_REQUESTED', 'COMMENTED'),
       by: fc.integer({ min: 1, max: 2 }),
+      pending: fc.boolean(),
     }),
     fc.record({ kind: fc.constant('push' as const), pull: pullNumber }),
     fc.record({ kind: fc.constant('draft' as const), pull: pullNumber, draft: fc.boolean() }),
   );
 
-  it('a pull request set to auto-merge is never left open while it could merge, and merges only so', () => {
-    fc.assert(
-      fc.property(fc.array(step, { maxLength: 25 }), (steps) => {
+  it('a pull request set to auto-merge is never left open while it could merge, and merges only so', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 25 }), async (steps) => {
         const emulator = new GitHubEmulator({
           clock: new VirtualClock(),
           rng: new Rng(1),
@@ -285,10 +367,14 @@ describe('the invariant', () => {
           const pull = state.pull(repo, s.pull);
           try {
             if (s.kind === 'enable') {
-              state.enableAutoMerge(pull, { user: 'fleet-agent', method: s.method });
-              enabledBy.set(s.pull, 'fleet-agent');
+              state.enableAutoMerge(pull, { user: `agent-${s.by}`, method: s.method });
+              enabledBy.set(s.pull, `agent-${s.by}`);
             } else if (s.kind === 'disable') state.disableAutoMerge(pull, 'fleet-agent');
-            else if (s.kind === 'review')
+            else if (s.kind === 'review' && s.pending) {
+              // A review started pending, then submitted (REST POST …/reviews/{id}/events).
+              const review = state.submitReview(pull, { user: `reviewer-${s.by}`, state: 'PENDING' });
+              state.submitPendingReview(pull, review, { state: s.state });
+            } else if (s.kind === 'review')
               state.submitReview(pull, { user: `reviewer-${s.by}`, state: s.state });
             else if (s.kind === 'push') {
               if (pull.issue.state === 'open') state.pushCommit(pull, {});
@@ -297,6 +383,8 @@ describe('the invariant', () => {
           } catch (error) {
             if (!(error instanceof GitHubStateError)) throw error;
           }
+          // GitHub merges after the change that unblocked it: a turn later here.
+          await new Promise((resolve) => setImmediate(resolve));
           for (const n of [7, 8, 9, 10]) {
             const p = state.pull(repo, n);
             if (p.issue.state === 'open' && p.autoMerge !== undefined)

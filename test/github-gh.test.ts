@@ -467,6 +467,8 @@ describe.skipIf(ghTool.skip || openssl.skip)(
         user: 'reviewer-2',
         state: 'APPROVED',
       });
+      // GitHub merges after the approval, not within it: the emulator a turn later.
+      await new Promise((resolve) => setImmediate(resolve));
       expect(pull(opened.number).merged).toBe(true);
       expect(pull(opened.number).mergedBy?.login).toBe('fleet-agent');
     });

@@ -796,7 +796,7 @@ export class GitHubState {
       this.notify({ kind: 'push', repo, branch: pull.head, before, after: commit, forced: false, sender });
       this.notify({ kind: 'synchronize', pull, before, after: sha, sender });
     }
-    this.tryAutoMerge(pull);
+    this.scheduleAutoMerge(pull);
     return commit;
   }
 
@@ -843,7 +843,9 @@ export class GitHubState {
       for (const s of synchronized)
         this.notify({ kind: 'synchronize', pull: s.pull, before: s.before, after: sha, sender: by });
     }
-    for (const s of synchronized) this.tryAutoMerge(s.pull);
+    for (const s of synchronized) this.scheduleAutoMerge(s.pull);
+    // A base that moved may now merge what waited on it (or conflict with it).
+    this.scheduleAutoMergesInto(repo, branch);
   }
 
   /** A status on a commit, created by `user` when named (the admin API's). */
@@ -885,7 +887,7 @@ export class GitHubState {
     if (state !== 'PENDING') this.reviewGiven(pull, user);
     pull.reviewsVersion = this.touchIssue(pull.issue, at);
     if (state !== 'PENDING') this.notify({ kind: 'review', pull, review, sender: user });
-    if (state !== 'PENDING') this.tryAutoMerge(pull);
+    if (state !== 'PENDING') this.scheduleAutoMerge(pull);
     return review;
   }
 
@@ -979,6 +981,7 @@ export class GitHubState {
     this.reviewGiven(pull, review.user);
     pull.reviewsVersion = this.touchIssue(pull.issue, at);
     this.notify({ kind: 'review', pull, review, sender: review.user });
+    this.scheduleAutoMerge(pull);
     return review;
   }
 
@@ -1208,13 +1211,17 @@ export class GitHubState {
     const repo = pull.issue.repo;
     const baseTip = repo.branches.get(pull.base);
     if (baseTip === undefined) return;
-    // At most 3 rounds, as a merge request computed ahead (a merge evicted meanwhile is computed
-    // again); the next change tries again.
+    const tips = `${baseTip}:${pull.headSha}`;
     const ahead = this.refs.prepareMerge(repo, baseTip, pull.headSha);
     if (ahead !== undefined) {
+      // Tried again once computed: the round counts only while the tips stay the same (a merge
+      // evicted meanwhile is computed again, at most 3 times); tips that moved start again.
       if (round < 3)
         void ahead.then(
-          () => this.tryAutoMerge(pull, round + 1),
+          () => {
+            const now = `${repo.branches.get(pull.base)}:${pull.headSha}`;
+            this.tryAutoMerge(pull, now === tips ? round + 1 : 0);
+          },
           () => undefined,
         );
       return;
@@ -1231,6 +1238,22 @@ export class GitHubState {
       // A merge that cannot be made (a conflict found only now) leaves auto-merge on, as GitHub does.
       if (!(error instanceof GitHubStateError)) throw error;
     }
+  }
+
+  /**
+   * Tries a pull request's auto-merge once the change that may have unblocked it has been told (a
+   * microtask later: its webhooks rendered with the pull request still open, as GitHub merges
+   * after the change, not within it).
+   */
+  private scheduleAutoMerge(pull: PullRequest): void {
+    if (pull.autoMerge !== undefined) queueMicrotask(() => this.tryAutoMerge(pull));
+  }
+
+  /** Every open pull request set to auto-merge into `branch`: its base moved. */
+  private scheduleAutoMergesInto(repo: Repo, branch: string): void {
+    for (const pull of repo.pulls.values())
+      if (pull.autoMerge !== undefined && pull.base === branch && pull.issue.state === 'open')
+        this.scheduleAutoMerge(pull);
   }
 
   /** Which merge methods the repository allows (REST 405 in GitHub's words otherwise). */
@@ -1307,6 +1330,7 @@ export class GitHubState {
     this.events.add(issue, 'closed', by, at);
     this.touchIssue(issue, at);
     if (merge) this.refs.pushed(repo, at);
+    if (merge) this.scheduleAutoMergesInto(repo, pull.base);
   }
 
   /** A pull request's body changed: it closes the issue its closing keywords name now, if any. */
@@ -1557,7 +1581,7 @@ export class GitHubState {
       const at = this.time.now();
       this.events.add(pull.issue, 'ready_for_review', by, at);
       this.touchIssue(pull.issue, at);
-      this.tryAutoMerge(pull);
+      this.scheduleAutoMerge(pull);
     }
     return pull;
   }
