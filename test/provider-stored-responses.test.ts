@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import type OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RenderInput } from '../src/provider/render.ts';
-import { type StoredResponse, StoredResponses } from '../src/provider/stored-responses.ts';
+import { StoredResponses } from '../src/provider/stored-responses.ts';
 import { closeSdkServers, serveWithSdks } from './helpers/provider-sdk.ts';
 
 afterEach(closeSdkServers);
@@ -193,6 +193,12 @@ describe('stored responses', () => {
       answerCalls: fc.boolean(),
       stream: fc.boolean(),
       cacheKey: fc.boolean(),
+      // Instructions are the request's own: OpenAI does not carry earlier ones over.
+      instructions: fc.constantFrom(
+        undefined,
+        'Be brief.',
+        `You are careful. ${'Check each change. '.repeat(200)}`,
+      ),
     });
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), async (steps) => {
@@ -205,7 +211,12 @@ describe('stored responses', () => {
         for (const s of steps) {
           const outputs = last && s.answerCalls ? outputsFor(last) : [];
           const own: Input[] = outputs.length > 0 ? outputs : [{ role: 'user', content: s.prompt }];
-          const common = { model: 'gpt-5', tools: TOOLS, ...(s.cacheKey ? { prompt_cache_key: 'k' } : {}) };
+          const common = {
+            model: 'gpt-5',
+            tools: TOOLS,
+            ...(s.cacheKey ? { prompt_cache_key: 'k' } : {}),
+            ...(s.instructions !== undefined ? { instructions: s.instructions } : {}),
+          };
           const a = await create(
             chained.openai,
             { ...common, input: own, ...(last ? { previous_response_id: last.id } : {}) },
@@ -232,42 +243,48 @@ describe('stored responses', () => {
 
 describe('the store keeps within its bounds', () => {
   const render = {} as RenderInput;
-  it('never holds more responses or chain characters than its bounds, and forgets the oldest first', () => {
+  it('holds each item once, lets go what no kept response reaches, never more than its bounds; least recently used first', () => {
     fc.assert(
       fc.property(
         fc.array(
-          fc.record({ chars: fc.integer({ min: 0, max: 40 }), goOn: fc.boolean(), drop: fc.boolean() }),
+          fc.record({
+            chars: fc.integer({ min: 0, max: 300 }),
+            items: fc.integer({ min: 0, max: 3 }),
+            goOn: fc.nat(6),
+            use: fc.nat(6),
+            drop: fc.boolean(),
+          }),
           { maxLength: 80 },
         ),
         (ops) => {
-          const store = new StoredResponses({ maxResponses: 5, maxChars: 100 });
-          const kept: string[] = [];
-          let lastId: string | undefined;
+          const max = { maxResponses: 5, maxChars: 1_000 };
+          const store = new StoredResponses(max);
+          const made: string[] = [];
           ops.forEach((op, i) => {
             const id = `resp_${i}`;
-            const previous = op.goOn && lastId !== undefined ? store.get(lastId) : undefined;
-            store.put(id, previous, [{ kind: 'prompt', text: 'x'.repeat(op.chars) }], render);
-            if (store.get(id)) {
-              kept.push(id);
-              lastId = id;
-            }
-            if (op.drop && kept.length > 0) store.delete(kept[0]!);
-            const held = kept.filter((k) => store.get(k) !== undefined);
-            expect(held.length).toBeLessThanOrEqual(5);
-            // Everything a kept response reaches, each counted once, is within the bound.
+            // Go on from one made before (it may be gone: then from none), or use one (LRU).
+            const previous =
+              op.goOn < made.length ? store.get(made[made.length - 1 - op.goOn]!, true) : undefined;
+            if (op.use < made.length) store.get(made[made.length - 1 - op.use]!, true);
+            const items = Array.from({ length: op.items }, (_, k) => ({
+              kind: 'prompt' as const,
+              text: k === 0 ? 'x'.repeat(op.chars) : '',
+            }));
+            store.put(id, previous, items, render, [[`msg_${i}`, { kind: 'assistant-text', text: 'y' }]]);
+            made.push(id);
+            if (op.drop) store.delete(made[0]!);
+            const kept = made.filter((k) => store.get(k) !== undefined);
+            expect(kept.length).toBeLessThanOrEqual(max.maxResponses);
+            // What is held: every response a kept one reaches, each once.
             const reached = new Map<string, number>();
-            for (const k of held)
-              for (let r = store.get(k); r !== undefined; r = r.previous)
-                reached.set(
-                  r.id,
-                  r.items.reduce((sum, item) => sum + ('text' in item ? item.text.length : 0), 0),
-                );
-            expect([...reached.values()].reduce((x, y) => x + y, 0)).toBeLessThanOrEqual(100);
-            // A kept response's context is its chain's items, oldest first.
-            for (const k of held) {
-              const response = store.get(k)!;
-              expect(store.context(response).length).toBe(chainLength(response));
-            }
+            for (const k of kept)
+              for (let r = store.get(k); r !== undefined; r = r.previous) reached.set(r.id, r.ownChars);
+            const held = [...reached.values()].reduce((x, y) => x + y, 0);
+            expect(store.heldChars()).toBe(held);
+            expect(held).toBeLessThanOrEqual(max.maxChars);
+            // Only a kept response's items can be referred to.
+            for (const m of made)
+              expect(store.item(`msg_${m.slice(5)}`) !== undefined).toBe(store.get(m) !== undefined);
           });
         },
       ),
@@ -276,9 +293,3 @@ describe('the store keeps within its bounds', () => {
 });
 
 const serve = () => serveWithSdks({}, 5);
-
-function chainLength(response: StoredResponse): number {
-  let n = 0;
-  for (let r: StoredResponse | undefined = response; r !== undefined; r = r.previous) n += r.items.length;
-  return n;
-}

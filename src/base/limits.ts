@@ -313,10 +313,10 @@ export const PROVIDER_LIMITS = {
   /** Prompt-cache entries kept, over every key (the least recently used key's dropped first). */
   maxCacheEntries: 200_000,
   /**
-   * Responses API responses kept for `previous_response_id` and `GET /v1/responses/{id}`
-   * (src/provider/stored-responses.ts): at most this many, and their chains' characters (each
-   * response counted with every response before it in its chain) at most this many; the oldest
-   * forgotten first.
+   * Responses API responses kept for `previous_response_id`, `item_reference` and `GET
+   * /v1/responses/{id}` (src/provider/stored-responses.ts): at most this many, holding at most
+   * `maxChars` (each item once: its characters and ITEM_OVERHEAD, while a kept response reaches
+   * it); the least recently used forgotten first.
    */
   storedResponses: { maxResponses: 10_000, maxChars: 64 * MIB },
   /**

@@ -69,6 +69,8 @@ export interface Conversation {
    * put at `at` in `items` (the emulator resolves them: src/provider/stored-responses.ts).
    */
   references?: Array<{ at: number; id: string }>;
+  /** Responses: `items[0]` is the request's `instructions` (OpenAI does not carry them over). */
+  instructions?: boolean;
 }
 
 /** Where a request stands in its conversation: 1-based turn, 0-based step within the turn. */
@@ -398,6 +400,7 @@ export function* readResponsesRequestSteps(body: Json): Generator<void, Conversa
     previousResponseId: previousResponseIdOf(body.previous_response_id),
     store: storeOf(body.store),
     ...(references.length > 0 ? { references } : {}),
+    ...(typeof body.instructions === 'string' ? { instructions: true } : {}),
   };
 }
 

@@ -60,7 +60,7 @@ import {
   scriptLibrary,
   scriptNamedIn,
 } from './scripts.ts';
-import { runToEnd, TEXTS_PER_STEP } from './steps.ts';
+import { ITEMS_PER_STEP, runToEnd, TEXTS_PER_STEP } from './steps.ts';
 import { type StoredResponse, StoredResponses } from './stored-responses.ts';
 import { requestBudget, TokenCounter } from './tokens.ts';
 import type { ParsedBody, PlannedStream, PlayOutcome, ProviderAnswer, ProviderRequest } from './types.ts';
@@ -160,7 +160,12 @@ function routeOf(method: string, path: string): Route | undefined {
   if (method === 'POST') return POST_ROUTES[path];
   const stored = /^\/(?:v1\/)?responses\/([^/]{1,256})$/.exec(path)?.[1];
   if (stored !== undefined && (method === 'GET' || method === 'DELETE'))
-    return { kind: 'stored', id: decodeURIComponent(stored) };
+    try {
+      return { kind: 'stored', id: decodeURIComponent(stored) };
+    } catch {
+      // Not an id any response has: the 404 of an id not found.
+      return { kind: 'stored', id: stored };
+    }
   if (method !== 'GET') return undefined;
   if (path === '/v1/models' || path === '/models') return { kind: 'models' };
   const id = /^\/(?:v1\/)?models\/([^/]{1,256})$/.exec(path)?.[1];
@@ -397,7 +402,7 @@ export class ProviderEmulator {
       // Counting tokens takes a request without its output settings.
       if (route.kind === 'count') fields.max_tokens ??= 1;
       conversation = yield* READERS[start.api](fields);
-      chain = this.resolveStored(conversation);
+      chain = yield* this.resolveStored(conversation);
       model = this.modelFor(conversation);
       yield;
       // A CLI's session on one API resends the same texts in the same order: its scope.
@@ -416,11 +421,12 @@ export class ProviderEmulator {
   /**
    * What a Responses request takes from stored responses (docs/provider-emulator.md, "Stored
    * responses"): each `item_reference` replaced by the stored item it names (OpenAI's 404 when none
-   * is kept), and with `previous_response_id` the stored chain's items put before its own (the
-   * vendor counts them as its input; OpenAI's 400 when no such response is kept). Its tool outputs
-   * are then checked against the calls they answer, wherever those are.
+   * is kept), and with `previous_response_id` the stored chain's items put after its
+   * `instructions` and before the rest of its own (the vendor counts them as its input; OpenAI's
+   * 400 when no such response is kept). Its tool outputs are then checked against the calls they
+   * answer, wherever those are. In steps: a chain may hold many items.
    */
-  private resolveStored(conversation: Conversation): Chain | undefined {
+  private *resolveStored(conversation: Conversation): Generator<void, Chain | undefined> {
     const references = conversation.references;
     if (references !== undefined) {
       const items: ConversationItem[] = [];
@@ -435,16 +441,26 @@ export class ProviderEmulator {
       conversation.items = items;
     }
     const id = conversation.previousResponseId;
+    const first = conversation.instructions ? 1 : 0;
+    const own = conversation.items.slice(first);
     if (id === undefined) {
-      if (references !== undefined) checkToolOutputs([], conversation.items);
+      if (references !== undefined) checkToolOutputs([], own);
       return undefined;
     }
-    const previous = this.storedResponses.get(id);
+    const previous = this.storedResponses.get(id, true);
     if (previous === undefined) throw previousResponseNotFound(id);
-    const context = this.storedResponses.context(previous);
-    checkToolOutputs(context, conversation.items);
-    const own = conversation.items;
-    conversation.items = context.concat(own);
+    const chain: StoredResponse[] = [];
+    for (let r: StoredResponse | undefined = previous; r !== undefined; r = r.previous) chain.push(r);
+    const items: ConversationItem[] = conversation.items.slice(0, first);
+    let moved = 0;
+    for (let i = chain.length - 1; i >= 0; i--)
+      for (const item of chain[i]!.items) {
+        items.push(item);
+        if (++moved % ITEMS_PER_STEP === 0) yield;
+      }
+    checkToolOutputs(items, own);
+    for (const item of own) items.push(item);
+    conversation.items = items;
     return { previous, own };
   }
 
@@ -664,7 +680,7 @@ export class ProviderEmulator {
       this.inFlight -= 1;
       admission.release();
       if (outcome !== 'complete') queued?.release(this.clock.now());
-      else if (stored) this.store(render, chain, conversation.items);
+      else if (stored) this.store(render, chain, conversation);
     };
     const usage: Usage = {
       input: prompt.tokens,
@@ -686,6 +702,8 @@ export class ProviderEmulator {
       usage,
       includeUsage: conversation.includeUsage,
       createdS: Math.floor(this.clock.toWallMs(arrival) / 1000),
+      previousResponseId: conversation.previousResponseId,
+      store: conversation.store,
     };
     // One headers object, filled in order (no copies: spreading a dozen computed names made a
     // dictionary object each time).
@@ -957,8 +975,9 @@ export class ProviderEmulator {
 
   /** Prompt caching for this request (docs/provider-emulator.md, "Prompt caching"). */
   /** Keeps a Responses answer sent whole: the request's own items, then its output. */
-  private store(render: RenderInput, chain: Chain | undefined, items: ConversationItem[]): void {
-    const own = chain?.own ?? items;
+  private store(render: RenderInput, chain: Chain | undefined, conversation: Conversation): void {
+    // Its own items, without its instructions: OpenAI does not carry them over.
+    const own = chain?.own ?? conversation.items.slice(conversation.instructions ? 1 : 0);
     const kept: ConversationItem[] = own.slice();
     // Its output items under the ids the answer gave them (render.ts), for an `item_reference`.
     const outputs: Array<[string, ConversationItem]> = [];

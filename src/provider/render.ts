@@ -40,6 +40,9 @@ export interface RenderInput {
   includeUsage: boolean;
   /** Unix seconds, for `created` fields. */
   createdS: number;
+  /** Responses: the `previous_response_id` and `store` the request sent, echoed in the response. */
+  previousResponseId?: string | undefined;
+  store?: boolean | undefined;
 }
 
 /**
@@ -127,6 +130,8 @@ function responsesObject(input: RenderInput, status: ResponseStatus) {
     tool_choice: 'auto',
     tools: [],
     usage: over ? responsesUsage(input.usage) : null,
+    previous_response_id: input.previousResponseId ?? null,
+    store: input.store ?? true,
   };
 }
 
