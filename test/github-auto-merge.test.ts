@@ -179,28 +179,35 @@ describe('auto-merge through GraphQL', () => {
 
 const gitTool = systemTool('git', ['--version'], 'git');
 
+/** A served emulator whose repository is cloned into a scratch `work`, with the agent's and a reviewer's clients. */
+async function servedWithGit(seed: number) {
+  const dir = scratchDir('fleetbench-auto-merge-');
+  const env = gitTestEnv(dir);
+  const git = (args: string[], cwd = dir) => runGit(args, cwd, env);
+  const emulator = new GitHubEmulator({
+    clock: new RealClock(),
+    rng: new Rng(seed),
+    fixtures: { repos: 1, issuesPerRepo: 1, pullsPerRepo: 0 },
+    latency: false,
+  });
+  const server = await serve(emulator);
+  const token = emulator.defaultToken;
+  const agent = new Octokit({ baseUrl: server.url, auth: token });
+  const reviewer = new Octokit({
+    baseUrl: server.url,
+    auth: emulator.admin.mintToken({ user: 'reviewer-1', session: 'r' }).token,
+  });
+  const pushUrl = `${server.url.replace('://', `://x-access-token:${token}@`)}/fleetbench/repo-1.git`;
+  const work = join(dir, 'work');
+  await git(['clone', '--quiet', `${server.url}/fleetbench/repo-1`, work]);
+  return { dir, env, git, emulator, server, agent, reviewer, pushUrl, work };
+}
+
 describe.skipIf(gitTool.skip)('auto-merge of a pushed branch in a served repository, with git', () => {
   beforeAll(() => gitTool.require());
 
   it('merges once approved a branch whose merge needs git (both sides moved); git clone of main has both changes', async () => {
-    const dir = scratchDir('fleetbench-auto-merge-');
-    const env = gitTestEnv(dir);
-    const git = (args: string[], cwd = dir) => runGit(args, cwd, env);
-    const emulator = new GitHubEmulator({
-      clock: new RealClock(),
-      rng: new Rng(4),
-      fixtures: { repos: 1, issuesPerRepo: 1, pullsPerRepo: 0 },
-      latency: false,
-    });
-    const server = await serve(emulator);
-    const token = emulator.defaultToken;
-    const agent = new Octokit({ baseUrl: server.url, auth: token });
-    const reviewer = new Octokit({
-      baseUrl: server.url,
-      auth: emulator.admin.mintToken({ user: 'reviewer-1', session: 'r' }).token,
-    });
-    const work = join(dir, 'work');
-    await git(['clone', '--quiet', `${server.url}/fleetbench/repo-1`, work]);
+    const { dir, env, git, emulator, server, agent, reviewer, pushUrl, work } = await servedWithGit(4);
     await git(['checkout', '-q', '-b', 'agent/auto'], work);
     await runGit(
       ['-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--allow-empty', '-m', 'empty'],
@@ -210,7 +217,6 @@ describe.skipIf(gitTool.skip)('auto-merge of a pushed branch in a served reposit
     await import('node:fs').then((fs) => fs.writeFileSync(join(work, 'auto.txt'), 'merged by auto-merge\n'));
     await git(['add', 'auto.txt'], work);
     await git(['commit', '-q', '-m', 'Add auto.txt'], work);
-    const pushUrl = `${server.url.replace('://', `://x-access-token:${token}@`)}/fleetbench/repo-1.git`;
     await git(['push', '-q', pushUrl, 'agent/auto'], work);
     // The base moves too, so the merge is a three-way merge of trees only git has.
     await git(['checkout', '-q', 'main'], work);
@@ -248,26 +254,8 @@ describe.skipIf(gitTool.skip)('a train of auto-merges into one base, with git', 
   beforeAll(() => gitTool.require());
 
   it('every approved pull request merges though each merge moves the base the others wait on', async () => {
-    const dir = scratchDir('fleetbench-auto-train-');
-    const env = gitTestEnv(dir);
-    const git = (args: string[], cwd = dir) => runGit(args, cwd, env);
     const fs = await import('node:fs');
-    const emulator = new GitHubEmulator({
-      clock: new RealClock(),
-      rng: new Rng(6),
-      fixtures: { repos: 1, issuesPerRepo: 1, pullsPerRepo: 0 },
-      latency: false,
-    });
-    const server = await serve(emulator);
-    const token = emulator.defaultToken;
-    const agent = new Octokit({ baseUrl: server.url, auth: token });
-    const reviewer = new Octokit({
-      baseUrl: server.url,
-      auth: emulator.admin.mintToken({ user: 'reviewer-1', session: 'r' }).token,
-    });
-    const pushUrl = `${server.url.replace('://', `://x-access-token:${token}@`)}/fleetbench/repo-1.git`;
-    const work = join(dir, 'work');
-    await git(['clone', '--quiet', `${server.url}/fleetbench/repo-1`, work]);
+    const { dir, git, emulator, server, agent, reviewer, pushUrl, work } = await servedWithGit(6);
     const lines = Array.from({ length: 40 }, (_, i) => `line ${i}`);
     fs.writeFileSync(join(work, 'shared.txt'), `${lines.join('\n')}\n`);
     await git(['add', 'shared.txt'], work);
