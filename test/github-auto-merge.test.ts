@@ -133,6 +133,30 @@ describe('auto-merge through GraphQL', () => {
     expect(graphql.repository).toEqual({ autoMergeAllowed: false, rebaseMergeAllowed: false });
   });
 
+  it('a pull request into a branch no rule protects needs no review: mergeable at once, as GitHub has it', async () => {
+    const { emulator, agent, pull } = await served();
+    const repo = emulator.state.repo(REPO);
+    // A stacked pull request: #8's branch into #7's.
+    const stacked = emulator.admin.openPullRequest({ repo: REPO, head: pull(8).head, base: pull(7).head });
+    const rest = await agent.rest.pulls.get({
+      owner: 'fleetbench',
+      repo: 'repo-1',
+      pull_number: stacked.number,
+    });
+    expect(emulator.state.reviewDecision(pull(stacked.number))).toBeNull();
+    expect(emulator.state.mergeRefusal(pull(stacked.number))).toBeUndefined();
+    expect(rest.data.mergeable_state).not.toBe('blocked');
+    // Into the default branch, the repository's rule holds: one approval.
+    expect(pull(8).base).toBe(repo.defaultBranch);
+    expect(emulator.state.reviewDecision(pull(8))).toBe('REVIEW_REQUIRED');
+    const merged = await agent.rest.pulls.merge({
+      owner: 'fleetbench',
+      repo: 'repo-1',
+      pull_number: stacked.number,
+    });
+    expect(merged.data.merged).toBe(true);
+  });
+
   it('disabled, it merges nothing; a draft set to auto-merge waits until it is ready', async () => {
     const { agent, reviewer, pull } = await served();
     await agent.graphql(ENABLE, { id: pull(7).nodeId });

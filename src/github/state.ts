@@ -18,6 +18,7 @@ import {
   type RepoFixture,
 } from './fixtures.ts';
 import type { Touched } from './touched.ts';
+import { isProtected } from './world/access.ts';
 import { ISSUE_BOUNDS, longerThan } from './world/bounds.ts';
 import { Checks } from './world/checks.ts';
 import { closingIssue } from './world/closing.ts';
@@ -1286,6 +1287,8 @@ export class GitHubState {
       this.knownMergeable(pull) ??
       (pull.mergeableOf === null && pull.mergeable === false ? false : this.computeMergeable(pull));
     if (mergeable === false) return { status: 405, message: 'Pull Request has merge conflicts' };
+    // Reviews hold back a merge only into a protected branch (world/access.ts `isProtected`).
+    if (!isProtected(pull.issue.repo, pull.base)) return undefined;
     const decision = this.reviewDecision(pull);
     if (decision === 'CHANGES_REQUESTED')
       return { status: 405, message: 'Changes requested by a reviewer with write access.' };
@@ -1686,7 +1689,9 @@ export class GitHubState {
       if (state === 'CHANGES_REQUESTED') return 'CHANGES_REQUESTED';
       if (state === 'APPROVED') approvals++;
     }
-    const required = pull.issue.repo.requiredReviews;
+    // A branch no rule protects requires no review: a pull request into another branch (a
+    // stacked one) is not REVIEW_REQUIRED.
+    const required = isProtected(pull.issue.repo, pull.base) ? pull.issue.repo.requiredReviews : 0;
     if (required === 0) return approvals > 0 ? 'APPROVED' : null;
     return approvals >= required ? 'APPROVED' : 'REVIEW_REQUIRED';
   }
@@ -1698,7 +1703,7 @@ export class GitHubState {
     if (mergeable === null) return 'unknown';
     if (!mergeable) return 'dirty';
     if (pull.draft) return 'draft';
-    const decision = this.reviewDecision(pull);
+    const decision = isProtected(pull.issue.repo, pull.base) ? this.reviewDecision(pull) : null;
     if (decision === 'CHANGES_REQUESTED' || decision === 'REVIEW_REQUIRED') return 'blocked';
     const commit = pull.issue.repo.commits.get(pull.headSha);
     const rollup = commit ? this.checks.rollupState(commit) : null;
