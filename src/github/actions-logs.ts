@@ -21,7 +21,6 @@ import {
   workflowRunById,
   workflowRunOfJob,
 } from './actions.ts';
-import type { GitHubEmulator } from './emulator.ts';
 import type { CheckRun, GitHubState, Repo } from './state.ts';
 
 /** The emulator's bound on one job's log text (the check run's output is cut to fit). */
@@ -129,11 +128,11 @@ export function isActionsLogPath(url: string): boolean {
 
 /** Serves a download URL made by `logDownloadUrl`: 403 for a bad signature, 404 for what is gone. */
 export function serveActionsLog(
-  emulator: GitHubEmulator,
+  state: GitHubState,
   req: IncomingMessage | Http2ServerRequest,
   res: ServerResponse | Http2ServerResponse,
 ): void {
-  const { status, type, body } = download(emulator.state, req.url ?? '/');
+  const { status, type, body } = download(state, req.url ?? '/');
   res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) });
   if (req.method === 'HEAD') res.end();
   else res.end(body);

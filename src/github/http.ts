@@ -159,7 +159,7 @@ export async function startGitHubServer(options: GitHubServerOptions): Promise<R
     }
     // Actions log downloads (a 302's signed URL): not API calls either (actions-logs.ts).
     if (isActionsLogPath(req.url ?? '/')) {
-      serveActionsLog(emulator, req, res);
+      serveActionsLog(emulator.state, req, res);
       return;
     }
     // HTTP/2 names the host in the :authority pseudo-header instead of Host.
