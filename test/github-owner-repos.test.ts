@@ -4,38 +4,20 @@
  * that serves every repository of an owner finds its work. Octokit against a served emulator;
  * every answer checked against GitHub's OpenAPI description by the test setup.
  */
-import { Octokit as Core } from '@octokit/core';
-import { restEndpointMethods } from '@octokit/plugin-rest-endpoint-methods';
 import { describe, expect, it } from 'vitest';
-import { inProcess, serve } from './helpers/github.ts';
-
-const Octokit = Core.plugin(restEndpointMethods);
+import { servedOrg } from './helpers/github.ts';
 
 describe("an owner's repositories, a user's organizations", () => {
   it('lists them in GitHub’s default orders, hides a private one from outsiders, 404 for no such owner', async () => {
-    const { emulator } = inProcess({
-      fixtures: {
-        default_user: 'alice',
-        users: [
-          { login: 'alice' },
-          { login: 'mallory' },
-          { login: 'acme', type: 'Organization', members: ['alice'] },
-          { login: 'other', type: 'Organization' },
-        ],
-        repos: [
-          { owner: 'acme', name: 'zeta' },
-          { owner: 'acme', name: 'alpha' },
-          { owner: 'acme', name: 'secret', private: true },
-          { owner: 'alice', name: 'dotfiles' },
-        ],
-      },
-    });
-    const server = await serve(emulator);
-    const alice = new Octokit({ baseUrl: server.url, auth: emulator.defaultToken });
-    const mallory = new Octokit({
-      baseUrl: server.url,
-      auth: emulator.tokens.mint({ user: 'mallory' }).token,
-    });
+    const { alice, mallory } = await servedOrg(
+      [
+        { owner: 'acme', name: 'zeta' },
+        { owner: 'acme', name: 'alpha' },
+        { owner: 'acme', name: 'secret', private: true },
+        { owner: 'alice', name: 'dotfiles' },
+      ],
+      [{ login: 'other', type: 'Organization' }],
+    );
     // An organization's: newest first by default; its member sees the private one.
     const org = await alice.rest.repos.listForOrg({ org: 'acme' });
     expect(org.data.map((r) => r.name)).toEqual(['secret', 'alpha', 'zeta']);
@@ -63,28 +45,12 @@ describe("an owner's repositories, a user's organizations", () => {
   });
 
   it('GraphQL repositoryOwner.repositories: what `gh repo list` asks, ordered, filtered, paged, the private ones by role', async () => {
-    const { emulator, advance } = inProcess({
-      fixtures: {
-        default_user: 'alice',
-        users: [
-          { login: 'alice' },
-          { login: 'mallory' },
-          { login: 'acme', type: 'Organization', members: ['alice'] },
-        ],
-        repos: [
-          { owner: 'acme', name: 'zeta' },
-          { owner: 'acme', name: 'alpha' },
-          { owner: 'acme', name: 'secret', private: true },
-        ],
-      },
-    });
-    const server = await serve(emulator);
-    const alice = new Octokit({ baseUrl: server.url, auth: emulator.defaultToken });
-    const mallory = new Octokit({
-      baseUrl: server.url,
-      auth: emulator.tokens.mint({ user: 'mallory' }).token,
-    });
-    advance(60_000);
+    const { emulator, advance, alice, mallory } = await servedOrg([
+      { owner: 'acme', name: 'zeta' },
+      { owner: 'acme', name: 'alpha' },
+      { owner: 'acme', name: 'secret', private: true },
+    ]);
+    await advance(60_000);
     emulator.admin.pushBranch({ repo: 'acme/zeta', branch: 'main' });
     const query = `query($owner: String!, $privacy: RepositoryPrivacy, $after: String, $first: Int!) {
       repositoryOwner(login: $owner) { login

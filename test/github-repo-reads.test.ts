@@ -9,7 +9,7 @@ import { Octokit as Core } from '@octokit/core';
 import { restEndpointMethods } from '@octokit/plugin-rest-endpoint-methods';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { inProcess, serve } from './helpers/github.ts';
+import { inProcess, serve, servedOrg } from './helpers/github.ts';
 
 const Octokit = Core.plugin(restEndpointMethods);
 type Client = InstanceType<typeof Octokit>;
@@ -196,26 +196,10 @@ describe('repository-wide review comments and issue events', () => {
 
 describe('an organization, contributors, languages and topics', () => {
   it('GET /orgs/{org}: the public fields to anyone, the owner’s to its members; 404 for a user or no one', async () => {
-    const { emulator } = inProcess({
-      fixtures: {
-        default_user: 'alice',
-        users: [
-          { login: 'alice' },
-          { login: 'mallory' },
-          { login: 'acme', type: 'Organization', members: ['alice'] },
-        ],
-        repos: [
-          { owner: 'acme', name: 'app' },
-          { owner: 'acme', name: 'secret', private: true },
-        ],
-      },
-    });
-    const server = await serve(emulator);
-    const alice = new Octokit({ baseUrl: server.url, auth: emulator.defaultToken });
-    const mallory = new Octokit({
-      baseUrl: server.url,
-      auth: emulator.tokens.mint({ user: 'mallory' }).token,
-    });
+    const { alice, mallory } = await servedOrg([
+      { owner: 'acme', name: 'app' },
+      { owner: 'acme', name: 'secret', private: true },
+    ]);
     const seen = (await alice.rest.orgs.get({ org: 'acme' })).data;
     expect(seen).toMatchObject({
       login: 'acme',

@@ -1,6 +1,9 @@
+import { Octokit as Core } from '@octokit/core';
+import { restEndpointMethods } from '@octokit/plugin-rest-endpoint-methods';
 import { afterAll } from 'vitest';
 import { Rng } from '../../src/base/rng.ts';
 import { VirtualClock } from '../../src/clock/index.ts';
+import type { Fixtures } from '../../src/github/fixtures.ts';
 import {
   type EmulatorResponse,
   GitHubEmulator,
@@ -72,4 +75,33 @@ export async function serve(
     emulator.close();
   });
   return server;
+}
+
+const RestOctokit = Core.plugin(restEndpointMethods);
+
+/**
+ * An organization `acme` whose member `alice` is the default user, and `mallory`, who belongs to
+ * nothing, with `repos` (and any more `users`) served on 127.0.0.1: each person's Octokit (REST
+ * methods and `graphql`). What the tests of an account's repositories and an organization share.
+ */
+export async function servedOrg(repos: Fixtures['repos'], users: NonNullable<Fixtures['users']> = []) {
+  const world = inProcess({
+    fixtures: {
+      default_user: 'alice',
+      users: [
+        { login: 'alice' },
+        { login: 'mallory' },
+        { login: 'acme', type: 'Organization', members: ['alice'] },
+        ...users,
+      ],
+      repos,
+    },
+  });
+  const server = await serve(world.emulator);
+  const alice = new RestOctokit({ baseUrl: server.url, auth: world.emulator.defaultToken });
+  const mallory = new RestOctokit({
+    baseUrl: server.url,
+    auth: world.emulator.tokens.mint({ user: 'mallory' }).token,
+  });
+  return { ...world, server, alice, mallory };
 }
