@@ -75,7 +75,6 @@ import {
   USER_UPDATED_AT,
   type User,
 } from './state.ts';
-import { roleOf } from './world/access.ts';
 import { issueVersion } from './world/milestones.ts';
 
 const pullsList = (ctx: RestContext) => repoList(ctx, 'pulls', (repo) => repo.pullsVersion, renderPulls);
@@ -220,19 +219,9 @@ function ownedRepos(ctx: RestContext, owner: User, defaultSort: 'full_name' | 'c
         : sort === 'pushed'
           ? r.pushedAt
           : r.id;
-  const repos = [...ctx.state.repos.values()]
-    .filter(
-      (r) =>
-        r.owner === owner &&
-        (type !== 'public' || !r.private) &&
-        (type !== 'private' || r.private) &&
-        (!r.private || (ctx.user !== undefined && roleOf(ctx.user, r) !== null)),
-    )
-    .sort((a, b) => {
-      const [x, y] = [key(a), key(b)];
-      const order = x < y ? -1 : x > y ? 1 : a.id - b.id;
-      return direction === 'asc' ? order : -order;
-    });
+  const repos = ctx.state
+    .reposOwnedBy(owner, ctx.user, key, direction !== 'asc')
+    .filter((r) => (type !== 'public' || !r.private) && (type !== 'private' || r.private));
   return repoPage(ctx, repos);
 }
 

@@ -18,7 +18,7 @@ import {
   type RepoFixture,
 } from './fixtures.ts';
 import type { Touched } from './touched.ts';
-import { isProtected } from './world/access.ts';
+import { isProtected, roleOf } from './world/access.ts';
 import { ISSUE_BOUNDS, longerThan } from './world/bounds.ts';
 import { Checks } from './world/checks.ts';
 import { closingIssue } from './world/closing.ts';
@@ -302,6 +302,27 @@ export class GitHubState {
   findRepo(owner: string, name: string): Repo | undefined {
     const key = `${owner}/${name}`;
     return this.repos.get(key) ?? this.repos.get(key.toLowerCase());
+  }
+
+  /**
+   * An account's repositories as `viewer` may list them (a private one only to a viewer with a role
+   * on it: its owner, a collaborator, a member of its organization), ordered by `key` (ties by
+   * id), descending when asked: what REST's `/users/{u}/repos` and GraphQL's `repositories` list.
+   */
+  reposOwnedBy(
+    owner: User,
+    viewer: User | undefined,
+    key: (repo: Repo) => number | string,
+    descending: boolean,
+  ): Repo[] {
+    const repos = [...this.repos.values()].filter(
+      (r) => r.owner === owner && (!r.private || (viewer !== undefined && roleOf(viewer, r) !== null)),
+    );
+    return repos.sort((a, b) => {
+      const [x, y] = [key(a), key(b)];
+      const order = x < y ? -1 : x > y ? 1 : a.id - b.id;
+      return descending ? -order : order;
+    });
   }
 
   repo(fullName: string): Repo {

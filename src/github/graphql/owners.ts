@@ -5,7 +5,6 @@
  * viewer with a role on it, as REST's `/users/{u}/repos` lists it.
  */
 import type { GitHubState, Repo, User } from '../state.ts';
-import { roleOf } from '../world/access.ts';
 import { type ConnArgs, connection } from './connection.ts';
 import type { GqlContext } from './context.ts';
 import { RepoNode } from './issues.ts';
@@ -39,24 +38,15 @@ export class OwnerNode extends UserNode {
   }
 
   repositories(args: RepositoriesArgs, ctx: GqlContext) {
+    // GitHub's default order is by creation, oldest first; ties by id.
+    const key = ORDER_KEYS[args.orderBy?.field ?? 'CREATED_AT'] ?? ORDER_KEYS.CREATED_AT!;
     // A fork is never listed where only forks are asked for: the world has none.
     const repos =
       args.isFork === true
         ? []
-        : [...this.world.repos.values()].filter(
-            (r) =>
-              r.owner === this.account &&
-              (args.privacy == null || r.private === (args.privacy === 'PRIVATE')) &&
-              (!r.private || roleOf(ctx.viewer, r) !== null),
-          );
-    // GitHub's default order is by creation, oldest first; ties by id.
-    const key = ORDER_KEYS[args.orderBy?.field ?? 'CREATED_AT'] ?? ORDER_KEYS.CREATED_AT!;
-    const descending = args.orderBy?.direction === 'DESC';
-    repos.sort((a, b) => {
-      const [x, y] = [key(a), key(b)];
-      const order = x < y ? -1 : x > y ? 1 : a.id - b.id;
-      return descending ? -order : order;
-    });
+        : this.world
+            .reposOwnedBy(this.account, ctx.viewer, key, args.orderBy?.direction === 'DESC')
+            .filter((r) => args.privacy == null || r.private === (args.privacy === 'PRIVATE'));
     return connection(repos, args, (repo) => new RepoNode(this.world, repo));
   }
 }
