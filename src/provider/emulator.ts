@@ -47,6 +47,7 @@ import {
   type RenderInput,
   renderStream,
   renderWhole,
+  responsesOutputItems,
   type StreamRenderer,
   type Usage,
 } from './render.ts';
@@ -441,12 +442,12 @@ export class ProviderEmulator {
       conversation.items = items;
     }
     const id = conversation.previousResponseId;
-    const first = conversation.instructions ? 1 : 0;
-    const own = conversation.items.slice(first);
     if (id === undefined) {
-      if (references !== undefined) checkToolOutputs([], own);
+      if (references !== undefined) checkToolOutputs([], conversation.items);
       return undefined;
     }
+    const first = conversation.instructions ? 1 : 0;
+    const own = conversation.items.slice(first);
     const previous = this.storedResponses.get(id, true);
     if (previous === undefined) throw previousResponseNotFound(id);
     const chain: StoredResponse[] = [];
@@ -973,24 +974,16 @@ export class ProviderEmulator {
     return final;
   }
 
-  /** Prompt caching for this request (docs/provider-emulator.md, "Prompt caching"). */
   /** Keeps a Responses answer sent whole: the request's own items, then its output. */
   private store(render: RenderInput, chain: Chain | undefined, conversation: Conversation): void {
     // Its own items, without its instructions: OpenAI does not carry them over.
-    const own = chain?.own ?? conversation.items.slice(conversation.instructions ? 1 : 0);
-    const kept: ConversationItem[] = own.slice();
-    // Its output items under the ids the answer gave them (render.ts), for an `item_reference`.
-    const outputs: Array<[string, ConversationItem]> = [];
-    if (render.text !== '') outputs.push([`msg_${render.id}`, { kind: 'assistant-text', text: render.text }]);
-    if (render.reply.kind === 'tool-call' && render.ending === 'natural')
-      outputs.push([
-        `fc_${render.id}`,
-        { kind: 'tool-call', name: render.reply.tool, args: render.reply.args, callId: render.callId },
-      ]);
+    const kept = chain ? chain.own.slice() : conversation.items.slice(conversation.instructions ? 1 : 0);
+    const outputs = responsesOutputItems(render);
     for (const [, item] of outputs) kept.push(item);
     this.storedResponses.put(`resp_${render.id}`, chain?.previous, kept, render, outputs);
   }
 
+  /** Prompt caching for this request (docs/provider-emulator.md, "Prompt caching"). */
   private cacheUsage(
     key: string,
     conversation: Conversation,

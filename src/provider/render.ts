@@ -7,7 +7,7 @@
  * holds one copy of its text, not a thousand rendered streams. The shapes are the fields the
  * vendors' API references and SDK types give (docs/provider-emulator.md, "Wire shapes").
  */
-import type { ProviderApi } from './conversation.ts';
+import type { ConversationItem, ProviderApi } from './conversation.ts';
 import type { Reply } from './scripts.ts';
 
 export interface Usage {
@@ -80,13 +80,32 @@ const hasToolCall = (input: RenderInput) => input.reply.kind === 'tool-call' && 
 
 // --- OpenAI Responses ------------------------------------------------------------------------
 
+/** The ids a Responses answer gives its message and its function call. */
+const messageItemId = (input: RenderInput) => `msg_${input.id}`;
+const callItemId = (input: RenderInput) => `fc_${input.id}`;
+
+/**
+ * A Responses answer's output as conversation items, by the ids its output gives them: what a
+ * stored response keeps, and what an `item_reference` names (stored-responses.ts).
+ */
+export function responsesOutputItems(input: RenderInput): Array<[string, ConversationItem]> {
+  const items: Array<[string, ConversationItem]> = [];
+  if (input.text !== '') items.push([messageItemId(input), { kind: 'assistant-text', text: input.text }]);
+  if (hasToolCall(input) && input.reply.kind === 'tool-call')
+    items.push([
+      callItemId(input),
+      { kind: 'tool-call', name: input.reply.tool, args: input.reply.args, callId: input.callId },
+    ]);
+  return items;
+}
+
 function responsesOutput(input: RenderInput): Array<Record<string, unknown>> {
   const output: Array<Record<string, unknown>> = [];
   const incomplete = input.ending !== 'natural';
   if (input.text !== '')
     output.push({
       type: 'message',
-      id: `msg_${input.id}`,
+      id: messageItemId(input),
       status: incomplete ? 'incomplete' : 'completed',
       role: 'assistant',
       content: [{ type: 'output_text', text: input.text, annotations: [], logprobs: [] }],
@@ -94,7 +113,7 @@ function responsesOutput(input: RenderInput): Array<Record<string, unknown>> {
   if (hasToolCall(input) && input.reply.kind === 'tool-call')
     output.push({
       type: 'function_call',
-      id: `fc_${input.id}`,
+      id: callItemId(input),
       call_id: input.callId,
       name: input.reply.tool,
       arguments: input.reply.args,
