@@ -1233,17 +1233,14 @@ export class GitHubState {
     const repo = pull.issue.repo;
     const baseTip = repo.branches.get(pull.base);
     if (baseTip === undefined) return;
-    const tips = `${baseTip}:${pull.headSha}`;
+    const tips = this.mergeKey(pull);
     const ahead = this.refs.prepareMerge(repo, baseTip, pull.headSha);
     if (ahead !== undefined) {
       // Tried again once computed: the round counts only while the tips stay the same (a merge
       // evicted meanwhile is computed again, at most 3 times); tips that moved start again.
       if (round < 3)
         void ahead.then(
-          () => {
-            const now = `${repo.branches.get(pull.base)}:${pull.headSha}`;
-            this.tryAutoMerge(pull, now === tips ? round + 1 : 0);
-          },
+          () => this.tryAutoMerge(pull, this.mergeKey(pull) === tips ? round + 1 : 0),
           () => undefined,
         );
       return;
