@@ -1225,7 +1225,8 @@ describe.skipIf(ghTool.skip || openssl.skip)(
 
     it('gh run rerun: the run is queued again, gh pr checks pending, then it completes; gh run cancel', async () => {
       const { session, token } = identity();
-      emulator.state.workflows.configure({ runMs: 300 });
+      // Long enough that gh pr checks, a process start of gh on a loaded machine, sees it pending.
+      emulator.state.workflows.configure({ runMs: 5_000 });
       const { first } = ciRun();
       const rerun = await gh(['run', 'rerun', String(first.id), ...repoArg()], token);
       expect(rerun.code).toBe(0);
@@ -1237,7 +1238,7 @@ describe.skipIf(ghTool.skip || openssl.skip)(
       const checks = await gh(['pr', 'checks', '13', ...repoArg()], token);
       expect(checks.stdout).toMatch(/^ci\tpending/m);
       await waitUntil('the re-run to complete', () => ciRun().latest.status === 'completed', {
-        timeoutMs: 10_000,
+        timeoutMs: 30_000,
       });
       const view = await gh(['run', 'view', String(first.id), ...repoArg()], token);
       expect(view.stdout).toContain(`✓ ci in`);
