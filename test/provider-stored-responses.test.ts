@@ -138,6 +138,20 @@ describe('stored responses', () => {
     expect(readStreamed.usage).toEqual(streamed.usage);
   });
 
+  it('an id no response could have (malformed, or past the 256 characters a route takes) is a 404', async () => {
+    const { url } = await serve();
+    for (const id of ['%E0%A4%A', 'resp_%', `resp_${'x'.repeat(300)}`])
+      for (const method of ['GET', 'DELETE']) {
+        const res = await fetch(`${url}/v1/responses/${id}`, {
+          method,
+          headers: { authorization: 'Bearer k' },
+        });
+        expect([method, id.slice(0, 12), res.status]).toEqual([method, id.slice(0, 12), 404]);
+        const body = (await res.json()) as { error: { type: string } };
+        expect(body.error.type).toBe('invalid_request_error');
+      }
+  });
+
   it("an item_reference is the stored item it names; one not kept is OpenAI's 404", async () => {
     const { openai } = await serve();
     const first = await openai.responses.create({
